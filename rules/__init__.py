@@ -1,0 +1,35 @@
+"""The rules core: pure, deterministic games behind one protocol (`rules.api.Game`).
+
+Games are listed here explicitly, by name; `find_game(name)` imports the one asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from rules.api import Game
+
+# name -> module exporting GAME (an instance implementing rules.api.Game)
+GAMES: dict[str, str] = {
+    "racecraft": "rules.racecraft",
+}
+
+
+class UnknownGameError(ValueError):
+    """No game of that name is registered."""
+
+
+def find_game(name: str) -> Game[Any, Any]:
+    """The game registered under `name` (case-insensitive); UnknownGameError otherwise."""
+    key = name.strip().lower().replace("-", "_")
+    module_name = GAMES.get(key)
+    if module_name is None:
+        known = ", ".join(sorted(GAMES))
+        raise UnknownGameError(f"unknown game {name!r}; known games: {known}")
+    game: Game[Any, Any] = importlib.import_module(module_name).GAME
+    return game
+
+
+def game_names() -> tuple[str, ...]:
+    return tuple(sorted(GAMES))

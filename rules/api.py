@@ -1,0 +1,281 @@
+"""The contract between the shell (`bot/`) and every game (`rules/<game>/`).
+
+A game is a set of pure functions of (state, orders, rng). The shell owns the clock, the
+database and the mail; it stores each turn's state (through `dump_state`), the orders as
+canonical text (through `format_orders`) and the seed of the turn's rng, so that any turn
+can be replayed exactly: ``resolve(load_state(s), {p: parse_orders(...).orders}, Random(seed))``.
+
+Turns, as the shell sees them
+-----------------------------
+The shell numbers turns 1, 2, 3, ... and opens one at a time. What a turn *means* is the
+game's business, exposed through `turn_label`:
+
+* Racecraft: turn 1 is the start, then tactical turns, then the final sprint (which needs no
+  orders: `expected_players` is empty and the shell resolves it at once).
+* Speed Circuit: set-up turns (car design, qualifying) come first, then race turns.
+* SpeedPhreakz: orders run ahead of the round being resolved. Shell turn *t* collects the
+  program for round *t+1* (and at turn 1 the set-up plus rounds 1 and 2) and resolves round
+  *t*. Queued programs live in the game state; one mail may carry programs for several
+  rounds, and `merge_orders` keeps a later program for a round from wiping out another
+  round's. The shell never needs to know.
+
+Errors
+------
+::
+
+    ValueError
+     +-- OrderError            an order cannot be accepted (raised by helpers; parse_orders
+     |    |                    reports them as OrderProblem values instead of raising)
+     |    +-- InvalidOrderError   does not parse (syntax, context-free)
+     |    +-- IllegalOrderError   parses, but is not allowed in this state
+     +-- OptionError           a game option is unknown or out of range
+     +-- FigureError           SET <field> <value> names an unknown field or a bad value
+     +-- StateError            stored state JSON cannot be read (unknown version, bad shape)
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
+
+PlayerId = str
+"""A seat's short name within a game (e.g. ``"roger"``): lower-case letters, digits, ``-`` and ``_``."""
+
+Standings = tuple[tuple[PlayerId, ...], ...]
+"""Positions front first; each position lists the players sharing it (sorted by name)."""
+
+JsonScalar = str | int | float | bool | None
+Figures = Mapping[str, JsonScalar]
+"""A player's figures by name, e.g. ``{"ep": 7}``; JSON-ready."""
+
+
+class OrderError(ValueError):
+    """An order that cannot be accepted; `reason` is fit to mail back as is."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class InvalidOrderError(OrderError):
+    """The line does not parse as an order of this game."""
+
+
+class IllegalOrderError(OrderError):
+    """The line parses, but the order is not allowed in this state."""
+
+
+class OptionError(ValueError):
+    """A game option is unknown or out of range."""
+
+
+class FigureError(ValueError):
+    """A GM adjustment names an unknown figure or a value out of range."""
+
+
+class StateError(ValueError):
+    """Stored state JSON cannot be loaded."""
+
+
+class ProblemKind(enum.Enum):
+    INVALID = "invalid"  # does not parse
+    ILLEGAL = "illegal"  # parses, not allowed now
+
+
+@dataclass(frozen=True, slots=True)
+class OrderProblem:
+    """One refused line of a mail: its 1-based number, the line itself and why."""
+
+    line_no: int
+    line: str
+    reason: str
+    kind: ProblemKind
+
+    @classmethod
+    def from_error(cls, line_no: int, line: str, error: OrderError) -> OrderProblem:
+        kind = ProblemKind.ILLEGAL if isinstance(error, IllegalOrderError) else ProblemKind.INVALID
+        return cls(line_no, line, error.reason, kind)
+
+
+O = TypeVar("O")
+S = TypeVar("S")
+
+
+@dataclass(frozen=True, slots=True)
+class Parsed(Generic[O]):
+    """What `parse_orders` understood of one mail.
+
+    `orders` are the accepted orders, `problems` every refused line (all of them, so one
+    reply can report every bad line), `complete` whether the accepted orders make a full set
+    for this turn (a set that is not complete still counts, and the rest is defaulted).
+    """
+
+    orders: tuple[O, ...]
+    problems: tuple[OrderProblem, ...] = ()
+    complete: bool = True
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass(frozen=True, slots=True)
+class Roll:
+    """One roll of dice: what was rolled (``"2d6"``, ``"d10"``, ``"d100"``), the faces, the total."""
+
+    dice: str
+    faces: tuple[int, ...]
+    total: int
+
+    @classmethod
+    def of(cls, rng: random.Random, count: int, sides: int, *, low: int = 1) -> Roll:
+        """Roll `count` dice numbered low..low+sides-1 with the turn's rng."""
+        faces = tuple(rng.randint(low, low + sides - 1) for _ in range(count))
+        name = f"{count if count > 1 else ''}d{sides}"
+        return cls(name, faces, sum(faces))
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened in a resolution, in the order it happened.
+
+    `kind` is a short machine name (``"overtake"``, ``"roll"``, ``"spin"``), `text` the
+    sentence the public report prints, `players` who it concerns, `roll` the dice if any.
+    Events are public: anything private goes into `Game.view` for its owner only.
+    """
+
+    kind: str
+    text: str
+    players: tuple[PlayerId, ...] = ()
+    roll: Roll | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"kind": self.kind, "text": self.text, "players": list(self.players)}
+        if self.roll is not None:
+            data["roll"] = {"dice": self.roll.dice, "faces": list(self.roll.faces), "total": self.roll.total}
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Resolution(Generic[S]):
+    """The outcome of one turn: the new state and what happened, in order."""
+
+    state: S
+    events: tuple[Event, ...] = field(default_factory=tuple)
+
+
+class Viewer(enum.Enum):
+    """Who is looking, for `Game.view` when the viewer is not a player."""
+
+    PUBLIC = "public"
+    GM = "gm"
+
+
+@runtime_checkable
+class Game(Protocol[S, O]):
+    """One game's rules. Every method is pure: no clock, no I/O, no global random."""
+
+    name: ClassVar[str]
+    """Registry key, database value and template folder (``templates/<name>/``)."""
+    title: ClassVar[str]
+    """The game's name as printed (``"Racecraft"``)."""
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+    early_resolution: ClassVar[bool]
+    """Whether the shell may resolve a turn before its deadline once every order is in."""
+
+    # -- set-up -----------------------------------------------------------------------
+    def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> S:
+        """The state before turn 1. Raises OptionError for bad options, ValueError for a bad field."""
+        ...
+
+    def option_help(self) -> str:
+        """Every option with its range and default, one per line."""
+        ...
+
+    def rules_summary(self) -> str:
+        """A few paragraphs for the welcome mail and the archive."""
+        ...
+
+    # -- the turn ---------------------------------------------------------------------
+    def turn_label(self, state: S) -> str:
+        """What the open turn is, in the game's words (``"Turn 3 of 5: tactical"``)."""
+        ...
+
+    def expected_players(self, state: S) -> frozenset[PlayerId]:
+        """Who must order for the open turn; empty means it resolves without orders."""
+        ...
+
+    def parse_orders(self, state: S, player: PlayerId, text: str) -> Parsed[O]:
+        """Every order in `text` (one mail's orders), checked against the state."""
+        ...
+
+    def format_orders(self, orders: Sequence[O]) -> str:
+        """Canonical text; ``parse_orders(state, p, format_orders(x)).orders == tuple(x)``."""
+        ...
+
+    def merge_orders(self, earlier: Sequence[O], later: Sequence[O]) -> tuple[O, ...]:
+        """The set on file after a later valid mail; most games: the later set replaces."""
+        ...
+
+    def default_orders(self, state: S, player: PlayerId) -> tuple[O, ...]:
+        """The NMR default when neither orders nor a GM plot are on file."""
+        ...
+
+    def resolve(self, state: S, orders: Mapping[PlayerId, Sequence[O]], rng: random.Random) -> Resolution[S]:
+        """Resolve the open turn. `orders` holds every expected player (the shell fills NMRs).
+
+        Total on orders that came out of `parse_orders` or `default_orders` for this state.
+        """
+        ...
+
+    def order_help(self, state: S, player: PlayerId) -> str:
+        """The order grammar for this player now (also the HELP reply); generated, not copied."""
+        ...
+
+    # -- reading the state ------------------------------------------------------------
+    def is_finished(self, state: S) -> bool: ...
+
+    def players(self, state: S) -> tuple[PlayerId, ...]:
+        """Every player still in the game, in seating order."""
+        ...
+
+    def standings(self, state: S) -> Standings:
+        """The race order now, front first; at the end, the result."""
+        ...
+
+    def figures(self, state: S, player: PlayerId) -> Figures:
+        """A player's public figures (Racecraft: ``{"ep": 7}``)."""
+        ...
+
+    def view(self, state: S, resolution: Resolution[S] | None, viewer: PlayerId | Viewer) -> Mapping[str, Any]:
+        """What `viewer` may see of the state (and of the turn just resolved), for templates.
+
+        A player's view adds their private part; `Viewer.PUBLIC` must show nothing private.
+        """
+        ...
+
+    # -- GM overrides -----------------------------------------------------------------
+    def set_figure(self, state: S, player: PlayerId, name: str, value: str) -> S:
+        """GM ``SET``: adjust one figure; raises FigureError with the allowed names or range."""
+        ...
+
+    def drop_player(self, state: S, player: PlayerId) -> S:
+        """GM ``DROP`` / resignation: the player leaves the race, as the game's rules say."""
+        ...
+
+    # -- storage ----------------------------------------------------------------------
+    def dump_state(self, state: S) -> dict[str, Any]:
+        """JSON-ready, with a ``"version"`` key."""
+        ...
+
+    def load_state(self, data: Mapping[str, Any]) -> S:
+        """The inverse of `dump_state`; raises StateError on an unknown version or shape."""
+        ...
+
+
+def standings_json(standings: Standings) -> list[list[PlayerId]]:
+    return [list(position) for position in standings]
