@@ -36,6 +36,7 @@ Errors
 from __future__ import annotations
 
 import enum
+import hashlib
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -279,3 +280,17 @@ class Game(Protocol[S, O]):
 
 def standings_json(standings: Standings) -> list[list[PlayerId]]:
     return [list(position) for position in standings]
+
+
+def turn_seed(game_seed: int, turn: int) -> int:
+    """The seed of one turn's rng, derived from the game's seed (turn 0 = `new_game`).
+
+    The shell stores the derived seed with each turn, so replay needs only the stored value;
+    `flagman play` derives them from the script's ``seed`` the same way.
+    """
+    digest = hashlib.sha256(f"flagman:{game_seed}:{turn}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def turn_rng(game_seed: int, turn: int) -> random.Random:
+    return random.Random(turn_seed(game_seed, turn))
