@@ -19,6 +19,20 @@ game's business, exposed through `turn_label`:
   rounds, and `merge_orders` keeps a later program for a round from wiping out another
   round's. The shell never needs to know.
 
+Views
+-----
+`Game.view` returns a mapping the templates render. Every game provides these keys (the
+shell's common templates use only them; a game's own templates may use its extras):
+
+* ``title`` (str): the game's printed name; ``turn_label`` (str): as `turn_label`;
+* ``finished`` (bool);
+* ``standings``: list of ``{"place": int, "players": [str, ...]}``, front first;
+* ``columns``: list of str, the headings of the public table (e.g. ``["EP"]``);
+* ``table``: list of ``{"player": str, "place": int, "cells": [str, ...]}`` in race order;
+* ``events``: list of str, the public report of the turn just resolved (empty before any);
+* ``private``: list of str, lines only this viewer may see (always empty for PUBLIC/GM);
+* ``summary``: str, one line saying where the race stands (``"Roger leads by one place"``).
+
 Errors
 ------
 ::
