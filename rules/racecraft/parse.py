@@ -1,0 +1,288 @@
+"""Racecraft orders in mail: the grammar, the parser and the help text (racecraft.md, Orders).
+
+One table, `ORDER_FORMS`, drives both the parser and the HELP text, so the two cannot
+disagree. Parsing is two layers (architecture.md): `read_order` is syntax only (context-free,
+raises InvalidOrderError); `check_order` is legality against the race (IllegalOrderError).
+
+Decisions (racecraft.md leaves them open):
+- ``BID n`` is accepted on every turn, as a plain synonym of ``USE n``: refusing it after
+  turn 1 would help nobody.
+- An optional trailing ``EP`` is allowed after the number (``USE 3 EP``, ``3 EP``).
+- "One order per mail body": blank lines are ignored; a line that is not an order is
+  refused; a mail with two or more orders has none accepted (each is refused with "one order
+  per turn"), so the previous valid order stays in force rather than guessing which one
+  was meant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rules.api import (
+    IllegalOrderError,
+    InvalidOrderError,
+    OrderError,
+    OrderProblem,
+    Parsed,
+    PlayerId,
+    ProblemKind,
+)
+from rules.racecraft.model import (
+    MAX_EP,
+    Cruise,
+    Order,
+    Overtake,
+    Race,
+    Stage,
+    Use,
+    names_text,
+    nmr_default,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OrderForm:
+    """One form of order: how it is written, when it is allowed and what it does."""
+
+    keyword: str
+    """The canonical word (``USE``), as `format_orders` writes it."""
+    aliases: tuple[str, ...]
+    """Other first words meaning the same (``A``, ``BID``)."""
+    takes_ep: bool
+    """Whether a number of EP follows; if so a bare number also means this form."""
+    option: str
+    """The seed's option letter (A, B, C)."""
+    stages: frozenset[Stage]
+    """The turns on which it is allowed."""
+    meaning: str
+    """What it does, for the help text."""
+    build: Callable[[int], Order]
+
+
+ORDER_FORMS: tuple[OrderForm, ...] = (
+    OrderForm(
+        keyword="USE",
+        aliases=("A", "BID"),
+        takes_ep=True,
+        option="A",
+        stages=frozenset({Stage.START, Stage.TACTICAL}),
+        meaning="spend n EP; your score this turn is n",
+        build=Use,
+    ),
+    OrderForm(
+        keyword="CRUISE",
+        aliases=("B",),
+        takes_ep=False,
+        option="B",
+        stages=frozenset({Stage.TACTICAL}),
+        meaning=(
+            "spend nothing; your score is the average score of those who did not cruise; "
+            "below 10 EP you gain 1 EP"
+        ),
+        build=lambda _ep: Cruise(),
+    ),
+    OrderForm(
+        keyword="OVERTAKE",
+        aliases=("C",),
+        takes_ep=False,
+        option="C",
+        stages=frozenset({Stage.TACTICAL}),
+        meaning=(
+            "pay 1 EP and pass the position ahead, unless someone behind overtakes you first "
+            "(your score is 1)"
+        ),
+        build=lambda _ep: Overtake(),
+    ),
+)
+
+_FORM_BY_WORD: dict[str, OrderForm] = {
+    word: form for form in ORDER_FORMS for word in (form.keyword, *form.aliases)
+}
+_EP_FORM: OrderForm = next(form for form in ORDER_FORMS if form.takes_ep)
+
+
+def form_of(order: Order) -> OrderForm:
+    if isinstance(order, Use):
+        return _EP_FORM
+    keyword = "CRUISE" if isinstance(order, Cruise) else "OVERTAKE"
+    return _FORM_BY_WORD[keyword]
+
+
+# -- syntax -----------------------------------------------------------------------------
+
+
+def _spellings(form: OrderForm) -> str:
+    if form.takes_ep:
+        words = [f"{alias} n" for alias in form.aliases] + ["just n"]
+        return f"{form.keyword} n (or {', '.join(words[:-1])} or {words[-1]})"
+    return f"{form.keyword} (or {' or '.join(form.aliases)})"
+
+
+def read_order(line: str) -> Order:
+    """One line as an order, case-insensitive; InvalidOrderError if it is not one."""
+    words = line.upper().split()
+    if not words:
+        raise InvalidOrderError("an empty line is not an order")
+    if words[0].isdigit():
+        form, arguments = _EP_FORM, words
+    elif words[0] in _FORM_BY_WORD:
+        form, arguments = _FORM_BY_WORD[words[0]], words[1:]
+    else:
+        raise InvalidOrderError("not a Racecraft order")
+    if not form.takes_ep:
+        if arguments:
+            raise InvalidOrderError(f"{form.keyword} takes nothing after it")
+        return form.build(0)
+    if arguments and arguments[-1] in ("EP", "EPS") and len(arguments) == 2:
+        arguments = arguments[:1]
+    if not arguments:
+        raise InvalidOrderError(f"{form.keyword} needs a number of EP, e.g. {form.keyword} 3")
+    if len(arguments) > 1:
+        raise InvalidOrderError(f"{form.keyword} takes one number of EP, e.g. {form.keyword} 3")
+    if not (arguments[0].isascii() and arguments[0].isdigit()):
+        raise InvalidOrderError(f"{arguments[0]!r} is not a whole number of EP")
+    return form.build(int(arguments[0]))
+
+
+def format_order(order: Order) -> str:
+    """The canonical text of one order: ``USE 3``, ``CRUISE``, ``OVERTAKE``."""
+    form = form_of(order)
+    if isinstance(order, Use):
+        return f"{form.keyword} {order.ep}"
+    return form.keyword
+
+
+# -- legality ---------------------------------------------------------------------------
+
+
+def allowed_now(race: Race, player: PlayerId) -> str:
+    """What this player may send now, generated from `ORDER_FORMS`."""
+    stage = race.stage
+    if stage is Stage.FINISHED:
+        return "nothing: the race is over"
+    if stage is Stage.SPRINT:
+        return "nothing: the final sprint needs no orders"
+    ep = race.runner(player).ep if player in race.names() else MAX_EP
+    parts = []
+    for form in ORDER_FORMS:
+        if stage not in form.stages:
+            continue
+        text = _spellings(form)
+        if form.takes_ep:
+            text += f" with n from 0 to {ep}"
+        if isinstance(form.build(0), Overtake) and ep < 1:
+            continue
+        parts.append(text)
+    return "; ".join(parts)
+
+
+def check_order(race: Race, player: PlayerId, order: Order) -> None:
+    """IllegalOrderError unless `player` may give `order` in the open turn of `race`."""
+    stage = race.stage
+    if stage is Stage.FINISHED:
+        raise IllegalOrderError("the race is over: no more orders")
+    if stage is Stage.SPRINT:
+        raise IllegalOrderError(
+            "the final sprint needs no orders: every runner sprints with all their EP"
+        )
+    if player not in race.names():
+        raise IllegalOrderError(f"{player} is not running in this race")
+    ep = race.runner(player).ep
+    form = form_of(order)
+    if stage not in form.stages:
+        raise IllegalOrderError(
+            f"turn 1 is the start: only a number of EP is allowed (USE 0 to USE {ep}), "
+            f"not {form.keyword}"
+        )
+    if isinstance(order, Use) and order.ep > ep:
+        raise IllegalOrderError(f"you have only {ep} EP, so USE {ep} at most")
+    if isinstance(order, Overtake) and ep < 1:
+        raise IllegalOrderError(
+            "OVERTAKE costs 1 EP and you have 0 EP; send USE 0 or CRUISE instead"
+        )
+
+
+# -- a mail -----------------------------------------------------------------------------
+
+
+def parse_mail(race: Race, player: PlayerId, text: str) -> Parsed[Order]:
+    """Every line of one mail: at most one order accepted, every bad line reported."""
+    accepted: list[tuple[int, str, Order]] = []
+    problems: list[OrderProblem] = []
+    order_lines: list[tuple[int, str, Order | None]] = []
+    for line_no, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        try:
+            order = read_order(line)
+        except InvalidOrderError as error:
+            reason = f"{error.reason}; allowed: {allowed_now(race, player)}"
+            problems.append(OrderProblem(line_no, line, reason, ProblemKind.INVALID))
+            continue
+        try:
+            check_order(race, player, order)
+        except IllegalOrderError as error:
+            problems.append(OrderProblem.from_error(line_no, line, error))
+            order_lines.append((line_no, line, None))
+            continue
+        order_lines.append((line_no, line, order))
+        accepted.append((line_no, line, order))
+
+    if len(order_lines) > 1:
+        numbers = names_text([str(line_no) for line_no, _line, _order in order_lines])
+        too_many: OrderError = IllegalOrderError(
+            f"one order per turn: this mail has {len(order_lines)} (lines {numbers}); "
+            "send just one"
+        )
+        problems = [p for p in problems if p.kind is ProblemKind.INVALID] + [
+            OrderProblem.from_error(line_no, line, too_many)
+            for line_no, line, _order in order_lines
+        ]
+        problems.sort(key=lambda problem: problem.line_no)
+        return Parsed((), tuple(problems), complete=False)
+
+    needs_order = race.stage in (Stage.START, Stage.TACTICAL)
+    if not order_lines and not problems and needs_order:
+        reason = f"no order found; send one of: {allowed_now(race, player)}"
+        first = text.splitlines()[0].strip() if text.splitlines() else ""
+        problems.append(OrderProblem(1, first, reason, ProblemKind.INVALID))
+    orders = tuple(order for _line_no, _line, order in accepted)
+    complete = bool(orders) or not needs_order
+    return Parsed(orders, tuple(problems), complete=complete)
+
+
+def format_orders(orders: Sequence[Order]) -> str:
+    """Canonical text, one order a line (a valid set has exactly one)."""
+    return "\n".join(format_order(order) for order in orders)
+
+
+def order_help(race: Race, player: PlayerId) -> str:
+    """The HELP reply for this player now, generated from `ORDER_FORMS`."""
+    stage = race.stage
+    if stage is Stage.FINISHED:
+        return "The race is over: no more orders."
+    if player not in race.names():
+        return f"{player} is not running in this race."
+    ep = race.runner(player).ep
+    if stage is Stage.SPRINT:
+        return (
+            f"Turn {race.turn} is the final sprint: no orders are needed. "
+            f"You will sprint with all your {ep} EP."
+        )
+    lines = [f"You have {ep} EP. Send one order (upper or lower case):"]
+    for form in ORDER_FORMS:
+        if stage not in form.stages:
+            continue
+        if isinstance(form.build(0), Overtake) and ep < 1:
+            lines.append(f"  ({form.keyword} is not possible now: it costs 1 EP and you have 0)")
+            continue
+        meaning = form.meaning
+        if form.takes_ep:
+            meaning += f"; n from 0 to {ep}"
+        lines.append(f"  {_spellings(form)}: {meaning}.")
+    if stage is Stage.START:
+        lines.append("Turn 1 is the start: the runners line up by the EP they use, most first.")
+    lines.append(f"If no order arrives: {format_order(nmr_default(ep))} (half your EP, rounded down).")
+    return "\n".join(lines)

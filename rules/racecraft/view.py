@@ -1,0 +1,92 @@
+"""What a viewer sees of a race (rules.api, "Views").
+
+EP are public in Racecraft (the `flagman play` contract prints them for everyone), so the
+public table shows them; a player's private lines only add what concerns them alone: their
+NMR default and what HELP would say.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rules.api import Event, PlayerId, Resolution, Viewer
+from rules.racecraft.model import Race, Stage, names_text, nmr_default, ordinal, score_text
+from rules.racecraft.parse import format_order
+from rules.racecraft.resolve import play_text
+
+TITLE = "Racecraft"
+COLUMNS = ["EP", "Last order", "Score"]
+
+
+def turn_label(race: Race) -> str:
+    """``Turn 2 of 5: tactical``; ``Race over`` after the sprint."""
+    stage = race.stage
+    if stage is Stage.FINISHED:
+        return f"Race over after {race.turns} turns"
+    return f"Turn {race.turn} of {race.turns}: {stage.value}"
+
+
+def summary(race: Race) -> str:
+    """One line saying where the race stands."""
+    if not race.positions:
+        return "Nobody is left in the race."
+    front = race.positions[0]
+    if race.stage is Stage.FINISHED:
+        return f"{names_text(front)} {'wins' if len(front) == 1 else 'share the win'}."
+    if race.turn == 1:
+        return "The runners are level at the start line."
+    if len(race.positions) == 1:
+        return "The whole field is level."
+    lead = f"{names_text(front)} {'leads' if len(front) == 1 else 'share the lead'}"
+    return f"{lead}; {names_text(race.positions[-1])} {'is' if len(race.positions[-1]) == 1 else 'are'} last."
+
+
+def private_lines(race: Race, player: PlayerId) -> list[str]:
+    if player not in race.names():
+        return ["You are no longer in the race."]
+    ep = race.runner(player).ep
+    place = ordinal(race.place_of(player))
+    stage = race.stage
+    if stage is Stage.FINISHED:
+        return [f"You finished {place} with {ep} EP left."]
+    if stage is Stage.SPRINT:
+        return [f"You are {place} with {ep} EP; the final sprint needs no orders: you sprint with all {ep} EP."]
+    default = format_order(nmr_default(ep))
+    return [f"You have {ep} EP and are {place}; NMR default: {default}."]
+
+
+def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> dict[str, Any]:
+    events: tuple[Event, ...] = resolution.events if resolution is not None else ()
+    table = []
+    for index, position in enumerate(race.positions):
+        for name in position:
+            runner = race.runner(name)
+            table.append(
+                {
+                    "player": name,
+                    "place": index + 1,
+                    "cells": [
+                        str(runner.ep),
+                        "" if runner.last_play is None else play_text(runner.last_play),
+                        "" if runner.last_score is None else score_text(runner.last_score),
+                    ],
+                }
+            )
+    return {
+        "title": TITLE,
+        "turn_label": turn_label(race),
+        "finished": race.stage is Stage.FINISHED,
+        "standings": [
+            {"place": index + 1, "players": list(position)}
+            for index, position in enumerate(race.positions)
+        ],
+        "columns": list(COLUMNS),
+        "table": table,
+        "events": [event.text for event in events],
+        "private": [] if isinstance(viewer, Viewer) else private_lines(race, viewer),
+        "summary": summary(race),
+        # Racecraft's extras
+        "turn": min(race.turn, race.turns),
+        "turns": race.turns,
+        "stage": race.stage.value,
+    }
