@@ -1,13 +1,52 @@
 """Raw mail bytes -> an `Inbound`: who sent it, to which address, and the text of the orders.
 
-Pure: no I/O, no clock. (Being implemented: see the extraction pipeline in
-shared/design/testing.md.)
+Pure: no I/O, no clock. The pipeline is the one shared/design/testing.md ("What real mail looks
+like") found clean on every synthetic case:
+
+1. stdlib `email` with `policy.default`; `get_body(('plain', 'html'))`, decoded leniently
+   (declared charset, else UTF-8, else Latin-1) so that no charset ever stops a mail;
+2. HTML-only mail: the quote containers (blockquote, gmail_quote, moz-cite-prefix, Outlook's
+   divRplyFwdMsg / border-top header block / <hr>) are removed from the tree first, then
+   `inscriptis` renders the rest as text;
+3. an explicit ``ORDERS`` ... ``END`` block, when present, is all that counts
+   (mail-interface.md, "Subject and body");
+4. otherwise a line filter drops ``>`` lines, attribution lines ("On ... wrote:", "Am ...
+   schrieb ...:", "Le ... a écrit :", Outlook's From/Sent block, "-----Original Message-----",
+   underscore rules) and what follows them, and cuts at ``-- `` and "Sent from my ..." style
+   signatures. An attribution that is followed by ``>`` lines only removes itself: the
+   ``>`` lines go anyway, and text after the quote is the reply of a bottom-poster or an
+   interleaved answer, so it is kept.
+
+`quotequail` was tried and is not used: it treats everything after the first quote as quoted,
+which loses bottom-posted and interleaved orders.
+
+The ignore policy (mail-interface.md, "Mail that is never answered") is decided here from
+the headers alone: bounces, auto-replies (RFC 3834), bulk mail, our loop header, our own
+mail, mail without a sender, and bytes that are not a mail.
+
+`parse_inbound` never raises: the stdlib parser has no closed set of exceptions (IndexError,
+RecursionError, LookupError, ... on hostile input), so every failure becomes either
+``IgnoreReason.UNPARSEABLE`` or a best-effort `Inbound` whose `defects` say what was lost.
 """
 
 from __future__ import annotations
 
+import codecs
 import enum
+import hashlib
+import html
+import re
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
+from email import policy
+from email.header import decode_header
+from email.message import EmailMessage, Message
+from email.parser import BytesParser
+from email.utils import getaddresses
+
+import lxml.etree
+import lxml.html
+from inscriptis import Inscriptis
 
 
 class IgnoreReason(enum.Enum):
@@ -48,3 +87,809 @@ class Inbound:
     ignore_detail: str  # human-readable why, for the log and digest
     size: int  # raw size in bytes
     truncated: bool  # the text was cut at the line cap
+    # The sender's own words (quotes and signatures stripped) even when an ORDERS..END block
+    # narrowed `text` to the block: a PASSWORD line or a command written outside the block.
+    reply_text: str = ""
+    # What could not be read and was skipped (undecodable body, HTML too large, ...): for the log.
+    defects: tuple[str, ...] = ()
+
+
+# --- limits ---------------------------------------------------------------------------------
+
+# HTML is rendered by inscriptis at roughly 3 MB/s; orders are at the top of a mail, so a
+# larger HTML body is cut (and `truncated` set) rather than stalling the poll.
+MAX_HTML_CHARS = 400_000
+# Header values longer than this are not real headers; parsing them fully buys nothing.
+_MAX_HEADER_CHARS = 16_000
+# A Message-ID longer than the line limit of RFC 5322 is replaced by the synthetic one.
+_MAX_MESSAGE_ID = 995
+# Lines longer than this are never an attribution, a header block or a signature.
+_MAX_MARKER_LINE = 1000
+# Parts looked at when get_body() finds nothing (a bound against hostile nesting).
+_MAX_PARTS = 200
+
+_SYNTHETIC_DOMAIN = "flagman.invalid"
+
+
+# --- small text helpers ---------------------------------------------------------------------
+
+
+def _unsurrogate(text: str) -> str:
+    """8-bit header bytes reach us as surrogate escapes; read them as UTF-8, else Latin-1."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = text.encode("utf-8", "surrogateescape") if _escapes_only(text) else None
+        if raw is None:
+            return text.encode("utf-8", "replace").decode("utf-8")
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw.decode("latin-1")
+    return text
+
+
+def _escapes_only(text: str) -> bool:
+    return all(not ("\ud800" <= ch <= "\udfff") or "\udc80" <= ch <= "\udcff" for ch in text)
+
+
+def decode_bytes(data: bytes, charset: str | None) -> str:
+    """Bytes in a declared charset, leniently: declared, else UTF-8, else Latin-1 (never raises)."""
+    if charset:
+        name = charset.strip().strip('"').strip()
+        try:
+            codecs.lookup(name)
+            return data.decode(name)
+        except (LookupError, UnicodeError, ValueError, TypeError):
+            pass
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def _unfold(value: str) -> str:
+    return " ".join(_unsurrogate(value)[:_MAX_HEADER_CHARS].split())
+
+
+def decode_words(value: str) -> str:
+    """An RFC 2047 header value as text; unknown charsets and broken words degrade, never raise."""
+    value = _unfold(value)
+    if "=?" not in value:
+        return value
+    try:
+        chunks = decode_header(value)
+    except Exception:  # email.header raises assorted errors on broken encoded words
+        return value
+    out: list[str] = []
+    for chunk, charset in chunks:
+        out.append(chunk if isinstance(chunk, str) else decode_bytes(chunk, charset))
+    return "".join(out)
+
+
+# Invisible or exotic spaces that mail clients put into text (U+202F before "PM" in Gmail's
+# attribution, U+00A0 from &nbsp;), and zero-width marks that would make "USE 3" not parse.
+_SPACES = dict.fromkeys(map(ord, "\u00a0\u2007\u202f\u2000\u2001\u2002\u2003\u2009\u3000"), " ")
+_SPACES.update(dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"), None))
+_SPACES.update(dict.fromkeys([c for c in range(32) if c not in (9, 10)] + [127], None))
+
+
+def _normalise_text(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.translate(_SPACES)
+
+
+# --- addresses ------------------------------------------------------------------------------
+
+
+def address_parts(addr: str) -> tuple[str, str | None, str]:
+    """``flagman+racecraft-1.roger.ab12cd@example.org`` -> ("flagman", "racecraft-1.roger.ab12cd", "example.org").
+
+    Local part and domain are lower-cased; the tag keeps its case and is None when absent
+    or empty. An address without "@" has the domain "".
+    """
+    addr = addr.strip()
+    if addr.startswith("<") and addr.endswith(">"):
+        addr = addr[1:-1].strip()
+    local, at, domain = addr.rpartition("@")
+    if not at:
+        local, domain = addr, ""
+    base, plus, tag = local.partition("+")
+    return base.lower(), (tag if plus and tag else None), domain.lower()
+
+
+def _first_address(value: str) -> tuple[str, str]:
+    """(display name, address) of the first address in a header value, ("", "") if none."""
+    try:
+        pairs = getaddresses([value])
+    except Exception:  # getaddresses has raised on hostile input in several CPython releases
+        pairs = []
+    for name, addr in pairs:
+        if addr:
+            return name, addr
+    match = re.search(r"<([^<>\s]*)>", value)
+    if match:
+        return "", match.group(1)
+    return "", ""
+
+
+def _addresses(value: str) -> list[str]:
+    try:
+        pairs = getaddresses([value])
+    except Exception:  # see _first_address
+        pairs = []
+    found = [addr.strip().lower() for _, addr in pairs if "@" in addr]
+    if not found:
+        found = [a.lower() for a in re.findall(r"[^\s<>,;:\"()]+@[^\s<>,;:\"()]+", value)]
+    return found
+
+
+def _msgid(value: str) -> str:
+    match = re.search(r"<([^<>]*)>", value)
+    if match:
+        return match.group(1).strip()
+    parts = value.split()
+    return parts[0].strip("<>") if parts else ""
+
+
+# --- Authentication-Results (RFC 8601) ------------------------------------------------------
+
+
+def _strip_comments(value: str) -> str:
+    """Remove (nested) comments outside quoted strings: one linear pass."""
+    out: list[str] = []
+    depth = 0
+    quoted = False
+    escaped = False
+    for ch in value:
+        if escaped:
+            escaped = False
+            if depth == 0:
+                out.append(ch)
+            continue
+        if ch == "\\":
+            escaped = True
+            if depth == 0:
+                out.append(ch)
+            continue
+        if quoted:
+            out.append(ch)
+            if ch == '"':
+                quoted = False
+            continue
+        if ch == "(":
+            depth += 1
+            continue
+        if ch == ")" and depth:
+            depth -= 1
+            if not depth:
+                out.append(" ")
+            continue
+        if depth:
+            continue
+        if ch == '"':
+            quoted = True
+        out.append(ch)
+    return "".join(out)
+
+
+def _split_outside_quotes(value: str, sep: str) -> list[str]:
+    parts: list[str] = []
+    start = 0
+    quoted = False
+    escaped = False
+    for i, ch in enumerate(value):
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == '"':
+            quoted = not quoted
+        elif ch == sep and not quoted:
+            parts.append(value[start:i])
+            start = i + 1
+    parts.append(value[start:])
+    return parts
+
+
+_PAIR_RE = re.compile(r'([A-Za-z0-9_.\-/]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s";]*)')
+
+
+def parse_authentication_results(value: str) -> AuthResult:
+    """One Authentication-Results header value; comments, quoting and odd spacing tolerated."""
+    value = _strip_comments(_unfold(value))
+    segments = _split_outside_quotes(value, ";")
+    head = segments[0].split()
+    authserv_id = head[0].lower() if head else ""
+    dmarc: str | None = None
+    spf: str | None = None
+    dkim_domains: list[str] = []
+    for segment in segments[1:]:
+        pairs = [(k.lower(), v.strip('"').strip()) for k, v in _PAIR_RE.findall(segment)]
+        if not pairs:
+            continue
+        method, result = pairs[0]
+        method = method.partition("/")[0]
+        result = result.lower()
+        if method == "dmarc" and dmarc is None:
+            dmarc = result
+        elif method == "spf" and spf is None:
+            spf = result
+        elif method == "dkim" and result == "pass":
+            props = dict(reversed(pairs[1:]))  # the first occurrence of a property wins
+            domain = props.get("header.d") or props.get("header.i", "").rpartition("@")[2]
+            domain = domain.lower().strip()
+            if domain and domain not in dkim_domains:
+                dkim_domains.append(domain)
+    return AuthResult(authserv_id, dmarc, tuple(dkim_domains), spf)
+
+
+# --- HTML -> text ---------------------------------------------------------------------------
+
+_QUOTE_CLASSES = frozenset(
+    {
+        "gmail_quote",
+        "gmail_quote_container",
+        "gmail_attr",
+        "gmail_signature",
+        "moz-cite-prefix",
+        "moz-signature",
+        "yahoo_quoted",
+        "protonmail_quote",
+        "zmail_extra",
+    }
+)
+# Everything from one of these on is the quoted message (Outlook web/365/Mac, Zimbra, Hotmail).
+_CUT_IDS = frozenset(
+    {"divrplyfwdmsg", "appendonsend", "mail-editor-reference-message-container", "zwchr", "stopspelling"}
+)
+_HEADER_START_RE = re.compile(r"\s*(?:From|Von|De|Van|Da|Fra|Från|Od|От)\s*:", re.I)
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _cut_from(element: lxml.html.HtmlElement) -> None:
+    """Remove `element` and everything after it in document order."""
+    node = element
+    while node is not None:
+        parent = node.getparent()
+        if parent is None:
+            break
+        for sibling in list(node.itersiblings()):
+            parent.remove(sibling)
+        node.tail = None
+        node = parent
+    parent = element.getparent()
+    if parent is not None:
+        parent.remove(element)
+
+
+def _prune_quotes(tree: lxml.html.HtmlElement) -> None:
+    cut: lxml.html.HtmlElement | None = None
+    drop: list[lxml.html.HtmlElement] = []
+    for element in tree.iter():
+        tag = element.tag
+        if not isinstance(tag, str):
+            continue
+        tag = tag.lower()
+        if tag in ("script", "style", "head", "title"):
+            drop.append(element)
+            continue
+        ident = (element.get("id") or "").lower()
+        if cut is None:
+            if tag == "hr" or ident in _CUT_IDS or ident.startswith("divrplyfwdmsg"):
+                cut = element
+                continue
+            style = (element.get("style") or "").lower()
+            if tag == "div" and "border-top" in style and _HEADER_START_RE.match(element.text_content()[:200]):
+                cut = element  # Outlook desktop: the header block sits in a border-top div
+                continue
+        if tag == "blockquote":
+            drop.append(element)
+            continue
+        classes = (element.get("class") or "").split()
+        if any(c in _QUOTE_CLASSES for c in classes):
+            drop.append(element)
+    if cut is not None:
+        _cut_from(cut)
+    for element in drop:
+        if element.getparent() is not None:
+            element.drop_tree()
+
+
+def html_to_text(markup: str) -> str:
+    """Rendered text of an HTML body with the quoted parts removed first (never raises)."""
+    markup = _CONTROL_RE.sub("", markup)
+    if not markup.strip():
+        return ""
+    try:
+        parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
+        tree = lxml.html.document_fromstring(markup.encode("utf-8", "replace"), parser=parser)
+        _prune_quotes(tree)
+        return Inscriptis(tree).get_text()
+    except (lxml.etree.LxmlError, ValueError, TypeError, RecursionError):
+        # Not HTML lxml can read: drop the tags by hand (linear; [^>] cannot backtrack).
+        return html.unescape(re.sub(r"<[^>]*>", " ", markup))
+
+
+# --- the reply text -------------------------------------------------------------------------
+
+_QUOTE_PREFIX = ">"
+_WROTE_RE = re.compile(
+    r"(?:\bwrote|\bwrites|\bschrieb|\ba écrit|\bécrit|\bescribió|\bescreveu|\bha scritto|\bscrisse"
+    r"|\bschreef|\bskrev|\bkirjoitti|\bnapisał|\bnapisała|\bnapsal|\bnapsala|\byazdı|\bέγραψε"
+    r"|\bнаписал|\bнаписала|\bнаписали)\s*:\s*$",
+    re.I,
+)
+# "Am <date> schrieb <name>:", "Op <date> schreef <name>:", "El <date>, <name> escribió:" ...
+_LEAD_VERB_RE = re.compile(
+    r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b.{0,400}?"
+    r"\b(?:wrote|schrieb|schreef|skrev|escribió|escreveu|a écrit|ha scritto|napisał|napsal)\b.{0,400}:\s*$",
+    re.I,
+)
+# The first line of an attribution the client wrapped over two lines.
+_ATTRIBUTION_START_RE = re.compile(r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b|\s*\d", re.I)
+_SEPARATOR_RE = re.compile(
+    r"\s*-{2,}\s*(?:original message|ursprüngliche nachricht|message d'origine|mensaje original"
+    r"|messaggio originale|oorspronkelijk bericht|originalmeddelande|opprinnelig melding"
+    r"|alkuperäinen viesti|wiadomość oryginalna|původní zpráva|исходное сообщение)\s*-{2,}\s*$"
+    r"|\s*_{10,}\s*$",
+    re.I,
+)
+_FROM_KEY = r"From|Von|De|Van|Da|Fra|Från|Od|От|Lähettäjä"
+_OTHER_KEY = (
+    r"Sent|Gesendet|Envoyé|Enviado|Inviato|Verzonden|Skickat|Sendt|Wysłano|Отправлено"
+    r"|Date|Datum|Fecha|Data|To|An|À|Para|Aan|Till|Til|Do|Кому"
+    r"|Subject|Betreff|Objet|Asunto|Oggetto|Onderwerp|Ämne|Emne|Temat|Тема|Cc|Kopie|Reply-To"
+)
+_FROM_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY})\*?\s*:", re.I)
+_HEADER_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY}|{_OTHER_KEY})\*?\s*:", re.I)
+_MOBILE_SIGNATURE_RE = re.compile(
+    r"[\s(<\[]*(?:"
+    r"sent (?:from|via|with|using|by) \S"
+    r"|get outlook for \S"
+    r"|envoyé (?:depuis|de|avec) \S"
+    r"|von meinem .{0,80}gesendet"
+    r"|diese nachricht wurde von meinem .{0,120}gesendet"
+    r"|gesendet (?:von|mit|vom) \S"
+    r"|enviado (?:desde|de|do) \S"
+    r"|inviato da \S"
+    r"|verzonden (?:met|vanaf|van|via) \S"
+    r"|skickat från \S"
+    r"|sendt fra \S"
+    r"|lähetetty \S"
+    r"|wysłane z \S"
+    r"|отправлено (?:с|из) \S"
+    r"|從我的.{0,40}傳送"
+    r"|从我的.{0,40}发送"
+    r")",
+    re.I,
+)
+
+
+def _is_quote(line: str) -> bool:
+    return line.lstrip().startswith(_QUOTE_PREFIX)
+
+
+def _is_attribution(line: str) -> bool:
+    if len(line) > _MAX_MARKER_LINE or not line.rstrip().endswith(":"):
+        return False
+    return bool(_WROTE_RE.search(line) or _LEAD_VERB_RE.match(line))
+
+
+def _attribution_span(lines: list[str], i: int) -> int:
+    """Number of lines (1 or 2) of the attribution starting at line i, 0 if there is none."""
+    line = lines[i]
+    if _is_attribution(line):
+        return 1
+    if i + 1 < len(lines) and line.strip() and len(line) <= _MAX_MARKER_LINE:
+        nxt = lines[i + 1]
+        if nxt.strip() and not _is_quote(nxt) and not _ATTRIBUTION_START_RE.match(nxt):
+            if (_ATTRIBUTION_START_RE.match(line) or line.rstrip().endswith("<")) and _is_attribution(
+                line.rstrip() + " " + nxt.strip()
+            ):
+                return 2
+    return 0
+
+
+def _is_header_block(lines: list[str], i: int) -> bool:
+    """Outlook's quoted header block: From/Sent/To/Subject (or Von/Gesendet/An/Betreff ...)."""
+    line = lines[i]
+    if len(line) > _MAX_MARKER_LINE or not _HEADER_LINE_RE.match(line):
+        return False
+    window = lines[i + 1 : i + 5]
+    others = sum(1 for w in window if len(w) <= _MAX_MARKER_LINE and _HEADER_LINE_RE.match(w))
+    if _FROM_LINE_RE.match(line):
+        return others >= 1
+    return others >= 2
+
+
+def _is_signature(line: str) -> bool:
+    stripped = line.rstrip()
+    if stripped == "--":
+        return True
+    return len(stripped) <= 160 and bool(_MOBILE_SIGNATURE_RE.match(stripped))
+
+
+def strip_quotes(text: str, *, limit: int | None = None) -> str:
+    """The sender's own lines: quotes, attributions, quoted header blocks and signatures removed.
+
+    Linear in the number of lines; every look-ahead is bounded. With `limit`, the scan stops
+    once more than `limit` lines are kept (the caller caps the text anyway).
+    """
+    lines = text.split("\n")
+    kept: list[str] = []
+    i = 0
+    n = len(lines)
+    while i < n:
+        if limit is not None and len(kept) > limit and kept[-1]:
+            break
+        line = lines[i]
+        if _is_quote(line):
+            i += 1
+            continue
+        if not line.strip():
+            if kept and kept[-1]:
+                kept.append("")
+            i += 1
+            continue
+        if _is_signature(line) or _SEPARATOR_RE.match(line) or _is_header_block(lines, i):
+            break
+        span = _attribution_span(lines, i)
+        if span:
+            # An attribution over ">" lines removes itself (the quote goes line by line, and
+            # what follows the quote is a bottom-posted or interleaved answer); one over
+            # anything else (Yahoo's indented quote) ends the reply.
+            j = i + span
+            while j < n and j < i + span + 3 and not lines[j].strip():
+                j += 1
+            if j < n and _is_quote(lines[j]):
+                i = j
+                continue
+            break
+        kept.append(line.rstrip())
+        i += 1
+    return _trim_blank(kept)
+
+
+def _trim_blank(lines: list[str]) -> str:
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(line.rstrip() for line in lines[start:end])
+
+
+def orders_block(text: str) -> str | None:
+    """The lines between a line ``ORDERS`` and the next line ``END`` (case-insensitive), if any."""
+    lines = text.split("\n")
+    start: int | None = None
+    for index, line in enumerate(lines):
+        word = line.strip().rstrip(":").strip().casefold()
+        if start is None:
+            if word == "orders":
+                start = index
+        elif word == "end":
+            return _trim_blank(lines[start + 1 : index])
+    return None
+
+
+def cap_lines(text: str, max_lines: int) -> tuple[str, bool]:
+    """At most `max_lines` lines of `text`, and whether any were cut."""
+    if max_lines <= 0:
+        return "", bool(text)
+    cut = -1
+    for _ in range(max_lines):
+        cut = text.find("\n", cut + 1)
+        if cut < 0:
+            return text, False
+    return text[:cut].rstrip(), True
+
+
+# --- MIME -----------------------------------------------------------------------------------
+
+
+def _iter_parts(msg: Message) -> Iterator[Message]:
+    """Parts depth-first without recursion, at most _MAX_PARTS of them."""
+    stack = [msg]
+    seen = 0
+    while stack and seen < _MAX_PARTS:
+        part = stack.pop()
+        seen += 1
+        yield part
+        if part.is_multipart():
+            payload = part.get_payload()
+            if isinstance(payload, list):
+                stack.extend(reversed(payload))
+
+
+def _text_parts(msg: EmailMessage) -> tuple[Message | None, Message | None]:
+    """(text/plain, text/html) body parts: get_body's choice, else the first inline ones."""
+    plain: Message | None = None
+    markup: Message | None = None
+    try:
+        body = msg.get_body(("plain", "html"))
+    except (RecursionError, LookupError, ValueError, TypeError, AttributeError, IndexError):
+        body = None
+    if body is not None:
+        if body.get_content_type() == "text/plain":
+            plain = body
+            try:
+                markup = msg.get_body(("html",))
+            except (RecursionError, LookupError, ValueError, TypeError, AttributeError, IndexError):
+                markup = None
+        else:
+            markup = body
+        return plain, markup
+    for part in _iter_parts(msg):
+        if part.is_multipart() or part.get_content_disposition() == "attachment":
+            continue
+        ctype = part.get_content_type()
+        if ctype == "text/plain" and plain is None:
+            plain = part
+        elif ctype == "text/html" and markup is None:
+            markup = part
+    return plain, markup
+
+
+def _part_text(part: Message) -> str:
+    data = part.get_payload(decode=True)
+    if not isinstance(data, bytes):
+        payload = part.get_payload()
+        return payload if isinstance(payload, str) else ""
+    return decode_bytes(data, part.get_content_charset())
+
+
+@dataclass(frozen=True, slots=True)
+class _Body:
+    text: str
+    truncated: bool
+    defects: tuple[str, ...]
+
+
+def body_text(msg: EmailMessage) -> _Body:
+    """The decoded body as text (HTML rendered, quote containers removed), not yet stripped."""
+    defects: list[str] = []
+    truncated = False
+    plain, markup = _text_parts(msg)
+    text = ""
+    if plain is not None:
+        text = _normalise_text(_part_text(plain))
+    if not text.strip() and markup is not None:
+        source = _part_text(markup)
+        if len(source) > MAX_HTML_CHARS:
+            source = source[:MAX_HTML_CHARS]
+            truncated = True
+            defects.append(f"HTML body cut at {MAX_HTML_CHARS} characters")
+        # Indentation in rendered HTML comes from the layout, not from the sender.
+        text = "\n".join(line.strip() for line in _normalise_text(html_to_text(source)).split("\n"))
+    return _Body(text, truncated, tuple(defects))
+
+
+def extract_text(msg: EmailMessage, *, max_lines: int = 2000) -> tuple[str, str, bool, tuple[str, ...]]:
+    """(text of the orders, the sender's own text, truncated, defects) of a parsed mail.
+
+    The orders are the ORDERS..END block when there is one (looked for before quote
+    stripping, so an explicit block wins), else the sender's own text.
+    """
+    try:
+        body = body_text(msg)
+    except (RecursionError, LookupError, ValueError, TypeError, AttributeError, IndexError, KeyError) as exc:
+        return "", "", False, (f"body not readable: {type(exc).__name__}",)
+    own = strip_quotes(body.text, limit=max_lines)
+    block = orders_block(body.text)
+    text, cut = cap_lines(own if block is None else block, max_lines)
+    own, own_cut = cap_lines(own, max_lines)
+    return text, own, body.truncated or cut or own_cut, body.defects
+
+
+# --- headers and the ignore policy ----------------------------------------------------------
+
+
+class _Headers:
+    """Raw header values by lower-cased name, in order (topmost first), never parsed by email."""
+
+    def __init__(self, items: Iterable[tuple[str, object]]) -> None:
+        self._by_name: dict[str, list[str]] = {}
+        for name, value in items:
+            self._by_name.setdefault(str(name).strip().lower(), []).append(str(value))
+
+    def __bool__(self) -> bool:
+        return bool(self._by_name)
+
+    def all(self, name: str) -> list[str]:
+        return self._by_name.get(name.lower(), [])
+
+    def first(self, name: str) -> str | None:
+        values = self.all(name)
+        return values[0] if values else None
+
+
+def _keyword(value: str) -> str:
+    """The first token of a keyword header ("auto-generated (warning-timeout)" -> "auto-generated")."""
+    token = _strip_comments(_unfold(value)).split(";")[0].strip().lower()
+    return token.split()[0] if token else ""
+
+
+def _ignore_reason(
+    headers: _Headers,
+    content_type: str,
+    from_addr: str,
+    sender: str,
+    own: frozenset[tuple[str, str]],
+    loop_header: str,
+    loop_value: str | None,
+) -> tuple[IgnoreReason | None, str]:
+    loop = headers.all(loop_header)
+    if loop:
+        value = _unfold(loop[0])
+        ours = " (ours)" if loop_value is not None and value == loop_value.strip() else ""
+        return IgnoreReason.LOOP, f"{loop_header}: {value}{ours}"
+    if sender:
+        local, _, domain = address_parts(sender)
+        if (local, domain) in own:
+            return IgnoreReason.OWN_MAIL, f"From is our own address {sender}"
+    if content_type == "multipart/report":
+        return IgnoreReason.BOUNCE, "Content-Type: multipart/report"
+    return_path = headers.first("return-path")
+    if return_path is not None and re.fullmatch(r"<\s*>|", _unfold(return_path)):
+        return IgnoreReason.BOUNCE, "Return-Path: <> (null sender)"
+    local = address_parts(from_addr)[0] if from_addr else ""
+    if local in ("mailer-daemon", "postmaster"):
+        return IgnoreReason.BOUNCE, f"From: {from_addr}"
+    for value in headers.all("auto-submitted"):
+        keyword = _keyword(value)
+        if keyword and keyword != "no":
+            return IgnoreReason.AUTO_REPLY, f"Auto-Submitted: {_unfold(value)}"
+    for name in ("X-Autoreply", "X-Autorespond"):
+        values = headers.all(name)
+        if values:
+            return IgnoreReason.AUTO_REPLY, f"{name}: {_unfold(values[0])}"
+    for value in headers.all("precedence"):
+        keyword = _keyword(value)
+        if keyword == "auto_reply":
+            return IgnoreReason.AUTO_REPLY, f"Precedence: {_unfold(value)}"
+        if keyword in ("bulk", "junk", "list"):
+            return IgnoreReason.BULK, f"Precedence: {_unfold(value)}"
+    if not sender:
+        return IgnoreReason.NO_SENDER, "no usable From address"
+    return None, ""
+
+
+def _own_set(own_addresses: Collection[str]) -> frozenset[tuple[str, str]]:
+    own: set[tuple[str, str]] = set()
+    for addr in own_addresses:
+        _, found = _first_address(addr)
+        local, _, domain = address_parts(found or addr)
+        if local or domain:
+            own.add((local, domain))
+    return frozenset(own)
+
+
+def _content_type(msg: Message) -> str:
+    try:
+        return msg.get_content_type()
+    except (LookupError, ValueError, TypeError, AttributeError, IndexError):
+        return "text/plain"
+
+
+def parse_inbound(
+    raw: bytes,
+    *,
+    own_addresses: Collection[str],
+    loop_header: str = "X-Flagman-Loop",
+    loop_value: str | None = None,
+    max_lines: int = 2000,
+    size: int | None = None,
+) -> Inbound:
+    """Raw mail -> `Inbound`, with the ignore verdict. Pure, and never raises (see module doc)."""
+    raw = bytes(raw)
+    content_hash = hashlib.sha256(raw).hexdigest()
+    size = len(raw) if size is None else size
+    try:
+        return _parse(raw, content_hash, size, own_addresses, loop_header, loop_value, max_lines)
+    except Exception as exc:  # the last line of "never raises": the mail becomes UNPARSEABLE
+        return _unparseable(content_hash, size, f"parser failed: {type(exc).__name__}")
+
+
+def _unparseable(content_hash: str, size: int, detail: str) -> Inbound:
+    return Inbound(
+        message_id=f"{content_hash}@{_SYNTHETIC_DOMAIN}",
+        content_hash=content_hash,
+        sender="",
+        sender_name="",
+        recipients=(),
+        subject="",
+        text="",
+        in_reply_to="",
+        references=(),
+        auth_results=(),
+        ignore=IgnoreReason.UNPARSEABLE,
+        ignore_detail=detail,
+        size=size,
+        truncated=False,
+        defects=(detail,),
+    )
+
+
+def _parse(
+    raw: bytes,
+    content_hash: str,
+    size: int,
+    own_addresses: Collection[str],
+    loop_header: str,
+    loop_value: str | None,
+    max_lines: int,
+) -> Inbound:
+    defects: list[str] = []
+    structure_error = ""
+    msg: EmailMessage
+    try:
+        msg = BytesParser(policy=policy.default).parsebytes(raw)  # type: ignore[assignment]
+    except (RecursionError, LookupError, ValueError, TypeError, AttributeError, IndexError) as exc:
+        # Hostile MIME (thousands of nested parts): keep the headers for the log and digest.
+        structure_error = f"MIME structure not readable: {type(exc).__name__}"
+        msg = BytesParser(policy=policy.default).parsebytes(raw, headersonly=True)  # type: ignore[assignment]
+    headers = _Headers(msg.raw_items())
+    if not headers:
+        return _unparseable(content_hash, size, "no header fields: not a mail")
+
+    from_value = headers.first("from") or ""
+    sender_name, from_addr = _first_address(_unfold(from_value))
+    from_addr = _unsurrogate(from_addr).strip()
+    sender = from_addr.lower() if re.fullmatch(r"[^\s@<>]+@[^\s@<>]+", from_addr) else ""
+    sender_name = decode_words(sender_name)
+
+    recipients: list[str] = []
+    for name in ("to", "cc", "delivered-to", "x-original-to"):
+        for value in headers.all(name):
+            for addr in _addresses(_unfold(value)):
+                if addr not in recipients:
+                    recipients.append(addr)
+
+    message_id = _msgid(_unfold(headers.first("message-id") or ""))
+    if len(message_id) > _MAX_MESSAGE_ID:
+        defects.append("Message-ID too long: replaced")
+        message_id = ""
+    if not message_id:
+        message_id = f"{content_hash}@{_SYNTHETIC_DOMAIN}"
+    in_reply_to = _msgid(_unfold(headers.first("in-reply-to") or ""))
+    refs_value = _unfold(headers.first("references") or "")
+    references = tuple(r.strip() for r in re.findall(r"<([^<>]*)>", refs_value) if r.strip())
+    if not references and refs_value:
+        references = tuple(refs_value.split())
+
+    auth_results = tuple(parse_authentication_results(v) for v in headers.all("authentication-results"))
+    subject = decode_words(headers.first("subject") or "")
+
+    content_type = "text/plain" if structure_error else _content_type(msg)
+    ignore, detail = _ignore_reason(
+        headers, content_type, from_addr, sender, _own_set(own_addresses), loop_header, loop_value
+    )
+    if structure_error:
+        text, own_text, truncated = "", "", False
+        defects.append(structure_error)
+        if ignore is None:
+            ignore, detail = IgnoreReason.UNPARSEABLE, structure_error
+    else:
+        text, own_text, truncated, body_defects = extract_text(msg, max_lines=max_lines)
+        defects.extend(body_defects)
+
+    return Inbound(
+        message_id=message_id,
+        content_hash=content_hash,
+        sender=sender,
+        sender_name=sender_name,
+        recipients=tuple(recipients),
+        subject=subject,
+        text=text,
+        in_reply_to=in_reply_to,
+        references=references,
+        auth_results=auth_results,
+        ignore=ignore,
+        ignore_detail=detail,
+        size=size,
+        truncated=truncated,
+        reply_text=own_text,
+        defects=tuple(defects),
+    )
