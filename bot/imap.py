@@ -1,0 +1,475 @@
+"""The IMAP inbox: `ImapInbox` implements `bot.inbox.Inbox` over imapclient.
+
+Mail is fetched by UID in batches and keyed ``"<uidvalidity>:<uid>"``. Fetching changes
+nothing (``BODY.PEEK[]``); only `mark_done`, called after the commit, moves mail out of the
+inbox, one ``UID MOVE`` per batch (performance.md: per-mail MOVE is the expensive part).
+
+Exceptions::
+
+    ImapError                 anything this adapter raises on purpose
+    ├── ImapLoginError        the server refused the credentials (not retried)
+    └── ImapUnavailable       the server could not be reached after N attempts
+
+A dropped connection is retried with exponential backoff (capped); every operation here is
+safe to repeat: fetching changes nothing, and a repeated MOVE of UIDs already moved moves
+nothing. If the UIDVALIDITY changed meanwhile (folder recreated), `mark_done` ignores keys of
+the old validity: those mails come back from the next fetch under new keys, and the service
+skips them as duplicates by Message-ID and hash, so nothing is lost or done twice.
+"""
+
+from __future__ import annotations
+
+import imaplib
+import logging
+import ssl
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Literal, TypeVar
+
+from imapclient import IMAPClient
+from imapclient.exceptions import IMAPClientError, LoginError
+
+from bot.inbox import Folder, RawMail
+
+log = logging.getLogger(__name__)
+
+Security = Literal["tls", "starttls", "none"]
+T = TypeVar("T")
+
+# Errors that mean "the connection is gone": reconnect and try again.
+_CONNECTION_ERRORS: tuple[type[BaseException], ...] = (
+    imaplib.IMAP4.abort,  # imapclient's IMAPClientAbortError is this class
+    OSError,  # socket errors, timeouts, ssl.SSLError, ConnectionResetError
+    EOFError,
+)
+
+
+class ImapError(Exception):
+    """Something went wrong talking to the IMAP server."""
+
+
+class ImapLoginError(ImapError):
+    """The server refused the username or password."""
+
+
+class ImapUnavailable(ImapError):
+    """The server could not be reached or kept dropping the connection."""
+
+
+def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class ImapInbox:
+    """An IMAP folder as the bot's inbox. Connects lazily, on first use."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int | None = None,
+        username: str = "",
+        password: str = "",
+        *,
+        security: Security = "tls",
+        folder: str = "INBOX",
+        processed_folder: str = Folder.PROCESSED.value,
+        failed_folder: str = Folder.FAILED.value,
+        max_size: int = 10 * 1024 * 1024,
+        batch_size: int = 100,
+        timeout: float = 30.0,
+        ssl_context: ssl.SSLContext | None = None,
+        create_folders: bool = True,
+        reconnect_attempts: int = 5,
+        backoff_initial: float = 0.5,
+        backoff_max: float = 30.0,
+        idle_cycle: float = 60.0,
+        poll_interval: float = 10.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if security not in ("tls", "starttls", "none"):
+            raise ValueError(f"security must be tls, starttls or none, not {security!r}")
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        self.host = host
+        self.port = port if port is not None else (993 if security == "tls" else 143)
+        self.username = username
+        self.password = password
+        self.security: Security = security
+        self.folder = folder
+        self.folders = {Folder.PROCESSED: processed_folder, Folder.FAILED: failed_folder}
+        self.max_size = max_size
+        self.batch_size = batch_size
+        self.timeout = timeout
+        self.ssl_context = ssl_context
+        self.create_folders = create_folders
+        self.reconnect_attempts = max(1, reconnect_attempts)
+        self.backoff_initial = backoff_initial
+        self.backoff_max = backoff_max
+        # RFC 2177 wants IDLE renewed within 29 min; short cycles also notice a dead
+        # connection sooner (idle_done raises, see `wait`).
+        self.idle_cycle = min(idle_cycle, 60.0)
+        self.poll_interval = poll_interval
+        self._sleep = sleep
+        self._client: IMAPClient | None = None
+        self._capabilities: frozenset[str] = frozenset()
+        self.uidvalidity: int | None = None
+
+    # -- connection --------------------------------------------------------------------------
+    def _open(self) -> IMAPClient:
+        """One connection attempt: connect, log in, make folders, select the inbox."""
+        context = self.ssl_context
+        if context is None and self.security != "none":
+            context = ssl.create_default_context()
+        client = IMAPClient(
+            self.host,
+            self.port,
+            ssl=self.security == "tls",
+            ssl_context=context,
+            timeout=self.timeout,
+        )
+        try:
+            if self.security == "starttls":
+                client.starttls(context)
+            try:
+                client.login(self.username, self.password)
+            except LoginError as exc:
+                raise ImapLoginError(
+                    f"IMAP login as {self.username!r} at {self.host}:{self.port} refused: {exc}"
+                ) from exc
+            # Capabilities change after login (RFC 3501 7.2.1): read them now.
+            self._capabilities = frozenset(
+                c.decode("ascii", "replace").upper() for c in client.capabilities()
+            )
+            if self.create_folders:
+                self._ensure_folders(client)
+            try:
+                selected = client.select_folder(self.folder)
+            except imaplib.IMAP4.abort:
+                raise
+            except IMAPClientError as exc:
+                raise ImapError(f"cannot select IMAP folder {self.folder!r}: {exc}") from exc
+            uidvalidity = int(selected[b"UIDVALIDITY"])
+            if self.uidvalidity is not None and uidvalidity != self.uidvalidity:
+                log.warning(
+                    "UIDVALIDITY of %s changed from %s to %s: mail fetched before is "
+                    "returned again under new keys (duplicates are skipped by Message-ID)",
+                    self.folder, self.uidvalidity, uidvalidity,
+                )
+            self.uidvalidity = uidvalidity
+        except BaseException:
+            self._shutdown(client)
+            raise
+        return client
+
+    @staticmethod
+    def _shutdown(client: IMAPClient) -> None:
+        try:
+            client.shutdown()
+        except Exception:  # noqa: BLE001 - the connection is being thrown away anyway
+            pass
+
+    def _drop(self) -> None:
+        if self._client is not None:
+            self._shutdown(self._client)
+            self._client = None
+
+    def _backoff(self, attempt: int) -> float:
+        return min(self.backoff_max, self.backoff_initial * (2**attempt))
+
+    def _connect(self) -> IMAPClient:
+        """The open connection, or a new one: up to N attempts with exponential backoff."""
+        if self._client is not None:
+            return self._client
+        last: BaseException | None = None
+        for attempt in range(self.reconnect_attempts):
+            if attempt:
+                self._sleep(self._backoff(attempt - 1))
+            try:
+                self._client = self._open()
+                return self._client
+            except _CONNECTION_ERRORS as exc:
+                last = exc
+                log.warning(
+                    "IMAP %s:%s: connection attempt %d/%d failed: %s",
+                    self.host, self.port, attempt + 1, self.reconnect_attempts, exc,
+                )
+        raise ImapUnavailable(
+            f"IMAP server {self.host}:{self.port} unreachable after "
+            f"{self.reconnect_attempts} attempts: {last!r}"
+        ) from last
+
+    def _run(self, operation: Callable[[IMAPClient], T]) -> T:
+        """Run `operation` on a live connection; on a dropped connection reconnect and retry.
+
+        Every operation given here is idempotent, so a retry after an unknown outcome is safe.
+        """
+        last: BaseException | None = None
+        for attempt in range(self.reconnect_attempts):
+            if attempt:
+                self._sleep(self._backoff(attempt - 1))
+            client = self._connect()
+            try:
+                return operation(client)
+            except _CONNECTION_ERRORS as exc:
+                last = exc
+                log.warning("IMAP connection lost (%s); reconnecting", exc)
+                self._drop()
+        raise ImapUnavailable(
+            f"IMAP server {self.host}:{self.port} kept dropping the connection: {last!r}"
+        ) from last
+
+    def connect(self) -> None:
+        """Connect now (otherwise the first operation does)."""
+        self._connect()
+
+    def close(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            try:
+                client.logout()
+            except Exception:  # noqa: BLE001 - logging out of a dead connection
+                self._shutdown(client)
+
+    def __enter__(self) -> ImapInbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- capabilities and folders ------------------------------------------------------------
+    def capabilities(self) -> frozenset[str]:
+        """The server's capabilities after login, upper-case (connects if needed)."""
+        self._connect()
+        return self._capabilities
+
+    @property
+    def has_idle(self) -> bool:
+        return "IDLE" in self.capabilities()
+
+    def _has(self, capability: str) -> bool:
+        return capability in self._capabilities
+
+    def _ensure_folders(self, client: IMAPClient) -> list[str]:
+        created = []
+        for name in self.folders.values():
+            if not client.folder_exists(name):
+                try:
+                    client.create_folder(name)
+                except IMAPClientError:
+                    # Created by someone else in between: fine; anything else shows next.
+                    if not client.folder_exists(name):
+                        raise
+                created.append(name)
+                log.info("created IMAP folder %s", name)
+        return created
+
+    def ensure_folders(self) -> list[str]:
+        """Create the Processed/Failed folders where missing; returns the ones created."""
+        return self._run(self._ensure_folders)
+
+    # -- Inbox -------------------------------------------------------------------------------
+    def fetch_new(self, limit: int = 100) -> list[RawMail]:
+        """Up to `limit` mails still in the inbox, oldest (lowest UID) first.
+
+        SEARCH for the UIDs, FETCH the sizes, then ``BODY.PEEK[]`` (which leaves ``\\Seen``
+        alone) in batches, only for mails within `max_size`; bigger ones come back with
+        ``data=None`` so the service can answer them without downloading them.
+        """
+        if limit <= 0:
+            return []
+        return self._run(lambda client: self._fetch(client, limit))
+
+    def _fetch(self, client: IMAPClient, limit: int) -> list[RawMail]:
+        # Done mail is moved out, so whatever is here is new, in UID order = sequence order.
+        # Searching the first `limit` sequence numbers keeps a 50,000-mail inbox from
+        # costing 50,000 UIDs per poll.
+        self._sync(client)
+        uids = sorted(int(u) for u in client.search([f"1:{limit}"]))
+        sizes, deleted = self._sizes(client, uids)
+        if deleted:
+            # Mail flagged \Deleted but not yet expunged (the COPY fallback of `_move`,
+            # interrupted) is already copied out: skip it, and look past it.
+            uids = sorted(int(u) for u in client.search(["UNDELETED"]))[:limit]
+            sizes, _ = self._sizes(client, uids)
+        uidvalidity = self.uidvalidity
+        mails: list[RawMail] = []
+        for batch in _chunks([uid for uid in uids if uid in sizes], self.batch_size):
+            wanted = [uid for uid in batch if sizes[uid] <= self.max_size]
+            bodies: dict[int, bytes] = {}
+            if wanted:
+                for uid, item in client.fetch(wanted, ["BODY.PEEK[]"]).items():
+                    body = item.get(b"BODY[]")
+                    if body is not None:
+                        bodies[int(uid)] = bytes(body)
+            for uid in batch:
+                if sizes[uid] <= self.max_size and uid not in bodies:
+                    continue  # expunged by someone else meanwhile
+                mails.append(
+                    RawMail(key=f"{uidvalidity}:{uid}", data=bodies.get(uid), size=sizes[uid])
+                )
+        return mails
+
+    def _sizes(self, client: IMAPClient, uids: Sequence[int]) -> tuple[dict[int, int], bool]:
+        """UID -> RFC822.SIZE for the mails not flagged \\Deleted; and whether any was."""
+        sizes: dict[int, int] = {}
+        deleted = False
+        for batch in _chunks(uids, self.batch_size):
+            for uid, item in client.fetch(list(batch), ["RFC822.SIZE", "FLAGS"]).items():
+                if b"\\Deleted" in item.get(b"FLAGS", ()):
+                    deleted = True
+                elif b"RFC822.SIZE" in item:
+                    sizes[int(uid)] = int(item[b"RFC822.SIZE"])
+        return sizes, deleted
+
+    def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
+        """Move the mails to `folder`: one UID MOVE per batch.
+
+        Keys of another UIDVALIDITY (the folder was recreated since the fetch) and malformed
+        keys are ignored: their UIDs may now name other mail.
+        """
+        if not keys:
+            return
+        target = self.folders[folder]
+        self._run(lambda client: self._move(client, keys, target))
+
+    def _sync(self, client: IMAPClient) -> None:
+        """NOOP, so that the session is in step with the mailbox before UIDs are used.
+
+        A session sees mail delivered since its last command only once the server has
+        announced it (EXISTS; Dovecot does that at the end of a command). And a session must
+        not act on UIDs of a mailbox whose UIDVALIDITY changed: Dovecot executes a UID MOVE
+        with the stale UIDs first and only then drops the session. The NOOP makes it notice
+        (and drop us) before; a server that reports ``[UIDVALIDITY n]`` instead makes us
+        reconnect here. Either way `_run` reconnects and the new UIDVALIDITY is read.
+        """
+        _, responses = client.noop()
+        for response in responses or ():
+            text = response[1] if isinstance(response, tuple) and len(response) > 1 else response
+            if isinstance(text, bytes) and b"[UIDVALIDITY " in text.upper():
+                value = text.upper().split(b"[UIDVALIDITY ", 1)[1].split(b"]", 1)[0]
+                if value.isdigit() and int(value) != self.uidvalidity:
+                    raise imaplib.IMAP4.abort(f"UIDVALIDITY changed to {int(value)}")
+
+    def _move(self, client: IMAPClient, keys: Sequence[str], target: str) -> None:
+        self._sync(client)
+        uids: list[int] = []
+        stale = 0
+        for key in keys:
+            validity, _, uid = key.partition(":")
+            if not (validity.isdigit() and uid.isdigit()):
+                log.warning("ignoring malformed IMAP key %r", key)
+                continue
+            if int(validity) != self.uidvalidity:
+                stale += 1
+                continue
+            uids.append(int(uid))
+        if stale:
+            log.warning(
+                "ignoring %d key(s) of an old UIDVALIDITY of %s (now %s): those mails will "
+                "be fetched again and skipped as duplicates",
+                stale, self.folder, self.uidvalidity,
+            )
+        uids = sorted(set(uids))
+        for batch in _chunks(uids, self.batch_size):
+            if self._has("MOVE"):
+                client.move(list(batch), target)  # RFC 6851 UID MOVE: atomic
+            else:
+                client.copy(list(batch), target)
+                client.add_flags(list(batch), [b"\\Deleted"], silent=True)
+                if self._has("UIDPLUS"):
+                    client.uid_expunge(list(batch))  # RFC 4315: only these UIDs
+                else:
+                    client.expunge()
+
+    def wait(self, timeout: float) -> bool:
+        """Block up to `timeout` s for new mail; True if some came (or may have come).
+
+        With IDLE: cycles of at most `idle_cycle` s, each ALWAYS closed with ``idle_done``:
+        on a dead socket imapclient's ``idle_check`` just returns nothing, forever, while
+        ``idle_done`` raises, so a dead server is noticed within one cycle. Then reconnect
+        (raising `ImapUnavailable` after N attempts) and return True: mail may have come
+        while the connection was down. Without IDLE: NOOP every `poll_interval` s.
+        """
+        deadline = time.monotonic() + max(0.0, timeout)
+        try:
+            client = self._connect()
+            if self._has("IDLE"):
+                return self._idle(client, deadline)
+            return self._poll(client, deadline)
+        except _CONNECTION_ERRORS as exc:
+            log.warning("IMAP connection lost while waiting (%s); reconnecting", exc)
+            self._drop()
+            self._connect()
+            return True
+
+    @staticmethod
+    def _news(responses: Sequence[object]) -> bool:
+        for response in responses:
+            if isinstance(response, tuple) and len(response) >= 2:
+                if response[1] in (b"EXISTS", b"RECENT") and response[0] != 0:
+                    return True
+        return False
+
+    def _idle(self, client: IMAPClient, deadline: float) -> bool:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            client.idle()
+            responses: list[object] = []
+            try:
+                responses = list(client.idle_check(timeout=min(self.idle_cycle, left)))
+            finally:
+                # Always: this is what raises on a dead connection (see `wait`).
+                done = client.idle_done()
+            if self._news(responses) or self._news(list(done[1] or [])):
+                return True
+
+    def _poll(self, client: IMAPClient, deadline: float) -> bool:
+        while True:
+            response = client.noop()
+            if self._news(list(response[1] or [])):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._sleep(min(self.poll_interval, left))
+
+    # -- doctor ------------------------------------------------------------------------------
+    def check(self) -> list[str]:
+        """Problems an operator must fix (empty when all is well): login, folders, IDLE."""
+        problems: list[str] = []
+        try:
+            client = self._open()
+        except ImapLoginError as exc:
+            return [str(exc)]
+        except (IMAPClientError, *_CONNECTION_ERRORS) as exc:
+            return [f"cannot use IMAP server {self.host}:{self.port} ({self.security}): {exc}"]
+        try:
+            for name in (self.folder, *self.folders.values()):
+                if not client.folder_exists(name):
+                    problems.append(
+                        f"IMAP folder {name!r} is missing"
+                        + ("" if self.create_folders else " (create it or enable create_folders)")
+                    )
+            if "IDLE" not in self._capabilities:
+                problems.append(
+                    "the IMAP server does not advertise IDLE: new mail is noticed only by "
+                    f"polling every {self.poll_interval:g} s"
+                )
+            if "MOVE" not in self._capabilities:
+                problems.append(
+                    "the IMAP server lacks MOVE: done mail is moved by COPY + EXPUNGE (slower)"
+                )
+        except (IMAPClientError, *_CONNECTION_ERRORS) as exc:
+            problems.append(f"IMAP server {self.host}:{self.port} failed during the check: {exc}")
+        finally:
+            try:
+                client.logout()
+            except Exception:  # noqa: BLE001 - the check is over either way
+                self._shutdown(client)
+        return problems
+
+
+__all__ = ["ImapError", "ImapInbox", "ImapLoginError", "ImapUnavailable", "Security"]

@@ -1,0 +1,72 @@
+"""Session-wide real servers: Dovecot, an SMTP sink and PostgreSQL (see tests/servers.py).
+
+A server that cannot start FAILS the tests that need it, with the server's log: CI must
+never pass by skipping. A developer without the servers may set FLAGMAN_ALLOW_SKIP_SERVERS=1
+to turn that into a skip locally (tests/run sets FLAGMAN_REQUIRE_SERVERS=1, which wins).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+try:
+    from tests.servers import Dovecot, Postgres, ServerError, SmtpSink
+except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout)
+    from servers import Dovecot, Postgres, ServerError, SmtpSink  # type: ignore[no-redef]
+
+
+def _unavailable(what: str, exc: Exception) -> None:
+    message = f"{what} could not be started:\n{exc}"
+    allow_skip = os.environ.get("FLAGMAN_ALLOW_SKIP_SERVERS") == "1"
+    required = os.environ.get("FLAGMAN_REQUIRE_SERVERS") == "1"
+    if allow_skip and not required:
+        pytest.skip(message)
+    pytest.fail(message, pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def dovecot() -> Iterator[Dovecot]:
+    """A private Dovecot (IMAP + LMTP) for the whole session; add users with `add_user`."""
+    try:
+        server = Dovecot()
+        server.start()
+    except (ServerError, OSError) as exc:
+        _unavailable("Dovecot", exc)
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def smtp_sink(dovecot: Dovecot) -> Iterator[SmtpSink]:
+    """The SMTP relay the bot sends to; delivers onward into Dovecot users' INBOXes.
+
+    Shared by the session: call `smtp_sink.reset()` at the start of a test that counts.
+    """
+    try:
+        sink = SmtpSink(onward=dovecot)
+        sink.start()
+    except (ServerError, OSError) as exc:
+        _unavailable("The SMTP sink (aiosmtpd)", exc)
+    try:
+        yield sink
+    finally:
+        sink.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
+    """A private PostgreSQL cluster; `postgres.url` is a SQLAlchemy URL (psycopg 3)."""
+    try:
+        server = Postgres()
+        server.start()
+    except (ServerError, OSError) as exc:
+        _unavailable("PostgreSQL", exc)
+    try:
+        yield server
+    finally:
+        server.cleanup()

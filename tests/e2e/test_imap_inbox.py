@@ -1,0 +1,336 @@
+"""ImapInbox against a real Dovecot: batches, size cap, moves, crashes, UIDVALIDITY, IDLE."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from bot.imap import ImapInbox, ImapLoginError, ImapUnavailable
+from bot.inbox import Folder, RawMail
+
+try:
+    from tests.servers import Dovecot, free_port
+except ImportError:  # tests/ itself on sys.path
+    from servers import Dovecot, free_port  # type: ignore[no-redef]
+
+pytestmark = pytest.mark.e2e
+
+_serial = itertools.count(1)
+
+
+def make_mail(n: int, body: str = "Move 3 to B7\r\n") -> bytes:
+    return (
+        f"From: Player {n} <p{n}@players.test>\r\n"
+        f"To: bot@flagman.test\r\n"
+        f"Subject: orders {n}\r\n"
+        f"Message-ID: <order-{n}@players.test>\r\n"
+        f"\r\n{body}"
+    ).encode()
+
+
+def message_id(mail: RawMail) -> str:
+    assert mail.data is not None
+    for line in mail.data.split(b"\r\n"):
+        if line.lower().startswith(b"message-id:"):
+            return line.split(b":", 1)[1].strip().decode()
+    raise AssertionError("no Message-ID")
+
+
+def folder_count(dovecot: Dovecot, user: str, folder: str) -> int:
+    client = dovecot.imap_client(user, folder=folder)
+    try:
+        return len(client.search("ALL"))
+    finally:
+        client.logout()
+
+
+@pytest.fixture
+def user(dovecot: Dovecot) -> str:
+    """A fresh mailbox per test, so tests on the shared Dovecot cannot see each other."""
+    return dovecot.add_user(f"bot{next(_serial)}@flagman.test", "pw")
+
+
+@pytest.fixture
+def make_inbox(dovecot: Dovecot, user: str) -> Iterator[Callable[..., ImapInbox]]:
+    made: list[ImapInbox] = []
+
+    def make(server: Dovecot = dovecot, login: str = user, **options: object) -> ImapInbox:
+        defaults: dict[str, object] = {
+            "security": "none",
+            "timeout": 10.0,
+            "backoff_initial": 0.05,
+            "backoff_max": 0.2,
+            "reconnect_attempts": 3,
+        }
+        defaults.update(options)
+        inbox = ImapInbox(
+            server.host, server.imap_port, login, server.users.get(login, "pw"), **defaults  # type: ignore[arg-type]
+        )
+        made.append(inbox)
+        return inbox
+
+    yield make
+    for inbox in made:
+        inbox.close()
+
+
+def test_fetch_returns_every_mail_oldest_first_in_batches(dovecot, user, make_inbox):
+    """25 mails with batch size 10: all come back in delivery order, fetched 10 at a time."""
+    with dovecot.lmtp_connection() as lmtp:
+        for n in range(25):
+            dovecot.deliver(user, make_mail(n), lmtp=lmtp)
+    inbox = make_inbox(batch_size=10)
+    inbox.connect()
+    client = inbox._client
+    calls: list[int] = []
+    real_fetch = client.fetch
+
+    def counting_fetch(messages, data, *args, **kwargs):
+        calls.append(len(messages))
+        return real_fetch(messages, data, *args, **kwargs)
+
+    client.fetch = counting_fetch
+    mails = inbox.fetch_new(limit=100)
+
+    assert [message_id(m) for m in mails] == [f"<order-{n}@players.test>" for n in range(25)]
+    assert max(calls) == 10 and len(calls) == 6  # sizes and bodies, 3 batches each
+    uids = [int(m.key.split(":")[1]) for m in mails]
+    assert uids == sorted(uids)
+    assert {m.key.split(":")[0] for m in mails} == {str(dovecot.uidvalidity(user))}
+    assert all(m.data is not None and m.size >= len(make_mail(0)) for m in mails)
+    assert [m.key for m in inbox.fetch_new(limit=7)] == [m.key for m in mails[:7]]
+
+
+def test_fetching_changes_nothing(dovecot, user, make_inbox):
+    """BODY.PEEK: a fetched mail is still unseen, and fetching again returns it again."""
+    dovecot.deliver(user, make_mail(1))
+    inbox = make_inbox()
+    first = inbox.fetch_new()
+    assert [m.key for m in inbox.fetch_new()] == [m.key for m in first]
+    client = dovecot.imap_client(user)
+    flags = client.get_flags(client.search("ALL"))
+    client.logout()
+    assert all(b"\\Seen" not in f for f in flags.values())
+
+
+def test_mail_over_the_size_cap_is_not_downloaded(dovecot, user, make_inbox):
+    """A mail bigger than max_size comes back with data=None and its server size."""
+    small = make_mail(1)
+    big = make_mail(2, body=("y" * 76 + "\r\n") * 100)
+    dovecot.deliver(user, small)
+    dovecot.deliver(user, big)
+    inbox = make_inbox(max_size=4000)
+    first, second = inbox.fetch_new()
+    assert first.data is not None and first.data.endswith(b"\r\n\r\nMove 3 to B7\r\n")
+    assert second.data is None and second.size > 4000 and second.size >= len(big)
+
+
+def test_mark_done_moves_to_processed_and_failed(dovecot, user, make_inbox):
+    """Done mail leaves the inbox for Processed or Failed; the next fetch returns nothing."""
+    for n in range(5):
+        dovecot.deliver(user, make_mail(n))
+    inbox = make_inbox(batch_size=2)
+    mails = inbox.fetch_new()
+    inbox.mark_done([m.key for m in mails[:3]], Folder.PROCESSED)
+    inbox.mark_done([m.key for m in mails[3:]], Folder.FAILED)
+    assert inbox.fetch_new() == []
+    assert folder_count(dovecot, user, "Processed") == 3
+    assert folder_count(dovecot, user, "Failed") == 2
+    assert folder_count(dovecot, user, "INBOX") == 0
+    inbox.mark_done([m.key for m in mails])  # already moved: nothing happens, no error
+    inbox.mark_done(["garbage", "1:x", ""])  # malformed keys are ignored
+    assert folder_count(dovecot, user, "Processed") == 3
+
+
+def test_crash_between_fetch_and_mark_done_fetches_the_mail_again(dovecot, user, make_inbox):
+    """A bot that dies after fetching, before marking done, sees the same mails on restart."""
+    for n in range(3):
+        dovecot.deliver(user, make_mail(n))
+    crashed = make_inbox()
+    before = crashed.fetch_new()
+    crashed._drop()  # the process died: no logout, no move
+    restarted = make_inbox()
+    after = restarted.fetch_new()
+    assert [(m.key, m.data) for m in after] == [(m.key, m.data) for m in before]
+
+
+def test_uidvalidity_change_ignores_old_keys_and_returns_mail_again(dovecot, user, make_inbox):
+    """After the INBOX is recreated, old keys move nothing; the mails come back, new keys."""
+    for n in range(3):
+        dovecot.deliver(user, make_mail(n))
+    inbox = make_inbox()
+    old = inbox.fetch_new()
+    old_validity = inbox.uidvalidity
+    new_validity = dovecot.recreate_inbox(user)
+    assert new_validity != old_validity
+
+    inbox.mark_done([m.key for m in old])  # reconnects (Dovecot dropped the session)
+
+    assert folder_count(dovecot, user, "INBOX") == 3
+    assert folder_count(dovecot, user, "Processed") == 0
+    again = inbox.fetch_new()
+    assert [message_id(m) for m in again] == [message_id(m) for m in old]
+    assert {m.key.split(":")[0] for m in again} == {str(new_validity)}
+    inbox.mark_done([m.key for m in again])
+    assert folder_count(dovecot, user, "Processed") == 3
+
+
+def test_without_move_capability_copy_and_uid_expunge_do_the_move(dovecot, user, make_inbox):
+    """Where MOVE is missing, COPY + STORE \\Deleted + UID EXPUNGE give the same result."""
+    for n in range(4):
+        dovecot.deliver(user, make_mail(n))
+    inbox = make_inbox()
+    inbox.connect()
+    inbox._capabilities = inbox._capabilities - {"MOVE"}
+    mails = inbox.fetch_new()
+    inbox.mark_done([m.key for m in mails[:2]], Folder.FAILED)
+    assert [m.key for m in inbox.fetch_new()] == [m.key for m in mails[2:]]
+    assert folder_count(dovecot, user, "Failed") == 2
+
+
+def test_mail_flagged_deleted_is_skipped_and_looked_past(dovecot, user, make_inbox):
+    """A copied but not expunged mail (interrupted fallback) is not fetched again."""
+    for n in range(4):
+        dovecot.deliver(user, make_mail(n))
+    client = dovecot.imap_client(user)
+    first = min(client.search("ALL"))
+    client.add_flags([first], [b"\\Deleted"])
+    client.logout()
+    mails = make_inbox().fetch_new(limit=2)
+    assert [message_id(m) for m in mails] == ["<order-1@players.test>", "<order-2@players.test>"]
+
+
+def test_idle_wakes_on_delivery_within_a_second(dovecot, user, make_inbox):
+    """wait() returns True soon after an LMTP delivery, and False after a quiet timeout."""
+    inbox = make_inbox(idle_cycle=5)
+    assert inbox.has_idle
+    assert inbox.wait(0.3) is False
+    timer = threading.Timer(0.3, dovecot.deliver, (user, make_mail(1)))
+    start = time.monotonic()
+    timer.start()
+    try:
+        assert inbox.wait(10) is True
+    finally:
+        timer.join()
+    assert time.monotonic() - start < 1.3
+    assert len(inbox.fetch_new()) == 1
+
+
+def test_without_idle_wait_polls(dovecot, user, make_inbox):
+    """A server without IDLE: wait() polls with NOOP and still notices new mail."""
+    inbox = make_inbox(poll_interval=0.1)
+    inbox.connect()
+    inbox._capabilities = inbox._capabilities - {"IDLE"}
+    assert inbox.wait(0.3) is False
+    timer = threading.Timer(0.2, dovecot.deliver, (user, make_mail(1)))
+    timer.start()
+    try:
+        assert inbox.wait(10) is True
+    finally:
+        timer.join()
+
+
+@pytest.fixture
+def private_dovecot() -> Iterator[Dovecot]:
+    """A Dovecot of its own, to kill without disturbing the other tests."""
+    with Dovecot() as server:
+        server.add_user("bot@flagman.test", "pw")
+        yield server
+
+
+def test_dovecot_killed_during_idle_raises_then_recovers(private_dovecot, make_inbox):
+    """Killed mid-IDLE: wait() notices at once, gives up after N reconnects with a clear
+    error; after a restart the same inbox works again."""
+    dc = private_dovecot
+    sleeps: list[float] = []
+    inbox = make_inbox(
+        server=dc, login="bot@flagman.test", idle_cycle=2, reconnect_attempts=3,
+        sleep=lambda s: sleeps.append(s),
+    )
+    inbox.connect()
+    killer = threading.Timer(0.3, dc.kill)
+    start = time.monotonic()
+    killer.start()
+    with pytest.raises(ImapUnavailable, match="unreachable after 3 attempts"):
+        inbox.wait(30)
+    killer.join()
+    assert time.monotonic() - start < 2 + 1  # within one IDLE cycle
+    assert sleeps == [0.05, 0.1]  # exponential backoff between the 3 attempts
+
+    dc.restart()
+    dc.deliver("bot@flagman.test", make_mail(1))
+    assert [message_id(m) for m in inbox.fetch_new()] == ["<order-1@players.test>"]
+
+
+def test_dovecot_restarted_during_idle_reconnects_within_a_cycle(private_dovecot, make_inbox):
+    """Killed and back within the backoff: wait() reconnects and reports possible news."""
+    dc = private_dovecot
+    inbox = make_inbox(
+        server=dc, login="bot@flagman.test", idle_cycle=2, reconnect_attempts=8,
+        backoff_initial=0.1, backoff_max=0.4,
+    )
+    inbox.connect()
+
+    def crash_and_come_back() -> None:
+        dc.kill()
+        dc.restart()
+
+    bounce = threading.Timer(0.3, crash_and_come_back)
+    start = time.monotonic()
+    bounce.start()
+    try:
+        assert inbox.wait(30) is True
+    finally:
+        bounce.join()
+    assert time.monotonic() - start < 2 + 2
+    dc.deliver("bot@flagman.test", make_mail(7))
+    assert [message_id(m) for m in inbox.fetch_new()] == ["<order-7@players.test>"]
+
+
+def test_unreachable_server_backs_off_exponentially_up_to_the_cap(make_inbox):
+    """No server: N attempts, sleeps doubling up to backoff_max, then ImapUnavailable."""
+    sleeps: list[float] = []
+    inbox = ImapInbox(
+        "127.0.0.1", free_port(), "u", "p", security="none", reconnect_attempts=5,
+        backoff_initial=0.1, backoff_max=0.3, sleep=sleeps.append,
+    )
+    with pytest.raises(ImapUnavailable):
+        inbox.fetch_new()
+    assert sleeps == [0.1, 0.2, 0.3, 0.3]
+
+
+def test_wrong_password_is_a_login_error_not_retried(dovecot, user, make_inbox):
+    """Refused credentials raise ImapLoginError at once; check() names the problem."""
+    sleeps: list[float] = []
+    inbox = ImapInbox(
+        dovecot.host, dovecot.imap_port, user, "wrong", security="none", sleep=sleeps.append
+    )
+    with pytest.raises(ImapLoginError):
+        inbox.fetch_new()
+    assert sleeps == []
+    problems = inbox.check()
+    assert len(problems) == 1 and "login" in problems[0] and user in problems[0]
+
+
+def test_check_reports_missing_folders_and_ensure_folders_creates_them(dovecot, user, make_inbox):
+    """check() lists missing folders when it may not create them; ensure_folders() fixes it."""
+    assert make_inbox().check() == []
+    strict = make_inbox(
+        processed_folder="Done", failed_folder="Broken", create_folders=False
+    )
+    problems = strict.check()
+    assert any("'Done'" in p for p in problems) and any("'Broken'" in p for p in problems)
+    assert sorted(strict.ensure_folders()) == ["Broken", "Done"]
+    assert strict.check() == []
+    assert "IDLE" in strict.capabilities() and "MOVE" in strict.capabilities()
+
+
+def test_check_reports_an_unreachable_server():
+    """check() on a port nobody listens on: one problem naming host and port, no raise."""
+    port = free_port()
+    problems = ImapInbox("127.0.0.1", port, "u", "p", security="none").check()
+    assert len(problems) == 1 and f"127.0.0.1:{port}" in problems[0]

@@ -1,0 +1,922 @@
+"""Real servers for the tests: a private Dovecot, an SMTP sink (aiosmtpd) and PostgreSQL.
+
+Every server runs on 127.0.0.1 on a free port, with all its files in a temp dir, as an
+unprivileged user (Dovecot and PostgreSQL both refuse, or should not, run as root: when the
+tests run as root the processes are started as ``nobody`` and the temp dir is chowned to it).
+Each ``start()`` waits until the server really answers (bounded) and raises `ServerError`
+with the tail of the server's log if it does not. See shared/design/testing.md.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import email.parser
+import email.policy
+import os
+import pwd
+import re
+import shutil
+import signal
+import smtplib
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+START_TIMEOUT = 20.0
+UNPRIVILEGED_USER = os.environ.get("FLAGMAN_TEST_SERVER_USER", "nobody")
+
+
+class ServerError(RuntimeError):
+    """A test server could not be started or did not answer; the message has its log tail."""
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class _RunAs:
+    """Who the server processes run as: ``nobody`` when we are root, else ourselves."""
+
+    uid: int
+    gid: int
+    user: str
+    group: str
+
+    @classmethod
+    def for_servers(cls) -> _RunAs:
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam(UNPRIVILEGED_USER)
+        else:
+            entry = pwd.getpwuid(os.geteuid())
+        import grp
+
+        return cls(entry.pw_uid, entry.pw_gid, entry.pw_name, grp.getgrgid(entry.pw_gid).gr_name)
+
+    @property
+    def switch(self) -> bool:
+        return os.geteuid() == 0 and self.uid != 0
+
+    def popen_kwargs(self) -> dict[str, object]:
+        # Popen(user=, group=) switches identity in the child itself (no runuser in between),
+        # so a signal sent to the process group reaches the server directly.
+        if self.switch:
+            return {"user": self.uid, "group": self.gid, "extra_groups": []}
+        return {}
+
+    def chown_tree(self, root: Path) -> None:
+        if not self.switch:
+            return
+        for dirpath, dirnames, filenames in os.walk(root):
+            os.chown(dirpath, self.uid, self.gid)
+            for name in dirnames + filenames:
+                os.lchown(os.path.join(dirpath, name), self.uid, self.gid)
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        return f"(no log at {path}: {exc})"
+    return "\n".join(text.splitlines()[-lines:]) or f"(log {path} is empty)"
+
+
+def _wait_for_greeting(
+    port: int, prefix: bytes, proc: subprocess.Popen[bytes], deadline: float
+) -> str | None:
+    """None once a connection on `port` reads a line starting with `prefix`; else the reason."""
+    last = "no attempt"
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return f"process exited with status {proc.returncode}"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
+                line = sock.makefile("rb").readline()
+                if line.startswith(prefix):
+                    return None
+                last = f"unexpected greeting {line!r}"
+        except OSError as exc:
+            last = str(exc)
+        time.sleep(0.05)
+    return f"no greeting on port {port} after {START_TIMEOUT:.0f} s ({last})"
+
+
+def _kill_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, sig)
+
+
+def _stop_process(proc: subprocess.Popen[bytes] | None, sig: int, grace: float = 10.0) -> None:
+    if proc is None or proc.poll() is not None:
+        if proc is not None:
+            _kill_group(proc, signal.SIGKILL)  # stray children of a dead master
+        return
+    _kill_group(proc, sig)
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc, signal.SIGKILL)
+        proc.wait(5)
+    _kill_group(proc, signal.SIGKILL)
+
+
+def _make_tempdir(prefix: str) -> Path:
+    # Short paths: a unix socket path must fit in 107 bytes.
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    path.chmod(0o755)
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# Dovecot
+
+
+def dovecot_binary() -> str:
+    for candidate in (shutil.which("dovecot"), "/usr/sbin/dovecot"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    raise ServerError("dovecot is not installed (apt-get install dovecot-imapd dovecot-lmtpd)")
+
+
+def dovecot_version(binary: str | None = None) -> tuple[int, int]:
+    out = subprocess.run(
+        [binary or dovecot_binary(), "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    match = re.match(r"(\d+)\.(\d+)", out.strip())
+    if not match:
+        raise ServerError(f"cannot read the Dovecot version from {out!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+_DOVECOT_23 = """\
+# Private Dovecot 2.3 for the tests (generated by tests/servers.py).
+protocols = imap lmtp
+listen = 127.0.0.1
+base_dir = {root}/run
+state_dir = {root}/state
+log_path = {root}/dovecot.log
+info_log_path = {root}/dovecot.log
+ssl = no
+disable_plaintext_auth = no
+auth_mechanisms = plain login
+auth_failure_delay = 0
+default_internal_user = {user}
+default_internal_group = {group}
+default_login_user = {user}
+first_valid_uid = 1
+first_valid_gid = 1
+passdb {{
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%u {root}/users/%u
+}}
+userdb {{
+  driver = static
+  args = uid={uid} gid={gid} home={root}/mail/%u
+}}
+mail_location = maildir:~/Maildir
+namespace inbox {{
+  inbox = yes
+  mailbox Processed {{
+    auto = create
+  }}
+  mailbox Failed {{
+    auto = create
+  }}
+}}
+service imap-login {{
+  chroot =
+  inet_listener imap {{
+    port = {imap_port}
+  }}
+  inet_listener imaps {{
+    port = 0
+  }}
+}}
+service lmtp {{
+  inet_listener lmtp {{
+    port = {lmtp_port}
+  }}
+}}
+service anvil {{
+  chroot =
+  # No brute-force penalty: tests log in with wrong passwords on purpose, from 127.0.0.1.
+  unix_listener anvil-auth-penalty {{
+    mode = 0
+  }}
+}}
+protocol imap {{
+  imap_idle_notify_interval = 1 mins
+}}
+"""
+
+# Dovecot 2.4 renamed much of the above (testing.md): versioned config, mail_driver/mail_path,
+# auth_allow_cleartext, %{{user}}, named passdb/userdb blocks with their own settings.
+_DOVECOT_24 = """\
+# Private Dovecot 2.4 for the tests (generated by tests/servers.py).
+dovecot_config_version = 2.4.0
+dovecot_storage_version = 2.4.0
+protocols = imap lmtp
+listen = 127.0.0.1
+base_dir = {root}/run
+state_dir = {root}/state
+log_path = {root}/dovecot.log
+info_log_path = {root}/dovecot.log
+ssl = no
+auth_allow_cleartext = yes
+auth_mechanisms = plain login
+auth_failure_delay = 0
+default_internal_user = {user}
+default_internal_group = {group}
+default_login_user = {user}
+first_valid_uid = 1
+first_valid_gid = 1
+passdb passwd-file {{
+  passwd_file_path = {root}/users/%{{user}}
+  default_password_scheme = PLAIN
+}}
+userdb static {{
+  fields {{
+    uid = {uid}
+    gid = {gid}
+    home = {root}/mail/%{{user}}
+  }}
+}}
+mail_driver = maildir
+mail_path = ~/Maildir
+namespace inbox {{
+  inbox = yes
+  mailbox Processed {{
+    auto = create
+  }}
+  mailbox Failed {{
+    auto = create
+  }}
+}}
+service imap-login {{
+  chroot =
+  inet_listener imap {{
+    port = {imap_port}
+  }}
+  inet_listener imaps {{
+    port = 0
+  }}
+}}
+service lmtp {{
+  inet_listener lmtp {{
+    port = {lmtp_port}
+  }}
+}}
+service anvil {{
+  chroot =
+  # No brute-force penalty: tests log in with wrong passwords on purpose, from 127.0.0.1.
+  unix_listener anvil-auth-penalty {{
+    mode = 0
+  }}
+}}
+"""
+
+
+def dovecot_config(version: tuple[int, int], **values: object) -> str:
+    """The config text for this Dovecot version (2.4 syntax from 2.4 on)."""
+    template = _DOVECOT_24 if version >= (2, 4) else _DOVECOT_23
+    return template.format(**values)
+
+
+class Dovecot:
+    """A private Dovecot (IMAP + LMTP) with passwd-file users and Maildir storage.
+
+    Users are full addresses (``alice@players.test``) with plain passwords; any address
+    that is a user can receive mail over LMTP (`deliver`) and log in over IMAP.
+    """
+
+    host = "127.0.0.1"
+
+    def __init__(self, root: Path | None = None) -> None:
+        self._own_root = root is None
+        self.root = Path(root) if root is not None else _make_tempdir("fm-dc-")
+        self.run_as = _RunAs.for_servers()
+        self.binary = dovecot_binary()
+        self.version = dovecot_version(self.binary)
+        self.imap_port = free_port()
+        self.lmtp_port = free_port()
+        self.users: dict[str, str] = {}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.config_path = self.root / "dovecot.conf"
+        self.log_path = self.root / "dovecot.log"
+        self.stdout_path = self.root / "dovecot.stdout"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def _write_config(self) -> None:
+        for sub in ("run", "state", "mail"):
+            (self.root / sub).mkdir(exist_ok=True)
+        self.config_path.write_text(
+            dovecot_config(
+                self.version,
+                root=self.root,
+                user=self.run_as.user,
+                group=self.run_as.group,
+                uid=self.run_as.uid,
+                gid=self.run_as.gid,
+                imap_port=self.imap_port,
+                lmtp_port=self.lmtp_port,
+            )
+        )
+        self._write_passwd()
+        self.run_as.chown_tree(self.root)
+
+    def _write_passwd(self, only: str | None = None) -> None:
+        # One passwd-file per user: Dovecot re-reads a passwd-file at most once a second
+        # (and only when its mtime or size changed), so one shared file would hide a user
+        # added a moment after another one logged in. A new file is read at once.
+        users_dir = self.root / "users"
+        users_dir.mkdir(exist_ok=True)
+        if self.run_as.switch:
+            os.chown(users_dir, self.run_as.uid, self.run_as.gid)
+        for name, password in self.users.items():
+            if only is not None and name != only:
+                continue
+            if "/" in name or name.startswith("."):
+                raise ValueError(f"unsafe user name {name!r}")
+            tmp = users_dir / f".{name}.tmp"
+            # {PLAIN} in the file works in every version whatever the default scheme is.
+            tmp.write_text(f"{name}:{{PLAIN}}{password}::::::\n")
+            if self.run_as.switch:
+                os.chown(tmp, self.run_as.uid, self.run_as.gid)
+            os.replace(tmp, users_dir / name)
+
+    def start(self) -> Dovecot:
+        if self.proc is not None and self.proc.poll() is None:
+            return self
+        self._write_config()
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.root)}
+        with open(self.stdout_path, "ab") as out:
+            self.proc = subprocess.Popen(
+                [self.binary, "-F", "-c", str(self.config_path)],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                **self.run_as.popen_kwargs(),  # type: ignore[arg-type]
+            )
+        deadline = time.monotonic() + START_TIMEOUT
+        for port, prefix in ((self.imap_port, b"* OK"), (self.lmtp_port, b"220")):
+            problem = _wait_for_greeting(port, prefix, self.proc, deadline)
+            if problem:
+                self.kill()
+                raise ServerError(
+                    f"Dovecot {'.'.join(map(str, self.version))} did not start: {problem}\n"
+                    f"--- {self.stdout_path}\n{_tail(self.stdout_path)}\n"
+                    f"--- {self.log_path}\n{_tail(self.log_path)}"
+                )
+        return self
+
+    def stop(self) -> None:
+        _stop_process(self.proc, signal.SIGTERM)
+        self.proc = None
+
+    def kill(self) -> None:
+        """SIGKILL the whole server (master and every child): a crash, for fault tests."""
+        if self.proc is not None:
+            _kill_group(self.proc, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(5)
+        self.proc = None
+
+    def restart(self) -> Dovecot:
+        """Start again on the same ports with the same mail (after `kill` or `stop`)."""
+        if self.proc is not None:
+            self.stop()
+        # A killed master leaves its pid file and sockets; Dovecot cleans up on start.
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                return self.start()
+            except ServerError:
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.2)  # the old listening sockets may need a moment to go away
+        return self.start()
+
+    def cleanup(self) -> None:
+        self.stop()
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Dovecot:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+    def log_tail(self, lines: int = 40) -> str:
+        return _tail(self.log_path, lines)
+
+    # -- users and mail ----------------------------------------------------------------------
+    def add_user(self, user: str, password: str = "secret") -> str:
+        """Create a user (usable at once); returns the user name.
+
+        Changing an existing user's password may take a second to be seen (Dovecot reads a
+        passwd-file at most once a second).
+        """
+        self.users[user] = password
+        if self.config_path.exists():
+            self._write_passwd(only=user)
+        return user
+
+    def maildir(self, user: str) -> Path:
+        return self.root / "mail" / user / "Maildir"
+
+    def deliver(
+        self,
+        user: str | Sequence[str],
+        data: bytes,
+        *,
+        mail_from: str = "sender@example.test",
+        lmtp: smtplib.LMTP | None = None,
+    ) -> None:
+        """Deliver one mail into the user's INBOX over LMTP, as an MTA does.
+
+        One recipient per transaction: smtplib.LMTP reads only one reply after DATA, while
+        LMTP answers once per recipient. Pass an open `lmtp` (see `lmtp_connection`) to
+        deliver many mails over one connection.
+        """
+        users = [user] if isinstance(user, str) else list(user)
+        with contextlib.ExitStack() as stack:
+            conn = lmtp if lmtp is not None else stack.enter_context(self.lmtp_connection())
+            for rcpt in users:
+                conn.sendmail(mail_from, [rcpt], data)
+
+    @contextlib.contextmanager
+    def lmtp_connection(self) -> Iterator[smtplib.LMTP]:
+        conn = smtplib.LMTP(self.host, self.lmtp_port, timeout=30)
+        try:
+            yield conn
+        finally:
+            with contextlib.suppress(smtplib.SMTPException, OSError):
+                conn.quit()
+
+    def imap_client(self, user: str, *, folder: str | None = "INBOX"):  # noqa: ANN201
+        """An IMAPClient logged in as `user` (with `folder` selected, unless None)."""
+        from imapclient import IMAPClient
+
+        client = IMAPClient(self.host, self.imap_port, ssl=False, timeout=30)
+        client.login(user, self.users[user])
+        if folder is not None:
+            client.select_folder(folder)
+        return client
+
+    def uidvalidity(self, user: str, folder: str = "INBOX") -> int:
+        client = self.imap_client(user, folder=None)
+        try:
+            return int(client.folder_status(folder, [b"UIDVALIDITY"])[b"UIDVALIDITY"])
+        finally:
+            client.logout()
+
+    def recreate_inbox(self, user: str) -> int:
+        """Give the user's INBOX a new UIDVALIDITY, as if it had been deleted and recreated.
+
+        The INBOX cannot be deleted over IMAP, so ``doveadm mailbox update --uid-validity``
+        does it in the storage, the way a restore from backup would. The UIDs stay, which is
+        the dangerous case: an old key ``<old>:<uid>`` names a mail that exists. Dovecot
+        disconnects sessions that had the INBOX selected. Returns the new UIDVALIDITY.
+        """
+        old = self.uidvalidity(user)
+        new = max(old + 1, int(time.time()))
+        doveadm = shutil.which("doveadm") or "/usr/bin/doveadm"
+        done = subprocess.run(
+            [doveadm, "-c", str(self.config_path), "mailbox", "update", "-u", user,
+             "--uid-validity", str(new), "INBOX"],
+            capture_output=True,
+            text=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.root)},
+            timeout=30,
+            **self.run_as.popen_kwargs(),  # type: ignore[arg-type]
+        )
+        if done.returncode != 0 or self.uidvalidity(user) != new:
+            raise ServerError(
+                f"doveadm could not change the UIDVALIDITY of {user}'s INBOX "
+                f"({done.returncode}): {done.stderr.strip()}\n{self.log_tail()}"
+            )
+        return new
+
+
+# --------------------------------------------------------------------------------------------
+# SMTP sink
+
+
+@dataclass(frozen=True)
+class ReceivedMail:
+    """One message the sink accepted."""
+
+    mail_from: str
+    rcpt_tos: tuple[str, ...]
+    data: bytes
+    message_id: str | None
+
+
+@dataclass
+class Fault:
+    """Make the sink misbehave.
+
+    stage: "rcpt" (answer RCPT TO), "data" (answer after DATA) or "mail" (MAIL FROM).
+    recipients: only for these addresses (lower-cased); None = any.
+    reply: the SMTP reply, e.g. "451 4.3.0 Try again later"; None with drop=True.
+    drop: close the connection instead of answering.
+    times: how many more times it fires; None = until cleared.
+    """
+
+    stage: str
+    reply: str | None = None
+    recipients: frozenset[str] | None = None
+    drop: bool = False
+    times: int | None = 1
+
+    def matches(self, stage: str, addresses: Iterable[str]) -> bool:
+        if self.stage != stage or self.times == 0:
+            return False
+        if self.recipients is None:
+            return True
+        return any(a.lower() in self.recipients for a in addresses)
+
+
+def _message_id(data: bytes) -> str | None:
+    headers = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(data)
+    value = headers.get("Message-ID")
+    return str(value).strip() if value is not None else None
+
+
+class SmtpSink:
+    """An SMTP server (aiosmtpd) that records every message and can misbehave on request.
+
+    With `onward` (a `Dovecot`), each accepted recipient that is a Dovecot user also gets
+    the mail in its INBOX over LMTP, so a test can read what a player would read.
+    """
+
+    host = "127.0.0.1"
+
+    def __init__(self, onward: Dovecot | None = None, port: int | None = None) -> None:
+        self.onward = onward
+        self.port = port or free_port()
+        self._lock = threading.Lock()
+        self._received: list[ReceivedMail] = []
+        self._faults: list[Fault] = []
+        self.onward_errors: list[str] = []
+        self.greetings = 0  # EHLO/HELO seen: one per connection when no STARTTLS
+        self._controller = None
+        self._arrived = threading.Condition(self._lock)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> SmtpSink:
+        from aiosmtpd.controller import Controller
+
+        controller = Controller(
+            _SinkHandler(self),
+            hostname=self.host,
+            port=self.port,
+            ready_timeout=START_TIMEOUT,
+            enable_SMTPUTF8=True,
+            data_size_limit=64 * 1024 * 1024,
+        )
+        try:
+            controller.start()
+        except Exception as exc:
+            raise ServerError(f"the SMTP sink did not start on port {self.port}: {exc!r}") from exc
+        self._controller = controller
+        return self
+
+    def stop(self) -> None:
+        if self._controller is not None:
+            self._controller.stop()
+            self._controller = None
+
+    def __enter__(self) -> SmtpSink:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- what arrived ------------------------------------------------------------------------
+    @property
+    def messages(self) -> list[ReceivedMail]:
+        with self._lock:
+            return list(self._received)
+
+    def message_ids(self) -> list[str | None]:
+        return [m.message_id for m in self.messages]
+
+    def wait_for(self, count: int, timeout: float = 5.0) -> list[ReceivedMail]:
+        """Block until at least `count` messages arrived; returns them (raises on timeout)."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while len(self._received) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(
+                        f"SMTP sink has {len(self._received)} messages, expected {count}"
+                    )
+                self._arrived.wait(left)
+            return list(self._received)
+
+    def reset(self) -> None:
+        """Forget received messages, faults and onward errors (between tests)."""
+        with self._lock:
+            self._received.clear()
+            self._faults.clear()
+            self.onward_errors.clear()
+            self.greetings = 0
+
+    # -- faults ------------------------------------------------------------------------------
+    def add_fault(self, fault: Fault) -> Fault:
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def fail_rcpt(
+        self, reply: str, recipients: Iterable[str] | None = None, times: int | None = 1
+    ) -> Fault:
+        """Answer RCPT TO with `reply` (e.g. ``"451 4.3.0 Try later"``)."""
+        return self.add_fault(Fault("rcpt", reply, _lower_set(recipients), times=times))
+
+    def fail_data(
+        self, reply: str, recipients: Iterable[str] | None = None, times: int | None = 1
+    ) -> Fault:
+        """Answer the end of DATA with `reply` (the message is not recorded)."""
+        return self.add_fault(Fault("data", reply, _lower_set(recipients), times=times))
+
+    def fail_mail(self, reply: str, times: int | None = 1) -> Fault:
+        """Answer MAIL FROM with `reply`."""
+        return self.add_fault(Fault("mail", reply, None, times=times))
+
+    def drop_connection(
+        self, stage: str = "data", recipients: Iterable[str] | None = None, times: int | None = 1
+    ) -> Fault:
+        """Close the connection instead of answering at `stage` (the mail is not recorded)."""
+        return self.add_fault(Fault(stage, None, _lower_set(recipients), drop=True, times=times))
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def _take_fault(self, stage: str, addresses: Iterable[str]) -> Fault | None:
+        addresses = list(addresses)
+        with self._lock:
+            for fault in self._faults:
+                if fault.matches(stage, addresses):
+                    if fault.times is not None:
+                        fault.times -= 1
+                    return fault
+        return None
+
+    def _record(self, mail: ReceivedMail) -> None:
+        if self.onward is not None:
+            for rcpt in mail.rcpt_tos:
+                try:
+                    self.onward.deliver(rcpt, mail.data, mail_from=mail.mail_from or "<>")
+                except (smtplib.SMTPException, OSError) as exc:
+                    with self._lock:
+                        self.onward_errors.append(f"{rcpt}: {exc!r}")
+        with self._arrived:
+            self._received.append(mail)
+            self._arrived.notify_all()
+
+
+def _lower_set(addresses: Iterable[str] | None) -> frozenset[str] | None:
+    return None if addresses is None else frozenset(a.lower() for a in addresses)
+
+
+class _SinkHandler:
+    def __init__(self, sink: SmtpSink) -> None:
+        self.sink = sink
+
+    async def handle_EHLO(self, server, session, envelope, hostname, responses):  # noqa: ANN001, ANN201
+        with self.sink._lock:
+            self.sink.greetings += 1
+        session.host_name = hostname
+        return responses
+
+    async def handle_HELO(self, server, session, envelope, hostname):  # noqa: ANN001, ANN201
+        with self.sink._lock:
+            self.sink.greetings += 1
+        session.host_name = hostname
+        return f"250 {server.hostname}"
+
+    async def handle_MAIL(self, server, session, envelope, address, mail_options):  # noqa: ANN001, ANN201
+        fault = self.sink._take_fault("mail", [])
+        if fault is not None:
+            return _apply(server, fault)
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: ANN001, ANN201
+        fault = self.sink._take_fault("rcpt", [address])
+        if fault is not None:
+            return _apply(server, fault)
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: ANN001, ANN201
+        fault = self.sink._take_fault("data", envelope.rcpt_tos)
+        if fault is not None:
+            return _apply(server, fault)
+        data = envelope.original_content or envelope.content
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        mail = ReceivedMail(
+            mail_from=envelope.mail_from or "",
+            rcpt_tos=tuple(envelope.rcpt_tos),
+            data=bytes(data),
+            message_id=_message_id(data),
+        )
+        # Onward LMTP delivery blocks; run it off the event loop.
+        import asyncio
+
+        await asyncio.get_running_loop().run_in_executor(None, self.sink._record, mail)
+        return "250 Message accepted for delivery"
+
+
+def _apply(server, fault: Fault) -> str:  # noqa: ANN001
+    if fault.drop:
+        # abort() resets the TCP connection at once: the client sees a dead peer.
+        server.transport.abort()
+        return "421 4.4.2 connection dropped (test fault)"
+    assert fault.reply is not None
+    return fault.reply
+
+
+# --------------------------------------------------------------------------------------------
+# PostgreSQL
+
+
+def postgres_bindir() -> Path:
+    """The directory with initdb and postgres: $FLAGMAN_PG_BINDIR, Debian's, or PATH."""
+    env = os.environ.get("FLAGMAN_PG_BINDIR")
+    candidates: list[Path] = [Path(env)] if env else []
+    debian = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+        reverse=True,
+    )
+    candidates += debian
+    which = shutil.which("initdb")
+    if which:
+        candidates.append(Path(os.path.realpath(which)).parent)
+    for path in candidates:
+        if (path / "initdb").exists() and (path / "postgres").exists():
+            return path
+    raise ServerError("PostgreSQL is not installed (apt-get install postgresql)")
+
+
+@dataclass
+class Postgres:
+    """A private PostgreSQL cluster in a temp dir, trust auth, on 127.0.0.1 and a unix socket."""
+
+    user: str = "flagman"
+    database: str = "flagman"
+    root: Path = field(default_factory=lambda: _make_tempdir("fm-pg-"))
+    port: int = field(default_factory=free_port)
+
+    def __post_init__(self) -> None:
+        self.run_as = _RunAs.for_servers()
+        self.bindir = postgres_bindir()
+        self.data_dir = self.root / "data"
+        self.socket_dir = self.root / "sock"
+        self.log_path = self.root / "postgres.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """SQLAlchemy URL (psycopg 3) over TCP."""
+        return f"postgresql+psycopg://{self.user}@127.0.0.1:{self.port}/{self.database}"
+
+    def _env(self) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.root),
+            "LC_ALL": "C.UTF-8",
+            "LANG": "C.UTF-8",
+        }
+
+    def start(self) -> Postgres:
+        if self.proc is not None and self.proc.poll() is None:
+            return self
+        if not (self.data_dir / "PG_VERSION").exists():
+            self.socket_dir.mkdir(exist_ok=True)
+            self.run_as.chown_tree(self.root)
+            with open(self.log_path, "ab") as log:
+                done = subprocess.run(
+                    [
+                        str(self.bindir / "initdb"),
+                        "-D", str(self.data_dir),
+                        "-U", self.user,
+                        "-A", "trust",
+                        "-E", "UTF8",
+                        "--locale=C",
+                        "--no-sync",
+                    ],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=self._env(),
+                    timeout=120,
+                    **self.run_as.popen_kwargs(),  # type: ignore[arg-type]
+                )
+            if done.returncode != 0:
+                raise ServerError(f"initdb failed ({done.returncode}):\n{_tail(self.log_path)}")
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [
+                    str(self.bindir / "postgres"),
+                    "-D", str(self.data_dir),
+                    "-p", str(self.port),
+                    "-k", str(self.socket_dir),
+                    "-h", "127.0.0.1",
+                    # A throwaway cluster: durability buys nothing, speed does.
+                    "-c", "fsync=off",
+                    "-c", "synchronous_commit=off",
+                    "-c", "full_page_writes=off",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self._env(),
+                start_new_session=True,
+                **self.run_as.popen_kwargs(),  # type: ignore[arg-type]
+            )
+        self._wait_ready()
+        self._create_database()
+        return self
+
+    def _wait_ready(self) -> None:
+        import psycopg
+
+        deadline = time.monotonic() + START_TIMEOUT
+        last = "no attempt"
+        while time.monotonic() < deadline:
+            assert self.proc is not None
+            if self.proc.poll() is not None:
+                last = f"postgres exited with status {self.proc.returncode}"
+                break
+            try:
+                with psycopg.connect(
+                    host="127.0.0.1", port=self.port, user=self.user, dbname="postgres",
+                    connect_timeout=2,
+                ) as conn:
+                    conn.execute("select 1")
+                    return
+            except psycopg.Error as exc:
+                last = str(exc).strip()
+            time.sleep(0.1)
+        self.stop()
+        raise ServerError(f"PostgreSQL did not start: {last}\n{_tail(self.log_path)}")
+
+    def _create_database(self) -> None:
+        import psycopg
+
+        with psycopg.connect(
+            host="127.0.0.1", port=self.port, user=self.user, dbname="postgres", autocommit=True
+        ) as conn:
+            exists = conn.execute(
+                "select 1 from pg_database where datname = %s", (self.database,)
+            ).fetchone()
+            if not exists:
+                conn.execute(f'create database "{self.database}"')
+
+    def create_database(self, name: str) -> str:
+        """Create another database (e.g. one per test module); returns its SQLAlchemy URL."""
+        import psycopg
+
+        with psycopg.connect(
+            host="127.0.0.1", port=self.port, user=self.user, dbname="postgres", autocommit=True
+        ) as conn:
+            conn.execute(f'drop database if exists "{name}"')
+            conn.execute(f'create database "{name}"')
+        return f"postgresql+psycopg://{self.user}@127.0.0.1:{self.port}/{name}"
+
+    def stop(self) -> None:
+        # SIGINT is PostgreSQL's "fast" shutdown: disconnect clients, then exit.
+        _stop_process(self.proc, signal.SIGINT)
+        self.proc = None
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Postgres:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.cleanup()
+
+    def log_tail(self, lines: int = 40) -> str:
+        return _tail(self.log_path, lines)
