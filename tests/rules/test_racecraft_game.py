@@ -1,0 +1,250 @@
+"""Racecraft as a `rules.api.Game`: help, views, GM overrides, storage, events."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from rules import find_game
+from rules.api import FigureError, Game, StateError, Viewer
+from rules.racecraft import GAME
+from rules.racecraft.model import Cruise, Overtake, Use
+from rules.racecraft.parse import ORDER_FORMS
+from tests.rules.racecraft_strategies import make_race
+
+RNG = random.Random(0)
+FIVE = ["kelly", "seb", "steve", "roger", "zed"]
+
+
+def resolve_texts(race: Any, texts: dict[str, str]) -> Any:
+    orders = {}
+    for player in GAME.expected_players(race):
+        parsed = GAME.parse_orders(race, player, texts[player]) if player in texts else None
+        orders[player] = parsed.orders if parsed else GAME.default_orders(race, player)
+    return GAME.resolve(race, orders, RNG)
+
+
+def worked_example() -> tuple[Any, Any]:
+    """The worked example with a fifth runner, zed, who uses 0 then cruises at the back."""
+    start = GAME.new_game(FIVE, {}, RNG)
+    one = resolve_texts(start, {"kelly": "0", "seb": "2", "steve": "2", "roger": "5", "zed": "0"})
+    two = resolve_texts(one.state, {"roger": "CRUISE", "seb": "USE 3", "steve": "OVERTAKE", "kelly": "USE 2", "zed": "B"})
+    return one, two
+
+
+def test_racecraft_is_registered_and_is_a_game() -> None:
+    """`rules.find_game("racecraft")` is this game, and it implements the Game protocol."""
+    assert find_game("Racecraft") is GAME
+    assert isinstance(GAME, Game)
+    assert (GAME.name, GAME.title, GAME.min_players, GAME.max_players) == ("racecraft", "Racecraft", 5, 8)
+
+
+def test_bad_player_names_are_refused() -> None:
+    """Player ids are lower-case letters, digits, - and _ (rules.api.PlayerId), each once."""
+    with pytest.raises(ValueError, match="bad player name"):
+        GAME.new_game(["Kelly", "seb", "steve", "roger", "zed"], {}, RNG)
+    with pytest.raises(ValueError, match="twice"):
+        GAME.new_game(["seb", "seb", "steve", "roger", "zed"], {}, RNG)
+
+
+def test_everyone_is_level_before_the_start() -> None:
+    """Before turn 1 nobody has run: one position, by name."""
+    race = GAME.new_game(FIVE, {}, RNG)
+    assert GAME.standings(race) == (("kelly", "roger", "seb", "steve", "zed"),)
+    assert GAME.expected_players(race) == frozenset(FIVE)
+
+
+def test_option_help_and_rules_summary_name_the_turns_option() -> None:
+    """option_help lists each option with its range and default."""
+    assert "turns" in GAME.option_help() and "3 to 9" in GAME.option_help() and "default 5" in GAME.option_help()
+    assert "10 energy points" in GAME.rules_summary()
+
+
+# -- order help and canonical text -------------------------------------------------------
+
+
+def test_format_orders_is_canonical() -> None:
+    """format_orders writes `USE 3`, `CRUISE`, `OVERTAKE`."""
+    assert GAME.format_orders([Use(3)]) == "USE 3"
+    assert GAME.format_orders([Cruise()]) == "CRUISE"
+    assert GAME.format_orders([Overtake()]) == "OVERTAKE"
+    assert GAME.format_orders([]) == ""
+
+
+def test_order_help_is_generated_from_the_grammar_table_and_tailored() -> None:
+    """HELP lists every form the table allows now, with the player's EP and NMR default."""
+    race = make_race([["a"], ["b"]], {"a": 7, "b": 0})
+    text = GAME.order_help(race, "a")
+    for form in ORDER_FORMS:
+        assert form.keyword in text
+        for alias in form.aliases:
+            assert f"{alias}" in text
+    assert "You have 7 EP" in text and "n from 0 to 7" in text and "USE 3" in text
+    at_zero = GAME.order_help(race, "b")
+    assert "OVERTAKE is not possible now" in at_zero
+
+
+def test_order_help_on_turn_one_offers_only_a_number() -> None:
+    """Turn 1: only a number of EP; the help says so and offers no CRUISE or OVERTAKE."""
+    text = GAME.order_help(GAME.new_game(FIVE, {}, RNG), "seb")
+    assert "USE n" in text and "CRUISE" not in text and "OVERTAKE" not in text
+    assert "USE 5" in text
+
+
+def test_order_help_in_the_sprint_and_after_the_race() -> None:
+    """The final sprint needs no orders; after it there are none."""
+    race = make_race([["a"], ["b"]], 6, turn=5, turns=5)
+    assert "no orders are needed" in GAME.order_help(race, "a")
+    assert "6 EP" in GAME.order_help(race, "a")
+    assert "over" in GAME.order_help(make_race([["a"], ["b"]], 6, turn=6, turns=5), "a")
+
+
+def test_merge_orders_the_later_set_replaces() -> None:
+    """Orders in mail: "a later mail before the deadline replaces the earlier"."""
+    assert GAME.merge_orders((Use(3),), (Cruise(),)) == (Cruise(),)
+    assert GAME.merge_orders((Use(3),), ()) == (Use(3),)
+
+
+# -- views --------------------------------------------------------------------------------
+
+
+def test_view_has_the_common_keys() -> None:
+    """rules.api "Views": title, turn_label, finished, standings, columns, table, events,
+    private, summary."""
+    _one, two = worked_example()
+    view = GAME.view(two.state, two, Viewer.PUBLIC)
+    assert view["title"] == "Racecraft"
+    assert view["turn_label"] == "Turn 3 of 5: tactical"
+    assert view["finished"] is False
+    assert view["standings"] == [
+        {"place": 1, "players": ["seb", "steve"]},
+        {"place": 2, "players": ["roger"]},
+        {"place": 3, "players": ["kelly", "zed"]},
+    ]
+    assert view["columns"] == ["EP", "Last order", "Score"]
+    assert view["table"][0] == {"player": "seb", "place": 1, "cells": ["4", "USE 3", "3"]}
+    assert [row["player"] for row in view["table"]] == ["seb", "steve", "roger", "kelly", "zed"]
+    assert view["events"] == [event.text for event in two.events]
+    assert view["private"] == []
+    assert view["summary"] == "seb and steve share the lead; kelly and zed are last."
+
+
+def test_private_lines_only_for_the_player() -> None:
+    """A player's view adds their EP and NMR default; PUBLIC and GM views show nothing private."""
+    _one, two = worked_example()
+    assert GAME.view(two.state, two, "roger")["private"] == ["You have 7 EP and are 2nd; NMR default: USE 3."]
+    assert GAME.view(two.state, two, Viewer.GM)["private"] == []
+    public = json.dumps(GAME.view(two.state, two, Viewer.PUBLIC))
+    assert "NMR default" not in public
+
+
+def test_view_before_any_turn_and_after_the_race() -> None:
+    """No events before the first turn; `finished` and a winner after the sprint."""
+    race = GAME.new_game(FIVE, {"turns": "3"}, RNG)
+    view = GAME.view(race, None, Viewer.PUBLIC)
+    assert view["events"] == [] and view["turn_label"] == "Turn 1 of 3: start"
+    assert all(row["cells"] == ["10", "", ""] for row in view["table"])
+    while not GAME.is_finished(race):
+        race = resolve_texts(race, {}).state
+    view = GAME.view(race, None, "kelly")
+    assert view["finished"] is True
+    assert view["summary"].endswith(("wins.", "share the win."))
+    assert view["private"][0].startswith("You finished")
+
+
+def test_results_events_read_well() -> None:
+    """Events: one line per runner (score and EP change), one per pass, the adjustment, the
+    positions after the turn."""
+    _one, two = worked_example()
+    texts = [event.text for event in two.events]
+    assert "roger: CRUISE, score 2, the average of those who did not cruise (EP 5 -> 6, +1 for cruising)." in texts
+    assert "seb: USE 3, score 3 (EP 8 -> 5)." in texts
+    assert "steve: OVERTAKE, score 1 (EP 8 -> 7, 1 EP paid)." in texts
+    assert "seb (3) and steve (OVERTAKE) pass roger (2)." in texts
+    assert "kelly is 3rd and last: no change (8 EP)." in texts
+    assert texts[-1] == (
+        "After turn 2: 1st seb (4 EP) and steve (6 EP); 2nd roger (7 EP); "
+        "3rd kelly (8 EP) and zed (10 EP)."
+    )
+    kinds = [event.kind for event in two.events]
+    assert kinds.count("order") == 5 and kinds.count("overtake") == 1 and kinds[-1] == "positions"
+
+
+def test_no_results_line_parses_as_an_order() -> None:
+    """testing.md: "Never put a line that parses as a valid order into the bot's own mail"."""
+    one, two = worked_example()
+    race = two.state
+    lines = [event.text for event in one.events + two.events]
+    view = GAME.view(race, two, "roger")
+    lines += view["private"] + [view["summary"], view["turn_label"]]
+    for line in lines:
+        assert not GAME.parse_orders(race, "roger", line).orders, line
+
+
+# -- GM overrides -------------------------------------------------------------------------
+
+
+def test_set_figure_sets_ep() -> None:
+    """GM SET: `SET <game> <seat> ep 7`."""
+    race = GAME.set_figure(GAME.new_game(FIVE, {}, RNG), "seb", "EP", "7")
+    assert GAME.figures(race, "seb") == {"ep": 7}
+    assert GAME.figures(race, "kelly") == {"ep": 10}
+
+
+@pytest.mark.parametrize(("player", "name", "value"), [("seb", "ep", "11"), ("seb", "ep", "-1"), ("seb", "ep", "x"), ("seb", "wear", "1"), ("nobody", "ep", "3")])
+def test_set_figure_refuses_bad_figures(player: str, name: str, value: str) -> None:
+    """GM SET: FigureError with the allowed names or range."""
+    with pytest.raises(FigureError):
+        GAME.set_figure(GAME.new_game(FIVE, {}, RNG), player, name, value)
+
+
+def test_drop_player_removes_the_runner_and_closes_up_the_places() -> None:
+    """GM DROP (rule chosen): the runner leaves the race and the standings; an emptied
+    position disappears."""
+    one, _two = worked_example()
+    race = GAME.drop_player(one.state, "roger")
+    assert GAME.standings(race) == (("seb", "steve"), ("kelly", "zed"))
+    assert "roger" not in GAME.players(race)
+    assert "roger" not in GAME.expected_players(race)
+    after = resolve_texts(race, {})
+    assert "roger" not in [p for position in GAME.standings(after.state) for p in position]
+    assert GAME.view(race, None, "roger")["private"] == ["You are no longer in the race."]
+    with pytest.raises(ValueError):
+        GAME.drop_player(race, "roger")
+
+
+# -- storage ------------------------------------------------------------------------------
+
+
+def test_dump_state_is_versioned_json_and_loads_back() -> None:
+    """dump_state: JSON-ready with a "version" key; load_state(dump_state(s)) == s."""
+    _one, two = worked_example()
+    data = GAME.dump_state(two.state)
+    assert data["version"] == 1
+    assert GAME.load_state(json.loads(json.dumps(data))) == two.state
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda d: d.update(version=2),
+        lambda d: d.pop("runners"),
+        lambda d: d.update(turns=12),
+        lambda d: d["runners"][0].update(ep=11),
+        lambda d: d["runners"][0].update(last_play="JUMP"),
+        lambda d: d["runners"][0].update(last_score="x/y"),
+        lambda d: d["positions"].pop(),
+        lambda d: d["positions"].append([]),
+        lambda d: d["runners"].append(dict(d["runners"][0])),
+    ],
+)
+def test_load_state_refuses_bad_data(damage: Any) -> None:
+    """load_state raises StateError on an unknown version or a bad shape."""
+    _one, two = worked_example()
+    data = json.loads(json.dumps(GAME.dump_state(two.state)))
+    damage(data)
+    with pytest.raises(StateError):
+        GAME.load_state(data)
