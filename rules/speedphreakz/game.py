@@ -1,0 +1,316 @@
+"""SpeedPhreakz behind the `rules.api.Game` protocol."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from rules.api import (
+    FigureError,
+    Figures,
+    OptionError,
+    Parsed,
+    PlayerId,
+    Resolution,
+    Standings,
+    StateError,
+    Viewer,
+)
+from rules.speedphreakz import parse, view
+from rules.speedphreakz.data import (
+    MapError,
+    bundled_map,
+    circuit_from_json,
+    circuit_to_json,
+    map_names,
+)
+from rules.speedphreakz.model import (
+    Car,
+    CarStatus,
+    Heading,
+    NoOrders,
+    Options,
+    Order,
+    Program,
+    Progress,
+    Race,
+    Square,
+)
+from rules.speedphreakz.resolve import (
+    default_restart,
+    default_start,
+    previous_program,
+    resolve_round,
+)
+
+STATE_VERSION = 1
+_PLAYER = re.compile(r"^[a-z0-9_-]+$")
+LETTERS = "ABCDEFGH"
+
+
+def parse_options(options: Mapping[str, str]) -> Options:
+    known = {"map", "max_actions", "nmr", "max_rounds"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise OptionError(f"unknown option {unknown[0]!r}; options are {', '.join(sorted(known))}")
+    result = Options()
+    if "map" in options:
+        name = options["map"].strip().lower()
+        if name not in map_names():
+            raise OptionError(f"unknown map {name!r}; bundled maps: {', '.join(map_names())}")
+        result = dataclasses.replace(result, map=name)
+    if "max_actions" in options:
+        result = dataclasses.replace(result, max_actions=_whole(options, "max_actions", 1, 30))
+    if "max_rounds" in options:
+        result = dataclasses.replace(result, max_rounds=_whole(options, "max_rounds", 2, 500))
+    if "nmr" in options:
+        try:
+            result = dataclasses.replace(result, nmr=NoOrders(options["nmr"].strip().lower()))
+        except ValueError:
+            raise OptionError("nmr must be 'empty' (hold position, S14) or 'repeat' (the previous program)") from None
+    return result
+
+
+def _whole(options: Mapping[str, str], key: str, low: int, high: int) -> int:
+    text = options[key].strip()
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise OptionError(f"{key} must be a whole number from {low} to {high}, not {text!r}")
+    return int(text)
+
+
+class SpeedPhreakz:
+    name: ClassVar[str] = "speedphreakz"
+    title: ClassVar[str] = "SpeedPhreakz"
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = len(LETTERS)
+    early_resolution: ClassVar[bool] = True
+
+    # -- set-up -----------------------------------------------------------------------
+    def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> Race:
+        if not self.min_players <= len(players) <= self.max_players:
+            raise ValueError(f"SpeedPhreakz needs {self.min_players} to {self.max_players} players, not {len(players)}")
+        if len(set(players)) != len(players) or not all(_PLAYER.match(p) for p in players):
+            raise ValueError("player names must be distinct: lower-case letters, digits, - and _")
+        opts = parse_options(options)
+        circuit = bundled_map(opts.map)
+        cars = tuple(Car(player=p, letter=LETTERS[i], heading=circuit.finish_direction) for i, p in enumerate(players))
+        return Race(circuit=circuit, options=opts, cars=cars)
+
+    def option_help(self) -> str:
+        return "\n".join(
+            [
+                f"map: the circuit, one of {', '.join(map_names())} (default ring)",
+                "max_actions: actions allowed per round, 1-30 (default 12; S15)",
+                "nmr: a silent player's program, 'empty' (hold position) or 'repeat' (default empty; S14)",
+                "max_rounds: the race ends after this round if nobody has finished, 2-500 (default 60)",
+            ]
+        )
+
+    def rules_summary(self) -> str:
+        return (
+            "SpeedPhreakz is a push-your-luck race on a grid. Each round you program a list of "
+            "actions (F1 F2 F3 RV VL VR TL TR HL HR), always one round ahead. After the orders are "
+            "in, the bot rolls the round's control (d100+100, the same for everyone). Actions cost "
+            "control; once your running total goes over it, that action and every later one is "
+            "rolled on a d10 loss-of-control table, and the overspend is added to your next first "
+            "action.\n\n"
+            "Recklessness (+1 when your first action already loses control, +1 per 100 over) pushes "
+            "those d10s away from the middle; off the table is a crash. Crash into a wall, end a "
+            "round on another car's square, or stand next to a car when it crashes, and you crash: "
+            "you restart next to the wreck with +50 (and +50 per recklessness) on your next first "
+            "action.\n\n"
+            "Pass the checkpoints in order and cross the line first. Several at once: more control "
+            "left at the crossing, then fewer crashes, then seating order."
+        )
+
+    # -- the turn -----------------------------------------------------------------------
+    def turn_label(self, state: Race) -> str:
+        return view.turn_label(state)
+
+    def expected_players(self, state: Race) -> frozenset[PlayerId]:
+        if state.finished:
+            return frozenset()
+        return frozenset(c.player for c in state.cars if c.racing)
+
+    def parse_orders(self, state: Race, player: PlayerId, text: str) -> Parsed[Order]:
+        return parse.parse_orders(state, player, text)
+
+    def format_orders(self, orders: Sequence[Order]) -> str:
+        return parse.format_orders(orders)
+
+    def merge_orders(self, earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
+        return parse.merge_orders(earlier, later)
+
+    def default_orders(self, state: Race, player: PlayerId) -> tuple[Order, ...]:
+        """S14: empty programs (or the previous program, option nmr=repeat); the set-up
+        puts the car on a start square by seat; a crashed car restarts by S10."""
+        if state.finished:
+            return ()
+        car = state.car(player)
+        if not car.racing:
+            return ()
+        orders: list[Order] = []
+        if state.set_up:
+            orders.append(default_start(state, state.cars.index(car)))
+        elif car.status is CarStatus.CRASHED:
+            taken = {c.square for c in state.cars if c.status is CarStatus.RACING and c.square is not None}
+            orders.append(default_restart(state, car, taken))
+        for round_no in state.allowed_rounds(player):
+            actions: tuple[str, ...] = ()
+            if state.options.nmr is NoOrders.REPEAT:
+                actions = previous_program(car, round_no)
+                if parse.program_problem(actions, state.options.max_actions) is not None:
+                    actions = ()
+            orders.append(Program(round_no, actions))
+        return parse.canonical(orders)
+
+    def resolve(self, state: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[Race]:
+        if state.finished:
+            return Resolution(state, ())
+        return resolve_round(state, orders, rng)
+
+    def order_help(self, state: Race, player: PlayerId) -> str:
+        return parse.order_help(state, player)
+
+    # -- reading the state ------------------------------------------------------------
+    def is_finished(self, state: Race) -> bool:
+        return state.finished
+
+    def players(self, state: Race) -> tuple[PlayerId, ...]:
+        return tuple(c.player for c in state.cars if c.status is not CarStatus.OUT)
+
+    def standings(self, state: Race) -> Standings:
+        return view.standings(state)
+
+    def figures(self, state: Race, player: PlayerId) -> Figures:
+        return view.figures(state, player)
+
+    def view(self, state: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> Mapping[str, Any]:
+        return view.build_view(state, resolution, viewer)
+
+    # -- GM overrides -------------------------------------------------------------------
+    def set_figure(self, state: Race, player: PlayerId, name: str, value: str) -> Race:
+        try:
+            car = state.car(player)
+        except KeyError:
+            raise FigureError(f"no player {player!r} in this game") from None
+        field = name.strip().lower()
+        text = value.strip()
+        if field == "recklessness":
+            if not text.isdigit() or int(text) > 20:
+                raise FigureError("recklessness must be a whole number from 0 to 20")
+            car = dataclasses.replace(car, recklessness=int(text))
+        elif field == "square":
+            try:
+                square = Square.parse(text)
+            except ValueError as error:
+                raise FigureError(str(error)) from None
+            if not state.circuit.on_map(square) or state.circuit.solid(square):
+                raise FigureError(f"{square} is off the map or solid")
+            car = dataclasses.replace(car, square=square)
+        elif field == "heading":
+            try:
+                car = dataclasses.replace(car, heading=Heading.parse(text))
+            except ValueError as error:
+                raise FigureError(str(error)) from None
+        else:
+            raise FigureError(f"unknown figure {name!r}; SpeedPhreakz figures: recklessness, square, heading")
+        return dataclasses.replace(state, cars=tuple(car if c.player == player else c for c in state.cars))
+
+    def drop_player(self, state: Race, player: PlayerId) -> Race:
+        cars = tuple(
+            dataclasses.replace(c, status=CarStatus.OUT, programs=()) if c.player == player else c for c in state.cars
+        )
+        racing = any(c.racing for c in cars)
+        return dataclasses.replace(state, cars=cars, finished=state.finished or not racing)
+
+    # -- storage ------------------------------------------------------------------------
+    def dump_state(self, state: Race) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "circuit": circuit_to_json(state.circuit),
+            "options": {
+                "map": state.options.map,
+                "max_actions": state.options.max_actions,
+                "nmr": state.options.nmr.value,
+                "max_rounds": state.options.max_rounds,
+            },
+            "round": state.round,
+            "finished": state.finished,
+            "finish_order": list(state.finish_order),
+            "last_control": state.last_control,
+            "cars": [_dump_car(c) for c in state.cars],
+        }
+
+    def load_state(self, data: Mapping[str, Any]) -> Race:
+        if not isinstance(data, Mapping) or data.get("version") != STATE_VERSION:
+            raise StateError(f"SpeedPhreakz state version {data.get('version') if isinstance(data, Mapping) else None!r} is not {STATE_VERSION}")
+        try:
+            opts = data["options"]
+            return Race(
+                circuit=circuit_from_json(data["circuit"]),
+                options=Options(
+                    map=str(opts["map"]),
+                    max_actions=int(opts["max_actions"]),
+                    nmr=NoOrders(opts["nmr"]),
+                    max_rounds=int(opts["max_rounds"]),
+                ),
+                cars=tuple(_load_car(c) for c in data["cars"]),
+                round=int(data["round"]),
+                finished=bool(data["finished"]),
+                finish_order=tuple(str(p) for p in data["finish_order"]),
+                last_control=None if data["last_control"] is None else int(data["last_control"]),
+            )
+        except (KeyError, TypeError, ValueError, MapError) as error:
+            raise StateError(f"SpeedPhreakz state cannot be read: {error!r}") from None
+
+
+def _dump_car(car: Car) -> dict[str, Any]:
+    return {
+        "player": car.player,
+        "letter": car.letter,
+        "colour": car.colour,
+        "square": None if car.square is None else [car.square.x, car.square.y],
+        "heading": car.heading.value,
+        "status": car.status.value,
+        "recklessness": car.recklessness,
+        "crashes": car.crashes,
+        "deficit": car.deficit,
+        "surcharge": car.surcharge,
+        "oil": car.oil,
+        "lap": car.progress.lap,
+        "checkpoint": car.progress.checkpoint,
+        "programs": [{"round": p.round, "actions": list(p.actions)} for p in car.programs],
+        "last_program": list(car.last_program),
+        "finish_round": car.finish_round,
+        "finish_control": car.finish_control,
+    }
+
+
+def _load_car(data: Mapping[str, Any]) -> Car:
+    square = data["square"]
+    return Car(
+        player=str(data["player"]),
+        letter=str(data["letter"]),
+        colour=None if data["colour"] is None else str(data["colour"]),
+        square=None if square is None else Square(int(square[0]), int(square[1])),
+        heading=Heading(data["heading"]),
+        status=CarStatus(data["status"]),
+        recklessness=int(data["recklessness"]),
+        crashes=int(data["crashes"]),
+        deficit=int(data["deficit"]),
+        surcharge=int(data["surcharge"]),
+        oil=bool(data["oil"]),
+        progress=Progress(int(data["lap"]), int(data["checkpoint"])),
+        programs=tuple(Program(int(p["round"]), tuple(str(a) for a in p["actions"])) for p in data["programs"]),
+        last_program=tuple(str(a) for a in data["last_program"]),
+        finish_round=None if data["finish_round"] is None else int(data["finish_round"]),
+        finish_control=None if data["finish_control"] is None else int(data["finish_control"]),
+    )
+
+
+
+

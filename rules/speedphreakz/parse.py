@@ -1,0 +1,224 @@
+"""SpeedPhreakz orders by mail (§5): parsing, the canonical form, merging, the HELP text.
+
+Two layers: `parse_line` is context-free syntax (InvalidOrderError), `check` is legality
+against the race (IllegalOrderError). Every bad line of a mail is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rules.api import (
+    IllegalOrderError,
+    InvalidOrderError,
+    OrderError,
+    OrderProblem,
+    Parsed,
+    PlayerId,
+)
+from rules.speedphreakz.data import chart
+from rules.speedphreakz.model import (
+    CarStatus,
+    Colour,
+    Heading,
+    Order,
+    Program,
+    Race,
+    Restart,
+    Square,
+    Start,
+)
+from rules.speedphreakz.resolve import COLOURS, restart_squares
+
+_PLACE = re.compile(r"^(START|RESTART)\s+(\d+\s*,\s*\d+)\s+(?:FACING\s+)?([A-Z]+)$")
+_ROUND = re.compile(r"^ROUND\s+(\d+)\s*:?\s*(.*)$")
+_COLOUR = re.compile(r"^COLOU?R\s+([A-Z]+)$")
+
+GRAMMAR = (
+    "COLOUR <colour>                 (set-up; optional)",
+    "START <x>,<y> FACING <heading>  (set-up: a start square)",
+    "RESTART <x>,<y> FACING <heading> (after a crash: the crash square or a neighbour)",
+    "ROUND <n>: <action> <action> ... (one program per round; ROUND <n>: alone holds position)",
+)
+
+
+def parse_line(line: str) -> Order:
+    """One order line, syntax only (context-free)."""
+    text = " ".join(line.strip().upper().split())
+    match = _COLOUR.match(text)
+    if match:
+        return Colour(match.group(1).lower())
+    match = _PLACE.match(text)
+    if match:
+        square = Square.parse(match.group(2))
+        try:
+            heading = Heading.parse(match.group(3))
+        except ValueError as error:
+            raise InvalidOrderError(str(error)) from None
+        return Start(square, heading) if match.group(1) == "START" else Restart(square, heading)
+    match = _ROUND.match(text)
+    if match:
+        codes = tuple(c for c in re.split(r"[\s,]+", match.group(2)) if c)
+        known = chart()
+        for code in codes:
+            if known.get(code) is None:
+                raise InvalidOrderError(f"unknown action code {code!r}; the codes are {' '.join(known.codes)}")
+        return Program(int(match.group(1)), codes)
+    if text.startswith(("START", "RESTART")):
+        raise InvalidOrderError("write START x,y FACING heading (e.g. START 2,4 FACING N)")
+    if text.startswith("ROUND"):
+        raise InvalidOrderError("write ROUND n: actions (e.g. ROUND 3: F2 F1 VR F1)")
+    raise InvalidOrderError("not an order; orders are: " + "; ".join(g.split("  ")[0].strip() for g in GRAMMAR))
+
+
+def program_problem(actions: Sequence[str], cap: int) -> str | None:
+    """§4.2 order restrictions and the cap of S15, for one program."""
+    known = chart()
+    if len(actions) > cap:
+        return f"{len(actions)} actions is more than this game's cap of {cap} per round"
+    if actions and known[actions[0]].is_turn:
+        return f"a round's first action must be a movement, not the turn {actions[0]}"
+    for before, after in zip(actions, actions[1:], strict=False):
+        if known[before].is_turn and known[after].is_turn:
+            return f"two turns in a row ({before} {after}) are not allowed: put a movement between them"
+    return None
+
+
+def check(race: Race, player: PlayerId, order: Order) -> None:
+    """Legality against the race now; IllegalOrderError with the reason otherwise."""
+    if race.finished:
+        raise IllegalOrderError("the race is over")
+    car = race.car(player)
+    if not car.racing:
+        raise IllegalOrderError(f"your car is {car.status.value}: no more orders are needed")
+    if isinstance(order, Colour):
+        if order.colour not in COLOURS:
+            raise IllegalOrderError(f"unknown colour {order.colour!r}; choose one of {' '.join(COLOURS)}")
+        owner = next((c.player for c in race.cars if c.colour == order.colour and c.player != player), None)
+        if owner is not None:
+            raise IllegalOrderError(f"{order.colour} is taken by {owner}")
+    elif isinstance(order, Start):
+        if not race.set_up:
+            raise IllegalOrderError("START is only for the set-up; after a crash use RESTART")
+        if order.square not in race.circuit.start_squares:
+            squares = " ".join(str(s) for s in race.circuit.start_squares)
+            raise IllegalOrderError(f"{order.square} is not a start square; the start squares are {squares}")
+    elif isinstance(order, Restart):
+        if car.status is not CarStatus.CRASHED:
+            raise IllegalOrderError("RESTART is only for a car that crashed last round")
+        legal = restart_squares(race, car)
+        if order.square not in legal:
+            squares = " ".join(str(s) for s in legal)
+            raise IllegalOrderError(f"{order.square} is not a legal square to restart on; choose one of {squares}")
+    else:
+        allowed = race.allowed_rounds(player)
+        if order.round not in allowed:
+            wanted = " and ".join(f"ROUND {n}" for n in allowed)
+            if order.round < race.round:
+                raise IllegalOrderError(f"round {order.round} is already resolved; send {wanted}")
+            if order.round < min(allowed):
+                raise IllegalOrderError(
+                    f"round {order.round}'s program was locked when round {order.round - 1} was resolved; send {wanted}"
+                )
+            raise IllegalOrderError(f"round {order.round} is too far ahead; send {wanted}")
+        problem = program_problem(order.actions, race.options.max_actions)
+        if problem is not None:
+            raise IllegalOrderError(problem)
+
+
+def _key(order: Order) -> tuple[int, int]:
+    if isinstance(order, Colour):
+        return (0, 0)
+    if isinstance(order, Start):
+        return (1, 0)
+    if isinstance(order, Restart):
+        return (2, 0)
+    return (3, order.round)
+
+
+def canonical(orders: Sequence[Order]) -> tuple[Order, ...]:
+    return tuple(sorted(orders, key=_key))
+
+
+def parse_orders(race: Race, player: PlayerId, text: str) -> Parsed[Order]:
+    accepted: dict[tuple[int, int], tuple[int, Order]] = {}
+    problems: list[OrderProblem] = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            order = parse_line(line)
+            check(race, player, order)
+            key = _key(order)
+            if key in accepted:
+                raise IllegalOrderError(f"this order is already given on line {accepted[key][0]} of this mail")
+            accepted[key] = (line_no, order)
+        except OrderError as error:
+            problems.append(OrderProblem.from_error(line_no, line, error))
+        except ValueError as error:  # Square.parse: a malformed x,y
+            problems.append(OrderProblem.from_error(line_no, line, InvalidOrderError(str(error))))
+    orders = canonical([order for _, order in accepted.values()])
+    return Parsed(orders, tuple(problems), is_complete(race, player, orders))
+
+
+def is_complete(race: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
+    """Whether `orders` make a full set for the open turn (set-up: START and two rounds)."""
+    if race.finished or not race.car(player).racing:
+        return True
+    rounds = {o.round for o in orders if isinstance(o, Program)}
+    if not set(race.allowed_rounds(player)) <= rounds:
+        return False
+    return not race.set_up or any(isinstance(o, Start) for o in orders)
+
+
+def format_order(order: Order) -> str:
+    if isinstance(order, Colour):
+        return f"COLOUR {order.colour}"
+    if isinstance(order, Start):
+        return f"START {order.square} FACING {order.heading.value}"
+    if isinstance(order, Restart):
+        return f"RESTART {order.square} FACING {order.heading.value}"
+    return f"ROUND {order.round}: {' '.join(order.actions)}".rstrip()
+
+
+def format_orders(orders: Sequence[Order]) -> str:
+    return "\n".join(format_order(o) for o in canonical(orders))
+
+
+def merge_orders(earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
+    """A later mail replaces what it names (a round's program, the colour, the start) and
+    keeps the rest: a program for round 8 does not wipe out the one for round 7 (§5)."""
+    merged = {_key(o): o for o in earlier}
+    merged.update({_key(o): o for o in later})
+    return canonical(list(merged.values()))
+
+
+def order_help(race: Race, player: PlayerId) -> str:
+    known = chart()
+    lines = ["SpeedPhreakz orders, one per line:", *(f"  {g}" for g in GRAMMAR), "", "Actions (code, name, control cost, effect):"]
+    for action in known.actions:
+        kind = "turn" if action.is_turn else "move"
+        lines.append(f"  {action.code:<3} {action.name:<12} {action.cost:>3}  {kind}: {action.effect}")
+    lines += [
+        "",
+        "A round's first action must be a movement; never two turns in a row.",
+        f"At most {race.options.max_actions} actions per round.",
+        f"Headings: {' '.join(h.value for h in Heading)}. Colours: {' '.join(COLOURS)}.",
+    ]
+    if race.finished:
+        lines.append("The race is over.")
+        return "\n".join(lines)
+    car = race.car(player)
+    rounds = " and ".join(f"ROUND {n}" for n in race.allowed_rounds(player))
+    if race.set_up:
+        squares = " ".join(str(s) for s in race.circuit.start_squares)
+        lines.append(f"Now send: COLOUR, START (one of {squares}), {rounds}.")
+        lines.append("Example: COLOUR red / START " + f"{race.circuit.start_squares[0]} FACING {race.circuit.finish_direction.value}")
+    elif car.status is CarStatus.CRASHED:
+        squares = " ".join(str(s) for s in restart_squares(race, car))
+        lines.append(f"Your car crashed: send RESTART (one of {squares}), {rounds}.")
+        lines.append(f"Your first action costs {car.surcharge + car.deficit} more this time.")
+    elif car.racing:
+        lines.append(f"Now send: {rounds}.")
+    return "\n".join(lines)

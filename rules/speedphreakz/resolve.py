@@ -1,0 +1,514 @@
+"""Resolving one SpeedPhreakz round (§4.2-§4.7, S1-S16).
+
+Shell turn t resolves round t (`Race.round`): set-up first at turn 1, re-placing the cars
+that crashed last round, queueing the programs sent this turn, then the control roll and
+the round itself, step by step (§4.5). All chance comes from the rng passed in; every roll
+is an `Event` with its `Roll`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Mapping, Sequence
+
+from rules.api import Event, PlayerId, Resolution, Roll
+from rules.speedphreakz.data import chart, distances
+from rules.speedphreakz.model import (
+    Action,
+    Car,
+    CarStatus,
+    Colour,
+    Heading,
+    NoOrders,
+    Order,
+    Outcome,
+    Passing,
+    Program,
+    Progress,
+    Race,
+    Restart,
+    Square,
+    Start,
+    progress_on_entry,
+)
+
+COLOURS: tuple[str, ...] = (
+    "red", "blue", "green", "yellow", "orange", "purple", "white", "black", "pink", "silver",
+)
+CRASH_SURCHARGE = 50  # S9: +50, and +50 per point of recklessness held at the crash
+MIDDLE_LOW = 4  # S1: faces 0-9, the middle is 4.5; r <= 4 moves down, r >= 5 moves up
+
+
+def reckless_result(face: int, recklessness: int) -> int:
+    """The d10 result after recklessness (§4.3): pushed `recklessness` steps away from 4.5."""
+    return face - recklessness if face <= MIDDLE_LOW else face + recklessness
+
+
+def crash_surcharge(recklessness: int) -> int:
+    return CRASH_SURCHARGE * (1 + recklessness)
+
+
+def previous_program(car: Car, round_no: int) -> tuple[str, ...]:
+    """What "repeat the previous program" (S14 alternative) repeats for `round_no`."""
+    earlier = car.program(round_no - 1)
+    return earlier.actions if earlier is not None else car.last_program
+
+
+def default_start(race: Race, seat: int) -> Start:
+    squares = race.circuit.start_squares
+    return Start(squares[seat % len(squares)], race.circuit.finish_direction)
+
+
+def restart_squares(race: Race, car: Car) -> tuple[Square, ...]:
+    """Where a crashed car may be re-placed: the crash square or a neighbour, not solid and
+    not taken by a car that is not itself being re-placed (§4.2, S10)."""
+    if car.square is None:
+        return ()
+    taken = {c.square for c in race.cars if c.status is CarStatus.RACING and c.player != car.player}
+    around = [car.square, *(car.square.step(h) for h in Heading)]
+    return tuple(s for s in around if race.circuit.on_map(s) and not race.circuit.solid(s) and s not in taken)
+
+
+def default_restart(race: Race, car: Car, taken: set[Square]) -> Restart:
+    """S10: the crash square if legal, else the first legal neighbour clockwise from the
+    car's heading; heading towards the next checkpoint (the first step of a shortest way)."""
+    assert car.square is not None
+    circuit = race.circuit
+
+    def legal(square: Square) -> bool:
+        return circuit.on_map(square) and not circuit.solid(square) and square not in taken
+
+    square = car.square
+    if not legal(square):
+        for turn in range(8):
+            candidate = car.square.step(car.heading.turned(turn))
+            if legal(candidate):
+                square = candidate
+                break
+    return Restart(square, heading_towards_target(race, car, square))
+
+
+def heading_towards_target(race: Race, car: Car, square: Square) -> Heading:
+    circuit = race.circuit
+    far = distances(circuit, car.progress.checkpoint)
+    best: tuple[int, Heading] | None = None
+    for turn in range(8):
+        heading = car.heading.turned(turn)
+        if circuit.blocked(square, heading):
+            continue
+        distance = far.get(square.step(heading))
+        if distance is not None and (best is None or distance < best[0]):
+            best = (distance, heading)
+    if best is None:
+        return car.heading
+    here = far.get(square)
+    if here == 0:
+        return circuit.finish_direction
+    return best[1]
+
+
+@dataclasses.dataclass
+class _Run:
+    """One car's round while it is being resolved (private, mutable working copy)."""
+
+    car: Car
+    seat: int
+    actions: tuple[Action, ...]
+    square: Square
+    heading: Heading
+    recklessness: int
+    oil: bool
+    extra: int  # carried deficit + crash surcharge, added to the first action (§4.4)
+    progress: Progress
+    spent: int = 0
+    charged: bool = False
+    lost: bool = False
+    deficit_points: int = 0
+    crashed: bool = False
+    surcharge: int = 0
+    finished: bool = False
+    finish_control: int | None = None
+    done_actions: int = 0
+
+    @property
+    def active(self) -> bool:
+        return not self.crashed and not self.finished
+
+
+class _Round:
+    def __init__(self, race: Race, control: int, rng: random.Random, events: list[Event]) -> None:
+        self.race = race
+        self.circuit = race.circuit
+        self.control = control
+        self.rng = rng
+        self.events = events
+
+    # -- costs and control ----------------------------------------------------------------
+
+    def charge(self, run: _Run, amount: int) -> None:
+        """Add to the cumulative cost; each 100 of deficit crossed adds a point of
+        recklessness at once (S6, S7)."""
+        run.spent += amount
+        points = max(0, run.spent - self.control) // 100
+        if points > run.deficit_points:
+            gained = points - run.deficit_points
+            run.deficit_points = points
+            run.recklessness += gained
+            self.events.append(
+                Event(
+                    "recklessness",
+                    f"{run.car.player} is {run.spent - self.control} over control: recklessness +{gained}, now {run.recklessness}.",
+                    (run.car.player,),
+                )
+            )
+
+    def check_control(self, run: _Run, index: int, action: Action) -> bool:
+        """S4: the action that takes the cumulative cost above C (strictly) loses control;
+        on the round's first action that is +1 recklessness, at once (S6)."""
+        if run.lost or run.spent <= self.control:
+            return False
+        run.lost = True
+        text = f"{run.car.player} loses control on action {index + 1} ({action.code}): {run.spent} spent of {self.control}."
+        if index == 0:
+            run.recklessness += 1
+            text += f" First action out of control: recklessness +1, now {run.recklessness}."
+        self.events.append(Event("lost control", text, (run.car.player,)))
+        return True
+
+    def roll(self, run: _Run, index: int, action: Action, *, oil: bool) -> Outcome | None:
+        """One d10 on the action's table; None is a crash (a result outside 0..9, S1)."""
+        roll = Roll.of(self.rng, 1, 10, low=0)
+        face = roll.total
+        reckless = run.recklessness if run.lost else 0  # recklessness only while out of control (§4.2)
+        result = reckless_result(face, reckless)
+        why = "out of control" if run.lost else "on oil"
+        text = f"{run.car.player}, action {index + 1} ({action.code}), {why}: d10 {face}"
+        if reckless:
+            text += f", recklessness {reckless} -> {result}"
+        outcome = action.table[result] if 0 <= result <= 9 else None
+        text += f": {outcome.name}." if outcome is not None else ": off the table, crash!"
+        self.events.append(Event("d10", text, (run.car.player,), roll))
+        return outcome
+
+    # -- crashes and finishing ---------------------------------------------------------
+
+    def crash(self, run: _Run, why: str) -> None:
+        """§4.2 Crash: stop at once, lose the rest of the round; surcharge from the
+        recklessness held at the crash, then recklessness 0 (S6, S9)."""
+        run.crashed = True
+        run.surcharge = crash_surcharge(run.recklessness)
+        self.events.append(
+            Event(
+                "crash",
+                f"{run.car.player} {why} and crashes at {run.square} (next first action +{run.surcharge}).",
+                (run.car.player,),
+            )
+        )
+        run.recklessness = 0
+        run.oil = False
+
+    def enter(self, run: _Run, heading: Heading) -> bool:
+        """One square of movement; False if the car crashed or finished on it."""
+        if self.circuit.blocked(run.square, heading):
+            target = run.square.step(heading)
+            if self.circuit.solid(target):
+                why = f"drives into the {self.circuit.terrain(target).name} at {target}"
+            else:
+                why = f"squeezes diagonally between two solids towards {target}"
+            self.crash(run, why)
+            return False
+        frm, run.square = run.square, run.square.step(heading)
+        terrain = self.circuit.terrain(run.square)
+        if terrain.surcharge:
+            self.charge(run, terrain.surcharge)
+        if terrain.oil:
+            run.oil = True
+        progress, passing = progress_on_entry(self.circuit, run.progress, frm, run.square)
+        run.progress = progress
+        player = run.car.player
+        if passing is Passing.CHECKPOINT:
+            self.events.append(Event("checkpoint", f"{player} passes checkpoint {progress.checkpoint} at {run.square}.", (player,)))
+        elif passing is Passing.LAP:
+            self.events.append(Event("lap", f"{player} completes lap {progress.lap} of {self.circuit.laps}.", (player,)))
+        elif passing is Passing.FINISH:
+            run.finished = True
+            run.finish_control = self.control - run.spent  # S12: may be negative
+            self.events.append(
+                Event("finish", f"{player} crosses the finish line at {run.square} with {run.finish_control} control left.", (player,))
+            )
+            return False
+        return True
+
+    # -- one action ---------------------------------------------------------------------
+
+    def transform(self, run: _Run, action: Action, squares: int, turn: int, outcome: Outcome) -> tuple[int, int] | None:
+        """Apply a table result to what is left of the action: (squares, turn), or None if
+        the car crashed or finished on the way."""
+        run.heading = run.heading.turned(outcome.pre_turn)
+        if outcome.pre_shift is not None and not self.enter(run, run.heading.turned(outcome.pre_shift)):
+            return None
+        if not outcome.keeps_action:
+            return 0, 0
+        if action.squares > 0:
+            squares = max(0, squares + outcome.extra_squares)
+        if action.turn != 0:
+            sign = 1 if action.turn > 0 else -1
+            turn = sign * max(0, abs(turn) + outcome.extra_turn)
+        return squares, turn
+
+    def act(self, run: _Run, index: int) -> None:
+        action = run.actions[index]
+        run.done_actions = index + 1
+        self.charge(run, action.cost + (run.extra if index == 0 else 0))
+        run.charged = True
+        self.check_control(run, index, action)
+        oily, run.oil = run.oil, False
+        squares, turn = action.squares, action.turn
+        rolled = False
+        if run.lost or oily:
+            rolled = True
+            outcome = self.roll(run, index, action, oil=oily)
+            if outcome is None:
+                self.crash(run, "rolls off the loss-of-control table")
+                return
+            left = self.transform(run, action, squares, turn, outcome)
+            if left is None:
+                return
+            squares, turn = left
+            self.check_control(run, index, action)
+        while squares > 0:
+            if not self.enter(run, run.heading.turned(action.step)):
+                return
+            squares -= 1
+            # §4.6: a surcharge can take the car over C mid-action; the rest of the
+            # action is then rolled (one roll per action at most).
+            if self.check_control(run, index, action) and not rolled:
+                rolled = True
+                outcome = self.roll(run, index, action, oil=False)
+                if outcome is None:
+                    self.crash(run, "rolls off the loss-of-control table")
+                    return
+                left = self.transform(run, action, squares, turn, outcome)
+                if left is None:
+                    return
+                squares, turn = left
+        run.heading = run.heading.turned(turn)
+
+
+def _set_up(race: Race, orders: Mapping[PlayerId, Sequence[Order]], events: list[Event]) -> list[Car]:
+    cars = list(race.cars)
+    taken: set[str] = set()
+    for seat, car in enumerate(cars):
+        mine = orders.get(car.player, ())
+        colour = next((o.colour for o in reversed(mine) if isinstance(o, Colour)), None)
+        if colour is not None and colour in taken:
+            events.append(Event("colour", f"{car.player} asked for {colour}, already taken.", (car.player,)))
+            colour = None
+        if colour is None:
+            colour = next(c for c in (*COLOURS, *(f"car {n}" for n in range(1, 20))) if c not in taken)
+        taken.add(colour)
+        start = next((o for o in reversed(mine) if isinstance(o, Start)), None)
+        if start is None or start.square not in race.circuit.start_squares:
+            start = default_start(race, seat)
+        cars[seat] = dataclasses.replace(car, colour=colour, square=start.square, heading=start.heading)
+        events.append(
+            Event("start", f"{car.player} ({colour}, car {car.letter}) starts at {start.square} facing {start.heading.value}.", (car.player,))
+        )
+    return cars
+
+
+def _recolour(cars: list[Car], orders: Mapping[PlayerId, Sequence[Order]], events: list[Event]) -> None:
+    for seat, car in enumerate(cars):
+        colour = next((o.colour for o in reversed(orders.get(car.player, ())) if isinstance(o, Colour)), None)
+        if colour is None or colour == car.colour:
+            continue
+        if any(c.colour == colour for c in cars):
+            events.append(Event("colour", f"{car.player} asked for {colour}, already taken.", (car.player,)))
+            continue
+        cars[seat] = dataclasses.replace(car, colour=colour)
+
+
+def _restarts(race: Race, cars: list[Car], orders: Mapping[PlayerId, Sequence[Order]], events: list[Event]) -> None:
+    taken = {c.square for c in cars if c.status is CarStatus.RACING and c.square is not None}
+    for seat, car in enumerate(cars):
+        if car.status is not CarStatus.CRASHED or car.square is None:
+            continue
+        wanted = next((o for o in reversed(orders.get(car.player, ())) if isinstance(o, Restart)), None)
+        if (
+            wanted is not None
+            and wanted.square.touches(car.square)
+            and race.circuit.on_map(wanted.square)
+            and not race.circuit.solid(wanted.square)
+            and wanted.square not in taken
+        ):
+            restart, how = wanted, "as ordered"
+        else:
+            restart = default_restart(race, car, taken)
+            how = "by default (S10)" if wanted is None else f"by default (S10): {wanted.square} is taken"
+        taken.add(restart.square)
+        cars[seat] = dataclasses.replace(car, square=restart.square, heading=restart.heading, status=CarStatus.RACING)
+        events.append(
+            Event("restart", f"{car.player} is re-placed at {restart.square} facing {restart.heading.value} {how}.", (car.player,))
+        )
+
+
+def _queue(race: Race, car: Car, mine: Sequence[Order], allowed: tuple[int, ...]) -> Car:
+    programs = {p.round: p for p in car.programs}
+    for order in mine:
+        if isinstance(order, Program) and order.round in allowed:
+            programs[order.round] = order
+    if race.round not in programs and car.racing:
+        actions = previous_program(car, race.round) if race.options.nmr is NoOrders.REPEAT else ()
+        programs[race.round] = Program(race.round, actions)
+    return dataclasses.replace(car, programs=tuple(programs[r] for r in sorted(programs)))
+
+
+def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[Race]:
+    """Resolve the open turn: set-up (turn 1), re-placing, then round `race.round`."""
+    events: list[Event] = []
+    allowed = {car.player: race.allowed_rounds(car.player) for car in race.cars}
+    cars = _set_up(race, orders, events) if race.set_up else list(race.cars)
+    _recolour(cars, orders, events)
+    _restarts(race, cars, orders, events)
+    cars = [_queue(race, car, orders.get(car.player, ()), allowed[car.player]) for car in cars]
+
+    roll = Roll.of(rng, 1, 100)
+    control = roll.total + 100  # §4.2: C = 1d100+100, the same for everyone
+    events.append(Event("control", f"Round {race.round}: control d100 {roll.total} + 100 = {control}.", (), roll))
+
+    table = chart()
+    runs: list[_Run] = []
+    for seat, car in enumerate(cars):
+        if car.status is not CarStatus.RACING or car.square is None:
+            continue
+        program = car.program(race.round)
+        actions = tuple(table[c] for c in (program.actions if program else ()) if table.get(c) is not None)
+        runs.append(
+            _Run(
+                car=car,
+                seat=seat,
+                actions=actions,
+                square=car.square,
+                heading=car.heading,
+                recklessness=car.recklessness,
+                oil=car.oil,
+                extra=car.deficit + car.surcharge,
+                progress=car.progress,
+            )
+        )
+    resolver = _Round(race, control, rng, events)
+    steps = max((len(r.actions) for r in runs), default=0)
+    for index in range(steps):
+        # §4.5: step k runs every car's k-th action together; cars do not block each other
+        crashed: list[_Run] = []
+        for run in runs:
+            if run.active and index < len(run.actions):
+                resolver.act(run, index)
+                if run.crashed:
+                    crashed.append(run)
+        _adjacency(resolver, runs, crashed, "in the same step")
+    # §4.5: at the end of the round, cars sharing a square crash, then one adjacency pass
+    by_square: dict[Square, list[_Run]] = {}
+    for run in runs:
+        if run.active:
+            by_square.setdefault(run.square, []).append(run)
+    shared = [run for group in by_square.values() if len(group) > 1 for run in group]
+    for run in shared:
+        others = ", ".join(o.car.player for o in by_square[run.square] if o is not run)
+        resolver.crash(run, f"ends the round on the same square as {others}")
+    _adjacency(resolver, runs, shared, "at the end of the round")
+
+    by_seat = {run.seat: run for run in runs}
+    finishers: list[_Run] = []
+    for seat, car in enumerate(cars):
+        ran = by_seat.get(seat)
+        if ran is None:
+            continue
+        cars[seat] = _after_round(race, car, ran, control, events)
+        if ran.finished:
+            finishers.append(ran)
+    # S12, S16: more control at the crossing, then fewer crashes, then earlier submission
+    # (the shell does not pass submission times: seating order stands in for them).
+    finishers.sort(key=lambda r: (-(r.finish_control or 0), r.car.crashes, r.seat))
+    finish_order = race.finish_order + tuple(r.car.player for r in finishers)
+    if finishers and not race.finish_order:
+        events.append(Event("winner", f"{finishers[0].car.player} wins the race!", (finishers[0].car.player,)))
+    racing = [c for c in cars if c.racing]
+    over = bool(finishers) or not racing or race.round >= race.options.max_rounds
+    if over and not finishers and racing:
+        events.append(Event("over", f"The race ends after round {race.round}, the last round allowed."))
+    state = dataclasses.replace(
+        race,
+        cars=tuple(cars),
+        round=race.round + 1,
+        finished=over,
+        finish_order=finish_order,
+        last_control=control,
+    )
+    return Resolution(state, tuple(events))
+
+
+def _adjacency(resolver: _Round, runs: list[_Run], crashed: list[_Run], when: str) -> None:
+    """S8: every car next to a car that crashed in this step crashes too; no chains."""
+    caught = [
+        (run, wreck)
+        for run in runs
+        if run.active
+        for wreck in [next((w for w in crashed if w.square.touches(run.square)), None)]
+        if wreck is not None
+    ]
+    for run, wreck in caught:
+        resolver.crash(run, f"is caught in {wreck.car.player}'s crash {when}")
+
+
+def _after_round(race: Race, car: Car, run: _Run, control: int, events: list[Event]) -> Car:
+    program = car.program(race.round)
+    ran = program.actions if program is not None else ()
+    deficit = max(0, run.spent - control) if run.charged else car.deficit
+    surcharge = 0 if run.charged else car.surcharge
+    keep_from = race.round + 1
+    changes: dict[str, object] = {
+        "square": run.square,
+        "heading": run.heading,
+        "progress": run.progress,
+        "oil": run.oil,
+        "last_program": ran,
+        "deficit": deficit,
+    }
+    if run.finished:
+        changes.update(
+            status=CarStatus.FINISHED,
+            programs=(),
+            finish_round=race.round,
+            finish_control=run.finish_control,
+            recklessness=run.recklessness,
+            surcharge=surcharge,
+        )
+    elif run.crashed:
+        # S9: the queued program for the next round is scrapped; it is sent again
+        changes.update(
+            status=CarStatus.CRASHED,
+            crashes=car.crashes + 1,
+            recklessness=0,
+            surcharge=surcharge + run.surcharge,
+            oil=False,
+            programs=tuple(p for p in car.programs if p.round > keep_from),
+        )
+    else:
+        # §4.2: recklessness is reset after a round with no loss of control
+        changes.update(
+            recklessness=run.recklessness if run.lost else 0,
+            surcharge=surcharge,
+            programs=tuple(p for p in car.programs if p.round >= keep_from),
+        )
+        if ran:
+            events.append(
+                Event(
+                    "drive",
+                    f"{car.player} drove {' '.join(ran)}: at {run.square} facing {run.heading.value}, {run.spent} spent of {control}"
+                    + (f", {deficit} carried over." if deficit else "."),
+                    (car.player,),
+                )
+            )
+    return dataclasses.replace(car, **changes)  # type: ignore[arg-type]
