@@ -1,19 +1,50 @@
-"""`flagman ...`: each subcommand builds what it needs and returns an exit code."""
+"""`flagman ...`: each subcommand builds what it needs and returns an exit code.
+
+Exit codes: 0 done; 1 the work failed (the message says why); 2 bad usage or bad input.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
+import secrets
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
+log = logging.getLogger("flagman")
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from bot.settings import load_settings
+
+    return load_settings(Path(args.config) if args.config else None)
+
+
+def _app(args: argparse.Namespace) -> Any:
+    from bot.app import build_app
+
+    return build_app(_settings(args))
+
+
+def _need_secret(settings: Any) -> None:
+    from bot.settings import SettingsError
+
+    if not settings.secrets.site_secret:
+        raise SettingsError("no site secret: set FLAGMAN_SECRET, a 'site-secret' credential, or [bot] secret_file")
+
+
+# -- play ------------------------------------------------------------------------------------
 
 def _cmd_play(args: argparse.Namespace) -> int:
     from rules import UnknownGameError
     from rules.script import ScriptError, run_script
 
     try:
-        raw = sys.stdin.read() if args.script == "-" else open(args.script, encoding="utf-8").read()
+        raw = sys.stdin.read() if args.script == "-" else Path(args.script).read_text(encoding="utf-8")
         script = json.loads(raw)
     except (OSError, json.JSONDecodeError) as exc:
         print(f"flagman play: cannot read the script: {exc}", file=sys.stderr)
@@ -28,22 +59,261 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- init, migrate ---------------------------------------------------------------------------
+
+CONFIG_TEMPLATE = """\
+# Flagman configuration written by `flagman init` for the embedded default:
+# SQLite and Maildir folders under this directory. See config.example.toml for every option.
+
+[bot]
+address = "{address}"
+name = "Flagman"
+timezone = "UTC"
+secret_file = "site-secret"
+
+[database]
+url = "sqlite:///flagman.sqlite"
+
+[inbox]
+kind = "maildir"
+path = "mail/inbox"
+
+[outbox]
+kind = "maildir"
+path = "mail/outbox"
+"""
+
+
+def init_dir(directory: Path, address: str = "flagman@localhost") -> Path:
+    """A working configuration on the embedded default, and a migrated database."""
+    from bot.db import migrate
+    from bot.settings import load_settings
+
+    directory.mkdir(parents=True, exist_ok=True)
+    config = directory / "flagman.toml"
+    if not config.exists():
+        config.write_text(CONFIG_TEMPLATE.format(address=address), encoding="utf-8")
+    secret = directory / "site-secret"
+    if not secret.exists():
+        fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(32) + "\n")
+    settings = load_settings(config, env={})
+    for path in (settings.inbox.path, settings.outbox.path):
+        settings.resolve_path(path).mkdir(parents=True, exist_ok=True)
+    migrate(settings.database_url)
+    return config
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    config = init_dir(Path(args.dir), args.address)
+    print(f"Configuration: {config}\nDatabase migrated. Next: flagman --config {config} game new ...")
+    return 0
+
+
+def _cmd_migrate(args: argparse.Namespace) -> int:
+    from bot.db import migrate
+
+    settings = _settings(args)
+    migrate(settings.database_url, args.revision)
+    print(f"database at revision {args.revision}")
+    return 0
+
+
+# -- games -----------------------------------------------------------------------------------
+
+def _parse_player(text: str) -> Any:
+    from bot.games import PlayerSpec
+
+    name, sep, rest = text.partition("=")
+    if not sep or "@" not in rest:
+        raise ValueError(f"--player {text!r}: write NAME=ADDRESS or NAME=ADDRESS,TIMEZONE")
+    address, _, zone = rest.partition(",")
+    return PlayerSpec(seat=name.strip().lower(), address=address.strip(), name=name.strip(), timezone=zone.strip() or None)
+
+
+def _cmd_game_new(args: argparse.Namespace) -> int:
+    from bot import games as G
+
+    app = _app(args)
+    _need_secret(app.settings)
+    players = [_parse_player(p) for p in args.player]
+    options = dict(o.split("=", 1) for o in args.option)
+    with app.db.transaction() as session:
+        game = G.create_game(app.shell, session, kind=args.game, name=args.name, players=players,
+                             gm_address=args.gm or app.settings.bot.address, options=options,
+                             deadline=args.deadline, timezone=args.timezone, signup=args.signup)
+        print(f"game {game.name} ({game.kind}) created: {len(players)} players, status {game.status}")
+    app.close()
+    return 0
+
+
+def _cmd_game_list(args: argparse.Namespace) -> int:
+    from sqlalchemy import select
+
+    from bot import games as G
+    from bot.models import Game
+
+    app = _app(args)
+    with app.db.read() as session:
+        for game in session.scalars(select(Game).order_by(Game.id)):
+            turn = G.open_turn(session, game)
+            where = f"{turn.label}, due {G.deadline_text(turn, game.timezone)}" if turn else "-"
+            print(f"{game.name:<12} {game.kind:<14} {game.status:<9} {len(game.seats)} seats  {where}")
+    app.close()
+    return 0
+
+
+def _cmd_game_show(args: argparse.Namespace) -> int:
+    from bot import games as G
+
+    app = _app(args)
+    with app.db.read() as session:
+        game = G.find_game_row(session, args.name)
+        if game is None:
+            print(f"no game called {args.name}", file=sys.stderr)
+            return 2
+        rules, state, turn = G.current_state(session, game) if game.turns else (G.rules_of(game), None, None)
+        print(f"{game.name}: {rules.title}, {game.status}; GM {game.gm_address}; deadlines {game.deadline_spec} ({game.timezone})")
+        if turn is not None:
+            print(f"open: {turn.label}, due {G.deadline_text(turn, game.timezone)}")
+        for seat in game.seats:
+            on_file = ""
+            if turn is not None and state is not None and seat.name in rules.expected_players(state):
+                orders = G.orders_on_file(rules, state, seat, G.submissions(session, turn, seat))
+                on_file = "orders in" if orders is not None else "no orders yet"
+            status = "" if seat.active else " (out)"
+            print(f"  {seat.name:<12} {seat.player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}")
+        if state is not None:
+            for place in rules.standings(state):
+                print("   ", ", ".join(place))
+    app.close()
+    return 0
+
+
+# -- the jobs --------------------------------------------------------------------------------
+
+def _cmd_poll(args: argparse.Namespace) -> int:
+    app = _app(args)
+    _need_secret(app.settings)
+    report = app.service.poll()
+    print(f"fetched {report.fetched}; " + ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
+          + (f"; duplicates {report.duplicates}" if report.duplicates else ""))
+    app.close()
+    return 0
+
+
+def _cmd_tick(args: argparse.Namespace) -> int:
+    app = _app(args)
+    _need_secret(app.settings)
+    done = app.service.tick()
+    print("resolved: " + (", ".join(f"{g} turn {n}" for g, n in done) or "nothing due"))
+    app.close()
+    return 0
+
+
+def _cmd_send(args: argparse.Namespace) -> int:
+    app = _app(args)
+    report = app.service.send()
+    print(f"sent {report.sent}, retrying {report.retrying}, failed {report.failed}")
+    app.close()
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from bot.scheduler import run_service
+
+    settings = _settings(args)
+    _need_secret(settings)
+    return run_service(settings, config_path=Path(args.config) if args.config else None)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from bot.demo import run_demo
+
+    return run_demo(keep=args.keep, quiet=args.quiet)
+
+
+# -- the parser ------------------------------------------------------------------------------
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="flagman", description="Flagman, a play-by-email race director.")
-    parser.add_argument("--config", help="configuration file (default ./flagman.toml or $FLAGMAN_CONFIG)")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--config", default=os.environ.get("FLAGMAN_CONFIG"),
+                        help="configuration file (default ./flagman.toml, or $FLAGMAN_CONFIG)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every decision in detail")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    play = sub.add_parser("play", help="resolve a scripted game offline and print JSON")
-    play.add_argument("game")
-    play.add_argument("--script", required=True, help="script file, or - for stdin")
-    play.add_argument("--pretty", action="store_true", help="indent the JSON")
-    play.set_defaults(func=_cmd_play)
+    p = sub.add_parser("init", help="write a working configuration (SQLite + Maildir) and migrate the database")
+    p.add_argument("dir", nargs="?", default=".")
+    p.add_argument("--address", default="flagman@localhost", help="the bot's mail address")
+    p.set_defaults(func=_cmd_init)
+
+    p = sub.add_parser("migrate", help="bring the database schema up to date (Alembic)")
+    p.add_argument("revision", nargs="?", default="head")
+    p.set_defaults(func=_cmd_migrate)
+
+    p = sub.add_parser("demo", help="play a whole Racecraft game by mail on the embedded default, printing every mail")
+    p.add_argument("--keep", metavar="DIR", help="play in DIR and keep it (default: a temp dir, removed)")
+    p.add_argument("--quiet", action="store_true", help="print only the summary and the final result")
+    p.set_defaults(func=_cmd_demo)
+
+    game = sub.add_parser("game", help="create, list and show games").add_subparsers(dest="game_command", required=True)
+    p = game.add_parser("new", help="create a game")
+    p.add_argument("game", help="racecraft, speed_circuit or speedphreakz")
+    p.add_argument("--name", required=True, help="the game's short name, e.g. rc1")
+    p.add_argument("--player", action="append", default=[], metavar="NAME=ADDRESS[,TZ]")
+    p.add_argument("--gm", help="the GM's address (default: the bot's own)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--deadline", default="48h", help="48h, 3d, daily 18:00, mon,thu 18:00, or manual")
+    p.add_argument("--timezone", help="the game's time zone (default: [bot] timezone)")
+    p.add_argument("--signup", action="store_true", help="open for sign-ups (JOIN) instead of starting now")
+    p.set_defaults(func=_cmd_game_new)
+    p = game.add_parser("list", help="every game, one line each")
+    p.set_defaults(func=_cmd_game_list)
+    p = game.add_parser("show", help="one game: seats, orders in, standings")
+    p.add_argument("name")
+    p.set_defaults(func=_cmd_game_show)
+
+    for name, func, text in (("poll", _cmd_poll, "read the inbox once and answer every mail"),
+                             ("tick", _cmd_tick, "resolve every turn that is due"),
+                             ("send", _cmd_send, "send the outbox")):
+        sub.add_parser(name, help=text).set_defaults(func=func)
+    sub.add_parser("run", help="the service: poll, tick and send on their schedules").set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("play", help="resolve a scripted game offline and print JSON")
+    p.add_argument("game")
+    p.add_argument("--script", required=True, help="script file, or - for stdin")
+    p.add_argument("--pretty", action="store_true", help="indent the JSON")
+    p.set_defaults(func=_cmd_play)
+
+    from bot import cli_extra
+
+    cli_extra.register(sub)
     return parser
 
 
+def setup_logging(verbose: bool) -> None:
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, stream=sys.stdout,
+                        format="%(levelname)s %(name)s: %(message)s")
+    for noisy in ("alembic", "apscheduler", "imapclient", "sqlalchemy"):
+        logging.getLogger(noisy).setLevel(logging.INFO if verbose else logging.WARNING)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from bot.deadlines import DeadlineError
+    from bot.games import GameError
+    from bot.settings import SettingsError
+    from rules import UnknownGameError
+    from rules.api import OptionError
+
     args = build_parser().parse_args(argv)
-    code: int = args.func(args)
+    if args.command not in ("play", "demo"):
+        setup_logging(args.verbose)
+    try:
+        code: int = args.func(args)
+    except (SettingsError, GameError, DeadlineError, UnknownGameError, OptionError, ValueError) as exc:
+        print(f"flagman {args.command}: {exc}", file=sys.stderr)
+        return 2
     return code
 
 

@@ -303,7 +303,7 @@ def turn_seed(game_seed: int, turn: int) -> int:
     `flagman play` derives them from the script's ``seed`` the same way.
     """
     digest = hashlib.sha256(f"flagman:{game_seed}:{turn}".encode()).digest()
-    return int.from_bytes(digest[:8], "big")
+    return int.from_bytes(digest[:8], "big") >> 1  # 63 bits: fits a signed BIGINT column
 
 
 def turn_rng(game_seed: int, turn: int) -> random.Random:

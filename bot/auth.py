@@ -1,0 +1,119 @@
+"""Who may act for a seat: signed reply addresses, seat passwords, Authentication-Results.
+
+mail-interface.md, "Addresses and identity":
+* every mail the bot sends to a seat carries the reply address
+  ``<local>+<game>.<seat>.<mac>@<domain>``, where `mac` is a truncated HMAC-SHA256 of
+  ``"<game>.<seat>"`` under the site secret: replying authenticates, from any address;
+* a mail to the plain address counts for a seat when its From is the seat's registered
+  address and it carries a proof the configuration accepts: the seat password (a line
+  ``PASSWORD xyz``, or the signed tag in the subject), or a DMARC / aligned-DKIM pass in the
+  topmost Authentication-Results header of our own receiving server.
+
+The GM signs with the seat name ``gm``. Secrets rotate: a MAC made under any of the previous
+secrets still verifies, so games in progress keep working while new mail uses the new one.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.inbound import AuthResult
+
+GM_SEAT = "gm"
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,29}$")
+_TAG_RE = re.compile(r"^(?P<game>[a-z0-9][a-z0-9_-]{0,29})\.(?P<seat>[a-z0-9][a-z0-9_-]{0,29})\.(?P<mac>[a-z2-7]{12})$")
+_SUBJECT_TAG_RE = re.compile(r"\[(?:[a-z0-9][a-z0-9_-]{0,29})\.(?:[a-z0-9][a-z0-9_-]{0,29})\.(?:[a-z2-7]{12})\]", re.I)
+_PASSWORD_RE = re.compile(r"^\s*PASSWORD\s*[:=]?\s*(\S+)\s*$", re.I | re.M)
+
+
+def new_secret() -> str:
+    """A seat password: short enough to type on a phone, long enough not to guess."""
+    return secrets.token_urlsafe(9)
+
+
+def mac(secret: str, game: str, seat: str) -> str:
+    digest = hmac.new(secret.encode(), f"{game}.{seat}".encode(), hashlib.sha256).digest()
+    return base64.b32encode(digest).decode("ascii")[:12].lower()
+
+
+def signed_tag(secret: str, game: str, seat: str) -> str:
+    return f"{game}.{seat}.{mac(secret, game, seat)}"
+
+
+def signed_address(bot_address: str, secret: str, game: str, seat: str) -> str:
+    local, _, domain = bot_address.rpartition("@")
+    return f"{local}+{signed_tag(secret, game, seat)}@{domain}"
+
+
+@dataclass(frozen=True, slots=True)
+class SignedTag:
+    game: str
+    seat: str
+
+
+def verify_tag(tag: str, secrets_in_force: Sequence[str]) -> SignedTag | None:
+    """The game and seat a tag names, if its MAC verifies under any secret in force."""
+    match = _TAG_RE.match(tag.strip().lower())
+    if not match:
+        return None
+    game, seat, given = match["game"], match["seat"], match["mac"]
+    for secret in secrets_in_force:
+        if secret and hmac.compare_digest(mac(secret, game, seat), given):
+            return SignedTag(game, seat)
+    return None
+
+
+def tag_in_recipients(bot_address: str, recipients: Sequence[str]) -> str | None:
+    """The plus-tag of the first recipient that is the bot's address with a tag."""
+    local, _, domain = bot_address.lower().rpartition("@")
+    for address in recipients:
+        a_local, _, a_domain = address.lower().rpartition("@")
+        if a_domain != domain:
+            continue
+        base, plus, tag = a_local.partition("+")
+        if base == local and plus and tag:
+            return tag
+    return None
+
+
+def tag_in_subject(subject: str) -> str | None:
+    match = _SUBJECT_TAG_RE.search(subject)
+    return match.group(0)[1:-1].lower() if match else None
+
+
+def password_in_text(text: str) -> str | None:
+    match = _PASSWORD_RE.search(text)
+    return match.group(1) if match else None
+
+
+def strip_password_lines(text: str) -> str:
+    return _PASSWORD_RE.sub("", text)
+
+
+def _aligned(domain: str, sender_domain: str) -> bool:
+    domain, sender_domain = domain.lower().strip("."), sender_domain.lower().strip(".")
+    return sender_domain == domain or sender_domain.endswith("." + domain) or domain.endswith("." + sender_domain)
+
+
+def authentication_passes(results: Sequence[AuthResult], authserv_id: str, sender: str) -> bool:
+    """The topmost Authentication-Results of our own server says DMARC or aligned DKIM pass.
+
+    Only the topmost header with our authserv-id counts (RFC 8601 §5: headers further down,
+    or naming another server, may have been written by anyone).
+    """
+    if not authserv_id:
+        return False
+    ours = [r for r in results if r.authserv_id.lower() == authserv_id.lower()]
+    if not ours or results[0].authserv_id.lower() != authserv_id.lower():
+        return False
+    top = ours[0]
+    if top.dmarc == "pass":
+        return True
+    sender_domain = sender.rpartition("@")[2]
+    return any(_aligned(d, sender_domain) for d in top.dkim_pass_domains)

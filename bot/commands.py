@@ -1,0 +1,161 @@
+"""The text of a mail -> typed commands. Pure.
+
+A mail holds player commands (each on a line of its own), GM commands (only in mail from an
+authenticated GM) and orders: every line that is not a command is part of the orders, which
+go to the game's parser as one text.
+
+Player commands (mail-interface.md): ``HELP``, ``STATUS``, ``ORDERS``, ``JOIN <game> [name]``,
+``RESIGN <game>``. GM commands: see `GM_COMMANDS`; each names the game right after the verb,
+which is how a GM line is told apart from an order that happens to start with the same word
+(SpeedPhreakz's ``START 2,4 FACING N`` is an order; ``START rc1`` is the GM's).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from bot.auth import NAME_RE, strip_password_lines
+
+
+@dataclass(frozen=True, slots=True)
+class Help:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class ShowOrders:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    game: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Resign:
+    game: str
+
+
+@dataclass(frozen=True, slots=True)
+class GmCommand:
+    verb: str
+    game: str
+    args: tuple[str, ...]
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommandProblem:
+    line: str
+    reason: str
+
+
+PlayerCommand = Help | Status | ShowOrders | Join | Resign
+
+
+@dataclass(frozen=True, slots=True)
+class GmCommandSpec:
+    verb: str
+    syntax: str
+    summary: str
+    example: str
+    min_args: int = 0
+    max_args: int | None = 0  # None: the rest of the line
+
+
+GM_COMMANDS: tuple[GmCommandSpec, ...] = (
+    GmCommandSpec("EXTEND", "EXTEND <game> <duration>", "push the deadline back (announced to the players)", "EXTEND rc1 24h", 1, 1),
+    GmCommandSpec("DEADLINE", "DEADLINE <game> <when>", "set the deadline, game time or +duration (announced)", "DEADLINE rc1 2026-12-04 18:00", 1, 2),
+    GmCommandSpec("ORDER", "ORDER <game> <seat> <orders>", "enter orders for a player (';' separates lines)", "ORDER rc1 roger CRUISE", 2, None),
+    GmCommandSpec("PLOT", "PLOT <game> <seat> <orders>", "set the GM plot: that seat's NMR default", "PLOT rc1 kelly USE 2", 2, None),
+    GmCommandSpec("PROCESS", "PROCESS <game>", "resolve the open turn now, defaults for the missing", "PROCESS rc1"),
+    GmCommandSpec("PREVIEW", "PREVIEW <game>", "resolve a copy; the results come to you only", "PREVIEW rc1"),
+    GmCommandSpec("PAUSE", "PAUSE <game>", "stop deadlines until RESUME", "PAUSE rc1"),
+    GmCommandSpec("RESUME", "RESUME <game>", "restart deadlines (the clock restarts from now)", "RESUME rc1"),
+    GmCommandSpec("SET", "SET <game> <seat> <figure> <value>", "adjust a player's figure", "SET rc1 seb ep 6", 3, 3),
+    GmCommandSpec("REPLACE", "REPLACE <game> <seat> <address> [name]", "hand a seat to a new player", "REPLACE rc1 kelly kim@example.org Kim", 2, None),
+    GmCommandSpec("DROP", "DROP <game> <seat>", "remove a player from the game", "DROP rc1 steve", 1, 1),
+    GmCommandSpec("ROLLBACK", "ROLLBACK <game>", "undo the last resolution and reopen that turn", "ROLLBACK rc1"),
+    GmCommandSpec("OPEN", "OPEN <game>", "open the game for sign-ups (JOIN)", "OPEN rc2"),
+    GmCommandSpec("START", "START <game>", "close sign-ups and start turn 1", "START rc2"),
+)
+GM_VERBS = {spec.verb: spec for spec in GM_COMMANDS}
+
+_JOIN_RE = re.compile(r"^JOIN\s+(\S+)(?:\s+(.+?))?\s*$", re.I)
+_RESIGN_RE = re.compile(r"^RESIGN\s+(\S+)\s*$", re.I)
+_SIMPLE = {"HELP": Help(), "STATUS": Status(), "ORDERS": ShowOrders()}
+
+
+@dataclass(frozen=True, slots=True)
+class MailCommands:
+    player: tuple[PlayerCommand, ...]
+    gm: tuple[GmCommand, ...]
+    orders_text: str  # every other line, in order ("" when none)
+    problems: tuple[CommandProblem, ...]
+
+
+def split_gm_args(spec: GmCommandSpec, words: list[str]) -> tuple[str, ...] | None:
+    if spec.max_args is None:
+        if len(words) < spec.min_args:
+            return None
+        head = words[: spec.min_args - 1]
+        rest = " ".join(words[spec.min_args - 1 :])
+        return (*head, rest)
+    if not spec.min_args <= len(words) <= spec.max_args:
+        return None
+    if spec.verb == "DEADLINE":
+        return (" ".join(words),)
+    return tuple(words)
+
+
+def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands:
+    """Sort the lines of a mail into player commands, GM commands and orders."""
+    player: list[PlayerCommand] = []
+    gm: list[GmCommand] = []
+    problems: list[CommandProblem] = []
+    order_lines: list[str] = []
+    gm_games = {g.lower() for g in gm_games}
+    for raw_line in strip_password_lines(text).splitlines():
+        line = raw_line.strip()
+        if not line:
+            order_lines.append("")
+            continue
+        words = line.split()
+        verb = words[0].upper()
+        if len(words) == 1 and verb in _SIMPLE:
+            player.append(_SIMPLE[verb])
+            continue
+        if verb == "JOIN":
+            match = _JOIN_RE.match(line)
+            if match and NAME_RE.match(match.group(1).lower()):
+                player.append(Join(match.group(1).lower(), (match.group(2) or "").strip()))
+            else:
+                problems.append(CommandProblem(line, "write JOIN <game> [your name], e.g. JOIN rc2 Roger"))
+            continue
+        if verb == "RESIGN":
+            match = _RESIGN_RE.match(line)
+            if match:
+                player.append(Resign(match.group(1).lower()))
+            else:
+                problems.append(CommandProblem(line, "write RESIGN <game>, e.g. RESIGN rc1"))
+            continue
+        spec = GM_VERBS.get(verb)
+        if spec is not None and len(words) >= 2 and words[1].lower() in gm_games:
+            args = split_gm_args(spec, words[2:])
+            if args is None:
+                problems.append(CommandProblem(line, f"write {spec.syntax}, e.g. {spec.example}"))
+            else:
+                gm.append(GmCommand(verb, words[1].lower(), args, line))
+            continue
+        order_lines.append(raw_line.rstrip())
+    orders_text = "\n".join(order_lines).strip("\n")
+    return MailCommands(tuple(player), tuple(gm), orders_text, tuple(problems))

@@ -1,0 +1,498 @@
+"""A game's life in the database: created, started, turns opened, orders on file, resolved.
+
+Every function here runs inside the caller's transaction and writes the mails its change
+causes to the outbox in that same transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import secrets as pysecrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from bot import mailout
+from bot.auth import GM_SEAT, NAME_RE, new_secret, signed_address
+from bot.clock import Clock, as_utc
+from bot.db import Database
+from bot.deadlines import format_local, next_deadline, parse_schedule
+from bot.models import Game, GameStatus, OrderSubmission, Player, Seat, Turn
+from bot.render import Renderer
+from bot.settings import Settings
+from rules import find_game
+from rules.api import Event, Resolution, Roll, Viewer, turn_seed
+from rules.api import Game as Rules
+
+log = logging.getLogger("flagman.games")
+
+
+class GameError(ValueError):
+    """A request about a game that cannot be done; the message says why."""
+
+
+@dataclass
+class Shell:
+    """What every use case needs: the database, the settings, the clock, the templates."""
+
+    db: Database
+    settings: Settings
+    clock: Clock
+    renderer: Renderer
+
+    def now(self) -> datetime:
+        return as_utc(self.clock.now())
+
+    @property
+    def secrets_in_force(self) -> tuple[str, ...]:
+        return (self.settings.secrets.site_secret, *self.settings.secrets.previous_secrets)
+
+    def reply_address(self, game: str, seat: str) -> str:
+        return signed_address(self.settings.bot.address, self.settings.secrets.site_secret, game, seat)
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSpec:
+    seat: str
+    address: str
+    name: str
+    timezone: str | None = None
+
+
+# -- lookups -------------------------------------------------------------------------------
+
+def rules_of(game: Game) -> Rules[Any, Any]:
+    return find_game(game.kind)
+
+
+def find_game_row(session: Session, name: str) -> Game | None:
+    return session.scalar(select(Game).where(Game.name == name.lower()))
+
+
+def open_turn(session: Session, game: Game) -> Turn | None:
+    """The turn now collecting orders (the highest-numbered unresolved one)."""
+    return session.scalar(
+        select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_(None)).order_by(Turn.number.desc()).limit(1)
+    )
+
+
+def last_resolved_turn(session: Session, game: Game) -> Turn | None:
+    return session.scalar(
+        select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number.desc()).limit(1)
+    )
+
+
+def current_state(session: Session, game: Game) -> tuple[Rules[Any, Any], Any, Turn | None]:
+    """The rules, the state now, and the open turn (None when finished or not started)."""
+    rules = rules_of(game)
+    turn = open_turn(session, game)
+    if turn is not None:
+        return rules, rules.load_state(turn.state), turn
+    last = last_resolved_turn(session, game)
+    if last is None or last.state_after is None:
+        raise GameError(f"game {game.name} has not started")
+    return rules, rules.load_state(last.state_after), None
+
+
+def seat_named(game: Game, name: str) -> Seat | None:
+    for seat in game.seats:
+        if seat.name == name:
+            return seat
+    return None
+
+
+def active_seats(game: Game) -> list[Seat]:
+    return [s for s in game.seats if s.active]
+
+
+def submissions(session: Session, turn: Turn, seat: Seat) -> list[OrderSubmission]:
+    return list(
+        session.scalars(
+            select(OrderSubmission)
+            .where(OrderSubmission.turn_id == turn.id, OrderSubmission.seat_id == seat.id)
+            .order_by(OrderSubmission.id)
+        )
+    )
+
+
+def orders_on_file(rules: Rules[Any, Any], state: Any, seat: Seat, subs: Sequence[OrderSubmission]) -> tuple[Any, ...] | None:
+    """The seat's orders now: every valid submission folded with the game's merge rule."""
+    merged: tuple[Any, ...] | None = None
+    for sub in subs:
+        if sub.source not in ("mail", "gm"):
+            continue
+        parsed = rules.parse_orders(state, seat.name, sub.text).orders
+        merged = parsed if merged is None else rules.merge_orders(merged, parsed)
+    return merged
+
+
+def nmr_default(rules: Rules[Any, Any], state: Any, seat: Seat) -> tuple[tuple[Any, ...], str]:
+    """What the seat gets if nothing arrives: the GM plot when it is legal now, else the game's default."""
+    if seat.gm_plot:
+        parsed = rules.parse_orders(state, seat.name, seat.gm_plot)
+        if parsed.orders and parsed.ok:
+            return parsed.orders, "plot"
+        log.warning("GM plot for %s no longer legal (%s); using the game's default", seat.name,
+                    "; ".join(p.reason for p in parsed.problems))
+    return rules.default_orders(state, seat.name), "default"
+
+
+# -- creating and starting -----------------------------------------------------------------
+
+def _player(session: Session, address: str, name: str, timezone: str | None, now: datetime, default_tz: str) -> Player:
+    address = address.strip().lower()
+    player = session.scalar(select(Player).where(Player.address == address))
+    if player is None:
+        player = Player(address=address, name=name, timezone=timezone or default_tz, created_at=now)
+        session.add(player)
+        session.flush()
+    elif timezone:
+        player.timezone = timezone
+    return player
+
+
+def validate_name(kind: str, name: str) -> str:
+    name = name.strip().lower()
+    if not NAME_RE.match(name) or name == GM_SEAT:
+        raise GameError(f"{kind} name {name!r}: use 1-30 letters, digits, '-' or '_', starting with a letter or digit"
+                        + (" (and not 'gm')" if name == GM_SEAT else ""))
+    return name
+
+
+def create_game(
+    shell: Shell,
+    session: Session,
+    *,
+    kind: str,
+    name: str,
+    players: Sequence[PlayerSpec],
+    gm_address: str,
+    options: Mapping[str, str] | None = None,
+    deadline: str = "48h",
+    timezone: str | None = None,
+    signup: bool = False,
+    seed: int | None = None,
+) -> Game:
+    now = shell.now()
+    rules = find_game(kind)
+    name = validate_name("game", name)
+    if find_game_row(session, name) is not None:
+        raise GameError(f"a game called {name} exists already")
+    parse_schedule(deadline)
+    options = {str(k): str(v) for k, v in (options or {}).items()}
+    seat_names = [validate_name("seat", p.seat) for p in players]
+    if len(set(seat_names)) != len(seat_names):
+        raise GameError("two players have the same seat name")
+    if not signup:
+        if not rules.min_players <= len(players) <= rules.max_players:
+            raise GameError(f"{rules.title} takes {rules.min_players} to {rules.max_players} players, not {len(players)}")
+        # Options are checked by the rules now, so a bad option fails here, not at START.
+        rules.new_game(seat_names, options, random.Random(0))
+    game = Game(
+        name=name, kind=rules.name, status=GameStatus.SIGNUP if signup else GameStatus.ACTIVE, options=options,
+        gm_address=gm_address.strip().lower(), gm_secret=new_secret(),
+        seed=seed if seed is not None else pysecrets.randbits(62),
+        timezone=timezone or shell.settings.bot.timezone, deadline_spec=deadline, grace_minutes=0,
+        early_resolution=rules.early_resolution, created_at=now,
+    )
+    session.add(game)
+    session.flush()
+    for spec, seat_name in zip(players, seat_names, strict=True):
+        add_seat(shell, session, game, seat_name, spec.address, spec.name, spec.timezone)
+    if not signup:
+        start_game(shell, session, game)
+    return game
+
+
+def add_seat(shell: Shell, session: Session, game: Game, seat_name: str, address: str, name: str, timezone: str | None = None) -> Seat:
+    now = shell.now()
+    player = _player(session, address, name or seat_name, timezone, now, shell.settings.bot.timezone)
+    seat = Seat(game_id=game.id, name=seat_name, player_id=player.id, secret=new_secret(), active=True,
+                nmr_streak=0, gm_plot=None, joined_at=now)
+    session.add(seat)
+    session.flush()
+    session.refresh(game)
+    return seat
+
+
+def start_game(shell: Shell, session: Session, game: Game) -> Turn:
+    rules = rules_of(game)
+    seats = active_seats(game)
+    if not rules.min_players <= len(seats) <= rules.max_players:
+        raise GameError(f"{rules.title} takes {rules.min_players} to {rules.max_players} players; {game.name} has {len(seats)}")
+    state = rules.new_game([s.name for s in seats], game.options, random.Random(turn_seed(game.seed, 0)))
+    game.status = GameStatus.ACTIVE
+    turn = _open(shell, session, game, rules, 1, state)
+    for seat in seats:
+        _queue_seat_mail(shell, session, game, rules, state, turn, seat, "turn_sheet", None)
+    _queue_gm_mail(shell, session, game, rules, state, turn, "turn_sheet_gm", None)
+    log.info("game %s started: %s, %d players", game.name, rules.title, len(seats))
+    return turn
+
+
+def _open(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], number: int, state: Any) -> Turn:
+    now = shell.now()
+    turn = Turn(
+        game_id=game.id, number=number, label=rules.turn_label(state), state=rules.dump_state(state),
+        seed=turn_seed(game.seed, number), opened_at=now, deadline=None, resolved_at=None,
+        state_after=None, events=None, reminded="",
+    )
+    if rules.expected_players(state):
+        deadline = next_deadline(parse_schedule(game.deadline_spec), now, game.timezone)
+        turn.deadline = deadline
+    else:
+        turn.deadline = now  # nothing to wait for (e.g. Racecraft's final sprint)
+    session.add(turn)
+    session.flush()
+    return turn
+
+
+# -- resolving -----------------------------------------------------------------------------
+
+def closing_time(game: Game, turn: Turn) -> datetime | None:
+    """When orders stop being accepted: the deadline plus the game's grace period."""
+    if turn.deadline is None:
+        return None
+    return as_utc(turn.deadline) + timedelta(minutes=game.grace_minutes)
+
+
+def all_orders_in(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn) -> bool:
+    for name in rules.expected_players(state):
+        seat = seat_named(game, name)
+        if seat is None:
+            return False
+        subs = submissions(session, turn, seat)
+        if not any(s.source in ("mail", "gm") for s in subs):
+            return False
+        on_file = orders_on_file(rules, state, seat, subs)
+        if on_file is None or not rules.parse_orders(state, seat.name, rules.format_orders(on_file)).complete:
+            return False
+    return True
+
+
+def is_due(session: Session, game: Game, turn: Turn, now: datetime) -> bool:
+    if game.status != GameStatus.ACTIVE:
+        return False
+    rules = rules_of(game)
+    state = rules.load_state(turn.state)
+    if not rules.expected_players(state):
+        return True
+    closing = closing_time(game, turn)
+    if closing is not None and now >= closing:
+        return True
+    return game.early_resolution and all_orders_in(session, game, rules, state, turn)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A resolution as the shell stores it, with who was defaulted."""
+
+    resolution: Resolution[Any]
+    orders: dict[str, tuple[Any, ...]]
+    defaulted: tuple[str, ...]
+
+
+def compute(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn) -> Outcome:
+    """Resolve the turn's state with what is on file (no writes): used by resolve and PREVIEW."""
+    orders: dict[str, tuple[Any, ...]] = {}
+    defaulted: list[str] = []
+    for name in sorted(rules.expected_players(state)):
+        seat = seat_named(game, name)
+        on_file = orders_on_file(rules, state, seat, submissions(session, turn, seat)) if seat else None
+        if on_file is None:
+            on_file = nmr_default(rules, state, seat)[0] if seat else rules.default_orders(state, name)
+            defaulted.append(name)
+        orders[name] = on_file
+    resolution = rules.resolve(state, orders, random.Random(turn.seed))
+    return Outcome(resolution, orders, tuple(defaulted))
+
+
+def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn) -> Outcome:
+    """Resolve the open turn once, store it, open the next, and queue every results mail."""
+    now = shell.now()
+    rules = rules_of(game)
+    state = rules.load_state(turn.state)
+    outcome = compute(session, game, rules, state, turn)
+    for name in outcome.defaulted:
+        seat = seat_named(game, name)
+        if seat is None:
+            continue
+        source = nmr_default(rules, state, seat)[1]
+        session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source=source,
+                                    text=rules.format_orders(outcome.orders[name]), received_at=now))
+        seat.nmr_streak += 1
+    for name in outcome.orders:
+        seat = seat_named(game, name)
+        if seat is not None and name not in outcome.defaulted:
+            seat.nmr_streak = 0
+    new_state = outcome.resolution.state
+    turn.state_after = rules.dump_state(new_state)
+    turn.events = [e.to_json() for e in outcome.resolution.events]
+    turn.resolved_at = now
+    next_turn: Turn | None = None
+    if rules.is_finished(new_state):
+        game.status = GameStatus.FINISHED
+        game.finished_at = now
+    else:
+        next_turn = _open(shell, session, game, rules, turn.number + 1, new_state)
+    kind = "final" if next_turn is None else "results"
+    for seat in active_seats(game):
+        _queue_seat_mail(shell, session, game, rules, new_state, next_turn, seat, kind, outcome,
+                         resolved=turn)
+    _queue_gm_mail(shell, session, game, rules, new_state, next_turn, kind + "_gm", outcome, resolved=turn)
+    log.info("game %s: resolved turn %d (%s); defaulted: %s%s", game.name, turn.number, turn.label,
+             ", ".join(outcome.defaulted) or "nobody", "; game over" if next_turn is None else "")
+    return outcome
+
+
+def events_of(turn: Turn) -> tuple[Event, ...]:
+    events = []
+    for data in turn.events or ():
+        roll = data.get("roll")
+        events.append(Event(data["kind"], data["text"], tuple(data.get("players", ())),
+                            Roll(roll["dice"], tuple(roll["faces"]), roll["total"]) if roll else None))
+    return tuple(events)
+
+
+# -- mail contexts ---------------------------------------------------------------------------
+
+def deadline_text(turn: Turn | None, zone: str) -> str | None:
+    if turn is None or turn.deadline is None:
+        return None
+    return format_local(as_utc(turn.deadline), zone)
+
+
+def base_context(shell: Shell, game: Game, rules: Rules[Any, Any]) -> dict[str, Any]:
+    return {
+        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+        "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
+        "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/") if shell.settings.bot.public_url else "",
+    }
+
+
+def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+                 seat: Seat, outcome: Outcome | None = None, resolved: Turn | None = None) -> dict[str, Any]:
+    zone = seat.player.timezone
+    expected = turn is not None and seat.name in rules.expected_players(state)
+    on_file_text: str | None = None
+    default_text: str | None = None
+    if turn is not None and expected:
+        on_file = orders_on_file(rules, state, seat, submissions(session, turn, seat))
+        on_file_text = rules.format_orders(on_file) if on_file is not None else None
+        default_text = rules.format_orders(nmr_default(rules, state, seat)[0])
+    ctx = base_context(shell, game, rules)
+    ctx.update({
+        "seat": {"name": seat.name, "display": seat.player.name, "address": seat.player.address},
+        "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
+        "turn": {
+            "number": turn.number if turn else None,
+            "label": turn.label if turn else None,
+            "deadline": deadline_text(turn, zone),
+            "expected": expected,
+            "needs_no_orders": turn is not None and not rules.expected_players(state),
+        },
+        "resolved": {"number": resolved.number, "label": resolved.label,
+                     "defaulted": list(outcome.defaulted) if outcome else [],
+                     "you_defaulted": bool(outcome and seat.name in outcome.defaulted)} if resolved else None,
+        "help": rules.order_help(state, seat.name) if expected else "",
+        "on_file": on_file_text,
+        "default": default_text,
+        "timezone": zone,
+    })
+    return ctx
+
+
+def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+               outcome: Outcome | None = None, resolved: Turn | None = None) -> dict[str, Any]:
+    ctx = base_context(shell, game, rules)
+    missing = []
+    if turn is not None:
+        for name in sorted(rules.expected_players(state)):
+            seat = seat_named(game, name)
+            if seat is None or orders_on_file(rules, state, seat, submissions(session, turn, seat)) is None:
+                missing.append(name)
+    ctx.update({
+        "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
+        "turn": {"number": turn.number if turn else None, "label": turn.label if turn else None,
+                 "deadline": deadline_text(turn, game.timezone), "expected": False,
+                 "needs_no_orders": turn is not None and not rules.expected_players(state)},
+        "resolved": {"number": resolved.number, "label": resolved.label,
+                     "defaulted": list(outcome.defaulted) if outcome else [], "you_defaulted": False} if resolved else None,
+        "missing": missing,
+        "seats": [{"name": s.name, "display": s.player.name, "address": s.player.address, "active": s.active,
+                   "nmr_streak": s.nmr_streak} for s in game.seats],
+        "timezone": game.timezone,
+    })
+    return ctx
+
+
+def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+                     seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None) -> None:
+    ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved)
+    rendered = shell.renderer.render(template, ctx, game=game.kind)
+    mailout.queue(session, shell.settings, shell.now(), kind=template, game_id=game.id,
+                  to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
+                  reply_to=shell.reply_address(game.name, seat.name))
+
+
+def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+                   template: str, outcome: Outcome | None, resolved: Turn | None = None) -> None:
+    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved)
+    rendered = shell.renderer.render(template, ctx, game=game.kind)
+    mailout.queue(session, shell.settings, shell.now(), kind=template, game_id=game.id,
+                  to=mailout.Recipient(game.gm_address, "GM"), rendered=rendered,
+                  reply_to=shell.reply_address(game.name, GM_SEAT))
+
+
+def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, template: str) -> None:
+    """A mail about the game as it stands now (turn sheet, status...) to one seat."""
+    rules, state, turn = current_state(session, game)
+    _queue_seat_mail(shell, session, game, rules, state, turn, seat, template, None)
+
+
+def due_turns(session: Session, now: datetime) -> list[tuple[Game, Turn]]:
+    rows = session.execute(
+        select(Game, Turn).join(Turn, Turn.game_id == Game.id)
+        .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None)).order_by(Game.id)
+    ).all()
+    return [(g, t) for g, t in rows if is_due(session, g, t, now)]
+
+
+def count_games(session: Session) -> int:
+    return session.scalar(select(func.count()).select_from(Game)) or 0
+
+
+def tick(shell: Shell, *, limit_per_game: int = 50) -> list[tuple[str, int]]:
+    """Resolve every due turn, one transaction per turn; returns (game, turn number) resolved.
+
+    A turn is resolved at most once: the turn row is re-read inside the transaction and
+    skipped if another worker resolved it meanwhile (`resolved_at` set).
+    """
+    done: list[tuple[str, int]] = []
+    rounds = 0
+    while rounds < limit_per_game:
+        rounds += 1
+        with shell.db.read() as session:
+            due = [(g.id, t.id) for g, t in due_turns(session, shell.now())]
+        if not due:
+            break
+        for game_id, turn_id in due:
+            with shell.db.transaction() as session:
+                game = session.get(Game, game_id)
+                turn = session.get(Turn, turn_id)
+                if game is None or turn is None or turn.resolved_at is not None:
+                    continue
+                if not is_due(session, game, turn, shell.now()):
+                    continue
+                resolve_turn(shell, session, game, turn)
+                done.append((game.name, turn.number))
+    return done
+
+
+def db_shell(db: Database, settings: Settings, clock: Clock, renderer: Renderer | None = None) -> Shell:
+    return Shell(db=db, settings=settings, clock=clock, renderer=renderer or Renderer())

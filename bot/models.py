@@ -1,0 +1,206 @@
+"""The database tables, as SQLAlchemy 2 typed models.
+
+Everything the bot knows lives here. The schema is made only by the Alembic migrations in
+`migrations/`; a test checks that they and these models agree.
+"""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+def _utc() -> DateTime:
+    return DateTime(timezone=True)
+
+
+class GameStatus(enum.StrEnum):
+    SIGNUP = "signup"  # open for JOIN
+    ACTIVE = "active"
+    PAUSED = "paused"
+    FINISHED = "finished"
+
+
+class InboundStatus(enum.StrEnum):
+    APPLIED = "applied"  # its effect and a confirmation
+    REFUSED = "refused"  # a clear error reply
+    IGNORED = "ignored"  # never answered: logged and in the digest
+    QUARANTINED = "quarantined"  # processing crashed: kept for the GM
+
+
+class OutboxStatus(enum.StrEnum):
+    PENDING = "pending"
+    SENT = "sent"
+    FAILED = "failed"
+
+
+class Player(Base):
+    __tablename__ = "player"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    address: Mapped[str] = mapped_column(String(320), unique=True)
+    name: Mapped[str] = mapped_column(String(200))
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    created_at: Mapped[datetime] = mapped_column(_utc())
+
+
+class Game(Base):
+    __tablename__ = "game"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    kind: Mapped[str] = mapped_column(String(40))  # rules registry key
+    status: Mapped[str] = mapped_column(String(16), default=GameStatus.ACTIVE)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    gm_address: Mapped[str] = mapped_column(String(320))
+    gm_secret: Mapped[str] = mapped_column(String(64))
+    seed: Mapped[int] = mapped_column(BigInteger)
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    deadline_spec: Mapped[str] = mapped_column(String(120))
+    grace_minutes: Mapped[int] = mapped_column(Integer, default=0)
+    early_resolution: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(_utc())
+    finished_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+
+    seats: Mapped[list[Seat]] = relationship(back_populates="game", order_by="Seat.id")
+    turns: Mapped[list[Turn]] = relationship(back_populates="game", order_by="Turn.number")
+
+
+class Seat(Base):
+    __tablename__ = "seat"
+    __table_args__ = (UniqueConstraint("game_id", "name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id"), index=True)
+    name: Mapped[str] = mapped_column(String(40))  # the PlayerId the rules know
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"), index=True)
+    secret: Mapped[str] = mapped_column(String(64))  # the seat password
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    nmr_streak: Mapped[int] = mapped_column(Integer, default=0)
+    gm_plot: Mapped[str | None] = mapped_column(Text, nullable=True)  # canonical orders
+    joined_at: Mapped[datetime] = mapped_column(_utc())
+
+    game: Mapped[Game] = relationship(back_populates="seats")
+    player: Mapped[Player] = relationship()
+
+
+class Turn(Base):
+    """One turn of a game. `state` is the state the turn opened with; `state_after`,
+    `events` and `resolved_at` are filled once, when it is resolved."""
+
+    __tablename__ = "turn"
+    __table_args__ = (UniqueConstraint("game_id", "number"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id"), index=True)
+    number: Mapped[int] = mapped_column(Integer)
+    label: Mapped[str] = mapped_column(String(200))
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    opened_at: Mapped[datetime] = mapped_column(_utc())
+    deadline: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+    resolved_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+    state_after: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    events: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    reminded: Mapped[str] = mapped_column(String(200), default="")  # reminder marks sent
+
+    game: Mapped[Game] = relationship(back_populates="turns")
+
+
+class OrderSubmission(Base):
+    """A valid set of orders as received (or filled in), in canonical text.
+
+    The set on file for a seat is every submission of the turn folded with the game's
+    `merge_orders`, in id order. `source`: mail, gm (ORDER), default (NMR), plot (GM plot).
+    """
+
+    __tablename__ = "order_submission"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    turn_id: Mapped[int] = mapped_column(ForeignKey("turn.id"), index=True)
+    seat_id: Mapped[int] = mapped_column(ForeignKey("seat.id"), index=True)
+    inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound_message.id"), nullable=True)
+    source: Mapped[str] = mapped_column(String(16))
+    text: Mapped[str] = mapped_column(Text)
+    received_at: Mapped[datetime] = mapped_column(_utc())
+
+
+class InboundMessage(Base):
+    __tablename__ = "inbound_message"
+    __table_args__ = (UniqueConstraint("message_id", "content_hash"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    message_id: Mapped[str] = mapped_column(String(998))
+    content_hash: Mapped[str] = mapped_column(String(64))
+    mailbox_key: Mapped[str] = mapped_column(String(200))
+    received_at: Mapped[datetime] = mapped_column(_utc(), index=True)
+    sender: Mapped[str] = mapped_column(String(320), index=True)
+    subject: Mapped[str] = mapped_column(String(998))
+    status: Mapped[str] = mapped_column(String(16))
+    detail: Mapped[str] = mapped_column(Text, default="")
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("game.id"), nullable=True, index=True)
+    seat_id: Mapped[int | None] = mapped_column(ForeignKey("seat.id"), nullable=True)
+    text: Mapped[str] = mapped_column(Text, default="")  # the extracted orders text
+
+
+class Outbox(Base):
+    __tablename__ = "outbox"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    message_id: Mapped[str] = mapped_column(String(998), unique=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("game.id"), nullable=True, index=True)
+    recipient: Mapped[str] = mapped_column(String(320))
+    envelope_from: Mapped[str] = mapped_column(String(320))
+    subject: Mapped[str] = mapped_column(String(998))
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    status: Mapped[str] = mapped_column(String(16), default=OutboxStatus.PENDING, index=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(_utc())
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(_utc())
+    sent_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+
+
+class Quarantine(Base):
+    __tablename__ = "quarantine"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    mailbox_key: Mapped[str] = mapped_column(String(200))
+    message_id: Mapped[str] = mapped_column(String(998))
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    error: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(_utc())
+    reported: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class GmAudit(Base):
+    __tablename__ = "gm_audit"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("game.id"), nullable=True, index=True)
+    actor: Mapped[str] = mapped_column(String(320))
+    via: Mapped[str] = mapped_column(String(16))  # mail | cli
+    message_id: Mapped[str] = mapped_column(String(998), default="")
+    command: Mapped[str] = mapped_column(Text)
+    outcome: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(_utc())
+    undo: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # what ROLLBACK discarded

@@ -1,0 +1,514 @@
+"""The use cases: read the inbox, answer every mail, resolve due turns, send the outbox.
+
+Every mail ends in exactly one of: applied (and confirmed), refused (with a clear reply),
+ignored (logged, shown in the digest, never answered), or quarantined (processing crashed:
+the raw mail is kept, the GM is told). One batch of mails is one transaction with a
+savepoint per mail; the mails are moved out of the inbox only after the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from bot import games as G
+from bot import mailout
+from bot.auth import (
+    GM_SEAT,
+    authentication_passes,
+    password_in_text,
+    tag_in_recipients,
+    tag_in_subject,
+    verify_tag,
+)
+from bot.commands import (
+    GM_COMMANDS,
+    Help,
+    Join,
+    MailCommands,
+    Resign,
+    ShowOrders,
+    Status,
+    parse_commands,
+)
+from bot.inbound import Inbound, parse_inbound
+from bot.inbox import Folder, Inbox, RawMail
+from bot.mailer import Mailer
+from bot.models import (
+    Game,
+    GameStatus,
+    InboundMessage,
+    InboundStatus,
+    OrderSubmission,
+    Player,
+    Quarantine,
+    Seat,
+)
+from bot.render import RenderedMail
+
+log = logging.getLogger("flagman.inbound")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    status: InboundStatus
+    detail: str
+
+
+@dataclass
+class PollReport:
+    fetched: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    duplicates: int = 0
+
+    def count(self, status: str) -> None:
+        self.outcomes[status] = self.outcomes.get(status, 0) + 1
+
+
+@dataclass
+class Who:
+    """Who a mail speaks for, after authentication."""
+
+    games: list[Game] = field(default_factory=list)  # games the sender may act in
+    seat: Seat | None = None
+    gm_of: list[Game] = field(default_factory=list)
+    how: str = "none"
+    claimed: list[Seat] = field(default_factory=list)  # seats whose From matched but proof failed
+    claimed_gm: list[Game] = field(default_factory=list)
+
+
+def dedupe_hash(inbound: Inbound) -> str:
+    """Stable across redelivery: a relay adds Received/Delivered-To headers, not this."""
+    key = "\x00".join((inbound.message_id, inbound.sender, inbound.subject, inbound.text))
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Service:
+    def __init__(self, shell: G.Shell, inbox: Inbox, mailer: Mailer) -> None:
+        self.shell = shell
+        self.inbox = inbox
+        self.mailer = mailer
+
+    @property
+    def settings(self) -> Any:
+        return self.shell.settings
+
+    # -- the jobs ------------------------------------------------------------------------
+
+    def poll(self, *, max_batches: int | None = None) -> PollReport:
+        """Work through the inbox in batches until it is empty."""
+        report = PollReport()
+        batches = 0
+        seen: set[str] = set()
+        while max_batches is None or batches < max_batches:
+            mails = [m for m in self.inbox.fetch_new(self.settings.inbox.batch_size) if m.key not in seen]
+            if not mails:
+                break
+            batches += 1
+            seen.update(m.key for m in mails)
+            report.fetched += len(mails)
+            self.handle_batch(mails, report)
+        return report
+
+    def tick(self) -> list[tuple[str, int]]:
+        return G.tick(self.shell)
+
+    def send(self) -> mailout.DrainReport:
+        return mailout.drain(self.shell.db, self.mailer, self.shell.clock, self.settings)
+
+    # -- one batch -------------------------------------------------------------------------
+
+    def handle_batch(self, mails: Sequence[RawMail], report: PollReport | None = None) -> None:
+        report = report if report is not None else PollReport()
+        own = {self.settings.bot.address.lower()}
+        parsed: list[tuple[RawMail, Inbound | None]] = []
+        for raw in mails:
+            if raw.data is None:
+                parsed.append((raw, None))
+                continue
+            parsed.append((raw, parse_inbound(raw.data, own_addresses=own, loop_header=self.settings.bot.loop_header,
+                                              max_lines=self.settings.limits.max_lines, size=raw.size)))
+        done: list[str] = []
+        failed: list[str] = []
+        with self.shell.db.transaction() as session:
+            for raw, inbound in parsed:
+                savepoint = session.begin_nested()
+                try:
+                    outcome = self._handle(session, raw, inbound)
+                    savepoint.commit()
+                except Exception as exc:  # noqa: BLE001 - quarantined and reported, never swallowed
+                    savepoint.rollback()
+                    self._quarantine(session, raw, inbound, exc)
+                    failed.append(raw.key)
+                    report.count(InboundStatus.QUARANTINED)
+                    continue
+                done.append(raw.key)
+                if outcome is None:
+                    report.duplicates += 1
+                else:
+                    report.count(outcome.status)
+        # Only now, after the commit, are the mails moved out of the inbox.
+        if done:
+            self.inbox.mark_done(done, Folder.PROCESSED)
+        if failed:
+            self.inbox.mark_done(failed, Folder.FAILED)
+
+    def _quarantine(self, session: Session, raw: RawMail, inbound: Inbound | None, exc: BaseException) -> None:
+        message_id = inbound.message_id if inbound else raw.key
+        log.error("quarantined %s (%s): %s", message_id, raw.key, exc)
+        session.add(Quarantine(mailbox_key=raw.key, message_id=message_id, raw=raw.data or b"",
+                               error="".join(traceback.format_exception(exc)), created_at=self.shell.now(),
+                               reported=False))
+
+    def _record(self, session: Session, raw: RawMail, inbound: Inbound, status: InboundStatus, detail: str,
+                game: Game | None = None, seat: Seat | None = None) -> InboundMessage:
+        row = InboundMessage(
+            message_id=inbound.message_id[:998], content_hash=dedupe_hash(inbound), mailbox_key=raw.key[:200],
+            received_at=self.shell.now(), sender=inbound.sender[:320], subject=inbound.subject[:998],
+            status=status, detail=detail, game_id=game.id if game else None, seat_id=seat.id if seat else None,
+            text=inbound.text[:20000],
+        )
+        session.add(row)
+        session.flush()
+        log.info("mail %s from %s: %s%s%s (%s)", inbound.message_id, inbound.sender or "?", status,
+                 f" game={game.name}" if game else "", f" seat={seat.name}" if seat else "", detail)
+        return row
+
+    # -- one mail --------------------------------------------------------------------------
+
+    def _handle(self, session: Session, raw: RawMail, inbound: Inbound | None) -> Outcome | None:
+        now = self.shell.now()
+        if inbound is None:
+            return self._oversize(session, raw)
+        existing = session.scalar(select(InboundMessage.id).where(
+            InboundMessage.message_id == inbound.message_id[:998], InboundMessage.content_hash == dedupe_hash(inbound)))
+        if existing is not None:
+            log.info("mail %s: duplicate of a mail already handled; skipped", inbound.message_id)
+            return None
+        if inbound.ignore is not None:
+            self._record(session, raw, inbound, InboundStatus.IGNORED, f"{inbound.ignore.value}: {inbound.ignore_detail}")
+            return Outcome(InboundStatus.IGNORED, inbound.ignore.value)
+        limit = self.settings.limits.mails_per_sender_per_hour
+        recent = session.scalar(select(func.count()).select_from(InboundMessage).where(
+            InboundMessage.sender == inbound.sender, InboundMessage.received_at >= now - timedelta(hours=1))) or 0
+        if recent >= limit:
+            self._record(session, raw, inbound, InboundStatus.IGNORED, f"rate limit: over {limit} mails in an hour")
+            return Outcome(InboundStatus.IGNORED, "rate limit")
+        who = self._identify(session, inbound)
+        commands = parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of])
+        if who.seat is None and not who.gm_of:
+            return self._unauthenticated(session, raw, inbound, who, commands)
+        return self._dispatch(session, raw, inbound, who, commands)
+
+    def _oversize(self, session: Session, raw: RawMail) -> Outcome:
+        # Not fetched (the inbox checked the size first), so only the size is known.
+        detail = f"over the size limit ({raw.size} bytes)"
+        message_id = f"oversize.{hashlib.sha256(raw.key.encode()).hexdigest()[:24]}@flagman.invalid"
+        if session.scalar(select(InboundMessage.id).where(InboundMessage.message_id == message_id)) is not None:
+            return Outcome(InboundStatus.IGNORED, detail)
+        session.add(InboundMessage(message_id=message_id, content_hash=hashlib.sha256(raw.key.encode()).hexdigest(),
+                                   mailbox_key=raw.key[:200], received_at=self.shell.now(), sender="", subject="",
+                                   status=InboundStatus.IGNORED, detail=detail, text=""))
+        log.warning("mail %s ignored: %s", raw.key, detail)
+        return Outcome(InboundStatus.IGNORED, detail)
+
+    def _identify(self, session: Session, inbound: Inbound) -> Who:
+        who = Who()
+        secrets_in_force = self.shell.secrets_in_force
+        tag = tag_in_recipients(self.settings.bot.address, inbound.recipients)
+        signed = verify_tag(tag, secrets_in_force) if tag else None
+        if signed is not None:
+            game = G.find_game_row(session, signed.game)
+            if game is not None:
+                if signed.seat == GM_SEAT:
+                    who.gm_of, who.games, who.how = [game], [game], "signed"
+                    return who
+                seat = G.seat_named(game, signed.seat)
+                if seat is not None and seat.active:
+                    who.seat, who.games, who.how = seat, [game], "signed"
+                    return who
+        sender = inbound.sender
+        if not sender:
+            return who
+        seats = list(session.scalars(
+            select(Seat).join(Player).join(Game)
+            .where(Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)))
+        gm_games = list(session.scalars(select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)))
+        if not seats and not gm_games:
+            return who
+        accept = self.settings.auth.accept
+        password = password_in_text(inbound.text) if "password" in accept else None
+        subject_tag = tag_in_subject(inbound.subject) if "password" in accept else None
+        subject_signed = verify_tag(subject_tag, secrets_in_force) if subject_tag else None
+        dmarc = "dmarc" in accept and authentication_passes(inbound.auth_results, self.settings.auth.authserv_id, sender)
+        proven_seats = [s for s in seats if dmarc or (password is not None and password == s.secret)
+                        or (subject_signed is not None and subject_signed.game == s.game.name and subject_signed.seat == s.name)]
+        proven_gm = [g for g in gm_games if dmarc or (password is not None and password == g.gm_secret)
+                     or (subject_signed is not None and subject_signed.game == g.name and subject_signed.seat == GM_SEAT)]
+        how = "dmarc" if dmarc else "password"
+        who.claimed = [s for s in seats if s not in proven_seats]
+        who.claimed_gm = [g for g in gm_games if g not in proven_gm]
+        if proven_gm:
+            who.gm_of, who.how = proven_gm, how
+        if proven_seats:
+            chosen = self._choose_seat(proven_seats, inbound.subject)
+            who.games = [s.game for s in proven_seats]
+            who.seat, who.how = chosen, how
+        return who
+
+    @staticmethod
+    def _choose_seat(seats: list[Seat], subject: str) -> Seat | None:
+        """The seat meant: the only one, or the one whose game is tagged in the subject."""
+        if len(seats) == 1:
+            return seats[0]
+        lowered = subject.lower()
+        tagged = [s for s in seats if f"[{s.game.name}]" in lowered or f"[{s.game.name}." in lowered]
+        return tagged[0] if len(tagged) == 1 else None
+
+    # -- replies ---------------------------------------------------------------------------
+
+    def _reply(self, session: Session, inbound: Inbound, to: str, name: str, rendered: RenderedMail, *,
+               kind: str, game: Game | None = None, seat: Seat | None = None) -> None:
+        reply_to = self.shell.reply_address(game.name, seat.name if seat else GM_SEAT) if game else None
+        mailout.queue(session, self.settings, self.shell.now(), kind=kind, to=mailout.Recipient(to, name),
+                      rendered=rendered, game_id=game.id if game else None, reply_to=reply_to,
+                      in_reply_to=f"<{inbound.message_id}>", auto_replied=True)
+
+    def _notice(self, session: Session, inbound: Inbound, to: str, name: str, title: str, text: str, *,
+                error: bool, game: Game | None = None, seat: Seat | None = None, kind: str = "notice") -> None:
+        rendered = self.shell.renderer.render("notice", {
+            "bot": {"name": self.settings.bot.name, "address": self.settings.bot.address},
+            "game_name": game.name if game else "", "title": title, "text": text, "error": error,
+            "greeting": name,
+        })
+        self._reply(session, inbound, to, name, rendered, kind=kind, game=game, seat=seat)
+
+    def _unauthenticated(self, session: Session, raw: RawMail, inbound: Inbound, who: Who, commands: MailCommands) -> Outcome:
+        joins = [c for c in commands.player if isinstance(c, Join)]
+        if joins and not who.claimed and not who.claimed_gm:
+            return self._join(session, raw, inbound, joins[0])
+        if who.claimed or who.claimed_gm:
+            # The From is a player's (or the GM's) but carries no proof: tell the registered
+            # address, never the sender (mail-interface.md, identity).
+            target = who.claimed[0].player if who.claimed else None
+            address = target.address if target else who.claimed_gm[0].gm_address
+            name = target.name if target else "GM"
+            game = who.claimed[0].game if who.claimed else who.claimed_gm[0]
+            text = ("A mail claiming to come from you arrived without proof that it is yours, so it was not "
+                    "used. To act for your seat, reply to one of the bot's mails (its reply address signs you "
+                    "in), or put the line PASSWORD <your seat password> in the mail. If you did not send it, "
+                    "you need do nothing: the GM sees it in the daily digest.")
+            self._notice(session, inbound, address, name, "A mail from your address was not accepted", text,
+                         error=True, game=game, kind="auth_refused")
+            self._record(session, raw, inbound, InboundStatus.REFUSED, "authentication failed for a registered address",
+                         game=game)
+            return Outcome(InboundStatus.REFUSED, "authentication failed")
+        # A stranger: at most one short notice per address a day (no backscatter storms).
+        since = self.shell.now() - timedelta(days=1)
+        answered = session.scalar(select(func.count()).select_from(InboundMessage).where(
+            InboundMessage.sender == inbound.sender, InboundMessage.status == InboundStatus.REFUSED,
+            InboundMessage.received_at >= since)) or 0
+        if answered == 0 and inbound.sender:
+            text = ("This address runs play-by-email games, and your address is not in any game running here. "
+                    "To join a game open for sign-ups, send JOIN <game> [your name]. Send HELP for the commands.")
+            self._notice(session, inbound, inbound.sender, inbound.sender_name, "You are not in a game here", text,
+                         error=True, kind="stranger")
+            self._record(session, raw, inbound, InboundStatus.REFUSED, "unknown sender: one notice sent")
+            return Outcome(InboundStatus.REFUSED, "unknown sender")
+        self._record(session, raw, inbound, InboundStatus.IGNORED, "unknown sender: already told today")
+        return Outcome(InboundStatus.IGNORED, "unknown sender")
+
+    def _join(self, session: Session, raw: RawMail, inbound: Inbound, join: Join) -> Outcome:
+        from bot import signups
+
+        return signups.join(self, session, raw, inbound, join)
+
+    def _dispatch(self, session: Session, raw: RawMail, inbound: Inbound, who: Who, commands: MailCommands) -> Outcome:
+        seat = who.seat
+        game = seat.game if seat else (who.gm_of[0] if len(who.gm_of) == 1 else None)
+        handled: list[str] = []
+        if commands.gm:
+            from bot import gm
+
+            for command in commands.gm:
+                handled.append(gm.run(self, session, inbound, command))
+        for command in commands.player:
+            if isinstance(command, Help):
+                self._help(session, inbound, who)
+            elif isinstance(command, Status) and game is not None:
+                self._status(session, inbound, game, seat)
+            elif isinstance(command, ShowOrders) and seat is not None:
+                self._show_orders(session, inbound, seat)
+            elif isinstance(command, Join):
+                return self._join(session, raw, inbound, command)
+            elif isinstance(command, Resign):
+                from bot import signups
+
+                handled.append(signups.resign(self, session, inbound, who, command))
+            else:
+                self._ambiguous(session, inbound, who)
+            handled.append(type(command).__name__.upper())
+        problems = list(commands.problems)
+        if problems:
+            text = "\n".join(f'"{p.line}": {p.reason}' for p in problems)
+            to, name = (seat.player.address, seat.player.name) if seat else (inbound.sender, "GM")
+            self._notice(session, inbound, to, name, "Command not understood", text, error=True, game=game, seat=seat)
+        if commands.orders_text.strip() and not (commands.gm and not seat):
+            if seat is None:
+                if who.gm_of and not who.seat:
+                    self._notice(session, inbound, inbound.sender, "GM",
+                                 "Lines not understood", "These lines are neither GM commands nor orders:\n\n"
+                                 + commands.orders_text + "\n\nSend HELP for the GM commands.", error=True, game=game)
+                    self._record(session, raw, inbound, InboundStatus.REFUSED, "GM mail with lines not understood", game=game)
+                    return Outcome(InboundStatus.REFUSED, "not understood")
+                self._ambiguous(session, inbound, who)
+                self._record(session, raw, inbound, InboundStatus.REFUSED, "which game? ambiguous")
+                return Outcome(InboundStatus.REFUSED, "ambiguous game")
+            return self._orders(session, raw, inbound, seat, commands.orders_text)
+        if not handled and not problems:
+            to, name = (seat.player.address, seat.player.name) if seat else (inbound.sender, "GM")
+            self._notice(session, inbound, to, name, "Nothing to do",
+                         "Your mail held no orders and no commands. Send HELP for what you can write.",
+                         error=True, game=game, seat=seat)
+            self._record(session, raw, inbound, InboundStatus.REFUSED, "empty mail", game=game, seat=seat)
+            return Outcome(InboundStatus.REFUSED, "empty")
+        status = InboundStatus.REFUSED if problems else InboundStatus.APPLIED
+        self._record(session, raw, inbound, status, "commands: " + ", ".join(handled), game=game, seat=seat)
+        return Outcome(status, "commands")
+
+    def _ambiguous(self, session: Session, inbound: Inbound, who: Who) -> None:
+        names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
+        text = ("You play in more than one game, so the bot cannot tell which one this mail is for: "
+                + ", ".join(names) + ". Reply to a mail of that game (its reply address names the game), or put "
+                "the game in brackets in the subject, e.g. [" + (names[0] if names else "rc1") + "].")
+        self._notice(session, inbound, inbound.sender, inbound.sender_name, "Which game?", text, error=True)
+
+    def _help(self, session: Session, inbound: Inbound, who: Who) -> None:
+        seat = who.seat
+        ctx: dict[str, Any] = {
+            "bot": {"name": self.settings.bot.name, "address": self.settings.bot.address},
+            "greeting": seat.player.name if seat else inbound.sender_name,
+            "game_name": "", "game_title": "", "game_help": "", "turn_label": "",
+            "games": sorted({g.name for g in who.games}),
+            "gm_help": list(GM_COMMANDS) if who.gm_of else [],
+            "gm_games": [g.name for g in who.gm_of],
+        }
+        game = seat.game if seat else None
+        if seat is not None:
+            rules, state, turn = G.current_state(session, seat.game)
+            ctx.update(game_name=seat.game.name, game_title=rules.title, turn_label=rules.turn_label(state),
+                       game_help=rules.order_help(state, seat.name) if seat.name in rules.expected_players(state) else
+                       "You have no orders to send now.")
+        rendered = self.shell.renderer.render("help", ctx)
+        to = seat.player.address if seat else inbound.sender
+        self._reply(session, inbound, to, ctx["greeting"], rendered, kind="help", game=game, seat=seat)
+
+    def _status(self, session: Session, inbound: Inbound, game: Game, seat: Seat | None) -> None:
+        rules, state, turn = G.current_state(session, game)
+        from rules.api import Viewer
+
+        ordered: list[str] | None = None
+        missing: list[str] = []
+        if turn is not None:
+            ordered = []
+            for name in sorted(rules.expected_players(state)):
+                s = G.seat_named(game, name)
+                has = s is not None and any(x.source in ("mail", "gm") for x in G.submissions(session, turn, s))
+                (ordered if has else missing).append(name)
+        zone = seat.player.timezone if seat else game.timezone
+        ctx = G.base_context(self.shell, game, rules)
+        ctx.update({"view": rules.view(state, None, seat.name if seat else Viewer.GM),
+                    "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "timezone": zone})
+        rendered = self.shell.renderer.render("status", ctx, game=game.kind)
+        to, name = (seat.player.address, seat.player.name) if seat else (game.gm_address, "GM")
+        self._reply(session, inbound, to, name, rendered, kind="status", game=game, seat=seat)
+
+    def _show_orders(self, session: Session, inbound: Inbound, seat: Seat) -> None:
+        game = seat.game
+        rules, state, turn = G.current_state(session, game)
+        if turn is None or seat.name not in rules.expected_players(state):
+            text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
+        else:
+            on_file = G.orders_on_file(rules, state, seat, G.submissions(session, turn, seat))
+            deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+            if on_file is None:
+                default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+                text = (f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
+                        f"you get the default:\n\n" + "\n".join("    > " + line for line in default.splitlines()))
+            else:
+                text = (f"On file for you for {turn.label} (due {deadline}):\n\n"
+                        + "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines()))
+        self._notice(session, inbound, seat.player.address, seat.player.name, "Your orders on file", text,
+                     error=False, game=game, seat=seat, kind="orders")
+
+    def _orders(self, session: Session, raw: RawMail, inbound: Inbound, seat: Seat, text: str) -> Outcome:
+        game = seat.game
+        now = self.shell.now()
+        if game.status == GameStatus.SIGNUP:
+            self._notice(session, inbound, seat.player.address, seat.player.name, "The game has not started",
+                         f"{game.name} is still open for sign-ups; orders are taken once the GM starts it.",
+                         error=True, game=game, seat=seat)
+            self._record(session, raw, inbound, InboundStatus.REFUSED, "orders before the start", game, seat)
+            return Outcome(InboundStatus.REFUSED, "not started")
+        if game.status == GameStatus.FINISHED:
+            self._notice(session, inbound, seat.player.address, seat.player.name, "The game is over",
+                         f"{game.name} has finished; no more orders are taken.", error=True, game=game, seat=seat)
+            self._record(session, raw, inbound, InboundStatus.REFUSED, "orders after the end", game, seat)
+            return Outcome(InboundStatus.REFUSED, "finished")
+        rules, state, turn = G.current_state(session, game)
+        assert turn is not None
+        zone = seat.player.timezone
+        closing = G.closing_time(game, turn)
+        if closing is not None and now >= closing and rules.expected_players(state) and game.status == GameStatus.ACTIVE:
+            self._notice(session, inbound, seat.player.address, seat.player.name, f"Too late for {turn.label}",
+                         f"The deadline for {turn.label} passed at {G.deadline_text(turn, zone)}, so these orders "
+                         "were not used. The results follow shortly, with the next turn sheet; send your orders "
+                         "for the next turn in reply to that.", error=True, game=game, seat=seat, kind="late")
+            self._record(session, raw, inbound, InboundStatus.REFUSED, "after the deadline", game, seat)
+            return Outcome(InboundStatus.REFUSED, "late")
+        if seat.name not in rules.expected_players(state):
+            self._notice(session, inbound, seat.player.address, seat.player.name, "No orders needed",
+                         f"You have no orders to send for {turn.label}.", error=True, game=game, seat=seat)
+            self._record(session, raw, inbound, InboundStatus.REFUSED, "not expected this turn", game, seat)
+            return Outcome(InboundStatus.REFUSED, "not expected")
+        parsed = rules.parse_orders(state, seat.name, text)
+        subs = G.submissions(session, turn, seat)
+        earlier = G.orders_on_file(rules, state, seat, subs)
+        ctx = G.base_context(self.shell, game, rules)
+        problems = [{"line_no": p.line_no, "line": p.line, "reason": p.reason} for p in parsed.problems]
+        ctx.update({
+            "seat": {"name": seat.name, "display": seat.player.name},
+            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)},
+            "problems": problems, "timezone": zone,
+            "help": rules.order_help(state, seat.name),
+        })
+        if not parsed.orders:
+            default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+            ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
+            rendered = self.shell.renderer.render("refused", ctx, game=game.kind)
+            self._reply(session, inbound, seat.player.address, seat.player.name, rendered, kind="refused",
+                        game=game, seat=seat)
+            self._record(session, raw, inbound, InboundStatus.REFUSED,
+                         "; ".join(f"line {p.line_no}: {p.reason}" for p in parsed.problems) or "no orders", game, seat)
+            return Outcome(InboundStatus.REFUSED, "orders refused")
+        record = self._record(session, raw, inbound, InboundStatus.APPLIED,
+                              "orders" + (f" ({len(problems)} line(s) ignored)" if problems else ""), game, seat)
+        canonical = rules.format_orders(parsed.orders)
+        session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=record.id, source="mail",
+                                    text=canonical, received_at=now))
+        merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
+        merged_text = rules.format_orders(merged)
+        complete = rules.parse_orders(state, seat.name, merged_text).complete
+        ctx.update({"understood": canonical, "on_file": merged_text, "complete": complete})
+        rendered = self.shell.renderer.render("confirmation", ctx, game=game.kind)
+        self._reply(session, inbound, seat.player.address, seat.player.name, rendered, kind="confirmation",
+                    game=game, seat=seat)
+        return Outcome(InboundStatus.APPLIED, "orders")

@@ -1,0 +1,268 @@
+"""Settings: a frozen value read from TOML, with secrets from the environment or systemd.
+
+Secrets never live in the TOML file. Each is looked up, in order, in
+``$CREDENTIALS_DIRECTORY/<name>`` (systemd ``LoadCredential=``), then the environment
+variable named in the table below. No global settings object: `load_settings` returns a value
+that the composition root (`bot.app.build_app`) passes on.
+
+| secret            | credential file   | environment variable   |
+|-------------------|-------------------|------------------------|
+| site secret       | site-secret       | FLAGMAN_SECRET         |
+| previous secrets  | previous-secrets  | FLAGMAN_PREVIOUS_SECRETS (comma-separated) |
+| IMAP password     | imap-password     | FLAGMAN_IMAP_PASSWORD  |
+| SMTP password     | smtp-password     | FLAGMAN_SMTP_PASSWORD  |
+| database password | db-password       | FLAGMAN_DB_PASSWORD (replaces ``{password}`` in the URL) |
+
+Failing those, the site secret may come from the file named by ``[bot] secret_file`` (what
+``flagman init`` sets up for the embedded default; keep it mode 0600).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+
+class SettingsError(ValueError):
+    """The configuration is wrong; the message says where and how to fix it."""
+
+
+@dataclass(frozen=True)
+class BotSettings:
+    address: str = "flagman@localhost"
+    name: str = "Flagman"
+    timezone: str = "UTC"
+    loop_header: str = "X-Flagman-Loop"
+    public_url: str = ""
+    secret_file: str = ""  # a file holding the site secret (used when no credential or env var is set)
+
+    @property
+    def domain(self) -> str:
+        return self.address.rpartition("@")[2]
+
+    @property
+    def local_part(self) -> str:
+        return self.address.rpartition("@")[0]
+
+
+@dataclass(frozen=True)
+class DatabaseSettings:
+    url: str = "sqlite:///flagman.sqlite"
+
+
+@dataclass(frozen=True)
+class InboxSettings:
+    kind: str = "maildir"  # maildir | imap
+    path: str = "mail/inbox"
+    host: str = "localhost"
+    port: int = 993
+    security: str = "tls"  # tls | starttls | none
+    username: str = ""
+    folder: str = "INBOX"
+    processed_folder: str = "Processed"
+    failed_folder: str = "Failed"
+    batch_size: int = 100
+    idle: bool = True
+    timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class OutboxSettings:
+    kind: str = "maildir"  # maildir | smtp
+    path: str = "mail/outbox"
+    host: str = "localhost"
+    port: int = 587
+    security: str = "starttls"
+    username: str = ""
+    batch_size: int = 100
+    timeout: float = 30.0
+    max_attempts: int = 8
+
+
+@dataclass(frozen=True)
+class ScheduleSettings:
+    poll_seconds: float = 60.0
+    tick_seconds: float = 60.0
+    send_seconds: float = 30.0
+    digest_time: str = "08:00"
+    backlog: str = "hold"  # hold | resolve: turns overdue after downtime
+
+
+@dataclass(frozen=True)
+class AuthSettings:
+    # Which proofs admit a mail sent to the plain address from a seat's registered From.
+    # "password": a PASSWORD line or the signed tag in the subject; "dmarc": the topmost
+    # Authentication-Results of `authserv_id` says dmarc=pass or aligned dkim=pass.
+    accept: tuple[str, ...] = ("password",)
+    authserv_id: str = ""
+
+
+@dataclass(frozen=True)
+class LimitSettings:
+    max_mail_bytes: int = 2 * 1024 * 1024
+    max_lines: int = 2000
+    mails_per_sender_per_hour: int = 30
+
+
+@dataclass(frozen=True)
+class Secrets:
+    site_secret: str = field(default="", repr=False)
+    previous_secrets: tuple[str, ...] = field(default=(), repr=False)
+    imap_password: str = field(default="", repr=False)
+    smtp_password: str = field(default="", repr=False)
+    db_password: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    bot: BotSettings = BotSettings()
+    database: DatabaseSettings = DatabaseSettings()
+    inbox: InboxSettings = InboxSettings()
+    outbox: OutboxSettings = OutboxSettings()
+    schedule: ScheduleSettings = ScheduleSettings()
+    auth: AuthSettings = AuthSettings()
+    limits: LimitSettings = LimitSettings()
+    secrets: Secrets = Secrets()
+    base_dir: Path = Path(".")
+    source: str = "(defaults)"
+
+    def resolve_path(self, value: str) -> Path:
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else self.base_dir / path
+
+    @property
+    def database_url(self) -> str:
+        url = self.database.url
+        if "{password}" in url:
+            url = url.replace("{password}", self.secrets.db_password)
+        if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
+            rel = url.removeprefix("sqlite:///")
+            if rel and rel != ":memory:":
+                url = "sqlite:///" + str(self.resolve_path(rel))
+        return url
+
+
+_SECTIONS: dict[str, type] = {
+    "bot": BotSettings,
+    "database": DatabaseSettings,
+    "inbox": InboxSettings,
+    "outbox": OutboxSettings,
+    "schedule": ScheduleSettings,
+    "auth": AuthSettings,
+    "limits": LimitSettings,
+}
+
+
+def _section(name: str, cls: type, data: Mapping[str, Any]) -> Any:
+    known = {f.name: f for f in fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in known:
+            raise SettingsError(f"[{name}] has no option {key!r}; known: {', '.join(sorted(known))}")
+        default = getattr(cls(), key)
+        if isinstance(default, tuple):
+            if not isinstance(value, list):
+                raise SettingsError(f"[{name}] {key} must be a list")
+            value = tuple(str(v) for v in value)
+        elif isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise SettingsError(f"[{name}] {key} must be true or false")
+        elif isinstance(default, float):
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise SettingsError(f"[{name}] {key} must be a number")
+            value = float(value)
+        elif isinstance(default, int):
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise SettingsError(f"[{name}] {key} must be a whole number")
+        elif not isinstance(value, str):
+            raise SettingsError(f"[{name}] {key} must be a string")
+        values[key] = value
+    return cls(**values)
+
+
+def _secret(env: Mapping[str, str], credential: str, variable: str) -> str:
+    directory = env.get("CREDENTIALS_DIRECTORY")
+    if directory:
+        path = Path(directory) / credential
+        if path.is_file():
+            return path.read_text(encoding="utf-8").strip()
+    return env.get(variable, "").strip()
+
+
+def load_secrets(env: Mapping[str, str]) -> Secrets:
+    previous = _secret(env, "previous-secrets", "FLAGMAN_PREVIOUS_SECRETS")
+    return Secrets(
+        site_secret=_secret(env, "site-secret", "FLAGMAN_SECRET"),
+        previous_secrets=tuple(s.strip() for s in previous.replace("\n", ",").split(",") if s.strip()),
+        imap_password=_secret(env, "imap-password", "FLAGMAN_IMAP_PASSWORD"),
+        smtp_password=_secret(env, "smtp-password", "FLAGMAN_SMTP_PASSWORD"),
+        db_password=_secret(env, "db-password", "FLAGMAN_DB_PASSWORD"),
+    )
+
+
+def parse_settings(data: Mapping[str, Any], *, env: Mapping[str, str], base_dir: Path, source: str) -> Settings:
+    sections: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in _SECTIONS:
+            raise SettingsError(f"{source}: unknown section [{key}]; known: {', '.join(sorted(_SECTIONS))}")
+        if not isinstance(value, dict):
+            raise SettingsError(f"{source}: [{key}] must be a table")
+        sections[key] = _section(key, _SECTIONS[key], value)
+    settings = Settings(**sections, secrets=load_secrets(env), base_dir=base_dir, source=source)
+    if not settings.secrets.site_secret and settings.bot.secret_file:
+        secret_path = settings.resolve_path(settings.bot.secret_file)
+        try:
+            secret = secret_path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise SettingsError(f"[bot] secret_file {secret_path}: {exc.strerror}") from exc
+        settings = with_secret(settings, secret)
+    validate(settings)
+    return settings
+
+
+def validate(settings: Settings) -> None:
+    if "@" not in settings.bot.address:
+        raise SettingsError(f"[bot] address {settings.bot.address!r} is not an email address")
+    try:
+        ZoneInfo(settings.bot.timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise SettingsError(f"[bot] timezone {settings.bot.timezone!r} is not a known time zone") from exc
+    if settings.inbox.kind not in ("maildir", "imap"):
+        raise SettingsError("[inbox] kind must be \"maildir\" or \"imap\"")
+    if settings.outbox.kind not in ("maildir", "smtp"):
+        raise SettingsError("[outbox] kind must be \"maildir\" or \"smtp\"")
+    for section, security in (("inbox", settings.inbox.security), ("outbox", settings.outbox.security)):
+        if security not in ("tls", "starttls", "none"):
+            raise SettingsError(f"[{section}] security must be \"tls\", \"starttls\" or \"none\"")
+    for proof in settings.auth.accept:
+        if proof not in ("password", "dmarc"):
+            raise SettingsError(f"[auth] accept: unknown proof {proof!r}; use \"password\" and/or \"dmarc\"")
+    if "dmarc" in settings.auth.accept and not settings.auth.authserv_id:
+        raise SettingsError("[auth] accept includes \"dmarc\" but authserv_id is empty: name your receiving server")
+    if settings.schedule.backlog not in ("hold", "resolve"):
+        raise SettingsError("[schedule] backlog must be \"hold\" or \"resolve\"")
+
+
+def default_config_path(env: Mapping[str, str]) -> Path:
+    return Path(env.get("FLAGMAN_CONFIG") or "flagman.toml")
+
+
+def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None) -> Settings:
+    env = os.environ if env is None else env
+    path = Path(path) if path is not None else default_config_path(env)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SettingsError(f"no configuration at {path}: run `flagman init` or pass --config") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: {exc}") from exc
+    return parse_settings(data, env=env, base_dir=path.resolve().parent, source=str(path))
+
+
+def with_secret(settings: Settings, secret: str) -> Settings:
+    return replace(settings, secrets=replace(settings.secrets, site_secret=secret))

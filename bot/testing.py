@@ -1,0 +1,134 @@
+"""Test doubles shipped with the code: real implementations of the protocols, in memory.
+
+`FakeInbox` and `FakeMailer` behave like the real adapters (keys, batches, mark_done,
+per-mail results); `FakeClock` is moved by hand. Used by the unit tests and by anyone who
+wants to drive the bot from Python without servers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+
+from bot.inbox import Folder, RawMail
+from bot.mailer import OutgoingMail, SendResult, SendStatus
+
+
+class FakeClock:
+    def __init__(self, start: datetime | None = None) -> None:
+        self.current = start or datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, delta: timedelta | None = None, **kwargs: float) -> datetime:
+        self.current = self.current + (delta if delta is not None else timedelta(**kwargs))
+        return self.current
+
+    def set(self, moment: datetime) -> None:
+        self.current = moment
+
+
+class FakeInbox:
+    def __init__(self, max_size: int = 10 * 1024 * 1024) -> None:
+        self.max_size = max_size
+        self.pending: dict[str, bytes] = {}
+        self.folders: dict[Folder, list[str]] = {f: [] for f in Folder}
+        self._next = 1
+
+    def deliver(self, data: bytes | str) -> str:
+        key = str(self._next)
+        self._next += 1
+        self.pending[key] = data.encode() if isinstance(data, str) else data
+        return key
+
+    def fetch_new(self, limit: int = 100) -> list[RawMail]:
+        out = []
+        for key in list(self.pending)[:limit]:
+            data = self.pending[key]
+            out.append(RawMail(key, data if len(data) <= self.max_size else None, len(data)))
+        return out
+
+    def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
+        for key in keys:
+            if self.pending.pop(key, None) is not None:
+                self.folders[folder].append(key)
+
+    def wait(self, timeout: float) -> bool:
+        return bool(self.pending)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class FakeMailer:
+    sent: list[OutgoingMail] = field(default_factory=list)
+    # address -> status to answer for it (default SENT)
+    answers: dict[str, SendStatus] = field(default_factory=dict)
+
+    def send(self, mails: Sequence[OutgoingMail]) -> list[SendResult]:
+        results = []
+        for mail in mails:
+            status = next((self.answers[r] for r in mail.recipients if r in self.answers), SendStatus.SENT)
+            if status is SendStatus.SENT:
+                self.sent.append(mail)
+            results.append(SendResult(mail.message_id, status, "" if status is SendStatus.SENT else "fake refusal"))
+        return results
+
+    def close(self) -> None:
+        pass
+
+    def messages(self, to: str | None = None) -> list[EmailMessage]:
+        out = []
+        for mail in self.sent:
+            if to is None or to in mail.recipients:
+                msg = message_from_bytes(mail.data, policy=policy.default)
+                assert isinstance(msg, EmailMessage)
+                out.append(msg)
+        return out
+
+    def clear(self) -> None:
+        self.sent.clear()
+
+
+def body_of(msg: EmailMessage) -> str:
+    part = msg.get_body(("plain",))
+    assert part is not None
+    content: str = part.get_content()
+    return content
+
+
+def reply_to(msg: EmailMessage, text: str, *, sender: str, quote: bool = True, message_id: str | None = None) -> bytes:
+    """A player's reply to one of the bot's mails, as a mail client would write it."""
+    reply = EmailMessage()
+    reply["From"] = sender
+    reply["To"] = str(msg["Reply-To"] or msg["From"])
+    subject = str(msg["Subject"])
+    reply["Subject"] = subject if subject.lower().startswith("re:") else "Re: " + subject
+    reply["Message-ID"] = message_id or f"<reply-{abs(hash((sender, text, subject)))}-{id(reply)}@client.example>"
+    reply["In-Reply-To"] = str(msg["Message-ID"])
+    reply["Date"] = "Mon, 05 Jan 2026 10:00:00 +0000"
+    body = text
+    if quote:
+        quoted = "\n".join("> " + line for line in body_of(msg).splitlines())
+        body = f"{text}\n\nOn Mon, 5 Jan 2026 at 09:00, Flagman <{msg['From'].addresses[0].addr_spec}> wrote:\n{quoted}\n"
+    reply.set_content(body)
+    return reply.as_bytes()
+
+
+def plain_mail(sender: str, to: str, subject: str, text: str, *, message_id: str | None = None,
+               headers: dict[str, str] | None = None) -> bytes:
+    msg = EmailMessage()
+    msg["From"] = sender
+    msg["To"] = to
+    msg["Subject"] = subject
+    msg["Message-ID"] = message_id or f"<m-{abs(hash((sender, subject, text)))}@client.example>"
+    msg["Date"] = "Mon, 05 Jan 2026 10:00:00 +0000"
+    for key, value in (headers or {}).items():
+        msg[key] = value
+    msg.set_content(text)
+    return msg.as_bytes()
