@@ -1,0 +1,258 @@
+"""`rules.script`: the engine behind `flagman play` (mail-interface.md, the command line)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import pytest
+
+from rules import UnknownGameError
+from rules.api import (
+    Event,
+    InvalidOrderError,
+    OrderProblem,
+    Parsed,
+    Resolution,
+    Roll,
+    Viewer,
+    turn_rng,
+)
+from rules.script import ScriptError, play_script, run_script
+
+PLAYERS = ["kelly", "seb", "steve", "roger", "zed"]
+WORKED_EXAMPLE = {
+    "players": PLAYERS,
+    "options": {"turns": 5},
+    "seed": 1,
+    "turns": [
+        {"kelly": "USE 0", "seb": "USE 2", "steve": "USE 2", "roger": "USE 5", "zed": "0"},
+        {"roger": "CRUISE", "seb": "USE 3", "steve": "OVERTAKE", "kelly": "USE 2", "zed": "CRUISE"},
+    ],
+}
+
+
+def script(**changes: Any) -> dict[str, Any]:
+    return {**WORKED_EXAMPLE, **changes}
+
+
+def test_worked_example_positions_and_ep_after_each_turn() -> None:
+    """racecraft.md, worked example (with zed at the back): positions and EP after turns 1, 2."""
+    output = run_script("racecraft", WORKED_EXAMPLE)
+    one, two = output["turns"]
+    assert one["turn"] == 1 and one["label"] == "Turn 1 of 5: start"
+    assert one["positions"] == [["roger"], ["seb", "steve"], ["kelly", "zed"]]
+    assert one["players"] == {"kelly": {"ep": 10}, "seb": {"ep": 8}, "steve": {"ep": 8}, "roger": {"ep": 5}, "zed": {"ep": 10}}
+    assert two["label"] == "Turn 2 of 5: tactical"
+    assert two["positions"] == [["seb", "steve"], ["roger"], ["kelly", "zed"]]
+    assert two["players"] == {"kelly": {"ep": 8}, "seb": {"ep": 4}, "steve": {"ep": 6}, "roger": {"ep": 7}, "zed": {"ep": 10}}
+    assert one["defaulted"] == [] and two["defaulted"] == []
+    assert output["finished"] is False and output["result"] is None
+
+
+def test_output_keys_are_in_a_stable_order() -> None:
+    """The output's keys come in the documented order, so the JSON text is stable."""
+    output = run_script("racecraft", WORKED_EXAMPLE)
+    assert list(output) == ["turns", "finished", "result"]
+    assert list(output["turns"][0]) == ["turn", "label", "positions", "players", "defaulted", "events"]
+    assert list(output["turns"][1]["events"][0]) == ["kind", "text", "players"]
+
+
+def test_a_player_missing_from_a_turn_gets_the_nmr_default() -> None:
+    """mail-interface.md: "a player missing from a turn gets the NMR default"."""
+    turns = [{"seb": "USE 2", "steve": "USE 2", "roger": "USE 6"}]
+    output = run_script("racecraft", script(turns=turns))
+    (one,) = output["turns"]
+    assert one["defaulted"] == ["kelly", "zed"]
+    assert one["players"]["kelly"] == {"ep": 5} and one["players"]["zed"] == {"ep": 5}
+    assert one["positions"] == [["roger"], ["kelly", "zed"], ["seb", "steve"]]
+
+
+def test_the_sprint_is_resolved_after_the_scripted_turns() -> None:
+    """Turns that need no orders (Racecraft's final sprint) are resolved until the end."""
+    turns = [*WORKED_EXAMPLE["turns"], {}]
+    output = run_script("racecraft", script(options={"turns": "4"}, turns=turns))
+    assert [turn["label"] for turn in output["turns"]] == [
+        "Turn 1 of 4: start",
+        "Turn 2 of 4: tactical",
+        "Turn 3 of 4: tactical",
+        "Turn 4 of 4: final sprint",
+    ]
+    assert output["turns"][2]["defaulted"] == PLAYERS
+    assert output["finished"] is True
+    assert output["result"] == output["turns"][-1]["positions"]
+
+
+def test_the_sprint_may_also_be_scripted_empty() -> None:
+    """A scripted turn with no orders for the sprint is the same as leaving it out."""
+    turns = [*WORKED_EXAMPLE["turns"], {}]
+    left_out = run_script("racecraft", script(options={"turns": 4}, turns=turns))
+    scripted = run_script("racecraft", script(options={"turns": 4}, turns=[*turns, {}]))
+    assert scripted == left_out
+
+
+def test_options_may_be_numbers_or_text() -> None:
+    """Options values in the script may be numbers or strings: they reach the game as text."""
+    assert run_script("racecraft", script(options={"turns": 3})) == run_script("racecraft", script(options={"turns": "3"}))
+    assert run_script("racecraft", script(options={"turns": 3}))["turns"][0]["label"] == "Turn 1 of 3: start"
+
+
+def test_an_illegal_order_names_the_turn_the_player_and_the_reason() -> None:
+    """An order that is illegal: ScriptError naming the turn, the player and the reason."""
+    turns = [WORKED_EXAMPLE["turns"][0], {"seb": "USE 9"}]
+    with pytest.raises(ScriptError) as caught:
+        run_script("racecraft", script(turns=turns))
+    error = caught.value
+    assert (error.turn, error.player) == (2, "seb")
+    assert error.reason == "USE 9: you have only 8 EP, so USE 8 at most"
+    assert str(error) == "turn 2, player seb: USE 9: you have only 8 EP, so USE 8 at most"
+
+
+def test_an_order_that_does_not_parse_is_refused() -> None:
+    """An order that does not parse: ScriptError naming the turn, the player and the line."""
+    with pytest.raises(ScriptError, match=r"^turn 1, player zed: JUMP: not a Racecraft order"):
+        run_script("racecraft", script(turns=[{"zed": "JUMP"}]))
+
+
+@pytest.mark.parametrize(
+    ("changes", "turn", "player", "message"),
+    [
+        ({"players": PLAYERS[:4]}, 0, None, "needs 5 to 8 players; the script has 4"),
+        ({"options": {"turns": 12}}, 0, None, "turns must be a whole number from 3 to 9"),
+        ({"options": {"laps": 3}}, 0, None, "unknown option 'laps'"),
+        ({"options": {"turns": True}}, 0, None, "must be text or a number"),
+        ({"players": "kelly seb"}, 0, None, "'players' must be a list"),
+        ({"seed": "one"}, 0, None, "'seed' must be a whole number"),
+        ({"rounds": []}, 0, None, "unknown key 'rounds'"),
+        ({"turns": [{"nobody": "USE 1"}]}, 1, "nobody", "not a player in this game"),
+        ({"turns": [{"seb": 3}]}, 1, "seb", "orders must be text"),
+        ({"turns": ["USE 3"]}, 1, None, "a turn must be an object"),
+    ],
+)
+def test_bad_scripts_are_refused_clearly(changes: dict[str, Any], turn: int, player: str | None, message: str) -> None:
+    """Wrong player count, bad options, an unknown player: ScriptError (turn 0 = set-up)."""
+    with pytest.raises(ScriptError) as caught:
+        run_script("racecraft", script(**changes))
+    assert (caught.value.turn, caught.value.player) == (turn, player)
+    assert message in caught.value.reason
+
+
+def test_a_turn_scripted_after_the_game_finished_is_refused() -> None:
+    """A turn scripted after the game finished: ScriptError naming that turn."""
+    turns = [*WORKED_EXAMPLE["turns"], {}, {"seb": "USE 1"}]
+    with pytest.raises(ScriptError, match="the game finished after turn 3") as caught:
+        run_script("racecraft", script(options={"turns": 3}, turns=turns))
+    assert caught.value.turn == 4
+
+
+def test_an_unknown_game_is_refused() -> None:
+    """`flagman play NOSUCHGAME` names the known games."""
+    with pytest.raises(UnknownGameError, match="racecraft"):
+        run_script("nosuchgame", WORKED_EXAMPLE)
+
+
+# -- generic over any game: a toy game with dice -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dash:
+    """A toy race: each turn every player says GO or REST; GO rolls a d6 and moves that far."""
+
+    players: tuple[str, ...]
+    distance: dict[str, int]
+    turn: int
+    turns: int
+    start_roll: int
+
+
+@dataclass(frozen=True)
+class Go:
+    pass
+
+
+class DashGame:
+    name: ClassVar[str] = "dash"
+    title: ClassVar[str] = "Dash"
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 3
+    early_resolution: ClassVar[bool] = True
+
+    def new_game(self, players: Sequence[str], options: Mapping[str, str], rng: random.Random) -> Dash:
+        turns = int(options.get("turns", "2"))
+        return Dash(tuple(players), {p: 0 for p in players}, 1, turns, rng.randint(1, 1000))
+
+    def turn_label(self, state: Dash) -> str:
+        return f"Dash {state.turn}"
+
+    def expected_players(self, state: Dash) -> frozenset[str]:
+        # the last turn is automatic, like Racecraft's sprint
+        return frozenset(state.players) if state.turn < state.turns else frozenset()
+
+    def parse_orders(self, state: Dash, player: str, text: str) -> Parsed[Go]:
+        if text.strip() == "GO":
+            return Parsed((Go(),))
+        if text.strip() == "REST":
+            return Parsed(())
+        return Parsed((), (OrderProblem.from_error(1, text, InvalidOrderError("GO or REST")),), complete=False)
+
+    def default_orders(self, state: Dash, player: str) -> tuple[Go, ...]:
+        return ()
+
+    def merge_orders(self, earlier: Sequence[Go], later: Sequence[Go]) -> tuple[Go, ...]:
+        return tuple(later)
+
+    def resolve(self, state: Dash, orders: Mapping[str, Sequence[Go]], rng: random.Random) -> Resolution[Dash]:
+        distance = dict(state.distance)
+        events = []
+        for player in state.players:
+            if orders.get(player) or state.turn == state.turns:
+                roll = Roll.of(rng, 1, 6)
+                distance[player] += roll.total
+                events.append(Event("roll", f"{player} rolls {roll.total}", (player,), roll))
+        return Resolution(replace(state, distance=distance, turn=state.turn + 1), tuple(events))
+
+    def is_finished(self, state: Dash) -> bool:
+        return state.turn > state.turns
+
+    def players(self, state: Dash) -> tuple[str, ...]:
+        return state.players
+
+    def standings(self, state: Dash) -> tuple[tuple[str, ...], ...]:
+        levels = sorted(set(state.distance.values()), reverse=True)
+        return tuple(tuple(sorted(p for p in state.players if state.distance[p] == d)) for d in levels)
+
+    def figures(self, state: Dash, player: str) -> dict[str, int]:
+        return {"distance": state.distance[player], "start_roll": state.start_roll}
+
+    def view(self, state: Dash, resolution: Resolution[Dash] | None, viewer: str | Viewer) -> dict[str, Any]:
+        return {}
+
+
+def test_any_game_can_be_scripted_with_per_turn_rngs() -> None:
+    """new_game gets turn_rng(seed, 0) and turn t gets turn_rng(seed, t); every expected
+    player with no orders is defaulted; automatic turns run to the end."""
+    output = play_script(DashGame(), {"players": ["a", "b"], "options": {"turns": 3}, "seed": 7, "turns": [{"a": "GO"}, {"a": "GO", "b": "REST"}]})
+    start_roll = turn_rng(7, 0).randint(1, 1000)
+    assert output["turns"][0]["players"]["a"]["start_roll"] == start_roll
+    expected_a = [turn_rng(7, t).randint(1, 6) for t in (1, 2)]
+    rolls = [[e["roll"]["total"] for e in turn["events"]] for turn in output["turns"]]
+    assert rolls[0] == [expected_a[0]] and rolls[1] == [expected_a[1]]
+    third = turn_rng(7, 3)
+    assert rolls[2] == [third.randint(1, 6), third.randint(1, 6)]
+    assert [turn["defaulted"] for turn in output["turns"]] == [["b"], [], []]
+    assert output["finished"] is True
+    assert [turn["label"] for turn in output["turns"]] == ["Dash 1", "Dash 2", "Dash 3"]
+
+
+def test_a_different_seed_gives_different_dice() -> None:
+    """The seed drives every roll: another seed, other dice (for this fixed example)."""
+    base = {"players": ["a", "b"], "options": {"turns": 4}, "turns": [{"a": "GO", "b": "GO"}] * 3}
+    assert play_script(DashGame(), {**base, "seed": 1}) != play_script(DashGame(), {**base, "seed": 2})
+
+
+def test_player_count_comes_from_the_game() -> None:
+    """The set-up check uses the game's own min_players and max_players."""
+    with pytest.raises(ScriptError, match="Dash needs 2 to 3 players; the script has 4"):
+        play_script(DashGame(), {"players": ["a", "b", "c", "d"], "turns": []})
