@@ -456,7 +456,9 @@ class Dovecot:
         with contextlib.ExitStack() as stack:
             conn = lmtp if lmtp is not None else stack.enter_context(self.lmtp_connection())
             for rcpt in users:
-                conn.sendmail(mail_from, [rcpt], data)
+                conn.ehlo_or_helo_if_needed()
+                utf8 = not (mail_from.isascii() and rcpt.isascii()) and conn.has_extn("smtputf8")
+                conn.sendmail(mail_from, [rcpt], data, ["SMTPUTF8"] if utf8 else [])
 
     @contextlib.contextmanager
     def lmtp_connection(self) -> Iterator[smtplib.LMTP]:
@@ -684,7 +686,7 @@ class SmtpSink:
             for rcpt in mail.rcpt_tos:
                 try:
                     self.onward.deliver(rcpt, mail.data, mail_from=mail.mail_from or "<>")
-                except (smtplib.SMTPException, OSError) as exc:
+                except (smtplib.SMTPException, OSError, UnicodeError) as exc:
                     with self._lock:
                         self.onward_errors.append(f"{rcpt}: {exc!r}")
         with self._arrived:

@@ -1,0 +1,229 @@
+"""The SMTP relay: `SmtpMailer` implements `bot.mailer.Mailer` over smtplib.
+
+One connection per batch. Each mail gets its own verdict and `send` never raises for one
+mail's failure (RFC 5321 4.2.1: 2yz accepted, 4yz transient, 5yz permanent)::
+
+    2xx                                   -> SENT
+    4xx on MAIL, RCPT or DATA (incl. 421) -> TEMPORARY  (the service retries with backoff)
+    5xx on MAIL, all RCPTs, or DATA       -> PERMANENT  (reported to the GM, not retried)
+    connection dropped / refused / TLS    -> TEMPORARY for that mail; reconnect (bounded)
+                                             and go on; past the bound every later mail of
+                                             the batch is TEMPORARY too
+
+A mail accepted for some recipients and refused for others counts as SENT, with the refused
+ones in `detail`: retrying it would deliver it twice to those who got it. (The service sends
+one mail per recipient, so this does not arise in practice.)
+"""
+
+from __future__ import annotations
+
+import logging
+import smtplib
+import ssl
+from collections.abc import Sequence
+from typing import Literal
+
+from bot.mailer import OutgoingMail, SendResult, SendStatus
+
+log = logging.getLogger(__name__)
+
+Security = Literal["tls", "starttls", "none"]
+
+# Errors meaning the connection is gone: the mail in flight is TEMPORARY, reconnect.
+_DROPPED: tuple[type[BaseException], ...] = (smtplib.SMTPServerDisconnected, OSError)
+
+
+def _status(code: int) -> SendStatus:
+    if 500 <= code <= 599:
+        return SendStatus.PERMANENT
+    if 200 <= code <= 299:
+        return SendStatus.SENT
+    return SendStatus.TEMPORARY  # 4xx, and anything unexpected: retrying is the safe side
+
+
+def _text(message: bytes | str) -> str:
+    if isinstance(message, bytes):
+        return message.decode("utf-8", "replace")
+    return str(message)
+
+
+class SmtpMailer:
+    """Sends batches of mail through one SMTP relay."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int | None = None,
+        *,
+        security: Security = "starttls",
+        username: str | None = None,
+        password: str | None = None,
+        timeout: float = 30.0,
+        ssl_context: ssl.SSLContext | None = None,
+        local_hostname: str | None = None,
+        max_reconnects: int = 2,
+    ) -> None:
+        if security not in ("tls", "starttls", "none"):
+            raise ValueError(f"security must be tls, starttls or none, not {security!r}")
+        self.host = host
+        self.port = port if port is not None else {"tls": 465, "starttls": 587, "none": 25}[security]
+        self.security: Security = security
+        self.username = username
+        self.password = password
+        self.timeout = timeout
+        self.ssl_context = ssl_context
+        self.local_hostname = local_hostname
+        self.max_reconnects = max(0, max_reconnects)
+
+    # -- connection --------------------------------------------------------------------------
+    def _context(self) -> ssl.SSLContext:
+        return self.ssl_context or ssl.create_default_context()
+
+    def _open(self) -> smtplib.SMTP:
+        """Connect, EHLO, STARTTLS and log in as configured."""
+        conn: smtplib.SMTP
+        if self.security == "tls":
+            conn = smtplib.SMTP_SSL(
+                self.host, self.port, self.local_hostname, timeout=self.timeout,
+                context=self._context(),
+            )
+        else:
+            conn = smtplib.SMTP(self.host, self.port, self.local_hostname, timeout=self.timeout)
+        try:
+            conn.ehlo()
+            if self.security == "starttls":
+                conn.starttls(context=self._context())
+                conn.ehlo()
+            if self.username:
+                conn.login(self.username, self.password or "")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @staticmethod
+    def _quit(conn: smtplib.SMTP | None) -> None:
+        if conn is None:
+            return
+        try:
+            conn.quit()
+        except (smtplib.SMTPException, OSError):
+            conn.close()
+
+    # -- Mailer ------------------------------------------------------------------------------
+    def send(self, mails: Sequence[OutgoingMail]) -> list[SendResult]:
+        results: list[SendResult] = []
+        conn: smtplib.SMTP | None = None
+        reconnects = 0
+        gave_up: str | None = None  # why every remaining mail is TEMPORARY
+        try:
+            for mail in mails:
+                if gave_up is not None:
+                    results.append(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
+                    continue
+                if conn is None:
+                    try:
+                        conn = self._open()
+                    except (smtplib.SMTPException, OSError, ValueError) as exc:
+                        # Refused, unreachable, TLS or login failure: a relay or config
+                        # problem, never the mail's fault, so never PERMANENT.
+                        gave_up = f"cannot connect to SMTP relay {self.host}:{self.port}: {exc!r}"
+                        log.warning("%s", gave_up)
+                        results.append(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
+                        continue
+                result, alive = self._send_one(conn, mail)
+                results.append(result)
+                if not alive:
+                    conn.close()
+                    conn = None
+                    if reconnects >= self.max_reconnects:
+                        gave_up = (
+                            f"SMTP relay {self.host}:{self.port} dropped the connection "
+                            f"{reconnects + 1} times in this batch"
+                        )
+                    reconnects += 1
+        finally:
+            self._quit(conn)
+        return results
+
+    def _send_one(self, conn: smtplib.SMTP, mail: OutgoingMail) -> tuple[SendResult, bool]:
+        """The verdict for one mail, and whether the connection is still usable."""
+        mid = mail.message_id
+        options: list[str] = []
+        addresses = (mail.envelope_from, *mail.recipients)
+        if not all(a.isascii() for a in addresses):
+            if not conn.has_extn("smtputf8"):
+                return SendResult(
+                    mid, SendStatus.PERMANENT,
+                    "non-ASCII address and the relay lacks SMTPUTF8 (RFC 6531)",
+                ), True
+            options.append("SMTPUTF8")
+        if not mail.data.isascii() and conn.has_extn("8bitmime"):
+            options.append("BODY=8BITMIME")
+        try:
+            refused = conn.sendmail(mail.envelope_from, list(mail.recipients), mail.data, options)
+        except smtplib.SMTPRecipientsRefused as exc:
+            codes = [code for code, _ in exc.recipients.values()]
+            status = (
+                SendStatus.PERMANENT
+                if codes and all(_status(c) is SendStatus.PERMANENT for c in codes)
+                else SendStatus.TEMPORARY
+            )
+            detail = "; ".join(
+                f"RCPT {addr}: {code} {_text(msg)}" for addr, (code, msg) in exc.recipients.items()
+            )
+            return SendResult(mid, status, detail), conn.sock is not None
+        except (smtplib.SMTPSenderRefused, smtplib.SMTPDataError) as exc:
+            stage = "MAIL FROM" if isinstance(exc, smtplib.SMTPSenderRefused) else "DATA"
+            detail = f"{stage}: {exc.smtp_code} {_text(exc.smtp_error)}"
+            return SendResult(mid, _status(exc.smtp_code), detail), conn.sock is not None
+        except _DROPPED as exc:
+            log.warning("SMTP connection lost while sending %s: %r", mid, exc)
+            return SendResult(mid, SendStatus.TEMPORARY, f"connection lost: {exc!r}"), False
+        except smtplib.SMTPResponseException as exc:  # e.g. a failed EHLO before MAIL
+            detail = f"{exc.smtp_code} {_text(exc.smtp_error)}"
+            return SendResult(mid, _status(exc.smtp_code), detail), conn.sock is not None
+        except smtplib.SMTPNotSupportedError as exc:
+            return SendResult(mid, SendStatus.PERMANENT, f"relay cannot take it: {exc}"), True
+        except (smtplib.SMTPException, ValueError, UnicodeError) as exc:
+            # A malformed address (e.g. CR/LF in it) can never be sent; an unknown SMTP
+            # error leaves the connection in an unknown state: drop it.
+            if isinstance(exc, ValueError | UnicodeError):
+                return SendResult(mid, SendStatus.PERMANENT, f"cannot send: {exc!r}"), True
+            return SendResult(mid, SendStatus.TEMPORARY, f"SMTP error: {exc!r}"), False
+        if refused:
+            detail = "accepted, but refused for " + "; ".join(
+                f"{addr}: {code} {_text(msg)}" for addr, (code, msg) in refused.items()
+            )
+            return SendResult(mid, SendStatus.SENT, detail), True
+        return SendResult(mid, SendStatus.SENT), True
+
+    def close(self) -> None:
+        """Nothing to do: each batch opens and closes its own connection."""
+
+    # -- doctor ------------------------------------------------------------------------------
+    def check(self) -> list[str]:
+        """Problems an operator must fix (empty when all is well): connect, TLS, login."""
+        try:
+            conn = self._open()
+        except smtplib.SMTPAuthenticationError as exc:
+            return [
+                f"SMTP login as {self.username!r} at {self.host}:{self.port} refused: "
+                f"{exc.smtp_code} {_text(exc.smtp_error)}"
+            ]
+        except smtplib.SMTPNotSupportedError as exc:
+            return [f"SMTP relay {self.host}:{self.port}: {exc} (check `security`)"]
+        except (smtplib.SMTPException, OSError, ValueError) as exc:
+            return [f"cannot use SMTP relay {self.host}:{self.port} ({self.security}): {exc!r}"]
+        problems: list[str] = []
+        local = self.host in ("localhost", "127.0.0.1", "::1")
+        if self.security == "none" and not local:
+            problems.append(
+                f"SMTP relay {self.host}:{self.port} is used without TLS: "
+                "fine on localhost, not across a network"
+            )
+        self._quit(conn)
+        return problems
+
+
+__all__ = ["Security", "SmtpMailer"]

@@ -1,0 +1,175 @@
+"""SmtpMailer against a real SMTP server (aiosmtpd) that misbehaves on request."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from bot.mailer import OutgoingMail, SendStatus
+from bot.smtp import SmtpMailer
+
+try:
+    from tests.servers import Dovecot, SmtpSink, free_port
+except ImportError:  # tests/ itself on sys.path
+    from servers import Dovecot, SmtpSink, free_port  # type: ignore[no-redef]
+
+pytestmark = pytest.mark.e2e
+
+_serial = itertools.count(1)
+
+
+def outgoing(to: str = "alice@players.test", n: int | None = None) -> OutgoingMail:
+    n = next(_serial) if n is None else n
+    mid = f"<results-{n}@flagman.test>"
+    data = (
+        f"From: Flagman <flagman@flagman.test>\r\nTo: {to}\r\nSubject: Turn {n}\r\n"
+        f"Message-ID: {mid}\r\n\r\nYour car moved 3 spaces.\r\n"
+    ).encode()
+    # VERP: the service encodes the outbox row in the envelope sender.
+    return OutgoingMail(mid, f"bounces+{n}@flagman.test", (to,), data)
+
+
+@pytest.fixture
+def sink(smtp_sink: SmtpSink) -> SmtpSink:
+    smtp_sink.reset()
+    return smtp_sink
+
+
+@pytest.fixture
+def mailer(sink: SmtpSink) -> SmtpMailer:
+    return SmtpMailer(sink.host, sink.port, security="none", timeout=10)
+
+
+def test_a_batch_is_sent_over_one_connection_with_the_given_envelope(sink, mailer):
+    """Three mails: all SENT, in order, one SMTP session, envelope and bytes as given."""
+    mails = [outgoing(f"p{i}@players.test") for i in range(3)]
+    results = mailer.send(mails)
+    assert [(r.message_id, r.status) for r in results] == [
+        (m.message_id, SendStatus.SENT) for m in mails
+    ]
+    received = sink.messages
+    assert sink.greetings == 1
+    assert [r.message_id for r in received] == [m.message_id for m in mails]
+    assert [(r.mail_from, r.rcpt_tos) for r in received] == [
+        (m.envelope_from, m.recipients) for m in mails
+    ]
+    assert all(m.data.rstrip(b"\r\n") in r.data for m, r in zip(mails, received, strict=True))
+    assert mailer.send([]) == []
+
+
+@pytest.mark.parametrize(
+    ("stage", "reply", "expected"),
+    [
+        ("rcpt", "451 4.3.0 Try again later", SendStatus.TEMPORARY),
+        ("rcpt", "550 5.1.1 No such user", SendStatus.PERMANENT),
+        ("data", "452 4.3.1 Insufficient storage", SendStatus.TEMPORARY),
+        ("data", "554 5.6.0 Message rejected", SendStatus.PERMANENT),
+        ("mail", "451 4.7.1 Greylisted", SendStatus.TEMPORARY),
+        ("mail", "553 5.7.1 Sender not allowed", SendStatus.PERMANENT),
+    ],
+)
+def test_a_refusal_decides_that_mail_only(sink, mailer, stage, reply, expected):
+    """4xx -> TEMPORARY, 5xx -> PERMANENT, for the refused mail; the rest of the batch goes."""
+    mails = [outgoing(f"p{i}@players.test") for i in range(3)]
+    if stage == "mail":
+        sink.fail_mail(reply, times=1)
+        refused = 0
+    else:
+        add = sink.fail_rcpt if stage == "rcpt" else sink.fail_data
+        add(reply, recipients=["p1@players.test"], times=None)
+        refused = 1
+    results = mailer.send(mails)
+    statuses = [r.status for r in results]
+    assert statuses[refused] is expected
+    assert reply.split()[0] in results[refused].detail
+    assert [s for i, s in enumerate(statuses) if i != refused] == [SendStatus.SENT] * 2
+    assert sorted(m.message_id for m in sink.messages) == sorted(
+        m.message_id for i, m in enumerate(mails) if i != refused
+    )
+
+
+def test_a_421_closing_the_connection_is_temporary_and_the_batch_goes_on(sink, mailer):
+    """421 at RCPT makes smtplib close the connection: TEMPORARY, reconnect, continue."""
+    mails = [outgoing(f"p{i}@players.test") for i in range(3)]
+    sink.fail_rcpt("421 4.3.2 Shutting down", recipients=["p0@players.test"])
+    results = mailer.send(mails)
+    assert [r.status for r in results] == [
+        SendStatus.TEMPORARY, SendStatus.SENT, SendStatus.SENT,
+    ]
+    assert sink.greetings == 2
+
+
+def test_a_dropped_connection_is_temporary_and_the_rest_of_the_batch_is_still_sent(sink, mailer):
+    """The relay drops the connection at DATA of mail 2: mail 2 TEMPORARY, 1 and 3 SENT."""
+    mails = [outgoing(f"p{i}@players.test") for i in range(3)]
+    sink.drop_connection("data", recipients=["p1@players.test"], times=1)
+    results = mailer.send(mails)
+    assert [r.status for r in results] == [
+        SendStatus.SENT, SendStatus.TEMPORARY, SendStatus.SENT,
+    ]
+    assert "connection lost" in results[1].detail
+    assert [m.message_id for m in sink.messages] == [mails[0].message_id, mails[2].message_id]
+
+
+def test_reconnects_are_bounded_then_the_rest_is_temporary(sink):
+    """A relay that always drops: max_reconnects + 1 tries, every mail TEMPORARY, no raise."""
+    mailer = SmtpMailer(sink.host, sink.port, security="none", timeout=10, max_reconnects=1)
+    sink.drop_connection("rcpt", times=None)
+    results = mailer.send([outgoing() for _ in range(4)])
+    assert [r.status for r in results] == [SendStatus.TEMPORARY] * 4
+    assert sink.greetings == 2
+    assert "dropped the connection 2 times" in results[3].detail
+    assert sink.messages == []
+
+
+def test_an_unreachable_relay_makes_every_mail_temporary():
+    """Nobody listening: each mail TEMPORARY with the reason; check() names the relay."""
+    port = free_port()
+    mailer = SmtpMailer("127.0.0.1", port, security="none", timeout=5)
+    results = mailer.send([outgoing(), outgoing()])
+    assert [r.status for r in results] == [SendStatus.TEMPORARY] * 2
+    assert all(f"127.0.0.1:{port}" in r.detail for r in results)
+    problems = mailer.check()
+    assert len(problems) == 1 and f"127.0.0.1:{port}" in problems[0]
+
+
+def test_partly_refused_recipients_count_as_sent_with_the_refusals_noted(sink, mailer):
+    """Accepted for one of two recipients: SENT (a retry would duplicate), refusal noted."""
+    sink.fail_rcpt("550 5.1.1 No such user", recipients=["gone@players.test"], times=None)
+    mail = outgoing()
+    both = OutgoingMail(
+        mail.message_id, mail.envelope_from, ("alice@players.test", "gone@players.test"), mail.data
+    )
+    (result,) = mailer.send([both])
+    assert result.status is SendStatus.SENT
+    assert "gone@players.test" in result.detail and "550" in result.detail
+    assert sink.messages[0].rcpt_tos == ("alice@players.test",)
+
+
+def test_non_ascii_addresses_use_smtputf8(sink, mailer):
+    """An internationalised address goes out with SMTPUTF8 when the relay offers it."""
+    (result,) = mailer.send([outgoing("zoë@players.test")])
+    assert result.status is SendStatus.SENT
+    assert sink.messages[0].rcpt_tos == ("zoë@players.test",)
+
+
+def test_onward_delivery_lands_in_the_players_imap_mailbox(sink, mailer, dovecot: Dovecot):
+    """What the bot sends reaches the player's Dovecot INBOX, readable over IMAP."""
+    player = dovecot.add_user(f"player{next(_serial)}@players.test", "pw")
+    mail = outgoing(player)
+    assert [r.status for r in mailer.send([mail])] == [SendStatus.SENT]
+    assert sink.onward_errors == []
+    client = dovecot.imap_client(player)
+    try:
+        (uid,) = client.search("ALL")
+        body = client.fetch([uid], ["BODY.PEEK[]"])[uid][b"BODY[]"]
+    finally:
+        client.logout()
+    assert mail.message_id.encode() in body
+    assert b"Your car moved 3 spaces." in body
+
+
+def test_check_is_clean_against_a_working_relay(mailer):
+    """check() against the sink on localhost: no problems."""
+    assert mailer.check() == []
