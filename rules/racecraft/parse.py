@@ -140,9 +140,13 @@ def read_order(line: str) -> Order:
         raise InvalidOrderError(f"{form.keyword} needs a number of EP, e.g. {form.keyword} 3")
     if len(arguments) > 1:
         raise InvalidOrderError(f"{form.keyword} takes one number of EP, e.g. {form.keyword} 3")
-    if not (arguments[0].isascii() and arguments[0].isdigit()):
-        raise InvalidOrderError(f"{arguments[0]!r} is not a whole number of EP")
-    return form.build(int(arguments[0]))
+    number = arguments[0]
+    if not (number.isascii() and number.isdigit()):
+        raise InvalidOrderError(f"{number!r} is not a whole number of EP")
+    if len(number.lstrip("0")) > 3:
+        # Nobody has more than 10 EP; a long number is a typo (and int() has a length limit).
+        raise InvalidOrderError(f"{number} EP is more than anyone has (at most {MAX_EP})")
+    return form.build(int(number))
 
 
 def format_order(order: Order) -> str:

@@ -141,3 +141,20 @@ def test_load_of_dump_is_the_state(script: dict[str, Any]) -> None:
     for step in replay(script):
         for race in (step.before, step.resolution.state):
             assert GAME.load_state(json.loads(json.dumps(GAME.dump_state(race)))) == race
+
+
+@SETTINGS
+@given(races_with_orders(), st.text(max_size=60) | st.lists(st.sampled_from(["USE", "a", "B", "c", "bid", "ep", "3", "12", "-1", "99999999", "\n", " ", "x"]), max_size=6).map(" ".join))
+def test_parse_orders_never_raises_and_numbers_every_problem(case: tuple[Race, str, Order], text: str) -> None:
+    """Parsing is total: any mail text gives accepted orders or problems, each problem with
+    its 1-based line number and that line; never more than one order is accepted."""
+    race, player, _order = case
+    parsed = GAME.parse_orders(race, player, text)
+    lines = text.splitlines()
+    assert len(parsed.orders) <= 1
+    assert parsed.complete == (len(parsed.orders) == 1)
+    assert parsed.orders or parsed.problems
+    for problem in parsed.problems:
+        assert 1 <= problem.line_no <= max(1, len(lines))
+        assert problem.line == (lines[problem.line_no - 1].strip() if lines else "")
+        assert problem.reason
