@@ -39,14 +39,15 @@ import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from email import policy
+from email.errors import MessageError
 from email.header import decode_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import getaddresses
 
-import lxml.etree
-import lxml.html
-from inscriptis import Inscriptis
+import lxml.etree  # type: ignore[import-untyped]
+import lxml.html  # type: ignore[import-untyped]
+from inscriptis import Inscriptis  # type: ignore[import-untyped]
 
 
 class IgnoreReason(enum.Enum):
@@ -111,6 +112,19 @@ _MAX_PARTS = 200
 _SYNTHETIC_DOMAIN = "flagman.invalid"
 
 
+# What the stdlib parser and lxml raise on hostile input, as far as it has been seen; anything
+# else still ends in parse_inbound's last-resort handler.
+_PARSE_ERRORS = (
+    RecursionError,
+    LookupError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    MessageError,
+    lxml.etree.LxmlError,
+)
+
+
 # --- small text helpers ---------------------------------------------------------------------
 
 
@@ -169,7 +183,7 @@ def decode_words(value: str) -> str:
 
 # Invisible or exotic spaces that mail clients put into text (U+202F before "PM" in Gmail's
 # attribution, U+00A0 from &nbsp;), and zero-width marks that would make "USE 3" not parse.
-_SPACES = dict.fromkeys(map(ord, "\u00a0\u2007\u202f\u2000\u2001\u2002\u2003\u2009\u3000"), " ")
+_SPACES: dict[int, str | None] = dict.fromkeys(map(ord, "\u00a0\u2007\u202f\u2000\u2001\u2002\u2003\u2009\u3000"), " ")
 _SPACES.update(dict.fromkeys(map(ord, "\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"), None))
 _SPACES.update(dict.fromkeys([c for c in range(32) if c not in (9, 10)] + [127], None))
 
@@ -405,8 +419,8 @@ def html_to_text(markup: str) -> str:
         parser = lxml.html.HTMLParser(encoding="utf-8", remove_comments=True, remove_pis=True)
         tree = lxml.html.document_fromstring(markup.encode("utf-8", "replace"), parser=parser)
         _prune_quotes(tree)
-        return Inscriptis(tree).get_text()
-    except (lxml.etree.LxmlError, ValueError, TypeError, RecursionError):
+        return str(Inscriptis(tree).get_text())
+    except _PARSE_ERRORS:
         # Not HTML lxml can read: drop the tags by hand (linear; [^>] cannot backtrack).
         return html.unescape(re.sub(r"<[^>]*>", " ", markup))
 
@@ -600,7 +614,7 @@ def _iter_parts(msg: Message) -> Iterator[Message]:
         if part.is_multipart():
             payload = part.get_payload()
             if isinstance(payload, list):
-                stack.extend(reversed(payload))
+                stack.extend(p for p in reversed(payload) if isinstance(p, Message))
 
 
 def _text_parts(msg: EmailMessage) -> tuple[Message | None, Message | None]:
@@ -609,14 +623,14 @@ def _text_parts(msg: EmailMessage) -> tuple[Message | None, Message | None]:
     markup: Message | None = None
     try:
         body = msg.get_body(("plain", "html"))
-    except (RecursionError, LookupError, ValueError, TypeError, AttributeError, IndexError):
+    except _PARSE_ERRORS:
         body = None
     if body is not None:
         if body.get_content_type() == "text/plain":
             plain = body
             try:
                 markup = msg.get_body(("html",))
-            except (RecursionError, LookupError, ValueError, TypeError, AttributeError, IndexError):
+            except _PARSE_ERRORS:
                 markup = None
         else:
             markup = body
@@ -674,7 +688,7 @@ def extract_text(msg: EmailMessage, *, max_lines: int = 2000) -> tuple[str, str,
     """
     try:
         body = body_text(msg)
-    except (RecursionError, LookupError, ValueError, TypeError, AttributeError, IndexError, KeyError) as exc:
+    except _PARSE_ERRORS as exc:
         return "", "", False, (f"body not readable: {type(exc).__name__}",)
     own = strip_quotes(body.text, limit=max_lines)
     block = orders_block(body.text)
@@ -769,7 +783,7 @@ def _own_set(own_addresses: Collection[str]) -> frozenset[tuple[str, str]]:
 def _content_type(msg: Message) -> str:
     try:
         return msg.get_content_type()
-    except (LookupError, ValueError, TypeError, AttributeError, IndexError):
+    except _PARSE_ERRORS:
         return "text/plain"
 
 
@@ -825,11 +839,11 @@ def _parse(
     structure_error = ""
     msg: EmailMessage
     try:
-        msg = BytesParser(policy=policy.default).parsebytes(raw)  # type: ignore[assignment]
-    except (RecursionError, LookupError, ValueError, TypeError, AttributeError, IndexError) as exc:
+        msg = BytesParser(policy=policy.default).parsebytes(raw)
+    except _PARSE_ERRORS as exc:
         # Hostile MIME (thousands of nested parts): keep the headers for the log and digest.
         structure_error = f"MIME structure not readable: {type(exc).__name__}"
-        msg = BytesParser(policy=policy.default).parsebytes(raw, headersonly=True)  # type: ignore[assignment]
+        msg = BytesParser(policy=policy.default).parsebytes(raw, headersonly=True)
     headers = _Headers(msg.raw_items())
     if not headers:
         return _unparseable(content_hash, size, "no header fields: not a mail")

@@ -1,0 +1,477 @@
+"""bot.inbound: raw mail -> Inbound (mail-interface.md "Subject and body", "Mail that is never
+answered", "Addresses and identity"; testing.md "What real mail looks like").
+
+The fixtures in tests/data/mail are replies to a Flagman turn sheet whose quoted part carries
+order-like lines ("USE 3", "ROUND 4: F1 F2"); the reply itself orders "USE 2" and
+"ROUND 5: F3 F4". A quote that leaks into the text is therefore visible.
+"""
+
+from __future__ import annotations
+
+import time
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from bot.inbound import (
+    AuthResult,
+    IgnoreReason,
+    Inbound,
+    address_parts,
+    cap_lines,
+    decode_bytes,
+    html_to_text,
+    orders_block,
+    parse_authentication_results,
+    parse_inbound,
+    strip_quotes,
+)
+
+MAIL = Path(__file__).resolve().parents[1] / "data" / "mail"
+OWN = ("flagman@example.org",)
+ORDERS = "USE 2\nROUND 5: F3 F4"
+LEAKS = ("USE 3", "ROUND 4", "F1 F2", "turn 4 results", "Deadline", "wrote", "From:", "Flagman <")
+
+
+def parse_fixture(name: str, **kwargs: object) -> Inbound:
+    return parse_inbound((MAIL / name).read_bytes(), own_addresses=OWN, **kwargs)  # type: ignore[arg-type]
+
+
+def mail(headers: str, body: str = "USE 2\n") -> bytes:
+    """A small mail from header lines (one per line) and a body."""
+    return (headers.strip("\n") + "\n\n" + body).replace("\n", "\r\n").encode("utf-8")
+
+
+PLAIN_HEADERS = "From: Roger <roger@example.net>\nTo: flagman@example.org\nSubject: orders\nMessage-ID: <m1@example.net>"
+
+
+# --- one reply per client style -------------------------------------------------------------
+
+CLIENT_STYLES = {
+    "gmail_top.eml": ORDERS,  # multipart/alternative, "On ... wrote:" + ">" quote
+    "outlook_desktop.eml": ORDERS + "\n\nRegards, Roger",  # underscores + From/Sent block, cp1252 QP
+    "outlook_header_block.eml": ORDERS,  # From [mailto:]/Sent/To/Subject block, no separator
+    "apple_mail.eml": ORDERS,  # "> On ... wrote:" directly under the reply
+    "iphone.eml": ORDERS,  # "Sent from my iPhone", QP soft-broken attribution
+    "thunderbird_bottom.eml": ORDERS,  # bottom-post, format=flowed, "-- " signature
+    "interleaved.eml": "USE 2\n\nROUND 5: F3 F4",  # answers between quoted lines
+    "german_outlook.eml": ORDERS + "\n\nGrüße, Jörg",  # ISO-8859-1 QP, Von/Gesendet/An/Betreff
+    "gmail_html_only.eml": ORDERS,  # text/html only, gmail_quote + blockquote
+    "outlook_html_only.eml": "USE 2\n\nROUND 5: F3 F4",  # text/html only, <hr> + divRplyFwdMsg
+    "latin1_base64_french.eml": "Voilà mes ordres :\n" + ORDERS,  # base64 ISO-8859-1, "a écrit :"
+    "qp_wrapped_attribution.eml": ORDERS,  # QP UTF-8, attribution wrapped over two lines
+    "thunderbird_html_bottom.eml": ORDERS,  # HTML bottom-post: moz-cite-prefix + blockquote first
+    "unknown_charset.eml": "Grüße!\n" + ORDERS,  # charset label nobody knows, UTF-8 bytes
+    "orders_block.eml": ORDERS,  # ORDERS..END with chatter around it and an Outlook quote
+    "identity.eml": ORDERS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLIENT_STYLES))
+def test_reply_text_is_exactly_what_the_player_wrote(name: str) -> None:
+    """Each client's reply yields the player's own lines and nothing of the quoted turn sheet."""
+    inbound = parse_fixture(name)
+    assert inbound.ignore is None, inbound.ignore_detail
+    assert inbound.text == CLIENT_STYLES[name]
+    assert not inbound.truncated
+    for marker in LEAKS:
+        assert marker not in inbound.text, f"quote leaked: {marker!r}"
+
+
+def test_orders_block_wins_over_the_chatter_around_it() -> None:
+    """mail-interface.md: "An optional block ORDERS ... END marks them explicitly; when present,
+    only the block counts." The sender's own text around it stays available in reply_text."""
+    inbound = parse_fixture("orders_block.eml")
+    assert inbound.text == ORDERS
+    assert "USE 9" not in inbound.text
+    assert "USE 9 was a typo" in inbound.reply_text
+    assert "PASSWORD hunter2" in inbound.reply_text
+    assert "USE 3" not in inbound.reply_text  # the Outlook quote is still stripped
+
+
+def test_orders_block_is_case_insensitive_and_needs_an_end() -> None:
+    """A lone ORDERS line is the player command, not a block: without END nothing is narrowed."""
+    assert orders_block("hi\norders:\nUSE 2\n  End  \nbye") == "USE 2"
+    assert orders_block("ORDERS\nUSE 2") is None
+    assert orders_block("> ORDERS\n> USE 3\n> END") is None
+
+
+def test_orders_block_is_found_before_quote_stripping() -> None:
+    """An explicit block wins even where the stripper would have cut (here after a signature)."""
+    raw = mail(PLAIN_HEADERS, "Sent from my phone\nORDERS\nUSE 2\nEND\n")
+    assert parse_inbound(raw, own_addresses=OWN).text == "USE 2"
+
+
+# --- the line filter ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("USE 2\n\nOn Mon, 30 Nov 2026 at 18:00, GM <gm@x.org> wrote:\n> USE 3", "USE 2"),
+        ("USE 2\nAm Mo., 30. Nov. 2026 um 18:00 Uhr schrieb GM <gm@x.org>:\n> USE 3", "USE 2"),
+        ("USE 2\nLe lun. 30 nov. 2026 à 18:00, GM <gm@x.org> a écrit :\n> USE 3", "USE 2"),
+        ("USE 2\nEl lun, 30 nov 2026 a las 18:00, GM (<gm@x.org>) escribió:\n> USE 3", "USE 2"),
+        ("USE 2\nOn Mon, Nov 30, 2026 at 6:00 PM Game Master <\ngm@x.org> wrote:\n\n> USE 3", "USE 2"),
+        ("USE 2\n\n-----Original Message-----\nFrom: GM\nUSE 3", "USE 2"),
+        ("USE 2\n----- Original Message -----\nUSE 3", "USE 2"),
+        ("USE 2\n-----Ursprüngliche Nachricht-----\nUSE 3", "USE 2"),
+        ("USE 2\n________________________________\nUSE 3", "USE 2"),
+        ("USE 2\nFrom: GM <gm@x.org>\nSent: Monday\nTo: me\nSubject: t\n\nUSE 3", "USE 2"),
+        ("USE 2\nVon: GM <gm@x.org>\nGesendet: Montag\nAn: mich\nBetreff: t\n\nUSE 3", "USE 2"),
+        ("USE 2\nDate: Mon\nSubject: t\nFrom: gm@x.org\nTo: me\n\nUSE 3", "USE 2"),
+        ("USE 2\n-- \nRoger\nUSE 3", "USE 2"),
+        ("USE 2\n--\nRoger\nUSE 3", "USE 2"),
+        ("USE 2\n\nSent from my iPhone\n\nUSE 3", "USE 2"),
+        ("USE 2\nGet Outlook for Android<https://aka.ms/ghei36>\nUSE 3", "USE 2"),
+        ("USE 2\nEnvoyé de mon iPad\nUSE 3", "USE 2"),
+        ("USE 2\nVon meinem iPhone gesendet\nUSE 3", "USE 2"),
+        ("USE 2\nEnviado desde mi Samsung\nUSE 3", "USE 2"),
+        ("USE 2\n從我的 iPhone 傳送\nUSE 3", "USE 2"),
+        ("> USE 3\nUSE 2\n>> ROUND 4", "USE 2"),
+        # Not attributions: the "On ..." false positives of the reply-parser test suites.
+        ("On reflection:\nUSE 2", "On reflection:\nUSE 2"),
+        ("On the other hand, USE 2\nOn average fine.", "On the other hand, USE 2\nOn average fine."),
+        ("This email was sent from my desk\nUSE 2", "This email was sent from my desk\nUSE 2"),
+        ("- USE 2\n- ROUND 5: F3 F4", "- USE 2\n- ROUND 5: F3 F4"),
+        ("From: me, USE 2", "From: me, USE 2"),
+    ],
+)
+def test_strip_quotes(text: str, expected: str) -> None:
+    """testing.md: drop ">" lines, attribution lines and what follows them, everything after
+    "-- " and "Sent from my ..."; lines that merely look similar stay."""
+    assert strip_quotes(text) == expected
+
+
+def test_bottom_post_keeps_the_text_after_the_quote() -> None:
+    """An attribution above ">" lines removes only itself and the quote (bottom-posting)."""
+    text = "On 30/11/2026 18:00, GM wrote:\n> USE 3\n> ROUND 4: F1 F2\n\nUSE 2\nROUND 5: F3 F4"
+    assert strip_quotes(text) == ORDERS
+
+
+def test_attribution_without_a_quote_ends_the_reply() -> None:
+    """Yahoo quotes without ">": after its attribution nothing is the sender's."""
+    text = "USE 2\n\n    On Monday, 30 Nov 2026, GM <gm@x.org> wrote:\n\n USE 3\n ROUND 4: F1 F2"
+    assert strip_quotes(text) == "USE 2"
+
+
+def test_cap_lines() -> None:
+    """The text is capped at max_lines lines, and says so."""
+    assert cap_lines("a\nb\nc", 2) == ("a\nb", True)
+    assert cap_lines("a\nb", 2) == ("a\nb", False)
+    assert cap_lines("a", 0) == ("", True)
+
+
+def test_max_lines_truncates_and_flags() -> None:
+    """A body longer than max_lines is cut at max_lines lines with truncated=True."""
+    raw = mail(PLAIN_HEADERS, "".join(f"USE {i % 7}\n" for i in range(50)))
+    inbound = parse_inbound(raw, own_addresses=OWN, max_lines=10)
+    assert inbound.truncated
+    assert inbound.text.split("\n") == [f"USE {i % 7}" for i in range(10)]
+
+
+# --- HTML -----------------------------------------------------------------------------------
+
+
+def test_html_quote_containers_are_removed_before_conversion() -> None:
+    """Gmail's gmail_quote, Thunderbird's moz-cite-prefix and blockquotes never reach the text;
+    text after a blockquote (bottom-post) does."""
+    markup = (
+        '<div>USE 2</div><div class="gmail_quote">On x wrote:<blockquote>USE 3</blockquote></div>'
+        '<div class="moz-cite-prefix">On y wrote:</div><blockquote type="cite">ROUND 4: F1 F2</blockquote>'
+        "ROUND 5: F3 F4"
+    )
+    text = html_to_text(markup)
+    assert "USE 2" in text and "ROUND 5: F3 F4" in text
+    assert "USE 3" not in text and "ROUND 4" not in text and "wrote" not in text
+
+
+def test_html_outlook_border_top_header_block_cuts() -> None:
+    """Outlook desktop puts the quoted header block in a border-top div: it and what follows go."""
+    markup = (
+        "<p>USE 2</p><div style='border:none;border-top:solid #E1E1E1 1.0pt'><p><b>From:</b> GM</p></div>"
+        "<p>USE 3</p>"
+    )
+    text = html_to_text(markup)
+    assert "USE 2" in text and "USE 3" not in text and "From" not in text
+
+
+def test_html_that_lxml_cannot_read_still_gives_text() -> None:
+    """Broken markup never raises; the text survives."""
+    assert "USE 2" in html_to_text("<<<>USE 2</p></div><!--")
+    assert html_to_text("\x00\x01 ") == ""
+
+
+def test_plain_part_preferred_but_empty_plain_falls_back_to_html() -> None:
+    """get_body(('plain', 'html')) picks text/plain; an empty plain part falls back to the HTML."""
+    msg = EmailMessage()
+    msg["From"] = "roger@example.net"
+    msg.set_content("   \n")
+    msg.add_alternative("<p>USE 2</p>", subtype="html")
+    assert parse_inbound(msg.as_bytes(), own_addresses=OWN).text == "USE 2"
+
+
+# --- charsets and encodings -----------------------------------------------------------------
+
+
+def test_decode_bytes_is_lenient() -> None:
+    """Declared charset, else UTF-8, else Latin-1; bytes-to-bytes codecs and junk names are ignored."""
+    assert decode_bytes("Grüße".encode("latin-1"), "iso-8859-1") == "Grüße"
+    assert decode_bytes("Grüße".encode(), "no-such-charset") == "Grüße"
+    assert decode_bytes("Grüße".encode("latin-1"), "utf-8") == "Grüße"
+    assert decode_bytes(b"USE 2", "base64") == "USE 2"
+    assert decode_bytes(b"USE 2", "utf\x00-8") == "USE 2"
+
+
+def test_eight_bit_headers_are_read_as_utf8() -> None:
+    """Raw UTF-8 in headers (RFC 6532 or just sloppy clients) is decoded, not mangled."""
+    raw = "From: Jörg <jorg@example.net>\nSubject: Grüße\n\nUSE 2\n".encode()
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert (inbound.sender, inbound.sender_name, inbound.subject) == ("jorg@example.net", "Jörg", "Grüße")
+
+
+def test_invisible_spaces_are_normalised() -> None:
+    """NBSP and zero-width characters would make "USE 2" unparseable; they become plain."""
+    raw = mail(PLAIN_HEADERS, "USE\u00a02\u200b\nROUND\u202f5: F3 F4\ufeff\n")
+    assert parse_inbound(raw, own_addresses=OWN).text == ORDERS
+
+
+# --- identity -------------------------------------------------------------------------------
+
+
+def test_identity_headers() -> None:
+    """mail-interface.md "Addresses and identity": sender, decoded name, every recipient header
+    (to find the signed plus-address), ids without angle brackets, folded subject."""
+    inbound = parse_fixture("identity.eml")
+    assert inbound.sender == "roger@example.net"
+    assert inbound.sender_name == "Jörg Rännfahrer"
+    assert inbound.recipients == (
+        "flagman+racecraft-1.roger.ab12cd@example.org",
+        "roger.two@example.net",
+        "flagman@example.org",
+    )
+    assert inbound.subject == "Re: [racecraft-1] Grüße and more"
+    assert inbound.message_id == "fx-identity@example.net"
+    assert inbound.in_reply_to == "turn-4.racecraft-1@example.org"
+    assert inbound.references == ("turn-3.racecraft-1@example.org", "turn-4.racecraft-1@example.org")
+
+
+def test_authentication_results_topmost_first() -> None:
+    """RFC 8601 headers in order, comments and odd spacing ignored, dkim=pass domains from header.d."""
+    inbound = parse_fixture("identity.eml")
+    assert inbound.auth_results == (
+        AuthResult("mx.example.org", "pass", ("example.net",), "pass"),
+        AuthResult("evil.example", "fail", (), None),
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("mx.example.org; none", AuthResult("mx.example.org", None, (), None)),
+        (
+            "mx.example.org 1; dkim=pass header.i=@Sub.Example.NET; dkim=pass header.d=b.example;"
+            " dkim=fail header.d=evil.example",
+            AuthResult("mx.example.org", None, ("sub.example.net", "b.example"), None),
+        ),
+        (
+            "mx (comment; with = signs (nested) ) ; DMARC = Fail (p=reject; dis=none) header.from=x; spf=SoftFail",
+            AuthResult("mx", "fail", (), "softfail"),
+        ),
+        (
+            'mx; dkim=pass reason="header.d=evil.example; ok" header.d=good.example',
+            AuthResult("mx", None, ("good.example",), None),
+        ),
+        ("", AuthResult("", None, (), None)),
+        ("mx; dkim=pass (unclosed comment header.d=x", AuthResult("mx", None, (), None)),
+    ],
+)
+def test_parse_authentication_results(value: str, expected: AuthResult) -> None:
+    """Robust to comments, quoting, case and spacing; a quoted reason cannot inject a domain."""
+    assert parse_authentication_results(value) == expected
+
+
+def test_address_parts() -> None:
+    """Plus-addressing: flagman+<game>.<seat>.<mac>@host (mail-interface.md, signed reply address)."""
+    assert address_parts("flagman+racecraft-1.roger.ab12cd@example.org") == (
+        "flagman",
+        "racecraft-1.roger.ab12cd",
+        "example.org",
+    )
+    assert address_parts("<Flagman@Example.ORG>") == ("flagman", None, "example.org")
+    assert address_parts("flagman+@example.org") == ("flagman", None, "example.org")
+    assert address_parts("postmaster") == ("postmaster", None, "")
+
+
+def test_missing_message_id_is_synthetic_and_stable() -> None:
+    """No Message-ID: "<sha256 of the raw bytes>@flagman.invalid", so a redelivery is a duplicate."""
+    raw = mail("From: roger@example.net")
+    first = parse_inbound(raw, own_addresses=OWN)
+    assert first.content_hash == __import__("hashlib").sha256(raw).hexdigest()
+    assert first.message_id == f"{first.content_hash}@flagman.invalid"
+    assert parse_inbound(raw, own_addresses=OWN).message_id == first.message_id
+
+
+def test_size_defaults_to_raw_length_and_can_be_given() -> None:
+    """size is the raw size unless the caller knows better (IMAP RFC822.SIZE)."""
+    raw = mail(PLAIN_HEADERS)
+    assert parse_inbound(raw, own_addresses=OWN).size == len(raw)
+    assert parse_inbound(raw, own_addresses=OWN, size=12345).size == 12345
+
+
+# --- mail that is never answered ------------------------------------------------------------
+
+IGNORED_FIXTURES = {
+    "ignore_ooo_auto_submitted.eml": (IgnoreReason.AUTO_REPLY, "Auto-Submitted"),
+    "ignore_vacation_x_autoreply.eml": (IgnoreReason.AUTO_REPLY, "X-Autoreply"),
+    "ignore_dsn_bounce.eml": (IgnoreReason.BOUNCE, "multipart/report"),
+    "ignore_loop_header.eml": (IgnoreReason.LOOP, "X-Flagman-Loop"),
+    "ignore_own_address.eml": (IgnoreReason.OWN_MAIL, "own address"),
+    "ignore_precedence_bulk.eml": (IgnoreReason.BULK, "Precedence: bulk"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IGNORED_FIXTURES))
+def test_mail_that_is_never_answered(name: str) -> None:
+    """mail-interface.md "Mail that is never answered": bounces, auto-replies, bulk, our loop
+    header, our own mail; ignore_detail names the reason."""
+    reason, detail = IGNORED_FIXTURES[name]
+    inbound = parse_fixture(name, loop_value="flagman@example.org")
+    assert inbound.ignore is reason
+    assert detail in inbound.ignore_detail
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        ("Return-Path: <>", IgnoreReason.BOUNCE),
+        ("Return-Path: < >", IgnoreReason.BOUNCE),
+        ("Auto-Submitted: auto-generated (warning-timeout)", IgnoreReason.AUTO_REPLY),
+        ("Auto-Submitted: Auto-Replied", IgnoreReason.AUTO_REPLY),
+        ("X-Autorespond: vacation", IgnoreReason.AUTO_REPLY),
+        ("Precedence: auto_reply", IgnoreReason.AUTO_REPLY),
+        ("Precedence: junk", IgnoreReason.BULK),
+        ("Precedence: LIST", IgnoreReason.BULK),
+        ("x-flagman-loop: someone-else", IgnoreReason.LOOP),
+        ("Auto-Submitted: no", None),
+        ("X-Auto-Response-Suppress: All", None),
+        ("Precedence: first-class", None),
+        ("Return-Path: <roger@example.net>", None),
+    ],
+)
+def test_ignore_policy_headers(extra: str, reason: IgnoreReason | None) -> None:
+    """Each header of the ignore policy on its own; Auto-Submitted: no and
+    X-Auto-Response-Suppress alone do not make an auto-reply."""
+    inbound = parse_inbound(mail(PLAIN_HEADERS + "\n" + extra), own_addresses=OWN)
+    assert inbound.ignore is reason
+    if reason is not None:
+        assert inbound.ignore_detail
+
+
+@pytest.mark.parametrize(
+    "sender",
+    ["MAILER-DAEMON@mx.example.net", "postmaster@example.net", "Mailer-Daemon"],
+)
+def test_bounce_senders(sender: str) -> None:
+    """From MAILER-DAEMON or postmaster is a bounce."""
+    inbound = parse_inbound(mail(f"From: {sender}\nTo: flagman@example.org"), own_addresses=OWN)
+    assert inbound.ignore is IgnoreReason.BOUNCE
+
+
+@pytest.mark.parametrize(
+    "sender",
+    ["Flagman <FLAGMAN@example.org>", "flagman+racecraft-1.gm.zz99yy@EXAMPLE.org"],
+)
+def test_own_mail_case_insensitive_and_plus_tags(sender: str) -> None:
+    """Our own address, in any case and with any plus-tag, is our own mail."""
+    inbound = parse_inbound(mail(f"From: {sender}"), own_addresses=["Flagman <flagman@example.org>"])
+    assert inbound.ignore is IgnoreReason.OWN_MAIL
+
+
+def test_loop_detail_says_whether_the_value_is_ours() -> None:
+    """Any loop header counts; the detail tells our own value from another's."""
+    raw = mail(PLAIN_HEADERS + "\nX-Flagman-Loop: site-a")
+    assert "(ours)" in parse_inbound(raw, own_addresses=OWN, loop_value="site-a").ignore_detail
+    other = parse_inbound(raw, own_addresses=OWN, loop_value="site-b")
+    assert other.ignore is IgnoreReason.LOOP and "(ours)" not in other.ignore_detail
+
+
+@pytest.mark.parametrize("from_line", ["", "From: undisclosed-recipients:;", "From: Roger"])
+def test_no_sender(from_line: str) -> None:
+    """Without a usable From address the mail is never answered."""
+    inbound = parse_inbound(mail("To: flagman@example.org\n" + from_line), own_addresses=OWN)
+    assert inbound.ignore is IgnoreReason.NO_SENDER
+    assert inbound.sender == ""
+
+
+def test_spoof_is_not_ignored_here() -> None:
+    """A DMARC failure is for bot.auth to refuse, not an ignore: the topmost result shows it."""
+    raw = mail(
+        "Authentication-Results: mx.example.org; dmarc=fail (p=reject) header.from=example.net\n"
+        "Authentication-Results: mx.example.org; dmarc=pass\n" + PLAIN_HEADERS
+    )
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert inbound.ignore is None
+    assert [r.dmarc for r in inbound.auth_results] == ["fail", "pass"]
+
+
+# --- hostile input --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x00" * 100, b"\xff\xfe garbage \x00\x01", b"\n\n\n"])
+def test_not_a_mail_is_unparseable(raw: bytes) -> None:
+    """Bytes with no header fields are not a mail."""
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert inbound.ignore is IgnoreReason.UNPARSEABLE
+    assert inbound.message_id.endswith("@flagman.invalid")
+
+
+def test_deeply_nested_mime_keeps_the_headers() -> None:
+    """Thousands of nested multiparts exhaust the stdlib parser: UNPARSEABLE, headers kept."""
+    body = b"".join(
+        b"--b%d\nContent-Type: multipart/mixed; boundary=b%d\n\n" % (i - 1, i) for i in range(1, 3000)
+    )
+    raw = b"From: roger@example.net\nMessage-ID: <deep@x>\nContent-Type: multipart/mixed; boundary=b0\n\n" + body
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert inbound.ignore is IgnoreReason.UNPARSEABLE
+    assert (inbound.sender, inbound.message_id) == ("roger@example.net", "deep@x")
+
+
+def test_hundred_thousand_lines_well_under_a_second() -> None:
+    """performance.md / testing.md: a 100,000-line mail must not stall the poll."""
+    body = "USE 2\n> USE 3\n" * 50_000
+    raw = mail(PLAIN_HEADERS, body)
+    start = time.perf_counter()
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    elapsed = time.perf_counter() - start
+    assert inbound.truncated and inbound.text.count("\n") == 1999
+    assert "USE 3" not in inbound.text
+    assert elapsed < 0.5, elapsed
+
+
+def test_hundred_thousand_quoted_lines_then_a_bottom_post() -> None:
+    """A huge quote is walked in linear time and the answer below it is found."""
+    raw = mail(PLAIN_HEADERS, "On Mon, GM wrote:\n" + "> USE 3\n" * 100_000 + "\nUSE 2\n")
+    start = time.perf_counter()
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert time.perf_counter() - start < 0.5
+    assert inbound.text == "USE 2"
+
+
+def test_five_megabyte_mails() -> None:
+    """A 5 MB attachment is not decoded; a 5 MB HTML body is cut and flagged, quickly."""
+    attachment = (
+        b"From: roger@example.net\nContent-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/plain\n\nUSE 2\n"
+        b"--B\nContent-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n"
+        + b"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB\n" * 75_000
+        + b"--B--\n"
+    )
+    markup = b"From: roger@example.net\nContent-Type: text/html\n\n" + b"<div>USE 2 <b>x</b></div>" * 200_000
+    for raw in (attachment, markup):
+        assert len(raw) >= 5_000_000
+        start = time.perf_counter()
+        inbound = parse_inbound(raw, own_addresses=OWN)
+        assert time.perf_counter() - start < 1.5
+        assert inbound.text.startswith("USE 2")
+    assert parse_inbound(markup, own_addresses=OWN).truncated
