@@ -24,7 +24,6 @@ from rules.racecraft.model import (
     Overtake,
     Play,
     Race,
-    Runner,
     Sprint,
     Stage,
     Use,
@@ -67,6 +66,8 @@ class Leg:
     """+1 for a cruiser below 10 EP, else 0."""
     place: int
     """Place after movement (1-based, dense)."""
+    adjustment_due: int
+    """The end-of-turn adjustment the place earns (before the 0..10 clamp)."""
     adjustment: int
     """The end-of-turn adjustment actually applied (after the 0..10 clamp)."""
     adjustment_reasons: tuple[str, ...]
@@ -249,6 +250,7 @@ def run_turn(race: Race, orders: Mapping[PlayerId, Sequence[Order]]) -> TurnRepo
                     spent=spent[name],
                     cruise_gain=gain[name],
                     place=place[name],
+                    adjustment_due=delta,
                     adjustment=ep_after - ep,
                     adjustment_reasons=reasons,
                     ep_after=ep_after,
@@ -301,28 +303,34 @@ def _leg_event(leg: Leg, report: TurnReport) -> Event:
         text = f"{leg.name}: USE {play.ep}, score {play.ep} ({ep_change})."
     elif isinstance(play, Cruise):
         gained = ", +1 for cruising" if leg.cruise_gain else ", already at 10"
-        text = (
-            f"{leg.name}: CRUISE, score {score_text(leg.score)}, the average of those who "
-            f"did not cruise ({ep_change}{gained})."
-        )
+        others = [score_text(other.score) for other in report.legs if not isinstance(other.play, Cruise)]
+        if others:
+            average = f"the average of {names_text(others)}, the scores of those who did not cruise"
+        else:
+            average = "everyone cruised"
+        text = f"{leg.name}: CRUISE, score {score_text(leg.score)}: {average} ({ep_change}{gained})."
     else:
         text = f"{leg.name}: OVERTAKE, score 1 ({ep_change}, 1 EP paid)."
     return Event("order", text, (leg.name,))
 
 
-def _scored(names: Sequence[PlayerId], legs: Mapping[PlayerId, Leg]) -> str:
+def _scored(names: Sequence[PlayerId], legs: Mapping[PlayerId, Leg], *, passing: bool) -> str:
     parts = []
     for name in names:
         leg = legs[name]
-        shown = "OVERTAKE" if isinstance(leg.play, Overtake) else score_text(leg.score)
+        overtook = passing and isinstance(leg.play, Overtake)
+        shown = "OVERTAKE" if overtook else score_text(leg.score)
         parts.append(f"{name} ({shown})")
     return names_text(parts)
 
 
-def _positions_text(positions: Standings, runners: Mapping[PlayerId, int]) -> str:
+def _positions_text(positions: Standings, runners: Mapping[PlayerId, int] | None) -> str:
     parts = []
     for index, position in enumerate(positions):
-        who = names_text([f"{name} ({runners[name]} EP)" for name in position])
+        if runners is None:
+            who = names_text(list(position))
+        else:
+            who = names_text([f"{name} ({runners[name]} EP)" for name in position])
         parts.append(f"{ordinal(index + 1)} {who}")
     return "; ".join(parts)
 
@@ -333,7 +341,8 @@ def events(report: TurnReport) -> tuple[Event, ...]:
     out = [_leg_event(leg, report) for leg in report.legs]
     for passed in report.passes:
         verb = "passes" if len(passed.passers) == 1 else "pass"
-        text = f"{_scored(passed.passers, legs)} {verb} {_scored(passed.passed, legs)}."
+        passers = _scored(passed.passers, legs, passing=True)
+        text = f"{passers} {verb} {_scored(passed.passed, legs, passing=False)}."
         out.append(Event("overtake", text, passed.passers + passed.passed))
     for block in report.blocked:
         if block.overtaken_by:
@@ -346,10 +355,12 @@ def events(report: TurnReport) -> tuple[Event, ...]:
             continue
         before = leg.ep_after - leg.adjustment
         places = " and ".join(leg.adjustment_reasons)
-        if leg.adjustment:
+        if leg.adjustment_due == 0:
+            change = f"no change ({leg.ep_after} EP)"
+        elif leg.adjustment == leg.adjustment_due:
             change = f"{leg.adjustment:+d} EP ({before} -> {leg.ep_after})"
         else:
-            change = f"no change ({leg.ep_after} EP)"
+            change = f"{leg.adjustment_due:+d} EP due, but EP stay within 0 to {MAX_EP} ({leg.ep_after} EP)"
         out.append(Event("adjustment", f"{leg.name} is {places}: {change}.", (leg.name,)))
     ep_after = {leg.name: leg.ep_after for leg in report.legs}
     heading = {
@@ -358,8 +369,10 @@ def events(report: TurnReport) -> tuple[Event, ...]:
         Stage.SPRINT: "Final result",
     }[report.stage]
     everyone = tuple(name for position in report.positions for name in position)
+    # After the sprint everyone is at 0 EP: the result is the order alone.
+    shown_ep = None if report.stage is Stage.SPRINT else ep_after
     out.append(
-        Event("positions", f"{heading}: {_positions_text(report.positions, ep_after)}.", everyone)
+        Event("positions", f"{heading}: {_positions_text(report.positions, shown_ep)}.", everyone)
     )
     return tuple(out)
 
@@ -398,7 +411,6 @@ __all__ = [
     "Blocked",
     "Leg",
     "Pass",
-    "Runner",
     "TurnReport",
     "adjustment",
     "drop_runner",

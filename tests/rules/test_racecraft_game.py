@@ -160,7 +160,7 @@ def test_results_events_read_well() -> None:
     positions after the turn."""
     _one, two = worked_example()
     texts = [event.text for event in two.events]
-    assert "roger: CRUISE, score 2, the average of those who did not cruise (EP 5 -> 6, +1 for cruising)." in texts
+    assert "roger: CRUISE, score 2: the average of 3, 1 and 2, the scores of those who did not cruise (EP 5 -> 6, +1 for cruising)." in texts
     assert "seb: USE 3, score 3 (EP 8 -> 5)." in texts
     assert "steve: OVERTAKE, score 1 (EP 8 -> 7, 1 EP paid)." in texts
     assert "seb (3) and steve (OVERTAKE) pass roger (2)." in texts
@@ -248,3 +248,22 @@ def test_load_state_refuses_bad_data(damage: Any) -> None:
     damage(data)
     with pytest.raises(StateError):
         GAME.load_state(data)
+
+
+def test_a_clamped_adjustment_says_why_nothing_changed() -> None:
+    """Adjustment: "EP never go above 10 or below 0": the report says the +1 was due."""
+    race = make_race([["a"], ["b"], ["c"]], {"a": 5, "b": 10, "c": 5})
+    resolution = resolve_texts(race, {"a": "USE 0", "b": "USE 0", "c": "USE 0"})
+    assert "b is 2nd: +1 EP due, but EP stay within 0 to 10 (10 EP)." in [e.text for e in resolution.events]
+
+
+def test_the_sprint_report_gives_what_each_runner_sprinted_with_and_the_result() -> None:
+    """Final sprint: each runner's EP used, the passes, then the result (no EP: all are used)."""
+    race = make_race([["a"], ["b"]], {"a": 2, "b": 7}, turn=3, turns=3)
+    texts = [event.text for event in GAME.resolve(race, {}, RNG).events]
+    assert texts == [
+        "a sprints with all 2 EP (EP 2 -> 0).",
+        "b sprints with all 7 EP (EP 7 -> 0).",
+        "b (7) passes a (2).",
+        "Final result: 1st b; 2nd a.",
+    ]

@@ -230,7 +230,7 @@ def test_cruise_score_is_shown_truncated_to_one_decimal() -> None:
     assert score_text(Fraction(2)) == "2"
     race = make_race([["a"], ["b"], ["c"], ["d"]], 5)
     resolution = play(race, {"a": "USE 0", "b": "USE 2", "c": "USE 3", "d": "CRUISE"})
-    assert any("d: CRUISE, score 1.6" in event.text for event in resolution.events)
+    assert any(event.text.startswith("d: CRUISE, score 1.6: the average of 0, 2 and 3,") for event in resolution.events)
     row = next(row for row in GAME.view(resolution.state, resolution, "a")["table"] if row["player"] == "d")
     assert row["cells"][1:] == ["CRUISE", "1.6"]
 
