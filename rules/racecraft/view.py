@@ -52,6 +52,8 @@ def private_lines(race: Race, player: PlayerId) -> list[str]:
     if stage is Stage.SPRINT:
         return [f"You are {place} with {ep} EP; the final sprint needs no orders: you sprint with all {ep} EP."]
     default = format_order(nmr_default(ep))
+    if stage is Stage.START:
+        return [f"You have {ep} EP; NMR default: {default}."]
     return [f"You have {ep} EP and are {place}; NMR default: {default}."]
 
 

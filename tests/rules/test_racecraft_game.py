@@ -146,6 +146,7 @@ def test_view_before_any_turn_and_after_the_race() -> None:
     race = GAME.new_game(FIVE, {"turns": "3"}, RNG)
     view = GAME.view(race, None, Viewer.PUBLIC)
     assert view["events"] == [] and view["turn_label"] == "Turn 1 of 3: start"
+    assert GAME.view(race, None, "seb")["private"] == ["You have 10 EP; NMR default: USE 5."]
     assert all(row["cells"] == ["10", "", ""] for row in view["table"])
     while not GAME.is_finished(race):
         race = resolve_texts(race, {}).state
