@@ -256,3 +256,11 @@ def test_player_count_comes_from_the_game() -> None:
     """The set-up check uses the game's own min_players and max_players."""
     with pytest.raises(ScriptError, match="Dash needs 2 to 3 players; the script has 4"):
         play_script(DashGame(), {"players": ["a", "b", "c", "d"], "turns": []})
+
+
+def test_an_order_in_the_sprint_is_refused() -> None:
+    """racecraft.md, Final sprint: "No orders are needed"; a scripted one is the game's
+    refusal, named like any other."""
+    turns = [*WORKED_EXAMPLE["turns"], {"seb": "USE 1"}]
+    with pytest.raises(ScriptError, match=r"^turn 3, player seb: USE 1: the final sprint needs no orders"):
+        run_script("racecraft", script(options={"turns": 3}, turns=turns))
