@@ -1,0 +1,71 @@
+"""Fixtures for the shell's tests: a real SQLite database, fake inbox/mailer/clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from bot.app import App
+from bot.db import Database, migrate
+from bot.games import PlayerSpec, create_game
+from bot.render import Renderer
+from bot.settings import AuthSettings, BotSettings, DatabaseSettings, Secrets, Settings
+from bot.testing import FakeClock, FakeInbox, FakeMailer
+
+RACERS = (
+    PlayerSpec("kelly", "kelly@example.org", "Kelly", "Europe/London"),
+    PlayerSpec("seb", "seb@example.org", "Seb", "Europe/Paris"),
+    PlayerSpec("steve", "steve@example.org", "Steve", "America/New_York"),
+    PlayerSpec("roger", "roger@example.org", "Roger", "Australia/Sydney"),
+    PlayerSpec("anna", "anna@example.org", "Anna", "UTC"),
+)
+GM = "gm@example.org"
+BOT = "flagman@example.org"
+
+
+def make_settings(tmp_path: Path, **auth: object) -> Settings:
+    return Settings(
+        bot=BotSettings(address=BOT, timezone="Europe/London"),
+        database=DatabaseSettings(url=f"sqlite:///{tmp_path / 'flagman.sqlite'}"),
+        auth=AuthSettings(**auth),  # type: ignore[arg-type]
+        secrets=Secrets(site_secret="test-site-secret"),
+        base_dir=tmp_path,
+    )
+
+
+_db_counter = 0
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A freshly migrated database: a SQLite file, and a database on the private PostgreSQL."""
+    global _db_counter
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'flagman.sqlite'}"
+    else:
+        _db_counter += 1
+        url = request.getfixturevalue("postgres").create_database(f"flagman_test_{_db_counter}")
+    migrate(url)
+    return url
+
+
+@pytest.fixture
+def app(tmp_path: Path, db_url: str) -> Iterator[App]:
+    settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
+    application = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(),
+                      renderer=Renderer(), inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer())
+    yield application
+    application.close()
+
+
+@pytest.fixture
+def racecraft(app: App) -> App:
+    """A Racecraft game `rc1` with five players, started, turn sheets sent."""
+    with app.db.transaction() as session:
+        create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
+                    deadline="48h", timezone="Europe/London", seed=7)
+    app.service.send()
+    return app

@@ -1,0 +1,338 @@
+"""The whole turn cycle through the service, with a fake inbox, mailer and clock on real SQLite."""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+
+import pytest
+from sqlalchemy import func, select
+
+from bot.app import App
+from bot.auth import signed_address
+from bot.inbox import Folder
+from bot.models import InboundMessage, InboundStatus, Outbox, OrderSubmission, Quarantine, Turn
+from bot.testing import FakeInbox, FakeMailer, body_of, plain_mail, reply_to
+from rules import find_game
+from tests.bot.conftest import BOT, GM, RACERS
+
+ADDRESS = {p.seat: p.address for p in RACERS}
+
+
+def last_to(app: App, address: str) -> EmailMessage:
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    msgs = mailer.messages(address)
+    assert msgs, f"no mail to {address}"
+    return msgs[-1]
+
+
+def order(app: App, seat: str, text: str, *, message_id: str | None = None) -> EmailMessage:
+    """`seat` replies to its latest mail with `text`; the bot polls and sends; the answer."""
+    inbox = app.inbox
+    assert isinstance(inbox, FakeInbox)
+    before = len(app.mailer.messages(ADDRESS[seat]))  # type: ignore[attr-defined]
+    inbox.deliver(reply_to(last_to(app, ADDRESS[seat]), text, sender=ADDRESS[seat], message_id=message_id))
+    app.service.poll()
+    app.service.send()
+    after = app.mailer.messages(ADDRESS[seat])  # type: ignore[attr-defined]
+    assert len(after) > before, "no answer"
+    return after[-1]
+
+
+def turn_rows(app: App) -> list[Turn]:
+    with app.db.read() as session:
+        return list(session.scalars(select(Turn).order_by(Turn.number)))
+
+
+def test_every_player_and_the_gm_get_a_turn_sheet_with_a_signed_reply_address(racecraft: App) -> None:
+    """product.md: players get a turn sheet with the deadline in their zone and a reply address that authenticates them."""
+    for spec in RACERS:
+        sheet = last_to(racecraft, spec.address)
+        assert sheet["Reply-To"].addresses[0].addr_spec == signed_address(BOT, "test-site-secret", "rc1", spec.seat)
+        assert "Turn 1 of 5" in str(sheet["Subject"])
+        assert sheet["Auto-Submitted"] == "auto-generated"
+        assert sheet["Precedence"] == "bulk"
+    assert "GMT" in str(last_to(racecraft, ADDRESS["kelly"])["Subject"])
+    assert "EST" in str(last_to(racecraft, ADDRESS["steve"])["Subject"])
+    assert "GM copy" in str(last_to(racecraft, GM)["Subject"])
+
+
+def test_a_valid_order_is_confirmed_with_its_canonical_form(racecraft: App) -> None:
+    """mail-interface.md: the confirmation echoes the orders as understood, in canonical form."""
+    answer = order(racecraft, "seb", "bid 2")
+    assert "[ERROR]" not in str(answer["Subject"])
+    body = body_of(answer)
+    assert "> USE 2" in body
+    assert "complete set" in body
+    assert answer["Auto-Submitted"] == "auto-replied"
+
+
+def test_a_bad_order_is_refused_quoting_the_line_and_the_earlier_order_stays(racecraft: App) -> None:
+    """mail-interface.md: an invalid mail leaves the earlier set in force; the error quotes the bad line."""
+    order(racecraft, "seb", "USE 2")
+    answer = order(racecraft, "seb", "USE 11")
+    assert str(answer["Subject"]).startswith("[ERROR]")
+    body = body_of(answer)
+    assert '"USE 11"' in body
+    assert "earlier orders stay in force" in body and "> USE 2" in body
+
+
+def test_a_later_order_replaces_the_earlier(racecraft: App) -> None:
+    """mail-interface.md: a later valid set replaces the earlier."""
+    order(racecraft, "seb", "USE 2")
+    answer = order(racecraft, "seb", "USE 4")
+    assert "> USE 4" in body_of(answer)
+    status = order(racecraft, "seb", "ORDERS")
+    assert "> USE 4" in body_of(status) and "USE 2" not in body_of(status)
+
+
+def test_when_every_order_is_in_the_turn_resolves_and_everyone_gets_results(racecraft: App) -> None:
+    """architecture.md tick: early resolution once every order is in (Racecraft allows it)."""
+    for seat, text in (("kelly", "USE 0"), ("seb", "USE 2"), ("steve", "USE 2"), ("roger", "USE 5"), ("anna", "1")):
+        order(racecraft, seat, text)
+        racecraft.service.tick()
+        racecraft.service.send()
+    turns = turn_rows(racecraft)
+    assert turns[0].resolved_at is not None and len(turns) == 2
+    results = last_to(racecraft, ADDRESS["kelly"])
+    assert "Results of Turn 1 of 5" in str(results["Subject"])
+    assert "Turn 2 of 5" in body_of(results)
+    assert "GM copy: results" in str(last_to(racecraft, GM)["Subject"])
+
+
+def test_a_missing_order_gets_the_nmr_default_at_the_deadline(racecraft: App) -> None:
+    """racecraft.md NMR: the player uses half their remaining EP, rounded down (turn 1: 5)."""
+    for seat in ("kelly", "seb", "steve", "roger"):
+        order(racecraft, seat, "USE 1")
+    racecraft.service.tick()
+    assert turn_rows(racecraft)[0].resolved_at is None, "anna's order is missing: wait for the deadline"
+    racecraft.clock.advance(hours=48)  # type: ignore[attr-defined]
+    racecraft.service.tick()
+    racecraft.service.send()
+    turn1 = turn_rows(racecraft)[0]
+    assert turn1.resolved_at is not None
+    with racecraft.db.read() as session:
+        defaults = session.scalars(select(OrderSubmission).where(OrderSubmission.source == "default")).all()
+        assert [(d.text) for d in defaults] == ["USE 5"]
+    body = body_of(last_to(racecraft, ADDRESS["anna"]))
+    assert "No orders from you arrived in time" in body
+    game = find_game("racecraft")
+    state = game.load_state(turn1.state_after)
+    assert game.figures(state, "anna") == {"ep": 5}
+
+
+def test_orders_after_the_deadline_are_refused_with_a_clear_reply(racecraft: App) -> None:
+    """issue 3: orders arriving after the deadline are refused with a clear reply."""
+    racecraft.clock.advance(hours=48, minutes=1)  # type: ignore[attr-defined]
+    answer = order(racecraft, "seb", "USE 3")
+    assert str(answer["Subject"]).startswith("[ERROR]")
+    assert "Too late" in str(answer["Subject"])
+    with racecraft.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(OrderSubmission)) == 0
+
+
+def test_the_same_mail_delivered_twice_is_applied_once(racecraft: App) -> None:
+    """testing.md: the same Message-ID delivered twice is applied once."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    data = reply_to(last_to(racecraft, ADDRESS["seb"]), "USE 3", sender=ADDRESS["seb"], message_id="<twice@client>")
+    inbox.deliver(data)
+    inbox.deliver(b"Received: from relay2 by mx; Mon, 5 Jan 2026 10:00:01 +0000\n" + data)
+    racecraft.service.poll()
+    with racecraft.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(OrderSubmission)) == 1
+        assert session.scalar(select(func.count()).select_from(Outbox).where(Outbox.kind == "confirmation")) == 1
+    assert not inbox.pending
+
+
+class CrashingInbox(FakeInbox):
+    """Dies between the commit and the move, once."""
+
+    crashed = False
+
+    def mark_done(self, keys, folder=Folder.PROCESSED):  # type: ignore[no-untyped-def]
+        if not self.crashed:
+            self.crashed = True
+            raise ConnectionError("killed before the move")
+        super().mark_done(keys, folder)
+
+
+def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft: App) -> None:
+    """architecture.md step 2: the mail is marked done only after the commit; refetched, it is a duplicate."""
+    crashing = CrashingInbox()
+    racecraft.inbox = crashing
+    crashing.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "USE 3", sender=ADDRESS["seb"]))
+    with pytest.raises(ConnectionError):
+        racecraft.service.poll()
+    assert crashing.pending, "still in the inbox"
+    report = racecraft.service.poll()
+    assert report.duplicates == 1
+    assert not crashing.pending
+    with racecraft.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(OrderSubmission)) == 1
+        assert session.scalar(select(func.count()).select_from(Outbox).where(Outbox.kind == "confirmation")) == 1
+
+
+def test_a_mail_that_crashes_processing_is_quarantined_and_the_batch_goes_on(racecraft: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    """architecture.md: an unexpected exception rolls back that mail, stores it in quarantine; others are applied."""
+    from bot import service as service_module
+
+    real = service_module.Service._orders
+
+    def explode(self, session, raw, inbound, seat, text):  # type: ignore[no-untyped-def]
+        if seat.name == "kelly":
+            raise RuntimeError("boom")
+        return real(self, session, raw, inbound, seat, text)
+
+    monkeypatch.setattr(service_module.Service, "_orders", explode)
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["kelly"]), "USE 1", sender=ADDRESS["kelly"]))
+    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "USE 2", sender=ADDRESS["seb"]))
+    racecraft.service.poll()
+    assert len(inbox.folders[Folder.FAILED]) == 1 and len(inbox.folders[Folder.PROCESSED]) == 1
+    with racecraft.db.read() as session:
+        q = session.scalars(select(Quarantine)).one()
+        assert "boom" in q.error and b"USE 1" in q.raw
+        assert session.scalar(select(func.count()).select_from(OrderSubmission)) == 1
+        assert session.scalar(select(func.count()).select_from(InboundMessage).where(InboundMessage.seat_id.is_not(None))) == 1
+
+
+def test_mail_from_a_players_address_without_proof_is_refused_to_the_registered_address(racecraft: App) -> None:
+    """mail-interface.md: a From that matches a player but fails authentication is refused with a note to the registered address."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    inbox.deliver(plain_mail(f"Seb <{ADDRESS['seb']}>", BOT, "my orders", "USE 9"))
+    racecraft.service.poll()
+    racecraft.service.send()
+    note = last_to(racecraft, ADDRESS["seb"])
+    assert "not accepted" in str(note["Subject"])
+    with racecraft.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(OrderSubmission)) == 0
+        row = session.scalars(select(InboundMessage)).one()
+        assert row.status == InboundStatus.REFUSED
+
+
+def test_the_seat_password_admits_mail_to_the_plain_address(racecraft: App) -> None:
+    """mail-interface.md: a mail to the plain address counts when From is registered and it carries PASSWORD."""
+    from bot.models import Seat
+
+    with racecraft.db.read() as session:
+        secret = session.scalars(select(Seat.secret).where(Seat.name == "seb")).one()
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    inbox.deliver(plain_mail(ADDRESS["seb"], BOT, "orders", f"USE 3\nPASSWORD {secret}"))
+    racecraft.service.poll()
+    racecraft.service.send()
+    answer = last_to(racecraft, ADDRESS["seb"])
+    assert "Orders received" in str(answer["Subject"]) and "> USE 3" in body_of(answer)
+    assert secret not in body_of(answer)
+
+
+def test_a_forged_reply_tag_does_not_authenticate(racecraft: App) -> None:
+    """auth: a plus-tag whose MAC does not verify is no proof."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    inbox.deliver(plain_mail("mallory@evil.example", "flagman+rc1.seb.aaaaaaaaaaaa@example.org", "x", "USE 10"))
+    racecraft.service.poll()
+    with racecraft.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(OrderSubmission)) == 0
+
+
+def test_auto_replies_are_never_answered(racecraft: App) -> None:
+    """mail-interface.md: auto-replies are logged and never answered."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    sheet_reply_to = signed_address(BOT, "test-site-secret", "rc1", "seb")
+    inbox.deliver(plain_mail(ADDRESS["seb"], sheet_reply_to, "Out of office", "I am away",
+                             headers={"Auto-Submitted": "auto-replied"}))
+    racecraft.service.poll()
+    racecraft.service.send()
+    assert racecraft.mailer.sent == []  # type: ignore[attr-defined]
+    with racecraft.db.read() as session:
+        assert session.scalars(select(InboundMessage.status)).one() == InboundStatus.IGNORED
+
+
+def test_a_stranger_gets_one_short_notice_a_day(racecraft: App) -> None:
+    """issue 6 / product.md: no reply to an unauthenticated stranger beyond one short rate-limited notice."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    for n in range(3):
+        inbox.deliver(plain_mail("someone@else.example", BOT, f"hello {n}", "what is this?"))
+    racecraft.service.poll()
+    racecraft.service.send()
+    assert len(racecraft.mailer.messages("someone@else.example")) == 1  # type: ignore[attr-defined]
+
+
+def test_help_status_and_orders_commands(racecraft: App) -> None:
+    """mail-interface.md: HELP (generated grammar), STATUS (who has ordered, not what), ORDERS (what is on file)."""
+    order(racecraft, "seb", "USE 2")
+    help_mail = order(racecraft, "kelly", "HELP")
+    assert "USE n" in body_of(help_mail) and "STATUS" in body_of(help_mail)
+    status = order(racecraft, "kelly", "STATUS")
+    body = body_of(status)
+    assert "Orders in from: seb" in body
+    assert "USE 2" not in body, "STATUS never shows another player's orders"
+    mine = order(racecraft, "kelly", "ORDERS")
+    assert "Nothing is on file" in body_of(mine) and "> USE 5" in body_of(mine)
+
+
+def test_a_whole_game_by_mail_ends_with_the_final_result(racecraft: App) -> None:
+    """The whole turn cycle: five turns by mail, the final sprint resolving at once, a final result to all."""
+    for _turn in range(4):
+        for spec in RACERS:
+            order(racecraft, spec.seat, "CRUISE" if _turn and spec.seat == "roger" else "USE 1")
+        racecraft.service.tick()
+        racecraft.service.send()
+    racecraft.service.tick()
+    racecraft.service.send()
+    turns = turn_rows(racecraft)
+    assert [t.number for t in turns] == [1, 2, 3, 4, 5]
+    assert all(t.resolved_at is not None for t in turns)
+    for spec in RACERS:
+        final = last_to(racecraft, spec.address)
+        assert "Final result" in str(final["Subject"])
+    answer = order(racecraft, "seb", "USE 1")
+    assert "over" in str(answer["Subject"])
+
+
+def test_no_line_of_any_mail_the_bot_sends_parses_as_an_order(racecraft: App) -> None:
+    """testing.md: never put a line that parses as a valid order into the bot's own mail (Outlook quotes without '>')."""
+    for _turn in range(4):
+        for spec in RACERS:
+            order(racecraft, spec.seat, "OVERTAKE" if _turn else "USE 3")
+        order(racecraft, "seb", "HELP")
+        order(racecraft, "seb", "STATUS")
+        racecraft.service.tick()
+        racecraft.service.send()
+    racecraft.service.tick()
+    racecraft.service.send()
+    game = find_game("racecraft")
+    states = [game.load_state(t.state) for t in turn_rows(racecraft)]
+    checked = 0
+    for msg in racecraft.mailer.messages():  # type: ignore[attr-defined]
+        for line in body_of(msg).splitlines():
+            for state in states:
+                if "kelly" in game.expected_players(state):
+                    assert not game.parse_orders(state, "kelly", line).orders, f"{line!r} parses as an order"
+                    checked += 1
+    assert checked > 1000
+
+
+def test_deadline_shown_in_each_players_zone_moves_with_dst(app: App) -> None:
+    """issue 3/5: the deadline in each recipient's zone; a daily 18:00 Europe/London deadline stays 18:00 local."""
+    from datetime import UTC, datetime
+
+    from bot.games import create_game
+
+    app.clock.set(datetime(2026, 3, 28, 10, 0, tzinfo=UTC))  # type: ignore[attr-defined]
+    with app.db.transaction() as session:
+        create_game(app.shell, session, kind="racecraft", name="dst", players=RACERS, gm_address=GM,
+                    deadline="daily 18:00", timezone="Europe/London", seed=1)
+    app.service.send()
+    kelly = str(last_to(app, ADDRESS["kelly"])["Subject"])
+    assert "Sun 29 Mar 2026 18:00 BST" in kelly, kelly  # the day the clocks go forward
+    steve = str(last_to(app, ADDRESS["steve"])["Subject"])
+    assert "13:00 EDT" in steve
