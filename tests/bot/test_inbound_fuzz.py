@@ -126,3 +126,21 @@ def test_address_parts_round_trip(local: str, tag: str, domain: str) -> None:
     """local+tag@domain splits back into its parts."""
     assert address_parts(f"{local}+{tag}@{domain}") == (local, tag, domain)
     assert address_parts(f"{local}@{domain}") == (local, None, domain)
+
+
+@FUZZ
+@given(
+    st.from_regex(r'[A-Za-z0-9 .,\'"=?@<>()\\-]{0,30}', fullmatch=True),
+    st.from_regex(r"[a-z0-9.+_-]{1,12}@[a-z0-9-]{1,10}\.[a-z]{2,4}", fullmatch=True),
+)
+def test_from_address_agrees_with_getaddresses(name: str, addr: str) -> None:
+    """The fast path for common From shapes finds the same address as email.utils.getaddresses."""
+    from email.utils import getaddresses
+
+    from bot.inbound import _first_address
+
+    for value in (f"{name} <{addr}>", f'"{name}" <{addr}>', addr):
+        expected = [a for _, a in getaddresses([value]) if "@" in a]
+        found = _first_address(value)[1]
+        if expected:
+            assert found == expected[0], value
