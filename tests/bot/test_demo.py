@@ -1,0 +1,50 @@
+"""`flagman demo`: a whole Racecraft game by mail on the embedded default, end to end."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+from bot.demo import run_demo
+from rules import find_game
+
+
+def test_the_demo_plays_a_whole_game_by_mail_and_prints_every_mail(tmp_path: Path) -> None:
+    """issue 3: `flagman demo` plays a whole Racecraft game by mail and shows every mail as it goes."""
+    out = io.StringIO()
+    assert run_demo(keep=str(tmp_path / "demo"), out=out) == 0
+    printed = out.getvalue()
+    assert "Game over: True" in printed
+    assert printed.count("Subject: [demo1] Results of Turn") == 5 * 4  # five players, turns 1-4
+    assert printed.count("Final result of Racecraft demo1") >= 5
+    assert "Subject: [ERROR] [demo1] Orders not accepted" in printed  # Steve's USE 12
+    assert "the deadline of turn 3 passes" in printed
+    # The real pipeline left its traces: a SQLite database, Maildirs in and out.
+    root = tmp_path / "demo"
+    engine = create_engine(f"sqlite:///{root / 'flagman.sqlite'}")
+    with engine.connect() as conn:
+        assert conn.execute(text("select count(*) from turn where resolved_at is not null")).scalar() == 5
+        assert conn.execute(text("select count(*) from outbox where status != 'sent'")).scalar() == 0
+        defaults = conn.execute(text("select text from order_submission where source = 'default'")).scalars().all()
+        turn3 = conn.execute(text("select state from turn where number = 3")).scalar()
+    # Anna forgot turn 3: racecraft.md NMR, "half their remaining EP, rounded down".
+    game = find_game("racecraft")
+    anna_ep = game.figures(game.load_state(json.loads(turn3) if isinstance(turn3, str) else turn3), "anna")["ep"]
+    assert isinstance(anna_ep, int)
+    assert defaults == [f"USE {anna_ep // 2}"]
+    engine.dispose()
+    root = tmp_path / "demo"
+    assert list((root / "mail" / "inbox" / ".Processed" / "cur").iterdir())
+    assert not list((root / "mail" / "inbox" / "new").iterdir())
+
+
+def test_the_demo_command_runs_from_the_console_script() -> None:
+    """README: one command runs the demo on a fresh machine, no server needed."""
+    result = subprocess.run([sys.executable, "-m", "bot.cli", "demo", "--quiet"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "Game over: True" in result.stdout
