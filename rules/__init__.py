@@ -13,6 +13,7 @@ from rules.api import Game
 # name -> module exporting GAME (an instance implementing rules.api.Game)
 GAMES: dict[str, str] = {
     "racecraft": "rules.racecraft",
+    "speed_circuit": "rules.speed_circuit",
     "speedphreakz": "rules.speedphreakz",
 }
 

@@ -1,0 +1,268 @@
+"""Speed Circuit PBeM behind the `rules.api.Game` protocol."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any, ClassVar
+
+from rules.api import (
+    FigureError,
+    Figures,
+    IllegalOrderError,
+    InvalidOrderError,
+    OrderError,
+    OrderProblem,
+    Parsed,
+    PlayerId,
+    Resolution,
+    Standings,
+    Viewer,
+)
+from rules.speed_circuit import storage, view
+from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
+from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
+from rules.speed_circuit.plot import (
+    PART_TWO,
+    RACE_ORDERS,
+    SETUP_DESIGN,
+    SETUP_QUALIFYING,
+    BidOrder,
+    DesignOrder,
+    Order,
+    PathKind,
+    PathOrder,
+    PayOrder,
+    SpeedOrder,
+    TyresOrder,
+    check_speed,
+    format_order,
+    limits,
+    parse_line,
+    plot_of,
+)
+from rules.speed_circuit.resolve import resolve_design, resolve_qualifying, resolve_race, safe_speed
+from rules.speed_circuit.track import bundled_track_text, bundled_tracks, load_track
+
+_KINDS: tuple[type, ...] = (DesignOrder, TyresOrder, BidOrder, *RACE_ORDERS)
+
+
+def _kind_index(order: Order) -> int:
+    return _KINDS.index(type(order))
+
+
+class SpeedCircuit:
+    name: ClassVar[str] = "speed_circuit"
+    title: ClassVar[str] = "Speed Circuit"
+    min_players: ClassVar[int] = 2
+    max_players: ClassVar[int] = 9
+    early_resolution: ClassVar[bool] = True
+
+    # -- set-up -----------------------------------------------------------------------
+    def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> RaceState:
+        opts = parse_options(options)
+        if not self.min_players <= len(players) <= self.max_players:
+            raise ValueError(f"Speed Circuit takes {self.min_players}..{self.max_players} players, not {len(players)}")
+        if len(set(players)) != len(players):
+            raise ValueError("a player is listed twice")
+        track = load_track(bundled_track_text(opts.track))
+        if len(track.grid) < len(players):
+            raise ValueError(f"{track.name} has {len(track.grid)} grid spaces for {len(players)} players")
+        return RaceState(track=track, options=opts, cars=tuple(Car(p) for p in players))
+
+    def option_help(self) -> str:
+        return OPTION_HELP.format(tracks=", ".join(bundled_tracks()))
+
+    def rules_summary(self) -> str:
+        return (
+            "Speed Circuit (Avalon Hill, 1977) with the PBeM rules of the WBC family. Turn 1: design your "
+            "car on the design table (2 points over ACC, DEC, TOP, START, PRIME and OPTION tyres and "
+            "SKILL chips) and choose the starting tyres. Turn 2: bid wear and skill for the grid.\n\n"
+            "Then every turn each driver secretly plots a speed in steps of 20 mph; cars move 1 space "
+            "per 20 mph, front car first, straight or diagonally forward. Accelerate up to your "
+            "acceleration, brake up to your deceleration; brake harder on the deceleration chart, push "
+            "20 over a limit with a 2d6 test. Corners post speeds: going over costs wear or a roll on "
+            "the chance table, paid once per corner; racing lines give +20 (green +40).\n\n"
+            "Slipstreaming, forced passing, off-track movement, crash involvement and pits are part 2 "
+            "and not yet in play."
+        )
+
+    # -- the turn ---------------------------------------------------------------------
+    def turn_label(self, state: RaceState) -> str:
+        return view.turn_label(state)
+
+    def expected_players(self, state: RaceState) -> frozenset[PlayerId]:
+        if state.phase is Phase.FINISHED:
+            return frozenset()
+        return frozenset(c.player for c in state.cars if c.status is Status.RACING)
+
+    def parse_orders(self, state: RaceState, player: PlayerId, text: str) -> Parsed[Order]:
+        accepted: list[tuple[int, str, Order]] = []
+        problems: list[OrderProblem] = []
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.strip()
+            if not line.split("#", 1)[0].strip():
+                continue
+            try:
+                order = parse_line(line)
+                self._check(state, player, order, [o for _, _, o in accepted])
+            except OrderError as error:
+                problems.append(OrderProblem.from_error(number, line, error))
+                continue
+            accepted.append((number, line, order))
+        # a speed above the safe limit needs PUSH YES, which may come on any line
+        plot = plot_of([o for _, _, o in accepted])
+        kept: list[Order] = []
+        for number, line, order in accepted:
+            if isinstance(order, SpeedOrder):
+                try:
+                    check_speed(state.car(player), state.track, order.mph, plot.push)
+                except IllegalOrderError as error:
+                    problems.append(OrderProblem.from_error(number, line, error))
+                    continue
+            kept.append(order)
+        kept.sort(key=_kind_index)
+        wanted = {Phase.DESIGN: DesignOrder, Phase.QUALIFYING: BidOrder, Phase.RACE: SpeedOrder}.get(state.phase)
+        complete = wanted is not None and any(isinstance(o, wanted) for o in kept)
+        return Parsed(tuple(kept), tuple(problems), complete)
+
+    def _check(self, state: RaceState, player: PlayerId, order: Order, earlier: list[Order]) -> None:
+        car = state.car(player)
+        if car.status is not Status.RACING:
+            raise IllegalOrderError(f"your car is {car.status.value}: no more orders")
+        allowed: tuple[type, ...] = {
+            Phase.DESIGN: SETUP_DESIGN,
+            Phase.QUALIFYING: SETUP_QUALIFYING,
+            Phase.RACE: RACE_ORDERS,
+        }.get(state.phase, ())
+        if not isinstance(order, allowed):
+            names = {Phase.DESIGN: "DESIGN and TYRES", Phase.QUALIFYING: "BID", Phase.RACE: "race plot lines (SPEED, PATH, ...)"}
+            raise IllegalOrderError(f"this turn ({view.turn_label(state)}) takes {names.get(state.phase, 'no orders')}")
+        if any(type(o) is type(order) for o in earlier):
+            what = "PATH/LANE/LINE" if isinstance(order, PathOrder) else format_order(order).split()[0]
+            raise IllegalOrderError(f"{what} given twice; the first one counts")
+        if isinstance(order, DesignOrder):
+            problems = order.design.problems()
+            if problems:
+                raise IllegalOrderError("; ".join(problems))
+        if isinstance(order, BidOrder):
+            # P31: wear from the starting set only, skill from the chips held
+            if order.wear > car.wear:
+                raise IllegalOrderError(f"you bid {order.wear} wear but your starting set has {car.wear}")
+            if order.skill > car.skill:
+                raise IllegalOrderError(f"you bid {order.skill} skill but hold {car.skill} chips")
+        if isinstance(order, PathOrder) and order.kind is PathKind.LANES and len(order.lanes) > 20:
+            raise InvalidOrderError("PATH lists more spaces than any car can move")
+
+    def format_orders(self, orders: Sequence[Order]) -> str:
+        return "\n".join(format_order(o) for o in orders)
+
+    def merge_orders(self, earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
+        return tuple(later)
+
+    def default_orders(self, state: RaceState, player: PlayerId) -> tuple[Order, ...]:
+        if state.phase is Phase.DESIGN:
+            return (DesignOrder(DEFAULT_DESIGN), TyresOrder(Tyre.PRIME))
+        if state.phase is Phase.QUALIFYING:
+            return (BidOrder(0, 0),)
+        car = state.car(player)
+        if state.phase is not Phase.RACE or car.status is not Status.RACING:
+            return ()
+        if state.options.plot_default is PlotDefault.GM_THEN_MPS:
+            return (SpeedOrder(None),)
+        return (SpeedOrder(safe_speed(state, car)), PathOrder(PathKind.LINE), PayOrder(True))
+
+    def resolve(self, state: RaceState, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
+        if state.phase is Phase.DESIGN:
+            new, events = resolve_design(state, orders)
+        elif state.phase is Phase.QUALIFYING:
+            new, events = resolve_qualifying(state, orders, rng)
+        elif state.phase is Phase.RACE:
+            new, events = resolve_race(state, orders, rng)
+        else:
+            return Resolution(state, ())
+        return Resolution(new, tuple(events))
+
+    def order_help(self, state: RaceState, player: PlayerId) -> str:
+        if state.phase is Phase.DESIGN:
+            return (
+                "DESIGN ACC n DEC n TOP n START n PRIME n OPTION n SKILL n   columns -2..+2 of the design table, "
+                "adding up to at most 2 (ACC and DEC at least -1); rows left out are 0\n"
+                f"  ACC/DEC 20/40/60/80, TOP 120..200, START 20/40/60/100/120, tyres {state.laps}..{5 * state.laps} wear, "
+                f"skill 0..{4 * state.laps} chips\n"
+                "TYRES PRIME|OPTION   the set you start on (and bid from)"
+            )
+        if state.phase is Phase.QUALIFYING:
+            car = state.car(player)
+            return f"BID WEAR n SKILL n   your grid bid: up to {car.wear} wear (starting set) and {car.skill} skill; all of it is lost"
+        if state.phase is not Phase.RACE:
+            return "The race is over: no orders."
+        car = state.car(player)
+        legal = limits(car, state.track).describe() if car.status is Status.RACING else "nothing (not racing)"
+        return (
+            f"SPEED n | SPEED MPS    required: mph in steps of 20; you may plot {legal}\n"
+            "PATH B B A ...         the lane of each space entered; or LANE A (end lane); or LINE (follow racing lines)\n"
+            "PAY WEAR|ROLL          where a chart allows wear or a roll (default WEAR)\n"
+            "SKILL ACCEL TOP START BRAKES CHANCE PASS CRASH | ALL | TESTS | NONE   tables to bypass with skill chips\n"
+            "PUSH YES|NO            allow plotting 20 over your acceleration / top / start speed with a test\n"
+            "SLIP 0|1|2, PASS YES|NO, PIT PRIME|OPTION   noted now; they take effect with part 2 of the rules"
+        )
+
+    # -- reading the state ------------------------------------------------------------
+    def is_finished(self, state: RaceState) -> bool:
+        return state.phase is Phase.FINISHED
+
+    def players(self, state: RaceState) -> tuple[PlayerId, ...]:
+        return tuple(c.player for c in state.cars if c.note != "dropped")
+
+    def standings(self, state: RaceState) -> Standings:
+        return view.standings(state)
+
+    def figures(self, state: RaceState, player: PlayerId) -> Figures:
+        return view.figures(state, state.car(player))
+
+    def view(self, state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer) -> Mapping[str, Any]:
+        return view.build_view(state, resolution, viewer)
+
+    # -- GM overrides -----------------------------------------------------------------
+    def set_figure(self, state: RaceState, player: PlayerId, name: str, value: str) -> RaceState:
+        names = ("wear", "skill", "speed", "acc", "dec", "top", "start", "tyres")
+        key = name.strip().lower()
+        try:
+            car = state.car(player)
+        except KeyError:
+            raise FigureError(f"no player {player!r}") from None
+        if key not in names:
+            raise FigureError(f"unknown figure {name!r}; figures: {', '.join(names)}")
+        if key == "tyres":
+            if value.strip().upper() not in ("PRIME", "OPTION"):
+                raise FigureError("tyres is PRIME or OPTION")
+            return state.with_car(replace(car, tyres=Tyre(value.strip().upper())))
+        try:
+            number = int(value)
+        except ValueError:
+            raise FigureError(f"{key} takes a whole number, not {value!r}") from None
+        if number < 0 or (key in ("speed", "acc", "dec", "top", "start") and number % 20):
+            raise FigureError(f"{key} must be 0 or more" + (", in steps of 20" if key != "wear" and key != "skill" else ""))
+        changes: dict[str, Any] = {key: number}
+        return state.with_car(replace(car, **changes))
+
+    def drop_player(self, state: RaceState, player: PlayerId) -> RaceState:
+        car = state.car(player)
+        dropped = replace(car, status=Status.OUT, space=None, speed=0, note="dropped", out_turn=state.race_turn)
+        new = state.with_car(dropped)
+        if new.phase is Phase.RACE and not new.racing():
+            new = replace(new, phase=Phase.FINISHED)
+        return new
+
+    # -- storage ----------------------------------------------------------------------
+    def dump_state(self, state: RaceState) -> dict[str, Any]:
+        return storage.dump_state(state)
+
+    def load_state(self, data: Mapping[str, Any]) -> RaceState:
+        return storage.load_state(data)
+
+
+GAME = SpeedCircuit()
+__all__ = ["GAME", "PART_TWO", "SpeedCircuit"]

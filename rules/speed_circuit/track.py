@@ -1,0 +1,456 @@
+"""Tracks as data: the text format, the loader, the validator and the renderings.
+
+The format is ours (speed-circuit.md §2.16 proposes JSON; this is the same model written one
+row per line so that a GM can draw a track in a text editor). `tracks/README.md` documents it
+for GMs. In short::
+
+    name Harbour Loop
+    laps 3
+    # row  A    B    C    notes
+    1      .    .    .    grey=A
+    11     80   80   |    corner=T1
+    12     80   80   80   corner=T1
+    line T1 T1 +20 B10 A11 A12 B13
+    grid A74 B74 C74 A73 B73 C73
+
+Each numbered line is one *row*: the front edges that line up across the track (seed 003,
+"Definition of a Row"). Rows run 1..L around the lap; the start/finish line is the front
+edge of row L. A cell says what lane A, B or C has at that row:
+
+* ``.`` a plain space whose front edge is this row;
+* a number: a corner space with that posted speed (mph, a multiple of 20);
+* ``|`` the lane's space goes on: its front edge is at a later row (the long outside
+  spaces of a corner, whose front edges are staggered, §2.2);
+* ``x`` the lane does not exist here (a 2-wide section).
+
+A cell may end in ``>`` to mark a pit-entry arrow (kept for part 2: pits).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+LANES = "ABC"
+
+
+class TrackError(ValueError):
+    """A track text that cannot be used; `problems` lists every fault found, one per line."""
+
+    def __init__(self, problems: Iterable[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("track is not valid:\n" + "\n".join(f"  - {p}" for p in self.problems))
+
+
+@dataclass(frozen=True, slots=True)
+class Space:
+    """One space: lane 0..2 (A..C), its front edge `row` and the previous front edge in its lane."""
+
+    id: str
+    lane: int
+    row: int
+    back_row: int
+    speed: int | None = None
+    corner: str | None = None
+    pit_arrow: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RacingLine:
+    """A racing line (arrow) through a corner: +20 (red) or +40 (green) over the posted speeds."""
+
+    id: str
+    corner: str
+    bonus: int
+    spaces: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Track:
+    name: str
+    laps: int
+    rows: int
+    spaces: Mapping[str, Space]
+    lines: Mapping[str, RacingLine]
+    grey: tuple[int, ...]
+    """Grey-line side per row (index row-1): the lane that wins order-of-movement ties."""
+    grid: tuple[str, ...]
+    source: str = field(repr=False, compare=False, default="")
+    _successors: dict[bool, dict[str, tuple[str, ...]]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self,
+            "_successors",
+            {flag: _build_successors(self.spaces, self.rows, flag) for flag in (False, True)},
+        )
+
+    # -- geometry -----------------------------------------------------------------------
+    def space(self, space_id: str) -> Space:
+        return self.spaces[space_id]
+
+    def moves(self, space_id: str, *, staggered: bool = False) -> tuple[str, ...]:
+        """Spaces a car may enter next from `space_id`: straight first, then diagonals.
+
+        §2.16: straight when the lane is the same and ``t.back_row == s.row``; diagonal to an
+        adjacent lane when the rows align (base rule) or, with the optional lane-change rule
+        (P32), when ``t.back_row <= s.row < t.row``.
+        """
+        return self._successors[staggered].get(space_id, ())
+
+    def width(self, row: int) -> int:
+        """How many lanes have a space covering the front edge of `row`."""
+        return len({s.lane for s in self.spaces.values() if s.back_row < row <= s.row})
+
+    def grey_lane(self, row: int) -> int:
+        return self.grey[(row - 1) % self.rows]
+
+    def corner_spaces(self, corner: str) -> tuple[Space, ...]:
+        return tuple(s for s in self.spaces.values() if s.corner == corner)
+
+    def is_last_of_corner(self, space_id: str) -> bool:
+        """The last marked space of its corner in its lane (seed 003: may accelerate from it)."""
+        here = self.spaces[space_id]
+        if here.corner is None:
+            return False
+        ahead = self.straight_ahead(space_id)
+        return ahead is None or self.spaces[ahead].corner != here.corner
+
+    def straight_ahead(self, space_id: str) -> str | None:
+        here = self.spaces[space_id]
+        for target in self.moves(space_id):
+            if self.spaces[target].lane == here.lane:
+                return target
+        return None
+
+    def corners(self) -> tuple[str, ...]:
+        seen: dict[str, int] = {}
+        for s in self.spaces.values():
+            if s.corner is not None:
+                seen[s.corner] = min(seen.get(s.corner, s.row), s.row)
+        return tuple(sorted(seen, key=lambda c: seen[c]))
+
+    def lines_from(self, space_id: str) -> tuple[RacingLine, ...]:
+        return tuple(line for line in self.lines.values() if line.spaces[0] == space_id)
+
+
+def _build_successors(spaces: Mapping[str, Space], rows: int, staggered: bool) -> dict[str, tuple[str, ...]]:
+    by_lane_back: dict[tuple[int, int], Space] = {}
+    by_lane: dict[int, list[Space]] = {0: [], 1: [], 2: []}
+    for s in spaces.values():
+        by_lane_back[(s.lane, s.back_row)] = s
+        by_lane[s.lane].append(s)
+    table: dict[str, tuple[str, ...]] = {}
+    for s in spaces.values():
+        edge = s.row % rows  # the front edge of row L is the back edge of row 1 (= 0)
+        found: list[str] = []
+        straight = by_lane_back.get((s.lane, edge))
+        if straight is not None:
+            found.append(straight.id)
+        for lane in (s.lane - 1, s.lane + 1):
+            if lane not in by_lane:
+                continue
+            if staggered:
+                for t in sorted(by_lane[lane], key=lambda t: t.row):
+                    if t.back_row <= edge < t.row:
+                        found.append(t.id)
+            else:
+                aligned = by_lane_back.get((lane, edge))
+                if aligned is not None:
+                    found.append(aligned.id)
+        table[s.id] = tuple(found)
+    return table
+
+
+# -- the text format -----------------------------------------------------------------------
+
+
+def load_track(text: str) -> Track:
+    """Parse and validate a track text; TrackError lists every problem found."""
+    return _load_cached(text)
+
+
+@lru_cache(maxsize=32)
+def _load_cached(text: str) -> Track:
+    track = _parse(text)
+    problems = validate(track)
+    if problems:
+        raise TrackError(problems)
+    return track
+
+
+def _parse(text: str) -> Track:
+    problems: list[str] = []
+    name = ""
+    laps = 3
+    row_cells: list[tuple[int, list[str], dict[str, str]]] = []
+    line_defs: list[tuple[int, list[str]]] = []
+    grid: list[str] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        head = words[0].lower()
+        if head == "name":
+            name = " ".join(words[1:])
+        elif head == "laps":
+            if len(words) != 2 or not words[1].isdigit() or not 1 <= int(words[1]) <= 10:
+                problems.append(f"line {number}: 'laps' needs a number 1..10")
+            else:
+                laps = int(words[1])
+        elif head == "line":
+            line_defs.append((number, words[1:]))
+        elif head == "grid":
+            grid = [w.upper() for w in words[1:]]
+        elif words[0].isdigit():
+            if len(words) < 4:
+                problems.append(f"line {number}: a row needs its number and three cells (A B C)")
+                continue
+            notes: dict[str, str] = {}
+            for note in words[4:]:
+                key, sep, value = note.partition("=")
+                if not sep or key.lower() not in ("corner", "grey"):
+                    problems.append(f"line {number}: unknown note {note!r} (use corner=ID or grey=A|B|C)")
+                    continue
+                notes[key.lower()] = value
+            row_cells.append((int(words[0]), [w for w in words[1:4]], notes))
+            if int(words[0]) != len(row_cells):
+                problems.append(f"line {number}: row {words[0]} out of sequence (expected {len(row_cells)})")
+        else:
+            problems.append(f"line {number}: cannot read {words[0]!r} (expected name, laps, a row number, line or grid)")
+    if not name:
+        problems.append("the track has no 'name'")
+    rows = len(row_cells)
+    if rows < 8:
+        problems.append(f"a track needs at least 8 rows, this one has {rows}")
+    spaces: dict[str, Space] = {}
+    grey: list[int] = []
+    current_grey = 0
+    last_front: dict[int, int] = {}  # lane -> last front edge seen while the lane exists
+    for row, cells, notes in row_cells:
+        corner = notes.get("corner")
+        if "grey" in notes:
+            g = notes["grey"].upper()
+            if g not in LANES:
+                problems.append(f"row {row}: grey={notes['grey']} is not a lane (A, B or C)")
+            else:
+                current_grey = LANES.index(g)
+        grey.append(current_grey)
+        for lane, cell in enumerate(cells):
+            arrow = cell.endswith(">")
+            body = cell[:-1] if arrow else cell
+            if body == "x":
+                if lane in last_front and last_front[lane] != row - 1:
+                    problems.append(f"row {row} lane {LANES[lane]}: the lane ends inside a space ('|' above must end with a front edge)")
+                last_front.pop(lane, None)
+                continue
+            if body == "|":
+                if lane not in last_front:
+                    problems.append(f"row {row} lane {LANES[lane]}: '|' continues a space but the lane has none above")
+                    last_front[lane] = row - 1
+                if row == rows:
+                    problems.append(f"row {row} lane {LANES[lane]}: every lane needs a front edge at the finish line (last row)")
+                continue
+            speed: int | None = None
+            if body != ".":
+                if not body.isdigit() or int(body) % 20 or not 20 <= int(body) <= 300:
+                    problems.append(f"row {row} lane {LANES[lane]}: {cell!r} is not '.', '|', 'x' or a posted speed (a multiple of 20)")
+                    continue
+                speed = int(body)
+                if corner is None:
+                    problems.append(f"row {row} lane {LANES[lane]}: a posted speed needs the row's corner=ID")
+            back = last_front.get(lane, row - 1)
+            space_id = f"{LANES[lane]}{row}"
+            spaces[space_id] = Space(space_id, lane, row, back, speed, corner if speed is not None else None, arrow)
+            last_front[lane] = row
+    lines: dict[str, RacingLine] = {}
+    for number, words in line_defs:
+        if len(words) < 4:
+            problems.append(f"line {number}: 'line ID CORNER +20|+40 SPACE SPACE ...' needs at least two spaces")
+            continue
+        lid, corner_id, bonus_text, *ids = words
+        if bonus_text not in ("+20", "+40"):
+            problems.append(f"line {number}: the bonus must be +20 (red) or +40 (green), not {bonus_text!r}")
+            continue
+        if lid in lines:
+            problems.append(f"line {number}: racing line {lid} is defined twice")
+        lines[lid] = RacingLine(lid, corner_id, int(bonus_text), tuple(i.upper() for i in ids))
+    if not grid:
+        problems.append("the track has no 'grid'")
+    if problems:
+        raise TrackError(problems)
+    return Track(name, laps, rows, spaces, lines, tuple(grey), tuple(grid), text)
+
+
+def validate(track: Track) -> list[str]:
+    """Every fault of a parsed track, each a sentence a GM can act on (empty when valid)."""
+    problems: list[str] = []
+    spaces = track.spaces
+    for s in spaces.values():
+        if not track.moves(s.id):
+            problems.append(f"{s.id}: a car there could not move on (no space straight or diagonally ahead)")
+    corner_rows: dict[str, list[int]] = {}
+    for s in spaces.values():
+        if s.corner is not None:
+            corner_rows.setdefault(s.corner, []).append(s.row)
+    for corner, rows in corner_rows.items():
+        wanted = set(range(min(rows), max(rows) + 1))
+        missing = sorted(wanted - {r for r in rows} - _continued_rows(track, corner))
+        if missing:
+            problems.append(f"corner {corner}: its rows are not contiguous (gap at row {missing[0]})")
+    for line in track.lines.values():
+        if line.corner not in corner_rows:
+            problems.append(f"line {line.id}: names corner {line.corner}, which has no posted spaces")
+        unknown = [i for i in line.spaces if i not in spaces]
+        if unknown:
+            problems.append(f"line {line.id}: no such space {unknown[0]}")
+            continue
+        for a, b in zip(line.spaces, line.spaces[1:], strict=False):
+            if b not in track.moves(a):
+                problems.append(f"line {line.id}: {a} -> {b} is not a legal move (straight or diagonal forward)")
+        if not any(spaces[i].corner == line.corner for i in line.spaces):
+            problems.append(f"line {line.id}: runs over no space of corner {line.corner}")
+    if len(set(track.grid)) != len(track.grid):
+        problems.append("grid: a space is listed twice")
+    for g in track.grid:
+        if g not in spaces:
+            problems.append(f"grid: no such space {g}")
+        elif spaces[g].speed is not None:
+            problems.append(f"grid: {g} is a corner space")
+    if len(track.grid) < 2:
+        problems.append("grid: needs at least two spaces")
+    if not problems and track.grid:
+        seen = _reachable(track, track.grid[0])
+        unreachable = sorted(set(spaces) - seen, key=lambda i: (spaces[i].row, i))
+        if unreachable:
+            problems.append(f"{unreachable[0]}: cannot be reached from the grid ({len(unreachable)} spaces unreachable)")
+    return problems
+
+
+def _continued_rows(track: Track, corner: str) -> set[int]:
+    covered: set[int] = set()
+    for s in track.spaces.values():
+        if s.corner == corner:
+            covered.update(range(s.back_row + 1, s.row + 1))
+    return covered
+
+
+def _reachable(track: Track, start: str) -> set[str]:
+    seen = {start}
+    todo = deque([start])
+    while todo:
+        here = todo.popleft()
+        for nxt in track.moves(here):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def bundled_tracks() -> tuple[str, ...]:
+    """Names of the tracks shipped with the game (file stems under `tracks/`)."""
+    folder = resources.files("rules.speed_circuit") / "tracks"
+    return tuple(sorted(p.name[: -len(".track")] for p in folder.iterdir() if p.name.endswith(".track")))
+
+
+def bundled_track_text(name: str) -> str:
+    path = resources.files("rules.speed_circuit") / "tracks" / f"{name}.track"
+    return path.read_text(encoding="utf-8")
+
+
+# -- renderings ----------------------------------------------------------------------------
+
+
+def render_text(track: Track, cars: Mapping[str, str], *, rows: Iterable[int] | None = None) -> str:
+    """The track as text, one row a line, cars by name (first 6 letters) in their spaces.
+
+    `cars` maps a space id to the label to show there. Rows default to the whole lap.
+    """
+    wanted = list(rows) if rows is not None else list(range(1, track.rows + 1))
+    at: dict[tuple[int, int], Space] = {(s.lane, s.row): s for s in track.spaces.values()}
+    covering: dict[tuple[int, int], Space] = {}
+    for s in track.spaces.values():
+        for r in range(s.back_row + 1, s.row + 1):
+            covering[(s.lane, r)] = s
+    out = [f"{'row':>4}  {'A':<7} {'B':<7} {'C':<7}"]
+    for r in wanted:
+        cells = []
+        for lane in range(3):
+            cell = at.get((lane, r))
+            if cell is not None:
+                label = cars.get(cell.id)
+                if label is not None:
+                    cells.append(f"[{label[:5]}]")
+                elif cell.speed is not None:
+                    cells.append(str(cell.speed))
+                else:
+                    cells.append(".")
+            elif (lane, r) in covering:
+                cells.append(":")
+            else:
+                cells.append("")
+        note = []
+        corner = next((s.corner for (lane, rr), s in at.items() if rr == r and s.corner), None)
+        if corner:
+            note.append(corner)
+        if r == track.rows:
+            note.append("== finish line ==")
+        out.append(f"{r:>4}  {cells[0]:<7} {cells[1]:<7} {cells[2]:<7} {' '.join(note)}".rstrip())
+    return "\n".join(out)
+
+
+def render_svg(track: Track, cars: Mapping[str, str]) -> str:
+    """A picture of the track as an SVG ring: rows run clockwise, lane A innermost."""
+    size = 600
+    centre = size / 2
+    inner = 150.0
+    lane_width = 34.0
+
+    def point(row: float, radius: float) -> tuple[float, float]:
+        angle = 2 * math.pi * row / track.rows - math.pi / 2
+        return centre + radius * math.cos(angle), centre + radius * math.sin(angle)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" viewBox="0 0 {size} {size}">',
+        f"<title>{_escape(track.name)}</title>",
+        f'<rect width="{size}" height="{size}" fill="#3a6b35"/>',
+    ]
+    for s in sorted(track.spaces.values(), key=lambda s: (s.row, s.lane)):
+        r0 = inner + s.lane * lane_width
+        r1 = r0 + lane_width
+        back = s.back_row if s.back_row else 0
+        pts = [point(back, r0), point(s.row, r0), point(s.row, r1), point(back, r1)]
+        fill = "#f2c14e" if s.speed is not None else "#777777"
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+        parts.append(f'<polygon points="{path}" fill="{fill}" stroke="#222" stroke-width="0.6"><title>{s.id}</title></polygon>')
+        if s.speed is not None and s.id not in cars:
+            x, y = point((back + s.row) / 2, r0 + lane_width / 2)
+            parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="8" text-anchor="middle" dominant-baseline="middle">{s.speed}</text>')
+    for line in track.lines.values():
+        pts = []
+        for sid in line.spaces:
+            s = track.spaces[sid]
+            pts.append(point(((s.back_row or 0) + s.row) / 2, inner + s.lane * lane_width + lane_width / 2))
+        colour = "#2e9e2e" if line.bonus == 40 else "#d62828"
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+        parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+    x0, y0 = point(track.rows, inner - 4)
+    x1, y1 = point(track.rows, inner + 3 * lane_width + 4)
+    parts.append(f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="white" stroke-width="3"/>')
+    for sid, label in sorted(cars.items()):
+        s = track.spaces[sid]
+        x, y = point(((s.back_row or 0) + s.row) / 2, inner + s.lane * lane_width + lane_width / 2)
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="9" fill="#1d3557" stroke="white"/>')
+        parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="9" fill="white" text-anchor="middle" dominant-baseline="middle">{_escape(label[:2])}</text>')
+    parts.append(f'<text x="{centre}" y="{centre}" font-size="18" text-anchor="middle" fill="white">{_escape(track.name)}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
