@@ -6,7 +6,8 @@ inbox, one ``UID MOVE`` per batch (performance.md: per-mail MOVE is the expensiv
 
 Exceptions::
 
-    ImapError                 anything this adapter raises on purpose
+    ImapError                 anything this adapter raises on purpose; also an untrusted
+    │                         TLS certificate or a folder that cannot be selected
     ├── ImapLoginError        the server refused the credentials (not retried)
     └── ImapUnavailable       the server could not be reached after N attempts
 
@@ -175,7 +176,7 @@ class ImapInbox:
             self._client = None
 
     def _backoff(self, attempt: int) -> float:
-        return min(self.backoff_max, self.backoff_initial * (2**attempt))
+        return float(min(self.backoff_max, self.backoff_initial * 2.0**attempt))
 
     def _connect(self) -> IMAPClient:
         """The open connection, or a new one: up to N attempts with exponential backoff."""
@@ -188,6 +189,11 @@ class ImapInbox:
             try:
                 self._client = self._open()
                 return self._client
+            except ssl.SSLCertVerificationError as exc:
+                # A configuration problem, not an outage: retrying cannot help.
+                raise ImapError(
+                    f"IMAP server {self.host}:{self.port}: TLS certificate not trusted: {exc}"
+                ) from exc
             except _CONNECTION_ERRORS as exc:
                 last = exc
                 log.warning(

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 START_TIMEOUT = 20.0
 UNPRIVILEGED_USER = os.environ.get("FLAGMAN_TEST_SERVER_USER", "nobody")
@@ -69,7 +70,7 @@ class _RunAs:
     def switch(self) -> bool:
         return os.geteuid() == 0 and self.uid != 0
 
-    def popen_kwargs(self) -> dict[str, object]:
+    def popen_kwargs(self) -> dict[str, Any]:
         # Popen(user=, group=) switches identity in the child itself (no runuser in between),
         # so a signal sent to the process group reaches the server directly.
         if self.switch:
@@ -168,7 +169,7 @@ base_dir = {root}/run
 state_dir = {root}/state
 log_path = {root}/dovecot.log
 info_log_path = {root}/dovecot.log
-ssl = no
+{ssl}
 disable_plaintext_auth = no
 auth_mechanisms = plain login
 auth_failure_delay = 0
@@ -201,7 +202,7 @@ service imap-login {{
     port = {imap_port}
   }}
   inet_listener imaps {{
-    port = 0
+    port = {imaps_port}
   }}
 }}
 service lmtp {{
@@ -233,7 +234,7 @@ base_dir = {root}/run
 state_dir = {root}/state
 log_path = {root}/dovecot.log
 info_log_path = {root}/dovecot.log
-ssl = no
+{ssl}
 auth_allow_cleartext = yes
 auth_mechanisms = plain login
 auth_failure_delay = 0
@@ -270,7 +271,7 @@ service imap-login {{
     port = {imap_port}
   }}
   inet_listener imaps {{
-    port = 0
+    port = {imaps_port}
   }}
 }}
 service lmtp {{
@@ -288,10 +289,47 @@ service anvil {{
 """
 
 
-def dovecot_config(version: tuple[int, int], **values: object) -> str:
-    """The config text for this Dovecot version (2.4 syntax from 2.4 on)."""
+def dovecot_config(
+    version: tuple[int, int], *, tls: tuple[Path, Path] | None = None, **values: object
+) -> str:
+    """The config text for this Dovecot version (2.4 syntax from 2.4 on).
+
+    `tls` is (certificate, key): IMAPS on `imaps_port` and STARTTLS on the IMAP port.
+    """
     template = _DOVECOT_24 if version >= (2, 4) else _DOVECOT_23
-    return template.format(**values)
+    if tls is None:
+        ssl_lines = "ssl = no"
+        values["imaps_port"] = 0
+    elif version >= (2, 4):
+        ssl_lines = f"ssl = yes\nssl_server_cert_file = {tls[0]}\nssl_server_key_file = {tls[1]}"
+    else:
+        ssl_lines = f"ssl = yes\nssl_cert = <{tls[0]}\nssl_key = <{tls[1]}"
+    return template.format(ssl=ssl_lines, **values)
+
+
+def make_certificate(directory: Path, name: str = "localhost") -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost: (cert.pem, key.pem).
+
+    It is its own CA: ``ssl.create_default_context(cafile=cert)`` trusts it.
+    """
+    cert, key = directory / f"{name}.crt", directory / f"{name}.key"
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise ServerError("openssl is needed to make a test certificate")
+    done = subprocess.run(
+        [
+            openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+            "-nodes", "-days", "2", "-subj", "/CN=localhost",
+            "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            "-keyout", str(key), "-out", str(cert),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    if done.returncode != 0:
+        raise ServerError(f"openssl could not make a certificate: {done.stderr.strip()}")
+    return cert, key
 
 
 class Dovecot:
@@ -303,7 +341,7 @@ class Dovecot:
 
     host = "127.0.0.1"
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, *, tls: bool = False) -> None:
         self._own_root = root is None
         self.root = Path(root) if root is not None else _make_tempdir("fm-dc-")
         self.run_as = _RunAs.for_servers()
@@ -311,6 +349,10 @@ class Dovecot:
         self.version = dovecot_version(self.binary)
         self.imap_port = free_port()
         self.lmtp_port = free_port()
+        # With tls: IMAPS on imaps_port, STARTTLS on imap_port; `cert` is the CA to trust.
+        self.tls = tls
+        self.imaps_port = free_port() if tls else 0
+        self.cert: Path | None = None
         self.users: dict[str, str] = {}
         self.proc: subprocess.Popen[bytes] | None = None
         self.config_path = self.root / "dovecot.conf"
@@ -331,10 +373,19 @@ class Dovecot:
                 gid=self.run_as.gid,
                 imap_port=self.imap_port,
                 lmtp_port=self.lmtp_port,
+                imaps_port=self.imaps_port,
+                tls=self._certificate() if self.tls else None,
             )
         )
         self._write_passwd()
         self.run_as.chown_tree(self.root)
+
+    def _certificate(self) -> tuple[Path, Path]:
+        cert, key = self.root / "localhost.crt", self.root / "localhost.key"
+        if not cert.exists():
+            cert, key = make_certificate(self.root)
+        self.cert = cert
+        return cert, key
 
     def _write_passwd(self, only: str | None = None) -> None:
         # One passwd-file per user: Dovecot re-reads a passwd-file at most once a second
@@ -368,7 +419,7 @@ class Dovecot:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                **self.run_as.popen_kwargs(),  # type: ignore[arg-type]
+                **self.run_as.popen_kwargs(),
             )
         deadline = time.monotonic() + START_TIMEOUT
         for port, prefix in ((self.imap_port, b"* OK"), (self.lmtp_port, b"220")):
@@ -504,7 +555,7 @@ class Dovecot:
             text=True,
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(self.root)},
             timeout=30,
-            **self.run_as.popen_kwargs(),  # type: ignore[arg-type]
+            **self.run_as.popen_kwargs(),
         )
         if done.returncode != 0 or self.uidvalidity(user) != new:
             raise ServerError(
@@ -568,28 +619,71 @@ class SmtpSink:
 
     host = "127.0.0.1"
 
-    def __init__(self, onward: Dovecot | None = None, port: int | None = None) -> None:
+    def __init__(
+        self,
+        onward: Dovecot | None = None,
+        port: int | None = None,
+        *,
+        security: str = "none",
+        users: dict[str, str] | None = None,
+    ) -> None:
+        """`security`: "none", "starttls" or "tls" (implicit); `users`: require AUTH with these
+        logins (over plain text too: it is a test server). `cert` is then the CA to trust."""
+        if security not in ("none", "starttls", "tls"):
+            raise ValueError(f"unknown security {security!r}")
         self.onward = onward
         self.port = port or free_port()
+        self.security = security
+        self.users = dict(users) if users else None
+        self.cert: Path | None = None
+        self._cert_dir: Path | None = None
         self._lock = threading.Lock()
         self._received: list[ReceivedMail] = []
         self._faults: list[Fault] = []
         self.onward_errors: list[str] = []
         self.greetings = 0  # EHLO/HELO seen: one per connection when no STARTTLS
-        self._controller = None
+        self._controller: Any = None
         self._arrived = threading.Condition(self._lock)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> SmtpSink:
         from aiosmtpd.controller import Controller
 
-        controller = Controller(
+        class QuietController(Controller):
+            # aiosmtpd warns on every connection when AUTH is allowed without STARTTLS
+            # (it does not count implicit TLS); deliberate here, so keep the output clean.
+            def factory(self):  # noqa: ANN202
+                import warnings
+
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    return super().factory()
+
+        options: dict[str, Any] = {}
+        if self.security != "none":
+            import ssl
+
+            self._cert_dir = _make_tempdir("fm-smtp-")
+            self.cert, key = make_certificate(self._cert_dir)
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain(self.cert, key)
+            options["tls_context" if self.security == "starttls" else "ssl_context"] = context
+        if self.users is not None:
+            options.update(
+                authenticator=self._authenticate,
+                auth_required=True,
+                # aiosmtpd counts only STARTTLS as TLS (not implicit TLS); it warns about
+                # AUTH over plain text, which a test sink may do.
+                auth_require_tls=self.security == "starttls",
+            )
+        controller = QuietController(
             _SinkHandler(self),
             hostname=self.host,
             port=self.port,
             ready_timeout=START_TIMEOUT,
             enable_SMTPUTF8=True,
             data_size_limit=64 * 1024 * 1024,
+            **options,
         )
         try:
             controller.start()
@@ -598,10 +692,24 @@ class SmtpSink:
         self._controller = controller
         return self
 
+    def _authenticate(self, server, session, envelope, mechanism, auth_data):  # noqa: ANN001, ANN201
+        from aiosmtpd.smtp import AuthResult, LoginPassword
+
+        ok = (
+            isinstance(auth_data, LoginPassword)
+            and self.users is not None
+            and self.users.get(auth_data.login.decode()) == auth_data.password.decode()
+        )
+        # handled=False: aiosmtpd then answers 535 itself (the default would answer nothing).
+        return AuthResult(success=ok, handled=False)
+
     def stop(self) -> None:
         if self._controller is not None:
             self._controller.stop()
             self._controller = None
+        if self._cert_dir is not None:
+            shutil.rmtree(self._cert_dir, ignore_errors=True)
+            self._cert_dir = None
 
     def __enter__(self) -> SmtpSink:
         return self.start()
@@ -832,7 +940,7 @@ class Postgres:
                     stderr=subprocess.STDOUT,
                     env=self._env(),
                     timeout=120,
-                    **self.run_as.popen_kwargs(),  # type: ignore[arg-type]
+                    **self.run_as.popen_kwargs(),
                 )
             if done.returncode != 0:
                 raise ServerError(f"initdb failed ({done.returncode}):\n{_tail(self.log_path)}")
@@ -853,7 +961,7 @@ class Postgres:
                 stderr=subprocess.STDOUT,
                 env=self._env(),
                 start_new_session=True,
-                **self.run_as.popen_kwargs(),  # type: ignore[arg-type]
+                **self.run_as.popen_kwargs(),
             )
         self._wait_ready()
         self._create_database()

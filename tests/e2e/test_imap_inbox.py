@@ -334,3 +334,45 @@ def test_check_reports_an_unreachable_server():
     port = free_port()
     problems = ImapInbox("127.0.0.1", port, "u", "p", security="none").check()
     assert len(problems) == 1 and f"127.0.0.1:{port}" in problems[0]
+
+
+@pytest.fixture(scope="module")
+def tls_dovecot() -> Iterator[Dovecot]:
+    """A Dovecot with a self-signed certificate: IMAPS, and STARTTLS on the IMAP port."""
+    with Dovecot(tls=True) as server:
+        server.add_user("bot@flagman.test", "pw")
+        yield server
+
+
+@pytest.mark.parametrize("security", ["tls", "starttls"])
+def test_tls_and_starttls_connections_work(tls_dovecot, security):
+    """Implicit TLS (IMAPS) and STARTTLS both log in and fetch, verifying the certificate."""
+    import ssl
+
+    dc = tls_dovecot
+    dc.deliver("bot@flagman.test", make_mail(1))
+    port = dc.imaps_port if security == "tls" else dc.imap_port
+    context = ssl.create_default_context(cafile=str(dc.cert))
+    with ImapInbox(
+        dc.host, port, "bot@flagman.test", "pw", security=security, ssl_context=context
+    ) as inbox:
+        assert inbox.check() == []
+        mails = inbox.fetch_new()
+        assert [message_id(m) for m in mails] == ["<order-1@players.test>"]
+        inbox.mark_done([m.key for m in mails])
+
+
+def test_an_untrusted_certificate_is_a_clear_error_not_retried(tls_dovecot):
+    """With the system CAs the self-signed certificate fails: ImapError at once; check() says so."""
+    from bot.imap import ImapError
+
+    sleeps: list[float] = []
+    inbox = ImapInbox(
+        tls_dovecot.host, tls_dovecot.imaps_port, "bot@flagman.test", "pw", security="tls",
+        sleep=sleeps.append,
+    )
+    with pytest.raises(ImapError, match="certificate not trusted"):
+        inbox.fetch_new()
+    assert sleeps == []
+    (problem,) = inbox.check()
+    assert "CERTIFICATE_VERIFY_FAILED" in problem

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import ssl
+from collections.abc import Iterator
 
 import pytest
 
@@ -173,3 +175,49 @@ def test_onward_delivery_lands_in_the_players_imap_mailbox(sink, mailer, dovecot
 def test_check_is_clean_against_a_working_relay(mailer):
     """check() against the sink on localhost: no problems."""
     assert mailer.check() == []
+
+
+@pytest.fixture(scope="module", params=["starttls", "tls"])
+def tls_sink(request) -> Iterator[SmtpSink]:
+    """A relay with a self-signed certificate that wants AUTH (bot / pw)."""
+    with SmtpSink(security=request.param, users={"bot": "pw"}) as server:
+        yield server
+
+
+def _tls_mailer(sink: SmtpSink, password: str = "pw", trusted: bool = True) -> SmtpMailer:
+    context = ssl.create_default_context(cafile=str(sink.cert)) if trusted else None
+    return SmtpMailer(
+        sink.host, sink.port, security=sink.security, username="bot", password=password,
+        timeout=10, ssl_context=context,
+    )
+
+
+def test_tls_or_starttls_with_login_sends(tls_sink):
+    """STARTTLS and implicit TLS, certificate verified, AUTH: SENT; check() is clean."""
+    tls_sink.reset()
+    mailer = _tls_mailer(tls_sink)
+    assert mailer.check() == []
+    mail = outgoing()
+    assert [r.status for r in mailer.send([mail])] == [SendStatus.SENT]
+    assert tls_sink.message_ids() == [mail.message_id]
+
+
+def test_a_refused_login_makes_the_batch_temporary_and_check_says_why(tls_sink):
+    """Wrong password: every mail TEMPORARY (a config problem is not the mail's fault)."""
+    tls_sink.reset()
+    mailer = _tls_mailer(tls_sink, password="wrong")
+    results = mailer.send([outgoing(), outgoing()])
+    assert [r.status for r in results] == [SendStatus.TEMPORARY] * 2
+    assert "535" in results[0].detail
+    (problem,) = mailer.check()
+    assert "login as 'bot'" in problem and "refused" in problem
+    assert tls_sink.messages == []
+
+
+def test_an_untrusted_certificate_is_reported(tls_sink):
+    """The system CAs do not trust the test certificate: TEMPORARY, and check() names it."""
+    mailer = _tls_mailer(tls_sink, trusted=False)
+    (result,) = mailer.send([outgoing()])
+    assert result.status is SendStatus.TEMPORARY
+    (problem,) = mailer.check()
+    assert "CERTIFICATE_VERIFY_FAILED" in problem
