@@ -84,6 +84,10 @@ class Game(Base):
     deadline_spec: Mapped[str] = mapped_column(String(120))
     grace_minutes: Mapped[int] = mapped_column(Integer, default=0)
     early_resolution: Mapped[bool] = mapped_column(Boolean, default=True)
+    # GM side (migration 0002): reminder marks before the deadline; NMR-streak limit and what follows it.
+    reminder_spec: Mapped[str] = mapped_column(String(120), default="24h,2h", server_default="24h,2h")
+    nmr_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    nmr_action: Mapped[str] = mapped_column(String(16), default="gm", server_default="gm")  # gm | drop
     created_at: Mapped[datetime] = mapped_column(_utc())
     finished_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
 
@@ -204,3 +208,13 @@ class GmAudit(Base):
     outcome: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(_utc())
     undo: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # what ROLLBACK discarded
+
+
+class GmDigest(Base):
+    """One daily digest sent to one GM: `day` is the GM's local date (YYYY-MM-DD)."""
+
+    __tablename__ = "gm_digest"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    gm_address: Mapped[str] = mapped_column(String(320), index=True)
+    day: Mapped[str] = mapped_column(String(10))
+    sent_at: Mapped[datetime] = mapped_column(_utc())
