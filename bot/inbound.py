@@ -173,18 +173,34 @@ def _escapes_only(text: str) -> bool:
 
 
 def decode_bytes(data: bytes, charset: str | None) -> str:
-    """Bytes in a declared charset, leniently: declared, else UTF-8, else Latin-1 (never raises)."""
+    """Bytes in a declared charset, leniently (never raises).
+
+    The declared charset, else UTF-8 (the usual mislabel); if neither decodes cleanly, the
+    one with the fewest bad sequences when those are rare (a stray byte), else Latin-1.
+    """
+    declared = None
     if charset:
         name = charset.strip().strip('"').strip()
         try:
             codecs.lookup(name)
             return data.decode(name)
         except (LookupError, UnicodeError, ValueError, TypeError):
-            pass
+            declared = name
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        return data.decode("latin-1")
+        pass
+    best = data.decode("utf-8", "replace")
+    if declared is not None:
+        try:
+            other = data.decode(declared, "replace")
+            if other.count("\ufffd") < best.count("\ufffd"):
+                best = other
+        except (LookupError, UnicodeError, ValueError, TypeError):
+            pass
+    if best.count("\ufffd") * 50 <= len(best):
+        return best
+    return data.decode("latin-1")
 
 
 def _unfold(value: str) -> str:
@@ -429,32 +445,46 @@ def _cut_from(element: lxml.html.HtmlElement) -> None:
         parent.remove(element)
 
 
-def _prune_quotes(tree: lxml.html.HtmlElement) -> None:
+def _leading_text(element: lxml.html.HtmlElement, limit: int = 200) -> str:
+    """The first `limit` characters of an element's text, without building all of it."""
+    parts: list[str] = []
+    size = 0
+    for piece in element.itertext():
+        parts.append(piece)
+        size += len(piece)
+        if size >= limit:
+            break
+    return "".join(parts)[:limit]
+
+
+def _prune_quotes(root: lxml.html.HtmlElement) -> None:
+    """Remove quote containers, and everything from the first quoted-message marker on.
+
+    Walks in document order without descending into what is removed anyway, so an <hr> inside
+    a quoted (bottom-posted) message cannot cut away the answer that follows the quote.
+    """
     cut: lxml.html.HtmlElement | None = None
     drop: list[lxml.html.HtmlElement] = []
-    for element in tree.iter():
+    stack = [root]
+    while stack:
+        element = stack.pop()
         tag = element.tag
         if not isinstance(tag, str):
             continue
         tag = tag.lower()
-        if tag in ("script", "style", "head", "title"):
+        classes = (element.get("class") or "").split()
+        if tag in ("script", "style", "head", "title", "blockquote") or any(c in _QUOTE_CLASSES for c in classes):
             drop.append(element)
             continue
         ident = (element.get("id") or "").lower()
-        if cut is None:
-            if tag == "hr" or ident in _CUT_IDS or ident.startswith("divrplyfwdmsg"):
-                cut = element
-                continue
-            style = (element.get("style") or "").lower()
-            if tag == "div" and "border-top" in style and _HEADER_START_RE.match(element.text_content()[:200]):
-                cut = element  # Outlook desktop: the header block sits in a border-top div
-                continue
-        if tag == "blockquote":
-            drop.append(element)
-            continue
-        classes = (element.get("class") or "").split()
-        if any(c in _QUOTE_CLASSES for c in classes):
-            drop.append(element)
+        if tag == "hr" or ident in _CUT_IDS or ident.startswith("divrplyfwdmsg"):
+            cut = element
+            break
+        style = (element.get("style") or "").lower()
+        if tag == "div" and "border-top" in style and _HEADER_START_RE.match(_leading_text(element)):
+            cut = element  # Outlook desktop: the quoted header block sits in a border-top div
+            break
+        stack.extend(reversed(element))
     if cut is not None:
         _cut_from(cut)
     for element in drop:
@@ -493,7 +523,9 @@ _LEAD_VERB_RE = re.compile(
     re.I,
 )
 # The first line of an attribution the client wrapped over two lines.
-_ATTRIBUTION_START_RE = re.compile(r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b|\s*\d", re.I)
+_ATTRIBUTION_START_RE = re.compile(
+    r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b|\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}", re.I
+)
 _SEPARATOR_RE = re.compile(
     r"\s*-{2,}\s*(?:original message|ursprüngliche nachricht|message d'origine|mensaje original"
     r"|messaggio originale|oorspronkelijk bericht|originalmeddelande|opprinnelig melding"
@@ -504,7 +536,7 @@ _SEPARATOR_RE = re.compile(
 _FROM_KEY = r"From|Von|De|Van|Da|Fra|Från|Od|От|Lähettäjä"
 _OTHER_KEY = (
     r"Sent|Gesendet|Envoyé|Enviado|Inviato|Verzonden|Skickat|Sendt|Wysłano|Отправлено"
-    r"|Date|Datum|Fecha|Data|To|An|À|Para|Aan|Till|Til|Do|Кому"
+    r"|Date|Datum|Fecha|Data|To|An|À|Para|Aan|Till|Til|Кому"
     r"|Subject|Betreff|Objet|Asunto|Oggetto|Onderwerp|Ämne|Emne|Temat|Тема|Cc|Kopie|Reply-To"
 )
 _FROM_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY})\*?\s*:", re.I)

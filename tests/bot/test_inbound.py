@@ -136,6 +136,9 @@ def test_orders_block_is_found_before_quote_stripping() -> None:
         ("This email was sent from my desk\nUSE 2", "This email was sent from my desk\nUSE 2"),
         ("- USE 2\n- ROUND 5: F3 F4", "- USE 2\n- ROUND 5: F3 F4"),
         ("From: me, USE 2", "From: me, USE 2"),
+        # A short order right above a one-line attribution is not part of a wrapped attribution.
+        ("3 EP\nRoger wrote:\n> USE 3", "3 EP"),
+        ("On lap 3: A 3\nOn Mon, 30 Nov 2026, GM wrote:\n> USE 3", "On lap 3: A 3"),
     ],
 )
 def test_strip_quotes(text: str, expected: str) -> None:
@@ -197,6 +200,21 @@ def test_html_outlook_border_top_header_block_cuts() -> None:
     assert "USE 2" in text and "USE 3" not in text and "From" not in text
 
 
+def test_html_rule_inside_a_quote_does_not_cut_the_answer_below() -> None:
+    """An <hr> in the quoted turn sheet is removed with its blockquote; the bottom-posted
+    answer after the quote stays."""
+    markup = "<blockquote><p>USE 3</p><hr><p>ROUND 4: F1 F2</p></blockquote><p>USE 2</p>"
+    assert html_to_text(markup).strip() == "USE 2"
+
+
+def test_html_nested_border_top_divs_stay_linear() -> None:
+    """Thousands of nested border-top divs (hostile HTML) are checked on bounded text only."""
+    markup = "<div style='border-top:1px'>x" * 3000 + "USE 2" + "</div>" * 3000
+    start = time.perf_counter()
+    html_to_text(markup)
+    assert time.perf_counter() - start < 1.0
+
+
 def test_html_that_lxml_cannot_read_still_gives_text() -> None:
     """Broken markup never raises; the text survives."""
     assert "USE 2" in html_to_text("<<<>USE 2</p></div><!--")
@@ -222,6 +240,14 @@ def test_decode_bytes_is_lenient() -> None:
     assert decode_bytes("Grüße".encode("latin-1"), "utf-8") == "Grüße"
     assert decode_bytes(b"USE 2", "base64") == "USE 2"
     assert decode_bytes(b"USE 2", "utf\x00-8") == "USE 2"
+
+
+def test_decode_bytes_stray_byte_and_mislabel() -> None:
+    """UTF-8 with one stray byte keeps its UTF-8 (one replacement character); Latin-1 labelled
+    UTF-8 reads as Latin-1 rather than as a row of replacement characters."""
+    text = ("Grüße aus München, " * 20 + "USE 2").encode() + b"\xff"
+    assert decode_bytes(text, "utf-8").count("\ufffd") == 1
+    assert decode_bytes("Grüße, Jörg, café".encode("latin-1"), "utf-8") == "Grüße, Jörg, café"
 
 
 def test_eight_bit_headers_are_read_as_utf8() -> None:
