@@ -361,8 +361,8 @@ def limits(car: Car, track: Track) -> Limits:
                 nxt = track.space(ahead)
                 if nxt.corner == here.corner and nxt.speed is not None and nxt.speed > here.speed:
                     rise = nxt.speed - here.speed
-            if safe > base + rise:
-                safe = max(base + rise, 0) if rise else base
+            if safe >= base + rise or push is not None:
+                safe = min(safe, base + rise)
                 push = None
                 reason = "in a corner: no acceleration" + (f" beyond the rising limit (+{rise})" if rise else "")
     return Limits(base, safe, push, free_low, reason)

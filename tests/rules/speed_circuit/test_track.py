@@ -7,7 +7,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from rules.speed_circuit.track import TrackError, bundled_tracks, load_track, render_svg, render_text
+from rules.speed_circuit.track import (
+    TrackError,
+    bundled_tracks,
+    load_track,
+    render_svg,
+    render_text,
+)
 from tests.rules.speed_circuit.helpers import bundled, scenario_track
 
 BUNDLED = ("harbour_loop", "quarry_ring")
