@@ -1,0 +1,44 @@
+"""A mail's lines -> player commands, GM commands and orders (mail-interface.md)."""
+
+from __future__ import annotations
+
+from bot.commands import GM_COMMANDS, GmCommand, Help, Join, Resign, ShowOrders, Status, parse_commands
+
+
+def test_player_commands_and_orders_are_told_apart() -> None:
+    parsed = parse_commands("HELP\nUSE 3\nstatus\nORDERS\nJOIN rc2 Roger Federer\nRESIGN rc1")
+    assert parsed.player == (Help(), Status(), ShowOrders(), Join("rc2", "Roger Federer"), Resign("rc1"))
+    assert parsed.orders_text == "USE 3"
+
+
+def test_gm_lines_count_only_for_games_the_sender_is_gm_of() -> None:
+    """commands.py: SpeedPhreakz's START 2,4 FACING N is an order; START rc1 is the GM's."""
+    text = "START 2,4 FACING N\nSTART rc1\nEXTEND rc1 24h\nORDER rc1 seb USE 3; CRUISE"
+    as_gm = parse_commands(text, gm_games={"rc1"})
+    assert as_gm.gm == (
+        GmCommand("START", "rc1", (), "START rc1"),
+        GmCommand("EXTEND", "rc1", ("24h",), "EXTEND rc1 24h"),
+        GmCommand("ORDER", "rc1", ("seb", "USE 3; CRUISE"), "ORDER rc1 seb USE 3; CRUISE"),
+    )
+    assert as_gm.orders_text == "START 2,4 FACING N"
+    as_player = parse_commands(text)
+    assert as_player.gm == () and "EXTEND rc1 24h" in as_player.orders_text
+
+
+def test_bad_arguments_to_a_command_are_reported() -> None:
+    parsed = parse_commands("JOIN\nEXTEND rc1\nSET rc1 seb ep", gm_games={"rc1"})
+    reasons = [p.reason for p in parsed.problems]
+    assert any("JOIN <game>" in r for r in reasons)
+    assert any("EXTEND <game> <duration>" in r for r in reasons)
+    assert any("SET <game> <seat> <figure> <value>" in r for r in reasons)
+
+
+def test_the_password_line_is_never_part_of_the_orders() -> None:
+    assert parse_commands("USE 3\nPASSWORD hunter2").orders_text == "USE 3"
+
+
+def test_every_gm_command_has_an_example_that_parses() -> None:
+    """The digest shows one example per command: each must itself be a valid command."""
+    for spec in GM_COMMANDS:
+        parsed = parse_commands(spec.example, gm_games={spec.example.split()[1]})
+        assert len(parsed.gm) == 1 and parsed.gm[0].verb == spec.verb, spec.example
