@@ -608,30 +608,33 @@ def _is_signature(line: str) -> bool:
     return len(stripped) <= 160 and bool(_MOBILE_SIGNATURE_RE.match(stripped))
 
 
-def strip_quotes(text: str, *, limit: int | None = None) -> str:
-    """The sender's own lines: quotes, attributions, quoted header blocks and signatures removed.
+def _scan(lines: list[str], limit: int | None) -> tuple[list[str], int]:
+    """(the sender's own lines, index of the first line of a quoted message or len(lines)).
 
-    Linear in the number of lines; every look-ahead is bounded. With `limit`, the scan stops
-    once more than `limit` lines are kept (the caller caps the text anyway).
+    Linear in the number of lines; every look-ahead is bounded. Quote lines and attributions
+    over them are skipped; a quoted message without ">" (Outlook's header block, an "Original
+    Message" rule, an attribution over unmarked text) ends the scan; a signature ends what is
+    kept, but the scan goes on to find where a quoted message starts (for `orders_block`).
+    With `limit`, the scan stops once more than `limit` lines are kept.
     """
-    lines = text.split("\n")
     kept: list[str] = []
+    signed = False
     i = 0
     n = len(lines)
     while i < n:
         if limit is not None and len(kept) > limit and kept[-1]:
-            break
+            return kept, n
         line = lines[i]
         if _is_quote(line):
             i += 1
             continue
         if not line.strip():
-            if kept and kept[-1]:
+            if kept and kept[-1] and not signed:
                 kept.append("")
             i += 1
             continue
-        if _is_signature(line) or _SEPARATOR_RE.match(line) or _is_header_block(lines, i):
-            break
+        if _SEPARATOR_RE.match(line) or _is_header_block(lines, i):
+            return kept, i
         span = _attribution_span(lines, i)
         if span:
             # An attribution over ">" lines removes itself (the quote goes line by line, and
@@ -643,10 +646,22 @@ def strip_quotes(text: str, *, limit: int | None = None) -> str:
             if j < n and _is_quote(lines[j]):
                 i = j
                 continue
-            break
-        kept.append(line.rstrip())
+            return kept, i
+        if not signed and _is_signature(line):
+            signed = True
+        if not signed:
+            kept.append(line.rstrip())
         i += 1
-    return _trim_blank(kept)
+    return kept, n
+
+
+def strip_quotes(text: str, *, limit: int | None = None) -> str:
+    """The sender's own lines: quotes, attributions, quoted header blocks and signatures removed.
+
+    With `limit`, the scan stops once more than `limit` lines are kept (the caller caps the
+    text anyway).
+    """
+    return _trim_blank(_scan(text.split("\n"), limit)[0])
 
 
 def _trim_blank(lines: list[str]) -> str:
@@ -768,14 +783,19 @@ def extract_text(msg: EmailMessage, *, max_lines: int = 2000) -> tuple[str, str,
     """(text of the orders, the sender's own text, truncated, defects) of a parsed mail.
 
     The orders are the ORDERS..END block when there is one (looked for before quote
-    stripping, so an explicit block wins), else the sender's own text.
+    stripping, so an explicit block wins; ">" lines and a quoted message are not looked at),
+    else the sender's own text.
     """
     try:
         body = body_text(msg)
     except _PARSE_ERRORS as exc:
         return "", "", False, (f"body not readable: {type(exc).__name__}",)
-    own = strip_quotes(body.text, limit=max_lines)
-    block = orders_block(body.text)
+    lines = body.text.split("\n")
+    kept, quoted_from = _scan(lines, max_lines)
+    own = _trim_blank(kept)
+    # The block is looked for before stripping, but not inside a quoted message without ">"
+    # (an Outlook quote of an earlier mail with a block must not replace today's orders).
+    block = orders_block("\n".join(lines[:quoted_from]))
     text, cut = cap_lines(own if block is None else block, max_lines)
     own, own_cut = cap_lines(own, max_lines)
     return text, own, body.truncated or cut or own_cut, body.defects

@@ -103,6 +103,17 @@ def test_orders_block_is_found_before_quote_stripping() -> None:
     assert parse_inbound(raw, own_addresses=OWN).text == "USE 2"
 
 
+def test_orders_block_inside_a_quoted_message_is_not_used() -> None:
+    """A block in an Outlook-style quote (no ">") of an earlier mail must not replace the
+    orders written above it; a block below a ">" quote (bottom-post) is the sender's."""
+    outlook = "USE 2\n\nFrom: Flagman <flagman@example.org>\nSent: Monday\n\nORDERS\nUSE 3\nEND\n"
+    assert parse_inbound(mail(PLAIN_HEADERS, outlook), own_addresses=OWN).text == "USE 2"
+    after_signature = "USE 2\n-- \nRoger\n-----Original Message-----\nORDERS\nUSE 3\nEND\n"
+    assert parse_inbound(mail(PLAIN_HEADERS, after_signature), own_addresses=OWN).text == "USE 2"
+    bottom = "On Mon, GM wrote:\n> ORDERS\n> USE 3\n> END\n\nORDERS\nUSE 2\nEND\n"
+    assert parse_inbound(mail(PLAIN_HEADERS, bottom), own_addresses=OWN).text == "USE 2"
+
+
 # --- the line filter ------------------------------------------------------------------------
 
 
