@@ -1,9 +1,139 @@
-"""Operator subcommands: doctor, backup, export, replay."""
+"""Operator subcommands: doctor, backup, restore, export, replay, copy-db.
+
+Exit codes as in bot.cli: 0 done; 1 the work failed or found a problem; 2 bad usage.
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
 
+def _settings(args: argparse.Namespace) -> Any:
+    from bot.settings import load_settings
+
+    return load_settings(Path(args.config) if args.config else None)
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from bot.doctor import run_doctor
+
+    return run_doctor(Path(args.config) if args.config else None, fix=args.fix)
+
+
+def _cmd_backup(args: argparse.Namespace) -> int:
+    from bot.backup import BackupError, backup
+
+    settings = _settings(args)
+    try:
+        target = backup(settings.database_url, Path(args.path))
+    except BackupError as exc:
+        print(f"flagman backup: {exc}", file=sys.stderr)
+        return 1
+    print(f"backup written to {target}")
+    return 0
+
+
+def _cmd_restore(args: argparse.Namespace) -> int:
+    from bot.backup import BackupError, restore
+    from bot.instance import lock_for
+
+    settings = _settings(args)
+    try:
+        path = restore(settings.database_url, Path(args.path), lock=lock_for(settings))
+    except BackupError as exc:
+        print(f"flagman restore: {exc}", file=sys.stderr)
+        return 1
+    print(f"{path} restored from {args.path}; run `flagman migrate` if the backup is from an older flagman")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from bot.backup import dumps, export_game
+    from bot.db import Database
+
+    settings = _settings(args)
+    db = Database(settings.database_url)
+    try:
+        with db.read() as session:
+            text = dumps(export_game(session, args.game))
+    finally:
+        db.dispose()
+    if args.output and args.output != "-":
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from bot.backup import replay_game
+    from bot.db import Database
+
+    settings = _settings(args)
+    db = Database(settings.database_url)
+    try:
+        with db.read() as session:
+            results = replay_game(session, args.game)
+    finally:
+        db.dispose()
+    differ = [r for r in results if not r.same]
+    for result in results:
+        if result.same:
+            print(f"turn {result.number} ({result.label}): same")
+        else:
+            print(f"turn {result.number} ({result.label}): DIFFERENT")
+            for line in result.differences:
+                print(f"    {line}")
+    print(f"{args.game}: {len(results)} resolved turn(s) replayed, "
+          + (f"{len(differ)} differ from what is stored" if differ else "all identical to what is stored"))
+    return 1 if differ else 0
+
+
+def _cmd_copy_db(args: argparse.Namespace) -> int:
+    from bot.backup import BackupError, copy_database
+    from bot.doctor import safe_url
+
+    settings = _settings(args)
+    target = args.to
+    if "{password}" in target:
+        target = target.replace("{password}", settings.secrets.db_password)
+    try:
+        copied = copy_database(settings.database_url, target)
+    except BackupError as exc:
+        print(f"flagman copy-db: {exc}", file=sys.stderr)
+        return 1
+    for table, count in copied.items():
+        print(f"{table:<18} {count} rows")
+    print(f"copied to {safe_url(target)}; now set [database] url to it and start the service")
+    return 0
+
+
 def register(sub: Any) -> None:
-    """Nothing yet: the operator's commands land with the operations issue."""
+    p = sub.add_parser("doctor", help="check the set-up (config, database, IMAP, SMTP, secret, clock) and say how to fix it")
+    p.add_argument("--fix", action="store_true", help="create missing IMAP/Maildir folders")
+    p.set_defaults(func=_cmd_doctor)
+
+    p = sub.add_parser("backup", help="copy the SQLite database while the service runs (PostgreSQL: prints the pg_dump command)")
+    p.add_argument("path", help="the backup file to write (never overwritten)")
+    p.set_defaults(func=_cmd_backup)
+
+    p = sub.add_parser("restore", help="replace the SQLite database with a backup (stop the service first)")
+    p.add_argument("path", help="a file written by `flagman backup`")
+    p.set_defaults(func=_cmd_restore)
+
+    p = sub.add_parser("export", help="one game's whole history as JSON")
+    p.add_argument("game")
+    p.add_argument("-o", "--output", help="write to this file (default: stdout)")
+    p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser("replay", help="re-resolve every resolved turn of a game and compare with what is stored")
+    p.add_argument("game")
+    p.set_defaults(func=_cmd_replay)
+
+    p = sub.add_parser("copy-db", help="copy every table into a new, empty database (e.g. SQLite -> PostgreSQL)")
+    p.add_argument("--to", required=True, metavar="URL",
+                   help="the target SQLAlchemy URL, e.g. postgresql+psycopg://flagman:{password}@db/flagman")
+    p.set_defaults(func=_cmd_copy_db)

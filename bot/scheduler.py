@@ -4,6 +4,22 @@ Jobs are thin and idempotent (each is also a CLI subcommand): poll, tick, send, 
 daily digest. Deadlines live in our tables, not in the job store, so a restart loses
 nothing; a tick runs at start-up, so a deadline that passed while the service was down is
 handled at once.
+
+Life cycle under systemd (deploy/flagman.service, ``Type=notify``)::
+
+    start -> instance lock (standby while another instance holds it, see bot.instance)
+          -> jobs scheduled -> READY=1
+    every second: WATCHDOG=1, but only while the jobs are healthy (each of poll and tick
+          finished within its interval plus WatchdogSec; the IDLE loop alive), so a hung
+          job stops the pings and systemd restarts the service
+    SIGHUP  -> RELOADING=1, re-read the configuration and the templates, READY=1
+    SIGTERM -> STOPPING=1, no new job starts; the mail batch or turn in progress is finished
+          and committed; exit 0
+
+What SIGHUP reloads: the templates; the schedule (intervals of poll, tick and send); every
+option of [bot], [auth], [limits] and the secrets (credentials are re-read). What needs a
+restart: [database], [inbox] and [outbox] (the connections are built once); a reload that
+changes them says so in the log and keeps the old ones.
 """
 
 from __future__ import annotations
@@ -11,6 +27,8 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,40 +36,68 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from bot.app import App, build_app, build_inbox
+from bot.instance import InstanceLock, lock_for, wait_for_lock
+from bot.notify import Notifier
 from bot.settings import Settings, load_settings
 
 log = logging.getLogger("flagman.service")
 
 JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
 
+# The jobs whose health the watchdog vouches for (the digest runs rarely and may be absent).
+WATCHED = ("poll", "tick")
+
 
 class Runner:
-    def __init__(self, app: App, *, config_path: Path | None = None) -> None:
+    def __init__(self, app: App, *, config_path: Path | None = None, notifier: Notifier | None = None) -> None:
         self.app = app
         self.config_path = config_path
+        self.notifier = notifier or Notifier(env={})
         self.stop_event = threading.Event()
         self.scheduler = BackgroundScheduler(job_defaults=JOB_DEFAULTS, timezone=UTC)
         self.lock = threading.Lock()
         self.hooks: list[Any] = []  # called after each job (e.g. the systemd watchdog)
+        self.finished: dict[str, float] = {}  # job -> time.monotonic() it last finished
+        self.running: dict[str, float] = {}  # job -> time.monotonic() it started, while it runs
+        self.idle_alive = 0.0  # the IDLE loop's last sign of life
+        self.idle_thread: threading.Thread | None = None
+        self.hooks.append(self._record_finished)
 
     # -- jobs --------------------------------------------------------------------------------
     def _guard(self, name: str, func: Any) -> Any:
         def job() -> None:
             if self.stop_event.is_set():
                 return
+            self.running[name] = time.monotonic()
             try:
                 func()
             except Exception:  # noqa: BLE001 - a failed job is logged and retried next time; the service runs on
                 log.exception("job %s failed; it runs again on its schedule", name)
+            finally:
+                self.running.pop(name, None)
             for hook in self.hooks:
                 hook(name)
 
         return job
 
+    def _record_finished(self, name: str) -> None:
+        self.finished[name] = time.monotonic()
+
     def poll(self) -> None:
-        report = self.app.service.poll()
-        if report.fetched:
-            log.info("poll: %d mails: %s", report.fetched, report.outcomes)
+        # One batch at a time, so that a stop request waits for one batch, not a whole inbox.
+        fetched = 0
+        outcomes: dict[str, int] = {}
+        while not self.stop_event.is_set():
+            report = self.app.service.poll(max_batches=1)
+            if not report.fetched:
+                break
+            fetched += report.fetched
+            for key, value in report.outcomes.items():
+                outcomes[key] = outcomes.get(key, 0) + value
+            if report.duplicates >= report.fetched:
+                break  # nothing but mail already handled (and still not moved): try next time
+        if fetched:
+            log.info("poll: %d mails: %s", fetched, outcomes)
             self.wake("send")
             self.wake("tick")
 
@@ -73,15 +119,21 @@ class Runner:
         self.wake("send")
 
     def wake(self, job_id: str) -> None:
-        job = self.scheduler.get_job(job_id)
-        if job is not None:
-            job.modify(next_run_time=datetime.now(UTC))
+        if self.stop_event.is_set():
+            return
+        try:
+            job = self.scheduler.get_job(job_id)
+            if job is not None:
+                job.modify(next_run_time=datetime.now(UTC))
+        except Exception:  # noqa: BLE001 - the scheduler is shutting down: the job runs next start
+            log.debug("cannot wake %s", job_id, exc_info=True)
 
     def _idle_loop(self) -> None:
         """Wait on IMAP IDLE (a connection of its own) and wake the poll when mail comes."""
         inbox = build_inbox(self.app.settings)
         try:
             while not self.stop_event.is_set():
+                self.idle_alive = time.monotonic()
                 try:
                     if inbox.wait(min(30.0, self.app.settings.schedule.poll_seconds)):
                         self.wake("poll")
@@ -91,47 +143,156 @@ class Runner:
         finally:
             inbox.close()
 
+    # -- health (the watchdog) ---------------------------------------------------------------
+    def _intervals(self) -> dict[str, float]:
+        s = self.app.settings.schedule
+        return {"poll": s.poll_seconds, "tick": s.tick_seconds, "send": s.send_seconds}
+
+    def healthy(self, grace: float) -> bool:
+        """Has every watched job finished within its interval plus `grace` seconds?
+
+        A job that hangs (a dead server without a timeout, a lock wait) stops finishing, so
+        this turns False and the watchdog pings stop. Before its first run a job counts from
+        the service start.
+        """
+        now = time.monotonic()
+        intervals = self._intervals()
+        for name in WATCHED:
+            last = self.finished.get(name, self.started_at)
+            if now - last > intervals[name] + grace:
+                return False
+        if self.idle_thread is not None:
+            # The IDLE loop waits at most 30 s per cycle (plus its reconnect backoff).
+            if not self.idle_thread.is_alive() or now - self.idle_alive > 60.0 + grace:
+                return False
+        return True
+
     # -- life cycle --------------------------------------------------------------------------
+    started_at = 0.0
+
     def start(self) -> None:
         s = self.app.settings.schedule
         now = datetime.now(UTC)
+        self.started_at = time.monotonic()
         self.scheduler.add_job(self._guard("tick", self.tick), "interval", seconds=s.tick_seconds, id="tick", next_run_time=now)
         self.scheduler.add_job(self._guard("poll", self.poll), "interval", seconds=s.poll_seconds, id="poll", next_run_time=now)
         self.scheduler.add_job(self._guard("send", self.send), "interval", seconds=s.send_seconds, id="send", next_run_time=now)
         self.scheduler.add_job(self._guard("digest", self.digest), "interval", minutes=10, id="digest")
         self.scheduler.start()
         if self.app.settings.inbox.kind == "imap" and self.app.settings.inbox.idle:
-            threading.Thread(target=self._idle_loop, name="idle", daemon=True).start()
+            self.idle_alive = time.monotonic()
+            self.idle_thread = threading.Thread(target=self._idle_loop, name="idle", daemon=True)
+            self.idle_thread.start()
         log.info("flagman running: inbox %s, outbox %s, database %s", self.app.settings.inbox.kind,
                  self.app.settings.outbox.kind, self.app.db.engine.url.render_as_string(hide_password=True))
 
     def reload(self) -> None:
-        """SIGHUP: re-read templates (and the configuration's schedule)."""
+        """SIGHUP: re-read templates and the configuration (see the module docstring)."""
         self.app.renderer.reload()
         log.info("templates reloaded")
+        if self.config_path is None:
+            return
+        try:
+            new = load_settings(self.config_path)
+        except Exception as exc:  # noqa: BLE001 - a broken file must not stop a running service
+            log.error("configuration not reloaded, the old one stays in force: %s", exc)
+            return
+        old = self.app.settings
+        kept = [name for name in ("database", "inbox", "outbox") if getattr(new, name) != getattr(old, name)]
+        if kept:
+            log.warning("changes to [%s] need a restart (systemctl restart flagman); kept the old ones",
+                        "], [".join(kept))
+            new = replace(new, database=old.database, inbox=old.inbox, outbox=old.outbox)
+        self.app.settings = new
+        self.app.renderer.reload()
+        for job_id, seconds in self._intervals().items():
+            if seconds != getattr(old.schedule, f"{job_id}_seconds"):
+                self.scheduler.reschedule_job(job_id, trigger="interval", seconds=seconds)
+                log.info("job %s now runs every %g s", job_id, seconds)
+        log.info("configuration reloaded from %s", self.config_path)
 
     def stop(self) -> None:
         """Finish the job in progress, then stop."""
         self.stop_event.set()
-        self.scheduler.shutdown(wait=True)
+        if self.scheduler.running:
+            self.scheduler.shutdown(wait=True)
         self.app.close()
         log.info("flagman stopped")
 
 
-def run_service(settings: Settings, *, config_path: Path | None = None) -> int:
+class _Signals:
+    """Signal handlers only set flags; the main loop acts on them (never inside a handler)."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.reload = threading.Event()
+        self.wake = threading.Event()
+
+    def install(self) -> None:
+        signal.signal(signal.SIGTERM, self._on_stop)
+        signal.signal(signal.SIGINT, self._on_stop)
+        signal.signal(signal.SIGHUP, self._on_reload)
+
+    def _on_stop(self, *_: object) -> None:
+        self.stop.set()
+        self.wake.set()
+
+    def _on_reload(self, *_: object) -> None:
+        self.reload.set()
+        self.wake.set()
+
+
+def run_service(settings: Settings, *, config_path: Path | None = None, notifier: Notifier | None = None,
+                lock: InstanceLock | None = None) -> int:
+    """`flagman run`: the service until SIGTERM/SIGINT. 0 on a clean stop, 1 if the lock was lost."""
+    notifier = notifier or Notifier()
+    signals = _Signals()
+    signals.install()
+    lock = lock if lock is not None else lock_for(settings)
+    if lock is not None:
+        notifier.status("waiting for the instance lock")
+        if not lock.try_acquire():
+            # On standby systemd must see us started (or TimeoutStartSec kills us), and
+            # alive: READY now, watchdog pings while waiting.
+            notifier.ready(f"standby: another instance holds {lock.description}")
+            if not wait_for_lock(lock, signals.stop, retry=2.0, on_wait=notifier.watchdog):
+                notifier.stopping("stopped while on standby")
+                lock.release()
+                return 0
+    code = 0
     app = build_app(settings)
-    runner = Runner(app, config_path=config_path)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    signal.signal(signal.SIGINT, lambda *_: stop.set())
-    signal.signal(signal.SIGHUP, lambda *_: runner.reload())
-    runner.start()
+    runner = Runner(app, config_path=config_path, notifier=notifier)
     try:
-        while not stop.wait(1.0):
-            pass
+        runner.start()
+        notifier.ready("running: " + f"inbox {settings.inbox.kind}, outbox {settings.outbox.kind}")
+        grace = notifier.watchdog_seconds or 60.0
+        lock_checked = time.monotonic()
+        while not signals.stop.is_set():
+            signals.wake.wait(1.0)
+            signals.wake.clear()
+            if signals.reload.is_set() and not signals.stop.is_set():
+                signals.reload.clear()
+                notifier.reloading()
+                runner.reload()
+                notifier.ready("running (reloaded)")
+            if notifier.watchdog_due():
+                if runner.healthy(grace):
+                    notifier.watchdog()
+                else:
+                    log.error("a job is stuck (no poll or tick finished in time): withholding the watchdog ping")
+            if lock is not None and time.monotonic() - lock_checked >= 10.0:
+                lock_checked = time.monotonic()
+                if not lock.held():
+                    log.error("lost %s: stopping so that only one instance runs", lock.description)
+                    code = 1
+                    break
     finally:
+        notifier.stopping("finishing the work in progress")
+        log.info("stopping: finishing the job in progress")
         runner.stop()
-    return 0
+        if lock is not None:
+            lock.release()
+    return code
 
 
 def load(config: Path | None) -> Settings:

@@ -1,0 +1,347 @@
+"""Backup, restore, export, replay, and copying the database to another one.
+
+- `backup`: SQLite's online backup API (a consistent copy while the service runs, WAL and
+  all). For PostgreSQL, pg_dump is the tool: `backup` says so and prints the exact command.
+- `restore`: the reverse, for SQLite, refused while a service holds the instance lock.
+- `export_game`: one game's whole history as JSON (every turn with its state, seed, orders
+  and events; every mail received for it; the GM audit), deterministic (sorted keys), so two
+  exports of the same history are byte-identical. Seat passwords and the GM secret are
+  left out: an export may be published.
+- `replay_game`: re-resolve every resolved turn from what is stored (the state it opened
+  with, the orders as the tick saw them, the seed) and compare with the stored result. The
+  rules are pure functions of (state, orders, seed), so any difference means the stored
+  history was altered or the rules changed behaviour.
+- `copy_database`: every table, in dependency order, into an empty database migrated to the
+  same revision (SQLite -> PostgreSQL, see deploy/OPERATING.md).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select, text
+from sqlalchemy.orm import Session
+
+from bot.db import Database
+from bot.instance import sqlite_path
+
+
+class BackupError(RuntimeError):
+    """The backup, restore or copy cannot be done; the message says why and what to do."""
+
+
+# -- backup and restore ----------------------------------------------------------------------
+
+def pg_dump_command(url: str, target: Path) -> str:
+    """The pg_dump command that backs up this database (the password is not shown)."""
+    from sqlalchemy.engine import make_url
+
+    u = make_url(url)
+    parts = ["pg_dump", "--format=custom", f"--file={target}"]
+    if u.host:
+        parts.append(f"--host={u.host}")
+    if u.port:
+        parts.append(f"--port={u.port}")
+    if u.username:
+        parts.append(f"--username={u.username}")
+    parts.append(u.database or "flagman")
+    return " ".join(parts)
+
+
+def _copy_sqlite(source: Path, target: Path) -> None:
+    # The online backup API copies a consistent snapshot page by page, while writers carry on.
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    try:
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)
+            # A self-contained file: no -wal beside it is needed to read it.
+            dst.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            dst.close()
+    finally:
+        src.close()
+
+
+def backup(url: str, target: Path) -> Path:
+    path = sqlite_path(url)
+    if path is None:
+        raise BackupError("this is not a SQLite database: back up PostgreSQL with pg_dump:\n  "
+                          + pg_dump_command(url, target)
+                          + "\n(restore with: pg_restore --clean --if-exists --dbname=DATABASE " + str(target) + ")")
+    if not path.exists():
+        raise BackupError(f"no database at {path}")
+    target = Path(target)
+    if target.exists():
+        raise BackupError(f"{target} exists already: choose a new name (a backup never overwrites)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _copy_sqlite(path, target)
+    return target
+
+
+def restore(url: str, source: Path, *, lock: Any = None) -> Path:
+    """Replace the SQLite database with a backup (the service must be stopped)."""
+    path = sqlite_path(url)
+    if path is None:
+        raise BackupError("restore works on SQLite; for PostgreSQL use pg_restore (see deploy/OPERATING.md)")
+    source = Path(source)
+    try:
+        check = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        try:
+            if check.execute("PRAGMA integrity_check").fetchone() != ("ok",):
+                raise BackupError(f"{source} fails SQLite's integrity check")
+            check.execute("select version_num from alembic_version").fetchall()
+        finally:
+            check.close()
+    except sqlite3.DatabaseError as exc:
+        raise BackupError(f"{source} is not a flagman SQLite backup: {exc}") from exc
+    if lock is not None and not lock.try_acquire():
+        raise BackupError(f"a flagman service is running ({lock.description} is held): stop it first "
+                          "(systemctl stop flagman)")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+        try:
+            dst = sqlite3.connect(path)
+            try:
+                src.backup(dst)  # replaces every page of the target, in one go
+            finally:
+                dst.close()
+        finally:
+            src.close()
+    finally:
+        if lock is not None:
+            lock.release()
+    return path
+
+
+# -- export ----------------------------------------------------------------------------------
+
+def _time(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    from bot.clock import as_utc
+
+    return as_utc(value).isoformat()
+
+
+def export_game(session: Session, name: str) -> dict[str, Any]:
+    from bot import games as G
+    from bot.models import GmAudit, InboundMessage, OrderSubmission, Seat, Turn
+
+    game = G.find_game_row(session, name)
+    if game is None:
+        raise G.GameError(f"no game called {name}")
+    seats = {s.id: s for s in session.scalars(select(Seat).where(Seat.game_id == game.id).order_by(Seat.id))}
+    inbound = {m.id: m for m in session.scalars(
+        select(InboundMessage).where(InboundMessage.game_id == game.id).order_by(InboundMessage.id))}
+    turns = []
+    for turn in session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)):
+        subs = session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == turn.id)
+                               .order_by(OrderSubmission.id))
+        turns.append({
+            "number": turn.number, "label": turn.label, "seed": turn.seed, "state": turn.state,
+            "opened_at": _time(turn.opened_at), "deadline": _time(turn.deadline),
+            "resolved_at": _time(turn.resolved_at), "state_after": turn.state_after, "events": turn.events,
+            "orders": [{
+                "seat": seats[s.seat_id].name if s.seat_id in seats else None, "source": s.source, "text": s.text,
+                "received_at": _time(s.received_at),
+                "message_id": inbound[s.inbound_id].message_id if s.inbound_id in inbound else None,
+            } for s in subs],
+        })
+    return {
+        "format": "flagman-export-1",
+        "game": {
+            "name": game.name, "kind": game.kind, "status": str(game.status), "options": game.options,
+            "seed": game.seed, "timezone": game.timezone, "deadline_spec": game.deadline_spec,
+            "grace_minutes": game.grace_minutes, "early_resolution": game.early_resolution,
+            "gm_address": game.gm_address, "created_at": _time(game.created_at),
+            "finished_at": _time(game.finished_at),
+        },
+        "seats": [{"name": s.name, "player": s.player.name, "address": s.player.address, "active": s.active,
+                   "nmr_streak": s.nmr_streak, "gm_plot": s.gm_plot, "joined_at": _time(s.joined_at)}
+                  for s in seats.values()],
+        "turns": turns,
+        "mail": [{"message_id": m.message_id, "sender": m.sender, "subject": m.subject, "status": m.status,
+                  "detail": m.detail, "received_at": _time(m.received_at),
+                  "seat": seats[m.seat_id].name if m.seat_id in seats else None} for m in inbound.values()],
+        "gm_audit": [{"actor": a.actor, "via": a.via, "message_id": a.message_id, "command": a.command,
+                      "outcome": a.outcome, "created_at": _time(a.created_at)}
+                     for a in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id))],
+    }
+
+
+def dumps(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# -- replay ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class TurnReplay:
+    number: int
+    label: str
+    differences: tuple[str, ...]
+
+    @property
+    def same(self) -> bool:
+        return not self.differences
+
+
+def _normal(value: Any) -> Any:
+    """As stored in a JSON column (tuples become lists, keys strings)."""
+    return json.loads(json.dumps(value))
+
+
+def first_differences(stored: Any, replayed: Any, where: str = "", limit: int = 5) -> list[str]:
+    """Where two JSON values differ, as paths, at most `limit` of them."""
+    out: list[str] = []
+
+    def walk(a: Any, b: Any, path: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b), key=str):
+                if key not in a:
+                    out.append(f"{path}.{key}: not stored, replay has {json.dumps(b[key])[:80]}")
+                elif key not in b:
+                    out.append(f"{path}.{key}: stored {json.dumps(a[key])[:80]}, replay has none")
+                else:
+                    walk(a[key], b[key], f"{path}.{key}")
+        elif isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                out.append(f"{path}: stored {len(a)} items, replay {len(b)}")
+            for i, (x, y) in enumerate(zip(a, b, strict=False)):
+                walk(x, y, f"{path}[{i}]")
+        elif a != b:
+            out.append(f"{path}: stored {json.dumps(a)[:80]}, replay {json.dumps(b)[:80]}")
+
+    walk(stored, replayed, where)
+    return out
+
+
+def replay_orders(session: Session, game: Any, rules: Any, state: Any, turn: Any) -> dict[str, tuple[Any, ...]]:
+    """The orders the tick resolved this turn with: the submissions folded as on file, and
+    for a seat with none, the default (NMR default or GM plot) the tick recorded."""
+    from bot import games as G
+
+    orders: dict[str, tuple[Any, ...]] = {}
+    for name in sorted(rules.expected_players(state)):
+        seat = G.seat_named(game, name)
+        if seat is None:
+            orders[name] = rules.default_orders(state, name)
+            continue
+        subs = G.submissions(session, turn, seat)
+        on_file = G.orders_on_file(rules, state, seat, subs)
+        if on_file is None:
+            recorded = [s for s in subs if s.source in ("default", "plot")]
+            if recorded:
+                on_file = rules.parse_orders(state, name, recorded[-1].text).orders
+            else:
+                on_file = rules.default_orders(state, name)
+        orders[name] = on_file
+    return orders
+
+
+def replay_game(session: Session, name: str) -> list[TurnReplay]:
+    from bot import games as G
+    from bot.models import Turn
+
+    game = G.find_game_row(session, name)
+    if game is None:
+        raise G.GameError(f"no game called {name}")
+    rules = G.rules_of(game)
+    results = []
+    turns = list(session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None))
+                                 .order_by(Turn.number)))
+    previous_after: Any = None
+    for turn in turns:
+        differences: list[str] = []
+        if previous_after is not None and _normal(previous_after) != _normal(turn.state):
+            differences += first_differences(previous_after, turn.state, "state (vs the previous turn's result)")
+        try:
+            state = rules.load_state(turn.state)
+            orders = replay_orders(session, game, rules, state, turn)
+            resolution = rules.resolve(state, orders, random.Random(turn.seed))
+            after = _normal(rules.dump_state(resolution.state))
+            events = _normal([e.to_json() for e in resolution.events])
+        except Exception as exc:  # noqa: BLE001 - a turn that cannot be replayed is a difference to report
+            differences.append(f"cannot replay: {type(exc).__name__}: {exc}")
+        else:
+            differences += first_differences(_normal(turn.state_after), after, "state_after")
+            differences += first_differences(_normal(turn.events), events, "events")
+        previous_after = turn.state_after
+        results.append(TurnReplay(turn.number, turn.label, tuple(differences)))
+    return results
+
+
+# -- copy to another database ----------------------------------------------------------------
+
+def _tables() -> list[Any]:
+    from bot.models import Base
+
+    return list(Base.metadata.sorted_tables)
+
+
+def count_rows(db: Database) -> dict[str, int]:
+    with db.engine.connect() as conn:
+        return {t.name: conn.execute(select(func.count()).select_from(t)).scalar() or 0 for t in _tables()}
+
+
+def _batches(rows: Iterator[Any], size: int) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(dict(row._mapping))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def copy_database(source_url: str, target_url: str, *, batch: int = 500) -> dict[str, int]:
+    """Copy every table into an empty target (migrated here to the source's revision).
+
+    Returns the rows copied per table. Refuses a target that holds any row: a copy never
+    merges. Ids are kept; PostgreSQL's sequences are moved past them.
+    """
+    from bot.db import current_revision, head_revision, migrate
+
+    source = Database(source_url)
+    target = Database(target_url)
+    try:
+        revision = current_revision(source.engine)
+        if revision != head_revision():
+            raise BackupError(f"the source database is at revision {revision}; run `flagman migrate` on it first")
+        migrate(target_url, revision)
+        filled = {name: n for name, n in count_rows(target).items() if n}
+        if filled:
+            raise BackupError("the target database is not empty ("
+                              + ", ".join(f"{k}: {v} rows" for k, v in sorted(filled.items()))
+                              + "): copy into a new, empty database")
+        copied: dict[str, int] = {}
+        with source.engine.connect() as src, target.engine.begin() as dst:
+            for table in _tables():
+                copied[table.name] = 0
+                result = src.execution_options(stream_results=True).execute(
+                    select(table).order_by(*table.primary_key.columns))
+                for rows in _batches(iter(result), batch):
+                    dst.execute(table.insert(), rows)
+                    copied[table.name] += len(rows)
+            if target.engine.dialect.name == "postgresql":
+                for table in _tables():
+                    if "id" in table.columns:
+                        dst.execute(text(
+                            f"select setval(pg_get_serial_sequence('{table.name}', 'id'), "
+                            f"coalesce((select max(id) from \"{table.name}\"), 0) + 1, false)"))
+        return copied
+    finally:
+        source.dispose()
+        target.dispose()

@@ -1,0 +1,202 @@
+"""One running service per mailbox: an instance lock, and standby until it is free.
+
+Two services reading the same mailbox into the same database would both answer each mail
+(the Message-ID dedupe makes that safe, but the moves and replies would race). So `flagman
+run` takes a lock before it starts its jobs; a second one waits on standby, saying so in the
+log, and takes over as soon as the first one dies (the kernel or the database server frees
+the lock with its holder, so there is no stale lock to clean up):
+
+- SQLite: ``fcntl.flock`` on ``<database>.lock`` beside the database file. Only processes on
+  the same machine share a SQLite file, and the kernel drops a flock when its holder exits,
+  however it exits.
+- PostgreSQL: ``pg_try_advisory_lock`` on a dedicated connection kept open for the whole
+  run; the server drops it when that session ends. The key is derived from the mailbox, so
+  two services with different mailboxes may share one database. If the lock connection is
+  lost, the lock may already be someone else's: `held()` turns False and the service stops
+  (systemd restarts it, and it queues on standby behind the new holder).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+log = logging.getLogger("flagman.instance")
+
+
+class InstanceLock(Protocol):
+    description: str
+
+    def try_acquire(self) -> bool: ...
+    def held(self) -> bool: ...
+    def release(self) -> None: ...
+
+
+class FileLock:
+    """An exclusive ``flock`` on a file; the file itself is left in place (it is harmless)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.description = f"lock file {self.path}"
+        self._fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        if self._fd is not None:
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except OSError:
+            os.close(fd)
+            raise
+        # Who holds it, for the operator reading the file: informative only, never trusted.
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return True
+
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+
+def advisory_key(name: str) -> int:
+    """A stable signed 64-bit key for pg_advisory_lock from a name."""
+    digest = hashlib.sha256(f"flagman-instance:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class PostgresLock:
+    """``pg_try_advisory_lock`` on a connection of its own, held until `release`."""
+
+    def __init__(self, url: str, name: str) -> None:
+        self.url = url
+        self.key = advisory_key(name)
+        self.description = f"PostgreSQL advisory lock {self.key} ({name})"
+        self._engine: Any = None
+        self._conn: Any = None
+
+    def _connect(self) -> Any:
+        from sqlalchemy import create_engine
+        from sqlalchemy.pool import NullPool
+
+        if self._engine is None:
+            # NullPool: the lock lives and dies with this one session, never recycled.
+            self._engine = create_engine(self.url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+        return self._engine.connect()
+
+    def try_acquire(self) -> bool:
+        from sqlalchemy import text
+
+        if self._conn is not None:
+            return True
+        conn = self._connect()
+        try:
+            got = bool(conn.execute(text("select pg_try_advisory_lock(:key)"), {"key": self.key}).scalar())
+        except Exception:
+            conn.close()
+            raise
+        if not got:
+            conn.close()
+            return False
+        self._conn = conn
+        return True
+
+    def held(self) -> bool:
+        """Is the session that holds the lock still alive? (a cheap round trip)"""
+        from sqlalchemy import text
+
+        if self._conn is None:
+            return False
+        try:
+            self._conn.execute(text("select 1"))
+        except Exception:  # noqa: BLE001 - any failure means the session, and the lock, may be gone
+            log.error("the connection holding %s is lost", self.description)
+            self._drop()
+            return False
+        return True
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # noqa: BLE001 - it is gone already
+                log.debug("closing the lock connection failed", exc_info=True)
+
+    def release(self) -> None:
+        from sqlalchemy import text
+
+        if self._conn is not None:
+            try:
+                self._conn.execute(text("select pg_advisory_unlock(:key)"), {"key": self.key})
+            except Exception:  # noqa: BLE001 - closing the session frees it anyway
+                log.debug("pg_advisory_unlock failed", exc_info=True)
+            self._drop()
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
+
+def mailbox_name(settings: Any) -> str:
+    """What identifies the mailbox this service reads."""
+    inbox = settings.inbox
+    if inbox.kind == "imap":
+        return f"imap://{inbox.username}@{inbox.host}:{inbox.port}/{inbox.folder}"
+    return f"maildir:{settings.resolve_path(inbox.path).resolve()}"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The database file of a SQLite URL (None for other databases and :memory:)."""
+    if not url.startswith("sqlite"):
+        return None
+    rest = url.split("///", 1)[1] if "///" in url else ""
+    rest = rest.split("?", 1)[0]
+    if not rest or rest == ":memory:":
+        return None
+    return Path(rest)
+
+
+def lock_for(settings: Any) -> InstanceLock | None:
+    """The instance lock for these settings (None for an in-memory database)."""
+    url = settings.database_url
+    if url.startswith("sqlite"):
+        path = sqlite_path(url)
+        return FileLock(path.with_name(path.name + ".lock")) if path is not None else None
+    return PostgresLock(url, mailbox_name(settings))
+
+
+def wait_for_lock(lock: InstanceLock, stop: threading.Event, *, retry: float = 5.0,
+                  on_wait: Any = None) -> bool:
+    """Take the lock, waiting on standby while another instance holds it.
+
+    Returns True once held, False if `stop` was set first. `on_wait()` is called on every
+    retry (the service pings the systemd watchdog from it while on standby).
+    """
+    if lock.try_acquire():
+        return True
+    log.warning("standby: another flagman holds %s; waiting to take over when it stops", lock.description)
+    while not stop.wait(retry):
+        if on_wait is not None:
+            on_wait()
+        try:
+            if lock.try_acquire():
+                log.warning("took over: %s is ours now", lock.description)
+                return True
+        except Exception:  # noqa: BLE001 - e.g. the database is restarting: keep waiting, say why
+            log.warning("cannot try %s yet; still on standby", lock.description, exc_info=True)
+    return False
