@@ -63,7 +63,11 @@ def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 
 class ImapInbox:
-    """An IMAP folder as the bot's inbox. Connects lazily, on first use."""
+    """An IMAP folder as the bot's inbox. Connects lazily, on first use.
+
+    One connection, so one thread at a time: a thread that waits in IDLE needs an instance
+    of its own (IDLE occupies the connection).
+    """
 
     def __init__(
         self,

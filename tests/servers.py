@@ -9,6 +9,7 @@ with the tail of the server's log if it does not. See shared/design/testing.md.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import email.parser
 import email.policy
@@ -421,6 +422,7 @@ class Dovecot:
                 start_new_session=True,
                 **self.run_as.popen_kwargs(),
             )
+        atexit.register(self.kill)  # no stray server if the test run dies before teardown
         deadline = time.monotonic() + START_TIMEOUT
         for port, prefix in ((self.imap_port, b"* OK"), (self.lmtp_port, b"220")):
             problem = _wait_for_greeting(port, prefix, self.proc, deadline)
@@ -963,6 +965,7 @@ class Postgres:
                 start_new_session=True,
                 **self.run_as.popen_kwargs(),
             )
+        atexit.register(self.stop)  # no stray server if the test run dies before teardown
         self._wait_ready()
         self._create_database()
         return self

@@ -220,6 +220,26 @@ def test_idle_wakes_on_delivery_within_a_second(dovecot, user, make_inbox):
     assert len(inbox.fetch_new()) == 1
 
 
+def test_a_long_wait_is_cut_into_idle_cycles_each_closed_with_done(dovecot, user, make_inbox):
+    """wait(0.7) with 0.2 s cycles: several IDLE/DONE rounds, then False (nothing came)."""
+    inbox = make_inbox(idle_cycle=0.2)
+    inbox.connect()
+    client = inbox._client
+    dones: list[float] = []
+    real_done = client.idle_done
+
+    def counting_done():
+        dones.append(time.monotonic())
+        return real_done()
+
+    client.idle_done = counting_done
+    start = time.monotonic()
+    assert inbox.wait(0.7) is False
+    assert 0.6 < time.monotonic() - start < 1.5
+    assert len(dones) >= 3
+    assert inbox.fetch_new() == []  # the connection is still in a usable state
+
+
 def test_without_idle_wait_polls(dovecot, user, make_inbox):
     """A server without IDLE: wait() polls with NOOP and still notices new mail."""
     inbox = make_inbox(poll_interval=0.1)
