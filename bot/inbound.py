@@ -516,11 +516,12 @@ _WROTE_RE = re.compile(
     r"|\bнаписал|\bнаписала|\bнаписали)\s*:\s*$",
     re.I,
 )
-# "Am <date> schrieb <name>:", "Op <date> schreef <name>:", "El <date>, <name> escribió:" ...
-_LEAD_VERB_RE = re.compile(
-    r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b.{0,400}?"
-    r"\b(?:wrote|schrieb|schreef|skrev|escribió|escreveu|a écrit|ha scritto|napisał|napsal)\b.{0,400}:\s*$",
-    re.I,
+# "Am <date> schrieb <name>:", "Op <date> schreef <name>:", "El <date>, <name> escribió:" ...:
+# a line that starts with the date word, has the verb somewhere and ends with ":" (two
+# separate linear checks rather than one pattern that backtracks between them).
+_LEAD_RE = re.compile(r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b", re.I)
+_VERB_RE = re.compile(
+    r"\b(?:wrote|schrieb|schreef|skrev|escribió|escreveu|a écrit|ha scritto|napisał|napsal)\b", re.I
 )
 # The first line of an attribution the client wrapped over two lines.
 _ATTRIBUTION_START_RE = re.compile(
@@ -571,7 +572,7 @@ def _is_quote(line: str) -> bool:
 def _is_attribution(line: str) -> bool:
     if len(line) > _MAX_MARKER_LINE or not line.rstrip().endswith(":"):
         return False
-    return bool(_WROTE_RE.search(line) or _LEAD_VERB_RE.match(line))
+    return bool(_WROTE_RE.search(line) or (_LEAD_RE.match(line) and _VERB_RE.search(line)))
 
 
 def _attribution_span(lines: list[str], i: int) -> int:
@@ -954,6 +955,8 @@ def _parse(
         return _unparseable(content_hash, size, "no header fields: not a mail")
 
     from_value = headers.first("from") or ""
+    if len(headers.all("from")) > 1:
+        defects.append("several From headers: the first is used")
     sender_name, from_addr = _first_address(_unfold(from_value))
     from_addr = _unsurrogate(from_addr).strip()
     sender = from_addr.lower() if re.fullmatch(r"[^\s@<>]+@[^\s@<>]+", from_addr) else ""

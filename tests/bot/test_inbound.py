@@ -496,6 +496,25 @@ def test_hundred_thousand_quoted_lines_then_a_bottom_post() -> None:
     assert inbound.text == "USE 2"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        ("On " + "wrote x" * 140 + ":\n") * 5000,
+        ("Am " + "x" * 500 + " schrieb " + "y" * 480 + ":\n") * 5000,
+        "abc:\n" * 100_000,
+        "On x\n" * 100_000,
+        "Sent fro\n" * 100_000,
+        "From: x\nnope\n" * 50_000,
+    ],
+    ids=["verbs", "far-verb", "colons", "start-words", "near-signatures", "from-lines"],
+)
+def test_line_filter_has_no_pathological_input(text: str) -> None:
+    """Lines built to make the attribution, header and signature patterns backtrack stay fast."""
+    start = time.perf_counter()
+    strip_quotes(text)
+    assert time.perf_counter() - start < 0.6
+
+
 def test_five_megabyte_mails() -> None:
     """A 5 MB attachment is not decoded; a 5 MB HTML body is cut and flagged, quickly."""
     attachment = (
