@@ -271,6 +271,7 @@ def distances(circuit: Circuit, checkpoint: int) -> Mapping[Square, int]:
     return result
 
 
+@functools.lru_cache(maxsize=32)
 def route_problem(circuit: Circuit, chart: Chart) -> str | None:
     """None if a car can race every lap from every start square with the chart's actions
     (driven as ordered, never two turns in a row); otherwise what cannot be reached."""

@@ -1,0 +1,228 @@
+"""SpeedPhreakz behind the game contract (rules/api.py): registry, options, turns, views,
+figures, GM overrides, storage, and `flagman play` through the generic script runner."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any
+
+import pytest
+
+from rules import find_game
+from rules.api import FigureError, Game, OptionError, StateError, Viewer, turn_seed
+from rules.speedphreakz import GAME
+from rules.speedphreakz.model import CarStatus, Heading, NoOrders, Program, Progress, Square
+from tests.rules.speedphreakz.helpers import car, control, play, race
+
+VIEW_KEYS = {"title", "turn_label", "finished", "standings", "columns", "table", "events", "private", "summary"}
+
+
+def new(players: tuple[str, ...] = ("ann", "bob", "cat"), **options: str) -> Any:
+    return GAME.new_game(list(players), options, random.Random(0))
+
+
+def test_registered_and_implements_the_protocol() -> None:
+    assert find_game("speedphreakz") is GAME and find_game("SpeedPhreakz") is GAME
+    assert isinstance(GAME, Game)
+    assert (GAME.name, GAME.title, GAME.min_players, GAME.max_players) == ("speedphreakz", "SpeedPhreakz", 2, 8)
+
+
+def test_options() -> None:
+    """S14 (nmr), S15 (max_actions), the map by name, a round limit; bad options refused."""
+    state = new(map="chicane", max_actions="5", nmr="repeat", max_rounds="30")
+    assert state.circuit.name == "Chicane Park"
+    assert (state.options.max_actions, state.options.nmr, state.options.max_rounds) == (5, NoOrders.REPEAT, 30)
+    assert new().options.max_actions == 12 and new().circuit.name == "Tin Can Ring"
+    for bad in ({"map": "moon"}, {"max_actions": "0"}, {"max_actions": "x"}, {"nmr": "maybe"}, {"laps": "3"}):
+        with pytest.raises(OptionError):
+            new(**bad)
+    for line in ("map:", "max_actions:", "nmr:", "max_rounds:"):
+        assert line in GAME.option_help()
+
+
+def test_player_count_and_names() -> None:
+    with pytest.raises(ValueError):
+        new(("ann",))
+    with pytest.raises(ValueError):
+        new(tuple(f"p{i}" for i in range(9)))
+    with pytest.raises(ValueError):
+        new(("ann", "ann"))
+
+
+def test_turn_labels_and_who_orders() -> None:
+    state = new()
+    assert GAME.turn_label(state).startswith("Set-up and round 1")
+    assert GAME.expected_players(state) == {"ann", "bob", "cat"}
+    later = race([car("ann", (3, 3)), car("bob", (5, 3), status=CarStatus.FINISHED)], round_no=4)
+    assert GAME.turn_label(later) == "Round 4 (send ROUND 5)"
+    assert GAME.expected_players(later) == {"ann"}
+    over = dataclasses.replace(later, finished=True)
+    assert GAME.expected_players(over) == frozenset() and GAME.turn_label(over) == "Race over after round 3"
+
+
+def test_default_orders_at_the_set_up() -> None:
+    """S14 at the set-up: start squares by seat, facing the line's direction; empty programs."""
+    state = new()
+    defaults = GAME.default_orders(state, "bob")
+    assert GAME.format_orders(defaults) == "START 2,5 FACING N\nROUND 1:\nROUND 2:"
+    assert GAME.parse_orders(state, "bob", GAME.format_orders(defaults)).orders == defaults
+
+
+def test_the_views() -> None:
+    """api "Views": every common key; PUBLIC shows nothing private; a player sees their own
+    queued programs; extras carry the text map with car letters."""
+    state = race(
+        [car("ann", (3, 3), colour="red", deficit=12), car("bob", (5, 1), colour="blue")],
+        programs={"ann": "F1 F2", "bob": ""},
+    )
+    resolution = play(state, [control(150)], texts={"ann": "ROUND 3: F3"})
+    public = GAME.view(resolution.state, resolution, Viewer.PUBLIC)
+    assert VIEW_KEYS <= set(public)
+    assert public["private"] == [] and GAME.view(resolution.state, resolution, Viewer.GM)["private"] == []
+    assert public["events"][0].startswith("Round 2: control d100 50 + 100 = 150")
+    mine = GAME.view(resolution.state, resolution, "ann")
+    assert "Your program for round 3: F3" in mine["private"]
+    assert not any("F3" in line for line in GAME.view(resolution.state, resolution, "bob")["private"])
+    assert public["standings"] == [{"place": 1, "players": ["ann"]}, {"place": 2, "players": ["bob"]}]
+    assert public["columns"][0] == "Square" and public["table"][0]["cells"][0] == "6,3"
+    rows = public["map_lines"]  # a ruler of two lines, then "  y " and the row
+    assert rows[2 + 3][4 + 6] == "A" and rows[2 + 1][4 + 5] == "B"
+    assert rows[2 + 3] == "  3 #S....A......#"
+    assert public["map_legend"][:2] == ["A = ann (red)", "B = bob (blue)"]
+    assert public["summary"] == "ann leads"
+
+
+def test_the_map_marks_shared_squares_and_wrecks() -> None:
+    state = race([car("ann", (3, 3)), car("bob", (3, 3)), car("cat", (6, 2), status=CarStatus.CRASHED)])
+    rows = GAME.view(state, None, Viewer.PUBLIC)["map_lines"]
+    assert rows[2 + 3][4 + 3] == "*" and rows[2 + 2][4 + 6] == "c"
+
+
+def test_figures() -> None:
+    """Issue 8: "square, heading, recklessness, crashes, lap, checkpoint, status"."""
+    state = race([car("ann", (4, 7), "SW", recklessness=2, crashes=1)])
+    assert GAME.figures(state, "ann") == {
+        "square": "4,7", "heading": "SW", "recklessness": 2, "crashes": 1, "lap": 1, "checkpoint": 0, "status": "racing",
+    }
+
+
+def test_standings_by_progress() -> None:
+    """Issue 8: finished first in finishing order, then laps/checkpoints/distance."""
+    state = race(
+        [
+            car("ann", (2, 3)),
+            car("bob", (11, 2)),
+            car("cat", (2, 2), progress=Progress(0, 1)),
+            car("dan", (10, 2)),
+            car("eve", (10, 3)),
+        ]
+    )
+    assert GAME.standings(state) == (("cat",), ("bob",), ("dan", "eve"), ("ann",))
+
+
+def test_set_figure() -> None:
+    state = race([car("ann", (3, 3))])
+    state = GAME.set_figure(state, "ann", "recklessness", "3")
+    state = GAME.set_figure(state, "ann", "square", "5,4")
+    state = GAME.set_figure(state, "ann", "HEADING", "sw")
+    ann = state.car("ann")
+    assert (ann.recklessness, ann.square, ann.heading) == (3, Square(5, 4), Heading.SW)
+    for name, value in (("recklessness", "-1"), ("square", "0,0"), ("square", "x"), ("heading", "UP"), ("speed", "3")):
+        with pytest.raises(FigureError):
+            GAME.set_figure(state, "ann", name, value)
+    with pytest.raises(FigureError):
+        GAME.set_figure(state, "zed", "recklessness", "1")
+
+
+def test_drop_player() -> None:
+    state = race([car("ann", (3, 3)), car("bob", (5, 3))], programs={"ann": "F1", "bob": "F1"})
+    dropped = GAME.drop_player(state, "bob")
+    assert GAME.players(dropped) == ("ann",) and GAME.expected_players(dropped) == {"ann"}
+    assert ("bob",) not in GAME.standings(dropped)
+    assert not dropped.finished
+    resolution = play(dropped, [control(150)])
+    assert resolution.state.car("bob").square == Square(5, 3)
+    assert GAME.drop_player(dropped, "ann").finished
+
+
+def test_dump_and_load() -> None:
+    state = race(
+        [car("ann", (3, 3), colour="red", oil=True, deficit=20), car("bob", (5, 3), status=CarStatus.CRASHED)],
+        programs={"ann": "F1 TL F2"},
+    )
+    data = GAME.dump_state(state)
+    assert data["version"] == 1
+    assert GAME.load_state(data) == state
+    for broken in ({**data, "version": 99}, {"version": 1}, {**data, "cars": [{"player": "x"}]}):
+        with pytest.raises(StateError):
+            GAME.load_state(broken)
+
+
+def test_resolving_a_finished_race_changes_nothing() -> None:
+    state = dataclasses.replace(race([car("ann", (3, 3))]), finished=True)
+    assert GAME.resolve(state, {}, random.Random(0)).state == state
+
+
+def test_a_rules_summary_exists() -> None:
+    assert "control" in GAME.rules_summary() and "recklessness" in GAME.rules_summary().lower()
+
+
+class Recording(random.Random):
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed)
+        self.asked: list[tuple[int, int]] = []
+
+    def randint(self, a: int, b: int) -> int:
+        self.asked.append((a, b))
+        return super().randint(a, b)
+
+
+# ann's round 1 costs 220, more than any control (101..200): at least one d10 is rolled
+SCRIPT: dict[str, Any] = {
+    "players": ["ann", "bob", "cat"],
+    "options": {"map": "ring"},
+    "seed": 3,
+    "turns": [
+        {
+            "ann": "COLOUR red\nSTART 2,5 FACING N\nROUND 1: F1 HR F1 HL F1 HR F1 HL\nROUND 2: F1 HR F3 F3",
+            "bob": "START 1,5 FACING N\nROUND 1: F2 F1\nROUND 2: RV",
+            "cat": "COLOUR blue\nSTART 3,5 FACING N\nROUND 1: F1 F1\nROUND 2: F1 F1 F1",
+        },
+        {},
+        {},
+    ],
+}
+
+
+def test_a_short_game_through_the_script_runner() -> None:
+    """`flagman play speedphreakz --script`: each turn's events hold the control roll and
+    every d10 rolled (checked against a replay that records every die asked for)."""
+    from rules.script import run_script
+
+    output = run_script("speedphreakz", SCRIPT)
+    assert [t["turn"] for t in output["turns"]] == [1, 2, 3]
+    state = GAME.new_game(SCRIPT["players"], SCRIPT["options"], random.Random(0))
+    for number, turn in enumerate(output["turns"], start=1):
+        events = turn["events"]
+        controls = [e for e in events if e["kind"] == "control"]
+        assert len(controls) == 1 and controls[0]["roll"]["dice"] == "d100"
+        d10s = [e for e in events if e["kind"] == "d10"]
+        assert all(e["roll"]["dice"] == "d10" and 0 <= e["roll"]["total"] <= 9 for e in d10s)
+        # replay the same turn with a recording rng: one event per die
+        rng = Recording(turn_seed(SCRIPT["seed"], number))
+        orders = {}
+        for player in GAME.expected_players(state):
+            text = SCRIPT["turns"][number - 1].get(player)
+            orders[player] = GAME.parse_orders(state, player, text).orders if text else GAME.default_orders(state, player)
+        resolution = GAME.resolve(state, orders, rng)
+        assert rng.asked.count((1, 100)) == 1 and rng.asked.count((0, 9)) == len(d10s)
+        assert [e.to_json() for e in resolution.events] == events
+        state = resolution.state
+    assert set(output["turns"][-1]["players"]["ann"]) == {"square", "heading", "recklessness", "crashes", "lap", "checkpoint", "status"}
+    assert sum(len([e for e in t["events"] if e["kind"] == "d10"]) for t in output["turns"]) > 0
+
+
+def test_defaults_repeat_previous_program_when_asked() -> None:
+    state = race([car("ann", (3, 3))], programs={"ann": "F1"}, nmr=NoOrders.REPEAT)
+    assert GAME.default_orders(state, "ann") == (Program(3, ("F1",)),)

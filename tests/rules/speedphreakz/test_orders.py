@@ -1,0 +1,179 @@
+"""SpeedPhreakz orders by mail (§5): the syntax, the refusals with reasons, the canonical
+form, merging mails, completeness and the generated HELP."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from rules.api import ProblemKind
+from rules.speedphreakz import GAME
+from rules.speedphreakz.data import chart
+from rules.speedphreakz.model import (
+    CarStatus,
+    Colour,
+    Heading,
+    Program,
+    Race,
+    Restart,
+    Square,
+    Start,
+)
+from tests.rules.speedphreakz.helpers import car, race
+
+
+def ring_set_up() -> Race:
+    return GAME.new_game(["ann", "bob", "cat"], {"map": "ring"}, random.Random(0))
+
+
+def refusal(state: Race, player: str, text: str) -> tuple[ProblemKind, str]:
+    parsed = GAME.parse_orders(state, player, text)
+    assert parsed.orders == (), parsed.orders
+    assert len(parsed.problems) == 1, parsed.problems
+    return parsed.problems[0].kind, parsed.problems[0].reason
+
+
+def test_the_set_up_mail_of_section_5() -> None:
+    """§5: "Set-up: COLOUR red, START 2,4 FACING N, and the programs for rounds 1 and 2"."""
+    parsed = GAME.parse_orders(ring_set_up(), "ann", "COLOUR red\nSTART 2,5 FACING N\nROUND 1: F2 F1\nROUND 2: F1 VR F1 TL F1")
+    assert parsed.ok and parsed.complete
+    assert parsed.orders == (
+        Colour("red"),
+        Start(Square(2, 5), Heading.N),
+        Program(1, ("F2", "F1")),
+        Program(2, ("F1", "VR", "F1", "TL", "F1")),
+    )
+
+
+def test_a_round_program_of_section_5() -> None:
+    """§5: "A round's program: ROUND 7: F2 F1 VR F1 TL F1"."""
+    state = dataclasses.replace(race([car("ann", (3, 3))]), round=6)
+    parsed = GAME.parse_orders(state, "ann", "ROUND 7: F2 F1 VR F1 TL F1")
+    assert parsed.orders == (Program(7, ("F2", "F1", "VR", "F1", "TL", "F1")),) and parsed.complete
+
+
+def test_a_restart_of_section_5() -> None:
+    """§5: "After a crash: RESTART 3,5 FACING E plus the new program"."""
+    state = race([car("ann", (3, 4), status=CarStatus.CRASHED)], round_no=3)
+    parsed = GAME.parse_orders(state, "ann", "RESTART 3,5 FACING E\nROUND 3: F1\nROUND 4: F2")
+    assert parsed.ok and parsed.complete
+    assert parsed.orders[0] == Restart(Square(3, 5), Heading.E)
+
+
+def test_spelling_is_forgiving() -> None:
+    """Lower case, COLOR, no FACING, commas between actions and spaces in x, y are accepted."""
+    parsed = GAME.parse_orders(ring_set_up(), "ann", "color blue\nstart 2, 5 n\nround 1 f1, f2\nRound 2:f1")
+    assert parsed.ok
+    assert parsed.orders == (Colour("blue"), Start(Square(2, 5), Heading.N), Program(1, ("F1", "F2")), Program(2, ("F1",)))
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "reason"),
+    [
+        ("ROUND 1: TL F1", ProblemKind.ILLEGAL, "first action must be a movement"),
+        ("ROUND 1: F1 TL TR", ProblemKind.ILLEGAL, "two turns in a row (TL TR)"),
+        ("ROUND 1: F1 F9", ProblemKind.INVALID, "unknown action code 'F9'"),
+        ("ROUND 3: F1", ProblemKind.ILLEGAL, "round 3 is too far ahead; send ROUND 1 and ROUND 2"),
+        ("ROUND 1: " + "F1 " * 13, ProblemKind.ILLEGAL, "cap of 12"),
+        ("START 5,5 FACING N", ProblemKind.ILLEGAL, "5,5 is not a start square; the start squares are 1,5 2,5 3,5"),
+        ("START 2,5 FACING UP", ProblemKind.INVALID, "unknown heading 'UP'"),
+        ("COLOUR mauve", ProblemKind.ILLEGAL, "unknown colour 'mauve'"),
+        ("RESTART 2,5 FACING N", ProblemKind.ILLEGAL, "only for a car that crashed"),
+        ("GO FAST", ProblemKind.INVALID, "not an order"),
+        ("ROUND two: F1", ProblemKind.INVALID, "write ROUND n: actions"),
+    ],
+)
+def test_refused_at_once_with_the_reason(text: str, kind: ProblemKind, reason: str) -> None:
+    """§5: "Refused at once, with the reason: a first action that is a turn, two turns in a
+    row, an unknown code, a program for a round already resolved, more actions than the cap"."""
+    got_kind, got_reason = refusal(ring_set_up(), "ann", text)
+    assert got_kind is kind and reason in got_reason
+
+
+def test_rounds_already_resolved_or_locked_are_refused() -> None:
+    """§5 "a program for a round already resolved"; the round being resolved now was locked
+    when the round before it was resolved (orders always one round ahead)."""
+    state = race([car("ann", (3, 3))], round_no=5)
+    assert "round 4 is already resolved; send ROUND 6" in refusal(state, "ann", "ROUND 4: F1")[1]
+    assert "round 5's program was locked" in refusal(state, "ann", "ROUND 5: F1")[1]
+    assert "too far ahead" in refusal(state, "ann", "ROUND 7: F1")[1]
+
+
+def test_a_crashed_player_sends_the_round_being_resolved_again() -> None:
+    """S9: the crashed player resubmits the scrapped round and the following one."""
+    state = race([car("ann", (3, 3), status=CarStatus.CRASHED)], round_no=5)
+    parsed = GAME.parse_orders(state, "ann", "ROUND 5: F1\nROUND 6: F2")
+    assert parsed.ok and parsed.complete
+    assert not GAME.parse_orders(state, "ann", "ROUND 6: F2").complete
+
+
+def test_a_colour_taken_by_another_car_is_refused() -> None:
+    """Issue 8: "COLOUR taken/unknown"."""
+    state = race([car("ann", (3, 3), colour="red"), car("bob", (5, 3))])
+    assert refusal(state, "bob", "COLOUR red") == (ProblemKind.ILLEGAL, "red is taken by ann")
+    assert GAME.parse_orders(state, "ann", "COLOUR red").ok
+
+
+def test_start_only_at_the_set_up() -> None:
+    """§4.2 Start is the set-up; later a crashed car uses RESTART."""
+    state = race([car("ann", (3, 3))])
+    assert "only for the set-up" in refusal(state, "ann", "START 1,3 FACING N")[1]
+
+
+def test_every_bad_line_of_a_mail_is_reported() -> None:
+    """architecture.md: "every bad line of a mail is reported in one reply"; the good lines
+    count."""
+    parsed = GAME.parse_orders(ring_set_up(), "ann", "COLOUR red\nROUND 1: TL\n\nHELLO\nROUND 2: F1\nROUND 2: F2")
+    assert [p.line_no for p in parsed.problems] == [2, 4, 6]
+    assert "already given on line 5" in parsed.problems[2].reason
+    assert parsed.orders == (Colour("red"), Program(2, ("F1",)))
+    assert not parsed.complete
+
+
+def test_format_is_canonical_and_parses_back() -> None:
+    """api: "parse_orders(state, p, format_orders(x)).orders == tuple(x)"."""
+    state = ring_set_up()
+    orders = (Colour("green"), Start(Square(3, 5), Heading.NE), Program(1, ()), Program(2, ("F3", "HL", "RV")))
+    text = GAME.format_orders(orders)
+    assert text == "COLOUR green\nSTART 3,5 FACING NE\nROUND 1:\nROUND 2: F3 HL RV"
+    assert GAME.parse_orders(state, "ann", text).orders == orders
+
+
+def test_a_later_mail_keeps_another_rounds_program() -> None:
+    """api: "merge_orders keeps a later program for a round from wiping out another round's";
+    §5 "a later mail replaces the program for that round"."""
+    state = ring_set_up()
+    earlier = GAME.parse_orders(state, "ann", "START 1,5 FACING N\nROUND 1: F1\nROUND 2: F1").orders
+    later = GAME.parse_orders(state, "ann", "ROUND 2: F3\nCOLOUR pink").orders
+    assert GAME.merge_orders(earlier, later) == (
+        Colour("pink"),
+        Start(Square(1, 5), Heading.N),
+        Program(1, ("F1",)),
+        Program(2, ("F3",)),
+    )
+
+
+def test_completeness_of_the_set_up() -> None:
+    """api Parsed.complete: the set-up needs START and both rounds (COLOUR is optional)."""
+    state = ring_set_up()
+    assert GAME.parse_orders(state, "ann", "START 1,5 FACING N\nROUND 1:\nROUND 2: F1").complete
+    assert not GAME.parse_orders(state, "ann", "ROUND 1:\nROUND 2: F1").complete
+    assert not GAME.parse_orders(state, "ann", "START 1,5 FACING N\nROUND 1: F1").complete
+
+
+def test_help_is_generated_from_the_chart_and_the_state() -> None:
+    """The HELP text lists every action code with its cost and what to send now."""
+    state = ring_set_up()
+    text = GAME.order_help(state, "ann")
+    for action in chart().actions:
+        assert f"{action.code:<3} {action.name}" in text and str(action.cost) in text
+    assert "ROUND 1 and ROUND 2" in text and "1,5 2,5 3,5" in text
+    crashed = race([car("ann", (3, 3), status=CarStatus.CRASHED, surcharge=100)], round_no=4)
+    assert "RESTART" in GAME.order_help(crashed, "ann") and "ROUND 4 and ROUND 5" in GAME.order_help(crashed, "ann")
+
+
+def test_orders_after_the_race_are_refused() -> None:
+    state = dataclasses.replace(race([car("ann", (3, 3))]), finished=True)
+    assert refusal(state, "ann", "ROUND 3: F1") == (ProblemKind.ILLEGAL, "the race is over")
