@@ -221,9 +221,9 @@ def test_html_rule_inside_a_quote_does_not_cut_the_answer_below() -> None:
 def test_html_nested_border_top_divs_stay_linear() -> None:
     """Thousands of nested border-top divs (hostile HTML) are checked on bounded text only."""
     markup = "<div style='border-top:1px'>x" * 3000 + "USE 2" + "</div>" * 3000
-    start = time.perf_counter()
+    start = time.process_time()
     html_to_text(markup)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 def test_html_that_lxml_cannot_read_still_gives_text() -> None:
@@ -475,13 +475,16 @@ def test_deeply_nested_mime_keeps_the_headers() -> None:
     assert (inbound.sender, inbound.message_id) == ("roger@example.net", "deep@x")
 
 
+# Timing tests measure this process's CPU time, not wall time: the machine is shared.
+
+
 def test_hundred_thousand_lines_well_under_a_second() -> None:
     """performance.md / testing.md: a 100,000-line mail must not stall the poll."""
     body = "USE 2\n> USE 3\n" * 50_000
     raw = mail(PLAIN_HEADERS, body)
-    start = time.perf_counter()
+    start = time.process_time()
     inbound = parse_inbound(raw, own_addresses=OWN)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert inbound.truncated and inbound.text.count("\n") == 1999
     assert "USE 3" not in inbound.text
     assert elapsed < 0.5, elapsed
@@ -490,9 +493,9 @@ def test_hundred_thousand_lines_well_under_a_second() -> None:
 def test_hundred_thousand_quoted_lines_then_a_bottom_post() -> None:
     """A huge quote is walked in linear time and the answer below it is found."""
     raw = mail(PLAIN_HEADERS, "On Mon, GM wrote:\n" + "> USE 3\n" * 100_000 + "\nUSE 2\n")
-    start = time.perf_counter()
+    start = time.process_time()
     inbound = parse_inbound(raw, own_addresses=OWN)
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 0.5
     assert inbound.text == "USE 2"
 
 
@@ -510,9 +513,9 @@ def test_hundred_thousand_quoted_lines_then_a_bottom_post() -> None:
 )
 def test_line_filter_has_no_pathological_input(text: str) -> None:
     """Lines built to make the attribution, header and signature patterns backtrack stay fast."""
-    start = time.perf_counter()
+    start = time.process_time()
     strip_quotes(text)
-    assert time.perf_counter() - start < 0.6
+    assert time.process_time() - start < 0.6
 
 
 def test_five_megabyte_mails() -> None:
@@ -526,9 +529,9 @@ def test_five_megabyte_mails() -> None:
     markup = b"From: roger@example.net\nContent-Type: text/html\n\n" + b"<div>USE 2 <b>x</b></div>" * 200_000
     for raw in (attachment, markup):
         assert len(raw) >= 5_000_000
-        start = time.perf_counter()
+        start = time.process_time()
         inbound = parse_inbound(raw, own_addresses=OWN)
-        assert time.perf_counter() - start < 1.5
+        assert time.process_time() - start < 1.5
         assert inbound.text.startswith("USE 2")
     assert parse_inbound(markup, own_addresses=OWN).truncated
 
@@ -539,10 +542,10 @@ def test_throughput_on_the_fixtures() -> None:
     raws = [p.read_bytes() for p in sorted(MAIL.glob("*.eml"))] * 10
     best = float("inf")
     for _ in range(3):
-        start = time.perf_counter()
+        start = time.process_time()
         for raw in raws:
             parse_inbound(raw, own_addresses=OWN)
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     assert len(raws) / best > 1000, f"{len(raws) / best:.0f} mails/s"
 
 
