@@ -69,8 +69,10 @@ class MaildirMailer:
     def send(self, mails: Sequence[OutgoingMail]) -> list[SendResult]:
         results = []
         for mail in mails:
+            # Files in a Maildir end their lines with LF, not the wire's CRLF.
+            data = mail.data.replace(b"\r\n", b"\n")
             for rcpt in mail.recipients:
-                deliver_to_maildir(self.mailbox(rcpt), mail.data)
+                deliver_to_maildir(self.mailbox(rcpt), data)
             results.append(SendResult(mail.message_id, SendStatus.SENT))
         return results
 

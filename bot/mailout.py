@@ -34,10 +34,11 @@ from bot.settings import Settings
 
 log = logging.getLogger("flagman.mail")
 
-# Fold headers only past 998 characters (RFC 5322's hard limit): the stdlib's folding of
-# shorter subjects moves the whole value to a continuation line, which some readers show
-# with a leading space.
-_POLICY = policy.default.clone(max_line_length=998)
+# The outbox holds the wire bytes: CRLF line ends (RFC 5322 2.1; smtplib sends bytes as
+# they are), headers folded only past 998 characters (the stdlib's folding of shorter
+# subjects moves the whole value to a continuation line, which some readers show with a
+# leading space).
+_POLICY = policy.default.clone(max_line_length=998, linesep="\r\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +71,7 @@ def compose(
     domain = settings.bot.domain
     message_id = f"<{token}@{domain}>"
     envelope_from = f"{settings.bot.local_part}+bounce-{token}@{domain}"
-    msg = EmailMessage(policy=_POLICY)
+    msg = EmailMessage()
     msg["From"] = Address(display_name=settings.bot.name, addr_spec=settings.bot.address)
     msg["To"] = _address(to)
     msg["Subject"] = " ".join(rendered.subject.split())
@@ -86,7 +87,9 @@ def compose(
     msg["X-Auto-Response-Suppress"] = "All"
     msg[settings.bot.loop_header] = settings.bot.address
     msg.set_content(rendered.body, charset="utf-8", cte="quoted-printable")
-    return message_id, envelope_from, msg.as_bytes()
+    # The body was encoded (quoted-printable, 76-character lines) by set_content above; the
+    # serialising policy only decides how headers are folded.
+    return message_id, envelope_from, msg.as_bytes(policy=_POLICY)
 
 
 def queue(

@@ -10,6 +10,7 @@ import pytest
 
 from bot.app import App
 from bot.db import Database, migrate
+from tests.helpers import fresh_database
 from bot.games import PlayerSpec, create_game
 from bot.render import Renderer
 from bot.settings import AuthSettings, BotSettings, DatabaseSettings, Secrets, Settings
@@ -36,20 +37,11 @@ def make_settings(tmp_path: Path, **auth: object) -> Settings:
     )
 
 
-_db_counter = 0
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A freshly migrated database: a SQLite file, and a database on the private PostgreSQL."""
-    global _db_counter
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'flagman.sqlite'}"
-    else:
-        _db_counter += 1
-        url = request.getfixturevalue("postgres").create_database(f"flagman_test_{_db_counter}")
-    migrate(url)
-    return url
+    postgres = request.getfixturevalue("postgres") if request.param == "postgresql" else None
+    return fresh_database(request.param, tmp_path, postgres)
 
 
 @pytest.fixture

@@ -1,0 +1,59 @@
+"""End-to-end fixtures: the bot wired to the real Dovecot, SMTP sink and PostgreSQL."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bot.app import App, build_app
+from bot.settings import parse_settings
+from bot.testing import FakeClock
+from tests.helpers import fresh_database
+from tests.servers import Dovecot, SmtpSink
+
+_serial = itertools.count(1)
+
+
+@dataclass
+class MailWorld:
+    """The bot on real servers, and the players' mailboxes on the same Dovecot."""
+
+    app: App
+    dovecot: Dovecot
+    sink: SmtpSink
+    bot: str
+    domain: str
+
+    def player(self, name: str) -> str:
+        return self.dovecot.add_user(f"{name}@{self.domain}", "pw")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def world(request: pytest.FixtureRequest, tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink) -> Iterator[MailWorld]:
+    n = next(_serial)
+    domain = f"race{n}.test"
+    bot = dovecot.add_user(f"flagman@{domain}", "bot-password")
+    postgres = request.getfixturevalue("postgres") if request.param == "postgresql" else None
+    url = fresh_database(request.param, tmp_path, postgres)
+    settings = parse_settings(
+        {
+            "bot": {"address": bot, "timezone": "Europe/London"},
+            "database": {"url": url},
+            "inbox": {"kind": "imap", "host": dovecot.host, "port": dovecot.imap_port, "security": "none",
+                      "username": bot, "timeout": 10.0},
+            "outbox": {"kind": "smtp", "host": smtp_sink.host, "port": smtp_sink.port, "security": "none",
+                       "timeout": 10.0},
+        },
+        env={"FLAGMAN_SECRET": "e2e-secret", "FLAGMAN_IMAP_PASSWORD": "bot-password"},
+        base_dir=tmp_path, source="e2e",
+    )
+    smtp_sink.reset()
+    app = build_app(settings, clock=FakeClock())
+    try:
+        yield MailWorld(app, dovecot, smtp_sink, bot, domain)
+    finally:
+        app.close()
