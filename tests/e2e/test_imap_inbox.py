@@ -129,6 +129,39 @@ def test_mail_over_the_size_cap_is_not_downloaded(dovecot, user, make_inbox):
     assert second.data is None and second.size > 4000 and second.size >= len(big)
 
 
+def test_a_5_mb_mail_is_fetched_whole_under_the_cap_and_skipped_over_it(dovecot, user, make_inbox):
+    """5 MB with a 10 MB cap: fetched byte for byte; with a 1 MB cap: size only."""
+    lines = "".join(f"line {i:07d} " + "z" * 60 + "\r\n" for i in range(5 * 1024 * 1024 // 74))
+    big = make_mail(1, body=lines)
+    dovecot.deliver(user, big)
+    (whole,) = make_inbox(max_size=10 * 1024 * 1024).fetch_new()
+    assert whole.data is not None and whole.data.endswith(big.split(b"\r\n\r\n", 1)[1])
+    assert whole.size == len(whole.data) > 5_000_000
+    (capped,) = make_inbox(max_size=1024 * 1024).fetch_new()
+    assert capped.data is None and capped.size == whole.size and capped.key == whole.key
+
+
+def test_mark_done_moves_a_batch_with_one_uid_move(dovecot, user, make_inbox):
+    """25 keys with batch size 10: three UID MOVE commands, not 25."""
+    with dovecot.lmtp_connection() as lmtp:
+        for n in range(25):
+            dovecot.deliver(user, make_mail(n), lmtp=lmtp)
+    inbox = make_inbox(batch_size=10)
+    mails = inbox.fetch_new()
+    client = inbox._client
+    moves: list[int] = []
+    real_move = client.move
+
+    def counting_move(messages, folder):
+        moves.append(len(messages))
+        return real_move(messages, folder)
+
+    client.move = counting_move
+    inbox.mark_done([m.key for m in mails])
+    assert moves == [10, 10, 5]
+    assert folder_count(dovecot, user, "Processed") == 25
+
+
 def test_mark_done_moves_to_processed_and_failed(dovecot, user, make_inbox):
     """Done mail leaves the inbox for Processed or Failed; the next fetch returns nothing."""
     for n in range(5):
@@ -209,14 +242,20 @@ def test_idle_wakes_on_delivery_within_a_second(dovecot, user, make_inbox):
     inbox = make_inbox(idle_cycle=5)
     assert inbox.has_idle
     assert inbox.wait(0.3) is False
-    timer = threading.Timer(0.3, dovecot.deliver, (user, make_mail(1)))
-    start = time.monotonic()
+    delivered: list[float] = []
+
+    def deliver() -> None:
+        dovecot.deliver(user, make_mail(1))
+        delivered.append(time.monotonic())
+
+    timer = threading.Timer(0.3, deliver)
     timer.start()
     try:
         assert inbox.wait(10) is True
+        woke = time.monotonic()
     finally:
         timer.join()
-    assert time.monotonic() - start < 1.3
+    assert woke - delivered[0] < 1.0
     assert len(inbox.fetch_new()) == 1
 
 
