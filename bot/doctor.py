@@ -275,6 +275,7 @@ def newest_internaldate(settings: Any) -> datetime | None:
 
 
 def _check_maildir(settings: Any, area: str, path_value: str, fix: bool, subdirs: tuple[str, ...]) -> Iterator[Finding]:
+    """A Maildir the service creates itself on start: missing is fine if it can be created."""
     import os
 
     path = settings.resolve_path(path_value)
@@ -282,14 +283,17 @@ def _check_maildir(settings: Any, area: str, path_value: str, fix: bool, subdirs
     if missing and fix:
         for folder in missing:
             folder.mkdir(parents=True, exist_ok=True)
-            yield ok(area, f"created {folder}")
+        yield ok(area, f"created Maildir {path}")
         missing = []
-    if missing:
-        yield problem(area, f"Maildir {path} is missing {', '.join(str(m.relative_to(path)) or '.' for m in missing)}",
-                      "run `flagman doctor --fix` to create it (or check the path in the configuration)")
-    elif not os.access(path, os.W_OK):
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not os.access(existing, os.W_OK):
         yield problem(area, f"Maildir {path} is not writable by this user",
                       "give the service user write access (StateDirectory=flagman puts it in /var/lib/flagman)")
+    elif missing:
+        yield warning(area, f"Maildir {path} does not exist yet; the service creates it when it starts",
+                      "`flagman doctor --fix` creates it now")
     else:
         yield ok(area, f"Maildir {path} ready")
 
