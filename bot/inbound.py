@@ -754,6 +754,39 @@ def _part_text(part: Message) -> str:
     return decode_bytes(data, part.get_content_charset())
 
 
+def unflow(text: str, *, delsp: bool = False) -> str:
+    """RFC 3676 format=flowed: join soft-broken lines (ending in a space) of one quote depth.
+
+    Thunderbird and Apple Mail wrap long lines this way; unjoined, a long order would arrive
+    as two lines. Space-stuffing is undone; "-- " stays a hard line (the signature rule).
+    """
+    out: list[str] = []
+    depth = -1
+    parts: list[str] = []
+
+    def emit() -> None:
+        if depth >= 0:
+            out.append((">" * depth + " " if depth else "") + "".join(parts))
+
+    for line in text.split("\n"):
+        quote = len(line) - len(line.lstrip(">"))
+        content = line[quote:]
+        if content.startswith(" "):
+            content = content[1:]
+        soft = content.endswith(" ") and content != "-- "
+        if soft and delsp:
+            content = content[:-1]
+        if quote != depth:
+            emit()
+            depth, parts = quote, []
+        parts.append(content)
+        if not soft:
+            emit()
+            depth, parts = -1, []
+    emit()
+    return "\n".join(out)
+
+
 @dataclass(frozen=True, slots=True)
 class _Body:
     text: str
@@ -769,6 +802,8 @@ def body_text(msg: EmailMessage) -> _Body:
     text = ""
     if plain is not None:
         text = _normalise_text(_part_text(plain))
+        if str(plain.get_param("format", "")).lower() == "flowed":
+            text = unflow(text, delsp=str(plain.get_param("delsp", "")).lower() == "yes")
     if not text.strip() and markup is not None:
         source = _part_text(markup)
         if len(source) > MAX_HTML_CHARS:

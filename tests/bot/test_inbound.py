@@ -170,6 +170,22 @@ def test_attribution_without_a_quote_ends_the_reply() -> None:
     assert strip_quotes(text) == "USE 2"
 
 
+def test_format_flowed_soft_breaks_are_joined() -> None:
+    """RFC 3676: a line ending in a space continues on the next line of the same quote depth
+    (DelSp=yes removes that space); "-- " stays the signature line."""
+    body = "ROUND 5: F3 F4 F5 \nF6\nUSE 2\n> USE \n> 3\n-- \nRoger\n"
+    flowed = "Content-Type: text/plain; charset=utf-8; format=flowed"
+    assert parse_inbound(mail(PLAIN_HEADERS + "\n" + flowed, body), own_addresses=OWN).text == (
+        "ROUND 5: F3 F4 F5 F6\nUSE 2"
+    )
+    delsp = flowed + "; delsp=yes"
+    assert parse_inbound(mail(PLAIN_HEADERS + "\n" + delsp, "US \nE 2\n"), own_addresses=OWN).text == "USE 2"
+    fixed = "Content-Type: text/plain; charset=utf-8"
+    assert parse_inbound(mail(PLAIN_HEADERS + "\n" + fixed, body), own_addresses=OWN).text == (
+        "ROUND 5: F3 F4 F5\nF6\nUSE 2"
+    )
+
+
 def test_cap_lines() -> None:
     """The text is capped at max_lines lines, and says so."""
     assert cap_lines("a\nb\nc", 2) == ("a\nb", True)
