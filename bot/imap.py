@@ -153,7 +153,9 @@ class ImapInbox:
             except imaplib.IMAP4.abort:
                 raise
             except IMAPClientError as exc:
-                raise ImapError(f"cannot select IMAP folder {self.folder!r}: {exc}") from exc
+                raise ImapError(
+                    f"IMAP folder {self.folder!r} is missing or cannot be selected: {exc}"
+                ) from exc
             uidvalidity = int(selected[b"UIDVALIDITY"])
             if self.uidvalidity is not None and uidvalidity != self.uidvalidity:
                 log.warning(
@@ -204,6 +206,8 @@ class ImapInbox:
                     "IMAP %s:%s: connection attempt %d/%d failed: %s",
                     self.host, self.port, attempt + 1, self.reconnect_attempts, exc,
                 )
+            except IMAPClientError as exc:  # a NO/BAD while setting up, e.g. CREATE refused
+                raise ImapError(f"IMAP server {self.host}:{self.port}: {exc}") from exc
         raise ImapUnavailable(
             f"IMAP server {self.host}:{self.port} unreachable after "
             f"{self.reconnect_attempts} attempts: {last!r}"
@@ -225,6 +229,8 @@ class ImapInbox:
                 last = exc
                 log.warning("IMAP connection lost (%s); reconnecting", exc)
                 self._drop()
+            except IMAPClientError as exc:  # the server answered NO or BAD
+                raise ImapError(f"IMAP server {self.host}:{self.port}: {exc}") from exc
         raise ImapUnavailable(
             f"IMAP server {self.host}:{self.port} kept dropping the connection: {last!r}"
         ) from last
@@ -412,6 +418,9 @@ class ImapInbox:
             self._drop()
             self._connect()
             return True
+        except IMAPClientError as exc:  # the server answered NO or BAD
+            self._drop()  # the session may be stuck in IDLE: start clean next time
+            raise ImapError(f"IMAP server {self.host}:{self.port}: {exc}") from exc
 
     @staticmethod
     def _news(responses: Sequence[object]) -> bool:
@@ -452,7 +461,7 @@ class ImapInbox:
         problems: list[str] = []
         try:
             client = self._open()
-        except ImapLoginError as exc:
+        except ImapError as exc:  # login refused, inbox folder missing
             return [str(exc)]
         except (IMAPClientError, *_CONNECTION_ERRORS) as exc:
             return [f"cannot use IMAP server {self.host}:{self.port} ({self.security}): {exc}"]

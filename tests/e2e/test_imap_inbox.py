@@ -388,6 +388,24 @@ def test_check_reports_missing_folders_and_ensure_folders_creates_them(dovecot, 
     assert "IDLE" in strict.capabilities() and "MOVE" in strict.capabilities()
 
 
+def test_a_missing_inbox_or_target_folder_is_a_clear_error(dovecot, user, make_inbox):
+    """No such inbox folder: ImapError naming it (check() too); moving into a missing
+    folder: ImapError, and the mails stay in the inbox."""
+    from bot.imap import ImapError
+
+    missing = make_inbox(folder="Nope", create_folders=False)
+    with pytest.raises(ImapError, match="'Nope' is missing"):
+        missing.fetch_new()
+    assert [p for p in missing.check() if "'Nope'" in p]
+
+    dovecot.deliver(user, make_mail(1))
+    nowhere = make_inbox(processed_folder="Gone", create_folders=False)
+    mails = nowhere.fetch_new()
+    with pytest.raises(ImapError):
+        nowhere.mark_done([m.key for m in mails])
+    assert [m.key for m in nowhere.fetch_new()] == [m.key for m in mails]
+
+
 def test_check_reports_an_unreachable_server():
     """check() on a port nobody listens on: one problem naming host and port, no raise."""
     port = free_port()
