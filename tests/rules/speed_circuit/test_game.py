@@ -1,0 +1,130 @@
+"""Speed Circuit behind the `rules.api.Game` contract: NMR defaults (§8, P29), views,
+figures, GM overrides, storage, and play through `rules.script`."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from rules import find_game
+from rules.api import FigureError, Game, StateError, Viewer
+from rules.script import run_script
+from rules.speed_circuit import GAME
+from rules.speed_circuit.car import Status
+from rules.speed_circuit.plot import PathKind, PathOrder, PayOrder, SpeedOrder
+from tests.rules.speed_circuit.helpers import car, race, scenario_track, turn
+
+TRACK = scenario_track("corner_test")
+PUBLIC_KEYS = {"title", "turn_label", "finished", "standings", "columns", "table", "events", "private", "summary"}
+
+
+def test_registered_and_implements_the_protocol() -> None:
+    """rules/__init__.py GAMES lists the game; GAME implements rules.api.Game."""
+    assert find_game("speed-circuit") is GAME
+    assert isinstance(GAME, Game)
+
+
+def test_nmr_safe_plot_needs_no_wear_test_or_roll() -> None:
+    """§8 NMR: the bot's safe plot is the highest speed within the car's limits whose planned
+    path (keeping lane, following lines) needs no wear, test or roll."""
+    state = race(TRACK, [car("ann", "B3", TRACK, speed=100, wear=9)])
+    plot = GAME.default_orders(state, "ann")
+    assert plot == (SpeedOrder(80), PathOrder(PathKind.LINE), PayOrder(True))
+    assert GAME.parse_orders(state, "ann", GAME.format_orders(plot)).ok
+    resolution = GAME.resolve(state, {"ann": plot}, random.Random(0))
+    assert resolution.state.car("ann").wear == 9
+    assert not [e for e in resolution.events if e.roll is not None]
+
+
+def test_nmr_safe_plot_brakes_when_it_must() -> None:
+    """§8: "or the least deceleration that gets there": a fast car short of a slow corner
+    slows down as little as it can."""
+    state = race(TRACK, [car("ann", "B2", TRACK, speed=120, wear=9)])
+    speed = GAME.default_orders(state, "ann")[0]
+    assert isinstance(speed, SpeedOrder) and speed.mph == 80
+
+
+def test_nmr_maintain_speed_option() -> None:
+    """P29: option plot_default=mps gives the WBC rule (missing plot = maintain present speed)."""
+    state = GAME.new_game(["ann", "bob"], {"plot_default": "mps", "track": "harbour_loop"}, random.Random(0))
+    for _ in range(2):
+        state = GAME.resolve(state, {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}, random.Random(1)).state
+    assert GAME.default_orders(state, "ann") == (SpeedOrder(None),)
+
+
+def test_views_have_the_common_keys_and_public_shows_nothing_private() -> None:
+    """api.py Views: every game provides the common keys; PUBLIC has no private part."""
+    state = race(TRACK, [car("ann", "B3", TRACK, speed=60), car("bob", "A10", TRACK, speed=40)])
+    resolution = turn(state, {"ann": "SPEED 60", "bob": "SPEED 40"})
+    public = GAME.view(resolution.state, resolution, Viewer.PUBLIC)
+    assert PUBLIC_KEYS <= set(public)
+    assert public["private"] == []
+    assert public["columns"] == ["Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Status"]
+    assert [row["player"] for row in public["table"]] == ["bob", "ann"]
+    assert public["events"] and "[bob]" in public["track_text"]
+    assert public["track_svg"].startswith("<svg")
+    mine = GAME.view(resolution.state, resolution, "ann")
+    assert any("Next turn you may plot" in line for line in mine["private"])
+
+
+def test_public_figures() -> None:
+    """Issue 7: public figures per car: lap, space, speed, wear, skill, tyres, status."""
+    state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
+    assert set(GAME.figures(state, "ann")) == {"lap", "space", "speed", "wear", "skill", "tyres", "status"}
+
+
+def test_gm_set_figure_and_its_errors() -> None:
+    """api.py set_figure: adjusts one figure; FigureError names the allowed names or range."""
+    state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
+    assert GAME.set_figure(state, "ann", "wear", "4").car("ann").wear == 4
+    with pytest.raises(FigureError, match="figures: wear"):
+        GAME.set_figure(state, "ann", "fuel", "4")
+    with pytest.raises(FigureError, match="steps of 20"):
+        GAME.set_figure(state, "ann", "speed", "50")
+
+
+def test_drop_player_removes_the_car() -> None:
+    """api.py drop_player: the player leaves the race."""
+    state = race(TRACK, [car("ann", "B3", TRACK, speed=60), car("bob", "B10", TRACK, speed=60)])
+    dropped = GAME.drop_player(state, "bob")
+    assert dropped.car("bob").status is Status.OUT and dropped.car("bob").space is None
+    assert GAME.players(dropped) == ("ann",)
+    assert GAME.expected_players(dropped) == frozenset({"ann"})
+
+
+def test_state_round_trips_and_refuses_unknown_versions() -> None:
+    """api.py: load_state is the inverse of dump_state; StateError on an unknown version or shape."""
+    state = GAME.new_game(["ann", "bob"], {}, random.Random(0))
+    data = GAME.dump_state(state)
+    assert GAME.load_state(data) == state
+    with pytest.raises(StateError):
+        GAME.load_state({**data, "version": 99})
+    with pytest.raises(StateError):
+        GAME.load_state({**data, "cars": [{"player": "ann"}]})
+
+
+def test_play_set_up_and_race_turns_through_the_script_runner() -> None:
+    """Issue 7: `flagman play speed_circuit --script ...` works through rules.script."""
+    script = {
+        "players": ["ann", "bob", "cat"],
+        "options": {"track": "harbour_loop", "laps": 1},
+        "seed": 7,
+        "turns": [
+            {"ann": "DESIGN ACC 1 TOP 1\nTYRES OPTION", "bob": "DESIGN START 2\nTYRES PRIME"},
+            {"ann": "BID WEAR 2", "bob": "BID SKILL 1"},
+            {"ann": "SPEED 60", "bob": "SPEED 140\nPUSH YES", "cat": "SPEED 60"},
+            {"ann": "SPEED 100\nLANE B", "bob": "SPEED MPS"},
+            {"ann": "SPEED MPS"},
+        ],
+    }
+    out = run_script("speed_circuit", script)
+    labels = [t["label"] for t in out["turns"]]
+    assert labels[:3] == ["Turn 1: car design", "Turn 2: qualifying", "Race turn 1 (leader on lap 1 of 1)"]
+    assert out["turns"][0]["defaulted"] == ["cat"]
+    assert out["turns"][1]["positions"][0] == ["ann"]
+    last = out["turns"][-1]["players"]
+    assert set(last["ann"]) == {"lap", "space", "speed", "wear", "skill", "tyres", "status"}
+    assert any(e.get("roll") for t in out["turns"] for e in t["events"])
+    assert out["finished"] is False and out["result"] is None
+    assert run_script("speed_circuit", script) == out
