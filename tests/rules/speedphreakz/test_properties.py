@@ -1,0 +1,110 @@
+"""SpeedPhreakz invariants, as Hypothesis properties over random legal races."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rules.speedphreakz import GAME
+from rules.speedphreakz.data import chart
+from rules.speedphreakz.model import CarStatus, Race
+from rules.speedphreakz.resolve import reckless_result
+from tests.rules.speedphreakz.helpers import ScriptedRandom, car, race
+from tests.rules.speedphreakz.strategies import play_random_race, programs
+
+RACES = settings(max_examples=60, deadline=None)
+
+
+def on_the_board(state: Race) -> None:
+    for c in state.cars:
+        assert c.recklessness >= 0, c
+        assert c.deficit >= 0 and c.surcharge >= 0, c
+        if c.square is not None and c.status is not CarStatus.OUT:
+            assert state.circuit.on_map(c.square), c
+            assert not state.circuit.solid(c.square), c
+
+
+@RACES
+@given(st.data())
+def test_recklessness_never_negative_and_no_car_inside_a_solid(data: st.DataObject) -> None:
+    """§4.2: recklessness only grows or resets to 0; §4.5: a car never enters a solid (it
+    stays on its last legal square); resolve never raises on parsed or default orders."""
+    for turn in play_random_race(data):
+        on_the_board(turn.resolution.state)
+
+
+@RACES
+@given(st.data())
+def test_replay_is_deterministic(data: st.DataObject) -> None:
+    """architecture.md: "any turn can be replayed exactly" from the state, orders and seed."""
+    for turn in play_random_race(data, max_turns=10):
+        again = GAME.resolve(GAME.load_state(GAME.dump_state(turn.state)), turn.orders, random.Random(turn.seed))
+        assert again == turn.resolution
+
+
+@RACES
+@given(st.data())
+def test_dump_then_load_is_the_same_state(data: st.DataObject) -> None:
+    """api: `load_state` is the inverse of `dump_state`, through real JSON text."""
+    for turn in play_random_race(data, max_turns=10):
+        state = turn.resolution.state
+        assert GAME.load_state(json.loads(json.dumps(GAME.dump_state(state)))) == state
+
+
+@RACES
+@given(st.data())
+def test_format_then_parse_is_the_same_orders(data: st.DataObject) -> None:
+    """api: "parse_orders(state, p, format_orders(x)).orders == tuple(x)"."""
+    for turn in play_random_race(data, max_turns=10):
+        for player, orders in turn.orders.items():
+            parsed = GAME.parse_orders(turn.state, player, GAME.format_orders(orders))
+            assert parsed.ok and parsed.orders == orders
+
+
+@RACES
+@given(st.data())
+def test_standings_hold_every_player_once(data: st.DataObject) -> None:
+    """The standings are a partition of the players still in the race, finishers first."""
+    for turn in play_random_race(data, max_turns=12):
+        state = turn.resolution.state
+        places = GAME.standings(state)
+        flat = [p for position in places for p in position]
+        assert sorted(flat) == sorted(GAME.players(state))
+        assert tuple(flat[: len(state.finish_order)]) == state.finish_order
+        assert GAME.view(state, turn.resolution, "ann")["events"] == [e.text for e in turn.resolution.events]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 9), st.integers(0, 40))
+def test_the_d10_table_is_total(face: int, recklessness: int) -> None:
+    """S1 / §4.3: every face with any recklessness gives a table line or a crash, never an
+    error; results only move away from the middle (4.5) as recklessness grows."""
+    result = reckless_result(face, recklessness)
+    assert (result <= face <= 4) or (result >= face >= 5)
+    if 0 <= result <= 9:
+        for action in chart().actions:
+            assert action.table[result].name
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    programs(max_actions=12),
+    st.integers(0, 12),
+    st.integers(0, 500),
+    st.lists(st.integers(0, 9), min_size=14, max_size=14),
+    st.integers(1, 100),
+    st.booleans(),
+)
+def test_any_program_with_any_recklessness_resolves(
+    program: tuple[str, ...], recklessness: int, deficit: int, faces: list[int], d100: int, oil: bool
+) -> None:
+    """Resolve is total: any legal program, recklessness, carried deficit and dice; the car
+    stays on the board and its recklessness is never negative."""
+    state = race([car("ann", (6, 3), recklessness=recklessness, deficit=deficit, oil=oil)], programs={"ann": " ".join(program)})
+    rng = ScriptedRandom([d100, *faces])
+    resolution = GAME.resolve(state, {}, rng)
+    on_the_board(resolution.state)
+    assert sum(1 for e in resolution.events if e.kind == "d10") == len(rng.asked) - 1
