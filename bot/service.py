@@ -119,7 +119,9 @@ class Service:
         return report
 
     def tick(self) -> list[tuple[str, int]]:
-        return G.tick(self.shell)
+        from bot import reminders  # resolves (G.tick), then NMR limits, late notices, reminders
+
+        return reminders.tick(self.shell)
 
     def send(self) -> mailout.DrainReport:
         return mailout.drain(self.shell.db, self.mailer, self.shell.clock, self.settings)

@@ -1,0 +1,187 @@
+"""The GM's daily digest (mail-interface.md, "The digest").
+
+Once a day, at `[schedule] digest_time` in the GM's local time, one mail per GM address:
+every game of theirs (turn, deadline, who has orders on file and who has not -- never what --,
+NMR streaks), then what happened since the last digest: mail refused, unknown senders and
+failed authentications, bounces and other mail never answered, failed sends, quarantined
+mail; then the GM command syntax with one example each (from `bot.commands.GM_COMMANDS`).
+
+The GM's time zone is that of their first running game (a GM with games in several zones
+gets one digest, on the first game's clock). A row in `gm_digest` per GM and local day makes
+it once a day: the scheduler calls `send_due_digests` every ten minutes, and `flagman digest`
+may run from cron as often as it likes. ``--now`` (force) sends at once whatever the hour.
+
+What has no game (unknown senders, bounces, quarantined mail) is shown to every GM: on a site
+with several GMs each sees the site's oddities.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from bot import games as G
+from bot import mailout
+from bot.auth import GM_SEAT
+from bot.clock import as_utc
+from bot.commands import GM_COMMANDS
+from bot.deadlines import format_local
+from bot.models import (
+    Game,
+    GameStatus,
+    GmDigest,
+    InboundMessage,
+    InboundStatus,
+    Outbox,
+    OutboxStatus,
+    Quarantine,
+)
+
+log = logging.getLogger("flagman.digest")
+
+MAX_ITEMS = 25  # per list; the rest is counted
+FAILED_LOOKBACK = timedelta(days=1)  # a send fails for good up to ~2 hours after it was queued
+
+
+def digest_time(shell: G.Shell) -> time:
+    hour, _, minute = shell.settings.schedule.digest_time.partition(":")
+    try:
+        return time(int(hour), int(minute or 0))
+    except ValueError:
+        log.warning("[schedule] digest_time %r is not HH:MM; using 08:00", shell.settings.schedule.digest_time)
+        return time(8, 0)
+
+
+def gm_addresses(session: Session) -> list[str]:
+    return sorted(set(session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED))))
+
+
+def send_due_digests(shell: G.Shell, *, force: bool = False) -> int:
+    """Queue every digest that is due now (all of them with `force`); returns how many."""
+    with shell.db.read() as session:
+        addresses = gm_addresses(session)
+    sent = 0
+    for address in addresses:
+        with shell.db.transaction() as session:
+            if send_digest(shell, session, address, force=force):
+                sent += 1
+    return sent
+
+
+def _last_digest(session: Session, address: str) -> GmDigest | None:
+    return session.scalar(select(GmDigest).where(GmDigest.gm_address == address)
+                          .order_by(GmDigest.sent_at.desc(), GmDigest.id.desc()).limit(1))
+
+
+def send_digest(shell: G.Shell, session: Session, address: str, *, force: bool = False) -> bool:
+    now = shell.now()
+    running = list(session.scalars(select(Game).where(Game.gm_address == address, Game.status != GameStatus.FINISHED)
+                                   .order_by(Game.id)))
+    if not running:
+        return False
+    zone = running[0].timezone
+    local = now.astimezone(ZoneInfo(zone))
+    day = local.date().isoformat()
+    if not force:
+        if local.time() < digest_time(shell):
+            return False
+        if session.scalar(select(GmDigest.id).where(GmDigest.gm_address == address, GmDigest.day == day)) is not None:
+            return False
+    last = _last_digest(session, address)
+    since = as_utc(last.sent_at) if last is not None else now - timedelta(days=1)
+    finished = list(session.scalars(select(Game).where(Game.gm_address == address,
+                                                       Game.status == GameStatus.FINISHED,
+                                                       Game.finished_at >= since).order_by(Game.id)))
+    games = running + finished
+    ctx = G.base_context(shell, running[0], G.rules_of(running[0]))
+    ctx.update({
+        "since": format_local(since, zone), "now": format_local(now, zone), "timezone": zone,
+        "games": [game_summary(shell, session, g, zone) for g in games],
+        "commands": [{"syntax": c.syntax, "summary": c.summary, "example": c.example} for c in GM_COMMANDS],
+        "reply_addresses": [{"game": g.name, "address": shell.reply_address(g.name, GM_SEAT)} for g in running],
+    })
+    ctx.update(happenings(session, [g.id for g in games], since, zone))
+    rendered = shell.renderer.render("digest", ctx)
+    mailout.queue(session, shell.settings, now, kind="digest", game_id=None,
+                  to=mailout.Recipient(address, "GM"), rendered=rendered,
+                  reply_to=shell.reply_address(running[0].name, GM_SEAT))
+    session.add(GmDigest(gm_address=address, day=day, sent_at=now))
+    log.info("digest for %s (%d games) queued", address, len(games))
+    return True
+
+
+def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dict[str, Any]:
+    rules = G.rules_of(game)
+    out: dict[str, Any] = {
+        "name": game.name, "title": rules.title, "status": str(game.status), "turn": None, "deadline": None,
+        "ordered": [], "missing": [], "streaks": [], "plots": [], "players": [],
+        "min_players": rules.min_players, "max_players": rules.max_players,
+        "grace": game.grace_minutes, "early": game.early_resolution,
+        "nmr_limit": game.nmr_limit, "nmr_action": game.nmr_action,
+        "out": [s.name for s in game.seats if not s.active],
+    }
+    out["players"] = [f"{s.name} <{s.player.address}>" for s in G.active_seats(game)]
+    if game.status == GameStatus.SIGNUP:
+        return out
+    rules, state, turn = G.current_state(session, game)
+    if turn is not None:
+        out["turn"] = turn.label
+        out["deadline"] = G.deadline_text(turn, zone)
+        for name in sorted(rules.expected_players(state)):
+            seat = G.seat_named(game, name)
+            has = seat is not None and any(s.source in ("mail", "gm") for s in G.submissions(session, turn, seat))
+            (out["ordered"] if has else out["missing"]).append(name)
+    else:
+        out["result"] = [", ".join(place) for place in rules.standings(state)]
+    out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in G.active_seats(game) if s.nmr_streak > 0]
+    out["plots"] = [s.name for s in G.active_seats(game) if s.gm_plot]
+    return out
+
+
+def _clip(items: list[str]) -> dict[str, Any]:
+    return {"items": items[:MAX_ITEMS], "more": max(0, len(items) - MAX_ITEMS)}
+
+
+def happenings(session: Session, game_ids: list[int], since: datetime, zone: str) -> dict[str, Any]:
+    """The mail the GM should know about, received or sent since `since`."""
+    names = dict(session.execute(select(Game.id, Game.name).where(Game.id.in_(game_ids))).tuples().all()) if game_ids else {}
+    rows = session.scalars(select(InboundMessage).where(
+        InboundMessage.received_at >= since, InboundMessage.status != InboundStatus.APPLIED,
+        or_(InboundMessage.game_id.is_(None), InboundMessage.game_id.in_(game_ids)))
+        .order_by(InboundMessage.id))
+    refused: list[str] = []
+    strangers: list[str] = []
+    auth_failed: list[str] = []
+    bounces: list[str] = []
+    ignored: list[str] = []
+    for row in rows:
+        when = format_local(as_utc(row.received_at), zone)
+        where = f"[{names[row.game_id]}] " if row.game_id in names else ""
+        line = f"{when} {where}{row.sender or '(no sender)'}: {row.detail}"
+        detail = row.detail.lower()
+        if row.status == InboundStatus.IGNORED and detail.startswith("bounce"):
+            bounces.append(line)
+        elif detail.startswith("unknown sender"):
+            strangers.append(line)
+        elif detail.startswith("authentication failed"):
+            auth_failed.append(line)
+        elif row.status == InboundStatus.IGNORED:
+            ignored.append(line)
+        elif row.status == InboundStatus.REFUSED:
+            refused.append(line + (f' -- "{row.subject}"' if row.subject else ""))
+    failed = [f"{format_local(as_utc(o.created_at), zone)} to {o.recipient}: {o.subject} ({o.last_error or 'refused'})"
+              for o in session.scalars(select(Outbox).where(
+                  Outbox.status == OutboxStatus.FAILED, Outbox.created_at >= since - FAILED_LOOKBACK,
+                  or_(Outbox.game_id.is_(None), Outbox.game_id.in_(game_ids))).order_by(Outbox.id))]
+    quarantined = [f"{format_local(as_utc(q.created_at), zone)} {q.message_id}: "
+                   f"{(q.error.strip().splitlines() or ['?'])[-1]}"
+                   for q in session.scalars(select(Quarantine).where(Quarantine.created_at >= since)
+                                            .order_by(Quarantine.id))]
+    return {"refused": _clip(refused), "strangers": _clip(strangers), "auth_failed": _clip(auth_failed),
+            "bounces": _clip(bounces), "ignored": _clip(ignored), "failed_sends": _clip(failed),
+            "quarantined": _clip(quarantined)}

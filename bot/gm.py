@@ -1,0 +1,558 @@
+"""The GM's override commands (mail-interface.md, "GM commands"), by mail and by CLI.
+
+One function, `execute`, carries out a command for either channel inside the caller's
+transaction: it checks the arguments and the game's state first and refuses with a reason
+(`GmRefusal`) before changing anything, runs the change in a savepoint, writes a `GmAudit`
+row (who, when, mail or cli, which Message-ID, the command, the outcome, and for the
+commands that discard something, what they discarded in `undo`), and queues the
+confirmation (or refusal) mail to the GM. EXTEND, DEADLINE, PAUSE, RESUME and ROLLBACK are
+also announced to the players, each with the deadline in their own time zone.
+
+Who may command a game: by mail, `bot.commands.parse_commands` treats a line as a GM command
+only when it names a game the authenticated sender is GM of; a GM of game A naming game B,
+or naming a game that does not exist, gets the line back as "not understood" from the
+service. By CLI, whoever can run `flagman` on the server is trusted (the operator).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from bot import games as G
+from bot import mailout
+from bot import reminders as R
+from bot.auth import GM_SEAT, new_secret
+from bot.clock import as_utc
+from bot.commands import GM_VERBS, GmCommand, split_gm_args
+from bot.deadlines import (
+    DeadlineError,
+    format_local,
+    next_deadline,
+    parse_duration,
+    parse_schedule,
+    parse_when,
+)
+from bot.inbound import Inbound
+from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Player, Seat, Turn
+from bot.render import RenderedMail
+from rules.api import FigureError, OptionError, Viewer
+
+log = logging.getLogger("flagman.gm")
+
+ROBOT = "flagman"  # the actor of automatic actions (NMR limit)
+
+
+class GmRefusal(ValueError):
+    """The command cannot be done; the message says why, fit to mail back as is."""
+
+
+@dataclass(frozen=True, slots=True)
+class GmResult:
+    ok: bool
+    verb: str
+    game: str
+    text: str
+    extra: str = ""  # PREVIEW: the preview itself, for the CLI to print
+
+
+@dataclass
+class Ctx:
+    shell: G.Shell
+    session: Session
+    game: Game
+    now: datetime
+    actor: str
+    via: str
+    undo: dict[str, Any] | None = None
+    extra: str = ""
+    mail: RenderedMail | None = None  # replaces the plain confirmation (PREVIEW)
+
+
+# -- the entry points ------------------------------------------------------------------------
+
+def run(service: Any, session: Session, inbound: Inbound, command: GmCommand) -> str:
+    """A GM command from a mail (the service calls this for each one); returns a short label."""
+    result = execute(service.shell, session, command.verb, command.game, command.args, actor=inbound.sender,
+                     via="mail", message_id=inbound.message_id, line=command.line,
+                     in_reply_to=f"<{inbound.message_id}>")
+    return f"{result.verb} {'done' if result.ok else 'refused'}"
+
+
+def execute_words(shell: G.Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str,
+                  via: str = "cli") -> GmResult:
+    """A GM command given as words (the CLI): checked against the same syntax as by mail."""
+    spec = GM_VERBS.get(verb.upper())
+    if spec is None:
+        raise GmRefusal(f"unknown GM command {verb!r}; known: {', '.join(GM_VERBS)}")
+    args = split_gm_args(spec, words)
+    if args is None:
+        raise GmRefusal(f"write {spec.syntax}, e.g. {spec.example}")
+    line = " ".join([spec.verb, game, *words])
+    return execute(shell, session, spec.verb, game.lower(), args, actor=actor, via=via, line=line)
+
+
+def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: tuple[str, ...], *, actor: str,
+            via: str, message_id: str = "", line: str = "", in_reply_to: str = "") -> GmResult:
+    verb = verb.upper()
+    line = line or " ".join([verb, game_name, *args])
+    game = G.find_game_row(session, game_name)
+    if game is None:
+        text = f"there is no game called {game_name}"
+        session.add(GmAudit(game_id=None, actor=actor[:320], via=via, message_id=message_id[:998], command=line,
+                            outcome="refused: " + text, created_at=shell.now(), undo=None))
+        return GmResult(False, verb, game_name, text)
+    handler = HANDLERS.get(verb)
+    ctx = Ctx(shell, session, game, shell.now(), actor, via)
+    savepoint = session.begin_nested()
+    try:
+        if handler is None:
+            raise GmRefusal(f"unknown GM command {verb}")
+        text = handler(ctx, args)
+        savepoint.commit()
+        ok = True
+    except (GmRefusal, G.GameError, DeadlineError, FigureError, OptionError) as exc:
+        savepoint.rollback()
+        text, ok, ctx.undo, ctx.mail, ctx.extra = str(exc), False, None, None, ""
+    session.add(GmAudit(game_id=game.id, actor=actor[:320], via=via, message_id=message_id[:998], command=line,
+                        outcome=("done: " if ok else "refused: ") + text, created_at=ctx.now, undo=ctx.undo))
+    log.info("GM %s via %s: %s -> %s: %s", actor, via, line, "done" if ok else "refused", text)
+    rendered = ctx.mail or shell.renderer.render("gm_result", {
+        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+        "game_name": game.name, "verb": verb, "line": line, "ok": ok, "text": text, "via": via,
+        "when": format_local(ctx.now, game.timezone), "actor": actor,
+    })
+    mailout.queue(session, shell.settings, ctx.now, kind="gm_" + verb.lower(), game_id=game.id,
+                  to=mailout.Recipient(game.gm_address, "GM"), rendered=rendered,
+                  reply_to=shell.reply_address(game.name, GM_SEAT), in_reply_to=in_reply_to,
+                  auto_replied=bool(in_reply_to))
+    return GmResult(ok, verb, game.name, text, ctx.extra)
+
+
+# -- helpers -----------------------------------------------------------------------------------
+
+def _open(ctx: Ctx) -> tuple[Any, Any, Turn]:
+    game = ctx.game
+    if game.status == GameStatus.SIGNUP:
+        raise GmRefusal(f"{game.name} has not started (sign-ups are open); START {game.name} first")
+    if game.status == GameStatus.FINISHED:
+        raise GmRefusal(f"{game.name} is over")
+    rules, state, turn = G.current_state(ctx.session, game)
+    if turn is None:
+        raise GmRefusal(f"{game.name} has no open turn")
+    return rules, state, turn
+
+
+def _seat(ctx: Ctx, name: str, *, active: bool = True) -> Seat:
+    seat = G.seat_named(ctx.game, name.lower())
+    if seat is None:
+        seats = ", ".join(s.name for s in ctx.game.seats if s.active) or "none"
+        raise GmRefusal(f"{ctx.game.name} has no seat {name!r}; its seats: {seats}")
+    if active and not seat.active:
+        raise GmRefusal(f"seat {seat.name} of {ctx.game.name} is out of the game")
+    return seat
+
+
+def _orders_text(text: str) -> str:
+    """By mail a GM command is one line: ';' separates the lines of the orders."""
+    return "\n".join(part.strip() for part in text.split(";"))
+
+
+def _parse_for(rules: Any, state: Any, seat: Seat, text: str) -> tuple[Any, ...]:
+    parsed = rules.parse_orders(state, seat.name, _orders_text(text))
+    if parsed.problems or not parsed.orders:
+        reasons = "; ".join(f'"{p.line}": {p.reason}' for p in parsed.problems) or "no orders in it"
+        raise GmRefusal(f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
+                        + rules.order_help(state, seat.name))
+    orders: tuple[Any, ...] = parsed.orders
+    return orders
+
+
+def _deadline_words(turn: Turn | None, zone: str) -> str:
+    return G.deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
+
+
+def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce") -> int:
+    """A mail to every active seat: `text`, and the open turn's deadline in the seat's zone."""
+    game, session, shell = ctx.game, ctx.session, ctx.shell
+    turn = G.open_turn(session, game)
+    rules = G.rules_of(game)
+    sent = 0
+    for seat in G.active_seats(game):
+        zone = seat.player.timezone
+        ctx_mail = G.base_context(shell, game, rules)
+        ctx_mail.update({
+            "seat": {"name": seat.name, "display": seat.player.name}, "title": title, "text": text,
+            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)} if turn is not None else None,
+            "paused": game.status == GameStatus.PAUSED, "timezone": zone,
+        })
+        rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
+        mailout.queue(session, shell.settings, ctx.now, kind=kind, game_id=game.id,
+                      to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
+                      reply_to=shell.reply_address(game.name, seat.name))
+        sent += 1
+    return sent
+
+
+def seat_notice(shell: G.Shell, session: Session, game: Game, seat: Seat, title: str, text: str, *,
+                kind: str = "notice", error: bool = False, address: str | None = None, name: str | None = None) -> None:
+    rendered = shell.renderer.render("notice", {
+        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+        "game_name": game.name, "title": title, "text": text, "error": error,
+        "greeting": name or seat.player.name,
+    })
+    mailout.queue(session, shell.settings, shell.now(), kind=kind, game_id=game.id,
+                  to=mailout.Recipient(address or seat.player.address, name or seat.player.name), rendered=rendered,
+                  reply_to=shell.reply_address(game.name, seat.name) if address is None else None)
+
+
+def _set_deadline(ctx: Ctx, turn: Turn, deadline: datetime | None) -> None:
+    turn.deadline = deadline
+    R.rearm(ctx.game, turn, ctx.now)
+
+
+def player_for(session: Session, address: str, name: str, now: datetime, default_zone: str) -> Player:
+    address = address.strip().lower()
+    player = session.scalar(select(Player).where(Player.address == address))
+    if player is None:
+        player = Player(address=address, name=name or address.partition("@")[0], timezone=default_zone, created_at=now)
+        session.add(player)
+        session.flush()
+    return player
+
+
+# -- the commands ------------------------------------------------------------------------------
+
+def _extend(ctx: Ctx, args: tuple[str, ...]) -> str:
+    _rules, _state, turn = _open(ctx)
+    delta = parse_duration(args[0])
+    if turn.deadline is None:
+        raise GmRefusal(f"{turn.label} has no deadline (manual schedule); set one with DEADLINE {ctx.game.name} <when>")
+    old = as_utc(turn.deadline)
+    new = old + delta
+    if new <= ctx.now:
+        raise GmRefusal(f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
+                        f"use DEADLINE {ctx.game.name} +{args[0]} to set one from now")
+    _set_deadline(ctx, turn, new)
+    ctx.undo = {"deadline": old.isoformat()}
+    announce(ctx, f"Deadline extended for {turn.label}",
+             f"The GM has extended the deadline of {turn.label} by {args[0]}.", kind="extend")
+    return (f"{turn.label}: the deadline moved from {format_local(old, ctx.game.timezone)} to "
+            f"{format_local(new, ctx.game.timezone)}; the players were told.")
+
+
+def _deadline(ctx: Ctx, args: tuple[str, ...]) -> str:
+    _rules, _state, turn = _open(ctx)
+    new = parse_when(args[0], ctx.now, ctx.game.timezone)
+    if new <= ctx.now:
+        raise GmRefusal(f"{format_local(new, ctx.game.timezone)} is in the past; to resolve now, send "
+                        f"PROCESS {ctx.game.name}")
+    old = as_utc(turn.deadline) if turn.deadline is not None else None
+    _set_deadline(ctx, turn, new)
+    ctx.undo = {"deadline": old.isoformat() if old else None}
+    announce(ctx, f"New deadline for {turn.label}", f"The GM has set a new deadline for {turn.label}.",
+             kind="deadline")
+    return (f"{turn.label}: the deadline is now {format_local(new, ctx.game.timezone)} (was "
+            f"{format_local(old, ctx.game.timezone) if old else 'none'}); the players were told.")
+
+
+def _order(ctx: Ctx, args: tuple[str, ...]) -> str:
+    rules, state, turn = _open(ctx)
+    seat = _seat(ctx, args[0])
+    if seat.name not in rules.expected_players(state):
+        raise GmRefusal(f"{seat.name} has no orders to give for {turn.label}")
+    orders = _parse_for(rules, state, seat, args[1])
+    canonical = rules.format_orders(orders)
+    ctx.session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="gm", text=canonical,
+                                    received_at=ctx.now))
+    ctx.session.flush()
+    on_file = G.orders_on_file(rules, state, seat, G.submissions(ctx.session, turn, seat))
+    assert on_file is not None
+    return (f"entered for {seat.name}, {turn.label}:\n" + _quote(canonical)
+            + f"\n\nOn file for {seat.name} now:\n" + _quote(rules.format_orders(on_file)))
+
+
+def _plot(ctx: Ctx, args: tuple[str, ...]) -> str:
+    rules, state, turn = _open(ctx)
+    seat = _seat(ctx, args[0])
+    old = seat.gm_plot
+    if args[1].strip().upper() == "CLEAR":
+        seat.gm_plot = None
+        ctx.undo = {"seat": seat.name, "gm_plot": old}
+        return f"the GM plot of {seat.name} is cleared: the game's own default applies."
+    if seat.name not in rules.players(state):
+        raise GmRefusal(f"{seat.name} is no longer in the race")
+    canonical = rules.format_orders(_parse_for(rules, state, seat, args[1]))
+    seat.gm_plot = canonical
+    ctx.undo = {"seat": seat.name, "gm_plot": old}
+    return (f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal):\n"
+            + _quote(canonical))
+
+
+def _process(ctx: Ctx, args: tuple[str, ...]) -> str:
+    rules, state, turn = _open(ctx)
+    outcome = G.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
+    following = G.open_turn(ctx.session, ctx.game)
+    text = f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
+    if following is None:
+        return text + " The game is over."
+    return text + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
+
+
+def _preview(ctx: Ctx, args: tuple[str, ...]) -> str:
+    rules, state, turn = _open(ctx)
+    outcome = G.compute(ctx.session, ctx.game, rules, state, turn)
+    orders = []
+    for name in sorted(outcome.orders):
+        seat = G.seat_named(ctx.game, name)
+        source = (G.nmr_default(rules, state, seat)[1] if seat else "default") if name in outcome.defaulted else "on file"
+        orders.append({"seat": name, "source": source, "text": rules.format_orders(outcome.orders[name])})
+    view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
+    mail_ctx = G.base_context(ctx.shell, ctx.game, rules)
+    mail_ctx.update({"view": view, "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
+                     "orders": orders, "defaulted": list(outcome.defaulted), "timezone": ctx.game.timezone})
+    ctx.mail = ctx.shell.renderer.render("gm_preview", mail_ctx, game=ctx.game.kind)
+    ctx.extra = ctx.mail.body
+    return f"preview of {turn.label} mailed to the GM; nothing was stored."
+
+
+def _pause(ctx: Ctx, args: tuple[str, ...]) -> str:
+    _rules, _state, turn = _open(ctx)
+    if ctx.game.status == GameStatus.PAUSED:
+        raise GmRefusal(f"{ctx.game.name} is paused already; RESUME {ctx.game.name} restarts it")
+    ctx.game.status = GameStatus.PAUSED
+    announce(ctx, f"{ctx.game.name} is paused",
+             "The GM has paused the game: no deadline runs until the GM resumes it. Orders sent now are kept.",
+             kind="pause")
+    return f"{ctx.game.name} is paused at {turn.label}; the players were told."
+
+
+def _resume(ctx: Ctx, args: tuple[str, ...]) -> str:
+    rules, state, turn = _open(ctx)
+    if ctx.game.status != GameStatus.PAUSED:
+        raise GmRefusal(f"{ctx.game.name} is not paused")
+    ctx.game.status = GameStatus.ACTIVE
+    old = as_utc(turn.deadline) if turn.deadline is not None else None
+    if rules.expected_players(state):
+        # GM_COMMANDS: the clock restarts from now -- but a deadline the GM set later than
+        # that (EXTEND, DEADLINE before the pause) is kept.
+        fresh = next_deadline(parse_schedule(ctx.game.deadline_spec), ctx.now, ctx.game.timezone)
+        if fresh is not None and old is not None and old > fresh:
+            fresh = old
+        _set_deadline(ctx, turn, fresh if fresh is not None else old)
+    ctx.undo = {"deadline": old.isoformat() if old else None}
+    announce(ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume")
+    return (f"{ctx.game.name} resumes at {turn.label}, due {_deadline_words(turn, ctx.game.timezone)}; "
+            "the players were told.")
+
+
+def _set(ctx: Ctx, args: tuple[str, ...]) -> str:
+    rules, state, turn = _open(ctx)
+    seat = _seat(ctx, args[0])
+    new_state = rules.set_figure(state, seat.name, args[1], args[2])
+    old = turn.state
+    turn.state = rules.dump_state(new_state)
+    ctx.undo = {"turn": turn.number, "state": old}
+    text = f"{seat.name}: {args[1]} set to {args[2]}. Figures now: " + ", ".join(
+        f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items()) + "."
+    stale = []
+    for other in G.active_seats(ctx.game):
+        subs = [s for s in G.submissions(ctx.session, turn, other) if s.source in ("mail", "gm")]
+        if any(not rules.parse_orders(new_state, other.name, s.text).ok for s in subs):
+            stale.append(other.name)
+    if stale:
+        text += (" Warning: orders on file for " + ", ".join(stale) + " are no longer legal after this change; "
+                 f"enter new ones with ORDER {ctx.game.name} <seat> <orders>.")
+    return text
+
+
+def _replace(ctx: Ctx, args: tuple[str, ...]) -> str:
+    seat = _seat(ctx, args[0])
+    address, _, name = args[1].strip().partition(" ")
+    address = address.strip("<>").lower()
+    if "@" not in address or address.startswith("@") or address.endswith("@"):
+        raise GmRefusal(f"{address!r} is not a mail address")
+    if any(s.player.address == address for s in G.active_seats(ctx.game)):
+        raise GmRefusal(f"{address} already has a seat in {ctx.game.name}")
+    if ctx.game.status == GameStatus.FINISHED:
+        raise GmRefusal(f"{ctx.game.name} is over")
+    old_player = seat.player
+    new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.shell.settings.bot.timezone)
+    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak}
+    seat_notice(ctx.shell, ctx.session, ctx.game, seat, f"You have left {ctx.game.name}",
+                f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to another player. Thank you for "
+                "playing; the bot will not send you this game's mail any more.",
+                kind="replaced", address=old_player.address, name=old_player.name)
+    seat.player_id = new_player.id
+    seat.secret = new_secret()
+    seat.nmr_streak = 0
+    ctx.session.flush()
+    ctx.session.refresh(seat)
+    if ctx.game.status == GameStatus.SIGNUP:
+        from bot import signups
+
+        signups.send_welcome(ctx.shell, ctx.session, ctx.game, seat)
+    else:
+        G.queue_seat_mail(ctx.shell, ctx.session, ctx.game, seat, "turn_sheet")
+    return (f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was {old_player.address}); "
+            "they got a fresh turn sheet and a new seat password.")
+
+
+def drop_seat(ctx: Ctx, seat: Seat) -> str:
+    """Take a seat out of the game: the rules drop the player from the open turn's state."""
+    game = ctx.game
+    if game.status == GameStatus.FINISHED:
+        raise GmRefusal(f"{game.name} is over")
+    if game.status == GameStatus.SIGNUP:
+        seat.active = False
+        return f"{seat.name} left the sign-up list of {game.name}."
+    rules, state, turn = _open(ctx)
+    if seat.name not in rules.players(state):
+        seat.active = False
+        return f"{seat.name} was no longer in the race; the seat is closed."
+    new_state = rules.drop_player(state, seat.name)
+    ctx.undo = {"turn": turn.number, "state": turn.state, "seat": seat.name}
+    turn.state = rules.dump_state(new_state)
+    turn.label = rules.turn_label(new_state)
+    seat.active = False
+    return f"{seat.name} is out of {game.name} from {turn.label} on."
+
+
+def _drop(ctx: Ctx, args: tuple[str, ...]) -> str:
+    seat = _seat(ctx, args[0])
+    text = drop_seat(ctx, seat)
+    seat_notice(ctx.shell, ctx.session, ctx.game, seat, f"You are out of {ctx.game.name}",
+                f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
+                "game's mail any more.", kind="dropped")
+    return text + " They were told."
+
+
+def _rollback(ctx: Ctx, args: tuple[str, ...]) -> str:
+    game, session = ctx.game, ctx.session
+    if game.status == GameStatus.SIGNUP:
+        raise GmRefusal(f"{game.name} has not started")
+    rules = G.rules_of(game)
+    undone: list[dict[str, Any]] = []
+    while True:
+        last = G.last_resolved_turn(session, game)
+        if last is None:
+            raise GmRefusal(f"{game.name} has no resolved turn to roll back")
+        undone.append(_undo_resolution(ctx, last))
+        # A turn that needs no orders (Racecraft's final sprint) would be resolved again at
+        # once: go back to the last turn where the players had a say.
+        if rules.expected_players(rules.load_state(last.state)) or G.last_resolved_turn(session, game) is None:
+            break
+    turn = last
+    if game.status == GameStatus.FINISHED:
+        game.status = GameStatus.ACTIVE
+        game.finished_at = None
+    # The turn is restored exactly (state, seed, the orders on file); only its deadline is
+    # renewed when the old one has passed, or the tick would resolve it again at once.
+    deadline = as_utc(turn.deadline) if turn.deadline is not None else None
+    if deadline is None or deadline <= ctx.now:
+        deadline = next_deadline(parse_schedule(game.deadline_spec), ctx.now, game.timezone)
+    _set_deadline(ctx, turn, deadline)
+    _recount_streaks(session, game, turn)
+    ctx.undo = {"undone": undone}
+    announce(ctx, f"{turn.label} is reopened",
+             f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
+             "count, and the turn is open again. The orders you had on file for it still stand; you may send "
+             "new ones.", kind="rollback")
+    return (f"rolled back to {turn.label} (seed {turn.seed}); it is open again, due "
+            f"{_deadline_words(turn, game.timezone)}. What was discarded is kept in the audit log.")
+
+
+def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, Any]:
+    session = ctx.session
+    discarded: dict[str, Any] = {
+        "turn": resolved.number, "resolved_at": as_utc(resolved.resolved_at).isoformat() if resolved.resolved_at else None,
+        "state_after": resolved.state_after, "events": resolved.events, "defaults": [], "next_turn": None,
+    }
+    following = session.scalar(select(Turn).where(Turn.game_id == resolved.game_id,
+                                                  Turn.number == resolved.number + 1))
+    if following is not None:
+        if following.resolved_at is not None:
+            raise GmRefusal(f"turn {following.number} is resolved as well; roll that back first")
+        subs = list(session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == following.id)
+                                    .order_by(OrderSubmission.id)))
+        discarded["next_turn"] = {
+            "number": following.number, "label": following.label, "state": following.state, "seed": following.seed,
+            "opened_at": as_utc(following.opened_at).isoformat(),
+            "deadline": as_utc(following.deadline).isoformat() if following.deadline else None,
+            "submissions": [_sub_json(ctx, s) for s in subs],
+        }
+        session.execute(delete(OrderSubmission).where(OrderSubmission.turn_id == following.id))
+        session.delete(following)
+    defaults = list(session.scalars(select(OrderSubmission).where(
+        OrderSubmission.turn_id == resolved.id, OrderSubmission.source.in_(("default", "plot")))))
+    discarded["defaults"] = [_sub_json(ctx, s) for s in defaults]
+    for sub in defaults:
+        session.delete(sub)
+    resolved.resolved_at = None
+    resolved.state_after = None
+    resolved.events = None
+    session.flush()
+    session.expire(ctx.game, ["turns"])
+    return discarded
+
+
+def _sub_json(ctx: Ctx, sub: OrderSubmission) -> dict[str, Any]:
+    seat = ctx.session.get(Seat, sub.seat_id)
+    return {"seat": seat.name if seat else sub.seat_id, "source": sub.source, "text": sub.text,
+            "received_at": as_utc(sub.received_at).isoformat(), "inbound_id": sub.inbound_id}
+
+
+def _recount_streaks(session: Session, game: Game, reopened: Turn) -> None:
+    """Each seat's NMR streak as it was before `reopened` was resolved, from the history."""
+    earlier = list(session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.number < reopened.number)
+                                   .order_by(Turn.number.desc())))
+    for seat in game.seats:
+        streak = 0
+        for turn in earlier:
+            sources = {s.source for s in G.submissions(session, turn, seat)}
+            if sources & {"default", "plot"} and not sources & {"mail", "gm"}:
+                streak += 1
+            elif sources:
+                break
+        seat.nmr_streak = streak
+
+
+def _open_signups(ctx: Ctx, args: tuple[str, ...]) -> str:
+    game = ctx.game
+    if game.status != GameStatus.SIGNUP:
+        raise GmRefusal(f"{game.name} has started already ({game.status}); sign-ups are only before the start")
+    rules = G.rules_of(game)
+    seats = G.active_seats(game)
+    return (f"{game.name} ({rules.title}) is open for sign-ups: {len(seats)} joined "
+            f"({', '.join(s.name for s in seats) or 'nobody yet'}); it takes {rules.min_players} to "
+            f"{rules.max_players}. Players join by mailing JOIN {game.name} <their name> to "
+            f"{ctx.shell.settings.bot.address}; it starts by itself at {rules.max_players}, or when you send "
+            f"START {game.name}.")
+
+
+def _start(ctx: Ctx, args: tuple[str, ...]) -> str:
+    game = ctx.game
+    if game.status != GameStatus.SIGNUP:
+        raise GmRefusal(f"{game.name} has started already")
+    turn = G.start_game(ctx.shell, ctx.session, game)
+    return (f"{game.name} started with {len(G.active_seats(game))} players: {turn.label}, due "
+            f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet.")
+
+
+def _quote(text: str) -> str:
+    return "\n".join("    > " + line for line in text.splitlines())
+
+
+HANDLERS: dict[str, Callable[[Ctx, tuple[str, ...]], str]] = {
+    "EXTEND": _extend, "DEADLINE": _deadline, "ORDER": _order, "PLOT": _plot, "PROCESS": _process,
+    "PREVIEW": _preview, "PAUSE": _pause, "RESUME": _resume, "SET": _set, "REPLACE": _replace, "DROP": _drop,
+    "ROLLBACK": _rollback, "OPEN": _open_signups, "START": _start,
+}
+
+__all__ = ["GmRefusal", "GmResult", "HANDLERS", "ROBOT", "announce", "drop_seat", "execute", "execute_words", "run"]

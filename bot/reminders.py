@@ -1,0 +1,226 @@
+"""Reminders before a deadline, and the deadline side of the tick.
+
+product.md: a player "gets a reminder before the deadline if nothing is on file". Each game
+has a reminder schedule (`Game.reminder_spec`, e.g. ``24h,2h``: durations before the
+deadline; ``none`` for no reminders). `Turn.reminded` records the marks already handled, so
+no reminder is sent twice for the same deadline:
+
+* a mark that was already due when the turn opened (a 12-hour turn has no "24h before") is
+  skipped, not sent: the turn sheet has just told the player the deadline;
+* when several marks fall due at once (after downtime), one reminder goes out, not several;
+* when the GM moves the deadline (EXTEND, DEADLINE, RESUME, ROLLBACK) the marks are re-armed
+  for the new deadline with `rearm`.
+
+Every reminder shows the deadline in the recipient's own time zone.
+
+Backlog after downtime (the `[schedule] backlog` setting): `bot.games` opens each turn with a
+deadline computed from the moment the previous one was resolved, so at most one turn per game
+can be overdue when the service comes back: the tick resolves that one (as it would have
+been, with the NMR defaults), and the next turn gets a full turn length from now. A real
+backlog of several overdue turns therefore cannot occur, and ``hold`` and ``resolve`` behave
+the same; what the GM needs to know is that a turn was resolved late, and `tick` tells them.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+
+from bot import games as G
+from bot import mailout
+from bot.auth import GM_SEAT
+from bot.clock import as_utc
+from bot.deadlines import DeadlineError, parse_duration
+from bot.models import Game, GameStatus, Turn
+
+log = logging.getLogger("flagman.reminders")
+
+# A turn resolved this long after its closing time was resolved late (the service was down),
+# and the GM is told. Below it, a tick interval's delay is normal.
+LATE_AFTER = timedelta(hours=1)
+
+
+def parse_marks(spec: str) -> tuple[timedelta, ...]:
+    """``24h,2h`` -> (24h, 2h), longest first; ``none`` or "" -> ()."""
+    text = spec.strip().lower()
+    if text in ("", "none", "off"):
+        return ()
+    marks = {parse_duration(part) for part in text.split(",") if part.strip()}
+    return tuple(sorted(marks, reverse=True))
+
+
+def mark_name(mark: timedelta) -> str:
+    minutes = int(mark.total_seconds()) // 60
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    return (f"{days}d" if days else "") + (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "")
+
+
+def validate_spec(spec: str) -> str:
+    """The canonical form of a reminder schedule, or DeadlineError."""
+    marks = parse_marks(spec)
+    return ",".join(mark_name(m) for m in marks) if marks else "none"
+
+
+def _marks_of(game: Game) -> tuple[timedelta, ...]:
+    try:
+        return parse_marks(game.reminder_spec)
+    except DeadlineError:
+        log.warning("game %s: reminder schedule %r not understood; no reminders", game.name, game.reminder_spec)
+        return ()
+
+
+def _done(turn: Turn) -> set[str]:
+    return {m for m in (turn.reminded or "").split(",") if m}
+
+
+def rearm(game: Game, turn: Turn, now: datetime) -> None:
+    """The deadline moved: forget the marks sent, and skip those already due at the new one."""
+    if turn.deadline is None:
+        turn.reminded = ""
+        return
+    deadline = as_utc(turn.deadline)
+    turn.reminded = ",".join(mark_name(m) for m in _marks_of(game) if deadline - m <= now)
+
+
+def _has_orders(session: Any, turn: Turn, seat: Any) -> bool:
+    return any(s.source in ("mail", "gm") for s in G.submissions(session, turn, seat))
+
+
+def send_reminders(shell: G.Shell) -> int:
+    """Queue the reminders that are due; returns how many mails were queued."""
+    now = shell.now()
+    with shell.db.read() as session:
+        candidates = [t.id for t in session.scalars(
+            select(Turn).join(Game, Game.id == Turn.game_id)
+            .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None), Turn.deadline.is_not(None)))]
+    queued = 0
+    for turn_id in candidates:
+        with shell.db.transaction() as session:
+            turn = session.get(Turn, turn_id)
+            if turn is None or turn.resolved_at is not None or turn.deadline is None:
+                continue
+            queued += remind_turn(shell, session, turn, now)
+    return queued
+
+
+def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
+    game = session.get(Game, turn.game_id)
+    if game is None or game.status != GameStatus.ACTIVE:
+        return 0
+    deadline = as_utc(turn.deadline)
+    closing = G.closing_time(game, turn)
+    if closing is not None and now >= closing:
+        return 0
+    opened = as_utc(turn.opened_at)
+    done = _done(turn)
+    due: list[timedelta] = []
+    skipped: list[timedelta] = []
+    for mark in _marks_of(game):
+        name = mark_name(mark)
+        if name in done or now < deadline - mark:
+            continue
+        (skipped if deadline - mark <= opened else due).append(mark)
+    if not due and not skipped:
+        return 0
+    turn.reminded = ",".join(sorted(done | {mark_name(m) for m in (*due, *skipped)}))
+    if not due:
+        return 0
+    rules = G.rules_of(game)
+    state = rules.load_state(turn.state)
+    sent = 0
+    for name in sorted(rules.expected_players(state)):
+        seat = G.seat_named(game, name)
+        if seat is None or not seat.active or _has_orders(session, turn, seat):
+            continue
+        zone = seat.player.timezone
+        ctx = G.base_context(shell, game, rules)
+        ctx.update({
+            "seat": {"name": seat.name, "display": seat.player.name},
+            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)},
+            "left": _left(deadline - now),
+            "default": rules.format_orders(G.nmr_default(rules, state, seat)[0]),
+            "help": rules.order_help(state, seat.name),
+            "timezone": zone,
+        })
+        rendered = shell.renderer.render("reminder", ctx, game=game.kind)
+        mailout.queue(session, shell.settings, now, kind="reminder", game_id=game.id,
+                      to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
+                      reply_to=shell.reply_address(game.name, seat.name))
+        sent += 1
+    log.info("game %s %s: %d reminder(s) (%s before the deadline)", game.name, turn.label, sent,
+             mark_name(min(due)))
+    return sent
+
+
+def _left(delta: timedelta) -> str:
+    minutes = max(0, int(delta.total_seconds()) // 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours >= 48:
+        return f"{hours // 24} days"
+    if hours:
+        return f"{hours} hour{'s' if hours != 1 else ''}" + (f" {minutes} min" if minutes and hours < 10 else "")
+    return f"{minutes} min"
+
+
+# -- the tick --------------------------------------------------------------------------------
+
+def _overdue(shell: G.Shell) -> list[tuple[int, int, timedelta]]:
+    """(game id, turn number, how late) of every due turn already past LATE_AFTER."""
+    now = shell.now()
+    out = []
+    with shell.db.read() as session:
+        for game, turn in G.due_turns(session, now):
+            closing = G.closing_time(game, turn)
+            if closing is not None and now - closing > LATE_AFTER and G.rules_of(game).expected_players(
+                    G.rules_of(game).load_state(turn.state)):
+                out.append((game.id, turn.number, now - closing))
+    return out
+
+
+def tick(shell: G.Shell) -> list[tuple[str, int]]:
+    """Resolve what is due (bot.games.tick), then enforce NMR limits, tell the GM of late
+    resolutions, and send the reminders that are due."""
+    from bot import signups
+
+    late = _overdue(shell)
+    done = G.tick(shell)
+    resolved_games = {name for name, _ in done}
+    if resolved_games or late:
+        with shell.db.transaction() as session:
+            for name in sorted(resolved_games):
+                game = G.find_game_row(session, name)
+                if game is not None:
+                    signups.enforce_nmr_limit(shell, session, game)
+            for game_id, number, lateness in late:
+                game = session.get(Game, game_id)
+                if game is not None and (game.name, number) in done:
+                    _tell_late(shell, session, game, number, lateness)
+    send_reminders(shell)
+    return done
+
+
+def _tell_late(shell: G.Shell, session: Any, game: Game, number: int, lateness: timedelta) -> None:
+    turn = G.open_turn(session, game)
+    hours = lateness.total_seconds() / 3600
+    text = (f"Turn {number} of {game.name} was resolved {hours:.0f} hours after its deadline: the service was "
+            "not running when the deadline passed. It was resolved as it would have been, with the NMR "
+            "defaults for anyone missing. "
+            + (f"The next turn ({turn.label}) got a full turn from now: it is due "
+               f"{G.deadline_text(turn, game.timezone) or 'at your call'}. " if turn is not None else "")
+            + f"To change that, send DEADLINE {game.name} <when> or EXTEND {game.name} <duration>.")
+    send_gm_notice(shell, session, game, "A turn was resolved late", text, kind="late")
+
+
+def send_gm_notice(shell: G.Shell, session: Any, game: Game, title: str, text: str, *, kind: str = "gm_notice",
+                   error: bool = False) -> None:
+    rendered = shell.renderer.render("notice", {
+        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+        "game_name": game.name, "title": title, "text": text, "error": error, "greeting": "GM",
+    })
+    mailout.queue(session, shell.settings, shell.now(), kind=kind, game_id=game.id,
+                  to=mailout.Recipient(game.gm_address, "GM"), rendered=rendered,
+                  reply_to=shell.reply_address(game.name, GM_SEAT))
