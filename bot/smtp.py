@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import smtplib
 import ssl
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from bot.mailer import OutgoingMail, SendResult, SendStatus
@@ -111,15 +111,28 @@ class SmtpMailer:
             conn.close()
 
     # -- Mailer ------------------------------------------------------------------------------
-    def send(self, mails: Sequence[OutgoingMail]) -> list[SendResult]:
+    def send(
+        self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None
+    ) -> list[SendResult]:
+        """Send the batch over one connection; one result per mail, in order.
+
+        `on_result` gets each result as soon as the relay has answered for that mail, before
+        the next one goes out, so a crash mid-batch loses no verdict already given.
+        """
         results: list[SendResult] = []
+
+        def record(result: SendResult) -> None:
+            results.append(result)
+            if on_result is not None:
+                on_result(result)
+
         conn: smtplib.SMTP | None = None
         reconnects = 0
         gave_up: str | None = None  # why every remaining mail is TEMPORARY
         try:
             for mail in mails:
                 if gave_up is not None:
-                    results.append(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
+                    record(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
                     continue
                 if conn is None:
                     try:
@@ -129,10 +142,10 @@ class SmtpMailer:
                         # problem, never the mail's fault, so never PERMANENT.
                         gave_up = f"cannot connect to SMTP relay {self.host}:{self.port}: {exc!r}"
                         log.warning("%s", gave_up)
-                        results.append(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
+                        record(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
                         continue
                 result, alive = self._send_one(conn, mail)
-                results.append(result)
+                record(result)
                 if not alive:
                     conn.close()
                     conn = None

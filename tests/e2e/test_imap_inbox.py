@@ -453,3 +453,30 @@ def test_an_untrusted_certificate_is_a_clear_error_not_retried(tls_dovecot):
     assert sleeps == []
     (problem,) = inbox.check()
     assert "CERTIFICATE_VERIFY_FAILED" in problem
+
+
+def test_mark_done_never_moves_on_foreign_or_malformed_keys(dovecot, user, make_inbox):
+    """Property: keys of another UIDVALIDITY, or not keys at all, move nothing, never raise."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    for n in range(3):
+        dovecot.deliver(user, make_mail(n))
+    inbox = make_inbox()
+    mails = inbox.fetch_new()
+    validity = inbox.uidvalidity
+    uids = [int(m.key.split(":")[1]) for m in mails]
+    foreign = st.builds(
+        lambda v, u: f"{v}:{u}",
+        st.integers(min_value=0, max_value=2**32).filter(lambda v: v != validity),
+        st.sampled_from(uids) | st.integers(min_value=1, max_value=10**6),
+    )
+    junk = st.text(max_size=12).filter(lambda k: not k.startswith(f"{validity}:"))
+
+    @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(foreign | junk, max_size=6))
+    def check(keys: list[str]) -> None:
+        inbox.mark_done(keys)
+        assert [m.key for m in inbox.fetch_new()] == [m.key for m in mails]
+
+    check()

@@ -221,3 +221,41 @@ def test_an_untrusted_certificate_is_reported(tls_sink):
     assert result.status is SendStatus.TEMPORARY
     (problem,) = mailer.check()
     assert "CERTIFICATE_VERIFY_FAILED" in problem
+
+
+def test_the_verdict_follows_the_reply_class(sink, mailer):
+    """Property: any 4yz at RCPT or DATA gives TEMPORARY, any 5yz PERMANENT (RFC 5321 4.2.1)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        code=st.integers(min_value=400, max_value=599).filter(lambda c: c != 421),
+        stage=st.sampled_from(["rcpt", "data"]),
+    )
+    def check(code: int, stage: str) -> None:
+        sink.reset()
+        add = sink.fail_rcpt if stage == "rcpt" else sink.fail_data
+        add(f"{code} test reply", times=1)
+        (result,) = mailer.send([outgoing()])
+        expected = SendStatus.TEMPORARY if code < 500 else SendStatus.PERMANENT
+        assert result.status is expected and str(code) in result.detail
+
+    check()
+
+
+def test_each_result_is_reported_as_soon_as_the_relay_answers(sink, mailer):
+    """on_result sees mail n's verdict before mail n+1 reaches the relay, in order."""
+    sink.fail_rcpt("550 5.1.1 No such user", recipients=["p1@players.test"], times=None)
+    mails = [outgoing(f"p{i}@players.test") for i in range(3)]
+    seen: list[tuple[str, SendStatus, int]] = []
+    results = mailer.send(
+        mails, on_result=lambda r: seen.append((r.message_id, r.status, len(sink.messages)))
+    )
+    assert [(mid, status) for mid, status, _ in seen] == [
+        (r.message_id, r.status) for r in results
+    ]
+    assert [r.status for r in results] == [
+        SendStatus.SENT, SendStatus.PERMANENT, SendStatus.SENT,
+    ]
+    assert [count for _, _, count in seen] == [1, 1, 2]  # nothing sent ahead of the report
