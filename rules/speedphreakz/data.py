@@ -11,6 +11,7 @@ import functools
 import json
 from collections import deque
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -276,31 +277,59 @@ def route_problem(circuit: Circuit, chart: Chart) -> str | None:
     """None if a car can race every lap from every start square with the chart's actions
     (driven as ordered, never two turns in a row); otherwise what cannot be reached."""
     for start in circuit.start_squares:
-        best = _explore(circuit, chart, start)
-        if best is None:
+        found = _search(circuit, chart, start)
+        if isinstance(found, Route):
             continue
-        lap, checkpoint = best
-        total = len(circuit.checkpoints)
-        if checkpoint < total:
+        lap, checkpoint = found
+        if checkpoint < len(circuit.checkpoints):
             return f"from start square {start} no car can reach checkpoint {checkpoint + 1} on lap {lap + 1}"
         return f"from start square {start} no car can cross the finish line going {circuit.finish_direction.value} on lap {lap + 1}"
     return None
 
 
-def _explore(circuit: Circuit, chart: Chart, start: Square) -> tuple[int, int] | None:
-    """Breadth-first search over (square, heading, progress, last action was a turn).
-    None if the race can be finished; otherwise the furthest (lap, checkpoint) reached."""
-    State = tuple[Square, Heading, Progress, bool]
-    frontier: deque[State] = deque((start, h, Progress(), False) for h in Heading)
-    seen: set[State] = set(frontier)
+@dataclass(frozen=True, slots=True)
+class Route:
+    """A shortest way round (fewest actions): the heading to start with, then the actions."""
+
+    start: Square
+    heading: Heading
+    actions: tuple[str, ...]
+
+
+def shortest_route(circuit: Circuit, chart: Chart, start: Square) -> Route | None:
+    """The fewest actions that finish the race from `start`, driven as ordered (no loss of
+    control, oil ignored), never two turns in a row; None if there is no way round."""
+    found = _search(circuit, chart, start)
+    return found if isinstance(found, Route) else None
+
+
+_Node = tuple[Square, Heading, Progress, bool]
+
+
+def _search(circuit: Circuit, chart: Chart, start: Square) -> Route | tuple[int, int]:
+    """Breadth-first search over (square, heading, progress, last action was a turn): a
+    `Route` if the race can be finished, else the furthest (lap, checkpoint) reached."""
+    frontier: deque[_Node] = deque((start, h, Progress(), False) for h in Heading)
+    parent: dict[_Node, tuple[_Node, str] | None] = {node: None for node in frontier}
     furthest = (0, 0)
+
+    def route(node: _Node, last: str) -> Route:
+        actions = [last]
+        step = parent[node]
+        while step is not None:
+            node, code = step
+            actions.append(code)
+            step = parent[node]
+        return Route(start, node[1], tuple(reversed(actions)))
+
     while frontier:
-        square, heading, progress, after_turn = frontier.popleft()
+        node = frontier.popleft()
+        square, heading, progress, after_turn = node
         furthest = max(furthest, (progress.lap, progress.checkpoint))
         for action in chart.actions:
             if after_turn and action.is_turn:
                 continue
-            here, now, ok, done = square, progress, True, False
+            here, now, ok = square, progress, True
             step_heading = heading.turned(action.step)
             for _ in range(action.squares):
                 if circuit.blocked(here, step_heading):
@@ -310,14 +339,11 @@ def _explore(circuit: Circuit, chart: Chart, start: Square) -> tuple[int, int] |
                 now, passing = progress_on_entry(circuit, now, here, there)
                 here = there
                 if passing is Passing.FINISH:
-                    done = True
-                    break
-            if done:
-                return None
+                    return route(node, action.code)
             if not ok:
                 continue
-            state = (here, heading.turned(action.turn), now, action.is_turn)
-            if state not in seen:
-                seen.add(state)
-                frontier.append(state)
+            nxt = (here, heading.turned(action.turn), now, action.is_turn)
+            if nxt not in parent:
+                parent[nxt] = (node, action.code)
+                frontier.append(nxt)
     return furthest

@@ -111,3 +111,16 @@ def kinds(resolution: Resolution[Race], kind: str) -> list[Event]:
 
 def at(resolution: Resolution[Race], player: str) -> Car:
     return resolution.state.car(player)
+
+
+class SteadyRandom(random.Random):
+    """Every control roll is `d100` and every d10 shows `face` (4: "As ordered" when the car
+    is in control, so a planned route is driven exactly)."""
+
+    def __init__(self, d100: int = 100, face: int = 4) -> None:
+        super().__init__(0)
+        self.d100 = d100
+        self.face = face
+
+    def randint(self, a: int, b: int) -> int:
+        return self.d100 if (a, b) == (1, 100) else self.face

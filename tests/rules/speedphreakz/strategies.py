@@ -16,7 +16,16 @@ from hypothesis import strategies as st
 from rules.api import Resolution
 from rules.speedphreakz import GAME
 from rules.speedphreakz.data import chart
-from rules.speedphreakz.model import CarStatus, Colour, Heading, Order, Program, Race, Restart, Start
+from rules.speedphreakz.model import (
+    CarStatus,
+    Colour,
+    Heading,
+    Order,
+    Program,
+    Race,
+    Restart,
+    Start,
+)
 from rules.speedphreakz.resolve import COLOURS, restart_squares
 
 NAMES = ("ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal")

@@ -4,19 +4,25 @@ check that proves a map can be raced."""
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 import pytest
 
+from rules.speedphreakz import GAME
 from rules.speedphreakz.data import (
     MapError,
+    Route,
     bundled_map,
     chart,
     circuit_from_json,
     circuit_to_json,
     map_names,
     route_problem,
+    shortest_route,
 )
+from rules.speedphreakz.model import Circuit
+from tests.rules.speedphreakz.helpers import SteadyRandom
 
 GOOD: dict[str, Any] = {
     "name": "Test Loop",
@@ -149,3 +155,59 @@ def test_a_line_that_cannot_be_crossed_in_its_direction_is_reported() -> None:
     assert problems(data, check_route=True) == (
         "from start square 1,3 no car can cross the finish line going N on lap 1",
     )
+
+
+def programs_for(circuit: Circuit, route: Route, budget: int) -> list[tuple[str, ...]]:
+    """Cut a route into programs of at most `budget` control each (terrain surcharges
+    included), never opening a round with a turn (§4.2)."""
+    costs = []
+    square, heading = route.start, route.heading
+    for code in route.actions:
+        action = chart()[code]
+        cost = action.cost
+        for _ in range(action.squares):
+            square = square.step(heading.turned(action.step))
+            cost += circuit.terrain(square).surcharge
+        heading = heading.turned(action.turn)
+        costs.append(cost)
+    rounds: list[list[tuple[str, int]]] = [[]]
+    for code, cost in zip(route.actions, costs, strict=True):
+        current = rounds[-1]
+        if current and sum(c for _, c in current) + cost > budget:
+            carried = [current.pop()] if chart()[code].is_turn else []
+            rounds.append(carried)
+        rounds[-1].append((code, cost))
+    return [tuple(code for code, _ in r) for r in rounds]
+
+
+@pytest.mark.parametrize("name", map_names())
+def test_every_bundled_map_can_be_won_through_the_engine(name: str) -> None:
+    """§4.7 "both completable", through the game itself: ann drives the shortest route
+    round by round (control 200, every d10 "As ordered") and wins; bob holds on the grid."""
+    circuit = bundled_map(name)
+    route = shortest_route(circuit, chart(), circuit.start_squares[0])
+    assert route is not None
+    plan = programs_for(circuit, route, budget=200)
+    state = GAME.new_game(["ann", "bob"], {"map": name}, random.Random(0))
+    sent = {
+        "ann": f"START {route.start} FACING {route.heading.value}\n"
+        + "\n".join(f"ROUND {n}: {' '.join(p)}" for n, p in enumerate(plan[:2], start=1)),
+        "bob": f"START {circuit.start_squares[-1]} FACING N\nROUND 1:\nROUND 2:",
+    }
+    crashes = 0
+    for turn in range(1, len(plan) + 2):
+        if GAME.is_finished(state):
+            break
+        orders = {}
+        for player in ("ann", "bob"):
+            parsed = GAME.parse_orders(state, player, sent[player])
+            assert parsed.ok, parsed.problems
+            orders[player] = parsed.orders
+        resolution = GAME.resolve(state, orders, SteadyRandom())
+        crashes += sum(1 for e in resolution.events if e.kind == "crash")
+        state = resolution.state
+        later = plan[turn + 1] if turn + 1 < len(plan) else ()
+        sent = {"ann": f"ROUND {turn + 2}: {' '.join(later)}", "bob": f"ROUND {turn + 2}:"}
+    assert crashes == 0
+    assert state.finished and state.finish_order == ("ann",)
+    assert state.round - 1 == len(plan)
