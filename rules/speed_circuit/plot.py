@@ -173,11 +173,13 @@ def _int(word: str, what: str) -> int:
 
 def parse_line(line: str) -> Order:
     """One order line, syntax only (raises InvalidOrderError)."""
-    words = line.split("#", 1)[0].upper().replace("=", " ").split()
+    words = line.split("#", 1)[0].upper().replace("=", " ").replace(",", " ").split()
     if not words:
         raise InvalidOrderError("empty line")
     head, args = words[0], words[1:]
     if head == "SPEED":
+        if len(args) == 2 and args[1] == "MPH":
+            args = args[:1]
         if len(args) != 1:
             raise InvalidOrderError("SPEED takes one value: a speed in mph (a multiple of 20) or MPS")
         if args[0] == "MPS":

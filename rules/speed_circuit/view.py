@@ -72,6 +72,8 @@ def summary(state: RaceState) -> str:
         return f"{len(state.cars)} cars preparing for {state.laps} laps of {state.track.name}"
     leader = state.car(order[0][0])
     if state.phase is Phase.FINISHED:
+        if leader.status is not Status.FINISHED:
+            return f"No car finished at {state.track.name}"
         return f"{leader.player} wins at {state.track.name}"
     return f"{leader.player} leads on lap {max(1, min(leader.lap, state.laps))} of {state.laps}"
 

@@ -128,3 +128,28 @@ def test_play_set_up_and_race_turns_through_the_script_runner() -> None:
     assert any(e.get("roll") for t in out["turns"] for e in t["events"])
     assert out["finished"] is False and out["result"] is None
     assert run_script("speed_circuit", script) == out
+
+
+def test_an_impossible_plot_on_file_runs_as_the_closest_achievable_speed() -> None:
+    """§8 / P29 / WBC Plot Errors: at the deadline an impossible plot on file (say a GM plot
+    set in an earlier turn) becomes the closest achievable speed, assuming maximum use of tests."""
+    state = race(TRACK, [car("ann", "B10", TRACK, speed=60, wear=9)])
+    resolution = GAME.resolve(state, {"ann": (SpeedOrder(200),)}, random.Random(3))
+    ann = resolution.state.car("ann")
+    assert "closest achievable is 120" in " ".join(e.text for e in resolution.events)
+    assert ann.speed in (100, 120)  # 120 needs the acceleration test; a failure replots 100
+
+
+def test_summary_when_nobody_finishes() -> None:
+    """api.py Views summary: one line saying where the race stands."""
+    state = race(TRACK, [car("ann", "B1", TRACK, speed=140, wear=9)])
+    after = turn(state, {"ann": "SPEED 140"}).state
+    assert GAME.view(after, None, Viewer.PUBLIC)["summary"] == "No car finished at Corner Test"
+
+
+def test_loose_spellings_of_speed_and_path() -> None:
+    """mail-interface.md: players write orders by hand; commas and 'mph' are understood."""
+    state = race(TRACK, [car("ann", "B10", TRACK, speed=60)])
+    parsed = GAME.parse_orders(state, "ann", "speed 80 mph\npath b, b, a")
+    assert parsed.ok
+    assert GAME.format_orders(parsed.orders) == "SPEED 80\nPATH B B A"

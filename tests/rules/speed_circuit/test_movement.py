@@ -114,3 +114,10 @@ def test_staggered_diagonal_only_with_the_optional_rule() -> None:
     optional = race(RADIUS, [car("ann", "B21", RADIUS, speed=20, wear=5), blocker], staggered_lane_change=True)
     moved = turn(optional, {"ann": "SPEED 20\nLANE C", "bob": "SPEED 0"}).state
     assert moved.car("ann").space == "C22"
+
+
+def test_furthest_ahead_uses_the_front_edge_in_staggered_rows() -> None:
+    """P7: rows in staggered corners: rows share a front edge; the progress index `row`
+    decides who is furthest ahead (a long outside space reaching row 22 is ahead of row 21)."""
+    state = race(RADIUS, [car("ann", "B21", RADIUS, speed=40), car("bob", "C22", RADIUS, speed=20)])
+    assert order_event(turn(state, {"ann": "SPEED 40\nLANE A", "bob": "SPEED 20"})) == ("bob", "ann")
