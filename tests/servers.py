@@ -245,8 +245,8 @@ default_login_user = {user}
 first_valid_uid = 1
 first_valid_gid = 1
 passdb passwd-file {{
+  # Each user's file says {{PLAIN}}: no default scheme needed.
   passwd_file_path = {root}/users/%{{user}}
-  default_password_scheme = PLAIN
 }}
 userdb static {{
   fields {{
