@@ -1,7 +1,32 @@
 """SpeedPhreakz: the push-your-luck grid race (design: shared/design/speedphreakz.md).
 
 `GAME` implements `rules.api.Game`. The chart, the terrain key and the maps are data in
-`rules/speedphreakz/data/` (see its README.md).
+`rules/speedphreakz/data/` (formats and how to add a map: its README.md).
+
+Shell turn t resolves round t and collects the program for round t+1 (turn 1: the set-up
+plus rounds 1 and 2); a car that crashed in round t-1 sends round t again (S9) with an
+optional RESTART. Queued programs live in the state (`Car.programs`).
+
+Points the design leaves open, and what this package does (each cited where it is coded):
+
+* Oil (§4.6): the oil roll is not a loss of control: recklessness does not push it, it
+  gives no "+1 for the first action", and it does not spoil a clean round.
+* A terrain surcharge that takes a car over C mid-action (§4.6, S4) rolls the rest of that
+  action; an action is rolled at most once.
+* A crashed car is out of the round at once, like a finisher: its wreck neither shares a
+  square at the round's end nor spreads adjacency later (§4.5, S8: no chains).
+* Adjacency is the 8-neighbourhood plus the same square.
+* The carried deficit survives a crash and a round with an empty program (S14: it waits for
+  the next first action); so does an unpaid crash surcharge (they add up).
+* A round with an empty program has no loss of control, so recklessness resets (§4.2).
+* Re-placing (S10): a legal square is on the map, not solid and not taken by a racing car;
+  cars re-placed in the same turn are placed in seating order, and a RESTART square taken
+  meanwhile falls back to the S10 default.
+* The race ends after the round in which the first car crosses the line; everyone who
+  crossed that round is ranked (S12, then crashes). S16's "earlier submission" needs the
+  submission time, which the rules are not given: seating order stands in for it.
+* A colour asked for by two players at the set-up goes to the first in seating order.
+* Option `max_rounds` (default 60) ends a race nobody finishes; the standings then stand.
 """
 
 from __future__ import annotations

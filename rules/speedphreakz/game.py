@@ -21,7 +21,6 @@ from rules.api import (
 )
 from rules.speedphreakz import parse, view
 from rules.speedphreakz.data import (
-    MapError,
     bundled_map,
     circuit_from_json,
     circuit_to_json,
@@ -264,7 +263,7 @@ class SpeedPhreakz:
                 finish_order=tuple(str(p) for p in data["finish_order"]),
                 last_control=None if data["last_control"] is None else int(data["last_control"]),
             )
-        except (KeyError, TypeError, ValueError, MapError) as error:
+        except (AttributeError, KeyError, TypeError, ValueError) as error:  # MapError is a ValueError
             raise StateError(f"SpeedPhreakz state cannot be read: {error!r}") from None
 
 

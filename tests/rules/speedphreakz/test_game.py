@@ -154,7 +154,7 @@ def test_dump_and_load() -> None:
     data = GAME.dump_state(state)
     assert data["version"] == 1
     assert GAME.load_state(data) == state
-    for broken in ({**data, "version": 99}, {"version": 1}, {**data, "cars": [{"player": "x"}]}):
+    for broken in ({**data, "version": 99}, {"version": 1}, {**data, "cars": [{"player": "x"}]}, {**data, "circuit": "ring"}):
         with pytest.raises(StateError):
             GAME.load_state(broken)
 
