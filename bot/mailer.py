@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -47,8 +47,12 @@ class SendResult:
 
 
 class Mailer(Protocol):
-    def send(self, mails: Sequence[OutgoingMail]) -> list[SendResult]:
-        """Send a batch; one result per mail, in order. Never raises for one mail's failure."""
+    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None) -> list[SendResult]:
+        """Send a batch; one result per mail, in order. Never raises for one mail's failure.
+
+        `on_result` is called with each mail's result as soon as the relay has answered for
+        it, so the caller can record it before the next mail goes out.
+        """
         ...
 
     def close(self) -> None: ...
@@ -66,7 +70,7 @@ class MaildirMailer:
     def mailbox(self, address: str) -> Path:
         return self.root / _UNSAFE.sub("_", address.lower())
 
-    def send(self, mails: Sequence[OutgoingMail]) -> list[SendResult]:
+    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None) -> list[SendResult]:
         results = []
         for mail in mails:
             # Files in a Maildir end their lines with LF, not the wire's CRLF.
@@ -74,6 +78,8 @@ class MaildirMailer:
             for rcpt in mail.recipients:
                 deliver_to_maildir(self.mailbox(rcpt), data)
             results.append(SendResult(mail.message_id, SendStatus.SENT))
+            if on_result is not None:
+                on_result(results[-1])
         return results
 
     def close(self) -> None:

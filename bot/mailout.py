@@ -2,8 +2,8 @@
 
 A mail is written to the outbox in the same transaction as the change that caused it, with
 its final bytes and a stable Message-ID; `drain` hands pending rows to the Mailer in batches
-and records the outcomes right after each batch. A crash in between resends that batch's
-mails with the same Message-ID, so a receiver can recognise them.
+over one connection and commits each mail's outcome as soon as the relay has answered for
+it. A crash can resend at most the one mail that was in flight, with the same Message-ID.
 
 Every outgoing mail carries the headers that keep auto-responders quiet (RFC 3834
 ``Auto-Submitted``, ``Precedence: bulk``, ``X-Auto-Response-Suppress: All``) and our loop
@@ -14,20 +14,20 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email.headerregistry import Address
 from email import policy
+from email.headerregistry import Address
 from email.message import EmailMessage
 from email.utils import format_datetime
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from bot.clock import Clock, as_utc
 from bot.db import Database
-from bot.mailer import Mailer, OutgoingMail, SendStatus
+from bot.mailer import Mailer, OutgoingMail, SendResult, SendStatus
 from bot.models import Outbox, OutboxStatus
 from bot.render import RenderedMail
 from bot.settings import Settings
@@ -131,15 +131,50 @@ class DrainReport:
 
 
 def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, limit: int | None = None) -> DrainReport:
-    """Send every pending mail that is due, in batches; record each outcome at once."""
-    sent = retrying = failed = 0
+    """Send every pending mail that is due, in batches; record each outcome as it comes.
+
+    Each result is committed the moment the relay has answered for that mail, before the next
+    one goes out, so a crash can resend at most the one mail in flight (with its Message-ID).
+    """
+    counts = {"sent": 0, "retrying": 0, "failed": 0}
     batch_size = settings.outbox.batch_size
     done_ids: set[int] = set()
-    while limit is None or sent + retrying + failed < limit:
+    postgres = db.engine.dialect.name == "postgresql"
+    by_message_id: dict[str, Any] = {}
+
+    def record(result: SendResult) -> None:
+        row = by_message_id[result.message_id]
+        done_ids.add(row.id)
+        attempts = row.attempts + 1
+        values: dict[str, object] = {"attempts": attempts}
+        if result.status is SendStatus.SENT:
+            values.update(status=OutboxStatus.SENT, sent_at=clock.now(), last_error="")
+            counts["sent"] += 1
+            log.info("sent %s to %s (%s)", row.message_id, row.recipient, row.kind)
+        elif result.status is SendStatus.TEMPORARY and attempts < settings.outbox.max_attempts:
+            retry_at = as_utc(clock.now()) + backoff(attempts)
+            values.update(last_error=result.detail, next_attempt_at=retry_at)
+            counts["retrying"] += 1
+            log.warning("send of %s to %s failed for now (%s); retry %d at %s",
+                        row.message_id, row.recipient, result.detail, attempts, retry_at)
+        else:
+            values.update(status=OutboxStatus.FAILED, last_error=result.detail)
+            counts["failed"] += 1
+            log.error("send of %s to %s failed for good: %s", row.message_id, row.recipient, result.detail)
+        with db.engine.begin() as conn:
+            if postgres:
+                # A crash of the bot cannot lose this commit (the server has it); only a
+                # crash of the database server could, and then the mail is resent with
+                # its Message-ID. Worth it: no fsync wait per mail sent.
+                conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
+            conn.execute(update(Outbox).where(Outbox.id == row.id).values(**values))
+
+    while limit is None or sum(counts.values()) < limit:
         now = clock.now()
         with db.read() as session:
             rows = session.execute(
-                select(Outbox.id, Outbox.message_id, Outbox.envelope_from, Outbox.recipient, Outbox.data)
+                select(Outbox.id, Outbox.message_id, Outbox.envelope_from, Outbox.recipient, Outbox.data,
+                       Outbox.attempts, Outbox.kind)
                 .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
                 .order_by(Outbox.id)
                 .limit(batch_size)
@@ -147,30 +182,11 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
         rows = [r for r in rows if r.id not in done_ids]
         if not rows:
             break
+        by_message_id.clear()
+        by_message_id.update((r.message_id, r) for r in rows)
         mails = [OutgoingMail(r.message_id, r.envelope_from, (r.recipient,), r.data) for r in rows]
-        by_message_id = {r.message_id: r.id for r in rows}
-        results = mailer.send(mails)
-        with db.transaction() as session:
-            for result in results:
-                row = session.get(Outbox, by_message_id[result.message_id])
-                assert row is not None
-                done_ids.add(row.id)
-                row.attempts += 1
-                if result.status is SendStatus.SENT:
-                    row.status, row.sent_at, row.last_error = OutboxStatus.SENT, clock.now(), ""
-                    sent += 1
-                    log.info("sent %s to %s (%s)", row.message_id, row.recipient, row.kind)
-                elif result.status is SendStatus.TEMPORARY and row.attempts < settings.outbox.max_attempts:
-                    row.last_error = result.detail
-                    row.next_attempt_at = as_utc(clock.now()) + backoff(row.attempts)
-                    retrying += 1
-                    log.warning("send of %s to %s failed for now (%s); retry %d at %s",
-                                row.message_id, row.recipient, result.detail, row.attempts, row.next_attempt_at)
-                else:
-                    row.status, row.last_error = OutboxStatus.FAILED, result.detail
-                    failed += 1
-                    log.error("send of %s to %s failed for good: %s", row.message_id, row.recipient, result.detail)
-    return DrainReport(sent, retrying, failed)
+        mailer.send(mails, on_result=record)
+    return DrainReport(counts["sent"], counts["retrying"], counts["failed"])
 
 
 def pending_count(session: Session) -> int:
@@ -178,6 +194,3 @@ def pending_count(session: Session) -> int:
 
     return session.scalar(select(func.count()).select_from(Outbox).where(Outbox.status == OutboxStatus.PENDING)) or 0
 
-
-def recipients_of(rows: Sequence[Outbox]) -> list[str]:
-    return [r.recipient for r in rows]

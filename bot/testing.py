@@ -7,7 +7,7 @@ wants to drive the bot from Python without servers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
@@ -70,13 +70,15 @@ class FakeMailer:
     # address -> status to answer for it (default SENT)
     answers: dict[str, SendStatus] = field(default_factory=dict)
 
-    def send(self, mails: Sequence[OutgoingMail]) -> list[SendResult]:
+    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None) -> list[SendResult]:
         results = []
         for mail in mails:
             status = next((self.answers[r] for r in mail.recipients if r in self.answers), SendStatus.SENT)
             if status is SendStatus.SENT:
                 self.sent.append(mail)
             results.append(SendResult(mail.message_id, status, "" if status is SendStatus.SENT else "fake refusal"))
+            if on_result is not None:
+                on_result(results[-1])
         return results
 
     def close(self) -> None:
