@@ -1,0 +1,131 @@
+"""Shared fixtures and helpers for the GM-side tests: a real SQLite file, fake inbox/mailer/clock."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from bot.app import App
+from bot.auth import signed_address
+from bot.db import Database, migrate
+from bot.games import PlayerSpec, create_game, find_game_row
+from bot.models import Game, GmAudit, Turn
+from bot.render import Renderer
+from bot.testing import FakeClock, FakeInbox, FakeMailer, body_of, plain_mail
+from tests.bot.conftest import BOT, GM, RACERS, make_settings
+
+__all__ = ["BOT", "GM", "RACERS", "ADDRESS", "START", "new_app", "gm_says", "player_says", "stranger_says",
+           "cycle", "mails", "last", "bodies", "audit", "turns", "game_row", "body_of", "Path"]
+
+ADDRESS = {p.seat: p.address for p in RACERS}
+START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # a Monday
+_ids = itertools.count(1)
+
+
+def new_app(tmp_path: Path, *, start: datetime = START, **settings_changes: object) -> App:
+    from dataclasses import replace
+
+    settings = make_settings(tmp_path)
+    if settings_changes:
+        settings = replace(settings, **settings_changes)  # type: ignore[arg-type]
+    migrate(settings.database_url)
+    return App(settings=settings, db=Database(settings.database_url), clock=FakeClock(start), renderer=Renderer(),
+               inbox=FakeInbox(), mailer=FakeMailer())
+
+
+@pytest.fixture
+def gapp(tmp_path: Path) -> Iterator[App]:
+    app = new_app(tmp_path)
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def rc(gapp: App) -> App:
+    """Racecraft `rc1`, five players, 48h turns in Europe/London, started; mail sent."""
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
+                    deadline="48h", timezone="Europe/London", seed=7)
+    gapp.service.send()
+    return gapp
+
+
+def _mid() -> str:
+    return f"<t{next(_ids)}@client.example>"
+
+
+def cycle(app: App) -> None:
+    """One round of the service's jobs: poll, tick, send."""
+    app.service.poll()
+    app.service.tick()
+    app.service.send()
+
+
+def gm_says(app: App, text: str, *, game: str = "rc1", sender: str = GM, signed: bool = True,
+            message_id: str | None = None) -> str:
+    """The GM mails `text` (through the game's signed GM address); the bot answers. Returns the Message-ID."""
+    mid = message_id or _mid()
+    to = signed_address(BOT, "test-site-secret", game, "gm") if signed else BOT
+    app.inbox.deliver(plain_mail(sender, to, f"[{game}] commands", text, message_id=mid))  # type: ignore[attr-defined]
+    cycle(app)
+    return mid
+
+
+def player_says(app: App, seat: str, text: str, *, game: str = "rc1", address: str | None = None) -> None:
+    to = signed_address(BOT, "test-site-secret", game, seat)
+    app.inbox.deliver(plain_mail(address or ADDRESS[seat], to, f"[{game}] orders", text,  # type: ignore[attr-defined]
+                                 message_id=_mid()))
+    cycle(app)
+
+
+def stranger_says(app: App, sender: str, text: str) -> None:
+    app.inbox.deliver(plain_mail(sender, BOT, "hello", text, message_id=_mid()))  # type: ignore[attr-defined]
+    cycle(app)
+
+
+def mails(app: App, to: str | None = None) -> list[EmailMessage]:
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    return mailer.messages(to)
+
+
+def last(app: App, to: str) -> EmailMessage:
+    found = mails(app, to)
+    assert found, f"no mail to {to}"
+    return found[-1]
+
+
+def bodies(app: App, to: str) -> str:
+    return "\n=====\n".join(f"Subject: {m['Subject']}\n{body_of(m)}" for m in mails(app, to))
+
+
+def audit(app: App, game: str = "rc1") -> list[GmAudit]:
+    with app.db.read() as session:
+        row = find_game_row(session, game)
+        assert row is not None
+        return list(session.scalars(select(GmAudit).where(GmAudit.game_id == row.id).order_by(GmAudit.id)))
+
+
+def turns(app: App, game: str = "rc1") -> list[Turn]:
+    with app.db.read() as session:
+        row = find_game_row(session, game)
+        assert row is not None
+        return list(session.scalars(select(Turn).where(Turn.game_id == row.id).order_by(Turn.number)))
+
+
+def game_row(app: App, game: str = "rc1") -> Game:
+    with app.db.read() as session:
+        row = find_game_row(session, game)
+        assert row is not None
+        _ = [s.player.address for s in row.seats]  # load while the session is open
+        return row
+
+
+def players(specs: tuple[PlayerSpec, ...] = RACERS) -> tuple[PlayerSpec, ...]:
+    return specs

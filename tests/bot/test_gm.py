@@ -1,0 +1,407 @@
+"""The GM's override commands by mail (mail-interface.md, "GM commands"): each one, its
+confirmation, its audit row, its announcement, and its refusals."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import func, select
+
+from bot.app import App
+from bot.auth import signed_address
+from bot.clock import as_utc
+from bot.games import PlayerSpec, create_game, find_game_row, open_turn, seat_named
+from bot.models import GameStatus, OrderSubmission, Outbox, Seat, Turn
+from rules import find_game
+from tests.bot.gm_helpers import (  # noqa: F401 - fixtures
+    ADDRESS,
+    BOT,
+    GM,
+    audit,
+    body_of,
+    bodies,
+    cycle,
+    game_row,
+    gapp,
+    gm_says,
+    last,
+    mails,
+    player_says,
+    rc,
+    turns,
+)
+
+RACECRAFT = find_game("racecraft")
+
+
+def deadline_of(app: App) -> object:
+    turn = turns(app)[-1]
+    assert turn.deadline is not None
+    return as_utc(turn.deadline)
+
+
+def submissions(app: App, turn_number: int) -> list[tuple[str, str, str]]:
+    with app.db.read() as session:
+        rows = session.execute(
+            select(Seat.name, OrderSubmission.source, OrderSubmission.text)
+            .join(Seat, Seat.id == OrderSubmission.seat_id).join(Turn, Turn.id == OrderSubmission.turn_id)
+            .where(Turn.number == turn_number).order_by(OrderSubmission.id)).all()
+    return [tuple(r) for r in rows]  # type: ignore[misc]
+
+
+# -- deadlines ---------------------------------------------------------------------------------
+
+def test_extend_moves_the_deadline_and_tells_every_player_in_their_zone(rc: App) -> None:
+    """EXTEND <game> <duration>: the deadline moves, the players are told (each in their own zone),
+    the GM gets a confirmation, and the audit row names the mail it came from."""
+    before = deadline_of(rc)
+    mid = gm_says(rc, "EXTEND rc1 24h")
+    assert deadline_of(rc) == before + timedelta(hours=24)  # type: ignore[operator]
+    kelly = body_of(last(rc, ADDRESS["kelly"]))
+    steve = body_of(last(rc, ADDRESS["steve"]))
+    assert "extended" in kelly and "Thu 8 Jan 2026 09:00 GMT" in kelly
+    assert "Thu 8 Jan 2026 04:00 EST" in steve
+    confirmation = last(rc, GM)
+    assert "GM: EXTEND done" in str(confirmation["Subject"])
+    row = audit(rc)[-1]
+    assert (row.actor, row.via, row.message_id, row.command) == (GM, "mail", mid.strip("<>"), "EXTEND rc1 24h")
+    assert row.outcome.startswith("done")
+
+
+def test_deadline_sets_a_time_in_the_games_zone_and_refuses_the_past(rc: App) -> None:
+    """DEADLINE <game> <when>: game time; a time in the past is refused and changes nothing."""
+    gm_says(rc, "DEADLINE rc1 2026-06-10 18:00")
+    moment = deadline_of(rc)
+    assert moment.isoformat() == "2026-06-10T17:00:00+00:00"  # type: ignore[attr-defined]  # BST
+    assert "Wed 10 Jun 2026 18:00 BST" in body_of(last(rc, ADDRESS["kelly"]))
+    gm_says(rc, "DEADLINE rc1 2025-01-01 12:00")
+    assert deadline_of(rc) == moment
+    assert "[ERROR]" in str(last(rc, GM)["Subject"]) and "in the past" in body_of(last(rc, GM))
+    assert audit(rc)[-1].outcome.startswith("refused")
+
+
+def test_deadline_plus_duration_counts_from_now(rc: App) -> None:
+    """DEADLINE <game> +<duration>: that long from now."""
+    gm_says(rc, "DEADLINE rc1 +6h")
+    assert deadline_of(rc) == rc.clock.now() + timedelta(hours=6)
+
+
+# -- orders and plots --------------------------------------------------------------------------
+
+def test_order_enters_orders_for_a_player_and_they_count(rc: App) -> None:
+    """ORDER <game> <seat> <orders>: stored as the GM's, in canonical form, used at resolution."""
+    gm_says(rc, "ORDER rc1 seb use 3")
+    assert ("seb", "gm", "USE 3") in submissions(rc, 1)
+    gm_says(rc, "PROCESS rc1")
+    defaults = [s for s in submissions(rc, 1) if s[1] in ("default", "plot")]
+    assert "seb" not in {s[0] for s in defaults}
+    assert {s[0] for s in defaults} == {"kelly", "steve", "roger", "anna"}
+
+
+def test_order_refuses_bad_orders_and_unknown_seats_with_the_reason(rc: App) -> None:
+    """A refused ORDER says why (the parser's own reason, the seat's choices) and stores nothing."""
+    gm_says(rc, "ORDER rc1 seb USE 11")
+    body = body_of(last(rc, GM))
+    assert "[ERROR]" in str(last(rc, GM)["Subject"])
+    assert '"USE 11"' in body and "What seb can order now" in body
+    gm_says(rc, "ORDER rc1 nobody USE 1")
+    assert "no seat 'nobody'" in body_of(last(rc, GM))
+    assert submissions(rc, 1) == []
+
+
+def test_plot_is_stored_canonical_and_is_the_seats_nmr_default(rc: App) -> None:
+    """PLOT <game> <seat> <orders>: the GM plot, validated and canonical, is the NMR default."""
+    gm_says(rc, "PLOT rc1 kelly use 2")
+    with rc.db.read() as session:
+        game = find_game_row(session, "rc1")
+        assert game is not None
+        kelly = seat_named(game, "kelly")
+        assert kelly is not None and kelly.gm_plot == "USE 2"
+    rc.clock.advance(hours=49)
+    cycle(rc)
+    assert ("kelly", "plot", "USE 2") in submissions(rc, 1)
+    assert ("seb", "default", "USE 5") in submissions(rc, 1)
+
+
+def test_plot_refuses_illegal_orders(rc: App) -> None:
+    """A plot the game's parser refuses is not stored."""
+    gm_says(rc, "PLOT rc1 kelly FLY AWAY")
+    assert "[ERROR]" in str(last(rc, GM)["Subject"])
+    assert game_row(rc).seats[0].gm_plot is None
+
+
+def test_multi_line_orders_are_separated_by_semicolons(rc: App) -> None:
+    """GM_COMMANDS: ';' separates the lines of the orders in a one-line ORDER."""
+    gm_says(rc, "ORDER rc1 seb USE 3; USE 4")
+    # Racecraft takes one order a turn: two lines are refused by its parser, whole.
+    assert "[ERROR]" in str(last(rc, GM)["Subject"])
+
+
+# -- resolving ---------------------------------------------------------------------------------
+
+def test_process_resolves_now_with_defaults_for_the_missing(rc: App) -> None:
+    """PROCESS <game>: resolve the open turn now; everyone gets results; the GM a summary."""
+    player_says(rc, "seb", "USE 2")
+    gm_says(rc, "PROCESS rc1")
+    rows = turns(rc)
+    assert rows[0].resolved_at is not None and rows[1].number == 2
+    assert "Results of Turn 1" in str(last(rc, ADDRESS["kelly"])["Subject"])
+    body = body_of(mails(rc, GM)[-2]) + body_of(last(rc, GM))
+    assert "defaulted: anna, kelly, roger, steve" in body
+
+
+def test_preview_mails_the_gm_only_and_stores_nothing(rc: App) -> None:
+    """PREVIEW <game>: resolved on a copy; results to the GM only; no turn, order or state stored."""
+    player_says(rc, "seb", "USE 7")
+
+    def snapshot() -> tuple[object, ...]:
+        with rc.db.read() as session:
+            turn_rows = [(t.number, t.state, t.state_after, t.events, t.resolved_at, t.deadline)
+                         for t in session.scalars(select(Turn).order_by(Turn.id))]
+            subs = list(session.execute(select(OrderSubmission.id, OrderSubmission.text)).all())
+            seats = list(session.execute(select(Seat.name, Seat.nmr_streak, Seat.gm_plot)).all())
+            player_mail = session.scalar(select(func.count()).select_from(Outbox).where(Outbox.recipient != GM))
+        return turn_rows, subs, seats, player_mail
+
+    before = snapshot()
+    gm_says(rc, "PREVIEW rc1")
+    assert snapshot() == before
+    preview = last(rc, GM)
+    assert "preview" in str(preview["Subject"]).lower()
+    body = body_of(preview)
+    assert "seb" in body and "> USE 7" in body and "Nothing was stored" in body
+    assert "(default)" in body  # the others would get the NMR default
+
+
+# -- pause and resume --------------------------------------------------------------------------
+
+def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: App) -> None:
+    """PAUSE: no resolution while paused, however late; RESUME: a full turn from now."""
+    gm_says(rc, "PAUSE rc1")
+    assert game_row(rc).status == GameStatus.PAUSED
+    assert "paused" in body_of(last(rc, ADDRESS["anna"]))
+    rc.clock.advance(days=5)
+    cycle(rc)
+    assert turns(rc)[0].resolved_at is None
+    gm_says(rc, "RESUME rc1")
+    assert game_row(rc).status == GameStatus.ACTIVE
+    assert deadline_of(rc) == rc.clock.now() + timedelta(hours=48)
+    gm_says(rc, "RESUME rc1")
+    assert "not paused" in body_of(last(rc, GM))
+
+
+# -- figures -----------------------------------------------------------------------------------
+
+def test_set_adjusts_a_figure_of_the_open_turn(rc: App) -> None:
+    """SET <game> <seat> <figure> <value>: rules.set_figure on the open turn's state."""
+    gm_says(rc, "SET rc1 seb ep 6")
+    state = RACECRAFT.load_state(turns(rc)[0].state)
+    assert RACECRAFT.figures(state, "seb") == {"ep": 6}
+    assert "ep 6" in body_of(last(rc, GM))
+
+
+def test_set_refuses_an_unknown_figure_or_a_bad_value(rc: App) -> None:
+    """FigureError becomes a refusal with the game's own reason; the state is untouched."""
+    before = turns(rc)[0].state
+    gm_says(rc, "SET rc1 seb wear 3")
+    assert "unknown figure" in body_of(last(rc, GM))
+    gm_says(rc, "SET rc1 seb ep 99")
+    assert "0 to 10" in body_of(last(rc, GM))
+    assert turns(rc)[0].state == before
+    assert [a.outcome.split(":")[0] for a in audit(rc)] == ["refused", "refused"]
+
+
+def test_set_warns_when_orders_on_file_became_illegal(rc: App) -> None:
+    """Lowering a figure below what a player ordered is allowed, with a warning to the GM."""
+    player_says(rc, "seb", "USE 8")
+    gm_says(rc, "SET rc1 seb ep 5")
+    assert "no longer legal" in body_of(last(rc, GM))
+
+
+# -- seats -------------------------------------------------------------------------------------
+
+def test_replace_hands_the_seat_to_a_new_player_with_a_fresh_turn_sheet(rc: App) -> None:
+    """REPLACE <game> <seat> <address> [name]: the seat keeps its history, the new player gets a
+    turn sheet and a new seat password; the old player is told."""
+    player_says(rc, "anna", "USE 4")
+    old_secret = game_row(rc).seats[-1].secret
+    gm_says(rc, "REPLACE rc1 anna kim@example.org Kim")
+    seat = [s for s in game_row(rc).seats if s.name == "anna"][0]
+    assert seat.player.address == "kim@example.org" and seat.player.name == "Kim"
+    assert seat.secret != old_secret
+    sheet = last(rc, "kim@example.org")
+    assert "Turn 1 of 5" in str(sheet["Subject"])
+    assert sheet["Reply-To"].addresses[0].addr_spec == signed_address(BOT, "test-site-secret", "rc1", "anna")
+    assert "> USE 4" in body_of(sheet)  # the seat's orders on file stay
+    assert "handed your seat" in body_of(last(rc, ADDRESS["anna"]))
+    # The new player orders for the seat with the password they were given.
+    from bot.testing import plain_mail
+
+    rc.inbox.deliver(plain_mail("kim@example.org", BOT, "[rc1]", f"PASSWORD {seat.secret}\nUSE 6"))  # type: ignore[attr-defined]
+    cycle(rc)
+    assert ("anna", "mail", "USE 6") in submissions(rc, 1)
+
+
+def test_replace_refuses_a_bad_address_or_one_already_seated(rc: App) -> None:
+    """A REPLACE to a non-address, or to someone already in the game, is refused."""
+    gm_says(rc, "REPLACE rc1 anna nobody")
+    assert "not a mail address" in body_of(last(rc, GM))
+    gm_says(rc, f"REPLACE rc1 anna {ADDRESS['seb']}")
+    assert "already has a seat" in body_of(last(rc, GM))
+
+
+def test_drop_takes_the_player_out_of_the_race(rc: App) -> None:
+    """DROP <game> <seat>: rules.drop_player on the open turn; the seat is closed; the turn
+    resolves without them."""
+    gm_says(rc, "DROP rc1 steve")
+    state = RACECRAFT.load_state(turns(rc)[0].state)
+    assert "steve" not in RACECRAFT.players(state)
+    assert not [s for s in game_row(rc).seats if s.name == "steve"][0].active
+    assert "removed you" in body_of(last(rc, ADDRESS["steve"]))
+    for seat in ("kelly", "seb", "roger", "anna"):
+        player_says(rc, seat, "USE 3")
+    rows = turns(rc)
+    assert rows[0].resolved_at is not None, "early resolution once the four remaining are in"
+    assert "steve" not in RACECRAFT.players(RACECRAFT.load_state(rows[1].state))
+
+
+# -- rollback ------------------------------------------------------------------------------------
+
+def test_rollback_restores_the_turn_and_re_resolving_gives_the_same_result(rc: App) -> None:
+    """ROLLBACK: the next turn and the defaults go, the resolved turn reopens with its orders;
+    resolving it again with the same seed gives exactly the same state and events."""
+    player_says(rc, "seb", "USE 2")
+    player_says(rc, "kelly", "USE 4")
+    gm_says(rc, "PROCESS rc1")
+    first = turns(rc)
+    after, events, seed = first[0].state_after, first[0].events, first[0].seed
+    player_says(rc, "roger", "CRUISE")  # an order for turn 2, discarded by the rollback
+    streaks = {s.name: s.nmr_streak for s in game_row(rc).seats}
+    assert streaks["anna"] == 1 and streaks["seb"] == 0
+    gm_says(rc, "ROLLBACK rc1")
+    rows = turns(rc)
+    assert [t.number for t in rows] == [1]
+    assert rows[0].resolved_at is None and rows[0].state_after is None and rows[0].events is None
+    assert rows[0].seed == seed
+    assert submissions(rc, 1) == [("seb", "mail", "USE 2"), ("kelly", "mail", "USE 4")]
+    assert {s.name: s.nmr_streak for s in game_row(rc).seats}["anna"] == 0
+    undo = audit(rc)[-1].undo
+    assert undo is not None
+    discarded = undo["undone"][0]
+    assert discarded["next_turn"]["number"] == 2
+    assert discarded["next_turn"]["submissions"][0]["text"] == "CRUISE"
+    assert {d["seat"] for d in discarded["defaults"]} == {"anna", "roger", "steve"}
+    assert "reopened" in str(last(rc, ADDRESS["anna"])["Subject"])
+    assert as_utc(rows[0].deadline) > rc.clock.now()  # type: ignore[arg-type]
+    gm_says(rc, "PROCESS rc1")
+    again = turns(rc)
+    assert again[0].state_after == after and again[0].events == events
+
+
+def test_rollback_at_the_end_goes_back_past_the_sprint_and_reopens_the_game(rc: App) -> None:
+    """The final sprint needs no orders; rolling back the end reopens the last tactical turn."""
+    for _ in range(10):
+        with rc.db.read() as session:
+            game = find_game_row(session, "rc1")
+            assert game is not None
+            if game.status == GameStatus.FINISHED:
+                break
+        gm_says(rc, "PROCESS rc1")
+    assert game_row(rc).status == GameStatus.FINISHED
+    last_numbers = [t.number for t in turns(rc)]
+    gm_says(rc, "ROLLBACK rc1")
+    assert game_row(rc).status == GameStatus.ACTIVE
+    rows = turns(rc)
+    assert len(rows) == len(last_numbers) - 1
+    assert rows[-1].resolved_at is None
+    assert RACECRAFT.expected_players(RACECRAFT.load_state(rows[-1].state))
+
+
+def test_rollback_with_nothing_resolved_is_refused(rc: App) -> None:
+    gm_says(rc, "ROLLBACK rc1")
+    assert "no resolved turn" in body_of(last(rc, GM))
+
+
+# -- who may command ------------------------------------------------------------------------------
+
+def test_a_player_cannot_give_gm_commands(rc: App) -> None:
+    """A GM command from a player is not a GM command: it is read as orders and refused."""
+    before = deadline_of(rc)
+    player_says(rc, "seb", "EXTEND rc1 24h")
+    assert deadline_of(rc) == before
+    assert audit(rc) == []
+    assert "[ERROR]" in str(last(rc, ADDRESS["seb"])["Subject"])
+
+
+def test_the_gm_of_one_game_cannot_command_another(rc: App) -> None:
+    """A GM of rc1 naming rc2 (another GM's game), or a game that does not exist: nothing
+    happens, and the GM is told the lines were not understood."""
+    others = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(5))
+    with rc.db.transaction() as session:
+        create_game(rc.shell, session, kind="racecraft", name="rc2", players=others, gm_address="other@example.org",
+                    deadline="48h", seed=3)
+    rc.service.send()
+    before = deadline_of(rc)
+    gm_says(rc, "EXTEND rc2 24h\nPAUSE nosuch")
+    assert game_row(rc, "rc2").status == GameStatus.ACTIVE
+    assert audit(rc, "rc2") == [] and audit(rc) == []
+    answer = body_of(last(rc, GM))
+    assert "EXTEND rc2 24h" in answer and "PAUSE nosuch" in answer
+    assert deadline_of(rc) == before
+
+
+def test_a_mail_from_the_gm_address_without_proof_is_refused(rc: App) -> None:
+    """The GM authenticates like a player: From alone is not enough."""
+    gm_says(rc, "PAUSE rc1", signed=False)
+    assert game_row(rc).status == GameStatus.ACTIVE
+    assert audit(rc) == []
+
+
+def test_the_gm_password_authenticates_a_mail_to_the_plain_address(rc: App) -> None:
+    """A PASSWORD line with the GM secret works like the signed address."""
+    secret = game_row(rc).gm_secret
+    gm_says(rc, f"PASSWORD {secret}\nPAUSE rc1", signed=False)
+    assert game_row(rc).status == GameStatus.PAUSED
+
+
+def test_missing_arguments_get_the_syntax_and_an_example(rc: App) -> None:
+    """Bad arguments: the reply gives the command's syntax and an example (GM_COMMANDS)."""
+    gm_says(rc, "EXTEND rc1")
+    body = body_of(last(rc, GM))
+    assert "EXTEND <game> <duration>" in body and "EXTEND rc1 24h" in body
+    gm_says(rc, "EXTEND rc1 soon")
+    assert "not a duration" in body_of(last(rc, GM))
+    assert audit(rc)[-1].outcome.startswith("refused")
+
+
+def test_commands_on_a_finished_game_are_refused(rc: App) -> None:
+    for _ in range(10):
+        if game_row(rc).status == GameStatus.FINISHED:
+            break
+        gm_says(rc, "PROCESS rc1")
+    # A finished game's GM is no longer recognised for it (the service looks at running games
+    # only), so the command is not even parsed as one: nothing changes.
+    gm_says(rc, "EXTEND rc1 24h")
+    assert game_row(rc).status == GameStatus.FINISHED
+
+
+def test_each_command_of_a_mail_is_confirmed_and_audited(rc: App) -> None:
+    """Several commands in one mail: each is carried out, confirmed and audited on its own."""
+    mid = gm_says(rc, "PLOT rc1 kelly USE 1\nORDER rc1 seb USE 3\nSET rc1 seb ep 9")
+    rows = audit(rc)
+    assert [r.command for r in rows] == ["PLOT rc1 kelly USE 1", "ORDER rc1 seb USE 3", "SET rc1 seb ep 9"]
+    assert {r.message_id for r in rows} == {mid.strip("<>")}
+    subjects = [str(m["Subject"]) for m in mails(rc, GM)[-3:]]
+    assert [s.split("GM: ")[1] for s in subjects] == ["PLOT done", "ORDER done", "SET done"]
+    assert "Recorded in the audit log" in bodies(rc, GM)
+
+
+def test_open_turn_is_untouched_by_a_refused_command(rc: App) -> None:
+    with rc.db.read() as session:
+        game = find_game_row(session, "rc1")
+        assert game is not None
+        turn = open_turn(session, game)
+        assert turn is not None
+        state = turn.state
+    gm_says(rc, "DROP rc1 zed")
+    assert turns(rc)[0].state == state
