@@ -103,3 +103,50 @@ def test_nmr_safe_plots_finish_the_race(track: str, seed: int) -> None:
         state = GAME.resolve(state, orders, turn_rng(seed, shell_turn)).state
     assert GAME.is_finished(state)
     assert all(c.status is not Status.RACING for c in state.cars)
+
+
+def _orders() -> st.SearchStrategy[object]:
+    from rules.speed_circuit.car import Design, Tyre
+    from rules.speed_circuit.plot import (
+        BidOrder,
+        DesignOrder,
+        PassOrder,
+        PathKind,
+        PathOrder,
+        PayOrder,
+        PitOrder,
+        PushOrder,
+        SkillOrder,
+        SkillTable,
+        SlipOrder,
+        SpeedOrder,
+        TyresOrder,
+    )
+
+    level = st.integers(min_value=-2, max_value=2)
+    lanes = st.integers(min_value=0, max_value=2)
+    skill = st.sets(st.sampled_from(list(SkillTable))).map(lambda s: SkillOrder(tuple(t for t in SkillTable if t in s)))
+    return st.one_of(
+        st.builds(DesignOrder, st.builds(Design, level, level, level, level, level, level, level)),
+        st.builds(TyresOrder, st.sampled_from(list(Tyre))),
+        st.builds(BidOrder, st.integers(0, 99), st.integers(0, 99)),
+        st.builds(SpeedOrder, st.one_of(st.none(), st.integers(0, 15).map(lambda n: n * 20))),
+        st.builds(PathOrder, st.just(PathKind.LANES), st.lists(lanes, min_size=1, max_size=10).map(tuple)),
+        st.builds(PathOrder, st.just(PathKind.LANE), lanes.map(lambda n: (n,))),
+        st.just(PathOrder(PathKind.LINE)),
+        st.builds(PayOrder, st.booleans()),
+        skill,
+        st.builds(PushOrder, st.booleans()),
+        st.builds(SlipOrder, st.integers(0, 2)),
+        st.builds(PassOrder, st.booleans()),
+        st.builds(PitOrder, st.sampled_from(list(Tyre))),
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(order=_orders())
+def test_every_order_reads_back_from_its_canonical_text(order: object) -> None:
+    """§8 / api.py format_orders: the canonical text of any order parses back to the same order."""
+    from rules.speed_circuit.plot import format_order, parse_line
+
+    assert parse_line(format_order(order)) == order  # type: ignore[arg-type]
