@@ -13,25 +13,25 @@ from bot.clock import as_utc
 from bot.games import PlayerSpec, create_game, find_game_row, open_turn, seat_named
 from bot.models import GameStatus, OrderSubmission, Outbox, Seat, Turn
 from rules import find_game
-from tests.bot.gm_helpers import (  # noqa: F401 - fixtures
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import (
     ADDRESS,
     BOT,
     GM,
     audit,
-    body_of,
     bodies,
+    body_of,
     cycle,
     game_row,
-    gapp,
     gm_says,
     last,
     mails,
     player_says,
-    rc,
     turns,
 )
 
 RACECRAFT = find_game("racecraft")
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
 def deadline_of(app: App) -> object:

@@ -12,7 +12,8 @@ from bot.games import create_game
 from bot.models import GameStatus
 from bot.signups import seat_name_for
 from rules import find_game
-from tests.bot.gm_helpers import (  # noqa: F401 - fixtures
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import (
     ADDRESS,
     BOT,
     GM,
@@ -20,17 +21,16 @@ from tests.bot.gm_helpers import (  # noqa: F401 - fixtures
     body_of,
     cycle,
     game_row,
-    gapp,
     gm_says,
     last,
     mails,
     player_says,
-    rc,
     stranger_says,
     turns,
 )
 
 RACECRAFT = find_game("racecraft")
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
 @pytest.fixture
