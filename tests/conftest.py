@@ -18,7 +18,7 @@ except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout
     from servers import Dovecot, Postgres, ServerError, SmtpSink  # type: ignore[no-redef]
 
 
-def _unavailable(what: str, exc: Exception) -> None:
+def _unavailable(what: str, exc: BaseException) -> None:
     message = f"{what} could not be started:\n{exc}"
     allow_skip = os.environ.get("FLAGMAN_ALLOW_SKIP_SERVERS") == "1"
     required = os.environ.get("FLAGMAN_REQUIRE_SERVERS") == "1"
@@ -30,11 +30,14 @@ def _unavailable(what: str, exc: Exception) -> None:
 @pytest.fixture(scope="session")
 def dovecot() -> Iterator[Dovecot]:
     """A private Dovecot (IMAP + LMTP) for the whole session; add users with `add_user`."""
+    failure: BaseException | None = None
     try:
         server = Dovecot()
         server.start()
     except (ServerError, OSError) as exc:
-        _unavailable("Dovecot", exc)
+        failure = exc  # reported outside the except block: no chained traceback
+    if failure is not None:
+        _unavailable("Dovecot", failure)
     try:
         yield server
     finally:
@@ -47,11 +50,14 @@ def smtp_sink(dovecot: Dovecot) -> Iterator[SmtpSink]:
 
     Shared by the session: call `smtp_sink.reset()` at the start of a test that counts.
     """
+    failure: BaseException | None = None
     try:
         sink = SmtpSink(onward=dovecot)
         sink.start()
     except (ServerError, OSError) as exc:
-        _unavailable("The SMTP sink (aiosmtpd)", exc)
+        failure = exc  # reported outside the except block: no chained traceback
+    if failure is not None:
+        _unavailable("The SMTP sink (aiosmtpd)", failure)
     try:
         yield sink
     finally:
@@ -61,11 +67,14 @@ def smtp_sink(dovecot: Dovecot) -> Iterator[SmtpSink]:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
     """A private PostgreSQL cluster; `postgres.url` is a SQLAlchemy URL (psycopg 3)."""
+    failure: BaseException | None = None
     try:
         server = Postgres()
         server.start()
     except (ServerError, OSError) as exc:
-        _unavailable("PostgreSQL", exc)
+        failure = exc  # reported outside the except block: no chained traceback
+    if failure is not None:
+        _unavailable("PostgreSQL", failure)
     try:
         yield server
     finally:

@@ -60,7 +60,13 @@ class _RunAs:
     @classmethod
     def for_servers(cls) -> _RunAs:
         if os.geteuid() == 0:
-            entry = pwd.getpwnam(UNPRIVILEGED_USER)
+            try:
+                entry = pwd.getpwnam(UNPRIVILEGED_USER)
+            except KeyError:
+                raise ServerError(
+                    f"no user {UNPRIVILEGED_USER!r} to run the test servers as "
+                    "(set FLAGMAN_TEST_SERVER_USER)"
+                ) from None
         else:
             entry = pwd.getpwuid(os.geteuid())
         import grp
