@@ -38,6 +38,16 @@ def test_recklessness_never_negative_and_no_car_inside_a_solid(data: st.DataObje
 
 @RACES
 @given(st.data())
+def test_no_two_racing_cars_share_a_square_after_a_round(data: st.DataObject) -> None:
+    """§4.5: "at the end of the round, all cars sharing a square crash", and S10 re-places a
+    crashed car on a square no racing car holds."""
+    for turn in play_random_race(data):
+        squares = [c.square for c in turn.resolution.state.cars if c.status is CarStatus.RACING]
+        assert len(squares) == len(set(squares))
+
+
+@RACES
+@given(st.data())
 def test_replay_is_deterministic(data: st.DataObject) -> None:
     """architecture.md: "any turn can be replayed exactly" from the state, orders and seed."""
     for turn in play_random_race(data, max_turns=10):

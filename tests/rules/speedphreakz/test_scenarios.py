@@ -52,7 +52,7 @@ def test_a_crash_beside_two_cars_without_chains() -> None:
             car("bob", (11, 2)),
             car("cat", (12, 4)),
             car("dan", (10, 1)),
-            car("eve", (7, 5)),
+            car("eve", (8, 5)),
         ],
         programs={"ann": "F2", "bob": "", "cat": "", "dan": "", "eve": "F2 F1"},
     )
@@ -71,7 +71,7 @@ def test_a_crash_beside_two_cars_without_chains() -> None:
         "bob is caught in ann's crash in the same step and crashes at 11,2 (next first action +50).",
         "cat is caught in ann's crash in the same step and crashes at 12,4 (next first action +50).",
     ]
-    assert at(resolution, "eve").square == Square(10, 5)
+    assert at(resolution, "eve").square == Square(11, 5)  # beside the wreck of cat
 
 
 def test_three_cars_cross_the_line_in_one_round() -> None:
