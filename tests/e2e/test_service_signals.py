@@ -1,0 +1,283 @@
+"""`flagman run` as systemd runs it: READY/WATCHDOG/STOPPING on a notify socket, SIGTERM in the
+middle of the work, SIGHUP reload, and standby behind the instance lock.
+
+Each test runs the real service as a subprocess on the embedded default (SQLite + Maildir)
+with short job intervals, and a unix datagram socket bound here as its NOTIFY_SOCKET.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from bot.app import build_app
+from bot.backup import replay_game
+from bot.cli import init_dir
+from bot.db import Database
+from bot.games import PlayerSpec, create_game
+from bot.inbox import deliver_to_maildir
+from bot.models import Game, InboundMessage, Turn
+from bot.settings import load_settings
+from bot.testing import reply_to
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+# Turn 1 orders of the worked example (shared/design/racecraft.md), one per seat.
+ORDERS = ("USE 0", "USE 2", "2", "BID 5", "USE 1")
+
+
+class NotifySocket:
+    """A NOTIFY_SOCKET: collects every datagram the service sends."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.settimeout(0.2)
+        self.messages: list[list[str]] = []
+        self.changed = threading.Condition()
+        self.closed = False
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        while not self.closed:
+            try:
+                data = self.sock.recv(4096)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with self.changed:
+                self.messages.append(data.decode().split("\n"))
+                self.changed.notify_all()
+
+    def wait_for(self, line: str, timeout: float = 30.0, after: int = 0) -> int:
+        """Index of the first datagram (from `after` on) holding `line`."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while True:
+                for i, message in enumerate(self.messages[after:], start=after):
+                    if line in message:
+                        return i
+                left = deadline - time.monotonic()
+                assert left > 0, f"no {line} within {timeout} s; got {self.messages}"
+                self.changed.wait(left)
+
+    def close(self) -> None:
+        self.closed = True
+        self.sock.close()
+
+
+class Service:
+    """`flagman run` in a subprocess, its log lines collected."""
+
+    def __init__(self, config: Path, notify: NotifySocket, watchdog_usec: int = 3_000_000) -> None:
+        env = {**os.environ, "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": str(watchdog_usec),
+               "PYTHONUNBUFFERED": "1"}
+        env.pop("WATCHDOG_PID", None)
+        env.pop("FLAGMAN_SECRET", None)
+        self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "--config", str(config), "run"],
+                                     cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    @property
+    def log(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_log(self, text: str, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.log:
+            assert self.proc.poll() is None or text in self.log, f"service exited; log:\n{self.log}"
+            assert time.monotonic() < deadline, f"no {text!r} in the log:\n{self.log}"
+            time.sleep(0.05)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> tuple[int, float]:
+        start = time.monotonic()
+        self.proc.send_signal(sig)
+        code = self.proc.wait(timeout)
+        self.reader.join(5)
+        return code, time.monotonic() - start
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def notify(tmp_path: Path) -> Iterator[NotifySocket]:
+    sock = NotifySocket(tmp_path / "notify.sock")
+    try:
+        yield sock
+    finally:
+        sock.close()
+
+
+def make_site(root: Path, games: int, *, interval: float = 0.3, batch: int = 5) -> tuple[Path, int]:
+    """A site with `games` Racecraft games whose turn-1 orders all sit in the inbox; returns (config, mails)."""
+    config = init_dir(root, "flagman@signals.test")
+    config.write_text(config.read_text().replace('path = "mail/inbox"\n', f'path = "mail/inbox"\nbatch_size = {batch}\n')
+                      + f"\n[schedule]\npoll_seconds = {interval}\ntick_seconds = {interval}\nsend_seconds = {interval}\n")
+    app = build_app(load_settings(config, env={}))
+    players: dict[str, list[PlayerSpec]] = {}
+    with app.db.transaction() as session:
+        for g in range(games):
+            seats = [PlayerSpec(f"p{i}", f"p{i}.g{g}@players.test", f"P{i}") for i in range(len(ORDERS))]
+            players[f"g{g}"] = seats
+            create_game(app.shell, session, kind="racecraft", name=f"g{g}", players=seats,
+                        gm_address="gm@signals.test", deadline="48h")
+    app.service.send()
+    inbox = app.settings.resolve_path(app.settings.inbox.path)
+    mails = 0
+    from email import message_from_bytes, policy
+
+    for seats in players.values():
+        for spec, orders in zip(seats, ORDERS, strict=True):
+            (sheet,) = sorted((app.mailer.mailbox(spec.address) / "new").iterdir())  # type: ignore[attr-defined]
+            msg = message_from_bytes(sheet.read_bytes(), policy=policy.default)
+            deliver_to_maildir(inbox, reply_to(msg, orders, sender=spec.address,  # type: ignore[arg-type]
+                                               message_id=f"<{spec.seat}.{spec.address}@client.test>"))
+            mails += 1
+    app.close()
+    return config, mails
+
+
+def check_consistent(config: Path) -> dict[str, int]:
+    """Every game's history is whole: no half-resolved turn; each resolved turn replays exactly;
+    every mail with a row was moved out of the inbox, and none without one. Returns turn counts."""
+    settings = load_settings(config, env={})
+    db = Database(settings.database_url)
+    inbox = settings.resolve_path(settings.inbox.path)
+    try:
+        with db.read() as session:
+            counts = {}
+            for game in session.scalars(select(Game)):
+                turns = list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
+                assert [t.number for t in turns] == list(range(1, len(turns) + 1))
+                resolved = [t for t in turns if t.resolved_at is not None]
+                open_turns = [t for t in turns if t.resolved_at is None]
+                assert len(open_turns) <= 1 and turns[: len(resolved)] == resolved
+                for t in resolved:
+                    assert t.state_after is not None and t.events is not None
+                assert all(r.same for r in replay_game(session, game.name)), game.name
+                counts[game.name] = len(resolved)
+            handled = set(session.scalars(select(InboundMessage.message_id)))
+    finally:
+        db.dispose()
+    from email import message_from_bytes, policy
+
+    def ids(folder: Path) -> set[str]:
+        out = set()
+        for sub in ("new", "cur"):
+            for path in (folder / sub).iterdir():
+                msg = message_from_bytes(path.read_bytes(), policy=policy.default)
+                out.add(str(msg["Message-ID"]).strip("<>"))
+        return out
+
+    pending, done = ids(inbox), ids(inbox / ".Processed")
+    assert {h.strip("<>") for h in handled} == done, "a mail was moved without its row, or kept with one"
+    assert not pending & done
+    return counts
+
+
+def test_sigterm_in_the_middle_of_the_work_stops_cleanly_and_loses_nothing(tmp_path: Path, notify: NotifySocket) -> None:
+    """READY=1, then SIGTERM while mail and turns are being worked through: STOPPING=1, exit 0
+    within seconds, a consistent database; a restart finishes the rest exactly once."""
+    config, mails = make_site(tmp_path / "site", games=12)
+    service = Service(config, notify)
+    try:
+        notify.wait_for("READY=1")
+        processed = load_settings(config, env={}).resolve_path("mail/inbox/.Processed/cur")
+        deadline = time.monotonic() + 30
+        while not any(processed.iterdir()):
+            assert time.monotonic() < deadline, service.log
+            time.sleep(0.01)
+        code, took = service.stop(signal.SIGTERM)
+    finally:
+        service.kill()
+    assert code == 0, service.log
+    assert took < 30
+    notify.wait_for("STOPPING=1", timeout=1)
+    assert "flagman stopped" in service.log
+    assert "Traceback" not in service.log, service.log
+    check_consistent(config)
+    inbox_new = load_settings(config, env={}).resolve_path("mail/inbox/new")
+    assert any(inbox_new.iterdir()), "the stop came after all the work: the test did not stop it midway"
+    # The rest, after a restart (here: the jobs once each): every game's turn 1 resolved once.
+    app = build_app(load_settings(config, env={}))
+    try:
+        app.service.poll()
+        app.service.tick()
+    finally:
+        app.close()
+    counts = check_consistent(config)
+    assert counts == {f"g{g}": 1 for g in range(12)}
+    db = Database(load_settings(config, env={}).database_url)
+    try:
+        with db.read() as session:
+            assert len(list(session.scalars(select(InboundMessage.id)))) == mails
+    finally:
+        db.dispose()
+
+
+def test_watchdog_pings_and_sighup_reloads_the_schedule(tmp_path: Path, notify: NotifySocket) -> None:
+    """WATCHDOG=1 every half WatchdogSec while healthy; SIGHUP: RELOADING=1, new schedule, READY=1."""
+    config, _ = make_site(tmp_path / "site", games=1)
+    service = Service(config, notify, watchdog_usec=1_000_000)
+    try:
+        ready = notify.wait_for("READY=1")
+        first = notify.wait_for("WATCHDOG=1", timeout=10, after=ready)
+        notify.wait_for("WATCHDOG=1", timeout=10, after=first + 1)
+        config.write_text(config.read_text().replace("poll_seconds = 0.3", "poll_seconds = 0.7"))
+        service.proc.send_signal(signal.SIGHUP)
+        reloading = notify.wait_for("RELOADING=1", timeout=10)
+        notify.wait_for("READY=1", timeout=10, after=reloading)
+        service.wait_log("configuration reloaded")
+        assert "job poll now runs every 0.7 s" in service.log
+        assert service.proc.poll() is None
+        code, _ = service.stop()
+    finally:
+        service.kill()
+    assert code == 0, service.log
+
+
+def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify: NotifySocket) -> None:
+    """Two `flagman run` on one database: the second says it is on standby; killing the first,
+    the second takes over and runs the jobs."""
+    config, _ = make_site(tmp_path / "site", games=1)
+    first = Service(config, notify)
+    second: Service | None = None
+    try:
+        notify.wait_for("READY=1")
+        first.wait_log("flagman running")
+        second = Service(config, notify)
+        second.wait_log("standby")
+        assert "flagman running" not in second.log
+        first.proc.kill()
+        first.proc.wait(10)
+        second.wait_log("took over")
+        second.wait_log("flagman running")
+        code, _ = second.stop()
+        assert code == 0, second.log
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()
