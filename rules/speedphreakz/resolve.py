@@ -342,14 +342,14 @@ def _restarts(race: Race, cars: list[Car], orders: Mapping[PlayerId, Sequence[Or
             and not race.circuit.solid(wanted.square)
             and wanted.square not in taken
         ):
-            restart, how = wanted, "as ordered"
+            restart, how = wanted, ""
         else:
             restart = default_restart(race, car, taken)
-            how = "by default (S10)" if wanted is None else f"by default (S10): {wanted.square} is taken"
+            how = " by default (S10)" if wanted is None else f" by default (S10): {wanted.square} is taken"
         taken.add(restart.square)
         cars[seat] = dataclasses.replace(car, square=restart.square, heading=restart.heading, status=CarStatus.RACING)
         events.append(
-            Event("restart", f"{car.player} is re-placed at {restart.square} facing {restart.heading.value} {how}.", (car.player,))
+            Event("restart", f"{car.player} is re-placed at {restart.square} facing {restart.heading.value}{how}.", (car.player,))
         )
 
 

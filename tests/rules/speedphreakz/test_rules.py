@@ -463,6 +463,16 @@ def test_restart_where_the_player_says() -> None:
             check(state, "ann", parse_line(text))
 
 
+def test_two_restarts_on_one_square_go_by_seat() -> None:
+    """S10 with §4.2 "an adjacent legal square": two crashed cars asking for the same square;
+    the first in seating order gets it, the other falls back to the S10 default."""
+    state = race([car("ann", (5, 3), status=CarStatus.CRASHED), car("bob", (6, 3), status=CarStatus.CRASHED)], round_no=3)
+    mails = {p: "RESTART 5,4 FACING E\nROUND 3:\nROUND 4:" for p in ("ann", "bob")}
+    resolution = play(state, [control(150)], texts=mails)
+    assert (at(resolution, "ann").square, at(resolution, "bob").square) == (Square(5, 4), Square(6, 3))
+    assert kinds(resolution, "restart")[1].text.endswith("by default (S10): 5,4 is taken.")
+
+
 # -- S12, S16 and the win -------------------------------------------------------------------------
 
 FINISH = [
