@@ -39,16 +39,26 @@ def enter_space(track: Track, run: CornerRun | None, space_id: str, speed: int, 
     return CornerEntry(run, due, raw - bonus)
 
 
-def path_needs_payment(track: Track, car: Car, path: Sequence[str], speed: int) -> bool:
-    """Whether running `path` at `speed` would call for the cornering chart (the safe plot, §8)."""
+def coast(track: Track, car: Car, path: Sequence[str], speed: int) -> Car | None:
+    """The car after running `path` at `speed` if that calls for no cornering chart, else
+    None (the safe plot, §8). Position, line and corner records only; no lap bookkeeping."""
     run = car.corner_run
     line = car.line_run
+    barred = car.barred_line
     for space_id in path:
-        step = step_line(track, line, car.barred_line, space_id)
+        step = step_line(track, line, barred, space_id)
         left = step.left is not None and run is not None and track.lines[step.left].corner == run.corner
         line = step.run
         entry = enter_space(track, run, space_id, speed, line_bonus(track, line, space_id), left)
         if entry.run is not None and entry.due > entry.run.tier:
-            return True
+            return None
         run = entry.run
-    return False
+        if run is None:
+            barred = None
+    space = path[-1] if path else car.space
+    return replace(car, space=space, speed=speed, corner_run=run, line_run=line, barred_line=barred, spun=False)
+
+
+def path_needs_payment(track: Track, car: Car, path: Sequence[str], speed: int) -> bool:
+    """Whether running `path` at `speed` would call for the cornering chart."""
+    return coast(track, car, path, speed) is None

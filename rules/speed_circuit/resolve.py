@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from rules.api import Event, Roll
 from rules.speed_circuit.car import DEFAULT_DESIGN, Car, CornerRun, Design, Status, Tyre
-from rules.speed_circuit.corner import CornerEntry, enter_space, path_needs_payment
+from rules.speed_circuit.corner import CornerEntry, coast, enter_space
 from rules.speed_circuit.model import Phase, RaceState
 from rules.speed_circuit.move import (
     desired_path,
@@ -181,18 +181,36 @@ def plot_speed(state: RaceState, car: Car, plot: Plot) -> int:
     return plot.speed
 
 
+SAFE_LOOKAHEAD = 5
+"""Turns of hardest free braking the safe plot checks beyond the turn it plots."""
+
+
 def safe_speed(state: RaceState, car: Car) -> int:
     """§8 NMR: the highest speed within the car's limits whose planned path (keeping lane,
-    following lines) needs no wear, test or roll, or the least deceleration that gets there."""
-    from rules.speed_circuit.plot import PathKind, PathOrder
+    following lines) needs no wear, test or roll, or the least deceleration that gets there.
 
+    [DES] "Keeps the car on track": the speed must also leave the car able to make the
+    following turns at no cost by braking at its free deceleration, so that a car plotted
+    for is not left too fast in front of a slow corner.
+    """
     lim = limits(car, state.track)
-    plot = Plot(path=PathOrder(PathKind.LINE))
     for speed in range(lim.safe, -1, -20):
-        path = desired_path(state.track, car, plot, speed // 20, staggered=state.options.staggered_lane_change)
-        if not path_needs_payment(state.track, car, path, speed):
+        if _coasts(state, car, speed, SAFE_LOOKAHEAD):
             return speed
     return 0
+
+
+def _coasts(state: RaceState, car: Car, speed: int, turns: int) -> bool:
+    from rules.speed_circuit.plot import PathKind, PathOrder
+
+    plot = Plot(path=PathOrder(PathKind.LINE))
+    path = desired_path(state.track, car, plot, speed // 20, staggered=state.options.staggered_lane_change)
+    after = coast(state.track, car, path, speed)
+    if after is None:
+        return False
+    if speed == 0 or turns == 0:
+        return True
+    return _coasts(state, after, max(0, speed - car.dec), turns - 1)
 
 
 class RaceTurn:

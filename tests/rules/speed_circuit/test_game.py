@@ -153,3 +153,22 @@ def test_loose_spellings_of_speed_and_path() -> None:
     parsed = GAME.parse_orders(state, "ann", "speed 80 mph\npath b, b, a")
     assert parsed.ok
     assert GAME.format_orders(parsed.orders) == "SPEED 80\nPATH B B A"
+
+
+@pytest.mark.parametrize("track", ["harbour_loop", "quarry_ring"])
+@pytest.mark.parametrize("lane_change", ["aligned", "staggered"])
+def test_a_lone_car_on_safe_plots_laps_the_track_without_paying(track: str, lane_change: str) -> None:
+    """§8 NMR: the safe plot "keeps the car on track and pays what it must": alone on the
+    track it needs no wear, test or roll, and still finishes the race."""
+    state = GAME.new_game(["ann", "bob"], {"track": track, "laps": "2", "lane_change": lane_change}, random.Random(1))
+    state = GAME.drop_player(state, "bob")
+    turns = 0
+    while not GAME.is_finished(state):
+        turns += 1
+        before = state.car("ann").wear
+        resolution = GAME.resolve(state, {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}, random.Random(turns))
+        assert not [e for e in resolution.events if e.roll is not None or e.kind in ("wear", "spin", "brake")]
+        state = resolution.state
+        assert state.car("ann").wear == before or turns <= 2  # the design and bid turns
+    assert state.car("ann").status is Status.FINISHED
+    assert turns < 60
