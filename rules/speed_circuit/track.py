@@ -442,11 +442,13 @@ def render_svg(track: Track, cars: Mapping[str, str]) -> str:
     x0, y0 = point(track.rows, inner - 4)
     x1, y1 = point(track.rows, inner + 3 * lane_width + 4)
     parts.append(f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="white" stroke-width="3"/>')
-    for sid, label in sorted(cars.items()):
+    # cars are numbered in the picture (labels may share their first letters); a legend names them
+    for number, (sid, label) in enumerate(sorted(cars.items(), key=lambda item: item[1]), start=1):
         s = track.spaces[sid]
         x, y = point(((s.back_row or 0) + s.row) / 2, inner + s.lane * lane_width + lane_width / 2)
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="9" fill="#1d3557" stroke="white"/>')
-        parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="9" fill="white" text-anchor="middle" dominant-baseline="middle">{_escape(label[:2])}</text>')
+        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="9" fill="#1d3557" stroke="white"><title>{_escape(label)}</title></circle>')
+        parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="9" fill="white" text-anchor="middle" dominant-baseline="middle">{number}</text>')
+        parts.append(f'<text x="10" y="{18 + 14 * number}" font-size="12" fill="white">{number} {_escape(label)} ({sid})</text>')
     parts.append(f'<text x="{centre}" y="{centre}" font-size="18" text-anchor="middle" fill="white">{_escape(track.name)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
