@@ -108,6 +108,24 @@ def test_unused_control_is_lost() -> None:
     assert at(resolution, "ann").deficit == 0
 
 
+def test_the_ordered_cost_is_charged_whatever_the_action_becomes() -> None:
+    """S5: "The ordered action's cost, plus terrain surcharges actually incurred": a spun F2
+    still costs 45 (75 + 45 - 101 = 19 over)."""
+    state = race([car("ann", (1, 3))], programs={"ann": "F3 F2"})
+    after = at(play(state, [control(101), 0]), "ann")  # F2 rolled: 0, Spin left
+    assert (after.square, after.heading, after.deficit) == (Square(4, 3), Heading.N, 19)
+
+
+def test_only_the_surcharges_actually_incurred_are_charged() -> None:
+    """S5: an F3 cut to two squares by "Under" pays for two grass squares, not three:
+    100 carried + 75 + 2 x 10 = 195, 94 over C 101."""
+    rows = list(arena().grid)
+    rows[3] = "#S,,,,.......#"
+    state = race([car("ann", (1, 3), deficit=100)], arena(rows), programs={"ann": "F3"})
+    after = at(play(state, [control(101), 4]), "ann")  # first action out of control: 4 - 1 = 3
+    assert (after.square, after.deficit) == (Square(3, 3), 94)
+
+
 # -- §4.2 Recklessness, S6, S7 ----------------------------------------------------------------
 
 
