@@ -1,0 +1,124 @@
+"""Reminders before the deadline (product.md: "a reminder before the deadline if nothing is on
+file"): at each mark of the game's schedule, once, to the seats with nothing on file, with the
+deadline in each recipient's own zone."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from bot.app import App
+from bot.games import find_game_row
+from bot.reminders import parse_marks, validate_spec
+from rules import find_game
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, player_says, turns
+
+RACECRAFT = find_game("racecraft")
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
+
+
+def reminders_to(app: App, seat: str) -> list[str]:
+    return [body_of(m) for m in mails(app, ADDRESS[seat]) if "Reminder" in str(m["Subject"])]
+
+
+def all_reminders(app: App) -> int:
+    return sum(len(reminders_to(app, seat)) for seat in ADDRESS)
+
+
+def set_game(app: App, **values: object) -> None:
+    with app.db.transaction() as session:
+        game = find_game_row(session, "rc1")
+        assert game is not None
+        for key, value in values.items():
+            setattr(game, key, value)
+
+
+def test_reminders_go_at_each_mark_once_and_only_to_seats_with_nothing_on_file(rc: App) -> None:
+    """24h and 2h before the deadline, once each; a seat with orders on file gets none."""
+    player_says(rc, "seb", "USE 3")
+    rc.clock.set(START + timedelta(hours=23))
+    cycle(rc)
+    assert all_reminders(rc) == 0
+    rc.clock.set(START + timedelta(hours=24))  # 24h before Wed 09:00
+    cycle(rc)
+    assert len(reminders_to(rc, "kelly")) == 1 and reminders_to(rc, "seb") == []
+    assert all_reminders(rc) == 4
+    for _ in range(3):
+        rc.clock.advance(minutes=30)
+        cycle(rc)
+    assert all_reminders(rc) == 4, "no reminder is sent twice"
+    player_says(rc, "anna", "USE 2")
+    rc.clock.set(START + timedelta(hours=46))  # 2h before
+    cycle(rc)
+    cycle(rc)
+    assert len(reminders_to(rc, "kelly")) == 2 and len(reminders_to(rc, "anna")) == 1
+    assert all_reminders(rc) == 7
+    assert set(turns(rc)[0].reminded.split(",")) == {"1d", "2h"}  # both marks recorded on the turn
+
+
+def test_a_reminder_shows_the_deadline_in_the_recipients_zone_and_the_default(rc: App) -> None:
+    """Every deadline is shown in the recipient's own zone; the reminder says what the default is."""
+    rc.clock.set(START + timedelta(hours=24))
+    cycle(rc)
+    kelly, steve, roger = (reminders_to(rc, s)[0] for s in ("kelly", "steve", "roger"))
+    assert "Wed 7 Jan 2026 09:00 GMT" in kelly
+    assert "Wed 7 Jan 2026 04:00 EST" in steve
+    assert "Wed 7 Jan 2026 20:00 AEDT" in roger
+    assert "> USE 5" in kelly and "in 24 hours" in kelly
+    reminder = [m for m in mails(rc, ADDRESS["kelly"]) if "Reminder" in str(m["Subject"])][0]
+    assert "rc1.kelly." in str(reminder["Reply-To"])  # replying to it authenticates
+
+
+def test_a_mark_already_past_when_the_turn_opens_is_skipped(gapp: App) -> None:
+    """A 12-hour turn gets no "24h before" reminder straight after its turn sheet."""
+    from bot.games import create_game
+    from tests.bot.gm_helpers import GM, RACERS
+
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
+                    deadline="12h", timezone="Europe/London", seed=1)
+    cycle(gapp)
+    assert all_reminders(gapp) == 0
+    assert turns(gapp)[0].reminded == "1d"
+    gapp.clock.advance(hours=10)
+    cycle(gapp)
+    assert all_reminders(gapp) == 5
+
+
+def test_marks_due_together_after_downtime_send_one_reminder(rc: App) -> None:
+    """The service was down across both marks: one reminder, not two."""
+    rc.clock.set(START + timedelta(hours=47))
+    cycle(rc)
+    assert len(reminders_to(rc, "kelly")) == 1
+    assert "in 1 hour" in reminders_to(rc, "kelly")[0]
+
+
+def test_moving_the_deadline_rearms_the_reminders(rc: App) -> None:
+    """After EXTEND the reminders count again from the new deadline."""
+    rc.clock.set(START + timedelta(hours=24))
+    cycle(rc)
+    assert len(reminders_to(rc, "kelly")) == 1
+    gm_says(rc, "EXTEND rc1 48h")
+    cycle(rc)
+    assert len(reminders_to(rc, "kelly")) == 1
+    rc.clock.set(START + timedelta(hours=72))  # 24h before the new deadline
+    cycle(rc)
+    assert len(reminders_to(rc, "kelly")) == 2
+
+
+def test_no_reminders_for_a_paused_game_or_with_the_schedule_off(rc: App) -> None:
+    gm_says(rc, "PAUSE rc1")
+    rc.clock.set(START + timedelta(hours=24))
+    cycle(rc)
+    assert all_reminders(rc) == 0
+    set_game(rc, reminder_spec="none")
+    gm_says(rc, "RESUME rc1")
+    rc.clock.advance(hours=47)
+    cycle(rc)
+    assert all_reminders(rc) == 0
+
+
+def test_reminder_schedules_parse_and_print_canonically() -> None:
+    assert parse_marks("2h, 24h") == (timedelta(hours=24), timedelta(hours=2))
+    assert validate_spec("90m,1d") == "1d,1h30m"
+    assert validate_spec("none") == "none" and parse_marks("off") == ()
