@@ -29,6 +29,8 @@ from rules.speedphreakz.model import (
     progress_on_entry,
 )
 
+MAX_SIDE = 99  # the results mail prints the map with a two-digit ruler
+
 
 class MapError(ValueError):
     """A map that cannot be raced on; `problems` lists every reason, one sentence each."""
@@ -160,6 +162,8 @@ def circuit_from_json(data: Mapping[str, Any], *, check_route: bool = False) -> 
     if not isinstance(grid, list) or not grid or not all(isinstance(r, str) for r in grid):
         raise MapError(name, [*problems, "\"grid\" must be a non-empty list of strings, one per row"])
     width = len(grid[0])
+    if width > MAX_SIDE or len(grid) > MAX_SIDE:
+        problems.append(f"the map is {width} x {len(grid)} squares; at most {MAX_SIDE} x {MAX_SIDE} fit in a results mail")
     for y, row in enumerate(grid):
         if len(row) != width:
             problems.append(f"row {y} is {len(row)} squares wide; row 0 is {width}: all rows must be the same width")

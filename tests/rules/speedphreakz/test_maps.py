@@ -84,6 +84,13 @@ def test_rows_must_have_the_same_width() -> None:
     assert "row 2 is 8 squares wide; row 0 is 9: all rows must be the same width" in problems(changed(grid=grid))
 
 
+def test_a_map_must_fit_in_a_mail() -> None:
+    grid = ["#" * 100, "#S" + "." * 97 + "#", "#" * 100]
+    data = changed(grid=grid, start_squares=[[1, 1]], finish_line={"cells": [[1, 1]], "direction": "E"},
+                   checkpoints=[{"cells": [[50, 1]]}])
+    assert problems(data) == ("the map is 100 x 3 squares; at most 99 x 99 fit in a results mail",)
+
+
 def test_unknown_terrain_characters_are_named() -> None:
     grid = [*GOOD["grid"][:1], "#..X....#", *GOOD["grid"][2:]]
     assert any(p.startswith("square 3,1: unknown terrain character 'X'") for p in problems(changed(grid=grid)))
