@@ -102,9 +102,8 @@ def heading_towards_target(race: Race, car: Car, square: Square) -> Heading:
             best = (distance, heading)
     if best is None:
         return car.heading
-    here = far.get(square)
-    if here == 0:
-        return circuit.finish_direction
+    if far.get(square) == 0 and car.progress.checkpoint >= len(circuit.checkpoints):
+        return circuit.finish_direction  # on the line with every checkpoint passed: cross it
     return best[1]
 
 
@@ -129,7 +128,6 @@ class _Run:
     surcharge: int = 0
     finished: bool = False
     finish_control: int | None = None
-    done_actions: int = 0
 
     @property
     def active(self) -> bool:
@@ -259,7 +257,6 @@ class _Round:
 
     def act(self, run: _Run, index: int) -> None:
         action = run.actions[index]
-        run.done_actions = index + 1
         self.charge(run, action.cost + (run.extra if index == 0 else 0))
         run.charged = True
         self.check_control(run, index, action)

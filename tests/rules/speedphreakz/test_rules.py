@@ -471,6 +471,14 @@ def test_default_restart_takes_the_first_free_neighbour_clockwise() -> None:
     assert restart == Restart(Square(4, 4), Heading.NE)
 
 
+def test_default_restart_on_the_line_faces_across_it() -> None:
+    """S10 "heading toward the next checkpoint": with every checkpoint passed, the next goal
+    is the line; a car re-placed on it faces the line's direction."""
+    circuit = arena(FINISH, checkpoints=[[(7, 4)]])
+    state = race([car("ann", (3, 2), "S", status=CarStatus.CRASHED, progress=Progress(0, 1))], circuit, round_no=3)
+    assert Restart(Square(3, 2), Heading.N) in GAME.default_orders(state, "ann")
+
+
 def test_restart_where_the_player_says() -> None:
     """§4.2: "re-placed on the crash square or an adjacent legal square, with any orientation";
     a square further away, solid or taken is refused."""
