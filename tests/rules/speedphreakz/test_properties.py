@@ -118,3 +118,23 @@ def test_any_program_with_any_recklessness_resolves(
     resolution = GAME.resolve(state, {}, rng)
     on_the_board(resolution.state)
     assert sum(1 for e in resolution.events if e.kind == "d10") == len(rng.asked) - 1
+
+
+TOKENS = st.sampled_from(
+    ["ROUND", "round", "START", "RESTART", "COLOUR", "FACING", "1", "2", "3", "99", "-1", ":", ",",
+     "2,5", "1,5", "F1", "F2", "TL", "HR", "VL", "RV", "N", "SE", "red", "blue", "??", "é", "\t"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(TOKENS, max_size=8).map(" ".join) | st.text(max_size=30), max_size=6), st.booleans())
+def test_parsing_is_total(lines: list[str], set_up: bool) -> None:
+    """architecture.md: every bad line is reported, never raised; each non-blank line is
+    either an accepted order or a problem."""
+    state = GAME.new_game(["ann", "bob"], {}, random.Random(0))
+    if not set_up:
+        state = race([car("ann", (3, 3)), car("bob", (5, 3))])
+    text = "\n".join(lines)
+    parsed = GAME.parse_orders(state, "ann", text)
+    assert len(parsed.orders) + len(parsed.problems) == sum(1 for line in text.splitlines() if line.strip())
+    assert GAME.parse_orders(state, "ann", GAME.format_orders(parsed.orders)).orders == parsed.orders
