@@ -149,9 +149,9 @@ def _clip(items: list[str]) -> dict[str, Any]:
 
 def happenings(session: Session, game_ids: list[int], since: datetime, zone: str) -> dict[str, Any]:
     """The mail the GM should know about, received or sent since `since`."""
-    names = dict(session.execute(select(Game.id, Game.name).where(Game.id.in_(game_ids))).tuples().all()) if game_ids else {}
+    names = {gid: name for gid, name in session.execute(select(Game.id, Game.name).where(Game.id.in_(game_ids)))}
     rows = session.scalars(select(InboundMessage).where(
-        InboundMessage.received_at >= since, InboundMessage.status != InboundStatus.APPLIED,
+        InboundMessage.received_at > since, InboundMessage.status != InboundStatus.APPLIED,
         or_(InboundMessage.game_id.is_(None), InboundMessage.game_id.in_(game_ids)))
         .order_by(InboundMessage.id))
     refused: list[str] = []
@@ -180,7 +180,7 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
                   or_(Outbox.game_id.is_(None), Outbox.game_id.in_(game_ids))).order_by(Outbox.id))]
     quarantined = [f"{format_local(as_utc(q.created_at), zone)} {q.message_id}: "
                    f"{(q.error.strip().splitlines() or ['?'])[-1]}"
-                   for q in session.scalars(select(Quarantine).where(Quarantine.created_at >= since)
+                   for q in session.scalars(select(Quarantine).where(Quarantine.created_at > since)
                                             .order_by(Quarantine.id))]
     return {"refused": _clip(refused), "strangers": _clip(strangers), "auth_failed": _clip(auth_failed),
             "bounces": _clip(bounces), "ignored": _clip(ignored), "failed_sends": _clip(failed),

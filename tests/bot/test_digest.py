@@ -1,0 +1,167 @@
+"""The GM's daily digest (mail-interface.md, "The digest"): once a day at the GM's local time;
+every game of theirs in whatever state; who has orders on file and who has not, never what;
+NMR streaks; what was refused, bounced, failed or quarantined since the last digest; the GM
+command syntax with one example each."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from bot import digest
+from bot.app import App
+from bot.commands import GM_COMMANDS
+from bot.games import PlayerSpec, create_game, find_game_row
+from bot.mailer import SendStatus
+from bot.models import GameStatus, Quarantine
+from bot.testing import FakeMailer, plain_mail
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import (
+    ADDRESS,
+    BOT,
+    GM,
+    START,
+    body_of,
+    cycle,
+    gm_says,
+    mails,
+    player_says,
+)
+
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
+
+
+def digests(app: App, to: str = GM) -> list[str]:
+    return [body_of(m) for m in mails(app, to) if "GM digest" in str(m["Subject"])]
+
+
+def send(app: App, *, force: bool = False) -> int:
+    count = digest.send_due_digests(app.shell, force=force)
+    app.service.send()
+    return count
+
+
+def seats(prefix: str, n: int = 5) -> tuple[PlayerSpec, ...]:
+    return tuple(PlayerSpec(f"{prefix}{i}", f"{prefix}{i}@example.net", f"{prefix.title()}{i}") for i in range(n))
+
+
+@pytest.fixture
+def world(rc: App) -> App:
+    """rc1 running (seb ordered), rc2 open for sign-ups, rc3 paused, rc4 finished today, and
+    rc9 of another GM; then every kind of odd mail."""
+    shell = rc.shell
+    with rc.db.transaction() as session:
+        create_game(shell, session, kind="racecraft", name="rc2", players=seats("s", 2), gm_address=GM,
+                    deadline="48h", signup=True, seed=2)
+        create_game(shell, session, kind="racecraft", name="rc3", players=seats("p"), gm_address=GM,
+                    deadline="48h", seed=3)
+        create_game(shell, session, kind="racecraft", name="rc4", players=seats("f"), gm_address=GM,
+                    deadline="48h", seed=4)
+        create_game(shell, session, kind="racecraft", name="rc9", players=seats("o"), gm_address="other@example.org",
+                    deadline="48h", seed=9)
+    rc.service.send()
+    gm_says(rc, "PAUSE rc3", game="rc3")
+    for _ in range(8):
+        gm_says(rc, "PROCESS rc4", game="rc4")
+    with rc.db.read() as session:
+        game = find_game_row(session, "rc4")
+        assert game is not None and game.status == GameStatus.FINISHED
+    player_says(rc, "seb", "USE 6")
+    player_says(rc, "kelly", "USE 11")  # refused
+    rc.inbox.deliver(plain_mail("stranger@example.com", BOT, "hi", "what is this?"))  # type: ignore[attr-defined]
+    rc.inbox.deliver(plain_mail(ADDRESS["anna"], BOT, "[rc1] orders", "USE 1"))  # type: ignore[attr-defined]
+    rc.inbox.deliver(plain_mail("MAILER-DAEMON@mx.example.com", BOT, "Undelivered Mail Returned to Sender",  # type: ignore[attr-defined]
+                                "Your message could not be delivered."))
+    assert isinstance(rc.mailer, FakeMailer)
+    rc.mailer.answers[ADDRESS["roger"]] = SendStatus.PERMANENT
+    gm_says(rc, "EXTEND rc1 1h")  # an announcement that fails for roger
+    with rc.db.transaction() as session:
+        session.add(Quarantine(mailbox_key="42", message_id="<crash@client.example>", raw=b"",
+                               error="Traceback...\nKeyError: 'boom'", created_at=rc.shell.now(), reported=False))
+    cycle(rc)
+    return rc
+
+
+def test_the_digest_covers_every_game_of_the_gm_in_every_state(world: App) -> None:
+    """Running, open for sign-ups, paused and just finished games, and no other GM's game."""
+    assert send(world, force=True) == 2  # our GM and the other one
+    body = digests(world)[-1]
+    assert "== rc1 (Racecraft): active ==" in body
+    assert "== rc2 (Racecraft): signup ==" in body and "Open for sign-ups: 2 joined" in body
+    assert "== rc3 (Racecraft): paused ==" in body and "PAUSED" in body
+    assert "== rc4 (Racecraft): finished ==" in body and "Finished. Result:" in body
+    assert "rc9" not in body
+    assert "rc9" in digests(world, "other@example.org")[-1]
+
+
+def test_the_digest_says_who_has_orders_on_file_but_never_what(world: App) -> None:
+    body = digests(world)[-1] if send(world, force=True) else ""
+    section = body.split("== rc1")[1].split("== rc2")[0]
+    assert "Orders on file: seb." in section
+    assert "No orders yet:  anna, kelly, roger, steve." in section
+    assert "USE 6" not in body
+
+
+def test_the_digest_lists_streaks_refusals_strangers_bounces_failed_sends_and_quarantine(world: App) -> None:
+    send(world, force=True)
+    body = digests(world)[-1]
+    assert "NMR streaks:" in body.split("== rc4")[1]  # the finished game defaulted everyone
+    refused = body.split("Mail refused:")[1].split("\n\n")[0]
+    assert ADDRESS["kelly"] in refused
+    assert "stranger@example.com" in body.split("Unknown senders:")[1].split("\n\n")[0]
+    assert ADDRESS["anna"] in body.split("Failed authentication")[1].split("\n\n")[0]
+    assert "mailer-daemon@mx.example.com" in body.split("Bounces:")[1].split("\n\n")[0].lower()
+    assert ADDRESS["roger"] in body.split("Mail that could not be sent:")[1].split("\n\n")[0]
+    assert "<crash@client.example>" in body and "KeyError: 'boom'" in body
+
+
+def test_the_digest_ends_with_every_gm_command_and_an_example(world: App) -> None:
+    send(world, force=True)
+    body = digests(world)[-1]
+    for spec in GM_COMMANDS:
+        assert spec.syntax in body and f"e.g. {spec.example}" in body
+    assert "rc1.gm." in body  # the GM reply address of each game
+
+
+def test_the_digest_goes_once_a_day_at_the_gms_local_time(rc: App) -> None:
+    """digest_time (08:00) in the GM's zone (the game's, Europe/London); once per local day."""
+    rc.clock.set(START.replace(hour=7, minute=59) + timedelta(days=1))
+    assert send(rc) == 0
+    rc.clock.advance(minutes=1)
+    assert send(rc) == 1
+    rc.clock.advance(minutes=10)
+    assert send(rc) == 0
+    rc.clock.advance(hours=23, minutes=50)
+    assert send(rc) == 1
+    assert len(digests(rc)) == 2
+
+
+def test_the_digest_follows_the_gms_zone_in_summer(gapp: App) -> None:
+    """In June, 08:00 London is 07:00 UTC."""
+    from datetime import UTC, datetime
+
+    from tests.bot.gm_helpers import RACERS
+
+    gapp.clock.set(datetime(2026, 6, 1, 6, 59, tzinfo=UTC))
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
+                    deadline="48h", timezone="Europe/London", seed=1)
+    assert send(gapp) == 0
+    gapp.clock.advance(minutes=1)
+    assert send(gapp) == 1
+
+
+def test_since_the_last_digest_only_new_things_are_listed(rc: App) -> None:
+    """The second digest does not repeat what the first reported."""
+    player_says(rc, "kelly", "USE 11")
+    send(rc, force=True)
+    assert ADDRESS["kelly"] in digests(rc)[-1].split("Mail refused:")[1]
+    rc.clock.advance(days=1)
+    send(rc, force=True)
+    assert "Mail refused:" not in digests(rc)[-1]
+    assert "Nothing odd" in digests(rc)[-1]
+
+
+def test_no_digest_for_a_gm_without_running_games(gapp: App) -> None:
+    assert send(gapp, force=True) == 0
