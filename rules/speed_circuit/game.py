@@ -24,7 +24,6 @@ from rules.speed_circuit import storage, view
 from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
 from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
 from rules.speed_circuit.plot import (
-    PART_TWO,
     RACE_ORDERS,
     SETUP_DESIGN,
     SETUP_QUALIFYING,
@@ -265,4 +264,4 @@ class SpeedCircuit:
 
 
 GAME = SpeedCircuit()
-__all__ = ["GAME", "PART_TWO", "SpeedCircuit"]
+__all__ = ["GAME", "SpeedCircuit"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from rules.api import IllegalOrderError, InvalidOrderError
 from rules.speed_circuit.car import DESIGN_FIELDS, Car, Design, Tyre
@@ -101,7 +102,6 @@ Order = (
 SETUP_DESIGN = (DesignOrder, TyresOrder)
 SETUP_QUALIFYING = (BidOrder,)
 RACE_ORDERS = (SpeedOrder, PathOrder, PayOrder, SkillOrder, PushOrder, SlipOrder, PassOrder, PitOrder)
-PART_TWO = (SlipOrder, PassOrder, PitOrder)
 PART_TWO_NOTE = "noted; takes effect when part 2 of the rules (slipstream, forced passing, pits) is in play"
 
 
@@ -122,8 +122,8 @@ class Plot:
 
 
 def plot_of(orders: Sequence[Order]) -> Plot:
-    plot = Plot()
-    fields: dict[str, object] = {}
+    """The plot a set of race orders makes, every line left out at its default."""
+    fields: dict[str, Any] = {}
     for order in orders:
         if isinstance(order, SpeedOrder):
             fields["speed"] = order.mph
@@ -142,9 +142,7 @@ def plot_of(orders: Sequence[Order]) -> Plot:
             fields["force_pass"] = order.allowed
         elif isinstance(order, PitOrder):
             fields["pit"] = order.tyre
-    from dataclasses import replace
-
-    return replace(plot, **fields)  # type: ignore[arg-type]
+    return Plot(**fields)
 
 
 # -- syntax --------------------------------------------------------------------------------
@@ -286,7 +284,7 @@ def format_order(order: Order) -> str:
             return f"LANE {LANES[order.lanes[0]]}"
         if order.kind is PathKind.LINE:
             return "LINE"
-        return f"LANE {LANES[order.lanes[0]]}" if order.lanes else "LINE"
+        raise ValueError("keeping the lane is the default path, not an order line")
     if isinstance(order, PayOrder):
         return "PAY WEAR" if order.wear_first else "PAY ROLL"
     if isinstance(order, SkillOrder):

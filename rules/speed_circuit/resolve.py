@@ -48,7 +48,6 @@ from rules.speed_circuit.tables import (
     Table,
     tier,
 )
-from rules.speed_circuit.track import LANES
 
 # -- set-up turns --------------------------------------------------------------------------
 
@@ -551,7 +550,3 @@ def resolve_race(state: RaceState, orders: Mapping[str, Sequence[Order]], rng: r
     turn = RaceTurn(state, rng)
     new_state = turn.run(plots)
     return new_state, turn.events
-
-
-def lane_name(lane: int) -> str:
-    return LANES[lane]
