@@ -1,0 +1,141 @@
+"""The service runner (bot.scheduler.Runner): job guard and hooks, stopping between batches,
+the watchdog's health rule, and what SIGHUP reloads."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import App, build_app
+from bot.cli import init_dir
+from bot.scheduler import Runner
+from bot.settings import load_settings
+from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = init_dir(tmp_path / "site", "flagman@runner.test")
+    path.write_text(path.read_text() + "\n[schedule]\npoll_seconds = 60\ntick_seconds = 60\nsend_seconds = 30\n")
+    return path
+
+
+@pytest.fixture
+def app(config: Path) -> Iterator[App]:
+    application = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=FakeInbox(), mailer=FakeMailer())
+    try:
+        yield application
+    finally:
+        application.close()
+
+
+def test_a_failing_job_is_logged_and_the_hooks_still_run(app: App, caplog: pytest.LogCaptureFixture) -> None:
+    """A job that raises does not stop the service; the hooks (the watchdog's record) run after it."""
+    runner = Runner(app)
+    seen: list[str] = []
+    runner.hooks.append(seen.append)
+
+    def boom() -> None:
+        raise RuntimeError("database went away")
+
+    with caplog.at_level(logging.ERROR, logger="flagman.service"):
+        runner._guard("tick", boom)()
+    assert seen == ["tick"] and "tick" in runner.finished
+    assert "job tick failed" in caplog.text and "database went away" in caplog.text
+
+
+def test_after_a_stop_request_no_job_starts(app: App) -> None:
+    """Once stopping, a job that comes due does nothing (and reports nothing)."""
+    runner = Runner(app)
+    ran: list[int] = []
+    runner.stop_event.set()
+    runner._guard("poll", lambda: ran.append(1))()
+    assert ran == [] and "poll" not in runner.finished
+
+
+class StoppingInbox(FakeInbox):
+    """Asks the runner to stop as soon as the first batch has been fetched (SIGTERM mid-poll)."""
+
+    runner: Runner | None = None
+
+    def fetch_new(self, limit: int = 100):  # noqa: ANN201
+        batch = super().fetch_new(limit)
+        if self.runner is not None and batch:
+            self.runner.stop_event.set()
+        return batch
+
+
+def test_poll_stops_after_the_batch_in_progress(config: Path) -> None:
+    """SIGTERM during a poll: the batch in hand is finished and committed, the rest waits for the next start."""
+    inbox = StoppingInbox()
+    for n in range(12):
+        inbox.deliver(plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP",
+                                 message_id=f"<m{n}@players.test>"))
+    config.write_text(config.read_text().replace('path = "mail/inbox"\n', 'path = "mail/inbox"\nbatch_size = 5\n'))
+    settings = load_settings(config, env={})
+    assert settings.inbox.batch_size == 5
+    app = build_app(settings, clock=FakeClock(), inbox=inbox, mailer=FakeMailer())
+    try:
+        runner = Runner(app)
+        inbox.runner = runner
+        runner.poll()
+    finally:
+        app.close()
+    handled = sum(len(keys) for keys in inbox.folders.values())
+    assert handled == 5
+    assert len(inbox.pending) == 7
+
+
+def test_watchdog_health_follows_the_jobs(app: App) -> None:
+    """Healthy while poll and tick finish within interval + grace; a hung job makes it unhealthy."""
+    runner = Runner(app)
+    runner.started_at = time.monotonic()
+    assert runner.healthy(grace=10)
+    now = time.monotonic()
+    runner.finished = {"poll": now, "tick": now - 60 - 11}  # tick overdue by more than the grace
+    assert not runner.healthy(grace=10)
+    runner.finished["tick"] = now
+    assert runner.healthy(grace=10)
+    # The IDLE thread died: unhealthy, whatever the jobs do.
+    runner.idle_thread = threading.Thread(target=lambda: None)
+    runner.idle_thread.start()
+    runner.idle_thread.join()
+    assert not runner.healthy(grace=10)
+
+
+def test_reload_applies_bot_and_schedule_keeps_connections(app: App, config: Path,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """SIGHUP: [bot] and [schedule] take effect at once; [inbox] changes wait for a restart (and say so)."""
+    runner = Runner(app, config_path=config)
+    runner.start()
+    try:
+        text = config.read_text()
+        text = text.replace('name = "Flagman"', 'name = "Race Control"').replace("poll_seconds = 60", "poll_seconds = 45")
+        text = text.replace('path = "mail/inbox"', 'path = "mail/elsewhere"')
+        config.write_text(text)
+        old_inbox = app.settings.inbox
+        with caplog.at_level(logging.INFO, logger="flagman.service"):
+            runner.reload()
+        assert app.settings.bot.name == "Race Control"
+        assert app.settings.inbox == old_inbox
+        assert "[inbox] need a restart" in caplog.text
+        assert runner.scheduler.get_job("poll").trigger.interval.total_seconds() == 45
+    finally:
+        runner.stop()
+
+
+def test_a_broken_configuration_on_reload_keeps_the_old_one(app: App, config: Path,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """A typo in the file must not take a running service down: logged, old settings kept."""
+    runner = Runner(app, config_path=config)
+    before = app.settings
+    config.write_text(config.read_text() + "\n[bot]\nnmae = 'x'\n")
+    with caplog.at_level(logging.ERROR, logger="flagman.service"):
+        runner.reload()
+    assert app.settings is before
+    assert "not reloaded" in caplog.text
