@@ -247,7 +247,8 @@ class Service:
         if not seats and not gm_games:
             return who
         accept = self.settings.auth.accept
-        password = password_in_text(inbound.text) if "password" in accept else None
+        # The password may sit outside an ORDERS ... END block, so look in all the sender wrote.
+        password = password_in_text(inbound.reply_text or inbound.text) if "password" in accept else None
         subject_tag = tag_in_subject(inbound.subject) if "password" in accept else None
         subject_signed = verify_tag(subject_tag, secrets_in_force) if subject_tag else None
         dmarc = "dmarc" in accept and authentication_passes(inbound.auth_results, self.settings.auth.authserv_id, sender)

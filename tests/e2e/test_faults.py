@@ -1,0 +1,324 @@
+"""Fault injection against the real servers (testing.md, "Fault injection"; issue 4 item 6).
+
+Each test compares a run with faults against the same run without: the database (turns,
+orders, what became of every mail) and the mails the relay received must be the same, with no
+order lost, no mail missing, and no Message-ID twice except a mail in flight when the bot was
+killed (the relay had it, the bot had not yet recorded it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from bot.app import build_app
+from bot.games import PlayerSpec, create_game
+from bot.settings import load_settings
+from bot.testing import FakeClock, plain_mail
+from tests.e2e.conftest import MailWorld
+from tests.servers import Dovecot, SmtpSink
+
+REPO = Path(__file__).resolve().parents[2]
+START = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)
+_serial = itertools.count(1)
+GAMES = ("g1", "g2", "g3", "g4")  # g2 waits for its deadline: one player stays silent
+
+
+@dataclass
+class Run:
+    config: Path
+    bot: str
+    domain: str
+    db_url: str
+
+
+def make_run(tmp_path: Path, dovecot: Dovecot, sink: SmtpSink, label: str) -> Run:
+    n = next(_serial)
+    domain = f"{label}{n}.test"
+    bot = dovecot.add_user(f"flagman@{domain}", "bot-pw")
+    root = tmp_path / f"{label}{n}"
+    root.mkdir()
+    db_url = f"sqlite:///{root / 'flagman.sqlite'}"
+    (root / "secret").write_text("fault-secret\n")
+    config = root / "flagman.toml"
+    config.write_text(f"""
+[bot]
+address = "{bot}"
+timezone = "Europe/London"
+secret_file = "secret"
+[database]
+url = "{db_url}"
+[inbox]
+kind = "imap"
+host = "{dovecot.host}"
+port = {dovecot.imap_port}
+security = "none"
+username = "{bot}"
+batch_size = 7
+timeout = 10.0
+[outbox]
+kind = "smtp"
+host = "{sink.host}"
+port = {sink.port}
+security = "none"
+batch_size = 5
+timeout = 10.0
+""")
+    os.environ["FLAGMAN_IMAP_PASSWORD"] = "bot-pw"
+    from bot.db import migrate
+
+    migrate(db_url)
+    return Run(config, bot, domain, db_url)
+
+
+def seed_games(run: Run, dovecot: Dovecot) -> list[bytes]:
+    """Four games; the mails their players send for turn 1 (one player of g2 stays silent)."""
+    app = build_app(load_settings(run.config), clock=FakeClock(START))
+    mails: list[bytes] = []
+    with app.db.transaction() as session:
+        for g in GAMES:
+            players = [PlayerSpec(f"p{i}", f"{g}p{i}@{run.domain}", f"P{i}") for i in range(5)]
+            create_game(app.shell, session, kind="racecraft", name=g, players=players,
+                        gm_address=f"gm@{run.domain}", deadline="48h", seed=99 if g != "g2" else 5)
+    from bot.auth import signed_address
+
+    for g in GAMES:
+        for i in range(5):
+            if g == "g2" and i == 4:
+                continue  # NMR: resolved at the deadline
+            to = signed_address(run.bot, "fault-secret", g, f"p{i}")
+            sender = f"{g}p{i}@{run.domain}"
+            if i == 1:
+                mails.append(plain_mail(sender, to, f"Re: [{g}]", "USE 11", message_id=f"<{g}-{i}-bad@c>"))
+            mails.append(plain_mail(sender, to, f"Re: [{g}]", f"USE {i + 1}", message_id=f"<{g}-{i}@c>"))
+            if i == 2:
+                mails.append(plain_mail(sender, to, f"Re: [{g}]", f"USE {i + 1}", message_id=f"<{g}-{i}@c>"))
+    mails.append(plain_mail(f"stranger@{run.domain}", run.bot, "hi", "hello?", message_id="<stranger@c>"))
+    mails.append(plain_mail(f"g1p0@{run.domain}", run.bot, "Out of office", "away",
+                            message_id="<ooo@c>", headers={"Auto-Submitted": "auto-replied"}))
+    app.close()
+    with dovecot.lmtp_connection() as lmtp:
+        for data in mails:
+            dovecot.deliver(run.bot, data, lmtp=lmtp)
+    return mails
+
+
+def worker(run: Run, now: datetime) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "tests.e2e.bot_worker", str(run.config), now.isoformat()],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env={**os.environ, "FLAGMAN_IMAP_PASSWORD": "bot-pw"})
+
+
+def finish(run: Run, now: datetime) -> None:
+    proc = worker(run, now)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()[-3000:]
+
+
+def run_with_kills(run: Run, now: datetime, kills: int, rng: random.Random) -> int:
+    """Start the worker and SIGKILL it at random moments, `kills` times; then let it finish."""
+    landed = 0
+    for _ in range(kills):
+        proc = worker(run, now)
+        time.sleep(rng.uniform(0.25, 1.2))  # start-up alone takes a few tenths of a second
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            landed += 1
+        proc.wait(timeout=30)
+    finish(run, now)
+    return landed
+
+
+def snapshot(run: Run) -> dict[str, object]:
+    engine = create_engine(run.db_url)
+    with engine.connect() as conn:
+        turns = conn.execute(text(
+            "select g.name, t.number, t.state_after, t.events from turn t join game g on g.id = t.game_id "
+            "order by g.name, t.number")).all()
+        orders = conn.execute(text(
+            "select g.name, s.name, o.source, o.text from order_submission o join seat s on s.id = o.seat_id "
+            "join game g on g.id = s.game_id")).all()
+        inbound = conn.execute(text("select message_id, status from inbound_message")).all()
+        outbox = conn.execute(text("select recipient, subject, status from outbox")).all()
+    engine.dispose()
+    return {
+        "turns": [(g, n, str(s), str(e)) for g, n, s, e in turns],
+        "orders": Counter(tuple(r) for r in orders),
+        "inbound": Counter(tuple(r) for r in inbound),
+        "outbox": Counter(tuple(r) for r in outbox),
+    }
+
+
+def relay_view(sink: SmtpSink, domain: str) -> tuple[Counter[tuple[str, str]], Counter[str]]:
+    from email import message_from_bytes, policy
+
+    mails = Counter[tuple[str, str]]()
+    ids = Counter[str]()
+    for received in sink.messages:
+        if not any(r.endswith("@" + domain) for r in received.rcpt_tos):
+            continue
+        msg = message_from_bytes(received.data, policy=policy.default)
+        ids[str(msg["Message-ID"])] += 1
+        for rcpt in received.rcpt_tos:
+            mails[(rcpt, str(msg["Subject"]))] += 1
+    return mails, ids
+
+
+def mailbox_counts(dovecot: Dovecot, user: str) -> dict[str, int]:
+    client = dovecot.imap_client(user, folder=None)
+    try:
+        return {f: int(client.folder_status(f, [b"MESSAGES"])[b"MESSAGES"]) for f in ("INBOX", "Processed", "Failed")}
+    finally:
+        client.logout()
+
+
+def normalise(snap: dict[str, object], domain: str) -> dict[str, object]:
+    """The same run in another mailbox differs only in its domain name."""
+    return eval(repr(snap).replace(domain, "DOMAIN"))  # noqa: S307 - our own repr of plain values
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_loses_nothing_and_duplicates_nothing(
+        tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink) -> None:
+    """testing.md: kill the bot (SIGKILL) at random points while it works through a full inbox and a deadline;
+    restart; the final database and the mails sent equal a run without faults."""
+    smtp_sink.reset()
+    clean = make_run(tmp_path, dovecot, smtp_sink, "clean")
+    seed_games(clean, dovecot)
+    finish(clean, START + timedelta(hours=1))
+    finish(clean, START + timedelta(hours=49))  # the deadline of g2 passes
+
+    faulty = make_run(tmp_path, dovecot, smtp_sink, "faulty")
+    seed_games(faulty, dovecot)
+    rng = random.Random(20261130)
+    landed = run_with_kills(faulty, START + timedelta(hours=1), 8, rng)
+    landed += run_with_kills(faulty, START + timedelta(hours=49), 4, rng)
+    assert landed >= 3, "the kills must land while the bot works"
+
+    assert normalise(snapshot(faulty), faulty.domain) == normalise(snapshot(clean), clean.domain)
+    clean_mails, clean_ids = relay_view(smtp_sink, clean.domain)
+    faulty_mails, faulty_ids = relay_view(smtp_sink, faulty.domain)
+    assert all(n == 1 for n in clean_ids.values())
+    # Every mail arrived; a mail is repeated only if a kill struck while it was in flight.
+    assert set(normalise(dict(faulty_mails), faulty.domain)) == set(normalise(dict(clean_mails), clean.domain))
+    repeats = sum(n - 1 for n in faulty_ids.values())
+    assert repeats <= landed, f"{repeats} repeated Message-IDs for {landed} kills"
+    assert len(faulty_ids) == len(clean_ids)
+    counts = mailbox_counts(dovecot, faulty.bot)
+    assert counts["INBOX"] == 0 and counts == mailbox_counts(dovecot, clean.bot)
+
+
+def test_a_restart_across_a_deadline_resolves_the_turn_exactly_once(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink) -> None:
+    """testing.md: a restart across a deadline: the turn is resolved exactly once, after start-up."""
+    smtp_sink.reset()
+    run = make_run(tmp_path, dovecot, smtp_sink, "restart")
+    seed_games(run, dovecot)
+    finish(run, START + timedelta(hours=1))
+    # The service was down over g2's deadline; two instances start one after the other.
+    finish(run, START + timedelta(hours=60))
+    finish(run, START + timedelta(hours=61))
+    engine = create_engine(run.db_url)
+    with engine.connect() as conn:
+        resolved = conn.execute(text(
+            "select g.name, t.number from turn t join game g on g.id = t.game_id where t.resolved_at is not null")).all()
+        results = conn.execute(text("select count(*) from outbox where kind = 'results' and recipient like 'g2%'")).scalar()
+    engine.dispose()
+    # g2's turn 1 waited for its deadline; the others' turn 2 (opened at +1h) also fell due at +49h.
+    assert sorted(resolved) == sorted([(g, 1) for g in GAMES] + [(g, 2) for g in GAMES if g != "g2"])
+    assert results == 5, "g2's turn 1 resolved once: one results mail per player"
+
+
+def test_the_same_message_delivered_twice_is_applied_once(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink) -> None:
+    """testing.md: the same Message-ID delivered twice: applied once (each copy moved out of the inbox)."""
+    smtp_sink.reset()
+    run = make_run(tmp_path, dovecot, smtp_sink, "dup")
+    mails = seed_games(run, dovecot)
+    with dovecot.lmtp_connection() as lmtp:
+        for data in mails[:3]:
+            dovecot.deliver(run.bot, data, lmtp=lmtp)
+    finish(run, START + timedelta(hours=1))
+    engine = create_engine(run.db_url)
+    with engine.connect() as conn:
+        confirmations = conn.execute(text("select count(*) from outbox where kind = 'confirmation'")).scalar()
+    engine.dispose()
+    assert confirmations == 5 * len(GAMES) - 1  # every player but the silent one: each confirmed once
+    assert mailbox_counts(dovecot, run.bot)["INBOX"] == 0
+
+
+def test_smtp_451_550_and_dropped_connections_retry_then_fail_for_good(world: MailWorld) -> None:
+    """testing.md: SMTP answers 451, 550, or drops the connection: retry with backoff, then a failed state
+    (reported to the GM in the digest); every other mail goes out."""
+    from sqlalchemy import select as sa_select
+
+    from bot.models import Outbox, OutboxStatus
+
+    addresses = [world.player(f"smtp{i}-{world.domain.split('.')[0]}") for i in range(5)]
+    sink = world.sink
+    sink.fail_rcpt("451 4.3.0 Try again later", [addresses[0]], times=2)
+    sink.fail_rcpt("550 5.1.1 No such user", [addresses[1]], times=None)
+    sink.drop_connection("data", [addresses[2]], times=1)
+    with world.app.db.transaction() as session:
+        create_game(world.app.shell, session, kind="racecraft", name="s1",
+                    players=[PlayerSpec(f"p{i}", a, f"P{i}") for i, a in enumerate(addresses)],
+                    gm_address=addresses[4], deadline="48h", seed=1)
+    clock = world.app.clock
+    for _ in range(4):
+        world.app.service.send()
+        clock.advance(minutes=10)  # type: ignore[attr-defined]
+    sink.clear_faults()
+    with world.app.db.read() as session:
+        rows = {r.recipient: r for r in session.scalars(sa_select(Outbox))}
+    assert rows[addresses[0]].status == OutboxStatus.SENT and rows[addresses[0]].attempts == 3
+    assert rows[addresses[1]].status == OutboxStatus.FAILED and "550" in rows[addresses[1]].last_error
+    assert rows[addresses[2]].status == OutboxStatus.SENT and rows[addresses[2]].attempts == 2
+    assert rows[addresses[3]].status == OutboxStatus.SENT and rows[addresses[3]].attempts == 1
+    ids = sink.message_ids()
+    assert len(ids) == len(set(ids)) == 5  # four players and the GM copy; the 550 never arrived
+
+
+def test_a_uidvalidity_change_reprocesses_nothing_and_loses_nothing(world: MailWorld) -> None:
+    """testing.md: UIDVALIDITY changes (folder recreated): nothing reprocessed, nothing lost."""
+    from sqlalchemy import func as sa_func
+    from sqlalchemy import select as sa_select
+
+    from bot.inbox import Folder
+    from bot.models import InboundMessage, OrderSubmission
+
+    addresses = {f"p{i}": world.player(f"uv{i}-{world.domain.split('.')[0]}") for i in range(5)}
+    with world.app.db.transaction() as session:
+        create_game(world.app.shell, session, kind="racecraft", name="u1",
+                    players=[PlayerSpec(s, a, s) for s, a in addresses.items()], gm_address=world.bot, deadline="48h", seed=2)
+    from bot.auth import signed_address
+
+    for seat, address in list(addresses.items())[:3]:
+        to = signed_address(world.bot, "e2e-secret", "u1", seat)
+        world.dovecot.deliver(world.bot, plain_mail(address, to, "orders", "USE 2", message_id=f"<uv-{seat}@c>"))
+    inbox = world.app.inbox
+    real_mark_done = inbox.mark_done
+    inbox.mark_done = lambda keys, folder=Folder.PROCESSED: (_ for _ in ()).throw(ConnectionError("killed"))  # type: ignore[method-assign]
+    with pytest.raises(ConnectionError):
+        world.app.service.poll()
+    inbox.mark_done = real_mark_done  # type: ignore[method-assign]
+    world.dovecot.recreate_inbox(world.bot)
+    for seat, address in list(addresses.items())[3:]:
+        to = signed_address(world.bot, "e2e-secret", "u1", seat)
+        world.dovecot.deliver(world.bot, plain_mail(address, to, "orders", "USE 3", message_id=f"<uv-{seat}@c>"))
+    report = world.app.service.poll()
+    assert report.duplicates == 3 and report.fetched == 5
+    with world.app.db.read() as session:
+        assert session.scalar(sa_select(sa_func.count()).select_from(OrderSubmission)) == 5
+        assert session.scalar(sa_select(sa_func.count()).select_from(InboundMessage)) == 5
+    counts = mailbox_counts(world.dovecot, world.bot)
+    assert counts["INBOX"] == 0 and counts["Processed"] == 5
