@@ -176,3 +176,16 @@ def test_unpayable_wear_spins_but_the_roll_is_still_made_and_crash_wins() -> Non
     assert crashed.state.car("ann").status is Status.OUT
     mixed = run_corner(100, "", 2, 1, wear=1)  # 1 wear + chance instead of 2 wear
     assert mixed.state.car("ann").wear == 0 and not mixed.state.car("ann").spun
+
+
+def test_two_corners_in_one_move_are_paid_separately() -> None:
+    """§2.7 / P9: "Several corners in one move → pay each separately"; a new corner id starts a
+    new payment (Quarry Ring's T5 and T6, both 80, two rows apart)."""
+    from tests.rules.speed_circuit.helpers import bundled
+
+    quarry = bundled("quarry_ring")
+    state = race(quarry, [car("ann", "B62", quarry, speed=120, wear=9)])
+    resolution = turn(state, {"ann": "SPEED 120\nLANE B"})
+    ann = resolution.state.car("ann")
+    assert ann.space == "B68" and ann.wear == 5  # 40 over in T5 (2 wear), again in T6 (2 wear)
+    assert ann.corner_run is not None and ann.corner_run.corner == "T6"
