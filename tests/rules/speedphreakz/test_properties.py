@@ -29,20 +29,15 @@ def on_the_board(state: Race) -> None:
 
 @RACES
 @given(st.data())
-def test_recklessness_never_negative_and_no_car_inside_a_solid(data: st.DataObject) -> None:
+def test_recklessness_never_negative_no_car_in_a_solid_no_two_on_a_square(data: st.DataObject) -> None:
     """§4.2: recklessness only grows or resets to 0; §4.5: a car never enters a solid (it
-    stays on its last legal square); resolve never raises on parsed or default orders."""
+    stays on its last legal square) and "at the end of the round, all cars sharing a square
+    crash" (S10 re-places a crashed car on a square no racing car holds); and resolve never
+    raises on parsed or default orders."""
     for turn in play_random_race(data):
-        on_the_board(turn.resolution.state)
-
-
-@RACES
-@given(st.data())
-def test_no_two_racing_cars_share_a_square_after_a_round(data: st.DataObject) -> None:
-    """§4.5: "at the end of the round, all cars sharing a square crash", and S10 re-places a
-    crashed car on a square no racing car holds."""
-    for turn in play_random_race(data):
-        squares = [c.square for c in turn.resolution.state.cars if c.status is CarStatus.RACING]
+        state = turn.resolution.state
+        on_the_board(state)
+        squares = [c.square for c in state.cars if c.status is CarStatus.RACING]
         assert len(squares) == len(set(squares))
 
 
