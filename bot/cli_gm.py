@@ -175,7 +175,7 @@ def register(sub: Any) -> None:
         p = verbs.add_parser(spec.verb.lower(), help=spec.summary,
                              description=f"{spec.syntax}: {spec.summary}. By mail: {spec.example}")
         p.add_argument("game")
-        p.add_argument("args", nargs=argparse.REMAINDER, help=spec.syntax.split(" ", 2)[2] if spec.syntax.count(" ") > 1 else "")
+        p.add_argument("args", nargs="*", help=spec.syntax.split(" ", 2)[2] if spec.syntax.count(" ") > 1 else "")
         p.add_argument("--as", dest="actor", help="who to record in the audit log (default cli:<user>)")
         p.add_argument("--no-send", dest="send", action="store_false", help="queue the mails without sending them")
         p.set_defaults(func=_cmd_verb, verb=spec.verb)
