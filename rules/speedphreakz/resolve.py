@@ -297,6 +297,8 @@ def _set_up(race: Race, orders: Mapping[PlayerId, Sequence[Order]], events: list
     cars = list(race.cars)
     taken: set[str] = set()
     for seat, car in enumerate(cars):
+        if car.status is CarStatus.OUT:  # dropped before the start
+            continue
         mine = orders.get(car.player, ())
         colour = next((o.colour for o in reversed(mine) if isinstance(o, Colour)), None)
         if colour is not None and colour in taken:

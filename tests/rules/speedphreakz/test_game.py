@@ -146,6 +146,14 @@ def test_drop_player() -> None:
     assert GAME.drop_player(dropped, "ann").finished
 
 
+def test_a_player_dropped_before_the_start_never_starts() -> None:
+    state = GAME.drop_player(new(), "bob")
+    resolution = GAME.resolve(state, {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}, random.Random(1))
+    assert resolution.state.car("bob").square is None
+    assert not any("bob" in e.players for e in resolution.events)
+    assert GAME.expected_players(resolution.state) == {"ann", "cat"}
+
+
 def test_dump_and_load() -> None:
     state = race(
         [car("ann", (3, 3), colour="red", oil=True, deficit=20), car("bob", (5, 3), status=CarStatus.CRASHED)],
