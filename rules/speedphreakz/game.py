@@ -286,6 +286,7 @@ def _dump_car(car: Car) -> dict[str, Any]:
         "last_program": list(car.last_program),
         "finish_round": car.finish_round,
         "finish_control": car.finish_control,
+        "trail": [[s.x, s.y] for s in car.trail],
     }
 
 
@@ -308,6 +309,7 @@ def _load_car(data: Mapping[str, Any]) -> Car:
         last_program=tuple(str(a) for a in data["last_program"]),
         finish_round=None if data["finish_round"] is None else int(data["finish_round"]),
         finish_control=None if data["finish_control"] is None else int(data["finish_control"]),
+        trail=tuple(Square(int(s[0]), int(s[1])) for s in data.get("trail", ())),
     )
 
 

@@ -333,6 +333,7 @@ class Car:
     last_program: tuple[str, ...] = ()
     finish_round: int | None = None
     finish_control: int | None = None  # control left on crossing (S12)
+    trail: tuple[Square, ...] = ()  # the squares of the last round, in order (for the map)
 
     @property
     def racing(self) -> bool:

@@ -128,6 +128,7 @@ class _Run:
     surcharge: int = 0
     finished: bool = False
     finish_control: int | None = None
+    trail: list[Square] = dataclasses.field(default_factory=list)
 
     @property
     def active(self) -> bool:
@@ -217,6 +218,7 @@ class _Round:
             self.crash(run, why)
             return False
         frm, run.square = run.square, run.square.step(heading)
+        run.trail.append(run.square)
         terrain = self.circuit.terrain(run.square)
         if terrain.surcharge:
             self.charge(run, terrain.surcharge)
@@ -394,6 +396,7 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
                 oil=car.oil,
                 extra=car.deficit + car.surcharge,
                 progress=car.progress,
+                trail=[car.square],
             )
         )
     resolver = _Round(race, control, rng, events)
@@ -474,6 +477,7 @@ def _after_round(race: Race, car: Car, run: _Run, control: int, events: list[Eve
         "oil": run.oil,
         "last_program": ran,
         "deficit": deficit,
+        "trail": tuple(run.trail),
     }
     if run.finished:
         changes.update(

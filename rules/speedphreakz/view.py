@@ -95,6 +95,10 @@ def summary(race: Race, places: Standings) -> str:
 
 
 def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> dict[str, Any]:
+    """The common keys of rules/api.py "Views", plus SpeedPhreakz extras: ``map_lines`` (the
+    text map with a ruler and car letters), ``map_legend``, ``map_name``, ``round``,
+    ``control`` (the last control roll) and ``paths`` (each car's squares last round, in
+    order, as ``"x,y"``)."""
     places = standings(race)
     rows: list[dict[str, Any]] = []
     place_of: dict[PlayerId, int] = {}
@@ -134,6 +138,7 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
         "summary": summary(race, places),
         "map_lines": map_lines(race),
         "map_legend": legend(race),
+        "paths": {c.player: [str(s) for s in c.trail] for c in race.cars if c.trail},
         "map_name": race.circuit.name,
         "round": race.round,
         "control": race.last_control,

@@ -91,6 +91,7 @@ def test_the_views() -> None:
     assert rows[2 + 3] == "  3 #S....A......#"
     assert public["map_legend"][:2] == ["A = ann (red)", "B = bob (blue)"]
     assert public["summary"] == "ann leads"
+    assert public["paths"] == {"ann": ["3,3", "4,3", "5,3", "6,3"], "bob": ["5,1"]}
 
 
 def test_the_map_marks_shared_squares_and_wrecks() -> None:
