@@ -143,3 +143,17 @@ def test_sysusers_snippet_is_accepted() -> None:
                           capture_output=True, text=True, timeout=60, env={**os.environ, "SYSTEMD_LOG_LEVEL": "info"})
     assert done.returncode == 0, done.stderr
     assert "Failed" not in done.stderr and "ignoring" not in done.stderr.lower(), done.stderr
+
+
+def test_flagmanctl_runs_commands_with_the_units_user_and_credentials() -> None:
+    """deploy/flagmanctl is valid sh and passes the unit's user, state directory, config and credentials."""
+    script = DEPLOY / "flagmanctl"
+    assert os.access(script, os.X_OK)
+    subprocess.run(["sh", "-n", str(script)], check=True, timeout=30)
+    text = script.read_text().replace('"$CREDENTIALS"', "/etc/flagman/credentials")
+    v = unit_values()
+    for credential in v["LoadCredential"]:
+        assert f"--property=LoadCredential={credential}" in text, credential
+    for key in ("DynamicUser", "User", "StateDirectory", "WorkingDirectory", "UMask"):
+        assert f"--property={key}={v[key][0]}" in text, key
+    assert f"--property=Environment={v['Environment'][0]}" in text
