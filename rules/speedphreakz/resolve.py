@@ -175,7 +175,7 @@ class _Round:
         self.events.append(Event("lost control", text, (run.car.player,)))
         return True
 
-    def roll(self, run: _Run, index: int, action: Action, *, oil: bool) -> Outcome | None:
+    def roll(self, run: _Run, index: int, action: Action) -> Outcome | None:
         """One d10 on the action's table; None is a crash (a result outside 0..9, S1)."""
         roll = Roll.of(self.rng, 1, 10, low=0)
         face = roll.total
@@ -267,7 +267,7 @@ class _Round:
         rolled = False
         if run.lost or oily:
             rolled = True
-            outcome = self.roll(run, index, action, oil=oily)
+            outcome = self.roll(run, index, action)
             if outcome is None:
                 self.crash(run, "rolls off the loss-of-control table")
                 return
@@ -284,7 +284,7 @@ class _Round:
             # action is then rolled (one roll per action at most).
             if self.check_control(run, index, action) and not rolled:
                 rolled = True
-                outcome = self.roll(run, index, action, oil=False)
+                outcome = self.roll(run, index, action)
                 if outcome is None:
                     self.crash(run, "rolls off the loss-of-control table")
                     return
