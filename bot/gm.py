@@ -85,6 +85,17 @@ def run(service: Any, session: Session, inbound: Inbound, command: GmCommand) ->
     return f"{result.verb} {'done' if result.ok else 'refused'}"
 
 
+def leftover(service: Any, session: Session, inbound: Inbound, who: Any, text: str) -> None:
+    """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently."""
+    games = sorted(g.name for g in who.gm_of)
+    service._notice(session, inbound, inbound.sender, "GM", "Lines not understood",
+                    "These lines of your mail were not carried out:\n\n" + _quote(text) + "\n\n"
+                    f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
+                    "and name the game right after the command, e.g. " + GM_VERBS["EXTEND"].example + ". "
+                    "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
+                    error=True, game=who.gm_of[0] if len(who.gm_of) == 1 else None, kind="gm_leftover")
+
+
 def execute_words(shell: G.Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str,
                   via: str = "cli") -> GmResult:
     """A GM command given as words (the CLI): checked against the same syntax as by mail."""
@@ -298,6 +309,9 @@ def _plot(ctx: Ctx, args: tuple[str, ...]) -> str:
 def _process(ctx: Ctx, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     outcome = G.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
+    from bot import signups
+
+    signups.enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = G.open_turn(ctx.session, ctx.game)
     text = f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
     if following is None:
@@ -555,4 +569,5 @@ HANDLERS: dict[str, Callable[[Ctx, tuple[str, ...]], str]] = {
     "ROLLBACK": _rollback, "OPEN": _open_signups, "START": _start,
 }
 
-__all__ = ["GmRefusal", "GmResult", "HANDLERS", "ROBOT", "announce", "drop_seat", "execute", "execute_words", "run"]
+__all__ = ["GmRefusal", "GmResult", "HANDLERS", "ROBOT", "announce", "drop_seat", "execute", "execute_words", "leftover",
+           "run"]

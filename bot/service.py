@@ -343,6 +343,8 @@ class Service:
 
             for command in commands.gm:
                 handled.append(gm.run(self, session, inbound, command))
+            if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
+                gm.leftover(self, session, inbound, who, commands.orders_text)
         for command in commands.player:
             if isinstance(command, Help):
                 self._help(session, inbound, who)

@@ -248,7 +248,8 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
         elif seat.nmr_streak == limit - 1 and seat.nmr_streak > 0:
             deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
             what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"
-            gm.seat_notice(shell, session, game, seat, f"Warning: {seat.nmr_streak} turns without orders",
+            turns = "turn" if seat.nmr_streak == 1 else "turns"
+            gm.seat_notice(shell, session, game, seat, f"Warning: {seat.nmr_streak} {turns} without orders",
                            f"No orders from you arrived for the last {seat.nmr_streak} turn(s) of {game.name}. "
                            f"If none arrive for {turn.label} either (due {deadline}), {what}.",
                            kind="nmr_warning", error=True)

@@ -405,3 +405,18 @@ def test_open_turn_is_untouched_by_a_refused_command(rc: App) -> None:
         state = turn.state
     gm_says(rc, "DROP rc1 zed")
     assert turns(rc)[0].state == state
+
+
+def test_a_line_for_another_game_next_to_a_valid_command_is_reported_not_dropped(rc: App) -> None:
+    """product.md: nothing is silently dropped. The valid command is done; the other line comes back."""
+    others = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(5))
+    with rc.db.transaction() as session:
+        create_game(rc.shell, session, kind="racecraft", name="rc2", players=others, gm_address="other@example.org",
+                    deadline="48h", seed=3)
+    rc.service.send()
+    gm_says(rc, "EXTEND rc1 24h\nPAUSE rc2")
+    assert [a.command for a in audit(rc)] == ["EXTEND rc1 24h"]
+    assert game_row(rc, "rc2").status == GameStatus.ACTIVE
+    notice = last(rc, GM)
+    assert "Lines not understood" in str(notice["Subject"])
+    assert "> PAUSE rc2" in body_of(notice) and "(rc1)" in body_of(notice)

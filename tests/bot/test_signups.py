@@ -191,7 +191,7 @@ def test_the_nmr_limit_warns_first_then_drops_the_seat(rc: App) -> None:
     _limit(rc, 2, "drop")
     _everyone_but_anna_orders(rc)
     warning = last(rc, ADDRESS["anna"])
-    assert "Warning: 1 turns without orders" in str(warning["Subject"])
+    assert "Warning: 1 turn without orders" in str(warning["Subject"])
     assert "dropped" in body_of(warning)
     _everyone_but_anna_orders(rc)
     anna = [s for s in game_row(rc).seats if s.name == "anna"][0]

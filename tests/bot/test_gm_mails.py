@@ -1,0 +1,75 @@
+"""Every mail of the GM side (welcome, reminder, announcements, GM confirmations, preview,
+digest, NMR warnings) renders, and no line of it parses as a valid order (testing.md:
+Outlook quotes without '>')."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from bot import digest
+from bot.app import App
+from bot.games import create_game, find_game_row
+from bot.models import Turn
+from rules import find_game
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import (
+    ADDRESS,
+    GM,
+    RACERS,
+    body_of,
+    cycle,
+    gm_says,
+    mails,
+    player_says,
+    stranger_says,
+)
+
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
+RACECRAFT = find_game("racecraft")
+
+
+def test_no_line_of_a_gm_side_mail_parses_as_an_order(gapp: App) -> None:
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM, deadline="48h",
+                    signup=True, seed=5)
+    for spec in RACERS:
+        stranger_says(gapp, spec.address, f"JOIN rc2 {spec.name}")
+    with gapp.db.transaction() as session:
+        game = find_game_row(session, "rc2")
+        assert game is not None
+        game.nmr_limit, game.nmr_action = 3, "drop"
+    gm_says(gapp, "OPEN rc2\nSTART rc2\nPLOT rc2 kelly USE 3\nORDER rc2 seb USE 4\nPREVIEW rc2\nEXTEND rc2 1h", game="rc2")
+    gapp.clock.advance(hours=25)
+    cycle(gapp)  # the 24h reminder
+    gm_says(gapp, "PAUSE rc2\nRESUME rc2\nSET rc2 steve ep 8\nPROCESS rc2", game="rc2")
+    gapp.clock.advance(hours=49)
+    cycle(gapp)  # a deadline: NMR warnings
+    player_says(gapp, "anna", "RESIGN rc2", game="rc2")
+    gm_says(gapp, "ROLLBACK rc2\nDROP rc2 roger\nREPLACE rc2 kelly kim@example.net Kim", game="rc2")
+    digest.send_due_digests(gapp.shell, force=True)
+    gapp.service.send()
+    with gapp.db.read() as session:
+        states = [RACECRAFT.load_state(t.state) for t in session.scalars(select(Turn))]
+    msgs = mails(gapp)
+    kinds = {str(m["Subject"]) for m in msgs}
+    for expected in ("Welcome", "Reminder", "GM preview", "GM digest", "GM: ROLLBACK done", "reopened",
+                     "Warning", "resigned"):
+        assert any(expected in k for k in kinds), f"no {expected!r} mail among {sorted(kinds)}"
+    for msg in msgs:
+        body = body_of(msg)
+        assert "Undefined" not in body
+        for line in body.splitlines():
+            for state in states:
+                for seat in RACECRAFT.expected_players(state):
+                    assert not RACECRAFT.parse_orders(state, seat, line).orders, f"{line!r} parses as an order"
+
+
+def test_every_reminder_and_announcement_names_the_deadline_in_the_recipients_zone(rc: App) -> None:
+    """product.md: the deadline in each player's time zone, in the announcement and the reminder."""
+    gm_says(rc, "DEADLINE rc1 2026-01-09 18:00")
+    rc.clock.advance(days=3, hours=9)
+    cycle(rc)
+    for seat, text in (("kelly", "Fri 9 Jan 2026 18:00 GMT"), ("seb", "Fri 9 Jan 2026 19:00 CET"),
+                       ("steve", "Fri 9 Jan 2026 13:00 EST"), ("roger", "Sat 10 Jan 2026 05:00 AEDT")):
+        new = [body_of(m) for m in mails(rc, ADDRESS[seat])[-2:]]
+        assert all(text in body for body in new), (seat, new)
