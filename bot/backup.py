@@ -189,10 +189,17 @@ class TurnReplay:
     number: int
     label: str
     differences: tuple[str, ...]
+    notes: tuple[str, ...] = ()  # what is explained by the GM's audited changes
 
     @property
     def same(self) -> bool:
         return not self.differences
+
+
+def _utc(value: datetime) -> datetime:
+    from bot.clock import as_utc
+
+    return as_utc(value)
 
 
 def _normal(value: Any) -> Any:
@@ -252,20 +259,35 @@ def replay_orders(session: Session, game: Any, rules: Any, state: Any, turn: Any
 
 def replay_game(session: Session, name: str) -> list[TurnReplay]:
     from bot import games as G
-    from bot.models import Turn
+    from bot.models import GmAudit, Turn
 
     game = G.find_game_row(session, name)
     if game is None:
         raise G.GameError(f"no game called {name}")
     rules = G.rules_of(game)
+    # GM commands that change an open turn's state in place (SET, DROP) record the state
+    # they replaced in the audit log's `undo`: such a turn legitimately opens from a state
+    # other than the previous turn's result.
+    changed_by_gm: dict[int, list[tuple[str, Any, datetime]]] = {}
+    for audit in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id)):
+        undo = audit.undo or {}
+        if isinstance(undo, dict) and "state" in undo and isinstance(undo.get("turn"), int):
+            changed_by_gm.setdefault(undo["turn"], []).append((audit.command, undo["state"], audit.created_at))
     results = []
     turns = list(session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None))
                                  .order_by(Turn.number)))
     previous_after: Any = None
     for turn in turns:
         differences: list[str] = []
-        if previous_after is not None and _normal(previous_after) != _normal(turn.state):
-            differences += first_differences(previous_after, turn.state, "state (vs the previous turn's result)")
+        notes: list[str] = []
+        # The state the turn opened with: the one the first audited GM change replaced, if any.
+        # (Only changes made while this turn was open: a ROLLBACK may have deleted an earlier
+        # turn of the same number, with its own audited changes.)
+        audited = [a for a in changed_by_gm.get(turn.number, []) if _utc(a[2]) >= _utc(turn.opened_at)]
+        opened = audited[0][1] if audited else turn.state
+        if previous_after is not None and _normal(previous_after) != _normal(opened):
+            differences += first_differences(previous_after, opened, "state (vs the previous turn's result)")
+        notes += [f"opened from a state the GM changed: {command}" for command, _, _ in audited]
         try:
             state = rules.load_state(turn.state)
             orders = replay_orders(session, game, rules, state, turn)
@@ -278,7 +300,7 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
             differences += first_differences(_normal(turn.state_after), after, "state_after")
             differences += first_differences(_normal(turn.events), events, "events")
         previous_after = turn.state_after
-        results.append(TurnReplay(turn.number, turn.label, tuple(differences)))
+        results.append(TurnReplay(turn.number, turn.label, tuple(differences), tuple(notes)))
     return results
 
 

@@ -83,6 +83,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     for result in results:
         if result.same:
             print(f"turn {result.number} ({result.label}): same")
+            for note in result.notes:
+                print(f"    note: {note}")
         else:
             print(f"turn {result.number} ({result.label}): DIFFERENT")
             for line in result.differences:

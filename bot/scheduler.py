@@ -251,7 +251,12 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
     lock = lock if lock is not None else lock_for(settings)
     if lock is not None:
         notifier.status("waiting for the instance lock")
-        if not lock.try_acquire():
+        try:
+            got = lock.try_acquire()
+        except Exception:  # noqa: BLE001 - e.g. PostgreSQL still starting: wait on standby, retrying
+            log.warning("cannot take %s yet", lock.description, exc_info=True)
+            got = False
+        if not got:
             # On standby systemd must see us started (or TimeoutStartSec kills us), and
             # alive: READY now, watchdog pings while waiting.
             notifier.ready(f"standby: another instance holds {lock.description}")

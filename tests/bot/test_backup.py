@@ -271,3 +271,39 @@ def test_copy_db_from_sqlite_to_postgresql(site: Path, postgres, capsys: pytest.
         assert new_id > top
     finally:
         db.dispose()
+
+
+def test_replay_accepts_a_gm_change_from_the_audit_log_but_not_an_unaudited_one(tmp_path: Path) -> None:
+    """SET (an audited GM change to the open turn) is a note, not a difference; the same kind of
+    change made behind the audit log's back is a difference."""
+    from bot import gm
+    from bot.app import build_app
+    from bot.cli import init_dir
+    from bot.games import PlayerSpec, create_game
+    from bot.testing import FakeClock, FakeInbox, FakeMailer
+
+    config = init_dir(tmp_path / "gm-site")
+    clock = FakeClock()
+    app = build_app(load_settings(config, env={}), clock=clock, inbox=FakeInbox(), mailer=FakeMailer())
+    players = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
+    try:
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind="racecraft", name="rc1", players=players,
+                        gm_address="gm@players.test", seed=7)
+        clock.advance(hours=49)
+        assert app.service.tick() == [("rc1", 1)]  # everyone NMR-defaulted
+        with app.db.transaction() as session:
+            result = gm.execute_words(app.shell, session, "SET", "rc1", ["seb", "ep", "3"], actor="gm@players.test")
+            assert result.ok, result.text
+        clock.advance(hours=49)
+        assert ("rc1", 2) in app.service.tick()
+    finally:
+        app.close()
+    url = url_of(tmp_path / "gm-site")
+    results = replay(url, "rc1")
+    assert all(r.same for r in results), [r.differences for r in results]
+    assert any("SET rc1 seb ep 3" in note for note in next(r for r in results if r.number == 2).notes)
+    # The same kind of change without an audit entry: tampering.
+    tamper(url, 1, "state_after", lambda value: value.update({"edited": True}))
+    bad = [r for r in replay(url, "rc1") if not r.same]
+    assert [r.number for r in bad][:2] == [1, 2]
