@@ -22,6 +22,7 @@ from bot.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.clock import Clock, as_utc
 from bot.db import Database
 from bot.deadlines import format_local, next_deadline, parse_schedule
+from bot.html import html_body
 from bot.models import Game, GameStatus, OrderSubmission, Player, Seat, Turn
 from bot.render import Renderer
 from bot.settings import Settings
@@ -435,18 +436,22 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
                      seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None) -> None:
     ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved)
     rendered = shell.renderer.render(template, ctx, game=game.kind)
+    html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
+                     domain=shell.settings.bot.domain)
     mailout.queue(session, shell.settings, shell.now(), kind=template, game_id=game.id,
                   to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, seat.name))
+                  reply_to=shell.reply_address(game.name, seat.name), html=html)
 
 
 def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                    template: str, outcome: Outcome | None, resolved: Turn | None = None) -> None:
     ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved)
     rendered = shell.renderer.render(template, ctx, game=game.kind)
+    html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
+                     domain=shell.settings.bot.domain)
     mailout.queue(session, shell.settings, shell.now(), kind=template, game_id=game.id,
                   to=mailout.Recipient(game.gm_address, "GM"), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, GM_SEAT))
+                  reply_to=shell.reply_address(game.name, GM_SEAT), html=html)
 
 
 def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, template: str) -> None:

@@ -47,6 +47,24 @@ class Recipient:
     name: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class InlineImage:
+    """A picture the HTML part shows as ``<img src="cid:{cid}">`` (RFC 2392), sent in the mail."""
+
+    cid: str  # without the angle brackets
+    data: bytes
+    filename: str
+    subtype: str = "png"
+
+
+@dataclass(frozen=True, slots=True)
+class HtmlBody:
+    """The HTML alternative of a mail and the images it shows inline."""
+
+    html: str
+    images: tuple[InlineImage, ...] = ()
+
+
 def _address(recipient: Recipient) -> Address:
     local, _, domain = recipient.address.rpartition("@")
     # Address() encodes the display name (RFC 2047) and refuses CR/LF, so a player's chosen
@@ -65,8 +83,14 @@ def compose(
     reply_to: str | None = None,
     in_reply_to: str = "",
     auto_replied: bool = False,
+    html: HtmlBody | None = None,
 ) -> tuple[str, str, bytes]:
-    """(Message-ID, VERP envelope sender, bytes) of one mail."""
+    """(Message-ID, VERP envelope sender, bytes) of one mail.
+
+    With `html`, the mail is multipart/alternative: the plain text first (what text-only
+    readers and our own reply parser use), then the HTML in a multipart/related with its
+    inline images. Without it, the mail is the single text part it always was.
+    """
     token = f"{kind}-{secrets.token_hex(8)}"
     domain = settings.bot.domain
     message_id = f"<{token}@{domain}>"
@@ -87,6 +111,12 @@ def compose(
     msg["X-Auto-Response-Suppress"] = "All"
     msg[settings.bot.loop_header] = settings.bot.address
     msg.set_content(rendered.body, charset="utf-8", cte="quoted-printable")
+    if html is not None:
+        msg.add_alternative(html.html, subtype="html", charset="utf-8", cte="quoted-printable")
+        html_part = msg.get_payload()[-1]
+        for image in html.images:
+            html_part.add_related(image.data, maintype="image", subtype=image.subtype, cid=f"<{image.cid}>",
+                                  filename=image.filename, disposition="inline")
     # The body was encoded (quoted-printable, 76-character lines) by set_content above; the
     # serialising policy only decides how headers are folded.
     return message_id, envelope_from, msg.as_bytes(policy=_POLICY)
@@ -104,10 +134,11 @@ def queue(
     reply_to: str | None = None,
     in_reply_to: str = "",
     auto_replied: bool = False,
+    html: HtmlBody | None = None,
 ) -> Outbox:
     message_id, envelope_from, data = compose(
         settings, now, kind=kind, to=to, rendered=rendered, reply_to=reply_to,
-        in_reply_to=in_reply_to, auto_replied=auto_replied,
+        in_reply_to=in_reply_to, auto_replied=auto_replied, html=html,
     )
     row = Outbox(
         message_id=message_id, kind=kind, game_id=game_id, recipient=to.address,

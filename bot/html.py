@@ -1,0 +1,102 @@
+"""The HTML part of turn sheets and results mails (issue 11), with the turn's picture inline.
+
+`html_body` renders ``templates/<game>/<name>.html`` (else ``templates/_common/<name>.html``)
+from the very context the text part was rendered from, plus ``picture`` (its ``cid``,
+``alt``, ``width``, ``height``, or None). No such template: no HTML part, and the mail stays
+plain text as before. Jinja autoescapes ``.html`` templates and StrictUndefined applies.
+
+The picture is drawn from public views only (`bot.pictures`), once per game and turn: the
+PNG is kept in the session's ``info`` for the transaction that queues the turn's mails, so
+500 games x 8 players at a deadline draw 500 pictures, not 4,000.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import jinja2
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bot import pictures
+from bot.mailout import HtmlBody, InlineImage
+from bot.models import Game, Turn
+from bot.pictures import Picture, Scene
+from bot.render import Renderer, TemplateError
+from rules.api import Game as Rules
+from rules.api import Viewer
+
+_CACHE = "flagman.pictures"
+
+
+def html_template(renderer: Renderer, game: str | None, name: str) -> jinja2.Template | None:
+    candidates = ([f"{game}/{name}.html"] if game else []) + [f"_common/{name}.html"]
+    try:
+        return renderer.env.select_template(candidates)
+    except jinja2.TemplatesNotFound:
+        return None
+
+
+def public_frames(rules: Rules[Any, Any], states: list[Any]) -> tuple[Mapping[str, Any], ...]:
+    return tuple(rules.view(state, None, Viewer.PUBLIC) for state in states)
+
+
+def scene_of(session: Session, game: Game, rules: Rules[Any, Any], state: Any, resolved: Turn | None) -> Scene:
+    """The public frames a picture of `state` needs, and the public events of `resolved`.
+
+    `state` is the state the mail is about: the state after `resolved` for a results mail,
+    the open turn's state for a turn sheet.
+    """
+    events = tuple(resolved.events or ()) if resolved is not None else ()
+    if not pictures.needs_history(game.kind):
+        before = [rules.load_state(resolved.state)] if resolved is not None else []
+        return Scene(public_frames(rules, [*before, state]), events)
+    turns = list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
+    states: list[Any] = [rules.load_state(turns[0].state)] if turns else []
+    upto = resolved.number if resolved is not None else None
+    for turn in turns:
+        if turn.state_after is None or (upto is not None and turn.number >= upto):
+            continue
+        states.append(rules.load_state(turn.state_after))
+    # A results mail adds the state it reports; a turn sheet's state is the last one stored.
+    if resolved is not None or not states:
+        states.append(state)
+    return Scene(public_frames(rules, states), events)
+
+
+def picture_for(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+                resolved: Turn | None) -> Picture | None:
+    """The picture of the game as it stands in this mail, drawn once per transaction."""
+    cache: dict[tuple[Any, ...], Picture | None] = session.info.setdefault(_CACHE, {})
+    key = (game.id, resolved.number if resolved is not None else None, turn.number if turn is not None else None)
+    if key not in cache:
+        cache[key] = pictures.draw(game.kind, scene_of(session, game, rules, state, resolved))
+    return cache[key]
+
+
+def picture_cid(game: Game, turn: Turn | None, resolved: Turn | None, domain: str) -> str:
+    number = resolved.number if resolved is not None else (turn.number if turn is not None else 0)
+    return f"turn{number}.{game.name}.picture@{domain}"
+
+
+def html_body(renderer: Renderer, session: Session, game: Game, rules: Rules[Any, Any], name: str,
+              context: Mapping[str, Any], *, state: Any, turn: Turn | None, resolved: Turn | None,
+              domain: str) -> HtmlBody | None:
+    """The HTML alternative of mail `name`, or None when the game has no HTML template for it."""
+    template = html_template(renderer, game.kind, name)
+    if template is None:
+        return None
+    picture = picture_for(session, game, rules, state, turn, resolved)
+    images: tuple[InlineImage, ...] = ()
+    shown = None
+    if picture is not None:
+        cid = picture_cid(game, turn, resolved, domain)
+        number = resolved.number if resolved is not None else (turn.number if turn is not None else 0)
+        images = (InlineImage(cid, picture.png, f"{game.name}-turn-{number}.png"),)
+        shown = {"cid": cid, "alt": picture.alt, "width": picture.width, "height": picture.height}
+    try:
+        text = template.render(**context, picture=shown)
+    except jinja2.UndefinedError as exc:
+        raise TemplateError(f"template {name!r} (HTML): {exc}") from exc
+    return HtmlBody(text, images)

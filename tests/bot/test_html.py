@@ -1,0 +1,259 @@
+"""HTML mail (issue 11): every turn sheet and results mail is multipart/alternative, plain
+text first, then HTML with the turn's picture inline (cid:), for every game and state; a
+player's private part shows only in their own mail; the picture is drawn once a turn."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from bot import html as mail_html
+from bot import mailout, pictures
+from bot.app import App
+from bot.games import PlayerSpec, create_game
+from bot.render import RenderedMail
+from bot.settings import Settings
+from bot.testing import FakeMailer
+from rules import find_game, game_names
+from rules.api import Viewer
+from tests.bot.conftest import GM
+
+TURNS = 5
+HTML_KINDS = ("turn_sheet", "results", "final")
+
+
+def kind_of(msg: EmailMessage) -> str:
+    return str(msg["Message-ID"]).strip("<>").split("-")[0]
+
+
+def start(app: App, kind: str, count: int | None = None) -> list[str]:
+    rules = find_game(kind)
+    seats = [f"p{i}" for i in range(count or rules.min_players)]
+    players = [PlayerSpec(s, f"{s}@example.org", f"Player <{s}> & co", "UTC") for s in seats]
+    with app.db.transaction() as session:
+        create_game(app.shell, session, kind=kind, name="g1", players=players, gm_address=GM, deadline="24h", seed=5)
+    app.service.send()
+    return seats
+
+
+def run_turns(app: App, turns: int = TURNS) -> None:
+    for _ in range(turns):
+        app.clock.advance(hours=25)  # type: ignore[attr-defined]
+        app.service.tick()
+        app.service.send()
+
+
+def mails(app: App) -> list[EmailMessage]:
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    return mailer.messages()
+
+
+class Page(HTMLParser):
+    """Collects what a mail client cares about: images, links, scripts, styles, text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[dict[str, str | None]] = []
+        self.banned: list[str] = []
+        self.text: list[str] = []
+        self.stack: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "link", "style", "iframe", "object"):
+            self.banned.append(tag)
+        if tag == "img":
+            self.images.append(dict(attrs))
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse_html(msg: EmailMessage) -> tuple[str, Page]:
+    part = msg.get_body(("html",))
+    assert part is not None, f"{msg['Subject']}: no HTML part"
+    source = part.get_content()
+    page = Page()
+    page.feed(source)
+    page.close()
+    return source, page
+
+
+def inline_images(msg: EmailMessage) -> dict[str, bytes]:
+    out = {}
+    for part in msg.walk():
+        if part.get_content_maintype() == "image":
+            out[str(part["Content-ID"]).strip("<>")] = part.get_content()
+    return out
+
+
+@pytest.mark.parametrize("kind", game_names())
+def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(app: App, kind: str) -> None:
+    """issue 11.1: multipart/alternative, plain part first, HTML rendered (StrictUndefined) for
+    every state of every game, inline cid: pictures present in the message, no scripts or
+    external CSS, nothing fetched from the web, alt text on every image."""
+    start(app, kind)
+    run_turns(app)
+    checked = 0
+    for msg in mails(app):
+        if kind_of(msg) not in HTML_KINDS and kind_of(msg).removesuffix("_gm") not in HTML_KINDS:
+            continue
+        assert msg.get_content_type() == "multipart/alternative"
+        parts = list(msg.iter_parts())
+        assert parts[0].get_content_type() == "text/plain"
+        assert parts[1].get_content_type() == "multipart/related"
+        source, page = parse_html(msg)
+        assert "Undefined" not in source and not page.banned
+        assert "<!DOCTYPE html>" in source and 'name="viewport"' in source
+        images = inline_images(msg)
+        assert page.images, f"{msg['Subject']}: no picture"
+        for img in page.images:
+            src = img.get("src") or ""
+            assert src.startswith("cid:"), f"an image fetched from elsewhere: {src}"
+            assert src.removeprefix("cid:") in images, f"{src} is not in the message"
+            assert img.get("alt")
+        for cid, data in images.items():
+            assert f"cid:{cid}" in source
+            picture = Image.open(io.BytesIO(data))
+            assert picture.format == "PNG" and len(data) < pictures.MAX_BYTES
+        # Everything the text part says about the race, the HTML says too.
+        text = msg.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+        shown = " ".join(" ".join(page.text).split())
+        for line in re.findall(r"^  - (.+)$", text, flags=re.M)[:3]:
+            assert " ".join(line.split())[:40] in shown
+        checked += 1
+    assert checked >= TURNS
+
+
+def test_html_escapes_what_players_chose(app: App) -> None:
+    """issue 11.1: autoescaped: a display name with < and & is shown as text, not markup."""
+    start(app, "racecraft")
+    msg = mails(app)[0]
+    source, _ = parse_html(msg)
+    assert "Player &lt;p0&gt; &amp; co" in source
+    assert "<p0>" not in source
+
+
+def _with_secrets(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """Give every player a private line naming them, so a leak would show."""
+    game_type = type(find_game(kind))
+    original = game_type.view
+
+    def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Mapping[str, Any]:
+        data = dict(original(self, state, resolution, viewer))
+        if not isinstance(viewer, Viewer):
+            data["private"] = [*data["private"], f"SECRET-LINE-OF-{viewer}"]
+        return data
+
+    monkeypatch.setattr(game_type, "view", view)
+
+
+@pytest.mark.parametrize("kind", game_names())
+def test_private_lines_only_in_their_owners_html(app: App, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 11.3: a player's private part appears only in that player's own mail; the
+    GM's copy and every picture come from the public view."""
+    _with_secrets(monkeypatch, kind)
+    seats = start(app, kind)
+    run_turns(app, 2)
+    seen = 0
+    for msg in mails(app):
+        if msg.get_body(("html",)) is None:
+            continue
+        source, _ = parse_html(msg)
+        to = msg["To"].addresses[0].addr_spec
+        owner = to.split("@")[0]
+        for seat in seats:
+            assert (f"SECRET-LINE-OF-{seat}" in source) == (seat == owner and to != GM), (msg["Subject"], to, seat)
+        seen += 1
+    assert seen >= 2 * (len(seats) + 1)
+
+
+@pytest.mark.parametrize("kind", game_names())
+def test_a_turn_picture_is_drawn_once_and_the_same_bytes_go_to_everyone(app: App, kind: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 11 (performance): one picture per game per turn, reused for every mail of the turn."""
+    calls: list[str] = []
+    draw = pictures.draw
+
+    def counting(game_kind: str, scene: pictures.Scene) -> pictures.Picture | None:
+        calls.append(game_kind)
+        return draw(game_kind, scene)
+
+    monkeypatch.setattr(pictures, "draw", counting)
+    seats = start(app, kind)
+    assert len(calls) == 1
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    mailer.clear()
+    calls.clear()
+    run_turns(app, 1)
+    assert len(calls) == 1
+    by_turn = [inline_images(m) for m in mails(app) if m.get_body(("html",)) is not None]
+    assert len(by_turn) == len(seats) + 1
+    assert len({tuple(sorted(i.values())) for i in by_turn}) == 1
+
+
+def test_racecraft_final_mail_shows_the_result_and_the_archive_link(app: App) -> None:
+    """issue 11.2: with [bot] public_url, the HTML links the archive, as the text does."""
+    app.settings = replace(app.settings, bot=replace(app.settings.bot, public_url="https://races.example.org/a/"))
+    start(app, "racecraft")
+    run_turns(app, 8)
+    finals = [m for m in mails(app) if kind_of(m) == "final"]
+    assert finals
+    source, page = parse_html(finals[0])
+    assert 'href="https://races.example.org/a/g1/"' in source
+    assert "Final result" in " ".join(page.text)
+
+
+def _encoded_text_part(data: bytes) -> bytes:
+    msg = message_from_bytes(data, policy=policy.default)
+    part = msg.get_body(("plain",))
+    assert part is not None
+    return part.get_payload(decode=False).encode()  # type: ignore[no-any-return]
+
+
+def test_compose_keeps_the_text_part_and_adds_html_only_when_given() -> None:
+    """issue 11.1: without HTML the mail is the single text part it was; with HTML the plain
+    part comes first and its encoded body is the same bytes."""
+    settings = Settings()
+    now = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    rendered = RenderedMail("Results", "Hello =\u00e9t\u00e9=\n" + "x" * 100 + "\n")
+    _, _, plain = mailout.compose(settings, now, kind="results", to=mailout.Recipient("a@example.org"), rendered=rendered)
+    msg = message_from_bytes(plain, policy=policy.default)
+    assert msg.get_content_type() == "text/plain" and not msg.is_multipart()
+    png = pictures.draw("racecraft", pictures.Scene(({"table": [], "standings": []},)))
+    assert png is not None
+    body = mailout.HtmlBody('<p><img src="cid:p@example.org" alt="x"></p>',
+                            (mailout.InlineImage("p@example.org", png.png, "p.png"),))
+    _, _, both = mailout.compose(settings, now, kind="results", to=mailout.Recipient("a@example.org"),
+                                 rendered=rendered, html=body)
+    assert _encoded_text_part(both) == _encoded_text_part(plain)
+    msg = message_from_bytes(both, policy=policy.default)
+    assert [p.get_content_type() for p in msg.walk()] == [
+        "multipart/alternative", "text/plain", "multipart/related", "text/html", "image/png"]
+    image = next(p for p in msg.walk() if p.get_content_type() == "image/png")
+    assert image["Content-ID"] == "<p@example.org>" and image.get_content() == png.png
+    assert b"\r\n" in both and b"\n" not in both.replace(b"\r\n", b"")
+
+
+def test_no_html_template_means_no_html_part(app: App) -> None:
+    """issue 11.1: mails without an .html template (confirmations, status...) stay plain text."""
+    assert mail_html.html_template(app.renderer, "racecraft", "status") is None
+    assert mail_html.html_template(app.renderer, "racecraft", "results") is not None
+
+
+def iter_html(app: App) -> Iterator[str]:
+    for msg in mails(app):
+        part = msg.get_body(("html",))
+        if part is not None:
+            yield part.get_content()
