@@ -89,6 +89,8 @@ class Runner:
         outcomes: dict[str, int] = {}
         while not self.stop_event.is_set():
             report = self.app.service.poll(max_batches=1)
+            # Each batch done is progress: a long inbox keeps the watchdog fed.
+            self.finished["poll"] = time.monotonic()
             if not report.fetched:
                 break
             fetched += report.fetched

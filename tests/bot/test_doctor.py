@@ -148,3 +148,16 @@ def test_a_running_service_is_reported(site: Path) -> None:
     finally:
         lock.release()
     assert code == 0 and "is held" in out
+
+
+def test_imap_findings_are_classified_with_their_fixes() -> None:
+    """No IDLE or MOVE: a warning (polling works); a missing folder or refused login: a problem with its fix."""
+    from bot.doctor import _imap_fix
+
+    idle = _imap_fix("the IMAP server does not advertise IDLE: new mail is noticed only by polling every 10 s", False)
+    assert idle[0] is Severity.WARNING
+    assert _imap_fix("the IMAP server lacks MOVE: done mail is moved by COPY + EXPUNGE (slower)", False)[0] is Severity.WARNING
+    missing = _imap_fix("IMAP folder 'Processed' is missing", False)
+    assert missing[0] is Severity.PROBLEM and "--fix" in missing[1]
+    login = _imap_fix("IMAP login as 'bot' at h:993 refused: AUTHENTICATIONFAILED", False)
+    assert login[0] is Severity.PROBLEM and "imap-password" in login[1]

@@ -139,3 +139,28 @@ def test_a_broken_configuration_on_reload_keeps_the_old_one(app: App, config: Pa
         runner.reload()
     assert app.settings is before
     assert "not reloaded" in caplog.text
+
+
+def test_each_poll_batch_counts_as_progress_for_the_watchdog(config: Path) -> None:
+    """A long inbox is worked through in many batches; each one feeds the health record."""
+    inbox = FakeInbox()
+    for n in range(3):
+        inbox.deliver(plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP",
+                                 message_id=f"<b{n}@players.test>"))
+    config.write_text(config.read_text().replace('path = "mail/inbox"\n', 'path = "mail/inbox"\nbatch_size = 1\n'))
+    app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer())
+    stamps: list[float] = []
+
+    class Recording(dict):  # type: ignore[type-arg]
+        def __setitem__(self, key: str, value: float) -> None:
+            stamps.append(value)
+            super().__setitem__(key, value)
+
+    try:
+        runner = Runner(app)
+        runner.finished = Recording()
+        runner.poll()
+    finally:
+        app.close()
+    assert len(stamps) == 4  # three batches and the empty fetch that ends the poll
+    assert not inbox.pending
