@@ -281,3 +281,38 @@ def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify
         first.kill()
         if second is not None:
             second.kill()
+
+
+def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
+        tmp_path: Path, notify: NotifySocket, postgres) -> None:  # noqa: ANN001
+    """PostgreSQL failover: the holder's lock session is killed (as when its host vanishes); the
+    standby gets the advisory lock, and the old holder notices within seconds and exits 1."""
+    import psycopg
+
+    from bot.db import migrate
+
+    config = init_dir(tmp_path / "site", "flagman@signals.test")
+    url = postgres.create_database("signals_failover")
+    migrate(url)
+    config.write_text(config.read_text().replace('url = "sqlite:///flagman.sqlite"', f'url = "{url}"')
+                      + "\n[schedule]\npoll_seconds = 0.5\ntick_seconds = 0.5\nsend_seconds = 0.5\n")
+    first = Service(config, notify)
+    second: Service | None = None
+    try:
+        first.wait_log("flagman running")
+        second = Service(config, notify)
+        second.wait_log("standby")
+        with psycopg.connect(url.replace("postgresql+psycopg", "postgresql"), autocommit=True) as conn:
+            killed = conn.execute("select pg_terminate_backend(pid) from pg_locks "
+                                  "where locktype = 'advisory' and granted").fetchall()
+        assert killed == [(True,)]
+        second.wait_log("took over", timeout=20)
+        assert first.proc.wait(30) == 1
+        assert "lost PostgreSQL advisory lock" in "\n".join(first.lines)
+        second.wait_log("flagman running")
+        code, _ = second.stop()
+        assert code == 0, second.log
+    finally:
+        first.kill()
+        if second is not None:
+            second.kill()
