@@ -217,3 +217,16 @@ def test_without_a_limit_nothing_happens(rc: App) -> None:
     _everyone_but_anna_orders(rc)
     anna = [s for s in game_row(rc).seats if s.name == "anna"][0]
     assert anna.active and anna.nmr_streak == 2 and anna.player.address == ADDRESS["anna"]
+
+
+def test_join_to_a_full_sign_up_list_is_refused(gapp: App) -> None:
+    """A game opened for sign-ups with its maximum already listed (game new --signup --player ...) is full."""
+    from bot.games import PlayerSpec
+
+    listed = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(RACECRAFT.max_players))
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="racecraft", name="rc2", players=listed, gm_address=GM,
+                    deadline="48h", signup=True, seed=1)
+    stranger_says(gapp, "late@example.net", "JOIN rc2 Late")
+    assert "rc2 is full" in str(last(gapp, "late@example.net")["Subject"])
+    assert len(game_row(gapp, "rc2").seats) == RACECRAFT.max_players

@@ -1,0 +1,68 @@
+"""The GM side on both databases (SQLite and the private PostgreSQL, via the shared `racecraft`
+fixture): a ROLLBACK replay, the audit log's JSON, reminders, the digest log, a JOIN."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import select
+
+from bot import digest
+from bot.app import App
+from bot.auth import signed_address
+from bot.games import create_game
+from bot.models import GmAudit, GmDigest, Turn
+from bot.testing import FakeMailer, plain_mail
+from tests.bot.conftest import BOT, GM
+
+
+def gm(app: App, text: str, game: str = "rc1") -> None:
+    app.inbox.deliver(plain_mail(GM, signed_address(BOT, "test-site-secret", game, "gm"), "[gm]", text))  # type: ignore[attr-defined]
+    app.service.poll()
+    app.service.tick()
+    app.service.send()
+
+
+def resolved(app: App) -> list[tuple[int, object, object]]:
+    with app.db.read() as session:
+        return [(t.number, t.state_after, t.events) for t in session.scalars(select(Turn).order_by(Turn.number))]
+
+
+def test_rollback_and_replay_on_each_database(racecraft: App) -> None:
+    """ROLLBACK keeps what it discarded as JSON in the audit row; PROCESS again gives the same turn."""
+    gm(racecraft, "ORDER rc1 seb USE 6\nPROCESS rc1")
+    first = resolved(racecraft)[0]
+    gm(racecraft, "ROLLBACK rc1")
+    with racecraft.db.read() as session:
+        row = session.scalars(select(GmAudit).where(GmAudit.command == "ROLLBACK rc1")).one()
+        assert row.undo is not None and row.undo["undone"][0]["next_turn"]["number"] == 2
+    assert [n for n, _, _ in resolved(racecraft)] == [1]
+    gm(racecraft, "PROCESS rc1")
+    assert resolved(racecraft)[0] == first
+
+
+def test_reminders_and_the_digest_log_on_each_database(racecraft: App) -> None:
+    racecraft.clock.advance(hours=24)  # type: ignore[attr-defined]
+    racecraft.service.tick()
+    racecraft.service.tick()
+    racecraft.service.send()
+    mailer = racecraft.mailer
+    assert isinstance(mailer, FakeMailer)
+    assert sum("Reminder" in str(m["Subject"]) for m in mailer.messages()) == 5
+    assert digest.send_due_digests(racecraft.shell) == 1
+    assert digest.send_due_digests(racecraft.shell) == 0
+    with racecraft.db.read() as session:
+        assert [d.gm_address for d in session.scalars(select(GmDigest))] == [GM]
+    racecraft.clock.advance(timedelta(days=1))  # type: ignore[attr-defined]
+    assert digest.send_due_digests(racecraft.shell) == 1
+
+
+def test_join_and_start_on_each_database(app: App) -> None:
+    with app.db.transaction() as session:
+        create_game(app.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM, signup=True, seed=1)
+    for i in range(5):
+        app.inbox.deliver(plain_mail(f"r{i}@example.net", BOT, "join", f"JOIN rc2 Runner {i}"))  # type: ignore[attr-defined]
+    app.service.poll()
+    gm(app, "START rc2", game="rc2")
+    with app.db.read() as session:
+        assert len(list(session.scalars(select(Turn)))) == 1
