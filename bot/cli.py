@@ -295,8 +295,10 @@ def build_parser() -> argparse.ArgumentParser:
 def setup_logging(verbose: bool) -> None:
     logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, stream=sys.stdout,
                         format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("alembic", "apscheduler", "imapclient", "sqlalchemy"):
+    for noisy in ("alembic", "apscheduler", "imapclient"):
         logging.getLogger(noisy).setLevel(logging.INFO if verbose else logging.WARNING)
+    # SQLAlchemy's INFO log is every statement: noise, and a risk (see bot.db.make_engine).
+    logging.getLogger("sqlalchemy").setLevel(logging.WARNING)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

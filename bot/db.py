@@ -14,7 +14,12 @@ from bot.resources import alembic_ini_path, migrations_path
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
-    """An engine; SQLite gets WAL, a busy timeout and foreign keys."""
+    """An engine; SQLite gets WAL, a busy timeout and foreign keys.
+
+    SQL parameters are never logged or put in error messages: they hold mail text, which may
+    hold a seat password.
+    """
+    kwargs.setdefault("hide_parameters", True)
     if url.startswith("sqlite"):
         kwargs.setdefault("connect_args", {"timeout": 30})
         engine = create_engine(url, **kwargs)

@@ -23,14 +23,9 @@ DB_PASSWORD = "db-pass-Qq19Ee37Rr56"
 PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
 
 
-VERBOSE_LEAK = ("--verbose sets the 'sqlalchemy' loggers to INFO (bot/cli.py setup_logging), and SQLAlchemy "
-                "then logs every SQL parameter, e.g. the text of a mail with its PASSWORD line; fix: "
-                "create_engine(..., hide_parameters=True) in bot/db.py make_engine, or keep 'sqlalchemy' at WARNING")
-
-
 @pytest.mark.parametrize("verbose", [
     pytest.param(False, id="quiet"),
-    pytest.param(True, id="verbose", marks=pytest.mark.xfail(strict=True, reason=VERBOSE_LEAK)),
+    pytest.param(True, id="verbose"),
 ])
 def test_a_poll_with_passwords_in_mail_logs_decisions_and_no_secret(
     verbose: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
