@@ -439,7 +439,13 @@ def drop_seat(ctx: Ctx, seat: Seat) -> str:
 
 
 def _drop(ctx: Ctx, args: tuple[str, ...]) -> str:
-    seat = _seat(ctx, args[0])
+    seat = _seat(ctx, args[0], active=False)
+    if not seat.active:
+        # A closed seat may still be in the race after a ROLLBACK reopened an older turn.
+        _rules, state, _turn = _open(ctx)
+        if seat.name not in _rules.players(state):
+            raise GmRefusal(f"{seat.name} is out of {ctx.game.name} already")
+        return drop_seat(ctx, seat)
     text = drop_seat(ctx, seat)
     seat_notice(ctx.shell, ctx.session, ctx.game, seat, f"You are out of {ctx.game.name}",
                 f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
@@ -474,12 +480,17 @@ def _rollback(ctx: Ctx, args: tuple[str, ...]) -> str:
     _set_deadline(ctx, turn, deadline)
     _recount_streaks(session, game, turn)
     ctx.undo = {"undone": undone}
+    # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
+    # state: the GM decides whether it should run this turn again.
+    closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
     announce(ctx, f"{turn.label} is reopened",
              f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
              "count, and the turn is open again. The orders you had on file for it still stand; you may send "
              "new ones.", kind="rollback")
     return (f"rolled back to {turn.label} (seed {turn.seed}); it is open again, due "
-            f"{_deadline_words(turn, game.timezone)}. What was discarded is kept in the audit log.")
+            f"{_deadline_words(turn, game.timezone)}. What was discarded is kept in the audit log."
+            + (f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
+               "to take them out again." if closed else ""))
 
 
 def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, Any]:

@@ -109,7 +109,7 @@ def send_reminders(shell: G.Shell) -> int:
 
 def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
     game = session.get(Game, turn.game_id)
-    if game is None or game.status != GameStatus.ACTIVE:
+    if game is None or game.status != GameStatus.ACTIVE or turn.deadline is None:
         return 0
     deadline = as_utc(turn.deadline)
     closing = G.closing_time(game, turn)

@@ -379,10 +379,10 @@ def test_commands_on_a_finished_game_are_refused(rc: App) -> None:
         if game_row(rc).status == GameStatus.FINISHED:
             break
         gm_says(rc, "PROCESS rc1")
-    # A finished game's GM is no longer recognised for it (the service looks at running games
-    # only), so the command is not even parsed as one: nothing changes.
     gm_says(rc, "EXTEND rc1 24h")
     assert game_row(rc).status == GameStatus.FINISHED
+    assert "rc1 is over" in body_of(last(rc, GM))
+    assert audit(rc)[-1].outcome == "refused: rc1 is over"
 
 
 def test_each_command_of_a_mail_is_confirmed_and_audited(rc: App) -> None:
@@ -420,3 +420,17 @@ def test_a_line_for_another_game_next_to_a_valid_command_is_reported_not_dropped
     notice = last(rc, GM)
     assert "Lines not understood" in str(notice["Subject"])
     assert "> PAUSE rc2" in body_of(notice) and "(rc1)" in body_of(notice)
+
+
+def test_a_seat_dropped_after_the_resolution_is_named_by_rollback_and_can_be_dropped_again(rc: App) -> None:
+    """ROLLBACK restores the turn exactly, so a player dropped after it is back in its state; the
+    GM is told and may DROP them again."""
+    gm_says(rc, "PROCESS rc1")
+    gm_says(rc, "DROP rc1 steve")
+    gm_says(rc, "ROLLBACK rc1")
+    assert "Closed seats still in the race at this turn: steve" in body_of(last(rc, GM))
+    assert "steve" in RACECRAFT.players(RACECRAFT.load_state(turns(rc)[0].state))
+    gm_says(rc, "DROP rc1 steve")
+    assert "steve" not in RACECRAFT.players(RACECRAFT.load_state(turns(rc)[0].state))
+    gm_says(rc, "DROP rc1 steve")
+    assert "out of rc1 already" in body_of(last(rc, GM))
