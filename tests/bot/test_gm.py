@@ -434,3 +434,24 @@ def test_a_seat_dropped_after_the_resolution_is_named_by_rollback_and_can_be_dro
     assert "steve" not in RACECRAFT.players(RACECRAFT.load_state(turns(rc)[0].state))
     gm_says(rc, "DROP rc1 steve")
     assert "out of rc1 already" in body_of(last(rc, GM))
+
+
+def test_rollback_replays_the_same_dice_with_the_same_seed(gapp: App) -> None:
+    """architecture.md: any turn replays exactly. SpeedPhreakz rolls dice; after ROLLBACK the
+    re-resolved turn has the same seed, the same rolls and the same state."""
+    rules = find_game("speedphreakz")
+    players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(rules.min_players))
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM,
+                    deadline="48h", seed=7)
+    gapp.service.send()
+    for _ in range(3):
+        gm_says(gapp, "PROCESS sp1", game="sp1")
+    before = turns(gapp, "sp1")[2]
+    rolls = [e["roll"] for e in before.events or [] if e.get("roll")]
+    assert rolls, "the turn rolled dice"
+    gm_says(gapp, "ROLLBACK sp1", game="sp1")
+    assert turns(gapp, "sp1")[-1].number == 3 and turns(gapp, "sp1")[-1].resolved_at is None
+    gm_says(gapp, "PROCESS sp1", game="sp1")
+    after = turns(gapp, "sp1")[2]
+    assert (after.seed, after.events, after.state_after) == (before.seed, before.events, before.state_after)
