@@ -1,0 +1,66 @@
+"""The command line contract (mail-interface.md, "The command line") on the embedded default."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from pathlib import Path
+
+from bot.inbox import deliver_to_maildir
+from bot.testing import reply_to
+
+
+def flagman(config: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "bot.cli"] + (["--config", str(config)] if config else []) + list(args)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
+
+
+def newest(maildir: Path) -> EmailMessage:
+    files = sorted((maildir / "new").iterdir(), key=lambda p: p.name)
+    msg = message_from_bytes(files[-1].read_bytes(), policy=policy.default)
+    assert isinstance(msg, EmailMessage)
+    return msg
+
+
+def test_init_game_poll_tick_send_on_the_embedded_default(tmp_path: Path) -> None:
+    """flagman init DIR; game new/list/show; poll, tick and send, each once."""
+    done = flagman(None, "init", str(tmp_path), "--address", "bot@club.example")
+    assert done.returncode == 0, done.stderr
+    config = tmp_path / "flagman.toml"
+    assert config.exists() and (tmp_path / "flagman.sqlite").exists()
+    assert oct((tmp_path / "site-secret").stat().st_mode)[-3:] == "600"
+    players = [f"--player={n}={n.lower()}@club.example" for n in ("Kelly", "Seb", "Steve", "Roger", "Anna")]
+    done = flagman(config, "game", "new", "racecraft", "--name", "rc1", *players, "--gm", "gm@club.example",
+                   "--deadline", "daily 18:00", "--timezone", "Europe/London", "--option", "turns=4")
+    assert done.returncode == 0, done.stderr
+    assert "game rc1 (racecraft) created" in done.stdout
+    listing = flagman(config, "game", "list")
+    assert "rc1" in listing.stdout and "Turn 1 of 4" in listing.stdout
+    sent = flagman(config, "send")
+    assert "sent 6" in sent.stdout, sent.stdout + sent.stderr
+    outbox = tmp_path / "mail" / "outbox"
+    sheet = newest(outbox / "seb@club.example")
+    deliver_to_maildir(tmp_path / "mail" / "inbox", reply_to(sheet, "USE 4", sender="seb@club.example"))
+    polled = flagman(config, "poll")
+    assert polled.returncode == 0 and "fetched 1" in polled.stdout and "applied 1" in polled.stdout
+    assert "nothing due" in flagman(config, "tick").stdout
+    assert "sent 1" in flagman(config, "send").stdout
+    assert "Orders received" in str(newest(outbox / "seb@club.example")["Subject"])
+    show = flagman(config, "game", "show", "rc1")
+    assert "seb" in show.stdout and "orders in" in show.stdout and "no orders yet" in show.stdout
+
+
+def test_bad_usage_exits_2_with_a_clear_message(tmp_path: Path) -> None:
+    flagman(None, "init", str(tmp_path))
+    config = tmp_path / "flagman.toml"
+    done = flagman(config, "game", "new", "racecraft", "--name", "x1", "--player", "a=a@x.example")
+    assert done.returncode == 2 and "takes 5 to 8 players" in done.stderr
+    done = flagman(config, "game", "new", "chess", "--name", "x1")
+    assert done.returncode == 2 and "unknown game" in done.stderr
+    done = flagman(config, "game", "new", "racecraft", "--name", "x2", "--deadline", "sometime",
+                   *[f"--player=p{i}=p{i}@x.example" for i in range(5)])
+    assert done.returncode == 2 and "is not a schedule" in done.stderr
+    done = flagman(tmp_path / "missing.toml", "poll")
+    assert done.returncode == 2 and "no configuration" in done.stderr
