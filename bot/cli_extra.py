@@ -7,10 +7,11 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    from bot import cli_gm, cli_ops
+    from bot import cli_archive, cli_gm, cli_ops
 
     cli_gm.register(sub)
     cli_ops.register(sub)
+    cli_archive.register(sub)
 
 
 def add(sub: Any, name: str, help_text: str) -> argparse.ArgumentParser:

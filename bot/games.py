@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from bot import mailout
+from bot import archive, mailout
 from bot.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.clock import Clock, as_utc
 from bot.db import Database
@@ -346,6 +346,7 @@ def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn) -> Outc
         _queue_seat_mail(shell, session, game, rules, new_state, next_turn, seat, kind, outcome,
                          resolved=turn)
     _queue_gm_mail(shell, session, game, rules, new_state, next_turn, kind + "_gm", outcome, resolved=turn)
+    archive.after_commit(shell, session, game, turn.number)
     log.info("game %s: resolved turn %d (%s); defaulted: %s%s", game.name, turn.number, turn.label,
              ", ".join(outcome.defaulted) or "nobody", "; game over" if next_turn is None else "")
     return outcome
@@ -435,6 +436,10 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any
 def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                      seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None) -> None:
     ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved)
+    if template == "turn_sheet":
+        # The first sheet of a seat tells its holder the seat password (mail-interface.md,
+        # identity): this mail goes to the seat's registered address only, never in a log.
+        ctx["seat"]["password"] = seat.secret
     rendered = shell.renderer.render(template, ctx, game=game.kind)
     html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
                      domain=shell.settings.bot.domain)
@@ -446,6 +451,8 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
 def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                    template: str, outcome: Outcome | None, resolved: Turn | None = None) -> None:
     ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved)
+    if template == "turn_sheet_gm":
+        ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
     rendered = shell.renderer.render(template, ctx, game=game.kind)
     html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
                      domain=shell.settings.bot.domain)

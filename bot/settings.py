@@ -40,6 +40,10 @@ class BotSettings:
     loop_header: str = "X-Flagman-Loop"
     public_url: str = ""
     secret_file: str = ""  # a file holding the site secret (used when no credential or env var is set)
+    # The public game archive (issue 11): when set, a static site per game is kept up to date
+    # in <archive_dir>/<game>/ after every turn (`flagman archive GAME DIR` writes one by
+    # hand). Serve <archive_dir> at public_url so that <public_url>/<game>/ is the game's site.
+    archive_dir: str = ""
 
     @property
     def domain(self) -> str:

@@ -58,7 +58,7 @@ def draw(scene: Scene) -> Picture:
     def y_of(slot: int) -> float:
         return TOP + slot * SLOT + SLOT / 2
 
-    sheet.text((LEFT, 6), f"{now.get('title', 'Racecraft')}: {now.get('turn_label', '')}", 14, BLACK)
+    sheet.text((LEFT, 6), f"{now.get('title', 'Racecraft')}: {moment(len(frames) - 1)}", 14, BLACK)
     sheet.text((6, y_of(0)), "front", 11, DARK, "lm")
     sheet.text((6, y_of(slots - 1)), "back", 11, DARK, "lm")
     for slot in range(slots):
@@ -103,13 +103,18 @@ def draw(scene: Scene) -> Picture:
         if ep_now.get(player, ""):
             sheet.text((WIDTH - 8, y), f"{ep_now[player]} EP", 12, BLACK, "rm")
     sheet.text((LEFT, height - 22), "Number by a marker: EP after that turn. Grey band: sharing a place.", 11, DARK)
-    return Picture(sheet.png(), alt_text(now), WIDTH, height)
+    return Picture(sheet.png(), alt_text(now, len(frames) - 1), WIDTH, height)
 
 
-def alt_text(view: Mapping[str, Any]) -> str:
+def moment(done: int) -> str:
+    """When the chart stands: the picture of a results mail is *after* the turn reported."""
+    return "on the grid, before the start" if done == 0 else f"positions after turn {done}"
+
+
+def alt_text(view: Mapping[str, Any], done: int) -> str:
     ep = column(view, "EP")
     places = "; ".join(
         f"{p['place']}. " + ", ".join(f"{name} ({ep[name]} EP)" if ep.get(name) else name for name in p["players"])
         for p in view.get("standings", ())
     )
-    return f"Race chart of positions over the turns, {view.get('turn_label', '')}: {places}."
+    return f"Race chart of positions over the turns, {moment(done)}: {places}."

@@ -276,7 +276,7 @@ def alt_text(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> st
     )
     marks = [str(e.get("text", "")) for e in events if e.get("kind") in ("crash", "spin")]
     tail = (" Crashes and spins: " + "; ".join(marks) + ".") if marks else ""
-    return f"{view.get('track_name', 'The track')}, {view.get('turn_label', '')}: {cars}.{tail}"
+    return f"{view.get('track_name', 'The track')}, {view.get('summary', '')}: {cars}.{tail}"
 
 
 def _text_picture(view: Mapping[str, Any]) -> Picture:

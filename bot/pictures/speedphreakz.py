@@ -129,7 +129,7 @@ def draw(scene: Scene) -> Picture:
 
     # The legend under the map.
     top = map_h + 8
-    sheet.text((8, top), shorten(f"{now.get('map_name', '')}: {now.get('turn_label', '')}", 70), 13, BLACK)
+    sheet.text((8, top), shorten(f"{now.get('map_name', '')}: {moment(now)}", 70), 13, BLACK)
     for k, car in enumerate(cars):
         y = top + 20 * (k + 1) + 8
         sheet.marker(car["index"], 16, y, 8, car["letter"], hollow=car["status"] == "crashed")
@@ -200,4 +200,10 @@ def alt_text(view: Mapping[str, Any], cars: Sequence[Mapping[str, Any]]) -> str:
     for car in cars:
         where = f"at {car['square_text']} facing {car['heading']}" if car["square"] else "off the map"
         parts.append(f"{car['letter']} {car['player']} {where} ({car['status']})")
-    return f"Map of {view.get('map_name', 'the circuit')}, {view.get('turn_label', '')}: {'; '.join(parts)}."
+    return f"Map of {view.get('map_name', 'the circuit')}, {moment(view)}: {'; '.join(parts)}."
+
+
+def moment(view: Mapping[str, Any]) -> str:
+    """The round the picture shows: the view's ``round`` is the next one to be run."""
+    done = int(view.get("round", 1) or 1) - 1
+    return f"after round {done}" if done > 0 else "before the start"

@@ -1,0 +1,190 @@
+"""The game archive (issue 11): a static site per game, plain HTML and CSS, no JavaScript.
+
+Pages (all links relative, so the site works from a file system or any static web server):
+
+* ``index.html``: the game, where the race stands or its final result, every turn;
+* ``turn-NNN.html`` and ``turn-NNN.png``: one resolved turn's public report and its picture;
+* ``rules.html``: the game's `rules_summary()`;
+* ``style.css``.
+
+Everything comes from the view for `Viewer.PUBLIC` and the turns' public events; nothing a
+player sees privately is ever written here. The pictures are the ones the turn's mails
+carry (same scene, same bytes).
+
+`write_archive` writes a whole site (the CLI) or only what a new turn changes (the bot,
+after every turn, when ``[bot] archive_dir`` is set: see `after_commit`). Files are written
+to a temporary name and renamed, so a web server never serves half a page.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session
+
+from bot import pictures
+from bot.models import Game, Turn
+from bot.pictures import Picture, Scene
+from bot.render import Renderer
+from rules import find_game
+from rules.api import Event, Resolution, Roll, Viewer
+
+log = logging.getLogger("flagman.archive")
+
+_PENDING = "flagman.archive"
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPage:
+    number: int
+    label: str
+    file: str
+    picture: str
+
+
+def _events(turn: Turn) -> tuple[Event, ...]:
+    out = []
+    for data in turn.events or ():
+        roll = data.get("roll")
+        out.append(Event(data["kind"], data["text"], tuple(data.get("players", ())),
+                         Roll(roll["dice"], tuple(roll["faces"]), roll["total"]) if roll else None))
+    return tuple(out)
+
+
+def page_name(number: int) -> str:
+    return f"turn-{number:03d}.html"
+
+
+def picture_name(number: int) -> str:
+    return f"turn-{number:03d}.png"
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write atomically: a reader sees the old file or the new one, never half of one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _render(renderer: Renderer, name: str, context: Mapping[str, Any]) -> bytes:
+    return renderer.env.get_template(f"archive/{name}").render(**context).encode("utf-8")
+
+
+def write_archive(session: Session, game: Game, directory: Path, *, renderer: Renderer | None = None,
+                  turns: Iterable[int] | None = None, known: Mapping[int, Picture | None] | None = None) -> Path:
+    """Write the static site of `game` into `directory`; returns the path of its index.
+
+    `turns`: only these turns' pages (and their neighbours', whose links change) are
+    rewritten, with the index; None writes every page. `known` gives pictures already drawn
+    (by the turn's mails), by turn number.
+    """
+    renderer = renderer or Renderer()
+    rules = find_game(game.kind)
+    directory.mkdir(parents=True, exist_ok=True)
+    rows = list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
+    resolved = [t for t in rows if t.state_after is not None]
+    wanted = set(range(1, len(rows) + 2)) if turns is None else {n + d for n in turns for d in (-1, 0, 1)}
+    history = pictures.needs_history(game.kind)
+    # Public views without events: the frames pictures are drawn from (as in the mails).
+    frames: list[Mapping[str, Any]] = [rules.view(rules.load_state(rows[0].state), None, Viewer.PUBLIC)] if rows else []
+    pages: list[TurnPage] = []
+    numbers = [t.number for t in resolved]
+    common = {"game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)}}
+    last_view: Mapping[str, Any] | None = frames[0] if frames else None
+    for position, turn in enumerate(resolved):
+        state = rules.load_state(turn.state_after)
+        needed = turn.number in wanted
+        if history or needed:
+            frames.append(rules.view(state, None, Viewer.PUBLIC))
+        events = _events(turn)
+        view = rules.view(state, Resolution(state, events), Viewer.PUBLIC) if needed or turn is resolved[-1] else None
+        if view is not None:
+            last_view = view
+        pages.append(TurnPage(turn.number, turn.label, page_name(turn.number), picture_name(turn.number)))
+        if not needed:
+            continue
+        picture = (known or {}).get(turn.number)
+        if picture is None:
+            scene_frames = frames if history else [rules.view(rules.load_state(turn.state), None, Viewer.PUBLIC), frames[-1]]
+            picture = pictures.draw(game.kind, Scene(tuple(scene_frames), tuple(e.to_json() for e in events)))
+        if picture is not None:
+            _write(directory / picture_name(turn.number), picture.png)
+        prev_n = numbers[position - 1] if position > 0 else None
+        next_n = numbers[position + 1] if position + 1 < len(numbers) else None
+        assert view is not None
+        _write(directory / page_name(turn.number), _render(renderer, "turn.html", {
+            **common, "view": view, "turn": {"number": turn.number, "label": turn.label},
+            "picture": {"file": picture_name(turn.number), "alt": picture.alt, "width": picture.width,
+                        "height": picture.height} if picture is not None else None,
+            "prev": page_name(prev_n) if prev_n else None, "next": page_name(next_n) if next_n else None,
+        }))
+    open_turn = next((t for t in rows if t.state_after is None), None)
+    _write(directory / "index.html", _render(renderer, "index.html", {
+        **common, "view": last_view, "turns": pages, "finished": bool(last_view and last_view.get("finished")),
+        "open_label": open_turn.label if open_turn is not None else None,
+        "latest": pages[-1] if pages else None,
+    }))
+    if turns is None or not (directory / "rules.html").exists():
+        _write(directory / "rules.html", _render(renderer, "rules.html", {
+            **common, "paragraphs": [p.strip() for p in rules.rules_summary().split("\n\n") if p.strip()],
+        }))
+    if turns is None or not (directory / "style.css").exists():
+        _write(directory / "style.css", _render(renderer, "style.css", {}))
+    return directory / "index.html"
+
+
+def write_game_archive(db: Any, name: str, directory: Path, renderer: Renderer | None = None) -> Path:
+    """The whole site of the game called `name` (the CLI); ValueError if there is no such game."""
+    with db.read() as session:
+        game = session.scalar(select(Game).where(Game.name == name.strip().lower()))
+        if game is None:
+            raise ValueError(f"no game called {name}")
+        if not game.turns:
+            raise ValueError(f"game {game.name} has not started: nothing to archive")
+        return write_archive(session, game, directory, renderer=renderer)
+
+
+# -- after every turn ------------------------------------------------------------------------
+
+def after_commit(shell: Any, session: Session, game: Game, turn_number: int) -> None:
+    """With ``[bot] archive_dir``, write `game`'s new turn to its archive once `session`
+    commits (never before: a rolled-back turn must not be published)."""
+    root = shell.settings.bot.archive_dir
+    if not root:
+        return
+    pending: dict[int, set[int]] = session.info.setdefault(_PENDING, {})
+    if not pending:
+        event.listen(session, "after_commit", lambda s: _publish(shell, s), once=True)
+        event.listen(session, "after_rollback", lambda s: s.info.pop(_PENDING, None), once=True)
+    pending.setdefault(game.id, set()).add(turn_number)
+
+
+def _publish(shell: Any, session: Session) -> None:
+    pending: dict[int, set[int]] = session.info.pop(_PENDING, {})
+    drawn: dict[tuple[Any, ...], Picture | None] = session.info.get("flagman.pictures", {})
+    root = shell.settings.resolve_path(shell.settings.bot.archive_dir)
+    for game_id, numbers in pending.items():
+        known = {key[1]: pic for key, pic in drawn.items() if key[0] == game_id and key[1] in numbers}
+        try:
+            with shell.db.read() as reader:
+                game = reader.get(Game, game_id)
+                if game is not None:
+                    write_archive(reader, game, root / game.name, renderer=shell.renderer, turns=numbers, known=known)
+        except OSError as exc:
+            # The turn and its mails are committed; the archive can be rewritten at any time
+            # with `flagman archive`, so a full disk must not stop the deadline.
+            log.error("archive of game %s not written: %s", game_id, exc)
+

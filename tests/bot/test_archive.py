@@ -1,0 +1,176 @@
+"""The game archive (issue 11.2, 11.3): a static site per game, written after every turn
+when [bot] archive_dir is set and by `flagman archive GAME DIR`; public views only."""
+
+from __future__ import annotations
+
+import filecmp
+import html
+import io
+import re
+from dataclasses import replace
+from email.message import EmailMessage
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+from sqlalchemy import select
+
+from bot.app import App
+from bot.cli import main
+from bot.games import PlayerSpec, create_game
+from bot.models import Turn
+from bot.testing import FakeMailer
+from rules import find_game, game_names
+from rules.api import Viewer
+from tests.bot.conftest import GM
+
+
+def with_archive(app: App, tmp_path: Path) -> Path:
+    root = tmp_path / "site"
+    app.settings = replace(app.settings, bot=replace(app.settings.bot, archive_dir=str(root),
+                                                     public_url="https://races.example.org/"))
+    return root
+
+
+def play(app: App, kind: str, turns: int) -> list[str]:
+    rules = find_game(kind)
+    seats = [f"p{i}" for i in range(rules.min_players)]
+    with app.db.transaction() as session:
+        create_game(app.shell, session, kind=kind, name="g1", gm_address=GM, deadline="24h", seed=11,
+                    players=[PlayerSpec(s, f"{s}@example.org", s.upper(), "UTC") for s in seats])
+    app.service.send()
+    for _ in range(turns):
+        app.clock.advance(hours=25)  # type: ignore[attr-defined]
+        app.service.tick()
+        app.service.send()
+    return seats
+
+
+class Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: list[str] = []
+        self.scripts = 0
+        self.handlers: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "script":
+            self.scripts += 1
+        for name, value in attrs:
+            if name.startswith("on"):
+                self.handlers.append(name)
+            if name in ("href", "src") and value:
+                self.targets.append(value)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def parse(path: Path) -> Links:
+    links = Links()
+    links.feed(path.read_text(encoding="utf-8"))
+    return links
+
+
+def resolved_turns(app: App) -> list[Turn]:
+    with app.db.read() as session:
+        return [t for t in session.scalars(select(Turn).order_by(Turn.number)) if t.state_after is not None]
+
+
+def mail_picture(msg: EmailMessage) -> bytes | None:
+    for part in msg.walk():
+        if part.get_content_type() == "image/png":
+            data: bytes = part.get_content()
+            return data
+    return None
+
+
+@pytest.mark.parametrize("kind", game_names())
+def test_the_bot_keeps_the_archive_after_every_turn(app: App, tmp_path: Path, kind: str) -> None:
+    """issue 11.2: with [bot] archive_dir, every turn adds its page and picture (the very PNG of
+    the turn's mails); the index lists every turn; plain HTML, no JavaScript, links that resolve."""
+    root = with_archive(app, tmp_path)
+    play(app, kind, 3)
+    site = root / "g1"
+    turns = resolved_turns(app)
+    assert len(turns) >= 3
+    index = parse(site / "index.html")
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    results = {str(m["Subject"]): m for m in mailer.messages("p0@example.org")}
+    for turn in turns:
+        page = site / f"turn-{turn.number:03d}.html"
+        assert page.name in index.targets
+        png = (site / f"turn-{turn.number:03d}.png").read_bytes()
+        assert Image.open(io.BytesIO(png)).format == "PNG"
+        mail = next(m for s, m in results.items()
+                    if f"Results of {turn.label}" in s or ("Final result" in s and turn is turns[-1]))
+        assert mail_picture(mail) == png, f"turn {turn.number}: the archive's picture is not the mail's"
+        assert turn.label in " ".join(parse(page).text)
+    for path in site.glob("*.html"):
+        links = parse(path)
+        assert links.scripts == 0 and not links.handlers
+        for target in links.targets:
+            assert not re.match(r"^[a-z]+:", target), f"{path.name} reaches outside: {target}"
+            assert (site / target.split("#")[0]).exists(), f"{path.name}: broken link {target}"
+    assert html.unescape(" ".join(parse(site / "rules.html").text)).count(
+        find_game(kind).rules_summary().split("\n")[0][:40]) == 1
+    # The results mails link the archive (text and HTML).
+    last = list(results.values())[-1]
+    assert "https://races.example.org/g1/" in last.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    assert 'href="https://races.example.org/g1/"' in last.get_body(("html",)).get_content()  # type: ignore[union-attr]
+
+
+def test_the_cli_writes_the_same_site(app: App, tmp_path: Path) -> None:
+    """issue 11.2: `flagman archive GAME DIR` writes the whole site; it equals what the bot
+    wrote turn by turn."""
+    root = with_archive(app, tmp_path)
+    play(app, "racecraft", 7)
+    config = tmp_path / "cli.toml"
+    config.write_text(f'[database]\nurl = "{app.settings.database_url}"\n', encoding="utf-8")
+    out = tmp_path / "by-hand"
+    assert main(["--config", str(config), "archive", "g1", str(out)]) == 0
+    by_bot = sorted(p.name for p in (root / "g1").iterdir())
+    assert by_bot == sorted(p.name for p in out.iterdir())
+    for name in by_bot:
+        assert filecmp.cmp(root / "g1" / name, out / name, shallow=False), name
+    index = " ".join(parse(out / "index.html").text)
+    assert "Final result" in index
+    assert main(["--config", str(config), "archive", "nosuchgame", str(tmp_path / "x")]) == 2
+
+
+def test_no_archive_dir_no_archive(app: App, tmp_path: Path) -> None:
+    """issue 11.2: the bot writes the archive only when [bot] archive_dir is configured."""
+    play(app, "racecraft", 2)
+    assert not app.settings.bot.archive_dir
+    assert not list(tmp_path.rglob("turn-001.html"))
+
+
+@pytest.mark.parametrize("kind", game_names())
+def test_the_archive_shows_nothing_private(app: App, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 11.3: the archive shows only what the public report shows: no player's private
+    part on any page."""
+    game_type = type(find_game(kind))
+    original = game_type.view
+
+    def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Any:
+        data = dict(original(self, state, resolution, viewer))
+        if not isinstance(viewer, Viewer):
+            data["private"] = [*data["private"], f"SECRET-LINE-OF-{viewer}"]
+        return data
+
+    monkeypatch.setattr(game_type, "view", view)
+    root = with_archive(app, tmp_path)
+    seats = play(app, kind, 2)
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    assert any("SECRET-LINE-OF-p0" in str(m) for m in mailer.messages("p0@example.org"))  # the probe works
+    pages = list((root / "g1").glob("*.html"))
+    assert len(pages) >= 4
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        for seat in seats:
+            assert f"SECRET-LINE-OF-{seat}" not in text, page.name
