@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import itertools
 import socket
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -140,3 +141,39 @@ def test_on_postgresql_the_clock_is_compared_with_the_server(tmp_path: Path, dov
     code, out = site.doctor()
     assert code == 0, out
     assert "agrees with the database server" in out
+
+
+@pytest.fixture
+def smtp_with_auth() -> Iterator[int]:
+    """An aiosmtpd relay that wants AUTH (PLAIN/LOGIN, no TLS on loopback): user relay / relay-pass."""
+    from aiosmtpd.controller import Controller
+    from aiosmtpd.handlers import Sink
+    from aiosmtpd.smtp import AuthResult
+
+    def authenticator(server, session, envelope, mechanism, auth_data):  # noqa: ANN001, ANN202
+        ok = auth_data.login == b"relay" and auth_data.password == b"relay-pass"
+        return AuthResult(success=ok, handled=False)
+
+    port = closed_port()
+    controller = Controller(Sink(), hostname="127.0.0.1", port=port, authenticator=authenticator,
+                            auth_require_tls=False)
+    controller.start()
+    try:
+        yield port
+    finally:
+        controller.stop()
+
+
+def test_smtp_login_is_checked(site: Site, smtp_with_auth: int) -> None:
+    """The relay accepts the right login (all good) and refuses a wrong one (a problem naming the credential)."""
+    site.outbox.update({"port": smtp_with_auth, "username": "relay"})
+    site.env["FLAGMAN_SMTP_PASSWORD"] = "relay-pass"
+    code, out = site.doctor()
+    assert code == 0, out
+    assert "accepts the login as relay" in out
+    site.env["FLAGMAN_SMTP_PASSWORD"] = "not-the-pass"
+    code, out = site.doctor()
+    assert code == 1
+    found = problems(out)
+    assert len(found) == 1 and "SMTP login" in found[0], out
+    assert "smtp-password" in out and "not-the-pass" not in out
