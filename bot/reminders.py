@@ -86,6 +86,23 @@ def rearm(game: Game, turn: Turn, now: datetime) -> None:
     turn.reminded = ",".join(mark_name(m) for m in _marks_of(game) if deadline - m <= now)
 
 
+def marks_due(marks: tuple[timedelta, ...], done: set[str], deadline: datetime, opened: datetime,
+              now: datetime) -> tuple[list[timedelta], list[timedelta]]:
+    """(marks to remind for now, marks to skip silently): pure, so it can be checked alone.
+
+    A mark is reached when `now` is at or after ``deadline - mark``; one reached before the
+    turn opened is skipped (the turn sheet has just said the deadline); one already in `done`
+    is neither.
+    """
+    due: list[timedelta] = []
+    skipped: list[timedelta] = []
+    for mark in marks:
+        if mark_name(mark) in done or now < deadline - mark:
+            continue
+        (skipped if deadline - mark <= opened else due).append(mark)
+    return due, skipped
+
+
 def _has_orders(session: Any, turn: Turn, seat: Any) -> bool:
     return any(s.source in ("mail", "gm") for s in G.submissions(session, turn, seat))
 
@@ -117,13 +134,7 @@ def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
         return 0
     opened = as_utc(turn.opened_at)
     done = _done(turn)
-    due: list[timedelta] = []
-    skipped: list[timedelta] = []
-    for mark in _marks_of(game):
-        name = mark_name(mark)
-        if name in done or now < deadline - mark:
-            continue
-        (skipped if deadline - mark <= opened else due).append(mark)
+    due, skipped = marks_due(_marks_of(game), done, deadline, opened, now)
     if not due and not skipped:
         return 0
     turn.reminded = ",".join(sorted(done | {mark_name(m) for m in (*due, *skipped)}))

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from bot.app import App
 from bot.games import find_game_row
-from bot.reminders import parse_marks, validate_spec
+from bot.reminders import mark_name, marks_due, parse_marks, validate_spec
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, player_says, turns
@@ -122,3 +125,33 @@ def test_reminder_schedules_parse_and_print_canonically() -> None:
     assert parse_marks("2h, 24h") == (timedelta(hours=24), timedelta(hours=2))
     assert validate_spec("90m,1d") == "1d,1h30m"
     assert validate_spec("none") == "none" and parse_marks("off") == ()
+
+
+@settings(max_examples=200, deadline=None)
+@given(marks=st.sets(st.integers(min_value=1, max_value=72 * 60), min_size=1, max_size=4),
+       turn_minutes=st.integers(min_value=30, max_value=96 * 60),
+       steps=st.lists(st.integers(min_value=1, max_value=30 * 60), min_size=1, max_size=40))
+def test_each_mark_is_handled_once_and_only_reached_marks_are_sent(marks: set[int], turn_minutes: int,
+                                                                     steps: list[int]) -> None:
+    """Property (reminders.py): whatever the tick times, a mark is reminded for at most once,
+    never before it is reached, never if it was already past when the turn opened, and every
+    mark reached before the deadline is handled by the first tick after it."""
+    schedule = tuple(sorted((timedelta(minutes=m) for m in marks), reverse=True))
+    opened = START
+    deadline = opened + timedelta(minutes=turn_minutes)
+    done: set[str] = set()
+    sent: list[timedelta] = []
+    now = opened
+    for step in steps:
+        now += timedelta(minutes=step)
+        if now >= deadline:
+            break
+        due, skipped = marks_due(schedule, done, deadline, opened, now)
+        for mark in due:
+            assert deadline - mark > opened and now >= deadline - mark
+        for mark in skipped:
+            assert deadline - mark <= opened
+        sent.extend(due)
+        done |= {mark_name(m) for m in (*due, *skipped)}
+        assert all(mark_name(m) in done for m in schedule if now >= deadline - m)
+    assert len(sent) == len(set(sent))
