@@ -87,6 +87,8 @@ def _cmd_configure(args: argparse.Namespace) -> int:
             game.grace_minutes = args.grace
             changes.append(f"grace {args.grace} min")
         if args.early_resolution is not None:
+            if args.early_resolution and not G.rules_of(game).early_resolution:
+                raise ValueError(f"{G.rules_of(game).title} does not allow early resolution")
             game.early_resolution = args.early_resolution
             changes.append(f"early resolution {'on' if args.early_resolution else 'off'}")
         if args.reminders is not None:
