@@ -9,6 +9,7 @@ savepoint per mail; the mails are moved out of the inbox only after the commit.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import traceback
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from bot.auth import (
     GM_SEAT,
     authentication_passes,
     password_in_text,
+    strip_password_lines,
     tag_in_recipients,
     tag_in_subject,
     verify_tag,
@@ -48,6 +50,7 @@ from bot.models import (
     InboundMessage,
     InboundStatus,
     OrderSubmission,
+    Outbox,
     Player,
     Quarantine,
     Seat,
@@ -55,6 +58,11 @@ from bot.models import (
 from bot.render import RenderedMail
 
 log = logging.getLogger("flagman.inbound")
+
+# Backscatter bounds (issue 6; SECURITY.md): replies to mail from addresses in no game.
+STRANGER_REPLIES_PER_DAY = 3  # per address, JOIN refusals included
+STRANGER_NOTICES_PER_HOUR = 50  # "you are not in a game here", all addresses together
+_STRANGER_TOLD = "unknown sender: one notice sent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +91,11 @@ class Who:
     how: str = "none"
     claimed: list[Seat] = field(default_factory=list)  # seats whose From matched but proof failed
     claimed_gm: list[Game] = field(default_factory=list)
+
+
+def _same(given: str, secret: str) -> bool:
+    """A password check that takes the same time however much of it is right."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), secret.encode("utf-8", "surrogatepass"))
 
 
 def dedupe_hash(inbound: Inbound) -> str:
@@ -176,7 +189,7 @@ class Service:
             message_id=inbound.message_id[:998], content_hash=dedupe_hash(inbound), mailbox_key=raw.key[:200],
             received_at=self.shell.now(), sender=inbound.sender[:320], subject=inbound.subject[:998],
             status=status, detail=detail, game_id=game.id if game else None, seat_id=seat.id if seat else None,
-            text=inbound.text[:20000],
+            text=strip_password_lines(inbound.text)[:20000],  # a seat password is never stored
         )
         session.add(row)
         session.flush()
@@ -196,7 +209,14 @@ class Service:
             log.info("mail %s: duplicate of a mail already handled; skipped", inbound.message_id)
             return None
         if inbound.ignore is not None:
-            self._record(session, raw, inbound, InboundStatus.IGNORED, f"{inbound.ignore.value}: {inbound.ignore_detail}")
+            detail, game = f"{inbound.ignore.value}: {inbound.ignore_detail}", None
+            bounced = self._bounced_mail(session, inbound)
+            if bounced is not None:
+                # VERP: the bounce came back to the envelope sender of one outbox mail, so it
+                # names the recipient (and the game) whose mail did not arrive.
+                detail = f"bounce of our {bounced.kind} mail to {bounced.recipient}: {inbound.ignore_detail}"
+                game = session.get(Game, bounced.game_id) if bounced.game_id else None
+            self._record(session, raw, inbound, InboundStatus.IGNORED, detail, game=game)
             return Outcome(InboundStatus.IGNORED, inbound.ignore.value)
         limit = self.settings.limits.mails_per_sender_per_hour
         recent = session.scalar(select(func.count()).select_from(InboundMessage).where(
@@ -210,17 +230,65 @@ class Service:
             return self._unauthenticated(session, raw, inbound, who, commands)
         return self._dispatch(session, raw, inbound, who, commands)
 
-    def _oversize(self, session: Session, raw: RawMail) -> Outcome:
-        # Not fetched (the inbox checked the size first), so only the size is known.
+    def _oversize(self, session: Session, raw: RawMail) -> Outcome | None:
+        # Not fetched (the inbox checked the size first): only the size is known, and the
+        # header section where the inbox could read it (RawMail.headers). mail-interface.md:
+        # never answered, except once, briefly, to a player -- at their registered address,
+        # at most once a day, so a forged From cannot make the bot mail anyone repeatedly.
         detail = f"over the size limit ({raw.size} bytes)"
-        message_id = f"oversize.{hashlib.sha256(raw.key.encode()).hexdigest()[:24]}@flagman.invalid"
+        head = parse_inbound(raw.headers, own_addresses={self.settings.bot.address.lower()},
+                             loop_header=self.settings.bot.loop_header, max_lines=1,
+                             size=raw.size) if raw.headers else None
+        key_hash = hashlib.sha256(raw.key.encode()).hexdigest()
+        message_id = f"oversize.{key_hash[:24]}@flagman.invalid"
+        if head is not None and not head.message_id.endswith("@flagman.invalid"):
+            message_id = head.message_id[:998]
         if session.scalar(select(InboundMessage.id).where(InboundMessage.message_id == message_id)) is not None:
-            return Outcome(InboundStatus.IGNORED, detail)
-        session.add(InboundMessage(message_id=message_id, content_hash=hashlib.sha256(raw.key.encode()).hexdigest(),
-                                   mailbox_key=raw.key[:200], received_at=self.shell.now(), sender="", subject="",
-                                   status=InboundStatus.IGNORED, detail=detail, text=""))
-        log.warning("mail %s ignored: %s", raw.key, detail)
-        return Outcome(InboundStatus.IGNORED, detail)
+            log.info("mail %s (%s): over the size limit, already handled; skipped", message_id, raw.key)
+            return None
+        sender = head.sender if head is not None else ""
+        status, game = InboundStatus.IGNORED, None
+        if head is not None and head.ignore is not None:
+            detail += f"; {head.ignore.value}: {head.ignore_detail}"
+        elif head is not None and sender:
+            seat = session.scalars(select(Seat).join(Player).join(Game).where(
+                Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)).first()
+            gm_game = None if seat else session.scalars(select(Game).where(
+                Game.gm_address == sender, Game.status != GameStatus.FINISHED)).first()
+            game = seat.game if seat else gm_game
+            if game is not None and self._told_today(session, sender, "over the size limit") == 0:
+                limit = self.settings.limits.max_mail_bytes
+                self._notice(session, head, sender, seat.player.name if seat else "GM", "Your mail was too big",
+                             f'Your mail "{head.subject[:100]}" was {raw.size // 1024} kB, over the limit of '
+                             f"{limit // 1024} kB for mail to this address, so it was not read. Send your orders "
+                             "as plain text, without attachments. (This note is sent at most once a day.)",
+                             error=True, game=game, seat=seat, kind="oversize")
+                status, detail = InboundStatus.REFUSED, detail + "; the player was told"
+        session.add(InboundMessage(message_id=message_id, content_hash=dedupe_hash(head) if head else key_hash,
+                                   mailbox_key=raw.key[:200], received_at=self.shell.now(), sender=sender[:320],
+                                   subject=(head.subject if head else "")[:998], status=status, detail=detail,
+                                   game_id=game.id if game else None, text=""))
+        session.flush()
+        log.warning("mail %s (%s) from %s not read: %s", message_id, raw.key, sender or "?", detail)
+        return Outcome(status, detail)
+
+    def _told_today(self, session: Session, sender: str, detail_prefix: str) -> int:
+        """How many mails from `sender` of this kind were answered in the last day."""
+        return session.scalar(select(func.count()).select_from(InboundMessage).where(
+            InboundMessage.sender == sender, InboundMessage.status == InboundStatus.REFUSED,
+            InboundMessage.detail.startswith(detail_prefix, autoescape=True),
+            InboundMessage.received_at >= self.shell.now() - timedelta(days=1))) or 0
+
+    def _bounced_mail(self, session: Session, inbound: Inbound) -> Outbox | None:
+        """The outbox mail a bounce answers, from the VERP address it was sent back to."""
+        local, _, domain = self.settings.bot.address.lower().rpartition("@")
+        prefix = f"{local}+bounce-"
+        for address in inbound.recipients:
+            a_local, _, a_domain = address.lower().rpartition("@")
+            if a_domain == domain and a_local.startswith(prefix):
+                token = a_local.removeprefix(prefix)
+                return session.scalar(select(Outbox).where(Outbox.message_id == f"<{token}@{domain}>"))
+        return None
 
     def _identify(self, session: Session, inbound: Inbound) -> Who:
         who = Who()
@@ -252,9 +320,9 @@ class Service:
         subject_tag = tag_in_subject(inbound.subject) if "password" in accept else None
         subject_signed = verify_tag(subject_tag, secrets_in_force) if subject_tag else None
         dmarc = "dmarc" in accept and authentication_passes(inbound.auth_results, self.settings.auth.authserv_id, sender)
-        proven_seats = [s for s in seats if dmarc or (password is not None and password == s.secret)
+        proven_seats = [s for s in seats if dmarc or (password is not None and _same(password, s.secret))
                         or (subject_signed is not None and subject_signed.game == s.game.name and subject_signed.seat == s.name)]
-        proven_gm = [g for g in gm_games if dmarc or (password is not None and password == g.gm_secret)
+        proven_gm = [g for g in gm_games if dmarc or (password is not None and _same(password, g.gm_secret))
                      or (subject_signed is not None and subject_signed.game == g.name and subject_signed.seat == GM_SEAT)]
         how = "dmarc" if dmarc else "password"
         who.claimed = [s for s in seats if s not in proven_seats]
@@ -297,10 +365,22 @@ class Service:
     def _unauthenticated(self, session: Session, raw: RawMail, inbound: Inbound, who: Who, commands: MailCommands) -> Outcome:
         joins = [c for c in commands.player if isinstance(c, Join)]
         if joins and not who.claimed and not who.claimed_gm:
+            # A JOIN is answered even when refused; a forged From must not turn that into a
+            # stream of mail to a third party: a few replies a day, then silence.
+            if self._told_today(session, inbound.sender, "") >= STRANGER_REPLIES_PER_DAY:
+                self._record(session, raw, inbound, InboundStatus.IGNORED,
+                             f"unknown sender: JOIN not answered, {STRANGER_REPLIES_PER_DAY} replies today already")
+                return Outcome(InboundStatus.IGNORED, "unknown sender")
             return self._join(session, raw, inbound, joins[0])
         if who.claimed or who.claimed_gm:
             # The From is a player's (or the GM's) but carries no proof: tell the registered
-            # address, never the sender (mail-interface.md, identity).
+            # address, never the sender (mail-interface.md, identity) -- once a day, so that
+            # forged mail cannot flood the player; every one is in the GM's digest.
+            if self._told_today(session, inbound.sender, "authentication failed") > 0:
+                game = who.claimed[0].game if who.claimed else who.claimed_gm[0]
+                self._record(session, raw, inbound, InboundStatus.IGNORED,
+                             "authentication failed for a registered address; already told today", game=game)
+                return Outcome(InboundStatus.IGNORED, "authentication failed")
             target = who.claimed[0].player if who.claimed else None
             address = target.address if target else who.claimed_gm[0].gm_address
             name = target.name if target else "GM"
@@ -319,15 +399,25 @@ class Service:
         answered = session.scalar(select(func.count()).select_from(InboundMessage).where(
             InboundMessage.sender == inbound.sender, InboundMessage.status == InboundStatus.REFUSED,
             InboundMessage.received_at >= since)) or 0
-        if answered == 0 and inbound.sender:
+        busy = answered == 0 and self._stranger_notices_this_hour(session) >= STRANGER_NOTICES_PER_HOUR
+        if answered == 0 and inbound.sender and not busy:
             text = ("This address runs play-by-email games, and your address is not in any game running here. "
                     "To join a game open for sign-ups, send JOIN <game> [your name]. Send HELP for the commands.")
             self._notice(session, inbound, inbound.sender, inbound.sender_name, "You are not in a game here", text,
                          error=True, kind="stranger")
-            self._record(session, raw, inbound, InboundStatus.REFUSED, "unknown sender: one notice sent")
+            self._record(session, raw, inbound, InboundStatus.REFUSED, _STRANGER_TOLD)
             return Outcome(InboundStatus.REFUSED, "unknown sender")
-        self._record(session, raw, inbound, InboundStatus.IGNORED, "unknown sender: already told today")
+        self._record(session, raw, inbound, InboundStatus.IGNORED,
+                     f"unknown sender: over {STRANGER_NOTICES_PER_HOUR} notices to strangers this hour" if busy
+                     else "unknown sender: already told today")
         return Outcome(InboundStatus.IGNORED, "unknown sender")
+
+    def _stranger_notices_this_hour(self, session: Session) -> int:
+        """Notices sent to unknown senders in the last hour, all senders together: many forged
+        Froms must not make the bot a source of backscatter."""
+        return session.scalar(select(func.count()).select_from(InboundMessage).where(
+            InboundMessage.received_at >= self.shell.now() - timedelta(hours=1),
+            InboundMessage.detail == _STRANGER_TOLD)) or 0
 
     def _join(self, session: Session, raw: RawMail, inbound: Inbound, join: Join) -> Outcome:
         from bot import signups

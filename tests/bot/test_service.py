@@ -336,3 +336,29 @@ def test_deadline_shown_in_each_players_zone_moves_with_dst(app: App) -> None:
     assert "Sun 29 Mar 2026 18:00 BST" in kelly, kelly  # the day the clocks go forward
     steve = str(last_to(app, ADDRESS["steve"])["Subject"])
     assert "13:00 EDT" in steve
+
+
+def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> None:
+    """issue 4: a VERP envelope sender so that bounces map back to the seat; a bounce is never answered."""
+    from bot.models import Outbox as OutboxRow
+
+    with racecraft.db.read() as session:
+        sheet = session.scalars(select(OutboxRow).where(OutboxRow.recipient == ADDRESS["steve"])).first()
+        assert sheet is not None
+        envelope = sheet.envelope_from
+    assert envelope.startswith("flagman+bounce-") and envelope.endswith("@example.org")
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    dsn = (f"From: MAILER-DAEMON@mx.example.org\nTo: {envelope}\nSubject: Undelivered Mail Returned to Sender\n"
+           "Message-ID: <dsn-1@mx.example.org>\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\n\n"
+           "--b\nContent-Type: text/plain\n\nUser unknown\n--b--\n")
+    inbox.deliver(dsn)
+    racecraft.service.poll()
+    racecraft.service.send()
+    assert racecraft.mailer.sent == []  # type: ignore[attr-defined]
+    with racecraft.db.read() as session:
+        row = session.scalars(select(InboundMessage)).one()
+        assert row.status == InboundStatus.IGNORED
+        assert ADDRESS["steve"] in row.detail and "turn_sheet" in row.detail
+        assert row.game_id is not None
