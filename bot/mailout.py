@@ -73,6 +73,62 @@ def _address(recipient: Recipient) -> Address:
     return Address(display_name=name, username=local, domain=domain)
 
 
+_SIMPLE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@+")
+_ENCODED_IMAGES: dict[int, tuple[bytes, str]] = {}
+
+
+def _base64_lines(data: bytes) -> str:
+    """`data` in base64, 76-character CRLF lines; memoised by object, since one turn's
+    picture rides in every mail of the turn."""
+    import base64
+
+    entry = _ENCODED_IMAGES.get(id(data))
+    if entry is None or entry[0] is not data:
+        if len(_ENCODED_IMAGES) > 256:
+            _ENCODED_IMAGES.clear()
+        entry = _ENCODED_IMAGES[id(data)] = (data, base64.encodebytes(data).decode("ascii").replace("\n", "\r\n"))
+    return entry[1]
+
+
+def _make_alternative(msg: EmailMessage, html: HtmlBody) -> None:
+    """Turn the text-only `msg` into multipart/alternative: its text part as it was, then a
+    multipart/related of the HTML and its inline images (RFC 2046, RFC 2387, RFC 2392).
+
+    The body is assembled here rather than by the stdlib generator, which writes line by line
+    and re-parses each sub-part's headers: ~6 ms a mail against ~1 ms, at 4,000 mails a
+    deadline. Encodings: quoted-printable (binascii, in C) for text and HTML, base64 for
+    images; boundaries contain '=_', which neither encoding can produce at a line start.
+    """
+    import binascii
+
+    for image in html.images:
+        if not (set(image.cid) <= _SIMPLE and set(image.filename) <= _SIMPLE and image.subtype.isalnum()):
+            raise ValueError(f"inline image names must be plain: {image.cid!r}, {image.filename!r}")
+    text_qp = str(msg.get_payload()).replace("\r\n", "\n").replace("\n", "\r\n")
+    html_qp = binascii.b2a_qp(html.html.replace("\r\n", "\n").encode("utf-8"), istext=True).decode("ascii")
+    outer, inner = f"=_alt_{secrets.token_hex(10)}", f"=_rel_{secrets.token_hex(10)}"
+    nl = "\r\n"
+    parts = [
+        f"--{outer}{nl}Content-Type: text/plain; charset=\"utf-8\"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}",
+        text_qp,
+        f"{nl}--{outer}{nl}Content-Type: multipart/related; boundary=\"{inner}\";{nl} type=\"text/html\"{nl}{nl}",
+        f"--{inner}{nl}Content-Type: text/html; charset=\"utf-8\"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}",
+        html_qp.replace("\n", nl),
+    ]
+    for image in html.images:
+        parts.append(
+            f"{nl}--{inner}{nl}Content-Type: image/{image.subtype}{nl}Content-Transfer-Encoding: base64{nl}"
+            f"Content-Disposition: inline; filename=\"{image.filename}\"{nl}Content-ID: <{image.cid}>{nl}{nl}"
+        )
+        parts.append(_base64_lines(image.data))
+    parts.append(f"{nl}--{inner}--{nl}{nl}--{outer}--{nl}")
+    del msg["Content-Type"]
+    del msg["Content-Transfer-Encoding"]
+    msg["Content-Type"] = f'multipart/alternative; boundary="{outer}"'
+    # A multipart whose payload is a string is written as it is (email.generator).
+    msg.set_payload("".join(parts))
+
+
 def compose(
     settings: Settings,
     now: datetime,
@@ -112,11 +168,7 @@ def compose(
     msg[settings.bot.loop_header] = settings.bot.address
     msg.set_content(rendered.body, charset="utf-8", cte="quoted-printable")
     if html is not None:
-        msg.add_alternative(html.html, subtype="html", charset="utf-8", cte="quoted-printable")
-        html_part = msg.get_payload()[-1]
-        for image in html.images:
-            html_part.add_related(image.data, maintype="image", subtype=image.subtype, cid=f"<{image.cid}>",
-                                  filename=image.filename, disposition="inline")
+        _make_alternative(msg, html)
     # The body was encoded (quoted-printable, 76-character lines) by set_content above; the
     # serialising policy only decides how headers are folded.
     return message_id, envelope_from, msg.as_bytes(policy=_POLICY)

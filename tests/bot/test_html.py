@@ -233,8 +233,8 @@ def test_compose_keeps_the_text_part_and_adds_html_only_when_given() -> None:
     assert msg.get_content_type() == "text/plain" and not msg.is_multipart()
     png = pictures.draw("racecraft", pictures.Scene(({"table": [], "standings": []},)))
     assert png is not None
-    body = mailout.HtmlBody('<p><img src="cid:p@example.org" alt="x"></p>',
-                            (mailout.InlineImage("p@example.org", png.png, "p.png"),))
+    markup = '<p>\u00c9t\u00e9 =3D "x"  \n<img src="cid:p@example.org" alt="x">' + "<b>long</b> " * 40 + "</p>\n"
+    body = mailout.HtmlBody(markup, (mailout.InlineImage("p@example.org", png.png, "p.png"),))
     _, _, both = mailout.compose(settings, now, kind="results", to=mailout.Recipient("a@example.org"),
                                  rendered=rendered, html=body)
     assert _encoded_text_part(both) == _encoded_text_part(plain)
@@ -243,6 +243,10 @@ def test_compose_keeps_the_text_part_and_adds_html_only_when_given() -> None:
         "multipart/alternative", "text/plain", "multipart/related", "text/html", "image/png"]
     image = next(p for p in msg.walk() if p.get_content_type() == "image/png")
     assert image["Content-ID"] == "<p@example.org>" and image.get_content() == png.png
+    # (The wire has CRLF line ends, which the stdlib parser keeps in decoded text.)
+    assert msg.get_body(("html",)).get_content().replace("\r\n", "\n") == markup  # type: ignore[union-attr]
+    assert msg.get_body(("plain",)).get_content().replace("\r\n", "\n") == rendered.body  # type: ignore[union-attr]
+    assert all(len(line) <= 78 for line in both.split(b"\r\n"))
     assert b"\r\n" in both and b"\n" not in both.replace(b"\r\n", b"")
 
 
