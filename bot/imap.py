@@ -30,7 +30,7 @@ from typing import Literal, TypeVar
 from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientError, LoginError
 
-from bot.inbox import Folder, RawMail
+from bot.inbox import HEADER_CAP, Folder, RawMail, header_section
 
 log = logging.getLogger(__name__)
 
@@ -290,7 +290,8 @@ class ImapInbox:
 
         SEARCH for the UIDs, FETCH the sizes, then ``BODY.PEEK[]`` (which leaves ``\\Seen``
         alone) in batches, only for mails within `max_size`; bigger ones come back with
-        ``data=None`` so the service can answer them without downloading them.
+        ``data=None`` and only their header section (``BODY.PEEK[HEADER]``, capped), so the
+        service can answer them without downloading them.
         """
         if limit <= 0:
             return []
@@ -318,13 +319,28 @@ class ImapInbox:
                     body = item.get(b"BODY[]")
                     if body is not None:
                         bodies[int(uid)] = bytes(body)
+            big = [uid for uid in batch if sizes[uid] > self.max_size]
+            heads = self._headers(client, big) if big else {}
             for uid in batch:
                 if sizes[uid] <= self.max_size and uid not in bodies:
                     continue  # expunged by someone else meanwhile
                 mails.append(
-                    RawMail(key=f"{uidvalidity}:{uid}", data=bodies.get(uid), size=sizes[uid])
+                    RawMail(key=f"{uidvalidity}:{uid}", data=bodies.get(uid), size=sizes[uid],
+                            headers=heads.get(uid))
                 )
         return mails
+
+    @staticmethod
+    def _headers(client: IMAPClient, uids: Sequence[int]) -> dict[int, bytes]:
+        """The header sections of over-cap mails, each at most HEADER_CAP bytes (a partial
+        FETCH, RFC 3501 6.4.5), so that the service can tell a player their mail was too big
+        without the body ever being downloaded."""
+        heads: dict[int, bytes] = {}
+        for uid, item in client.fetch(list(uids), [f"BODY.PEEK[HEADER]<0.{HEADER_CAP}>"]).items():
+            for key, value in item.items():
+                if isinstance(key, bytes) and key.startswith(b"BODY[HEADER]") and value is not None:
+                    heads[int(uid)] = header_section(bytes(value))
+        return heads
 
     def _sizes(self, client: IMAPClient, uids: Sequence[int]) -> tuple[dict[int, int], bool]:
         """UID -> RFC822.SIZE for the mails not flagged \\Deleted; and whether any was."""

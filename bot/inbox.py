@@ -27,12 +27,30 @@ class RawMail:
 
     `key` identifies it in this inbox for `mark_done` (IMAP: ``"<uidvalidity>:<uid>"``;
     Maildir: the file name). `data` is None when the mail is over the size cap and was not
-    fetched; `size` is the server's size in bytes either way.
+    fetched; `size` is the server's size in bytes either way. `headers` is the header
+    section of such an over-cap mail (at most `HEADER_CAP` bytes), so the service can tell
+    whether a registered player sent it (mail-interface.md: answered once, briefly, if the
+    sender is a player); None when the mail was fetched whole or the header is unknown.
     """
 
     key: str
     data: bytes | None
     size: int
+    headers: bytes | None = None
+
+
+# The most of an over-cap mail's header section that is read (a real header is a few kB).
+HEADER_CAP = 64 * 1024
+
+
+def header_section(data: bytes, cap: int = HEADER_CAP) -> bytes:
+    """The header section of `data` (up to and including the blank line), at most `cap` bytes."""
+    head = data[:cap]
+    ends = [i for i in (head.find(b"\r\n\r\n"), head.find(b"\n\n")) if i >= 0]
+    if not ends:
+        return head
+    end = min(ends)
+    return head[: end + (4 if head[end : end + 4] == b"\r\n\r\n" else 2)]
 
 
 class Inbox(Protocol):
@@ -75,8 +93,12 @@ class MaildirInbox:
         mails = []
         for path in self._pending()[:limit]:
             size = path.stat().st_size
-            data = path.read_bytes() if size <= self.max_size else None
-            mails.append(RawMail(key=path.name, data=data, size=size))
+            if size <= self.max_size:
+                mails.append(RawMail(key=path.name, data=path.read_bytes(), size=size))
+                continue
+            with path.open("rb") as handle:  # over the cap: the header only, never the body
+                head = header_section(handle.read(HEADER_CAP))
+            mails.append(RawMail(key=path.name, data=None, size=size, headers=head))
         return mails
 
     def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 
-from bot.inbox import Folder, RawMail
+from bot.inbox import Folder, RawMail, header_section
 from bot.mailer import OutgoingMail, SendResult, SendStatus
 
 
@@ -49,7 +49,10 @@ class FakeInbox:
         out = []
         for key in list(self.pending)[:limit]:
             data = self.pending[key]
-            out.append(RawMail(key, data if len(data) <= self.max_size else None, len(data)))
+            if len(data) <= self.max_size:
+                out.append(RawMail(key, data, len(data)))
+            else:  # like ImapInbox: an over-cap mail comes with its header section only
+                out.append(RawMail(key, None, len(data), headers=header_section(data)))
         return out
 
     def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
