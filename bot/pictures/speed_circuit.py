@@ -162,9 +162,9 @@ def draw(scene: Scene) -> Picture:
     seating = sorted(players)
     index = {p: i for i, p in enumerate(seating)}
     letters = letters_for(seating)
-    where_now = {p: s for p, s in column(now, "Space").items() if s in geo.spaces}
+    where_now = spaces_of(now, geo)
     before = scene.before
-    where_before = {p: s for p, s in column(before, "Space").items() if s in geo.spaces} if before else {}
+    where_before = spaces_of(before, geo) if before else {}
     paths = _event_paths(scene.events, geo)
 
     # Paths first (under the cars): each in the car's colour, dashed, with a white edge.
@@ -212,6 +212,17 @@ def draw(scene: Scene) -> Picture:
     dotted_path(d, [(cx + 26, key_y), (cx + 44, key_y)], BLACK, width=3, dash=4, gap=3)
     sheet.text((cx + 48, key_y), "path", 11, BLACK, "lm")
     return Picture(sheet.png(), alt_text(now, scene.events), width, height)
+
+
+def spaces_of(view: Mapping[str, Any], geo: Geometry) -> dict[str, str]:
+    """Each car's space from the public table: ``B12``, or the space named in ``beside B12
+    (off track)``; cars in the pits or out of the race have none."""
+    out = {}
+    for player, cell in column(view, "Space").items():
+        match = SPACE_ID.search(cell)
+        if match and match.group(0) in geo.spaces:
+            out[player] = match.group(0)
+    return out
 
 
 def _event_paths(events: Sequence[Mapping[str, Any]], geo: Geometry) -> dict[str, list[str]]:

@@ -282,3 +282,29 @@ def test_racecraft_chart_of_any_race_decodes_and_stays_small(count: int, turns: 
 def test_an_unknown_game_has_no_picture() -> None:
     """issue 11: a game without a picture module gets none (the mail goes without)."""
     assert pictures.draw("no_such_game", Scene(({"table": []},), ())) is None
+
+
+def test_speed_circuit_car_beside_the_track_is_drawn_at_that_space() -> None:
+    """issue 11: every car where it ended the turn, also one the table shows as 'beside B12 (off track)'."""
+    frames, events = _race_turn_frames()
+    now = frames[-1]
+    index = now["columns"].index("Space")
+    player, space = next((p, s) for p, s in column(now, "Space").items() if s not in ("", "-"))
+    beside = deepcopy(dict(now))
+    gone = deepcopy(dict(now))
+    for row in beside["table"]:
+        if row["player"] == player:
+            row["cells"][index] = f"beside {space} (off track)"
+    for row in gone["table"]:
+        if row["player"] == player:
+            row["cells"][index] = "pits (entering)"
+    plain = pictures.draw("speed_circuit", Scene((now,), ()))
+    shown = pictures.draw("speed_circuit", Scene((beside,), ()))
+    missing = pictures.draw("speed_circuit", Scene((gone,), ()))
+    assert plain is not None and shown is not None and missing is not None
+    geo = sc_picture.geometry(sc_picture._track_part(now["track_svg"]))
+    assert geo is not None
+    cx, cy = geo.spaces[space].centre
+    x, y = cx - geo.box[0], cy - geo.box[1]
+    assert diff_pixels(plain.png, shown.png, x, y) == 0
+    assert diff_pixels(plain.png, missing.png, x, y) > 10
