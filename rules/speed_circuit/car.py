@@ -100,6 +100,29 @@ class LineRun:
     index: int
 
 
+class PitStage(enum.Enum):
+    """Where a car is in the pits (seed 003 "Pitting Procedure", P28)."""
+
+    ENTRANCE = "entrance"
+    """Moved sideways into the entrance lane after its move; next turn: slow to the limit."""
+    LANE = "lane"
+    """In the pit lane with new tyres; next turn: back onto the track."""
+
+
+@dataclass(frozen=True, slots=True)
+class PitStop:
+    """A car in the pits: its stage, its place along the pit lanes (progress units, so a
+    crew bonus past the lane's end simply extends it), the order in which it reached its
+    place (seed: "note which car got to that space first"), the tyres it is fitting, and the
+    race turn in which it entered the pits (team stacking)."""
+
+    stage: PitStage
+    progress: int
+    arrival: int
+    tyre: Tyre
+    entered: int
+
+
 @dataclass(frozen=True, slots=True)
 class Car:
     player: str
@@ -129,3 +152,21 @@ class Car:
     """(race turn, spun/off-track last, -rows past the line, order of movement) (P27)."""
     out_turn: int = 0
     note: str = ""
+    off_track: int = 0
+    """0 on track; -1 just off the track beside the lowest lane, +1 beside the highest (P22).
+    `space` is then the edge space the car is beside; it occupies no track space."""
+    overflow: bool = False
+    """Off the outside edge after re-entering from the pits without room: not off track (no
+    wear or skill lost) but it must be on track by the end of the next turn (seed 003)."""
+    pit: PitStop | None = None
+    """In the pits (then `space` is None)."""
+    tyres_used: tuple[Tyre, ...] = ()
+    """Compounds run so far, in the order first fitted (P4: each must be used)."""
+
+    @property
+    def on_track(self) -> bool:
+        """Racing in a space of the track (not off it, not in the pits)."""
+        return self.status is Status.RACING and self.space is not None and self.off_track == 0
+
+    def ran_both_compounds(self) -> bool:
+        return set(self.tyres_used) >= set(Tyre)

@@ -12,6 +12,7 @@ from rules.api import (
     Figures,
     IllegalOrderError,
     InvalidOrderError,
+    OptionError,
     OrderError,
     OrderProblem,
     Parsed,
@@ -33,6 +34,7 @@ from rules.speed_circuit.plot import (
     PathKind,
     PathOrder,
     PayOrder,
+    PitOrder,
     SpeedOrder,
     TyresOrder,
     check_speed,
@@ -41,7 +43,7 @@ from rules.speed_circuit.plot import (
     parse_line,
     plot_of,
 )
-from rules.speed_circuit.resolve import resolve_design, resolve_qualifying, resolve_race, safe_speed
+from rules.speed_circuit.resolve import resolve_design, resolve_qualifying, resolve_race, safe_plot
 from rules.speed_circuit.track import bundled_track_text, bundled_tracks, load_track
 
 _KINDS: tuple[type, ...] = (DesignOrder, TyresOrder, BidOrder, *RACE_ORDERS)
@@ -65,6 +67,10 @@ class SpeedCircuit:
             raise ValueError(f"Speed Circuit takes {self.min_players}..{self.max_players} players, not {len(players)}")
         if len(set(players)) != len(players):
             raise ValueError("a player is listed twice")
+        for team in opts.teams:
+            strangers = [p for p in team if p not in players]
+            if strangers:
+                raise OptionError(f"teams: {strangers[0]!r} is not a player in this game")
         track = load_track(bundled_track_text(opts.track))
         if len(track.grid) < len(players):
             raise ValueError(f"{track.name} has {len(track.grid)} grid spaces for {len(players)} players")
@@ -170,7 +176,14 @@ class SpeedCircuit:
             return ()
         if state.options.plot_default is PlotDefault.GM_THEN_MPS:
             return (SpeedOrder(None),)
-        return (SpeedOrder(safe_speed(state, car)), PathOrder(PathKind.LINE), PayOrder(True))
+        plot = safe_plot(state, car)
+        if car.pit is not None:
+            return (SpeedOrder(plot.speed), PayOrder(True))
+        path = PathOrder(PathKind.LINE) if plot.lanes is None else PathOrder(PathKind.LANES, plot.lanes)
+        orders: list[Order] = [SpeedOrder(plot.speed), path, PayOrder(True)]
+        if plot.pit is not None:
+            orders.append(PitOrder(plot.pit))
+        return tuple(orders)
 
     def resolve(self, state: RaceState, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
         if state.phase is Phase.DESIGN:

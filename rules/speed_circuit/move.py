@@ -20,14 +20,15 @@ from rules.speed_circuit.track import Track
 # -- order of movement (§2.6, P6) ----------------------------------------------------------
 
 
-def movement_key(track: Track, car: Car, speed: int, seat: int) -> tuple[int, int, int, int, int]:
-    """Sort key: front-most row first (P7: the progress index), then a car moving after a
-    spin last in its row (P19), then higher speed this turn, then the grey-line side
-    (grey, middle, far: P6), then seating order (only identical cars reach it)."""
+def movement_key(track: Track, car: Car, speed: int, seat: int) -> tuple[int, int, int, int, int, int]:
+    """Sort key: front-most row first (P7: the progress index), then an off-track car last
+    (it loses every tie-breaker: P6), then a car moving after a spin last in its row (P19),
+    then higher speed this turn, then the grey-line side (grey, middle, far: P6), then
+    seating order (only identical cars reach it)."""
     assert car.space is not None
     here = track.space(car.space)
     grey = track.grey_lane(here.row)
-    return (-car.progress, 1 if car.spun else 0, -speed, abs(here.lane - grey), seat)
+    return (-car.progress, 1 if car.off_track else 0, 1 if car.spun else 0, -speed, abs(here.lane - grey), seat)
 
 
 def order_of_movement(track: Track, cars: Collection[Car], speeds: Mapping[str, int], seats: Mapping[str, int]) -> list[str]:
@@ -142,11 +143,14 @@ def plan_path(
     blocked: Callable[[str], bool],
     *,
     staggered: bool,
+    passable: Callable[[str], bool] | None = None,
 ) -> tuple[str, ...] | None:
     """The legal path of exactly `steps` spaces closest to `desired`, or None.
 
     Cost per space entered: 10 per lane away from the desired space's lane, +1 for a
     different space; ties keep the first found (straight before diagonal, lane A first).
+    With `passable` (a forced pass, §2.10) a blocked space that is passable may be moved
+    through, never ended in, at a cost of 1000 (as few passes as possible).
     """
     if steps == 0:
         return ()
@@ -163,12 +167,15 @@ def plan_path(
             return memo[key]
         found: tuple[int, tuple[str, ...]] | None = None
         for nxt in track.moves(here, staggered=staggered):
+            through = 0
             if blocked(nxt):
-                continue
+                if passable is None or i + 1 == steps or not passable(nxt):
+                    continue
+                through = 1000
             rest = best(nxt, i + 1)
             if rest is None:
                 continue
-            cost = 10 * abs(track.space(nxt).lane - want[i]) + (0 if i < len(desired) and desired[i] == nxt else 1)
+            cost = through + 10 * abs(track.space(nxt).lane - want[i]) + (0 if i < len(desired) and desired[i] == nxt else 1)
             total = cost + rest[0]
             if found is None or total < found[0]:
                 found = (total, (nxt, *rest[1]))

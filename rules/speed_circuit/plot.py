@@ -330,6 +330,35 @@ class Limits:
 
 
 def limits(car: Car, track: Track) -> Limits:
+    lim = _limits(car, track)
+    if car.pit is not None and track.pit is not None:
+        # P28 / seed "Speed Limit": in the pits a car slows to the pit limit by the usual
+        # means; a car slower than the limit may accelerate up to it, as usual
+        cap = track.pit.limit
+        if lim.base > cap:
+            return Limits(lim.base, cap, None, lim.free_low, f"in the pits: down to the pit limit {cap}")
+        return Limits(lim.base, min(lim.safe, cap), None, lim.free_low, f"in the pits: at most the pit limit {cap}")
+    if car.off_track and car.space is not None:
+        # P22: off track a car may not exceed its acceleration, its top speed, or the posted
+        # speed of the spaces next to it, and may not use wear or tables to do so
+        cap = lim.safe
+        while cap > 0 and not _beside_ok(track, car.space, car.off_track, cap):
+            cap -= 20
+        return Limits(lim.base, cap, None, lim.free_low, "off track: no push, no faster than the spaces beside")
+    return lim
+
+
+def _beside_ok(track: Track, space: str, side: int, speed: int) -> bool:
+    here = space
+    for _ in range(speed // 20):
+        here = track.beside_step(here, side)
+        posted = track.space(here).speed
+        if posted is not None and speed > posted:
+            return False
+    return True
+
+
+def _limits(car: Car, track: Track) -> Limits:
     base = car.speed
     free_low = max(0, base - car.dec)
     push: str | None

@@ -69,6 +69,23 @@ class RacingLine:
     spaces: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class PitLane:
+    """The pit lanes (seed 003 "Pitting Procedure"): the entrance lane and the pit lane run
+    beside the track on `side` (-1: beside lane A, +1: beside the highest lane) along rows
+    `first`..`last`; `limit` is the pit speed limit. Entry is from the spaces marked with a
+    red arrow (`>` in the text), which lie in those rows."""
+
+    side: int
+    first: int
+    last: int
+    limit: int
+
+    @property
+    def side_name(self) -> str:
+        return "the lane A side" if self.side < 0 else "the outside (far from lane A)"
+
+
 @dataclass(frozen=True)
 class Track:
     name: str
@@ -80,9 +97,16 @@ class Track:
     """Grey-line side per row (index row-1): the lane that wins order-of-movement ties."""
     grid: tuple[str, ...]
     source: str = field(repr=False, compare=False, default="")
+    pit: PitLane | None = None
     _successors: dict[bool, dict[str, tuple[str, ...]]] = field(init=False, repr=False, compare=False)
+    _cover: dict[tuple[int, int], Space] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        cover: dict[tuple[int, int], Space] = {}
+        for s in self.spaces.values():
+            for r in range(s.back_row + 1, s.row + 1):
+                cover[(s.lane, r)] = s
+        object.__setattr__(self, "_cover", cover)
         object.__setattr__(
             self,
             "_successors",
@@ -133,6 +157,29 @@ class Track:
             if s.corner is not None:
                 seen[s.corner] = min(seen.get(s.corner, s.row), s.row)
         return tuple(sorted(seen, key=lambda c: seen[c]))
+
+    def covering(self, lane: int, row: int) -> Space | None:
+        """The space of `lane` that covers the front edge of `row` (its own or a long one's)."""
+        return self._cover.get((lane, row))
+
+    def edge_lanes(self, row: int) -> tuple[int, int]:
+        """The lowest and highest lane that exist at `row`."""
+        lanes = [lane for lane in range(3) if self.covering(lane, row) is not None]
+        return min(lanes), max(lanes)
+
+    def edge_space(self, row: int, side: int) -> Space:
+        """The track space at the edge of `row` on `side` (-1: lowest lane, +1: highest)."""
+        low, high = self.edge_lanes(row)
+        space = self.covering(low if side < 0 else high, row)
+        assert space is not None
+        return space
+
+    def beside_step(self, space_id: str, side: int, *, staggered: bool = False) -> str:
+        """Off the track (P22: "as if there are spaces just off the side of the track"): the
+        edge space that a car beside `space_id` on `side` is beside after one more space.
+        It is the move from `space_id` furthest toward that side."""
+        moves = self.moves(space_id, staggered=staggered)
+        return max(moves, key=lambda m: (side * self.spaces[m].lane, -moves.index(m)))
 
     def lines_from(self, space_id: str) -> tuple[RacingLine, ...]:
         return tuple(line for line in self.lines.values() if line.spaces[0] == space_id)
@@ -190,6 +237,7 @@ def _parse(text: str) -> Track:
     row_cells: list[tuple[int, list[str], dict[str, str]]] = []
     line_defs: list[tuple[int, list[str]]] = []
     grid: list[str] = []
+    pit: PitLane | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -207,6 +255,12 @@ def _parse(text: str) -> Track:
             line_defs.append((number, words[1:]))
         elif head == "grid":
             grid = [w.upper() for w in words[1:]]
+        elif head == "pit":
+            args = [w.upper() for w in words[1:]]
+            if len(args) != 4 or args[0] not in ("A", "C") or not all(a.isdigit() for a in args[1:]):
+                problems.append(f"line {number}: 'pit SIDE FIRST LAST LIMIT' (SIDE A or C, e.g. pit C 66 74 40)")
+            else:
+                pit = PitLane(-1 if args[0] == "A" else 1, int(args[1]), int(args[2]), int(args[3]))
         elif words[0].isdigit():
             if len(words) < 4:
                 problems.append(f"line {number}: a row needs its number and three cells (A B C)")
@@ -284,7 +338,7 @@ def _parse(text: str) -> Track:
         problems.append("the track has no 'grid'")
     if problems:
         raise TrackError(problems)
-    return Track(name, laps, rows, spaces, lines, tuple(grey), tuple(grid), text)
+    return Track(name, laps, rows, spaces, lines, tuple(grey), tuple(grid), text, pit)
 
 
 def validate(track: Track) -> list[str]:
@@ -324,6 +378,29 @@ def validate(track: Track) -> list[str]:
             problems.append(f"grid: {g} is a corner space")
     if len(track.grid) < 2:
         problems.append("grid: needs at least two spaces")
+    arrows = sorted({s.row for s in spaces.values() if s.pit_arrow})
+    pit = track.pit
+    if pit is None:
+        if arrows:
+            problems.append(f"row {arrows[0]}: a pit-entry arrow but the track has no 'pit' statement")
+    else:
+        if not 1 <= pit.first <= pit.last <= track.rows:
+            problems.append(f"pit: rows {pit.first}..{pit.last} are not rows of the track (1..{track.rows})")
+        if pit.limit <= 0 or pit.limit % 20:
+            problems.append(f"pit: the speed limit {pit.limit} is not a positive multiple of 20")
+        if not arrows:
+            problems.append("pit: no space is marked with a pit-entry arrow ('>')")
+        for row in arrows:
+            if not pit.first <= row <= pit.last:
+                problems.append(f"row {row}: a pit-entry arrow outside the pit rows {pit.first}..{pit.last}")
+            unmarked = [s.id for s in spaces.values() if s.row == row and not s.pit_arrow]
+            if unmarked:
+                problems.append(f"row {row}: every space across an arrow row is marked (seed 003); {unmarked[0]} is not")
+        for row in range(max(1, pit.first), min(track.rows, pit.last) + 1):
+            edge = track.edge_space(row, pit.side) if any(track.covering(lane, row) for lane in range(3)) else None
+            if edge is None or edge.row != row:
+                problems.append(f"row {row}: the pit rows need a space with its front edge on this row beside the pit lane")
+                break
     if not problems and track.grid:
         seen = _reachable(track, track.grid[0])
         unreachable = sorted(set(spaces) - seen, key=lambda i: (spaces[i].row, i))
@@ -366,10 +443,11 @@ def bundled_track_text(name: str) -> str:
 # -- renderings ----------------------------------------------------------------------------
 
 
-def render_text(track: Track, cars: Mapping[str, str], *, rows: Iterable[int] | None = None) -> str:
+def render_text(track: Track, cars: Mapping[str, str], *, rows: Iterable[int] | None = None, notes: Mapping[int, str] | None = None) -> str:
     """The track as text, one row a line, cars by name (first 6 letters) in their spaces.
 
-    `cars` maps a space id to the label to show there. Rows default to the whole lap.
+    `cars` maps a space id to the label to show there; `notes` adds text to a row's line
+    (cars off the track or in the pits beside it). Rows default to the whole lap.
     """
     wanted = list(rows) if rows is not None else list(range(1, track.rows + 1))
     at: dict[tuple[int, int], Space] = {(s.lane, s.row): s for s in track.spaces.values()}
@@ -398,8 +476,12 @@ def render_text(track: Track, cars: Mapping[str, str], *, rows: Iterable[int] | 
         corner = next((s.corner for (lane, rr), s in at.items() if rr == r and s.corner), None)
         if corner:
             note.append(corner)
+        if track.pit is not None and track.pit.first <= r <= track.pit.last:
+            note.append("pit>" if any(s.pit_arrow for (lane, rr), s in at.items() if rr == r) else "pit")
         if r == track.rows:
             note.append("== finish line ==")
+        if notes and r in notes:
+            note.append(notes[r])
         out.append(f"{r:>4}  {cells[0]:<7} {cells[1]:<7} {cells[2]:<7} {' '.join(note)}".rstrip())
     return "\n".join(out)
 

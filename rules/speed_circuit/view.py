@@ -8,12 +8,12 @@ from typing import Any
 
 from rules.api import PlayerId, Resolution, Standings, Viewer
 from rules.speed_circuit.car import Car, Status
-from rules.speed_circuit.model import Phase, RaceState
+from rules.speed_circuit.model import Phase, RaceState, TyreRule
 from rules.speed_circuit.move import movement_key
 from rules.speed_circuit.plot import limits
 from rules.speed_circuit.track import render_svg, render_text
 
-COLUMNS = ["Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Status"]
+COLUMNS = ["Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Compounds", "Status"]
 
 
 def standings(state: RaceState) -> Standings:
@@ -21,18 +21,36 @@ def standings(state: RaceState) -> Standings:
         return (tuple(sorted(c.player for c in state.cars)),)
     seats = {c.player: i for i, c in enumerate(state.cars)}
     finished = sorted((c for c in state.cars if c.status is Status.FINISHED), key=lambda c: c.finish_key or (0, 0, 0, 0))
-    racing = sorted(
-        (c for c in state.cars if c.status is Status.RACING and c.space is not None),
-        key=lambda c: movement_key(state.track, c, c.speed, seats[c.player]),
+    if state.options.tyre_rule is TyreRule.CLASSIFY_LAST:
+        # P4: finishers that never ran both compounds are classified after all compliant ones
+        finished.sort(key=lambda c: not c.ran_both_compounds())
+
+    def racing_key(c: Car) -> tuple[int, ...]:
+        if c.pit is not None:
+            return (-c.pit.progress, 1, 0, -c.speed, 0, seats[c.player])
+        return movement_key(state.track, c, c.speed, seats[c.player])
+
+    racing = sorted((c for c in state.cars if c.status is Status.RACING and (c.space is not None or c.pit is not None)), key=racing_key)
+    out = sorted(
+        (c for c in state.cars if c.status is Status.OUT or (c.status is Status.RACING and c.space is None and c.pit is None)),
+        key=lambda c: (-c.out_turn, -c.progress, seats[c.player]),
     )
-    out = sorted((c for c in state.cars if c.status is Status.OUT or (c.status is Status.RACING and c.space is None)), key=lambda c: (-c.out_turn, -c.progress, seats[c.player]))
     return tuple((c.player,) for c in (*finished, *racing, *out))
+
+
+def where(car: Car) -> str | None:
+    """Where a car is, in words: a space, beside one off track, or in the pits."""
+    if car.pit is not None:
+        return f"pits ({car.pit.stage.value})"
+    if car.space is not None and car.off_track:
+        return f"beside {car.space}" + (" (from the pits)" if car.overflow else " (off track)")
+    return car.space
 
 
 def figures(state: RaceState, car: Car) -> dict[str, str | int | None]:
     return {
         "lap": min(car.lap, state.laps),
-        "space": car.space,
+        "space": where(car),
         "speed": car.speed,
         "wear": car.wear,
         "skill": car.skill,
@@ -84,11 +102,23 @@ def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewe
     table = []
     for group in order:
         for player in group:
-            f = figures(state, state.car(player))
+            c = state.car(player)
+            f: dict[str, str | int | None] = {**figures(state, c), "compounds": "+".join(t.value for t in c.tyres_used) or "-"}
             cells = [str(f[k.lower()]) if f[k.lower()] is not None else "-" for k in COLUMNS]
             table.append({"player": player, "place": place[player], "cells": cells})
-    on_track = {c.space: c.player for c in state.cars if c.space is not None}
-    rows = sorted({state.track.space(s).row for s in on_track})
+    track = state.track
+    on_track = {c.space: c.player for c in state.cars if c.space is not None and c.off_track == 0}
+    notes: dict[int, list[str]] = {}
+    for c in state.cars:
+        if c.status is not Status.RACING:
+            continue
+        if c.pit is not None:
+            row = (c.pit.progress - 1) % track.rows + 1
+            notes.setdefault(row, []).append(f"[{c.player}] in the pit {'entrance lane' if c.pit.stage.value == 'entrance' else 'lane'}")
+        elif c.space is not None and c.off_track:
+            side = "beside lane A" if c.off_track < 0 else "beside the far edge"
+            notes.setdefault(track.space(c.space).row, []).append(f"[{c.player}] off track {side}" if not c.overflow else f"[{c.player}] beside the track from the pits")
+    rows = sorted({track.space(s).row for s in on_track} | set(notes))
     window: list[int] = []
     for r in rows:
         for k in range(r - 2, r + 4):
@@ -109,6 +139,6 @@ def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewe
         "private": private,
         "summary": summary(state),
         "track_name": state.track.name,
-        "track_text": render_text(state.track, on_track, rows=window) if window else "",
-        "track_svg": render_svg(state.track, on_track),
+        "track_text": render_text(track, on_track, rows=window, notes={r: "; ".join(n) for r, n in notes.items()}) if window else "",
+        "track_svg": render_svg(track, on_track),
     }

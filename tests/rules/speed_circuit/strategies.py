@@ -46,7 +46,7 @@ def order_text(state: RaceState, player: str, rnd: random.Random) -> str:
     else:
         speed = rnd.randrange(0, lim.highest + 1, 20)
     lines = [f"SPEED {speed}" if rnd.random() < 0.9 or speed != car.speed else "SPEED MPS"]
-    if speed > lim.safe:
+    if speed > lim.safe or (car.pit is not None and rnd.random() < 0.5):
         lines.append("PUSH YES")
     path = rnd.random()
     if path < 0.3:
@@ -59,7 +59,11 @@ def order_text(state: RaceState, player: str, rnd: random.Random) -> str:
         lines.append(rnd.choice(("PAY WEAR", "PAY ROLL")))
     if rnd.random() < 0.3:
         lines.append("SKILL " + " ".join(t.value for t in SkillTable if rnd.random() < 0.4))
-    if rnd.random() < 0.1:
+    if rnd.random() < 0.3:
         lines.append(f"SLIP {rnd.randint(0, 2)}")
+    if rnd.random() < 0.3:
+        lines.append("PASS YES")
+    if rnd.random() < 0.2 or (car.pit is None and not car.ran_both_compounds() and rnd.random() < 0.6):
+        lines.append("PIT " + rnd.choice(("PRIME", "OPTION")))
     rnd.shuffle(lines)
     return "\n".join(lines)

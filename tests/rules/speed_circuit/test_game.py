@@ -60,7 +60,7 @@ def test_views_have_the_common_keys_and_public_shows_nothing_private() -> None:
     public = GAME.view(resolution.state, resolution, Viewer.PUBLIC)
     assert PUBLIC_KEYS <= set(public)
     assert public["private"] == []
-    assert public["columns"] == ["Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Status"]
+    assert public["columns"] == ["Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Compounds", "Status"]
     assert [row["player"] for row in public["table"]] == ["bob", "ann"]
     assert public["events"] and "[bob]" in public["track_text"]
     assert public["track_svg"].startswith("<svg")
