@@ -1,0 +1,191 @@
+"""Pits (§2.13, P28, seed 003 "Pitting Procedure") and the tyre rule (P4)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from rules.api import StateError
+from rules.speed_circuit import GAME
+from rules.speed_circuit.car import Design, PitStage, PitStop, Status, Tyre
+from rules.speed_circuit.model import TyreRule
+from rules.speed_circuit.plot import limits
+from rules.speed_circuit.track import TrackError, load_track
+from tests.rules.speed_circuit.helpers import TRACKS, car, race, scenario_track, texts, turn
+
+TRACK = scenario_track("pit_test")
+DESIGN = Design(prime=1, option=0)  # PRIME 12 wear, OPTION 9 wear over 3 laps
+
+
+def pit_car(player: str, space: str | None = None, **fields: object):
+    fields.setdefault("design", DESIGN)
+    fields.setdefault("tyres_used", (Tyre.PRIME,))
+    return car(player, space or "A1", TRACK, **fields)  # type: ignore[arg-type]
+
+
+def in_pits(player: str, stage: PitStage, row: int, arrival: int, *, speed: int = 40, lap: int = 1, **fields: object):
+    c = pit_car(player, speed=speed, lap=lap, **fields)
+    progress = lap * TRACK.rows + row
+    return replace(c, space=None, progress=progress, pit=PitStop(stage, progress, arrival, Tyre.OPTION, 1))
+
+
+def test_a_pit_stop_from_entry_to_re_entry_with_the_crew_roll() -> None:
+    """Seed: "Immediately after moving onto any space marked with a small red arrow, a car may
+    choose to pit ... moved sideways, to the entrance lane, in the same row"; the turn after:
+    reduce speed to the limit, move sideways into the pit lane, change tyres ("Discard any
+    wear left ... gain new wear equal to the rating for that tire compound"), optionally roll
+    on the Pit Crew table; "The second turn after entering the pits, you return to the track
+    but do not otherwise move ... sideways to an empty space on the outside of the track"."""
+    state = race(TRACK, [pit_car("ann", "B12", speed=60, wear=2)], laps=3)
+    entry = turn(state, {"ann": "SPEED 60\nPIT OPTION"})
+    ann = entry.state.car("ann")
+    assert ann.space is None and ann.pit is not None and ann.pit.stage is PitStage.ENTRANCE
+    assert ann.speed == 60 and "enters the pits from B15" in texts(entry.events)
+    assert GAME.expected_players(entry.state) == frozenset({"ann"})
+    # the turn after: slow to 40 (free: DEC 40), the pit lane, OPTION tyres, crew roll 2+3: +1 space
+    stop = turn(entry.state, {"ann": "SPEED 40\nPUSH YES"}, 2, 3)
+    ann = stop.state.car("ann")
+    assert ann.pit is not None and ann.pit.stage is PitStage.LANE
+    assert ann.tyres is Tyre.OPTION and ann.wear == DESIGN.tyre_wear(Tyre.OPTION, 3)
+    assert ann.tyres_used == (Tyre.PRIME, Tyre.OPTION) and ann.ran_both_compounds()
+    assert "rolls 5 on the pit crew table" in texts(stop.events)
+    # the second turn after entry: back onto the outside of the track in the pit lane's row (16)
+    out = turn(stop.state, {"ann": "SPEED 40"})
+    ann = out.state.car("ann")
+    assert ann.pit is None and ann.space == "C16" and ann.speed == 40 and ann.on_track
+
+
+def test_pit_entry_only_from_an_arrow_space() -> None:
+    """Seed: entry "immediately after moving onto any space marked with a small red arrow"."""
+    state = race(TRACK, [pit_car("ann", "B10", speed=60)], laps=3)
+    after = turn(state, {"ann": "SPEED 60\nPIT OPTION"})
+    assert after.state.car("ann").space == "B13" and after.state.car("ann").pit is None
+
+
+def test_a_car_that_spun_may_still_pit_from_an_arrow() -> None:
+    """Seed: "If a car spins on the turn it also wishes to move to the pits, it may do so
+    assuming it ended its turn on a red arrow space." (A deceleration chart spin: 80+ over.)"""
+    state = race(TRACK, [pit_car("ann", "B13", speed=160, wear=9)], laps=3)
+    after = turn(state, {"ann": "SPEED 40\nPIT PRIME"}, 1, 1)
+    ann = after.state.car("ann")
+    assert ann.pit is not None and ann.speed == 0 and ann.spun
+
+
+def test_slowing_to_the_pit_limit_by_the_usual_means() -> None:
+    """Seed "Speed Limit": "all cars must reduce speed to that limit by the usual means":
+    from 120 with DEC 40, 40 is 40 over: 2 wear (PAY WEAR) before the tyres are changed."""
+    state = race(TRACK, [in_pits("ann", PitStage.ENTRANCE, 15, 1, speed=120, wear=5)], laps=3)
+    lim = limits(state.car("ann"), TRACK)
+    assert lim.safe == 40 and lim.push is None
+    after = turn(state, {"ann": "SPEED 40"})
+    assert "uses 2 wear" in texts(after.events)
+    assert after.state.car("ann").wear == DESIGN.tyre_wear(Tyre.OPTION, 3)
+
+
+def test_a_spin_slowing_for_the_pits_stays_in_the_entrance_lane() -> None:
+    """Seed: "If a car spins (on or off track) in the effort to reduce speed, the car is replot
+    at 0 and not moved to the pit lane. It may move to the pit lane next turn."
+    From 160 with DEC 40, 40 is 80 over: 3 wear, a brakes test and a spin."""
+    state = race(TRACK, [in_pits("ann", PitStage.ENTRANCE, 15, 1, speed=160, wear=5)], laps=3)
+    after = turn(state, {"ann": "SPEED 40"}, 1, 1)
+    ann = after.state.car("ann")
+    assert ann.pit is not None and ann.pit.stage is PitStage.ENTRANCE and ann.speed == 0
+    nxt = turn(after.state, {"ann": "SPEED 20"})
+    assert nxt.state.car("ann").pit.stage is PitStage.LANE  # type: ignore[union-attr]
+
+
+def test_pit_cars_move_after_every_track_car() -> None:
+    """P28: "Make sure that all cars on the track move before any cars from the pit lane move
+    onto the track": bob reaches C16 first, so ann re-enters further inside."""
+    cars = [in_pits("ann", PitStage.LANE, 16, 1), pit_car("bob", "C13", speed=60)]
+    state = race(TRACK, cars, laps=3)
+    after = turn(state, {"ann": "SPEED 40", "bob": "SPEED 60"})
+    assert after.state.car("bob").space == "C16"
+    assert after.state.car("ann").space == "B16"
+
+
+def test_two_cars_re_entering_from_one_pit_space() -> None:
+    """Seed "Multiple Cars Reentering From One Space": "the car that got to that space first
+    moves further inside on the track until there is room for all cars from that space";
+    "If you run out of room in that row on track, the last cars ... are placed beside the
+    outside edge of the track ... not considered to be off track"."""
+    cars = [in_pits("ann", PitStage.LANE, 16, 5), in_pits("bob", PitStage.LANE, 16, 3)]
+    state = race(TRACK, cars, laps=3)
+    after = turn(state, {"ann": "SPEED 40", "bob": "SPEED 40"})
+    assert after.state.car("bob").space == "B16"  # bob got there first: further inside
+    assert after.state.car("ann").space == "C16"
+    crowded = race(TRACK, [*cars, pit_car("cat", "C16", speed=0)], laps=3)
+    full = turn(crowded, {"ann": "SPEED 40", "bob": "SPEED 40", "cat": "SPEED 0"})
+    assert full.state.car("bob").space == "A16" and full.state.car("ann").space == "B16"
+
+
+def test_no_room_on_track_waits_beside_the_outside_edge() -> None:
+    """Seed: the cars without room "are placed beside the outside edge of the track, adjacent
+    to that row. These cars are not considered to be off track but all cars must end up on
+    track by the end of the next turn"."""
+    cars = [in_pits("ann", PitStage.LANE, 16, 5), in_pits("bob", PitStage.LANE, 16, 3)]
+    cars += [pit_car("cat", "A16", speed=0), pit_car("dan", "B16", speed=0)]
+    state = race(TRACK, cars, laps=3)
+    after = turn(state, {"ann": "SPEED 40", "bob": "SPEED 40", "cat": "SPEED 0", "dan": "SPEED 0"})
+    bob, ann = after.state.car("bob"), after.state.car("ann")
+    assert bob.space == "C16" and bob.on_track
+    assert ann.off_track == 1 and ann.overflow and ann.space == "C16" and ann.wear == 9
+    nxt = turn(after.state, {"ann": "SPEED 40", "bob": "SPEED 40", "cat": "SPEED 0", "dan": "SPEED 0"})
+    assert nxt.state.car("ann").on_track  # it rejoins at once
+
+
+def test_team_stacking() -> None:
+    """Seed "If playing with teams": "If two teammates enter the pit entrance lane on the same
+    turn ... The car that entered the pits furthest down the pit lane gets to proceed through
+    this turn normally but the second car must wait ... Move the second car forward 3 spaces
+    in the entrance lane"; "any bonus or penalty incurred on the pit crew table for the first
+    car affects both cars"."""
+    cars = [in_pits("ann", PitStage.ENTRANCE, 16, 1), in_pits("bob", PitStage.ENTRANCE, 15, 2)]
+    state = race(TRACK, cars, laps=3, teams=(("ann", "bob"),))
+    after = turn(state, {"ann": "SPEED 40\nPUSH YES", "bob": "SPEED 40"}, 1, 1)
+    ann, bob = after.state.car("ann"), after.state.car("bob")
+    assert ann.pit.stage is PitStage.LANE and ann.pit.progress == TRACK.rows + 17  # type: ignore[union-attr]
+    assert bob.pit.stage is PitStage.ENTRANCE and bob.pit.progress == TRACK.rows + 15 + 3 + 1  # type: ignore[union-attr]
+    alone = race(TRACK, cars, laps=3)
+    assert turn(alone, {"ann": "SPEED 40", "bob": "SPEED 40"}).state.car("bob").pit.stage is PitStage.LANE  # type: ignore[union-attr]
+
+
+def test_finishers_that_did_not_run_both_compounds_are_classified_last() -> None:
+    """Seed "Pit Requirement": "All cars are required to use both sets of tires"; P4: such a
+    finisher is classified after all compliant finishers (default) or disqualified."""
+    one = car("ann", "B23", TRACK, speed=120, tyres_used=(Tyre.PRIME,))
+    both = car("bob", "B20", TRACK, speed=120, tyres_used=(Tyre.PRIME, Tyre.OPTION))
+    state = race(TRACK, [one, both], laps=1)
+    after = turn(state, {"ann": "SPEED 120", "bob": "SPEED 120"}).state
+    assert after.car("ann").status is Status.FINISHED and after.car("bob").status is Status.FINISHED
+    assert GAME.standings(after) == (("bob",), ("ann",))
+    strict = race(TRACK, [one, both], laps=1, tyre_rule=TyreRule.DISQUALIFY)
+    final = turn(strict, {"ann": "SPEED 120", "bob": "SPEED 120"}).state
+    assert final.car("ann").status is Status.OUT and "both tyre compounds" in final.car("ann").note
+    assert GAME.standings(final)[0] == ("bob",)
+
+
+def test_pit_lanes_are_validated() -> None:
+    """§9: tracks are validated on load (a pit lane with entry arrows)."""
+    text = (TRACKS / "pit_test.track").read_text(encoding="utf-8")
+    with pytest.raises(TrackError, match="outside the pit rows"):
+        load_track(text.replace("pit C 14 20 40", "pit C 17 20 40"))
+    with pytest.raises(TrackError, match="no 'pit' statement"):
+        load_track(text.replace("pit C 14 20 40", ""))
+    with pytest.raises(TrackError, match="every space across an arrow row"):
+        load_track(text.replace("15  .>  .>  .>", "15  .>  .   .>"))
+
+
+def test_version_one_states_still_load() -> None:
+    """storage.py: a version-1 state (before part 2) loads, the cars having run only the tyres
+    they are on; unknown versions are refused."""
+    state = GAME.new_game(["ann", "bob"], {"track": "harbour_loop"}, random.Random(0))
+    state = GAME.resolve(state, {p: GAME.default_orders(state, p) for p in ("ann", "bob")}, random.Random(1)).state
+    data = GAME.dump_state(state)
+    old = {**data, "version": 1, "options": {k: v for k, v in data["options"].items() if k in ("track", "laps", "staggered_lane_change", "option_tyres_top_speed", "plot_default")}}
+    old["cars"] = [{k: v for k, v in c.items() if k not in ("off_track", "overflow", "pit", "tyres_used")} for c in data["cars"]]
+    assert GAME.load_state(old) == state
+    with pytest.raises(StateError):
+        GAME.load_state({**data, "version": 3})
