@@ -30,12 +30,26 @@ from rules.api import Viewer
 _CACHE = "flagman.pictures"
 
 
+_FOUND: dict[tuple[int, str | None, str], tuple[jinja2.Environment, jinja2.Template | None]] = {}
+
+
 def html_template(renderer: Renderer, game: str | None, name: str) -> jinja2.Template | None:
+    """The HTML template for mail `name` of `game`, or None; looked up once per environment
+    (a reload, on SIGHUP, makes a new one), not with a stat of every file for every mail."""
+    env = renderer.env
+    key = (id(env), game, name)
+    found = _FOUND.get(key)
+    if found is not None and found[0] is env:
+        return found[1]
     candidates = ([f"{game}/{name}.html"] if game else []) + [f"_common/{name}.html"]
     try:
-        return renderer.env.select_template(candidates)
+        template: jinja2.Template | None = env.select_template(candidates)
     except jinja2.TemplatesNotFound:
-        return None
+        template = None
+    if len(_FOUND) > 1024:
+        _FOUND.clear()
+    _FOUND[key] = (env, template)
+    return template
 
 
 def public_frames(rules: Rules[Any, Any], states: list[Any]) -> tuple[Mapping[str, Any], ...]:
