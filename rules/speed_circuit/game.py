@@ -89,8 +89,11 @@ class SpeedCircuit:
             "acceleration, brake up to your deceleration; brake harder on the deceleration chart, push "
             "20 over a limit with a 2d6 test. Corners post speeds: going over costs wear or a roll on "
             "the chance table, paid once per corner; racing lines give +20 (green +40).\n\n"
-            "Slipstreaming, forced passing, off-track movement, crash involvement and pits are part 2 "
-            "and not yet in play."
+            "Ask for a slipstream (SLIP 1|2) behind a car running 120 or more; allow forced passes "
+            "(PASS YES) through a blocking car on the passing table; a failed pass in a blocked row "
+            "puts you off track (1 wear and 1 skill a turn). Cars behind an on-course crash roll to "
+            "avoid it. Every car must run both tyre compounds: pit from a red-arrow space with "
+            "PIT PRIME|OPTION; PUSH YES in the pits rolls on the pit crew table."
         )
 
     # -- the turn ---------------------------------------------------------------------
@@ -218,7 +221,10 @@ class SpeedCircuit:
             "PAY WEAR|ROLL          where a chart allows wear or a roll (default WEAR)\n"
             "SKILL ACCEL TOP START BRAKES CHANCE PASS CRASH | ALL | TESTS | NONE   tables to bypass with skill chips\n"
             "PUSH YES|NO            allow plotting 20 over your acceleration / top / start speed with a test\n"
-            "SLIP 0|1|2, PASS YES|NO, PIT PRIME|OPTION   noted now; they take effect with part 2 of the rules"
+            "SLIP 0|1|2              take 1 or 2 slipstream spaces when you end directly behind a car running 120+\n"
+            "PASS YES|NO            force past a blocking car on the passing table (default NO: brake instead)\n"
+            "PIT PRIME|OPTION       enter the pits if you end on a red-arrow space, and fit those tyres; in the pits\n"
+            "                       plot the pit limit or less, PUSH YES to roll on the pit crew table"
         )
 
     # -- reading the state ------------------------------------------------------------

@@ -4,7 +4,7 @@ around blocked spaces (§2.6, P15).
 A plot says in advance what a board player decides while moving (§8). The engine turns the
 plot's path policy into a *desired* path (ignoring other cars), then picks the legal path of
 the plotted length that strays least from it: every space entered straight ahead or
-diagonally forward, none occupied (forced passing is part 2). When no path of the full
+diagonally forward, none occupied (a forced pass may move through one: §2.10). When no path of the full
 length exists the car must emergency brake to the longest one that does (P15).
 """
 

@@ -102,7 +102,6 @@ Order = (
 SETUP_DESIGN = (DesignOrder, TyresOrder)
 SETUP_QUALIFYING = (BidOrder,)
 RACE_ORDERS = (SpeedOrder, PathOrder, PayOrder, SkillOrder, PushOrder, SlipOrder, PassOrder, PitOrder)
-PART_TWO_NOTE = "noted; takes effect when part 2 of the rules (slipstream, forced passing, pits) is in play"
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,10 +291,10 @@ def format_order(order: Order) -> str:
     if isinstance(order, PushOrder):
         return f"PUSH {'YES' if order.allowed else 'NO'}"
     if isinstance(order, SlipOrder):
-        return f"SLIP {order.spaces}  # {PART_TWO_NOTE}"
+        return f"SLIP {order.spaces}"
     if isinstance(order, PassOrder):
-        return f"PASS {'YES' if order.allowed else 'NO'}  # {PART_TWO_NOTE}"
-    return f"PIT {order.tyre.value}  # {PART_TWO_NOTE}"
+        return f"PASS {'YES' if order.allowed else 'NO'}"
+    return f"PIT {order.tyre.value}"
 
 
 # -- speed limits (§2.5, P8, P19) ----------------------------------------------------------

@@ -2,8 +2,9 @@
 sequence of speed-circuit.md §2.15.
 
 Every 2d6 roll is drawn from the turn's rng and reported as an `Event` with its `Roll`.
-Part 2 (slipstreaming, forced passing, off-track, crash involvement, pits) plugs in where
-the comments marked "part 2" say; the plot already carries its requests.
+Part 2 added forced passing and off-track movement to the move, the slip offer, crash
+involvement and pit entry after it, the pits after every track car, and the off-track loss
+at the end of the turn (NOTES.md).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ edge of row L. A cell says what lane A, B or C has at that row:
   spaces of a corner, whose front edges are staggered, §2.2);
 * ``x`` the lane does not exist here (a 2-wide section).
 
-A cell may end in ``>`` to mark a pit-entry arrow (kept for part 2: pits).
+A cell may end in ``>`` to mark a pit-entry arrow; ``pit C 66 74 40`` places the pit lanes
+beside lane C (or A) along rows 66..74 with a 40 mph limit.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ import pytest
 from rules.api import ProblemKind
 from rules.speed_circuit import GAME
 from rules.speed_circuit.plot import (
-    PART_TWO_NOTE,
     PathKind,
     PathOrder,
     PayOrder,
@@ -77,12 +76,12 @@ def test_bad_lines_are_invalid_with_a_reason(line: str, reason: str) -> None:
     assert reason in parsed.problems[0].reason
 
 
-def test_part_two_keywords_are_stored_with_a_note() -> None:
-    """§8 SLIP, PASS, PIT are parsed and stored; the confirmation says they take effect with part 2."""
+def test_slip_pass_and_pit_lines_read_back() -> None:
+    """§8 SLIP, PASS, PIT are parsed, stored and confirmed in their canonical text."""
     parsed = GAME.parse_orders(one(), "ann", "SPEED 100\nSLIP 2\nPASS YES\nPIT OPTION")
     assert parsed.ok
     text = GAME.format_orders(parsed.orders)
-    assert text.count(PART_TWO_NOTE) == 3
+    assert text.splitlines()[-3:] == ["SLIP 2", "PASS YES", "PIT OPTION"]
     assert GAME.parse_orders(one(), "ann", text).orders == parsed.orders
 
 
