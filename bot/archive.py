@@ -105,6 +105,7 @@ def write_archive(session: Session, game: Game, directory: Path, *, renderer: Re
     common = {"game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)}}
     last_view: Mapping[str, Any] | None = frames[0] if frames else None
     for position, turn in enumerate(resolved):
+        assert turn.state_after is not None
         state = rules.load_state(turn.state_after)
         needed = turn.number in wanted
         if history or needed:

@@ -87,10 +87,10 @@ def draw(scene: Scene) -> Picture:
         if len(line) > 1:
             draw_.line(line, fill=colour, width=3, joint="curve")
     for player, track in points.items():
-        for t, slot, ep in track:
+        for t, slot, ep_then in track:
             sheet.marker(index.get(player, 0), x_of(t), y_of(slot), 11, letters.get(player, "?"))
-            if ep:
-                sheet.text((x_of(t) + 12, y_of(slot) + 5), ep, 11, BLACK, "lt")
+            if ep_then:
+                sheet.text((x_of(t) + 12, y_of(slot) + 5), ep_then, 11, BLACK, "lt")
 
     # The legend: race order now, each runner's marker, name and EP.
     lx = WIDTH - LEGEND

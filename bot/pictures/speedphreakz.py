@@ -112,20 +112,20 @@ def draw(scene: Scene) -> Picture:
             continue
         shift = on_square.get(square, 0)
         on_square[square] = shift + 1
-        x, y = centre(square)
-        x, y = x + shift * r * 0.6, y - shift * r * 0.6
+        cx, cy = centre(square)
+        cx, cy = cx + shift * r * 0.6, cy - shift * r * 0.6
         vector = HEADINGS.get(car["heading"])
         if vector:
             angle = math.atan2(vector[1], vector[0])
-            tip = (x + (r + cell * 0.45) * math.cos(angle), y + (r + cell * 0.45) * math.sin(angle))
+            tip = (cx + (r + cell * 0.45) * math.cos(angle), cy + (r + cell * 0.45) * math.sin(angle))
             arrow_head(d, tip, angle, max(6.0, cell * 0.45))
-        sheet.marker(car["index"], x, y, r, car["letter"], hollow=car["status"] == "crashed")
+        sheet.marker(car["index"], cx, cy, r, car["letter"], hollow=car["status"] == "crashed")
     for event in scene.events:
         if event.get("kind") == "crash":
             match = CRASH_AT.search(str(event.get("text", "")))
             if match:
-                x, y = centre((int(match.group(1)), int(match.group(2))))
-                crash_mark(d, x + cell * 0.35, y - cell * 0.35, max(4.0, cell * 0.25))
+                cx, cy = centre((int(match.group(1)), int(match.group(2))))
+                crash_mark(d, cx + cell * 0.35, cy - cell * 0.35, max(4.0, cell * 0.25))
 
     # The legend under the map.
     top = map_h + 8
