@@ -8,7 +8,7 @@ import random
 import pytest
 
 from rules import find_game
-from rules.api import FigureError, Game, StateError, Viewer
+from rules.api import FigureError, Game, StateError, Viewer, turn_rng
 from rules.script import run_script
 from rules.speed_circuit import GAME
 from rules.speed_circuit.car import Status
@@ -172,3 +172,32 @@ def test_a_lone_car_on_safe_plots_laps_the_track_without_paying(track: str, lane
         assert state.car("ann").wear == before or turns <= 2  # the design and bid turns
     assert state.car("ann").status is Status.FINISHED
     assert turns < 60
+
+
+@pytest.mark.parametrize("track", ["harbour_loop", "quarry_ring"])
+def test_flagman_play_a_whole_three_lap_race_with_eight_cars(track: str) -> None:
+    """Issue 10: `flagman play speed_circuit` plays a full 3-lap race with 8 cars (every
+    driver on the bot's safe plots, §8), every car making its compulsory stop (P4) on the
+    last lap; every turn's results view shows the track picture with every car on it."""
+    players = ["ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal"]
+    state = GAME.new_game(players, {"track": track}, turn_rng(7, 0))
+    turns = 0
+    while not GAME.is_finished(state):
+        turns += 1
+        orders = {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}
+        resolution = GAME.resolve(state, orders, turn_rng(7, turns))
+        state = resolution.state
+        picture = GAME.view(state, resolution, Viewer.PUBLIC)["track_text"]
+        for c in state.cars:
+            if c.status is Status.RACING and (c.space is not None or c.pit is not None):
+                assert f"[{c.player[:5]}]" in picture, (turns, c)
+        if turns > 2 and not GAME.is_finished(state):
+            assert sum(c.status is Status.RACING for c in state.cars) == picture.count("[")
+        assert turns < 120
+    out = run_script("speed_circuit", {"players": players, "options": {"track": track, "laps": 3}, "seed": 7, "turns": [{}] * turns})
+    assert out["finished"] and len(out["turns"]) == turns
+    assert sorted(p for group in out["result"] for p in group) == sorted(players)
+    assert [[c.player] for c in sorted(state.cars, key=lambda c: c.finish_key or (0,))] == out["result"]
+    assert all(c.status is Status.FINISHED and c.ran_both_compounds() for c in state.cars)
+    assert any(e["kind"] == "pit" for t in out["turns"] for e in t["events"])
+    assert out["turns"][-1]["players"]["ann"]["lap"] == 3
