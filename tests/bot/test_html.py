@@ -16,11 +16,14 @@ from typing import Any
 
 import pytest
 from PIL import Image
+from sqlalchemy import select
 
 from bot import html as mail_html
 from bot import mailout, pictures
 from bot.app import App
 from bot.games import PlayerSpec, create_game
+from bot.inbound import html_to_text
+from bot.models import Turn
 from bot.render import RenderedMail
 from bot.settings import Settings
 from bot.testing import FakeMailer
@@ -104,6 +107,11 @@ def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(a
     external CSS, nothing fetched from the web, alt text on every image."""
     start(app, kind)
     run_turns(app)
+    rules = find_game(kind)
+    with app.db.read() as session:
+        states = [rules.load_state(t.state) for t in session.scalars(select(Turn).order_by(Turn.number))
+                  if "p0" in rules.expected_players(rules.load_state(t.state))]
+    assert states
     checked = 0
     for msg in mails(app):
         if kind_of(msg) not in HTML_KINDS and kind_of(msg).removesuffix("_gm") not in HTML_KINDS:
@@ -131,6 +139,10 @@ def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(a
         shown = " ".join(" ".join(page.text).split())
         for line in re.findall(r"^  - (.+)$", text, flags=re.M)[:3]:
             assert " ".join(line.split())[:40] in shown
+        # Nothing in the HTML reads as an order once a client turns it to text (testing.md).
+        for line in html_to_text(source).splitlines():
+            for state in states:
+                assert not rules.parse_orders(state, "p0", line).orders, f"{kind}: {line!r} parses as an order"
         checked += 1
     assert checked >= TURNS
 
