@@ -17,7 +17,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email import policy
-from email.headerregistry import Address
+from email.headerregistry import Address, BaseHeader, HeaderRegistry
 from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any
@@ -34,11 +34,64 @@ from bot.settings import Settings
 
 log = logging.getLogger("flagman.mail")
 
+class _MemoRegistry(HeaderRegistry):
+    """policy.default's header registry, memoised (performance.md: compose without waste).
+
+    The stdlib builds a new class for every header it parses and re-parses equal values
+    (From, Precedence, Content-Type ... are the same in every mail); here each class is built
+    once per name and each short string value parsed once. Header objects are immutable, so
+    sharing them between mails is safe (the bytes are the same: bench/README.md).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._classes: dict[str, type[BaseHeader]] = {}
+        self._values: dict[tuple[str, str], BaseHeader] = {}
+        self.shared: set[int] = set()  # ids of the header objects held in _values
+
+    def __getitem__(self, name: str) -> type[BaseHeader]:
+        key = name.lower()
+        cls = self._classes.get(key)
+        if cls is None:
+            cls = self._classes[key] = super().__getitem__(name)
+        return cls
+
+    def __call__(self, name: str, value: Any) -> BaseHeader:
+        if type(value) is not str or len(value) > 300:
+            return super().__call__(name, value)
+        key = (name.lower(), value)
+        header = self._values.get(key)
+        if header is None or header.name != name:
+            if len(self._values) > 4096:
+                self._values.clear()
+                self.shared.clear()
+                _FOLDED.clear()
+            header = self._values[key] = super().__call__(name, value)
+            self.shared.add(id(header))
+        return header
+
+
+class _WirePolicy(policy.EmailPolicy):
+    """Folds each shared (memoised) header object once: folding is most of as_bytes's cost."""
+
+    def _fold(self, name: str, value: Any, refold_binary: bool = False) -> str:
+        if id(value) not in _REGISTRY.shared:
+            return str(super()._fold(name, value, refold_binary))
+        entry = _FOLDED.get(id(value))
+        if entry is None or entry[0] is not value or entry[1] is not self:
+            entry = _FOLDED[id(value)] = (value, self, str(value.fold(policy=self)))
+        return entry[2]
+
+
+_FOLDED: dict[int, tuple[BaseHeader, policy.EmailPolicy, str]] = {}
+# Mail is built with the memoised registry, and written with the folding cache.
+_REGISTRY = _MemoRegistry()
+_BUILD = policy.default.clone(header_factory=_REGISTRY)
 # The outbox holds the wire bytes: CRLF line ends (RFC 5322 2.1; smtplib sends bytes as
 # they are), headers folded only past 998 characters (the stdlib's folding of shorter
 # subjects moves the whole value to a continuation line, which some readers show with a
 # leading space).
-_POLICY = policy.default.clone(max_line_length=998, linesep="\r\n")
+_POLICY = _WirePolicy(header_factory=_REGISTRY, max_line_length=998, linesep="\r\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +207,7 @@ def compose(
     domain = settings.bot.domain
     message_id = f"<{token}@{domain}>"
     envelope_from = f"{settings.bot.local_part}+bounce-{token}@{domain}"
-    msg = EmailMessage()
+    msg = EmailMessage(policy=_BUILD)
     msg["From"] = Address(display_name=settings.bot.name, addr_spec=settings.bot.address)
     msg["To"] = _address(to)
     msg["Subject"] = " ".join(rendered.subject.split())
