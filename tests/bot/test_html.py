@@ -23,7 +23,7 @@ from bot import mailout, pictures
 from bot.app import App
 from bot.games import PlayerSpec, create_game
 from bot.inbound import html_to_text
-from bot.models import Turn
+from bot.models import Seat, Turn
 from bot.render import RenderedMail
 from bot.settings import Settings
 from bot.testing import FakeMailer
@@ -177,6 +177,8 @@ def test_private_lines_only_in_their_owners_html(app: App, kind: str, monkeypatc
     _with_secrets(monkeypatch, kind)
     seats = start(app, kind)
     run_turns(app, 2)
+    with app.db.read() as session:
+        passwords = {s.name: s.secret for s in session.scalars(select(Seat))}
     seen = 0
     for msg in mails(app):
         if msg.get_body(("html",)) is None:
@@ -186,6 +188,8 @@ def test_private_lines_only_in_their_owners_html(app: App, kind: str, monkeypatc
         owner = to.split("@")[0]
         for seat in seats:
             assert (f"SECRET-LINE-OF-{seat}" in source) == (seat == owner and to != GM), (msg["Subject"], to, seat)
+            if seat != owner:
+                assert passwords[seat] not in source, (msg["Subject"], to, seat)
         seen += 1
     assert seen >= 2 * (len(seats) + 1)
 
@@ -273,3 +277,15 @@ def iter_html(app: App) -> Iterator[str]:
         part = msg.get_body(("html",))
         if part is not None:
             yield part.get_content()
+
+
+def test_the_first_turn_sheet_tells_its_seat_password_in_html_too(app: App) -> None:
+    """issue 11.1 with issue 6: what the text turn sheet says (the seat password), the HTML says."""
+    start(app, "racecraft")
+    with app.db.read() as session:
+        secret = next(s.secret for s in session.scalars(select(Seat)) if s.name == "p0")
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    sheet = mailer.messages("p0@example.org")[0]
+    assert secret in sheet.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    assert secret in parse_html(sheet)[0]
