@@ -339,10 +339,6 @@ class RaceTurn:
         self.events: list[Event] = []
         self.cars: dict[str, Car] = {c.player: c for c in state.cars}
         self.occupied: dict[str, str] = {c.space: c.player for c in state.cars if c.on_track and c.space is not None}
-        self.beside: dict[tuple[str, int], str] = {
-            (c.space, c.off_track): c.player for c in state.cars if c.status is Status.RACING and c.space is not None and c.off_track
-        }
-        """Off-track cars by (the edge space they are beside, side) (P22)."""
         self.crash_rows: list[CrashMark] = []
         self.movers: dict[str, Mover] = {}
         self.race_turn = state.race_turn + 1
@@ -592,14 +588,15 @@ class RaceTurn:
         edge = self.track.edge_space(here.row, side)
         if self.occupied.get(car.space) == m.player:
             del self.occupied[car.space]
-        self.beside[(edge.id, side)] = m.player
         self.cars[m.player] = replace(car, space=edge.id, off_track=side, overflow=False, line_run=None, corner_run=None)
         self.say("offtrack", f"{m.player} goes off track beside {edge.id} ({why})", m.player)
 
     def move_off(self, m: Mover, steps: int, *, may_rejoin: bool) -> None:
         """Off track a car moves as if there were spaces just off the side (P22). [DES] It
         rejoins the track at the first space it can enter that is empty and needs no
-        cornering payment, from where the rest of its move must be usable on the track."""
+        cornering payment, from where the rest of its move must be usable on the track. Off
+        the track cars do not block each other (as several cars may wait beside one row
+        after leaving the pits, seed 003)."""
         car = self.cars[m.player]
         assert car.space is not None
         side = car.off_track
@@ -611,8 +608,6 @@ class RaceTurn:
         rejoin: tuple[int, tuple[str, ...]] | None = None
         if may_rejoin:
             for k, target in enumerate(beside):
-                if any(self.beside.get((b, side)) not in (None, m.player) for b in beside[:k]):
-                    break
                 posted = self.track.space(target).speed
                 if target in self.occupied or (posted is not None and m.speed > posted):
                     continue
@@ -631,24 +626,16 @@ class RaceTurn:
                     if m.out or m.spun:
                         return
                 return
-            if self.beside.get((b, side)) not in (None, m.player):
-                m.speed = m.moved * 20
-                self.say("offtrack", f"{m.player} stops off track behind {self.beside[(b, side)]}: speed {m.speed}", m.player)
-                return
             self.place_off(m, b)
 
     def place_off(self, m: Mover, space_id: str) -> None:
         car = self.cars[m.player]
         assert car.space is not None
-        if self.beside.get((car.space, car.off_track)) == m.player:
-            del self.beside[(car.space, car.off_track)]
-        self.beside[(space_id, car.off_track)] = m.player
         self.advance(m, space_id, {})
 
     def rejoin(self, m: Mover, space_id: str) -> None:
         car = self.cars[m.player]
         assert car.space is not None
-        self.beside.pop((car.space, car.off_track), None)
         self.cars[m.player] = replace(car, off_track=0, overflow=False)
         self.say("offtrack", f"{m.player} rejoins the track in {space_id}", m.player)
         self.enter(m, space_id)
@@ -875,7 +862,6 @@ class RaceTurn:
                 self.say("pit", f"{o.player} leaves the pits into {space_id} at {o.speed}", o.player)
             else:
                 edge = self.track.edge_space(row, pit.side)
-                self.beside[(edge.id, pit.side)] = o.player
                 placed = replace(ocar, space=edge.id, pit=None, off_track=pit.side, overflow=True)
                 self.say("pit", f"{o.player} leaves the pits but has no room: beside {edge.id}, it must be on track by the end of next turn", o.player)
             space = self.track.space(placed.space or "")
@@ -1062,8 +1048,6 @@ class RaceTurn:
         car = self.cars[m.player]
         if car.space is not None and self.occupied.get(car.space) == m.player:
             del self.occupied[car.space]
-        if car.space is not None and self.beside.get((car.space, car.off_track)) == m.player:
-            del self.beside[(car.space, car.off_track)]
         self.cars[m.player] = replace(
             car, status=Status.OUT, space=None, speed=0, out_turn=self.race_turn, note=why, line_run=None, corner_run=None, off_track=0, overflow=False, pit=None
         )
