@@ -37,18 +37,20 @@ def new_secret() -> str:
     return secrets.token_urlsafe(9)
 
 
-def mac(secret: str, game: str, seat: str) -> str:
-    digest = hmac.new(secret.encode(), f"{game}.{seat}".encode(), hashlib.sha256).digest()
+def mac(secret: str, game: str, seat: str, salt: str = "") -> str:
+    message = f"{game}.{seat}" + (f".{salt}" if salt else "")
+    digest = hmac.new(secret.encode(), message.encode(), hashlib.sha256).digest()
     return base64.b32encode(digest).decode("ascii")[:12].lower()
 
 
-def signed_tag(secret: str, game: str, seat: str) -> str:
-    return f"{game}.{seat}.{mac(secret, game, seat)}"
+def signed_tag(secret: str, game: str, seat: str, salt: str = "") -> str:
+    return f"{game}.{seat}.{mac(secret, game, seat, salt)}"
 
 
-def signed_address(bot_address: str, secret: str, game: str, seat: str) -> str:
+def signed_address(bot_address: str, secret: str, game: str, seat: str, salt: str = "") -> str:
+    """The reply address of a seat; `salt` is the seat's reply salt (renewed when it changes hands)."""
     local, _, domain = bot_address.rpartition("@")
-    return f"{local}+{signed_tag(secret, game, seat)}@{domain}"
+    return f"{local}+{signed_tag(secret, game, seat, salt)}@{domain}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +59,20 @@ class SignedTag:
     seat: str
 
 
-def verify_tag(tag: str, secrets_in_force: Sequence[str]) -> SignedTag | None:
+def parse_tag(tag: str) -> SignedTag | None:
+    """The game and seat a tag claims, not yet verified."""
+    match = _TAG_RE.match(tag.strip().lower())
+    return SignedTag(match["game"], match["seat"]) if match else None
+
+
+def verify_tag(tag: str, secrets_in_force: Sequence[str], salt: str = "") -> SignedTag | None:
     """The game and seat a tag names, if its MAC verifies under any secret in force."""
     match = _TAG_RE.match(tag.strip().lower())
     if not match:
         return None
     game, seat, given = match["game"], match["seat"], match["mac"]
     for secret in secrets_in_force:
-        if secret and hmac.compare_digest(mac(secret, game, seat), given):
+        if secret and hmac.compare_digest(mac(secret, game, seat, salt), given):
             return SignedTag(game, seat)
     return None
 

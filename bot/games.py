@@ -53,8 +53,8 @@ class Shell:
     def secrets_in_force(self) -> tuple[str, ...]:
         return (self.settings.secrets.site_secret, *self.settings.secrets.previous_secrets)
 
-    def reply_address(self, game: str, seat: str) -> str:
-        return signed_address(self.settings.bot.address, self.settings.secrets.site_secret, game, seat)
+    def reply_address(self, game: str, seat: str, salt: str = "") -> str:
+        return signed_address(self.settings.bot.address, self.settings.secrets.site_secret, game, seat, salt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -445,7 +445,7 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
                      domain=shell.settings.bot.domain)
     mailout.queue(session, shell.settings, shell.now(), kind=template, game_id=game.id,
                   to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, seat.name), html=html)
+                  reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt), html=html)
 
 
 def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,

@@ -206,7 +206,7 @@ def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce") -> int:
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
         mailout.queue(session, shell.settings, ctx.now, kind=kind, game_id=game.id,
                       to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
-                      reply_to=shell.reply_address(game.name, seat.name))
+                      reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt))
         sent += 1
     return sent
 
@@ -220,7 +220,7 @@ def seat_notice(shell: G.Shell, session: Session, game: Game, seat: Seat, title:
     })
     mailout.queue(session, shell.settings, shell.now(), kind=kind, game_id=game.id,
                   to=mailout.Recipient(address or seat.player.address, name or seat.player.name), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, seat.name) if address is None else None)
+                  reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt) if address is None else None)
 
 
 def _set_deadline(ctx: Ctx, turn: Turn, deadline: datetime | None) -> None:
@@ -405,6 +405,7 @@ def _replace(ctx: Ctx, args: tuple[str, ...]) -> str:
                 kind="replaced", address=old_player.address, name=old_player.name)
     seat.player_id = new_player.id
     seat.secret = new_secret()
+    seat.reply_salt = new_secret()  # the old holder's reply address stops working
     seat.nmr_streak = 0
     ctx.session.flush()
     ctx.session.refresh(seat)

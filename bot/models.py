@@ -106,6 +106,9 @@ class Seat(Base):
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     nmr_streak: Mapped[int] = mapped_column(Integer, default=0)
     gm_plot: Mapped[str | None] = mapped_column(Text, nullable=True)  # canonical orders
+    # Part of the signed reply address's MAC; renewed when the seat changes hands, so the
+    # reply address the previous holder kept stops working (REPLACE, NMR hand-over).
+    reply_salt: Mapped[str] = mapped_column(String(32), default="", server_default="")
     joined_at: Mapped[datetime] = mapped_column(_utc())
 
     game: Mapped[Game] = relationship(back_populates="seats")

@@ -160,7 +160,7 @@ def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
         rendered = shell.renderer.render("reminder", ctx, game=game.kind)
         mailout.queue(session, shell.settings, now, kind="reminder", game_id=game.id,
                       to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
-                      reply_to=shell.reply_address(game.name, seat.name))
+                      reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt))
         sent += 1
     log.info("game %s %s: %d reminder(s) (%s before the deadline)", game.name, turn.label, sent,
              mark_name(min(due)))

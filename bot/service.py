@@ -25,6 +25,7 @@ from bot import mailout
 from bot.auth import (
     GM_SEAT,
     authentication_passes,
+    parse_tag,
     password_in_text,
     strip_password_lines,
     tag_in_recipients,
@@ -290,21 +291,37 @@ class Service:
                 return session.scalar(select(Outbox).where(Outbox.message_id == f"<{token}@{domain}>"))
         return None
 
+    def _verified_tag(self, session: Session, tag: str | None) -> tuple[Game, Seat | None] | None:
+        """The game and seat (None: the GM) a signed tag stands for, if its MAC verifies.
+
+        A seat's MAC covers its reply salt, renewed when the seat changes hands, so the old
+        holder's reply address no longer verifies.
+        """
+        claimed = parse_tag(tag) if tag else None
+        if claimed is None or tag is None:
+            return None
+        game = G.find_game_row(session, claimed.game)
+        if game is None:
+            return None
+        if claimed.seat == GM_SEAT:
+            return (game, None) if verify_tag(tag, self.shell.secrets_in_force) else None
+        seat = G.seat_named(game, claimed.seat)
+        if seat is None or verify_tag(tag, self.shell.secrets_in_force, seat.reply_salt) is None:
+            return None
+        return game, seat
+
     def _identify(self, session: Session, inbound: Inbound) -> Who:
         who = Who()
-        secrets_in_force = self.shell.secrets_in_force
         tag = tag_in_recipients(self.settings.bot.address, inbound.recipients)
-        signed = verify_tag(tag, secrets_in_force) if tag else None
+        signed = self._verified_tag(session, tag)
         if signed is not None:
-            game = G.find_game_row(session, signed.game)
-            if game is not None:
-                if signed.seat == GM_SEAT:
-                    who.gm_of, who.games, who.how = [game], [game], "signed"
-                    return who
-                seat = G.seat_named(game, signed.seat)
-                if seat is not None and seat.active:
-                    who.seat, who.games, who.how = seat, [game], "signed"
-                    return who
+            game, seat = signed
+            if seat is None:
+                who.gm_of, who.games, who.how = [game], [game], "signed"
+                return who
+            if seat.active:
+                who.seat, who.games, who.how = seat, [game], "signed"
+                return who
         sender = inbound.sender
         if not sender:
             return who
@@ -318,7 +335,8 @@ class Service:
         # The password may sit outside an ORDERS ... END block, so look in all the sender wrote.
         password = password_in_text(inbound.reply_text or inbound.text) if "password" in accept else None
         subject_tag = tag_in_subject(inbound.subject) if "password" in accept else None
-        subject_signed = verify_tag(subject_tag, secrets_in_force) if subject_tag else None
+        subject_proof = self._verified_tag(session, subject_tag)
+        subject_signed = (parse_tag(subject_tag) if subject_tag and subject_proof else None)
         dmarc = "dmarc" in accept and authentication_passes(inbound.auth_results, self.settings.auth.authserv_id, sender)
         proven_seats = [s for s in seats if dmarc or (password is not None and _same(password, s.secret))
                         or (subject_signed is not None and subject_signed.game == s.game.name and subject_signed.seat == s.name)]
@@ -348,7 +366,8 @@ class Service:
 
     def _reply(self, session: Session, inbound: Inbound, to: str, name: str, rendered: RenderedMail, *,
                kind: str, game: Game | None = None, seat: Seat | None = None) -> None:
-        reply_to = self.shell.reply_address(game.name, seat.name if seat else GM_SEAT) if game else None
+        reply_to = (self.shell.reply_address(game.name, seat.name, seat.reply_salt) if seat
+                    else self.shell.reply_address(game.name, GM_SEAT)) if game else None
         mailout.queue(session, self.settings, self.shell.now(), kind=kind, to=mailout.Recipient(to, name),
                       rendered=rendered, game_id=game.id if game else None, reply_to=reply_to,
                       in_reply_to=f"<{inbound.message_id}>", auto_replied=True)

@@ -143,7 +143,7 @@ def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in
     ctx = G.base_context(shell, game, rules)
     ctx.update({
         "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
-        "reply_address": shell.reply_address(game.name, seat.name),
+        "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
         "summary": rules.rules_summary(),
         "help": _sample_help(game, seat),
         "players": [s.name for s in G.active_seats(game)],
@@ -154,7 +154,7 @@ def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in
     rendered = shell.renderer.render("welcome", ctx, game=game.kind)
     mailout.queue(session, shell.settings, shell.now(), kind="welcome", game_id=game.id,
                   to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, seat.name), in_reply_to=in_reply_to,
+                  reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt), in_reply_to=in_reply_to,
                   auto_replied=bool(in_reply_to))
 
 
@@ -237,6 +237,7 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
                 ctx.undo = {"seat": seat.name, "player": old.address, "secret": seat.secret}
                 seat.player_id = holder.id
                 seat.secret = new_secret()
+                seat.reply_salt = new_secret()  # the old holder's reply address stops working
                 session.flush()
                 session.refresh(seat)
                 G.queue_seat_mail(shell, session, game, seat, "turn_sheet")

@@ -231,7 +231,9 @@ def test_replace_hands_the_seat_to_a_new_player_with_a_fresh_turn_sheet(rc: App)
     assert seat.secret != old_secret
     sheet = last(rc, "kim@example.org")
     assert "Turn 1 of 5" in str(sheet["Subject"])
-    assert sheet["Reply-To"].addresses[0].addr_spec == signed_address(BOT, "test-site-secret", "rc1", "anna")
+    # A new reply address: the MAC covers the seat's renewed reply salt, so the old one stops working.
+    assert sheet["Reply-To"].addresses[0].addr_spec == signed_address(BOT, "test-site-secret", "rc1", "anna", seat.reply_salt)
+    assert seat.reply_salt and sheet["Reply-To"].addresses[0].addr_spec != signed_address(BOT, "test-site-secret", "rc1", "anna")
     assert "> USE 4" in body_of(sheet)  # the seat's orders on file stay
     assert "handed your seat" in body_of(last(rc, ADDRESS["anna"]))
     # The new player orders for the seat with the password they were given.

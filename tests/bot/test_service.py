@@ -362,3 +362,25 @@ def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> N
         assert row.status == InboundStatus.IGNORED
         assert ADDRESS["steve"] in row.detail and "turn_sheet" in row.detail
         assert row.game_id is not None
+
+
+def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: App) -> None:
+    """issue 5/6: REPLACE hands the seat to a new player; the reply address the old one kept stops working."""
+    from bot import gm as gm_commands
+
+    old_sheet = last_to(racecraft, ADDRESS["kelly"])
+    with racecraft.db.transaction() as session:
+        gm_commands.execute_words(racecraft.shell, session, "REPLACE", "rc1", ["kelly", "kim@example.org", "Kim"],
+                                  actor=GM, via="cli")
+    racecraft.service.send()
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    inbox.deliver(reply_to(old_sheet, "USE 10", sender=ADDRESS["kelly"]))
+    racecraft.service.poll()
+    new_sheet = last_to(racecraft, "kim@example.org")
+    assert new_sheet["Reply-To"].addresses[0].addr_spec != old_sheet["Reply-To"].addresses[0].addr_spec
+    inbox.deliver(reply_to(new_sheet, "USE 2", sender="kim@example.org"))
+    racecraft.service.poll()
+    with racecraft.db.read() as session:
+        texts = session.scalars(select(OrderSubmission.text)).all()
+    assert texts == ["USE 2"], "only the new holder's order counts"
