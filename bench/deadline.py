@@ -1,0 +1,105 @@
+"""deadline: G games x 8 players, every order on file; one tick resolves them all, and every
+results mail is handed to the SMTP server.
+
+Set-up (not timed): G Racecraft games started, their turn sheets marked sent, a valid
+``USE n`` on file for every seat. Timed, in the bot's worker: `Service.tick()` (resolve
+every game, queue 8 results mails and the GM's per game) then `Service.send()` over the real
+`SmtpMailer` to the SMTP sink (aiosmtpd, no onward delivery).
+Reference: the very bytes the bot sent (same number, same sizes), sent again over one
+smtplib connection. Target (performance.md): bot total time <= 1.5 x reference.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.world import World, load_settings, run_worker, setup_games
+
+TARGET = 1.5
+
+
+def put_orders_on_file(spec: dict[str, Any]) -> int:
+    """A valid first-turn order for every seat of every active game (as if mailed in)."""
+    from sqlalchemy import select
+
+    from bot.db import Database
+    from bot.models import OrderSubmission, Seat, Turn
+
+    settings = load_settings(spec)
+    db = Database(settings.database_url)
+    count = 0
+    try:
+        with db.transaction() as session:
+            turns = {t.game_id: t for t in session.scalars(select(Turn).where(Turn.resolved_at.is_(None)))}
+            for seat in session.scalars(select(Seat).order_by(Seat.id)):
+                turn = turns[seat.game_id]
+                session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="mail",
+                                            text=f"USE {seat.id % 11}", received_at=turn.opened_at))
+                count += 1
+    finally:
+        db.dispose()
+    return count
+
+
+def export_sent(spec: dict[str, Any], path: Path) -> list[dict[str, Any]]:
+    """The results mails the bot sent, one file each in directory `path`, for the reference to send again."""
+    from sqlalchemy import select
+
+    from bot.db import Database
+    from bot.models import Outbox, OutboxStatus
+
+    settings = load_settings(spec)
+    db = Database(settings.database_url)
+    mails: list[dict[str, Any]] = []
+    try:
+        path.mkdir(exist_ok=True)
+        with db.read() as session:
+            rows = session.execute(select(Outbox.envelope_from, Outbox.recipient, Outbox.data)
+                                   .where(Outbox.status == OutboxStatus.SENT, Outbox.kind.in_(("results", "results_gm")))
+                                   .order_by(Outbox.id))
+            for i, row in enumerate(rows):
+                file = path / f"{i}.eml"
+                file.write_bytes(row.data)
+                mails.append({"from": row.envelope_from, "to": row.recipient, "file": str(file)})
+    finally:
+        db.dispose()
+    return mails
+
+
+def run(world: World, games: int = 500, *, profile: Path | None = None) -> dict[str, Any]:
+    box = world.mailbox("flagman-deadline")
+    spec = world.settings_spec(address=box, url=world.database_url("deadline"), smtp=True)
+    t0 = time.perf_counter()
+    setup_games(spec, games, prefix="dl")
+    orders = put_orders_on_file(spec)
+    setup_seconds = time.perf_counter() - t0
+    world.sink.reset()
+    bot = run_worker("deadline-bot", {"settings": spec, "log_file": str(world.root / "deadline-bot.log")},
+                     profile=profile)
+    arrived_bot = len(world.sink.messages)
+    mails = export_sent(spec, world.root / "deadline-mails")
+    world.sink.reset()
+    ref = run_worker("deadline-ref", {"host": world.sink.host, "port": world.sink.port, "mails": mails})
+    arrived_ref = len(world.sink.messages)
+    world.sink.reset()
+    ratio = bot["seconds"] / ref["seconds"]
+    expected = games * 9
+    problems = []
+    if bot["resolved"] != games:
+        problems.append(f"resolved {bot['resolved']} of {games} games")
+    if bot["sent"] != expected or arrived_bot != expected or arrived_ref != expected or len(mails) != expected:
+        problems.append(f"mails: bot sent {bot['sent']}, sink got {arrived_bot}; reference sent "
+                        f"{len(mails)}, sink got {arrived_ref}; expected {expected}")
+    met = ratio <= TARGET and not problems
+    avg = ref.get("bytes", 0) / max(1, len(mails))
+    return {
+        "benchmark": "deadline", "games": games, "orders_on_file": orders, "setup_seconds": setup_seconds,
+        "bot": bot, "reference": ref, "mails": expected, "average_mail_bytes": avg,
+        "ratio": ratio, "target": f"<= {TARGET} x reference", "met": met, "problems": problems,
+        "line": (f"deadline {games:>4} games: bot {bot['seconds']:7.2f} s (tick {bot['tick_seconds']:.2f} s, send "
+                 f"{bot['send_seconds']:.2f} s), reference {ref['seconds']:7.2f} s for {expected} mails of "
+                 f"{avg:.0f} bytes, ratio {ratio:.2f} (target <= {TARGET}) {'OK' if met else 'MISSED'}"
+                 + (f" [{'; '.join(problems)}]" if problems else "")),
+    }

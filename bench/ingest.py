@@ -1,0 +1,70 @@
+"""ingest: N order mails in the inbox; the bot works through all of them.
+
+The same N mails are delivered over LMTP into two fresh mailboxes: one for the reference
+(a minimal imapclient loop), one for the bot (`Service.poll` with the real `ImapInbox`; the
+confirmations land in the outbox table, no SMTP needed). Throughput = mails / seconds.
+Target (performance.md): bot >= 0.5 x reference.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.mails import order_mails
+from bench.world import BOT_PASSWORD, World, deliver_all, inbox_count, run_worker, setup_games
+
+MAILS_PER_SEAT = 10  # a seat sends at most this many (the default limit is 30 an hour)
+TARGET = 0.5
+
+
+def prepare(world: World, size: int) -> dict[str, Any]:
+    """Games, mailboxes, mails delivered (not timed). Returns what the runs need."""
+    games = max(1, math.ceil(size / (8 * MAILS_PER_SEAT)))
+    bot_box, ref_box = world.mailbox("flagman"), world.mailbox("reference")
+    spec = world.settings_spec(address=bot_box, url=world.database_url("ingest"))
+    t0 = time.perf_counter()
+    seats = setup_games(spec, games)
+    setup_seconds = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    delivered = deliver_all(world.dovecot, ((mid, data) for _, mid, data in order_mails(seats, size)),
+                            [ref_box, bot_box])
+    deliver_seconds = time.perf_counter() - t0
+    for box in (ref_box, bot_box):
+        if inbox_count(world.dovecot, box) != size:
+            raise RuntimeError(f"{box}: {inbox_count(world.dovecot, box)} mails in the INBOX, not {size}")
+    return {"spec": spec, "bot_box": bot_box, "ref_box": ref_box, "games": games, "delivered": delivered,
+            "setup_seconds": setup_seconds, "lmtp_rate": 2 * delivered / deliver_seconds}
+
+
+def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[str, Any]:
+    prep = prepare(world, size)
+    ref = run_worker("ingest-ref", {"host": world.dovecot.host, "port": world.dovecot.imap_port,
+                                    "user": prep["ref_box"], "password": BOT_PASSWORD})
+    bot = run_worker("ingest-bot", {"settings": prep["spec"], "log_file": str(world.root / "ingest-bot.log")},
+                     profile=profile)
+    left = inbox_count(world.dovecot, prep["bot_box"])
+    processed = inbox_count(world.dovecot, prep["bot_box"], "Processed")
+    ref_rate = ref["fetched"] / ref["seconds"]
+    bot_rate = bot["fetched"] / bot["seconds"]
+    ratio = bot_rate / ref_rate
+    problems = []
+    if bot["fetched"] != size or left or processed != size:
+        problems.append(f"bot fetched {bot['fetched']}, {left} left in INBOX, {processed} in Processed")
+    applied = bot["outcomes"].get("applied", 0)
+    if applied != size:
+        problems.append(f"only {applied} of {size} applied: {bot['outcomes']}")
+    return {
+        "benchmark": "ingest", "size": size, "games": prep["games"],
+        "bot": {**bot, "mails_per_second": bot_rate, "cpu_ms_per_mail": 1000 * bot["cpu_seconds"] / size},
+        "reference": {**ref, "mails_per_second": ref_rate},
+        "lmtp_deliveries_per_second": prep["lmtp_rate"],
+        "ratio": ratio, "target": f">= {TARGET} x reference", "met": ratio >= TARGET and not problems,
+        "problems": problems,
+        "line": (f"ingest   {size:>6} mails: bot {bot_rate:8.1f} mails/s, reference {ref_rate:8.1f} mails/s, "
+                 f"ratio {ratio:.3f} (target >= {TARGET}) {'OK' if ratio >= TARGET and not problems else 'MISSED'}"
+                 f"; bot CPU {1000 * bot['cpu_seconds'] / size:.2f} ms/mail, peak RSS {bot['peak_rss_mb']:.0f} MB"
+                 + (f" [{'; '.join(problems)}]" if problems else "")),
+    }

@@ -1,0 +1,95 @@
+"""The benchmarks, one command: ``.venv/bin/python -m bench [options]`` (see bench/README.md).
+
+Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
+``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
+ratio against the reference measured in the same run, and writes bench/results/<time>.json.
+The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
+when one failed to run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+import traceback
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench import deadline, ingest, latency, scale
+from bench.world import world
+
+ALL = ("ingest", "deadline", "latency", "scale")
+DEFAULT = ("ingest", "deadline", "latency")
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default=",".join(DEFAULT),
+                        help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
+                             "scale takes long and runs only when named)")
+    parser.add_argument("--size", type=int, default=None,
+                        help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
+                             "mails = min(100, size) (default 100); scale sizes are fixed")
+    parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
+    parser.add_argument("--full", action="store_true", help="scale also at 50,000 mails")
+    parser.add_argument("--scale-sizes", default=None, help="scale sizes, e.g. 200,2000 (overrides --full)")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile the bot's side of ingest and deadline into bench/results/*.prof "
+                             "(slows the bot: ratios are then not comparable)")
+    parser.add_argument("--out", type=Path, default=None, help="the JSON file (default bench/results/<time>.json)")
+    args = parser.parse_args(argv)
+    args.only = tuple(name.strip() for name in args.only.split(",") if name.strip())
+    unknown = [name for name in args.only if name not in ALL]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(ALL)}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = args.out or RESULTS / f"{stamp}-{args.db}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    prof = (lambda name: out.with_name(f"{out.stem}-{name}.prof")) if args.profile else (lambda name: None)
+    size = args.size
+    results: dict[str, Any] = {
+        "started": stamp, "db": args.db, "python": sys.version.split()[0], "machine": platform.platform(),
+        "cpus": __import__("os").cpu_count(), "benchmarks": {},
+    }
+    failed = False
+    print(f"flagman benchmarks on {args.db}; servers on 127.0.0.1 ({', '.join(args.only)})", flush=True)
+    with world(args.db) as w:
+        results["dovecot"] = ".".join(map(str, w.dovecot.version))
+        for name in args.only:
+            t0 = time.perf_counter()
+            try:
+                if name == "ingest":
+                    result = ingest.run(w, size or 5000, profile=prof("ingest"))
+                elif name == "deadline":
+                    result = deadline.run(w, max(1, (size or 5000) // 10), profile=prof("deadline"))
+                elif name == "latency":
+                    result = latency.run(w, min(100, size or 100))
+                else:
+                    sizes = (tuple(int(s) for s in args.scale_sizes.split(",")) if args.scale_sizes
+                             else scale.FULL_SIZES if args.full else scale.SIZES)
+                    result = scale.run(w, sizes)
+            except Exception as exc:  # noqa: BLE001 - report it, go on with the others
+                failed = True
+                result = {"benchmark": name, "error": "".join(traceback.format_exception(exc)),
+                          "line": f"{name:<8} FAILED TO RUN: {exc!r}"}
+            result["wall_seconds"] = time.perf_counter() - t0
+            results["benchmarks"][name] = result
+            print(result["line"], flush=True)
+            out.write_text(json.dumps(results, indent=2, default=str))
+    print(f"results: {out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

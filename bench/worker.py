@@ -1,0 +1,185 @@
+"""The measured side of each benchmark, in a process of its own.
+
+``python -m bench.worker MODE [--profile FILE] < args.json`` prints one JSON line. Start-up
+(imports, settings) is not timed; each mode times only its work. Peak RSS is the process's
+``VmHWM`` at the end (imports included: that is what the service costs).
+
+Modes:
+  ingest-bot     Service.poll over the real ImapInbox until the inbox is empty
+  ingest-ref     the reference: imapclient, batches of 100 UIDs, FETCH BODY.PEEK[], parse
+                 each with email.message_from_bytes(policy=default), one UID MOVE per batch
+  deadline-bot   Service.tick (every game resolves) then Service.send over SmtpMailer
+  deadline-ref   the same number of pre-rendered mails of the same sizes over one smtplib
+                 connection
+  service        the bot's service loop (bot.scheduler.Runner, IDLE on) until stdin closes
+"""
+
+from __future__ import annotations
+
+import cProfile
+import json
+import logging
+import resource
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.world import load_settings
+
+
+def peak_rss_mb() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str, Any]:
+    profiler = cProfile.Profile() if profile else None
+    cpu0, t0 = _cpu(), time.perf_counter()
+    if profiler is not None:
+        profiler.enable()
+    result = work()
+    if profiler is not None:
+        profiler.disable()
+    elapsed, cpu = time.perf_counter() - t0, _cpu() - cpu0
+    if profiler is not None and profile:
+        profiler.dump_stats(profile)
+    return {"seconds": elapsed, "cpu_seconds": cpu, "peak_rss_mb": peak_rss_mb(), **result}
+
+
+# -- ingest ---------------------------------------------------------------------------------
+
+def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    from bot.app import build_app
+
+    settings = load_settings(args["settings"])
+    app = build_app(settings)
+    service = app.service
+
+    def work() -> dict[str, Any]:
+        report = service.poll()
+        return {"fetched": report.fetched, "outcomes": report.outcomes, "duplicates": report.duplicates}
+
+    try:
+        return _timed(work, profile)
+    finally:
+        app.close()
+
+
+def ingest_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    from email import message_from_bytes, policy
+
+    from imapclient import IMAPClient
+
+    def work() -> dict[str, Any]:
+        client = IMAPClient(args["host"], args["port"], ssl=False, timeout=30)
+        client.login(args["user"], args["password"])
+        client.select_folder("INBOX")
+        uids = sorted(client.search(["ALL"]))
+        parsed = 0
+        for start in range(0, len(uids), 100):
+            batch = uids[start:start + 100]
+            for _uid, item in client.fetch(batch, ["BODY.PEEK[]"]).items():
+                message_from_bytes(item[b"BODY[]"], policy=policy.default)
+                parsed += 1
+            client.move(batch, "Processed")
+        client.logout()
+        return {"fetched": parsed}
+
+    return _timed(work, profile)
+
+
+# -- deadline -------------------------------------------------------------------------------
+
+def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    from bot.app import build_app
+
+    settings = load_settings(args["settings"])
+    app = build_app(settings)
+    service = app.service
+    marks: dict[str, float] = {}
+
+    def work() -> dict[str, Any]:
+        t0 = time.perf_counter()
+        resolved = service.tick()
+        marks["tick"] = time.perf_counter() - t0
+        report = service.send()
+        marks["send"] = time.perf_counter() - t0 - marks["tick"]
+        return {"resolved": len(resolved), "sent": report.sent, "failed": report.failed, "retrying": report.retrying}
+
+    try:
+        result = _timed(work, profile)
+    finally:
+        app.close()
+    return {**result, "tick_seconds": marks.get("tick"), "send_seconds": marks.get("send")}
+
+
+def deadline_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    import smtplib
+
+    mails = [(m["from"], m["to"], Path(m["file"]).read_bytes()) for m in args["mails"]]
+    # The files are read before the clock starts: the reference sends pre-rendered mail.
+    def work() -> dict[str, Any]:
+        conn = smtplib.SMTP(args["host"], args["port"], timeout=30)
+        conn.ehlo()
+        for sender, to, data in mails:
+            conn.sendmail(sender, [to], data)
+        conn.quit()
+        return {"sent": len(mails), "bytes": sum(len(d) for _, _, d in mails)}
+
+    return _timed(work, profile)
+
+
+# -- the service (latency) --------------------------------------------------------------------
+
+def service(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
+    from bot.app import build_app
+    from bot.scheduler import Runner
+
+    settings = load_settings(args["settings"])
+    app = build_app(settings)
+    runner = Runner(app)
+    runner.start()
+    print(json.dumps({"ready": True}), flush=True)
+    sys.stdin.read()  # until the benchmark closes our stdin
+    runner.stop()
+    return {"peak_rss_mb": peak_rss_mb()}
+
+
+MODES: dict[str, Callable[[dict[str, Any], str | None], dict[str, Any]]] = {
+    "ingest-bot": ingest_bot,
+    "ingest-ref": ingest_ref,
+    "deadline-bot": deadline_bot,
+    "deadline-ref": deadline_ref,
+    "service": service,
+}
+
+
+def main(argv: list[str]) -> int:
+    mode = argv[0]
+    profile = argv[argv.index("--profile") + 1] if "--profile" in argv else None
+    args = json.loads(sys.stdin.readline())
+    # As the service logs (bot.cli.setup_logging: INFO, one line per mail), into a file.
+    log_file = args.get("log_file")
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s",
+                        **({"filename": log_file} if log_file else {"stream": sys.stderr}))
+    for noisy in ("alembic", "apscheduler", "imapclient", "sqlalchemy"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    result = MODES[mode](args, profile)
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

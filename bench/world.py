@@ -1,0 +1,240 @@
+"""The benchmarks' world: real servers on 127.0.0.1, databases, bot settings, games.
+
+The servers are the test harness's (`tests.servers`): a private Dovecot (IMAP + LMTP), an
+SMTP sink (aiosmtpd, no onward delivery) and, with ``--db postgresql``, a private
+PostgreSQL cluster. The bot itself runs in a worker process (`bench.worker`), so that it
+competes with nobody for the GIL (the SMTP sink runs in a thread of the main process) and
+its peak memory is its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import shutil
+import smtplib
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.mails import Seat
+from tests.servers import Dovecot, Postgres, SmtpSink
+
+SECRET = "bench-site-secret"
+BOT_PASSWORD = "bot-password"
+REPO = Path(__file__).resolve().parent.parent
+_serial = itertools.count(1)
+
+
+@dataclass
+class World:
+    dovecot: Dovecot
+    sink: SmtpSink
+    root: Path
+    db_kind: str = "sqlite"
+    postgres: Postgres | None = None
+    # Called by the sink for every mail it accepts (the latency benchmark times arrivals).
+    on_arrival: list[Any] = field(default_factory=list)
+
+    def database_url(self, name: str) -> str:
+        """A fresh, migrated database."""
+        from bot.db import migrate
+
+        if self.db_kind == "sqlite":
+            url = f"sqlite:///{self.root / f'{name}-{next(_serial)}.sqlite'}"
+        else:
+            assert self.postgres is not None
+            url = self.postgres.create_database(f"bench_{name}_{next(_serial)}")
+        migrate(url)
+        return url
+
+    def mailbox(self, name: str) -> str:
+        """A fresh Dovecot user (its own INBOX/Processed/Failed) for the bot or the reference."""
+        return self.dovecot.add_user(f"{name}-{next(_serial)}@bench.test", BOT_PASSWORD)
+
+    def settings_spec(self, *, address: str, url: str, smtp: bool = False,
+                      extra: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+        """What a worker needs to build the bot's Settings (see `load_settings`)."""
+        data: dict[str, Any] = {
+            "bot": {"address": address, "timezone": "Europe/London"},
+            "database": {"url": url},
+            "inbox": {"kind": "imap", "host": self.dovecot.host, "port": self.dovecot.imap_port,
+                      "security": "none", "username": address, "timeout": 30.0},
+            "outbox": ({"kind": "smtp", "host": self.sink.host, "port": self.sink.port, "security": "none",
+                        "timeout": 30.0} if smtp else {"kind": "maildir", "path": str(self.root / "outbox")}),
+        }
+        for section, values in (extra or {}).items():
+            data.setdefault(section, {}).update(values)
+        return {"data": data, "env": {"FLAGMAN_SECRET": SECRET, "FLAGMAN_IMAP_PASSWORD": BOT_PASSWORD},
+                "base_dir": str(self.root)}
+
+
+def load_settings(spec: dict[str, Any]) -> Any:
+    from bot.settings import parse_settings
+
+    return parse_settings(spec["data"], env=spec["env"], base_dir=Path(spec["base_dir"]), source="bench")
+
+
+@contextlib.contextmanager
+def world(db_kind: str = "sqlite") -> Iterator[World]:
+    """Start Dovecot, the SMTP sink (and PostgreSQL); stop them all at the end."""
+    if db_kind not in ("sqlite", "postgresql"):
+        raise ValueError(f"--db must be sqlite or postgresql, not {db_kind!r}")
+    root = Path(tempfile.mkdtemp(prefix="fm-bench-", dir="/tmp"))
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, root, True)
+        dovecot = Dovecot()
+        stack.callback(dovecot.cleanup)
+        dovecot.start()
+        sink = SmtpSink()
+        stack.callback(sink.stop)
+        sink.start()
+        postgres = None
+        if db_kind == "postgresql":
+            postgres = Postgres()
+            stack.callback(postgres.cleanup)
+            postgres.start()
+        w = World(dovecot, sink, root, db_kind, postgres)
+        original = sink._record
+
+        def record(mail: Any) -> None:  # timestamps arrivals for the latency benchmark
+            for hook in list(w.on_arrival):
+                hook(mail)
+            original(mail)
+
+        sink._record = record  # type: ignore[method-assign]
+        yield w
+
+
+# -- games --------------------------------------------------------------------------------
+
+def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players: int = 8) -> list[Seat]:
+    """`games` Racecraft games of `players` each, started; their turn sheets marked sent.
+
+    Not timed. Returns every seat with its signed reply address.
+    """
+    from sqlalchemy import update
+
+    from bot.app import build_app
+    from bot.games import PlayerSpec, create_game
+    from bot.inbox import MaildirInbox
+    from bot.mailer import MaildirMailer
+    from bot.models import Outbox, OutboxStatus
+
+    settings = load_settings(spec)
+    root = Path(spec["base_dir"])
+    app = build_app(settings, inbox=MaildirInbox(root / "unused-inbox"), mailer=MaildirMailer(root / "unused-outbox"))
+    seats: list[Seat] = []
+    try:
+        shell = app.shell
+        for start in range(0, games, 50):
+            with app.db.transaction() as session:
+                for g in range(start, min(games, start + 50)):
+                    name = f"{prefix}{g + 1}"
+                    specs = [PlayerSpec(f"s{p + 1}", f"{name}-p{p + 1}@players.test", f"Racer {g + 1}.{p + 1}")
+                             for p in range(players)]
+                    create_game(shell, session, kind="racecraft", name=name, players=specs,
+                                gm_address=f"gm-{name}@players.test", deadline="48h", seed=g + 1)
+                    seats += [Seat(name, s.seat, s.address, s.name, shell.reply_address(name, s.seat)) for s in specs]
+        with app.db.transaction() as session:
+            session.execute(update(Outbox).values(status=OutboxStatus.SENT))
+    finally:
+        app.close()
+    return seats
+
+
+# -- delivery -------------------------------------------------------------------------------
+
+def deliver_all(dovecot: Dovecot, mails: Iterable[tuple[str, bytes]], mailboxes: Sequence[str],
+                connections: int = 3) -> int:
+    """Deliver every mail into every mailbox over LMTP, on a few connections in parallel."""
+    lock = threading.Lock()
+    source = iter(mails)
+    count = 0
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        nonlocal count
+        try:
+            with dovecot.lmtp_connection() as conn:
+                while True:
+                    with lock:
+                        item = next(source, None)
+                    if item is None:
+                        return
+                    _, data = item
+                    for box in mailboxes:
+                        conn.sendmail("player@players.test", [box], data)
+                    with lock:
+                        count += 1
+        except (smtplib.SMTPException, OSError) as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise RuntimeError(f"LMTP delivery failed: {errors[0]!r}")
+    return count
+
+
+def inbox_count(dovecot: Dovecot, user: str, folder: str = "INBOX") -> int:
+    client = dovecot.imap_client(user, folder=None)
+    try:
+        return int(client.folder_status(folder, [b"MESSAGES"])[b"MESSAGES"])
+    finally:
+        client.logout()
+
+
+# -- workers --------------------------------------------------------------------------------
+
+def run_worker(mode: str, args: dict[str, Any], *, profile: Path | None = None, timeout: float = 7200) -> dict[str, Any]:
+    """Run `python -m bench.worker MODE` with `args` (JSON on stdin); its JSON answer."""
+    command = [sys.executable, "-m", "bench.worker", mode]
+    if profile is not None:
+        command += ["--profile", str(profile)]
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run(command, input=json.dumps(args), capture_output=True, text=True, cwd=REPO,
+                          env=env, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"worker {mode} failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"worker {mode} gave no answer:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+@contextlib.contextmanager
+def started_worker(mode: str, args: dict[str, Any]) -> Iterator[subprocess.Popen[str]]:
+    """A long-running worker (the latency benchmark's service); stopped by closing its stdin."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-m", "bench.worker", mode], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(args) + "\n")
+    proc.stdin.flush()
+    try:
+        ready = proc.stdout.readline()
+        if not ready.startswith("{"):
+            proc.kill()
+            raise RuntimeError(f"worker {mode} did not start: {ready}{proc.stderr.read() if proc.stderr else ''}")
+        yield proc
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
