@@ -7,6 +7,7 @@ directly; the CLI and the service use `build_app(settings)`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, cast
 
 from bot.clock import Clock, SystemClock
 from bot.db import Database
@@ -16,6 +17,8 @@ from bot.mailer import MaildirMailer, Mailer
 from bot.render import Renderer
 from bot.service import Service
 from bot.settings import Settings
+
+Security = Literal["tls", "starttls", "none"]  # checked by bot.settings.validate
 
 
 @dataclass
@@ -49,7 +52,7 @@ def build_inbox(settings: Settings) -> Inbox:
 
     return ImapInbox(
         host=cfg.host, port=cfg.port, username=cfg.username, password=settings.secrets.imap_password,
-        security=cfg.security, folder=cfg.folder, processed_folder=cfg.processed_folder,
+        security=cast(Security, cfg.security), folder=cfg.folder, processed_folder=cfg.processed_folder,
         failed_folder=cfg.failed_folder, max_size=settings.limits.max_mail_bytes, batch_size=cfg.batch_size,
         timeout=cfg.timeout,
     )
@@ -61,7 +64,7 @@ def build_mailer(settings: Settings) -> Mailer:
         return MaildirMailer(settings.resolve_path(cfg.path))
     from bot.smtp import SmtpMailer
 
-    return SmtpMailer(host=cfg.host, port=cfg.port, security=cfg.security, username=cfg.username,
+    return SmtpMailer(host=cfg.host, port=cfg.port, security=cast(Security, cfg.security), username=cfg.username,
                       password=settings.secrets.smtp_password, timeout=cfg.timeout)
 
 

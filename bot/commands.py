@@ -92,7 +92,7 @@ GM_VERBS = {spec.verb: spec for spec in GM_COMMANDS}
 
 _JOIN_RE = re.compile(r"^JOIN\s+(\S+)(?:\s+(.+?))?\s*$", re.I)
 _RESIGN_RE = re.compile(r"^RESIGN\s+(\S+)\s*$", re.I)
-_SIMPLE = {"HELP": Help(), "STATUS": Status(), "ORDERS": ShowOrders()}
+_SIMPLE: dict[str, PlayerCommand] = {"HELP": Help(), "STATUS": Status(), "ORDERS": ShowOrders()}
 
 
 @dataclass(frozen=True, slots=True)

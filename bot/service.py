@@ -441,7 +441,8 @@ class Service:
     def _join(self, session: Session, raw: RawMail, inbound: Inbound, join: Join) -> Outcome:
         from bot import signups
 
-        return signups.join(self, session, raw, inbound, join)
+        outcome: Outcome = signups.join(self, session, raw, inbound, join)
+        return outcome
 
     def _dispatch(self, session: Session, raw: RawMail, inbound: Inbound, who: Who, commands: MailCommands) -> Outcome:
         seat = who.seat
@@ -450,8 +451,8 @@ class Service:
         if commands.gm:
             from bot import gm
 
-            for command in commands.gm:
-                handled.append(gm.run(self, session, inbound, command))
+            for gm_command in commands.gm:
+                handled.append(gm.run(self, session, inbound, gm_command))
             if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
                 gm.leftover(self, session, inbound, who, commands.orders_text)
         for command in commands.player:

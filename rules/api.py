@@ -115,7 +115,7 @@ class OrderProblem:
         return cls(line_no, line, error.reason, kind)
 
 
-O = TypeVar("O")
+O = TypeVar("O")  # noqa: E741 - O for Orders, beside S for State: the protocol reads Game[S, O]
 S = TypeVar("S")
 
 

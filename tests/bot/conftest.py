@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from bot.app import App
-from bot.db import Database, migrate
-from tests.helpers import fresh_database
+from bot.db import Database
 from bot.games import PlayerSpec, create_game
 from bot.render import Renderer
 from bot.settings import AuthSettings, BotSettings, DatabaseSettings, Secrets, Settings
 from bot.testing import FakeClock, FakeInbox, FakeMailer
+from tests.helpers import fresh_database
 
 RACERS = (
     PlayerSpec("kelly", "kelly@example.org", "Kelly", "Europe/London"),

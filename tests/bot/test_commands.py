@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from bot.commands import GM_COMMANDS, GmCommand, Help, Join, Resign, ShowOrders, Status, parse_commands
+from bot.commands import (
+    GM_COMMANDS,
+    GmCommand,
+    Help,
+    Join,
+    Resign,
+    ShowOrders,
+    Status,
+    parse_commands,
+)
 
 
 def test_player_commands_and_orders_are_told_apart() -> None:

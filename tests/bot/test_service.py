@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from bot.app import App
 from bot.auth import signed_address
 from bot.inbox import Folder
-from bot.models import InboundMessage, InboundStatus, Outbox, OrderSubmission, Quarantine, Turn
+from bot.models import InboundMessage, InboundStatus, OrderSubmission, Outbox, Quarantine, Turn
 from bot.testing import FakeInbox, FakeMailer, body_of, plain_mail, reply_to
 from rules import find_game
 from tests.bot.conftest import BOT, GM, RACERS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.settings import Settings, SettingsError, _SECTIONS, load_settings, parse_settings
+from bot.settings import _SECTIONS, Settings, SettingsError, load_settings, parse_settings
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
 

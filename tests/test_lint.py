@@ -1,0 +1,25 @@
+"""The house rules that tools check: ruff over the tree, mypy over the code (strict on rules/)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", *argv], cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+def test_ruff_finds_nothing() -> None:
+    """conventions.md: everything configured in pyproject.toml; DTZ (aware datetimes only) included."""
+    done = run("ruff", "check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout[-5000:]
+
+
+def test_mypy_passes_strict_on_rules_and_on_the_shell() -> None:
+    """conventions.md: mypy strict on rules/."""
+    done = run("mypy", "--no-incremental", "rules", "bot")
+    assert done.returncode == 0, done.stdout[-5000:]
