@@ -159,3 +159,64 @@ def test_a_turn_page_of_the_archive_renders_in_chromium_with_every_image(tmp_pat
         assert int(width) == on_disk.width, f"{src} did not load (naturalWidth {width})"
     css = re.search(r'data-css="([^"]*)"', dom)
     assert css is not None and css.group(1) == "760px", "style.css was not applied"
+
+
+PHONE = """<!DOCTYPE html>
+<html><body style="margin:0">
+<iframe id="mail" src="mail.html" width="360" height="2400" style="border:0"></iframe>
+<script>
+window.addEventListener("load", function () {
+  var doc = document.getElementById("mail").contentDocument;
+  var img = doc.images[0];
+  document.body.setAttribute("data-width", doc.documentElement.scrollWidth);
+  document.body.setAttribute("data-img", img ? img.naturalWidth + "x" + img.getBoundingClientRect().width : "none");
+});
+</script>
+</body></html>
+"""
+
+
+@pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz", "racecraft"])
+def test_a_results_mail_fits_a_phone_screen(tmp_path: Path, kind: str) -> None:
+    """issue 11.1: the HTML part is laid out for phone screens: at 360 px nothing makes the
+    mail wider than the screen (wide tables scroll inside), and the picture scales down."""
+    from email.message import EmailMessage
+
+    from rules import find_game
+
+    binary = chromium()
+    settings = make_settings(tmp_path)
+    migrate(settings.database_url)
+    app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
+              inbox=FakeInbox(), mailer=FakeMailer())
+    try:
+        count = max(find_game(kind).min_players, 4)
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind=kind, name="g1", gm_address=GM, deadline="24h", seed=4,
+                        players=[PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i}", "UTC") for i in range(count)])
+        for _ in range(3):
+            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.service.tick()
+        app.service.send()
+        mailer = app.mailer
+        assert isinstance(mailer, FakeMailer)
+        msg: EmailMessage = mailer.messages("p0@example.org")[-1]
+    finally:
+        app.close()
+    html_part = msg.get_body(("html",))
+    assert html_part is not None
+    source: str = html_part.get_content()
+    for part in msg.walk():
+        if part.get_content_type() == "image/png":
+            cid = str(part["Content-ID"]).strip("<>")
+            (tmp_path / "picture.png").write_bytes(part.get_content())
+            source = source.replace(f"cid:{cid}", "picture.png")  # what a mail client does with cid:
+    (tmp_path / "mail.html").write_text(source, encoding="utf-8")
+    (tmp_path / "phone.html").write_text(PHONE, encoding="utf-8")
+    dom = run_browser(binary, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
+                      "--virtual-time-budget=10000", "--window-size=500,2400", (tmp_path / "phone.html").as_uri())
+    width = re.search(r'data-width="(\d+)"', dom)
+    img = re.search(r'data-img="(\d+)x([\d.]+)"', dom)
+    assert width is not None and img is not None, "the probe did not run"
+    assert int(width.group(1)) <= 360, f"the mail is {width.group(1)} px wide on a 360 px screen"
+    assert int(img.group(1)) > 0 and float(img.group(2)) <= 360
