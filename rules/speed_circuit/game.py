@@ -268,7 +268,7 @@ class SpeedCircuit:
 
     def drop_player(self, state: RaceState, player: PlayerId) -> RaceState:
         car = state.car(player)
-        dropped = replace(car, status=Status.OUT, space=None, speed=0, note="dropped", out_turn=state.race_turn)
+        dropped = replace(car, status=Status.OUT, space=None, speed=0, note="dropped", out_turn=state.race_turn, pit=None, off_track=0, overflow=False)
         new = state.with_car(dropped)
         if new.phase is Phase.RACE and not new.racing():
             new = replace(new, phase=Phase.FINISHED)

@@ -79,7 +79,14 @@ def private_lines(state: RaceState, car: Car) -> list[str]:
         lines.append(f"Corner {car.corner_run.corner}: paid for +{car.corner_run.tier * 20}")
     if car.line_run is not None:
         lines.append(f"On racing line {car.line_run.line}")
-    if state.phase is Phase.RACE and car.status is Status.RACING and car.space is not None:
+    if car.pit is not None:
+        stage = "entrance lane: next turn slow to the pit limit, then new tyres" if car.pit.stage.value == "entrance" else "pit lane: next turn back onto the track"
+        lines.append(f"In the pits ({stage}); fitting {car.pit.tyre.value}")
+    elif car.off_track and car.space is not None:
+        lines.append(f"{'Beside the track after the pits' if car.overflow else 'Off track'} beside {car.space}" + ("" if car.overflow else ": 1 wear and 1 skill lost each turn you end off track"))
+    if not car.ran_both_compounds() and car.design is not None:
+        lines.append("You have not yet run both tyre compounds: pit (PIT PRIME|OPTION from a red-arrow space) before the end")
+    if state.phase is Phase.RACE and car.status is Status.RACING and (car.space is not None or car.pit is not None):
         lines.append(f"Next turn you may plot {limits(car, state.track).describe()}")
     return lines
 

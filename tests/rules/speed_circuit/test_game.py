@@ -201,3 +201,16 @@ def test_flagman_play_a_whole_three_lap_race_with_eight_cars(track: str) -> None
     assert all(c.status is Status.FINISHED and c.ran_both_compounds() for c in state.cars)
     assert any(e["kind"] == "pit" for t in out["turns"] for e in t["events"])
     assert out["turns"][-1]["players"]["ann"]["lap"] == 3
+
+
+def test_safe_plot_steers_around_a_blocked_lane() -> None:
+    """Issue 10 item 6 / §8: the safe plot avoids lanes blocked by other cars: its path
+    goes round a parked car instead of braking behind it."""
+    state = race(TRACK, [car("ann", "B10", TRACK, speed=60), car("bob", "B12", TRACK, speed=0)])
+    plot = GAME.default_orders(state, "ann")
+    assert plot[0] == SpeedOrder(100)
+    path = plot[1]
+    assert isinstance(path, PathOrder) and path.kind is PathKind.LANES and "B" not in [("ABC")[i] for i in path.lanes[1:2]]
+    after = GAME.resolve(state, {"ann": plot, "bob": GAME.parse_orders(state, "bob", "SPEED 0").orders}, random.Random(0))
+    assert "brakes" not in " ".join(e.text for e in after.events)
+    assert after.state.car("ann").progress == state.car("ann").progress + 5

@@ -189,3 +189,34 @@ def test_version_one_states_still_load() -> None:
     assert GAME.load_state(old) == state
     with pytest.raises(StateError):
         GAME.load_state({**data, "version": 3})
+
+
+def test_safe_plot_makes_the_compulsory_stop_on_the_last_lap() -> None:
+    """Issue 10 item 6 / §8 / P4: the safe plot plans the compulsory pit stop in the last lap
+    it can still be made: it holds back to end on a pit-entry arrow slowly enough to reach
+    the pit limit by free braking, pits, changes to the compound not yet run, and rejoins."""
+    from rules.speed_circuit.plot import PitOrder
+
+    state = race(TRACK, [pit_car("ann", "B10", speed=100)], laps=1)
+    first = GAME.default_orders(state, "ann")
+    assert first[0].mph == 80 and not any(isinstance(o, PitOrder) for o in first)  # type: ignore[union-attr]
+    seen_pit = False
+    for _ in range(4):
+        orders = GAME.default_orders(state, "ann")
+        assert GAME.parse_orders(state, "ann", GAME.format_orders(orders)).ok
+        seen_pit = seen_pit or any(isinstance(o, PitOrder) for o in orders)
+        state = GAME.resolve(state, {"ann": orders}, random.Random(0)).state
+    ann = state.car("ann")
+    assert seen_pit and ann.ran_both_compounds() and ann.tyres is Tyre.OPTION and ann.on_track
+
+
+def test_safe_plot_does_not_pit_a_compliant_car_or_before_the_last_lap() -> None:
+    """§8 safe plot: no stop when both compounds were run, nor before the last lap."""
+    from rules.speed_circuit.plot import PitOrder
+
+    done = race(TRACK, [pit_car("ann", "B12", speed=60, tyres_used=(Tyre.PRIME, Tyre.OPTION))], laps=1)
+    assert not any(isinstance(o, PitOrder) for o in GAME.default_orders(done, "ann"))
+    early = race(TRACK, [pit_car("ann", "B12", speed=60)], laps=2)
+    assert not any(isinstance(o, PitOrder) for o in GAME.default_orders(early, "ann"))
+    last = race(TRACK, [pit_car("ann", "B12", speed=60)], laps=1)
+    assert any(isinstance(o, PitOrder) and o.tyre is Tyre.OPTION for o in GAME.default_orders(last, "ann"))
