@@ -202,7 +202,7 @@ def draw(scene: Scene) -> Picture:
         label = f"{row['place']}. {shorten(player, 12)}"
         state = status.get(player, "")
         if state and state != "racing":
-            label += f" ({shorten(state, 24)})"
+            label += f" ({shorten(state.split(' (')[0], 12)})"  # the detail is in the alt text and the table
         sheet.text((cx - 66, y), label, 12, BLACK, "lm")
     key_y = top + (len(order) + 2) * line_h
     crash_mark(d, cx - 74, key_y, 5)
