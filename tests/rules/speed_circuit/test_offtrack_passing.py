@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rules.speed_circuit import GAME
 from rules.speed_circuit.car import LineRun, Status
 from rules.speed_circuit.model import OffTrackRemoval
 from rules.speed_circuit.plot import limits
@@ -180,3 +181,17 @@ def test_no_racing_line_while_passing() -> None:
     assert ann.space == "A9" and ann.wear == 8
     on_line = race(TRACK, [car("ann", "A5", TRACK, speed=80, line_run=LineRun("T1", 0))])
     assert turn(on_line, {"ann": "SPEED 80\nLINE"}).state.car("ann").wear == 9
+
+
+def test_a_finisher_off_track_is_last_of_that_turn() -> None:
+    """Seed "Race Finish": "Any car that finishes the race off track or in a spin, finishes
+    last of the cars that also finished the race this turn" (P27)."""
+    # ann, off track, ends 1 row past the line (the edge spaces ahead are taken, so she
+    # cannot rejoin); bob ends on the line, 0 rows past: more rows past would put ann first
+    cars = [car("ann", "C23", TRACK, lap=2, speed=40, off_track=1), car("bob", "B23", TRACK, lap=2, speed=20)]
+    cars += [car("cat", "C24", TRACK, lap=1, speed=0), car("dan", "C1", TRACK, lap=2, speed=0)]
+    state = race(TRACK, cars, laps=2)
+    after = turn(state, {"ann": "SPEED 40", "bob": "SPEED 20", "cat": "SPEED 0", "dan": "SPEED 0"}).state
+    assert after.car("ann").status is Status.FINISHED and after.car("bob").status is Status.FINISHED
+    assert after.car("ann").finish_key[2] == -1 and after.car("bob").finish_key[2] == 0  # type: ignore[index]
+    assert [g[0] for g in GAME.standings(after)][:2] == ["bob", "ann"]
