@@ -195,3 +195,13 @@ def test_a_finisher_off_track_is_last_of_that_turn() -> None:
     assert after.car("ann").status is Status.FINISHED and after.car("bob").status is Status.FINISHED
     assert after.car("ann").finish_key[2] == -1 and after.car("bob").finish_key[2] == 0  # type: ignore[index]
     assert [g[0] for g in GAME.standings(after)][:2] == ["bob", "ann"]
+
+
+def test_off_track_after_half_the_movement_already_used_stops() -> None:
+    """P22: "The total movement this turn becomes that many spaces; if already reached, it
+    stops": at 60, half is 20 (1 space), and the car had already moved 1 when its second
+    pass failed."""
+    state = race(TRACK, walled(11, 12, ann_speed=60))
+    after = turn(state, {**parked(state), "ann": "SPEED 60\nPASS YES"}, 1, 2, 2, 2, 1)
+    ann = after.state.car("ann")
+    assert ann.off_track == -1 and ann.space == "A11" and ann.speed == 20

@@ -160,3 +160,17 @@ def test_cars_that_moved_before_the_crash_do_not_roll() -> None:
     assert after.state.car("dan").space == "B11"
     nxt = turn(after.state, {"dan": "SPEED 40"})
     assert "chance table" not in texts(nxt.events)
+
+
+def test_slip_through_a_corner_with_cornering_paid() -> None:
+    """Seed: "Cars may slipstream through a corner as long as all other slipstreaming rules
+    are obeyed"; P17: cornering is paid at the slipper's plotted speed. ann has paid +60 for
+    T1 (2 wear and the chance table, bypassed) and slips on through it at no more cost."""
+    cars = [car("bob", "B1", TRACK, lap=2, speed=120), car("ann", "B24", TRACK, lap=1, speed=120)]
+    state = race(TRACK, cars, laps=3)
+    plots = {"bob": "SPEED 120\nSKILL CHANCE", "ann": "SPEED 120\nSLIP 2\nSKILL CHANCE"}
+    after = turn(state, plots)
+    ann = after.state.car("ann")
+    assert after.state.car("bob").space == "B7"
+    assert ann.progress == state.car("ann").progress + 8
+    assert TRACK.space(ann.space).corner == "T1" and (ann.wear, ann.skill) == (7, 4)  # type: ignore[arg-type]
