@@ -220,3 +220,27 @@ def test_safe_plot_does_not_pit_a_compliant_car_or_before_the_last_lap() -> None
     assert not any(isinstance(o, PitOrder) for o in GAME.default_orders(early, "ann"))
     last = race(TRACK, [pit_car("ann", "B12", speed=60)], laps=1)
     assert any(isinstance(o, PitOrder) and o.tyre is Tyre.OPTION for o in GAME.default_orders(last, "ann"))
+
+
+def test_pit_crew_penalty_costs_a_space() -> None:
+    """Pit Crew Test Table: "10-12: -1 Space" (no skill bypass: P5), applied to the pit-lane
+    position (P28); the car re-enters a row further back."""
+    state = race(TRACK, [in_pits("ann", PitStage.ENTRANCE, 16, 1, skill=6)], laps=3)
+    after = turn(state, {"ann": "SPEED 40\nPUSH YES\nSKILL ALL"}, 6, 6)
+    assert after.state.car("ann").pit.progress == TRACK.rows + 15  # type: ignore[union-attr]
+    assert after.state.car("ann").skill == 6
+    out = turn(after.state, {"ann": "SPEED 40"})
+    assert out.state.car("ann").space == "C15"
+
+
+def test_a_car_from_the_pits_that_does_not_get_on_track_is_off_track() -> None:
+    """Seed: "all cars must end up on track by the end of the next turn": a car left beside
+    the track that cannot rejoin in that turn is off track (and pays for it, P22)."""
+    from tests.rules.speed_circuit.helpers import car as plain
+
+    blockers = [pit_car(n, f"C{r}", speed=0) for n, r in (("bob", 17), ("cat", 18))]
+    waiting = replace(plain("ann", "C16", TRACK, speed=40, design=DESIGN), off_track=1, overflow=True)
+    state = race(TRACK, [waiting, *blockers], laps=3)
+    after = turn(state, {"ann": "SPEED 40", "bob": "SPEED 0", "cat": "SPEED 0"})
+    ann = after.state.car("ann")
+    assert ann.off_track == 1 and not ann.overflow and (ann.wear, ann.skill) == (8, 5)

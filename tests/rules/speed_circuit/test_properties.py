@@ -43,9 +43,11 @@ def passed_a_speed_test(events: tuple[Event, ...], player: str) -> bool:
     staggered=st.booleans(),
 )
 def test_random_legal_races_keep_every_invariant(track: str, players: int, laps: int, seed: int, staggered: bool) -> None:
-    """Over random legal races: no two cars ever share a space; wear and skill never go
-    negative; speeds stay within the car's limits except by a passed test; progress never
-    goes back; every turn replays identically; parse(format(o)) == o; load(dump(s)) == s;
+    """Over random legal races (with slips, forced passes and pit stops asked for): no two
+    cars ever share a space on track; finishers that did not run both compounds are
+    classified after those that did (P4); wear and skill never go negative; speeds stay
+    within the car's limits except by a passed test; progress never goes back (but for a
+    pit crew's -1 space); every turn replays identically; parse(format(o)) == o; load(dump(s)) == s;
     the standings are always a permutation of the players."""
     names = list(NAMES[:players])
     options = {"track": track, "laps": str(laps), "lane_change": "staggered" if staggered else "aligned"}
@@ -74,6 +76,9 @@ def test_random_legal_races_keep_every_invariant(track: str, players: int, laps:
         assert len(spaces) == len(set(spaces))
         standing = [p for group in GAME.standings(state) for p in group]
         assert sorted(standing) == sorted(names)
+        # P4: finishers that ran both compounds come before those that did not
+        compliant = [state.car(p).ran_both_compounds() for p in standing if state.car(p).status is Status.FINISHED]
+        assert compliant == sorted(compliant, reverse=True)
         for car in state.cars:
             assert car.wear >= 0 and car.skill >= 0
             old = before.car(car.player)
