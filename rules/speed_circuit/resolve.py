@@ -763,7 +763,7 @@ class RaceTurn:
             return (-stop.progress, stop.arrival)
 
         ordered = sorted(movers, key=key)
-        served: dict[tuple[str, ...], str] = {}
+        served: dict[tuple[str, ...], tuple[str, int]] = {}
         exits: list[Mover] = []
         for m in ordered:
             car = self.cars[m.player]
@@ -785,8 +785,8 @@ class RaceTurn:
                     self.say("pit", f"{m.player} spins slowing for the pits: replots 0 and stays in the entrance lane", m.player)
                     continue
             team = self.state.options.team_of(m.player)
-            mate = served.get(team)
-            if mate is not None:
+            mate, entered = served.get(team, ("", 0))
+            if mate and entered == stop.entered:
                 # seed "If playing with teams": two team-mates in the entrance lane in one
                 # turn stacked their pit; the car further down goes on, the other waits 3
                 # spaces on in the entrance lane and shares the first car's crew result
@@ -795,7 +795,7 @@ class RaceTurn:
                 shared = f", and shares {mate}'s crew result ({shift:+d})" if shift else ""
                 self.say("pit", f"{m.player}'s team stacked its pit behind {mate}: {m.player} waits, 3 spaces on in the entrance lane{shared}", m.player)
                 continue
-            served[team] = m.player
+            served[team] = (m.player, stop.entered)
             self.change_tyres(m)
 
         for m in exits:

@@ -150,6 +150,9 @@ def test_team_stacking() -> None:
     assert bob.pit.stage is PitStage.ENTRANCE and bob.pit.progress == TRACK.rows + 15 + 3 + 1  # type: ignore[union-attr]
     alone = race(TRACK, cars, laps=3)
     assert turn(alone, {"ann": "SPEED 40", "bob": "SPEED 40"}).state.car("bob").pit.stage is PitStage.LANE  # type: ignore[union-attr]
+    apart = [cars[0], replace(cars[1], pit=replace(cars[1].pit, entered=2))]  # entered on different turns
+    both = turn(race(TRACK, apart, laps=3, teams=(("ann", "bob"),)), {"ann": "SPEED 40", "bob": "SPEED 40"}).state
+    assert both.car("bob").pit.stage is PitStage.LANE  # type: ignore[union-attr]
 
 
 def test_finishers_that_did_not_run_both_compounds_are_classified_last() -> None:
