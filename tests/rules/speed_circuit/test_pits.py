@@ -247,3 +247,20 @@ def test_a_car_from_the_pits_that_does_not_get_on_track_is_off_track() -> None:
     after = turn(state, {"ann": "SPEED 40", "bob": "SPEED 0", "cat": "SPEED 0"})
     ann = after.state.car("ann")
     assert ann.off_track == 1 and not ann.overflow and (ann.wear, ann.skill) == (8, 5)
+
+
+def test_part_two_options() -> None:
+    """§6 flags as game options: optional slip rules (P17), failed-pass charge (P20),
+    off-track removal (P23), tyre rule (P4) and teams (pit stacking); bad values refused."""
+    from rules.api import OptionError
+    from rules.speed_circuit.model import OffTrackRemoval, parse_options
+
+    o = parse_options({"optional_slip": "yes", "failed_pass": "decel", "offtrack_removal": "neither", "tyre_rule": "disqualify", "teams": "ann+bob, cat+dan"})
+    assert o.optional_slip and o.failed_pass_decel and o.offtrack_removal is OffTrackRemoval.BOTH_MISSING
+    assert o.tyre_rule is TyreRule.DISQUALIFY and o.teams == (("ann", "bob"), ("cat", "dan"))
+    assert o.team_of("cat") == ("cat", "dan") and o.team_of("eve") == ("eve",)
+    for bad in ({"optional_slip": "maybe"}, {"failed_pass": "x"}, {"tyre_rule": "x"}, {"teams": "ann+ann"}, {"teams": "ann+bob,bob+cat"}):
+        with pytest.raises(OptionError):
+            parse_options(bad)
+    with pytest.raises(OptionError, match="not a player"):
+        GAME.new_game(["ann", "bob"], {"teams": "ann+zed"}, random.Random(0))
