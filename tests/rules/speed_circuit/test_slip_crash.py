@@ -174,3 +174,19 @@ def test_slip_through_a_corner_with_cornering_paid() -> None:
     assert after.state.car("bob").space == "B7"
     assert ann.progress == state.car("ann").progress + 8
     assert TRACK.space(ann.space).corner == "T1" and (ann.wear, ann.skill) == (7, 4)  # type: ignore[arg-type]
+
+
+def test_crash_involvement_behind_a_two_wide_crash_row_costs_two_chips() -> None:
+    """Crash mods: only -1 when 3 or more rows past a crash row that is not 3-wide, so the
+    skill bypass costs the chance table's usual 2 chips (P5), not 1."""
+    from tests.rules.speed_circuit.helpers import bundled
+
+    harbour = bundled("harbour_loop")
+    cars = [car("bob", "B21", harbour, speed=140), car("cat", "A20", harbour, speed=160, skill=6)]
+    state = race(harbour, cars, laps=3)
+    # bob: 140 into the 120 T2 (2-wide) is 20 over, PAY ROLL: 12, crash on course in B25
+    after = turn(state, {"bob": "SPEED 140\nPAY ROLL", "cat": "SPEED 160\nLINE\nSKILL CRASH"}, 6, 6)
+    assert harbour.width(25) == 2 and after.state.car("bob").status is Status.OUT
+    cat = after.state.car("cat")
+    assert cat.space == "A28" and cat.skill == 4
+    assert "spends 2 skill to pass the chance table (3 rows past bob's crash in row 25, -1)" in texts(after.events)
