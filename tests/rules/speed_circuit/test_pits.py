@@ -264,3 +264,13 @@ def test_part_two_options() -> None:
             parse_options(bad)
     with pytest.raises(OptionError, match="not a player"):
         GAME.new_game(["ann", "bob"], {"teams": "ann+zed"}, random.Random(0))
+
+
+def test_re_entry_past_the_line_on_the_last_lap_finishes() -> None:
+    """Seed: a crew result may move a car "forwards ... off of the pit lane ... pretend that
+    the entrance and pit lanes can extend as needed"; P27: a car back on track at or beyond
+    the line on its last lap has finished."""
+    state = race(TRACK, [in_pits("ann", PitStage.LANE, TRACK.rows + 1, 1, tyres_used=(Tyre.PRIME, Tyre.OPTION))], laps=1)
+    after = turn(state, {"ann": "SPEED 40"})
+    assert after.state.car("ann").status is Status.FINISHED
+    assert "crosses the finish line" in texts(after.events)
