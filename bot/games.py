@@ -121,6 +121,14 @@ def submissions(session: Session, turn: Turn, seat: Seat) -> list[OrderSubmissio
     )
 
 
+def turn_submissions(session: Session, turn: Turn) -> dict[int, list[OrderSubmission]]:
+    """Every seat's submissions for `turn` in one query: seat id -> `submissions(turn, seat)`."""
+    by_seat: dict[int, list[OrderSubmission]] = {}
+    for sub in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)):
+        by_seat.setdefault(sub.seat_id, []).append(sub)
+    return by_seat
+
+
 def orders_on_file(rules: Rules[Any, Any], state: Any, seat: Seat, subs: Sequence[OrderSubmission]) -> tuple[Any, ...] | None:
     """The seat's orders now: every valid submission folded with the game's merge rule."""
     merged: tuple[Any, ...] | None = None
@@ -263,11 +271,12 @@ def closing_time(game: Game, turn: Turn) -> datetime | None:
 
 
 def all_orders_in(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn) -> bool:
+    by_seat = turn_submissions(session, turn)  # one query, not one per seat (bench: deadline)
     for name in rules.expected_players(state):
         seat = seat_named(game, name)
         if seat is None:
             return False
-        subs = submissions(session, turn, seat)
+        subs = by_seat.get(seat.id, [])
         if not any(s.source in ("mail", "gm") for s in subs):
             return False
         on_file = orders_on_file(rules, state, seat, subs)
@@ -302,9 +311,10 @@ def compute(session: Session, game: Game, rules: Rules[Any, Any], state: Any, tu
     """Resolve the turn's state with what is on file (no writes): used by resolve and PREVIEW."""
     orders: dict[str, tuple[Any, ...]] = {}
     defaulted: list[str] = []
+    by_seat = turn_submissions(session, turn)
     for name in sorted(rules.expected_players(state)):
         seat = seat_named(game, name)
-        on_file = orders_on_file(rules, state, seat, submissions(session, turn, seat)) if seat else None
+        on_file = orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) if seat else None
         if on_file is None:
             on_file = nmr_default(rules, state, seat)[0] if seat else rules.default_orders(state, name)
             defaulted.append(name)
@@ -414,9 +424,10 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any
     ctx = base_context(shell, game, rules)
     missing = []
     if turn is not None:
+        by_seat = turn_submissions(session, turn)
         for name in sorted(rules.expected_players(state)):
             seat = seat_named(game, name)
-            if seat is None or orders_on_file(rules, state, seat, submissions(session, turn, seat)) is None:
+            if seat is None or orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) is None:
                 missing.append(name)
     ctx.update({
         "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
