@@ -115,6 +115,13 @@ _MAX_MARKER_LINE = 1000
 _MAX_PARTS = 200
 
 _SYNTHETIC_DOMAIN = "flagman.invalid"
+# A Message-ID we may quote back: printable ASCII, no space or angle bracket, no encoded word.
+_MESSAGE_ID_RE = re.compile(r"(?!.*=\?)[!-;=?-~]+")
+# An address the bot may answer: no whitespace, control characters, quotes, comments or other
+# specials (RFC 5322 3.2.3) on either side of the one "@", and a domain of non-empty
+# dot-separated labels; non-ASCII letters are fine (SMTPUTF8).
+_ADDR_CHAR = r'[^\s@<>"(),:;\[\]\\\x00-\x1f\x7f-\x9f'
+_SENDER_RE = re.compile(_ADDR_CHAR + r"]+@" + _ADDR_CHAR + r".]+(?:\." + _ADDR_CHAR + r".]+)*")
 
 
 # What the stdlib parser and lxml raise on hostile input, as far as it has been seen; anything
@@ -997,7 +1004,18 @@ def _parse(
         defects.append("several From headers: the first is used")
     sender_name, from_addr = _first_address(_unfold(from_value))
     from_addr = _unsurrogate(from_addr).strip()
-    sender = from_addr.lower() if re.fullmatch(r"[^\s@<>]+@[^\s@<>]+", from_addr) else ""
+    # A sender we may write to: a plain local part and domain. Quoted local parts and
+    # specials are legal but never a player's; a reply to one would be a malformed envelope
+    # (or a header built from hostile text), so such mail counts as having no usable From.
+    sender = from_addr.lower() if _SENDER_RE.fullmatch(from_addr) else ""
+    if sender and not sender.isascii():
+        # A domain in Unicode (a U-label) is the same domain as its A-label, which is what a
+        # reply can carry in its headers; one that has no A-label cannot be answered.
+        local, _, domain = sender.rpartition("@")
+        try:
+            sender = f"{local}@{domain.encode('idna').decode('ascii')}" if not domain.isascii() else sender
+        except UnicodeError:
+            sender = ""
     sender_name = decode_words(sender_name)
 
     recipients: list[str] = []
@@ -1010,6 +1028,12 @@ def _parse(
     message_id = _msgid(_unfold(headers.first("message-id") or ""))
     if len(message_id) > _MAX_MESSAGE_ID:
         defects.append("Message-ID too long: replaced")
+        message_id = ""
+    elif message_id and not _MESSAGE_ID_RE.fullmatch(message_id):
+        # Our replies quote it in In-Reply-To/References, and the stdlib decodes an encoded
+        # word there when it writes the header: "=?utf-8?q?=0D=0ABcc:...?=" would become a
+        # header of the attacker's choosing (found by tests/security/test_fuzz_service.py).
+        defects.append("Message-ID not printable ASCII: replaced")
         message_id = ""
     if not message_id:
         message_id = f"{content_hash}@{_SYNTHETIC_DOMAIN}"

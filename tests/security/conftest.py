@@ -141,8 +141,14 @@ class Bot:
         return [row.recipient for row in self.outbox()]
 
 
+@pytest.fixture(scope="session")
+def renderer() -> Renderer:
+    """One template environment for all (compiling the templates is most of a bot's start-up)."""
+    return Renderer()
+
+
 @pytest.fixture
-def make_bot(template_db: Path, tmp_path: Path) -> Iterator[Callable[..., Bot]]:
+def make_bot(template_db: Path, tmp_path: Path, renderer: Renderer) -> Iterator[Callable[..., Bot]]:
     made: list[App] = []
 
     def make(**auth: object) -> Bot:
@@ -154,7 +160,7 @@ def make_bot(template_db: Path, tmp_path: Path) -> Iterator[Callable[..., Bot]]:
         clock = FakeClock()
         inbox = FakeInbox(max_size=MAX_MAIL_BYTES)
         mailer = FakeMailer()
-        app = App(settings=settings, db=Database(url), clock=clock, renderer=Renderer(), inbox=inbox, mailer=mailer)
+        app = App(settings=settings, db=Database(url), clock=clock, renderer=renderer, inbox=inbox, mailer=mailer)
         made.append(app)
         with app.db.read() as session:  # the turn sheets of the template are history
             baseline = session.scalar(select(func.max(Outbox.id))) or 0

@@ -140,4 +140,8 @@ mail("inject_subject_player.eml", [], "USE 2\n",
      subject="=?utf-8?q?orders=0D=0ABcc=3A_victim=40example=2Ecom=0D=0A=0D=0Abody?=")
 mail("inject_crlf_in_name_raw.eml", [], "HELLO\n", to="flagman@example.org",
      frm='"Evil\r\n Bcc: victim@example.com" <mallory2@evil.example>', subject="hi")
+
+mail("inject_message_id.eml", [], "HELLO\n", to="flagman@example.org", frm="mallory3@evil.example",
+     mid="=?utf-8?q?=0D=0ABcc:_victim=40example.com=0D=0A=0D=0AClick_here?=x", subject="hi")
+mail("inject_message_id_player.eml", [], "USE 2\n", mid="=?utf-8?q?=0D=0AX-Injected:_yes?=y")
 print(n, "files")

@@ -47,7 +47,11 @@ def check_outgoing(row: Outbox) -> EmailMessage:
     for name in ("Cc", "Bcc", "Resent-To", "Resent-Bcc"):
         assert msg[name] is None, f"{name} in a mail the bot wrote"
     assert msg.get_all("To") and len(msg.get_all("To")) == 1
-    assert "\r" not in str(msg["Subject"]) and "\n" not in str(msg["Subject"])
+    for name, value in msg.items():
+        assert "\r" not in str(value) and "\n" not in str(value), f"a line break in {name}"
+    assert msg["X-Injected"] is None
+    # Nothing but the bot's own text in the body: no injected blank line moved headers into it.
+    assert b"Click_here" not in row.data and b"Click here" not in row.data
     # mail-interface.md: what stops auto-responders, and what lets us recognise our own mail.
     assert msg["Auto-Submitted"] in ("auto-generated", "auto-replied")
     assert msg["Precedence"] == "bulk"
