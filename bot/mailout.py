@@ -39,14 +39,15 @@ class _MemoRegistry(HeaderRegistry):
 
     The stdlib builds a new class for every header it parses and re-parses equal values
     (From, Precedence, Content-Type ... are the same in every mail); here each class is built
-    once per name and each short string value parsed once. Header objects are immutable, so
+    once per name, and each short string value or single Address parsed once (a player's To
+    and Reply-To recur in every mail to them). Header objects are immutable, so
     sharing them between mails is safe (the bytes are the same: bench/README.md).
     """
 
     def __init__(self) -> None:
         super().__init__()
         self._classes: dict[str, type[BaseHeader]] = {}
-        self._values: dict[tuple[str, str], BaseHeader] = {}
+        self._values: dict[tuple[str, ...], BaseHeader] = {}
         self.shared: set[int] = set()  # ids of the header objects held in _values
 
     def __getitem__(self, name: str) -> type[BaseHeader]:
@@ -57,9 +58,13 @@ class _MemoRegistry(HeaderRegistry):
         return cls
 
     def __call__(self, name: str, value: Any) -> BaseHeader:
-        if type(value) is not str or len(value) > 300:
+        key: tuple[str, ...]
+        if type(value) is Address:  # From, To, Reply-To: one address, the same in many mails
+            key = (name.lower(), value.display_name, value.username, value.domain)
+        elif type(value) is str and len(value) <= 300:
+            key = (name.lower(), value)
+        else:
             return super().__call__(name, value)
-        key = (name.lower(), value)
         header = self._values.get(key)
         if header is None or header.name != name:
             if len(self._values) > 4096:

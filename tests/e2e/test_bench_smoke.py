@@ -8,15 +8,79 @@ and the JSON file are written.
 
 from __future__ import annotations
 
+import email.policy
 import json
+import random
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench.mails import STYLES, Seat, order_mail
 from bench.run import main
+from bot import mailout
+from bot.render import RenderedMail
+from bot.settings import parse_settings
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+def _compose_both(monkeypatch: pytest.MonkeyPatch, cases: list[dict[str, object]]) -> tuple[list[bytes], list[bytes]]:
+    """Each case composed twice with the memoised policies, and with the stdlib's plain ones."""
+    config = parse_settings({"bot": {"address": "flagman@bench.test", "name": "Flagmän Bot"}},
+                            env={"FLAGMAN_SECRET": "x"}, base_dir=Path("."), source="test")
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+    def run() -> list[bytes]:
+        counter = iter(range(10**9))
+        monkeypatch.setattr(mailout.secrets, "token_hex", lambda n: f"{next(counter):016x}")
+        random.seed(7)  # the stdlib's MIME boundaries
+        return [mailout.compose(config, now, **case)[2] for _ in range(2) for case in cases]  # type: ignore[arg-type]
+
+    memoised = run()
+    with monkeypatch.context() as m:
+        m.setattr(mailout, "_BUILD", email.policy.default)
+        m.setattr(mailout, "_POLICY", email.policy.default.clone(max_line_length=998, linesep="\r\n"))
+        plain = run()
+    return memoised, plain
+
+
+NAMES = ["Kelly", "José Müller", "李小龍", 'A "quoted" name', "x" * 80, "O'Brien, Pat", "", "=?utf-8?q?enc?="]
+SUBJECTS = ["[rc1] Results of Turn 1", "Ünïcode ✓ " * 3, "long " * 260, "=?utf-8?q?x?= literal", "a\tb"]
+
+
+def test_memoised_compose_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compose speed-up (bench: memoised header registry, each shared header folded once)
+    changes no byte: every mail equals the stdlib's plain composition, also when composed again."""
+    cases: list[dict[str, object]] = []
+    for i in range(120):
+        case: dict[str, object] = dict(
+            kind="results", to=mailout.Recipient(f"p{i % 7}@players.test", NAMES[i % len(NAMES)]),
+            rendered=RenderedMail(SUBJECTS[i % len(SUBJECTS)], "Hello ✓\nUSE 5\n-- \nFlagman\n" * (1 + i % 3)),
+            reply_to=None if i % 4 == 0 else f"flagman+rc{i % 3}.s1.abc@bench.test",
+            in_reply_to="" if i % 2 else f"<m{i}@x>", auto_replied=bool(i % 2))
+        if hasattr(mailout, "HtmlBody") and i % 3 == 0:
+            images = (mailout.InlineImage("pic@x", bytes(range(256)), "race.png"),) if i % 2 else ()
+            case["html"] = mailout.HtmlBody("<p>Hello ✓</p>" * (1 + i % 4), images)
+        cases.append(case)
+    memoised, plain = _compose_both(monkeypatch, cases)
+    assert memoised == plain
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.text(max_size=40), subject=st.text(min_size=1, max_size=120), local=st.from_regex(r"[a-z0-9.+-]{1,20}", fullmatch=True))
+def test_memoised_compose_is_the_same_for_any_name_and_subject(name: str, subject: str, local: str) -> None:
+    """Property: for any display name and subject, memoised compose == the stdlib's, twice over."""
+    if any(c in name for c in "\r\n") or not subject.split():
+        return  # Address refuses CR/LF in a name; an all-blank subject is not a subject
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        case: dict[str, object] = dict(kind="confirmation", to=mailout.Recipient(f"{local}@players.test", name),
+                                       rendered=RenderedMail(subject, "USE 1\n"), reply_to=f"flagman+{local}@bench.test")
+        memoised, plain = _compose_both(monkeypatch, [case])
+    assert memoised == plain
+
+
+pytestmark = [pytest.mark.e2e]
 
 
 def test_every_mail_style_parses_to_its_order() -> None:
@@ -36,6 +100,7 @@ def test_every_mail_style_parses_to_its_order() -> None:
             assert quoted not in inbound.text, (style, inbound.text)
 
 
+@pytest.mark.slow
 def test_the_benchmarks_run_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """performance.md: one command runs ingest, deadline, latency and scale and writes the JSON."""
     out = tmp_path / "results.json"
