@@ -5,8 +5,8 @@ Read only from the public view and the round's public events: the terrain from t
 ``map_legend``, its square, heading and status from the public table, where it started the
 round from the view before, and crash squares from the ``crash`` events.
 
-The game publishes where a car started and ended the round and what it drove, not each
-square in between: the path is drawn from start to end (see the report of issue 11).
+The path this round is the view's ``paths`` extra (each square the car drove through), or a
+straight line from start to end where a view has none.
 """
 
 from __future__ import annotations
@@ -100,10 +100,21 @@ def draw(scene: Scene) -> Picture:
     on_square: dict[tuple[int, int], int] = {}
     r = max(5.0, cell * 0.42)
     # Paths under the cars.
+    trails = now.get("paths", {})
     for car in cars:
         start, end = squares_before.get(car["player"]), car["square"]
-        if start is not None and end is not None and start != end:
+        # The squares the car drove through, when the game names them (the view's "paths");
+        # else a straight line from where it started the round to where it ended.
+        trail = [sq for sq in (_square(t) for t in trails.get(car["player"], ())) if sq is not None]
+        if start is not None and trail and trail[0] != start:
+            trail.insert(0, start)
+        if len(trail) >= 2:
+            pts = [centre(sq) for sq in trail]
+        elif start is not None and end is not None and start != end:
             pts = [centre(start), centre(end)]
+        else:
+            pts = []
+        if pts:
             d.line(pts, fill=WHITE, width=6)
             dotted_path(d, pts, PLAYER_COLOURS[car["index"] % len(PLAYER_COLOURS)], width=3, dash=5, gap=3)
     for car in cars:
