@@ -14,10 +14,19 @@ from pathlib import Path
 from typing import Any
 
 from bench.mails import order_mails
-from bench.world import BOT_PASSWORD, World, deliver_all, inbox_count, run_worker, setup_games
+from bench.world import (
+    BOT_PASSWORD,
+    World,
+    deliver_all,
+    inbox_count,
+    move_back,
+    run_worker,
+    setup_games,
+)
 
 MAILS_PER_SEAT = 10  # a seat sends at most this many (the default limit is 30 an hour)
 TARGET = 0.5
+REFERENCE_RUNS = 3
 
 
 def prepare(world: World, size: int) -> dict[str, Any]:
@@ -41,8 +50,16 @@ def prepare(world: World, size: int) -> dict[str, Any]:
 
 def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[str, Any]:
     prep = prepare(world, size)
-    ref = run_worker("ingest-ref", {"host": world.dovecot.host, "port": world.dovecot.imap_port,
-                                    "user": prep["ref_box"], "password": BOT_PASSWORD})
+    # The reference is short and Dovecot-bound, so a busy machine moves it most: it runs
+    # REFERENCE_RUNS times over the same mails (moved back between runs) and the median counts.
+    refs = []
+    for attempt in range(REFERENCE_RUNS):
+        if attempt:
+            move_back(world.dovecot, prep["ref_box"])
+        refs.append(run_worker("ingest-ref", {"host": world.dovecot.host, "port": world.dovecot.imap_port,
+                                              "user": prep["ref_box"], "password": BOT_PASSWORD}))
+    ref = sorted(refs, key=lambda r: r["seconds"])[len(refs) // 2]
+    ref["runs_seconds"] = [r["seconds"] for r in refs]
     bot = run_worker("ingest-bot", {"settings": prep["spec"], "log_file": str(world.root / "ingest-bot.log")},
                      profile=profile)
     left = inbox_count(world.dovecot, prep["bot_box"])
@@ -51,6 +68,8 @@ def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[
     bot_rate = bot["fetched"] / bot["seconds"]
     ratio = bot_rate / ref_rate
     problems = []
+    if any(r["fetched"] != size for r in refs):
+        problems.append(f"reference fetched {[r['fetched'] for r in refs]}, not {size}")
     if bot["fetched"] != size or left or processed != size:
         problems.append(f"bot fetched {bot['fetched']}, {left} left in INBOX, {processed} in Processed")
     applied = bot["outcomes"].get("applied", 0)

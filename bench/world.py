@@ -195,6 +195,18 @@ def inbox_count(dovecot: Dovecot, user: str, folder: str = "INBOX") -> int:
         client.logout()
 
 
+def move_back(dovecot: Dovecot, user: str, source: str = "Processed") -> int:
+    """Move every mail of `source` back into the INBOX (to run the reference again)."""
+    client = dovecot.imap_client(user, folder=source)
+    try:
+        uids = client.search(["ALL"])
+        if uids:
+            client.move(uids, "INBOX")
+        return len(uids)
+    finally:
+        client.logout()
+
+
 # -- workers --------------------------------------------------------------------------------
 
 def run_worker(mode: str, args: dict[str, Any], *, profile: Path | None = None, timeout: float = 7200) -> dict[str, Any]:
