@@ -57,6 +57,20 @@ class ImapUnavailable(ImapError):
     """The server could not be reached or kept dropping the connection."""
 
 
+def _forget_responses(client: IMAPClient) -> None:
+    """Drop the untagged responses imaplib kept and nobody reads.
+
+    imaplib keeps every untagged response no command asked for (one ``* n EXPUNGE`` per mail
+    a UID MOVE moved, a COPYUID per batch, EXISTS/RECENT news) until the connection closes,
+    so a service that stays connected would grow by an entry a mail, forever (found by
+    tests/e2e/test_soak.py). Nothing here reads them once a command has completed; SELECT
+    flushes them anyway.
+    """
+    kept = getattr(getattr(client, "_imap", None), "untagged_responses", None)
+    if isinstance(kept, dict):
+        kept.clear()
+
+
 def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -328,6 +342,7 @@ class ImapInbox:
                     RawMail(key=f"{uidvalidity}:{uid}", data=bodies.get(uid), size=sizes[uid],
                             headers=heads.get(uid))
                 )
+        _forget_responses(client)
         return mails
 
     @staticmethod
@@ -413,6 +428,7 @@ class ImapInbox:
                     client.uid_expunge(list(batch))  # RFC 4315: only these UIDs
                 else:
                     client.expunge()
+        _forget_responses(client)
 
     def wait(self, timeout: float) -> bool:
         """Block up to `timeout` s for new mail; True if some came (or may have come).
