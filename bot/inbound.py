@@ -1013,9 +1013,11 @@ def _parse(
         # reply can carry in its headers; one that has no A-label cannot be answered.
         local, _, domain = sender.rpartition("@")
         try:
-            sender = f"{local}@{domain.encode('idna').decode('ascii')}" if not domain.isascii() else sender
+            a_label = domain.encode("idna").decode("ascii") if not domain.isascii() else domain
         except UnicodeError:
-            sender = ""
+            a_label = ""
+        # The codec does not check the result (nameprep can map a character to a space).
+        sender = f"{local}@{a_label}" if re.fullmatch(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*", a_label) else ""
     sender_name = decode_words(sender_name)
 
     recipients: list[str] = []

@@ -144,4 +144,7 @@ mail("inject_crlf_in_name_raw.eml", [], "HELLO\n", to="flagman@example.org",
 mail("inject_message_id.eml", [], "HELLO\n", to="flagman@example.org", frm="mallory3@evil.example",
      mid="=?utf-8?q?=0D=0ABcc:_victim=40example.com=0D=0A=0D=0AClick_here?=x", subject="hi")
 mail("inject_message_id_player.eml", [], "USE 2\n", mid="=?utf-8?q?=0D=0AX-Injected:_yes?=y")
+mail("from_bad_idna.eml", [], "HELLO\n", to="flagman@example.org", frm="Seb <seb@\udcb8xample.net>", subject="hi")
+mail("from_unicode_domain.eml", [], "HELLO\n", to="flagman@example.org", frm="J\u00fcrgen <juergen@b\u00fccher.example>",
+     subject="hi")
 print(n, "files")
