@@ -252,14 +252,21 @@ class Service:
         if head is not None and head.ignore is not None:
             detail += f"; {head.ignore.value}: {head.ignore_detail}"
         elif head is not None and sender:
-            seat = session.scalars(select(Seat).join(Player).join(Game).where(
-                Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)).first()
-            gm_game = None if seat else session.scalars(select(Game).where(
-                Game.gm_address == sender, Game.status != GameStatus.FINISHED)).first()
+            # The seat of a signed reply address (whatever the From), else of the From.
+            tag = tag_in_recipients(self.settings.bot.address, head.recipients)
+            signed = verify_tag(tag, self.shell.secrets_in_force) if tag else None
+            tagged = G.find_game_row(session, signed.game) if signed else None
+            seat = G.seat_named(tagged, signed.seat) if tagged and signed else None
+            seat = seat if seat is not None and seat.active else session.scalars(
+                select(Seat).join(Player).join(Game).where(
+                    Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)).first()
+            gm_game = None if seat else (tagged if signed and signed.seat == GM_SEAT else session.scalars(
+                select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)).first())
             game = seat.game if seat else gm_game
+            to = seat.player.address if seat else gm_game.gm_address if gm_game else sender
             if game is not None and self._told_today(session, sender, "over the size limit") == 0:
                 limit = self.settings.limits.max_mail_bytes
-                self._notice(session, head, sender, seat.player.name if seat else "GM", "Your mail was too big",
+                self._notice(session, head, to, seat.player.name if seat else "GM", "Your mail was too big",
                              f'Your mail "{head.subject[:100]}" was {raw.size // 1024} kB, over the limit of '
                              f"{limit // 1024} kB for mail to this address, so it was not read. Send your orders "
                              "as plain text, without attachments. (This note is sent at most once a day.)",

@@ -166,3 +166,33 @@ def test_many_forged_strangers_get_a_bounded_number_of_notices(bot: Bot, make_bo
     bot.poll()
     assert len(bot.recipients()) == 50
     assert sum(1 for r in bot.rows() if "notices to strangers" in r.detail) == 150
+
+
+def test_an_over_cap_reply_from_another_address_is_told_to_the_registered_one(bot: Bot) -> None:
+    """Gap (a): over the cap through the signed reply address, from any From: the seat is known from
+    the header alone, and the note goes to the seat's registered address."""
+    bot.deliver(big_mail("seb.phone@elsewhere.example", bot.signed("seb"), 2 * MAX_MAIL_BYTES,
+                         message_id="<big-phone@elsewhere.example>"))
+    bot.poll()
+    (row,) = bot.rows()
+    assert row.status == "refused" and "told" in row.detail
+    assert bot.recipients() == [ADDRESS["seb"]]
+
+
+def test_forged_and_over_cap_mail_is_listed_in_the_gms_digest(bot: Bot) -> None:
+    """mail-interface.md: a From that fails the policy is shown in the digest, told or not; so is mail
+    over the size limit."""
+    from bot.digest import send_digest
+    from bot.testing import body_of
+
+    for n in range(3):
+        bot.deliver(plain_mail(ADDRESS["seb"], BOT, "[rc1]", "USE 10", message_id=f"<forged-d{n}@evil>"))
+    bot.deliver(big_mail(ADDRESS["kelly"], BOT, 2 * MAX_MAIL_BYTES, message_id="<big-d@client.example>"))
+    bot.poll()
+    with bot.app.db.transaction() as session:
+        assert send_digest(bot.app.shell, session, "gm@example.org", force=True)
+    bot.service.send()
+    digest = body_of(bot.mailer.messages("gm@example.org")[-1])
+    failed = digest.split("Failed authentication", 1)[1].split("Unknown senders", 1)[0]
+    assert failed.count(ADDRESS["seb"]) == 3
+    assert "over the size limit" in digest and ADDRESS["kelly"] in digest
