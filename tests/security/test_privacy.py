@@ -149,3 +149,23 @@ def test_nothing_of_a_turn_is_out_before_it_is_resolved(bot: Bot) -> None:
     previews = [r for r in before if "PREVIEW" in texts(r) or "preview" in r.kind]
     assert previews and all(r.recipient == GM for r in previews)
     assert len(RACERS) == 5
+
+
+def test_a_replaced_seat_gets_a_new_password_only_its_new_holder_learns(bot: Bot) -> None:
+    """GM REPLACE: the new holder's turn sheet tells them a fresh password; the old password no
+    longer admits mail, and the outgoing player is not told the new one."""
+    from bot.gm import execute
+
+    old = bot.secret("seb")
+    with bot.app.db.transaction() as session:
+        result = execute(bot.app.shell, session, "REPLACE", "rc1", ("seb", "newseb@example.net"), actor=GM, via="cli")
+    assert result.ok, result.text
+    bot.service.send()
+    new = bot.secret("seb")
+    assert new != old
+    holders = [r.recipient for r in bot.outbox() if new in texts(r)]
+    assert holders and set(holders) == {"newseb@example.net"}
+    bot.deliver(plain_mail(ADDRESS["seb"], BOT, "orders", f"USE 2\nPASSWORD {old}"))
+    bot.deliver(plain_mail("newseb@example.net", BOT, "orders", f"USE 2\nPASSWORD {old}"))
+    bot.poll()
+    assert bot.orders() == 0
