@@ -220,7 +220,9 @@ def compose(
     msg["Message-ID"] = message_id
     if reply_to:
         msg["Reply-To"] = Address(display_name=settings.bot.name, addr_spec=reply_to)
-    if in_reply_to:
+    if in_reply_to and in_reply_to.isprintable() and in_reply_to.isascii() and "=?" not in in_reply_to:
+        # A second line of defence (bot.inbound already sanitises Message-IDs): a quoted-back
+        # id must never carry a line break or an encoded word into our headers.
         msg["In-Reply-To"] = in_reply_to
         msg["References"] = in_reply_to
     msg["Auto-Submitted"] = "auto-replied" if auto_replied else "auto-generated"

@@ -481,12 +481,12 @@ class Service:
         problems = list(commands.problems)
         if problems:
             text = "\n".join(f'"{p.line}": {p.reason}' for p in problems)
-            to, name = (seat.player.address, seat.player.name) if seat else (inbound.sender, "GM")
+            to, name = (seat.player.address, seat.player.name) if seat else (self._gm_address(who, inbound), "GM")
             self._notice(session, inbound, to, name, "Command not understood", text, error=True, game=game, seat=seat)
         if commands.orders_text.strip() and not (commands.gm and not seat):
             if seat is None:
                 if who.gm_of and not who.seat:
-                    self._notice(session, inbound, inbound.sender, "GM",
+                    self._notice(session, inbound, self._gm_address(who, inbound), "GM",
                                  "Lines not understood", "These lines are neither GM commands nor orders:\n\n"
                                  + commands.orders_text + "\n\nSend HELP for the GM commands.", error=True, game=game)
                     self._record(session, raw, inbound, InboundStatus.REFUSED, "GM mail with lines not understood", game=game)
@@ -496,7 +496,7 @@ class Service:
                 return Outcome(InboundStatus.REFUSED, "ambiguous game")
             return self._orders(session, raw, inbound, seat, commands.orders_text)
         if not handled and not problems:
-            to, name = (seat.player.address, seat.player.name) if seat else (inbound.sender, "GM")
+            to, name = (seat.player.address, seat.player.name) if seat else (self._gm_address(who, inbound), "GM")
             self._notice(session, inbound, to, name, "Nothing to do",
                          "Your mail held no orders and no commands. Send HELP for what you can write.",
                          error=True, game=game, seat=seat)
@@ -505,6 +505,12 @@ class Service:
         status = InboundStatus.REFUSED if problems else InboundStatus.APPLIED
         self._record(session, raw, inbound, status, "commands: " + ", ".join(handled), game=game, seat=seat)
         return Outcome(status, "commands")
+
+    @staticmethod
+    def _gm_address(who: Who, inbound: Inbound) -> str:
+        """Where a GM's answer goes: the GM's registered address, never just the From (a mail
+        through the GM's signed reply address may come from anywhere)."""
+        return who.gm_of[0].gm_address if who.gm_of else inbound.sender
 
     def _ambiguous(self, session: Session, inbound: Inbound, who: Who) -> None:
         names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})

@@ -384,3 +384,16 @@ def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: 
     with racecraft.db.read() as session:
         texts = session.scalars(select(OrderSubmission.text)).all()
     assert texts == ["USE 2"], "only the new holder's order counts"
+
+
+def test_answers_to_mail_through_the_gms_reply_address_go_to_the_registered_gm(racecraft: App) -> None:
+    """mail-interface.md: every answer goes to the registered address, never to whoever sent the mail."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    gm_reply_to = signed_address(BOT, "test-site-secret", "rc1", "gm")
+    inbox.deliver(plain_mail("someone@elsewhere.example", gm_reply_to, "Re: [rc1]", "what is this line"))
+    racecraft.service.poll()
+    racecraft.service.send()
+    assert racecraft.mailer.messages("someone@elsewhere.example") == []  # type: ignore[attr-defined]
+    assert "not understood" in str(last_to(racecraft, GM)["Subject"])
