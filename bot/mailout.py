@@ -67,7 +67,7 @@ class _MemoRegistry(HeaderRegistry):
             return super().__call__(name, value)
         header = self._values.get(key)
         if header is None or header.name != name:
-            if len(self._values) > 4096:
+            if len(self._values) > 512:  # a parsed header with its tree weighs ~14 KB
                 self._values.clear()
                 self.shared.clear()
                 _FOLDED.clear()
