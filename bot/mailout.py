@@ -81,7 +81,7 @@ class _WirePolicy(policy.EmailPolicy):
 
     def _fold(self, name: str, value: Any, refold_binary: bool = False) -> str:
         if id(value) not in _REGISTRY.shared:
-            return str(super()._fold(name, value, refold_binary))
+            return str(super()._fold(name, value, refold_binary))  # type: ignore[misc]  # a private hook of email.policy
         entry = _FOLDED.get(id(value))
         if entry is None or entry[0] is not value or entry[1] is not self:
             entry = _FOLDED[id(value)] = (value, self, str(value.fold(policy=self)))
