@@ -142,7 +142,8 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
     with app.db.transaction() as session:
         game = G.create_game(app.shell, session, kind=args.game, name=args.name, players=players,
                              gm_address=args.gm or app.settings.bot.address, options=options,
-                             deadline=args.deadline, timezone=args.timezone, signup=args.signup)
+                             deadline=args.deadline, timezone=args.timezone, signup=args.signup,
+                             grace=args.grace or "")
         print(f"game {game.name} ({game.kind}) created: {len(players)} players, status {game.status}")
     app.close()
     return 0
@@ -266,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--deadline", default="48h", help="48h, 3d, daily 18:00, mon,thu 18:00, or manual")
     p.add_argument("--timezone", help="the game's time zone (default: [bot] timezone)")
+    p.add_argument("--grace", help="orders still taken this long after each deadline, e.g. 30m or 2h")
     p.add_argument("--signup", action="store_true", help="open for sign-ups (JOIN) instead of starting now")
     p.set_defaults(func=_cmd_game_new)
     p = game.add_parser("list", help="every game, one line each")

@@ -21,7 +21,7 @@ from bot import archive, mailout
 from bot.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.clock import Clock, as_utc
 from bot.db import Database
-from bot.deadlines import format_local, next_deadline, parse_schedule
+from bot.deadlines import format_local, next_deadline, parse_duration, parse_schedule
 from bot.html import html_body
 from bot.models import Game, GameStatus, OrderSubmission, Player, Seat, Turn
 from bot.render import Renderer
@@ -186,6 +186,7 @@ def create_game(
     timezone: str | None = None,
     signup: bool = False,
     seed: int | None = None,
+    grace: str = "",
 ) -> Game:
     now = shell.now()
     rules = find_game(kind)
@@ -193,6 +194,7 @@ def create_game(
     if find_game_row(session, name) is not None:
         raise GameError(f"a game called {name} exists already")
     parse_schedule(deadline)
+    grace_minutes = int(parse_duration(grace).total_seconds() // 60) if grace else 0
     options = {str(k): str(v) for k, v in (options or {}).items()}
     seat_names = [validate_name("seat", p.seat) for p in players]
     if len(set(seat_names)) != len(seat_names):
@@ -206,7 +208,7 @@ def create_game(
         name=name, kind=rules.name, status=GameStatus.SIGNUP if signup else GameStatus.ACTIVE, options=options,
         gm_address=gm_address.strip().lower(), gm_secret=new_secret(),
         seed=seed if seed is not None else pysecrets.randbits(62),
-        timezone=timezone or shell.settings.bot.timezone, deadline_spec=deadline, grace_minutes=0,
+        timezone=timezone or shell.settings.bot.timezone, deadline_spec=deadline, grace_minutes=grace_minutes,
         early_resolution=rules.early_resolution, created_at=now,
     )
     session.add(game)

@@ -13,12 +13,12 @@ no reminder is sent twice for the same deadline:
 
 Every reminder shows the deadline in the recipient's own time zone.
 
-Backlog after downtime (the `[schedule] backlog` setting): `bot.games` opens each turn with a
-deadline computed from the moment the previous one was resolved, so at most one turn per game
-can be overdue when the service comes back: the tick resolves that one (as it would have
-been, with the NMR defaults), and the next turn gets a full turn length from now. A real
-backlog of several overdue turns therefore cannot occur, and ``hold`` and ``resolve`` behave
-the same; what the GM needs to know is that a turn was resolved late, and `tick` tells them.
+Backlog after downtime: `bot.games` opens each turn with a deadline computed from the moment
+the previous one was resolved, so at most one turn per game can be overdue when the service
+comes back: the tick resolves that one (as it would have been, with the NMR defaults), and the
+next turn gets a full turn length from now. A backlog of several overdue turns cannot build
+up, so none is ever resolved blindly; what the GM needs to know is that a turn was resolved
+late, and `tick` tells them.
 """
 
 from __future__ import annotations

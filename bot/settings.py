@@ -94,7 +94,6 @@ class ScheduleSettings:
     tick_seconds: float = 60.0
     send_seconds: float = 30.0
     digest_time: str = "08:00"
-    backlog: str = "hold"  # hold | resolve: turns overdue after downtime
 
 
 @dataclass(frozen=True)
@@ -248,8 +247,6 @@ def validate(settings: Settings) -> None:
             raise SettingsError(f"[auth] accept: unknown proof {proof!r}; use \"password\" and/or \"dmarc\"")
     if "dmarc" in settings.auth.accept and not settings.auth.authserv_id:
         raise SettingsError("[auth] accept includes \"dmarc\" but authserv_id is empty: name your receiving server")
-    if settings.schedule.backlog not in ("hold", "resolve"):
-        raise SettingsError("[schedule] backlog must be \"hold\" or \"resolve\"")
 
 
 def default_config_path(env: Mapping[str, str]) -> Path:
