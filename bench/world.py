@@ -199,9 +199,9 @@ def move_back(dovecot: Dovecot, user: str, source: str = "Processed") -> int:
     """Move every mail of `source` back into the INBOX (to run the reference again)."""
     client = dovecot.imap_client(user, folder=source)
     try:
-        uids = client.search(["ALL"])
-        if uids:
-            client.move(uids, "INBOX")
+        uids = sorted(client.search(["ALL"]))
+        for start in range(0, len(uids), 1000):  # a UID set of 50,000 is too long a command
+            client.move(uids[start:start + 1000], "INBOX")
         return len(uids)
     finally:
         client.logout()
