@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from typing import Any
 
 
@@ -12,8 +11,3 @@ def register(sub: Any) -> None:
     cli_gm.register(sub)
     cli_ops.register(sub)
     cli_archive.register(sub)
-
-
-def add(sub: Any, name: str, help_text: str) -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = sub.add_parser(name, help=help_text)
-    return parser

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import archive, mailout
@@ -27,8 +27,8 @@ from bot.models import Game, GameStatus, OrderSubmission, Player, Seat, Turn
 from bot.render import Renderer
 from bot.settings import Settings
 from rules import find_game
-from rules.api import Event, Resolution, Roll, Viewer, turn_seed
 from rules.api import Game as Rules
+from rules.api import Resolution, Viewer, turn_seed
 
 log = logging.getLogger("flagman.games")
 
@@ -364,15 +364,6 @@ def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn) -> Outc
     return outcome
 
 
-def events_of(turn: Turn) -> tuple[Event, ...]:
-    events = []
-    for data in turn.events or ():
-        roll = data.get("roll")
-        events.append(Event(data["kind"], data["text"], tuple(data.get("players", ())),
-                            Roll(roll["dice"], tuple(roll["faces"]), roll["total"]) if roll else None))
-    return tuple(events)
-
-
 # -- mail contexts ---------------------------------------------------------------------------
 
 def deadline_text(turn: Turn | None, zone: str) -> str | None:
@@ -488,10 +479,6 @@ def due_turns(session: Session, now: datetime) -> list[tuple[Game, Turn]]:
     return [(g, t) for g, t in rows if is_due(session, g, t, now)]
 
 
-def count_games(session: Session) -> int:
-    return session.scalar(select(func.count()).select_from(Game)) or 0
-
-
 def tick(shell: Shell, *, limit_per_game: int = 50) -> list[tuple[str, int]]:
     """Resolve every due turn, one transaction per turn; returns (game, turn number) resolved.
 
@@ -517,7 +504,3 @@ def tick(shell: Shell, *, limit_per_game: int = 50) -> list[tuple[str, int]]:
                 resolve_turn(shell, session, game, turn)
                 done.append((game.name, turn.number))
     return done
-
-
-def db_shell(db: Database, settings: Settings, clock: Clock, renderer: Renderer | None = None) -> Shell:
-    return Shell(db=db, settings=settings, clock=clock, renderer=renderer or Renderer())

@@ -333,10 +333,3 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
         mails = [OutgoingMail(r.message_id, r.envelope_from, (r.recipient,), r.data) for r in rows]
         mailer.send(mails, on_result=record)
     return DrainReport(counts["sent"], counts["retrying"], counts["failed"])
-
-
-def pending_count(session: Session) -> int:
-    from sqlalchemy import func
-
-    return session.scalar(select(func.count()).select_from(Outbox).where(Outbox.status == OutboxStatus.PENDING)) or 0
-

@@ -300,7 +300,3 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
         if lock is not None:
             lock.release()
     return code
-
-
-def load(config: Path | None) -> Settings:
-    return load_settings(config)
