@@ -8,7 +8,8 @@ to turn that into a skip locally (tests/run sets FLAGMAN_REQUIRE_SERVERS=1, whic
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import pytest
 
@@ -16,6 +17,9 @@ try:
     from tests.servers import Dovecot, Postgres, ServerError, SmtpSink
 except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout)
     from servers import Dovecot, Postgres, ServerError, SmtpSink  # type: ignore[no-redef]
+
+
+Server = TypeVar("Server", Dovecot, SmtpSink, Postgres)
 
 
 def _unavailable(what: str, exc: BaseException) -> None:
@@ -27,17 +31,23 @@ def _unavailable(what: str, exc: BaseException) -> None:
     pytest.fail(message, pytrace=False)
 
 
-@pytest.fixture(scope="session")
-def dovecot() -> Iterator[Dovecot]:
-    """A private Dovecot (IMAP + LMTP) for the whole session; add users with `add_user`."""
+def _started(what: str, make: Callable[[], Server]) -> Server:
+    """A server built by `make` and started; the test fails (or skips, see above) if it cannot be."""
     failure: BaseException | None = None
     try:
-        server = Dovecot()
+        server = make()
         server.start()
     except (ServerError, OSError) as exc:
         failure = exc  # reported outside the except block: no chained traceback
     if failure is not None:
-        _unavailable("Dovecot", failure)
+        _unavailable(what, failure)
+    return server
+
+
+@pytest.fixture(scope="session")
+def dovecot() -> Iterator[Dovecot]:
+    """A private Dovecot (IMAP + LMTP) for the whole session; add users with `add_user`."""
+    server = _started("Dovecot", Dovecot)
     try:
         yield server
     finally:
@@ -50,14 +60,7 @@ def smtp_sink(dovecot: Dovecot) -> Iterator[SmtpSink]:
 
     Shared by the session: call `smtp_sink.reset()` at the start of a test that counts.
     """
-    failure: BaseException | None = None
-    try:
-        sink = SmtpSink(onward=dovecot)
-        sink.start()
-    except (ServerError, OSError) as exc:
-        failure = exc  # reported outside the except block: no chained traceback
-    if failure is not None:
-        _unavailable("The SMTP sink (aiosmtpd)", failure)
+    sink = _started("The SMTP sink (aiosmtpd)", lambda: SmtpSink(onward=dovecot))
     try:
         yield sink
     finally:
@@ -67,14 +70,7 @@ def smtp_sink(dovecot: Dovecot) -> Iterator[SmtpSink]:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[Postgres]:
     """A private PostgreSQL cluster; `postgres.url` is a SQLAlchemy URL (psycopg 3)."""
-    failure: BaseException | None = None
-    try:
-        server = Postgres()
-        server.start()
-    except (ServerError, OSError) as exc:
-        failure = exc  # reported outside the except block: no chained traceback
-    if failure is not None:
-        _unavailable("PostgreSQL", failure)
+    server = _started("PostgreSQL", Postgres)
     try:
         yield server
     finally:
