@@ -1,0 +1,78 @@
+"""Text from a mail, fit to be shown again: one line, printable, short.
+
+SECURITY.md, "Text injection": a subject, a display name, a JOIN name or an order line comes
+from whoever sent the mail, so it is never trusted to be one line, short or printable. An
+encoded word can decode to CR LF and put lines of the sender's choice into the GM's digest
+or into an answer; a bidi override can make a line read differently from what it holds.
+Everything the bot echoes passes through `echo` first, wherever it goes: mail, digest,
+HTML, archive, logs.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+# The longest echo of anything a mail said (a subject, a line of orders); names are shorter.
+LINE_CAP = 200
+NAME_CAP = 60
+ELLIPSIS = "…"
+
+# Characters that change how the text around them is read, without being "control"
+# characters in the ASCII sense: bidi embeddings, overrides and isolates (Trojan Source,
+# CVE-2021-42574), and the line and paragraph separators.
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_BREAKS = frozenset("\r\n\v\f\x1c\x1d\x1e\x85\u2028\u2029\t")
+
+
+def _keep(char: str) -> str:
+    """One character of the echo: breaks become a space, controls and format characters go."""
+    if char in _BREAKS:
+        return " "
+    if char in _BIDI:
+        return ""
+    category = unicodedata.category(char)
+    if category in ("Cc", "Cs", "Co", "Cn"):
+        return ""
+    if category == "Cf" and char != "\u200d":  # keep the zero-width joiner (emoji, scripts)
+        return ""
+    return char
+
+
+def echo(text: str, cap: int = LINE_CAP) -> str:
+    """`text` as one line without control or bidi characters, at most `cap` characters.
+
+    Runs of white space fold to one space; a cut text ends in an ellipsis. Linear in the
+    input, and reads at most a bounded prefix of it (a 100,000-character name costs the same
+    as a 1,000-character one).
+    """
+    if not text:
+        return ""
+    # Enough of the input to fill `cap` even if much of it is dropped; the rest is never read.
+    window = text[: cap * 8 + 64]
+    out: list[str] = []
+    length = 0
+    space = False
+    for char in window:
+        kept = _keep(char) if not (" " <= char <= "~") else char
+        if not kept:
+            continue
+        if kept.isspace():
+            space = length > 0
+            continue
+        if space:
+            out.append(" ")
+            length += 1
+            space = False
+        out.append(kept)
+        length += 1
+        if length > cap:
+            break
+    result = "".join(out)
+    if length > cap or len(window) < len(text):
+        return result[: max(0, cap - 1)].rstrip() + ELLIPSIS
+    return result
+
+
+def echo_name(text: str) -> str:
+    """A display name or a chosen player name, as shown anywhere."""
+    return echo(text, NAME_CAP)
