@@ -25,6 +25,7 @@ import logging
 import ssl
 import time
 from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
 from imapclient import IMAPClient
@@ -69,6 +70,21 @@ def _forget_responses(client: IMAPClient) -> None:
     kept = getattr(getattr(client, "_imap", None), "untagged_responses", None)
     if isinstance(kept, dict):
         kept.clear()
+
+
+def _received_at(value: object) -> datetime | None:
+    """An INTERNALDATE as imapclient returns it, as an aware UTC datetime.
+
+    None when the server sent none, or one imapclient could not parse (it gives None), or
+    one without a zone offset (``-0000``: then it is no moment, and guessing a zone could
+    move a mail across a deadline by hours).
+    """
+    if not isinstance(value, datetime) or value.utcoffset() is None:
+        return None
+    try:
+        return value.astimezone(UTC)
+    except (OverflowError, ValueError):  # e.g. year 1 at +0100: before datetime.min in UTC
+        return None
 
 
 def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
@@ -147,6 +163,10 @@ class ImapInbox:
             ssl_context=context,
             timeout=self.timeout,
         )
+        # INTERNALDATE as sent, with its zone offset. imapclient's default (True) turns it
+        # into a naive local time by today's UTC offset, which is an hour off for a date on
+        # the other side of a DST change; `_received_at` makes it UTC.
+        client.normalise_times = False
         try:
             if self.security == "starttls":
                 client.starttls(context)
@@ -306,6 +326,11 @@ class ImapInbox:
         alone) in batches, only for mails within `max_size`; bigger ones come back with
         ``data=None`` and only their header section (``BODY.PEEK[HEADER]``, capped), so the
         service can answer them without downloading them.
+
+        Every mail, over-cap or not, carries its INTERNALDATE as `received_at` (UTC), fetched
+        with the sizes, so it costs no extra command. mail-interface.md: "Deadlines are
+        judged by when the mail server received the mail (IMAP INTERNALDATE, the Maildir
+        delivery time), not by when the bot reads it."
         """
         if limit <= 0:
             return []
@@ -317,12 +342,12 @@ class ImapInbox:
         # costing 50,000 UIDs per poll.
         self._sync(client)
         uids = sorted(int(u) for u in client.search([f"1:{limit}"]))
-        sizes, deleted = self._sizes(client, uids)
+        sizes, received, deleted = self._sizes(client, uids)
         if deleted:
             # Mail flagged \Deleted but not yet expunged (the COPY fallback of `_move`,
             # interrupted) is already copied out: skip it, and look past it.
             uids = sorted(int(u) for u in client.search(["UNDELETED"]))[:limit]
-            sizes, _ = self._sizes(client, uids)
+            sizes, received, _ = self._sizes(client, uids)
         uidvalidity = self.uidvalidity
         mails: list[RawMail] = []
         for batch in _chunks([uid for uid in uids if uid in sizes], self.batch_size):
@@ -340,7 +365,7 @@ class ImapInbox:
                     continue  # expunged by someone else meanwhile
                 mails.append(
                     RawMail(key=f"{uidvalidity}:{uid}", data=bodies.get(uid), size=sizes[uid],
-                            headers=heads.get(uid))
+                            headers=heads.get(uid), received_at=received.get(uid))
                 )
         _forget_responses(client)
         return mails
@@ -357,17 +382,23 @@ class ImapInbox:
                     heads[int(uid)] = header_section(bytes(value))
         return heads
 
-    def _sizes(self, client: IMAPClient, uids: Sequence[int]) -> tuple[dict[int, int], bool]:
-        """UID -> RFC822.SIZE for the mails not flagged \\Deleted; and whether any was."""
+    def _sizes(
+        self, client: IMAPClient, uids: Sequence[int]
+    ) -> tuple[dict[int, int], dict[int, datetime | None], bool]:
+        """UID -> RFC822.SIZE and UID -> INTERNALDATE (UTC, or None) for the mails not
+        flagged \\Deleted; and whether any was. One FETCH per batch for all three."""
         sizes: dict[int, int] = {}
+        received: dict[int, datetime | None] = {}
         deleted = False
         for batch in _chunks(uids, self.batch_size):
-            for uid, item in client.fetch(list(batch), ["RFC822.SIZE", "FLAGS"]).items():
+            items = ["RFC822.SIZE", "FLAGS", "INTERNALDATE"]
+            for uid, item in client.fetch(list(batch), items).items():
                 if b"\\Deleted" in item.get(b"FLAGS", ()):
                     deleted = True
                 elif b"RFC822.SIZE" in item:
                     sizes[int(uid)] = int(item[b"RFC822.SIZE"])
-        return sizes, deleted
+                    received[int(uid)] = _received_at(item.get(b"INTERNALDATE"))
+        return sizes, received, deleted
 
     def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
         """Move the mails to `folder`: one UID MOVE per batch.

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -31,12 +33,24 @@ class RawMail:
     section of such an over-cap mail (at most `HEADER_CAP` bytes), so the service can tell
     whether a registered player sent it (mail-interface.md: answered once, briefly, if the
     sender is a player); None when the mail was fetched whole or the header is unknown.
+
+    `received_at` is when the mail server received the mail, an aware UTC datetime (IMAP:
+    the INTERNALDATE; Maildir: the delivery time), over-cap mail included; None when the
+    server did not say. mail-interface.md: "Deadlines are judged by when the mail server
+    received the mail (IMAP INTERNALDATE, the Maildir delivery time), not by when the bot
+    reads it."
     """
 
     key: str
     data: bytes | None
     size: int
     headers: bytes | None = None
+    received_at: datetime | None = None
+
+    def __post_init__(self) -> None:
+        # A naive time would only fail later, in a comparison with a deadline, far from here.
+        if self.received_at is not None and self.received_at.utcoffset() is None:
+            raise ValueError(f"received_at must be timezone-aware, not {self.received_at!r}")
 
 
 # The most of an over-cap mail's header section that is read (a real header is a few kB).
@@ -90,15 +104,28 @@ class MaildirInbox:
         return sorted(files, key=lambda p: (p.stat().st_mtime_ns, p.name))
 
     def fetch_new(self, limit: int = 100) -> list[RawMail]:
+        """Up to `limit` mails, each with its delivery time as `received_at`.
+
+        mail-interface.md: "Deadlines are judged by when the mail server received the mail
+        (IMAP INTERNALDATE, the Maildir delivery time), not by when the bot reads it." The
+        delivery time is the one at the start of the file name (`maildir_delivery_time`);
+        for a file not named the Maildir way, its modification time.
+        """
         mails = []
         for path in self._pending()[:limit]:
-            size = path.stat().st_size
+            stat = path.stat()
+            size = stat.st_size
+            received = maildir_delivery_time(path.name) or _from_ns(stat.st_mtime_ns)
             if size <= self.max_size:
-                mails.append(RawMail(key=path.name, data=path.read_bytes(), size=size))
+                mails.append(
+                    RawMail(key=path.name, data=path.read_bytes(), size=size, received_at=received)
+                )
                 continue
             with path.open("rb") as handle:  # over the cap: the header only, never the body
                 head = header_section(handle.read(HEADER_CAP))
-            mails.append(RawMail(key=path.name, data=None, size=size, headers=head))
+            mails.append(
+                RawMail(key=path.name, data=None, size=size, headers=head, received_at=received)
+            )
         return mails
 
     def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
@@ -121,8 +148,52 @@ class MaildirInbox:
         pass
 
 
+# A Maildir file name: "<seconds>.<unique>.<host>", then ":2,<flags>" once in cur/
+# (https://cr.yp.to/proto/maildir.html). The seconds are the delivery time.
+_MAILDIR_NAME = re.compile(r"(\d{1,12})\.([^.]+)\.[^.]")
+# In the unique part, "M<n>" is the sub-second part of the same clock reading: microseconds,
+# unpadded, in the standard and as Dovecot writes it ("1796123259.M939790P9544.host"); nine
+# digits of nanoseconds in the names `deliver_to_maildir` writes.
+_FRACTION = re.compile(r"M(\d+)")
+
+
+def maildir_delivery_time(name: str) -> datetime | None:
+    """The delivery time a Maildir file name starts with (aware UTC); None if it has none.
+
+    ``1796123259.M000000250P77Q3.flagman`` (`deliver_to_maildir`: nanoseconds) and
+    ``1796123259.M250P77.host,S=268:2,S`` (Dovecot: microseconds) both give the second
+    1796123259 plus 250 ns (truncated to the microsecond) or 250 us. A fraction of neither
+    width is ignored (whole seconds); a name of another form gives None.
+    """
+    match = _MAILDIR_NAME.match(name)
+    if match is None:
+        return None
+    micros = 0
+    fraction = _FRACTION.search(match.group(2))
+    if fraction is not None:
+        digits = fraction.group(1)
+        if len(digits) == 9:
+            micros = int(digits) // 1000
+        elif len(digits) <= 6:
+            micros = int(digits)
+    try:
+        return datetime.fromtimestamp(int(match.group(1)), UTC) + timedelta(microseconds=micros)
+    except (OverflowError, OSError, ValueError):  # seconds beyond what a datetime holds
+        return None
+
+
+def _from_ns(ns: int) -> datetime:
+    """A POSIX time in nanoseconds (a file's st_mtime_ns) as an aware UTC datetime."""
+    seconds, rest = divmod(ns, 1_000_000_000)
+    return datetime.fromtimestamp(seconds, UTC) + timedelta(microseconds=rest // 1000)
+
+
 def deliver_to_maildir(path: Path, data: bytes, *, clock_ns: int | None = None) -> Path:
-    """Write one mail into a Maildir the way an MDA does (tmp/ then rename into new/)."""
+    """Write one mail into a Maildir the way an MDA does (tmp/ then rename into new/).
+
+    `clock_ns` (default: now) is the delivery time; it goes into the name, from which
+    `MaildirInbox.fetch_new` reads it back as `received_at`.
+    """
     path = Path(path)
     for sub in ("new", "cur", "tmp"):
         (path / sub).mkdir(parents=True, exist_ok=True)

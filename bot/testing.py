@@ -36,28 +36,42 @@ class FakeInbox:
     def __init__(self, max_size: int = 10 * 1024 * 1024) -> None:
         self.max_size = max_size
         self.pending: dict[str, bytes] = {}
+        self.received: dict[str, datetime | None] = {}
         self.folders: dict[Folder, list[str]] = {f: [] for f in Folder}
         self._next = 1
 
-    def deliver(self, data: bytes | str) -> str:
+    def deliver(self, data: bytes | str, received_at: datetime | None = None) -> str:
+        """Put a mail in; `received_at` is when the server received it (None: it did not say).
+
+        mail-interface.md: "Deadlines are judged by when the mail server received the mail
+        (IMAP INTERNALDATE, the Maildir delivery time), not by when the bot reads it." So a
+        test can deliver a mail that arrived before the deadline but is read after it.
+        """
+        if received_at is not None and received_at.utcoffset() is None:
+            raise ValueError(f"received_at must be timezone-aware, not {received_at!r}")
         key = str(self._next)
         self._next += 1
         self.pending[key] = data.encode() if isinstance(data, str) else data
+        self.received[key] = received_at.astimezone(UTC) if received_at is not None else None
         return key
 
     def fetch_new(self, limit: int = 100) -> list[RawMail]:
         out = []
         for key in list(self.pending)[:limit]:
             data = self.pending[key]
+            received = self.received.get(key)
             if len(data) <= self.max_size:
-                out.append(RawMail(key, data, len(data)))
+                out.append(RawMail(key, data, len(data), received_at=received))
             else:  # like ImapInbox: an over-cap mail comes with its header section only
-                out.append(RawMail(key, None, len(data), headers=header_section(data)))
+                out.append(
+                    RawMail(key, None, len(data), headers=header_section(data), received_at=received)
+                )
         return out
 
     def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
         for key in keys:
             if self.pending.pop(key, None) is not None:
+                self.received.pop(key, None)
                 self.folders[folder].append(key)
 
     def wait(self, timeout: float) -> bool:

@@ -6,6 +6,7 @@ import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -139,6 +140,109 @@ def test_a_5_mb_mail_is_fetched_whole_under_the_cap_and_skipped_over_it(dovecot,
     assert whole.size == len(whole.data) > 5_000_000
     (capped,) = make_inbox(max_size=1024 * 1024).fetch_new()
     assert capped.data is None and capped.size == whole.size and capped.key == whole.key
+
+
+def append_at(dovecot: Dovecot, user: str, data: bytes, when: datetime) -> None:
+    """APPEND a mail with INTERNALDATE `when` (RFC 3501 6.3.11: APPEND takes a date-time)."""
+    client = dovecot.imap_client(user)
+    try:
+        client.append("INBOX", data, flags=(), msg_time=when)
+    finally:
+        client.logout()
+
+
+# Two seconds before an 18:00 UTC deadline, as a server at +0200 and one at -0500 write it.
+BEFORE_DEADLINE = datetime(2026, 3, 14, 17, 59, 58, tzinfo=UTC)
+AT_PLUS_2 = BEFORE_DEADLINE.astimezone(timezone(timedelta(hours=2)))
+AT_MINUS_5 = (BEFORE_DEADLINE - timedelta(days=120)).astimezone(timezone(timedelta(hours=-5)))
+
+
+def test_received_at_is_the_internaldate_in_utc_for_every_mail(dovecot, user, make_inbox):
+    """mail-interface.md: "Deadlines are judged by when the mail server received the mail
+    (IMAP INTERNALDATE, the Maildir delivery time), not by when the bot reads it." A mail
+    appended with a chosen INTERNALDATE comes back with that moment in UTC, over-cap mail
+    too, and no FETCH is added for it (sizes, bodies, over-cap headers: one each)."""
+    append_at(dovecot, user, make_mail(1), AT_PLUS_2)
+    append_at(dovecot, user, make_mail(2, body=("y" * 76 + "\r\n") * 100), AT_MINUS_5)
+    inbox = make_inbox(max_size=4000)
+    inbox.connect()
+    client = inbox._client
+    fetched: list[list[str]] = []
+    real_fetch = client.fetch
+
+    def counting_fetch(messages, data, *args, **kwargs):
+        fetched.append([str(d) for d in data])
+        return real_fetch(messages, data, *args, **kwargs)
+
+    client.fetch = counting_fetch
+    small, big = inbox.fetch_new()
+
+    assert small.data is not None and small.received_at == BEFORE_DEADLINE
+    assert big.data is None and big.headers is not None
+    assert big.received_at == BEFORE_DEADLINE - timedelta(days=120)
+    assert small.received_at.tzinfo is UTC and big.received_at.tzinfo is UTC
+    assert len(fetched) == 3 and sum("INTERNALDATE" in items for items in fetched) == 1
+
+
+def test_mail_delivered_over_lmtp_is_received_when_dovecot_stored_it(dovecot, user, make_inbox):
+    """Without a chosen date, INTERNALDATE is the delivery: between before and after it
+    (to the second, the precision of INTERNALDATE)."""
+    before = datetime.now(UTC).replace(microsecond=0)
+    dovecot.deliver(user, make_mail(1))
+    after = datetime.now(UTC)
+    (mail,) = make_inbox().fetch_new()
+    assert mail.received_at is not None and before <= mail.received_at <= after
+
+
+@pytest.mark.parametrize(
+    "local_zone",
+    ["IST-5:30", "EST5EDT,M3.2.0,M11.1.0"],  # POSIX TZ: no tzdata needed; the second has DST
+)
+def test_received_at_does_not_depend_on_the_bots_local_time_zone(
+    dovecot, user, make_inbox, monkeypatch, local_zone
+):
+    """imapclient by default turns INTERNALDATE into a naive local time by today's offset
+    (an hour off across a DST change); the bot's local zone must not move a mail's arrival."""
+    append_at(dovecot, user, make_mail(1), AT_PLUS_2)  # March 14: EDT already
+    append_at(dovecot, user, make_mail(2), AT_MINUS_5)  # November 14: EST
+    monkeypatch.setenv("TZ", local_zone)
+    time.tzset()
+    try:
+        mails = make_inbox().fetch_new()
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert [m.received_at for m in mails] == [
+        BEFORE_DEADLINE, BEFORE_DEADLINE - timedelta(days=120)
+    ]
+
+
+def test_a_missing_or_unparseable_internaldate_gives_none(dovecot, user, make_inbox):
+    """A server that sends no INTERNALDATE, or one imapclient cannot parse (it gives None),
+    or one without a zone: the mail is still fetched, with received_at None."""
+    for n in range(3):
+        append_at(dovecot, user, make_mail(n), AT_PLUS_2)
+    inbox = make_inbox()
+    inbox.connect()
+    client = inbox._client
+    real_fetch = client.fetch
+
+    def lossy_fetch(messages, data, *args, **kwargs):
+        result = real_fetch(messages, data, *args, **kwargs)
+        for uid, item in result.items():
+            if b"INTERNALDATE" in item:
+                if uid == min(result):
+                    del item[b"INTERNALDATE"]  # not sent
+                elif uid == max(result):
+                    item[b"INTERNALDATE"] = item[b"INTERNALDATE"].replace(tzinfo=None)
+                else:
+                    item[b"INTERNALDATE"] = None  # unparseable
+        return result
+
+    client.fetch = lossy_fetch
+    mails = inbox.fetch_new()
+    assert [message_id(m) for m in mails] == [f"<order-{n}@players.test>" for n in range(3)]
+    assert [m.received_at for m in mails] == [None, None, None]
 
 
 def test_mark_done_moves_a_batch_with_one_uid_move(dovecot, user, make_inbox):
