@@ -26,11 +26,12 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from bot import games as G
-from bot import mailout
+from bot import letters
 from bot.auth import GM_SEAT
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
 from bot.deadlines import format_local
+from bot.echo import echo
 from bot.models import (
     Game,
     GameStatus,
@@ -107,9 +108,9 @@ def send_digest(shell: G.Shell, session: Session, address: str, *, force: bool =
     })
     ctx.update(happenings(session, [g.id for g in games], since, zone))
     rendered = shell.renderer.render("digest", ctx)
-    mailout.queue(session, shell.settings, now, kind="digest", game_id=None,
-                  to=mailout.Recipient(address, "GM"), rendered=rendered,
-                  reply_to=shell.reply_address(running[0].name, GM_SEAT))
+    # To the GM's registered address (every running game's GM is `address`), signed for the
+    # first of them; the digest lists the GM reply address of each.
+    letters.post(shell, session, letters.ToGm(running[0]), rendered, kind="digest", game=None)
     session.add(GmDigest(gm_address=address, day=day, sent_at=now))
     log.info("digest for %s (%d games) queued", address, len(games))
     return True
@@ -162,7 +163,8 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
     for row in rows:
         when = format_local(as_utc(row.received_at), zone)
         where = f"[{names[row.game_id]}] " if row.game_id in names else ""
-        line = f"{when} {where}{row.sender or '(no sender)'}: {row.detail}"
+        # Subjects and details come from mail (an order line, a subject): shown as one line each.
+        line = f"{when} {where}{row.sender or '(no sender)'}: {echo(row.detail, 300)}"
         detail = row.detail.lower()
         if row.status == InboundStatus.IGNORED and detail.startswith("bounce"):
             bounces.append(line)
@@ -173,13 +175,14 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
         elif row.status == InboundStatus.IGNORED:
             ignored.append(line)
         elif row.status == InboundStatus.REFUSED:
-            refused.append(line + (f' -- "{row.subject}"' if row.subject else ""))
-    failed = [f"{format_local(as_utc(o.created_at), zone)} to {o.recipient}: {o.subject} ({o.last_error or 'refused'})"
+            refused.append(line + (f' -- "{echo(row.subject)}"' if row.subject else ""))
+    failed = [f"{format_local(as_utc(o.created_at), zone)} to {o.recipient}: {echo(o.subject)} "
+              f"({echo(o.last_error or 'refused')})"
               for o in session.scalars(select(Outbox).where(
                   Outbox.status == OutboxStatus.FAILED, Outbox.created_at >= since - FAILED_LOOKBACK,
                   or_(Outbox.game_id.is_(None), Outbox.game_id.in_(game_ids))).order_by(Outbox.id))]
-    quarantined = [f"{format_local(as_utc(q.created_at), zone)} {q.message_id}: "
-                   f"{(q.error.strip().splitlines() or ['?'])[-1]}"
+    quarantined = [f"{format_local(as_utc(q.created_at), zone)} {echo(q.message_id)}: "
+                   f"{echo((q.error.strip().splitlines() or ['?'])[-1])}"
                    for q in session.scalars(select(Quarantine).where(Quarantine.created_at > since)
                                             .order_by(Quarantine.id))]
     return {"refused": _clip(refused), "strangers": _clip(strangers), "auth_failed": _clip(auth_failed),

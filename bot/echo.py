@@ -76,3 +76,12 @@ def echo(text: str, cap: int = LINE_CAP) -> str:
 def echo_name(text: str) -> str:
     """A display name or a chosen player name, as shown anywhere."""
     return echo(text, NAME_CAP)
+
+
+def quote_lines(text: str, *, most: int = 20, prefix: str = "    > ") -> str:
+    """Lines a mail held, quoted back: each echoed, at most `most` of them (then a count)."""
+    lines = text.strip("\n").splitlines()
+    shown = [prefix + echo(line) for line in lines[:most]]
+    if len(lines) > most:
+        shown.append(f"{prefix}[{len(lines) - most} more lines not shown]")
+    return "\n".join(shown)

@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import archive, mailout
+from bot import archive, letters
 from bot.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.clock import Clock, as_utc
 from bot.db import Database
@@ -447,9 +447,7 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
     rendered = shell.renderer.render(template, ctx, game=game.kind)
     html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
                      domain=shell.settings.bot.domain)
-    mailout.queue(session, shell.settings, shell.now(), kind=template, game_id=game.id,
-                  to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt), html=html)
+    letters.post(shell, session, letters.ToSeat(seat), rendered, kind=template, html=html)
 
 
 def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
@@ -460,9 +458,7 @@ def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any,
     rendered = shell.renderer.render(template, ctx, game=game.kind)
     html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
                      domain=shell.settings.bot.domain)
-    mailout.queue(session, shell.settings, shell.now(), kind=template, game_id=game.id,
-                  to=mailout.Recipient(game.gm_address, "GM"), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, GM_SEAT), html=html)
+    letters.post(shell, session, letters.ToGm(game), rendered, kind=template, html=html)
 
 
 def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, template: str) -> None:

@@ -26,9 +26,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from bot import games as G
-from bot import mailout
+from bot import letters
 from bot import reminders as R
-from bot.auth import GM_SEAT, new_secret
+from bot.auth import new_secret
 from bot.clock import as_utc
 from bot.commands import GM_VERBS, GmCommand, split_gm_args
 from bot.deadlines import (
@@ -39,7 +39,9 @@ from bot.deadlines import (
     parse_schedule,
     parse_when,
 )
+from bot.echo import echo, quote_lines
 from bot.inbound import Inbound
+from bot.letters import ToAddress, ToGm, ToSeat
 from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Player, Seat, Turn
 from bot.render import RenderedMail
 from rules.api import FigureError, OptionError, Viewer
@@ -80,20 +82,21 @@ class Ctx:
 def run(service: Any, session: Session, inbound: Inbound, command: GmCommand) -> str:
     """A GM command from a mail (the service calls this for each one); returns a short label."""
     result = execute(service.shell, session, command.verb, command.game, command.args, actor=inbound.sender,
-                     via="mail", message_id=inbound.message_id, line=command.line,
+                     via="mail", message_id=inbound.message_id, line=echo(command.line),
                      in_reply_to=f"<{inbound.message_id}>")
     return f"{result.verb} {'done' if result.ok else 'refused'}"
 
 
 def leftover(service: Any, session: Session, inbound: Inbound, who: Any, text: str) -> None:
-    """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently."""
+    """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently.
+    The answer goes to the GM's registered address (issue 14), whatever the mail's From."""
     games = sorted(g.name for g in who.gm_of)
-    service._notice(session, inbound, inbound.sender, "GM", "Lines not understood",
-                    "These lines of your mail were not carried out:\n\n" + _quote(text) + "\n\n"
+    service._notice(session, inbound, ToGm(who.gm_of[0]), "Lines not understood",
+                    "These lines of your mail were not carried out:\n\n" + quote_lines(text) + "\n\n"
                     f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
                     "and name the game right after the command, e.g. " + GM_VERBS["EXTEND"].example + ". "
                     "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
-                    error=True, game=who.gm_of[0] if len(who.gm_of) == 1 else None, kind="gm_leftover")
+                    error=True, kind="gm_leftover")
 
 
 def execute_words(shell: G.Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str,
@@ -139,10 +142,7 @@ def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: t
         "game_name": game.name, "verb": verb, "line": line, "ok": ok, "text": text, "via": via,
         "when": format_local(ctx.now, game.timezone), "actor": actor,
     })
-    mailout.queue(session, shell.settings, ctx.now, kind="gm_" + verb.lower(), game_id=game.id,
-                  to=mailout.Recipient(game.gm_address, "GM"), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, GM_SEAT), in_reply_to=in_reply_to,
-                  auto_replied=bool(in_reply_to))
+    letters.post(shell, session, ToGm(game), rendered, kind="gm_" + verb.lower(), in_reply_to=in_reply_to)
     return GmResult(ok, verb, game.name, text, ctx.extra)
 
 
@@ -204,23 +204,17 @@ def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce") -> int:
             "paused": game.status == GameStatus.PAUSED, "timezone": zone,
         })
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
-        mailout.queue(session, shell.settings, ctx.now, kind=kind, game_id=game.id,
-                      to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
-                      reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt))
+        letters.post(shell, session, ToSeat(seat), rendered, kind=kind)
         sent += 1
     return sent
 
 
 def seat_notice(shell: G.Shell, session: Session, game: Game, seat: Seat, title: str, text: str, *,
                 kind: str = "notice", error: bool = False, address: str | None = None, name: str | None = None) -> None:
-    rendered = shell.renderer.render("notice", {
-        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
-        "game_name": game.name, "title": title, "text": text, "error": error,
-        "greeting": name or seat.player.name,
-    })
-    mailout.queue(session, shell.settings, shell.now(), kind=kind, game_id=game.id,
-                  to=mailout.Recipient(address or seat.player.address, name or seat.player.name), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt) if address is None else None)
+    """A notice to a seat's holder; with `address`, to someone who no longer holds it (no
+    signed reply address then: it would act for the seat's new holder)."""
+    to: letters.Addressee = ToSeat(seat) if address is None else ToAddress(address, name or "")
+    letters.notice(shell, session, to, title, text, kind=kind, error=error, game=game)
 
 
 def _set_deadline(ctx: Ctx, turn: Turn, deadline: datetime | None) -> None:

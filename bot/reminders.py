@@ -30,10 +30,10 @@ from typing import Any
 from sqlalchemy import select
 
 from bot import games as G
-from bot import mailout
-from bot.auth import GM_SEAT
+from bot import letters
 from bot.clock import as_utc
 from bot.deadlines import DeadlineError, parse_duration
+from bot.letters import ToGm, ToSeat
 from bot.models import Game, GameStatus, Turn
 
 log = logging.getLogger("flagman.reminders")
@@ -158,9 +158,7 @@ def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
             "timezone": zone,
         })
         rendered = shell.renderer.render("reminder", ctx, game=game.kind)
-        mailout.queue(session, shell.settings, now, kind="reminder", game_id=game.id,
-                      to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
-                      reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt))
+        letters.post(shell, session, ToSeat(seat), rendered, kind="reminder")
         sent += 1
     log.info("game %s %s: %d reminder(s) (%s before the deadline)", game.name, turn.label, sent,
              mark_name(min(due)))
@@ -228,10 +226,4 @@ def _tell_late(shell: G.Shell, session: Any, game: Game, number: int, lateness: 
 
 def send_gm_notice(shell: G.Shell, session: Any, game: Game, title: str, text: str, *, kind: str = "gm_notice",
                    error: bool = False) -> None:
-    rendered = shell.renderer.render("notice", {
-        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
-        "game_name": game.name, "title": title, "text": text, "error": error, "greeting": "GM",
-    })
-    mailout.queue(session, shell.settings, shell.now(), kind=kind, game_id=game.id,
-                  to=mailout.Recipient(game.gm_address, "GM"), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, GM_SEAT))
+    letters.notice(shell, session, ToGm(game), title, text, kind=kind, error=error)

@@ -14,14 +14,14 @@ import logging
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from bot import games as G
-from bot import mailout
+from bot import letters, mailout
 from bot.auth import (
     GM_SEAT,
     authentication_passes,
@@ -32,6 +32,7 @@ from bot.auth import (
     tag_in_subject,
     verify_tag,
 )
+from bot.clock import as_utc
 from bot.commands import (
     GM_COMMANDS,
     Help,
@@ -42,8 +43,10 @@ from bot.commands import (
     Status,
     parse_commands,
 )
+from bot.echo import echo, quote_lines
 from bot.inbound import Inbound, parse_inbound
 from bot.inbox import Folder, Inbox, RawMail
+from bot.letters import Addressee, ToAddress, ToGm, ToSeat
 from bot.mailer import Mailer
 from bot.models import (
     Game,
@@ -56,14 +59,15 @@ from bot.models import (
     Quarantine,
     Seat,
 )
-from bot.render import RenderedMail
 
 log = logging.getLogger("flagman.inbound")
 
-# Backscatter bounds (issue 6; SECURITY.md): replies to mail from addresses in no game.
-STRANGER_REPLIES_PER_DAY = 3  # per address, JOIN refusals included
-STRANGER_NOTICES_PER_HOUR = 50  # "you are not in a game here", all addresses together
+# Backscatter bounds (issue 6, issue 14; SECURITY.md): answers to mail that proved nobody.
+STRANGER_REPLIES_PER_DAY = 3  # per address, JOIN answers included
 _STRANGER_TOLD = "unknown sender: one notice sent"
+# The details of answered unauthenticated mail that count towards the global hourly cap
+# ([limits] answers_to_strangers_per_hour): the stranger notice and every JOIN answer.
+_JOIN = "JOIN"
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +95,19 @@ class Who:
     gm_of: list[Game] = field(default_factory=list)
     how: str = "none"
     claimed: list[Seat] = field(default_factory=list)  # seats whose From matched but proof failed
-    claimed_gm: list[Game] = field(default_factory=list)
+    claimed_gm: list[Game] = field(default_factory=list)  # games whose GM the mail claims to be, unproven
+
+    @property
+    def principal(self) -> str:
+        """Whom the mail proved itself to be: ``seat:<id>``, ``gm:<address>``, or "" (nobody).
+
+        Rate limits count per principal, so mail that proved nothing (a forged From) never
+        spends the allowance of the seat or GM it pretends to be."""
+        if self.seat is not None:
+            return f"seat:{self.seat.id}"
+        if self.gm_of:
+            return f"gm:{self.gm_of[0].gm_address}"
+        return ""
 
 
 def _same(given: str, secret: str) -> bool:
@@ -110,6 +126,8 @@ class Service:
         self.shell = shell
         self.inbox = inbox
         self.mailer = mailer
+        # Who the mail being handled proved to be (Who.principal), for `_record`; set per mail.
+        self._principal = ""
 
     @property
     def settings(self) -> Any:
@@ -135,6 +153,9 @@ class Service:
     def tick(self) -> list[tuple[str, int]]:
         from bot import reminders  # resolves (G.tick), then NMR limits, late notices, reminders
 
+        # A turn is never resolved before the mail that arrived by its deadline is read
+        # (mail-interface.md: deadlines are judged by arrival, not by when the bot reads).
+        self.poll()
         return reminders.tick(self.shell)
 
     def send(self) -> mailout.DrainReport:
@@ -186,11 +207,13 @@ class Service:
 
     def _record(self, session: Session, raw: RawMail, inbound: Inbound, status: InboundStatus, detail: str,
                 game: Game | None = None, seat: Seat | None = None) -> InboundMessage:
+        detail = echo(detail, 500)  # it may quote the mail (an order line): one line, capped
         row = InboundMessage(
             message_id=inbound.message_id[:998], content_hash=dedupe_hash(inbound), mailbox_key=raw.key[:200],
-            received_at=self.shell.now(), sender=inbound.sender[:320], subject=inbound.subject[:998],
+            received_at=self.shell.now(), sender=inbound.sender[:320], subject=echo(inbound.subject),
             status=status, detail=detail, game_id=game.id if game else None, seat_id=seat.id if seat else None,
             text=strip_password_lines(inbound.text)[:20000],  # a seat password is never stored
+            principal=self._principal,
         )
         session.add(row)
         session.flush()
@@ -202,6 +225,7 @@ class Service:
 
     def _handle(self, session: Session, raw: RawMail, inbound: Inbound | None) -> Outcome | None:
         now = self.shell.now()
+        self._principal = ""
         if inbound is None:
             return self._oversize(session, raw)
         existing = session.scalar(select(InboundMessage.id).where(
@@ -219,13 +243,18 @@ class Service:
                 game = session.get(Game, bounced.game_id) if bounced.game_id else None
             self._record(session, raw, inbound, InboundStatus.IGNORED, detail, game=game)
             return Outcome(InboundStatus.IGNORED, inbound.ignore.value)
+        who = self._identify(session, inbound)
+        self._principal = who.principal
         limit = self.settings.limits.mails_per_sender_per_hour
+        # Authenticated mail counts against its seat or GM, unauthenticated mail against its
+        # From: a forger spends only the forged From's unauthenticated allowance.
+        same = (InboundMessage.principal == who.principal if who.principal else
+                (InboundMessage.sender == inbound.sender) & (InboundMessage.principal == ""))
         recent = session.scalar(select(func.count()).select_from(InboundMessage).where(
-            InboundMessage.sender == inbound.sender, InboundMessage.received_at >= now - timedelta(hours=1))) or 0
+            same, InboundMessage.received_at >= now - timedelta(hours=1))) or 0
         if recent >= limit:
             self._record(session, raw, inbound, InboundStatus.IGNORED, f"rate limit: over {limit} mails in an hour")
             return Outcome(InboundStatus.IGNORED, "rate limit")
-        who = self._identify(session, inbound)
         commands = parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of])
         if who.seat is None and not who.gm_of:
             return self._unauthenticated(session, raw, inbound, who, commands)
@@ -263,18 +292,19 @@ class Service:
             gm_game = None if seat else (tagged if signed and signed.seat == GM_SEAT else session.scalars(
                 select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)).first())
             game = seat.game if seat else gm_game
-            to = seat.player.address if seat else gm_game.gm_address if gm_game else sender
             if game is not None and self._told_today(session, sender, "over the size limit") == 0:
                 limit = self.settings.limits.max_mail_bytes
-                self._notice(session, head, to, seat.player.name if seat else "GM", "Your mail was too big",
-                             f'Your mail "{head.subject[:100]}" was {raw.size // 1024} kB, over the limit of '
+                # To the registered address only (never the From, which may be forged).
+                holder: Addressee = ToSeat(seat) if seat is not None else ToGm(game)
+                self._notice(session, head, holder, "Your mail was too big",
+                             f'Your mail "{echo(head.subject, 100)}" was {raw.size // 1024} kB, over the limit of '
                              f"{limit // 1024} kB for mail to this address, so it was not read. Send your orders "
                              "as plain text, without attachments. (This note is sent at most once a day.)",
-                             error=True, game=game, seat=seat, kind="oversize")
+                             error=True, kind="oversize")
                 status, detail = InboundStatus.REFUSED, detail + "; the player was told"
         session.add(InboundMessage(message_id=message_id, content_hash=dedupe_hash(head) if head else key_hash,
                                    mailbox_key=raw.key[:200], received_at=self.shell.now(), sender=sender[:320],
-                                   subject=(head.subject if head else "")[:998], status=status, detail=detail,
+                                   subject=echo(head.subject if head else ""), status=status, detail=detail,
                                    game_id=game.id if game else None, text=""))
         session.flush()
         log.warning("mail %s (%s) from %s not read: %s", message_id, raw.key, sender or "?", detail)
@@ -324,7 +354,15 @@ class Service:
         if signed is not None:
             game, seat = signed
             if seat is None:
-                who.gm_of, who.games, who.how = [game], [game], "signed"
+                # The GM's powers need two proofs (defence in depth): the GM's signed reply
+                # address *and* the GM's registered From, or the GM password in the mail.
+                # A GM reply address that leaked to someone else gives them nothing.
+                password = password_in_text(inbound.reply_text or inbound.text)
+                if (inbound.sender and inbound.sender == game.gm_address.lower()) or (
+                        password is not None and _same(password, game.gm_secret)):
+                    who.gm_of, who.games, who.how = [game], [game], "signed"
+                else:
+                    who.claimed_gm = [game]
                 return who
             if seat.active:
                 who.seat, who.games, who.how = seat, [game], "signed"
@@ -371,79 +409,99 @@ class Service:
 
     # -- replies ---------------------------------------------------------------------------
 
-    def _reply(self, session: Session, inbound: Inbound, to: str, name: str, rendered: RenderedMail, *,
-               kind: str, game: Game | None = None, seat: Seat | None = None) -> None:
-        reply_to = (self.shell.reply_address(game.name, seat.name, seat.reply_salt) if seat
-                    else self.shell.reply_address(game.name, GM_SEAT)) if game else None
-        mailout.queue(session, self.settings, self.shell.now(), kind=kind, to=mailout.Recipient(to, name),
-                      rendered=rendered, game_id=game.id if game else None, reply_to=reply_to,
-                      in_reply_to=f"<{inbound.message_id}>", auto_replied=True)
+    def _notice(self, session: Session, inbound: Inbound, to: Addressee, title: str, text: str, *,
+                error: bool, game: Game | None = None, kind: str = "notice") -> None:
+        """A short answer to `inbound`; who gets it (and which reply address) is `bot.letters`' call."""
+        letters.notice(self.shell, session, to, title, text, kind=kind, error=error, game=game,
+                       in_reply_to=f"<{inbound.message_id}>")
 
-    def _notice(self, session: Session, inbound: Inbound, to: str, name: str, title: str, text: str, *,
-                error: bool, game: Game | None = None, seat: Seat | None = None, kind: str = "notice") -> None:
-        rendered = self.shell.renderer.render("notice", {
-            "bot": {"name": self.settings.bot.name, "address": self.settings.bot.address},
-            "game_name": game.name if game else "", "title": title, "text": text, "error": error,
-            "greeting": name,
-        })
-        self._reply(session, inbound, to, name, rendered, kind=kind, game=game, seat=seat)
+    @staticmethod
+    def _holder(who: Who, inbound: Inbound) -> Addressee:
+        """Where an answer to an authenticated mail goes: the seat's or the GM's registered
+        address (never merely the From: a mail through a signed address may come from anywhere)."""
+        if who.seat is not None:
+            return ToSeat(who.seat)
+        if who.gm_of:
+            return ToGm(who.gm_of[0])
+        return ToAddress(inbound.sender, inbound.sender_name)
 
     def _unauthenticated(self, session: Session, raw: RawMail, inbound: Inbound, who: Who, commands: MailCommands) -> Outcome:
+        """Mail that proved nobody. Answers go to the sender only when the sender is a
+        stranger (a JOIN, or one notice), within per-address and global caps, and never repeat
+        the sender's words; a mail claiming a registered address is answered at that address."""
         joins = [c for c in commands.player if isinstance(c, Join)]
         if joins and not who.claimed and not who.claimed_gm:
             # A JOIN is answered even when refused; a forged From must not turn that into a
-            # stream of mail to a third party: a few replies a day, then silence.
+            # stream of mail to a third party: a few replies a day per address, and a global
+            # cap an hour for all of them together.
             if self._told_today(session, inbound.sender, "") >= STRANGER_REPLIES_PER_DAY:
                 self._record(session, raw, inbound, InboundStatus.IGNORED,
                              f"unknown sender: JOIN not answered, {STRANGER_REPLIES_PER_DAY} replies today already")
                 return Outcome(InboundStatus.IGNORED, "unknown sender")
+            if self._answers_to_strangers_this_hour(session) >= self.settings.limits.answers_to_strangers_per_hour:
+                self._record(session, raw, inbound, InboundStatus.IGNORED,
+                             "unknown sender: JOIN not answered, over "
+                             f"{self.settings.limits.answers_to_strangers_per_hour} answers to unknown senders this hour")
+                return Outcome(InboundStatus.IGNORED, "unknown sender")
             return self._join(session, raw, inbound, joins[0])
         if who.claimed or who.claimed_gm:
-            # The From is a player's (or the GM's) but carries no proof: tell the registered
-            # address, never the sender (mail-interface.md, identity) -- once a day, so that
-            # forged mail cannot flood the player; every one is in the GM's digest.
-            if self._told_today(session, inbound.sender, "authentication failed") > 0:
-                game = who.claimed[0].game if who.claimed else who.claimed_gm[0]
+            # The From is a player's (or the GM's), or the GM's reply address was used without
+            # the GM's From or password: tell the registered address, never the sender
+            # (mail-interface.md, identity) -- once a day, so that forged mail cannot flood the
+            # player; every one is in the GM's digest.
+            game = who.claimed[0].game if who.claimed else who.claimed_gm[0]
+            holder: Addressee = ToSeat(who.claimed[0]) if who.claimed else ToGm(who.claimed_gm[0])
+            # Once a day per registered address: a seat's is the From itself; the GM's role is
+            # claimed from any address (its reply address), so it is counted per game.
+            detail = ("authentication failed for a registered address" if who.claimed else
+                      f"authentication failed for the GM's role of {game.name}")
+            told = (self._told_today(session, inbound.sender, "authentication failed") if who.claimed else
+                    session.scalar(select(func.count()).select_from(InboundMessage).where(
+                        InboundMessage.detail == detail, InboundMessage.status == InboundStatus.REFUSED,
+                        InboundMessage.received_at >= self.shell.now() - timedelta(days=1))) or 0)
+            if told > 0:
                 self._record(session, raw, inbound, InboundStatus.IGNORED,
                              "authentication failed for a registered address; already told today", game=game)
                 return Outcome(InboundStatus.IGNORED, "authentication failed")
-            target = who.claimed[0].player if who.claimed else None
-            address = target.address if target else who.claimed_gm[0].gm_address
-            name = target.name if target else "GM"
-            game = who.claimed[0].game if who.claimed else who.claimed_gm[0]
-            text = ("A mail claiming to come from you arrived without proof that it is yours, so it was not "
-                    "used. To act for your seat, reply to one of the bot's mails (its reply address signs you "
-                    "in), or put the line PASSWORD <your seat password> in the mail. If you did not send it, "
-                    "you need do nothing: the GM sees it in the daily digest.")
-            self._notice(session, inbound, address, name, "A mail from your address was not accepted", text,
-                         error=True, game=game, kind="auth_refused")
-            self._record(session, raw, inbound, InboundStatus.REFUSED, "authentication failed for a registered address",
-                         game=game)
+            if isinstance(holder, ToSeat):
+                text = ("A mail claiming to come from you arrived without proof that it is yours, so it was not "
+                        "used. To act for your seat, reply to this mail or any other mail of the bot for this "
+                        "game (its reply address signs you in), or put the line PASSWORD <your seat password> in "
+                        "the mail. If you did not send it, you need do nothing: the GM sees it in the daily digest.")
+            else:
+                text = ("A mail to the GM's reply address, or claiming to come from you, arrived without the proof "
+                        "GM commands need, so nothing in it was done. GM commands need your GM reply address "
+                        "and your registered address as the sender, or the line PASSWORD <your GM password> in "
+                        "the mail. If you did not send it, you need do nothing; it is listed in your daily digest.")
+            self._notice(session, inbound, holder, "A mail from your address was not accepted", text,
+                         error=True, kind="auth_refused")
+            self._record(session, raw, inbound, InboundStatus.REFUSED, detail, game=game)
             return Outcome(InboundStatus.REFUSED, "authentication failed")
-        # A stranger: at most one short notice per address a day (no backscatter storms).
-        since = self.shell.now() - timedelta(days=1)
-        answered = session.scalar(select(func.count()).select_from(InboundMessage).where(
-            InboundMessage.sender == inbound.sender, InboundMessage.status == InboundStatus.REFUSED,
-            InboundMessage.received_at >= since)) or 0
-        busy = answered == 0 and self._stranger_notices_this_hour(session) >= STRANGER_NOTICES_PER_HOUR
+        # A stranger: at most one short notice per address a day, and a global cap an hour
+        # (no backscatter storms from many forged Froms).
+        answered = self._told_today(session, inbound.sender, "")
+        busy = answered == 0 and self._answers_to_strangers_this_hour(
+            session) >= self.settings.limits.answers_to_strangers_per_hour
         if answered == 0 and inbound.sender and not busy:
             text = ("This address runs play-by-email games, and your address is not in any game running here. "
                     "To join a game open for sign-ups, send JOIN <game> [your name]. Send HELP for the commands.")
-            self._notice(session, inbound, inbound.sender, inbound.sender_name, "You are not in a game here", text,
+            self._notice(session, inbound, ToAddress(inbound.sender), "You are not in a game here", text,
                          error=True, kind="stranger")
             self._record(session, raw, inbound, InboundStatus.REFUSED, _STRANGER_TOLD)
             return Outcome(InboundStatus.REFUSED, "unknown sender")
         self._record(session, raw, inbound, InboundStatus.IGNORED,
-                     f"unknown sender: over {STRANGER_NOTICES_PER_HOUR} notices to strangers this hour" if busy
-                     else "unknown sender: already told today")
+                     f"unknown sender: over {self.settings.limits.answers_to_strangers_per_hour} answers to unknown "
+                     "senders this hour" if busy else "unknown sender: already told today")
         return Outcome(InboundStatus.IGNORED, "unknown sender")
 
-    def _stranger_notices_this_hour(self, session: Session) -> int:
-        """Notices sent to unknown senders in the last hour, all senders together: many forged
-        Froms must not make the bot a source of backscatter."""
+    def _answers_to_strangers_this_hour(self, session: Session) -> int:
+        """Answers sent to mail that proved nobody (stranger notices, JOIN answers) in the last
+        hour, all senders together: many forged Froms must not make the bot a source of
+        backscatter."""
         return session.scalar(select(func.count()).select_from(InboundMessage).where(
             InboundMessage.received_at >= self.shell.now() - timedelta(hours=1),
-            InboundMessage.detail == _STRANGER_TOLD)) or 0
+            InboundMessage.principal == "", InboundMessage.status != InboundStatus.IGNORED,
+            (InboundMessage.detail == _STRANGER_TOLD) | InboundMessage.detail.startswith(_JOIN))) or 0
 
     def _join(self, session: Session, raw: RawMail, inbound: Inbound, join: Join) -> Outcome:
         from bot import signups
@@ -480,15 +538,16 @@ class Service:
             handled.append(type(command).__name__.upper())
         problems = list(commands.problems)
         if problems:
-            text = "\n".join(f'"{p.line}": {p.reason}' for p in problems)
-            to, name = (seat.player.address, seat.player.name) if seat else (self._gm_address(who, inbound), "GM")
-            self._notice(session, inbound, to, name, "Command not understood", text, error=True, game=game, seat=seat)
+            text = "\n".join(f'"{echo(p.line)}": {p.reason}' for p in problems)
+            self._notice(session, inbound, self._holder(who, inbound), "Command not understood", text, error=True,
+                         game=game)
         if commands.orders_text.strip() and not (commands.gm and not seat):
             if seat is None:
                 if who.gm_of and not who.seat:
-                    self._notice(session, inbound, self._gm_address(who, inbound), "GM",
+                    self._notice(session, inbound, self._holder(who, inbound),
                                  "Lines not understood", "These lines are neither GM commands nor orders:\n\n"
-                                 + commands.orders_text + "\n\nSend HELP for the GM commands.", error=True, game=game)
+                                 + quote_lines(commands.orders_text) + "\n\nSend HELP for the GM commands.",
+                                 error=True, game=game)
                     self._record(session, raw, inbound, InboundStatus.REFUSED, "GM mail with lines not understood", game=game)
                     return Outcome(InboundStatus.REFUSED, "not understood")
                 self._ambiguous(session, inbound, who)
@@ -496,34 +555,30 @@ class Service:
                 return Outcome(InboundStatus.REFUSED, "ambiguous game")
             return self._orders(session, raw, inbound, seat, commands.orders_text)
         if not handled and not problems:
-            to, name = (seat.player.address, seat.player.name) if seat else (self._gm_address(who, inbound), "GM")
-            self._notice(session, inbound, to, name, "Nothing to do",
+            self._notice(session, inbound, self._holder(who, inbound), "Nothing to do",
                          "Your mail held no orders and no commands. Send HELP for what you can write.",
-                         error=True, game=game, seat=seat)
+                         error=True, game=game)
             self._record(session, raw, inbound, InboundStatus.REFUSED, "empty mail", game=game, seat=seat)
             return Outcome(InboundStatus.REFUSED, "empty")
         status = InboundStatus.REFUSED if problems else InboundStatus.APPLIED
         self._record(session, raw, inbound, status, "commands: " + ", ".join(handled), game=game, seat=seat)
         return Outcome(status, "commands")
 
-    @staticmethod
-    def _gm_address(who: Who, inbound: Inbound) -> str:
-        """Where a GM's answer goes: the GM's registered address, never just the From (a mail
-        through the GM's signed reply address may come from anywhere)."""
-        return who.gm_of[0].gm_address if who.gm_of else inbound.sender
-
     def _ambiguous(self, session: Session, inbound: Inbound, who: Who) -> None:
         names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
         text = ("You play in more than one game, so the bot cannot tell which one this mail is for: "
                 + ", ".join(names) + ". Reply to a mail of that game (its reply address names the game), or put "
                 "the game in brackets in the subject, e.g. [" + (names[0] if names else "rc1") + "].")
-        self._notice(session, inbound, inbound.sender, inbound.sender_name, "Which game?", text, error=True)
+        # Only a sender whose From proved several seats (or GM roles) gets here: that From is
+        # their registered address, and the answer carries no signed address.
+        self._notice(session, inbound, ToAddress(inbound.sender, inbound.sender_name), "Which game?", text, error=True)
 
     def _help(self, session: Session, inbound: Inbound, who: Who) -> None:
         seat = who.seat
+        to = self._holder(who, inbound)
         ctx: dict[str, Any] = {
             "bot": {"name": self.settings.bot.name, "address": self.settings.bot.address},
-            "greeting": seat.player.name if seat else inbound.sender_name,
+            "greeting": letters.greeting(to),
             "game_name": "", "game_title": "", "game_help": "", "turn_label": "",
             "games": sorted({g.name for g in who.games}),
             "gm_help": list(GM_COMMANDS) if who.gm_of else [],
@@ -536,10 +591,18 @@ class Service:
                        game_help=rules.order_help(state, seat.name) if seat.name in rules.expected_players(state) else
                        "You have no orders to send now.")
         rendered = self.shell.renderer.render("help", ctx)
-        to = seat.player.address if seat else inbound.sender
-        self._reply(session, inbound, to, ctx["greeting"], rendered, kind="help", game=game, seat=seat)
+        letters.post(self.shell, session, to, rendered, kind="help", game=game, in_reply_to=f"<{inbound.message_id}>")
 
     def _status(self, session: Session, inbound: Inbound, game: Game, seat: Seat | None) -> None:
+        if game.status == GameStatus.SIGNUP:  # no state yet: who has joined, and what it takes
+            rules_of = G.rules_of(game)
+            joined = [s.name for s in G.active_seats(game)]
+            self._notice(session, inbound, ToSeat(seat) if seat else ToGm(game), f"Status of {game.name}",
+                         f"{game.name} ({rules_of.title}) is open for sign-ups: {len(joined)} joined "
+                         f"({', '.join(joined) or 'nobody yet'}); it takes {rules_of.min_players} to "
+                         f"{rules_of.max_players} players and starts at {rules_of.max_players}, or when the GM "
+                         "starts it.", error=False, kind="status")
+            return
         rules, state, turn = G.current_state(session, game)
         from rules.api import Viewer
 
@@ -556,8 +619,8 @@ class Service:
         ctx.update({"view": rules.view(state, None, seat.name if seat else Viewer.GM),
                     "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "timezone": zone})
         rendered = self.shell.renderer.render("status", ctx, game=game.kind)
-        to, name = (seat.player.address, seat.player.name) if seat else (game.gm_address, "GM")
-        self._reply(session, inbound, to, name, rendered, kind="status", game=game, seat=seat)
+        letters.post(self.shell, session, ToSeat(seat) if seat else ToGm(game), rendered, kind="status",
+                     in_reply_to=f"<{inbound.message_id}>")
 
     def _show_orders(self, session: Session, inbound: Inbound, seat: Seat) -> None:
         game = seat.game
@@ -574,44 +637,60 @@ class Service:
             else:
                 text = (f"On file for you for {turn.label} (due {deadline}):\n\n"
                         + "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines()))
-        self._notice(session, inbound, seat.player.address, seat.player.name, "Your orders on file", text,
-                     error=False, game=game, seat=seat, kind="orders")
+        self._notice(session, inbound, ToSeat(seat), "Your orders on file", text, error=False, kind="orders")
+
+    def _arrival(self, raw: RawMail) -> datetime:
+        """When the mail arrived, for its deadline (mail-interface.md: judged by when the mail
+        server received it, not by when the bot reads it): the server's receipt time (IMAP
+        INTERNALDATE, the Maildir delivery time), never later than now. The server's clock is
+        trusted; one more than `[inbox] clock_skew` seconds ahead of ours is logged, since the
+        two clocks should agree (a server clock behind ours by d would let mail up to d late
+        count as on time; one ahead does no harm)."""
+        now = self.shell.now()
+        received = raw.received_at
+        if received is None:
+            return now
+        if received - now > timedelta(seconds=self.settings.inbox.clock_skew):
+            log.warning("mail %s: received at %s by the mail server's clock, %s by ours: the clocks disagree",
+                        raw.key, received.isoformat(), now.isoformat())
+        return min(as_utc(received), now)
 
     def _orders(self, session: Session, raw: RawMail, inbound: Inbound, seat: Seat, text: str) -> Outcome:
         game = seat.game
         now = self.shell.now()
         if game.status == GameStatus.SIGNUP:
-            self._notice(session, inbound, seat.player.address, seat.player.name, "The game has not started",
+            self._notice(session, inbound, ToSeat(seat), "The game has not started",
                          f"{game.name} is still open for sign-ups; orders are taken once the GM starts it.",
-                         error=True, game=game, seat=seat)
+                         error=True)
             self._record(session, raw, inbound, InboundStatus.REFUSED, "orders before the start", game, seat)
             return Outcome(InboundStatus.REFUSED, "not started")
         if game.status == GameStatus.FINISHED:
-            self._notice(session, inbound, seat.player.address, seat.player.name, "The game is over",
-                         f"{game.name} has finished; no more orders are taken.", error=True, game=game, seat=seat)
+            self._notice(session, inbound, ToSeat(seat), "The game is over",
+                         f"{game.name} has finished; no more orders are taken.", error=True)
             self._record(session, raw, inbound, InboundStatus.REFUSED, "orders after the end", game, seat)
             return Outcome(InboundStatus.REFUSED, "finished")
         rules, state, turn = G.current_state(session, game)
         assert turn is not None
         zone = seat.player.timezone
         closing = G.closing_time(game, turn)
-        if closing is not None and now >= closing and rules.expected_players(state) and game.status == GameStatus.ACTIVE:
-            self._notice(session, inbound, seat.player.address, seat.player.name, f"Too late for {turn.label}",
+        arrived = self._arrival(raw)
+        if closing is not None and arrived >= closing and rules.expected_players(state) and game.status == GameStatus.ACTIVE:
+            self._notice(session, inbound, ToSeat(seat), f"Too late for {turn.label}",
                          f"The deadline for {turn.label} passed at {G.deadline_text(turn, zone)}, so these orders "
                          "were not used. The results follow shortly, with the next turn sheet; send your orders "
-                         "for the next turn in reply to that.", error=True, game=game, seat=seat, kind="late")
+                         "for the next turn in reply to that.", error=True, kind="late")
             self._record(session, raw, inbound, InboundStatus.REFUSED, "after the deadline", game, seat)
             return Outcome(InboundStatus.REFUSED, "late")
         if seat.name not in rules.expected_players(state):
-            self._notice(session, inbound, seat.player.address, seat.player.name, "No orders needed",
-                         f"You have no orders to send for {turn.label}.", error=True, game=game, seat=seat)
+            self._notice(session, inbound, ToSeat(seat), "No orders needed",
+                         f"You have no orders to send for {turn.label}.", error=True)
             self._record(session, raw, inbound, InboundStatus.REFUSED, "not expected this turn", game, seat)
             return Outcome(InboundStatus.REFUSED, "not expected")
         parsed = rules.parse_orders(state, seat.name, text)
         subs = G.submissions(session, turn, seat)
         earlier = G.orders_on_file(rules, state, seat, subs)
         ctx = G.base_context(self.shell, game, rules)
-        problems = [{"line_no": p.line_no, "line": p.line, "reason": p.reason} for p in parsed.problems]
+        problems = [{"line_no": p.line_no, "line": echo(p.line), "reason": p.reason} for p in parsed.problems]
         ctx.update({
             "seat": {"name": seat.name, "display": seat.player.name},
             "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)},
@@ -622,8 +701,8 @@ class Service:
             default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
             ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
             rendered = self.shell.renderer.render("refused", ctx, game=game.kind)
-            self._reply(session, inbound, seat.player.address, seat.player.name, rendered, kind="refused",
-                        game=game, seat=seat)
+            letters.post(self.shell, session, ToSeat(seat), rendered, kind="refused",
+                         in_reply_to=f"<{inbound.message_id}>")
             self._record(session, raw, inbound, InboundStatus.REFUSED,
                          "; ".join(f"line {p.line_no}: {p.reason}" for p in parsed.problems) or "no orders", game, seat)
             return Outcome(InboundStatus.REFUSED, "orders refused")
@@ -637,6 +716,6 @@ class Service:
         complete = rules.parse_orders(state, seat.name, merged_text).complete
         ctx.update({"understood": canonical, "on_file": merged_text, "complete": complete})
         rendered = self.shell.renderer.render("confirmation", ctx, game=game.kind)
-        self._reply(session, inbound, seat.player.address, seat.player.name, rendered, kind="confirmation",
-                    game=game, seat=seat)
+        letters.post(self.shell, session, ToSeat(seat), rendered, kind="confirmation",
+                     in_reply_to=f"<{inbound.message_id}>")
         return Outcome(InboundStatus.APPLIED, "orders")

@@ -73,6 +73,9 @@ class InboxSettings:
     batch_size: int = 100
     idle: bool = True
     timeout: float = 30.0
+    # How far the mail server's clock may run ahead of ours before a receipt time is
+    # logged as suspect (deadlines are judged by the server's receipt time).
+    clock_skew: float = 300.0
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,8 @@ class LimitSettings:
     max_mail_bytes: int = 2 * 1024 * 1024
     max_lines: int = 2000
     mails_per_sender_per_hour: int = 30
+    # Answers to mail that proved nobody (stranger notices, JOIN answers), all senders together.
+    answers_to_strangers_per_hour: int = 50
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import games as G
-from bot import mailout
+from bot import letters
 from bot.auth import GM_SEAT, NAME_RE, new_secret
 from bot.commands import Join, Resign
+from bot.echo import echo_name
 from bot.inbound import Inbound
 from bot.inbox import RawMail
+from bot.letters import ToAddress, ToGm, ToSeat
 from bot.models import Game, GameStatus, GmAudit, InboundStatus, Seat
 
 log = logging.getLogger("flagman.signups")
@@ -65,8 +67,10 @@ def join(service: Any, session: Session, raw: RawMail, inbound: Inbound, command
     game = G.find_game_row(session, command.game)
 
     def refuse(title: str, text: str, detail: str) -> Any:
-        service._notice(session, inbound, sender, command.name or inbound.sender_name, title, text, error=True,
-                        game=game, kind="join_refused")
+        # The sender proved nothing: the answer greets nobody by name and repeats none of the
+        # mail's words (issue 14: a forged JOIN must not carry spam to a third party).
+        service._notice(session, inbound, ToAddress(sender), title, text, error=True, game=game,
+                        kind="join_refused")
         service._record(session, raw, inbound, InboundStatus.REFUSED, "JOIN refused: " + detail, game=game)
         return Outcome(InboundStatus.REFUSED, "join refused")
 
@@ -75,8 +79,8 @@ def join(service: Any, session: Session, raw: RawMail, inbound: Inbound, command
         return Outcome(InboundStatus.IGNORED, "no sender")
     if game is None:
         open_games = sorted(g.name for g in session.scalars(select(Game).where(Game.status == GameStatus.SIGNUP)))
-        return refuse(f"No game called {command.game}",
-                      f"There is no game called {command.game} here. "
+        return refuse("No game by that name",
+                      "There is no game by the name your JOIN gave here. "
                       + (f"Games open for sign-ups: {', '.join(open_games)}." if open_games
                          else "No game is open for sign-ups just now."), "unknown game")
     rules = G.rules_of(game)
@@ -92,17 +96,19 @@ def join(service: Any, session: Session, raw: RawMail, inbound: Inbound, command
     active = G.active_seats(game)
     if len(active) >= rules.max_players:
         return refuse(f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.", "full")
-    display = command.name or inbound.sender_name or sender.partition("@")[0]
+    # The name a player chose is shown to everyone in the game: one line, printable, capped.
+    chosen = echo_name(command.name)
+    display = chosen or echo_name(inbound.sender_name) or sender.partition("@")[0]
     if mine:
         # Resigned before the start and back again: the old seat is reopened.
         seat = mine[0]
         seat.active = True
         seat.secret = new_secret()
-        if command.name:
-            seat.player.name = command.name
+        if chosen:
+            seat.player.name = chosen
     else:
         taken = {s.name for s in game.seats}
-        seat = G.add_seat(shell, session, game, seat_name_for(command.name, sender, taken), sender, display)
+        seat = G.add_seat(shell, session, game, seat_name_for(chosen, sender, taken), sender, display)
     session.flush()
     send_welcome(shell, session, game, seat, in_reply_to=f"<{inbound.message_id}>")
     service._record(session, raw, inbound, InboundStatus.APPLIED, f"JOIN {game.name}: seat {seat.name}",
@@ -152,16 +158,11 @@ def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in
         "timezone": seat.player.timezone,
     })
     rendered = shell.renderer.render("welcome", ctx, game=game.kind)
-    mailout.queue(session, shell.settings, shell.now(), kind="welcome", game_id=game.id,
-                  to=mailout.Recipient(seat.player.address, seat.player.name), rendered=rendered,
-                  reply_to=shell.reply_address(game.name, seat.name, seat.reply_salt), in_reply_to=in_reply_to,
-                  auto_replied=bool(in_reply_to))
+    letters.post(shell, session, ToSeat(seat), rendered, kind="welcome", in_reply_to=in_reply_to)
 
 
 def _gm_notice(shell: G.Shell, session: Session, game: Game, title: str, text: str, *, kind: str) -> None:
-    from bot.reminders import send_gm_notice
-
-    send_gm_notice(shell, session, game, title, text, kind=kind)
+    letters.notice(shell, session, ToGm(game), title, text, kind=kind)
 
 
 # -- RESIGN ----------------------------------------------------------------------------------
@@ -178,8 +179,7 @@ def resign(service: Any, session: Session, inbound: Inbound, who: Any, command: 
         else:
             seat = next((s for s in game.seats if s.active and s.player.address == inbound.sender), None)
     if game is None or seat is None or not seat.active:
-        to, name = (who.seat.player.address, who.seat.player.name) if who.seat else (inbound.sender, inbound.sender_name)
-        service._notice(session, inbound, to, name, f"No seat in {command.game}",
+        service._notice(session, inbound, service._holder(who, inbound), f"No seat in {command.game}",
                         f"You have no seat in a game called {command.game}, so there is nothing to resign from.",
                         error=True, kind="resign_refused")
         return "RESIGN refused"
@@ -187,13 +187,14 @@ def resign(service: Any, session: Session, inbound: Inbound, who: Any, command: 
     try:
         text = gm.drop_seat(ctx, seat)
     except gm.GmRefusal as exc:
-        service._notice(session, inbound, seat.player.address, seat.player.name, f"Cannot resign from {game.name}",
-                        str(exc), error=True, game=game, seat=seat, kind="resign_refused")
+        service._notice(session, inbound, ToSeat(seat), f"Cannot resign from {game.name}",
+                        str(exc), error=True, kind="resign_refused")
         return "RESIGN refused"
     session.add(GmAudit(game_id=game.id, actor=inbound.sender[:320], via="mail", message_id=inbound.message_id[:998],
                         command=f"RESIGN {game.name} (seat {seat.name})", outcome="done: " + text,
                         created_at=ctx.now, undo=ctx.undo))
-    service._notice(session, inbound, seat.player.address, seat.player.name, f"You have resigned from {game.name}",
+    service._notice(session, inbound, ToAddress(seat.player.address, seat.player.name),
+                    f"You have resigned from {game.name}",
                     f"Your seat {seat.name} in {game.name} is given up: {text} Thank you for playing; the bot "
                     "will not send you this game's mail any more.", error=False, game=game, kind="resigned")
     _gm_notice(shell, session, game, f"{seat.name} resigned from {game.name}",

@@ -387,13 +387,18 @@ def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: 
 
 
 def test_answers_to_mail_through_the_gms_reply_address_go_to_the_registered_gm(racecraft: App) -> None:
-    """mail-interface.md: every answer goes to the registered address, never to whoever sent the mail."""
+    """mail-interface.md: every answer goes to the registered address, never to whoever sent the mail;
+    GM commands need the GM's signed address *and* the GM's registered From (or the GM password)."""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
     racecraft.mailer.clear()  # type: ignore[attr-defined]
     gm_reply_to = signed_address(BOT, "test-site-secret", "rc1", "gm")
     inbox.deliver(plain_mail("someone@elsewhere.example", gm_reply_to, "Re: [rc1]", "what is this line"))
+    inbox.deliver(plain_mail(GM, gm_reply_to, "Re: [rc1]", "what is this line"))
     racecraft.service.poll()
     racecraft.service.send()
     assert racecraft.mailer.messages("someone@elsewhere.example") == []  # type: ignore[attr-defined]
-    assert "not understood" in str(last_to(racecraft, GM)["Subject"])
+    refused, answered = racecraft.mailer.messages(GM)[-2:]  # type: ignore[attr-defined]
+    assert "not accepted" in str(refused["Subject"])
+    assert "Reply-To" in refused and "rc1.gm." in str(refused["Reply-To"])  # to the GM: the GM's own address
+    assert "not understood" in str(answered["Subject"])

@@ -85,7 +85,9 @@ def test_join_refusals_unknown_closed_and_already_joined(signup: App, rc: App) -
     """Refusals with a reason: an unknown game, a game under way, an address already in (a full game
     starts by itself, so it is refused as under way: see the next test)."""
     stranger_says(signup, "x@example.net", "JOIN nosuch")
-    assert "No game called nosuch" in str(last(signup, "x@example.net")["Subject"])
+    refusal = last(signup, "x@example.net")
+    assert "No game by that name" in str(refusal["Subject"])
+    assert "nosuch" not in refusal.get_content() and "Reply-To" not in refusal  # issue 14: no echo, nothing signed
     assert "rc2" in body_of(last(signup, "x@example.net"))  # the games open for sign-ups
     stranger_says(signup, "y@example.net", "JOIN rc1 Y")
     assert "not open for sign-ups" in str(last(signup, "y@example.net")["Subject"])

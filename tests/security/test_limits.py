@@ -165,7 +165,7 @@ def test_many_forged_strangers_get_a_bounded_number_of_notices(bot: Bot, make_bo
         bot.deliver(plain_mail(f"victim{n}@else.example", BOT, "hi", "what is this", message_id=f"<s{n}@x>"))
     bot.poll()
     assert len(bot.recipients()) == 50
-    assert sum(1 for r in bot.rows() if "notices to strangers" in r.detail) == 150
+    assert sum(1 for r in bot.rows() if "answers to unknown senders" in r.detail) == 150
 
 
 def test_an_over_cap_reply_from_another_address_is_told_to_the_registered_one(bot: Bot) -> None:

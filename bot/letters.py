@@ -1,0 +1,116 @@
+"""Letters: who gets a mail, and which reply address it carries. Decided here and nowhere else.
+
+mail-interface.md, "Addresses and identity": **a capability goes only to its holder.** A
+signed reply address (``flagman+<game>.<seat>.<mac>@...``) acts for its seat or for the GM;
+whoever holds it may act. So a mail carries one only when it goes to that seat's or that
+GM's registered address, and the two are decided together, from one value, the addressee:
+
+* `ToSeat`: the seat's registered address (the player holding it now), Reply-To the seat's
+  signed address;
+* `ToGm`: the game's GM at the GM's registered address, Reply-To the GM's signed address;
+* `ToAddress`: anyone else (a stranger, a sender who proved nothing, the former holder of a
+  replaced seat): the address given, and the bot's plain address to reply to. Nothing signed.
+
+Every outgoing mail is queued through `post` (the only caller of `bot.mailout.queue`; a test
+checks that), so no code path can pair a recipient with someone else's reply address.
+`notice` is the short plain-text letter (a title and a paragraph) most answers are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlalchemy.orm import Session
+
+from bot import mailout
+from bot.auth import GM_SEAT
+from bot.echo import echo_name
+from bot.models import Game, Outbox, Seat
+from bot.render import RenderedMail
+
+if TYPE_CHECKING:  # the shell is built from this module's users, not the other way round
+    from bot.games import Shell
+
+
+@dataclass(frozen=True, slots=True)
+class ToSeat:
+    """The holder of a seat, at their registered address; the seat's reply address signs."""
+
+    seat: Seat
+
+
+@dataclass(frozen=True, slots=True)
+class ToGm:
+    """The GM of a game, at the GM's registered address; the GM's reply address signs."""
+
+    game: Game
+
+
+@dataclass(frozen=True, slots=True)
+class ToAddress:
+    """Anyone else: an address that proved nothing. The mail carries no signed address, and
+    the name (which may come from the sender's own mail) is shown flattened and capped."""
+
+    address: str
+    name: str = ""
+
+
+Addressee = ToSeat | ToGm | ToAddress
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """Where a letter goes and what its Reply-To is, as `post` writes them."""
+
+    to: mailout.Recipient
+    reply_to: str | None
+    game: Game | None
+
+
+def envelope(shell: Shell, addressee: Addressee) -> Envelope:
+    """The recipient and the Reply-To of a letter to `addressee`: the one place they are paired."""
+    if isinstance(addressee, ToSeat):
+        seat = addressee.seat
+        return Envelope(mailout.Recipient(seat.player.address, seat.player.name),
+                        shell.reply_address(seat.game.name, seat.name, seat.reply_salt), seat.game)
+    if isinstance(addressee, ToGm):
+        game = addressee.game
+        return Envelope(mailout.Recipient(game.gm_address, "GM"), shell.reply_address(game.name, GM_SEAT), game)
+    return Envelope(mailout.Recipient(addressee.address, echo_name(addressee.name)), None, None)
+
+
+def greeting(addressee: Addressee) -> str:
+    """How a letter to `addressee` greets its reader."""
+    if isinstance(addressee, ToSeat):
+        return addressee.seat.player.name
+    if isinstance(addressee, ToGm):
+        return "GM"
+    return echo_name(addressee.name)
+
+
+def post(shell: Shell, session: Session, addressee: Addressee, rendered: RenderedMail, *, kind: str,
+         game: Game | None = None, in_reply_to: str = "", html: mailout.HtmlBody | None = None) -> Outbox:
+    """Queue one letter. `game` names the game it concerns (for the outbox and bounces) when
+    the addressee does not; an answer to a mail quotes its Message-ID in `in_reply_to`."""
+    env = envelope(shell, addressee)
+    concerns = env.game if env.game is not None else game
+    return mailout.queue(session, shell.settings, shell.now(), kind=kind, to=env.to, rendered=rendered,
+                         game_id=concerns.id if concerns is not None else None, reply_to=env.reply_to,
+                         in_reply_to=in_reply_to, auto_replied=bool(in_reply_to), html=html)
+
+
+def notice(shell: Shell, session: Session, addressee: Addressee, title: str, text: str, *, kind: str = "notice",
+           error: bool = False, game: Game | None = None, in_reply_to: str = "") -> Outbox:
+    """A short letter: a title and a paragraph, to `addressee`."""
+    env = envelope(shell, addressee)
+    about = env.game if env.game is not None else game
+    rendered = shell.renderer.render("notice", {
+        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+        "game_name": about.name if about is not None else "", "title": title, "text": text, "error": error,
+        "greeting": greeting(addressee),
+    })
+    return post(shell, session, addressee, rendered, kind=kind, game=game, in_reply_to=in_reply_to)
+
+
+__all__ = ["Addressee", "Envelope", "ToAddress", "ToGm", "ToSeat", "envelope", "greeting", "notice", "post"]
