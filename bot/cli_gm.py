@@ -15,9 +15,41 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from bot.commands import GM_COMMANDS
+
+MAX_LINE = 500  # a refusal printed by the CLI is one line of at most this many characters
+
+
+def one_line(text: str, limit: int = MAX_LINE) -> str:
+    """`text` as one printable line: white space (line breaks included) collapsed, control
+    and format characters shown as ``?``, cut to `limit` characters."""
+    flat = " ".join(text.split())
+    flat = "".join(c if c.isprintable() else "?" for c in flat[: limit + 1])
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def _fail(prog: str, message: str) -> int:
+    """A refusal on the command line: one line on stderr, exit status 2 (never a traceback)."""
+    print(f"{prog}: {one_line(message)}", file=sys.stderr)
+    return 2
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """Bad arguments to a `flagman gm` subcommand: one line on stderr and status 2, as for
+    every other refusal of a GM command (argparse would print the usage as well)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {one_line(message)} (see {self.prog} --help)\n")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        # Left to itself, argparse hands unknown options up to `flagman`'s own parser, which
+        # prints its usage: refuse them here, in one line.
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
 
 def _app(args: argparse.Namespace) -> Any:
@@ -39,23 +71,29 @@ def _cmd_verb(args: argparse.Namespace) -> int:
     from bot import gm
     from bot.cli import _need_secret
 
+    prog = f"flagman gm {args.verb.lower()}"
     app = _app(args)
-    _need_secret(app.settings)
     try:
+        _need_secret(app.settings)
         with app.db.transaction() as session:
             result = gm.execute_words(app.shell, session, args.verb, args.game, list(args.args), actor=_actor(args))
-    except gm.GmRefusal as exc:
-        print(f"flagman gm {args.verb.lower()}: {exc}", file=sys.stderr)
+        if result.ok:
+            if result.extra:
+                print(result.extra.rstrip())
+            print(f"{result.verb} {result.game}: done: {result.text}")
+            if args.send:
+                app.service.send()
+            return 0
+        if args.send:  # the refusal is mailed to the GM as well, in full
+            app.service.send()
+        # The reason is the first paragraph (an ORDER refusal goes on with the order help).
+        return _fail(f"{result.verb} {one_line(result.game, 40)}", "refused: " + result.text.split("\n\n")[0])
+    except (ValueError, OverflowError) as exc:
+        # GmRefusal, DeadlineError, FigureError, OptionError, GameError, SettingsError are
+        # ValueErrors: a refusal, never a traceback (issue 14).
+        return _fail(prog, str(exc) or type(exc).__name__)
+    finally:
         app.close()
-        return 2
-    if result.extra:
-        print(result.extra.rstrip())
-    stream = sys.stdout if result.ok else sys.stderr
-    print(f"{result.verb} {result.game}: {'done' if result.ok else 'refused'}: {result.text}", file=stream)
-    if args.send:
-        app.service.send()
-    app.close()
-    return 0 if result.ok else 2
 
 
 def _on_off(text: str) -> bool:
@@ -68,24 +106,44 @@ def _on_off(text: str) -> bool:
 
 
 def _cmd_configure(args: argparse.Namespace) -> int:
+    app = _app(args)
+    try:
+        return _configure(app, args)
+    except (ValueError, OverflowError) as exc:
+        # DeadlineError, OptionError, GameError and bad numbers: one line, no traceback (issue 14).
+        return _fail("flagman gm configure", str(exc) or type(exc).__name__)
+    finally:
+        app.close()
+
+
+MAX_NMR_LIMIT = 999
+
+
+def _nmr_limit(text: str) -> int | None:
+    """``--nmr-limit``: a whole number of turns 1..MAX_NMR_LIMIT, or off (none, 0)."""
+    value = text.strip().lower()
+    if value in ("off", "none", "0"):
+        return None
+    if not (value.isascii() and value.isdigit() and len(value) <= len(str(MAX_NMR_LIMIT))) or int(value) < 1:
+        raise ValueError(f"--nmr-limit must be a whole number from 1 to {MAX_NMR_LIMIT}, or off; "
+                         f"not {one_line(text, 40)!r}")
+    return int(value)
+
+
+def _configure(app: Any, args: argparse.Namespace) -> int:
     from bot import games as G
     from bot import reminders as R
-    from bot.deadlines import parse_schedule
+    from bot.deadlines import parse_grace, parse_schedule
     from bot.models import GmAudit
 
-    app = _app(args)
     changes: list[str] = []
     with app.db.transaction() as session:
         game = G.find_game_row(session, args.game)
         if game is None:
-            print(f"no game called {args.game}", file=sys.stderr)
-            app.close()
-            return 2
+            return _fail("flagman gm configure", f"no game called {args.game}")
         if args.grace is not None:
-            if args.grace < 0:
-                raise ValueError("--grace must be 0 or more minutes")
-            game.grace_minutes = args.grace
-            changes.append(f"grace {args.grace} min")
+            game.grace_minutes = parse_grace(args.grace)
+            changes.append(f"grace {game.grace_minutes} min")
         if args.early_resolution is not None:
             if args.early_resolution and not G.rules_of(game).early_resolution:
                 raise ValueError(f"{G.rules_of(game).title} does not allow early resolution")
@@ -95,9 +153,7 @@ def _cmd_configure(args: argparse.Namespace) -> int:
             game.reminder_spec = R.validate_spec(args.reminders)
             changes.append(f"reminders {game.reminder_spec}")
         if args.nmr_limit is not None:
-            limit = None if args.nmr_limit.lower() in ("off", "none", "0") else int(args.nmr_limit)
-            if limit is not None and limit < 1:
-                raise ValueError("--nmr-limit must be 1 or more, or off")
+            limit = _nmr_limit(args.nmr_limit)
             game.nmr_limit = limit
             changes.append(f"NMR limit {limit or 'off'}")
         if args.nmr_action is not None:
@@ -114,7 +170,6 @@ def _cmd_configure(args: argparse.Namespace) -> int:
         print(f"{game.name}: deadlines {game.deadline_spec} ({game.timezone}), grace {game.grace_minutes} min, "
               f"early resolution {'on' if game.early_resolution else 'off'}, reminders {game.reminder_spec}, "
               f"NMR limit {game.nmr_limit or 'off'} ({game.nmr_action})")
-    app.close()
     return 0
 
 
@@ -172,7 +227,8 @@ def _cmd_remind(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     gm = sub.add_parser("gm", help="the GM's commands (as by mail), game options, the audit log")
-    verbs = gm.add_subparsers(dest="gm_command", required=True, metavar="VERB")
+    gm.__class__ = _OneLineParser  # made by bot.cli's parser: one-line errors for an unknown VERB too
+    verbs = gm.add_subparsers(dest="gm_command", required=True, metavar="VERB", parser_class=_OneLineParser)
     for spec in GM_COMMANDS:
         p = verbs.add_parser(spec.verb.lower(), help=spec.summary,
                              description=f"{spec.syntax}: {spec.summary}. By mail: {spec.example}")
@@ -184,7 +240,9 @@ def register(sub: Any) -> None:
 
     p = verbs.add_parser("configure", help="deadline options of a game: grace, early resolution, reminders, NMR limit")
     p.add_argument("game")
-    p.add_argument("--grace", type=int, metavar="MINUTES", help="orders still accepted this long after the deadline")
+    p.add_argument("--grace", metavar="MINUTES|DURATION",
+                   help="orders still accepted this long after the deadline: minutes (30) or a duration (2h); "
+                        "at most 365 days")
     p.add_argument("--early-resolution", type=_on_off, metavar="on|off",
                    help="resolve as soon as every order is in (where the game allows it)")
     p.add_argument("--reminders", metavar="SPEC", help="reminder marks before the deadline, e.g. 24h,2h; or none")

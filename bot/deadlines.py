@@ -10,6 +10,14 @@ A game's schedule is one of (case-insensitive):
 
 Times are computed in the game's zone with `zoneinfo`, so 18:00 Europe/London stays 18:00
 local across a daylight-saving change.
+
+Everything here reads text a GM or an operator typed (EXTEND, DEADLINE, ``--deadline``,
+``--grace``, reminder marks), so every parser refuses bad input with a `DeadlineError` whose
+message says what is allowed -- never another exception (issue 14, "GM numbers"): durations
+are capped at `MAX_DURATION`, numbers are checked for length before `int()`, only ASCII
+digits count, date arithmetic that would leave datetime's range is refused, and no message
+quotes more than `SHOW_CHARS` characters of the input, nor any line break from it. Parsing
+is a single pass over at most `MAX_INPUT` characters (no backtracking regular expression).
 """
 
 from __future__ import annotations
@@ -20,13 +28,30 @@ from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 MIN_NOTICE = timedelta(hours=12)
+MAX_DURATION = timedelta(days=365)
+"""The longest duration (turn length, EXTEND, DEADLINE +..., grace, reminder mark) and the
+furthest ahead a DEADLINE may be set: a year is far beyond any real game's turn."""
+MAX_DAYS = MAX_DURATION.days
+MAX_INPUT = 100  # longer text is refused before it is read: no real duration, time or schedule is this long
+SHOW_CHARS = 40  # at most this much of the input is quoted back in a message
+_MAX_MINUTES = MAX_DAYS * 24 * 60
+_MAX_DIGITS = len(str(_MAX_MINUTES))  # a number with more digits is over the cap whatever its unit
 _DAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
-_LENGTH_RE = re.compile(r"^(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?$")
-_FIXED_RE = re.compile(r"^(daily|[a-z,]+)\s+(\d{1,2}):(\d{2})$")
+_DAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_UNITS = {"d": 24 * 60, "h": 60, "m": 1}
+# Only ever matched against at most MAX_INPUT ASCII characters (see parse_schedule).
+_FIXED_RE = re.compile(r"(daily|[a-z,]+) ([0-9]{1,2}):([0-9]{2})")
+
+DURATION_HELP = "write e.g. 24h, 2d, 1d12h or 90m"
+WHEN_HELP = "write 2026-12-01 18:00 (the game's time zone) or +24h"
 
 
 class DeadlineError(ValueError):
     """A schedule or a time that cannot be understood; the message says what is allowed."""
+
+
+class _NotADuration(DeadlineError):
+    """The text is not written as a duration at all (as opposed to one out of range)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,22 +68,91 @@ class Schedule:
 HELP = "a turn length (48h, 3d, 1d12h), fixed times (daily 18:00, mon,thu 18:00) or manual"
 
 
+def shown(text: str) -> str:
+    """`text` quoted for a message: one line (line breaks and control characters escaped),
+    at most `SHOW_CHARS` characters of it, ``...`` when cut."""
+    cut = text.strip()
+    return repr(cut[:SHOW_CHARS]) + ("..." if len(cut) > SHOW_CHARS else "")
+
+
+def _too_long(text: str, what: str, help_text: str) -> DeadlineError:
+    return DeadlineError(f"{shown(text)} is too long for {what}; {help_text}")
+
+
+def _number(digits: str, text: str, what: str = "a duration") -> int:
+    """The value of a run of ASCII digits, refused when it is too long to be under the cap."""
+    significant = digits.lstrip("0")
+    if len(significant) > _MAX_DIGITS:
+        raise DeadlineError(f"{shown(text)} is too long: {what} is at most {MAX_DAYS} days")
+    return int(significant or "0")
+
+
 def parse_duration(text: str) -> timedelta:
-    match = _LENGTH_RE.match(text.strip().lower().replace(" ", ""))
-    if not match or not any(match.groups()):
-        raise DeadlineError(f"{text!r} is not a duration; write e.g. 24h, 2d, 1d12h or 90m")
-    days, hours, minutes = (int(g) if g else 0 for g in match.groups())
-    delta = timedelta(days=days, hours=hours, minutes=minutes)
-    if delta <= timedelta(0):
+    """``24h``, ``2d``, ``1d12h``, ``90m`` (spaces ignored): longer than zero, at most `MAX_DURATION`."""
+    if len(text) > MAX_INPUT:
+        raise _too_long(text, "a duration", DURATION_HELP)
+    lowered = text.strip().lower()
+    if not lowered:
+        raise _NotADuration(f"no duration given; {DURATION_HELP}")
+    bad = _NotADuration(f"{shown(text)} is not a duration; {DURATION_HELP}")
+    if not lowered.isascii():
+        raise bad
+    minutes = 0
+    digits = ""
+    gap = False  # white space after digits: "24 h" is fine, "2 4h" is not
+    units_left = "dhm"  # each unit at most once, in this order
+    for char in lowered:
+        if char.isspace():
+            gap = bool(digits)
+        elif "0" <= char <= "9":
+            if gap:
+                raise bad
+            digits += char
+        elif char in units_left and digits:
+            gap = False
+            minutes += _number(digits, text) * _UNITS[char]
+            units_left = units_left[units_left.index(char) + 1:]
+            digits = ""
+        else:
+            raise bad
+    if digits:  # a number without its unit
+        raise bad
+    if minutes <= 0:
         raise DeadlineError("a duration must be longer than zero")
-    return delta
+    if minutes > _MAX_MINUTES:
+        raise DeadlineError(f"{shown(text)} is too long: a duration is at most {MAX_DAYS} days")
+    return timedelta(minutes=minutes)
+
+
+def parse_grace(text: str) -> int:
+    """A grace period in whole minutes: a plain number of minutes (``30``, ``0``) or a
+    duration (``30m``, ``2h``); at most `MAX_DURATION`."""
+    compact = text.strip() if len(text) <= MAX_INPUT else ""
+    if compact.isascii() and compact.isdigit():
+        minutes = _number(compact, text, "a grace period")
+        if minutes > _MAX_MINUTES:
+            raise DeadlineError(f"{shown(text)} is too long: a grace period is at most {MAX_DAYS} days")
+        return minutes
+    return int(parse_duration(text).total_seconds()) // 60
+
+
+def add(moment: datetime, delta: timedelta) -> datetime:
+    """`moment` + `delta` in UTC, or DeadlineError when that leaves datetime's range."""
+    try:
+        return (moment + delta).astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise DeadlineError("that moment is out of range (before the year 1 or after 9999)") from None
 
 
 def parse_schedule(spec: str) -> Schedule:
+    if len(spec) > MAX_INPUT:
+        raise _too_long(spec, "a schedule", "use " + HELP)
     text = " ".join(spec.strip().lower().split())
+    if not text.isascii():
+        raise DeadlineError(f"{shown(spec)} is not a schedule; use {HELP}")
     if text in ("manual", "none"):
         return Schedule()
-    fixed = _FIXED_RE.match(text)
+    fixed = _FIXED_RE.fullmatch(text)
     if fixed:
         days_text, hour, minute = fixed.group(1), int(fixed.group(2)), int(fixed.group(3))
         if hour > 23 or minute > 59:
@@ -67,48 +161,92 @@ def parse_schedule(spec: str) -> Schedule:
             weekdays = tuple(range(7))
         else:
             names = [d for d in days_text.split(",") if d]
-            unknown = [d for d in names if d[:3] not in _DAYS]
+            if not names:
+                raise DeadlineError(f"{shown(spec)} names no day; days are {', '.join(_DAYS)}")
+            found = [_weekday(d) for d in names]
+            unknown = [d for d, day in zip(names, found, strict=True) if day is None]
             if unknown:
-                raise DeadlineError(f"unknown day {unknown[0]!r} in {spec!r}; days are {', '.join(_DAYS)}")
-            weekdays = tuple(sorted({_DAYS.index(d[:3]) for d in names}))
+                raise DeadlineError(f"unknown day {shown(unknown[0])} in {shown(spec)}; days are {', '.join(_DAYS)}")
+            weekdays = tuple(sorted({day for day in found if day is not None}))
         return Schedule(weekdays=weekdays, at=time(hour, minute))
     try:
         return Schedule(length=parse_duration(text))
-    except DeadlineError:
-        raise DeadlineError(f"{spec!r} is not a schedule; use {HELP}") from None
+    except _NotADuration:
+        raise DeadlineError(f"{shown(spec)} is not a schedule; use {HELP}") from None
+
+
+def _weekday(name: str) -> int | None:
+    """``mon``, ``mond``, ``monday`` -> 0: three letters or more of a day's name."""
+    if len(name) < 3:
+        return None
+    for index, full in enumerate(_DAY_NAMES):
+        if full.startswith(name):
+            return index
+    return None
 
 
 def next_deadline(schedule: Schedule, opened: datetime, zone: str) -> datetime | None:
     """When a turn opened at `opened` closes, in UTC; None for a manual schedule."""
     if schedule.length is not None:
-        return (opened + schedule.length).astimezone(UTC)
+        return add(opened, schedule.length)
     if schedule.at is None:
         return None
     tz = ZoneInfo(zone)
-    earliest = opened + MIN_NOTICE
-    local = earliest.astimezone(tz)
-    for offset in range(0, 15):
-        day = (local + timedelta(days=offset)).date()
-        if day.weekday() not in schedule.weekdays:
-            continue
-        candidate = datetime.combine(day, schedule.at, tzinfo=tz)
-        if candidate >= earliest:
-            return candidate.astimezone(UTC)
+    try:
+        earliest = opened + MIN_NOTICE
+        local = earliest.astimezone(tz)
+        for offset in range(0, 15):
+            day = (local + timedelta(days=offset)).date()
+            if day.weekday() not in schedule.weekdays:
+                continue
+            candidate = datetime.combine(day, schedule.at, tzinfo=tz)
+            if candidate >= earliest:
+                return candidate.astimezone(UTC)
+    except OverflowError:
+        raise DeadlineError("the next deadline would be after the year 9999") from None
     raise AssertionError("a weekly schedule always has a time within 15 days")
 
 
 def parse_when(text: str, now: datetime, zone: str) -> datetime:
-    """A new deadline given by the GM: ``2026-12-01 18:00`` (game time), or ``+24h`` from now."""
-    text = text.strip()
-    if text.startswith("+"):
-        return (now + parse_duration(text[1:])).astimezone(UTC)
-    for fmt in ("%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M", "%Y-%m-%d"):
-        try:
-            naive = datetime.strptime(text, fmt)  # noqa: DTZ007 - zone attached on the next line
-        except ValueError:
-            continue
-        return naive.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
-    raise DeadlineError(f"{text!r} is not a time; write 2026-12-01 18:00 (the game's time zone) or +24h")
+    """A new deadline given by the GM: ``2026-12-01 18:00`` (game time, ``T`` or a space
+    between date and time; the date alone means midnight), or ``+24h`` from now. At most
+    `MAX_DURATION` after `now`; a moment in the past is returned (the caller says why it
+    will not do)."""
+    if len(text) > MAX_INPUT:
+        raise _too_long(text, "a time", WHEN_HELP)
+    compact = " ".join(text.split())
+    if compact.startswith("+"):
+        return add(now, parse_duration(compact[1:]))
+    if not compact:
+        raise DeadlineError(f"no time given; {WHEN_HELP}")
+    bad = DeadlineError(f"{shown(text)} is not a time; {WHEN_HELP}")
+    if not compact.isascii():
+        raise bad
+    date_text, _, time_text = compact.replace("T", " ").replace("t", " ").partition(" ")
+    fields = date_text.split("-")
+    if len(fields) != 3 or " " in time_text:
+        raise bad
+    if time_text:
+        fields += time_text.split(":")
+        if len(fields) != 5:
+            raise bad
+    widths = ((4, 4), (1, 2), (1, 2), (1, 2), (1, 2))
+    if not all(f.isdigit() and low <= len(f) <= high for f, (low, high) in zip(fields, widths, strict=False)):
+        raise bad
+    year, month, day, hour, minute = ([int(f) for f in fields] + [0, 0])[:5]
+    if year > now.year + 1:
+        raise DeadlineError(f"{shown(text)} is too far ahead: a deadline is at most {MAX_DAYS} days from now")
+    try:
+        local = datetime(year, month, day, hour, minute, tzinfo=ZoneInfo(zone))
+    except ValueError as exc:
+        raise DeadlineError(f"{shown(text)} is not a date and time: {exc}; {WHEN_HELP}") from None
+    try:
+        moment = local.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise DeadlineError(f"{shown(text)} is out of range; {WHEN_HELP}") from None
+    if moment - now > MAX_DURATION:
+        raise DeadlineError(f"{shown(text)} is too far ahead: a deadline is at most {MAX_DAYS} days from now")
+    return moment
 
 
 def format_local(moment: datetime, zone: str) -> str:

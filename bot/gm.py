@@ -33,6 +33,7 @@ from bot.clock import as_utc
 from bot.commands import GM_VERBS, GmCommand, split_gm_args
 from bot.deadlines import (
     DeadlineError,
+    add,
     format_local,
     next_deadline,
     parse_duration,
@@ -240,7 +241,7 @@ def _extend(ctx: Ctx, args: tuple[str, ...]) -> str:
     if turn.deadline is None:
         raise GmRefusal(f"{turn.label} has no deadline (manual schedule); set one with DEADLINE {ctx.game.name} <when>")
     old = as_utc(turn.deadline)
-    new = old + delta
+    new = add(old, delta)  # many EXTENDs in a row must not run the calendar out (year 9999)
     if new <= ctx.now:
         raise GmRefusal(f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
                         f"use DEADLINE {ctx.game.name} +{args[0]} to set one from now")

@@ -160,13 +160,16 @@ class Racecraft:
 
     # -- GM overrides -----------------------------------------------------------------
     def set_figure(self, state: Race, player: PlayerId, name: str, value: str) -> Race:
+        # racecraft.md, "Set-up": "EP are whole numbers, 0..10" (MAX_EP); "EP never go above
+        # 10 or below 0". The value is what a GM typed (issue 14): the digits are checked,
+        # ASCII only and few of them, before int() ever sees them.
         if player not in state.names():
-            raise FigureError(f"{player} is not running in this race")
+            raise FigureError(f"{_shown(player)} is not running in this race")
         if name.strip().lower() != "ep":
-            raise FigureError(f"unknown figure {name!r}; Racecraft has: ep (0 to {MAX_EP})")
+            raise FigureError(f"unknown figure {_shown(name)}; Racecraft has: ep (0 to {MAX_EP})")
         text = value.strip()
-        if not (text.isascii() and text.isdigit()) or int(text) > MAX_EP:
-            raise FigureError(f"ep must be a whole number from 0 to {MAX_EP}, not {value!r}")
+        if not (text.isascii() and text.isdigit() and len(text) <= len(str(MAX_EP))) or int(text) > MAX_EP:
+            raise FigureError(f"ep must be a whole number from 0 to {MAX_EP}, not {_shown(value)}")
         return resolve.set_ep(state, player, int(text))
 
     def drop_player(self, state: Race, player: PlayerId) -> Race:
@@ -179,6 +182,12 @@ class Racecraft:
 
     def load_state(self, data: Mapping[str, Any]) -> Race:
         return store.load_race(data)
+
+
+def _shown(text: str) -> str:
+    """What the GM wrote, quoted on one line and cut to 40 characters, for a FigureError."""
+    cut = text.strip()
+    return repr(cut[:40]) + ("..." if len(cut) > 40 else "")
 
 
 GAME = Racecraft()

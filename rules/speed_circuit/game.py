@@ -245,24 +245,26 @@ class SpeedCircuit:
 
     # -- GM overrides -----------------------------------------------------------------
     def set_figure(self, state: RaceState, player: PlayerId, name: str, value: str) -> RaceState:
-        names = ("wear", "skill", "speed", "acc", "dec", "top", "start", "tyres")
         key = name.strip().lower()
         try:
             car = state.car(player)
         except KeyError:
-            raise FigureError(f"no player {player!r}") from None
-        if key not in names:
-            raise FigureError(f"unknown figure {name!r}; figures: {', '.join(names)}")
+            raise FigureError(f"no player {_shown(player)}") from None
+        if key not in FIGURE_RANGES and key != "tyres":
+            raise FigureError(f"unknown figure {_shown(name)}; figures: {', '.join(FIGURES)}")
         if key == "tyres":
             if value.strip().upper() not in ("PRIME", "OPTION"):
-                raise FigureError("tyres is PRIME or OPTION")
+                raise FigureError(f"tyres is PRIME or OPTION, not {_shown(value)}")
             return state.with_car(replace(car, tyres=Tyre(value.strip().upper())))
-        try:
-            number = int(value)
-        except ValueError:
-            raise FigureError(f"{key} takes a whole number, not {value!r}") from None
-        if number < 0 or (key in ("speed", "acc", "dec", "top", "start") and number % 20):
-            raise FigureError(f"{key} must be 0 or more" + (", in steps of 20" if key != "wear" and key != "skill" else ""))
+        high, step = FIGURE_RANGES[key]
+        legal = f"{key} must be a whole number from 0 to {high}" + (f", in steps of {step}" if step > 1 else "")
+        text = value.strip()
+        # What a GM typed (issue 14): ASCII digits only, and few of them, before int() sees them.
+        if not (text.isascii() and text.isdigit() and len(text) <= len(str(high))):
+            raise FigureError(f"{legal}, not {_shown(value)}")
+        number = int(text)
+        if number > high or number % step:
+            raise FigureError(f"{legal}, not {number}")
         changes: dict[str, Any] = {key: number}
         return state.with_car(replace(car, **changes))
 
@@ -280,6 +282,28 @@ class SpeedCircuit:
 
     def load_state(self, data: Mapping[str, Any]) -> RaceState:
         return storage.load_state(data)
+
+
+# The figures a GM may SET and their legal ranges (high, step), from speed-circuit.md:
+# * wear: "Prime tyres and Option tyres 3/6/9/12/15 wear each (= laps x 1..5)", P3 "Wear per
+#   set = laps x level (1..5)", and laps are 1..10 (the `laps` option): at most 50;
+# * skill: "Driver Skill 0/3/6/9/12 chips (= laps x 0..4)": at most 10 x 4 = 40;
+# * acc, dec: "Accel n.a./20/40/60/80, Decel n.a./20/40/60/80" (damage takes 20 off);
+# * top: "Top 120/140/160/180/200"; start: "Start 20/40/60/100/120";
+# * speed: "a change in multiples of 20 mph ... never above Top Speed", exceeded "by +20
+#   only" with a test: at most 200 + 20 = 220.
+# Ratings and speeds are multiples of 20; 0 is allowed for all (a damaged or stopped car).
+FIGURE_RANGES: dict[str, tuple[int, int]] = {
+    "wear": (50, 1), "skill": (40, 1), "speed": (220, 20), "acc": (80, 20), "dec": (80, 20),
+    "top": (200, 20), "start": (120, 20),
+}
+FIGURES = ("wear", "skill", "speed", "acc", "dec", "top", "start", "tyres")
+
+
+def _shown(text: str) -> str:
+    """What the GM wrote, quoted on one line and cut to 40 characters, for a FigureError."""
+    cut = text.strip()
+    return repr(cut[:40]) + ("..." if len(cut) > 40 else "")
 
 
 GAME = SpeedCircuit()

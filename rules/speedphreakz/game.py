@@ -48,6 +48,13 @@ from rules.speedphreakz.resolve import (
 STATE_VERSION = 1
 _PLAYER = re.compile(r"^[a-z0-9_-]+$")
 LETTERS = "ABCDEFGH"
+MAX_RECKLESSNESS = 20  # the most a GM may SET (see set_figure)
+
+
+def _shown(text: str) -> str:
+    """What the GM wrote, quoted on one line and cut to 40 characters, for a FigureError."""
+    cut = text.strip()
+    return repr(cut[:40]) + ("..." if len(cut) > 40 else "")
 
 
 def parse_options(options: Mapping[str, str]) -> Options:
@@ -192,31 +199,47 @@ class SpeedPhreakz:
 
     # -- GM overrides -------------------------------------------------------------------
     def set_figure(self, state: Race, player: PlayerId, name: str, value: str) -> Race:
+        # What a GM typed (issue 14): every number is ASCII digits, and few of them, before
+        # int() sees it; a refusal names the legal range and quotes at most 40 characters.
         try:
             car = state.car(player)
         except KeyError:
-            raise FigureError(f"no player {player!r} in this game") from None
+            raise FigureError(f"no player {_shown(player)} in this game") from None
         field = name.strip().lower()
         text = value.strip()
+        headings = " ".join(h.value for h in Heading)
         if field == "recklessness":
-            if not text.isdigit() or int(text) > 20:
-                raise FigureError("recklessness must be a whole number from 0 to 20")
+            # speedphreakz.md §4.2: +1 when the first action loses control, +1 per 100 points
+            # of deficit, reset to 0; §4.3: from 5 on, every loss of control crashes. The
+            # design sets no upper bound; the GM may set 0..MAX_RECKLESSNESS.
+            if not (text.isascii() and text.isdigit() and len(text) <= 2) or int(text) > MAX_RECKLESSNESS:
+                raise FigureError(f"recklessness must be a whole number from 0 to {MAX_RECKLESSNESS}, "
+                                  f"not {_shown(value)}")
             car = dataclasses.replace(car, recklessness=int(text))
         elif field == "square":
+            # speedphreakz.md §4.7: a square is x,y on the map's grid, x right and y down from
+            # 0; walls and void are solid (§4.6).
+            circuit = state.circuit
+            legal = (f"square must be x,y on the map (x 0 to {circuit.width - 1}, y 0 to {circuit.height - 1}) "
+                     "and not solid")
+            parts = text.replace(" ", "").split(",")
+            if len(text) > 20 or len(parts) != 2 or not all(p.isascii() and p.isdigit() for p in parts):
+                raise FigureError(f"{legal}, not {_shown(value)}")
             try:
                 square = Square.parse(text)
-            except ValueError as error:
-                raise FigureError(str(error)) from None
-            if not state.circuit.on_map(square) or state.circuit.solid(square):
-                raise FigureError(f"{square} is off the map or solid")
+            except ValueError:
+                raise FigureError(f"{legal}, not {_shown(value)}") from None
+            if not circuit.on_map(square) or circuit.solid(square):
+                raise FigureError(f"{legal}; {square} is off the map or solid")
             car = dataclasses.replace(car, square=square)
         elif field == "heading":
-            try:
-                car = dataclasses.replace(car, heading=Heading.parse(text))
-            except ValueError as error:
-                raise FigureError(str(error)) from None
+            # speedphreakz.md §4.4: the 8 compass headings.
+            if text.upper() not in headings.split():
+                raise FigureError(f"heading must be one of {headings}, not {_shown(value)}")
+            car = dataclasses.replace(car, heading=Heading.parse(text))
         else:
-            raise FigureError(f"unknown figure {name!r}; SpeedPhreakz figures: recklessness, square, heading")
+            raise FigureError(f"unknown figure {_shown(name)}; SpeedPhreakz figures: recklessness (0 to "
+                              f"{MAX_RECKLESSNESS}), square (x,y), heading ({headings})")
         return dataclasses.replace(state, cars=tuple(car if c.player == player else c for c in state.cars))
 
     def drop_player(self, state: Race, player: PlayerId) -> Race:

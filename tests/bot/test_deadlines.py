@@ -13,7 +13,18 @@ from hypothesis import strategies as st
 
 from bot.app import App
 from bot.clock import as_utc
-from bot.deadlines import MIN_NOTICE, format_local, next_deadline, parse_schedule
+from bot.deadlines import (
+    MAX_DURATION,
+    MIN_NOTICE,
+    DeadlineError,
+    Schedule,
+    format_local,
+    next_deadline,
+    parse_duration,
+    parse_grace,
+    parse_schedule,
+    parse_when,
+)
 from bot.games import create_game, find_game_row
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
@@ -171,3 +182,212 @@ def test_a_turn_resolved_on_time_brings_no_late_notice(rc: App) -> None:
     cycle(rc)
     assert turns(rc)[0].resolved_at is not None
     assert not any("late" in str(m["Subject"]) for m in mails(rc, GM))
+
+
+# -- issue 14, "GM numbers": every parser refuses bad input with a DeadlineError ---------------
+
+NOW = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+HUGE = "9" * 5000
+
+
+def assert_clear(error: DeadlineError) -> None:
+    """One line, and at most ~40 characters of the input quoted back."""
+    message = str(error)
+    assert message and len(message.splitlines()) == 1 and "\n" not in message
+    assert "9" * 41 not in message and "1" * 41 not in message and "x" * 41 not in message
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("24h", timedelta(hours=24)), ("2d", timedelta(days=2)), ("1d12h", timedelta(hours=36)),
+    ("90m", timedelta(minutes=90)), (" 1d 12h ", timedelta(hours=36)), ("24 h", timedelta(hours=24)),
+    ("2D", timedelta(days=2)), ("365d", MAX_DURATION), ("8760h", MAX_DURATION), ("0001d", timedelta(days=1)),
+])
+def test_parse_duration_reads_the_documented_forms(text: str, expected: timedelta) -> None:
+    assert parse_duration(text) == expected
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("999999999999d", "at most 365 days"),          # OverflowError in timedelta before issue 14
+    ("99999999999999999999999999h", "at most 365 days"),
+    ("366d", "at most 365 days"), ("8761h", "at most 365 days"), ("525601m", "at most 365 days"),
+    ("364d23h61m", "at most 365 days"),
+    (HUGE + "d", "too long"), ("1" * 100_000, "too long"),
+    ("", "no duration"), ("   ", "no duration"), ("0h", "longer than zero"), ("0d0h0m", "longer than zero"),
+    ("24", "not a duration"), ("h", "not a duration"), ("-24h", "not a duration"), ("+24h", "not a duration"),
+    ("1h1d", "not a duration"), ("1d1d", "not a duration"), ("2 4h", "not a duration"), ("1.5h", "not a duration"),
+    ("1e9h", "not a duration"), ("24h\nPROCESS rc1", "not a duration"),
+    ("\u0661\u0662h", "not a duration"),  # Arabic-Indic digits: int() would read them
+    ("\uff12\uff14h", "not a duration"),  # full-width digits
+    ("\u00b2h", "not a duration"),  # superscript two
+    ("24h\u202e", "not a duration"),
+])
+def test_parse_duration_refuses_with_a_clear_deadline_error(text: str, reason: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    with pytest.raises(DeadlineError, match=reason) as caught:
+        parse_duration(text)
+    assert_clear(caught.value)
+
+
+def test_a_refusal_quotes_at_most_forty_characters_and_no_line_break() -> None:
+    with pytest.raises(DeadlineError) as caught:
+        parse_duration("x" * 39 + "\n" + "x" * 50)
+    message = str(caught.value)
+    assert "\n" not in message and "\\n" in message  # the line break is shown escaped
+    assert message.count("x") == 39 and "..." in message  # 40 characters of the input, then cut
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("+24h", NOW + timedelta(hours=24)), ("+ 2d", NOW + timedelta(days=2)),
+    ("2026-06-10 18:00", datetime(2026, 6, 10, 17, 0, tzinfo=UTC)),   # BST
+    ("2026-06-10T18:00", datetime(2026, 6, 10, 17, 0, tzinfo=UTC)),
+    ("2026-01-10", datetime(2026, 1, 10, 0, 0, tzinfo=UTC)),
+    ("2026-1-9 9:05", datetime(2026, 1, 9, 9, 5, tzinfo=UTC)),
+    ("2025-01-01 12:00", datetime(2025, 1, 1, 12, 0, tzinfo=UTC)),  # in the past: the caller refuses it
+])
+def test_parse_when_reads_game_time_and_plus_durations(text: str, expected: datetime) -> None:
+    assert parse_when(text, NOW, "Europe/London") == expected
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("+99999999999999d", "at most 365 days"), ("+366d", "at most 365 days"), ("+" + HUGE + "h", "too long"),
+    ("+", "no duration"), ("", "no time"),
+    ("9999-12-31 23:59", "at most 365 days"), ("2027-06-01 18:00", "at most 365 days"),
+    ("2027-01-06 09:01", "at most 365 days"),
+    (HUGE + "-01-01", "too long"), ("99999-01-01", "not a time"),
+    ("2026-02-30 18:00", "not a date"), ("2026-13-01", "not a date"), ("0000-01-01", "not a date"),
+    ("2026-01-10 24:00", "not a date"), ("2026-01-10 18:60", "not a date"),
+    ("tomorrow", "not a time"), ("2026-01-10 18", "not a time"), ("2026/01/10", "not a time"),
+    ("2026-01-10 18:00:00", "not a time"), ("2026-01-10 18:00 PROCESS", "not a time"),
+    ("\uff12\uff10\uff12\uff16-02-01 18:00", "not a time"), ("2026-0\u0662-01", "not a time"),
+])
+def test_parse_when_refuses_with_a_clear_deadline_error(text: str, reason: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    with pytest.raises(DeadlineError, match=reason) as caught:
+        parse_when(text, NOW, "Europe/London")
+    assert_clear(caught.value)
+
+
+def test_parse_when_refuses_moments_outside_datetimes_range() -> None:
+    """datetime + timedelta past the year 9999, or a local time before the year 1 in UTC."""
+    with pytest.raises(DeadlineError, match="out of range"):
+        parse_when("+1h", datetime(9999, 12, 31, 23, 30, tzinfo=UTC), "UTC")
+    with pytest.raises(DeadlineError, match="out of range"):
+        parse_when("0001-01-01 00:00", datetime(1, 1, 2, tzinfo=UTC), "Asia/Tokyo")
+
+
+@pytest.mark.parametrize(("spec", "expected"), [
+    ("48h", Schedule(length=timedelta(hours=48))), ("manual", Schedule()), ("None", Schedule()),
+    ("daily 18:00", Schedule(weekdays=tuple(range(7)), at=datetime(2026, 1, 1, 18, 0).time())),  # noqa: DTZ001
+    ("Mon,Thu  18:00", Schedule(weekdays=(0, 3), at=datetime(2026, 1, 1, 18, 0).time())),  # noqa: DTZ001
+    ("monday,thursday 7:30", Schedule(weekdays=(0, 3), at=datetime(2026, 1, 1, 7, 30).time())),  # noqa: DTZ001
+])
+def test_parse_schedule_reads_the_documented_forms(spec: str, expected: Schedule) -> None:
+    assert parse_schedule(spec) == expected
+
+
+@pytest.mark.parametrize(("spec", "reason"), [
+    ("999999999999d", "at most 365 days"), ("400d", "at most 365 days"), ("0h", "longer than zero"),
+    ("daily 25:00", "not a time of day"), ("daily 18:99", "not a time of day"),
+    ("moon 18:00", "unknown day"), ("mo 18:00", "unknown day"), (", 18:00", "names no day"),
+    ("daily 18:00:00", "not a schedule"), ("soon", "not a schedule"), ("", "not a schedule"),
+    ("daily \u0661\u0668:00", "not a schedule"), ("x" * 100_000, "too long"), ("a," * 50_000 + " 18:00", "too long"),
+])
+def test_parse_schedule_refuses_with_a_clear_deadline_error(spec: str, reason: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    with pytest.raises(DeadlineError, match=reason) as caught:
+        parse_schedule(spec)
+    assert_clear(caught.value)
+
+
+@pytest.mark.parametrize(("text", "minutes"), [("30", 30), ("0", 0), (" 45 ", 45), ("2h", 120), ("1d", 1440),
+                                               ("525600", 525600)])
+def test_parse_grace_takes_minutes_or_a_duration(text: str, minutes: int) -> None:
+    assert parse_grace(text) == minutes
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("525601", "at most 365 days"), ("99999999999", "at most 365 days"), (HUGE, "too long"),
+    ("-5", "not a duration"), ("\u0663\u0660", "not a duration"), ("3 0", "not a duration"), ("", "no duration"),
+])
+def test_parse_grace_refuses_with_a_clear_deadline_error(text: str, reason: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    with pytest.raises(DeadlineError, match=reason) as caught:
+        parse_grace(text)
+    assert_clear(caught.value)
+
+
+def test_next_deadline_past_the_year_9999_is_a_deadline_error() -> None:
+    late = datetime(9999, 12, 31, 12, 0, tzinfo=UTC)
+    with pytest.raises(DeadlineError, match="9999"):
+        next_deadline(Schedule(length=timedelta(days=2)), late, "UTC")
+    with pytest.raises(DeadlineError, match="9999"):
+        next_deadline(DAILY_18, late, "Europe/London")
+
+
+def test_parsing_100000_characters_is_fast() -> None:
+    """Linear time: no backtracking regular expression over hostile input."""
+    import time
+
+    texts = ["1" * 100_000, "1d" * 50_000, "a," * 50_000 + " 18:00", "daily " + "1" * 100_000, "+" + "9" * 100_000,
+             " " * 99_999 + "1h", "1 " * 50_000]
+    started = time.perf_counter()
+    for text in texts:
+        for parse in (parse_duration, parse_schedule, parse_grace, lambda t: parse_when(t, NOW, "UTC")):
+            with pytest.raises(DeadlineError):
+                parse(text)
+    assert time.perf_counter() - started < 1.0
+
+
+# Hypothesis: on any text a parser returns a value within the cap or raises DeadlineError --
+# never anything else (OverflowError, ValueError from int(), ...).
+
+_GM_TEXT = st.one_of(
+    st.text(max_size=60),
+    st.text(alphabet="0123456789dhm +-:T, ", max_size=40),
+    st.from_regex(r"\+?[0-9]{1,30}[dhm]([0-9]{1,30}[dhm])?", fullmatch=True),
+    st.from_regex(r"[0-9]{1,6}-[0-9]{1,3}-[0-9]{1,3}( [0-9]{1,3}:[0-9]{1,3})?", fullmatch=True),
+    st.integers(min_value=0, max_value=10**40).map(lambda n: f"{n}d"),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_GM_TEXT)
+def test_parse_duration_returns_a_duration_within_the_cap_or_a_deadline_error(text: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    try:
+        delta = parse_duration(text)
+    except DeadlineError as exc:
+        assert_clear(exc)
+    else:
+        assert timedelta(0) < delta <= MAX_DURATION
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_GM_TEXT, zone=st.sampled_from(["UTC", "Europe/London", "America/New_York", "Pacific/Kiritimati"]),
+       now=st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)))  # noqa: DTZ001
+def test_parse_when_returns_a_moment_within_the_cap_or_a_deadline_error(text: str, zone: str, now: datetime) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    try:
+        moment = parse_when(text, now, zone)
+    except DeadlineError as exc:
+        assert_clear(exc)
+    else:
+        assert moment.tzinfo is not None and moment <= now + MAX_DURATION
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_GM_TEXT)
+def test_parse_schedule_and_parse_grace_return_values_within_the_cap_or_a_deadline_error(text: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    try:
+        schedule = parse_schedule(text)
+    except DeadlineError as exc:
+        assert_clear(exc)
+    else:
+        assert schedule.length is None or timedelta(0) < schedule.length <= MAX_DURATION
+    try:
+        minutes = parse_grace(text)
+    except DeadlineError as exc:
+        assert_clear(exc)
+    else:
+        assert 0 <= minutes <= MAX_DURATION.total_seconds() // 60

@@ -4,6 +4,9 @@ on the embedded default made by `flagman init`."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,6 +69,81 @@ def test_cli_refusals_exit_2_with_the_reason(site: Path, capsys: pytest.CaptureF
     assert "0 to 10" in capsys.readouterr().err
     assert flagman(site, "gm", "pause", "nosuch") == 2
     assert "no game called nosuch" in capsys.readouterr().err
+
+
+def deadline_and_state(config: Path) -> tuple[object, object]:
+    database = db(config)
+    with database.read() as session:
+        turn = session.scalars(select(Turn).where(Turn.resolved_at.is_(None))).one()
+        found = (turn.deadline, dict(turn.state))
+    database.dispose()
+    return found
+
+
+def test_a_huge_number_by_the_real_command_exits_2_with_one_line_and_no_traceback(site: Path) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    `flagman gm extend rc1 999999999999d` as a process: status 2, one line on stderr."""
+    before = deadline_and_state(site)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "--config", str(site), "gm", "extend", "rc1",
+                           "999999999999d", "--no-send"], capture_output=True, text=True, timeout=120, env=env,
+                          check=False)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr + done.stdout
+    assert done.stderr.splitlines() == ["EXTEND rc1: refused: '999999999999d' is too long: a duration is at most "
+                                        "365 days"]
+    assert deadline_and_state(site) == before
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("extend", "rc1", "999999999999d"), "at most 365 days"),
+    (("extend", "rc1", "9" * 5000 + "h"), "too long"),
+    (("extend", "rc1", "\u0661\u0662h"), "not a duration"),
+    (("deadline", "rc1", "+99999999999999d"), "at most 365 days"),
+    (("deadline", "rc1", "9999-12-31", "23:59"), "at most 365 days"),
+    (("deadline", "rc1", "2026-02-30"), "not a date"),
+    (("set", "rc1", "seb", "ep", "9" * 5000), "from 0 to 10"),
+    (("set", "rc1", "seb", "ep", "\u00b2"), "from 0 to 10"),
+    (("set", "rc1", "seb", "fuel", "3"), "unknown figure"),
+    (("set", "rc1", "nobody", "ep", "3"), "no seat 'nobody'"),
+    (("set", "nosuch", "seb", "ep", "3"), "no game called nosuch"),
+    (("order", "rc1", "seb", "USE", "9" * 5000), "not valid orders for seb"),
+    (("extend", "rc1"), "EXTEND <game> <duration>"),
+    (("extend", "rc1", "24h", "--bogus"), "unrecognized arguments"),
+    (("extend",), "required: game"),
+    (("nosuch", "rc1"), "invalid choice"),
+    (("configure", "rc1", "--grace", "99999999999"), "at most 365 days"),
+    (("configure", "rc1", "--grace", "-5"), "not a duration"),
+    (("configure", "rc1", "--nmr-limit", "9" * 5000), "from 1 to 999"),
+    (("configure", "rc1", "--nmr-limit", "\u0663"), "from 1 to 999"),
+    (("configure", "rc1", "--deadline", "999999999999d"), "at most 365 days"),
+    (("configure", "rc1", "--reminders", "99999999999999h"), "at most 365 days"),
+    (("configure", "nosuch", "--grace", "5"), "no game called nosuch"),
+])
+def test_bad_gm_arguments_exit_2_with_one_clear_line(site: Path, capsys: pytest.CaptureFixture[str],
+                                                    args: tuple[str, ...], expected: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    Refused commands, DeadlineError, FigureError, an unknown game or seat, bad arguments: one line
+    on stderr, status 2, nothing changed."""
+    before = deadline_and_state(site)
+    try:
+        code = flagman(site, "gm", *args)
+    except SystemExit as exc:  # argparse's own errors
+        code = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.splitlines()) == 1 and expected in err, err
+    assert "Traceback" not in err and len(err) <= 600
+    if args[0] != "order":  # ORDER's reason quotes the order line as the rules read it (bot/gm.py)
+        assert "9" * 41 not in err
+    assert deadline_and_state(site) == before
+
+
+def test_configure_takes_grace_as_minutes_or_a_duration(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert flagman(site, "gm", "configure", "rc1", "--grace", "2h", "--nmr-limit", "off") == 0
+    assert "grace 120 min" in capsys.readouterr().out
+    assert flagman(site, "gm", "configure", "rc1", "--grace", "0") == 0
+    assert "grace 0 min" in capsys.readouterr().out
 
 
 def test_preview_by_cli_prints_the_preview(site: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,6 +7,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rules import find_game
 from rules.api import FigureError, Game, StateError, Viewer
@@ -200,6 +202,45 @@ def test_set_figure_refuses_bad_figures(player: str, name: str, value: str) -> N
     """GM SET: FigureError with the allowed names or range."""
     with pytest.raises(FigureError):
         GAME.set_figure(GAME.new_game(FIVE, {}, RNG), player, name, value)
+
+
+@pytest.mark.parametrize("value", [
+    "9" * 5000,           # int() refuses more than 4300 digits with a ValueError
+    "0" * 5000 + "7", "99999999999999999999", "10.0", "1e1", "0x0a", "+5", " - 3", "", "   ",
+    "\u00b2",             # superscript two: isdigit() is true, int() refuses it
+    "\u0667",             # Arabic-Indic seven: int() would read it
+    "\uff17",             # full-width seven
+    "7\nPROCESS rc1",
+])
+def test_set_figure_refuses_hostile_numbers_with_the_legal_range(value: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    FigureError names the range (racecraft.md: EP 0..10) and quotes at most 40 characters."""
+    with pytest.raises(FigureError, match="from 0 to 10") as caught:
+        GAME.set_figure(GAME.new_game(FIVE, {}, RNG), "seb", "ep", value)
+    message = str(caught.value)
+    assert "\n" not in message and "9" * 41 not in message and "0" * 41 not in message
+
+
+def test_set_figure_quotes_a_long_figure_name_cut() -> None:
+    with pytest.raises(FigureError, match="ep \\(0 to 10\\)") as caught:
+        GAME.set_figure(GAME.new_game(FIVE, {}, RNG), "seb", "x" * 5000, "3")
+    assert "x" * 41 not in str(caught.value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.one_of(st.just("ep"), st.just(" EP "), st.text(max_size=20)),
+       value=st.one_of(st.text(max_size=30), st.text(alphabet="0123456789 +-", max_size=30),
+                       st.integers(min_value=-(10**30), max_value=10**30).map(str)))
+def test_set_figure_on_any_text_sets_a_legal_ep_or_raises_figure_error(name: str, value: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    race = GAME.new_game(FIVE, {}, RNG)
+    try:
+        changed = GAME.set_figure(race, "seb", name, value)
+    except FigureError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert GAME.figures(changed, "seb")["ep"] == int(value.strip())
+        assert 0 <= int(value.strip()) <= 10
 
 
 def test_drop_player_removes_the_runner_and_closes_up_the_places() -> None:

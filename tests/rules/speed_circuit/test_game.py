@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rules import find_game
 from rules.api import FigureError, Game, StateError, Viewer, turn_rng
@@ -82,6 +84,72 @@ def test_gm_set_figure_and_its_errors() -> None:
         GAME.set_figure(state, "ann", "fuel", "4")
     with pytest.raises(FigureError, match="steps of 20"):
         GAME.set_figure(state, "ann", "speed", "50")
+
+
+# speed-circuit.md: wear laps x 1..5 (laps 1..10), skill laps x 0..4, design table ratings,
+# speed up to top 200 + a 20 push; multiples of 20 for ratings and speed.
+RANGES = {"wear": (50, 1), "skill": (40, 1), "speed": (220, 20), "acc": (80, 20), "dec": (80, 20), "top": (200, 20),
+          "start": (120, 20)}
+
+
+@pytest.mark.parametrize(("figure", "value", "ok"), [
+    ("wear", "50", True), ("wear", "51", False), ("wear", "0", True), ("skill", "40", True), ("skill", "41", False),
+    ("speed", "220", True), ("speed", "240", False), ("acc", "80", True), ("acc", "100", False), ("dec", "0", True),
+    ("top", "200", True), ("top", "220", False), ("start", "120", True), ("start", "140", False),
+    ("start", "70", False),
+])
+def test_gm_set_figure_keeps_each_figure_in_its_design_range(figure: str, value: str, ok: bool) -> None:
+    """issue 14: each figure has a legal range from speed-circuit.md; the refusal names it."""
+    state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
+    if ok:
+        assert getattr(GAME.set_figure(state, "ann", figure, value).car("ann"), figure) == int(value)
+    else:
+        with pytest.raises(FigureError, match=f"from 0 to {RANGES[figure][0]}"):
+            GAME.set_figure(state, "ann", figure, value)
+
+
+@pytest.mark.parametrize("figure", sorted(RANGES))
+@pytest.mark.parametrize("value", ["9" * 5000, "0" * 5000 + "20", "99999999999999999999", "-20", "+20", "2e1",
+                                   "20.0", "0x14", "", "\u00b2", "\u0662\u0660", "\uff12\uff10", "20\nPROCESS rc1",
+                                   "2_0"])
+def test_gm_set_figure_refuses_hostile_numbers_with_the_legal_range(figure: str, value: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    The digits are checked before int() sees them; at most 40 characters are quoted back."""
+    state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
+    with pytest.raises(FigureError, match=f"{figure} must be a whole number from 0 to {RANGES[figure][0]}") as caught:
+        GAME.set_figure(state, "ann", figure, value)
+    message = str(caught.value)
+    assert "\n" not in message and "9" * 41 not in message and "0" * 41 not in message
+
+
+def test_gm_set_figure_tyres_and_unknown_names_are_refused_clearly() -> None:
+    state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
+    assert GAME.set_figure(state, "ann", "tyres", " option ").car("ann").tyres.value == "OPTION"
+    with pytest.raises(FigureError, match="PRIME or OPTION") as caught:
+        GAME.set_figure(state, "ann", "tyres", "x" * 5000)
+    assert "x" * 41 not in str(caught.value)
+    with pytest.raises(FigureError, match="figures: wear") as caught:
+        GAME.set_figure(state, "ann", "y" * 5000, "3")
+    assert "y" * 41 not in str(caught.value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.one_of(st.sampled_from([*RANGES, "tyres"]), st.text(max_size=20)),
+       value=st.one_of(st.text(max_size=30), st.text(alphabet="0123456789 +-_", max_size=30),
+                       st.integers(min_value=-(10**30), max_value=10**30).map(str)))
+def test_gm_set_figure_on_any_text_sets_a_legal_value_or_raises_figure_error(name: str, value: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
+    try:
+        changed = GAME.set_figure(state, "ann", name, value)
+    except FigureError as exc:
+        assert "\n" not in str(exc)
+    else:
+        key = name.strip().lower()
+        if key != "tyres":
+            high, step = RANGES[key]
+            number = getattr(changed.car("ann"), key)
+            assert number == int(value.strip()) and 0 <= number <= high and number % step == 0
 
 
 def test_drop_player_removes_the_car() -> None:

@@ -8,6 +8,8 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rules import find_game
 from rules.api import FigureError, Game, OptionError, StateError, Viewer, turn_seed
@@ -134,6 +136,52 @@ def test_set_figure() -> None:
             GAME.set_figure(state, "ann", name, value)
     with pytest.raises(FigureError):
         GAME.set_figure(state, "zed", "recklessness", "1")
+
+
+@pytest.mark.parametrize(("name", "value", "reason"), [
+    ("recklessness", "9" * 5000, "from 0 to 20"),           # int() refuses more than 4300 digits
+    ("recklessness", "0" * 5000 + "3", "from 0 to 20"),
+    ("recklessness", "21", "from 0 to 20"), ("recklessness", "\u00b2", "from 0 to 20"),  # superscript two
+    ("recklessness", "\u0663", "from 0 to 20"), ("recklessness", "+3", "from 0 to 20"), ("recklessness", "", "from 0 to 20"),
+    ("square", "9" * 5000 + ",1", "x,y on the map"), ("square", "1," + "9" * 5000, "x,y on the map"),
+    ("square", "99999999999999999999,1", "x,y on the map"), ("square", "\u00b2,\u00b3", "x,y on the map"),
+    ("square", "\u0663,\u0663", "x,y on the map"), ("square", "-1,3", "x,y on the map"), ("square", "3,3,3", "x,y on the map"),
+    ("square", "999,999", "off the map"), ("square", "3\n,3", "x,y on the map"),
+    ("heading", "x" * 5000, "one of N NE E SE S SW W NW"), ("heading", "N\nPROCESS rc1", "one of N NE"),
+    ("x" * 5000, "3", "SpeedPhreakz figures"),
+])
+def test_set_figure_refuses_hostile_values_with_the_legal_range(name: str, value: str, reason: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    The digits are checked before int() sees them; at most 40 characters are quoted back."""
+    state = race([car("ann", (3, 3))])
+    with pytest.raises(FigureError, match=reason) as caught:
+        GAME.set_figure(state, "ann", name, value)
+    message = str(caught.value)
+    assert "\n" not in message and "9" * 41 not in message and "x" * 41 not in message and "0" * 41 not in message
+
+
+def test_set_figure_square_names_the_map_size() -> None:
+    state = race([car("ann", (3, 3))])
+    circuit = state.circuit
+    with pytest.raises(FigureError, match=f"x 0 to {circuit.width - 1}, y 0 to {circuit.height - 1}"):
+        GAME.set_figure(state, "ann", "square", "1000,1000")
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.one_of(st.sampled_from(["recklessness", "square", "heading"]), st.text(max_size=20)),
+       value=st.one_of(st.text(max_size=30), st.text(alphabet="0123456789, -NESW", max_size=30),
+                       st.integers(min_value=-(10**30), max_value=10**30).map(str)))
+def test_set_figure_on_any_text_sets_a_legal_value_or_raises_figure_error(name: str, value: str) -> None:
+    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    state = race([car("ann", (3, 3))])
+    try:
+        changed = GAME.set_figure(state, "ann", name, value).car("ann")
+    except FigureError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert 0 <= changed.recklessness <= 20
+        assert changed.square is not None and state.circuit.on_map(changed.square)
+        assert not state.circuit.solid(changed.square)
 
 
 def test_drop_player() -> None:
