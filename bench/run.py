@@ -3,6 +3,8 @@
 Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
 ``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
 ratio against the reference measured in the same run, and writes bench/results/<time>.json.
+``hostile`` (the parser on hostile header sections) needs no servers: ``--only hostile``
+starts none.
 The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
 when one failed to run.
 """
@@ -10,6 +12,7 @@ when one failed to run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import platform
 import sys
@@ -19,11 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, ingest, latency, scale
+from bench import deadline, hostile, ingest, latency, scale
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile")
 DEFAULT = ("ingest", "deadline", "latency")
+SERVERLESS = ("hostile",)
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -32,13 +36,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default=",".join(DEFAULT),
                         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-                             "scale takes long and runs only when named)")
+                             "scale takes long and runs only when named; hostile needs no servers)")
     parser.add_argument("--size", type=int, default=None,
                         help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
                              "mails = min(100, size) (default 100); scale sizes are fixed")
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
     parser.add_argument("--full", action="store_true", help="scale also at 50,000 mails")
     parser.add_argument("--scale-sizes", default=None, help="scale sizes, e.g. 200,2000 (overrides --full)")
+    parser.add_argument("--runs", type=int, default=hostile.RUNS,
+                        help=f"hostile: parses of each mail, the median counts (default {hostile.RUNS})")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile the bot's side of ingest and deadline into bench/results/*.prof "
                              "(slows the bot: ratios are then not comparable)")
@@ -63,13 +69,21 @@ def main(argv: list[str] | None = None) -> int:
         "cpus": __import__("os").cpu_count(), "benchmarks": {},
     }
     failed = False
-    print(f"flagman benchmarks on {args.db}; servers on 127.0.0.1 ({', '.join(args.only)})", flush=True)
-    with world(args.db) as w:
-        results["dovecot"] = ".".join(map(str, w.dovecot.version))
+    servers = any(name not in SERVERLESS for name in args.only)
+    print(f"flagman benchmarks on {args.db}; {'servers on 127.0.0.1' if servers else 'no servers'} "
+          f"({', '.join(args.only)})", flush=True)
+    with contextlib.ExitStack() as stack:
+        w = stack.enter_context(world(args.db)) if servers else None
+        if w is not None:
+            results["dovecot"] = ".".join(map(str, w.dovecot.version))
         for name in args.only:
             t0 = time.perf_counter()
             try:
-                if name == "ingest":
+                if name == "hostile":
+                    result = hostile.run(max(1, args.runs))
+                elif w is None:
+                    raise RuntimeError(f"{name} needs the servers")
+                elif name == "ingest":
                     result = ingest.run(w, size or 5000, profile=prof("ingest"))
                 elif name == "deadline":
                     result = deadline.run(w, max(1, (size or 5000) // 10), profile=prof("deadline"))

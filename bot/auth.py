@@ -7,7 +7,10 @@ mail-interface.md, "Addresses and identity":
 * a mail to the plain address counts for a seat when its From is the seat's registered
   address and it carries a proof the configuration accepts: the seat password (a line
   ``PASSWORD xyz``, or the signed tag in the subject), or a DMARC / aligned-DKIM pass in the
-  topmost Authentication-Results header of our own receiving server.
+  topmost Authentication-Results header of our own receiving server. A DMARC pass counts only
+  for the From domain the server checked (its ``header.from``), which must be the domain of
+  the From the bot read (issue 14): a mail with two From fields, one checked and one read,
+  never gets here (bot.inbound ignores it as AMBIGUOUS_SENDER).
 
 The GM signs with the seat name ``gm``. Secrets rotate: a MAC made under any of the previous
 secrets still verifies, so games in progress keep working while new mail uses the new one.
@@ -104,6 +107,17 @@ def strip_password_lines(text: str) -> str:
     return _PASSWORD_RE.sub("", text)
 
 
+def _domain(domain: str) -> str:
+    """A domain for comparison: lower case, no trailing dot, a Unicode domain as its A-label."""
+    domain = domain.strip().lower().rstrip(".")
+    if not domain.isascii():
+        try:
+            domain = domain.encode("idna").decode("ascii")
+        except UnicodeError:
+            return ""
+    return domain
+
+
 def _aligned(domain: str, sender_domain: str) -> bool:
     domain, sender_domain = domain.lower().strip("."), sender_domain.lower().strip(".")
     return sender_domain == domain or sender_domain.endswith("." + domain) or domain.endswith("." + sender_domain)
@@ -113,7 +127,10 @@ def authentication_passes(results: Sequence[AuthResult], authserv_id: str, sende
     """The topmost Authentication-Results of our own server says DMARC or aligned DKIM pass.
 
     Only the topmost header with our authserv-id counts (RFC 8601 §5: headers further down,
-    or naming another server, may have been written by anyone).
+    or naming another server, may have been written by anyone). ``dmarc=pass`` counts only
+    when its ``header.from`` is the domain of `sender` (the From the bot parsed; case and a
+    trailing dot aside): a pass for another domain, or one that does not say which, proves
+    nothing about this From (issue 14).
     """
     if not authserv_id:
         return False
@@ -121,7 +138,9 @@ def authentication_passes(results: Sequence[AuthResult], authserv_id: str, sende
     if not ours or results[0].authserv_id.lower() != authserv_id.lower():
         return False
     top = ours[0]
-    if top.dmarc == "pass":
+    sender_domain = _domain(sender.rpartition("@")[2]) if "@" in sender else ""
+    if not sender_domain:
+        return False
+    if top.dmarc == "pass" and top.dmarc_from and _domain(top.dmarc_from) == sender_domain:
         return True
-    sender_domain = sender.rpartition("@")[2]
     return any(_aligned(d, sender_domain) for d in top.dkim_pass_domains)

@@ -45,7 +45,7 @@ def echo(text: str, cap: int = LINE_CAP) -> str:
     input, and reads at most a bounded prefix of it (a 100,000-character name costs the same
     as a 1,000-character one).
     """
-    if not text:
+    if not text or cap <= 0:
         return ""
     # Enough of the input to fill `cap` even if much of it is dropped; the rest is never read.
     window = text[: cap * 8 + 64]

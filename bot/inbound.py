@@ -30,6 +30,29 @@ mail, mail without a sender, and bytes that are not a mail.
 `parse_inbound` never raises: the stdlib parser has no closed set of exceptions (IndexError,
 RecursionError, LookupError, ... on hostile input), so every failure becomes either
 ``IgnoreReason.UNPARSEABLE`` or a best-effort `Inbound` whose `defects` say what was lost.
+
+Hostile headers cost a bounded, linear amount (issue 14; SECURITY.md, "Limits"). A stranger's
+2 MB of Authentication-Results, 140,000 Cc addresses or a 100,000-character encoded name once
+held the poll for minutes; now what is read of the header section is capped:
+
+* the header section: the first ``MAX_HEADER_BYTES`` (256 KiB) and the first
+  ``MAX_HEADER_FIELDS`` (1,000) fields; the rest is never parsed (a defect says so, and a
+  Content-Type cut away leaves the body read as plain text);
+* any one value: its first ``_MAX_HEADER_CHARS`` (16,000) characters, whitespace folded;
+* Authentication-Results: the first ``MAX_AUTH_RESULTS`` (5) fields, topmost first (only the
+  topmost one can count, bot.auth), each parsed in linear time;
+* To, Cc, Delivered-To, X-Original-To (read only to find the bot's plus-address): the first
+  ``MAX_RECIPIENT_FIELDS`` (10) fields of each name, at most ``MAX_ADDRESSES_PER_FIELD`` (100)
+  addresses of each, a cheap scan instead of the stdlib's address parser for long values;
+* From: a value longer than ``_MAX_HEADER_CHARS`` is no usable sender (cutting it could leave
+  an address out of the display name); more than one From field, or a From with more than one
+  mailbox, is ``IgnoreReason.AMBIGUOUS_SENDER``: the receiving server may have checked
+  another one than we would read, so it authenticates no one and is never answered;
+* Subject and the From display name: at most ``_MAX_DECODE_CHARS`` (4,000) characters are
+  decoded (RFC 2047), and the result passes through `bot.echo` (mail-interface.md, "Text
+  taken from a mail and shown anywhere ... is one line, without control or bidi characters,
+  and capped in length"): one printable line of at most 200 (subject) / 60 (name)
+  characters. Header text quoted in ``ignore_detail`` is echoed the same way.
 """
 
 from __future__ import annotations
@@ -39,6 +62,7 @@ import enum
 import functools
 import hashlib
 import html
+import itertools
 import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -54,6 +78,8 @@ import lxml.etree  # type: ignore[import-untyped]
 import lxml.html  # type: ignore[import-untyped]
 from inscriptis import Inscriptis  # type: ignore[import-untyped]
 
+from bot.echo import echo, echo_name
+
 
 class IgnoreReason(enum.Enum):
     """Why a mail must never be answered (mail-interface.md, "Mail that is never answered")."""
@@ -64,6 +90,7 @@ class IgnoreReason(enum.Enum):
     LOOP = "loop"  # carries our loop header
     OWN_MAIL = "own mail"  # From is the bot's own address
     NO_SENDER = "no sender"  # no usable From address
+    AMBIGUOUS_SENDER = "several senders"  # more than one From field, or mailbox in it (issue 14)
     UNPARSEABLE = "unparseable"  # not a mail at all
 
 
@@ -75,16 +102,19 @@ class AuthResult:
     dmarc: str | None  # "pass", "fail", ... or None when absent
     dkim_pass_domains: tuple[str, ...]  # d= (header.d / header.i domain) of each dkim=pass
     spf: str | None
+    # The header.from of that dmarc result: the From domain the server checked (lower-cased,
+    # no trailing dot), None when absent. dmarc=pass counts only for this domain (bot.auth).
+    dmarc_from: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Inbound:
     message_id: str  # as sent (angle brackets stripped); a synthetic "<sha256>@flagman.invalid" if missing
     content_hash: str  # sha256 hex of the raw bytes
-    sender: str  # From address, lower-cased ("" if none)
-    sender_name: str  # display name, decoded
-    recipients: tuple[str, ...]  # To, Cc, Delivered-To, X-Original-To addresses, lower-cased
-    subject: str  # decoded, whitespace-folded
+    sender: str  # From address, lower-cased ("" if none, or if the From is ambiguous)
+    sender_name: str  # display name, decoded, then bot.echo.echo_name: one printable line, capped
+    recipients: tuple[str, ...]  # To, Cc, Delivered-To, X-Original-To addresses, lower-cased (capped)
+    subject: str  # decoded, then bot.echo.echo: one printable line of at most 200 characters
     text: str  # the text of the orders: decoded, HTML converted, quotes/signatures stripped; ORDERS..END block only if present
     in_reply_to: str
     references: tuple[str, ...]
@@ -107,6 +137,20 @@ class Inbound:
 MAX_HTML_CHARS = 400_000
 # Header values longer than this are not real headers; parsing them fully buys nothing.
 _MAX_HEADER_CHARS = 16_000
+# The header section looked at (issue 14): real mail has well under 100 fields and 64 KiB
+# (long Received chains, DKIM and ARC included); what lies beyond these is never parsed.
+MAX_HEADER_BYTES = 256 * 1024
+MAX_HEADER_FIELDS = 1000
+# Only the topmost Authentication-Results can count (bot.auth.authentication_passes).
+MAX_AUTH_RESULTS = 5
+# Recipient fields are read only to find the bot's plus-address.
+MAX_RECIPIENT_FIELDS = 10  # of each of To, Cc, Delivered-To, X-Original-To
+MAX_ADDRESSES_PER_FIELD = 100
+# Longer values are scanned with a regular expression rather than email.utils.getaddresses.
+_MAX_ADDRESS_PARSE_CHARS = 2_000
+# A Subject or display name is decoded (RFC 2047) from at most this much of its value; enough
+# for bot.echo's 200 characters of CJK text in quoted-printable words.
+_MAX_DECODE_CHARS = 4_000
 # A Message-ID longer than the line limit of RFC 5322 is replaced by the synthetic one.
 _MAX_MESSAGE_ID = 995
 # Lines longer than this are never an attribution, a header block or a signature.
@@ -156,8 +200,22 @@ class _MemoHeaderRegistry(HeaderRegistry):
         return header
 
 
+class _CappedMessage(EmailMessage):
+    """An EmailMessage (and MIME part) that keeps only its first MAX_HEADER_FIELDS fields.
+
+    The feed parser stores each field with `set_raw`; `get` walks all of them on every call,
+    and get_body asks a part for its Content-Type and Content-Disposition many times, so a part
+    of 100,000 fields inside the body would cost a quarter of a second (issue 14). The top
+    level's header section is cut before parsing (`cap_header_section`); this bounds the parts.
+    """
+
+    def set_raw(self, name: str, value: str) -> None:
+        if len(self) < MAX_HEADER_FIELDS:
+            super().set_raw(name, value)
+
+
 # policy.default with the memoised registry: the same parsing, done once per distinct value.
-_POLICY = policy.default.clone(header_factory=_MemoHeaderRegistry())
+_POLICY = policy.default.clone(header_factory=_MemoHeaderRegistry(), message_factory=_CappedMessage)
 
 
 # --- small text helpers ---------------------------------------------------------------------
@@ -213,13 +271,45 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
     return data.decode("latin-1")
 
 
-def _unfold(value: str) -> str:
-    return " ".join(_unsurrogate(value)[:_MAX_HEADER_CHARS].split())
+def _cut(value: str, cap: int) -> str:
+    """The first `cap` characters of a raw header value, not ending in a cut 8-bit sequence.
+
+    8-bit bytes arrive as surrogate escapes; a UTF-8 character cut in two would make the whole
+    value fail to decode as UTF-8 (and read as Latin-1), so trailing escapes are dropped.
+    """
+    if len(value) <= cap:
+        return value
+    value = value[:cap]
+    end = len(value)
+    while end > len(value) - 3 and end and "\udc80" <= value[end - 1] <= "\udcbf":
+        end -= 1  # continuation bytes ...
+    if end and "\udcc0" <= value[end - 1] <= "\udcff":
+        end -= 1  # ... and the lead byte they follow
+    return value[:end]
 
 
-def decode_words(value: str) -> str:
-    """An RFC 2047 header value as text; unknown charsets and broken words degrade, never raise."""
-    value = _unfold(value)
+def _unfold(value: str, cap: int = _MAX_HEADER_CHARS) -> str:
+    """A header value as one line of text, from its first `cap` characters only."""
+    return " ".join(_unsurrogate(_cut(value, cap)).split())
+
+
+def _shown(value: str) -> str:
+    """A header value as quoted in `ignore_detail` (shown in the log and the digest)."""
+    return echo(_unfold(value, _MAX_DECODE_CHARS))
+
+
+def decode_words(value: str, cap: int = _MAX_HEADER_CHARS) -> str:
+    """An RFC 2047 header value as text; unknown charsets and broken words degrade, never raise.
+
+    Only the first `cap` characters are decoded (ending at a space, so that no encoded word is
+    cut in two): decode_header is quadratic in the number of words.
+    """
+    if len(value) > cap:
+        value = _cut(value, cap)
+        space = max(value.rfind(" "), value.rfind("\t"), value.rfind("\n"))
+        if "=?" in value and space > cap // 2:
+            value = value[:space]
+    value = _unfold(value, cap)
     if "=?" not in value:
         return value
     try:
@@ -302,18 +392,42 @@ def _first_address(value: str) -> tuple[str, str]:
     return "", ""
 
 
-def _addresses(value: str) -> list[str]:
+# An address-like token: no separator on either side, "@" inside. The lookbehind and the
+# possessive local part keep the scan linear on a long run of letters without an "@" (the
+# plain `[^...]+@` would retry from every position of the run: quadratic).
+_ADDRESS_SCAN_RE = re.compile(r'(?<![^\s<>,;:"()])[^\s<>,;:"()@]++@[^\s<>,;:"()]++')
+
+
+def _scan_addresses(value: str, limit: int) -> list[str]:
+    """At most `limit` address-like tokens of `value`, in order: one linear regular-expression pass."""
+    return [match.group(0) for match in itertools.islice(_ADDRESS_SCAN_RE.finditer(value), limit)]
+
+
+def _mailboxes(value: str, limit: int = MAX_ADDRESSES_PER_FIELD) -> list[tuple[str, str]]:
+    """(display name, address) of the mailboxes of one unfolded address field, at most `limit`.
+
+    The common one-address shapes by a regular expression, other short values by the stdlib's
+    parser, long ones (over `_MAX_ADDRESS_PARSE_CHARS`) by a scan for address-like tokens
+    (without names): getaddresses is slow on long hostile values (issue 14).
+    """
     simple = _simple_address(value)
     if simple is not None:
-        return [simple[1].lower()]
-    try:
-        pairs = getaddresses([value])
-    except _PARSE_ERRORS:  # see _first_address
-        pairs = []
-    found = [addr.strip().lower() for _, addr in pairs if "@" in addr]
-    if not found:
-        found = [a.lower() for a in re.findall(r"[^\s<>,;:\"()]+@[^\s<>,;:\"()]+", value)]
-    return found
+        return [simple]
+    pairs: list[tuple[str, str]] = []
+    if len(value) <= _MAX_ADDRESS_PARSE_CHARS:
+        try:
+            pairs = [(name, addr.strip()) for name, addr in getaddresses([value]) if addr.strip()]
+        except _PARSE_ERRORS:  # see _first_address
+            pairs = []
+        if any("@" in addr for _, addr in pairs):
+            return pairs[:limit]
+    scanned = _scan_addresses(value, limit)
+    return [("", addr) for addr in scanned] if scanned else pairs[:limit]
+
+
+def _addresses(value: str) -> list[str]:
+    """The addresses (lower-cased) of one unfolded recipient field, at most MAX_ADDRESSES_PER_FIELD."""
+    return [addr.lower() for _, addr in _mailboxes(value) if "@" in addr]
 
 
 def _msgid(value: str) -> str:
@@ -384,7 +498,10 @@ def _split_outside_quotes(value: str, sep: str) -> list[str]:
     return parts
 
 
-_PAIR_RE = re.compile(r'([A-Za-z0-9_.\-/]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s";]*)')
+# A property: key = value or key = "quoted". The lookbehind (a key starts a token) and the
+# possessive quantifiers keep it linear: without them, a 16,000-character token with no "="
+# was retried from each of its positions, 2 minutes for 2 MB of such headers (issue 14).
+_PAIR_RE = re.compile(r'(?<![A-Za-z0-9_.\-/])([A-Za-z0-9_.\-/]++)\s*+=\s*+("(?:[^"\\]|\\.)*+"|[^\s";]*+)')
 
 
 def parse_authentication_results(value: str) -> AuthResult:
@@ -394,6 +511,7 @@ def parse_authentication_results(value: str) -> AuthResult:
     head = segments[0].split()
     authserv_id = head[0].lower() if head else ""
     dmarc: str | None = None
+    dmarc_from: str | None = None
     spf: str | None = None
     dkim_domains: list[str] = []
     for segment in segments[1:]:
@@ -405,6 +523,9 @@ def parse_authentication_results(value: str) -> AuthResult:
         result = result.lower()
         if method == "dmarc" and dmarc is None:
             dmarc = result
+            header_from = dict(reversed(pairs[1:])).get("header.from", "")
+            # RFC 7489 §11.2: the domain; some servers write the whole address.
+            dmarc_from = header_from.rpartition("@")[2].strip().lower().rstrip(".") or None
         elif method == "spf" and spf is None:
             spf = result
         elif method == "dkim" and result == "pass":
@@ -413,7 +534,7 @@ def parse_authentication_results(value: str) -> AuthResult:
             domain = domain.lower().strip()
             if domain and domain not in dkim_domains:
                 dkim_domains.append(domain)
-    return AuthResult(authserv_id, dmarc, tuple(dkim_domains), spf)
+    return AuthResult(authserv_id, dmarc, tuple(dkim_domains), spf, dmarc_from)
 
 
 # --- HTML -> text ---------------------------------------------------------------------------
@@ -850,12 +971,59 @@ def extract_text(msg: EmailMessage, *, max_lines: int = 2000) -> tuple[str, str,
 # --- headers and the ignore policy ----------------------------------------------------------
 
 
+# A line end followed by the start of a field (not a continuation line), as the feed parser
+# splits lines: CR LF, CR or LF.
+_FIELD_END_RE = re.compile(rb"(?:\r\n|\r|\n)(?![ \t])")
+
+
+def _blank_line(data: bytes, start: int = 0, end: int | None = None) -> int:
+    """The end of the header section: the index just past the line end that precedes the first
+    empty line in data[start:end] (-1 if there is none)."""
+    best = -1
+    stop = len(data) if end is None else end
+    for pattern in (b"\n\n", b"\n\r\n", b"\r\r"):
+        found = data.find(pattern, start, stop if best < 0 else min(stop, best + len(pattern)))
+        if found >= 0 and (best < 0 or found < best):
+            best = found
+    return best + 1 if best >= 0 else -1
+
+
+def cap_header_section(raw: bytes) -> tuple[bytes, tuple[str, ...]]:
+    """`raw` with its header section cut to MAX_HEADER_BYTES and MAX_HEADER_FIELDS, and what was cut.
+
+    The body (from the empty line on) is kept. A header section within both caps, as every
+    real mail's is, is returned as it is, after two bounded searches.
+    """
+    if raw[:1] in (b"\n", b"\r"):
+        return raw, ()  # no header section at all: the parser reads it all as body
+    defects: list[str] = []
+    stop = _blank_line(raw, 0, MAX_HEADER_BYTES + 2)
+    if stop >= 0:
+        head, rest = raw[:stop], raw[stop:]
+    elif len(raw) <= MAX_HEADER_BYTES:
+        head, rest = raw, b""  # headers only
+    else:
+        # Longer than the cap: keep whole lines within it, then the body after the empty line.
+        cut = max(raw.rfind(b"\n", 0, MAX_HEADER_BYTES), raw.rfind(b"\r", 0, MAX_HEADER_BYTES))
+        head = raw[: cut + 1] if cut > 0 else raw[:MAX_HEADER_BYTES] + b"\n"
+        stop = _blank_line(raw, MAX_HEADER_BYTES - 2)
+        rest = raw[stop:] if stop >= 0 else b""
+        defects.append(f"header section over {MAX_HEADER_BYTES} bytes: the rest not read")
+    end = next(itertools.islice(_FIELD_END_RE.finditer(head), MAX_HEADER_FIELDS - 1, None), None)
+    if end is not None and end.end() < len(head):
+        head = head[: end.end()]
+        defects.append(f"more than {MAX_HEADER_FIELDS} header fields: the rest not read")
+    if not defects:
+        return raw, ()
+    return head + rest, tuple(defects)
+
+
 class _Headers:
     """Raw header values by lower-cased name, in order (topmost first), never parsed by email."""
 
     def __init__(self, items: Iterable[tuple[str, object]]) -> None:
         self._by_name: dict[str, list[str]] = {}
-        for name, value in items:
+        for name, value in itertools.islice(items, MAX_HEADER_FIELDS):
             self._by_name.setdefault(str(name).strip().lower(), []).append(str(value))
 
     def __bool__(self) -> bool:
@@ -880,6 +1048,7 @@ def _ignore_reason(
     content_type: str,
     from_addr: str,
     sender: str,
+    sender_issue: tuple[IgnoreReason, str] | None,
     own: frozenset[tuple[str, str]],
     loop_header: str,
     loop_value: str | None,
@@ -888,7 +1057,7 @@ def _ignore_reason(
     if loop:
         value = _unfold(loop[0])
         ours = " (ours)" if loop_value is not None and value == loop_value.strip() else ""
-        return IgnoreReason.LOOP, f"{loop_header}: {value}{ours}"
+        return IgnoreReason.LOOP, f"{loop_header}: {echo(value)}{ours}"
     if sender:
         local, _, domain = address_parts(sender)
         if (local, domain) in own:
@@ -900,24 +1069,73 @@ def _ignore_reason(
         return IgnoreReason.BOUNCE, "Return-Path: <> (null sender)"
     local = address_parts(from_addr)[0] if from_addr else ""
     if local in ("mailer-daemon", "postmaster"):
-        return IgnoreReason.BOUNCE, f"From: {from_addr}"
+        return IgnoreReason.BOUNCE, f"From: {echo(from_addr)}"
     for value in headers.all("auto-submitted"):
         keyword = _keyword(value)
         if keyword and keyword != "no":
-            return IgnoreReason.AUTO_REPLY, f"Auto-Submitted: {_unfold(value)}"
+            return IgnoreReason.AUTO_REPLY, f"Auto-Submitted: {_shown(value)}"
     for name in ("X-Autoreply", "X-Autorespond"):
         values = headers.all(name)
         if values:
-            return IgnoreReason.AUTO_REPLY, f"{name}: {_unfold(values[0])}"
+            return IgnoreReason.AUTO_REPLY, f"{name}: {_shown(values[0])}"
     for value in headers.all("precedence"):
         keyword = _keyword(value)
         if keyword == "auto_reply":
-            return IgnoreReason.AUTO_REPLY, f"Precedence: {_unfold(value)}"
+            return IgnoreReason.AUTO_REPLY, f"Precedence: {_shown(value)}"
         if keyword in ("bulk", "junk", "list"):
-            return IgnoreReason.BULK, f"Precedence: {_unfold(value)}"
+            return IgnoreReason.BULK, f"Precedence: {_shown(value)}"
+    if sender_issue is not None:
+        return sender_issue
     if not sender:
         return IgnoreReason.NO_SENDER, "no usable From address"
     return None, ""
+
+
+def _sender(headers: _Headers) -> tuple[str, str, tuple[IgnoreReason, str] | None]:
+    """(display name, From address as written, why it cannot be used or None) of a mail.
+
+    More than one From field, or a From with more than one mailbox, is ambiguous: the
+    receiving server may have checked (DMARC) another one than we would read, so none is
+    believed (issue 14). A From value over the cap is not cut (the cut could leave an address
+    out of the display name): it gives no sender.
+    """
+    froms = headers.all("from")
+    if not froms:
+        return "", "", None
+    if len(froms) > 1:
+        shown = ", ".join(addr or "?" for _, addr in (_one_mailbox(v) for v in froms[:3]))
+        more = ", ..." if len(froms) > 3 else ""
+        return "", "", (IgnoreReason.AMBIGUOUS_SENDER,
+                        echo(f"{len(froms)} From header fields ({shown}{more}): several senders, none is believed"))
+    value = froms[0]
+    if len(value) > _MAX_HEADER_CHARS:
+        return "", "", (IgnoreReason.NO_SENDER, f"From header of {len(value)} characters: not read")
+    mailboxes = _mailboxes(_unfold(value))
+    addressed = [(name, addr) for name, addr in mailboxes if "@" in addr]
+    if len(addressed) > 1:
+        shown = ", ".join(addr for _, addr in addressed[:3]) + (", ..." if len(addressed) > 3 else "")
+        return "", "", (IgnoreReason.AMBIGUOUS_SENDER,
+                        echo(f"a From with several mailboxes ({shown}): several senders, none is believed"))
+    name, addr = _one_mailbox(value, mailboxes)
+    return name, _unsurrogate(addr).strip(), None
+
+
+def _one_mailbox(value: str, mailboxes: list[tuple[str, str]] | None = None) -> tuple[str, str]:
+    """(display name, address) of the first mailbox of a From value, ("", "") if none."""
+    if mailboxes is None:
+        if len(value) > _MAX_HEADER_CHARS:
+            return "", ""
+        mailboxes = _mailboxes(_unfold(value))
+    for name, addr in mailboxes:
+        if "@" in addr:
+            return name, addr
+    for name, addr in mailboxes:
+        if addr:
+            return name, addr
+    match = re.search(r"<([^<>\s]*)>", _unfold(value))
+    if match:
+        return "", match.group(1)
+    return "", ""
 
 
 @functools.lru_cache(maxsize=16)
@@ -986,8 +1204,9 @@ def _parse(
     loop_value: str | None,
     max_lines: int,
 ) -> Inbound:
-    defects: list[str] = []
     structure_error = ""
+    raw, cut = cap_header_section(raw)
+    defects: list[str] = list(cut)
     msg: EmailMessage
     try:
         msg = BytesParser(policy=_POLICY).parsebytes(raw)
@@ -999,11 +1218,7 @@ def _parse(
     if not headers:
         return _unparseable(content_hash, size, "no header fields: not a mail")
 
-    from_value = headers.first("from") or ""
-    if len(headers.all("from")) > 1:
-        defects.append("several From headers: the first is used")
-    sender_name, from_addr = _first_address(_unfold(from_value))
-    from_addr = _unsurrogate(from_addr).strip()
+    sender_name, from_addr, sender_issue = _sender(headers)
     # A sender we may write to: a plain local part and domain. Quoted local parts and
     # specials are legal but never a player's; a reply to one would be a malformed envelope
     # (or a header built from hostile text), so such mail counts as having no usable From.
@@ -1018,14 +1233,14 @@ def _parse(
             a_label = ""
         # The codec does not check the result (nameprep can map a character to a space).
         sender = f"{local}@{a_label}" if re.fullmatch(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*", a_label) else ""
-    sender_name = decode_words(sender_name)
+    # mail-interface.md: text taken from a mail is one line, printable, capped -- from here on.
+    sender_name = echo_name(decode_words(sender_name, _MAX_DECODE_CHARS))
 
-    recipients: list[str] = []
+    # Only to find the bot's plus-address: a few fields of each name, a few addresses of each.
+    recipients: dict[str, None] = {}
     for name in ("to", "cc", "delivered-to", "x-original-to"):
-        for value in headers.all(name):
-            for addr in _addresses(_unfold(value)):
-                if addr not in recipients:
-                    recipients.append(addr)
+        for value in headers.all(name)[:MAX_RECIPIENT_FIELDS]:
+            recipients.update(dict.fromkeys(_addresses(_unfold(value))))
 
     message_id = _msgid(_unfold(headers.first("message-id") or ""))
     if len(message_id) > _MAX_MESSAGE_ID:
@@ -1045,12 +1260,14 @@ def _parse(
     if not references and refs_value:
         references = tuple(refs_value.split())
 
-    auth_results = tuple(parse_authentication_results(v) for v in headers.all("authentication-results"))
-    subject = decode_words(headers.first("subject") or "")
+    auth_values = headers.all("authentication-results")[:MAX_AUTH_RESULTS]
+    auth_results = tuple(parse_authentication_results(v) for v in auth_values)
+    subject = echo(decode_words(headers.first("subject") or "", _MAX_DECODE_CHARS))
 
     content_type = "text/plain" if structure_error else _content_type(msg)
     ignore, detail = _ignore_reason(
-        headers, content_type, from_addr, sender, _own_set(tuple(own_addresses)), loop_header, loop_value
+        headers, content_type, from_addr, sender, sender_issue, _own_set(tuple(own_addresses)), loop_header,
+        loop_value,
     )
     if structure_error:
         text, own_text, truncated = "", "", False

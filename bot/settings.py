@@ -103,7 +103,8 @@ class ScheduleSettings:
 class AuthSettings:
     # Which proofs admit a mail sent to the plain address from a seat's registered From.
     # "password": a PASSWORD line or the signed tag in the subject; "dmarc": the topmost
-    # Authentication-Results of `authserv_id` says dmarc=pass or aligned dkim=pass.
+    # Authentication-Results of `authserv_id` says dmarc=pass with header.from the From's
+    # domain, or aligned dkim=pass.
     accept: tuple[str, ...] = ("password",)
     authserv_id: str = ""
 

@@ -54,9 +54,9 @@ def test_password_line_and_subject_tag_are_found() -> None:
 
 def test_only_the_topmost_authentication_results_of_our_server_counts() -> None:
     """mail-interface.md: the topmost Authentication-Results header with the configured authserv-id."""
-    ours_pass = AuthResult("mx.example.org", "pass", (), None)
-    ours_fail = AuthResult("mx.example.org", "fail", (), None)
-    forged = AuthResult("evil.example", "pass", ("example.com",), None)
+    ours_pass = AuthResult("mx.example.org", "pass", (), None, dmarc_from="example.com")
+    ours_fail = AuthResult("mx.example.org", "fail", (), None, dmarc_from="example.com")
+    forged = AuthResult("evil.example", "pass", ("example.com",), None, dmarc_from="example.com")
     assert authentication_passes([ours_pass], "mx.example.org", "a@example.com")
     assert not authentication_passes([ours_fail, ours_pass], "mx.example.org", "a@example.com")
     assert not authentication_passes([forged], "mx.example.org", "a@example.com")
@@ -67,3 +67,38 @@ def test_only_the_topmost_authentication_results_of_our_server_counts() -> None:
     assert authentication_passes([aligned], "mx.example.org", "a@example.com")
     assert not authentication_passes([unaligned], "mx.example.org", "a@example.com")
     assert not authentication_passes([ours_pass], "", "a@example.com")
+
+
+def test_dmarc_pass_counts_only_for_the_from_domain_it_names() -> None:
+    """issue 14: ``dmarc=pass header.from=other.domain`` says nothing about a From in another
+    domain. DMARC counts only when its header.from is the domain of the From the bot parsed
+    (case and a trailing dot aside); a pass that names no domain is not accepted."""
+    def top(dmarc_from: str | None) -> list[AuthResult]:
+        return [AuthResult("mx.example.org", "pass", (), None, dmarc_from=dmarc_from)]
+
+    assert authentication_passes(top("example.com"), "mx.example.org", "a@example.com")
+    assert authentication_passes(top("EXAMPLE.com."), "mx.example.org", "a@example.com")
+    assert authentication_passes(top("example.com"), "mx.example.org", "a@Example.COM")
+    assert not authentication_passes(top("evil.example"), "mx.example.org", "a@example.com")
+    assert not authentication_passes(top(None), "mx.example.org", "a@example.com")
+    assert not authentication_passes(top(""), "mx.example.org", "a@example.com")
+    # DMARC alignment is for the exact From domain: a parent or a child domain is another domain.
+    assert not authentication_passes(top("mail.example.com"), "mx.example.org", "a@example.com")
+    assert not authentication_passes(top("example.com"), "mx.example.org", "a@mail.example.com")
+    assert not authentication_passes(top("example.com"), "mx.example.org", "")
+    # A Unicode header.from is the same domain as the A-label the bot keeps for a From.
+    assert authentication_passes(top("bücher.example"), "mx.example.org", "a@xn--bcher-kva.example")
+
+
+def test_a_misaligned_dmarc_pass_does_not_hide_an_aligned_dkim_pass() -> None:
+    """The DKIM rule is unchanged: an aligned dkim=pass still counts next to a DMARC pass for another domain."""
+    result = AuthResult("mx.example.org", "pass", ("example.com",), None, dmarc_from="evil.example")
+    assert authentication_passes([result], "mx.example.org", "a@example.com")
+    assert not authentication_passes([result], "mx.example.org", "a@example.net")
+
+
+def test_only_the_topmost_header_counts_for_the_dmarc_domain_too() -> None:
+    """A second header of ours (further down, anyone may have written it) cannot supply the domain."""
+    results = [AuthResult("mx.example.org", "pass", (), None, dmarc_from=None),
+               AuthResult("mx.example.org", "pass", (), None, dmarc_from="example.com")]
+    assert not authentication_passes(results, "mx.example.org", "a@example.com")

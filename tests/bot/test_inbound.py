@@ -15,10 +15,16 @@ from pathlib import Path
 import pytest
 
 from bot.inbound import (
+    MAX_ADDRESSES_PER_FIELD,
+    MAX_AUTH_RESULTS,
+    MAX_HEADER_BYTES,
+    MAX_HEADER_FIELDS,
+    MAX_RECIPIENT_FIELDS,
     AuthResult,
     IgnoreReason,
     Inbound,
     address_parts,
+    cap_header_section,
     cap_lines,
     decode_bytes,
     html_to_text,
@@ -314,7 +320,7 @@ def test_authentication_results_topmost_first() -> None:
     """RFC 8601 headers in order, comments and odd spacing ignored, dkim=pass domains from header.d."""
     inbound = parse_fixture("identity.eml")
     assert inbound.auth_results == (
-        AuthResult("mx.example.org", "pass", ("example.net",), "pass"),
+        AuthResult("mx.example.org", "pass", ("example.net",), "pass", dmarc_from="example.net"),
         AuthResult("evil.example", "fail", (), None),
     )
 
@@ -330,7 +336,7 @@ def test_authentication_results_topmost_first() -> None:
         ),
         (
             "mx (comment; with = signs (nested) ) ; DMARC = Fail (p=reject; dis=none) header.from=x; spf=SoftFail",
-            AuthResult("mx", "fail", (), "softfail"),
+            AuthResult("mx", "fail", (), "softfail", dmarc_from="x"),
         ),
         (
             'mx; dkim=pass reason="header.d=evil.example; ok" header.d=good.example',
@@ -580,3 +586,263 @@ def test_from_shapes(from_value: str, sender: str, name: str) -> None:
     """The From shapes clients produce all give the address (lower-cased) and the decoded name."""
     inbound = parse_inbound(mail(f"From: {from_value}"), own_addresses=OWN)
     assert (inbound.sender, inbound.sender_name) == (sender, name)
+
+
+# --- hostile headers: bounded, linear work (issue 14) -----------------------------------------
+#
+# No timing assertions here (a machine may be slow or busy): bench/hostile.py times these
+# mails. The tests check that what is read is capped, and that what matters is still found.
+
+SIGNED = "flagman+rc1.seb.abcdefghijkl@example.org"
+
+
+def one_line(text: str) -> bool:
+    """mail-interface.md: "one line, without control or bidi characters"."""
+    bidi = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    return not any(ch in bidi or ord(ch) < 32 or 0x7F <= ord(ch) < 0xA0 or ch in "\u2028\u2029" for ch in text)
+
+
+def test_only_the_first_authentication_results_are_parsed() -> None:
+    """issue 14: 2 MB of Authentication-Results held the poll. Only the topmost one can count
+    (bot.auth), so only the first MAX_AUTH_RESULTS are parsed, topmost first."""
+    fields = [f"Authentication-Results: mx{i}.example.org; dmarc=pass header.from=example.net" for i in range(2000)]
+    inbound = parse_inbound(mail(PLAIN_HEADERS + "\n" + "\n".join(fields)), own_addresses=OWN)
+    assert [r.authserv_id for r in inbound.auth_results] == [f"mx{i}.example.org" for i in range(MAX_AUTH_RESULTS)]
+    assert inbound.sender == "roger@example.net" and inbound.text == "USE 2"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "mx.example.org; " + "a" * 16_000,  # one long token without "=": was retried from each position
+        "mx.example.org; dkim=pass header.d=" + "b" * 16_000,
+        "mx.example.org; " + "a=" * 8_000,
+        "mx.example.org; " + 'x="' * 5_000,
+        "mx.example.org; " + "(" * 8_000 + "dmarc=pass",
+        "mx.example.org; dmarc=pass header.from=example.net " + "\\" * 8_000,
+    ],
+    ids=["token", "long-value", "equals", "open-quotes", "open-comments", "backslashes"],
+)
+def test_authentication_results_built_to_backtrack_give_a_result(value: str) -> None:
+    """issue 14: the property pattern is linear (a key starts a token; possessive repeats), and
+    a long value still parses to a result."""
+    result = parse_authentication_results(value)
+    assert result.authserv_id == "mx.example.org"
+    assert result.dmarc in (None, "pass")
+
+
+@pytest.mark.parametrize(
+    ("value", "dmarc_from"),
+    [
+        ("mx; dmarc=pass (p=none) header.from=Example.NET.", "example.net"),
+        ("mx; dmarc=pass header.from=roger@example.net", "example.net"),
+        ("mx; dmarc=pass", None),
+        ("mx; dmarc=pass header.from=", None),
+        ('mx; dmarc=pass reason="header.from=evil.example" header.from=example.net', "example.net"),
+        ("mx; dmarc=fail header.from=evil.example; dmarc=pass header.from=example.net", "evil.example"),
+    ],
+)
+def test_the_dmarc_header_from_is_kept(value: str, dmarc_from: str | None) -> None:
+    """issue 14: AuthResult keeps the From domain DMARC checked (header.from, RFC 7489), of the
+    first dmarc result, so bot.auth can require it to be the From the bot read."""
+    assert parse_authentication_results(value).dmarc_from == dmarc_from
+
+
+def test_a_signed_address_is_found_among_140000_cc_addresses() -> None:
+    """issue 14: 140,000 Cc addresses held the poll (a quadratic de-duplication). Recipient
+    fields are only read to find the bot's plus-address: at most MAX_RECIPIENT_FIELDS fields of
+    each name and MAX_ADDRESSES_PER_FIELD addresses of each, and the signed address is found."""
+    one = ",\n ".join(f"u{i}@x{i % 97}.example" for i in range(140_000))
+    many = "\n".join("Cc: " + ", ".join(f"u{i}@x.example" for i in range(k, k + 100)) for k in range(0, 5_000, 100))
+    for cc in ("Cc: " + one, many):
+        raw = mail(f"From: roger@example.net\nTo: Flagman <{SIGNED}>\n{cc}\nSubject: orders")
+        inbound = parse_inbound(raw, own_addresses=OWN)
+        assert inbound.recipients[0] == SIGNED
+        assert len(inbound.recipients) <= 1 + MAX_RECIPIENT_FIELDS * MAX_ADDRESSES_PER_FIELD
+        assert inbound.ignore is None and inbound.text == "USE 2"
+
+
+def test_recipient_fields_over_the_cap_are_not_read() -> None:
+    """At most MAX_RECIPIENT_FIELDS To fields are read; a plus-address in the 11th is not looked at."""
+    fields = "\n".join(f"To: nobody{i}@example.net" for i in range(MAX_RECIPIENT_FIELDS))
+    raw = mail(f"From: roger@example.net\n{fields}\nTo: {SIGNED}")
+    assert SIGNED not in parse_inbound(raw, own_addresses=OWN).recipients
+    raw = mail(f"From: roger@example.net\n{fields}\nDelivered-To: {SIGNED}")
+    assert SIGNED in parse_inbound(raw, own_addresses=OWN).recipients
+
+
+def test_a_long_recipient_value_is_scanned_not_parsed() -> None:
+    """A value over a few thousand characters is scanned for address-like tokens (the stdlib's
+    address parser is slow on long hostile values); quotes, comments and groups still split."""
+    value = f'"Flagman" <{SIGNED}>, ' + ", ".join(f'"N{i}, x" <n{i}@example.net> (c{i})' for i in range(300))
+    inbound = parse_inbound(mail(f"From: roger@example.net\nTo: {value}"), own_addresses=OWN)
+    assert inbound.recipients[0] == SIGNED
+    assert len(inbound.recipients) == MAX_ADDRESSES_PER_FIELD
+    assert all("@" in r and "<" not in r and '"' not in r for r in inbound.recipients)
+
+
+def test_the_header_section_is_capped_in_fields() -> None:
+    """issue 14: fields after the first MAX_HEADER_FIELDS are never parsed; a defect says so,
+    and the body is still read."""
+    pad = "\n".join(f"X-Pad-{i}: v" for i in range(MAX_HEADER_FIELDS + 500))
+    inbound = parse_inbound(mail(PLAIN_HEADERS + "\n" + pad + "\nPrecedence: bulk"), own_addresses=OWN)
+    assert inbound.ignore is None, "the Precedence field beyond the cap is not read"
+    assert inbound.sender == "roger@example.net" and inbound.text == "USE 2"
+    assert any(str(MAX_HEADER_FIELDS) in d for d in inbound.defects)
+    # Within the cap, nothing is cut.
+    pad = "\n".join(f"X-Pad-{i}: v" for i in range(MAX_HEADER_FIELDS - 10))
+    inbound = parse_inbound(mail(PLAIN_HEADERS + "\n" + pad + "\nPrecedence: bulk"), own_addresses=OWN)
+    assert inbound.ignore is IgnoreReason.BULK and not inbound.defects
+
+
+def test_the_header_section_is_capped_in_bytes() -> None:
+    """issue 14: what lies beyond the first MAX_HEADER_BYTES of the header section is never
+    parsed (folded lines of one field or one huge line alike); the body is still read."""
+    folded = "X-Big: " + "\n ".join(["y" * 70] * (MAX_HEADER_BYTES // 60))
+    one_line_field = "X-Big: " + "z" * (MAX_HEADER_BYTES + 10)
+    for big in (folded, one_line_field):
+        inbound = parse_inbound(mail(PLAIN_HEADERS + "\n" + big + "\nPrecedence: bulk"), own_addresses=OWN)
+        assert inbound.ignore is None and inbound.text == "USE 2"
+        assert any(str(MAX_HEADER_BYTES) in d for d in inbound.defects)
+
+
+@pytest.mark.parametrize("newline", [b"\r\n", b"\n", b"\r"])
+def test_cap_header_section_keeps_the_body(newline: bytes) -> None:
+    """cap_header_section cuts at a field boundary and keeps the empty line and the body, with
+    any line ending the parser accepts; a header section within the caps is returned as is."""
+    head = newline.join(b"X-%d: v" % i for i in range(MAX_HEADER_FIELDS + 5))
+    raw = head + newline + newline + b"USE 2" + newline
+    capped, defects = cap_header_section(raw)
+    assert defects and capped.endswith(newline + newline + b"USE 2" + newline)
+    assert b"X-%d:" % (MAX_HEADER_FIELDS - 1) in capped and b"X-%d:" % MAX_HEADER_FIELDS not in capped
+    small = b"From: a@b.example" + newline + newline + b"USE 2"
+    assert cap_header_section(small) == (small, ())
+    assert cap_header_section(b"\n\nno header") == (b"\n\nno header", ())
+
+
+def test_a_part_with_a_hundred_thousand_fields_is_read() -> None:
+    """A MIME part's fields are capped too (the parser keeps the first MAX_HEADER_FIELDS)."""
+    fields = "".join(f"X-Pad-{i}: v\n" for i in range(100_000))
+    raw = mail(PLAIN_HEADERS + "\nContent-Type: multipart/mixed; boundary=B",
+               f"--B\n{fields}Content-Type: text/plain\n\nUSE 2\n--B--\n")
+    assert parse_inbound(raw, own_addresses=OWN).text == "USE 2"
+
+
+def test_two_from_fields_are_ambiguous() -> None:
+    """issue 14: with two From fields the receiving server may have checked (DMARC) one and the
+    bot read the other, so a mail with more than one authenticates no one: it is ignored
+    (never answered, so no one can be made to receive mail by it), its sender empty."""
+    raw = mail(
+        "Authentication-Results: mx.example.org; dmarc=pass header.from=evil.example\n"
+        "From: Seb <seb@example.net>\nFrom: Mallory <mallory@evil.example>\n"
+        f"To: {SIGNED}\nSubject: orders"
+    )
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert inbound.ignore is IgnoreReason.AMBIGUOUS_SENDER
+    assert IgnoreReason.AMBIGUOUS_SENDER.value == "several senders"
+    assert inbound.sender == "" and inbound.sender_name == ""
+    assert "2 From header fields" in inbound.ignore_detail
+    assert "seb@example.net" in inbound.ignore_detail and "mallory@evil.example" in inbound.ignore_detail
+    # Also when both fields say the same: one was added after the server checked the other.
+    same = mail("From: seb@example.net\nFrom: seb@example.net\nTo: flagman@example.org")
+    assert parse_inbound(same, own_addresses=OWN).ignore is IgnoreReason.AMBIGUOUS_SENDER
+
+
+@pytest.mark.parametrize(
+    "from_value",
+    ["seb@example.net, mallory@evil.example", "Seb <seb@example.net>, Mallory <mallory@evil.example>",
+     "friends: seb@example.net, mallory@evil.example;", "seb@example.net mallory@evil.example"],
+)
+def test_a_from_with_several_mailboxes_is_ambiguous(from_value: str) -> None:
+    """issue 14: a From with more than one mailbox (RFC 5322 allows it with a Sender) names
+    several senders: ignored like two From fields."""
+    inbound = parse_inbound(mail(f"From: {from_value}\nTo: flagman@example.org"), own_addresses=OWN)
+    assert inbound.ignore in (IgnoreReason.AMBIGUOUS_SENDER, IgnoreReason.NO_SENDER)
+    assert inbound.sender == ""
+    if "," in from_value:
+        assert inbound.ignore is IgnoreReason.AMBIGUOUS_SENDER, inbound.ignore_detail
+
+
+def test_an_over_long_from_gives_no_sender() -> None:
+    """issue 14: a From value longer than the cap is not cut (the cut could leave an address
+    written in the display name as the sender): it is no usable From."""
+    raw = mail("From: seb@example.net " + "x" * 20_000 + " <mallory@evil.example>\nTo: flagman@example.org")
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert inbound.ignore is IgnoreReason.NO_SENDER and inbound.sender == ""
+    assert "characters" in inbound.ignore_detail
+
+
+@pytest.mark.parametrize(
+    ("subject", "expected"),
+    [
+        ("=?utf-8?q?Orders=0D=0ABcc:_victim@example.com?=", "Orders Bcc: victim@example.com"),
+        ("=?utf-8?q?USE_2=E2=80=AE3_ESU?=", "USE 23 ESU"),  # a right-to-left override
+        ("=?utf-8?b?" + "QQBCAEMbWzMxbQ==" + "?=", "ABC[31m"),  # NUL and ESC
+        ("Re:\t[rc1]   Turn   3", "Re: [rc1] Turn 3"),
+        ("=?utf-8?q?a=E2=80=A8b=C2=85c?=", "a b c"),  # line and next-line separators
+    ],
+)
+def test_the_subject_is_one_printable_line(subject: str, expected: str) -> None:
+    """mail-interface.md: "Text taken from a mail and shown anywhere (subject, display name,
+    names, order lines) is one line, without control or bidi characters, and capped in
+    length" -- from parse time on (bot.echo.echo), so an encoded word decoding to CR LF, a
+    control or a bidi override never reaches anything downstream (issue 14)."""
+    inbound = parse_inbound(mail(f"From: roger@example.net\nSubject: {subject}"), own_addresses=OWN)
+    assert inbound.subject == expected
+    assert one_line(inbound.subject)
+
+
+def test_the_display_name_is_one_printable_line() -> None:
+    """mail-interface.md "... one line, without control or bidi characters, and capped in
+    length": the From display name passes through bot.echo.echo_name at parse time."""
+    raw = mail("From: =?utf-8?q?Seb=0D=0ABcc=3A_x=E2=80=AE=07?= <seb@example.net>")
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert inbound.sender == "seb@example.net"
+    assert inbound.sender_name == "Seb Bcc: x"
+
+
+@pytest.mark.parametrize("encoded", [False, True])
+def test_a_hundred_thousand_character_subject_is_capped(encoded: bool) -> None:
+    """issue 14: a 100,000-character non-ASCII subject (raw UTF-8 or RFC 2047 words) is decoded
+    from its first few thousand characters only and echoed: at most 200 characters, one line,
+    ending in an ellipsis; the same mail gives the same subject (it is part of a dedupe key)."""
+    text = ("é\u202eñ" * 34_000)[:100_000]
+    if encoded:
+        import base64
+
+        value = "\n ".join("=?utf-8?b?" + base64.b64encode(text[i : i + 12].encode()).decode() + "?="
+                           for i in range(0, len(text), 12))
+    else:
+        value = text
+    raw = mail(f"From: roger@example.net\nSubject: {value}")
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert len(inbound.subject) <= 200 and inbound.subject.endswith("…")
+    assert inbound.subject.startswith("éñéñ") and one_line(inbound.subject)
+    assert parse_inbound(raw, own_addresses=OWN).subject == inbound.subject
+
+
+def test_a_long_encoded_display_name_is_capped() -> None:
+    """A display name of thousands of characters within the From cap is decoded (from its first
+    few thousand characters) and echoed: at most 60 characters, one line."""
+    import base64
+
+    words = " ".join("=?utf-8?b?" + base64.b64encode(("ñ\u2066" * 6).encode()).decode() + "?=" for _ in range(250))
+    inbound = parse_inbound(mail(f"From: {words} <seb@example.net>"), own_addresses=OWN)
+    assert inbound.sender == "seb@example.net"
+    assert 0 < len(inbound.sender_name) <= 60 and set(inbound.sender_name) <= {"ñ", "…"}
+
+
+def test_a_cut_8bit_header_is_still_read_as_utf8() -> None:
+    """A raw UTF-8 value cut at the cap does not end in half a character (which would make the
+    whole value read as Latin-1)."""
+    inbound = parse_inbound(("From: roger@example.net\nSubject: " + "é" * 20_001 + "\n\nUSE 2\n").encode(),
+                            own_addresses=OWN)
+    assert inbound.subject.startswith("éé") and "Ã" not in inbound.subject
+
+
+def test_header_text_in_ignore_detail_is_echoed() -> None:
+    """ignore_detail (shown in the digest) quotes header text: one printable line, capped."""
+    raw = mail(PLAIN_HEADERS + "\nPrecedence: bulk \x1b[2J\u202e" + "x" * 5_000)
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert inbound.ignore is IgnoreReason.BULK
+    assert one_line(inbound.ignore_detail) and len(inbound.ignore_detail) <= 220

@@ -147,4 +147,36 @@ mail("inject_message_id_player.eml", [], "USE 2\n", mid="=?utf-8?q?=0D=0AX-Injec
 mail("from_bad_idna.eml", [], "HELLO\n", to="flagman@example.org", frm="Seb <seb@\udcb8xample.net>", subject="hi")
 mail("from_unicode_domain.eml", [], "HELLO\n", to="flagman@example.org", frm="J\u00fcrgen <juergen@b\u00fccher.example>",
      subject="hi")
+# --- issue 14: the holes hostile testing found, and variants ---------------------------
+mail("gm_address_from_stranger.eml", [], "EXTEND rc1 1h\nPREVIEW rc1\n", to="@@SIGNED_GM@@",
+     frm="Mallory <mallory@evil.example>", subject="Re: [rc1] GM copy")
+mail("gm_address_from_player.eml", [], "USE 2\n", to="@@SIGNED_GM@@", subject="Re: [rc1] not accepted")
+mail("gm_address_from_elsewhere_with_password.eml", [], "PASSWORD @@PASSWORD_GM@@\nHELP\n", to="@@SIGNED_GM@@",
+     frm="GM on the road <gm.phone@else.example>", subject="Re: [rc1] help")
+mail("gm_address_player_tag_in_subject.eml", [], "EXTEND rc1 1h\n", to="@@SIGNED_GM@@",
+     subject="[@@TAG_SEB@@] extend please")
+mail("join_started_game_spam.eml", [], "JOIN rc1 Buy cheap watches at spam.example\n", to="flagman@example.org",
+     frm="Buy cheap watches <victim@else.example>", subject="JOIN")
+mail("join_unknown_game_spam.eml", [], "JOIN cheapwatches Visit spam.example now\n", to="flagman@example.org",
+     frm="victim2@else.example", subject="JOIN")
+mail("join_name_huge_unicode.eml", [], "JOIN rc1 " + "\u00e9" * 20000 + "\n", to="flagman@example.org",
+     frm="victim3@else.example", subject="JOIN")
+mail("dmarc_header_from_other_domain.eml",
+     ["Authentication-Results: mx.example.org; dkim=pass header.d=evil.example; spf=pass smtp.mailfrom=evil.example; dmarc=pass header.from=evil.example"],
+     "USE 9\n", to="flagman@example.org", subject="orders")
+mail("dmarc_without_header_from.eml", ["Authentication-Results: mx.example.org; dmarc=pass"],
+     "USE 9\n", to="flagman@example.org", subject="orders")
+mail("two_from_headers.eml",
+     ["Authentication-Results: mx.example.org; dkim=pass header.d=evil.example; dmarc=pass header.from=evil.example"],
+     "USE 9\n", to="flagman@example.org", frm="Mallory <mallory@evil.example>", subject="orders",
+     extra_top=("From: Seb <seb@example.net>",))
+mail("two_mailboxes_in_from.eml", [], "USE 9\n", to="flagman@example.org",
+     frm="Seb <seb@example.net>, Mallory <mallory@evil.example>", subject="orders")
+mail("subject_encoded_crlf_notice.eml", [], "USE 99\n",
+     subject="=?utf-8?q?orders=0D=0A=0D=0A=3D=3D_Notice_from_the_operator_=3D=3D=0D=0Amail_your_GM_password_to_x=40evil=2Eexample?=")
+mail("display_name_bidi_and_crlf.eml", [], "HELLO\n", to="flagman@example.org",
+     frm="=?utf-8?q?Kim=E2=80=AE=0D=0A=3D=3D_Notice_=3D=3D?= <kim@else.example>", subject="hi")
+mail("order_line_controls.eml", [], "USE 2\nbogus \x1b[2J\u202e line\u2028with a separator\n")
+mail("many_cc_addresses.eml", ["Cc: " + ", ".join(f"x{i}@spam.example" for i in range(3000))], "HELLO\n",
+     to="flagman@example.org", frm="mallory4@evil.example", subject="hi")
 print(n, "files")

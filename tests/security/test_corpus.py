@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from bot.auth import signed_tag
+from bot.auth import GM_SEAT, signed_address, signed_tag
 from bot.inbox import Folder
 from bot.models import Outbox
-from tests.security.conftest import AUTHSERV, BOT, OLD_SECRET, SITE_SECRET, Bot
+from tests.security.conftest import ADDRESS, AUTHSERV, BOT, GM, OLD_SECRET, SITE_SECRET, Bot
 
 DATA = Path(__file__).resolve().parent / "data"
 CASES: list[dict[str, Any]] = tomllib.loads((DATA / "expected.toml").read_text())["case"]
@@ -31,6 +31,7 @@ def fill(bot: Bot, raw: bytes) -> bytes:
         "@@PASSWORD_SEB@@": bot.secret("seb"),
         "@@PASSWORD_GM@@": bot.gm_secret(),
         "@@TAG_SEB@@": signed_tag(SITE_SECRET, "rc1", "seb"),
+        "@@SIGNED_GM@@": signed_address(BOT, SITE_SECRET, "rc1", GM_SEAT),
     }
     for key, value in values.items():
         raw = raw.replace(key.encode(), value.encode())
@@ -58,6 +59,17 @@ def check_outgoing(row: Outbox) -> EmailMessage:
     assert msg["Precedence"] == "bulk"
     assert msg["X-Auto-Response-Suppress"] == "All"
     assert msg["X-Flagman-Loop"] == BOT
+    # issue 14: a signed reply address only in mail to its holder's registered address.
+    if msg["Reply-To"] is not None:
+        tag = str(msg["Reply-To"].addresses[0].addr_spec).partition("+")[2].partition("@")[0]
+        holder = GM if tag.split(".")[1] == GM_SEAT else ADDRESS[tag.split(".")[1]]
+        assert row.recipient == holder, f"{tag} in mail to {row.recipient}"
+    # issue 14: nothing the sender wrote comes back as a line of its own or with control characters.
+    text = "\n".join(str(p.get_content()) for p in msg.walk() if p.get_content_maintype() == "text")
+    for line in text.splitlines():
+        assert not line.lstrip("> ").startswith(("== Notice", "mail your GM password")), line
+        assert not any(c in line for c in "\x1b\u202e\u2028"), line
+    assert "cheap watches" not in text.lower() and "spam.example" not in text
     return msg
 
 
