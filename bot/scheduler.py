@@ -55,7 +55,8 @@ class Runner:
         self.notifier = notifier or Notifier(env={})
         self.stop_event = threading.Event()
         self.scheduler = BackgroundScheduler(job_defaults=JOB_DEFAULTS, timezone=UTC)
-        self.lock = threading.Lock()
+        # One reader of the inbox at a time: the poll job, or the tick reading before it resolves.
+        self.intake = threading.Lock()
         self.hooks: list[Any] = []  # called after each job (e.g. the systemd watchdog)
         self.finished: dict[str, float] = {}  # job -> time.monotonic() it last finished
         self.running: dict[str, float] = {}  # job -> time.monotonic() it started, while it runs
@@ -84,6 +85,10 @@ class Runner:
         self.finished[name] = time.monotonic()
 
     def poll(self) -> None:
+        with self.intake:
+            self._poll()
+
+    def _poll(self) -> None:
         # One batch at a time, so that a stop request waits for one batch, not a whole inbox.
         fetched = 0
         outcomes: dict[str, int] = {}
@@ -104,7 +109,12 @@ class Runner:
             self.wake("tick")
 
     def tick(self) -> None:
-        done = self.app.service.tick()
+        # The mail that arrived by a deadline is read before the turn is resolved
+        # (mail-interface.md: deadlines are judged by arrival, not by when the bot reads).
+        self.poll()
+        if self.stop_event.is_set():
+            return
+        done = self.app.service.tick(read_first=False)
         if done:
             log.info("tick: resolved %s", done)
             self.wake("send")

@@ -150,12 +150,15 @@ class Service:
             self.handle_batch(mails, report)
         return report
 
-    def tick(self) -> list[tuple[str, int]]:
+    def tick(self, *, read_first: bool = True) -> list[tuple[str, int]]:
+        """Resolve the turns that are due. With `read_first` (the CLI; the service's own tick job
+        reads the inbox itself, one batch at a time), the inbox is read first: a turn is never
+        resolved before the mail that arrived by its deadline is read (mail-interface.md:
+        deadlines are judged by arrival, not by when the bot reads)."""
         from bot import reminders  # resolves (G.tick), then NMR limits, late notices, reminders
 
-        # A turn is never resolved before the mail that arrived by its deadline is read
-        # (mail-interface.md: deadlines are judged by arrival, not by when the bot reads).
-        self.poll()
+        if read_first:
+            self.poll()
         return reminders.tick(self.shell)
 
     def send(self) -> mailout.DrainReport:
