@@ -57,6 +57,7 @@ class Runner:
         self.scheduler = BackgroundScheduler(job_defaults=JOB_DEFAULTS, timezone=UTC)
         # One reader of the inbox at a time: the poll job, or the tick reading before it resolves.
         self.intake = threading.Lock()
+        self.waking = threading.Lock()  # see wake()
         self.hooks: list[Any] = []  # called after each job (e.g. the systemd watchdog)
         self.finished: dict[str, float] = {}  # job -> time.monotonic() it last finished
         self.running: dict[str, float] = {}  # job -> time.monotonic() it started, while it runs
@@ -131,14 +132,19 @@ class Runner:
         self.wake("send")
 
     def wake(self, job_id: str) -> None:
-        if self.stop_event.is_set():
-            return
-        try:
-            job = self.scheduler.get_job(job_id)
-            if job is not None:
-                job.modify(next_run_time=datetime.now(UTC))
-        except Exception:  # noqa: BLE001 - the scheduler is shutting down: the job runs next start
-            log.debug("cannot wake %s", job_id, exc_info=True)
+        # Under `waking`, so that stop() never shuts the scheduler down while a job is between
+        # this check and the scheduler call: APScheduler 3's shutdown(wait=True) holds the job
+        # stores' lock while it waits for the running jobs, and get_job/modify need that lock
+        # (a job waking another at that moment would never finish, and neither would the stop).
+        with self.waking:
+            if self.stop_event.is_set():
+                return
+            try:
+                job = self.scheduler.get_job(job_id)
+                if job is not None:
+                    job.modify(next_run_time=datetime.now(UTC))
+            except Exception:  # noqa: BLE001 - the scheduler is shutting down: the job runs next start
+                log.debug("cannot wake %s", job_id, exc_info=True)
 
     def _idle_loop(self) -> None:
         """Wait on IMAP IDLE (a connection of its own) and wake the poll when mail comes."""
@@ -226,6 +232,8 @@ class Runner:
     def stop(self) -> None:
         """Finish the job in progress, then stop."""
         self.stop_event.set()
+        with self.waking:
+            pass  # a wake under way has finished; any later one sees the stop and does nothing
         if self.scheduler.running:
             self.scheduler.shutdown(wait=True)
         self.app.close()

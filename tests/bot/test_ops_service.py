@@ -164,3 +164,38 @@ def test_each_poll_batch_counts_as_progress_for_the_watchdog(config: Path) -> No
         app.close()
     assert len(stamps) == 4  # three batches and the empty fetch that ends the poll
     assert not inbox.pending
+
+
+def test_a_stop_that_meets_a_job_waking_another_still_ends(app: App) -> None:
+    """A job wakes another (poll wakes send) at the moment SIGTERM arrives: the stop waits for that
+    wake and then for the job, and ends. (APScheduler 3's shutdown holds the job stores' lock while
+    it waits for running jobs; a wake reaching the scheduler after that would hang both.)"""
+    runner = Runner(app)
+    runner.start()
+    in_wake = threading.Event()
+    stopper: list[threading.Thread] = []
+    real_get_job = runner.scheduler.get_job
+
+    def get_job_as_the_stop_begins(job_id: str):  # noqa: ANN202
+        # The job has passed the stop check; now the stop begins, and the job goes on.
+        if not stopper:
+            stopper.append(threading.Thread(target=runner.stop))
+            stopper[0].start()
+            assert runner.stop_event.wait(30)
+            in_wake.set()
+        return real_get_job(job_id)
+
+    runner.scheduler.get_job = get_job_as_the_stop_begins  # type: ignore[method-assign]
+    job_done = threading.Event()
+
+    def job() -> None:
+        runner.wake("send")
+        job_done.set()
+
+    # The waking job runs in the scheduler's executor, as poll and tick do.
+    runner.scheduler.add_job(job, id="waker")
+    assert job_done.wait(60), "the job never finished its wake"
+    assert in_wake.is_set()
+    stopper[0].join(60)
+    assert not stopper[0].is_alive(), "the stop never ended"
+    assert not runner.scheduler.running

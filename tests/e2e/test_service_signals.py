@@ -87,7 +87,10 @@ class Service:
                "PYTHONUNBUFFERED": "1"}
         env.pop("WATCHDOG_PID", None)
         env.pop("FLAGMAN_SECRET", None)
-        self.proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "--config", str(config), "run"],
+        # SIGUSR1 dumps every thread's stack (faulthandler), for a stop that does not come.
+        boot = ("import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1); "
+                "from bot.cli import main; sys.exit(main(sys.argv[1:]))")
+        self.proc = subprocess.Popen([sys.executable, "-c", boot, "--config", str(config), "run"],
                                      cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -112,7 +115,12 @@ class Service:
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> tuple[int, float]:
         start = time.monotonic()
         self.proc.send_signal(sig)
-        code = self.proc.wait(timeout)
+        try:
+            code = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(signal.SIGUSR1)  # faulthandler: where every thread stands
+            time.sleep(1)
+            raise AssertionError(f"no exit {timeout} s after signal {sig}; log:\n{self.log}") from None
         self.reader.join(5)
         return code, time.monotonic() - start
 
