@@ -165,7 +165,7 @@ CASES: tuple[tuple[str, Callable[[], bytes]], ...] = (
 
 def time_parse(raw: bytes, runs: int) -> tuple[list[float], Any]:
     """Seconds of each of `runs` parses of `raw`, and the last `Inbound`."""
-    from bot.inbound import parse_inbound
+    from bot.mail_in.parse import parse_inbound
 
     seconds = []
     inbound = None

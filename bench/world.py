@@ -123,9 +123,9 @@ def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players
     from sqlalchemy import update
 
     from bot.app import build_app
-    from bot.games import PlayerSpec, create_game
-    from bot.inbox import MaildirInbox
-    from bot.mailer import MaildirMailer
+    from bot.games.turns import PlayerSpec, create_game
+    from bot.mail_in.inbox import MaildirInbox
+    from bot.mail_out.mailer import MaildirMailer
     from bot.models import Outbox, OutboxStatus
 
     settings = load_settings(spec)

@@ -11,10 +11,11 @@ from typing import Literal, cast
 
 from bot.clock import Clock, SystemClock
 from bot.db import Database
-from bot.games import Shell
-from bot.inbox import Inbox, MaildirInbox
-from bot.mailer import MaildirMailer, Mailer
-from bot.render import Renderer
+from bot.faults import NO_FAULTS, Faults
+from bot.games.turns import Shell
+from bot.mail_in.inbox import Inbox, MaildirInbox
+from bot.mail_out.mailer import MaildirMailer, Mailer
+from bot.mail_out.render import Renderer
 from bot.service import Service
 from bot.settings import Settings
 
@@ -29,10 +30,11 @@ class App:
     renderer: Renderer
     inbox: Inbox
     mailer: Mailer
+    faults: Faults = NO_FAULTS
 
     @property
     def shell(self) -> Shell:
-        return Shell(self.db, self.settings, self.clock, self.renderer)
+        return Shell(self.db, self.settings, self.clock, self.renderer, self.faults)
 
     @property
     def service(self) -> Service:
@@ -48,7 +50,7 @@ def build_inbox(settings: Settings) -> Inbox:
     cfg = settings.inbox
     if cfg.kind == "maildir":
         return MaildirInbox(settings.resolve_path(cfg.path), max_size=settings.limits.max_mail_bytes)
-    from bot.imap import ImapInbox
+    from bot.mail_in.imap import ImapInbox
 
     return ImapInbox(
         host=cfg.host, port=cfg.port, username=cfg.username, password=settings.secrets.imap_password,
@@ -62,15 +64,16 @@ def build_mailer(settings: Settings) -> Mailer:
     cfg = settings.outbox
     if cfg.kind == "maildir":
         return MaildirMailer(settings.resolve_path(cfg.path))
-    from bot.smtp import SmtpMailer
+    from bot.mail_out.smtp import SmtpMailer
 
     return SmtpMailer(host=cfg.host, port=cfg.port, security=cast(Security, cfg.security), username=cfg.username,
                       password=settings.secrets.smtp_password, timeout=cfg.timeout)
 
 
 def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | None = None,
-              mailer: Mailer | None = None) -> App:
+              mailer: Mailer | None = None, faults: Faults = NO_FAULTS) -> App:
     return App(
+        faults=faults,
         settings=settings,
         db=Database(settings.database_url),
         clock=clock or SystemClock(),

@@ -16,7 +16,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from bot.auth import NAME_RE, strip_password_lines
+from bot.mail_in.auth import NAME_RE, strip_password_lines
 
 
 @dataclass(frozen=True, slots=True)

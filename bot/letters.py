@@ -11,7 +11,7 @@ GM's registered address, and the two are decided together, from one value, the a
 * `ToAddress`: anyone else (a stranger, a sender who proved nothing, the former holder of a
   replaced seat): the address given, and the bot's plain address to reply to. Nothing signed.
 
-Every outgoing mail is queued through `post` (the only caller of `bot.mailout.queue`; a test
+Every outgoing mail is queued through `post` (the only caller of `bot.mail_out.outbox.queue`; a test
 checks that), so no code path can pair a recipient with someone else's reply address.
 `notice` is the short plain-text letter (a title and a paragraph) most answers are.
 """
@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
-from bot import mailout
-from bot.auth import GM_SEAT
 from bot.echo import echo_name
+from bot.mail_in.auth import GM_SEAT
+from bot.mail_out import outbox as mailout
+from bot.mail_out.render import RenderedMail
 from bot.models import Game, Outbox, Seat
-from bot.render import RenderedMail
 
 if TYPE_CHECKING:  # the shell is built from this module's users, not the other way round
-    from bot.games import Shell
+    from bot.games.turns import Shell
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,8 +36,8 @@ from typing import Any
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from bot.app import App, build_app, build_inbox
-from bot.instance import InstanceLock, lock_for, wait_for_lock
-from bot.notify import Notifier
+from bot.ops.instance import InstanceLock, lock_for, wait_for_lock
+from bot.ops.notify import Notifier
 from bot.settings import Settings, load_settings
 
 log = logging.getLogger("flagman.service")
@@ -115,7 +115,7 @@ class Runner:
         self.poll()
         if self.stop_event.is_set():
             return
-        done = self.app.service.tick(read_first=False)
+        done = self.app.service.tick()
         if done:
             log.info("tick: resolved %s", done)
             self.wake("send")
@@ -126,7 +126,7 @@ class Runner:
             log.info("send: sent %d, retrying %d, failed %d", report.sent, report.retrying, report.failed)
 
     def digest(self) -> None:
-        from bot import digest
+        from bot.gm import digest
 
         digest.send_due_digests(self.app.shell)
         self.wake("send")

@@ -20,18 +20,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from bot import games as G
-from bot import letters, mailout
-from bot.auth import (
-    GM_SEAT,
-    authentication_passes,
-    parse_tag,
-    password_in_text,
-    strip_password_lines,
-    tag_in_recipients,
-    tag_in_subject,
-    verify_tag,
-)
+from bot import letters
 from bot.clock import as_utc
 from bot.commands import (
     GM_COMMANDS,
@@ -44,10 +33,23 @@ from bot.commands import (
     parse_commands,
 )
 from bot.echo import echo, quote_lines
-from bot.inbound import Inbound, parse_inbound
-from bot.inbox import Folder, Inbox, RawMail
+from bot.faults import CrashPoint
+from bot.games import turns as G
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
-from bot.mailer import Mailer
+from bot.mail_in.auth import (
+    GM_SEAT,
+    authentication_passes,
+    parse_tag,
+    password_in_text,
+    strip_password_lines,
+    tag_in_recipients,
+    tag_in_subject,
+    verify_tag,
+)
+from bot.mail_in.inbox import Folder, Inbox, RawMail
+from bot.mail_in.parse import Inbound, parse_inbound
+from bot.mail_out import outbox as mailout
+from bot.mail_out.mailer import Mailer
 from bot.models import (
     Game,
     GameStatus,
@@ -147,22 +149,24 @@ class Service:
             batches += 1
             seen.update(m.key for m in mails)
             report.fetched += len(mails)
+            self.shell.faults.reached(CrashPoint.AFTER_FETCH)
             self.handle_batch(mails, report)
         return report
 
-    def tick(self, *, read_first: bool = True) -> list[tuple[str, int]]:
-        """Resolve the turns that are due. With `read_first` (the CLI; the service's own tick job
-        reads the inbox itself, one batch at a time), the inbox is read first: a turn is never
+    def tick(self, *, read_first: bool = False) -> list[tuple[str, int]]:
+        """Resolve the turns that are due. With `read_first` (`flagman tick`; the service's own tick
+        job reads the inbox itself, one batch at a time, before it calls this), the inbox is read first: a turn is never
         resolved before the mail that arrived by its deadline is read (mail-interface.md:
         deadlines are judged by arrival, not by when the bot reads)."""
-        from bot import reminders  # resolves (G.tick), then NMR limits, late notices, reminders
+        # resolves (G.tick), then NMR limits, late notices, reminders
+        from bot.games import reminders
 
         if read_first:
             self.poll()
         return reminders.tick(self.shell)
 
     def send(self) -> mailout.DrainReport:
-        return mailout.drain(self.shell.db, self.mailer, self.shell.clock, self.settings)
+        return mailout.drain(self.shell.db, self.mailer, self.shell.clock, self.settings, faults=self.shell.faults)
 
     # -- one batch -------------------------------------------------------------------------
 
@@ -196,10 +200,12 @@ class Service:
                 else:
                     report.count(outcome.status)
         # Only now, after the commit, are the mails moved out of the inbox.
+        self.shell.faults.reached(CrashPoint.AFTER_COMMIT)
         if done:
             self.inbox.mark_done(done, Folder.PROCESSED)
         if failed:
             self.inbox.mark_done(failed, Folder.FAILED)
+        self.shell.faults.reached(CrashPoint.AFTER_MOVE)
 
     def _quarantine(self, session: Session, raw: RawMail, inbound: Inbound | None, exc: BaseException) -> None:
         message_id = inbound.message_id if inbound else raw.key
@@ -507,7 +513,7 @@ class Service:
             (InboundMessage.detail == _STRANGER_TOLD) | InboundMessage.detail.startswith(_JOIN))) or 0
 
     def _join(self, session: Session, raw: RawMail, inbound: Inbound, join: Join) -> Outcome:
-        from bot import signups
+        from bot.games import signups
 
         outcome: Outcome = signups.join(self, session, raw, inbound, join)
         return outcome
@@ -517,7 +523,7 @@ class Service:
         game = seat.game if seat else (who.gm_of[0] if len(who.gm_of) == 1 else None)
         handled: list[str] = []
         if commands.gm:
-            from bot import gm
+            from bot.gm import powers as gm
 
             for gm_command in commands.gm:
                 handled.append(gm.run(self, session, inbound, gm_command))
@@ -533,7 +539,7 @@ class Service:
             elif isinstance(command, Join):
                 return self._join(session, raw, inbound, command)
             elif isinstance(command, Resign):
-                from bot import signups
+                from bot.games import signups
 
                 handled.append(signups.resign(self, session, inbound, who, command))
             else:

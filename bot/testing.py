@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 
-from bot.inbox import Folder, RawMail, header_section
-from bot.mailer import OutgoingMail, SendResult, SendStatus
+from bot.mail_in.inbox import Folder, RawMail, header_section
+from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 
 
 class FakeClock:

@@ -21,17 +21,23 @@ game's business, exposed through `turn_label`:
 
 Views
 -----
-`Game.view` returns a mapping the templates render. Every game provides these keys (the
-shell's common templates use only them; a game's own templates may use its extras):
+`Game.view` returns a typed value: a frozen dataclass, one class per game, each a subclass of
+`View`. The base holds what every game provides (the shell's common templates use only it):
 
 * ``title`` (str): the game's printed name; ``turn_label`` (str): as `turn_label`;
 * ``finished`` (bool);
-* ``standings``: list of ``{"place": int, "players": [str, ...]}``, front first;
-* ``columns``: list of str, the headings of the public table (e.g. ``["EP"]``);
-* ``table``: list of ``{"player": str, "place": int, "cells": [str, ...]}`` in race order;
-* ``events``: list of str, the public report of the turn just resolved (empty before any);
-* ``private``: list of str, lines only this viewer may see (always empty for PUBLIC/GM);
-* ``summary``: str, one line saying where the race stands (``"Roger leads by one place"``).
+* ``standings``: `Placing` values (``place``, ``players``), front first;
+* ``columns``: the headings of the public table (e.g. ``("EP", ...)``);
+* ``table``: `TableRow` values (``player``, ``place``, ``cells``) in race order;
+* ``events``: the public report of the turn just resolved (empty before any);
+* ``private``: lines only this viewer may see (always empty for PUBLIC/GM);
+* ``summary``: one line saying where the race stands (``"Roger leads by one place"``).
+
+Each game's class adds the geometry its picture is drawn from (Speed Circuit: the track as
+coordinates and where each car is; SpeedPhreakz: the grid, its terrain and the cars;
+Racecraft: every runner's place and EP), so a picture never reads text back into shapes.
+Templates read ``view.x``; a `View` is also a read-only mapping of its fields (``view["x"]``,
+``view.get("x")``, ``dict(view)``), for shell code written when views were dicts.
 
 Errors
 ------
@@ -50,10 +56,11 @@ Errors
 from __future__ import annotations
 
 import enum
+import functools
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 PlayerId = str
@@ -125,7 +132,8 @@ class Parsed(Generic[O]):
 
     `orders` are the accepted orders, `problems` every refused line (all of them, so one
     reply can report every bad line), `complete` whether the accepted orders make a full set
-    for this turn (a set that is not complete still counts, and the rest is defaulted).
+    for this turn (a set that is not complete still counts, and the rest is defaulted);
+    always ``Game.is_complete(state, player, orders)``.
     """
 
     orders: tuple[O, ...]
@@ -189,6 +197,64 @@ class Viewer(enum.Enum):
     GM = "gm"
 
 
+@dataclass(frozen=True, slots=True)
+class Placing:
+    """One position of the standings: its place (1-based) and who shares it, by name."""
+
+    place: int
+    players: tuple[PlayerId, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TableRow:
+    """One line of the public table: the player, their place and a cell per `View.columns`."""
+
+    player: PlayerId
+    place: int
+    cells: tuple[str, ...]
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class View(Mapping[str, object]):
+    """What one viewer may see, as `Game.view` returns it (see "Views" above).
+
+    Each game subclasses it with the extras its templates and its picture read. It is also a
+    read-only mapping of its fields, so that ``view["title"]`` and ``dict(view)`` still work
+    where the shell treated views as dicts; new code reads the attributes.
+    """
+
+    title: str
+    turn_label: str
+    finished: bool
+    standings: tuple[Placing, ...]
+    columns: tuple[str, ...]
+    table: tuple[TableRow, ...]
+    events: tuple[str, ...]
+    private: tuple[str, ...]
+    summary: str
+
+    def __getitem__(self, key: str) -> object:
+        if key in _field_names(type(self)):
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_field_names(type(self)))
+
+    def __len__(self) -> int:
+        return len(_field_names(type(self)))
+
+
+def placings(standings: Standings) -> tuple[Placing, ...]:
+    """The standings as `View.standings`: one `Placing` per position, places 1, 2, 3, ..."""
+    return tuple(Placing(index + 1, tuple(position)) for index, position in enumerate(standings))
+
+
 @runtime_checkable
 class Game(Protocol[S, O]):
     """One game's rules. Every method is pure: no clock, no I/O, no global random."""
@@ -247,6 +313,14 @@ class Game(Protocol[S, O]):
         """
         ...
 
+    def is_complete(self, state: S, player: PlayerId, orders: Sequence[O]) -> bool:
+        """Whether `orders` are a full set for `player` in the open turn (nothing left to default).
+
+        A player with nothing to order this turn has a full set with no orders. For a mail,
+        ``parse_orders(state, player, text).complete == is_complete(state, player, parsed.orders)``.
+        """
+        ...
+
     def order_help(self, state: S, player: PlayerId) -> str:
         """The order grammar for this player now (also the HELP reply); generated, not copied."""
         ...
@@ -266,10 +340,12 @@ class Game(Protocol[S, O]):
         """A player's public figures (Racecraft: ``{"ep": 7}``)."""
         ...
 
-    def view(self, state: S, resolution: Resolution[S] | None, viewer: PlayerId | Viewer) -> Mapping[str, Any]:
-        """What `viewer` may see of the state (and of the turn just resolved), for templates.
+    def view(self, state: S, resolution: Resolution[S] | None, viewer: PlayerId | Viewer) -> View:
+        """What `viewer` may see of the state (and of the turn just resolved), for templates
+        and pictures: the game's own `View` subclass, carrying the geometry of its picture.
 
-        A player's view adds their private part; `Viewer.PUBLIC` must show nothing private.
+        A player's view adds their private part; `Viewer.PUBLIC` and `Viewer.GM` show nothing
+        private, and no view shows a player's orders that are not yet resolved to anyone else.
         """
         ...
 

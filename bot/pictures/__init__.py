@@ -5,16 +5,23 @@ public events of the turn just resolved, nothing else, so the same bytes may go 
 player, the GM and the archive without showing anyone's private part. The shell draws a
 turn's picture once and reuses it for every mail of that turn (see `bot.html`).
 
-Each game module exports ``HISTORY`` (whether it needs every frame since the start, or only
-the frame before the turn and the frame after) and ``draw(scene) -> Picture``.
+A view is the game's typed `rules.api.View` subclass, published by the game's package
+(`rules.speed_circuit.SpeedCircuitView`, ...); it carries the geometry the picture needs, so
+nothing is read back out of text or SVG. Each game module exports ``HISTORY`` (whether it
+needs every frame since the start, or only the frame before the turn and the frame after)
+and ``draw(scene) -> Picture``, and reads its frames through `typed_view`.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, TypeVar
+
+from rules.api import View
 
 MAX_BYTES = 150 * 1024  # issue 11: pictures stay small; the tests hold every game to it
 
@@ -37,11 +44,12 @@ class Picture:
 class Scene:
     """What a picture may show.
 
-    `frames` are public views, oldest first: ``frames[-1]`` is the state now, and
-    ``frames[-2]`` (when there is one) the state the last resolved turn started from; for
-    games with ``HISTORY`` the frames run from the start. `events` are the public events of
-    the turn just resolved (``Event.to_json()`` dicts: kind, text, players); empty for a
-    turn sheet before any turn.
+    `frames` are public views (`rules.api.View`), oldest first: ``frames[-1]`` is the state
+    now, and ``frames[-2]`` (when there is one) the state the last resolved turn started
+    from; for games with ``HISTORY`` the frames run from the start. `events` are the public
+    events of the turn just resolved (``Event.to_json()`` dicts: kind, text, players); empty
+    for a turn sheet before any turn. (`frames` is typed as mappings while shell code still
+    hands views over as ``Mapping[str, Any]``; a `View` is one.)
     """
 
     frames: tuple[Mapping[str, Any], ...]
@@ -76,10 +84,48 @@ def draw(kind: str, scene: Scene) -> Picture | None:
     return picture
 
 
-def column(view: Mapping[str, Any], name: str) -> dict[str, str]:
-    """One column of a view's public table, by heading: player -> cell ('' when absent)."""
-    columns: Sequence[str] = view.get("columns", ())
-    if name not in columns:
+def column(view: View, name: str) -> dict[str, str]:
+    """One column of a view's public table, by heading: player -> cell (none when absent)."""
+    if name not in view.columns:
         return {}
-    index = list(columns).index(name)
-    return {row["player"]: row["cells"][index] for row in view.get("table", ()) if index < len(row["cells"])}
+    index = view.columns.index(name)
+    return {row.player: row.cells[index] for row in view.table if index < len(row.cells)}
+
+
+V = TypeVar("V", bound=View)
+
+
+def typed_view(frame: Mapping[str, Any], kind: type[V]) -> V:
+    """`frame` as the game's view class `kind`.
+
+    Transitional, while shell code still treats views as dicts: a view copied into a plain
+    mapping (``dict(view)``, to add to it) is built back into `kind` from its items; a field
+    the mapping lacks takes the empty value of its type (``""``, 0, False, ``()``, None), and
+    a field that has none (a track) is an error.
+    """
+    if isinstance(frame, kind):
+        return frame
+    if isinstance(frame, View) or not isinstance(frame, Mapping):
+        raise TypeError(f"a {kind.__name__} is needed to draw this picture, not {type(frame).__name__}")
+    hints = typing.get_type_hints(kind)
+    values: dict[str, Any] = {}
+    for f in fields(kind):
+        if f.name in frame:
+            values[f.name] = frame[f.name]
+        elif f.default is not MISSING:
+            values[f.name] = f.default
+        else:
+            values[f.name] = _empty(hints[f.name], f"{kind.__name__}.{f.name}")
+    return kind(**values)
+
+
+def _empty(hint: Any, name: str) -> Any:
+    origin = typing.get_origin(hint) or hint
+    if origin in (typing.Union, types.UnionType) and type(None) in typing.get_args(hint):
+        return None
+    empties: dict[Any, Any] = {str: "", int: 0, bool: False, tuple: (), list: [], dict: {}}
+    if origin in empties:
+        return empties[origin]
+    if isinstance(origin, type) and issubclass(origin, Mapping):
+        return {}
+    raise TypeError(f"{name} is missing and has no empty value")

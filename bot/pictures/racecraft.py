@@ -3,15 +3,13 @@
 Columns are the grid and each turn of the race (the whole race is drawn, turns not yet run
 stay empty); rows are the race order, front at the top. Each runner is a line through their
 marker (shape + letter) at every turn, the EP they had after that turn printed beside it.
-Runners sharing a place sit in one grey band. Only the public table is read.
+Runners sharing a place sit in one grey band. Only the public views' runners (place and EP,
+`RacecraftView.runners`) and standings are read.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-from bot.pictures import Picture, Scene, column
+from bot.pictures import Picture, Scene, typed_view
 from bot.pictures.common import (
     BLACK,
     DARK,
@@ -22,6 +20,7 @@ from bot.pictures.common import (
     letters_for,
     shorten,
 )
+from rules.racecraft import RacecraftView
 
 HISTORY = True  # the chart needs every turn since the start
 
@@ -33,18 +32,23 @@ SLOT = 38
 BOTTOM = 34
 
 
-def _order(view: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """(player, place) in race order, as the public table lists them."""
-    return [(row["player"], int(row["place"])) for row in view.get("table", ())]
+def _order(view: RacecraftView) -> list[tuple[str, int]]:
+    """(player, place) in race order."""
+    return [(runner.player, runner.place) for runner in view.runners]
+
+
+def _ep(view: RacecraftView) -> dict[str, str]:
+    """Each runner's EP, as printed."""
+    return {runner.player: str(runner.ep) for runner in view.runners}
 
 
 def draw(scene: Scene) -> Picture:
-    frames = scene.frames
+    frames = [typed_view(frame, RacecraftView) for frame in scene.frames]
     now = frames[-1]
     seating = sorted({p for p, _ in _order(frames[0])} | {p for p, _ in _order(now)})
     index = {p: i for i, p in enumerate(seating)}
     letters = letters_for(seating)
-    turns = max(int(now.get("turns", 0) or 0), len(frames) - 1, 1)
+    turns = max(now.turns, len(frames) - 1, 1)
     slots = max(len(seating), 1)
     height = TOP + slots * SLOT + BOTTOM
     sheet = Sheet(WIDTH, height)
@@ -58,7 +62,7 @@ def draw(scene: Scene) -> Picture:
     def y_of(slot: int) -> float:
         return TOP + slot * SLOT + SLOT / 2
 
-    sheet.text((LEFT, 6), f"{now.get('title', 'Racecraft')}: {moment(len(frames) - 1)}", 14, BLACK)
+    sheet.text((LEFT, 6), f"{now.title or 'Racecraft'}: {moment(len(frames) - 1)}", 14, BLACK)
     sheet.text((6, y_of(0)), "front", 11, DARK, "lm")
     sheet.text((6, y_of(slots - 1)), "back", 11, DARK, "lm")
     for slot in range(slots):
@@ -70,7 +74,7 @@ def draw(scene: Scene) -> Picture:
     # Where each runner stands at each frame: slot (row in the table) and EP.
     points: dict[str, list[tuple[int, int, str]]] = {p: [] for p in seating}
     for t, view in enumerate(frames):
-        ep = column(view, "EP")
+        ep = _ep(view)
         order = _order(view)
         by_place: dict[int, list[int]] = {}
         for slot, (player, place) in enumerate(order):
@@ -94,7 +98,7 @@ def draw(scene: Scene) -> Picture:
 
     # The legend: race order now, each runner's marker, name and EP.
     lx = WIDTH - LEGEND
-    ep_now = column(now, "EP")
+    ep_now = _ep(now)
     sheet.text((lx, TOP - 16), "Place now", 11, DARK)
     for slot, (player, place) in enumerate(_order(now)):
         y = y_of(slot)
@@ -111,10 +115,10 @@ def moment(done: int) -> str:
     return "on the grid, before the start" if done == 0 else f"positions after turn {done}"
 
 
-def alt_text(view: Mapping[str, Any], done: int) -> str:
-    ep = column(view, "EP")
+def alt_text(view: RacecraftView, done: int) -> str:
+    ep = _ep(view)
     places = "; ".join(
-        f"{p['place']}. " + ", ".join(f"{name} ({ep[name]} EP)" if ep.get(name) else name for name in p["players"])
-        for p in view.get("standings", ())
+        f"{p.place}. " + ", ".join(f"{name} ({ep[name]} EP)" if ep.get(name) else name for name in p.players)
+        for p in view.standings
     )
     return f"Race chart of positions over the turns, {moment(done)}: {places}."

@@ -1,32 +1,29 @@
 """Speed Circuit: the track with every car where it ended the turn, its path this turn, and
 crash and spin marks.
 
-Read only from the public view and the turn's public events:
+Read only from the public view (`SpeedCircuitView`) and the turn's public events:
 
-* the track's geometry from the view's ``track_svg`` extra (the game's own drawing: one
-  ``<polygon>`` per space, titled with the space's id; yellow ones are corner spaces, whose
-  posted speeds are ``<text>`` labels);
-* where each car is from the public table's ``Space`` column, now and before the turn;
+* the track from the view's ``track``, a `TrackPlan`: every space's outline and middle, its
+  lane and row, its posted speed; the finish line;
+* where each car is from the view's ``cars``, now and before the turn (a car off the track
+  is drawn at the space it is beside; one in the pits or out of the race is not drawn);
 * the path: the spaces named by the turn's ``path`` event for that car (a blocked car's
   actual path) when there is one, else the lanes and rows between where the car was and
   where it is, along the track (the game does not publish every car's exact path; see the
   report of issue 11);
 * crash and spin marks from the ``crash`` and ``spin`` events, placed on the space the
   event names, else on the car.
-
-If the view has no SVG the picture shows the view's ``track_text`` instead.
 """
 
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from bot.pictures import Picture, Scene, column
+from bot.pictures import Picture, Scene, typed_view
 from bot.pictures.common import (
     BLACK,
     CORNER,
@@ -42,10 +39,10 @@ from bot.pictures.common import (
     shorten,
     spin_mark,
 )
+from rules.speed_circuit import CarOnTrack, SpeedCircuitView, Status, TrackPlan
 
 HISTORY = False
 SPACE_ID = re.compile(r"\b([A-C])(\d{1,3})\b")
-_SVG = "{http://www.w3.org/2000/svg}"
 MARGIN = 18
 
 
@@ -67,8 +64,8 @@ class Space:
 @dataclass(frozen=True, slots=True, eq=False)
 class Geometry:
     spaces: Mapping[str, Space]
-    labels: tuple[tuple[float, float, str], ...]  # posted speeds
-    finish: tuple[float, float, float, float] | None
+    labels: tuple[tuple[float, float, str, str], ...]  # posted speeds: x, y, text, the space
+    finish: tuple[float, float, float, float]
     box: tuple[float, float, float, float]
     rows: int
 
@@ -78,92 +75,53 @@ class Geometry:
         return (x0 + x1) / 2, (y0 + y1) / 2
 
 
-def _points(text: str) -> tuple[tuple[float, float], ...]:
-    out = []
-    for pair in text.split():
-        x, _, y = pair.partition(",")
-        out.append((float(x), float(y)))
-    return tuple(out)
-
-
 @lru_cache(maxsize=16)
-def geometry(svg_track: str) -> Geometry | None:
-    """The spaces of the track drawn in the game's SVG (cached: the track does not change)."""
-    try:
-        root = ET.fromstring(svg_track)
-    except ET.ParseError:
-        return None
-    spaces: dict[str, Space] = {}
-    labels: list[tuple[float, float, str]] = []
-    finish = None
-    for element in root:
-        tag = element.tag.removeprefix(_SVG)
-        if tag == "polygon":
-            title = element.find(f"{_SVG}title")
-            match = SPACE_ID.fullmatch((title.text or "").strip()) if title is not None else None
-            if match is None:
-                continue
-            fill = (element.get("fill") or "").lower()
-            pts = _points(element.get("points", ""))
-            if len(pts) >= 3:
-                spaces[match.group(0)] = Space(match.group(0), "ABC".index(match.group(1)), int(match.group(2)), pts,
-                                               fill not in ("#777777", "#777", "grey", "gray"))
-        elif tag == "text" and (element.text or "").strip().isdigit():
-            labels.append((float(element.get("x", 0)), float(element.get("y", 0)), element.text.strip()))  # type: ignore[union-attr]
-        elif tag == "line" and (element.get("stroke") or "").lower() in ("white", "#fff", "#ffffff"):
-            finish = (float(element.get("x1", 0)), float(element.get("y1", 0)),
-                      float(element.get("x2", 0)), float(element.get("y2", 0)))
-    if not spaces:
-        return None
+def geometry(plan: TrackPlan) -> Geometry:
+    """The picture's geometry of a track (cached: the track does not change)."""
+    spaces = {s.id: Space(s.id, s.lane, s.row, s.outline, s.speed is not None) for s in plan.spaces}
+    labels = tuple((s.mid[0], s.mid[1], str(s.speed), s.id) for s in plan.spaces if s.speed is not None)
+    (fx0, fy0), (fx1, fy1) = plan.finish
     xs = [x for s in spaces.values() for x, _ in s.points]
     ys = [y for s in spaces.values() for _, y in s.points]
     box = (min(xs) - MARGIN, min(ys) - MARGIN, max(xs) + MARGIN, max(ys) + MARGIN)
-    return Geometry(spaces, tuple(labels), finish, box, max(s.row for s in spaces.values()))
+    return Geometry(spaces, labels, (fx0, fy0, fx1, fy1), box, plan.rows)
 
 
 @lru_cache(maxsize=16)
-def _background(geo: Geometry) -> Sheet:
-    """The track alone, drawn once per track and copied for each picture."""
+def _background(geo: Geometry, occupied: frozenset[str]) -> Sheet:
+    """The track alone, drawn once per track and copied for each picture. A posted speed is
+    left out where a car stands (its marker goes there)."""
     x0, y0, x1, y1 = geo.box
     sheet = Sheet(int(x1 - x0), int(y1 - y0))
     d = sheet.draw
     for space in geo.spaces.values():
         d.polygon([(x - x0, y - y0) for x, y in space.points], fill=CORNER if space.corner else LIGHT, outline=GREY)
-    for x, y, text in geo.labels:
-        sheet.text((x - x0, y - y0), text, 9, DARK, "mm")
-    if geo.finish:
-        fx0, fy0, fx1, fy1 = geo.finish[0] - x0, geo.finish[1] - y0, geo.finish[2] - x0, geo.finish[3] - y0
-        d.line((fx0, fy0, fx1, fy1), fill=BLACK, width=5)
-        dotted_path(d, [(fx0, fy0), (fx1, fy1)], WHITE, width=3, dash=4, gap=4)
+    for x, y, text, space_id in geo.labels:
+        if space_id not in occupied:
+            sheet.text((x - x0, y - y0), text, 9, DARK, "mm")
+    fx0, fy0, fx1, fy1 = geo.finish[0] - x0, geo.finish[1] - y0, geo.finish[2] - x0, geo.finish[3] - y0
+    d.line((fx0, fy0, fx1, fy1), fill=BLACK, width=5)
+    dotted_path(d, [(fx0, fy0), (fx1, fy1)], WHITE, width=3, dash=4, gap=4)
     return sheet
 
 
-def _track_part(svg: str) -> str:
-    """The SVG up to the cars: the cache key for the geometry (cars move, the track does not)."""
-    cut = svg.find("<circle")
-    return svg if cut < 0 else svg[:cut] + "</svg>"
-
-
 def draw(scene: Scene) -> Picture:
-    now = scene.now
-    svg = str(now.get("track_svg", "") or "")
-    geo = geometry(_track_part(svg)) if svg else None
-    if geo is None:
-        return _text_picture(now)
+    now = typed_view(scene.now, SpeedCircuitView)
+    before = typed_view(scene.before, SpeedCircuitView) if scene.before is not None else None
+    geo = geometry(now.track)
     x0, y0, x1, y1 = geo.box
     width, height = int(x1 - x0), int(y1 - y0)
-    sheet = _background(geo).copy()
+    sheet = _background(geo, _occupied(now)).copy()
     d = sheet.draw
 
     def at(p: tuple[float, float]) -> tuple[float, float]:
         return p[0] - x0, p[1] - y0
 
-    players = [row["player"] for row in now.get("table", ())]
+    players = [car.player for car in now.cars]
     seating = sorted(players)
     index = {p: i for i, p in enumerate(seating)}
     letters = letters_for(seating)
     where_now = spaces_of(now, geo)
-    before = scene.before
     where_before = spaces_of(before, geo) if before else {}
     paths = _event_paths(scene.events, geo)
 
@@ -190,19 +148,17 @@ def draw(scene: Scene) -> Picture:
 
     # The legend inside the ring.
     cx, cy = at(geo.centre)
-    order = now.get("table", ())
-    status = column(now, "Status")
+    order = now.cars
     line_h = 17
     top = cy - (len(order) + 3) * line_h / 2
-    sheet.text((cx, top), shorten(str(now.get("track_name", "")), 24), 14, BLACK, "mm")
-    for k, row in enumerate(order):
-        player = row["player"]
+    sheet.text((cx, top), shorten(now.track_name, 24), 14, BLACK, "mm")
+    for k, car in enumerate(order):
+        player = car.player
         y = top + (k + 1.4) * line_h
         sheet.marker(index[player], cx - 78, y, 7, letters[player])
-        label = f"{row['place']}. {shorten(player, 12)}"
-        state = status.get(player, "")
-        if state and state != "racing":
-            label += f" ({shorten(state.split(' (')[0], 12)})"  # the detail is in the alt text and the table
+        label = f"{car.place}. {shorten(player, 12)}"
+        if car.status is not Status.RACING:
+            label += f" ({shorten(car.status.value, 12)})"  # the detail is in the alt text and the table
         sheet.text((cx - 66, y), label, 12, BLACK, "lm")
     key_y = top + (len(order) + 2) * line_h
     crash_mark(d, cx - 74, key_y, 5)
@@ -214,15 +170,15 @@ def draw(scene: Scene) -> Picture:
     return Picture(sheet.png(), alt_text(now, scene.events), width, height)
 
 
-def spaces_of(view: Mapping[str, Any], geo: Geometry) -> dict[str, str]:
-    """Each car's space from the public table: ``B12``, or the space named in ``beside B12
-    (off track)``; cars in the pits or out of the race have none."""
-    out = {}
-    for player, cell in column(view, "Space").items():
-        match = SPACE_ID.search(cell)
-        if match and match.group(0) in geo.spaces:
-            out[player] = match.group(0)
-    return out
+def _occupied(view: SpeedCircuitView) -> frozenset[str]:
+    """The spaces cars stand on (not beside): no posted speed is drawn there."""
+    return frozenset(car.space for car in view.cars if car.space is not None and car.off_track == 0)
+
+
+def spaces_of(view: SpeedCircuitView, geo: Geometry) -> dict[str, str]:
+    """Each car's space: the one it is on, or beside when off the track; cars in the pits or
+    out of the race have none."""
+    return {car.player: car.space for car in view.cars if car.space is not None and car.space in geo.spaces}
 
 
 def _event_paths(events: Sequence[Mapping[str, Any]], geo: Geometry) -> dict[str, list[str]]:
@@ -277,26 +233,14 @@ def _marks(events: Sequence[Mapping[str, Any]], geo: Geometry, now: Mapping[str,
     return out
 
 
-def alt_text(view: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> str:
-    spaces = column(view, "Space")
-    status = column(view, "Status")
-    cars = "; ".join(
-        f"{row['place']}. {row['player']} "
-        + (f"in {spaces[row['player']]}" if spaces.get(row["player"], "-") not in ("", "-") else status.get(row["player"], ""))
-        for row in view.get("table", ())
-    )
+def alt_text(view: SpeedCircuitView, events: Sequence[Mapping[str, Any]]) -> str:
+    cars = "; ".join(f"{car.place}. {car.player} " + (f"in {car.where}" if car.where else _status_text(car))
+                     for car in view.cars)
     marks = [str(e.get("text", "")) for e in events if e.get("kind") in ("crash", "spin")]
     tail = (" Crashes and spins: " + "; ".join(marks) + ".") if marks else ""
-    return f"{view.get('track_name', 'The track')}, {view.get('summary', '')}: {cars}.{tail}"
+    return f"{view.track_name}, {view.summary}: {cars}.{tail}"
 
 
-def _text_picture(view: Mapping[str, Any]) -> Picture:
-    """No SVG in the view: the text rendering of the track, drawn."""
-    lines = str(view.get("track_text", "") or view.get("summary", "")).splitlines() or [""]
-    width = max(240, 8 * max(len(line) for line in lines) + 24)
-    height = 18 * len(lines) + 24
-    sheet = Sheet(width, height)
-    for k, line in enumerate(lines):
-        sheet.text((12, 12 + 18 * k), line, 13, BLACK)
-    return Picture(sheet.png(), alt_text(view, ()), width, height)
-
+def _status_text(car: CarOnTrack) -> str:
+    """As the public table's Status column says it."""
+    return car.status.value if car.status is not Status.OUT else f"out ({car.note})"

@@ -1,22 +1,20 @@
 """SpeedPhreakz: the grid map with every car, its heading and its path this round.
 
-Read only from the public view and the round's public events: the terrain from the view's
-``map_lines`` extra (the text map: a ruler, then one line per row), each car's letter from
-``map_legend``, its square, heading and status from the public table, where it started the
-round from the view before, and crash squares from the ``crash`` events.
-
-The path this round is the view's ``paths`` extra (each square the car drove through), or a
-straight line from start to end where a view has none.
+Read only from the public view (`SpeedPhreakzView`) and the round's public events: the
+terrain from the view's ``circuit`` (``grid[y][x]``, one character per square), every car
+(letter, colour, square, heading, status, and its ``trail``: each square it drove through
+this round) from the view's ``cars``, where it started the round from the view before, and
+crash squares from the ``crash`` events. A car with no trail is drawn with a straight line
+from where it started to where it ended.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from bot.pictures import Picture, Scene, column
+from bot.pictures import Picture, Scene, typed_view
 from bot.pictures.common import (
     BLACK,
     DARK,
@@ -33,53 +31,20 @@ from bot.pictures.common import (
     dotted_path,
     shorten,
 )
+from rules.speedphreakz import CarOnMap, CarStatus, SpeedPhreakzView, Square
 
 HISTORY = False
-TERRAIN = set(".S,:o# ")
-HEADINGS = {"N": (0, -1), "NE": (1, -1), "E": (1, 0), "SE": (1, 1), "S": (0, 1), "SW": (-1, 1), "W": (-1, 0), "NW": (-1, -1)}
-LEGEND_LINE = re.compile(r"^([A-Z]) = (\S+)(?: \((.*)\))?$")
-SQUARE = re.compile(r"^(\d+),(\d+)$")
 CRASH_AT = re.compile(r"crashes at (\d+),(\d+)")
 MAX_WIDTH = 600
 
 
-def grid_of(view: Mapping[str, Any]) -> list[str]:
-    """The map's rows without the ruler and row numbers (``"  5 #ABC###"`` -> ``"#ABC###"``)."""
-    rows = []
-    for line in view.get("map_lines", ()):
-        head = line[:4].strip()
-        if head.isdigit():
-            rows.append(line[4:])
-    return rows
-
-
-def terrain(now: list[str], before: list[str]) -> list[str]:
-    """The terrain under the cars: a car's letter is replaced by what the other frame shows
-    there, else tarmac (cars stand only where a car may drive)."""
-    out = []
-    for y, row in enumerate(now):
-        cells = []
-        for x, char in enumerate(row):
-            if char in TERRAIN:
-                cells.append(char)
-                continue
-            other = before[y][x] if y < len(before) and x < len(before[y]) else "."
-            cells.append(other if other in TERRAIN else ".")
-        out.append("".join(cells))
-    return out
-
-
-def _square(text: str) -> tuple[int, int] | None:
-    match = SQUARE.match(text.strip())
-    return (int(match.group(1)), int(match.group(2))) if match else None
-
-
 def draw(scene: Scene) -> Picture:
-    now, before = scene.now, scene.before
-    grid = terrain(grid_of(now), grid_of(before) if before else [])
+    now = typed_view(scene.now, SpeedPhreakzView)
+    before = typed_view(scene.before, SpeedPhreakzView) if scene.before is not None else None
+    grid = now.circuit.grid
     cols = max((len(r) for r in grid), default=1)
     cell = max(10, min(26, MAX_WIDTH // max(cols, 1)))
-    cars = _cars(now)
+    cars = sorted(now.cars, key=lambda c: c.letter)
     legend_h = 20 * (len(cars) + 2) + 10
     width = max(cols * cell, 320)
     map_h = len(grid) * cell
@@ -93,19 +58,18 @@ def draw(scene: Scene) -> Picture:
     for y in range(len(grid) + 1):
         d.line((0, y * cell, cols * cell, y * cell), fill=LIGHT, width=1)
 
-    def centre(square: tuple[int, int]) -> tuple[float, float]:
-        return square[0] * cell + cell / 2, square[1] * cell + cell / 2
+    def centre(square: Square) -> tuple[float, float]:
+        return square.x * cell + cell / 2, square.y * cell + cell / 2
 
-    squares_before = {p: _square(s) for p, s in column(before, "Square").items()} if before else {}
-    on_square: dict[tuple[int, int], int] = {}
+    squares_before = {car.player: car.square for car in before.cars} if before else {}
+    on_square: dict[Square, int] = {}
     r = max(5.0, cell * 0.42)
     # Paths under the cars.
-    trails = now.get("paths", {})
     for car in cars:
-        start, end = squares_before.get(car["player"]), car["square"]
-        # The squares the car drove through, when the game names them (the view's "paths");
+        start, end = squares_before.get(car.player), car.square
+        # The squares the car drove through, when the game names them (the car's trail);
         # else a straight line from where it started the round to where it ended.
-        trail = [sq for sq in (_square(t) for t in trails.get(car["player"], ())) if sq is not None]
+        trail = list(car.trail)
         if start is not None and trail and trail[0] != start:
             trail.insert(0, start)
         if len(trail) >= 2:
@@ -116,36 +80,35 @@ def draw(scene: Scene) -> Picture:
             pts = []
         if pts:
             d.line(pts, fill=WHITE, width=6)
-            dotted_path(d, pts, PLAYER_COLOURS[car["index"] % len(PLAYER_COLOURS)], width=3, dash=5, gap=3)
+            dotted_path(d, pts, PLAYER_COLOURS[_index(car) % len(PLAYER_COLOURS)], width=3, dash=5, gap=3)
     for car in cars:
-        square = car["square"]
-        if square is None or car["status"] in ("finished", "out"):
+        square = car.square
+        if square is None or car.status in (CarStatus.FINISHED, CarStatus.OUT):
             continue
         shift = on_square.get(square, 0)
         on_square[square] = shift + 1
         cx, cy = centre(square)
         cx, cy = cx + shift * r * 0.6, cy - shift * r * 0.6
-        vector = HEADINGS.get(car["heading"])
-        if vector:
-            angle = math.atan2(vector[1], vector[0])
-            tip = (cx + (r + cell * 0.45) * math.cos(angle), cy + (r + cell * 0.45) * math.sin(angle))
-            arrow_head(d, tip, angle, max(6.0, cell * 0.45))
-        sheet.marker(car["index"], cx, cy, r, car["letter"], hollow=car["status"] == "crashed")
+        dx, dy = car.heading.vector
+        angle = math.atan2(dy, dx)
+        tip = (cx + (r + cell * 0.45) * math.cos(angle), cy + (r + cell * 0.45) * math.sin(angle))
+        arrow_head(d, tip, angle, max(6.0, cell * 0.45))
+        sheet.marker(_index(car), cx, cy, r, car.letter, hollow=car.status is CarStatus.CRASHED)
     for event in scene.events:
         if event.get("kind") == "crash":
             match = CRASH_AT.search(str(event.get("text", "")))
             if match:
-                cx, cy = centre((int(match.group(1)), int(match.group(2))))
+                cx, cy = centre(Square(int(match.group(1)), int(match.group(2))))
                 crash_mark(d, cx + cell * 0.35, cy - cell * 0.35, max(4.0, cell * 0.25))
 
     # The legend under the map.
     top = map_h + 8
-    sheet.text((8, top), shorten(f"{now.get('map_name', '')}: {moment(now)}", 70), 13, BLACK)
+    sheet.text((8, top), shorten(f"{now.map_name}: {moment(now)}", 70), 13, BLACK)
     for k, car in enumerate(cars):
         y = top + 20 * (k + 1) + 8
-        sheet.marker(car["index"], 16, y, 8, car["letter"], hollow=car["status"] == "crashed")
-        where = f"at {car['square_text']} facing {car['heading']}" if car["square"] else ""
-        sheet.text((30, y), shorten(f"{car['player']} ({car['colour']}) {where}, {car['status']}", 70), 12, BLACK, "lm")
+        sheet.marker(_index(car), 16, y, 8, car.letter, hollow=car.status is CarStatus.CRASHED)
+        where = f"at {car.square} facing {car.heading.value}" if car.square else ""
+        sheet.text((30, y), shorten(f"{car.player} ({car.colour or 'no colour yet'}) {where}, {car.status.value}", 70), 12, BLACK, "lm")
     key_y = top + 20 * (len(cars) + 1) + 8
     crash_mark(d, 14, key_y, 5)
     sheet.text((24, key_y), "crash", 11, BLACK, "lm")
@@ -156,24 +119,9 @@ def draw(scene: Scene) -> Picture:
     return Picture(sheet.png(), alt_text(now, cars), width, map_h + legend_h)
 
 
-def _cars(view: Mapping[str, Any]) -> list[dict[str, Any]]:
-    letters: dict[str, tuple[str, str]] = {}
-    for line in view.get("map_legend", ()):
-        match = LEGEND_LINE.match(line)
-        if match:
-            letters[match.group(2)] = (match.group(1), match.group(3) or "")
-    squares, headings, status = column(view, "Square"), column(view, "Heading"), column(view, "Status")
-    cars = []
-    for row in view.get("table", ()):
-        player = row["player"]
-        letter, colour = letters.get(player, (player[:1].upper(), ""))
-        cars.append({
-            "player": player, "letter": letter, "colour": colour or "no colour",
-            "index": ord(letter) - ord("A") if "A" <= letter <= "Z" else 0,
-            "square": _square(squares.get(player, "")), "square_text": squares.get(player, ""),
-            "heading": headings.get(player, ""), "status": status.get(player, ""),
-        })
-    return sorted(cars, key=lambda c: c["letter"])
+def _index(car: CarOnMap) -> int:
+    """The car's marker (shape and colour) by its letter: A is the first."""
+    return ord(car.letter) - ord("A") if "A" <= car.letter <= "Z" else 0
 
 
 def _terrain_cell(sheet: Sheet, x: int, y: int, size: int, char: str) -> None:
@@ -206,15 +154,15 @@ def _terrain_cell(sheet: Sheet, x: int, y: int, size: int, char: str) -> None:
         d.rectangle(box, fill=WHITE)
 
 
-def alt_text(view: Mapping[str, Any], cars: Sequence[Mapping[str, Any]]) -> str:
+def alt_text(view: SpeedPhreakzView, cars: Sequence[CarOnMap]) -> str:
     parts = []
     for car in cars:
-        where = f"at {car['square_text']} facing {car['heading']}" if car["square"] else "off the map"
-        parts.append(f"{car['letter']} {car['player']} {where} ({car['status']})")
-    return f"Map of {view.get('map_name', 'the circuit')}, {moment(view)}: {'; '.join(parts)}."
+        where = f"at {car.square} facing {car.heading.value}" if car.square else "off the map"
+        parts.append(f"{car.letter} {car.player} {where} ({car.status.value})")
+    return f"Map of {view.map_name or 'the circuit'}, {moment(view)}: {'; '.join(parts)}."
 
 
-def moment(view: Mapping[str, Any]) -> str:
+def moment(view: SpeedPhreakzView) -> str:
     """The round the picture shows: the view's ``round`` is the next one to be run."""
-    done = int(view.get("round", 1) or 1) - 1
+    done = (view.round or 1) - 1
     return f"after round {done}" if done > 0 else "before the start"

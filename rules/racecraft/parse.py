@@ -245,16 +245,21 @@ def parse_mail(race: Race, player: PlayerId, text: str) -> Parsed[Order]:
             for line_no, line, _order in order_lines
         ]
         problems.sort(key=lambda problem: problem.line_no)
-        return Parsed((), tuple(problems), complete=False)
+        return Parsed((), tuple(problems), complete=is_complete(race, player, ()))
 
-    needs_order = race.stage in (Stage.START, Stage.TACTICAL)
-    if not order_lines and not problems and needs_order:
+    if not order_lines and not problems and race.stage in (Stage.START, Stage.TACTICAL):
         reason = f"no order found; send one of: {allowed_now(race, player)}"
         first = text.splitlines()[0].strip() if text.splitlines() else ""
         problems.append(OrderProblem(1, first, reason, ProblemKind.INVALID))
     orders = tuple(order for _line_no, _line, order in accepted)
-    complete = bool(orders) or not needs_order
-    return Parsed(orders, tuple(problems), complete=complete)
+    return Parsed(orders, tuple(problems), complete=is_complete(race, player, orders))
+
+
+def is_complete(race: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
+    """A full set is one order from a runner on the start and the tactical turns; on the
+    final sprint, after the race and for a runner who left it, no orders at all."""
+    needed = race.stage in (Stage.START, Stage.TACTICAL) and player in race.names()
+    return bool(orders) or not needed
 
 
 def format_orders(orders: Sequence[Order]) -> str:

@@ -1,10 +1,10 @@
 """Resolving one Racecraft turn (shared/design/racecraft.md, Turn 1 / Tactical turns / Final sprint).
 
 `run_turn` does the work and returns a `TurnReport`: every runner's leg (what they did, their
-score, their EP at each step), every pass in the order it happened, the positions after. The
-game's `resolve` turns that report into the new `Race` and the public events; tests read the
-same report to check invariants (e.g. "a runner already overtaken this turn cannot overtake")
-without re-implementing the rules.
+score, their EP at each step), every pass in the order it happened, the positions after.
+`resolve_turn` turns that report into the game's `Resolution`: the new `Race` and the public
+events; tests read the same report to check invariants (e.g. "a runner already overtaken
+this turn cannot overtake") without re-implementing the rules.
 
 Order of operations in a tactical turn (racecraft.md): deduct USE/OVERTAKE costs -> cruise +1
 -> movement -> end-of-turn adjustment. Racecraft has no dice: the rng is never used.
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from rules.api import Event, PlayerId, Standings
+from rules.api import Event, PlayerId, Resolution, Standings
 from rules.racecraft.model import (
     MAX_EP,
     Cruise,
@@ -377,9 +377,10 @@ def events(report: TurnReport) -> tuple[Event, ...]:
     return tuple(out)
 
 
-def resolve_turn(race: Race, orders: Mapping[PlayerId, Sequence[Order]]) -> tuple[Race, tuple[Event, ...]]:
+def resolve_turn(race: Race, orders: Mapping[PlayerId, Sequence[Order]]) -> Resolution[Race]:
+    """The open turn resolved: the next race and its public report."""
     report = run_turn(race, orders)
-    return next_race(race, report), events(report)
+    return Resolution(next_race(race, report), events(report))
 
 
 def drop_runner(race: Race, player: PlayerId) -> Race:

@@ -1,21 +1,42 @@
-"""What a viewer sees of a race (rules.api, "Views").
+"""What a viewer sees of a race (rules.api, "Views"): a `RacecraftView`.
 
 EP are public in Racecraft (the `flagman play` contract prints them for everyone), so the
 public table shows them; a player's private lines only add what concerns them alone: their
-NMR default and what HELP would say.
+NMR default and what HELP would say. Racecraft has no track to draw: its picture is a chart
+of places over the turns, drawn from `RacecraftView.runners` (every runner's place and EP).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
-from rules.api import Event, PlayerId, Resolution, Viewer
+from rules.api import Event, PlayerId, Resolution, TableRow, View, Viewer, placings
 from rules.racecraft.model import Race, Stage, names_text, nmr_default, ordinal, score_text
 from rules.racecraft.parse import format_order
 from rules.racecraft.resolve import play_text
 
 TITLE = "Racecraft"
-COLUMNS = ["EP", "Last order", "Score"]
+COLUMNS = ("EP", "Last order", "Score")
+
+
+@dataclass(frozen=True, slots=True)
+class RunnerPosition:
+    """Where one runner stands: their place (1-based; runners level share it) and their EP."""
+
+    player: PlayerId
+    place: int
+    ep: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RacecraftView(View):
+    """The common view plus the turn (``turn`` of ``turns``, ``stage`` in words) and the
+    runners in race order, front first (what the positions chart is drawn from)."""
+
+    turn: int
+    turns: int
+    stage: str
+    runners: tuple[RunnerPosition, ...]
 
 
 def turn_label(race: Race) -> str:
@@ -57,38 +78,34 @@ def private_lines(race: Race, player: PlayerId) -> list[str]:
     return [f"You have {ep} EP and are {place}; NMR default: {default}."]
 
 
-def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> dict[str, Any]:
+def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> RacecraftView:
     events: tuple[Event, ...] = resolution.events if resolution is not None else ()
+    runners = tuple(
+        RunnerPosition(name, index + 1, race.runner(name).ep)
+        for index, position in enumerate(race.positions)
+        for name in position
+    )
     table = []
-    for index, position in enumerate(race.positions):
-        for name in position:
-            runner = race.runner(name)
-            table.append(
-                {
-                    "player": name,
-                    "place": index + 1,
-                    "cells": [
-                        str(runner.ep),
-                        "" if runner.last_play is None else play_text(runner.last_play),
-                        "" if runner.last_score is None else score_text(runner.last_score),
-                    ],
-                }
-            )
-    return {
-        "title": TITLE,
-        "turn_label": turn_label(race),
-        "finished": race.stage is Stage.FINISHED,
-        "standings": [
-            {"place": index + 1, "players": list(position)}
-            for index, position in enumerate(race.positions)
-        ],
-        "columns": list(COLUMNS),
-        "table": table,
-        "events": [event.text for event in events],
-        "private": [] if isinstance(viewer, Viewer) else private_lines(race, viewer),
-        "summary": summary(race),
-        # Racecraft's extras
-        "turn": min(race.turn, race.turns),
-        "turns": race.turns,
-        "stage": race.stage.value,
-    }
+    for at in runners:
+        runner = race.runner(at.player)
+        cells = (
+            str(runner.ep),
+            "" if runner.last_play is None else play_text(runner.last_play),
+            "" if runner.last_score is None else score_text(runner.last_score),
+        )
+        table.append(TableRow(at.player, at.place, cells))
+    return RacecraftView(
+        title=TITLE,
+        turn_label=turn_label(race),
+        finished=race.stage is Stage.FINISHED,
+        standings=placings(race.positions),
+        columns=COLUMNS,
+        table=tuple(table),
+        events=tuple(event.text for event in events),
+        private=() if isinstance(viewer, Viewer) else tuple(private_lines(race, viewer)),
+        summary=summary(race),
+        turn=min(race.turn, race.turns),
+        turns=race.turns,
+        stage=race.stage.value,
+        runners=runners,
+    )

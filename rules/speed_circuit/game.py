@@ -10,24 +10,18 @@ from typing import Any, ClassVar
 from rules.api import (
     FigureError,
     Figures,
-    IllegalOrderError,
-    InvalidOrderError,
+    Game,
     OptionError,
-    OrderError,
-    OrderProblem,
     Parsed,
     PlayerId,
     Resolution,
     Standings,
     Viewer,
 )
-from rules.speed_circuit import storage, view
+from rules.speed_circuit import parse, storage, view
 from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
 from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
 from rules.speed_circuit.plot import (
-    RACE_ORDERS,
-    SETUP_DESIGN,
-    SETUP_QUALIFYING,
     BidOrder,
     DesignOrder,
     Order,
@@ -37,20 +31,10 @@ from rules.speed_circuit.plot import (
     PitOrder,
     SpeedOrder,
     TyresOrder,
-    check_speed,
-    format_order,
-    limits,
-    parse_line,
-    plot_of,
 )
-from rules.speed_circuit.resolve import resolve_design, resolve_qualifying, resolve_race, safe_plot
+from rules.speed_circuit.resolve import resolve_turn, safe_plot
 from rules.speed_circuit.track import bundled_track_text, bundled_tracks, load_track
-
-_KINDS: tuple[type, ...] = (DesignOrder, TyresOrder, BidOrder, *RACE_ORDERS)
-
-
-def _kind_index(order: Order) -> int:
-    return _KINDS.index(type(order))
+from rules.speed_circuit.view import SpeedCircuitView
 
 
 class SpeedCircuit:
@@ -106,65 +90,10 @@ class SpeedCircuit:
         return frozenset(c.player for c in state.cars if c.status is Status.RACING)
 
     def parse_orders(self, state: RaceState, player: PlayerId, text: str) -> Parsed[Order]:
-        accepted: list[tuple[int, str, Order]] = []
-        problems: list[OrderProblem] = []
-        for number, raw in enumerate(text.splitlines(), start=1):
-            line = raw.strip()
-            if not line.split("#", 1)[0].strip():
-                continue
-            try:
-                order = parse_line(line)
-                self._check(state, player, order, [o for _, _, o in accepted])
-            except OrderError as error:
-                problems.append(OrderProblem.from_error(number, line, error))
-                continue
-            accepted.append((number, line, order))
-        # a speed above the safe limit needs PUSH YES, which may come on any line
-        plot = plot_of([o for _, _, o in accepted])
-        kept: list[Order] = []
-        for number, line, order in accepted:
-            if isinstance(order, SpeedOrder):
-                try:
-                    check_speed(state.car(player), state.track, order.mph, plot.push)
-                except IllegalOrderError as error:
-                    problems.append(OrderProblem.from_error(number, line, error))
-                    continue
-            kept.append(order)
-        kept.sort(key=_kind_index)
-        wanted = {Phase.DESIGN: DesignOrder, Phase.QUALIFYING: BidOrder, Phase.RACE: SpeedOrder}.get(state.phase)
-        complete = wanted is not None and any(isinstance(o, wanted) for o in kept)
-        return Parsed(tuple(kept), tuple(problems), complete)
-
-    def _check(self, state: RaceState, player: PlayerId, order: Order, earlier: list[Order]) -> None:
-        car = state.car(player)
-        if car.status is not Status.RACING:
-            raise IllegalOrderError(f"your car is {car.status.value}: no more orders")
-        allowed: tuple[type, ...] = {
-            Phase.DESIGN: SETUP_DESIGN,
-            Phase.QUALIFYING: SETUP_QUALIFYING,
-            Phase.RACE: RACE_ORDERS,
-        }.get(state.phase, ())
-        if not isinstance(order, allowed):
-            names = {Phase.DESIGN: "DESIGN and TYRES", Phase.QUALIFYING: "BID", Phase.RACE: "race plot lines (SPEED, PATH, ...)"}
-            raise IllegalOrderError(f"this turn ({view.turn_label(state)}) takes {names.get(state.phase, 'no orders')}")
-        if any(type(o) is type(order) for o in earlier):
-            what = "PATH/LANE/LINE" if isinstance(order, PathOrder) else format_order(order).split()[0]
-            raise IllegalOrderError(f"{what} given twice; the first one counts")
-        if isinstance(order, DesignOrder):
-            problems = order.design.problems()
-            if problems:
-                raise IllegalOrderError("; ".join(problems))
-        if isinstance(order, BidOrder):
-            # P31: wear from the starting set only, skill from the chips held
-            if order.wear > car.wear:
-                raise IllegalOrderError(f"you bid {order.wear} wear but your starting set has {car.wear}")
-            if order.skill > car.skill:
-                raise IllegalOrderError(f"you bid {order.skill} skill but hold {car.skill} chips")
-        if isinstance(order, PathOrder) and order.kind is PathKind.LANES and len(order.lanes) > 20:
-            raise InvalidOrderError("PATH lists more spaces than any car can move")
+        return parse.parse_orders(state, player, text)
 
     def format_orders(self, orders: Sequence[Order]) -> str:
-        return "\n".join(format_order(o) for o in orders)
+        return parse.format_orders(orders)
 
     def merge_orders(self, earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
         return tuple(later)
@@ -189,43 +118,13 @@ class SpeedCircuit:
         return tuple(orders)
 
     def resolve(self, state: RaceState, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
-        if state.phase is Phase.DESIGN:
-            new, events = resolve_design(state, orders)
-        elif state.phase is Phase.QUALIFYING:
-            new, events = resolve_qualifying(state, orders, rng)
-        elif state.phase is Phase.RACE:
-            new, events = resolve_race(state, orders, rng)
-        else:
-            return Resolution(state, ())
-        return Resolution(new, tuple(events))
+        return resolve_turn(state, orders, rng)
+
+    def is_complete(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> bool:
+        return parse.is_complete(state, player, orders)
 
     def order_help(self, state: RaceState, player: PlayerId) -> str:
-        if state.phase is Phase.DESIGN:
-            return (
-                "DESIGN ACC n DEC n TOP n START n PRIME n OPTION n SKILL n   columns -2..+2 of the design table, "
-                "adding up to at most 2 (ACC and DEC at least -1); rows left out are 0\n"
-                f"  ACC/DEC 20/40/60/80, TOP 120..200, START 20/40/60/100/120, tyres {state.laps}..{5 * state.laps} wear, "
-                f"skill 0..{4 * state.laps} chips\n"
-                "TYRES PRIME|OPTION   the set you start on (and bid from)"
-            )
-        if state.phase is Phase.QUALIFYING:
-            car = state.car(player)
-            return f"BID WEAR n SKILL n   your grid bid: up to {car.wear} wear (starting set) and {car.skill} skill; all of it is lost"
-        if state.phase is not Phase.RACE:
-            return "The race is over: no orders."
-        car = state.car(player)
-        legal = limits(car, state.track).describe() if car.status is Status.RACING else "nothing (not racing)"
-        return (
-            f"SPEED n | SPEED MPS    required: mph in steps of 20; you may plot {legal}\n"
-            "PATH B B A ...         the lane of each space entered; or LANE A (end lane); or LINE (follow racing lines)\n"
-            "PAY WEAR|ROLL          where a chart allows wear or a roll (default WEAR)\n"
-            "SKILL ACCEL TOP START BRAKES CHANCE PASS CRASH | ALL | TESTS | NONE   tables to bypass with skill chips\n"
-            "PUSH YES|NO            allow plotting 20 over your acceleration / top / start speed with a test\n"
-            "SLIP 0|1|2              take 1 or 2 slipstream spaces when you end directly behind a car running 120+\n"
-            "PASS YES|NO            force past a blocking car on the passing table (default NO: brake instead)\n"
-            "PIT PRIME|OPTION       enter the pits if you end on a red-arrow space, and fit those tyres; in the pits\n"
-            "                       plot the pit limit or less, PUSH YES to roll on the pit crew table"
-        )
+        return parse.order_help(state, player)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: RaceState) -> bool:
@@ -240,7 +139,7 @@ class SpeedCircuit:
     def figures(self, state: RaceState, player: PlayerId) -> Figures:
         return view.figures(state, state.car(player))
 
-    def view(self, state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer) -> Mapping[str, Any]:
+    def view(self, state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer) -> SpeedCircuitView:
         return view.build_view(state, resolution, viewer)
 
     # -- GM overrides -----------------------------------------------------------------
@@ -306,5 +205,4 @@ def _shown(text: str) -> str:
     return repr(cut[:40]) + ("..." if len(cut) > 40 else "")
 
 
-GAME = SpeedCircuit()
-__all__ = ["GAME", "SpeedCircuit"]
+GAME: Game[RaceState, Order] = SpeedCircuit()

@@ -1,7 +1,7 @@
-"""Orders by mail (speed-circuit.md §8): the set-up orders and the race plot.
+"""The orders (speed-circuit.md §8) as values, the race plot they make, and what a car may
+plot (speed limits, §2.5, P8, P19). The grammar that reads them from mail is `parse`.
 
-Syntax (context-free) is checked by `parse_line`; legality against the state by
-`check_order`. A race plot is one mail: SPEED is required, every other line optional.
+A race plot is one mail: SPEED is required, every other line optional.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rules.api import IllegalOrderError, InvalidOrderError
-from rules.speed_circuit.car import DESIGN_FIELDS, Car, Design, Tyre
-from rules.speed_circuit.track import LANES, Track
+from rules.api import IllegalOrderError
+from rules.speed_circuit.car import Car, Design, Tyre
+from rules.speed_circuit.track import Track
 
 
 class PathKind(enum.Enum):
@@ -142,159 +142,6 @@ def plot_of(orders: Sequence[Order]) -> Plot:
         elif isinstance(order, PitOrder):
             fields["pit"] = order.tyre
     return Plot(**fields)
-
-
-# -- syntax --------------------------------------------------------------------------------
-
-
-def _yes_no(word: str, line: str) -> bool:
-    if word in ("YES", "Y", "ON"):
-        return True
-    if word in ("NO", "N", "OFF"):
-        return False
-    raise InvalidOrderError(f"{line.split()[0].upper()} takes YES or NO, not {word!r}")
-
-
-def _lane(word: str) -> int:
-    if len(word) != 1 or word not in LANES:
-        raise InvalidOrderError(f"{word!r} is not a lane; lanes are A, B and C")
-    return LANES.index(word)
-
-
-def _int(word: str, what: str) -> int:
-    try:
-        return int(word)
-    except ValueError:
-        raise InvalidOrderError(f"{what} must be a whole number, not {word!r}") from None
-
-
-def parse_line(line: str) -> Order:
-    """One order line, syntax only (raises InvalidOrderError)."""
-    words = line.split("#", 1)[0].upper().replace("=", " ").replace(",", " ").split()
-    if not words:
-        raise InvalidOrderError("empty line")
-    head, args = words[0], words[1:]
-    if head == "SPEED":
-        if len(args) == 2 and args[1] == "MPH":
-            args = args[:1]
-        if len(args) != 1:
-            raise InvalidOrderError("SPEED takes one value: a speed in mph (a multiple of 20) or MPS")
-        if args[0] == "MPS":
-            return SpeedOrder(None)
-        mph = _int(args[0].removesuffix("MPH"), "SPEED")
-        if mph < 0 or mph % 20:
-            raise InvalidOrderError(f"SPEED {mph}: speeds are 0 or more, in steps of 20 mph")
-        return SpeedOrder(mph)
-    if head == "MPS" and not args:
-        return SpeedOrder(None)
-    if head == "PATH":
-        if not args:
-            raise InvalidOrderError("PATH needs the lane of each space entered, e.g. PATH B B A A")
-        lanes = [c for word in args for c in word]
-        return PathOrder(PathKind.LANES, tuple(_lane(c) for c in lanes))
-    if head == "LANE":
-        if len(args) != 1:
-            raise InvalidOrderError("LANE takes one lane: A, B or C")
-        return PathOrder(PathKind.LANE, (_lane(args[0]),))
-    if head == "LINE":
-        if args:
-            raise InvalidOrderError("LINE takes nothing (follow the racing lines)")
-        return PathOrder(PathKind.LINE)
-    if head == "PAY":
-        if args not in (["WEAR"], ["ROLL"]):
-            raise InvalidOrderError("PAY takes WEAR (use wear where a chart allows it) or ROLL")
-        return PayOrder(args[0] == "WEAR")
-    if head == "SKILL":
-        names: set[SkillTable] = set()
-        for word in args:
-            if word in ("NONE", "NO"):
-                continue
-            if word == "ALL":
-                names.update(SkillTable)
-                continue
-            if word == "TESTS":
-                names.update((SkillTable.ACCEL, SkillTable.TOP, SkillTable.START, SkillTable.BRAKES))
-                continue
-            try:
-                names.add(SkillTable(word.removesuffix("S") if word == "BRAKE" else word))
-            except ValueError:
-                known = " ".join(t.value for t in SkillTable)
-                raise InvalidOrderError(f"SKILL: unknown table {word!r}; tables: {known}, ALL, TESTS, NONE") from None
-        return SkillOrder(tuple(t for t in SKILL_ORDER if t in names))
-    if head == "PUSH":
-        if len(args) != 1:
-            raise InvalidOrderError("PUSH takes YES or NO")
-        return PushOrder(_yes_no(args[0], line))
-    if head == "SLIP":
-        if len(args) != 1 or args[0] not in ("0", "1", "2"):
-            raise InvalidOrderError("SLIP takes 0, 1 or 2 (spaces of slipstream to take)")
-        return SlipOrder(int(args[0]))
-    if head == "PASS":
-        if len(args) != 1:
-            raise InvalidOrderError("PASS takes YES or NO")
-        return PassOrder(_yes_no(args[0], line))
-    if head == "PIT":
-        if len(args) != 1 or args[0] not in ("PRIME", "OPTION"):
-            raise InvalidOrderError("PIT takes the tyres to fit: PRIME or OPTION")
-        return PitOrder(Tyre(args[0]))
-    if head == "DESIGN":
-        if len(args) % 2:
-            raise InvalidOrderError("DESIGN takes pairs, e.g. DESIGN ACC 1 DEC 0 TOP 1 START 0 PRIME 0 OPTION 0 SKILL 0")
-        levels = dict.fromkeys(DESIGN_FIELDS, 0)
-        aliases = {"ACCEL": "ACC", "DECEL": "DEC", "SS": "START", "TS": "TOP"}
-        for name, value in zip(args[::2], args[1::2], strict=True):
-            key = aliases.get(name, name)
-            if key not in levels:
-                raise InvalidOrderError(f"DESIGN: unknown row {name!r}; rows: {' '.join(DESIGN_FIELDS)}")
-            levels[key] = _int(value.replace("+", ""), f"DESIGN {key}")
-        return DesignOrder(Design(*(levels[f] for f in DESIGN_FIELDS)))
-    if head in ("TYRES", "TIRES", "TYRE", "TIRE"):
-        if len(args) != 1 or args[0] not in ("PRIME", "OPTION"):
-            raise InvalidOrderError("TYRES takes the starting set: PRIME or OPTION")
-        return TyresOrder(Tyre(args[0]))
-    if head == "BID":
-        pairs = dict(zip(args[::2], args[1::2], strict=False))
-        if len(args) % 2 or set(pairs) - {"WEAR", "SKILL"}:
-            raise InvalidOrderError("BID takes WEAR n and/or SKILL n, e.g. BID WEAR 2 SKILL 1")
-        wear = _int(pairs.get("WEAR", "0"), "BID WEAR")
-        skill = _int(pairs.get("SKILL", "0"), "BID SKILL")
-        if wear < 0 or skill < 0:
-            raise InvalidOrderError("a bid cannot be negative")
-        return BidOrder(wear, skill)
-    raise InvalidOrderError(
-        f"{words[0]!r} is not an order; race orders: SPEED, PATH, LANE, LINE, PAY, SKILL, PUSH, SLIP, PASS, PIT; "
-        "set-up orders: DESIGN, TYRES, BID"
-    )
-
-
-def format_order(order: Order) -> str:
-    if isinstance(order, DesignOrder):
-        return f"DESIGN {order.design.text()}"
-    if isinstance(order, TyresOrder):
-        return f"TYRES {order.tyre.value}"
-    if isinstance(order, BidOrder):
-        return f"BID WEAR {order.wear} SKILL {order.skill}"
-    if isinstance(order, SpeedOrder):
-        return "SPEED MPS" if order.mph is None else f"SPEED {order.mph}"
-    if isinstance(order, PathOrder):
-        if order.kind is PathKind.LANES:
-            return "PATH " + " ".join(LANES[i] for i in order.lanes)
-        if order.kind is PathKind.LANE:
-            return f"LANE {LANES[order.lanes[0]]}"
-        if order.kind is PathKind.LINE:
-            return "LINE"
-        raise ValueError("keeping the lane is the default path, not an order line")
-    if isinstance(order, PayOrder):
-        return "PAY WEAR" if order.wear_first else "PAY ROLL"
-    if isinstance(order, SkillOrder):
-        return "SKILL " + (" ".join(t.value for t in order.tables) or "NONE")
-    if isinstance(order, PushOrder):
-        return f"PUSH {'YES' if order.allowed else 'NO'}"
-    if isinstance(order, SlipOrder):
-        return f"SLIP {order.spaces}"
-    if isinstance(order, PassOrder):
-        return f"PASS {'YES' if order.allowed else 'NO'}"
-    return f"PIT {order.tyre.value}"
 
 
 # -- speed limits (§2.5, P8, P19) ----------------------------------------------------------

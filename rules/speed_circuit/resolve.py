@@ -1,7 +1,9 @@
 """Resolving a turn: the set-up turns (car design, qualifying) and the race turn
 sequence of speed-circuit.md §2.15.
 
-Every 2d6 roll is drawn from the turn's rng and reported as an `Event` with its `Roll`.
+`resolve_turn` resolves the open turn, whatever it is; each resolver returns a
+`rules.api.Resolution`. Every 2d6 roll is drawn from the turn's rng and reported as an
+`Event` with its `Roll`.
 Part 2 added forced passing and off-track movement to the move, the slip offer, crash
 involvement and pit entry after it, the pits after every track car, and the off-track loss
 at the end of the turn (NOTES.md).
@@ -13,7 +15,7 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from rules.api import Event, Roll
+from rules.api import Event, Resolution, Roll
 from rules.speed_circuit.car import (
     DEFAULT_DESIGN,
     Car,
@@ -65,10 +67,22 @@ from rules.speed_circuit.tables import (
     tier,
 )
 
+
+def resolve_turn(state: RaceState, orders: Mapping[str, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
+    """The open turn resolved: car design, qualifying or a race turn (nothing once finished)."""
+    if state.phase is Phase.DESIGN:
+        return resolve_design(state, orders)
+    if state.phase is Phase.QUALIFYING:
+        return resolve_qualifying(state, orders, rng)
+    if state.phase is Phase.RACE:
+        return resolve_race(state, orders, rng)
+    return Resolution(state, ())
+
+
 # -- set-up turns --------------------------------------------------------------------------
 
 
-def resolve_design(state: RaceState, orders: Mapping[str, Sequence[Order]]) -> tuple[RaceState, list[Event]]:
+def resolve_design(state: RaceState, orders: Mapping[str, Sequence[Order]]) -> Resolution[RaceState]:
     """Turn 1: car design (seed 003 design table, P1, P3) and the starting tyre set."""
     events: list[Event] = []
     cars = []
@@ -93,7 +107,7 @@ def resolve_design(state: RaceState, orders: Mapping[str, Sequence[Order]]) -> t
                 (car.player,),
             )
         )
-    return replace(state, cars=tuple(cars), phase=Phase.QUALIFYING), events
+    return Resolution(replace(state, cars=tuple(cars), phase=Phase.QUALIFYING), tuple(events))
 
 
 def build_car(car: Car, design: Design, tyre: Tyre, laps: int) -> Car:
@@ -111,7 +125,7 @@ def build_car(car: Car, design: Design, tyre: Tyre, laps: int) -> Car:
     )
 
 
-def resolve_qualifying(state: RaceState, orders: Mapping[str, Sequence[Order]], rng: random.Random) -> tuple[RaceState, list[Event]]:
+def resolve_qualifying(state: RaceState, orders: Mapping[str, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
     """Turn 2: the secret wear + skill bid for the grid (seed 003, P31): wear from the
     starting set only, skill counts as wear, all of it lost; ties by d100, higher first."""
     events: list[Event] = []
@@ -156,7 +170,7 @@ def resolve_qualifying(state: RaceState, orders: Mapping[str, Sequence[Order]], 
         cars[player] = car
         placed.append(f"{slot + 1}. {player} ({space.id})")
     events.append(Event("grid", "Starting grid: " + ", ".join(placed), tuple(ranking)))
-    return replace(state, cars=tuple(cars[c.player] for c in state.cars), phase=Phase.RACE), events
+    return Resolution(replace(state, cars=tuple(cars[c.player] for c in state.cars), phase=Phase.RACE), tuple(events))
 
 
 # -- the race turn -------------------------------------------------------------------------
@@ -1102,8 +1116,9 @@ class RaceTurn:
             self.remove(m, "stuck in the kitty-litter")
 
 
-def resolve_race(state: RaceState, orders: Mapping[str, Sequence[Order]], rng: random.Random) -> tuple[RaceState, list[Event]]:
+def resolve_race(state: RaceState, orders: Mapping[str, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
+    """One race turn (§2.15)."""
     plots = {p: plot_of(o) for p, o in orders.items()}
     turn = RaceTurn(state, rng)
     new_state = turn.run(plots)
-    return new_state, turn.events
+    return Resolution(new_state, tuple(turn.events))

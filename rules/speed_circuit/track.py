@@ -101,6 +101,7 @@ class Track:
     pit: PitLane | None = None
     _successors: dict[bool, dict[str, tuple[str, ...]]] = field(init=False, repr=False, compare=False)
     _cover: dict[tuple[int, int], Space] = field(init=False, repr=False, compare=False)
+    _plan: TrackPlan | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         cover: dict[tuple[int, int], Space] = {}
@@ -488,53 +489,167 @@ def render_text(track: Track, cars: Mapping[str, str], *, rows: Iterable[int] | 
 
 
 def render_svg(track: Track, cars: Mapping[str, str]) -> str:
-    """A picture of the track as an SVG ring: rows run clockwise, lane A innermost."""
-    size = 600
+    """A picture of the track as an SVG ring (`plan_track`): rows run clockwise, lane A innermost."""
+    plan = plan_track(track)
+    size = plan.size
     centre = size / 2
-    inner = 150.0
-    lane_width = 34.0
-
-    def point(row: float, radius: float) -> tuple[float, float]:
-        angle = 2 * math.pi * row / track.rows - math.pi / 2
-        return centre + radius * math.cos(angle), centre + radius * math.sin(angle)
-
+    by_id = {s.id: s for s in plan.spaces}
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" viewBox="0 0 {size} {size}">',
         f"<title>{_escape(track.name)}</title>",
         f'<rect width="{size}" height="{size}" fill="#3a6b35"/>',
     ]
-    for s in sorted(track.spaces.values(), key=lambda s: (s.row, s.lane)):
-        r0 = inner + s.lane * lane_width
-        r1 = r0 + lane_width
-        back = s.back_row if s.back_row else 0
-        pts = [point(back, r0), point(s.row, r0), point(s.row, r1), point(back, r1)]
+    for s in plan.spaces:
         fill = "#f2c14e" if s.speed is not None else "#777777"
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in s.outline)
         parts.append(f'<polygon points="{path}" fill="{fill}" stroke="#222" stroke-width="0.6"><title>{s.id}</title></polygon>')
         if s.speed is not None and s.id not in cars:
-            x, y = point((back + s.row) / 2, r0 + lane_width / 2)
+            x, y = s.mid
             parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="8" text-anchor="middle" dominant-baseline="middle">{s.speed}</text>')
-    for line in track.lines.values():
-        pts = []
-        for sid in line.spaces:
-            s = track.spaces[sid]
-            pts.append(point(((s.back_row or 0) + s.row) / 2, inner + s.lane * lane_width + lane_width / 2))
+    for line in plan.lines:
         colour = "#2e9e2e" if line.bonus == 40 else "#d62828"
-        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in pts)
+        path = " ".join(f"{x:.1f},{y:.1f}" for x, y in line.points)
         parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
-    x0, y0 = point(track.rows, inner - 4)
-    x1, y1 = point(track.rows, inner + 3 * lane_width + 4)
+    (x0, y0), (x1, y1) = plan.finish
     parts.append(f'<line x1="{x0:.1f}" y1="{y0:.1f}" x2="{x1:.1f}" y2="{y1:.1f}" stroke="white" stroke-width="3"/>')
     # cars are numbered in the picture (labels may share their first letters); a legend names them
     for number, (sid, label) in enumerate(sorted(cars.items(), key=lambda item: item[1]), start=1):
-        s = track.spaces[sid]
-        x, y = point(((s.back_row or 0) + s.row) / 2, inner + s.lane * lane_width + lane_width / 2)
+        x, y = by_id[sid].mid
         parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="9" fill="#1d3557" stroke="white"><title>{_escape(label)}</title></circle>')
         parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="9" fill="white" text-anchor="middle" dominant-baseline="middle">{number}</text>')
         parts.append(f'<text x="10" y="{18 + 14 * number}" font-size="12" fill="white">{number} {_escape(label)} ({sid})</text>')
     parts.append(f'<text x="{centre}" y="{centre}" font-size="18" text-anchor="middle" fill="white">{_escape(track.name)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+# -- the plan: the track as coordinates ----------------------------------------------------
+
+Point = tuple[float, float]
+"""x right, y down, in the units of a `TrackPlan` (its drawing is `size` x `size`)."""
+
+PLAN_SIZE = 600
+PLAN_INNER = 150.0
+"""The radius of lane A's inner edge."""
+PLAN_LANE_WIDTH = 34.0
+
+
+@dataclass(frozen=True, slots=True)
+class SpacePlan:
+    """One space of the track as drawn: where it is in the race (lane 0..2 for A..C, the row
+    of its front edge and of its back edge, 0 before row 1), what it posts, its outline
+    (back-inner, front-inner, front-outer, back-outer corner) and `mid`, the middle of its
+    lane halfway along it, where its posted speed, a racing line and a car are drawn."""
+
+    id: str
+    lane: int
+    row: int
+    back_row: int
+    speed: int | None
+    corner: str | None
+    pit_arrow: bool
+    outline: tuple[Point, ...]
+    mid: Point
+
+
+@dataclass(frozen=True, slots=True)
+class LinePlan:
+    """A racing line as drawn: the `mid` of each of its spaces, in order."""
+
+    id: str
+    corner: str
+    bonus: int
+    points: tuple[Point, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PitPlan:
+    """The pit lanes beside the track (`side` -1: beside lane A, +1: beside the far edge) along
+    rows `first`..`last`, with their speed limit, and the outline of the strip they run in."""
+
+    side: int
+    first: int
+    last: int
+    limit: int
+    outline: tuple[Point, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TrackPlan:
+    """The track as coordinates: a ring of `rows` rows running clockwise from the top, lane A
+    innermost, in a `size` x `size` drawing centred on `centre`. Spaces by row, then lane;
+    `finish` the start/finish line (the front edge of the last row), inside to outside.
+    Coordinates are rounded to a tenth (as the SVG prints them)."""
+
+    name: str
+    rows: int
+    size: int
+    centre: Point
+    spaces: tuple[SpacePlan, ...]
+    lines: tuple[LinePlan, ...]
+    finish: tuple[Point, Point]
+    pit: PitPlan | None
+    grid: tuple[str, ...]
+    corners: tuple[str, ...]
+    """Corner ids in the order the race meets them."""
+
+    def space(self, space_id: str) -> SpacePlan:
+        for s in self.spaces:
+            if s.id == space_id:
+                return s
+        raise KeyError(space_id)
+
+
+def plan_track(track: Track) -> TrackPlan:
+    """The coordinates of `track` (computed once per track: it never changes)."""
+    if track._plan is None:
+        object.__setattr__(track, "_plan", _plan(track))
+    assert track._plan is not None
+    return track._plan
+
+
+def _plan(track: Track) -> TrackPlan:
+    size = PLAN_SIZE
+    centre = size / 2
+    inner, width = PLAN_INNER, PLAN_LANE_WIDTH
+
+    def point(row: float, radius: float) -> Point:
+        angle = 2 * math.pi * row / track.rows - math.pi / 2
+        return round(centre + radius * math.cos(angle), 1), round(centre + radius * math.sin(angle), 1)
+
+    spaces = []
+    mids: dict[str, Point] = {}
+    for s in sorted(track.spaces.values(), key=lambda s: (s.row, s.lane)):
+        r0 = inner + s.lane * width
+        r1 = r0 + width
+        back = s.back_row if s.back_row else 0
+        mid = point((back + s.row) / 2, r0 + width / 2)
+        mids[s.id] = mid
+        outline = (point(back, r0), point(s.row, r0), point(s.row, r1), point(back, r1))
+        spaces.append(SpacePlan(s.id, s.lane, s.row, s.back_row, s.speed, s.corner, s.pit_arrow, outline, mid))
+    lines = tuple(
+        LinePlan(line.id, line.corner, line.bonus, tuple(mids[sid] for sid in line.spaces))
+        for line in track.lines.values()
+    )
+    finish = (point(track.rows, inner - 4), point(track.rows, inner + 3 * width + 4))
+    pit: PitPlan | None = None
+    if track.pit is not None:
+        near = inner - width if track.pit.side < 0 else inner + 3 * width
+        rows = range(track.pit.first - 1, track.pit.last + 1)
+        strip = tuple(point(r, near) for r in rows) + tuple(point(r, near + width) for r in reversed(rows))
+        pit = PitPlan(track.pit.side, track.pit.first, track.pit.last, track.pit.limit, strip)
+    return TrackPlan(
+        name=track.name,
+        rows=track.rows,
+        size=size,
+        centre=(centre, centre),
+        spaces=tuple(spaces),
+        lines=lines,
+        finish=finish,
+        pit=pit,
+        grid=track.grid,
+        corners=track.corners(),
+    )
 
 
 def _escape(text: str) -> str:

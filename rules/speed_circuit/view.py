@@ -1,19 +1,54 @@
 """What a viewer may see: standings, the public table, the track with the cars, and a
-player's private figures (their ratings, damage and what they may plot next)."""
+player's private figures (their ratings, damage and what they may plot next).
+
+The view is a `SpeedCircuitView`: the common view, the track as coordinates (`TrackPlan`,
+the same geometry the SVG rendering uses) and where every car is (`CarOnTrack`), which is
+what the turn picture is drawn from.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
 
-from rules.api import PlayerId, Resolution, Standings, Viewer
-from rules.speed_circuit.car import Car, Status
+from rules.api import PlayerId, Resolution, Standings, TableRow, View, Viewer, placings
+from rules.speed_circuit.car import Car, PitStage, Status
 from rules.speed_circuit.model import Phase, RaceState, TyreRule
 from rules.speed_circuit.move import movement_key
 from rules.speed_circuit.plot import limits
-from rules.speed_circuit.track import render_svg, render_text
+from rules.speed_circuit.track import TrackPlan, plan_track, render_text
 
-COLUMNS = ["Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Compounds", "Status"]
+COLUMNS = ("Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Compounds", "Status")
+
+
+@dataclass(frozen=True, slots=True)
+class CarOnTrack:
+    """Where one car is, for the picture: its place, status and `space` (the track space it is
+    on, or beside when `off_track` is -1 (beside lane A) or +1 (beside the far edge); None in
+    the pits, finished or out). In the pits, `pit` is its stage and `pit_row` the row it is
+    beside. `where` is the same in words (the public table's Space column; None: nowhere),
+    `note` why a car is out."""
+
+    player: PlayerId
+    place: int
+    status: Status
+    space: str | None
+    off_track: int
+    pit: PitStage | None
+    pit_row: int | None
+    where: str | None
+    note: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpeedCircuitView(View):
+    """The common view plus the track (`track`: its geometry; `track_name`; `track_text`, the
+    rows around the cars as text, with notes for cars off the track or in the pits) and
+    every car in race order (`cars`)."""
+
+    track: TrackPlan
+    cars: tuple[CarOnTrack, ...]
+    track_name: str
+    track_text: str
 
 
 def standings(state: RaceState) -> Standings:
@@ -103,17 +138,21 @@ def summary(state: RaceState) -> str:
     return f"{leader.player} leads on lap {max(1, min(leader.lap, state.laps))} of {state.laps}"
 
 
-def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer) -> Mapping[str, Any]:
+def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer) -> SpeedCircuitView:
     order = standings(state)
     place = {p: i + 1 for i, group in enumerate(order) for p in group}
     table = []
+    cars = []
+    track = state.track
     for group in order:
         for player in group:
             c = state.car(player)
             f: dict[str, str | int | None] = {**figures(state, c), "compounds": "+".join(t.value for t in c.tyres_used) or "-"}
-            cells = [str(f[k.lower()]) if f[k.lower()] is not None else "-" for k in COLUMNS]
-            table.append({"player": player, "place": place[player], "cells": cells})
-    track = state.track
+            cells = tuple(str(f[k.lower()]) if f[k.lower()] is not None else "-" for k in COLUMNS)
+            table.append(TableRow(player, place[player], cells))
+            pit_row = None if c.pit is None else (c.pit.progress - 1) % track.rows + 1
+            cars.append(CarOnTrack(player, place[player], c.status, c.space if c.pit is None else None, c.off_track,
+                                   None if c.pit is None else c.pit.stage, pit_row, where(c), c.note))
     on_track = {c.space: c.player for c in state.cars if c.space is not None and c.off_track == 0}
     notes: dict[int, list[str]] = {}
     for c in state.cars:
@@ -135,17 +174,18 @@ def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewe
     private: list[str] = []
     if not isinstance(viewer, Viewer):
         private = private_lines(state, state.car(viewer))
-    return {
-        "title": "Speed Circuit",
-        "turn_label": turn_label(state),
-        "finished": state.phase is Phase.FINISHED,
-        "standings": [{"place": i + 1, "players": list(group)} for i, group in enumerate(order)],
-        "columns": list(COLUMNS),
-        "table": table,
-        "events": [] if resolution is None else [e.text for e in resolution.events],
-        "private": private,
-        "summary": summary(state),
-        "track_name": state.track.name,
-        "track_text": render_text(track, on_track, rows=window, notes={r: "; ".join(n) for r, n in notes.items()}) if window else "",
-        "track_svg": render_svg(track, on_track),
-    }
+    return SpeedCircuitView(
+        title="Speed Circuit",
+        turn_label=turn_label(state),
+        finished=state.phase is Phase.FINISHED,
+        standings=placings(order),
+        columns=COLUMNS,
+        table=tuple(table),
+        events=() if resolution is None else tuple(e.text for e in resolution.events),
+        private=tuple(private),
+        summary=summary(state),
+        track=plan_track(track),
+        cars=tuple(cars),
+        track_name=state.track.name,
+        track_text=render_text(track, on_track, rows=window, notes={r: "; ".join(n) for r, n in notes.items()}) if window else "",
+    )

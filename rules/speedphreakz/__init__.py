@@ -1,7 +1,10 @@
 """SpeedPhreakz: the push-your-luck grid race (design: shared/design/speedphreakz.md).
 
-`GAME` implements `rules.api.Game`. The chart, the terrain key and the maps are data in
-`rules/speedphreakz/data/` (formats and how to add a map: its README.md).
+`GAME` implements `rules.api.Game` for `Race` states and `Order` values. The modules:
+`model` (values), `parse` (the order grammar and HELP), `resolve` (a round), `view` (what a
+viewer sees), `storage` (versioned JSON), `game` (the `Game` object), `data` (loading the
+chart, the terrain key and the maps, which are data in `rules/speedphreakz/data/`: formats
+and how to add a map in its README.md).
 
 Shell turn t resolves round t and collects the program for round t+1 (turn 1: the set-up
 plus rounds 1 and 2); a car that crashed in round t-1 sends round t again (S9) with an
@@ -31,8 +34,21 @@ Points the design leaves open, and what this package does (each cited where it i
 
 from __future__ import annotations
 
-from rules.speedphreakz.game import SpeedPhreakz
+from rules.speedphreakz.game import GAME, SpeedPhreakz
+from rules.speedphreakz.model import Car, CarStatus, Circuit, Heading, Order, Race, Square, Terrain
+from rules.speedphreakz.view import CarOnMap, SpeedPhreakzView
 
-GAME = SpeedPhreakz()
-
-__all__ = ["GAME", "SpeedPhreakz"]
+__all__ = [
+    "GAME",
+    "Car",
+    "CarOnMap",
+    "CarStatus",
+    "Circuit",
+    "Heading",
+    "Order",
+    "Race",
+    "SpeedPhreakz",
+    "SpeedPhreakzView",
+    "Square",
+    "Terrain",
+]

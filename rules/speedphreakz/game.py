@@ -11,21 +11,16 @@ from typing import Any, ClassVar
 from rules.api import (
     FigureError,
     Figures,
+    Game,
     OptionError,
     Parsed,
     PlayerId,
     Resolution,
     Standings,
-    StateError,
     Viewer,
 )
-from rules.speedphreakz import parse, view
-from rules.speedphreakz.data import (
-    bundled_map,
-    circuit_from_json,
-    circuit_to_json,
-    map_names,
-)
+from rules.speedphreakz import parse, storage, view
+from rules.speedphreakz.data import bundled_map, map_names
 from rules.speedphreakz.model import (
     Car,
     CarStatus,
@@ -34,7 +29,6 @@ from rules.speedphreakz.model import (
     Options,
     Order,
     Program,
-    Progress,
     Race,
     Square,
 )
@@ -44,8 +38,8 @@ from rules.speedphreakz.resolve import (
     previous_program,
     resolve_round,
 )
+from rules.speedphreakz.view import SpeedPhreakzView
 
-STATE_VERSION = 1
 _PLAYER = re.compile(r"^[a-z0-9_-]+$")
 LETTERS = "ABCDEFGH"
 MAX_RECKLESSNESS = 20  # the most a GM may SET (see set_figure)
@@ -178,6 +172,9 @@ class SpeedPhreakz:
             return Resolution(state, ())
         return resolve_round(state, orders, rng)
 
+    def is_complete(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
+        return parse.is_complete(state, player, orders)
+
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
@@ -194,7 +191,7 @@ class SpeedPhreakz:
     def figures(self, state: Race, player: PlayerId) -> Figures:
         return view.figures(state, player)
 
-    def view(self, state: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> Mapping[str, Any]:
+    def view(self, state: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> SpeedPhreakzView:
         return view.build_view(state, resolution, viewer)
 
     # -- GM overrides -------------------------------------------------------------------
@@ -251,90 +248,10 @@ class SpeedPhreakz:
 
     # -- storage ------------------------------------------------------------------------
     def dump_state(self, state: Race) -> dict[str, Any]:
-        return {
-            "version": STATE_VERSION,
-            "circuit": circuit_to_json(state.circuit),
-            "options": {
-                "map": state.options.map,
-                "max_actions": state.options.max_actions,
-                "nmr": state.options.nmr.value,
-                "max_rounds": state.options.max_rounds,
-            },
-            "round": state.round,
-            "finished": state.finished,
-            "finish_order": list(state.finish_order),
-            "last_control": state.last_control,
-            "cars": [_dump_car(c) for c in state.cars],
-        }
+        return storage.dump_state(state)
 
     def load_state(self, data: Mapping[str, Any]) -> Race:
-        if not isinstance(data, Mapping) or data.get("version") != STATE_VERSION:
-            raise StateError(f"SpeedPhreakz state version {data.get('version') if isinstance(data, Mapping) else None!r} is not {STATE_VERSION}")
-        try:
-            opts = data["options"]
-            return Race(
-                circuit=circuit_from_json(data["circuit"]),
-                options=Options(
-                    map=str(opts["map"]),
-                    max_actions=int(opts["max_actions"]),
-                    nmr=NoOrders(opts["nmr"]),
-                    max_rounds=int(opts["max_rounds"]),
-                ),
-                cars=tuple(_load_car(c) for c in data["cars"]),
-                round=int(data["round"]),
-                finished=bool(data["finished"]),
-                finish_order=tuple(str(p) for p in data["finish_order"]),
-                last_control=None if data["last_control"] is None else int(data["last_control"]),
-            )
-        except (AttributeError, KeyError, TypeError, ValueError) as error:  # MapError is a ValueError
-            raise StateError(f"SpeedPhreakz state cannot be read: {error!r}") from None
+        return storage.load_state(data)
 
 
-def _dump_car(car: Car) -> dict[str, Any]:
-    return {
-        "player": car.player,
-        "letter": car.letter,
-        "colour": car.colour,
-        "square": None if car.square is None else [car.square.x, car.square.y],
-        "heading": car.heading.value,
-        "status": car.status.value,
-        "recklessness": car.recklessness,
-        "crashes": car.crashes,
-        "deficit": car.deficit,
-        "surcharge": car.surcharge,
-        "oil": car.oil,
-        "lap": car.progress.lap,
-        "checkpoint": car.progress.checkpoint,
-        "programs": [{"round": p.round, "actions": list(p.actions)} for p in car.programs],
-        "last_program": list(car.last_program),
-        "finish_round": car.finish_round,
-        "finish_control": car.finish_control,
-        "trail": [[s.x, s.y] for s in car.trail],
-    }
-
-
-def _load_car(data: Mapping[str, Any]) -> Car:
-    square = data["square"]
-    return Car(
-        player=str(data["player"]),
-        letter=str(data["letter"]),
-        colour=None if data["colour"] is None else str(data["colour"]),
-        square=None if square is None else Square(int(square[0]), int(square[1])),
-        heading=Heading(data["heading"]),
-        status=CarStatus(data["status"]),
-        recklessness=int(data["recklessness"]),
-        crashes=int(data["crashes"]),
-        deficit=int(data["deficit"]),
-        surcharge=int(data["surcharge"]),
-        oil=bool(data["oil"]),
-        progress=Progress(int(data["lap"]), int(data["checkpoint"])),
-        programs=tuple(Program(int(p["round"]), tuple(str(a) for a in p["actions"])) for p in data["programs"]),
-        last_program=tuple(str(a) for a in data["last_program"]),
-        finish_round=None if data["finish_round"] is None else int(data["finish_round"]),
-        finish_control=None if data["finish_control"] is None else int(data["finish_control"]),
-        trail=tuple(Square(int(s[0]), int(s[1])) for s in data.get("trail", ())),
-    )
-
-
-
-
+GAME: Game[Race, Order] = SpeedPhreakz()

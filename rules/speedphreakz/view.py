@@ -1,12 +1,17 @@
-"""What SpeedPhreakz shows: the race order, each car's figures, the text map, the views."""
+"""What SpeedPhreakz shows: the race order, each car's figures, the text map, the views.
+
+The view is a `SpeedPhreakzView`: the common view, the circuit (the grid and its terrain,
+the start, the line and the checkpoints) and every car on it (`CarOnMap`), which is what the
+turn picture is drawn from, plus the text map the results mail can print.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
-from rules.api import Figures, PlayerId, Resolution, Standings, Viewer
+from rules.api import Figures, Placing, PlayerId, Resolution, Standings, TableRow, View, Viewer
 from rules.speedphreakz.data import distances
-from rules.speedphreakz.model import Car, CarStatus, Race
+from rules.speedphreakz.model import Car, CarStatus, Circuit, Heading, Race, Square
 
 UNREACHABLE = 10_000
 
@@ -78,7 +83,40 @@ def turn_label(race: Race) -> str:
     return f"Round {race.round} (send ROUND {race.round + 1})"
 
 
-COLUMNS = ["Square", "Heading", "Lap", "Checkpoint", "Recklessness", "Crashes", "Status"]
+COLUMNS = ("Square", "Heading", "Lap", "Checkpoint", "Recklessness", "Crashes", "Status")
+
+
+@dataclass(frozen=True, slots=True)
+class CarOnMap:
+    """One car on the map: its letter and colour (None until chosen), its place, its square
+    (None before the start), heading and status, and `trail`, the squares it drove through
+    in the last round, in order (empty if it did not move)."""
+
+    player: PlayerId
+    letter: str
+    colour: str | None
+    place: int
+    square: Square | None
+    heading: Heading
+    status: CarStatus
+    trail: tuple[Square, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SpeedPhreakzView(View):
+    """The common view plus the circuit (`circuit`: ``grid[y][x]`` is the terrain character of
+    square x,y, `terrain_key` says what each is), every car still racing or finished, in race
+    order (`cars`), the text map (`map_lines`: a ruler, then a row a line, cars as letters;
+    `map_legend`), `map_name`, `round` (the next round to run) and `control` (the last control
+    roll, None before the first)."""
+
+    circuit: Circuit
+    cars: tuple[CarOnMap, ...]
+    map_name: str
+    map_lines: tuple[str, ...]
+    map_legend: tuple[str, ...]
+    round: int
+    control: int | None
 
 
 def summary(race: Race, places: Standings) -> str:
@@ -94,13 +132,10 @@ def summary(race: Race, places: Standings) -> str:
     return f"{front[0]} leads"
 
 
-def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> dict[str, Any]:
-    """The common keys of rules/api.py "Views", plus SpeedPhreakz extras: ``map_lines`` (the
-    text map with a ruler and car letters), ``map_legend``, ``map_name``, ``round``,
-    ``control`` (the last control roll) and ``paths`` (each car's squares last round, in
-    order, as ``"x,y"``)."""
+def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> SpeedPhreakzView:
     places = standings(race)
-    rows: list[dict[str, Any]] = []
+    rows: list[TableRow] = []
+    cars: list[CarOnMap] = []
     place_of: dict[PlayerId, int] = {}
     place = 1
     for position in places:
@@ -110,9 +145,11 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
     for position in places:
         for p in position:
             f = figures(race, p)
-            cells = [str(f["square"]), str(f["heading"]), f"{f['lap']}/{race.circuit.laps}", f"{f['checkpoint']}/{len(race.circuit.checkpoints)}",
-                     str(f["recklessness"]), str(f["crashes"]), str(f["status"])]
-            rows.append({"player": p, "place": place_of[p], "cells": cells})
+            cells = (str(f["square"]), str(f["heading"]), f"{f['lap']}/{race.circuit.laps}", f"{f['checkpoint']}/{len(race.circuit.checkpoints)}",
+                     str(f["recklessness"]), str(f["crashes"]), str(f["status"]))
+            rows.append(TableRow(p, place_of[p], cells))
+            car = race.car(p)
+            cars.append(CarOnMap(p, car.letter, car.colour, place_of[p], car.square, car.heading, car.status, car.trail))
     private: list[str] = []
     if isinstance(viewer, str) and any(c.player == viewer for c in race.cars):
         car = race.car(viewer)
@@ -126,20 +163,21 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
             private.append("Oil: your next action will be rolled on the loss-of-control table")
         if car.status is CarStatus.CRASHED and not race.finished:
             private.append(f"You crashed: send RESTART x,y FACING h, ROUND {race.round} and ROUND {race.round + 1}")
-    return {
-        "title": "SpeedPhreakz",
-        "turn_label": turn_label(race),
-        "finished": race.finished,
-        "standings": [{"place": place_of[position[0]], "players": list(position)} for position in places],
-        "columns": list(COLUMNS),
-        "table": rows,
-        "events": [e.text for e in resolution.events] if resolution is not None else [],
-        "private": private,
-        "summary": summary(race, places),
-        "map_lines": map_lines(race),
-        "map_legend": legend(race),
-        "paths": {c.player: [str(s) for s in c.trail] for c in race.cars if c.trail},
-        "map_name": race.circuit.name,
-        "round": race.round,
-        "control": race.last_control,
-    }
+    return SpeedPhreakzView(
+        title="SpeedPhreakz",
+        turn_label=turn_label(race),
+        finished=race.finished,
+        standings=tuple(Placing(place_of[position[0]], tuple(position)) for position in places),
+        columns=COLUMNS,
+        table=tuple(rows),
+        events=tuple(e.text for e in resolution.events) if resolution is not None else (),
+        private=tuple(private),
+        summary=summary(race, places),
+        circuit=race.circuit,
+        cars=tuple(cars),
+        map_name=race.circuit.name,
+        map_lines=tuple(map_lines(race)),
+        map_legend=tuple(legend(race)),
+        round=race.round,
+        control=race.last_control,
+    )

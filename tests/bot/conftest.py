@@ -10,8 +10,8 @@ import pytest
 
 from bot.app import App
 from bot.db import Database
-from bot.games import PlayerSpec, create_game
-from bot.render import Renderer
+from bot.games.turns import PlayerSpec, create_game
+from bot.mail_out.render import Renderer
 from bot.settings import AuthSettings, BotSettings, DatabaseSettings, Secrets, Settings
 from bot.testing import FakeClock, FakeInbox, FakeMailer
 from tests.helpers import fresh_database

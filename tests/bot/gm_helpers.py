@@ -12,11 +12,11 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App
-from bot.auth import signed_address
 from bot.db import Database, migrate
-from bot.games import PlayerSpec, create_game, find_game_row
+from bot.games.turns import PlayerSpec, create_game, find_game_row
+from bot.mail_in.auth import signed_address
+from bot.mail_out.render import Renderer
 from bot.models import Game, GmAudit, Turn
-from bot.render import Renderer
 from bot.testing import FakeClock, FakeInbox, FakeMailer, body_of, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
 

@@ -19,7 +19,7 @@ from sqlalchemy import select
 
 from bot.app import App
 from bot.cli import main
-from bot.games import PlayerSpec, create_game
+from bot.games.turns import PlayerSpec, create_game
 from bot.models import Turn
 from bot.testing import FakeMailer
 from rules import find_game, game_names

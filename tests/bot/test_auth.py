@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.auth import (
+from bot.mail_in.auth import (
     authentication_passes,
     password_in_text,
     signed_address,
@@ -13,7 +13,7 @@ from bot.auth import (
     tag_in_subject,
     verify_tag,
 )
-from bot.inbound import AuthResult
+from bot.mail_in.parse import AuthResult
 
 names = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,29}", fullmatch=True)
 

@@ -17,7 +17,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from bot.backup import (
+from bot.cli import main
+from bot.cli.demo import Demo
+from bot.db import Database
+from bot.models import Turn
+from bot.ops.backup import (
     BackupError,
     backup,
     copy_database,
@@ -28,11 +32,7 @@ from bot.backup import (
     replay_game,
     restore,
 )
-from bot.cli import main
-from bot.db import Database
-from bot.demo import Demo
-from bot.instance import FileLock
-from bot.models import Turn
+from bot.ops.instance import FileLock
 from bot.settings import load_settings
 
 
@@ -278,10 +278,10 @@ def test_copy_db_from_sqlite_to_postgresql(site: Path, postgres, capsys: pytest.
 def test_replay_accepts_a_gm_change_from_the_audit_log_but_not_an_unaudited_one(tmp_path: Path) -> None:
     """SET (an audited GM change to the open turn) is a note, not a difference; the same kind of
     change made behind the audit log's back is a difference."""
-    from bot import gm
     from bot.app import build_app
     from bot.cli import init_dir
-    from bot.games import PlayerSpec, create_game
+    from bot.games.turns import PlayerSpec, create_game
+    from bot.gm import powers as gm
     from bot.testing import FakeClock, FakeInbox, FakeMailer
 
     config = init_dir(tmp_path / "gm-site")

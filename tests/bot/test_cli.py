@@ -8,7 +8,7 @@ from email import message_from_bytes, policy
 from email.message import EmailMessage
 from pathlib import Path
 
-from bot.inbox import deliver_to_maildir
+from bot.mail_in.inbox import deliver_to_maildir
 from bot.testing import reply_to
 
 

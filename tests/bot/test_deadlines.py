@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bot.app import App
 from bot.clock import as_utc
-from bot.deadlines import (
+from bot.games.deadlines import (
     MAX_DURATION,
     MIN_NOTICE,
     DeadlineError,
@@ -25,7 +25,7 @@ from bot.deadlines import (
     parse_schedule,
     parse_when,
 )
-from bot.games import create_game, find_game_row
+from bot.games.turns import create_game, find_game_row
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     ADDRESS,
@@ -65,7 +65,7 @@ def set_game(app: App, **values: object) -> None:
     (datetime(2026, 10, 24, 12, 0, tzinfo=UTC), datetime(2026, 10, 25, 18, 0, tzinfo=UTC)),
 ])
 def test_a_daily_deadline_stays_at_18_local_across_the_clock_change(opened: datetime, expected_utc: datetime) -> None:
-    """bot/deadlines.py: 18:00 Europe/London stays 18:00 local across a daylight-saving change."""
+    """bot/games/deadlines.py: 18:00 Europe/London stays 18:00 local across a daylight-saving change."""
     deadline = next_deadline(DAILY_18, opened, "Europe/London")
     assert deadline == expected_utc
     assert deadline.astimezone(LONDON).strftime("%H:%M") == "18:00"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
-from bot.demo import run_demo
+from bot.cli.demo import run_demo
 from rules import find_game
 
 

@@ -9,11 +9,11 @@ from datetime import timedelta
 
 import pytest
 
-from bot import digest
 from bot.app import App
 from bot.commands import GM_COMMANDS
-from bot.games import PlayerSpec, create_game, find_game_row
-from bot.mailer import SendStatus
+from bot.games.turns import PlayerSpec, create_game, find_game_row
+from bot.gm import digest
+from bot.mail_out.mailer import SendStatus
 from bot.models import GameStatus, Quarantine
 from bot.testing import FakeMailer, plain_mail
 from tests.bot import gm_helpers

@@ -15,7 +15,7 @@ import pytest
 
 from bot.cli import init_dir, main
 from bot.db import downgrade, head_revision
-from bot.doctor import Severity, compare_clock, diagnose, run_doctor
+from bot.ops.doctor import Severity, compare_clock, diagnose, run_doctor
 from bot.settings import load_settings
 
 
@@ -139,7 +139,7 @@ def test_a_clock_in_the_past_is_a_problem(site: Path) -> None:
 
 def test_a_running_service_is_reported(site: Path) -> None:
     """The doctor says whether a service holds the instance lock (information, not a problem)."""
-    from bot.instance import lock_for
+    from bot.ops.instance import lock_for
 
     lock = lock_for(load_settings(site, env={}))
     assert lock is not None and lock.try_acquire()
@@ -152,7 +152,7 @@ def test_a_running_service_is_reported(site: Path) -> None:
 
 def test_imap_findings_are_classified_with_their_fixes() -> None:
     """No IDLE or MOVE: a warning (polling works); a missing folder or refused login: a problem with its fix."""
-    from bot.doctor import _imap_fix
+    from bot.ops.doctor import _imap_fix
 
     idle = _imap_fix("the IMAP server does not advertise IDLE: new mail is noticed only by polling every 10 s", False)
     assert idle[0] is Severity.WARNING

@@ -8,9 +8,9 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from bot.app import App
-from bot.auth import signed_address
 from bot.clock import as_utc
-from bot.games import PlayerSpec, create_game, find_game_row, open_turn, seat_named
+from bot.games.turns import PlayerSpec, create_game, find_game_row, open_turn, seat_named
+from bot.mail_in.auth import signed_address
 from bot.models import GameStatus, OrderSubmission, Outbox, Seat, Turn
 from rules import find_game
 from tests.bot import gm_helpers

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from bot.cli import init_dir, main
 from bot.db import Database
-from bot.games import find_game_row
+from bot.games.turns import find_game_row
 from bot.models import GameStatus, GmAudit, Turn
 from bot.settings import load_settings
 
@@ -134,7 +134,7 @@ def test_bad_gm_arguments_exit_2_with_one_clear_line(site: Path, capsys: pytest.
     assert code == 2
     assert len(err.splitlines()) == 1 and expected in err, err
     assert "Traceback" not in err and len(err) <= 600
-    if args[0] != "order":  # ORDER's reason quotes the order line as the rules read it (bot/gm.py)
+    if args[0] != "order":  # ORDER's reason quotes the order line as the rules read it (bot/gm/powers.py)
         assert "9" * 41 not in err
     assert deadline_and_state(site) == before
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot import digest
 from bot.app import App
-from bot.games import create_game, find_game_row
+from bot.games.turns import create_game, find_game_row
+from bot.gm import digest
 from bot.models import Turn
 from rules import find_game
 from tests.bot import gm_helpers

@@ -7,10 +7,10 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from bot import digest
 from bot.app import App
-from bot.auth import signed_address
-from bot.games import create_game
+from bot.games.turns import create_game
+from bot.gm import digest
+from bot.mail_in.auth import signed_address
 from bot.models import GmAudit, GmDigest, Turn
 from bot.testing import FakeMailer, plain_mail
 from tests.bot.conftest import BOT, GM

@@ -18,13 +18,14 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from bot import html as mail_html
-from bot import mailout, pictures
+from bot import pictures
 from bot.app import App
-from bot.games import PlayerSpec, create_game
-from bot.inbound import html_to_text
+from bot.games.turns import PlayerSpec, create_game
+from bot.mail_in.parse import html_to_text
+from bot.mail_out import html as mail_html
+from bot.mail_out import outbox as mailout
+from bot.mail_out.render import RenderedMail
 from bot.models import Seat, Turn
-from bot.render import RenderedMail
 from bot.settings import Settings
 from bot.testing import FakeMailer
 from rules import find_game, game_names

@@ -1,4 +1,4 @@
-"""bot.inbound: raw mail -> Inbound (mail-interface.md "Subject and body", "Mail that is never
+"""bot.mail_in.parse: raw mail -> Inbound (mail-interface.md "Subject and body", "Mail that is never
 answered", "Addresses and identity"; testing.md "What real mail looks like").
 
 The fixtures in tests/data/mail are replies to a Flagman turn sheet whose quoted part carries
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.inbound import (
+from bot.mail_in.parse import (
     MAX_ADDRESSES_PER_FIELD,
     MAX_AUTH_RESULTS,
     MAX_HEADER_BYTES,

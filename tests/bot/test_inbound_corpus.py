@@ -1,4 +1,4 @@
-"""bot.inbound against the shared real-client corpus (testing.md, "What real mail looks like").
+"""bot.mail_in.parse against the shared real-client corpus (testing.md, "What real mail looks like").
 
 The corpus is test data beside the clone (`<repo>/../shared/email-corpus`, or
 $FLAGMAN_EMAIL_CORPUS), not a server: where it is absent these tests skip and say why.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.inbound import IgnoreReason, Inbound, parse_inbound
+from bot.mail_in.parse import IgnoreReason, Inbound, parse_inbound
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("FLAGMAN_EMAIL_CORPUS") or REPO / ".." / "shared" / "email-corpus").resolve()

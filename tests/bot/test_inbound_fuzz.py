@@ -1,4 +1,4 @@
-"""bot.inbound never raises (testing.md, "Fault injection": broken MIME, unknown charsets, ...).
+"""bot.mail_in.parse never raises (testing.md, "Fault injection": broken MIME, unknown charsets, ...).
 
 Hypothesis feeds random bytes and mutations of the project's own fixtures (byte flips,
 truncation, duplicated header lines, spliced fixtures) to `parse_inbound`; the invariants
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.echo import LINE_CAP, NAME_CAP
-from bot.inbound import (
+from bot.mail_in.parse import (
     MAX_ADDRESSES_PER_FIELD,
     MAX_AUTH_RESULTS,
     MAX_RECIPIENT_FIELDS,
@@ -166,7 +166,7 @@ def test_from_address_agrees_with_getaddresses(name: str, addr: str) -> None:
     """The fast path for common From shapes finds the same address as email.utils.getaddresses."""
     from email.utils import getaddresses
 
-    from bot.inbound import _first_address
+    from bot.mail_in.parse import _first_address
 
     for value in (f"{name} <{addr}>", f'"{name}" <{addr}>', addr):
         expected = [a for _, a in getaddresses([value]) if "@" in a]

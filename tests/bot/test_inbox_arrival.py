@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.imap import _received_at
-from bot.inbox import MaildirInbox, RawMail, deliver_to_maildir, maildir_delivery_time
+from bot.mail_in.imap import _received_at
+from bot.mail_in.inbox import MaildirInbox, RawMail, deliver_to_maildir, maildir_delivery_time
 from bot.testing import FakeInbox
 
 SMALL = b"From: kelly@players.test\r\nSubject: rc1 orders\r\n\r\nUSE 3\r\n"

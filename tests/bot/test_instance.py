@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.instance import (
+from bot.ops.instance import (
     FileLock,
     PostgresLock,
     advisory_key,
@@ -38,7 +38,7 @@ def test_standby_takes_over_when_the_holder_dies(tmp_path: Path, caplog: pytest.
     lock_path = tmp_path / "flagman.sqlite.lock"
     holder = subprocess.Popen(
         [sys.executable, "-c",
-         "import sys, time; from bot.instance import FileLock; "
+         "import sys, time; from bot.ops.instance import FileLock; "
          f"assert FileLock(__import__('pathlib').Path({str(lock_path)!r})).try_acquire(); "
          "print('held', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2],

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.notify import Notifier
+from bot.ops.notify import Notifier
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from sqlalchemy import select
 
 from bot.app import build_app
 from bot.cli import init_dir, main
-from bot.games import PlayerSpec, create_game
-from bot.inbox import deliver_to_maildir
+from bot.games.turns import PlayerSpec, create_game
+from bot.mail_in.inbox import deliver_to_maildir
 from bot.models import Seat
 from bot.settings import load_settings
 from bot.testing import plain_mail

@@ -3,12 +3,11 @@ tell players apart without colour, and are drawn fast enough for a deadline."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import random
 import re
 import time
-from collections.abc import Mapping
-from copy import deepcopy
 from typing import Any
 
 import pytest
@@ -17,12 +16,14 @@ from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
 from bot import pictures
-from bot.pictures import Scene, column
+from bot.pictures import Scene, column, typed_view
 from bot.pictures import speed_circuit as sc_picture
-from bot.pictures import speedphreakz as spz_picture
 from bot.pictures.common import SHAPES, _marker_sprite
 from rules import find_game, game_names
-from rules.api import Viewer
+from rules.api import View, Viewer
+from rules.racecraft import RacecraftView
+from rules.speed_circuit import PitStage, SpeedCircuitView
+from rules.speedphreakz import Heading, SpeedPhreakzView, Square
 
 NAMES = ("kelly", "seb", "steve", "roger", "anna", "mika", "lewis", "nigel", "ayrton")
 
@@ -41,7 +42,7 @@ def candidates(kind: str, game: Any, state: Any, player: str, rng: random.Random
     return []
 
 
-def play(kind: str, count: int, turns: int, seed: int = 1) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
+def play(kind: str, count: int, turns: int, seed: int = 1) -> tuple[list[View], list[dict[str, Any]]]:
     """Public views after each turn of a game played with lively legal orders, and the last events."""
     game = find_game(kind)
     rng = random.Random(seed)
@@ -105,17 +106,25 @@ def test_every_game_draws_a_small_png_that_decodes_at_its_stated_size(kind: str)
         assert image.size == (picture.width, picture.height)
         assert 200 <= picture.width <= 700 and 150 <= picture.height <= 800
         assert len(picture.png) < pictures.MAX_BYTES
-        for row in frames[-1]["table"]:
-            assert row["player"] in picture.alt
+        for row in frames[-1].table:
+            assert row.player in picture.alt
+
+
+def _with_car(view: Any, player: str, **changes: Any) -> Any:
+    """`view` with one car (or runner) changed."""
+    name = "runners" if isinstance(view, RacecraftView) else "cars"
+    cars = tuple(dataclasses.replace(c, **changes) if c.player == player else c for c in getattr(view, name))
+    return dataclasses.replace(view, **{name: cars})
 
 
 def test_racecraft_chart_changes_where_the_runners_swap_places() -> None:
     """issue 11: the Racecraft chart shows positions; swapping two runners changes the last column only."""
     frames, events = play("racecraft", 6, 3)
-    moved = [deepcopy(dict(f)) for f in frames]
-    table = moved[-1]["table"]
-    table[0], table[-1] = table[-1], table[0]
-    table[0]["place"], table[-1]["place"] = 1, len(table)
+    now = frames[-1]
+    assert isinstance(now, RacecraftView)
+    first, last = now.runners[0], now.runners[-1]
+    runners = (dataclasses.replace(last, place=1), *now.runners[1:-1], dataclasses.replace(first, place=len(now.runners)))
+    moved = [*frames[:-1], dataclasses.replace(now, runners=runners)]
     a = pictures.draw("racecraft", Scene(tuple(frames), tuple(events)))
     b = pictures.draw("racecraft", Scene(tuple(moved), tuple(events)))
     assert a is not None and b is not None and (a.width, a.height) == (b.width, b.height)
@@ -127,21 +136,24 @@ def test_racecraft_chart_changes_where_the_runners_swap_places() -> None:
 
 
 def test_racecraft_chart_prints_the_ep_of_each_runner() -> None:
-    """issue 11: 'with each player's EP': the EP of the table changes the picture."""
+    """issue 11: 'with each player's EP': the EP of the view's runners changes the picture."""
     frames, events = play("racecraft", 5, 2)
-    changed = [deepcopy(dict(f)) for f in frames]
-    row = changed[-1]["table"][0]
-    row["cells"][changed[-1]["columns"].index("EP")] = "9" if row["cells"][0] != "9" else "3"
+    now = frames[-1]
+    assert isinstance(now, RacecraftView)
+    runner = now.runners[0]
+    changed = [*frames[:-1], _with_car(now, runner.player, ep=9 if runner.ep != 9 else 3)]
     a = pictures.draw("racecraft", Scene(tuple(frames), tuple(events)))
     b = pictures.draw("racecraft", Scene(tuple(changed), tuple(events)))
     assert a is not None and b is not None
     assert differing_box(a.png, b.png) is not None
 
 
-def _race_turn_frames() -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
+def _race_turn_frames() -> tuple[list[SpeedCircuitView], list[dict[str, Any]]]:
     frames, events = play("speed_circuit", 4, 4)
-    assert any(s not in ("", "-") for s in column(frames[-1], "Space").values())
-    return frames, events
+    assert all(isinstance(f, SpeedCircuitView) for f in frames)
+    typed = [f for f in frames if isinstance(f, SpeedCircuitView)]
+    assert any(car.space is not None for car in typed[-1].cars)
+    return typed, events
 
 
 def test_speed_circuit_car_moved_changes_pixels_at_both_spaces() -> None:
@@ -149,22 +161,18 @@ def test_speed_circuit_car_moved_changes_pixels_at_both_spaces() -> None:
     picture at its old space and at its new one."""
     frames, events = _race_turn_frames()
     now = frames[-1]
-    geo = sc_picture.geometry(sc_picture._track_part(now["track_svg"]))
-    assert geo is not None
-    player, space = next((p, s) for p, s in column(now, "Space").items() if s in geo.spaces)
-    taken = set(column(now, "Space").values())
+    geo = sc_picture.geometry(now.track)
+    player, space = next((c.player, c.space) for c in now.cars if c.space in geo.spaces)
+    taken = {c.space for c in now.cars}
     target = next(s for s in ("A40", "B40", "C40", "A30", "B30") if s in geo.spaces and s not in taken)
-    moved = deepcopy(dict(now))
-    index = moved["columns"].index("Space")
-    for row in moved["table"]:
-        if row["player"] == player:
-            row["cells"][index] = target
+    moved = _with_car(now, player, space=target)
     before = frames[-2]
     a = pictures.draw("speed_circuit", Scene((before, now), tuple(events)))
     b = pictures.draw("speed_circuit", Scene((before, moved), tuple(events)))
     assert a is not None and b is not None and (a.width, a.height) == (b.width, b.height)
     x0, y0 = geo.box[:2]
     for sid in (space, target):
+        assert sid is not None
         cx, cy = geo.spaces[sid].centre
         assert diff_pixels(a.png, b.png, cx - x0, cy - y0) > 10, f"no change drawn at {sid}"
 
@@ -177,15 +185,13 @@ def test_speed_circuit_draws_the_path_and_crash_and_spin_marks() -> None:
     with_path = pictures.draw("speed_circuit", Scene((before, now), ()))
     assert plain is not None and with_path is not None
     assert differing_box(plain.png, with_path.png) is not None
-    space = next(s for s in column(now, "Space").values() if s not in ("", "-"))
-    player = next(p for p, s in column(now, "Space").items() if s == space)
+    player, space = next((c.player, c.space) for c in now.cars if c.space is not None)
     crash = [{"kind": "crash", "text": f"{player} crashes on course in {space}", "players": [player]}]
     spin = [{"kind": "spin", "text": f"{player} spins in {space}", "players": [player]}]
     crashed = pictures.draw("speed_circuit", Scene((now,), tuple(crash)))
     spun = pictures.draw("speed_circuit", Scene((now,), tuple(spin)))
     assert crashed is not None and spun is not None
-    geo = sc_picture.geometry(sc_picture._track_part(now["track_svg"]))
-    assert geo is not None
+    geo = sc_picture.geometry(now.track)
     cx, cy = geo.spaces[space].centre
     x, y = cx - geo.box[0], cy - geo.box[1]
     assert diff_pixels(plain.png, crashed.png, x + 10, y - 10, 8) > 10
@@ -193,58 +199,57 @@ def test_speed_circuit_draws_the_path_and_crash_and_spin_marks() -> None:
     assert "spins" in spun.alt and "crashes" in crashed.alt
 
 
-def test_speed_circuit_without_svg_draws_the_text_track() -> None:
-    """issue 11: rendering what the view has: no SVG, the text rendering of the track."""
+def test_speed_circuit_is_drawn_from_the_geometry_not_from_text() -> None:
+    """issue 15: the picture reads the typed view, not text: blanking the public table and
+    the text track changes nothing, and the track's space outlines are where it draws."""
     frames, events = _race_turn_frames()
-    view = dict(frames[-1])
-    view.pop("track_svg")
-    picture = pictures.draw("speed_circuit", Scene((view,), tuple(events)))
-    assert picture is not None and decode(picture.png).size == (picture.width, picture.height)
+    now = frames[-1]
+    blank = dataclasses.replace(now, table=tuple(dataclasses.replace(r, cells=("",) * len(r.cells)) for r in now.table),
+                                track_text="")
+    a = pictures.draw("speed_circuit", Scene((frames[-2], now), tuple(events)))
+    b = pictures.draw("speed_circuit", Scene((frames[-2], blank), tuple(events)))
+    assert a is not None and b is not None and a.png == b.png
+    geo = sc_picture.geometry(now.track)
+    assert set(geo.spaces) == {s.id for s in now.track.spaces}
+    assert (a.width, a.height) == (int(geo.box[2] - geo.box[0]), int(geo.box[3] - geo.box[1]))
 
 
 def test_speedphreakz_car_moved_changes_pixels_at_both_squares() -> None:
     """issue 11: the grid map with every car: moving a car changes its old and new square."""
     frames, events = play("speedphreakz", 3, 3)
     now = frames[-1]
-    grid = spz_picture.grid_of(now)
-    cell = max(10, min(26, spz_picture.MAX_WIDTH // max(len(r) for r in grid)))
-    player, square = next((p, s) for p, s in column(now, "Square").items() if s)
-    x, y = (int(v) for v in square.split(","))
-    taken = set(column(now, "Square").values())
-    target = next(f"{tx},{ty}" for ty, row in enumerate(grid) for tx, c in enumerate(row)
-                  if c == "." and f"{tx},{ty}" not in taken and abs(tx - x) + abs(ty - y) > 4)
-    moved = deepcopy(dict(now))
-    index = moved["columns"].index("Square")
-    for row in moved["table"]:
-        if row["player"] == player:
-            row["cells"][index] = target
+    assert isinstance(now, SpeedPhreakzView)
+    grid = now.circuit.grid
+    cell = max(10, min(26, 600 // max(len(r) for r in grid)))
+    player, square = next((c.player, c.square) for c in now.cars if c.square is not None)
+    taken = {c.square for c in now.cars}
+    target = next(Square(tx, ty) for ty, row in enumerate(grid) for tx, c in enumerate(row)
+                  if c == "." and Square(tx, ty) not in taken and abs(tx - square.x) + abs(ty - square.y) > 4)
+    moved = _with_car(now, player, square=target)
     a = pictures.draw("speedphreakz", Scene((now,), ()))
     b = pictures.draw("speedphreakz", Scene((moved,), ()))
     assert a is not None and b is not None
-    tx, ty = (int(v) for v in target.split(","))
-    assert diff_pixels(a.png, b.png, x * cell + cell / 2, y * cell + cell / 2) > 10
-    assert diff_pixels(a.png, b.png, tx * cell + cell / 2, ty * cell + cell / 2) > 10
+    assert diff_pixels(a.png, b.png, square.x * cell + cell / 2, square.y * cell + cell / 2) > 10
+    assert diff_pixels(a.png, b.png, target.x * cell + cell / 2, target.y * cell + cell / 2) > 10
 
 
 def test_speedphreakz_heading_and_path_are_drawn() -> None:
     """issue 11: each car's heading and its path this round change the picture."""
     frames, events = play("speedphreakz", 3, 4)
     now = frames[-1]
-    turned = deepcopy(dict(now))
-    index = turned["columns"].index("Heading")
-    row = next(r for r in turned["table"] if r["cells"][turned["columns"].index("Square")])
-    row["cells"][index] = "S" if row["cells"][index] != "S" else "N"
+    assert isinstance(now, SpeedPhreakzView)
+    car = next(c for c in now.cars if c.square is not None)
+    turned = _with_car(now, car.player, heading=Heading.S if car.heading is not Heading.S else Heading.N)
     a = pictures.draw("speedphreakz", Scene((now,), ()))
     b = pictures.draw("speedphreakz", Scene((turned,), ()))
     assert a is not None and b is not None and differing_box(a.png, b.png) is not None
-    before = deepcopy(dict(now))
-    square_col = before["columns"].index("Square")
-    for r in before["table"]:
-        if r["cells"][square_col]:
-            x, y = (int(v) for v in r["cells"][square_col].split(","))
-            r["cells"][square_col] = f"{x + 3},{y}"
-    with_path = pictures.draw("speedphreakz", Scene((before, now), ()))
-    assert with_path is not None and differing_box(a.png, with_path.png) is not None
+    still = dataclasses.replace(now, cars=tuple(dataclasses.replace(c, trail=()) for c in now.cars))
+    before = dataclasses.replace(still, cars=tuple(
+        dataclasses.replace(c, square=Square(c.square.x + 3, c.square.y)) if c.square is not None else c
+        for c in still.cars))
+    plain = pictures.draw("speedphreakz", Scene((still,), ()))
+    with_path = pictures.draw("speedphreakz", Scene((before, still), ()))
+    assert plain is not None and with_path is not None and differing_box(plain.png, with_path.png) is not None
 
 
 def test_markers_differ_in_shape_not_only_colour() -> None:
@@ -282,7 +287,7 @@ def test_the_picture_of_any_race_decodes_stays_small_and_names_everyone(kind: st
     assert picture is not None
     assert decode(picture.png).size == (picture.width, picture.height)
     assert len(picture.png) < pictures.MAX_BYTES
-    assert all(row["player"] in picture.alt for row in frames[-1]["table"])
+    assert all(row.player in picture.alt for row in frames[-1].table)
 
 
 def test_an_unknown_game_has_no_picture() -> None:
@@ -291,26 +296,45 @@ def test_an_unknown_game_has_no_picture() -> None:
 
 
 def test_speed_circuit_car_beside_the_track_is_drawn_at_that_space() -> None:
-    """issue 11: every car where it ended the turn, also one the table shows as 'beside B12 (off track)'."""
+    """issue 11: every car where it ended the turn, also one off the track (drawn at the space
+    it is beside); a car in the pits is not on the track. (On a plain space: a corner's posted
+    speed shows beside a car that only stands beside it.)"""
     frames, events = _race_turn_frames()
     now = frames[-1]
-    index = now["columns"].index("Space")
-    player, space = next((p, s) for p, s in column(now, "Space").items() if s not in ("", "-"))
-    beside = deepcopy(dict(now))
-    gone = deepcopy(dict(now))
-    for row in beside["table"]:
-        if row["player"] == player:
-            row["cells"][index] = f"beside {space} (off track)"
-    for row in gone["table"]:
-        if row["player"] == player:
-            row["cells"][index] = "pits (entering)"
+    player, space = next((c.player, c.space) for c in now.cars
+                         if c.space is not None and now.track.space(c.space).speed is None)
+    beside = _with_car(now, player, off_track=-1, where=f"beside {space} (off track)")
+    gone = _with_car(now, player, space=None, pit=PitStage.ENTRANCE, where="pits (entrance)")
     plain = pictures.draw("speed_circuit", Scene((now,), ()))
     shown = pictures.draw("speed_circuit", Scene((beside,), ()))
     missing = pictures.draw("speed_circuit", Scene((gone,), ()))
     assert plain is not None and shown is not None and missing is not None
-    geo = sc_picture.geometry(sc_picture._track_part(now["track_svg"]))
-    assert geo is not None
+    geo = sc_picture.geometry(now.track)
+    assert space is not None
     cx, cy = geo.spaces[space].centre
     x, y = cx - geo.box[0], cy - geo.box[1]
     assert diff_pixels(plain.png, shown.png, x, y) == 0
     assert diff_pixels(plain.png, missing.png, x, y) > 10
+    assert f"{player} in beside {space} (off track)" in shown.alt and f"{player} in pits (entrance)" in missing.alt
+
+
+@pytest.mark.parametrize("kind", game_names())
+def test_a_view_copied_into_a_dict_draws_the_same_picture(kind: str) -> None:
+    """issue 15 (transitional): shell code that copies a view into a dict (to add to it) still
+    gets the same picture: the frame is built back into the game's typed view."""
+    frames, events = play(kind, SIZES[kind][0], 3)
+    keep = frames if pictures.needs_history(kind) else frames[-2:]
+    a = pictures.draw(kind, Scene(tuple(keep), tuple(events)))
+    b = pictures.draw(kind, Scene(tuple(dict(f) for f in keep), tuple(events)))
+    assert a is not None and b is not None and a == b
+    assert typed_view(dict(frames[-1]), type(frames[-1])) == frames[-1]
+    assert pictures.draw("racecraft", Scene(({"table": [], "standings": []},))) is not None
+
+
+def test_the_public_table_column_helper_reads_the_typed_table() -> None:
+    """bot.pictures.column: one column of the public table, by heading."""
+    frames, _ = play("racecraft", 5, 1)
+    now = frames[-1]
+    assert isinstance(now, RacecraftView)
+    assert column(now, "EP") == {r.player: str(r.ep) for r in now.runners}
+    assert column(now, "No such") == {}

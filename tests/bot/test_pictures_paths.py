@@ -1,15 +1,16 @@
-"""SpeedPhreakz pictures follow the squares a car drove through (the view's ``paths`` extra)."""
+"""SpeedPhreakz pictures follow the squares a car drove through (each car's ``trail`` in the view)."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
-from copy import deepcopy
 from typing import Any
 
 from PIL import Image
 
 from bot import pictures
 from bot.pictures import Scene
+from rules.speedphreakz import SpeedPhreakzView, Square
 from tests.bot.test_pictures import play
 
 
@@ -20,15 +21,19 @@ def pixels(png: bytes) -> Any:
 def test_the_path_bends_where_the_car_turned() -> None:
     """issue 11: SpeedPhreakz: the grid map with every car, its heading and its path this round."""
     frames, _ = play("speedphreakz", 3, 3)
-    now = deepcopy(dict(frames[-1]))
-    square_col = now["columns"].index("Square")
-    row = next(r for r in now["table"] if r["cells"][square_col])
-    x, y = (int(v) for v in row["cells"][square_col].split(","))
-    before = deepcopy(now)
-    start_row = next(r for r in before["table"] if r["player"] == row["player"])
-    start_row["cells"][square_col] = f"{x - 2},{y - 2}"
-    straight = dict(now, paths={})
-    bent = dict(now, paths={row["player"]: [f"{x - 2},{y - 2}", f"{x - 2},{y}", f"{x - 1},{y}", f"{x},{y}"]})
+    now = frames[-1]
+    assert isinstance(now, SpeedPhreakzView)
+    car = next(c for c in now.cars if c.square is not None)
+    assert car.square is not None
+    x, y = car.square.x, car.square.y
+    start = Square(x - 2, y - 2)
+    before = dataclasses.replace(now, cars=tuple(dataclasses.replace(c, square=start) if c is car else c for c in now.cars))
+
+    def with_trail(trail: tuple[Square, ...]) -> SpeedPhreakzView:
+        return dataclasses.replace(now, cars=tuple(dataclasses.replace(c, trail=trail if c is car else ()) for c in now.cars))
+
+    straight = with_trail(())
+    bent = with_trail((start, Square(x - 2, y), Square(x - 1, y), Square(x, y)))
     a = pictures.draw("speedphreakz", Scene((before, straight), ()))
     b = pictures.draw("speedphreakz", Scene((before, bent), ()))
     assert a is not None and b is not None

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.app import App
-from bot.games import find_game_row
-from bot.reminders import mark_name, marks_due, parse_marks, validate_spec
+from bot.games.reminders import mark_name, marks_due, parse_marks, validate_spec
+from bot.games.turns import find_game_row
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, player_says, turns
@@ -74,7 +74,7 @@ def test_a_reminder_shows_the_deadline_in_the_recipients_zone_and_the_default(rc
 
 def test_a_mark_already_past_when_the_turn_opens_is_skipped(gapp: App) -> None:
     """A 12-hour turn gets no "24h before" reminder straight after its turn sheet."""
-    from bot.games import create_game
+    from bot.games.turns import create_game
     from tests.bot.gm_helpers import GM, RACERS
 
     with gapp.db.transaction() as session:

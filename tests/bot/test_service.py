@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.app import App
-from bot.auth import signed_address
-from bot.inbox import Folder
+from bot.mail_in.auth import signed_address
+from bot.mail_in.inbox import Folder
 from bot.models import InboundMessage, InboundStatus, OrderSubmission, Outbox, Quarantine, Turn
 from bot.testing import FakeInbox, FakeMailer, body_of, plain_mail, reply_to
 from rules import find_game
@@ -325,7 +325,7 @@ def test_deadline_shown_in_each_players_zone_moves_with_dst(app: App) -> None:
     """issue 3/5: the deadline in each recipient's zone; a daily 18:00 Europe/London deadline stays 18:00 local."""
     from datetime import UTC, datetime
 
-    from bot.games import create_game
+    from bot.games.turns import create_game
 
     app.clock.set(datetime(2026, 3, 28, 10, 0, tzinfo=UTC))  # type: ignore[attr-defined]
     with app.db.transaction() as session:
@@ -366,7 +366,7 @@ def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> N
 
 def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: App) -> None:
     """issue 5/6: REPLACE hands the seat to a new player; the reply address the old one kept stops working."""
-    from bot import gm as gm_commands
+    from bot.gm import powers as gm_commands
 
     old_sheet = last_to(racecraft, ADDRESS["kelly"])
     with racecraft.db.transaction() as session:

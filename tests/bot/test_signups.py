@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.app import App
-from bot.auth import NAME_RE, signed_address
-from bot.games import create_game
+from bot.games.signups import seat_name_for
+from bot.games.turns import create_game
+from bot.mail_in.auth import NAME_RE, signed_address
 from bot.models import GameStatus
-from bot.signups import seat_name_for
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
@@ -173,7 +173,7 @@ def test_resign_from_a_game_you_are_not_in_is_refused(rc: App) -> None:
 # -- the NMR-streak limit ------------------------------------------------------------------------
 
 def _limit(app: App, limit: int, action: str) -> None:
-    from bot.games import find_game_row
+    from bot.games.turns import find_game_row
 
     with app.db.transaction() as session:
         game = find_game_row(session, "rc1")
@@ -223,7 +223,7 @@ def test_without_a_limit_nothing_happens(rc: App) -> None:
 
 def test_join_to_a_full_sign_up_list_is_refused(gapp: App) -> None:
     """A game opened for sign-ups with its maximum already listed (game new --signup --player ...) is full."""
-    from bot.games import PlayerSpec
+    from bot.games.turns import PlayerSpec
 
     listed = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(RACECRAFT.max_players))
     with gapp.db.transaction() as session:

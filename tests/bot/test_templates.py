@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App
-from bot.games import PlayerSpec, create_game
+from bot.games.turns import PlayerSpec, create_game
 from bot.models import Turn
 from bot.testing import FakeInbox, FakeMailer, body_of, reply_to
 from rules import find_game, game_names

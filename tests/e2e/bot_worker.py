@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from bot.app import build_app
-from bot.games import due_turns
+from bot.games.turns import due_turns
 from bot.models import Outbox, OutboxStatus
 from bot.settings import load_settings
 from bot.testing import FakeClock

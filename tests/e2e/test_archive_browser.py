@@ -21,8 +21,8 @@ from PIL import Image
 
 from bot.app import App
 from bot.db import Database, migrate
-from bot.games import PlayerSpec, create_game
-from bot.render import Renderer
+from bot.games.turns import PlayerSpec, create_game
+from bot.mail_out.render import Renderer
 from bot.testing import FakeClock, FakeInbox, FakeMailer
 from tests.bot.conftest import GM, make_settings
 

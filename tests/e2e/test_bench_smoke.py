@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from bench.mails import STYLES, Seat, order_mail
 from bench.run import main
-from bot import mailout
-from bot.render import RenderedMail
+from bot.mail_out import outbox as mailout
+from bot.mail_out.render import RenderedMail
 from bot.settings import parse_settings
 
 
@@ -85,7 +85,7 @@ pytestmark = [pytest.mark.e2e]
 
 def test_every_mail_style_parses_to_its_order() -> None:
     """Each client style of the ingest mails yields its order, and nothing of the quote."""
-    from bot.inbound import parse_inbound
+    from bot.mail_in.parse import parse_inbound
 
     seat = Seat("rc1", "s1", "rc1-p1@players.test", "Racer José", "flagman+tag@bench.test")
     for serial in range(3 * len(STYLES)):

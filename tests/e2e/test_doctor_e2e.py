@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.doctor import run_doctor
+from bot.ops.doctor import run_doctor
 from tests.helpers import fresh_database
 
 pytestmark = pytest.mark.e2e

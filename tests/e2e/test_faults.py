@@ -24,7 +24,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from bot.app import build_app
-from bot.games import PlayerSpec, create_game
+from bot.games.turns import PlayerSpec, create_game
 from bot.settings import load_settings
 from bot.testing import FakeClock, plain_mail
 from tests.e2e.conftest import MailWorld
@@ -92,7 +92,7 @@ def seed_games(run: Run, dovecot: Dovecot) -> list[bytes]:
             players = [PlayerSpec(f"p{i}", f"{g}p{i}@{run.domain}", f"P{i}") for i in range(5)]
             create_game(app.shell, session, kind="racecraft", name=g, players=players,
                         gm_address=f"gm@{run.domain}", deadline="48h", seed=99 if g != "g2" else 5)
-    from bot.auth import signed_address
+    from bot.mail_in.auth import signed_address
 
     for g in GAMES:
         for i in range(5):
@@ -293,14 +293,14 @@ def test_a_uidvalidity_change_reprocesses_nothing_and_loses_nothing(world: MailW
     from sqlalchemy import func as sa_func
     from sqlalchemy import select as sa_select
 
-    from bot.inbox import Folder
+    from bot.mail_in.inbox import Folder
     from bot.models import InboundMessage, OrderSubmission
 
     addresses = {f"p{i}": world.player(f"uv{i}-{world.domain.split('.')[0]}") for i in range(5)}
     with world.app.db.transaction() as session:
         create_game(world.app.shell, session, kind="racecraft", name="u1",
                     players=[PlayerSpec(s, a, s) for s, a in addresses.items()], gm_address=world.bot, deadline="48h", seed=2)
-    from bot.auth import signed_address
+    from bot.mail_in.auth import signed_address
 
     for seat, address in list(addresses.items())[:3]:
         to = signed_address(world.bot, "e2e-secret", "u1", seat)

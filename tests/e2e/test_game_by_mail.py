@@ -10,7 +10,7 @@ from collections import Counter
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 
-from bot.games import PlayerSpec, create_game
+from bot.games.turns import PlayerSpec, create_game
 from bot.testing import body_of, reply_to
 from tests.e2e.conftest import MailWorld
 

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from bot.imap import ImapInbox, ImapLoginError, ImapUnavailable
-from bot.inbox import Folder, RawMail
+from bot.mail_in.imap import ImapInbox, ImapLoginError, ImapUnavailable
+from bot.mail_in.inbox import Folder, RawMail
 
 try:
     from tests.servers import Dovecot, free_port
@@ -495,7 +495,7 @@ def test_check_reports_missing_folders_and_ensure_folders_creates_them(dovecot, 
 def test_a_missing_inbox_or_target_folder_is_a_clear_error(dovecot, user, make_inbox):
     """No such inbox folder: ImapError naming it (check() too); moving into a missing
     folder: ImapError, and the mails stay in the inbox."""
-    from bot.imap import ImapError
+    from bot.mail_in.imap import ImapError
 
     missing = make_inbox(folder="Nope", create_folders=False)
     with pytest.raises(ImapError, match="'Nope' is missing"):
@@ -545,7 +545,7 @@ def test_tls_and_starttls_connections_work(tls_dovecot, security):
 
 def test_an_untrusted_certificate_is_a_clear_error_not_retried(tls_dovecot):
     """With the system CAs the self-signed certificate fails: ImapError at once; check() says so."""
-    from bot.imap import ImapError
+    from bot.mail_in.imap import ImapError
 
     sleeps: list[float] = []
     inbox = ImapInbox(

@@ -21,12 +21,12 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import build_app
-from bot.backup import replay_game
 from bot.cli import init_dir
 from bot.db import Database
-from bot.games import PlayerSpec, create_game
-from bot.inbox import deliver_to_maildir
+from bot.games.turns import PlayerSpec, create_game
+from bot.mail_in.inbox import deliver_to_maildir
 from bot.models import Game, InboundMessage, Turn
+from bot.ops.backup import replay_game
 from bot.settings import load_settings
 from bot.testing import reply_to
 

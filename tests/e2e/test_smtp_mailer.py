@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.mailer import OutgoingMail, SendStatus
-from bot.smtp import SmtpMailer
+from bot.mail_out.mailer import OutgoingMail, SendStatus
+from bot.mail_out.smtp import SmtpMailer
 
 try:
     from tests.servers import Dovecot, SmtpSink, free_port

@@ -21,9 +21,9 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.app import build_app
-from bot.auth import signed_address
-from bot.games import PlayerSpec, create_game
-from bot.mailer import OutgoingMail, SendResult, SendStatus
+from bot.games.turns import PlayerSpec, create_game
+from bot.mail_in.auth import signed_address
+from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 from bot.models import InboundMessage, Quarantine, Seat
 from bot.settings import parse_settings
 from bot.testing import FakeClock, plain_mail
@@ -63,7 +63,8 @@ def clear_bounded_caches() -> None:
     """Empty the caches that are bounded by design (header memos of bot.inbound and bot.mailout,
     whose entries include every mail's unique Message-ID until the cap), so that what memory
     remains between two measurements is what a leak would hold, not how full a cache is."""
-    from bot import inbound, mailout
+    from bot.mail_in import parse as inbound
+    from bot.mail_out import outbox as mailout
 
     memo = getattr(getattr(inbound._POLICY, "header_factory", None), "_memo", None)
     if memo is not None:
@@ -236,8 +237,8 @@ def test_thousands_of_mixed_mails_through_dovecot_keep_memory_flat(tmp_path: Pat
 def test_the_imap_connection_keeps_nothing_per_mail_moved(tmp_path: Path, dovecot: Dovecot) -> None:
     """imaplib keeps untagged responses nobody asks for (one EXPUNGE per mail a UID MOVE moves) until
     the connection closes; the inbox drops them, so a service that stays connected does not grow."""
-    from bot.imap import ImapInbox
-    from bot.inbox import Folder
+    from bot.mail_in.imap import ImapInbox
+    from bot.mail_in.inbox import Folder
 
     user = dovecot.add_user("keeps-nothing@soak.test", "pw")
     with dovecot.lmtp_connection() as lmtp:
@@ -257,7 +258,7 @@ def test_the_imap_connection_keeps_nothing_per_mail_moved(tmp_path: Path, doveco
 def test_an_over_cap_mail_comes_from_dovecot_with_its_header_only(tmp_path: Path, dovecot: Dovecot) -> None:
     """Gap (a): the size cap applies before fetching; an over-cap mail brings only its header section
     (BODY.PEEK[HEADER], capped), so the service can tell a registered player, and stays unseen."""
-    from bot.imap import ImapInbox
+    from bot.mail_in.imap import ImapInbox
 
     user = dovecot.add_user("over-cap@soak.test", "pw")
     big = plain_mail("seb@players.test", user, "photo", "USE 2", message_id="<big@players.test>") + b"QUFB" * 50_000

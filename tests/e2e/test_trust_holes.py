@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot import digest
 from bot.app import App, build_app
-from bot.auth import GM_SEAT, signed_address
-from bot.games import PlayerSpec, create_game
-from bot.inbox import deliver_to_maildir
+from bot.games.turns import PlayerSpec, create_game
+from bot.gm import digest
+from bot.mail_in.auth import GM_SEAT, signed_address
+from bot.mail_in.inbox import deliver_to_maildir
 from bot.models import Game, InboundMessage, OrderSubmission, Outbox, OutboxStatus, Quarantine, Turn
 from bot.settings import parse_settings
 from bot.testing import FakeClock, plain_mail

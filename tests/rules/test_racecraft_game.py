@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 from typing import Any
@@ -11,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules import find_game
-from rules.api import FigureError, Game, StateError, Viewer
-from rules.racecraft import GAME
+from rules.api import FigureError, Game, Placing, StateError, TableRow, Viewer
+from rules.racecraft import GAME, RacecraftView, RunnerPosition
 from rules.racecraft.model import Cruise, Overtake, Use
 from rules.racecraft.parse import ORDER_FORMS
 from tests.rules.racecraft_strategies import make_race
@@ -115,31 +116,47 @@ def test_merge_orders_the_later_set_replaces() -> None:
 
 def test_view_has_the_common_keys() -> None:
     """rules.api "Views": title, turn_label, finished, standings, columns, table, events,
-    private, summary."""
+    private, summary; and every runner's place and EP, front first, for the picture."""
     _one, two = worked_example()
     view = GAME.view(two.state, two, Viewer.PUBLIC)
-    assert view["title"] == "Racecraft"
-    assert view["turn_label"] == "Turn 3 of 5: tactical"
-    assert view["finished"] is False
-    assert view["standings"] == [
-        {"place": 1, "players": ["seb", "steve"]},
-        {"place": 2, "players": ["roger"]},
-        {"place": 3, "players": ["kelly", "zed"]},
-    ]
-    assert view["columns"] == ["EP", "Last order", "Score"]
-    assert view["table"][0] == {"player": "seb", "place": 1, "cells": ["4", "USE 3", "3"]}
-    assert [row["player"] for row in view["table"]] == ["seb", "steve", "roger", "kelly", "zed"]
-    assert view["events"] == [event.text for event in two.events]
-    assert view["private"] == []
-    assert view["summary"] == "seb and steve share the lead; kelly and zed are last."
+    assert isinstance(view, RacecraftView)
+    assert view.title == "Racecraft"
+    assert view.turn_label == "Turn 3 of 5: tactical"
+    assert view.finished is False
+    assert view.standings == (
+        Placing(1, ("seb", "steve")),
+        Placing(2, ("roger",)),
+        Placing(3, ("kelly", "zed")),
+    )
+    assert view.columns == ("EP", "Last order", "Score")
+    assert view.table[0] == TableRow("seb", 1, ("4", "USE 3", "3"))
+    assert [row.player for row in view.table] == ["seb", "steve", "roger", "kelly", "zed"]
+    assert view.events == tuple(event.text for event in two.events)
+    assert view.private == ()
+    assert view.summary == "seb and steve share the lead; kelly and zed are last."
+    assert view.runners[:3] == (RunnerPosition("seb", 1, 4), RunnerPosition("steve", 1, 6), RunnerPosition("roger", 2, 7))
+    assert (view.turn, view.turns, view.stage) == (3, 5, "tactical")
+
+
+def test_a_view_reads_as_a_mapping_of_its_fields() -> None:
+    """rules.api "Views": shell code written for dict views still reads ``view["x"]``,
+    ``view.get("x")`` and ``dict(view)``; nothing but the fields is a key."""
+    _one, two = worked_example()
+    view = GAME.view(two.state, two, Viewer.PUBLIC)
+    assert view["summary"] == view.summary and view.get("finished") is False
+    assert list(view) == [f.name for f in dataclasses.fields(view)]
+    assert dict(view)["runners"] is view.runners
+    assert "get" not in view and view.get("nope") is None
+    with pytest.raises(KeyError):
+        view["__class__"]
 
 
 def test_private_lines_only_for_the_player() -> None:
     """A player's view adds their EP and NMR default; PUBLIC and GM views show nothing private."""
     _one, two = worked_example()
-    assert GAME.view(two.state, two, "roger")["private"] == ["You have 7 EP and are 2nd; NMR default: USE 3."]
-    assert GAME.view(two.state, two, Viewer.GM)["private"] == []
-    public = json.dumps(GAME.view(two.state, two, Viewer.PUBLIC))
+    assert GAME.view(two.state, two, "roger").private == ("You have 7 EP and are 2nd; NMR default: USE 3.",)
+    assert GAME.view(two.state, two, Viewer.GM).private == ()
+    public = repr(GAME.view(two.state, two, Viewer.PUBLIC))
     assert "NMR default" not in public
 
 
@@ -147,15 +164,15 @@ def test_view_before_any_turn_and_after_the_race() -> None:
     """No events before the first turn; `finished` and a winner after the sprint."""
     race = GAME.new_game(FIVE, {"turns": "3"}, RNG)
     view = GAME.view(race, None, Viewer.PUBLIC)
-    assert view["events"] == [] and view["turn_label"] == "Turn 1 of 3: start"
-    assert GAME.view(race, None, "seb")["private"] == ["You have 10 EP; NMR default: USE 5."]
-    assert all(row["cells"] == ["10", "", ""] for row in view["table"])
+    assert view.events == () and view.turn_label == "Turn 1 of 3: start"
+    assert GAME.view(race, None, "seb").private == ("You have 10 EP; NMR default: USE 5.",)
+    assert all(row.cells == ("10", "", "") for row in view.table)
     while not GAME.is_finished(race):
         race = resolve_texts(race, {}).state
     view = GAME.view(race, None, "kelly")
-    assert view["finished"] is True
-    assert view["summary"].endswith(("wins.", "share the win."))
-    assert view["private"][0].startswith("You finished")
+    assert view.finished is True
+    assert view.summary.endswith(("wins.", "share the win."))
+    assert view.private[0].startswith("You finished")
 
 
 def test_results_events_read_well() -> None:
@@ -182,7 +199,7 @@ def test_no_results_line_parses_as_an_order() -> None:
     race = two.state
     lines = [event.text for event in one.events + two.events]
     view = GAME.view(race, two, "roger")
-    lines += view["private"] + [view["summary"], view["turn_label"]]
+    lines += [*view.private, view.summary, view.turn_label]
     for line in lines:
         assert not GAME.parse_orders(race, "roger", line).orders, line
 
@@ -253,7 +270,7 @@ def test_drop_player_removes_the_runner_and_closes_up_the_places() -> None:
     assert "roger" not in GAME.expected_players(race)
     after = resolve_texts(race, {})
     assert "roger" not in [p for position in GAME.standings(after.state) for p in position]
-    assert GAME.view(race, None, "roger")["private"] == ["You are no longer in the race."]
+    assert GAME.view(race, None, "roger").private == ("You are no longer in the race.",)
     with pytest.raises(ValueError):
         GAME.drop_player(race, "roger")
 

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from rules.api import IllegalOrderError, OptionError, ProblemKind, Resolution
+from rules.api import IllegalOrderError, OptionError, Placing, ProblemKind, Resolution
 from rules.racecraft import GAME
 from rules.racecraft.model import Cruise, Overtake, Race, Stage, Use, score_text
 from rules.racecraft.resolve import TurnReport, run_turn
@@ -135,12 +135,12 @@ def test_positions_are_numbered_densely() -> None:
     """Positions: "in `Roger 5 / Seb 2, Steve 2 / Kelly 0` Roger is 1st, Seb and Steve share
     2nd, Kelly is 3rd"."""
     after = play(worked_example_start(), {"kelly": "0", "seb": "2", "steve": "2", "roger": "5"})
-    standings = GAME.view(after.state, after, "kelly")["standings"]
-    assert standings == [
-        {"place": 1, "players": ["roger"]},
-        {"place": 2, "players": ["seb", "steve"]},
-        {"place": 3, "players": ["kelly"]},
-    ]
+    standings = GAME.view(after.state, after, "kelly").standings
+    assert standings == (
+        Placing(1, ("roger",)),
+        Placing(2, ("seb", "steve")),
+        Placing(3, ("kelly",)),
+    )
 
 
 # -- turn 1 -------------------------------------------------------------------------------
@@ -231,8 +231,8 @@ def test_cruise_score_is_shown_truncated_to_one_decimal() -> None:
     race = make_race([["a"], ["b"], ["c"], ["d"]], 5)
     resolution = play(race, {"a": "USE 0", "b": "USE 2", "c": "USE 3", "d": "CRUISE"})
     assert any(event.text.startswith("d: CRUISE, score 1.6: the average of 0, 2 and 3,") for event in resolution.events)
-    row = next(row for row in GAME.view(resolution.state, resolution, "a")["table"] if row["player"] == "d")
-    assert row["cells"][1:] == ["CRUISE", "1.6"]
+    row = next(row for row in GAME.view(resolution.state, resolution, "a").table if row.player == "d")
+    assert row.cells[1:] == ("CRUISE", "1.6")
 
 
 def test_a_cruiser_below_ten_gains_one_ep() -> None:
@@ -421,7 +421,7 @@ def test_sprint_ties_share_the_place() -> None:
     race = make_race([["a", "b"], ["c"]], {"a": 1, "b": 1, "c": 1}, turn=3, turns=3)
     after = GAME.resolve(race, {}, RNG).state
     assert GAME.standings(after) == (("a", "b"), ("c",))
-    assert GAME.view(after, None, "c")["standings"][0] == {"place": 1, "players": ["a", "b"]}
+    assert GAME.view(after, None, "c").standings[0] == Placing(1, ("a", "b"))
 
 
 # -- NMR ----------------------------------------------------------------------------------

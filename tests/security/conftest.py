@@ -18,11 +18,11 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.app import App
-from bot.auth import signed_address
 from bot.db import Database, migrate
-from bot.games import PlayerSpec, create_game
+from bot.games.turns import PlayerSpec, create_game
+from bot.mail_in.auth import signed_address
+from bot.mail_out.render import Renderer
 from bot.models import Game, InboundMessage, OrderSubmission, Outbox, Quarantine, Seat
-from bot.render import Renderer
 from bot.service import PollReport
 from bot.settings import (
     AuthSettings,

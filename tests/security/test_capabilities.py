@@ -4,7 +4,7 @@
 registered address. Answers to strangers, to refused senders and to observers carry the plain
 address." The same holds for a seat password and the GM password.
 
-The check runs where every outgoing mail is made (`bot.mailout.queue`, which only
+The check runs where every outgoing mail is made (`bot.mail_out.outbox.queue`, which only
 `bot.letters` calls): each mail queued while the bot works through a day of mail of every
 kind -- strangers, forged senders, players, the GM, sign-ups, reminders, the digest, a
 deadline -- is taken apart, and every signed address and every password in its headers and
@@ -30,9 +30,10 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import digest, mailout
-from bot.auth import GM_SEAT, parse_tag, verify_tag
-from bot.games import create_game
+from bot.games.turns import create_game
+from bot.gm import digest
+from bot.mail_in.auth import GM_SEAT, parse_tag, verify_tag
+from bot.mail_out import outbox as mailout
 from bot.models import Game, Seat
 from bot.testing import plain_mail
 from tests.security.conftest import ADDRESS, BOT, GM, MAX_MAIL_BYTES, OLD_SECRET, SITE_SECRET, Bot
@@ -116,7 +117,7 @@ def _signup_game(bot: Bot) -> None:
 
 
 def _gm_signed(game: str = "rc1") -> str:
-    from bot.auth import signed_address
+    from bot.mail_in.auth import signed_address
 
     return signed_address(BOT, SITE_SECRET, game, GM_SEAT)
 
@@ -130,7 +131,7 @@ def test_only_the_letters_module_queues_mail() -> None:
             if isinstance(node, ast.Attribute) and node.attr in ("queue", "compose") and \
                     isinstance(node.value, ast.Name) and node.value.id == "mailout":
                 callers.append(path.relative_to(REPO).as_posix())
-            if isinstance(node, ast.ImportFrom) and node.module == "bot.mailout" and \
+            if isinstance(node, ast.ImportFrom) and node.module == "bot.mail_out.outbox" and \
                     any(a.name in ("queue", "compose") for a in node.names):
                 callers.append(path.relative_to(REPO).as_posix())
     assert sorted(set(callers)) == ["bot/letters.py"]

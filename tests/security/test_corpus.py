@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from bot.auth import GM_SEAT, signed_address, signed_tag
-from bot.inbox import Folder
+from bot.mail_in.auth import GM_SEAT, signed_address, signed_tag
+from bot.mail_in.inbox import Folder
 from bot.models import Outbox
 from tests.security.conftest import ADDRESS, AUTHSERV, BOT, GM, OLD_SECRET, SITE_SECRET, Bot
 

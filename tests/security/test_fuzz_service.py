@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from bot.auth import signed_address
-from bot.inbox import Folder
+from bot.mail_in.auth import signed_address
+from bot.mail_in.inbox import Folder
 from bot.models import InboundMessage
 from bot.service import PollReport
 from bot.testing import plain_mail

@@ -4,7 +4,7 @@
 Each mail comes from the GM's registered address to the game's signed GM address, as a reply to
 a GM mail would. Before the fix `EXTEND rc1 999999999999d` (OverflowError in timedelta),
 `DEADLINE rc1 +99999999999999d` and `SET rc1 seb ep <5000 digits>` (ValueError from int() past
-4300 digits) escaped `bot.gm.execute` and the mail was quarantined instead of answered.
+4300 digits) escaped `bot.gm.powers.execute` and the mail was quarantined instead of answered.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from bot.auth import signed_address
+from bot.mail_in.auth import signed_address
 from bot.models import InboundStatus, Turn
 from bot.testing import plain_mail
 from tests.security.conftest import BOT, GM, SITE_SECRET, Bot

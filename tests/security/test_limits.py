@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from bot.inbox import MaildirInbox, deliver_to_maildir, header_section
+from bot.mail_in.inbox import MaildirInbox, deliver_to_maildir, header_section
 from bot.testing import plain_mail
 from tests.security.conftest import ADDRESS, BOT, MAX_MAIL_BYTES, Bot
 
@@ -182,7 +182,7 @@ def test_an_over_cap_reply_from_another_address_is_told_to_the_registered_one(bo
 def test_forged_and_over_cap_mail_is_listed_in_the_gms_digest(bot: Bot) -> None:
     """mail-interface.md: a From that fails the policy is shown in the digest, told or not; so is mail
     over the size limit."""
-    from bot.digest import send_digest
+    from bot.gm.digest import send_digest
     from bot.testing import body_of
 
     for n in range(3):

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.archive import write_game_archive
-from bot.backup import dumps, export_game
+from bot.games.archive import write_game_archive
 from bot.models import Outbox, Seat, Turn
+from bot.ops.backup import dumps, export_game
 from bot.testing import plain_mail
 from tests.security.conftest import ADDRESS, BOT, GM, RACERS, Bot
 
@@ -154,7 +154,7 @@ def test_nothing_of_a_turn_is_out_before_it_is_resolved(bot: Bot) -> None:
 def test_a_replaced_seat_gets_a_new_password_only_its_new_holder_learns(bot: Bot) -> None:
     """GM REPLACE: the new holder's turn sheet tells them a fresh password; the old password no
     longer admits mail, and the outgoing player is not told the new one."""
-    from bot.gm import execute
+    from bot.gm.powers import execute
 
     old = bot.secret("seb")
     with bot.app.db.transaction() as session:

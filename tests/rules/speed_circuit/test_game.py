@@ -3,6 +3,7 @@ figures, GM overrides, storage, and play through `rules.script`."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -12,9 +13,10 @@ from hypothesis import strategies as st
 from rules import find_game
 from rules.api import FigureError, Game, StateError, Viewer, turn_rng
 from rules.script import run_script
-from rules.speed_circuit import GAME
+from rules.speed_circuit import GAME, SpeedCircuitView
 from rules.speed_circuit.car import Status
 from rules.speed_circuit.plot import PathKind, PathOrder, PayOrder, SpeedOrder
+from rules.speed_circuit.track import plan_track, render_svg
 from tests.rules.speed_circuit.helpers import car, race, scenario_track, turn
 
 TRACK = scenario_track("corner_test")
@@ -56,18 +58,39 @@ def test_nmr_maintain_speed_option() -> None:
 
 
 def test_views_have_the_common_keys_and_public_shows_nothing_private() -> None:
-    """api.py Views: every game provides the common keys; PUBLIC has no private part."""
+    """api.py Views: every game provides the common fields; PUBLIC has no private part; the
+    view carries the track as coordinates and where every car is."""
     state = race(TRACK, [car("ann", "B3", TRACK, speed=60), car("bob", "A10", TRACK, speed=40)])
     resolution = turn(state, {"ann": "SPEED 60", "bob": "SPEED 40"})
     public = GAME.view(resolution.state, resolution, Viewer.PUBLIC)
-    assert PUBLIC_KEYS <= set(public)
-    assert public["private"] == []
-    assert public["columns"] == ["Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Compounds", "Status"]
-    assert [row["player"] for row in public["table"]] == ["bob", "ann"]
-    assert public["events"] and "[bob]" in public["track_text"]
-    assert public["track_svg"].startswith("<svg")
+    assert isinstance(public, SpeedCircuitView) and PUBLIC_KEYS <= set(public)
+    assert public.private == ()
+    assert public.columns == ("Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Compounds", "Status")
+    assert [row.player for row in public.table] == ["bob", "ann"]
+    assert public.events and "[bob]" in public.track_text
+    assert {s.id for s in public.track.spaces} == set(TRACK.spaces)
+    spaces = {c.player: c.space for c in public.cars}
+    assert spaces == {"ann": resolution.state.car("ann").space, "bob": resolution.state.car("bob").space}
+    assert [c.player for c in public.cars] == ["bob", "ann"]
     mine = GAME.view(resolution.state, resolution, "ann")
-    assert any("Next turn you may plot" in line for line in mine["private"])
+    assert any("Next turn you may plot" in line for line in mine.private)
+
+
+def test_the_track_plan_is_the_svg_geometry() -> None:
+    """The view's track coordinates are those the SVG drawing prints: one outline per space,
+    lane A innermost, rows running clockwise from the top, and the finish line at the top."""
+    plan = plan_track(TRACK)
+    svg = render_svg(TRACK, {})
+    for space in plan.spaces:
+        points = " ".join(f"{x:.1f},{y:.1f}" for x, y in space.outline)
+        assert f'<polygon points="{points}"' in svg
+    centre = plan.centre
+    first = plan.space("A1")
+    outer = plan.space("C1") if any(s.id == "C1" for s in plan.spaces) else plan.space("B1")
+    assert math.dist(first.mid, centre) < math.dist(outer.mid, centre)
+    assert first.mid[0] > centre[0] and first.mid[1] < centre[1]  # clockwise from the top
+    (x0, y0), (x1, y1) = plan.finish
+    assert x0 == x1 == centre[0] and y1 < y0 < centre[1]
 
 
 def test_public_figures() -> None:

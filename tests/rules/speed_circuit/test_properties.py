@@ -153,7 +153,7 @@ def _orders() -> st.SearchStrategy[object]:
 @given(order=_orders())
 def test_every_order_reads_back_from_its_canonical_text(order: object) -> None:
     """§8 / api.py format_orders: the canonical text of any order parses back to the same order."""
-    from rules.speed_circuit.plot import format_order, parse_line
+    from rules.speed_circuit.parse import format_order, parse_line
 
     assert parse_line(format_order(order)) == order  # type: ignore[arg-type]
 

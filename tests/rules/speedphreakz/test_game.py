@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules import find_game
-from rules.api import FigureError, Game, OptionError, StateError, Viewer, turn_seed
-from rules.speedphreakz import GAME
+from rules.api import FigureError, Game, OptionError, Placing, StateError, Viewer, turn_seed
+from rules.speedphreakz import GAME, SpeedPhreakzView
 from rules.speedphreakz.model import CarStatus, Heading, NoOrders, Program, Progress, Square
 from tests.rules.speedphreakz.helpers import car, control, play, race
 
@@ -80,25 +80,29 @@ def test_the_views() -> None:
     )
     resolution = play(state, [control(150)], texts={"ann": "ROUND 3: F3"})
     public = GAME.view(resolution.state, resolution, Viewer.PUBLIC)
-    assert VIEW_KEYS <= set(public)
-    assert public["private"] == [] and GAME.view(resolution.state, resolution, Viewer.GM)["private"] == []
-    assert public["events"][0].startswith("Round 2: control d100 50 + 100 = 150")
+    assert isinstance(public, SpeedPhreakzView) and VIEW_KEYS <= set(public)
+    assert public.private == () and GAME.view(resolution.state, resolution, Viewer.GM).private == ()
+    assert public.events[0].startswith("Round 2: control d100 50 + 100 = 150")
     mine = GAME.view(resolution.state, resolution, "ann")
-    assert "Your program for round 3: F3" in mine["private"]
-    assert not any("F3" in line for line in GAME.view(resolution.state, resolution, "bob")["private"])
-    assert public["standings"] == [{"place": 1, "players": ["ann"]}, {"place": 2, "players": ["bob"]}]
-    assert public["columns"][0] == "Square" and public["table"][0]["cells"][0] == "6,3"
-    rows = public["map_lines"]  # a ruler of two lines, then "  y " and the row
+    assert "Your program for round 3: F3" in mine.private
+    assert not any("F3" in line for line in GAME.view(resolution.state, resolution, "bob").private)
+    assert public.standings == (Placing(1, ("ann",)), Placing(2, ("bob",)))
+    assert public.columns[0] == "Square" and public.table[0].cells[0] == "6,3"
+    rows = public.map_lines  # a ruler of two lines, then "  y " and the row
     assert rows[2 + 3][4 + 6] == "A" and rows[2 + 1][4 + 5] == "B"
     assert rows[2 + 3] == "  3 #S....A......#"
-    assert public["map_legend"][:2] == ["A = ann (red)", "B = bob (blue)"]
-    assert public["summary"] == "ann leads"
-    assert public["paths"] == {"ann": ["3,3", "4,3", "5,3", "6,3"], "bob": ["5,1"]}
+    assert public.map_legend[:2] == ("A = ann (red)", "B = bob (blue)")
+    assert public.summary == "ann leads"
+    assert public.circuit == resolution.state.circuit
+    cars = {c.player: c for c in public.cars}
+    assert cars["ann"].square == Square(6, 3) and cars["ann"].letter == "A" and cars["ann"].colour == "red"
+    assert cars["ann"].trail == (Square(3, 3), Square(4, 3), Square(5, 3), Square(6, 3))
+    assert cars["bob"].trail == (Square(5, 1),)
 
 
 def test_the_map_marks_shared_squares_and_wrecks() -> None:
     state = race([car("ann", (3, 3)), car("bob", (3, 3)), car("cat", (6, 2), status=CarStatus.CRASHED)])
-    rows = GAME.view(state, None, Viewer.PUBLIC)["map_lines"]
+    rows = GAME.view(state, None, Viewer.PUBLIC).map_lines
     assert rows[2 + 3][4 + 3] == "*" and rows[2 + 2][4 + 6] == "c"
 
 

@@ -79,7 +79,7 @@ def test_standings_hold_every_player_once(data: st.DataObject) -> None:
         flat = [p for position in places for p in position]
         assert sorted(flat) == sorted(GAME.players(state))
         assert tuple(flat[: len(state.finish_order)]) == state.finish_order
-        assert GAME.view(state, turn.resolution, "ann")["events"] == [e.text for e in turn.resolution.events]
+        assert GAME.view(state, turn.resolution, "ann").events == tuple(e.text for e in turn.resolution.events)
 
 
 @settings(max_examples=200, deadline=None)

@@ -30,9 +30,9 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from bot import pictures
+from bot.mail_out.render import Renderer
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
-from bot.render import Renderer
 from rules import find_game
 from rules.api import Event, Resolution, Roll, Viewer
 

@@ -25,13 +25,13 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bot import games as G
 from bot import letters
-from bot import reminders as R
-from bot.auth import new_secret
 from bot.clock import as_utc
 from bot.commands import GM_VERBS, GmCommand, split_gm_args
-from bot.deadlines import (
+from bot.echo import echo, quote_lines
+from bot.games import reminders as R
+from bot.games import turns as G
+from bot.games.deadlines import (
     DeadlineError,
     add,
     format_local,
@@ -40,11 +40,11 @@ from bot.deadlines import (
     parse_schedule,
     parse_when,
 )
-from bot.echo import echo, quote_lines
-from bot.inbound import Inbound
 from bot.letters import ToAddress, ToGm, ToSeat
+from bot.mail_in.auth import new_secret
+from bot.mail_in.parse import Inbound
+from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Player, Seat, Turn
-from bot.render import RenderedMail
 from rules.api import FigureError, OptionError, Viewer
 
 log = logging.getLogger("flagman.gm")
@@ -304,7 +304,7 @@ def _plot(ctx: Ctx, args: tuple[str, ...]) -> str:
 def _process(ctx: Ctx, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     outcome = G.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
-    from bot import signups
+    from bot.games import signups
 
     signups.enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = G.open_turn(ctx.session, ctx.game)
@@ -405,7 +405,7 @@ def _replace(ctx: Ctx, args: tuple[str, ...]) -> str:
     ctx.session.flush()
     ctx.session.refresh(seat)
     if ctx.game.status == GameStatus.SIGNUP:
-        from bot import signups
+        from bot.games import signups
 
         signups.send_welcome(ctx.shell, ctx.session, ctx.game, seat)
     else:

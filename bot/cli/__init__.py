@@ -123,7 +123,7 @@ def _cmd_migrate(args: argparse.Namespace) -> int:
 # -- games -----------------------------------------------------------------------------------
 
 def _parse_player(text: str) -> Any:
-    from bot.games import PlayerSpec
+    from bot.games.turns import PlayerSpec
 
     name, sep, rest = text.partition("=")
     if not sep or "@" not in rest:
@@ -133,7 +133,7 @@ def _parse_player(text: str) -> Any:
 
 
 def _cmd_game_new(args: argparse.Namespace) -> int:
-    from bot import games as G
+    from bot.games import turns as G
 
     app = _app(args)
     _need_secret(app.settings)
@@ -152,7 +152,7 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
 def _cmd_game_list(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
-    from bot import games as G
+    from bot.games import turns as G
     from bot.models import Game
 
     app = _app(args)
@@ -166,7 +166,7 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_game_show(args: argparse.Namespace) -> int:
-    from bot import games as G
+    from bot.games import turns as G
 
     app = _app(args)
     with app.db.read() as session:
@@ -207,7 +207,7 @@ def _cmd_poll(args: argparse.Namespace) -> int:
 def _cmd_tick(args: argparse.Namespace) -> int:
     app = _app(args)
     _need_secret(app.settings)
-    done = app.service.tick()
+    done = app.service.tick(read_first=True)
     print("resolved: " + (", ".join(f"{g} turn {n}" for g, n in done) or "nothing due"))
     app.close()
     return 0
@@ -230,7 +230,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from bot.demo import run_demo
+    from bot.cli.demo import run_demo
 
     return run_demo(keep=args.keep, quiet=args.quiet)
 
@@ -288,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pretty", action="store_true", help="indent the JSON")
     p.set_defaults(func=_cmd_play)
 
-    from bot import cli_extra
+    from bot.cli import extra as cli_extra
 
     cli_extra.register(sub)
     return parser
@@ -304,8 +304,8 @@ def setup_logging(verbose: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from bot.deadlines import DeadlineError
-    from bot.games import GameError
+    from bot.games.deadlines import DeadlineError
+    from bot.games.turns import GameError
     from bot.settings import SettingsError
     from rules import UnknownGameError
     from rules.api import OptionError

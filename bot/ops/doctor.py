@@ -94,7 +94,7 @@ def check_database(settings: Any, now: datetime) -> Iterator[Finding]:
     from sqlalchemy import text
 
     from bot.db import Database, current_revision, head_revision
-    from bot.instance import sqlite_path
+    from bot.ops.instance import sqlite_path
 
     url = settings.database_url
     shown = safe_url(url)
@@ -174,7 +174,7 @@ def check_local_clock(now: datetime) -> Iterator[Finding]:
 # -- inbox -----------------------------------------------------------------------------------
 
 def imap_inbox(settings: Any, *, create_folders: bool = False) -> Any:
-    from bot.imap import ImapInbox
+    from bot.mail_in.imap import ImapInbox
 
     cfg = settings.inbox
     return ImapInbox(host=cfg.host, port=cfg.port, username=cfg.username, password=settings.secrets.imap_password,
@@ -197,7 +197,7 @@ def _imap_fix(text: str, fixing: bool) -> tuple[Severity, str]:
 
 
 def check_imap(settings: Any, now: datetime, fix: bool) -> Iterator[Finding]:
-    from bot.imap import ImapError
+    from bot.mail_in.imap import ImapError
 
     cfg = settings.inbox
     where = f"{cfg.username}@{cfg.host}:{cfg.port}"
@@ -312,7 +312,7 @@ def check_outbox(settings: Any, fix: bool) -> Iterator[Finding]:
     if cfg.kind == "maildir":
         yield from _check_maildir(settings, "outbox", cfg.path, fix, ("",))
         return
-    from bot.smtp import SmtpMailer
+    from bot.mail_out.smtp import SmtpMailer
 
     if cfg.username and not settings.secrets.smtp_password:
         yield problem("outbox", f"[outbox] username is {cfg.username!r} but no SMTP password is set",
@@ -339,7 +339,7 @@ def check_outbox(settings: Any, fix: bool) -> Iterator[Finding]:
 # -- the instance lock -----------------------------------------------------------------------
 
 def check_lock(settings: Any) -> Iterator[Finding]:
-    from bot.instance import lock_for
+    from bot.ops.instance import lock_for
 
     try:
         lock = lock_for(settings)

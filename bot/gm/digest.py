@@ -25,13 +25,13 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from bot import games as G
 from bot import letters
-from bot.auth import GM_SEAT
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
-from bot.deadlines import format_local
 from bot.echo import echo
+from bot.games import turns as G
+from bot.games.deadlines import format_local
+from bot.mail_in.auth import GM_SEAT
 from bot.models import (
     Game,
     GameStatus,

@@ -17,14 +17,16 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import archive, letters
-from bot.auth import GM_SEAT, NAME_RE, new_secret, signed_address
+from bot import letters
 from bot.clock import Clock, as_utc
 from bot.db import Database
-from bot.deadlines import format_local, next_deadline, parse_duration, parse_schedule
-from bot.html import html_body
+from bot.faults import NO_FAULTS, CrashPoint, Faults
+from bot.games import archive
+from bot.games.deadlines import format_local, next_deadline, parse_duration, parse_schedule
+from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
+from bot.mail_out.html import html_body
+from bot.mail_out.render import Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, Seat, Turn
-from bot.render import Renderer
 from bot.settings import Settings
 from rules import find_game
 from rules.api import Game as Rules
@@ -45,6 +47,7 @@ class Shell:
     settings: Settings
     clock: Clock
     renderer: Renderer
+    faults: Faults = NO_FAULTS  # the crash points (bot.faults); the tests' worker kills at one
 
     def now(self) -> datetime:
         return as_utc(self.clock.now())
@@ -499,4 +502,5 @@ def tick(shell: Shell, *, limit_per_game: int = 50) -> list[tuple[str, int]]:
                     continue
                 resolve_turn(shell, session, game, turn)
                 done.append((game.name, turn.number))
+            shell.faults.reached(CrashPoint.AFTER_RESOLVE)
     return done

@@ -20,10 +20,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import pictures
-from bot.mailout import HtmlBody, InlineImage
+from bot.mail_out.outbox import HtmlBody, InlineImage
+from bot.mail_out.render import Renderer, TemplateError
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
-from bot.render import Renderer, TemplateError
 from rules.api import Game as Rules
 from rules.api import Viewer
 

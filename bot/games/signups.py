@@ -25,14 +25,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import games as G
 from bot import letters
-from bot.auth import GM_SEAT, NAME_RE, new_secret
 from bot.commands import Join, Resign
 from bot.echo import echo_name
-from bot.inbound import Inbound
-from bot.inbox import RawMail
+from bot.games import turns as G
 from bot.letters import ToAddress, ToGm, ToSeat
+from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
+from bot.mail_in.inbox import RawMail
+from bot.mail_in.parse import Inbound
 from bot.models import Game, GameStatus, GmAudit, InboundStatus, Seat
 
 log = logging.getLogger("flagman.signups")
@@ -168,7 +168,7 @@ def _gm_notice(shell: G.Shell, session: Session, game: Game, title: str, text: s
 # -- RESIGN ----------------------------------------------------------------------------------
 
 def resign(service: Any, session: Session, inbound: Inbound, who: Any, command: Resign) -> str:
-    from bot import gm
+    from bot.gm import powers as gm
 
     shell: G.Shell = service.shell
     game = G.find_game_row(session, command.game)
@@ -206,7 +206,7 @@ def resign(service: Any, session: Session, inbound: Inbound, who: Any, command: 
 
 def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
     """After a resolution: warn the seats one miss from the limit, act on those at it."""
-    from bot import gm
+    from bot.gm import powers as gm
 
     limit = game.nmr_limit
     if not limit or game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED):

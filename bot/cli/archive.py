@@ -12,8 +12,8 @@ from typing import Any
 
 
 def _cmd_archive(args: argparse.Namespace) -> int:
-    from bot.archive import write_game_archive
     from bot.db import Database
+    from bot.games.archive import write_game_archive
     from bot.settings import load_settings
 
     settings = load_settings(Path(args.config) if args.config else None)

@@ -27,9 +27,10 @@ from sqlalchemy.orm import Session
 
 from bot.clock import Clock, as_utc
 from bot.db import Database
-from bot.mailer import Mailer, OutgoingMail, SendResult, SendStatus
+from bot.faults import NO_FAULTS, CrashPoint, Faults
+from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
+from bot.mail_out.render import RenderedMail
 from bot.models import Outbox, OutboxStatus
-from bot.render import RenderedMail
 from bot.settings import Settings
 
 log = logging.getLogger("flagman.mail")
@@ -276,7 +277,8 @@ class DrainReport:
     failed: int = 0
 
 
-def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, limit: int | None = None) -> DrainReport:
+def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, limit: int | None = None,
+          faults: Faults = NO_FAULTS) -> DrainReport:
     """Send every pending mail that is due, in batches; record each outcome as it comes.
 
     Each result is committed the moment the relay has answered for that mail, before the next
@@ -289,6 +291,7 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
     by_message_id: dict[str, Any] = {}
 
     def record(result: SendResult) -> None:
+        faults.reached(CrashPoint.AFTER_SEND)
         row = by_message_id[result.message_id]
         done_ids.add(row.id)
         attempts = row.attempts + 1
@@ -314,6 +317,7 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
                 # its Message-ID. Worth it: no fsync wait per mail sent.
                 conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
             conn.execute(update(Outbox).where(Outbox.id == row.id).values(**values))
+        faults.reached(CrashPoint.AFTER_RECORD)
 
     while limit is None or sum(counts.values()) < limit:
         now = clock.now()
@@ -331,5 +335,6 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
         by_message_id.clear()
         by_message_id.update((r.message_id, r) for r in rows)
         mails = [OutgoingMail(r.message_id, r.envelope_from, (r.recipient,), r.data) for r in rows]
+        faults.reached(CrashPoint.BEFORE_SEND)
         mailer.send(mails, on_result=record)
     return DrainReport(counts["sent"], counts["retrying"], counts["failed"])

@@ -18,13 +18,13 @@ def _settings(args: argparse.Namespace) -> Any:
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
-    from bot.doctor import run_doctor
+    from bot.ops.doctor import run_doctor
 
     return run_doctor(Path(args.config) if args.config else None, fix=args.fix)
 
 
 def _cmd_backup(args: argparse.Namespace) -> int:
-    from bot.backup import BackupError, backup
+    from bot.ops.backup import BackupError, backup
 
     settings = _settings(args)
     try:
@@ -37,8 +37,8 @@ def _cmd_backup(args: argparse.Namespace) -> int:
 
 
 def _cmd_restore(args: argparse.Namespace) -> int:
-    from bot.backup import BackupError, restore
-    from bot.instance import lock_for
+    from bot.ops.backup import BackupError, restore
+    from bot.ops.instance import lock_for
 
     settings = _settings(args)
     try:
@@ -51,8 +51,8 @@ def _cmd_restore(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from bot.backup import dumps, export_game
     from bot.db import Database
+    from bot.ops.backup import dumps, export_game
 
     settings = _settings(args)
     db = Database(settings.database_url)
@@ -69,8 +69,8 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from bot.backup import replay_game
     from bot.db import Database
+    from bot.ops.backup import replay_game
 
     settings = _settings(args)
     db = Database(settings.database_url)
@@ -95,8 +95,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _cmd_copy_db(args: argparse.Namespace) -> int:
-    from bot.backup import BackupError, copy_database
-    from bot.doctor import safe_url
+    from bot.ops.backup import BackupError, copy_database
+    from bot.ops.doctor import safe_url
 
     settings = _settings(args)
     target = args.to

@@ -1,4 +1,4 @@
-"""The IMAP inbox: `ImapInbox` implements `bot.inbox.Inbox` over imapclient.
+"""The IMAP inbox: `ImapInbox` implements `bot.mail_in.inbox.Inbox` over imapclient.
 
 Mail is fetched by UID in batches and keyed ``"<uidvalidity>:<uid>"``. Fetching changes
 nothing (``BODY.PEEK[]``); only `mark_done`, called after the commit, moves mail out of the
@@ -31,7 +31,7 @@ from typing import Literal, TypeVar
 from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientError, LoginError
 
-from bot.inbox import HEADER_CAP, Folder, RawMail, header_section
+from bot.mail_in.inbox import HEADER_CAP, Folder, RawMail, header_section
 
 log = logging.getLogger(__name__)
 

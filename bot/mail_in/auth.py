@@ -26,7 +26,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.inbound import AuthResult
+from bot.mail_in.parse import AuthResult
 
 GM_SEAT = "gm"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,29}$")

@@ -6,7 +6,9 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    from bot import cli_archive, cli_gm, cli_ops
+    from bot.cli import archive as cli_archive
+    from bot.cli import gm as cli_gm
+    from bot.cli import ops as cli_ops
 
     cli_gm.register(sub)
     cli_ops.register(sub)

@@ -1,4 +1,4 @@
-"""The SMTP relay: `SmtpMailer` implements `bot.mailer.Mailer` over smtplib.
+"""The SMTP relay: `SmtpMailer` implements `bot.mail_out.mailer.Mailer` over smtplib.
 
 One connection per batch. Each mail gets its own verdict and `send` never raises for one
 mail's failure (RFC 5321 4.2.1: 2yz accepted, 4yz transient, 5yz permanent)::
@@ -23,7 +23,7 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from bot.mailer import OutgoingMail, SendResult, SendStatus
+from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ no reminder is sent twice for the same deadline:
 
 Every reminder shows the deadline in the recipient's own time zone.
 
-Backlog after downtime: `bot.games` opens each turn with a deadline computed from the moment
+Backlog after downtime: `bot.games.turns` opens each turn with a deadline computed from the moment
 the previous one was resolved, so at most one turn per game can be overdue when the service
 comes back: the tick resolves that one (as it would have been, with the NMR defaults), and the
 next turn gets a full turn length from now. A backlog of several overdue turns cannot build
@@ -29,10 +29,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from bot import games as G
 from bot import letters
 from bot.clock import as_utc
-from bot.deadlines import DeadlineError, parse_duration
+from bot.games import turns as G
+from bot.games.deadlines import DeadlineError, parse_duration
 from bot.letters import ToGm, ToSeat
 from bot.models import Game, GameStatus, Turn
 
@@ -193,7 +193,7 @@ def _overdue(shell: G.Shell) -> list[tuple[int, int, timedelta]]:
 def tick(shell: G.Shell) -> list[tuple[str, int]]:
     """Resolve what is due (bot.games.tick), then enforce NMR limits, tell the GM of late
     resolutions, and send the reminders that are due."""
-    from bot import signups
+    from bot.games import signups
 
     late = _overdue(shell)
     done = G.tick(shell)

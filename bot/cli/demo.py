@@ -19,8 +19,8 @@ from typing import TextIO
 
 from bot.app import build_app
 from bot.cli import init_dir
-from bot.games import PlayerSpec, create_game
-from bot.inbox import deliver_to_maildir
+from bot.games.turns import PlayerSpec, create_game
+from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import FakeClock, body_of, reply_to
 
@@ -110,7 +110,7 @@ class Demo:
         self.show(gm, self.new_mail(gm))
 
     def open_turn_number(self) -> int | None:
-        from bot.games import find_game_row, open_turn
+        from bot.games.turns import find_game_row, open_turn
 
         with self.app.db.read() as session:
             game = find_game_row(session, "demo1")
@@ -145,7 +145,7 @@ class Demo:
             self.run_jobs()
         self.read_all(latest, gm)
         with self.app.db.read() as session:
-            from bot.games import current_state, find_game_row
+            from bot.games.turns import current_state, find_game_row
 
             game = find_game_row(session, "demo1")
             assert game is not None

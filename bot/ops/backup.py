@@ -30,7 +30,7 @@ from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from bot.db import Database
-from bot.instance import sqlite_path
+from bot.ops.instance import sqlite_path
 
 
 class BackupError(RuntimeError):
@@ -133,7 +133,7 @@ def _time(value: datetime | None) -> str | None:
 
 
 def export_game(session: Session, name: str) -> dict[str, Any]:
-    from bot import games as G
+    from bot.games import turns as G
     from bot.models import GmAudit, InboundMessage, OrderSubmission, Seat, Turn
 
     game = G.find_game_row(session, name)
@@ -237,7 +237,7 @@ def first_differences(stored: Any, replayed: Any, where: str = "", limit: int = 
 def replay_orders(session: Session, game: Any, rules: Any, state: Any, turn: Any) -> dict[str, tuple[Any, ...]]:
     """The orders the tick resolved this turn with: the submissions folded as on file, and
     for a seat with none, the default (NMR default or GM plot) the tick recorded."""
-    from bot import games as G
+    from bot.games import turns as G
 
     orders: dict[str, tuple[Any, ...]] = {}
     for name in sorted(rules.expected_players(state)):
@@ -258,7 +258,7 @@ def replay_orders(session: Session, game: Any, rules: Any, state: Any, turn: Any
 
 
 def replay_game(session: Session, name: str) -> list[TurnReplay]:
-    from bot import games as G
+    from bot.games import turns as G
     from bot.models import GmAudit, Turn
 
     game = G.find_game_row(session, name)

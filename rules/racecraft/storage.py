@@ -33,7 +33,7 @@ from rules.racecraft.resolve import play_text
 VERSION = 1
 
 
-def dump_race(race: Race) -> dict[str, Any]:
+def dump_state(race: Race) -> dict[str, Any]:
     return {
         "version": VERSION,
         "turns": race.turns,
@@ -100,7 +100,7 @@ def _runner(data: Any) -> Runner:
     )
 
 
-def load_race(data: Mapping[str, Any]) -> Race:
+def load_state(data: Mapping[str, Any]) -> Race:
     if not isinstance(data, Mapping):
         raise StateError(f"a Racecraft state must be an object, not {type(data).__name__}")
     if data.get("version") != VERSION:

@@ -68,8 +68,8 @@ def _actor(args: argparse.Namespace) -> str:
 
 
 def _cmd_verb(args: argparse.Namespace) -> int:
-    from bot import gm
     from bot.cli import _need_secret
+    from bot.gm import powers as gm
 
     prog = f"flagman gm {args.verb.lower()}"
     app = _app(args)
@@ -131,9 +131,9 @@ def _nmr_limit(text: str) -> int | None:
 
 
 def _configure(app: Any, args: argparse.Namespace) -> int:
-    from bot import games as G
-    from bot import reminders as R
-    from bot.deadlines import parse_grace, parse_schedule
+    from bot.games import reminders as R
+    from bot.games import turns as G
+    from bot.games.deadlines import parse_grace, parse_schedule
     from bot.models import GmAudit
 
     changes: list[str] = []
@@ -176,8 +176,8 @@ def _configure(app: Any, args: argparse.Namespace) -> int:
 def _cmd_audit(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
-    from bot import games as G
-    from bot.deadlines import format_local
+    from bot.games import turns as G
+    from bot.games.deadlines import format_local
     from bot.models import GmAudit
 
     app = _app(args)
@@ -198,8 +198,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 
 def _cmd_digest(args: argparse.Namespace) -> int:
-    from bot import digest
     from bot.cli import _need_secret
+    from bot.gm import digest
 
     app = _app(args)
     _need_secret(app.settings)
@@ -212,8 +212,8 @@ def _cmd_digest(args: argparse.Namespace) -> int:
 
 
 def _cmd_remind(args: argparse.Namespace) -> int:
-    from bot import reminders
     from bot.cli import _need_secret
+    from bot.games import reminders
 
     app = _app(args)
     _need_secret(app.settings)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from bot.inbox import deliver_to_maildir
+from bot.mail_in.inbox import deliver_to_maildir
 
 
 class TemporaryMailError(Exception):

@@ -1,0 +1,1 @@
+"""Operating the service: backups, doctor, the single-instance lock, systemd notify."""
