@@ -1,34 +1,26 @@
 """Session-wide real servers: Dovecot, an SMTP sink and PostgreSQL (see tests/servers.py).
 
 A server that cannot start FAILS the tests that need it, with the server's log: CI must
-never pass by skipping. A developer without the servers may set FLAGMAN_ALLOW_SKIP_SERVERS=1
+never pass by skipping (and so does missing test data, such as the email corpus). A developer without the servers may set FLAGMAN_ALLOW_SKIP_SERVERS=1
 to turn that into a skip locally (tests/run sets FLAGMAN_REQUIRE_SERVERS=1, which wins).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import pytest
 
 try:
+    from tests.helpers import unavailable as _unavailable
     from tests.servers import Dovecot, Postgres, ServerError, SmtpSink
 except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout)
+    from helpers import unavailable as _unavailable  # type: ignore[no-redef]
     from servers import Dovecot, Postgres, ServerError, SmtpSink  # type: ignore[no-redef]
 
 
 Server = TypeVar("Server", Dovecot, SmtpSink, Postgres)
-
-
-def _unavailable(what: str, exc: BaseException) -> None:
-    message = f"{what} could not be started:\n{exc}"
-    allow_skip = os.environ.get("FLAGMAN_ALLOW_SKIP_SERVERS") == "1"
-    required = os.environ.get("FLAGMAN_REQUIRE_SERVERS") == "1"
-    if allow_skip and not required:
-        pytest.skip(message)
-    pytest.fail(message, pytrace=False)
 
 
 def _started(what: str, make: Callable[[], Server]) -> Server:

@@ -1,7 +1,8 @@
 """bot.mail_in.parse against the shared real-client corpus (testing.md, "What real mail looks like").
 
 The corpus is test data beside the clone (`<repo>/../shared/email-corpus`, or
-$FLAGMAN_EMAIL_CORPUS), not a server: where it is absent these tests skip and say why.
+$FLAGMAN_EMAIL_CORPUS). Where it is absent these tests FAIL, as a missing server does (see
+tests/helpers.unavailable): CI must never pass by skipping them.
 Its README gives the expected texts used here; pbem_synthetic/expected.json gives expected
 order lines, leak markers and the gate verdict of each synthetic reply.
 """
@@ -16,14 +17,23 @@ from pathlib import Path
 import pytest
 
 from bot.mail_in.parse import IgnoreReason, Inbound, parse_inbound
+from tests.helpers import unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("FLAGMAN_EMAIL_CORPUS") or REPO / ".." / "shared" / "email-corpus").resolve()
 
-pytestmark = pytest.mark.skipif(
-    not CORPUS.is_dir(),
-    reason=f"email corpus not found at {CORPUS} (test data beside the clone; set FLAGMAN_EMAIL_CORPUS)",
-)
+
+
+@pytest.fixture(autouse=True)
+def _corpus_is_there() -> None:
+    if not CORPUS.is_dir():
+        unavailable("the email corpus", f"not found at {CORPUS} (test data beside the clone; set FLAGMAN_EMAIL_CORPUS)")
+
+
+def test_the_corpus_is_there_and_has_mail() -> None:
+    """Without the corpus the parametrized tests below would have no cases (pytest skips those):
+    this one fails instead."""
+    assert len(corpus_files()) >= 50, f"the email corpus at {CORPUS} has {len(corpus_files())} files"
 
 # The synthetic corpus's bot: its GM address and loop header.
 SYNTHETIC_OWN = ("gm@pbem.example",)

@@ -1,14 +1,18 @@
 """A bot process for the fault-injection tests: works until nothing is left, then exits 0.
 
-    python -m tests.e2e.bot_worker CONFIG NOW
+    python -m tests.e2e.bot_worker CONFIG NOW [POINT:N]
 
 It runs the real jobs (poll over IMAP, tick, send over SMTP) on the configuration's
 database, with the clock fixed at NOW (ISO 8601), so a test can kill it at any moment and
-start it again.
+start it again. With POINT:N (a `bot.faults.CrashPoint` value and a count), the process kills
+itself with SIGKILL the N-th time it reaches that crash point: a kill exactly there, whatever
+the machine's speed. A run that never reaches it N times ends normally (exit 0).
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -16,15 +20,35 @@ from pathlib import Path
 from sqlalchemy import func, select
 
 from bot.app import build_app
+from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.games.turns import due_turns
 from bot.models import Outbox, OutboxStatus
 from bot.settings import load_settings
 from bot.testing import FakeClock
 
 
-def main(config: str, now: str) -> int:
+class KillAt:
+    """Faults that SIGKILL this process the `nth` time `point` is reached (nothing is flushed)."""
+
+    def __init__(self, point: CrashPoint, nth: int) -> None:
+        self.point, self.nth, self.seen = point, nth, 0
+
+    def reached(self, point: CrashPoint) -> None:
+        if point is self.point:
+            self.seen += 1
+            if self.seen == self.nth:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+
+def parse_kill(spec: str) -> KillAt:
+    point, _, nth = spec.partition(":")
+    return KillAt(CrashPoint(point), int(nth or "1"))
+
+
+def main(config: str, now: str, kill: str | None = None) -> int:
     clock = FakeClock(datetime.fromisoformat(now))
-    app = build_app(load_settings(Path(config)), clock=clock)
+    faults: Faults = parse_kill(kill) if kill else NO_FAULTS
+    app = build_app(load_settings(Path(config)), clock=clock, faults=faults)
     service = app.service
     for _ in range(200):
         report = service.poll()
@@ -42,4 +66,4 @@ def main(config: str, now: str) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1], sys.argv[2]))
+    raise SystemExit(main(*sys.argv[1:4]))
