@@ -169,7 +169,7 @@ class InboundMessage(Base):
     game_id: Mapped[int | None] = mapped_column(ForeignKey("game.id"), nullable=True, index=True)
     seat_id: Mapped[int | None] = mapped_column(ForeignKey("seat.id"), nullable=True)
     text: Mapped[str] = mapped_column(Text, default="")  # the extracted orders text
-    # Whom the mail proved itself to be (bot.service.Who.principal): "seat:<id>",
+    # Whom the mail proved itself to be (bot.mail_in.identity.Who.principal): "seat:<id>",
     # "gm:<address>", or "" for mail that proved nobody. Rate limits count per principal.
     principal: Mapped[str] = mapped_column(String(340), default="", server_default="", index=True)
 

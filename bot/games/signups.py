@@ -20,20 +20,20 @@ import logging
 import random
 import re
 import unicodedata
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import letters
+from bot.answers import Done, Ignored, Notice, Refused
 from bot.commands import Join, Resign
 from bot.echo import echo_name
 from bot.games import turns as G
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
-from bot.mail_in.inbox import RawMail
+from bot.mail_in.identity import Who
 from bot.mail_in.parse import Inbound
-from bot.models import Game, GameStatus, GmAudit, InboundStatus, Seat
+from bot.models import Game, GameStatus, GmAudit, Seat
 
 log = logging.getLogger("flagman.signups")
 
@@ -59,27 +59,23 @@ def seat_name_for(name: str, address: str, taken: set[str]) -> str:
     return candidate
 
 
-def join(service: Any, session: Session, raw: RawMail, inbound: Inbound, command: Join) -> Any:
-    from bot.service import Outcome
-
-    shell: G.Shell = service.shell
+def join(shell: G.Shell, session: Session, inbound: Inbound, command: Join) -> Done:
+    """JOIN <game> [name]: a seat in a game open for sign-ups (the welcome mail carries its
+    password and reply address, to the joining address only). Refusals raise `Refused`."""
     sender = inbound.sender.strip().lower()
     game = G.find_game_row(session, command.game)
 
-    def refuse(title: str, text: str, detail: str) -> Any:
+    def refuse(title: str, text: str, detail: str) -> Refused:
         # The sender proved nothing: the answer greets nobody by name and repeats none of the
         # mail's words (issue 14: a forged JOIN must not carry spam to a third party).
-        service._notice(session, inbound, ToAddress(sender), title, text, error=True, game=game,
-                        kind="join_refused")
-        service._record(session, raw, inbound, InboundStatus.REFUSED, "JOIN refused: " + detail, game=game)
-        return Outcome(InboundStatus.REFUSED, "join refused")
+        return Refused("JOIN refused: " + detail, Notice(ToAddress(sender), title, text, kind="join_refused", game=game),
+                       label="join refused", game=game)
 
     if not sender:
-        service._record(session, raw, inbound, InboundStatus.IGNORED, "JOIN without a sender address")
-        return Outcome(InboundStatus.IGNORED, "no sender")
+        raise Ignored("JOIN without a sender address", label="no sender")
     if game is None:
         open_games = sorted(g.name for g in session.scalars(select(Game).where(Game.status == GameStatus.SIGNUP)))
-        return refuse("No game by that name",
+        raise refuse("No game by that name",
                       "There is no game by the name your JOIN gave here. "
                       + (f"Games open for sign-ups: {', '.join(open_games)}." if open_games
                          else "No game is open for sign-ups just now."), "unknown game")
@@ -87,15 +83,15 @@ def join(service: Any, session: Session, raw: RawMail, inbound: Inbound, command
     mine = [s for s in game.seats if s.player.address == sender]
     if any(s.active for s in mine):
         seat = next(s for s in mine if s.active)
-        return refuse(f"You are in {game.name} already",
+        raise refuse(f"You are in {game.name} already",
                       f"Your address has the seat {seat.name} in {game.name} already.", "already joined")
     if game.status != GameStatus.SIGNUP:
-        return refuse(f"{game.name} is not open for sign-ups",
+        raise refuse(f"{game.name} is not open for sign-ups",
                       f"{game.name} is {'over' if game.status == GameStatus.FINISHED else 'under way'}, so it takes no "
                       "new players. Ask its GM if a seat is coming free.", "closed")
     active = G.active_seats(game)
     if len(active) >= rules.max_players:
-        return refuse(f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.", "full")
+        raise refuse(f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.", "full")
     # The name a player chose is shown to everyone in the game: one line, printable, capped.
     chosen = echo_name(command.name)
     display = chosen or echo_name(inbound.sender_name) or sender.partition("@")[0]
@@ -111,8 +107,6 @@ def join(service: Any, session: Session, raw: RawMail, inbound: Inbound, command
         seat = G.add_seat(shell, session, game, seat_name_for(chosen, sender, taken), sender, display)
     session.flush()
     send_welcome(shell, session, game, seat, in_reply_to=f"<{inbound.message_id}>")
-    service._record(session, raw, inbound, InboundStatus.APPLIED, f"JOIN {game.name}: seat {seat.name}",
-                    game=game, seat=seat)
     count = len(G.active_seats(game))
     text = (f"{seat.player.name} <{seat.player.address}> joined {game.name} as {seat.name}: {count} of "
             f"{rules.min_players}-{rules.max_players} players.")
@@ -123,7 +117,7 @@ def join(service: Any, session: Session, raw: RawMail, inbound: Inbound, command
         text += f" Enough to start: send START {game.name} when you are ready."
     _gm_notice(shell, session, game, f"{seat.name} joined {game.name}", text, kind="joined")
     log.info("JOIN %s: %s as %s", game.name, sender, seat.name)
-    return Outcome(InboundStatus.APPLIED, "joined")
+    return Done(f"JOIN {game.name}: seat {seat.name}", "joined", game=game, seat=seat)
 
 
 def _sample_help(game: Game, seat: Seat) -> str:
@@ -167,10 +161,11 @@ def _gm_notice(shell: G.Shell, session: Session, game: Game, title: str, text: s
 
 # -- RESIGN ----------------------------------------------------------------------------------
 
-def resign(service: Any, session: Session, inbound: Inbound, who: Any, command: Resign) -> str:
+def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, command: Resign) -> str:
+    """RESIGN <game>: the seat is given up (as the GM's DROP). The player and the GM are told;
+    a refusal raises `Refused` with its answer. Returns the label for the mail's record."""
     from bot.gm import powers as gm
 
-    shell: G.Shell = service.shell
     game = G.find_game_row(session, command.game)
     seat: Seat | None = None
     if game is not None and any(g.id == game.id for g in who.games):
@@ -179,24 +174,24 @@ def resign(service: Any, session: Session, inbound: Inbound, who: Any, command: 
         else:
             seat = next((s for s in game.seats if s.active and s.player.address == inbound.sender), None)
     if game is None or seat is None or not seat.active:
-        service._notice(session, inbound, service._holder(who, inbound), f"No seat in {command.game}",
-                        f"You have no seat in a game called {command.game}, so there is nothing to resign from.",
-                        error=True, kind="resign_refused")
-        return "RESIGN refused"
+        raise Refused("RESIGN refused", Notice(
+            who.holder(inbound), f"No seat in {command.game}",
+            f"You have no seat in a game called {command.game}, so there is nothing to resign from.",
+            kind="resign_refused"))
     ctx = gm.Ctx(shell, session, game, shell.now(), inbound.sender, "mail")
     try:
         text = gm.drop_seat(ctx, seat)
     except gm.GmRefusal as exc:
-        service._notice(session, inbound, ToSeat(seat), f"Cannot resign from {game.name}",
-                        str(exc), error=True, kind="resign_refused")
-        return "RESIGN refused"
+        raise Refused("RESIGN refused", Notice(ToSeat(seat), f"Cannot resign from {game.name}", str(exc),
+                                               kind="resign_refused")) from None
     session.add(GmAudit(game_id=game.id, actor=inbound.sender[:320], via="mail", message_id=inbound.message_id[:998],
                         command=f"RESIGN {game.name} (seat {seat.name})", outcome="done: " + text,
                         created_at=ctx.now, undo=ctx.undo))
-    service._notice(session, inbound, ToAddress(seat.player.address, seat.player.name),
-                    f"You have resigned from {game.name}",
-                    f"Your seat {seat.name} in {game.name} is given up: {text} Thank you for playing; the bot "
-                    "will not send you this game's mail any more.", error=False, game=game, kind="resigned")
+    letters.notice(shell, session, ToAddress(seat.player.address, seat.player.name),
+                   f"You have resigned from {game.name}",
+                   f"Your seat {seat.name} in {game.name} is given up: {text} Thank you for playing; the bot "
+                   "will not send you this game's mail any more.", error=False, game=game, kind="resigned",
+                   in_reply_to=f"<{inbound.message_id}>")
     _gm_notice(shell, session, game, f"{seat.name} resigned from {game.name}",
                f"{seat.player.name} <{seat.player.address}> resigned: {text}", kind="resigned_gm")
     return "RESIGN done"

@@ -17,7 +17,7 @@ service. By CLI, whoever can run `flagman` on the server is trusted (the operato
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,6 +26,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from bot import letters
+from bot.answers import Notice
 from bot.clock import as_utc
 from bot.commands import GM_VERBS, GmCommand, split_gm_args
 from bot.echo import echo, quote_lines
@@ -80,24 +81,25 @@ class Ctx:
 
 # -- the entry points ------------------------------------------------------------------------
 
-def run(service: Any, session: Session, inbound: Inbound, command: GmCommand) -> str:
-    """A GM command from a mail (the service calls this for each one); returns a short label."""
-    result = execute(service.shell, session, command.verb, command.game, command.args, actor=inbound.sender,
+def run(shell: G.Shell, session: Session, inbound: Inbound, command: GmCommand) -> str:
+    """A GM command from a mail (the intake calls this for each one); returns a short label.
+    Its result goes to the GM's registered address, as from the CLI (`execute`)."""
+    result = execute(shell, session, command.verb, command.game, command.args, actor=inbound.sender,
                      via="mail", message_id=inbound.message_id, line=echo(command.line),
                      in_reply_to=f"<{inbound.message_id}>")
     return f"{result.verb} {'done' if result.ok else 'refused'}"
 
 
-def leftover(service: Any, session: Session, inbound: Inbound, who: Any, text: str) -> None:
+def leftover(gm_of: Sequence[Game], text: str) -> Notice:
     """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently.
     The answer goes to the GM's registered address (issue 14), whatever the mail's From."""
-    games = sorted(g.name for g in who.gm_of)
-    service._notice(session, inbound, ToGm(who.gm_of[0]), "Lines not understood",
-                    "These lines of your mail were not carried out:\n\n" + quote_lines(text) + "\n\n"
-                    f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
-                    "and name the game right after the command, e.g. " + GM_VERBS["EXTEND"].example + ". "
-                    "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
-                    error=True, kind="gm_leftover")
+    games = sorted(g.name for g in gm_of)
+    return Notice(ToGm(gm_of[0]), "Lines not understood",
+                  "These lines of your mail were not carried out:\n\n" + quote_lines(text) + "\n\n"
+                  f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
+                  "and name the game right after the command, e.g. " + GM_VERBS["EXTEND"].example + ". "
+                  "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
+                  kind="gm_leftover")
 
 
 def execute_words(shell: G.Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str,

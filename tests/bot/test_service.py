@@ -175,16 +175,16 @@ def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft
 
 def test_a_mail_that_crashes_processing_is_quarantined_and_the_batch_goes_on(racecraft: App, monkeypatch: pytest.MonkeyPatch) -> None:
     """architecture.md: an unexpected exception rolls back that mail, stores it in quarantine; others are applied."""
-    from bot import service as service_module
+    from bot.intake import Intake
 
-    real = service_module.Service._orders
+    real = Intake._orders
 
-    def explode(self, session, raw, inbound, seat, text):  # type: ignore[no-untyped-def]
+    def explode(self, session, mail, seat, text):  # type: ignore[no-untyped-def]
         if seat.name == "kelly":
             raise RuntimeError("boom")
-        return real(self, session, raw, inbound, seat, text)
+        return real(self, session, mail, seat, text)
 
-    monkeypatch.setattr(service_module.Service, "_orders", explode)
+    monkeypatch.setattr(Intake, "_orders", explode)
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
     inbox.deliver(reply_to(last_to(racecraft, ADDRESS["kelly"]), "USE 1", sender=ADDRESS["kelly"]))

@@ -1,0 +1,115 @@
+"""What becomes of one mail: the intake's exceptions and the answers they carry.
+
+Every mail ends in exactly one of applied (and confirmed), refused (with a clear answer) or
+ignored (logged, never answered); anything else is a crash, and the mail is quarantined. The
+intake (`bot.intake`) maps each to one behaviour, as Roundup's mail gateway maps its exception
+taxonomy to replies::
+
+    a step raises Refused(detail, answer)  -> recorded REFUSED; `answer`, if any, is mailed
+    a step raises Ignored(detail)          -> recorded IGNORED and logged; no answer
+    a step returns Done(detail, answers)   -> recorded APPLIED (or REFUSED, `Done.refused`);
+                                              each answer mailed, in order
+    any other exception                    -> the mail's savepoint rolls back; quarantined
+
+Refusals are raised where they are found and caught once, in `bot.intake.Intake.handle`, so no
+step pairs a record with a notice by hand. An answer names its addressee as a `bot.letters`
+value: who gets it, and which reply address it carries, stays `bot.letters`' call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.letters import Addressee
+from bot.mail_out.render import RenderedMail
+from bot.models import Game, InboundStatus, Seat
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A short answer: a title and a paragraph (`bot.letters.notice`)."""
+
+    to: Addressee
+    title: str
+    text: str
+    kind: str = "notice"
+    error: bool = True
+    game: Game | None = None  # the game it concerns, when the addressee does not say
+
+
+@dataclass(frozen=True, slots=True)
+class Letter:
+    """An answer rendered from a template of its own (confirmation, help, status ...)."""
+
+    to: Addressee
+    rendered: RenderedMail
+    kind: str
+    game: Game | None = None
+
+
+Answer = Notice | Letter
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """Orders to put on file once the mail is recorded (they point at its row)."""
+
+    turn_id: int
+    seat_id: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """A mail acted on. `detail` is its line in the record and the log; `label` its outcome's."""
+
+    detail: str
+    label: str
+    answers: tuple[Answer, ...] = ()
+    game: Game | None = None
+    seat: Seat | None = None
+    submission: Submission | None = None
+    refused: bool = False  # acted on in part: some lines were refused (and answered)
+
+    @property
+    def status(self) -> InboundStatus:
+        return InboundStatus.REFUSED if self.refused else InboundStatus.APPLIED
+
+
+class Refused(Exception):  # noqa: N818 - named for the outcome it stands for, as the record says
+    """The mail is refused: `detail` goes into its record, `answer` (if any) to whom it names."""
+
+    def __init__(self, detail: str, answer: Answer | None = None, *, label: str = "",
+                 game: Game | None = None, seat: Seat | None = None) -> None:
+        super().__init__(detail)
+        self.detail, self.answer, self.label = detail, answer, label or detail
+        self.game, self.seat = game, seat
+
+
+class Ignored(Exception):  # noqa: N818 - see Refused
+    """The mail is ignored: recorded and logged, never answered."""
+
+    def __init__(self, detail: str, *, label: str = "", game: Game | None = None) -> None:
+        super().__init__(detail)
+        self.detail, self.label, self.game = detail, label or detail, game
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of one mail, for the poll's report."""
+
+    status: InboundStatus
+    detail: str
+
+
+@dataclass
+class PollReport:
+    fetched: int = 0
+    outcomes: dict[str, int] = field(default_factory=dict)
+    duplicates: int = 0
+
+    def count(self, status: str) -> None:
+        self.outcomes[status] = self.outcomes.get(status, 0) + 1
+
+
+__all__ = ["Answer", "Done", "Ignored", "Letter", "Notice", "Outcome", "PollReport", "Refused", "Submission"]

@@ -1,0 +1,531 @@
+"""The intake: one mail, top to bottom.
+
+    parse         bot.mail_in.parse (in the batch, before this): raw bytes -> Inbound
+    (duplicate?)  the same Message-ID and content handled before: nothing to do
+    ignore        the ignore policy's verdict (bounces, auto-replies, loops ...): Ignored
+    authenticate  bot.mail_in.identity: which seat or GM role the mail proved itself to be
+    authorize     the rate limit of that principal; mail that proved nobody is answered
+                  (within caps) at most, never acted on, except a stranger's JOIN
+    act           GM commands, player commands, orders: each returns its answers or raises
+    answer        the answers go out through bot.letters; the mail is recorded
+
+A refusal anywhere is an exception carrying its answer (`bot.answers`), caught once, in
+`Intake.handle`; so is a deliberate ignore. Anything else escapes to the batch, which rolls
+the mail's savepoint back and quarantines it. `bot.service` runs batches of mails through here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from bot import letters
+from bot.answers import Answer, Done, Ignored, Letter, Notice, Outcome, Refused, Submission
+from bot.clock import as_utc
+from bot.commands import (
+    GM_COMMANDS,
+    Help,
+    Join,
+    MailCommands,
+    Resign,
+    ShowOrders,
+    Status,
+    parse_commands,
+)
+from bot.echo import echo, quote_lines
+from bot.games import signups
+from bot.games import turns as G
+from bot.gm import powers as gm
+from bot.letters import Addressee, ToAddress, ToGm, ToSeat
+from bot.mail_in.auth import GM_SEAT, strip_password_lines, tag_in_recipients, verify_tag
+from bot.mail_in.identity import Who, identify
+from bot.mail_in.inbox import RawMail
+from bot.mail_in.parse import Inbound, parse_inbound
+from bot.models import (
+    Game,
+    GameStatus,
+    InboundMessage,
+    InboundStatus,
+    OrderSubmission,
+    Outbox,
+    Player,
+    Seat,
+)
+from bot.settings import Settings
+
+log = logging.getLogger("flagman.inbound")
+
+# Backscatter bounds (issue 6, issue 14; SECURITY.md): answers to mail that proved nobody.
+STRANGER_REPLIES_PER_DAY = 3  # per address, JOIN answers included
+_STRANGER_TOLD = "unknown sender: one notice sent"
+# The details of answered unauthenticated mail that count towards the global hourly cap
+# ([limits] answers_to_strangers_per_hour): the stranger notice and every JOIN answer.
+_JOIN = "JOIN"
+
+
+def dedupe_hash(inbound: Inbound) -> str:
+    """Stable across redelivery: a relay adds Received/Delivered-To headers, not this."""
+    key = "\x00".join((inbound.message_id, inbound.sender, inbound.subject, inbound.text))
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class Mail:
+    """The mail in hand: what the server gave, what the parser made of it, whom it proved."""
+
+    raw: RawMail
+    inbound: Inbound
+    principal: str = ""  # Who.principal, once authenticated
+
+    @property
+    def in_reply_to(self) -> str:
+        return f"<{self.inbound.message_id}>"
+
+
+class Intake:
+    def __init__(self, shell: G.Shell) -> None:
+        self.shell = shell
+
+    @property
+    def settings(self) -> Settings:
+        return self.shell.settings
+
+    # -- the pipeline ------------------------------------------------------------------------
+
+    def handle(self, session: Session, raw: RawMail, inbound: Inbound | None) -> Outcome | None:
+        """One mail, in the batch's transaction (its own savepoint). None: a duplicate."""
+        if inbound is None:
+            return self._oversize(session, raw)
+        if self._seen_before(session, inbound):
+            log.info("mail %s: duplicate of a mail already handled; skipped", inbound.message_id)
+            return None
+        mail = Mail(raw, inbound)
+        try:
+            self._not_ignored(session, mail)
+            who = identify(self.shell, session, inbound)
+            mail.principal = who.principal
+            self._within_rate_limit(session, mail, who)
+            commands = parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of])
+            if who.seat is None and not who.gm_of:
+                done = self._unauthenticated(session, mail, who, commands)
+            else:
+                done = self._act(session, mail, who, commands)
+        except Refused as refused:
+            if refused.answer is not None:
+                self._answer(session, mail, refused.answer)
+            self._record(session, mail, InboundStatus.REFUSED, refused.detail, refused.game, refused.seat)
+            return Outcome(InboundStatus.REFUSED, refused.label)
+        except Ignored as ignored:
+            self._record(session, mail, InboundStatus.IGNORED, ignored.detail, ignored.game)
+            return Outcome(InboundStatus.IGNORED, ignored.label)
+        for answer in done.answers:
+            self._answer(session, mail, answer)
+        row = self._record(session, mail, done.status, done.detail, done.game, done.seat)
+        if done.submission is not None:
+            s = done.submission
+            session.add(OrderSubmission(turn_id=s.turn_id, seat_id=s.seat_id, inbound_id=row.id, source="mail",
+                                        text=s.text, received_at=self.shell.now()))
+        return Outcome(done.status, done.label)
+
+    def _seen_before(self, session: Session, inbound: Inbound) -> bool:
+        return session.scalar(select(InboundMessage.id).where(
+            InboundMessage.message_id == inbound.message_id[:998],
+            InboundMessage.content_hash == dedupe_hash(inbound))) is not None
+
+    def _not_ignored(self, session: Session, mail: Mail) -> None:
+        inbound = mail.inbound
+        if inbound.ignore is None:
+            return
+        detail, game = f"{inbound.ignore.value}: {inbound.ignore_detail}", None
+        bounced = self._bounced_mail(session, inbound)
+        if bounced is not None:
+            # VERP: the bounce came back to the envelope sender of one outbox mail, so it
+            # names the recipient (and the game) whose mail did not arrive.
+            detail = f"bounce of our {bounced.kind} mail to {bounced.recipient}: {inbound.ignore_detail}"
+            game = session.get(Game, bounced.game_id) if bounced.game_id else None
+        raise Ignored(detail, label=inbound.ignore.value, game=game)
+
+    def _within_rate_limit(self, session: Session, mail: Mail, who: Who) -> None:
+        # Authenticated mail counts against its seat or GM, unauthenticated mail against its
+        # From: a forger spends only the forged From's unauthenticated allowance.
+        limit = self.settings.limits.mails_per_sender_per_hour
+        same = (InboundMessage.principal == who.principal if who.principal else
+                (InboundMessage.sender == mail.inbound.sender) & (InboundMessage.principal == ""))
+        recent = session.scalar(select(func.count()).select_from(InboundMessage).where(
+            same, InboundMessage.received_at >= self.shell.now() - timedelta(hours=1))) or 0
+        if recent >= limit:
+            raise Ignored(f"rate limit: over {limit} mails in an hour", label="rate limit")
+
+    # -- answering and recording -------------------------------------------------------------
+
+    def _answer(self, session: Session, mail: Mail, answer: Answer) -> None:
+        """Mail one answer to `mail`; who gets it (and which reply address) is `bot.letters`' call."""
+        if isinstance(answer, Notice):
+            letters.notice(self.shell, session, answer.to, answer.title, answer.text, kind=answer.kind,
+                           error=answer.error, game=answer.game, in_reply_to=mail.in_reply_to)
+        else:
+            letters.post(self.shell, session, answer.to, answer.rendered, kind=answer.kind, game=answer.game,
+                         in_reply_to=mail.in_reply_to)
+
+    def _record(self, session: Session, mail: Mail, status: InboundStatus, detail: str,
+                game: Game | None = None, seat: Seat | None = None) -> InboundMessage:
+        inbound = mail.inbound
+        detail = echo(detail, 500)  # it may quote the mail (an order line): one line, capped
+        row = InboundMessage(
+            message_id=inbound.message_id[:998], content_hash=dedupe_hash(inbound), mailbox_key=mail.raw.key[:200],
+            received_at=self.shell.now(), sender=inbound.sender[:320], subject=echo(inbound.subject),
+            status=status, detail=detail, game_id=game.id if game else None, seat_id=seat.id if seat else None,
+            text=strip_password_lines(inbound.text)[:20000],  # a seat password is never stored
+            principal=mail.principal,
+        )
+        session.add(row)
+        session.flush()
+        log.info("mail %s from %s: %s%s%s (%s)", inbound.message_id, inbound.sender or "?", status,
+                 f" game={game.name}" if game else "", f" seat={seat.name}" if seat else "", detail)
+        return row
+
+    # -- mail over the size limit ------------------------------------------------------------
+
+    def _oversize(self, session: Session, raw: RawMail) -> Outcome | None:
+        # Not fetched (the inbox checked the size first): only the size is known, and the
+        # header section where the inbox could read it (RawMail.headers). mail-interface.md:
+        # never answered, except once, briefly, to a player -- at their registered address,
+        # at most once a day, so a forged From cannot make the bot mail anyone repeatedly.
+        detail = f"over the size limit ({raw.size} bytes)"
+        head = parse_inbound(raw.headers, own_addresses={self.settings.bot.address.lower()},
+                             loop_header=self.settings.bot.loop_header, max_lines=1,
+                             size=raw.size) if raw.headers else None
+        key_hash = hashlib.sha256(raw.key.encode()).hexdigest()
+        message_id = f"oversize.{key_hash[:24]}@flagman.invalid"
+        if head is not None and not head.message_id.endswith("@flagman.invalid"):
+            message_id = head.message_id[:998]
+        if session.scalar(select(InboundMessage.id).where(InboundMessage.message_id == message_id)) is not None:
+            log.info("mail %s (%s): over the size limit, already handled; skipped", message_id, raw.key)
+            return None
+        sender = head.sender if head is not None else ""
+        status, game = InboundStatus.IGNORED, None
+        if head is not None and head.ignore is not None:
+            detail += f"; {head.ignore.value}: {head.ignore_detail}"
+        elif head is not None and sender:
+            # The seat of a signed reply address (whatever the From), else of the From.
+            tag = tag_in_recipients(self.settings.bot.address, head.recipients)
+            signed = verify_tag(tag, self.shell.secrets_in_force) if tag else None
+            tagged = G.find_game_row(session, signed.game) if signed else None
+            seat = G.seat_named(tagged, signed.seat) if tagged and signed else None
+            seat = seat if seat is not None and seat.active else session.scalars(
+                select(Seat).join(Player).join(Game).where(
+                    Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)).first()
+            gm_game = None if seat else (tagged if signed and signed.seat == GM_SEAT else session.scalars(
+                select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)).first())
+            game = seat.game if seat else gm_game
+            if game is not None and self._told_today(session, sender, "over the size limit") == 0:
+                limit = self.settings.limits.max_mail_bytes
+                # To the registered address only (never the From, which may be forged).
+                holder: Addressee = ToSeat(seat) if seat is not None else ToGm(game)
+                letters.notice(self.shell, session, holder, "Your mail was too big",
+                               f'Your mail "{echo(head.subject, 100)}" was {raw.size // 1024} kB, over the limit of '
+                               f"{limit // 1024} kB for mail to this address, so it was not read. Send your orders "
+                               "as plain text, without attachments. (This note is sent at most once a day.)",
+                               error=True, kind="oversize", in_reply_to=f"<{head.message_id}>")
+                status, detail = InboundStatus.REFUSED, detail + "; the player was told"
+        session.add(InboundMessage(message_id=message_id, content_hash=dedupe_hash(head) if head else key_hash,
+                                   mailbox_key=raw.key[:200], received_at=self.shell.now(), sender=sender[:320],
+                                   subject=echo(head.subject if head else ""), status=status, detail=detail,
+                                   game_id=game.id if game else None, text=""))
+        session.flush()
+        log.warning("mail %s (%s) from %s not read: %s", message_id, raw.key, sender or "?", detail)
+        return Outcome(status, detail)
+
+    def _told_today(self, session: Session, sender: str, detail_prefix: str) -> int:
+        """How many mails from `sender` of this kind were answered in the last day."""
+        return session.scalar(select(func.count()).select_from(InboundMessage).where(
+            InboundMessage.sender == sender, InboundMessage.status == InboundStatus.REFUSED,
+            InboundMessage.detail.startswith(detail_prefix, autoescape=True),
+            InboundMessage.received_at >= self.shell.now() - timedelta(days=1))) or 0
+
+    def _bounced_mail(self, session: Session, inbound: Inbound) -> Outbox | None:
+        """The outbox mail a bounce answers, from the VERP address it was sent back to."""
+        local, _, domain = self.settings.bot.address.lower().rpartition("@")
+        prefix = f"{local}+bounce-"
+        for address in inbound.recipients:
+            a_local, _, a_domain = address.lower().rpartition("@")
+            if a_domain == domain and a_local.startswith(prefix):
+                token = a_local.removeprefix(prefix)
+                return session.scalar(select(Outbox).where(Outbox.message_id == f"<{token}@{domain}>"))
+        return None
+
+    # -- mail that proved nobody -------------------------------------------------------------
+
+    def _unauthenticated(self, session: Session, mail: Mail, who: Who, commands: MailCommands) -> Done:
+        """Mail that proved nobody. Answers go to the sender only when the sender is a
+        stranger (a JOIN, or one notice), within per-address and global caps, and never repeat
+        the sender's words; a mail claiming a registered address is answered at that address."""
+        inbound = mail.inbound
+        joins = [c for c in commands.player if isinstance(c, Join)]
+        if joins and not who.claimed and not who.claimed_gm:
+            # A JOIN is answered even when refused; a forged From must not turn that into a
+            # stream of mail to a third party: a few replies a day per address, and a global
+            # cap an hour for all of them together.
+            if self._told_today(session, inbound.sender, "") >= STRANGER_REPLIES_PER_DAY:
+                raise Ignored(f"unknown sender: JOIN not answered, {STRANGER_REPLIES_PER_DAY} replies today already",
+                              label="unknown sender")
+            cap = self.settings.limits.answers_to_strangers_per_hour
+            if self._answers_to_strangers_this_hour(session) >= cap:
+                raise Ignored(f"unknown sender: JOIN not answered, over {cap} answers to unknown senders this hour",
+                              label="unknown sender")
+            return signups.join(self.shell, session, inbound, joins[0])
+        if who.claimed or who.claimed_gm:
+            self._claimed_without_proof(session, mail, who)
+        # A stranger: at most one short notice per address a day, and a global cap an hour
+        # (no backscatter storms from many forged Froms).
+        answered = self._told_today(session, inbound.sender, "")
+        cap = self.settings.limits.answers_to_strangers_per_hour
+        busy = answered == 0 and self._answers_to_strangers_this_hour(session) >= cap
+        if answered == 0 and inbound.sender and not busy:
+            text = ("This address runs play-by-email games, and your address is not in any game running here. "
+                    "To join a game open for sign-ups, send JOIN <game> [your name]. Send HELP for the commands.")
+            raise Refused(_STRANGER_TOLD, Notice(ToAddress(inbound.sender), "You are not in a game here", text,
+                                                 kind="stranger"), label="unknown sender")
+        raise Ignored(f"unknown sender: over {cap} answers to unknown senders this hour" if busy
+                      else "unknown sender: already told today", label="unknown sender")
+
+    def _claimed_without_proof(self, session: Session, mail: Mail, who: Who) -> None:
+        """The From is a player's (or the GM's), or the GM's reply address was used without the
+        GM's From or password: tell the registered address, never the sender (mail-interface.md,
+        identity) -- once a day, so that forged mail cannot flood the player; every one is in
+        the GM's digest. Always raises."""
+        game = who.claimed[0].game if who.claimed else who.claimed_gm[0]
+        holder: Addressee = ToSeat(who.claimed[0]) if who.claimed else ToGm(who.claimed_gm[0])
+        # Once a day per registered address: a seat's is the From itself; the GM's role is
+        # claimed from any address (its reply address), so it is counted per game.
+        detail = ("authentication failed for a registered address" if who.claimed else
+                  f"authentication failed for the GM's role of {game.name}")
+        told = (self._told_today(session, mail.inbound.sender, "authentication failed") if who.claimed else
+                session.scalar(select(func.count()).select_from(InboundMessage).where(
+                    InboundMessage.detail == detail, InboundMessage.status == InboundStatus.REFUSED,
+                    InboundMessage.received_at >= self.shell.now() - timedelta(days=1))) or 0)
+        if told > 0:
+            raise Ignored("authentication failed for a registered address; already told today",
+                          label="authentication failed", game=game)
+        if isinstance(holder, ToSeat):
+            text = ("A mail claiming to come from you arrived without proof that it is yours, so it was not "
+                    "used. To act for your seat, reply to this mail or any other mail of the bot for this "
+                    "game (its reply address signs you in), or put the line PASSWORD <your seat password> in "
+                    "the mail. If you did not send it, you need do nothing: the GM sees it in the daily digest.")
+        else:
+            text = ("A mail to the GM's reply address, or claiming to come from you, arrived without the proof "
+                    "GM commands need, so nothing in it was done. GM commands need your GM reply address "
+                    "and your registered address as the sender, or the line PASSWORD <your GM password> in "
+                    "the mail. If you did not send it, you need do nothing; it is listed in your daily digest.")
+        raise Refused(detail, Notice(holder, "A mail from your address was not accepted", text, kind="auth_refused"),
+                      label="authentication failed", game=game)
+
+    def _answers_to_strangers_this_hour(self, session: Session) -> int:
+        """Answers sent to mail that proved nobody (stranger notices, JOIN answers) in the last
+        hour, all senders together: many forged Froms must not make the bot a source of
+        backscatter."""
+        return session.scalar(select(func.count()).select_from(InboundMessage).where(
+            InboundMessage.received_at >= self.shell.now() - timedelta(hours=1),
+            InboundMessage.principal == "", InboundMessage.status != InboundStatus.IGNORED,
+            (InboundMessage.detail == _STRANGER_TOLD) | InboundMessage.detail.startswith(_JOIN))) or 0
+
+    # -- acting for a seat or the GM ---------------------------------------------------------
+
+    def _act(self, session: Session, mail: Mail, who: Who, commands: MailCommands) -> Done:
+        inbound = mail.inbound
+        seat = who.seat
+        game = seat.game if seat else (who.gm_of[0] if len(who.gm_of) == 1 else None)
+        handled: list[str] = []
+        if commands.gm:
+            for gm_command in commands.gm:
+                handled.append(gm.run(self.shell, session, inbound, gm_command))
+            if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
+                self._answer(session, mail, gm.leftover(who.gm_of, commands.orders_text))
+        for command in commands.player:
+            if isinstance(command, Help):
+                self._answer(session, mail, self._help(session, inbound, who))
+            elif isinstance(command, Status) and game is not None:
+                self._answer(session, mail, self._status(session, game, seat))
+            elif isinstance(command, ShowOrders) and seat is not None:
+                self._answer(session, mail, self._show_orders(session, seat))
+            elif isinstance(command, Join):
+                return signups.join(self.shell, session, inbound, command)
+            elif isinstance(command, Resign):
+                handled.append(self._resign(session, mail, who, command))
+            else:
+                self._answer(session, mail, self._ambiguous(inbound, who))
+            handled.append(type(command).__name__.upper())
+        problems = list(commands.problems)
+        if problems:
+            text = "\n".join(f'"{echo(p.line)}": {p.reason}' for p in problems)
+            self._answer(session, mail, Notice(who.holder(inbound), "Command not understood", text, game=game))
+        if commands.orders_text.strip() and not (commands.gm and not seat):
+            if seat is None:
+                if who.gm_of and not who.seat:
+                    raise Refused("GM mail with lines not understood", Notice(
+                        who.holder(inbound), "Lines not understood",
+                        "These lines are neither GM commands nor orders:\n\n" + quote_lines(commands.orders_text)
+                        + "\n\nSend HELP for the GM commands.", game=game), label="not understood", game=game)
+                raise Refused("which game? ambiguous", self._ambiguous(inbound, who), label="ambiguous game")
+            return self._orders(session, mail, seat, commands.orders_text)
+        if not handled and not problems:
+            raise Refused("empty mail", Notice(who.holder(inbound), "Nothing to do",
+                                               "Your mail held no orders and no commands. Send HELP for what you "
+                                               "can write.", game=game), label="empty", game=game, seat=seat)
+        return Done("commands: " + ", ".join(handled), "commands", game=game, seat=seat, refused=bool(problems))
+
+    def _resign(self, session: Session, mail: Mail, who: Who, command: Resign) -> str:
+        try:
+            return signups.resign(self.shell, session, mail.inbound, who, command)
+        except Refused as refused:
+            if refused.answer is not None:
+                self._answer(session, mail, refused.answer)
+            return "RESIGN refused"
+
+    def _ambiguous(self, inbound: Inbound, who: Who) -> Notice:
+        names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
+        text = ("You play in more than one game, so the bot cannot tell which one this mail is for: "
+                + ", ".join(names) + ". Reply to a mail of that game (its reply address names the game), or put "
+                "the game in brackets in the subject, e.g. [" + (names[0] if names else "rc1") + "].")
+        # Only a sender whose From proved several seats (or GM roles) gets here: that From is
+        # their registered address, and the answer carries no signed address.
+        return Notice(ToAddress(inbound.sender, inbound.sender_name), "Which game?", text)
+
+    def _help(self, session: Session, inbound: Inbound, who: Who) -> Letter:
+        seat = who.seat
+        to = who.holder(inbound)
+        ctx: dict[str, object] = {
+            "bot": {"name": self.settings.bot.name, "address": self.settings.bot.address},
+            "greeting": letters.greeting(to),
+            "game_name": "", "game_title": "", "game_help": "", "turn_label": "",
+            "games": sorted({g.name for g in who.games}),
+            "gm_help": list(GM_COMMANDS) if who.gm_of else [],
+            "gm_games": [g.name for g in who.gm_of],
+        }
+        if seat is not None:
+            rules, state, _ = G.current_state(session, seat.game)
+            ctx.update(game_name=seat.game.name, game_title=rules.title, turn_label=rules.turn_label(state),
+                       game_help=rules.order_help(state, seat.name) if seat.name in rules.expected_players(state) else
+                       "You have no orders to send now.")
+        return Letter(to, self.shell.renderer.render("help", ctx), "help", game=seat.game if seat else None)
+
+    def _status(self, session: Session, game: Game, seat: Seat | None) -> Answer:
+        to: Addressee = ToSeat(seat) if seat else ToGm(game)
+        if game.status == GameStatus.SIGNUP:  # no state yet: who has joined, and what it takes
+            rules_of = G.rules_of(game)
+            joined = [s.name for s in G.active_seats(game)]
+            return Notice(to, f"Status of {game.name}",
+                          f"{game.name} ({rules_of.title}) is open for sign-ups: {len(joined)} joined "
+                          f"({', '.join(joined) or 'nobody yet'}); it takes {rules_of.min_players} to "
+                          f"{rules_of.max_players} players and starts at {rules_of.max_players}, or when the GM "
+                          "starts it.", kind="status", error=False)
+        rules, state, turn = G.current_state(session, game)
+        from rules.api import Viewer
+
+        ordered: list[str] | None = None
+        missing: list[str] = []
+        if turn is not None:
+            ordered = []
+            for name in sorted(rules.expected_players(state)):
+                s = G.seat_named(game, name)
+                has = s is not None and any(x.source in ("mail", "gm") for x in G.submissions(session, turn, s))
+                (ordered if has else missing).append(name)
+        zone = seat.player.timezone if seat else game.timezone
+        ctx = G.base_context(self.shell, game, rules)
+        ctx.update({"view": rules.view(state, None, seat.name if seat else Viewer.GM),
+                    "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "timezone": zone})
+        return Letter(to, self.shell.renderer.render("status", ctx, game=game.kind), "status")
+
+    def _show_orders(self, session: Session, seat: Seat) -> Notice:
+        rules, state, turn = G.current_state(session, seat.game)
+        if turn is None or seat.name not in rules.expected_players(state):
+            text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
+        else:
+            on_file = G.orders_on_file(rules, state, seat, G.submissions(session, turn, seat))
+            deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+            if on_file is None:
+                default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+                text = (f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
+                        f"you get the default:\n\n" + "\n".join("    > " + line for line in default.splitlines()))
+            else:
+                text = (f"On file for you for {turn.label} (due {deadline}):\n\n"
+                        + "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines()))
+        return Notice(ToSeat(seat), "Your orders on file", text, kind="orders", error=False)
+
+    # -- orders ------------------------------------------------------------------------------
+
+    def _arrival(self, raw: RawMail) -> datetime:
+        """When the mail arrived, for its deadline (mail-interface.md: judged by when the mail
+        server received it, not by when the bot reads it): the server's receipt time (IMAP
+        INTERNALDATE, the Maildir delivery time), never later than now. The server's clock is
+        trusted; one more than `[inbox] clock_skew` seconds ahead of ours is logged, since the
+        two clocks should agree (a server clock behind ours by d would let mail up to d late
+        count as on time; one ahead does no harm)."""
+        now = self.shell.now()
+        received = raw.received_at
+        if received is None:
+            return now
+        if received - now > timedelta(seconds=self.settings.inbox.clock_skew):
+            log.warning("mail %s: received at %s by the mail server's clock, %s by ours: the clocks disagree",
+                        raw.key, received.isoformat(), now.isoformat())
+        return min(as_utc(received), now)
+
+    def _orders(self, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
+        game = seat.game
+        to = ToSeat(seat)
+        if game.status == GameStatus.SIGNUP:
+            raise Refused("orders before the start", Notice(
+                to, "The game has not started",
+                f"{game.name} is still open for sign-ups; orders are taken once the GM starts it."),
+                label="not started", game=game, seat=seat)
+        if game.status == GameStatus.FINISHED:
+            raise Refused("orders after the end", Notice(
+                to, "The game is over", f"{game.name} has finished; no more orders are taken."),
+                label="finished", game=game, seat=seat)
+        rules, state, turn = G.current_state(session, game)
+        assert turn is not None
+        zone = seat.player.timezone
+        closing = G.closing_time(game, turn)
+        expected = rules.expected_players(state)
+        if closing is not None and self._arrival(mail.raw) >= closing and expected and game.status == GameStatus.ACTIVE:
+            raise Refused("after the deadline", Notice(
+                to, f"Too late for {turn.label}",
+                f"The deadline for {turn.label} passed at {G.deadline_text(turn, zone)}, so these orders "
+                "were not used. The results follow shortly, with the next turn sheet; send your orders "
+                "for the next turn in reply to that.", kind="late"), label="late", game=game, seat=seat)
+        if seat.name not in expected:
+            raise Refused("not expected this turn", Notice(
+                to, "No orders needed", f"You have no orders to send for {turn.label}."),
+                label="not expected", game=game, seat=seat)
+        parsed = rules.parse_orders(state, seat.name, text)
+        earlier = G.orders_on_file(rules, state, seat, G.submissions(session, turn, seat))
+        ctx = G.base_context(self.shell, game, rules)
+        problems = [{"line_no": p.line_no, "line": echo(p.line), "reason": p.reason} for p in parsed.problems]
+        ctx.update({
+            "seat": {"name": seat.name, "display": seat.player.name},
+            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)},
+            "problems": problems, "timezone": zone,
+            "help": rules.order_help(state, seat.name),
+        })
+        if not parsed.orders:
+            default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+            ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
+            raise Refused("; ".join(f"line {p.line_no}: {p.reason}" for p in parsed.problems) or "no orders",
+                          Letter(to, self.shell.renderer.render("refused", ctx, game=game.kind), "refused"),
+                          label="orders refused", game=game, seat=seat)
+        canonical = rules.format_orders(parsed.orders)
+        merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
+        # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
+        ctx.update({"understood": canonical, "on_file": rules.format_orders(merged),
+                    "complete": rules.is_complete(state, seat.name, merged)})
+        confirmation = Letter(to, self.shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
+        return Done("orders" + (f" ({len(problems)} line(s) ignored)" if problems else ""), "orders",
+                    (confirmation,), game=game, seat=seat, submission=Submission(turn.id, seat.id, canonical))
+
+
+__all__ = ["Intake", "Mail", "dedupe_hash"]

@@ -1,0 +1,154 @@
+"""Who sent a mail, and for which seat or GM role: the authentication step of the intake.
+
+The proofs themselves (signed reply addresses, passwords, Authentication-Results) are
+`bot.mail_in.auth`'s; this module weighs them against the seats and games in the database.
+mail-interface.md, "Addresses and identity": a signed reply address acts for its seat from any
+address; the plain address needs the registered From and a proof the configuration accepts;
+the GM's powers need two proofs (issue 14).
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bot.games import turns as G
+from bot.games.turns import Shell
+from bot.letters import Addressee, ToAddress, ToGm, ToSeat
+from bot.mail_in.auth import (
+    GM_SEAT,
+    authentication_passes,
+    parse_tag,
+    password_in_text,
+    tag_in_recipients,
+    tag_in_subject,
+    verify_tag,
+)
+from bot.mail_in.parse import Inbound
+from bot.models import Game, GameStatus, Player, Seat
+
+
+@dataclass
+class Who:
+    """Who a mail speaks for, after authentication."""
+
+    games: list[Game] = field(default_factory=list)  # games the sender may act in
+    seat: Seat | None = None
+    gm_of: list[Game] = field(default_factory=list)
+    how: str = "none"
+    claimed: list[Seat] = field(default_factory=list)  # seats whose From matched but proof failed
+    claimed_gm: list[Game] = field(default_factory=list)  # games whose GM the mail claims to be, unproven
+
+    @property
+    def principal(self) -> str:
+        """Whom the mail proved itself to be: ``seat:<id>``, ``gm:<address>``, or "" (nobody).
+
+        Rate limits count per principal, so mail that proved nothing (a forged From) never
+        spends the allowance of the seat or GM it pretends to be."""
+        if self.seat is not None:
+            return f"seat:{self.seat.id}"
+        if self.gm_of:
+            return f"gm:{self.gm_of[0].gm_address}"
+        return ""
+
+    def holder(self, inbound: Inbound) -> Addressee:
+        """Where an answer to an authenticated mail goes: the seat's or the GM's registered
+        address (never merely the From: a mail through a signed address may come from anywhere)."""
+        if self.seat is not None:
+            return ToSeat(self.seat)
+        if self.gm_of:
+            return ToGm(self.gm_of[0])
+        return ToAddress(inbound.sender, inbound.sender_name)
+
+
+def _same(given: str, secret: str) -> bool:
+    """A password check that takes the same time however much of it is right."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), secret.encode("utf-8", "surrogatepass"))
+
+
+def verified_tag(shell: Shell, session: Session, tag: str | None) -> tuple[Game, Seat | None] | None:
+    """The game and seat (None: the GM) a signed tag stands for, if its MAC verifies.
+
+    A seat's MAC covers its reply salt, renewed when the seat changes hands, so the old
+    holder's reply address no longer verifies.
+    """
+    claimed = parse_tag(tag) if tag else None
+    if claimed is None or tag is None:
+        return None
+    game = G.find_game_row(session, claimed.game)
+    if game is None:
+        return None
+    if claimed.seat == GM_SEAT:
+        return (game, None) if verify_tag(tag, shell.secrets_in_force) else None
+    seat = G.seat_named(game, claimed.seat)
+    if seat is None or verify_tag(tag, shell.secrets_in_force, seat.reply_salt) is None:
+        return None
+    return game, seat
+
+
+def identify(shell: Shell, session: Session, inbound: Inbound) -> Who:
+    """Who `inbound` proved itself to be (mail-interface.md, "Addresses and identity")."""
+    who = Who()
+    tag = tag_in_recipients(shell.settings.bot.address, inbound.recipients)
+    signed = verified_tag(shell, session, tag)
+    if signed is not None:
+        game, seat = signed
+        if seat is None:
+            # The GM's powers need two proofs (defence in depth): the GM's signed reply
+            # address *and* the GM's registered From, or the GM password in the mail.
+            # A GM reply address that leaked to someone else gives them nothing.
+            password = password_in_text(inbound.reply_text or inbound.text)
+            if (inbound.sender and inbound.sender == game.gm_address.lower()) or (
+                    password is not None and _same(password, game.gm_secret)):
+                who.gm_of, who.games, who.how = [game], [game], "signed"
+            else:
+                who.claimed_gm = [game]
+            return who
+        if seat.active:
+            who.seat, who.games, who.how = seat, [game], "signed"
+            return who
+    sender = inbound.sender
+    if not sender:
+        return who
+    seats = list(session.scalars(
+        select(Seat).join(Player).join(Game)
+        .where(Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)))
+    gm_games = list(session.scalars(select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)))
+    if not seats and not gm_games:
+        return who
+    accept = shell.settings.auth.accept
+    # The password may sit outside an ORDERS ... END block, so look in all the sender wrote.
+    password = password_in_text(inbound.reply_text or inbound.text) if "password" in accept else None
+    subject_tag = tag_in_subject(inbound.subject) if "password" in accept else None
+    subject_proof = verified_tag(shell, session, subject_tag)
+    subject_signed = (parse_tag(subject_tag) if subject_tag and subject_proof else None)
+    dmarc = "dmarc" in accept and authentication_passes(inbound.auth_results, shell.settings.auth.authserv_id, sender)
+    proven_seats = [s for s in seats if dmarc or (password is not None and _same(password, s.secret))
+                    or (subject_signed is not None and subject_signed.game == s.game.name and subject_signed.seat == s.name)]
+    proven_gm = [g for g in gm_games if dmarc or (password is not None and _same(password, g.gm_secret))
+                 or (subject_signed is not None and subject_signed.game == g.name and subject_signed.seat == GM_SEAT)]
+    how = "dmarc" if dmarc else "password"
+    who.claimed = [s for s in seats if s not in proven_seats]
+    who.claimed_gm = [g for g in gm_games if g not in proven_gm]
+    if proven_gm:
+        who.gm_of, who.how = proven_gm, how
+    if proven_seats:
+        chosen = choose_seat(proven_seats, inbound.subject)
+        who.games = [s.game for s in proven_seats]
+        who.seat, who.how = chosen, how
+    return who
+
+
+def choose_seat(seats: list[Seat], subject: str) -> Seat | None:
+    """The seat meant: the only one, or the one whose game is tagged in the subject."""
+    if len(seats) == 1:
+        return seats[0]
+    lowered = subject.lower()
+    tagged = [s for s in seats if f"[{s.game.name}]" in lowered or f"[{s.game.name}." in lowered]
+    return tagged[0] if len(tagged) == 1 else None
+
+
+__all__ = ["Who", "choose_seat", "identify", "verified_tag"]
