@@ -1,13 +1,21 @@
 """The one composition root: settings in, a wired application out.
 
-Nothing else in `bot/` constructs adapters. Tests build an `App` from fakes with `App(...)`
-directly; the CLI and the service use `build_app(settings)`.
+Nothing else in `bot/` constructs adapters (tests/test_architecture.py checks it): the CLI
+and the service use `build_app(settings)`, a command that needs only the database uses
+`open_database(url)`, and `flagman doctor` probes the servers with `build_imap_inbox` and
+`build_smtp_mailer`. Tests build an `App` from fakes with `App(...)` directly.
+
+An `App` owns its adapters: ``with build_app(settings) as app:`` closes the inbox, the
+mailer and the database however the block ends.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, cast
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from bot.clock import Clock, SystemClock
 from bot.db import Database
@@ -19,7 +27,17 @@ from bot.mail_out.render import Renderer
 from bot.service import Service
 from bot.settings import Settings
 
+if TYPE_CHECKING:
+    from bot.mail_in.imap import ImapInbox
+    from bot.mail_out.smtp import SmtpMailer
+
 Security = Literal["tls", "starttls", "none"]  # checked by bot.settings.validate
+
+# The App's fields that the Shell and the Service hold too. An assignment to one reaches
+# the objects already built: the scheduler's SIGHUP reload assigns `app.settings`, and the
+# jobs that run after it must see the new settings.
+_SHELL_FIELDS = frozenset({"db", "settings", "clock", "renderer", "faults"})
+_SERVICE_FIELDS = frozenset({"inbox", "mailer"})
 
 
 @dataclass
@@ -31,53 +49,143 @@ class App:
     inbox: Inbox
     mailer: Mailer
     faults: Faults = NO_FAULTS
+    _shell: Shell | None = field(default=None, init=False, repr=False, compare=False)
+    _service: Service | None = field(default=None, init=False, repr=False, compare=False)
+    _closed: bool = field(default=False, init=False, repr=False, compare=False)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        built = self.__dict__
+        if name in _SHELL_FIELDS and built.get("_shell") is not None:
+            setattr(built["_shell"], name, value)
+        elif name in _SERVICE_FIELDS and built.get("_service") is not None:
+            setattr(built["_service"], name, value)
 
     @property
     def shell(self) -> Shell:
-        return Shell(self.db, self.settings, self.clock, self.renderer, self.faults)
+        """Built on first use and kept: one Shell per App, shared by the Service."""
+        if self._shell is None:
+            self._shell = Shell(self.db, self.settings, self.clock, self.renderer, self.faults)
+        return self._shell
 
     @property
     def service(self) -> Service:
-        return Service(self.shell, self.inbox, self.mailer)
+        """Built on first use and kept, on `shell`."""
+        if self._service is None:
+            self._service = Service(self.shell, self.inbox, self.mailer)
+        return self._service
 
     def close(self) -> None:
-        self.inbox.close()
-        self.mailer.close()
-        self.db.dispose()
+        """Close the inbox, the mailer and the database; each even if closing another fails.
+
+        Idempotent: the `with` block's exit and an explicit close (the scheduler's stop) may
+        both call it.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.inbox.close()
+        finally:
+            try:
+                self.mailer.close()
+            finally:
+                self.db.dispose()
+
+    def __enter__(self) -> App:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+# -- the adapters ----------------------------------------------------------------------------
+
+def _database(url: str, *, connect_timeout: int | None = None) -> Database:
+    kwargs: dict[str, Any] = {}
+    if connect_timeout is not None and url.startswith("postgresql"):
+        # libpq's own timeout (seconds): a server that does not answer is a finding for
+        # `flagman doctor`, not a hang. SQLite has no connection to wait for.
+        kwargs["connect_args"] = {"connect_timeout": connect_timeout}
+    return Database(url, **kwargs)
+
+
+@contextmanager
+def open_database(url: str, *, connect_timeout: int | None = None) -> Iterator[Database]:
+    """The database alone, for a command that needs nothing else (export, replay, archive,
+    copy-db, doctor): ``with open_database(url) as db:`` disposes of it on every path.
+
+    `connect_timeout`: give up connecting to PostgreSQL after this many seconds.
+    """
+    db = _database(url, connect_timeout=connect_timeout)
+    try:
+        yield db
+    finally:
+        db.dispose()
+
+
+def build_imap_inbox(settings: Settings, *, timeout: float | None = None, create_folders: bool = True,
+                     reconnect_attempts: int = 5) -> ImapInbox:
+    """The [inbox] IMAP account. The service takes the defaults; `flagman doctor` probes with
+    a short `timeout`, one attempt, and folders created only when asked (``--fix``)."""
+    from bot.mail_in.imap import ImapInbox
+
+    cfg = settings.inbox
+    return ImapInbox(
+        host=cfg.host, port=cfg.port, username=cfg.username, password=settings.secrets.imap_password,
+        security=cast(Security, cfg.security), folder=cfg.folder, processed_folder=cfg.processed_folder,
+        failed_folder=cfg.failed_folder, max_size=settings.limits.max_mail_bytes, batch_size=cfg.batch_size,
+        timeout=cfg.timeout if timeout is None else timeout, create_folders=create_folders,
+        reconnect_attempts=reconnect_attempts,
+    )
 
 
 def build_inbox(settings: Settings) -> Inbox:
     cfg = settings.inbox
     if cfg.kind == "maildir":
         return MaildirInbox(settings.resolve_path(cfg.path), max_size=settings.limits.max_mail_bytes)
-    from bot.mail_in.imap import ImapInbox
+    return build_imap_inbox(settings)
 
-    return ImapInbox(
-        host=cfg.host, port=cfg.port, username=cfg.username, password=settings.secrets.imap_password,
-        security=cast(Security, cfg.security), folder=cfg.folder, processed_folder=cfg.processed_folder,
-        failed_folder=cfg.failed_folder, max_size=settings.limits.max_mail_bytes, batch_size=cfg.batch_size,
-        timeout=cfg.timeout,
-    )
+
+def build_smtp_mailer(settings: Settings, *, timeout: float | None = None) -> SmtpMailer:
+    """The [outbox] SMTP relay; `flagman doctor` probes it with a short `timeout`."""
+    from bot.mail_out.smtp import SmtpMailer
+
+    cfg = settings.outbox
+    return SmtpMailer(host=cfg.host, port=cfg.port, security=cast(Security, cfg.security), username=cfg.username,
+                      password=settings.secrets.smtp_password, timeout=cfg.timeout if timeout is None else timeout)
 
 
 def build_mailer(settings: Settings) -> Mailer:
     cfg = settings.outbox
     if cfg.kind == "maildir":
         return MaildirMailer(settings.resolve_path(cfg.path))
-    from bot.mail_out.smtp import SmtpMailer
-
-    return SmtpMailer(host=cfg.host, port=cfg.port, security=cast(Security, cfg.security), username=cfg.username,
-                      password=settings.secrets.smtp_password, timeout=cfg.timeout)
+    return build_smtp_mailer(settings)
 
 
 def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | None = None,
               mailer: Mailer | None = None, faults: Faults = NO_FAULTS) -> App:
-    return App(
-        faults=faults,
-        settings=settings,
-        db=Database(settings.database_url),
-        clock=clock or SystemClock(),
-        renderer=Renderer(),
-        inbox=inbox if inbox is not None else build_inbox(settings),
-        mailer=mailer if mailer is not None else build_mailer(settings),
-    )
+    """The application on these settings; the adapters not given are built from them.
+
+    If building one fails, the ones built before it are closed again: nothing leaks.
+    """
+    with ExitStack() as built:
+        db = _database(settings.database_url)
+        built.callback(db.dispose)
+        if inbox is None:
+            inbox = build_inbox(settings)
+            built.callback(inbox.close)
+        if mailer is None:
+            mailer = build_mailer(settings)
+        app = App(
+            faults=faults,
+            settings=settings,
+            db=db,
+            clock=clock or SystemClock(),
+            renderer=Renderer(),
+            inbox=inbox,
+            mailer=mailer,
+        )
+        built.pop_all()
+    return app

@@ -1,6 +1,11 @@
 """`flagman ...`: each subcommand builds what it needs and returns an exit code.
 
 Exit codes: 0 done; 1 the work failed (the message says why); 2 bad usage or bad input.
+
+Every command that touches the database or the mail goes through the composition root,
+``with open_app(args) as app:`` (bot.app), and imports the shell when it runs, not when
+the parser is built: `flagman play` resolves a script with `rules` alone and never loads
+SQLAlchemy (tests/rules/test_play_cli.py checks it).
 """
 
 from __future__ import annotations
@@ -9,32 +14,21 @@ import argparse
 import json
 import logging
 import os
-import secrets
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from bot.cli import extra as cli_extra
+from bot.cli.context import load, need_secret, open_app
+from bot.cli.init import cmd_init, cmd_migrate, init_dir
+
+if TYPE_CHECKING:
+    from bot.games.turns import PlayerSpec
+
+__all__ = ["build_parser", "init_dir", "main", "setup_logging"]
 
 log = logging.getLogger("flagman")
-
-
-def _settings(args: argparse.Namespace) -> Any:
-    from bot.settings import load_settings
-
-    return load_settings(Path(args.config) if args.config else None)
-
-
-def _app(args: argparse.Namespace) -> Any:
-    from bot.app import build_app
-
-    return build_app(_settings(args))
-
-
-def _need_secret(settings: Any) -> None:
-    from bot.settings import SettingsError
-
-    if not settings.secrets.site_secret:
-        raise SettingsError("no site secret: set FLAGMAN_SECRET, a 'site-secret' credential, or [bot] secret_file")
 
 
 # -- play ------------------------------------------------------------------------------------
@@ -59,70 +53,9 @@ def _cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- init, migrate ---------------------------------------------------------------------------
-
-CONFIG_TEMPLATE = """\
-# Flagman configuration written by `flagman init` for the embedded default:
-# SQLite and Maildir folders under this directory. See config.example.toml for every option.
-
-[bot]
-address = "{address}"
-name = "Flagman"
-timezone = "UTC"
-secret_file = "site-secret"
-
-[database]
-url = "sqlite:///flagman.sqlite"
-
-[inbox]
-kind = "maildir"
-path = "mail/inbox"
-
-[outbox]
-kind = "maildir"
-path = "mail/outbox"
-"""
-
-
-def init_dir(directory: Path, address: str = "flagman@localhost") -> Path:
-    """A working configuration on the embedded default, and a migrated database."""
-    from bot.db import migrate
-    from bot.settings import load_settings
-
-    directory.mkdir(parents=True, exist_ok=True)
-    config = directory / "flagman.toml"
-    if not config.exists():
-        config.write_text(CONFIG_TEMPLATE.format(address=address), encoding="utf-8")
-    secret = directory / "site-secret"
-    if not secret.exists():
-        fd = os.open(secret, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as handle:
-            handle.write(secrets.token_urlsafe(32) + "\n")
-    settings = load_settings(config, env={})
-    for path in (settings.inbox.path, settings.outbox.path):
-        settings.resolve_path(path).mkdir(parents=True, exist_ok=True)
-    migrate(settings.database_url)
-    return config
-
-
-def _cmd_init(args: argparse.Namespace) -> int:
-    config = init_dir(Path(args.dir), args.address)
-    print(f"Configuration: {config}\nDatabase migrated. Next: flagman --config {config} game new ...")
-    return 0
-
-
-def _cmd_migrate(args: argparse.Namespace) -> int:
-    from bot.db import migrate
-
-    settings = _settings(args)
-    migrate(settings.database_url, args.revision)
-    print(f"database at revision {args.revision}")
-    return 0
-
-
 # -- games -----------------------------------------------------------------------------------
 
-def _parse_player(text: str) -> Any:
+def _parse_player(text: str) -> PlayerSpec:
     from bot.games.turns import PlayerSpec
 
     name, sep, rest = text.partition("=")
@@ -135,17 +68,16 @@ def _parse_player(text: str) -> Any:
 def _cmd_game_new(args: argparse.Namespace) -> int:
     from bot.games import turns as G
 
-    app = _app(args)
-    _need_secret(app.settings)
-    players = [_parse_player(p) for p in args.player]
-    options = dict(o.split("=", 1) for o in args.option)
-    with app.db.transaction() as session:
-        game = G.create_game(app.shell, session, kind=args.game, name=args.name, players=players,
-                             gm_address=args.gm or app.settings.bot.address, options=options,
-                             deadline=args.deadline, timezone=args.timezone, signup=args.signup,
-                             grace=args.grace or "")
-        print(f"game {game.name} ({game.kind}) created: {len(players)} players, status {game.status}")
-    app.close()
+    with open_app(args) as app:
+        need_secret(app.settings)
+        players = [_parse_player(p) for p in args.player]
+        options = dict(o.split("=", 1) for o in args.option)
+        with app.db.transaction() as session:
+            game = G.create_game(app.shell, session, kind=args.game, name=args.name, players=players,
+                                 gm_address=args.gm or app.settings.bot.address, options=options,
+                                 deadline=args.deadline, timezone=args.timezone, signup=args.signup,
+                                 grace=args.grace or "")
+            print(f"game {game.name} ({game.kind}) created: {len(players)} players, status {game.status}")
     return 0
 
 
@@ -155,21 +87,18 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
     from bot.games import turns as G
     from bot.models import Game
 
-    app = _app(args)
-    with app.db.read() as session:
+    with open_app(args) as app, app.db.read() as session:
         for game in session.scalars(select(Game).order_by(Game.id)):
             turn = G.open_turn(session, game)
             where = f"{turn.label}, due {G.deadline_text(turn, game.timezone)}" if turn else "-"
             print(f"{game.name:<12} {game.kind:<14} {game.status:<9} {len(game.seats)} seats  {where}")
-    app.close()
     return 0
 
 
 def _cmd_game_show(args: argparse.Namespace) -> int:
     from bot.games import turns as G
 
-    app = _app(args)
-    with app.db.read() as session:
+    with open_app(args) as app, app.db.read() as session:
         game = G.find_game_row(session, args.name)
         if game is None:
             print(f"no game called {args.name}", file=sys.stderr)
@@ -188,44 +117,40 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
         if state is not None:
             for place in rules.standings(state):
                 print("   ", ", ".join(place))
-    app.close()
     return 0
 
 
 # -- the jobs --------------------------------------------------------------------------------
 
 def _cmd_poll(args: argparse.Namespace) -> int:
-    app = _app(args)
-    _need_secret(app.settings)
-    report = app.service.poll()
-    print(f"fetched {report.fetched}; " + ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
-          + (f"; duplicates {report.duplicates}" if report.duplicates else ""))
-    app.close()
+    with open_app(args) as app:
+        need_secret(app.settings)
+        report = app.service.poll()
+        print(f"fetched {report.fetched}; " + ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
+              + (f"; duplicates {report.duplicates}" if report.duplicates else ""))
     return 0
 
 
 def _cmd_tick(args: argparse.Namespace) -> int:
-    app = _app(args)
-    _need_secret(app.settings)
-    done = app.service.tick(read_first=True)
-    print("resolved: " + (", ".join(f"{g} turn {n}" for g, n in done) or "nothing due"))
-    app.close()
+    with open_app(args) as app:
+        need_secret(app.settings)
+        done = app.service.tick(read_first=True)
+        print("resolved: " + (", ".join(f"{g} turn {n}" for g, n in done) or "nothing due"))
     return 0
 
 
 def _cmd_send(args: argparse.Namespace) -> int:
-    app = _app(args)
-    report = app.service.send()
-    print(f"sent {report.sent}, retrying {report.retrying}, failed {report.failed}")
-    app.close()
+    with open_app(args) as app:
+        report = app.service.send()
+        print(f"sent {report.sent}, retrying {report.retrying}, failed {report.failed}")
     return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
     from bot.scheduler import run_service
 
-    settings = _settings(args)
-    _need_secret(settings)
+    settings = load(args)
+    need_secret(settings)
     return run_service(settings, config_path=Path(args.config) if args.config else None)
 
 
@@ -247,11 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("init", help="write a working configuration (SQLite + Maildir) and migrate the database")
     p.add_argument("dir", nargs="?", default=".")
     p.add_argument("--address", default="flagman@localhost", help="the bot's mail address")
-    p.set_defaults(func=_cmd_init)
+    p.set_defaults(func=cmd_init)
 
     p = sub.add_parser("migrate", help="bring the database schema up to date (Alembic)")
     p.add_argument("revision", nargs="?", default="head")
-    p.set_defaults(func=_cmd_migrate)
+    p.set_defaults(func=cmd_migrate)
 
     p = sub.add_parser("demo", help="play a whole Racecraft game by mail on the embedded default, printing every mail")
     p.add_argument("--keep", metavar="DIR", help="play in DIR and keep it (default: a temp dir, removed)")
@@ -288,8 +213,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pretty", action="store_true", help="indent the JSON")
     p.set_defaults(func=_cmd_play)
 
-    from bot.cli import extra as cli_extra
-
     cli_extra.register(sub)
     return parser
 
@@ -304,18 +227,15 @@ def setup_logging(verbose: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from bot.games.deadlines import DeadlineError
-    from bot.games.turns import GameError
-    from bot.settings import SettingsError
-    from rules import UnknownGameError
-    from rules.api import OptionError
-
     args = build_parser().parse_args(argv)
     if args.command not in ("play", "demo"):
         setup_logging(args.verbose)
     try:
         code: int = args.func(args)
-    except (SettingsError, GameError, DeadlineError, UnknownGameError, OptionError, ValueError) as exc:
+    except ValueError as exc:
+        # A refusal, never a traceback: SettingsError, GameError, DeadlineError,
+        # UnknownGameError and OptionError are all ValueErrors. Caught by the base class so
+        # that `flagman play` need not import the shell's modules just to name them.
         print(f"flagman {args.command}: {exc}", file=sys.stderr)
         return 2
     return code

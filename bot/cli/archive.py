@@ -8,31 +8,34 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from bot.cli.context import load
+
+if TYPE_CHECKING:
+    from bot.cli.context import Subcommands
 
 
 def _cmd_archive(args: argparse.Namespace) -> int:
-    from bot.db import Database
+    from bot.app import open_database
     from bot.games.archive import write_game_archive
-    from bot.settings import load_settings
 
-    settings = load_settings(Path(args.config) if args.config else None)
-    db = Database(settings.database_url)
-    try:
-        index = write_game_archive(db, args.game, Path(args.dir))
-    except ValueError as exc:
-        print(f"flagman archive: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"flagman archive: cannot write {args.dir}: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        db.dispose()
+    settings = load(args)
+    # The database alone: an archive needs no inbox or mailer (building them would create Maildirs).
+    with open_database(settings.database_url) as db:
+        try:
+            index = write_game_archive(db, args.game, Path(args.dir))
+        except ValueError as exc:
+            print(f"flagman archive: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"flagman archive: cannot write {args.dir}: {exc}", file=sys.stderr)
+            return 1
     print(f"archive of {args.game} written: {index}")
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subcommands) -> None:
     p = sub.add_parser(
         "archive",
         help="write a game's public archive (static HTML: every turn's report and picture, the result, the rules) into DIR",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.app import build_app
-from bot.cli import init_dir
+from bot.cli.init import init_dir
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
@@ -118,6 +118,11 @@ class Demo:
             return turn.number if turn is not None else None
 
     def play(self) -> int:
+        """The whole game; the app is closed when it ends, however it ends."""
+        with self.app:
+            return self._play()
+
+    def _play(self) -> int:
         gm = "gm@demo.example"
         with self.app.db.transaction() as session:
             create_game(self.app.shell, session, kind="racecraft", name="demo1", players=PLAYERS,
@@ -155,7 +160,6 @@ class Demo:
             self.say(f"Game over: {finished}. {self.mails_shown} mails sent. Final result:")
             for place, names in enumerate(rules.standings(state), start=1):
                 self.say(f"  {place}. " + ", ".join(f"{n} ({rules.figures(state, n)['ep']} EP)" for n in names))
-        self.app.close()
         return 0 if finished else 1
 
 

@@ -15,9 +15,14 @@ from __future__ import annotations
 import argparse
 import getpass
 import sys
-from typing import Any, NoReturn
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
 
-from bot.commands import GM_COMMANDS
+from bot.cli.context import need_secret, open_app
+
+if TYPE_CHECKING:
+    from bot.app import App
+    from bot.cli.context import Subcommands
 
 MAX_LINE = 500  # a refusal printed by the CLI is one line of at most this many characters
 
@@ -43,7 +48,11 @@ class _OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {one_line(message)} (see {self.prog} --help)\n")
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+    # argparse's own signature is overloaded on the namespace's type; these parsers are only
+    # ever given a Namespace (by argparse itself), hence the narrower one and the ignore.
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        self._before_parsing()
         # Left to itself, argparse hands unknown options up to `flagman`'s own parser, which
         # prints its usage: refuse them here, in one line.
         parsed, extras = super().parse_known_args(args, namespace)
@@ -51,11 +60,30 @@ class _OneLineParser(argparse.ArgumentParser):
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
 
+    def _before_parsing(self) -> None:
+        """A hook for `_GmParser`."""
 
-def _app(args: argparse.Namespace) -> Any:
-    from bot.cli import _app as build
 
-    return build(args)
+class _GmParser(_OneLineParser):
+    """`flagman gm`: its VERB subcommands are added when it is used (to parse, or to print
+    its help), not when the `flagman` parser is built. They are made from bot.commands,
+    which grows with the GM commands; `flagman play`, which builds the same parser, must not
+    import the shell (tests/rules/test_play_cli.py)."""
+
+    _verbs_added = False  # a class attribute: bot.cli's parser made this one, not __init__
+
+    def _before_parsing(self) -> None:
+        if not self._verbs_added:
+            self._verbs_added = True
+            _register_verbs(self)
+
+    def format_usage(self) -> str:
+        self._before_parsing()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._before_parsing()
+        return super().format_help()
 
 
 def _actor(args: argparse.Namespace) -> str:
@@ -68,32 +96,29 @@ def _actor(args: argparse.Namespace) -> str:
 
 
 def _cmd_verb(args: argparse.Namespace) -> int:
-    from bot.cli import _need_secret
     from bot.gm import powers as gm
 
     prog = f"flagman gm {args.verb.lower()}"
-    app = _app(args)
-    try:
-        _need_secret(app.settings)
-        with app.db.transaction() as session:
-            result = gm.execute_words(app.shell, session, args.verb, args.game, list(args.args), actor=_actor(args))
-        if result.ok:
-            if result.extra:
-                print(result.extra.rstrip())
-            print(f"{result.verb} {result.game}: done: {result.text}")
-            if args.send:
+    with open_app(args) as app:
+        try:
+            need_secret(app.settings)
+            with app.db.transaction() as session:
+                result = gm.execute_words(app.shell, session, args.verb, args.game, list(args.args), actor=_actor(args))
+            if result.ok:
+                if result.extra:
+                    print(result.extra.rstrip())
+                print(f"{result.verb} {result.game}: done: {result.text}")
+                if args.send:
+                    app.service.send()
+                return 0
+            if args.send:  # the refusal is mailed to the GM as well, in full
                 app.service.send()
-            return 0
-        if args.send:  # the refusal is mailed to the GM as well, in full
-            app.service.send()
-        # The reason is the first paragraph (an ORDER refusal goes on with the order help).
-        return _fail(f"{result.verb} {one_line(result.game, 40)}", "refused: " + result.text.split("\n\n")[0])
-    except (ValueError, OverflowError) as exc:
-        # GmRefusal, DeadlineError, FigureError, OptionError, GameError, SettingsError are
-        # ValueErrors: a refusal, never a traceback (issue 14).
-        return _fail(prog, str(exc) or type(exc).__name__)
-    finally:
-        app.close()
+            # The reason is the first paragraph (an ORDER refusal goes on with the order help).
+            return _fail(f"{result.verb} {one_line(result.game, 40)}", "refused: " + result.text.split("\n\n")[0])
+        except (ValueError, OverflowError) as exc:
+            # GmRefusal, DeadlineError, FigureError, OptionError, GameError, SettingsError are
+            # ValueErrors: a refusal, never a traceback (issue 14).
+            return _fail(prog, str(exc) or type(exc).__name__)
 
 
 def _on_off(text: str) -> bool:
@@ -106,14 +131,12 @@ def _on_off(text: str) -> bool:
 
 
 def _cmd_configure(args: argparse.Namespace) -> int:
-    app = _app(args)
-    try:
-        return _configure(app, args)
-    except (ValueError, OverflowError) as exc:
-        # DeadlineError, OptionError, GameError and bad numbers: one line, no traceback (issue 14).
-        return _fail("flagman gm configure", str(exc) or type(exc).__name__)
-    finally:
-        app.close()
+    with open_app(args) as app:
+        try:
+            return _configure(app, args)
+        except (ValueError, OverflowError) as exc:
+            # DeadlineError, OptionError, GameError and bad numbers: one line, no traceback (issue 14).
+            return _fail("flagman gm configure", str(exc) or type(exc).__name__)
 
 
 MAX_NMR_LIMIT = 999
@@ -130,7 +153,7 @@ def _nmr_limit(text: str) -> int | None:
     return int(value)
 
 
-def _configure(app: Any, args: argparse.Namespace) -> int:
+def _configure(app: App, args: argparse.Namespace) -> int:
     from bot.games import reminders as R
     from bot.games import turns as G
     from bot.games.deadlines import parse_grace, parse_schedule
@@ -176,58 +199,63 @@ def _configure(app: Any, args: argparse.Namespace) -> int:
 def _cmd_audit(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
+    from bot.clock import as_utc
     from bot.games import turns as G
     from bot.games.deadlines import format_local
     from bot.models import GmAudit
 
-    app = _app(args)
-    with app.db.read() as session:
+    with open_app(args) as app, app.db.read() as session:
         game = G.find_game_row(session, args.game)
         if game is None:
             print(f"no game called {args.game}", file=sys.stderr)
-            app.close()
             return 2
         for row in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id)):
-            from bot.clock import as_utc
-
             print(f"{format_local(as_utc(row.created_at), game.timezone)}  {row.via:<4} {row.actor}  "
                   f"{row.command}  -> {row.outcome.splitlines()[0] if row.outcome else ''}"
                   + (f"  [{row.message_id}]" if row.message_id else ""))
-    app.close()
     return 0
 
 
 def _cmd_digest(args: argparse.Namespace) -> int:
-    from bot.cli import _need_secret
     from bot.gm import digest
 
-    app = _app(args)
-    _need_secret(app.settings)
-    count = digest.send_due_digests(app.shell, force=args.now)
-    print(f"digests queued: {count}")
-    if count:
-        app.service.send()
-    app.close()
+    with open_app(args) as app:
+        need_secret(app.settings)
+        count = digest.send_due_digests(app.shell, force=args.now)
+        print(f"digests queued: {count}")
+        if count:
+            app.service.send()
     return 0
 
 
 def _cmd_remind(args: argparse.Namespace) -> int:
-    from bot.cli import _need_secret
     from bot.games import reminders
 
-    app = _app(args)
-    _need_secret(app.settings)
-    count = reminders.send_reminders(app.shell)
-    print(f"reminders queued: {count}")
-    if count:
-        app.service.send()
-    app.close()
+    with open_app(args) as app:
+        need_secret(app.settings)
+        count = reminders.send_reminders(app.shell)
+        print(f"reminders queued: {count}")
+        if count:
+            app.service.send()
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subcommands) -> None:
     gm = sub.add_parser("gm", help="the GM's commands (as by mail), game options, the audit log")
-    gm.__class__ = _OneLineParser  # made by bot.cli's parser: one-line errors for an unknown VERB too
+    gm.__class__ = _GmParser  # made by bot.cli's parser: one-line errors for an unknown VERB too
+
+    p = sub.add_parser("digest", help="send the GM digests that are due")
+    p.add_argument("--now", action="store_true", help="send every GM's digest now, whatever the hour")
+    p.set_defaults(func=_cmd_digest)
+
+    p = sub.add_parser("remind", help="send the deadline reminders that are due")
+    p.set_defaults(func=_cmd_remind)
+
+
+def _register_verbs(gm: argparse.ArgumentParser) -> None:
+    """`flagman gm VERB`: one subcommand per GM command of bot.commands, then configure and audit."""
+    from bot.commands import GM_COMMANDS
+
     verbs = gm.add_subparsers(dest="gm_command", required=True, metavar="VERB", parser_class=_OneLineParser)
     for spec in GM_COMMANDS:
         p = verbs.add_parser(spec.verb.lower(), help=spec.summary,
@@ -256,10 +284,3 @@ def register(sub: Any) -> None:
     p = verbs.add_parser("audit", help="the GM audit log of a game")
     p.add_argument("game")
     p.set_defaults(func=_cmd_audit)
-
-    p = sub.add_parser("digest", help="send the GM digests that are due")
-    p.add_argument("--now", action="store_true", help="send every GM's digest now, whatever the hour")
-    p.set_defaults(func=_cmd_digest)
-
-    p = sub.add_parser("remind", help="send the deadline reminders that are due")
-    p.set_defaults(func=_cmd_remind)

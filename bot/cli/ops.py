@@ -8,13 +8,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from bot.cli.context import load
 
-def _settings(args: argparse.Namespace) -> Any:
-    from bot.settings import load_settings
-
-    return load_settings(Path(args.config) if args.config else None)
+if TYPE_CHECKING:
+    from bot.cli.context import Subcommands
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
@@ -26,7 +25,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 def _cmd_backup(args: argparse.Namespace) -> int:
     from bot.ops.backup import BackupError, backup
 
-    settings = _settings(args)
+    settings = load(args)
     try:
         target = backup(settings.database_url, Path(args.path))
     except BackupError as exc:
@@ -40,7 +39,7 @@ def _cmd_restore(args: argparse.Namespace) -> int:
     from bot.ops.backup import BackupError, restore
     from bot.ops.instance import lock_for
 
-    settings = _settings(args)
+    settings = load(args)
     try:
         path = restore(settings.database_url, Path(args.path), lock=lock_for(settings))
     except BackupError as exc:
@@ -51,16 +50,12 @@ def _cmd_restore(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from bot.db import Database
+    from bot.app import open_database
     from bot.ops.backup import dumps, export_game
 
-    settings = _settings(args)
-    db = Database(settings.database_url)
-    try:
-        with db.read() as session:
-            text = dumps(export_game(session, args.game))
-    finally:
-        db.dispose()
+    settings = load(args)
+    with open_database(settings.database_url) as db, db.read() as session:
+        text = dumps(export_game(session, args.game))
     if args.output and args.output != "-":
         Path(args.output).write_text(text, encoding="utf-8")
     else:
@@ -69,16 +64,12 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from bot.db import Database
+    from bot.app import open_database
     from bot.ops.backup import replay_game
 
-    settings = _settings(args)
-    db = Database(settings.database_url)
-    try:
-        with db.read() as session:
-            results = replay_game(session, args.game)
-    finally:
-        db.dispose()
+    settings = load(args)
+    with open_database(settings.database_url) as db, db.read() as session:
+        results = replay_game(session, args.game)
     differ = [r for r in results if not r.same]
     for result in results:
         if result.same:
@@ -98,7 +89,7 @@ def _cmd_copy_db(args: argparse.Namespace) -> int:
     from bot.ops.backup import BackupError, copy_database
     from bot.ops.doctor import safe_url
 
-    settings = _settings(args)
+    settings = load(args)
     target = args.to
     if "{password}" in target:
         target = target.replace("{password}", settings.secrets.db_password)
@@ -113,7 +104,7 @@ def _cmd_copy_db(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
+def register(sub: Subcommands) -> None:
     p = sub.add_parser("doctor", help="check the set-up (config, database, IMAP, SMTP, secret, clock) and say how to fix it")
     p.add_argument("--fix", action="store_true", help="create missing IMAP/Maildir folders")
     p.set_defaults(func=_cmd_doctor)

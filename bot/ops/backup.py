@@ -24,13 +24,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import Row, Table, func, select, text
 from sqlalchemy.orm import Session
 
 from bot.db import Database
-from bot.ops.instance import sqlite_path
+from bot.ops.instance import InstanceLock, sqlite_path
+
+if TYPE_CHECKING:
+    from bot.models import Game, Turn
+    from rules.api import Game as Rules
 
 
 class BackupError(RuntimeError):
@@ -86,7 +90,7 @@ def backup(url: str, target: Path) -> Path:
     return target
 
 
-def restore(url: str, source: Path, *, lock: Any = None) -> Path:
+def restore(url: str, source: Path, *, lock: InstanceLock | None = None) -> Path:
     """Replace the SQLite database with a backup (the service must be stopped)."""
     path = sqlite_path(url)
     if path is None:
@@ -234,7 +238,8 @@ def first_differences(stored: Any, replayed: Any, where: str = "", limit: int = 
     return out
 
 
-def replay_orders(session: Session, game: Any, rules: Any, state: Any, turn: Any) -> dict[str, tuple[Any, ...]]:
+def replay_orders(session: Session, game: Game, rules: Rules[Any, Any], state: Any,
+                  turn: Turn) -> dict[str, tuple[Any, ...]]:
     """The orders the tick resolved this turn with: the submissions folded as on file, and
     for a seat with none, the default (NMR default or GM plot) the tick recorded."""
     from bot.games import turns as G
@@ -306,7 +311,7 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
 
 # -- copy to another database ----------------------------------------------------------------
 
-def _tables() -> list[Any]:
+def _tables() -> list[Table]:
     from bot.models import Base
 
     return list(Base.metadata.sorted_tables)
@@ -317,7 +322,7 @@ def count_rows(db: Database) -> dict[str, int]:
         return {t.name: conn.execute(select(func.count()).select_from(t)).scalar() or 0 for t in _tables()}
 
 
-def _batches(rows: Iterator[Any], size: int) -> Iterator[list[dict[str, Any]]]:
+def _batches(rows: Iterator[Row[Any]], size: int) -> Iterator[list[dict[str, Any]]]:
     batch: list[dict[str, Any]] = []
     for row in rows:
         batch.append(dict(row._mapping))
@@ -334,11 +339,10 @@ def copy_database(source_url: str, target_url: str, *, batch: int = 500) -> dict
     Returns the rows copied per table. Refuses a target that holds any row: a copy never
     merges. Ids are kept; PostgreSQL's sequences are moved past them.
     """
+    from bot.app import open_database
     from bot.db import current_revision, head_revision, migrate
 
-    source = Database(source_url)
-    target = Database(target_url)
-    try:
+    with open_database(source_url) as source, open_database(target_url) as target:
         revision = current_revision(source.engine)
         if revision != head_revision():
             raise BackupError(f"the source database is at revision {revision}; run `flagman migrate` on it first")
@@ -364,6 +368,3 @@ def copy_database(source_url: str, target_url: str, *, batch: int = 500) -> dict
                             f"select setval(pg_get_serial_sequence('{table.name}', 'id'), "
                             f"coalesce((select max(id) from \"{table.name}\"), 0) + 1, false)"))
         return copied
-    finally:
-        source.dispose()
-        target.dispose()

@@ -22,7 +22,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from bot.mail_in.imap import ImapInbox
+    from bot.settings import Settings
 
 # Secrets that appear in documentation and examples: a site running with one of them has no
 # secret at all (anyone can sign a reply address).
@@ -71,7 +75,7 @@ def safe_url(url: str) -> str:
 
 # -- configuration and secret ----------------------------------------------------------------
 
-def check_secret(settings: Any) -> Iterator[Finding]:
+def check_secret(settings: Settings) -> Iterator[Finding]:
     secret = settings.secrets.site_secret
     how = ("create it: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > /etc/flagman/site-secret "
            "(mode 0600), and pass it with LoadCredential=site-secret:/etc/flagman/site-secret "
@@ -90,10 +94,11 @@ def check_secret(settings: Any) -> Iterator[Finding]:
 
 # -- database --------------------------------------------------------------------------------
 
-def check_database(settings: Any, now: datetime) -> Iterator[Finding]:
+def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
     from sqlalchemy import text
 
-    from bot.db import Database, current_revision, head_revision
+    from bot.app import open_database
+    from bot.db import current_revision, head_revision
     from bot.ops.instance import sqlite_path
 
     url = settings.database_url
@@ -103,11 +108,7 @@ def check_database(settings: Any, now: datetime) -> Iterator[Finding]:
         yield problem("database", f"no database at {path}",
                       "create it with `flagman migrate` (check [database] url if it should exist)")
         return
-    kwargs: dict[str, Any] = {}
-    if url.startswith("postgresql"):
-        kwargs["connect_args"] = {"connect_timeout": 10}
-    db = Database(url, **kwargs)
-    try:
+    with open_database(url, connect_timeout=10) as db:
         try:
             with db.engine.connect() as conn:
                 conn.execute(text("select 1"))
@@ -141,8 +142,6 @@ def check_database(settings: Any, now: datetime) -> Iterator[Finding]:
                 server_now = conn.execute(text("select now()")).scalar()
             if isinstance(server_now, datetime):
                 yield from compare_clock("the database server", server_now, now)
-    finally:
-        db.dispose()
 
 
 # -- clock -----------------------------------------------------------------------------------
@@ -173,14 +172,15 @@ def check_local_clock(now: datetime) -> Iterator[Finding]:
 
 # -- inbox -----------------------------------------------------------------------------------
 
-def imap_inbox(settings: Any, *, create_folders: bool = False) -> Any:
-    from bot.mail_in.imap import ImapInbox
+PROBE_TIMEOUT = 15.0  # seconds: at most this long for a server to answer the doctor
 
-    cfg = settings.inbox
-    return ImapInbox(host=cfg.host, port=cfg.port, username=cfg.username, password=settings.secrets.imap_password,
-                     security=cfg.security, folder=cfg.folder, processed_folder=cfg.processed_folder,
-                     failed_folder=cfg.failed_folder, timeout=min(cfg.timeout, 15.0),
-                     create_folders=create_folders, reconnect_attempts=1)
+
+def imap_inbox(settings: Settings, *, create_folders: bool = False) -> ImapInbox:
+    """The IMAP account as a probe: a short timeout, one attempt, folders made only on --fix."""
+    from bot.app import build_imap_inbox
+
+    return build_imap_inbox(settings, timeout=min(settings.inbox.timeout, PROBE_TIMEOUT),
+                            create_folders=create_folders, reconnect_attempts=1)
 
 
 def _imap_fix(text: str, fixing: bool) -> tuple[Severity, str]:
@@ -196,7 +196,7 @@ def _imap_fix(text: str, fixing: bool) -> tuple[Severity, str]:
     return Severity.PROBLEM, "check [inbox] host, port and security (tls: 993, starttls/none: 143) and that the server runs"
 
 
-def check_imap(settings: Any, now: datetime, fix: bool) -> Iterator[Finding]:
+def check_imap(settings: Settings, now: datetime, fix: bool) -> Iterator[Finding]:
     from bot.mail_in.imap import ImapError
 
     cfg = settings.inbox
@@ -208,14 +208,13 @@ def check_imap(settings: Any, now: datetime, fix: bool) -> Iterator[Finding]:
         return
     created: list[str] = []
     try:
-        problems = imap_inbox(settings).check()
+        with imap_inbox(settings) as inbox:
+            problems = inbox.check()
         if fix and any("missing" in p for p in problems):
-            inbox = imap_inbox(settings)
-            try:
+            with imap_inbox(settings) as inbox:
                 created = inbox.ensure_folders()
-            finally:
-                inbox.close()
-            problems = imap_inbox(settings).check()
+            with imap_inbox(settings) as inbox:
+                problems = inbox.check()
     except ImapError as exc:
         problems = [str(exc)]
     for name in created:
@@ -234,7 +233,7 @@ def check_imap(settings: Any, now: datetime, fix: bool) -> Iterator[Finding]:
         yield from compare_clock("the newest mail's arrival time on the IMAP server", newest, now, one_sided=True)
 
 
-def newest_internaldate(settings: Any) -> datetime | None:
+def newest_internaldate(settings: Settings) -> datetime | None:
     """The latest INTERNALDATE among the inbox's and the Processed folder's newest mails."""
     import ssl
 
@@ -244,7 +243,7 @@ def newest_internaldate(settings: Any) -> datetime | None:
     context = ssl.create_default_context() if cfg.security != "none" else None
     try:
         client = IMAPClient(cfg.host, cfg.port, ssl=cfg.security == "tls", ssl_context=context,
-                            timeout=min(cfg.timeout, 15.0))
+                            timeout=min(cfg.timeout, PROBE_TIMEOUT))
     except OSError:
         return None
     try:
@@ -274,7 +273,7 @@ def newest_internaldate(settings: Any) -> datetime | None:
             pass
 
 
-def _check_maildir(settings: Any, area: str, path_value: str, fix: bool, subdirs: tuple[str, ...]) -> Iterator[Finding]:
+def _check_maildir(settings: Settings, area: str, path_value: str, fix: bool, subdirs: tuple[str, ...]) -> Iterator[Finding]:
     """A Maildir the service creates itself on start: missing is fine if it can be created."""
     import os
 
@@ -298,7 +297,7 @@ def _check_maildir(settings: Any, area: str, path_value: str, fix: bool, subdirs
         yield ok(area, f"Maildir {path} ready")
 
 
-def check_inbox(settings: Any, now: datetime, fix: bool) -> Iterator[Finding]:
+def check_inbox(settings: Settings, now: datetime, fix: bool) -> Iterator[Finding]:
     if settings.inbox.kind == "imap":
         yield from check_imap(settings, now, fix)
     else:
@@ -307,20 +306,19 @@ def check_inbox(settings: Any, now: datetime, fix: bool) -> Iterator[Finding]:
 
 # -- outbox ----------------------------------------------------------------------------------
 
-def check_outbox(settings: Any, fix: bool) -> Iterator[Finding]:
+def check_outbox(settings: Settings, fix: bool) -> Iterator[Finding]:
     cfg = settings.outbox
     if cfg.kind == "maildir":
         yield from _check_maildir(settings, "outbox", cfg.path, fix, ("",))
         return
-    from bot.mail_out.smtp import SmtpMailer
+    from bot.app import build_smtp_mailer
 
     if cfg.username and not settings.secrets.smtp_password:
         yield problem("outbox", f"[outbox] username is {cfg.username!r} but no SMTP password is set",
                       "store it in /etc/flagman/smtp-password and pass LoadCredential=smtp-password:... "
                       "(or FLAGMAN_SMTP_PASSWORD), or empty the username for an open local relay")
         return
-    mailer = SmtpMailer(host=cfg.host, port=cfg.port, security=cfg.security, username=cfg.username or None,
-                        password=settings.secrets.smtp_password or None, timeout=min(cfg.timeout, 15.0))
+    mailer = build_smtp_mailer(settings, timeout=min(cfg.timeout, PROBE_TIMEOUT))
     serious = False
     for text in mailer.check():
         if "without TLS" in text:
@@ -338,7 +336,7 @@ def check_outbox(settings: Any, fix: bool) -> Iterator[Finding]:
 
 # -- the instance lock -----------------------------------------------------------------------
 
-def check_lock(settings: Any) -> Iterator[Finding]:
+def check_lock(settings: Settings) -> Iterator[Finding]:
     from bot.ops.instance import lock_for
 
     try:
@@ -356,7 +354,7 @@ def check_lock(settings: Any) -> Iterator[Finding]:
 
 # -- the whole check -------------------------------------------------------------------------
 
-def diagnose(settings: Any, *, fix: bool = False, now: datetime | None = None) -> list[Finding]:
+def diagnose(settings: Settings, *, fix: bool = False, now: datetime | None = None) -> list[Finding]:
     now = now or datetime.now(UTC)
     findings: list[Finding] = []
     steps: list[Callable[[], Iterator[Finding]]] = [

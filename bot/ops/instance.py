@@ -23,8 +23,14 @@ import hashlib
 import logging
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from sqlalchemy import Connection, Engine
+
+    from bot.settings import Settings
 
 log = logging.getLogger("flagman.instance")
 
@@ -87,10 +93,10 @@ class PostgresLock:
         self.url = url
         self.key = advisory_key(name)
         self.description = f"PostgreSQL advisory lock {self.key} ({name})"
-        self._engine: Any = None
-        self._conn: Any = None
+        self._engine: Engine | None = None
+        self._conn: Connection | None = None
 
-    def _connect(self) -> Any:
+    def _connect(self) -> Connection:
         from sqlalchemy import create_engine
         from sqlalchemy.pool import NullPool
 
@@ -152,7 +158,7 @@ class PostgresLock:
             self._engine = None
 
 
-def mailbox_name(settings: Any) -> str:
+def mailbox_name(settings: Settings) -> str:
     """What identifies the mailbox this service reads."""
     inbox = settings.inbox
     if inbox.kind == "imap":
@@ -171,7 +177,7 @@ def sqlite_path(url: str) -> Path | None:
     return Path(rest)
 
 
-def lock_for(settings: Any) -> InstanceLock | None:
+def lock_for(settings: Settings) -> InstanceLock | None:
     """The instance lock for these settings (None for an in-memory database)."""
     url = settings.database_url
     if url.startswith("sqlite"):
@@ -181,7 +187,7 @@ def lock_for(settings: Any) -> InstanceLock | None:
 
 
 def wait_for_lock(lock: InstanceLock, stop: threading.Event, *, retry: float = 5.0,
-                  on_wait: Any = None) -> bool:
+                  on_wait: Callable[[], object] | None = None) -> bool:
     """Take the lock, waiting on standby while another instance holds it.
 
     Returns True once held, False if `stop` was set first. `on_wait()` is called on every

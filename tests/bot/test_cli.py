@@ -7,7 +7,13 @@ import sys
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+import bot.app
+from bot.app import App
+from bot.cli import init_dir, main
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.testing import reply_to
 
@@ -64,3 +70,56 @@ def test_bad_usage_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     assert done.returncode == 2 and "is not a schedule" in done.stderr
     done = flagman(tmp_path / "missing.toml", "poll")
     assert done.returncode == 2 and "no configuration" in done.stderr
+
+
+def closes_counted(monkeypatch: pytest.MonkeyPatch) -> list[App]:
+    """Every App.close() from now on, by App."""
+    closed: list[App] = []
+    original = App.close
+
+    def close(self: App) -> None:
+        closed.append(self)
+        original(self)
+
+    monkeypatch.setattr(App, "close", close)
+    return closed
+
+
+def test_every_command_closes_its_app_whichever_way_it_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The composition root's App is used in a `with` block: a refusal or an error closes it too."""
+    config = init_dir(tmp_path)
+    built: list[App] = []
+    original = bot.app.build_app
+
+    def build(*args: Any, **kwargs: Any) -> App:
+        built.append(original(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(bot.app, "build_app", build)
+    closed = closes_counted(monkeypatch)
+    runs = (
+        (["game", "show", "nosuch"], 2, "no game called nosuch"),  # returns from inside the block
+        (["gm", "audit", "nosuch"], 2, "no game called nosuch"),
+        (["game", "new", "racecraft", "--name", "x1", "--player", "nobody"], 2, "NAME=ADDRESS"),  # raises
+        (["gm", "extend", "nosuch", "24h"], 2, "nosuch"),
+        (["game", "list"], 0, ""),
+        (["send"], 0, "sent 0"),
+    )
+    for argv, code, said in runs:
+        assert main(["--config", str(config), *argv]) == code, argv
+        out = capsys.readouterr()
+        assert said in out.out + out.err
+        assert len(built) == len(closed) and closed[-1] is built[-1], argv
+
+
+def test_gm_help_lists_every_gm_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """`flagman gm` makes its VERB subcommands when it is used, not when the parser is built."""
+    from bot.commands import GM_COMMANDS
+
+    with pytest.raises(SystemExit) as exited:
+        main(["gm", "--help"])
+    assert exited.value.code == 0
+    shown = capsys.readouterr().out
+    for verb in [spec.verb.lower() for spec in GM_COMMANDS] + ["configure", "audit"]:
+        assert verb in shown

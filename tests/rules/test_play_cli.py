@@ -80,3 +80,41 @@ def test_a_script_that_is_not_json_exits_2() -> None:
     done = flagman_play("{not json")
     assert done.returncode == 2
     assert "cannot read the script" in done.stderr
+
+
+# What `flagman play` must never load: it resolves a script offline, with `rules` alone.
+THE_SHELLS_STORAGE = ("sqlalchemy", "alembic", "bot.db", "bot.models", "bot.app", "bot.service", "bot.games")
+
+
+def test_play_imports_nothing_of_the_database() -> None:
+    """`python -X importtime -m bot.cli play` lists every module it imports: no SQLAlchemy,
+    no bot.db, bot.models or bot.app (the CLI imports the shell per command, when it runs)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot.cli", "play", "racecraft", "--script", "-"],
+        input=json.dumps(WORKED_EXAMPLE), capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    # "import time: self [us] | cumulative | imported package", one line per module imported.
+    imported = {line.rsplit("|", 1)[1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "rules.script" in imported and "bot.cli" in imported  # the measurement itself works
+    loaded = sorted(m for m in imported if m.startswith(THE_SHELLS_STORAGE))
+    assert loaded == []
+
+
+def test_play_through_main_leaves_the_database_modules_unloaded() -> None:
+    """The same in a fresh interpreter through `bot.cli.main`, read back from sys.modules."""
+    probe = (
+        "import io, json, sys\n"
+        "from bot.cli import main\n"
+        f"sys.stdin = io.StringIO({json.dumps(json.dumps(WORKED_EXAMPLE))})\n"
+        "sys.stdout = io.StringIO()\n"
+        "code = main(['play', 'racecraft', '--script', '-'])\n"
+        "sys.stdout = sys.__stdout__\n"
+        "print(json.dumps([code, sorted(sys.modules)]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    code, modules = json.loads(done.stdout)
+    assert code == 0
+    assert [m for m in modules if m.startswith(THE_SHELLS_STORAGE)] == []

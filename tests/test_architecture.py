@@ -1,0 +1,194 @@
+"""The shell's shape, enforced (architecture.md): no import cycles, and one composition root.
+
+The import graph of `bot/` is read statically: every module is parsed with `ast`, and each
+``import bot...`` / ``from bot... import ...`` is an edge, *module-level* (it runs when the
+module is imported: at the top, in a class body, under a module-level ``try`` or ``if``) or
+*lazy* (inside a function: it runs when the function is called). Imports under
+``if TYPE_CHECKING:`` never run and are not edges. A package's implicit import of its
+parent package is not counted either: Python runs the parent first, so it closes no cycle.
+
+- Module-level edges form no cycle at all: a cycle there makes the import order matter
+  (a partly initialised module, an ImportError depending on who is imported first).
+- A lazy import that closes a cycle (the imported module reaches the importer again) is a
+  dependency both ways that a function-level import hides. The ones that exist are listed in
+  `LAZY_CYCLES`, each with why; a new one fails the test, and so does one that is gone
+  (take it off the list).
+- Only `bot/app.py`, the composition root, constructs the adapters (and `bot/testing.py`
+  holds the fakes): everything else is handed them, so a test can hand it fakes.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BOT = REPO / "bot"
+
+ADAPTERS = frozenset({"Database", "ImapInbox", "SmtpMailer", "MaildirInbox", "MaildirMailer"})
+ADAPTER_BUILDERS = frozenset({"bot/app.py", "bot/testing.py"})
+
+# Lazy imports that close a cycle, as "importer -> imported": each is a function-level
+# import in the first module whose target imports the first module back.
+LAZY_CYCLES: dict[str, str] = {
+    # GM powers and sign-ups call each other: REPLACE on a sign-up game welcomes the new
+    # player (signups.send_welcome), PROCESS enforces the NMR limit (signups), and RESIGN and
+    # the NMR limit drop a seat the way the GM's DROP does (powers).
+    "bot.gm.powers -> bot.games.signups": "REPLACE/PROCESS use the sign-up rules",
+    "bot.games.signups -> bot.gm.powers": "RESIGN and the NMR limit act as the GM's DROP",
+    # The tick enforces the NMR limit after each resolution; powers imports reminders at
+    # module level, so reminders -> signups -> powers -> reminders.
+    "bot.games.reminders -> bot.games.signups": "the tick enforces the NMR limit (signups)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    importer: str
+    imported: str
+    lazy: bool  # inside a function: runs when it is called, not when the module is imported
+    line: int
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def bot_modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(BOT.rglob("*.py"))}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _from_base(module: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute name of ``from <this> import ...`` (relative imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    base = package[: len(package) - node.level + 1]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def imports_of(module: str, path: Path, known: dict[str, Path]) -> Iterator[Import]:
+    """Every import of another `bot` module in this one, module-level or lazy."""
+
+    def targets(node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+            return
+        base = _from_base(module, path, node)
+        for alias in node.names:
+            # `from bot.games import turns` imports the module bot.games.turns;
+            # `from bot.games.turns import Shell` imports bot.games.turns for a name in it.
+            yield f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+
+    def walk(node: ast.AST, lazy: bool) -> Iterator[Import]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for other in child.orelse:
+                    yield from walk(other, lazy)
+                continue
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                for target in targets(child):
+                    if target in known and target != module:
+                        yield Import(module, target, lazy, child.lineno)
+            inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            yield from walk(child, inner)
+
+    yield from walk(ast.parse(path.read_text(encoding="utf-8"), str(path)), False)
+
+
+def import_graph() -> dict[str, dict[str, bool]]:
+    """importer -> imported -> lazy (an import made at module level anywhere is module-level)."""
+    known = bot_modules()
+    graph: dict[str, dict[str, bool]] = {name: {} for name in known}
+    for name, path in known.items():
+        for edge in imports_of(name, path, known):
+            graph[name][edge.imported] = graph[name].get(edge.imported, True) and edge.lazy
+    return graph
+
+
+def shortest_path(graph: dict[str, dict[str, bool]], start: str, goal: str, *, module_level_only: bool) -> list[str] | None:
+    """The shortest import chain from `start` to `goal` (ties broken by name: stable output)."""
+    queue: deque[list[str]] = deque([[start]])
+    seen = {start}
+    while queue:
+        path = queue.popleft()
+        if path[-1] == goal:
+            return path
+        for target, lazy in sorted(graph[path[-1]].items()):
+            if target not in seen and not (module_level_only and lazy):
+                seen.add(target)
+                queue.append([*path, target])
+    return None
+
+
+def cycles(graph: dict[str, dict[str, bool]], *, lazy_edges: bool) -> dict[str, str]:
+    """Each edge of the given kind that closes a cycle, with the cycle written out.
+
+    For module-level edges only module-level edges count on the way back; a lazy edge closes
+    a cycle if its target leads back to its importer in any way.
+    """
+    found: dict[str, str] = {}
+    for importer, targets in sorted(graph.items()):
+        for imported, lazy in sorted(targets.items()):
+            if lazy != lazy_edges:
+                continue
+            back = shortest_path(graph, imported, importer, module_level_only=not lazy_edges)
+            if back is not None:
+                found[f"{importer} -> {imported}"] = " -> ".join([importer, *back])
+    return found
+
+
+def test_the_graph_sees_module_level_and_lazy_imports() -> None:
+    """The walker itself: the composition root's imports are module-level, the CLI's per
+    command are lazy (so the checks below are not vacuous)."""
+    graph = import_graph()
+    assert graph["bot.app"]["bot.db"] is False
+    assert graph["bot.app"]["bot.service"] is False
+    assert graph["bot.cli"]["bot.cli.demo"] is True
+    assert graph["bot.cli.context"]["bot.app"] is True
+    assert "bot.app" not in graph["bot.cli.gm"]  # only under TYPE_CHECKING: never run
+
+
+def test_no_module_level_import_cycle_in_the_shell() -> None:
+    """Importing any module of `bot/` first works: no module-level cycle."""
+    assert cycles(import_graph(), lazy_edges=False) == {}
+
+
+def test_the_lazy_import_cycles_are_the_known_ones() -> None:
+    """A function-level import that closes a cycle is listed in LAZY_CYCLES, with why."""
+    found = cycles(import_graph(), lazy_edges=True)
+    new = {edge: cycle for edge, cycle in found.items() if edge not in LAZY_CYCLES}
+    gone = sorted(edge for edge in LAZY_CYCLES if edge not in found)
+    assert not new, "new import cycles through a function-level import (break them, or list them with why):\n" + \
+        "\n".join(f"  {edge}: {cycle}" for edge, cycle in sorted(new.items()))
+    assert not gone, f"no longer a cycle, take them off LAZY_CYCLES: {gone}"
+
+
+def adapter_constructions() -> Iterator[tuple[str, int, str]]:
+    for path in sorted(BOT.rglob("*.py")):
+        where = path.relative_to(REPO).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), where)):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                if name in ADAPTERS:
+                    yield where, node.lineno, name
+
+
+def test_only_the_composition_root_constructs_adapters() -> None:
+    """architecture.md: bot/app.py is the one composition root; the rest is handed adapters."""
+    found = list(adapter_constructions())
+    assert {name for where, _, name in found if where == "bot/app.py"} == ADAPTERS  # the search finds them
+    elsewhere = [f"{where}:{line}: {name}(...)" for where, line, name in found if where not in ADAPTER_BUILDERS]
+    assert elsewhere == []
