@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
@@ -27,16 +28,7 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Outcome, Refused, Submission
 from bot.clock import as_utc
-from bot.commands import (
-    GM_COMMANDS,
-    Help,
-    Join,
-    MailCommands,
-    Resign,
-    ShowOrders,
-    Status,
-    parse_commands,
-)
+from bot.commands import Join, MailCommands, parse_commands, player
 from bot.echo import echo, quote_lines
 from bot.games import signups
 from bot.games import turns as G
@@ -74,6 +66,28 @@ def dedupe_hash(inbound: Inbound) -> str:
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_GREETING = re.compile(r"\AHello [^\n]*,\n\n")
+_TAGS = re.compile(r"\A(?:\[ERROR\] )?(?:\[[^\]\s]+\] )?")
+
+
+def answer_part(shell: G.Shell, answer: Answer) -> dict[str, object]:
+    """One answer as a section of a combined letter: its subject (without the tags the
+    combined subject carries) as the heading, its body without greeting and signature."""
+    if isinstance(answer, Notice):
+        rendered = shell.renderer.render("notice", {
+            "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address}, "game_name": "",
+            "title": answer.title, "text": answer.text, "error": answer.error, "greeting": ""})
+        error = answer.error
+    else:
+        rendered = answer.rendered
+        error = rendered.subject.startswith("[ERROR]")
+    body = _GREETING.sub("", rendered.body)
+    lines = body.splitlines()
+    if "-- " in lines:  # the signature (RFC 3676 4.3): the combined letter signs once
+        lines = lines[: len(lines) - 1 - lines[::-1].index("-- ")]
+    return {"heading": _TAGS.sub("", rendered.subject), "body": "\n".join(lines).strip("\n"), "error": error}
+
+
 @dataclass
 class Mail:
     """The mail in hand: what the server gave, what the parser made of it, whom it proved."""
@@ -81,6 +95,7 @@ class Mail:
     raw: RawMail
     inbound: Inbound
     principal: str = ""  # Who.principal, once authenticated
+    answers: list[Answer] = field(default_factory=list)  # what the mail made, in order; sent once
 
     @property
     def in_reply_to(self) -> str:
@@ -117,14 +132,15 @@ class Intake:
                 done = self._act(session, mail, who, commands)
         except Refused as refused:
             if refused.answer is not None:
-                self._answer(session, mail, refused.answer)
+                mail.answers.append(refused.answer)
+            self._send_answers(session, mail)
             self._record(session, mail, InboundStatus.REFUSED, refused.detail, refused.game, refused.seat)
             return Outcome(InboundStatus.REFUSED, refused.label)
         except Ignored as ignored:
             self._record(session, mail, InboundStatus.IGNORED, ignored.detail, ignored.game)
             return Outcome(InboundStatus.IGNORED, ignored.label)
-        for answer in done.answers:
-            self._answer(session, mail, answer)
+        mail.answers.extend(done.answers)
+        self._send_answers(session, mail)
         row = self._record(session, mail, done.status, done.detail, done.game, done.seat)
         if done.submission is not None:
             s = done.submission
@@ -163,7 +179,22 @@ class Intake:
 
     # -- answering and recording -------------------------------------------------------------
 
-    def _answer(self, session: Session, mail: Mail, answer: Answer) -> None:
+    def _send_answers(self, session: Session, mail: Mail) -> None:
+        """One answer per mail (mail-interface.md): what the mail made for one addressee goes
+        out as one letter, in sections, as Mailman answers commands -- done, then not done.
+        A mail that made one answer gets that answer as it is. (Several addressees happen only
+        where the answer must not go where the others go, e.g. "which game?" to the From.)"""
+        groups: dict[tuple[str, str | None], list[Answer]] = {}
+        for answer in mail.answers:
+            env = letters.envelope(self.shell, answer.to)
+            groups.setdefault((env.to.address, env.reply_to), []).append(answer)
+        for answers in groups.values():
+            if len(answers) == 1:
+                self._post(session, mail, answers[0])
+            else:
+                self._post(session, mail, self._in_sections(answers))
+
+    def _post(self, session: Session, mail: Mail, answer: Answer) -> None:
         """Mail one answer to `mail`; who gets it (and which reply address) is `bot.letters`' call."""
         if isinstance(answer, Notice):
             letters.notice(self.shell, session, answer.to, answer.title, answer.text, kind=answer.kind,
@@ -171,6 +202,23 @@ class Intake:
         else:
             letters.post(self.shell, session, answer.to, answer.rendered, kind=answer.kind, game=answer.game,
                          in_reply_to=mail.in_reply_to)
+
+    def _in_sections(self, answers: list[Answer]) -> Letter:
+        """Several answers to one addressee as one letter: each under its own heading, the ones
+        that did what was asked first, then the ones that refused something."""
+        parts = [answer_part(self.shell, answer) for answer in answers]
+        games = {answer.game.name if answer.game is not None else "" for answer in answers}
+        envelope = letters.envelope(self.shell, answers[0].to)
+        game_name = envelope.game.name if envelope.game is not None else (games.pop() if len(games) == 1 else "")
+        sections = [{"title": title, "parts": chosen} for title, chosen in (
+            ("Done", [p for p in parts if not p["error"]]), ("Not done", [p for p in parts if p["error"]])) if chosen]
+        rendered = self.shell.renderer.render("answers", {
+            "bot": {"name": self.settings.bot.name, "address": self.settings.bot.address},
+            "greeting": letters.greeting(answers[0].to), "game_name": game_name,
+            "error": any(p["error"] for p in parts), "count": len(parts), "sections": sections,
+        })
+        game = next((a.game for a in answers if a.game is not None), None)
+        return Letter(answers[0].to, rendered, "answers", game=game)
 
     def _record(self, session: Session, mail: Mail, status: InboundStatus, detail: str,
                 game: Game | None = None, seat: Seat | None = None) -> InboundMessage:
@@ -278,7 +326,7 @@ class Intake:
             if self._answers_to_strangers_this_hour(session) >= cap:
                 raise Ignored(f"unknown sender: JOIN not answered, over {cap} answers to unknown senders this hour",
                               label="unknown sender")
-            return signups.join(self.shell, session, inbound, joins[0])
+            return signups.join(self.shell, session, inbound, joins[0].game, joins[0].name)
         if who.claimed or who.claimed_gm:
             self._claimed_without_proof(session, mail, who)
         # A stranger: at most one short notice per address a day, and a global cap an hour
@@ -337,33 +385,33 @@ class Intake:
     # -- acting for a seat or the GM ---------------------------------------------------------
 
     def _act(self, session: Session, mail: Mail, who: Who, commands: MailCommands) -> Done:
+        """GM commands, then player commands, then the orders. Each answer joins `mail.answers`
+        (one answer per mail, sent by `handle`); a refusal of the whole mail raises."""
         inbound = mail.inbound
         seat = who.seat
         game = seat.game if seat else (who.gm_of[0] if len(who.gm_of) == 1 else None)
         handled: list[str] = []
         if commands.gm:
             for gm_command in commands.gm:
-                handled.append(gm.run(self.shell, session, inbound, gm_command))
+                label, letter = gm.run(self.shell, session, inbound, gm_command)
+                handled.append(label)
+                if letter is not None:
+                    mail.answers.append(letter)
             if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
-                self._answer(session, mail, gm.leftover(who.gm_of, commands.orders_text))
+                mail.answers.append(gm.leftover(who.gm_of, commands.orders_text))
+        context = player.Context(self.shell, session, inbound, who, game, seat)
         for command in commands.player:
-            if isinstance(command, Help):
-                self._answer(session, mail, self._help(session, inbound, who))
-            elif isinstance(command, Status) and game is not None:
-                self._answer(session, mail, self._status(session, game, seat))
-            elif isinstance(command, ShowOrders) and seat is not None:
-                self._answer(session, mail, self._show_orders(session, seat))
-            elif isinstance(command, Join):
-                return signups.join(self.shell, session, inbound, command)
-            elif isinstance(command, Resign):
-                handled.append(self._resign(session, mail, who, command))
-            else:
-                self._answer(session, mail, self._ambiguous(inbound, who))
+            reply = player.run(context, command)
+            if reply.done is not None:
+                return reply.done  # JOIN: the mail is a sign-up, nothing else of it counts
+            mail.answers.extend(reply.answers)
+            if reply.label:
+                handled.append(reply.label)
             handled.append(type(command).__name__.upper())
         problems = list(commands.problems)
         if problems:
             text = "\n".join(f'"{echo(p.line)}": {p.reason}' for p in problems)
-            self._answer(session, mail, Notice(who.holder(inbound), "Command not understood", text, game=game))
+            mail.answers.append(Notice(who.holder(inbound), "Command not understood", text, game=game))
         if commands.orders_text.strip() and not (commands.gm and not seat):
             if seat is None:
                 if who.gm_of and not who.seat:
@@ -371,91 +419,13 @@ class Intake:
                         who.holder(inbound), "Lines not understood",
                         "These lines are neither GM commands nor orders:\n\n" + quote_lines(commands.orders_text)
                         + "\n\nSend HELP for the GM commands.", game=game), label="not understood", game=game)
-                raise Refused("which game? ambiguous", self._ambiguous(inbound, who), label="ambiguous game")
+                raise Refused("which game? ambiguous", player.which_game(inbound, who), label="ambiguous game")
             return self._orders(session, mail, seat, commands.orders_text)
         if not handled and not problems:
             raise Refused("empty mail", Notice(who.holder(inbound), "Nothing to do",
                                                "Your mail held no orders and no commands. Send HELP for what you "
                                                "can write.", game=game), label="empty", game=game, seat=seat)
         return Done("commands: " + ", ".join(handled), "commands", game=game, seat=seat, refused=bool(problems))
-
-    def _resign(self, session: Session, mail: Mail, who: Who, command: Resign) -> str:
-        try:
-            return signups.resign(self.shell, session, mail.inbound, who, command)
-        except Refused as refused:
-            if refused.answer is not None:
-                self._answer(session, mail, refused.answer)
-            return "RESIGN refused"
-
-    def _ambiguous(self, inbound: Inbound, who: Who) -> Notice:
-        names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
-        text = ("You play in more than one game, so the bot cannot tell which one this mail is for: "
-                + ", ".join(names) + ". Reply to a mail of that game (its reply address names the game), or put "
-                "the game in brackets in the subject, e.g. [" + (names[0] if names else "rc1") + "].")
-        # Only a sender whose From proved several seats (or GM roles) gets here: that From is
-        # their registered address, and the answer carries no signed address.
-        return Notice(ToAddress(inbound.sender, inbound.sender_name), "Which game?", text)
-
-    def _help(self, session: Session, inbound: Inbound, who: Who) -> Letter:
-        seat = who.seat
-        to = who.holder(inbound)
-        ctx: dict[str, object] = {
-            "bot": {"name": self.settings.bot.name, "address": self.settings.bot.address},
-            "greeting": letters.greeting(to),
-            "game_name": "", "game_title": "", "game_help": "", "turn_label": "",
-            "games": sorted({g.name for g in who.games}),
-            "gm_help": list(GM_COMMANDS) if who.gm_of else [],
-            "gm_games": [g.name for g in who.gm_of],
-        }
-        if seat is not None:
-            rules, state, _ = G.current_state(session, seat.game)
-            ctx.update(game_name=seat.game.name, game_title=rules.title, turn_label=rules.turn_label(state),
-                       game_help=rules.order_help(state, seat.name) if seat.name in rules.expected_players(state) else
-                       "You have no orders to send now.")
-        return Letter(to, self.shell.renderer.render("help", ctx), "help", game=seat.game if seat else None)
-
-    def _status(self, session: Session, game: Game, seat: Seat | None) -> Answer:
-        to: Addressee = ToSeat(seat) if seat else ToGm(game)
-        if game.status == GameStatus.SIGNUP:  # no state yet: who has joined, and what it takes
-            rules_of = G.rules_of(game)
-            joined = [s.name for s in G.active_seats(game)]
-            return Notice(to, f"Status of {game.name}",
-                          f"{game.name} ({rules_of.title}) is open for sign-ups: {len(joined)} joined "
-                          f"({', '.join(joined) or 'nobody yet'}); it takes {rules_of.min_players} to "
-                          f"{rules_of.max_players} players and starts at {rules_of.max_players}, or when the GM "
-                          "starts it.", kind="status", error=False)
-        rules, state, turn = G.current_state(session, game)
-        from rules.api import Viewer
-
-        ordered: list[str] | None = None
-        missing: list[str] = []
-        if turn is not None:
-            ordered = []
-            for name in sorted(rules.expected_players(state)):
-                s = G.seat_named(game, name)
-                has = s is not None and any(x.source in ("mail", "gm") for x in G.submissions(session, turn, s))
-                (ordered if has else missing).append(name)
-        zone = seat.player.timezone if seat else game.timezone
-        ctx = G.base_context(self.shell, game, rules)
-        ctx.update({"view": rules.view(state, None, seat.name if seat else Viewer.GM),
-                    "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "timezone": zone})
-        return Letter(to, self.shell.renderer.render("status", ctx, game=game.kind), "status")
-
-    def _show_orders(self, session: Session, seat: Seat) -> Notice:
-        rules, state, turn = G.current_state(session, seat.game)
-        if turn is None or seat.name not in rules.expected_players(state):
-            text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
-        else:
-            on_file = G.orders_on_file(rules, state, seat, G.submissions(session, turn, seat))
-            deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
-            if on_file is None:
-                default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
-                text = (f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
-                        f"you get the default:\n\n" + "\n".join("    > " + line for line in default.splitlines()))
-            else:
-                text = (f"On file for you for {turn.label} (due {deadline}):\n\n"
-                        + "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines()))
-        return Notice(ToSeat(seat), "Your orders on file", text, kind="orders", error=False)
 
     # -- orders ------------------------------------------------------------------------------
 

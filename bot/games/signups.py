@@ -26,7 +26,6 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.answers import Done, Ignored, Notice, Refused
-from bot.commands import Join, Resign
 from bot.echo import echo_name
 from bot.games import turns as G
 from bot.letters import ToAddress, ToGm, ToSeat
@@ -59,11 +58,11 @@ def seat_name_for(name: str, address: str, taken: set[str]) -> str:
     return candidate
 
 
-def join(shell: G.Shell, session: Session, inbound: Inbound, command: Join) -> Done:
+def join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, name: str) -> Done:
     """JOIN <game> [name]: a seat in a game open for sign-ups (the welcome mail carries its
     password and reply address, to the joining address only). Refusals raise `Refused`."""
     sender = inbound.sender.strip().lower()
-    game = G.find_game_row(session, command.game)
+    game = G.find_game_row(session, game_name)
 
     def refuse(title: str, text: str, detail: str) -> Refused:
         # The sender proved nothing: the answer greets nobody by name and repeats none of the
@@ -93,7 +92,7 @@ def join(shell: G.Shell, session: Session, inbound: Inbound, command: Join) -> D
     if len(active) >= rules.max_players:
         raise refuse(f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.", "full")
     # The name a player chose is shown to everyone in the game: one line, printable, capped.
-    chosen = echo_name(command.name)
+    chosen = echo_name(name)
     display = chosen or echo_name(inbound.sender_name) or sender.partition("@")[0]
     if mine:
         # Resigned before the start and back again: the old seat is reopened.
@@ -161,12 +160,12 @@ def _gm_notice(shell: G.Shell, session: Session, game: Game, title: str, text: s
 
 # -- RESIGN ----------------------------------------------------------------------------------
 
-def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, command: Resign) -> str:
+def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_name: str) -> str:
     """RESIGN <game>: the seat is given up (as the GM's DROP). The player and the GM are told;
     a refusal raises `Refused` with its answer. Returns the label for the mail's record."""
     from bot.gm import powers as gm
 
-    game = G.find_game_row(session, command.game)
+    game = G.find_game_row(session, game_name)
     seat: Seat | None = None
     if game is not None and any(g.id == game.id for g in who.games):
         if who.seat is not None and who.seat.game_id == game.id:
@@ -175,8 +174,8 @@ def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, command
             seat = next((s for s in game.seats if s.active and s.player.address == inbound.sender), None)
     if game is None or seat is None or not seat.active:
         raise Refused("RESIGN refused", Notice(
-            who.holder(inbound), f"No seat in {command.game}",
-            f"You have no seat in a game called {command.game}, so there is nothing to resign from.",
+            who.holder(inbound), f"No seat in {game_name}",
+            f"You have no seat in a game called {game_name}, so there is nothing to resign from.",
             kind="resign_refused"))
     ctx = gm.Ctx(shell, session, game, shell.now(), inbound.sender, "mail")
     try:

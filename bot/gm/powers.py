@@ -26,7 +26,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from bot import letters
-from bot.answers import Notice
+from bot.answers import Letter, Notice
 from bot.clock import as_utc
 from bot.commands import GM_VERBS, GmCommand, split_gm_args
 from bot.echo import echo, quote_lines
@@ -64,6 +64,7 @@ class GmResult:
     game: str
     text: str
     extra: str = ""  # PREVIEW: the preview itself, for the CLI to print
+    letter: Letter | None = None  # the confirmation, when not mailed at once (execute(deliver=False))
 
 
 @dataclass
@@ -81,13 +82,13 @@ class Ctx:
 
 # -- the entry points ------------------------------------------------------------------------
 
-def run(shell: G.Shell, session: Session, inbound: Inbound, command: GmCommand) -> str:
-    """A GM command from a mail (the intake calls this for each one); returns a short label.
-    Its result goes to the GM's registered address, as from the CLI (`execute`)."""
+def run(shell: G.Shell, session: Session, inbound: Inbound, command: GmCommand) -> tuple[str, Letter | None]:
+    """A GM command from a mail (the intake calls this for each one): a short label for the
+    mail's record, and the result for the GM's registered address, which the intake sends as
+    part of its one answer to the mail (from the CLI, `execute` sends it at once)."""
     result = execute(shell, session, command.verb, command.game, command.args, actor=inbound.sender,
-                     via="mail", message_id=inbound.message_id, line=echo(command.line),
-                     in_reply_to=f"<{inbound.message_id}>")
-    return f"{result.verb} {'done' if result.ok else 'refused'}"
+                     via="mail", message_id=inbound.message_id, line=echo(command.line), deliver=False)
+    return f"{result.verb} {'done' if result.ok else 'refused'}", result.letter
 
 
 def leftover(gm_of: Sequence[Game], text: str) -> Notice:
@@ -116,7 +117,9 @@ def execute_words(shell: G.Shell, session: Session, verb: str, game: str, words:
 
 
 def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: tuple[str, ...], *, actor: str,
-            via: str, message_id: str = "", line: str = "", in_reply_to: str = "") -> GmResult:
+            via: str, message_id: str = "", line: str = "", in_reply_to: str = "", deliver: bool = True) -> GmResult:
+    """Carry out one GM command, audit it, and confirm it to the GM: mailed at once, or (with
+    `deliver=False`, a command from a mail) returned as `GmResult.letter` for the intake's answer."""
     verb = verb.upper()
     line = line or " ".join([verb, game_name, *args])
     game = G.find_game_row(session, game_name)
@@ -145,7 +148,10 @@ def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: t
         "game_name": game.name, "verb": verb, "line": line, "ok": ok, "text": text, "via": via,
         "when": format_local(ctx.now, game.timezone), "actor": actor,
     })
-    letters.post(shell, session, ToGm(game), rendered, kind="gm_" + verb.lower(), in_reply_to=in_reply_to)
+    letter = Letter(ToGm(game), rendered, "gm_" + verb.lower())
+    if not deliver:
+        return GmResult(ok, verb, game.name, text, ctx.extra, letter)
+    letters.post(shell, session, letter.to, letter.rendered, kind=letter.kind, in_reply_to=in_reply_to)
     return GmResult(ok, verb, game.name, text, ctx.extra)
 
 

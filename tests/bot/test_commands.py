@@ -51,3 +51,31 @@ def test_every_gm_command_has_an_example_that_parses() -> None:
     for spec in GM_COMMANDS:
         parsed = parse_commands(spec.example, gm_games={spec.example.split()[1]})
         assert len(parsed.gm) == 1 and parsed.gm[0].verb == spec.verb, spec.example
+
+
+def test_every_command_has_its_handler_and_every_handler_its_command() -> None:
+    """Commands as objects (Mailman 3): the syntax HELP shows and the handler that runs are the same
+    command's, so they cannot drift: each player command class has a handler, each GM verb too."""
+    from bot.commands import PLAYER_COMMANDS, player
+    from bot.gm.powers import HANDLERS as GM_HANDLERS
+
+    assert set(player.HANDLERS) == set(PLAYER_COMMANDS)
+    assert set(GM_HANDLERS) == {spec.verb for spec in GM_COMMANDS}
+    for command in PLAYER_COMMANDS:
+        assert command.verb == command.syntax.split()[0] and command.summary and command.example
+        assert parse_commands(command.example).player[0].verb == command.verb, command.example
+
+
+def test_help_lists_every_player_command_from_its_class(tmp_path: object) -> None:
+    """HELP is generated from the command classes: each one's syntax and summary, in order."""
+    from bot.commands import PLAYER_COMMANDS
+    from bot.mail_out.render import Renderer
+
+    text = Renderer().render("help", {
+        "bot": {"name": "Flagman", "address": "flagman@example.org"}, "greeting": "", "game_name": "",
+        "game_title": "", "game_help": "", "turn_label": "", "games": [], "player_help": list(PLAYER_COMMANDS),
+        "gm_help": [], "gm_games": []}).body
+    listed = [line.split(maxsplit=1)[0] for line in text.splitlines() if line.startswith("  ") and line.strip()]
+    assert listed == [c.verb for c in PLAYER_COMMANDS]
+    for command in PLAYER_COMMANDS:
+        assert f"  {command.syntax:<21} {command.summary}" in text

@@ -19,7 +19,6 @@ from tests.bot.gm_helpers import (
     BOT,
     GM,
     audit,
-    bodies,
     body_of,
     cycle,
     game_row,
@@ -388,14 +387,25 @@ def test_commands_on_a_finished_game_are_refused(rc: App) -> None:
 
 
 def test_each_command_of_a_mail_is_confirmed_and_audited(rc: App) -> None:
-    """Several commands in one mail: each is carried out, confirmed and audited on its own."""
-    mid = gm_says(rc, "PLOT rc1 kelly USE 1\nORDER rc1 seb USE 3\nSET rc1 seb ep 9")
+    """Several commands in one mail: each is carried out and audited on its own, and confirmed
+    in the one answer to the mail (mail-interface.md: one answer per mail, in sections)."""
+    before = len(mails(rc, GM))
+    mid = gm_says(rc, "PLOT rc1 kelly USE 1\nORDER rc1 seb USE 3\nSET rc1 seb ep 9\nSET rc1 seb ep 99")
     rows = audit(rc)
-    assert [r.command for r in rows] == ["PLOT rc1 kelly USE 1", "ORDER rc1 seb USE 3", "SET rc1 seb ep 9"]
+    assert [r.command for r in rows] == ["PLOT rc1 kelly USE 1", "ORDER rc1 seb USE 3", "SET rc1 seb ep 9",
+                                         "SET rc1 seb ep 99"]
     assert {r.message_id for r in rows} == {mid.strip("<>")}
-    subjects = [str(m["Subject"]) for m in mails(rc, GM)[-3:]]
-    assert [s.split("GM: ")[1] for s in subjects] == ["PLOT done", "ORDER done", "SET done"]
-    assert "Recorded in the audit log" in bodies(rc, GM)
+    assert len(mails(rc, GM)) == before + 1, "one answer to the mail"
+    answer = last(rc, GM)
+    assert str(answer["Subject"]) == "[ERROR] [rc1] Answers to your mail"
+    assert str(answer["In-Reply-To"]) == mid
+    body = body_of(answer)
+    done, _, not_done = body.partition("== Not done ==")
+    headings = [line for line in done.splitlines() if line.startswith("--- ")]
+    assert headings == ["--- GM: PLOT done ---", "--- GM: ORDER done ---", "--- GM: SET done ---"]
+    assert "--- GM: SET refused ---" in not_done and "SET rc1 seb ep 99" in not_done
+    assert body.count("Recorded in the audit log") == 4
+    assert body.replace("\r\n", "\n").count("\n-- \n") == 1, "signed once"
 
 
 def test_open_turn_is_untouched_by_a_refused_command(rc: App) -> None:
@@ -419,9 +429,12 @@ def test_a_line_for_another_game_next_to_a_valid_command_is_reported_not_dropped
     gm_says(rc, "EXTEND rc1 24h\nPAUSE rc2")
     assert [a.command for a in audit(rc)] == ["EXTEND rc1 24h"]
     assert game_row(rc, "rc2").status == GameStatus.ACTIVE
-    notice = last(rc, GM)
-    assert "Lines not understood" in str(notice["Subject"])
-    assert "> PAUSE rc2" in body_of(notice) and "(rc1)" in body_of(notice)
+    answer = last(rc, GM)  # one answer: the EXTEND done, the other line not
+    assert str(answer["Subject"]) == "[ERROR] [rc1] Answers to your mail"
+    done, _, not_done = body_of(answer).partition("== Not done ==")
+    assert "--- GM: EXTEND done ---" in done
+    assert "--- Lines not understood ---" in not_done
+    assert "> PAUSE rc2" in not_done and "(rc1)" in not_done
 
 
 def test_a_seat_dropped_after_the_resolution_is_named_by_rollback_and_can_be_dropped_again(rc: App) -> None:

@@ -38,7 +38,8 @@ def test_no_line_of_a_gm_side_mail_parses_as_an_order(gapp: App) -> None:
         game = find_game_row(session, "rc2")
         assert game is not None
         game.nmr_limit, game.nmr_action = 3, "drop"
-    gm_says(gapp, "OPEN rc2\nSTART rc2\nPLOT rc2 kelly USE 3\nORDER rc2 seb USE 4\nPREVIEW rc2\nEXTEND rc2 1h", game="rc2")
+    gm_says(gapp, "OPEN rc2\nSTART rc2\nPLOT rc2 kelly USE 3\nORDER rc2 seb USE 4\nEXTEND rc2 1h", game="rc2")
+    gm_says(gapp, "PREVIEW rc2", game="rc2")  # alone: its own mail, the preview
     gapp.clock.advance(hours=25)
     cycle(gapp)  # the 24h reminder
     gm_says(gapp, "PAUSE rc2\nRESUME rc2\nSET rc2 steve ep 8\nPROCESS rc2", game="rc2")
@@ -51,7 +52,9 @@ def test_no_line_of_a_gm_side_mail_parses_as_an_order(gapp: App) -> None:
     with gapp.db.read() as session:
         states = [RACECRAFT.load_state(t.state) for t in session.scalars(select(Turn))]
     msgs = mails(gapp)
-    kinds = {str(m["Subject"]) for m in msgs}
+    # The subjects, and the headings of the sections of combined answers (one answer per mail).
+    kinds = {str(m["Subject"]) for m in msgs} | {
+        line.strip("- ") for m in msgs for line in body_of(m).splitlines() if line.startswith("--- ")}
     for expected in ("Welcome", "Reminder", "GM preview", "GM digest", "GM: ROLLBACK done", "reopened",
                      "Warning", "resigned"):
         assert any(expected in k for k in kinds), f"no {expected!r} mail among {sorted(kinds)}"

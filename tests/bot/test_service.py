@@ -402,3 +402,36 @@ def test_answers_to_mail_through_the_gms_reply_address_go_to_the_registered_gm(r
     assert "not accepted" in str(refused["Subject"])
     assert "Reply-To" in refused and "rc1.gm." in str(refused["Reply-To"])  # to the GM: the GM's own address
     assert "not understood" in str(answered["Subject"])
+
+
+def test_a_mail_gets_one_answer_in_sections_done_first(racecraft: App) -> None:
+    """mail-interface.md: "One answer per mail, in sections as Mailman 3 answers commands: what was
+    done, what was not understood (with the reason)". HELP, ORDERS, a command with bad arguments
+    and a set of orders in one mail: one letter, to the seat's registered address through its
+    signed reply address, done first, then not done; the orders are on file."""
+    mailer = racecraft.mailer
+    assert isinstance(mailer, FakeMailer)
+    before = len(mailer.messages(ADDRESS["kelly"]))
+    answer = order(racecraft, "kelly", "HELP\nORDERS\nJOIN\nUSE 4")
+    assert len(mailer.messages(ADDRESS["kelly"])) == before + 1, "one answer to the mail"
+    assert str(answer["Subject"]) == "[ERROR] [rc1] Answers to your mail"
+    assert answer["Reply-To"].addresses[0].addr_spec == signed_address(BOT, "test-site-secret", "rc1", "kelly")
+    assert answer["Auto-Submitted"] == "auto-replied" and answer["In-Reply-To"]
+    body = body_of(answer)
+    assert body.startswith("Hello Kelly,")
+    done, _, not_done = body.partition("== Not done ==")
+    assert [line for line in done.splitlines() if line.startswith("--- ")] == [
+        "--- Help ---", "--- Your orders on file ---", "--- Orders received for Turn 1 of 5: start ---"]
+    assert [line for line in not_done.splitlines() if line.startswith("--- ")] == ["--- Command not understood ---"]
+    assert '"JOIN": write JOIN <game> [your name]' in not_done
+    assert body.count("Hello ") == 1 and body.replace("\r\n", "\n").count("\n-- \n") == 1
+    with racecraft.db.read() as session:
+        row = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
+        assert row is not None and row.status == InboundStatus.APPLIED and row.detail == "orders"
+        assert session.scalars(select(OrderSubmission.text).order_by(OrderSubmission.id.desc())).first() == "USE 4"
+
+
+def test_a_mail_with_one_thing_to_answer_gets_that_answer_as_it_is(racecraft: App) -> None:
+    """One answer per mail: where the mail made one answer, it is that letter itself (no sections)."""
+    assert str(order(racecraft, "seb", "STATUS")["Subject"]).startswith("[rc1] Status:")
+    assert str(order(racecraft, "seb", "USE 2")["Subject"]) == "[rc1] Orders received for Turn 1 of 5: start"

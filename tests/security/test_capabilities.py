@@ -154,7 +154,8 @@ def test_every_kind_of_mail_carries_capabilities_only_to_their_holders(bot: Bot,
     # Players through their signed addresses: orders, refusals, STATUS, ORDERS, HELP.
     mail(ADDRESS["seb"], bot.signed("seb"), "USE 2")
     mail(ADDRESS["seb"], bot.signed("seb"), "USE 999")
-    mail(ADDRESS["seb"], bot.signed("seb"), "STATUS\nORDERS\nHELP")
+    mail(ADDRESS["seb"], bot.signed("seb"), "STATUS\nORDERS\nHELP")  # one answer, in sections
+    mail(ADDRESS["seb"], bot.signed("seb"), "ORDERS")
     mail(ADDRESS["seb"], bot.signed("seb"), "Hello\nEXTEND rc1 1h")
     # A registered From without proof; the GM's address used by others.
     mail(ADDRESS["kelly"], BOT, "USE 1")

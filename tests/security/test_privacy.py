@@ -115,7 +115,8 @@ def test_answers_to_a_signed_mail_from_another_address_go_to_the_registered_addr
     seat's registered address only: whoever learned the address cannot read the answers."""
     bot.deliver(plain_mail("mallory@evil.example", bot.signed("seb"), "Re: rc1", "STATUS\nORDERS\nHELP"))
     bot.poll()
-    assert set(bot.recipients()) == {ADDRESS["seb"]} and len(bot.recipients()) == 3
+    # One answer to the mail (mail-interface.md), with the three in it, to seb's address alone.
+    assert bot.recipients() == [ADDRESS["seb"]]
 
 
 def test_an_attacker_with_the_address_and_the_game_name_gets_nothing_done_or_told(bot: Bot) -> None:

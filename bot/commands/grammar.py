@@ -15,42 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import ClassVar
 
 from bot.mail_in.auth import NAME_RE, strip_password_lines
-
-
-@dataclass(frozen=True, slots=True)
-class Help:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Status:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class ShowOrders:
-    pass
-
-
-@dataclass(frozen=True, slots=True)
-class Join:
-    game: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class Resign:
-    game: str
-
-
-@dataclass(frozen=True, slots=True)
-class GmCommand:
-    verb: str
-    game: str
-    args: tuple[str, ...]
-    line: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +26,94 @@ class CommandProblem:
     reason: str
 
 
+class _Verb:
+    """What every player command class says of itself: its verb, its syntax (as HELP shows
+    it), a one-line summary, an example; and how a line becomes the command (`parse`)."""
+
+    verb: ClassVar[str]
+    syntax: ClassVar[str]
+    summary: ClassVar[str]
+    example: ClassVar[str]
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        """The command on `line` (its first word is this verb), a problem, or None: not this command."""
+        return cls() if line.split()[1:] == [] else None  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class Help(_Verb):
+    verb: ClassVar[str] = "HELP"
+    syntax: ClassVar[str] = "HELP"
+    summary: ClassVar[str] = "this text"
+    example: ClassVar[str] = "HELP"
+
+
+@dataclass(frozen=True, slots=True)
+class Status(_Verb):
+    verb: ClassVar[str] = "STATUS"
+    syntax: ClassVar[str] = "STATUS"
+    summary: ClassVar[str] = "standings, deadline, who has ordered (never what)"
+    example: ClassVar[str] = "STATUS"
+
+
+@dataclass(frozen=True, slots=True)
+class ShowOrders(_Verb):
+    verb: ClassVar[str] = "ORDERS"
+    syntax: ClassVar[str] = "ORDERS"
+    summary: ClassVar[str] = "what is on file for you"
+    example: ClassVar[str] = "ORDERS"
+
+
+_JOIN_RE = re.compile(r"^JOIN\s+(\S+)(?:\s+(.+?))?\s*$", re.I)
+_RESIGN_RE = re.compile(r"^RESIGN\s+(\S+)\s*$", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Join(_Verb):
+    verb: ClassVar[str] = "JOIN"
+    syntax: ClassVar[str] = "JOIN <game> [name]"
+    summary: ClassVar[str] = "join a game open for sign-ups"
+    example: ClassVar[str] = "JOIN rc2 Roger"
+    game: str
+    name: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        match = _JOIN_RE.match(line)
+        if match and NAME_RE.match(match.group(1).lower()):
+            return cls(match.group(1).lower(), (match.group(2) or "").strip())
+        return CommandProblem(line, f"write JOIN <game> [your name], e.g. {cls.example}")
+
+
+@dataclass(frozen=True, slots=True)
+class Resign(_Verb):
+    verb: ClassVar[str] = "RESIGN"
+    syntax: ClassVar[str] = "RESIGN <game>"
+    summary: ClassVar[str] = "leave a game"
+    example: ClassVar[str] = "RESIGN rc1"
+    game: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        match = _RESIGN_RE.match(line)
+        if match:
+            return cls(match.group(1).lower())
+        return CommandProblem(line, f"write {cls.syntax}, e.g. {cls.example}")
+
+
 PlayerCommand = Help | Status | ShowOrders | Join | Resign
+# In the order HELP lists them.
+PLAYER_COMMANDS: tuple[type[Help | Status | ShowOrders | Join | Resign], ...] = (Help, Status, ShowOrders, Join, Resign)
+_PLAYER_VERBS = {c.verb: c for c in PLAYER_COMMANDS}
+
+
+@dataclass(frozen=True, slots=True)
+class GmCommand:
+    verb: str
+    game: str
+    args: tuple[str, ...]
+    line: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,9 +144,6 @@ GM_COMMANDS: tuple[GmCommandSpec, ...] = (
 )
 GM_VERBS = {spec.verb: spec for spec in GM_COMMANDS}
 
-_JOIN_RE = re.compile(r"^JOIN\s+(\S+)(?:\s+(.+?))?\s*$", re.I)
-_RESIGN_RE = re.compile(r"^RESIGN\s+(\S+)\s*$", re.I)
-_SIMPLE: dict[str, PlayerCommand] = {"HELP": Help(), "STATUS": Status(), "ORDERS": ShowOrders()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,22 +182,13 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
             continue
         words = line.split()
         verb = words[0].upper()
-        if len(words) == 1 and verb in _SIMPLE:
-            player.append(_SIMPLE[verb])
+        command_class = _PLAYER_VERBS.get(verb)
+        command = command_class.parse(line) if command_class is not None else None
+        if isinstance(command, CommandProblem):
+            problems.append(command)
             continue
-        if verb == "JOIN":
-            match = _JOIN_RE.match(line)
-            if match and NAME_RE.match(match.group(1).lower()):
-                player.append(Join(match.group(1).lower(), (match.group(2) or "").strip()))
-            else:
-                problems.append(CommandProblem(line, "write JOIN <game> [your name], e.g. JOIN rc2 Roger"))
-            continue
-        if verb == "RESIGN":
-            match = _RESIGN_RE.match(line)
-            if match:
-                player.append(Resign(match.group(1).lower()))
-            else:
-                problems.append(CommandProblem(line, "write RESIGN <game>, e.g. RESIGN rc1"))
+        if command is not None:
+            player.append(command)
             continue
         spec = GM_VERBS.get(verb)
         if spec is not None and len(words) >= 2 and words[1].lower() in gm_games:

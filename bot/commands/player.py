@@ -1,0 +1,176 @@
+"""What each player command does: one handler per command class of `bot.commands.grammar`.
+
+A handler gets the mail's `Context` (who proved what, and the game and seat it is for) and
+returns a `Reply`: the answers it makes (mailed by the intake, as one answer per mail), the
+label it leaves in the mail's record, or the mail's whole outcome (`Done`: JOIN). A test checks
+that every class in `PLAYER_COMMANDS` has a handler here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from sqlalchemy.orm import Session
+
+from bot import letters
+from bot.answers import Answer, Done, Letter, Notice, Refused
+from bot.commands.grammar import (
+    GM_COMMANDS,
+    PLAYER_COMMANDS,
+    Help,
+    Join,
+    PlayerCommand,
+    Resign,
+    ShowOrders,
+    Status,
+)
+from bot.games import signups
+from bot.games import turns as G
+from bot.letters import Addressee, ToAddress, ToGm, ToSeat
+from bot.mail_in.identity import Who
+from bot.mail_in.parse import Inbound
+from bot.models import Game, GameStatus, Seat
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """The mail a command came in: the shell, the batch's session, the mail, whom it proved,
+    and the game and seat it acts in (None where the mail does not settle one)."""
+
+    shell: G.Shell
+    session: Session
+    inbound: Inbound
+    who: Who
+    game: Game | None
+    seat: Seat | None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What a command made: answers to mail, a label for the record, or the mail's outcome."""
+
+    answers: tuple[Answer, ...] = ()
+    label: str = ""
+    done: Done | None = None  # the mail's outcome: no further command of it is carried out
+
+
+C = TypeVar("C", Help, Status, ShowOrders, Join, Resign)
+Handler = Callable[[Context, PlayerCommand], Reply]
+HANDLERS: dict[type, Handler] = {}
+
+
+def handles(command_class: type[C]) -> Callable[[Callable[[Context, C], Reply]], Callable[[Context, C], Reply]]:
+    def register(handler: Callable[[Context, C], Reply]) -> Callable[[Context, C], Reply]:
+        HANDLERS[command_class] = handler  # type: ignore[assignment]
+        return handler
+
+    return register
+
+
+def run(ctx: Context, command: PlayerCommand) -> Reply:
+    """Carry out one player command."""
+    return HANDLERS[type(command)](ctx, command)
+
+
+def which_game(inbound: Inbound, who: Who) -> Notice:
+    """The answer when a mail cannot be placed in one game."""
+    names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
+    text = ("You play in more than one game, so the bot cannot tell which one this mail is for: "
+            + ", ".join(names) + ". Reply to a mail of that game (its reply address names the game), or put "
+            "the game in brackets in the subject, e.g. [" + (names[0] if names else "rc1") + "].")
+    # Only a sender whose From proved several seats (or GM roles) gets here: that From is
+    # their registered address, and the answer carries no signed address.
+    return Notice(ToAddress(inbound.sender, inbound.sender_name), "Which game?", text)
+
+
+@handles(Help)
+def _help(ctx: Context, command: Help) -> Reply:
+    session, inbound, who = ctx.session, ctx.inbound, ctx.who
+    seat = who.seat
+    to = who.holder(inbound)
+    values: dict[str, object] = {
+        "bot": {"name": ctx.shell.settings.bot.name, "address": ctx.shell.settings.bot.address},
+        "greeting": letters.greeting(to),
+        "game_name": "", "game_title": "", "game_help": "", "turn_label": "",
+        "games": sorted({g.name for g in who.games}),
+        "player_help": list(PLAYER_COMMANDS),
+        "gm_help": list(GM_COMMANDS) if who.gm_of else [],
+        "gm_games": [g.name for g in who.gm_of],
+    }
+    if seat is not None:
+        rules, state, _ = G.current_state(session, seat.game)
+        values.update(game_name=seat.game.name, game_title=rules.title, turn_label=rules.turn_label(state),
+                      game_help=rules.order_help(state, seat.name) if seat.name in rules.expected_players(state)
+                      else "You have no orders to send now.")
+    return Reply((Letter(to, ctx.shell.renderer.render("help", values), "help", game=seat.game if seat else None),))
+
+
+@handles(Status)
+def _status(ctx: Context, command: Status) -> Reply:
+    session, game, seat = ctx.session, ctx.game, ctx.seat
+    if game is None:
+        return Reply((which_game(ctx.inbound, ctx.who),))
+    to: Addressee = ToSeat(seat) if seat else ToGm(game)
+    if game.status == GameStatus.SIGNUP:  # no state yet: who has joined, and what it takes
+        rules_of = G.rules_of(game)
+        joined = [s.name for s in G.active_seats(game)]
+        return Reply((Notice(to, f"Status of {game.name}",
+                      f"{game.name} ({rules_of.title}) is open for sign-ups: {len(joined)} joined "
+                      f"({', '.join(joined) or 'nobody yet'}); it takes {rules_of.min_players} to "
+                      f"{rules_of.max_players} players and starts at {rules_of.max_players}, or when the GM "
+                      "starts it.", kind="status", error=False),))
+    rules, state, turn = G.current_state(session, game)
+    from rules.api import Viewer
+
+    ordered: list[str] | None = None
+    missing: list[str] = []
+    if turn is not None:
+        ordered = []
+        for name in sorted(rules.expected_players(state)):
+            s = G.seat_named(game, name)
+            has = s is not None and any(x.source in ("mail", "gm") for x in G.submissions(session, turn, s))
+            (ordered if has else missing).append(name)
+    zone = seat.player.timezone if seat else game.timezone
+    values = G.base_context(ctx.shell, game, rules)
+    values.update({"view": rules.view(state, None, seat.name if seat else Viewer.GM),
+                "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "timezone": zone})
+    return Reply((Letter(to, ctx.shell.renderer.render("status", values, game=game.kind), "status"),))
+
+
+@handles(ShowOrders)
+def _show_orders(ctx: Context, command: ShowOrders) -> Reply:
+    session, seat = ctx.session, ctx.seat
+    if seat is None:
+        return Reply((which_game(ctx.inbound, ctx.who),))
+    rules, state, turn = G.current_state(session, seat.game)
+    if turn is None or seat.name not in rules.expected_players(state):
+        text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
+    else:
+        on_file = G.orders_on_file(rules, state, seat, G.submissions(session, turn, seat))
+        deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+        if on_file is None:
+            default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+            text = (f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
+                    f"you get the default:\n\n" + "\n".join("    > " + line for line in default.splitlines()))
+        else:
+            text = (f"On file for you for {turn.label} (due {deadline}):\n\n"
+                    + "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines()))
+    return Reply((Notice(ToSeat(seat), "Your orders on file", text, kind="orders", error=False),))
+
+
+@handles(Join)
+def _join(ctx: Context, command: Join) -> Reply:
+    return Reply(done=signups.join(ctx.shell, ctx.session, ctx.inbound, command.game, command.name))
+
+
+@handles(Resign)
+def _resign(ctx: Context, command: Resign) -> Reply:
+    try:
+        return Reply(label=signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game))
+    except Refused as refused:
+        return Reply(answers=(refused.answer,) if refused.answer is not None else (), label="RESIGN refused")
+
+
+__all__ = ["HANDLERS", "Context", "Reply", "run", "which_game"]
