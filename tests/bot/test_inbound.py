@@ -39,6 +39,12 @@ OWN = ("flagman@example.org",)
 ORDERS = "USE 2\nROUND 5: F3 F4"
 LEAKS = ("USE 3", "ROUND 4", "F1 F2", "turn 4 results", "Deadline", "wrote", "From:", "Flagman <")
 
+# The bound on the CPU time of the pathological inputs below: linear work on them takes tens of
+# milliseconds, and a pattern that backtracks takes minutes (as the ones issue 14 found did), so
+# a bound far above the first and far below the second decides without depending on how busy
+# the machine is (`python -m bench --only hostile` measures the hostile header sections).
+PATHOLOGICAL_CPU_SECONDS = 5.0
+
 
 def parse_fixture(name: str, **kwargs: object) -> Inbound:
     return parse_inbound((MAIL / name).read_bytes(), own_addresses=OWN, **kwargs)  # type: ignore[arg-type]
@@ -245,7 +251,7 @@ def test_html_nested_border_top_divs_stay_linear() -> None:
     markup = "<div style='border-top:1px'>x" * 3000 + "USE 2" + "</div>" * 3000
     start = time.process_time()
     html_to_text(markup)
-    assert time.process_time() - start < 1.0
+    assert time.process_time() - start < PATHOLOGICAL_CPU_SECONDS
 
 
 def test_html_that_lxml_cannot_read_still_gives_text() -> None:
@@ -517,7 +523,7 @@ def test_hundred_thousand_quoted_lines_then_a_bottom_post() -> None:
     raw = mail(PLAIN_HEADERS, "On Mon, GM wrote:\n" + "> USE 3\n" * 100_000 + "\nUSE 2\n")
     start = time.process_time()
     inbound = parse_inbound(raw, own_addresses=OWN)
-    assert time.process_time() - start < 0.5
+    assert time.process_time() - start < PATHOLOGICAL_CPU_SECONDS
     assert inbound.text == "USE 2"
 
 
@@ -537,7 +543,7 @@ def test_line_filter_has_no_pathological_input(text: str) -> None:
     """Lines built to make the attribution, header and signature patterns backtrack stay fast."""
     start = time.process_time()
     strip_quotes(text)
-    assert time.process_time() - start < 0.6
+    assert time.process_time() - start < PATHOLOGICAL_CPU_SECONDS
 
 
 def test_five_megabyte_mails() -> None:
@@ -553,7 +559,7 @@ def test_five_megabyte_mails() -> None:
         assert len(raw) >= 5_000_000
         start = time.process_time()
         inbound = parse_inbound(raw, own_addresses=OWN)
-        assert time.process_time() - start < 1.5
+        assert time.process_time() - start < PATHOLOGICAL_CPU_SECONDS
         assert inbound.text.startswith("USE 2")
     assert parse_inbound(markup, own_addresses=OWN).truncated
 
