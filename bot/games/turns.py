@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from bot import letters
 from bot.clock import Clock, as_utc
@@ -275,22 +275,27 @@ def closing_time(game: Game, turn: Turn) -> datetime | None:
     return as_utc(turn.deadline) + timedelta(minutes=game.grace_minutes)
 
 
-def all_orders_in(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn) -> bool:
-    by_seat = turn_submissions(session, turn)  # one query, not one per seat (bench: deadline)
+BySeat = Mapping[int, Sequence[OrderSubmission]]  # seat id -> the seat's submissions, oldest first
+
+
+def all_orders_in(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn,
+                  subs: BySeat | None = None) -> bool:
+    # One query, not one per seat (bench: deadline); `subs` when the caller has them already.
+    by_seat = turn_submissions(session, turn) if subs is None else subs
     for name in rules.expected_players(state):
         seat = seat_named(game, name)
         if seat is None:
             return False
-        subs = by_seat.get(seat.id, [])
-        if not any(s.source in ("mail", "gm") for s in subs):
+        seat_subs = by_seat.get(seat.id, ())
+        if not any(s.source in ("mail", "gm") for s in seat_subs):
             return False
-        on_file = orders_on_file(rules, state, seat, subs)
+        on_file = orders_on_file(rules, state, seat, seat_subs)
         if on_file is None or not rules.parse_orders(state, seat.name, rules.format_orders(on_file)).complete:
             return False
     return True
 
 
-def is_due(session: Session, game: Game, turn: Turn, now: datetime) -> bool:
+def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: BySeat | None = None) -> bool:
     if game.status != GameStatus.ACTIVE:
         return False
     rules = rules_of(game)
@@ -300,7 +305,7 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime) -> bool:
     closing = closing_time(game, turn)
     if closing is not None and now >= closing:
         return True
-    return game.early_resolution and all_orders_in(session, game, rules, state, turn)
+    return game.early_resolution and all_orders_in(session, game, rules, state, turn, subs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,11 +317,12 @@ class Outcome:
     defaulted: tuple[str, ...]
 
 
-def compute(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn) -> Outcome:
+def compute(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn,
+            subs: BySeat | None = None) -> Outcome:
     """Resolve the turn's state with what is on file (no writes): used by resolve and PREVIEW."""
     orders: dict[str, tuple[Any, ...]] = {}
     defaulted: list[str] = []
-    by_seat = turn_submissions(session, turn)
+    by_seat = turn_submissions(session, turn) if subs is None else subs
     for name in sorted(rules.expected_players(state)):
         seat = seat_named(game, name)
         on_file = orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) if seat else None
@@ -328,12 +334,15 @@ def compute(session: Session, game: Game, rules: Rules[Any, Any], state: Any, tu
     return Outcome(resolution, orders, tuple(defaulted))
 
 
-def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn) -> Outcome:
-    """Resolve the open turn once, store it, open the next, and queue every results mail."""
+def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: BySeat | None = None) -> Outcome:
+    """Resolve the open turn once, store it, open the next, and queue every results mail.
+
+    `subs`: the turn's submissions (`turn_submissions`) when the caller has read them already.
+    """
     now = shell.now()
     rules = rules_of(game)
     state = rules.load_state(turn.state)
-    outcome = compute(session, game, rules, state, turn)
+    outcome = compute(session, game, rules, state, turn, subs)
     for name in outcome.defaulted:
         seat = seat_named(game, name)
         if seat is None:
@@ -357,10 +366,13 @@ def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn) -> Outc
     else:
         next_turn = _open(shell, session, game, rules, turn.number + 1, new_state)
     kind = "final" if next_turn is None else "results"
+    # The next turn's submissions (none yet, but read as the mails would) in one query, not one per seat.
+    next_subs = turn_submissions(session, next_turn) if next_turn is not None else {}
     for seat in active_seats(game):
         _queue_seat_mail(shell, session, game, rules, new_state, next_turn, seat, kind, outcome,
-                         resolved=turn)
-    _queue_gm_mail(shell, session, game, rules, new_state, next_turn, kind + "_gm", outcome, resolved=turn)
+                         resolved=turn, subs=next_subs)
+    _queue_gm_mail(shell, session, game, rules, new_state, next_turn, kind + "_gm", outcome, resolved=turn,
+                   subs=next_subs)
     archive.after_commit(shell, session, game, turn.number)
     log.info("game %s: resolved turn %d (%s); defaulted: %s%s", game.name, turn.number, turn.label,
              ", ".join(outcome.defaulted) or "nobody", "; game over" if next_turn is None else "")
@@ -384,13 +396,15 @@ def base_context(shell: Shell, game: Game, rules: Rules[Any, Any]) -> dict[str, 
 
 
 def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
-                 seat: Seat, outcome: Outcome | None = None, resolved: Turn | None = None) -> dict[str, Any]:
+                 seat: Seat, outcome: Outcome | None = None, resolved: Turn | None = None,
+                 subs: BySeat | None = None) -> dict[str, Any]:
     zone = seat.player.timezone
     expected = turn is not None and seat.name in rules.expected_players(state)
     on_file_text: str | None = None
     default_text: str | None = None
     if turn is not None and expected:
-        on_file = orders_on_file(rules, state, seat, submissions(session, turn, seat))
+        seat_subs = submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
+        on_file = orders_on_file(rules, state, seat, seat_subs)
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
         default_text = rules.format_orders(nmr_default(rules, state, seat)[0])
     ctx = base_context(shell, game, rules)
@@ -416,11 +430,11 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, A
 
 
 def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
-               outcome: Outcome | None = None, resolved: Turn | None = None) -> dict[str, Any]:
+               outcome: Outcome | None = None, resolved: Turn | None = None, subs: BySeat | None = None) -> dict[str, Any]:
     ctx = base_context(shell, game, rules)
     missing = []
     if turn is not None:
-        by_seat = turn_submissions(session, turn)
+        by_seat = turn_submissions(session, turn) if subs is None else subs
         for name in sorted(rules.expected_players(state)):
             seat = seat_named(game, name)
             if seat is None or orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) is None:
@@ -441,8 +455,9 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any
 
 
 def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
-                     seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None) -> None:
-    ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved)
+                     seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None,
+                     subs: BySeat | None = None) -> None:
+    ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs)
     if template == "turn_sheet":
         # The first sheet of a seat tells its holder the seat password (mail-interface.md,
         # identity): this mail goes to the seat's registered address only, never in a log.
@@ -454,8 +469,9 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
 
 
 def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
-                   template: str, outcome: Outcome | None, resolved: Turn | None = None) -> None:
-    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved)
+                   template: str, outcome: Outcome | None, resolved: Turn | None = None,
+                   subs: BySeat | None = None) -> None:
+    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs)
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
     rendered = shell.renderer.render(template, ctx, game=game.kind)
@@ -471,11 +487,20 @@ def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, temp
 
 
 def due_turns(session: Session, now: datetime) -> list[tuple[Game, Turn]]:
+    """Every active game's open turn that is due now. Three queries in all (games and turns,
+    their seats, the open turns' submissions), not three per game (bench: deadline)."""
     rows = session.execute(
         select(Game, Turn).join(Turn, Turn.game_id == Game.id)
         .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None)).order_by(Game.id)
+        .options(selectinload(Game.seats))
     ).all()
-    return [(g, t) for g, t in rows if is_due(session, g, t, now)]
+    subs: dict[int, dict[int, list[OrderSubmission]]] = {}
+    if rows:
+        for sub in session.scalars(
+                select(OrderSubmission).join(Turn, Turn.id == OrderSubmission.turn_id).join(Game, Game.id == Turn.game_id)
+                .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None)).order_by(OrderSubmission.id)):
+            subs.setdefault(sub.turn_id, {}).setdefault(sub.seat_id, []).append(sub)
+    return [(g, t) for g, t in rows if is_due(session, g, t, now, subs=subs.get(t.id, {}))]
 
 
 def tick(shell: Shell, *, limit_per_game: int = 50) -> list[tuple[str, int]]:
@@ -494,13 +519,15 @@ def tick(shell: Shell, *, limit_per_game: int = 50) -> list[tuple[str, int]]:
             break
         for game_id, turn_id in due:
             with shell.db.transaction() as session:
-                game = session.get(Game, game_id)
+                # The seats and their players in one query each, not one per seat.
+                game = session.get(Game, game_id, options=[selectinload(Game.seats).selectinload(Seat.player)])
                 turn = session.get(Turn, turn_id)
                 if game is None or turn is None or turn.resolved_at is not None:
                     continue
-                if not is_due(session, game, turn, shell.now()):
+                subs = turn_submissions(session, turn)
+                if not is_due(session, game, turn, shell.now(), subs=subs):
                     continue
-                resolve_turn(shell, session, game, turn)
+                resolve_turn(shell, session, game, turn, subs=subs)
                 done.append((game.name, turn.number))
             shell.faults.reached(CrashPoint.AFTER_RESOLVE)
     return done

@@ -12,17 +12,22 @@ header, so our own mail coming back is recognised and never answered.
 
 from __future__ import annotations
 
+import binascii
 import logging
+import re
 import secrets
+import threading
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from email import policy
+from email import policy, quoprimime
 from email.headerregistry import Address, BaseHeader, HeaderRegistry
 from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Connection, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from bot.clock import Clock, as_utc
@@ -158,17 +163,29 @@ def _make_alternative(msg: EmailMessage, html: HtmlBody) -> None:
     deadline. Encodings: quoted-printable (binascii, in C) for text and HTML, base64 for
     images.
     """
-    import binascii
+    body = _alternative_body(str(msg.get_payload()), html)
+    del msg["Content-Type"]
+    del msg["Content-Transfer-Encoding"]
+    msg["Content-Type"] = f'multipart/alternative; boundary="{_ALTERNATIVE}"'
+    # A multipart whose payload is a string is written as it is (email.generator).
+    msg.set_payload(body)
 
+
+_ALTERNATIVE, _RELATED = "=_flagman_alternative_=", "=_flagman_related_="
+
+
+def _alternative_body(text_payload: str, html: HtmlBody) -> str:
+    """The body of the multipart/alternative: the text part's quoted-printable payload, then
+    the multipart/related of the HTML and its images (each picture encoded once, `_base64_lines`)."""
     for image in html.images:
         if not (set(image.cid) <= _SIMPLE and set(image.filename) <= _SIMPLE and image.subtype.isalnum()):
             raise ValueError(f"inline image names must be plain: {image.cid!r}, {image.filename!r}")
-    text_qp = str(msg.get_payload()).replace("\r\n", "\n").replace("\n", "\r\n")
+    text_qp = text_payload.replace("\r\n", "\n").replace("\n", "\r\n")
     html_qp = binascii.b2a_qp(html.html.replace("\r\n", "\n").encode("utf-8"), istext=True).decode("ascii")
     # Fixed boundaries are safe here (RFC 2046 5.1.1 only asks that no line of the content
     # starts with them, and no quoted-printable or base64 line can start with "--=_"), and
     # a fixed Content-Type value is parsed once, not once a mail.
-    outer, inner = "=_flagman_alternative_=", "=_flagman_related_="
+    outer, inner = _ALTERNATIVE, _RELATED
     nl = "\r\n"
     parts = [
         f"--{outer}{nl}Content-Type: text/plain; charset=\"utf-8\"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}",
@@ -184,11 +201,68 @@ def _make_alternative(msg: EmailMessage, html: HtmlBody) -> None:
         )
         parts.append(_base64_lines(image.data))
     parts.append(f"{nl}--{inner}--{nl}{nl}--{outer}--{nl}")
-    del msg["Content-Type"]
-    del msg["Content-Transfer-Encoding"]
-    msg["Content-Type"] = f'multipart/alternative; boundary="{outer}"'
-    # A multipart whose payload is a string is written as it is (email.generator).
-    msg.set_payload("".join(parts))
+    return "".join(parts)
+
+
+# The plain header fast path (bench: deadline). The stdlib parses each header it is given into
+# a tree and folds it back; for a header made only of plain ASCII words, short of any
+# folding, that gives back "Name: value" with the display name quoted when it holds a
+# special. `compose` writes such headers (and the quoted-printable text body, as
+# `set_content` encodes it) itself, and leaves everything else to the stdlib.
+# tests/e2e/test_bench_smoke.py compares both paths with the stdlib's plain composition.
+_FAST_HEADERS = True
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._'-]{0,60}")  # a display name, normalised
+_PLAIN_ADDR = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
+_PLAIN_SUBJECT = re.compile(r"[!-~](?:[ -~]{0,400}[!-~])?")
+_PLAIN_ID = re.compile(r"<[A-Za-z0-9_+.-]+@[A-Za-z0-9.-]+>")
+_PLAIN_FIELD = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,60}")
+_SPECIALS = frozenset('()<>@,:;."[]')
+
+
+def _plain_mailbox(name: str, address: str) -> str | None:
+    """An address header's value as the stdlib writes it, or None when it is not plain."""
+    if not _PLAIN_ADDR.fullmatch(address):
+        return None
+    if not name:
+        return address
+    if not _PLAIN_NAME.fullmatch(name) or "  " in name or name.endswith(" "):
+        return None
+    return (f'"{name}"' if not _SPECIALS.isdisjoint(name) else name) + f" <{address}>"
+
+
+def _plain_head(settings: Settings, now: datetime, message_id: str, to: Recipient, subject: str,
+                reply_to: str | None, in_reply_to: str, auto_replied: bool) -> list[str] | None:
+    """The header lines up to the MIME ones, as the stdlib would write them; None if any is not plain."""
+    bot = settings.bot
+    sender = _plain_mailbox(bot.name, bot.address)
+    recipient = _plain_mailbox(" ".join(to.name.split()), to.address)
+    if sender is None or recipient is None or not _PLAIN_SUBJECT.fullmatch(subject) or "=?" in subject \
+            or "  " in subject or not _PLAIN_FIELD.fullmatch(bot.loop_header) or not _PLAIN_ADDR.fullmatch(bot.address):
+        return None
+    lines = [f"From: {sender}", f"To: {recipient}", f"Subject: {subject}", f"Date: {format_datetime(now)}",
+             f"Message-ID: {message_id}"]
+    if reply_to:
+        answer = _plain_mailbox(bot.name, reply_to)
+        if answer is None:
+            return None
+        lines.append(f"Reply-To: {answer}")
+    if in_reply_to and in_reply_to.isprintable() and in_reply_to.isascii() and "=?" not in in_reply_to:
+        if not _PLAIN_ID.fullmatch(in_reply_to):
+            return None
+        lines += [f"In-Reply-To: {in_reply_to}", f"References: {in_reply_to}"]
+    lines += [f"Auto-Submitted: {'auto-replied' if auto_replied else 'auto-generated'}", "Precedence: bulk",
+              "X-Auto-Response-Suppress: All", f"{bot.loop_header}: {bot.address}"]
+    return lines
+
+
+def _text_qp(body: str) -> str:
+    """The text part's quoted-printable payload, exactly as ``set_content(body, charset="utf-8",
+    cte="quoted-printable")`` makes it (email.contentmanager._encode_text)."""
+    lines = body.encode("utf-8").splitlines()
+    return str(quoprimime.body_encode((b"\n".join(lines) + b"\n").decode("latin-1"), _BUILD.max_line_length or 78))
+
+
+_NEWLINES = re.compile(r"\r\n|\r|\n")
 
 
 def compose(
@@ -213,10 +287,24 @@ def compose(
     domain = settings.bot.domain
     message_id = f"<{token}@{domain}>"
     envelope_from = f"{settings.bot.local_part}+bounce-{token}@{domain}"
+    subject = " ".join(rendered.subject.split())
+    head = _plain_head(settings, now, message_id, to, subject, reply_to, in_reply_to, auto_replied) \
+        if _FAST_HEADERS else None
+    if head is not None:
+        text_qp = _text_qp(rendered.body)
+        if html is None:
+            # As the generator writes a text part: every line end as CRLF (Generator._write_lines).
+            head += ['Content-Type: text/plain; charset="utf-8"', "Content-Transfer-Encoding: quoted-printable",
+                     "MIME-Version: 1.0"]
+            body = _NEWLINES.sub("\r\n", text_qp)
+        else:
+            head += ["MIME-Version: 1.0", f'Content-Type: multipart/alternative; boundary="{_ALTERNATIVE}"']
+            body = _alternative_body(text_qp, html)
+        return message_id, envelope_from, ("\r\n".join(head) + "\r\n\r\n" + body).encode("ascii")
     msg = EmailMessage(policy=_BUILD)
     msg["From"] = Address(display_name=settings.bot.name, addr_spec=settings.bot.address)
     msg["To"] = _address(to)
-    msg["Subject"] = " ".join(rendered.subject.split())
+    msg["Subject"] = subject
     msg["Date"] = format_datetime(now)
     msg["Message-ID"] = message_id
     if reply_to:
@@ -277,23 +365,107 @@ class DrainReport:
     failed: int = 0
 
 
+class OutcomeNotRecorded(RuntimeError):
+    """A sent mail's outcome could not be committed; the send stops there (drain)."""
+
+
+class _Recorder:
+    """Commits the outcomes of sent mail in a thread of its own, in order, one commit each.
+
+    `put` hands over an outcome and returns at once; `settle` waits until every outcome
+    handed over is committed (or raises `OutcomeNotRecorded` if one could not be).
+    """
+
+    def __init__(self, write: Callable[[Any], None]) -> None:
+        self._write = write
+        self._items: deque[Any] = deque()
+        self._pending = 0  # handed over and not yet committed
+        self._error: BaseException | None = None
+        self._closing = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="flagman-outbox-recorder", daemon=True)
+        self._thread.start()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise OutcomeNotRecorded(f"the outcome of a sent mail was not recorded: {self._error!r}") from self._error
+
+    def put(self, item: Any) -> None:
+        with self._cond:
+            self._raise()
+            self._items.append(item)
+            self._pending += 1
+            self._cond.notify_all()
+
+    def settle(self) -> None:
+        with self._cond:
+            while self._pending and self._error is None:
+                self._cond.wait()
+            self._raise()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while not self._items and not self._closing:
+                    self._cond.wait()
+                if not self._items:
+                    return
+                item = self._items.popleft()
+            try:
+                self._write(item)
+            except BaseException as exc:  # handed to the sending thread by `settle` and `put`
+                with self._cond:
+                    self._error = exc
+                    self._items.clear()
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._pending -= 1
+                self._cond.notify_all()
+
+
+def _in_memory(db: Database) -> bool:
+    """An in-memory SQLite database is one per connection: a second thread would not see it."""
+    return db.engine.dialect.name == "sqlite" and db.engine.url.database in (None, "", ":memory:")
+
+
 def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, limit: int | None = None,
           faults: Faults = NO_FAULTS) -> DrainReport:
     """Send every pending mail that is due, in batches; record each outcome as it comes.
 
-    Each result is committed the moment the relay has answered for that mail, before the next
-    one goes out, so a crash can resend at most the one mail in flight (with its Message-ID).
+    Each result is committed before the relay may accept the next mail, so a crash can resend
+    at most the one mail in flight (with its Message-ID). With a mailer that `settles`
+    (`SmtpMailer`), the commit of mail N's outcome runs in a recorder thread while mail N+1's
+    envelope and content go out, and the mailer waits for it (`settle`) just before the final
+    "." of mail N+1, the moment the relay could accept it: the guarantee is the same as with a
+    commit before the next send, without a database round trip between every two mails.
+    Otherwise each outcome is committed in the sending thread as the relay answers.
     """
     counts = {"sent": 0, "retrying": 0, "failed": 0}
     batch_size = settings.outbox.batch_size
     done_ids: set[int] = set()
     postgres = db.engine.dialect.name == "postgresql"
     by_message_id: dict[str, Any] = {}
+    # One statement for every outcome (the SET columns come with each call's values), so it
+    # is compiled and its cache key computed once per drain, not once per mail.
+    record_outcome = update(Outbox).where(Outbox.id == bindparam("outbox_id"))
+    connections: dict[int, Connection] = {}  # one per writing thread, kept for the drain
 
-    def record(result: SendResult) -> None:
-        faults.reached(CrashPoint.AFTER_SEND)
-        row = by_message_id[result.message_id]
-        done_ids.add(row.id)
+    def connection() -> Connection:
+        conn = connections.get(threading.get_ident())
+        if conn is None:
+            conn = connections[threading.get_ident()] = db.engine.connect()
+        return conn
+
+    def write(item: tuple[Any, SendResult]) -> None:
+        """Commit one mail's outcome (in the recorder thread when there is one)."""
+        row, result = item
         attempts = row.attempts + 1
         values: dict[str, object] = {"attempts": attempts}
         if result.status is SendStatus.SENT:
@@ -310,31 +482,54 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
             values.update(status=OutboxStatus.FAILED, last_error=result.detail)
             counts["failed"] += 1
             log.error("send of %s to %s failed for good: %s", row.message_id, row.recipient, result.detail)
-        with db.engine.begin() as conn:
+        conn = connection()
+        with conn.begin():
             if postgres:
                 # A crash of the bot cannot lose this commit (the server has it); only a
                 # crash of the database server could, and then the mail is resent with
                 # its Message-ID. Worth it: no fsync wait per mail sent.
                 conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
-            conn.execute(update(Outbox).where(Outbox.id == row.id).values(**values))
+            conn.execute(record_outcome, {"outbox_id": row.id, **values})
         faults.reached(CrashPoint.AFTER_RECORD)
 
-    while limit is None or sum(counts.values()) < limit:
-        now = clock.now()
-        with db.read() as session:
-            rows = session.execute(
-                select(Outbox.id, Outbox.message_id, Outbox.envelope_from, Outbox.recipient, Outbox.data,
-                       Outbox.attempts, Outbox.kind)
-                .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
-                .order_by(Outbox.id)
-                .limit(batch_size)
-            ).all()
-        rows = [r for r in rows if r.id not in done_ids]
-        if not rows:
-            break
-        by_message_id.clear()
-        by_message_id.update((r.message_id, r) for r in rows)
-        mails = [OutgoingMail(r.message_id, r.envelope_from, (r.recipient,), r.data) for r in rows]
-        faults.reached(CrashPoint.BEFORE_SEND)
-        mailer.send(mails, on_result=record)
+    recorder = _Recorder(write) if getattr(mailer, "settles", False) and not _in_memory(db) else None
+
+    def record(result: SendResult) -> None:
+        """The relay has answered for one mail (in the sending thread)."""
+        faults.reached(CrashPoint.AFTER_SEND)
+        row = by_message_id[result.message_id]
+        done_ids.add(row.id)
+        if recorder is not None:
+            recorder.put((row, result))
+        else:
+            write((row, result))
+
+    try:
+        while limit is None or sum(counts.values()) < limit:
+            now = clock.now()
+            with db.read() as session:
+                rows = session.execute(
+                    select(Outbox.id, Outbox.message_id, Outbox.envelope_from, Outbox.recipient, Outbox.data,
+                           Outbox.attempts, Outbox.kind)
+                    .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
+                    .order_by(Outbox.id)
+                    .limit(batch_size)
+                ).all()
+            rows = [r for r in rows if r.id not in done_ids]
+            if not rows:
+                break
+            by_message_id.clear()
+            by_message_id.update((r.message_id, r) for r in rows)
+            mails = [OutgoingMail(r.message_id, r.envelope_from, (r.recipient,), r.data) for r in rows]
+            faults.reached(CrashPoint.BEFORE_SEND)
+            if recorder is not None:
+                mailer.send(mails, on_result=record, settle=recorder.settle)  # type: ignore[call-arg]
+                recorder.settle()  # every outcome of the batch committed before the next is read
+            else:
+                mailer.send(mails, on_result=record)
+    finally:
+        if recorder is not None:
+            recorder.close()
+        for conn in connections.values():
+            conn.close()
     return DrainReport(counts["sent"], counts["retrying"], counts["failed"])

@@ -25,9 +25,10 @@ from bot.mail_out.render import RenderedMail
 from bot.settings import parse_settings
 
 
-def _compose_both(monkeypatch: pytest.MonkeyPatch, cases: list[dict[str, object]]) -> tuple[list[bytes], list[bytes]]:
+def _compose_both(monkeypatch: pytest.MonkeyPatch, cases: list[dict[str, object]],
+                  bot_name: str = "Flagmän Bot") -> tuple[list[bytes], list[bytes]]:
     """Each case composed twice with the memoised policies, and with the stdlib's plain ones."""
-    config = parse_settings({"bot": {"address": "flagman@bench.test", "name": "Flagmän Bot"}},
+    config = parse_settings({"bot": {"address": "flagman@bench.test", "name": bot_name}},
                             env={"FLAGMAN_SECRET": "x"}, base_dir=Path("."), source="test")
     now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -41,15 +42,20 @@ def _compose_both(monkeypatch: pytest.MonkeyPatch, cases: list[dict[str, object]
     with monkeypatch.context() as m:
         m.setattr(mailout, "_BUILD", email.policy.default)
         m.setattr(mailout, "_POLICY", email.policy.default.clone(max_line_length=998, linesep="\r\n"))
+        m.setattr(mailout, "_FAST_HEADERS", False)  # the stdlib writes every header
         plain = run()
     return memoised, plain
 
 
-NAMES = ["Kelly", "José Müller", "李小龍", 'A "quoted" name', "x" * 80, "O'Brien, Pat", "", "=?utf-8?q?enc?="]
-SUBJECTS = ["[rc1] Results of Turn 1", "Ünïcode ✓ " * 3, "long " * 260, "=?utf-8?q?x?= literal", "a\tb"]
+NAMES = ["Kelly", "José Müller", "李小龍", 'A "quoted" name', "x" * 80, "O'Brien, Pat", "", "=?utf-8?q?enc?=",
+         "Racer 1.2", "Jo-Ann O'Neil_3", "x" * 61, "a  b", "Dr. No", "  padded  "]
+SUBJECTS = ["[rc1] Results of Turn 1", "Ünïcode ✓ " * 3, "long " * 260, "=?utf-8?q?x?= literal", "a\tb",
+            "[dl1] Results of Turn 1 of 5: start; next due Fri 4 Dec 2026 00:00 GMT", "x" * 990, "a  b", " lead",
+            "(comment) <angle> \"quote\" \\ back; semi: colon, comma @ at"]
 
 
-def test_memoised_compose_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("bot_name", ["Flagmän Bot", "Flagman"])  # the second: plain headers, the fast path
+def test_memoised_compose_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch, bot_name: str) -> None:
     """The compose speed-up (bench: memoised header registry, each shared header folded once)
     changes no byte: every mail equals the stdlib's plain composition, also when composed again."""
     cases: list[dict[str, object]] = []
@@ -63,20 +69,45 @@ def test_memoised_compose_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch)
             images = (mailout.InlineImage("pic@x", bytes(range(256)), "race.png"),) if i % 2 else ()
             case["html"] = mailout.HtmlBody("<p>Hello ✓</p>" * (1 + i % 4), images)
         cases.append(case)
-    memoised, plain = _compose_both(monkeypatch, cases)
+    memoised, plain = _compose_both(monkeypatch, cases, bot_name)
     assert memoised == plain
 
 
 @settings(max_examples=60, deadline=None)
 @given(name=st.text(max_size=40), subject=st.text(min_size=1, max_size=120), local=st.from_regex(r"[a-z0-9][a-z0-9+-]{0,19}", fullmatch=True))
 def test_memoised_compose_is_the_same_for_any_name_and_subject(name: str, subject: str, local: str) -> None:
-    """Property: for any display name and subject, memoised compose == the stdlib's, twice over."""
+    """Property: for any display name and subject, memoised compose (and its plain header fast
+    path) == the stdlib's, twice over."""
     if any(c in name for c in "\r\n") or not subject.split():
         return  # Address refuses CR/LF in a name; an all-blank subject is not a subject
     with pytest.MonkeyPatch.context() as monkeypatch:
         case: dict[str, object] = dict(kind="confirmation", to=mailout.Recipient(f"{local}@players.test", name),
                                        rendered=RenderedMail(subject, "USE 1\n"), reply_to=f"flagman+{local}@bench.test")
         memoised, plain = _compose_both(monkeypatch, [case])
+    assert memoised == plain
+
+
+_ASCII = st.characters(min_codepoint=32, max_codepoint=126)
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.text(_ASCII, max_size=30) | st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 ._'-]{0,20}", fullmatch=True),
+       subject=st.text(_ASCII, min_size=1, max_size=80), local=st.from_regex(r"[a-z0-9+_=-]{1,10}(\.[a-z0-9+_=-]{1,8})?", fullmatch=True),
+       in_reply_to=st.sampled_from(["", "<m1@x.test>", "<a.b+c@x>", "<odd id@x>", "no-brackets"]),
+       html=st.booleans(), body=st.text(max_size=200))
+def test_the_plain_header_fast_path_writes_the_stdlibs_bytes(name: str, subject: str, local: str, in_reply_to: str,
+                                                             html: bool, body: str) -> None:
+    """Property: mostly plain ASCII names, subjects and ids (the cases `compose` writes itself, and
+    their near misses), with and without HTML: the bytes equal the stdlib's composition."""
+    if any(c in name for c in "\r\n") or not subject.split():
+        return
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        case: dict[str, object] = dict(
+            kind="results", to=mailout.Recipient(f"{local}@players.test", name), rendered=RenderedMail(subject, body or "x\n"),
+            reply_to=f"flagman+{local}@bench.test", in_reply_to=in_reply_to, auto_replied=bool(in_reply_to),
+            html=mailout.HtmlBody(f"<p>{name}</p>", (mailout.InlineImage("pic@x", b"\x89PNG" * 40, "race.png"),))
+            if html else None)
+        memoised, plain = _compose_both(monkeypatch, [case], "Flagman")
     assert memoised == plain
 
 
