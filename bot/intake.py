@@ -19,8 +19,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -28,7 +30,7 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Outcome, Refused, Submission
 from bot.clock import as_utc
-from bot.commands import Join, MailCommands, parse_commands, player
+from bot.commands import Join, MailCommands, Resign, parse_commands, player
 from bot.echo import echo, quote_lines
 from bot.games import signups
 from bot.games import turns as G
@@ -47,8 +49,10 @@ from bot.models import (
     Outbox,
     Player,
     Seat,
+    Turn,
 )
 from bot.settings import Settings
+from rules.api import Game as Rules
 
 log = logging.getLogger("flagman.inbound")
 
@@ -58,6 +62,14 @@ _STRANGER_TOLD = "unknown sender: one notice sent"
 # The details of answered unauthenticated mail that count towards the global hourly cap
 # ([limits] answers_to_strangers_per_hour): the stranger notice and every JOIN answer.
 _JOIN = "JOIN"
+
+
+RECENT_FOR = timedelta(minutes=1)  # how long a rate-limit count read once is used (BatchMemo)
+
+
+def _rate_key(principal: str, sender: str) -> tuple[str, str]:
+    """What a mail counts against (bot.mail_in.identity.Who.principal, else its From)."""
+    return (principal, "") if principal else ("", sender)
 
 
 def dedupe_hash(inbound: Inbound) -> str:
@@ -96,15 +108,78 @@ class Mail:
     inbound: Inbound
     principal: str = ""  # Who.principal, once authenticated
     answers: list[Answer] = field(default_factory=list)  # what the mail made, in order; sent once
+    changes_games: bool = False  # a GM command, JOIN or RESIGN: the batch's memo is forgotten
 
     @property
     def in_reply_to(self) -> str:
         return f"<{self.inbound.message_id}>"
 
 
+@dataclass
+class BatchMemo:
+    """What a batch of mail reads again and again, read once (performance.md: work per batch).
+
+    `seen` (the Message-IDs handled already) and `recent` (mails per rate-limit key in the last
+    hour) are kept up to date as mails are recorded. `games`, `states` and `subs` hold while the
+    batch only takes orders and answers questions: a mail that does anything else (a GM
+    command, JOIN, RESIGN) may change games, seats and turns, and `forget`s them.
+    """
+
+    seen: set[tuple[str, str]] = field(default_factory=set)
+    recent: dict[tuple[str, str], int] = field(default_factory=dict)
+    recent_read_at: dict[tuple[str, str], datetime] = field(default_factory=dict)
+    games: dict[str, Game | None] = field(default_factory=dict)
+    states: dict[int, tuple[Rules[Any, Any], Any, Turn | None]] = field(default_factory=dict)
+    subs: dict[tuple[int, int], list[OrderSubmission]] = field(default_factory=dict)
+
+    def forget(self) -> None:
+        self.games.clear()
+        self.states.clear()
+        self.subs.clear()
+
+
 class Intake:
     def __init__(self, shell: G.Shell) -> None:
         self.shell = shell
+        self.memo = BatchMemo()
+
+    def begin_batch(self, session: Session, inbounds: Sequence[Inbound], *, again: bool = False) -> None:
+        """A new batch (`again`: the same one, mail by mail): read what it has seen before at once.
+
+        The rate-limit counts are carried from batch to batch (a sender's mails rarely come in
+        one batch) for up to `RECENT_FOR` after they were read: a mail that has just left its
+        hour may go on counting for that long (a limit a minute late), never one that did not
+        come. After a failed attempt (`again`) nothing is carried over: it counted mails that
+        the rollback undid."""
+        recent, read_at = self.memo.recent, self.memo.recent_read_at
+        self.memo = BatchMemo()
+        if not again:
+            now = self.shell.now()
+            for key, when in read_at.items():
+                if now - when < RECENT_FOR:
+                    self.memo.recent[key], self.memo.recent_read_at[key] = recent[key], when
+        ids = sorted({i.message_id[:998] for i in inbounds})
+        for start in range(0, len(ids), 500):
+            self.memo.seen.update((m, h) for m, h in session.execute(
+                select(InboundMessage.message_id, InboundMessage.content_hash)
+                .where(InboundMessage.message_id.in_(ids[start:start + 500]))))
+
+    def _find_game(self, session: Session, name: str) -> Game | None:
+        key = name.lower()
+        if key not in self.memo.games:
+            self.memo.games[key] = G.find_game_row(session, key)
+        return self.memo.games[key]
+
+    def _current_state(self, session: Session, game: Game) -> tuple[Rules[Any, Any], Any, Turn | None]:
+        if game.id not in self.memo.states:
+            self.memo.states[game.id] = G.current_state(session, game)
+        return self.memo.states[game.id]
+
+    def _submissions(self, session: Session, turn: Turn, seat: Seat) -> list[OrderSubmission]:
+        key = (turn.id, seat.id)
+        if key not in self.memo.subs:
+            self.memo.subs[key] = G.submissions(session, turn, seat)
+        return self.memo.subs[key]
 
     @property
     def settings(self) -> Settings:
@@ -113,19 +188,30 @@ class Intake:
     # -- the pipeline ------------------------------------------------------------------------
 
     def handle(self, session: Session, raw: RawMail, inbound: Inbound | None) -> Outcome | None:
-        """One mail, in the batch's transaction (its own savepoint). None: a duplicate."""
+        """One mail, in the batch's transaction. None: a duplicate."""
         if inbound is None:
             return self._oversize(session, raw)
-        if self._seen_before(session, inbound):
-            log.info("mail %s: duplicate of a mail already handled; skipped", inbound.message_id)
-            return None
         mail = Mail(raw, inbound)
         try:
+            return self._handle(session, mail)
+        finally:
+            if mail.changes_games:  # what the memo holds may have changed under it
+                self.memo.forget()
+
+    def _handle(self, session: Session, mail: Mail) -> Outcome | None:
+        inbound = mail.inbound
+        if (inbound.message_id[:998], dedupe_hash(inbound)) in self.memo.seen:
+            log.info("mail %s: duplicate of a mail already handled; skipped", inbound.message_id)
+            return None
+        try:
             self._not_ignored(session, mail)
-            who = identify(self.shell, session, inbound)
+            who = identify(self.shell, session, inbound, lambda name: self._find_game(session, name))
             mail.principal = who.principal
             self._within_rate_limit(session, mail, who)
             commands = parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of])
+            if commands.gm or any(isinstance(c, Join | Resign) for c in commands.player):
+                mail.changes_games = True
+                self.memo.forget()
             if who.seat is None and not who.gm_of:
                 done = self._unauthenticated(session, mail, who, commands)
             else:
@@ -144,14 +230,12 @@ class Intake:
         row = self._record(session, mail, done.status, done.detail, done.game, done.seat)
         if done.submission is not None:
             s = done.submission
-            session.add(OrderSubmission(turn_id=s.turn_id, seat_id=s.seat_id, inbound_id=row.id, source="mail",
-                                        text=s.text, received_at=self.shell.now()))
+            submission = OrderSubmission(turn_id=s.turn_id, seat_id=s.seat_id, inbound=row, source="mail",
+                                         text=s.text, received_at=self.shell.now())
+            session.add(submission)
+            if (s.turn_id, s.seat_id) in self.memo.subs:
+                self.memo.subs[(s.turn_id, s.seat_id)].append(submission)
         return Outcome(done.status, done.label)
-
-    def _seen_before(self, session: Session, inbound: Inbound) -> bool:
-        return session.scalar(select(InboundMessage.id).where(
-            InboundMessage.message_id == inbound.message_id[:998],
-            InboundMessage.content_hash == dedupe_hash(inbound))) is not None
 
     def _not_ignored(self, session: Session, mail: Mail) -> None:
         inbound = mail.inbound
@@ -170,11 +254,14 @@ class Intake:
         # Authenticated mail counts against its seat or GM, unauthenticated mail against its
         # From: a forger spends only the forged From's unauthenticated allowance.
         limit = self.settings.limits.mails_per_sender_per_hour
-        same = (InboundMessage.principal == who.principal if who.principal else
-                (InboundMessage.sender == mail.inbound.sender) & (InboundMessage.principal == ""))
-        recent = session.scalar(select(func.count()).select_from(InboundMessage).where(
-            same, InboundMessage.received_at >= self.shell.now() - timedelta(hours=1))) or 0
-        if recent >= limit:
+        key = _rate_key(who.principal, mail.inbound.sender)
+        if key not in self.memo.recent:
+            same = (InboundMessage.principal == who.principal if who.principal else
+                    (InboundMessage.sender == mail.inbound.sender) & (InboundMessage.principal == ""))
+            self.memo.recent[key] = session.scalar(select(func.count()).select_from(InboundMessage).where(
+                same, InboundMessage.received_at >= self.shell.now() - timedelta(hours=1))) or 0
+            self.memo.recent_read_at[key] = self.shell.now()
+        if self.memo.recent[key] >= limit:
             raise Ignored(f"rate limit: over {limit} mails in an hour", label="rate limit")
 
     # -- answering and recording -------------------------------------------------------------
@@ -231,8 +318,11 @@ class Intake:
             text=strip_password_lines(inbound.text)[:20000],  # a seat password is never stored
             principal=mail.principal,
         )
-        session.add(row)
-        session.flush()
+        session.add(row)  # flushed with the batch (or before the next query that needs it)
+        self.memo.seen.add((row.message_id, row.content_hash))
+        key = _rate_key(row.principal, row.sender)
+        if key in self.memo.recent:
+            self.memo.recent[key] += 1
         log.info("mail %s from %s: %s%s%s (%s)", inbound.message_id, inbound.sender or "?", status,
                  f" game={game.name}" if game else "", f" seat={seat.name}" if seat else "", detail)
         return row
@@ -263,7 +353,7 @@ class Intake:
             # The seat of a signed reply address (whatever the From), else of the From.
             tag = tag_in_recipients(self.settings.bot.address, head.recipients)
             signed = verify_tag(tag, self.shell.secrets_in_force) if tag else None
-            tagged = G.find_game_row(session, signed.game) if signed else None
+            tagged = self._find_game(session, signed.game) if signed else None
             seat = G.seat_named(tagged, signed.seat) if tagged and signed else None
             seat = seat if seat is not None and seat.active else session.scalars(
                 select(Seat).join(Player).join(Game).where(
@@ -457,7 +547,7 @@ class Intake:
             raise Refused("orders after the end", Notice(
                 to, "The game is over", f"{game.name} has finished; no more orders are taken."),
                 label="finished", game=game, seat=seat)
-        rules, state, turn = G.current_state(session, game)
+        rules, state, turn = self._current_state(session, game)
         assert turn is not None
         zone = seat.player.timezone
         closing = G.closing_time(game, turn)
@@ -473,7 +563,7 @@ class Intake:
                 to, "No orders needed", f"You have no orders to send for {turn.label}."),
                 label="not expected", game=game, seat=seat)
         parsed = rules.parse_orders(state, seat.name, text)
-        earlier = G.orders_on_file(rules, state, seat, G.submissions(session, turn, seat))
+        earlier = G.orders_on_file(rules, state, seat, self._submissions(session, turn, seat))
         ctx = G.base_context(self.shell, game, rules)
         problems = [{"line_no": p.line_no, "line": echo(p.line), "reason": p.reason} for p in parsed.problems]
         ctx.update({

@@ -152,6 +152,9 @@ class OrderSubmission(Base):
     source: Mapped[str] = mapped_column(String(16))
     text: Mapped[str] = mapped_column(Text)
     received_at: Mapped[datetime] = mapped_column(_utc())
+    # The mail the orders came in (no schema of its own: the foreign key above). Set as an object,
+    # the intake needs no flush per mail to learn the mail's id (performance.md: work per batch).
+    inbound: Mapped[InboundMessage | None] = relationship()
 
 
 class InboundMessage(Base):

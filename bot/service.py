@@ -85,25 +85,24 @@ class Service:
                 continue
             parsed.append((raw, parse_inbound(raw.data, own_addresses=own, loop_header=self.settings.bot.loop_header,
                                               max_lines=self.settings.limits.max_lines, size=raw.size)))
+        try:
+            # The common case, every mail handled: one transaction, no savepoints.
+            results = self._handle_all(parsed, savepoints=False)
+        except Exception:  # noqa: BLE001 - redone mail by mail below, where the failure is quarantined
+            log.warning("a mail of the batch failed; the batch is done again mail by mail", exc_info=True)
+            results = self._handle_all(parsed, savepoints=True, again=True)
         done: list[str] = []
         failed: list[str] = []
-        with self.shell.db.transaction() as session:
-            for raw, inbound in parsed:
-                savepoint = session.begin_nested()
-                try:
-                    outcome = self.intake.handle(session, raw, inbound)
-                    savepoint.commit()
-                except Exception as exc:  # noqa: BLE001 - quarantined and reported, never swallowed
-                    savepoint.rollback()
-                    self._quarantine(session, raw, inbound, exc)
-                    failed.append(raw.key)
-                    report.count(InboundStatus.QUARANTINED)
-                    continue
-                done.append(raw.key)
-                if outcome is None:
-                    report.duplicates += 1
-                else:
-                    report.count(outcome.status)
+        for raw, outcome in results:
+            if isinstance(outcome, BaseException):
+                failed.append(raw.key)
+                report.count(InboundStatus.QUARANTINED)
+                continue
+            done.append(raw.key)
+            if outcome is None:
+                report.duplicates += 1
+            else:
+                report.count(outcome.status)
         # Only now, after the commit, are the mails moved out of the inbox.
         self.shell.faults.reached(CrashPoint.AFTER_COMMIT)
         if done:
@@ -111,6 +110,31 @@ class Service:
         if failed:
             self.inbox.mark_done(failed, Folder.FAILED)
         self.shell.faults.reached(CrashPoint.AFTER_MOVE)
+
+    def _handle_all(self, parsed: Sequence[tuple[RawMail, Inbound | None]], *, savepoints: bool,
+                    again: bool = False) -> list[tuple[RawMail, Outcome | None | BaseException]]:
+        """The batch in one transaction. Without savepoints a failing mail fails the whole
+        transaction (the caller does it again with them); with them, each mail has its own and a
+        mail that fails is rolled back alone and quarantined."""
+        results: list[tuple[RawMail, Outcome | None | BaseException]] = []
+        with self.shell.db.transaction() as session:
+            self.intake.begin_batch(session, [inbound for _, inbound in parsed if inbound is not None], again=again)
+            for raw, inbound in parsed:
+                if not savepoints:
+                    results.append((raw, self.intake.handle(session, raw, inbound)))
+                    continue
+                savepoint = session.begin_nested()
+                try:
+                    outcome = self.intake.handle(session, raw, inbound)
+                    savepoint.commit()
+                except Exception as exc:  # noqa: BLE001 - quarantined and reported, never swallowed
+                    savepoint.rollback()
+                    self.intake.memo.forget()  # it may hold what the rollback undid
+                    self._quarantine(session, raw, inbound, exc)
+                    results.append((raw, exc))
+                    continue
+                results.append((raw, outcome))
+        return results
 
     def _quarantine(self, session: Session, raw: RawMail, inbound: Inbound | None, exc: BaseException) -> None:
         message_id = inbound.message_id if inbound else raw.key

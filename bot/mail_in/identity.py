@@ -10,6 +10,7 @@ the GM's powers need two proofs (issue 14).
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
@@ -69,7 +70,11 @@ def _same(given: str, secret: str) -> bool:
     return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), secret.encode("utf-8", "surrogatepass"))
 
 
-def verified_tag(shell: Shell, session: Session, tag: str | None) -> tuple[Game, Seat | None] | None:
+GameLookup = Callable[[str], Game | None]  # a game by name (the intake's memo of the batch)
+
+
+def verified_tag(shell: Shell, session: Session, tag: str | None,
+                 find_game: GameLookup | None = None) -> tuple[Game, Seat | None] | None:
     """The game and seat (None: the GM) a signed tag stands for, if its MAC verifies.
 
     A seat's MAC covers its reply salt, renewed when the seat changes hands, so the old
@@ -78,7 +83,7 @@ def verified_tag(shell: Shell, session: Session, tag: str | None) -> tuple[Game,
     claimed = parse_tag(tag) if tag else None
     if claimed is None or tag is None:
         return None
-    game = G.find_game_row(session, claimed.game)
+    game = find_game(claimed.game) if find_game is not None else G.find_game_row(session, claimed.game)
     if game is None:
         return None
     if claimed.seat == GM_SEAT:
@@ -89,11 +94,11 @@ def verified_tag(shell: Shell, session: Session, tag: str | None) -> tuple[Game,
     return game, seat
 
 
-def identify(shell: Shell, session: Session, inbound: Inbound) -> Who:
+def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLookup | None = None) -> Who:
     """Who `inbound` proved itself to be (mail-interface.md, "Addresses and identity")."""
     who = Who()
     tag = tag_in_recipients(shell.settings.bot.address, inbound.recipients)
-    signed = verified_tag(shell, session, tag)
+    signed = verified_tag(shell, session, tag, find_game)
     if signed is not None:
         game, seat = signed
         if seat is None:
@@ -123,7 +128,7 @@ def identify(shell: Shell, session: Session, inbound: Inbound) -> Who:
     # The password may sit outside an ORDERS ... END block, so look in all the sender wrote.
     password = password_in_text(inbound.reply_text or inbound.text) if "password" in accept else None
     subject_tag = tag_in_subject(inbound.subject) if "password" in accept else None
-    subject_proof = verified_tag(shell, session, subject_tag)
+    subject_proof = verified_tag(shell, session, subject_tag, find_game)
     subject_signed = (parse_tag(subject_tag) if subject_tag and subject_proof else None)
     dmarc = "dmarc" in accept and authentication_passes(inbound.auth_results, shell.settings.auth.authserv_id, sender)
     proven_seats = [s for s in seats if dmarc or (password is not None and _same(password, s.secret))

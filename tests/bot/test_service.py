@@ -435,3 +435,56 @@ def test_a_mail_with_one_thing_to_answer_gets_that_answer_as_it_is(racecraft: Ap
     """One answer per mail: where the mail made one answer, it is that letter itself (no sections)."""
     assert str(order(racecraft, "seb", "STATUS")["Subject"]).startswith("[rc1] Status:")
     assert str(order(racecraft, "seb", "USE 2")["Subject"]) == "[rc1] Orders received for Turn 1 of 5: start"
+
+
+def test_what_a_batch_remembers_is_forgotten_when_a_mail_changes_the_game(racecraft: App) -> None:
+    """Work per batch (performance.md): the games, states and submissions a batch reads are read
+    once -- but a GM command in the same batch (here PROCESS: turn 1 resolves) changes them, and
+    an order mail after it in the batch goes to turn 2, as it would in a batch of its own."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    gm_sheet = last_to(racecraft, GM)
+    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "USE 2", sender=ADDRESS["seb"], message_id="<b1@x>"))
+    inbox.deliver(reply_to(gm_sheet, "PROCESS rc1", sender=GM, message_id="<b2@x>"))
+    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "OVERTAKE", sender=ADDRESS["seb"], message_id="<b3@x>"))
+    report = racecraft.service.poll()
+    assert report.fetched == 3 and report.outcomes == {InboundStatus.APPLIED: 3}
+    with racecraft.db.read() as session:
+        mail_orders = session.execute(select(Turn.number, OrderSubmission.text).join(
+            Turn, Turn.id == OrderSubmission.turn_id).where(OrderSubmission.source == "mail")
+            .order_by(OrderSubmission.id)).all()
+    assert [tuple(r) for r in mail_orders] == [(1, "USE 2"), (2, "OVERTAKE")]
+
+
+def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(racecraft: App,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A savepoint only when a mail fails (issue 15): the batch runs in one transaction; when a mail
+    raises, all of it is rolled back and done again with a savepoint per mail, so the others are
+    applied exactly once (one confirmation each) and the failing one is quarantined."""
+    from bot.intake import Intake
+
+    real = Intake._orders
+    calls: list[str] = []
+
+    def explode_for_kelly(self, session, mail, seat, text):  # type: ignore[no-untyped-def]
+        calls.append(seat.name)
+        if seat.name == "kelly":
+            raise RuntimeError("boom")
+        return real(self, session, mail, seat, text)
+
+    monkeypatch.setattr(Intake, "_orders", explode_for_kelly)
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    for seat, text in (("seb", "USE 2"), ("kelly", "USE 1"), ("steve", "USE 3")):
+        inbox.deliver(reply_to(last_to(racecraft, ADDRESS[seat]), text, sender=ADDRESS[seat]))
+    with racecraft.db.read() as session:
+        before = session.scalar(select(func.count()).select_from(Outbox)) or 0
+    report = racecraft.service.poll()
+    assert calls == ["seb", "kelly", "seb", "kelly", "steve"], "first in one go, then again mail by mail"
+    assert report.outcomes == {InboundStatus.APPLIED: 2, InboundStatus.QUARANTINED: 1}
+    with racecraft.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(OrderSubmission).where(
+            OrderSubmission.source == "mail")) == 2
+        confirmations = session.scalar(select(func.count()).select_from(Outbox).where(
+            Outbox.kind == "confirmation")) or 0
+        assert confirmations == 2 and (session.scalar(select(func.count()).select_from(Outbox)) or 0) - before == 2
