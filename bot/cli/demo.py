@@ -94,7 +94,8 @@ class Demo:
     def deliver_reply(self, player: PlayerSpec, to_msg: EmailMessage, text: str, n: int) -> None:
         data = reply_to(to_msg, text, sender=f"{player.name} <{player.address}>",
                         message_id=f"<demo-{player.seat}-{n}@client.example>")
-        deliver_to_maildir(self.inbox_path, data)
+        # Delivered at the demo's (simulated) time, as a mail server on the same clock would.
+        deliver_to_maildir(self.inbox_path, data, clock_ns=int(self.clock.now().timestamp() * 1_000_000_000))
         if not self.quiet:
             shown = " / ".join(text.splitlines())
             self.say(f">>>>> {player.name} replies: {shown}")

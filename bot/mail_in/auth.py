@@ -10,7 +10,7 @@ mail-interface.md, "Addresses and identity":
   topmost Authentication-Results header of our own receiving server. A DMARC pass counts only
   for the From domain the server checked (its ``header.from``), which must be the domain of
   the From the bot read (issue 14): a mail with two From fields, one checked and one read,
-  never gets here (bot.inbound ignores it as AMBIGUOUS_SENDER).
+  never gets here (bot.mail_in.parse ignores it as AMBIGUOUS_SENDER).
 
 The GM signs with the seat name ``gm``. Secrets rotate: a MAC made under any of the previous
 secrets still verifies, so games in progress keep working while new mail uses the new one.

@@ -40,7 +40,7 @@ held the poll for minutes; now what is read of the header section is capped:
   Content-Type cut away leaves the body read as plain text);
 * any one value: its first ``_MAX_HEADER_CHARS`` (16,000) characters, whitespace folded;
 * Authentication-Results: the first ``MAX_AUTH_RESULTS`` (5) fields, topmost first (only the
-  topmost one can count, bot.auth), each parsed in linear time;
+  topmost one can count, bot.mail_in.auth), each parsed in linear time;
 * To, Cc, Delivered-To, X-Original-To (read only to find the bot's plus-address): the first
   ``MAX_RECIPIENT_FIELDS`` (10) fields of each name, at most ``MAX_ADDRESSES_PER_FIELD`` (100)
   addresses of each, a cheap scan instead of the stdlib's address parser for long values;
@@ -103,7 +103,7 @@ class AuthResult:
     dkim_pass_domains: tuple[str, ...]  # d= (header.d / header.i domain) of each dkim=pass
     spf: str | None
     # The header.from of that dmarc result: the From domain the server checked (lower-cased,
-    # no trailing dot), None when absent. dmarc=pass counts only for this domain (bot.auth).
+    # no trailing dot), None when absent. dmarc=pass counts only for this domain (bot.mail_in.auth).
     dmarc_from: str | None = None
 
 
@@ -141,7 +141,7 @@ _MAX_HEADER_CHARS = 16_000
 # (long Received chains, DKIM and ARC included); what lies beyond these is never parsed.
 MAX_HEADER_BYTES = 256 * 1024
 MAX_HEADER_FIELDS = 1000
-# Only the topmost Authentication-Results can count (bot.auth.authentication_passes).
+# Only the topmost Authentication-Results can count (bot.mail_in.auth.authentication_passes).
 MAX_AUTH_RESULTS = 5
 # Recipient fields are read only to find the bot's plus-address.
 MAX_RECIPIENT_FIELDS = 10  # of each of To, Cc, Delivered-To, X-Original-To

@@ -310,7 +310,7 @@ def compose(
     if reply_to:
         msg["Reply-To"] = Address(display_name=settings.bot.name, addr_spec=reply_to)
     if in_reply_to and in_reply_to.isprintable() and in_reply_to.isascii() and "=?" not in in_reply_to:
-        # A second line of defence (bot.inbound already sanitises Message-IDs): a quoted-back
+        # A second line of defence (bot.mail_in.parse already sanitises Message-IDs): a quoted-back
         # id must never carry a line break or an encoded word into our headers.
         msg["In-Reply-To"] = in_reply_to
         msg["References"] = in_reply_to

@@ -3,7 +3,7 @@
 A picture is drawn from a `Scene`: the game's *public* views (`Viewer.PUBLIC`) and the
 public events of the turn just resolved, nothing else, so the same bytes may go to every
 player, the GM and the archive without showing anyone's private part. The shell draws a
-turn's picture once and reuses it for every mail of that turn (see `bot.html`).
+turn's picture once and reuses it for every mail of that turn (see `bot.mail_out.html`).
 
 A view is the game's typed `rules.api.View` subclass, published by the game's package
 (`rules.speed_circuit.SpeedCircuitView`, ...); it carries the geometry the picture needs, so

@@ -48,3 +48,6 @@ def test_the_demo_command_runs_from_the_console_script() -> None:
     result = subprocess.run([sys.executable, "-m", "bot.cli", "demo", "--quiet"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "Game over: True" in result.stdout
+    # The players' mail is delivered at the demo's simulated time: no warning that the mail
+    # server's clock and the bot's disagree, nor any other, on the way.
+    assert "disagree" not in result.stdout + result.stderr and "WARNING" not in result.stderr

@@ -60,7 +60,7 @@ class CountingMailer:
 
 
 def clear_bounded_caches() -> None:
-    """Empty the caches that are bounded by design (header memos of bot.inbound and bot.mailout,
+    """Empty the caches that are bounded by design (header memos of bot.mail_in.parse and bot.mail_out.outbox,
     whose entries include every mail's unique Message-ID until the cap), so that what memory
     remains between two measurements is what a leak would hold, not how full a cache is."""
     from bot.mail_in import parse as inbound
