@@ -221,9 +221,4 @@ def _tell_late(shell: G.Shell, session: Any, game: Game, number: int, lateness: 
             + (f"The next turn ({turn.label}) got a full turn from now: it is due "
                f"{G.deadline_text(turn, game.timezone) or 'at your call'}. " if turn is not None else "")
             + f"To change that, send DEADLINE {game.name} <when> or EXTEND {game.name} <duration>.")
-    send_gm_notice(shell, session, game, "A turn was resolved late", text, kind="late")
-
-
-def send_gm_notice(shell: G.Shell, session: Any, game: Game, title: str, text: str, *, kind: str = "gm_notice",
-                   error: bool = False) -> None:
-    letters.notice(shell, session, ToGm(game), title, text, kind=kind, error=error)
+    letters.notice(shell, session, ToGm(game), "A turn was resolved late", text, kind="late")

@@ -114,7 +114,7 @@ def join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, nam
         text += f" That is the maximum, so {game.name} has started: everyone got the first turn sheet."
     elif count >= rules.min_players:
         text += f" Enough to start: send START {game.name} when you are ready."
-    _gm_notice(shell, session, game, f"{seat.name} joined {game.name}", text, kind="joined")
+    letters.notice(shell, session, ToGm(game), f"{seat.name} joined {game.name}", text, kind="joined")
     log.info("JOIN %s: %s as %s", game.name, sender, seat.name)
     return Done(f"JOIN {game.name}: seat {seat.name}", "joined", game=game, seat=seat)
 
@@ -154,10 +154,6 @@ def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in
     letters.post(shell, session, ToSeat(seat), rendered, kind="welcome", in_reply_to=in_reply_to)
 
 
-def _gm_notice(shell: G.Shell, session: Session, game: Game, title: str, text: str, *, kind: str) -> None:
-    letters.notice(shell, session, ToGm(game), title, text, kind=kind)
-
-
 # -- RESIGN ----------------------------------------------------------------------------------
 
 def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_name: str) -> str:
@@ -191,8 +187,8 @@ def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_na
                    f"Your seat {seat.name} in {game.name} is given up: {text} Thank you for playing; the bot "
                    "will not send you this game's mail any more.", error=False, game=game, kind="resigned",
                    in_reply_to=f"<{inbound.message_id}>")
-    _gm_notice(shell, session, game, f"{seat.name} resigned from {game.name}",
-               f"{seat.player.name} <{seat.player.address}> resigned: {text}", kind="resigned_gm")
+    letters.notice(shell, session, ToGm(game), f"{seat.name} resigned from {game.name}",
+                   f"{seat.player.name} <{seat.player.address}> resigned: {text}", kind="resigned_gm")
     return "RESIGN done"
 
 
@@ -220,15 +216,15 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
             ctx = gm.Ctx(shell, session, game, shell.now(), gm.ROBOT, "auto")
             if game.nmr_action == "drop":
                 text = gm.drop_seat(ctx, seat)
-                gm.seat_notice(shell, session, game, seat, f"You are out of {game.name}",
+                letters.notice(shell, session, ToSeat(seat), f"You are out of {game.name}",
                                f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
-                               f"{text}", kind="nmr_dropped")
+                               f"{text}", kind="nmr_dropped", game=game)
             else:
                 old = seat.player
                 holder = gm.player_for(session, game.gm_address, "GM", ctx.now, game.timezone)
-                gm.seat_notice(shell, session, game, seat, f"Your seat in {game.name} goes to the GM",
+                letters.notice(shell, session, ToSeat(seat), f"Your seat in {game.name} goes to the GM",
                                f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
-                               "the GM now plays your seat.", kind="nmr_handed")
+                               "the GM now plays your seat.", kind="nmr_handed", game=game)
                 ctx.undo = {"seat": seat.name, "player": old.address, "secret": seat.secret}
                 seat.player_id = holder.id
                 seat.secret = new_secret()
@@ -239,16 +235,16 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
                 text = f"{seat.name} ({old.address}) is handed to the GM, who gets its turn sheets from now on."
             session.add(GmAudit(game_id=game.id, actor=gm.ROBOT, via="auto", message_id="", command=key,
                                 outcome="done: " + text, created_at=ctx.now, undo=ctx.undo))
-            _gm_notice(shell, session, game, f"NMR limit reached by {seat.name}", text, kind="nmr_limit")
+            letters.notice(shell, session, ToGm(game), f"NMR limit reached by {seat.name}", text, kind="nmr_limit")
             acted += 1
         elif seat.nmr_streak == limit - 1 and seat.nmr_streak > 0:
             deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
             what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"
             turns = "turn" if seat.nmr_streak == 1 else "turns"
-            gm.seat_notice(shell, session, game, seat, f"Warning: {seat.nmr_streak} {turns} without orders",
+            letters.notice(shell, session, ToSeat(seat), f"Warning: {seat.nmr_streak} {turns} without orders",
                            f"No orders from you arrived for the last {seat.nmr_streak} turn(s) of {game.name}. "
                            f"If none arrive for {turn.label} either (due {deadline}), {what}.",
-                           kind="nmr_warning", error=True)
+                           kind="nmr_warning", error=True, game=game)
             session.add(GmAudit(game_id=game.id, actor=gm.ROBOT, via="auto", message_id="", command=key,
                                 outcome=f"warned {seat.player.address}", created_at=shell.now(), undo=None))
             acted += 1

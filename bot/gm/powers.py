@@ -218,14 +218,6 @@ def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce") -> int:
     return sent
 
 
-def seat_notice(shell: G.Shell, session: Session, game: Game, seat: Seat, title: str, text: str, *,
-                kind: str = "notice", error: bool = False, address: str | None = None, name: str | None = None) -> None:
-    """A notice to a seat's holder; with `address`, to someone who no longer holds it (no
-    signed reply address then: it would act for the seat's new holder)."""
-    to: letters.Addressee = ToSeat(seat) if address is None else ToAddress(address, name or "")
-    letters.notice(shell, session, to, title, text, kind=kind, error=error, game=game)
-
-
 def _set_deadline(ctx: Ctx, turn: Turn, deadline: datetime | None) -> None:
     turn.deadline = deadline
     R.rearm(ctx.game, turn, ctx.now)
@@ -402,10 +394,12 @@ def _replace(ctx: Ctx, args: tuple[str, ...]) -> str:
     old_player = seat.player
     new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.shell.settings.bot.timezone)
     ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak}
-    seat_notice(ctx.shell, ctx.session, ctx.game, seat, f"You have left {ctx.game.name}",
-                f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to another player. Thank you for "
-                "playing; the bot will not send you this game's mail any more.",
-                kind="replaced", address=old_player.address, name=old_player.name)
+    # To the former holder at their address, without the seat's signed reply address: it would
+    # act for the seat's new holder (bot.letters: ToAddress).
+    letters.notice(ctx.shell, ctx.session, ToAddress(old_player.address, old_player.name),
+                   f"You have left {ctx.game.name}",
+                   f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to another player. Thank you for "
+                   "playing; the bot will not send you this game's mail any more.", kind="replaced", game=ctx.game)
     seat.player_id = new_player.id
     seat.secret = new_secret()
     seat.reply_salt = new_secret()  # the old holder's reply address stops working
@@ -451,9 +445,9 @@ def _drop(ctx: Ctx, args: tuple[str, ...]) -> str:
             raise GmRefusal(f"{seat.name} is out of {ctx.game.name} already")
         return drop_seat(ctx, seat)
     text = drop_seat(ctx, seat)
-    seat_notice(ctx.shell, ctx.session, ctx.game, seat, f"You are out of {ctx.game.name}",
-                f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
-                "game's mail any more.", kind="dropped")
+    letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"You are out of {ctx.game.name}",
+                   f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
+                   "game's mail any more.", kind="dropped", game=ctx.game)
     return text + " They were told."
 
 
