@@ -340,6 +340,13 @@ def test_answers_to_the_gm_go_to_the_registered_address(rig: Rig) -> None:
     rig.mail("phone@else.test", gm_address, f"PASSWORD {password}\nHELP")
     rig.mail("phone@else.test", gm_address, f"PASSWORD {password}\nPREVIEW rc1\nwhat is this line")
     rig.cycle()
-    recipients = [r for r, _ in rig.sent(start)]
-    assert len(recipients) == 3 and set(recipients) == {rig.gm}  # HELP, the PREVIEW, the line not understood
+    sent = rig.sent(start)
+    recipients = [r for r, _ in sent]
+    # One answer per mail (mail-interface.md): HELP; then the PREVIEW and the line not understood
+    # in one answer, in sections.
+    assert len(recipients) == 2 and set(recipients) == {rig.gm}
     assert "phone@else.test" not in recipients
+    combined = sent[1][1].get_body(("plain",))
+    assert combined is not None
+    text = combined.get_content()
+    assert "--- GM preview of" in text and "--- Lines not understood ---" in text
