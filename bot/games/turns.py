@@ -25,7 +25,7 @@ from bot.games import archive
 from bot.games.deadlines import format_local, next_deadline, parse_duration, parse_schedule
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.mail_out.html import html_body
-from bot.mail_out.render import Renderer
+from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, Seat, Turn
 from bot.settings import Settings
 from rules import find_game
@@ -395,6 +395,28 @@ def base_context(shell: Shell, game: Game, rules: Rules[Any, Any]) -> dict[str, 
     }
 
 
+_REPORTS = "flagman.reports"
+
+
+def public_report(renderer: Renderer, session: Session, rules: Rules[Any, Any], state: Any,
+                  outcome: Outcome | None) -> PublicReport:
+    """The public block of the mails about `state` (and the turn `outcome` resolved), from the
+    public view: the same for every seat and the GM, so made once per game and turn and kept
+    in the session's ``info`` for the transaction that queues the turn's mails, as the picture
+    is (bench: deadline). States are immutable: the same state object means the same report."""
+    resolution = outcome.resolution if outcome is not None else None
+    cache: dict[tuple[int, int, int], tuple[Any, Any, PublicReport]] = session.info.setdefault(_REPORTS, {})
+    key = (id(renderer.env), id(state), id(resolution))
+    hit = cache.get(key)
+    if hit is not None and hit[0] is state and hit[1] is resolution and hit[2].env is renderer.env:
+        return hit[2]
+    if len(cache) >= 64:
+        cache.clear()
+    report = PublicReport(renderer, rules.view(state, resolution, Viewer.PUBLIC))
+    cache[key] = (state, resolution, report)
+    return report
+
+
 def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                  seat: Seat, outcome: Outcome | None = None, resolved: Turn | None = None,
                  subs: BySeat | None = None) -> dict[str, Any]:
@@ -411,6 +433,7 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, A
     ctx.update({
         "seat": {"name": seat.name, "display": seat.player.name, "address": seat.player.address},
         "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
+        "report": public_report(shell.renderer, session, rules, state, outcome),
         "turn": {
             "number": turn.number if turn else None,
             "label": turn.label if turn else None,
@@ -441,6 +464,7 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any
                 missing.append(name)
     ctx.update({
         "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
+        "report": public_report(shell.renderer, session, rules, state, outcome),
         "turn": {"number": turn.number if turn else None, "label": turn.label if turn else None,
                  "deadline": deadline_text(turn, game.timezone), "expected": False,
                  "needs_no_orders": turn is not None and not rules.expected_players(state)},

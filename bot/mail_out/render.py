@@ -10,10 +10,12 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from bot.resources import templates_path
 
@@ -35,10 +37,41 @@ def _wrap(text: str, width: int = 72, indent: str = "") -> str:
     )
 
 
+class PublicReport:
+    """The public block of a turn's mails: what happened, the summary and the table.
+
+    It is the same in every seat's mail and in the GM's (a view adds only its private part to
+    the public one), so it is rendered once per game and turn, not once per mail (bench:
+    deadline), and handed to the templates as ``report``: ``{{ report.text }}`` in a text
+    template, ``{{ report.html }}`` in an HTML one. Each is the ``report`` macro of
+    ``_common/_macros.txt`` / ``_common/_macros.html`` applied to `view` (the public view),
+    exactly what ``{{ m.report(view) }}`` writes, rendered on first use.
+    """
+
+    def __init__(self, renderer: Renderer, view: Any) -> None:
+        self.env = renderer.env
+        self.view = view
+
+    def _macro(self, name: str) -> Any:
+        try:
+            return self.env.get_template(name).module.report(self.view)  # type: ignore[attr-defined]
+        except jinja2.UndefinedError as exc:
+            raise TemplateError(f"template {name!r}, macro report: {exc}") from exc
+
+    @cached_property
+    def text(self) -> str:
+        return str(self._macro("_common/_macros.txt"))
+
+    @cached_property
+    def html(self) -> Markup:
+        return Markup(self._macro("_common/_macros.html"))
+
+
 class Renderer:
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else templates_path()
         self.env = self._make_env()
+        self._found: dict[tuple[str | None, str], tuple[jinja2.Environment, jinja2.Template]] = {}
 
     def _make_env(self) -> jinja2.Environment:
         env = jinja2.Environment(
@@ -58,11 +91,23 @@ class Renderer:
         self.env = self._make_env()
 
     def _template(self, game: str | None, name: str) -> jinja2.Template:
+        """The template for mail `name` of `game`, looked up once per environment (as
+        `bot.mail_out.html.html_template` does): not with a stat of every candidate file and a
+        TemplateNotFound for the missing game-specific one for every mail (bench: deadline).
+        A reload (SIGHUP) makes a new environment, so edited templates are read again then."""
+        env = self.env
+        found = self._found.get((game, name))
+        if found is not None and found[0] is env:
+            return found[1]
         candidates = ([f"{game}/{name}.txt"] if game else []) + [f"_common/{name}.txt"]
         try:
-            return self.env.select_template(candidates)
+            template = env.select_template(candidates)
         except jinja2.TemplatesNotFound as exc:
             raise TemplateError(f"no template {name!r} (looked for {', '.join(candidates)})") from exc
+        if len(self._found) > 1024:
+            self._found.clear()
+        self._found[(game, name)] = (env, template)
+        return template
 
     def render(self, name: str, context: Mapping[str, Any], *, game: str | None = None) -> RenderedMail:
         try:
