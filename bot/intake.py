@@ -130,7 +130,7 @@ class BatchMemo:
     recent_read_at: dict[tuple[str, str], datetime] = field(default_factory=dict)
     games: dict[str, Game | None] = field(default_factory=dict)
     states: dict[int, tuple[Rules[Any, Any], Any, Turn | None]] = field(default_factory=dict)
-    subs: dict[tuple[int, int], list[OrderSubmission]] = field(default_factory=dict)
+    subs: dict[int, dict[int, list[OrderSubmission]]] = field(default_factory=dict)  # turn -> seat -> its own
 
     def forget(self) -> None:
         self.games.clear()
@@ -176,10 +176,10 @@ class Intake:
         return self.memo.states[game.id]
 
     def _submissions(self, session: Session, turn: Turn, seat: Seat) -> list[OrderSubmission]:
-        key = (turn.id, seat.id)
-        if key not in self.memo.subs:
-            self.memo.subs[key] = G.submissions(session, turn, seat)
-        return self.memo.subs[key]
+        """The seat's submissions for the turn; every seat's of that turn read in one query."""
+        if turn.id not in self.memo.subs:
+            self.memo.subs[turn.id] = G.turn_submissions(session, turn)
+        return self.memo.subs[turn.id].setdefault(seat.id, [])
 
     @property
     def settings(self) -> Settings:
@@ -233,8 +233,8 @@ class Intake:
             submission = OrderSubmission(turn_id=s.turn_id, seat_id=s.seat_id, inbound=row, source="mail",
                                          text=s.text, received_at=self.shell.now())
             session.add(submission)
-            if (s.turn_id, s.seat_id) in self.memo.subs:
-                self.memo.subs[(s.turn_id, s.seat_id)].append(submission)
+            if s.turn_id in self.memo.subs:
+                self.memo.subs[s.turn_id].setdefault(s.seat_id, []).append(submission)
         return Outcome(done.status, done.label)
 
     def _not_ignored(self, session: Session, mail: Mail) -> None:
