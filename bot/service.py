@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from bot.answers import Outcome, PollReport
 from bot.faults import CrashPoint
+from bot.games import reminders, signups
 from bot.games import turns as G
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail
@@ -63,12 +64,23 @@ class Service:
         job reads the inbox itself, one batch at a time, before it calls this), the inbox is read first: a turn is never
         resolved before the mail that arrived by its deadline is read (mail-interface.md:
         deadlines are judged by arrival, not by when the bot reads)."""
-        # resolves (G.tick), then NMR limits, late notices, reminders
-        from bot.games import reminders
-
         if read_first:
             self.poll()
-        return reminders.tick(self.shell)
+        resolved = G.tick(self.shell)
+        if resolved:
+            # After the resolutions: the NMR-streak limits of the games resolved, and the GM told
+            # of each turn resolved late (the service was down over its deadline).
+            with self.shell.db.transaction() as session:
+                for name in sorted({r.game for r in resolved}):
+                    game = G.find_game_row(session, name)
+                    if game is not None:
+                        signups.enforce_nmr_limit(self.shell, session, game)
+                for r in resolved:
+                    late_game = G.find_game_row(session, r.game) if r.late is not None else None
+                    if late_game is not None and r.late is not None:
+                        reminders.tell_late(self.shell, session, late_game, r.number, r.late)
+        reminders.send_reminders(self.shell)
+        return [(r.game, r.number) for r in resolved]
 
     def send(self) -> mailout.DrainReport:
         return mailout.drain(self.shell.db, self.mailer, self.shell.clock, self.settings, faults=self.shell.faults)

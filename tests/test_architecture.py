@@ -39,9 +39,6 @@ LAZY_CYCLES: dict[str, str] = {
     # the NMR limit drop a seat the way the GM's DROP does (powers).
     "bot.gm.powers -> bot.games.signups": "REPLACE/PROCESS use the sign-up rules",
     "bot.games.signups -> bot.gm.powers": "RESIGN and the NMR limit act as the GM's DROP",
-    # The tick enforces the NMR limit after each resolution; powers imports reminders at
-    # module level, so reminders -> signups -> powers -> reminders.
-    "bot.games.reminders -> bot.games.signups": "the tick enforces the NMR limit (signups)",
 }
 
 

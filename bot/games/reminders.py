@@ -1,4 +1,4 @@
-"""Reminders before a deadline, and the deadline side of the tick.
+"""Reminders before a deadline, and the note to the GM of a turn resolved late.
 
 product.md: a player "gets a reminder before the deadline if nothing is on file". Each game
 has a reminder schedule (`Game.reminder_spec`, e.g. ``24h,2h``: durations before the
@@ -18,7 +18,7 @@ the previous one was resolved, so at most one turn per game can be overdue when 
 comes back: the tick resolves that one (as it would have been, with the NMR defaults), and the
 next turn gets a full turn length from now. A backlog of several overdue turns cannot build
 up, so none is ever resolved blindly; what the GM needs to know is that a turn was resolved
-late, and `tick` tells them.
+late (`bot.games.turns.tick` says which, `tell_late` tells them).
 """
 
 from __future__ import annotations
@@ -37,11 +37,6 @@ from bot.letters import ToGm, ToSeat
 from bot.models import Game, GameStatus, Turn
 
 log = logging.getLogger("flagman.reminders")
-
-# A turn resolved this long after its closing time was resolved late (the service was down),
-# and the GM is told. Below it, a tick interval's delay is normal.
-LATE_AFTER = timedelta(hours=1)
-
 
 def parse_marks(spec: str) -> tuple[timedelta, ...]:
     """``24h,2h`` -> (24h, 2h), longest first; ``none`` or "" -> ()."""
@@ -175,44 +170,10 @@ def _left(delta: timedelta) -> str:
     return f"{minutes} min"
 
 
-# -- the tick --------------------------------------------------------------------------------
+# -- late resolutions -------------------------------------------------------------------
 
-def _overdue(shell: G.Shell) -> list[tuple[int, int, timedelta]]:
-    """(game id, turn number, how late) of every due turn already past LATE_AFTER."""
-    now = shell.now()
-    out = []
-    with shell.db.read() as session:
-        for game, turn in G.due_turns(session, now):
-            closing = G.closing_time(game, turn)
-            if closing is not None and now - closing > LATE_AFTER and G.rules_of(game).expected_players(
-                    G.rules_of(game).load_state(turn.state)):
-                out.append((game.id, turn.number, now - closing))
-    return out
-
-
-def tick(shell: G.Shell) -> list[tuple[str, int]]:
-    """Resolve what is due (bot.games.tick), then enforce NMR limits, tell the GM of late
-    resolutions, and send the reminders that are due."""
-    from bot.games import signups
-
-    late = _overdue(shell)
-    done = G.tick(shell)
-    resolved_games = {name for name, _ in done}
-    if resolved_games or late:
-        with shell.db.transaction() as session:
-            for name in sorted(resolved_games):
-                game = G.find_game_row(session, name)
-                if game is not None:
-                    signups.enforce_nmr_limit(shell, session, game)
-            for game_id, number, lateness in late:
-                game = session.get(Game, game_id)
-                if game is not None and (game.name, number) in done:
-                    _tell_late(shell, session, game, number, lateness)
-    send_reminders(shell)
-    return done
-
-
-def _tell_late(shell: G.Shell, session: Any, game: Game, number: int, lateness: timedelta) -> None:
+def tell_late(shell: G.Shell, session: Any, game: Game, number: int, lateness: timedelta) -> None:
+    """The GM is told that turn `number` was resolved `lateness` after its deadline."""
     turn = G.open_turn(session, game)
     hours = lateness.total_seconds() / 3600
     text = (f"Turn {number} of {game.name} was resolved {hours:.0f} hours after its deadline: the service was "

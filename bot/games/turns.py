@@ -527,13 +527,37 @@ def due_turns(session: Session, now: datetime) -> list[tuple[Game, Turn]]:
     return [(g, t) for g, t in rows if is_due(session, g, t, now, subs=subs.get(t.id, {}))]
 
 
-def tick(shell: Shell, *, limit_per_game: int = 50) -> list[tuple[str, int]]:
-    """Resolve every due turn, one transaction per turn; returns (game, turn number) resolved.
+# A turn resolved this long after its closing time was resolved late (the service was down),
+# and the GM is told (bot.games.reminders.tell_late). Below it, a tick interval's delay is normal.
+LATE_AFTER = timedelta(hours=1)
 
-    A turn is resolved at most once: the turn row is re-read inside the transaction and
-    skipped if another worker resolved it meanwhile (`resolved_at` set).
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A turn the tick resolved; `late`: how long after its closing time, when over LATE_AFTER
+    and the turn waited for orders (a turn nobody orders in is never late)."""
+
+    game: str
+    number: int
+    late: timedelta | None = None
+
+
+def _lateness(game: Game, turn: Turn, now: datetime) -> timedelta | None:
+    closing = closing_time(game, turn)
+    if closing is None or now - closing <= LATE_AFTER:
+        return None
+    rules = rules_of(game)
+    return now - closing if rules.expected_players(rules.load_state(turn.state)) else None
+
+
+def tick(shell: Shell, *, limit_per_game: int = 50) -> list[Resolved]:
+    """Resolve every due turn, one transaction per turn; returns what was resolved, in order.
+
+    Which turns are due is decided here and only here (`due_turns`, then `is_due` again inside
+    each turn's transaction). A turn is resolved at most once: the turn row is re-read inside
+    the transaction and skipped if another worker resolved it meanwhile (`resolved_at` set).
     """
-    done: list[tuple[str, int]] = []
+    done: list[Resolved] = []
     rounds = 0
     while rounds < limit_per_game:
         rounds += 1
@@ -551,7 +575,7 @@ def tick(shell: Shell, *, limit_per_game: int = 50) -> list[tuple[str, int]]:
                 subs = turn_submissions(session, turn)
                 if not is_due(session, game, turn, shell.now(), subs=subs):
                     continue
+                done.append(Resolved(game.name, turn.number, _lateness(game, turn, shell.now())))
                 resolve_turn(shell, session, game, turn, subs=subs)
-                done.append((game.name, turn.number))
             shell.faults.reached(CrashPoint.AFTER_RESOLVE)
     return done
