@@ -7,6 +7,7 @@ wants to drive the bot from Python without servers.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -121,6 +122,9 @@ def body_of(msg: EmailMessage) -> str:
     return content
 
 
+_REPLIES = itertools.count(1)
+
+
 def reply_to(msg: EmailMessage, text: str, *, sender: str, quote: bool = True, message_id: str | None = None) -> bytes:
     """A player's reply to one of the bot's mails, as a mail client would write it."""
     reply = EmailMessage()
@@ -128,7 +132,10 @@ def reply_to(msg: EmailMessage, text: str, *, sender: str, quote: bool = True, m
     reply["To"] = str(msg["Reply-To"] or msg["From"])
     subject = str(msg["Subject"])
     reply["Subject"] = subject if subject.lower().startswith("re:") else "Re: " + subject
-    reply["Message-ID"] = message_id or f"<reply-{abs(hash((sender, text, subject)))}-{id(reply)}@client.example>"
+    # Every reply its own Message-ID, as a mail client gives it: the same text to a mail of the
+    # same subject (STATUS, turn after turn) is another mail, not a copy of the first (an
+    # object's id() may be reused, so it cannot tell them apart).
+    reply["Message-ID"] = message_id or f"<reply-{next(_REPLIES)}-{abs(hash((sender, text, subject)))}@client.example>"
     reply["In-Reply-To"] = str(msg["Message-ID"])
     reply["Date"] = "Mon, 05 Jan 2026 10:00:00 +0000"
     body = text
