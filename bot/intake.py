@@ -271,6 +271,10 @@ class Intake:
         out as one letter, in sections, as Mailman answers commands -- done, then not done.
         A mail that made one answer gets that answer as it is. (Several addressees happen only
         where the answer must not go where the others go, e.g. "which game?" to the From.)"""
+        if len(mail.answers) <= 1:  # the common case (one confirmation): nothing to group
+            for answer in mail.answers:
+                self._post(session, mail, answer)
+            return
         groups: dict[tuple[str, str | None], list[Answer]] = {}
         for answer in mail.answers:
             env = letters.envelope(self.shell, answer.to)
