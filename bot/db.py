@@ -70,6 +70,17 @@ class Database:
         self.engine.dispose()
 
 
+@contextmanager
+def autoflushing(session: Session) -> Iterator[Session]:
+    """`session` with autoflush on (the opposite of `Session.no_autoflush`), then as it was."""
+    before = session.autoflush
+    session.autoflush = True
+    try:
+        yield session
+    finally:
+        session.autoflush = before
+
+
 def alembic_config(url: str) -> Any:
     from alembic.config import Config
 

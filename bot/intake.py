@@ -30,13 +30,14 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Outcome, Refused, Submission
 from bot.clock import as_utc
+from bot.db import autoflushing
 from bot.commands import Join, MailCommands, Resign, parse_commands, player
 from bot.echo import echo, quote_lines
 from bot.games import signups
 from bot.games import turns as G
 from bot.gm import powers as gm
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
-from bot.mail_in.auth import GM_SEAT, strip_password_lines, tag_in_recipients, verify_tag
+from bot.mail_in.auth import GM_SEAT, parse_tag, strip_password_lines, tag_in_recipients, verify_tag
 from bot.mail_in.identity import Who, identify
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound, parse_inbound
@@ -131,6 +132,7 @@ class BatchMemo:
     games: dict[str, Game | None] = field(default_factory=dict)
     states: dict[int, tuple[Rules[Any, Any], Any, Turn | None]] = field(default_factory=dict)
     subs: dict[int, dict[int, list[OrderSubmission]]] = field(default_factory=dict)  # turn -> seat -> its own
+    pending: set[tuple[str, str]] = field(default_factory=set)  # rate-limit keys of rows not yet written
 
     def forget(self) -> None:
         self.games.clear()
@@ -163,11 +165,33 @@ class Intake:
             self.memo.seen.update((m, h) for m, h in session.execute(
                 select(InboundMessage.message_id, InboundMessage.content_hash)
                 .where(InboundMessage.message_id.in_(ids[start:start + 500]))))
+        self._read_games(session, inbounds)
+
+    def _read_games(self, session: Session, inbounds: Sequence[Inbound]) -> None:
+        """The games the batch's signed reply addresses name (most mail is a reply to one), with
+        their seats, open turns, states and submissions, in five queries for the whole batch;
+        whatever else a mail needs is read when it needs it."""
+        names: set[str] = set()
+        for inbound in inbounds:
+            tag = tag_in_recipients(self.settings.bot.address, inbound.recipients) if inbound.ignore is None else None
+            claimed = parse_tag(tag) if tag else None
+            if claimed is not None:
+                names.add(claimed.game)
+        if not names:
+            return
+        found = G.find_games_with_seats(session, names)
+        for name in names:
+            self.memo.games[name] = found.get(name)
+        turns = G.open_turns(session, list(found.values()))
+        for game in found.values():
+            if game.id in turns:
+                self.memo.states[game.id] = G.state_with(session, game, turns[game.id])
+        self.memo.subs.update(G.turns_submissions(session, list(turns.values())))
 
     def _find_game(self, session: Session, name: str) -> Game | None:
         key = name.lower()
         if key not in self.memo.games:
-            self.memo.games[key] = G.find_game_row(session, key)
+            self.memo.games[key] = G.find_game_row(session, key, with_seats=True)
         return self.memo.games[key]
 
     def _current_state(self, session: Session, game: Game) -> tuple[Rules[Any, Any], Any, Turn | None]:
@@ -193,10 +217,22 @@ class Intake:
             return self._oversize(session, raw)
         mail = Mail(raw, inbound)
         try:
-            return self._handle(session, mail)
+            # The rows the batch adds are written together at its end (performance.md: work per
+            # batch), not a few at a time before every query: what this mail reads does not
+            # depend on them, except where `_up_to_date` says so first.
+            with session.no_autoflush:
+                return self._handle(session, mail)
         finally:
             if mail.changes_games:  # what the memo holds may have changed under it
                 self.memo.forget()
+
+    def _up_to_date(self, session: Session) -> None:
+        """Write what the batch added so far: the queries after this one count or read rows of
+        earlier mails of the batch (rate limits, replies to strangers, commands that read or
+        change games), and autoflush is off while a mail is handled."""
+        if session.new or session.dirty or session.deleted:
+            session.flush()
+        self.memo.pending.clear()
 
     def _handle(self, session: Session, mail: Mail) -> Outcome | None:
         inbound = mail.inbound
@@ -213,8 +249,14 @@ class Intake:
                 mail.changes_games = True
                 self.memo.forget()
             if who.seat is None and not who.gm_of:
-                done = self._unauthenticated(session, mail, who, commands)
-            else:
+                self._up_to_date(session)
+                with autoflushing(session):
+                    done = self._unauthenticated(session, mail, who, commands)
+            elif commands.gm or commands.player:
+                self._up_to_date(session)
+                with autoflushing(session):
+                    done = self._act(session, mail, who, commands)
+            else:  # orders only: the hot path, reading nothing an earlier mail of the batch wrote
                 done = self._act(session, mail, who, commands)
         except Refused as refused:
             if refused.answer is not None:
@@ -256,6 +298,8 @@ class Intake:
         limit = self.settings.limits.mails_per_sender_per_hour
         key = _rate_key(who.principal, mail.inbound.sender)
         if key not in self.memo.recent:
+            if key in self.memo.pending:  # an earlier mail of the batch counts, not yet written
+                self._up_to_date(session)
             same = (InboundMessage.principal == who.principal if who.principal else
                     (InboundMessage.sender == mail.inbound.sender) & (InboundMessage.principal == ""))
             self.memo.recent[key] = session.scalar(select(func.count()).select_from(InboundMessage).where(
@@ -325,6 +369,7 @@ class Intake:
         session.add(row)  # flushed with the batch (or before the next query that needs it)
         self.memo.seen.add((row.message_id, row.content_hash))
         key = _rate_key(row.principal, row.sender)
+        self.memo.pending.add(key)
         if key in self.memo.recent:
             self.memo.recent[key] += 1
         log.info("mail %s from %s: %s%s%s (%s)", inbound.message_id, inbound.sender or "?", status,

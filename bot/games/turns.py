@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets as pysecrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -74,8 +74,35 @@ def rules_of(game: Game) -> Rules[Any, Any]:
     return find_game(game.kind)
 
 
-def find_game_row(session: Session, name: str) -> Game | None:
-    return session.scalar(select(Game).where(Game.name == name.lower()))
+def find_game_row(session: Session, name: str, *, with_seats: bool = False) -> Game | None:
+    """The game named `name`; `with_seats`: its seats and their players loaded with it (two
+    more queries now rather than one per seat later, for code that goes through them all)."""
+    query = select(Game).where(Game.name == name.lower())
+    if with_seats:
+        query = query.options(selectinload(Game.seats).selectinload(Seat.player))
+    return session.scalar(query)
+
+
+def find_games_with_seats(session: Session, names: Iterable[str]) -> dict[str, Game]:
+    """The games of these names that exist, with their seats and players: three queries."""
+    wanted = sorted({n.lower() for n in names})
+    found: dict[str, Game] = {}
+    for start in range(0, len(wanted), 500):
+        for game in session.scalars(select(Game).where(Game.name.in_(wanted[start:start + 500]))
+                                    .options(selectinload(Game.seats).selectinload(Seat.player))):
+            found[game.name] = game
+    return found
+
+
+def open_turns(session: Session, games: Sequence[Game]) -> dict[int, Turn]:
+    """`open_turn` of each of `games` in one query: game id -> its open turn (if any)."""
+    ids = [g.id for g in games]
+    turns: dict[int, Turn] = {}
+    for start in range(0, len(ids), 500):
+        for turn in session.scalars(select(Turn).where(Turn.game_id.in_(ids[start:start + 500]),
+                                                       Turn.resolved_at.is_(None)).order_by(Turn.number)):
+            turns[turn.game_id] = turn  # the highest-numbered, as open_turn
+    return turns
 
 
 def open_turn(session: Session, game: Game) -> Turn | None:
@@ -93,8 +120,12 @@ def last_resolved_turn(session: Session, game: Game) -> Turn | None:
 
 def current_state(session: Session, game: Game) -> tuple[Rules[Any, Any], Any, Turn | None]:
     """The rules, the state now, and the open turn (None when finished or not started)."""
+    return state_with(session, game, open_turn(session, game))
+
+
+def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[Rules[Any, Any], Any, Turn | None]:
+    """`current_state` when the open turn (`turn`, None: there is none) was read already."""
     rules = rules_of(game)
-    turn = open_turn(session, game)
     if turn is not None:
         return rules, rules.load_state(turn.state), turn
     last = last_resolved_turn(session, game)
@@ -126,10 +157,18 @@ def submissions(session: Session, turn: Turn, seat: Seat) -> list[OrderSubmissio
 
 def turn_submissions(session: Session, turn: Turn) -> dict[int, list[OrderSubmission]]:
     """Every seat's submissions for `turn` in one query: seat id -> `submissions(turn, seat)`."""
-    by_seat: dict[int, list[OrderSubmission]] = {}
-    for sub in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)):
-        by_seat.setdefault(sub.seat_id, []).append(sub)
-    return by_seat
+    return turns_submissions(session, [turn]).get(turn.id, {})
+
+
+def turns_submissions(session: Session, turns: Sequence[Turn]) -> dict[int, dict[int, list[OrderSubmission]]]:
+    """`turn_submissions` of each of `turns` in one query: turn id -> seat id -> its own."""
+    ids = [t.id for t in turns]
+    found: dict[int, dict[int, list[OrderSubmission]]] = {i: {} for i in ids}
+    for start in range(0, len(ids), 500):
+        for sub in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id.in_(ids[start:start + 500]))
+                                   .order_by(OrderSubmission.id)):
+            found[sub.turn_id].setdefault(sub.seat_id, []).append(sub)
+    return found
 
 
 def orders_on_file(rules: Rules[Any, Any], state: Any, seat: Seat, subs: Sequence[OrderSubmission]) -> tuple[Any, ...] | None:

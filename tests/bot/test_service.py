@@ -488,3 +488,41 @@ def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(racecraft: Ap
         confirmations = session.scalar(select(func.count()).select_from(Outbox).where(
             Outbox.kind == "confirmation")) or 0
         assert confirmations == 2 and (session.scalar(select(func.count()).select_from(Outbox)) or 0) - before == 2
+
+
+def test_commands_in_a_batch_see_the_orders_of_earlier_mails_of_the_same_batch(racecraft: App) -> None:
+    """Work per batch (issue 15): the rows of a batch are written at its end, not before every
+    query -- but a command reads what the mails before it in the batch did, as it would in a
+    batch of its own (mail-interface.md: ORDERS shows what is on file, STATUS who has ordered)."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "USE 2", sender=ADDRESS["seb"], message_id="<o1@x>"))
+    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "ORDERS", sender=ADDRESS["seb"], message_id="<o2@x>"))
+    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["kelly"]), "STATUS", sender=ADDRESS["kelly"], message_id="<o3@x>"))
+    report = racecraft.service.poll()
+    assert report.fetched == 3 and report.outcomes == {InboundStatus.APPLIED: 3}
+    racecraft.service.send()
+    assert "> USE 2" in body_of(last_to(racecraft, ADDRESS["seb"]))
+    assert "Orders in from: seb" in body_of(last_to(racecraft, ADDRESS["kelly"]))
+
+
+def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: App) -> None:
+    """The per-sender limit ([limits] mails_per_sender_per_hour) counts every mail of the last
+    hour, those earlier in the same batch too, although they are written only at its end: a
+    stranger's mail after `limit` auto-replies from the same address in one batch is over it,
+    logged as rate-limited, and not answered."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    limit = racecraft.settings.limits.mails_per_sender_per_hour
+    for n in range(limit):
+        inbox.deliver(plain_mail("someone@else.example", BOT, f"away {n}", "I am away",
+                                 headers={"Auto-Submitted": "auto-replied"}))
+    inbox.deliver(plain_mail("someone@else.example", BOT, "hello", "what is this?"))
+    report = racecraft.service.poll(max_batches=1)
+    assert report.fetched == limit + 1
+    racecraft.service.send()
+    assert racecraft.mailer.messages("someone@else.example") == []  # type: ignore[attr-defined]
+    with racecraft.db.read() as session:
+        last = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
+        assert last is not None and last.detail.startswith("rate limit")
