@@ -21,10 +21,11 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from bot import letters
@@ -41,6 +42,7 @@ from bot.mail_in.auth import GM_SEAT, parse_tag, strip_password_lines, tag_in_re
 from bot.mail_in.identity import Who, identify
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound, parse_inbound
+from bot.mail_out import outbox as mailout
 from bot.models import (
     Game,
     GameStatus,
@@ -65,6 +67,7 @@ _STRANGER_TOLD = "unknown sender: one notice sent"
 _JOIN = "JOIN"
 
 
+MailKey = tuple[str, str]  # an inbound mail's (Message-ID, content hash): unique in the table
 RECENT_FOR = timedelta(minutes=1)  # how long a rate-limit count read once is used (BatchMemo)
 
 
@@ -115,6 +118,11 @@ class Mail:
     def in_reply_to(self) -> str:
         return f"<{self.inbound.message_id}>"
 
+    @cached_property
+    def key(self) -> MailKey:
+        """Its (Message-ID, content hash): what tells a copy of a mail handled before."""
+        return (self.inbound.message_id[:998], dedupe_hash(self.inbound))
+
 
 @dataclass
 class BatchMemo:
@@ -140,10 +148,39 @@ class BatchMemo:
         self.subs.clear()
 
 
+@dataclass
+class BatchRows:
+    """What a batch adds, inserted together (performance.md: bulk inserts, work per batch): its
+    mails, the orders they brought, and the answers to them; one statement each, in the order
+    the mails came, when the batch is done or a mail needs them written first."""
+
+    inbound: list[dict[str, object]] = field(default_factory=list)
+    submissions: list[tuple[MailKey, dict[str, object]]] = field(default_factory=list)  # the mail's, values
+    outbox: mailout.NewRows = field(default_factory=list)
+
+    def write(self, session: Session) -> None:
+        if self.inbound:
+            ids: dict[MailKey, int] = {(m, h): i for i, m, h in session.execute(
+                insert(InboundMessage).returning(InboundMessage.id, InboundMessage.message_id,
+                                                 InboundMessage.content_hash), self.inbound)}
+            self.inbound.clear()
+            if self.submissions:
+                session.execute(insert(OrderSubmission), [{**values, "inbound_id": ids[key]}
+                                                          for key, values in self.submissions])
+                self.submissions.clear()
+        mailout.insert_rows(session, self.outbox)
+
+    def clear(self) -> None:
+        self.inbound.clear()
+        self.submissions.clear()
+        self.outbox.clear()
+
+
 class Intake:
     def __init__(self, shell: G.Shell) -> None:
         self.shell = shell
         self.memo = BatchMemo()
+        self.rows = BatchRows()
 
     def begin_batch(self, session: Session, inbounds: Sequence[Inbound], *, again: bool = False) -> None:
         """A new batch (`again`: the same one, mail by mail): read what it has seen before at once.
@@ -230,13 +267,27 @@ class Intake:
         """Write what the batch added so far: the queries after this one count or read rows of
         earlier mails of the batch (rate limits, replies to strangers, commands that read or
         change games), and autoflush is off while a mail is handled."""
+        self.rows.write(session)
         if session.new or session.dirty or session.deleted:
             session.flush()
         self.memo.pending.clear()
 
+    def end_batch(self, session: Session) -> None:
+        """The batch (or, mail by mail, the mail) is done: write what it added, in order --
+        what commands changed through the session, then the rows collected since."""
+        if session.new or session.dirty or session.deleted:
+            session.flush()
+        self.rows.write(session)
+        self.memo.pending.clear()
+
+    def drop_rows(self) -> None:
+        """The mail (or batch) was rolled back: what it collected goes too."""
+        self.rows.clear()
+        self.memo.forget()  # it may hold what the rollback undid
+
     def _handle(self, session: Session, mail: Mail) -> Outcome | None:
         inbound = mail.inbound
-        if (inbound.message_id[:998], dedupe_hash(inbound)) in self.memo.seen:
+        if mail.key in self.memo.seen:
             log.info("mail %s: duplicate of a mail already handled; skipped", inbound.message_id)
             return None
         try:
@@ -256,6 +307,7 @@ class Intake:
                 self._up_to_date(session)
                 with autoflushing(session):
                     done = self._act(session, mail, who, commands)
+                    session.flush()  # what the commands did comes before the answers (outbox order)
             else:  # orders only: the hot path, reading nothing an earlier mail of the batch wrote
                 done = self._act(session, mail, who, commands)
         except Refused as refused:
@@ -269,14 +321,15 @@ class Intake:
             return Outcome(InboundStatus.IGNORED, ignored.label)
         mail.answers.extend(done.answers)
         self._send_answers(session, mail)
-        row = self._record(session, mail, done.status, done.detail, done.game, done.seat)
+        key = self._record(session, mail, done.status, done.detail, done.game, done.seat)
         if done.submission is not None:
             s = done.submission
-            submission = OrderSubmission(turn_id=s.turn_id, seat_id=s.seat_id, inbound=row, source="mail",
-                                         text=s.text, received_at=self.shell.now())
-            session.add(submission)
-            if s.turn_id in self.memo.subs:
-                self.memo.subs[s.turn_id].setdefault(s.seat_id, []).append(submission)
+            values: dict[str, object] = {"turn_id": s.turn_id, "seat_id": s.seat_id, "source": "mail",
+                                         "text": s.text, "received_at": self.shell.now()}
+            self.rows.submissions.append((key, values))
+            if s.turn_id in self.memo.subs:  # as it will be read back (never added to the session)
+                self.memo.subs[s.turn_id].setdefault(s.seat_id, []).append(
+                    OrderSubmission(turn_id=s.turn_id, seat_id=s.seat_id, source="mail", text=s.text))
         return Outcome(done.status, done.label)
 
     def _not_ignored(self, session: Session, mail: Mail) -> None:
@@ -333,10 +386,10 @@ class Intake:
         """Mail one answer to `mail`; who gets it (and which reply address) is `bot.letters`' call."""
         if isinstance(answer, Notice):
             letters.notice(self.shell, session, answer.to, answer.title, answer.text, kind=answer.kind,
-                           error=answer.error, game=answer.game, in_reply_to=mail.in_reply_to)
+                           error=answer.error, game=answer.game, in_reply_to=mail.in_reply_to, into=self.rows.outbox)
         else:
             letters.post(self.shell, session, answer.to, answer.rendered, kind=answer.kind, game=answer.game,
-                         in_reply_to=mail.in_reply_to)
+                         in_reply_to=mail.in_reply_to, into=self.rows.outbox)
 
     def _in_sections(self, answers: list[Answer]) -> Letter:
         """Several answers to one addressee as one letter: each under its own heading, the ones
@@ -356,25 +409,28 @@ class Intake:
         return Letter(answers[0].to, rendered, "answers", game=game)
 
     def _record(self, session: Session, mail: Mail, status: InboundStatus, detail: str,
-                game: Game | None = None, seat: Seat | None = None) -> InboundMessage:
+                game: Game | None = None, seat: Seat | None = None) -> MailKey:
+        """The mail's row, written with the batch (`BatchRows`); its key, for the rows that point at it."""
         inbound = mail.inbound
         detail = echo(detail, 500)  # it may quote the mail (an order line): one line, capped
-        row = InboundMessage(
-            message_id=inbound.message_id[:998], content_hash=dedupe_hash(inbound), mailbox_key=mail.raw.key[:200],
-            received_at=self.shell.now(), sender=inbound.sender[:320], subject=echo(inbound.subject),
-            status=status, detail=detail, game_id=game.id if game else None, seat_id=seat.id if seat else None,
-            text=strip_password_lines(inbound.text)[:20000],  # a seat password is never stored
-            principal=mail.principal,
-        )
-        session.add(row)  # flushed with the batch (or before the next query that needs it)
-        self.memo.seen.add((row.message_id, row.content_hash))
-        key = _rate_key(row.principal, row.sender)
-        self.memo.pending.add(key)
-        if key in self.memo.recent:
-            self.memo.recent[key] += 1
+        key = mail.key
+        sender = inbound.sender[:320]
+        self.rows.inbound.append({
+            "message_id": key[0], "content_hash": key[1], "mailbox_key": mail.raw.key[:200],
+            "received_at": self.shell.now(), "sender": sender, "subject": echo(inbound.subject),
+            "status": status, "detail": detail, "game_id": game.id if game else None,
+            "seat_id": seat.id if seat else None,
+            "text": strip_password_lines(inbound.text)[:20000],  # a seat password is never stored
+            "principal": mail.principal,
+        })
+        self.memo.seen.add(key)
+        rate = _rate_key(mail.principal, sender)
+        self.memo.pending.add(rate)
+        if rate in self.memo.recent:
+            self.memo.recent[rate] += 1
         log.info("mail %s from %s: %s%s%s (%s)", inbound.message_id, inbound.sender or "?", status,
                  f" game={game.name}" if game else "", f" seat={seat.name}" if seat else "", detail)
-        return row
+        return key
 
     # -- mail over the size limit ------------------------------------------------------------
 

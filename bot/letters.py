@@ -27,7 +27,7 @@ from bot.echo import echo_name
 from bot.mail_in.auth import GM_SEAT
 from bot.mail_out import outbox as mailout
 from bot.mail_out.render import RenderedMail
-from bot.models import Game, Outbox, Seat
+from bot.models import Game, Seat
 
 if TYPE_CHECKING:  # the shell is built from this module's users, not the other way round
     from bot.games.turns import Shell
@@ -90,18 +90,21 @@ def greeting(addressee: Addressee) -> str:
 
 
 def post(shell: Shell, session: Session, addressee: Addressee, rendered: RenderedMail, *, kind: str,
-         game: Game | None = None, in_reply_to: str = "", html: mailout.HtmlBody | None = None) -> Outbox:
+         game: Game | None = None, in_reply_to: str = "", html: mailout.HtmlBody | None = None,
+         into: mailout.NewRows | None = None) -> None:
     """Queue one letter. `game` names the game it concerns (for the outbox and bounces) when
-    the addressee does not; an answer to a mail quotes its Message-ID in `in_reply_to`."""
+    the addressee does not; an answer to a mail quotes its Message-ID in `in_reply_to`;
+    `into`: the outbox rows of a batch, inserted together (`bot.mail_out.outbox.queue`)."""
     env = envelope(shell, addressee)
     concerns = env.game if env.game is not None else game
-    return mailout.queue(session, shell.settings, shell.now(), kind=kind, to=env.to, rendered=rendered,
-                         game_id=concerns.id if concerns is not None else None, reply_to=env.reply_to,
-                         in_reply_to=in_reply_to, auto_replied=bool(in_reply_to), html=html)
+    mailout.queue(session, shell.settings, shell.now(), kind=kind, to=env.to, rendered=rendered,
+                  game_id=concerns.id if concerns is not None else None, reply_to=env.reply_to,
+                  in_reply_to=in_reply_to, auto_replied=bool(in_reply_to), html=html, into=into)
 
 
 def notice(shell: Shell, session: Session, addressee: Addressee, title: str, text: str, *, kind: str = "notice",
-           error: bool = False, game: Game | None = None, in_reply_to: str = "") -> Outbox:
+           error: bool = False, game: Game | None = None, in_reply_to: str = "",
+           into: mailout.NewRows | None = None) -> None:
     """A short letter: a title and a paragraph, to `addressee`."""
     env = envelope(shell, addressee)
     about = env.game if env.game is not None else game
@@ -110,7 +113,7 @@ def notice(shell: Shell, session: Session, addressee: Addressee, title: str, tex
         "game_name": about.name if about is not None else "", "title": title, "text": text, "error": error,
         "greeting": greeting(addressee),
     })
-    return post(shell, session, addressee, rendered, kind=kind, game=game, in_reply_to=in_reply_to)
+    post(shell, session, addressee, rendered, kind=kind, game=game, in_reply_to=in_reply_to, into=into)
 
 
 __all__ = ["Addressee", "Envelope", "ToAddress", "ToGm", "ToSeat", "envelope", "greeting", "notice", "post"]

@@ -90,22 +90,15 @@ class Runner:
             self._poll()
 
     def _poll(self) -> None:
-        # One batch at a time, so that a stop request waits for one batch, not a whole inbox.
-        fetched = 0
-        outcomes: dict[str, int] = {}
-        while not self.stop_event.is_set():
-            report = self.app.service.poll(max_batches=1)
-            # Each batch done is progress: a long inbox keeps the watchdog fed.
-            self.finished["poll"] = time.monotonic()
-            if not report.fetched:
-                break
-            fetched += report.fetched
-            for key, value in report.outcomes.items():
-                outcomes[key] = outcomes.get(key, 0) + value
-            if report.duplicates >= report.fetched:
-                break  # nothing but mail already handled (and still not moved): try next time
+        # A stop request waits for the batch in hand, not for the whole inbox; each batch done
+        # is progress: a long inbox keeps the watchdog fed.
+        if self.stop_event.is_set():
+            return
+        report = self.app.service.poll(stop=self.stop_event.is_set,
+                                       on_batch=lambda _report: self._record_finished("poll"))
+        fetched = report.fetched
         if fetched:
-            log.info("poll: %d mails: %s", fetched, outcomes)
+            log.info("poll: %d mails: %s", fetched, dict(report.outcomes))
             self.wake("send")
             self.wake("tick")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlalchemy.orm import Session
 
@@ -20,7 +20,7 @@ from bot.faults import CrashPoint
 from bot.games import reminders, signups
 from bot.games import turns as G
 from bot.intake import Intake
-from bot.mail_in.inbox import Folder, Inbox, RawMail
+from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound, parse_inbound
 from bot.mail_out import outbox as mailout
 from bot.mail_out.mailer import Mailer
@@ -43,20 +43,37 @@ class Service:
 
     # -- the jobs ------------------------------------------------------------------------
 
-    def poll(self, *, max_batches: int | None = None) -> PollReport:
-        """Work through the inbox in batches until it is empty."""
+    def poll(self, *, max_batches: int | None = None, stop: Callable[[], bool] | None = None,
+             on_batch: Callable[[PollReport], None] | None = None) -> PollReport:
+        """Work through the inbox in batches until it is empty (or `max_batches` are done, or
+        `stop()` says so after a batch; `on_batch` is called after each one). While a batch is
+        handled, the next one is read (`ReadAhead`); the batch is moved out of the inbox once
+        that read is over, so the inbox is never used by two threads at once."""
         report = PollReport()
+        size = self.settings.inbox.batch_size
         batches = 0
         seen: set[str] = set()
-        while max_batches is None or batches < max_batches:
-            mails = [m for m in self.inbox.fetch_new(self.settings.inbox.batch_size) if m.key not in seen]
+        mails = self.inbox.fetch_new(size)
+        while True:
+            mails = [m for m in mails if m.key not in seen]
             if not mails:
                 break
             batches += 1
             seen.update(m.key for m in mails)
             report.fetched += len(mails)
             self.shell.faults.reached(CrashPoint.AFTER_FETCH)
-            self.handle_batch(mails, report)
+            last = max_batches is not None and batches >= max_batches
+            ahead = None if last else ReadAhead(self.inbox, size, skip=[m.key for m in mails])
+            try:
+                self.handle_batch(mails, report, before_move=ahead.wait if ahead is not None else None)
+            finally:
+                if ahead is not None:
+                    ahead.wait()
+            if on_batch is not None:
+                on_batch(report)
+            if ahead is None or (stop is not None and stop()):
+                break
+            mails = ahead.result()
         return report
 
     def tick(self, *, read_first: bool = False) -> list[tuple[str, int]]:
@@ -87,7 +104,8 @@ class Service:
 
     # -- one batch -------------------------------------------------------------------------
 
-    def handle_batch(self, mails: Sequence[RawMail], report: PollReport | None = None) -> None:
+    def handle_batch(self, mails: Sequence[RawMail], report: PollReport | None = None, *,
+                     before_move: Callable[[], None] | None = None) -> None:
         report = report if report is not None else PollReport()
         own = {self.settings.bot.address.lower()}
         parsed: list[tuple[RawMail, Inbound | None]] = []
@@ -117,6 +135,8 @@ class Service:
                 report.count(outcome.status)
         # Only now, after the commit, are the mails moved out of the inbox.
         self.shell.faults.reached(CrashPoint.AFTER_COMMIT)
+        if before_move is not None:
+            before_move()
         if done:
             self.inbox.mark_done(done, Folder.PROCESSED)
         if failed:
@@ -131,21 +151,27 @@ class Service:
         results: list[tuple[RawMail, Outcome | None | BaseException]] = []
         with self.shell.db.transaction() as session:
             self.intake.begin_batch(session, [inbound for _, inbound in parsed if inbound is not None], again=again)
-            for raw, inbound in parsed:
-                if not savepoints:
-                    results.append((raw, self.intake.handle(session, raw, inbound)))
-                    continue
-                savepoint = session.begin_nested()
-                try:
-                    outcome = self.intake.handle(session, raw, inbound)
-                    savepoint.commit()
-                except Exception as exc:  # noqa: BLE001 - quarantined and reported, never swallowed
-                    savepoint.rollback()
-                    self.intake.memo.forget()  # it may hold what the rollback undid
-                    self._quarantine(session, raw, inbound, exc)
-                    results.append((raw, exc))
-                    continue
-                results.append((raw, outcome))
+            try:
+                for raw, inbound in parsed:
+                    if not savepoints:
+                        results.append((raw, self.intake.handle(session, raw, inbound)))
+                        continue
+                    savepoint = session.begin_nested()
+                    try:
+                        outcome = self.intake.handle(session, raw, inbound)
+                        self.intake.end_batch(session)  # the mail's rows, inside its savepoint
+                        savepoint.commit()
+                    except Exception as exc:  # noqa: BLE001 - quarantined and reported, never swallowed
+                        savepoint.rollback()
+                        self.intake.drop_rows()
+                        self._quarantine(session, raw, inbound, exc)
+                        results.append((raw, exc))
+                        continue
+                    results.append((raw, outcome))
+                self.intake.end_batch(session)
+            except BaseException:
+                self.intake.drop_rows()  # the transaction is rolled back: its rows go with it
+                raise
         return results
 
     def _quarantine(self, session: Session, raw: RawMail, inbound: Inbound | None, exc: BaseException) -> None:

@@ -8,7 +8,7 @@ wants to drive the bot from Python without servers.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
@@ -56,9 +56,9 @@ class FakeInbox:
         self.received[key] = received_at.astimezone(UTC) if received_at is not None else None
         return key
 
-    def fetch_new(self, limit: int = 100) -> list[RawMail]:
+    def fetch_new(self, limit: int = 100, *, skip: Collection[str] = ()) -> list[RawMail]:
         out = []
-        for key in list(self.pending)[:limit]:
+        for key in [k for k in self.pending if k not in skip][:limit]:
             data = self.pending[key]
             received = self.received.get(key)
             if len(data) <= self.max_size:

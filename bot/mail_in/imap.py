@@ -24,7 +24,7 @@ import imaplib
 import logging
 import ssl
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Literal, TypeVar
 
@@ -319,8 +319,9 @@ class ImapInbox:
         return self._run(self._ensure_folders)
 
     # -- Inbox -------------------------------------------------------------------------------
-    def fetch_new(self, limit: int = 100) -> list[RawMail]:
-        """Up to `limit` mails still in the inbox, oldest (lowest UID) first.
+    def fetch_new(self, limit: int = 100, *, skip: Collection[str] = ()) -> list[RawMail]:
+        """Up to `limit` mails still in the inbox, oldest (lowest UID) first, but for those
+        whose keys are in `skip` (a batch in hand, still in the inbox).
 
         SEARCH for the UIDs, FETCH the sizes, then ``BODY.PEEK[]`` (which leaves ``\\Seen``
         alone) in batches, only for mails within `max_size`; bigger ones come back with
@@ -334,19 +335,20 @@ class ImapInbox:
         """
         if limit <= 0:
             return []
-        return self._run(lambda client: self._fetch(client, limit))
+        return self._run(lambda client: self._fetch(client, limit, skip))
 
-    def _fetch(self, client: IMAPClient, limit: int) -> list[RawMail]:
+    def _fetch(self, client: IMAPClient, limit: int, skip: Collection[str] = ()) -> list[RawMail]:
         # Done mail is moved out, so whatever is here is new, in UID order = sequence order.
-        # Searching the first `limit` sequence numbers keeps a 50,000-mail inbox from
-        # costing 50,000 UIDs per poll.
+        # Searching the first `limit` sequence numbers (and as many more as are skipped)
+        # keeps a 50,000-mail inbox from costing 50,000 UIDs per poll.
         self._sync(client)
-        uids = sorted(int(u) for u in client.search([f"1:{limit}"]))
+        skipped = self._uids_of(skip)
+        uids = sorted(int(u) for u in client.search([f"1:{limit + len(skipped)}"]) if int(u) not in skipped)[:limit]
         sizes, received, deleted = self._sizes(client, uids)
         if deleted:
             # Mail flagged \Deleted but not yet expunged (the COPY fallback of `_move`,
             # interrupted) is already copied out: skip it, and look past it.
-            uids = sorted(int(u) for u in client.search(["UNDELETED"]))[:limit]
+            uids = sorted(int(u) for u in client.search(["UNDELETED"]) if int(u) not in skipped)[:limit]
             sizes, received, _ = self._sizes(client, uids)
         uidvalidity = self.uidvalidity
         mails: list[RawMail] = []
@@ -429,8 +431,9 @@ class ImapInbox:
                 if value.isdigit() and int(value) != self.uidvalidity:
                     raise imaplib.IMAP4.abort(f"UIDVALIDITY changed to {int(value)}")
 
-    def _move(self, client: IMAPClient, keys: Sequence[str], target: str) -> None:
-        self._sync(client)
+    def _split_keys(self, keys: Collection[str]) -> tuple[list[int], int]:
+        """The UIDs the keys name in the mailbox as it is now, and how many keys were of an
+        old UIDVALIDITY (their UIDs may now name other mail)."""
         uids: list[int] = []
         stale = 0
         for key in keys:
@@ -442,6 +445,14 @@ class ImapInbox:
                 stale += 1
                 continue
             uids.append(int(uid))
+        return uids, stale
+
+    def _uids_of(self, keys: Collection[str]) -> set[int]:
+        return set(self._split_keys(keys)[0]) if keys else set()
+
+    def _move(self, client: IMAPClient, keys: Sequence[str], target: str) -> None:
+        self._sync(client)
+        uids, stale = self._split_keys(keys)
         if stale:
             log.warning(
                 "ignoring %d key(s) of an old UIDVALIDITY of %s (now %s): those mails will "

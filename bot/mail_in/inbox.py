@@ -10,8 +10,9 @@ from __future__ import annotations
 import enum
 import os
 import re
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -68,8 +69,10 @@ def header_section(data: bytes, cap: int = HEADER_CAP) -> bytes:
 
 
 class Inbox(Protocol):
-    def fetch_new(self, limit: int = 100) -> list[RawMail]:
-        """Up to `limit` mails not yet marked done, oldest first. Fetching changes nothing."""
+    def fetch_new(self, limit: int = 100, *, skip: Collection[str] = ()) -> list[RawMail]:
+        """Up to `limit` mails not yet marked done, oldest first, leaving out the ones whose
+        keys are in `skip` (a batch in hand, not yet marked done: the next one is read while
+        it is handled). Fetching changes nothing."""
         ...
 
     def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
@@ -81,6 +84,36 @@ class Inbox(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+class ReadAhead:
+    """The next batch, fetched in a thread of its own while the batch in hand is handled (the
+    mail server works while the bot does; performance.md: ingest). `skip`: the keys of the
+    batch in hand, still in the inbox. The inbox is used by this thread alone until `result`
+    (or `wait`) returns: the caller moves the batch in hand only after that."""
+
+    def __init__(self, inbox: Inbox, limit: int, skip: Collection[str]) -> None:
+        self._mails: list[RawMail] = []
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._fetch, args=(inbox, limit, frozenset(skip)),
+                                        name="read-ahead", daemon=True)
+        self._thread.start()
+
+    def _fetch(self, inbox: Inbox, limit: int, skip: frozenset[str]) -> None:
+        try:
+            self._mails = inbox.fetch_new(limit, skip=skip)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread by `result`
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+
+    def result(self) -> list[RawMail]:
+        """The mails fetched; what the fetch raised is raised here."""
+        self.wait()
+        if self._error is not None:
+            raise self._error
+        return self._mails
 
 
 class MaildirInbox:
@@ -103,8 +136,8 @@ class MaildirInbox:
         # Maildir names start with the delivery time: sorting by (mtime, name) is arrival order.
         return sorted(files, key=lambda p: (p.stat().st_mtime_ns, p.name))
 
-    def fetch_new(self, limit: int = 100) -> list[RawMail]:
-        """Up to `limit` mails, each with its delivery time as `received_at`.
+    def fetch_new(self, limit: int = 100, *, skip: Collection[str] = ()) -> list[RawMail]:
+        """Up to `limit` mails (not in `skip`), each with its delivery time as `received_at`.
 
         mail-interface.md: "Deadlines are judged by when the mail server received the mail
         (IMAP INTERNALDATE, the Maildir delivery time), not by when the bot reads it." The
@@ -112,7 +145,7 @@ class MaildirInbox:
         for a file not named the Maildir way, its modification time.
         """
         mails = []
-        for path in self._pending()[:limit]:
+        for path in [p for p in self._pending() if p.name not in skip][:limit]:
             stat = path.stat()
             size = stat.st_size
             received = maildir_delivery_time(path.name) or _from_ns(stat.st_mtime_ns)

@@ -27,7 +27,7 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from bot.clock import Clock, as_utc
@@ -339,18 +339,34 @@ def queue(
     in_reply_to: str = "",
     auto_replied: bool = False,
     html: HtmlBody | None = None,
-) -> Outbox:
+    into: NewRows | None = None,
+) -> None:
+    """Compose the mail and put it in the outbox: now (`session.add`), or, with `into`, in the
+    rows a batch inserts together when it is done (`insert_rows`)."""
     message_id, envelope_from, data = compose(
         settings, now, kind=kind, to=to, rendered=rendered, reply_to=reply_to,
         in_reply_to=in_reply_to, auto_replied=auto_replied, html=html,
     )
-    row = Outbox(
-        message_id=message_id, kind=kind, game_id=game_id, recipient=to.address,
-        envelope_from=envelope_from, subject=rendered.subject, data=data,
-        status=OutboxStatus.PENDING, attempts=0, next_attempt_at=now, last_error="", created_at=now,
-    )
-    session.add(row)
-    return row
+    values: dict[str, object] = {
+        "message_id": message_id, "kind": kind, "game_id": game_id, "recipient": to.address,
+        "envelope_from": envelope_from, "subject": rendered.subject, "data": data,
+        "status": OutboxStatus.PENDING, "attempts": 0, "next_attempt_at": now, "last_error": "", "created_at": now,
+        "sent_at": None,
+    }
+    if into is not None:
+        into.append(values)
+    else:
+        session.add(Outbox(**values))
+
+
+NewRows = list[dict[str, object]]  # outbox rows not yet inserted (`queue(into=...)`)
+
+
+def insert_rows(session: Session, rows: NewRows) -> None:
+    """Insert the rows `queue` collected, in one statement (executemany), and forget them."""
+    if rows:
+        session.execute(insert(Outbox), rows)
+        rows.clear()
 
 
 def backoff(attempts: int) -> timedelta:

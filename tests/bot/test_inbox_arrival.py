@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.mail_in.imap import _received_at
-from bot.mail_in.inbox import MaildirInbox, RawMail, deliver_to_maildir, maildir_delivery_time
+from bot.mail_in.inbox import MaildirInbox, RawMail, ReadAhead, deliver_to_maildir, maildir_delivery_time
 from bot.testing import FakeInbox
 
 SMALL = b"From: kelly@players.test\r\nSubject: rc1 orders\r\n\r\nUSE 3\r\n"
@@ -158,3 +158,19 @@ def test_imapclient_parses_internaldate_with_its_offset_when_not_normalising():
     )
     assert _received_at(parsed[42][b"INTERNALDATE"]) == AT.replace(microsecond=0)
     assert parsed[43][b"INTERNALDATE"] is None
+
+
+def test_a_batch_in_hand_is_skipped_in_a_maildir_and_the_fake_inbox(tmp_path: Path):
+    """`fetch_new(skip=...)` (the read-ahead of the next batch): the mails after the ones in
+    hand, oldest first, in every inbox."""
+    for n in range(5):
+        deliver_to_maildir(tmp_path, SMALL, clock_ns=CLOCK_NS + n * 10**9)
+    maildir = MaildirInbox(tmp_path)
+    fake = FakeInbox()
+    for n in range(5):
+        fake.deliver(SMALL)
+    for inbox in (maildir, fake):
+        everything = [m.key for m in inbox.fetch_new()]
+        assert len(everything) == 5
+        assert [m.key for m in inbox.fetch_new(2, skip=everything[:2])] == everything[2:4]
+        assert [m.key for m in ReadAhead(inbox, 10, skip=everything[1:4]).result()] == [everything[0], everything[4]]

@@ -526,3 +526,34 @@ def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: Ap
     with racecraft.db.read() as session:
         last = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
         assert last is not None and last.detail.startswith("rate limit")
+
+
+def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_nothing(racecraft: App) -> None:
+    """The read-ahead (issue 15, work per batch): while a batch is handled the next one is read;
+    a batch is moved out only once that read is over. A read that fails is raised after the
+    batch in hand is committed and moved: nothing is handled twice, nothing is lost."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    reads: list[tuple[int, frozenset[str]]] = []
+    real = inbox.fetch_new
+
+    def fetch_new(limit: int = 100, *, skip=frozenset()):  # type: ignore[no-untyped-def]
+        reads.append((len(inbox.pending), frozenset(skip)))
+        if len(reads) == 3:
+            raise ConnectionError("the IMAP server went away")
+        return real(limit, skip=skip)
+
+    inbox.fetch_new = fetch_new  # type: ignore[method-assign]
+    batch = racecraft.settings.inbox.batch_size
+    for n in range(batch + 1):
+        inbox.deliver(plain_mail(f"p{n}@players.test", BOT, "hello", "HELP", message_id=f"<ra{n}@players.test>"))
+    with pytest.raises(ConnectionError):
+        racecraft.service.poll()
+    first = reads[1][1]
+    assert len(first) == batch and reads[2][1] == {next(iter(set(inbox.folders[Folder.PROCESSED]) - first))}
+    assert reads[1][0] == batch + 1, "the second batch was read before the first was moved"
+    assert len(inbox.folders[Folder.PROCESSED]) == batch + 1 and not inbox.pending
+    report = racecraft.service.poll()
+    assert report.fetched == 0
+    with racecraft.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(InboundMessage)) == batch + 1

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from bot.mail_in.imap import ImapInbox, ImapLoginError, ImapUnavailable
-from bot.mail_in.inbox import Folder, RawMail
+from bot.mail_in.inbox import Folder, RawMail, ReadAhead
 
 try:
     from tests.servers import Dovecot, free_port
@@ -104,6 +104,22 @@ def test_fetch_returns_every_mail_oldest_first_in_batches(dovecot, user, make_in
     assert {m.key.split(":")[0] for m in mails} == {str(dovecot.uidvalidity(user))}
     assert all(m.data is not None and m.size >= len(make_mail(0)) for m in mails)
     assert [m.key for m in inbox.fetch_new(limit=7)] == [m.key for m in mails[:7]]
+
+
+def test_a_batch_in_hand_is_skipped_so_the_next_can_be_read_while_it_is_handled(dovecot, user, make_inbox):
+    """`fetch_new(skip=...)`: the mails after the batch in hand (still in the INBOX, not yet
+    moved), oldest first -- what `ReadAhead` reads while the service handles that batch."""
+    with dovecot.lmtp_connection() as lmtp:
+        for n in range(12):
+            dovecot.deliver(user, make_mail(n), lmtp=lmtp)
+    inbox = make_inbox(batch_size=5)
+    first = inbox.fetch_new(limit=5)
+    second = inbox.fetch_new(limit=5, skip=[m.key for m in first])
+    assert [message_id(m) for m in second] == [f"<order-{n}@players.test>" for n in range(5, 10)]
+    inbox.mark_done([m.key for m in first])
+    third = ReadAhead(inbox, 5, skip=[m.key for m in second]).result()
+    assert [message_id(m) for m in third] == [f"<order-{n}@players.test>" for n in (10, 11)]
+    assert [m.key for m in inbox.fetch_new(limit=100)] == [m.key for m in second + third]
 
 
 def test_fetching_changes_nothing(dovecot, user, make_inbox):

@@ -99,14 +99,25 @@ class Watch:
 @pytest.fixture
 def watch(monkeypatch: pytest.MonkeyPatch) -> Iterator[Watch]:
     watch = Watch()
-    original = mailout.queue
+    original_queue, original_compose = mailout.queue, mailout.compose
+    sessions: list[Session] = []
 
-    def checked(session: Session, *args: Any, **kwargs: Any) -> Any:
-        row = original(session, *args, **kwargs)
-        watch.check(session, row.kind, row.recipient, row.data)
-        return row
+    def queue(session: Session, *args: Any, **kwargs: Any) -> Any:
+        sessions.append(session)
+        try:
+            return original_queue(session, *args, **kwargs)
+        finally:
+            sessions.pop()
 
-    monkeypatch.setattr(mailout, "queue", checked)
+    def compose(*args: Any, **kwargs: Any) -> Any:
+        # Every outgoing mail is composed by `queue` (in the outbox at once or with its batch).
+        message_id, envelope_from, data = original_compose(*args, **kwargs)
+        assert sessions, "a mail composed outside bot.mail_out.outbox.queue"
+        watch.check(sessions[-1], kwargs["kind"], kwargs["to"].address, data)
+        return message_id, envelope_from, data
+
+    monkeypatch.setattr(mailout, "queue", queue)
+    monkeypatch.setattr(mailout, "compose", compose)
     yield watch
 
 
