@@ -139,13 +139,15 @@ class BatchMemo:
     recent_read_at: dict[tuple[str, str], datetime] = field(default_factory=dict)
     games: dict[str, Game | None] = field(default_factory=dict)
     states: dict[int, tuple[Rules[Any, Any], Any, Turn | None]] = field(default_factory=dict)
-    subs: dict[int, dict[int, list[OrderSubmission]]] = field(default_factory=dict)  # turn -> seat -> its own
+    subs: dict[tuple[int, int], list[OrderSubmission]] = field(default_factory=dict)  # (turn, seat) -> its own
+    on_file: dict[tuple[int, int], tuple[Any, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
     pending: set[tuple[str, str]] = field(default_factory=set)  # rate-limit keys of rows not yet written
 
     def forget(self) -> None:
         self.games.clear()
         self.states.clear()
         self.subs.clear()
+        self.on_file.clear()
 
 
 @dataclass
@@ -208,14 +210,15 @@ class Intake:
         """The games the batch's signed reply addresses name (most mail is a reply to one), with
         their seats, open turns, states and submissions, in five queries for the whole batch;
         whatever else a mail needs is read when it needs it."""
-        names: set[str] = set()
+        claims: set[tuple[str, str]] = set()
         for inbound in inbounds:
             tag = tag_in_recipients(self.settings.bot.address, inbound.recipients) if inbound.ignore is None else None
             claimed = parse_tag(tag) if tag else None
             if claimed is not None:
-                names.add(claimed.game)
-        if not names:
+                claims.add((claimed.game, claimed.seat))
+        if not claims:
             return
+        names = {game for game, _ in claims}
         found = G.find_games_with_seats(session, names)
         for name in names:
             self.memo.games[name] = found.get(name)
@@ -223,7 +226,10 @@ class Intake:
         for game in found.values():
             if game.id in turns:
                 self.memo.states[game.id] = G.state_with(session, game, turns[game.id])
-        self.memo.subs.update(G.turns_submissions(session, list(turns.values())))
+        # The submissions of the seats that wrote (a seat's are what its orders on file are made of).
+        pairs = [(turns[game.id].id, seat.id) for game in found.values() if game.id in turns
+                 for seat in game.seats if (game.name, seat.name) in claims]
+        self.memo.subs.update(G.seats_submissions(session, pairs))
 
     def _find_game(self, session: Session, name: str) -> Game | None:
         key = name.lower()
@@ -236,11 +242,15 @@ class Intake:
             self.memo.states[game.id] = G.current_state(session, game)
         return self.memo.states[game.id]
 
-    def _submissions(self, session: Session, turn: Turn, seat: Seat) -> list[OrderSubmission]:
-        """The seat's submissions for the turn; every seat's of that turn read in one query."""
-        if turn.id not in self.memo.subs:
-            self.memo.subs[turn.id] = G.turn_submissions(session, turn)
-        return self.memo.subs[turn.id].setdefault(seat.id, [])
+    def _on_file(self, session: Session, rules: Rules[Any, Any], state: Any, turn: Turn,
+                 seat: Seat) -> tuple[Any, ...] | None:
+        """The seat's orders on file for the turn (`orders_on_file`), worked out once a batch and
+        kept up to date as its orders come (`_orders`)."""
+        pair = (turn.id, seat.id)
+        if pair not in self.memo.on_file:
+            subs = self.memo.subs.pop(pair) if pair in self.memo.subs else G.submissions(session, turn, seat)
+            self.memo.on_file[pair] = G.orders_on_file(rules, state, seat, subs)
+        return self.memo.on_file[pair]
 
     @property
     def settings(self) -> Settings:
@@ -327,9 +337,6 @@ class Intake:
             values: dict[str, object] = {"turn_id": s.turn_id, "seat_id": s.seat_id, "source": "mail",
                                          "text": s.text, "received_at": self.shell.now()}
             self.rows.submissions.append((key, values))
-            if s.turn_id in self.memo.subs:  # as it will be read back (never added to the session)
-                self.memo.subs[s.turn_id].setdefault(s.seat_id, []).append(
-                    OrderSubmission(turn_id=s.turn_id, seat_id=s.seat_id, source="mail", text=s.text))
         return Outcome(done.status, done.label)
 
     def _not_ignored(self, session: Session, mail: Mail) -> None:
@@ -668,7 +675,7 @@ class Intake:
                 to, "No orders needed", f"You have no orders to send for {turn.label}."),
                 label="not expected", game=game, seat=seat)
         parsed = rules.parse_orders(state, seat.name, text)
-        earlier = G.orders_on_file(rules, state, seat, self._submissions(session, turn, seat))
+        earlier = self._on_file(session, rules, state, turn, seat)
         ctx = G.base_context(self.shell, game, rules)
         problems = [{"line_no": p.line_no, "line": echo(p.line), "reason": p.reason} for p in parsed.problems]
         ctx.update({
@@ -689,6 +696,7 @@ class Intake:
         ctx.update({"understood": canonical, "on_file": rules.format_orders(merged),
                     "complete": rules.is_complete(state, seat.name, merged)})
         confirmation = Letter(to, self.shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
+        self.memo.on_file[(turn.id, seat.id)] = merged  # what the batch's next mail from the seat finds
         return Done("orders" + (f" ({len(problems)} line(s) ignored)" if problems else ""), "orders",
                     (confirmation,), game=game, seat=seat, submission=Submission(turn.id, seat.id, canonical))
 

@@ -157,17 +157,27 @@ def submissions(session: Session, turn: Turn, seat: Seat) -> list[OrderSubmissio
 
 def turn_submissions(session: Session, turn: Turn) -> dict[int, list[OrderSubmission]]:
     """Every seat's submissions for `turn` in one query: seat id -> `submissions(turn, seat)`."""
-    return turns_submissions(session, [turn]).get(turn.id, {})
+    by_seat: dict[int, list[OrderSubmission]] = {}
+    for sub in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)):
+        by_seat.setdefault(sub.seat_id, []).append(sub)
+    return by_seat
 
 
-def turns_submissions(session: Session, turns: Sequence[Turn]) -> dict[int, dict[int, list[OrderSubmission]]]:
-    """`turn_submissions` of each of `turns` in one query: turn id -> seat id -> its own."""
-    ids = [t.id for t in turns]
-    found: dict[int, dict[int, list[OrderSubmission]]] = {i: {} for i in ids}
-    for start in range(0, len(ids), 500):
-        for sub in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id.in_(ids[start:start + 500]))
-                                   .order_by(OrderSubmission.id)):
-            found[sub.turn_id].setdefault(sub.seat_id, []).append(sub)
+def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], list[OrderSubmission]]:
+    """`submissions(turn, seat)` of each (turn id, seat id) pair, in one query per 500 pairs."""
+    found: dict[tuple[int, int], list[OrderSubmission]] = {pair: [] for pair in pairs}
+    wanted = sorted(found)
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        # A seat's submissions are all for turns of its own game, which has one open turn:
+        # turns x seats asks for no pair but the ones wanted (the check below keeps it so).
+        query = (select(OrderSubmission)
+                 .where(OrderSubmission.turn_id.in_(sorted({t for t, _ in chunk})),
+                        OrderSubmission.seat_id.in_(sorted({s for _, s in chunk})))
+                 .order_by(OrderSubmission.id))
+        for sub in session.scalars(query):
+            if (sub.turn_id, sub.seat_id) in found:
+                found[(sub.turn_id, sub.seat_id)].append(sub)
     return found
 
 

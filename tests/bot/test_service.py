@@ -557,3 +557,32 @@ def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_not
     assert report.fetched == 0
     with racecraft.db.read() as session:
         assert session.scalar(select(func.count()).select_from(InboundMessage)) == batch + 1
+
+
+def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches(app: App) -> None:
+    """speedphreakz.md §5: "A later mail replaces what it names ... and keeps the rest". The batch
+    works a seat's orders on file out once and keeps them up to date as its mails come (issue 15):
+    a second mail in the same batch is merged with the first, as it would be a poll later."""
+    from bot.games.turns import PlayerSpec, create_game, current_state, find_game_row
+    from rules.speedphreakz.resolve import COLOURS
+
+    players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(2))
+    with app.db.transaction() as session:
+        create_game(app.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM,
+                    deadline="48h", seed=7)
+        game = find_game_row(session, "sp1")
+        assert game is not None
+        rules, state, _turn = current_state(session, game)
+        start = rules.format_orders([o for o in rules.default_orders(state, "p0") if "START" in rules.format_orders([o])])
+    app.service.send()
+    assert start.startswith("START")
+    inbox = app.inbox
+    assert isinstance(inbox, FakeInbox)
+    sheet = app.mailer.messages("p0@example.org")[-1]  # type: ignore[attr-defined]
+    inbox.deliver(reply_to(sheet, f"COLOUR {COLOURS[1]}", sender="p0@example.org", message_id="<sp1@x>"))
+    inbox.deliver(reply_to(sheet, start, sender="p0@example.org", message_id="<sp2@x>"))
+    report = app.service.poll()
+    assert report.outcomes == {InboundStatus.APPLIED: 2}
+    app.service.send()
+    second = body_of(app.mailer.messages("p0@example.org")[-1])  # type: ignore[attr-defined]
+    assert f"COLOUR {COLOURS[1]}" in second and start in second, second
