@@ -306,6 +306,16 @@ class Game(Protocol[S, O]):
         """The NMR default when neither orders nor a GM plot are on file."""
         ...
 
+    def plot_orders(self, state: S, player: PlayerId, plot: str) -> tuple[O, ...] | None:
+        """The orders a GM plot on file (`plot`, canonical order text set by the GM) stands for
+        in the open turn, or None when it cannot stand (the shell then uses `default_orders`).
+
+        Most games: the plot as parsed, when every line of it is legal now. A game may adapt a
+        plot that no longer fits to the closest legal orders, or carry a standing plot over to
+        the turn in hand; what it returns is legal (as `parse_orders` would take it).
+        """
+        ...
+
     def resolve(self, state: S, orders: Mapping[PlayerId, Sequence[O]], rng: random.Random) -> Resolution[S]:
         """Resolve the open turn. `orders` holds every expected player (the shell fills NMRs).
 

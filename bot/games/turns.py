@@ -195,11 +195,11 @@ def orders_on_file(rules: Rules[Any, Any], state: Any, seat: Seat, subs: Sequenc
 def nmr_default(rules: Rules[Any, Any], state: Any, seat: Seat) -> tuple[tuple[Any, ...], str]:
     """What the seat gets if nothing arrives: the GM plot when it is legal now, else the game's default."""
     if seat.gm_plot:
-        parsed = rules.parse_orders(state, seat.name, seat.gm_plot)
-        if parsed.orders and parsed.ok:
-            return parsed.orders, "plot"
-        log.warning("GM plot for %s no longer legal (%s); using the game's default", seat.name,
-                    "; ".join(p.reason for p in parsed.problems))
+        plotted = rules.plot_orders(state, seat.name, seat.gm_plot)
+        if plotted is not None:
+            return plotted, "plot"
+        log.warning("GM plot for %s cannot stand this turn (%s); using the game's default", seat.name,
+                    "; ".join(p.reason for p in rules.parse_orders(state, seat.name, seat.gm_plot).problems))
     return rules.default_orders(state, seat.name), "default"
 
 

@@ -122,6 +122,10 @@ class Racecraft:
         # One order per turn: a later valid mail replaces the earlier (racecraft.md, Orders).
         return tuple(later) if later else tuple(earlier)
 
+    def plot_orders(self, state: Race, player: PlayerId, plot: str) -> tuple[Order, ...] | None:
+        parsed = self.parse_orders(state, player, plot)
+        return parsed.orders if parsed.orders and parsed.ok else None
+
     def default_orders(self, state: Race, player: PlayerId) -> tuple[Order, ...]:
         if state.stage not in (Stage.START, Stage.TACTICAL) or player not in state.names():
             return ()

@@ -98,6 +98,10 @@ class SpeedCircuit:
     def merge_orders(self, earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
         return tuple(later)
 
+    def plot_orders(self, state: RaceState, player: PlayerId, plot: str) -> tuple[Order, ...] | None:
+        parsed = self.parse_orders(state, player, plot)
+        return parsed.orders if parsed.orders and parsed.ok else None
+
     def default_orders(self, state: RaceState, player: PlayerId) -> tuple[Order, ...]:
         if state.phase is Phase.DESIGN:
             return (DesignOrder(DEFAULT_DESIGN), TyresOrder(Tyre.PRIME))

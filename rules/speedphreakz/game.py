@@ -144,6 +144,10 @@ class SpeedPhreakz:
     def merge_orders(self, earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
         return parse.merge_orders(earlier, later)
 
+    def plot_orders(self, state: Race, player: PlayerId, plot: str) -> tuple[Order, ...] | None:
+        parsed = self.parse_orders(state, player, plot)
+        return parsed.orders if parsed.orders and parsed.ok else None
+
     def default_orders(self, state: Race, player: PlayerId) -> tuple[Order, ...]:
         """S14: empty programs (or the previous program, option nmr=repeat); the set-up
         puts the car on a start square by seat; a crashed car restarts by S10."""

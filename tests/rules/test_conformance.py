@@ -11,6 +11,7 @@ the shape is the contract)"::
         def parse_orders(self, state, player, text) -> Parsed[O]     # typed orders + per-line errors
         def format_orders(self, orders) -> str                       # canonical; parse(format(x)) == x
         def default_orders(self, state, player) -> tuple[O, ...]     # the NMR default
+        def plot_orders(self, state, player, plot) -> tuple[O, ...] | None  # a GM plot, if it stands
         def resolve(self, state, orders, rng) -> Resolution[S]       # pure; total on legal input
         def is_complete(self, state, player, orders) -> bool          # a full set for this turn
         def view(self, state, resolution, viewer) -> View             # typed; carries geometry
@@ -261,6 +262,28 @@ def test_default_orders_are_legal_complete_and_read_back(name: str, data: st.Dat
         assert parsed.ok, parsed.problems
         assert parsed.orders == orders
         assert parsed.complete and game.is_complete(state, player, orders)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SLOW
+@given(data=st.data())
+def test_a_gm_plot_stands_for_legal_orders_or_not_at_all(name: str, data: st.DataObject) -> None:
+    """`plot_orders` (the GM's plot on file, mail-interface.md PLOT): what it returns is legal now
+    (parse_orders takes it back without a refused line); a plot that is the default itself
+    stands; text that is no order at all never stands."""
+    game = find_game(name)
+    state, _ = last(name, data.draw(races(name)))
+    for player in sorted(game.expected_players(state)):
+        default = game.format_orders(game.default_orders(state, player))
+        for plot in (default, "\n".join(data.draw(st.lists(st.sampled_from(default.splitlines() or [""]),
+                                                             max_size=3)))):
+            orders = game.plot_orders(state, player, plot)
+            if orders is not None:
+                parsed = game.parse_orders(state, player, game.format_orders(orders))
+                assert parsed.ok and parsed.orders == orders, (plot, parsed.problems)
+        if default:
+            assert game.plot_orders(state, player, default) is not None, default
+        assert game.plot_orders(state, player, "NOT AN ORDER AT ALL") is None
 
 
 @pytest.mark.parametrize("name", NAMES)
