@@ -24,6 +24,7 @@ from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.games import archive
 from bot.games.deadlines import format_local, next_deadline, parse_duration, parse_schedule
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
+from bot.mail_out import outbox as mailout
 from bot.mail_out.html import html_body
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, Seat, Turn
@@ -417,11 +418,13 @@ def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs
     kind = "final" if next_turn is None else "results"
     # The next turn's submissions (none yet, but read as the mails would) in one query, not one per seat.
     next_subs = turn_submissions(session, next_turn) if next_turn is not None else {}
+    mails: mailout.NewRows = []  # the results mails, inserted in one statement
     for seat in active_seats(game):
         _queue_seat_mail(shell, session, game, rules, new_state, next_turn, seat, kind, outcome,
-                         resolved=turn, subs=next_subs)
+                         resolved=turn, subs=next_subs, into=mails)
     _queue_gm_mail(shell, session, game, rules, new_state, next_turn, kind + "_gm", outcome, resolved=turn,
-                   subs=next_subs)
+                   subs=next_subs, into=mails)
+    mailout.insert_rows(session, mails)
     archive.after_commit(shell, session, game, turn.number)
     log.info("game %s: resolved turn %d (%s); defaulted: %s%s", game.name, turn.number, turn.label,
              ", ".join(outcome.defaulted) or "nobody", "; game over" if next_turn is None else "")
@@ -529,7 +532,7 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any
 
 def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                      seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None,
-                     subs: BySeat | None = None) -> None:
+                     subs: BySeat | None = None, into: mailout.NewRows | None = None) -> None:
     ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs)
     if template == "turn_sheet":
         # The first sheet of a seat tells its holder the seat password (mail-interface.md,
@@ -538,19 +541,19 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
     rendered = shell.renderer.render(template, ctx, game=game.kind)
     html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
                      domain=shell.settings.bot.domain)
-    letters.post(shell, session, letters.ToSeat(seat), rendered, kind=template, html=html)
+    letters.post(shell, session, letters.ToSeat(seat), rendered, kind=template, html=html, into=into)
 
 
 def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                    template: str, outcome: Outcome | None, resolved: Turn | None = None,
-                   subs: BySeat | None = None) -> None:
+                   subs: BySeat | None = None, into: mailout.NewRows | None = None) -> None:
     ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs)
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
     rendered = shell.renderer.render(template, ctx, game=game.kind)
     html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
                      domain=shell.settings.bot.domain)
-    letters.post(shell, session, letters.ToGm(game), rendered, kind=template, html=html)
+    letters.post(shell, session, letters.ToGm(game), rendered, kind=template, html=html, into=into)
 
 
 def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, template: str) -> None:
