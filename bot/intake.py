@@ -21,8 +21,8 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import func, insert, select
@@ -31,10 +31,10 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Outcome, Refused, Submission
 from bot.clock import as_utc
-from bot.db import autoflushing
 from bot.commands import Join, MailCommands, Resign, parse_commands, player
+from bot.db import autoflushing
 from bot.echo import echo, quote_lines
-from bot.games import signups
+from bot.games import signups, store
 from bot.games import turns as G
 from bot.gm import powers as gm
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
@@ -219,22 +219,22 @@ class Intake:
         if not claims:
             return
         names = {game for game, _ in claims}
-        found = G.find_games_with_seats(session, names)
+        found = store.find_games_with_seats(session, names)
         for name in names:
             self.memo.games[name] = found.get(name)
-        turns = G.open_turns(session, list(found.values()))
+        turns = store.open_turns(session, list(found.values()))
         for game in found.values():
             if game.id in turns:
                 self.memo.states[game.id] = G.state_with(session, game, turns[game.id])
         # The submissions of the seats that wrote (a seat's are what its orders on file are made of).
         pairs = [(turns[game.id].id, seat.id) for game in found.values() if game.id in turns
                  for seat in game.seats if (game.name, seat.name) in claims]
-        self.memo.subs.update(G.seats_submissions(session, pairs))
+        self.memo.subs.update(store.seats_submissions(session, pairs))
 
     def _find_game(self, session: Session, name: str) -> Game | None:
         key = name.lower()
         if key not in self.memo.games:
-            self.memo.games[key] = G.find_game_row(session, key, with_seats=True)
+            self.memo.games[key] = store.find_game_row(session, key, with_seats=True)
         return self.memo.games[key]
 
     def _current_state(self, session: Session, game: Game) -> tuple[Rules[Any, Any], Any, Turn | None]:
@@ -248,7 +248,7 @@ class Intake:
         kept up to date as its orders come (`_orders`)."""
         pair = (turn.id, seat.id)
         if pair not in self.memo.on_file:
-            subs = self.memo.subs.pop(pair) if pair in self.memo.subs else G.submissions(session, turn, seat)
+            subs = self.memo.subs.pop(pair) if pair in self.memo.subs else store.submissions(session, turn, seat)
             self.memo.on_file[pair] = G.orders_on_file(rules, state, seat, subs)
         return self.memo.on_file[pair]
 
@@ -466,7 +466,7 @@ class Intake:
             tag = tag_in_recipients(self.settings.bot.address, head.recipients)
             signed = verify_tag(tag, self.shell.secrets_in_force) if tag else None
             tagged = self._find_game(session, signed.game) if signed else None
-            seat = G.seat_named(tagged, signed.seat) if tagged and signed else None
+            seat = store.seat_named(tagged, signed.seat) if tagged and signed else None
             seat = seat if seat is not None and seat.active else session.scalars(
                 select(Seat).join(Player).join(Game).where(
                     Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)).first()

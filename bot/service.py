@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from bot.answers import Outcome, PollReport
 from bot.faults import CrashPoint
-from bot.games import reminders, signups
+from bot.games import reminders, signups, store
 from bot.games import turns as G
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
@@ -89,11 +89,11 @@ class Service:
             # of each turn resolved late (the service was down over its deadline).
             with self.shell.db.transaction() as session:
                 for name in sorted({r.game for r in resolved}):
-                    game = G.find_game_row(session, name)
+                    game = store.find_game_row(session, name)
                     if game is not None:
                         signups.enforce_nmr_limit(self.shell, session, game)
                 for r in resolved:
-                    late_game = G.find_game_row(session, r.game) if r.late is not None else None
+                    late_game = store.find_game_row(session, r.game) if r.late is not None else None
                     if late_game is not None and r.late is not None:
                         reminders.tell_late(self.shell, session, late_game, r.number, r.late)
         reminders.send_reminders(self.shell)

@@ -84,22 +84,24 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
 def _cmd_game_list(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
+    from bot.games import store
     from bot.games import turns as G
     from bot.models import Game
 
     with open_app(args) as app, app.db.read() as session:
         for game in session.scalars(select(Game).order_by(Game.id)):
-            turn = G.open_turn(session, game)
+            turn = store.open_turn(session, game)
             where = f"{turn.label}, due {G.deadline_text(turn, game.timezone)}" if turn else "-"
             print(f"{game.name:<12} {game.kind:<14} {game.status:<9} {len(game.seats)} seats  {where}")
     return 0
 
 
 def _cmd_game_show(args: argparse.Namespace) -> int:
+    from bot.games import store
     from bot.games import turns as G
 
     with open_app(args) as app, app.db.read() as session:
-        game = G.find_game_row(session, args.name)
+        game = store.find_game_row(session, args.name)
         if game is None:
             print(f"no game called {args.name}", file=sys.stderr)
             return 2
@@ -110,7 +112,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
         for seat in game.seats:
             on_file = ""
             if turn is not None and state is not None and seat.name in rules.expected_players(state):
-                orders = G.orders_on_file(rules, state, seat, G.submissions(session, turn, seat))
+                orders = G.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
                 on_file = "orders in" if orders is not None else "no orders yet"
             status = "" if seat.active else " (out)"
             print(f"  {seat.name:<12} {seat.player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}")

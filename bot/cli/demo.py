@@ -111,7 +111,7 @@ class Demo:
         self.show(gm, self.new_mail(gm))
 
     def open_turn_number(self) -> int | None:
-        from bot.games.turns import find_game_row, open_turn
+        from bot.games.store import find_game_row, open_turn
 
         with self.app.db.read() as session:
             game = find_game_row(session, "demo1")
@@ -151,7 +151,8 @@ class Demo:
             self.run_jobs()
         self.read_all(latest, gm)
         with self.app.db.read() as session:
-            from bot.games.turns import current_state, find_game_row
+            from bot.games.store import find_game_row
+            from bot.games.turns import current_state
 
             game = find_game_row(session, "demo1")
             assert game is not None

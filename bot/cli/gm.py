@@ -155,13 +155,14 @@ def _nmr_limit(text: str) -> int | None:
 
 def _configure(app: App, args: argparse.Namespace) -> int:
     from bot.games import reminders as R
+    from bot.games import store
     from bot.games import turns as G
     from bot.games.deadlines import parse_grace, parse_schedule
     from bot.models import GmAudit
 
     changes: list[str] = []
     with app.db.transaction() as session:
-        game = G.find_game_row(session, args.game)
+        game = store.find_game_row(session, args.game)
         if game is None:
             return _fail("flagman gm configure", f"no game called {args.game}")
         if args.grace is not None:
@@ -200,12 +201,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
     from bot.clock import as_utc
-    from bot.games import turns as G
+    from bot.games import store
     from bot.games.deadlines import format_local
     from bot.models import GmAudit
 
     with open_app(args) as app, app.db.read() as session:
-        game = G.find_game_row(session, args.game)
+        game = store.find_game_row(session, args.game)
         if game is None:
             print(f"no game called {args.game}", file=sys.stderr)
             return 2

@@ -26,7 +26,7 @@ from bot.commands.grammar import (
     ShowOrders,
     Status,
 )
-from bot.games import signups
+from bot.games import signups, store
 from bot.games import turns as G
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
 from bot.mail_in.identity import Who
@@ -115,7 +115,7 @@ def _status(ctx: Context, command: Status) -> Reply:
     to: Addressee = ToSeat(seat) if seat else ToGm(game)
     if game.status == GameStatus.SIGNUP:  # no state yet: who has joined, and what it takes
         rules_of = G.rules_of(game)
-        joined = [s.name for s in G.active_seats(game)]
+        joined = [s.name for s in store.active_seats(game)]
         return Reply((Notice(to, f"Status of {game.name}",
                       f"{game.name} ({rules_of.title}) is open for sign-ups: {len(joined)} joined "
                       f"({', '.join(joined) or 'nobody yet'}); it takes {rules_of.min_players} to "
@@ -129,8 +129,8 @@ def _status(ctx: Context, command: Status) -> Reply:
     if turn is not None:
         ordered = []
         for name in sorted(rules.expected_players(state)):
-            s = G.seat_named(game, name)
-            has = s is not None and any(x.source in ("mail", "gm") for x in G.submissions(session, turn, s))
+            s = store.seat_named(game, name)
+            has = s is not None and any(x.source in ("mail", "gm") for x in store.submissions(session, turn, s))
             (ordered if has else missing).append(name)
     zone = seat.player.timezone if seat else game.timezone
     values = G.base_context(ctx.shell, game, rules)
@@ -148,7 +148,7 @@ def _show_orders(ctx: Context, command: ShowOrders) -> Reply:
     if turn is None or seat.name not in rules.expected_players(state):
         text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
     else:
-        on_file = G.orders_on_file(rules, state, seat, G.submissions(session, turn, seat))
+        on_file = G.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
         deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
         if on_file is None:
             default = rules.format_orders(G.nmr_default(rules, state, seat)[0])

@@ -31,6 +31,7 @@ from sqlalchemy import select
 
 from bot import letters
 from bot.clock import as_utc
+from bot.games import store
 from bot.games import turns as G
 from bot.games.deadlines import DeadlineError, parse_duration
 from bot.letters import ToGm, ToSeat
@@ -99,7 +100,7 @@ def marks_due(marks: tuple[timedelta, ...], done: set[str], deadline: datetime, 
 
 
 def _has_orders(session: Any, turn: Turn, seat: Any) -> bool:
-    return any(s.source in ("mail", "gm") for s in G.submissions(session, turn, seat))
+    return any(s.source in ("mail", "gm") for s in store.submissions(session, turn, seat))
 
 
 def send_reminders(shell: G.Shell) -> int:
@@ -139,7 +140,7 @@ def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
     state = rules.load_state(turn.state)
     sent = 0
     for name in sorted(rules.expected_players(state)):
-        seat = G.seat_named(game, name)
+        seat = store.seat_named(game, name)
         if seat is None or not seat.active or _has_orders(session, turn, seat):
             continue
         zone = seat.player.timezone
@@ -174,7 +175,7 @@ def _left(delta: timedelta) -> str:
 
 def tell_late(shell: G.Shell, session: Any, game: Game, number: int, lateness: timedelta) -> None:
     """The GM is told that turn `number` was resolved `lateness` after its deadline."""
-    turn = G.open_turn(session, game)
+    turn = store.open_turn(session, game)
     hours = lateness.total_seconds() / 3600
     text = (f"Turn {number} of {game.name} was resolved {hours:.0f} hours after its deadline: the service was "
             "not running when the deadline passed. It was resolved as it would have been, with the NMR "

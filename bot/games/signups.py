@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.answers import Done, Ignored, Notice, Refused
 from bot.echo import echo_name
+from bot.games import store
 from bot.games import turns as G
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
@@ -62,7 +63,7 @@ def join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, nam
     """JOIN <game> [name]: a seat in a game open for sign-ups (the welcome mail carries its
     password and reply address, to the joining address only). Refusals raise `Refused`."""
     sender = inbound.sender.strip().lower()
-    game = G.find_game_row(session, game_name)
+    game = store.find_game_row(session, game_name)
 
     def refuse(title: str, text: str, detail: str) -> Refused:
         # The sender proved nothing: the answer greets nobody by name and repeats none of the
@@ -88,7 +89,7 @@ def join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, nam
         raise refuse(f"{game.name} is not open for sign-ups",
                       f"{game.name} is {'over' if game.status == GameStatus.FINISHED else 'under way'}, so it takes no "
                       "new players. Ask its GM if a seat is coming free.", "closed")
-    active = G.active_seats(game)
+    active = store.active_seats(game)
     if len(active) >= rules.max_players:
         raise refuse(f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.", "full")
     # The name a player chose is shown to everyone in the game: one line, printable, capped.
@@ -106,7 +107,7 @@ def join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, nam
         seat = G.add_seat(shell, session, game, seat_name_for(chosen, sender, taken), sender, display)
     session.flush()
     send_welcome(shell, session, game, seat, in_reply_to=f"<{inbound.message_id}>")
-    count = len(G.active_seats(game))
+    count = len(store.active_seats(game))
     text = (f"{seat.player.name} <{seat.player.address}> joined {game.name} as {seat.name}: {count} of "
             f"{rules.min_players}-{rules.max_players} players.")
     if count >= rules.max_players:
@@ -123,7 +124,7 @@ def _sample_help(game: Game, seat: Seat) -> str:
     """The order syntax before the game has a state: shown on a provisional start (the seats so
     far, filled up to the minimum); the real grammar comes with each turn sheet and HELP."""
     rules = G.rules_of(game)
-    names = [s.name for s in G.active_seats(game)]
+    names = [s.name for s in store.active_seats(game)]
     filler = 1
     while len(names) < rules.min_players:
         candidate = f"seat{filler}"
@@ -145,7 +146,7 @@ def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in
         "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
         "summary": rules.rules_summary(),
         "help": _sample_help(game, seat),
-        "players": [s.name for s in G.active_seats(game)],
+        "players": [s.name for s in store.active_seats(game)],
         "min_players": rules.min_players, "max_players": rules.max_players,
         "deadline_spec": game.deadline_spec, "game_timezone": game.timezone,
         "timezone": seat.player.timezone,
@@ -161,7 +162,7 @@ def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_na
     a refusal raises `Refused` with its answer. Returns the label for the mail's record."""
     from bot.gm import powers as gm
 
-    game = G.find_game_row(session, game_name)
+    game = store.find_game_row(session, game_name)
     seat: Seat | None = None
     if game is not None and any(g.id == game.id for g in who.games):
         if who.seat is not None and who.seat.game_id == game.id:
@@ -201,11 +202,11 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
     limit = game.nmr_limit
     if not limit or game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED):
         return 0
-    turn = G.open_turn(session, game)
+    turn = store.open_turn(session, game)
     if turn is None:
         return 0
     acted = 0
-    for seat in list(G.active_seats(game)):
+    for seat in list(store.active_seats(game)):
         if seat.player.address == game.gm_address:
             continue  # the GM holds it already
         key = f"NMR {game.name} {seat.name} turn {turn.number}"

@@ -1,7 +1,8 @@
 """A game's life in the database: created, started, turns opened, orders on file, resolved.
 
 Every function here runs inside the caller's transaction and writes the mails its change
-causes to the outbox in that same transaction.
+causes to the outbox in that same transaction. The queries it reads with (games, seats, turns,
+submissions) are `bot.games.store`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import logging
 import random
 import secrets as pysecrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,7 +22,7 @@ from bot import letters
 from bot.clock import Clock, as_utc
 from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint, Faults
-from bot.games import archive
+from bot.games import archive, store
 from bot.games.deadlines import format_local, next_deadline, parse_duration, parse_schedule
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.mail_out import outbox as mailout
@@ -75,53 +76,9 @@ def rules_of(game: Game) -> Rules[Any, Any]:
     return find_game(game.kind)
 
 
-def find_game_row(session: Session, name: str, *, with_seats: bool = False) -> Game | None:
-    """The game named `name`; `with_seats`: its seats and their players loaded with it (two
-    more queries now rather than one per seat later, for code that goes through them all)."""
-    query = select(Game).where(Game.name == name.lower())
-    if with_seats:
-        query = query.options(selectinload(Game.seats).selectinload(Seat.player))
-    return session.scalar(query)
-
-
-def find_games_with_seats(session: Session, names: Iterable[str]) -> dict[str, Game]:
-    """The games of these names that exist, with their seats and players: three queries."""
-    wanted = sorted({n.lower() for n in names})
-    found: dict[str, Game] = {}
-    for start in range(0, len(wanted), 500):
-        for game in session.scalars(select(Game).where(Game.name.in_(wanted[start:start + 500]))
-                                    .options(selectinload(Game.seats).selectinload(Seat.player))):
-            found[game.name] = game
-    return found
-
-
-def open_turns(session: Session, games: Sequence[Game]) -> dict[int, Turn]:
-    """`open_turn` of each of `games` in one query: game id -> its open turn (if any)."""
-    ids = [g.id for g in games]
-    turns: dict[int, Turn] = {}
-    for start in range(0, len(ids), 500):
-        for turn in session.scalars(select(Turn).where(Turn.game_id.in_(ids[start:start + 500]),
-                                                       Turn.resolved_at.is_(None)).order_by(Turn.number)):
-            turns[turn.game_id] = turn  # the highest-numbered, as open_turn
-    return turns
-
-
-def open_turn(session: Session, game: Game) -> Turn | None:
-    """The turn now collecting orders (the highest-numbered unresolved one)."""
-    return session.scalar(
-        select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_(None)).order_by(Turn.number.desc()).limit(1)
-    )
-
-
-def last_resolved_turn(session: Session, game: Game) -> Turn | None:
-    return session.scalar(
-        select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number.desc()).limit(1)
-    )
-
-
 def current_state(session: Session, game: Game) -> tuple[Rules[Any, Any], Any, Turn | None]:
     """The rules, the state now, and the open turn (None when finished or not started)."""
-    return state_with(session, game, open_turn(session, game))
+    return state_with(session, game, store.open_turn(session, game))
 
 
 def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[Rules[Any, Any], Any, Turn | None]:
@@ -129,57 +86,10 @@ def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[Rules[A
     rules = rules_of(game)
     if turn is not None:
         return rules, rules.load_state(turn.state), turn
-    last = last_resolved_turn(session, game)
+    last = store.last_resolved_turn(session, game)
     if last is None or last.state_after is None:
         raise GameError(f"game {game.name} has not started")
     return rules, rules.load_state(last.state_after), None
-
-
-def seat_named(game: Game, name: str) -> Seat | None:
-    for seat in game.seats:
-        if seat.name == name:
-            return seat
-    return None
-
-
-def active_seats(game: Game) -> list[Seat]:
-    return [s for s in game.seats if s.active]
-
-
-def submissions(session: Session, turn: Turn, seat: Seat) -> list[OrderSubmission]:
-    return list(
-        session.scalars(
-            select(OrderSubmission)
-            .where(OrderSubmission.turn_id == turn.id, OrderSubmission.seat_id == seat.id)
-            .order_by(OrderSubmission.id)
-        )
-    )
-
-
-def turn_submissions(session: Session, turn: Turn) -> dict[int, list[OrderSubmission]]:
-    """Every seat's submissions for `turn` in one query: seat id -> `submissions(turn, seat)`."""
-    by_seat: dict[int, list[OrderSubmission]] = {}
-    for sub in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)):
-        by_seat.setdefault(sub.seat_id, []).append(sub)
-    return by_seat
-
-
-def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], list[OrderSubmission]]:
-    """`submissions(turn, seat)` of each (turn id, seat id) pair, in one query per 500 pairs."""
-    found: dict[tuple[int, int], list[OrderSubmission]] = {pair: [] for pair in pairs}
-    wanted = sorted(found)
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
-        # A seat's submissions are all for turns of its own game, which has one open turn:
-        # turns x seats asks for no pair but the ones wanted (the check below keeps it so).
-        query = (select(OrderSubmission)
-                 .where(OrderSubmission.turn_id.in_(sorted({t for t, _ in chunk})),
-                        OrderSubmission.seat_id.in_(sorted({s for _, s in chunk})))
-                 .order_by(OrderSubmission.id))
-        for sub in session.scalars(query):
-            if (sub.turn_id, sub.seat_id) in found:
-                found[(sub.turn_id, sub.seat_id)].append(sub)
-    return found
 
 
 def orders_on_file(rules: Rules[Any, Any], state: Any, seat: Seat, subs: Sequence[OrderSubmission]) -> tuple[Any, ...] | None:
@@ -244,7 +154,7 @@ def create_game(
     now = shell.now()
     rules = find_game(kind)
     name = validate_name("game", name)
-    if find_game_row(session, name) is not None:
+    if store.find_game_row(session, name) is not None:
         raise GameError(f"a game called {name} exists already")
     parse_schedule(deadline)
     grace_minutes = int(parse_duration(grace).total_seconds() // 60) if grace else 0
@@ -286,7 +196,7 @@ def add_seat(shell: Shell, session: Session, game: Game, seat_name: str, address
 
 def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     rules = rules_of(game)
-    seats = active_seats(game)
+    seats = store.active_seats(game)
     if not rules.min_players <= len(seats) <= rules.max_players:
         raise GameError(f"{rules.title} takes {rules.min_players} to {rules.max_players} players; {game.name} has {len(seats)}")
     state = rules.new_game([s.name for s in seats], game.options, random.Random(turn_seed(game.seed, 0)))
@@ -325,15 +235,12 @@ def closing_time(game: Game, turn: Turn) -> datetime | None:
     return as_utc(turn.deadline) + timedelta(minutes=game.grace_minutes)
 
 
-BySeat = Mapping[int, Sequence[OrderSubmission]]  # seat id -> the seat's submissions, oldest first
-
-
 def all_orders_in(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn,
-                  subs: BySeat | None = None) -> bool:
+                  subs: store.BySeat | None = None) -> bool:
     # One query, not one per seat (bench: deadline); `subs` when the caller has them already.
-    by_seat = turn_submissions(session, turn) if subs is None else subs
+    by_seat = store.turn_submissions(session, turn) if subs is None else subs
     for name in rules.expected_players(state):
-        seat = seat_named(game, name)
+        seat = store.seat_named(game, name)
         if seat is None:
             return False
         seat_subs = by_seat.get(seat.id, ())
@@ -345,7 +252,7 @@ def all_orders_in(session: Session, game: Game, rules: Rules[Any, Any], state: A
     return True
 
 
-def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: BySeat | None = None) -> bool:
+def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: store.BySeat | None = None) -> bool:
     if game.status != GameStatus.ACTIVE:
         return False
     rules = rules_of(game)
@@ -368,13 +275,13 @@ class Outcome:
 
 
 def compute(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn,
-            subs: BySeat | None = None) -> Outcome:
+            subs: store.BySeat | None = None) -> Outcome:
     """Resolve the turn's state with what is on file (no writes): used by resolve and PREVIEW."""
     orders: dict[str, tuple[Any, ...]] = {}
     defaulted: list[str] = []
-    by_seat = turn_submissions(session, turn) if subs is None else subs
+    by_seat = store.turn_submissions(session, turn) if subs is None else subs
     for name in sorted(rules.expected_players(state)):
-        seat = seat_named(game, name)
+        seat = store.seat_named(game, name)
         on_file = orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) if seat else None
         if on_file is None:
             on_file = nmr_default(rules, state, seat)[0] if seat else rules.default_orders(state, name)
@@ -384,17 +291,17 @@ def compute(session: Session, game: Game, rules: Rules[Any, Any], state: Any, tu
     return Outcome(resolution, orders, tuple(defaulted))
 
 
-def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: BySeat | None = None) -> Outcome:
+def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: store.BySeat | None = None) -> Outcome:
     """Resolve the open turn once, store it, open the next, and queue every results mail.
 
-    `subs`: the turn's submissions (`turn_submissions`) when the caller has read them already.
+    `subs`: the turn's submissions (`store.turn_submissions`) when the caller has read them already.
     """
     now = shell.now()
     rules = rules_of(game)
     state = rules.load_state(turn.state)
     outcome = compute(session, game, rules, state, turn, subs)
     for name in outcome.defaulted:
-        seat = seat_named(game, name)
+        seat = store.seat_named(game, name)
         if seat is None:
             continue
         source = nmr_default(rules, state, seat)[1]
@@ -402,7 +309,7 @@ def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs
                                     text=rules.format_orders(outcome.orders[name]), received_at=now))
         seat.nmr_streak += 1
     for name in outcome.orders:
-        seat = seat_named(game, name)
+        seat = store.seat_named(game, name)
         if seat is not None and name not in outcome.defaulted:
             seat.nmr_streak = 0
     new_state = outcome.resolution.state
@@ -417,9 +324,9 @@ def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs
         next_turn = _open(shell, session, game, rules, turn.number + 1, new_state)
     kind = "final" if next_turn is None else "results"
     # The next turn's submissions (none yet, but read as the mails would) in one query, not one per seat.
-    next_subs = turn_submissions(session, next_turn) if next_turn is not None else {}
+    next_subs = store.turn_submissions(session, next_turn) if next_turn is not None else {}
     mails: mailout.NewRows = []  # the results mails, inserted in one statement
-    for seat in active_seats(game):
+    for seat in store.active_seats(game):
         _queue_seat_mail(shell, session, game, rules, new_state, next_turn, seat, kind, outcome,
                          resolved=turn, subs=next_subs, into=mails)
     _queue_gm_mail(shell, session, game, rules, new_state, next_turn, kind + "_gm", outcome, resolved=turn,
@@ -471,13 +378,13 @@ def public_report(renderer: Renderer, session: Session, rules: Rules[Any, Any], 
 
 def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                  seat: Seat, outcome: Outcome | None = None, resolved: Turn | None = None,
-                 subs: BySeat | None = None) -> dict[str, Any]:
+                 subs: store.BySeat | None = None) -> dict[str, Any]:
     zone = seat.player.timezone
     expected = turn is not None and seat.name in rules.expected_players(state)
     on_file_text: str | None = None
     default_text: str | None = None
     if turn is not None and expected:
-        seat_subs = submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
+        seat_subs = store.submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
         on_file = orders_on_file(rules, state, seat, seat_subs)
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
         default_text = rules.format_orders(nmr_default(rules, state, seat)[0])
@@ -505,13 +412,13 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, A
 
 
 def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
-               outcome: Outcome | None = None, resolved: Turn | None = None, subs: BySeat | None = None) -> dict[str, Any]:
+               outcome: Outcome | None = None, resolved: Turn | None = None, subs: store.BySeat | None = None) -> dict[str, Any]:
     ctx = base_context(shell, game, rules)
     missing = []
     if turn is not None:
-        by_seat = turn_submissions(session, turn) if subs is None else subs
+        by_seat = store.turn_submissions(session, turn) if subs is None else subs
         for name in sorted(rules.expected_players(state)):
-            seat = seat_named(game, name)
+            seat = store.seat_named(game, name)
             if seat is None or orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) is None:
                 missing.append(name)
     ctx.update({
@@ -532,7 +439,7 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any
 
 def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                      seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None,
-                     subs: BySeat | None = None, into: mailout.NewRows | None = None) -> None:
+                     subs: store.BySeat | None = None, into: mailout.NewRows | None = None) -> None:
     ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs)
     if template == "turn_sheet":
         # The first sheet of a seat tells its holder the seat password (mail-interface.md,
@@ -546,7 +453,7 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
 
 def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                    template: str, outcome: Outcome | None, resolved: Turn | None = None,
-                   subs: BySeat | None = None, into: mailout.NewRows | None = None) -> None:
+                   subs: store.BySeat | None = None, into: mailout.NewRows | None = None) -> None:
     ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs)
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
@@ -624,7 +531,7 @@ def tick(shell: Shell, *, limit_per_game: int = 50) -> list[Resolved]:
                 turn = session.get(Turn, turn_id)
                 if game is None or turn is None or turn.resolved_at is not None:
                     continue
-                subs = turn_submissions(session, turn)
+                subs = store.turn_submissions(session, turn)
                 if not is_due(session, game, turn, shell.now(), subs=subs):
                     continue
                 done.append(Resolved(game.name, turn.number, _lateness(game, turn, shell.now())))

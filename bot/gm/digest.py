@@ -29,6 +29,7 @@ from bot import letters
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
 from bot.echo import echo
+from bot.games import store
 from bot.games import turns as G
 from bot.games.deadlines import format_local
 from bot.mail_in.auth import GM_SEAT
@@ -126,7 +127,7 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
         "nmr_limit": game.nmr_limit, "nmr_action": game.nmr_action,
         "out": [s.name for s in game.seats if not s.active],
     }
-    out["players"] = [f"{s.name} <{s.player.address}>" for s in G.active_seats(game)]
+    out["players"] = [f"{s.name} <{s.player.address}>" for s in store.active_seats(game)]
     if game.status == GameStatus.SIGNUP:
         return out
     rules, state, turn = G.current_state(session, game)
@@ -134,13 +135,13 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
         out["turn"] = turn.label
         out["deadline"] = G.deadline_text(turn, zone)
         for name in sorted(rules.expected_players(state)):
-            seat = G.seat_named(game, name)
-            has = seat is not None and any(s.source in ("mail", "gm") for s in G.submissions(session, turn, seat))
+            seat = store.seat_named(game, name)
+            has = seat is not None and any(s.source in ("mail", "gm") for s in store.submissions(session, turn, seat))
             (out["ordered"] if has else out["missing"]).append(name)
     else:
         out["result"] = [", ".join(place) for place in rules.standings(state)]
-    out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in G.active_seats(game) if s.nmr_streak > 0]
-    out["plots"] = [s.name for s in G.active_seats(game) if s.gm_plot]
+    out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
+    out["plots"] = [s.name for s in store.active_seats(game) if s.gm_plot]
     return out
 
 

@@ -31,6 +31,7 @@ from bot.clock import as_utc
 from bot.commands import GM_VERBS, GmCommand, split_gm_args
 from bot.echo import echo, quote_lines
 from bot.games import reminders as R
+from bot.games import store
 from bot.games import turns as G
 from bot.games.deadlines import (
     DeadlineError,
@@ -122,7 +123,7 @@ def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: t
     `deliver=False`, a command from a mail) returned as `GmResult.letter` for the intake's answer."""
     verb = verb.upper()
     line = line or " ".join([verb, game_name, *args])
-    game = G.find_game_row(session, game_name)
+    game = store.find_game_row(session, game_name)
     if game is None:
         text = f"there is no game called {game_name}"
         session.add(GmAudit(game_id=None, actor=actor[:320], via=via, message_id=message_id[:998], command=line,
@@ -170,7 +171,7 @@ def _open(ctx: Ctx) -> tuple[Any, Any, Turn]:
 
 
 def _seat(ctx: Ctx, name: str, *, active: bool = True) -> Seat:
-    seat = G.seat_named(ctx.game, name.lower())
+    seat = store.seat_named(ctx.game, name.lower())
     if seat is None:
         seats = ", ".join(s.name for s in ctx.game.seats if s.active) or "none"
         raise GmRefusal(f"{ctx.game.name} has no seat {name!r}; its seats: {seats}")
@@ -201,10 +202,10 @@ def _deadline_words(turn: Turn | None, zone: str) -> str:
 def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce") -> int:
     """A mail to every active seat: `text`, and the open turn's deadline in the seat's zone."""
     game, session, shell = ctx.game, ctx.session, ctx.shell
-    turn = G.open_turn(session, game)
+    turn = store.open_turn(session, game)
     rules = G.rules_of(game)
     sent = 0
-    for seat in G.active_seats(game):
+    for seat in store.active_seats(game):
         zone = seat.player.timezone
         ctx_mail = G.base_context(shell, game, rules)
         ctx_mail.update({
@@ -278,7 +279,7 @@ def _order(ctx: Ctx, args: tuple[str, ...]) -> str:
     ctx.session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="gm", text=canonical,
                                     received_at=ctx.now))
     ctx.session.flush()
-    on_file = G.orders_on_file(rules, state, seat, G.submissions(ctx.session, turn, seat))
+    on_file = G.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
     assert on_file is not None
     return (f"entered for {seat.name}, {turn.label}:\n" + _quote(canonical)
             + f"\n\nOn file for {seat.name} now:\n" + _quote(rules.format_orders(on_file)))
@@ -307,7 +308,7 @@ def _process(ctx: Ctx, args: tuple[str, ...]) -> str:
     from bot.games import signups
 
     signups.enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
-    following = G.open_turn(ctx.session, ctx.game)
+    following = store.open_turn(ctx.session, ctx.game)
     text = f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
     if following is None:
         return text + " The game is over."
@@ -319,7 +320,7 @@ def _preview(ctx: Ctx, args: tuple[str, ...]) -> str:
     outcome = G.compute(ctx.session, ctx.game, rules, state, turn)
     orders = []
     for name in sorted(outcome.orders):
-        seat = G.seat_named(ctx.game, name)
+        seat = store.seat_named(ctx.game, name)
         source = (G.nmr_default(rules, state, seat)[1] if seat else "default") if name in outcome.defaulted else "on file"
         orders.append({"seat": name, "source": source, "text": rules.format_orders(outcome.orders[name])})
     view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
@@ -371,8 +372,8 @@ def _set(ctx: Ctx, args: tuple[str, ...]) -> str:
     text = f"{seat.name}: {args[1]} set to {args[2]}. Figures now: " + ", ".join(
         f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items()) + "."
     stale = []
-    for other in G.active_seats(ctx.game):
-        subs = [s for s in G.submissions(ctx.session, turn, other) if s.source in ("mail", "gm")]
+    for other in store.active_seats(ctx.game):
+        subs = [s for s in store.submissions(ctx.session, turn, other) if s.source in ("mail", "gm")]
         if any(not rules.parse_orders(new_state, other.name, s.text).ok for s in subs):
             stale.append(other.name)
     if stale:
@@ -387,7 +388,7 @@ def _replace(ctx: Ctx, args: tuple[str, ...]) -> str:
     address = address.strip("<>").lower()
     if "@" not in address or address.startswith("@") or address.endswith("@"):
         raise GmRefusal(f"{address!r} is not a mail address")
-    if any(s.player.address == address for s in G.active_seats(ctx.game)):
+    if any(s.player.address == address for s in store.active_seats(ctx.game)):
         raise GmRefusal(f"{address} already has a seat in {ctx.game.name}")
     if ctx.game.status == GameStatus.FINISHED:
         raise GmRefusal(f"{ctx.game.name} is over")
@@ -458,13 +459,13 @@ def _rollback(ctx: Ctx, args: tuple[str, ...]) -> str:
     rules = G.rules_of(game)
     undone: list[dict[str, Any]] = []
     while True:
-        last = G.last_resolved_turn(session, game)
+        last = store.last_resolved_turn(session, game)
         if last is None:
             raise GmRefusal(f"{game.name} has no resolved turn to roll back")
         undone.append(_undo_resolution(ctx, last))
         # A turn that needs no orders (Racecraft's final sprint) would be resolved again at
         # once: go back to the last turn where the players had a say.
-        if rules.expected_players(rules.load_state(last.state)) or G.last_resolved_turn(session, game) is None:
+        if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
             break
     turn = last
     if game.status == GameStatus.FINISHED:
@@ -538,7 +539,7 @@ def _recount_streaks(session: Session, game: Game, reopened: Turn) -> None:
     for seat in game.seats:
         streak = 0
         for turn in earlier:
-            sources = {s.source for s in G.submissions(session, turn, seat)}
+            sources = {s.source for s in store.submissions(session, turn, seat)}
             if sources & {"default", "plot"} and not sources & {"mail", "gm"}:
                 streak += 1
             elif sources:
@@ -551,7 +552,7 @@ def _open_signups(ctx: Ctx, args: tuple[str, ...]) -> str:
     if game.status != GameStatus.SIGNUP:
         raise GmRefusal(f"{game.name} has started already ({game.status}); sign-ups are only before the start")
     rules = G.rules_of(game)
-    seats = G.active_seats(game)
+    seats = store.active_seats(game)
     return (f"{game.name} ({rules.title}) is open for sign-ups: {len(seats)} joined "
             f"({', '.join(s.name for s in seats) or 'nobody yet'}); it takes {rules.min_players} to "
             f"{rules.max_players}. Players join by mailing JOIN {game.name} <their name> to "
@@ -564,7 +565,7 @@ def _start(ctx: Ctx, args: tuple[str, ...]) -> str:
     if game.status != GameStatus.SIGNUP:
         raise GmRefusal(f"{game.name} has started already")
     turn = G.start_game(ctx.shell, ctx.session, game)
-    return (f"{game.name} started with {len(G.active_seats(game))} players: {turn.label}, due "
+    return (f"{game.name} started with {len(store.active_seats(game))} players: {turn.label}, due "
             f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet.")
 
 

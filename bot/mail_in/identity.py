@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.games import turns as G
+from bot.games import store
 from bot.games.turns import Shell
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
 from bot.mail_in.auth import (
@@ -83,12 +83,12 @@ def verified_tag(shell: Shell, session: Session, tag: str | None,
     claimed = parse_tag(tag) if tag else None
     if claimed is None or tag is None:
         return None
-    game = find_game(claimed.game) if find_game is not None else G.find_game_row(session, claimed.game)
+    game = find_game(claimed.game) if find_game is not None else store.find_game_row(session, claimed.game)
     if game is None:
         return None
     if claimed.seat == GM_SEAT:
         return (game, None) if verify_tag(tag, shell.secrets_in_force) else None
-    seat = G.seat_named(game, claimed.seat)
+    seat = store.seat_named(game, claimed.seat)
     if seat is None or verify_tag(tag, shell.secrets_in_force, seat.reply_salt) is None:
         return None
     return game, seat

@@ -137,10 +137,11 @@ def _time(value: datetime | None) -> str | None:
 
 
 def export_game(session: Session, name: str) -> dict[str, Any]:
+    from bot.games import store
     from bot.games import turns as G
     from bot.models import GmAudit, InboundMessage, OrderSubmission, Seat, Turn
 
-    game = G.find_game_row(session, name)
+    game = store.find_game_row(session, name)
     if game is None:
         raise G.GameError(f"no game called {name}")
     seats = {s.id: s for s in session.scalars(select(Seat).where(Seat.game_id == game.id).order_by(Seat.id))}
@@ -242,15 +243,16 @@ def replay_orders(session: Session, game: Game, rules: Rules[Any, Any], state: A
                   turn: Turn) -> dict[str, tuple[Any, ...]]:
     """The orders the tick resolved this turn with: the submissions folded as on file, and
     for a seat with none, the default (NMR default or GM plot) the tick recorded."""
+    from bot.games import store
     from bot.games import turns as G
 
     orders: dict[str, tuple[Any, ...]] = {}
     for name in sorted(rules.expected_players(state)):
-        seat = G.seat_named(game, name)
+        seat = store.seat_named(game, name)
         if seat is None:
             orders[name] = rules.default_orders(state, name)
             continue
-        subs = G.submissions(session, turn, seat)
+        subs = store.submissions(session, turn, seat)
         on_file = G.orders_on_file(rules, state, seat, subs)
         if on_file is None:
             recorded = [s for s in subs if s.source in ("default", "plot")]
@@ -263,10 +265,11 @@ def replay_orders(session: Session, game: Game, rules: Rules[Any, Any], state: A
 
 
 def replay_game(session: Session, name: str) -> list[TurnReplay]:
+    from bot.games import store
     from bot.games import turns as G
     from bot.models import GmAudit, Turn
 
-    game = G.find_game_row(session, name)
+    game = store.find_game_row(session, name)
     if game is None:
         raise G.GameError(f"no game called {name}")
     rules = G.rules_of(game)

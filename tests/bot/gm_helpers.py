@@ -13,7 +13,8 @@ from sqlalchemy import select
 
 from bot.app import App
 from bot.db import Database, migrate
-from bot.games.turns import PlayerSpec, create_game, find_game_row
+from bot.games.store import find_game_row
+from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.mail_out.render import Renderer
 from bot.models import Game, GmAudit, Turn

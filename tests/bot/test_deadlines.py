@@ -25,7 +25,8 @@ from bot.games.deadlines import (
     parse_schedule,
     parse_when,
 )
-from bot.games.turns import create_game, find_game_row
+from bot.games.store import find_game_row
+from bot.games.turns import create_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     ADDRESS,

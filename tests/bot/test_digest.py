@@ -11,7 +11,8 @@ import pytest
 
 from bot.app import App
 from bot.commands import GM_COMMANDS
-from bot.games.turns import PlayerSpec, create_game, find_game_row
+from bot.games.store import find_game_row
+from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
 from bot.mail_out.mailer import SendStatus
 from bot.models import GameStatus, Quarantine

@@ -9,7 +9,8 @@ from sqlalchemy import func, select
 
 from bot.app import App
 from bot.clock import as_utc
-from bot.games.turns import PlayerSpec, create_game, find_game_row, open_turn, seat_named
+from bot.games.store import find_game_row, open_turn, seat_named
+from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.models import GameStatus, OrderSubmission, Outbox, Seat, Turn
 from rules import find_game

@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from bot.cli import init_dir, main
 from bot.db import Database
-from bot.games.turns import find_game_row
+from bot.games.store import find_game_row
 from bot.models import GameStatus, GmAudit, Turn
 from bot.settings import load_settings
 

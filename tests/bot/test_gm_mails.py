@@ -7,7 +7,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from bot.app import App
-from bot.games.turns import create_game, find_game_row
+from bot.games.store import find_game_row
+from bot.games.turns import create_game
 from bot.gm import digest
 from bot.models import Turn
 from rules import find_game

@@ -18,7 +18,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.mail_in.imap import _received_at
-from bot.mail_in.inbox import MaildirInbox, RawMail, ReadAhead, deliver_to_maildir, maildir_delivery_time
+from bot.mail_in.inbox import (
+    MaildirInbox,
+    RawMail,
+    ReadAhead,
+    deliver_to_maildir,
+    maildir_delivery_time,
+)
 from bot.testing import FakeInbox
 
 SMALL = b"From: kelly@players.test\r\nSubject: rc1 orders\r\n\r\nUSE 3\r\n"
@@ -167,7 +173,7 @@ def test_a_batch_in_hand_is_skipped_in_a_maildir_and_the_fake_inbox(tmp_path: Pa
         deliver_to_maildir(tmp_path, SMALL, clock_ns=CLOCK_NS + n * 10**9)
     maildir = MaildirInbox(tmp_path)
     fake = FakeInbox()
-    for n in range(5):
+    for _ in range(5):
         fake.deliver(SMALL)
     for inbox in (maildir, fake):
         everything = [m.key for m in inbox.fetch_new()]
