@@ -199,5 +199,39 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
                 gm.append(GmCommand(verb, words[1].lower(), args, line))
             continue
         order_lines.append(raw_line.rstrip())
-    orders_text = "\n".join(order_lines).strip("\n")
+    orders_text = "\n".join(without_courtesies(order_lines)).strip("\n")
     return MailCommands(tuple(player), tuple(gm), orders_text, tuple(problems))
+
+
+# Greetings before the orders and sign-offs after them are what people write around orders
+# ("Hi Flagman, / USE 3 / Cheers, Steve"): they are left out quietly, not refused as orders
+# (issue 17). Only at the top and the bottom, short, and never a word any game's orders use.
+# What may follow the word: a few words in lower case or Capitalised ("Flagman", "all", "GM"),
+# punctuation; never a digit or a word in capitals (orders are written so: "hi USE 3" is an
+# order line with a greeting in it, refused with its reason as before, not dropped).
+_REST = r"(?:[\s,!.:;~-]+(?:[A-Za-z][a-z'’]*|[A-Z]{1,2}))*[\s,!.:;~-]*"
+_GREETING = re.compile(
+    r"(?i:hi|hello|hey|hiya|dear|greetings|howdy|good\s+(?:morning|afternoon|evening|day))" + _REST)
+_SIGN_OFF = re.compile(
+    r"(?i:thanks|thank\s+you|thx|ty|cheers|ta|regards|best|best\s+regards|kind\s+regards|warm\s+regards|"
+    r"all\s+the\s+best|many\s+thanks|sincerely|yours|good\s+luck|gl|see\s+you|bye|cu|br|hth)" + _REST)
+_NAME = re.compile(r"[A-Z][a-z'.-]*(?:\s+[A-Z][a-z'.-]*){0,2}")  # "Steve", "Mary Ann": not "USE", not "OVERTAKE"
+
+
+def without_courtesies(lines: list[str]) -> list[str]:
+    """`lines` without the greeting lines that open them and the sign-off (and the name
+    under it) that closes them; blank lines count as nothing either way."""
+    start, end = 0, len(lines)
+    while start < end and (not lines[start].strip() or _GREETING.fullmatch(lines[start].strip())):
+        start += 1
+    tail = end
+    while tail > start and not lines[tail - 1].strip():
+        tail -= 1
+    if tail > start and _NAME.fullmatch(lines[tail - 1].strip()) and tail - 1 > start and _SIGN_OFF.fullmatch(
+            lines[tail - 2].strip()):
+        end = tail - 2  # "Cheers," then "Steve"
+    elif tail > start and _SIGN_OFF.fullmatch(lines[tail - 1].strip()):
+        end = tail - 1
+    else:
+        end = tail
+    return lines[start:end]

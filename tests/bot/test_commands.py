@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from bot.commands import (
     GM_COMMANDS,
     GmCommand,
@@ -79,3 +82,39 @@ def test_help_lists_every_player_command_from_its_class(tmp_path: object) -> Non
     assert listed == [c.verb for c in PLAYER_COMMANDS]
     for command in PLAYER_COMMANDS:
         assert f"  {command.syntax:<21} {command.summary}" in text
+
+
+def test_greetings_and_sign_offs_around_the_orders_are_left_out_quietly() -> None:
+    """Issue 17: "Hi Flagman, / USE 3 / Cheers, Steve" is USE 3 -- the greeting and the
+    sign-off are not orders refused, they are what people write around orders."""
+    assert parse_commands("Hi Flagman,\n\nUSE 3\n\nCheers,\nSteve").orders_text == "USE 3"
+    assert parse_commands("Dear GM,\nUSE 1\nThank you very much!").orders_text == "USE 1"
+    assert parse_commands("Good morning all!\nPATH B B A\nSPEED 80\nKind regards, Mary Ann").orders_text == (
+        "PATH B B A\nSPEED 80")
+    assert parse_commands("Hello\nHELP\nThanks").player == (Help(),)
+
+
+def test_a_courtesy_with_an_order_in_it_is_an_order_line_not_a_courtesy() -> None:
+    """Only a line that is nothing but a greeting or sign-off is left out: one with a digit or a
+    word in capitals in it ("hi USE 3", "Cheers OVERTAKE") goes to the game's parser, which
+    refuses it with its reason if it is not an order; lines between orders are never touched."""
+    for text in ("hi there USE 3", "Hi, OVERTAKE please", "HI FLAGMAN\nUSE 2", "USE 2\nthanks\nUSE 3",
+                 "Cheers\nOVERTAKE", "USE 3\nCheers 3"):
+        assert parse_commands(text).orders_text == text
+
+
+_ORDER_LINES = st.lists(st.from_regex(r"[A-Za-z]{1,8} [0-9]{1,3}( [0-9A-Z,]{1,4}){0,2}|[0-9]{1,2}", fullmatch=True)
+                        .filter(lambda line: line.split()[0].upper() not in {"HELP", "STATUS", "ORDERS", "JOIN", "RESIGN"}),
+                        min_size=1, max_size=5)
+_GREETINGS = st.sampled_from(["", "Hi Flagman,", "Hello", "Dear GM,", "Hey all!", "Good morning", "hi"])
+_SIGN_OFFS = st.sampled_from(["", "Cheers,\nSteve", "Thanks!", "Kind regards, Mary Ann", "Best\nJo", "ta"])
+
+
+@given(orders=_ORDER_LINES, greeting=_GREETINGS, sign_off=_SIGN_OFFS, blank=st.sampled_from(["\n", "\n\n"]))
+def test_wrapping_orders_in_courtesies_changes_nothing(orders: list[str], greeting: str, sign_off: str,
+                                                       blank: str) -> None:
+    """Property: any greeting before the orders and any sign-off after them leave the orders as
+    they are, and never take an order line with them."""
+    wrapped = parse_commands(blank.join(p for p in (greeting, "\n".join(orders), sign_off) if p))
+    assert wrapped.orders_text == "\n".join(orders)
+    assert wrapped.player == () and wrapped.problems == ()

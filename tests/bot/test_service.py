@@ -587,3 +587,14 @@ def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches
     app.service.send()
     second = body_of(app.mailer.messages("p0@example.org")[-1])  # type: ignore[attr-defined]
     assert f"COLOUR {COLOURS[1]}" in second and start in second, second
+
+
+def test_a_friendly_order_mail_is_confirmed_without_an_error(racecraft: App) -> None:
+    """Issue 17: "Hi Flagman, / USE 3 / Cheers, Steve" is applied, and its answer is no
+    `[ERROR] ... (3 lines not understood)`: an answer is an error only when something the
+    player wrote was refused."""
+    answer = order(racecraft, "seb", "Hi Flagman,\n\nUSE 3\n\nCheers,\nSteve")
+    assert not answer["Subject"].startswith("[ERROR]"), answer["Subject"]
+    assert "not understood" not in answer["Subject"] and "USE 3" in body_of(answer)
+    refused = order(racecraft, "seb", "Hi Flagman,\n\nUSE 3\nOVERTAKE NOW\n\nCheers,\nSteve")
+    assert refused["Subject"].startswith("[ERROR]") and "(1 line not understood)" in refused["Subject"]
