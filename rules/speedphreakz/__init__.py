@@ -16,8 +16,10 @@ Points the design leaves open, and what this package does (each cited where it i
   gives no "+1 for the first action", and it does not spoil a clean round.
 * A terrain surcharge that takes a car over C mid-action (§4.6, S4) rolls the rest of that
   action; an action is rolled at most once.
-* A crashed car is out of the round at once, like a finisher: its wreck neither shares a
-  square at the round's end nor spreads adjacency later (§4.5, S8: no chains).
+* A crashed car stops at once and runs no more actions, but its wreck stays on its square
+  until it is re-placed: a car that ends the round there crashes (the seed: "end the round
+  on the same square as someone"; §4.5). The wreck spreads adjacency only in its crash step
+  (S8: no chains). A finisher is gone at once and shares no square.
 * Adjacency is the 8-neighbourhood plus the same square.
 * The carried deficit survives a crash and a round with an empty program (S14: it waits for
   the next first action); so does an unpaid crash surcharge (they add up).
@@ -29,7 +31,19 @@ Points the design leaves open, and what this package does (each cited where it i
   crossed that round is ranked (S12, then crashes). S16's "earlier submission" needs the
   submission time, which the rules are not given: seating order stands in for it.
 * A colour asked for by two players at the set-up goes to the first in seating order.
-* Option `max_rounds` (default 60) ends a race nobody finishes; the standings then stand.
+* The start (§5, S13): a chosen start square stands, shared or not. A silent player's
+  default is `START FREE` ("a start square no one chose"): `default_orders` cannot see the
+  others' orders, so the resolver places every FREE start once all STARTs are known, in
+  seating order, each on the first start square (in the map's order) no car holds yet; if
+  none is free, on the first of those with the fewest cars; facing the race direction.
+  A player may send START FREE too.
+* A GM plot (§5 "a standing default per player") stands for the round in hand
+  (`parse.standing_plot`): its program is carried over to the rounds open now (the plot's
+  program for that round, else its program without a round number, else the one for the
+  latest earlier round), COLOUR and START only at the set-up, RESTART only while it is
+  legal; the NMR default fills in the rest.
+* No round limit by default (§5); option `max_rounds` ends a race nobody finishes after
+  that round, and the standings then stand.
 """
 
 from __future__ import annotations

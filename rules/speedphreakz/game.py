@@ -105,7 +105,8 @@ class SpeedPhreakz:
                 f"map: the circuit, one of {', '.join(map_names())} (default ring)",
                 "max_actions: actions allowed per round, 1-30 (default 12; S15)",
                 "nmr: a silent player's program, 'empty' (hold position) or 'repeat' (default empty; S14)",
-                "max_rounds: the race ends after this round if nobody has finished, 2-500 (default 60)",
+                "max_rounds: the race ends after this round if nobody has finished, 2-500 "
+                "(default: no limit, the race runs until a car finishes; §5)",
             ]
         )
 
@@ -145,12 +146,18 @@ class SpeedPhreakz:
         return parse.merge_orders(earlier, later)
 
     def plot_orders(self, state: Race, player: PlayerId, plot: str) -> tuple[Order, ...] | None:
-        parsed = self.parse_orders(state, player, plot)
-        return parsed.orders if parsed.orders and parsed.ok else None
+        """§5: a GM plot is a standing default. What of it stands in the round in hand
+        (`parse.standing_plot`: its program carried over to the rounds open now, set-up
+        lines only at the set-up), completed by the NMR default for whatever it does not
+        name (a START FREE, an S10 restart); None when nothing of it stands."""
+        standing = parse.standing_plot(state, player, plot)
+        if not standing:
+            return None
+        return parse.merge_orders(self.default_orders(state, player), standing)
 
     def default_orders(self, state: Race, player: PlayerId) -> tuple[Order, ...]:
-        """S14: empty programs (or the previous program, option nmr=repeat); the set-up
-        puts the car on a start square by seat; a crashed car restarts by S10."""
+        """S14: empty programs (or the previous program, option nmr=repeat); at the set-up
+        START FREE, a start square no one chose (§5); a crashed car restarts by S10."""
         if state.finished:
             return ()
         car = state.car(player)
@@ -158,7 +165,7 @@ class SpeedPhreakz:
             return ()
         orders: list[Order] = []
         if state.set_up:
-            orders.append(default_start(state, state.cars.index(car)))
+            orders.append(default_start(state))
         elif car.status is CarStatus.CRASHED:
             taken = {c.square for c in state.cars if c.status is CarStatus.RACING and c.square is not None}
             orders.append(default_restart(state, car, taken))

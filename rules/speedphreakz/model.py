@@ -265,10 +265,23 @@ class Colour:
 
 @dataclass(frozen=True, slots=True)
 class Start:
-    """``START 2,4 FACING N``: before round 1, on a start square (S13: may be shared)."""
+    """``START 2,4 FACING N``: before round 1, on a start square (S13: may be shared).
 
-    square: Square
+    ``START FREE FACING N`` (`square` None) asks for "a start square no one chose" (§5): it
+    is placed by the resolver once every START of the set-up is known, and it is what a
+    silent player gets.
+    """
+
+    square: Square | None
     heading: Heading
+
+    @classmethod
+    def free(cls, heading: Heading) -> Start:
+        return cls(None, heading)
+
+    @property
+    def is_free(self) -> bool:
+        return self.square is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +325,7 @@ class Options:
     map: str = "ring"
     max_actions: int = 12  # S15
     nmr: NoOrders = NoOrders.EMPTY
-    max_rounds: int = 60
+    max_rounds: int | None = None  # §5: "No round limit by default"; a GM may set a cap
 
 
 @dataclass(frozen=True, slots=True)

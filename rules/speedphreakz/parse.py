@@ -32,12 +32,14 @@ from rules.speedphreakz.model import (
 from rules.speedphreakz.resolve import COLOURS, restart_squares
 
 _PLACE = re.compile(r"^(START|RESTART)\s+(\d+\s*,\s*\d+)\s+(?:FACING\s+)?([A-Z]+)$")
+_FREE_START = re.compile(r"^START\s+FREE\s+(?:FACING\s+)?([A-Z]+)$")
 _ROUND = re.compile(r"^ROUND\s+(\d+)\s*:?\s*(.*)$")
 _COLOUR = re.compile(r"^COLOU?R\s+([A-Z]+)$")
 
 GRAMMAR = (
     "COLOUR <colour>                 (set-up; optional)",
     "START <x>,<y> FACING <heading>  (set-up: a start square)",
+    "START FREE FACING <heading>     (set-up: a start square no one chose, placed after the others)",
     "RESTART <x>,<y> FACING <heading> (after a crash: the crash square or a neighbour)",
     "ROUND <n>: <action> <action> ... (one program per round; ROUND <n>: alone holds position)",
 )
@@ -49,6 +51,12 @@ def parse_line(line: str) -> Order:
     match = _COLOUR.match(text)
     if match:
         return Colour(match.group(1).lower())
+    match = _FREE_START.match(text)
+    if match:
+        try:
+            return Start.free(Heading.parse(match.group(1)))
+        except ValueError as error:
+            raise InvalidOrderError(str(error)) from None
     match = _PLACE.match(text)
     if match:
         square = Square.parse(match.group(2))
@@ -66,7 +74,7 @@ def parse_line(line: str) -> Order:
                 raise InvalidOrderError(f"unknown action code {code!r}; the codes are {' '.join(known.codes)}")
         return Program(int(match.group(1)), codes)
     if text.startswith(("START", "RESTART")):
-        raise InvalidOrderError("write START x,y FACING heading (e.g. START 2,4 FACING N)")
+        raise InvalidOrderError("write START x,y FACING heading (e.g. START 2,4 FACING N, or START FREE FACING N)")
     if text.startswith("ROUND"):
         raise InvalidOrderError("write ROUND n: actions (e.g. ROUND 3: F2 F1 VR F1)")
     raise InvalidOrderError("not an order; orders are: " + "; ".join(g.split("  ")[0].strip() for g in GRAMMAR))
@@ -101,7 +109,7 @@ def check(race: Race, player: PlayerId, order: Order) -> None:
     elif isinstance(order, Start):
         if not race.set_up:
             raise IllegalOrderError("START is only for the set-up; after a crash use RESTART")
-        if order.square not in race.circuit.start_squares:
+        if not order.is_free and order.square not in race.circuit.start_squares:
             squares = " ".join(str(s) for s in race.circuit.start_squares)
             raise IllegalOrderError(f"{order.square} is not a start square; the start squares are {squares}")
     elif isinstance(order, Restart):
@@ -176,7 +184,7 @@ def format_order(order: Order) -> str:
     if isinstance(order, Colour):
         return f"COLOUR {order.colour}"
     if isinstance(order, Start):
-        return f"START {order.square} FACING {order.heading.value}"
+        return f"START {'FREE' if order.is_free else order.square} FACING {order.heading.value}"
     if isinstance(order, Restart):
         return f"RESTART {order.square} FACING {order.heading.value}"
     return f"ROUND {order.round}: {' '.join(order.actions)}".rstrip()
@@ -192,6 +200,67 @@ def merge_orders(earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Orde
     merged = {_key(o): o for o in earlier}
     merged.update({_key(o): o for o in later})
     return canonical(list(merged.values()))
+
+
+def standing_plot(race: Race, player: PlayerId, plot: str) -> tuple[Order, ...]:
+    """What of a GM plot stands in the open turn (§5: "the GM may set a standing default per
+    player: a program without a round number ... that applies to every round the player
+    leaves empty until the GM clears it").
+
+    A plot on file is order text, most often the canonical orders of the turn it was set in,
+    so its programs name rounds that may have been resolved since. Each round open now gets
+    the plot's program for that very round if it has one; else its program without a round
+    number (``F1 F1 VL``, as §5 writes it); else its program for the latest round before;
+    else its earliest: the plot's program carried over, re-labelled. COLOUR and START stand
+    only at the set-up; RESTART only for a car that crashed last round, on a square legal
+    now. Lines that are no order, or not legal now, are left out: what is returned is legal.
+    """
+    if race.finished or not race.car(player).racing:
+        return ()
+    numbered: dict[int, tuple[str, ...]] = {}
+    unnumbered: tuple[str, ...] | None = None
+    placing: list[Order] = []
+    for line in plot.splitlines():
+        if not line.strip():
+            continue
+        try:
+            order = parse_line(line)
+        except ValueError:  # InvalidOrderError, or Square.parse on a malformed x,y
+            unnumbered = _actions_alone(line) or unnumbered
+            continue
+        if isinstance(order, Program):
+            numbered[order.round] = order.actions
+        elif race.set_up or not isinstance(order, Colour | Start):
+            placing.append(order)
+    programs: list[Order] = []
+    if numbered or unnumbered is not None:
+        for round_no in race.allowed_rounds(player):
+            programs.append(Program(round_no, _carried(round_no, numbered, unnumbered)))
+    standing: dict[tuple[int, int], Order] = {}
+    for order in (*placing, *programs):
+        try:
+            check(race, player, order)
+        except OrderError:
+            continue
+        standing[_key(order)] = order
+    return canonical(list(standing.values()))
+
+
+def _actions_alone(line: str) -> tuple[str, ...] | None:
+    """A line of action codes and nothing else (a program without a round number), or None."""
+    codes = tuple(c for c in re.split(r"[\s,]+", line.strip().upper()) if c)
+    known = chart()
+    return codes if codes and all(known.get(c) is not None for c in codes) else None
+
+
+def _carried(round_no: int, numbered: dict[int, tuple[str, ...]], unnumbered: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The plot's program for `round_no` (see `standing_plot`); `numbered` or `unnumbered` is set."""
+    if round_no in numbered:
+        return numbered[round_no]
+    if unnumbered is not None:
+        return unnumbered
+    earlier = [r for r in numbered if r < round_no]
+    return numbered[max(earlier) if earlier else min(numbered)]
 
 
 def order_help(race: Race, player: PlayerId) -> str:

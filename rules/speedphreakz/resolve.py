@@ -55,9 +55,34 @@ def previous_program(car: Car, round_no: int) -> tuple[str, ...]:
     return earlier.actions if earlier is not None else car.last_program
 
 
-def default_start(race: Race, seat: int) -> Start:
-    squares = race.circuit.start_squares
-    return Start(squares[seat % len(squares)], race.circuit.finish_direction)
+def default_start(race: Race) -> Start:
+    """§5: "A player silent at the set-up is placed on a start square no one chose ...,
+    facing the race direction": which square is known only once every START is in, so the
+    default asks for a free one (`starting_grid` places it)."""
+    return Start.free(race.circuit.finish_direction)
+
+
+def starting_grid(race: Race, starts: Mapping[int, Start]) -> dict[int, Start]:
+    """Where each car starts, by seat, from the START each one gave (`starts`).
+
+    A chosen start square stands (S13: squares may be shared). The others (START FREE, the
+    silent players' default) are placed afterwards, in seat order, each on the first start
+    square in the map's order that no car holds yet; when none is free, on the first of
+    those with the fewest cars (§5).
+    """
+    cars_on = {square: 0 for square in race.circuit.start_squares}
+    for start in starts.values():
+        if start.square in cars_on:
+            cars_on[start.square] += 1
+    placed: dict[int, Start] = {}
+    for seat in sorted(starts):
+        start = starts[seat]
+        if start.square not in cars_on:  # free (or, never from parsed orders, off the line)
+            square = min(race.circuit.start_squares, key=lambda s: cars_on[s])  # the first of the emptiest
+            cars_on[square] += 1
+            start = Start(square, start.heading)
+        placed[seat] = start
+    return placed
 
 
 def restart_squares(race: Race, car: Car) -> tuple[Square, ...]:
@@ -297,9 +322,15 @@ class _Round:
 
 def _set_up(race: Race, orders: Mapping[PlayerId, Sequence[Order]], events: list[Event]) -> list[Car]:
     cars = list(race.cars)
+    asked = {
+        seat: next((o for o in reversed(orders.get(car.player, ())) if isinstance(o, Start)), default_start(race))
+        for seat, car in enumerate(cars)
+        if car.status is not CarStatus.OUT  # dropped before the start
+    }
+    starts = starting_grid(race, asked)
     taken: set[str] = set()
     for seat, car in enumerate(cars):
-        if car.status is CarStatus.OUT:  # dropped before the start
+        if seat not in starts:
             continue
         mine = orders.get(car.player, ())
         colour = next((o.colour for o in reversed(mine) if isinstance(o, Colour)), None)
@@ -309,12 +340,15 @@ def _set_up(race: Race, orders: Mapping[PlayerId, Sequence[Order]], events: list
         if colour is None:
             colour = next(c for c in (*COLOURS, *(f"car {n}" for n in range(1, 20))) if c not in taken)
         taken.add(colour)
-        start = next((o for o in reversed(mine) if isinstance(o, Start)), None)
-        if start is None or start.square not in race.circuit.start_squares:
-            start = default_start(race, seat)
+        start = starts[seat]
+        how = "" if asked[seat].square == start.square else " (a start square no one chose, §5)"
         cars[seat] = dataclasses.replace(car, colour=colour, square=start.square, heading=start.heading)
         events.append(
-            Event("start", f"{car.player} ({colour}, car {car.letter}) starts at {start.square} facing {start.heading.value}.", (car.player,))
+            Event(
+                "start",
+                f"{car.player} ({colour}, car {car.letter}) starts at {start.square} facing {start.heading.value}{how}.",
+                (car.player,),
+            )
         )
     return cars
 
@@ -410,12 +444,15 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
                 if run.crashed:
                     crashed.append(run)
         _adjacency(resolver, runs, crashed, "in the same step")
-    # §4.5: at the end of the round, cars sharing a square crash, then one adjacency pass
+    # §4.5: at the end of the round, cars sharing a square crash, then one adjacency pass.
+    # The seed: "end the round on the same square as someone": a car that crashed this round
+    # is still someone, its wreck on its square until it is re-placed; only a finisher is
+    # gone ("removed at once"). A wreck cannot crash twice: the cars still running do.
     by_square: dict[Square, list[_Run]] = {}
     for run in runs:
-        if run.active:
+        if not run.finished:
             by_square.setdefault(run.square, []).append(run)
-    shared = [run for group in by_square.values() if len(group) > 1 for run in group]
+    shared = [run for group in by_square.values() if len(group) > 1 for run in group if run.active]
     for run in shared:
         others = ", ".join(o.car.player for o in by_square[run.square] if o is not run)
         resolver.crash(run, f"ends the round on the same square as {others}")
@@ -437,7 +474,8 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
     if finishers and not race.finish_order:
         events.append(Event("winner", f"{finishers[0].car.player} wins the race!", (finishers[0].car.player,)))
     racing = [c for c in cars if c.racing]
-    over = bool(finishers) or not racing or race.round >= race.options.max_rounds
+    limit = race.options.max_rounds  # §5: none by default, the race runs until a car finishes
+    over = bool(finishers) or not racing or (limit is not None and race.round >= limit)
     if over and not finishers and racing:
         events.append(Event("over", f"The race ends after round {race.round}, the last round allowed."))
     state = dataclasses.replace(

@@ -55,7 +55,7 @@ def load_state(data: Mapping[str, Any]) -> Race:
                 map=str(opts["map"]),
                 max_actions=int(opts["max_actions"]),
                 nmr=NoOrders(opts["nmr"]),
-                max_rounds=int(opts["max_rounds"]),
+                max_rounds=None if opts["max_rounds"] is None else int(opts["max_rounds"]),
             ),
             cars=tuple(_load_car(c) for c in data["cars"]),
             round=int(data["round"]),

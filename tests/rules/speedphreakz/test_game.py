@@ -4,6 +4,7 @@ figures, GM overrides, storage, and `flagman play` through the generic script ru
 from __future__ import annotations
 
 import dataclasses
+import json
 import random
 from typing import Any
 
@@ -43,6 +44,20 @@ def test_options() -> None:
         assert line in GAME.option_help()
 
 
+def test_the_round_limit_is_off_by_default_and_stored_either_way() -> None:
+    """§5: "No round limit by default: the race runs until a car finishes; a max_rounds
+    option may end it": the option help says so; a race with no limit and one with a cap
+    (and a state stored with the old default of 60) read back as they were."""
+    assert "max_rounds: the race ends after this round if nobody has finished, 2-500 (default: no limit" in GAME.option_help()
+    for state in (new(), new(max_rounds="60")):
+        assert GAME.load_state(json.loads(json.dumps(GAME.dump_state(state)))) == state
+    assert GAME.dump_state(new())["options"]["max_rounds"] is None
+    assert GAME.load_state(GAME.dump_state(new(max_rounds="60"))).options.max_rounds == 60
+    for bad in ("1", "501", "none", "-5"):
+        with pytest.raises(OptionError):
+            new(max_rounds=bad)
+
+
 def test_player_count_and_names() -> None:
     with pytest.raises(ValueError):
         new(("ann",))
@@ -64,10 +79,12 @@ def test_turn_labels_and_who_orders() -> None:
 
 
 def test_default_orders_at_the_set_up() -> None:
-    """S14 at the set-up: start squares by seat, facing the line's direction; empty programs."""
+    """S14 at the set-up, with §5: "A player silent at the set-up is placed on a start square
+    no one chose ..., facing the race direction": START FREE (placed once every START is
+    known), facing the line's direction; empty programs."""
     state = new()
     defaults = GAME.default_orders(state, "bob")
-    assert GAME.format_orders(defaults) == "START 2,5 FACING N\nROUND 1:\nROUND 2:"
+    assert GAME.format_orders(defaults) == "START FREE FACING N\nROUND 1:\nROUND 2:"
     assert GAME.parse_orders(state, "bob", GAME.format_orders(defaults)).orders == defaults
 
 

@@ -177,3 +177,67 @@ def test_help_is_generated_from_the_chart_and_the_state() -> None:
 def test_orders_after_the_race_are_refused() -> None:
     state = dataclasses.replace(race([car("ann", (3, 3))]), finished=True)
     assert refusal(state, "ann", "ROUND 3: F1") == (ProblemKind.ILLEGAL, "the race is over")
+
+
+# -- §5 the GM plot: a standing default ------------------------------------------------------------
+
+
+def _plot(state: Race, player: str, text: str) -> str:
+    """The plot as the shell keeps it: the GM's orders, parsed now, in canonical text."""
+    parsed = GAME.parse_orders(state, player, text)
+    assert parsed.ok, parsed.problems
+    return GAME.format_orders(parsed.orders)
+
+
+def test_a_gm_plot_stands_for_every_round_the_player_leaves_empty() -> None:
+    """§5: "the GM may set a standing default per player ... that applies to every round the
+    player leaves empty until the GM clears it". A plot set at the set-up stands as it is
+    there; later its program (the last one it names) is carried over to the round in hand,
+    re-labelled, and the set-up lines (COLOUR, START) are left out."""
+    state = ring_set_up()
+    plot = _plot(state, "ann", "COLOUR red\nSTART 1,5 FACING N\nROUND 1: F1\nROUND 2: F2 VR")
+    assert GAME.plot_orders(state, "ann", plot) == (
+        Colour("red"), Start(Square(1, 5), Heading.N), Program(1, ("F1",)), Program(2, ("F2", "VR")),
+    )
+    later = dataclasses.replace(race([car("ann", (3, 3)), car("bob", (6, 3))]), round=7)
+    assert GAME.plot_orders(later, "ann", plot) == (Program(8, ("F2", "VR")),)
+
+
+def test_a_gm_plot_stands_for_a_crashed_car_with_the_s10_restart() -> None:
+    """§5 standing default with S9 ("the player resubmits that round ... and then the
+    following round"): both open rounds get the plot's program; a RESTART of the plot stands
+    only where it is legal now, else the S10 default restart fills in."""
+    crashed = race([car("ann", (5, 3), "S", status=CarStatus.CRASHED), car("bob", (9, 3))], round_no=6)
+    plot = "RESTART 1,1 FACING E\nROUND 4: F1 F1"  # set after an earlier crash, elsewhere
+    orders = GAME.plot_orders(crashed, "ann", plot)
+    assert orders == (*[o for o in GAME.default_orders(crashed, "ann") if isinstance(o, Restart)],
+                      Program(6, ("F1", "F1")), Program(7, ("F1", "F1")))
+    here = GAME.plot_orders(crashed, "ann", "RESTART 5,4 FACING E\nROUND 4: F1 F1")
+    assert here is not None and here[0] == Restart(Square(5, 4), Heading.E)
+
+
+def test_a_gm_plot_program_without_a_round_number_stands() -> None:
+    """§5: "a program without a round number (PLOT g seat F1 F1 VL) that applies to every
+    round the player leaves empty"."""
+    state = race([car("ann", (3, 3)), car("bob", (6, 3))], round_no=4)
+    assert GAME.plot_orders(state, "ann", "F1 F1 VL") == (Program(5, ("F1", "F1", "VL")),)
+    assert GAME.plot_orders(state, "ann", "F1 TL TR") is None  # §4.2: never two turns in a row
+
+
+def test_a_gm_plot_of_which_nothing_stands_is_none() -> None:
+    """api `plot_orders`: None "when it cannot stand": set-up lines after the set-up, a
+    RESTART for a car that did not crash, and text that is no order."""
+    state = race([car("ann", (3, 3)), car("bob", (6, 3))], round_no=4)
+    for plot in ("COLOUR red\nSTART 1,5 FACING N", "RESTART 3,4 FACING N", "NOT AN ORDER AT ALL", ""):
+        assert GAME.plot_orders(state, "ann", plot) is None, plot
+
+
+def test_start_free_reads_and_writes() -> None:
+    """§5 "a start square no one chose" as an order: START FREE FACING <heading>, the NMR
+    default at the set-up; canonical text that parses back; only at the set-up."""
+    state = ring_set_up()
+    parsed = GAME.parse_orders(state, "ann", "start free ne\nROUND 1:\nROUND 2:")
+    assert parsed.ok and parsed.complete and parsed.orders[0] == Start.free(Heading.NE)
+    assert GAME.format_orders(parsed.orders).startswith("START FREE FACING NE\n")
+    assert "only for the set-up" in refusal(race([car("ann", (3, 3))]), "ann", "START FREE FACING N")[1]
+    assert "START FREE FACING <heading>" in GAME.order_help(state, "ann")

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from rules.speedphreakz import GAME
 from rules.speedphreakz.data import chart
-from rules.speedphreakz.model import CarStatus, Race
+from rules.speedphreakz.model import CarStatus, Heading, Order, Program, Race, Start
 from rules.speedphreakz.resolve import reckless_result
 from tests.rules.speedphreakz.helpers import ScriptedRandom, car, race
-from tests.rules.speedphreakz.strategies import play_random_race, programs
+from tests.rules.speedphreakz.strategies import NAMES, play_random_race, programs
 
 RACES = settings(max_examples=60, deadline=None)
 
@@ -39,6 +39,86 @@ def test_recklessness_never_negative_no_car_in_a_solid_no_two_on_a_square(data: 
         on_the_board(state)
         squares = [c.square for c in state.cars if c.status is CarStatus.RACING]
         assert len(squares) == len(set(squares))
+
+
+@RACES
+@given(st.data())
+def test_no_car_still_racing_ends_a_round_on_someone_elses_square(data: st.DataObject) -> None:
+    """The seed: "end the round on the same square as someone ... you are considered to have
+    crashed"; §4.5 "at the end of the round, all cars sharing a square crash". After every
+    round, a car still racing shares its square with nobody: no racing car and no wreck of
+    that round (a car that crashed stays on its square until it is re-placed)."""
+    for turn in play_random_race(data):
+        state = turn.resolution.state
+        on_board = [c for c in state.cars if c.status in (CarStatus.RACING, CarStatus.CRASHED)]
+        for racer in (c for c in on_board if c.status is CarStatus.RACING):
+            assert all(other.square != racer.square for other in on_board if other is not racer), (racer, on_board)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["ring", "chicane"]),
+    st.lists(st.none() | st.tuples(st.integers(0, 9), st.sampled_from(list(Heading))), min_size=2, max_size=8),
+    st.integers(0, 2**32),
+)
+def test_a_silent_player_starts_where_the_fewest_cars_are(
+    map_name: str, choices: list[tuple[int, Heading] | None], seed: int
+) -> None:
+    """§5: "A player silent at the set-up is placed on a start square no one chose (the first
+    free one in seat order; if none is free, the one with fewest cars), facing the race
+    direction". Whatever the others choose, a silent car's start square holds at most one
+    car more (itself) than the emptiest start square: alone whenever a square was free.
+    (Every program is empty, so every car is still on its start square after round 1.)"""
+    players = list(NAMES[: len(choices)])
+    state = GAME.new_game(players, {"map": map_name}, random.Random(0))
+    starts = state.circuit.start_squares
+    orders: dict[str, tuple[Order, ...]] = {}
+    for player, choice in zip(players, choices, strict=True):
+        if choice is None:
+            orders[player] = GAME.default_orders(state, player)
+        else:
+            orders[player] = (Start(starts[choice[0] % len(starts)], choice[1]), Program(1, ()), Program(2, ()))
+    after = GAME.resolve(state, orders, random.Random(seed)).state
+    cars_on = {square: sum(1 for c in after.cars if c.square == square) for square in starts}
+    assert sum(cars_on.values()) == len(players)
+    for player, choice in zip(players, choices, strict=True):
+        if choice is None:
+            mine = after.car(player)
+            assert mine.square is not None
+            assert cars_on[mine.square] <= min(cars_on.values()) + 1, (mine, cars_on)
+            assert mine.heading is state.circuit.finish_direction
+
+
+@RACES
+@given(st.data())
+def test_a_gm_plot_stands_legal_and_complete_in_every_later_turn(data: st.DataObject) -> None:
+    """§5: a GM plot is "a standing default per player ... that applies to every round the
+    player leaves empty until the GM clears it". A plot of a player's set-up orders stands in
+    every later turn that player orders for: legal and complete (api: as parse_orders would
+    take it), every open round carrying the plot's last program (its ROUND 2)."""
+    turns = play_random_race(data, max_turns=12)
+    player = data.draw(st.sampled_from(sorted(turns[0].orders)), label="plotted")
+    plot = GAME.format_orders(turns[0].orders[player])
+    [carried] = [o.actions for o in turns[0].orders[player] if isinstance(o, Program) and o.round == 2]
+    for turn in turns[1:]:
+        if player not in GAME.expected_players(turn.state):
+            continue
+        orders = GAME.plot_orders(turn.state, player, plot)
+        assert orders is not None
+        parsed = GAME.parse_orders(turn.state, player, GAME.format_orders(orders))
+        assert parsed.ok and parsed.complete and parsed.orders == orders, parsed.problems
+        assert [o.actions for o in orders if isinstance(o, Program)] == [carried] * len(turn.state.allowed_rounds(player))
+
+
+@RACES
+@given(st.data())
+def test_without_a_round_limit_only_a_finish_or_an_empty_field_ends_the_race(data: st.DataObject) -> None:
+    """§5: "No round limit by default: the race runs until a car finishes": with no
+    max_rounds, a race is over exactly when a car has crossed the line or none is racing."""
+    for turn in play_random_race(data):
+        state = turn.resolution.state
+        assert state.options.max_rounds is None
+        assert state.finished == (bool(state.finish_order) or not any(c.racing for c in state.cars))
 
 
 @RACES

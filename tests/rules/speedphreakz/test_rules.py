@@ -411,6 +411,39 @@ def test_ending_the_round_on_the_same_square_crashes_both() -> None:
     assert "same square as bob" in kinds(resolution, "crash")[0].text
 
 
+def test_ending_the_round_on_a_wrecks_square_crashes() -> None:
+    """The seed: "If you ... end the round on the same square as someone ... you are considered
+    to have crashed"; §4.5 "Same square: at the end of the round, all cars sharing a square
+    crash. Then run one adjacency pass for those crashes." A car that crashed earlier in the
+    round is still someone: ann hits the barrier in step 1 and her wreck stays at 12,3; bob
+    ends the round on it and crashes (ann does not crash twice); dan, beside bob at the end,
+    is caught by the adjacency pass."""
+    state = race(
+        [car("ann", (11, 3)), car("bob", (8, 3)), car("dan", (8, 2))],
+        programs={"ann": "F2", "bob": "F1 F3", "dan": "F1 F2"},
+    )
+    resolution = play(state, [control(200)])
+    assert {p: (at(resolution, p).status, at(resolution, p).square) for p in ("ann", "bob", "dan")} == {
+        "ann": (CarStatus.CRASHED, Square(12, 3)),
+        "bob": (CarStatus.CRASHED, Square(12, 3)),
+        "dan": (CarStatus.CRASHED, Square(11, 2)),
+    }
+    crashes = [e.text for e in kinds(resolution, "crash")]
+    assert crashes[0].startswith("ann drives into the barrier at 13,3")
+    assert crashes[1].startswith("bob ends the round on the same square as ann")
+    assert crashes[2].startswith("dan is caught in bob's crash at the end of the round")
+    assert len(crashes) == 3 and at(resolution, "ann").crashes == 1
+
+
+def test_a_wreck_spreads_adjacency_only_in_its_crash_step() -> None:
+    """§4.5 / S8: "adjacency checked at the crash step, no chains": a car that ends the round
+    next to a wreck (not on it) does not crash."""
+    state = race([car("ann", (11, 3)), car("bob", (8, 3))], programs={"ann": "F2", "bob": "F1 F2"})
+    resolution = play(state, [control(200)])
+    assert at(resolution, "ann").status is CarStatus.CRASHED
+    assert (at(resolution, "bob").status, at(resolution, "bob").square) == (CarStatus.RACING, Square(11, 3))
+
+
 def test_a_crash_stops_the_car_and_scraps_its_next_program() -> None:
     """§4.2 Crash: "stops at once and loses its remaining actions; its queued orders are
     scrapped; recklessness -> 0"; S9 "The queued orders for the next round are discarded"."""
@@ -593,6 +626,59 @@ def test_start_squares_may_be_shared() -> None:
     assert len(kinds(held, "crash")) == 2
 
 
+def _ring_set_up(players: list[str]) -> Race:
+    """The bundled ring, at the set-up: start squares 1,5 2,5 3,5, the line faces N."""
+    import random
+
+    state: Race = GAME.new_game(players, {"map": "ring"}, random.Random(0))
+    return state
+
+
+HOLD = "ROUND 1:\nROUND 2:"
+
+
+def test_a_silent_player_starts_on_a_square_no_one_chose() -> None:
+    """§5: "A player silent at the set-up is placed on a start square no one chose (the first
+    free one in seat order ...), facing the race direction": ann (seat 0) takes 2,5, bob is
+    silent and gets the first free square, 1,5, not ann's; nobody crashes at the end of
+    round 1 (before, bob's default was the second start square by seat, ann's, and both
+    crashed)."""
+    state = _ring_set_up(["ann", "bob"])
+    orders = {"bob": GAME.default_orders(state, "bob")}
+    resolution = play(state, [control(150)], orders=orders, texts={"ann": f"START 2,5 FACING NE\n{HOLD}"})
+    assert (at(resolution, "ann").square, at(resolution, "ann").heading) == (Square(2, 5), Heading.NE)
+    assert (at(resolution, "bob").square, at(resolution, "bob").heading) == (Square(1, 5), Heading.N)
+    assert kinds(resolution, "crash") == []
+    assert kinds(resolution, "start")[1].text == "bob (blue, car B) starts at 1,5 facing N (a start square no one chose, §5)."
+
+
+def test_silent_players_fill_free_start_squares_in_seat_order_then_the_emptiest() -> None:
+    """§5: "the first free one in seat order; if none is free, the one with fewest cars".
+    ann and bob choose 1,5 (S13: "squares may be shared at the start"); cat, dan and eve are
+    silent: cat gets 2,5, dan 3,5, and eve, with no square free, the first of the emptiest
+    (2,5 and 3,5 hold one car each)."""
+    players = ["ann", "bob", "cat", "dan", "eve"]
+    state = _ring_set_up(players)
+    orders = {p: GAME.default_orders(state, p) for p in ("cat", "dan", "eve")}
+    texts = {p: f"START 1,5 FACING N\n{HOLD}" for p in ("ann", "bob")}
+    resolution = play(state, [control(150)], orders=orders, texts=texts)
+    started = [e.text.split(" starts at ")[1][:3] for e in kinds(resolution, "start")]
+    assert started == ["1,5", "1,5", "2,5", "3,5", "2,5"]
+    assert {p: at(resolution, p).square for p in players} == {
+        "ann": Square(1, 5), "bob": Square(1, 5), "cat": Square(2, 5), "dan": Square(3, 5), "eve": Square(2, 5),
+    }
+
+
+def test_a_player_may_ask_for_a_free_start_square() -> None:
+    """§5 "a start square no one chose", as an order: START FREE is placed after every
+    chosen START, whatever the seat (ann, seat 0, asks for it; bob, seat 1, chose 1,5)."""
+    state = _ring_set_up(["ann", "bob"])
+    texts = {"ann": f"START FREE FACING E\n{HOLD}", "bob": f"START 1,5 FACING N\n{HOLD}"}
+    resolution = play(state, [control(150)], texts=texts)
+    assert (at(resolution, "ann").square, at(resolution, "ann").heading) == (Square(2, 5), Heading.E)
+    assert at(resolution, "bob").square == Square(1, 5)
+
+
 def test_a_silent_player_holds_and_pays_nothing() -> None:
     """S14: "Empty program: the car holds position and pays nothing, since there is no first
     action to carry a deficit" (the deficit waits for the next first action)."""
@@ -618,6 +704,25 @@ def test_the_action_cap() -> None:
     assert "cap of 12" in parsed.problems[0].reason
     small = race([car("ann", (3, 3))], max_actions=3)
     assert not GAME.parse_orders(small, "ann", "ROUND 3: F1 F1 F1 F1").ok
+
+
+# -- §5 the round limit ------------------------------------------------------------------------
+
+
+def test_there_is_no_round_limit_by_default() -> None:
+    """§5: "No round limit by default: the race runs until a car finishes; a max_rounds option
+    may end it": a race far past any old cap (round 500) goes on; with max_rounds 30 the race
+    ends after round 30."""
+    import random
+
+    assert GAME.new_game(["ann", "bob"], {}, random.Random(0)).options.max_rounds is None
+    long = race([car("ann", (3, 3)), car("bob", (6, 3))], round_no=500, programs={"ann": "", "bob": ""})
+    resolution = play(long, [control(150)])
+    assert not resolution.state.finished and kinds(resolution, "over") == []
+    capped = race([car("ann", (3, 3)), car("bob", (6, 3))], round_no=30, programs={"ann": "", "bob": ""}, max_rounds=30)
+    resolution = play(capped, [control(150)])
+    assert resolution.state.finished
+    assert kinds(resolution, "over")[0].text == "The race ends after round 30, the last round allowed."
 
 
 # -- §4.2 pipeline --------------------------------------------------------------------------------
