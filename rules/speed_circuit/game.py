@@ -11,6 +11,7 @@ from rules.api import (
     FigureError,
     Figures,
     Game,
+    InvalidOrderError,
     OptionError,
     Parsed,
     PlayerId,
@@ -29,8 +30,11 @@ from rules.speed_circuit.plot import (
     PathOrder,
     PayOrder,
     PitOrder,
+    PushOrder,
     SpeedOrder,
     TyresOrder,
+    closest_achievable,
+    limits,
 )
 from rules.speed_circuit.resolve import resolve_turn, safe_plot
 from rules.speed_circuit.track import bundled_track_text, bundled_tracks, load_track
@@ -99,8 +103,28 @@ class SpeedCircuit:
         return tuple(later)
 
     def plot_orders(self, state: RaceState, player: PlayerId, plot: str) -> tuple[Order, ...] | None:
+        """The GM plot on file (P29) as it stands in the open turn. In the race a plot whose
+        speed is no longer achievable becomes the closest achievable speed (§8: "at the
+        deadline an impossible plot on file becomes the closest achievable speed", WBC Plot
+        Errors: "assuming maximum use of wear and tests", so PUSH YES is added where a push
+        reaches closer, unless the plot says PUSH NO); every other line of it is kept as
+        written, and a line that is not legal now is left out. None when no line stands."""
         parsed = self.parse_orders(state, player, plot)
-        return parsed.orders if parsed.orders and parsed.ok else None
+        if parsed.ok or state.phase is not Phase.RACE or state.car(player).status is not Status.RACING:
+            return parsed.orders if parsed.orders and parsed.ok else None
+        kept = list(parsed.orders)
+        asked = _first_speed(plot)
+        if asked is not None and not any(isinstance(o, SpeedOrder) for o in kept):
+            car = state.car(player)
+            said_no_push = PushOrder(False) in kept
+            mph = closest_achievable(car, state.track, asked.mph, push=not said_no_push)
+            if asked.mph is None and mph == car.speed:
+                kept.append(asked)  # MPS itself is achievable
+            else:
+                kept.append(SpeedOrder(mph))
+            if mph > limits(car, state.track).safe and PushOrder(True) not in kept:
+                kept.append(PushOrder(True))
+        return parse.canonical(kept) or None
 
     def default_orders(self, state: RaceState, player: PlayerId) -> tuple[Order, ...]:
         if state.phase is Phase.DESIGN:
@@ -201,6 +225,20 @@ FIGURE_RANGES: dict[str, tuple[int, int]] = {
     "top": (200, 20), "start": (120, 20),
 }
 FIGURES = ("wear", "skill", "speed", "acc", "dec", "top", "start", "tyres")
+
+
+def _first_speed(plot: str) -> SpeedOrder | None:
+    """The speed a plot asks for: its first SPEED line that reads (the first one counts)."""
+    for line in plot.splitlines():
+        if not line.split("#", 1)[0].strip():
+            continue
+        try:
+            order = parse.parse_line(line.strip())
+        except InvalidOrderError:
+            continue
+        if isinstance(order, SpeedOrder):
+            return order
+    return None
 
 
 def _shown(text: str) -> str:

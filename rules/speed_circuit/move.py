@@ -37,6 +37,14 @@ def order_of_movement(track: Track, cars: Collection[Car], speeds: Mapping[str, 
     return [c.player for c in movers]
 
 
+def moves_first(car: Car, other: Car) -> bool:
+    """Whether `other` moves before `car` this turn whatever either of them plots: it is
+    further ahead (§2.6 rule 1, "the car furthest ahead moves first"; P7: the progress index,
+    so a car a lap down moves after the car lapping it). The other keys of `movement_key`
+    (spun, speed, grey side) only order cars of one row, which never stand in each other's way."""
+    return other.progress > car.progress
+
+
 # -- racing lines (P11) --------------------------------------------------------------------
 
 

@@ -236,8 +236,12 @@ def parse_orders(state: RaceState, player: PlayerId, text: str) -> Parsed[Order]
                 problems.append(OrderProblem.from_error(number, line, error))
                 continue
         kept.append(order)
-    kept.sort(key=_kind_index)
-    return Parsed(tuple(kept), tuple(problems), is_complete(state, player, kept))
+    return Parsed(canonical(kept), tuple(problems), is_complete(state, player, kept))
+
+
+def canonical(orders: Sequence[Order]) -> tuple[Order, ...]:
+    """Orders in their canonical order (the order `parse_orders` gives them)."""
+    return tuple(sorted(orders, key=_kind_index))
 
 
 def is_complete(state: RaceState, player: PlayerId, orders: Sequence[Order]) -> bool:

@@ -256,9 +256,10 @@ def check_speed(car: Car, track: Track, mph: int | None, push: bool) -> int:
     raise IllegalOrderError(f"SPEED {speed} is impossible ({lim.reason}). Legal: {lim.describe()}")
 
 
-def closest_achievable(car: Car, track: Track, mph: int | None) -> int:
+def closest_achievable(car: Car, track: Track, mph: int | None, *, push: bool = True) -> int:
     """WBC plot errors: an impossible plot becomes the closest achievable speed, assuming
-    the maximum use of tests (so a push where one is allowed)."""
+    the maximum use of tests (so a push where one is allowed); `push=False` for a plot that
+    says PUSH NO, which keeps to the safe range."""
     lim = limits(car, track)
     speed = car.speed if mph is None else mph
-    return max(0, min(speed, lim.highest))
+    return max(0, min(speed, lim.highest if push else lim.safe))

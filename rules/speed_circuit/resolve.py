@@ -33,6 +33,7 @@ from rules.speed_circuit.move import (
     desired_path,
     line_bonus,
     longest_path,
+    moves_first,
     order_of_movement,
     plan_path,
     step_line,
@@ -192,6 +193,9 @@ class Mover:
     plot: Plot
     base: int
     speed: int
+    plotted: int = 0
+    """The speed plotted for this turn (after the closest-achievable rule, P29), before any
+    test's replot: an engine failure halves it (P24)."""
     order_index: int = 0
     excess: int = 0
     decel_paid: Paid = field(default_factory=Paid)
@@ -238,6 +242,18 @@ class SafePlot:
     pit: Tyre | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class PlannedMove:
+    """One speed the safe plot may send: the path it plans, whether that is the path the
+    racing lines give (else it is sent as PATH), and whether the speed is within the free
+    deceleration (no deceleration chart)."""
+
+    speed: int
+    path: tuple[str, ...]
+    as_desired: bool
+    free: bool
+
+
 def safe_speed(state: RaceState, car: Car) -> int:
     return safe_plot(state, car).speed
 
@@ -249,9 +265,13 @@ def safe_plot(state: RaceState, car: Car) -> SafePlot:
     [DES] "Keeps the car on track": the speed must also leave the car able to make the
     following turns at no cost by braking at its free deceleration, so that a car plotted
     for is not left too fast in front of a slow corner. The path steers around the spaces
-    other cars hold now (blocked lanes). A car that has not yet run both compounds (P4)
-    plans its stop on the last lap: it ends a move on a pit-entry arrow slowly enough to
-    reach the pit limit by free braking, holding back before the arrows if it must.
+    of the cars that move after this one (they are still there when it moves); a car that
+    moves before it is no obstacle, as it will have moved on by then (NOTES.md). A speed
+    whose every path is blocked is not planned (it would end in emergency braking, P15).
+    A car that has not yet run both compounds (P4) plans its stop on the last lap: it ends
+    a move on a pit-entry arrow slowly enough to reach the pit limit by free braking,
+    holding back before the arrows if it must; it never pays the deceleration chart to make
+    the stop while a free speed exists.
     In the pits, or off track, it is the highest speed its limits allow.
     """
     track = state.track
@@ -259,31 +279,38 @@ def safe_plot(state: RaceState, car: Car) -> SafePlot:
     if car.space is None or car.off_track:
         return SafePlot(lim.safe)
     staggered = state.options.staggered_lane_change
-    others = {c.space for c in state.cars if c.on_track and c.player != car.player}
+    staying = {c.space for c in state.cars if c.on_track and c.player != car.player and not moves_first(car, c)}
     line = Plot(path=PathOrder(PathKind.LINE))
-    candidates: list[tuple[int, tuple[str, ...], bool]] = []
+    candidates: list[PlannedMove] = []
     for speed in range(lim.safe, -1, -20):
         steps = speed // 20
         desired = desired_path(track, car, line, steps, staggered=staggered)
-        path = plan_path(track, car.space, steps, desired[:steps], lambda s: s in others, staggered=staggered)
+        path = plan_path(track, car.space, steps, desired[:steps], lambda s: s in staying, staggered=staggered)
         if path is None:
-            path = tuple(desired[:steps])
-        after = coast(track, car, path, speed)
-        if after is None or (speed and not _coasts(state, after, max(0, speed - car.dec), SAFE_LOOKAHEAD)):
             continue
-        candidates.append((speed, path, list(path) == desired[:steps]))
+        after = coast(track, car, path, speed)
+        if after is None or not brakes_in_time(state, after):
+            continue
+        candidates.append(PlannedMove(speed, path, list(path) == desired[:steps], speed >= lim.free_low))
     if not candidates:
         return SafePlot(0)
     pit = _pit_plan(state, car, candidates)
-    speed, path, as_desired = pit[0] if pit is not None else candidates[0]
-    lanes = None if as_desired else tuple(track.space(s).lane for s in path)
+    move = pit[0] if pit is not None else candidates[0]
+    lanes = None if move.as_desired else tuple(track.space(s).lane for s in move.path)
     tyre = None if pit is None or not pit[1] else next(t for t in Tyre if t not in car.tyres_used)
-    return SafePlot(speed, lanes, tyre)
+    return SafePlot(move.speed, lanes, tyre)
 
 
-def _pit_plan(state: RaceState, car: Car, candidates: Sequence[tuple[int, tuple[str, ...], bool]]) -> tuple[tuple[int, tuple[str, ...], bool], bool] | None:
-    """The compulsory stop (P4) on the last lap: the candidate that ends on an arrow (True),
-    else the fastest that stays short of the arrows and can still reach them (False)."""
+def _pit_plan(state: RaceState, car: Car, candidates: Sequence[PlannedMove]) -> tuple[PlannedMove, bool] | None:
+    """The compulsory stop (P4) on the last lap, as (move, pits now), or None: no stop planned.
+
+    §8 "needs no wear, test or roll" comes first, so while any candidate is free (no
+    deceleration chart) only free ones are planned, in this order: the fastest that ends on
+    an arrow at no more than pit limit + deceleration, so that next turn's slowing is free
+    (pits), or stays short of the arrows and can still end on them so (holds back); then the
+    fastest that ends on an arrow faster (pits; its slowing is charged next turn, in the
+    entrance lane, where no free speed is left); then the fastest that stays short of the
+    arrows. With no free candidate at all, the first of the first kind among the rest."""
     track = state.track
     pit = track.pit
     if pit is None or car.ran_both_compounds() or car.lap != state.laps or car.space is None:
@@ -294,13 +321,38 @@ def _pit_plan(state: RaceState, car: Car, candidates: Sequence[tuple[int, tuple[
     if car.progress > last:
         return None
     cap = pit.limit + car.dec
-    for speed, path, as_desired in candidates:
-        end = track.space(path[-1]) if path else track.space(car.space)
-        progress = car.progress + (end.row - track.space(car.space).row) % track.rows
-        if end.pit_arrow and speed <= cap:
-            return (speed, path, as_desired), True
-        if progress < first and _reaches_pit(first - progress, len(arrows), speed, car, cap):
-            return (speed, path, as_desired), False
+    here = track.space(car.space)
+
+    def end(move: PlannedMove) -> tuple[bool, int]:
+        """Whether the move ends on an arrow, and the progress it ends at."""
+        space = track.space(move.path[-1]) if move.path else here
+        return space.pit_arrow, car.progress + (space.row - here.row) % track.rows
+
+    def slow_enough(move: PlannedMove) -> bool | None:
+        on_arrow, progress = end(move)
+        if on_arrow and move.speed <= cap:
+            return True
+        if progress < first and _reaches_pit(first - progress, len(arrows), move.speed, car, cap):
+            return False
+        return None
+
+    free = [m for m in candidates if m.free]
+    for move in free:
+        stop = slow_enough(move)
+        if stop is not None:
+            return move, stop
+    for move in free:
+        if end(move)[0]:
+            return move, True
+    for move in free:
+        if end(move)[1] < first:
+            return move, False
+    if free:
+        return None  # no free way to make the stop this lap: it is not bought on the chart
+    for move in candidates:
+        stop = slow_enough(move)
+        if stop is not None:
+            return move, stop
     return None
 
 
@@ -322,6 +374,13 @@ def _reaches_pit(distance: int, span: int, speed: int, car: Car, cap: int) -> bo
         return False
 
     return reach(distance, speed)
+
+
+def brakes_in_time(state: RaceState, car: Car) -> bool:
+    """Whether a car that ends its move as `car` (at `car.speed`) can go on braking at its
+    free deceleration for `SAFE_LOOKAHEAD` turns, following the racing lines, without a
+    cornering payment: the safe plot's [DES] "keeps the car on track" (§8)."""
+    return car.speed == 0 or _coasts(state, car, max(0, car.speed - car.dec), SAFE_LOOKAHEAD)
 
 
 def _coasts(state: RaceState, car: Car, speed: int, turns: int) -> bool:
@@ -439,7 +498,7 @@ class RaceTurn:
             speed = closest_achievable(car, self.track, asked)
             if speed != asked:
                 self.say("plot", f"{car.player}'s plot of {asked} is impossible; the closest achievable is {speed}", car.player)
-            movers[car.player] = Mover(car.player, plot, car.speed, speed, start_progress=car.progress)
+            movers[car.player] = Mover(car.player, plot, car.speed, speed, plotted=speed, start_progress=car.progress)
             movers[car.player].started_off = car.off_track != 0
             movers[car.player].started_overflow = car.overflow
         seats = {c.player: i for i, c in enumerate(self.state.cars)}
@@ -473,8 +532,10 @@ class RaceTurn:
                     self.after_move(m)
                 return
         if m.engine_failed:
-            m.speed = (m.speed // 40) * 20  # P24: half, floored to a multiple of 20
-            self.say("engine", f"{m.player}'s engine fails: moves {m.speed} this turn, then leaves the track", m.player)
+            # seed 003: "immediately reduce their plotted speed by half (rounding down)", P24:
+            # floored to a multiple of 20; half the speed plotted, not of the failed test's replot
+            m.speed = (m.plotted // 40) * 20
+            self.say("engine", f"{m.player}'s engine fails: moves {m.speed} this turn (half its plotted {m.plotted}), then leaves the track", m.player)
         # 3. movement space by space
         car = self.cars[m.player]
         assert car.space is not None

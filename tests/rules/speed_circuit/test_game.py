@@ -296,8 +296,10 @@ def test_flagman_play_a_whole_three_lap_race_with_eight_cars(track: str) -> None
 
 def test_safe_plot_steers_around_a_blocked_lane() -> None:
     """Issue 10 item 6 / §8: the safe plot avoids lanes blocked by other cars: its path
-    goes round a parked car instead of braking behind it."""
-    state = race(TRACK, [car("ann", "B10", TRACK, speed=60), car("bob", "B12", TRACK, speed=0)])
+    goes round a parked car instead of braking behind it. The parked car is a lap down, so
+    it moves after ann (§2.6: "the car furthest ahead (front-most row) moves first", P7: by
+    progress) and is still in B12 when ann moves."""
+    state = race(TRACK, [car("ann", "B10", TRACK, speed=60), car("bob", "B12", TRACK, lap=0, speed=0)])
     plot = GAME.default_orders(state, "ann")
     assert plot[0] == SpeedOrder(100)
     path = plot[1]

@@ -164,14 +164,40 @@ def test_skill_chip_bypasses_a_test() -> None:
 
 
 def test_engine_failure_moves_at_half_speed_then_leaves() -> None:
-    """P24 / seed 003: a damaged engine that fails again fails completely; the car moves at half
-    its plotted speed (floored to a multiple of 20) this turn, then leaves the track."""
+    """P24 / seed 003: a damaged engine that fails again fails completely; "Cars removed from
+    the race due to engine failure immediately reduce their plotted speed by half (rounding
+    down) and move that speed for this turn": half of the 160 plotted, not of the 140 the
+    failed test replots (this test used to expect 60)."""
     resolution = push(100, 160, 6, 5, engine_damage=1)
     ann = resolution.state.car("ann")
     assert ann.status is Status.OUT and ann.note == "engine failure"
     moved = [e for e in resolution.events if e.kind == "engine"]
-    assert moved and "moves 60" in moved[0].text  # 160 failed -> 140, half = 70 -> 60
-    assert ann.progress == TRACK.rows + 13
+    assert moved and "moves 80" in moved[0].text  # plotted 160, half = 80
+    assert ann.progress == TRACK.rows + 14
+
+
+@pytest.mark.parametrize(("base", "plotted", "moved"), [(60, 120, 60), (80, 140, 60), (40, 100, 40)])
+def test_engine_failure_halves_the_plotted_speed_rounding_down(base: int, plotted: int, moved: int) -> None:
+    """Seed 003 Engine/Brake Damage: "immediately reduce their plotted speed by half (rounding
+    down)"; P24: "Floor to a multiple of 20; move, then leave the track". Plotted 120 moves 60
+    (not half of the 100 replotted after the failed test), 140 moves 70 -> 60, 100 moves 40."""
+    resolution = push(base, plotted, 6, 6, engine_damage=1)
+    ann = resolution.state.car("ann")
+    assert ann.status is Status.OUT and ann.note == "engine failure"
+    assert f"moves {moved} this turn" in texts(resolution.events)
+    assert ann.progress == TRACK.rows + 10 + moved // 20
+
+
+def test_engine_failure_on_a_stall_moves_half_the_plotted_speed() -> None:
+    """Seed 003: a stall is "Engine Damage ... Engine Failure if second damage", and such cars
+    "immediately reduce their plotted speed by half (rounding down) and move that speed for
+    this turn": plotted 80 from a standstill (a start speed push), half is 40, though the
+    stall itself replots 0."""
+    resolution = push(0, 80, 5, 6, engine_damage=1)
+    ann = resolution.state.car("ann")
+    assert ann.status is Status.OUT and ann.note == "engine failure"
+    assert "moves 40 this turn" in texts(resolution.events)
+    assert ann.progress == TRACK.rows + 12
 
 
 def test_engine_failure_across_the_finish_line_stays_and_finishes() -> None:
