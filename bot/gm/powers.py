@@ -47,7 +47,7 @@ from bot.mail_in.auth import new_secret
 from bot.mail_in.parse import Inbound
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Player, Seat, Turn
-from rules.api import FigureError, OptionError, Viewer
+from rules.api import FigureError, OptionError, ProblemKind, Viewer
 
 log = logging.getLogger("flagman.gm")
 
@@ -295,11 +295,25 @@ def _plot(ctx: Ctx, args: tuple[str, ...]) -> str:
         return f"the GM plot of {seat.name} is cleared: the game's own default applies."
     if seat.name not in rules.players(state):
         raise GmRefusal(f"{seat.name} is no longer in the race")
-    canonical = rules.format_orders(_parse_for(rules, state, seat, args[1]))
-    seat.gm_plot = canonical
+    text = _orders_text(args[1])
+    parsed = rules.parse_orders(state, seat.name, text)
+    standing = rules.plot_orders(state, seat.name, text)
+    if parsed.ok and parsed.orders:
+        stored = rules.format_orders(parsed.orders)
+    elif standing is not None and all(p.kind is ProblemKind.INVALID for p in parsed.problems):
+        # A plot in a form only a plot may take (speedphreakz.md §5: a program without a
+        # round number, for every round the player leaves empty): kept as the GM wrote it,
+        # and read by the game at each deadline. An illegal order is still refused below.
+        stored = "\n".join(line for line in text.splitlines() if line)
+    else:
+        stored = rules.format_orders(_parse_for(rules, state, seat, args[1]))  # raises with the reasons
+    seat.gm_plot = stored
     ctx.undo = {"seat": seat.name, "gm_plot": old}
-    return (f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal):\n"
-            + _quote(canonical))
+    answer = (f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal):\n"
+              + _quote(stored))
+    if standing is not None and rules.format_orders(standing) != stored:
+        answer += f"\n\nIn {turn.label} it stands for:\n" + _quote(rules.format_orders(standing))
+    return answer
 
 
 def _process(ctx: Ctx, args: tuple[str, ...]) -> str:

@@ -471,3 +471,30 @@ def test_rollback_replays_the_same_dice_with_the_same_seed(gapp: App) -> None:
     gm_says(gapp, "PROCESS sp1", game="sp1")
     after = turns(gapp, "sp1")[2]
     assert (after.seed, after.events, after.state_after) == (before.seed, before.events, before.state_after)
+
+
+def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp: App) -> None:
+    """speedphreakz.md §5: the GM may set "a program without a round number (`PLOT g seat F1 F1
+    VL`) that applies to every round the player leaves empty". PLOT takes it (a player's mail
+    could not: it names no round), says what it stands for now, and each silent round of the
+    seat runs it."""
+    rules = find_game("speedphreakz")
+    players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(rules.min_players))
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM,
+                    deadline="48h", seed=7)
+    gapp.service.send()
+    gm_says(gapp, "PROCESS sp1", game="sp1")  # the set-up: every car on a start square
+    gm_says(gapp, "PLOT sp1 p0 F1 F1", game="sp1")
+    answer = body_of(last(gapp, GM))
+    assert "[ERROR]" not in str(last(gapp, GM)["Subject"]), answer
+    assert "> F1 F1" in answer and "ROUND" in answer.split("stands for", 1)[1]
+    assert game_row(gapp, "sp1").seats[0].gm_plot == "F1 F1"
+    for _ in range(2):
+        gm_says(gapp, "PROCESS sp1", game="sp1")
+    with gapp.db.read() as session:
+        used = session.scalars(select(OrderSubmission.text).join(Seat, Seat.id == OrderSubmission.seat_id).where(
+            Seat.name == "p0", OrderSubmission.source == "plot").order_by(OrderSubmission.id)).all()
+    assert len(used) == 2 and all("F1 F1" in text for text in used), used
+    gm_says(gapp, "PLOT sp1 p0 F9 F9", game="sp1")
+    assert "[ERROR]" in str(last(gapp, GM)["Subject"]) and game_row(gapp, "sp1").seats[0].gm_plot == "F1 F1"
