@@ -452,15 +452,20 @@ def test_a_seat_dropped_after_the_resolution_is_named_by_rollback_and_can_be_dro
     assert "out of rc1 already" in body_of(last(rc, GM))
 
 
+def speedphreakz_game(app: App) -> None:
+    """SpeedPhreakz `sp1` with the fewest players, started; the turn sheets sent."""
+    rules = find_game("speedphreakz")
+    players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(rules.min_players))
+    with app.db.transaction() as session:
+        create_game(app.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM,
+                    deadline="48h", seed=7)
+    app.service.send()
+
+
 def test_rollback_replays_the_same_dice_with_the_same_seed(gapp: App) -> None:
     """architecture.md: any turn replays exactly. SpeedPhreakz rolls dice; after ROLLBACK the
     re-resolved turn has the same seed, the same rolls and the same state."""
-    rules = find_game("speedphreakz")
-    players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(rules.min_players))
-    with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM,
-                    deadline="48h", seed=7)
-    gapp.service.send()
+    speedphreakz_game(gapp)
     for _ in range(3):
         gm_says(gapp, "PROCESS sp1", game="sp1")
     before = turns(gapp, "sp1")[2]
@@ -478,12 +483,7 @@ def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp:
     VL`) that applies to every round the player leaves empty". PLOT takes it (a player's mail
     could not: it names no round), says what it stands for now, and each silent round of the
     seat runs it."""
-    rules = find_game("speedphreakz")
-    players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(rules.min_players))
-    with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM,
-                    deadline="48h", seed=7)
-    gapp.service.send()
+    speedphreakz_game(gapp)
     gm_says(gapp, "PROCESS sp1", game="sp1")  # the set-up: every car on a start square
     gm_says(gapp, "PLOT sp1 p0 F1 F1", game="sp1")
     answer = body_of(last(gapp, GM))
