@@ -31,7 +31,7 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Outcome, Refused, Submission
 from bot.clock import as_utc
-from bot.commands import Join, MailCommands, Resign, parse_commands, player
+from bot.commands import Join, MailCommands, Resign, parse_commands, player, suggest
 from bot.db import autoflushing
 from bot.echo import echo, quote_lines
 from bot.games import signups, store
@@ -56,6 +56,7 @@ from bot.models import (
 )
 from bot.settings import Settings
 from rules.api import Game as Rules
+from rules.api import ProblemKind
 
 log = logging.getLogger("flagman.inbound")
 
@@ -80,6 +81,18 @@ def dedupe_hash(inbound: Inbound) -> str:
     """Stable across redelivery: a relay adds Received/Delivered-To headers, not this."""
     key = "\x00".join((inbound.message_id, inbound.sender, inbound.subject, inbound.text))
     return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _gm_hints(text: str, who: Who) -> str:
+    """What each line of a GM's mail not understood most likely meant (issue 17, did you mean)."""
+    games = sorted(g.name for g in who.gm_of)
+    known = suggest.vocabulary(gm=True, games=games)
+    hints = []
+    for line in text.splitlines()[:20]:
+        hint = suggest.gm_game_hint(line, games) or known.suggest(line)
+        if hint:
+            hints.append(f'"{echo(line, 80)}": {hint}')
+    return ("\n\n" + "\n".join(hints)) if hints else ""
 
 
 _GREETING = re.compile(r"\AHello [^\n]*,\n\n")
@@ -620,7 +633,8 @@ class Intake:
                     raise Refused("GM mail with lines not understood", Notice(
                         who.holder(inbound), "Lines not understood",
                         "These lines are neither GM commands nor orders:\n\n" + quote_lines(commands.orders_text)
-                        + "\n\nSend HELP for the GM commands.", game=game), label="not understood", game=game)
+                        + _gm_hints(commands.orders_text, who) + "\n\nSend HELP for the GM commands.", game=game),
+                        label="not understood", game=game)
                 raise Refused("which game? ambiguous", player.which_game(inbound, who), label="ambiguous game")
             return self._orders(session, mail, seat, commands.orders_text)
         if not handled and not problems:
@@ -677,12 +691,16 @@ class Intake:
         parsed = rules.parse_orders(state, seat.name, text)
         earlier = self._on_file(session, rules, state, turn, seat)
         ctx = G.base_context(self.shell, game, rules)
-        problems = [{"line_no": p.line_no, "line": echo(p.line), "reason": p.reason} for p in parsed.problems]
+        order_help = rules.order_help(state, seat.name)
+        known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
+        problems = [{"line_no": p.line_no, "line": echo(p.line),
+                     "reason": suggest.with_suggestion(p.reason, p.line, known) if p.kind is ProblemKind.INVALID
+                     else p.reason} for p in parsed.problems]
         ctx.update({
             "seat": {"name": seat.name, "display": seat.player.name},
             "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)},
             "problems": problems, "timezone": zone,
-            "help": rules.order_help(state, seat.name),
+            "help": order_help,
         })
         if not parsed.orders:
             default = rules.format_orders(G.nmr_default(rules, state, seat)[0])

@@ -498,3 +498,14 @@ def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp:
     assert len(used) == 2 and all("F1 F1" in text for text in used), used
     gm_says(gapp, "PLOT sp1 p0 F9 F9", game="sp1")
     assert "[ERROR]" in str(last(gapp, GM)["Subject"]) and game_row(gapp, "sp1").seats[0].gm_plot == "F1 F1"
+
+
+def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc: App) -> None:
+    """Issue 17: `EXTNED rc1 24h`, `PROCES rc1` and `EXTEND 24h` (no game) are answered with what
+    they most likely meant and the syntax, not only "not understood"; nothing is done."""
+    gm_says(rc, "EXTNED rc1 24h\nPROCES rc1\nEXTEND 24h")
+    body = body_of(last(rc, GM))
+    assert "did you mean EXTEND? (EXTEND <game> <duration>, e.g. EXTEND rc1 24h)" in body
+    assert "did you mean PROCESS?" in body
+    assert "EXTEND names the game first" in body and "your games: rc1" in body
+    assert turns(rc)[-1].number == 1

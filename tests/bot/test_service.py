@@ -598,3 +598,12 @@ def test_a_friendly_order_mail_is_confirmed_without_an_error(racecraft: App) -> 
     assert "not understood" not in answer["Subject"] and "USE 3" in body_of(answer)
     refused = order(racecraft, "seb", "Hi Flagman,\n\nUSE 3\nOVERTAKE NOW\n\nCheers,\nSteve")
     assert refused["Subject"].startswith("[ERROR]") and "(1 line not understood)" in refused["Subject"]
+
+
+def test_a_typo_gets_a_did_you_mean_with_the_syntax(racecraft: App) -> None:
+    """Issue 17: "USR 3" and "STAUTS" end in more than "not understood": the answer says what
+    the line most likely meant, with its syntax."""
+    answer = body_of(order(racecraft, "seb", "USR 3"))
+    assert "did you mean USE?" in answer and "USE n" in answer
+    answer = body_of(order(racecraft, "kelly", "STAUTS"))
+    assert "did you mean STATUS?" in answer

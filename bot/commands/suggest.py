@@ -1,0 +1,91 @@
+"""Did you mean ...? A line not understood -> the command or order word it most likely meant,
+with its syntax (issue 17: "Did-you-mean for commands, orders and GM verbs, with the syntax
+line"). Pure.
+
+The words a line may have meant are the player verbs (`PLAYER_COMMANDS`), the GM verbs for a
+GM (`GM_COMMANDS`), and the order words of the game (the words in capitals of its order
+grammar, `Game.order_help`: USE, SPEED, PATH, ROUND ...). Only the first word of a line is
+compared, and only a near miss counts (`difflib`'s ratio at least 0.75, or 0.6 for a word of
+three or four letters: about one letter wrong, left out, doubled or swapped, "USR" for USE,
+"STAUTS" for STATUS), so a line that is simply not an order gets no guess.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from bot.commands.grammar import GM_COMMANDS, PLAYER_COMMANDS
+
+_CUTOFF, _SHORT_CUTOFF = 0.75, 0.6
+_ORDER_WORD = re.compile(r"\b[A-Z][A-Z0-9]{1,}\b")
+
+
+@dataclass(frozen=True, slots=True)
+class Vocabulary:
+    """What a line of one mail may have meant: word -> the syntax shown for it."""
+
+    words: dict[str, str]
+
+    def suggest(self, line: str) -> str | None:
+        """"did you mean STATUS (STATUS: ...)?" for a line whose first word is a near miss of a
+        known word, else None (a known word itself, or nothing near enough)."""
+        first = line.strip().split(maxsplit=1)[0].upper() if line.strip() else ""
+        if len(first) < 3 or first in self.words:
+            return None
+        cutoff = _SHORT_CUTOFF if len(first) <= 4 else _CUTOFF
+        close = difflib.get_close_matches(first, self.words, n=1, cutoff=cutoff)
+        if not close:
+            return None
+        word = close[0]
+        syntax = self.words[word]
+        return f"did you mean {word}? ({syntax})" if syntax != word else f"did you mean {word}?"
+
+
+def vocabulary(*, order_help: str = "", gm: bool = False, games: Sequence[str] = ()) -> Vocabulary:
+    """The words of a mail from a player of a game whose order grammar is `order_help` (and, for
+    a GM, the GM verbs; `games` the GM's games, for the syntax shown)."""
+    words: dict[str, str] = {}
+    for line in order_help.splitlines():
+        text = line.strip()
+        for word in _ORDER_WORD.findall(text):
+            if word.isalpha():  # order words, not codes such as F1 or coordinates
+                words.setdefault(word, text if text.startswith(word) else word)
+    for command in PLAYER_COMMANDS:
+        words[command.verb] = f"{command.syntax}: {command.summary}"
+    if gm:
+        for spec in GM_COMMANDS:
+            words[spec.verb] = f"{spec.syntax}, e.g. {_example(spec.example, games)}"
+    return Vocabulary(words)
+
+
+def _example(example: str, games: Sequence[str]) -> str:
+    """A GM command's example with the GM's own (first) game in it."""
+    verb, _, rest = example.partition(" ")
+    _game, _, args = rest.partition(" ")
+    return " ".join(w for w in (verb, games[0] if games else _game, args) if w)
+
+
+def with_suggestion(reason: str, line: str, known: Vocabulary | None) -> str:
+    """`reason` for refusing `line`, with a did-you-mean when there is one."""
+    hint = known.suggest(line) if known is not None else None
+    return f"{reason}; {hint}" if hint else reason
+
+
+def gm_game_hint(line: str, gm_games: Collection[str]) -> str | None:
+    """For a GM line whose verb is right but whose second word is not one of the GM's games
+    ("EXTEND 24h"): which game it needs."""
+    words = line.split()
+    if not words:
+        return None
+    spec = next((s for s in GM_COMMANDS if s.verb == words[0].upper()), None)
+    if spec is None or (len(words) > 1 and words[1].lower() in gm_games):
+        return None
+    games = ", ".join(sorted(gm_games)) or "none"
+    return (f"{spec.verb} names the game first: {spec.syntax}, e.g. {_example(spec.example, sorted(gm_games))} "
+            f"(your games: {games})")
+
+
+__all__ = ["Vocabulary", "gm_game_hint", "vocabulary", "with_suggestion"]
