@@ -698,7 +698,7 @@ class Intake:
                      else p.reason} for p in parsed.problems]
         ctx.update({
             "seat": {"name": seat.name, "display": seat.player.name},
-            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)},
+            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone), "early": game.early_resolution},
             "problems": problems, "timezone": zone,
             "help": order_help,
         })

@@ -147,7 +147,7 @@ def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
         ctx = G.base_context(shell, game, rules)
         ctx.update({
             "seat": {"name": seat.name, "display": seat.player.name},
-            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)},
+            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone), "early": game.early_resolution},
             "left": _left(deadline - now),
             "default": rules.format_orders(G.nmr_default(rules, state, seat)[0]),
             "help": rules.order_help(state, seat.name),

@@ -398,6 +398,7 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, A
             "label": turn.label if turn else None,
             "deadline": deadline_text(turn, zone),
             "expected": expected,
+            "early": game.early_resolution,
             "needs_no_orders": turn is not None and not rules.expected_players(state),
         },
         "resolved": {"number": resolved.number, "label": resolved.label,

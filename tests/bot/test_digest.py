@@ -166,3 +166,18 @@ def test_since_the_last_digest_only_new_things_are_listed(rc: App) -> None:
 
 def test_no_digest_for_a_gm_without_running_games(gapp: App) -> None:
     assert send(gapp, force=True) == 0
+
+
+
+def test_the_digest_says_whether_early_resolution_is_on(world: App) -> None:
+    """Issue 17: early resolution shown to the GM in the digest, as it is set for each game."""
+    with world.db.transaction() as session:
+        game = find_game_row(session, "rc3")
+        assert game is not None
+        game.early_resolution = False
+    assert send(world, force=True) == 2
+    body = digests(world)[-1]
+    rc1 = body.split("== rc1 ", 1)[1].split("== ", 1)[0]
+    rc3 = body.split("== rc3 ", 1)[1].split("== ", 1)[0]
+    assert "Early resolution: on (the turn resolves as soon as every order is in)" in rc1
+    assert "Early resolution: off (turns wait for the deadline)" in rc3

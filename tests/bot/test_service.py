@@ -607,3 +607,21 @@ def test_a_typo_gets_a_did_you_mean_with_the_syntax(racecraft: App) -> None:
     assert "did you mean USE?" in answer and "USE n" in answer
     answer = body_of(order(racecraft, "kelly", "STAUTS"))
     assert "did you mean STATUS?" in answer
+
+
+def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraft: App) -> None:
+    """Issue 17: a turn resolved as soon as the last order came in, while every confirmation
+    said "you may send new orders until then". With early resolution on (the game's setting),
+    the turn sheet and the confirmation say that the turn resolves as soon as every order is
+    in; with it off, they do not."""
+    sheet = body_of(last_to(racecraft, ADDRESS["seb"]))
+    assert "resolves as soon as every order is in" in sheet
+    confirmation = body_of(order(racecraft, "seb", "USE 2"))
+    assert "resolves as soon as every order is in" in confirmation and "too late" in confirmation
+    from bot.games.store import find_game_row
+
+    with racecraft.db.transaction() as session:
+        game = find_game_row(session, "rc1")
+        assert game is not None
+        game.early_resolution = False
+    assert "resolves as soon as every order is in" not in body_of(order(racecraft, "seb", "USE 3"))
