@@ -185,7 +185,9 @@ def create_game(
 
 def add_seat(shell: Shell, session: Session, game: Game, seat_name: str, address: str, name: str, timezone: str | None = None) -> Seat:
     now = shell.now()
-    player = _player(session, address, name or seat_name, timezone, now, shell.settings.bot.timezone)
+    # A new player without a zone of their own gets the game's (issue 17: the same deadline must
+    # not read "18:00 UTC" for a player and "18:00 GMT" for the GM), not the site's.
+    player = _player(session, address, name or seat_name, timezone, now, game.timezone)
     seat = Seat(game_id=game.id, name=seat_name, player_id=player.id, secret=new_secret(), active=True,
                 nmr_streak=0, gm_plot=None, joined_at=now)
     session.add(seat)

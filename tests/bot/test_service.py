@@ -625,3 +625,21 @@ def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraf
         assert game is not None
         game.early_resolution = False
     assert "resolves as soon as every order is in" not in body_of(order(racecraft, "seb", "USE 3"))
+
+
+def test_a_player_without_a_zone_gets_the_games_zone_not_the_sites(app: App) -> None:
+    """Issue 17: a player registered without a zone got the site's zone, not the game's, so the
+    same deadline read "18:00 UTC" for a player and "18:00 GMT" for the GM. A new player now
+    gets the game's zone; one who gave a zone keeps it."""
+    from bot.games.turns import PlayerSpec, create_game
+
+    with app.db.transaction() as session:
+        create_game(app.shell, session, kind="racecraft", name="rc1", gm_address=GM, deadline="48h",
+                    timezone="America/New_York",
+                    players=(PlayerSpec("kim", "kim@example.org", "Kim"),
+                             PlayerSpec("lou", "lou@example.org", "Lou", "Asia/Tokyo"),
+                             *(PlayerSpec(f"p{n}", f"p{n}@example.org", f"P{n}") for n in range(3))))
+    app.service.send()
+    assert app.settings.bot.timezone != "America/New_York"
+    assert "Times are shown in America/New_York." in body_of(last_to(app, "kim@example.org"))
+    assert "Times are shown in Asia/Tokyo." in body_of(last_to(app, "lou@example.org"))
