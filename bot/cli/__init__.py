@@ -1,6 +1,9 @@
 """`flagman ...`: each subcommand builds what it needs and returns an exit code.
 
-Exit codes: 0 done; 1 the work failed (the message says why); 2 bad usage or bad input.
+Exit codes (`EXIT_STATUS`, shown by ``flagman --help``): 0 done; 1 the work failed (the
+message says why), or stdout was closed before everything was printed (``| head``); 2 bad
+usage or bad input; 3 a server (IMAP, SMTP, the database) cannot be reached or refused the
+login (bot.cli.servers). Anything else is a bug and shows its traceback.
 
 Every command that touches the database or the mail goes through the composition root,
 ``with open_app(args) as app:`` (bot.app), and imports the shell when it runs, not when
@@ -17,18 +20,62 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
+from bot.cli import durations
 from bot.cli import extra as cli_extra
-from bot.cli.context import load, need_secret, open_app
+from bot.cli.context import load, need_secret, one_line, open_app
 from bot.cli.init import cmd_init, cmd_migrate, init_dir
+from bot.cli.servers import UNREACHABLE, explain
 
 if TYPE_CHECKING:
     from bot.games.turns import PlayerSpec
 
-__all__ = ["build_parser", "init_dir", "main", "setup_logging"]
+__all__ = ["EXIT_STATUS", "build_parser", "init_dir", "main", "setup_logging", "version"]
 
 log = logging.getLogger("flagman")
+
+EXIT_STATUS = """\
+exit status:
+  0  done
+  1  the work failed or found a problem (the message says why), or stdout was closed early (| head)
+  2  bad usage or bad input: refused, with the reason
+  3  a server cannot be reached or refused the login: the IMAP server, the SMTP relay or the
+     database; the message names it and what to check, and `flagman doctor` checks them all
+"""
+
+
+# -- version ---------------------------------------------------------------------------------
+
+def version() -> str:
+    """The installed distribution's version; from a source tree that is not installed, the one
+    in its pyproject.toml."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("flagman")  # [project] name in pyproject.toml
+    except metadata.PackageNotFoundError:
+        pass
+    import tomllib
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
+    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
+        return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, worked out when asked for (argparse's own wants it when the parser is built)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:  # argparse's names
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        print(f"flagman {version()}")
+        parser.exit(0)
 
 
 # -- play ------------------------------------------------------------------------------------
@@ -68,16 +115,35 @@ def _parse_player(text: str) -> PlayerSpec:
 def _cmd_game_new(args: argparse.Namespace) -> int:
     from bot.games import turns as G
 
+    durations.check_turn_length(args.deadline, force=args.force)
     with open_app(args) as app:
         need_secret(app.settings)
         players = [_parse_player(p) for p in args.player]
         options = dict(o.split("=", 1) for o in args.option)
         with app.db.transaction() as session:
+            # --grace is minutes already (durations.grace, as for `gm configure`).
             game = G.create_game(app.shell, session, kind=args.game, name=args.name, players=players,
                                  gm_address=args.gm or app.settings.bot.address, options=options,
                                  deadline=args.deadline, timezone=args.timezone, signup=args.signup,
-                                 grace=args.grace or "")
-            print(f"game {game.name} ({game.kind}) created: {len(players)} players, status {game.status}")
+                                 grace=f"{args.grace}m" if args.grace else "")
+            said = f"game {game.name} ({game.kind}) created: {len(players)} players, status {game.status}"
+        print(said)  # after the commit: a closed stdout cannot undo the game
+    return 0
+
+
+def _cmd_game_options(args: argparse.Namespace) -> int:
+    """Every option of a game (or of every game) with its range and default: `rules` alone,
+    no configuration and no database."""
+    import rules
+
+    kinds = [rules.find_game(args.game).name] if args.game else list(rules.game_names())
+    for number, kind in enumerate(kinds):
+        game = rules.find_game(kind)
+        if number:
+            print()
+        print(f"{kind} ({game.title}): flagman game new {kind} --option KEY=VALUE ...")
+        for line in game.option_help().splitlines():
+            print(f"  {line}" if line.strip() else "")
     return 0
 
 
@@ -165,7 +231,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 # -- the parser ------------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="flagman", description="Flagman, a play-by-email race director.")
+    parser = argparse.ArgumentParser(prog="flagman", description="Flagman, a play-by-email race director.",
+                                     epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     parser.add_argument("--config", default=os.environ.get("FLAGMAN_CONFIG"),
                         help="configuration file (default ./flagman.toml, or $FLAGMAN_CONFIG)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every decision in detail")
@@ -185,16 +253,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="print only the summary and the final result")
     p.set_defaults(func=_cmd_demo)
 
-    game = sub.add_parser("game", help="create, list and show games").add_subparsers(dest="game_command", required=True)
+    game = sub.add_parser("game", help="create, list and show games; the options of each kind of game") \
+        .add_subparsers(dest="game_command", required=True)
     p = game.add_parser("new", help="create a game")
     p.add_argument("game", help="racecraft, speed_circuit or speedphreakz")
     p.add_argument("--name", required=True, help="the game's short name, e.g. rc1")
     p.add_argument("--player", action="append", default=[], metavar="NAME=ADDRESS[,TZ]")
     p.add_argument("--gm", help="the GM's address (default: the bot's own)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--deadline", default="48h", help="48h, 3d, daily 18:00, mon,thu 18:00, or manual")
+    p.add_argument("--deadline", default="48h", type=durations.schedule, metavar="SPEC",
+                   help=durations.DEADLINE_HELP + " (default 48h)")
+    p.add_argument("--force", action="store_true", help=durations.FORCE_HELP)
     p.add_argument("--timezone", help="the game's time zone (default: [bot] timezone)")
-    p.add_argument("--grace", help="orders still taken this long after each deadline, e.g. 30m or 2h")
+    p.add_argument("--grace", type=durations.grace, metavar="MINUTES|DURATION", help=durations.GRACE_HELP)
     p.add_argument("--signup", action="store_true", help="open for sign-ups (JOIN) instead of starting now")
     p.set_defaults(func=_cmd_game_new)
     p = game.add_parser("list", help="every game, one line each")
@@ -202,6 +273,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = game.add_parser("show", help="one game: seats, orders in, standings")
     p.add_argument("name")
     p.set_defaults(func=_cmd_game_show)
+    p = game.add_parser("options", help="the options of a kind of game (or of every kind), with defaults and ranges")
+    p.add_argument("game", nargs="?", help="racecraft, speed_circuit or speedphreakz (default: every game)")
+    p.set_defaults(func=_cmd_game_options)
 
     for name, func, text in (("poll", _cmd_poll, "read the inbox once and answer every mail"),
                              ("tick", _cmd_tick, "resolve every turn that is due"),
@@ -219,8 +293,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def setup_logging(verbose: bool) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, stream=sys.stdout,
+# Loggers whose INFO lines say what the command prints itself: left out of its output unless
+# --verbose, so that each result is printed once (issue 17). A GM command's outcome is
+# logged by bot.gm.powers and printed by bot.cli.gm; a game made or started, by bot.games.turns.
+_ECHOED: dict[str, tuple[str, ...]] = {"gm": ("flagman.gm", "flagman.games"), "game": ("flagman.games",)}
+
+
+class _StdoutLog(logging.StreamHandler[TextIO]):
+    """The log on stdout. When the reader of stdout has gone (`flagman poll | head -1`) the log
+    stops quietly, instead of a "--- Logging error ---" traceback for every record after it;
+    the command carries on (its work is not cut short by a closed pipe), and `main` exits 1."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if isinstance(sys.exc_info()[1], BrokenPipeError):
+            # Not setStream: that flushes the old stream first, which is the broken pipe.
+            self.stream = open(os.devnull, "w", encoding="utf-8")  # kept open for the rest of the process
+            return
+        super().handleError(record)
+
+
+def setup_logging(verbose: bool, echoed: Sequence[str] = ()) -> None:
+    """The log on stdout, INFO (DEBUG with `verbose`); the INFO lines of the `echoed` loggers
+    are left out unless `verbose` (the command prints those results itself)."""
+    handler = _StdoutLog(sys.stdout)
+    if echoed and not verbose:
+        names = tuple(echoed)
+
+        def not_echoed(record: logging.LogRecord) -> bool:
+            return record.levelno > logging.INFO or not record.name.startswith(names)
+
+        handler.addFilter(not_echoed)
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler],
                         format="%(levelname)s %(name)s: %(message)s")
     for noisy in ("alembic", "apscheduler", "imapclient"):
         logging.getLogger(noisy).setLevel(logging.INFO if verbose else logging.WARNING)
@@ -228,18 +331,55 @@ def setup_logging(verbose: bool) -> None:
     logging.getLogger("sqlalchemy").setLevel(logging.WARNING)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _stdout_gone() -> None:
+    """The reader of stdout went away (`flagman game list | head -1`): the recipe of the Python
+    docs (signal module, "Note on SIGPIPE"): stdout goes to devnull, so that the flush at exit
+    does not fail a second time, and the exit status is 1."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # stdout is no file descriptor (a test's capture)
+        pass
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command not in ("play", "demo"):
-        setup_logging(args.verbose)
+        setup_logging(args.verbose, _ECHOED.get(args.command, ()))
+    prog = f"flagman {args.command}"
     try:
         code: int = args.func(args)
     except ValueError as exc:
         # A refusal, never a traceback: SettingsError, GameError, DeadlineError,
         # UnknownGameError and OptionError are all ValueErrors. Caught by the base class so
         # that `flagman play` need not import the shell's modules just to name them.
-        print(f"flagman {args.command}: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        # The IMAP server, the SMTP relay or the database cannot be reached: what and what to
+        # check, in two lines. Anything else is a bug: its traceback stays.
+        lines = explain(exc, args)
+        if lines is None:
+            raise
+        for line in lines:
+            print(f"{prog}: {one_line(line)}", file=sys.stderr)
+        return UNREACHABLE
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        try:
+            code = _run(argv)
+        except SystemExit:
+            sys.stdout.flush()  # --help, --version
+            raise
+        # A closed pipe shows here, not as "Exception ignored" when the interpreter exits.
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _stdout_gone()
+        return 1
     return code
 
 

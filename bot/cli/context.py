@@ -1,8 +1,9 @@
 """What every subcommand gets from the global options: the settings, and the app built on them.
 
-A leaf of the CLI package (it imports no other `bot.cli` module), so the command modules
-can share it without importing each other. Nothing here is imported before a command
-needs it: `flagman play` loads neither the settings nor the database.
+A leaf of the CLI package (it imports no other `bot.cli` module but the leaf
+`bot.cli.servers`), so the command modules can share it without importing each other.
+Nothing here is imported before a command needs it: `flagman play` loads neither the
+settings nor the database.
 """
 
 from __future__ import annotations
@@ -27,10 +28,29 @@ def load(args: argparse.Namespace) -> Settings:
 
 
 def open_app(args: argparse.Namespace) -> App:
-    """The application on the settings of `args`; use it as ``with open_app(args) as app:``."""
-    from bot.app import build_app
+    """The application on the settings of `args`; use it as ``with open_app(args) as app:``.
 
-    return build_app(load(args))
+    Its mail goes out through `RelayWatch`: a command run by hand that cannot reach the SMTP
+    relay says so and exits 3 (bot.cli.servers), where the service would retry later.
+    """
+    from bot.app import build_app
+    from bot.cli.servers import RelayWatch
+
+    app = build_app(load(args))
+    if app.settings.outbox.kind == "smtp":
+        app.mailer = RelayWatch(app.mailer)
+    return app
+
+
+MAX_LINE = 500  # a refusal printed by the CLI is one line of at most this many characters
+
+
+def one_line(text: str, limit: int = MAX_LINE) -> str:
+    """`text` as one printable line: white space (line breaks included) collapsed, control
+    and format characters shown as ``?``, cut to `limit` characters."""
+    flat = " ".join(text.split())
+    flat = "".join(c if c.isprintable() else "?" for c in flat[: limit + 1])
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
 def need_secret(settings: Settings) -> None:

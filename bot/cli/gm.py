@@ -2,9 +2,12 @@
 
 * ``flagman gm VERB GAME ARGS...`` -- one subcommand per GM command of mail-interface.md
   (``flagman gm extend rc1 24h``, ``flagman gm order rc1 roger "USE 3"``), checked against
-  the same syntax, confirmed by mail to the GM and written to the audit log ``via cli``;
+  the same syntax, confirmed by mail to the GM and written to the audit log ``via cli``; the
+  result printed once (its log line is left out of the output: bot.cli._ECHOED); a refused
+  command is printed with its reason (status 2) and audited, but mailed to nobody;
 * ``flagman gm configure GAME`` -- the game's deadline options: ``--grace``,
-  ``--early-resolution``, ``--reminders``, ``--nmr-limit``, ``--nmr-action``, ``--deadline``;
+  ``--early-resolution``, ``--reminders``, ``--nmr-limit``, ``--nmr-action``, ``--deadline``
+  (``--grace`` and ``--deadline`` read as by `game new`: bot.cli.durations);
 * ``flagman gm audit GAME`` -- the audit log;
 * ``flagman digest [--now]`` -- send the due daily digests (all of them at once with --now);
 * ``flagman remind`` -- send the reminders that are due (the tick does this too).
@@ -18,21 +21,15 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from bot.cli.context import need_secret, open_app
+from bot.cli import durations
+from bot.cli.context import need_secret, one_line, open_app
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from bot.app import App
     from bot.cli.context import Subcommands
-
-MAX_LINE = 500  # a refusal printed by the CLI is one line of at most this many characters
-
-
-def one_line(text: str, limit: int = MAX_LINE) -> str:
-    """`text` as one printable line: white space (line breaks included) collapsed, control
-    and format characters shown as ``?``, cut to `limit` characters."""
-    flat = " ".join(text.split())
-    flat = "".join(c if c.isprintable() else "?" for c in flat[: limit + 1])
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    from bot.gm.powers import GmResult
 
 
 def _fail(prog: str, message: str) -> int:
@@ -95,26 +92,44 @@ def _actor(args: argparse.Namespace) -> str:
         return "cli"
 
 
-def _cmd_verb(args: argparse.Namespace) -> int:
+def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
+    """`bot.gm.powers.execute_words` with the GM's letter held back until the outcome is known:
+    a command done is confirmed to the GM by mail, as by mail; a refused one is printed by the
+    CLI and mailed to nobody (issue 17: a typo at the terminal is no news for the GM's inbox).
+    The audit log has both."""
+    from bot import letters
+    from bot.commands import GM_VERBS, split_gm_args
     from bot.gm import powers as gm
 
+    spec = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
+    words = list(args.args)
+    parsed = split_gm_args(spec, words)
+    if parsed is None:
+        raise gm.GmRefusal(f"write {spec.syntax}, e.g. {spec.example}")
+    result = gm.execute(app.shell, session, spec.verb, args.game.lower(), parsed, actor=_actor(args), via="cli",
+                        line=" ".join([spec.verb, args.game, *words]), deliver=False)
+    if result.ok and result.letter is not None:
+        letter = result.letter
+        letters.post(app.shell, session, letter.to, letter.rendered, kind=letter.kind, game=letter.game)
+    return result
+
+
+def _cmd_verb(args: argparse.Namespace) -> int:
     prog = f"flagman gm {args.verb.lower()}"
     with open_app(args) as app:
         try:
             need_secret(app.settings)
             with app.db.transaction() as session:
-                result = gm.execute_words(app.shell, session, args.verb, args.game, list(args.args), actor=_actor(args))
-            if result.ok:
-                if result.extra:
-                    print(result.extra.rstrip())
-                print(f"{result.verb} {result.game}: done: {result.text}")
-                if args.send:
-                    app.service.send()
-                return 0
-            if args.send:  # the refusal is mailed to the GM as well, in full
+                result = _execute(app, session, args)
+            if not result.ok:
+                # The reason is the first paragraph (an ORDER refusal goes on with the order help).
+                return _fail(f"{result.verb} {one_line(result.game, 40)}", "refused: " + result.text.split("\n\n")[0])
+            if result.extra:
+                print(result.extra.rstrip())
+            print(f"{result.verb} {result.game}: done: {result.text}")
+            if args.send:
                 app.service.send()
-            # The reason is the first paragraph (an ORDER refusal goes on with the order help).
-            return _fail(f"{result.verb} {one_line(result.game, 40)}", "refused: " + result.text.split("\n\n")[0])
+            return 0
         except (ValueError, OverflowError) as exc:
             # GmRefusal, DeadlineError, FigureError, OptionError, GameError, SettingsError are
             # ValueErrors: a refusal, never a traceback (issue 14).
@@ -157,16 +172,17 @@ def _configure(app: App, args: argparse.Namespace) -> int:
     from bot.games import reminders as R
     from bot.games import store
     from bot.games import turns as G
-    from bot.games.deadlines import parse_grace, parse_schedule
     from bot.models import GmAudit
 
+    if args.deadline is not None:
+        durations.check_turn_length(args.deadline, force=args.force)
     changes: list[str] = []
     with app.db.transaction() as session:
         game = store.find_game_row(session, args.game)
         if game is None:
             return _fail("flagman gm configure", f"no game called {args.game}")
         if args.grace is not None:
-            game.grace_minutes = parse_grace(args.grace)
+            game.grace_minutes = args.grace  # minutes (durations.grace, as for `game new`)
             changes.append(f"grace {game.grace_minutes} min")
         if args.early_resolution is not None:
             if args.early_resolution and not G.rules_of(game).early_resolution:
@@ -183,17 +199,17 @@ def _configure(app: App, args: argparse.Namespace) -> int:
         if args.nmr_action is not None:
             game.nmr_action = args.nmr_action
             changes.append(f"at the NMR limit: {args.nmr_action}")
-        if args.deadline is not None:
-            parse_schedule(args.deadline)
+        if args.deadline is not None:  # a schedule (durations.schedule)
             game.deadline_spec = args.deadline
             changes.append(f"deadlines {args.deadline} (from the next turn on)")
         if changes:
             session.add(GmAudit(game_id=game.id, actor=_actor(args), via="cli", message_id="",
                                 command="configure " + "; ".join(changes), outcome="done", created_at=app.shell.now(),
                                 undo=None))
-        print(f"{game.name}: deadlines {game.deadline_spec} ({game.timezone}), grace {game.grace_minutes} min, "
-              f"early resolution {'on' if game.early_resolution else 'off'}, reminders {game.reminder_spec}, "
-              f"NMR limit {game.nmr_limit or 'off'} ({game.nmr_action})")
+        said = (f"{game.name}: deadlines {game.deadline_spec} ({game.timezone}), grace {game.grace_minutes} min, "
+                f"early resolution {'on' if game.early_resolution else 'off'}, reminders {game.reminder_spec}, "
+                f"NMR limit {game.nmr_limit or 'off'} ({game.nmr_action})")
+    print(said)  # after the commit: a closed stdout cannot undo the change
     return 0
 
 
@@ -269,16 +285,16 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
 
     p = verbs.add_parser("configure", help="deadline options of a game: grace, early resolution, reminders, NMR limit")
     p.add_argument("game")
-    p.add_argument("--grace", metavar="MINUTES|DURATION",
-                   help="orders still accepted this long after the deadline: minutes (30) or a duration (2h); "
-                        "at most 365 days")
+    p.add_argument("--grace", type=durations.grace, metavar="MINUTES|DURATION", help=durations.GRACE_HELP)
     p.add_argument("--early-resolution", type=_on_off, metavar="on|off",
                    help="resolve as soon as every order is in (where the game allows it)")
     p.add_argument("--reminders", metavar="SPEC", help="reminder marks before the deadline, e.g. 24h,2h; or none")
     p.add_argument("--nmr-limit", metavar="N|off", help="after N turns in a row without orders the seat is dropped "
                                                          "or handed to the GM")
     p.add_argument("--nmr-action", choices=("gm", "drop"), help="what happens at the NMR limit (default gm)")
-    p.add_argument("--deadline", metavar="SPEC", help="the deadline schedule for the turns opened from now on")
+    p.add_argument("--deadline", type=durations.schedule, metavar="SPEC",
+                   help="the deadline schedule for the turns opened from now on: " + durations.DEADLINE_HELP)
+    p.add_argument("--force", action="store_true", help=durations.FORCE_HELP)
     p.add_argument("--as", dest="actor", help="who to record in the audit log")
     p.set_defaults(func=_cmd_configure)
 

@@ -36,6 +36,10 @@ from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 
 log = logging.getLogger(__name__)
 
+# How a result says the relay could not be connected to (or logged in to) at all: every mail
+# of the send is then TEMPORARY with this at the start of its detail (the CLI tells the user).
+CANNOT_CONNECT = "cannot connect to SMTP relay"
+
 Security = Literal["tls", "starttls", "none"]
 
 # Errors meaning the connection is gone: the mail in flight is TEMPORARY, reconnect.
@@ -227,7 +231,7 @@ class SmtpMailer:
                     except (smtplib.SMTPException, OSError, ValueError) as exc:
                         # Refused, unreachable, TLS or login failure: a relay or config
                         # problem, never the mail's fault, so never PERMANENT.
-                        gave_up = f"cannot connect to SMTP relay {self.host}:{self.port}: {exc!r}"
+                        gave_up = f"{CANNOT_CONNECT} {self.host}:{self.port}: {exc!r}"
                         log.warning("%s", gave_up)
                         record(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
                         continue

@@ -1,0 +1,63 @@
+"""The CLI options that take a duration or a deadline schedule, read alike by every command.
+
+Each is read by bot.games.deadlines, the parser the mail commands use too (`parse_duration`
+under all of them): ``--grace`` of `game new` and `gm configure` by `parse_grace` (minutes,
+``30``, or a duration, ``2h``), ``--deadline`` by `parse_schedule` (``48h``, ``daily 18:00``,
+``manual``). They are argparse types, so a bad value is refused while the arguments are
+read, with the parser's message. Loaded when used, not when the parser is built: `flagman
+play` must not import `bot.games` (tests/rules/test_play_cli.py).
+
+A leaf of the CLI package: it imports no other `bot.cli` module.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+
+# A turn shorter than this leaves the players no time to read their turn sheet and mail
+# their orders back (mail can take minutes to arrive, and the poll runs every few); only
+# with --force (a test game, a demo).
+MIN_TURN = timedelta(hours=1)
+
+GRACE_HELP = ("orders still accepted this long after each deadline: minutes (30) or a duration (30m, 2h); "
+              "at most 365 days")
+DEADLINE_HELP = "48h, 3d, 1d12h, daily 18:00, mon,thu 18:00, or manual; a turn under an hour needs --force"
+FORCE_HELP = "accept a turn under an hour (a test game): it leaves the players no time to mail their orders"
+
+
+class TurnTooShort(ValueError):
+    """A deadline schedule shorter than `MIN_TURN`, given without --force."""
+
+
+def grace(text: str) -> int:
+    """``--grace``: whole minutes, from a plain number of minutes or a duration."""
+    from bot.games.deadlines import DeadlineError, parse_grace
+
+    try:
+        return parse_grace(text)
+    except DeadlineError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def schedule(text: str) -> str:
+    """``--deadline``: the schedule as written, once it is known to be one."""
+    from bot.games.deadlines import DeadlineError, parse_schedule
+
+    try:
+        parse_schedule(text)
+    except DeadlineError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def check_turn_length(spec: str, *, force: bool) -> None:
+    """Refuse a schedule whose turns are shorter than `MIN_TURN`, unless forced."""
+    from bot.games.deadlines import parse_schedule, shown
+
+    length = parse_schedule(spec).length
+    if length is not None and length < MIN_TURN and not force:
+        minutes = int(length.total_seconds()) // 60
+        raise TurnTooShort(f"--deadline {shown(spec)}: a turn of {minutes} min leaves the players no time to mail "
+                           "their orders (at least an hour; mail takes minutes to arrive and to be read); "
+                           "give --force to use it all the same")
