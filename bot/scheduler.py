@@ -25,7 +25,9 @@ changes them says so in the log and keeps the old ones.
 from __future__ import annotations
 
 import logging
+import select
 import signal
+import socket
 import threading
 import time
 from dataclasses import replace
@@ -234,25 +236,68 @@ class Runner:
 
 
 class _Signals:
-    """Signal handlers only set flags; the main loop acts on them (never inside a handler)."""
+    """Signal handlers only note what came, in plain attributes; the main loop acts on it.
+
+    A Python signal handler runs in the main thread between two of its bytecodes, possibly
+    while that thread holds a lock: `threading.Event.wait` holds its Condition's lock for a
+    moment on every wake-up, so an `Event.set()` in the handler can wait for a lock its own
+    thread holds, forever (SIGTERM during the main loop's wait hung the service so). So the
+    handlers take no lock; the main loop waits on a socket that `signal.set_wakeup_fd` writes a
+    byte to when a signal comes (from C, before the handler runs), and wakes at once.
+    """
 
     def __init__(self) -> None:
-        self.stop = threading.Event()
-        self.reload = threading.Event()
-        self.wake = threading.Event()
+        self.stopping = False
+        self.reloading = False
+        self._read, self._write = socket.socketpair()
+        self._read.setblocking(False)
+        self._write.setblocking(False)
+        self.stop = _StopFlag(self)
+        self._before: dict[signal.Signals, Any] = {}
+        self._before_fd = -1
 
     def install(self) -> None:
-        signal.signal(signal.SIGTERM, self._on_stop)
-        signal.signal(signal.SIGINT, self._on_stop)
-        signal.signal(signal.SIGHUP, self._on_reload)
+        self._before_fd = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
+        self._before = {sig: signal.signal(sig, handler) for sig, handler in (
+            (signal.SIGTERM, self._on_stop), (signal.SIGINT, self._on_stop), (signal.SIGHUP, self._on_reload))}
+
+    def uninstall(self) -> None:
+        """The handlers (and wake-up fd) there were before `install`."""
+        for sig, handler in self._before.items():
+            signal.signal(sig, handler)
+        signal.set_wakeup_fd(self._before_fd)
+        self._read.close()
+        self._write.close()
 
     def _on_stop(self, *_: object) -> None:
-        self.stop.set()
-        self.wake.set()
+        self.stopping = True
 
     def _on_reload(self, *_: object) -> None:
-        self.reload.set()
-        self.wake.set()
+        self.reloading = True
+
+    def wait(self, timeout: float) -> None:
+        """Up to `timeout` seconds, less if a signal comes (or came since the last wait)."""
+        if not (self.stopping or self.reloading):
+            select.select([self._read], [], [], timeout)
+        try:
+            while self._read.recv(512):
+                pass
+        except (BlockingIOError, InterruptedError):
+            pass
+
+
+class _StopFlag:
+    """`_Signals.stopping` as the `is_set`/`wait` pair `wait_for_lock` waits on."""
+
+    def __init__(self, signals: _Signals) -> None:
+        self._signals = signals
+
+    def is_set(self) -> bool:
+        return self._signals.stopping
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self._signals.wait(60.0 if timeout is None else timeout)
+        return self._signals.stopping
 
 
 def run_service(settings: Settings, *, config_path: Path | None = None, notifier: Notifier | None = None,
@@ -276,6 +321,7 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
             if not wait_for_lock(lock, signals.stop, retry=2.0, on_wait=notifier.watchdog):
                 notifier.stopping("stopped while on standby")
                 lock.release()
+                signals.uninstall()
                 return 0
     code = 0
     app = build_app(settings)
@@ -285,11 +331,10 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
         notifier.ready("running: " + f"inbox {settings.inbox.kind}, outbox {settings.outbox.kind}")
         grace = notifier.watchdog_seconds or 60.0
         lock_checked = time.monotonic()
-        while not signals.stop.is_set():
-            signals.wake.wait(1.0)
-            signals.wake.clear()
-            if signals.reload.is_set() and not signals.stop.is_set():
-                signals.reload.clear()
+        while not signals.stopping:
+            signals.wait(1.0)
+            if signals.reloading and not signals.stopping:
+                signals.reloading = False
                 notifier.reloading()
                 runner.reload()
                 notifier.ready("running (reloaded)")
@@ -310,4 +355,5 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
         runner.stop()
         if lock is not None:
             lock.release()
+        signals.uninstall()
     return code

@@ -22,7 +22,6 @@ import fcntl
 import hashlib
 import logging
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -186,7 +185,15 @@ def lock_for(settings: Settings) -> InstanceLock | None:
     return PostgresLock(url, mailbox_name(settings))
 
 
-def wait_for_lock(lock: InstanceLock, stop: threading.Event, *, retry: float = 5.0,
+class StopSignal(Protocol):
+    """What `wait_for_lock` waits on: a `threading.Event`, or the service's signal flag."""
+
+    def is_set(self) -> bool: ...
+
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
+def wait_for_lock(lock: InstanceLock, stop: StopSignal, *, retry: float = 5.0,
                   on_wait: Callable[[], object] | None = None) -> bool:
     """Take the lock, waiting on standby while another instance holds it.
 

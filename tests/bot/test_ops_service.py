@@ -199,3 +199,32 @@ def test_a_stop_that_meets_a_job_waking_another_still_ends(app: App) -> None:
     stopper[0].join(60)
     assert not stopper[0].is_alive(), "the stop never ended"
     assert not runner.scheduler.running
+
+
+def test_a_signal_wakes_the_services_main_loop_and_its_handler_takes_no_lock() -> None:
+    """SIGTERM while the main loop waited could hang the service: the handler called
+    `Event.set()`, which needs the lock `Event.wait()` in the same (main) thread may hold at that
+    moment. The handlers now only note the signal, and the loop's wait is woken through
+    `signal.set_wakeup_fd`: a SIGHUP, then a SIGTERM, each ends the wait it comes in (a wait of
+    10 minutes that returns has been woken), with the flag set."""
+    import signal
+    import threading
+
+    from bot.scheduler import _Signals
+
+    before = signal.getsignal(signal.SIGTERM)
+    signals = _Signals()
+    signals.install()
+    try:
+        main = threading.main_thread().ident
+        assert main is not None and threading.current_thread() is threading.main_thread()
+        for sig, flag in ((signal.SIGHUP, "reloading"), (signal.SIGTERM, "stopping")):
+            sender = threading.Thread(target=signal.pthread_kill, args=(main, sig))
+            sender.start()
+            signals.wait(600.0)
+            sender.join()
+            assert getattr(signals, flag), flag
+        assert signals.stop.is_set() and signals.stop.wait(600.0)
+    finally:
+        signals.uninstall()
+    assert signal.getsignal(signal.SIGTERM) is before
