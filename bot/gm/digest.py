@@ -36,6 +36,7 @@ from bot.mail_in.auth import GM_SEAT
 from bot.models import (
     Game,
     GameStatus,
+    GmAudit,
     GmDigest,
     InboundMessage,
     InboundStatus,
@@ -103,6 +104,7 @@ def send_digest(shell: G.Shell, session: Session, address: str, *, force: bool =
     ctx = G.base_context(shell, running[0], G.rules_of(running[0]))
     ctx.update({
         "since": format_local(since, zone), "now": format_local(now, zone), "timezone": zone,
+        "first": last is None,
         "games": [game_summary(shell, session, g, zone) for g in games],
         "commands": [{"syntax": c.syntax, "summary": c.summary, "example": c.example} for c in GM_COMMANDS],
         "reply_addresses": [{"game": g.name, "address": shell.reply_address(g.name, GM_SEAT)} for g in running],
@@ -182,10 +184,15 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
               for o in session.scalars(select(Outbox).where(
                   Outbox.status == OutboxStatus.FAILED, Outbox.created_at >= since - FAILED_LOOKBACK,
                   or_(Outbox.game_id.is_(None), Outbox.game_id.in_(game_ids))).order_by(Outbox.id))]
+    # Every use of the GM's powers (mail or CLI), from the audit log: what `gm audit` lists.
+    gm_actions = [f"{format_local(as_utc(a.created_at), zone)} [{names.get(a.game_id or 0, '?')}] {echo(a.command, 200)}"
+                  f" ({a.via}): {echo(a.outcome, 200)}"
+                  for a in session.scalars(select(GmAudit).where(GmAudit.created_at > since,
+                                                                 GmAudit.game_id.in_(game_ids)).order_by(GmAudit.id))]
     quarantined = [f"{format_local(as_utc(q.created_at), zone)} {echo(q.message_id)}: "
                    f"{echo((q.error.strip().splitlines() or ['?'])[-1])}"
                    for q in session.scalars(select(Quarantine).where(Quarantine.created_at > since)
                                             .order_by(Quarantine.id))]
     return {"refused": _clip(refused), "strangers": _clip(strangers), "auth_failed": _clip(auth_failed),
             "bounces": _clip(bounces), "ignored": _clip(ignored), "failed_sends": _clip(failed),
-            "quarantined": _clip(quarantined)}
+            "quarantined": _clip(quarantined), "gm_actions": _clip(gm_actions)}

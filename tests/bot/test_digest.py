@@ -181,3 +181,23 @@ def test_the_digest_says_whether_early_resolution_is_on(world: App) -> None:
     rc3 = body.split("== rc3 ", 1)[1].split("== ", 1)[0]
     assert "Early resolution: on (the turn resolves as soon as every order is in)" in rc1
     assert "Early resolution: off (turns wait for the deadline)" in rc3
+
+
+def test_the_digest_lists_what_was_done_with_gm_powers_since_the_last_one(world: App) -> None:
+    """Issue 17: the digest did not list what was done with GM powers since the last digest
+    (only `gm audit` did), and the first digest said "since the last digest" when there was
+    none. Now every GM command since the last digest is listed, with how it came and what it
+    did; the first digest says it is the first; the next lists only what came after."""
+    assert send(world, force=True) == 2
+    first = digests(world)[-1]
+    assert "this is your first digest" in first and "Since the last digest" not in first
+    actions = first.split("What you did with the GM commands", 1)[1].split("\n\n", 1)[0]
+    assert "[rc3] PAUSE rc3 (mail): done" in actions and "[rc1] EXTEND rc1 1h (mail): done" in actions
+    assert "rc9" not in actions
+    world.clock.advance(hours=1)  # type: ignore[attr-defined]
+    gm_says(world, "RESUME rc3", game="rc3")
+    assert send(world, force=True) == 2
+    second = digests(world)[-1]
+    assert "Since the last digest" in second
+    later = second.split("What you did with the GM commands", 1)[1].split("\n\n", 1)[0]
+    assert "RESUME rc3" in later and "PAUSE rc3" not in later
