@@ -1057,7 +1057,7 @@ def _ignore_reason(
     if loop:
         value = _unfold(loop[0])
         ours = " (ours)" if loop_value is not None and value == loop_value.strip() else ""
-        return IgnoreReason.LOOP, f"{loop_header}: {echo(value)}{ours}"
+        return IgnoreReason.LOOP, f"{loop_header}: {echo(value) or '(empty)'}{ours}"
     if sender:
         local, _, domain = address_parts(sender)
         if (local, domain) in own:

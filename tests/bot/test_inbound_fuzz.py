@@ -281,3 +281,12 @@ def test_cap_header_section_only_cuts_out_header_lines(lines: list[bytes], newli
     while prefix < len(capped) and capped[prefix] == raw[prefix]:
         prefix += 1
     assert capped[prefix:] == raw[len(raw) - (len(capped) - prefix):], "one stretch removed, the rest intact"
+
+
+def test_an_empty_loop_header_is_still_a_printable_detail() -> None:
+    """Found by test_mutated_fixtures_never_raise: a loop header cut to its name ("X-Flagman-Loop:"
+    and nothing after it) made the detail end in a space; it says "(empty)" instead."""
+    raw = (b"From: Roger Racer <roger@example.net>\r\nTo: flagman@example.org\r\nSubject: x\r\n"
+           b"Message-ID: <loop@example.net>\r\nX-Flagman-Loop:")
+    inbound = parse_inbound(raw, own_addresses={"flagman@example.org"}, loop_header="X-Flagman-Loop", max_lines=0)
+    assert inbound.ignore_detail == "X-Flagman-Loop: (empty)" and printable_line(inbound.ignore_detail)
