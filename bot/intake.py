@@ -142,7 +142,7 @@ class BatchMemo:
     """What a batch of mail reads again and again, read once (performance.md: work per batch).
 
     `seen` (the Message-IDs handled already) and `recent` (mails per rate-limit key in the last
-    hour) are kept up to date as mails are recorded. `games`, `states` and `subs` hold while the
+    hour) are kept up to date as mails are recorded. `games`, `states`, `subs` and `on_file` hold while the
     batch only takes orders and answers questions: a mail that does anything else (a GM
     command, JOIN, RESIGN) may change games, seats and turns, and `forget`s them.
     """
@@ -279,25 +279,18 @@ class Intake:
         try:
             # The rows the batch adds are written together at its end (performance.md: work per
             # batch), not a few at a time before every query: what this mail reads does not
-            # depend on them, except where `_up_to_date` says so first.
+            # depend on them, except where `write_rows` runs first.
             with session.no_autoflush:
                 return self._handle(session, mail)
         finally:
             if mail.changes_games:  # what the memo holds may have changed under it
                 self.memo.forget()
 
-    def _up_to_date(self, session: Session) -> None:
-        """Write what the batch added so far: the queries after this one count or read rows of
-        earlier mails of the batch (rate limits, replies to strangers, commands that read or
-        change games), and autoflush is off while a mail is handled."""
-        self.rows.write(session)
-        if session.new or session.dirty or session.deleted:
-            session.flush()
-        self.memo.pending.clear()
-
-    def end_batch(self, session: Session) -> None:
-        """The batch (or, mail by mail, the mail) is done: write what it added, in order --
-        what commands changed through the session, then the rows collected since."""
+    def write_rows(self, session: Session) -> None:
+        """Write what the batch added so far, in order -- what commands changed through the
+        session, then the rows collected since: when the batch (or, mail by mail, the mail) is
+        done, and before a query that counts or reads rows of earlier mails of the batch (rate
+        limits, replies to strangers, commands), as autoflush is off while a mail is handled."""
         if session.new or session.dirty or session.deleted:
             session.flush()
         self.rows.write(session)
@@ -323,11 +316,11 @@ class Intake:
                 mail.changes_games = True
                 self.memo.forget()
             if who.seat is None and not who.gm_of:
-                self._up_to_date(session)
+                self.write_rows(session)
                 with autoflushing(session):
                     done = self._unauthenticated(session, mail, who, commands)
             elif commands.gm or commands.player:
-                self._up_to_date(session)
+                self.write_rows(session)
                 with autoflushing(session):
                     done = self._act(session, mail, who, commands)
                     session.flush()  # what the commands did comes before the answers (outbox order)
@@ -372,7 +365,7 @@ class Intake:
         key = _rate_key(who.principal, mail.inbound.sender)
         if key not in self.memo.recent:
             if key in self.memo.pending:  # an earlier mail of the batch counts, not yet written
-                self._up_to_date(session)
+                self.write_rows(session)
             same = (InboundMessage.principal == who.principal if who.principal else
                     (InboundMessage.sender == mail.inbound.sender) & (InboundMessage.principal == ""))
             self.memo.recent[key] = session.scalar(select(func.count()).select_from(InboundMessage).where(

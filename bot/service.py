@@ -159,7 +159,7 @@ class Service:
                     savepoint = session.begin_nested()
                     try:
                         outcome = self.intake.handle(session, raw, inbound)
-                        self.intake.end_batch(session)  # the mail's rows, inside its savepoint
+                        self.intake.write_rows(session)  # the mail's rows, inside its savepoint
                         savepoint.commit()
                     except Exception as exc:  # noqa: BLE001 - quarantined and reported, never swallowed
                         savepoint.rollback()
@@ -168,7 +168,7 @@ class Service:
                         results.append((raw, exc))
                         continue
                     results.append((raw, outcome))
-                self.intake.end_batch(session)
+                self.intake.write_rows(session)
             except BaseException:
                 self.intake.drop_rows()  # the transaction is rolled back: its rows go with it
                 raise
