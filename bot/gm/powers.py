@@ -188,11 +188,16 @@ def _orders_text(text: str) -> str:
 def _parse_for(rules: Any, state: Any, seat: Seat, text: str) -> tuple[Any, ...]:
     parsed = rules.parse_orders(state, seat.name, _orders_text(text))
     if parsed.problems or not parsed.orders:
-        reasons = "; ".join(f'"{p.line}": {p.reason}' for p in parsed.problems) or "no orders in it"
-        raise GmRefusal(f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
-                        + rules.order_help(state, seat.name))
+        raise _not_valid(rules, state, seat, parsed)
     orders: tuple[Any, ...] = parsed.orders
     return orders
+
+
+def _not_valid(rules: Any, state: Any, seat: Seat, parsed: Any) -> GmRefusal:
+    """The refusal of orders the game's parser did not take, with its reasons and the grammar."""
+    reasons = "; ".join(f'"{p.line}": {p.reason}' for p in parsed.problems) or "no orders in it"
+    return GmRefusal(f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
+                     + rules.order_help(state, seat.name))
 
 
 def _deadline_words(turn: Turn | None, zone: str) -> str:
@@ -306,7 +311,7 @@ def _plot(ctx: Ctx, args: tuple[str, ...]) -> str:
         # and read by the game at each deadline. An illegal order is still refused below.
         stored = "\n".join(line for line in text.splitlines() if line)
     else:
-        stored = rules.format_orders(_parse_for(rules, state, seat, args[1]))  # raises with the reasons
+        raise _not_valid(rules, state, seat, parsed)
     seat.gm_plot = stored
     ctx.undo = {"seat": seat.name, "gm_plot": old}
     answer = (f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal):\n"
