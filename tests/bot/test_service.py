@@ -39,6 +39,24 @@ def order(app: App, seat: str, text: str, *, message_id: str | None = None) -> E
     return after[-1]
 
 
+def orders_fail_for(monkeypatch: pytest.MonkeyPatch, seat_name: str) -> list[str]:
+    """Handling the orders of `seat_name` raises (a bug in the making); the seats whose orders
+    were handled, in order, are listed in the list returned."""
+    from bot.intake import Intake
+
+    real = Intake._orders
+    calls: list[str] = []
+
+    def explode(self, session, mail, seat, text):  # type: ignore[no-untyped-def]
+        calls.append(seat.name)
+        if seat.name == seat_name:
+            raise RuntimeError("boom")
+        return real(self, session, mail, seat, text)
+
+    monkeypatch.setattr(Intake, "_orders", explode)
+    return calls
+
+
 def turn_rows(app: App) -> list[Turn]:
     with app.db.read() as session:
         return list(session.scalars(select(Turn).order_by(Turn.number)))
@@ -175,16 +193,7 @@ def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft
 
 def test_a_mail_that_crashes_processing_is_quarantined_and_the_batch_goes_on(racecraft: App, monkeypatch: pytest.MonkeyPatch) -> None:
     """architecture.md: an unexpected exception rolls back that mail, stores it in quarantine; others are applied."""
-    from bot.intake import Intake
-
-    real = Intake._orders
-
-    def explode(self, session, mail, seat, text):  # type: ignore[no-untyped-def]
-        if seat.name == "kelly":
-            raise RuntimeError("boom")
-        return real(self, session, mail, seat, text)
-
-    monkeypatch.setattr(Intake, "_orders", explode)
+    orders_fail_for(monkeypatch, "kelly")
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
     inbox.deliver(reply_to(last_to(racecraft, ADDRESS["kelly"]), "USE 1", sender=ADDRESS["kelly"]))
@@ -461,18 +470,7 @@ def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(racecraft: Ap
     """A savepoint only when a mail fails (issue 15): the batch runs in one transaction; when a mail
     raises, all of it is rolled back and done again with a savepoint per mail, so the others are
     applied exactly once (one confirmation each) and the failing one is quarantined."""
-    from bot.intake import Intake
-
-    real = Intake._orders
-    calls: list[str] = []
-
-    def explode_for_kelly(self, session, mail, seat, text):  # type: ignore[no-untyped-def]
-        calls.append(seat.name)
-        if seat.name == "kelly":
-            raise RuntimeError("boom")
-        return real(self, session, mail, seat, text)
-
-    monkeypatch.setattr(Intake, "_orders", explode_for_kelly)
+    calls = orders_fail_for(monkeypatch, "kelly")
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
     for seat, text in (("seb", "USE 2"), ("kelly", "USE 1"), ("steve", "USE 3")):
