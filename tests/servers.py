@@ -1,5 +1,8 @@
 """Real servers for the tests: a private Dovecot, an SMTP sink (aiosmtpd) and PostgreSQL.
 
+Dovecot delivers by the mail recipe operators install (deploy/mail/dovecot-flagman.conf, read
+from the file); `LmtpRelay` is an MTA in front of it, handing mail over LMTP as Postfix does.
+
 Every server runs on 127.0.0.1 on a free port, with all its files in a temp dir, as an
 unprivileged user (Dovecot and PostgreSQL both refuse, or should not, run as root: when the
 tests run as root the processes are started as ``nobody`` and the temp dir is chowned to it).
@@ -31,6 +34,9 @@ from typing import Any
 
 START_TIMEOUT = 20.0
 UNPRIVILEGED_USER = os.environ.get("FLAGMAN_TEST_SERVER_USER", "nobody")
+# The mail recipe's Dovecot settings (OPERATING.md, "The mail server"): every test Dovecot
+# delivers through them, so the recipe the operator installs is the one the tests use.
+DELIVERY_RECIPE = Path(__file__).resolve().parents[1] / "deploy" / "mail" / "dovecot-flagman.conf"
 
 
 class ServerError(RuntimeError):
@@ -272,11 +278,17 @@ mail_path = ~/Maildir
 
 
 def dovecot_config(
-    version: tuple[int, int], *, tls: tuple[Path, Path] | None = None, **values: object
+    version: tuple[int, int],
+    *,
+    tls: tuple[Path, Path] | None = None,
+    delivery: str | None = None,
+    **values: object,
 ) -> str:
     """The config text for this Dovecot version (2.4 syntax from 2.4 on).
 
     `tls` is (certificate, key): IMAPS on `imaps_port` and STARTTLS on the IMAP port.
+    `delivery`: how LMTP delivers plus-addresses; None is the mail recipe itself,
+    deploy/mail/dovecot-flagman.conf, included word for word (the same lines in 2.3 and 2.4).
     """
     template = _DOVECOT_24 if version >= (2, 4) else _DOVECOT_23
     if tls is None:
@@ -286,7 +298,13 @@ def dovecot_config(
         ssl_lines = f"ssl = yes\nssl_server_cert_file = {tls[0]}\nssl_server_key_file = {tls[1]}"
     else:
         ssl_lines = f"ssl = yes\nssl_cert = <{tls[0]}\nssl_key = <{tls[1]}"
-    return template.format(ssl=ssl_lines, **values)
+    if delivery is None:
+        source, delivery = DELIVERY_RECIPE, DELIVERY_RECIPE.read_text()
+    else:
+        source = Path("(the test's own)")
+    # After format(): the recipe is taken as written, braces and all.
+    return (template.format(ssl=ssl_lines, **values)
+            + f"\n# --- delivery settings: {source}\n" + delivery)
 
 
 def make_certificate(directory: Path, name: str = "localhost") -> tuple[Path, Path]:
@@ -323,8 +341,13 @@ class Dovecot:
 
     host = "127.0.0.1"
 
-    def __init__(self, root: Path | None = None, *, tls: bool = False) -> None:
+    def __init__(
+        self, root: Path | None = None, *, tls: bool = False, delivery: str | None = None
+    ) -> None:
+        """`delivery`: Dovecot settings for LMTP delivery instead of the mail recipe's
+        (a test of a mail server set up wrong); None delivers as the recipe says."""
         self._own_root = root is None
+        self.delivery = delivery
         self.root = Path(root) if root is not None else _make_tempdir("fm-dc-")
         self.run_as = _RunAs.for_servers()
         self.binary = dovecot_binary()
@@ -357,6 +380,7 @@ class Dovecot:
                 lmtp_port=self.lmtp_port,
                 imaps_port=self.imaps_port,
                 tls=self._certificate() if self.tls else None,
+                delivery=self.delivery,
             )
         )
         self._write_passwd()
@@ -847,6 +871,90 @@ def _apply(server, fault: Fault) -> str:  # noqa: ANN001
         return "421 4.4.2 connection dropped (test fault)"
     assert fault.reply is not None
     return fault.reply
+
+
+# --------------------------------------------------------------------------------------------
+# An MTA in front of Dovecot
+
+
+class LmtpRelay:
+    """An SMTP relay (aiosmtpd) that hands every mail to a `Dovecot` over LMTP, recipient
+    addresses whole (``flagman+rc1.kelly.<mac>@...`` included), as Postfix does with
+    ``virtual_transport = lmtp:...`` (deploy/mail/postfix-main.cf), and answers the end of
+    DATA with Dovecot's verdict: 250 once the mail is stored, Dovecot's 5xx/4xx if it refused
+    the recipient. (Postfix would queue and bounce instead; answering at once keeps the tests
+    free of waiting.) Which folder the mail is stored in is Dovecot's business: its delivery
+    settings (the mail recipe, or a test's own).
+    """
+
+    host = "127.0.0.1"
+
+    def __init__(self, dovecot: Dovecot, port: int | None = None) -> None:
+        self.dovecot = dovecot
+        self.port = port or free_port()
+        self._lock = threading.Lock()
+        self.verdicts: list[tuple[tuple[str, ...], str]] = []  # (recipients, the reply given)
+        self._controller: Any = None
+
+    def start(self) -> LmtpRelay:
+        from aiosmtpd.controller import Controller
+
+        controller = Controller(
+            _RelayHandler(self), hostname=self.host, port=self.port, ready_timeout=START_TIMEOUT,
+            enable_SMTPUTF8=True,
+        )
+        try:
+            controller.start()
+        except Exception as exc:
+            raise ServerError(f"the LMTP relay did not start on port {self.port}: {exc!r}") from exc
+        self._controller = controller
+        return self
+
+    def stop(self) -> None:
+        if self._controller is not None:
+            self._controller.stop()
+            self._controller = None
+
+    def __enter__(self) -> LmtpRelay:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def hand_over(self, mail_from: str, rcpt_tos: tuple[str, ...], data: bytes) -> str:
+        """Deliver over LMTP; the SMTP reply that says how it went."""
+        try:
+            self.dovecot.deliver(list(rcpt_tos), data, mail_from=mail_from or "<>")
+        except smtplib.SMTPRecipientsRefused as exc:
+            code, text = next(iter(exc.recipients.values()))
+            reply = f"{code} {text.decode('utf-8', 'replace')}"
+        except smtplib.SMTPResponseException as exc:
+            error = exc.smtp_error
+            text = error.decode("utf-8", "replace") if isinstance(error, bytes) else str(error)
+            reply = f"{exc.smtp_code} {text}"
+        except (smtplib.SMTPException, OSError) as exc:
+            reply = f"451 4.4.0 LMTP delivery failed: {exc!r}"
+        else:
+            reply = "250 2.0.0 delivered over LMTP"
+        with self._lock:
+            self.verdicts.append((rcpt_tos, reply))
+        return " ".join(reply.split())
+
+
+class _RelayHandler:
+    def __init__(self, relay: LmtpRelay) -> None:
+        self.relay = relay
+
+    async def handle_DATA(self, server, session, envelope):  # noqa: ANN001, ANN201
+        import asyncio
+
+        data = envelope.original_content or envelope.content
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        # LMTP blocks; run it off the event loop.
+        return await asyncio.get_running_loop().run_in_executor(
+            None, self.relay.hand_over, envelope.mail_from or "", tuple(envelope.rcpt_tos), bytes(data)
+        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """`flagman init` and `flagman migrate`: a working configuration, and the schema brought up to date.
 
-Exit codes as in bot.cli: 0 done; 2 bad usage or bad input.
+Exit codes as in bot.cli: 0 done; 1 a migration failed; 2 bad usage or bad input; 3 the
+database cannot be reached.
 """
 
 from __future__ import annotations
@@ -8,13 +9,15 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import sys
 from pathlib import Path
 
-from bot.cli.context import load
+from bot.cli.context import load, one_line
 
 CONFIG_TEMPLATE = """\
 # Flagman configuration written by `flagman init` for the embedded default:
-# SQLite and Maildir folders under this directory. See config.example.toml for every option.
+# SQLite and Maildir folders under this directory. Every option is documented in
+# config.example.toml: `flagman deploy --print config.example.toml` prints it.
 
 [bot]
 address = "{address}"
@@ -63,9 +66,15 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
-    from bot.db import migrate
+    """Up (or down) to the revision; a failure is one line on stderr (the journal's, under the
+    unit's ExecStartPre=) and a non-zero exit (bot.ops.upgrade)."""
+    from bot.ops.upgrade import MigrationError, migrate_to
 
     settings = load(args)
-    migrate(settings.database_url, args.revision)
-    print(f"database at revision {args.revision}")
+    try:
+        done = migrate_to(settings.database_url, args.revision)
+    except MigrationError as exc:
+        print(f"flagman migrate: {one_line(str(exc), 1000)}", file=sys.stderr)
+        return exc.status
+    print(done.summary())
     return 0

@@ -1,4 +1,4 @@
-"""Operator subcommands: doctor, backup, restore, export, replay, copy-db.
+"""Operator subcommands: doctor, deploy, backup, restore, export, replay, copy-db.
 
 Exit codes as in bot.cli: 0 done; 1 the work failed or found a problem; 2 bad usage.
 """
@@ -19,7 +19,44 @@ if TYPE_CHECKING:
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from bot.ops.doctor import run_doctor
 
-    return run_doctor(Path(args.config) if args.config else None, fix=args.fix)
+    return run_doctor(Path(args.config) if args.config else None, fix=args.fix,
+                      probe_plus=args.probe_plus, probe_wait=args.probe_wait)
+
+
+def _cmd_deploy(args: argparse.Namespace) -> int:
+    from pathlib import PurePosixPath
+
+    from bot.ops import deploy as D
+
+    venv = PurePosixPath(args.venv) if args.venv else D.running_venv()
+    try:
+        if args.show is not None:
+            if args.show:
+                sys.stdout.buffer.write(D.content(D.find_placement(args.show, venv), venv))
+                return 0
+            for placement in D.placements(venv, fixed_user=args.fixed_user):
+                keep = " (kept if there)" if placement.keep else ""
+                print(f"{placement.name:<30} -> {placement.target}  {placement.mode:04o}{keep}: {placement.what}")
+            return 0
+        if not args.prefix:
+            print("flagman deploy: give PREFIX (/ to install on this machine), or --print to see what goes where",
+                  file=sys.stderr)
+            return 2
+        prefix = Path(args.prefix)
+        written = D.deploy(prefix, venv, fixed_user=args.fixed_user)
+    except D.DeployError as exc:
+        print(f"flagman deploy: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"flagman deploy: cannot write under {args.prefix}: {exc.strerror or exc} "
+              f"({exc.filename or ''}); run it as root for /", file=sys.stderr)
+        return 1
+    for done in written:
+        print(f"{done.action:<9} {done.path}")
+    print(f"the unit runs {venv}/bin/flagman")
+    for step in D.next_steps(prefix):
+        print(f"next: {step}")
+    return 0
 
 
 def _cmd_backup(args: argparse.Namespace) -> int:
@@ -107,7 +144,24 @@ def _cmd_copy_db(args: argparse.Namespace) -> int:
 def register(sub: Subcommands) -> None:
     p = sub.add_parser("doctor", help="check the set-up (config, database, IMAP, SMTP, secret, clock) and say how to fix it")
     p.add_argument("--fix", action="store_true", help="create missing IMAP/Maildir folders")
+    p.add_argument("--probe-plus", action="store_true",
+                   help="also mail a probe to the bot's own plus-address (<local>+doctor.probe.<random>@<domain>) "
+                        "through the SMTP relay and wait for it in the IMAP INBOX, then delete it")
+    p.add_argument("--probe-wait", type=float, default=60.0, metavar="SECONDS",
+                   help="how long --probe-plus waits for the probe to arrive (default 60)")
     p.set_defaults(func=_cmd_doctor)
+
+    p = sub.add_parser("deploy", help="write the systemd unit, tmpfiles snippet, flagmanctl, an example "
+                                      "configuration and the documentation where systemd expects them")
+    p.add_argument("prefix", nargs="?", metavar="PREFIX",
+                   help="the root to write under: / on this machine (as root), or a staging directory")
+    p.add_argument("--print", dest="show", nargs="?", const="", metavar="FILE",
+                   help="write nothing: list where each file goes, or print FILE (e.g. flagman.service, "
+                        "config.example.toml, mail/postfix-main.cf) as it would be written")
+    p.add_argument("--venv", metavar="DIR", help="the venv the unit runs flagman from (default: this flagman's own)")
+    p.add_argument("--fixed-user", action="store_true",
+                   help="also a fixed system user (sysusers.d) and the drop-in that turns DynamicUser= off")
+    p.set_defaults(func=_cmd_deploy)
 
     p = sub.add_parser("backup", help="copy the SQLite database while the service runs (PostgreSQL: prints the pg_dump command)")
     p.add_argument("path", help="the backup file to write (never overwritten)")

@@ -1,1 +1,2 @@
-"""Operating the service: backups, doctor, the single-instance lock, systemd notify."""
+"""Operating the service: deploy, migrate (upgrades), backups, doctor (and its plus-address probe),
+the single-instance lock, systemd notify."""

@@ -11,18 +11,27 @@ INTERNALDATE on the IMAP server), and whether a service holds the instance lock.
 IMAP folders (Processed, Failed) and the Maildir folders. It never migrates the database
 (that is `flagman migrate`, run before each start by the systemd unit).
 
+A server that cannot be used gets the fix for the way it failed (bot.ops.reach): a name that
+does not resolve, a refused connection, no answer within the timeout, a TLS handshake or
+certificate that fails, a login refused. Every password is named by the one path the unit
+reads it from, ``/etc/flagman/credentials/<name>`` (LoadCredential=).
+
+``--probe-plus`` also mails a probe to the bot's own plus-address and waits for it in the
+INBOX (bot.ops.plus_probe): the mail server must deliver the players' replies there.
+
 No secret is ever printed: database URLs are shown with the password hidden.
 """
 
 from __future__ import annotations
 
-import enum
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
+
+from bot.ops.deploy import CREDENTIALS_DIR
+from bot.ops.findings import Finding, Severity, ok, problem, warning
 
 if TYPE_CHECKING:
     from bot.mail_in.imap import ImapInbox
@@ -37,31 +46,7 @@ EXAMPLE_SECRETS = frozenset({
 MIN_SECRET_LENGTH = 16
 CLOCK_TOLERANCE = timedelta(minutes=2)
 
-
-class Severity(enum.Enum):
-    OK = "ok"
-    WARNING = "warning"
-    PROBLEM = "PROBLEM"
-
-
-@dataclass(frozen=True, slots=True)
-class Finding:
-    severity: Severity
-    area: str
-    text: str
-    fix: str = ""
-
-
-def ok(area: str, text: str) -> Finding:
-    return Finding(Severity.OK, area, text)
-
-
-def warning(area: str, text: str, fix: str = "") -> Finding:
-    return Finding(Severity.WARNING, area, text, fix)
-
-
-def problem(area: str, text: str, fix: str) -> Finding:
-    return Finding(Severity.PROBLEM, area, text, fix)
+__all__ = ["Finding", "Severity", "compare_clock", "diagnose", "print_findings", "run_doctor", "safe_url"]
 
 
 def safe_url(url: str) -> str:
@@ -77,9 +62,9 @@ def safe_url(url: str) -> str:
 
 def check_secret(settings: Settings) -> Iterator[Finding]:
     secret = settings.secrets.site_secret
-    how = ("create it: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > /etc/flagman/site-secret "
-           "(mode 0600), and pass it with LoadCredential=site-secret:/etc/flagman/site-secret "
-           "(or FLAGMAN_SECRET, or [bot] secret_file)")
+    how = (f"create it: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > {CREDENTIALS_DIR}/site-secret "
+           f"(mode 0600; the unit hands it over with LoadCredential=site-secret:{CREDENTIALS_DIR}/site-secret; "
+           "a command run by hand reads FLAGMAN_SECRET, or [bot] secret_file), then `systemctl restart flagman`")
     if not secret:
         yield problem("secret", "no site secret is set: reply addresses and seat passwords cannot be signed", how)
     elif secret.strip().lower() in EXAMPLE_SECRETS:
@@ -113,11 +98,11 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
             with db.engine.connect() as conn:
                 conn.execute(text("select 1"))
         except Exception as exc:  # noqa: BLE001 - any failure to connect is the finding itself
-            reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-            yield problem("database", f"cannot reach {shown}: {reason}",
-                          "check [database] url, that the server runs and accepts this user, and the db-password credential"
-                          if not url.startswith("sqlite") else
-                          "check [database] url and that the service user may read and write the file and its directory")
+            from bot.ops.reach import database_hint
+
+            reason = " ".join(str(getattr(exc, "orig", None) or exc).split()) or type(exc).__name__
+            yield problem("database", f"cannot reach {shown}: {reason[:300]}",
+                          database_hint(reason, url.startswith("sqlite")))
             return
         head = head_revision()
         current = current_revision(db.engine)
@@ -184,27 +169,53 @@ def imap_inbox(settings: Settings, *, create_folders: bool = False) -> ImapInbox
 
 
 def _imap_fix(text: str, fixing: bool) -> tuple[Severity, str]:
+    """The fix for what `ImapInbox.check` found once the server was reached and the login taken
+    (the ways a connection fails have been told apart before: `reach_imap`)."""
+    from bot.ops.reach import Failure, Server, credential_hint, hint
+
     lower = text.lower()
     if "idle" in lower or "lacks move" in lower:
         return Severity.WARNING, "use a server with IDLE and MOVE (Dovecot, Cyrus...) for instant, cheap mail handling"
     if "missing" in lower:
         return Severity.PROBLEM, ("could not be created: check the account's rights" if fixing else
                                   "run `flagman doctor --fix` to create it, or create it in a mail client")
-    if "login" in lower or "refused" in lower:
-        return Severity.PROBLEM, ("check [inbox] username and the imap-password credential "
-                                  "(LoadCredential=imap-password:/etc/flagman/imap-password or FLAGMAN_IMAP_PASSWORD)")
-    return Severity.PROBLEM, "check [inbox] host, port and security (tls: 993, starttls/none: 143) and that the server runs"
+    account = Server("IMAP server", "[inbox]", "", 0, "", "", 0.0, "imap-password", "FLAGMAN_IMAP_PASSWORD", 993, 143)
+    if "login" in lower:
+        return Severity.PROBLEM, "check [inbox] username and " + credential_hint(account)
+    return Severity.PROBLEM, hint(Failure.OTHER, account)
+
+
+def reach_imap(settings: Settings) -> Finding | None:
+    """One login to the [inbox] account; None if it works, else the problem, told apart by how
+    it failed (bot.ops.reach)."""
+    from bot.mail_in.imap import ImapError
+    from bot.ops.reach import Failure, describe, failure_of, hint, imap_server
+
+    try:
+        with imap_inbox(settings) as inbox:
+            inbox.connect()
+    except (ImapError, OSError) as exc:
+        failure = failure_of(exc)
+        if failure is Failure.OTHER:
+            return None  # a missing folder or a refused command: ImapInbox.check says which
+        account = imap_server(settings, min(settings.inbox.timeout, PROBE_TIMEOUT))
+        return problem("inbox", describe(failure, exc, account), hint(failure, account))
+    return None
 
 
 def check_imap(settings: Settings, now: datetime, fix: bool) -> Iterator[Finding]:
     from bot.mail_in.imap import ImapError
+    from bot.ops.reach import credential_hint, imap_server
 
     cfg = settings.inbox
     where = f"{cfg.username}@{cfg.host}:{cfg.port}"
     if not settings.secrets.imap_password:
         yield problem("inbox", "no IMAP password is set",
-                      "store it in /etc/flagman/imap-password and pass LoadCredential=imap-password:... "
-                      "(or FLAGMAN_IMAP_PASSWORD)")
+                      "store it in " + credential_hint(imap_server(settings, cfg.timeout)))
+        return
+    unreachable = reach_imap(settings)
+    if unreachable is not None:
+        yield unreachable
         return
     created: list[str] = []
     try:
@@ -235,42 +246,27 @@ def check_imap(settings: Settings, now: datetime, fix: bool) -> Iterator[Finding
 
 def newest_internaldate(settings: Settings) -> datetime | None:
     """The latest INTERNALDATE among the inbox's and the Processed folder's newest mails."""
-    import ssl
-
-    from imapclient import IMAPClient
+    from bot.ops.reach import imap_session
 
     cfg = settings.inbox
-    context = ssl.create_default_context() if cfg.security != "none" else None
     try:
-        client = IMAPClient(cfg.host, cfg.port, ssl=cfg.security == "tls", ssl_context=context,
-                            timeout=min(cfg.timeout, PROBE_TIMEOUT))
-    except OSError:
-        return None
-    try:
-        if cfg.security == "starttls":
-            client.starttls(context)
-        client.login(cfg.username, settings.secrets.imap_password)
-        newest: datetime | None = None
-        for folder in (cfg.folder, cfg.processed_folder):
-            client.select_folder(folder, readonly=True)
-            uids = client.search("ALL")
-            if not uids:
-                continue
-            data = client.fetch([max(uids)], ["INTERNALDATE"])
-            for item in data.values():
-                stamp = item.get(b"INTERNALDATE")
-                if isinstance(stamp, datetime):
-                    # imapclient gives local naive times unless told otherwise; aware ones are exact.
-                    stamp = stamp.astimezone(UTC) if stamp.tzinfo else stamp.astimezone().astimezone(UTC)
-                    newest = stamp if newest is None or stamp > newest else newest
-        return newest
+        with imap_session(settings, min(cfg.timeout, PROBE_TIMEOUT)) as client:
+            newest: datetime | None = None
+            for folder in (cfg.folder, cfg.processed_folder):
+                client.select_folder(folder, readonly=True)
+                uids = client.search("ALL")
+                if not uids:
+                    continue
+                data = client.fetch([max(uids)], ["INTERNALDATE"])
+                for item in data.values():
+                    stamp = item.get(b"INTERNALDATE")
+                    if isinstance(stamp, datetime):
+                        # With its zone offset (imap_session); one without is read as local time.
+                        stamp = stamp.astimezone(UTC) if stamp.tzinfo else stamp.astimezone().astimezone(UTC)
+                        newest = stamp if newest is None or stamp > newest else newest
+            return newest
     except Exception:  # noqa: BLE001 - the clock check is a bonus; the folder checks report real failures
         return None
-    finally:
-        try:
-            client.logout()
-        except Exception:  # noqa: BLE001
-            pass
 
 
 def _check_maildir(settings: Settings, area: str, path_value: str, fix: bool, subdirs: tuple[str, ...]) -> Iterator[Finding]:
@@ -307,31 +303,34 @@ def check_inbox(settings: Settings, now: datetime, fix: bool) -> Iterator[Findin
 # -- outbox ----------------------------------------------------------------------------------
 
 def check_outbox(settings: Settings, fix: bool) -> Iterator[Finding]:
+    """The [outbox] relay: connect, EHLO, STARTTLS and log in as the mailer does; a failure
+    gets the fix for the way it failed (bot.ops.reach)."""
+    import smtplib
+
+    from bot.ops.reach import credential_hint, describe, failure_of, hint, smtp_server, smtp_session
+
     cfg = settings.outbox
     if cfg.kind == "maildir":
         yield from _check_maildir(settings, "outbox", cfg.path, fix, ("",))
         return
-    from bot.app import build_smtp_mailer
-
+    timeout = min(cfg.timeout, PROBE_TIMEOUT)
+    relay = smtp_server(settings, timeout)
     if cfg.username and not settings.secrets.smtp_password:
         yield problem("outbox", f"[outbox] username is {cfg.username!r} but no SMTP password is set",
-                      "store it in /etc/flagman/smtp-password and pass LoadCredential=smtp-password:... "
-                      "(or FLAGMAN_SMTP_PASSWORD), or empty the username for an open local relay")
+                      "store it in " + credential_hint(relay) + "; or empty the username for an open local relay")
         return
-    mailer = build_smtp_mailer(settings, timeout=min(cfg.timeout, PROBE_TIMEOUT))
-    serious = False
-    for text in mailer.check():
-        if "without TLS" in text:
-            yield warning("outbox", text, "use security = \"starttls\" or \"tls\" for a relay across a network")
-            continue
-        serious = True
-        if "login" in text.lower():
-            yield problem("outbox", text, "check [outbox] username and the smtp-password credential")
-        else:
-            yield problem("outbox", text, "check [outbox] host, port and security (starttls: 587, tls: 465, none: 25)")
-    if not serious:
-        yield ok("outbox", f"SMTP relay {cfg.host}:{cfg.port} ({cfg.security})"
-                 + (f" accepts the login as {cfg.username}" if cfg.username else " reachable"))
+    try:
+        with smtp_session(settings, timeout):
+            pass
+    except (smtplib.SMTPException, OSError, ValueError) as exc:
+        failure = failure_of(exc)
+        yield problem("outbox", describe(failure, exc, relay), hint(failure, relay))
+        return
+    if cfg.security == "none" and cfg.host not in ("localhost", "127.0.0.1", "::1"):
+        yield warning("outbox", f"SMTP relay {cfg.host}:{cfg.port} is used without TLS: fine on localhost, "
+                      "not across a network", "use security = \"starttls\" or \"tls\" for a relay across a network")
+    yield ok("outbox", f"SMTP relay {cfg.host}:{cfg.port} ({cfg.security})"
+             + (f" accepts the login as {cfg.username}" if cfg.username else " reachable"))
 
 
 # -- the instance lock -----------------------------------------------------------------------
@@ -354,7 +353,9 @@ def check_lock(settings: Settings) -> Iterator[Finding]:
 
 # -- the whole check -------------------------------------------------------------------------
 
-def diagnose(settings: Settings, *, fix: bool = False, now: datetime | None = None) -> list[Finding]:
+def diagnose(settings: Settings, *, fix: bool = False, now: datetime | None = None,
+             probe_plus: bool = False, probe_wait: float = 60.0) -> list[Finding]:
+    """Every check; with `probe_plus`, then the plus-address probe (if the mail checks passed)."""
     now = now or datetime.now(UTC)
     findings: list[Finding] = []
     steps: list[Callable[[], Iterator[Finding]]] = [
@@ -365,6 +366,8 @@ def diagnose(settings: Settings, *, fix: bool = False, now: datetime | None = No
         lambda: check_outbox(settings, fix),
         lambda: check_lock(settings),
     ]
+    if probe_plus:
+        steps.append(lambda: _probe(settings, findings, probe_wait))
     for step in steps:
         try:
             findings.extend(step())
@@ -372,6 +375,15 @@ def diagnose(settings: Settings, *, fix: bool = False, now: datetime | None = No
             findings.append(problem("doctor", f"a check failed unexpectedly: {type(exc).__name__}: {exc}",
                                     "report this, with the output of `flagman --verbose doctor`"))
     return findings
+
+
+def _probe(settings: Settings, before: list[Finding], wait: float) -> Iterator[Finding]:
+    from bot.ops.plus_probe import AREA, run_probe
+
+    if any(f.severity is Severity.PROBLEM and f.area in ("inbox", "outbox") for f in before):
+        yield warning(AREA, "plus-address probe not run: fix the inbox and outbox problems above first")
+        return
+    yield from run_probe(settings, wait=wait, timeout=min(settings.inbox.timeout, settings.outbox.timeout, PROBE_TIMEOUT))
 
 
 def print_findings(findings: list[Finding], out: TextIO) -> None:
@@ -383,7 +395,7 @@ def print_findings(findings: list[Finding], out: TextIO) -> None:
 
 
 def run_doctor(config: Path | None, *, fix: bool = False, env: Mapping[str, str] | None = None,
-               out: TextIO | None = None) -> int:
+               out: TextIO | None = None, probe_plus: bool = False, probe_wait: float = 60.0) -> int:
     """Load the configuration, run every check, print the findings; 1 if any problem."""
     from bot.settings import SettingsError, default_config_path, load_settings
 
@@ -398,7 +410,8 @@ def run_doctor(config: Path | None, *, fix: bool = False, env: Mapping[str, str]
         print_findings([problem("config", str(exc),
                                 f"edit {path} (config.example.toml documents every option) or pass --config")], out)
         return 1
-    findings = [ok("config", f"{settings.source} read")] + diagnose(settings, fix=fix)
+    findings = [ok("config", f"{settings.source} read")] + diagnose(settings, fix=fix, probe_plus=probe_plus,
+                                                                 probe_wait=probe_wait)
     print_findings(findings, out)
     problems = [f for f in findings if f.severity is Severity.PROBLEM]
     print(f"{len(problems)} problem(s)" if problems else "all good", file=out)

@@ -34,6 +34,13 @@ def problems(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("PROBLEM")]
 
 
+def problem_fixes(text: str) -> list[str]:
+    """The fix printed under each PROBLEM line."""
+    lines = text.splitlines()
+    return [lines[i + 1].split("fix: ", 1)[1] for i, line in enumerate(lines[:-1])
+            if line.startswith("PROBLEM") and "fix: " in lines[i + 1]]
+
+
 def set_option(config: Path, section: str, line: str) -> None:
     text = config.read_text()
     config.write_text(text.replace(f"[{section}]\n", f"[{section}]\n{line}\n", 1))
@@ -161,3 +168,83 @@ def test_imap_findings_are_classified_with_their_fixes() -> None:
     assert missing[0] is Severity.PROBLEM and "--fix" in missing[1]
     login = _imap_fix("IMAP login as 'bot' at h:993 refused: AUTHENTICATIONFAILED", False)
     assert login[0] is Severity.PROBLEM and "imap-password" in login[1]
+
+
+def test_a_database_host_that_does_not_resolve_gets_its_own_fix(site: Path) -> None:
+    """A PostgreSQL host name DNS does not know: the fix is the name, not the password."""
+    set_option(site, "database", 'url = "postgresql+psycopg://flagman@no-such-host.invalid/flagman"')
+    site.write_text(site.read_text().replace('url = "sqlite:///flagman.sqlite"\n', ""))
+    code, out = doctor(site)
+    assert code == 1
+    (fix,) = problem_fixes(out)
+    assert "does not resolve" in fix and "password" not in fix
+
+
+def test_the_refused_database_fix_is_about_the_server_not_the_password(site: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    set_option(site, "database", f'url = "postgresql+psycopg://flagman@127.0.0.1:{port}/flagman"')
+    site.write_text(site.read_text().replace('url = "sqlite:///flagman.sqlite"\n', ""))
+    code, out = doctor(site)
+    (fix,) = problem_fixes(out)
+    assert code == 1 and "nothing accepts connections" in fix and "password" not in fix
+
+
+def test_every_kind_of_failure_has_a_fix_of_its_own() -> None:
+    """reach.hint: for one server, no two kinds of failure get the same fix; only the login's
+    names the password, at the unit's credential path."""
+    from bot.ops.deploy import CREDENTIALS_DIR
+    from bot.ops.reach import Failure, hint, imap_server, smtp_server
+    from bot.settings import parse_settings
+
+    settings = parse_settings({"inbox": {"kind": "imap", "host": "imap.example.org", "username": "bot"},
+                               "outbox": {"kind": "smtp", "host": "smtp.example.org", "username": "bot"}},
+                              env={}, base_dir=Path("/"), source="test")
+    for server in (imap_server(settings, 5.0), smtp_server(settings, 5.0)):
+        fixes = {failure: hint(failure, server) for failure in Failure}
+        assert len(set(fixes.values())) == len(Failure)
+        assert f"{CREDENTIALS_DIR}/{server.credential}" in fixes[Failure.LOGIN]
+        for failure in (Failure.NAME, Failure.REFUSED, Failure.TIMEOUT, Failure.TLS, Failure.NO_STARTTLS,
+                        Failure.CERTIFICATE):
+            assert "password" not in fixes[failure], failure
+
+
+def test_failures_are_told_apart_through_the_exceptions_they_were_raised_from() -> None:
+    """failure_of: ImapInbox wraps the socket's error, smtplib raises SMTPServerDisconnected
+    while handling a read timeout; what counts is the cause."""
+    import smtplib
+    import ssl
+
+    from bot.mail_in.imap import ImapLoginError, ImapUnavailable
+    from bot.ops.reach import Failure, failure_of
+
+    def raised(make_outer: type[BaseException], inner: BaseException, *, cause: bool) -> BaseException:
+        try:
+            try:
+                raise inner
+            except BaseException as exc:
+                if cause:
+                    raise make_outer("wrapped") from exc
+                raise make_outer("wrapped")  # noqa: B904 - the implicit chaining is the point
+        except BaseException as outer:
+            return outer
+        raise AssertionError("unreachable")
+
+    assert failure_of(raised(ImapUnavailable, ConnectionRefusedError(111, "refused"), cause=True)) is Failure.REFUSED
+    assert failure_of(raised(smtplib.SMTPServerDisconnected, TimeoutError("timed out"), cause=False)) is Failure.TIMEOUT
+    assert failure_of(raised(ImapUnavailable, ssl.SSLError(1, "WRONG_VERSION_NUMBER"), cause=True)) is Failure.TLS
+    assert failure_of(ssl.SSLCertVerificationError(1, "self-signed")) is Failure.CERTIFICATE
+    assert failure_of(raised(ImapUnavailable, socket.gaierror(-2, "Name or service not known"), cause=True)) is Failure.NAME
+    assert failure_of(ImapLoginError("refused")) is Failure.LOGIN
+    assert failure_of(smtplib.SMTPAuthenticationError(535, b"no")) is Failure.LOGIN
+    assert failure_of(smtplib.SMTPNotSupportedError("STARTTLS extension not supported by server.")) is Failure.NO_STARTTLS
+    assert failure_of(smtplib.SMTPNotSupportedError("SMTP AUTH extension not supported by server.")) is Failure.NO_LOGIN
+    assert failure_of(ValueError("something else")) is Failure.OTHER
+
+
+def test_the_secret_fix_names_the_units_credential_file(site: Path) -> None:
+    (site.parent / "site-secret").unlink()
+    site.write_text(site.read_text().replace('secret_file = "site-secret"', ""))
+    code, out = doctor(site)
+    assert code == 1 and "/etc/flagman/credentials/site-secret" in out and "/etc/flagman/site-secret" not in out

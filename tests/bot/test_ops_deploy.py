@@ -1,4 +1,6 @@
-"""deploy/: the systemd unit, its tmpfiles/sysusers snippets and the production configuration."""
+"""deploy/: the systemd unit, its tmpfiles/sysusers snippets and the production configuration;
+`flagman deploy`, which writes them where systemd expects them; and the operator's guide and
+the doctor agreeing on every path (issue 18)."""
 
 from __future__ import annotations
 
@@ -8,22 +10,26 @@ import re
 import shutil
 import stat
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
+from bot.cli import main
+from bot.ops import deploy as D
 from bot.settings import load_secrets, load_settings
+from tests.helpers import unavailable
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 UNIT = DEPLOY / "flagman.service"
+
+
 def need(tool: str) -> str:
-    """The tool's path; missing, a skip locally but a failure when tests/run requires everything."""
+    """The tool's path; a test that needs a missing one FAILS (tests/helpers.unavailable: a
+    developer may turn that into a skip with FLAGMAN_ALLOW_SKIP_SERVERS=1, never CI)."""
     path = shutil.which(tool)
     if path is None:
-        message = f"{tool} is not installed (Debian: apt-get install systemd)"
-        if os.environ.get("FLAGMAN_REQUIRE_SERVERS") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(tool, "not installed (Debian: apt-get install systemd)")
+    assert path is not None
     return path
 
 
@@ -157,3 +163,228 @@ def test_flagmanctl_runs_commands_with_the_units_user_and_credentials() -> None:
     for key in ("DynamicUser", "User", "StateDirectory", "WorkingDirectory", "UMask"):
         assert f"--property={key}={v[key][0]}" in text, key
     assert f"--property=Environment={v['Environment'][0]}" in text
+
+
+# -- flagman deploy ------------------------------------------------------------------------------
+
+def fake_venv(root: Path) -> PurePosixPath:
+    """A venv as far as the unit cares: bin/flagman, executable."""
+    binary = root / "bin" / "flagman"
+    binary.parent.mkdir(parents=True)
+    binary.write_text("#!/bin/sh\nexit 0\n")
+    binary.chmod(0o755)
+    return PurePosixPath(root)
+
+
+def under(prefix: Path, path: str | PurePosixPath) -> Path:
+    return prefix / str(path).lstrip("/")
+
+
+def values_of(unit: Path) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for line in unit.read_text().splitlines():
+        if line and not line.startswith(("#", "[")) and "=" in line:
+            key, _, value = line.partition("=")
+            found.setdefault(key, []).append(value)
+    return found
+
+
+def test_every_shipped_file_has_a_place() -> None:
+    """Nothing in deploy/ is left out of `flagman deploy` (with --fixed-user), nor is
+    config.example.toml; each goes to an absolute path, and no two to the same one."""
+    shipped = {p for p in DEPLOY.rglob("*") if p.is_file()} | {DEPLOY.parent / "config.example.toml"}
+    every = D.placements(PurePosixPath("/opt/flagman"), fixed_user=True)
+    assert {p.source for p in every} == shipped
+    assert len({p.target for p in every}) == len(every)
+    assert all(p.target.is_absolute() for p in every)
+    assert {p.name for p in D.placements(PurePosixPath("/opt/flagman"))} == \
+        {p.name for p in every} - {"flagman.sysusers", "fixed-user.conf"}
+
+
+def test_deploy_writes_every_file_where_systemd_expects_it(tmp_path: Path) -> None:
+    """The unit in /etc/systemd/system, the tmpfiles snippet in /etc/tmpfiles.d (what its own
+    comment and OPERATING.md say), flagmanctl in /usr/local/sbin (0755), the configuration in
+    /etc/flagman, the guide where the unit's Documentation= says; the unit and flagmanctl name
+    the venv given."""
+    venv = fake_venv(tmp_path / "venv")
+    prefix = tmp_path / "root"
+    done = D.deploy(prefix, venv)
+    assert {w.action for w in done} == {"written"}
+    unit = under(prefix, "/etc/systemd/system/flagman.service")
+    v = values_of(unit)
+    assert v["ExecStartPre"] == [f"{venv}/bin/flagman migrate"] and v["ExecStart"] == [f"{venv}/bin/flagman run"]
+    (doc,) = v["Documentation"]
+    assert doc == f"file://{venv}/share/doc/flagman/OPERATING.md"
+    assert under(prefix, doc.removeprefix("file://")).read_text() == (DEPLOY / "OPERATING.md").read_text()
+    assert under(prefix, D.TMPFILES_PATH).read_text() == (DEPLOY / "flagman.tmpfiles").read_text()
+    assert f"installs it as {D.TMPFILES_PATH}" in (DEPLOY / "flagman.tmpfiles").read_text()
+    ctl = under(prefix, D.FLAGMANCTL_PATH)
+    assert stat.S_IMODE(ctl.stat().st_mode) == 0o755 and f"FLAGMAN=${{FLAGMAN:-{venv}/bin/flagman}}" in ctl.read_text()
+    config = under(prefix, D.CONFIG_PATH)
+    assert stat.S_IMODE(config.stat().st_mode) == 0o644
+    # The configuration names the documentation of every option where deploy put it.
+    example = f"{venv}/share/doc/flagman/config.example.toml"
+    assert example in config.read_text() and under(prefix, example).exists()
+    for name in ("dovecot-flagman.conf", "dovecot-lmtp-postfix.conf", "postfix-main.cf"):
+        assert under(prefix, f"{venv}/share/doc/flagman/mail/{name}").exists()
+    assert not under(prefix, "/etc/sysusers.d").exists(), "the fixed user only when asked"
+
+
+def test_deploying_again_keeps_the_configuration_and_updates_the_rest(tmp_path: Path) -> None:
+    """A second run: unchanged files stay; the operator's flagman.toml is kept as edited; a
+    unit someone changed is put back (changes go in drop-ins)."""
+    venv = fake_venv(tmp_path / "venv")
+    prefix = tmp_path / "root"
+    D.deploy(prefix, venv)
+    config = under(prefix, D.CONFIG_PATH)
+    config.write_text(config.read_text().replace("flagman@race.example.org", "bot@my.example"))
+    unit = under(prefix, D.UNIT_PATH)
+    unit.write_text(unit.read_text() + "\n# edited\n")
+    actions = {w.placement.name: w.action for w in D.deploy(prefix, venv)}
+    assert actions["flagman.toml"] == "kept" and "bot@my.example" in config.read_text()
+    assert actions["flagman.service"] == "updated" and "# edited" not in unit.read_text()
+    assert {a for n, a in actions.items() if n not in ("flagman.toml", "flagman.service")} == {"unchanged"}
+
+
+def test_fixed_user_adds_the_sysusers_entry_and_the_drop_in(tmp_path: Path) -> None:
+    prefix = tmp_path / "root"
+    D.deploy(prefix, fake_venv(tmp_path / "venv"), fixed_user=True)
+    assert under(prefix, "/etc/sysusers.d/flagman.conf").read_text() == (DEPLOY / "flagman.sysusers").read_text()
+    drop_in = under(prefix, "/etc/systemd/system/flagman.service.d/fixed-user.conf").read_text()
+    assert "DynamicUser=no" in drop_in
+
+
+def test_the_deployed_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
+    """`systemd-analyze verify` on the unit as deployed (its ExecStart= a real file), and the
+    deployed tmpfiles snippet applied to the staging root makes the credential files."""
+    analyze, tmpfiles = need("systemd-analyze"), need("systemd-tmpfiles")
+    prefix = tmp_path / "root"
+    D.deploy(prefix, fake_venv(tmp_path / "venv"))
+    unit = under(prefix, D.UNIT_PATH)
+    done = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and not [line for line in done.stderr.splitlines() if "flagman" in line], done.stderr
+    done = subprocess.run([tmpfiles, "--create", f"--root={prefix}", str(under(prefix, D.TMPFILES_PATH))],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in under(prefix, D.CREDENTIALS_DIR).iterdir())
+    assert names == ["db-password", "imap-password", "site-secret", "smtp-password"]
+
+
+def test_the_cli_prints_the_plan_and_one_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`flagman deploy --print` lists each file and where it goes and writes nothing;
+    `--print FILE` prints it as it would be written; no PREFIX and no --print is bad usage."""
+    venv = str(fake_venv(tmp_path / "venv"))
+    assert main(["deploy", "--print", "--venv", venv]) == 0
+    plan = capsys.readouterr().out
+    assert f"-> {D.UNIT_PATH}" in plan and f"-> {D.TMPFILES_PATH}" in plan and f"-> {venv}/share/doc/flagman/OPERATING.md" in plan
+    assert main(["deploy", "--print", "flagman.service", "--venv", venv]) == 0
+    assert f"ExecStart={venv}/bin/flagman run" in capsys.readouterr().out
+    assert main(["deploy", "--print", "config.example.toml"]) == 0
+    assert capsys.readouterr().out == (DEPLOY.parent / "config.example.toml").read_text()
+    assert main(["deploy", "--print", "nosuch"]) == 2
+    assert "no shipped file 'nosuch'" in capsys.readouterr().err
+    assert main(["deploy"]) == 2
+    assert "give PREFIX" in capsys.readouterr().err
+    assert main(["deploy", str(tmp_path / "r"), "--venv", "/opt/my flagman"]) == 2
+    assert "cannot take unquoted" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_the_cli_deploys_under_a_prefix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    venv = str(fake_venv(tmp_path / "venv"))
+    assert main(["deploy", str(tmp_path / "root"), "--venv", venv]) == 0
+    out = capsys.readouterr().out
+    assert f"written   {tmp_path / 'root'}{D.UNIT_PATH}" in out and "staging root" in out
+    assert under(tmp_path / "root", D.UNIT_PATH).exists()
+
+
+def test_the_generated_configurations_name_only_what_is_installed(tmp_path: Path) -> None:
+    """`flagman init`'s flagman.toml points at `flagman deploy --print config.example.toml`
+    (which works from the wheel), not at a file of the source tree."""
+    from bot.cli import init_dir
+
+    text = init_dir(tmp_path / "site").read_text()
+    assert "flagman deploy --print config.example.toml" in text
+    assert "source tree" not in text and "source tree" not in (DEPLOY / "flagman.toml").read_text()
+
+
+# -- one path for each thing: the unit, doctor's fixes, the guide -------------------------------
+
+def test_doctors_fixes_name_the_credential_paths_of_the_unit() -> None:
+    """Every credential path in doctor's fixes is a LoadCredential= source of the unit, and
+    the other way round (issue 18: doctor said /etc/flagman/imap-password)."""
+    from bot.ops import doctor, reach
+    from bot.settings import parse_settings
+
+    settings = parse_settings({}, env={}, base_dir=Path("/"), source="test")
+    hints = [reach.credential_hint(reach.imap_server(settings, 1.0)),
+             reach.credential_hint(reach.smtp_server(settings, 1.0)),
+             reach.database_hint("", False),
+             *[f.fix for f in doctor.check_secret(settings)]]
+    named = set(re.findall(r"/etc/flagman/[\w./-]*[\w-]", " ".join(hints)))
+    sources = {c.split(":", 1)[1] for c in unit_values()["LoadCredential"]}
+    assert named == sources, (named, sources)
+    tmpfiles = set(re.findall(r"^f (\S+)", (DEPLOY / "flagman.tmpfiles").read_text(), re.M))
+    assert sources == tmpfiles
+
+
+def test_the_guide_uses_one_path_for_each_file() -> None:
+    """OPERATING.md, README.md, config.example.toml and the deploy files: the credentials only
+    under /etc/flagman/credentials/, the tmpfiles snippet only in /etc/tmpfiles.d."""
+    texts = {p.name: p.read_text() for p in (*DEPLOY.rglob("*"), DEPLOY.parent / "README.md",
+                                               DEPLOY.parent / "config.example.toml") if p.is_file()}
+    for name, text in texts.items():
+        for credential in ("site-secret", "imap-password", "smtp-password", "db-password"):
+            for path in re.findall(rf"/etc/flagman/\S*{credential}", text):
+                assert path.startswith(f"{D.CREDENTIALS_DIR}/{credential}"), (name, path)
+        assert "/usr/lib/tmpfiles.d" not in text and "/usr/lib/sysusers.d" not in text, name
+    guide = texts["OPERATING.md"]
+    assert f"systemd-tmpfiles --create {D.TMPFILES_PATH}" in guide
+
+
+def shell_blocks(text: str) -> list[list[str]]:
+    return [block.splitlines() for block in re.findall(r"```sh\n(.*?)```", text, re.S)]
+
+
+def test_the_guide_installs_from_a_fresh_debian_machine_in_order() -> None:
+    """OPERATING.md, section 1: python3-venv before the venv, the venv before pip, pip before
+    `flagman deploy /`, deploy before systemd-tmpfiles and daemon-reload; flagman always by its
+    full path until flagmanctl exists; every command of the guide's blocks is one a root shell
+    on Debian has (or flagman, flagmanctl, or a variable the block sets)."""
+    guide = (DEPLOY / "OPERATING.md").read_text()
+    install = shell_blocks(guide)[0]
+    order = ["apt-get install -y python3 python3-venv", "python3 -m venv /opt/flagman",
+             '/opt/flagman/bin/pip install "$WHEEL"', "/opt/flagman/bin/flagman deploy /",
+             f"systemd-tmpfiles --create {D.TMPFILES_PATH}", "systemctl daemon-reload"]
+    at = [next(i for i, line in enumerate(install) if line.startswith(step)) for step in order]
+    assert at == sorted(at), install
+    known = {"apt-get", "python3", "systemd-tmpfiles", "systemctl", "journalctl", "editor", "cp", "postconf",
+             "read", "sed", "sudo", "pg_dump", "pg_restore", "flagmanctl", "/opt/flagman/bin/pip",
+             "/opt/flagman/bin/flagman"}
+    for block in shell_blocks(guide):
+        assigned: set[str] = set()
+        for line in block:
+            command = line.split("#")[0].strip()
+            if not command:
+                continue
+            word = command.split()[0]
+            if "=" in word and word.split("=")[0].isidentifier():
+                assigned.add(word.split("=")[0])
+                continue
+            assert word in known, (word, line)
+            for used in re.findall(r"\$(\w+)", command):
+                assert used in assigned | {"pw"}, (used, line, "set it in the same block, before")
+
+
+def test_the_readme_runs_no_bare_flagman_before_putting_it_on_the_path() -> None:
+    """README's quick start: after installing into /opt/flagman, `flagman` is either called
+    by its full path or PATH has /opt/flagman/bin first (issue 18)."""
+    readme = (DEPLOY.parent / "README.md").read_text()
+    (quick,) = [b for b in shell_blocks(readme) if any("/opt/flagman" in line for line in b)]
+    on_path = False
+    for line in quick:
+        if line.startswith("export PATH=") and "/opt/flagman/bin" in line:
+            on_path = True
+        if line.startswith("flagman "):
+            assert on_path, line
+    assert "python3-venv" in readme.split("python3 -m venv /opt/flagman")[0]

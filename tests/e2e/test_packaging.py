@@ -1,6 +1,7 @@
-"""`pip install .` (a real wheel, not editable) gives a working `flagman`, templates and migrations included.
+"""`pip install .` (a real wheel, not editable) gives a working `flagman`, templates and migrations
+included, and everything an operator needs: `flagman deploy` from the installed wheel alone.
 
-The wheel is built from the source tree and installed with --no-deps into a fresh venv, away
+The wheel is built from the source tree and installed with --no-index --no-deps into a fresh venv, away
 from the source tree; the dependencies come from the project's own venv through a .pth line
 (its site-packages appended to the path, its .pth files not run), so no network is needed
 for them. Building the wheel needs hatchling: from the project venv if it is there
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -18,6 +20,8 @@ import venv
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import unavailable
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -43,8 +47,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.EnvBuilder(with_pip=False).create(target)
     site = next((target / "lib").glob("python3*/site-packages"))
     (site / "project-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run(sys.executable, "-m", "pip", "--python", target / "bin" / "python", "install", "--no-deps", "-q", wheel,
-        cwd=work)
+    run(sys.executable, "-m", "pip", "--python", target / "bin" / "python", "install", "--no-index", "--no-deps",
+        "-q", wheel, cwd=work)
     return target / "bin"
 
 
@@ -72,3 +76,58 @@ def test_installed_flagman_plays_the_demo(installed: Path, tmp_path: Path) -> No
     """`flagman demo --quiet` plays a whole game by mail with the installed templates."""
     out = run(installed / "flagman", "demo", "--quiet", cwd=tmp_path).stdout
     assert "Game over: True" in out
+
+
+def test_the_wheel_ships_the_deploy_files_once(installed: Path) -> None:
+    """The wheel holds deploy/ (unit, tmpfiles, sysusers, flagmanctl, flagman.toml,
+    OPERATING.md, the mail recipe) and config.example.toml, each once, inside the package."""
+    import zipfile
+
+    (wheel,) = (installed.parent.parent / "wheels").glob("flagman-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    for name in ("flagman.service", "flagman.tmpfiles", "flagman.sysusers", "fixed-user.conf", "flagmanctl",
+                 "flagman.toml", "OPERATING.md", "mail/dovecot-flagman.conf", "mail/postfix-main.cf"):
+        assert f"bot/_resources/deploy/{name}" in names, name
+    assert "bot/_resources/config.example.toml" in names
+    assert sum(n.endswith("/OPERATING.md") for n in names) == 1
+
+
+def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp_path: Path) -> None:
+    """OPERATING.md, section 1, under a staging root and away from the source tree: the venv's
+    `flagman deploy PREFIX` writes the unit (starting that venv's flagman), the tmpfiles
+    snippet, flagmanctl, the configuration and the documentation the unit names;
+    `systemd-analyze verify` accepts the unit; `systemd-tmpfiles --create` makes the
+    credential files; the configuration loads. Every file comes from the installed package."""
+    analyze, tmpfiles = shutil.which("systemd-analyze"), shutil.which("systemd-tmpfiles")
+    if analyze is None or tmpfiles is None:
+        unavailable("systemd-analyze and systemd-tmpfiles", "not installed (Debian: apt-get install systemd)")
+    assert analyze is not None and tmpfiles is not None
+    venv = installed.parent
+    code = "import bot.ops.deploy as d; print(d.shipped_dir()); print(d.config_example())"
+    for line in run(installed / "python", "-c", code, cwd=tmp_path).stdout.split():
+        assert line.startswith(str(venv)) and "/_resources/" in line, line
+    prefix = tmp_path / "root"
+    out = run(installed / "flagman", "deploy", prefix, cwd=tmp_path).stdout
+    assert "written" in out and f"the unit runs {venv}/bin/flagman" in out
+    unit = prefix / "etc/systemd/system/flagman.service"
+    lines = unit.read_text().splitlines()
+    assert f"ExecStart={venv}/bin/flagman run" in lines and f"ExecStartPre={venv}/bin/flagman migrate" in lines
+    (doc,) = [line.removeprefix("Documentation=file://") for line in lines if line.startswith("Documentation=")]
+    assert (prefix / doc.lstrip("/")).is_file() and doc.endswith("/share/doc/flagman/OPERATING.md")
+    assert (prefix / str(venv).lstrip("/") / "share/doc/flagman/config.example.toml").is_file()
+    done = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not [line for line in done.stderr.splitlines() if "flagman" in line], done.stderr
+    run(tmpfiles, "--create", f"--root={prefix}", prefix / "etc/tmpfiles.d/flagman.conf", cwd=tmp_path)
+    credentials = prefix / "etc/flagman/credentials"
+    assert sorted(p.name for p in credentials.iterdir()) == ["db-password", "imap-password", "site-secret",
+                                                            "smtp-password"]
+    config = prefix / "etc/flagman/flagman.toml"
+    code = f"from bot.settings import load_settings; print(load_settings({str(config)!r}, env={{}}).inbox.kind)"
+    assert run(installed / "python", "-c", code, cwd=tmp_path).stdout.strip() == "imap"
+    assert (prefix / "usr/local/sbin/flagmanctl").stat().st_mode & 0o111
+    # The configuration `flagman init` writes names a command that works from the wheel.
+    run(installed / "flagman", "init", tmp_path / "site", cwd=tmp_path)
+    assert "flagman deploy --print config.example.toml" in (tmp_path / "site" / "flagman.toml").read_text()
+    example = run(installed / "flagman", "deploy", "--print", "config.example.toml", cwd=tmp_path).stdout
+    assert example.startswith("# Flagman configuration: every option")
