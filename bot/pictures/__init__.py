@@ -10,6 +10,13 @@ A view is the game's typed `rules.api.View` subclass, published by the game's pa
 nothing is read back out of text or SVG. Each game module exports ``HISTORY`` (whether it
 needs every frame since the start, or only the frame before the turn and the frame after)
 and ``draw(scene) -> Picture``, and reads its frames through `typed_view`.
+
+A game with a board also exports ``draw_options(view) -> Picture`` (issue 16): one
+player's own options this turn, from *that player's* view (its ``options``), so that picture
+is drawn per seat and goes only into that seat's mail; the public picture stays one per turn.
+
+Every picture is drawn to be read on a phone (issue 16): a 360 px screen shows it
+`PHONE_WIDTH` px wide, and no text in it is smaller than `LEGIBLE` px there.
 """
 
 from __future__ import annotations
@@ -32,12 +39,29 @@ _MODULES: dict[str, str] = {
 }
 
 
+PHONE_WIDTH = 326
+"""How wide a picture is shown on a 360 px phone screen: the mail layout
+(`templates/_common/_macros.html`) leaves 360 - 2 x 6 (page) - 2 x 1 (border) - 2 x 10
+(the picture's cell) px; a wider picture is scaled down to it."""
+
+LEGIBLE = 8
+"""The smallest text, in px as shown on that phone, that still reads (issue 16)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Picture:
+    """A drawn picture: PNG bytes, alt text, its size, and the smallest text size drawn in it
+    (`smallest_text`, px; 0: no text), so that tests can hold it legible on a phone."""
+
     png: bytes = field(repr=False)
     alt: str
     width: int
     height: int
+    smallest_text: int = 0
+
+    def smallest_on_phone(self) -> float:
+        """The smallest text as a 360 px phone shows it (the picture scaled to `PHONE_WIDTH`)."""
+        return self.smallest_text * min(1.0, PHONE_WIDTH / self.width)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +105,18 @@ def draw(kind: str, scene: Scene) -> Picture | None:
     if module is None or not scene.frames:
         return None
     picture: Picture = module.draw(scene)
+    return picture
+
+
+def draw_options(kind: str, view: View) -> Picture | None:
+    """The picture of one player's own options this turn (issue 16), from their own view
+    (never the public one: it is private to them); None when the game draws none or the view
+    holds no options (outside the race, in the pits, at a set-up)."""
+    module = _module(kind)
+    drawer = getattr(module, "draw_options", None) if module is not None else None
+    if drawer is None or getattr(view, "options", None) is None:
+        return None
+    picture: Picture = drawer(view)
     return picture
 
 

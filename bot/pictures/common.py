@@ -20,11 +20,13 @@ from PIL import Image, ImageDraw, ImageFont
 WHITE, BLACK, GREY, LIGHT, DARK, PAPER = 0, 1, 2, 3, 4, 5
 RED, BLUE, GREEN, ORANGE, PURPLE, TEAL, BROWN, PINK, OLIVE = 6, 7, 8, 9, 10, 11, 12, 13, 14
 CORNER, GRASS, GRAVEL, OIL = 15, 16, 17, 18
+PIT, FREE, WEAR, ROLL, DANGER, PALE = 19, 20, 21, 22, 23, 24
 _RGB = [
     (255, 255, 255), (0, 0, 0), (150, 150, 150), (222, 222, 222), (90, 90, 90), (250, 248, 240),
     (214, 39, 40), (31, 119, 180), (44, 160, 44), (255, 127, 14), (148, 103, 189), (23, 190, 207),
     (140, 86, 75), (227, 119, 194), (188, 189, 34),
     (244, 206, 120), (170, 215, 150), (205, 190, 160), (60, 60, 90),
+    (200, 214, 232), (190, 235, 190), (255, 236, 150), (255, 190, 120), (240, 120, 120), (242, 242, 242),
 ]
 PLAYER_COLOURS = (RED, BLUE, GREEN, ORANGE, PURPLE, TEAL, BROWN, PINK, OLIVE)
 SHAPES = ("circle", "square", "diamond", "triangle", "hexagon", "down", "octagon", "pentagon", "cross")
@@ -47,6 +49,8 @@ class Sheet:
             image.putpalette(_PALETTE)
         self.image = image
         self.draw = ImageDraw.Draw(image)
+        self.smallest = 0
+        """The smallest text size drawn so far (0: none), for the legibility check."""
 
     @property
     def width(self) -> int:
@@ -57,13 +61,27 @@ class Sheet:
         return self.image.height
 
     def copy(self) -> Sheet:
-        return Sheet(0, 0, image=self.image.copy())
+        sheet = Sheet(0, 0, image=self.image.copy())
+        sheet.smallest = self.smallest
+        return sheet
 
-    def text(self, xy: tuple[float, float], text: str, size: int, fill: int = BLACK, anchor: str = "la") -> None:
+    def text(self, xy: tuple[float, float], text: str, size: int, fill: int = BLACK, anchor: str = "la",
+             *, halo: int | None = None) -> None:
+        """`text` at `xy` in `size` px; `halo`: a 1 px edge in that colour around the glyphs, so
+        the text reads over a line or a fill drawn under it."""
         if not text:
             return
+        self.smallest = size if not self.smallest else min(self.smallest, size)
         mask, (left, top) = _text_mask(text, size, anchor)
-        self.image.paste(fill, (round(xy[0]) + left, round(xy[1]) + top), mask)
+        x, y = round(xy[0]) + left, round(xy[1]) + top
+        if halo is not None:
+            for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, 1), (-1, 1), (1, -1)):
+                self.image.paste(halo, (x + dx, y + dy), mask)
+        self.image.paste(fill, (x, y), mask)
+
+    def text_width(self, text: str, size: int) -> int:
+        """How wide `text` is drawn at `size` px."""
+        return _text_width(text, size)
 
     def marker(self, index: int, x: float, y: float, r: float, letter: str, *, hollow: bool = False) -> None:
         """A player's marker: their shape in their colour, outlined in black, their letter inside.
@@ -89,6 +107,13 @@ class Sheet:
 def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     """Pillow's bundled font (no system fonts needed, so every machine draws the same)."""
     return ImageFont.load_default(size=size)
+
+
+@lru_cache(maxsize=4096)
+def _text_width(text: str, size: int) -> int:
+    """Measured once per string and size (wrapping a paragraph measures every prefix)."""
+    box = font(size).getbbox(text)
+    return math.ceil(box[2] - box[0])
 
 
 @lru_cache(maxsize=4096)
@@ -217,6 +242,18 @@ def letters_for(names: Iterable[str]) -> dict[str, str]:
         taken.add(letter)
         out[name] = letter
     return out
+
+
+def hatch(draw: ImageDraw.ImageDraw, box: tuple[float, float, float, float], fill: int, step: int = 5) -> None:
+    """Diagonal lines ('/') across `box`: a pattern, so an area reads without its colour."""
+    x0, y0, x1, y1 = box
+    w, h = x1 - x0, y1 - y0
+    c = float(step)
+    while c < w + h:
+        top = (x0 + c, y0) if c <= w else (x1, y0 + c - w)
+        left = (x0, y0 + c) if c <= h else (x0 + c - h, y1)
+        draw.line((top, left), fill=fill, width=1)
+        c += step
 
 
 def shorten(text: str, length: int) -> str:

@@ -107,7 +107,7 @@ def draw(scene: Scene) -> Picture:
         if ep_now.get(player, ""):
             sheet.text((WIDTH - 8, y), f"{ep_now[player]} EP", 12, BLACK, "rm")
     sheet.text((LEFT, height - 22), "Number by a marker: EP after that turn. Grey band: sharing a place.", 11, DARK)
-    return Picture(sheet.png(), alt_text(now, len(frames) - 1), WIDTH, height)
+    return Picture(sheet.png(), alt_text(now, len(frames) - 1), WIDTH, height, sheet.smallest)
 
 
 def moment(done: int) -> str:

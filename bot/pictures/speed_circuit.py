@@ -1,24 +1,38 @@
-"""Speed Circuit: the track with every car where it ended the turn, its path this turn, and
-crash and spin marks.
+"""Speed Circuit: the track as a chart to plot from, with every car where it ended the turn,
+its path this turn, and crash and spin marks; and one player's own options (issue 16).
 
-Read only from the public view (`SpeedCircuitView`) and the turn's public events:
+The track is drawn as the orders name it (issue 16): the lap cut into three columns of
+rows, read top to bottom in the direction of travel, lanes A, B and C side by side with
+their letters over each column and in every plain space, the row number beside every row,
+so that ``B16`` is found as on a chart. Corner spaces carry their posted speed, racing lines
+run through their spaces (+20 solid, +40 dashed), the pit lane runs beside its rows
+(hatched) with an arrow in each pit-entry space, and the finish line is chequered. A column
+is cut only where no space spans the cut and no corner goes on across it.
 
-* the track from the view's ``track``, a `TrackPlan`: every space's outline and middle, its
-  lane and row, its posted speed; the finish line;
+Read only from the view (`SpeedCircuitView`) and the turn's public events:
+
+* the track from the view's ``track`` (`TrackPlan`: every space's lane, rows, posted speed,
+  pit arrow; the pit lanes) and ``racing_lines`` (each line's spaces);
 * where each car is from the view's ``cars``, now and before the turn (a car off the track
-  is drawn at the space it is beside; one in the pits or out of the race is not drawn);
+  is drawn beside the space it is beside, one in the pits in the pit lane at its row, one
+  out of the race not at all);
 * the path: the spaces named by the turn's ``path`` event for that car (a blocked car's
   actual path) when there is one, else the lanes and rows between where the car was and
-  where it is, along the track (the game does not publish every car's exact path; see the
-  report of issue 11);
+  where it is;
 * crash and spin marks from the ``crash`` and ``spin`` events, placed on the space the
   event names, else on the car.
+
+`draw_options` draws one player's options from *their own* view (``options``): the rows
+ahead of their car, each space marked with the speeds whose move ends there and what that
+costs (free, wear, a test or roll, a spin, a crash), the corner limit ahead and the fastest
+free plot as a dashed path.
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -27,47 +41,71 @@ from bot.pictures import Picture, Scene, typed_view
 from bot.pictures.common import (
     BLACK,
     CORNER,
+    DANGER,
     DARK,
+    FREE,
+    GREEN,
     GREY,
-    LIGHT,
+    PALE,
+    PIT,
     PLAYER_COLOURS,
+    RED,
+    ROLL,
+    WEAR,
     WHITE,
     Sheet,
+    arrow_head,
     crash_mark,
     dotted_path,
+    hatch,
     letters_for,
     shorten,
     spin_mark,
 )
-from rules.speed_circuit import CarOnTrack, SpeedCircuitView, Status, TrackPlan
+from rules.speed_circuit import (
+    CarOnTrack,
+    Cost,
+    PlotOptions,
+    RacingLine,
+    Reach,
+    SpeedCircuitView,
+    Status,
+    TrackPlan,
+)
 
 HISTORY = False
 SPACE_ID = re.compile(r"\b([A-C])(\d{1,3})\b")
-MARGIN = 18
+LANES = "ABC"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The sizes of one chart: rows, lanes, the gutters, the text."""
+
+    row_h: int
+    lane_w: int
+    label_w: int
+    side_w: int
+    gap: int
+    margin: int
+    top: int
+    label_size: int
+    speed_size: int
+
+
+TRACK = Layout(row_h=16, lane_w=26, label_w=22, side_w=12, gap=8, margin=8, top=40, label_size=11, speed_size=11)
+OPTIONS = Layout(row_h=28, lane_w=80, label_w=28, side_w=14, gap=0, margin=12, top=0, label_size=12, speed_size=11)
 
 
 @dataclass(frozen=True, slots=True)
 class Space:
+    """One space as drawn: its lane and front-edge row, its box and whether it is a corner space."""
+
     id: str
     lane: int
     row: int
-    points: tuple[tuple[float, float], ...]
-    corner: bool
-
-    @property
-    def centre(self) -> tuple[float, float]:
-        xs = [p[0] for p in self.points]
-        ys = [p[1] for p in self.points]
-        return sum(xs) / len(xs), sum(ys) / len(ys)
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Geometry:
-    spaces: Mapping[str, Space]
-    labels: tuple[tuple[float, float, str, str], ...]  # posted speeds: x, y, text, the space
-    finish: tuple[float, float, float, float]
     box: tuple[float, float, float, float]
-    rows: int
+    corner: bool
 
     @property
     def centre(self) -> tuple[float, float]:
@@ -75,33 +113,216 @@ class Geometry:
         return (x0 + x1) / 2, (y0 + y1) / 2
 
 
+@dataclass(frozen=True, slots=True)
+class Strip:
+    """One column of the chart: rows `first`..`last` (in the order of the race), drawn from `x`."""
+
+    first: int
+    last: int
+    x: float
+    rows: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Geometry:
+    """The chart of a track (or of the rows ahead of one car): its columns, each space's box,
+    the picture's size (`box`: 0, 0, width, height of the chart part) and the layout."""
+
+    plan: TrackPlan
+    layout: Layout
+    strips: tuple[Strip, ...]
+    spaces: Mapping[str, Space]
+    box: tuple[float, float, float, float]
+    y0: float
+
+    def strip_of(self, row: int) -> Strip | None:
+        for strip in self.strips:
+            if row in strip.rows:
+                return strip
+        return None
+
+    def row_top(self, row: int) -> float:
+        strip = self.strip_of(row)
+        assert strip is not None
+        return self.y0 + strip.rows.index(row) * self.layout.row_h
+
+    def lane_x(self, strip: Strip, lane: int) -> float:
+        """The left edge of `lane` (-1 and 3: the side columns beside lanes A and C)."""
+        lay = self.layout
+        base = strip.x + lay.label_w + lay.side_w
+        if lane < 0:
+            return base - lay.side_w
+        return base + lane * lay.lane_w
+
+    def beside(self, space_id: str, side: int) -> tuple[float, float]:
+        """Where a car beside `space_id` off the track (or in the pits) on `side` is drawn."""
+        space = self.spaces[space_id]
+        strip = self.strip_of(space.row)
+        assert strip is not None
+        lay = self.layout
+        x = self.lane_x(strip, -1) + lay.side_w / 2 if side < 0 else self.lane_x(strip, 3) + lay.side_w / 2
+        return x, space.centre[1]
+
+
+def _breaks(plan: TrackPlan, count: int) -> list[int]:
+    """Where to cut the lap into `count` columns: after rows where every space has its front
+    edge (none spans the cut) and no corner goes on into the next row, near equal parts."""
+    spans = {(s.back_row, s.row) for s in plan.spaces}
+    corner_of: dict[int, set[str]] = {}
+    for s in plan.spaces:
+        if s.corner is not None:
+            for r in range(s.back_row + 1, s.row + 1):
+                corner_of.setdefault(r, set()).add(s.corner)
+
+    def fine(row: int) -> bool:
+        if any(back < row < front for back, front in spans):
+            return False
+        return not (corner_of.get(row, set()) & corner_of.get(row + 1, set()))
+
+    cuts: list[int] = []
+    for k in range(1, count):
+        target = round(k * plan.rows / count)
+        for offset in sorted(range(-10, 11), key=abs):
+            row = target + offset
+            if 1 <= row < plan.rows and fine(row) and (not cuts or row > cuts[-1]):
+                cuts.append(row)
+                break
+    return cuts
+
+
+def _chart(plan: TrackPlan, lay: Layout, rows_by_strip: Sequence[Sequence[int]], y0: float) -> Geometry:
+    width_strip = lay.label_w + 2 * lay.side_w + 3 * lay.lane_w
+    strips = []
+    for index, rows in enumerate(rows_by_strip):
+        x = lay.margin + index * (width_strip + lay.gap)
+        strips.append(Strip(rows[0], rows[-1], x, tuple(rows)))
+    geo = Geometry(plan, lay, tuple(strips), {}, (0, 0, 0, 0), y0)
+    spaces: dict[str, Space] = {}
+    for s in plan.spaces:
+        strip = geo.strip_of(s.row)
+        if strip is None:
+            continue
+        covered = [r for r in range(s.back_row + 1, s.row + 1) if r in strip.rows]
+        top = y0 + strip.rows.index(covered[0]) * lay.row_h
+        bottom = y0 + (strip.rows.index(s.row) + 1) * lay.row_h
+        left = geo.lane_x(strip, s.lane)
+        spaces[s.id] = Space(s.id, s.lane, s.row, (left, top, left + lay.lane_w, bottom), s.speed is not None)
+    width = lay.margin * 2 + len(strips) * width_strip + (len(strips) - 1) * lay.gap
+    height = y0 + max(len(r) for r in rows_by_strip) * lay.row_h
+    return Geometry(plan, lay, tuple(strips), spaces, (0, 0, width, height), y0)
+
+
 @lru_cache(maxsize=16)
 def geometry(plan: TrackPlan) -> Geometry:
-    """The picture's geometry of a track (cached: the track does not change)."""
-    spaces = {s.id: Space(s.id, s.lane, s.row, s.outline, s.speed is not None) for s in plan.spaces}
-    labels = tuple((s.mid[0], s.mid[1], str(s.speed), s.id) for s in plan.spaces if s.speed is not None)
-    (fx0, fy0), (fx1, fy1) = plan.finish
-    xs = [x for s in spaces.values() for x, _ in s.points]
-    ys = [y for s in spaces.values() for _, y in s.points]
-    box = (min(xs) - MARGIN, min(ys) - MARGIN, max(xs) + MARGIN, max(ys) + MARGIN)
-    return Geometry(spaces, labels, (fx0, fy0, fx1, fy1), box, plan.rows)
+    """The chart of a whole lap in three columns (cached: the track does not change)."""
+    cuts = [0, *_breaks(plan, 3), plan.rows]
+    parts = [list(range(a + 1, b + 1)) for a, b in zip(cuts, cuts[1:], strict=False)]
+    return _chart(plan, TRACK, parts, TRACK.top)
+
+
+# -- drawing the track -------------------------------------------------------------------------
+
+
+def _track(sheet: Sheet, geo: Geometry, lines: Sequence[RacingLine], occupied: Iterable[str], *,
+           names: bool = False) -> None:
+    """The chart's spaces, pit lane, racing lines, finish line and row numbers. `occupied`:
+    spaces where a car stands (its marker goes there, not the space's labels); `names`: print
+    each space's name (the options picture) instead of its lane letter."""
+    d = sheet.draw
+    lay = geo.layout
+    plan = geo.plan
+    taken = set(occupied)
+    by_id = {s.id: s for s in plan.spaces}
+    pit = plan.pit
+    for strip in geo.strips:
+        for row in strip.rows:
+            y = geo.row_top(row)
+            sheet.text((strip.x + lay.label_w - 3, y + lay.row_h / 2), str(row), lay.label_size,
+                       BLACK if row == plan.rows else DARK, "rm")
+            if pit is not None and pit.first <= row <= pit.last:
+                x = geo.lane_x(strip, -1 if pit.side < 0 else 3)
+                box = (x + 1, y, x + lay.side_w - 1, y + lay.row_h)
+                d.rectangle(box, fill=PIT)
+                hatch(d, box, GREY, 4)
+    for space in geo.spaces.values():
+        x0, y0, x1, y1 = space.box
+        d.rectangle((x0, y0, x1 - 1, y1 - 1), fill=CORNER if space.corner else PALE, outline=GREY)
+    for line in lines:
+        runs = _runs(geo, [s for s in line.spaces if s in geo.spaces])
+        for run in runs:
+            pts = [geo.spaces[s].centre for s in run]
+            if len(pts) < 2:
+                continue
+            if line.bonus >= 40:
+                dotted_path(d, pts, GREEN, width=3, dash=5, gap=3)
+            else:
+                d.line(pts, fill=RED, width=2)
+        if line.spaces[-1] in geo.spaces and runs and len(runs[-1]) >= 2:
+            (ax, ay), (bx, by) = geo.spaces[runs[-1][-2]].centre, geo.spaces[runs[-1][-1]].centre
+            arrow_head(d, (bx, by), math.atan2(by - ay, bx - ax), 7, GREEN if line.bonus >= 40 else RED)
+    for space in geo.spaces.values():
+        info = by_id[space.id]
+        cx, cy = space.centre
+        x0, y0, x1, y1 = space.box
+        if info.pit_arrow and pit is not None:
+            # the red arrow of seed 003 ("spaces marked with a small red arrow"), pointing to the pits
+            tip_x = x1 - 2 if pit.side > 0 else x0 + 2
+            arrow_head(d, (tip_x, cy), 0.0 if pit.side > 0 else math.pi, 7, RED)
+        if space.id in taken:
+            continue
+        if names:
+            sheet.text((x0 + 3, y0 + 2), space.id, 9, DARK)
+            if info.speed is not None:
+                sheet.text((x1 - 3, y0 + 2), f"{info.speed} mph", 10, BLACK, "ra", halo=CORNER)
+        elif info.speed is not None:
+            sheet.text((cx, cy), str(info.speed), lay.speed_size, BLACK, "mm", halo=CORNER)
+        else:
+            sheet.text((cx, cy), LANES[space.lane], 10, GREY, "mm")
+    last = geo.strip_of(plan.rows)
+    if last is not None:
+        y = geo.row_top(plan.rows) + lay.row_h
+        xa, xb = geo.lane_x(last, 0), geo.lane_x(last, 3)
+        d.line((xa, y, xb, y), fill=BLACK, width=5)
+        dotted_path(d, [(xa, y), (xb, y)], WHITE, width=3, dash=4, gap=4)
+
+
+def _runs(geo: Geometry, ids: Sequence[str]) -> list[list[str]]:
+    """`ids` cut where the chart's column changes (a path or line over a cut)."""
+    runs: list[list[str]] = []
+    last: Strip | None = None
+    for space_id in ids:
+        strip = geo.strip_of(geo.spaces[space_id].row)
+        if not runs or strip is not last:
+            runs.append([])
+        runs[-1].append(space_id)
+        last = strip
+    return runs
+
+
+def _directions(sheet: Sheet, geo: Geometry, *, continues: bool) -> None:
+    """The direction of travel: an arrow down each column's row numbers, and where the next
+    column takes over (`continues`)."""
+    d = sheet.draw
+    lay = geo.layout
+    for index, strip in enumerate(geo.strips):
+        top = geo.row_top(strip.first)
+        x = strip.x + lay.label_w / 2
+        arrow_head(d, (x - 2, top - 3), math.pi / 2, 9, DARK)
+        for lane in range(3):
+            sheet.text((geo.lane_x(strip, lane) + lay.lane_w / 2, top - 10), LANES[lane], 12, BLACK, "mm")
+        if continues:
+            bottom = geo.row_top(strip.last) + lay.row_h
+            nxt = geo.strips[(index + 1) % len(geo.strips)].first
+            sheet.text((geo.lane_x(strip, 0), bottom + 9), f"on to row {nxt}", 10, DARK, "lm")
 
 
 @lru_cache(maxsize=16)
-def _background(geo: Geometry, occupied: frozenset[str]) -> Sheet:
-    """The track alone, drawn once per track and copied for each picture. A posted speed is
-    left out where a car stands (its marker goes there)."""
+def _background(geo: Geometry, lines: tuple[RacingLine, ...], occupied: frozenset[str], height: int) -> Sheet:
+    """The chart alone, drawn once per track and set of occupied spaces, copied for each picture."""
     x0, y0, x1, y1 = geo.box
-    sheet = Sheet(int(x1 - x0), int(y1 - y0))
-    d = sheet.draw
-    for space in geo.spaces.values():
-        d.polygon([(x - x0, y - y0) for x, y in space.points], fill=CORNER if space.corner else LIGHT, outline=GREY)
-    for x, y, text, space_id in geo.labels:
-        if space_id not in occupied:
-            sheet.text((x - x0, y - y0), text, 9, DARK, "mm")
-    fx0, fy0, fx1, fy1 = geo.finish[0] - x0, geo.finish[1] - y0, geo.finish[2] - x0, geo.finish[3] - y0
-    d.line((fx0, fy0, fx1, fy1), fill=BLACK, width=5)
-    dotted_path(d, [(fx0, fy0), (fx1, fy1)], WHITE, width=3, dash=4, gap=4)
+    sheet = Sheet(int(x1), height)
+    _track(sheet, geo, lines, occupied)
+    _directions(sheet, geo, continues=True)
     return sheet
 
 
@@ -109,70 +330,112 @@ def draw(scene: Scene) -> Picture:
     now = typed_view(scene.now, SpeedCircuitView)
     before = typed_view(scene.before, SpeedCircuitView) if scene.before is not None else None
     geo = geometry(now.track)
-    x0, y0, x1, y1 = geo.box
-    width, height = int(x1 - x0), int(y1 - y0)
-    sheet = _background(geo, _occupied(now)).copy()
-    d = sheet.draw
-
-    def at(p: tuple[float, float]) -> tuple[float, float]:
-        return p[0] - x0, p[1] - y0
-
-    players = [car.player for car in now.cars]
-    seating = sorted(players)
+    width = int(geo.box[2])
+    cars = now.cars
+    seating = sorted(car.player for car in cars)
     index = {p: i for i, p in enumerate(seating)}
     letters = letters_for(seating)
-    where_now = spaces_of(now, geo)
-    where_before = spaces_of(before, geo) if before else {}
+    legend_top = geo.box[3] + 22
+    rows_of_cars = math.ceil(len(cars) / 2)
+    height = int(legend_top + rows_of_cars * 16 + 3 * 16 + 10)
+    sheet = _background(geo, now.racing_lines, _occupied(now), height).copy()
+    d = sheet.draw
+    sheet.text((geo.layout.margin, 6), shorten(f"{now.track_name}: {now.summary}", 60), 13, BLACK)
+    where_now = spots(now, geo)
+    where_before = spots(before, geo) if before else {}
     paths = _event_paths(scene.events, geo)
 
     # Paths first (under the cars): each in the car's colour, dashed, with a white edge.
     for player in seating:
         start, end = where_before.get(player), where_now.get(player)
-        ids = _path(geo, start, end, paths.get(player))
-        if len(ids) > 1:
-            pts = [at(geo.spaces[i].centre) for i in ids]
-            d.line(pts, fill=WHITE, width=6)
-            dotted_path(d, pts, PLAYER_COLOURS[index[player] % len(PLAYER_COLOURS)], width=4)
+        if start is None or end is None or start[0] is None or end[0] is None:
+            continue
+        ids = _path(geo, start[0], end[0], paths.get(player))
+        for run in _runs(geo, ids):
+            if len(run) > 1:
+                pts = [geo.spaces[i].centre for i in run]
+                d.line(pts, fill=WHITE, width=6)
+                dotted_path(d, pts, PLAYER_COLOURS[index[player] % len(PLAYER_COLOURS)], width=4)
     marks = _marks(scene.events, geo, where_now, where_before)
     for player in seating:
-        space = where_now.get(player)
-        if space is not None:
-            x, y = at(geo.spaces[space].centre)
-            sheet.marker(index[player], x, y, 10, letters[player])
+        spot = where_now.get(player)
+        if spot is not None:
+            sheet.marker(index[player], spot[1][0], spot[1][1], 9, letters[player])
     for kind, space in marks:
-        x, y = at(geo.spaces[space].centre)
+        x, y = geo.spaces[space].centre
         if kind == "spin":
-            spin_mark(d, x, y, 15)
+            spin_mark(d, x, y, 12)
         else:
-            crash_mark(d, x + 10, y - 10, 7)
+            crash_mark(d, x + 8, y - 6, 6)
 
-    # The legend inside the ring.
-    cx, cy = at(geo.centre)
-    order = now.cars
-    line_h = 17
-    top = cy - (len(order) + 3) * line_h / 2
-    sheet.text((cx, top), shorten(now.track_name, 24), 14, BLACK, "mm")
-    for k, car in enumerate(order):
-        player = car.player
-        y = top + (k + 1.4) * line_h
-        sheet.marker(index[player], cx - 78, y, 7, letters[player])
-        label = f"{car.place}. {shorten(player, 12)}"
+    # The legend under the chart: the cars in race order, then the key.
+    lay = geo.layout
+    column_w = (width - 2 * lay.margin) / 2
+    for k, car in enumerate(cars):
+        x = lay.margin + (k % 2) * column_w
+        y = legend_top + (k // 2) * 16
+        sheet.marker(index[car.player], x + 8, y, 7, letters[car.player])
+        label = f"{car.place}. {shorten(car.player, 14)}"
         if car.status is not Status.RACING:
-            label += f" ({shorten(car.status.value, 12)})"  # the detail is in the alt text and the table
-        sheet.text((cx - 66, y), label, 12, BLACK, "lm")
-    key_y = top + (len(order) + 2) * line_h
-    crash_mark(d, cx - 74, key_y, 5)
-    sheet.text((cx - 64, key_y), "crash", 11, BLACK, "lm")
-    spin_mark(d, cx - 16, key_y, 6)
-    sheet.text((cx - 6, key_y), "spin", 11, BLACK, "lm")
-    dotted_path(d, [(cx + 26, key_y), (cx + 44, key_y)], BLACK, width=3, dash=4, gap=3)
-    sheet.text((cx + 48, key_y), "path", 11, BLACK, "lm")
-    return Picture(sheet.png(), alt_text(now, scene.events), width, height)
+            label += f" ({shorten(car.status.value, 10)})"  # the detail is in the alt text and the table
+        elif car.where and car.where.startswith(("pits", "beside")):
+            label += f" ({shorten(car.where, 16)})"
+        sheet.text((x + 19, y), label, 11, BLACK, "lm")
+    _key(sheet, geo, legend_top + rows_of_cars * 16 + 6, width)
+    return Picture(sheet.png(), alt_text(now, scene.events), width, height, sheet.smallest)
+
+
+def _key(sheet: Sheet, geo: Geometry, top: float, width: int) -> None:
+    """What the chart's marks mean, in shapes as well as colours."""
+    d = sheet.draw
+    x = geo.layout.margin
+    y = top + 6
+    d.rectangle((x, y - 6, x + 22, y + 6), fill=CORNER, outline=GREY)
+    sheet.text((x + 11, y), "80", 10, BLACK, "mm")
+    sheet.text((x + 27, y), "posted speed", 11, BLACK, "lm")
+    d.line((x + 112, y, x + 132, y), fill=RED, width=2)
+    sheet.text((x + 136, y), "racing line +20", 11, BLACK, "lm")
+    dotted_path(d, [(x + 238, y), (x + 258, y)], GREEN, width=3, dash=5, gap=3)
+    sheet.text((x + 262, y), "+40", 11, BLACK, "lm")
+    y += 16
+    box = (x, y - 6, x + 12, y + 6)
+    d.rectangle(box, fill=PIT)
+    hatch(d, box, GREY, 4)
+    arrow_head(d, (x + 28, y), 0.0, 7, RED)
+    pit = geo.plan.pit
+    sheet.text((x + 33, y), f"pit lane (limit {pit.limit}) and pit-entry arrow" if pit else "no pit lane", 11, BLACK, "lm")
+    d.line((x + 270, y, x + 290, y), fill=BLACK, width=5)
+    dotted_path(d, [(x + 270, y), (x + 290, y)], WHITE, width=3, dash=4, gap=4)
+    sheet.text((x + 294, y), "finish", 11, BLACK, "lm")
+    y += 16
+    crash_mark(d, x + 5, y, 5)
+    sheet.text((x + 14, y), "crash", 11, BLACK, "lm")
+    spin_mark(d, x + 60, y, 6)
+    sheet.text((x + 70, y), "spin", 11, BLACK, "lm")
+    dotted_path(d, [(x + 104, y), (x + 122, y)], BLACK, width=3, dash=4, gap=3)
+    sheet.text((x + 126, y), "path", 11, BLACK, "lm")
+    sheet.text((x + 162, y), "race runs down the rows", 11, BLACK, "lm")
 
 
 def _occupied(view: SpeedCircuitView) -> frozenset[str]:
     """The spaces cars stand on (not beside): no posted speed is drawn there."""
     return frozenset(car.space for car in view.cars if car.space is not None and car.off_track == 0)
+
+
+def spots(view: SpeedCircuitView, geo: Geometry) -> dict[str, tuple[str | None, tuple[float, float]]]:
+    """Each car's space (the one it is on, or beside) and the point its marker goes: in the
+    space, beside it off the track, in the pit lane at its row; cars out of the race have none."""
+    out: dict[str, tuple[str | None, tuple[float, float]]] = {}
+    plan = geo.plan
+    for car in view.cars:
+        if car.space is not None and car.space in geo.spaces:
+            point = geo.spaces[car.space].centre if car.off_track == 0 else geo.beside(car.space, car.off_track)
+            out[car.player] = (car.space, point)
+        elif car.pit is not None and car.pit_row is not None and plan.pit is not None:
+            edge = next((s.id for s in plan.spaces if s.row == car.pit_row and s.id in geo.spaces), None)
+            if edge is not None:
+                out[car.player] = (None, geo.beside(edge, plan.pit.side))
+    return out
 
 
 def spaces_of(view: SpeedCircuitView, geo: Geometry) -> dict[str, str]:
@@ -193,19 +456,18 @@ def _event_paths(events: Sequence[Mapping[str, Any]], geo: Geometry) -> dict[str
     return out
 
 
-def _path(geo: Geometry, start: str | None, end: str | None, named: list[str] | None) -> list[str]:
-    if start is None or end is None:
-        return []
+def _path(geo: Geometry, start: str, end: str, named: list[str] | None) -> list[str]:
     if named:
         return [start, *named] if named[0] != start else named
+    rows = geo.plan.rows
     a, b = geo.spaces[start], geo.spaces[end]
-    span = (b.row - a.row) % geo.rows
+    span = (b.row - a.row) % rows
     if span == 0:
         return [start] if start == end else [start, end]
     by_lane_row = {(s.lane, s.row): s.id for s in geo.spaces.values()}
     ids = [start]
     for k in range(1, span):
-        row = (a.row + k - 1) % geo.rows + 1
+        row = (a.row + k - 1) % rows + 1
         lane = round(a.lane + (b.lane - a.lane) * k / span)
         found = by_lane_row.get((lane, row)) or next(
             (by_lane_row[(other, row)] for other in sorted(range(3), key=lambda o: abs(o - lane)) if (other, row) in by_lane_row),
@@ -216,8 +478,8 @@ def _path(geo: Geometry, start: str | None, end: str | None, named: list[str] | 
     return ids
 
 
-def _marks(events: Sequence[Mapping[str, Any]], geo: Geometry, now: Mapping[str, str],
-           before: Mapping[str, str]) -> list[tuple[str, str]]:
+def _marks(events: Sequence[Mapping[str, Any]], geo: Geometry, now: Mapping[str, tuple[str | None, Any]],
+           before: Mapping[str, tuple[str | None, Any]]) -> list[tuple[str, str]]:
     """(crash|spin, space) for each crash and spin of the turn."""
     out: list[tuple[str, str]] = []
     for event in events:
@@ -227,7 +489,7 @@ def _marks(events: Sequence[Mapping[str, Any]], geo: Geometry, now: Mapping[str,
         players = event.get("players") or []
         named = [m.group(0) for m in SPACE_ID.finditer(str(event.get("text", ""))) if m.group(0) in geo.spaces]
         player = players[0] if players else ""
-        space = named[-1] if named else now.get(player) or before.get(player)
+        space = named[-1] if named else (now.get(player) or (None, None))[0] or (before.get(player) or (None, None))[0]
         if space is not None:
             out.append((str(kind), space))
     return out
@@ -244,3 +506,138 @@ def alt_text(view: SpeedCircuitView, events: Sequence[Mapping[str, Any]]) -> str
 def _status_text(car: CarOnTrack) -> str:
     """As the public table's Status column says it."""
     return car.status.value if car.status is not Status.OUT else f"out ({car.note})"
+
+
+# -- one player's options (issue 16) -------------------------------------------------------------
+
+_BADGE = {Cost.FREE: FREE, Cost.WEAR: WEAR, Cost.ROLL: ROLL, Cost.SPIN: DANGER, Cost.CRASH: DANGER}
+OPTIONS_WIDTH = 320
+"""Narrower than a phone shows a picture (`bot.pictures.PHONE_WIDTH`): drawn at full size there."""
+
+
+def _wrap(sheet: Sheet, text: str, size: int, width: float) -> list[str]:
+    lines: list[str] = []
+    for word in text.split():
+        if lines and sheet.text_width(lines[-1] + " " + word, size) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def _badge_width(sheet: Sheet, reach: Reach) -> int:
+    return sheet.text_width(f"{reach.speed}{reach.cost.mark}", 11) + 8
+
+
+def _badge(sheet: Sheet, x: float, y: float, reach: Reach) -> float:
+    """One speed's mark, left edge at `x`, centred on `y`: the speed and the cost's letter in
+    a box whose fill and edge say the cost (a thick edge for wear, a double one for a roll, a
+    black one for a spin or crash). Returns its width."""
+    text = f"{reach.speed}{reach.cost.mark}"
+    w = _badge_width(sheet, reach)
+    box = (x, y - 7, x + w, y + 7)
+    d = sheet.draw
+    d.rectangle(box, fill=_BADGE[reach.cost], outline=DARK, width=2 if reach.cost is Cost.WEAR else 1)
+    if reach.cost is Cost.ROLL:
+        d.rectangle((x + 2, y - 5, x + w - 2, y + 5), outline=DARK, width=1)
+    if reach.cost in (Cost.SPIN, Cost.CRASH):
+        d.rectangle(box, outline=BLACK, width=2)
+    sheet.text((x + w / 2, y), text, 11, BLACK, "mm")
+    return w
+
+
+def draw_options(view: SpeedCircuitView) -> Picture:
+    """One player's options (their own view's ``options``): see the module docstring."""
+    typed = typed_view(view, SpeedCircuitView)
+    options = typed.options
+    assert options is not None
+    plan = typed.track
+    lay = OPTIONS
+    probe = Sheet(1, 1)
+    me = next((c for c in typed.cars if c.space == options.space and c.off_track == 0), None)
+    head = [f"Your options: from {options.space} at {options.speed} mph; you may plot {options.limits}."]
+    if options.corner is not None:
+        head.append(options.corner.describe() + ".")
+    fastest = _fastest_free(options)
+    if fastest is not None:
+        head.append(f"Dashed: the fastest free move, {fastest.speed} mph to {fastest.space}, lanes {fastest.lanes}.")
+    blocked = [c.speed for c in options.choices if not c.reaches]
+    if blocked:
+        head.append("No way through at " + ", ".join(map(str, blocked)) + " mph (you would emergency brake).")
+    text_lines = [line for part in head for line in _wrap(probe, part, 12, OPTIONS_WIDTH - 2 * lay.margin)]
+    y0 = 10 + len(text_lines) * 15 + 24
+    geo = _chart(plan, lay, [list(options.rows)], y0)
+    legend_top = geo.box[3] + 14
+    height = int(legend_top + 3 * 18 + 8)
+    sheet = Sheet(OPTIONS_WIDTH, height)
+    for k, line in enumerate(text_lines):
+        sheet.text((lay.margin, 10 + k * 15), line, 12, BLACK)
+    cars_at = {c.space: c for c in typed.cars if c.space is not None and c.off_track == 0}
+    _track(sheet, geo, typed.racing_lines, cars_at, names=True)
+    _directions(sheet, geo, continues=False)
+    d = sheet.draw
+    seating = sorted(c.player for c in typed.cars)
+    index = {p: i for i, p in enumerate(seating)}
+    letters = letters_for(seating)
+    if fastest is not None and fastest.path:
+        pts = [geo.spaces[s].centre for s in (options.space, *fastest.path) if s in geo.spaces]
+        colour = PLAYER_COLOURS[index[me.player] % len(PLAYER_COLOURS)] if me is not None else BLACK
+        if len(pts) > 1:
+            d.line(pts, fill=WHITE, width=6)
+            dotted_path(d, pts, colour, width=3)
+    for space_id, space in geo.spaces.items():
+        reaches = options.at(space_id)
+        if not reaches:
+            continue
+        x = space.box[0] + 3
+        y = space.box[3] - 9
+        right = space.box[2] - 3
+        for k, reach in enumerate(reaches):
+            w = _badge_width(sheet, reach)
+            rest = len(reaches) - k - 1
+            if x + w > right - (22 if rest else 0):
+                sheet.text((x + 1, y), f"+{len(reaches) - k}", 11, BLACK, "lm")  # the rest are in the text part
+                break
+            x += _badge(sheet, x, y, reach) + 3
+    for space_id, car in cars_at.items():
+        if space_id not in geo.spaces:
+            continue
+        cx, cy = geo.spaces[space_id].centre
+        if space_id == options.space:
+            cx = geo.spaces[space_id].box[2] - 14  # clear of the badges of slowing to a stop
+        gone = space_id in options.gone
+        sheet.marker(index[car.player], cx, cy, 10, letters[car.player], hollow=gone)
+        if car.player != options.player:
+            sheet.text((cx + 13, cy), shorten(car.player, 8), 10, BLACK, "lm", halo=WHITE)
+    # The key: each cost as its badge.
+    x = float(lay.margin)
+    y = legend_top + 6
+    samples = [Reach(60, "", (), cost, 0, (), ()) for cost in Cost]
+    for reach in samples:
+        drawn = _badge(sheet, x, y, reach)
+        sheet.text((x + drawn + 4, y), reach.cost.value, 11, BLACK, "lm")
+        x += drawn + 4 + sheet.text_width(reach.cost.value, 11) + 12
+        if x > OPTIONS_WIDTH - 90:
+            x, y = float(lay.margin), y + 18
+    y += 18
+    sheet.text((lay.margin, y), "A number is a speed (mph) whose move ends in that space.", 11, BLACK, "lm")
+    y += 16
+    sheet.text((lay.margin, y), "Hollow: a car that moves first (it will have gone).", 11, BLACK, "lm")
+    return Picture(sheet.png(), options_alt(options), OPTIONS_WIDTH, height, sheet.smallest)
+
+
+def _fastest_free(options: PlotOptions) -> Reach | None:
+    free = [r for r in options.reaches() if r.cost is Cost.FREE and r.path]
+    return max(free, key=lambda r: (r.speed, -len({s[0] for s in r.path})), default=None)
+
+
+def options_alt(options: PlotOptions) -> str:
+    parts = []
+    for choice in options.choices:
+        cheapest = choice.cheapest
+        if cheapest is None:
+            parts.append(f"{choice.speed} mph: no way through")
+            continue
+        spaces = ", ".join(f"{r.space} {r.describe()}" for r in choice.reaches)
+        parts.append(f"{choice.speed} mph: {spaces}")
+    return f"Your options from {options.space} at {options.speed} mph: " + "; ".join(parts) + "."

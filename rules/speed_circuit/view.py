@@ -2,20 +2,24 @@
 player's private figures (their ratings, damage and what they may plot next).
 
 The view is a `SpeedCircuitView`: the common view, the track as coordinates (`TrackPlan`,
-the same geometry the SVG rendering uses) and where every car is (`CarOnTrack`), which is
-what the turn picture is drawn from.
+the same geometry the SVG rendering uses), its racing lines space by space and where every
+car is (`CarOnTrack`), which is what the turn picture is drawn from; a player's own view
+adds their options this turn (`options`, issue 16: every legal speed, where it ends and
+what it costs) and the same as a text map (`plot_map`), both private to that player.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rules.api import PlayerId, Resolution, Standings, TableRow, View, Viewer, placings
 from rules.speed_circuit.car import Car, PitStage, Status
 from rules.speed_circuit.model import Phase, RaceState, TyreRule
 from rules.speed_circuit.move import movement_key
+from rules.speed_circuit.options import PlotOptions, options_text, plot_options
 from rules.speed_circuit.plot import limits
-from rules.speed_circuit.track import TrackPlan, plan_track, render_text
+from rules.speed_circuit.track import RacingLine, TrackPlan, plan_track, render_text
 
 COLUMNS = ("Lap", "Space", "Speed", "Wear", "Skill", "Tyres", "Compounds", "Status")
 
@@ -41,14 +45,23 @@ class CarOnTrack:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SpeedCircuitView(View):
-    """The common view plus the track (`track`: its geometry; `track_name`; `track_text`, the
-    rows around the cars as text, with notes for cars off the track or in the pits) and
-    every car in race order (`cars`)."""
+    """The common view plus the track (`track`: its geometry; `racing_lines`: each line's
+    spaces in order; `track_name`; `track_text`, the rows around the cars as text, with notes
+    for cars off the track or in the pits) and every car in race order (`cars`). A player's
+    own view adds `options` (where their car can get this turn; None for anyone else, and
+    outside the race or in the pits) and `plot_map` (the same as text lines: the track ahead
+    of the car with lane letters and row numbers, then every speed)."""
+
+    PRIVATE_FIELDS: ClassVar[tuple[str, ...]] = ("options", "plot_map")
+    """The fields beside `private` that only the player's own view fills (empty for others)."""
 
     track: TrackPlan
     cars: tuple[CarOnTrack, ...]
     track_name: str
     track_text: str
+    racing_lines: tuple[RacingLine, ...] = ()
+    options: PlotOptions | None = None
+    plot_map: tuple[str, ...] = ()
 
 
 def standings(state: RaceState) -> Standings:
@@ -172,8 +185,14 @@ def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewe
             if wrapped not in window:
                 window.append(wrapped)
     private: list[str] = []
+    options: PlotOptions | None = None
+    plot_map: tuple[str, ...] = ()
     if not isinstance(viewer, Viewer):
         private = private_lines(state, state.car(viewer))
+        options = plot_options(state, viewer)
+        if options is not None:
+            names = {c.space: c.player for c in state.cars if c.on_track and c.space is not None and c.player != viewer}
+            plot_map = options_text(track, options, names)
     return SpeedCircuitView(
         title="Speed Circuit",
         turn_label=turn_label(state),
@@ -188,4 +207,7 @@ def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewe
         cars=tuple(cars),
         track_name=state.track.name,
         track_text=render_text(track, on_track, rows=window, notes={r: "; ".join(n) for r, n in notes.items()}) if window else "",
+        racing_lines=tuple(sorted(track.lines.values(), key=lambda line: line.id)),
+        options=options,
+        plot_map=plot_map,
     )

@@ -2,7 +2,8 @@
 
 `GAME` implements `rules.api.Game` for `Race` states and `Order` values. The modules:
 `model` (values), `parse` (the order grammar and HELP), `resolve` (a round), `view` (what a
-viewer sees), `storage` (versioned JSON), `game` (the `Game` object), `data` (loading the
+viewer sees), `options` (where a car can get in the round it orders, at what control cost),
+`storage` (versioned JSON), `game` (the `Game` object), `data` (loading the
 chart, the terrain key and the maps, which are data in `rules/speedphreakz/data/`: formats
 and how to add a map in its README.md).
 
@@ -50,19 +51,25 @@ from __future__ import annotations
 
 from rules.speedphreakz.game import GAME, SpeedPhreakz
 from rules.speedphreakz.model import Car, CarStatus, Circuit, Heading, Order, Race, Square, Terrain
-from rules.speedphreakz.view import CarOnMap, SpeedPhreakzView
+from rules.speedphreakz.options import Band, ProgramOptions, SquareOption, program_options
+from rules.speedphreakz.view import CarOnMap, CourseMark, SpeedPhreakzView
 
 __all__ = [
     "GAME",
+    "Band",
     "Car",
     "CarOnMap",
     "CarStatus",
     "Circuit",
+    "CourseMark",
     "Heading",
     "Order",
+    "ProgramOptions",
     "Race",
     "SpeedPhreakz",
     "SpeedPhreakzView",
     "Square",
+    "SquareOption",
     "Terrain",
+    "program_options",
 ]

@@ -1,17 +1,28 @@
 """What SpeedPhreakz shows: the race order, each car's figures, the text map, the views.
 
 The view is a `SpeedPhreakzView`: the common view, the circuit (the grid and its terrain,
-the start, the line and the checkpoints) and every car on it (`CarOnMap`), which is what the
-turn picture is drawn from, plus the text map the results mail can print.
+the start, the line and the checkpoints), the direction of the race through each checkpoint
+and over the line (`course`), and every car on it (`CarOnMap`), which is what the turn
+picture is drawn from, plus the text map the results mail can print. A player's own view
+adds their options for the round they order (`options`, issue 16: the squares its programs
+can reach and their control cost) and the same as text (`plot_map`), private to them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rules.api import Figures, Placing, PlayerId, Resolution, Standings, TableRow, View, Viewer
 from rules.speedphreakz.data import distances
 from rules.speedphreakz.model import Car, CarStatus, Circuit, Heading, Race, Square
+from rules.speedphreakz.options import (
+    ProgramOptions,
+    drive,
+    options_text,
+    program_options,
+    round_actions,
+)
 
 UNREACHABLE = 10_000
 
@@ -102,13 +113,53 @@ class CarOnMap:
     trail: tuple[Square, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class CourseMark:
+    """Where the race goes: checkpoint `number` (1, 2, ...; 0 is the start/finish line), the
+    square in the middle of its cells and the heading the race takes through it (toward the
+    next checkpoint, or over the line in its direction)."""
+
+    number: int
+    square: Square
+    heading: Heading
+
+
+def course(circuit: Circuit) -> tuple[CourseMark, ...]:
+    """The line first (its direction, §4.7), then each checkpoint in order with the heading
+    across it (a row of cells is crossed north or south, a column east or west) that leads
+    on to the next target soonest (`data.distances`)."""
+    marks = [CourseMark(0, _middle(circuit.finish_cells), circuit.finish_direction)]
+    for index, cells in enumerate(circuit.checkpoints):
+        middle = _middle(cells)
+        far = distances(circuit, index + 1)
+        across: tuple[Heading, ...] = tuple(Heading)
+        if len({c.y for c in cells}) == 1 and len(cells) > 1:
+            across = (Heading.N, Heading.S)
+        elif len({c.x for c in cells}) == 1 and len(cells) > 1:
+            across = (Heading.E, Heading.W)
+        steps = [(far.get(middle.step(h), UNREACHABLE), h.index, h) for h in across if not circuit.blocked(middle, h)]
+        heading = min(steps)[2] if steps else circuit.finish_direction
+        marks.append(CourseMark(index + 1, middle, heading))
+    return tuple(marks)
+
+
+def _middle(cells: tuple[Square, ...]) -> Square:
+    ordered = sorted(cells, key=lambda s: (s.x, s.y))
+    return ordered[len(ordered) // 2]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SpeedPhreakzView(View):
     """The common view plus the circuit (`circuit`: ``grid[y][x]`` is the terrain character of
     square x,y, `terrain_key` says what each is), every car still racing or finished, in race
     order (`cars`), the text map (`map_lines`: a ruler, then a row a line, cars as letters;
     `map_legend`), `map_name`, `round` (the next round to run) and `control` (the last control
-    roll, None before the first)."""
+    roll, None before the first); `course`, the race's direction at the line and through each
+    checkpoint. A player's own view adds `options` (None for anyone else, at the set-up and
+    when the round in hand drives the car into a solid) and `plot_map` (the same as text)."""
+
+    PRIVATE_FIELDS: ClassVar[tuple[str, ...]] = ("options", "plot_map")
+    """The fields beside `private` that only the player's own view fills (empty for others)."""
 
     circuit: Circuit
     cars: tuple[CarOnMap, ...]
@@ -117,6 +168,9 @@ class SpeedPhreakzView(View):
     map_legend: tuple[str, ...]
     round: int
     control: int | None
+    course: tuple[CourseMark, ...] = ()
+    options: ProgramOptions | None = None
+    plot_map: tuple[str, ...] = ()
 
 
 def summary(race: Race, places: Standings) -> str:
@@ -151,7 +205,11 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
             car = race.car(p)
             cars.append(CarOnMap(p, car.letter, car.colour, place_of[p], car.square, car.heading, car.status, car.trail))
     private: list[str] = []
+    options: ProgramOptions | None = None
+    plot_map: tuple[str, ...] = ()
     if isinstance(viewer, str) and any(c.player == viewer for c in race.cars):
+        options = program_options(race, viewer)
+        plot_map = options_text(race, options) if options is not None else _no_options(race, race.car(viewer))
         car = race.car(viewer)
         for program in car.programs:
             private.append(f"Your program for round {program.round}: {' '.join(program.actions) or '(hold position)'}")
@@ -180,4 +238,18 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
         map_legend=tuple(legend(race)),
         round=race.round,
         control=race.last_control,
+        course=course(race.circuit),
+        options=options,
+        plot_map=plot_map,
     )
+
+
+def _no_options(race: Race, car: Car) -> tuple[str, ...]:
+    """Why a racing car has no options to show: its round in hand crashes it as ordered."""
+    if race.finished or race.set_up or car.status is not CarStatus.RACING or car.square is None:
+        return ()
+    codes = round_actions(race, car)
+    if drive(race.circuit, car, codes) is None:
+        return (f"Your round {race.round} program ({' '.join(codes)}), driven as ordered, runs into a solid square:",
+                f"you would crash, and then send round {race.round + 1} again from where you are re-placed.")
+    return ()

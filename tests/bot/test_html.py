@@ -217,7 +217,10 @@ def test_a_turn_picture_is_drawn_once_and_the_same_bytes_go_to_everyone(app: App
     assert len(calls) == 1
     by_turn = [inline_images(m) for m in mails(app) if m.get_body(("html",)) is not None]
     assert len(by_turn) == len(seats) + 1
-    assert len({tuple(sorted(i.values())) for i in by_turn}) == 1
+    # issue 16: besides it, a seat's mail may carry that seat's own options picture (cid
+    # "options..."), drawn per seat; the public picture is the same bytes for everyone.
+    public = [{cid: data for cid, data in images.items() if not cid.startswith("options")} for images in by_turn]
+    assert len({tuple(sorted(i.values())) for i in public}) == 1
 
 
 def test_racecraft_final_mail_shows_the_result_and_the_archive_link(app: App) -> None:
@@ -290,3 +293,51 @@ def test_the_first_turn_sheet_tells_its_seat_password_in_html_too(app: App) -> N
     sheet = mailer.messages("p0@example.org")[0]
     assert secret in sheet.get_body(("plain",)).get_content()  # type: ignore[union-attr]
     assert secret in parse_html(sheet)[0]
+
+
+@pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz"])
+def test_each_seat_gets_its_own_options_picture_and_nobody_else_does(app: App, kind: str) -> None:
+    """issue 16.2: "each player's turn sheet shows, for that player only, where the car can
+    get this turn": from the race on, every seat's results mail carries one options picture
+    of its own (its cid names the seat), different from every other seat's; the GM's copy
+    carries none."""
+    seats = start(app, kind, 3)
+    run_turns(app, 3)
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    last = {seat: mailer.messages(f"{seat}@example.org")[-1] for seat in seats}
+    own: dict[str, bytes] = {}
+    for seat, msg in last.items():
+        images = {cid: data for cid, data in inline_images(msg).items() if cid.startswith("options")}
+        assert len(images) == 1, (seat, sorted(images))
+        ((cid, data),) = images.items()
+        assert f".{seat}." in cid
+        source, page = parse_html(msg)
+        assert f"cid:{cid}" in source and "Where you can get this turn" in " ".join(page.text)
+        assert Image.open(io.BytesIO(data)).format == "PNG"
+        own[seat] = data
+    assert len(set(own.values())) == len(seats)
+    gm = mailer.messages(GM)[-1]
+    assert not [cid for cid in inline_images(gm) if cid.startswith("options")]
+
+
+@pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz"])
+def test_the_text_part_holds_the_map_to_plot_from(app: App, kind: str) -> None:
+    """issue 16.2: "the same information as text in the plain-text part: an excerpt of the
+    track ahead of the car as a text map with coordinates (lane letters, row numbers / x,y)"."""
+    seats = start(app, kind, 2)
+    run_turns(app, 3)
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    text = mailer.messages(f"{seats[0]}@example.org")[-1].get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    text = text.replace("\r\n", "\n")
+    if kind == "speed_circuit":
+        assert "Where you can get this turn" in text
+        assert re.search(r"^\s+row\s+lane A\s+lane B\s+lane C$", text, flags=re.M)
+        assert re.search(r"^\s+\d+\s+.*@\d+", text, flags=re.M), "no space marked with a speed that ends there"
+        assert re.search(r"^\s+\d+ mph: ", text, flags=re.M)
+    else:
+        assert "Where you can get in round" in text
+        assert re.search(r"^\s+0123456789", text, flags=re.M), "no x ruler"
+        assert re.search(r"^\s+\d+ [#.,:oS A-Z]+\s+[#@123-]+$", text, flags=re.M), "no map row with its y"
+        assert "Furthest along at 1" in text

@@ -18,6 +18,7 @@ from PIL import Image, ImageChops
 from bot import pictures
 from bot.pictures import Scene, column, typed_view
 from bot.pictures import speed_circuit as sc_picture
+from bot.pictures import speedphreakz as sp_picture
 from bot.pictures.common import SHAPES, _marker_sprite
 from rules import find_game, game_names
 from rules.api import View, Viewer
@@ -211,7 +212,8 @@ def test_speed_circuit_is_drawn_from_the_geometry_not_from_text() -> None:
     assert a is not None and b is not None and a.png == b.png
     geo = sc_picture.geometry(now.track)
     assert set(geo.spaces) == {s.id for s in now.track.spaces}
-    assert (a.width, a.height) == (int(geo.box[2] - geo.box[0]), int(geo.box[3] - geo.box[1]))
+    # issue 16: the chart of the lap is the picture's width, with the legend under it
+    assert a.width == int(geo.box[2]) and a.height > geo.box[3]
 
 
 def test_speedphreakz_car_moved_changes_pixels_at_both_squares() -> None:
@@ -220,7 +222,7 @@ def test_speedphreakz_car_moved_changes_pixels_at_both_squares() -> None:
     now = frames[-1]
     assert isinstance(now, SpeedPhreakzView)
     grid = now.circuit.grid
-    cell = max(10, min(26, 600 // max(len(r) for r in grid)))
+    frame = sp_picture.map_frame(now.circuit)
     player, square = next((c.player, c.square) for c in now.cars if c.square is not None)
     taken = {c.square for c in now.cars}
     target = next(Square(tx, ty) for ty, row in enumerate(grid) for tx, c in enumerate(row)
@@ -229,8 +231,8 @@ def test_speedphreakz_car_moved_changes_pixels_at_both_squares() -> None:
     a = pictures.draw("speedphreakz", Scene((now,), ()))
     b = pictures.draw("speedphreakz", Scene((moved,), ()))
     assert a is not None and b is not None
-    assert diff_pixels(a.png, b.png, square.x * cell + cell / 2, square.y * cell + cell / 2) > 10
-    assert diff_pixels(a.png, b.png, target.x * cell + cell / 2, target.y * cell + cell / 2) > 10
+    assert diff_pixels(a.png, b.png, *frame.centre(square)) > 10
+    assert diff_pixels(a.png, b.png, *frame.centre(target)) > 10
 
 
 def test_speedphreakz_heading_and_path_are_drawn() -> None:
@@ -296,9 +298,9 @@ def test_an_unknown_game_has_no_picture() -> None:
 
 
 def test_speed_circuit_car_beside_the_track_is_drawn_at_that_space() -> None:
-    """issue 11: every car where it ended the turn, also one off the track (drawn at the space
-    it is beside); a car in the pits is not on the track. (On a plain space: a corner's posted
-    speed shows beside a car that only stands beside it.)"""
+    """issue 11: every car where it ended the turn, also one off the track (issue 16: drawn
+    beside the space it is beside, outside the lanes, the space left clear); a car in the pits
+    is not on the track."""
     frames, events = _race_turn_frames()
     now = frames[-1]
     player, space = next((c.player, c.space) for c in now.cars
@@ -311,9 +313,9 @@ def test_speed_circuit_car_beside_the_track_is_drawn_at_that_space() -> None:
     assert plain is not None and shown is not None and missing is not None
     geo = sc_picture.geometry(now.track)
     assert space is not None
-    cx, cy = geo.spaces[space].centre
-    x, y = cx - geo.box[0], cy - geo.box[1]
-    assert diff_pixels(plain.png, shown.png, x, y) == 0
+    x, y = geo.spaces[space].centre
+    assert diff_pixels(plain.png, shown.png, x, y) > 10
+    assert diff_pixels(plain.png, shown.png, *geo.beside(space, -1)) > 10
     assert diff_pixels(plain.png, missing.png, x, y) > 10
     assert f"{player} in beside {space} (off track)" in shown.alt and f"{player} in pits (entrance)" in missing.alt
 
