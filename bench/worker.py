@@ -8,7 +8,8 @@ Modes:
   ingest-bot     Service.poll over the real ImapInbox until the inbox is empty
   ingest-ref     the reference: imapclient, batches of 100 UIDs, FETCH BODY.PEEK[], parse
                  each with email.message_from_bytes(policy=default), one UID MOVE per batch
-  deadline-bot   Service.tick (every game resolves) then Service.send over SmtpMailer
+  deadline-bot   Service.tick (every game resolves) with Service.send over SmtpMailer in a
+                 thread, woken as each game is committed (as the service's jobs do it)
   deadline-ref   the same number of pre-rendered mails of the same sizes over one smtplib
                  connection
   service        the bot's service loop (bot.scheduler.Runner, IDLE on) until stdin closes
@@ -21,6 +22,7 @@ import json
 import logging
 import resource
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -111,12 +113,33 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     marks: dict[str, float] = {}
 
     def work() -> dict[str, Any]:
+        # As the service does it (bot.scheduler.Runner: tick wakes the send job as each turn
+        # is committed, and the send job sends again while it is wanted): the sender works in
+        # a thread of its own while the tick resolves the next games.
+        wanted, ticked = threading.Event(), threading.Event()
+        reports: list[Any] = []
+
+        def sender() -> None:
+            while True:
+                wanted.wait()
+                wanted.clear()
+                reports.append(service.send())
+                if ticked.is_set() and not wanted.is_set():
+                    return
+
+        thread = threading.Thread(target=sender, name="send")
+        thread.start()
         t0 = time.perf_counter()
-        resolved = service.tick()
-        marks["tick"] = time.perf_counter() - t0
-        report = service.send()
+        try:
+            resolved = service.tick(on_resolved=wanted.set)
+        finally:
+            marks["tick"] = time.perf_counter() - t0
+            ticked.set()
+            wanted.set()
+            thread.join()
         marks["send"] = time.perf_counter() - t0 - marks["tick"]
-        return {"resolved": len(resolved), "sent": report.sent, "failed": report.failed, "retrying": report.retrying}
+        return {"resolved": len(resolved), "sent": sum(r.sent for r in reports),
+                "failed": sum(r.failed for r in reports), "retrying": sum(r.retrying for r in reports)}
 
     try:
         result = _timed(work, profile)

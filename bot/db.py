@@ -40,12 +40,17 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         def _sqlite_begin(conn: Any) -> None:
             # pysqlite's own transaction handling is off (isolation_level=None above), so
             # SAVEPOINTs work; IMMEDIATE takes the write lock up front, avoiding deadlocks
-            # between two writers that both started by reading.
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # between two writers that both started by reading. A session that only reads
+            # (`Database.read`) begins DEFERRED: in WAL mode it reads a snapshot and never
+            # waits for, or holds up, a writer.
+            conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(_READ_ONLY) else "BEGIN IMMEDIATE")
 
         return engine
     kwargs.setdefault("pool_pre_ping", True)
     return create_engine(url, **kwargs)
+
+
+_READ_ONLY = "flagman_read_only"
 
 
 class Database:
@@ -55,6 +60,14 @@ class Database:
         self.url = url
         self.engine = make_engine(url, **engine_kwargs)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # Reads: on SQLite a deferred transaction (a snapshot, no write lock); on PostgreSQL
+        # REPEATABLE READ, so that every query of the session sees the same snapshot too.
+        options: dict[str, Any] = {_READ_ONLY: True}
+        if not url.startswith("sqlite"):
+            options["isolation_level"] = "REPEATABLE READ"
+        # A read session never flushes: what is changed in it (e.g. a turn worked out on a
+        # snapshot, `turns.tick`) stays in memory and is thrown away with it.
+        self.readers = sessionmaker(self.engine.execution_options(**options), expire_on_commit=False, autoflush=False)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
@@ -63,7 +76,10 @@ class Database:
 
     @contextmanager
     def read(self) -> Iterator[Session]:
-        with self.sessions() as session:
+        """A session that reads one snapshot of the database and writes nothing: it never
+        flushes and is rolled back at the end (on SQLite it holds no write lock, so a writer
+        never waits for it)."""
+        with self.readers() as session:
             yield session
 
     def dispose(self) -> None:

@@ -22,7 +22,8 @@ class CrashPoint(enum.StrEnum):
     AFTER_FETCH = "after-fetch"  # a batch fetched, nothing written yet
     AFTER_COMMIT = "after-commit"  # the batch's effects committed, the mails not yet moved
     AFTER_MOVE = "after-move"  # the batch's mails moved out of the inbox
-    # The deadline (games.tick): one game's resolution is one transaction.
+    # The deadline (games.tick): a turn is worked out on a snapshot, then written in one transaction.
+    WORKED_OUT = "worked-out"  # a turn resolved and its mails rendered, nothing written yet
     AFTER_RESOLVE = "after-resolve"  # a turn resolved and committed, its mail queued
     # The send (mailout.drain): each mail's outcome is committed after the relay answered.
     BEFORE_SEND = "before-send"  # a batch of mail read from the outbox, none handed over yet

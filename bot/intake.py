@@ -5,7 +5,8 @@
     ignore        the ignore policy's verdict (bounces, auto-replies, loops ...): Ignored
     authenticate  bot.mail_in.identity: which seat or GM role the mail proved itself to be
     authorize     the rate limit of that principal; mail that proved nobody is answered
-                  (within caps) at most, never acted on, except a stranger's JOIN
+                  (within caps) at most, never acted on, except a stranger's JOIN and the
+                  commands for anyone (HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM)
     act           GM commands, player commands, orders: each returns its answers or raises
     answer        the answers go out through bot.letters; the mail is recorded
 
@@ -16,6 +17,7 @@ the mail's savepoint back and quarantines it. `bot.service` runs batches of mail
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 import re
@@ -31,7 +33,20 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Outcome, Refused, Submission
 from bot.clock import as_utc
-from bot.commands import Join, MailCommands, Resign, parse_commands, player, suggest
+from bot.commands import (
+    PLAYER_COMMANDS,
+    Address,
+    Confirm,
+    Join,
+    MailCommands,
+    PlayerCommand,
+    Resign,
+    anyone,
+    parse_commands,
+    player,
+    suggest,
+    tokens,
+)
 from bot.db import autoflushing
 from bot.echo import echo, quote_lines
 from bot.games import signups, store
@@ -56,16 +71,19 @@ from bot.models import (
 )
 from bot.settings import Settings
 from rules.api import Game as Rules
-from rules.api import ProblemKind
+from rules.api import OrderProblem, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
 
 # Backscatter bounds (issue 6, issue 14; SECURITY.md): answers to mail that proved nobody.
-STRANGER_REPLIES_PER_DAY = 3  # per address, JOIN answers included
+STRANGER_REPLIES_PER_DAY = 3  # per address: JOIN answers and the answers to commands for anyone included
 _STRANGER_TOLD = "unknown sender: one notice sent"
 # The details of answered unauthenticated mail that count towards the global hourly cap
-# ([limits] answers_to_strangers_per_hour): the stranger notice and every JOIN answer.
+# ([limits] answers_to_strangers_per_hour): the stranger notice, every JOIN answer, and every
+# answer to the commands for anyone (HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM).
 _JOIN = "JOIN"
+_ANYONE = "for anyone: "
+_VERBS_TAKING_A_GAME = {c.verb for c in PLAYER_COMMANDS if c.takes_game}
 
 
 MailKey = tuple[str, str]  # an inbound mail's (Message-ID, content hash): unique in the table
@@ -93,6 +111,38 @@ def _gm_hints(text: str, who: Who) -> str:
         if hint:
             hints.append(f'"{echo(line, 80)}": {hint}')
     return ("\n\n" + "\n".join(hints)) if hints else ""
+
+
+def _with_subject_code(commands: MailCommands, subject: str) -> MailCommands:
+    """A reply to a confirmation mail (OBSERVE, ADDRESS) brings its code back in the subject,
+    ``[confirm <code>]``: that is a CONFIRM, unless the body says the same CONFIRM already."""
+    code = tokens.in_subject(subject)
+    if code is None or Confirm(code) in commands.player:
+        return commands
+    return dataclasses.replace(commands, player=(*commands.player, Confirm(code)))
+
+
+def _games_hint(line: str, who: Who) -> str:
+    """For a command that names a game, given without one (or a bad one): the sender's games."""
+    words = line.split()
+    names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
+    if not words or words[0].upper() not in _VERBS_TAKING_A_GAME or not names:
+        return ""
+    return f" (your games: {', '.join(names)})"
+
+
+_ORDER_WORD = re.compile(r"\b[A-Z]{2,}\b")
+
+
+def _left_out(problems: Sequence[OrderProblem], order_help: str) -> list[str]:
+    """The lines not understood, as the confirmation names them: "line 2 (PATH)" where the line
+    starts with an order word of the game, so that the player sees which order the set lacks."""
+    words = set(_ORDER_WORD.findall(order_help))
+    out = []
+    for problem in problems:
+        first = problem.line.split()[0].upper() if problem.line.split() else ""
+        out.append(f"line {problem.line_no} ({first})" if first in words else f"line {problem.line_no}")
+    return out
 
 
 _GREETING = re.compile(r"\AHello [^\n]*,\n\n")
@@ -311,11 +361,12 @@ class Intake:
             who = identify(self.shell, session, inbound, lambda name: self._find_game(session, name))
             mail.principal = who.principal
             self._within_rate_limit(session, mail, who)
-            commands = parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of])
-            if commands.gm or any(isinstance(c, Join | Resign) for c in commands.player):
+            commands = _with_subject_code(parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of]),
+                                          inbound.subject)
+            if commands.gm or any(isinstance(c, Join | Resign | Confirm | Address) for c in commands.player):
                 mail.changes_games = True
                 self.memo.forget()
-            if who.seat is None and not who.gm_of:
+            if who.seat is None and not who.gm_of and not who.games:  # proved nobody
                 self.write_rows(session)
                 with autoflushing(session):
                     done = self._unauthenticated(session, mail, who, commands)
@@ -527,7 +578,7 @@ class Intake:
             # A JOIN is answered even when refused; a forged From must not turn that into a
             # stream of mail to a third party: a few replies a day per address, and a global
             # cap an hour for all of them together.
-            if self._told_today(session, inbound.sender, "") >= STRANGER_REPLIES_PER_DAY:
+            if self._answered_today(session, inbound.sender) >= STRANGER_REPLIES_PER_DAY:
                 raise Ignored(f"unknown sender: JOIN not answered, {STRANGER_REPLIES_PER_DAY} replies today already",
                               label="unknown sender")
             cap = self.settings.limits.answers_to_strangers_per_hour
@@ -537,18 +588,77 @@ class Intake:
             return signups.join(self.shell, session, inbound, joins[0].game, joins[0].name)
         if who.claimed or who.claimed_gm:
             self._claimed_without_proof(session, mail, who)
+        for_anyone = [c for c in commands.player if c.for_anyone and not isinstance(c, Join)]
+        if for_anyone:
+            return self._for_anyone(session, mail, who, commands, for_anyone)
         # A stranger: at most one short notice per address a day, and a global cap an hour
         # (no backscatter storms from many forged Froms).
-        answered = self._told_today(session, inbound.sender, "")
+        answered = self._answered_today(session, inbound.sender)
         cap = self.settings.limits.answers_to_strangers_per_hour
         busy = answered == 0 and self._answers_to_strangers_this_hour(session) >= cap
         if answered == 0 and inbound.sender and not busy:
             text = ("This address runs play-by-email games, and your address is not in any game running here. "
-                    "To join a game open for sign-ups, send JOIN <game> [your name]. Send HELP for the commands.")
+                    "LIST shows the games; to join one open for sign-ups, send JOIN <game> [your name]; to get a "
+                    "game's results by mail, OBSERVE <game>. Send HELP for the commands.")
             raise Refused(_STRANGER_TOLD, Notice(ToAddress(inbound.sender), "You are not in a game here", text,
                                                  kind="stranger"), label="unknown sender")
         raise Ignored(f"unknown sender: over {cap} answers to unknown senders this hour" if busy
                       else "unknown sender: already told today", label="unknown sender")
+
+    def _for_anyone(self, session: Session, mail: Mail, who: Who, commands: MailCommands,
+                    asked: Sequence[PlayerCommand]) -> Done:
+        """A stranger's HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM: answered (one answer,
+        in sections), within the limits of answers to mail that proved nobody -- a few a day per
+        address, all such answers together (the answer to a confirmation code of ours aside:
+        only a mail of ours can have brought it), and a cap an hour for every sender together.
+        The answer names none of what else the mail said, and carries the plain address only."""
+        inbound = mail.inbound
+        sender = inbound.sender
+        if not sender:
+            raise Ignored("unknown sender: no sender address", label="no sender")
+        verbs = ", ".join(c.verb for c in asked)
+        context = player.Context(self.shell, session, inbound, who, None, None)
+        ours = all(isinstance(c, Confirm) and anyone.code_stands(context, c.code) for c in asked)
+        if not ours and self._answered_today(session, sender) >= STRANGER_REPLIES_PER_DAY:
+            raise Ignored(f"unknown sender: {verbs} not answered, {STRANGER_REPLIES_PER_DAY} replies today already",
+                          label="unknown sender")
+        cap = self.settings.limits.answers_to_strangers_per_hour
+        if self._answers_to_strangers_this_hour(session) >= cap:
+            raise Ignored(f"unknown sender: {verbs} not answered, over {cap} answers to unknown senders this hour",
+                          label="unknown sender")
+        labels: list[str] = []
+        refused = False
+        for command in asked:
+            reply = player.run(context, command)
+            # Every answer to mail that proved nobody is of one kind in the outbox: "stranger".
+            mail.answers.extend(dataclasses.replace(a, kind="stranger") for a in reply.answers)
+            refused = refused or any(isinstance(a, Notice) and a.error for a in reply.answers)
+            labels.append(reply.label or command.verb)
+        others = sorted({c.verb for c in commands.player if not c.for_anyone})
+        lines = len([line for line in commands.orders_text.splitlines() if line.strip()])
+        if others or lines or commands.problems:
+            parts = []
+            if others:
+                parts.append(f"{', '.join(others)}: only for the players of a game, so not done.")
+            for problem in commands.problems:  # the reasons only: the sender's words are not repeated
+                parts.append(f"A command not understood: {problem.reason}.")
+            if lines:
+                parts.append(f"{lines} other line{'s' if lines != 1 else ''} of your mail "
+                             f"{'were' if lines != 1 else 'was'} not understood. Send HELP for the commands.")
+            # With the other answers (one answer per mail): to whom they go, the sender's address.
+            to = mail.answers[0].to if mail.answers else ToAddress(sender)
+            mail.answers.append(Notice(to, "Not done", "\n\n".join(parts), kind="stranger"))
+            refused = True
+        return Done(_ANYONE + "; ".join(labels), "for anyone", refused=refused)
+
+    def _answered_today(self, session: Session, sender: str) -> int:
+        """How many mails from `sender` that proved nobody were answered in the last day: the
+        stranger notice, JOIN answers, answers to the commands for anyone (issue 14: a few
+        replies a day per address, whatever it sends)."""
+        return session.scalar(select(func.count()).select_from(InboundMessage).where(
+            InboundMessage.sender == sender, InboundMessage.principal == "",
+            InboundMessage.status.in_((InboundStatus.REFUSED, InboundStatus.APPLIED)),
+            InboundMessage.received_at >= self.shell.now() - timedelta(days=1))) or 0
 
     def _claimed_without_proof(self, session: Session, mail: Mail, who: Who) -> None:
         """The From is a player's (or the GM's), or the GM's reply address was used without the
@@ -588,7 +698,8 @@ class Intake:
         return session.scalar(select(func.count()).select_from(InboundMessage).where(
             InboundMessage.received_at >= self.shell.now() - timedelta(hours=1),
             InboundMessage.principal == "", InboundMessage.status != InboundStatus.IGNORED,
-            (InboundMessage.detail == _STRANGER_TOLD) | InboundMessage.detail.startswith(_JOIN))) or 0
+            (InboundMessage.detail == _STRANGER_TOLD) | InboundMessage.detail.startswith(_JOIN)
+            | InboundMessage.detail.startswith(_ANYONE))) or 0
 
     # -- acting for a seat or the GM ---------------------------------------------------------
 
@@ -618,7 +729,7 @@ class Intake:
             handled.append(type(command).__name__.upper())
         problems = list(commands.problems)
         if problems:
-            text = "\n".join(f'"{echo(p.line)}": {p.reason}' for p in problems)
+            text = "\n".join(f'"{echo(p.line)}": {p.reason}{_games_hint(p.line, who)}' for p in problems)
             mail.answers.append(Notice(who.holder(inbound), "Command not understood", text, game=game))
         if commands.orders_text.strip() and not (commands.gm and not seat):
             if seat is None:
@@ -704,8 +815,13 @@ class Intake:
         canonical = rules.format_orders(parsed.orders)
         merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
         # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
+        # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
+        # complete without the lines not understood says which lines those were (issue 17: a
+        # bad PATH line dropped must not leave "a complete set" unexplained).
         ctx.update({"understood": canonical, "on_file": rules.format_orders(merged),
-                    "complete": rules.is_complete(state, seat.name, merged)})
+                    "complete": rules.is_complete(state, seat.name, merged),
+                    "missing": list(rules.missing_orders(state, seat.name, merged)),
+                    "left_out": _left_out(parsed.problems, order_help)})
         confirmation = Letter(to, self.shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
         self.memo.on_file[(turn.id, seat.id)] = merged  # what the batch's next mail from the seat finds
         return Done("orders" + (f" ({len(problems)} line(s) ignored)" if problems else ""), "orders",

@@ -7,13 +7,14 @@ Everything the bot knows lives here. The schema is made only by the Alembic migr
 from __future__ import annotations
 
 import enum
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Date,
     DateTime,
     ForeignKey,
     Integer,
@@ -68,6 +69,18 @@ class Player(Base):
     name: Mapped[str] = mapped_column(String(200))
     timezone: Mapped[str] = mapped_column(String(64), default="UTC")
     created_at: Mapped[datetime] = mapped_column(_utc())
+    # VACATION <from> <to> (migration 0005): days in the player's zone, both included, on
+    # which a missed turn gets the NMR default without counting towards the NMR limit.
+    vacation_from: Mapped[date | None] = mapped_column(Date, nullable=True)
+    vacation_to: Mapped[date | None] = mapped_column(Date, nullable=True)
+
+
+class PressMode(enum.StrEnum):
+    """What PRESS may do in a game (mail-interface.md, player commands): the GM's choice."""
+
+    NONE = "none"  # no press
+    SIGNED = "signed"  # the message names its sender
+    ANONYMOUS = "anonymous"  # the players are not told who sent it (the GM's copy says)
 
 
 class Game(Base):
@@ -88,6 +101,7 @@ class Game(Base):
     reminder_spec: Mapped[str] = mapped_column(String(120), default="24h,2h", server_default="24h,2h")
     nmr_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
     nmr_action: Mapped[str] = mapped_column(String(16), default="gm", server_default="gm")  # gm | drop
+    press: Mapped[str] = mapped_column(String(16), default=PressMode.SIGNED, server_default="signed")  # PressMode
     created_at: Mapped[datetime] = mapped_column(_utc())
     finished_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
 
@@ -227,3 +241,15 @@ class GmDigest(Base):
     gm_address: Mapped[str] = mapped_column(String(320), index=True)
     day: Mapped[str] = mapped_column(String(10))
     sent_at: Mapped[datetime] = mapped_column(_utc())
+
+
+class Observer(Base):
+    """An address that gets a game's public results by mail (OBSERVE, confirmed from that
+    address first; UNOBSERVE ends it). Read-only: an observer acts for nobody."""
+
+    __tablename__ = "observer"
+    __table_args__ = (UniqueConstraint("game_id", "address"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id"), index=True)
+    address: Mapped[str] = mapped_column(String(320))
+    created_at: Mapped[datetime] = mapped_column(_utc())

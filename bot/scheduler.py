@@ -60,6 +60,9 @@ class Runner:
         # One reader of the inbox at a time: the poll job, or the tick reading before it resolves.
         self.intake = threading.Lock()
         self.waking = threading.Lock()  # see wake()
+        # Set by want_send: the send job sends again when the send in hand is over (a wake
+        # while the job runs would otherwise be dropped: one instance at a time).
+        self.send_wanted = threading.Event()
         self.hooks: list[Any] = []  # called after each job (e.g. the systemd watchdog)
         self.finished: dict[str, float] = {}  # job -> time.monotonic() it last finished
         self.running: dict[str, float] = {}  # job -> time.monotonic() it started, while it runs
@@ -101,7 +104,7 @@ class Runner:
         fetched = report.fetched
         if fetched:
             log.info("poll: %d mails: %s", fetched, dict(report.outcomes))
-            self.wake("send")
+            self.want_send()
             self.wake("tick")
 
     def tick(self) -> None:
@@ -110,21 +113,31 @@ class Runner:
         self.poll()
         if self.stop_event.is_set():
             return
-        done = self.app.service.tick()
+        # Each game's results go out as soon as its turn is committed, while the next resolves.
+        done = self.app.service.tick(on_resolved=self.want_send)
         if done:
             log.info("tick: resolved %s", done)
-            self.wake("send")
+            self.want_send()
 
     def send(self) -> None:
-        report = self.app.service.send()
-        if report.sent or report.failed or report.retrying:
-            log.info("send: sent %d, retrying %d, failed %d", report.sent, report.retrying, report.failed)
+        while True:
+            self.send_wanted.clear()
+            report = self.app.service.send()
+            if report.sent or report.failed or report.retrying:
+                log.info("send: sent %d, retrying %d, failed %d", report.sent, report.retrying, report.failed)
+            if not self.send_wanted.is_set() or self.stop_event.is_set():
+                break
+
+    def want_send(self) -> None:
+        """Mail was queued: the send job runs now, or again once the send in hand is over."""
+        self.send_wanted.set()
+        self.wake("send")
 
     def digest(self) -> None:
         from bot.gm import digest
 
         digest.send_due_digests(self.app.shell)
-        self.wake("send")
+        self.want_send()
 
     def wake(self, job_id: str) -> None:
         # Under `waking`, so that stop() never shuts the scheduler down while a job is between

@@ -76,14 +76,15 @@ class Service:
             mails = ahead.result()
         return report
 
-    def tick(self, *, read_first: bool = False) -> list[tuple[str, int]]:
+    def tick(self, *, read_first: bool = False, on_resolved: Callable[[], None] | None = None) -> list[tuple[str, int]]:
         """Resolve the turns that are due. With `read_first` (`flagman tick`; the service's own tick
         job reads the inbox itself, one batch at a time, before it calls this), the inbox is read first: a turn is never
         resolved before the mail that arrived by its deadline is read (mail-interface.md:
-        deadlines are judged by arrival, not by when the bot reads)."""
+        deadlines are judged by arrival, not by when the bot reads). `on_resolved` is called as
+        each turn is committed (the service's sender starts on its mail while the next resolves)."""
         if read_first:
             self.poll()
-        resolved = G.tick(self.shell)
+        resolved = G.tick(self.shell, on_resolved=on_resolved)
         if resolved:
             # After the resolutions: the NMR-streak limits of the games resolved, and the GM told
             # of each turn resolved late (the service was down over its deadline).

@@ -331,6 +331,13 @@ class Game(Protocol[S, O]):
         """
         ...
 
+    def missing_orders(self, state: S, player: PlayerId, orders: Sequence[O]) -> tuple[str, ...]:
+        """What `orders` lack to be a full set, each thing in the game's words with its syntax
+        (``"the speed: a SPEED line (...)"``), for the confirmation to say; empty exactly when
+        `is_complete`. No entry starts with an order word (the bot's mail holds no order line).
+        """
+        ...
+
     def order_help(self, state: S, player: PlayerId) -> str:
         """The order grammar for this player now (also the HELP reply); generated, not copied."""
         ...

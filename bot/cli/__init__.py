@@ -114,6 +114,7 @@ def _parse_player(text: str) -> PlayerSpec:
 
 def _cmd_game_new(args: argparse.Namespace) -> int:
     from bot.games import turns as G
+    from bot.models import PressMode
 
     durations.check_turn_length(args.deadline, force=args.force)
     with open_app(args) as app:
@@ -125,7 +126,10 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
             game = G.create_game(app.shell, session, kind=args.game, name=args.name, players=players,
                                  gm_address=args.gm or app.settings.bot.address, options=options,
                                  deadline=args.deadline, timezone=args.timezone, signup=args.signup,
-                                 grace=f"{args.grace}m" if args.grace else "")
+                                 grace=f"{args.grace}m" if args.grace else "",
+                                 early_resolution=None if args.early_resolution is None else args.early_resolution == "on",
+                                 press=PressMode(args.press))
+            # One line (tests/bot/test_cli_friendly.py); early resolution and press: `game show`.
             said = f"game {game.name} ({game.kind}) created: {len(players)} players, status {game.status}"
         print(said)  # after the commit: a closed stdout cannot undo the game
     return 0
@@ -144,6 +148,11 @@ def _cmd_game_options(args: argparse.Namespace) -> int:
         print(f"{kind} ({game.title}): flagman game new {kind} --option KEY=VALUE ...")
         for line in game.option_help().splitlines():
             print(f"  {line}" if line.strip() else "")
+        # The settings every game has beside its own options (also `gm configure GAME`).
+        print(f"  --early-resolution on|off: the turn resolves as soon as every order is in "
+              f"(default {'on' if game.early_resolution else 'off'})")
+        print("  --press none|signed|anonymous: PRESS between the players, and whether it names its sender "
+              "(default signed)")
     return 0
 
 
@@ -163,7 +172,7 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_game_show(args: argparse.Namespace) -> int:
-    from bot.games import store
+    from bot.games import observers, store
     from bot.games import turns as G
 
     with open_app(args) as app, app.db.read() as session:
@@ -173,6 +182,9 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             return 2
         rules, state, turn = G.current_state(session, game) if game.turns else (G.rules_of(game), None, None)
         print(f"{game.name}: {rules.title}, {game.status}; GM {game.gm_address}; deadlines {game.deadline_spec} ({game.timezone})")
+        watching = observers.observers_of(session, game)
+        print(f"early resolution {'on' if game.early_resolution else 'off'}; press {game.press}; "
+              f"observers {len(watching)}" + (f" ({', '.join(watching)})" if watching else ""))
         if turn is not None:
             print(f"open: {turn.label}, due {G.deadline_text(turn, game.timezone)}")
         for seat in game.seats:
@@ -181,7 +193,11 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
                 orders = G.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
                 on_file = "orders in" if orders is not None else "no orders yet"
             status = "" if seat.active else " (out)"
-            print(f"  {seat.name:<12} {seat.player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}")
+            player = seat.player
+            away = (f"  vacation {player.vacation_from.isoformat()} to {player.vacation_to.isoformat()}"
+                    if player.vacation_from is not None and player.vacation_to is not None else "")
+            print(f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
+                  f"  zone {player.timezone}{away}")
         if state is not None:
             for place in rules.standings(state):
                 print("   ", ", ".join(place))
@@ -267,6 +283,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timezone", help="the game's time zone (default: [bot] timezone)")
     p.add_argument("--grace", type=durations.grace, metavar="MINUTES|DURATION", help=durations.GRACE_HELP)
     p.add_argument("--signup", action="store_true", help="open for sign-ups (JOIN) instead of starting now")
+    p.add_argument("--early-resolution", choices=("on", "off"),
+                   help="resolve a turn as soon as every order is in (default: the game's own, on for every game "
+                        "here); off: every turn waits for its deadline")
+    p.add_argument("--press", choices=("none", "signed", "anonymous"), default="signed",
+                   help="what PRESS may do: no press, signed messages, or anonymous ones (default signed)")
     p.set_defaults(func=_cmd_game_new)
     p = game.add_parser("list", help="every game, one line each")
     p.set_defaults(func=_cmd_game_list)

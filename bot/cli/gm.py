@@ -5,9 +5,10 @@
   the same syntax, confirmed by mail to the GM and written to the audit log ``via cli``; the
   result printed once (its log line is left out of the output: bot.cli._ECHOED); a refused
   command is printed with its reason (status 2) and audited, but mailed to nobody;
-* ``flagman gm configure GAME`` -- the game's deadline options: ``--grace``,
-  ``--early-resolution``, ``--reminders``, ``--nmr-limit``, ``--nmr-action``, ``--deadline``
-  (``--grace`` and ``--deadline`` read as by `game new`: bot.cli.durations);
+* ``flagman gm configure GAME`` -- the game's options: ``--grace``, ``--early-resolution``,
+  ``--reminders``, ``--nmr-limit``, ``--nmr-action``, ``--deadline`` (``--grace`` and
+  ``--deadline`` read as by `game new`: bot.cli.durations), ``--press`` (none, signed,
+  anonymous);
 * ``flagman gm audit GAME`` -- the audit log;
 * ``flagman digest [--now]`` -- send the due daily digests (all of them at once with --now);
 * ``flagman remind`` -- send the reminders that are due (the tick does this too).
@@ -199,6 +200,9 @@ def _configure(app: App, args: argparse.Namespace) -> int:
         if args.nmr_action is not None:
             game.nmr_action = args.nmr_action
             changes.append(f"at the NMR limit: {args.nmr_action}")
+        if args.press is not None:
+            game.press = args.press
+            changes.append(f"press {args.press}")
         if args.deadline is not None:  # a schedule (durations.schedule)
             game.deadline_spec = args.deadline
             changes.append(f"deadlines {args.deadline} (from the next turn on)")
@@ -208,7 +212,7 @@ def _configure(app: App, args: argparse.Namespace) -> int:
                                 undo=None))
         said = (f"{game.name}: deadlines {game.deadline_spec} ({game.timezone}), grace {game.grace_minutes} min, "
                 f"early resolution {'on' if game.early_resolution else 'off'}, reminders {game.reminder_spec}, "
-                f"NMR limit {game.nmr_limit or 'off'} ({game.nmr_action})")
+                f"NMR limit {game.nmr_limit or 'off'} ({game.nmr_action}), press {game.press}")
     print(said)  # after the commit: a closed stdout cannot undo the change
     return 0
 
@@ -283,7 +287,7 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
         p.add_argument("--no-send", dest="send", action="store_false", help="queue the mails without sending them")
         p.set_defaults(func=_cmd_verb, verb=spec.verb)
 
-    p = verbs.add_parser("configure", help="deadline options of a game: grace, early resolution, reminders, NMR limit")
+    p = verbs.add_parser("configure", help="a game's options: grace, early resolution, reminders, NMR limit, press")
     p.add_argument("game")
     p.add_argument("--grace", type=durations.grace, metavar="MINUTES|DURATION", help=durations.GRACE_HELP)
     p.add_argument("--early-resolution", type=_on_off, metavar="on|off",
@@ -292,6 +296,8 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
     p.add_argument("--nmr-limit", metavar="N|off", help="after N turns in a row without orders the seat is dropped "
                                                          "or handed to the GM")
     p.add_argument("--nmr-action", choices=("gm", "drop"), help="what happens at the NMR limit (default gm)")
+    p.add_argument("--press", choices=("none", "signed", "anonymous"),
+                   help="what PRESS may do in the game: no press, signed messages, or anonymous ones")
     p.add_argument("--deadline", type=durations.schedule, metavar="SPEC",
                    help="the deadline schedule for the turns opened from now on: " + durations.DEADLINE_HELP)
     p.add_argument("--force", action="store_true", help=durations.FORCE_HELP)

@@ -5,28 +5,43 @@ one-line summary and its handler; each GM verb a `GmCommandSpec` whose handler i
 cannot drift from what the handlers accept.
 
 * `bot.commands.grammar`: the text of a mail -> typed commands (pure; no database);
-* `bot.commands.player`: what each player command does (`PlayerCommand.run`).
+* `bot.commands.player`: what each player command does (`player.run`), with the handlers of
+  `bot.commands.anyone` (LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM: for anyone, strangers
+  too), `bot.commands.press` (PRESS) and `bot.commands.account` (TIMEZONE, ADDRESS, VACATION);
+* `bot.commands.tokens`: the signed codes a confirmation mail carries (OBSERVE, ADDRESS);
+* `bot.commands.suggest`: did you mean ...?
 """
 
 from bot.commands.grammar import (
+    FOR_ANYONE,
     GM_COMMANDS,
     GM_VERBS,
     PLAYER_COMMANDS,
+    Address,
     CommandProblem,
+    Confirm,
     GmCommand,
     GmCommandSpec,
     Help,
     Join,
+    ListGames,
     MailCommands,
+    Observe,
     PlayerCommand,
+    Press,
     Resign,
     ShowOrders,
+    ShowRules,
     Status,
+    Timezone,
+    Unobserve,
+    Vacation,
     parse_commands,
     split_gm_args,
 )
 
 __all__ = [
-    "GM_COMMANDS", "GM_VERBS", "PLAYER_COMMANDS", "CommandProblem", "GmCommand", "GmCommandSpec", "Help", "Join",
-    "MailCommands", "PlayerCommand", "Resign", "ShowOrders", "Status", "parse_commands", "split_gm_args",
+    "FOR_ANYONE", "GM_COMMANDS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "CommandProblem", "Confirm", "GmCommand",
+    "GmCommandSpec", "Help", "Join", "ListGames", "MailCommands", "Observe", "PlayerCommand", "Press", "Resign",
+    "ShowOrders", "ShowRules", "Status", "Timezone", "Unobserve", "Vacation", "parse_commands", "split_gm_args",
 ]

@@ -5,16 +5,22 @@ authenticated GM) and orders: every line that is not a command is part of the or
 go to the game's parser as one text.
 
 Player commands (mail-interface.md): ``HELP``, ``STATUS``, ``ORDERS``, ``JOIN <game> [name]``,
-``RESIGN <game>``. GM commands: see `GM_COMMANDS`; each names the game right after the verb,
-which is how a GM line is told apart from an order that happens to start with the same word
-(SpeedPhreakz's ``START 2,4 FACING N`` is an order; ``START rc1`` is the GM's).
+``RESIGN <game>``; for anyone, strangers too, ``HELP``, ``LIST``, ``RULES <game>``,
+``OBSERVE <game>``, ``UNOBSERVE [game]`` and ``CONFIRM <code>`` (the answer to a confirmation
+mail); for players ``PRESS <game> ALL|<seat>`` (the lines under it, up to ``ENDPRESS``, are
+its message), ``TIMEZONE <zone>``, ``ADDRESS <new address>``, ``VACATION <from> <to>``.
+GM commands: see `GM_COMMANDS`; each names the game right after the verb, which is how a GM
+line is told apart from an order that happens to start with the same word (SpeedPhreakz's
+``START 2,4 FACING N`` is an order; ``START rc1`` is the GM's).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import date
 from typing import ClassVar
 
 from bot.mail_in.auth import NAME_RE, strip_password_lines
@@ -28,12 +34,15 @@ class CommandProblem:
 
 class _Verb:
     """What every player command class says of itself: its verb, its syntax (as HELP shows
-    it), a one-line summary, an example; and how a line becomes the command (`parse`)."""
+    it), a one-line summary, an example; whether anyone may send it (a stranger too) and
+    whether it names a game; and how a line becomes the command (`parse`)."""
 
     verb: ClassVar[str]
     syntax: ClassVar[str]
     summary: ClassVar[str]
     example: ClassVar[str]
+    for_anyone: ClassVar[bool] = False  # answered for a sender who proved nobody (mail-interface.md)
+    takes_game: ClassVar[bool] = False  # its first word after the verb is a game
 
     @classmethod
     def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
@@ -47,6 +56,7 @@ class Help(_Verb):
     syntax: ClassVar[str] = "HELP"
     summary: ClassVar[str] = "this text"
     example: ClassVar[str] = "HELP"
+    for_anyone: ClassVar[bool] = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +85,8 @@ class Join(_Verb):
     syntax: ClassVar[str] = "JOIN <game> [name]"
     summary: ClassVar[str] = "join a game open for sign-ups"
     example: ClassVar[str] = "JOIN rc2 Roger"
+    for_anyone: ClassVar[bool] = True
+    takes_game: ClassVar[bool] = True
     game: str
     name: str
 
@@ -92,6 +104,7 @@ class Resign(_Verb):
     syntax: ClassVar[str] = "RESIGN <game>"
     summary: ClassVar[str] = "leave a game"
     example: ClassVar[str] = "RESIGN rc1"
+    takes_game: ClassVar[bool] = True
     game: str
 
     @classmethod
@@ -102,9 +115,206 @@ class Resign(_Verb):
         return CommandProblem(line, f"write {cls.syntax}, e.g. {cls.example}")
 
 
-PlayerCommand = Help | Status | ShowOrders | Join | Resign
+def _syntax(cls: type[_Verb], line: str) -> CommandProblem:
+    return CommandProblem(line, f"write {cls.syntax}, e.g. {cls.example}")
+
+
+def _game_word(word: str) -> str | None:
+    """A game's name as a command gives it (lower case), or None when it cannot be one."""
+    name = word.lower()
+    return name if NAME_RE.match(name) else None
+
+
+# -- for anyone, strangers too ----------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ListGames(_Verb):
+    verb: ClassVar[str] = "LIST"
+    syntax: ClassVar[str] = "LIST"
+    summary: ClassVar[str] = "the games, open ones first: free seats, deadlines"
+    example: ClassVar[str] = "LIST"
+    for_anyone: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True)
+class ShowRules(_Verb):
+    verb: ClassVar[str] = "RULES"
+    syntax: ClassVar[str] = "RULES <game>"
+    summary: ClassVar[str] = "a game's rules in short, with the order syntax"
+    example: ClassVar[str] = "RULES rc1"
+    for_anyone: ClassVar[bool] = True
+    takes_game: ClassVar[bool] = True
+    game: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        game = _game_word(words[1]) if len(words) == 2 else None
+        return cls(game) if game else _syntax(cls, line)
+
+
+@dataclass(frozen=True, slots=True)
+class Observe(_Verb):
+    verb: ClassVar[str] = "OBSERVE"
+    syntax: ClassVar[str] = "OBSERVE <game>"
+    summary: ClassVar[str] = "a game's results by mail (you confirm it first)"
+    example: ClassVar[str] = "OBSERVE rc1"
+    for_anyone: ClassVar[bool] = True
+    takes_game: ClassVar[bool] = True
+    game: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        game = _game_word(words[1]) if len(words) == 2 else None
+        return cls(game) if game else _syntax(cls, line)
+
+
+@dataclass(frozen=True, slots=True)
+class Unobserve(_Verb):
+    verb: ClassVar[str] = "UNOBSERVE"
+    syntax: ClassVar[str] = "UNOBSERVE [game]"
+    summary: ClassVar[str] = "stop them (without a game: for every game)"
+    example: ClassVar[str] = "UNOBSERVE rc1"
+    for_anyone: ClassVar[bool] = True
+    game: str  # "": every game this address observes
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        if len(words) == 1:
+            return cls("")
+        game = _game_word(words[1]) if len(words) == 2 else None
+        return cls(game) if game else _syntax(cls, line)
+
+
+CONFIRM_CODE = re.compile(r"[a-z]{1,16}\.[a-z0-9_-]{1,30}\.[0-9]{1,8}\.[a-z2-7]{16}")
+
+
+@dataclass(frozen=True, slots=True)
+class Confirm(_Verb):
+    verb: ClassVar[str] = "CONFIRM"
+    syntax: ClassVar[str] = "CONFIRM <code>"
+    summary: ClassVar[str] = "confirm OBSERVE or ADDRESS (a reply does it)"
+    example: ClassVar[str] = "CONFIRM observe.rc1.20460.abcdefghijklmnop"
+    for_anyone: ClassVar[bool] = True
+    code: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        code = words[1].lower() if len(words) == 2 else ""
+        return cls(code) if CONFIRM_CODE.fullmatch(code) else _syntax(cls, line)
+
+
+# -- for players ----------------------------------------------------------------------------
+
+PRESS_ALL = "all"
+PRESS_GM = "gm"  # PRESS <game> GM: to the GM alone
+MAX_PRESS_LINES = 60
+MAX_PRESS_CHARS = 4000
+_END_PRESS = re.compile(r"END\s*PRESS", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Press(_Verb):
+    verb: ClassVar[str] = "PRESS"
+    syntax: ClassVar[str] = "PRESS <game> ALL|<seat>"
+    summary: ClassVar[str] = "a message: the lines under it, up to ENDPRESS"
+    example: ClassVar[str] = "PRESS rc1 ALL"
+    takes_game: ClassVar[bool] = True
+    game: str
+    to: str  # PRESS_ALL, PRESS_GM or a seat's name
+    message: str = ""  # the lines under the command (and any text after it on its line)
+    cut: bool = False  # the message was longer than MAX_PRESS_LINES / MAX_PRESS_CHARS
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split(maxsplit=3)
+        game = _game_word(words[1]) if len(words) >= 3 else None
+        to = words[2].lower() if len(words) >= 3 else ""
+        if not game or not NAME_RE.match(to):
+            return _syntax(cls, line)
+        return cls(game, to, words[3].strip() if len(words) == 4 else "")
+
+    def with_lines(self, lines: list[str]) -> Press:
+        """The command with the lines under it as its message, capped."""
+        text = "\n".join([self.message, *lines] if self.message else lines).strip("\n")
+        kept = text.splitlines()[:MAX_PRESS_LINES]
+        message = "\n".join(kept)[:MAX_PRESS_CHARS]
+        return dataclasses.replace(self, message=message, cut=message != text)
+
+
+@dataclass(frozen=True, slots=True)
+class Timezone(_Verb):
+    verb: ClassVar[str] = "TIMEZONE"
+    syntax: ClassVar[str] = "TIMEZONE <zone>"
+    summary: ClassVar[str] = "the zone deadlines are shown in (all your games)"
+    example: ClassVar[str] = "TIMEZONE Europe/Paris"
+    zone: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        if len(words) == 2 and len(words[1]) <= 64:
+            return cls(words[1])
+        return _syntax(cls, line)
+
+
+_ADDRESS = re.compile(r"[^@\s<>()\[\],;:\\\"]{1,64}@[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)+")
+
+
+@dataclass(frozen=True, slots=True)
+class Address(_Verb):
+    verb: ClassVar[str] = "ADDRESS"
+    syntax: ClassVar[str] = "ADDRESS <new address>"
+    summary: ClassVar[str] = "move to a new address (you confirm it from there)"
+    example: ClassVar[str] = "ADDRESS kelly@new.example"
+    address: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        address = words[1].strip("<>").lower() if len(words) == 2 else ""
+        if len(address) <= 254 and _ADDRESS.fullmatch(address):
+            return cls(address)
+        return _syntax(cls, line)
+
+
+VACATION_OFF = ("OFF", "NONE", "END", "CANCEL")
+
+
+@dataclass(frozen=True, slots=True)
+class Vacation(_Verb):
+    verb: ClassVar[str] = "VACATION"
+    syntax: ClassVar[str] = "VACATION <from> <to>"
+    summary: ClassVar[str] = "days away (YYYY-MM-DD): no NMR counted; or OFF"
+    example: ClassVar[str] = "VACATION 2026-07-01 2026-07-14"
+    start: date | None  # None (and `end` None): VACATION OFF
+    end: date | None
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        if len(words) == 2 and words[1].upper() in VACATION_OFF:
+            return cls(None, None)
+        if len(words) == 3:
+            try:
+                start, end = (date.fromisoformat(w) for w in words[1:])
+            except ValueError:
+                return CommandProblem(line, f"write the days as YYYY-MM-DD: {cls.syntax}, e.g. {cls.example}")
+            if all(len(w) == 10 for w in words[1:]):
+                return cls(start, end)
+        return CommandProblem(line, f"write {cls.syntax} (days as YYYY-MM-DD), e.g. {cls.example}; or VACATION OFF")
+
+
+PlayerCommand = (Help | Status | ShowOrders | Join | Resign | ListGames | ShowRules | Observe | Unobserve | Confirm
+                 | Press | Timezone | Address | Vacation)
 # In the order HELP lists them.
-PLAYER_COMMANDS: tuple[type[Help | Status | ShowOrders | Join | Resign], ...] = (Help, Status, ShowOrders, Join, Resign)
+PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
+    Help, Status, ShowOrders, Join, Resign, Press, Timezone, Address, Vacation,
+    ListGames, ShowRules, Observe, Unobserve, Confirm)
+FOR_ANYONE: tuple[type[PlayerCommand], ...] = tuple(c for c in PLAYER_COMMANDS if c.for_anyone)
 _PLAYER_VERBS = {c.verb: c for c in PLAYER_COMMANDS}
 
 
@@ -175,7 +385,11 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
     problems: list[CommandProblem] = []
     order_lines: list[str] = []
     gm_games = {g.lower() for g in gm_games}
-    for raw_line in strip_password_lines(text).splitlines():
+    lines = strip_password_lines(text).splitlines()
+    index = 0
+    while index < len(lines):
+        raw_line = lines[index]
+        index += 1
         line = raw_line.strip()
         if not line:
             order_lines.append("")
@@ -187,6 +401,15 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
         if isinstance(command, CommandProblem):
             problems.append(command)
             continue
+        if isinstance(command, Press):
+            # The lines under PRESS are its message, up to ENDPRESS (or the end of the mail):
+            # never commands, never orders.
+            message: list[str] = []
+            while index < len(lines) and not _END_PRESS.fullmatch(lines[index].strip()):
+                message.append(lines[index].rstrip())
+                index += 1
+            index += 1  # the ENDPRESS line
+            command = command.with_lines(message)
         if command is not None:
             player.append(command)
             continue

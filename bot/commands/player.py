@@ -1,101 +1,48 @@
 """What each player command does: one handler per command class of `bot.commands.grammar`.
 
-A handler gets the mail's `Context` (who proved what, and the game and seat it is for) and
-returns a `Reply`: the answers it makes (mailed by the intake, as one answer per mail), the
-label it leaves in the mail's record, or the mail's whole outcome (`Done`: JOIN). A test checks
-that every class in `PLAYER_COMMANDS` has a handler here.
+HELP, STATUS, ORDERS, JOIN and RESIGN are here; the handlers of the other commands are in
+`bot.commands.anyone` (for anyone: LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM),
+`bot.commands.press` (PRESS) and `bot.commands.account` (TIMEZONE, ADDRESS, VACATION), which
+this module imports so that every handler is registered wherever commands are run. What a
+handler gets and gives (`Context`, `Reply`) is `bot.commands.handlers`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TypeVar
-
-from sqlalchemy.orm import Session
-
 from bot import letters
-from bot.answers import Answer, Done, Letter, Notice, Refused
+from bot.answers import Letter, Notice, Refused
+from bot.commands import account, anyone, press  # noqa: F401 - their handlers register
 from bot.commands.grammar import (
     GM_COMMANDS,
     PLAYER_COMMANDS,
     Help,
     Join,
-    PlayerCommand,
     Resign,
     ShowOrders,
     Status,
 )
+from bot.commands.handlers import HANDLERS, Context, Reply, handles, run, which_game
 from bot.games import signups, store
 from bot.games import turns as G
-from bot.letters import Addressee, ToAddress, ToGm, ToSeat
-from bot.mail_in.identity import Who
-from bot.mail_in.parse import Inbound
-from bot.models import Game, GameStatus, Seat
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """The mail a command came in: the shell, the batch's session, the mail, whom it proved,
-    and the game and seat it acts in (None where the mail does not settle one)."""
-
-    shell: G.Shell
-    session: Session
-    inbound: Inbound
-    who: Who
-    game: Game | None
-    seat: Seat | None
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """What a command made: answers to mail, a label for the record, or the mail's outcome."""
-
-    answers: tuple[Answer, ...] = ()
-    label: str = ""
-    done: Done | None = None  # the mail's outcome: no further command of it is carried out
-
-
-C = TypeVar("C", Help, Status, ShowOrders, Join, Resign)
-Handler = Callable[[Context, PlayerCommand], Reply]
-HANDLERS: dict[type, Handler] = {}
-
-
-def handles(command_class: type[C]) -> Callable[[Callable[[Context, C], Reply]], Callable[[Context, C], Reply]]:
-    def register(handler: Callable[[Context, C], Reply]) -> Callable[[Context, C], Reply]:
-        HANDLERS[command_class] = handler  # type: ignore[assignment]
-        return handler
-
-    return register
-
-
-def run(ctx: Context, command: PlayerCommand) -> Reply:
-    """Carry out one player command."""
-    return HANDLERS[type(command)](ctx, command)
-
-
-def which_game(inbound: Inbound, who: Who) -> Notice:
-    """The answer when a mail cannot be placed in one game."""
-    names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
-    text = ("You play in more than one game, so the bot cannot tell which one this mail is for: "
-            + ", ".join(names) + ". Reply to a mail of that game (its reply address names the game), or put "
-            "the game in brackets in the subject, e.g. [" + (names[0] if names else "rc1") + "].")
-    # Only a sender whose From proved several seats (or GM roles) gets here: that From is
-    # their registered address, and the answer carries no signed address.
-    return Notice(ToAddress(inbound.sender, inbound.sender_name), "Which game?", text)
+from bot.letters import Addressee, ToGm, ToSeat
+from bot.models import GameStatus
 
 
 @handles(Help)
 def _help(ctx: Context, command: Help) -> Reply:
-    session, inbound, who = ctx.session, ctx.inbound, ctx.who
+    """The commands, for anyone and for players (a stranger gets this too, not a refusal);
+    for a player, the order syntax of their game now; for a GM, the GM commands."""
+    session, who = ctx.session, ctx.who
     seat = who.seat
-    to = who.holder(inbound)
+    to = ctx.to
     values: dict[str, object] = {
         "bot": {"name": ctx.shell.settings.bot.name, "address": ctx.shell.settings.bot.address},
         "greeting": letters.greeting(to),
         "game_name": "", "game_title": "", "game_help": "", "turn_label": "",
         "games": sorted({g.name for g in who.games}),
-        "player_help": list(PLAYER_COMMANDS),
+        "stranger": ctx.stranger,
+        "anyone_help": [c for c in PLAYER_COMMANDS if c.for_anyone],
+        "player_help": [c for c in PLAYER_COMMANDS if not c.for_anyone],
         "gm_help": list(GM_COMMANDS) if who.gm_of else [],
         "gm_games": [g.name for g in who.gm_of],
     }

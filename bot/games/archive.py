@@ -30,6 +30,7 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from bot import pictures
+from bot.mail_out.html import PICTURES
 from bot.mail_out.render import Renderer
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
@@ -175,7 +176,7 @@ def after_commit(shell: Any, session: Session, game: Game, turn_number: int) -> 
 
 def _publish(shell: Any, session: Session) -> None:
     pending: dict[int, set[int]] = session.info.pop(_PENDING, {})
-    drawn: dict[tuple[Any, ...], Picture | None] = session.info.get("flagman.pictures", {})
+    drawn: dict[tuple[Any, ...], Picture | None] = session.info.get(PICTURES, {})
     root = shell.settings.resolve_path(shell.settings.bot.archive_dir)
     for game_id, numbers in pending.items():
         known = {key[1]: pic for key, pic in drawn.items() if key[0] == game_id and key[1] in numbers}

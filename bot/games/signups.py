@@ -120,11 +120,12 @@ def join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, nam
     return Done(f"JOIN {game.name}: seat {seat.name}", "joined", game=game, seat=seat)
 
 
-def _sample_help(game: Game, seat: Seat) -> str:
-    """The order syntax before the game has a state: shown on a provisional start (the seats so
-    far, filled up to the minimum); the real grammar comes with each turn sheet and HELP."""
+def sample_help(game: Game, seat_name: str | None = None) -> str:
+    """The order syntax of the game's first turn, for `seat_name` (None: for a seat like any
+    other): shown on a provisional start (the seats so far, filled up to the minimum) in the
+    welcome mail and the RULES answer; the real grammar comes with each turn sheet and HELP."""
     rules = G.rules_of(game)
-    names = [s.name for s in store.active_seats(game)]
+    names = [s.name for s in store.active_seats(game)][: rules.max_players]
     filler = 1
     while len(names) < rules.min_players:
         candidate = f"seat{filler}"
@@ -132,8 +133,8 @@ def _sample_help(game: Game, seat: Seat) -> str:
         if candidate not in names:
             names.append(candidate)
     try:
-        state = rules.new_game(names[: rules.max_players], game.options, random.Random(0))
-        return rules.order_help(state, seat.name)
+        state = rules.new_game(names, game.options, random.Random(0))
+        return rules.order_help(state, seat_name if seat_name in names else names[0])
     except ValueError:
         return "The full order syntax comes with your first turn sheet; send HELP at any time."
 
@@ -145,7 +146,7 @@ def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in
         "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
         "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
         "summary": rules.rules_summary(),
-        "help": _sample_help(game, seat),
+        "help": sample_help(game, seat.name),
         "players": [s.name for s in store.active_seats(game)],
         "min_players": rules.min_players, "max_players": rules.max_players,
         "deadline_spec": game.deadline_spec, "game_timezone": game.timezone,
@@ -238,7 +239,8 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
                                 outcome="done: " + text, created_at=ctx.now, undo=ctx.undo))
             letters.notice(shell, session, ToGm(game), f"NMR limit reached by {seat.name}", text, kind="nmr_limit")
             acted += 1
-        elif seat.nmr_streak == limit - 1 and seat.nmr_streak > 0:
+        elif seat.nmr_streak == limit - 1 and seat.nmr_streak > 0 and not G.on_vacation(
+                seat.player, turn.deadline or shell.now()):  # no warning while on vacation
             deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
             what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"
             turns = "turn" if seat.nmr_streak == 1 else "turns"
@@ -252,4 +254,4 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
     return acted
 
 
-__all__ = ["enforce_nmr_limit", "join", "resign", "seat_name_for", "send_welcome", "slug"]
+__all__ = ["enforce_nmr_limit", "join", "resign", "sample_help", "seat_name_for", "send_welcome", "slug"]

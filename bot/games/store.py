@@ -8,11 +8,12 @@ is `bot.games.turns`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import JSON, BindParameter, ColumnElement, FromClause, Text, bindparam, cast, select
 from sqlalchemy.orm import Session, selectinload
 
-from bot.models import Game, OrderSubmission, Seat, Turn
+from bot.models import Game, OrderSubmission, Player, Seat, Turn
 
 BySeat = Mapping[int, Sequence[OrderSubmission]]  # seat id -> the seat's submissions, oldest first
 
@@ -106,3 +107,34 @@ def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dic
             if (sub.turn_id, sub.seat_id) in found:
                 found[(sub.turn_id, sub.seat_id)].append(sub)
     return found
+
+
+def _as_read(table: FromClause) -> list[ColumnElement[Any]]:
+    """A table's columns, JSON ones as their text (the same text, the same value; nothing parsed)."""
+    return [cast(c, Text) if isinstance(c.type, JSON) else c for c in table.columns]
+
+
+# Made once: building a statement costs more than running it (bench: deadline).
+_GAME_ID: BindParameter[int] = bindparam("game_id")
+_TURN_ID: BindParameter[int] = bindparam("turn_id")
+_INPUTS = (
+    select(*_as_read(Game.__table__)).where(Game.id == _GAME_ID),
+    select(*_as_read(Seat.__table__), *_as_read(Player.__table__)).join(Player, Player.id == Seat.player_id)
+    .where(Seat.game_id == _GAME_ID).order_by(Seat.id),
+    select(Turn.id, Turn.number, Turn.resolved_at).where(Turn.game_id == _GAME_ID).order_by(Turn.id),
+    select(OrderSubmission.id).where(OrderSubmission.turn_id == _TURN_ID).order_by(OrderSubmission.id),
+)
+_TURN = select(*_as_read(Turn.__table__)).where(Turn.id == _TURN_ID)
+_TURN_LOCKED = _TURN.with_for_update()
+
+
+def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: bool = False) -> tuple[object, ...]:
+    """Everything the resolution of turn `turn_id` and its results mails read from the
+    database, as plain values: the game, its seats and their players, the turn, the game's
+    other turns (which ones, and whether resolved), the turn's submissions. Equal values read
+    at two moments mean nothing the resolution depends on changed in between (`turns.tick`
+    works a turn out on a snapshot and writes it only if its inputs are still the same).
+    `lock`: on PostgreSQL, the turn's row is locked (FOR UPDATE) for the rest of the transaction."""
+    params = {"game_id": game_id, "turn_id": turn_id}
+    turn = session.execute(_TURN_LOCKED if lock else _TURN, params).all()
+    return (*(tuple(map(tuple, session.execute(query, params).all())) for query in _INPUTS), tuple(map(tuple, turn)))

@@ -7,28 +7,31 @@ submissions) are `bot.games.store`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import secrets as pysecrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
+from sqlalchemy import insert, inspect, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from bot import letters
 from bot.clock import Clock, as_utc
 from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint, Faults
-from bot.games import archive, store
+from bot.games import archive, observers, store
 from bot.games.deadlines import format_local, next_deadline, parse_duration, parse_schedule
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.mail_out import outbox as mailout
-from bot.mail_out.html import html_body
+from bot.mail_out.html import PICTURES, html_body, html_template
 from bot.mail_out.render import PublicReport, Renderer
-from bot.models import Game, GameStatus, OrderSubmission, Player, Seat, Turn
+from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
+from bot.pictures import draw_options
 from bot.settings import Settings
 from rules import find_game
 from rules.api import Game as Rules
@@ -103,6 +106,14 @@ def orders_on_file(rules: Rules[Any, Any], state: Any, seat: Seat, subs: Sequenc
     return merged
 
 
+def on_vacation(player: Player, moment: datetime) -> bool:
+    """Whether `moment` falls on a day of the player's VACATION (days in their zone, both included)."""
+    if player.vacation_from is None or player.vacation_to is None:
+        return False
+    day = as_utc(moment).astimezone(ZoneInfo(player.timezone)).date()
+    return player.vacation_from <= day <= player.vacation_to
+
+
 def nmr_default(rules: Rules[Any, Any], state: Any, seat: Seat) -> tuple[tuple[Any, ...], str]:
     """What the seat gets if nothing arrives: the GM plot when it is legal now, else the game's default."""
     if seat.gm_plot:
@@ -150,9 +161,16 @@ def create_game(
     signup: bool = False,
     seed: int | None = None,
     grace: str = "",
+    early_resolution: bool | None = None,
+    press: PressMode = PressMode.SIGNED,
 ) -> Game:
+    """A new game (started now, unless `signup`). `early_resolution`: whether a turn resolves
+    as soon as every order is in (None: the default of the kind of game); `press`: what PRESS
+    may do in it."""
     now = shell.now()
     rules = find_game(kind)
+    if early_resolution and not rules.early_resolution:
+        raise GameError(f"{rules.title} does not allow early resolution")
     name = validate_name("game", name)
     if store.find_game_row(session, name) is not None:
         raise GameError(f"a game called {name} exists already")
@@ -172,7 +190,8 @@ def create_game(
         gm_address=gm_address.strip().lower(), gm_secret=new_secret(),
         seed=seed if seed is not None else pysecrets.randbits(62),
         timezone=timezone or shell.settings.bot.timezone, deadline_spec=deadline, grace_minutes=grace_minutes,
-        early_resolution=rules.early_resolution, created_at=now,
+        early_resolution=rules.early_resolution if early_resolution is None else early_resolution,
+        press=PressMode(press), created_at=now,
     )
     session.add(game)
     session.flush()
@@ -211,18 +230,20 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     return turn
 
 
-def _open(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], number: int, state: Any) -> Turn:
+def _new_turn(shell: Shell, game: Game, rules: Rules[Any, Any], number: int, state: Any) -> dict[str, Any]:
+    """The row of turn `number` of `game`, opened now on `state`."""
     now = shell.now()
-    turn = Turn(
-        game_id=game.id, number=number, label=rules.turn_label(state), state=rules.dump_state(state),
-        seed=turn_seed(game.seed, number), opened_at=now, deadline=None, resolved_at=None,
-        state_after=None, events=None, reminded="",
-    )
     if rules.expected_players(state):
         deadline = next_deadline(parse_schedule(game.deadline_spec), now, game.timezone)
-        turn.deadline = deadline
     else:
-        turn.deadline = now  # nothing to wait for (e.g. Racecraft's final sprint)
+        deadline = now  # nothing to wait for (e.g. Racecraft's final sprint)
+    return {"game_id": game.id, "number": number, "label": rules.turn_label(state), "state": rules.dump_state(state),
+            "seed": turn_seed(game.seed, number), "opened_at": now, "deadline": deadline, "resolved_at": None,
+            "state_after": None, "events": None, "reminded": ""}
+
+
+def _open(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], number: int, state: Any) -> Turn:
+    turn = Turn(**_new_turn(shell, game, rules, number, state))
     session.add(turn)
     session.flush()
     return turn
@@ -293,51 +314,109 @@ def compute(session: Session, game: Game, rules: Rules[Any, Any], state: Any, tu
     return Outcome(resolution, orders, tuple(defaulted))
 
 
-def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: store.BySeat | None = None) -> Outcome:
-    """Resolve the open turn once, store it, open the next, and queue every results mail.
+@dataclass(frozen=True, slots=True)
+class TurnWrites:
+    """Everything resolving a turn writes, worked out before any of it is written
+    (`work_out`), so that it can be written in one short transaction (`write_resolution`):
+    the resolved turn's columns, the NMR defaults filed, the seats' NMR streaks, the game's
+    end, the next turn and every results mail."""
 
-    `subs`: the turn's submissions (`store.turn_submissions`) when the caller has read them already.
-    """
+    outcome: Outcome
+    resolved: Mapping[str, Any]  # the resolved turn's new columns
+    finished_at: datetime | None  # the game ends with this turn
+    streaks: Mapping[int, int]  # seat id -> its NMR streak after the turn
+    defaults: tuple[Mapping[str, Any], ...]  # the order submissions the NMR defaults are filed as
+    next_turn: Mapping[str, Any] | None  # the turn opened after it
+    mails: tuple[Mapping[str, object], ...]  # the results mails (outbox rows)
+
+
+def _set_columns(game: Game, turn: Turn, *, resolved: Mapping[str, Any],
+                 finished_at: datetime | None, streaks: Mapping[int, int]) -> None:
+    for column, value in resolved.items():
+        setattr(turn, column, value)
+    if finished_at is not None:
+        game.status = GameStatus.FINISHED
+        game.finished_at = finished_at
+    for seat in game.seats:
+        if seat.id in streaks:
+            seat.nmr_streak = streaks[seat.id]
+
+
+def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: store.BySeat | None = None) -> TurnWrites:
+    """Resolve the open turn and render its results mails, writing nothing: what resolving
+    it writes. The objects read are changed as the resolution changes them (the mails show
+    the game as it will be), so `session` is either the one that writes them
+    (`resolve_turn`) or a read-only one that is thrown away (`tick`)."""
     now = shell.now()
     rules = rules_of(game)
     state = rules.load_state(turn.state)
     outcome = compute(session, game, rules, state, turn, subs)
+    defaults: list[Mapping[str, Any]] = []
+    streaks: dict[int, int] = {}
     for name in outcome.defaulted:
         seat = store.seat_named(game, name)
         if seat is None:
             continue
         source = nmr_default(rules, state, seat)[1]
-        session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source=source,
-                                    text=rules.format_orders(outcome.orders[name]), received_at=now))
-        seat.nmr_streak += 1
+        defaults.append({"turn_id": turn.id, "seat_id": seat.id, "inbound_id": None, "source": source,
+                         "text": rules.format_orders(outcome.orders[name]), "received_at": now})
+        # VACATION: the default as always, but the turn does not count towards the NMR limit.
+        streaks[seat.id] = seat.nmr_streak + (0 if on_vacation(seat.player, turn.deadline or now) else 1)
     for name in outcome.orders:
         seat = store.seat_named(game, name)
         if seat is not None and name not in outcome.defaulted:
-            seat.nmr_streak = 0
+            streaks[seat.id] = 0
     new_state = outcome.resolution.state
-    turn.state_after = rules.dump_state(new_state)
-    turn.events = [e.to_json() for e in outcome.resolution.events]
-    turn.resolved_at = now
-    next_turn: Turn | None = None
-    if rules.is_finished(new_state):
-        game.status = GameStatus.FINISHED
-        game.finished_at = now
-    else:
-        next_turn = _open(shell, session, game, rules, turn.number + 1, new_state)
+    resolved = {"state_after": rules.dump_state(new_state),
+                "events": [e.to_json() for e in outcome.resolution.events], "resolved_at": now}
+    finished_at = now if rules.is_finished(new_state) else None
+    _set_columns(game, turn, resolved=resolved, finished_at=finished_at, streaks=streaks)
+    next_row = None if finished_at is not None else _new_turn(shell, game, rules, turn.number + 1, new_state)
+    next_turn = Turn(**next_row) if next_row is not None else None  # for the mails only: not added here
     kind = "final" if next_turn is None else "results"
-    # The next turn's submissions (none yet, but read as the mails would) in one query, not one per seat.
-    next_subs = store.turn_submissions(session, next_turn) if next_turn is not None else {}
-    mails: mailout.NewRows = []  # the results mails, inserted in one statement
+    no_subs: store.BySeat = {}  # a turn just opened has no orders on file yet
+    mails: mailout.NewRows = []
     for seat in store.active_seats(game):
         _queue_seat_mail(shell, session, game, rules, new_state, next_turn, seat, kind, outcome,
-                         resolved=turn, subs=next_subs, into=mails)
+                         resolved=turn, subs=no_subs, into=mails)
     _queue_gm_mail(shell, session, game, rules, new_state, next_turn, kind + "_gm", outcome, resolved=turn,
-                   subs=next_subs, into=mails)
-    mailout.insert_rows(session, mails)
+                   subs=no_subs, into=mails)
+    observers.queue_results(shell, session, game, rules, public_report(shell.renderer, session, rules, new_state, outcome),
+                            turn, next_turn, outcome.defaulted, into=mails)
+    return TurnWrites(outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails))
+
+
+def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:
+    """Write what `work_out` worked out for `turn`: a statement per table, by primary key
+    (the objects need not be loaded in `session`: `tick` writes a turn worked out on a
+    snapshot). Where they are, they are expired, to be read back as written."""
+    session.execute(update(Turn).where(Turn.id == turn.id).values(**writes.resolved))
+    if writes.finished_at is not None:
+        session.execute(update(Game).where(Game.id == game.id)
+                        .values(status=GameStatus.FINISHED, finished_at=writes.finished_at))
+    if writes.streaks:
+        session.execute(update(Seat), [{"id": seat_id, "nmr_streak": streak} for seat_id, streak in writes.streaks.items()])
+    if writes.defaults:
+        session.execute(insert(OrderSubmission), [dict(row) for row in writes.defaults])
+    if writes.next_turn is not None:
+        session.execute(insert(Turn), [dict(writes.next_turn)])
+    mailout.insert_rows(session, [dict(row) for row in writes.mails])
+    for obj in (turn, game, *game.seats):
+        if inspect(obj).session is session:
+            session.expire(obj)
     archive.after_commit(shell, session, game, turn.number)
     log.info("game %s: resolved turn %d (%s); defaulted: %s%s", game.name, turn.number, turn.label,
-             ", ".join(outcome.defaulted) or "nobody", "; game over" if next_turn is None else "")
-    return outcome
+             ", ".join(writes.outcome.defaulted) or "nobody", "; game over" if writes.next_turn is None else "")
+
+
+def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: store.BySeat | None = None) -> Outcome:
+    """Resolve the open turn once, store it, open the next, and queue every results mail.
+
+    `subs`: the turn's submissions (`store.turn_submissions`) when the caller has read them already.
+    """
+    writes = work_out(shell, session, game, turn, subs=subs)
+    write_resolution(shell, session, game, turn, writes)
+    return writes.outcome
 
 
 # -- mail contexts ---------------------------------------------------------------------------
@@ -449,9 +528,31 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
         # identity): this mail goes to the seat's registered address only, never in a log.
         ctx["seat"]["password"] = seat.secret
     rendered = shell.renderer.render(template, ctx, game=game.kind)
+    own = _own_picture(shell, game, template, ctx["view"], seat, turn, resolved)
+    if own is not None:
+        ctx["options_picture"] = own[0]
     html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
                      domain=shell.settings.bot.domain)
+    if html is not None and own is not None:
+        html = dataclasses.replace(html, images=(*html.images, own[1]))
     letters.post(shell, session, letters.ToSeat(seat), rendered, kind=template, html=html, into=into)
+
+
+def _own_picture(shell: Shell, game: Game, template: str, view: Any, seat: Seat, turn: Turn | None,
+                 resolved: Turn | None) -> tuple[dict[str, Any], mailout.InlineImage] | None:
+    """The seat's own options this turn as a picture (issue 16), for the HTML of its mail:
+    drawn from the seat's own view, so it goes into this seat's mail alone (the turn's public
+    picture is still drawn once for everyone). None when the mail has no HTML or the game
+    draws no options for this view."""
+    if html_template(shell.renderer, game.kind, template) is None:
+        return None
+    picture = draw_options(game.kind, view)
+    if picture is None:
+        return None
+    number = resolved.number if resolved is not None else (turn.number if turn is not None else 0)
+    cid = f"options{number}.{seat.name}.{game.name}.picture@{shell.settings.bot.domain}"
+    shown = {"cid": cid, "alt": picture.alt, "width": picture.width, "height": picture.height}
+    return shown, mailout.InlineImage(cid, picture.png, f"{game.name}-turn-{number}-{seat.name}.png")
 
 
 def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
@@ -472,19 +573,22 @@ def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, temp
     _queue_seat_mail(shell, session, game, rules, state, turn, seat, template, None)
 
 
-def due_turns(session: Session, now: datetime) -> list[tuple[Game, Turn]]:
-    """Every active game's open turn that is due now. Three queries in all (games and turns,
-    their seats, the open turns' submissions), not three per game (bench: deadline)."""
+def due_turns(session: Session, now: datetime, *, among: Collection[int] | None = None) -> list[tuple[Game, Turn]]:
+    """Every active game's open turn that is due now (`among`: of these games only). Three
+    queries in all (games and turns, their seats, the open turns' submissions), not three per
+    game (bench: deadline)."""
+    open_turns = [Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None)]
+    if among is not None:
+        open_turns.append(Game.id.in_(among))
     rows = session.execute(
-        select(Game, Turn).join(Turn, Turn.game_id == Game.id)
-        .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None)).order_by(Game.id)
+        select(Game, Turn).join(Turn, Turn.game_id == Game.id).where(*open_turns).order_by(Game.id)
         .options(selectinload(Game.seats))
     ).all()
     subs: dict[int, dict[int, list[OrderSubmission]]] = {}
     if rows:
         for sub in session.scalars(
                 select(OrderSubmission).join(Turn, Turn.id == OrderSubmission.turn_id).join(Game, Game.id == Turn.game_id)
-                .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None)).order_by(OrderSubmission.id)):
+                .where(*open_turns).order_by(OrderSubmission.id)):
             subs.setdefault(sub.turn_id, {}).setdefault(sub.seat_id, []).append(sub)
     return [(g, t) for g, t in rows if is_due(session, g, t, now, subs=subs.get(t.id, {}))]
 
@@ -512,32 +616,73 @@ def _lateness(game: Game, turn: Turn, now: datetime) -> timedelta | None:
     return now - closing if rules.expected_players(rules.load_state(turn.state)) else None
 
 
-def tick(shell: Shell, *, limit_per_game: int = 50) -> list[Resolved]:
+def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], None] | None = None) -> list[Resolved]:
     """Resolve every due turn, one transaction per turn; returns what was resolved, in order.
+    `on_resolved` is called after each turn's commit (the service wakes its sender: the
+    results of one game go out while the next is resolved).
 
     Which turns are due is decided here and only here (`due_turns`, then `is_due` again inside
     each turn's transaction). A turn is resolved at most once: the turn row is re-read inside
     the transaction and skipped if another worker resolved it meanwhile (`resolved_at` set).
+
+    Each turn is worked out (resolved, its mails rendered) on a read-only snapshot, which on
+    SQLite holds no write lock, so the sender's commits never wait for a turn's rendering;
+    the transaction that writes it is short, and writes what was worked out only if nothing
+    it was worked out from has changed since (`store.resolution_inputs`); otherwise the
+    turn is worked out again inside that transaction.
     """
     done: list[Resolved] = []
     rounds = 0
-    while rounds < limit_per_game:
+    among: set[int] | None = None  # after the first round: the games that resolved a turn in the last
+    while rounds < limit_per_game and among != set():
         rounds += 1
         with shell.db.read() as session:
-            due = [(g.id, t.id) for g, t in due_turns(session, shell.now())]
+            due = [(g.id, t.id) for g, t in due_turns(session, shell.now(), among=among)]
         if not due:
             break
+        among = set()
         for game_id, turn_id in due:
+            worked = _work_out_due(shell, game_id, turn_id)
+            if worked is None:
+                continue
+            inputs, game, turn, writes, pictures = worked
             with shell.db.transaction() as session:
-                # The seats and their players in one query each, not one per seat.
-                game = session.get(Game, game_id, options=[selectinload(Game.seats).selectinload(Seat.player)])
-                turn = session.get(Turn, turn_id)
-                if game is None or turn is None or turn.resolved_at is not None:
-                    continue
-                subs = store.turn_submissions(session, turn)
-                if not is_due(session, game, turn, shell.now(), subs=subs):
-                    continue
+                if store.resolution_inputs(session, game_id, turn_id, lock=True) == inputs:
+                    session.info.setdefault(PICTURES, {}).update(pictures)
+                else:  # an order, a GM command... came in meanwhile: worked out again, here
+                    # The seats and their players in one query each, not one per seat.
+                    now_game = session.get(Game, game_id, options=[selectinload(Game.seats).selectinload(Seat.player)])
+                    now_turn = session.get(Turn, turn_id)
+                    if now_game is None or now_turn is None or now_turn.resolved_at is not None:
+                        continue
+                    game, turn = now_game, now_turn
+                    subs = store.turn_submissions(session, turn)
+                    if not is_due(session, game, turn, shell.now(), subs=subs):
+                        continue
+                    writes = work_out(shell, session, game, turn, subs=subs)
                 done.append(Resolved(game.name, turn.number, _lateness(game, turn, shell.now())))
-                resolve_turn(shell, session, game, turn, subs=subs)
+                write_resolution(shell, session, game, turn, writes)
+            among.add(game_id)  # its next turn may be due at once (nothing to wait for)
             shell.faults.reached(CrashPoint.AFTER_RESOLVE)
+            if on_resolved is not None:
+                on_resolved()
     return done
+
+
+def _work_out_due(shell: Shell, game_id: int, turn_id: int) -> tuple[tuple[object, ...], Game, Turn, TurnWrites,
+                                                                     dict[Any, Any]] | None:
+    """Turn `turn_id` worked out on a snapshot: the inputs it was worked out from, the game and
+    turn as read (detached), what resolving it writes, and the pictures drawn for its mails;
+    None if it is not (or no longer) due."""
+    with shell.db.read() as session:
+        inputs = store.resolution_inputs(session, game_id, turn_id)
+        game = session.get(Game, game_id, options=[selectinload(Game.seats).selectinload(Seat.player)])
+        turn = session.get(Turn, turn_id)
+        if game is None or turn is None or turn.resolved_at is not None:
+            return None
+        subs = store.turn_submissions(session, turn)
+        if not is_due(session, game, turn, shell.now(), subs=subs):
+            return None
+        writes = work_out(shell, session, game, turn, subs=subs)
+        shell.faults.reached(CrashPoint.WORKED_OUT)
+        return inputs, game, turn, writes, dict(session.info.get(PICTURES, {}))

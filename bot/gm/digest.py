@@ -2,7 +2,7 @@
 
 Once a day, at `[schedule] digest_time` in the GM's local time, one mail per GM address:
 every game of theirs (turn, deadline, who has orders on file and who has not -- never what --,
-NMR streaks), then what happened since the last digest: mail refused, unknown senders and
+NMR streaks, early resolution, press, observers, players on vacation), then what happened since the last digest: mail refused, unknown senders and
 failed authentications, bounces and other mail never answered, failed sends, quarantined
 mail; then the GM command syntax with one example each (from `bot.commands.GM_COMMANDS`).
 
@@ -29,7 +29,7 @@ from bot import letters
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
 from bot.echo import echo
-from bot.games import store
+from bot.games import observers, store
 from bot.games import turns as G
 from bot.games.deadlines import format_local
 from bot.mail_in.auth import GM_SEAT
@@ -128,6 +128,12 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
         "grace": game.grace_minutes, "early": game.early_resolution,
         "nmr_limit": game.nmr_limit, "nmr_action": game.nmr_action,
         "out": [s.name for s in game.seats if not s.active],
+        "press": game.press, "observers": len(observers.observers_of(session, game)),
+        # VACATION: the seats away now or later, with their days (a missed turn then is no NMR).
+        "vacations": [f"{s.name} {s.player.vacation_from.isoformat()} to {s.player.vacation_to.isoformat()}"
+                      for s in store.active_seats(game) if s.player.vacation_from is not None
+                      and s.player.vacation_to is not None
+                      and s.player.vacation_to >= shell.now().astimezone(ZoneInfo(s.player.timezone)).date()],
     }
     out["players"] = [f"{s.name} <{s.player.address}>" for s in store.active_seats(game)]
     if game.status == GameStatus.SIGNUP:

@@ -27,7 +27,7 @@ from bot.pictures import Picture, Scene
 from rules.api import Game as Rules
 from rules.api import Viewer
 
-_CACHE = "flagman.pictures"
+PICTURES = "flagman.pictures"  # session.info key: the pictures drawn in the transaction
 
 
 _FOUND: dict[tuple[int, str | None, str], tuple[jinja2.Environment, jinja2.Template | None]] = {}
@@ -82,7 +82,7 @@ def scene_of(session: Session, game: Game, rules: Rules[Any, Any], state: Any, r
 def picture_for(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
                 resolved: Turn | None) -> Picture | None:
     """The picture of the game as it stands in this mail, drawn once per transaction."""
-    cache: dict[tuple[Any, ...], Picture | None] = session.info.setdefault(_CACHE, {})
+    cache: dict[tuple[Any, ...], Picture | None] = session.info.setdefault(PICTURES, {})
     key = (game.id, resolved.number if resolved is not None else None, turn.number if turn is not None else None)
     if key not in cache:
         cache[key] = pictures.draw(game.kind, scene_of(session, game, rules, state, resolved))

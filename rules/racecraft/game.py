@@ -137,6 +137,9 @@ class Racecraft:
     def is_complete(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
         return parse.is_complete(state, player, orders)
 
+    def missing_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
+        return parse.missing_orders(state, player, orders)
+
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 

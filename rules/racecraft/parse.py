@@ -258,8 +258,15 @@ def parse_mail(race: Race, player: PlayerId, text: str) -> Parsed[Order]:
 def is_complete(race: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
     """A full set is one order from a runner on the start and the tactical turns; on the
     final sprint, after the race and for a runner who left it, no orders at all."""
+    return not missing_orders(race, player, orders)
+
+
+def missing_orders(race: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
+    """What a full set lacks (`is_complete`): the one order of the turn, with what it may be."""
     needed = race.stage in (Stage.START, Stage.TACTICAL) and player in race.names()
-    return bool(orders) or not needed
+    if orders or not needed:
+        return ()
+    return (f"the order for turn {race.turn}: one of {allowed_now(race, player)}",)
 
 
 def format_orders(orders: Sequence[Order]) -> str:

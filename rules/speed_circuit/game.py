@@ -151,6 +151,9 @@ class SpeedCircuit:
     def is_complete(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> bool:
         return parse.is_complete(state, player, orders)
 
+    def missing_orders(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
+        return parse.missing_orders(state, player, orders)
+
     def order_help(self, state: RaceState, player: PlayerId) -> str:
         return parse.order_help(state, player)
 

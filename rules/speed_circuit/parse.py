@@ -247,10 +247,22 @@ def canonical(orders: Sequence[Order]) -> tuple[Order, ...]:
 def is_complete(state: RaceState, player: PlayerId, orders: Sequence[Order]) -> bool:
     """A full set: DESIGN on turn 1, BID on turn 2, SPEED in the race; nothing for a car that
     is not racing or once the race is over."""
+    return not missing_orders(state, player, orders)
+
+
+def missing_orders(state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
+    """What a full set lacks (`is_complete`): the line the phase requires, with its syntax
+    (every other line of a plot is optional, speed-circuit.md §8)."""
     wanted = _WANTED.get(state.phase)
-    if wanted is None or state.car(player).status is not Status.RACING:
-        return True
-    return any(isinstance(o, wanted) for o in orders)
+    car = state.car(player)
+    if wanted is None or car.status is not Status.RACING or any(isinstance(o, wanted) for o in orders):
+        return ()
+    if wanted is DesignOrder:
+        return ("the car's design: a DESIGN line (DESIGN ACC n DEC n TOP n START n PRIME n OPTION n SKILL n)",)
+    if wanted is BidOrder:
+        return (f"the grid bid: a BID line (BID WEAR n SKILL n, up to {car.wear} wear and {car.skill} skill)",)
+    return (f"the speed: a SPEED line (SPEED n in steps of 20, or SPEED MPS; you may plot "
+            f"{limits(car, state.track).describe()})",)
 
 
 def check_order(state: RaceState, player: PlayerId, order: Order, earlier: Sequence[Order]) -> None:

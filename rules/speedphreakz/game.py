@@ -186,6 +186,9 @@ class SpeedPhreakz:
     def is_complete(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
         return parse.is_complete(state, player, orders)
 
+    def missing_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
+        return parse.missing_orders(state, player, orders)
+
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 

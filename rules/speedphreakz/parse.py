@@ -172,12 +172,23 @@ def parse_orders(race: Race, player: PlayerId, text: str) -> Parsed[Order]:
 
 def is_complete(race: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
     """Whether `orders` make a full set for the open turn (set-up: START and two rounds)."""
+    return not missing_orders(race, player, orders)
+
+
+def missing_orders(race: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
+    """What a full set lacks (`is_complete`): the start square at the set-up, and the program
+    of each round open now that the orders leave out (§5)."""
     if race.finished or not race.car(player).racing:
-        return True
+        return ()
+    missing: list[str] = []
+    if race.set_up and not any(isinstance(o, Start) for o in orders):
+        missing.append("the start: a START line (START x,y FACING h, or START FREE FACING h)")
     rounds = {o.round for o in orders if isinstance(o, Program)}
-    if not set(race.allowed_rounds(player)) <= rounds:
-        return False
-    return not race.set_up or any(isinstance(o, Start) for o in orders)
+    for round_no in race.allowed_rounds(player):
+        if round_no not in rounds:
+            missing.append(f"the program for round {round_no}: a ROUND {round_no} line with up to "
+                           f"{race.options.max_actions} actions")
+    return tuple(missing)
 
 
 def format_order(order: Order) -> str:

@@ -416,6 +416,9 @@ def test_game_options_lists_every_game_with_its_options(tmp_path: Path, capsys: 
         assert f"{kind} ({game.title})" in out
         for line in game.option_help().splitlines():
             assert line.strip() in out
+    # issue 17: the settings every game has, with the game's own default.
+    assert out.count("--early-resolution on|off: the turn resolves as soon as every order is in (default on)") == len(rules.GAMES)
+    assert out.count("--press none|signed|anonymous") == len(rules.GAMES)
 
 
 def test_game_options_of_one_kind(capsys: pytest.CaptureFixture[str]) -> None:

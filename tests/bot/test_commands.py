@@ -7,14 +7,26 @@ from hypothesis import strategies as st
 
 from bot.commands import (
     GM_COMMANDS,
+    PLAYER_COMMANDS,
+    Address,
+    Confirm,
     GmCommand,
     Help,
     Join,
+    ListGames,
+    Observe,
+    Press,
     Resign,
     ShowOrders,
+    ShowRules,
     Status,
+    Timezone,
+    Unobserve,
+    Vacation,
     parse_commands,
+    tokens,
 )
+from bot.commands.grammar import MAX_PRESS_CHARS, MAX_PRESS_LINES
 
 
 def test_player_commands_and_orders_are_told_apart() -> None:
@@ -70,18 +82,23 @@ def test_every_command_has_its_handler_and_every_handler_its_command() -> None:
 
 
 def test_help_lists_every_player_command_from_its_class(tmp_path: object) -> None:
-    """HELP is generated from the command classes: each one's syntax and summary, in order."""
+    """HELP is generated from the command classes: each one's syntax and summary, the commands
+    for anyone first (a stranger may send those), then the ones for players, each list in order."""
     from bot.commands import PLAYER_COMMANDS
     from bot.mail_out.render import Renderer
 
+    anyone = [c for c in PLAYER_COMMANDS if c.for_anyone]
+    players = [c for c in PLAYER_COMMANDS if not c.for_anyone]
     text = Renderer().render("help", {
         "bot": {"name": "Flagman", "address": "flagman@example.org"}, "greeting": "", "game_name": "",
-        "game_title": "", "game_help": "", "turn_label": "", "games": [], "player_help": list(PLAYER_COMMANDS),
-        "gm_help": [], "gm_games": []}).body
+        "game_title": "", "game_help": "", "turn_label": "", "games": [], "stranger": False,
+        "anyone_help": anyone, "player_help": players, "gm_help": [], "gm_games": []}).body
     listed = [line.split(maxsplit=1)[0] for line in text.splitlines() if line.startswith("  ") and line.strip()]
-    assert listed == [c.verb for c in PLAYER_COMMANDS]
+    assert listed == [c.verb for c in anyone + players]
+    assert text.index("Commands for anyone:") < text.index("Commands for the players of a game:")
     for command in PLAYER_COMMANDS:
-        assert f"  {command.syntax:<21} {command.summary}" in text
+        line = f"  {command.syntax:<24} {command.summary}"
+        assert line in text and len(line) <= 80, line
 
 
 def test_greetings_and_sign_offs_around_the_orders_are_left_out_quietly() -> None:
@@ -104,7 +121,7 @@ def test_a_courtesy_with_an_order_in_it_is_an_order_line_not_a_courtesy() -> Non
 
 
 _ORDER_LINES = st.lists(st.from_regex(r"[A-Za-z]{1,8} [0-9]{1,3}( [0-9A-Z,]{1,4}){0,2}|[0-9]{1,2}", fullmatch=True)
-                        .filter(lambda line: line.split()[0].upper() not in {"HELP", "STATUS", "ORDERS", "JOIN", "RESIGN"}),
+                        .filter(lambda line: line.split()[0].upper() not in {c.verb for c in PLAYER_COMMANDS}),
                         min_size=1, max_size=5)
 _GREETINGS = st.sampled_from(["", "Hi Flagman,", "Hello", "Dear GM,", "Hey all!", "Good morning", "hi"])
 _SIGN_OFFS = st.sampled_from(["", "Cheers,\nSteve", "Thanks!", "Kind regards, Mary Ann", "Best\nJo", "ta"])
@@ -118,3 +135,75 @@ def test_wrapping_orders_in_courtesies_changes_nothing(orders: list[str], greeti
     wrapped = parse_commands(blank.join(p for p in (greeting, "\n".join(orders), sign_off) if p))
     assert wrapped.orders_text == "\n".join(orders)
     assert wrapped.player == () and wrapped.problems == ()
+
+
+# -- issue 17: the commands for anyone and the players' own settings ------------------------------
+
+def test_the_commands_for_anyone_and_for_players_parse_with_their_arguments() -> None:
+    """mail-interface.md: LIST, RULES <game>, OBSERVE <game> / UNOBSERVE <game> for anyone;
+    PRESS <game> ALL|<seat>, TIMEZONE <zone>, ADDRESS <new address>, VACATION <from> <to>."""
+    from datetime import date
+
+    parsed = parse_commands("list\nRULES RC1\nOBSERVE rc1\nUNOBSERVE\nUNOBSERVE sc1\nTIMEZONE Europe/Paris\n"
+                            "ADDRESS <Kelly@New.Example>\nVACATION 2026-07-01 2026-07-14\nVACATION off\n"
+                            "CONFIRM observe.rc1.20460.abcdefghijklmnop")
+    assert parsed.player == (
+        ListGames(), ShowRules("rc1"), Observe("rc1"), Unobserve(""), Unobserve("sc1"), Timezone("Europe/Paris"),
+        Address("kelly@new.example"), Vacation(date(2026, 7, 1), date(2026, 7, 14)), Vacation(None, None),
+        Confirm("observe.rc1.20460.abcdefghijklmnop"))
+    assert parsed.problems == () and parsed.orders_text == ""
+
+
+def test_bad_arguments_to_the_new_commands_are_reported_with_their_syntax() -> None:
+    parsed = parse_commands("RULES\nOBSERVE a b\nADDRESS nobody\nVACATION 2026-07-01\nVACATION 1.7.2026 14.7.2026\n"
+                            "PRESS rc1\nCONFIRM 1234\nTIMEZONE")
+    reasons = " | ".join(p.reason for p in parsed.problems)
+    for syntax in ("RULES <game>", "OBSERVE <game>", "ADDRESS <new address>", "VACATION <from> <to>", "YYYY-MM-DD",
+                   "PRESS <game> ALL|<seat>", "CONFIRM <code>", "TIMEZONE <zone>"):
+        assert syntax in reasons, syntax
+    assert len(parsed.problems) == 8
+
+
+def test_the_lines_under_press_are_its_message_up_to_endpress() -> None:
+    """PRESS <game> ALL|<seat> "followed by the message": the lines under it, to ENDPRESS (or
+    the end of the mail), never commands or orders; after ENDPRESS, orders and commands again."""
+    parsed = parse_commands("PRESS rc1 ALL Hi all,\nlet us all CRUISE\nSTATUS\n\nEND PRESS\nUSE 3\nSTATUS")
+    assert parsed.player == (Press("rc1", "all", "Hi all,\nlet us all CRUISE\nSTATUS"), Status())
+    assert parsed.orders_text == "USE 3"
+    to_the_end = parse_commands("USE 2\nPRESS rc1 kelly\nsee you\nUSE 9")
+    assert to_the_end.player == (Press("rc1", "kelly", "see you\nUSE 9"),) and to_the_end.orders_text == "USE 2"
+
+
+@given(lines=st.lists(st.text(max_size=300), max_size=200))
+def test_a_press_message_is_capped_and_never_leaks_into_the_orders(lines: list[str]) -> None:
+    """Property: whatever follows PRESS (text from a mail: any length, any characters), the
+    message is at most MAX_PRESS_LINES lines and MAX_PRESS_CHARS characters, `cut` says whether
+    anything was left out, and none of it becomes orders."""
+    body = [line.replace("\r", " ") for line in lines]
+    body = [line for line in body if line.strip().upper().replace(" ", "") != "ENDPRESS"]
+    parsed = parse_commands("\n".join(["PRESS rc1 ALL", *body]))
+    press = parsed.player[0]
+    assert isinstance(press, Press) and parsed.orders_text == ""
+    assert len(press.message.splitlines()) <= MAX_PRESS_LINES and len(press.message) <= MAX_PRESS_CHARS
+
+
+@given(game=st.from_regex(r"[a-z0-9][a-z0-9_-]{0,29}", fullmatch=True),
+       address=st.emails(), other=st.emails(), days=st.integers(0, 10))
+def test_a_confirmation_code_stands_for_its_own_address_and_days_only(game: str, address: str, other: str,
+                                                                        days: int) -> None:
+    """Property (bot.commands.tokens): a code reads back as itself through a CONFIRM line and a
+    subject tag; it verifies for the address it was made for within VALID_DAYS, never for
+    another address, another secret, or later."""
+    from datetime import UTC, datetime, timedelta
+
+    made = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    code = tokens.make("secret", tokens.OBSERVE, game, made, address)
+    assert parse_commands(f"CONFIRM {code}").player == (Confirm(code),)
+    assert tokens.in_subject(f"Re: {tokens.subject_tag(code)} Confirm: observe {game}") == code
+    read = tokens.parse(code)
+    assert read is not None and read.ref == game
+    later = made + timedelta(days=days)
+    assert tokens.verify(read, ("secret",), later, address.upper()) == (days <= tokens.VALID_DAYS)
+    assert not tokens.verify(read, ("another secret",), made, address)
+    if other.lower() != address.lower():
+        assert not tokens.verify(read, ("secret",), made, other)

@@ -201,3 +201,38 @@ def test_digest_now_sends_every_digest(site: Path, capsys: pytest.CaptureFixture
     assert any("GM digest" in text for text in outbox_files(site, "gm@example.org"))
     assert flagman(site, "digest") == 0  # not due again today
     assert "digests queued: 0" in capsys.readouterr().out
+
+
+def test_game_new_takes_early_resolution_and_press_and_game_show_shows_them(tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 17, items 2 and 4: early resolution is the GM's choice per game, made at `game new`
+    (default: the game's own) and changed by `gm configure`; so is press (none, signed,
+    anonymous); `game show` shows both, and each player's zone and vacation."""
+    config = init_dir(tmp_path / "s3", "flagman@example.org")
+    players = [arg for n in ("a", "b", "c", "d", "e") for arg in ("--player", f"{n}={n}@example.org,Europe/Paris")]
+    assert flagman(config, "game", "new", "racecraft", "--name", "rc1", "--gm", "gm@example.org", *players) == 0
+    capsys.readouterr()
+    assert flagman(config, "game", "show", "rc1") == 0
+    assert "early resolution on; press signed; observers 0" in capsys.readouterr().out  # the defaults
+    assert flagman(config, "game", "new", "racecraft", "--name", "rc2", "--gm", "gm@example.org", *players,
+                   "--early-resolution", "off", "--press", "anonymous") == 0
+    capsys.readouterr()
+    database = db(config)
+    with database.transaction() as session:
+        game = find_game_row(session, "rc2")
+        assert game is not None and (game.early_resolution, game.press) == (False, "anonymous")
+        from datetime import date
+
+        game.seats[0].player.vacation_from, game.seats[0].player.vacation_to = date(2026, 7, 1), date(2026, 7, 14)
+    database.dispose()
+    assert flagman(config, "game", "show", "rc2") == 0
+    show = capsys.readouterr().out
+    assert "early resolution off; press anonymous; observers 0" in show
+    assert "zone Europe/Paris  vacation 2026-07-01 to 2026-07-14" in show
+    assert flagman(config, "gm", "configure", "rc2", "--press", "none", "--early-resolution", "on") == 0
+    assert "early resolution on" in capsys.readouterr().out
+    assert flagman(config, "game", "show", "rc2") == 0
+    assert "early resolution on; press none" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exited:  # argparse: one line, status 2
+        flagman(config, "gm", "configure", "rc2", "--press", "loud")
+    assert exited.value.code == 2 and "invalid choice: 'loud'" in capsys.readouterr().err

@@ -8,11 +8,13 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.app import App, build_app
 from bot.cli import init_dir
+from bot.mail_out.outbox import DrainReport
 from bot.scheduler import Runner
 from bot.settings import load_settings
 from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
@@ -228,3 +230,37 @@ def test_a_signal_wakes_the_services_main_loop_and_its_handler_takes_no_lock() -
     finally:
         signals.uninstall()
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_mail_queued_while_the_send_job_runs_is_sent_by_that_job(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tick wakes the send job as each turn is committed, while the job may still be
+    sending the previous game's mail; APScheduler runs one instance at a time, so such a
+    wake would be dropped. `want_send` makes the running job send again once it is done."""
+    runner = Runner(app)
+    sends: list[int] = []
+
+    def send() -> Any:
+        sends.append(len(sends) + 1)
+        if len(sends) == 1:
+            runner.want_send()  # a turn committed while the first send was under way
+        return DrainReport()
+
+    monkeypatch.setattr(app.service, "send", send)
+    runner.send()
+    assert sends == [1, 2]
+    runner.send()  # nothing wanted meanwhile: one send
+    assert sends == [1, 2, 3]
+
+
+def test_the_tick_job_wakes_the_sender_after_each_turn(app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runner.tick gives the service's tick `want_send`, so each game's results go out as it is committed."""
+    runner = Runner(app)
+    given: list[Any] = []
+
+    def tick(*, read_first: bool = False, on_resolved: Any = None) -> list[tuple[str, int]]:
+        given.append(on_resolved)
+        return []
+
+    monkeypatch.setattr(app.service, "tick", tick)
+    runner.tick()
+    assert given == [runner.want_send]

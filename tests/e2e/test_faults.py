@@ -258,8 +258,9 @@ SEND = (CrashPoint.BEFORE_SEND, CrashPoint.AFTER_SEND, CrashPoint.AFTER_RECORD)
 # too few times has finished everything), so the kills are drawn stage by stage, few enough that
 # work is always left (4 batches of mail, 3 games resolving early, dozens of mails to send at
 # +1 h; g2 and its results mails at +49 h).
-PHASES = ((timedelta(hours=1), ((INTAKE, 2, 1), ((CrashPoint.AFTER_RESOLVE,), 1, 1), (SEND, 3, 2))),
-          (timedelta(hours=49), (((CrashPoint.AFTER_RESOLVE,), 1, 1), (SEND, 1, 1))))
+RESOLVE = (CrashPoint.WORKED_OUT, CrashPoint.AFTER_RESOLVE)
+PHASES = ((timedelta(hours=1), ((INTAKE, 2, 1), (RESOLVE, 1, 1), (SEND, 3, 2))),
+          (timedelta(hours=49), ((RESOLVE, 1, 1), (SEND, 1, 1))))
 
 
 @pytest.mark.slow

@@ -1,0 +1,200 @@
+"""Commands for anyone, strangers too (mail-interface.md, "Player commands"): LIST, RULES,
+OBSERVE, UNOBSERVE, and CONFIRM, the answer to a confirmation mail.
+
+What a stranger is answered, and how often, is the intake's call (`bot.intake`: a few answers
+a day per address, a cap an hour for all of them); the answers themselves repeat none of the
+mail's words -- a game is named only once it is found -- and carry the plain address only.
+
+OBSERVE from a stranger does not start the observation: it mails the From a code
+(`bot.commands.tokens`), and the observation starts when the address sends it back (a reply to
+that mail, or a CONFIRM line). A player or GM, whose mail proved their registered address,
+observes at once, at that address.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import selectinload
+
+from bot import letters
+from bot.answers import Letter, Notice
+from bot.commands import account, tokens
+from bot.commands.grammar import Confirm, ListGames, Observe, ShowRules, Unobserve
+from bot.commands.handlers import Context, Reply, handles, refusal
+from bot.games import observers, signups, store
+from bot.games import turns as G
+from bot.letters import ToAddress
+from bot.models import Game, GameStatus, Observer, Player
+
+MAX_LISTED = 40  # running games in one LIST answer; the rest are counted
+MAX_FINISHED = 10  # finished games named in it, the latest
+
+
+def _unknown(ctx: Context, verb: str) -> Reply:
+    # The name is not repeated: for a stranger it is the sender's own words (issue 14).
+    return refusal(ctx, "No game by that name",
+                   f"There is no game by the name your {verb} gave here. Send LIST for the games.",
+                   kind=verb.lower(), label=f"{verb} refused")
+
+
+def _on_off(value: bool) -> str:
+    return "on" if value else "off"
+
+
+@handles(ListGames)
+def _list(ctx: Context, command: ListGames) -> Reply:
+    """The games, the ones open for sign-ups first (free seats, how to join), then the ones
+    under way (the open turn and its deadline, in the sender's zone if a player, else the
+    game's), then the latest finished ones, by name."""
+    session = ctx.session
+    games = list(session.scalars(select(Game).options(selectinload(Game.seats)).order_by(Game.id)))
+    running = sorted((g for g in games if g.status != GameStatus.FINISHED),
+                     key=lambda g: (g.status != GameStatus.SIGNUP, g.status == GameStatus.PAUSED, g.name))
+    turns = store.open_turns(session, [g for g in running if g.status != GameStatus.SIGNUP])
+    player = ctx.player()
+    lines: list[str] = []
+    for game in running[:MAX_LISTED]:
+        rules = G.rules_of(game)
+        seated = len(store.active_seats(game))
+        if game.status == GameStatus.SIGNUP:
+            free = max(0, rules.max_players - seated)
+            lines.append(f"  {game.name}: {rules.title}, OPEN for sign-ups: {seated} joined, {free} seat"
+                         f"{'s' if free != 1 else ''} free ({rules.min_players} to {rules.max_players} players)\n"
+                         f"      deadlines {game.deadline_spec} ({game.timezone}); to play: JOIN {game.name} [your name]")
+            continue
+        turn = turns.get(game.id)
+        zone = player.timezone if player is not None else game.timezone
+        due = (G.deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-"
+        paused = " (paused)" if game.status == GameStatus.PAUSED else ""
+        lines.append(f"  {game.name}: {rules.title}, {turn.label if turn else 'under way'}{paused}\n"
+                     f"      due {due}; {seated} players, no free seat; to watch: OBSERVE {game.name}")
+    if len(running) > MAX_LISTED:
+        lines.append(f"  ... and {len(running) - MAX_LISTED} more.")
+    finished = [g.name for g in games if g.status == GameStatus.FINISHED][-MAX_FINISHED:]
+    text = ("The games here, the ones open for sign-ups first:\n\n" + "\n".join(lines) if lines
+            else "No game is running here just now.")
+    if finished:
+        text += "\n\nFinished: " + ", ".join(finished) + "."
+    text += "\n\nRULES <game> gives a game's rules in short, with the order syntax."
+    return Reply((Notice(ctx.to, "Games here", text, kind="list", error=False),), label="LIST")
+
+
+@handles(ShowRules)
+def _rules(ctx: Context, command: ShowRules) -> Reply:
+    """The rules summary JOIN's welcome mail gives, with the order syntax of the first turn and
+    the game's settings (deadlines, early resolution, press)."""
+    game = store.find_game_row(ctx.session, command.game, with_seats=True)
+    if game is None:
+        return _unknown(ctx, "RULES")
+    rules = G.rules_of(game)
+    values = G.base_context(ctx.shell, game, rules)
+    values.update({
+        "greeting": letters.greeting(ctx.to), "summary": rules.rules_summary(), "help": signups.sample_help(game),
+        "min_players": rules.min_players, "max_players": rules.max_players, "players": len(store.active_seats(game)),
+        "deadline_spec": game.deadline_spec, "game_timezone": game.timezone, "early": game.early_resolution,
+        "press": game.press,
+    })
+    return Reply((Letter(ctx.to, ctx.shell.renderer.render("rules", values, game=game.kind), "rules", game=game),),
+                 label=f"RULES {game.name}")
+
+
+@handles(Observe)
+def _observe(ctx: Context, command: Observe) -> Reply:
+    session, now = ctx.session, ctx.shell.now()
+    game = store.find_game_row(session, command.game, with_seats=True)
+    if game is None:
+        return _unknown(ctx, "OBSERVE")
+    if game.status == GameStatus.FINISHED:
+        return refusal(ctx, f"{game.name} is over", f"{game.name} has finished: there are no more results to send.",
+                       kind="observe", label="OBSERVE refused")
+    if ctx.seat_in(game) is not None or any(g.id == game.id for g in ctx.who.gm_of):
+        return Reply((Notice(ctx.to, f"You are in {game.name}",
+                             f"You {'play in' if ctx.seat_in(game) else 'are the GM of'} {game.name}: its results "
+                             "come to you already.", kind="observe", error=False),), label="OBSERVE")
+    address = ctx.address
+    if observers.is_observing(session, game, address):
+        return Reply((Notice(ctx.to, f"You observe {game.name} already",
+                             f"This address gets the results of {game.name} already. UNOBSERVE {game.name} stops "
+                             "them.", kind="observe", error=False),), label="OBSERVE")
+    count = session.scalar(select(func.count()).select_from(Observer).where(Observer.game_id == game.id)) or 0
+    if count >= observers.MAX_OBSERVERS:
+        return refusal(ctx, f"{game.name} has all the observers it takes",
+                       f"{game.name} has {observers.MAX_OBSERVERS} observers, as many as it takes.",
+                       kind="observe", label="OBSERVE refused")
+    if not ctx.stranger:  # the mail proved the registered address: no confirmation needed
+        observers.observe(session, game, address, now)
+        return Reply((Notice(ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe",
+                             error=False),), label=f"OBSERVE {game.name}")
+    secrets = ctx.shell.settings.secrets
+    code = tokens.make(secrets.site_secret, tokens.OBSERVE, game.name, now, address)
+    values = G.base_context(ctx.shell, game, G.rules_of(game))
+    values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
+    rendered = ctx.shell.renderer.render("observe_confirm", values, game=game.kind)
+    return Reply((Letter(ToAddress(address), rendered, "observe_confirm", game=game),),
+                 label=f"OBSERVE {game.name} asked")
+
+
+def _observing_text(game: Game) -> str:
+    return (f"From now on the results of {game.name} come to this address after every turn: the public "
+            f"report, as every player sees it. You cannot act in the game from here. UNOBSERVE {game.name} "
+            "stops them.")
+
+
+@handles(Unobserve)
+def _unobserve(ctx: Context, command: Unobserve) -> Reply:
+    session = ctx.session
+    game = None
+    if command.game:
+        game = store.find_game_row(session, command.game)
+        if game is None:
+            return _unknown(ctx, "UNOBSERVE")
+    stopped = observers.unobserve(session, ctx.address, game)
+    if not stopped:
+        text = (f"This address does not observe {game.name}, so there was nothing to stop." if game is not None
+                else "This address observes no game here, so there was nothing to stop.")
+        return Reply((Notice(ctx.to, "Nothing to stop", text, kind="unobserve", error=False),), label="UNOBSERVE")
+    return Reply((Notice(ctx.to, f"You no longer observe {', '.join(stopped)}",
+                         f"No more results of {', '.join(stopped)} come to this address. OBSERVE <game> starts "
+                         "them again.", kind="unobserve", error=False),), label="UNOBSERVE " + " ".join(stopped))
+
+
+def code_stands(ctx: Context, text: str) -> bool:
+    """Whether the confirmation code `text` verifies for the mail's From now (the intake does
+    not count the answer to one against the sender's few answers a day: the code is ours)."""
+    code = tokens.parse(text)
+    if code is None:
+        return False
+    secrets, now, sender = ctx.shell.secrets_in_force, ctx.shell.now(), ctx.inbound.sender
+    if code.kind == tokens.OBSERVE:
+        return tokens.verify(code, secrets, now, sender)
+    player = ctx.session.get(Player, int(code.ref)) if code.ref.isdigit() else None
+    return player is not None and tokens.verify(code, secrets, now, sender, player.address)
+
+
+@handles(Confirm)
+def _confirm(ctx: Context, command: Confirm) -> Reply:
+    """The answer to a confirmation mail: the code it carried, sent back from the address it
+    was mailed to, starts what it stands for."""
+    code = tokens.parse(command.code)
+    if code is None or not code_stands(ctx, command.code):
+        return refusal(ctx, "Confirmation not valid",
+                       "That confirmation code is not one this bot mailed to this address, or it is more than "
+                       f"{tokens.VALID_DAYS} days old, so nothing was done. Send the command again (OBSERVE <game>, "
+                       "or ADDRESS <new address> from your old address) for a new one.",
+                       kind="confirm", label="CONFIRM refused")
+    if code.kind == tokens.ADDRESS:
+        return account.move_address(ctx, int(code.ref))
+    session, sender = ctx.session, ctx.inbound.sender
+    game = store.find_game_row(session, code.ref)
+    if game is None or game.status == GameStatus.FINISHED:
+        return refusal(ctx, "That game is over", "The game this confirmation was for is no longer running.",
+                       kind="confirm", label="CONFIRM refused")
+    if not observers.observe(session, game, sender, ctx.shell.now()):
+        return Reply((Notice(ctx.to, f"You observe {game.name} already",
+                             f"This address gets the results of {game.name} already.", kind="observe",
+                             error=False),), label="CONFIRM")
+    return Reply((Notice(ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe", error=False),),
+                 label=f"CONFIRM OBSERVE {game.name}")
+
+
+__all__ = ["MAX_FINISHED", "MAX_LISTED", "code_stands"]

@@ -1,0 +1,103 @@
+"""Observers: addresses that get a game's public results by mail (OBSERVE, issue 17).
+
+An observer is read-only: the address acts for nobody, and what it gets is what anyone may
+see -- the public report of each turn (the view for `Viewer.PUBLIC`, the same block every
+seat's results carry), the standings and the next deadline. Its mail goes to the plain
+address with the bot's plain Reply-To (mail-interface.md: "Answers to strangers, to refused
+senders and to observers carry the plain address"): `bot.letters.ToAddress`, never a seat's
+or the GM's signed address. OBSERVE from a stranger starts only when the address has
+answered a confirmation mail (bot.commands.tokens); UNOBSERVE stops it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from bot import letters
+from bot.clock import as_utc
+from bot.games.deadlines import format_local
+from bot.mail_out import outbox as mailout
+from bot.mail_out.render import PublicReport
+from bot.models import Game, Observer, Turn
+from rules.api import Game as Rules
+
+if TYPE_CHECKING:  # the shell is built from this module's users, not the other way round
+    from bot.games.turns import Shell
+
+MAX_OBSERVERS = 200  # per game: results mail is one mail per observer per turn
+
+
+def observers_of(session: Session, game: Game) -> list[str]:
+    """The addresses observing `game`, in the order they started."""
+    return list(session.scalars(select(Observer.address).where(Observer.game_id == game.id).order_by(Observer.id)))
+
+
+def is_observing(session: Session, game: Game, address: str) -> bool:
+    return session.scalar(select(Observer.id).where(Observer.game_id == game.id,
+                                                    Observer.address == address.lower())) is not None
+
+
+def observe(session: Session, game: Game, address: str, now: datetime) -> bool:
+    """`address` observes `game` from now on; False if it did already."""
+    if is_observing(session, game, address):
+        return False
+    session.add(Observer(game_id=game.id, address=address.lower()[:320], created_at=now))
+    session.flush()
+    return True
+
+
+def unobserve(session: Session, address: str, game: Game | None = None) -> list[str]:
+    """`address` stops observing `game` (every game, with None): the games it stopped."""
+    query = select(Game.name).join(Observer, Observer.game_id == Game.id).where(Observer.address == address.lower())
+    if game is not None:
+        query = query.where(Observer.game_id == game.id)
+    names = sorted(session.scalars(query))
+    if names:
+        condition = Observer.address == address.lower()
+        if game is not None:
+            condition = condition & (Observer.game_id == game.id)
+        session.execute(delete(Observer).where(condition))
+    return names
+
+
+def move(session: Session, old: str, new: str) -> None:
+    """A player's address changed (ADDRESS): what the old one observed, the new one does."""
+    for row in session.scalars(select(Observer).where(Observer.address == old.lower())):
+        if is_observing(session, session.get_one(Game, row.game_id), new):
+            session.delete(row)
+        else:
+            row.address = new.lower()
+
+
+def queue_results(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], report: PublicReport,
+                  resolved: Turn, next_turn: Turn | None, defaulted: Sequence[str],
+                  *, into: mailout.NewRows | None = None) -> int:
+    """The public results of `resolved` to each observer of `game` (the final result when the
+    game ended with it): one mail each, to the plain address. Returns how many."""
+    addresses = observers_of(session, game)
+    if not addresses:
+        return 0
+    deadline = None
+    if next_turn is not None and next_turn.deadline is not None and rules.expected_players(rules.load_state(next_turn.state)):
+        deadline = format_local(as_utc(next_turn.deadline), game.timezone)
+    context = {
+        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+        "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
+        "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/") if shell.settings.bot.public_url else "",
+        "report": report, "view": report.view,
+        "resolved": {"number": resolved.number, "label": resolved.label, "defaulted": list(defaulted)},
+        "next": {"label": next_turn.label, "deadline": deadline} if next_turn is not None else None,
+        "timezone": game.timezone,
+    }
+    rendered = shell.renderer.render("observer_results", context, game=game.kind)
+    for address in addresses:
+        letters.post(shell, session, letters.ToAddress(address), rendered, kind="observer", game=game, into=into)
+    return len(addresses)
+
+
+__all__ = ["MAX_OBSERVERS", "is_observing", "move", "observe", "observers_of", "queue_results", "unobserve"]
