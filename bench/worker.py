@@ -106,6 +106,7 @@ def ingest_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
 
 def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
+    from bot.scheduler import share_the_interpreter
 
     settings = load_settings(args["settings"])
     app = build_app(settings)
@@ -127,6 +128,7 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
                 if ticked.is_set() and not wanted.is_set():
                     return
 
+        share_the_interpreter()  # as Runner.start does
         thread = threading.Thread(target=sender, name="send")
         thread.start()
         t0 = time.perf_counter()

@@ -4,6 +4,7 @@ the watchdog's health rule, and what SIGHUP reloads."""
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -264,3 +265,21 @@ def test_the_tick_job_wakes_the_sender_after_each_turn(app: App, monkeypatch: py
     monkeypatch.setattr(app.service, "tick", tick)
     runner.tick()
     assert given == [runner.want_send]
+
+
+def test_the_service_lets_its_threads_take_turns_often(app: App) -> None:
+    """bench: deadline. The send job's thread must get the interpreter within a fraction of a
+    millisecond of each relay answer while the tick renders: the service shortens the switch
+    interval when it starts (5 ms by default)."""
+    from bot import scheduler
+
+    before = sys.getswitchinterval()
+    runner = Runner(app)
+    try:
+        sys.setswitchinterval(0.005)
+        runner.start()
+        assert sys.getswitchinterval() == pytest.approx(scheduler.SWITCH_INTERVAL)
+        assert scheduler.SWITCH_INTERVAL <= 0.0005
+    finally:
+        runner.stop()
+        sys.setswitchinterval(before)
