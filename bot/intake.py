@@ -821,7 +821,10 @@ class Intake:
         ctx.update({"understood": canonical, "on_file": rules.format_orders(merged),
                     "complete": rules.is_complete(state, seat.name, merged),
                     "missing": list(rules.missing_orders(state, seat.name, merged)),
-                    "left_out": _left_out(parsed.problems, order_help)})
+                    "left_out": _left_out(parsed.problems, order_help),
+                    # What the set will cost, where the game can say so (issue 16: "this plot
+                    # costs 2 wear and a top speed test").
+                    "consequences": list(rules.consequences(state, seat.name, merged))})
         confirmation = Letter(to, self.shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
         self.memo.on_file[(turn.id, seat.id)] = merged  # what the batch's next mail from the seat finds
         return Done("orders" + (f" ({len(problems)} line(s) ignored)" if problems else ""), "orders",

@@ -338,6 +338,15 @@ class Game(Protocol[S, O]):
         """
         ...
 
+    def consequences(self, state: S, player: PlayerId, orders: Sequence[O]) -> tuple[str, ...]:
+        """What `orders` will cost `player` at the deadline, where the game can say so before
+        the dice ("this plot costs 2 wear and a top speed test"; "program cost 125; ... you may
+        lose control from action 4"), one sentence each, for the confirmation
+        (mail-interface.md, "The confirmation"); empty where there is nothing to say. No
+        entry starts with an order word (the bot's mail holds no order line).
+        """
+        ...
+
     def order_help(self, state: S, player: PlayerId) -> str:
         """The order grammar for this player now (also the HELP reply); generated, not copied."""
         ...

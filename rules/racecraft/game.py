@@ -140,6 +140,10 @@ class Racecraft:
     def missing_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         return parse.missing_orders(state, player, orders)
 
+    def consequences(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
+        # What USE n spends is in the orders themselves (EP); the dice of the sprint are not foreseen.
+        return ()
+
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 

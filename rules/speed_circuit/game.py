@@ -22,6 +22,7 @@ from rules.api import (
 from rules.speed_circuit import parse, storage, view
 from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
 from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
+from rules.speed_circuit.options import plot_cost
 from rules.speed_circuit.plot import (
     BidOrder,
     DesignOrder,
@@ -153,6 +154,10 @@ class SpeedCircuit:
 
     def missing_orders(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         return parse.missing_orders(state, player, orders)
+
+    def consequences(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
+        cost = plot_cost(state, player, orders)
+        return (cost.describe(),) if cost is not None else ()
 
     def order_help(self, state: RaceState, player: PlayerId) -> str:
         return parse.order_help(state, player)

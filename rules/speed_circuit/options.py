@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 from rules.speed_circuit.car import Car, CornerRun, LineRun, Status, Tyre
 from rules.speed_circuit.corner import enter_space
 from rules.speed_circuit.model import Phase, RaceState
-from rules.speed_circuit.move import line_bonus, moves_first, step_line
-from rules.speed_circuit.plot import Limits, limits
+from rules.speed_circuit.move import desired_path, line_bonus, moves_first, step_line
+from rules.speed_circuit.plot import Limits, Order, limits, plot_of
 from rules.speed_circuit.tables import (
     CORNER_CRASH_TIER,
     CORNERING_CHART,
@@ -380,6 +380,61 @@ def _choice(state: RaceState, car: Car, lim: Limits, speed: int, staying: frozen
 
 def _reach(speed: int, space: str, path: tuple[str, ...], purse: _Purse) -> Reach:
     return Reach(speed, space, path, purse.cost(), purse.wear, purse.rolls, purse.charges)
+
+
+@dataclass(frozen=True, slots=True)
+class PlotCost:
+    """What one plot costs as ordered (`plot_cost`): its reach, and the spaces on its way
+    held by cars that move after it (`blocked`: the engine steers round them, P15)."""
+
+    reach: Reach
+    blocked: tuple[str, ...]
+
+    def describe(self) -> str:
+        """The confirmation's words (mail-interface.md, "The confirmation": "this plot costs
+        2 wear and a top-speed test")."""
+        reach = self.reach
+        where = f"This plot ({reach.speed} mph, ending in {reach.space})" if reach.path else f"This plot ({reach.speed} mph)"
+        why = f" ({'; '.join(reach.charges)})" if reach.charges else ""
+        if reach.cost is Cost.CRASH:
+            text = f"{where} crashes the car off course{why}."
+        elif reach.cost is Cost.SPIN:
+            text = f"{where} spins the car after its move{why}."
+        elif reach.cost is Cost.FREE:
+            text = f"{where} costs nothing: no wear, no test, no roll."
+        else:
+            text = f"{where} costs {' and '.join(reach.describe().split(' + '))}{why}."
+        if self.blocked:
+            text += (f" A car that moves after you is in {', '.join(self.blocked)}: the engine steers round it, "
+                     "so the cost may differ.")
+        return text
+
+
+def plot_cost(state: RaceState, player: str, orders: Sequence[Order]) -> PlotCost | None:
+    """What `orders` cost as plotted, charged as `plot_options` charges its paths (PAY WEAR,
+    §8; the path the orders ask for, `move.desired_path`). None where no such cost can be
+    said: outside the race, for a car not racing, in the pits or off the track, without a
+    speed, or for a plot whose cost the dice decide (PAY ROLL, SKILL, SLIP, a pit entry)."""
+    if state.phase is not Phase.RACE:
+        return None
+    car = state.car(player)
+    if car.status is not Status.RACING or car.space is None or car.off_track or car.pit is not None:
+        return None
+    plot = plot_of(orders)
+    if not plot.wear_first or plot.skill or plot.slip or plot.pit is not None:
+        return None
+    speed = car.speed if plot.mps else plot.speed
+    lim = limits(car, state.track)
+    if speed is None or speed % 20 or speed > lim.highest or (speed > lim.safe and not plot.push):
+        return None
+    track = state.track
+    way = _Way(car.space, car.line_run, car.barred_line, car.corner_run, _start(state, car, lim, speed), ())
+    for target in desired_path(track, car, plot, speed // 20, staggered=state.options.staggered_lane_change):
+        way = _enter(track, way, target, speed, car.tyres)
+    staying = {c.space for c in state.cars if c.on_track and c.space is not None and c.player != player
+               and not moves_first(car, c)}
+    blocked = tuple(space for space in way.path if space in staying)
+    return PlotCost(_reach(speed, way.space, way.path, way.purse), blocked)
 
 
 # -- the corner ahead ------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from rules.speedphreakz.model import (
     Race,
     Square,
 )
+from rules.speedphreakz.options import program_costs
 from rules.speedphreakz.resolve import (
     default_restart,
     default_start,
@@ -188,6 +189,10 @@ class SpeedPhreakz:
 
     def missing_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         return parse.missing_orders(state, player, orders)
+
+    def consequences(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
+        programs = tuple((o.round, o.actions) for o in orders if isinstance(o, Program))
+        return program_costs(state, player, programs)
 
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)

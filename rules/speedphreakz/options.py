@@ -369,3 +369,72 @@ def options_text(race: Race, options: ProgramOptions) -> tuple[str, ...]:
                 f"({risk}), by {' '.join(option.program)}")
         out.extend(textwrap.wrap(text, width=72, initial_indent="  ", subsequent_indent="    "))
     return tuple(out)
+
+
+# -- what a program sent costs (the confirmation) --------------------------------------------
+
+
+def action_costs(circuit: Circuit, start: Square, heading: Heading, extra: int,
+                 codes: tuple[str, ...]) -> tuple[int, ...] | None:
+    """The cumulative control cost after each action of `codes` driven as ordered from
+    `start` facing `heading`, `extra` (carried deficit and crash surcharge, §4.4) added to
+    the first action and every terrain surcharge where it is entered (§4.6); None if the
+    program drives into a solid (a crash, §4.2)."""
+    actions = chart()
+    square, cost, after = start, extra, []
+    for code in codes:
+        action = actions[code]
+        cost += action.cost
+        step = heading.turned(action.step)
+        for _ in range(action.squares):
+            if circuit.blocked(square, step):
+                return None
+            square = square.step(step)
+            cost += circuit.terrain(square).surcharge
+        heading = heading.turned(action.turn)
+        after.append(cost)
+    return tuple(after)
+
+
+def _control_words(after: tuple[int, ...]) -> str:
+    """What C (1d100+100, 101-200) does to a program of these cumulative costs (S4: the action
+    that takes the cost above C is the first rolled)."""
+    may = next((i for i, cost in enumerate(after, 1) if cost > CONTROL_LOW), None)
+    will = next((i for i, cost in enumerate(after, 1) if cost > CONTROL_HIGH), None)
+    if may is None:
+        return f"control this round is {CONTROL_LOW}-{CONTROL_HIGH}, so you stay in control whatever the roll"
+    text = f"control this round is {CONTROL_LOW}-{CONTROL_HIGH}, so you may lose control from action {may}"
+    if will is not None:
+        text += f", and will by action {will} at the latest"
+    return text
+
+
+def program_costs(race: Race, player: str, programs: tuple[tuple[int, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    """For the confirmation (mail-interface.md: "program cost 125 of a 101-200 control
+    range"): what each program sent (round, actions) costs and from which action it may lose
+    control. The round the car orders now is driven from where it will start it
+    (`program_options`: its terrain and what it carries count); a later round's program is
+    priced from the action chart alone."""
+    options = program_options(race, player)
+    table = chart()
+    said: list[str] = []
+    for round_no, codes in programs:
+        if not codes:
+            continue
+        if options is not None and round_no == options.round:
+            after = action_costs(race.circuit, options.start, options.heading, options.extra, codes)
+            if after is None:
+                said.append(f"Round {round_no}, as ordered from {options.start} facing {options.heading.value}, "
+                            "drives into a solid: a crash.")
+                continue
+            carried = f" ({options.extra} carried over included)" if options.extra else ""
+            rolled = "; oil makes your first action rolled whatever it costs" if options.first_rolled else ""
+            said.append(f"Round {round_no} program cost {after[-1]}{carried}; {_control_words(after)}{rolled}.")
+        else:
+            running, after_list = 0, []
+            for code in codes:
+                running += table[code].cost
+                after_list.append(running)
+            said.append(f"Round {round_no} program cost {running} before terrain and what is carried over; "
+                        f"{_control_words(tuple(after_list))}.")
+    return tuple(said)

@@ -479,3 +479,32 @@ def test_the_gm_may_send_press_and_a_player_may_write_to_the_gm_alone(site: App)
     player_says(site, "anna", "PRESS rc1 GM\nI may be late on Friday.")
     assert "Press from anna to the GM" in bodies(site, GM)
     assert not [m for m in mails(site, ADDRESS["kelly"]) if "late on Friday" in body_of(m)]
+
+
+def test_a_speed_circuit_confirmation_says_what_the_plot_costs(gapp: App) -> None:
+    """Issue 16, item 4; mail-interface.md, "The confirmation": "What the orders cost, where
+    the game can say so ('this plot costs 2 wear and a top-speed test')". At the first race
+    turn the cars stand on the grid at 0 mph: SPEED 20 along the lane is free; a plot the
+    dice decide (PAY ROLL) is not priced."""
+    _game(gapp, "speed_circuit", 2)
+    for _ in ("design", "qualifying"):
+        gapp.clock.advance(timedelta(hours=49))
+        cycle(gapp)
+    player_says(gapp, "p0", "SPEED 20\nPATH B", game="g1", address="p0@example.org")
+    body = body_of(last(gapp, "p0@example.org")).replace("\r\n", "\n")
+    assert "What they will cost:\n    This plot (20 mph, ending in " in body
+    assert "costs nothing: no wear, no test, no roll." in " ".join(body.split())
+    player_says(gapp, "p0", "SPEED 20\nPATH B\nPAY ROLL", game="g1", address="p0@example.org")
+    assert "What they will cost:" not in body_of(last(gapp, "p0@example.org"))
+
+
+def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp: App) -> None:
+    """Issue 16, item 4: "program cost 125; control this round is 101-200, so you may lose
+    control from action 4". At the set-up, rounds 1 and 2 are priced from the chart (the car
+    is not on the map yet): F3 F2 F1 costs 75, 120, 140."""
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "START FREE FACING E\nROUND 1: F3 F2 F1\nROUND 2: F1", game="g1", address="p0@example.org")
+    said = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert ("What they will cost: Round 1 program cost 140 before terrain and what is carried over; "
+            "control this round is 101-200, so you may lose control from action 2.") in said
+    assert "Round 2 program cost 20 before terrain" in said

@@ -440,3 +440,21 @@ def test_no_view_shows_a_players_pending_orders_to_anyone_else(name: str, which:
             pending += 1
             assert not [viewer for viewer, text in seen.items() if viewer != owner and token in text]
     assert probe is None or pending, "the probe found no pending orders: it does not probe anything"
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SLOW
+@given(data=st.data())
+def test_what_orders_cost_is_said_in_lines_that_are_no_orders(name: str, data: st.DataObject) -> None:
+    """`Game.consequences` (issue 16, item 4: the confirmation states what the orders cost):
+    total over any state and any parsed set, each sentence one line, and none an order line
+    itself (the bot's mail holds no order line)."""
+    game = find_game(name)
+    state, _ = last(name, data.draw(races(name)))
+    for player in sorted(game.expected_players(state)):
+        lines = game.format_orders(game.default_orders(state, player)).splitlines()
+        mail = data.draw(st.lists(st.sampled_from([*lines, ""]), max_size=6))
+        orders = game.parse_orders(state, player, "\n".join(mail)).orders
+        for what in game.consequences(state, player, orders):
+            assert what and "\n" not in what
+            assert not game.parse_orders(state, player, what).orders, what
