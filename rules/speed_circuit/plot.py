@@ -169,7 +169,8 @@ class Limits:
     def describe(self) -> str:
         text = f"0..{self.safe} mph"
         if self.push:
-            text += f" ({self.highest} with PUSH YES and a {self.push} test)"
+            article = "an" if self.push[0] in "aeiou" else "a"
+            text += f" ({self.highest} with PUSH YES and {article} {self.push} test)"
         if self.free_low > 0:
             text += f"; below {self.free_low} costs the deceleration chart"
         return text

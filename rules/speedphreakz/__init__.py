@@ -44,7 +44,8 @@ Points the design leaves open, and what this package does (each cited where it i
   latest earlier round), COLOUR and START only at the set-up, RESTART only while it is
   legal; the NMR default fills in the rest.
 * No round limit by default (§5); option `max_rounds` ends a race nobody finishes after
-  that round, and the standings then stand.
+  that round, classified (the finish order) by laps and checkpoints done, then distance to
+  the next checkpoint, then fewer crashes, then seating order (S16's stand-in, as above).
 """
 
 from __future__ import annotations

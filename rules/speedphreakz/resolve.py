@@ -477,7 +477,15 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
     limit = race.options.max_rounds  # §5: none by default, the race runs until a car finishes
     over = bool(finishers) or not racing or (limit is not None and race.round >= limit)
     if over and not finishers and racing:
-        events.append(Event("over", f"The race ends after round {race.round}, the last round allowed."))
+        # §5: "a max_rounds option may end it (classified by distance to the next
+        # checkpoint, then the tie-break of S16)": laps and checkpoints done, then nearest
+        # the next one, then fewer crashes, then the earlier submission (seating order, as
+        # for the finish).
+        classified = sorted(racing, key=lambda c: (distance_behind(race, c), c.crashes, cars.index(c)))
+        finish_order = race.finish_order + tuple(c.player for c in classified)
+        events.append(Event("over", f"The race ends after round {race.round}, the last round allowed; "
+                                    f"{classified[0].player} is classified first, nearest the next checkpoint.",
+                            (classified[0].player,)))
     state = dataclasses.replace(
         race,
         cars=tuple(cars),
@@ -487,6 +495,13 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
         last_control=control,
     )
     return Resolution(state, tuple(events))
+
+
+def distance_behind(race: Race, car: Car) -> tuple[int, int, int]:
+    """How far behind the race a car is: laps and checkpoints not yet done (negated), then
+    the squares to its next checkpoint (the view's `progress_key`, the other way round)."""
+    far = distances(race.circuit, car.progress.checkpoint).get(car.square, 10_000) if car.square is not None else 10_000
+    return (-car.progress.lap, -car.progress.checkpoint, far)
 
 
 def _adjacency(resolver: _Round, runs: list[_Run], crashed: list[_Run], when: str) -> None:

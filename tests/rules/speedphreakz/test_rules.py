@@ -26,7 +26,7 @@ from rules.speedphreakz.model import (
     Square,
 )
 from rules.speedphreakz.parse import check, parse_line
-from rules.speedphreakz.resolve import crash_surcharge, reckless_result
+from rules.speedphreakz.resolve import crash_surcharge, distance_behind, reckless_result
 from tests.rules.speedphreakz.helpers import (
     ScriptedRandom,
     arena,
@@ -722,7 +722,25 @@ def test_there_is_no_round_limit_by_default() -> None:
     capped = race([car("ann", (3, 3)), car("bob", (6, 3))], round_no=30, programs={"ann": "", "bob": ""}, max_rounds=30)
     resolution = play(capped, [control(150)])
     assert resolution.state.finished
-    assert kinds(resolution, "over")[0].text == "The race ends after round 30, the last round allowed."
+    assert kinds(resolution, "over")[0].text.startswith("The race ends after round 30, the last round allowed;")
+
+
+def test_a_race_ended_by_the_round_limit_is_classified_by_distance_then_crashes_then_seating() -> None:
+    """§5: "a max_rounds option may end it (classified by distance to the next checkpoint,
+    then the tie-break of S16)"; S16: "equal control, equal crashes: the earliest submission
+    wins" (seating order stands in for the submission time, as for the finish). ann is
+    nearest the next checkpoint; bob and cat stand level, cat with fewer crashes; dan and
+    eve level with equal crashes: dan sits first."""
+    cars = [car("bob", (4, 3), crashes=2), car("ann", (7, 3)), car("cat", (4, 4), crashes=1),
+            car("dan", (2, 3)), car("eve", (2, 4))]
+    capped = race(cars, round_no=30, programs={c.player: "" for c in cars}, max_rounds=30)
+    far = {c.player: distance_behind(capped, c) for c in capped.cars}
+    assert far["ann"] < far["bob"] == far["cat"] < far["dan"] == far["eve"], far
+    resolution = play(capped, [control(150)])
+    assert resolution.state.finished
+    assert resolution.state.finish_order == ("ann", "cat", "bob", "dan", "eve")
+    assert GAME.standings(resolution.state)[0] == ("ann",)
+    assert "ann is classified first" in kinds(resolution, "over")[0].text
 
 
 # -- §4.2 pipeline --------------------------------------------------------------------------------
