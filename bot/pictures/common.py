@@ -83,6 +83,17 @@ class Sheet:
         """How wide `text` is drawn at `size` px."""
         return _text_width(text, size)
 
+
+    def wrap(self, text: str, size: int, width: float) -> list[str]:
+        """`text` in lines of whole words no wider than `width` at `size` (a word wider than
+        that stands alone on its line)."""
+        lines: list[str] = []
+        for word in text.split():
+            if lines and self.text_width(lines[-1] + " " + word, size) <= width:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
+        return lines
     def marker(self, index: int, x: float, y: float, r: float, letter: str, *, hollow: bool = False) -> None:
         """A player's marker: their shape in their colour, outlined in black, their letter inside.
 

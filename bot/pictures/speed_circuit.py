@@ -515,16 +515,6 @@ OPTIONS_WIDTH = 320
 """Narrower than a phone shows a picture (`bot.pictures.PHONE_WIDTH`): drawn at full size there."""
 
 
-def _wrap(sheet: Sheet, text: str, size: int, width: float) -> list[str]:
-    lines: list[str] = []
-    for word in text.split():
-        if lines and sheet.text_width(lines[-1] + " " + word, size) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines
-
-
 def _badge_width(sheet: Sheet, reach: Reach) -> int:
     return sheet.text_width(f"{reach.speed}{reach.cost.mark}", 11) + 8
 
@@ -564,7 +554,7 @@ def draw_options(view: SpeedCircuitView) -> Picture:
     blocked = [c.speed for c in options.choices if not c.reaches]
     if blocked:
         head.append("No way through at " + ", ".join(map(str, blocked)) + " mph (you would emergency brake).")
-    text_lines = [line for part in head for line in _wrap(probe, part, 12, OPTIONS_WIDTH - 2 * lay.margin)]
+    text_lines = [line for part in head for line in probe.wrap(part, 12, OPTIONS_WIDTH - 2 * lay.margin)]
     y0 = 10 + len(text_lines) * 15 + 24
     geo = _chart(plan, lay, [list(options.rows)], y0)
     legend_top = geo.box[3] + 14

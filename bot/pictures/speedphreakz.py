@@ -275,7 +275,7 @@ def draw(scene: Scene) -> Picture:
     sheet.text((27, y), "checkpoint, numbered in order; F: the line", TEXT, BLACK, "lm")
     y += 18
     arrow_head(d, (24, y), 0.0, 9, BLUE)
-    for line in _wrap(sheet, _direction_text(now), TEXT, width - 40):
+    for line in sheet.wrap(_direction_text(now), TEXT, width - 40):
         sheet.text((30, y), line, TEXT, BLACK, "lm")
         y += 15
     return Picture(sheet.png(), alt_text(now, cars), width, height, sheet.smallest)
@@ -331,16 +331,6 @@ OPTIONS_WIDTH = 320
 _BANDS = {Band.IN_CONTROL: FREE, Band.RISKY: WEAR, Band.LONG_SHOT: ROLL}
 
 
-def _wrap(sheet: Sheet, text: str, size: int, width: float) -> list[str]:
-    lines: list[str] = []
-    for word in text.split():
-        if lines and sheet.text_width(lines[-1] + " " + word, size) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return lines
-
-
 def _band_badge(sheet: Sheet, cx: float, cy: float, size: float, band: Band) -> None:
     """A band's mark: its digit (1, 2, 3) on its colour, a single, double or thick edge."""
     d = sheet.draw
@@ -363,7 +353,7 @@ def draw_options(view: SpeedPhreakzView) -> Picture:
     if options.extra:
         head.append(f"Your first action costs {options.extra} more.")
     head.append("Control that round: 101-200. A square shows what the cheapest program ending there costs.")
-    lines = [line for part in head for line in _wrap(probe, part, TEXT, OPTIONS_WIDTH - 16)]
+    lines = [line for part in head for line in probe.wrap(part, TEXT, OPTIONS_WIDTH - 16)]
     x0, y0, x1, y1 = options.window
     cols = x1 - x0 + 1
     cell = max(12, min(30, int((OPTIONS_WIDTH - 2 * (RULER + 6)) // cols)))
@@ -371,12 +361,12 @@ def draw_options(view: SpeedPhreakzView) -> Picture:
     frame = Frame(x0, y0, x1, y1, cell, RULER + 6, top)
     best = [f"{option.band.digit}: {option.square} facing {option.heading.value}, cost {option.cost}, by "
             f"{' '.join(option.program)}" for option in options.best]
-    best_lines = [line for text in best for line in _wrap(probe, text, TEXT, OPTIONS_WIDTH - 40)]
+    best_lines = [line for text in best for line in probe.wrap(text, TEXT, OPTIONS_WIDTH - 40)]
     meanings = {Band.IN_CONTROL: "cost 101 or less: never out of control",
                 Band.RISKY: "102-150: out of control if control comes out below",
                 Band.LONG_SHOT: "151-200: out of control more often than not"}
-    key = {band: _wrap(probe, text, TEXT, OPTIONS_WIDTH - 36) for band, text in meanings.items()}
-    ring = _wrap(probe, "ringed: the square furthest along the race in its band, reached by:", TEXT, OPTIONS_WIDTH - 36)
+    key = {band: probe.wrap(text, TEXT, OPTIONS_WIDTH - 36) for band, text in meanings.items()}
+    ring = probe.wrap("ringed: the square furthest along the race in its band, reached by:", TEXT, OPTIONS_WIDTH - 36)
     legend_top = frame.top + frame.height + 36
     height = int(legend_top + sum(3 + 15 * len(v) for v in key.values()) + 15 * len(ring) + len(best_lines) * 15 + 16)
     width = int(max(OPTIONS_WIDTH, frame.left * 2 + frame.width))

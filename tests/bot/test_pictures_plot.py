@@ -277,7 +277,7 @@ def test_the_speed_circuit_options_picture_marks_every_space_a_speed_ends_in() -
     assert picture is not None and pictures.draw_options("speed_circuit", game.view(state, None, Viewer.PUBLIC)) is None
     image = pixels(picture.png)
     probe = Sheet(1, 1)
-    head = sum(len(sc_picture._wrap(probe, text, 12, sc_picture.OPTIONS_WIDTH - 24)) for text in _sc_head(mine))
+    head = sum(len(probe.wrap(text, 12, sc_picture.OPTIONS_WIDTH - 24)) for text in _sc_head(mine))
     geo = sc_picture._chart(mine.track, sc_picture.OPTIONS, [list(mine.options.rows)], 10 + head * 15 + 24)
     for space_id, space in geo.spaces.items():
         found = mine.options.at(space_id)
@@ -332,7 +332,7 @@ def test_the_speedphreakz_options_picture_marks_every_square_by_its_band() -> No
     if options.extra:
         head.append(f"Your first action costs {options.extra} more.")
     head.append("Control that round: 101-200. A square shows what the cheapest program ending there costs.")
-    lines = sum(len(sp_picture._wrap(probe, text, 12, sp_picture.OPTIONS_WIDTH - 16)) for text in head)
+    lines = sum(len(probe.wrap(text, 12, sp_picture.OPTIONS_WIDTH - 16)) for text in head)
     x0, y0, x1, y1 = options.window
     cell = max(12, min(30, int((sp_picture.OPTIONS_WIDTH - 2 * (sp_picture.RULER + 6)) // (x1 - x0 + 1))))
     frame = sp_picture.Frame(x0, y0, x1, y1, cell, sp_picture.RULER + 6, 8 + lines * 15 + 34)
