@@ -267,6 +267,10 @@ class Game(Protocol[S, O]):
     max_players: ClassVar[int]
     early_resolution: ClassVar[bool]
     """Whether the shell may resolve a turn before its deadline once every order is in."""
+    later_replaces: ClassVar[bool]
+    """Whether a later valid set replaces the earlier whole: ``merge_orders(earlier, later)``
+    is ``later`` whenever ``later`` holds an order (and ``earlier`` when it holds none). The
+    shell then reads only the latest set on file, not every one (bench: ingest)."""
 
     # -- set-up -----------------------------------------------------------------------
     def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> S:

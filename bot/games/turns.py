@@ -96,11 +96,20 @@ def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[Rules[A
 
 
 def orders_on_file(rules: Rules[Any, Any], state: Any, seat: Seat, subs: Sequence[OrderSubmission]) -> tuple[Any, ...] | None:
-    """The seat's orders now: every valid submission folded with the game's merge rule."""
+    """The seat's orders now: every valid submission folded with the game's merge rule; in a
+    game where a later set replaces the earlier (`later_replaces`), the latest that holds an
+    order, read from the newest back (the same result: one parse, not one per submission)."""
+    valid = [sub for sub in subs if sub.source in ("mail", "gm")]
+    if not valid:
+        return None
+    if rules.later_replaces:
+        for sub in reversed(valid):
+            parsed = rules.parse_orders(state, seat.name, sub.text).orders
+            if parsed:
+                return parsed
+        return ()
     merged: tuple[Any, ...] | None = None
-    for sub in subs:
-        if sub.source not in ("mail", "gm"):
-            continue
+    for sub in valid:
         parsed = rules.parse_orders(state, seat.name, sub.text).orders
         merged = parsed if merged is None else rules.merge_orders(merged, parsed)
     return merged

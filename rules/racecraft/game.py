@@ -65,6 +65,7 @@ class Racecraft:
     min_players: ClassVar[int] = MIN_PLAYERS
     max_players: ClassVar[int] = MAX_PLAYERS
     early_resolution: ClassVar[bool] = True
+    later_replaces: ClassVar[bool] = True
 
     # -- set-up -----------------------------------------------------------------------
     def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> Race:

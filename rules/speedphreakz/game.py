@@ -88,6 +88,7 @@ class SpeedPhreakz:
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = len(LETTERS)
     early_resolution: ClassVar[bool] = True
+    later_replaces: ClassVar[bool] = False
 
     # -- set-up -----------------------------------------------------------------------
     def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> Race:

@@ -38,7 +38,8 @@ def progress_key(race: Race, car: Car) -> tuple[int, int, int]:
 def standings(race: Race) -> Standings:
     """Finished cars first, in finishing order; then the rest by progress (ties share)."""
     order: list[tuple[PlayerId, ...]] = [(p,) for p in race.finish_order]
-    rest = [c for c in race.cars if c.racing]
+    # (a race ended by max_rounds classifies the cars still racing: they are in finish_order)
+    rest = [c for c in race.cars if c.racing and c.player not in race.finish_order]
     groups: dict[tuple[int, int, int], list[PlayerId]] = {}
     for car in rest:
         groups.setdefault(progress_key(race, car), []).append(car.player)

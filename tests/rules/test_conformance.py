@@ -458,3 +458,21 @@ def test_what_orders_cost_is_said_in_lines_that_are_no_orders(name: str, data: s
         for what in game.consequences(state, player, orders):
             assert what and "\n" not in what
             assert not game.parse_orders(state, player, what).orders, what
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SLOW
+@given(data=st.data())
+def test_a_game_whose_later_set_replaces_merges_as_it_says(name: str, data: st.DataObject) -> None:
+    """`Game.later_replaces`: the shell then reads only the latest set on file (bench: ingest),
+    which is right only if `merge_orders(earlier, later)` is `later` whenever `later` holds an
+    order, and `earlier` when it holds none. A game that merges (SpeedPhreakz §5: programs of
+    other rounds stand) says False."""
+    game = find_game(name)
+    state, _ = last(name, data.draw(races(name)))
+    for player in sorted(game.expected_players(state)):
+        lines = game.format_orders(game.default_orders(state, player)).splitlines()
+        earlier = game.parse_orders(state, player, "\n".join(data.draw(st.lists(st.sampled_from(lines or [""]))))).orders
+        later = game.parse_orders(state, player, "\n".join(data.draw(st.lists(st.sampled_from(lines or [""]))))).orders
+        if game.later_replaces:
+            assert game.merge_orders(earlier, later) == (tuple(later) if later else tuple(earlier))

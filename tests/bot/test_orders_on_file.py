@@ -1,0 +1,44 @@
+"""The seat's orders on file (`turns.orders_on_file`): every valid submission folded with the
+game's merge rule. Where a later set replaces the earlier (`later_replaces`) only the newest
+that holds an order is read (bench: ingest); the result must be the fold's, whatever the
+submissions on file."""
+
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.games.turns import orders_on_file
+from rules import find_game, game_names
+
+
+def fold(rules: Any, state: Any, seat: str, subs: list[Any]) -> tuple[Any, ...] | None:
+    merged: tuple[Any, ...] | None = None
+    for sub in subs:
+        if sub.source in ("mail", "gm"):
+            parsed = rules.parse_orders(state, seat, sub.text).orders
+            merged = parsed if merged is None else rules.merge_orders(merged, parsed)
+    return merged
+
+
+@pytest.mark.parametrize("name", game_names())
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_the_newest_set_read_alone_is_the_fold_of_them_all(name: str, data: st.DataObject) -> None:
+    rules = find_game(name)
+    state = rules.new_game([f"p{i}" for i in range(rules.min_players)], {}, random.Random(data.draw(st.integers(0, 99))))
+    seat = sorted(rules.expected_players(state))[0]
+    lines = rules.format_orders(rules.default_orders(state, seat)).splitlines()
+    # The default, its lines alone, other orders of each game (each game refuses the others'),
+    # and lines that are no order at all.
+    others = ["USE 0", "USE 1", "USE 2", "DESIGN 40 40 160 60", "TYRES OPTION", "BID 1 1", "COLOUR red",
+              "START FREE FACING E", "ROUND 1: F1", "ROUND 2: F2 F1"]
+    texts = st.one_of(st.just("\n".join(lines)), st.sampled_from([*lines, *others]), st.just("no orders here"), st.just(""))
+    subs = [SimpleNamespace(text=text, source=source) for text, source in data.draw(
+        st.lists(st.tuples(texts, st.sampled_from(["mail", "gm", "default", "plot"])), max_size=6))]
+    assert orders_on_file(rules, state, SimpleNamespace(name=seat), subs) == fold(rules, state, seat, subs)  # type: ignore[arg-type]
