@@ -6,8 +6,10 @@
     authenticate  bot.mail_in.identity: which seat or GM role the mail proved itself to be
     authorize     the rate limit of that principal; mail that proved nobody is answered
                   (within caps) at most, never acted on, except a stranger's JOIN and the
-                  commands for anyone (HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM)
-    act           GM commands, player commands, orders: each returns its answers or raises
+                  commands for anyone (HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM,
+                  UNSUBSCRIBE: its code is the proof, also from a registered From)
+    act           GM commands, player commands, orders (a body with none: the subject's,
+                  `orders_in_subject`): each returns its answers or raises
     answer        the answers go out through bot.letters; the mail is recorded
 
 A refusal anywhere is an exception carrying its answer (`bot.answers`), caught once, in
@@ -39,11 +41,14 @@ from bot.commands import (
     Confirm,
     Join,
     MailCommands,
+    Ping,
     PlayerCommand,
     Resign,
+    Unsubscribe,
     anyone,
     parse_commands,
     player,
+    streams,
     suggest,
     tokens,
 )
@@ -57,6 +62,7 @@ from bot.mail_in.auth import GM_SEAT, parse_tag, strip_password_lines, tag_in_re
 from bot.mail_in.identity import Who, identify
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound, parse_inbound
+from bot.mail_out import lists
 from bot.mail_out import outbox as mailout
 from bot.models import (
     Game,
@@ -115,11 +121,37 @@ def _gm_hints(text: str, who: Who) -> str:
 
 def _with_subject_code(commands: MailCommands, subject: str) -> MailCommands:
     """A reply to a confirmation mail (OBSERVE, ADDRESS) brings its code back in the subject,
-    ``[confirm <code>]``: that is a CONFIRM, unless the body says the same CONFIRM already."""
+    ``[confirm <code>]``: that is a CONFIRM, unless the body says the same CONFIRM already. A
+    List-Unsubscribe mail (bot.mail_out.lists) brings ``unsubscribe <code>``: an UNSUBSCRIBE."""
     code = tokens.in_subject(subject)
-    if code is None or Confirm(code) in commands.player:
-        return commands
-    return dataclasses.replace(commands, player=(*commands.player, Confirm(code)))
+    if code is not None and Confirm(code) not in commands.player:
+        commands = dataclasses.replace(commands, player=(*commands.player, Confirm(code)))
+    stop = lists.code_in_subject(subject)
+    if stop is not None and Unsubscribe(stop) not in commands.player:
+        commands = dataclasses.replace(commands, player=(*commands.player, Unsubscribe(stop)))
+    return commands
+
+
+# What a reply puts before the subject it answers ("Re: ", "AW: ", "Re[2]: ", "SV: " ...) and
+# the tags of lists and of the bot ("[rc1]", "[rc1.kelly.<mac>]"): gone before the subject is
+# read as orders.
+_REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^\d+)?\s*:|\[[^\]]*\])\s*",
+                           re.I)
+MAX_SUBJECT_ORDER_LINES = 10
+
+
+def orders_in_subject(subject: str) -> str:
+    """The orders a subject may hold (issue 19, one-tap ``mailto:`` links with the order in the
+    subject): the subject without the reply prefixes and tags, ``;`` separating lines (as in a
+    GM's ORDER), or "" when nothing is left."""
+    text = subject
+    while True:
+        stripped = _REPLY_PREFIX.sub("", text, count=1)
+        if stripped == text:
+            break
+        text = stripped
+    lines = [line.strip() for line in text.split(";") if line.strip()]
+    return "\n".join(lines[:MAX_SUBJECT_ORDER_LINES])
 
 
 def _games_hint(line: str, who: Who) -> str:
@@ -586,8 +618,11 @@ class Intake:
                 raise Ignored(f"unknown sender: JOIN not answered, over {cap} answers to unknown senders this hour",
                               label="unknown sender")
             return signups.join(self.shell, session, inbound, joins[0].game, joins[0].name)
-        if who.claimed or who.claimed_gm:
-            self._claimed_without_proof(session, mail, who)
+        unsubscribes = any(isinstance(c, Unsubscribe) for c in commands.player)
+        if (who.claimed or who.claimed_gm) and not unsubscribes:
+            # (A List-Unsubscribe mail comes from the registered address without a proof: its
+            # code is the proof, and it is answered as the commands for anyone are.)
+            self._claimed_without_proof(session, mail, who, ping=any(isinstance(c, Ping) for c in commands.player))
         for_anyone = [c for c in commands.player if c.for_anyone and not isinstance(c, Join)]
         if for_anyone:
             return self._for_anyone(session, mail, who, commands, for_anyone)
@@ -618,7 +653,8 @@ class Intake:
             raise Ignored("unknown sender: no sender address", label="no sender")
         verbs = ", ".join(c.verb for c in asked)
         context = player.Context(self.shell, session, inbound, who, None, None)
-        ours = all(isinstance(c, Confirm) and anyone.code_stands(context, c.code) for c in asked)
+        ours = all((isinstance(c, Confirm) and anyone.code_stands(context, c.code))
+                   or (isinstance(c, Unsubscribe) and streams.code_stands(context, c.code)) for c in asked)
         if not ours and self._answered_today(session, sender) >= STRANGER_REPLIES_PER_DAY:
             raise Ignored(f"unknown sender: {verbs} not answered, {STRANGER_REPLIES_PER_DAY} replies today already",
                           label="unknown sender")
@@ -660,11 +696,12 @@ class Intake:
             InboundMessage.status.in_((InboundStatus.REFUSED, InboundStatus.APPLIED)),
             InboundMessage.received_at >= self.shell.now() - timedelta(days=1))) or 0
 
-    def _claimed_without_proof(self, session: Session, mail: Mail, who: Who) -> None:
+    def _claimed_without_proof(self, session: Session, mail: Mail, who: Who, *, ping: bool = False) -> None:
         """The From is a player's (or the GM's), or the GM's reply address was used without the
         GM's From or password: tell the registered address, never the sender (mail-interface.md,
         identity) -- once a day, so that forged mail cannot flood the player; every one is in
-        the GM's digest. Always raises."""
+        the GM's digest. A PING is told why it was not accepted (`streams.refused_text`), on the
+        same terms. Always raises."""
         game = who.claimed[0].game if who.claimed else who.claimed_gm[0]
         holder: Addressee = ToSeat(who.claimed[0]) if who.claimed else ToGm(who.claimed_gm[0])
         # Once a day per registered address: a seat's is the From itself; the GM's role is
@@ -677,6 +714,11 @@ class Intake:
                     InboundMessage.received_at >= self.shell.now() - timedelta(days=1))) or 0)
         if told > 0:
             raise Ignored("authentication failed for a registered address; already told today",
+                          label="authentication failed", game=game)
+        if ping:
+            context = player.Context(self.shell, session, mail.inbound, who, None, None)
+            raise Refused(detail, Notice(holder, "PING: your mail was not accepted",
+                                         streams.refused_text(context, mail.inbound, who), kind="ping"),
                           label="authentication failed", game=game)
         if isinstance(holder, ToSeat):
             text = ("A mail claiming to come from you arrived without proof that it is yours, so it was not "
@@ -731,6 +773,10 @@ class Intake:
         if problems:
             text = "\n".join(f'"{echo(p.line)}": {p.reason}{_games_hint(p.line, who)}' for p in problems)
             mail.answers.append(Notice(who.holder(inbound), "Command not understood", text, game=game))
+        if seat is not None and not commands.orders_text.strip() and not handled and not problems:
+            in_subject = self._subject_orders(session, seat, inbound.subject)
+            if in_subject:  # a body with no order and no command: a one-tap reply (issue 19)
+                return self._orders(session, mail, seat, in_subject)
         if commands.orders_text.strip() and not (commands.gm and not seat):
             if seat is None:
                 if who.gm_of and not who.seat:
@@ -748,6 +794,21 @@ class Intake:
         return Done("commands: " + ", ".join(handled), "commands", game=game, seat=seat, refused=bool(problems))
 
     # -- orders ------------------------------------------------------------------------------
+
+    def _subject_orders(self, session: Session, seat: Seat, subject: str) -> str:
+        """The orders in the subject of a mail whose body has none (`orders_in_subject`), when
+        they are orders of the seat's turn now: at least one line is an order, legal now or
+        not (an illegal one is refused with its reason, as from a body). A plain reply's
+        subject, "Re: [rc1] Results of Turn 2 ...", holds none, and the mail stays empty."""
+        game = seat.game
+        text = orders_in_subject(subject)
+        if not text or game.status != GameStatus.ACTIVE:
+            return ""
+        rules, state, turn = self._current_state(session, game)
+        if turn is None or seat.name not in rules.expected_players(state):
+            return ""
+        parsed = rules.parse_orders(state, seat.name, text)
+        return text if parsed.orders or any(p.kind is ProblemKind.ILLEGAL for p in parsed.problems) else ""
 
     def _arrival(self, raw: RawMail) -> datetime:
         """When the mail arrived, for its deadline (mail-interface.md: judged by when the mail
@@ -831,4 +892,4 @@ class Intake:
                     (confirmation,), game=game, seat=seat, submission=Submission(turn.id, seat.id, canonical))
 
 
-__all__ = ["Intake", "Mail", "dedupe_hash"]
+__all__ = ["Intake", "Mail", "dedupe_hash", "orders_in_subject"]

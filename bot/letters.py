@@ -25,7 +25,9 @@ from sqlalchemy.orm import Session
 
 from bot.echo import echo_name
 from bot.mail_in.auth import GM_SEAT
+from bot.mail_out import lists
 from bot.mail_out import outbox as mailout
+from bot.mail_out.lists import ListHeaders
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, Seat
 
@@ -89,17 +91,43 @@ def greeting(addressee: Addressee) -> str:
     return echo_name(addressee.name)
 
 
+def list_headers(shell: Shell, addressee: Addressee, kind: str, game: Game | None,
+                 in_reply_to: str) -> ListHeaders | None:
+    """The list fields of a letter (bot.mail_out.lists): a game's stream and the digest are
+    lists, an answer to a mail never is. A reminder carries the code that stops that seat's
+    reminders, an observer copy the one that stops that address's copies: each goes only to
+    the address whose stream it stops, as every capability goes only to its holder."""
+    settings = shell.settings
+    if in_reply_to:
+        return None
+    if kind == lists.DIGEST:
+        return ListHeaders(lists.list_id(settings.bot.address, "digest"))
+    if kind not in lists.GAME_STREAMS or game is None:
+        return None
+    code = ""
+    secret = settings.secrets.site_secret
+    if kind == "reminder" and isinstance(addressee, ToSeat) and secret:
+        seat = addressee.seat
+        code = lists.reminders_code(secret, game.name, seat.name, seat.player_id, seat.reply_salt)
+    elif kind == "observer" and isinstance(addressee, ToAddress) and secret:
+        code = lists.observer_code(secret, game.name, addressee.address)
+    return ListHeaders(lists.list_id(settings.bot.address, game.name),
+                       lists.unsubscribe_header(settings.bot.address, code) if code else "")
+
+
 def post(shell: Shell, session: Session, addressee: Addressee, rendered: RenderedMail, *, kind: str,
          game: Game | None = None, in_reply_to: str = "", html: mailout.HtmlBody | None = None,
-         into: mailout.NewRows | None = None) -> None:
+         into: mailout.NewRows | None = None, calendars: tuple[mailout.CalendarPart, ...] = ()) -> None:
     """Queue one letter. `game` names the game it concerns (for the outbox and bounces) when
     the addressee does not; an answer to a mail quotes its Message-ID in `in_reply_to`;
-    `into`: the outbox rows of a batch, inserted together (`bot.mail_out.outbox.queue`)."""
+    `into`: the outbox rows of a batch, inserted together (`bot.mail_out.outbox.queue`);
+    `calendars`: the calendar objects it carries (bot.mail_out.calendar)."""
     env = envelope(shell, addressee)
     concerns = env.game if env.game is not None else game
     mailout.queue(session, shell.settings, shell.now(), kind=kind, to=env.to, rendered=rendered,
                   game_id=concerns.id if concerns is not None else None, reply_to=env.reply_to,
-                  in_reply_to=in_reply_to, auto_replied=bool(in_reply_to), html=html, into=into)
+                  in_reply_to=in_reply_to, auto_replied=bool(in_reply_to), html=html, into=into,
+                  lists=list_headers(shell, addressee, kind, concerns, in_reply_to), calendars=calendars)
 
 
 def notice(shell: Shell, session: Session, addressee: Addressee, title: str, text: str, *, kind: str = "notice",
@@ -116,4 +144,5 @@ def notice(shell: Shell, session: Session, addressee: Addressee, title: str, tex
     post(shell, session, addressee, rendered, kind=kind, game=game, in_reply_to=in_reply_to, into=into)
 
 
-__all__ = ["Addressee", "Envelope", "ToAddress", "ToGm", "ToSeat", "envelope", "greeting", "notice", "post"]
+__all__ = ["Addressee", "Envelope", "ToAddress", "ToGm", "ToSeat", "envelope", "greeting", "list_headers", "notice",
+           "post"]

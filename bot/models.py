@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -73,6 +74,9 @@ class Player(Base):
     # which a missed turn gets the NMR default without counting towards the NMR limit.
     vacation_from: Mapped[date | None] = mapped_column(Date, nullable=True)
     vacation_to: Mapped[date | None] = mapped_column(Date, nullable=True)
+    # CALENDAR ON|OFF (migration 0006): whether turn sheets carry the deadline as a calendar
+    # event (bot.mail_out.calendar), for all the player's games.
+    calendar: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
 
 
 class PressMode(enum.StrEnum):
@@ -124,6 +128,9 @@ class Seat(Base):
     # reply address the previous holder kept stops working (REPLACE, NMR hand-over).
     reply_salt: Mapped[str] = mapped_column(String(32), default="", server_default="")
     joined_at: Mapped[datetime] = mapped_column(_utc())
+    # The player who stopped this seat's reminders (migration 0006: List-Unsubscribe, REMINDERS
+    # OFF); they are sent while it is not the seat's holder now, so a new holder gets them.
+    reminders_off_for: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player] = relationship()
@@ -147,6 +154,9 @@ class Turn(Base):
     state_after: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     events: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     reminded: Mapped[str] = mapped_column(String(200), default="")  # reminder marks sent
+    # The SEQUENCE of the turn's calendar event (migration 0006): up by one each time the GM
+    # moves the deadline, so calendars take the update (RFC 5546 2.1.5).
+    calendar_sequence: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     game: Mapped[Game] = relationship(back_populates="turns")
 

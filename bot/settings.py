@@ -12,14 +12,17 @@ that the composition root (`bot.app.build_app`) passes on.
 | IMAP password     | imap-password     | FLAGMAN_IMAP_PASSWORD  |
 | SMTP password     | smtp-password     | FLAGMAN_SMTP_PASSWORD  |
 | database password | db-password       | FLAGMAN_DB_PASSWORD (replaces ``{password}`` in the URL) |
+| DKIM private key  | dkim-<selector>   | FLAGMAN_DKIM_KEY_<SELECTOR> (the key's text; ``-`` in the selector as ``_``) |
 
 Failing those, the site secret may come from the file named by ``[bot] secret_file`` (what
-``flagman init`` sets up for the embedded default; keep it mode 0600).
+``flagman init`` sets up for the embedded default; keep it mode 0600), and a DKIM key from
+the file ``[dkim] key_files`` names for its selector.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -119,12 +122,34 @@ class LimitSettings:
 
 
 @dataclass(frozen=True)
+class DkimSettings:
+    # DKIM signing of every outgoing mail (RFC 6376; issue 19), for a relay that does not sign.
+    # Off while `selectors` is empty. One private key per selector (ed25519 or RSA), from the
+    # credential dkim-<selector> (else `key_files`, in the same order); two selectors during
+    # a key rotation: every mail is then signed with both.
+    selectors: tuple[str, ...] = ()
+    domain: str = ""  # d=; "" means the domain of [bot] address
+    key_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DnsSettings:
+    # The resolver `flagman doctor` asks about the sending domain's SPF, DKIM and DMARC
+    # records (dnspython): the system's (/etc/resolv.conf) unless nameservers are named.
+    nameservers: tuple[str, ...] = ()
+    port: int = 53
+    timeout: float = 5.0
+
+
+@dataclass(frozen=True)
 class Secrets:
     site_secret: str = field(default="", repr=False)
     previous_secrets: tuple[str, ...] = field(default=(), repr=False)
     imap_password: str = field(default="", repr=False)
     smtp_password: str = field(default="", repr=False)
     db_password: str = field(default="", repr=False)
+    # (selector, private key text) for each of [dkim] selectors, in their order.
+    dkim_keys: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
 
 @dataclass(frozen=True)
@@ -136,6 +161,8 @@ class Settings:
     schedule: ScheduleSettings = ScheduleSettings()
     auth: AuthSettings = AuthSettings()
     limits: LimitSettings = LimitSettings()
+    dkim: DkimSettings = DkimSettings()
+    dns: DnsSettings = DnsSettings()
     secrets: Secrets = Secrets()
     base_dir: Path = Path(".")
     source: str = "(defaults)"
@@ -164,6 +191,8 @@ _SECTIONS: dict[str, type] = {
     "schedule": ScheduleSettings,
     "auth": AuthSettings,
     "limits": LimitSettings,
+    "dkim": DkimSettings,
+    "dns": DnsSettings,
 }
 
 
@@ -230,8 +259,53 @@ def parse_settings(data: Mapping[str, Any], *, env: Mapping[str, str], base_dir:
         except OSError as exc:
             raise SettingsError(f"[bot] secret_file {secret_path}: {exc.strerror}") from exc
         settings = with_secret(settings, secret)
+    if settings.dkim.selectors:
+        settings = replace(settings, secrets=replace(settings.secrets, dkim_keys=_dkim_keys(settings, env)))
     validate(settings)
     return settings
+
+
+_SELECTOR_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?")
+
+
+def dkim_credential(selector: str) -> str:
+    """The systemd credential (and file name under the credentials directory) of a DKIM key."""
+    return f"dkim-{selector}"
+
+
+def dkim_variable(selector: str) -> str:
+    return "FLAGMAN_DKIM_KEY_" + re.sub(r"[^A-Za-z0-9]", "_", selector).upper()
+
+
+def _dkim_keys(settings: Settings, env: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The private key of each [dkim] selector: its credential, its variable, else its key file."""
+    cfg = settings.dkim
+    if cfg.key_files and len(cfg.key_files) != len(cfg.selectors):
+        raise SettingsError(f"[dkim] key_files names {len(cfg.key_files)} files for {len(cfg.selectors)} selectors: "
+                            "one file per selector, in the same order (or none: the keys as credentials)")
+    keys = []
+    for index, selector in enumerate(cfg.selectors):
+        if not _SELECTOR_RE.fullmatch(selector):
+            raise SettingsError(f"[dkim] selector {selector!r} is not a DNS label (letters, digits, '-', '_')")
+        text = _secret(env, dkim_credential(selector), dkim_variable(selector))
+        if not text and cfg.key_files:
+            path = settings.resolve_path(cfg.key_files[index])
+            try:
+                text = path.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise SettingsError(f"[dkim] key_files {path}: {exc.strerror}") from exc
+        if not text:
+            raise SettingsError(f"[dkim] selector {selector!r} has no private key: put it in the credential "
+                                f"{dkim_credential(selector)} (LoadCredential=), ${dkim_variable(selector)}, "
+                                "or [dkim] key_files")
+        from bot.mail_out.dkim import DkimKeyError, load_key
+
+        try:
+            load_key(selector, text)  # a key that cannot sign is found now, not at the first mail
+        except DkimKeyError as exc:
+            raise SettingsError(f"[dkim] {exc}") from exc
+        keys.append((selector, text))
+    return tuple(keys)
 
 
 def validate(settings: Settings) -> None:
@@ -253,6 +327,14 @@ def validate(settings: Settings) -> None:
             raise SettingsError(f"[auth] accept: unknown proof {proof!r}; use \"password\" and/or \"dmarc\"")
     if "dmarc" in settings.auth.accept and not settings.auth.authserv_id:
         raise SettingsError("[auth] accept includes \"dmarc\" but authserv_id is empty: name your receiving server")
+    if len(set(settings.dkim.selectors)) != len(settings.dkim.selectors):
+        raise SettingsError("[dkim] selectors: a selector is named twice")
+    if settings.dkim.domain and "." not in settings.dkim.domain.strip("."):
+        raise SettingsError(f"[dkim] domain {settings.dkim.domain!r} is not a domain")
+    if not 0 < settings.dns.port < 65536:
+        raise SettingsError("[dns] port must be a port number (1-65535)")
+    if settings.dns.timeout <= 0:
+        raise SettingsError("[dns] timeout must be more than 0 seconds")
 
 
 def default_config_path(env: Mapping[str, str]) -> Path:

@@ -1122,3 +1122,121 @@ class Postgres:
 
     def log_tail(self, lines: int = 40) -> str:
         return _tail(self.log_path, lines)
+
+
+# --------------------------------------------------------------------------------------------
+# DNS (issue 19): an authoritative server for the test zones, so that `flagman doctor` and the
+# DKIM verification in the tests ask a real DNS server over the wire, never the internet.
+
+
+class DnsServer:
+    """A DNS server on 127.0.0.1 (dnslib), UDP and TCP on one free port, answering from the
+    records a test puts in (TXT, A, AAAA, MX); any other name is NXDOMAIN. Answers are
+    authoritative and not cached, so a test may change a record between two questions."""
+
+    def __init__(self) -> None:
+        self.host = "127.0.0.1"
+        self.port = 0
+        self.records: dict[tuple[str, str], list[Any]] = {}
+        self.questions: list[tuple[str, str]] = []
+        self._servers: list[Any] = []
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _name(name: str) -> str:
+        return name.lower().rstrip(".") + "."
+
+    def add(self, name: str, rtype: str, value: Any) -> None:
+        with self._lock:
+            self.records.setdefault((self._name(name), rtype.upper()), []).append(value)
+
+    def add_txt(self, name: str, text: str) -> None:
+        """A TXT record: `text` split into strings of at most 255 octets (RFC 1035 3.3.14), as
+        a zone file writes a long DKIM key."""
+        data = text.encode("utf-8")
+        self.add(name, "TXT", [data[i:i + 255] for i in range(0, len(data), 255)] or [b""])
+
+    def set_txt(self, name: str, *texts: str) -> None:
+        with self._lock:
+            self.records.pop((self._name(name), "TXT"), None)
+        for text in texts:
+            self.add_txt(name, text)
+
+    def clear(self) -> None:
+        with self._lock:
+            self.records.clear()
+            self.questions.clear()
+
+    def _resolve(self, request: Any, handler: Any) -> Any:
+        from dnslib import AAAA, MX, QTYPE, RCODE, RR, TXT, A
+
+        reply = request.reply()
+        qname = str(request.q.qname).lower()
+        qtype = QTYPE[request.q.qtype]
+        with self._lock:
+            self.questions.append((qname, qtype))
+            known = any(name == qname for name, _ in self.records)
+            values = list(self.records.get((qname, qtype), []))
+        makers = {"TXT": lambda v: TXT(v), "A": lambda v: A(v), "AAAA": lambda v: AAAA(v),
+                  "MX": lambda v: MX(v[1], v[0])}
+        for value in values:
+            reply.add_answer(RR(qname, getattr(QTYPE, qtype), rdata=makers[qtype](value), ttl=1))
+        if not known:
+            reply.header.rcode = RCODE.NXDOMAIN
+        reply.header.aa = 1
+        return reply
+
+    def start(self) -> DnsServer:
+        try:
+            from dnslib.server import DNSLogger, DNSServer
+        except ImportError as exc:  # a test that needs the DNS server fails, never skips
+            raise ServerError("dnslib is not installed: pip install -e '.[test]'") from exc
+
+        class _Resolver:
+            def __init__(self, owner: DnsServer) -> None:
+                self.owner = owner
+
+            def resolve(self, request: Any, handler: Any) -> Any:
+                return self.owner._resolve(request, handler)
+
+        quiet = DNSLogger(log="-request,-reply,-truncated,-error,-recv,-send,-data", prefix=False)
+        for _ in range(20):
+            port = free_port()
+            try:
+                servers = [DNSServer(_Resolver(self), address=self.host, port=port, tcp=tcp, logger=quiet)
+                           for tcp in (False, True)]
+            except OSError:
+                continue
+            self.port, self._servers = port, servers
+            break
+        else:
+            raise ServerError("no free port for the test DNS server")
+        for server in self._servers:
+            server.start_thread()
+        self._wait()
+        return self
+
+    def _wait(self) -> None:
+        """Until the server answers a question (bounded), over UDP."""
+        from dnslib import DNSRecord
+
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            try:
+                DNSRecord.question("ready.invalid").send(self.host, self.port, timeout=1.0)
+                return
+            except OSError as exc:
+                if time.monotonic() > deadline:
+                    raise ServerError(f"the test DNS server on port {self.port} does not answer: {exc}") from exc
+
+    def stop(self) -> None:
+        for server in self._servers:
+            server.stop()
+            server.server.server_close()
+        self._servers = []
+
+    def __enter__(self) -> DnsServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -8,6 +8,8 @@ cannot drift from what the handlers accept.
 * `bot.commands.player`: what each player command does (`player.run`), with the handlers of
   `bot.commands.anyone` (LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM: for anyone, strangers
   too), `bot.commands.press` (PRESS) and `bot.commands.account` (TIMEZONE, ADDRESS, VACATION);
+* `bot.commands.streams`: PING, CALENDAR, REMINDERS and UNSUBSCRIBE (what comes by mail, and
+  how a mail was received: issue 19);
 * `bot.commands.tokens`: the signed codes a confirmation mail carries (OBSERVE, ADDRESS);
 * `bot.commands.suggest`: did you mean ...?
 """
@@ -18,6 +20,7 @@ from bot.commands.grammar import (
     GM_VERBS,
     PLAYER_COMMANDS,
     Address,
+    Calendar,
     CommandProblem,
     Confirm,
     GmCommand,
@@ -27,21 +30,25 @@ from bot.commands.grammar import (
     ListGames,
     MailCommands,
     Observe,
+    Ping,
     PlayerCommand,
     Press,
+    Reminders,
     Resign,
     ShowOrders,
     ShowRules,
     Status,
     Timezone,
     Unobserve,
+    Unsubscribe,
     Vacation,
     parse_commands,
     split_gm_args,
 )
 
 __all__ = [
-    "FOR_ANYONE", "GM_COMMANDS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "CommandProblem", "Confirm", "GmCommand",
-    "GmCommandSpec", "Help", "Join", "ListGames", "MailCommands", "Observe", "PlayerCommand", "Press", "Resign",
-    "ShowOrders", "ShowRules", "Status", "Timezone", "Unobserve", "Vacation", "parse_commands", "split_gm_args",
+    "FOR_ANYONE", "GM_COMMANDS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "Calendar", "CommandProblem", "Confirm",
+    "GmCommand", "GmCommandSpec", "Help", "Join", "ListGames", "MailCommands", "Observe", "Ping", "PlayerCommand",
+    "Press", "Reminders", "Resign", "ShowOrders", "ShowRules", "Status", "Timezone", "Unobserve", "Unsubscribe",
+    "Vacation", "parse_commands", "split_gm_args",
 ]

@@ -24,6 +24,7 @@ from datetime import date
 from typing import ClassVar
 
 from bot.mail_in.auth import NAME_RE, strip_password_lines
+from bot.mail_out.lists import UNSUBSCRIBE_CODE
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,12 +309,71 @@ class Vacation(_Verb):
         return CommandProblem(line, f"write {cls.syntax} (days as YYYY-MM-DD), e.g. {cls.example}; or VACATION OFF")
 
 
+# -- what comes by mail, and how it is received (issue 19) ------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Ping(_Verb):
+    verb: ClassVar[str] = "PING"
+    syntax: ClassVar[str] = "PING"
+    summary: ClassVar[str] = "test your mail: says how it was accepted"
+    example: ClassVar[str] = "PING"
+
+
+_ON_OFF = {"ON": True, "OFF": False}
+
+
+@dataclass(frozen=True, slots=True)
+class Calendar(_Verb):
+    verb: ClassVar[str] = "CALENDAR"
+    syntax: ClassVar[str] = "CALENDAR OFF|ON"
+    summary: ClassVar[str] = "deadlines as calendar invitations (all games)"
+    example: ClassVar[str] = "CALENDAR OFF"
+    on: bool
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.upper().split()
+        return cls(_ON_OFF[words[1]]) if len(words) == 2 and words[1] in _ON_OFF else _syntax(cls, line)
+
+
+@dataclass(frozen=True, slots=True)
+class Reminders(_Verb):
+    verb: ClassVar[str] = "REMINDERS"
+    syntax: ClassVar[str] = "REMINDERS OFF|ON"
+    summary: ClassVar[str] = "reminders before a deadline, this game's seat"
+    example: ClassVar[str] = "REMINDERS ON"
+    on: bool
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.upper().split()
+        return cls(_ON_OFF[words[1]]) if len(words) == 2 and words[1] in _ON_OFF else _syntax(cls, line)
+
+
+@dataclass(frozen=True, slots=True)
+class Unsubscribe(_Verb):
+    """The code of a List-Unsubscribe mail (bot.mail_out.lists): r.<game>.<seat>.<mac>, o.<game>.<mac>."""
+
+    verb: ClassVar[str] = "UNSUBSCRIBE"
+    syntax: ClassVar[str] = "UNSUBSCRIBE <code>"
+    summary: ClassVar[str] = "stop what a mail's List-Unsubscribe code names"
+    example: ClassVar[str] = "UNSUBSCRIBE o.rc1.abcdefghijklmnop"
+    for_anyone: ClassVar[bool] = True
+    code: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        code = words[1].lower() if len(words) == 2 else ""
+        return cls(code) if UNSUBSCRIBE_CODE.fullmatch(code) else _syntax(cls, line)
+
+
 PlayerCommand = (Help | Status | ShowOrders | Join | Resign | ListGames | ShowRules | Observe | Unobserve | Confirm
-                 | Press | Timezone | Address | Vacation)
+                 | Press | Timezone | Address | Vacation | Ping | Calendar | Reminders | Unsubscribe)
 # In the order HELP lists them.
 PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
-    Help, Status, ShowOrders, Join, Resign, Press, Timezone, Address, Vacation,
-    ListGames, ShowRules, Observe, Unobserve, Confirm)
+    Help, Status, ShowOrders, Join, Resign, Press, Timezone, Address, Vacation, Ping, Calendar, Reminders,
+    ListGames, ShowRules, Observe, Unobserve, Confirm, Unsubscribe)
 FOR_ANYONE: tuple[type[PlayerCommand], ...] = tuple(c for c in PLAYER_COMMANDS if c.for_anyone)
 _PLAYER_VERBS = {c.verb: c for c in PLAYER_COMMANDS}
 

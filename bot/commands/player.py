@@ -2,7 +2,8 @@
 
 HELP, STATUS, ORDERS, JOIN and RESIGN are here; the handlers of the other commands are in
 `bot.commands.anyone` (for anyone: LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM),
-`bot.commands.press` (PRESS) and `bot.commands.account` (TIMEZONE, ADDRESS, VACATION), which
+`bot.commands.press` (PRESS), `bot.commands.account` (TIMEZONE, ADDRESS, VACATION) and
+`bot.commands.streams` (PING, CALENDAR, REMINDERS, UNSUBSCRIBE), which
 this module imports so that every handler is registered wherever commands are run. What a
 handler gets and gives (`Context`, `Reply`) is `bot.commands.handlers`.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from bot import letters
 from bot.answers import Letter, Notice, Refused
-from bot.commands import account, anyone, press  # noqa: F401 - their handlers register
+from bot.commands import account, anyone, press, streams  # noqa: F401 - their handlers register
 from bot.commands.grammar import (
     GM_COMMANDS,
     PLAYER_COMMANDS,

@@ -11,7 +11,10 @@ no reminder is sent twice for the same deadline:
 * when the GM moves the deadline (EXTEND, DEADLINE, RESUME, ROLLBACK) the marks are re-armed
   for the new deadline with `rearm`.
 
-Every reminder shows the deadline in the recipient's own time zone.
+Every reminder shows the deadline in the recipient's own time zone, and carries a
+``List-Unsubscribe`` that stops the reminders of that seat alone (bot.mail_out.lists); a
+player who used it (or REMINDERS OFF) gets none until REMINDERS ON (bot.games.preferences).
+The same marks are the alarms of the turn's calendar event (bot.mail_out.calendar).
 
 Backlog after downtime: `bot.games.turns` opens each turn with a deadline computed from the moment
 the previous one was resolved, so at most one turn per game can be overdue when the service
@@ -34,6 +37,7 @@ from bot.clock import as_utc
 from bot.games import store
 from bot.games import turns as G
 from bot.games.deadlines import DeadlineError, parse_duration
+from bot.games.preferences import reminders_wanted
 from bot.letters import ToGm, ToSeat
 from bot.models import Game, GameStatus, Turn
 
@@ -141,7 +145,7 @@ def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
     sent = 0
     for name in sorted(rules.expected_players(state)):
         seat = store.seat_named(game, name)
-        if seat is None or not seat.active or _has_orders(session, turn, seat):
+        if seat is None or not seat.active or not reminders_wanted(seat) or _has_orders(session, turn, seat):
             continue
         zone = seat.player.timezone
         ctx = G.base_context(shell, game, rules)

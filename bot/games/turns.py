@@ -27,6 +27,7 @@ from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.games import archive, observers, store
 from bot.games.deadlines import format_local, next_deadline, parse_duration, parse_schedule
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
+from bot.mail_out import calendar as ical
 from bot.mail_out import outbox as mailout
 from bot.mail_out.html import PICTURES, html_body, html_template
 from bot.mail_out.render import PublicReport, Renderer
@@ -544,7 +545,12 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
                      domain=shell.settings.bot.domain)
     if html is not None and own is not None:
         html = dataclasses.replace(html, images=(*html.images, own[1]))
-    letters.post(shell, session, letters.ToSeat(seat), rendered, kind=template, html=html, into=into)
+    # The deadline in the player's calendar (issue 19): the open turn's, and the cancel of a turn resolved early.
+    calendars = ical.seat_parts(ical.Sender(shell.settings.bot.address, shell.settings.bot.name), shell.now(), game,
+                                rules, state, turn, seat, template, resolved=resolved,
+                                resolved_seats=tuple(outcome.orders) if outcome is not None else ())
+    letters.post(shell, session, letters.ToSeat(seat), rendered, kind=template, html=html, into=into,
+                 calendars=calendars)
 
 
 def _own_picture(shell: Shell, game: Game, template: str, view: Any, seat: Seat, turn: Turn | None,

@@ -45,6 +45,7 @@ from bot.games.deadlines import (
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in.auth import new_secret
 from bot.mail_in.parse import Inbound
+from bot.mail_out import calendar as ical
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Player, Seat, Turn
 from rules.api import FigureError, OptionError, ProblemKind, Viewer
@@ -204,11 +205,15 @@ def _deadline_words(turn: Turn | None, zone: str) -> str:
     return G.deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
 
 
-def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce") -> int:
-    """A mail to every active seat: `text`, and the open turn's deadline in the seat's zone."""
+def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce", calendar: bool = False) -> int:
+    """A mail to every active seat: `text`, and the open turn's deadline in the seat's zone;
+    with `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller) for
+    the seats that order in it (bot.mail_out.calendar)."""
     game, session, shell = ctx.game, ctx.session, ctx.shell
     turn = store.open_turn(session, game)
     rules = G.rules_of(game)
+    state = rules.load_state(turn.state) if calendar and turn is not None else None
+    sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
     sent = 0
     for seat in store.active_seats(game):
         zone = seat.player.timezone
@@ -219,7 +224,9 @@ def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce") -> int:
             "paused": game.status == GameStatus.PAUSED, "timezone": zone,
         })
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
-        letters.post(shell, session, ToSeat(seat), rendered, kind=kind)
+        calendars = ical.seat_parts(sender, ctx.now, game, rules, state, turn, seat, "turn_sheet") \
+            if state is not None else ()
+        letters.post(shell, session, ToSeat(seat), rendered, kind=kind, calendars=calendars)
         sent += 1
     return sent
 
@@ -252,9 +259,10 @@ def _extend(ctx: Ctx, args: tuple[str, ...]) -> str:
         raise GmRefusal(f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
                         f"use DEADLINE {ctx.game.name} +{args[0]} to set one from now")
     _set_deadline(ctx, turn, new)
+    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat()}
     announce(ctx, f"Deadline extended for {turn.label}",
-             f"The GM has extended the deadline of {turn.label} by {args[0]}.", kind="extend")
+             f"The GM has extended the deadline of {turn.label} by {args[0]}.", kind="extend", calendar=True)
     return (f"{turn.label}: the deadline moved from {format_local(old, ctx.game.timezone)} to "
             f"{format_local(new, ctx.game.timezone)}; the players were told.")
 
@@ -267,9 +275,10 @@ def _deadline(ctx: Ctx, args: tuple[str, ...]) -> str:
                         f"PROCESS {ctx.game.name}")
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     _set_deadline(ctx, turn, new)
+    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
     announce(ctx, f"New deadline for {turn.label}", f"The GM has set a new deadline for {turn.label}.",
-             kind="deadline")
+             kind="deadline", calendar=True)
     return (f"{turn.label}: the deadline is now {format_local(new, ctx.game.timezone)} (was "
             f"{format_local(old, ctx.game.timezone) if old else 'none'}); the players were told.")
 

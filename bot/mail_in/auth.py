@@ -26,6 +26,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.echo import echo
 from bot.mail_in.parse import AuthResult
 
 GM_SEAT = "gm"
@@ -144,3 +145,30 @@ def authentication_passes(results: Sequence[AuthResult], authserv_id: str, sende
     if top.dmarc == "pass" and top.dmarc_from and _domain(top.dmarc_from) == sender_domain:
         return True
     return any(_aligned(d, sender_domain) for d in top.dkim_pass_domains)
+
+
+def describe_authentication(results: Sequence[AuthResult], authserv_id: str, sender: str) -> str:
+    """What our receiving server's Authentication-Results say of `sender`'s mail, in words, as
+    `authentication_passes` weighs them (for PING: why a mail was accepted or not). Values
+    from the mail are shown as one short printable line each (they come from outside)."""
+    if not authserv_id:
+        return "no receiving server is named to trust (the operator has not set [auth] authserv_id)"
+    ours = [r for r in results if r.authserv_id.lower() == authserv_id.lower()]
+    if not ours:
+        return f"the mail carries no Authentication-Results of {echo(authserv_id, 80)}"
+    if results[0].authserv_id.lower() != authserv_id.lower():
+        return (f"the topmost Authentication-Results is not {echo(authserv_id, 80)}'s, so none counts "
+                "(RFC 8601 5)")
+    top = ours[0]
+    sender_domain = _domain(sender.rpartition("@")[2]) if "@" in sender else ""
+    if top.dmarc == "pass" and top.dmarc_from and _domain(top.dmarc_from) == sender_domain:
+        return f"dmarc=pass for {echo(sender_domain, 80)}"
+    aligned = [d for d in top.dkim_pass_domains if sender_domain and _aligned(d, sender_domain)]
+    if aligned:
+        return f"dkim=pass for {echo(aligned[0], 80)}, aligned with the From's domain {echo(sender_domain, 80)}"
+    dmarc = top.dmarc or "none"
+    if top.dmarc == "pass":
+        dmarc = f"pass, but for {echo(top.dmarc_from or 'no domain named', 80)}, not {echo(sender_domain, 80)}"
+    dkim = ("pass for " + ", ".join(echo(d, 80) for d in top.dkim_pass_domains[:3])
+            + f" (none aligned with {echo(sender_domain, 80)})") if top.dkim_pass_domains else "no pass"
+    return f"dmarc={echo(dmarc, 160)}; dkim={dkim}; spf={echo(top.spf or 'none', 40)}"

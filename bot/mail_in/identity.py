@@ -42,6 +42,10 @@ class Who:
     how: str = "none"
     claimed: list[Seat] = field(default_factory=list)  # seats whose From matched but proof failed
     claimed_gm: list[Game] = field(default_factory=list)  # games whose GM the mail claims to be, unproven
+    # Which proof it was, in words (PING says it): "signed reply address", "GM reply address and
+    # registered From", "GM reply address and GM password", "password", "signed tag in the
+    # subject", "dmarc"; "" when nothing was proved.
+    proof: str = ""
 
     @property
     def principal(self) -> str:
@@ -71,6 +75,13 @@ def _same(given: str, secret: str) -> bool:
 
 
 GameLookup = Callable[[str], Game | None]  # a game by name (the intake's memo of the batch)
+
+PROOF_SIGNED = "signed reply address"
+PROOF_GM_FROM = "GM reply address and registered From"
+PROOF_GM_PASSWORD = "GM reply address and GM password"
+PROOF_PASSWORD = "password"
+PROOF_SUBJECT = "signed tag in the subject"
+PROOF_DMARC = "dmarc"
 
 
 def verified_tag(shell: Shell, session: Session, tag: str | None,
@@ -106,14 +117,15 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
             # address *and* the GM's registered From, or the GM password in the mail.
             # A GM reply address that leaked to someone else gives them nothing.
             password = password_in_text(inbound.reply_text or inbound.text)
-            if (inbound.sender and inbound.sender == game.gm_address.lower()) or (
-                    password is not None and _same(password, game.gm_secret)):
+            from_gm = bool(inbound.sender) and inbound.sender == game.gm_address.lower()
+            if from_gm or (password is not None and _same(password, game.gm_secret)):
                 who.gm_of, who.games, who.how = [game], [game], "signed"
+                who.proof = PROOF_GM_FROM if from_gm else PROOF_GM_PASSWORD
             else:
                 who.claimed_gm = [game]
             return who
         if seat.active:
-            who.seat, who.games, who.how = seat, [game], "signed"
+            who.seat, who.games, who.how, who.proof = seat, [game], "signed", PROOF_SIGNED
             return who
     sender = inbound.sender
     if not sender:
@@ -138,6 +150,13 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
     how = "dmarc" if dmarc else "password"
     who.claimed = [s for s in seats if s not in proven_seats]
     who.claimed_gm = [g for g in gm_games if g not in proven_gm]
+    if dmarc and (proven_gm or proven_seats):
+        who.proof = PROOF_DMARC
+    elif password is not None and (any(_same(password, s.secret) for s in proven_seats)
+                                   or any(_same(password, g.gm_secret) for g in proven_gm)):
+        who.proof = PROOF_PASSWORD
+    elif proven_gm or proven_seats:
+        who.proof = PROOF_SUBJECT
     if proven_gm:
         who.gm_of, who.how = proven_gm, how
     if proven_seats:
@@ -156,4 +175,5 @@ def choose_seat(seats: list[Seat], subject: str) -> Seat | None:
     return tagged[0] if len(tagged) == 1 else None
 
 
-__all__ = ["Who", "choose_seat", "identify", "verified_tag"]
+__all__ = ["PROOF_DMARC", "PROOF_GM_FROM", "PROOF_GM_PASSWORD", "PROOF_PASSWORD", "PROOF_SIGNED", "PROOF_SUBJECT",
+           "Who", "choose_seat", "identify", "verified_tag"]

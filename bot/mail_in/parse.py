@@ -92,6 +92,9 @@ class IgnoreReason(enum.Enum):
     NO_SENDER = "no sender"  # no usable From address
     AMBIGUOUS_SENDER = "several senders"  # more than one From field, or mailbox in it (issue 14)
     UNPARSEABLE = "unparseable"  # not a mail at all
+    # A calendar client's answer to the deadline invitations (iTIP REPLY, COUNTER or REFRESH,
+    # RFC 5546 3.2): sent when a player accepts or declines the event, never orders (issue 19).
+    CALENDAR_REPLY = "calendar reply"
 
 
 @dataclass(frozen=True, slots=True)
@@ -1091,6 +1094,30 @@ def _ignore_reason(
     return None, ""
 
 
+_ITIP_ANSWERS = frozenset({"reply", "counter", "refresh"})
+_METHOD_LINE = re.compile(rb"^METHOD:([A-Za-z-]{1,20})\r?$", re.M)
+
+
+def _calendar_reply(msg: Message) -> tuple[IgnoreReason | None, str]:
+    """An iTIP answer a calendar client sent to the organizer of our deadline invitations: a
+    text/calendar (or application/ics) part whose METHOD is REPLY, COUNTER or REFRESH (in the
+    Content-Type's method parameter, or in the object itself)."""
+    for part in _iter_parts(msg):
+        if part.get_content_type() not in ("text/calendar", "application/ics"):
+            continue
+        method = str(part.get_param("method", "") or "").strip().lower()
+        if not method:
+            try:
+                data = part.get_payload(decode=True)
+            except _PARSE_ERRORS:
+                data = None
+            found = _METHOD_LINE.search(data[:8192]) if isinstance(data, bytes) else None
+            method = found.group(1).decode("ascii").lower() if found else ""
+        if method in _ITIP_ANSWERS:
+            return IgnoreReason.CALENDAR_REPLY, f"text/calendar; method={method.upper()} (a calendar client's answer)"
+    return None, ""
+
+
 def _sender(headers: _Headers) -> tuple[str, str, tuple[IgnoreReason, str] | None]:
     """(display name, From address as written, why it cannot be used or None) of a mail.
 
@@ -1275,6 +1302,8 @@ def _parse(
         if ignore is None:
             ignore, detail = IgnoreReason.UNPARSEABLE, structure_error
     else:
+        if ignore is None:
+            ignore, detail = _calendar_reply(msg)
         text, own_text, truncated, body_defects = extract_text(msg, max_lines=max_lines)
         defects.extend(body_defects)
 

@@ -7,7 +7,10 @@ it. A crash can resend at most the one mail that was in flight, with the same Me
 
 Every outgoing mail carries the headers that keep auto-responders quiet (RFC 3834
 ``Auto-Submitted``, ``Precedence: bulk``, ``X-Auto-Response-Suppress: All``) and our loop
-header, so our own mail coming back is recognised and never answered.
+header, so our own mail coming back is recognised and never answered. Mail of a stream also
+carries its list fields (`bot.mail_out.lists`), a turn sheet its deadline as a calendar
+object (`bot.mail_out.calendar`), and every mail, when ``[dkim]`` names keys, a DKIM
+signature per key (`bot.mail_out.dkim`), made here so that what is stored is what is sent.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ from sqlalchemy.orm import Session
 from bot.clock import Clock, as_utc
 from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint, Faults
+from bot.mail_out import dkim
+from bot.mail_out.lists import ListHeaders
 from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
 from bot.mail_out.render import RenderedMail
 from bot.models import Outbox, OutboxStatus
@@ -129,6 +134,16 @@ class HtmlBody:
     images: tuple[InlineImage, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class CalendarPart:
+    """An iCalendar object the mail carries (RFC 6047 iMIP): its METHOD, its text (CRLF lines,
+    as `bot.mail_out.calendar.to_ics` writes it) and the file name a client saves it as."""
+
+    method: str  # REQUEST | CANCEL
+    ics: str
+    filename: str
+
+
 def _address(recipient: Recipient) -> Address:
     local, _, domain = recipient.address.rpartition("@")
     # Address() encodes the display name (RFC 2047) and refuses CR/LF, so a player's chosen
@@ -154,34 +169,68 @@ def _base64_lines(data: bytes) -> str:
     return entry[1]
 
 
-def _make_alternative(msg: EmailMessage, html: HtmlBody) -> None:
+def _make_alternative(msg: EmailMessage, html: HtmlBody | None, calendars: tuple[CalendarPart, ...] = ()) -> None:
     """Turn the text-only `msg` into multipart/alternative: its text part as it was, then a
-    multipart/related of the HTML and its inline images (RFC 2046, RFC 2387, RFC 2392).
+    multipart/related of the HTML and its inline images (RFC 2046, RFC 2387, RFC 2392), then
+    the first calendar object; a multipart/mixed around it when there are more (`_body`).
 
     The body is assembled here rather than by the stdlib generator, which writes line by line
     and re-parses each sub-part's headers: ~6 ms a mail against ~1 ms, at 4,000 mails a
     deadline. Encodings: quoted-printable (binascii, in C) for text and HTML, base64 for
-    images.
+    images and calendar objects.
     """
-    body = _alternative_body(str(msg.get_payload()), html)
+    content_type, body = _body(str(msg.get_payload()), html, calendars)
     del msg["Content-Type"]
     del msg["Content-Transfer-Encoding"]
-    msg["Content-Type"] = f'multipart/alternative; boundary="{_ALTERNATIVE}"'
+    msg["Content-Type"] = content_type
     # A multipart whose payload is a string is written as it is (email.generator).
     msg.set_payload(body)
 
 
-_ALTERNATIVE, _RELATED = "=_flagman_alternative_=", "=_flagman_related_="
+_ALTERNATIVE, _RELATED, _MIXED = "=_flagman_alternative_=", "=_flagman_related_=", "=_flagman_mixed_="
 
 
-def _alternative_body(text_payload: str, html: HtmlBody) -> str:
+def _calendar_entity(calendar: CalendarPart, *, attachment: bool) -> str:
+    """One text/calendar body part (RFC 6047 2.4: its METHOD in the Content-Type too), its
+    headers and base64 content (the object's CRLF lines kept exactly)."""
+    import base64
+
+    if not (calendar.method.isalpha() and calendar.method.isascii() and set(calendar.filename) <= _SIMPLE):
+        raise ValueError(f"calendar part names must be plain: {calendar.method!r}, {calendar.filename!r}")
+    nl = "\r\n"
+    head = (f'Content-Type: text/calendar; charset="utf-8"; method={calendar.method};{nl} name="{calendar.filename}"{nl}'
+            f"Content-Transfer-Encoding: base64{nl}")
+    if attachment:
+        head += f'Content-Disposition: attachment; filename="{calendar.filename}"{nl}'
+    data = base64.encodebytes(calendar.ics.encode("utf-8")).decode("ascii").replace("\n", nl)
+    return head + nl + data
+
+
+def _body(text_payload: str, html: HtmlBody | None, calendars: tuple[CalendarPart, ...]) -> tuple[str, str]:
+    """The Content-Type and the body of a mail with HTML or calendar objects: the alternative
+    (`_alternative_body`), in a multipart/mixed with the other calendar objects, attached,
+    when there is more than one."""
+    nl = "\r\n"
+    alternative = _alternative_body(text_payload, html, calendars[0] if calendars else None)
+    alternative_type = f'multipart/alternative; boundary="{_ALTERNATIVE}"'
+    if len(calendars) <= 1:
+        return alternative_type, alternative
+    parts = [f"--{_MIXED}{nl}Content-Type: {alternative_type}{nl}{nl}", alternative]
+    for calendar in calendars[1:]:
+        parts += [f"{nl}--{_MIXED}{nl}", _calendar_entity(calendar, attachment=True)]
+    parts.append(f"{nl}--{_MIXED}--{nl}")
+    return f'multipart/mixed; boundary="{_MIXED}"', "".join(parts)
+
+
+def _alternative_body(text_payload: str, html: HtmlBody | None, calendar: CalendarPart | None = None) -> str:
     """The body of the multipart/alternative: the text part's quoted-printable payload, then
-    the multipart/related of the HTML and its images (each picture encoded once, `_base64_lines`)."""
-    for image in html.images:
+    the multipart/related of the HTML and its images (each picture encoded once,
+    `_base64_lines`), then the calendar object, the last alternative as calendar servers put it."""
+    images = html.images if html is not None else ()
+    for image in images:
         if not (set(image.cid) <= _SIMPLE and set(image.filename) <= _SIMPLE and image.subtype.isalnum()):
             raise ValueError(f"inline image names must be plain: {image.cid!r}, {image.filename!r}")
     text_qp = text_payload.replace("\r\n", "\n").replace("\n", "\r\n")
-    html_qp = binascii.b2a_qp(html.html.replace("\r\n", "\n").encode("utf-8"), istext=True).decode("ascii")
     # Fixed boundaries are safe here (RFC 2046 5.1.1 only asks that no line of the content
     # starts with them, and no quoted-printable or base64 line can start with "--=_"), and
     # a fixed Content-Type value is parsed once, not once a mail.
@@ -190,17 +239,24 @@ def _alternative_body(text_payload: str, html: HtmlBody) -> str:
     parts = [
         f"--{outer}{nl}Content-Type: text/plain; charset=\"utf-8\"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}",
         text_qp,
-        f"{nl}--{outer}{nl}Content-Type: multipart/related; boundary=\"{inner}\";{nl} type=\"text/html\"{nl}{nl}",
-        f"--{inner}{nl}Content-Type: text/html; charset=\"utf-8\"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}",
-        html_qp.replace("\n", nl),
     ]
-    for image in html.images:
-        parts.append(
-            f"{nl}--{inner}{nl}Content-Type: image/{image.subtype}{nl}Content-Transfer-Encoding: base64{nl}"
-            f"Content-Disposition: inline; filename=\"{image.filename}\"{nl}Content-ID: <{image.cid}>{nl}{nl}"
-        )
-        parts.append(_base64_lines(image.data))
-    parts.append(f"{nl}--{inner}--{nl}{nl}--{outer}--{nl}")
+    if html is not None:
+        html_qp = binascii.b2a_qp(html.html.replace("\r\n", "\n").encode("utf-8"), istext=True).decode("ascii")
+        parts += [
+            f"{nl}--{outer}{nl}Content-Type: multipart/related; boundary=\"{inner}\";{nl} type=\"text/html\"{nl}{nl}",
+            f"--{inner}{nl}Content-Type: text/html; charset=\"utf-8\"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}",
+            html_qp.replace("\n", nl),
+        ]
+        for image in images:
+            parts.append(
+                f"{nl}--{inner}{nl}Content-Type: image/{image.subtype}{nl}Content-Transfer-Encoding: base64{nl}"
+                f"Content-Disposition: inline; filename=\"{image.filename}\"{nl}Content-ID: <{image.cid}>{nl}{nl}"
+            )
+            parts.append(_base64_lines(image.data))
+        parts.append(f"{nl}--{inner}--{nl}")
+    if calendar is not None:
+        parts += [f"{nl}--{outer}{nl}", _calendar_entity(calendar, attachment=False)]
+    parts.append(f"{nl}--{outer}--{nl}")
     return "".join(parts)
 
 
@@ -216,6 +272,7 @@ _PLAIN_ADDR = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@[A-Za-z0-9-]+(?
 _PLAIN_SUBJECT = re.compile(r"[!-~](?:[ -~]{0,400}[!-~])?")
 _PLAIN_ID = re.compile(r"<[A-Za-z0-9_+.-]+@[A-Za-z0-9.-]+>")
 _PLAIN_FIELD = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,60}")
+_PLAIN_LIST = re.compile(r"<[!-;=?-~]{1,300}>")  # a List-Id or a mailto URL in angle brackets, no space
 _SPECIALS = frozenset('()<>@,:;."[]')
 
 
@@ -231,7 +288,8 @@ def _plain_mailbox(name: str, address: str) -> str | None:
 
 
 def _plain_head(settings: Settings, now: datetime, message_id: str, to: Recipient, subject: str,
-                reply_to: str | None, in_reply_to: str, auto_replied: bool) -> list[str] | None:
+                reply_to: str | None, in_reply_to: str, auto_replied: bool,
+                lists: ListHeaders | None = None) -> list[str] | None:
     """The header lines up to the MIME ones, as the stdlib would write them; None if any is not plain."""
     bot = settings.bot
     sender = _plain_mailbox(bot.name, bot.address)
@@ -252,6 +310,12 @@ def _plain_head(settings: Settings, now: datetime, message_id: str, to: Recipien
         lines += [f"In-Reply-To: {in_reply_to}", f"References: {in_reply_to}"]
     lines += [f"Auto-Submitted: {'auto-replied' if auto_replied else 'auto-generated'}", "Precedence: bulk",
               "X-Auto-Response-Suppress: All", f"{bot.loop_header}: {bot.address}"]
+    if lists is not None:
+        fields = [("List-Id", lists.list_id)] + ([("List-Unsubscribe", lists.unsubscribe)] if lists.unsubscribe else [])
+        for name, value in fields:
+            if not _PLAIN_LIST.fullmatch(value):
+                return None
+            lines.append(f"{name}: {value}")
     return lines
 
 
@@ -276,31 +340,36 @@ def compose(
     in_reply_to: str = "",
     auto_replied: bool = False,
     html: HtmlBody | None = None,
+    lists: ListHeaders | None = None,
+    calendars: tuple[CalendarPart, ...] = (),
 ) -> tuple[str, str, bytes]:
     """(Message-ID, VERP envelope sender, bytes) of one mail.
 
     With `html`, the mail is multipart/alternative: the plain text first (what text-only
     readers and our own reply parser use), then the HTML in a multipart/related with its
-    inline images. Without it, the mail is the single text part it always was.
+    inline images. With `calendars`, the first is the last alternative, the others are
+    attached in a multipart/mixed around it. Without either, the mail is the single text part
+    it always was. `lists`: its List-Id and List-Unsubscribe. With [dkim] keys, signed.
     """
     token = f"{kind}-{secrets.token_hex(8)}"
     domain = settings.bot.domain
     message_id = f"<{token}@{domain}>"
     envelope_from = f"{settings.bot.local_part}+bounce-{token}@{domain}"
     subject = " ".join(rendered.subject.split())
-    head = _plain_head(settings, now, message_id, to, subject, reply_to, in_reply_to, auto_replied) \
+    head = _plain_head(settings, now, message_id, to, subject, reply_to, in_reply_to, auto_replied, lists) \
         if _FAST_HEADERS else None
     if head is not None:
         text_qp = _text_qp(rendered.body)
-        if html is None:
+        if html is None and not calendars:
             # As the generator writes a text part: every line end as CRLF (Generator._write_lines).
             head += ['Content-Type: text/plain; charset="utf-8"', "Content-Transfer-Encoding: quoted-printable",
                      "MIME-Version: 1.0"]
             body = _NEWLINES.sub("\r\n", text_qp)
         else:
-            head += ["MIME-Version: 1.0", f'Content-Type: multipart/alternative; boundary="{_ALTERNATIVE}"']
-            body = _alternative_body(text_qp, html)
-        return message_id, envelope_from, ("\r\n".join(head) + "\r\n\r\n" + body).encode("ascii")
+            content_type, body = _body(text_qp, html, calendars)
+            head += ["MIME-Version: 1.0", f"Content-Type: {content_type}"]
+        data = ("\r\n".join(head) + "\r\n\r\n" + body).encode("ascii")
+        return message_id, envelope_from, _signed(settings, data)
     msg = EmailMessage(policy=_BUILD)
     msg["From"] = Address(display_name=settings.bot.name, addr_spec=settings.bot.address)
     msg["To"] = _address(to)
@@ -318,12 +387,28 @@ def compose(
     msg["Precedence"] = "bulk"
     msg["X-Auto-Response-Suppress"] = "All"
     msg[settings.bot.loop_header] = settings.bot.address
+    if lists is not None:
+        msg["List-Id"] = lists.list_id
+        if lists.unsubscribe:
+            msg["List-Unsubscribe"] = lists.unsubscribe
     msg.set_content(rendered.body, charset="utf-8", cte="quoted-printable")
-    if html is not None:
-        _make_alternative(msg, html)
+    if html is not None or calendars:
+        _make_alternative(msg, html, calendars)
     # The body was encoded (quoted-printable, 76-character lines) by set_content above; the
     # serialising policy only decides how headers are folded.
-    return message_id, envelope_from, msg.as_bytes(policy=_POLICY)
+    return message_id, envelope_from, _signed(settings, msg.as_bytes(policy=_POLICY))
+
+
+def _signed(settings: Settings, data: bytes) -> bytes:
+    """`data` with a DKIM signature per configured key (none: `data` as it is, byte for byte)."""
+    if not settings.secrets.dkim_keys:
+        return data
+    return dkim.sign(data, signing_domain(settings), dkim.keys_of(settings.secrets.dkim_keys))
+
+
+def signing_domain(settings: Settings) -> str:
+    """The d= of our signatures: [dkim] domain, else the domain of the bot's address."""
+    return (settings.dkim.domain or settings.bot.domain).strip(".").lower()
 
 
 def queue(
@@ -340,12 +425,14 @@ def queue(
     auto_replied: bool = False,
     html: HtmlBody | None = None,
     into: NewRows | None = None,
+    lists: ListHeaders | None = None,
+    calendars: tuple[CalendarPart, ...] = (),
 ) -> None:
     """Compose the mail and put it in the outbox: now (`session.add`), or, with `into`, in the
     rows a batch inserts together when it is done (`insert_rows`)."""
     message_id, envelope_from, data = compose(
         settings, now, kind=kind, to=to, rendered=rendered, reply_to=reply_to,
-        in_reply_to=in_reply_to, auto_replied=auto_replied, html=html,
+        in_reply_to=in_reply_to, auto_replied=auto_replied, html=html, lists=lists, calendars=calendars,
     )
     values: dict[str, object] = {
         "message_id": message_id, "kind": kind, "game_id": game_id, "recipient": to.address,

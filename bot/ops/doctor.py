@@ -5,7 +5,9 @@ but worth knowing), ``problem`` (must be fixed: the exit status is 1). Every pro
 with its fix. The checks: the configuration, the site secret, the database (reachable, at
 the head revision), the inbox (IMAP login, folders, IDLE; or the Maildir), the outbox (SMTP
 login; or the Maildir), the clock (against the database server's ``now()`` and the newest
-INTERNALDATE on the IMAP server), and whether a service holds the instance lock.
+INTERNALDATE on the IMAP server), the sending domain's SPF, DKIM and DMARC records
+(bot.ops.mail_dns: each missing or wrong record with the one to publish), and whether a
+service holds the instance lock.
 
 ``--fix`` repairs what is safe to repair without a human decision: it creates the missing
 IMAP folders (Processed, Failed) and the Maildir folders. It never migrates the database
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bot.ops.deploy import CREDENTIALS_DIR
 from bot.ops.findings import Finding, Severity, ok, problem, warning
+from bot.ops.mail_dns import check_sending_domain
 
 if TYPE_CHECKING:
     from bot.mail_in.imap import ImapInbox
@@ -364,6 +367,7 @@ def diagnose(settings: Settings, *, fix: bool = False, now: datetime | None = No
         lambda: check_database(settings, now),
         lambda: check_inbox(settings, now, fix),
         lambda: check_outbox(settings, fix),
+        lambda: check_sending_domain(settings),
         lambda: check_lock(settings),
     ]
     if probe_plus:

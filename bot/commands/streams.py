@@ -1,0 +1,210 @@
+"""What comes by mail, and how a mail was received (issue 19): PING, CALENDAR, REMINDERS and
+UNSUBSCRIBE.
+
+* ``PING``: an immediate answer saying that the path works and as what the mail was accepted
+  (the seat or GM role, and the proof: the signed reply address, the password, DMARC or aligned
+  DKIM as our receiving server's Authentication-Results say) -- so a player can try a new mail
+  client or address before a deadline. Always to the registered address (`Context.to`), never
+  to a From that proved nothing: a stranger gets what strangers get (PING is for players and
+  GMs), and a mail from a registered From that proved nothing gets `refused_text`, at the
+  registered address, at most once a day (the intake's rule for such mail).
+* ``CALENDAR OFF|ON``: whether the player's turn sheets carry the deadline as a calendar
+  invitation (bot.mail_out.calendar), for all their games.
+* ``REMINDERS OFF|ON``: the reminders of the seat the mail is for.
+* ``UNSUBSCRIBE <code>`` -- what a ``List-Unsubscribe`` mail brings back (its subject
+  ``unsubscribe <code>``, bot.mail_out.lists): stops the one stream the code names, a seat's
+  reminders or an observer's copies, and says so to the address that stream went to. The
+  code is the proof (it went only to that address), so it is taken from anyone, strangers
+  too; a code that stands for nothing (stopped already, a seat handed on) changes nothing.
+"""
+
+from __future__ import annotations
+
+from bot.answers import Notice
+from bot.commands.grammar import Calendar, Ping, Reminders, Unsubscribe
+from bot.commands.handlers import Context, Reply, handles, refusal, which_game
+from bot.echo import echo
+from bot.games import observers, preferences, store
+from bot.games import turns as G
+from bot.games.deadlines import format_local
+from bot.letters import ToAddress, ToSeat
+from bot.mail_in import identity
+from bot.mail_in.auth import describe_authentication, parse_tag, tag_in_recipients
+from bot.mail_in.identity import Who
+from bot.mail_in.parse import Inbound
+from bot.mail_out import lists
+
+# -- PING ----------------------------------------------------------------------------------------
+
+def _as_whom(who: Who) -> str:
+    if who.seat is not None:
+        return f"{who.seat.name} in {who.seat.game.name}"
+    if who.gm_of:
+        return "the GM of " + ", ".join(sorted(g.name for g in who.gm_of))
+    return "your seats in " + ", ".join(sorted(g.name for g in who.games))
+
+
+def _proof_words(ctx: Context) -> str:
+    proof, inbound, settings = ctx.who.proof, ctx.inbound, ctx.shell.settings
+    if proof == identity.PROOF_SIGNED:
+        return ("through the signed reply address of your seat (the Reply-To of the bot's mail you answered): "
+                "it signs you in from any address")
+    if proof == identity.PROOF_GM_FROM:
+        return "through your GM reply address, sent from your registered address (GM commands need both)"
+    if proof == identity.PROOF_GM_PASSWORD:
+        return "through your GM reply address, with your GM password in the mail"
+    if proof == identity.PROOF_PASSWORD:
+        return "by the password in the mail (a PASSWORD line), from your registered address"
+    if proof == identity.PROOF_SUBJECT:
+        return "by the signed tag in the subject, from your registered address"
+    verdict = describe_authentication(inbound.auth_results, settings.auth.authserv_id, inbound.sender)
+    return (f"from your registered address, as your mail provider's signature proved it: the receiving server "
+            f"{echo(settings.auth.authserv_id, 80)} says {verdict}")
+
+
+@handles(Ping)
+def _ping(ctx: Context, command: Ping) -> Reply:
+    """The answer to PING from whom the mail proved (the intake answers the others)."""
+    now = ctx.shell.now()
+    player = ctx.player()
+    zone = player.timezone if player is not None else (ctx.who.gm_of[0].timezone if ctx.who.gm_of else "UTC")
+    lines = [f"Your mail reached the bot at {format_local(now, zone)} and was accepted as {_as_whom(ctx.who)}, "
+             f"{_proof_words(ctx)}. Orders and commands sent the same way are taken too."]
+    seat = ctx.seat
+    if seat is not None:
+        turn = store.open_turn(ctx.session, seat.game)
+        if turn is not None:
+            lines.append(f"{seat.game.name} is at {turn.label}, due {G.deadline_text(turn, zone) or 'at the GM call'}.")
+    lines.append("This answer goes to your registered address, whatever address the PING came from.")
+    return Reply((Notice(ctx.to, "PING: your mail was accepted", "\n\n".join(lines), kind="ping", error=False),),
+                 label="PING")
+
+
+def refused_text(ctx: Context, inbound: Inbound, who: Who) -> str:
+    """Why a PING from a registered From was not accepted as its owner: for the registered
+    address (bot.intake sends it there, once a day at most), never for the sender."""
+    settings = ctx.shell.settings
+    accept = settings.auth.accept
+    tag = tag_in_recipients(settings.bot.address, inbound.recipients)
+    reasons = []
+    if tag is not None and parse_tag(tag) is not None:
+        reasons.append("it went to a reply address that is not valid (any more): a seat handed to another player "
+                       "gets a new one")
+    else:
+        reasons.append(f"it went to the bot's plain address {settings.bot.address}, not to the signed reply "
+                       "address of a mail for your seat")
+    reasons.append("it had no PASSWORD line with your seat password (or the password was wrong)" if "password" in accept
+                   else "passwords are not accepted here")
+    if "dmarc" in accept:
+        verdict = describe_authentication(inbound.auth_results, settings.auth.authserv_id, inbound.sender)
+        reasons.append(f"your mail provider's signature did not prove it: the receiving server says {verdict}")
+    else:
+        reasons.append("a provider's DMARC or DKIM pass is not accepted here")
+    whom = ", ".join(sorted({s.game.name for s in who.claimed} | {g.name for g in who.claimed_gm}))
+    return (f"A PING from your address reached the bot, but it was not accepted as you ({whom}), so orders or "
+            "commands sent that way would not be either. Why:\n\n" + "\n".join(f"  - {r}" for r in reasons)
+            + "\n\nTo be accepted, reply to any mail of your game (its reply address signs you in), or put the "
+              "line PASSWORD <your seat password> in the mail. If you did not send it, you need do nothing: the "
+              "GM sees it in the daily digest. (This note comes at most once a day.)")
+
+
+# -- CALENDAR, REMINDERS -----------------------------------------------------------------------
+
+@handles(Calendar)
+def _calendar(ctx: Context, command: Calendar) -> Reply:
+    player = ctx.player()
+    if player is None:
+        return refusal(ctx, "CALENDAR is for players", "CALENDAR sets what a player's turn sheets carry: send it "
+                       "in reply to a mail of your game.", kind="calendar", label="CALENDAR refused")
+    changed = preferences.set_calendar(player, command.on)
+    if command.on:
+        text = ("Your turn sheets carry the deadline as a calendar invitation again, for all your games (the next "
+                "turn sheet brings the next one)." if changed else "Calendar invitations are on already.")
+    else:
+        text = ("Your turn sheets no longer carry the deadline as a calendar invitation, for all your games. The "
+                "events already in your calendar stay; delete them there. CALENDAR ON turns it back on."
+                if changed else "Calendar invitations are off already.")
+    return Reply((Notice(ctx.to, f"Calendar {'on' if command.on else 'off'}", text, kind="calendar", error=False),),
+                 label=f"CALENDAR {'ON' if command.on else 'OFF'}")
+
+
+@handles(Reminders)
+def _reminders(ctx: Context, command: Reminders) -> Reply:
+    seat = ctx.seat
+    if seat is None:
+        if ctx.who.games:
+            return Reply((which_game(ctx.inbound, ctx.who),), label="REMINDERS refused")
+        return refusal(ctx, "REMINDERS is for players", "REMINDERS sets a seat's reminders: send it in reply to a "
+                       "mail of your game.", kind="reminders", label="REMINDERS refused")
+    changed = preferences.set_reminders(seat, command.on)
+    game = seat.game.name
+    if command.on:
+        text = (f"You get reminders before the deadlines of {game} again, when nothing is on file for you."
+                if changed else f"Your reminders for {game} are on already.")
+    else:
+        text = (f"No more reminders before the deadlines of {game} come to you (turn sheets and results still "
+                f"do). REMINDERS ON in a reply to a mail of {game} brings them back." if changed
+                else f"Your reminders for {game} are off already.")
+    return Reply((Notice(ToSeat(seat), f"Reminders {'on' if command.on else 'off'} for {game}", text,
+                         kind="reminders", error=False),), label=f"REMINDERS {'ON' if command.on else 'OFF'}")
+
+
+# -- UNSUBSCRIBE -------------------------------------------------------------------------------
+
+def _observer_address(ctx: Context, stream: lists.Stream) -> tuple[str, str] | None:
+    """(game, the observer address) the code of an observer copy stands for now, or None."""
+    game = store.find_game_row(ctx.session, stream.game)
+    if game is None:
+        return None
+    secrets = ctx.shell.secrets_in_force
+    address = next((a for a in observers.observers_of(ctx.session, game)
+                    if lists.observer_code_stands(stream, secrets, a)), None)
+    return (game.name, address) if address is not None else None
+
+
+def code_stands(ctx: Context, code: str) -> bool:
+    """Whether an UNSUBSCRIBE code names a stream that is sent now (the intake does not count
+    the answer to one against a stranger's few answers a day: only our mail carried it)."""
+    stream = lists.parse_code(code)
+    if stream is None:
+        return False
+    if stream.kind == lists.OBSERVER:
+        return _observer_address(ctx, stream) is not None
+    game = store.find_game_row(ctx.session, stream.game, with_seats=True)
+    seat = store.seat_named(game, stream.seat) if game is not None else None
+    return seat is not None and lists.reminders_code_stands(stream, ctx.shell.secrets_in_force, seat.player_id,
+                                                             seat.reply_salt)
+
+
+@handles(Unsubscribe)
+def _unsubscribe(ctx: Context, command: Unsubscribe) -> Reply:
+    stream = lists.parse_code(command.code)
+    nothing = Reply((Notice(ctx.to, "Nothing to stop",
+                            "That unsubscribe code stands for nothing the bot sends now: what it named was stopped "
+                            "already, or the seat has another player now. Nothing was changed.",
+                            kind="unsubscribe", error=False),), label="UNSUBSCRIBE: nothing")
+    if stream is None or not code_stands(ctx, command.code):
+        return nothing
+    session = ctx.session
+    if stream.kind == lists.OBSERVER:
+        found = _observer_address(ctx, stream)
+        assert found is not None  # code_stands
+        name, address = found
+        observers.unobserve(session, address, store.find_game_row(session, name))
+        # To the address the copies went to (the code's holder), not to the From.
+        return Reply((Notice(ToAddress(address), f"You no longer observe {name}",
+                             f"As asked (the unsubscribe of an observer copy), no more results of {name} come to "
+                             f"this address. OBSERVE {name} starts them again.", kind="unsubscribe", error=False),),
+                     label=f"UNSUBSCRIBE observer {name}")
+    game = store.find_game_row(session, stream.game, with_seats=True)
+    seat = store.seat_named(game, stream.seat) if game is not None else None
+    assert seat is not None  # code_stands
+    preferences.set_reminders(seat, False)
+    return Reply((Notice(ToSeat(seat), f"Reminders off for {seat.game.name}",
+                         f"As asked (the unsubscribe of a reminder), no more reminders before the deadlines of "
+                         f"{seat.game.name} come to you; turn sheets and results still do. REMINDERS ON in a reply "
+                         f"to a mail of {seat.game.name} brings them back.", kind="unsubscribe", error=False),),
+                 label=f"UNSUBSCRIBE reminders {seat.game.name} {seat.name}")
+
+
+__all__ = ["code_stands", "refused_text"]

@@ -1,0 +1,236 @@
+"""Deadlines in the calendar (issue 19): each turn sheet carries its deadline as an iCalendar
+event (RFC 5545), sent as an iTIP request by mail (RFC 5546, RFC 6047 iMIP).
+
+* One event per game and turn, its ``UID`` stable (`event_uid`): a turn sheet, a results mail
+  that opens the next turn, and every update of that turn's deadline name the same event.
+* ``METHOD:REQUEST`` with the deadline as ``DTSTART``. Written in UTC (RFC 5545 3.3.5, form
+  2): every calendar client places a UTC time right in whatever zone its user reads it in,
+  while a ``TZID`` needs a ``VTIMEZONE`` that clients read unevenly (and Outlook maps by its
+  own zone names). The recipient's zone is named in the description, with the deadline as
+  the bot's mail shows it there ("Fri 4 Dec 2026 18:00 CET (Europe/Paris)").
+* ``SEQUENCE`` goes up each time the GM moves the deadline (EXTEND, DEADLINE: the turn's
+  `Turn.calendar_sequence`); ``DTSTAMP`` is when the object was made, so a client keeps the
+  latest (RFC 5546 2.1.5).
+* ``METHOD:CANCEL`` (SEQUENCE one higher, STATUS:CANCELLED) when a turn is resolved before its
+  deadline (early resolution, or the GM's PROCESS): the event no longer stands.
+* A ``VALARM`` at each of the game's reminder marks (`Game.reminder_spec`, the marks
+  `bot.games.reminders` reminds at) still ahead.
+* ``ORGANIZER`` is the bot's plain address, ``ATTENDEE`` the recipient alone (no other
+  player's address), ``RSVP=FALSE``: nothing to answer. A client that answers anyway sends an
+  iTIP REPLY to the bot, which ignores it (bot.mail_in.parse, IgnoreReason.CALENDAR_REPLY).
+
+Where the object goes in the mail (`bot.mail_out.outbox`): the first one as the last
+alternative of the mail's multipart/alternative, as calendar servers send invitations (the
+text and the HTML stay what a reader sees); a second one (the CANCEL of an early-resolved turn
+beside the REQUEST of the next) in a multipart/mixed around it (RFC 6047 2.4: objects with
+different METHODs each in their own text/calendar entity).
+
+A player turns it off for all their games with ``CALENDAR OFF`` (`Player.calendar`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from bot.clock import as_utc
+from bot.games.deadlines import DeadlineError, format_local, parse_duration
+from bot.mail_out.outbox import CalendarPart
+
+if TYPE_CHECKING:  # models only for their attributes: no import of the ORM needed to write events
+    from bot.models import Game, Seat, Turn
+    from rules.api import Game as Rules
+
+REQUEST = "REQUEST"
+CANCEL = "CANCEL"
+PRODID = "-//Flagman//Flagman race director//EN"
+
+
+@dataclass(frozen=True, slots=True)
+class DeadlineEvent:
+    """One turn's deadline as one recipient's calendar gets it."""
+
+    uid: str
+    sequence: int
+    stamp: datetime  # DTSTAMP: when this object was made
+    deadline: datetime  # DTSTART, aware
+    summary: str
+    description: str
+    organizer: str  # the bot's address
+    organizer_name: str
+    attendee: str  # the recipient's address
+    attendee_name: str
+    alarms: tuple[timedelta, ...] = ()  # before the deadline
+    method: str = REQUEST  # REQUEST | CANCEL
+
+
+# -- the text format (RFC 5545 3.1, 3.3) --------------------------------------------------------
+
+def _utc(moment: datetime) -> str:
+    return as_utc(moment).strftime("%Y%m%dT%H%M%SZ")
+
+
+def escape_text(value: str) -> str:
+    """A TEXT value (RFC 5545 3.3.11): backslash, semicolon, comma and line breaks escaped;
+    other control characters dropped (they are not allowed in a content line)."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    value = "".join(c for c in value if c == "\n" or (c >= " " and c != "\x7f"))
+    return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+
+
+def _param(value: str) -> str:
+    """A parameter value (RFC 5545 3.2): quoted, without DQUOTE or control characters."""
+    cleaned = "".join(c for c in " ".join(value.split()) if c != '"' and c >= " " and c != "\x7f")
+    return f'"{cleaned}"'
+
+
+def fold(line: str) -> str:
+    """One content line folded at 75 octets (RFC 5545 3.1), never inside a UTF-8 character."""
+    out: list[str] = []
+    current, size = "", 0
+    limit = 75
+    for char in line:
+        width = len(char.encode("utf-8"))
+        if size + width > limit:
+            out.append(current)
+            current, size, limit = " ", 1, 75
+        current += char
+        size += width
+    out.append(current)
+    return "\r\n".join(out)
+
+
+def _duration(before: timedelta) -> str:
+    """A TRIGGER before the start (RFC 5545 3.3.6): ``-PT24H``, ``-P2DT1H30M``."""
+    minutes = max(0, int(before.total_seconds()) // 60)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(rest, 60)
+    time = (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "")
+    return "-P" + (f"{days}D" if days else "") + (f"T{time}" if time else ("" if days else "T0M"))
+
+
+def to_ics(event: DeadlineEvent) -> str:
+    """The whole iCalendar object of `event`: CRLF line ends, folded lines."""
+    cancel = event.method == CANCEL
+    lines = [
+        "BEGIN:VCALENDAR",
+        f"PRODID:{PRODID}",
+        "VERSION:2.0",
+        "CALSCALE:GREGORIAN",
+        f"METHOD:{event.method}",
+        "BEGIN:VEVENT",
+        f"UID:{event.uid}",
+        f"DTSTAMP:{_utc(event.stamp)}",
+        f"DTSTART:{_utc(event.deadline)}",
+        f"SEQUENCE:{event.sequence}",
+        f"SUMMARY:{escape_text(event.summary)}",
+        f"DESCRIPTION:{escape_text(event.description)}",
+        f"ORGANIZER;CN={_param(event.organizer_name)}:mailto:{event.organizer}",
+        f"ATTENDEE;CN={_param(event.attendee_name)};ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=FALSE:"
+        f"mailto:{event.attendee}",
+        f"STATUS:{'CANCELLED' if cancel else 'CONFIRMED'}",
+        "TRANSP:TRANSPARENT",
+    ]
+    if not cancel:
+        for before in event.alarms:
+            lines += ["BEGIN:VALARM", "ACTION:DISPLAY", f"DESCRIPTION:{escape_text(event.summary)}",
+                      f"TRIGGER:{_duration(before)}", "END:VALARM"]
+    lines += ["END:VEVENT", "END:VCALENDAR"]
+    return "\r\n".join(fold(line) for line in lines) + "\r\n"
+
+
+def part(event: DeadlineEvent, filename: str) -> CalendarPart:
+    return CalendarPart(event.method, to_ics(event), filename)
+
+
+# -- a turn's event ----------------------------------------------------------------------------
+
+def event_uid(game: Game, number: int, domain: str) -> str:
+    """One UID per game and turn (the game's id too: a later game may take a finished one's name)."""
+    return f"deadline-{game.id}-{game.name}-turn-{number}@{domain}"
+
+
+def reminder_marks(spec: str) -> tuple[timedelta, ...]:
+    """The reminder marks of a game's schedule (``24h,2h``), longest first; () for none or for a
+    schedule not understood (bot.games.reminders reads the same)."""
+    text = spec.strip().lower()
+    if text in ("", "none", "off"):
+        return ()
+    try:
+        return tuple(sorted({parse_duration(p) for p in text.split(",") if p.strip()}, reverse=True))
+    except DeadlineError:
+        return ()
+
+
+@dataclass(frozen=True, slots=True)
+class Sender:
+    """Who sends the invitation: the bot's plain address, and its domain for UIDs."""
+
+    address: str
+    name: str
+
+    @property
+    def domain(self) -> str:
+        return self.address.rpartition("@")[2]
+
+
+def turn_event(sender: Sender, now: datetime, game: Game, turn: Turn, seat: Seat, *, method: str = REQUEST,
+               sequence: int | None = None) -> DeadlineEvent | None:
+    """The deadline of `turn` as `seat`'s holder gets it; None when the turn has no deadline."""
+    if turn.deadline is None:
+        return None
+    deadline = as_utc(turn.deadline)
+    zone = seat.player.timezone
+    shown = format_local(deadline, zone)
+    base = turn.calendar_sequence or 0  # a turn not yet inserted (the next one) has None
+    if method == CANCEL:
+        summary = f"{game.name}: {turn.label} (resolved early)"
+        description = (f"{game.name}, {turn.label}: every order was in, so the turn was resolved before its "
+                       f"deadline ({shown}, {zone}). The results and the next turn sheet are in your mail.")
+    else:
+        summary = f"{game.name}: orders due, {turn.label}"
+        description = (f"Your orders for {game.name}, {turn.label}, are due {shown} ({zone}). Reply to the turn "
+                       "sheet with them; the bot confirms what it understood at once. (CALENDAR OFF in a reply "
+                       "stops these invitations.)")
+    alarms = tuple(mark for mark in reminder_marks(game.reminder_spec) if deadline - mark > as_utc(now))
+    return DeadlineEvent(
+        uid=event_uid(game, turn.number, sender.domain),
+        sequence=sequence if sequence is not None else base + (1 if method == CANCEL else 0),
+        stamp=now, deadline=deadline, summary=summary, description=description,
+        organizer=sender.address, organizer_name=sender.name, attendee=seat.player.address,
+        attendee_name=seat.player.name, alarms=alarms, method=method)
+
+
+def resolved_early(turn: Turn) -> bool:
+    """Whether `turn` was resolved before its deadline (its event must be cancelled)."""
+    return (turn.deadline is not None and turn.resolved_at is not None
+            and as_utc(turn.resolved_at) < as_utc(turn.deadline))
+
+
+def seat_parts(sender: Sender, now: datetime, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+               seat: Seat, template: str, *, resolved: Turn | None = None,
+               resolved_seats: Sequence[str] = ()) -> tuple[CalendarPart, ...]:
+    """The calendar objects of one seat's mail: the REQUEST of the open turn's deadline on a
+    turn sheet or a results mail that opens a turn the seat orders in; the CANCEL of the turn
+    just resolved, on its results (or final) mail, when it was resolved before its deadline and
+    the seat was among those it waited for (`resolved_seats`). None for a player who turned
+    the calendar off."""
+    if not seat.player.calendar:
+        return ()
+    parts: list[CalendarPart] = []
+    if template in ("turn_sheet", "results") and turn is not None and seat.name in rules.expected_players(state):
+        event = turn_event(sender, now, game, turn, seat)
+        if event is not None:
+            parts.append(part(event, f"{game.name}-turn-{turn.number}.ics"))
+    if template in ("results", "final") and resolved is not None and seat.name in resolved_seats \
+            and resolved_early(resolved):
+        event = turn_event(sender, now, game, resolved, seat, method=CANCEL)
+        if event is not None:
+            parts.append(part(event, f"{game.name}-turn-{resolved.number}-cancelled.ics"))
+    return tuple(parts)
+
+
+__all__ = ["CANCEL", "REQUEST", "DeadlineEvent", "Sender", "escape_text", "event_uid", "fold", "part",
+           "reminder_marks", "resolved_early", "seat_parts", "to_ics", "turn_event"]
