@@ -30,6 +30,7 @@ from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.mail_out import calendar as ical
 from bot.mail_out import outbox as mailout
 from bot.mail_out.html import PICTURES, html_body, html_template
+from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
 from bot.pictures import draw_options
@@ -541,6 +542,8 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
     own = _own_picture(shell, game, template, ctx["view"], seat, turn, resolved)
     if own is not None:
         ctx["options_picture"] = own[0]
+    ctx["one_tap"] = one_tap_links(shell, game, rules, state, turn, seat) if html_template(
+        shell.renderer, game.kind, template) is not None else []
     html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
                      domain=shell.settings.bot.domain)
     if html is not None and own is not None:
@@ -551,6 +554,19 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
                                 resolved_seats=tuple(outcome.orders) if outcome is not None else ())
     letters.post(shell, session, letters.ToSeat(seat), rendered, kind=template, html=html, into=into,
                  calendars=calendars)
+
+
+def one_tap_links(shell: Shell, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+                  seat: Seat) -> list[dict[str, str]]:
+    """Orders in one tap (issue 19): for the HTML of the seat's own mail, each legal one-line
+    order of the open turn as a ``mailto:`` link to the seat's signed reply address with the
+    order in the subject (the bot reads it from there, `Intake._subject_orders`). The signed
+    address goes into this seat's mail alone, as its Reply-To does."""
+    if turn is None or game.status != GameStatus.ACTIVE:
+        return []
+    address = shell.reply_address(game.name, seat.name, seat.reply_salt)
+    return [{"label": label, "order": order, "href": mailto_link(address, order)}
+            for label, order in one_tap_orders(rules, state, seat.name)]
 
 
 def _own_picture(shell: Shell, game: Game, template: str, view: Any, seat: Seat, turn: Turn | None,

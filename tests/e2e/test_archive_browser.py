@@ -341,3 +341,79 @@ def test_every_mail_of_a_game_fits_360_px_with_nothing_clipped(tmp_path: Path, k
         assert pictures, f"{label}: no picture"
         for natural, shown in pictures:
             assert natural > 0 and shown <= 340, f"{label}: a picture {natural:.0f} px wide is shown {shown:.0f} px wide"
+
+
+# A page's mailto: links as the browser itself parses them (issue 19: "Checked in Chromium").
+LINKS = """
+<script>
+window.addEventListener("load", function () {
+  var out = [];
+  var links = document.querySelectorAll('a[href^="mailto:"]');
+  for (var i = 0; i < links.length; i++) {
+    var url = new URL(links[i].href);
+    var subject = new URLSearchParams(url.search).get("subject");
+    out.push(encodeURIComponent(decodeURIComponent(url.pathname)) + " " + encodeURIComponent(subject === null ? "" : subject));
+  }
+  document.body.setAttribute("data-links", out.join("|"));
+});
+</script>
+"""
+
+
+@pytest.mark.parametrize("kind", ["racecraft", "speed_circuit"])
+def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path: Path, kind: str) -> None:
+    """Issue 19, item 3: "the HTML turn sheet lists the player's legal orders for this turn
+    that fit in one line ... as mailto: links to the player's own signed reply address with the
+    order in the subject ... Checked in Chromium (every link well-formed, decodes to a legal
+    order)". Chromium parses each link of a turn sheet (Racecraft at the start; Speed Circuit
+    in the race) and of the GM's copy (none there); each goes to the mail's own Reply-To and
+    its subject, read as the bot reads a one-tap reply, is a complete, legal set for the seat."""
+    from bot.games import store
+    from bot.games import turns as G
+    from bot.intake import orders_in_subject
+
+    binary = chromium()
+    settings = make_settings(tmp_path)
+    migrate(settings.database_url)
+    app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
+              inbox=FakeInbox(), mailer=FakeMailer())
+    try:
+        rules = find_game(kind)
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind=kind, name="tap1", gm_address=GM, deadline="24h", seed=4,
+                        players=[PlayerSpec(n, f"{n}@example.org", n.title(), "UTC") for n in
+                                 ("tyrrell", "lotus", "brabham", "mclaren", "ferrari")[:max(2, rules.min_players)]])
+        app.service.send()
+        for _ in range(2 if kind == "speed_circuit" else 0):  # the design and qualifying turns
+            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.service.tick()
+            app.service.send()
+        mailer = app.mailer
+        assert isinstance(mailer, FakeMailer)
+        sheet, gm = mailer.messages("tyrrell@example.org")[-1], mailer.messages(GM)[-1]
+        with app.db.read() as session:
+            game = store.find_game_row(session, "tap1")
+            assert game is not None
+            _rules, state, _turn = G.current_state(session, game)
+        seen: dict[str, list[tuple[str, str]]] = {}
+        for label, msg in (("sheet", sheet), ("gm", gm)):
+            name = _write_mail(tmp_path, label, msg)
+            page = tmp_path / name
+            page.write_text(page.read_text(encoding="utf-8").replace("</body>", LINKS + "</body>"), encoding="utf-8")
+            dom = run_browser(binary, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=5000", page.as_uri())
+            found = re.search(r'data-links="([^"]*)"', dom)
+            assert found is not None, f"{label}: the probe did not run"
+            seen[label] = [tuple(urllib.parse.unquote(part) for part in item.split(" "))  # type: ignore[misc]
+                           for item in found.group(1).split("|") if item]
+        assert seen["gm"] == [], "the GM's copy offers no player's orders"
+        links = seen["sheet"]
+        assert len(links) >= (5 if kind == "racecraft" else 2), links
+        reply_to = sheet["Reply-To"].addresses[0].addr_spec
+        assert reply_to.startswith("flagman+tap1.tyrrell.")
+        for address, subject in links:
+            assert address == reply_to, (address, reply_to)
+            parsed = rules.parse_orders(state, "tyrrell", orders_in_subject(subject))
+            assert parsed.ok and parsed.orders and rules.is_complete(state, "tyrrell", parsed.orders), (subject, parsed)
+        assert len({subject for _, subject in links}) == len(links)
+    finally:
+        app.close()
