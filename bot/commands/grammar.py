@@ -51,6 +51,40 @@ class _Verb:
         return cls() if line.split()[1:] == [] else None  # type: ignore[return-value]
 
 
+class _OneGame(_Verb):
+    """A command whose one argument is a game: `VERB <game>`."""
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        game = _game_word(words[1]) if len(words) == 2 else None
+        return cls(game) if game else _syntax(cls, line)  # type: ignore[call-arg, return-value]
+
+
+class _OnOff(_Verb):
+    """A command that turns something on or off: `VERB OFF|ON`."""
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.upper().split()
+        return cls(_ON_OFF[words[1]]) if len(words) == 2 and words[1] in _ON_OFF else _syntax(cls, line)  # type: ignore[call-arg, return-value]
+
+
+class _Code(_Verb):
+    """A command that hands back a code the bot mailed: `VERB <code>`, the code of `code_form`."""
+
+    code_form: ClassVar[re.Pattern[str]]
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        code = words[1].lower() if len(words) == 2 else ""
+        return cls(code) if cls.code_form.fullmatch(code) else _syntax(cls, line)  # type: ignore[call-arg, return-value]
+
+
+_ON_OFF = {"ON": True, "OFF": False}
+
+
 @dataclass(frozen=True, slots=True)
 class Help(_Verb):
     verb: ClassVar[str] = "HELP"
@@ -138,7 +172,7 @@ class ListGames(_Verb):
 
 
 @dataclass(frozen=True, slots=True)
-class ShowRules(_Verb):
+class ShowRules(_OneGame):
     verb: ClassVar[str] = "RULES"
     syntax: ClassVar[str] = "RULES <game>"
     summary: ClassVar[str] = "a game's rules in short, with the order syntax"
@@ -147,15 +181,9 @@ class ShowRules(_Verb):
     takes_game: ClassVar[bool] = True
     game: str
 
-    @classmethod
-    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
-        words = line.split()
-        game = _game_word(words[1]) if len(words) == 2 else None
-        return cls(game) if game else _syntax(cls, line)
-
 
 @dataclass(frozen=True, slots=True)
-class Observe(_Verb):
+class Observe(_OneGame):
     verb: ClassVar[str] = "OBSERVE"
     syntax: ClassVar[str] = "OBSERVE <game>"
     summary: ClassVar[str] = "a game's results by mail (you confirm it first)"
@@ -163,12 +191,6 @@ class Observe(_Verb):
     for_anyone: ClassVar[bool] = True
     takes_game: ClassVar[bool] = True
     game: str
-
-    @classmethod
-    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
-        words = line.split()
-        game = _game_word(words[1]) if len(words) == 2 else None
-        return cls(game) if game else _syntax(cls, line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,19 +215,14 @@ CONFIRM_CODE = re.compile(r"[a-z]{1,16}\.[a-z0-9_-]{1,30}\.[0-9]{1,8}\.[a-z2-7]{
 
 
 @dataclass(frozen=True, slots=True)
-class Confirm(_Verb):
+class Confirm(_Code):
     verb: ClassVar[str] = "CONFIRM"
     syntax: ClassVar[str] = "CONFIRM <code>"
     summary: ClassVar[str] = "confirm OBSERVE or ADDRESS (a reply does it)"
     example: ClassVar[str] = "CONFIRM observe.rc1.20460.abcdefghijklmnop"
     for_anyone: ClassVar[bool] = True
+    code_form: ClassVar[re.Pattern[str]] = CONFIRM_CODE
     code: str
-
-    @classmethod
-    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
-        words = line.split()
-        code = words[1].lower() if len(words) == 2 else ""
-        return cls(code) if CONFIRM_CODE.fullmatch(code) else _syntax(cls, line)
 
 
 # -- for players ----------------------------------------------------------------------------
@@ -319,39 +336,26 @@ class Ping(_Verb):
     example: ClassVar[str] = "PING"
 
 
-_ON_OFF = {"ON": True, "OFF": False}
-
-
 @dataclass(frozen=True, slots=True)
-class Calendar(_Verb):
+class Calendar(_OnOff):
     verb: ClassVar[str] = "CALENDAR"
     syntax: ClassVar[str] = "CALENDAR OFF|ON"
     summary: ClassVar[str] = "deadlines as calendar invitations (all games)"
     example: ClassVar[str] = "CALENDAR OFF"
     on: bool
 
-    @classmethod
-    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
-        words = line.upper().split()
-        return cls(_ON_OFF[words[1]]) if len(words) == 2 and words[1] in _ON_OFF else _syntax(cls, line)
-
 
 @dataclass(frozen=True, slots=True)
-class Reminders(_Verb):
+class Reminders(_OnOff):
     verb: ClassVar[str] = "REMINDERS"
     syntax: ClassVar[str] = "REMINDERS OFF|ON"
     summary: ClassVar[str] = "reminders before a deadline, this game's seat"
     example: ClassVar[str] = "REMINDERS ON"
     on: bool
 
-    @classmethod
-    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
-        words = line.upper().split()
-        return cls(_ON_OFF[words[1]]) if len(words) == 2 and words[1] in _ON_OFF else _syntax(cls, line)
-
 
 @dataclass(frozen=True, slots=True)
-class Unsubscribe(_Verb):
+class Unsubscribe(_Code):
     """The code of a List-Unsubscribe mail (bot.mail_out.lists): r.<game>.<seat>.<mac>, o.<game>.<mac>."""
 
     verb: ClassVar[str] = "UNSUBSCRIBE"
@@ -359,13 +363,8 @@ class Unsubscribe(_Verb):
     summary: ClassVar[str] = "stop what a mail's List-Unsubscribe code names"
     example: ClassVar[str] = "UNSUBSCRIBE o.rc1.abcdefghijklmnop"
     for_anyone: ClassVar[bool] = True
+    code_form: ClassVar[re.Pattern[str]] = UNSUBSCRIBE_CODE
     code: str
-
-    @classmethod
-    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
-        words = line.split()
-        code = words[1].lower() if len(words) == 2 else ""
-        return cls(code) if UNSUBSCRIBE_CODE.fullmatch(code) else _syntax(cls, line)
 
 
 PlayerCommand = (Help | Status | ShowOrders | Join | Resign | ListGames | ShowRules | Observe | Unobserve | Confirm
