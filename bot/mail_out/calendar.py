@@ -30,6 +30,7 @@ A player turns it off for all their games with ``CALENDAR OFF`` (`Player.calenda
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -72,11 +73,13 @@ def _utc(moment: datetime) -> str:
     return as_utc(moment).strftime("%Y%m%dT%H%M%SZ")
 
 
+_CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f]")  # every control character but the line feed
+
+
 def escape_text(value: str) -> str:
     """A TEXT value (RFC 5545 3.3.11): backslash, semicolon, comma and line breaks escaped;
     other control characters dropped (they are not allowed in a content line)."""
-    value = value.replace("\r\n", "\n").replace("\r", "\n")
-    value = "".join(c for c in value if c == "\n" or (c >= " " and c != "\x7f"))
+    value = _CONTROLS.sub("", value.replace("\r\n", "\n").replace("\r", "\n"))
     return value.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
 
 
@@ -88,6 +91,10 @@ def _param(value: str) -> str:
 
 def fold(line: str) -> str:
     """One content line folded at 75 octets (RFC 5545 3.1), never inside a UTF-8 character."""
+    if line.isascii():  # most lines: an octet a character
+        if len(line) <= 75:
+            return line
+        return "\r\n ".join([line[:75], *(line[i:i + 74] for i in range(75, len(line), 74))])
     out: list[str] = []
     current, size = "", 0
     limit = 75

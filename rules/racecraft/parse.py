@@ -263,8 +263,7 @@ def is_complete(race: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
 
 def missing_orders(race: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
     """What a full set lacks (`is_complete`): the one order of the turn, with what it may be."""
-    needed = race.stage in (Stage.START, Stage.TACTICAL) and player in race.names()
-    if orders or not needed:
+    if orders or race.stage not in (Stage.START, Stage.TACTICAL) or player not in race.names():
         return ()
     return (f"the order for turn {race.turn}: one of {allowed_now(race, player)}",)
 
