@@ -13,9 +13,10 @@ three or four letters: about one letter wrong, left out, doubled or swapped, "US
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.commands.grammar import GM_COMMANDS, PLAYER_COMMANDS
 
@@ -28,11 +29,20 @@ class Vocabulary:
     """What a line of one mail may have meant: word -> the syntax shown for it."""
 
     words: dict[str, str]
+    # first word -> its suggestion: a vocabulary serves every mail of its kind (`vocabulary`)
+    seen: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def suggest(self, line: str) -> str | None:
         """"did you mean STATUS (STATUS: ...)?" for a line whose first word is a near miss of a
         known word, else None (a known word itself, or nothing near enough)."""
         first = line.strip().split(maxsplit=1)[0].upper() if line.strip() else ""
+        if first not in self.seen:
+            if len(self.seen) >= 1024:
+                self.seen.clear()
+            self.seen[first] = self._closest(first)
+        return self.seen[first]
+
+    def _closest(self, first: str) -> str | None:
         if len(first) < 3 or first in self.words:
             return None
         cutoff = _SHORT_CUTOFF if len(first) <= 4 else _CUTOFF
@@ -46,7 +56,13 @@ class Vocabulary:
 
 def vocabulary(*, order_help: str = "", gm: bool = False, games: Sequence[str] = ()) -> Vocabulary:
     """The words of a mail from a player of a game whose order grammar is `order_help` (and, for
-    a GM, the GM verbs; `games` the GM's games, for the syntax shown)."""
+    a GM, the GM verbs; `games` the GM's games, for the syntax shown). Made once for each such
+    grammar and kept (bench: ingest: difflib was a tenth of a mail with a line not understood)."""
+    return _vocabulary(order_help, gm, tuple(games))
+
+
+@functools.lru_cache(maxsize=256)
+def _vocabulary(order_help: str, gm: bool, games: tuple[str, ...]) -> Vocabulary:
     words: dict[str, str] = {}
     for line in order_help.splitlines():
         text = line.strip()
