@@ -384,8 +384,12 @@ def _resume(ctx: Ctx, args: tuple[str, ...]) -> str:
         if fresh is not None and old is not None and old > fresh:
             fresh = old
         _set_deadline(ctx, turn, fresh if fresh is not None else old)
+    moved = turn.deadline is not None and (old is None or as_utc(turn.deadline) != old)
+    if moved:
+        turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
-    announce(ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume")
+    announce(ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume",
+             calendar=moved)
     return (f"{ctx.game.name} resumes at {turn.label}, due {_deadline_words(turn, ctx.game.timezone)}; "
             "the players were told.")
 

@@ -123,6 +123,22 @@ def test_extend_and_deadline_update_the_event_with_a_higher_sequence(rc: App) ->
     assert event.decoded("DTSTART") == datetime(2026, 1, 10, 12, 0, tzinfo=ZoneInfo("Europe/London"))
 
 
+def test_resume_moves_the_event_with_the_deadline(rc: App) -> None:
+    """RESUME restarts the clock from now (GM_COMMANDS): the announcement carries the event
+    again, same UID, SEQUENCE up by one, DTSTART the new deadline."""
+    _, first = latest_calendar(rc, "steve")
+    uid = str(event_of(first)["UID"])
+    gm_says(rc, "PAUSE rc1")
+    rc.clock.advance(hours=30)
+    gm_says(rc, "RESUME rc1")
+    msg, after = latest_calendar(rc, "steve")
+    assert "resumes" in str(msg["Subject"]).lower()
+    event = event_of(after)
+    assert str(event["UID"]) == uid and int(event["SEQUENCE"]) == 1
+    assert event.decoded("DTSTART") == turns(rc)[0].deadline.replace(tzinfo=UTC)
+    assert event.decoded("DTSTART") > event_of(first).decoded("DTSTART")
+
+
 def test_an_early_resolution_cancels_the_event_and_the_results_bring_the_next(rc: App) -> None:
     """Every order in before the deadline: the results mail carries the CANCEL of that turn's
     event (same UID, SEQUENCE higher, STATUS:CANCELLED) beside the REQUEST of the next turn's,
