@@ -147,6 +147,8 @@ def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
         seat = store.seat_named(game, name)
         if seat is None or not seat.active or not reminders_wanted(seat) or _has_orders(session, turn, seat):
             continue
+        if G.on_vacation(seat.player, deadline):  # VACATION: the default applies, the player is away
+            continue
         zone = seat.player.timezone
         ctx = G.base_context(shell, game, rules)
         ctx.update({

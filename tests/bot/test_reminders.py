@@ -155,3 +155,13 @@ def test_each_mark_is_handled_once_and_only_reached_marks_are_sent(marks: set[in
         done |= {mark_name(m) for m in (*due, *skipped)}
         assert all(mark_name(m) in done for m in schedule if now >= deadline - m)
     assert len(sent) == len(set(sent))
+
+
+def test_a_player_on_vacation_gets_no_reminder(rc: App) -> None:
+    """mail-interface.md: VACATION <from> <to>: "defaults apply" for a turn due in those days:
+    the player is away, so the reminders before it are not sent to them (the others get theirs)."""
+    player_says(rc, "kelly", "VACATION 2026-01-05 2026-01-08")  # turn 1 closes on Wed 7 Jan
+    rc.clock.set(START + timedelta(hours=24))  # 24h before the deadline
+    cycle(rc)
+    assert reminders_to(rc, "kelly") == []
+    assert len(reminders_to(rc, "seb")) == 1
