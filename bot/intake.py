@@ -610,13 +610,7 @@ class Intake:
             # A JOIN is answered even when refused; a forged From must not turn that into a
             # stream of mail to a third party: a few replies a day per address, and a global
             # cap an hour for all of them together.
-            if self._answered_today(session, inbound.sender) >= STRANGER_REPLIES_PER_DAY:
-                raise Ignored(f"unknown sender: JOIN not answered, {STRANGER_REPLIES_PER_DAY} replies today already",
-                              label="unknown sender")
-            cap = self.settings.limits.answers_to_strangers_per_hour
-            if self._answers_to_strangers_this_hour(session) >= cap:
-                raise Ignored(f"unknown sender: JOIN not answered, over {cap} answers to unknown senders this hour",
-                              label="unknown sender")
+            self._within_stranger_caps(session, inbound.sender, "JOIN")
             return signups.join(self.shell, session, inbound, joins[0].game, joins[0].name)
         unsubscribes = any(isinstance(c, Unsubscribe) for c in commands.player)
         if (who.claimed or who.claimed_gm) and not unsubscribes:
@@ -655,13 +649,7 @@ class Intake:
         context = player.Context(self.shell, session, inbound, who, None, None)
         ours = all((isinstance(c, Confirm) and anyone.code_stands(context, c.code))
                    or (isinstance(c, Unsubscribe) and streams.code_stands(context, c.code)) for c in asked)
-        if not ours and self._answered_today(session, sender) >= STRANGER_REPLIES_PER_DAY:
-            raise Ignored(f"unknown sender: {verbs} not answered, {STRANGER_REPLIES_PER_DAY} replies today already",
-                          label="unknown sender")
-        cap = self.settings.limits.answers_to_strangers_per_hour
-        if self._answers_to_strangers_this_hour(session) >= cap:
-            raise Ignored(f"unknown sender: {verbs} not answered, over {cap} answers to unknown senders this hour",
-                          label="unknown sender")
+        self._within_stranger_caps(session, sender, verbs, daily=not ours)
         labels: list[str] = []
         refused = False
         for command in asked:
@@ -686,6 +674,18 @@ class Intake:
             mail.answers.append(Notice(to, "Not done", "\n\n".join(parts), kind="stranger"))
             refused = True
         return Done(_ANYONE + "; ".join(labels), "for anyone", refused=refused)
+
+    def _within_stranger_caps(self, session: Session, sender: str, what: str, *, daily: bool = True) -> None:
+        """Raise Ignored when an answer to a sender who proved nobody would pass the caps: a few
+        a day per address (`daily`: not for the answer to a code the bot itself mailed), and
+        `[limits] answers_to_strangers_per_hour` for all of them together."""
+        if daily and self._answered_today(session, sender) >= STRANGER_REPLIES_PER_DAY:
+            raise Ignored(f"unknown sender: {what} not answered, {STRANGER_REPLIES_PER_DAY} replies today already",
+                          label="unknown sender")
+        cap = self.settings.limits.answers_to_strangers_per_hour
+        if self._answers_to_strangers_this_hour(session) >= cap:
+            raise Ignored(f"unknown sender: {what} not answered, over {cap} answers to unknown senders this hour",
+                          label="unknown sender")
 
     def _answered_today(self, session: Session, sender: str) -> int:
         """How many mails from `sender` that proved nobody were answered in the last day: the
