@@ -130,7 +130,7 @@ class Runner:
         # Each game's results go out as soon as its turn is committed, while the next resolves.
         done = self.app.service.tick(on_resolved=self.want_send)
         if done:
-            log.info("tick: resolved %s", done)
+            log.info("tick: resolved a turn of %s", ", ".join(sorted({game for game, _ in done})))
             self.want_send()
 
     def send(self) -> None:

@@ -29,6 +29,7 @@ from bot.cli.init import cmd_init, cmd_migrate, init_dir
 from bot.cli.servers import UNREACHABLE, explain
 
 if TYPE_CHECKING:
+    from bot.app import App
     from bot.games.turns import PlayerSpec
 
 __all__ = ["EXIT_STATUS", "build_parser", "init_dir", "main", "setup_logging", "version"]
@@ -215,11 +216,23 @@ def _cmd_poll(args: argparse.Namespace) -> int:
     return 0
 
 
+def _labels(app: App, done: list[tuple[str, int]]) -> list[tuple[str, str]]:
+    """The turns resolved, named as the players know them ("Race turn 4"), not by number."""
+    from sqlalchemy import select
+
+    from bot.models import Game, Turn
+
+    with app.db.read() as session:
+        return [(name, session.scalar(select(Turn.label).join(Game, Game.id == Turn.game_id)
+                                      .where(Game.name == name, Turn.number == number)) or f"turn {number}")
+                for name, number in done]
+
+
 def _cmd_tick(args: argparse.Namespace) -> int:
     with open_app(args) as app:
         need_secret(app.settings)
         done = app.service.tick(read_first=True)
-        print("resolved: " + (", ".join(f"{g} turn {n}" for g, n in done) or "nothing due"))
+        print("resolved: " + (", ".join(f"{g} {label}" for g, label in _labels(app, done)) or "nothing due"))
     return 0
 
 

@@ -416,7 +416,7 @@ def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, wri
         if inspect(obj).session is session:
             session.expire(obj)
     archive.after_commit(shell, session, game, turn.number)
-    log.info("game %s: resolved turn %d (%s); defaulted: %s%s", game.name, turn.number, turn.label,
+    log.info("game %s: resolved %s; defaulted: %s%s", game.name, turn.label,
              ", ".join(writes.outcome.defaulted) or "nobody", "; game over" if writes.next_turn is None else "")
 
 

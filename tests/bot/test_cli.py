@@ -123,3 +123,18 @@ def test_gm_help_lists_every_gm_command(capsys: pytest.CaptureFixture[str]) -> N
     shown = capsys.readouterr().out
     for verb in [spec.verb.lower() for spec in GM_COMMANDS] + ["configure", "audit"]:
         assert verb in shown
+
+
+def test_flagman_tick_names_a_turn_as_the_players_know_it(tmp_path: Path) -> None:
+    """Issue 17: output and logs named internal turn numbers ("resolved turn 6 (Race turn 4)");
+    `flagman tick` says the game and the turn's own label."""
+    from bot.app import build_app
+    from bot.cli import _labels
+    from bot.settings import load_settings
+
+    assert flagman(None, "init", str(tmp_path), "--address", "bot@club.example").returncode == 0
+    config = tmp_path / "flagman.toml"
+    players = [f"--player={n}={n.lower()}@club.example" for n in ("Kelly", "Seb", "Steve", "Roger", "Anna")]
+    assert flagman(config, "game", "new", "racecraft", "--name", "rc1", *players, "--option", "turns=4").returncode == 0
+    with build_app(load_settings(config, env={})) as app:
+        assert _labels(app, [("rc1", 1)]) == [("rc1", "Turn 1 of 4: start")]
