@@ -146,6 +146,16 @@ class Parsed(Generic[O]):
 
 
 @dataclass(frozen=True, slots=True)
+class OneLineOrder:
+    """An order set of the open turn that a player can send as one line (a one-tap link, issue
+    19): `text` its canonical order text (lines of it joined with "; " in a subject), `label`
+    what it does or costs, in the game's words, for the link."""
+
+    label: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Roll:
     """One roll of dice: what was rolled (``"2d6"``, ``"d10"``, ``"d100"``), the faces, the total."""
 
@@ -349,6 +359,13 @@ class Game(Protocol[S, O]):
         (mail-interface.md, "The confirmation"); empty where there is nothing to say. No
         entry starts with an order word (the bot's mail holds no order line).
         """
+        ...
+
+    def one_line_orders(self, state: S, player: PlayerId) -> tuple[OneLineOrder, ...]:
+        """The legal, complete order sets of `player` in the open turn that fit in one line (a
+        few short orders), each with a label; empty where the game has none (a program of
+        moves) or the player has nothing to order. Each `text` is a full set as
+        `parse_orders` takes it (a conformance property)."""
         ...
 
     def order_help(self, state: S, player: PlayerId) -> str:

@@ -10,6 +10,7 @@ from rules.api import (
     FigureError,
     Figures,
     Game,
+    OneLineOrder,
     OptionError,
     Parsed,
     PlayerId,
@@ -144,6 +145,9 @@ class Racecraft:
     def consequences(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         # What USE n spends is in the orders themselves (EP); the dice of the sprint are not foreseen.
         return ()
+
+    def one_line_orders(self, state: Race, player: PlayerId) -> tuple[OneLineOrder, ...]:
+        return parse.one_line_orders(state, player)
 
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from rules.api import (
     IllegalOrderError,
     InvalidOrderError,
+    OneLineOrder,
     OrderError,
     OrderProblem,
     Parsed,
@@ -301,3 +302,21 @@ def order_help(race: Race, player: PlayerId) -> str:
         lines.append("Turn 1 is the start: the runners line up by the EP they use, most first.")
     lines.append(f"If no order arrives: {format_order(nmr_default(ep))} (half your EP, rounded down).")
     return "\n".join(lines)
+
+
+def one_line_orders(race: Race, player: PlayerId) -> tuple[OneLineOrder, ...]:
+    """Every legal order of the turn (one order is a full set): each USE n the runner can pay,
+    CRUISE and OVERTAKE where the turn has them (OVERTAKE not at 0 EP), from `ORDER_FORMS`."""
+    if race.stage not in (Stage.START, Stage.TACTICAL) or player not in race.names():
+        return ()
+    ep = race.runner(player).ep
+    found: list[OneLineOrder] = []
+    for form in ORDER_FORMS:
+        if race.stage not in form.stages:
+            continue
+        if form.takes_ep:
+            found.extend(OneLineOrder(f"{form.keyword} {n}: spend {n} EP, score {n}", f"{form.keyword} {n}")
+                         for n in range(ep + 1))
+        elif not (isinstance(form.build(0), Overtake) and ep < 1):
+            found.append(OneLineOrder(f"{form.keyword}: {form.meaning}", form.keyword))
+    return tuple(found)

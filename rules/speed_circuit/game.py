@@ -12,6 +12,7 @@ from rules.api import (
     Figures,
     Game,
     InvalidOrderError,
+    OneLineOrder,
     OptionError,
     Parsed,
     PlayerId,
@@ -22,7 +23,7 @@ from rules.api import (
 from rules.speed_circuit import parse, storage, view
 from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
 from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
-from rules.speed_circuit.options import plot_cost
+from rules.speed_circuit.options import plot_cost, plot_options
 from rules.speed_circuit.plot import (
     BidOrder,
     DesignOrder,
@@ -160,6 +161,22 @@ class SpeedCircuit:
     def consequences(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         cost = plot_cost(state, player, orders)
         return (cost.describe(),) if cost is not None else ()
+
+    def one_line_orders(self, state: RaceState, player: PlayerId) -> tuple[OneLineOrder, ...]:
+        # Each legal speed by the cheapest path to where it ends soonest, with what it costs
+        # (the seat's own options, issue 16); PUSH YES where the speed needs a push (§2.5).
+        options = plot_options(state, player)
+        if options is None:
+            return ()
+        found = []
+        for choice in options.choices:
+            reach = choice.cheapest
+            if reach is None:
+                continue
+            lines = [f"SPEED {choice.speed}", *([f"PATH {reach.lanes}"] if reach.path else []),
+                     *(["PUSH YES"] if choice.push else [])]
+            found.append(OneLineOrder(f"{choice.speed} mph: {reach.describe()}", "\n".join(lines)))
+        return tuple(found)
 
     def order_help(self, state: RaceState, player: PlayerId) -> str:
         return parse.order_help(state, player)

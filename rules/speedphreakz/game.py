@@ -12,6 +12,7 @@ from rules.api import (
     FigureError,
     Figures,
     Game,
+    OneLineOrder,
     OptionError,
     Parsed,
     PlayerId,
@@ -194,6 +195,9 @@ class SpeedPhreakz:
     def consequences(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         programs = tuple((o.round, o.actions) for o in orders if isinstance(o, Program))
         return program_costs(state, player, programs)
+
+    def one_line_orders(self, state: Race, player: PlayerId) -> tuple[OneLineOrder, ...]:
+        return ()  # a program is a round's list of moves: no one-line order
 
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)

@@ -154,7 +154,7 @@ def test_every_speed_circuit_link_decodes_to_a_legal_plot_with_its_cost(seed: in
         if options is None:
             continue
         speeds = [c for c in options.choices if c.cheapest is not None]
-        assert [label.split(":")[0] for label, _ in offered] == [f"SPEED {c.speed}" for c in speeds]
+        assert [label.split(":")[0] for label, _ in offered] == [f"{c.speed} mph" for c in speeds]
         for (label, _), choice in zip(offered, speeds, strict=True):
             assert label.endswith(choice.cheapest.describe())
 

@@ -476,3 +476,26 @@ def test_a_game_whose_later_set_replaces_merges_as_it_says(name: str, data: st.D
         later = game.parse_orders(state, player, "\n".join(data.draw(st.lists(st.sampled_from(lines or [""]))))).orders
         if game.later_replaces:
             assert game.merge_orders(earlier, later) == (tuple(later) if later else tuple(earlier))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@SLOW
+@given(data=st.data())
+def test_every_one_line_order_is_a_legal_complete_set(name: str, data: st.DataObject) -> None:
+    """`Game.one_line_orders` (issue 19: one-tap links "decode to a legal order"): at any turn,
+    each is a full, legal set for the player as `parse_orders` takes it, its label one line
+    and no order line itself (the bot's mail holds no order line); none for a player with
+    nothing to order."""
+    game = find_game(name)
+    state, _ = last(name, data.draw(races(name)))
+    expected = game.expected_players(state)
+    for player in sorted(game.players(state)):
+        offered = game.one_line_orders(state, player)
+        if player not in expected:
+            assert offered == ()
+        for order in offered:
+            parsed = game.parse_orders(state, player, order.text)
+            assert parsed.ok and parsed.orders and game.is_complete(state, player, parsed.orders), order
+            assert order.label and "\n" not in order.label
+            assert not game.parse_orders(state, player, order.label).orders, order.label
+        assert len({o.text for o in offered}) == len(offered)
