@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import App, build_app
-from bot.settings import parse_settings
+from bot.settings import Settings, parse_settings
 from bot.testing import FakeClock
 from tests.helpers import fresh_database
 from tests.servers import Dovecot, SmtpSink
@@ -32,14 +32,12 @@ class MailWorld:
         return self.dovecot.add_user(f"{name}@{self.domain}", "pw")
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def world(request: pytest.FixtureRequest, tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink) -> Iterator[MailWorld]:
-    n = next(_serial)
-    domain = f"race{n}.test"
-    bot = dovecot.add_user(f"flagman@{domain}", "bot-password")
-    postgres = request.getfixturevalue("postgres") if request.param == "postgresql" else None
-    url = fresh_database(request.param, tmp_path, postgres)
-    settings = parse_settings(
+def world_settings(tmp_path: Path, bot: str, url: str, dovecot: Dovecot, smtp_sink: SmtpSink, *,
+                   sections: dict[str, dict[str, object]] | None = None,
+                   env: dict[str, str] | None = None) -> Settings:
+    """The bot's settings on the real servers: `bot`'s IMAP INBOX, the SMTP sink, database `url`;
+    `sections` and `env` add to them."""
+    return parse_settings(
         {
             "bot": {"address": bot, "timezone": "Europe/London"},
             "database": {"url": url},
@@ -47,10 +45,21 @@ def world(request: pytest.FixtureRequest, tmp_path: Path, dovecot: Dovecot, smtp
                       "username": bot, "timeout": 10.0},
             "outbox": {"kind": "smtp", "host": smtp_sink.host, "port": smtp_sink.port, "security": "none",
                        "timeout": 10.0},
+            **(sections or {}),
         },
-        env={"FLAGMAN_SECRET": "e2e-secret", "FLAGMAN_IMAP_PASSWORD": "bot-password"},
+        env={"FLAGMAN_SECRET": "e2e-secret", "FLAGMAN_IMAP_PASSWORD": "bot-password", **(env or {})},
         base_dir=tmp_path, source="e2e",
     )
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def world(request: pytest.FixtureRequest, tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink) -> Iterator[MailWorld]:
+    n = next(_serial)
+    domain = f"race{n}.test"
+    bot = dovecot.add_user(f"flagman@{domain}", "bot-password")
+    postgres = request.getfixturevalue("postgres") if request.param == "postgresql" else None
+    url = fresh_database(request.param, tmp_path, postgres)
+    settings = world_settings(tmp_path, bot, url, dovecot, smtp_sink)
     smtp_sink.reset()
     app = build_app(settings, clock=FakeClock())
     try:

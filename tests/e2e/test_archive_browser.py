@@ -179,15 +179,20 @@ window.addEventListener("load", function () {
 """
 
 
+def _fake_app(tmp_path: Path) -> App:
+    """The shell on a fresh SQLite database with the fake inbox, mailer and clock."""
+    settings = make_settings(tmp_path)
+    migrate(settings.database_url)
+    return App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
+               inbox=FakeInbox(), mailer=FakeMailer())
+
+
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz", "racecraft"])
 def test_a_results_mail_fits_a_phone_screen(tmp_path: Path, kind: str) -> None:
     """issue 11.1: the HTML part is laid out for phone screens: at 360 px nothing makes the
     mail wider than the screen (wide tables scroll inside), and the picture scales down."""
     binary = chromium()
-    settings = make_settings(tmp_path)
-    migrate(settings.database_url)
-    app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-              inbox=FakeInbox(), mailer=FakeMailer())
+    app = _fake_app(tmp_path)
     try:
         count = max(find_game(kind).min_players, 4)
         with app.db.transaction() as session:
@@ -267,10 +272,7 @@ def _mails_of(tmp_path: Path, kind: str) -> dict[str, EmailMessage]:
     from bot.games import turns
     from bot.models import Game, Seat
 
-    settings = make_settings(tmp_path)
-    migrate(settings.database_url)
-    app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-              inbox=FakeInbox(), mailer=FakeMailer())
+    app = _fake_app(tmp_path)
     try:
         count = max(find_game(kind).min_players, 4)
         with app.db.transaction() as session:
@@ -373,10 +375,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
     from bot.intake import orders_in_subject
 
     binary = chromium()
-    settings = make_settings(tmp_path)
-    migrate(settings.database_url)
-    app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-              inbox=FakeInbox(), mailer=FakeMailer())
+    app = _fake_app(tmp_path)
     try:
         rules = find_game(kind)
         with app.db.transaction() as session:

@@ -33,9 +33,8 @@ from bot.app import build_app
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out import dkim
 from bot.mail_out.one_tap import mailto_link
-from bot.settings import parse_settings
 from bot.testing import FakeClock, body_of, plain_mail
-from tests.e2e.conftest import MailWorld
+from tests.e2e.conftest import MailWorld, world_settings
 from tests.e2e.test_game_by_mail import cycle, read_inbox
 from tests.helpers import fresh_database
 from tests.servers import DnsServer, Dovecot, SmtpSink
@@ -58,20 +57,11 @@ def signed_world(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, dns_serv
     bot = dovecot.add_user(f"flagman@{domain}", "bot-password")
     seed = nacl.signing.SigningKey.generate().encode(encoder=nacl.encoding.Base64Encoder).decode("ascii")
     dns_server.set_txt(f"fm1._domainkey.{domain}", dkim.load_key("fm1", seed).record())
-    settings = parse_settings(
-        {
-            "bot": {"address": bot, "timezone": "Europe/London"},
-            "database": {"url": fresh_database("sqlite", tmp_path)},
-            "inbox": {"kind": "imap", "host": dovecot.host, "port": dovecot.imap_port, "security": "none",
-                      "username": bot, "timeout": 10.0},
-            "outbox": {"kind": "smtp", "host": smtp_sink.host, "port": smtp_sink.port, "security": "none",
-                       "timeout": 10.0},
-            "dkim": {"selectors": ["fm1"]},
-            "dns": {"nameservers": [dns_server.host], "port": dns_server.port, "timeout": 5.0},
-        },
-        env={"FLAGMAN_SECRET": "e2e-secret", "FLAGMAN_IMAP_PASSWORD": "bot-password", "FLAGMAN_DKIM_KEY_FM1": seed},
-        base_dir=tmp_path, source="e2e",
-    )
+    settings = world_settings(
+        tmp_path, bot, fresh_database("sqlite", tmp_path), dovecot, smtp_sink,
+        sections={"dkim": {"selectors": ["fm1"]},
+                  "dns": {"nameservers": [dns_server.host], "port": dns_server.port, "timeout": 5.0}},
+        env={"FLAGMAN_DKIM_KEY_FM1": seed})
     smtp_sink.reset()
     app = build_app(settings, clock=FakeClock())
     try:
