@@ -115,10 +115,12 @@ def world(db_kind: str = "sqlite") -> Iterator[World]:
 
 # -- games --------------------------------------------------------------------------------
 
-def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players: int = 8) -> list[Seat]:
+def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players: int = 8,
+                clock: Any = None) -> list[Seat]:
     """`games` Racecraft games of `players` each, started; their turn sheets marked sent.
 
-    Not timed. Returns every seat with its signed reply address.
+    Not timed. Returns every seat with its signed reply address. `clock`: the games' clock
+    (the system's when None).
     """
     from sqlalchemy import update
 
@@ -130,7 +132,8 @@ def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players
 
     settings = load_settings(spec)
     root = Path(spec["base_dir"])
-    app = build_app(settings, inbox=MaildirInbox(root / "unused-inbox"), mailer=MaildirMailer(root / "unused-outbox"))
+    app = build_app(settings, clock=clock, inbox=MaildirInbox(root / "unused-inbox"),
+                    mailer=MaildirMailer(root / "unused-outbox"))
     seats: list[Seat] = []
     try:
         shell = app.shell
