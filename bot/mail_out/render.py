@@ -81,6 +81,10 @@ class Renderer:
             keep_trailing_newline=True,
             trim_blocks=True,
             lstrip_blocks=True,
+            # Templates are read once per environment: `{% import %}` and `{% extends %}` in a
+            # template do not stat its file again on every render (bench: deadline). SIGHUP's
+            # `reload` makes a new environment, which reads every template again.
+            auto_reload=False,
         )
         env.filters["wrap"] = _wrap
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(prefix + line if line else line for line in str(text).splitlines())
