@@ -91,6 +91,17 @@ def turn_submissions(session: Session, turn: Turn) -> dict[int, list[OrderSubmis
     return by_seat
 
 
+def turns_submissions(session: Session, turn_ids: Sequence[int]) -> dict[int, dict[int, list[OrderSubmission]]]:
+    """`turn_submissions` of each of `turn_ids`, in one query per 500 turns: turn id -> seat id -> submissions."""
+    found: dict[int, dict[int, list[OrderSubmission]]] = {}
+    wanted = sorted(set(turn_ids))
+    for start in range(0, len(wanted), 500):
+        for sub in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id.in_(wanted[start:start + 500]))
+                                   .order_by(OrderSubmission.id)):
+            found.setdefault(sub.turn_id, {}).setdefault(sub.seat_id, []).append(sub)
+    return found
+
+
 def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], list[OrderSubmission]]:
     """`submissions(turn, seat)` of each (turn id, seat id) pair, in one query per 500 pairs."""
     found: dict[tuple[int, int], list[OrderSubmission]] = {pair: [] for pair in pairs}
@@ -114,18 +125,22 @@ def _as_read(table: FromClause) -> list[ColumnElement[Any]]:
     return [cast(c, Text) if isinstance(c.type, JSON) else c for c in table.columns]
 
 
-# Made once: building a statement costs more than running it (bench: deadline).
-_GAME_ID: BindParameter[int] = bindparam("game_id")
-_TURN_ID: BindParameter[int] = bindparam("turn_id")
+# Made once: building a statement costs more than running it (bench: deadline). Each query
+# reads the inputs of several turns at once (a chunk of the tick's due turns): the rows are
+# grouped by their first column (the game's or the turn's id), which is not part of the inputs.
+_GAME_IDS: BindParameter[list[int]] = bindparam("game_ids", expanding=True)
+_TURN_IDS: BindParameter[list[int]] = bindparam("turn_ids", expanding=True)
 _INPUTS = (
-    select(*_as_read(Game.__table__)).where(Game.id == _GAME_ID),
-    select(*_as_read(Seat.__table__), *_as_read(Player.__table__)).join(Player, Player.id == Seat.player_id)
-    .where(Seat.game_id == _GAME_ID).order_by(Seat.id),
-    select(Turn.id, Turn.number, Turn.resolved_at).where(Turn.game_id == _GAME_ID).order_by(Turn.id),
-    select(OrderSubmission.id).where(OrderSubmission.turn_id == _TURN_ID).order_by(OrderSubmission.id),
+    (select(Game.id, *_as_read(Game.__table__)).where(Game.id.in_(_GAME_IDS)), "game"),
+    (select(Seat.game_id, *_as_read(Seat.__table__), *_as_read(Player.__table__)).join(Player, Player.id == Seat.player_id)
+     .where(Seat.game_id.in_(_GAME_IDS)).order_by(Seat.game_id, Seat.id), "game"),
+    (select(Turn.game_id, Turn.id, Turn.number, Turn.resolved_at).where(Turn.game_id.in_(_GAME_IDS))
+     .order_by(Turn.game_id, Turn.id), "game"),
+    (select(OrderSubmission.turn_id, OrderSubmission.id).where(OrderSubmission.turn_id.in_(_TURN_IDS))
+     .order_by(OrderSubmission.turn_id, OrderSubmission.id), "turn"),
 )
-_TURN = select(*_as_read(Turn.__table__)).where(Turn.id == _TURN_ID)
-_TURN_LOCKED = _TURN.with_for_update()
+_TURNS = select(Turn.id, *_as_read(Turn.__table__)).where(Turn.id.in_(_TURN_IDS)).order_by(Turn.id)
+_TURNS_LOCKED = _TURNS.with_for_update()
 
 
 def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: bool = False) -> tuple[object, ...]:
@@ -135,6 +150,24 @@ def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: boo
     at two moments mean nothing the resolution depends on changed in between (`turns.tick`
     works a turn out on a snapshot and writes it only if its inputs are still the same).
     `lock`: on PostgreSQL, the turn's row is locked (FOR UPDATE) for the rest of the transaction."""
-    params = {"game_id": game_id, "turn_id": turn_id}
-    turn = session.execute(_TURN_LOCKED if lock else _TURN, params).all()
-    return (*(tuple(map(tuple, session.execute(query, params).all())) for query in _INPUTS), tuple(map(tuple, turn)))
+    return resolution_inputs_of(session, [(game_id, turn_id)], lock=lock)[turn_id]
+
+
+def resolution_inputs_of(session: Session, turns: Sequence[tuple[int, int]], *,
+                         lock: bool = False) -> dict[int, tuple[object, ...]]:
+    """`resolution_inputs` of each (game id, turn id) of `turns` (one turn per game), read
+    together: five queries for them all. Turn id -> its inputs."""
+    params = {"game_ids": sorted({g for g, _ in turns}), "turn_ids": sorted({t for _, t in turns})}
+    by_game: list[dict[object, list[tuple[object, ...]]]] = []
+    for query, _key in _INPUTS:
+        grouped: dict[object, list[tuple[object, ...]]] = {}
+        for row in session.execute(query, params):
+            grouped.setdefault(row[0], []).append(tuple(row[1:]))
+        by_game.append(grouped)
+    turn_rows: dict[object, list[tuple[object, ...]]] = {}
+    for row in session.execute(_TURNS_LOCKED if lock else _TURNS, params):
+        turn_rows.setdefault(row[0], []).append(tuple(row[1:]))
+    return {turn_id: (*(tuple(grouped.get(game_id if key == "game" else turn_id, ()))
+                        for grouped, (_query, key) in zip(by_game, _INPUTS, strict=True)),
+                      tuple(turn_rows.get(turn_id, ())))
+            for game_id, turn_id in turns}

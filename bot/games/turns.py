@@ -647,6 +647,11 @@ def _lateness(game: Game, turn: Turn, now: datetime) -> timedelta | None:
     return now - closing if rules.expected_players(rules.load_state(turn.state)) else None
 
 
+# The due turns worked out on one snapshot (bench: deadline): their games, seats, players,
+# turns and submissions read together, a few queries for them all, not a dozen a turn.
+TICK_CHUNK = 20
+
+
 def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], None] | None = None) -> list[Resolved]:
     """Resolve every due turn, one transaction per turn; returns what was resolved, in order.
     `on_resolved` is called after each turn's commit (the service wakes its sender: the
@@ -656,11 +661,11 @@ def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], No
     each turn's transaction). A turn is resolved at most once: the turn row is re-read inside
     the transaction and skipped if another worker resolved it meanwhile (`resolved_at` set).
 
-    Each turn is worked out (resolved, its mails rendered) on a read-only snapshot, which on
-    SQLite holds no write lock, so the sender's commits never wait for a turn's rendering;
-    the transaction that writes it is short, and writes what was worked out only if nothing
-    it was worked out from has changed since (`store.resolution_inputs`); otherwise the
-    turn is worked out again inside that transaction.
+    The due turns are worked out (resolved, their mails rendered) on a read-only snapshot,
+    `TICK_CHUNK` at a time, which on SQLite holds no write lock, so the sender's commits never
+    wait for a turn's rendering; the transaction that writes a turn is short, and writes what
+    was worked out only if nothing it was worked out from has changed since
+    (`store.resolution_inputs`); otherwise the turn is worked out again inside that transaction.
     """
     done: list[Resolved] = []
     rounds = 0
@@ -672,48 +677,78 @@ def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], No
         if not due:
             break
         among = set()
-        for game_id, turn_id in due:
-            worked = _work_out_due(shell, game_id, turn_id)
-            if worked is None:
-                continue
-            inputs, game, turn, writes, pictures = worked
-            with shell.db.transaction() as session:
-                if store.resolution_inputs(session, game_id, turn_id, lock=True) == inputs:
-                    session.info.setdefault(PICTURES, {}).update(pictures)
-                else:  # an order, a GM command... came in meanwhile: worked out again, here
-                    # The seats and their players in one query each, not one per seat.
-                    now_game = session.get(Game, game_id, options=[selectinload(Game.seats).selectinload(Seat.player)])
-                    now_turn = session.get(Turn, turn_id)
-                    if now_game is None or now_turn is None or now_turn.resolved_at is not None:
-                        continue
-                    game, turn = now_game, now_turn
-                    subs = store.turn_submissions(session, turn)
-                    if not is_due(session, game, turn, shell.now(), subs=subs):
-                        continue
-                    writes = work_out(shell, session, game, turn, subs=subs)
-                done.append(Resolved(game.name, turn.number, _lateness(game, turn, shell.now())))
-                write_resolution(shell, session, game, turn, writes)
-            among.add(game_id)  # its next turn may be due at once (nothing to wait for)
-            shell.faults.reached(CrashPoint.AFTER_RESOLVE)
-            if on_resolved is not None:
-                on_resolved()
+        for start in range(0, len(due), TICK_CHUNK):
+            for worked in _work_out_due(shell, due[start:start + TICK_CHUNK]):
+                resolved = _write_worked_out(shell, worked)
+                if resolved is None:
+                    continue
+                done.append(resolved)
+                among.add(worked.game_id)  # its next turn may be due at once (nothing to wait for)
+                shell.faults.reached(CrashPoint.AFTER_RESOLVE)
+                if on_resolved is not None:
+                    on_resolved()
     return done
 
 
-def _work_out_due(shell: Shell, game_id: int, turn_id: int) -> tuple[tuple[object, ...], Game, Turn, TurnWrites,
-                                                                     dict[Any, Any]] | None:
-    """Turn `turn_id` worked out on a snapshot: the inputs it was worked out from, the game and
-    turn as read (detached), what resolving it writes, and the pictures drawn for its mails;
-    None if it is not (or no longer) due."""
+@dataclass(frozen=True, slots=True)
+class WorkedOut:
+    """A due turn worked out on a snapshot: the inputs it was worked out from
+    (`store.resolution_inputs`), the game and turn as read (detached), what resolving it
+    writes, and the pictures drawn for its mails."""
+
+    game_id: int
+    turn_id: int
+    inputs: tuple[object, ...]
+    game: Game
+    turn: Turn
+    writes: TurnWrites
+    pictures: Mapping[tuple[object, ...], object]
+
+
+def _work_out_due(shell: Shell, due: Sequence[tuple[int, int]]) -> list[WorkedOut]:
+    """The turns `due` ((game id, turn id) pairs) worked out on one snapshot, in order; a turn
+    that is not (or no longer) due is left out."""
+    worked: list[WorkedOut] = []
     with shell.db.read() as session:
-        inputs = store.resolution_inputs(session, game_id, turn_id)
-        game = session.get(Game, game_id, options=[selectinload(Game.seats).selectinload(Seat.player)])
-        turn = session.get(Turn, turn_id)
-        if game is None or turn is None or turn.resolved_at is not None:
-            return None
-        subs = store.turn_submissions(session, turn)
-        if not is_due(session, game, turn, shell.now(), subs=subs):
-            return None
-        writes = work_out(shell, session, game, turn, subs=subs)
-        shell.faults.reached(CrashPoint.WORKED_OUT)
-        return inputs, game, turn, writes, dict(session.info.get(PICTURES, {}))
+        inputs = store.resolution_inputs_of(session, due)
+        game_ids = sorted({game_id for game_id, _ in due})
+        turn_ids = sorted({turn_id for _, turn_id in due})
+        games = {game.id: game for game in session.scalars(
+            select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player)))}
+        turns = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
+        subs = store.turns_submissions(session, turn_ids)
+        drawn: dict[tuple[object, ...], object] = session.info.setdefault(PICTURES, {})
+        for game_id, turn_id in due:
+            game, turn = games.get(game_id), turns.get(turn_id)
+            if game is None or turn is None or turn.resolved_at is not None:
+                continue
+            if not is_due(session, game, turn, shell.now(), subs=subs.get(turn_id, {})):
+                continue
+            writes = work_out(shell, session, game, turn, subs=subs.get(turn_id, {}))
+            shell.faults.reached(CrashPoint.WORKED_OUT)
+            pictures = {key: picture for key, picture in drawn.items() if key[0] == game_id}
+            worked.append(WorkedOut(game_id, turn_id, inputs[turn_id], game, turn, writes, pictures))
+    return worked
+
+
+def _write_worked_out(shell: Shell, worked: WorkedOut) -> Resolved | None:
+    """Write one turn worked out on a snapshot, in a transaction of its own: as worked out if
+    its inputs are unchanged, else worked out again here; None if it is no longer due."""
+    game, turn, writes = worked.game, worked.turn, worked.writes
+    with shell.db.transaction() as session:
+        if store.resolution_inputs(session, worked.game_id, worked.turn_id, lock=True) == worked.inputs:
+            session.info.setdefault(PICTURES, {}).update(worked.pictures)
+        else:  # an order, a GM command... came in meanwhile: worked out again, here
+            # The seats and their players in one query each, not one per seat.
+            now_game = session.get(Game, worked.game_id, options=[selectinload(Game.seats).selectinload(Seat.player)])
+            now_turn = session.get(Turn, worked.turn_id)
+            if now_game is None or now_turn is None or now_turn.resolved_at is not None:
+                return None
+            game, turn = now_game, now_turn
+            subs = store.turn_submissions(session, turn)
+            if not is_due(session, game, turn, shell.now(), subs=subs):
+                return None
+            writes = work_out(shell, session, game, turn, subs=subs)
+        resolved = Resolved(game.name, turn.number, _lateness(game, turn, shell.now()))
+        write_resolution(shell, session, game, turn, writes)
+    return resolved

@@ -84,8 +84,7 @@ def test_a_turn_worked_out_on_a_snapshot_gives_the_bytes_of_one_resolved_in_its_
     original = G._work_out_due
 
     def stale(*args: Any, **kwargs: Any) -> Any:
-        worked = original(*args, **kwargs)
-        return None if worked is None else (("inputs changed",), *worked[1:])
+        return [replace(worked, inputs=("inputs changed",)) for worked in original(*args, **kwargs)]
 
     monkeypatch.setattr(G, "_work_out_due", stale)
     fixed_secrets(monkeypatch)
