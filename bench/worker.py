@@ -20,11 +20,12 @@ from __future__ import annotations
 import cProfile
 import json
 import logging
+import os
 import resource
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,24 @@ def peak_rss_mb() -> float:
     except OSError:
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def process_usage(pids: Sequence[int]) -> tuple[float, float]:
+    """CPU seconds and peak RSS (MB) of the processes `pids` (the bot's parse worker), added
+    up, read from /proc while they run."""
+    cpu = rss = 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            cpu += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14, 15 of stat)
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    rss += int(line.split()[1]) / 1024
+        except (OSError, ValueError, IndexError):
+            continue
+    return cpu, rss
 
 
 def _cpu() -> float:
@@ -64,6 +83,7 @@ def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str,
 
 def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
+    from bot.mail_in.parsing import WorkerParser
 
     settings = load_settings(args["settings"])
     app = build_app(settings)
@@ -71,7 +91,11 @@ def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
 
     def work() -> dict[str, Any]:
         report = service.poll()
-        return {"fetched": report.fetched, "outcomes": report.outcomes, "duplicates": report.duplicates}
+        # The parse worker (bot.mail_in.parsing) works for the bot too: its CPU and memory count.
+        worker_pids = app.parser.worker_pids() if isinstance(app.parser, WorkerParser) else ()
+        worker_cpu, worker_rss = process_usage(worker_pids)
+        return {"fetched": report.fetched, "outcomes": report.outcomes, "duplicates": report.duplicates,
+                "parse_workers": len(worker_pids), "worker_cpu_seconds": worker_cpu, "worker_peak_rss_mb": worker_rss}
 
     try:
         return _timed(work, profile)

@@ -22,6 +22,7 @@ from bot.db import Database
 from bot.faults import NO_FAULTS, Faults
 from bot.games.turns import Shell
 from bot.mail_in.inbox import Inbox, MaildirInbox
+from bot.mail_in.parsing import InlineParser, MailParser, WorkerParser
 from bot.mail_out.mailer import MaildirMailer, Mailer
 from bot.mail_out.render import Renderer
 from bot.service import Service
@@ -37,7 +38,7 @@ Security = Literal["tls", "starttls", "none"]  # checked by bot.settings.validat
 # the objects already built: the scheduler's SIGHUP reload assigns `app.settings`, and the
 # jobs that run after it must see the new settings.
 _SHELL_FIELDS = frozenset({"db", "settings", "clock", "renderer", "faults"})
-_SERVICE_FIELDS = frozenset({"inbox", "mailer"})
+_SERVICE_FIELDS = frozenset({"inbox", "mailer", "parser"})
 
 
 @dataclass
@@ -49,6 +50,7 @@ class App:
     inbox: Inbox
     mailer: Mailer
     faults: Faults = NO_FAULTS
+    parser: MailParser = field(default_factory=InlineParser)  # where a batch of mail is parsed
     _shell: Shell | None = field(default=None, init=False, repr=False, compare=False)
     _service: Service | None = field(default=None, init=False, repr=False, compare=False)
     _closed: bool = field(default=False, init=False, repr=False, compare=False)
@@ -72,11 +74,12 @@ class App:
     def service(self) -> Service:
         """Built on first use and kept, on `shell`."""
         if self._service is None:
-            self._service = Service(self.shell, self.inbox, self.mailer)
+            self._service = Service(self.shell, self.inbox, self.mailer, self.parser)
         return self._service
 
     def close(self) -> None:
-        """Close the inbox, the mailer and the database; each even if closing another fails.
+        """Close the inbox, the mailer, the parse worker and the database; each even if
+        closing another fails.
 
         Idempotent: the `with` block's exit and an explicit close (the scheduler's stop) may
         both call it.
@@ -84,13 +87,11 @@ class App:
         if self._closed:
             return
         self._closed = True
-        try:
-            self.inbox.close()
-        finally:
-            try:
-                self.mailer.close()
-            finally:
-                self.db.dispose()
+        with ExitStack() as closing:  # run last-in first-out: the database is disposed of last
+            closing.callback(self.db.dispose)
+            closing.callback(self.parser.close)
+            closing.callback(self.mailer.close)
+            closing.callback(self.inbox.close)
 
     def __enter__(self) -> App:
         return self
@@ -178,6 +179,8 @@ def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | 
             built.callback(inbox.close)
         if mailer is None:
             mailer = build_mailer(settings)
+        parser: MailParser = WorkerParser(settings.inbox.parse_workers) if settings.inbox.parse_workers else InlineParser()
+        built.callback(parser.close)
         app = App(
             faults=faults,
             settings=settings,
@@ -186,6 +189,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | 
             renderer=Renderer(),
             inbox=inbox,
             mailer=mailer,
+            parser=parser,
         )
         built.pop_all()
     return app

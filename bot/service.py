@@ -21,7 +21,8 @@ from bot.games import reminders, signups, store
 from bot.games import turns as G
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
-from bot.mail_in.parse import Inbound, parse_inbound
+from bot.mail_in.parse import Inbound
+from bot.mail_in.parsing import InlineParser, MailParser, ParseOptions, parse_batch, unparsed
 from bot.mail_out import outbox as mailout
 from bot.mail_out.mailer import Mailer
 from bot.models import InboundStatus, Quarantine
@@ -31,10 +32,11 @@ log = logging.getLogger("flagman.inbound")
 
 
 class Service:
-    def __init__(self, shell: G.Shell, inbox: Inbox, mailer: Mailer) -> None:
+    def __init__(self, shell: G.Shell, inbox: Inbox, mailer: Mailer, parser: MailParser | None = None) -> None:
         self.shell = shell
         self.inbox = inbox
         self.mailer = mailer
+        self.parser: MailParser = parser if parser is not None else InlineParser()
         self.intake = Intake(shell)
 
     @property
@@ -48,14 +50,18 @@ class Service:
         """Work through the inbox in batches until it is empty (or `max_batches` are done, or
         `stop()` says so after a batch; `on_batch` is called after each one). While a batch is
         handled, the next one is read (`ReadAhead`); the batch is moved out of the inbox once
-        that read is over, so the inbox is never used by two threads at once."""
+        that read is over, so the inbox is never used by two threads at once. The batch read
+        ahead is parsed there too (`self.parser`: in a worker process, beside the batch in hand)."""
         report = PollReport()
         size = self.settings.inbox.batch_size
         batches = 0
         seen: set[str] = set()
         mails = self.inbox.fetch_new(size)
+        parsed: list[Inbound | None] | None = None  # the batch's mails parsed, when read ahead
         while True:
-            mails = [m for m in mails if m.key not in seen]
+            if any(m.key in seen for m in mails):
+                parsed = None
+                mails = [m for m in mails if m.key not in seen]
             if not mails:
                 break
             batches += 1
@@ -63,9 +69,10 @@ class Service:
             report.fetched += len(mails)
             self.shell.faults.reached(CrashPoint.AFTER_FETCH)
             last = max_batches is not None and batches >= max_batches
-            ahead = None if last else ReadAhead(self.inbox, size, skip=[m.key for m in mails])
+            ahead = None if last else ReadAhead(self.inbox, size, skip=[m.key for m in mails],
+                                                parse=lambda batch: self.parser.parse(batch, self.parse_options()))
             try:
-                self.handle_batch(mails, report, before_move=ahead.wait if ahead is not None else None)
+                self.handle_batch(mails, report, before_move=ahead.wait if ahead is not None else None, parsed=parsed)
             finally:
                 if ahead is not None:
                     ahead.wait()
@@ -73,8 +80,12 @@ class Service:
                 on_batch(report)
             if ahead is None or (stop is not None and stop()):
                 break
-            mails = ahead.result()
+            mails, parsed = ahead.result(), ahead.parsed()
         return report
+
+    def parse_options(self) -> ParseOptions:
+        return ParseOptions(frozenset({self.settings.bot.address.lower()}), self.settings.bot.loop_header,
+                            self.settings.limits.max_lines)
 
     def tick(self, *, read_first: bool = False, on_resolved: Callable[[], None] | None = None) -> list[tuple[str, int]]:
         """Resolve the turns that are due. With `read_first` (`flagman tick`; the service's own tick
@@ -106,22 +117,20 @@ class Service:
     # -- one batch -------------------------------------------------------------------------
 
     def handle_batch(self, mails: Sequence[RawMail], report: PollReport | None = None, *,
-                     before_move: Callable[[], None] | None = None) -> None:
+                     before_move: Callable[[], None] | None = None,
+                     parsed: Sequence[Inbound | None] | None = None) -> None:
+        """Handle one batch and move it out of the inbox. `parsed`: its mails parsed already
+        (`parse_batch`, in the same order), else they are parsed here."""
         report = report if report is not None else PollReport()
-        own = {self.settings.bot.address.lower()}
-        parsed: list[tuple[RawMail, Inbound | None]] = []
-        for raw in mails:
-            if raw.data is None:
-                parsed.append((raw, None))
-                continue
-            parsed.append((raw, parse_inbound(raw.data, own_addresses=own, loop_header=self.settings.bot.loop_header,
-                                              max_lines=self.settings.limits.max_lines, size=raw.size)))
+        if parsed is None or len(parsed) != len(mails):
+            parsed = parse_batch(unparsed(mails), self.parse_options())
+        batch = list(zip(mails, parsed, strict=True))
         try:
             # The common case, every mail handled: one transaction, no savepoints.
-            results = self._handle_all(parsed, savepoints=False)
+            results = self._handle_all(batch, savepoints=False)
         except Exception:  # noqa: BLE001 - redone mail by mail below, where the failure is quarantined
             log.warning("a mail of the batch failed; the batch is done again mail by mail", exc_info=True)
-            results = self._handle_all(parsed, savepoints=True, again=True)
+            results = self._handle_all(batch, savepoints=True, again=True)
         done: list[str] = []
         failed: list[str] = []
         for raw, outcome in results:

@@ -74,6 +74,9 @@ class InboxSettings:
     processed_folder: str = "Processed"
     failed_folder: str = "Failed"
     batch_size: int = 100
+    # Worker processes that parse the next batch while one is handled (bot.mail_in.parsing):
+    # 1 puts the parsing on a second core; 0 parses in the service's own process.
+    parse_workers: int = 1
     idle: bool = True
     timeout: float = 30.0
     # How far the mail server's clock may run ahead of ours before a receipt time is
@@ -322,6 +325,8 @@ def validate(settings: Settings) -> None:
     for section, security in (("inbox", settings.inbox.security), ("outbox", settings.outbox.security)):
         if security not in ("tls", "starttls", "none"):
             raise SettingsError(f"[{section}] security must be \"tls\", \"starttls\" or \"none\"")
+    if not 0 <= settings.inbox.parse_workers <= 8:
+        raise SettingsError("[inbox] parse_workers must be 0 (parse in the service's process) to 8")
     for proof in settings.auth.accept:
         if proof not in ("password", "dmarc"):
             raise SettingsError(f"[auth] accept: unknown proof {proof!r}; use \"password\" and/or \"dmarc\"")

@@ -8,15 +8,16 @@ returns it again and the service skips it as a duplicate (its key is already rec
 from __future__ import annotations
 
 import enum
+import logging
 import os
 import re
 import threading
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 
 class Folder(enum.Enum):
@@ -55,6 +56,9 @@ class RawMail:
 
 
 # The most of an over-cap mail's header section that is read (a real header is a few kB).
+log = logging.getLogger("flagman.inbound")
+Parsed = TypeVar("Parsed")  # what ReadAhead's `parse` makes of a batch
+
 HEADER_CAP = 64 * 1024
 
 
@@ -86,34 +90,52 @@ class Inbox(Protocol):
     def close(self) -> None: ...
 
 
-class ReadAhead:
+class ReadAhead(Generic[Parsed]):
     """The next batch, fetched in a thread of its own while the batch in hand is handled (the
-    mail server works while the bot does; performance.md: ingest). `skip`: the keys of the
-    batch in hand, still in the inbox. The inbox is used by this thread alone until `result`
-    (or `wait`) returns: the caller moves the batch in hand only after that."""
+    mail server works while the bot does; performance.md: ingest), then parsed there with
+    `parse` (`bot.mail_in.parsing`: in a worker process, on another core). `skip`: the keys
+    of the batch in hand, still in the inbox. The inbox is used by this thread alone until
+    `wait` returns (the fetch is over): the caller moves the batch in hand only after that."""
 
-    def __init__(self, inbox: Inbox, limit: int, skip: Collection[str]) -> None:
+    def __init__(self, inbox: Inbox, limit: int, skip: Collection[str],
+                 parse: Callable[[list[RawMail]], Parsed] | None = None) -> None:
         self._mails: list[RawMail] = []
+        self._parsed: Parsed | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._fetch, args=(inbox, limit, frozenset(skip)),
+        self._fetched = threading.Event()
+        self._thread = threading.Thread(target=self._fetch, args=(inbox, limit, frozenset(skip), parse),
                                         name="read-ahead", daemon=True)
         self._thread.start()
 
-    def _fetch(self, inbox: Inbox, limit: int, skip: frozenset[str]) -> None:
+    def _fetch(self, inbox: Inbox, limit: int, skip: frozenset[str],
+               parse: Callable[[list[RawMail]], Parsed] | None) -> None:
         try:
             self._mails = inbox.fetch_new(limit, skip=skip)
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread by `result`
             self._error = exc
+        finally:
+            self._fetched.set()
+        if parse is not None and self._error is None and self._mails:
+            try:
+                self._parsed = parse(self._mails)
+            except Exception:  # noqa: BLE001 - the batch is parsed again by the caller
+                log.warning("the batch read ahead could not be parsed there; it is parsed when handled", exc_info=True)
 
     def wait(self) -> None:
-        self._thread.join()
+        """Until the fetch is over (the parse may still run: it does not use the inbox)."""
+        self._fetched.wait()
 
     def result(self) -> list[RawMail]:
         """The mails fetched; what the fetch raised is raised here."""
-        self.wait()
+        self._thread.join()
         if self._error is not None:
             raise self._error
         return self._mails
+
+    def parsed(self) -> Parsed | None:
+        """`parse` of the mails fetched, in order; None when there was nothing to parse or it failed."""
+        self._thread.join()
+        return self._parsed
 
 
 class MaildirInbox:
