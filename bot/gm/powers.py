@@ -20,7 +20,6 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -48,7 +47,16 @@ from bot.mail_in.parse import Inbound
 from bot.mail_out import calendar as ical
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Player, Seat, Turn
-from rules.api import FigureError, OptionError, ProblemKind, Viewer
+from rules.api import (
+    AnyGame,
+    FigureError,
+    GameOrder,
+    GameState,
+    OptionError,
+    Parsed,
+    ProblemKind,
+    Viewer,
+)
 
 log = logging.getLogger("flagman.gm")
 
@@ -77,7 +85,7 @@ class Ctx:
     now: datetime
     actor: str
     via: str
-    undo: dict[str, Any] | None = None
+    undo: dict[str, object] | None = None
     extra: str = ""
     mail: RenderedMail | None = None  # replaces the plain confirmation (PREVIEW)
 
@@ -159,7 +167,7 @@ def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: t
 
 # -- helpers -----------------------------------------------------------------------------------
 
-def _open(ctx: Ctx) -> tuple[Any, Any, Turn]:
+def _open(ctx: Ctx) -> tuple[AnyGame, GameState, Turn]:
     game = ctx.game
     if game.status == GameStatus.SIGNUP:
         raise GmRefusal(f"{game.name} has not started (sign-ups are open); START {game.name} first")
@@ -186,15 +194,14 @@ def _orders_text(text: str) -> str:
     return "\n".join(part.strip() for part in text.split(";"))
 
 
-def _parse_for(rules: Any, state: Any, seat: Seat, text: str) -> tuple[Any, ...]:
+def _parse_for(rules: AnyGame, state: GameState, seat: Seat, text: str) -> tuple[GameOrder, ...]:
     parsed = rules.parse_orders(state, seat.name, _orders_text(text))
     if parsed.problems or not parsed.orders:
         raise _not_valid(rules, state, seat, parsed)
-    orders: tuple[Any, ...] = parsed.orders
-    return orders
+    return parsed.orders
 
 
-def _not_valid(rules: Any, state: Any, seat: Seat, parsed: Any) -> GmRefusal:
+def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[GameOrder]) -> GmRefusal:
     """The refusal of orders the game's parser did not take, with its reasons and the grammar."""
     reasons = "; ".join(f'"{p.line}": {p.reason}' for p in parsed.problems) or "no orders in it"
     return GmRefusal(f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
@@ -489,7 +496,7 @@ def _rollback(ctx: Ctx, args: tuple[str, ...]) -> str:
     if game.status == GameStatus.SIGNUP:
         raise GmRefusal(f"{game.name} has not started")
     rules = G.rules_of(game)
-    undone: list[dict[str, Any]] = []
+    undone: list[dict[str, object]] = []
     while True:
         last = store.last_resolved_turn(session, game)
         if last is None:
@@ -524,9 +531,9 @@ def _rollback(ctx: Ctx, args: tuple[str, ...]) -> str:
                "to take them out again." if closed else ""))
 
 
-def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, Any]:
+def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, object]:
     session = ctx.session
-    discarded: dict[str, Any] = {
+    discarded: dict[str, object] = {
         "turn": resolved.number, "resolved_at": as_utc(resolved.resolved_at).isoformat() if resolved.resolved_at else None,
         "state_after": resolved.state_after, "events": resolved.events, "defaults": [], "next_turn": None,
     }
@@ -558,7 +565,7 @@ def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, Any]:
     return discarded
 
 
-def _sub_json(ctx: Ctx, sub: OrderSubmission) -> dict[str, Any]:
+def _sub_json(ctx: Ctx, sub: OrderSubmission) -> dict[str, object]:
     seat = ctx.session.get(Seat, sub.seat_id)
     return {"seat": seat.name if seat else sub.seat_id, "source": sub.source, "text": sub.text,
             "received_at": as_utc(sub.received_at).isoformat(), "inbound_id": sub.inbound_id}
