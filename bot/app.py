@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from bot.clock import Clock, SystemClock
 from bot.db import Database
@@ -104,7 +104,7 @@ class App:
 # -- the adapters ----------------------------------------------------------------------------
 
 def _database(url: str, *, connect_timeout: int | None = None) -> Database:
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     if connect_timeout is not None and url.startswith("postgresql"):
         # libpq's own timeout (seconds): a server that does not answer is a finding for
         # `flagman doctor`, not a hang. SQLite has no connection to wait for.

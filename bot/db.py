@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from bot.resources import alembic_ini_path, migrations_path
+
+if TYPE_CHECKING:  # alembic is imported when a migration runs, not with the bot
+    from alembic.config import Config
+    from sqlalchemy.pool import ConnectionPoolEntry
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -25,7 +29,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         engine = create_engine(url, **kwargs)
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+        def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
             # WAL lets the poller and the sender read while another writes; NORMAL sync in
             # WAL mode is still crash-safe for the database (only the last commits may be
             # lost on power failure, never corrupted).
@@ -37,7 +41,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             cursor.close()
 
         @event.listens_for(engine, "begin")
-        def _sqlite_begin(conn: Any) -> None:
+        def _sqlite_begin(conn: Connection) -> None:
             # pysqlite's own transaction handling is off (isolation_level=None above), so
             # SAVEPOINTs work; IMMEDIATE takes the write lock up front, avoiding deadlocks
             # between two writers that both started by reading. A session that only reads
@@ -97,7 +101,7 @@ def autoflushing(session: Session) -> Iterator[Session]:
         session.autoflush = before
 
 
-def alembic_config(url: str) -> Any:
+def alembic_config(url: str) -> Config:
     from alembic.config import Config
 
     config = Config(str(alembic_ini_path()))

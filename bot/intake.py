@@ -27,7 +27,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
-from typing import Any
 
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
@@ -76,8 +75,7 @@ from bot.models import (
     Turn,
 )
 from bot.settings import Settings
-from rules.api import Game as Rules
-from rules.api import OrderProblem, ProblemKind
+from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
 
@@ -233,9 +231,9 @@ class BatchMemo:
     recent: dict[tuple[str, str], int] = field(default_factory=dict)
     recent_read_at: dict[tuple[str, str], datetime] = field(default_factory=dict)
     games: dict[str, Game | None] = field(default_factory=dict)
-    states: dict[int, tuple[Rules[Any, Any], Any, Turn | None]] = field(default_factory=dict)
+    states: dict[int, tuple[AnyGame, GameState, Turn | None]] = field(default_factory=dict)
     subs: dict[tuple[int, int], list[OrderSubmission]] = field(default_factory=dict)  # (turn, seat) -> its own
-    on_file: dict[tuple[int, int], tuple[Any, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
+    on_file: dict[tuple[int, int], tuple[GameOrder, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
     pending: set[tuple[str, str]] = field(default_factory=set)  # rate-limit keys of rows not yet written
 
     def forget(self) -> None:
@@ -332,13 +330,13 @@ class Intake:
             self.memo.games[key] = store.find_game_row(session, key, with_seats=True)
         return self.memo.games[key]
 
-    def _current_state(self, session: Session, game: Game) -> tuple[Rules[Any, Any], Any, Turn | None]:
+    def _current_state(self, session: Session, game: Game) -> tuple[AnyGame, GameState, Turn | None]:
         if game.id not in self.memo.states:
             self.memo.states[game.id] = G.current_state(session, game)
         return self.memo.states[game.id]
 
-    def _on_file(self, session: Session, rules: Rules[Any, Any], state: Any, turn: Turn,
-                 seat: Seat) -> tuple[Any, ...] | None:
+    def _on_file(self, session: Session, rules: AnyGame, state: GameState, turn: Turn,
+                 seat: Seat) -> tuple[GameOrder, ...] | None:
         """The seat's orders on file for the turn (`orders_on_file`), worked out once a batch and
         kept up to date as its orders come (`_orders`)."""
         pair = (turn.id, seat.id)

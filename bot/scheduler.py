@@ -31,10 +31,11 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -42,6 +43,12 @@ from bot.app import App, build_app, build_inbox
 from bot.ops.instance import InstanceLock, lock_for, wait_for_lock
 from bot.ops.notify import Notifier
 from bot.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    _Handler: TypeAlias = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+    """A signal's handler, as `signal.signal` takes and returns it."""
 
 log = logging.getLogger("flagman.service")
 
@@ -77,7 +84,7 @@ class Runner:
         # Set by want_send: the send job sends again when the send in hand is over (a wake
         # while the job runs would otherwise be dropped: one instance at a time).
         self.send_wanted = threading.Event()
-        self.hooks: list[Any] = []  # called after each job (e.g. the systemd watchdog)
+        self.hooks: list[Callable[[str], None]] = []  # called with the job's name after each job (e.g. the systemd watchdog)
         self.finished: dict[str, float] = {}  # job -> time.monotonic() it last finished
         self.running: dict[str, float] = {}  # job -> time.monotonic() it started, while it runs
         self.idle_alive = 0.0  # the IDLE loop's last sign of life
@@ -85,7 +92,7 @@ class Runner:
         self.hooks.append(self._record_finished)
 
     # -- jobs --------------------------------------------------------------------------------
-    def _guard(self, name: str, func: Any) -> Any:
+    def _guard(self, name: str, func: Callable[[], None]) -> Callable[[], None]:
         def job() -> None:
             if self.stop_event.is_set():
                 return
@@ -281,7 +288,7 @@ class _Signals:
         self._read.setblocking(False)
         self._write.setblocking(False)
         self.stop = _StopFlag(self)
-        self._before: dict[signal.Signals, Any] = {}
+        self._before: dict[signal.Signals, _Handler] = {}
         self._before_fd = -1
 
     def install(self) -> None:

@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from bot.answers import Outcome, PollReport
 from bot.faults import CrashPoint
-from bot.games import reminders, signups, store
+from bot.games import reminders, seats, store
 from bot.games import turns as G
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
@@ -103,7 +103,7 @@ class Service:
                 for name in sorted({r.game for r in resolved}):
                     game = store.find_game_row(session, name)
                     if game is not None:
-                        signups.enforce_nmr_limit(self.shell, session, game)
+                        seats.enforce_nmr_limit(self.shell, session, game)
                 for r in resolved:
                     late_game = store.find_game_row(session, r.game) if r.late is not None else None
                     if late_game is not None and r.late is not None:

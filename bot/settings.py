@@ -199,9 +199,9 @@ _SECTIONS: dict[str, type] = {
 }
 
 
-def _section(name: str, cls: type, data: Mapping[str, Any]) -> Any:
+def _section(name: str, cls: type, data: Mapping[str, object]) -> Any:
     known = {f.name: f for f in fields(cls)}
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for key, value in data.items():
         if key not in known:
             raise SettingsError(f"[{name}] has no option {key!r}; known: {', '.join(sorted(known))}")
@@ -246,7 +246,7 @@ def load_secrets(env: Mapping[str, str]) -> Secrets:
     )
 
 
-def parse_settings(data: Mapping[str, Any], *, env: Mapping[str, str], base_dir: Path, source: str) -> Settings:
+def parse_settings(data: Mapping[str, object], *, env: Mapping[str, str], base_dir: Path, source: str) -> Settings:
     sections: dict[str, Any] = {}
     for key, value in data.items():
         if key not in _SECTIONS:

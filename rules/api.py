@@ -39,6 +39,16 @@ Racecraft: every runner's place and EP), so a picture never reads text back into
 Templates read ``view.x``; a `View` is also a read-only mapping of its fields (``view["x"]``,
 ``view.get("x")``, ``dict(view)``), for shell code written when views were dicts.
 
+The shell's side
+----------------
+The shell never looks inside a state or an order: it only hands them back to the game that
+made them. It holds them as `GameState` and `GameOrder`, opaque types (a `NewType` of
+``object``: nothing can be read off one, and no other value passes for one), and a game as
+`AnyGame` (``Game[GameState, GameOrder]``): some game, its own state and order types unknown.
+`rules.find_game` is the one place that says so (a `cast`, since each game has types of its
+own). The types do not tell one game's states from another's: the shell keeps each state
+with the game it came from (its `load_state`, or what its methods returned).
+
 Errors
 ------
 ::
@@ -61,7 +71,7 @@ import hashlib
 import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Generic, NewType, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 PlayerId = str
 """A seat's short name within a game (e.g. ``"roger"``): lower-case letters, digits, ``-`` and ``_``."""
@@ -72,6 +82,15 @@ Standings = tuple[tuple[PlayerId, ...], ...]
 JsonScalar = str | int | float | bool | None
 Figures = Mapping[str, JsonScalar]
 """A player's figures by name, e.g. ``{"ep": 7}``; JSON-ready."""
+
+GameState = NewType("GameState", object)
+"""The shell's view of a game's state: opaque. Only the game's own methods look inside; the
+shell loads it (`Game.load_state`), hands it back, and stores what `Game.dump_state` makes of it."""
+
+GameOrder = NewType("GameOrder", object)
+"""The shell's view of one of a game's orders: opaque. Only the game's own methods look inside;
+the shell gets them from `Game.parse_orders` (and the like), hands them back, and stores them as
+`Game.format_orders` writes them."""
 
 
 class OrderError(ValueError):
@@ -413,6 +432,10 @@ class Game(Protocol[S, O]):
     def load_state(self, data: Mapping[str, Any]) -> S:
         """The inverse of `dump_state`; raises StateError on an unknown version or shape."""
         ...
+
+
+AnyGame: TypeAlias = Game[GameState, GameOrder]
+"""Some game, as the shell holds it (`rules.find_game`): its states and orders opaque."""
 
 
 def standings_json(standings: Standings) -> list[list[PlayerId]]:

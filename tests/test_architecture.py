@@ -32,14 +32,10 @@ ADAPTERS = frozenset({"Database", "ImapInbox", "SmtpMailer", "MaildirInbox", "Ma
 ADAPTER_BUILDERS = frozenset({"bot/app.py", "bot/testing.py"})
 
 # Lazy imports that close a cycle, as "importer -> imported": each is a function-level
-# import in the first module whose target imports the first module back.
-LAZY_CYCLES: dict[str, str] = {
-    # GM powers and sign-ups call each other: REPLACE on a sign-up game welcomes the new
-    # player (signups.send_welcome), PROCESS enforces the NMR limit (signups), and RESIGN and
-    # the NMR limit drop a seat the way the GM's DROP does (powers).
-    "bot.gm.powers -> bot.games.signups": "REPLACE/PROCESS use the sign-up rules",
-    "bot.games.signups -> bot.gm.powers": "RESIGN and the NMR limit act as the GM's DROP",
-}
+# import in the first module whose target imports the first module back. None now: GM
+# powers and sign-ups, which called each other (REPLACE welcomes, PROCESS enforces the NMR
+# limit, RESIGN and the NMR limit drop a seat as DROP does), share `bot.games.seats`.
+LAZY_CYCLES: dict[str, str] = {}
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult
@@ -73,7 +73,7 @@ class RelayWatch:
             if on_result is not None:
                 on_result(result)
 
-        kwargs: dict[str, Any] = {"settle": settle} if settle is not None else {}
+        kwargs: dict[str, object] = {"settle": settle} if settle is not None else {}
         results: list[SendResult] = self.mailer.send(mails, on_result=watch, **kwargs)
         return results
 

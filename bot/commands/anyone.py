@@ -21,7 +21,7 @@ from bot.answers import Letter, Notice
 from bot.commands import account, tokens
 from bot.commands.grammar import Confirm, ListGames, Observe, ShowRules, Unobserve
 from bot.commands.handlers import Context, Reply, handles, refusal
-from bot.games import observers, signups, store
+from bot.games import observers, seats, store
 from bot.games import turns as G
 from bot.letters import ToAddress
 from bot.models import Game, GameStatus, Observer, Player
@@ -89,7 +89,7 @@ def _rules(ctx: Context, command: ShowRules) -> Reply:
     rules = G.rules_of(game)
     values = G.base_context(ctx.shell, game, rules)
     values.update({
-        "greeting": letters.greeting(ctx.to), "summary": rules.rules_summary(), "help": signups.sample_help(game),
+        "greeting": letters.greeting(ctx.to), "summary": rules.rules_summary(), "help": seats.sample_help(game),
         "min_players": rules.min_players, "max_players": rules.max_players, "players": len(store.active_seats(game)),
         "deadline_spec": game.deadline_spec, "game_timezone": game.timezone, "early": game.early_resolution,
         "press": game.press,

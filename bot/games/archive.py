@@ -24,18 +24,22 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from bot import pictures
-from bot.mail_out.html import PICTURES
+from bot.mail_out.html import PICTURES, DrawnPictures
 from bot.mail_out.render import Renderer
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
 from rules import find_game
-from rules.api import Event, Resolution, Roll, Viewer
+from rules.api import Event, Resolution, Roll, View, Viewer
+
+if TYPE_CHECKING:  # for the annotations only: bot.games.turns, where the Shell is, imports this module
+    from bot.db import Database
+    from bot.games.turns import Shell
 
 log = logging.getLogger("flagman.archive")
 
@@ -80,7 +84,7 @@ def _write(path: Path, data: bytes) -> None:
         raise
 
 
-def _render(renderer: Renderer, name: str, context: Mapping[str, Any]) -> bytes:
+def _render(renderer: Renderer, name: str, context: Mapping[str, object]) -> bytes:
     return renderer.env.get_template(f"archive/{name}").render(**context).encode("utf-8")
 
 
@@ -100,11 +104,11 @@ def write_archive(session: Session, game: Game, directory: Path, *, renderer: Re
     wanted = set(range(1, len(rows) + 2)) if turns is None else {n + d for n in turns for d in (-1, 0, 1)}
     history = pictures.needs_history(game.kind)
     # Public views without events: the frames pictures are drawn from (as in the mails).
-    frames: list[Mapping[str, Any]] = [rules.view(rules.load_state(rows[0].state), None, Viewer.PUBLIC)] if rows else []
+    frames: list[View] = [rules.view(rules.load_state(rows[0].state), None, Viewer.PUBLIC)] if rows else []
     pages: list[TurnPage] = []
     numbers = [t.number for t in resolved]
     common = {"game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)}}
-    last_view: Mapping[str, Any] | None = frames[0] if frames else None
+    last_view: View | None = frames[0] if frames else None
     for position, turn in enumerate(resolved):
         assert turn.state_after is not None
         state = rules.load_state(turn.state_after)
@@ -148,7 +152,7 @@ def write_archive(session: Session, game: Game, directory: Path, *, renderer: Re
     return directory / "index.html"
 
 
-def write_game_archive(db: Any, name: str, directory: Path, renderer: Renderer | None = None) -> Path:
+def write_game_archive(db: Database, name: str, directory: Path, renderer: Renderer | None = None) -> Path:
     """The whole site of the game called `name` (the CLI); ValueError if there is no such game."""
     with db.read() as session:
         game = session.scalar(select(Game).where(Game.name == name.strip().lower()))
@@ -161,7 +165,7 @@ def write_game_archive(db: Any, name: str, directory: Path, renderer: Renderer |
 
 # -- after every turn ------------------------------------------------------------------------
 
-def after_commit(shell: Any, session: Session, game: Game, turn_number: int) -> None:
+def after_commit(shell: Shell, session: Session, game: Game, turn_number: int) -> None:
     """With ``[bot] archive_dir``, write `game`'s new turn to its archive once `session`
     commits (never before: a rolled-back turn must not be published)."""
     root = shell.settings.bot.archive_dir
@@ -174,9 +178,9 @@ def after_commit(shell: Any, session: Session, game: Game, turn_number: int) -> 
     pending.setdefault(game.id, set()).add(turn_number)
 
 
-def _publish(shell: Any, session: Session) -> None:
+def _publish(shell: Shell, session: Session) -> None:
     pending: dict[int, set[int]] = session.info.pop(_PENDING, {})
-    drawn: dict[tuple[Any, ...], Picture | None] = session.info.get(PICTURES, {})
+    drawn: DrawnPictures = session.info.get(PICTURES, {})
     root = shell.settings.resolve_path(shell.settings.bot.archive_dir)
     for game_id, numbers in pending.items():
         known = {key[1]: pic for key, pic in drawn.items() if key[0] == game_id and key[1] in numbers}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -24,7 +24,7 @@ from bot.games.deadlines import format_local
 from bot.mail_out import outbox as mailout
 from bot.mail_out.render import PublicReport
 from bot.models import Game, Observer, Turn
-from rules.api import Game as Rules
+from rules.api import AnyGame
 
 if TYPE_CHECKING:  # the shell is built from this module's users, not the other way round
     from bot.games.turns import Shell
@@ -74,7 +74,7 @@ def move(session: Session, old: str, new: str) -> None:
             row.address = new.lower()
 
 
-def queue_results(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], report: PublicReport,
+def queue_results(shell: Shell, session: Session, game: Game, rules: AnyGame, report: PublicReport,
                   resolved: Turn, next_turn: Turn | None, defaulted: Sequence[str],
                   *, into: mailout.NewRows | None = None) -> int:
     """The public results of `resolved` to each observer of `game` (the final result when the

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.clock import as_utc
@@ -39,7 +39,7 @@ from bot.games import turns as G
 from bot.games.deadlines import DeadlineError, parse_duration
 from bot.games.preferences import reminders_wanted
 from bot.letters import ToGm, ToSeat
-from bot.models import Game, GameStatus, Turn
+from bot.models import Game, GameStatus, Seat, Turn
 
 log = logging.getLogger("flagman.reminders")
 
@@ -103,7 +103,7 @@ def marks_due(marks: tuple[timedelta, ...], done: set[str], deadline: datetime, 
     return due, skipped
 
 
-def _has_orders(session: Any, turn: Turn, seat: Any) -> bool:
+def _has_orders(session: Session, turn: Turn, seat: Seat) -> bool:
     return any(s.source in ("mail", "gm") for s in store.submissions(session, turn, seat))
 
 
@@ -124,7 +124,7 @@ def send_reminders(shell: G.Shell) -> int:
     return queued
 
 
-def remind_turn(shell: G.Shell, session: Any, turn: Turn, now: datetime) -> int:
+def remind_turn(shell: G.Shell, session: Session, turn: Turn, now: datetime) -> int:
     game = session.get(Game, turn.game_id)
     if game is None or game.status != GameStatus.ACTIVE or turn.deadline is None:
         return 0
@@ -179,7 +179,7 @@ def _left(delta: timedelta) -> str:
 
 # -- late resolutions -------------------------------------------------------------------
 
-def tell_late(shell: G.Shell, session: Any, game: Game, number: int, lateness: timedelta) -> None:
+def tell_late(shell: G.Shell, session: Session, game: Game, number: int, lateness: timedelta) -> None:
     """The GM is told that turn `number` was resolved `lateness` after its deadline."""
     turn = store.open_turn(session, game)
     hours = lateness.total_seconds() / 3600

@@ -1,4 +1,4 @@
-"""The player's side of a game's life: JOIN, the welcome mail, RESIGN, and the NMR-streak limit.
+"""The player's side of a game's life: JOIN and RESIGN.
 
 * ``JOIN <game> [name]`` (mail-interface.md) comes from anyone, a stranger too: the sender's
   address becomes a seat of a game open for sign-ups, named after the name given (or the
@@ -9,15 +9,14 @@
 * ``RESIGN <game>`` from an authenticated player drops their seat through the rules'
   `drop_player` (before the start: takes them off the list), confirmed by mail to the
   registered address, the GM told.
-* The NMR-streak limit (`Game.nmr_limit`, off by default): one turn before the limit the
-  player is warned by mail; at the limit the seat is dropped (`nmr_action = "drop"`) or
-  handed to the GM (``"gm"``: the GM's address takes the seat and gets its turn sheets).
+
+The welcome mail, the dropping of a seat (RESIGN does as the GM's DROP) and the NMR-streak
+limit are `bot.games.seats`, shared with the GM's commands.
 """
 
 from __future__ import annotations
 
 import logging
-import random
 import re
 import unicodedata
 
@@ -29,6 +28,7 @@ from bot.answers import Done, Ignored, Notice, Refused
 from bot.echo import echo_name
 from bot.games import store
 from bot.games import turns as G
+from bot.games.seats import GmRefusal, drop_seat, send_welcome
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.identity import Who
@@ -120,49 +120,11 @@ def join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, nam
     return Done(f"JOIN {game.name}: seat {seat.name}", "joined", game=game, seat=seat)
 
 
-def sample_help(game: Game, seat_name: str | None = None) -> str:
-    """The order syntax of the game's first turn, for `seat_name` (None: for a seat like any
-    other): shown on a provisional start (the seats so far, filled up to the minimum) in the
-    welcome mail and the RULES answer; the real grammar comes with each turn sheet and HELP."""
-    rules = G.rules_of(game)
-    names = [s.name for s in store.active_seats(game)][: rules.max_players]
-    filler = 1
-    while len(names) < rules.min_players:
-        candidate = f"seat{filler}"
-        filler += 1
-        if candidate not in names:
-            names.append(candidate)
-    try:
-        state = rules.new_game(names, game.options, random.Random(0))
-        return rules.order_help(state, seat_name if seat_name in names else names[0])
-    except ValueError:
-        return "The full order syntax comes with your first turn sheet; send HELP at any time."
-
-
-def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in_reply_to: str = "") -> None:
-    rules = G.rules_of(game)
-    ctx = G.base_context(shell, game, rules)
-    ctx.update({
-        "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
-        "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
-        "summary": rules.rules_summary(),
-        "help": sample_help(game, seat.name),
-        "players": [s.name for s in store.active_seats(game)],
-        "min_players": rules.min_players, "max_players": rules.max_players,
-        "deadline_spec": game.deadline_spec, "game_timezone": game.timezone,
-        "timezone": seat.player.timezone,
-    })
-    rendered = shell.renderer.render("welcome", ctx, game=game.kind)
-    letters.post(shell, session, ToSeat(seat), rendered, kind="welcome", in_reply_to=in_reply_to)
-
-
 # -- RESIGN ----------------------------------------------------------------------------------
 
 def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_name: str) -> str:
     """RESIGN <game>: the seat is given up (as the GM's DROP). The player and the GM are told;
     a refusal raises `Refused` with its answer. Returns the label for the mail's record."""
-    from bot.gm import powers as gm
-
     game = store.find_game_row(session, game_name)
     seat: Seat | None = None
     if game is not None and any(g.id == game.id for g in who.games):
@@ -175,15 +137,15 @@ def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_na
             who.holder(inbound), f"No seat in {game_name}",
             f"You have no seat in a game called {game_name}, so there is nothing to resign from.",
             kind="resign_refused"))
-    ctx = gm.Ctx(shell, session, game, shell.now(), inbound.sender, "mail")
+    now = shell.now()
     try:
-        text = gm.drop_seat(ctx, seat)
-    except gm.GmRefusal as exc:
+        text, undo = drop_seat(session, game, seat)
+    except GmRefusal as exc:
         raise Refused("RESIGN refused", Notice(ToSeat(seat), f"Cannot resign from {game.name}", str(exc),
                                                kind="resign_refused")) from None
     session.add(GmAudit(game_id=game.id, actor=inbound.sender[:320], via="mail", message_id=inbound.message_id[:998],
                         command=f"RESIGN {game.name} (seat {seat.name})", outcome="done: " + text,
-                        created_at=ctx.now, undo=ctx.undo))
+                        created_at=now, undo=undo))
     letters.notice(shell, session, ToAddress(seat.player.address, seat.player.name),
                    f"You have resigned from {game.name}",
                    f"Your seat {seat.name} in {game.name} is given up: {text} Thank you for playing; the bot "
@@ -194,64 +156,4 @@ def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_na
     return "RESIGN done"
 
 
-# -- the NMR-streak limit ------------------------------------------------------------------
-
-def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
-    """After a resolution: warn the seats one miss from the limit, act on those at it."""
-    from bot.gm import powers as gm
-
-    limit = game.nmr_limit
-    if not limit or game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED):
-        return 0
-    turn = store.open_turn(session, game)
-    if turn is None:
-        return 0
-    acted = 0
-    for seat in list(store.active_seats(game)):
-        if seat.player.address == game.gm_address:
-            continue  # the GM holds it already
-        key = f"NMR {game.name} {seat.name} turn {turn.number}"
-        done = session.scalar(select(GmAudit.id).where(GmAudit.game_id == game.id, GmAudit.command == key))
-        if done is not None:
-            continue
-        if seat.nmr_streak >= limit:
-            ctx = gm.Ctx(shell, session, game, shell.now(), gm.ROBOT, "auto")
-            if game.nmr_action == "drop":
-                text = gm.drop_seat(ctx, seat)
-                letters.notice(shell, session, ToSeat(seat), f"You are out of {game.name}",
-                               f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
-                               f"{text}", kind="nmr_dropped", game=game)
-            else:
-                old = seat.player
-                holder = gm.player_for(session, game.gm_address, "GM", ctx.now, game.timezone)
-                letters.notice(shell, session, ToSeat(seat), f"Your seat in {game.name} goes to the GM",
-                               f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
-                               "the GM now plays your seat.", kind="nmr_handed", game=game)
-                ctx.undo = {"seat": seat.name, "player": old.address, "secret": seat.secret}
-                seat.player_id = holder.id
-                seat.secret = new_secret()
-                seat.reply_salt = new_secret()  # the old holder's reply address stops working
-                session.flush()
-                session.refresh(seat)
-                G.queue_seat_mail(shell, session, game, seat, "turn_sheet")
-                text = f"{seat.name} ({old.address}) is handed to the GM, who gets its turn sheets from now on."
-            session.add(GmAudit(game_id=game.id, actor=gm.ROBOT, via="auto", message_id="", command=key,
-                                outcome="done: " + text, created_at=ctx.now, undo=ctx.undo))
-            letters.notice(shell, session, ToGm(game), f"NMR limit reached by {seat.name}", text, kind="nmr_limit")
-            acted += 1
-        elif seat.nmr_streak == limit - 1 and seat.nmr_streak > 0 and not G.on_vacation(
-                seat.player, turn.deadline or shell.now()):  # no warning while on vacation
-            deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
-            what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"
-            turns = "turn" if seat.nmr_streak == 1 else "turns"
-            letters.notice(shell, session, ToSeat(seat), f"Warning: {seat.nmr_streak} {turns} without orders",
-                           f"No orders from you arrived for the last {seat.nmr_streak} turn(s) of {game.name}. "
-                           f"If none arrive for {turn.label} either (due {deadline}), {what}.",
-                           kind="nmr_warning", error=True, game=game)
-            session.add(GmAudit(game_id=game.id, actor=gm.ROBOT, via="auto", message_id="", command=key,
-                                outcome=f"warned {seat.player.address}", created_at=shell.now(), undo=None))
-            acted += 1
-    return acted
-
-
-__all__ = ["enforce_nmr_limit", "join", "resign", "sample_help", "seat_name_for", "send_welcome", "slug"]
+__all__ = ["join", "resign", "seat_name_for", "slug"]

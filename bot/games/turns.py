@@ -29,15 +29,14 @@ from bot.games.deadlines import format_local, next_deadline, parse_duration, par
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.mail_out import calendar as ical
 from bot.mail_out import outbox as mailout
-from bot.mail_out.html import PICTURES, html_body, html_template
+from bot.mail_out.html import PICTURES, DrawnPictures, html_body, html_template
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
 from bot.pictures import draw_options
 from bot.settings import Settings
 from rules import find_game
-from rules.api import Game as Rules
-from rules.api import Resolution, Viewer, turn_seed
+from rules.api import AnyGame, GameOrder, GameState, Resolution, View, Viewer, turn_seed
 
 log = logging.getLogger("flagman.games")
 
@@ -77,16 +76,16 @@ class PlayerSpec:
 
 # -- lookups -------------------------------------------------------------------------------
 
-def rules_of(game: Game) -> Rules[Any, Any]:
+def rules_of(game: Game) -> AnyGame:
     return find_game(game.kind)
 
 
-def current_state(session: Session, game: Game) -> tuple[Rules[Any, Any], Any, Turn | None]:
+def current_state(session: Session, game: Game) -> tuple[AnyGame, GameState, Turn | None]:
     """The rules, the state now, and the open turn (None when finished or not started)."""
     return state_with(session, game, store.open_turn(session, game))
 
 
-def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[Rules[Any, Any], Any, Turn | None]:
+def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[AnyGame, GameState, Turn | None]:
     """`current_state` when the open turn (`turn`, None: there is none) was read already."""
     rules = rules_of(game)
     if turn is not None:
@@ -97,7 +96,7 @@ def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[Rules[A
     return rules, rules.load_state(last.state_after), None
 
 
-def orders_on_file(rules: Rules[Any, Any], state: Any, seat: Seat, subs: Sequence[OrderSubmission]) -> tuple[Any, ...] | None:
+def orders_on_file(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[OrderSubmission]) -> tuple[GameOrder, ...] | None:
     """The seat's orders now: every valid submission folded with the game's merge rule; in a
     game where a later set replaces the earlier (`later_replaces`), the latest that holds an
     order, read from the newest back (the same result: one parse, not one per submission)."""
@@ -110,7 +109,7 @@ def orders_on_file(rules: Rules[Any, Any], state: Any, seat: Seat, subs: Sequenc
             if parsed:
                 return parsed
         return ()
-    merged: tuple[Any, ...] | None = None
+    merged: tuple[GameOrder, ...] | None = None
     for sub in valid:
         parsed = rules.parse_orders(state, seat.name, sub.text).orders
         merged = parsed if merged is None else rules.merge_orders(merged, parsed)
@@ -125,7 +124,7 @@ def on_vacation(player: Player, moment: datetime) -> bool:
     return player.vacation_from <= day <= player.vacation_to
 
 
-def nmr_default(rules: Rules[Any, Any], state: Any, seat: Seat) -> tuple[tuple[Any, ...], str]:
+def nmr_default(rules: AnyGame, state: GameState, seat: Seat) -> tuple[tuple[GameOrder, ...], str]:
     """What the seat gets if nothing arrives: the GM plot when it is legal now, else the game's default."""
     if seat.gm_plot:
         plotted = rules.plot_orders(state, seat.name, seat.gm_plot)
@@ -241,7 +240,7 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     return turn
 
 
-def _new_turn(shell: Shell, game: Game, rules: Rules[Any, Any], number: int, state: Any) -> dict[str, Any]:
+def _new_turn(shell: Shell, game: Game, rules: AnyGame, number: int, state: GameState) -> dict[str, object]:
     """The row of turn `number` of `game`, opened now on `state`."""
     now = shell.now()
     if rules.expected_players(state):
@@ -253,7 +252,7 @@ def _new_turn(shell: Shell, game: Game, rules: Rules[Any, Any], number: int, sta
             "state_after": None, "events": None, "reminded": ""}
 
 
-def _open(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], number: int, state: Any) -> Turn:
+def _open(shell: Shell, session: Session, game: Game, rules: AnyGame, number: int, state: GameState) -> Turn:
     turn = Turn(**_new_turn(shell, game, rules, number, state))
     session.add(turn)
     session.flush()
@@ -269,7 +268,7 @@ def closing_time(game: Game, turn: Turn) -> datetime | None:
     return as_utc(turn.deadline) + timedelta(minutes=game.grace_minutes)
 
 
-def all_orders_in(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn,
+def all_orders_in(session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn,
                   subs: store.BySeat | None = None) -> bool:
     # One query, not one per seat (bench: deadline); `subs` when the caller has them already.
     by_seat = store.turn_submissions(session, turn) if subs is None else subs
@@ -303,15 +302,15 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
 class Outcome:
     """A resolution as the shell stores it, with who was defaulted."""
 
-    resolution: Resolution[Any]
-    orders: dict[str, tuple[Any, ...]]
+    resolution: Resolution[GameState]
+    orders: dict[str, tuple[GameOrder, ...]]
     defaulted: tuple[str, ...]
 
 
-def compute(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn,
+def compute(session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn,
             subs: store.BySeat | None = None) -> Outcome:
     """Resolve the turn's state with what is on file (no writes): used by resolve and PREVIEW."""
-    orders: dict[str, tuple[Any, ...]] = {}
+    orders: dict[str, tuple[GameOrder, ...]] = {}
     defaulted: list[str] = []
     by_seat = store.turn_submissions(session, turn) if subs is None else subs
     for name in sorted(rules.expected_players(state)):
@@ -333,15 +332,15 @@ class TurnWrites:
     end, the next turn and every results mail."""
 
     outcome: Outcome
-    resolved: Mapping[str, Any]  # the resolved turn's new columns
+    resolved: Mapping[str, object]  # the resolved turn's new columns
     finished_at: datetime | None  # the game ends with this turn
     streaks: Mapping[int, int]  # seat id -> its NMR streak after the turn
-    defaults: tuple[Mapping[str, Any], ...]  # the order submissions the NMR defaults are filed as
-    next_turn: Mapping[str, Any] | None  # the turn opened after it
+    defaults: tuple[Mapping[str, object], ...]  # the order submissions the NMR defaults are filed as
+    next_turn: Mapping[str, object] | None  # the turn opened after it
     mails: tuple[Mapping[str, object], ...]  # the results mails (outbox rows)
 
 
-def _set_columns(game: Game, turn: Turn, *, resolved: Mapping[str, Any],
+def _set_columns(game: Game, turn: Turn, *, resolved: Mapping[str, object],
                  finished_at: datetime | None, streaks: Mapping[int, int]) -> None:
     for column, value in resolved.items():
         setattr(turn, column, value)
@@ -362,7 +361,7 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
     rules = rules_of(game)
     state = rules.load_state(turn.state)
     outcome = compute(session, game, rules, state, turn, subs)
-    defaults: list[Mapping[str, Any]] = []
+    defaults: list[Mapping[str, object]] = []
     streaks: dict[int, int] = {}
     for name in outcome.defaulted:
         seat = store.seat_named(game, name)
@@ -438,7 +437,7 @@ def deadline_text(turn: Turn | None, zone: str) -> str | None:
     return format_local(as_utc(turn.deadline), zone)
 
 
-def base_context(shell: Shell, game: Game, rules: Rules[Any, Any]) -> dict[str, Any]:
+def base_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
     return {
         "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
         "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
@@ -449,14 +448,15 @@ def base_context(shell: Shell, game: Game, rules: Rules[Any, Any]) -> dict[str, 
 _REPORTS = "flagman.reports"
 
 
-def public_report(renderer: Renderer, session: Session, rules: Rules[Any, Any], state: Any,
+def public_report(renderer: Renderer, session: Session, rules: AnyGame, state: GameState,
                   outcome: Outcome | None) -> PublicReport:
     """The public block of the mails about `state` (and the turn `outcome` resolved), from the
     public view: the same for every seat and the GM, so made once per game and turn and kept
     in the session's ``info`` for the transaction that queues the turn's mails, as the picture
     is (bench: deadline). States are immutable: the same state object means the same report."""
     resolution = outcome.resolution if outcome is not None else None
-    cache: dict[tuple[int, int, int], tuple[Any, Any, PublicReport]] = session.info.setdefault(_REPORTS, {})
+    cache: dict[tuple[int, int, int], tuple[GameState, Resolution[GameState] | None, PublicReport]] = \
+        session.info.setdefault(_REPORTS, {})
     key = (id(renderer.env), id(state), id(resolution))
     hit = cache.get(key)
     if hit is not None and hit[0] is state and hit[1] is resolution and hit[2].env is renderer.env:
@@ -468,7 +468,7 @@ def public_report(renderer: Renderer, session: Session, rules: Rules[Any, Any], 
     return report
 
 
-def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+def seat_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                  seat: Seat, outcome: Outcome | None = None, resolved: Turn | None = None,
                  subs: store.BySeat | None = None) -> dict[str, Any]:
     zone = seat.player.timezone
@@ -504,7 +504,7 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, A
     return ctx
 
 
-def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                outcome: Outcome | None = None, resolved: Turn | None = None, subs: store.BySeat | None = None) -> dict[str, Any]:
     ctx = base_context(shell, game, rules)
     missing = []
@@ -530,7 +530,7 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any
     return ctx
 
 
-def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                      seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None,
                      subs: store.BySeat | None = None, into: mailout.NewRows | None = None) -> None:
     ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs)
@@ -556,7 +556,7 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: Rules[An
                  calendars=calendars)
 
 
-def one_tap_links(shell: Shell, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+def one_tap_links(shell: Shell, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                   seat: Seat) -> list[dict[str, str]]:
     """Orders in one tap (issue 19): for the HTML of the seat's own mail, each legal one-line
     order of the open turn as a ``mailto:`` link to the seat's signed reply address with the
@@ -569,8 +569,8 @@ def one_tap_links(shell: Shell, game: Game, rules: Rules[Any, Any], state: Any, 
             for label, order in one_tap_orders(rules, state, seat.name)]
 
 
-def _own_picture(shell: Shell, game: Game, template: str, view: Any, seat: Seat, turn: Turn | None,
-                 resolved: Turn | None) -> tuple[dict[str, Any], mailout.InlineImage] | None:
+def _own_picture(shell: Shell, game: Game, template: str, view: View, seat: Seat, turn: Turn | None,
+                 resolved: Turn | None) -> tuple[dict[str, object], mailout.InlineImage] | None:
     """The seat's own options this turn as a picture (issue 16), for the HTML of its mail:
     drawn from the seat's own view, so it goes into this seat's mail alone (the turn's public
     picture is still drawn once for everyone). None when the mail has no HTML or the game
@@ -586,7 +586,7 @@ def _own_picture(shell: Shell, game: Game, template: str, view: Any, seat: Seat,
     return shown, mailout.InlineImage(cid, picture.png, f"{game.name}-turn-{number}-{seat.name}.png")
 
 
-def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                    template: str, outcome: Outcome | None, resolved: Turn | None = None,
                    subs: store.BySeat | None = None, into: mailout.NewRows | None = None) -> None:
     ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs)
@@ -702,7 +702,7 @@ class WorkedOut:
     game: Game
     turn: Turn
     writes: TurnWrites
-    pictures: Mapping[tuple[object, ...], object]
+    pictures: DrawnPictures
 
 
 def _work_out_due(shell: Shell, due: Sequence[tuple[int, int]]) -> list[WorkedOut]:
@@ -717,7 +717,7 @@ def _work_out_due(shell: Shell, due: Sequence[tuple[int, int]]) -> list[WorkedOu
             select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player)))}
         turns = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
         subs = store.turns_submissions(session, turn_ids)
-        drawn: dict[tuple[object, ...], object] = session.info.setdefault(PICTURES, {})
+        drawn: DrawnPictures = session.info.setdefault(PICTURES, {})
         for game_id, turn_id in due:
             game, turn = games.get(game_id), turns.get(turn_id)
             if game is None or turn is None or turn.resolved_at is not None:

@@ -153,11 +153,11 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
     return out
 
 
-def _clip(items: list[str]) -> dict[str, Any]:
+def _clip(items: list[str]) -> dict[str, object]:
     return {"items": items[:MAX_ITEMS], "more": max(0, len(items) - MAX_ITEMS)}
 
 
-def happenings(session: Session, game_ids: list[int], since: datetime, zone: str) -> dict[str, Any]:
+def happenings(session: Session, game_ids: list[int], since: datetime, zone: str) -> dict[str, object]:
     """The mail the GM should know about, received or sent since `since`."""
     names = {gid: name for gid, name in session.execute(select(Game.id, Game.name).where(Game.id.in_(game_ids)))}
     rows = session.scalars(select(InboundMessage).where(

@@ -20,7 +20,6 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -42,21 +41,32 @@ from bot.games.deadlines import (
     parse_schedule,
     parse_when,
 )
+from bot.games.seats import (
+    GmRefusal,
+    drop_seat,
+    enforce_nmr_limit,
+    player_for,
+    send_welcome,
+    under_way,
+)
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in.auth import new_secret
 from bot.mail_in.parse import Inbound
 from bot.mail_out import calendar as ical
 from bot.mail_out.render import RenderedMail
-from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Player, Seat, Turn
-from rules.api import FigureError, OptionError, ProblemKind, Viewer
+from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Seat, Turn
+from rules.api import (
+    AnyGame,
+    FigureError,
+    GameOrder,
+    GameState,
+    OptionError,
+    Parsed,
+    ProblemKind,
+    Viewer,
+)
 
 log = logging.getLogger("flagman.gm")
-
-ROBOT = "flagman"  # the actor of automatic actions (NMR limit)
-
-
-class GmRefusal(ValueError):
-    """The command cannot be done; the message says why, fit to mail back as is."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +87,7 @@ class Ctx:
     now: datetime
     actor: str
     via: str
-    undo: dict[str, Any] | None = None
+    undo: dict[str, object] | None = None
     extra: str = ""
     mail: RenderedMail | None = None  # replaces the plain confirmation (PREVIEW)
 
@@ -159,16 +169,8 @@ def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: t
 
 # -- helpers -----------------------------------------------------------------------------------
 
-def _open(ctx: Ctx) -> tuple[Any, Any, Turn]:
-    game = ctx.game
-    if game.status == GameStatus.SIGNUP:
-        raise GmRefusal(f"{game.name} has not started (sign-ups are open); START {game.name} first")
-    if game.status == GameStatus.FINISHED:
-        raise GmRefusal(f"{game.name} is over")
-    rules, state, turn = G.current_state(ctx.session, game)
-    if turn is None:
-        raise GmRefusal(f"{game.name} has no open turn")
-    return rules, state, turn
+def _open(ctx: Ctx) -> tuple[AnyGame, GameState, Turn]:
+    return under_way(ctx.session, ctx.game)
 
 
 def _seat(ctx: Ctx, name: str, *, active: bool = True) -> Seat:
@@ -186,15 +188,14 @@ def _orders_text(text: str) -> str:
     return "\n".join(part.strip() for part in text.split(";"))
 
 
-def _parse_for(rules: Any, state: Any, seat: Seat, text: str) -> tuple[Any, ...]:
+def _parse_for(rules: AnyGame, state: GameState, seat: Seat, text: str) -> tuple[GameOrder, ...]:
     parsed = rules.parse_orders(state, seat.name, _orders_text(text))
     if parsed.problems or not parsed.orders:
         raise _not_valid(rules, state, seat, parsed)
-    orders: tuple[Any, ...] = parsed.orders
-    return orders
+    return parsed.orders
 
 
-def _not_valid(rules: Any, state: Any, seat: Seat, parsed: Any) -> GmRefusal:
+def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[GameOrder]) -> GmRefusal:
     """The refusal of orders the game's parser did not take, with its reasons and the grammar."""
     reasons = "; ".join(f'"{p.line}": {p.reason}' for p in parsed.problems) or "no orders in it"
     return GmRefusal(f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
@@ -234,16 +235,6 @@ def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce", calenda
 def _set_deadline(ctx: Ctx, turn: Turn, deadline: datetime | None) -> None:
     turn.deadline = deadline
     R.rearm(ctx.game, turn, ctx.now)
-
-
-def player_for(session: Session, address: str, name: str, now: datetime, default_zone: str) -> Player:
-    address = address.strip().lower()
-    player = session.scalar(select(Player).where(Player.address == address))
-    if player is None:
-        player = Player(address=address, name=name or address.partition("@")[0], timezone=default_zone, created_at=now)
-        session.add(player)
-        session.flush()
-    return player
 
 
 # -- the commands ------------------------------------------------------------------------------
@@ -333,9 +324,7 @@ def _plot(ctx: Ctx, args: tuple[str, ...]) -> str:
 def _process(ctx: Ctx, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     outcome = G.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
-    from bot.games import signups
-
-    signups.enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
+    enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
     text = f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
     if following is None:
@@ -440,33 +429,19 @@ def _replace(ctx: Ctx, args: tuple[str, ...]) -> str:
     ctx.session.flush()
     ctx.session.refresh(seat)
     if ctx.game.status == GameStatus.SIGNUP:
-        from bot.games import signups
-
-        signups.send_welcome(ctx.shell, ctx.session, ctx.game, seat)
+        send_welcome(ctx.shell, ctx.session, ctx.game, seat)
     else:
         G.queue_seat_mail(ctx.shell, ctx.session, ctx.game, seat, "turn_sheet")
     return (f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was {old_player.address}); "
             "they got a fresh turn sheet and a new seat password.")
 
 
-def drop_seat(ctx: Ctx, seat: Seat) -> str:
-    """Take a seat out of the game: the rules drop the player from the open turn's state."""
-    game = ctx.game
-    if game.status == GameStatus.FINISHED:
-        raise GmRefusal(f"{game.name} is over")
-    if game.status == GameStatus.SIGNUP:
-        seat.active = False
-        return f"{seat.name} left the sign-up list of {game.name}."
-    rules, state, turn = _open(ctx)
-    if seat.name not in rules.players(state):
-        seat.active = False
-        return f"{seat.name} was no longer in the race; the seat is closed."
-    new_state = rules.drop_player(state, seat.name)
-    ctx.undo = {"turn": turn.number, "state": turn.state, "seat": seat.name}
-    turn.state = rules.dump_state(new_state)
-    turn.label = rules.turn_label(new_state)
-    seat.active = False
-    return f"{seat.name} is out of {game.name} from {turn.label} on."
+def _drop_seat(ctx: Ctx, seat: Seat) -> str:
+    """`drop_seat` as the GM's: what it replaced goes into the audit log."""
+    text, undo = drop_seat(ctx.session, ctx.game, seat)
+    if undo is not None:
+        ctx.undo = undo
+    return text
 
 
 def _drop(ctx: Ctx, args: tuple[str, ...]) -> str:
@@ -476,8 +451,8 @@ def _drop(ctx: Ctx, args: tuple[str, ...]) -> str:
         _rules, state, _turn = _open(ctx)
         if seat.name not in _rules.players(state):
             raise GmRefusal(f"{seat.name} is out of {ctx.game.name} already")
-        return drop_seat(ctx, seat)
-    text = drop_seat(ctx, seat)
+        return _drop_seat(ctx, seat)
+    text = _drop_seat(ctx, seat)
     letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"You are out of {ctx.game.name}",
                    f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
                    "game's mail any more.", kind="dropped", game=ctx.game)
@@ -489,7 +464,7 @@ def _rollback(ctx: Ctx, args: tuple[str, ...]) -> str:
     if game.status == GameStatus.SIGNUP:
         raise GmRefusal(f"{game.name} has not started")
     rules = G.rules_of(game)
-    undone: list[dict[str, Any]] = []
+    undone: list[dict[str, object]] = []
     while True:
         last = store.last_resolved_turn(session, game)
         if last is None:
@@ -524,9 +499,9 @@ def _rollback(ctx: Ctx, args: tuple[str, ...]) -> str:
                "to take them out again." if closed else ""))
 
 
-def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, Any]:
+def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, object]:
     session = ctx.session
-    discarded: dict[str, Any] = {
+    discarded: dict[str, object] = {
         "turn": resolved.number, "resolved_at": as_utc(resolved.resolved_at).isoformat() if resolved.resolved_at else None,
         "state_after": resolved.state_after, "events": resolved.events, "defaults": [], "next_turn": None,
     }
@@ -558,7 +533,7 @@ def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, Any]:
     return discarded
 
 
-def _sub_json(ctx: Ctx, sub: OrderSubmission) -> dict[str, Any]:
+def _sub_json(ctx: Ctx, sub: OrderSubmission) -> dict[str, object]:
     seat = ctx.session.get(Seat, sub.seat_id)
     return {"seat": seat.name if seat else sub.seat_id, "source": sub.source, "text": sub.text,
             "received_at": as_utc(sub.received_at).isoformat(), "inbound_id": sub.inbound_id}
@@ -611,5 +586,4 @@ HANDLERS: dict[str, Callable[[Ctx, tuple[str, ...]], str]] = {
     "ROLLBACK": _rollback, "OPEN": _open_signups, "START": _start,
 }
 
-__all__ = ["GmRefusal", "GmResult", "HANDLERS", "ROBOT", "announce", "drop_seat", "execute", "execute_words", "leftover",
-           "run"]
+__all__ = ["GmRefusal", "GmResult", "HANDLERS", "announce", "execute", "execute_words", "leftover", "run"]

@@ -34,7 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bot.clock import as_utc
 from bot.games.deadlines import DeadlineError, format_local, parse_duration
@@ -42,7 +42,7 @@ from bot.mail_out.outbox import CalendarPart
 
 if TYPE_CHECKING:  # models only for their attributes: no import of the ORM needed to write events
     from bot.models import Game, Seat, Turn
-    from rules.api import Game as Rules
+    from rules.api import AnyGame, GameState
 
 REQUEST = "REQUEST"
 CANCEL = "CANCEL"
@@ -216,7 +216,7 @@ def resolved_early(turn: Turn) -> bool:
             and as_utc(turn.resolved_at) < as_utc(turn.deadline))
 
 
-def seat_parts(sender: Sender, now: datetime, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+def seat_parts(sender: Sender, now: datetime, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                seat: Seat, template: str, *, resolved: Turn | None = None,
                resolved_seats: Sequence[str] = ()) -> tuple[CalendarPart, ...]:
     """The calendar objects of one seat's mail: the REQUEST of the open turn's deadline on a

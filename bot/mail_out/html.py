@@ -13,7 +13,6 @@ PNG is kept in the session's ``info`` for the transaction that queues the turn's
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 import jinja2
 from sqlalchemy import select
@@ -24,10 +23,13 @@ from bot.mail_out.outbox import HtmlBody, InlineImage
 from bot.mail_out.render import Renderer, TemplateError
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
-from rules.api import Game as Rules
-from rules.api import Viewer
+from rules.api import AnyGame, GameState, View, Viewer
 
 PICTURES = "flagman.pictures"  # session.info key: the pictures drawn in the transaction
+PictureKey = tuple[int, int | None, int | None]
+"""A picture drawn for a mail: (game id, the resolved turn's number, the open turn's number)."""
+DrawnPictures = dict[PictureKey, Picture | None]
+"""What ``session.info[PICTURES]`` holds: each picture drawn in the transaction (None: the game draws none)."""
 
 
 _FOUND: dict[tuple[int, str | None, str], tuple[jinja2.Environment, jinja2.Template | None]] = {}
@@ -52,11 +54,11 @@ def html_template(renderer: Renderer, game: str | None, name: str) -> jinja2.Tem
     return template
 
 
-def public_frames(rules: Rules[Any, Any], states: list[Any]) -> tuple[Mapping[str, Any], ...]:
+def public_frames(rules: AnyGame, states: list[GameState]) -> tuple[View, ...]:
     return tuple(rules.view(state, None, Viewer.PUBLIC) for state in states)
 
 
-def scene_of(session: Session, game: Game, rules: Rules[Any, Any], state: Any, resolved: Turn | None) -> Scene:
+def scene_of(session: Session, game: Game, rules: AnyGame, state: GameState, resolved: Turn | None) -> Scene:
     """The public frames a picture of `state` needs, and the public events of `resolved`.
 
     `state` is the state the mail is about: the state after `resolved` for a results mail,
@@ -67,7 +69,7 @@ def scene_of(session: Session, game: Game, rules: Rules[Any, Any], state: Any, r
         before = [rules.load_state(resolved.state)] if resolved is not None else []
         return Scene(public_frames(rules, [*before, state]), events)
     turns = list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
-    states: list[Any] = [rules.load_state(turns[0].state)] if turns else []
+    states: list[GameState] = [rules.load_state(turns[0].state)] if turns else []
     upto = resolved.number if resolved is not None else None
     for turn in turns:
         if turn.state_after is None or (upto is not None and turn.number >= upto):
@@ -79,11 +81,11 @@ def scene_of(session: Session, game: Game, rules: Rules[Any, Any], state: Any, r
     return Scene(public_frames(rules, states), events)
 
 
-def picture_for(session: Session, game: Game, rules: Rules[Any, Any], state: Any, turn: Turn | None,
+def picture_for(session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                 resolved: Turn | None) -> Picture | None:
     """The picture of the game as it stands in this mail, drawn once per transaction."""
-    cache: dict[tuple[Any, ...], Picture | None] = session.info.setdefault(PICTURES, {})
-    key = (game.id, resolved.number if resolved is not None else None, turn.number if turn is not None else None)
+    cache: DrawnPictures = session.info.setdefault(PICTURES, {})
+    key: PictureKey = (game.id, resolved.number if resolved is not None else None, turn.number if turn is not None else None)
     if key not in cache:
         cache[key] = pictures.draw(game.kind, scene_of(session, game, rules, state, resolved))
     return cache[key]
@@ -94,8 +96,8 @@ def picture_cid(game: Game, turn: Turn | None, resolved: Turn | None, domain: st
     return f"turn{number}.{game.name}.picture@{domain}"
 
 
-def html_body(renderer: Renderer, session: Session, game: Game, rules: Rules[Any, Any], name: str,
-              context: Mapping[str, Any], *, state: Any, turn: Turn | None, resolved: Turn | None,
+def html_body(renderer: Renderer, session: Session, game: Game, rules: AnyGame, name: str,
+              context: Mapping[str, object], *, state: GameState, turn: Turn | None, resolved: Turn | None,
               domain: str) -> HtmlBody | None:
     """The HTML alternative of mail `name`, or None when the game has no HTML template for it."""
     template = html_template(renderer, game.kind, name)

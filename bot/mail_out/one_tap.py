@@ -15,15 +15,13 @@ SpeedPhreakz: none (a program is a round's list of moves).
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.mail_out.lists import mailto_link
-from rules.api import Game as Rules
+from rules.api import AnyGame, GameState
 
 SUBJECT_LINE_SEPARATOR = "; "  # how a set of several lines is written in one subject line
 
 
-def one_tap_orders(rules: Rules[Any, Any], state: Any, seat: str) -> list[tuple[str, str]]:
+def one_tap_orders(rules: AnyGame, state: GameState, seat: str) -> list[tuple[str, str]]:
     """(label, order line) for each legal one-line order of `seat` (the seat's name, the
     player id the rules know) in `state`: the order line as it goes in the subject (several
     lines of a set joined by ``"; "``), the label saying what it does or costs. Empty when the

@@ -28,7 +28,7 @@ from email import policy, quoprimime
 from email.headerregistry import Address, BaseHeader, HeaderRegistry
 from email.message import EmailMessage
 from email.utils import format_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.orm import Session
@@ -42,6 +42,12 @@ from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
 from bot.mail_out.render import RenderedMail
 from bot.models import Outbox, OutboxStatus
 from bot.settings import Settings
+
+if TYPE_CHECKING:
+    from sqlalchemy import Row
+
+    _Sending: TypeAlias = Row[int, str, str, str, bytes, int, str]
+    """An outbox row as `drain` reads it: id, message_id, envelope_from, recipient, data, attempts, kind."""
 
 log = logging.getLogger("flagman.mail")
 
@@ -68,7 +74,7 @@ class _MemoRegistry(HeaderRegistry):
             cls = self._classes[key] = super().__getitem__(name)
         return cls
 
-    def __call__(self, name: str, value: Any) -> BaseHeader:
+    def __call__(self, name: str, value: object) -> BaseHeader:
         key: tuple[str, ...]
         if type(value) is Address:  # From, To, Reply-To: one address, the same in many mails
             key = (name.lower(), value.display_name, value.username, value.domain)
@@ -479,9 +485,9 @@ class _Recorder:
     handed over is committed (or raises `OutcomeNotRecorded` if one could not be).
     """
 
-    def __init__(self, write: Callable[[Any], None]) -> None:
+    def __init__(self, write: Callable[[tuple[_Sending, SendResult]], None]) -> None:
         self._write = write
-        self._items: deque[Any] = deque()
+        self._items: deque[tuple[_Sending, SendResult]] = deque()
         self._pending = 0  # handed over and not yet committed
         self._error: BaseException | None = None
         self._closing = False
@@ -493,7 +499,7 @@ class _Recorder:
         if self._error is not None:
             raise OutcomeNotRecorded(f"the outcome of a sent mail was not recorded: {self._error!r}") from self._error
 
-    def put(self, item: Any) -> None:
+    def put(self, item: tuple[_Sending, SendResult]) -> None:
         with self._cond:
             self._raise()
             self._items.append(item)
@@ -554,7 +560,7 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
     batch_size = settings.outbox.batch_size
     done_ids: set[int] = set()
     postgres = db.engine.dialect.name == "postgresql"
-    by_message_id: dict[str, Any] = {}
+    by_message_id: dict[str, _Sending] = {}
     # One statement for every outcome (the SET columns come with each call's values), so it
     # is compiled and its cache key computed once per drain, not once per mail.
     record_outcome = update(Outbox).where(Outbox.id == bindparam("outbox_id"))
@@ -566,7 +572,7 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
             conn = connections[threading.get_ident()] = db.engine.connect()
         return conn
 
-    def write(item: tuple[Any, SendResult]) -> None:
+    def write(item: tuple[_Sending, SendResult]) -> None:
         """Commit one mail's outcome (in the recorder thread when there is one)."""
         row, result = item
         attempts = row.attempts + 1

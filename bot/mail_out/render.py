@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
 from bot.resources import templates_path
+from rules.api import View
 
 
 class TemplateError(RuntimeError):
@@ -48,11 +48,11 @@ class PublicReport:
     exactly what ``{{ m.report(view) }}`` writes, rendered on first use.
     """
 
-    def __init__(self, renderer: Renderer, view: Any) -> None:
+    def __init__(self, renderer: Renderer, view: View) -> None:
         self.env = renderer.env
         self.view = view
 
-    def _macro(self, name: str) -> Any:
+    def _macro(self, name: str) -> object:
         try:
             return self.env.get_template(name).module.report(self.view)  # type: ignore[attr-defined]
         except jinja2.UndefinedError as exc:
@@ -113,7 +113,7 @@ class Renderer:
         self._found[(game, name)] = (env, template)
         return template
 
-    def render(self, name: str, context: Mapping[str, Any], *, game: str | None = None) -> RenderedMail:
+    def render(self, name: str, context: Mapping[str, object], *, game: str | None = None) -> RenderedMail:
         try:
             text = self._template(game, name).render(**context)
         except jinja2.UndefinedError as exc:

@@ -30,9 +30,12 @@ import smtplib
 import socket
 import ssl
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 log = logging.getLogger(__name__)
 
@@ -91,14 +94,14 @@ class _Settling(smtplib.SMTP):
         self.putcmd("rcpt", f"TO:{quoteaddr(recip)}{optionlist}")
         return self.getreply()
 
-    def data(self, msg: Any) -> tuple[int, bytes]:  # smtplib.SMTP.data, split before the dot
+    def data(self, msg: ReadableBuffer | str) -> tuple[int, bytes]:  # smtplib.SMTP.data, split before the dot
         self.putcmd("data")
         code, repl = self.getreply()
         if code != 354:
             raise smtplib.SMTPDataError(code, repl)
-        if isinstance(msg, str):
-            msg = smtplib._fix_eols(msg).encode("ascii")  # type: ignore[attr-defined]  # as smtplib does
-        q = quote_periods(bytes(msg))
+        # A str as smtplib takes it: line ends made CRLF, then ASCII.
+        payload = smtplib._fix_eols(msg).encode("ascii") if isinstance(msg, str) else msg  # type: ignore[attr-defined]
+        q = quote_periods(bytes(payload))
         if q[-2:] != smtplib.bCRLF:
             q = q + smtplib.bCRLF
         self.send(q)

@@ -34,7 +34,7 @@ from bot.ops.instance import InstanceLock, sqlite_path
 
 if TYPE_CHECKING:
     from bot.models import Game, Turn
-    from rules.api import Game as Rules
+    from rules.api import AnyGame, GameOrder, GameState
 
 
 class BackupError(RuntimeError):
@@ -136,7 +136,7 @@ def _time(value: datetime | None) -> str | None:
     return as_utc(value).isoformat()
 
 
-def export_game(session: Session, name: str) -> dict[str, Any]:
+def export_game(session: Session, name: str) -> dict[str, object]:
     from bot.games import store
     from bot.games import turns as G
     from bot.models import GmAudit, InboundMessage, OrderSubmission, Seat, Turn
@@ -183,7 +183,7 @@ def export_game(session: Session, name: str) -> dict[str, Any]:
     }
 
 
-def dumps(data: Any) -> str:
+def dumps(data: object) -> str:
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -207,16 +207,16 @@ def _utc(value: datetime) -> datetime:
     return as_utc(value)
 
 
-def _normal(value: Any) -> Any:
+def _normal(value: object) -> object:
     """As stored in a JSON column (tuples become lists, keys strings)."""
     return json.loads(json.dumps(value))
 
 
-def first_differences(stored: Any, replayed: Any, where: str = "", limit: int = 5) -> list[str]:
+def first_differences(stored: object, replayed: object, where: str = "", limit: int = 5) -> list[str]:
     """Where two JSON values differ, as paths, at most `limit` of them."""
     out: list[str] = []
 
-    def walk(a: Any, b: Any, path: str) -> None:
+    def walk(a: object, b: object, path: str) -> None:
         if len(out) >= limit:
             return
         if isinstance(a, dict) and isinstance(b, dict):
@@ -239,14 +239,14 @@ def first_differences(stored: Any, replayed: Any, where: str = "", limit: int = 
     return out
 
 
-def replay_orders(session: Session, game: Game, rules: Rules[Any, Any], state: Any,
-                  turn: Turn) -> dict[str, tuple[Any, ...]]:
+def replay_orders(session: Session, game: Game, rules: AnyGame, state: GameState,
+                  turn: Turn) -> dict[str, tuple[GameOrder, ...]]:
     """The orders the tick resolved this turn with: the submissions folded as on file, and
     for a seat with none, the default (NMR default or GM plot) the tick recorded."""
     from bot.games import store
     from bot.games import turns as G
 
-    orders: dict[str, tuple[Any, ...]] = {}
+    orders: dict[str, tuple[GameOrder, ...]] = {}
     for name in sorted(rules.expected_players(state)):
         seat = store.seat_named(game, name)
         if seat is None:
@@ -276,7 +276,7 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
     # GM commands that change an open turn's state in place (SET, DROP) record the state
     # they replaced in the audit log's `undo`: such a turn legitimately opens from a state
     # other than the previous turn's result.
-    changed_by_gm: dict[int, list[tuple[str, Any, datetime]]] = {}
+    changed_by_gm: dict[int, list[tuple[str, object, datetime]]] = {}
     for audit in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id)):
         undo = audit.undo or {}
         if isinstance(undo, dict) and "state" in undo and isinstance(undo.get("turn"), int):
@@ -284,7 +284,7 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
     results = []
     turns = list(session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None))
                                  .order_by(Turn.number)))
-    previous_after: Any = None
+    previous_after: object = None
     for turn in turns:
         differences: list[str] = []
         notes: list[str] = []
@@ -325,8 +325,8 @@ def count_rows(db: Database) -> dict[str, int]:
         return {t.name: conn.execute(select(func.count()).select_from(t)).scalar() or 0 for t in _tables()}
 
 
-def _batches(rows: Iterator[Row[Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    batch: list[dict[str, Any]] = []
+def _batches(rows: Iterator[Row[Any]], size: int) -> Iterator[list[dict[str, object]]]:
+    batch: list[dict[str, object]] = []
     for row in rows:
         batch.append(dict(row._mapping))
         if len(batch) >= size:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from alembic.script import Script
+    from sqlalchemy.pool import ConnectionPoolEntry
 
 UNREACHABLE = 3  # as bot.cli.servers.UNREACHABLE: the exit status of a server that cannot be reached
 
@@ -141,7 +142,7 @@ def _run(url: str, target: str, *, down: bool) -> None:
     engine = make_engine(url)
     if url.startswith("sqlite"):
         @event.listens_for(engine, "connect")
-        def _foreign_keys_off(dbapi_connection: Any, _record: Any) -> None:  # after make_engine's own
+        def _foreign_keys_off(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:  # after make_engine's own
             cursor = dbapi_connection.cursor()
             cursor.execute("PRAGMA foreign_keys=OFF")
             cursor.close()

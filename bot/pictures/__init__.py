@@ -72,23 +72,23 @@ class Scene:
     now, and ``frames[-2]`` (when there is one) the state the last resolved turn started
     from; for games with ``HISTORY`` the frames run from the start. `events` are the public
     events of the turn just resolved (``Event.to_json()`` dicts: kind, text, players); empty
-    for a turn sheet before any turn. (`frames` is typed as mappings while shell code still
-    hands views over as ``Mapping[str, Any]``; a `View` is one.)
+    for a turn sheet before any turn. (`frames` is typed as mappings while shell code may
+    still hand a view over as a plain mapping of its fields; a `View` is one: see `typed_view`.)
     """
 
-    frames: tuple[Mapping[str, Any], ...]
-    events: tuple[Mapping[str, Any], ...] = ()
+    frames: tuple[Mapping[str, object], ...]
+    events: tuple[Mapping[str, Any], ...] = ()  # Event.to_json() dicts, as stored (JSON)
 
     @property
-    def now(self) -> Mapping[str, Any]:
+    def now(self) -> Mapping[str, object]:
         return self.frames[-1]
 
     @property
-    def before(self) -> Mapping[str, Any] | None:
+    def before(self) -> Mapping[str, object] | None:
         return self.frames[-2] if len(self.frames) > 1 else None
 
 
-def _module(kind: str) -> Any | None:
+def _module(kind: str) -> types.ModuleType | None:
     name = _MODULES.get(kind)
     return importlib.import_module(name) if name else None
 
@@ -131,7 +131,7 @@ def column(view: View, name: str) -> dict[str, str]:
 V = TypeVar("V", bound=View)
 
 
-def typed_view(frame: Mapping[str, Any], kind: type[V]) -> V:
+def typed_view(frame: Mapping[str, object], kind: type[V]) -> V:
     """`frame` as the game's view class `kind`.
 
     Transitional, while shell code still treats views as dicts: a view copied into a plain
@@ -155,11 +155,11 @@ def typed_view(frame: Mapping[str, Any], kind: type[V]) -> V:
     return kind(**values)
 
 
-def _empty(hint: Any, name: str) -> Any:
+def _empty(hint: object, name: str) -> object:
     origin = typing.get_origin(hint) or hint
     if origin in (typing.Union, types.UnionType) and type(None) in typing.get_args(hint):
         return None
-    empties: dict[Any, Any] = {str: "", int: 0, bool: False, tuple: (), list: [], dict: {}}
+    empties: dict[object, object] = {str: "", int: 0, bool: False, tuple: (), list: [], dict: {}}
     if origin in empties:
         return empties[origin]
     if isinstance(origin, type) and issubclass(origin, Mapping):

@@ -478,8 +478,8 @@ def _path(geo: Geometry, start: str, end: str, named: list[str] | None) -> list[
     return ids
 
 
-def _marks(events: Sequence[Mapping[str, Any]], geo: Geometry, now: Mapping[str, tuple[str | None, Any]],
-           before: Mapping[str, tuple[str | None, Any]]) -> list[tuple[str, str]]:
+def _marks(events: Sequence[Mapping[str, Any]], geo: Geometry, now: Mapping[str, tuple[str | None, tuple[float, float]]],
+           before: Mapping[str, tuple[str | None, tuple[float, float]]]) -> list[tuple[str, str]]:
     """(crash|spin, space) for each crash and spin of the turn."""
     out: list[tuple[str, str]] = []
     for event in events:

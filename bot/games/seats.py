@@ -1,0 +1,186 @@
+"""A seat changing hands or leaving the game: what the GM's commands and the players' own share.
+
+* `drop_seat`: the seat leaves the race through the rules' `drop_player` (before the start it
+  only leaves the sign-up list). The GM's ``DROP``, a player's ``RESIGN`` and the NMR-streak
+  limit (``nmr_action = "drop"``) all drop a seat so.
+* `send_welcome` (with `sample_help`): the welcome mail of a seat's new holder before the
+  start, on ``JOIN`` and on the GM's ``REPLACE``.
+* `enforce_nmr_limit` (`Game.nmr_limit`, off by default): after each resolution (the tick,
+  the GM's ``PROCESS``), one turn before the limit the player is warned by mail; at the limit
+  the seat is dropped (``"drop"``) or handed to the GM (``"gm"``: the GM's address takes the
+  seat and gets its turn sheets).
+* `player_for`: the player of an address, made if new, for a seat handed over (``REPLACE``,
+  the NMR limit's ``"gm"``).
+
+Both `bot.gm.powers` (the GM's commands) and `bot.games.signups` (JOIN, RESIGN) use these,
+and neither imports the other.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bot import letters
+from bot.games import store
+from bot.games import turns as G
+from bot.letters import ToGm, ToSeat
+from bot.mail_in.auth import new_secret
+from bot.models import Game, GameStatus, GmAudit, Player, Seat, Turn
+from rules.api import AnyGame, GameState
+
+ROBOT = "flagman"  # the actor of automatic actions (NMR limit)
+
+
+class GmRefusal(ValueError):
+    """The command cannot be done; the message says why, fit to mail back as is. Raised by the
+    GM's commands (`bot.gm.powers`), and by a player's RESIGN, which drops the seat as DROP does."""
+
+
+def under_way(session: Session, game: Game) -> tuple[AnyGame, GameState, Turn]:
+    """The rules, the state now and the open turn of a game under way; refused when it has not
+    started, is over, or has no open turn."""
+    if game.status == GameStatus.SIGNUP:
+        raise GmRefusal(f"{game.name} has not started (sign-ups are open); START {game.name} first")
+    if game.status == GameStatus.FINISHED:
+        raise GmRefusal(f"{game.name} is over")
+    rules, state, turn = G.current_state(session, game)
+    if turn is None:
+        raise GmRefusal(f"{game.name} has no open turn")
+    return rules, state, turn
+
+
+def drop_seat(session: Session, game: Game, seat: Seat) -> tuple[str, dict[str, object] | None]:
+    """Take a seat out of the game: the rules drop the player from the open turn's state.
+
+    Returns what was done, in a sentence, and what the drop replaced for the audit log's
+    `GmAudit.undo` (the turn's state), None when no state changed."""
+    if game.status == GameStatus.FINISHED:
+        raise GmRefusal(f"{game.name} is over")
+    if game.status == GameStatus.SIGNUP:
+        seat.active = False
+        return f"{seat.name} left the sign-up list of {game.name}.", None
+    rules, state, turn = under_way(session, game)
+    if seat.name not in rules.players(state):
+        seat.active = False
+        return f"{seat.name} was no longer in the race; the seat is closed.", None
+    new_state = rules.drop_player(state, seat.name)
+    undo: dict[str, object] = {"turn": turn.number, "state": turn.state, "seat": seat.name}
+    turn.state = rules.dump_state(new_state)
+    turn.label = rules.turn_label(new_state)
+    seat.active = False
+    return f"{seat.name} is out of {game.name} from {turn.label} on.", undo
+
+
+def player_for(session: Session, address: str, name: str, now: datetime, default_zone: str) -> Player:
+    address = address.strip().lower()
+    player = session.scalar(select(Player).where(Player.address == address))
+    if player is None:
+        player = Player(address=address, name=name or address.partition("@")[0], timezone=default_zone, created_at=now)
+        session.add(player)
+        session.flush()
+    return player
+
+
+# -- the welcome mail ------------------------------------------------------------------------
+
+def sample_help(game: Game, seat_name: str | None = None) -> str:
+    """The order syntax of the game's first turn, for `seat_name` (None: for a seat like any
+    other): shown on a provisional start (the seats so far, filled up to the minimum) in the
+    welcome mail and the RULES answer; the real grammar comes with each turn sheet and HELP."""
+    rules = G.rules_of(game)
+    names = [s.name for s in store.active_seats(game)][: rules.max_players]
+    filler = 1
+    while len(names) < rules.min_players:
+        candidate = f"seat{filler}"
+        filler += 1
+        if candidate not in names:
+            names.append(candidate)
+    try:
+        state = rules.new_game(names, game.options, random.Random(0))
+        return rules.order_help(state, seat_name if seat_name in names else names[0])
+    except ValueError:
+        return "The full order syntax comes with your first turn sheet; send HELP at any time."
+
+
+def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in_reply_to: str = "") -> None:
+    rules = G.rules_of(game)
+    ctx = G.base_context(shell, game, rules)
+    ctx.update({
+        "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
+        "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
+        "summary": rules.rules_summary(),
+        "help": sample_help(game, seat.name),
+        "players": [s.name for s in store.active_seats(game)],
+        "min_players": rules.min_players, "max_players": rules.max_players,
+        "deadline_spec": game.deadline_spec, "game_timezone": game.timezone,
+        "timezone": seat.player.timezone,
+    })
+    rendered = shell.renderer.render("welcome", ctx, game=game.kind)
+    letters.post(shell, session, ToSeat(seat), rendered, kind="welcome", in_reply_to=in_reply_to)
+
+
+# -- the NMR-streak limit ------------------------------------------------------------------
+
+def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
+    """After a resolution: warn the seats one miss from the limit, act on those at it."""
+    limit = game.nmr_limit
+    if not limit or game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED):
+        return 0
+    turn = store.open_turn(session, game)
+    if turn is None:
+        return 0
+    acted = 0
+    for seat in list(store.active_seats(game)):
+        if seat.player.address == game.gm_address:
+            continue  # the GM holds it already
+        key = f"NMR {game.name} {seat.name} turn {turn.number}"
+        done = session.scalar(select(GmAudit.id).where(GmAudit.game_id == game.id, GmAudit.command == key))
+        if done is not None:
+            continue
+        if seat.nmr_streak >= limit:
+            now = shell.now()
+            undo: dict[str, object] | None = None
+            if game.nmr_action == "drop":
+                text, undo = drop_seat(session, game, seat)
+                letters.notice(shell, session, ToSeat(seat), f"You are out of {game.name}",
+                               f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
+                               f"{text}", kind="nmr_dropped", game=game)
+            else:
+                old = seat.player
+                holder = player_for(session, game.gm_address, "GM", now, game.timezone)
+                letters.notice(shell, session, ToSeat(seat), f"Your seat in {game.name} goes to the GM",
+                               f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
+                               "the GM now plays your seat.", kind="nmr_handed", game=game)
+                undo = {"seat": seat.name, "player": old.address, "secret": seat.secret}
+                seat.player_id = holder.id
+                seat.secret = new_secret()
+                seat.reply_salt = new_secret()  # the old holder's reply address stops working
+                session.flush()
+                session.refresh(seat)
+                G.queue_seat_mail(shell, session, game, seat, "turn_sheet")
+                text = f"{seat.name} ({old.address}) is handed to the GM, who gets its turn sheets from now on."
+            session.add(GmAudit(game_id=game.id, actor=ROBOT, via="auto", message_id="", command=key,
+                                outcome="done: " + text, created_at=now, undo=undo))
+            letters.notice(shell, session, ToGm(game), f"NMR limit reached by {seat.name}", text, kind="nmr_limit")
+            acted += 1
+        elif seat.nmr_streak == limit - 1 and seat.nmr_streak > 0 and not G.on_vacation(
+                seat.player, turn.deadline or shell.now()):  # no warning while on vacation
+            deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+            what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"
+            turns = "turn" if seat.nmr_streak == 1 else "turns"
+            letters.notice(shell, session, ToSeat(seat), f"Warning: {seat.nmr_streak} {turns} without orders",
+                           f"No orders from you arrived for the last {seat.nmr_streak} turn(s) of {game.name}. "
+                           f"If none arrive for {turn.label} either (due {deadline}), {what}.",
+                           kind="nmr_warning", error=True, game=game)
+            session.add(GmAudit(game_id=game.id, actor=ROBOT, via="auto", message_id="", command=key,
+                                outcome=f"warned {seat.player.address}", created_at=shell.now(), undo=None))
+            acted += 1
+    return acted
+
+
+__all__ = ["ROBOT", "GmRefusal", "drop_seat", "enforce_nmr_limit", "player_for", "sample_help", "send_welcome",
+           "under_way"]
