@@ -100,12 +100,12 @@ class Service:
             # After the resolutions: the NMR-streak limits of the games resolved, and the GM told
             # of each turn resolved late (the service was down over its deadline).
             with self.shell.db.transaction() as session:
-                for name in sorted({r.game for r in resolved}):
-                    game = store.find_game_row(session, name)
-                    if game is not None:
-                        seats.enforce_nmr_limit(self.shell, session, game)
+                # The games with their seats and players in three queries, not one per game.
+                games = store.find_games_with_seats(session, {r.game for r in resolved})
+                for name in sorted(games):
+                    seats.enforce_nmr_limit(self.shell, session, games[name])
                 for r in resolved:
-                    late_game = store.find_game_row(session, r.game) if r.late is not None else None
+                    late_game = games.get(r.game) if r.late is not None else None
                     if late_game is not None and r.late is not None:
                         reminders.tell_late(self.shell, session, late_game, r.number, r.late)
         reminders.send_reminders(self.shell)

@@ -108,12 +108,15 @@ def _has_orders(session: Session, turn: Turn, seat: Seat) -> bool:
 
 
 def send_reminders(shell: G.Shell) -> int:
-    """Queue the reminders that are due; returns how many mails were queued."""
+    """Queue the reminders that are due; returns how many mails were queued. The open turns
+    with a mark to note are found on a snapshot (one query), and only those are written, each
+    in a transaction of its own (bench: deadline: not one transaction per open turn)."""
     now = shell.now()
     with shell.db.read() as session:
-        candidates = [t.id for t in session.scalars(
-            select(Turn).join(Game, Game.id == Turn.game_id)
-            .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None), Turn.deadline.is_not(None)))]
+        candidates = [turn.id for turn, game in session.execute(
+            select(Turn, Game).join(Game, Game.id == Turn.game_id)
+            .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None), Turn.deadline.is_not(None))
+            .order_by(Turn.id)).all() if _marks_to_note(game, turn, now) is not None]
     queued = 0
     for turn_id in candidates:
         with shell.db.transaction() as session:
@@ -124,19 +127,28 @@ def send_reminders(shell: G.Shell) -> int:
     return queued
 
 
-def remind_turn(shell: G.Shell, session: Session, turn: Turn, now: datetime) -> int:
-    game = session.get(Game, turn.game_id)
-    if game is None or game.status != GameStatus.ACTIVE or turn.deadline is None:
-        return 0
-    deadline = as_utc(turn.deadline)
+def _marks_to_note(game: Game, turn: Turn, now: datetime) -> tuple[list[timedelta], list[timedelta]] | None:
+    """The reminder marks of `turn` to remind for now and to skip silently (`marks_due`);
+    None when there is nothing to note (none reached, or the turn has closed)."""
+    if game.status != GameStatus.ACTIVE or turn.deadline is None:
+        return None
     closing = G.closing_time(game, turn)
     if closing is not None and now >= closing:
+        return None
+    due, skipped = marks_due(_marks_of(game), _done(turn), as_utc(turn.deadline), as_utc(turn.opened_at), now)
+    return (due, skipped) if due or skipped else None
+
+
+def remind_turn(shell: G.Shell, session: Session, turn: Turn, now: datetime) -> int:
+    game = session.get(Game, turn.game_id)
+    if game is None or turn.deadline is None:
         return 0
-    opened = as_utc(turn.opened_at)
+    marks = _marks_to_note(game, turn, now)
+    if marks is None:
+        return 0
+    due, skipped = marks
+    deadline = as_utc(turn.deadline)
     done = _done(turn)
-    due, skipped = marks_due(_marks_of(game), done, deadline, opened, now)
-    if not due and not skipped:
-        return 0
     turn.reminded = ",".join(sorted(done | {mark_name(m) for m in (*due, *skipped)}))
     if not due:
         return 0

@@ -10,10 +10,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import JSON, BindParameter, ColumnElement, FromClause, Text, bindparam, cast, select
+from sqlalchemy import (
+    JSON,
+    BindParameter,
+    ColumnElement,
+    CompoundSelect,
+    FromClause,
+    Text,
+    bindparam,
+    cast,
+    literal,
+    null,
+    select,
+    text,
+    union_all,
+)
 from sqlalchemy.orm import Session, selectinload
 
-from bot.models import Game, OrderSubmission, Player, Seat, Turn
+from bot.models import Game, Observer, OrderSubmission, Player, Seat, Turn
 
 BySeat = Mapping[int, Sequence[OrderSubmission]]  # seat id -> the seat's submissions, oldest first
 
@@ -60,6 +74,32 @@ def last_resolved_turn(session: Session, game: Game) -> Turn | None:
     return session.scalar(
         select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number.desc()).limit(1)
     )
+
+
+_HISTORY = "flagman.history"  # Session.info: game id -> its turns by number, read ahead (`read_ahead_turns`)
+
+
+def game_turns(session: Session, game: Game) -> list[Turn]:
+    """Every turn of `game`, by number (a picture's history), from `read_ahead_turns` when the
+    session read them ahead."""
+    known: dict[int, list[Turn]] | None = session.info.get(_HISTORY)
+    if known is not None and game.id in known:
+        return list(known[game.id])
+    return list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
+
+
+def read_ahead_turns(session: Session, game_ids: Sequence[int]) -> None:
+    """Every turn of `game_ids` read in one query, for `game_turns` in this session. Only in a
+    session that adds no turn to those games meanwhile: a read-only snapshot (`turns.tick`
+    works several due turns out on one)."""
+    known: dict[int, list[Turn]] = session.info.setdefault(_HISTORY, {})
+    wanted = sorted(set(game_ids) - set(known))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        for game_id in chunk:
+            known[game_id] = []
+        for turn in session.scalars(select(Turn).where(Turn.game_id.in_(chunk)).order_by(Turn.game_id, Turn.number)):
+            known[turn.game_id].append(turn)
 
 
 def seat_named(game: Game, name: str) -> Seat | None:
@@ -125,49 +165,49 @@ def _as_read(table: FromClause) -> list[ColumnElement[Any]]:
     return [cast(c, Text) if isinstance(c.type, JSON) else c for c in table.columns]
 
 
-# Made once: building a statement costs more than running it (bench: deadline). Each query
-# reads the inputs of several turns at once (a chunk of the tick's due turns): the rows are
-# grouped by their first column (the game's or the turn's id), which is not part of the inputs.
+# Made once: building a statement costs more than running it (bench: deadline). Three
+# queries read the inputs of several turns at once (a chunk of the tick's due turns; one turn
+# a game): the rows are grouped by their first column, the game's id, not part of the inputs.
 _GAME_IDS: BindParameter[list[int]] = bindparam("game_ids", expanding=True)
 _TURN_IDS: BindParameter[list[int]] = bindparam("turn_ids", expanding=True)
-_INPUTS = (
-    (select(Game.id, *_as_read(Game.__table__)).where(Game.id.in_(_GAME_IDS)), "game"),
-    (select(Seat.game_id, *_as_read(Seat.__table__), *_as_read(Player.__table__)).join(Player, Player.id == Seat.player_id)
-     .where(Seat.game_id.in_(_GAME_IDS)).order_by(Seat.game_id, Seat.id), "game"),
-    (select(Turn.game_id, Turn.id, Turn.number, Turn.resolved_at).where(Turn.game_id.in_(_GAME_IDS))
-     .order_by(Turn.game_id, Turn.id), "game"),
-    (select(OrderSubmission.turn_id, OrderSubmission.id).where(OrderSubmission.turn_id.in_(_TURN_IDS))
-     .order_by(OrderSubmission.turn_id, OrderSubmission.id), "turn"),
-)
-_TURNS = select(Turn.id, *_as_read(Turn.__table__)).where(Turn.id.in_(_TURN_IDS)).order_by(Turn.id)
-_TURNS_LOCKED = _TURNS.with_for_update()
+# The turn resolved, with its game (FOR UPDATE: the turn's row, on PostgreSQL).
+_GAME_AND_TURN = (select(Game.id, *_as_read(Game.__table__), *_as_read(Turn.__table__))
+                  .join(Turn, Turn.game_id == Game.id).where(Turn.id.in_(_TURN_IDS)).order_by(Game.id))
+_GAME_AND_TURN_LOCKED = _GAME_AND_TURN.with_for_update(of=Turn)
+_SEATS = (select(Seat.game_id, *_as_read(Seat.__table__), *_as_read(Player.__table__))
+          .join(Player, Player.id == Seat.player_id).where(Seat.game_id.in_(_GAME_IDS)).order_by(Seat.game_id, Seat.id))
+# The game's turns (which, and whether resolved), the turn's submissions, the game's observers
+# (each gets a copy of the results): one query, a row each, told apart by the first column after the game's id.
+_OTHERS: CompoundSelect[*tuple[object, ...]] = union_all(
+    select(Turn.game_id, literal("turn").label("what"), Turn.id, Turn.number, Turn.resolved_at,
+           null().label("address")).where(Turn.game_id.in_(_GAME_IDS)),
+    select(Turn.game_id, literal("submission"), OrderSubmission.id, null(), null(), null())
+    .join(Turn, Turn.id == OrderSubmission.turn_id).where(OrderSubmission.turn_id.in_(_TURN_IDS)),
+    select(Observer.game_id, literal("observer"), Observer.id, null(), null(), Observer.address)
+    .where(Observer.game_id.in_(_GAME_IDS)),
+).order_by(text("1, 2, 3"))
 
 
 def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: bool = False) -> tuple[object, ...]:
     """Everything the resolution of turn `turn_id` and its results mails read from the
-    database, as plain values: the game, its seats and their players, the turn, the game's
-    other turns (which ones, and whether resolved), the turn's submissions. Equal values read
-    at two moments mean nothing the resolution depends on changed in between (`turns.tick`
-    works a turn out on a snapshot and writes it only if its inputs are still the same).
-    `lock`: on PostgreSQL, the turn's row is locked (FOR UPDATE) for the rest of the transaction."""
+    database, as plain values: the game, the turn, the game's seats and their players, its
+    other turns (which ones, and whether resolved), the turn's submissions, the game's
+    observers. Equal values read at two moments mean nothing the resolution depends on
+    changed in between (`turns.tick` works a turn out on a snapshot and writes it only if its
+    inputs are still the same). `lock`: on PostgreSQL, the turn's row is locked (FOR UPDATE)
+    for the rest of the transaction."""
     return resolution_inputs_of(session, [(game_id, turn_id)], lock=lock)[turn_id]
 
 
 def resolution_inputs_of(session: Session, turns: Sequence[tuple[int, int]], *,
                          lock: bool = False) -> dict[int, tuple[object, ...]]:
     """`resolution_inputs` of each (game id, turn id) of `turns` (one turn per game), read
-    together: five queries for them all. Turn id -> its inputs."""
+    together: three queries for them all. Turn id -> its inputs."""
     params = {"game_ids": sorted({g for g, _ in turns}), "turn_ids": sorted({t for _, t in turns})}
-    by_game: list[dict[object, list[tuple[object, ...]]]] = []
-    for query, _key in _INPUTS:
-        grouped: dict[object, list[tuple[object, ...]]] = {}
+    grouped: list[dict[object, list[tuple[object, ...]]]] = []
+    for query in (_GAME_AND_TURN_LOCKED if lock else _GAME_AND_TURN, _SEATS, _OTHERS):
+        rows: dict[object, list[tuple[object, ...]]] = {}
         for row in session.execute(query, params):
-            grouped.setdefault(row[0], []).append(tuple(row[1:]))
-        by_game.append(grouped)
-    turn_rows: dict[object, list[tuple[object, ...]]] = {}
-    for row in session.execute(_TURNS_LOCKED if lock else _TURNS, params):
-        turn_rows.setdefault(row[0], []).append(tuple(row[1:]))
-    return {turn_id: (*(tuple(grouped.get(game_id if key == "game" else turn_id, ()))
-                        for grouped, (_query, key) in zip(by_game, _INPUTS, strict=True)),
-                      tuple(turn_rows.get(turn_id, ())))
-            for game_id, turn_id in turns}
+            rows.setdefault(row[0], []).append(tuple(row[1:]))
+        grouped.append(rows)
+    return {turn_id: tuple(tuple(rows.get(game_id, ())) for rows in grouped) for game_id, turn_id in turns}

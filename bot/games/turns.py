@@ -33,7 +33,7 @@ from bot.mail_out.html import PICTURES, DrawnPictures, html_body, html_template
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
-from bot.pictures import draw_options
+from bot.pictures import draw_options, needs_history
 from bot.settings import Settings
 from rules import find_game
 from rules.api import AnyGame, GameOrder, GameState, Resolution, View, Viewer, turn_seed
@@ -717,6 +717,8 @@ def _work_out_due(shell: Shell, due: Sequence[tuple[int, int]]) -> list[WorkedOu
             select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player)))}
         turns = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
         subs = store.turns_submissions(session, turn_ids)
+        observers.read_ahead(session, game_ids)
+        store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
         drawn: DrawnPictures = session.info.setdefault(PICTURES, {})
         for game_id, turn_id in due:
             game, turn = games.get(game_id), turns.get(turn_id)

@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import jinja2
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import pictures
+from bot.games import store
 from bot.mail_out.outbox import HtmlBody, InlineImage
 from bot.mail_out.render import Renderer, TemplateError
 from bot.models import Game, Turn
@@ -68,7 +68,7 @@ def scene_of(session: Session, game: Game, rules: AnyGame, state: GameState, res
     if not pictures.needs_history(game.kind):
         before = [rules.load_state(resolved.state)] if resolved is not None else []
         return Scene(public_frames(rules, [*before, state]), events)
-    turns = list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
+    turns = store.game_turns(session, game)
     states: list[GameState] = [rules.load_state(turns[0].state)] if turns else []
     upto = resolved.number if resolved is not None else None
     for turn in turns:

@@ -197,7 +197,7 @@ def test_the_service_hears_of_each_turn_as_it_is_committed(make_app: Callable[[A
 def test_the_inputs_compared_change_with_any_row_the_mails_show(make_app: Callable[[AtPoint], App]) -> None:
     """`store.resolution_inputs` are the rows themselves: unchanged, they compare equal; a
     player's new time zone (shown in every deadline of their mail), a seat's NMR streak, a
-    submission, the turn's deadline each make them differ."""
+    submission, the turn's deadline, a new observer each make them differ."""
     app = make_app(AtPoint(CrashPoint.WORKED_OUT, lambda: None))
 
     def inputs() -> tuple[object, ...]:
@@ -211,6 +211,8 @@ def test_the_inputs_compared_change_with_any_row_the_mails_show(make_app: Callab
         "UPDATE turn SET deadline = opened_at",
         "INSERT INTO order_submission (turn_id, seat_id, inbound_id, source, text, received_at) "
         "SELECT t.id, s.id, NULL, 'gm', 'USE 2', t.opened_at FROM turn t, seat s WHERE s.name = 'anna'",
+        # A new observer gets a copy of the results: the mails worked out without it lack one.
+        "INSERT INTO observer (game_id, address, created_at) SELECT g.id, 'watcher@example.net', g.created_at FROM game g",
     ]
     before = inputs()
     assert inputs() == before
