@@ -11,7 +11,7 @@ answered a confirmation mail (bot.commands.tokens); UNOBSERVE stops it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.clock import as_utc
+from bot.games import store
 from bot.games.deadlines import format_local
 from bot.mail_out import outbox as mailout
 from bot.mail_out.render import PublicReport
@@ -32,31 +33,22 @@ if TYPE_CHECKING:  # the shell is built from this module's users, not the other 
 MAX_OBSERVERS = 200  # per game: results mail is one mail per observer per turn
 
 
-_KNOWN = "flagman.observers"  # Session.info: game id -> its observers, read ahead (`read_ahead`)
+_KNOWN = "flagman.observers"  # Session.info: game id -> its observers (`read_ahead`)
 
 
 def observers_of(session: Session, game: Game) -> list[str]:
     """The addresses observing `game`, in the order they started (from `read_ahead` when the
     session read them ahead)."""
-    known: dict[int, list[str]] | None = session.info.get(_KNOWN)
-    if known is not None and game.id in known:
-        return list(known[game.id])
+    known = store.read_back(session, _KNOWN, game.id, str)
+    if known is not None:
+        return known
     return list(session.scalars(select(Observer.address).where(Observer.game_id == game.id).order_by(Observer.id)))
 
 
-def read_ahead(session: Session, game_ids: Sequence[int]) -> None:
-    """The observers of `game_ids` read in one query, for `observers_of` in this session. Only
-    in a session in which nobody starts or stops observing those games: a read-only snapshot
-    (`turns.tick` works several due turns out on one)."""
-    known: dict[int, list[str]] = session.info.setdefault(_KNOWN, {})
-    wanted = sorted(set(game_ids) - set(known))
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
-        for game_id in chunk:
-            known[game_id] = []
-        for game_id, address in session.execute(select(Observer.game_id, Observer.address)
-                                                .where(Observer.game_id.in_(chunk)).order_by(Observer.id)):
-            known[game_id].append(address)
+def read_ahead(session: Session, game_ids: Iterable[int]) -> None:
+    """The observers of `game_ids` in one query, for `observers_of` in this snapshot (`store.read_ahead`)."""
+    store.read_ahead(session, _KNOWN, game_ids, lambda chunk: ((game_id, address) for game_id, address in session.execute(
+        select(Observer.game_id, Observer.address).where(Observer.game_id.in_(chunk)).order_by(Observer.id))))
 
 
 def is_observing(session: Session, game: Game, address: str) -> bool:

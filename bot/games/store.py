@@ -7,8 +7,8 @@ is `bot.games.turns`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -76,30 +76,47 @@ def last_resolved_turn(session: Session, game: Game) -> Turn | None:
     )
 
 
-_HISTORY = "flagman.history"  # Session.info: game id -> its turns by number, read ahead (`read_ahead_turns`)
+T = TypeVar("T")
 
 
-def game_turns(session: Session, game: Game) -> list[Turn]:
-    """Every turn of `game`, by number (a picture's history), from `read_ahead_turns` when the
-    session read them ahead."""
-    known: dict[int, list[Turn]] | None = session.info.get(_HISTORY)
-    if known is not None and game.id in known:
-        return list(known[game.id])
-    return list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
-
-
-def read_ahead_turns(session: Session, game_ids: Sequence[int]) -> None:
-    """Every turn of `game_ids` read in one query, for `game_turns` in this session. Only in a
-    session that adds no turn to those games meanwhile: a read-only snapshot (`turns.tick`
-    works several due turns out on one)."""
-    known: dict[int, list[Turn]] = session.info.setdefault(_HISTORY, {})
+def read_ahead(session: Session, key: str, game_ids: Iterable[int],
+               rows: Callable[[list[int]], Iterable[tuple[int, T]]]) -> None:
+    """What `rows` reads for each of `game_ids` ((game id, value) rows, 500 games a query),
+    kept in the session's ``info`` under `key` for `read_back`. Only in a session that does
+    not change those rows meanwhile: a read-only snapshot (`turns.tick` works several due
+    turns out on one)."""
+    known: dict[int, list[T]] = session.info.setdefault(key, {})
     wanted = sorted(set(game_ids) - set(known))
     for start in range(0, len(wanted), 500):
         chunk = wanted[start:start + 500]
         for game_id in chunk:
             known[game_id] = []
-        for turn in session.scalars(select(Turn).where(Turn.game_id.in_(chunk)).order_by(Turn.game_id, Turn.number)):
-            known[turn.game_id].append(turn)
+        for game_id, value in rows(chunk):
+            known[game_id].append(value)
+
+
+def read_back(session: Session, key: str, game_id: int, kind: type[T]) -> list[T] | None:
+    """The values (of `kind`) `read_ahead` kept under `key` for `game_id`; None when it read none for it."""
+    known: dict[int, list[T]] | None = session.info.get(key)
+    return list(known[game_id]) if known is not None and game_id in known else None
+
+
+_HISTORY = "flagman.history"  # Session.info: game id -> its turns by number (`read_ahead_turns`)
+
+
+def game_turns(session: Session, game: Game) -> list[Turn]:
+    """Every turn of `game`, by number (a picture's history), from `read_ahead_turns` when the
+    session read them ahead."""
+    known = read_back(session, _HISTORY, game.id, Turn)
+    if known is not None:
+        return known
+    return list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
+
+
+def read_ahead_turns(session: Session, game_ids: Iterable[int]) -> None:
+    """Every turn of `game_ids` in one query, for `game_turns` in this snapshot (`read_ahead`)."""
+    read_ahead(session, _HISTORY, game_ids, lambda chunk: ((turn.game_id, turn) for turn in session.scalars(
+        select(Turn).where(Turn.game_id.in_(chunk)).order_by(Turn.game_id, Turn.number))))
 
 
 def seat_named(game: Game, name: str) -> Seat | None:
