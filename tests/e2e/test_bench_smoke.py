@@ -161,3 +161,14 @@ def test_the_benchmarks_run_at_a_tiny_size(tmp_path: Path, capsys: pytest.Captur
     scale = results["scale"]
     assert [r["size"] for r in scale["runs"]] == [10, 30]
     assert all(r["problems"] == [] and r["peak_rss_mb"] > 0 for r in scale["runs"])
+
+
+def test_the_tick_harness_runs_and_its_mail_hash_is_the_same_every_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m bench.tick`: the tick resolves every game, each run from the same database
+    writes the same mail (the hash of the outbox, random parts masked), and it says so."""
+    from bench import tick
+
+    assert tick.main(["--games", "3", "--runs", "2"]) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert line.startswith("tick 3 games: CPU ") and "; 27 mails, outbox " in line and "runs differ" not in line
+    assert tick.masked(b"Message-ID: <results-0123456789abcdef@x>\nDate: Mon\n") == b"Message-ID: <*@x>\n*\n"
