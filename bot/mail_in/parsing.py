@@ -19,6 +19,7 @@ import logging
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -55,6 +56,17 @@ def parse_batch(mails: Sequence[Unparsed], options: ParseOptions) -> list[Inboun
             for data, size in mails]
 
 
+def _outlive_no_owner(owner: int) -> None:
+    """In the worker, at its start: end it as soon as the service that started it is gone (a
+    SIGKILL, a crash: no `close`), rather than wait forever for the next batch."""
+    def watch() -> None:
+        while os.getppid() == owner:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="owner-watch", daemon=True).start()
+
+
 def _parse_in_worker(mails: Sequence[Unparsed], options: ParseOptions) -> tuple[int, list[Inbound | None]]:
     """`parse_batch` as the worker runs it, with the worker's process id."""
     return os.getpid(), parse_batch(mails, options)
@@ -83,9 +95,11 @@ class InlineParser:
 
 
 class WorkerParser:
-    """Batches of `MIN_WORKER_BATCH` mails or more parsed in a worker process (started on first
-    use, by a fork server, so none of the service's threads or connections is copied into it);
-    smaller ones, and every batch once the worker has failed, in the calling thread."""
+    """Batches of `MIN_WORKER_BATCH` mails or more parsed in a worker process (spawned on first
+    use); smaller ones, and every batch once the worker has failed, in the calling thread. As
+    with any spawned process, the program's main module is imported again in the worker: it
+    must start the program only under ``if __name__ == "__main__":`` (the `flagman` command
+    does)."""
 
     def __init__(self, workers: int = 1) -> None:
         self.workers = workers
@@ -118,7 +132,11 @@ class WorkerParser:
                 return None
             if self._pool is None:
                 try:
-                    self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("forkserver"))
+                    # Spawned (a fresh interpreter: none of the service's threads, connections
+                    # or locks is copied into it), a child of the service, which it outlives by
+                    # a second at most however the service ends (`_outlive_no_owner`).
+                    self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"),
+                                                     initializer=_outlive_no_owner, initargs=(os.getpid(),))
                 except (OSError, ValueError) as exc:
                     self._failed = True
                     log.warning("mail is parsed in the service's process: no parse worker (%s)", exc)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
+import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -34,6 +37,8 @@ from bot.settings import DatabaseSettings, InboxSettings
 from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
 from tests.helpers import fresh_database
+
+REPO = Path(__file__).resolve().parents[2]
 
 OPTIONS = ParseOptions(frozenset({BOT}), "X-Flagman-Loop", 2000)
 
@@ -158,3 +163,43 @@ def test_parse_workers_is_a_setting_with_a_range() -> None:
     validate(replace(settings, inbox=replace(settings.inbox, parse_workers=0)))
     with pytest.raises(SettingsError, match="parse_workers"):
         validate(replace(settings, inbox=replace(settings.inbox, parse_workers=-1)))
+
+
+OWNER = '''
+import sys, time
+if __name__ == "__main__":
+    from bot.mail_in.parsing import WorkerParser
+    from tests.bot.test_parse_worker import OPTIONS, mails
+    parser = WorkerParser()
+    parser.parse(mails(10), OPTIONS)
+    print(" ".join(map(str, parser.worker_pids())), flush=True)
+    time.sleep(600)
+'''
+
+
+def _running(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie has ended, whoever reaps it
+
+
+def test_the_worker_ends_when_the_service_is_killed(tmp_path: Path) -> None:
+    """A service killed with SIGKILL (no `close`) leaves no parse worker behind: the worker
+    sees its owner gone and ends (it would otherwise wait forever for the next batch)."""
+    script = tmp_path / "owner.py"
+    script.write_text(OWNER)
+    owner = subprocess.Popen([sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        assert owner.stdout is not None
+        pids = [int(pid) for pid in owner.stdout.readline().split()]
+        assert pids and all(_running(pid) for pid in pids)
+    finally:
+        owner.kill()
+        owner.wait()
+    deadline = time.monotonic() + 120  # an upper bound for a busy machine; the worker checks every second
+    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(pid) for pid in pids), "the parse worker outlived the service"
