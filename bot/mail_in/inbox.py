@@ -55,10 +55,10 @@ class RawMail:
             raise ValueError(f"received_at must be timezone-aware, not {self.received_at!r}")
 
 
-# The most of an over-cap mail's header section that is read (a real header is a few kB).
 log = logging.getLogger("flagman.inbound")
 Parsed = TypeVar("Parsed")  # what ReadAhead's `parse` makes of a batch
 
+# The most of an over-cap mail's header section that is read (a real header is a few kB).
 HEADER_CAP = 64 * 1024
 
 
