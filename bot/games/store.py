@@ -142,10 +142,7 @@ def submissions(session: Session, turn: Turn, seat: Seat) -> list[OrderSubmissio
 
 def turn_submissions(session: Session, turn: Turn) -> dict[int, list[OrderSubmission]]:
     """Every seat's submissions for `turn` in one query: seat id -> `submissions(turn, seat)`."""
-    by_seat: dict[int, list[OrderSubmission]] = {}
-    for sub in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)):
-        by_seat.setdefault(sub.seat_id, []).append(sub)
-    return by_seat
+    return turns_submissions(session, [turn.id]).get(turn.id, {})
 
 
 def turns_submissions(session: Session, turn_ids: Sequence[int]) -> dict[int, dict[int, list[OrderSubmission]]]:

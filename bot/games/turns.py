@@ -615,12 +615,7 @@ def due_turns(session: Session, now: datetime, *, among: Collection[int] | None 
         select(Game, Turn).join(Turn, Turn.game_id == Game.id).where(*open_turns).order_by(Game.id)
         .options(selectinload(Game.seats))
     ).all()
-    subs: dict[int, dict[int, list[OrderSubmission]]] = {}
-    if rows:
-        for sub in session.scalars(
-                select(OrderSubmission).join(Turn, Turn.id == OrderSubmission.turn_id).join(Game, Game.id == Turn.game_id)
-                .where(*open_turns).order_by(OrderSubmission.id)):
-            subs.setdefault(sub.turn_id, {}).setdefault(sub.seat_id, []).append(sub)
+    subs = store.turns_submissions(session, [t.id for _, t in rows])
     return [(g, t) for g, t in rows if is_due(session, g, t, now, subs=subs.get(t.id, {}))]
 
 
@@ -683,7 +678,7 @@ def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], No
                 if resolved is None:
                     continue
                 done.append(resolved)
-                among.add(worked.game_id)  # its next turn may be due at once (nothing to wait for)
+                among.add(worked.game.id)  # its next turn may be due at once (nothing to wait for)
                 shell.faults.reached(CrashPoint.AFTER_RESOLVE)
                 if on_resolved is not None:
                     on_resolved()
@@ -696,8 +691,6 @@ class WorkedOut:
     (`store.resolution_inputs`), the game and turn as read (detached), what resolving it
     writes, and the pictures drawn for its mails."""
 
-    game_id: int
-    turn_id: int
     inputs: tuple[object, ...]
     game: Game
     turn: Turn
@@ -719,17 +712,17 @@ def _work_out_due(shell: Shell, due: Sequence[tuple[int, int]]) -> list[WorkedOu
         subs = store.turns_submissions(session, turn_ids)
         observers.read_ahead(session, game_ids)
         store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
-        drawn: DrawnPictures = session.info.setdefault(PICTURES, {})
         for game_id, turn_id in due:
             game, turn = games.get(game_id), turns.get(turn_id)
             if game is None or turn is None or turn.resolved_at is not None:
                 continue
             if not is_due(session, game, turn, shell.now(), subs=subs.get(turn_id, {})):
                 continue
+            pictures: DrawnPictures = {}
+            session.info[PICTURES] = pictures  # the pictures `html.picture_for` draws for this game's mails
             writes = work_out(shell, session, game, turn, subs=subs.get(turn_id, {}))
             shell.faults.reached(CrashPoint.WORKED_OUT)
-            pictures = {key: picture for key, picture in drawn.items() if key[0] == game_id}
-            worked.append(WorkedOut(game_id, turn_id, inputs[turn_id], game, turn, writes, pictures))
+            worked.append(WorkedOut(inputs[turn_id], game, turn, writes, pictures))
     return worked
 
 
@@ -738,12 +731,12 @@ def _write_worked_out(shell: Shell, worked: WorkedOut) -> Resolved | None:
     its inputs are unchanged, else worked out again here; None if it is no longer due."""
     game, turn, writes = worked.game, worked.turn, worked.writes
     with shell.db.transaction() as session:
-        if store.resolution_inputs(session, worked.game_id, worked.turn_id, lock=True) == worked.inputs:
+        if store.resolution_inputs(session, game.id, turn.id, lock=True) == worked.inputs:
             session.info.setdefault(PICTURES, {}).update(worked.pictures)
         else:  # an order, a GM command... came in meanwhile: worked out again, here
             # The seats and their players in one query each, not one per seat.
-            now_game = session.get(Game, worked.game_id, options=[selectinload(Game.seats).selectinload(Seat.player)])
-            now_turn = session.get(Turn, worked.turn_id)
+            now_game = session.get(Game, game.id, options=[selectinload(Game.seats).selectinload(Seat.player)])
+            now_turn = session.get(Turn, turn.id)
             if now_game is None or now_turn is None or now_turn.resolved_at is not None:
                 return None
             game, turn = now_game, now_turn
