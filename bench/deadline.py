@@ -106,7 +106,8 @@ def run(world: World, games: int = 500, *, profile: Path | None = None) -> dict[
         "bot": bot, "reference": ref, "mails": expected, "average_mail_bytes": avg,
         "ratio": ratio, "target": f"<= {TARGET} x reference", "met": met, "problems": problems,
         "line": (f"deadline {games:>4} games: bot {bot['seconds']:7.2f} s (tick {bot['tick_seconds']:.2f} s, send "
-                 f"{bot['send_seconds']:.2f} s), reference {ref['seconds']:7.2f} s for {expected} mails of "
+                 f"{bot['send_seconds']:.2f} s; CPU {bot['cpu_seconds']:.1f} s + {bot['worker_cpu_seconds']:.1f} s in "
+                 f"{bot['turn_workers']} turn worker), reference {ref['seconds']:7.2f} s for {expected} mails of "
                  f"{avg:.0f} bytes, ratio {ratio:.2f} (target <= {TARGET}) {'OK' if met else 'MISSED'}"
                  + (f" [{'; '.join(problems)}]" if problems else "")),
     }

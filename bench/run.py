@@ -17,6 +17,7 @@ import json
 import platform
 import sys
 import time
+import tomllib
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,13 +49,37 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", action="store_true",
                         help="cProfile the bot's side of ingest and deadline into bench/results/*.prof "
                              "(slows the bot: ratios are then not comparable)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="a bot setting for every benchmark, as in config.toml (e.g. schedule.resolve_workers=0, "
+                             "inbox.parse_workers=0): to compare a setting's figures on the same servers")
     parser.add_argument("--out", type=Path, default=None, help="the JSON file (default bench/results/<time>.json)")
     args = parser.parse_args(argv)
+    try:
+        args.overrides = overrides(args.set)
+    except ValueError as exc:
+        parser.error(str(exc))
     args.only = tuple(name.strip() for name in args.only.split(",") if name.strip())
     unknown = [name for name in args.only if name not in ALL]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(ALL)}")
     return args
+
+
+def overrides(assignments: list[str]) -> dict[str, dict[str, Any]]:
+    """``SECTION.KEY=VALUE`` strings as settings sections; VALUE is read as TOML (1, 0.5, true,
+    "text"), and as a plain string if it is not TOML."""
+    out: dict[str, dict[str, Any]] = {}
+    for assignment in assignments:
+        name, sep, raw = assignment.partition("=")
+        section, dot, key = name.strip().partition(".")
+        if not sep or not dot or not section or not key:
+            raise ValueError(f"--set {assignment!r}: write SECTION.KEY=VALUE, e.g. schedule.resolve_workers=0")
+        try:
+            value = tomllib.loads(f"v = {raw}")["v"]
+        except tomllib.TOMLDecodeError:
+            value = raw
+        out.setdefault(section, {})[key] = value
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -74,7 +99,11 @@ def main(argv: list[str] | None = None) -> int:
           f"({', '.join(args.only)})", flush=True)
     with contextlib.ExitStack() as stack:
         w = stack.enter_context(world(args.db)) if servers else None
+        if args.overrides:
+            results["settings"] = args.overrides
+            print(f"bot settings: {', '.join(args.set)}", flush=True)
         if w is not None:
+            w.overrides = args.overrides
             results["dovecot"] = ".".join(map(str, w.dovecot.version))
         for name in args.only:
             t0 = time.perf_counter()

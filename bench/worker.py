@@ -130,6 +130,7 @@ def ingest_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
 
 def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
+    from bot.games.workers import ProcessTurnWorker
     from bot.scheduler import share_the_interpreter
 
     settings = load_settings(args["settings"])
@@ -164,8 +165,12 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
             wanted.set()
             thread.join()
         marks["send"] = time.perf_counter() - t0 - marks["tick"]
+        # The turn worker (bot.games.workers) works for the bot too: its CPU and memory count.
+        worker_pids = app.turn_worker.worker_pids() if isinstance(app.turn_worker, ProcessTurnWorker) else ()
+        worker_cpu, worker_rss = process_usage(worker_pids)
         return {"resolved": len(resolved), "sent": sum(r.sent for r in reports),
-                "failed": sum(r.failed for r in reports), "retrying": sum(r.retrying for r in reports)}
+                "failed": sum(r.failed for r in reports), "retrying": sum(r.retrying for r in reports),
+                "turn_workers": len(worker_pids), "worker_cpu_seconds": worker_cpu, "worker_peak_rss_mb": worker_rss}
 
     try:
         result = _timed(work, profile)

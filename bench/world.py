@@ -42,6 +42,9 @@ class World:
     postgres: Postgres | None = None
     # Called by the sink for every mail it accepts (the latency benchmark times arrivals).
     on_arrival: list[Any] = field(default_factory=list)
+    # The bot's settings changed for every benchmark (`--set schedule.resolve_workers=0`): a
+    # before/after of a setting in the same run, on the same servers.
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def database_url(self, name: str) -> str:
         """A fresh, migrated database."""
@@ -70,7 +73,7 @@ class World:
             "outbox": ({"kind": "smtp", "host": self.sink.host, "port": self.sink.port, "security": "none",
                         "timeout": 30.0} if smtp else {"kind": "maildir", "path": str(self.root / "outbox")}),
         }
-        for section, values in (extra or {}).items():
+        for section, values in [*(extra or {}).items(), *self.overrides.items()]:
             data.setdefault(section, {}).update(values)
         return {"data": data, "env": {"FLAGMAN_SECRET": SECRET, "FLAGMAN_IMAP_PASSWORD": BOT_PASSWORD},
                 "base_dir": str(self.root)}

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, cast
 
-from bot.clock import Clock, SystemClock
+from bot.clock import Clock, FixedClock, SystemClock
 from bot.db import Database
 from bot.faults import NO_FAULTS, Faults
-from bot.games.turns import Shell
+from bot.games.turns import INLINE, Shell, TurnWorker, WorkedOut, work_out_due
+from bot.games.workers import Chunk, ProcessTurnWorker
 from bot.mail_in.inbox import Inbox, MaildirInbox
 from bot.mail_in.parsing import InlineParser, MailParser, WorkerParser
 from bot.mail_out.mailer import MaildirMailer, Mailer
@@ -38,7 +39,7 @@ Security = Literal["tls", "starttls", "none"]  # checked by bot.settings.validat
 # the objects already built: the scheduler's SIGHUP reload assigns `app.settings`, and the
 # jobs that run after it must see the new settings.
 _SHELL_FIELDS = frozenset({"db", "settings", "clock", "renderer", "faults"})
-_SERVICE_FIELDS = frozenset({"inbox", "mailer", "parser"})
+_SERVICE_FIELDS = frozenset({"inbox", "mailer", "parser", "turn_worker"})
 
 
 @dataclass
@@ -51,6 +52,7 @@ class App:
     mailer: Mailer
     faults: Faults = NO_FAULTS
     parser: MailParser = field(default_factory=InlineParser)  # where a batch of mail is parsed
+    turn_worker: TurnWorker = INLINE  # where due turns are worked out
     _shell: Shell | None = field(default=None, init=False, repr=False, compare=False)
     _service: Service | None = field(default=None, init=False, repr=False, compare=False)
     _closed: bool = field(default=False, init=False, repr=False, compare=False)
@@ -74,12 +76,12 @@ class App:
     def service(self) -> Service:
         """Built on first use and kept, on `shell`."""
         if self._service is None:
-            self._service = Service(self.shell, self.inbox, self.mailer, self.parser)
+            self._service = Service(self.shell, self.inbox, self.mailer, self.parser, self.turn_worker)
         return self._service
 
     def close(self) -> None:
-        """Close the inbox, the mailer, the parse worker and the database; each even if
-        closing another fails.
+        """Close the inbox, the mailer, the parse and turn workers and the database; each even
+        if closing another fails.
 
         Idempotent: the `with` block's exit and an explicit close (the scheduler's stop) may
         both call it.
@@ -90,6 +92,7 @@ class App:
         with ExitStack() as closing:  # run last-in first-out: the database is disposed of last
             closing.callback(self.db.dispose)
             closing.callback(self.parser.close)
+            closing.callback(self.turn_worker.close)
             closing.callback(self.mailer.close)
             closing.callback(self.inbox.close)
 
@@ -181,6 +184,10 @@ def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | 
             mailer = build_mailer(settings)
         parser: MailParser = WorkerParser(settings.inbox.parse_workers) if settings.inbox.parse_workers else InlineParser()
         built.callback(parser.close)
+        turn_worker: TurnWorker = INLINE
+        if settings.schedule.resolve_workers and not db.in_memory:  # a worker cannot see an in-memory database
+            turn_worker = ProcessTurnWorker(work_out_in_worker, settings.schedule.resolve_workers)
+            built.callback(turn_worker.close)
         app = App(
             faults=faults,
             settings=settings,
@@ -190,6 +197,38 @@ def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | 
             inbox=inbox,
             mailer=mailer,
             parser=parser,
+            turn_worker=turn_worker,
         )
         built.pop_all()
     return app
+
+
+# -- in a turn worker process (bot.games.workers) ----------------------------------------------
+
+_worker_shell: Shell | None = None  # the worker's Shell, kept from one chunk to the next
+
+
+def work_out_in_worker(chunk: Chunk) -> list[WorkedOut]:
+    """What a turn worker process runs: the chunk's due turns worked out (`work_out_due`) on a
+    Shell of its own, built here (its own database connection, no crash points) on the
+    service's settings and again when they change (SIGHUP), with the service's templates, read
+    again when the service reloaded them; its clock is the service's reading when it handed
+    the chunk on."""
+    global _worker_shell
+    shell = _worker_shell
+    if shell is None or shell.settings != chunk.settings:
+        if shell is not None:
+            shell.db.dispose()
+        shell = Shell(_database(chunk.settings.database_url), chunk.settings, FixedClock(chunk.now),
+                      _worker_renderer(chunk))
+    elif (shell.renderer.root, shell.renderer.reloads) != (chunk.templates, chunk.reloads):
+        shell.renderer = _worker_renderer(chunk)
+    shell.clock = FixedClock(chunk.now)
+    _worker_shell = shell
+    return work_out_due(shell, chunk.due)
+
+
+def _worker_renderer(chunk: Chunk) -> Renderer:
+    renderer = Renderer(chunk.templates)
+    renderer.reloads = chunk.reloads  # the service's count: read again at its next reload
+    return renderer

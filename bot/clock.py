@@ -17,6 +17,17 @@ class SystemClock:
         return datetime.now(UTC)
 
 
+class FixedClock:
+    """A moment that stays: the clock of a piece of work done in another process (a turn
+    worker, `bot.games.workers`), the moment the service asked for it."""
+
+    def __init__(self, moment: datetime) -> None:
+        self.moment = moment
+
+    def now(self) -> datetime:
+        return self.moment
+
+
 def as_utc(moment: datetime) -> datetime:
     """Stored datetimes come back naive from SQLite; they are always UTC."""
     if moment.tzinfo is None:

@@ -32,11 +32,13 @@ log = logging.getLogger("flagman.inbound")
 
 
 class Service:
-    def __init__(self, shell: G.Shell, inbox: Inbox, mailer: Mailer, parser: MailParser | None = None) -> None:
+    def __init__(self, shell: G.Shell, inbox: Inbox, mailer: Mailer, parser: MailParser | None = None,
+                 turn_worker: G.TurnWorker = G.INLINE) -> None:
         self.shell = shell
         self.inbox = inbox
         self.mailer = mailer
         self.parser: MailParser = parser if parser is not None else InlineParser()
+        self.turn_worker = turn_worker  # where due turns are worked out (bot.games.workers)
         self.intake = Intake(shell)
 
     @property
@@ -92,10 +94,12 @@ class Service:
         job reads the inbox itself, one batch at a time, before it calls this), the inbox is read first: a turn is never
         resolved before the mail that arrived by its deadline is read (mail-interface.md:
         deadlines are judged by arrival, not by when the bot reads). `on_resolved` is called as
-        each turn is committed (the service's sender starts on its mail while the next resolves)."""
+        each turn is committed (the service's sender starts on its mail while the next resolves),
+        and the next turns are worked out meanwhile by `self.turn_worker` (in a worker process,
+        when many fall due together)."""
         if read_first:
             self.poll()
-        resolved = G.tick(self.shell, on_resolved=on_resolved)
+        resolved = G.tick(self.shell, on_resolved=on_resolved, worker=self.turn_worker)
         if resolved:
             # After the resolutions: the NMR-streak limits of the games resolved, and the GM told
             # of each turn resolved late (the service was down over its deadline).

@@ -103,6 +103,9 @@ class ScheduleSettings:
     tick_seconds: float = 60.0
     send_seconds: float = 30.0
     digest_time: str = "08:00"
+    # Worker processes that work out due turns (resolve them, render their results mails) while
+    # the service writes and sends the ones before (bot.games.workers); 0: in the service's process.
+    resolve_workers: int = 1
 
 
 @dataclass(frozen=True)
@@ -327,6 +330,8 @@ def validate(settings: Settings) -> None:
             raise SettingsError(f"[{section}] security must be \"tls\", \"starttls\" or \"none\"")
     if not 0 <= settings.inbox.parse_workers <= 8:
         raise SettingsError("[inbox] parse_workers must be 0 (parse in the service's process) to 8")
+    if not 0 <= settings.schedule.resolve_workers <= 8:
+        raise SettingsError("[schedule] resolve_workers must be 0 (work out due turns in the service's process) to 8")
     for proof in settings.auth.accept:
         if proof not in ("password", "dmarc"):
             raise SettingsError(f"[auth] accept: unknown proof {proof!r}; use \"password\" and/or \"dmarc\"")

@@ -11,10 +11,11 @@ import dataclasses
 import logging
 import random
 import secrets as pysecrets
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Generator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import insert, inspect, select, update
@@ -646,8 +647,38 @@ def _lateness(game: Game, turn: Turn, now: datetime) -> timedelta | None:
 # turns and submissions read together, a few queries for them all, not a dozen a turn.
 TICK_CHUNK = 20
 
+Due = Sequence[tuple[int, int]]  # due turns, as (game id, turn id) pairs
 
-def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], None] | None = None) -> list[Resolved]:
+
+class TurnWorker(Protocol):
+    """Where the tick's due turns are worked out (`work_out_due`), a chunk at a time: in the
+    service's process (`InlineTurnWorker`) or in a worker process beside it
+    (`bot.games.workers.ProcessTurnWorker`), which changes where, never what."""
+
+    def work_out(self, shell: Shell, chunks: Sequence[Due]) -> Generator[list[WorkedOut], None, None]:
+        """Each chunk worked out, in order; the tick writes each before it asks for the next.
+        The crash point WORKED_OUT is reached in the service's process for every turn worked out."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class InlineTurnWorker:
+    """Each chunk worked out in the calling thread when the tick asks for it."""
+
+    def work_out(self, shell: Shell, chunks: Sequence[Due]) -> Generator[list[WorkedOut], None, None]:
+        for chunk in chunks:
+            yield work_out_due(shell, chunk)
+
+    def close(self) -> None:
+        pass
+
+
+INLINE = InlineTurnWorker()
+
+
+def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], None] | None = None,
+         worker: TurnWorker = INLINE) -> list[Resolved]:
     """Resolve every due turn, one transaction per turn; returns what was resolved, in order.
     `on_resolved` is called after each turn's commit (the service wakes its sender: the
     results of one game go out while the next is resolved).
@@ -657,10 +688,12 @@ def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], No
     the transaction and skipped if another worker resolved it meanwhile (`resolved_at` set).
 
     The due turns are worked out (resolved, their mails rendered) on a read-only snapshot,
-    `TICK_CHUNK` at a time, which on SQLite holds no write lock, so the sender's commits never
-    wait for a turn's rendering; the transaction that writes a turn is short, and writes what
-    was worked out only if nothing it was worked out from has changed since
-    (`store.resolution_inputs`); otherwise the turn is worked out again inside that transaction.
+    `TICK_CHUNK` at a time, by `worker` (the chunks after the first in a worker process when
+    the service has one: `bot.games.workers`); on SQLite a snapshot holds no write lock, so the
+    sender's commits never wait for a turn's rendering. The transaction that writes a turn is
+    short, and writes what was worked out only if nothing it was worked out from has changed
+    since (`store.resolution_inputs`); otherwise the turn is worked out again inside that
+    transaction.
     """
     done: list[Resolved] = []
     rounds = 0
@@ -672,16 +705,18 @@ def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], No
         if not due:
             break
         among = set()
-        for start in range(0, len(due), TICK_CHUNK):
-            for worked in _work_out_due(shell, due[start:start + TICK_CHUNK]):
-                resolved = _write_worked_out(shell, worked)
-                if resolved is None:
-                    continue
-                done.append(resolved)
-                among.add(worked.game.id)  # its next turn may be due at once (nothing to wait for)
-                shell.faults.reached(CrashPoint.AFTER_RESOLVE)
-                if on_resolved is not None:
-                    on_resolved()
+        chunks = [due[start:start + TICK_CHUNK] for start in range(0, len(due), TICK_CHUNK)]
+        with closing(worker.work_out(shell, chunks)) as worked_out:
+            for chunk in worked_out:
+                for worked in chunk:
+                    resolved = _write_worked_out(shell, worked)
+                    if resolved is None:
+                        continue
+                    done.append(resolved)
+                    among.add(worked.game.id)  # its next turn may be due at once (nothing to wait for)
+                    shell.faults.reached(CrashPoint.AFTER_RESOLVE)
+                    if on_resolved is not None:
+                        on_resolved()
     return done
 
 
@@ -698,9 +733,9 @@ class WorkedOut:
     pictures: DrawnPictures
 
 
-def _work_out_due(shell: Shell, due: Sequence[tuple[int, int]]) -> list[WorkedOut]:
-    """The turns `due` ((game id, turn id) pairs) worked out on one snapshot, in order; a turn
-    that is not (or no longer) due is left out."""
+def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
+    """The turns `due` worked out on one snapshot, in order; a turn that is not (or no longer)
+    due is left out. What is returned pickles (a turn worker sends it back to the service)."""
     worked: list[WorkedOut] = []
     with shell.db.read() as session:
         inputs = store.resolution_inputs_of(session, due)

@@ -539,11 +539,6 @@ class _Recorder:
                 self._cond.notify_all()
 
 
-def _in_memory(db: Database) -> bool:
-    """An in-memory SQLite database is one per connection: a second thread would not see it."""
-    return db.engine.dialect.name == "sqlite" and db.engine.url.database in (None, "", ":memory:")
-
-
 def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, limit: int | None = None,
           faults: Faults = NO_FAULTS) -> DrainReport:
     """Send every pending mail that is due, in batches; record each outcome as it comes.
@@ -601,7 +596,7 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
             conn.execute(record_outcome, {"outbox_id": row.id, **values})
         faults.reached(CrashPoint.AFTER_RECORD)
 
-    recorder = _Recorder(write) if getattr(mailer, "settles", False) and not _in_memory(db) else None
+    recorder = _Recorder(write) if getattr(mailer, "settles", False) and not db.in_memory else None
 
     def record(result: SendResult) -> None:
         """The relay has answered for one mail (in the sending thread)."""

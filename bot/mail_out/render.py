@@ -71,6 +71,7 @@ class Renderer:
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else templates_path()
         self.env = self._make_env()
+        self.reloads = 0  # how often `reload` ran: a turn worker's own Renderer follows (bot.games.workers)
         self._found: dict[tuple[str | None, str], tuple[jinja2.Environment, jinja2.Template]] = {}
 
     def _make_env(self) -> jinja2.Environment:
@@ -93,6 +94,7 @@ class Renderer:
     def reload(self) -> None:
         """Drop cached templates (SIGHUP)."""
         self.env = self._make_env()
+        self.reloads += 1
 
     def _template(self, game: str | None, name: str) -> jinja2.Template:
         """The template for mail `name` of `game`, looked up once per environment (as

@@ -81,12 +81,12 @@ def test_a_turn_worked_out_on_a_snapshot_gives_the_bytes_of_one_resolved_in_its_
     fixed_secrets(monkeypatch)
     snapshot = play(tmp_path / "snapshot", kind)
 
-    original = G._work_out_due
+    original = G.work_out_due
 
     def stale(*args: Any, **kwargs: Any) -> Any:
         return [replace(worked, inputs=("inputs changed",)) for worked in original(*args, **kwargs)]
 
-    monkeypatch.setattr(G, "_work_out_due", stale)
+    monkeypatch.setattr(G, "work_out_due", stale)
     fixed_secrets(monkeypatch)
     in_transaction = play(tmp_path / "in-transaction", kind)
 

@@ -1,0 +1,106 @@
+"""Due turns worked out in a worker process, beside the service (``[schedule] resolve_workers``).
+
+Working out a due turn (`turns.work_out_due`: resolve it, render every results mail, draw the
+picture) is most of the tick's CPU, and it needs nothing but a snapshot of the database. At a
+deadline where many turns fall due together (bench: deadline), the service writes each
+worked-out turn and sends its mail while the worker works out the next ones on another core,
+instead of the two taking turns for one interpreter.
+
+The worker runs the same `work_out_due`, on a Shell of its own built by the composition root
+(`bot.app.work_out_in_worker`: its own database connection, the service's settings and
+templates, read again when the service reloads them, and the service's clock reading at the
+moment it handed the chunk on), so it changes where a turn is
+worked out, never what: the service writes what comes back exactly as it writes what it worked
+out itself, only if the turn's inputs are unchanged (`turns._write_worked_out`). Nothing is
+written in the worker, so a worker that dies loses nothing: the turns it had are worked out in
+the service's process, and so is every later one (`WorkerPool`, logged once).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from bot.faults import CrashPoint
+from bot.games.turns import INLINE, Due, Shell, WorkedOut, work_out_due
+from bot.processes import Pending, WorkerFailed, WorkerPool
+from bot.settings import Settings
+
+log = logging.getLogger("flagman.games")
+
+# The worker's priority below the service's (nice 10): the service's own work (confirming
+# orders, writing the worked-out turns, sending) comes first; the worker, which runs ahead of
+# the send anyway, takes the CPU left over (bench: deadline, 1.41 -> 1.36).
+NICENESS = 10
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """What the worker is handed: the service's settings, its templates (their folder, and how
+    often the service reloaded them: SIGHUP), its clock's reading, and the due turns."""
+
+    settings: Settings
+    templates: Path
+    reloads: int
+    now: datetime
+    due: Due
+
+
+# What the worker process runs: a chunk -> its turns worked out.
+WorkerEntry = Callable[[Chunk], list[WorkedOut]]
+
+
+class ProcessTurnWorker:
+    """The chunks of a tick of two chunks or more: the first worked out here while the worker
+    process (spawned on first use) starts on the next; each later chunk in the worker, which
+    keeps `workers` + 1 chunks ahead of the one the tick is writing. A tick of one chunk (the
+    usual deadline: a few games at a time) is worked out here: the trip would cost more than
+    it saves."""
+
+    def __init__(self, entry: WorkerEntry, workers: int = 1) -> None:
+        self.entry = entry
+        self.workers = workers
+        self._pool = WorkerPool("turn worker", "due turns are worked out", workers, log, niceness=NICENESS)
+
+    def work_out(self, shell: Shell, chunks: Sequence[Due]) -> Generator[list[WorkedOut], None, None]:
+        if len(chunks) < 2 or not self._pool.usable:
+            yield from INLINE.work_out(shell, chunks)
+            return
+        ahead: deque[Pending[list[WorkedOut]]] = deque()
+        sent = 1  # chunks handed to the worker so far (the first is worked out here)
+
+        def hand_on() -> None:
+            nonlocal sent
+            while sent < len(chunks) and len(ahead) <= self.workers:
+                chunk = Chunk(shell.settings, shell.renderer.root, shell.renderer.reloads, shell.now(), chunks[sent])
+                ahead.append(self._pool.submit(self.entry, chunk))
+                sent += 1
+
+        try:
+            hand_on()
+        except WorkerFailed:  # could not start or take work (logged once): everything here
+            yield from INLINE.work_out(shell, chunks)
+            return
+        yield work_out_due(shell, chunks[0])
+        for index in range(1, len(chunks)):
+            try:
+                worked = ahead.popleft().result()
+                hand_on()
+            except WorkerFailed:  # the worker died or failed (logged once): the rest here
+                yield from INLINE.work_out(shell, chunks[index:])
+                return
+            for _ in worked:
+                shell.faults.reached(CrashPoint.WORKED_OUT)
+            yield worked
+        # A tick that stops early (an error while writing) leaves chunks in the worker: their
+        # results are read and dropped before the next piece of work's (`WorkerPool`).
+
+    def worker_pids(self) -> tuple[int, ...]:
+        """The worker processes in use that have worked out turns."""
+        return self._pool.worker_pids()
+
+    def close(self) -> None:
+        self._pool.close()

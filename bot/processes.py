@@ -1,0 +1,239 @@
+"""Worker processes beside the service, for pure CPU work that can run on another core: the
+parse of the batch read ahead (`bot.mail_in.parsing`) and the working out of due turns
+(`bot.games.workers`).
+
+A `WorkerPool` is a convenience, never a dependency. Its processes are spawned on first use
+(a fresh interpreter: none of the service's threads, connections or locks is copied into
+it), each outlives the service that started it by a second at most however the service
+ends, and once one fails (it died, it could not be started, a piece of work failed in it)
+the pool is given up for good, logged once, and its user does the work in its own process.
+
+Each worker is one process and one pipe, not a `concurrent.futures.ProcessPoolExecutor`:
+waiting for a result waits on the pipe and on the process's end together, so a worker that
+dies (a SIGKILL, the OOM killer) is noticed at once, with no window in which a piece of work
+handed over as it died waits forever (the executor has such races: a test that killed its
+worker hung in it).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+T_co = TypeVar("T_co", covariant=True)
+
+
+class WorkerFailed(Exception):
+    """A worker died, could not be reached, or the work raised in it (the cause is chained)."""
+
+
+def _start_worker(owner: int, niceness: int) -> None:
+    """In the worker, at its start: lower its priority by `niceness`, and end it as soon as the
+    service that started it is gone (a SIGKILL, a crash: no `close`), rather than wait forever
+    for the next piece of work."""
+    if niceness:
+        os.nice(niceness)
+
+    def watch() -> None:
+        while os.getppid() == owner:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="owner-watch", daemon=True).start()
+
+
+def _serve(conn: Connection, owner: int, niceness: int) -> None:
+    """A worker's life: each piece of work received is done and its result (or the exception
+    it raised) sent back, in order, until the pipe closes or None comes."""
+    _start_worker(owner, niceness)
+    while True:
+        try:
+            work: tuple[Callable[..., object], tuple[object, ...]] | None = conn.recv()
+        except (EOFError, OSError):
+            return
+        if work is None:
+            return
+        function, args = work
+        try:
+            answer: tuple[bool, object] = (True, function(*args))
+        except Exception as exc:  # noqa: BLE001 - the caller decides; the worker serves on
+            answer = (False, exc)
+        try:
+            conn.send(answer)
+        except Exception as exc:  # noqa: BLE001 - an unpicklable result or exception
+            conn.send((False, WorkerFailed(f"the result could not be sent back: {exc!r}")))
+
+
+class Pending(Generic[T_co]):
+    """The result to come of one piece of work handed to a worker (`WorkerPool.submit`)."""
+
+    def __init__(self, pool: WorkerPool, worker: _Worker) -> None:
+        self._pool = pool
+        self._worker = worker
+        self._done = False
+        self._ok = False
+        self._value: object = None
+
+    def _set(self, ok: bool, value: object) -> None:
+        self._done, self._ok, self._value = True, ok, value
+
+    def result(self) -> T_co:
+        """The work's result, once the worker sends it; WorkerFailed if it died or the work
+        raised there."""
+        self._pool._wait_for(self)
+        if not self._ok:
+            raise WorkerFailed(str(self._value)) from (self._value if isinstance(self._value, BaseException) else None)
+        return self._value  # type: ignore[return-value]  # what the work's function returned
+
+
+class _Worker:
+    def __init__(self, process: BaseProcess, conn: Connection) -> None:
+        self.process = process
+        self.conn = conn
+        self.waiting: deque[Pending[object]] = deque()  # handed over, result not yet read: in order
+        self.worked = False
+
+
+class WorkerPool:
+    """`workers` spawned processes, the pool's `name` ("parse worker"), for the service; `done`
+    says what is done in the service's process when they are not there ("mail is parsed"),
+    for the log lines; `niceness`: how much lower than the service's their priority is.
+
+    As with any spawned process, the program's main module is imported again in the worker: it
+    must start the program only under ``if __name__ == "__main__":`` (the `flagman` command
+    does)."""
+
+    def __init__(self, name: str, done: str, workers: int, log: logging.Logger, *, niceness: int = 0) -> None:
+        self.name = name
+        self.done = done
+        self.count = workers
+        self.log = log
+        self.niceness = niceness
+        self._lock = threading.RLock()
+        self._workers: list[_Worker] | None = None
+        self._failed = False
+        self._closed = False
+
+    @property
+    def usable(self) -> bool:
+        """False once the pool has failed or been closed: the work is then done by its user."""
+        with self._lock:
+            return not (self._failed or self._closed)
+
+    def submit(self, function: Callable[..., T], *args: object) -> Pending[T]:
+        """Hand `function(*args)` to the worker with the least work waiting (started on first
+        use). WorkerFailed if the pool is not usable or the work cannot be handed over (the pool
+        is then given up)."""
+        with self._lock:
+            if not self.usable:
+                raise WorkerFailed(f"no {self.name}")
+            try:
+                workers = self._started()
+                worker = min(workers, key=lambda w: len(w.waiting))
+                worker.conn.send((function, args))
+            except Exception as exc:
+                self.give_up(exc)
+                raise WorkerFailed(f"the {self.name} cannot take work: {exc!r}") from exc
+            pending: Pending[T] = Pending(self, worker)
+            worker.waiting.append(pending)
+            return pending
+
+    def _started(self) -> list[_Worker]:
+        if self._workers is None:
+            context = multiprocessing.get_context("spawn")
+            started: list[_Worker] = []
+            try:
+                for _ in range(self.count):
+                    ours, theirs = context.Pipe()
+                    process = context.Process(target=_serve, args=(theirs, os.getpid(), self.niceness),
+                                              name=f"flagman-{self.name.replace(' ', '-')}", daemon=True)
+                    process.start()
+                    theirs.close()
+                    started.append(_Worker(process, ours))
+            except BaseException:
+                self._stop(started)
+                raise
+            self._workers = started
+        return self._workers
+
+    def _wait_for(self, pending: Pending[object]) -> None:
+        """Read the worker's results in order until `pending`'s is in; a worker that ends
+        meanwhile fails every piece of work it still had (and the pool is given up)."""
+        with self._lock:
+            worker = pending._worker
+            while not pending._done:
+                if not worker.waiting:  # given up or closed meanwhile: it had this one
+                    pending._set(False, WorkerFailed(f"the {self.name} was stopped"))
+                    break
+                ready = wait([worker.conn, worker.process.sentinel])
+                try:
+                    if worker.conn not in ready and worker.conn.poll() is False:
+                        raise EOFError("the worker process ended")
+                    ok, value = worker.conn.recv()
+                except (EOFError, OSError) as exc:
+                    died = WorkerFailed(f"the {self.name} ended (exit code {worker.process.exitcode})")
+                    for waiting in worker.waiting:
+                        waiting._set(False, died)
+                    worker.waiting.clear()
+                    self.give_up(exc if isinstance(exc, OSError) else died)
+                    break
+                worker.waiting.popleft()._set(ok, value)
+                if ok:
+                    worker.worked = True
+            if not pending._ok and self.usable:
+                self.give_up(pending._value if isinstance(pending._value, BaseException) else WorkerFailed("failed"))
+
+    def give_up(self, exc: BaseException) -> None:
+        """A worker failed: the pool is stopped and not used again (logged the first time)."""
+        with self._lock:
+            workers, self._workers = self._workers, None
+            first = not self._failed
+            self._failed = True
+        if first:
+            self.log.warning("the %s failed (%s: %s); %s in the service's process from now on",
+                             self.name, type(exc).__name__, exc, self.done)
+        self._stop(workers or [])
+
+    def worker_pids(self) -> tuple[int, ...]:
+        """The worker processes in use that have done a piece of work (none before the first,
+        after a failure, after `close`)."""
+        with self._lock:
+            return tuple(sorted(w.process.pid for w in self._workers or () if w.worked and w.process.pid))
+
+    def close(self) -> None:
+        """Stop the workers (each finishes the piece of work in hand first)."""
+        with self._lock:
+            workers, self._workers = self._workers, None
+            self._closed = True
+        self._stop(workers or [])
+
+    @staticmethod
+    def _stop(workers: list[_Worker]) -> None:
+        """Ask each worker to end, and wait until it has: it first finishes the piece of work in
+        hand, whose result (nobody wants it now) is read and dropped, so that it is never stuck
+        sending it."""
+        for worker in workers:
+            try:
+                worker.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        for worker in workers:
+            while worker.process.is_alive():
+                ready = wait([worker.conn, worker.process.sentinel])
+                if worker.conn in ready:
+                    try:
+                        worker.conn.recv()
+                    except (EOFError, OSError):
+                        worker.process.join()
+            worker.process.join()
+            worker.conn.close()
+            worker.waiting.clear()
