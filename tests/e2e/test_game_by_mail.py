@@ -10,6 +10,9 @@ from collections import Counter
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 
+import pytest
+from sqlalchemy import text
+
 from bot.games.turns import PlayerSpec, create_game
 from bot.testing import body_of, reply_to
 from tests.e2e.conftest import MailWorld
@@ -79,3 +82,29 @@ def test_a_whole_game_by_real_mail(world: MailWorld) -> None:
         assert len(client.search(["ALL"])) == sum(answered.values())
     finally:
         client.logout()
+
+
+@pytest.mark.parametrize("world", ["postgresql"], indirect=True)
+def test_the_send_leaves_no_connection_changed_behind_it(world: MailWorld) -> None:
+    """On PostgreSQL the send records each outcome on a connection of its own, autocommitted
+    without waiting for the server's fsync (bot.mail_out.outbox.drain); the connection goes
+    back to the pool as it was: no other transaction of the bot gives up waiting for fsync."""
+    players = [PlayerSpec(seat, world.player(f"{seat}-{world.domain.split('.')[0]}"), seat.title()) for seat in SEATS]
+    with world.app.db.transaction() as session:
+        create_game(world.app.shell, session, kind="racecraft", name="rc1", players=players,
+                    gm_address=world.player(f"gm-{world.domain.split('.')[0]}"), deadline="48h", seed=11)
+    report = world.app.service.send()
+    assert report.sent == len(SEATS) + 1 and report.failed == report.retrying == 0  # a turn sheet each, the GM's
+    engine = world.app.db.engine
+    pooled = engine.pool.checkedin()
+    assert pooled >= 1
+    conns = [engine.connect() for _ in range(pooled)]
+    try:
+        for conn in conns:
+            source, level = conn.execute(text(
+                "SELECT source, current_setting('transaction_isolation') FROM pg_settings"
+                " WHERE name = 'synchronous_commit'")).one()
+            assert source != "session" and level == "read committed", (source, level)
+    finally:
+        for conn in conns:
+            conn.close()
