@@ -11,11 +11,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import (
-    JSON,
     BindParameter,
-    ColumnElement,
+    ColumnExpressionArgument,
     CompoundSelect,
-    FromClause,
+    Select,
     Text,
     bindparam,
     cast,
@@ -174,32 +173,40 @@ def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dic
     return found
 
 
-def _as_read(table: FromClause) -> list[ColumnElement[Any]]:
-    """A table's columns, JSON ones as their text (the same text, the same value; nothing parsed)."""
-    return [cast(c, Text) if isinstance(c.type, JSON) else c for c in table.columns]
-
-
-# Made once: building a statement costs more than running it (bench: deadline). Three
-# queries read the inputs of several turns at once (a chunk of the tick's due turns; one turn
-# a game): the rows are grouped by their first column, the game's id, not part of the inputs.
+# Made once: building a statement costs more than running it (bench: deadline). One query
+# reads the inputs of several turns at once (a chunk of the tick's due turns; one turn a game):
+# each row is its game's id, what it is, and the row's columns as text (the same text, the
+# same value; nothing parsed), padded with NULLs to the widest.
 _GAME_IDS: BindParameter[list[int]] = bindparam("game_ids", expanding=True)
 _TURN_IDS: BindParameter[list[int]] = bindparam("turn_ids", expanding=True)
-# The turn resolved, with its game (FOR UPDATE: the turn's row, on PostgreSQL).
-_GAME_AND_TURN = (select(Game.id, *_as_read(Game.__table__), *_as_read(Turn.__table__))
-                  .join(Turn, Turn.game_id == Game.id).where(Turn.id.in_(_TURN_IDS)).order_by(Game.id))
-_GAME_AND_TURN_LOCKED = _GAME_AND_TURN.with_for_update(of=Turn)
-_SEATS = (select(Seat.game_id, *_as_read(Seat.__table__), *_as_read(Player.__table__))
-          .join(Player, Player.id == Seat.player_id).where(Seat.game_id.in_(_GAME_IDS)).order_by(Seat.game_id, Seat.id))
-# The game's turns (which, and whether resolved), the turn's submissions, the game's observers
-# (each gets a copy of the results): one query, a row each, told apart by the first column after the game's id.
-_OTHERS: CompoundSelect[*tuple[object, ...]] = union_all(
-    select(Turn.game_id, literal("turn").label("what"), Turn.id, Turn.number, Turn.resolved_at,
-           null().label("address")).where(Turn.game_id.in_(_GAME_IDS)),
-    select(Turn.game_id, literal("submission"), OrderSubmission.id, null(), null(), null())
-    .join(Turn, Turn.id == OrderSubmission.turn_id).where(OrderSubmission.turn_id.in_(_TURN_IDS)),
-    select(Observer.game_id, literal("observer"), Observer.id, null(), null(), Observer.address)
-    .where(Observer.game_id.in_(_GAME_IDS)),
-).order_by(text("1, 2, 3"))
+
+
+def _inputs_query(*, lock: bool) -> CompoundSelect[*tuple[object, ...]]:
+    """The turn resolved with its game, the game's seats with their players, its turns (which,
+    and whether resolved), the turn's submissions, the game's observers (each gets a copy of
+    the results). `lock`: the turns' rows are locked (FOR UPDATE, on PostgreSQL) first."""
+    turns = select(Turn.id).where(Turn.id.in_(_TURN_IDS))
+    if lock:
+        turns = select(turns.with_for_update(of=Turn).cte("locked").c.id)
+    parts: list[tuple[Select[int], str, list[ColumnExpressionArgument[Any]]]] = [
+        (select(Game.id).join(Turn, Turn.game_id == Game.id).where(Turn.id.in_(turns)), "1 game",
+         [*Game.__table__.columns, *Turn.__table__.columns]),
+        (select(Seat.game_id).join(Player, Player.id == Seat.player_id).where(Seat.game_id.in_(_GAME_IDS)), "2 seat",
+         [*Seat.__table__.columns, *Player.__table__.columns]),
+        (select(Turn.game_id).where(Turn.game_id.in_(_GAME_IDS)), "3 turn", [Turn.id, Turn.number, Turn.resolved_at]),
+        (select(Turn.game_id).join(OrderSubmission, OrderSubmission.turn_id == Turn.id)
+         .where(OrderSubmission.turn_id.in_(_TURN_IDS)), "4 submission", [OrderSubmission.id]),
+        (select(Observer.game_id).where(Observer.game_id.in_(_GAME_IDS)), "5 observer", [Observer.id, Observer.address]),
+    ]
+    width = max(len(columns) for _, _, columns in parts)
+    return union_all(*(query.add_columns(literal(what).label("what"),
+                                         *(cast(c, Text) for c in columns),
+                                         *(cast(null(), Text) for _ in range(width - len(columns))))
+                       for query, what, columns in parts)).order_by(text("1, 2, 3"))
+
+
+_INPUTS = _inputs_query(lock=False)
+_INPUTS_LOCKED = _inputs_query(lock=True)
 
 
 def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: bool = False) -> tuple[object, ...]:
@@ -216,12 +223,9 @@ def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: boo
 def resolution_inputs_of(session: Session, turns: Sequence[tuple[int, int]], *,
                          lock: bool = False) -> dict[int, tuple[object, ...]]:
     """`resolution_inputs` of each (game id, turn id) of `turns` (one turn per game), read
-    together: three queries for them all. Turn id -> its inputs."""
+    together: one query for them all. Turn id -> its inputs."""
     params = {"game_ids": sorted({g for g, _ in turns}), "turn_ids": sorted({t for _, t in turns})}
-    grouped: list[dict[object, list[tuple[object, ...]]]] = []
-    for query in (_GAME_AND_TURN_LOCKED if lock else _GAME_AND_TURN, _SEATS, _OTHERS):
-        rows: dict[object, list[tuple[object, ...]]] = {}
-        for row in session.execute(query, params):
-            rows.setdefault(row[0], []).append(tuple(row[1:]))
-        grouped.append(rows)
-    return {turn_id: tuple(tuple(rows.get(game_id, ())) for rows in grouped) for game_id, turn_id in turns}
+    grouped: dict[object, dict[object, list[tuple[object, ...]]]] = {}
+    for row in session.execute(_INPUTS_LOCKED if lock else _INPUTS, params):
+        grouped.setdefault(row[0], {}).setdefault(row[1], []).append(tuple(row[2:]))
+    return {turn_id: tuple(grouped.get(game_id, {}).items()) for game_id, turn_id in turns}
