@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.mails import STYLES, Seat, order_mail
-from bench.run import main
+from bench.run import main, overrides
 from bot.mail_out import outbox as mailout
 from bot.mail_out.render import RenderedMail
 from bot.settings import parse_settings
@@ -172,3 +172,14 @@ def test_the_tick_harness_runs_and_its_mail_hash_is_the_same_every_run(capsys: p
     line = capsys.readouterr().out.strip().splitlines()[-1]
     assert line.startswith("tick 3 games: CPU ") and "; 27 mails, outbox " in line and "runs differ" not in line
     assert tick.masked(b"Message-ID: <results-0123456789abcdef@x>\nDate: Mon\n") == b"Message-ID: <*@x>\n*\n"
+
+
+def test_a_setting_for_every_benchmark_is_read_as_in_config_toml() -> None:
+    """`--set SECTION.KEY=VALUE` (a before/after of a setting on the same servers): the value
+    read as TOML, a plain string where it is not TOML; a malformed one refused with the form."""
+    assert overrides(["schedule.resolve_workers=0", "inbox.idle=false", "bot.name=Flag man", "limits.x=1.5"]) == {
+        "schedule": {"resolve_workers": 0}, "inbox": {"idle": False}, "bot": {"name": "Flag man"},
+        "limits": {"x": 1.5}}
+    for bad in ("resolve_workers=0", "schedule.resolve_workers", ".x=1"):
+        with pytest.raises(ValueError, match="SECTION.KEY=VALUE"):
+            overrides([bad])
