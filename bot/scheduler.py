@@ -18,8 +18,9 @@ Life cycle under systemd (deploy/flagman.service, ``Type=notify``)::
 
 What SIGHUP reloads: the templates; the schedule (intervals of poll, tick and send); every
 option of [bot], [auth], [limits] and the secrets (credentials are re-read). What needs a
-restart: [database], [inbox] and [outbox] (the connections are built once); a reload that
-changes them says so in the log and keeps the old ones.
+restart: [database], [inbox], [outbox] (the connections are built once) and [schedule]
+resolve_workers (the turn worker is built once); a reload that changes them says so in the log
+and keeps the old ones.
 """
 
 from __future__ import annotations
@@ -246,10 +247,12 @@ class Runner:
             log.error("configuration not reloaded, the old one stays in force: %s", exc)
             return
         old = self.app.settings
-        kept = [name for name in ("database", "inbox", "outbox") if getattr(new, name) != getattr(old, name)]
+        kept = [f"[{name}]" for name in ("database", "inbox", "outbox") if getattr(new, name) != getattr(old, name)]
+        if new.schedule.resolve_workers != old.schedule.resolve_workers:  # the turn worker is built once
+            kept.append("[schedule] resolve_workers")
+            new = replace(new, schedule=replace(new.schedule, resolve_workers=old.schedule.resolve_workers))
         if kept:
-            log.warning("changes to [%s] need a restart (systemctl restart flagman); kept the old ones",
-                        "], [".join(kept))
+            log.warning("changes to %s need a restart (systemctl restart flagman); kept the old ones", ", ".join(kept))
             new = replace(new, database=old.database, inbox=old.inbox, outbox=old.outbox)
         self.app.settings = new
         self.app.renderer.reload()

@@ -120,13 +120,16 @@ def test_reload_applies_bot_and_schedule_keeps_connections(app: App, config: Pat
         text = config.read_text()
         text = text.replace('name = "Flagman"', 'name = "Race Control"').replace("poll_seconds = 60", "poll_seconds = 45")
         text = text.replace('path = "mail/inbox"', 'path = "mail/elsewhere"')
+        text = text.replace("[schedule]\n", "[schedule]\nresolve_workers = 0\n")
+        assert "resolve_workers = 0" in text
         config.write_text(text)
         old_inbox = app.settings.inbox
         with caplog.at_level(logging.INFO, logger="flagman.service"):
             runner.reload()
         assert app.settings.bot.name == "Race Control"
         assert app.settings.inbox == old_inbox
-        assert "[inbox] need a restart" in caplog.text
+        assert app.settings.schedule.resolve_workers == 1  # the turn worker is built once: kept
+        assert "changes to [inbox], [schedule] resolve_workers need a restart" in caplog.text
         assert runner.scheduler.get_job("poll").trigger.interval.total_seconds() == 45
     finally:
         runner.stop()
