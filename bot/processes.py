@@ -41,7 +41,10 @@ def _start_worker(owner: int, niceness: int) -> None:
     service that started it is gone (a SIGKILL, a crash: no `close`), rather than wait forever
     for the next piece of work."""
     if niceness:
-        os.nice(niceness)
+        try:
+            os.nice(niceness)
+        except OSError:  # a seccomp filter without setpriority (see deploy/flagman.service): run as the service
+            pass
 
     def watch() -> None:
         while os.getppid() == owner:

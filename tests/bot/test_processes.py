@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.processes import WorkerFailed, WorkerPool
+from bot.processes import WorkerFailed, WorkerPool, _start_worker
 
 log = logging.getLogger("flagman.test-processes")
 
@@ -120,3 +120,13 @@ def test_closing_ends_the_workers_even_with_results_nobody_read() -> None:
     assert not pool.usable
     with pytest.raises(WorkerFailed):
         pool.submit(square, 5)
+
+
+def test_a_worker_that_may_not_lower_its_priority_runs_at_the_services(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a seccomp filter without setpriority (EPERM), the worker still starts: it serves at
+    the service's priority instead of failing the pool."""
+    def refused(increment: int) -> int:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "nice", refused)
+    _start_worker(os.getppid(), 10)  # the owner this process's parent: its watch never ends it
