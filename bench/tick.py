@@ -33,6 +33,7 @@ from typing import Any
 
 from bench.deadline import put_orders_on_file
 from bench.world import SECRET, load_settings, setup_games
+from bot.clock import FixedClock
 
 _RANDOM = (
     re.compile(rb"[a-z_]+-[0-9a-f]{16}"),  # outbox tokens: Message-IDs, VERP bounce addresses
@@ -42,14 +43,6 @@ _RANDOM = (
 
 
 SET_UP = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)  # the games' start: the same mail in every run
-
-
-class FixedClock:
-    def __init__(self, moment: datetime) -> None:
-        self.moment = moment
-
-    def now(self) -> datetime:
-        return self.moment
 
 
 def masked(data: bytes) -> bytes:

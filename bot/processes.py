@@ -177,9 +177,9 @@ class WorkerPool:
                 if not worker.waiting:  # given up or closed meanwhile: it had this one
                     pending._set(False, WorkerFailed(f"the {self.name} was stopped"))
                     break
-                ready = wait([worker.conn, worker.process.sentinel])
+                wait([worker.conn, worker.process.sentinel])
                 try:
-                    if worker.conn not in ready and worker.conn.poll() is False:
+                    if not worker.conn.poll():  # only the process's end is ready: it ended with no answer
                         raise EOFError("the worker process ended")
                     ok, value = worker.conn.recv()
                 except (EOFError, OSError) as exc:

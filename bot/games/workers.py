@@ -63,7 +63,6 @@ class ProcessTurnWorker:
 
     def __init__(self, entry: WorkerEntry, workers: int = 1) -> None:
         self.entry = entry
-        self.workers = workers
         self._pool = WorkerPool("turn worker", "due turns are worked out", workers, log, niceness=NICENESS)
 
     def work_out(self, shell: Shell, chunks: Sequence[Due]) -> Generator[list[WorkedOut], None, None]:
@@ -75,7 +74,7 @@ class ProcessTurnWorker:
 
         def hand_on() -> None:
             nonlocal sent
-            while sent < len(chunks) and len(ahead) <= self.workers:
+            while sent < len(chunks) and len(ahead) <= self._pool.count:
                 chunk = Chunk(shell.settings, shell.renderer.root, shell.renderer.reloads, shell.now(), chunks[sent])
                 ahead.append(self._pool.submit(self.entry, chunk))
                 sent += 1
