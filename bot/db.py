@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVarTuple
 
-from sqlalchemy import Connection, Engine, create_engine, event
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Insert,
+    Row,
+    Select,
+    Table,
+    and_,
+    bindparam,
+    create_engine,
+    event,
+    func,
+    insert,
+    select,
+    tuple_,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import DeclarativeBase, QueryableAttribute, Session, sessionmaker
 
 from bot.resources import alembic_ini_path, migrations_path
 
@@ -51,7 +67,18 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 
         return engine
     kwargs.setdefault("pool_pre_ping", True)
-    return create_engine(url, **kwargs)
+    engine = create_engine(url, **kwargs)
+    if engine.dialect.driver == "psycopg":
+
+        @event.listens_for(engine, "connect")
+        def _binary_bytes(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+            # psycopg sends a list (an array: `insert_many`) in text form unless told
+            # otherwise, every element quoted and escaped, bytes in hex; in binary form as it is.
+            from psycopg.types.array import ListBinaryDumper
+
+            dbapi_connection.adapters.register_dumper(list, ListBinaryDumper)
+
+    return engine
 
 
 _READ_ONLY = "flagman_read_only"
@@ -107,6 +134,74 @@ def autoflushing(session: Session) -> Iterator[Session]:
         yield session
     finally:
         session.autoflush = before
+
+
+Ts = TypeVarTuple("Ts")
+
+# INSERT ... SELECT FROM unnest(...) statements, made once per table, columns and RETURNING
+# (building a statement costs more than running it).
+_UNNEST_INSERTS: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Insert] = {}
+
+
+def insert_many(session: Session, model: type[DeclarativeBase], rows: Sequence[Mapping[str, object]],
+                returning: Sequence[str] = ()) -> list[tuple[object, ...]]:
+    """Insert `rows` of `model`'s table (each with the same keys: every column it sets), in
+    their order, in one statement; the `returning` columns of each row inserted (in no
+    particular order).
+
+    On PostgreSQL that is one INSERT ... SELECT FROM unnest(one array per column) ORDER BY the
+    rows' order: a short statement whatever the number of rows, parsed once, with one
+    parameter per column, where executemany would send a statement per row (psycopg) or a
+    VALUES list of rows x columns parameters, long enough that neither psycopg nor the server
+    keeps it (performance.md: bulk inserts). Elsewhere (SQLite) an executemany."""
+    if not rows:
+        return []
+    table = model.__table__
+    assert isinstance(table, Table)
+    keys = tuple(rows[0])
+    if session.get_bind().dialect.name != "postgresql":
+        plain = insert(table).returning(*(table.c[c] for c in returning)) if returning else insert(table)
+        found = session.execute(plain, list(rows))
+        return [tuple(r) for r in found] if returning else []
+    key = (table.name, keys, tuple(returning))
+    stmt = _UNNEST_INSERTS.get(key)
+    if stmt is None:
+        # The dialect casts each array to its column's type (psycopg: render_bind_cast).
+        arrays = [bindparam(f"p{i}", type_=ARRAY(table.c[k].type)) for i, k in enumerate(keys)]
+        rowset = (func.unnest(*arrays).table_valued(*(f"c{i}" for i in range(len(keys))), with_ordinality="n")
+                  .render_derived())
+        stmt = insert(table).from_select(
+            list(keys), select(*(rowset.c[f"c{i}"] for i in range(len(keys)))).order_by(rowset.c.n))
+        if returning:
+            stmt = stmt.returning(*(table.c[c] for c in returning))
+        _UNNEST_INSERTS[key] = stmt
+    found = session.execute(stmt, {f"p{i}": [row[k] for row in rows] for i, k in enumerate(keys)})
+    return [tuple(r) for r in found] if returning else []
+
+
+def among(session: Session, query: Select[*Ts], columns: tuple[QueryableAttribute[object], ...],
+          values: Sequence[tuple[object, ...]]) -> Iterator[Row[*Ts]]:
+    """The rows of `query` whose `columns` hold one of `values` (tuples, one value per column),
+    each once.
+
+    On PostgreSQL one statement, `query` joined with unnest(one array per column): one
+    parameter per column however many values, and a plan that stays good when the server
+    keeps it for the next time (psycopg prepares a statement run a few times): a kept plan for
+    `IN (...)` is made for no values in particular and compares each row with every value, so
+    it grows with the table times the values. Elsewhere (SQLite) `IN`, 500 values a statement."""
+    values = list(dict.fromkeys(values))  # each row once, however often its value is given
+    if not values:
+        return
+    if session.get_bind().dialect.name == "postgresql":
+        arrays = [bindparam(f"among{i}", [v[i] for v in values], type_=ARRAY(c.type)) for i, c in enumerate(columns)]
+        wanted = (func.unnest(*arrays).table_valued(*(f"v{i}" for i in range(len(columns))))
+                  .render_derived().alias("among"))
+        yield from session.execute(query.join(wanted, and_(*(c == wanted.c[f"v{i}"] for i, c in enumerate(columns)))))
+        return
+    key = columns[0] if len(columns) == 1 else tuple_(*columns)
+    for start in range(0, len(values), 500):
+        chunk = values[start:start + 500]
+        yield from session.execute(query.where(key.in_([v[0] for v in chunk] if len(columns) == 1 else chunk)))
 
 
 def alembic_config(url: str) -> Config:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from bot import letters
@@ -51,7 +51,7 @@ from bot.commands import (
     suggest,
     tokens,
 )
-from bot.db import autoflushing
+from bot.db import among, autoflushing, insert_many
 from bot.echo import echo, quote_lines
 from bot.games import signups, store
 from bot.games import turns as G
@@ -255,13 +255,14 @@ class BatchRows:
 
     def write(self, session: Session) -> None:
         if self.inbound:
-            ids: dict[MailKey, int] = {(m, h): i for i, m, h in session.execute(
-                insert(InboundMessage).returning(InboundMessage.id, InboundMessage.message_id,
-                                                 InboundMessage.content_hash), self.inbound)}
+            ids: dict[MailKey, int] = {}
+            for i, m, h in insert_many(session, InboundMessage, self.inbound, ("id", "message_id", "content_hash")):
+                assert isinstance(i, int) and isinstance(m, str) and isinstance(h, str)
+                ids[(m, h)] = i
             self.inbound.clear()
             if self.submissions:
-                session.execute(insert(OrderSubmission), [{**values, "inbound_id": ids[key]}
-                                                          for key, values in self.submissions])
+                insert_many(session, OrderSubmission,
+                            [{**values, "inbound_id": ids[key]} for key, values in self.submissions])
                 self.submissions.clear()
         mailout.insert_rows(session, self.outbox)
 
@@ -293,10 +294,9 @@ class Intake:
                 if now - when < RECENT_FOR:
                     self.memo.recent[key], self.memo.recent_read_at[key] = recent[key], when
         ids = sorted({i.message_id[:998] for i in inbounds})
-        for start in range(0, len(ids), 500):
-            self.memo.seen.update((m, h) for m, h in session.execute(
-                select(InboundMessage.message_id, InboundMessage.content_hash)
-                .where(InboundMessage.message_id.in_(ids[start:start + 500]))))
+        self.memo.seen.update((m, h) for m, h in among(
+            session, select(InboundMessage.message_id, InboundMessage.content_hash),
+            (InboundMessage.message_id,), [(i,) for i in ids]))
         self._read_games(session, inbounds)
 
     def _read_games(self, session: Session, inbounds: Sequence[Inbound]) -> None:

@@ -26,6 +26,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, selectinload
 
+from bot.db import among
 from bot.models import Game, Observer, OrderSubmission, Player, Seat, Turn
 
 BySeat = Mapping[int, Sequence[OrderSubmission]]  # seat id -> the seat's submissions, oldest first
@@ -159,6 +160,11 @@ def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dic
     """`submissions(turn, seat)` of each (turn id, seat id) pair, in one query per 500 pairs."""
     found: dict[tuple[int, int], list[OrderSubmission]] = {pair: [] for pair in pairs}
     wanted = sorted(found)
+    if session.get_bind().dialect.name == "postgresql":  # the pairs themselves (`among`)
+        for (sub,) in among(session, select(OrderSubmission).order_by(OrderSubmission.id),
+                            (OrderSubmission.turn_id, OrderSubmission.seat_id), wanted):
+            found[(sub.turn_id, sub.seat_id)].append(sub)
+        return found
     for start in range(0, len(wanted), 500):
         chunk = wanted[start:start + 500]
         # A seat's submissions are all for turns of its own game, which has one open turn:

@@ -30,12 +30,12 @@ from email.message import EmailMessage
 from email.utils import format_datetime
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import Connection, bindparam, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from bot.clock import Clock, as_utc
-from bot.db import Database
+from bot.db import Database, insert_many
 from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.mail_out import dkim
 from bot.mail_out.lists import ListHeaders
@@ -457,9 +457,9 @@ NewRows = list[dict[str, object]]  # outbox rows not yet inserted (`queue(into=.
 
 
 def insert_rows(session: Session, rows: NewRows) -> None:
-    """Insert the rows `queue` collected, in one statement (executemany), and forget them."""
+    """Insert the rows `queue` collected, in one statement (`insert_many`), and forget them."""
     if rows:
-        session.execute(insert(Outbox), rows)
+        insert_many(session, Outbox, rows)
         rows.clear()
 
 
