@@ -222,7 +222,7 @@ class BatchMemo:
     """What a batch of mail reads again and again, read once (performance.md: work per batch).
 
     `seen` (the Message-IDs handled already) and `recent` (mails per rate-limit key in the last
-    hour) are kept up to date as mails are recorded. `games`, `states`, `subs` and `on_file` hold while the
+    hour) are kept up to date as mails are recorded. `games`, `seats`, `states`, `subs` and `on_file` hold while the
     batch only takes orders and answers questions: a mail that does anything else (a GM
     command, JOIN, RESIGN) may change games, seats and turns, and `forget`s them.
     """
@@ -231,13 +231,15 @@ class BatchMemo:
     recent: dict[tuple[str, str], int] = field(default_factory=dict)
     recent_read_at: dict[tuple[str, str], datetime] = field(default_factory=dict)
     games: dict[str, Game | None] = field(default_factory=dict)
+    seats: dict[tuple[int, str], Seat | None] = field(default_factory=dict)  # (game id, name): the seats that wrote
     states: dict[int, tuple[AnyGame, GameState, Turn | None]] = field(default_factory=dict)
-    subs: dict[tuple[int, int], list[OrderSubmission]] = field(default_factory=dict)  # (turn, seat) -> its own
+    subs: dict[tuple[int, int], list[store.FiledOrders]] = field(default_factory=dict)  # (turn, seat) -> its own
     on_file: dict[tuple[int, int], tuple[GameOrder, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
     pending: set[tuple[str, str]] = field(default_factory=set)  # rate-limit keys of rows not yet written
 
     def forget(self) -> None:
         self.games.clear()
+        self.seats.clear()
         self.states.clear()
         self.subs.clear()
         self.on_file.clear()
@@ -301,7 +303,7 @@ class Intake:
 
     def _read_games(self, session: Session, inbounds: Sequence[Inbound]) -> None:
         """The games the batch's signed reply addresses name (most mail is a reply to one), with
-        their seats, open turns, states and submissions, in five queries for the whole batch;
+        those seats and their players, open turns, states and submissions, in five queries for the whole batch;
         whatever else a mail needs is read when it needs it."""
         claims: set[tuple[str, str]] = set()
         for inbound in inbounds:
@@ -312,16 +314,20 @@ class Intake:
         if not claims:
             return
         names = {game for game, _ in claims}
-        found = store.find_games_with_seats(session, names)
+        found = store.find_games(session, names)
         for name in names:
             self.memo.games[name] = found.get(name)
+        # The seats that wrote, alone: a game's other seats are not needed to take orders.
+        wanted = [(found[name].id, seat) for name, seat in claims if name in found]
+        seats = store.seats_named(session, wanted)
+        for key in wanted:
+            self.memo.seats[key] = seats.get(key)
         turns = store.open_turns(session, list(found.values()))
         for game in found.values():
             if game.id in turns:
                 self.memo.states[game.id] = G.state_with(session, game, turns[game.id])
-        # The submissions of the seats that wrote (a seat's are what its orders on file are made of).
-        pairs = [(turns[game.id].id, seat.id) for game in found.values() if game.id in turns
-                 for seat in game.seats if (game.name, seat.name) in claims]
+        # Their submissions (a seat's are what its orders on file are made of).
+        pairs = [(turns[seat.game_id].id, seat.id) for seat in seats.values() if seat.game_id in turns]
         self.memo.subs.update(store.seats_submissions(session, pairs))
 
     def _find_game(self, session: Session, name: str) -> Game | None:
@@ -329,6 +335,12 @@ class Intake:
         if key not in self.memo.games:
             self.memo.games[key] = store.find_game_row(session, key, with_seats=True)
         return self.memo.games[key]
+
+    def _find_seat(self, game: Game, name: str) -> Seat | None:
+        key = (game.id, name)
+        if key in self.memo.seats:
+            return self.memo.seats[key]
+        return store.seat_named(game, name)
 
     def _current_state(self, session: Session, game: Game) -> tuple[AnyGame, GameState, Turn | None]:
         if game.id not in self.memo.states:
@@ -388,7 +400,7 @@ class Intake:
             return None
         try:
             self._not_ignored(session, mail)
-            who = identify(self.shell, session, inbound, lambda name: self._find_game(session, name))
+            who = identify(self.shell, session, inbound, lambda name: self._find_game(session, name), self._find_seat)
             mail.principal = who.principal
             self._within_rate_limit(session, mail, who)
             commands = _with_subject_code(parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of]),
@@ -553,7 +565,7 @@ class Intake:
             tag = tag_in_recipients(self.settings.bot.address, head.recipients)
             signed = verify_tag(tag, self.shell.secrets_in_force) if tag else None
             tagged = self._find_game(session, signed.game) if signed else None
-            seat = store.seat_named(tagged, signed.seat) if tagged and signed else None
+            seat = self._find_seat(tagged, signed.seat) if tagged and signed else None
             seat = seat if seat is not None and seat.active else session.scalars(
                 select(Seat).join(Player).join(Game).where(
                     Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)).first()

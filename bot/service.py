@@ -105,7 +105,7 @@ class Service:
             # of each turn resolved late (the service was down over its deadline).
             with self.shell.db.transaction() as session:
                 # The games with their seats and players in three queries, not one per game.
-                games = store.find_games_with_seats(session, {r.game for r in resolved})
+                games = store.find_games(session, {r.game for r in resolved}, with_seats=True)
                 for name in sorted(games):
                     seats.enforce_nmr_limit(self.shell, session, games[name])
                 for r in resolved:

@@ -8,7 +8,7 @@ is `bot.games.turns`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from sqlalchemy import (
     BindParameter,
@@ -24,7 +24,7 @@ from sqlalchemy import (
     text,
     union_all,
 )
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session, contains_eager, selectinload
 
 from bot.db import among
 from bot.models import Game, Observer, OrderSubmission, Player, Seat, Turn
@@ -41,14 +41,25 @@ def find_game_row(session: Session, name: str, *, with_seats: bool = False) -> G
     return session.scalar(query)
 
 
-def find_games_with_seats(session: Session, names: Iterable[str]) -> dict[str, Game]:
-    """The games of these names that exist, with their seats and players: three queries."""
+def find_games(session: Session, names: Iterable[str], *, with_seats: bool = False) -> dict[str, Game]:
+    """The games of these names that exist: one query; `with_seats`: with their seats and
+    players, three."""
     wanted = sorted({n.lower() for n in names})
     found: dict[str, Game] = {}
+    query = select(Game).options(selectinload(Game.seats).selectinload(Seat.player)) if with_seats else select(Game)
     for start in range(0, len(wanted), 500):
-        for game in session.scalars(select(Game).where(Game.name.in_(wanted[start:start + 500]))
-                                    .options(selectinload(Game.seats).selectinload(Seat.player))):
+        for game in session.scalars(query.where(Game.name.in_(wanted[start:start + 500]))):
             found[game.name] = game
+    return found
+
+
+def seats_named(session: Session, wanted: Iterable[tuple[int, str]]) -> dict[tuple[int, str], Seat]:
+    """The seats of these (game id, seat name) that exist, with their players: one query, and
+    no more seats than those (a game's other seats are not loaded)."""
+    found: dict[tuple[int, str], Seat] = {}
+    query = select(Seat).join(Seat.player).options(contains_eager(Seat.player))
+    for (seat,) in among(session, query, (Seat.game_id, Seat.name), list(wanted)):
+        found[(seat.game_id, seat.name)] = seat
     return found
 
 
@@ -156,26 +167,44 @@ def turns_submissions(session: Session, turn_ids: Sequence[int]) -> dict[int, di
     return found
 
 
-def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], list[OrderSubmission]]:
-    """`submissions(turn, seat)` of each (turn id, seat id) pair, in one query per 500 pairs."""
-    found: dict[tuple[int, int], list[OrderSubmission]] = {pair: [] for pair in pairs}
+class Filed(Protocol):
+    """What the orders on file are made of (`turns.orders_on_file`): a submission's source and
+    text, as an `OrderSubmission` has them, or a `FiledOrders` read alone."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class FiledOrders(NamedTuple):
+    source: str
+    text: str
+
+
+def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], list[FiledOrders]]:
+    """The source and text of `submissions(turn, seat)` of each (turn id, seat id) pair, oldest
+    first: one query (SQLite: per 500 pairs), and no ORM object per submission (a seat that
+    has written ten times has ten)."""
+    found: dict[tuple[int, int], list[FiledOrders]] = {pair: [] for pair in pairs}
     wanted = sorted(found)
+    columns = select(OrderSubmission.turn_id, OrderSubmission.seat_id, OrderSubmission.source,
+                     OrderSubmission.text).order_by(OrderSubmission.id)
     if session.get_bind().dialect.name == "postgresql":  # the pairs themselves (`among`)
-        for (sub,) in among(session, select(OrderSubmission).order_by(OrderSubmission.id),
-                            (OrderSubmission.turn_id, OrderSubmission.seat_id), wanted):
-            found[(sub.turn_id, sub.seat_id)].append(sub)
+        for turn_id, seat_id, source, text in among(session, columns, (OrderSubmission.turn_id, OrderSubmission.seat_id),
+                                                    wanted):
+            found[(turn_id, seat_id)].append(FiledOrders(source, text))
         return found
     for start in range(0, len(wanted), 500):
         chunk = wanted[start:start + 500]
         # A seat's submissions are all for turns of its own game, which has one open turn:
         # turns x seats asks for no pair but the ones wanted (the check below keeps it so).
-        query = (select(OrderSubmission)
-                 .where(OrderSubmission.turn_id.in_(sorted({t for t, _ in chunk})),
-                        OrderSubmission.seat_id.in_(sorted({s for _, s in chunk})))
-                 .order_by(OrderSubmission.id))
-        for sub in session.scalars(query):
-            if (sub.turn_id, sub.seat_id) in found:
-                found[(sub.turn_id, sub.seat_id)].append(sub)
+        query = columns.where(OrderSubmission.turn_id.in_(sorted({t for t, _ in chunk})),
+                              OrderSubmission.seat_id.in_(sorted({s for _, s in chunk})))
+        for turn_id, seat_id, source, text in session.execute(query):
+            if (turn_id, seat_id) in found:
+                found[(turn_id, seat_id)].append(FiledOrders(source, text))
     return found
 
 

@@ -97,7 +97,7 @@ def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[AnyGame
     return rules, rules.load_state(last.state_after), None
 
 
-def orders_on_file(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[OrderSubmission]) -> tuple[GameOrder, ...] | None:
+def orders_on_file(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[store.Filed]) -> tuple[GameOrder, ...] | None:
     """The seat's orders now: every valid submission folded with the game's merge rule; in a
     game where a later set replaces the earlier (`later_replaces`), the latest that holds an
     order, read from the newest back (the same result: one parse, not one per submission)."""

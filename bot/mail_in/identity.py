@@ -75,6 +75,7 @@ def _same(given: str, secret: str) -> bool:
 
 
 GameLookup = Callable[[str], Game | None]  # a game by name (the intake's memo of the batch)
+SeatLookup = Callable[[Game, str], Seat | None]  # a game's seat by name (the same)
 
 PROOF_SIGNED = "signed reply address"
 PROOF_GM_FROM = "GM reply address and registered From"
@@ -84,8 +85,8 @@ PROOF_SUBJECT = "signed tag in the subject"
 PROOF_DMARC = "dmarc"
 
 
-def verified_tag(shell: Shell, session: Session, tag: str | None,
-                 find_game: GameLookup | None = None) -> tuple[Game, Seat | None] | None:
+def verified_tag(shell: Shell, session: Session, tag: str | None, find_game: GameLookup | None = None,
+                 find_seat: SeatLookup = store.seat_named) -> tuple[Game, Seat | None] | None:
     """The game and seat (None: the GM) a signed tag stands for, if its MAC verifies.
 
     A seat's MAC covers its reply salt, renewed when the seat changes hands, so the old
@@ -99,17 +100,18 @@ def verified_tag(shell: Shell, session: Session, tag: str | None,
         return None
     if claimed.seat == GM_SEAT:
         return (game, None) if verify_tag(tag, shell.secrets_in_force) else None
-    seat = store.seat_named(game, claimed.seat)
+    seat = find_seat(game, claimed.seat)
     if seat is None or verify_tag(tag, shell.secrets_in_force, seat.reply_salt) is None:
         return None
     return game, seat
 
 
-def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLookup | None = None) -> Who:
+def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLookup | None = None,
+             find_seat: SeatLookup = store.seat_named) -> Who:
     """Who `inbound` proved itself to be (mail-interface.md, "Addresses and identity")."""
     who = Who()
     tag = tag_in_recipients(shell.settings.bot.address, inbound.recipients)
-    signed = verified_tag(shell, session, tag, find_game)
+    signed = verified_tag(shell, session, tag, find_game, find_seat)
     if signed is not None:
         game, seat = signed
         if seat is None:
@@ -140,7 +142,7 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
     # The password may sit outside an ORDERS ... END block, so look in all the sender wrote.
     password = password_in_text(inbound.reply_text or inbound.text) if "password" in accept else None
     subject_tag = tag_in_subject(inbound.subject) if "password" in accept else None
-    subject_proof = verified_tag(shell, session, subject_tag, find_game)
+    subject_proof = verified_tag(shell, session, subject_tag, find_game, find_seat)
     subject_signed = (parse_tag(subject_tag) if subject_tag and subject_proof else None)
     dmarc = "dmarc" in accept and authentication_passes(inbound.auth_results, shell.settings.auth.authserv_id, sender)
     proven_seats = [s for s in seats if dmarc or (password is not None and _same(password, s.secret))

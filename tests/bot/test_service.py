@@ -5,12 +5,20 @@ from __future__ import annotations
 from email.message import EmailMessage
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import event, func, select
 
 from bot.app import App
 from bot.mail_in.auth import signed_address
 from bot.mail_in.inbox import Folder
-from bot.models import InboundMessage, InboundStatus, OrderSubmission, Outbox, Quarantine, Turn
+from bot.models import (
+    InboundMessage,
+    InboundStatus,
+    OrderSubmission,
+    Outbox,
+    Quarantine,
+    Seat,
+    Turn,
+)
 from bot.testing import FakeInbox, FakeMailer, body_of, plain_mail, reply_to
 from rules import find_game
 from tests.bot.conftest import BOT, GM, RACERS
@@ -463,6 +471,32 @@ def test_what_a_batch_remembers_is_forgotten_when_a_mail_changes_the_game(racecr
             Turn, Turn.id == OrderSubmission.turn_id).where(OrderSubmission.source == "mail")
             .order_by(OrderSubmission.id)).all()
     assert [tuple(r) for r in mail_orders] == [(1, "USE 2"), (2, "OVERTAKE")]
+
+
+def test_a_batch_of_orders_loads_the_seats_that_wrote_and_no_other(racecraft: App) -> None:
+    """Work per batch (issue 15): the batch reads its games, and of their seats those that wrote
+    (with their players and their orders on file), in one query each -- not every seat and
+    player of every game it touches -- and nothing more per mail."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    loaded: list[str] = []
+
+    def on_load(seat: Seat, _context: object) -> None:
+        loaded.append(seat.name)
+
+    for seat, text in (("seb", "USE 2"), ("kelly", "USE 1"), ("seb", "USE 3")):
+        inbox.deliver(reply_to(last_to(racecraft, ADDRESS[seat]), text, sender=ADDRESS[seat]))
+    event.listen(Seat, "load", on_load)
+    try:
+        report = racecraft.service.poll()
+    finally:
+        event.remove(Seat, "load", on_load)
+    assert report.outcomes == {InboundStatus.APPLIED: 3}
+    assert len(RACERS) > 2 and sorted(loaded) == ["kelly", "seb"]
+    with racecraft.db.read() as session:
+        seb = session.scalars(select(OrderSubmission.text).join(Seat).where(Seat.name == "seb")
+                              .order_by(OrderSubmission.id)).all()
+    assert seb == ["USE 2", "USE 3"]
 
 
 def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(racecraft: App,
