@@ -188,7 +188,9 @@ def among(session: Session, query: Select[*Ts], columns: tuple[QueryableAttribut
     parameter per column however many values, and a plan that stays good when the server
     keeps it for the next time (psycopg prepares a statement run a few times): a kept plan for
     `IN (...)` is made for no values in particular and compares each row with every value, so
-    it grows with the table times the values. Elsewhere (SQLite) `IN`, 500 values a statement."""
+    it grows with the table times the values. Elsewhere (SQLite) `IN`, 500 values a statement,
+    and for several columns the first column's `IN` beside the tuples' (SQLite looks a row
+    value up in no index: the first column's lets it use that column's)."""
     values = list(dict.fromkeys(values))  # each row once, however often its value is given
     if not values:
         return
@@ -198,10 +200,11 @@ def among(session: Session, query: Select[*Ts], columns: tuple[QueryableAttribut
                   .render_derived().alias("among"))
         yield from session.execute(query.join(wanted, and_(*(c == wanted.c[f"v{i}"] for i, c in enumerate(columns)))))
         return
-    key = columns[0] if len(columns) == 1 else tuple_(*columns)
     for start in range(0, len(values), 500):
         chunk = values[start:start + 500]
-        yield from session.execute(query.where(key.in_([v[0] for v in chunk] if len(columns) == 1 else chunk)))
+        first = columns[0].in_(list(dict.fromkeys(v[0] for v in chunk)))
+        yield from session.execute(query.where(first) if len(columns) == 1
+                                   else query.where(first, tuple_(*columns).in_(chunk)))
 
 
 def alembic_config(url: str) -> Config:

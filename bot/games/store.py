@@ -185,26 +185,14 @@ class FiledOrders(NamedTuple):
 
 def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dict[tuple[int, int], list[FiledOrders]]:
     """The source and text of `submissions(turn, seat)` of each (turn id, seat id) pair, oldest
-    first: one query (SQLite: per 500 pairs), and no ORM object per submission (a seat that
-    has written ten times has ten)."""
+    first: one query (`among`; SQLite: per 500 pairs), and no ORM object per submission (a
+    seat that has written ten times has ten)."""
     found: dict[tuple[int, int], list[FiledOrders]] = {pair: [] for pair in pairs}
-    wanted = sorted(found)
     columns = select(OrderSubmission.turn_id, OrderSubmission.seat_id, OrderSubmission.source,
                      OrderSubmission.text).order_by(OrderSubmission.id)
-    if session.get_bind().dialect.name == "postgresql":  # the pairs themselves (`among`)
-        for turn_id, seat_id, source, text in among(session, columns, (OrderSubmission.turn_id, OrderSubmission.seat_id),
-                                                    wanted):
-            found[(turn_id, seat_id)].append(FiledOrders(source, text))
-        return found
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
-        # A seat's submissions are all for turns of its own game, which has one open turn:
-        # turns x seats asks for no pair but the ones wanted (the check below keeps it so).
-        query = columns.where(OrderSubmission.turn_id.in_(sorted({t for t, _ in chunk})),
-                              OrderSubmission.seat_id.in_(sorted({s for _, s in chunk})))
-        for turn_id, seat_id, source, text in session.execute(query):
-            if (turn_id, seat_id) in found:
-                found[(turn_id, seat_id)].append(FiledOrders(source, text))
+    for turn_id, seat_id, source, orders in among(session, columns, (OrderSubmission.turn_id, OrderSubmission.seat_id),
+                                                  sorted(found)):
+        found[(turn_id, seat_id)].append(FiledOrders(source, orders))
     return found
 
 
