@@ -105,11 +105,15 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 def _parse_player(text: str) -> PlayerSpec:
     from bot.games.turns import PlayerSpec
+    from bot.mail_in.addresses import address_problem
 
     name, sep, rest = text.partition("=")
     if not sep or "@" not in rest:
         raise ValueError(f"--player {text!r}: write NAME=ADDRESS or NAME=ADDRESS,TIMEZONE")
     address, _, zone = rest.partition(",")
+    problem = address_problem(address.strip().lower())
+    if problem is not None:
+        raise ValueError(f"--player {name.strip()[:40]!r}: the address is {problem}")
     return PlayerSpec(seat=name.strip().lower(), address=address.strip(), name=name.strip(), timezone=zone.strip() or None)
 
 

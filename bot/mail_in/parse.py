@@ -79,6 +79,7 @@ import lxml.html  # type: ignore[import-untyped]
 from inscriptis import Inscriptis  # type: ignore[import-untyped]
 
 from bot.echo import echo, echo_name
+from bot.mail_in.addresses import PLAIN_ADDRESS, is_address
 
 
 class IgnoreReason(enum.Enum):
@@ -164,11 +165,6 @@ _MAX_PARTS = 200
 _SYNTHETIC_DOMAIN = "flagman.invalid"
 # A Message-ID we may quote back: printable ASCII, no space or angle bracket, no encoded word.
 _MESSAGE_ID_RE = re.compile(r"(?!.*=\?)[!-;=?-~]+")
-# An address the bot may answer: no whitespace, control characters, quotes, comments or other
-# specials (RFC 5322 3.2.3) on either side of the one "@", and a domain of non-empty
-# dot-separated labels; non-ASCII letters are fine (SMTPUTF8).
-_ADDR_CHAR = r'[^\s@<>"(),:;\[\]\\\x00-\x1f\x7f-\x9f'
-_SENDER_RE = re.compile(_ADDR_CHAR + r"]+@" + _ADDR_CHAR + r".]+(?:\." + _ADDR_CHAR + r".]+)*")
 
 
 # What the stdlib parser and lxml raise on hostile input, as far as it has been seen; anything
@@ -1249,7 +1245,7 @@ def _parse(
     # A sender we may write to: a plain local part and domain. Quoted local parts and
     # specials are legal but never a player's; a reply to one would be a malformed envelope
     # (or a header built from hostile text), so such mail counts as having no usable From.
-    sender = from_addr.lower() if _SENDER_RE.fullmatch(from_addr) else ""
+    sender = from_addr.lower() if PLAIN_ADDRESS.fullmatch(from_addr) else ""
     if sender and not sender.isascii():
         # A domain in Unicode (a U-label) is the same domain as its A-label, which is what a
         # reply can carry in its headers; one that has no A-label cannot be answered.
@@ -1260,6 +1256,11 @@ def _parse(
             a_label = ""
         # The codec does not check the result (nameprep can map a character to a space).
         sender = f"{local}@{a_label}" if re.fullmatch(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*", a_label) else ""
+    if sender and not is_address(sender):
+        # Longer than RFC 5321 allows (issue 27): no relay takes it, and a Maildir cannot
+        # name it; such mail has no usable From and is never answered.
+        sender_issue = sender_issue or (IgnoreReason.NO_SENDER, "a From address longer than mail allows (RFC 5321)")
+        sender = ""
     # mail-interface.md: text taken from a mail is one line, printable, capped -- from here on.
     sender_name = echo_name(decode_words(sender_name, _MAX_DECODE_CHARS))
 

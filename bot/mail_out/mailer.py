@@ -8,6 +8,8 @@ Every mail carries a stable Message-ID, so a resend after a crash is recognisabl
 from __future__ import annotations
 
 import enum
+import errno
+import hashlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -59,6 +61,12 @@ class Mailer(Protocol):
 
 
 _UNSAFE = re.compile(r"[^a-z0-9._@+-]")
+_MAX_NAME = 100  # a mailbox's folder name; file systems allow 255 bytes
+# What a relay would call a temporary failure: the disk, its quota or the permissions, which
+# the operator can mend; the mail is tried again. Any other error of one mail's write (a name
+# the file system refuses, for one) fails that mail alone, for good.
+_TEMPORARY_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EAGAIN, errno.EACCES, errno.EPERM,
+                               errno.EROFS, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 
 
 class MaildirMailer:
@@ -68,18 +76,31 @@ class MaildirMailer:
         self.root = Path(root)
 
     def mailbox(self, address: str) -> Path:
-        return self.root / _UNSAFE.sub("_", address.lower())
+        """The recipient's folder: the address, made safe as a file name; a long one (issue 27:
+        a name over the file system's limit failed every later mail) is cut and told apart
+        from others cut alike by a digest of the whole."""
+        name = _UNSAFE.sub("_", address.lower())
+        if len(name) > _MAX_NAME:
+            digest = hashlib.sha256(address.lower().encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            name = f"{name[: _MAX_NAME - 17]}-{digest}"
+        return self.root / name
 
     def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None) -> list[SendResult]:
         results = []
         for mail in mails:
             # Files in a Maildir end their lines with LF, not the wire's CRLF.
             data = mail.data.replace(b"\r\n", b"\n")
-            for rcpt in mail.recipients:
-                deliver_to_maildir(self.mailbox(rcpt), data)
-            results.append(SendResult(mail.message_id, SendStatus.SENT))
+            result = SendResult(mail.message_id, SendStatus.SENT)
+            try:
+                for rcpt in mail.recipients:
+                    deliver_to_maildir(self.mailbox(rcpt), data)
+            except OSError as exc:
+                # One mail that cannot be written fails alone: the rest of the batch goes on.
+                status = SendStatus.TEMPORARY if exc.errno in _TEMPORARY_ERRNOS else SendStatus.PERMANENT
+                result = SendResult(mail.message_id, status, f"{type(exc).__name__}: {exc.strerror or exc}")
+            results.append(result)
             if on_result is not None:
-                on_result(results[-1])
+                on_result(result)
         return results
 
     def close(self) -> None:
