@@ -19,12 +19,15 @@ secrets still verifies, so games in progress keep working while new mail uses th
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from publicsuffixlist import PublicSuffixList
 
 from bot.echo import echo
 from bot.mail_in.parse import AuthResult
@@ -104,6 +107,11 @@ def password_in_text(text: str) -> str | None:
     return match.group(1) if match else None
 
 
+def passwords_in_text(text: str, limit: int = 10) -> list[str]:
+    """The passwords of the PASSWORD lines of a mail (at most `limit`), in order."""
+    return [m.group(1) for m, _ in zip(_PASSWORD_RE.finditer(text), range(limit), strict=False)]
+
+
 def strip_password_lines(text: str) -> str:
     return _PASSWORD_RE.sub("", text)
 
@@ -119,9 +127,27 @@ def _domain(domain: str) -> str:
     return domain
 
 
+@functools.cache
+def _suffixes() -> PublicSuffixList:
+    """The Public Suffix List as the installed `publicsuffixlist` bundles it (read once, on
+    first use: nothing is read at import time, and nothing is fetched)."""
+    return PublicSuffixList()
+
+
+def organizational_domain(domain: str) -> str | None:
+    """The organizational domain of `domain` (RFC 7489 3.2: one label below its public suffix,
+    by the Public Suffix List, private registries such as github.io included), or None when
+    `domain` is a public suffix itself (``test``, ``co.uk``): nobody owns that."""
+    domain = _domain(domain)
+    return _suffixes().privatesuffix(domain) if domain else None
+
+
 def _aligned(domain: str, sender_domain: str) -> bool:
-    domain, sender_domain = domain.lower().strip("."), sender_domain.lower().strip(".")
-    return sender_domain == domain or sender_domain.endswith("." + domain) or domain.endswith("." + sender_domain)
+    """DMARC's relaxed alignment (RFC 7489 3.1.1): the signing domain and the From's domain
+    have the same organizational domain. ``d=test`` aligns with nothing (issue 27: it counted
+    for ``kelly@x.test``), nor does ``d=co.uk`` with ``foo.co.uk``."""
+    organizational = organizational_domain(domain)
+    return organizational is not None and organizational == organizational_domain(sender_domain)
 
 
 def authentication_passes(results: Sequence[AuthResult], authserv_id: str, sender: str) -> bool:
