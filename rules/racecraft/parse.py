@@ -211,6 +211,9 @@ def check_order(race: Race, player: PlayerId, order: Order) -> None:
 # -- a mail -----------------------------------------------------------------------------
 
 
+MANY_LINES = 5  # line numbers named in the "one order per turn" reason; the rest are counted
+
+
 def parse_mail(race: Race, player: PlayerId, text: str) -> Parsed[Order]:
     """Every line of one mail: at most one order accepted, every bad line reported."""
     accepted: list[tuple[int, str, Order]] = []
@@ -236,7 +239,12 @@ def parse_mail(race: Race, player: PlayerId, text: str) -> Parsed[Order]:
         accepted.append((line_no, line, order))
 
     if len(order_lines) > 1:
-        numbers = names_text([str(line_no) for line_no, _line, _order in order_lines])
+        # A few line numbers, then a count: each bad line's reason repeats this text, so it
+        # must not grow with the mail (issue 27: 2,000 lines gave a 24 MB refusal).
+        shown = [str(line_no) for line_no, _line, _order in order_lines[:MANY_LINES]]
+        if len(order_lines) > MANY_LINES:
+            shown = shown[: MANY_LINES - 1] + [f"{len(order_lines) - MANY_LINES + 1} more"]
+        numbers = names_text(shown)
         too_many: OrderError = IllegalOrderError(
             f"one order per turn: this mail has {len(order_lines)} (lines {numbers}); "
             "send just one"
