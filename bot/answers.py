@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from bot.letters import Addressee
 from bot.mail_out.render import RenderedMail
-from bot.models import Game, InboundStatus, Seat
+from bot.models import AnswerFate, Game, InboundStatus, Seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +35,7 @@ class Notice:
     kind: str = "notice"
     error: bool = True
     game: Game | None = None  # the game it concerns, when the addressee does not say
+    essential: bool = False  # never withheld by a cap (see `Letter.essential`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,10 @@ class Letter:
     rendered: RenderedMail
     kind: str
     game: Game | None = None
+    # Sent even when the caps withhold the mail's other answers (issue 27): what a code of
+    # ours did (once per code: a welcome, an address moved), and the note that lets a seat's
+    # holder stop an address change. Caps withhold answers, never such news.
+    essential: bool = False
 
 
 Answer = Notice | Letter
@@ -87,11 +92,13 @@ class Refused(Exception):  # noqa: N818 - named for the outcome it stands for, a
 
 
 class Ignored(Exception):  # noqa: N818 - see Refused
-    """The mail is ignored: recorded and logged, never answered."""
+    """The mail is ignored: recorded and logged, never answered; `answer` says why no answer
+    went (none is ever due for it, or a cap withheld it)."""
 
-    def __init__(self, detail: str, *, label: str = "", game: Game | None = None) -> None:
+    def __init__(self, detail: str, *, label: str = "", game: Game | None = None,
+                 answer: AnswerFate = AnswerFate.NONE) -> None:
         super().__init__(detail)
-        self.detail, self.label, self.game = detail, label or detail, game
+        self.detail, self.label, self.game, self.answer = detail, label or detail, game, answer
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Outcome, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import (
+    MAX_COMMANDS,
     PLAYER_COMMANDS,
     Address,
     Confirm,
@@ -43,13 +44,13 @@ from bot.commands import (
     Ping,
     PlayerCommand,
     Resign,
+    Stop,
     Unsubscribe,
     anyone,
     parse_commands,
     player,
     streams,
     suggest,
-    tokens,
 )
 from bot.db import among, autoflushing, insert_many
 from bot.echo import echo, quote_lines
@@ -57,6 +58,7 @@ from bot.games import signups, store
 from bot.games import turns as G
 from bot.gm import powers as gm
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
+from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, parse_tag, strip_password_lines, tag_in_recipients, verify_tag
 from bot.mail_in.identity import Who, identify
 from bot.mail_in.inbox import RawMail
@@ -64,6 +66,7 @@ from bot.mail_in.parse import Inbound, parse_inbound
 from bot.mail_out import lists
 from bot.mail_out import outbox as mailout
 from bot.models import (
+    AnswerFate,
     Game,
     GameStatus,
     InboundMessage,
@@ -85,13 +88,24 @@ _STRANGER_TOLD = "unknown sender: one notice sent"
 # The details of answered unauthenticated mail that count towards the global hourly cap
 # ([limits] answers_to_strangers_per_hour): the stranger notice, every JOIN answer, and every
 # answer to the commands for anyone (HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM).
-_JOIN = "JOIN"
 _ANYONE = "for anyone: "
+MAX_STRANGER_COMMANDS = 5  # commands for anyone answered in one mail that proved nobody
+MAX_PROBLEMS_SHOWN = 20  # order lines quoted back, with their reasons, in one answer; the rest are counted
 _VERBS_TAKING_A_GAME = {c.verb for c in PLAYER_COMMANDS if c.takes_game}
 
 
 MailKey = tuple[str, str]  # an inbound mail's (Message-ID, content hash): unique in the table
 RECENT_FOR = timedelta(minutes=1)  # how long a rate-limit count read once is used (BatchMemo)
+
+
+def _is_code(context: player.Context, command: PlayerCommand) -> bool:
+    """`command` hands back a code of ours that stands (CONFIRM, STOP, UNSUBSCRIBE): what it does
+    is done whatever the caps on answers say (issue 27)."""
+    if isinstance(command, Confirm | Stop):
+        return anyone.code_stands(context, command.code)
+    if isinstance(command, Unsubscribe):
+        return streams.code_stands(context, command.code)
+    return False
 
 
 def _rate_key(principal: str, sender: str) -> tuple[str, str]:
@@ -206,6 +220,9 @@ class Mail:
     principal: str = ""  # Who.principal, once authenticated
     answers: list[Answer] = field(default_factory=list)  # what the mail made, in order; sent once
     changes_games: bool = False  # a GM command, JOIN or RESIGN: the batch's memo is forgotten
+    # Over its sender's loop limit: acted on all the same, its answers withheld (issue 27).
+    over_limit: bool = False
+    answer: AnswerFate = AnswerFate.NONE  # what became of its answers, for its record
 
     @property
     def in_reply_to(self) -> str:
@@ -403,10 +420,10 @@ class Intake:
             self._not_ignored(session, mail)
             who = identify(self.shell, session, inbound, lambda name: self._find_game(session, name), self._find_seat)
             mail.principal = who.principal
-            self._within_rate_limit(session, mail, who)
+            mail.over_limit = self._over_rate_limit(session, mail, who)
             commands = _with_subject_code(parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of]),
                                           inbound.subject)
-            if commands.gm or any(isinstance(c, Join | Resign | Confirm | Address) for c in commands.player):
+            if commands.gm or any(isinstance(c, Join | Resign | Confirm | Address | Stop) for c in commands.player):
                 mail.changes_games = True
                 self.memo.forget()
             if who.seat is None and not who.gm_of and not who.games:  # proved nobody
@@ -427,6 +444,7 @@ class Intake:
             self._record(session, mail, InboundStatus.REFUSED, refused.detail, refused.game, refused.seat)
             return Outcome(InboundStatus.REFUSED, refused.label)
         except Ignored as ignored:
+            mail.answer = ignored.answer
             self._record(session, mail, InboundStatus.IGNORED, ignored.detail, ignored.game)
             return Outcome(InboundStatus.IGNORED, ignored.label)
         mail.answers.extend(done.answers)
@@ -452,9 +470,13 @@ class Intake:
             game = session.get(Game, bounced.game_id) if bounced.game_id else None
         raise Ignored(detail, label=inbound.ignore.value, game=game)
 
-    def _within_rate_limit(self, session: Session, mail: Mail, who: Who) -> None:
-        # Authenticated mail counts against its seat or GM, unauthenticated mail against its
-        # From: a forger spends only the forged From's unauthenticated allowance.
+    def _over_rate_limit(self, session: Session, mail: Mail, who: Who) -> bool:
+        """Whether the mail's sender passed the loop limit this hour: `[limits]
+        mails_per_sender_per_hour`, counted per principal for mail that proved a seat or the GM
+        (a forger spends only the forged From's unauthenticated allowance), per From for the
+        rest. Over it, a mail is still acted on -- an order is applied, a code of ours is used
+        -- and only its answers are withheld (issue 27: a player's own broken autoresponder
+        must not cost them their order)."""
         limit = self.settings.limits.mails_per_sender_per_hour
         key = _rate_key(who.principal, mail.inbound.sender)
         if key not in self.memo.recent:
@@ -465,19 +487,35 @@ class Intake:
             self.memo.recent[key] = session.scalar(select(func.count()).select_from(InboundMessage).where(
                 same, InboundMessage.received_at >= self.shell.now() - timedelta(hours=1))) or 0
             self.memo.recent_read_at[key] = self.shell.now()
-        if self.memo.recent[key] >= limit:
-            raise Ignored(f"rate limit: over {limit} mails in an hour", label="rate limit")
+        return self.memo.recent[key] >= limit
 
     # -- answering and recording -------------------------------------------------------------
 
-    def _send_answers(self, session: Session, mail: Mail) -> None:
+    def _send_answers(self, session: Session, mail: Mail, *, withhold: AnswerFate | None = None) -> None:
         """One answer per mail (mail-interface.md): what the mail made for one addressee goes
         out as one letter, in sections, as Mailman answers commands -- done, then not done.
         A mail that made one answer gets that answer as it is. (Several addressees happen only
-        where the answer must not go where the others go, e.g. "which game?" to the From.)"""
-        if len(mail.answers) <= 1:  # the common case (one confirmation): nothing to group
-            for answer in mail.answers:
-                self._post(session, mail, answer)
+        where the answer must not go where the others go, e.g. "which game?" to the From.)
+
+        Over its sender's loop limit (or `withhold`: a cap on answers to unproven senders),
+        the answers are withheld, all but the `essential` ones, and the record says why
+        (issue 27: caps withhold answers, never actions or records)."""
+        if mail.over_limit and withhold is None:
+            withhold = AnswerFate.RATE_LIMIT
+        if withhold is not None:
+            kept = [a for a in mail.answers if a.essential]
+            if len(kept) < len(mail.answers):
+                mail.answer = withhold
+                log.info("mail %s: %d answer(s) withheld (%s)", mail.inbound.message_id,
+                         len(mail.answers) - len(kept), withhold.value)
+            mail.answers = kept
+        if not mail.answers:
+            return
+        if mail.answer is AnswerFate.NONE:
+            to_holder = not mail.principal and all(isinstance(a.to, ToSeat | ToGm) for a in mail.answers)
+            mail.answer = AnswerFate.HOLDER if to_holder else AnswerFate.SENT
+        if len(mail.answers) == 1:  # the common case (one confirmation): nothing to group
+            self._post(session, mail, mail.answers[0])
             return
         groups: dict[tuple[str, str | None], list[Answer]] = {}
         for answer in mail.answers:
@@ -528,15 +566,16 @@ class Intake:
             "status": status, "detail": detail, "game_id": game.id if game else None,
             "seat_id": seat.id if seat else None,
             "text": strip_password_lines(inbound.text)[:20000],  # a seat password is never stored
-            "principal": mail.principal,
+            "principal": mail.principal, "answer": mail.answer,
         })
         self.memo.seen.add(key)
         rate = _rate_key(mail.principal, sender)
         self.memo.pending.add(rate)
         if rate in self.memo.recent:
             self.memo.recent[rate] += 1
-        log.info("mail %s from %s: %s%s%s (%s)", inbound.message_id, inbound.sender or "?", status,
-                 f" game={game.name}" if game else "", f" seat={seat.name}" if seat else "", detail)
+        log.info("mail %s from %s: %s%s%s (%s)%s", inbound.message_id, inbound.sender or "?", status,
+                 f" game={game.name}" if game else "", f" seat={seat.name}" if seat else "", detail,
+                 f"; answer withheld: {mail.answer.value}" if mail.answer.withheld else "")
         return key
 
     # -- mail over the size limit ------------------------------------------------------------
@@ -558,7 +597,7 @@ class Intake:
             log.info("mail %s (%s): over the size limit, already handled; skipped", message_id, raw.key)
             return None
         sender = head.sender if head is not None else ""
-        status, game = InboundStatus.IGNORED, None
+        status, game, answer = InboundStatus.IGNORED, None, AnswerFate.NONE
         if head is not None and head.ignore is not None:
             detail += f"; {head.ignore.value}: {head.ignore_detail}"
         elif head is not None and sender:
@@ -573,7 +612,10 @@ class Intake:
             gm_game = None if seat else (tagged if signed and signed.seat == GM_SEAT else session.scalars(
                 select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)).first())
             game = seat.game if seat else gm_game
-            if game is not None and self._told_today(session, sender, "over the size limit") == 0:
+            told = game is not None and self._told_today(session, sender, "over the size limit") > 0
+            if told:
+                answer = AnswerFate.TOLD_TODAY
+            elif game is not None:
                 limit = self.settings.limits.max_mail_bytes
                 # To the registered address only (never the From, which may be forged).
                 holder: Addressee = ToSeat(seat) if seat is not None else ToGm(game)
@@ -582,11 +624,11 @@ class Intake:
                                f"{limit // 1024} kB for mail to this address, so it was not read. Send your orders "
                                "as plain text, without attachments. (This note is sent at most once a day.)",
                                error=True, kind="oversize", in_reply_to=f"<{head.message_id}>")
-                status, detail = InboundStatus.REFUSED, detail + "; the player was told"
+                status, detail, answer = InboundStatus.REFUSED, detail + "; the player was told", AnswerFate.HOLDER
         session.add(InboundMessage(message_id=message_id, content_hash=dedupe_hash(head) if head else key_hash,
                                    mailbox_key=raw.key[:200], received_at=self.shell.now(), sender=sender[:320],
                                    subject=echo(head.subject if head else ""), status=status, detail=detail,
-                                   game_id=game.id if game else None, text=""))
+                                   game_id=game.id if game else None, text="", answer=answer))
         session.flush()
         log.warning("mail %s (%s) from %s not read: %s", message_id, raw.key, sender or "?", detail)
         return Outcome(status, detail)
@@ -612,99 +654,132 @@ class Intake:
     # -- mail that proved nobody -------------------------------------------------------------
 
     def _unauthenticated(self, session: Session, mail: Mail, who: Who, commands: MailCommands) -> Done:
-        """Mail that proved nobody. Answers go to the sender only when the sender is a
-        stranger (a JOIN, or one notice), within per-address and global caps, and never repeat
-        the sender's words; a mail claiming a registered address is answered at that address."""
+        """Mail that proved nobody. What a code of ours in it does (CONFIRM, STOP, UNSUBSCRIBE) is
+        done whatever the caps (issue 27: caps withhold answers, never actions). Otherwise
+        answers go to the sender only when the sender is a stranger (a JOIN's code, the answers
+        to the commands for anyone, or one notice), within per-address and global caps, and never
+        repeat the sender's words; a mail claiming a registered address is answered at that
+        address, once a day."""
         inbound = mail.inbound
+        context = player.Context(self.shell, session, inbound, who, None, None)
+        codes = [c for c in commands.player if _is_code(context, c)]
+        if mail.over_limit and not codes:
+            limit = self.settings.limits.mails_per_sender_per_hour
+            raise Ignored(f"rate limit: over {limit} mails in an hour", label="rate limit",
+                          answer=AnswerFate.RATE_LIMIT)
         joins = [c for c in commands.player if isinstance(c, Join)]
-        if joins and not who.claimed and not who.claimed_gm:
-            # A JOIN is answered even when refused; a forged From must not turn that into a
-            # stream of mail to a third party: a few replies a day per address, and a global
-            # cap an hour for all of them together.
-            self._within_stranger_caps(session, inbound.sender, "JOIN")
-            return signups.join(self.shell, session, inbound, joins[0].game, joins[0].name)
-        unsubscribes = any(isinstance(c, Unsubscribe) for c in commands.player)
-        if (who.claimed or who.claimed_gm) and not unsubscribes:
+        if joins and not codes and not who.claimed and not who.claimed_gm:
+            # JOIN is double opt-in (issue 27): the From gets a code and nothing else. A forged
+            # From must not turn that into a stream of mail to a third party: a few answers a
+            # day per address, and a global cap an hour for all of them together.
+            self._stranger_caps(session, inbound.sender, "JOIN")
+            return signups.ask_to_join(self.shell, session, inbound, joins[0].game, joins[0].name)
+        if (who.claimed or who.claimed_gm) and not codes:
             # (A List-Unsubscribe mail comes from the registered address without a proof: its
             # code is the proof, and it is answered as the commands for anyone are.)
             self._claimed_without_proof(session, mail, who, ping=any(isinstance(c, Ping) for c in commands.player))
         for_anyone = [c for c in commands.player if c.for_anyone and not isinstance(c, Join)]
         if for_anyone:
-            return self._for_anyone(session, mail, who, commands, for_anyone)
+            return self._for_anyone(session, mail, context, commands, for_anyone, codes)
         # A stranger: at most one short notice per address a day, and a global cap an hour
         # (no backscatter storms from many forged Froms).
-        answered = self._answered_today(session, inbound.sender)
+        if not inbound.sender:
+            raise Ignored("unknown sender: no sender address", label="no sender")
+        if self._answered_today(session, inbound.sender) > 0:
+            raise Ignored("unknown sender: already told today", label="unknown sender", answer=AnswerFate.STRANGER_DAY)
         cap = self.settings.limits.answers_to_strangers_per_hour
-        busy = answered == 0 and self._answers_to_strangers_this_hour(session) >= cap
-        if answered == 0 and inbound.sender and not busy:
-            text = ("This address runs play-by-email games, and your address is not in any game running here. "
-                    "LIST shows the games; to join one open for sign-ups, send JOIN <game> [your name]; to get a "
-                    "game's results by mail, OBSERVE <game>. Send HELP for the commands.")
-            raise Refused(_STRANGER_TOLD, Notice(ToAddress(inbound.sender), "You are not in a game here", text,
-                                                 kind="stranger"), label="unknown sender")
-        raise Ignored(f"unknown sender: over {cap} answers to unknown senders this hour" if busy
-                      else "unknown sender: already told today", label="unknown sender")
+        if self._answers_to_strangers_this_hour(session) >= cap:
+            raise Ignored(f"unknown sender: over {cap} answers to unknown senders this hour", label="unknown sender",
+                          answer=AnswerFate.STRANGER_HOUR)
+        text = ("This address runs play-by-email games, and your address is not in any game running here. "
+                "LIST shows the games; to join one open for sign-ups, send JOIN <game> [your name]; to get a "
+                "game's results by mail, OBSERVE <game>. Send HELP for the commands.")
+        raise Refused(_STRANGER_TOLD, Notice(ToAddress(inbound.sender), "You are not in a game here", text,
+                                             kind="stranger"), label="unknown sender")
 
-    def _for_anyone(self, session: Session, mail: Mail, who: Who, commands: MailCommands,
-                    asked: Sequence[PlayerCommand]) -> Done:
-        """A stranger's HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM: answered (one answer,
-        in sections), within the limits of answers to mail that proved nobody -- a few a day per
-        address, all such answers together (the answer to a confirmation code of ours aside:
-        only a mail of ours can have brought it), and a cap an hour for every sender together.
-        The answer names none of what else the mail said, and carries the plain address only."""
+    def _for_anyone(self, session: Session, mail: Mail, context: player.Context, commands: MailCommands,
+                    asked: Sequence[PlayerCommand], codes: Sequence[PlayerCommand]) -> Done:
+        """A stranger's HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM, STOP, UNSUBSCRIBE: answered
+        (one answer, in sections), at most `MAX_STRANGER_COMMANDS` of them, within the limits of
+        answers to mail that proved nobody -- a few a day per address, and a cap an hour for
+        every sender together. A code of ours (`codes`) is used whatever those limits say, and
+        its answer goes: only a mail of ours can have brought it, once. The answer names none of
+        what else the mail said, carries the plain address only, and stays under
+        `bot.letters.STRANGER_ANSWER_BYTES`."""
         inbound = mail.inbound
         sender = inbound.sender
         if not sender:
             raise Ignored("unknown sender: no sender address", label="no sender")
-        verbs = ", ".join(c.verb for c in asked)
-        context = player.Context(self.shell, session, inbound, who, None, None)
-        ours = all((isinstance(c, Confirm) and anyone.code_stands(context, c.code))
-                   or (isinstance(c, Unsubscribe) and streams.code_stands(context, c.code)) for c in asked)
-        self._within_stranger_caps(session, sender, verbs, daily=not ours)
+        others = [c for c in asked if c not in codes]
+        fate = self._stranger_cap(session, sender) if others else None
+        if fate is not None and not codes:
+            raise Ignored(f"unknown sender: {', '.join(c.verb for c in others)} not answered ({fate.value})",
+                          label="unknown sender", answer=fate)
+        chosen = list(codes) + ([] if fate is not None else others[:MAX_STRANGER_COMMANDS])
         labels: list[str] = []
         refused = False
-        for command in asked:
+        for command in chosen:
             reply = player.run(context, command)
-            # Every answer to mail that proved nobody is of one kind in the outbox: "stranger".
-            mail.answers.extend(dataclasses.replace(a, kind="stranger") for a in reply.answers)
+            # Every answer to mail that proved nobody, at its From, is of one kind in the outbox:
+            # "stranger" (what a code made for a seat, a welcome, is that seat's mail).
+            mail.answers.extend(dataclasses.replace(a, kind="stranger") if isinstance(a.to, ToAddress) else a
+                                for a in reply.answers)
             refused = refused or any(isinstance(a, Notice) and a.error for a in reply.answers)
             labels.append(reply.label or command.verb)
-        others = sorted({c.verb for c in commands.player if not c.for_anyone})
-        lines = len([line for line in commands.orders_text.splitlines() if line.strip()])
-        if others or lines or commands.problems:
+        if fate is not None:
+            # The codes were used; the rest of the mail is not answered (recorded: `fate`).
+            mail.answer = fate
+            return Done(_ANYONE + "; ".join(labels) + f"; the rest not answered ({fate.value})", "for anyone")
+        players_only = sorted({c.verb for c in commands.player if not c.for_anyone})
+        # Words around a code sent back ("Yes please") are what people write: not "not understood".
+        lines = 0 if codes else len([line for line in commands.orders_text.splitlines() if line.strip()])
+        skipped = len(others) - len(others[:MAX_STRANGER_COMMANDS]) + commands.over
+        if players_only or lines or commands.problems or skipped or commands.repeated:
             parts = []
-            if others:
-                parts.append(f"{', '.join(others)}: only for the players of a game, so not done.")
+            if players_only:
+                parts.append(f"{', '.join(players_only)}: only for the players of a game, so not done.")
             for problem in commands.problems:  # the reasons only: the sender's words are not repeated
                 parts.append(f"A command not understood: {problem.reason}.")
+            if commands.more_problems:
+                parts.append(f"... and {commands.more_problems} more lines not understood.")
             if lines:
                 parts.append(f"{lines} other line{'s' if lines != 1 else ''} of your mail "
                              f"{'were' if lines != 1 else 'was'} not understood. Send HELP for the commands.")
+            if skipped:
+                parts.append(f"{skipped} more command{'s' if skipped != 1 else ''}: not carried out (at most "
+                             f"{MAX_STRANGER_COMMANDS} a mail from an address not in a game).")
+            if commands.repeated:
+                parts.append(f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} repeated a command "
+                             "given above: each command is answered once.")
             # With the other answers (one answer per mail): to whom they go, the sender's address.
             to = mail.answers[0].to if mail.answers else ToAddress(sender)
             mail.answers.append(Notice(to, "Not done", "\n\n".join(parts), kind="stranger"))
             refused = True
         return Done(_ANYONE + "; ".join(labels), "for anyone", refused=refused)
 
-    def _within_stranger_caps(self, session: Session, sender: str, what: str, *, daily: bool = True) -> None:
-        """Raise Ignored when an answer to a sender who proved nobody would pass the caps: a few
-        a day per address (`daily`: not for the answer to a code the bot itself mailed), and
-        `[limits] answers_to_strangers_per_hour` for all of them together."""
-        if daily and self._answered_today(session, sender) >= STRANGER_REPLIES_PER_DAY:
-            raise Ignored(f"unknown sender: {what} not answered, {STRANGER_REPLIES_PER_DAY} replies today already",
-                          label="unknown sender")
-        cap = self.settings.limits.answers_to_strangers_per_hour
-        if self._answers_to_strangers_this_hour(session) >= cap:
-            raise Ignored(f"unknown sender: {what} not answered, over {cap} answers to unknown senders this hour",
-                          label="unknown sender")
+    def _stranger_caps(self, session: Session, sender: str, what: str) -> None:
+        """Raise Ignored (recorded with the cap's name) when an answer to a sender who proved
+        nobody would pass the caps."""
+        fate = self._stranger_cap(session, sender)
+        if fate is not None:
+            raise Ignored(f"unknown sender: {what} not answered ({fate.value})", label="unknown sender", answer=fate)
+
+    def _stranger_cap(self, session: Session, sender: str) -> AnswerFate | None:
+        """The cap an answer to `sender`, who proved nobody, would pass, or None: a few a day per
+        address (`STRANGER_REPLIES_PER_DAY`) and `[limits] answers_to_strangers_per_hour` for all
+        of them together."""
+        if self._answered_today(session, sender) >= STRANGER_REPLIES_PER_DAY:
+            return AnswerFate.STRANGER_DAY
+        if self._answers_to_strangers_this_hour(session) >= self.settings.limits.answers_to_strangers_per_hour:
+            return AnswerFate.STRANGER_HOUR
+        return None
 
     def _answered_today(self, session: Session, sender: str) -> int:
-        """How many mails from `sender` that proved nobody were answered in the last day: the
-        stranger notice, JOIN answers, answers to the commands for anyone (issue 14: a few
-        replies a day per address, whatever it sends)."""
+        """How many mails from `sender` that proved nobody were answered at that address in the
+        last day: the stranger notice, JOIN codes, answers to the commands for anyone (issue 14:
+        a few replies a day per address, whatever it sends)."""
         return session.scalar(select(func.count()).select_from(InboundMessage).where(
-            InboundMessage.sender == sender, InboundMessage.principal == "",
-            InboundMessage.status.in_((InboundStatus.REFUSED, InboundStatus.APPLIED)),
+            InboundMessage.sender == sender, InboundMessage.principal == "", InboundMessage.answer == AnswerFate.SENT,
             InboundMessage.received_at >= self.shell.now() - timedelta(days=1))) or 0
 
     def _claimed_without_proof(self, session: Session, mail: Mail, who: Who, *, ping: bool = False) -> None:
@@ -745,14 +820,12 @@ class Intake:
                       label="authentication failed", game=game)
 
     def _answers_to_strangers_this_hour(self, session: Session) -> int:
-        """Answers sent to mail that proved nobody (stranger notices, JOIN answers) in the last
-        hour, all senders together: many forged Froms must not make the bot a source of
-        backscatter."""
+        """Answers sent to mail that proved nobody, at its From (stranger notices, JOIN codes, the
+        answers to the commands for anyone), in the last hour, all senders together: many forged
+        Froms must not make the bot a source of backscatter."""
         return session.scalar(select(func.count()).select_from(InboundMessage).where(
             InboundMessage.received_at >= self.shell.now() - timedelta(hours=1),
-            InboundMessage.principal == "", InboundMessage.status != InboundStatus.IGNORED,
-            (InboundMessage.detail == _STRANGER_TOLD) | InboundMessage.detail.startswith(_JOIN)
-            | InboundMessage.detail.startswith(_ANYONE))) or 0
+            InboundMessage.principal == "", InboundMessage.answer == AnswerFate.SENT)) or 0
 
     # -- acting for a seat or the GM ---------------------------------------------------------
 
@@ -783,7 +856,18 @@ class Intake:
         problems = list(commands.problems)
         if problems:
             text = "\n".join(f'"{echo(p.line)}": {p.reason}{_games_hint(p.line, who)}' for p in problems)
+            if commands.more_problems:
+                text += f"\n... and {commands.more_problems} more lines not understood."
             mail.answers.append(Notice(who.holder(inbound), "Command not understood", text, game=game))
+        if commands.over:
+            mail.answers.append(Notice(who.holder(inbound), "Not done", (
+                f"{commands.over} more command{'s' if commands.over != 1 else ''} of your mail "
+                f"{'were' if commands.over != 1 else 'was'} not carried out: at most {MAX_COMMANDS} commands a "
+                "mail. Send the rest in another mail."), game=game))
+        if commands.repeated:
+            mail.answers.append(Notice(who.holder(inbound), "Repeated commands", (
+                f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} of your mail repeated a command "
+                "given above: each command was carried out, and is answered, once."), error=False, game=game))
         if seat is not None and not commands.orders_text.strip() and not handled and not problems:
             in_subject = self._subject_orders(session, seat, inbound.subject)
             if in_subject:  # a body with no order and no command: a one-tap reply (issue 19)
@@ -869,19 +953,22 @@ class Intake:
         ctx = G.base_context(self.shell, game, rules)
         order_help = rules.order_help(state, seat.name)
         known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
+        # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
+        # (issue 27: an answer never grows past what the mail deserves).
+        shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
         problems = [{"line_no": p.line_no, "line": echo(p.line),
                      "reason": suggest.with_suggestion(p.reason, p.line, known) if p.kind is ProblemKind.INVALID
-                     else p.reason} for p in parsed.problems]
+                     else p.reason} for p in shown]
         ctx.update({
             "seat": {"name": seat.name, "display": seat.player.name},
             "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone), "early": game.early_resolution},
-            "problems": problems, "timezone": zone,
+            "problems": problems, "problems_more": len(parsed.problems) - len(shown), "timezone": zone,
             "help": order_help,
         })
         if not parsed.orders:
             default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
             ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
-            raise Refused("; ".join(f"line {p.line_no}: {p.reason}" for p in parsed.problems) or "no orders",
+            raise Refused("; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
                           Letter(to, self.shell.renderer.render("refused", ctx, game=game.kind), "refused"),
                           label="orders refused", game=game, seat=seat)
         canonical = rules.format_orders(parsed.orders)
@@ -893,13 +980,13 @@ class Intake:
         ctx.update({"understood": canonical, "on_file": rules.format_orders(merged),
                     "complete": rules.is_complete(state, seat.name, merged),
                     "missing": list(rules.missing_orders(state, seat.name, merged)),
-                    "left_out": _left_out(parsed.problems, order_help),
+                    "left_out": _left_out(shown, order_help),
                     # What the set will cost, where the game can say so (issue 16: "this plot
                     # costs 2 wear and a top speed test").
                     "consequences": list(rules.consequences(state, seat.name, merged))})
         confirmation = Letter(to, self.shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
         self.memo.on_file[(turn.id, seat.id)] = merged  # what the batch's next mail from the seat finds
-        return Done("orders" + (f" ({len(problems)} line(s) ignored)" if problems else ""), "orders",
+        return Done("orders" + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else ""), "orders",
                     (confirmation,), game=game, seat=seat, submission=Submission(turn.id, seat.id, canonical))
 
 

@@ -115,19 +115,35 @@ def list_headers(shell: Shell, addressee: Addressee, kind: str, game: Game | Non
                        lists.unsubscribe_header(settings.bot.address, code) if code else "")
 
 
+# Answers to mail (issue 27: no answer is bigger than the mail deserves). The bytes of the
+# whole mail as queued, headers included. An answer to an address that proved nothing
+# (`ToAddress`: a stranger, a sender who proved no seat) is at most STRANGER_ANSWER_BYTES, well
+# under an ordinary turn sheet (about 22 kB); no answer of any kind is over ANSWER_BYTES. The
+# lists an answer holds are bounded where they are made ("... and N more"); past a cap the text
+# is cut, and says so. SECURITY.md ("Answers by size") and tests/security/test_volume.py.
+ANSWER_BYTES = 64 * 1024
+STRANGER_ANSWER_BYTES = 8 * 1024
+
+def answer_cap(addressee: Addressee) -> int:
+    """The most bytes an answer to `addressee` may have."""
+    return STRANGER_ANSWER_BYTES if isinstance(addressee, ToAddress) else ANSWER_BYTES
+
+
 def post(shell: Shell, session: Session, addressee: Addressee, rendered: RenderedMail, *, kind: str,
          game: Game | None = None, in_reply_to: str = "", html: mailout.HtmlBody | None = None,
          into: mailout.NewRows | None = None, calendars: tuple[mailout.CalendarPart, ...] = ()) -> None:
     """Queue one letter. `game` names the game it concerns (for the outbox and bounces) when
-    the addressee does not; an answer to a mail quotes its Message-ID in `in_reply_to`;
-    `into`: the outbox rows of a batch, inserted together (`bot.mail_out.outbox.queue`);
-    `calendars`: the calendar objects it carries (bot.mail_out.calendar)."""
+    the addressee does not; an answer to a mail quotes its Message-ID in `in_reply_to` (and is
+    kept under `answer_cap`); `into`: the outbox rows of a batch, inserted together
+    (`bot.mail_out.outbox.queue`); `calendars`: the calendar objects it carries
+    (bot.mail_out.calendar)."""
     env = envelope(shell, addressee)
     concerns = env.game if env.game is not None else game
     mailout.queue(session, shell.settings, shell.now(), kind=kind, to=env.to, rendered=rendered,
                   game_id=concerns.id if concerns is not None else None, reply_to=env.reply_to,
                   in_reply_to=in_reply_to, auto_replied=bool(in_reply_to), html=html, into=into,
-                  lists=list_headers(shell, addressee, kind, concerns, in_reply_to), calendars=calendars)
+                  lists=list_headers(shell, addressee, kind, concerns, in_reply_to), calendars=calendars,
+                  max_bytes=answer_cap(addressee) if in_reply_to else None)
 
 
 def notice(shell: Shell, session: Session, addressee: Addressee, title: str, text: str, *, kind: str = "notice",
@@ -144,5 +160,5 @@ def notice(shell: Shell, session: Session, addressee: Addressee, title: str, tex
     post(shell, session, addressee, rendered, kind=kind, game=game, in_reply_to=in_reply_to, into=into)
 
 
-__all__ = ["Addressee", "Envelope", "ToAddress", "ToGm", "ToSeat", "envelope", "greeting", "list_headers", "notice",
-           "post"]
+__all__ = ["ANSWER_BYTES", "STRANGER_ANSWER_BYTES", "Addressee", "Envelope", "ToAddress", "ToGm", "ToSeat",
+           "answer_cap", "envelope", "greeting", "list_headers", "notice", "post"]

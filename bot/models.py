@@ -57,6 +57,37 @@ class InboundStatus(enum.StrEnum):
     QUARANTINED = "quarantined"  # processing crashed: kept for the GM
 
 
+class AnswerFate(enum.StrEnum):
+    """What became of the answer a mail would get (issue 27: caps withhold answers, never
+    actions or records): every mail records whether it was answered and, if not, why."""
+
+    SENT = "sent"  # answered (one answer, in sections where it made several)
+    HOLDER = "sent to holder"  # proved nobody, and told the registered address it claimed (never the sender)
+    NONE = "none"  # nothing to answer: never-answered mail (bounces, auto-replies ...), a mail with no answer due
+    RATE_LIMIT = "rate limit"  # withheld: its sender's (or seat's) mail this hour passed the loop limit
+    STRANGER_DAY = "stranger daily cap"  # withheld: this unproven address had its answers for the day
+    STRANGER_HOUR = "stranger hourly cap"  # withheld: the answers to unproven senders for this hour are out
+    TOLD_TODAY = "told today"  # withheld: the same notice went to the same address today
+
+    @property
+    def withheld(self) -> bool:
+        return self not in (AnswerFate.SENT, AnswerFate.HOLDER, AnswerFate.NONE)
+
+
+class RequestKind(enum.StrEnum):
+    """A request that waits for an address to answer a code (issue 27)."""
+
+    JOIN = "join"  # a seat for the address that sent JOIN, once it answers
+    ADDRESS = "address"  # seats moved to a new address, once it answers (and the old one had time to stop it)
+
+
+class RequestStatus(enum.StrEnum):
+    WAITING = "waiting"  # the code is out; nothing done yet
+    CONFIRMED = "confirmed"  # ADDRESS: the new address answered; done at `effective_at` unless stopped
+    DONE = "done"
+    STOPPED = "stopped"  # ADDRESS: stopped from the old address
+
+
 class OutboxStatus(enum.StrEnum):
     PENDING = "pending"
     SENT = "sent"
@@ -199,6 +230,8 @@ class InboundMessage(Base):
     # Whom the mail proved itself to be (bot.mail_in.identity.Who.principal): "seat:<id>",
     # "gm:<address>", or "" for mail that proved nobody. Rate limits count per principal.
     principal: Mapped[str] = mapped_column(String(340), default="", server_default="", index=True)
+    # What became of its answer (AnswerFate, migration 0008): sent, none due, or withheld and why.
+    answer: Mapped[str] = mapped_column(String(24), default=AnswerFate.NONE, server_default="none")
 
 
 class Outbox(Base):
@@ -263,3 +296,26 @@ class Observer(Base):
     game_id: Mapped[int] = mapped_column(ForeignKey("game.id"), index=True)
     address: Mapped[str] = mapped_column(String(320))
     created_at: Mapped[datetime] = mapped_column(_utc())
+
+
+class PendingRequest(Base):
+    """What waits for an address to answer a code (migration 0008; issue 27): a JOIN (the seat is
+    made when the joining address answers) or an ADDRESS (the seats move when the new address
+    answers, and not before the old address has had `[limits] address_change_hold` to stop it).
+    The code mailed is the request's id signed with the address that must answer it
+    (bot.commands.tokens); nothing else of it leaves the database."""
+
+    __tablename__ = "pending_request"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # RequestKind
+    status: Mapped[str] = mapped_column(String(16), default=RequestStatus.WAITING, index=True)  # RequestStatus
+    game_id: Mapped[int | None] = mapped_column(ForeignKey("game.id"), nullable=True, index=True)  # JOIN
+    player_id: Mapped[int | None] = mapped_column(ForeignKey("player.id"), nullable=True, index=True)  # ADDRESS
+    seat_ids: Mapped[list[int]] = mapped_column(JSON, default=list)  # ADDRESS: the seats it moves
+    address: Mapped[str] = mapped_column(String(320))  # the address that must answer (JOIN's From, the new one)
+    old_address: Mapped[str] = mapped_column(String(320), default="", server_default="")  # ADDRESS: told, may stop
+    name: Mapped[str] = mapped_column(String(200), default="", server_default="")  # JOIN: the name chosen
+    created_at: Mapped[datetime] = mapped_column(_utc())
+    confirmed_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+    effective_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)  # ADDRESS: not before
+    ended_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)

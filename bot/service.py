@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from bot.answers import Outcome, PollReport
 from bot.faults import CrashPoint
-from bot.games import reminders, seats, store
+from bot.games import reminders, requests, seats, store
 from bot.games import turns as G
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
@@ -113,6 +113,7 @@ class Service:
                     if late_game is not None and r.late is not None:
                         reminders.tell_late(self.shell, session, late_game, r.number, r.late)
         reminders.send_reminders(self.shell)
+        requests.due_moves(self.shell)  # ADDRESS changes whose hold is over (issue 27)
         return [(r.game, r.number) for r in resolved]
 
     def send(self) -> mailout.DrainReport:

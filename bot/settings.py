@@ -125,6 +125,9 @@ class LimitSettings:
     mails_per_sender_per_hour: int = 30
     # Answers to mail that proved nobody (stranger notices, JOIN answers), all senders together.
     answers_to_strangers_per_hour: int = 50
+    # ADDRESS: the seats move once the new address answered, and not before the old address
+    # has had this long to stop it (issue 27).
+    address_change_hold_hours: int = 24
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,6 @@ cannot drift from what the handlers accept.
   too), `bot.commands.press` (PRESS) and `bot.commands.account` (TIMEZONE, ADDRESS, VACATION);
 * `bot.commands.streams`: PING, CALENDAR, REMINDERS and UNSUBSCRIBE (what comes by mail, and
   how a mail was received: issue 19);
-* `bot.commands.tokens`: the signed codes a confirmation mail carries (OBSERVE, ADDRESS);
 * `bot.commands.suggest`: did you mean ...?
 """
 
@@ -18,6 +17,8 @@ from bot.commands.grammar import (
     FOR_ANYONE,
     GM_COMMANDS,
     GM_VERBS,
+    MAX_COMMANDS,
+    MAX_PROBLEMS,
     PLAYER_COMMANDS,
     Address,
     Calendar,
@@ -38,6 +39,7 @@ from bot.commands.grammar import (
     ShowOrders,
     ShowRules,
     Status,
+    Stop,
     Timezone,
     Unobserve,
     Unsubscribe,
@@ -47,8 +49,8 @@ from bot.commands.grammar import (
 )
 
 __all__ = [
-    "FOR_ANYONE", "GM_COMMANDS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "Calendar", "CommandProblem", "Confirm",
+    "FOR_ANYONE", "GM_COMMANDS", "MAX_COMMANDS", "MAX_PROBLEMS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "Calendar", "CommandProblem", "Confirm",
     "GmCommand", "GmCommandSpec", "Help", "Join", "ListGames", "MailCommands", "Observe", "Ping", "PlayerCommand",
-    "Press", "Reminders", "Resign", "ShowOrders", "ShowRules", "Status", "Timezone", "Unobserve", "Unsubscribe",
+    "Press", "Reminders", "Resign", "ShowOrders", "ShowRules", "Status", "Stop", "Timezone", "Unobserve", "Unsubscribe",
     "Vacation", "parse_commands", "split_gm_args",
 ]

@@ -4,9 +4,11 @@ answer, and each shows in `flagman game show`.
 
 * ``TIMEZONE <zone>``: an IANA zone (`zoneinfo`), written in any case; later mail shows
   deadlines in it. A zone not known is refused with the closest ones.
-* ``ADDRESS <new address>``: nothing changes until the new address has answered: the bot mails
-  it a code (`bot.commands.tokens`) and the move is made when the code comes back from there
-  (`move_address`); then the old address is told that it has taken effect, and the GMs.
+* ``ADDRESS <new address>``: moves what the mail's proof covers (the seat of the reply address
+  it came through; every seat only with the proof of each, or our server's DMARC pass for the
+  From), and nothing until the new address has answered a code (`bot.mail_in.tokens`) and the
+  old address has been told, with a STOP code, and had `[limits] address_change_hold_hours` to
+  use it (`bot.games.requests`, issue 27); the old address and the GMs are told of the move.
 * ``VACATION <from> <to>`` (days, YYYY-MM-DD, in the player's zone; ``VACATION OFF`` ends it):
   a turn due on those days without orders gets the NMR default (or the GM's plot) as always,
   but does not count towards the NMR limit (`bot.games.turns.on_vacation`); the GMs are told.
@@ -16,23 +18,21 @@ from __future__ import annotations
 
 import difflib
 import zoneinfo
-from datetime import date, timedelta
+from datetime import date
 from functools import cache
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select
-
 from bot import letters
 from bot.answers import Notice
-from bot.commands import tokens
 from bot.commands.grammar import Address, Timezone, Vacation
 from bot.commands.handlers import Context, Reply, handles, refusal
-from bot.games import observers, store
+from bot.games import requests, store
 from bot.games import turns as G
 from bot.games.deadlines import format_local
-from bot.letters import Addressee, ToAddress, ToGm, ToSeat
+from bot.letters import ToAddress, ToGm
+from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
-from bot.models import Game, GameStatus, InboundMessage, Player, Seat
+from bot.models import GameStatus, Seat
 
 MAX_VACATION_DAYS = 62  # one VACATION: at most about two months; the GM can do more
 VACATION_AHEAD_DAYS = 366  # it starts within a year
@@ -53,12 +53,6 @@ def find_zone(text: str) -> str | None:
 def _closest_zones(text: str) -> list[str]:
     names = _zones()
     return [names[z] for z in difflib.get_close_matches(text.strip().lower(), list(names), n=1, cutoff=0.6)]
-
-
-def _seats_of(ctx: Context, player: Player) -> list[Seat]:
-    """The player's active seats in games not finished."""
-    return list(ctx.session.scalars(select(Seat).join(Game).where(
-        Seat.player_id == player.id, Seat.active.is_(True), Game.status != GameStatus.FINISHED).order_by(Seat.id)))
 
 
 def _players_only(ctx: Context, verb: str) -> Reply:
@@ -84,7 +78,7 @@ def _timezone(ctx: Context, command: Timezone) -> Reply:
                        f"TIMEZONE Europe/Paris or TIMEZONE America/New_York (or UTC).{hint}",
                        kind="timezone", label="TIMEZONE refused")
     player.timezone = zone
-    seats = _seats_of(ctx, player)
+    seats = requests.player_seats(ctx.session, player)
     examples = []
     for seat in seats[:3]:
         turn = store.open_turn(ctx.session, seat.game)
@@ -107,6 +101,10 @@ def _bot_address(ctx: Context, address: str) -> bool:
 
 @handles(Address)
 def _address(ctx: Context, command: Address) -> Reply:
+    """ADDRESS moves what the mail's proof covers, no more (issue 27: one forwarded turn sheet
+    must not move a player's every game): `Who.seats`. The new address gets a code; the old one
+    is told at once, in this answer, with a STOP code; the seats move once the new address has
+    answered and `[limits] address_change_hold_hours` have passed (`bot.games.requests`)."""
     session, now = ctx.session, ctx.shell.now()
     player = ctx.player()
     if player is None:
@@ -118,62 +116,48 @@ def _address(ctx: Context, command: Address) -> Reply:
     if _bot_address(ctx, new):
         return refusal(ctx, "Not an address for a player", "That is the bot's own address.", kind="address",
                        label="ADDRESS refused")
-    if session.scalar(select(Player.id).where(Player.address == new)) is not None or \
-            session.scalar(select(Game.id).where(Game.gm_address == new, Game.status != GameStatus.FINISHED)) is not None:
+    seats = [s for s in ctx.who.seats if s.active and s.player_id == player.id and s.game.status != GameStatus.FINISHED]
+    if not seats:
+        return refusal(ctx, "No seat to move", "Your mail proved no seat of a game still running, so there is "
+                       "nothing to move.", kind="address", label="ADDRESS refused")
+    taken = requests.taken_problem(session, player, seats, new)
+    if taken is not None:
         return refusal(ctx, "That address is taken",
-                       f"{new} is registered here already, for another player or a GM, so your seats cannot move "
-                       "to it. Ask the GM (REPLACE) if it should.", kind="address", label="ADDRESS refused")
-    asked = session.scalar(select(InboundMessage.id).where(
-        InboundMessage.principal == ctx.who.principal, InboundMessage.detail.contains("ADDRESS asked"),
-        InboundMessage.received_at >= now - timedelta(days=1)).limit(ADDRESS_REQUESTS_PER_DAY).offset(
-        ADDRESS_REQUESTS_PER_DAY - 1))
-    if asked is not None:
+                       f"{taken}, so your seats cannot move to it. Ask the GM (REPLACE) if they should.",
+                       kind="address", label="ADDRESS refused")
+    if requests.requests_today(session, player, now) >= ADDRESS_REQUESTS_PER_DAY:
         return refusal(ctx, "Too many address changes today",
                        f"An address change was asked for {ADDRESS_REQUESTS_PER_DAY} times today already; send it "
                        "again tomorrow.", kind="address", label="ADDRESS refused")
-    code = tokens.make(ctx.shell.settings.secrets.site_secret, tokens.ADDRESS, str(player.id), now, new, player.address)
-    games = [s.game.name for s in _seats_of(ctx, player)]
+    request = requests.open_address(ctx.shell, session, player, seats, new)
+    code = requests.code(ctx.shell, request)
+    moved = ", ".join(f"{s.name} in {s.game.name}" for s in seats)
     rendered = ctx.shell.renderer.render("address_confirm", {
         "bot": {"name": ctx.shell.settings.bot.name, "address": ctx.shell.settings.bot.address},
-        "name": player.name, "old": player.address, "new": new, "games": games, "code": code,
-        "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS,
+        "name": player.name, "old": player.address, "new": new, "games": sorted({s.game.name for s in seats}),
+        "code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS,
     })
     # To the new address only: the code is its proof, a capability for it alone (bot.letters).
     letters.post(ctx.shell, session, ToAddress(new), rendered, kind="address_confirm", game=ctx.game)
-    text = (f"A mail went to {new} with a code. Your address changes when the answer to it comes back from "
-            f"{new}, within {tokens.VALID_DAYS} days; this address will then be told. Until then the bot writes "
-            f"to {player.address}, as before.")
-    return Reply((Notice(ctx.to, f"Confirm your new address from {new}", text, kind="address", error=False),),
-                 label="ADDRESS asked")
-
-
-def move_address(ctx: Context, player_id: int) -> Reply:
-    """The code of an ADDRESS came back from the new address (verified by the caller): the
-    player's address is the mail's From from now on; the old address and the GMs are told."""
-    session, new = ctx.session, ctx.inbound.sender
-    player = session.get_one(Player, player_id)
-    if session.scalar(select(Player.id).where(Player.address == new, Player.id != player.id)) is not None:
-        return refusal(ctx, "That address is taken", f"{new} was registered here meanwhile; nothing was changed.",
-                       kind="address", label="ADDRESS refused")
-    old = player.address
-    player.address = new
-    observers.move(session, old, new)
-    session.flush()
-    seats = _seats_of(ctx, player)
-    names = ", ".join(sorted(s.game.name for s in seats)) or "none running"
-    when = format_local(ctx.shell.now(), player.timezone)
-    letters.notice(ctx.shell, session, ToAddress(old, player.name), "Your address has changed",
-                   f"As asked, the bot writes to {new} from now on ({when}) for all your games ({names}), and no "
-                   "longer to this address. If you did not ask for this, tell your GM at once.",
-                   kind="address_moved", error=False)
-    for seat in seats:
-        letters.notice(ctx.shell, session, ToGm(seat.game), f"{seat.name} changed address",
-                       f"{player.name} ({seat.name} in {seat.game.name}) moved from {old} to {new}, confirmed from "
-                       "the new address.", kind="address_gm")
-    to: Addressee = ToSeat(seats[0]) if seats else ToAddress(new)
-    return Reply((Notice(to, "Your address has changed",
-                         f"Done: the bot writes to {new} from now on, for all your games ({names}). {old} was told.",
-                         kind="address", error=False),), label="ADDRESS moved")
+    hold = ctx.shell.settings.limits.address_change_hold_hours
+    effective = request.effective_at if request.effective_at is not None else now
+    others = sorted({s.game.name for s in requests.player_seats(session, player)} - {s.game.name for s in seats})
+    stay = (f" Your other games ({', '.join(others)}) stay at {player.address}: an ADDRESS in reply to a mail of "
+            "each game moves it too (or one mail from this address with a PASSWORD line for each seat)."
+            if others else "")
+    text = (f"You asked to move {moved} to {new}. A mail went there with a code: the move is made once the "
+            f"answer comes back from {new} (within {tokens.VALID_DAYS} days), and not before "
+            f"{format_local(effective, player.timezone)} ({hold} hours from now), so that a change nobody asked "
+            f"for can be stopped. Until then the bot writes to {player.address}, as before.{stay}\n\n"
+            "If you did not ask for this, stop it: send back this line (a reply to this mail with it on top "
+            "does it):\n\n"
+            f"    STOP {requests.stop_code(ctx.shell, request)}\n\n"
+            "Whoever holds the reply address of your seat (a turn sheet forwarded or seen) could have asked it; "
+            "your GM can give the seat a new one.")
+    # To the old address (the seat's registered one), and never withheld: it is what lets the
+    # seat's holder stop a change they did not ask for.
+    return Reply((Notice(ctx.to, f"Confirm your new address from {new}", text, kind="address", error=False,
+                         essential=True),), label="ADDRESS asked")
 
 
 # -- VACATION --------------------------------------------------------------------------------
@@ -188,7 +172,7 @@ def _vacation(ctx: Context, command: Vacation) -> Reply:
     if player is None:
         return _players_only(ctx, "VACATION")
     today = ctx.shell.now().astimezone(ZoneInfo(player.timezone)).date()
-    seats = _seats_of(ctx, player)
+    seats = requests.player_seats(ctx.session, player)
     if command.start is None or command.end is None:
         was = player.vacation_to is not None and player.vacation_to >= today
         player.vacation_from = player.vacation_to = None
@@ -233,4 +217,4 @@ def _tell_gms(ctx: Context, seats: list[Seat], text: str, what: str) -> None:
                        kind="vacation_gm")
 
 
-__all__ = ["ADDRESS_REQUESTS_PER_DAY", "MAX_VACATION_DAYS", "find_zone", "move_address"]
+__all__ = ["ADDRESS_REQUESTS_PER_DAY", "MAX_VACATION_DAYS", "find_zone"]

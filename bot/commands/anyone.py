@@ -18,13 +18,13 @@ from sqlalchemy.orm import selectinload
 
 from bot import letters
 from bot.answers import Letter, Notice
-from bot.commands import account, tokens
-from bot.commands.grammar import Confirm, ListGames, Observe, ShowRules, Unobserve
+from bot.commands.grammar import Confirm, ListGames, Observe, ShowRules, Stop, Unobserve
 from bot.commands.handlers import Context, Reply, handles, refusal
-from bot.games import observers, seats, store
+from bot.games import observers, requests, seats, signups, store
 from bot.games import turns as G
 from bot.letters import ToAddress
-from bot.models import Game, GameStatus, Observer, Player
+from bot.mail_in import tokens
+from bot.models import Game, GameStatus, Observer
 
 MAX_LISTED = 40  # running games in one LIST answer; the rest are counted
 MAX_FINISHED = 10  # finished games named in it, the latest
@@ -159,16 +159,24 @@ def _unobserve(ctx: Context, command: Unobserve) -> Reply:
 
 
 def code_stands(ctx: Context, text: str) -> bool:
-    """Whether the confirmation code `text` verifies for the mail's From now (the intake does
-    not count the answer to one against the sender's few answers a day: the code is ours)."""
+    """Whether the code `text` verifies now: an OBSERVE code from the address it was mailed to,
+    a JOIN or ADDRESS code from the address it was mailed to for a request still waiting, a STOP
+    code for an address change not made yet. What a code of ours does is done whatever the caps
+    on answers say (issue 27)."""
     code = tokens.parse(text)
     if code is None:
         return False
-    secrets, now, sender = ctx.shell.secrets_in_force, ctx.shell.now(), ctx.inbound.sender
     if code.kind == tokens.OBSERVE:
-        return tokens.verify(code, secrets, now, sender)
-    player = ctx.session.get(Player, int(code.ref)) if code.ref.isdigit() else None
-    return player is not None and tokens.verify(code, secrets, now, sender, player.address)
+        return tokens.verify(code, ctx.shell.secrets_in_force, ctx.shell.now(), ctx.inbound.sender)
+    return requests.standing(ctx.shell, ctx.session, text, ctx.inbound.sender) is not None
+
+
+def _not_valid(ctx: Context, verb: str) -> Reply:
+    return refusal(ctx, "Confirmation not valid" if verb == "CONFIRM" else "Stop code not valid",
+                   "That code is not one this bot mailed to this address, or it is more than "
+                   f"{tokens.VALID_DAYS} days old, or what it was for is done or stopped already, so nothing was "
+                   "done. Send the command again (OBSERVE <game>, JOIN <game>, or ADDRESS <new address> from your "
+                   "old address) for a new one.", kind=verb.lower(), label=f"{verb} refused")
 
 
 @handles(Confirm)
@@ -177,13 +185,18 @@ def _confirm(ctx: Context, command: Confirm) -> Reply:
     was mailed to, starts what it stands for."""
     code = tokens.parse(command.code)
     if code is None or not code_stands(ctx, command.code):
-        return refusal(ctx, "Confirmation not valid",
-                       "That confirmation code is not one this bot mailed to this address, or it is more than "
-                       f"{tokens.VALID_DAYS} days old, so nothing was done. Send the command again (OBSERVE <game>, "
-                       "or ADDRESS <new address> from your old address) for a new one.",
-                       kind="confirm", label="CONFIRM refused")
-    if code.kind == tokens.ADDRESS:
-        return account.move_address(ctx, int(code.ref))
+        return _not_valid(ctx, "CONFIRM")
+    if code.kind in (tokens.JOIN, tokens.ADDRESS):
+        request = requests.standing(ctx.shell, ctx.session, command.code, ctx.inbound.sender)
+        assert request is not None  # code_stands
+        if code.kind == tokens.JOIN:
+            label, answer = signups.confirm_join(ctx.shell, ctx.session, request)
+            return Reply((answer,), label=label)
+        text = requests.confirm_address(ctx.shell, ctx.session, request)
+        return Reply((Notice(ToAddress(request.address), "Your new address", text, kind="address", error=False,
+                             essential=True),), label="CONFIRM ADDRESS")
+    if code.kind == tokens.STOP:
+        return _not_valid(ctx, "CONFIRM")  # a STOP code is sent back with STOP, not CONFIRM
     session, sender = ctx.session, ctx.inbound.sender
     game = store.find_game_row(session, code.ref)
     if game is None or game.status == GameStatus.FINISHED:
@@ -193,8 +206,21 @@ def _confirm(ctx: Context, command: Confirm) -> Reply:
         return Reply((Notice(ctx.to, f"You observe {game.name} already",
                              f"This address gets the results of {game.name} already.", kind="observe",
                              error=False),), label="CONFIRM")
-    return Reply((Notice(ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe", error=False),),
-                 label=f"CONFIRM OBSERVE {game.name}")
+    return Reply((Notice(ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe", error=False,
+                         essential=True),), label=f"CONFIRM OBSERVE {game.name}")
+
+
+@handles(Stop)
+def _stop(ctx: Context, command: Stop) -> Reply:
+    """STOP <code>, from the note an ADDRESS request sent the old address: the change is not made."""
+    code = tokens.parse(command.code)
+    request = requests.standing(ctx.shell, ctx.session, command.code, ctx.inbound.sender)
+    if code is None or code.kind != tokens.STOP or request is None:
+        return _not_valid(ctx, "STOP")
+    text = requests.stop(ctx.shell, ctx.session, request)
+    # To the old address, whoever sent the code back: it is that address's change to stop.
+    return Reply((Notice(ToAddress(request.old_address), "Address change stopped", text, kind="address",
+                         error=False, essential=True),), label="STOP ADDRESS")
 
 
 __all__ = ["MAX_FINISHED", "MAX_LISTED", "code_stands"]

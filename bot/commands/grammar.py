@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from datetime import date
 from typing import ClassVar
 
+from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import NAME_RE, strip_password_lines
+from bot.mail_in.tokens import CONFIRM_CODE
 from bot.mail_out.lists import UNSUBSCRIBE_CODE
 
 
@@ -211,7 +213,6 @@ class Unobserve(_Verb):
         return cls(game) if game else _syntax(cls, line)
 
 
-CONFIRM_CODE = re.compile(r"[a-z]{1,16}\.[a-z0-9_-]{1,30}\.[0-9]{1,8}\.[a-z2-7]{16}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,9 +295,10 @@ class Address(_Verb):
     def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
         words = line.split()
         address = words[1].strip("<>").lower() if len(words) == 2 else ""
-        if len(address) <= 254 and _ADDRESS.fullmatch(address):
-            return cls(address)
-        return _syntax(cls, line)
+        problem = address_problem(address) if "@" in address else None
+        if problem is not None:  # RFC 5321's lengths (issue 27), said as the reason
+            return CommandProblem(line, f"that address is {problem}")
+        return cls(address) if _ADDRESS.fullmatch(address) else _syntax(cls, line)
 
 
 VACATION_OFF = ("OFF", "NONE", "END", "CANCEL")
@@ -367,12 +369,34 @@ class Unsubscribe(_Code):
     code: str
 
 
+@dataclass(frozen=True, slots=True)
+class Stop(_Code):
+    """The code of the note an ADDRESS change sends the old address (issue 27): it stops the
+    change before it takes effect. Only a line whose second word has the form of a code is
+    this command; "stop sending me ..." stays a line of the mail's text."""
+
+    verb: ClassVar[str] = "STOP"
+    syntax: ClassVar[str] = "STOP <code>"
+    summary: ClassVar[str] = "stop an address change (its code went to the old one)"
+    example: ClassVar[str] = "STOP stop.42.20460.abcdefghijklmnop"
+    for_anyone: ClassVar[bool] = True
+    code_form: ClassVar[re.Pattern[str]] = CONFIRM_CODE
+    code: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        if len(words) == 2 and cls.code_form.fullmatch(words[1].lower()):
+            return cls(words[1].lower())
+        return None
+
+
 PlayerCommand = (Help | Status | ShowOrders | Join | Resign | ListGames | ShowRules | Observe | Unobserve | Confirm
-                 | Press | Timezone | Address | Vacation | Ping | Calendar | Reminders | Unsubscribe)
+                 | Press | Timezone | Address | Vacation | Ping | Calendar | Reminders | Unsubscribe | Stop)
 # In the order HELP lists them.
 PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
     Help, Status, ShowOrders, Join, Resign, Press, Timezone, Address, Vacation, Ping, Calendar, Reminders,
-    ListGames, ShowRules, Observe, Unobserve, Confirm, Unsubscribe)
+    ListGames, ShowRules, Observe, Unobserve, Confirm, Unsubscribe, Stop)
 FOR_ANYONE: tuple[type[PlayerCommand], ...] = tuple(c for c in PLAYER_COMMANDS if c.for_anyone)
 _PLAYER_VERBS = {c.verb: c for c in PLAYER_COMMANDS}
 
@@ -415,12 +439,23 @@ GM_VERBS = {spec.verb: spec for spec in GM_COMMANDS}
 
 
 
+# Bounds on what one mail may ask (issue 27: no answer bigger than the mail deserves). A
+# command written twice is carried out and answered once; past `MAX_COMMANDS` the commands of
+# a mail are counted, not carried out (Mailman's habit: a mail is not a batch job); past
+# `MAX_PROBLEMS` lines not understood are counted, not quoted.
+MAX_COMMANDS = 20
+MAX_PROBLEMS = 10
+
+
 @dataclass(frozen=True, slots=True)
 class MailCommands:
     player: tuple[PlayerCommand, ...]
     gm: tuple[GmCommand, ...]
     orders_text: str  # every other line, in order ("" when none)
-    problems: tuple[CommandProblem, ...]
+    problems: tuple[CommandProblem, ...]  # at most MAX_PROBLEMS, each line once
+    repeated: int = 0  # commands (and problem lines) that repeated an earlier one: done once
+    over: int = 0  # commands past MAX_COMMANDS: not carried out
+    more_problems: int = 0  # lines not understood past MAX_PROBLEMS: counted only
 
 
 def split_gm_args(spec: GmCommandSpec, words: list[str]) -> tuple[str, ...] | None:
@@ -482,7 +517,38 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
             continue
         order_lines.append(raw_line.rstrip())
     orders_text = "\n".join(without_courtesies(order_lines)).strip("\n")
-    return MailCommands(tuple(player), tuple(gm), orders_text, tuple(problems))
+    return _bounded(player, gm, orders_text, problems)
+
+
+def _bounded(player: list[PlayerCommand], gm: list[GmCommand], orders_text: str,
+             problems: list[CommandProblem]) -> MailCommands:
+    """The commands of a mail, each once and at most `MAX_COMMANDS` of them (player commands
+    first, in the mail's order, then GM commands), and its problem lines, each once and at
+    most `MAX_PROBLEMS` of them: what the mail asks is answered once, in bounded size."""
+    repeated = 0
+    unique_player: list[PlayerCommand] = []
+    for command in player:
+        if command in unique_player:
+            repeated += 1
+        else:
+            unique_player.append(command)
+    unique_gm: list[GmCommand] = []
+    seen_gm: set[tuple[str, str, tuple[str, ...]]] = set()
+    for gm_command in gm:
+        key = (gm_command.verb, gm_command.game, gm_command.args)
+        if key in seen_gm:
+            repeated += 1
+        else:
+            seen_gm.add(key)
+            unique_gm.append(gm_command)
+    room = MAX_COMMANDS
+    kept_player = unique_player[:room]
+    kept_gm = unique_gm[: max(0, room - len(kept_player))]
+    over = len(unique_player) + len(unique_gm) - len(kept_player) - len(kept_gm)
+    unique_problems = list(dict.fromkeys(problems))
+    repeated += len(problems) - len(unique_problems)
+    return MailCommands(tuple(kept_player), tuple(kept_gm), orders_text, tuple(unique_problems[:MAX_PROBLEMS]),
+                        repeated=repeated, over=over, more_problems=max(0, len(unique_problems) - MAX_PROBLEMS))
 
 
 # Greetings before the orders and sign-offs after them are what people write around orders

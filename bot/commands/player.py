@@ -110,7 +110,13 @@ def _show_orders(ctx: Context, command: ShowOrders) -> Reply:
 
 @handles(Join)
 def _join(ctx: Context, command: Join) -> Reply:
-    return Reply(done=signups.join(ctx.shell, ctx.session, ctx.inbound, command.game, command.name))
+    """JOIN in mail that proved its sender's registered address: a seat at once, at that
+    address (a stranger's JOIN is the intake's: a code first, `signups.ask_to_join`)."""
+    try:
+        seat, welcome = signups.join_now(ctx.shell, ctx.session, command.game, ctx.address, command.name)
+    except Refused as refused:
+        return Reply(answers=(refused.answer,) if refused.answer is not None else (), label="JOIN refused")
+    return Reply((welcome,), label=f"JOIN {seat.game.name}: seat {seat.name}")
 
 
 @handles(Resign)

@@ -28,7 +28,9 @@ from bot import letters
 from bot.games import store
 from bot.games import turns as G
 from bot.letters import ToGm, ToSeat
+from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
+from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, GmAudit, Player, Seat, Turn
 from rules.api import AnyGame, GameState
 
@@ -77,6 +79,9 @@ def drop_seat(session: Session, game: Game, seat: Seat) -> tuple[str, dict[str, 
 
 def player_for(session: Session, address: str, name: str, now: datetime, default_zone: str) -> Player:
     address = address.strip().lower()
+    problem = address_problem(address)
+    if problem is not None:  # the doors check first (bot.mail_in.addresses); this is the last
+        raise GmRefusal(f"that address is {problem}")
     player = session.scalar(select(Player).where(Player.address == address))
     if player is None:
         player = Player(address=address, name=name or address.partition("@")[0], timezone=default_zone, created_at=now)
@@ -107,6 +112,12 @@ def sample_help(game: Game, seat_name: str | None = None) -> str:
 
 
 def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in_reply_to: str = "") -> None:
+    letters.post(shell, session, ToSeat(seat), welcome(shell, game, seat), kind="welcome", in_reply_to=in_reply_to)
+
+
+def welcome(shell: G.Shell, game: Game, seat: Seat) -> RenderedMail:
+    """The welcome mail of a seat's new holder before the start: the seat's password and reply
+    address, the rules in short, the order syntax."""
     rules = G.rules_of(game)
     ctx = G.base_context(shell, game, rules)
     ctx.update({
@@ -119,8 +130,7 @@ def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in
         "deadline_spec": game.deadline_spec, "game_timezone": game.timezone,
         "timezone": seat.player.timezone,
     })
-    rendered = shell.renderer.render("welcome", ctx, game=game.kind)
-    letters.post(shell, session, ToSeat(seat), rendered, kind="welcome", in_reply_to=in_reply_to)
+    return shell.renderer.render("welcome", ctx, game=game.kind)
 
 
 # -- the NMR-streak limit ------------------------------------------------------------------
@@ -182,5 +192,5 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
     return acted
 
 
-__all__ = ["ROBOT", "GmRefusal", "drop_seat", "enforce_nmr_limit", "player_for", "sample_help", "send_welcome",
+__all__ = ["ROBOT", "GmRefusal", "drop_seat", "enforce_nmr_limit", "player_for", "sample_help", "send_welcome", "welcome",
            "under_way"]

@@ -1,11 +1,16 @@
 """The player's side of a game's life: JOIN and RESIGN.
 
-* ``JOIN <game> [name]`` (mail-interface.md) comes from anyone, a stranger too: the sender's
-  address becomes a seat of a game open for sign-ups, named after the name given (or the
-  address), unique in the game. The newcomer gets a welcome mail with the rules summary, the
-  order syntax and their reply address; the GM is told. When the game's maximum is reached it
-  starts by itself. Refused, with a short reason: an unknown game, a game not open (started,
-  finished), a full game, an address that has joined already.
+* ``JOIN <game> [name]`` (mail-interface.md) comes from anyone, a stranger too, and is double
+  opt-in (issue 27): a stranger's JOIN makes no seat, it mails the From a code
+  (`ask_to_join`, `bot.games.requests`), and the seat is made when the answer comes back from
+  that address (`confirm_join`). A JOIN in mail that proved its sender's registered address
+  (a player's or the GM's) is a seat at once, at that address (`join`). The seat is named
+  after the name given (checked first: `name_problem`), else the address, unique in the game.
+  The newcomer gets a welcome mail with the rules summary, the order syntax and their reply
+  address; the GM is told. When the game's maximum is reached it starts by itself. Refused,
+  with a short reason that repeats none of the mail's words: an unknown game, a game not open
+  (started, finished), a full game, an address that has joined already, a name that cannot
+  be shown (a link, an address, too long, characters that are not a name's).
 * ``RESIGN <game>`` from an authenticated player drops their seat through the rules'
   `drop_player` (before the start: takes them off the list), confirmed by mail to the
   registered address, the GM told.
@@ -24,21 +29,45 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import letters
-from bot.answers import Done, Ignored, Notice, Refused
+from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.echo import echo_name
-from bot.games import store
+from bot.games import requests, store
 from bot.games import turns as G
-from bot.games.seats import GmRefusal, drop_seat, send_welcome
+from bot.games.seats import GmRefusal, drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat
+from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.identity import Who
 from bot.mail_in.parse import Inbound
-from bot.models import Game, GameStatus, GmAudit, Seat
+from bot.models import Game, GameStatus, GmAudit, PendingRequest, RequestStatus, Seat
 
 log = logging.getLogger("flagman.signups")
 
 
 # -- JOIN ------------------------------------------------------------------------------------
+
+MAX_NAME = 40  # characters of a name chosen with JOIN
+MAX_NAME_WORDS = 4
+# A name is letters (any script), marks, digits, spaces and the punctuation of names.
+_NAME_PUNCTUATION = frozenset(" -'.’")
+# What makes a name a link or an address: a scheme, "www.", an "@", a dot between two letters.
+_LINK = re.compile(r"://|www\.|@|\w\.\w", re.I)
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` (JOIN's, from anyone) cannot be shown to the players, or None: it is shown to
+    every player of the game and greets its sender, so it must read as a name. The reason
+    never repeats the name (issue 27: a forged JOIN relayed its spam "name")."""
+    if not name:
+        return None
+    if len(name) > MAX_NAME or len(name.split()) > MAX_NAME_WORDS:
+        return f"a name of at most {MAX_NAME} characters and {MAX_NAME_WORDS} words"
+    if _LINK.search(name):
+        return "a name, not a link or an address"
+    if any(not (unicodedata.category(c)[0] in "LMN" or c in _NAME_PUNCTUATION) for c in name):
+        return "a name of letters, digits, spaces, hyphens, apostrophes and dots"
+    return None
+
 
 def slug(text: str) -> str:
     """A seat name from a person's name or an address: lower-case ASCII, digits, '-'."""
@@ -59,54 +88,91 @@ def seat_name_for(name: str, address: str, taken: set[str]) -> str:
     return candidate
 
 
-def join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, name: str) -> Done:
-    """JOIN <game> [name]: a seat in a game open for sign-ups (the welcome mail carries its
-    password and reply address, to the joining address only). Refusals raise `Refused`."""
-    sender = inbound.sender.strip().lower()
+def _refuse(game: Game | None, address: str, title: str, text: str, detail: str) -> Refused:
+    # The answer greets nobody by name and repeats none of the mail's words (issue 14: a forged
+    # JOIN must not carry spam to a third party).
+    return Refused("JOIN refused: " + detail, Notice(ToAddress(address), title, text, kind="join_refused", game=game),
+                   label="join refused", game=game)
+
+
+def _open_game(session: Session, game_name: str, address: str, name: str) -> Game:
+    """The game a JOIN names, if `address` may join it under `name`; else raises `Refused`."""
     game = store.find_game_row(session, game_name)
-
-    def refuse(title: str, text: str, detail: str) -> Refused:
-        # The sender proved nothing: the answer greets nobody by name and repeats none of the
-        # mail's words (issue 14: a forged JOIN must not carry spam to a third party).
-        return Refused("JOIN refused: " + detail, Notice(ToAddress(sender), title, text, kind="join_refused", game=game),
-                       label="join refused", game=game)
-
-    if not sender:
-        raise Ignored("JOIN without a sender address", label="no sender")
     if game is None:
         open_games = sorted(g.name for g in session.scalars(select(Game).where(Game.status == GameStatus.SIGNUP)))
-        raise refuse("No game by that name",
+        raise _refuse(None, address, "No game by that name",
                       "There is no game by the name your JOIN gave here. "
                       + (f"Games open for sign-ups: {', '.join(open_games)}." if open_games
                          else "No game is open for sign-ups just now."), "unknown game")
     rules = G.rules_of(game)
-    mine = [s for s in game.seats if s.player.address == sender]
-    if any(s.active for s in mine):
-        seat = next(s for s in mine if s.active)
-        raise refuse(f"You are in {game.name} already",
-                      f"Your address has the seat {seat.name} in {game.name} already.", "already joined")
+    mine = next((s for s in game.seats if s.active and s.player.address == address), None)
+    if mine is not None:
+        raise _refuse(game, address, f"You are in {game.name} already",
+                      f"Your address has the seat {mine.name} in {game.name} already.", "already joined")
     if game.status != GameStatus.SIGNUP:
-        raise refuse(f"{game.name} is not open for sign-ups",
+        raise _refuse(game, address, f"{game.name} is not open for sign-ups",
                       f"{game.name} is {'over' if game.status == GameStatus.FINISHED else 'under way'}, so it takes no "
                       "new players. Ask its GM if a seat is coming free.", "closed")
-    active = store.active_seats(game)
-    if len(active) >= rules.max_players:
-        raise refuse(f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.", "full")
-    # The name a player chose is shown to everyone in the game: one line, printable, capped.
+    if len(store.active_seats(game)) >= rules.max_players:
+        raise _refuse(game, address, f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.",
+                      "full")
+    problem = name_problem(name)
+    if problem is not None:
+        raise _refuse(game, address, "That name cannot be used",
+                      f"The name after JOIN {game.name} must be {problem}. Send JOIN {game.name} again with another "
+                      f"name, or with none (your seat is then named after your address).", "name")
+    return game
+
+
+def ask_to_join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, name: str) -> Done:
+    """A stranger's JOIN: no seat yet, a code to the From (a forged From gets one short mail that
+    names no player and says nothing of the forger's). Refusals raise `Refused`."""
+    sender = inbound.sender.strip().lower()
+    if not sender:
+        raise Ignored("JOIN without a sender address", label="no sender")
+    game = _open_game(session, game_name, sender, name)
+    request = requests.open_join(shell, session, game, sender, name.strip())
+    code = requests.code(shell, request)
+    values = G.base_context(shell, game, G.rules_of(game))
+    values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
+    rendered = shell.renderer.render("join_confirm", values, game=game.kind)
+    return Done(f"JOIN {game.name} asked", "join asked", (Letter(ToAddress(sender), rendered, "join_confirm", game=game),),
+                game=game)
+
+
+def confirm_join(shell: G.Shell, session: Session, request: PendingRequest) -> tuple[str, Answer]:
+    """The code of a JOIN came back from its address: the seat is made (if the game still takes
+    it). Returns the label for the record and the answer: the welcome mail, or why not."""
+    game = session.get_one(Game, request.game_id)
+    requests.close(shell, request, RequestStatus.DONE)
+    try:
+        game = _open_game(session, game.name, request.address, request.name)
+    except Refused as refused:
+        assert refused.answer is not None
+        return "JOIN refused", refused.answer
+    seat = join(shell, session, game, request.address, request.name)
+    return f"JOIN {game.name}: seat {seat.name}", Letter(ToSeat(seat), welcome(shell, game, seat), "welcome",
+                                                           essential=True)
+
+
+def join(shell: G.Shell, session: Session, game: Game, address: str, name: str) -> Seat:
+    """A seat in `game` for `address` (checked by `_open_game`), named after `name` (or the
+    address); the GM is told, and the game starts at its maximum."""
+    rules = G.rules_of(game)
     chosen = echo_name(name)
-    display = chosen or echo_name(inbound.sender_name) or sender.partition("@")[0]
-    if mine:
+    display = chosen or address.partition("@")[0]
+    former = next((s for s in game.seats if s.player.address == address), None)
+    if former is not None:
         # Resigned before the start and back again: the old seat is reopened.
-        seat = mine[0]
+        seat = former
         seat.active = True
         seat.secret = new_secret()
         if chosen:
             seat.player.name = chosen
     else:
         taken = {s.name for s in game.seats}
-        seat = G.add_seat(shell, session, game, seat_name_for(chosen, sender, taken), sender, display)
+        seat = G.add_seat(shell, session, game, seat_name_for(chosen, address, taken), address, display)
     session.flush()
-    send_welcome(shell, session, game, seat, in_reply_to=f"<{inbound.message_id}>")
     count = len(store.active_seats(game))
     text = (f"{seat.player.name} <{seat.player.address}> joined {game.name} as {seat.name}: {count} of "
             f"{rules.min_players}-{rules.max_players} players.")
@@ -116,8 +182,15 @@ def join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, nam
     elif count >= rules.min_players:
         text += f" Enough to start: send START {game.name} when you are ready."
     letters.notice(shell, session, ToGm(game), f"{seat.name} joined {game.name}", text, kind="joined")
-    log.info("JOIN %s: %s as %s", game.name, sender, seat.name)
-    return Done(f"JOIN {game.name}: seat {seat.name}", "joined", game=game, seat=seat)
+    log.info("JOIN %s: %s as %s", game.name, address, seat.name)
+    return seat
+
+
+def join_now(shell: G.Shell, session: Session, game_name: str, address: str, name: str) -> tuple[Seat, Letter]:
+    """JOIN in mail that proved its sender's registered address: the seat at once. Refusals raise."""
+    game = _open_game(session, game_name, address, name)
+    seat = join(shell, session, game, address, name)
+    return seat, Letter(ToSeat(seat), welcome(shell, game, seat), "welcome")
 
 
 # -- RESIGN ----------------------------------------------------------------------------------
@@ -156,4 +229,5 @@ def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_na
     return "RESIGN done"
 
 
-__all__ = ["join", "resign", "seat_name_for", "slug"]
+__all__ = ["MAX_NAME", "ask_to_join", "confirm_join", "join", "join_now", "name_problem", "resign", "seat_name_for",
+           "slug"]

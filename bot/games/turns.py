@@ -27,6 +27,7 @@ from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.games import archive, observers, store
 from bot.games.deadlines import format_local, next_deadline, parse_duration, parse_schedule
+from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.mail_out import calendar as ical
 from bot.mail_out import outbox as mailout
@@ -140,6 +141,9 @@ def nmr_default(rules: AnyGame, state: GameState, seat: Seat) -> tuple[tuple[Gam
 
 def _player(session: Session, address: str, name: str, timezone: str | None, now: datetime, default_tz: str) -> Player:
     address = address.strip().lower()
+    problem = address_problem(address)
+    if problem is not None:  # every door checks first (bot.mail_in.addresses); this is the last
+        raise GameError(f"a seat's address is {problem}")
     player = session.scalar(select(Player).where(Player.address == address))
     if player is None:
         player = Player(address=address, name=name, timezone=timezone or default_tz, created_at=now)
@@ -189,6 +193,10 @@ def create_game(
     grace_minutes = int(parse_duration(grace).total_seconds() // 60) if grace else 0
     options = {str(k): str(v) for k, v in (options or {}).items()}
     seat_names = [validate_name("seat", p.seat) for p in players]
+    for who, address in [("the GM", gm_address), *((f"player {p.seat}", p.address) for p in players)]:
+        problem = address_problem(address.strip().lower())
+        if problem is not None:
+            raise GameError(f"the address of {who} is {problem}")
     if len(set(seat_names)) != len(seat_names):
         raise GameError("two players have the same seat name")
     if not signup:

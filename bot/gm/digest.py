@@ -22,7 +22,7 @@ from datetime import datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
 from bot import letters
@@ -34,6 +34,7 @@ from bot.games import turns as G
 from bot.games.deadlines import format_local
 from bot.mail_in.auth import GM_SEAT
 from bot.models import (
+    AnswerFate,
     Game,
     GameStatus,
     GmAudit,
@@ -153,6 +154,14 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
     return out
 
 
+_WITHHELD_WORDS = {
+    AnswerFate.RATE_LIMIT.value: "over the sender's loop limit (mails_per_sender_per_hour)",
+    AnswerFate.STRANGER_DAY.value: "an unknown address's answers for the day were out",
+    AnswerFate.STRANGER_HOUR.value: "the answers to unknown senders for the hour were out",
+    AnswerFate.TOLD_TODAY.value: "the same notice went to the address today already",
+}
+
+
 def _clip(items: list[str]) -> dict[str, object]:
     return {"items": items[:MAX_ITEMS], "more": max(0, len(items) - MAX_ITEMS)}
 
@@ -199,6 +208,14 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
                    f"{echo((q.error.strip().splitlines() or ['?'])[-1])}"
                    for q in session.scalars(select(Quarantine).where(Quarantine.created_at > since)
                                             .order_by(Quarantine.id))]
-    return {"refused": _clip(refused), "strangers": _clip(strangers), "auth_failed": _clip(auth_failed),
+    # Every mail whose answer a cap withheld (issue 27), counted by the cap: the lists above
+    # name some of them; this says how many there were.
+    withheld_rows = session.execute(select(InboundMessage.answer, func.count()).where(
+        InboundMessage.received_at > since, InboundMessage.answer.in_([f.value for f in AnswerFate if f.withheld]),
+        or_(InboundMessage.game_id.is_(None), InboundMessage.game_id.in_(game_ids)))
+        .group_by(InboundMessage.answer).order_by(InboundMessage.answer)).all()
+    withheld = [{"reason": _WITHHELD_WORDS.get(str(reason), str(reason)), "count": count}
+                for reason, count in withheld_rows]
+    return {"withheld": withheld, "refused": _clip(refused), "strangers": _clip(strangers), "auth_failed": _clip(auth_failed),
             "bounces": _clip(bounces), "ignored": _clip(ignored), "failed_sends": _clip(failed),
             "quarantined": _clip(quarantined), "gm_actions": _clip(gm_actions)}

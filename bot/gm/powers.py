@@ -50,6 +50,7 @@ from bot.games.seats import (
     under_way,
 )
 from bot.letters import ToAddress, ToGm, ToSeat
+from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_in.parse import Inbound
 from bot.mail_out import calendar as ical
@@ -407,8 +408,9 @@ def _replace(ctx: Ctx, args: tuple[str, ...]) -> str:
     seat = _seat(ctx, args[0])
     address, _, name = args[1].strip().partition(" ")
     address = address.strip("<>").lower()
-    if "@" not in address or address.startswith("@") or address.endswith("@"):
-        raise GmRefusal(f"{address!r} is not a mail address")
+    problem = address_problem(address)
+    if problem is not None:  # issue 27: an address no relay takes would stall the outbox
+        raise GmRefusal(f"the new address is {problem}")
     if any(s.player.address == address for s in store.active_seats(ctx.game)):
         raise GmRefusal(f"{address} already has a seat in {ctx.game.name}")
     if ctx.game.status == GameStatus.FINISHED:

@@ -24,6 +24,7 @@ from bot.mail_in.auth import (
     authentication_passes,
     parse_tag,
     password_in_text,
+    passwords_in_text,
     tag_in_recipients,
     tag_in_subject,
     verify_tag,
@@ -38,6 +39,10 @@ class Who:
 
     games: list[Game] = field(default_factory=list)  # games the sender may act in
     seat: Seat | None = None
+    # Every seat the mail's proof covers (issue 27: ADDRESS moves these, no more): the seat of
+    # the signed reply address; the seats whose passwords the mail carries; every seat of the
+    # From when our receiving server vouched for it (DMARC).
+    seats: list[Seat] = field(default_factory=list)
     gm_of: list[Game] = field(default_factory=list)
     how: str = "none"
     claimed: list[Seat] = field(default_factory=list)  # seats whose From matched but proof failed
@@ -128,6 +133,7 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
             return who
         if seat.active:
             who.seat, who.games, who.how, who.proof = seat, [game], "signed", PROOF_SIGNED
+            who.seats = [seat]
             return who
     sender = inbound.sender
     if not sender:
@@ -140,22 +146,24 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
         return who
     accept = shell.settings.auth.accept
     # The password may sit outside an ORDERS ... END block, so look in all the sender wrote.
-    password = password_in_text(inbound.reply_text or inbound.text) if "password" in accept else None
+    # Several PASSWORD lines may prove several seats (one for each game a mail acts in).
+    passwords = passwords_in_text(inbound.reply_text or inbound.text) if "password" in accept else []
+    password = passwords[0] if passwords else None
     subject_tag = tag_in_subject(inbound.subject) if "password" in accept else None
     subject_proof = verified_tag(shell, session, subject_tag, find_game, find_seat)
     subject_signed = (parse_tag(subject_tag) if subject_tag and subject_proof else None)
     dmarc = "dmarc" in accept and authentication_passes(inbound.auth_results, shell.settings.auth.authserv_id, sender)
-    proven_seats = [s for s in seats if dmarc or (password is not None and _same(password, s.secret))
+    proven_seats = [s for s in seats if dmarc or any(_same(p, s.secret) for p in passwords)
                     or (subject_signed is not None and subject_signed.game == s.game.name and subject_signed.seat == s.name)]
-    proven_gm = [g for g in gm_games if dmarc or (password is not None and _same(password, g.gm_secret))
+    proven_gm = [g for g in gm_games if dmarc or any(_same(p, g.gm_secret) for p in passwords)
                  or (subject_signed is not None and subject_signed.game == g.name and subject_signed.seat == GM_SEAT)]
     how = "dmarc" if dmarc else "password"
     who.claimed = [s for s in seats if s not in proven_seats]
     who.claimed_gm = [g for g in gm_games if g not in proven_gm]
     if dmarc and (proven_gm or proven_seats):
         who.proof = PROOF_DMARC
-    elif password is not None and (any(_same(password, s.secret) for s in proven_seats)
-                                   or any(_same(password, g.gm_secret) for g in proven_gm)):
+    elif password is not None and (any(_same(p, s.secret) for p in passwords for s in proven_seats)
+                                   or any(_same(p, g.gm_secret) for p in passwords for g in proven_gm)):
         who.proof = PROOF_PASSWORD
     elif proven_gm or proven_seats:
         who.proof = PROOF_SUBJECT
@@ -164,7 +172,7 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
     if proven_seats:
         chosen = choose_seat(proven_seats, inbound.subject)
         who.games = [s.game for s in proven_seats]
-        who.seat, who.how = chosen, how
+        who.seat, who.how, who.seats = chosen, how, proven_seats
     return who
 
 

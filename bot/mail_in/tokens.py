@@ -1,20 +1,21 @@
 """Signed confirmation codes: what a confirmation mail carries, and its reply brings back.
 
-Two commands act only once the address they concern has answered a mail sent to it
-(mail-interface.md, issue 17): ``OBSERVE <game>`` from a stranger (its results go to the From,
-which anyone can forge) and ``ADDRESS <new>`` (the seat moves to an address that has not
-proved itself). The bot mails that address a code, in the subject as ``[confirm <code>]`` and
-in the body as a ``CONFIRM <code>`` line; a reply brings it back, and only then is the thing
-done. Nothing is stored meanwhile: the code is a truncated HMAC under the site secret of what
-it confirms, the address that must send it back, and the day it was made, so it is good for
-that address only, for `VALID_DAYS`, and for nothing else::
+Three commands act only once the address they concern has answered a mail sent to it
+(mail-interface.md, issues 17 and 27): ``OBSERVE <game>`` from a stranger (its results go to the
+From, which anyone can forge), ``JOIN <game>`` from a stranger (a seat for the From) and
+``ADDRESS <new>`` (seats move to an address that has not proved itself). The bot mails that
+address a code, in the subject as ``[confirm <code>]`` and in the body as a ``CONFIRM <code>``
+line; a reply brings it back, and only then is the thing done. The code is a truncated HMAC
+under the site secret of what it confirms, the address that must send it back, and the day it
+was made, so it is good for that address only, for `VALID_DAYS`, and for nothing else::
 
     <kind>.<ref>.<day>.<mac>     observe.rc1.20460.k3j2...   address.42.20460.x7q...
 
-`ref` is the game (OBSERVE) or the player's id (ADDRESS, whose MAC also covers the address the
-player has now: once the move is made, the code stands for nothing any more). A code is a
-capability for the address it was mailed to, and goes nowhere else (bot.letters). Pure: the
-secret and the time are given.
+`ref` is the game (OBSERVE) or the id of the request waiting for the answer (JOIN, ADDRESS:
+`bot.games.requests`; an ADDRESS code's MAC also covers the address the player has now). A
+``STOP <code>`` (kind ``stop``) goes to the old address of an ADDRESS request, and stops it
+before it takes effect. A code is a capability for the address it was mailed to, and goes
+nowhere else (bot.letters). Pure: the secret and the time are given.
 """
 
 from __future__ import annotations
@@ -27,11 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
-from bot.commands.grammar import CONFIRM_CODE
+# The form of every code (a CONFIRM or STOP line's argument, the subject's tag).
+CONFIRM_CODE = re.compile(r"[a-z]{1,16}\.[a-z0-9_-]{1,30}\.[0-9]{1,8}\.[a-z2-7]{16}")
 
 OBSERVE = "observe"
 ADDRESS = "address"
-KINDS = (OBSERVE, ADDRESS)
+JOIN = "join"
+STOP = "stop"
+KINDS = (OBSERVE, ADDRESS, JOIN, STOP)
 VALID_DAYS = 3  # a code made on day d is good on days d .. d+3 (UTC)
 _EPOCH = date(1970, 1, 1)
 _SUBJECT = re.compile(r"\[confirm\s+(" + CONFIRM_CODE.pattern + r")\]", re.I)
@@ -91,5 +95,5 @@ def subject_tag(code: str) -> str:
     return f"[confirm {code}]"
 
 
-__all__ = ["ADDRESS", "KINDS", "OBSERVE", "VALID_DAYS", "Code", "in_subject", "make", "parse", "subject_tag",
-           "verify"]
+__all__ = ["ADDRESS", "CONFIRM_CODE", "JOIN", "KINDS", "OBSERVE", "STOP", "VALID_DAYS", "Code", "in_subject", "make", "parse",
+           "subject_tag", "verify"]

@@ -434,13 +434,18 @@ def queue(
     into: NewRows | None = None,
     lists: ListHeaders | None = None,
     calendars: tuple[CalendarPart, ...] = (),
+    max_bytes: int | None = None,
 ) -> None:
     """Compose the mail and put it in the outbox: now (`session.add`), or, with `into`, in the
-    rows a batch inserts together when it is done (`insert_rows`)."""
-    message_id, envelope_from, data = compose(
-        settings, now, kind=kind, to=to, rendered=rendered, reply_to=reply_to,
-        in_reply_to=in_reply_to, auto_replied=auto_replied, html=html, lists=lists, calendars=calendars,
-    )
+    rows a batch inserts together when it is done (`insert_rows`). With `max_bytes` (an answer
+    to a mail, bot.letters.answer_cap), a text that would make the mail bigger is cut (`_fit`)."""
+    def make(text: RenderedMail) -> tuple[str, str, bytes]:
+        return compose(settings, now, kind=kind, to=to, rendered=text, reply_to=reply_to, in_reply_to=in_reply_to,
+                       auto_replied=auto_replied, html=html, lists=lists, calendars=calendars)
+
+    message_id, envelope_from, data = make(rendered)
+    if max_bytes is not None and len(data) > max_bytes:
+        rendered, (message_id, envelope_from, data) = _fit(rendered, max_bytes, make)
     values: dict[str, object] = {
         "message_id": message_id, "kind": kind, "game_id": game_id, "recipient": to.address,
         "envelope_from": envelope_from, "subject": rendered.subject, "data": data,
@@ -451,6 +456,30 @@ def queue(
         into.append(values)
     else:
         session.add(Outbox(**values))
+
+
+def _fit(rendered: RenderedMail, max_bytes: int,
+         make: Callable[[RenderedMail], tuple[str, str, bytes]]) -> tuple[RenderedMail, tuple[str, str, bytes]]:
+    """The most lines of `rendered`'s text whose mail (made by `make`) is at most `max_bytes`,
+    and a last line saying the rest is cut (issue 27: no answer is bigger than its cap)."""
+    lines = rendered.body.splitlines()
+    note = (f"[... the rest of this answer is cut: an answer to a mail is at most {max_bytes // 1024} kB. "
+            "Ask for less in one mail.]")
+
+    def cut(keep: int) -> RenderedMail:
+        return RenderedMail(rendered.subject, "\n".join([*lines[:keep], "", note, ""]))
+
+    low, high = 0, len(lines)  # the most lines kept that fit: at least none
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(make(cut(middle))[2]) <= max_bytes:
+            low = middle
+        else:
+            high = middle - 1
+    text = cut(low)
+    log.warning("an answer (%s) over %d bytes was cut to %d of its %d lines", rendered.subject[:80], max_bytes, low,
+                len(lines))
+    return text, make(text)
 
 
 NewRows = list[dict[str, object]]  # outbox rows not yet inserted (`queue(into=...)`)

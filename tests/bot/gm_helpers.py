@@ -21,7 +21,7 @@ from bot.models import Game, GmAudit, Turn
 from bot.testing import FakeClock, FakeInbox, FakeMailer, body_of, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
 
-__all__ = ["BOT", "GM", "RACERS", "ADDRESS", "START", "new_app", "gm_says", "player_says", "stranger_says",
+__all__ = ["BOT", "GM", "RACERS", "ADDRESS", "START", "new_app", "gm_says", "player_says", "stranger_says", "stranger_joins", "stranger_joins",
            "cycle", "mails", "last", "bodies", "audit", "turns", "game_row", "body_of", "Path"]
 
 ADDRESS = {p.seat: p.address for p in RACERS}
@@ -87,6 +87,17 @@ def player_says(app: App, seat: str, text: str, *, game: str = "rc1", address: s
 
 def stranger_says(app: App, sender: str, text: str) -> None:
     app.inbox.deliver(plain_mail(sender, BOT, "hello", text, message_id=_mid()))  # type: ignore[attr-defined]
+    cycle(app)
+
+
+def stranger_joins(app: App, sender: str, text: str, *, answer: str = "Yes please") -> None:
+    """A stranger's JOIN, and the reply to the code mail it brings (JOIN is double opt-in, issue 27)."""
+    from bot.testing import reply_to
+
+    stranger_says(app, sender, text)
+    code_mail = last(app, sender.lower())
+    assert "[confirm join." in str(code_mail["Subject"]), str(code_mail["Subject"])
+    app.inbox.deliver(reply_to(code_mail, answer, sender=sender))  # type: ignore[attr-defined]
     cycle(app)
 
 

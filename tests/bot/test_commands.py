@@ -24,9 +24,9 @@ from bot.commands import (
     Unobserve,
     Vacation,
     parse_commands,
-    tokens,
 )
 from bot.commands.grammar import MAX_PRESS_CHARS, MAX_PRESS_LINES
+from bot.mail_in import tokens
 
 
 def test_player_commands_and_orders_are_told_apart() -> None:

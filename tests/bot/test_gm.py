@@ -247,7 +247,7 @@ def test_replace_hands_the_seat_to_a_new_player_with_a_fresh_turn_sheet(rc: App)
 def test_replace_refuses_a_bad_address_or_one_already_seated(rc: App) -> None:
     """A REPLACE to a non-address, or to someone already in the game, is refused."""
     gm_says(rc, "REPLACE rc1 anna nobody")
-    assert "not a mail address" in body_of(last(rc, GM))
+    assert "not a plain mail address" in body_of(last(rc, GM))
     gm_says(rc, f"REPLACE rc1 anna {ADDRESS['seb']}")
     assert "already has a seat" in body_of(last(rc, GM))
 

@@ -22,7 +22,7 @@ from tests.bot.gm_helpers import (
     gm_says,
     mails,
     player_says,
-    stranger_says,
+    stranger_joins,
 )
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
@@ -34,7 +34,7 @@ def test_no_line_of_a_gm_side_mail_parses_as_an_order(gapp: App) -> None:
         create_game(gapp.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM, deadline="48h",
                     signup=True, seed=5)
     for spec in RACERS:
-        stranger_says(gapp, spec.address, f"JOIN rc2 {spec.name}")
+        stranger_joins(gapp, spec.address, f"JOIN rc2 {spec.name}")
     with gapp.db.transaction() as session:
         game = find_game_row(session, "rc2")
         assert game is not None

@@ -12,7 +12,7 @@ from bot.games.turns import create_game
 from bot.gm import digest
 from bot.mail_in.auth import signed_address
 from bot.models import GmAudit, GmDigest, Turn
-from bot.testing import FakeMailer, plain_mail
+from bot.testing import FakeMailer, plain_mail, reply_to
 from tests.bot.conftest import BOT, GM
 
 
@@ -62,6 +62,11 @@ def test_join_and_start_on_each_database(app: App) -> None:
         create_game(app.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM, signup=True, seed=1)
     for i in range(5):
         app.inbox.deliver(plain_mail(f"r{i}@example.net", BOT, "join", f"JOIN rc2 Runner {i}"))  # type: ignore[attr-defined]
+    app.service.poll()
+    app.service.send()
+    for i in range(5):  # JOIN is double opt-in: each address answers its code
+        (code_mail,) = app.mailer.messages(f"r{i}@example.net")  # type: ignore[attr-defined]
+        app.inbox.deliver(reply_to(code_mail, "yes", sender=f"r{i}@example.net"))  # type: ignore[attr-defined]
     app.service.poll()
     gm(app, "START rc2", game="rc2")
     with app.db.read() as session:

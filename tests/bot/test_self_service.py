@@ -18,9 +18,9 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App
-from bot.commands import tokens
 from bot.games.store import find_game_row
 from bot.games.turns import PlayerSpec, create_game
+from bot.mail_in import tokens
 from bot.mail_in.auth import signed_address
 from bot.models import InboundMessage, Observer, Player, PressMode, Seat
 from bot.testing import plain_mail, reply_to
@@ -36,6 +36,7 @@ from tests.bot.gm_helpers import (
     last,
     mails,
     player_says,
+    stranger_joins,
     stranger_says,
 )
 
@@ -51,7 +52,7 @@ def site(rc: App) -> App:
         create_game(rc.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM, deadline="48h",
                     timezone="Europe/London", signup=True, seed=11)
     for n in range(2):
-        stranger_says(rc, f"runner{n}@example.net", f"JOIN rc2 Runner {n}")
+        stranger_joins(rc, f"runner{n}@example.net", f"JOIN rc2 Runner {n}")
     rc.mailer.clear()  # type: ignore[attr-defined]
     return rc
 
@@ -280,26 +281,34 @@ def test_timezone_is_checked_and_later_mail_uses_it(site: App) -> None:
 
 
 def test_address_moves_only_once_confirmed_from_the_new_address_and_the_old_one_is_told(site: App) -> None:
-    """ADDRESS new@...: a code goes to the new address; nothing changes until it comes back
-    from there; then the player is the new address (its reply address still signs), the old
-    address is told it has taken effect, and the GM."""
+    """ADDRESS new@...: a code goes to the new address, and the old one is told at once with a
+    STOP code; nothing changes until the code comes back from the new address and the old one
+    has had [limits] address_change_hold_hours to stop it (issue 27); then the player is the new
+    address (its reply address still signs), the old address is told it has taken effect, and the GM."""
     new = "kelly@new.example"
     player_says(site, "kelly", f"ADDRESS {new}")
-    assert "Confirm your new address from kelly@new.example" in str(last(site, ADDRESS["kelly"])["Subject"])
+    told_first = last(site, ADDRESS["kelly"])
+    assert "Confirm your new address from kelly@new.example" in str(told_first["Subject"])
+    assert "STOP stop." in body_of(told_first) and "not before Tue 6 Jan 2026 09:00 GMT" in body_of(told_first)
     ask = last(site, new)
     assert str(ask["Subject"]).startswith("[confirm address.") and carries_nothing_signed(ask)
+    assert "STOP" not in body_of(ask)  # the stop code is the old address's alone
     assert game_row(site).seats[0].player.address == ADDRESS["kelly"]
     site.inbox.deliver(reply_to(ask, "", sender="mallory@evil.example"))  # type: ignore[attr-defined]
     cycle(site)
     assert game_row(site).seats[0].player.address == ADDRESS["kelly"]
     site.inbox.deliver(reply_to(ask, "yes, that is me", sender=new))  # type: ignore[attr-defined]
     cycle(site)
+    assert "The move is made at Tue 6 Jan 2026 09:00" in body_of(last(site, new))
+    assert game_row(site).seats[0].player.address == ADDRESS["kelly"]  # the hold is not over
+    site.clock.advance(hours=24)
+    cycle(site)
     assert game_row(site).seats[0].player.address == new
-    told = last(site, ADDRESS["kelly"])
-    assert "Your address has changed" in str(told["Subject"]) and new in body_of(told) and carries_nothing_signed(told)
+    told = [m for m in mails(site, ADDRESS["kelly"]) if "Your address has changed" in str(m["Subject"])][-1]
+    assert new in body_of(told) and carries_nothing_signed(told)
     assert "kelly changed address" in bodies(site, GM)
     done = last(site, new)
-    assert "Your address has changed" in body_of(done)
+    assert "Your address change is made" in str(done["Subject"]) and "Done: the bot writes to" in body_of(done)
     player_says(site, "kelly", "USE 2", address=new)  # the seat's reply address signs as ever
     assert "Orders received" in str(last(site, new)["Subject"])
 

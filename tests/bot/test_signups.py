@@ -25,6 +25,7 @@ from tests.bot.gm_helpers import (
     last,
     mails,
     player_says,
+    stranger_joins,
     stranger_says,
     turns,
 )
@@ -44,13 +45,13 @@ def signup(gapp: App) -> App:
 
 def join_n(app: App, n: int, start: int = 0) -> None:
     for i in range(start, start + n):
-        stranger_says(app, f"runner{i}@example.net", f"JOIN rc2 Runner {i}")
+        stranger_joins(app, f"runner{i}@example.net", f"JOIN rc2 Runner {i}")
 
 
 def test_a_stranger_joins_and_gets_a_welcome_with_rules_syntax_and_reply_address(signup: App) -> None:
     """JOIN <game> [name] from anyone: a seat named after the name; the welcome mail carries the
     rules summary, the order syntax and the seat's reply address."""
-    stranger_says(signup, "kim@example.net", "JOIN rc2 Kim Lee")
+    stranger_joins(signup, "kim@example.net", "JOIN rc2 Kim Lee")
     seat = game_row(signup, "rc2").seats[0]
     assert (seat.name, seat.player.address, seat.player.name) == ("kim-lee", "kim@example.net", "Kim Lee")
     welcome = last(signup, "kim@example.net")
@@ -66,9 +67,9 @@ def test_a_stranger_joins_and_gets_a_welcome_with_rules_syntax_and_reply_address
 
 def test_join_without_a_name_uses_the_address_and_names_are_unique(signup: App) -> None:
     """The seat name comes from the address when no name is given, and is unique in the game."""
-    stranger_says(signup, "Kim.Lee@example.net", "JOIN rc2")
-    stranger_says(signup, "kim@example.org", "JOIN rc2 Kim Lee")
-    stranger_says(signup, "other@example.org", "JOIN rc2 Kim Lee")
+    stranger_joins(signup, "Kim.Lee@example.net", "JOIN rc2")
+    stranger_joins(signup, "kim@example.org", "JOIN rc2 Kim Lee")
+    stranger_joins(signup, "other@example.org", "JOIN rc2 Kim Lee")
     assert [s.name for s in game_row(signup, "rc2").seats] == ["kim-lee", "kim-lee-2", "kim-lee-3"]
 
 
@@ -91,7 +92,7 @@ def test_join_refusals_unknown_closed_and_already_joined(signup: App, rc: App) -
     assert "rc2" in body_of(last(signup, "x@example.net"))  # the games open for sign-ups
     stranger_says(signup, "y@example.net", "JOIN rc1 Y")
     assert "not open for sign-ups" in str(last(signup, "y@example.net")["Subject"])
-    stranger_says(signup, "z@example.net", "JOIN rc2 Zed")
+    stranger_joins(signup, "z@example.net", "JOIN rc2 Zed")
     # Now a registered player: a second JOIN must be authenticated like any of their mail...
     stranger_says(signup, "z@example.net", "JOIN rc2 Zed again")
     assert "not accepted" in str(last(signup, "z@example.net")["Subject"])
@@ -141,7 +142,7 @@ def test_open_confirms_the_sign_up_state_and_refuses_a_running_game(signup: App,
 
 def test_resign_before_the_start_takes_the_player_off_the_list_and_they_may_rejoin(signup: App) -> None:
     """RESIGN <game> before the start: off the list; a later JOIN reopens the same seat."""
-    stranger_says(signup, "kim@example.net", "JOIN rc2 Kim")
+    stranger_joins(signup, "kim@example.net", "JOIN rc2 Kim")
     welcome = last(signup, "kim@example.net")
     from bot.testing import reply_to
 
@@ -149,7 +150,7 @@ def test_resign_before_the_start_takes_the_player_off_the_list_and_they_may_rejo
     cycle(signup)
     assert not game_row(signup, "rc2").seats[0].active
     assert "resigned" in str(last(signup, "kim@example.net")["Subject"])
-    stranger_says(signup, "kim@example.net", "JOIN rc2 Kim")
+    stranger_joins(signup, "kim@example.net", "JOIN rc2 Kim")
     seats = game_row(signup, "rc2").seats
     assert len(seats) == 1 and seats[0].active
 

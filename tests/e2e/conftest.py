@@ -12,6 +12,7 @@ import pytest
 from bot.app import App, build_app
 from bot.settings import Settings, parse_settings
 from bot.testing import FakeClock
+from tests.e2e.rig import rig  # noqa: F401 - the fixture, for the tests of tests/e2e
 from tests.helpers import fresh_database
 from tests.servers import Dovecot, SmtpSink
 

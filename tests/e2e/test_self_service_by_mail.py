@@ -76,9 +76,11 @@ def test_a_strangers_list_and_observe_and_a_players_press_timezone_address_vacat
     assert "seb of rc1: vacation" in "\n".join(str(m["Subject"]) for m in read_inbox(world, gm))
     assert "Press from seb to every player" in "\n".join(str(m["Subject"]) for m in read_inbox(world, gm))
 
-    # ADDRESS: nothing moves until the new address answers; then the old one is told.
+    # ADDRESS: the old address is told at once, with a STOP code; nothing moves until the new
+    # address answers and the old one has had a day to stop it (issue 27); then it is told again.
     world.dovecot.deliver(world.bot, reply_to(sheet(seb), f"ADDRESS {seb_new}", sender=seb))
     cycle(world)
+    assert "STOP stop." in body_of(newest(world, seb, "Confirm your new address"))
     confirm = newest(world, seb_new, "Confirm your new address")
     assert confirm["Reply-To"] is None
     with world.app.db.read() as session:
@@ -86,8 +88,11 @@ def test_a_strangers_list_and_observe_and_a_players_press_timezone_address_vacat
         assert row is not None and {s.name: s.player.address for s in row.seats}["seb"] == seb
     world.dovecot.deliver(world.bot, reply_to(confirm, "", sender=seb_new))
     cycle(world)
+    assert "The move is made at" in body_of(newest(world, seb_new, "Your new address"))
+    world.app.clock.advance(timedelta(hours=24))  # type: ignore[attr-defined]
+    cycle(world)
     assert "Your address has changed" in str(read_inbox(world, seb)[-1]["Subject"])
-    moved = newest(world, seb_new, "Your address has changed")
+    moved = newest(world, seb_new, "Your address change is made")
     assert "rc1.seb." in str(moved["Reply-To"])  # the seat's reply address, now to its new holder
 
     # The turn: everyone but seb (on vacation) orders; at the deadline seb gets the default,

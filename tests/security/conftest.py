@@ -9,6 +9,7 @@ ways; `accept` is overridden where a test says so).
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -32,7 +33,7 @@ from bot.settings import (
     Secrets,
     Settings,
 )
-from bot.testing import FakeClock, FakeInbox, FakeMailer
+from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
 
 BOT = "flagman@example.org"
 GM = "gm@example.org"
@@ -135,6 +136,19 @@ class Bot:
                                         .order_by(Outbox.id)))
             session.expunge_all()
             return rows
+
+    def code_sent_to(self, address: str) -> str:
+        """The confirmation code of the last mail with one (OBSERVE, JOIN, ADDRESS) to `address`."""
+        codes = [re.search(r"\[confirm ([^\]]+)\]", row.subject) for row in self.outbox() if row.recipient == address]
+        found = [c.group(1) for c in codes if c is not None]
+        assert found, f"no confirmation code was mailed to {address}"
+        return found[-1]
+
+    def confirm(self, address: str, *, message_id: str = "") -> None:
+        """`address` answers its last confirmation mail, as a reply does (the code in the subject)."""
+        code = self.code_sent_to(address)
+        self.deliver(plain_mail(address, BOT, f"Re: [confirm {code}] Confirm", "Yes please",
+                                message_id=message_id or f"<confirm-{code}@client.example>"))
 
     def recipients(self) -> list[str]:
         """Everyone the bot has mailed since the test began (sent or still queued)."""

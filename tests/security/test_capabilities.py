@@ -162,6 +162,8 @@ def test_every_kind_of_mail_carries_capabilities_only_to_their_holders(bot: Bot,
     mail("joiner1@else.example", BOT, "JOIN rc1 Spammy")
     mail("joiner2@else.example", BOT, "JOIN nosuchgame buy cheap watches")
     mail("kim@else.example", BOT, "JOIN rc2 Kim")
+    bot.poll()
+    bot.confirm("kim@else.example")  # JOIN is double opt-in: the seat comes with the answer to the code
     # Players through their signed addresses: orders, refusals, STATUS, ORDERS, HELP.
     mail(ADDRESS["seb"], bot.signed("seb"), "USE 2")
     mail(ADDRESS["seb"], bot.signed("seb"), "USE 999")
@@ -200,7 +202,7 @@ def test_every_kind_of_mail_carries_capabilities_only_to_their_holders(bot: Bot,
         bot.clock.advance(hours=49)
         bot.service.tick()
     bot.service.send()
-    expected = {"stranger", "join_refused", "welcome", "joined", "confirmation", "refused", "status", "orders",
+    expected = {"stranger", "join_refused", "join_confirm", "welcome", "joined", "confirmation", "refused", "status", "orders",
                 "help", "auth_refused", "gm_extend", "gm_deadline", "gm_preview", "gm_pause", "gm_resume",
                 "gm_order", "gm_plot", "gm_set", "gm_replace", "gm_drop", "extend", "deadline", "pause", "resume",
                 "replaced", "dropped", "resigned", "resigned_gm", "turn_sheet", "oversize", "digest", "reminder",
