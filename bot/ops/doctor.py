@@ -66,7 +66,7 @@ def safe_url(url: str) -> str:
 def check_secret(settings: Settings) -> Iterator[Finding]:
     secret = settings.secrets.site_secret
     how = (f"create it: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > {CREDENTIALS_DIR}/site-secret "
-           f"(mode 0600; the unit hands it over with LoadCredential=site-secret:{CREDENTIALS_DIR}/site-secret; "
+           f"(mode 0600; the unit and flagmanctl hand over every file of {CREDENTIALS_DIR}/; "
            "a command run by hand reads FLAGMAN_SECRET, or [bot] secret_file), then `systemctl restart flagman`")
     if not secret:
         yield problem("secret", "no site secret is set: reply addresses and seat passwords cannot be signed", how)

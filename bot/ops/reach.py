@@ -136,8 +136,8 @@ def smtp_server(settings: Settings, timeout: float) -> Server:
 
 def credential_hint(server: Server) -> str:
     """Where the password is: one path, the unit's (LoadCredential=), and the variable by hand."""
-    return (f"{CREDENTIALS_DIR}/{server.credential} (the password alone, on one line; the unit hands it over "
-            f"with LoadCredential={server.credential}:{CREDENTIALS_DIR}/{server.credential}; a command run by hand "
+    return (f"{CREDENTIALS_DIR}/{server.credential} (the password alone, on one line; the unit and flagmanctl "
+            f"hand over every file of {CREDENTIALS_DIR}/; a command run by hand "
             f"outside flagmanctl reads {server.env}), then `systemctl restart flagman`")
 
 
