@@ -99,15 +99,17 @@ def flagman(env: dict[str, str], credentials: Path, *args: str) -> subprocess.Co
                           env={"PATH": "/usr/bin:/bin", **env, "CREDENTIALS_DIRECTORY": str(credentials)})
 
 
-def site_with_dkim(tmp_path: Path) -> Path:
-    """A staging root as an operator leaves it after OPERATING.md, sections 1-4, with DKIM on:
-    the deployed files, the credential files the tmpfiles snippet makes, a configuration whose
-    [dkim] selectors names fm2026, and in /etc/flagman/credentials the site secret, the
-    previous secrets and the key dkim-fm2026."""
+def site_with_dkim(tmp_path: Path, instance: str | None = None) -> Path:
+    """A staging root as an operator leaves it after OPERATING.md, sections 1-4 (or 13 for an
+    instance), with DKIM on: the deployed files, the credential files the tmpfiles snippet
+    makes, a configuration whose [dkim] selectors names fm2026, and in the credentials
+    directory the site secret, the previous secrets and the key dkim-fm2026."""
     prefix = tmp_path / "root"
-    D.deploy(prefix, fake_venv(tmp_path / "venv"))
+    D.deploy(prefix, fake_venv(tmp_path / "venv"), instance=instance)
+    etc = "/etc/flagman" if instance is None else f"/etc/flagman-{instance}"
+    tmpfiles = D.TMPFILES_PATH if instance is None else f"/etc/tmpfiles.d/flagman-{instance}.conf"
     state = tmp_path / "state"
-    under(prefix, D.CONFIG_PATH).write_text(f"""\
+    under(prefix, f"{etc}/flagman.toml").write_text(f"""\
 [bot]
 address = "flagman@race.example.org"
 [database]
@@ -121,9 +123,9 @@ path = "{state}/mail/outbox"
 [dkim]
 selectors = ["fm2026"]
 """)
-    subprocess.run([need("systemd-tmpfiles"), "--create", f"--root={prefix}", str(under(prefix, D.TMPFILES_PATH))],
+    subprocess.run([need("systemd-tmpfiles"), "--create", f"--root={prefix}", str(under(prefix, tmpfiles))],
                    check=True, capture_output=True, timeout=60)
-    credentials = under(prefix, D.CREDENTIALS_DIR)
+    credentials = under(prefix, f"{etc}/credentials")
     (credentials / "site-secret").write_text("s" * 43 + "\n")
     (credentials / "previous-secrets").write_text("p" * 43 + "\n")
     key = nacl.signing.SigningKey.generate().encode(encoder=nacl.encoding.Base64Encoder).decode("ascii")
@@ -131,15 +133,21 @@ selectors = ["fm2026"]
     return prefix
 
 
-def test_with_dkim_selectors_set_flagmanctl_hands_the_key_to_its_commands(tmp_path: Path) -> None:
-    """Issue 33, item 1: with `[dkim] selectors = ["fm2026"]` and the key in
-    /etc/flagman/credentials/dkim-fm2026, the credentials flagmanctl passes hold the key and the
-    previous secrets, and `migrate`, `game new`, `game list` and `send` run (they exited 2 with
-    "selector 'fm2026' has no private key" when flagmanctl passed a fixed list of four)."""
-    prefix = site_with_dkim(tmp_path)
-    props = properties(command(prefix, "game", "list"))
-    assert ("LoadCredential", f"flagman:{D.CREDENTIALS_DIR}") in props
+@pytest.mark.parametrize("instance", [None, "club"])
+def test_with_dkim_selectors_set_flagmanctl_hands_the_key_to_its_commands(tmp_path: Path, instance: str | None) -> None:
+    """Issue 33, item 1: with `[dkim] selectors = ["fm2026"]` and the key in the credentials
+    directory (/etc/flagman/credentials/dkim-fm2026, or /etc/flagman-club/... for
+    `flagmanctl @club`), the credentials flagmanctl passes hold the key and the previous
+    secrets, and `migrate`, `game new`, `game list` and `send` run, DKIM-signing the mail (they
+    exited 2 with "selector 'fm2026' has no private key" when flagmanctl passed a fixed list of
+    four)."""
+    prefix = site_with_dkim(tmp_path, instance)
+    etc = "/etc/flagman" if instance is None else f"/etc/flagman-{instance}"
+    at = [] if instance is None else [f"@{instance}"]
+    props = properties(command(prefix, *at, "game", "list"))
+    assert ("LoadCredential", f"flagman:{etc}/credentials") in props
     env = environment(props, prefix)
+    assert env["FLAGMAN_CONFIG"] == str(under(prefix, f"{etc}/flagman.toml"))
     credentials = systemd_credentials(props, prefix, tmp_path / "run-credentials")
     assert {"flagman_dkim-fm2026", "flagman_previous-secrets", "flagman_site-secret"} <= \
         {p.name for p in credentials.iterdir()}
@@ -153,11 +161,12 @@ def test_with_dkim_selectors_set_flagmanctl_hands_the_key_to_its_commands(tmp_pa
 
     # The same commands with the four credentials flagmanctl used to pass (a drop-in that
     # lists them in place of the directory, honoured like any drop-in) fail as the issue says.
-    drop_in = under(prefix, "/etc/systemd/system/flagman.service.d/four.conf")
+    unit = "flagman.service" if instance is None else f"flagman@{instance}.service"
+    drop_in = under(prefix, f"/etc/systemd/system/{unit}.d/four.conf")
     drop_in.parent.mkdir(parents=True)
     drop_in.write_text("[Service]\nLoadCredential=\n" + "".join(
-        f"LoadCredential={name}:{D.CREDENTIALS_DIR}/{name}\n" for name in OLD_FOUR))
-    props = properties(command(prefix, "game", "list"))
+        f"LoadCredential={name}:{etc}/credentials/{name}\n" for name in OLD_FOUR))
+    props = properties(command(prefix, *at, "game", "list"))
     credentials = systemd_credentials(props, prefix, tmp_path / "four")
     done = flagman(environment(props, prefix), credentials, "game", "list")
     assert done.returncode == 2 and "selector 'fm2026' has no private key" in done.stderr, done.stderr
