@@ -358,7 +358,7 @@ def test_the_guide_installs_from_a_fresh_debian_machine_in_order() -> None:
     at = [next(i for i, line in enumerate(install) if line.startswith(step)) for step in order]
     assert at == sorted(at), install
     known = {"apt-get", "python3", "systemd-tmpfiles", "systemctl", "journalctl", "editor", "cp", "postconf",
-             "read", "sed", "sudo", "pg_dump", "pg_restore", "flagmanctl", "/opt/flagman/bin/pip",
+             "read", "sed", "sudo", "pg_dump", "pg_restore", "flagmanctl", "/opt/flagman/bin/pip", "printf", "postmap",
              "/opt/flagman/bin/flagman"}
     for block in shell_blocks(guide):
         assigned: set[str] = set()
@@ -387,3 +387,26 @@ def test_the_readme_runs_no_bare_flagman_before_putting_it_on_the_path() -> None
         if line.startswith("flagman "):
             assert on_path, line
     assert "python3-venv" in readme.split("python3 -m venv /opt/flagman")[0]
+
+
+def test_the_postfix_recipe_routes_only_the_bots_address(tmp_path: Path) -> None:
+    """Issue 33, item 8: the recipe changes no transport of the whole server (virtual_transport,
+    mailbox_transport, local_transport, default_transport) but adds a transport map whose one
+    entry is the bot's address ([bot] address of the deployed configuration) to the LMTP socket
+    that dovecot-lmtp-postfix.conf makes; the guide's commands add that same entry."""
+    mail = DEPLOY / "mail"
+    settings = dict(line.split(" = ", 1) for line in (mail / "postfix-main.cf").read_text().splitlines()
+                    if line and not line.startswith("#"))
+    assert settings == {"recipient_delimiter": "+", "transport_maps": "hash:/etc/postfix/transport"}
+    every_domain = ("virtual_transport", "mailbox_transport", "local_transport", "default_transport")
+    guide = (DEPLOY / "OPERATING.md").read_text()
+    for text in (guide, *(p.read_text() for p in mail.iterdir())):
+        assert not any(f"postconf -e '{name}" in text for name in every_domain)
+    (entry,) = [line.split() for line in (mail / "postfix-transport").read_text().splitlines()
+                if line and not line.startswith("#")]
+    address = load_settings(DEPLOY / "flagman.toml", env={"FLAGMAN_SECRET": "x" * 32}).bot.address
+    assert entry == [address, "lmtp:unix:private/dovecot-lmtp"]
+    socket = re.search(r"unix_listener (\S+)", (mail / "dovecot-lmtp-postfix.conf").read_text())
+    assert socket and socket.group(1) == "/var/spool/postfix/private/dovecot-lmtp"  # Postfix's chroot + private/...
+    assert f"printf '%s\\n' '{' '.join(entry)}' >> /etc/postfix/transport" in guide
+    assert "postconf -e 'transport_maps = hash:/etc/postfix/transport'" in guide
