@@ -131,3 +131,19 @@ def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp
     assert "flagman deploy --print config.example.toml" in (tmp_path / "site" / "flagman.toml").read_text()
     example = run(installed / "flagman", "deploy", "--print", "config.example.toml", cwd=tmp_path).stdout
     assert example.startswith("# Flagman configuration: every option")
+
+
+def test_the_installed_wheel_names_its_version_and_commit(installed: Path, tmp_path: Path) -> None:
+    """The wheel built from this tree is version RELEASE.COMMITS of its git history, and the
+    installed `flagman --version` says so with the commit (issue 33: every build was 0.1.0)."""
+    from bot.buildinfo import RELEASE
+
+    def git(*args: str) -> str:
+        return run("git", "-C", ROOT, *args, cwd=ROOT).stdout.strip()
+
+    count, commit = git("rev-list", "--count", "HEAD"), git("rev-parse", "HEAD")
+    dirty = ", with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else ""
+    (wheel,) = (installed.parent.parent / "wheels").glob("flagman-*.whl")
+    assert wheel.name == f"flagman-{RELEASE}.{count}-py3-none-any.whl"
+    shown = run(installed / "flagman", "--version", cwd=tmp_path).stdout
+    assert shown == f"flagman {RELEASE}.{count} (commit {commit[:12]}{dirty})\n"
