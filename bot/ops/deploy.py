@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -111,6 +112,26 @@ class Written:
     action: str  # "written" (new), "updated", "unchanged", "kept" (the operator's, left alone)
 
 
+def instance_of(env: Mapping[str, str] | None = None) -> str | None:
+    """The instance of flagman@.service this runs as: FLAGMAN_INSTANCE, which the templated unit
+    sets (and flagmanctl @NAME passes on); None under flagman.service or by hand."""
+    name = (os.environ if env is None else env).get("FLAGMAN_INSTANCE", "")
+    return name if INSTANCE_NAME.fullmatch(name) else None
+
+
+def credentials_dir(env: Mapping[str, str] | None = None) -> str:
+    """Where the unit this runs as reads the credentials from: /etc/flagman/credentials, or
+    /etc/flagman-NAME/credentials for flagman@NAME (the path doctor's fixes name)."""
+    name = instance_of(env)
+    return CREDENTIALS_DIR if name is None else f"/etc/flagman-{name}/credentials"
+
+
+def unit_of(env: Mapping[str, str] | None = None) -> str:
+    """The unit this runs as, for `systemctl restart ...` in doctor's fixes: flagman or flagman@NAME."""
+    name = instance_of(env)
+    return "flagman" if name is None else f"flagman@{name}"
+
+
 def check_instance(name: str) -> str:
     """An instance name for flagman@NAME.service: it becomes part of a user name (flagman-NAME,
     at most 31 characters) and of paths."""
@@ -129,6 +150,7 @@ def for_instance(text: str, name: str) -> str:
     text = re.sub(r"^(\s*(?:User|Group|StateDirectory|ConfigurationDirectory)\s*=\s*)flagman\s*$",
                   rf"\1flagman-{name}", text, flags=re.M)
     text = re.sub(r"^(Description=.*)$", rf"\1 ({name})", text, flags=re.M)
+    text = re.sub(r"^(Environment=FLAGMAN_CONFIG=.*)$", rf"\1\nEnvironment=FLAGMAN_INSTANCE={name}", text, flags=re.M)
     text = re.sub(r"^u flagman ", f"u flagman-{name} ", text, flags=re.M)
     text = re.sub(r"\bflagmanctl (?=(?:backup|doctor|migrate|restore)\b)", f"flagmanctl @{name} ", text)
     text = text.replace("/etc/tmpfiles.d/flagman.conf", f"/etc/tmpfiles.d/flagman-{name}.conf")

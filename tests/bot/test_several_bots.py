@@ -79,10 +79,12 @@ def test_each_instance_gets_its_own_configuration_credentials_and_state(tmp_path
 def test_the_templated_unit_is_flagman_service_with_the_instances_paths_and_user(tmp_path: Path) -> None:
     """flagman@.service differs from flagman.service only where the instance goes: the
     description, the configuration, the credentials, the working and state directories and the
-    user, each with %i; the rest (ExecStart=, the watchdog, the hardening) is the same."""
+    user, each with %i, and FLAGMAN_INSTANCE (for doctor's fixes); the rest (ExecStart=, the
+    watchdog, the hardening) is the same."""
     prefix, venv = staged(tmp_path)
     plain = under(prefix, D.UNIT_PATH).read_text().splitlines()
     template = under(prefix, UNITS / "flagman@.service").read_text().splitlines()
+    template.remove("Environment=FLAGMAN_INSTANCE=%i")
     settings = [(a, b) for a, b in zip(plain, template, strict=True) if not a.startswith("#")]
     changed = {b for a, b in settings if a != b}
     assert changed == {
@@ -167,7 +169,7 @@ def test_flagmanctl_at_an_instance_uses_that_instances_unit_and_drop_ins(tmp_pat
     assert ("Environment", "FLAGMAN_CONFIG=/etc/flagman-club/flagman.toml") in props
     assert [v for k, v in props if k == "LoadCredential"] == ["flagman:/etc/flagman-club/credentials",
                                                               "dkim-hsm:/srv/club/dkim-hsm"]
-    assert ("Environment", "ALL=1") in props
+    assert ("Environment", "ALL=1") in props and ("Environment", "FLAGMAN_INSTANCE=club") in props
     script = under(prefix, D.FLAGMANCTL_PATH)
     by_env = subprocess.run(["sh", str(script), "--root", str(prefix), "--dry-run", "doctor"], capture_output=True,
                             text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "FLAGMAN_INSTANCE": "club"})
@@ -218,3 +220,26 @@ def test_the_cli_deploys_an_instance_and_says_what_next(tmp_path: Path, capsys: 
     assert "-> /etc/systemd/system/flagman@.service" in plan and "-> /etc/systemd/system/flagman-backup@.timer" in plan
     assert main(["deploy", "--print", "flagman@.service", "--venv", venv]) == 0
     assert "User=flagman-%i" in capsys.readouterr().out
+
+
+def test_doctors_fixes_name_the_instances_credentials_and_unit() -> None:
+    """Under flagman@club (FLAGMAN_INSTANCE=club, set by the template and passed by flagmanctl
+    @club), doctor's fixes name /etc/flagman-club/credentials/... and `systemctl restart
+    flagman@club`; without it, flagman.service's."""
+    from bot.ops import doctor, reach
+    from bot.settings import parse_settings
+
+    settings = parse_settings({}, env={}, base_dir=Path("/"), source="test")
+
+    def fixes() -> str:
+        return " ".join([reach.credential_hint(reach.imap_server(settings, 1.0)), reach.database_hint("", False),
+                         *[f.fix for f in doctor.check_secret(settings)]])
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FLAGMAN_INSTANCE", "club")
+        club = fixes()
+    assert "/etc/flagman-club/credentials/imap-password" in club and "/etc/flagman-club/credentials/site-secret" in club
+    assert "/etc/flagman-club/credentials/db-password" in club and "systemctl restart flagman@club`" in club
+    assert "/etc/flagman/" not in club
+    plain = fixes()
+    assert "/etc/flagman/credentials/site-secret" in plain and "systemctl restart flagman`" in plain
