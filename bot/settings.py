@@ -1,7 +1,8 @@
 """Settings: a frozen value read from TOML, with secrets from the environment or systemd.
 
 Secrets never live in the TOML file. Each is looked up, in order, in
-``$CREDENTIALS_DIRECTORY/<name>`` (systemd ``LoadCredential=``), then the environment
+``$CREDENTIALS_DIRECTORY/<name>`` (systemd ``LoadCredential=``; the unit hands over every file
+of ``/etc/flagman/credentials``, which systemd names ``flagman_<name>``), then the environment
 variable named in the table below. No global settings object: `load_settings` returns a value
 that the composition root (`bot.app.build_app`) passes on.
 
@@ -232,12 +233,23 @@ def _section(name: str, cls: type, data: Mapping[str, object]) -> Any:
     return cls(**values)
 
 
+# The unit hands over the whole credentials directory with one line,
+# ``LoadCredential=flagman:/etc/flagman/credentials``: systemd names each file of it
+# ``flagman_<file>`` (systemd.exec(5), LoadCredential= of a directory).
+CREDENTIALS_PREFIX = "flagman_"
+
+
 def _secret(env: Mapping[str, str], credential: str, variable: str) -> str:
+    """The credential `credential` (a file of its own, as a drop-in's ``LoadCredential=NAME:PATH``
+    hands it over, or one of the credentials directory), else the environment variable. An
+    empty file is not set (the tmpfiles snippet makes each file, empty until filled in)."""
     directory = env.get("CREDENTIALS_DIRECTORY")
     if directory:
-        path = Path(directory) / credential
-        if path.is_file():
-            return path.read_text(encoding="utf-8").strip()
+        for name in (credential, CREDENTIALS_PREFIX + credential):
+            path = Path(directory) / name
+            text = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+            if text:
+                return text
     return env.get(variable, "").strip()
 
 
@@ -305,7 +317,8 @@ def _dkim_keys(settings: Settings, env: Mapping[str, str]) -> tuple[tuple[str, s
                 raise SettingsError(f"[dkim] key_files {path}: {exc.strerror}") from exc
         if not text:
             raise SettingsError(f"[dkim] selector {selector!r} has no private key: put it in the credential "
-                                f"{dkim_credential(selector)} (LoadCredential=), ${dkim_variable(selector)}, "
+                                f"{dkim_credential(selector)} (under systemd: the file {dkim_credential(selector)} "
+                                f"in the credentials directory, /etc/flagman/credentials/), ${dkim_variable(selector)}, "
                                 "or [dkim] key_files")
         from bot.mail_out.dkim import DkimKeyError, load_key
 

@@ -880,7 +880,7 @@ def _apply(server, fault: Fault) -> str:  # noqa: ANN001
 class LmtpRelay:
     """An SMTP relay (aiosmtpd) that hands every mail to a `Dovecot` over LMTP, recipient
     addresses whole (``flagman+rc1.kelly.<mac>@...`` included), as Postfix does with
-    ``virtual_transport = lmtp:...`` (deploy/mail/postfix-main.cf), and answers the end of
+    the ``transport_maps`` entry ``flagman@... lmtp:...`` (deploy/mail/postfix-transport), and answers the end of
     DATA with Dovecot's verdict: 250 once the mail is stored, Dovecot's 5xx/4xx if it refused
     the recipient. (Postfix would queue and bounce instead; answering at once keeps the tests
     free of waiting.) Which folder the mail is stored in is Dovecot's business: its delivery

@@ -49,21 +49,11 @@ exit status:
 # -- version ---------------------------------------------------------------------------------
 
 def version() -> str:
-    """The installed distribution's version; from a source tree that is not installed, the one
-    in its pyproject.toml."""
-    from importlib import metadata
+    """This build's version and the commit it was built from, ``0.1.268 (commit 588b8b0c1d2e)``:
+    a version per build, counted from the repository (bot.buildinfo)."""
+    from bot.buildinfo import current
 
-    try:
-        return metadata.version("flagman")  # [project] name in pyproject.toml
-    except metadata.PackageNotFoundError:
-        pass
-    import tomllib
-
-    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    try:
-        return str(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"])
-    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
-        return "unknown"
+    return current().describe()
 
 
 class _VersionAction(argparse.Action):

@@ -32,9 +32,9 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
     try:
         if args.show is not None:
             if args.show:
-                sys.stdout.buffer.write(D.content(D.find_placement(args.show, venv), venv))
+                sys.stdout.buffer.write(D.content(D.find_placement(args.show, venv, args.instance), venv))
                 return 0
-            for placement in D.placements(venv, fixed_user=args.fixed_user):
+            for placement in D.placements(venv, fixed_user=args.fixed_user, instance=args.instance):
                 keep = " (kept if there)" if placement.keep else ""
                 print(f"{placement.name:<30} -> {placement.target}  {placement.mode:04o}{keep}: {placement.what}")
             return 0
@@ -43,7 +43,7 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         prefix = Path(args.prefix)
-        written = D.deploy(prefix, venv, fixed_user=args.fixed_user)
+        written = D.deploy(prefix, venv, fixed_user=args.fixed_user, instance=args.instance)
     except D.DeployError as exc:
         print(f"flagman deploy: {exc}", file=sys.stderr)
         return 2
@@ -54,22 +54,42 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
     for done in written:
         print(f"{done.action:<9} {done.path}")
     print(f"the unit runs {venv}/bin/flagman")
-    for step in D.next_steps(prefix):
+    for step in D.next_steps(prefix, args.instance):
         print(f"next: {step}")
     return 0
 
 
 def _cmd_backup(args: argparse.Namespace) -> int:
-    from bot.ops.backup import BackupError, backup
+    from bot.clock import SystemClock
+    from bot.ops.backup import BackupError, backup, backup_into
 
     settings = load(args)
+    pruned: tuple[Path, ...] = ()
     try:
-        target = backup(settings.database_url, Path(args.path))
+        if args.keep is None:
+            target = backup(settings.database_url, Path(args.path))
+        else:
+            target, pruned = backup_into(settings.database_url, Path(args.path), keep=args.keep,
+                                         now=SystemClock().now())
     except BackupError as exc:
         print(f"flagman backup: {exc}", file=sys.stderr)
         return 1
     print(f"backup written to {target}")
+    if args.keep is not None:
+        print(f"kept the newest {args.keep} in {args.path}"
+              + (f"; deleted {', '.join(p.name for p in pruned)}" if pruned else ""))
     return 0
+
+
+def _at_least_one(text: str) -> int:
+    """--keep N: a whole number, 1 or more (argparse says so and exits 2 otherwise)."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{number}: keep at least 1 backup")
+    return number
 
 
 def _cmd_restore(args: argparse.Namespace) -> int:
@@ -161,10 +181,17 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--venv", metavar="DIR", help="the venv the unit runs flagman from (default: this flagman's own)")
     p.add_argument("--fixed-user", action="store_true",
                    help="also a fixed system user (sysusers.d) and the drop-in that turns DynamicUser= off")
+    p.add_argument("--instance", metavar="NAME",
+                   help="one of several bots on this host, flagman@NAME.service: its tmpfiles snippet and "
+                        "configuration (/etc/flagman-NAME/flagman.toml; state in /var/lib/flagman-NAME) in place "
+                        "of flagman.service's")
     p.set_defaults(func=_cmd_deploy)
 
     p = sub.add_parser("backup", help="copy the SQLite database while the service runs (PostgreSQL: prints the pg_dump command)")
-    p.add_argument("path", help="the backup file to write (never overwritten)")
+    p.add_argument("path", help="the backup file to write (never overwritten); with --keep, the directory to write it in")
+    p.add_argument("--keep", type=_at_least_one, metavar="N",
+                   help="PATH is a directory: write flagman-<UTC time>.sqlite in it, then delete all but the newest N "
+                        "of those (other files are left alone); the shipped timer runs --keep 14")
     p.set_defaults(func=_cmd_backup)
 
     p = sub.add_parser("restore", help="replace the SQLite database with a backup (stop the service first)")

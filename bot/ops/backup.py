@@ -2,6 +2,8 @@
 
 - `backup`: SQLite's online backup API (a consistent copy while the service runs, WAL and
   all). For PostgreSQL, pg_dump is the tool: `backup` says so and prints the exact command.
+- `backup_into`: a backup named by the time in a directory, the oldest beyond a number pruned
+  (`flagman backup --keep N DIR`, which the shipped timer runs daily).
 - `restore`: the reverse, for SQLite, refused while a service holds the instance lock.
 - `export_game`: one game's whole history as JSON (every turn with its state, seed, orders
   and events; every mail received for it; the GM audit), deterministic (sorted keys), so two
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -88,6 +91,62 @@ def backup(url: str, target: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     _copy_sqlite(path, target)
     return target
+
+
+# -- backups kept in a directory, the oldest pruned (`flagman backup --keep N DIR`) -----------
+
+# What `backup_into` names its copies: the moment in UTC, and -2, -3 ... for a second one in
+# the same second. Nothing else in the directory is ever pruned.
+_KEPT_NAME = re.compile(r"flagman-(\d{8}T\d{6}Z)(?:-(\d+))?\.sqlite")
+
+
+def backup_into(url: str, directory: Path, *, keep: int, now: datetime) -> tuple[Path, tuple[Path, ...]]:
+    """A new backup in `directory` named by `now` (flagman-20260601T033000Z.sqlite), then every
+    backup of ours but the newest `keep` deleted. Returns the new file and the deleted ones.
+
+    The copy is written under a hidden name and renamed when complete, so a copy that failed
+    half-way is never counted as a backup (nor pushes a good one out); nothing is pruned then.
+    """
+    from bot.clock import as_utc
+
+    if keep < 1:
+        raise BackupError(f"--keep {keep}: keep at least 1 backup")
+    directory = Path(directory)
+    stamp = as_utc(now).strftime("%Y%m%dT%H%M%SZ")
+    same_second = [_order(p)[1] for p in kept_backups(directory) if _order(p)[0] == stamp] if directory.is_dir() else []
+    number = max(same_second, default=0) + 1
+    target = directory / (f"flagman-{stamp}.sqlite" if number == 1 else f"flagman-{stamp}-{number}.sqlite")
+    partial = directory / f".{target.name}.partial"
+    partial.unlink(missing_ok=True)  # left by a copy that was killed
+    try:
+        backup(url, partial)
+        partial.rename(target)
+    finally:
+        partial.unlink(missing_ok=True)
+    return target, prune_backups(directory, keep, written=target)
+
+
+def _order(path: Path) -> tuple[str, int]:
+    match = _KEPT_NAME.fullmatch(path.name)
+    assert match is not None
+    return match.group(1), int(match.group(2) or 1)
+
+
+def kept_backups(directory: Path) -> list[Path]:
+    """The backups `backup_into` wrote in `directory`, oldest first (by the time in their names)."""
+    return sorted((p for p in Path(directory).iterdir() if _KEPT_NAME.fullmatch(p.name) and p.is_file()), key=_order)
+
+
+def prune_backups(directory: Path, keep: int, *, written: Path | None = None) -> tuple[Path, ...]:
+    """Delete all but the newest `keep` of `kept_backups(directory)`; returns the deleted ones.
+    The backup just `written` is never one of them, even when the clock went back and its name
+    sorts before the others: the oldest others go instead."""
+    backups = kept_backups(directory)
+    others = [p for p in backups if p != written]
+    doomed = tuple(others[:max(0, len(backups) - keep)])
+    for path in doomed:
+        path.unlink()
+    return doomed
 
 
 def restore(url: str, source: Path, *, lock: InstanceLock | None = None) -> Path:

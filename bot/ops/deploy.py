@@ -10,6 +10,8 @@ Where each file goes (`placements`), for a venv in /opt/flagman:
 | shipped                   | written to                                            |
 |---------------------------|-------------------------------------------------------|
 | flagman.service           | /etc/systemd/system/flagman.service                   |
+| flagman.service (made for an instance, `for_instance`) | /etc/systemd/system/flagman@.service |
+| flagman-backup.service, .timer | /etc/systemd/system/ (and their @ templates, likewise) |
 | flagman.tmpfiles          | /etc/tmpfiles.d/flagman.conf                          |
 | flagmanctl                | /usr/local/sbin/flagmanctl (0755)                     |
 | flagman.toml              | /etc/flagman/flagman.toml (only if it is not there)   |
@@ -17,6 +19,11 @@ Where each file goes (`placements`), for a venv in /opt/flagman:
 | config.example.toml       | /opt/flagman/share/doc/flagman/config.example.toml    |
 | mail/*                    | /opt/flagman/share/doc/flagman/mail/* (the mail server recipe) |
 | flagman.sysusers, fixed-user.conf | /etc/sysusers.d/flagman.conf, /etc/systemd/system/flagman.service.d/fixed-user.conf (only with --fixed-user) |
+
+With ``--instance NAME`` the tmpfiles snippet, the configuration and the fixed user are made for
+flagman@NAME.service (/etc/tmpfiles.d/flagman-NAME.conf, /etc/flagman-NAME/flagman.toml,
+/etc/sysusers.d/flagman-NAME.conf, flagman@NAME.service.d/fixed-user.conf) in place of
+flagman.service's; the units, flagmanctl and the documentation are the same for all.
 
 Admin-installed files belong in /etc (systemd's /usr/lib directories are the distribution's),
 so the tmpfiles and sysusers snippets go to /etc/tmpfiles.d and /etc/sysusers.d. The shipped
@@ -33,6 +40,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -47,6 +55,8 @@ TMPFILES_PATH = "/etc/tmpfiles.d/flagman.conf"
 FLAGMANCTL_PATH = "/usr/local/sbin/flagmanctl"
 
 _BOT = Path(__file__).resolve().parents[1]
+# An instance of flagman@.service: flagman-NAME is its user name (at most 31 characters).
+INSTANCE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,22}")
 # A venv path goes into ExecStart= and a shell script unquoted: plain characters only.
 _PLAIN_PATH = re.compile(r"/[A-Za-z0-9._/+-]*")
 
@@ -90,6 +100,7 @@ class Placement:
     what: str
     keep: bool = False  # the operator's own file once written: never overwritten
     venv_paths: bool = False  # names the venv: written with the real one
+    instance: str = ""  # made for this instance of flagman@.service ("%i": the template itself)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +112,60 @@ class Written:
     action: str  # "written" (new), "updated", "unchanged", "kept" (the operator's, left alone)
 
 
-def placements(venv: PurePosixPath | None = None, *, fixed_user: bool = False) -> tuple[Placement, ...]:
-    """Every file `flagman deploy` writes, for the unit to run flagman from `venv`."""
+def instance_of(env: Mapping[str, str] | None = None) -> str | None:
+    """The instance of flagman@.service this runs as: FLAGMAN_INSTANCE, which the templated unit
+    sets (and flagmanctl @NAME passes on); None under flagman.service or by hand."""
+    name = (os.environ if env is None else env).get("FLAGMAN_INSTANCE", "")
+    return name if INSTANCE_NAME.fullmatch(name) else None
+
+
+def credentials_dir(env: Mapping[str, str] | None = None) -> str:
+    """Where the unit this runs as reads the credentials from: /etc/flagman/credentials, or
+    /etc/flagman-NAME/credentials for flagman@NAME (the path doctor's fixes name)."""
+    name = instance_of(env)
+    return CREDENTIALS_DIR if name is None else f"/etc/flagman-{name}/credentials"
+
+
+def unit_of(env: Mapping[str, str] | None = None) -> str:
+    """The unit this runs as, for `systemctl restart ...` in doctor's fixes: flagman or flagman@NAME."""
+    name = instance_of(env)
+    return "flagman" if name is None else f"flagman@{name}"
+
+
+def check_instance(name: str) -> str:
+    """An instance name for flagman@NAME.service: it becomes part of a user name (flagman-NAME,
+    at most 31 characters) and of paths."""
+    if not INSTANCE_NAME.fullmatch(name):
+        raise DeployError(f"instance name {name!r}: use 1 to 23 lower-case letters, digits, - and _, "
+                          "starting with a letter or digit (it becomes the user flagman-NAME)")
+    return name
+
+
+def for_instance(text: str, name: str) -> str:
+    """A shipped file made for the instance `name` of the templated unit (`%i` for the template
+    itself): its configuration and credentials in /etc/flagman-NAME, its state in
+    /var/lib/flagman-NAME, the user flagman-NAME, and the commands and unit names it mentions
+    (flagmanctl @NAME, flagman@NAME, flagman-backup@NAME)."""
+    text = re.sub(r"(?<![\w.-])(/etc|/var/lib)/flagman(?![\w.-])", rf"\1/flagman-{name}", text)
+    text = re.sub(r"^(\s*(?:User|Group|StateDirectory|ConfigurationDirectory)\s*=\s*)flagman\s*$",
+                  rf"\1flagman-{name}", text, flags=re.M)
+    text = re.sub(r"^(Description=.*)$", rf"\1 ({name})", text, flags=re.M)
+    text = re.sub(r"^(Environment=FLAGMAN_CONFIG=.*)$", rf"\1\nEnvironment=FLAGMAN_INSTANCE={name}", text, flags=re.M)
+    text = re.sub(r"^u flagman ", f"u flagman-{name} ", text, flags=re.M)
+    text = re.sub(r"\bflagmanctl (?=(?:backup|doctor|migrate|restore)\b)", f"flagmanctl @{name} ", text)
+    text = text.replace("/etc/tmpfiles.d/flagman.conf", f"/etc/tmpfiles.d/flagman-{name}.conf")
+    text = text.replace("/etc/sysusers.d/flagman.conf", f"/etc/sysusers.d/flagman-{name}.conf")
+    text = re.sub(r"(?<![\w@-])flagman\.service", f"flagman@{name}.service", text)
+    text = re.sub(r"\bflagman-backup(?=[.\s`]|$)", f"flagman-backup@{name}", text, flags=re.M)
+    text = re.sub(r"\b((?:systemctl [a-z-]+|journalctl -u) )flagman(?![\w.@-])", rf"\1flagman@{name}", text)
+    return text
+
+
+def placements(venv: PurePosixPath | None = None, *, fixed_user: bool = False,
+               instance: str | None = None) -> tuple[Placement, ...]:
+    """Every file `flagman deploy` writes, for the unit to run flagman from `venv`; with
+    `instance`, the files of that instance of flagman@.service in place of flagman.service's
+    configuration, tmpfiles snippet and fixed user."""
     venv = venv or running_venv()
     if not venv.is_absolute():
         raise DeployError(f"the venv must be an absolute path, not {str(venv)!r}")
@@ -111,15 +174,22 @@ def placements(venv: PurePosixPath | None = None, *, fixed_user: bool = False) -
                           "use a venv path of letters, digits and . _ - + /")
     shipped = shipped_dir()
     docs = doc_dir(venv)
+    units = PurePosixPath(UNIT_PATH).parent
     found = [
         Placement("flagman.service", shipped / "flagman.service", PurePosixPath(UNIT_PATH), 0o644,
                   "the systemd unit", venv_paths=True),
-        Placement("flagman.tmpfiles", shipped / "flagman.tmpfiles", PurePosixPath(TMPFILES_PATH), 0o644,
-                  f"makes /etc/flagman and the credential files in {CREDENTIALS_DIR}"),
+        Placement("flagman@.service", shipped / "flagman.service", units / "flagman@.service", 0o644,
+                  "the same unit for several bots on one host: flagman@NAME.service", venv_paths=True, instance="%i"),
+        Placement("flagman-backup.service", shipped / "flagman-backup.service", units / "flagman-backup.service",
+                  0o644, "the daily backup, the newest 14 kept (flagmanctl backup --keep 14)", venv_paths=True),
+        Placement("flagman-backup.timer", shipped / "flagman-backup.timer", units / "flagman-backup.timer", 0o644,
+                  "starts it daily: systemctl enable --now flagman-backup.timer", venv_paths=True),
+        Placement("flagman-backup@.service", shipped / "flagman-backup.service", units / "flagman-backup@.service",
+                  0o644, "the backup of flagman@NAME", venv_paths=True, instance="%i"),
+        Placement("flagman-backup@.timer", shipped / "flagman-backup.timer", units / "flagman-backup@.timer", 0o644,
+                  "starts it daily: systemctl enable --now flagman-backup@NAME.timer", venv_paths=True, instance="%i"),
         Placement("flagmanctl", shipped / "flagmanctl", PurePosixPath(FLAGMANCTL_PATH), 0o755,
                   "runs a flagman command as the service does", venv_paths=True),
-        Placement("flagman.toml", shipped / "flagman.toml", PurePosixPath(CONFIG_PATH), 0o644,
-                  "the configuration to edit", keep=True, venv_paths=True),
         Placement("OPERATING.md", shipped / "OPERATING.md", docs / "OPERATING.md", 0o644,
                   "the operator's guide (the unit's Documentation=)"),
         Placement("config.example.toml", config_example(), docs / "config.example.toml", 0o644,
@@ -129,19 +199,39 @@ def placements(venv: PurePosixPath | None = None, *, fixed_user: bool = False) -
         if path.is_file():
             found.append(Placement(f"mail/{path.name}", path, docs / "mail" / path.name, 0o644,
                                    "the mail server recipe (OPERATING.md, section 3)", venv_paths=True))
-    if fixed_user:
+    if instance is None:
         found += [
-            Placement("flagman.sysusers", shipped / "flagman.sysusers", PurePosixPath("/etc/sysusers.d/flagman.conf"),
-                      0o644, "a fixed system user flagman (then run systemd-sysusers)"),
-            Placement("fixed-user.conf", shipped / "fixed-user.conf",
-                      PurePosixPath("/etc/systemd/system/flagman.service.d/fixed-user.conf"), 0o644,
-                      "the drop-in that runs the unit as that user"),
+            Placement("flagman.tmpfiles", shipped / "flagman.tmpfiles", PurePosixPath(TMPFILES_PATH), 0o644,
+                      f"makes /etc/flagman and the credential files in {CREDENTIALS_DIR}"),
+            Placement("flagman.toml", shipped / "flagman.toml", PurePosixPath(CONFIG_PATH), 0o644,
+                      "the configuration to edit", keep=True, venv_paths=True),
+        ]
+    else:
+        name = check_instance(instance)
+        found += [
+            Placement(f"flagman-{name}.tmpfiles", shipped / "flagman.tmpfiles",
+                      PurePosixPath(f"/etc/tmpfiles.d/flagman-{name}.conf"), 0o644,
+                      f"makes /etc/flagman-{name} and the credential files in /etc/flagman-{name}/credentials",
+                      instance=name),
+            Placement(f"flagman-{name}.toml", shipped / "flagman.toml", PurePosixPath(f"/etc/flagman-{name}/flagman.toml"),
+                      0o644, f"the configuration of flagman@{name} to edit", keep=True, venv_paths=True, instance=name),
+        ]
+    if fixed_user:
+        suffix = "" if instance is None else f"-{instance}"
+        unit = "flagman" if instance is None else f"flagman@{instance}"
+        found += [
+            Placement(f"flagman{suffix}.sysusers", shipped / "flagman.sysusers",
+                      PurePosixPath(f"/etc/sysusers.d/flagman{suffix}.conf"), 0o644,
+                      f"a fixed system user flagman{suffix} (then run systemd-sysusers)", instance=instance or ""),
+            Placement(f"fixed-user{suffix}.conf", shipped / "fixed-user.conf",
+                      PurePosixPath(f"/etc/systemd/system/{unit}.service.d/fixed-user.conf"), 0o644,
+                      f"the drop-in that runs {unit}.service as that user", instance=instance or ""),
         ]
     return tuple(found)
 
 
-def find_placement(name: str, venv: PurePosixPath | None = None) -> Placement:
-    every = placements(venv, fixed_user=True)
+def find_placement(name: str, venv: PurePosixPath | None = None, instance: str | None = None) -> Placement:
+    every = placements(venv, fixed_user=True, instance=instance)
     for placement in every:
         if name in (placement.name, placement.source.name, str(placement.target)):
             return placement
@@ -150,11 +240,14 @@ def find_placement(name: str, venv: PurePosixPath | None = None) -> Placement:
 
 
 def content(placement: Placement, venv: PurePosixPath | None = None) -> bytes:
-    """The file as it is written: the venv it names is the real one."""
+    """The file as it is written: the venv it names is the real one; an instance's file made
+    for the instance."""
     data = placement.source.read_bytes()
     venv = venv or running_venv()
     if placement.venv_paths and str(venv) != SHIPPED_VENV:
         data = data.replace(f"{SHIPPED_VENV}/".encode(), f"{venv}/".encode())
+    if placement.instance:
+        data = for_instance(data.decode("utf-8"), placement.instance).encode("utf-8")
     return data
 
 
@@ -162,11 +255,12 @@ def _under(prefix: Path, target: PurePosixPath) -> Path:
     return prefix / target.relative_to("/")
 
 
-def deploy(prefix: Path, venv: PurePosixPath | None = None, *, fixed_user: bool = False) -> list[Written]:
+def deploy(prefix: Path, venv: PurePosixPath | None = None, *, fixed_user: bool = False,
+           instance: str | None = None) -> list[Written]:
     """Write every placement under `prefix`; the configuration only if it is not there."""
     venv = venv or running_venv()
     done: list[Written] = []
-    for placement in placements(venv, fixed_user=fixed_user):
+    for placement in placements(venv, fixed_user=fixed_user, instance=instance):
         path = _under(prefix, placement.target)
         data = content(placement, venv)
         if path.exists() and placement.keep:
@@ -198,13 +292,22 @@ def _write(path: Path, data: bytes, mode: int) -> None:
         raise
 
 
-def next_steps(prefix: Path) -> list[str]:
-    """What the operator runs after `flagman deploy /` (OPERATING.md, sections 1-4)."""
+def next_steps(prefix: Path, instance: str | None = None) -> list[str]:
+    """What the operator runs after `flagman deploy /` (OPERATING.md, sections 1-5 and 13)."""
     if prefix.resolve() != Path("/"):
         return [f"(written under {prefix}: a staging root; on the machine itself run `flagman deploy /`)"]
+    if instance is not None:
+        return [
+            f"systemd-tmpfiles --create /etc/tmpfiles.d/flagman-{instance}.conf   "
+            f"# /etc/flagman-{instance} and the empty credential files",
+            "systemctl daemon-reload",
+            f"then: the secrets in /etc/flagman-{instance}/credentials/, the mailbox in "
+            f"/etc/flagman-{instance}/flagman.toml, `flagmanctl @{instance} doctor`, "
+            f"`systemctl enable --now flagman@{instance} flagman-backup@{instance}.timer` (OPERATING.md, section 13)",
+        ]
     return [
         f"systemd-tmpfiles --create {TMPFILES_PATH}   # /etc/flagman and the empty credential files",
         "systemctl daemon-reload",
         f"then: the secrets in {CREDENTIALS_DIR}/, the mailbox in {CONFIG_PATH}, "
-        "`flagmanctl doctor`, `systemctl enable --now flagman` (OPERATING.md, sections 2-5)",
+        "`flagmanctl doctor`, `systemctl enable --now flagman flagman-backup.timer` (OPERATING.md, sections 2-5)",
     ]

@@ -32,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bot.ops.deploy import CREDENTIALS_DIR
+from bot.ops.deploy import credentials_dir, unit_of
 from bot.ops.findings import Finding, Severity, ok, problem, warning
 from bot.ops.mail_dns import check_sending_domain
 
@@ -65,9 +65,10 @@ def safe_url(url: str) -> str:
 
 def check_secret(settings: Settings) -> Iterator[Finding]:
     secret = settings.secrets.site_secret
-    how = (f"create it: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > {CREDENTIALS_DIR}/site-secret "
-           f"(mode 0600; the unit hands it over with LoadCredential=site-secret:{CREDENTIALS_DIR}/site-secret; "
-           "a command run by hand reads FLAGMAN_SECRET, or [bot] secret_file), then `systemctl restart flagman`")
+    folder = credentials_dir()
+    how = (f"create it: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > {folder}/site-secret "
+           f"(mode 0600; the unit and flagmanctl hand over every file of {folder}/; "
+           f"a command run by hand reads FLAGMAN_SECRET, or [bot] secret_file), then `systemctl restart {unit_of()}`")
     if not secret:
         yield problem("secret", "no site secret is set: reply addresses and seat passwords cannot be signed", how)
     elif secret.strip().lower() in EXAMPLE_SECRETS:

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.ops.deploy import CREDENTIALS_DIR
+from bot.ops.deploy import credentials_dir, unit_of
 
 if TYPE_CHECKING:
     from imapclient import IMAPClient
@@ -136,9 +136,10 @@ def smtp_server(settings: Settings, timeout: float) -> Server:
 
 def credential_hint(server: Server) -> str:
     """Where the password is: one path, the unit's (LoadCredential=), and the variable by hand."""
-    return (f"{CREDENTIALS_DIR}/{server.credential} (the password alone, on one line; the unit hands it over "
-            f"with LoadCredential={server.credential}:{CREDENTIALS_DIR}/{server.credential}; a command run by hand "
-            f"outside flagmanctl reads {server.env}), then `systemctl restart flagman`")
+    folder = credentials_dir()
+    return (f"{folder}/{server.credential} (the password alone, on one line; the unit and flagmanctl "
+            f"hand over every file of {folder}/; a command run by hand "
+            f"outside flagmanctl reads {server.env}), then `systemctl restart {unit_of()}`")
 
 
 def hint(failure: Failure, server: Server) -> str:
@@ -228,7 +229,7 @@ def database_hint(reason: str, url_is_sqlite: bool) -> str:
     if "does not exist" in lower and "database" in lower:
         return ("the server has no such database: create it (`sudo -u postgres createdb --owner=flagman flagman`) "
                 "or fix the name at the end of [database] url")
-    return (f"check [database] url, that the server runs and accepts this user, and {CREDENTIALS_DIR}/db-password "
+    return (f"check [database] url, that the server runs and accepts this user, and {credentials_dir()}/db-password "
             "(it replaces {password} in the url)")
 
 

@@ -12,7 +12,6 @@ import socketserver
 import subprocess
 import sys
 import threading
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -109,26 +108,36 @@ def outbox_rows(config: Path, recipient: str | None = None) -> list[tuple[str, s
 
 # -- --version and --help --------------------------------------------------------------------
 
-def test_version_prints_the_installed_version_and_exits_0() -> None:
-    """`flagman --version` as a process: the version of the installed distribution, status 0."""
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_version_prints_this_builds_version_and_commit_and_exits_0() -> None:
+    """`flagman --version` as a process, from the source tree: RELEASE.COMMITS of the commit
+    checked out and that commit (bot/buildinfo.py), status 0."""
+    from bot.buildinfo import RELEASE
+
     done = run("--version")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"flagman {importlib.metadata.version('flagman')}\n"
+    dirty = ", with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else ""
+    count, commit = git("rev-list", "--count", "HEAD"), git("rev-parse", "HEAD")
+    assert done.stdout == f"flagman {RELEASE}.{count} (commit {commit[:12]}{dirty})\n"
     assert done.stderr == ""
 
 
-def test_version_falls_back_to_pyproject_when_the_package_is_not_installed(
+def test_version_falls_back_to_the_installed_version_without_git(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """From a source tree that is not installed, the version is the one in pyproject.toml."""
-    def not_installed(name: str) -> str:
-        raise importlib.metadata.PackageNotFoundError(name)
+    """A source tree git cannot read (git missing): the installed distribution's version, no commit."""
+    import bot.buildinfo
 
-    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    def no_git(root: Path, release: str = "") -> bot.buildinfo.Build:
+        raise bot.buildinfo.VersionError("git is not installed")
+
+    monkeypatch.setattr(bot.buildinfo, "from_git", no_git)
     with pytest.raises(SystemExit) as exited:
         main(["--version"])
     assert exited.value.code == 0
-    expected = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["version"]
-    assert capsys.readouterr().out == f"flagman {expected}\n"
+    assert capsys.readouterr().out == f"flagman {importlib.metadata.version('flagman')}\n"
 
 
 def test_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) -> None:

@@ -65,17 +65,29 @@ def test_unit_is_a_hardened_notify_service_with_a_watchdog() -> None:
         assert v[key] == [value], key
 
 
-def test_credential_names_are_the_ones_settings_reads(tmp_path: Path) -> None:
-    """Each LoadCredential= name, as a file in $CREDENTIALS_DIRECTORY, fills its secret in Settings."""
-    names = [c.split(":", 1)[0] for c in unit_values()["LoadCredential"]]
-    assert sorted(names) == ["db-password", "imap-password", "site-secret", "smtp-password"]
-    for name in names:
-        (tmp_path / name).write_text(f"value-of-{name}\n")
+def test_the_unit_hands_over_the_whole_credentials_directory_in_one_line(tmp_path: Path) -> None:
+    """One LoadCredential= of /etc/flagman/credentials: every file in it, as systemd names a
+    directory's files (flagman_<file>), fills its secret in Settings -- the previous secrets too."""
+    assert unit_values()["LoadCredential"] == [f"flagman:{D.CREDENTIALS_DIR}"]
+    for name in ("site-secret", "previous-secrets", "imap-password", "smtp-password", "db-password"):
+        (tmp_path / f"flagman_{name}").write_text(f"value-of-{name}\n")
     secrets = load_secrets({"CREDENTIALS_DIRECTORY": str(tmp_path)})
     assert secrets.site_secret == "value-of-site-secret"
+    assert secrets.previous_secrets == ("value-of-previous-secrets",)
     assert secrets.imap_password == "value-of-imap-password"
     assert secrets.smtp_password == "value-of-smtp-password"
     assert secrets.db_password == "value-of-db-password"
+
+
+def test_a_credential_a_drop_in_hands_over_by_its_own_name_wins(tmp_path: Path) -> None:
+    """`LoadCredential=site-secret:/elsewhere` in a drop-in (the file named site-secret) wins over
+    the directory's flagman_site-secret; an empty file of the directory counts as not set."""
+    (tmp_path / "flagman_site-secret").write_text("from-the-directory\n")
+    (tmp_path / "site-secret").write_text("from-a-drop-in\n")
+    (tmp_path / "flagman_smtp-password").write_text("")
+    secrets = load_secrets({"CREDENTIALS_DIRECTORY": str(tmp_path), "FLAGMAN_SMTP_PASSWORD": "from-env"})
+    assert secrets.site_secret == "from-a-drop-in"
+    assert secrets.smtp_password == "from-env"
 
 
 def _seconds(value: str) -> float:
@@ -149,20 +161,6 @@ def test_sysusers_snippet_is_accepted() -> None:
                           capture_output=True, text=True, timeout=60, env={**os.environ, "SYSTEMD_LOG_LEVEL": "info"})
     assert done.returncode == 0, done.stderr
     assert "Failed" not in done.stderr and "ignoring" not in done.stderr.lower(), done.stderr
-
-
-def test_flagmanctl_runs_commands_with_the_units_user_and_credentials() -> None:
-    """deploy/flagmanctl is valid sh and passes the unit's user, state directory, config and credentials."""
-    script = DEPLOY / "flagmanctl"
-    assert os.access(script, os.X_OK)
-    subprocess.run(["sh", "-n", str(script)], check=True, timeout=30)
-    text = script.read_text().replace('"$CREDENTIALS"', "/etc/flagman/credentials")
-    v = unit_values()
-    for credential in v["LoadCredential"]:
-        assert f"--property=LoadCredential={credential}" in text, credential
-    for key in ("DynamicUser", "User", "StateDirectory", "WorkingDirectory", "UMask"):
-        assert f"--property={key}={v[key][0]}" in text, key
-    assert f"--property=Environment={v['Environment'][0]}" in text
 
 
 # -- flagman deploy ------------------------------------------------------------------------------
@@ -311,8 +309,9 @@ def test_the_generated_configurations_name_only_what_is_installed(tmp_path: Path
 # -- one path for each thing: the unit, doctor's fixes, the guide -------------------------------
 
 def test_doctors_fixes_name_the_credential_paths_of_the_unit() -> None:
-    """Every credential path in doctor's fixes is a LoadCredential= source of the unit, and
-    the other way round (issue 18: doctor said /etc/flagman/imap-password)."""
+    """Every credential path in doctor's fixes is a file of the directory the unit hands over,
+    and each is one the tmpfiles snippet makes, and the other way round (issue 18: doctor said
+    /etc/flagman/imap-password)."""
     from bot.ops import doctor, reach
     from bot.settings import parse_settings
 
@@ -321,11 +320,11 @@ def test_doctors_fixes_name_the_credential_paths_of_the_unit() -> None:
              reach.credential_hint(reach.smtp_server(settings, 1.0)),
              reach.database_hint("", False),
              *[f.fix for f in doctor.check_secret(settings)]]
-    named = set(re.findall(r"/etc/flagman/[\w./-]*[\w-]", " ".join(hints)))
-    sources = {c.split(":", 1)[1] for c in unit_values()["LoadCredential"]}
-    assert named == sources, (named, sources)
+    named = set(re.findall(r"/etc/flagman/[\w./-]*[\w-]", " ".join(hints))) - {D.CREDENTIALS_DIR}
+    (source,) = (c.split(":", 1)[1] for c in unit_values()["LoadCredential"])
+    assert {str(PurePosixPath(path).parent) for path in named} == {source}, named
     tmpfiles = set(re.findall(r"^f (\S+)", (DEPLOY / "flagman.tmpfiles").read_text(), re.M))
-    assert sources == tmpfiles
+    assert named == tmpfiles, (named, tmpfiles)
 
 
 def test_the_guide_uses_one_path_for_each_file() -> None:
@@ -359,7 +358,7 @@ def test_the_guide_installs_from_a_fresh_debian_machine_in_order() -> None:
     at = [next(i for i, line in enumerate(install) if line.startswith(step)) for step in order]
     assert at == sorted(at), install
     known = {"apt-get", "python3", "systemd-tmpfiles", "systemctl", "journalctl", "editor", "cp", "postconf",
-             "read", "sed", "sudo", "pg_dump", "pg_restore", "flagmanctl", "/opt/flagman/bin/pip",
+             "read", "sed", "sudo", "pg_dump", "pg_restore", "flagmanctl", "/opt/flagman/bin/pip", "printf", "postmap",
              "/opt/flagman/bin/flagman"}
     for block in shell_blocks(guide):
         assigned: set[str] = set()
@@ -388,3 +387,26 @@ def test_the_readme_runs_no_bare_flagman_before_putting_it_on_the_path() -> None
         if line.startswith("flagman "):
             assert on_path, line
     assert "python3-venv" in readme.split("python3 -m venv /opt/flagman")[0]
+
+
+def test_the_postfix_recipe_routes_only_the_bots_address(tmp_path: Path) -> None:
+    """Issue 33, item 8: the recipe changes no transport of the whole server (virtual_transport,
+    mailbox_transport, local_transport, default_transport) but adds a transport map whose one
+    entry is the bot's address ([bot] address of the deployed configuration) to the LMTP socket
+    that dovecot-lmtp-postfix.conf makes; the guide's commands add that same entry."""
+    mail = DEPLOY / "mail"
+    settings = dict(line.split(" = ", 1) for line in (mail / "postfix-main.cf").read_text().splitlines()
+                    if line and not line.startswith("#"))
+    assert settings == {"recipient_delimiter": "+", "transport_maps": "hash:/etc/postfix/transport"}
+    every_domain = ("virtual_transport", "mailbox_transport", "local_transport", "default_transport")
+    guide = (DEPLOY / "OPERATING.md").read_text()
+    for text in (guide, *(p.read_text() for p in mail.iterdir())):
+        assert not any(f"postconf -e '{name}" in text for name in every_domain)
+    (entry,) = [line.split() for line in (mail / "postfix-transport").read_text().splitlines()
+                if line and not line.startswith("#")]
+    address = load_settings(DEPLOY / "flagman.toml", env={"FLAGMAN_SECRET": "x" * 32}).bot.address
+    assert entry == [address, "lmtp:unix:private/dovecot-lmtp"]
+    socket = re.search(r"unix_listener (\S+)", (mail / "dovecot-lmtp-postfix.conf").read_text())
+    assert socket and socket.group(1) == "/var/spool/postfix/private/dovecot-lmtp"  # Postfix's chroot + private/...
+    assert f"printf '%s\\n' '{' '.join(entry)}' >> /etc/postfix/transport" in guide
+    assert "postconf -e 'transport_maps = hash:/etc/postfix/transport'" in guide

@@ -86,7 +86,8 @@ def test_the_wheel_ships_the_deploy_files_once(installed: Path) -> None:
     (wheel,) = (installed.parent.parent / "wheels").glob("flagman-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for name in ("flagman.service", "flagman.tmpfiles", "flagman.sysusers", "fixed-user.conf", "flagmanctl",
-                 "flagman.toml", "OPERATING.md", "mail/dovecot-flagman.conf", "mail/postfix-main.cf"):
+                 "flagman.toml", "OPERATING.md", "mail/dovecot-flagman.conf", "mail/postfix-main.cf",
+                 "mail/postfix-transport", "flagman-backup.service", "flagman-backup.timer"):
         assert f"bot/_resources/deploy/{name}" in names, name
     assert "bot/_resources/config.example.toml" in names
     assert sum(n.endswith("/OPERATING.md") for n in names) == 1
@@ -126,8 +127,29 @@ def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp
     code = f"from bot.settings import load_settings; print(load_settings({str(config)!r}, env={{}}).inbox.kind)"
     assert run(installed / "python", "-c", code, cwd=tmp_path).stdout.strip() == "imap"
     assert (prefix / "usr/local/sbin/flagmanctl").stat().st_mode & 0o111
+    # The templated unit and the daily backup come with it (tests/bot/test_several_bots.py verifies them).
+    for name in ("flagman@.service", "flagman-backup.service", "flagman-backup.timer", "flagman-backup@.timer"):
+        assert (prefix / "etc/systemd/system" / name).is_file(), name
+    template = (prefix / "etc/systemd/system/flagman@.service").read_text().splitlines()
+    assert f"ExecStart={venv}/bin/flagman run" in template and "User=flagman-%i" in template
     # The configuration `flagman init` writes names a command that works from the wheel.
     run(installed / "flagman", "init", tmp_path / "site", cwd=tmp_path)
     assert "flagman deploy --print config.example.toml" in (tmp_path / "site" / "flagman.toml").read_text()
     example = run(installed / "flagman", "deploy", "--print", "config.example.toml", cwd=tmp_path).stdout
     assert example.startswith("# Flagman configuration: every option")
+
+
+def test_the_installed_wheel_names_its_version_and_commit(installed: Path, tmp_path: Path) -> None:
+    """The wheel built from this tree is version RELEASE.COMMITS of its git history, and the
+    installed `flagman --version` says so with the commit (issue 33: every build was 0.1.0)."""
+    from bot.buildinfo import RELEASE
+
+    def git(*args: str) -> str:
+        return run("git", "-C", ROOT, *args, cwd=ROOT).stdout.strip()
+
+    count, commit = git("rev-list", "--count", "HEAD"), git("rev-parse", "HEAD")
+    dirty = ", with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else ""
+    (wheel,) = (installed.parent.parent / "wheels").glob("flagman-*.whl")
+    assert wheel.name == f"flagman-{RELEASE}.{count}-py3-none-any.whl"
+    shown = run(installed / "flagman", "--version", cwd=tmp_path).stdout
+    assert shown == f"flagman {RELEASE}.{count} (commit {commit[:12]}{dirty})\n"

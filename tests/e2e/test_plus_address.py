@@ -2,7 +2,7 @@
 `flagman doctor --probe-plus` tells a mail server that does from one that does not.
 
 The "MTA" is `LmtpRelay` (tests/servers.py): SMTP in, the whole recipient address handed to
-Dovecot over LMTP, as Postfix does with the recipe's ``virtual_transport = lmtp:...``. The
+Dovecot over LMTP, as Postfix does with the recipe's transport map entry ``flagman@... lmtp:...``. The
 session Dovecot delivers by the recipe itself (deploy/mail/dovecot-flagman.conf, included
 word for word); the broken set-ups are Dovecots given other delivery settings.
 """
