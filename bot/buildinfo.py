@@ -11,14 +11,18 @@ module of flagman) writes the version and the commit into the wheel as ``bot/_bu
 into the sdist, so that a wheel built from an unpacked sdist, without ``.git``, has the same
 ones. `flagman --version` reads that file; run from a source tree, it asks git.
 
-A shallow clone (``git clone --depth``) cannot count its commits: the build refuses it rather
-than give a version that goes backwards (``git fetch --unshallow``).
+A tree whose commits cannot be counted -- a shallow clone (``git clone --depth``), the files
+without ``.git``, a machine without git -- still builds and installs, as ``RELEASE.0.dev0+uncounted``
+(`UNCOUNTED`): a development version lower than every counted build, so that any counted build
+upgrades it and it never passes for a newer one. The build says so on stderr, with the way to a
+counted version (``git fetch --unshallow``, a full clone, or the sdist).
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,10 +86,21 @@ def write(build: Build, path: Path) -> None:
                                indent=2) + "\n", encoding="utf-8")
 
 
+UNCOUNTED = "0.dev0+uncounted"  # after RELEASE: a tree whose commits cannot be counted
+
+
 def source_build(root: Path) -> Build:
-    """The build of a source tree: the file an unpacked sdist carries, else git."""
+    """The build of a source tree: the file an unpacked sdist carries, else git; a tree git
+    cannot count builds as the `UNCOUNTED` development version (said on stderr)."""
     packaged = root / "bot" / BUILD_FILE
-    return read(packaged) if packaged.is_file() else from_git(root)
+    if packaged.is_file():
+        return read(packaged)
+    try:
+        return from_git(root)
+    except VersionError as exc:
+        version = f"{RELEASE}.{UNCOUNTED}"
+        print(f"flagman build: {exc}. Building it as {version}, below every counted build.", file=sys.stderr)
+        return Build(version)
 
 
 def current() -> Build:
