@@ -11,9 +11,13 @@ taxonomy to replies::
                                               each answer mailed, in order
     any other exception                    -> the mail's savepoint rolls back; quarantined
 
-Refusals are raised where they are found and caught once, in `bot.intake.Intake.handle`, so no
-step pairs a record with a notice by hand. An answer names its addressee as a `bot.letters`
-value: who gets it, and which reply address it carries, stays `bot.letters`' call.
+`Refused` is the one refusal of the house (issue 28): a step of the intake raises it for the
+whole mail, a command's handler -- a player's (`bot.commands`) or the GM's (`bot.commands.gm`)
+-- for that command alone, which its runner turns into that command's answer while the mail's
+other commands go on. Refusals are raised where they are found and caught once, so no step
+pairs a record with a notice by hand. Each record says why in `bot.models.Reason`. An answer
+names its addressee as a `bot.letters` value: who gets it, and which reply address it
+carries, stays `bot.letters`' call.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from dataclasses import dataclass, field
 
 from bot.letters import Addressee
 from bot.mail_out.render import RenderedMail
-from bot.models import AnswerFate, Game, InboundStatus, Seat
+from bot.models import AnswerFate, Game, InboundStatus, Reason, Seat
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +70,10 @@ class Submission:
 
 @dataclass(frozen=True, slots=True)
 class Done:
-    """A mail acted on. `detail` is its line in the record and the log; `label` its outcome's."""
+    """A mail acted on. `detail` is its line in the record and the log; `reason` its kind."""
 
     detail: str
-    label: str
+    reason: Reason
     answers: tuple[Answer, ...] = ()
     game: Game | None = None
     seat: Seat | None = None
@@ -81,13 +85,17 @@ class Done:
         return InboundStatus.REFUSED if self.refused else InboundStatus.APPLIED
 
 
-class Refused(Exception):  # noqa: N818 - named for the outcome it stands for, as the record says
-    """The mail is refused: `detail` goes into its record, `answer` (if any) to whom it names."""
+class Refused(ValueError):  # noqa: N818 - named for the outcome it stands for, as the record says
+    """Refused, and why: `detail` (fit to mail back as it is, and for the record), `answer` (if
+    any) to whom it names. From a step of the intake, the whole mail is refused (`reason` says
+    why in the record); from a command's handler, that command (`label` in the mail's record).
+    A ValueError, as the domain's own refusals are (a bad duration, figure or option): the CLI
+    prints any of them as one line."""
 
-    def __init__(self, detail: str, answer: Answer | None = None, *, label: str = "",
+    def __init__(self, detail: str, answer: Answer | None = None, *, reason: Reason | None = None, label: str = "",
                  game: Game | None = None, seat: Seat | None = None) -> None:
         super().__init__(detail)
-        self.detail, self.answer, self.label = detail, answer, label or detail
+        self.detail, self.answer, self.reason, self.label = detail, answer, reason, label or detail
         self.game, self.seat = game, seat
 
 
@@ -95,10 +103,10 @@ class Ignored(Exception):  # noqa: N818 - see Refused
     """The mail is ignored: recorded and logged, never answered; `answer` says why no answer
     went (none is ever due for it, or a cap withheld it)."""
 
-    def __init__(self, detail: str, *, label: str = "", game: Game | None = None,
+    def __init__(self, detail: str, *, reason: Reason, game: Game | None = None,
                  answer: AnswerFate = AnswerFate.NONE) -> None:
         super().__init__(detail)
-        self.detail, self.label, self.game, self.answer = detail, label or detail, game, answer
+        self.detail, self.reason, self.game, self.answer = detail, reason, game, answer
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +114,7 @@ class Outcome:
     """What became of one mail, for the poll's report."""
 
     status: InboundStatus
-    detail: str
+    reason: Reason
 
 
 @dataclass

@@ -57,6 +57,45 @@ class InboundStatus(enum.StrEnum):
     QUARANTINED = "quarantined"  # processing crashed: kept for the GM
 
 
+class Reason(enum.StrEnum):
+    """Why a mail ended as it did, one value per outcome the intake knows (issue 28: the record
+    says it in a column, for the digest and the limits to select on, not in words to match).
+    The `detail` column beside it says the rest in words, for people."""
+
+    # Applied: its effect and a confirmation.
+    ORDERS = "orders"
+    COMMANDS = "commands"
+    FOR_ANYONE = "for anyone"  # the commands for anyone (and codes of ours) from an unproven sender
+    JOIN_ASKED = "join asked"  # a stranger's JOIN: the code is out
+    # Refused, with an answer.
+    ORDERS_REFUSED = "orders refused"
+    NOT_STARTED = "not started"
+    FINISHED = "finished"
+    LATE = "late"
+    NOT_EXPECTED = "not expected"
+    EMPTY = "empty"
+    AMBIGUOUS_GAME = "ambiguous game"
+    NOT_UNDERSTOOD = "not understood"  # a GM's lines that are neither commands nor orders
+    JOIN_REFUSED = "join refused"
+    UNKNOWN_SENDER = "unknown sender"  # proved nobody: the stranger notice, or nothing within the caps
+    AUTH_FAILED = "authentication failed"  # a player's registered From without proof
+    AUTH_FAILED_GM = "GM authentication failed"  # the GM's address or From without the GM's second proof
+    OVERSIZE = "over the size limit"
+    # Ignored: never answered (besides the ignore policy's own reasons below).
+    RATE_LIMIT = "rate limit"
+    # The ignore policy's verdicts (bot.mail_in.parse.IgnoreReason), by the same values.
+    BOUNCE = "bounce"
+    AUTO_REPLY = "auto-reply"
+    BULK = "bulk"
+    LOOP = "loop"
+    OWN_MAIL = "own mail"
+    NO_SENDER = "no sender"
+    AMBIGUOUS_SENDER = "several senders"
+    UNPARSEABLE = "unparseable"
+    CALENDAR_REPLY = "calendar reply"
+    QUARANTINED = "quarantined"  # processing crashed (bot.service)
+
+
 class AnswerFate(enum.StrEnum):
     """What became of the answer a mail would get (issue 27: caps withhold answers, never
     actions or records): every mail records whether it was answered and, if not, why."""
@@ -232,6 +271,8 @@ class InboundMessage(Base):
     principal: Mapped[str] = mapped_column(String(340), default="", server_default="", index=True)
     # What became of its answer (AnswerFate, migration 0008): sent, none due, or withheld and why.
     answer: Mapped[str] = mapped_column(String(24), default=AnswerFate.NONE, server_default="none")
+    # Why it ended as it did (Reason, migration 0009): what the digest and the limits select on.
+    reason: Mapped[str] = mapped_column(String(32), default="", server_default="", index=True)
 
 
 class Outbox(Base):

@@ -323,7 +323,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Loggers whose INFO lines say what the command prints itself: left out of its output unless
 # --verbose, so that each result is printed once (issue 17). A GM command's outcome is
-# logged by bot.gm.powers and printed by bot.cli.gm; a game made or started, by bot.games.turns.
+# logged by bot.commands.registry and printed by bot.cli.gm; a game made or started, by bot.games.turns.
 _ECHOED: dict[str, tuple[str, ...]] = {"gm": ("flagman.gm", "flagman.games"), "game": ("flagman.games",)}
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from bot.app import App
     from bot.cli.context import Subcommands
-    from bot.gm.powers import GmResult
+    from bot.commands.registry import GmResult
 
 
 def _fail(prog: str, message: str) -> int:
@@ -94,21 +94,21 @@ def _actor(args: argparse.Namespace) -> str:
 
 
 def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
-    """`bot.gm.powers.execute_words` with the GM's letter held back until the outcome is known:
+    """`bot.commands.registry.execute_words` with the GM's letter held back until the outcome is known:
     a command done is confirmed to the GM by mail, as by mail; a refused one is printed by the
     CLI and mailed to nobody (issue 17: a typo at the terminal is no news for the GM's inbox).
     The audit log has both."""
     from bot import letters
-    from bot.commands import GM_VERBS, split_gm_args
-    from bot.gm import powers as gm
+    from bot.answers import Refused
+    from bot.commands import GM_VERBS, registry
 
-    spec = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
+    command = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
     words = list(args.args)
-    parsed = split_gm_args(spec, words)
+    parsed = command.split(words)
     if parsed is None:
-        raise gm.GmRefusal(f"write {spec.syntax}, e.g. {spec.example}")
-    result = gm.execute(app.shell, session, spec.verb, args.game.lower(), parsed, actor=_actor(args), via="cli",
-                        line=" ".join([spec.verb, args.game, *words]), deliver=False)
+        raise Refused(f"write {command.syntax}, e.g. {command.example}")
+    result = registry.execute(app.shell, session, command.verb, args.game.lower(), parsed, actor=_actor(args),
+                              via="cli", line=" ".join([command.verb, args.game, *words]), deliver=False)
     if result.ok and result.letter is not None:
         letter = result.letter
         letters.post(app.shell, session, letter.to, letter.rendered, kind=letter.kind, game=letter.game)
@@ -132,7 +132,7 @@ def _cmd_verb(args: argparse.Namespace) -> int:
                 app.service.send()
             return 0
         except (ValueError, OverflowError) as exc:
-            # GmRefusal, DeadlineError, FigureError, OptionError, GameError, SettingsError are
+            # Refused, DeadlineError, FigureError, OptionError, GameError, SettingsError are
             # ValueErrors: a refusal, never a traceback (issue 14).
             return _fail(prog, str(exc) or type(exc).__name__)
 

@@ -1,16 +1,21 @@
-"""Mail commands as objects (Mailman 3's habit): each player verb is a class with its syntax, its
-one-line summary and its handler; each GM verb a `GmCommandSpec` whose handler is bound in
-`bot.gm.powers.HANDLERS` (a test checks that the two name the same verbs). HELP, the CLI's
-`flagman gm` subcommands and the digest's syntax list are generated from these, so they
-cannot drift from what the handlers accept.
+"""Mail commands as objects (Mailman 3's habit): every verb, a player's or the GM's, is a class
+with its syntax, its one-line summary and its example, whose instance is the command as read;
+`bot.commands.registry` binds each class to its handler, in one table (a test checks that
+every class has one). HELP, the CLI's `flagman gm` subcommands and the digest's syntax list
+are generated from the classes, so they cannot drift from what the handlers accept.
 
 * `bot.commands.grammar`: the text of a mail -> typed commands (pure; no database);
-* `bot.commands.player`: what each player command does (`player.run`), with the handlers of
-  `bot.commands.anyone` (LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM: for anyone, strangers
-  too), `bot.commands.press` (PRESS) and `bot.commands.account` (TIMEZONE, ADDRESS, VACATION);
-* `bot.commands.streams`: PING, CALENDAR, REMINDERS and UNSUBSCRIBE (what comes by mail, and
-  how a mail was received: issue 19);
+* `bot.commands.registry`: the table, and the runners (`run` for a player's command,
+  `execute` for a GM's, by mail or CLI: audited, in a savepoint);
+* `bot.commands.handlers`: what a player command's handler gets and gives;
+* `bot.commands.player` (HELP, STATUS, ORDERS, JOIN, RESIGN), `bot.commands.anyone` (LIST,
+  RULES, OBSERVE, UNOBSERVE, CONFIRM, STOP: for anyone, strangers too), `bot.commands.press`
+  (PRESS), `bot.commands.account` (TIMEZONE, ADDRESS, VACATION), `bot.commands.streams` (PING,
+  CALENDAR, REMINDERS, UNSUBSCRIBE): the player commands' handlers;
+* `bot.commands.gm`: the GM commands' handlers (the GM's powers);
 * `bot.commands.suggest`: did you mean ...?
+
+A refusal is `bot.answers.Refused`, raised by the handler, for player and GM commands alike.
 """
 
 from bot.commands.grammar import (
@@ -25,7 +30,6 @@ from bot.commands.grammar import (
     CommandProblem,
     Confirm,
     GmCommand,
-    GmCommandSpec,
     Help,
     Join,
     ListGames,
@@ -50,7 +54,7 @@ from bot.commands.grammar import (
 
 __all__ = [
     "FOR_ANYONE", "GM_COMMANDS", "MAX_COMMANDS", "MAX_PROBLEMS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "Calendar", "CommandProblem", "Confirm",
-    "GmCommand", "GmCommandSpec", "Help", "Join", "ListGames", "MailCommands", "Observe", "Ping", "PlayerCommand",
+    "GmCommand", "Help", "Join", "ListGames", "MailCommands", "Observe", "Ping", "PlayerCommand",
     "Press", "Reminders", "Resign", "ShowOrders", "ShowRules", "Status", "Stop", "Timezone", "Unobserve", "Unsubscribe",
     "Vacation", "parse_commands", "split_gm_args",
 ]

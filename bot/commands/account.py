@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 from bot import letters
 from bot.answers import Notice
 from bot.commands.grammar import Address, Timezone, Vacation
-from bot.commands.handlers import Context, Reply, handles, refusal
+from bot.commands.handlers import CommandContext, Reply
 from bot.games import requests, store
 from bot.games import turns as G
 from bot.games.deadlines import format_local
@@ -55,17 +55,16 @@ def _closest_zones(text: str) -> list[str]:
     return [names[z] for z in difflib.get_close_matches(text.strip().lower(), list(names), n=1, cutoff=0.6)]
 
 
-def _players_only(ctx: Context, verb: str) -> Reply:
+def _players_only(ctx: CommandContext, verb: str) -> Reply:
     what = ("A GM's zone is the game's (flagman game new --timezone)." if verb == "TIMEZONE" and ctx.who.gm_of
             else "It is for the players of a game: send it in reply to a mail of your game.")
-    return refusal(ctx, f"{verb} is for players", f"{verb} changes a player's own settings. {what}",
+    raise ctx.refuse(f"{verb} is for players", f"{verb} changes a player's own settings. {what}",
                    kind=verb.lower(), label=f"{verb} refused")
 
 
 # -- TIMEZONE --------------------------------------------------------------------------------
 
-@handles(Timezone)
-def _timezone(ctx: Context, command: Timezone) -> Reply:
+def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     player = ctx.player()
     if player is None:
         return _players_only(ctx, "TIMEZONE")
@@ -73,7 +72,7 @@ def _timezone(ctx: Context, command: Timezone) -> Reply:
     if zone is None:
         close = _closest_zones(command.zone)
         hint = f" Did you mean {' or '.join(close)}?" if close else ""
-        return refusal(ctx, "Time zone not known",
+        raise ctx.refuse("Time zone not known",
                        "That is not a time zone name the bot knows: write a zone as Area/City, e.g. "
                        f"TIMEZONE Europe/Paris or TIMEZONE America/New_York (or UTC).{hint}",
                        kind="timezone", label="TIMEZONE refused")
@@ -93,14 +92,13 @@ def _timezone(ctx: Context, command: Timezone) -> Reply:
 
 # -- ADDRESS ---------------------------------------------------------------------------------
 
-def _bot_address(ctx: Context, address: str) -> bool:
+def _bot_address(ctx: CommandContext, address: str) -> bool:
     local, _, domain = ctx.shell.settings.bot.address.lower().rpartition("@")
     a_local, _, a_domain = address.rpartition("@")
     return a_domain == domain and (a_local == local or a_local.startswith(local + "+"))
 
 
-@handles(Address)
-def _address(ctx: Context, command: Address) -> Reply:
+def address(ctx: CommandContext, command: Address) -> Reply:
     """ADDRESS moves what the mail's proof covers, no more (issue 27: one forwarded turn sheet
     must not move a player's every game): `Who.seats`. The new address gets a code; the old one
     is told at once, in this answer, with a STOP code; the seats move once the new address has
@@ -111,22 +109,22 @@ def _address(ctx: Context, command: Address) -> Reply:
         return _players_only(ctx, "ADDRESS")
     new = command.address
     if new == player.address:
-        return refusal(ctx, "That is your address already", f"The bot writes to {new} already: nothing to change.",
+        raise ctx.refuse("That is your address already", f"The bot writes to {new} already: nothing to change.",
                        kind="address", label="ADDRESS refused")
     if _bot_address(ctx, new):
-        return refusal(ctx, "Not an address for a player", "That is the bot's own address.", kind="address",
+        raise ctx.refuse("Not an address for a player", "That is the bot's own address.", kind="address",
                        label="ADDRESS refused")
     seats = [s for s in ctx.who.seats if s.active and s.player_id == player.id and s.game.status != GameStatus.FINISHED]
     if not seats:
-        return refusal(ctx, "No seat to move", "Your mail proved no seat of a game still running, so there is "
+        raise ctx.refuse("No seat to move", "Your mail proved no seat of a game still running, so there is "
                        "nothing to move.", kind="address", label="ADDRESS refused")
     taken = requests.taken_problem(session, player, seats, new)
     if taken is not None:
-        return refusal(ctx, "That address is taken",
+        raise ctx.refuse("That address is taken",
                        f"{taken}, so your seats cannot move to it. Ask the GM (REPLACE) if they should.",
                        kind="address", label="ADDRESS refused")
     if requests.requests_today(session, player, now) >= ADDRESS_REQUESTS_PER_DAY:
-        return refusal(ctx, "Too many address changes today",
+        raise ctx.refuse("Too many address changes today",
                        f"An address change was asked for {ADDRESS_REQUESTS_PER_DAY} times today already; send it "
                        "again tomorrow.", kind="address", label="ADDRESS refused")
     request = requests.open_address(ctx.shell, session, player, seats, new)
@@ -166,8 +164,7 @@ def _day_text(day: date) -> str:
     return f"{day:%a} {day.day} {day:%b %Y}"
 
 
-@handles(Vacation)
-def _vacation(ctx: Context, command: Vacation) -> Reply:
+def vacation(ctx: CommandContext, command: Vacation) -> Reply:
     player = ctx.player()
     if player is None:
         return _players_only(ctx, "VACATION")
@@ -194,7 +191,7 @@ def _vacation(ctx: Context, command: Vacation) -> Reply:
     elif (start - today).days > VACATION_AHEAD_DAYS:
         problem = "that is more than a year ahead"
     if problem is not None:
-        return refusal(ctx, "Vacation not set",
+        raise ctx.refuse("Vacation not set",
                        f"VACATION {start.isoformat()} {end.isoformat()}: {problem}. Write VACATION <first day> "
                        "<last day>, e.g. VACATION 2026-07-01 2026-07-14 (both days included, in your time zone).",
                        kind="vacation", label="VACATION refused")
@@ -209,7 +206,7 @@ def _vacation(ctx: Context, command: Vacation) -> Reply:
                  label=f"VACATION {start.isoformat()} {end.isoformat()}")
 
 
-def _tell_gms(ctx: Context, seats: list[Seat], text: str, what: str) -> None:
+def _tell_gms(ctx: CommandContext, seats: list[Seat], text: str, what: str) -> None:
     for seat in seats:
         if seat.player.address == seat.game.gm_address or seat.name == GM_SEAT:
             continue

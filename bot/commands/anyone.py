@@ -19,7 +19,7 @@ from sqlalchemy.orm import selectinload
 from bot import letters
 from bot.answers import Letter, Notice
 from bot.commands.grammar import Confirm, ListGames, Observe, ShowRules, Stop, Unobserve
-from bot.commands.handlers import Context, Reply, handles, refusal
+from bot.commands.handlers import CommandContext, Reply
 from bot.games import observers, requests, seats, signups, store
 from bot.games import turns as G
 from bot.letters import ToAddress
@@ -30,9 +30,9 @@ MAX_LISTED = 40  # running games in one LIST answer; the rest are counted
 MAX_FINISHED = 10  # finished games named in it, the latest
 
 
-def _unknown(ctx: Context, verb: str) -> Reply:
+def _unknown(ctx: CommandContext, verb: str) -> Reply:
     # The name is not repeated: for a stranger it is the sender's own words (issue 14).
-    return refusal(ctx, "No game by that name",
+    raise ctx.refuse("No game by that name",
                    f"There is no game by the name your {verb} gave here. Send LIST for the games.",
                    kind=verb.lower(), label=f"{verb} refused")
 
@@ -41,8 +41,7 @@ def _on_off(value: bool) -> str:
     return "on" if value else "off"
 
 
-@handles(ListGames)
-def _list(ctx: Context, command: ListGames) -> Reply:
+def list_games(ctx: CommandContext, command: ListGames) -> Reply:
     """The games, the ones open for sign-ups first (free seats, how to join), then the ones
     under way (the open turn and its deadline, in the sender's zone if a player, else the
     game's), then the latest finished ones, by name."""
@@ -79,8 +78,7 @@ def _list(ctx: Context, command: ListGames) -> Reply:
     return Reply((Notice(ctx.to, "Games here", text, kind="list", error=False),), label="LIST")
 
 
-@handles(ShowRules)
-def _rules(ctx: Context, command: ShowRules) -> Reply:
+def rules(ctx: CommandContext, command: ShowRules) -> Reply:
     """The rules summary JOIN's welcome mail gives, with the order syntax of the first turn and
     the game's settings (deadlines, early resolution, press)."""
     game = store.find_game_row(ctx.session, command.game, with_seats=True)
@@ -98,14 +96,13 @@ def _rules(ctx: Context, command: ShowRules) -> Reply:
                  label=f"RULES {game.name}")
 
 
-@handles(Observe)
-def _observe(ctx: Context, command: Observe) -> Reply:
+def observe(ctx: CommandContext, command: Observe) -> Reply:
     session, now = ctx.session, ctx.shell.now()
     game = store.find_game_row(session, command.game, with_seats=True)
     if game is None:
         return _unknown(ctx, "OBSERVE")
     if game.status == GameStatus.FINISHED:
-        return refusal(ctx, f"{game.name} is over", f"{game.name} has finished: there are no more results to send.",
+        raise ctx.refuse(f"{game.name} is over", f"{game.name} has finished: there are no more results to send.",
                        kind="observe", label="OBSERVE refused")
     if ctx.seat_in(game) is not None or any(g.id == game.id for g in ctx.who.gm_of):
         return Reply((Notice(ctx.to, f"You are in {game.name}",
@@ -118,7 +115,7 @@ def _observe(ctx: Context, command: Observe) -> Reply:
                              "them.", kind="observe", error=False),), label="OBSERVE")
     count = session.scalar(select(func.count()).select_from(Observer).where(Observer.game_id == game.id)) or 0
     if count >= observers.MAX_OBSERVERS:
-        return refusal(ctx, f"{game.name} has all the observers it takes",
+        raise ctx.refuse(f"{game.name} has all the observers it takes",
                        f"{game.name} has {observers.MAX_OBSERVERS} observers, as many as it takes.",
                        kind="observe", label="OBSERVE refused")
     if not ctx.stranger:  # the mail proved the registered address: no confirmation needed
@@ -140,8 +137,7 @@ def _observing_text(game: Game) -> str:
             "stops them.")
 
 
-@handles(Unobserve)
-def _unobserve(ctx: Context, command: Unobserve) -> Reply:
+def unobserve(ctx: CommandContext, command: Unobserve) -> Reply:
     session = ctx.session
     game = None
     if command.game:
@@ -158,7 +154,7 @@ def _unobserve(ctx: Context, command: Unobserve) -> Reply:
                          "them again.", kind="unobserve", error=False),), label="UNOBSERVE " + " ".join(stopped))
 
 
-def code_stands(ctx: Context, text: str) -> bool:
+def code_stands(ctx: CommandContext, text: str) -> bool:
     """Whether the code `text` verifies now: an OBSERVE code from the address it was mailed to,
     a JOIN or ADDRESS code from the address it was mailed to for a request still waiting, a STOP
     code for an address change not made yet. What a code of ours does is done whatever the caps
@@ -171,16 +167,15 @@ def code_stands(ctx: Context, text: str) -> bool:
     return requests.standing(ctx.shell, ctx.session, text, ctx.inbound.sender) is not None
 
 
-def _not_valid(ctx: Context, verb: str) -> Reply:
-    return refusal(ctx, "Confirmation not valid" if verb == "CONFIRM" else "Stop code not valid",
+def _not_valid(ctx: CommandContext, verb: str) -> Reply:
+    raise ctx.refuse("Confirmation not valid" if verb == "CONFIRM" else "Stop code not valid",
                    "That code is not one this bot mailed to this address, or it is more than "
                    f"{tokens.VALID_DAYS} days old, or what it was for is done or stopped already, so nothing was "
                    "done. Send the command again (OBSERVE <game>, JOIN <game>, or ADDRESS <new address> from your "
                    "old address) for a new one.", kind=verb.lower(), label=f"{verb} refused")
 
 
-@handles(Confirm)
-def _confirm(ctx: Context, command: Confirm) -> Reply:
+def confirm(ctx: CommandContext, command: Confirm) -> Reply:
     """The answer to a confirmation mail: the code it carried, sent back from the address it
     was mailed to, starts what it stands for."""
     code = tokens.parse(command.code)
@@ -200,7 +195,7 @@ def _confirm(ctx: Context, command: Confirm) -> Reply:
     session, sender = ctx.session, ctx.inbound.sender
     game = store.find_game_row(session, code.ref)
     if game is None or game.status == GameStatus.FINISHED:
-        return refusal(ctx, "That game is over", "The game this confirmation was for is no longer running.",
+        raise ctx.refuse("That game is over", "The game this confirmation was for is no longer running.",
                        kind="confirm", label="CONFIRM refused")
     if not observers.observe(session, game, sender, ctx.shell.now()):
         return Reply((Notice(ctx.to, f"You observe {game.name} already",
@@ -210,8 +205,7 @@ def _confirm(ctx: Context, command: Confirm) -> Reply:
                          essential=True),), label=f"CONFIRM OBSERVE {game.name}")
 
 
-@handles(Stop)
-def _stop(ctx: Context, command: Stop) -> Reply:
+def stop(ctx: CommandContext, command: Stop) -> Reply:
     """STOP <code>, from the note an ADDRESS request sent the old address: the change is not made."""
     code = tokens.parse(command.code)
     request = requests.standing(ctx.shell, ctx.session, command.code, ctx.inbound.sender)

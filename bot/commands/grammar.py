@@ -401,41 +401,173 @@ FOR_ANYONE: tuple[type[PlayerCommand], ...] = tuple(c for c in PLAYER_COMMANDS i
 _PLAYER_VERBS = {c.verb: c for c in PLAYER_COMMANDS}
 
 
+# -- GM commands ----------------------------------------------------------------------------
+# The same shape as a player's: a class per verb, with its syntax, summary and example, whose
+# instance is the command as read; `bot.commands.registry` binds each to its handler.
+
+
 @dataclass(frozen=True, slots=True)
 class GmCommand:
-    verb: str
+    """A GM command as read: the game it names, its arguments, the line it came on. Each verb
+    names the game right after it (`GmCommand.split` reads the rest)."""
+
+    verb: ClassVar[str]
+    syntax: ClassVar[str]
+    summary: ClassVar[str]
+    example: ClassVar[str]
+    min_args: ClassVar[int] = 0
+    max_args: ClassVar[int | None] = 0  # None: the rest of the line is the last argument
     game: str
     args: tuple[str, ...]
     line: str
 
+    @classmethod
+    def split(cls, words: list[str]) -> tuple[str, ...] | None:
+        """The arguments in the words after the game, or None when they do not fit the syntax."""
+        if cls.max_args is None:
+            if len(words) < cls.min_args:
+                return None
+            return (*words[: cls.min_args - 1], " ".join(words[cls.min_args - 1:]))
+        if not cls.min_args <= len(words) <= cls.max_args:
+            return None
+        return tuple(words)
+
 
 @dataclass(frozen=True, slots=True)
-class GmCommandSpec:
-    verb: str
-    syntax: str
-    summary: str
-    example: str
-    min_args: int = 0
-    max_args: int | None = 0  # None: the rest of the line
+class Extend(GmCommand):
+    verb: ClassVar[str] = "EXTEND"
+    syntax: ClassVar[str] = "EXTEND <game> <duration>"
+    summary: ClassVar[str] = "push the deadline back (announced to the players)"
+    example: ClassVar[str] = "EXTEND rc1 24h"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
 
 
-GM_COMMANDS: tuple[GmCommandSpec, ...] = (
-    GmCommandSpec("EXTEND", "EXTEND <game> <duration>", "push the deadline back (announced to the players)", "EXTEND rc1 24h", 1, 1),
-    GmCommandSpec("DEADLINE", "DEADLINE <game> <when>", "set the deadline, game time or +duration (announced)", "DEADLINE rc1 2026-12-04 18:00", 1, 2),
-    GmCommandSpec("ORDER", "ORDER <game> <seat> <orders>", "enter orders for a player (';' separates lines)", "ORDER rc1 roger CRUISE", 2, None),
-    GmCommandSpec("PLOT", "PLOT <game> <seat> <orders>", "set the GM plot: that seat's NMR default", "PLOT rc1 kelly USE 2", 2, None),
-    GmCommandSpec("PROCESS", "PROCESS <game>", "resolve the open turn now, defaults for the missing", "PROCESS rc1"),
-    GmCommandSpec("PREVIEW", "PREVIEW <game>", "resolve a copy; the results come to you only", "PREVIEW rc1"),
-    GmCommandSpec("PAUSE", "PAUSE <game>", "stop deadlines until RESUME", "PAUSE rc1"),
-    GmCommandSpec("RESUME", "RESUME <game>", "restart deadlines (the clock restarts from now)", "RESUME rc1"),
-    GmCommandSpec("SET", "SET <game> <seat> <figure> <value>", "adjust a player's figure", "SET rc1 seb ep 6", 3, 3),
-    GmCommandSpec("REPLACE", "REPLACE <game> <seat> <address> [name]", "hand a seat to a new player", "REPLACE rc1 kelly kim@example.org Kim", 2, None),
-    GmCommandSpec("DROP", "DROP <game> <seat>", "remove a player from the game", "DROP rc1 steve", 1, 1),
-    GmCommandSpec("ROLLBACK", "ROLLBACK <game>", "undo the last resolution and reopen that turn", "ROLLBACK rc1"),
-    GmCommandSpec("OPEN", "OPEN <game>", "open the game for sign-ups (JOIN)", "OPEN rc2"),
-    GmCommandSpec("START", "START <game>", "close sign-ups and start turn 1", "START rc2"),
-)
-GM_VERBS = {spec.verb: spec for spec in GM_COMMANDS}
+@dataclass(frozen=True, slots=True)
+class Deadline(GmCommand):
+    verb: ClassVar[str] = "DEADLINE"
+    syntax: ClassVar[str] = "DEADLINE <game> <when>"
+    summary: ClassVar[str] = "set the deadline, game time or +duration (announced)"
+    example: ClassVar[str] = "DEADLINE rc1 2026-12-04 18:00"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 2
+
+    @classmethod
+    def split(cls, words: list[str]) -> tuple[str, ...] | None:
+        return (" ".join(words),) if cls.min_args <= len(words) <= (cls.max_args or 0) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Order(GmCommand):
+    verb: ClassVar[str] = "ORDER"
+    syntax: ClassVar[str] = "ORDER <game> <seat> <orders>"
+    summary: ClassVar[str] = "enter orders for a player (';' separates lines)"
+    example: ClassVar[str] = "ORDER rc1 roger CRUISE"
+    min_args: ClassVar[int] = 2
+    max_args: ClassVar[int | None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Plot(GmCommand):
+    verb: ClassVar[str] = "PLOT"
+    syntax: ClassVar[str] = "PLOT <game> <seat> <orders>"
+    summary: ClassVar[str] = "set the GM plot: that seat's NMR default"
+    example: ClassVar[str] = "PLOT rc1 kelly USE 2"
+    min_args: ClassVar[int] = 2
+    max_args: ClassVar[int | None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Process(GmCommand):
+    verb: ClassVar[str] = "PROCESS"
+    syntax: ClassVar[str] = "PROCESS <game>"
+    summary: ClassVar[str] = "resolve the open turn now, defaults for the missing"
+    example: ClassVar[str] = "PROCESS rc1"
+
+
+@dataclass(frozen=True, slots=True)
+class Preview(GmCommand):
+    verb: ClassVar[str] = "PREVIEW"
+    syntax: ClassVar[str] = "PREVIEW <game>"
+    summary: ClassVar[str] = "resolve a copy; the results come to you only"
+    example: ClassVar[str] = "PREVIEW rc1"
+
+
+@dataclass(frozen=True, slots=True)
+class Pause(GmCommand):
+    verb: ClassVar[str] = "PAUSE"
+    syntax: ClassVar[str] = "PAUSE <game>"
+    summary: ClassVar[str] = "stop deadlines until RESUME"
+    example: ClassVar[str] = "PAUSE rc1"
+
+
+@dataclass(frozen=True, slots=True)
+class Resume(GmCommand):
+    verb: ClassVar[str] = "RESUME"
+    syntax: ClassVar[str] = "RESUME <game>"
+    summary: ClassVar[str] = "restart deadlines (the clock restarts from now)"
+    example: ClassVar[str] = "RESUME rc1"
+
+
+@dataclass(frozen=True, slots=True)
+class SetFigure(GmCommand):
+    verb: ClassVar[str] = "SET"
+    syntax: ClassVar[str] = "SET <game> <seat> <figure> <value>"
+    summary: ClassVar[str] = "adjust a player's figure"
+    example: ClassVar[str] = "SET rc1 seb ep 6"
+    min_args: ClassVar[int] = 3
+    max_args: ClassVar[int | None] = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Replace(GmCommand):
+    verb: ClassVar[str] = "REPLACE"
+    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name]"
+    summary: ClassVar[str] = "hand a seat to a new player"
+    example: ClassVar[str] = "REPLACE rc1 kelly kim@example.org Kim"
+    min_args: ClassVar[int] = 2
+    max_args: ClassVar[int | None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Drop(GmCommand):
+    verb: ClassVar[str] = "DROP"
+    syntax: ClassVar[str] = "DROP <game> <seat>"
+    summary: ClassVar[str] = "remove a player from the game"
+    example: ClassVar[str] = "DROP rc1 steve"
+    min_args: ClassVar[int] = 1
+    max_args: ClassVar[int | None] = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Rollback(GmCommand):
+    verb: ClassVar[str] = "ROLLBACK"
+    syntax: ClassVar[str] = "ROLLBACK <game>"
+    summary: ClassVar[str] = "undo the last resolution and reopen that turn"
+    example: ClassVar[str] = "ROLLBACK rc1"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenSignups(GmCommand):
+    verb: ClassVar[str] = "OPEN"
+    syntax: ClassVar[str] = "OPEN <game>"
+    summary: ClassVar[str] = "open the game for sign-ups (JOIN)"
+    example: ClassVar[str] = "OPEN rc2"
+
+
+@dataclass(frozen=True, slots=True)
+class Start(GmCommand):
+    verb: ClassVar[str] = "START"
+    syntax: ClassVar[str] = "START <game>"
+    summary: ClassVar[str] = "close sign-ups and start turn 1"
+    example: ClassVar[str] = "START rc2"
+
+
+# In the order HELP and the digest list them.
+GM_COMMANDS: tuple[type[GmCommand], ...] = (
+    Extend, Deadline, Order, Plot, Process, Preview, Pause, Resume, SetFigure, Replace, Drop, Rollback,
+    OpenSignups, Start)
+GM_VERBS: dict[str, type[GmCommand]] = {c.verb: c for c in GM_COMMANDS}
 
 
 
@@ -458,18 +590,9 @@ class MailCommands:
     more_problems: int = 0  # lines not understood past MAX_PROBLEMS: counted only
 
 
-def split_gm_args(spec: GmCommandSpec, words: list[str]) -> tuple[str, ...] | None:
-    if spec.max_args is None:
-        if len(words) < spec.min_args:
-            return None
-        head = words[: spec.min_args - 1]
-        rest = " ".join(words[spec.min_args - 1 :])
-        return (*head, rest)
-    if not spec.min_args <= len(words) <= spec.max_args:
-        return None
-    if spec.verb == "DEADLINE":
-        return (" ".join(words),)
-    return tuple(words)
+def split_gm_args(command: type[GmCommand], words: list[str]) -> tuple[str, ...] | None:
+    """The arguments of a GM command in the words after its game (`GmCommand.split`)."""
+    return command.split(words)
 
 
 def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands:
@@ -507,13 +630,13 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
         if command is not None:
             player.append(command)
             continue
-        spec = GM_VERBS.get(verb)
-        if spec is not None and len(words) >= 2 and words[1].lower() in gm_games:
-            args = split_gm_args(spec, words[2:])
+        gm_class = GM_VERBS.get(verb)
+        if gm_class is not None and len(words) >= 2 and words[1].lower() in gm_games:
+            args = gm_class.split(words[2:])
             if args is None:
-                problems.append(CommandProblem(line, f"write {spec.syntax}, e.g. {spec.example}"))
+                problems.append(CommandProblem(line, f"write {gm_class.syntax}, e.g. {gm_class.example}"))
             else:
-                gm.append(GmCommand(verb, words[1].lower(), args, line))
+                gm.append(gm_class(words[1].lower(), args, line))
             continue
         order_lines.append(raw_line.rstrip())
     orders_text = "\n".join(without_courtesies(order_lines)).strip("\n")

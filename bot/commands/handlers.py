@@ -1,22 +1,20 @@
-"""What a player command's handler gets and gives, and the table of handlers.
+"""What a player command's handler gets and gives.
 
-A handler gets the mail's `Context` (who proved what, and the game and seat it is for) and
-returns a `Reply`: the answers it makes (mailed by the intake, as one answer per mail), the
-label it leaves in the mail's record, or the mail's whole outcome (`Done`: JOIN). Handlers
-register with `handles`; `bot.commands.player` imports every module that holds some, and a
-test checks that every class in `PLAYER_COMMANDS` has one.
+A handler (a plain function of `bot.commands.player`, `anyone`, `account`, `press` or
+`streams`, bound to its command class in `bot.commands.registry`) gets the mail's
+`CommandContext` (who proved what, and the game and seat it is for) and returns a `Reply`: the
+answers it makes (mailed by the intake, as one answer per mail) and the label it leaves in the
+mail's record. A command refused raises `ctx.refuse(...)` (`bot.answers.Refused`), which the
+runner turns into the command's reply: the mail's other commands go on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
 
 from sqlalchemy.orm import Session
 
-from bot.answers import Answer, Done, Notice
-from bot.commands.grammar import PlayerCommand
+from bot.answers import Answer, Notice, Refused
 from bot.games import turns as G
 from bot.letters import Addressee, ToAddress
 from bot.mail_in.identity import Who
@@ -25,7 +23,7 @@ from bot.models import Game, Player, Seat
 
 
 @dataclass(frozen=True, slots=True)
-class Context:
+class CommandContext:
     """The mail a command came in: the shell, the batch's session, the mail, whom it proved,
     and the game and seat it acts in (None where the mail does not settle one)."""
 
@@ -67,6 +65,11 @@ class Context:
             return next((s for s in game.seats if s.active and s.player.address == self.inbound.sender), None)
         return None
 
+    def refuse(self, title: str, text: str, *, kind: str = "notice", label: str = "") -> Refused:
+        """The command is refused: raise this. Its answer (an error, to `to`) and the label for
+        the mail's record; the runner (`bot.commands.registry.run`) makes it the command's reply."""
+        return Refused(label or title, Notice(self.to, title, text, kind=kind), label=label)
+
     def player(self) -> Player | None:
         """The player the mail proved (a seat's holder), whichever of their seats it was for."""
         if self.who.seat is not None:
@@ -80,34 +83,10 @@ class Context:
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What a command made: answers to mail, a label for the record, or the mail's outcome."""
+    """What a command made: its answers to the mail, and a label for the mail's record."""
 
     answers: tuple[Answer, ...] = ()
     label: str = ""
-    done: Done | None = None  # the mail's outcome: no further command of it is carried out
-
-
-C = TypeVar("C", bound=PlayerCommand)
-Handler = Callable[[Context, PlayerCommand], Reply]
-HANDLERS: dict[type, Handler] = {}
-
-
-def handles(command_class: type[C]) -> Callable[[Callable[[Context, C], Reply]], Callable[[Context, C], Reply]]:
-    def register(handler: Callable[[Context, C], Reply]) -> Callable[[Context, C], Reply]:
-        HANDLERS[command_class] = handler  # type: ignore[assignment]
-        return handler
-
-    return register
-
-
-def run(ctx: Context, command: PlayerCommand) -> Reply:
-    """Carry out one player command."""
-    return HANDLERS[type(command)](ctx, command)
-
-
-def refusal(ctx: Context, title: str, text: str, *, kind: str = "notice", label: str = "") -> Reply:
-    """A command refused: its answer, marked as an error, and the label for the record."""
-    return Reply((Notice(ctx.to, title, text, kind=kind),), label=label)
 
 
 def which_game(inbound: Inbound, who: Who) -> Notice:
@@ -121,4 +100,4 @@ def which_game(inbound: Inbound, who: Who) -> Notice:
     return Notice(ToAddress(inbound.sender, inbound.sender_name), "Which game?", text)
 
 
-__all__ = ["HANDLERS", "Context", "Reply", "handles", "refusal", "run", "which_game"]
+__all__ = ["CommandContext", "Reply", "which_game"]

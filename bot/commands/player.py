@@ -3,16 +3,15 @@
 HELP, STATUS, ORDERS, JOIN and RESIGN are here; the handlers of the other commands are in
 `bot.commands.anyone` (for anyone: LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM),
 `bot.commands.press` (PRESS), `bot.commands.account` (TIMEZONE, ADDRESS, VACATION) and
-`bot.commands.streams` (PING, CALENDAR, REMINDERS, UNSUBSCRIBE), which
-this module imports so that every handler is registered wherever commands are run. What a
-handler gets and gives (`Context`, `Reply`) is `bot.commands.handlers`.
+`bot.commands.streams` (PING, CALENDAR, REMINDERS, UNSUBSCRIBE); `bot.commands.registry`
+binds each to its command. What a handler gets and gives (`CommandContext`, `Reply`) is
+`bot.commands.handlers`.
 """
 
 from __future__ import annotations
 
 from bot import letters
-from bot.answers import Letter, Notice, Refused
-from bot.commands import account, anyone, press, streams  # noqa: F401 - their handlers register
+from bot.answers import Letter, Notice
 from bot.commands.grammar import (
     GM_COMMANDS,
     PLAYER_COMMANDS,
@@ -22,15 +21,14 @@ from bot.commands.grammar import (
     ShowOrders,
     Status,
 )
-from bot.commands.handlers import HANDLERS, Context, Reply, handles, run, which_game
+from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, store
 from bot.games import turns as G
 from bot.letters import Addressee, ToGm, ToSeat
 from bot.models import GameStatus
 
 
-@handles(Help)
-def _help(ctx: Context, command: Help) -> Reply:
+def help_(ctx: CommandContext, command: Help) -> Reply:
     """The commands, for anyone and for players (a stranger gets this too, not a refusal);
     for a player, the order syntax of their game now; for a GM, the GM commands."""
     session, who = ctx.session, ctx.who
@@ -55,8 +53,7 @@ def _help(ctx: Context, command: Help) -> Reply:
     return Reply((Letter(to, ctx.shell.renderer.render("help", values), "help", game=seat.game if seat else None),))
 
 
-@handles(Status)
-def _status(ctx: Context, command: Status) -> Reply:
+def status(ctx: CommandContext, command: Status) -> Reply:
     session, game, seat = ctx.session, ctx.game, ctx.seat
     if game is None:
         return Reply((which_game(ctx.inbound, ctx.who),))
@@ -87,8 +84,7 @@ def _status(ctx: Context, command: Status) -> Reply:
     return Reply((Letter(to, ctx.shell.renderer.render("status", values, game=game.kind), "status"),))
 
 
-@handles(ShowOrders)
-def _show_orders(ctx: Context, command: ShowOrders) -> Reply:
+def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     session, seat = ctx.session, ctx.seat
     if seat is None:
         return Reply((which_game(ctx.inbound, ctx.who),))
@@ -108,23 +104,15 @@ def _show_orders(ctx: Context, command: ShowOrders) -> Reply:
     return Reply((Notice(ToSeat(seat), "Your orders on file", text, kind="orders", error=False),))
 
 
-@handles(Join)
-def _join(ctx: Context, command: Join) -> Reply:
+def join(ctx: CommandContext, command: Join) -> Reply:
     """JOIN in mail that proved its sender's registered address: a seat at once, at that
     address (a stranger's JOIN is the intake's: a code first, `signups.ask_to_join`)."""
-    try:
-        seat, welcome = signups.join_now(ctx.shell, ctx.session, command.game, ctx.address, command.name)
-    except Refused as refused:
-        return Reply(answers=(refused.answer,) if refused.answer is not None else (), label="JOIN refused")
+    seat, welcome = signups.join_now(ctx.shell, ctx.session, command.game, ctx.address, command.name)
     return Reply((welcome,), label=f"JOIN {seat.game.name}: seat {seat.name}")
 
 
-@handles(Resign)
-def _resign(ctx: Context, command: Resign) -> Reply:
-    try:
-        return Reply(label=signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game))
-    except Refused as refused:
-        return Reply(answers=(refused.answer,) if refused.answer is not None else (), label="RESIGN refused")
+def resign(ctx: CommandContext, command: Resign) -> Reply:
+    return Reply(label=signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game))
 
 
-__all__ = ["HANDLERS", "Context", "Reply", "run", "which_game"]
+__all__ = ["help_", "join", "resign", "show_orders", "status"]

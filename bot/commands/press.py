@@ -16,7 +16,7 @@ from __future__ import annotations
 from bot import letters
 from bot.answers import Notice
 from bot.commands.grammar import PRESS_ALL, PRESS_GM, Press
-from bot.commands.handlers import Context, Reply, handles, refusal
+from bot.commands.handlers import CommandContext, Reply
 from bot.echo import echo
 from bot.games import store
 from bot.games import turns as G
@@ -31,27 +31,26 @@ def quoted(message: str) -> str:
     return "\n".join("    > " + echo(line, PRESS_LINE_CAP) if line.strip() else "    >" for line in message.splitlines())
 
 
-@handles(Press)
-def _press(ctx: Context, command: Press) -> Reply:
+def press(ctx: CommandContext, command: Press) -> Reply:
     session = ctx.session
     game = store.find_game_row(session, command.game, with_seats=True)
     seat = ctx.seat_in(game) if game is not None else None
     as_gm = game is not None and seat is None and any(g.id == game.id for g in ctx.who.gm_of)
     if game is None or (seat is None and not as_gm):
-        return refusal(ctx, f"No seat in {command.game}",
+        raise ctx.refuse(f"No seat in {command.game}",
                        f"You have no seat in a game called {command.game}, so you cannot send press there. Send "
                        "PRESS from a mail of your game (a reply to one of its mails signs you in).",
                        kind="press", label="PRESS refused")
     if game.status == GameStatus.FINISHED:
-        return refusal(ctx, f"{game.name} is over", f"{game.name} has finished: no more press.", kind="press",
+        raise ctx.refuse(f"{game.name} is over", f"{game.name} has finished: no more press.", kind="press",
                        label="PRESS refused")
     mode = PressMode(game.press)
     if mode is PressMode.NONE and not as_gm:
-        return refusal(ctx, f"No press in {game.name}",
+        raise ctx.refuse(f"No press in {game.name}",
                        f"The GM of {game.name} allows no press in this game, so your message was not sent.",
                        kind="press", label="PRESS refused")
     if not command.message.strip():
-        return refusal(ctx, "Press without a message",
+        raise ctx.refuse("Press without a message",
                        f"Write the message on the lines under PRESS {game.name} {command.to.upper()}, and end it with "
                        "a line ENDPRESS (or let it run to the end of the mail).", kind="press", label="PRESS refused")
     others = [s for s in store.active_seats(game) if s is not seat and s.player.address != game.gm_address]
@@ -66,7 +65,7 @@ def _press(ctx: Context, command: Press) -> Reply:
         target = store.seat_named(game, command.to)
         if target is None or not target.active or target is seat:
             names = ", ".join(s.name for s in others) or "nobody"
-            return refusal(ctx, f"No seat {command.to} in {game.name}",
+            raise ctx.refuse(f"No seat {command.to} in {game.name}",
                            f"{game.name} has no other player's seat called {command.to}. Its seats: {names}; or write "
                            f"PRESS {game.name} ALL, or PRESS {game.name} GM.", kind="press", label="PRESS refused")
         recipients = [target]

@@ -4,7 +4,7 @@ UNSUBSCRIBE.
 * ``PING``: an immediate answer saying that the path works and as what the mail was accepted
   (the seat or GM role, and the proof: the signed reply address, the password, DMARC or aligned
   DKIM as our receiving server's Authentication-Results say) -- so a player can try a new mail
-  client or address before a deadline. Always to the registered address (`Context.to`), never
+  client or address before a deadline. Always to the registered address (`CommandContext.to`), never
   to a From that proved nothing: a stranger gets what strangers get (PING is for players and
   GMs), and a mail from a registered From that proved nothing gets `refused_text`, at the
   registered address, at most once a day (the intake's rule for such mail).
@@ -22,15 +22,14 @@ from __future__ import annotations
 
 from bot.answers import Notice
 from bot.commands.grammar import Calendar, Ping, Reminders, Unsubscribe
-from bot.commands.handlers import Context, Reply, handles, refusal, which_game
+from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.echo import echo
 from bot.games import observers, preferences, store
 from bot.games import turns as G
 from bot.games.deadlines import format_local
 from bot.letters import ToAddress, ToSeat
-from bot.mail_in import identity
 from bot.mail_in.auth import describe_authentication, parse_tag, tag_in_recipients
-from bot.mail_in.identity import Who
+from bot.mail_in.identity import Proof, Who
 from bot.mail_in.parse import Inbound
 from bot.mail_out import lists
 
@@ -44,26 +43,25 @@ def _as_whom(who: Who) -> str:
     return "your seats in " + ", ".join(sorted(g.name for g in who.games))
 
 
-def _proof_words(ctx: Context) -> str:
+def _proof_words(ctx: CommandContext) -> str:
     proof, inbound, settings = ctx.who.proof, ctx.inbound, ctx.shell.settings
-    if proof == identity.PROOF_SIGNED:
+    if proof == Proof.SIGNED:
         return ("through the signed reply address of your seat (the Reply-To of the bot's mail you answered): "
                 "it signs you in from any address")
-    if proof == identity.PROOF_GM_FROM:
+    if proof == Proof.GM_FROM:
         return "through your GM reply address, sent from your registered address (GM commands need both)"
-    if proof == identity.PROOF_GM_PASSWORD:
+    if proof == Proof.GM_PASSWORD:
         return "through your GM reply address, with your GM password in the mail"
-    if proof == identity.PROOF_PASSWORD:
+    if proof == Proof.PASSWORD:
         return "by the password in the mail (a PASSWORD line), from your registered address"
-    if proof == identity.PROOF_SUBJECT:
+    if proof == Proof.SUBJECT:
         return "by the signed tag in the subject, from your registered address"
     verdict = describe_authentication(inbound.auth_results, settings.auth.authserv_id, inbound.sender)
     return (f"from your registered address, as your mail provider's signature proved it: the receiving server "
             f"{echo(settings.auth.authserv_id, 80)} says {verdict}")
 
 
-@handles(Ping)
-def _ping(ctx: Context, command: Ping) -> Reply:
+def ping(ctx: CommandContext, command: Ping) -> Reply:
     """The answer to PING from whom the mail proved (the intake answers the others)."""
     now = ctx.shell.now()
     player = ctx.player()
@@ -80,7 +78,7 @@ def _ping(ctx: Context, command: Ping) -> Reply:
                  label="PING")
 
 
-def refused_text(ctx: Context, inbound: Inbound, who: Who) -> str:
+def refused_text(ctx: CommandContext, inbound: Inbound, who: Who) -> str:
     """Why a PING from a registered From was not accepted as its owner: for the registered
     address (bot.intake sends it there, once a day at most), never for the sender."""
     settings = ctx.shell.settings
@@ -110,11 +108,10 @@ def refused_text(ctx: Context, inbound: Inbound, who: Who) -> str:
 
 # -- CALENDAR, REMINDERS -----------------------------------------------------------------------
 
-@handles(Calendar)
-def _calendar(ctx: Context, command: Calendar) -> Reply:
+def calendar(ctx: CommandContext, command: Calendar) -> Reply:
     player = ctx.player()
     if player is None:
-        return refusal(ctx, "CALENDAR is for players", "CALENDAR sets what a player's turn sheets carry: send it "
+        raise ctx.refuse("CALENDAR is for players", "CALENDAR sets what a player's turn sheets carry: send it "
                        "in reply to a mail of your game.", kind="calendar", label="CALENDAR refused")
     changed = preferences.set_calendar(player, command.on)
     if command.on:
@@ -128,13 +125,12 @@ def _calendar(ctx: Context, command: Calendar) -> Reply:
                  label=f"CALENDAR {'ON' if command.on else 'OFF'}")
 
 
-@handles(Reminders)
-def _reminders(ctx: Context, command: Reminders) -> Reply:
+def reminders(ctx: CommandContext, command: Reminders) -> Reply:
     seat = ctx.seat
     if seat is None:
         if ctx.who.games:
             return Reply((which_game(ctx.inbound, ctx.who),), label="REMINDERS refused")
-        return refusal(ctx, "REMINDERS is for players", "REMINDERS sets a seat's reminders: send it in reply to a "
+        raise ctx.refuse("REMINDERS is for players", "REMINDERS sets a seat's reminders: send it in reply to a "
                        "mail of your game.", kind="reminders", label="REMINDERS refused")
     changed = preferences.set_reminders(seat, command.on)
     game = seat.game.name
@@ -151,7 +147,7 @@ def _reminders(ctx: Context, command: Reminders) -> Reply:
 
 # -- UNSUBSCRIBE -------------------------------------------------------------------------------
 
-def _observer_address(ctx: Context, stream: lists.Stream) -> tuple[str, str] | None:
+def _observer_address(ctx: CommandContext, stream: lists.Stream) -> tuple[str, str] | None:
     """(game, the observer address) the code of an observer copy stands for now, or None."""
     game = store.find_game_row(ctx.session, stream.game)
     if game is None:
@@ -162,7 +158,7 @@ def _observer_address(ctx: Context, stream: lists.Stream) -> tuple[str, str] | N
     return (game.name, address) if address is not None else None
 
 
-def code_stands(ctx: Context, code: str) -> bool:
+def code_stands(ctx: CommandContext, code: str) -> bool:
     """Whether an UNSUBSCRIBE code names a stream that is sent now (the intake does not count
     the answer to one against a stranger's few answers a day: only our mail carried it)."""
     stream = lists.parse_code(code)
@@ -176,8 +172,7 @@ def code_stands(ctx: Context, code: str) -> bool:
                                                              seat.reply_salt)
 
 
-@handles(Unsubscribe)
-def _unsubscribe(ctx: Context, command: Unsubscribe) -> Reply:
+def unsubscribe(ctx: CommandContext, command: Unsubscribe) -> Reply:
     stream = lists.parse_code(command.code)
     nothing = Reply((Notice(ctx.to, "Nothing to stop",
                             "That unsubscribe code stands for nothing the bot sends now: what it named was stopped "

@@ -12,7 +12,7 @@
 * `player_for`: the player of an address, made if new, for a seat handed over (``REPLACE``,
   the NMR limit's ``"gm"``).
 
-Both `bot.gm.powers` (the GM's commands) and `bot.games.signups` (JOIN, RESIGN) use these,
+Both `bot.commands.gm` (the GM's commands) and `bot.games.signups` (JOIN, RESIGN) use these,
 and neither imports the other.
 """
 
@@ -25,6 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import letters
+from bot.answers import Refused
 from bot.games import store
 from bot.games import turns as G
 from bot.letters import ToGm, ToSeat
@@ -37,21 +38,16 @@ from rules.api import AnyGame, GameState
 ROBOT = "flagman"  # the actor of automatic actions (NMR limit)
 
 
-class GmRefusal(ValueError):
-    """The command cannot be done; the message says why, fit to mail back as is. Raised by the
-    GM's commands (`bot.gm.powers`), and by a player's RESIGN, which drops the seat as DROP does."""
-
-
 def under_way(session: Session, game: Game) -> tuple[AnyGame, GameState, Turn]:
     """The rules, the state now and the open turn of a game under way; refused when it has not
     started, is over, or has no open turn."""
     if game.status == GameStatus.SIGNUP:
-        raise GmRefusal(f"{game.name} has not started (sign-ups are open); START {game.name} first")
+        raise Refused(f"{game.name} has not started (sign-ups are open); START {game.name} first")
     if game.status == GameStatus.FINISHED:
-        raise GmRefusal(f"{game.name} is over")
+        raise Refused(f"{game.name} is over")
     rules, state, turn = G.current_state(session, game)
     if turn is None:
-        raise GmRefusal(f"{game.name} has no open turn")
+        raise Refused(f"{game.name} has no open turn")
     return rules, state, turn
 
 
@@ -61,7 +57,7 @@ def drop_seat(session: Session, game: Game, seat: Seat) -> tuple[str, dict[str, 
     Returns what was done, in a sentence, and what the drop replaced for the audit log's
     `GmAudit.undo` (the turn's state), None when no state changed."""
     if game.status == GameStatus.FINISHED:
-        raise GmRefusal(f"{game.name} is over")
+        raise Refused(f"{game.name} is over")
     if game.status == GameStatus.SIGNUP:
         seat.active = False
         return f"{seat.name} left the sign-up list of {game.name}.", None
@@ -81,7 +77,7 @@ def player_for(session: Session, address: str, name: str, now: datetime, default
     address = address.strip().lower()
     problem = address_problem(address)
     if problem is not None:  # the doors check first (bot.mail_in.addresses); this is the last
-        raise GmRefusal(f"that address is {problem}")
+        raise Refused(f"that address is {problem}")
     player = session.scalar(select(Player).where(Player.address == address))
     if player is None:
         player = Player(address=address, name=name or address.partition("@")[0], timezone=default_zone, created_at=now)
@@ -192,5 +188,5 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
     return acted
 
 
-__all__ = ["ROBOT", "GmRefusal", "drop_seat", "enforce_nmr_limit", "player_for", "sample_help", "send_welcome", "welcome",
+__all__ = ["ROBOT", "drop_seat", "enforce_nmr_limit", "player_for", "sample_help", "send_welcome", "welcome",
            "under_way"]

@@ -33,13 +33,13 @@ from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.echo import echo_name
 from bot.games import requests, store
 from bot.games import turns as G
-from bot.games.seats import GmRefusal, drop_seat, welcome
+from bot.games.seats import drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.identity import Who
 from bot.mail_in.parse import Inbound
-from bot.models import Game, GameStatus, GmAudit, PendingRequest, RequestStatus, Seat
+from bot.models import Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
 
 log = logging.getLogger("flagman.signups")
 
@@ -92,7 +92,7 @@ def _refuse(game: Game | None, address: str, title: str, text: str, detail: str)
     # The answer greets nobody by name and repeats none of the mail's words (issue 14: a forged
     # JOIN must not carry spam to a third party).
     return Refused("JOIN refused: " + detail, Notice(ToAddress(address), title, text, kind="join_refused", game=game),
-                   label="join refused", game=game)
+                   reason=Reason.JOIN_REFUSED, label="JOIN refused", game=game)
 
 
 def _open_game(session: Session, game_name: str, address: str, name: str) -> Game:
@@ -129,14 +129,14 @@ def ask_to_join(shell: G.Shell, session: Session, inbound: Inbound, game_name: s
     names no player and says nothing of the forger's). Refusals raise `Refused`."""
     sender = inbound.sender.strip().lower()
     if not sender:
-        raise Ignored("JOIN without a sender address", label="no sender")
+        raise Ignored("JOIN without a sender address", reason=Reason.NO_SENDER)
     game = _open_game(session, game_name, sender, name)
     request = requests.open_join(shell, session, game, sender, name.strip())
     code = requests.code(shell, request)
     values = G.base_context(shell, game, G.rules_of(game))
     values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
     rendered = shell.renderer.render("join_confirm", values, game=game.kind)
-    return Done(f"JOIN {game.name} asked", "join asked", (Letter(ToAddress(sender), rendered, "join_confirm", game=game),),
+    return Done(f"JOIN {game.name} asked", Reason.JOIN_ASKED, (Letter(ToAddress(sender), rendered, "join_confirm", game=game),),
                 game=game)
 
 
@@ -209,13 +209,13 @@ def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_na
         raise Refused("RESIGN refused", Notice(
             who.holder(inbound), f"No seat in {game_name}",
             f"You have no seat in a game called {game_name}, so there is nothing to resign from.",
-            kind="resign_refused"))
+            kind="resign_refused"), label="RESIGN refused")
     now = shell.now()
     try:
         text, undo = drop_seat(session, game, seat)
-    except GmRefusal as exc:
+    except Refused as exc:
         raise Refused("RESIGN refused", Notice(ToSeat(seat), f"Cannot resign from {game.name}", str(exc),
-                                               kind="resign_refused")) from None
+                                               kind="resign_refused"), label="RESIGN refused") from None
     session.add(GmAudit(game_id=game.id, actor=inbound.sender[:320], via="mail", message_id=inbound.message_id[:998],
                         command=f"RESIGN {game.name} (seat {seat.name})", outcome="done: " + text,
                         created_at=now, undo=undo))

@@ -44,6 +44,7 @@ from bot.models import (
     Outbox,
     OutboxStatus,
     Quarantine,
+    Reason,
 )
 
 log = logging.getLogger("flagman.digest")
@@ -183,12 +184,11 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
         where = f"[{names[row.game_id]}] " if row.game_id in names else ""
         # Subjects and details come from mail (an order line, a subject): shown as one line each.
         line = f"{when} {where}{row.sender or '(no sender)'}: {echo(row.detail, 300)}"
-        detail = row.detail.lower()
-        if row.status == InboundStatus.IGNORED and detail.startswith("bounce"):
+        if row.reason == Reason.BOUNCE:
             bounces.append(line)
-        elif detail.startswith("unknown sender"):
+        elif row.reason == Reason.UNKNOWN_SENDER:
             strangers.append(line)
-        elif detail.startswith("authentication failed"):
+        elif row.reason in (Reason.AUTH_FAILED, Reason.AUTH_FAILED_GM):
             auth_failed.append(line)
         elif row.status == InboundStatus.IGNORED:
             ignored.append(line)

@@ -9,6 +9,7 @@ the GM's powers need two proofs (issue 14).
 
 from __future__ import annotations
 
+import enum
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,19 @@ from bot.mail_in.parse import Inbound
 from bot.models import Game, GameStatus, Player, Seat
 
 
+class Proof(enum.StrEnum):
+    """How a mail proved whom it speaks for (mail-interface.md, "Addresses and identity"); PING
+    says it in words (bot.commands.streams)."""
+
+    NONE = "nothing"
+    SIGNED = "signed reply address"  # the seat's signed reply address, from any From
+    GM_FROM = "GM reply address and registered From"  # the GM's two proofs
+    GM_PASSWORD = "GM reply address and GM password"
+    PASSWORD = "password"  # the registered From and the seat's (or the GM's) PASSWORD line
+    SUBJECT = "signed tag in the subject"  # the registered From and the signed tag in the subject
+    DMARC = "dmarc"  # the registered From, vouched for by our receiving server
+
+
 @dataclass
 class Who:
     """Who a mail speaks for, after authentication."""
@@ -44,13 +58,9 @@ class Who:
     # From when our receiving server vouched for it (DMARC).
     seats: list[Seat] = field(default_factory=list)
     gm_of: list[Game] = field(default_factory=list)
-    how: str = "none"
     claimed: list[Seat] = field(default_factory=list)  # seats whose From matched but proof failed
     claimed_gm: list[Game] = field(default_factory=list)  # games whose GM the mail claims to be, unproven
-    # Which proof it was, in words (PING says it): "signed reply address", "GM reply address and
-    # registered From", "GM reply address and GM password", "password", "signed tag in the
-    # subject", "dmarc"; "" when nothing was proved.
-    proof: str = ""
+    proof: Proof = Proof.NONE  # which proof it was
 
     @property
     def principal(self) -> str:
@@ -81,14 +91,6 @@ def _same(given: str, secret: str) -> bool:
 
 GameLookup = Callable[[str], Game | None]  # a game by name (the intake's memo of the batch)
 SeatLookup = Callable[[Game, str], Seat | None]  # a game's seat by name (the same)
-
-PROOF_SIGNED = "signed reply address"
-PROOF_GM_FROM = "GM reply address and registered From"
-PROOF_GM_PASSWORD = "GM reply address and GM password"
-PROOF_PASSWORD = "password"
-PROOF_SUBJECT = "signed tag in the subject"
-PROOF_DMARC = "dmarc"
-
 
 def verified_tag(shell: Shell, session: Session, tag: str | None, find_game: GameLookup | None = None,
                  find_seat: SeatLookup = store.seat_named) -> tuple[Game, Seat | None] | None:
@@ -126,13 +128,13 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
             password = password_in_text(inbound.reply_text or inbound.text)
             from_gm = bool(inbound.sender) and inbound.sender == game.gm_address.lower()
             if from_gm or (password is not None and _same(password, game.gm_secret)):
-                who.gm_of, who.games, who.how = [game], [game], "signed"
-                who.proof = PROOF_GM_FROM if from_gm else PROOF_GM_PASSWORD
+                who.gm_of, who.games = [game], [game]
+                who.proof = Proof.GM_FROM if from_gm else Proof.GM_PASSWORD
             else:
                 who.claimed_gm = [game]
             return who
         if seat.active:
-            who.seat, who.games, who.how, who.proof = seat, [game], "signed", PROOF_SIGNED
+            who.seat, who.games, who.proof = seat, [game], Proof.SIGNED
             who.seats = [seat]
             return who
     sender = inbound.sender
@@ -157,22 +159,21 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
                     or (subject_signed is not None and subject_signed.game == s.game.name and subject_signed.seat == s.name)]
     proven_gm = [g for g in gm_games if dmarc or any(_same(p, g.gm_secret) for p in passwords)
                  or (subject_signed is not None and subject_signed.game == g.name and subject_signed.seat == GM_SEAT)]
-    how = "dmarc" if dmarc else "password"
     who.claimed = [s for s in seats if s not in proven_seats]
     who.claimed_gm = [g for g in gm_games if g not in proven_gm]
     if dmarc and (proven_gm or proven_seats):
-        who.proof = PROOF_DMARC
+        who.proof = Proof.DMARC
     elif password is not None and (any(_same(p, s.secret) for p in passwords for s in proven_seats)
                                    or any(_same(p, g.gm_secret) for p in passwords for g in proven_gm)):
-        who.proof = PROOF_PASSWORD
+        who.proof = Proof.PASSWORD
     elif proven_gm or proven_seats:
-        who.proof = PROOF_SUBJECT
+        who.proof = Proof.SUBJECT
     if proven_gm:
-        who.gm_of, who.how = proven_gm, how
+        who.gm_of = proven_gm
     if proven_seats:
         chosen = choose_seat(proven_seats, inbound.subject)
         who.games = [s.game for s in proven_seats]
-        who.seat, who.how, who.seats = chosen, how, proven_seats
+        who.seat, who.seats = chosen, proven_seats
     return who
 
 
@@ -185,5 +186,4 @@ def choose_seat(seats: list[Seat], subject: str) -> Seat | None:
     return tagged[0] if len(tagged) == 1 else None
 
 
-__all__ = ["PROOF_DMARC", "PROOF_GM_FROM", "PROOF_GM_PASSWORD", "PROOF_PASSWORD", "PROOF_SIGNED", "PROOF_SUBJECT",
-           "Who", "choose_seat", "identify", "verified_tag"]
+__all__ = ["Proof", "Who", "choose_seat", "identify", "verified_tag"]

@@ -280,8 +280,8 @@ def test_replay_accepts_a_gm_change_from_the_audit_log_but_not_an_unaudited_one(
     change made behind the audit log's back is a difference."""
     from bot.app import build_app
     from bot.cli import init_dir
+    from bot.commands import registry as gm
     from bot.games.turns import PlayerSpec, create_game
-    from bot.gm import powers as gm
     from bot.testing import FakeClock, FakeInbox, FakeMailer
 
     config = init_dir(tmp_path / "gm-site")

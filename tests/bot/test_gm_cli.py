@@ -134,7 +134,7 @@ def test_bad_gm_arguments_exit_2_with_one_clear_line(site: Path, capsys: pytest.
     assert code == 2
     assert len(err.splitlines()) == 1 and expected in err, err
     assert "Traceback" not in err and len(err) <= 600
-    if args[0] != "order":  # ORDER's reason quotes the order line as the rules read it (bot/gm/powers.py)
+    if args[0] != "order":  # ORDER's reason quotes the order line as the rules read it (bot/commands/gm.py)
         assert "9" * 41 not in err
     assert deadline_and_state(site) == before
 

@@ -50,18 +50,18 @@ def order(app: App, seat: str, text: str, *, message_id: str | None = None) -> E
 def orders_fail_for(monkeypatch: pytest.MonkeyPatch, seat_name: str) -> list[str]:
     """Handling the orders of `seat_name` raises (a bug in the making); the seats whose orders
     were handled, in order, are listed in the list returned."""
-    from bot.intake import Intake
+    from bot.intake import orders
 
-    real = Intake._orders
+    real = orders.take_orders
     calls: list[str] = []
 
-    def explode(self, session, mail, seat, text):  # type: ignore[no-untyped-def]
+    def explode(batch, session, mail, seat, text):  # type: ignore[no-untyped-def]
         calls.append(seat.name)
         if seat.name == seat_name:
             raise RuntimeError("boom")
-        return real(self, session, mail, seat, text)
+        return real(batch, session, mail, seat, text)
 
-    monkeypatch.setattr(Intake, "_orders", explode)
+    monkeypatch.setattr(orders, "take_orders", explode)
     return calls
 
 
@@ -383,7 +383,7 @@ def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> N
 
 def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: App) -> None:
     """issue 5/6: REPLACE hands the seat to a new player; the reply address the old one kept stops working."""
-    from bot.gm import powers as gm_commands
+    from bot.commands import registry as gm_commands
 
     old_sheet = last_to(racecraft, ADDRESS["kelly"])
     with racecraft.db.transaction() as session:

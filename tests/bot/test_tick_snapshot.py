@@ -20,11 +20,11 @@ import pytest
 from sqlalchemy import create_engine, select, text
 
 from bot.app import App
+from bot.commands import registry as powers
 from bot.db import Database
 from bot.faults import CrashPoint
 from bot.games import store
 from bot.games import turns as G
-from bot.gm import powers
 from bot.mail_out.render import Renderer
 from bot.models import OrderSubmission, Outbox, Seat, Turn
 from bot.settings import DatabaseSettings

@@ -26,11 +26,11 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App, build_app, work_out_in_worker
+from bot.commands import registry as powers
 from bot.db import Database
 from bot.faults import CrashPoint
 from bot.games import turns as G
 from bot.games.workers import NICENESS, ProcessTurnWorker
-from bot.gm import powers
 from bot.mail_out.render import Renderer
 from bot.models import Game, OrderSubmission, Outbox, Seat, Turn
 from bot.resources import templates_path

@@ -155,7 +155,7 @@ def test_nothing_of_a_turn_is_out_before_it_is_resolved(bot: Bot) -> None:
 def test_a_replaced_seat_gets_a_new_password_only_its_new_holder_learns(bot: Bot) -> None:
     """GM REPLACE: the new holder's turn sheet tells them a fresh password; the old password no
     longer admits mail, and the outgoing player is not told the new one."""
-    from bot.gm.powers import execute
+    from bot.commands.registry import execute
 
     old = bot.secret("seb")
     with bot.app.db.transaction() as session:

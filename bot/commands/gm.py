@@ -1,12 +1,13 @@
-"""The GM's override commands (mail-interface.md, "GM commands"), by mail and by CLI.
+"""The GM's override commands (mail-interface.md, "GM commands"): what each one does.
 
-One function, `execute`, carries out a command for either channel inside the caller's
-transaction: it checks the arguments and the game's state first and refuses with a reason
-(`GmRefusal`) before changing anything, runs the change in a savepoint, writes a `GmAudit`
-row (who, when, mail or cli, which Message-ID, the command, the outcome, and for the
-commands that discard something, what they discarded in `undo`), and queues the
-confirmation (or refusal) mail to the GM. EXTEND, DEADLINE, PAUSE, RESUME and ROLLBACK are
-also announced to the players, each with the deadline in their own time zone.
+Each handler gets the `GmAction` (who uses the GM's powers, through which door, on which game)
+and the command's arguments, checks them and the game's state first and refuses with the
+reason (`bot.answers.Refused`) before changing anything, and returns the confirmation's text.
+`bot.commands.registry.execute` runs one for either door, mail or CLI: in a savepoint, with a
+`GmAudit` row (who, when, mail or cli, which Message-ID, the command, the outcome, and for the
+commands that discard something, what they discarded in `undo`), and the confirmation (or
+refusal) mail to the GM. EXTEND, DEADLINE, PAUSE, RESUME and ROLLBACK are also announced to
+the players, each with the deadline in their own time zone.
 
 Who may command a game: by mail, `bot.commands.parse_commands` treats a line as a GM command
 only when it names a game the authenticated sender is GM of; a GM of game A naming game B,
@@ -17,7 +18,6 @@ service. By CLI, whoever can run `flagman` on the server is trusted (the operato
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,15 +25,12 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from bot import letters
-from bot.answers import Letter, Notice
+from bot.answers import Refused
 from bot.clock import as_utc
-from bot.commands import GM_VERBS, GmCommand, split_gm_args
-from bot.echo import echo, quote_lines
 from bot.games import reminders as R
 from bot.games import store
 from bot.games import turns as G
 from bot.games.deadlines import (
-    DeadlineError,
     add,
     format_local,
     next_deadline,
@@ -42,26 +39,22 @@ from bot.games.deadlines import (
     parse_when,
 )
 from bot.games.seats import (
-    GmRefusal,
     drop_seat,
     enforce_nmr_limit,
     player_for,
     send_welcome,
     under_way,
 )
-from bot.letters import ToAddress, ToGm, ToSeat
+from bot.letters import ToAddress, ToSeat
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
-from bot.mail_in.parse import Inbound
 from bot.mail_out import calendar as ical
 from bot.mail_out.render import RenderedMail
-from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Seat, Turn
+from bot.models import Game, GameStatus, OrderSubmission, Seat, Turn
 from rules.api import (
     AnyGame,
-    FigureError,
     GameOrder,
     GameState,
-    OptionError,
     Parsed,
     ProblemKind,
     Viewer,
@@ -70,18 +63,12 @@ from rules.api import (
 log = logging.getLogger("flagman.gm")
 
 
-@dataclass(frozen=True, slots=True)
-class GmResult:
-    ok: bool
-    verb: str
-    game: str
-    text: str
-    extra: str = ""  # PREVIEW: the preview itself, for the CLI to print
-    letter: Letter | None = None  # the confirmation, when not mailed at once (execute(deliver=False))
-
-
 @dataclass
-class Ctx:
+class GmAction:
+    """One use of the GM's powers: on which game, when, by whom (an address) and through which
+    door (mail or cli); what it discarded (`undo`, for the audit log and ROLLBACK), what the CLI
+    prints besides (`extra`: PREVIEW), and the mail that replaces the plain confirmation."""
+
     shell: G.Shell
     session: Session
     game: Game
@@ -93,94 +80,19 @@ class Ctx:
     mail: RenderedMail | None = None  # replaces the plain confirmation (PREVIEW)
 
 
-# -- the entry points ------------------------------------------------------------------------
-
-def run(shell: G.Shell, session: Session, inbound: Inbound, command: GmCommand) -> tuple[str, Letter | None]:
-    """A GM command from a mail (the intake calls this for each one): a short label for the
-    mail's record, and the result for the GM's registered address, which the intake sends as
-    part of its one answer to the mail (from the CLI, `execute` sends it at once)."""
-    result = execute(shell, session, command.verb, command.game, command.args, actor=inbound.sender,
-                     via="mail", message_id=inbound.message_id, line=echo(command.line), deliver=False)
-    return f"{result.verb} {'done' if result.ok else 'refused'}", result.letter
-
-
-def leftover(gm_of: Sequence[Game], text: str) -> Notice:
-    """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently.
-    The answer goes to the GM's registered address (issue 14), whatever the mail's From."""
-    games = sorted(g.name for g in gm_of)
-    return Notice(ToGm(gm_of[0]), "Lines not understood",
-                  "These lines of your mail were not carried out:\n\n" + quote_lines(text) + "\n\n"
-                  f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
-                  "and name the game right after the command, e.g. " + GM_VERBS["EXTEND"].example + ". "
-                  "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
-                  kind="gm_leftover")
-
-
-def execute_words(shell: G.Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str,
-                  via: str = "cli") -> GmResult:
-    """A GM command given as words (the CLI): checked against the same syntax as by mail."""
-    spec = GM_VERBS.get(verb.upper())
-    if spec is None:
-        raise GmRefusal(f"unknown GM command {verb!r}; known: {', '.join(GM_VERBS)}")
-    args = split_gm_args(spec, words)
-    if args is None:
-        raise GmRefusal(f"write {spec.syntax}, e.g. {spec.example}")
-    line = " ".join([spec.verb, game, *words])
-    return execute(shell, session, spec.verb, game.lower(), args, actor=actor, via=via, line=line)
-
-
-def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: tuple[str, ...], *, actor: str,
-            via: str, message_id: str = "", line: str = "", in_reply_to: str = "", deliver: bool = True) -> GmResult:
-    """Carry out one GM command, audit it, and confirm it to the GM: mailed at once, or (with
-    `deliver=False`, a command from a mail) returned as `GmResult.letter` for the intake's answer."""
-    verb = verb.upper()
-    line = line or " ".join([verb, game_name, *args])
-    game = store.find_game_row(session, game_name)
-    if game is None:
-        text = f"there is no game called {game_name}"
-        session.add(GmAudit(game_id=None, actor=actor[:320], via=via, message_id=message_id[:998], command=line,
-                            outcome="refused: " + text, created_at=shell.now(), undo=None))
-        return GmResult(False, verb, game_name, text)
-    handler = HANDLERS.get(verb)
-    ctx = Ctx(shell, session, game, shell.now(), actor, via)
-    savepoint = session.begin_nested()
-    try:
-        if handler is None:
-            raise GmRefusal(f"unknown GM command {verb}")
-        text = handler(ctx, args)
-        savepoint.commit()
-        ok = True
-    except (GmRefusal, G.GameError, DeadlineError, FigureError, OptionError) as exc:
-        savepoint.rollback()
-        text, ok, ctx.undo, ctx.mail, ctx.extra = str(exc), False, None, None, ""
-    session.add(GmAudit(game_id=game.id, actor=actor[:320], via=via, message_id=message_id[:998], command=line,
-                        outcome=("done: " if ok else "refused: ") + text, created_at=ctx.now, undo=ctx.undo))
-    log.info("GM %s via %s: %s -> %s: %s", actor, via, line, "done" if ok else "refused", text)
-    rendered = ctx.mail or shell.renderer.render("gm_result", {
-        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
-        "game_name": game.name, "verb": verb, "line": line, "ok": ok, "text": text, "via": via,
-        "when": format_local(ctx.now, game.timezone), "actor": actor,
-    })
-    letter = Letter(ToGm(game), rendered, "gm_" + verb.lower())
-    if not deliver:
-        return GmResult(ok, verb, game.name, text, ctx.extra, letter)
-    letters.post(shell, session, letter.to, letter.rendered, kind=letter.kind, in_reply_to=in_reply_to)
-    return GmResult(ok, verb, game.name, text, ctx.extra)
-
-
 # -- helpers -----------------------------------------------------------------------------------
 
-def _open(ctx: Ctx) -> tuple[AnyGame, GameState, Turn]:
+def _open(ctx: GmAction) -> tuple[AnyGame, GameState, Turn]:
     return under_way(ctx.session, ctx.game)
 
 
-def _seat(ctx: Ctx, name: str, *, active: bool = True) -> Seat:
+def _seat(ctx: GmAction, name: str, *, active: bool = True) -> Seat:
     seat = store.seat_named(ctx.game, name.lower())
     if seat is None:
         seats = ", ".join(s.name for s in ctx.game.seats if s.active) or "none"
-        raise GmRefusal(f"{ctx.game.name} has no seat {name!r}; its seats: {seats}")
+        raise Refused(f"{ctx.game.name} has no seat {name!r}; its seats: {seats}")
     if active and not seat.active:
-        raise GmRefusal(f"seat {seat.name} of {ctx.game.name} is out of the game")
+        raise Refused(f"seat {seat.name} of {ctx.game.name} is out of the game")
     return seat
 
 
@@ -196,10 +108,10 @@ def _parse_for(rules: AnyGame, state: GameState, seat: Seat, text: str) -> tuple
     return parsed.orders
 
 
-def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[GameOrder]) -> GmRefusal:
+def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[GameOrder]) -> Refused:
     """The refusal of orders the game's parser did not take, with its reasons and the grammar."""
     reasons = "; ".join(f'"{p.line}": {p.reason}' for p in parsed.problems) or "no orders in it"
-    return GmRefusal(f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
+    return Refused(f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
                      + rules.order_help(state, seat.name))
 
 
@@ -207,7 +119,7 @@ def _deadline_words(turn: Turn | None, zone: str) -> str:
     return G.deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
 
 
-def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce", calendar: bool = False) -> int:
+def announce(ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False) -> int:
     """A mail to every active seat: `text`, and the open turn's deadline in the seat's zone;
     with `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller) for
     the seats that order in it (bot.mail_out.calendar)."""
@@ -233,22 +145,22 @@ def announce(ctx: Ctx, title: str, text: str, *, kind: str = "announce", calenda
     return sent
 
 
-def _set_deadline(ctx: Ctx, turn: Turn, deadline: datetime | None) -> None:
+def _set_deadline(ctx: GmAction, turn: Turn, deadline: datetime | None) -> None:
     turn.deadline = deadline
     R.rearm(ctx.game, turn, ctx.now)
 
 
 # -- the commands ------------------------------------------------------------------------------
 
-def _extend(ctx: Ctx, args: tuple[str, ...]) -> str:
+def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     _rules, _state, turn = _open(ctx)
     delta = parse_duration(args[0])
     if turn.deadline is None:
-        raise GmRefusal(f"{turn.label} has no deadline (manual schedule); set one with DEADLINE {ctx.game.name} <when>")
+        raise Refused(f"{turn.label} has no deadline (manual schedule); set one with DEADLINE {ctx.game.name} <when>")
     old = as_utc(turn.deadline)
     new = add(old, delta)  # many EXTENDs in a row must not run the calendar out (year 9999)
     if new <= ctx.now:
-        raise GmRefusal(f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
+        raise Refused(f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
                         f"use DEADLINE {ctx.game.name} +{args[0]} to set one from now")
     _set_deadline(ctx, turn, new)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
@@ -259,11 +171,11 @@ def _extend(ctx: Ctx, args: tuple[str, ...]) -> str:
             f"{format_local(new, ctx.game.timezone)}; the players were told.")
 
 
-def _deadline(ctx: Ctx, args: tuple[str, ...]) -> str:
+def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
     _rules, _state, turn = _open(ctx)
     new = parse_when(args[0], ctx.now, ctx.game.timezone)
     if new <= ctx.now:
-        raise GmRefusal(f"{format_local(new, ctx.game.timezone)} is in the past; to resolve now, send "
+        raise Refused(f"{format_local(new, ctx.game.timezone)} is in the past; to resolve now, send "
                         f"PROCESS {ctx.game.name}")
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     _set_deadline(ctx, turn, new)
@@ -275,11 +187,11 @@ def _deadline(ctx: Ctx, args: tuple[str, ...]) -> str:
             f"{format_local(old, ctx.game.timezone) if old else 'none'}); the players were told.")
 
 
-def _order(ctx: Ctx, args: tuple[str, ...]) -> str:
+def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     seat = _seat(ctx, args[0])
     if seat.name not in rules.expected_players(state):
-        raise GmRefusal(f"{seat.name} has no orders to give for {turn.label}")
+        raise Refused(f"{seat.name} has no orders to give for {turn.label}")
     orders = _parse_for(rules, state, seat, args[1])
     canonical = rules.format_orders(orders)
     ctx.session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="gm", text=canonical,
@@ -291,7 +203,7 @@ def _order(ctx: Ctx, args: tuple[str, ...]) -> str:
             + f"\n\nOn file for {seat.name} now:\n" + _quote(rules.format_orders(on_file)))
 
 
-def _plot(ctx: Ctx, args: tuple[str, ...]) -> str:
+def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     seat = _seat(ctx, args[0])
     old = seat.gm_plot
@@ -300,7 +212,7 @@ def _plot(ctx: Ctx, args: tuple[str, ...]) -> str:
         ctx.undo = {"seat": seat.name, "gm_plot": old}
         return f"the GM plot of {seat.name} is cleared: the game's own default applies."
     if seat.name not in rules.players(state):
-        raise GmRefusal(f"{seat.name} is no longer in the race")
+        raise Refused(f"{seat.name} is no longer in the race")
     text = _orders_text(args[1])
     parsed = rules.parse_orders(state, seat.name, text)
     standing = rules.plot_orders(state, seat.name, text)
@@ -322,7 +234,7 @@ def _plot(ctx: Ctx, args: tuple[str, ...]) -> str:
     return answer
 
 
-def _process(ctx: Ctx, args: tuple[str, ...]) -> str:
+def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     outcome = G.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
@@ -333,7 +245,7 @@ def _process(ctx: Ctx, args: tuple[str, ...]) -> str:
     return text + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
 
 
-def _preview(ctx: Ctx, args: tuple[str, ...]) -> str:
+def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     outcome = G.compute(ctx.session, ctx.game, rules, state, turn)
     orders = []
@@ -350,10 +262,10 @@ def _preview(ctx: Ctx, args: tuple[str, ...]) -> str:
     return f"preview of {turn.label} mailed to the GM; nothing was stored."
 
 
-def _pause(ctx: Ctx, args: tuple[str, ...]) -> str:
+def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     _rules, _state, turn = _open(ctx)
     if ctx.game.status == GameStatus.PAUSED:
-        raise GmRefusal(f"{ctx.game.name} is paused already; RESUME {ctx.game.name} restarts it")
+        raise Refused(f"{ctx.game.name} is paused already; RESUME {ctx.game.name} restarts it")
     ctx.game.status = GameStatus.PAUSED
     announce(ctx, f"{ctx.game.name} is paused",
              "The GM has paused the game: no deadline runs until the GM resumes it. Orders sent now are kept.",
@@ -361,10 +273,10 @@ def _pause(ctx: Ctx, args: tuple[str, ...]) -> str:
     return f"{ctx.game.name} is paused at {turn.label}; the players were told."
 
 
-def _resume(ctx: Ctx, args: tuple[str, ...]) -> str:
+def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     if ctx.game.status != GameStatus.PAUSED:
-        raise GmRefusal(f"{ctx.game.name} is not paused")
+        raise Refused(f"{ctx.game.name} is not paused")
     ctx.game.status = GameStatus.ACTIVE
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     if rules.expected_players(state):
@@ -384,7 +296,7 @@ def _resume(ctx: Ctx, args: tuple[str, ...]) -> str:
             "the players were told.")
 
 
-def _set(ctx: Ctx, args: tuple[str, ...]) -> str:
+def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     seat = _seat(ctx, args[0])
     new_state = rules.set_figure(state, seat.name, args[1], args[2])
@@ -404,17 +316,17 @@ def _set(ctx: Ctx, args: tuple[str, ...]) -> str:
     return text
 
 
-def _replace(ctx: Ctx, args: tuple[str, ...]) -> str:
+def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     seat = _seat(ctx, args[0])
     address, _, name = args[1].strip().partition(" ")
     address = address.strip("<>").lower()
     problem = address_problem(address)
     if problem is not None:  # issue 27: an address no relay takes would stall the outbox
-        raise GmRefusal(f"the new address is {problem}")
+        raise Refused(f"the new address is {problem}")
     if any(s.player.address == address for s in store.active_seats(ctx.game)):
-        raise GmRefusal(f"{address} already has a seat in {ctx.game.name}")
+        raise Refused(f"{address} already has a seat in {ctx.game.name}")
     if ctx.game.status == GameStatus.FINISHED:
-        raise GmRefusal(f"{ctx.game.name} is over")
+        raise Refused(f"{ctx.game.name} is over")
     old_player = seat.player
     new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.shell.settings.bot.timezone)
     ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak}
@@ -438,7 +350,7 @@ def _replace(ctx: Ctx, args: tuple[str, ...]) -> str:
             "they got a fresh turn sheet and a new seat password.")
 
 
-def _drop_seat(ctx: Ctx, seat: Seat) -> str:
+def _drop_seat(ctx: GmAction, seat: Seat) -> str:
     """`drop_seat` as the GM's: what it replaced goes into the audit log."""
     text, undo = drop_seat(ctx.session, ctx.game, seat)
     if undo is not None:
@@ -446,13 +358,13 @@ def _drop_seat(ctx: Ctx, seat: Seat) -> str:
     return text
 
 
-def _drop(ctx: Ctx, args: tuple[str, ...]) -> str:
+def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
     seat = _seat(ctx, args[0], active=False)
     if not seat.active:
         # A closed seat may still be in the race after a ROLLBACK reopened an older turn.
         _rules, state, _turn = _open(ctx)
         if seat.name not in _rules.players(state):
-            raise GmRefusal(f"{seat.name} is out of {ctx.game.name} already")
+            raise Refused(f"{seat.name} is out of {ctx.game.name} already")
         return _drop_seat(ctx, seat)
     text = _drop_seat(ctx, seat)
     letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"You are out of {ctx.game.name}",
@@ -461,16 +373,16 @@ def _drop(ctx: Ctx, args: tuple[str, ...]) -> str:
     return text + " They were told."
 
 
-def _rollback(ctx: Ctx, args: tuple[str, ...]) -> str:
+def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     game, session = ctx.game, ctx.session
     if game.status == GameStatus.SIGNUP:
-        raise GmRefusal(f"{game.name} has not started")
+        raise Refused(f"{game.name} has not started")
     rules = G.rules_of(game)
     undone: list[dict[str, object]] = []
     while True:
         last = store.last_resolved_turn(session, game)
         if last is None:
-            raise GmRefusal(f"{game.name} has no resolved turn to roll back")
+            raise Refused(f"{game.name} has no resolved turn to roll back")
         undone.append(_undo_resolution(ctx, last))
         # A turn that needs no orders (Racecraft's final sprint) would be resolved again at
         # once: go back to the last turn where the players had a say.
@@ -501,7 +413,7 @@ def _rollback(ctx: Ctx, args: tuple[str, ...]) -> str:
                "to take them out again." if closed else ""))
 
 
-def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, object]:
+def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     session = ctx.session
     discarded: dict[str, object] = {
         "turn": resolved.number, "resolved_at": as_utc(resolved.resolved_at).isoformat() if resolved.resolved_at else None,
@@ -511,7 +423,7 @@ def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, object]:
                                                   Turn.number == resolved.number + 1))
     if following is not None:
         if following.resolved_at is not None:
-            raise GmRefusal(f"turn {following.number} is resolved as well; roll that back first")
+            raise Refused(f"turn {following.number} is resolved as well; roll that back first")
         subs = list(session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == following.id)
                                     .order_by(OrderSubmission.id)))
         discarded["next_turn"] = {
@@ -535,7 +447,7 @@ def _undo_resolution(ctx: Ctx, resolved: Turn) -> dict[str, object]:
     return discarded
 
 
-def _sub_json(ctx: Ctx, sub: OrderSubmission) -> dict[str, object]:
+def _sub_json(ctx: GmAction, sub: OrderSubmission) -> dict[str, object]:
     seat = ctx.session.get(Seat, sub.seat_id)
     return {"seat": seat.name if seat else sub.seat_id, "source": sub.source, "text": sub.text,
             "received_at": as_utc(sub.received_at).isoformat(), "inbound_id": sub.inbound_id}
@@ -556,10 +468,10 @@ def _recount_streaks(session: Session, game: Game, reopened: Turn) -> None:
         seat.nmr_streak = streak
 
 
-def _open_signups(ctx: Ctx, args: tuple[str, ...]) -> str:
+def open_signups(ctx: GmAction, args: tuple[str, ...]) -> str:
     game = ctx.game
     if game.status != GameStatus.SIGNUP:
-        raise GmRefusal(f"{game.name} has started already ({game.status}); sign-ups are only before the start")
+        raise Refused(f"{game.name} has started already ({game.status}); sign-ups are only before the start")
     rules = G.rules_of(game)
     seats = store.active_seats(game)
     return (f"{game.name} ({rules.title}) is open for sign-ups: {len(seats)} joined "
@@ -569,10 +481,10 @@ def _open_signups(ctx: Ctx, args: tuple[str, ...]) -> str:
             f"START {game.name}.")
 
 
-def _start(ctx: Ctx, args: tuple[str, ...]) -> str:
+def start(ctx: GmAction, args: tuple[str, ...]) -> str:
     game = ctx.game
     if game.status != GameStatus.SIGNUP:
-        raise GmRefusal(f"{game.name} has started already")
+        raise Refused(f"{game.name} has started already")
     turn = G.start_game(ctx.shell, ctx.session, game)
     return (f"{game.name} started with {len(store.active_seats(game))} players: {turn.label}, due "
             f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet.")
@@ -582,10 +494,5 @@ def _quote(text: str) -> str:
     return "\n".join("    > " + line for line in text.splitlines())
 
 
-HANDLERS: dict[str, Callable[[Ctx, tuple[str, ...]], str]] = {
-    "EXTEND": _extend, "DEADLINE": _deadline, "ORDER": _order, "PLOT": _plot, "PROCESS": _process,
-    "PREVIEW": _preview, "PAUSE": _pause, "RESUME": _resume, "SET": _set, "REPLACE": _replace, "DROP": _drop,
-    "ROLLBACK": _rollback, "OPEN": _open_signups, "START": _start,
-}
-
-__all__ = ["GmRefusal", "GmResult", "HANDLERS", "announce", "execute", "execute_words", "leftover", "run"]
+__all__ = ["GmAction", "announce", "deadline", "drop", "extend", "open_signups", "order", "pause", "plot", "preview",
+           "process", "replace_seat", "resume", "rollback", "set_figure", "start"]

@@ -1,0 +1,194 @@
+"""Every mail command and the handler that carries it out: one table, player's and GM's alike.
+
+A command is a class of `bot.commands.grammar` (its verb, syntax, summary and example, and how a
+line becomes it); its handler is a plain function, bound to it here and nowhere else -- no
+handler registers itself by being imported (issue 28). HELP, the CLI's `flagman gm` subcommands
+and the digest's syntax list are made from the same classes, so they cannot drift from what the
+handlers accept; a test checks that every class has a handler here.
+
+The two runners:
+
+* `run`: a player command (`CommandContext`, `Reply`); a refusal (`bot.answers.Refused`, raised
+  by the handler) becomes the command's reply, and the mail's other commands go on;
+* `execute`: a GM command, for either door (a mail's line: `run_gm`; the CLI: `execute_words`):
+  in a savepoint, audited (`GmAudit`), confirmed to the GM's registered address.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from bot import letters
+from bot.answers import Letter, Notice, Refused
+from bot.commands import account, anyone, gm, player, press, streams
+from bot.commands.grammar import (
+    GM_VERBS,
+    Address,
+    Calendar,
+    Confirm,
+    Deadline,
+    Drop,
+    Extend,
+    GmCommand,
+    Help,
+    Join,
+    ListGames,
+    Observe,
+    OpenSignups,
+    Order,
+    Pause,
+    Ping,
+    PlayerCommand,
+    Plot,
+    Press,
+    Preview,
+    Process,
+    Reminders,
+    Replace,
+    Resign,
+    Resume,
+    Rollback,
+    SetFigure,
+    ShowOrders,
+    ShowRules,
+    Start,
+    Status,
+    Stop,
+    Timezone,
+    Unobserve,
+    Unsubscribe,
+    Vacation,
+)
+from bot.commands.handlers import CommandContext, Reply
+from bot.echo import echo, quote_lines
+from bot.games import store
+from bot.games import turns as G
+from bot.games.deadlines import DeadlineError, format_local
+from bot.letters import ToGm
+from bot.mail_in.parse import Inbound
+from bot.models import Game, GmAudit
+from rules.api import FigureError, OptionError
+
+log = logging.getLogger("flagman.gm")
+
+PlayerHandler = Callable[[CommandContext, Any], Reply]  # (the context, its own command class)
+GmHandler = Callable[[gm.GmAction, tuple[str, ...]], str]  # (the action, the arguments) -> what was done
+
+PLAYER_HANDLERS: Mapping[type[PlayerCommand], PlayerHandler] = {
+    Help: player.help_, Status: player.status, ShowOrders: player.show_orders, Join: player.join,
+    Resign: player.resign, Press: press.press, Timezone: account.timezone, Address: account.address,
+    Vacation: account.vacation, Ping: streams.ping, Calendar: streams.calendar, Reminders: streams.reminders,
+    ListGames: anyone.list_games, ShowRules: anyone.rules, Observe: anyone.observe, Unobserve: anyone.unobserve,
+    Confirm: anyone.confirm, Unsubscribe: streams.unsubscribe, Stop: anyone.stop,
+}
+GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
+    Extend: gm.extend, Deadline: gm.deadline, Order: gm.order, Plot: gm.plot, Process: gm.process,
+    Preview: gm.preview, Pause: gm.pause, Resume: gm.resume, SetFigure: gm.set_figure, Replace: gm.replace_seat,
+    Drop: gm.drop, Rollback: gm.rollback, OpenSignups: gm.open_signups, Start: gm.start,
+}
+# What a GM command may be refused with: ours, and the domain's own errors (each a ValueError
+# whose message is fit to mail back).
+_GM_REFUSALS = (Refused, G.GameError, DeadlineError, FigureError, OptionError)
+
+
+# -- player commands ---------------------------------------------------------------------------
+
+def run(ctx: CommandContext, command: PlayerCommand) -> Reply:
+    """Carry out one player command: its reply, or its refusal as its reply."""
+    try:
+        return PLAYER_HANDLERS[type(command)](ctx, command)
+    except Refused as refused:
+        return Reply((refused.answer,) if refused.answer is not None else (), label=refused.label)
+
+
+# -- GM commands -------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class GmResult:
+    ok: bool
+    verb: str
+    game: str
+    text: str
+    extra: str = ""  # PREVIEW: the preview itself, for the CLI to print
+    letter: Letter | None = None  # the confirmation, when not mailed at once (execute(deliver=False))
+
+
+def run_gm(shell: G.Shell, session: Session, inbound: Inbound, command: GmCommand) -> tuple[str, Letter | None]:
+    """A GM command from a mail (the intake calls this for each one): a short label for the
+    mail's record, and the result for the GM's registered address, which the intake sends as
+    part of its one answer to the mail (from the CLI, `execute` sends it at once)."""
+    result = execute(shell, session, command.verb, command.game, command.args, actor=inbound.sender,
+                     via="mail", message_id=inbound.message_id, line=echo(command.line), deliver=False)
+    return f"{result.verb} {'done' if result.ok else 'refused'}", result.letter
+
+
+def leftover(gm_of: Sequence[Game], text: str) -> Notice:
+    """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently.
+    The answer goes to the GM's registered address (issue 14), whatever the mail's From."""
+    games = sorted(g.name for g in gm_of)
+    return Notice(ToGm(gm_of[0]), "Lines not understood",
+                  "These lines of your mail were not carried out:\n\n" + quote_lines(text) + "\n\n"
+                  f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
+                  "and name the game right after the command, e.g. " + Extend.example + ". "
+                  "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
+                  kind="gm_leftover")
+
+
+def execute_words(shell: G.Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str,
+                  via: str = "cli") -> GmResult:
+    """A GM command given as words (the CLI): checked against the same syntax as by mail."""
+    command = GM_VERBS.get(verb.upper())
+    if command is None:
+        raise Refused(f"unknown GM command {verb!r}; known: {', '.join(GM_VERBS)}")
+    args = command.split(words)
+    if args is None:
+        raise Refused(f"write {command.syntax}, e.g. {command.example}")
+    line = " ".join([command.verb, game, *words])
+    return execute(shell, session, command.verb, game.lower(), args, actor=actor, via=via, line=line)
+
+
+def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: tuple[str, ...], *, actor: str,
+            via: str, message_id: str = "", line: str = "", in_reply_to: str = "", deliver: bool = True) -> GmResult:
+    """Carry out one GM command, audit it, and confirm it to the GM: mailed at once, or (with
+    `deliver=False`, a command from a mail) returned as `GmResult.letter` for the intake's answer."""
+    verb = verb.upper()
+    line = line or " ".join([verb, game_name, *args])
+    game = store.find_game_row(session, game_name)
+    if game is None:
+        text = f"there is no game called {game_name}"
+        session.add(GmAudit(game_id=None, actor=actor[:320], via=via, message_id=message_id[:998], command=line,
+                            outcome="refused: " + text, created_at=shell.now(), undo=None))
+        return GmResult(False, verb, game_name, text)
+    command = GM_VERBS.get(verb)
+    action = gm.GmAction(shell, session, game, shell.now(), actor, via)
+    savepoint = session.begin_nested()
+    try:
+        if command is None:
+            raise Refused(f"unknown GM command {verb}")
+        text = GM_HANDLERS[command](action, args)
+        savepoint.commit()
+        ok = True
+    except _GM_REFUSALS as exc:
+        savepoint.rollback()
+        text, ok, action.undo, action.mail, action.extra = str(exc), False, None, None, ""
+    session.add(GmAudit(game_id=game.id, actor=actor[:320], via=via, message_id=message_id[:998], command=line,
+                        outcome=("done: " if ok else "refused: ") + text, created_at=action.now, undo=action.undo))
+    log.info("GM %s via %s: %s -> %s: %s", actor, via, line, "done" if ok else "refused", text)
+    rendered = action.mail or shell.renderer.render("gm_result", {
+        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+        "game_name": game.name, "verb": verb, "line": line, "ok": ok, "text": text, "via": via,
+        "when": format_local(action.now, game.timezone), "actor": actor,
+    })
+    letter = Letter(ToGm(game), rendered, "gm_" + verb.lower())
+    if not deliver:
+        return GmResult(ok, verb, game.name, text, action.extra, letter)
+    letters.post(shell, session, letter.to, letter.rendered, kind=letter.kind, in_reply_to=in_reply_to)
+    return GmResult(ok, verb, game.name, text, action.extra)
+
+
+__all__ = ["GM_HANDLERS", "PLAYER_HANDLERS", "GmResult", "execute", "execute_words", "leftover", "run", "run_gm"]

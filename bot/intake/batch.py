@@ -1,0 +1,236 @@
+"""What a batch of mail shares: the mail in hand, what the batch reads once, and what it adds.
+
+A batch is one transaction (bot.service); its mails read the same games, seats and turns again
+and again, and add rows that are inserted together when it is done (performance.md: work per
+batch). `Batch` holds both, and reads what a mail needs through its memo.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import cached_property
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bot.answers import Answer
+from bot.db import among, insert_many
+from bot.games import store
+from bot.games import turns as G
+from bot.mail_in.auth import parse_tag, tag_in_recipients
+from bot.mail_in.inbox import RawMail
+from bot.mail_in.parse import Inbound
+from bot.mail_out import outbox as mailout
+from bot.models import AnswerFate, Game, InboundMessage, OrderSubmission, Seat, Turn
+from bot.settings import Settings
+from rules.api import AnyGame, GameOrder, GameState
+
+MailKey = tuple[str, str]  # an inbound mail's (Message-ID, content hash): unique in the table
+RECENT_FOR = timedelta(minutes=1)  # how long a loop-limit count read once is used (BatchMemo)
+
+
+def dedupe_hash(inbound: Inbound) -> str:
+    """Stable across redelivery: a relay adds Received/Delivered-To headers, not this."""
+    key = "\x00".join((inbound.message_id, inbound.sender, inbound.subject, inbound.text))
+    return hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass
+class Mail:
+    """The mail in hand: what the server gave, what the parser made of it, whom it proved."""
+
+    raw: RawMail
+    inbound: Inbound
+    principal: str = ""  # Who.principal, once authenticated
+    answers: list[Answer] = field(default_factory=list)  # what the mail made, in order; sent once
+    changes_games: bool = False  # a GM command, JOIN or RESIGN: the batch's memo is forgotten
+    # Over its sender's loop limit: acted on all the same, its answers withheld (issue 27).
+    over_limit: bool = False
+    answer: AnswerFate = AnswerFate.NONE  # what became of its answers, for its record
+
+    @property
+    def in_reply_to(self) -> str:
+        return f"<{self.inbound.message_id}>"
+
+    @cached_property
+    def key(self) -> MailKey:
+        """Its (Message-ID, content hash): what tells a copy of a mail handled before."""
+        return (self.inbound.message_id[:998], dedupe_hash(self.inbound))
+
+
+@dataclass
+class BatchMemo:
+    """What a batch of mail reads again and again, read once (performance.md: work per batch).
+
+    `seen` (the Message-IDs handled already) and `recent` (mails per loop-limit key in the last
+    hour) are kept up to date as mails are recorded. `games`, `seats`, `states`, `subs` and
+    `on_file` hold while the batch only takes orders and answers questions: a mail that does
+    anything else (a GM command, JOIN, RESIGN) may change games, seats and turns, and
+    `forget`s them.
+    """
+
+    seen: set[tuple[str, str]] = field(default_factory=set)
+    recent: dict[tuple[str, str], int] = field(default_factory=dict)
+    recent_read_at: dict[tuple[str, str], datetime] = field(default_factory=dict)
+    games: dict[str, Game | None] = field(default_factory=dict)
+    seats: dict[tuple[int, str], Seat | None] = field(default_factory=dict)  # (game id, name): the seats that wrote
+    states: dict[int, tuple[AnyGame, GameState, Turn | None]] = field(default_factory=dict)
+    subs: dict[tuple[int, int], list[store.FiledOrders]] = field(default_factory=dict)  # (turn, seat) -> its own
+    on_file: dict[tuple[int, int], tuple[GameOrder, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
+    pending: set[tuple[str, str]] = field(default_factory=set)  # loop-limit keys of rows not yet written
+
+    def forget(self) -> None:
+        self.games.clear()
+        self.seats.clear()
+        self.states.clear()
+        self.subs.clear()
+        self.on_file.clear()
+
+
+@dataclass
+class BatchRows:
+    """What a batch adds, inserted together (performance.md: bulk inserts, work per batch): its
+    mails, the orders they brought, and the answers to them; one statement each, in the order
+    the mails came, when the batch is done or a mail needs them written first."""
+
+    inbound: list[dict[str, object]] = field(default_factory=list)
+    submissions: list[tuple[MailKey, dict[str, object]]] = field(default_factory=list)  # the mail's, values
+    outbox: mailout.NewRows = field(default_factory=list)
+
+    def write(self, session: Session) -> None:
+        if self.inbound:
+            ids: dict[MailKey, int] = {}
+            for i, m, h in insert_many(session, InboundMessage, self.inbound, ("id", "message_id", "content_hash")):
+                assert isinstance(i, int) and isinstance(m, str) and isinstance(h, str)
+                ids[(m, h)] = i
+            self.inbound.clear()
+            if self.submissions:
+                insert_many(session, OrderSubmission,
+                            [{**values, "inbound_id": ids[key]} for key, values in self.submissions])
+                self.submissions.clear()
+        mailout.insert_rows(session, self.outbox)
+
+    def clear(self) -> None:
+        self.inbound.clear()
+        self.submissions.clear()
+        self.outbox.clear()
+
+
+class Batch:
+    """The batch in hand: the shell, what it read (`memo`) and what it adds (`rows`)."""
+
+    def __init__(self, shell: G.Shell) -> None:
+        self.shell = shell
+        self.memo = BatchMemo()
+        self.rows = BatchRows()
+
+    @property
+    def settings(self) -> Settings:
+        return self.shell.settings
+
+    def begin(self, session: Session, inbounds: Sequence[Inbound], *, again: bool = False) -> None:
+        """A new batch (`again`: the same one, mail by mail): read what it has seen before at once.
+
+        The loop-limit counts are carried from batch to batch (a sender's mails rarely come in
+        one batch) for up to `RECENT_FOR` after they were read: a mail that has just left its
+        hour may go on counting for that long (a limit a minute late), never one that did not
+        come. After a failed attempt (`again`) nothing is carried over: it counted mails that
+        the rollback undid."""
+        recent, read_at = self.memo.recent, self.memo.recent_read_at
+        self.memo = BatchMemo()
+        if not again:
+            now = self.shell.now()
+            for key, when in read_at.items():
+                if now - when < RECENT_FOR:
+                    self.memo.recent[key], self.memo.recent_read_at[key] = recent[key], when
+        ids = sorted({i.message_id[:998] for i in inbounds})
+        self.memo.seen.update((m, h) for m, h in among(
+            session, select(InboundMessage.message_id, InboundMessage.content_hash),
+            (InboundMessage.message_id,), [(i,) for i in ids]))
+        self._read_games(session, inbounds)
+
+    def _read_games(self, session: Session, inbounds: Sequence[Inbound]) -> None:
+        """The games the batch's signed reply addresses name (most mail is a reply to one), the
+        seats those addresses name with their players, the games' open turns and states, and
+        those seats' submissions: four queries for the whole batch; whatever else a mail needs
+        is read when it needs it."""
+        claims: set[tuple[str, str]] = set()
+        for inbound in inbounds:
+            tag = tag_in_recipients(self.settings.bot.address, inbound.recipients) if inbound.ignore is None else None
+            claimed = parse_tag(tag) if tag else None
+            if claimed is not None:
+                claims.add((claimed.game, claimed.seat))
+        if not claims:
+            return
+        names = {game for game, _ in claims}
+        found = store.find_games(session, names)
+        for name in names:
+            self.memo.games[name] = found.get(name)
+        # The seats that wrote, alone: a game's other seats are not needed to take orders.
+        wanted = [(found[name].id, seat) for name, seat in claims if name in found]
+        seats = store.seats_named(session, wanted)
+        for key in wanted:
+            self.memo.seats[key] = seats.get(key)
+        turns = store.open_turns(session, list(found.values()))
+        for game in found.values():
+            if game.id in turns:
+                self.memo.states[game.id] = G.state_with(session, game, turns[game.id])
+        # Their submissions (a seat's are what its orders on file are made of).
+        pairs = [(turns[seat.game_id].id, seat.id) for seat in seats.values() if seat.game_id in turns]
+        self.memo.subs.update(store.seats_submissions(session, pairs))
+
+    def seen(self, mail: Mail) -> bool:
+        """The same mail (Message-ID and content) was handled before, in this batch or another."""
+        return mail.key in self.memo.seen
+
+    def find_game(self, session: Session, name: str) -> Game | None:
+        key = name.lower()
+        if key not in self.memo.games:
+            self.memo.games[key] = store.find_game_row(session, key, with_seats=True)
+        return self.memo.games[key]
+
+    def find_seat(self, game: Game, name: str) -> Seat | None:
+        key = (game.id, name)
+        if key in self.memo.seats:
+            return self.memo.seats[key]
+        return store.seat_named(game, name)
+
+    def current_state(self, session: Session, game: Game) -> tuple[AnyGame, GameState, Turn | None]:
+        if game.id not in self.memo.states:
+            self.memo.states[game.id] = G.current_state(session, game)
+        return self.memo.states[game.id]
+
+    def on_file(self, session: Session, rules: AnyGame, state: GameState, turn: Turn,
+                seat: Seat) -> tuple[GameOrder, ...] | None:
+        """The seat's orders on file for the turn (`orders_on_file`), worked out once a batch and
+        kept up to date as its orders come (`file_orders`)."""
+        pair = (turn.id, seat.id)
+        if pair not in self.memo.on_file:
+            subs = self.memo.subs.pop(pair) if pair in self.memo.subs else store.submissions(session, turn, seat)
+            self.memo.on_file[pair] = G.orders_on_file(rules, state, seat, subs)
+        return self.memo.on_file[pair]
+
+    def file_orders(self, turn: Turn, seat: Seat, merged: tuple[GameOrder, ...]) -> None:
+        """What the batch's next mail from the seat finds on file."""
+        self.memo.on_file[(turn.id, seat.id)] = merged
+
+    def write_rows(self, session: Session) -> None:
+        """Write what the batch added so far, in order -- what commands changed through the
+        session, then the rows collected since: when the batch (or, mail by mail, the mail) is
+        done, and before a query that counts or reads rows of earlier mails of the batch
+        (limits, replies to strangers, commands), as autoflush is off while a mail is handled."""
+        if session.new or session.dirty or session.deleted:
+            session.flush()
+        self.rows.write(session)
+        self.memo.pending.clear()
+
+    def drop_rows(self) -> None:
+        """The mail (or batch) was rolled back: what it collected goes too."""
+        self.rows.clear()
+        self.memo.forget()  # it may hold what the rollback undid
+
+
+__all__ = ["RECENT_FOR", "Batch", "BatchMemo", "BatchRows", "Mail", "MailKey", "dedupe_hash"]

@@ -1,0 +1,172 @@
+"""A seat's orders from a mail: checked against the turn, confirmed or refused with the reasons.
+
+The orders are the mail's lines that are not commands (bot.commands.grammar), or, in a reply
+whose body holds none, its subject (issue 19: one-tap ``mailto:`` links put the order there).
+A set is taken when at least one line is an order; a later valid set replaces the earlier
+(merged, in games where parts may come in several mails). Deadlines are judged by when the
+mail server received the mail (mail-interface.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy.orm import Session
+
+from bot.answers import Done, Letter, Notice, Refused, Submission
+from bot.clock import as_utc
+from bot.commands import suggest
+from bot.echo import echo
+from bot.games import turns as G
+from bot.intake.batch import Batch, Mail
+from bot.letters import ToSeat
+from bot.mail_in.inbox import RawMail
+from bot.models import GameStatus, Reason, Seat
+from rules.api import OrderProblem, ProblemKind
+
+log = logging.getLogger("flagman.inbound")
+
+MAX_PROBLEMS_SHOWN = 20  # order lines quoted back, with their reasons, in one answer; the rest are counted
+MAX_SUBJECT_ORDER_LINES = 10
+# What a reply puts before the subject it answers ("Re: ", "AW: ", "Re[2]: ", "SV: " ...) and
+# the tags of lists and of the bot ("[rc1]", "[rc1.kelly.<mac>]"): gone before the subject is
+# read as orders.
+_REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^\d+)?\s*:|\[[^\]]*\])\s*",
+                           re.I)
+_ORDER_WORD = re.compile(r"\b[A-Z]{2,}\b")
+
+
+def orders_in_subject(subject: str) -> str:
+    """The orders a subject may hold (issue 19, one-tap ``mailto:`` links with the order in the
+    subject): the subject without the reply prefixes and tags, ``;`` separating lines (as in a
+    GM's ORDER), or "" when nothing is left."""
+    text = subject
+    while True:
+        stripped = _REPLY_PREFIX.sub("", text, count=1)
+        if stripped == text:
+            break
+        text = stripped
+    lines = [line.strip() for line in text.split(";") if line.strip()]
+    return "\n".join(lines[:MAX_SUBJECT_ORDER_LINES])
+
+
+def _left_out(problems: Sequence[OrderProblem], order_help: str) -> list[str]:
+    """The lines not understood, as the confirmation names them: "line 2 (PATH)" where the line
+    starts with an order word of the game, so that the player sees which order the set lacks."""
+    words = set(_ORDER_WORD.findall(order_help))
+    out = []
+    for problem in problems:
+        first = problem.line.split()[0].upper() if problem.line.split() else ""
+        out.append(f"line {problem.line_no} ({first})" if first in words else f"line {problem.line_no}")
+    return out
+
+
+def subject_orders(batch: Batch, session: Session, seat: Seat, subject: str) -> str:
+    """The orders in the subject of a mail whose body has none (`orders_in_subject`), when
+    they are orders of the seat's turn now: at least one line is an order, legal now or
+    not (an illegal one is refused with its reason, as from a body). A plain reply's
+    subject, "Re: [rc1] Results of Turn 2 ...", holds none, and the mail stays empty."""
+    game = seat.game
+    text = orders_in_subject(subject)
+    if not text or game.status != GameStatus.ACTIVE:
+        return ""
+    rules, state, turn = batch.current_state(session, game)
+    if turn is None or seat.name not in rules.expected_players(state):
+        return ""
+    parsed = rules.parse_orders(state, seat.name, text)
+    return text if parsed.orders or any(p.kind is ProblemKind.ILLEGAL for p in parsed.problems) else ""
+
+
+def arrival(batch: Batch, raw: RawMail) -> datetime:
+    """When the mail arrived, for its deadline (mail-interface.md: judged by when the mail
+    server received it, not by when the bot reads it): the server's receipt time (IMAP
+    INTERNALDATE, the Maildir delivery time), never later than now. The server's clock is
+    trusted; one more than `[inbox] clock_skew` seconds ahead of ours is logged, since the
+    two clocks should agree (a server clock behind ours by d would let mail up to d late
+    count as on time; one ahead does no harm)."""
+    now = batch.shell.now()
+    received = raw.received_at
+    if received is None:
+        return now
+    if received - now > timedelta(seconds=batch.settings.inbox.clock_skew):
+        log.warning("mail %s: received at %s by the mail server's clock, %s by ours: the clocks disagree",
+                    raw.key, received.isoformat(), now.isoformat())
+    return min(as_utc(received), now)
+
+
+def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
+    """The seat's orders in `text`: confirmed (with what the set lacks, what it costs, what will
+    count), or refused with every bad line's reason; a refusal raises `Refused`."""
+    shell = batch.shell
+    game = seat.game
+    to = ToSeat(seat)
+    if game.status == GameStatus.SIGNUP:
+        raise Refused("orders before the start", Notice(
+            to, "The game has not started",
+            f"{game.name} is still open for sign-ups; orders are taken once the GM starts it."),
+            reason=Reason.NOT_STARTED, game=game, seat=seat)
+    if game.status == GameStatus.FINISHED:
+        raise Refused("orders after the end", Notice(
+            to, "The game is over", f"{game.name} has finished; no more orders are taken."),
+            reason=Reason.FINISHED, game=game, seat=seat)
+    rules, state, turn = batch.current_state(session, game)
+    assert turn is not None
+    zone = seat.player.timezone
+    closing = G.closing_time(game, turn)
+    expected = rules.expected_players(state)
+    if closing is not None and arrival(batch, mail.raw) >= closing and expected and game.status == GameStatus.ACTIVE:
+        raise Refused("after the deadline", Notice(
+            to, f"Too late for {turn.label}",
+            f"The deadline for {turn.label} passed at {G.deadline_text(turn, zone)}, so these orders "
+            "were not used. The results follow shortly, with the next turn sheet; send your orders "
+            "for the next turn in reply to that.", kind="late"), reason=Reason.LATE, game=game, seat=seat)
+    if seat.name not in expected:
+        raise Refused("not expected this turn", Notice(
+            to, "No orders needed", f"You have no orders to send for {turn.label}."),
+            reason=Reason.NOT_EXPECTED, game=game, seat=seat)
+    parsed = rules.parse_orders(state, seat.name, text)
+    earlier = batch.on_file(session, rules, state, turn, seat)
+    ctx = G.base_context(shell, game, rules)
+    order_help = rules.order_help(state, seat.name)
+    known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
+    # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
+    # (issue 27: an answer never grows past what the mail deserves).
+    shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
+    problems = [{"line_no": p.line_no, "line": echo(p.line),
+                 "reason": suggest.with_suggestion(p.reason, p.line, known) if p.kind is ProblemKind.INVALID
+                 else p.reason} for p in shown]
+    ctx.update({
+        "seat": {"name": seat.name, "display": seat.player.name},
+        "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone), "early": game.early_resolution},
+        "problems": problems, "problems_more": len(parsed.problems) - len(shown), "timezone": zone,
+        "help": order_help,
+    })
+    if not parsed.orders:
+        default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+        ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
+        raise Refused("; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
+                      Letter(to, shell.renderer.render("refused", ctx, game=game.kind), "refused"),
+                      reason=Reason.ORDERS_REFUSED, game=game, seat=seat)
+    canonical = rules.format_orders(parsed.orders)
+    merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
+    # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
+    # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
+    # complete without the lines not understood says which lines those were (issue 17: a
+    # bad PATH line dropped must not leave "a complete set" unexplained).
+    ctx.update({"understood": canonical, "on_file": rules.format_orders(merged),
+                "complete": rules.is_complete(state, seat.name, merged),
+                "missing": list(rules.missing_orders(state, seat.name, merged)),
+                "left_out": _left_out(shown, order_help),
+                # What the set will cost, where the game can say so (issue 16: "this plot
+                # costs 2 wear and a top speed test").
+                "consequences": list(rules.consequences(state, seat.name, merged))})
+    confirmation = Letter(to, shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
+    batch.file_orders(turn, seat, merged)
+    return Done("orders" + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else ""), Reason.ORDERS,
+                (confirmation,), game=game, seat=seat, submission=Submission(turn.id, seat.id, canonical))
+
+
+__all__ = ["MAX_PROBLEMS_SHOWN", "arrival", "orders_in_subject", "subject_orders", "take_orders"]

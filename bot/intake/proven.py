@@ -1,0 +1,102 @@
+"""Mail that proved a seat or the GM role: its GM commands, then its player commands, then its orders.
+
+Each command's answer joins the mail's answers (one answer per mail, sent by the pipeline); a
+command refused is that command's answer, the others go on; a refusal of the whole mail raises
+`Refused`.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from bot.answers import Done, Notice, Refused
+from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, registry, suggest
+from bot.commands.handlers import CommandContext, which_game
+from bot.echo import echo, quote_lines
+from bot.intake import orders
+from bot.intake.batch import Batch, Mail
+from bot.mail_in.identity import Who
+from bot.models import Reason
+
+_VERBS_TAKING_A_GAME = {c.verb for c in PLAYER_COMMANDS if c.takes_game}
+
+
+def _gm_hints(text: str, who: Who) -> str:
+    """What each line of a GM's mail not understood most likely meant (issue 17, did you mean)."""
+    games = sorted(g.name for g in who.gm_of)
+    known = suggest.vocabulary(gm=True, games=games)
+    hints = []
+    for line in text.splitlines()[:20]:
+        hint = suggest.gm_game_hint(line, games) or known.suggest(line)
+        if hint:
+            hints.append(f'"{echo(line, 80)}": {hint}')
+    return ("\n\n" + "\n".join(hints)) if hints else ""
+
+
+def _games_hint(line: str, who: Who) -> str:
+    """For a command that names a game, given without one (or a bad one): the sender's games."""
+    words = line.split()
+    names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
+    if not words or words[0].upper() not in _VERBS_TAKING_A_GAME or not names:
+        return ""
+    return f" (your games: {', '.join(names)})"
+
+
+def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailCommands) -> Done:
+    """GM commands, then player commands, then the orders (a body with none: the subject's)."""
+    inbound = mail.inbound
+    seat = who.seat
+    game = seat.game if seat else (who.gm_of[0] if len(who.gm_of) == 1 else None)
+    handled: list[str] = []
+    if commands.gm:
+        for gm_command in commands.gm:
+            label, letter = registry.run_gm(batch.shell, session, inbound, gm_command)
+            handled.append(label)
+            if letter is not None:
+                mail.answers.append(letter)
+        if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
+            mail.answers.append(registry.leftover(who.gm_of, commands.orders_text))
+    context = CommandContext(batch.shell, session, inbound, who, game, seat)
+    for command in commands.player:
+        reply = registry.run(context, command)
+        mail.answers.extend(reply.answers)
+        if reply.label:
+            handled.append(reply.label)
+        handled.append(type(command).__name__.upper())
+    problems = list(commands.problems)
+    if problems:
+        text = "\n".join(f'"{echo(p.line)}": {p.reason}{_games_hint(p.line, who)}' for p in problems)
+        if commands.more_problems:
+            text += f"\n... and {commands.more_problems} more lines not understood."
+        mail.answers.append(Notice(who.holder(inbound), "Command not understood", text, game=game))
+    if commands.over:
+        mail.answers.append(Notice(who.holder(inbound), "Not done", (
+            f"{commands.over} more command{'s' if commands.over != 1 else ''} of your mail "
+            f"{'were' if commands.over != 1 else 'was'} not carried out: at most {MAX_COMMANDS} commands a "
+            "mail. Send the rest in another mail."), game=game))
+    if commands.repeated:
+        mail.answers.append(Notice(who.holder(inbound), "Repeated commands", (
+            f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} of your mail repeated a command "
+            "given above: each command was carried out, and is answered, once."), error=False, game=game))
+    if seat is not None and not commands.orders_text.strip() and not handled and not problems:
+        in_subject = orders.subject_orders(batch, session, seat, inbound.subject)
+        if in_subject:  # a body with no order and no command: a one-tap reply (issue 19)
+            return orders.take_orders(batch, session, mail, seat, in_subject)
+    if commands.orders_text.strip() and not (commands.gm and not seat):
+        if seat is None:
+            if who.gm_of and not who.seat:
+                raise Refused("GM mail with lines not understood", Notice(
+                    who.holder(inbound), "Lines not understood",
+                    "These lines are neither GM commands nor orders:\n\n" + quote_lines(commands.orders_text)
+                    + _gm_hints(commands.orders_text, who) + "\n\nSend HELP for the GM commands.", game=game),
+                    reason=Reason.NOT_UNDERSTOOD, game=game)
+            raise Refused("which game? ambiguous", which_game(inbound, who), reason=Reason.AMBIGUOUS_GAME)
+        return orders.take_orders(batch, session, mail, seat, commands.orders_text)
+    if not handled and not problems:
+        raise Refused("empty mail", Notice(who.holder(inbound), "Nothing to do",
+                                           "Your mail held no orders and no commands. Send HELP for what you "
+                                           "can write.", game=game), reason=Reason.EMPTY, game=game, seat=seat)
+    return Done("commands: " + ", ".join(handled), Reason.COMMANDS, game=game, seat=seat, refused=bool(problems))
+
+
+__all__ = ["act"]

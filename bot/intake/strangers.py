@@ -1,0 +1,195 @@
+"""Mail that proved nobody: answered within caps at most, never acted on -- but for a code of ours.
+
+What a code the bot mailed does (CONFIRM, STOP, an UNSUBSCRIBE of a List-Unsubscribe) is done
+whatever any cap says: the code is the proof, and only a mail of ours can have brought it
+(issue 27: caps withhold answers, never actions). Otherwise answers go to the sender only when
+the sender is a stranger (a JOIN's code, the answers to the commands for anyone, or one
+notice), within per-address and global caps (`bot.intake.limits`), and never repeat the
+sender's words; a mail claiming a registered address is answered at that address, once a day.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from sqlalchemy.orm import Session
+
+from bot.answers import Done, Ignored, Notice, Refused
+from bot.commands import (
+    Confirm,
+    Join,
+    MailCommands,
+    Ping,
+    PlayerCommand,
+    Stop,
+    Unsubscribe,
+    anyone,
+    registry,
+    streams,
+)
+from bot.commands.handlers import CommandContext
+from bot.games import signups
+from bot.intake.batch import Batch, Mail
+from bot.intake.limits import Limiter
+from bot.letters import Addressee, ToAddress, ToGm, ToSeat
+from bot.mail_in.identity import Who
+from bot.models import AnswerFate, Reason
+
+MAX_STRANGER_COMMANDS = 5  # commands for anyone answered in one mail that proved nobody
+_STRANGER_TOLD = "unknown sender: one notice sent"
+_ANYONE = "for anyone: "
+
+
+def _is_code(context: CommandContext, command: PlayerCommand) -> bool:
+    """`command` hands back a code of ours that stands (CONFIRM, STOP, UNSUBSCRIBE)."""
+    if isinstance(command, Confirm | Stop):
+        return anyone.code_stands(context, command.code)
+    if isinstance(command, Unsubscribe):
+        return streams.code_stands(context, command.code)
+    return False
+
+
+def unauthenticated(batch: Batch, limits: Limiter, session: Session, mail: Mail, who: Who,
+                    commands: MailCommands) -> Done:
+    """What becomes of a mail that proved nobody (raises `Refused` or `Ignored`, or is Done)."""
+    inbound = mail.inbound
+    context = CommandContext(batch.shell, session, inbound, who, None, None)
+    codes = [c for c in commands.player if _is_code(context, c)]
+    if mail.over_limit and not codes:
+        limit = batch.settings.limits.mails_per_sender_per_hour
+        raise Ignored(f"rate limit: over {limit} mails in an hour", reason=Reason.RATE_LIMIT,
+                      answer=AnswerFate.RATE_LIMIT)
+    joins = [c for c in commands.player if isinstance(c, Join)]
+    if joins and not codes and not who.claimed and not who.claimed_gm:
+        # JOIN is double opt-in (issue 27): the From gets a code and nothing else. A forged
+        # From must not turn that into a stream of mail to a third party: a few answers a
+        # day per address, and a global cap an hour for all of them together.
+        fate = limits.stranger_cap(session, inbound.sender)
+        if fate is not None:
+            raise Ignored(f"unknown sender: JOIN not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER,
+                          answer=fate)
+        return signups.ask_to_join(batch.shell, session, inbound, joins[0].game, joins[0].name)
+    if (who.claimed or who.claimed_gm) and not codes:
+        # (A List-Unsubscribe mail comes from the registered address without a proof: its
+        # code is the proof, and it is answered as the commands for anyone are.)
+        claimed_without_proof(batch, limits, session, mail, who,
+                              ping=any(isinstance(c, Ping) for c in commands.player))
+    for_anyone = [c for c in commands.player if c.for_anyone and not isinstance(c, Join)]
+    if for_anyone:
+        return _for_anyone(batch, limits, session, mail, context, commands, for_anyone, codes)
+    # A stranger: at most one short notice per address a day, and a global cap an hour
+    # (no backscatter storms from many forged Froms).
+    if not inbound.sender:
+        raise Ignored("unknown sender: no sender address", reason=Reason.NO_SENDER)
+    if limits.answered_today(session, inbound.sender) > 0:
+        raise Ignored("unknown sender: already told today", reason=Reason.UNKNOWN_SENDER,
+                      answer=AnswerFate.STRANGER_DAY)
+    cap = batch.settings.limits.answers_to_strangers_per_hour
+    if limits.stranger_answers_this_hour(session) >= cap:
+        raise Ignored(f"unknown sender: over {cap} answers to unknown senders this hour",
+                      reason=Reason.UNKNOWN_SENDER, answer=AnswerFate.STRANGER_HOUR)
+    text = ("This address runs play-by-email games, and your address is not in any game running here. "
+            "LIST shows the games; to join one open for sign-ups, send JOIN <game> [your name]; to get a "
+            "game's results by mail, OBSERVE <game>. Send HELP for the commands.")
+    raise Refused(_STRANGER_TOLD, Notice(ToAddress(inbound.sender), "You are not in a game here", text,
+                                         kind="stranger"), reason=Reason.UNKNOWN_SENDER)
+
+
+def _for_anyone(batch: Batch, limits: Limiter, session: Session, mail: Mail, context: CommandContext,
+                commands: MailCommands, asked: Sequence[PlayerCommand], codes: Sequence[PlayerCommand]) -> Done:
+    """A stranger's HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM, STOP, UNSUBSCRIBE: answered
+    (one answer, in sections), at most `MAX_STRANGER_COMMANDS` of them, within the limits of
+    answers to mail that proved nobody -- a few a day per address, and a cap an hour for every
+    sender together. A code of ours (`codes`) is used whatever those limits say, and its
+    answer goes: only a mail of ours can have brought it, once. The answer names none of what
+    else the mail said, carries the plain address only, and stays under
+    `bot.letters.STRANGER_ANSWER_BYTES`."""
+    sender = mail.inbound.sender
+    if not sender:
+        raise Ignored("unknown sender: no sender address", reason=Reason.NO_SENDER)
+    others = [c for c in asked if c not in codes]
+    fate = limits.stranger_cap(session, sender) if others else None
+    if fate is not None and not codes:
+        raise Ignored(f"unknown sender: {', '.join(c.verb for c in others)} not answered ({fate.value})",
+                      reason=Reason.UNKNOWN_SENDER, answer=fate)
+    chosen = list(codes) + ([] if fate is not None else others[:MAX_STRANGER_COMMANDS])
+    labels: list[str] = []
+    refused = False
+    for command in chosen:
+        reply = registry.run(context, command)
+        # Every answer to mail that proved nobody, at its From, is of one kind in the outbox:
+        # "stranger" (what a code made for a seat, a welcome, is that seat's mail).
+        mail.answers.extend(dataclasses.replace(a, kind="stranger") if isinstance(a.to, ToAddress) else a
+                            for a in reply.answers)
+        refused = refused or any(isinstance(a, Notice) and a.error for a in reply.answers)
+        labels.append(reply.label or command.verb)
+    if fate is not None:
+        # The codes were used; the rest of the mail is not answered (recorded: `fate`).
+        mail.answer = fate
+        return Done(_ANYONE + "; ".join(labels) + f"; the rest not answered ({fate.value})", Reason.FOR_ANYONE)
+    players_only = sorted({c.verb for c in commands.player if not c.for_anyone})
+    # Words around a code sent back ("Yes please") are what people write: not "not understood".
+    lines = 0 if codes else len([line for line in commands.orders_text.splitlines() if line.strip()])
+    skipped = len(others) - len(others[:MAX_STRANGER_COMMANDS]) + commands.over
+    if players_only or lines or commands.problems or skipped or commands.repeated:
+        parts = []
+        if players_only:
+            parts.append(f"{', '.join(players_only)}: only for the players of a game, so not done.")
+        for problem in commands.problems:  # the reasons only: the sender's words are not repeated
+            parts.append(f"A command not understood: {problem.reason}.")
+        if commands.more_problems:
+            parts.append(f"... and {commands.more_problems} more lines not understood.")
+        if lines:
+            parts.append(f"{lines} other line{'s' if lines != 1 else ''} of your mail "
+                         f"{'were' if lines != 1 else 'was'} not understood. Send HELP for the commands.")
+        if skipped:
+            parts.append(f"{skipped} more command{'s' if skipped != 1 else ''}: not carried out (at most "
+                         f"{MAX_STRANGER_COMMANDS} a mail from an address not in a game).")
+        if commands.repeated:
+            parts.append(f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} repeated a command "
+                         "given above: each command is answered once.")
+        # With the other answers (one answer per mail): to whom they go, the sender's address.
+        to = mail.answers[0].to if mail.answers else ToAddress(sender)
+        mail.answers.append(Notice(to, "Not done", "\n\n".join(parts), kind="stranger"))
+        refused = True
+    return Done(_ANYONE + "; ".join(labels), Reason.FOR_ANYONE, refused=refused)
+
+
+def claimed_without_proof(batch: Batch, limits: Limiter, session: Session, mail: Mail, who: Who, *,
+                          ping: bool = False) -> None:
+    """The From is a player's (or the GM's), or the GM's reply address was used without the
+    GM's From or password: tell the registered address, never the sender (mail-interface.md,
+    identity) -- once a day, so that forged mail cannot flood the player; every one is in
+    the GM's digest. A PING is told why it was not accepted (`streams.refused_text`), on the
+    same terms. Always raises."""
+    game = who.claimed[0].game if who.claimed else who.claimed_gm[0]
+    holder: Addressee = ToSeat(who.claimed[0]) if who.claimed else ToGm(who.claimed_gm[0])
+    # Once a day per registered address: a seat's is the From itself; the GM's role is
+    # claimed from any address (its reply address), so it is counted per game.
+    reason, detail = ((Reason.AUTH_FAILED, "authentication failed for a registered address") if who.claimed else
+                      (Reason.AUTH_FAILED_GM, f"authentication failed for the GM's role of {game.name}"))
+    told = (limits.told_today(session, reason, sender=mail.inbound.sender) if who.claimed
+            else limits.told_today(session, reason, game=game))
+    if told:
+        raise Ignored(f"{detail}; already told today", reason=reason, game=game, answer=AnswerFate.TOLD_TODAY)
+    if ping:
+        context = CommandContext(batch.shell, session, mail.inbound, who, None, None)
+        raise Refused(detail, Notice(holder, "PING: your mail was not accepted",
+                                     streams.refused_text(context, mail.inbound, who), kind="ping"),
+                      reason=reason, game=game)
+    if isinstance(holder, ToSeat):
+        text = ("A mail claiming to come from you arrived without proof that it is yours, so it was not "
+                "used. To act for your seat, reply to this mail or any other mail of the bot for this "
+                "game (its reply address signs you in), or put the line PASSWORD <your seat password> in "
+                "the mail. If you did not send it, you need do nothing: the GM sees it in the daily digest.")
+    else:
+        text = ("A mail to the GM's reply address, or claiming to come from you, arrived without the proof "
+                "GM commands need, so nothing in it was done. GM commands need your GM reply address "
+                "and your registered address as the sender, or the line PASSWORD <your GM password> in "
+                "the mail. If you did not send it, you need do nothing; it is listed in your daily digest.")
+    raise Refused(detail, Notice(holder, "A mail from your address was not accepted", text, kind="auth_refused"),
+                  reason=reason, game=game)
+
+
+__all__ = ["MAX_STRANGER_COMMANDS", "claimed_without_proof", "unauthenticated"]
