@@ -23,7 +23,7 @@ from rules.api import (
 from rules.speed_circuit import parse, storage, view
 from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
 from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
-from rules.speed_circuit.options import plot_cost, plot_options
+from rules.speed_circuit.options import pit_speeds, plot_cost, plot_options
 from rules.speed_circuit.plot import (
     BidOrder,
     DesignOrder,
@@ -165,9 +165,11 @@ class SpeedCircuit:
     def one_line_orders(self, state: RaceState, player: PlayerId) -> tuple[OneLineOrder, ...]:
         # Each legal speed by the cheapest path to where it ends soonest, with what it costs
         # (the seat's own options, issue 16); PUSH YES where the speed needs a push (§2.5).
+        # In the pits every legal speed, with what slowing to it costs (P28).
         options = plot_options(state, player)
         if options is None:
-            return ()
+            return tuple(OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}")
+                         for pit in pit_speeds(state, player))
         found = []
         for choice in options.choices:
             reach = choice.cheapest
