@@ -39,6 +39,16 @@ Racecraft: every runner's place and EP), so a picture never reads text back into
 Templates read ``view.x``; a `View` is also a read-only mapping of its fields (``view["x"]``,
 ``view.get("x")``, ``dict(view)``), for shell code written when views were dicts.
 
+Robots
+------
+Every game has a robot driver (`Game.robot_orders`): the orders a robot gives for a seat in
+the open turn, as a player there could send them, from what a player at that seat may see.
+They can be worked out as soon as a turn opens, from the state it opened with and the rng
+`robot_rng(turn.seed, seat)`: a stream of its own for each seat and turn, derived from the
+turn's stored seed, so a robot's orders are the same whenever they are worked out (and in a
+replay) and two robots in one turn draw differently. The shell files them as that seat's
+orders, like any player's.
+
 The shell's side
 ----------------
 The shell never looks inside a state or an order: it only hands them back to the game that
@@ -391,6 +401,14 @@ class Game(Protocol[S, O]):
         """The order grammar for this player now (also the HELP reply); generated, not copied."""
         ...
 
+    def robot_orders(self, state: S, player: PlayerId, rng: random.Random) -> tuple[O, ...]:
+        """A robot driver's orders for `player` in the open turn (see "Robots" above): legal
+        and complete (``parse_orders(state, player, format_orders(x))`` takes them whole and
+        calls them complete), empty when the seat has nothing to order. Computed from what a
+        player at that seat may see: its own private part of the state and the public rest,
+        never another player's orders or private figures; deterministic from `rng`."""
+        ...
+
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: S) -> bool: ...
 
@@ -454,3 +472,14 @@ def turn_seed(game_seed: int, turn: int) -> int:
 
 def turn_rng(game_seed: int, turn: int) -> random.Random:
     return random.Random(turn_seed(game_seed, turn))
+
+
+def robot_seed(turn_seed: int, player: PlayerId) -> int:
+    """The seed of a robot's rng for seat `player` in the turn whose rng is `turn_seed` (see
+    "Robots" above): its own stream, never the turn's (the dice stay the dice)."""
+    digest = hashlib.sha256(f"flagman-robot:{turn_seed}:{player}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def robot_rng(turn_seed: int, player: PlayerId) -> random.Random:
+    return random.Random(robot_seed(turn_seed, player))

@@ -18,7 +18,7 @@ from rules.api import (
     Standings,
     Viewer,
 )
-from rules.racecraft import parse, resolve, storage, view
+from rules.racecraft import parse, resolve, robot, storage, view
 from rules.racecraft.model import (
     DEFAULT_TURNS,
     MAX_EP,
@@ -151,6 +151,10 @@ class Racecraft:
 
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
+
+    def robot_orders(self, state: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
+        # EP are public in Racecraft: the robot reads the race as the public table shows it.
+        return robot.robot_orders(state, player, rng)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:

@@ -20,7 +20,7 @@ from rules.api import (
     Standings,
     Viewer,
 )
-from rules.speed_circuit import parse, storage, view
+from rules.speed_circuit import parse, robot, storage, view
 from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
 from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
 from rules.speed_circuit.options import pit_speeds, plot_cost, plot_options
@@ -182,6 +182,9 @@ class SpeedCircuit:
 
     def order_help(self, state: RaceState, player: PlayerId) -> str:
         return parse.order_help(state, player)
+
+    def robot_orders(self, state: RaceState, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
+        return robot.robot_orders(state, player, rng)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: RaceState) -> bool:

@@ -294,14 +294,14 @@ def safe_plot(state: RaceState, car: Car) -> SafePlot:
         candidates.append(PlannedMove(speed, path, list(path) == desired[:steps], speed >= lim.free_low))
     if not candidates:
         return SafePlot(0)
-    pit = _pit_plan(state, car, candidates)
+    pit = pit_plan(state, car, candidates)
     move = pit[0] if pit is not None else candidates[0]
     lanes = None if move.as_desired else tuple(track.space(s).lane for s in move.path)
     tyre = None if pit is None or not pit[1] else next(t for t in Tyre if t not in car.tyres_used)
     return SafePlot(move.speed, lanes, tyre)
 
 
-def _pit_plan(state: RaceState, car: Car, candidates: Sequence[PlannedMove]) -> tuple[PlannedMove, bool] | None:
+def pit_plan(state: RaceState, car: Car, candidates: Sequence[PlannedMove]) -> tuple[PlannedMove, bool] | None:
     """The compulsory stop (P4) on the last lap, as (move, pits now), or None: no stop planned.
 
     §8 "needs no wear, test or roll" comes first, so while any candidate is free (no

@@ -20,7 +20,7 @@ from rules.api import (
     Standings,
     Viewer,
 )
-from rules.speedphreakz import parse, storage, view
+from rules.speedphreakz import parse, robot, storage, view
 from rules.speedphreakz.data import bundled_map, map_names
 from rules.speedphreakz.model import (
     Car,
@@ -201,6 +201,9 @@ class SpeedPhreakz:
 
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
+
+    def robot_orders(self, state: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
+        return robot.robot_orders(state, player, rng)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:
