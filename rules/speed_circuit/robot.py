@@ -166,7 +166,8 @@ def _in_pits(state: RaceState, car: Car, lim: Limits) -> tuple[Order, ...]:
 
 def _moves(state: RaceState, car: Car, lim: Limits) -> list[_Move]:
     """Every speed it may plot this turn, fastest first, that costs only wear it can spare
-    and leaves it able to brake through what comes next."""
+    and leaves it able to brake through what comes next (only the fastest of them unless
+    the compulsory stop is to be planned)."""
     track = state.track
     assert car.space is not None
     staggered = state.options.staggered_lane_change
@@ -174,6 +175,8 @@ def _moves(state: RaceState, car: Car, lim: Limits) -> list[_Move]:
     staying |= _ahead_ends(state, car, lim.highest // 20)
     line = Plot(path=PathOrder(PathKind.LINE))
     spare = car.wear - _reserve(state, car)
+    # the compulsory stop (resolve.pit_plan) chooses among every speed; otherwise the fastest does
+    every = track.pit is not None and not car.ran_both_compounds() and car.lap == state.laps
     found: list[_Move] = []
     for speed in range(lim.highest, -1, -20):
         push = speed > lim.safe
@@ -204,6 +207,8 @@ def _moves(state: RaceState, car: Car, lim: Limits) -> list[_Move]:
         if not _brakes_in_time(state, after, car.wear - wear):
             continue
         found.append(_Move(speed, path, wear, push, skill, list(path) == desired[:steps], speed >= lim.free_low))
+        if not every:
+            break
     return found
 
 
