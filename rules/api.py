@@ -229,6 +229,21 @@ class Resolution(Generic[S]):
     events: tuple[Event, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """A race that no longer gets nearer its end, as `Game.stall` reports it for the GM:
+    `turns` in a row without progress, `reason` (one sentence, in the game's words: what
+    progress is and that there was none), and the GM command that ends it, written with
+    the game's and a seat's names: ``SET <game> <seat> <figure> <value>`` (any seat: the
+    figure is the race's), which `ends` says what it does to (one sentence)."""
+
+    turns: int
+    reason: str
+    figure: str
+    value: str
+    ends: str
+
+
 class Viewer(enum.Enum):
     """Who is looking, for `Game.view` when the viewer is not a player."""
 
@@ -359,8 +374,15 @@ class Game(Protocol[S, O]):
         """
         ...
 
-    def resolve(self, state: S, orders: Mapping[PlayerId, Sequence[O]], rng: random.Random) -> Resolution[S]:
+    def resolve(self, state: S, orders: Mapping[PlayerId, Sequence[O]], rng: random.Random,
+                submitted: Sequence[PlayerId] = ()) -> Resolution[S]:
         """Resolve the open turn. `orders` holds every expected player (the shell fills NMRs).
+
+        `submitted`: the players whose orders on file were sent (by them, or for them by the
+        GM's ORDER), in the order their final sets arrived, first first; a player left out
+        (an NMR default, a GM plot) counts after them, in seating order. Empty: seating order
+        throughout. The shell stores it with the turn, so a replay is exact. A game whose
+        rules ask who submitted first (SpeedPhreakz, S16) reads it; the others ignore it.
 
         Total on orders that came out of `parse_orders` or `default_orders` for this state.
         """
@@ -411,6 +433,13 @@ class Game(Protocol[S, O]):
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: S) -> bool: ...
+
+    def stall(self, state: S) -> Stall | None:
+        """A `Stall` when the GM is to be told that the race has stopped getting nearer its
+        end (a game that may never end on its own counts the turns without progress and says
+        so at the counts it documents); None otherwise, and always for a game whose race ends
+        by itself."""
+        ...
 
     def players(self, state: S) -> tuple[PlayerId, ...]:
         """Every player still in the game, in seating order."""

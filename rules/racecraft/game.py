@@ -15,6 +15,7 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    Stall,
     Standings,
     Viewer,
 )
@@ -133,7 +134,9 @@ class Racecraft:
             return ()
         return (nmr_default(state.runner(player).ep),)
 
-    def resolve(self, state: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[Race]:
+    def resolve(self, state: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
+                submitted: Sequence[PlayerId] = ()) -> Resolution[Race]:
+        # Orders are simultaneous and ties share a position: who submitted first never counts.
         return resolve.resolve_turn(state, orders)
 
     def is_complete(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
@@ -159,6 +162,9 @@ class Racecraft:
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:
         return state.stage is Stage.FINISHED
+
+    def stall(self, state: Race) -> Stall | None:
+        return None  # the race ends after its last turn, whatever is ordered
 
     def players(self, state: Race) -> tuple[PlayerId, ...]:
         return state.names()

@@ -17,6 +17,7 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    Stall,
     Standings,
     Viewer,
 )
@@ -149,7 +150,9 @@ class SpeedCircuit:
             orders.append(PitOrder(plot.pit))
         return tuple(orders)
 
-    def resolve(self, state: RaceState, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
+    def resolve(self, state: RaceState, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
+                submitted: Sequence[PlayerId] = ()) -> Resolution[RaceState]:
+        # Plots are revealed simultaneously (§2.5): who submitted first never counts.
         return resolve_turn(state, orders, rng)
 
     def is_complete(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> bool:
@@ -189,6 +192,9 @@ class SpeedCircuit:
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: RaceState) -> bool:
         return state.phase is Phase.FINISHED
+
+    def stall(self, state: RaceState) -> Stall | None:
+        return None  # the safe plot (§8) moves a car that sends nothing: someone gets to the line
 
     def players(self, state: RaceState) -> tuple[PlayerId, ...]:
         return tuple(c.player for c in state.cars if c.note != "dropped")
