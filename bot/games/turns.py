@@ -426,9 +426,11 @@ def stall_notice(shell: Shell, session: Session, game: Game, rules: AnyGame, sta
     if seat is None:
         return
     command = f"SET {game.name} {seat} {stall.figure} {stall.value}"
-    text = (f"{stall.reason} To end the race, send: {command} (any seat will do): it {stall.ends}. "
-            f"PROCESS {game.name} then resolves that round at once. You are told again if it stays stalled.")
-    letters.notice(shell, session, letters.ToGm(game), f"{game.name}: the race is stalled", text, kind="stall",
+    # (the command inside a sentence: no line of the bot's own mail reads as a command when quoted, testing.md)
+    text = (f"{stall.reason}\n\nTo end the race, send the command {command} (any seat's name will do). It "
+            f"{stall.ends}. The command PROCESS {game.name} then resolves that round at once. You are told again if "
+            "the race stays stalled.")
+    letters.notice(shell, session, letters.ToGm(game), "The race is stalled", text, kind="stall",
                    game=game, into=into)
 
 

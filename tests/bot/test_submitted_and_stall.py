@@ -94,6 +94,8 @@ def test_a_stalled_speedphreakz_race_is_reported_to_the_gm_with_the_command_that
     notice = gm_helpers.body_of(told[0])
     assert "No car has got nearer the finish for 10 rounds" in notice
     assert "SET sp1 kelly max_rounds 11" in notice and "PROCESS sp1" in notice
+    # testing.md: no line of the bot's own mail reads as an order or command when quoted
+    assert not any(line.strip().startswith(("SET", "PROCESS")) for line in notice.splitlines())
     assert len(turns(gapp, "sp1")) == 12 and all(ADDRESS["kelly"] not in str(m["To"]) for m in told)
     gm_says(gapp, "SET sp1 kelly max_rounds 12", game="sp1")
     gapp.clock.set(START + timedelta(hours=49 * 12))  # type: ignore[attr-defined]
