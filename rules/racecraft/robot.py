@@ -7,7 +7,10 @@ are the orders a player could send (legal and complete: a property test checks i
 How it runs: it manages its EP over the whole race by looking ahead. For each order it may
 give now it plays the rest of the race out `samples` times, the other runners giving the
 orders it expects of them and itself giving the same kind of orders afterwards, and it
-gives the order whose races end best for it on average (lowest place). What it expects of
+gives the order whose races end best for it on average: the fewest runners ahead of it at
+the finish, a runner level with it (sharing its position) counting half a runner ahead, so
+that it goes for finishing ahead rather than level (a place shared is a place not won,
+and a dense place, "3rd" behind two level runners, would hide the two). What it expects of
 a runner comes from what the results show of it: one whose last order was its NMR default
 (half its EP, rounded down, racecraft.md "NMR") is expected to default again most of the
 time; any other is as likely to give any legal order as another. Every candidate is played
@@ -201,8 +204,8 @@ def robot_orders(race: Race, player: PlayerId, rng: random.Random) -> tuple[Orde
 
 
 def _play_out(field: Field, me: int, first: int, weights: Sequence[float], draw: Sequence[float]) -> int:
-    """The robot's place at the end of one drawn race (`draw`: its numbers, one per runner
-    and turn) in which it gives `first` now."""
+    """How one drawn race (`draw`: its numbers, one per runner and turn) in which it gives
+    `first` now ends for it: twice the runners ahead of it, plus the runners level with it."""
     ep = list(field.ep)
     positions = field.positions
     count = len(ep)
@@ -223,9 +226,11 @@ def _play_out(field: Field, me: int, first: int, weights: Sequence[float], draw:
                     # the same number, spread over the legal orders: any of them alike
                     orders.append(codes[int((u - weights[seat]) / (1 - weights[seat]) * len(codes))])
         ep, positions = _turn(ep, positions, stage, orders)
-    for index, position in enumerate(positions):
+    ahead = 0
+    for position in positions:
         if me in position:
-            return index + 1
+            return 2 * ahead + len(position) - 1
+        ahead += len(position)
     raise AssertionError("the robot is in the race")
 
 
