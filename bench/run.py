@@ -3,8 +3,8 @@
 Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
 ``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
 ratio against the reference measured in the same run, and writes bench/results/<time>.json.
-``hostile`` (the parser on hostile header sections) needs no servers: ``--only hostile``
-starts none.
+``hostile`` (the parser on hostile header sections) and ``robots`` (the robot drivers'
+strength) need no servers: ``--only hostile``, ``--only robots`` start none.
 The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
 when one failed to run.
 """
@@ -23,12 +23,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, hostile, ingest, latency, scale
+from bench import deadline, hostile, ingest, latency, robots, scale
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots")
 DEFAULT = ("ingest", "deadline", "latency")
-SERVERLESS = ("hostile",)
+SERVERLESS = ("hostile", "robots")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -37,13 +37,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", default=",".join(DEFAULT),
                         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-                             "scale takes long and runs only when named; hostile needs no servers)")
+                             "scale takes long and runs only when named; hostile and robots need no servers)")
     parser.add_argument("--size", type=int, default=None,
                         help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
                              "mails = min(100, size) (default 100); scale sizes are fixed")
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
     parser.add_argument("--full", action="store_true", help="scale also at 50,000 mails")
     parser.add_argument("--scale-sizes", default=None, help="scale sizes, e.g. 200,2000 (overrides --full)")
+    parser.add_argument("--races", type=int, default=robots.RACES,
+                        help=f"robots: seeded races per game (default {robots.RACES})")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="robots: worker processes (default: one a core; 1 runs the races in this process)")
     parser.add_argument("--runs", type=int, default=hostile.RUNS,
                         help=f"hostile: parses of each mail, the median counts (default {hostile.RUNS})")
     parser.add_argument("--profile", action="store_true",
@@ -110,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 if name == "hostile":
                     result = hostile.run(max(1, args.runs))
+                elif name == "robots":
+                    result = robots.run(max(1, args.races), jobs=args.jobs)
                 elif w is None:
                     raise RuntimeError(f"{name} needs the servers")
                 elif name == "ingest":

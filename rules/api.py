@@ -39,6 +39,16 @@ Racecraft: every runner's place and EP), so a picture never reads text back into
 Templates read ``view.x``; a `View` is also a read-only mapping of its fields (``view["x"]``,
 ``view.get("x")``, ``dict(view)``), for shell code written when views were dicts.
 
+Robots
+------
+Every game has a robot driver (`Game.robot_orders`): the orders a robot gives for a seat in
+the open turn, as a player there could send them, from what a player at that seat may see.
+They can be worked out as soon as a turn opens, from the state it opened with and the rng
+`robot_rng(turn.seed, seat)`: a stream of its own for each seat and turn, derived from the
+turn's stored seed, so a robot's orders are the same whenever they are worked out (and in a
+replay) and two robots in one turn draw differently. The shell files them as that seat's
+orders, like any player's.
+
 The shell's side
 ----------------
 The shell never looks inside a state or an order: it only hands them back to the game that
@@ -219,6 +229,21 @@ class Resolution(Generic[S]):
     events: tuple[Event, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True, slots=True)
+class Stall:
+    """A race that no longer gets nearer its end, as `Game.stall` reports it for the GM:
+    `turns` in a row without progress, `reason` (one sentence, in the game's words: what
+    progress is and that there was none), and the GM command that ends it, written with
+    the game's and a seat's names: ``SET <game> <seat> <figure> <value>`` (any seat: the
+    figure is the race's), which `ends` says what it does to (one sentence)."""
+
+    turns: int
+    reason: str
+    figure: str
+    value: str
+    ends: str
+
+
 class Viewer(enum.Enum):
     """Who is looking, for `Game.view` when the viewer is not a player."""
 
@@ -349,8 +374,15 @@ class Game(Protocol[S, O]):
         """
         ...
 
-    def resolve(self, state: S, orders: Mapping[PlayerId, Sequence[O]], rng: random.Random) -> Resolution[S]:
+    def resolve(self, state: S, orders: Mapping[PlayerId, Sequence[O]], rng: random.Random,
+                submitted: Sequence[PlayerId] = ()) -> Resolution[S]:
         """Resolve the open turn. `orders` holds every expected player (the shell fills NMRs).
+
+        `submitted`: the players whose orders on file were sent (by them, or for them by the
+        GM's ORDER), in the order their final sets arrived, first first; a player left out
+        (an NMR default, a GM plot) counts after them, in seating order. Empty: seating order
+        throughout. The shell stores it with the turn, so a replay is exact. A game whose
+        rules ask who submitted first (SpeedPhreakz, S16) reads it; the others ignore it.
 
         Total on orders that came out of `parse_orders` or `default_orders` for this state.
         """
@@ -391,8 +423,23 @@ class Game(Protocol[S, O]):
         """The order grammar for this player now (also the HELP reply); generated, not copied."""
         ...
 
+    def robot_orders(self, state: S, player: PlayerId, rng: random.Random) -> tuple[O, ...]:
+        """A robot driver's orders for `player` in the open turn (see "Robots" above): legal
+        and complete (``parse_orders(state, player, format_orders(x))`` takes them whole and
+        calls them complete), empty when the seat has nothing to order. Computed from what a
+        player at that seat may see: its own private part of the state and the public rest,
+        never another player's orders or private figures; deterministic from `rng`."""
+        ...
+
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: S) -> bool: ...
+
+    def stall(self, state: S) -> Stall | None:
+        """A `Stall` when the GM is to be told that the race has stopped getting nearer its
+        end (a game that may never end on its own counts the turns without progress and says
+        so at the counts it documents); None otherwise, and always for a game whose race ends
+        by itself."""
+        ...
 
     def players(self, state: S) -> tuple[PlayerId, ...]:
         """Every player still in the game, in seating order."""
@@ -454,3 +501,14 @@ def turn_seed(game_seed: int, turn: int) -> int:
 
 def turn_rng(game_seed: int, turn: int) -> random.Random:
     return random.Random(turn_seed(game_seed, turn))
+
+
+def robot_seed(turn_seed: int, player: PlayerId) -> int:
+    """The seed of a robot's rng for seat `player` in the turn whose rng is `turn_seed` (see
+    "Robots" above): its own stream, never the turn's (the dice stay the dice)."""
+    digest = hashlib.sha256(f"flagman-robot:{turn_seed}:{player}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def robot_rng(turn_seed: int, player: PlayerId) -> random.Random:
+    return random.Random(robot_seed(turn_seed, player))

@@ -8,6 +8,10 @@ Generic over every registered game: it uses only `rules.api.Game`. A script is::
 `options` and `seed` may be left out (no options; seed 0); option values may be numbers or
 text and reach the game as text. Each turn maps players to the text of their orders, as a
 mail body; an expected player missing from a turn gets the NMR default (`default_orders`).
+A turn may also say in which order the players' orders arrived, ``"submitted": ["bob",
+"ann"]`` (a list, where orders are text), for a game whose rules ask who submitted first
+(SpeedPhreakz's last tie-break, S16); players left out, and every player of a turn that does
+not say, count after in seating order (`Game.resolve`).
 After the scripted turns, turns that need no orders (Racecraft's final sprint) are resolved
 while the game is not finished. Chance: `new_game` gets ``turn_rng(seed, 0)``, turn *t* gets
 ``turn_rng(seed, t)``, as the shell does.
@@ -83,6 +87,10 @@ def _seed(script: Mapping[str, Any]) -> int:
     return seed
 
 
+SUBMITTED = "submitted"
+"""The key of a turn's submission order (a list of players; a player's orders are text)."""
+
+
 def _turns(script: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     turns = script.get("turns", [])
     if not isinstance(turns, list):
@@ -91,6 +99,10 @@ def _turns(script: Mapping[str, Any]) -> list[Mapping[str, Any]]:
         if not isinstance(turn, Mapping):
             raise ScriptError(number, None, "a turn must be an object mapping players to their orders")
         for player, text in turn.items():
+            if player == SUBMITTED and isinstance(text, list):
+                if not all(isinstance(p, str) for p in text) or len(set(text)) != len(text):
+                    raise ScriptError(number, None, f"'{SUBMITTED}' must list players, each once, not {text!r}")
+                continue
             if not isinstance(text, str):
                 raise ScriptError(number, str(player), f"orders must be text, not {text!r}")
     return turns
@@ -143,12 +155,20 @@ def _play_turn(
     game: Game[Any, Any],
     state: Any,
     number: int,
-    scripted: Mapping[str, str],
+    turn: Mapping[str, Any],
     seed: int,
     played: list[dict[str, Any]],
 ) -> Any:
     in_game = game.players(state)
     expected = game.expected_players(state)
+    submitted: list[str] = []
+    if isinstance(turn.get(SUBMITTED), list):
+        submitted = list(turn[SUBMITTED])
+        for player in submitted:
+            if player not in in_game:
+                raise ScriptError(number, player, f"'{SUBMITTED}' names a player not in this game (players: "
+                                                  f"{', '.join(in_game)})")
+    scripted: dict[str, str] = {p: text for p, text in turn.items() if isinstance(text, str)}
     for player in scripted:
         if player not in in_game:
             raise ScriptError(number, player, f"not a player in this game (players: {', '.join(in_game)})")
@@ -175,7 +195,7 @@ def _play_turn(
             # An incomplete set still counts; the rest is defaulted (rules.api.Parsed).
             orders[player] = game.merge_orders(game.default_orders(state, player), parsed.orders)
     label = game.turn_label(state)
-    resolution = game.resolve(state, orders, turn_rng(seed, number))
+    resolution = game.resolve(state, orders, turn_rng(seed, number), submitted=tuple(submitted))
     new_state = resolution.state
     played.append(
         {

@@ -38,7 +38,7 @@ from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Sea
 from bot.pictures import draw_options, needs_history
 from bot.settings import Settings
 from rules import find_game
-from rules.api import AnyGame, GameOrder, GameState, Resolution, View, Viewer, turn_seed
+from rules.api import AnyGame, GameOrder, GameState, Resolution, Stall, View, Viewer, turn_seed
 
 log = logging.getLogger("flagman.games")
 
@@ -309,11 +309,27 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """A resolution as the shell stores it, with who was defaulted."""
+    """A resolution as the shell stores it, with who was defaulted and the order in which
+    the others' final orders arrived (`submission_order`)."""
 
     resolution: Resolution[GameState]
     orders: dict[str, tuple[GameOrder, ...]]
     defaulted: tuple[str, ...]
+    submitted: tuple[str, ...] = ()
+
+
+def submission_order(rules: AnyGame, game: Game, state: GameState, subs: store.BySeat) -> tuple[str, ...]:
+    """The expected seats whose orders on file were sent (by mail, or the GM's ORDER), in the
+    order their final sets arrived: each seat's last such submission, by the time it was
+    received, then by id (`Game.resolve`'s `submitted`; stored with the turn)."""
+    arrived: dict[str, tuple[datetime, int]] = {}
+    for name in rules.expected_players(state):
+        seat = store.seat_named(game, name)
+        sent = [s for s in subs.get(seat.id, ()) if s.source in ("mail", "gm")] if seat is not None else []
+        if sent:
+            last = max(sent, key=lambda s: (as_utc(s.received_at), s.id))
+            arrived[name] = (as_utc(last.received_at), last.id)
+    return tuple(sorted(arrived, key=lambda name: arrived[name]))
 
 
 def compute(session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn,
@@ -329,8 +345,9 @@ def compute(session: Session, game: Game, rules: AnyGame, state: GameState, turn
             on_file = nmr_default(rules, state, seat)[0] if seat else rules.default_orders(state, name)
             defaulted.append(name)
         orders[name] = on_file
-    resolution = rules.resolve(state, orders, random.Random(turn.seed))
-    return Outcome(resolution, orders, tuple(defaulted))
+    submitted = submission_order(rules, game, state, by_seat)
+    resolution = rules.resolve(state, orders, random.Random(turn.seed), submitted=submitted)
+    return Outcome(resolution, orders, tuple(defaulted), submitted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,7 +404,8 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
             streaks[seat.id] = 0
     new_state = outcome.resolution.state
     resolved = {"state_after": rules.dump_state(new_state),
-                "events": [e.to_json() for e in outcome.resolution.events], "resolved_at": now}
+                "events": [e.to_json() for e in outcome.resolution.events], "resolved_at": now,
+                "submitted": list(outcome.submitted)}
     finished_at = now if rules.is_finished(new_state) else None
     _set_columns(game, turn, resolved=resolved, finished_at=finished_at, streaks=streaks)
     next_row = None if finished_at is not None else _new_turn(shell, game, rules, turn.number + 1, new_state)
@@ -402,7 +420,26 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
                    subs=no_subs, into=mails)
     observers.queue_results(shell, session, game, rules, public_report(shell.renderer, session, rules, new_state, outcome),
                             turn, next_turn, outcome.defaulted, into=mails)
+    stall = rules.stall(new_state) if next_turn is not None else None
+    if stall is not None:
+        stall_notice(shell, session, game, rules, new_state, stall, into=mails)
     return TurnWrites(outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails))
+
+
+def stall_notice(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, stall: Stall, *,
+                 into: mailout.NewRows) -> None:
+    """A race that no longer gets nearer its end (`Game.stall`: SpeedPhreakz, after the rounds
+    its rules document): the GM is told, with the command that ends it."""
+    seat = next((s.name for s in store.active_seats(game) if s.name in rules.players(state)), None)
+    if seat is None:
+        return
+    command = f"SET {game.name} {seat} {stall.figure} {stall.value}"
+    # (the command inside a sentence: no line of the bot's own mail reads as a command when quoted, testing.md)
+    text = (f"{stall.reason}\n\nTo end the race, send the command {command} (any seat's name will do). It "
+            f"{stall.ends}. The command PROCESS {game.name} then resolves that round at once. You are told again if "
+            "the race stays stalled.")
+    letters.notice(shell, session, letters.ToGm(game), "The race is stalled", text, kind="stall",
+                   game=game, into=into)
 
 
 def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:

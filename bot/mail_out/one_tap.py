@@ -9,7 +9,8 @@ happens until the player sends it, and the bot confirms it as any orders.
 Which orders: the game's own `Game.one_line_orders` (rules.api), each a legal, complete set for
 the seat now (a conformance property of every game: a link never offers what the bot would
 refuse). Racecraft: each ``USE n`` the player can pay, ``CRUISE`` and ``OVERTAKE`` where the
-turn has them; Speed Circuit: each legal speed by its cheapest path, with what it costs;
+turn has them; Speed Circuit: each legal speed by its cheapest path, with what it costs (in
+the pits, each legal speed up to the pit limit, with what slowing to it costs);
 SpeedPhreakz: none (a program is a round's list of moves).
 """
 

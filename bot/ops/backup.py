@@ -214,6 +214,7 @@ def export_game(session: Session, name: str) -> dict[str, object]:
             "number": turn.number, "label": turn.label, "seed": turn.seed, "state": turn.state,
             "opened_at": _time(turn.opened_at), "deadline": _time(turn.deadline),
             "resolved_at": _time(turn.resolved_at), "state_after": turn.state_after, "events": turn.events,
+            "submitted": turn.submitted,
             "orders": [{
                 "seat": seats[s.seat_id].name if s.seat_id in seats else None, "source": s.source, "text": s.text,
                 "received_at": _time(s.received_at),
@@ -358,7 +359,8 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
         try:
             state = rules.load_state(turn.state)
             orders = replay_orders(session, game, rules, state, turn)
-            resolution = rules.resolve(state, orders, random.Random(turn.seed))
+            # the order the seats' orders arrived, as stored when it was resolved (none before 0008)
+            resolution = rules.resolve(state, orders, random.Random(turn.seed), submitted=tuple(turn.submitted or ()))
             after = _normal(rules.dump_state(resolution.state))
             events = _normal([e.to_json() for e in resolution.events])
         except Exception as exc:  # noqa: BLE001 - a turn that cannot be replayed is a difference to report

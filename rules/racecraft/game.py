@@ -15,10 +15,11 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    Stall,
     Standings,
     Viewer,
 )
-from rules.racecraft import parse, resolve, storage, view
+from rules.racecraft import parse, resolve, robot, storage, view
 from rules.racecraft.model import (
     DEFAULT_TURNS,
     MAX_EP,
@@ -133,7 +134,9 @@ class Racecraft:
             return ()
         return (nmr_default(state.runner(player).ep),)
 
-    def resolve(self, state: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[Race]:
+    def resolve(self, state: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
+                submitted: Sequence[PlayerId] = ()) -> Resolution[Race]:
+        # Orders are simultaneous and ties share a position: who submitted first never counts.
         return resolve.resolve_turn(state, orders)
 
     def is_complete(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
@@ -152,9 +155,16 @@ class Racecraft:
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
+    def robot_orders(self, state: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
+        # EP are public in Racecraft: the robot reads the race as the public table shows it.
+        return robot.robot_orders(state, player, rng)
+
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:
         return state.stage is Stage.FINISHED
+
+    def stall(self, state: Race) -> Stall | None:
+        return None  # the race ends after its last turn, whatever is ordered
 
     def players(self, state: Race) -> tuple[PlayerId, ...]:
         return state.names()

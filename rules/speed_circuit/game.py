@@ -17,13 +17,14 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    Stall,
     Standings,
     Viewer,
 )
-from rules.speed_circuit import parse, storage, view
+from rules.speed_circuit import parse, robot, storage, view
 from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
 from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
-from rules.speed_circuit.options import plot_cost, plot_options
+from rules.speed_circuit.options import pit_speeds, plot_cost, plot_options
 from rules.speed_circuit.plot import (
     BidOrder,
     DesignOrder,
@@ -149,7 +150,9 @@ class SpeedCircuit:
             orders.append(PitOrder(plot.pit))
         return tuple(orders)
 
-    def resolve(self, state: RaceState, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
+    def resolve(self, state: RaceState, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
+                submitted: Sequence[PlayerId] = ()) -> Resolution[RaceState]:
+        # Plots are revealed simultaneously (§2.5): who submitted first never counts.
         return resolve_turn(state, orders, rng)
 
     def is_complete(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> bool:
@@ -165,9 +168,11 @@ class SpeedCircuit:
     def one_line_orders(self, state: RaceState, player: PlayerId) -> tuple[OneLineOrder, ...]:
         # Each legal speed by the cheapest path to where it ends soonest, with what it costs
         # (the seat's own options, issue 16); PUSH YES where the speed needs a push (§2.5).
+        # In the pits every legal speed, with what slowing to it costs (P28).
         options = plot_options(state, player)
         if options is None:
-            return ()
+            return tuple(OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}")
+                         for pit in pit_speeds(state, player))
         found = []
         for choice in options.choices:
             reach = choice.cheapest
@@ -181,9 +186,15 @@ class SpeedCircuit:
     def order_help(self, state: RaceState, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
+    def robot_orders(self, state: RaceState, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
+        return robot.robot_orders(state, player, rng)
+
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: RaceState) -> bool:
         return state.phase is Phase.FINISHED
+
+    def stall(self, state: RaceState) -> Stall | None:
+        return None  # the safe plot (§8) moves a car that sends nothing: someone gets to the line
 
     def players(self, state: RaceState) -> tuple[PlayerId, ...]:
         return tuple(c.player for c in state.cars if c.note != "dropped")

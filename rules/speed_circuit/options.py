@@ -32,7 +32,7 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from rules.speed_circuit.car import Car, CornerRun, LineRun, Status, Tyre
+from rules.speed_circuit.car import Car, CornerRun, LineRun, PitStage, Status, Tyre
 from rules.speed_circuit.corner import enter_space
 from rules.speed_circuit.model import Phase, RaceState
 from rules.speed_circuit.move import desired_path, line_bonus, moves_first, step_line
@@ -435,6 +435,46 @@ def plot_cost(state: RaceState, player: str, orders: Sequence[Order]) -> PlotCos
                and not moves_first(car, c)}
     blocked = tuple(space for space in way.path if space in staying)
     return PlotCost(_reach(speed, way.space, way.path, way.purse), blocked)
+
+
+# -- in the pits ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PitSpeed:
+    """One legal speed of a car in the pits (P28, seed "Using the Pits"): what plotting it
+    costs (`cost`: the deceleration chart below the free deceleration, paid as `PAY WEAR`
+    pays it) and what the car does with it this turn (`does`)."""
+
+    speed: int
+    cost: Reach
+    does: str
+
+
+def pit_speeds(state: RaceState, player: str) -> tuple[PitSpeed, ...]:
+    """Every speed a car in the pits may plot this turn, slowest first (`plot.limits`: up to
+    the pit limit, or down to it by the usual means), with its cost; empty for a car that is
+    not in the pits. In the entrance lane the car slows into the pit lane and fits its new
+    tyres; in the pit lane it goes back onto the track at that speed (seed "Exiting the
+    Pits"). Nothing is foreseen of the pit crew roll (PUSH YES) or of other cars."""
+    if state.phase is not Phase.RACE:
+        return ()
+    car = state.car(player)
+    if car.status is not Status.RACING or car.pit is None:
+        return ()
+    lim = limits(car, state.track)
+    found = []
+    for speed in range(0, lim.safe + 1, 20):
+        if car.pit.stage is PitStage.LANE:
+            # `RaceTurn.run_pits`: a car leaving the pit lane is placed on the track at its
+            # plotted speed, charged nothing
+            cost, does = _reach(speed, "", (), _Purse(car.wear)), "back onto the track"
+        else:
+            cost = _reach(speed, "", (), _start(state, car, lim, speed))
+            # seed "Speed Limit": "If a car spins ... the car is replot at 0 and not moved to the pit lane"
+            does = "stays in the entrance lane" if cost.cost is Cost.SPIN else "into the pit lane, new tyres"
+        found.append(PitSpeed(speed, cost, does))
+    return tuple(found)
 
 
 # -- the corner ahead ------------------------------------------------------------------------

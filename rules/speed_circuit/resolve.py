@@ -294,14 +294,14 @@ def safe_plot(state: RaceState, car: Car) -> SafePlot:
         candidates.append(PlannedMove(speed, path, list(path) == desired[:steps], speed >= lim.free_low))
     if not candidates:
         return SafePlot(0)
-    pit = _pit_plan(state, car, candidates)
+    pit = pit_plan(state, car, candidates)
     move = pit[0] if pit is not None else candidates[0]
     lanes = None if move.as_desired else tuple(track.space(s).lane for s in move.path)
     tyre = None if pit is None or not pit[1] else next(t for t in Tyre if t not in car.tyres_used)
     return SafePlot(move.speed, lanes, tyre)
 
 
-def _pit_plan(state: RaceState, car: Car, candidates: Sequence[PlannedMove]) -> tuple[PlannedMove, bool] | None:
+def pit_plan(state: RaceState, car: Car, candidates: Sequence[PlannedMove]) -> tuple[PlannedMove, bool] | None:
     """The compulsory stop (P4) on the last lap, as (move, pits now), or None: no stop planned.
 
     §8 "needs no wear, test or roll" comes first, so while any candidate is free (no
@@ -734,9 +734,13 @@ class RaceTurn:
 
     def offer_slip(self, m: Mover) -> None:
         """Slipstreaming (§2.9, P16-P18): on request, a car that ends its move in the space
-        directly behind a car that has moved this turn at 120 or more may move 1 or 2 more
-        spaces; neither car may have started at 0; each car is slipped by the first claimant
-        only (the earlier in the order of movement, P18)."""
+        directly behind a car that has moved this turn plotted for 120 or more may move 1 or 2
+        more spaces; neither car may have started at 0; each car is slipped by the first
+        claimant only (the earlier in the order of movement, P18).
+
+        Seed 003: "The front car must be plotted for at least 120 mph": its plot as it
+        stands when it moves (`Mover.plotted`, after the closest-achievable rule of P29),
+        whatever it then ran after a failed test, a replot or a spin (§2.9 (b), P16)."""
         want = m.plot.slip
         car = self.cars[m.player]
         if want <= 0 or m.spun or m.out or not car.on_track or car.space is None:
@@ -749,8 +753,8 @@ class RaceTurn:
         reason = ""
         if fm is None or not fm.done:
             reason = f"{front} has not moved this turn"
-        elif fm.spun or fm.speed < 120:
-            reason = f"{front} ran {fm.speed}" + (" and spun" if fm.spun else "") + " (a slip needs 120 or more)"
+        elif fm.plotted < 120:
+            reason = f"{front} was plotted for {fm.plotted} (a slip needs 120 or more)"
         elif fm.base == 0 or m.base == 0:
             reason = "a car began the turn at 0 mph"
         elif fm.slipped_by is not None:

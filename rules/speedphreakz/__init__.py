@@ -29,8 +29,13 @@ Points the design leaves open, and what this package does (each cited where it i
   cars re-placed in the same turn are placed in seating order, and a RESTART square taken
   meanwhile falls back to the S10 default.
 * The race ends after the round in which the first car crosses the line; everyone who
-  crossed that round is ranked (S12, then crashes). S16's "earlier submission" needs the
-  submission time, which the rules are not given: seating order stands in for it.
+  crossed that round is ranked (S12, then crashes, then S16's "earlier submission"). The
+  shell gives `resolve` the order in which the seats' final sets of the turn arrived
+  (`submitted`, stored with the turn); the state keeps, for each round not yet run, the
+  order its programs arrived in (`Race.arrivals`: earlier turns first, a program sent again
+  after a crash from when it was sent again), and a round's finishers are ranked by who
+  sent that round's program first. A player who sent nothing (the NMR default, a GM plot)
+  comes after those who did, in seating order; with no order given, seating order.
 * A colour asked for by two players at the set-up goes to the first in seating order.
 * The start (§5, S13): a chosen start square stands, shared or not. A silent player's
   default is `START FREE` ("a start square no one chose"): `default_orders` cannot see the
@@ -45,7 +50,18 @@ Points the design leaves open, and what this package does (each cited where it i
   legal; the NMR default fills in the rest.
 * No round limit by default (§5); option `max_rounds` ends a race nobody finishes after
   that round, classified (the finish order) by laps and checkpoints done, then distance to
-  the next checkpoint, then fewer crashes, then seating order (S16's stand-in, as above).
+  the next checkpoint, then fewer crashes, then the earlier submission (as above).
+* A race nobody finishes (§5: no round limit by default) is noticed: a round *gets nearer the
+  end* when some car passes a checkpoint or the line, or ends the round nearer its next
+  checkpoint (king moves round the solids, `data.distances`) than it has ended any round
+  since it passed the last one; holding position, driving back over ground already
+  covered, and crashing in place do not. After `STALL_ROUNDS` (10) rounds in a row without
+  it (`Race.stalled`), and every 10 rounds after while it lasts, `Game.stall` tells the
+  shell, which mails the GM the command that ends the race: the GM figure `max_rounds`
+  (``SET <game> <any seat> max_rounds <n>``, from the round open now to 500), the race's
+  last round, after which it is classified as the option does.
+* The robot driver (`robot`, issue 32) reads what its seat may see: the other cars' queued
+  programs, deficit, crash surcharge and oil are blanked before it plans.
 """
 
 from __future__ import annotations

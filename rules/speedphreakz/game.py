@@ -17,12 +17,14 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    Stall,
     Standings,
     Viewer,
 )
-from rules.speedphreakz import parse, storage, view
+from rules.speedphreakz import parse, robot, storage, view
 from rules.speedphreakz.data import bundled_map, map_names
 from rules.speedphreakz.model import (
+    STALL_ROUNDS,
     Car,
     CarStatus,
     Heading,
@@ -127,7 +129,7 @@ class SpeedPhreakz:
             "you restart next to the wreck with +50 (and +50 per recklessness) on your next first "
             "action.\n\n"
             "Pass the checkpoints in order and cross the line first. Several at once: more control "
-            "left at the crossing, then fewer crashes, then seating order."
+            "left at the crossing, then fewer crashes, then whoever sent that round's program first."
         )
 
     # -- the turn -----------------------------------------------------------------------
@@ -181,10 +183,14 @@ class SpeedPhreakz:
             orders.append(Program(round_no, actions))
         return parse.canonical(orders)
 
-    def resolve(self, state: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[Race]:
+    def resolve(self, state: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
+                submitted: Sequence[PlayerId] = ()) -> Resolution[Race]:
+        """S16: `submitted` (the order the seats' final sets arrived) is kept in the state for
+        each round whose programs arrived this turn; the last tie-break of a round's finish
+        is who sent their program for that round first."""
         if state.finished:
             return Resolution(state, ())
-        return resolve_round(state, orders, rng)
+        return resolve_round(state, orders, rng, submitted)
 
     def is_complete(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
         return parse.is_complete(state, player, orders)
@@ -202,9 +208,30 @@ class SpeedPhreakz:
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
+    def robot_orders(self, state: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
+        return robot.robot_orders(state, player, rng)
+
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:
         return state.finished
+
+    def stall(self, state: Race) -> Stall | None:
+        """`STALL_ROUNDS` rounds in a row in which no car got nearer the end (passed a
+        checkpoint or the line, or ended a round nearer its next one than it had ended any
+        since it passed the last), and every as many rounds after while it lasts: the race
+        may never end on its own (§5: no round limit by default), so the GM is told, with the
+        SET that gives it a last round (the round open now: it ends when that is resolved)."""
+        if state.finished or not state.stalled or state.stalled % STALL_ROUNDS:
+            return None
+        return Stall(
+            turns=state.stalled,
+            reason=(f"No car has got nearer the finish for {state.stalled} rounds: none has passed a checkpoint "
+                    "or the line, or ended a round nearer its next checkpoint than before."),
+            figure="max_rounds",
+            value=str(state.round),
+            ends=(f"makes round {state.round}, the round open now, the race's last: when it is resolved the race "
+                  "ends, classified by laps and checkpoints done, then distance to the next checkpoint (§5)"),
+        )
 
     def players(self, state: Race) -> tuple[PlayerId, ...]:
         return tuple(c.player for c in state.cars if c.status is not CarStatus.OUT)
@@ -258,9 +285,18 @@ class SpeedPhreakz:
             if text.upper() not in headings.split():
                 raise FigureError(f"heading must be one of {headings}, not {_shown(value)}")
             car = dataclasses.replace(car, heading=Heading.parse(text))
+        elif field == "max_rounds":
+            # §5: "a max_rounds option may end it"; the GM sets it for a race that will not end
+            # (`stall`): the race's last round, from the round open now to the option's 500.
+            low, high = state.round, 500
+            if not (text.isascii() and text.isdigit() and len(text) <= 3) or not low <= int(text) <= high:
+                raise FigureError(f"max_rounds is the race's last round, a whole number from {low} (the round open "
+                                  f"now) to {high}, not {_shown(value)}")
+            return dataclasses.replace(state, options=dataclasses.replace(state.options, max_rounds=int(text)))
         else:
             raise FigureError(f"unknown figure {_shown(name)}; SpeedPhreakz figures: recklessness (0 to "
-                              f"{MAX_RECKLESSNESS}), square (x,y), heading ({headings})")
+                              f"{MAX_RECKLESSNESS}), square (x,y), heading ({headings}); and for the race, given "
+                              f"with any seat: max_rounds (its last round, {state.round} to 500)")
         return dataclasses.replace(state, cars=tuple(car if c.player == player else c for c in state.cars))
 
     def drop_player(self, state: Race, player: PlayerId) -> Race:

@@ -320,6 +320,12 @@ class NoOrders(enum.Enum):
     REPEAT = "repeat"
 
 
+STALL_ROUNDS = 10
+"""A race in which no car has got nearer the end (passed a checkpoint or the line, or come
+nearer its next one than it had been) for this many rounds in a row is stalled: the GM is told
+then, and every this many rounds after while it lasts (`Game.stall`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Options:
     map: str = "ring"
@@ -347,6 +353,9 @@ class Car:
     finish_round: int | None = None
     finish_control: int | None = None  # control left on crossing (S12)
     trail: tuple[Square, ...] = ()  # the squares of the last round, in order (for the map)
+    nearest: int | None = None
+    """The fewest squares to its next target (checkpoint, or the line) it has been at since it
+    passed the last one: how far it has got on this leg (None before the start)."""
 
     @property
     def racing(self) -> bool:
@@ -370,12 +379,26 @@ class Race:
     finished: bool = False
     finish_order: tuple[PlayerId, ...] = ()
     last_control: int | None = None
+    arrivals: tuple[tuple[int, tuple[PlayerId, ...]], ...] = ()
+    """S16: for each round not yet resolved, the players in the order their programs for it
+    arrived (earlier turns first; within a turn, the order the shell gives to `resolve`)."""
+    stalled: int = 0
+    """Rounds in a row in which no car got nearer the end of the race (`STALL_ROUNDS`)."""
 
     def car(self, player: PlayerId) -> Car:
         for car in self.cars:
             if car.player == player:
                 return car
         raise KeyError(player)
+
+    def arrival(self, round_no: int, player: PlayerId) -> int:
+        """Where `player` comes in the order programs for `round_no` arrived (S16: "whoever
+        submitted first"): its place in `arrivals`, else after every listed player, by seat."""
+        listed = next((players for number, players in self.arrivals if number == round_no), ())
+        if player in listed:
+            return listed.index(player)
+        seats = [car.player for car in self.cars]
+        return len(listed) + (seats.index(player) if player in seats else len(seats))
 
     @property
     def set_up(self) -> bool:

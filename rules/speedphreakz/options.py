@@ -268,11 +268,13 @@ def _ground(circuit: Circuit) -> _Ground:
                    frozenset(s for s, t in kinds.items() if t.oil), circuit.width, circuit.height, {})
 
 
-def _search(circuit: Circuit, cap: int, start: Square, heading: Heading, extra: int) -> tuple[SquareOption, ...]:
-    """The cheapest program (cost <= 200) to every square: Dijkstra over the end of each
-    action (§4.2 order restrictions, §4.4 costs, §4.6 surcharges, §4.5 solids). A state is
-    (x, y, heading, the last action was a turn, actions so far where the cap can bind)."""
-    actions = tuple(enumerate(chart().actions))
+def _search(circuit: Circuit, cap: int, start: Square, heading: Heading, extra: int,
+            limit: int = CONTROL_HIGH) -> tuple[SquareOption, ...]:
+    """The cheapest program (cost <= `limit`, 200 unless said) to every square: Dijkstra over
+    the end of each action (§4.2 order restrictions, §4.4 costs, §4.6 surcharges, §4.5
+    solids). A state is (x, y, heading, the last action was a turn, actions so far where the
+    cap can bind)."""
+    actions = tuple((index, action, action.is_turn) for index, action in enumerate(chart().actions))
     ground = _ground(circuit)
     first = (start.x, start.y, heading.index, False, 0)
     best: dict[tuple[int, int, int, bool, int], int] = {first: 0}
@@ -291,17 +293,17 @@ def _search(circuit: Circuit, cap: int, start: Square, heading: Heading, extra: 
                 found[(x, y)] = (cost, program, h)
         if count >= cap or (program and (x, y) in ground.oil):
             continue  # the cap, or oil: the next action would be rolled (§4.6)
-        for index, action in actions:
-            if action.is_turn and (count == 0 or after_turn):
+        for index, action, is_turn in actions:
+            if is_turn and (count == 0 or after_turn):
                 continue  # §4.2: a round opens with a movement; never two turns in a row
             moved = ground.move(x, y, h, index, action)
             if moved is None:
                 continue
             tx, ty, th, surcharge = moved
             total = cost + action.cost + surcharge + (extra if count == 0 else 0)
-            if total > CONTROL_HIGH:
+            if total > limit:
                 continue
-            nxt = (tx, ty, th, action.is_turn, count + 1 if cap < BINDING_CAP else 1)
+            nxt = (tx, ty, th, is_turn, count + 1 if cap < BINDING_CAP else 1)
             if best.get(nxt, total + 1) <= total:
                 continue
             best[nxt] = total
@@ -309,6 +311,15 @@ def _search(circuit: Circuit, cap: int, start: Square, heading: Heading, extra: 
             heapq.heappush(queue, (total, counter, (*program, action.code), nxt))
     return tuple(SquareOption(Square(x, y), cost, program, _HEADINGS[h])
                  for (x, y), (cost, program, h) in sorted(found.items(), key=lambda item: (item[0][1], item[0][0])))
+
+
+def reachable(circuit: Circuit, cap: int, start: Square, heading: Heading, extra: int,
+              limit: int = CONTROL_HIGH) -> tuple[SquareOption, ...]:
+    """Every square a program of at most `cap` actions can end on from `start` facing
+    `heading`, driven as ordered for `limit` control or less (200 unless said), with the
+    cheapest such program (`extra` added to its first action): what `program_options`
+    shows, from any place."""
+    return _search(circuit, cap, start, heading, extra, limit)
 
 
 # -- the options as text ---------------------------------------------------------------------

@@ -37,6 +37,7 @@ COLOURS: tuple[str, ...] = (
     "red", "blue", "green", "yellow", "orange", "purple", "white", "black", "pink", "silver",
 )
 CRASH_SURCHARGE = 50  # S9: +50, and +50 per point of recklessness held at the crash
+UNREACHABLE = 10_000  # the squares to a target from a square that cannot reach it
 MIDDLE_LOW = 4  # S1: faces 0-9, the middle is 4.5; r <= 4 moves down, r >= 5 moves up
 
 
@@ -399,10 +400,33 @@ def _queue(race: Race, car: Car, mine: Sequence[Order], allowed: tuple[int, ...]
     return dataclasses.replace(car, programs=tuple(programs[r] for r in sorted(programs)))
 
 
-def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random) -> Resolution[Race]:
-    """Resolve the open turn: set-up (turn 1), re-placing, then round `race.round`."""
+def arrivals_after(race: Race, allowed: Mapping[PlayerId, tuple[int, ...]],
+                   submitted: Sequence[PlayerId]) -> tuple[tuple[int, tuple[PlayerId, ...]], ...]:
+    """S16's "whoever submitted first": the order in which each round's programs arrived,
+    with this turn's (every round a car may send now, `allowed`) put after those of earlier
+    turns, in the order this turn's final sets arrived (`submitted`), then the players who
+    sent nothing (an NMR default, a GM plot), in seating order. A program sent again (a car
+    that crashed sends its round again, S9) counts from when it was sent again."""
+    seats = [car.player for car in race.cars]
+    sent = [p for p in dict.fromkeys(submitted) if allowed.get(p)]
+    ordered = sent + [p for p in seats if p not in sent and allowed.get(p)]
+    by_round = {number: list(players) for number, players in race.arrivals}
+    for player in ordered:
+        for number in allowed[player]:
+            queue = by_round.setdefault(number, [])
+            if player in queue:
+                queue.remove(player)
+            queue.append(player)
+    return tuple((number, tuple(by_round[number])) for number in sorted(by_round))
+
+
+def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
+                  submitted: Sequence[PlayerId] = ()) -> Resolution[Race]:
+    """Resolve the open turn: set-up (turn 1), re-placing, then round `race.round`.
+    `submitted`: the players in the order their final sets of this turn arrived (S16)."""
     events: list[Event] = []
     allowed = {car.player: race.allowed_rounds(car.player) for car in race.cars}
+    race = dataclasses.replace(race, arrivals=arrivals_after(race, allowed, submitted))
     cars = _set_up(race, orders, events) if race.set_up else list(race.cars)
     _recolour(cars, orders, events)
     _restarts(race, cars, orders, events)
@@ -460,16 +484,18 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
 
     by_seat = {run.seat: run for run in runs}
     finishers: list[_Run] = []
+    got_nearer = False
     for seat, car in enumerate(cars):
         ran = by_seat.get(seat)
         if ran is None:
             continue
-        cars[seat] = _after_round(race, car, ran, control, events)
+        cars[seat], nearer = _after_round(race, car, ran, control, events)
+        got_nearer = got_nearer or nearer
         if ran.finished:
             finishers.append(ran)
-    # S12, S16: more control at the crossing, then fewer crashes, then earlier submission
-    # (the shell does not pass submission times: seating order stands in for them).
-    finishers.sort(key=lambda r: (-(r.finish_control or 0), r.car.crashes, r.seat))
+    # S12, S16: more control at the crossing, then fewer crashes, then whoever submitted
+    # their program for this round first (`Race.arrival`; seating order where none is known).
+    finishers.sort(key=lambda r: (-(r.finish_control or 0), r.car.crashes, race.arrival(race.round, r.car.player), r.seat))
     finish_order = race.finish_order + tuple(r.car.player for r in finishers)
     if finishers and not race.finish_order:
         events.append(Event("winner", f"{finishers[0].car.player} wins the race!", (finishers[0].car.player,)))
@@ -479,9 +505,9 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
     if over and not finishers and racing:
         # §5: "a max_rounds option may end it (classified by distance to the next
         # checkpoint, then the tie-break of S16)": laps and checkpoints done, then nearest
-        # the next one, then fewer crashes, then the earlier submission (seating order, as
-        # for the finish).
-        classified = sorted(racing, key=lambda c: (distance_behind(race, c), c.crashes, cars.index(c)))
+        # the next one, then fewer crashes, then the earlier submission (as for the finish).
+        classified = sorted(racing, key=lambda c: (distance_behind(race, c), c.crashes, race.arrival(race.round, c.player),
+                                                   cars.index(c)))
         finish_order = race.finish_order + tuple(c.player for c in classified)
         events.append(Event("over", f"The race ends after round {race.round}, the last round allowed; "
                                     f"{classified[0].player} is classified first, nearest the next checkpoint.",
@@ -493,6 +519,8 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
         finished=over,
         finish_order=finish_order,
         last_control=control,
+        arrivals=tuple((number, players) for number, players in race.arrivals if number > race.round),
+        stalled=0 if got_nearer or over else race.stalled + 1,
     )
     return Resolution(state, tuple(events))
 
@@ -517,7 +545,22 @@ def _adjacency(resolver: _Round, runs: list[_Run], crashed: list[_Run], when: st
         resolver.crash(run, f"is caught in {wreck.car.player}'s crash {when}")
 
 
-def _after_round(race: Race, car: Car, run: _Run, control: int, events: list[Event]) -> Car:
+def _after_round(race: Race, car: Car, run: _Run, control: int, events: list[Event]) -> tuple[Car, bool]:
+    """The car after the round, and whether it got nearer the end of the race (`STALL_ROUNDS`):
+    it passed a checkpoint or the line, or ended the round nearer its next target than it has
+    ended a round since it passed the last one (or than where it began, on its first leg)."""
+    far = distances(race.circuit, run.progress.checkpoint).get(run.square, UNREACHABLE)
+    if run.finished or (run.progress.lap, run.progress.checkpoint) != (car.progress.lap, car.progress.checkpoint):
+        nearer, nearest = True, far
+    else:
+        best = car.nearest
+        if best is None:
+            best = distances(race.circuit, car.progress.checkpoint).get(run.trail[0], UNREACHABLE)
+        nearer, nearest = far < best, min(far, best)
+    return _car_after_round(race, car, run, control, events, nearest), nearer
+
+
+def _car_after_round(race: Race, car: Car, run: _Run, control: int, events: list[Event], nearest: int) -> Car:
     program = car.program(race.round)
     ran = program.actions if program is not None else ()
     deficit = max(0, run.spent - control) if run.charged else car.deficit
@@ -531,6 +574,7 @@ def _after_round(race: Race, car: Car, run: _Run, control: int, events: list[Eve
         "last_program": ran,
         "deficit": deficit,
         "trail": tuple(run.trail),
+        "nearest": nearest,
     }
     if run.finished:
         changes.update(

@@ -1,7 +1,9 @@
 """A SpeedPhreakz race as versioned JSON, and back (rules.api: dump_state / load_state).
 
 The circuit travels as its map (the format of §4.7, `data.circuit_to_json`), so an old game
-replays even if a bundled map is later edited.
+replays even if a bundled map is later edited. `arrivals`, `stalled` and each car's `nearest`
+came with issue 32; a state stored before loads with none of them (no arrival order known:
+seating order; no stall counted yet).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def dump_state(state: Race) -> dict[str, Any]:
         "finish_order": list(state.finish_order),
         "last_control": state.last_control,
         "cars": [_dump_car(c) for c in state.cars],
+        "arrivals": [[number, list(players)] for number, players in state.arrivals],
+        "stalled": state.stalled,
     }
 
 
@@ -62,6 +66,9 @@ def load_state(data: Mapping[str, Any]) -> Race:
             finished=bool(data["finished"]),
             finish_order=tuple(str(p) for p in data["finish_order"]),
             last_control=None if data["last_control"] is None else int(data["last_control"]),
+            # (states stored before issue 32 have neither: no arrivals known, no stall counted)
+            arrivals=tuple((int(number), tuple(str(p) for p in players)) for number, players in data.get("arrivals", ())),
+            stalled=int(data.get("stalled", 0)),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as error:  # MapError is a ValueError
         raise StateError(f"SpeedPhreakz state cannot be read: {error!r}") from None
@@ -87,6 +94,7 @@ def _dump_car(car: Car) -> dict[str, Any]:
         "finish_round": car.finish_round,
         "finish_control": car.finish_control,
         "trail": [[s.x, s.y] for s in car.trail],
+        "nearest": car.nearest,
     }
 
 
@@ -110,4 +118,5 @@ def _load_car(data: Mapping[str, Any]) -> Car:
         finish_round=None if data["finish_round"] is None else int(data["finish_round"]),
         finish_control=None if data["finish_control"] is None else int(data["finish_control"]),
         trail=tuple(Square(int(s[0]), int(s[1])) for s in data.get("trail", ())),
+        nearest=None if data.get("nearest") is None else int(data["nearest"]),
     )

@@ -21,6 +21,7 @@ from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.testing import body_of, plain_mail
 from rules import find_game
 from rules.api import turn_rng
+from rules.speed_circuit.plot import limits
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, START, cycle, mails, turns
 from tests.rules.speed_circuit.test_options import _race_state
@@ -145,12 +146,17 @@ def test_every_racecraft_link_decodes_to_a_legal_order(seed: int, turns_played: 
 def test_every_speed_circuit_link_decodes_to_a_legal_plot_with_its_cost(seed: int, players: int,
                                                                         turns_played: int) -> None:
     """Property: each legal speed of the seat's options is offered once, its label the cost the
-    options give for its cheapest path ("free", "1 wear", ...), its link a legal plot."""
+    options give for its cheapest path ("free", "1 wear", ...), its link a legal plot; a car
+    in the pits is offered every speed it may plot there (0 to the pit limit)."""
     state = _race_state(seed, players, turns_played, "harbour_loop", False)
     for player in sorted(SPEED_CIRCUIT.expected_players(state)):
         _every_link_is_a_legal_order(SPEED_CIRCUIT, state, player)
         options = SPEED_CIRCUIT.view(state, None, player).options
         offered = one_tap_orders(SPEED_CIRCUIT, state, player)
+        car = state.car(player)
+        if car.pit is not None:
+            safe = limits(car, state.track).safe
+            assert [line for _, line in offered] == [f"SPEED {n}" for n in range(0, safe + 1, 20)]
         if options is None:
             continue
         speeds = [c for c in options.choices if c.cheapest is not None]

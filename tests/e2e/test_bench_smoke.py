@@ -13,6 +13,7 @@ import json
 import random
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -183,3 +184,32 @@ def test_a_setting_for_every_benchmark_is_read_as_in_config_toml() -> None:
     for bad in ("resolve_workers=0", "schedule.resolve_workers", ".x=1"):
         with pytest.raises(ValueError, match="SECTION.KEY=VALUE"):
             overrides([bad])
+
+
+def test_the_robots_benchmark_runs_without_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m bench --only robots` (issue 32): seeded races of every game, the robot, the
+    NMR default and the random legal driver in mixed fields; each game's mean places and
+    head-to-heads in the JSON and on its line, no server started. Not timed."""
+    out = tmp_path / "robots.json"
+    assert main(["--only", "robots", "--races", "4", "--jobs", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no servers" in printed
+    result = json.loads(out.read_text())["benchmarks"]["robots"]
+    assert "error" not in result, result.get("error")
+    assert set(result["games"]) == {"racecraft", "speed_circuit", "speedphreakz"}
+    for name, game in result["games"].items():
+        assert game["races"] == 4 and game["unfinished"] == 0, (name, game)
+        assert game["seats"]["robot"] >= 4 and game["seats"]["nmr"] >= 4
+        pairs = game["head_to_head"]
+        assert pairs["pairs"] >= 4 and 0 <= pairs["robot_ahead"] + pairs["shared"] <= pairs["pairs"]
+        assert f"{name:<13} 4 races: mean place robot" in printed
+
+
+def test_the_robots_figures_do_not_depend_on_the_worker_processes() -> None:
+    """The races are drawn before they are shared out: one process or two, the same figures."""
+    from bench import robots
+
+    def figures(result: dict[str, Any]) -> dict[str, Any]:
+        return {name: {k: v for k, v in game.items() if k != "cpu_seconds"} for name, game in result["games"].items()}
+
+    assert figures(robots.run(races=2, jobs=1)) == figures(robots.run(races=2, jobs=2))

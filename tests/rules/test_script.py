@@ -129,6 +129,9 @@ def test_an_order_that_does_not_parse_is_refused() -> None:
         ({"turns": [{"nobody": "USE 1"}]}, 1, "nobody", "not a player in this game"),
         ({"turns": [{"seb": 3}]}, 1, "seb", "orders must be text"),
         ({"turns": ["USE 3"]}, 1, None, "a turn must be an object"),
+        ({"turns": [{"submitted": ["seb", "seb"]}]}, 1, None, "'submitted' must list players, each once"),
+        ({"turns": [{"submitted": ["seb", 3]}]}, 1, None, "'submitted' must list players, each once"),
+        ({"turns": [{"submitted": ["seb", "nobody"]}]}, 1, "nobody", "'submitted' names a player not in this game"),
     ],
 )
 def test_bad_scripts_are_refused_clearly(changes: dict[str, Any], turn: int, player: str | None, message: str) -> None:
@@ -203,7 +206,8 @@ class DashGame:
     def merge_orders(self, earlier: Sequence[Go], later: Sequence[Go]) -> tuple[Go, ...]:
         return tuple(later)
 
-    def resolve(self, state: Dash, orders: Mapping[str, Sequence[Go]], rng: random.Random) -> Resolution[Dash]:
+    def resolve(self, state: Dash, orders: Mapping[str, Sequence[Go]], rng: random.Random,
+                submitted: Sequence[str] = ()) -> Resolution[Dash]:
         distance = dict(state.distance)
         events = []
         for player in state.players:
@@ -264,3 +268,42 @@ def test_an_order_in_the_sprint_is_refused() -> None:
     turns = [*WORKED_EXAMPLE["turns"], {"seb": "USE 1"}]
     with pytest.raises(ScriptError, match=r"^turn 3, player seb: USE 1: the final sprint needs no orders"):
         run_script("racecraft", script(options={"turns": 3}, turns=turns))
+
+
+# -- who submitted first (SpeedPhreakz S16) --------------------------------------------------
+
+RING_ROUNDS = {1: "F2 VR TR", 2: "F3 F1", 3: "F3 F1", 4: "F3 F1", 5: "F3 F1", 6: "F1 VR TR", 7: "F3 F1",
+               8: "VR TR F2", 9: "F3 F1", 10: "F3 F1", 11: "F3 F1", 12: "F3", 13: "VR TR F1", 14: "F1"}
+"""A lap of the ring (SpeedPhreakz's bundled `ring`), never over 95 control a round: ann from
+1,5 and bob from 3,5 drive the same programs two squares apart and cross the line together in
+round 14 with the same control left and no crashes."""
+
+
+def _ring_script(submitted: dict[int, list[str]]) -> dict[str, Any]:
+    first = f"ROUND 1: {RING_ROUNDS[1]}\nROUND 2: {RING_ROUNDS[2]}"
+    turns: list[dict[str, Any]] = [{"ann": f"START 1,5 FACING N\n{first}", "bob": f"START 3,5 FACING N\n{first}"}]
+    for turn in range(2, 14):
+        turns.append({p: f"ROUND {turn + 1}: {RING_ROUNDS[turn + 1]}" for p in ("ann", "bob")})
+    turns.append({})  # turn 14 resolves round 14 (programs for round 15: the defaults)
+    for turn, order in submitted.items():
+        turns[turn - 1]["submitted"] = order
+    return {"players": ["ann", "bob"], "options": {"map": "ring"}, "seed": 4, "turns": turns}
+
+
+def test_a_script_may_say_who_submitted_first() -> None:
+    """The seed's last tie-break: "... whoever has crashed the least then, whoever submitted
+    first". ann and bob cross in round 14, level on control and crashes: with no submission
+    order scripted, seating order (ann); with turn 13's (which carried the round 14 programs)
+    saying bob's came first, bob; turn 14's order (the round 15 programs) changes nothing."""
+    def winner(submitted: dict[int, list[str]]) -> list[list[str]]:
+        played = run_script("speedphreakz", _ring_script(submitted))
+        assert played["finished"]
+        finishes = [e["text"] for e in played["turns"][-1]["events"] if e["kind"] == "finish"]
+        assert len(finishes) == 2 and all("with 112 control left" in text for text in finishes), finishes
+        result: list[list[str]] = played["result"]
+        return result
+
+    assert winner({}) == [["ann"], ["bob"]]
+    assert winner({13: ["bob", "ann"]}) == [["bob"], ["ann"]]
+    assert winner({13: ["bob"]}) == [["bob"], ["ann"]]  # ann's not submitted: after bob's
+    assert winner({13: ["ann", "bob"], 14: ["bob", "ann"]}) == [["ann"], ["bob"]]

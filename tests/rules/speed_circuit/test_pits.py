@@ -274,3 +274,38 @@ def test_re_entry_past_the_line_on_the_last_lap_finishes() -> None:
     after = turn(state, {"ann": "SPEED 40"})
     assert after.state.car("ann").status is Status.FINISHED
     assert "crosses the finish line" in texts(after.events)
+
+
+def _offered(state: object, player: str) -> dict[str, str]:
+    """The seat's one-tap orders, order text -> label."""
+    return {order.text: order.label for order in GAME.one_line_orders(state, player)}  # type: ignore[arg-type]
+
+
+def test_one_tap_orders_in_the_entrance_lane_are_every_legal_speed_with_its_cost() -> None:
+    """Seed "Speed Limit": "The turn after entering the pits, all cars must reduce speed to that
+    limit by the usual means" -- so SPEED 0, 20 and 40 are legal there (the pit limit is 40),
+    and each is offered in one tap with what slowing to it costs: from 120 with DEC 40, 40 is
+    40 over (2 wear), 20 is 60 over (2 wear and a brakes test), 0 is 80 over ("Use 3 wear
+    and test brakes and spin": the car stays in the entrance lane)."""
+    state = race(TRACK, [in_pits("ann", PitStage.ENTRANCE, 15, 1, speed=120, wear=5)], laps=3)
+    offered = _offered(state, "ann")
+    assert list(offered) == ["SPEED 0", "SPEED 20", "SPEED 40"]
+    assert offered["SPEED 40"] == "40 mph: 2 wear (into the pit lane, new tyres)"
+    assert offered["SPEED 20"] == "20 mph: 2 wear + brakes test (into the pit lane, new tyres)"
+    assert offered["SPEED 0"] == "0 mph: spins (stays in the entrance lane)"
+    for text in offered:
+        parsed = GAME.parse_orders(state, "ann", text)
+        assert parsed.ok and parsed.complete
+    assert "uses 2 wear" in texts(turn(state, {"ann": "SPEED 40"}).events)  # as the label says
+
+
+def test_one_tap_orders_in_the_pit_lane_take_the_car_back_onto_the_track() -> None:
+    """Seed "Exiting the Pits": "The second turn after entering the pits, you return to the
+    track"; up to the pit limit, as "Acceleration: You may only accelerate this turn if you have
+    not yet reached the pit speed limit": SPEED 0, 20 and 40 from 40 are offered, each free."""
+    state = race(TRACK, [in_pits("ann", PitStage.LANE, 16, 1, speed=40)], laps=3)
+    offered = _offered(state, "ann")
+    assert offered == {f"SPEED {n}": f"{n} mph: free (back onto the track)" for n in (0, 20, 40)}
+    for text in offered:
+        after = turn(state, {"ann": text})
+        assert after.state.car("ann").on_track and "uses" not in texts(after.events)

@@ -168,7 +168,8 @@ def test_crowded_races_with_passing_slips_and_pits_keep_every_invariant(seed: in
     drivers allowing forced passes and asking for slips, some pitting): no two cars ever share
     a space on track; a racing car is on track, off track beside an edge space, or in the
     pits, never two of these; wear and skill never go negative; replay is deterministic and
-    the state round-trips; finishers that ran both compounds are classified first (P4)."""
+    the state round-trips; finishers that ran both compounds are classified first (P4); a car
+    in the pits is offered every speed it may plot there in one tap, each a legal full plot."""
     from dataclasses import replace
 
     from rules.speed_circuit.car import Design, Tyre
@@ -215,6 +216,11 @@ def test_crowded_races_with_passing_slips_and_pits_keep_every_invariant(seed: in
                     assert c.space is not None and track.space(c.space).lane in track.edge_lanes(track.space(c.space).row)
             else:
                 assert c.space is None and c.pit is None
+            if c.status is Status.RACING and c.pit is not None:
+                offered = GAME.one_line_orders(state, c.player)
+                assert [o.text for o in offered] == [f"SPEED {n}" for n in range(0, limits(c, track).safe + 1, 20)]
+                assert all(GAME.parse_orders(state, c.player, o.text).complete for o in offered)
+                assert all(GAME.parse_orders(state, c.player, o.text).ok for o in offered)
         order = [p for group in GAME.standings(state) for p in group]
         finished = [state.car(p) for p in order if state.car(p).status is Status.FINISHED]
         compliant = [c.ran_both_compounds() for c in finished]

@@ -33,12 +33,38 @@ def test_no_slip_unless_asked() -> None:
     assert ann.space == "B15"
 
 
-def test_no_slip_behind_a_car_under_120() -> None:
-    """Seed: "The front car must be plotted for at least 120 mph" (P16: the speed it ran)."""
+def test_no_slip_behind_a_car_plotted_under_120() -> None:
+    """Seed: "The front car must be plotted for at least 120 mph" (P16)."""
     state = race(TRACK, [car("bob", "B12", TRACK, speed=100), car("ann", "B11", TRACK, speed=100)])
     after = turn(state, {"bob": "SPEED 100", "ann": "SPEED 100\nSLIP 2"})
     assert after.state.car("ann").space == "B16"
-    assert "a slip needs 120 or more" in texts(after.events)
+    assert "bob was plotted for 100 (a slip needs 120 or more)" in texts(after.events)
+
+
+def test_slip_behind_a_car_plotted_120_that_failed_its_test() -> None:
+    """Seed: "The front car must be plotted for at least 120 mph": the plot counts, not the
+    speed run (§2.9 (b), P16), so a car plotted for 120 that fails its acceleration test and
+    runs 100 may still be slipped."""
+    front = car("bob", "B10", TRACK, speed=80, acc=20)  # safe 100; 120 is a push, an acceleration test
+    state = race(TRACK, [front, car("ann", "B9", TRACK, speed=100)])
+    # bob's test: 5 + 6 = 11 fails (replot 100, engine damage); he runs 5 spaces to B15
+    after = turn(state, {"bob": "SPEED 120\nPUSH YES", "ann": "SPEED 100\nSLIP 2"}, 5, 6)
+    assert after.state.car("bob").space == "B15" and after.state.car("bob").engine_damage == 1
+    assert "slips 2 behind bob" in texts(after.events)
+    assert after.state.car("ann").progress == state.car("ann").progress + 5 + 2
+
+
+def test_slip_behind_a_car_plotted_120_that_spun() -> None:
+    """Seed: "The front car must be plotted for at least 120 mph" and nothing more: a front
+    car that spins after braking 80 over its deceleration (seed "Deceleration Chart": "Use 3
+    wear and test brakes and spin") was still plotted for 120, so it may be slipped."""
+    front = car("bob", "B10", TRACK, speed=200, top=200, dec=0)  # 120 is 80 under its free deceleration
+    state = race(TRACK, [front, car("ann", "B9", TRACK, speed=100)])
+    # bob: 3 wear and the brakes test (3 + 3: safe), moves 6 spaces to B16 and spins
+    after = turn(state, {"bob": "SPEED 120", "ann": "SPEED 120\nSLIP 2"}, 3, 3)
+    assert after.state.car("bob").space == "B16" and after.state.car("bob").spun
+    assert "slips 2 behind bob" in texts(after.events)
+    assert after.state.car("ann").progress == state.car("ann").progress + 6 + 2
 
 
 def test_no_slip_if_either_car_began_at_0() -> None:

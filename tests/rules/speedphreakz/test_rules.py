@@ -563,8 +563,8 @@ def test_control_at_crossing_is_c_minus_cost_up_to_the_crossing_action() -> None
 
 def test_finishers_of_one_round_rank_by_control_then_crashes_then_seat() -> None:
     """§4.2 Win: "the one with more control left at the moment of crossing wins; then fewer
-    crashes; then earlier submission" (S16; the bot has no submission times, so the seating
-    order stands in for them)."""
+    crashes; then earlier submission" (S16; where no submission order is known, as here, the
+    seating order stands in for it: test_ties_and_stalls has the submission order)."""
     state = _line_race(
         {"ann": "F1", "bob": "F1", "cat": "F2", "dan": "F1"},
         ann={"crashes": 1}, dan={"crashes": 1},
@@ -728,7 +728,7 @@ def test_there_is_no_round_limit_by_default() -> None:
 def test_a_race_ended_by_the_round_limit_is_classified_by_distance_then_crashes_then_seating() -> None:
     """§5: "a max_rounds option may end it (classified by distance to the next checkpoint,
     then the tie-break of S16)"; S16: "equal control, equal crashes: the earliest submission
-    wins" (seating order stands in for the submission time, as for the finish). ann is
+    wins" (no submission order known here: seating order stands in, as for the finish). ann is
     nearest the next checkpoint; bob and cat stand level, cat with fewer crashes; dan and
     eve level with equal crashes: dan sits first."""
     cars = [car("bob", (4, 3), crashes=2), car("ann", (7, 3)), car("cat", (4, 4), crashes=1),

@@ -1,0 +1,237 @@
+"""The robot driver (issue 32): a Racecraft runner for a seat no person plays.
+
+It sees what a runner at that seat sees: every runner's place, EP, last order and score (the
+public table, racecraft.md) and the turn; never the orders of the turn in hand. Its orders
+are the orders a player could send (legal and complete: a property test checks it).
+
+How it runs: it manages its EP over the whole race by looking ahead. For each order it may
+give now it plays the rest of the race out `samples` times, the other runners giving the
+orders it expects of them and itself giving the same kind of orders afterwards, and it
+gives the order whose races end best for it on average: the fewest runners ahead of it at
+the finish, a runner level with it (sharing its position) counting half a runner ahead, so
+that it goes for finishing ahead rather than level (a place shared is a place not won,
+and a dense place, "3rd" behind two level runners, would hide the two). What it expects of
+a runner comes from what the results show of it: one whose last order was its NMR default
+(half its EP, rounded down, racecraft.md "NMR") is expected to default again most of the
+time; any other is as likely to give any legal order as another. Every candidate is played
+against the same drawn races (common random numbers), so that the comparison between two
+orders is not lost in the noise of the draws. All chance comes from the rng it is given.
+
+The races are played on `_Field`, a small copy of the turn's arithmetic on plain integers
+(racecraft.md: costs, cruise +1, movement from the last position forward, the end-of-turn
+adjustment, the final sprint): the resolver builds reports and events the robot does not
+need, and it plays a few thousand turns a decision. A property test checks that the copy
+and `resolve` agree on every turn of random races.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rules.api import PlayerId
+from rules.racecraft.model import MAX_EP, Cruise, Order, Overtake, Race, Stage, Use, nmr_default
+
+CRUISE = -1
+OVERTAKE = -2
+"""Orders on the `_Field` are integers: ``n >= 0`` is USE n, then these two."""
+
+START, TACTICAL, SPRINT = "start", "tactical", "sprint"
+
+SIMULATED_TURNS = 40
+"""About as many turns as it plays out for each candidate order (`samples`)."""
+
+DEFAULTER = 0.9
+"""How likely a runner whose last order was its NMR default is to default again."""
+OTHERWISE = 0.15
+"""How likely any other runner is to give its NMR default (else any legal order)."""
+UNKNOWN = 0.5
+"""The same before anyone has given an order (turn 1), and for the robot itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """The race on integers: `ep` by seat, `positions` front first (seats), the open turn."""
+
+    ep: tuple[int, ...]
+    positions: tuple[tuple[int, ...], ...]
+    turn: int
+    turns: int
+
+    @property
+    def stage(self) -> str:
+        return stage_of(self.turn, self.turns)
+
+    def place(self, seat: int) -> int:
+        for index, position in enumerate(self.positions):
+            if seat in position:
+                return index + 1
+        raise KeyError(seat)
+
+    def step(self, orders: Sequence[int]) -> Field:
+        """This turn played with `orders` (by seat; none in the sprint), as `resolve` plays it."""
+        ep, positions = _turn(list(self.ep), self.positions, self.stage, orders)
+        return Field(tuple(ep), positions, self.turn + 1, self.turns)
+
+
+def stage_of(turn: int, turns: int) -> str:
+    return START if turn == 1 else SPRINT if turn == turns else TACTICAL
+
+
+def field_of(race: Race) -> Field:
+    names = race.names()
+    return Field(tuple(r.ep for r in race.runners), tuple(tuple(names.index(p) for p in pos) for pos in race.positions),
+                 race.turn, race.turns)
+
+
+def encode(order: Order) -> int:
+    return order.ep if isinstance(order, Use) else CRUISE if isinstance(order, Cruise) else OVERTAKE
+
+
+def decode(code: int) -> Order:
+    return Use(code) if code >= 0 else Cruise() if code == CRUISE else Overtake()
+
+
+def legal_codes(ep: int, stage: str) -> list[int]:
+    """Every order a runner with `ep` may give (racecraft.md): USE 0..ep, and on a tactical
+    turn CRUISE and, with an EP to pay, OVERTAKE."""
+    codes = list(range(ep + 1))
+    if stage == TACTICAL:
+        codes.append(CRUISE)
+        if ep >= 1:
+            codes.append(OVERTAKE)
+    return codes
+
+
+def _turn(ep: list[int], positions: tuple[tuple[int, ...], ...], stage: str,
+          orders: Sequence[int]) -> tuple[list[int], tuple[tuple[int, ...], ...]]:
+    """One turn on plain values (`ep` is changed in place and returned)."""
+    count = len(ep)
+    if stage == START:
+        for seat in range(count):
+            ep[seat] -= orders[seat]
+        levels = sorted(set(orders), reverse=True)
+        return ep, tuple(tuple(seat for seat in range(count) if orders[seat] == level) for level in levels)
+    overtakers: tuple[int, ...] = ()
+    if stage == SPRINT:
+        score = list(ep)  # "every player's score is all their remaining EP"
+    else:
+        # Scores times the number of non-cruisers, so the cruise average stays a whole number.
+        total = 0
+        movers = 0
+        for order in orders:
+            if order != CRUISE:
+                total += order if order >= 0 else 1
+                movers += 1
+        movers = movers or 1
+        score = [0] * count
+        for seat in range(count):
+            order = orders[seat]
+            if order >= 0:
+                score[seat] = order * movers
+                ep[seat] -= order
+            elif order == OVERTAKE:
+                score[seat] = movers
+                ep[seat] -= 1
+                overtakers += (seat,)
+            else:
+                score[seat] = total
+                if ep[seat] < MAX_EP:
+                    ep[seat] += 1
+    in_front: list[tuple[int, ...]] = [()] * len(positions)
+    staying = list(positions)
+    for index in range(len(positions) - 1, 0, -1):
+        if in_front[index]:
+            continue  # overtaken runners cannot pass
+        best = max([score[seat] for seat in positions[index - 1]])
+        passers = tuple(seat for seat in positions[index] if seat in overtakers or score[seat] > best)
+        if passers:
+            in_front[index - 1] = passers
+            staying[index] = tuple(seat for seat in positions[index] if seat not in passers)
+    moved = tuple(group for index in range(len(positions)) for group in (in_front[index], staying[index]) if group)
+    if stage == SPRINT:
+        return [0] * count, moved
+    last = len(moved)
+    for index in range(last):
+        delta = _adjustment(index + 1, last)
+        if delta:
+            for seat in moved[index]:
+                ep[seat] = max(0, min(MAX_EP, ep[seat] + delta))
+    return ep, moved
+
+
+def _adjustment(place: int, last: int) -> int:
+    """racecraft.md, "End-of-turn adjustment": 2nd or 3rd +1; 1st or last -1 (one -1 at most)."""
+    return (1 if place in (2, 3) else 0) - (1 if place == 1 or place == last else 0)
+
+
+def defaulting(race: Race, player: PlayerId) -> float:
+    """How likely `player` is to give its NMR default this turn, from its last order: the
+    default for the EP it had then (worked back from its EP now, its place and the
+    adjustment it got) makes a defaulter."""
+    runner = race.runner(player)
+    last = runner.last_play
+    if last is None or race.turn == 1:
+        return UNKNOWN
+    if not isinstance(last, Use):
+        return OTHERWISE
+    if race.turn == 2:
+        return DEFAULTER if last == nmr_default(MAX_EP) else OTHERWISE
+    delta = _adjustment(race.place_of(player), len(race.positions))
+    before = max(0, min(MAX_EP, runner.ep - delta + last.ep))
+    return DEFAULTER if last == nmr_default(before) else OTHERWISE
+
+
+def robot_orders(race: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
+    """The robot's order for `player` in the open turn (none when the turn takes none)."""
+    if race.stage not in (Stage.START, Stage.TACTICAL) or player not in race.names():
+        return ()
+    me = race.names().index(player)
+    field = field_of(race)
+    weights = [UNKNOWN if seat == me else defaulting(race, name) for seat, name in enumerate(race.names())]
+    left = race.turns - race.turn + 1
+    samples = max(6, min(24, SIMULATED_TURNS // left))
+    # Each drawn race is a fixed stream of numbers, the same for every candidate order.
+    draws = [[rng.random() for _ in range(left * len(race.runners))] for _ in range(samples)]
+    best: tuple[int, int] | None = None
+    for code in legal_codes(field.ep[me], field.stage):
+        total = sum(_play_out(field, me, code, weights, draw) for draw in draws)
+        if best is None or total < best[0]:
+            best = (total, code)
+    assert best is not None
+    return (decode(best[1]),)
+
+
+def _play_out(field: Field, me: int, first: int, weights: Sequence[float], draw: Sequence[float]) -> int:
+    """How one drawn race (`draw`: its numbers, one per runner and turn) in which it gives
+    `first` now ends for it: twice the runners ahead of it, plus the runners level with it."""
+    ep = list(field.ep)
+    positions = field.positions
+    count = len(ep)
+    at = 0
+    for turn in range(field.turn, field.turns + 1):
+        stage = stage_of(turn, field.turns)
+        orders: list[int] = []
+        if stage != SPRINT:
+            for seat in range(count):
+                u = draw[at]
+                at += 1
+                if seat == me and turn == field.turn:
+                    orders.append(first)
+                elif u < weights[seat]:
+                    orders.append(ep[seat] // 2)  # nmr_default: half the EP, rounded down
+                else:
+                    codes = legal_codes(ep[seat], stage)
+                    # the same number, spread over the legal orders: any of them alike
+                    orders.append(codes[int((u - weights[seat]) / (1 - weights[seat]) * len(codes))])
+        ep, positions = _turn(ep, positions, stage, orders)
+    ahead = 0
+    for position in positions:
+        if me in position:
+            return 2 * ahead + len(position) - 1
+        ahead += len(position)
+    raise AssertionError("the robot is in the race")
+
+
+__all__ = ["Field", "field_of", "robot_orders"]

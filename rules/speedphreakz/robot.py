@@ -1,0 +1,195 @@
+"""The robot driver (issue 32): a SpeedPhreakz driver for a seat no person plays.
+
+It sees what a player at that seat sees (speedphreakz.md §4.2: control is rolled after the
+orders are in, the same for everyone): the map, every car's square, heading, progress and
+crashes, and its own programs, deficit, crash surcharge and oil; never another player's
+programs or what that player carries (`_seen` blanks them before it plans). Its orders are
+the orders a player could send: legal and complete whenever the seat has something to order
+(a property test checks it).
+
+How it drives, with the control-cost bands of `options.Band` in mind (§4.2: control C is
+d100+100, 101 to 200; the action that takes the cumulative cost above C and every later one
+is rolled on the loss-of-control table, and the deficit is added to the next round's first
+action):
+
+* From where the round it orders will start (where its queued program leaves it, driven as
+  ordered, or the square it restarts on after a crash, S10), it looks at the cheapest
+  program to every square (`options.reachable`, which already keeps §4.2's restrictions,
+  the terrain surcharges of §4.6 and keeps off oil mid-action) and takes the one that gets
+  furthest round the circuit: the most checkpoints passed, then the fewest squares to the
+  next one, then a heading that points along the way, then the least control.
+* It stays in the band that never loses control (cost 101 or less: `Band.IN_CONTROL`),
+  because a program sent one round ahead cannot know the deficit the round before may
+  leave, and a deficit on a first action adds recklessness and a crash surcharge chases
+  it. It reaches into the next band (`Band.RISKY`, up to 150) only where that passes a
+  checkpoint or crosses the line the safe band cannot reach this round.
+* It keeps off the squares next to the other cars as they stand (a car crashing beside it
+  takes it along, §4.5) where it can, and never plans to end on one.
+* At the set-up it takes the start square fewest others are likely to take (its place in
+  the seating order round the start squares), facing the race direction; after a crash it
+  restarts where S10 puts it, facing the next checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Mapping
+
+from rules.speedphreakz.data import chart, distances
+from rules.speedphreakz.model import (
+    Car,
+    CarStatus,
+    Circuit,
+    Heading,
+    Order,
+    Program,
+    Progress,
+    Race,
+    Restart,
+    Square,
+    Start,
+    progress_on_entry,
+)
+from rules.speedphreakz.options import CONTROL_LOW, RISKY, drive, reachable, round_actions
+from rules.speedphreakz.resolve import default_restart, heading_towards_target, restart_squares
+
+UNREACHABLE = 10_000
+
+
+def robot_orders(race: Race, player: str, rng: random.Random) -> tuple[Order, ...]:
+    """The robot's orders for `player` in the open turn (none when the car has none to give)."""
+    if race.finished:
+        return ()
+    race = _seen(race, player)
+    car = race.car(player)
+    if not car.racing:
+        return ()
+    circuit = race.circuit
+    others = tuple(c.square for c in race.cars if c.player != player and c.racing and c.square is not None)
+    cap = race.options.max_actions
+    placing: Order | None = None
+    if race.set_up:
+        seat = [c.player for c in race.cars].index(player)
+        placing = Start(circuit.start_squares[seat % len(circuit.start_squares)], circuit.finish_direction)
+        assert placing.square is not None
+        car = dataclasses.replace(car, square=placing.square, heading=placing.heading)
+    elif car.status is CarStatus.CRASHED:
+        placing = _restart(race, car)
+        car = dataclasses.replace(car, square=placing.square, heading=placing.heading)
+    if placing is not None:
+        # the round in hand and the next: from the start (or restart) square, what it carries
+        # on the first action of the first (S9), nothing known yet on the second
+        assert car.square is not None
+        now = _plan(circuit, cap, car.square, car.heading, car.progress, car.deficit + car.surcharge, others, rng)
+        after = _after(circuit, car, now)
+        nxt = _plan(circuit, cap, *after, 0, others, rng) if after is not None else ()
+        return (placing, Program(race.round, now), Program(race.round + 1, nxt))
+    queued = round_actions(race, car)
+    ahead = _after(circuit, car, queued)
+    if ahead is None:
+        return (Program(race.round + 1, ()),)  # its round in hand crashes it: it sends this round again
+    # §4.2: what the round in hand leaves on the next first action is not known yet (0);
+    # with nothing queued the deficit and surcharge it carries wait for the next first action
+    extra = 0 if queued else car.deficit + car.surcharge
+    return (Program(race.round + 1, _plan(circuit, cap, *ahead, extra, others, rng)),)
+
+
+def _seen(race: Race, player: str) -> Race:
+    """The race as `player` sees it: every other car's queued programs, deficit, crash
+    surcharge and oil blanked (the view shows them to their own player only)."""
+    cars = tuple(
+        car if car.player == player else dataclasses.replace(car, programs=(), deficit=0, surcharge=0, oil=False)
+        for car in race.cars
+    )
+    return dataclasses.replace(race, cars=cars)
+
+
+def _restart(race: Race, car: Car) -> Restart:
+    """Where to be re-placed after a crash (§4.2, S10: the crash square or a neighbour), facing
+    the next checkpoint: a square no other crashed car may also ask for (one next to its own
+    crash square), so it is not moved elsewhere (the earlier seat gets a contested square)
+    and its program still fits; then the nearest the next target; then away from the cars."""
+    crashed = [c.square for c in race.cars if c.player != car.player and c.status is CarStatus.CRASHED and c.square]
+    racing = [c.square for c in race.cars if c.player != car.player and c.status is CarStatus.RACING and c.square]
+    far = distances(race.circuit, car.progress.checkpoint)
+    squares = restart_squares(race, car)
+    if not squares:
+        taken = {c.square for c in race.cars if c.status is CarStatus.RACING and c.square is not None}
+        return default_restart(race, car, taken)
+
+    def key(square: Square) -> tuple[int, int, int, int, int]:
+        return (int(any(square.touches(other) for other in crashed)), far.get(square, UNREACHABLE),
+                int(any(square.touches(other) for other in racing)), square.y, square.x)
+
+    square = min(squares, key=key)
+    return Restart(square, heading_towards_target(race, car, square))
+
+
+def _after(circuit: Circuit, car: Car, codes: tuple[str, ...]) -> tuple[Square, Heading, Progress] | None:
+    """Where `codes` leave the car driven as ordered (square, heading, progress); None if it
+    drives into a solid."""
+    driven = drive(circuit, car, codes)
+    return None if driven is None else driven[:3]
+
+
+def _plan(circuit: Circuit, cap: int, start: Square, heading: Heading, progress: Progress, extra: int,
+          others: tuple[Square, ...], rng: random.Random) -> tuple[str, ...]:
+    """The program it sends for a round that starts at `start` facing `heading` with
+    `progress`, `extra` on its first action (see the module docstring)."""
+    near = {Square(s.x + dx, s.y + dy) for s in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
+    safe: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
+    risky: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
+    # The risky band is searched only when the line may be within its reach (every
+    # checkpoint of the last lap passed): it is taken only to cross the line.
+    last_leg = progress.lap + 1 >= circuit.laps and progress.checkpoint >= len(circuit.checkpoints)
+    maps: dict[int, Mapping[Square, int]] = {}
+    for option in reachable(circuit, cap, start, heading, extra, RISKY if last_leg else CONTROL_LOW):
+        if option.square in near:
+            continue
+        end, facing, done = _walk(circuit, start, heading, progress, option.program)
+        key = (*_progress_key(circuit, maps, end, facing, done), option.cost)
+        if option.cost <= CONTROL_LOW:
+            safe.append((key, option.program))
+        elif done.lap >= circuit.laps:
+            risky.append((key, option.program))  # it crosses the line: worth the risk
+    pool = risky or safe
+    if not pool:
+        return ()
+    best = min(pool)
+    # Of the programs that get as far (a square more at most, facing the same way), one at
+    # random: two robots planning from one square must not end the round on one (§4.5).
+    close = sorted(item for item in pool if item[0][:2] == best[0][:2] and item[0][2] <= best[0][2] + 1
+                   and item[0][3] == best[0][3])
+    return rng.choice(close)[1]
+
+
+def _walk(circuit: Circuit, square: Square, heading: Heading, progress: Progress,
+          codes: tuple[str, ...]) -> tuple[Square, Heading, Progress]:
+    """Where a program found by `reachable` leaves the car, driven as ordered: `drive`
+    without its checks (the search already kept it off solids and oil)."""
+    table = chart()
+    for code in codes:
+        action = table[code]
+        step = heading.turned(action.step)
+        for _ in range(action.squares):
+            nxt = square.step(step)
+            progress, _ = progress_on_entry(circuit, progress, square, nxt)
+            square = nxt
+        heading = heading.turned(action.turn)
+    return square, heading, progress
+
+
+def _progress_key(circuit: Circuit, maps: dict[int, Mapping[Square, int]], square: Square, heading: Heading,
+                  progress: Progress) -> tuple[int, int, int, int]:
+    """Smaller is further round: laps and checkpoints done (negated), the squares to the next
+    target, and whether the car faces away from it (`maps`: the distance maps read so far)."""
+    far = maps.get(progress.checkpoint)
+    if far is None:
+        far = maps[progress.checkpoint] = distances(circuit, progress.checkpoint)
+    here = far.get(square, UNREACHABLE)
+    ahead = far.get(square.step(heading), UNREACHABLE)
+    return (-progress.lap, -progress.checkpoint, here, 0 if ahead < here else 1)
+
+
+__all__ = ["robot_orders"]
