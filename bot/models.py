@@ -228,7 +228,7 @@ class Turn(Base):
     # moves the deadline, so calendars take the update (RFC 5546 2.1.5).
     calendar_sequence: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # The seats whose orders were sent, in the order their final sets arrived (migration
-    # 0008), written when the turn is resolved and given to the rules (`Game.resolve`'s
+    # 0010), written when the turn is resolved and given to the rules (`Game.resolve`'s
     # `submitted`: SpeedPhreakz's "whoever submitted first"); NULL before it was kept.
     submitted: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
 

@@ -359,7 +359,7 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
         try:
             state = rules.load_state(turn.state)
             orders = replay_orders(session, game, rules, state, turn)
-            # the order the seats' orders arrived, as stored when it was resolved (none before 0008)
+            # the order the seats' orders arrived, as stored when it was resolved (none before 0010)
             resolution = rules.resolve(state, orders, random.Random(turn.seed), submitted=tuple(turn.submitted or ()))
             after = _normal(rules.dump_state(resolution.state))
             events = _normal([e.to_json() for e in resolution.events])

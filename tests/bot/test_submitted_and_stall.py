@@ -3,7 +3,7 @@
 * The order in which the seats' final orders of a turn arrived is worked out from the
   submissions (their last mail or GM ORDER, by the time it was received), given to the rules
   (`Game.resolve(..., submitted=)`) and stored with the turn (`turn.submitted`, migration
-  0008), so that a replay hands the rules the very same order.
+  0010), so that a replay hands the rules the very same order.
 * A SpeedPhreakz race in which no car gets nearer the finish for ten rounds is reported to
   the GM, through `bot.letters` like all mail, with the command that ends it; that command,
   sent by the GM, ends the race.

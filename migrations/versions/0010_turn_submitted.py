@@ -6,8 +6,8 @@
   submitted first" (S16). Stored with the turn so that a replay is exact; NULL for turns
   resolved before it was kept (a replay then gives the rules none: seating order).
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-12-03 12:00:00
 """
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008"
-down_revision = "0007"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
