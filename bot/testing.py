@@ -87,8 +87,10 @@ class FakeMailer:
     sent: list[OutgoingMail] = field(default_factory=list)
     # address -> status to answer for it (default SENT)
     answers: dict[str, SendStatus] = field(default_factory=dict)
+    settles = False  # bot.mail_out.mailer.Mailer: each outcome is recorded as it comes
 
-    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None) -> list[SendResult]:
+    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
+             settle: Callable[[], None] | None = None) -> list[SendResult]:
         results = []
         for mail in mails:
             status = next((self.answers[r] for r in mail.recipients if r in self.answers), SendStatus.SENT)

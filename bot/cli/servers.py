@@ -55,8 +55,8 @@ class RelayWatch:
         self.sent = 0
 
     @property
-    def settles(self) -> bool:  # bot.mail_out.outbox.drain asks whether `send` takes `settle`
-        return bool(getattr(self.mailer, "settles", False))
+    def settles(self) -> bool:  # as the mailer it watches (bot.mail_out.mailer.Mailer)
+        return self.mailer.settles
 
     def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
              settle: Callable[[], None] | None = None) -> list[SendResult]:
@@ -73,9 +73,7 @@ class RelayWatch:
             if on_result is not None:
                 on_result(result)
 
-        kwargs: dict[str, object] = {"settle": settle} if settle is not None else {}
-        results: list[SendResult] = self.mailer.send(mails, on_result=watch, **kwargs)
-        return results
+        return self.mailer.send(mails, on_result=watch, settle=settle)
 
     def close(self) -> None:
         self.mailer.close()

@@ -49,11 +49,20 @@ class SendResult:
 
 
 class Mailer(Protocol):
-    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None) -> list[SendResult]:
+    @property
+    def settles(self) -> bool:
+        """Whether `send` calls `settle` just before a mail could be accepted (an SMTP relay:
+        before the final "." of DATA): the drain then records each outcome in a thread of its own
+        while the next mail goes out, and `settle` waits for it (bot.mail_out.outbox.drain)."""
+        ...
+
+    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
+             settle: Callable[[], None] | None = None) -> list[SendResult]:
         """Send a batch; one result per mail, in order. Never raises for one mail's failure.
 
         `on_result` is called with each mail's result as soon as the relay has answered for
-        it, so the caller can record it before the next mail goes out.
+        it, so the caller can record it before the next mail goes out; `settle` (a mailer that
+        `settles`) just before each mail could be accepted.
         """
         ...
 
@@ -72,6 +81,8 @@ _TEMPORARY_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EAGA
 class MaildirMailer:
     """Delivers each mail into ``<root>/<recipient>/`` (a Maildir): the embedded default."""
 
+    settles = False  # a file is written at once: each outcome is recorded as it comes
+
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
 
@@ -85,7 +96,8 @@ class MaildirMailer:
             name = f"{name[: _MAX_NAME - 17]}-{digest}"
         return self.root / name
 
-    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None) -> list[SendResult]:
+    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
+             settle: Callable[[], None] | None = None) -> list[SendResult]:
         results = []
         for mail in mails:
             # Files in a Maildir end their lines with LF, not the wire's CRLF.

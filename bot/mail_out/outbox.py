@@ -270,10 +270,10 @@ def _alternative_body(text_payload: str, html: HtmlBody | None, calendar: Calend
 # The plain header fast path (bench: deadline). The stdlib parses each header it is given into
 # a tree and folds it back; for a header made only of plain ASCII words, short of any
 # folding, that gives back "Name: value" with the display name quoted when it holds a
-# special. `compose` writes such headers (and the quoted-printable text body, as
-# `set_content` encodes it) itself, and leaves everything else to the stdlib.
-# tests/e2e/test_bench_smoke.py compares both paths with the stdlib's plain composition.
-_FAST_HEADERS = True
+# special. `compose` writes such a mail itself (`_written_plainly`: the headers, and the
+# quoted-printable text body as `set_content` encodes it), and leaves every other mail to the
+# stdlib (`_written_by_the_stdlib`). tests/e2e/test_bench_smoke.py and tests/bot/test_calendar.py
+# check that both give the same bytes.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._'-]{0,60}")  # a display name, normalised
 _PLAIN_ADDR = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
 _PLAIN_SUBJECT = re.compile(r"[!-~](?:[ -~]{0,400}[!-~])?")
@@ -363,20 +363,34 @@ def compose(
     message_id = f"<{token}@{domain}>"
     envelope_from = f"{settings.bot.local_part}+bounce-{token}@{domain}"
     subject = " ".join(rendered.subject.split())
-    head = _plain_head(settings, now, message_id, to, subject, reply_to, in_reply_to, auto_replied, lists) \
-        if _FAST_HEADERS else None
-    if head is not None:
-        text_qp = _text_qp(rendered.body)
-        if html is None and not calendars:
-            # As the generator writes a text part: every line end as CRLF (Generator._write_lines).
-            head += ['Content-Type: text/plain; charset="utf-8"', "Content-Transfer-Encoding: quoted-printable",
-                     "MIME-Version: 1.0"]
-            body = _NEWLINES.sub("\r\n", text_qp)
-        else:
-            content_type, body = _body(text_qp, html, calendars)
-            head += ["MIME-Version: 1.0", f"Content-Type: {content_type}"]
-        data = ("\r\n".join(head) + "\r\n\r\n" + body).encode("ascii")
-        return message_id, envelope_from, _signed(settings, data)
+    head = _plain_head(settings, now, message_id, to, subject, reply_to, in_reply_to, auto_replied, lists)
+    data = (_written_plainly(head, rendered, html, calendars) if head is not None else
+            _written_by_the_stdlib(settings, now, message_id, to, subject, rendered, reply_to, in_reply_to,
+                                   auto_replied, html, lists, calendars))
+    return message_id, envelope_from, _signed(settings, data)
+
+
+def _written_plainly(head: list[str], rendered: RenderedMail, html: HtmlBody | None,
+                     calendars: tuple[CalendarPart, ...]) -> bytes:
+    """A mail whose headers are all plain (`_plain_head`), written as the stdlib would write it."""
+    text_qp = _text_qp(rendered.body)
+    if html is None and not calendars:
+        # As the generator writes a text part: every line end as CRLF (Generator._write_lines).
+        head = [*head, 'Content-Type: text/plain; charset="utf-8"', "Content-Transfer-Encoding: quoted-printable",
+                "MIME-Version: 1.0"]
+        body = _NEWLINES.sub("\r\n", text_qp)
+    else:
+        content_type, body = _body(text_qp, html, calendars)
+        head = [*head, "MIME-Version: 1.0", f"Content-Type: {content_type}"]
+    return ("\r\n".join(head) + "\r\n\r\n" + body).encode("ascii")
+
+
+def _written_by_the_stdlib(settings: Settings, now: datetime, message_id: str, to: Recipient, subject: str,
+                           rendered: RenderedMail, reply_to: str | None, in_reply_to: str, auto_replied: bool,
+                           html: HtmlBody | None, lists: ListHeaders | None,
+                           calendars: tuple[CalendarPart, ...]) -> bytes:
+    """Any mail, written by the stdlib's email package (names, subjects and addresses that need
+    encoding or folding)."""
     msg = EmailMessage(policy=_BUILD)
     msg["From"] = Address(display_name=settings.bot.name, addr_spec=settings.bot.address)
     msg["To"] = _address(to)
@@ -403,7 +417,7 @@ def compose(
         _make_alternative(msg, html, calendars)
     # The body was encoded (quoted-printable, 76-character lines) by set_content above; the
     # serialising policy only decides how headers are folded.
-    return message_id, envelope_from, _signed(settings, msg.as_bytes(policy=_POLICY))
+    return msg.as_bytes(policy=_POLICY)
 
 
 def _signed(settings: Settings, data: bytes) -> bytes:
@@ -645,7 +659,7 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
             conn.execute(record_outcome, {"outbox_id": row.id, **values})
         faults.reached(CrashPoint.AFTER_RECORD)
 
-    recorder = _Recorder(write) if getattr(mailer, "settles", False) and not db.in_memory else None
+    recorder = _Recorder(write) if mailer.settles and not db.in_memory else None
 
     def record(result: SendResult) -> None:
         """The relay has answered for one mail (in the sending thread)."""
@@ -675,11 +689,9 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
             by_message_id.update((r.message_id, r) for r in rows)
             mails = [OutgoingMail(r.message_id, r.envelope_from, (r.recipient,), r.data) for r in rows]
             faults.reached(CrashPoint.BEFORE_SEND)
+            mailer.send(mails, on_result=record, settle=recorder.settle if recorder is not None else None)
             if recorder is not None:
-                mailer.send(mails, on_result=record, settle=recorder.settle)  # type: ignore[call-arg]
                 recorder.settle()  # every outcome of the batch committed before the next is read
-            else:
-                mailer.send(mails, on_result=record)
     finally:
         if recorder is not None:
             recorder.close()

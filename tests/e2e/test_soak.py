@@ -42,11 +42,13 @@ PLAYERS = ("kelly", "seb", "steve", "roger", "anna")
 class CountingMailer:
     """A Mailer that accepts everything and keeps only a count."""
 
+    settles = False
+
     def __init__(self) -> None:
         self.sent = 0
 
-    def send(self, mails: Sequence[OutgoingMail],
-             on_result: Callable[[SendResult], None] | None = None) -> list[SendResult]:
+    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
+             settle: Callable[[], None] | None = None) -> list[SendResult]:
         results = []
         for mail in mails:
             self.sent += 1
