@@ -74,6 +74,7 @@ class Reason(enum.StrEnum):
     LATE = "late"
     NOT_EXPECTED = "not expected"
     EMPTY = "empty"
+    RESOLVED_TURN = "answers a resolved turn"  # orders in a reply to a mail of a turn already resolved
     AMBIGUOUS_GAME = "ambiguous game"
     NOT_UNDERSTOOD = "not understood"  # a GM's lines that are neither commands nor orders
     JOIN_REFUSED = "join refused"

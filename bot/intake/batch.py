@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.answers import Answer
+from bot.clock import as_utc
 from bot.db import among, insert_many
 from bot.games import store
 from bot.games import turns as G
@@ -24,7 +25,7 @@ from bot.mail_in.auth import parse_tag, tag_in_recipients
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
 from bot.mail_out import outbox as mailout
-from bot.models import AnswerFate, Game, InboundMessage, OrderSubmission, Seat, Turn
+from bot.models import AnswerFate, Game, InboundMessage, OrderSubmission, Outbox, Seat, Turn
 from bot.settings import Settings
 from rules.api import AnyGame, GameOrder, GameState
 
@@ -81,6 +82,8 @@ class BatchMemo:
     subs: dict[tuple[int, int], list[store.FiledOrders]] = field(default_factory=dict)  # (turn, seat) -> its own
     on_file: dict[tuple[int, int], tuple[GameOrder, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
     pending: set[tuple[str, str]] = field(default_factory=set)  # loop-limit keys of rows not yet written
+    # Our own mails the batch's mails answer (In-Reply-To, References): Message-ID -> (game id, when sent).
+    answered: dict[str, tuple[int | None, datetime]] = field(default_factory=dict)
 
     def forget(self) -> None:
         self.games.clear()
@@ -150,7 +153,19 @@ class Batch:
         self.memo.seen.update((m, h) for m, h in among(
             session, select(InboundMessage.message_id, InboundMessage.content_hash),
             (InboundMessage.message_id,), [(i,) for i in ids]))
+        self._read_answered(session, inbounds)
         self._read_games(session, inbounds)
+
+    def _read_answered(self, session: Session, inbounds: Sequence[Inbound]) -> None:
+        """Which of our mails the batch's mails answer, when each was sent (one query): what
+        tells the turn a reply's orders were written for (`orders.answered_turn`)."""
+        domain = "@" + self.settings.bot.domain.lower()
+        wanted = sorted({f"<{m}>" for i in inbounds if i.ignore is None
+                         for m in (i.in_reply_to, *i.references[-5:]) if m and m.lower().endswith(domain)})
+        if wanted:
+            self.memo.answered.update((m, (g, as_utc(t))) for m, g, t in among(
+                session, select(Outbox.message_id, Outbox.game_id, Outbox.created_at),
+                (Outbox.message_id,), [(m,) for m in wanted]))
 
     def _read_games(self, session: Session, inbounds: Sequence[Inbound]) -> None:
         """The games the batch's signed reply addresses name (most mail is a reply to one), the

@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from bot.answers import Done, Letter, Notice, Refused, Submission
@@ -24,8 +25,9 @@ from bot.games import turns as G
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
 from bot.mail_in.inbox import RawMail
-from bot.models import GameStatus, Reason, Seat
-from rules.api import OrderProblem, ProblemKind
+from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
+from bot.models import Game, GameStatus, Reason, Seat, Turn
+from rules.api import AnyGame, GameState, OrderProblem, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
 
@@ -37,6 +39,7 @@ MAX_SUBJECT_ORDER_LINES = 10
 _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^\d+)?\s*:|\[[^\]]*\])\s*",
                            re.I)
 _ORDER_WORD = re.compile(r"\b[A-Z]{2,}\b")
+_REPLY = re.compile(r"^\s*(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^\d+)?\s*:", re.I)
 
 
 def orders_in_subject(subject: str) -> str:
@@ -97,6 +100,63 @@ def arrival(batch: Batch, raw: RawMail) -> datetime:
     return min(as_utc(received), now)
 
 
+def answered_turn(batch: Batch, session: Session, mail: Mail, game: Game, open_turn: Turn) -> Turn | None:
+    """The turn of `game` the mail's orders were written for, when it is not the open one
+    (mail-interface.md: orders bind to the turn they answer; issue 30): the turn that was open
+    when the mail it answers was sent (In-Reply-To, else the newest of its References); failing
+    those, a label of a resolved turn in a reply's subject ("Re: [rc1] Racecraft: Turn 1 of 5").
+    None when the mail answers the open turn or names none (the plain address, a new mail)."""
+    inbound = mail.inbound
+    answered = batch.memo.answered
+    refs = [m for m in (inbound.in_reply_to, *reversed(inbound.references[-5:])) if m]
+    sent = next((answered[f"<{m}>"][1] for m in refs if answered.get(f"<{m}>", (None,))[0] == game.id), None)
+    if sent is not None:
+        if sent >= as_utc(open_turn.opened_at):
+            return None
+        # The turn open when that mail went: opened by then, not resolved by then (a results
+        # mail goes out as the turn it reports closes and the next opens: it answers the next).
+        return session.scalar(select(Turn).where(
+            Turn.game_id == game.id, Turn.opened_at <= sent,
+            or_(Turn.resolved_at.is_(None), Turn.resolved_at > sent)).order_by(Turn.number.desc()).limit(1))
+    subject = inbound.subject
+    if not _REPLY.match(subject) or open_turn.label in subject:
+        return None
+    for turn in session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None))
+                                .order_by(Turn.number.desc())):
+        at = subject.find(turn.label)
+        if at >= 0 and not subject[:at].rstrip().endswith("Results of"):
+            return turn
+    return None
+
+
+def _stale(batch: Batch, mail: Mail, seat: Seat, answered: Turn, open_turn: Turn, rules: AnyGame,
+           state: GameState, text: str) -> Refused:
+    """Orders written for a turn already resolved are not applied to another (issue 30): the
+    answer says so, names the open turn, and offers the same orders for it as one-tap links,
+    when they are orders of it (the player decides: a tap opens a mail, nothing happens until
+    it is sent)."""
+    game = seat.game
+    parsed = rules.parse_orders(state, seat.name, text)
+    zone = seat.player.timezone
+    deadline = G.deadline_text(open_turn, zone) or "the GM's call"
+    lines = [f"Your mail answers {answered.label}, which has been resolved, so its orders were not used "
+             f"for any turn. The turn open now is {open_turn.label}, due {deadline}."]
+    if parsed.orders and not parsed.problems:
+        address = batch.shell.reply_address(game.name, seat.name, seat.reply_salt)
+        orders = rules.format_orders(parsed.orders)
+        link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(orders.splitlines()))
+        quoted = "\n".join("    > " + line for line in orders.splitlines())
+        lines.append(f"To send the same orders for {open_turn.label}, tap (or copy into a mail's address bar):"
+                     f"\n\n    {link}\n\n{quoted}\n\nOr reply to this mail with the orders for {open_turn.label}.")
+    else:
+        lines.append(f"They are not orders of {open_turn.label} as they stand; reply to this mail with orders for "
+                     f"it:\n\n{rules.order_help(state, seat.name)}")
+    return Refused(f"orders for {answered.label}, resolved already (open: {open_turn.label})",
+                   Notice(ToSeat(seat), f"{answered.label} is over: nothing was changed", "\n\n".join(lines),
+                          kind="stale_turn"),
+                   reason=Reason.RESOLVED_TURN, game=game, seat=seat)
+
+
 def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
     """The seat's orders in `text`: confirmed (with what the set lacks, what it costs, what will
     count), or refused with every bad line's reason; a refusal raises `Refused`."""
@@ -123,6 +183,9 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             f"The deadline for {turn.label} passed at {G.deadline_text(turn, zone)}, so these orders "
             "were not used. The results follow shortly, with the next turn sheet; send your orders "
             "for the next turn in reply to that.", kind="late"), reason=Reason.LATE, game=game, seat=seat)
+    answered = answered_turn(batch, session, mail, game, turn)
+    if answered is not None and answered.id != turn.id:
+        raise _stale(batch, mail, seat, answered, turn, rules, state, text)
     if seat.name not in expected:
         raise Refused("not expected this turn", Notice(
             to, "No orders needed", f"You have no orders to send for {turn.label}."),
