@@ -66,9 +66,11 @@ class Reason(enum.StrEnum):
     ORDERS = "orders"
     COMMANDS = "commands"
     FOR_ANYONE = "for anyone"  # the commands for anyone (and codes of ours) from an unproven sender
+    NOTE = "note"  # words and no orders (a thank-you, a note): what stands is said again, nothing changes
     JOIN_ASKED = "join asked"  # a stranger's JOIN: the code is out
     # Refused, with an answer.
     ORDERS_REFUSED = "orders refused"
+    ORDERS_OFFERED = "orders offered back"  # prose whose orders hedge or negate: offered back, none taken
     NOT_STARTED = "not started"
     FINISHED = "finished"
     LATE = "late"

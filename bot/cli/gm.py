@@ -100,7 +100,8 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     The audit log has both."""
     from bot import letters
     from bot.answers import Refused
-    from bot.commands import GM_VERBS, registry
+    from bot.commands import GM_VERBS, gm, registry
+    from bot.games import store
 
     command = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
     words = list(args.args)
@@ -112,6 +113,9 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     if result.ok and result.letter is not None:
         letter = result.letter
         letters.post(app.shell, session, letter.to, letter.rendered, kind=letter.kind, game=letter.game)
+        game = store.find_game_row(session, result.game)
+        if game is not None:
+            gm.tell_players(app.shell, session, game, result.news, app.shell.now())
     return result
 
 

@@ -16,10 +16,7 @@ answer, and each shows in `flagman game show`.
 
 from __future__ import annotations
 
-import difflib
-import zoneinfo
 from datetime import date
-from functools import cache
 from zoneinfo import ZoneInfo
 
 from bot import letters
@@ -28,7 +25,7 @@ from bot.commands.grammar import Address, Timezone, Vacation
 from bot.commands.handlers import CommandContext, Reply
 from bot.games import requests, store
 from bot.games import turns as G
-from bot.games.deadlines import format_local
+from bot.games.deadlines import closest_zones, find_zone, format_local
 from bot.letters import ToAddress, ToGm
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
@@ -37,22 +34,6 @@ from bot.models import GameStatus, Seat
 MAX_VACATION_DAYS = 62  # one VACATION: at most about two months; the GM can do more
 VACATION_AHEAD_DAYS = 366  # it starts within a year
 ADDRESS_REQUESTS_PER_DAY = 3  # ADDRESS mails a third party: a few a day per player, no more
-
-
-@cache
-def _zones() -> dict[str, str]:
-    """Every zone name `zoneinfo` knows, by its lower-case spelling."""
-    return {name.lower(): name for name in zoneinfo.available_timezones()}
-
-
-def find_zone(text: str) -> str | None:
-    """The IANA zone `text` names (any case: "europe/paris" is Europe/Paris), or None."""
-    return _zones().get(text.strip().lower())
-
-
-def _closest_zones(text: str) -> list[str]:
-    names = _zones()
-    return [names[z] for z in difflib.get_close_matches(text.strip().lower(), list(names), n=1, cutoff=0.6)]
 
 
 def _players_only(ctx: CommandContext, verb: str) -> Reply:
@@ -70,7 +51,7 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
         return _players_only(ctx, "TIMEZONE")
     zone = find_zone(command.zone)
     if zone is None:
-        close = _closest_zones(command.zone)
+        close = closest_zones(command.zone)
         hint = f" Did you mean {' or '.join(close)}?" if close else ""
         raise ctx.refuse("Time zone not known",
                        "That is not a time zone name the bot knows: write a zone as Area/City, e.g. "
@@ -214,4 +195,4 @@ def _tell_gms(ctx: CommandContext, seats: list[Seat], text: str, what: str) -> N
                        kind="vacation_gm")
 
 
-__all__ = ["ADDRESS_REQUESTS_PER_DAY", "MAX_VACATION_DAYS", "find_zone"]
+__all__ = ["ADDRESS_REQUESTS_PER_DAY", "MAX_VACATION_DAYS"]

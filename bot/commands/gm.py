@@ -18,8 +18,9 @@ service. By CLI, whoever can run `flagman` on the server is trusted (the operato
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -78,6 +79,7 @@ class GmAction:
     undo: dict[str, object] | None = None
     extra: str = ""
     mail: RenderedMail | None = None  # replaces the plain confirmation (PREVIEW)
+    news: list[News] = field(default_factory=list)  # what the players are told, once it is done
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -119,26 +121,47 @@ def _deadline_words(turn: Turn | None, zone: str) -> str:
     return G.deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
 
 
-def announce(ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False) -> int:
-    """A mail to every active seat: `text`, and the open turn's deadline in the seat's zone;
-    with `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller) for
-    the seats that order in it (bot.mail_out.calendar)."""
-    game, session, shell = ctx.game, ctx.session, ctx.shell
+@dataclass(frozen=True, slots=True)
+class News:
+    """What the GM did that the players are told (`announce`): a title and a paragraph, and
+    whether the turn's calendar event changed."""
+
+    title: str
+    text: str
+    kind: str = "announce"
+    calendar: bool = False
+
+
+def announce(ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False) -> None:
+    """Tell every active seat `text`, with the open turn's deadline in the seat's zone; with
+    `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller). Told
+    once the command is done (`tell_players`), together with whatever else the same mail of
+    the GM did in the game: one mail per player per GM mail (issue 30)."""
+    ctx.news.append(News(title, text, kind, calendar))
+
+
+def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[News], now: datetime) -> int:
+    """One mail to every active seat of `game` with all of `news` (in sections when several),
+    the turn's deadline as it stands now, and its calendar event when one of them moved it."""
+    if not news:
+        return 0
     turn = store.open_turn(session, game)
     rules = G.rules_of(game)
-    state = rules.load_state(turn.state) if calendar and turn is not None else None
+    state = rules.load_state(turn.state) if any(n.calendar for n in news) and turn is not None else None
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
+    kind = news[0].kind if len(news) == 1 else "announce"
     sent = 0
     for seat in store.active_seats(game):
         zone = seat.player.timezone
         ctx_mail = G.base_context(shell, game, rules)
         ctx_mail.update({
-            "seat": {"name": seat.name, "display": seat.player.name}, "title": title, "text": text,
+            "seat": {"name": seat.name, "display": seat.player.name},
+            "items": [{"title": n.title, "text": n.text} for n in news],
             "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)} if turn is not None else None,
             "paused": game.status == GameStatus.PAUSED, "timezone": zone,
         })
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
-        calendars = ical.seat_parts(sender, ctx.now, game, rules, state, turn, seat, "turn_sheet") \
+        calendars = ical.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet") \
             if state is not None else ()
         letters.post(shell, session, ToSeat(seat), rendered, kind=kind, calendars=calendars)
         sent += 1
@@ -152,31 +175,55 @@ def _set_deadline(ctx: GmAction, turn: Turn, deadline: datetime | None) -> None:
 
 # -- the commands ------------------------------------------------------------------------------
 
+# A deadline sooner than this from now needs FORCE (by mail, the last word of the line; on the
+# command line, --force): the same bar as a turn length under an hour (bot.cli.durations).
+SOON = timedelta(hours=1)
+
+
+def _forced(args: tuple[str, ...]) -> tuple[str, bool]:
+    """The command's argument without a trailing FORCE, and whether it had one."""
+    text = " ".join(args).strip()
+    head, _, last = text.rpartition(" ")
+    return (head.strip(), True) if head and last.upper() == "FORCE" else (text, False)
+
+
+def _not_too_soon(ctx: GmAction, new: datetime, force: bool, line: str) -> None:
+    """Refuse a deadline less than `SOON` from now unless forced (issue 30: by mail as on the
+    command line): the players could not answer in time."""
+    if new - ctx.now < SOON and not force:
+        raise Refused(f"the deadline would be {format_local(new, ctx.game.timezone)}, less than an hour from now: "
+                      f"the players could hardly answer. To set it all the same, send {line} FORCE")
+
+
 def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     _rules, _state, turn = _open(ctx)
-    delta = parse_duration(args[0])
+    duration, force = _forced(args)
+    delta = parse_duration(duration)
     if turn.deadline is None:
         raise Refused(f"{turn.label} has no deadline (manual schedule); set one with DEADLINE {ctx.game.name} <when>")
     old = as_utc(turn.deadline)
     new = add(old, delta)  # many EXTENDs in a row must not run the calendar out (year 9999)
     if new <= ctx.now:
         raise Refused(f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
-                        f"use DEADLINE {ctx.game.name} +{args[0]} to set one from now")
+                        f"use DEADLINE {ctx.game.name} +{duration} to set one from now")
+    _not_too_soon(ctx, new, force, f"EXTEND {ctx.game.name} {duration}")
     _set_deadline(ctx, turn, new)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat()}
     announce(ctx, f"Deadline extended for {turn.label}",
-             f"The GM has extended the deadline of {turn.label} by {args[0]}.", kind="extend", calendar=True)
+             f"The GM has extended the deadline of {turn.label} by {duration}.", kind="extend", calendar=True)
     return (f"{turn.label}: the deadline moved from {format_local(old, ctx.game.timezone)} to "
             f"{format_local(new, ctx.game.timezone)}; the players were told.")
 
 
 def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
     _rules, _state, turn = _open(ctx)
-    new = parse_when(args[0], ctx.now, ctx.game.timezone)
+    when, force = _forced(args)
+    new = parse_when(when, ctx.now, ctx.game.timezone)
     if new <= ctx.now:
         raise Refused(f"{format_local(new, ctx.game.timezone)} is in the past; to resolve now, send "
                         f"PROCESS {ctx.game.name}")
+    _not_too_soon(ctx, new, force, f"DEADLINE {ctx.game.name} {when}")
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     _set_deadline(ctx, turn, new)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
@@ -290,6 +337,11 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     if moved:
         turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
+    if G.is_due(ctx.session, ctx.game, turn, ctx.now):
+        # Every order is in (and the turn resolves as soon as they are): it resolves at once,
+        # and its results are the players' news; a "resumes" mail seconds before them is not.
+        return (f"{ctx.game.name} resumes at {turn.label}; every order is in, so it resolves now and the "
+                "results go to the players.")
     announce(ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume",
              calendar=moved)
     return (f"{ctx.game.name} resumes at {turn.label}, due {_deadline_words(turn, ctx.game.timezone)}; "

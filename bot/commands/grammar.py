@@ -436,21 +436,21 @@ class GmCommand:
 @dataclass(frozen=True, slots=True)
 class Extend(GmCommand):
     verb: ClassVar[str] = "EXTEND"
-    syntax: ClassVar[str] = "EXTEND <game> <duration>"
-    summary: ClassVar[str] = "push the deadline back (announced to the players)"
+    syntax: ClassVar[str] = "EXTEND <game> <duration> [FORCE]"
+    summary: ClassVar[str] = "push the deadline back (announced; FORCE: under an hour)"
     example: ClassVar[str] = "EXTEND rc1 24h"
     min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 1
+    max_args: ClassVar[int | None] = 2
 
 
 @dataclass(frozen=True, slots=True)
 class Deadline(GmCommand):
     verb: ClassVar[str] = "DEADLINE"
-    syntax: ClassVar[str] = "DEADLINE <game> <when>"
+    syntax: ClassVar[str] = "DEADLINE <game> <when> [FORCE]"
     summary: ClassVar[str] = "set the deadline, game time or +duration (announced)"
     example: ClassVar[str] = "DEADLINE rc1 2026-12-04 18:00"
     min_args: ClassVar[int] = 1
-    max_args: ClassVar[int | None] = 2
+    max_args: ClassVar[int | None] = 3
 
     @classmethod
     def split(cls, words: list[str]) -> tuple[str, ...] | None:

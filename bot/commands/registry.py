@@ -116,23 +116,25 @@ class GmResult:
     text: str
     extra: str = ""  # PREVIEW: the preview itself, for the CLI to print
     letter: Letter | None = None  # the confirmation, when not mailed at once (execute(deliver=False))
+    news: tuple[gm.News, ...] = ()  # what the players are to be told, when not told at once (the same)
 
 
-def run_gm(shell: G.Shell, session: Session, inbound: Inbound, command: GmCommand) -> tuple[str, Letter | None]:
-    """A GM command from a mail (the intake calls this for each one): a short label for the
-    mail's record, and the result for the GM's registered address, which the intake sends as
-    part of its one answer to the mail (from the CLI, `execute` sends it at once)."""
-    result = execute(shell, session, command.verb, command.game, command.args, actor=inbound.sender,
-                     via="mail", message_id=inbound.message_id, line=echo(command.line), deliver=False)
-    return f"{result.verb} {'done' if result.ok else 'refused'}", result.letter
+def run_gm(shell: G.Shell, session: Session, inbound: Inbound, command: GmCommand) -> GmResult:
+    """A GM command from a mail (the intake calls this for each one): its result, whose letter
+    (for the GM's registered address) the intake sends as part of its one answer to the mail,
+    and whose news it tells the players together with the rest of the mail's (one mail per
+    player per GM mail; from the CLI, `execute` sends both at once)."""
+    return execute(shell, session, command.verb, command.game, command.args, actor=inbound.sender,
+                   via="mail", message_id=inbound.message_id, line=echo(command.line), deliver=False)
 
 
-def leftover(gm_of: Sequence[Game], text: str) -> Notice:
-    """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently.
-    The answer goes to the GM's registered address (issue 14), whatever the mail's From."""
+def leftover(gm_of: Sequence[Game], text: str, *, hints: str = "") -> Notice:
+    """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently,
+    with what each most likely meant (`hints`, did you mean). The answer goes to the GM's
+    registered address (issue 14), whatever the mail's From."""
     games = sorted(g.name for g in gm_of)
     return Notice(ToGm(gm_of[0]), "Lines not understood",
-                  "These lines of your mail were not carried out:\n\n" + quote_lines(text) + "\n\n"
+                  "These lines of your mail were not carried out:\n\n" + quote_lines(text) + hints + "\n\n"
                   f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
                   "and name the game right after the command, e.g. " + Extend.example + ". "
                   "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
@@ -185,9 +187,11 @@ def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: t
         "when": format_local(action.now, game.timezone), "actor": actor,
     })
     letter = Letter(ToGm(game), rendered, "gm_" + verb.lower())
+    news = tuple(action.news) if ok else ()
     if not deliver:
-        return GmResult(ok, verb, game.name, text, action.extra, letter)
+        return GmResult(ok, verb, game.name, text, action.extra, letter, news)
     letters.post(shell, session, letter.to, letter.rendered, kind=letter.kind, in_reply_to=in_reply_to)
+    gm.tell_players(shell, session, game, news, action.now)
     return GmResult(ok, verb, game.name, text, action.extra)
 
 

@@ -22,9 +22,12 @@ is a single pass over at most `MAX_INPUT` characters (no backtracking regular ex
 
 from __future__ import annotations
 
+import difflib
 import re
+import zoneinfo
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
+from functools import cache
 from zoneinfo import ZoneInfo
 
 MIN_NOTICE = timedelta(hours=12)
@@ -253,3 +256,31 @@ def format_local(moment: datetime, zone: str) -> str:
     """``Fri 4 Dec 18:00 GMT``: how a deadline is shown to someone in `zone`."""
     local = moment.astimezone(ZoneInfo(zone))
     return f"{local:%a} {local.day} {local:%b %Y %H:%M} {local.tzname()}"
+
+
+# -- time zones -----------------------------------------------------------------------------
+
+@cache
+def _zones() -> dict[str, str]:
+    """Every zone name `zoneinfo` knows, by its lower-case spelling."""
+    return {name.lower(): name for name in zoneinfo.available_timezones()}
+
+
+def find_zone(text: str) -> str | None:
+    """The IANA zone `text` names (any case: "europe/paris" is Europe/Paris), or None."""
+    return _zones().get(text.strip().lower())
+
+
+def closest_zones(text: str) -> list[str]:
+    """The zone names nearest to `text` (a typo's likely meaning), at most one."""
+    names = _zones()
+    return [names[z] for z in difflib.get_close_matches(text.strip().lower(), list(names), n=1, cutoff=0.6)]
+
+
+def zone_problem(text: str) -> str | None:
+    """Why `text` is not a time zone name, with the closest one; None when it is."""
+    if find_zone(text) is not None:
+        return None
+    close = closest_zones(text)
+    return (f"{shown(text)} is not a time zone name: write one as Area/City, e.g. Europe/Paris or "
+            f"America/New_York (or UTC)" + (f"; did you mean {close[0]}?" if close else ""))

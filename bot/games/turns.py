@@ -26,7 +26,14 @@ from bot.clock import Clock, as_utc
 from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.games import archive, observers, store
-from bot.games.deadlines import format_local, next_deadline, parse_duration, parse_schedule
+from bot.games.deadlines import (
+    find_zone,
+    format_local,
+    next_deadline,
+    parse_duration,
+    parse_schedule,
+    zone_problem,
+)
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.mail_out import calendar as ical
@@ -193,6 +200,12 @@ def create_game(
     grace_minutes = int(parse_duration(grace).total_seconds() // 60) if grace else 0
     options = {str(k): str(v) for k, v in (options or {}).items()}
     seat_names = [validate_name("seat", p.seat) for p in players]
+    for zone in [timezone, *(p.timezone for p in players)]:
+        problem = zone_problem(zone) if zone else None
+        if problem is not None:  # issue 30: one line, not a traceback at the first deadline shown
+            raise GameError(problem)
+    timezone = find_zone(timezone) if timezone else None
+    players = [dataclasses.replace(p, timezone=find_zone(p.timezone)) if p.timezone else p for p in players]
     for who, address in [("the GM", gm_address), *((f"player {p.seat}", p.address) for p in players)]:
         problem = address_problem(address.strip().lower())
         if problem is not None:

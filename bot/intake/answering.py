@@ -68,10 +68,13 @@ def send(batch: Batch, session: Session, mail: Mail, *, withhold: AnswerFate | N
     if len(mail.answers) == 1:  # the common case (one confirmation): nothing to group
         _post(batch, session, mail, mail.answers[0])
         return
+    # One letter per addressee and capability: a seat's answers carry its own reply address, so
+    # two seats of one player stay two letters; the GM's, for any of the GM's games, are one (the
+    # GM's reply address of any of them speaks for all, from the GM's own address).
     groups: dict[tuple[str, str | None], list[Answer]] = {}
     for answer in mail.answers:
         env = letters.envelope(batch.shell, answer.to)
-        groups.setdefault((env.to.address, env.reply_to), []).append(answer)
+        groups.setdefault((env.to.address, "gm" if isinstance(answer.to, ToGm) else env.reply_to), []).append(answer)
     for answers in groups.values():
         _post(batch, session, mail, answers[0] if len(answers) == 1 else _in_sections(batch, answers))
 

@@ -9,6 +9,7 @@ mail server received the mail (mail-interface.md).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Sequence
@@ -22,12 +23,13 @@ from bot.clock import as_utc
 from bot.commands import suggest
 from bot.echo import echo
 from bot.games import turns as G
+from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
-from rules.api import AnyGame, GameState, OrderProblem, ProblemKind
+from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
 
@@ -190,10 +192,23 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         raise Refused("not expected this turn", Notice(
             to, "No orders needed", f"You have no orders to send for {turn.label}."),
             reason=Reason.NOT_EXPECTED, game=game, seat=seat)
-    parsed = rules.parse_orders(state, seat.name, text)
-    earlier = batch.on_file(session, rules, state, turn, seat)
-    ctx = G.base_context(shell, game, rules)
+    text = without_signature(text, seat)
     order_help = rules.order_help(state, seat.name)
+    parsed = rules.parse_orders(state, seat.name, text)
+    read: prose.ProseResult | None = None
+    if any(p.kind is ProblemKind.INVALID for p in parsed.problems):
+        # Lines the parser did not understand, read as a GM reads prose (issue 30).
+        read = prose.read(rules, state, seat.name, text, parsed.problems, prose.order_words(order_help))
+        if read.readings:
+            again = rules.parse_orders(state, seat.name, read.text)
+            parsed = dataclasses.replace(again, problems=tuple(
+                dataclasses.replace(p, line_no=read.line_no(p.line_no)) for p in again.problems))
+    readings = _readings(batch, seat, read)
+    earlier = batch.on_file(session, rules, state, turn, seat)
+    if read is not None and read.readings and not read.text.strip():
+        # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
+        return _nothing_taken(batch, mail, seat, turn, rules, state, earlier, readings, read)
+    ctx = G.base_context(shell, game, rules)
     known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
     # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
     # (issue 27: an answer never grows past what the mail deserves).
@@ -205,7 +220,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         "seat": {"name": seat.name, "display": seat.player.name},
         "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone), "early": game.early_resolution},
         "problems": problems, "problems_more": len(parsed.problems) - len(shown), "timezone": zone,
-        "help": order_help,
+        "help": order_help, "readings": readings,
     })
     if not parsed.orders:
         default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
@@ -232,4 +247,71 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
                 (confirmation,), game=game, seat=seat, submission=Submission(turn.id, seat.id, canonical))
 
 
-__all__ = ["MAX_PROBLEMS_SHOWN", "arrival", "orders_in_subject", "subject_orders", "take_orders"]
+def without_signature(text: str, seat: Seat) -> str:
+    """`text` without a last line that is the player's own name, first name or seat name (a
+    sign-off such as "Bob" under a plot: issue 30), blank lines aside."""
+    lines = text.rstrip("\n").splitlines()
+    if not lines:
+        return text
+    names = {seat.name.lower(), seat.player.name.lower(), *(seat.player.name.lower().split()[:1])}
+    last = lines[-1].strip().strip(".,!-~ ").lower()
+    if last and last in names and len(lines) > 1:
+        return "\n".join(lines[:-1])
+    return text
+
+
+def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[str]:
+    """How the mail's prose was read, a line each, for the answer: what was taken, what was
+    not (a negation), and what is offered back as a one-tap link to the seat's reply address."""
+    if read is None:
+        return []
+    address = batch.shell.reply_address(seat.game.name, seat.name, seat.reply_salt)
+    out: list[str] = []
+    for reading in read.readings:
+        said = f'line {reading.line_no}, "{echo(reading.line, 80)}"'
+        if reading.applied:
+            out.append(f"{said}: read as {' / '.join(reading.applied)}")
+        if reading.negated:
+            out.append(f"{said}: read as NOT {' / '.join(reading.negated)}, so not taken")
+        for offer in reading.offered:
+            link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(offer.splitlines()))
+            out.append(f"{said}: not taken, as it does not settle on one order; to send {offer}, tap {link}")
+    return out
+
+
+def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
+    """What will count for the seat, in words: its orders on file, or the default."""
+    deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    if on_file is not None:
+        shown = "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines())
+        return f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
+    default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+    shown = "\n".join("    > " + line for line in default.splitlines())
+    return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, you get:\n\n{shown}"
+
+
+def what_stands(batch: Batch, session: Session, seat: Seat) -> str:
+    """What will count for the seat now, in words (or that it has no orders to send)."""
+    rules, state, turn = batch.current_state(session, seat.game)
+    if turn is None or seat.name not in rules.expected_players(state):
+        return f"You have no orders to send for {seat.game.name} now."
+    return _stands(rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
+
+
+def _nothing_taken(batch: Batch, mail: Mail, seat: Seat, turn: Turn, rules: AnyGame, state: GameState,
+                   earlier: tuple[GameOrder, ...] | None, readings: list[str], read: prose.ProseResult) -> Done:
+    """A mail of words and no order (a thank-you, a note), or whose orders were only offered back
+    or negated: a short answer without an error tag, saying what stands (issue 30)."""
+    stand = _stands(rules, state, turn, seat, earlier)
+    if read.offered or read.negated:
+        text = "No orders were taken from your mail:\n\n" + "\n".join("  - " + r for r in readings) + "\n\n" + stand
+        return Done("orders offered back, none taken", Reason.ORDERS_OFFERED,
+                    (Notice(ToSeat(seat), "Your mail: no orders taken", text, kind="offered", error=False),),
+                    game=seat.game, seat=seat)
+    return Done("a note: no orders", Reason.NOTE,
+                (Notice(ToSeat(seat), "Your note", "Thank you: there were no orders in it, so nothing "
+                        f"changed. {stand}", kind="note", error=False),), game=seat.game, seat=seat)
+
+
+__all__ = ["MAX_PROBLEMS_SHOWN", "arrival", "orders_in_subject", "subject_orders", "take_orders", "what_stands",
+           "without_signature"]

@@ -10,11 +10,12 @@ from __future__ import annotations
 from sqlalchemy.orm import Session
 
 from bot.answers import Done, Notice, Refused
-from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, registry, suggest
+from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
 from bot.commands.handlers import CommandContext, which_game
 from bot.echo import echo, quote_lines
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
+from bot.letters import ToSeat
 from bot.mail_in.identity import Who
 from bot.models import Reason
 
@@ -49,13 +50,20 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
     game = seat.game if seat else (who.gm_of[0] if len(who.gm_of) == 1 else None)
     handled: list[str] = []
     if commands.gm:
+        news: dict[str, list[gm.News]] = {}  # by game: told at once, after the mail's every command
         for gm_command in commands.gm:
-            label, letter = registry.run_gm(batch.shell, session, inbound, gm_command)
-            handled.append(label)
-            if letter is not None:
-                mail.answers.append(letter)
+            result = registry.run_gm(batch.shell, session, inbound, gm_command)
+            handled.append(f"{result.verb} {'done' if result.ok else 'refused'}")
+            if result.letter is not None:
+                mail.answers.append(result.letter)
+            news.setdefault(result.game, []).extend(result.news)
+        for name, told in news.items():
+            game_row = batch.find_game(session, name) if told else None
+            if game_row is not None:
+                gm.tell_players(batch.shell, session, game_row, told, batch.shell.now())
         if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
-            mail.answers.append(registry.leftover(who.gm_of, commands.orders_text))
+            mail.answers.append(registry.leftover(who.gm_of, commands.orders_text,
+                                                  hints=_gm_hints(commands.orders_text, who)))
     context = CommandContext(batch.shell, session, inbound, who, game, seat)
     for command in commands.player:
         reply = registry.run(context, command)
@@ -92,6 +100,13 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
                     reason=Reason.NOT_UNDERSTOOD, game=game)
             raise Refused("which game? ambiguous", which_game(inbound, who), reason=Reason.AMBIGUOUS_GAME)
         return orders.take_orders(batch, session, mail, seat, commands.orders_text)
+    if not handled and not problems and seat is not None and inbound.text.strip():
+        # Greetings, thanks, a sign-off and nothing else (issue 30: no [ERROR] for "Thanks, got
+        # it!"): what stands, said again. (A mail with no readable text at all is refused below:
+        # its sender may believe it carried orders.)
+        return Done("a note: no orders", Reason.NOTE, (Notice(
+            ToSeat(seat), "Your note", "Thank you: there were no orders in it, so nothing changed. "
+            + orders.what_stands(batch, session, seat), kind="note", error=False),), game=game, seat=seat)
     if not handled and not problems:
         raise Refused("empty mail", Notice(who.holder(inbound), "Nothing to do",
                                            "Your mail held no orders and no commands. Send HELP for what you "

@@ -127,9 +127,18 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
             # A GM reply address that leaked to someone else gives them nothing.
             password = password_in_text(inbound.reply_text or inbound.text)
             from_gm = bool(inbound.sender) and inbound.sender == game.gm_address.lower()
-            if from_gm or (password is not None and _same(password, game.gm_secret)):
-                who.gm_of, who.games = [game], [game]
-                who.proof = Proof.GM_FROM if from_gm else Proof.GM_PASSWORD
+            if from_gm:
+                # Both proofs hold for the GM's address itself, so the mail speaks for every
+                # running game of that GM: a reply to the digest, which covers them all, signs
+                # with the first game's GM address (issue 30); the address alone, or the From
+                # alone, still proves nothing.
+                others = session.scalars(select(Game).where(
+                    Game.gm_address == game.gm_address, Game.status != GameStatus.FINISHED, Game.id != game.id)
+                    .order_by(Game.id))
+                who.gm_of = [game, *others]
+                who.games, who.proof = list(who.gm_of), Proof.GM_FROM
+            elif password is not None and _same(password, game.gm_secret):
+                who.gm_of, who.games, who.proof = [game], [game], Proof.GM_PASSWORD
             else:
                 who.claimed_gm = [game]
             return who

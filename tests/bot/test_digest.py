@@ -201,3 +201,33 @@ def test_the_digest_lists_what_was_done_with_gm_powers_since_the_last_one(world:
     assert "Since the last digest" in second
     later = second.split("What you did with the GM commands", 1)[1].split("\n\n", 1)[0]
     assert "RESUME rc3" in later and "PAUSE rc3" not in later
+
+
+def test_a_reply_to_the_digest_commands_every_game_it_covers(world: App) -> None:
+    """issue 30, case 4: "a digest covering three games says 'reply to this mail', but its reply
+    address proves the GM of one; EXTEND sp1 24h came back 'not understood'". A reply to the digest
+    from the GM's registered address is a GM command for any of the GM's running games."""
+    send(world, force=True)
+    (digest_mail,) = [m for m in mails(world, GM) if "GM digest" in str(m["Subject"])]
+    from bot.testing import reply_to
+
+    world.inbox.deliver(reply_to(digest_mail, "RESUME rc3\nEXTEND rc2 24h", sender=GM))  # type: ignore[attr-defined]
+    cycle(world)
+    with world.db.read() as session:
+        rc3 = find_game_row(session, "rc3")
+        assert rc3 is not None and rc3.status == GameStatus.ACTIVE
+    answer = mails(world, GM)[-1]  # one answer, in sections: RESUME done, EXTEND refused (rc2 not started)
+    assert "GM: RESUME done" in body_of(answer) and "GM: EXTEND refused" in body_of(answer)
+    # The same reply address from another address commands nothing (the GM's From is the second proof).
+    world.inbox.deliver(reply_to(digest_mail, "PAUSE rc3", sender="mallory@evil.example"))  # type: ignore[attr-defined]
+    cycle(world)
+    with world.db.read() as session:
+        rc3 = find_game_row(session, "rc3")
+        assert rc3 is not None and rc3.status == GameStatus.ACTIVE
+
+
+def test_a_typo_in_a_gm_verb_in_a_longer_mail_gets_a_did_you_mean(rc: App) -> None:
+    """issue 30, case 4: "A typo'd GM verb in a longer mail gets no did-you-mean"."""
+    gm_says(rc, "PAUSE rc1\nEXTNED rc1 24h")
+    text = " ".join(body_of(mails(rc, GM)[-1]).split())
+    assert "PAUSE done" in text and "EXTEND" in text and "did you mean" in text.lower()

@@ -505,7 +505,19 @@ def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc
     they most likely meant and the syntax, not only "not understood"; nothing is done."""
     gm_says(rc, "EXTNED rc1 24h\nPROCES rc1\nEXTEND 24h")
     body = body_of(last(rc, GM))
-    assert "did you mean EXTEND? (EXTEND <game> <duration>, e.g. EXTEND rc1 24h)" in body
+    assert "did you mean EXTEND? (EXTEND <game> <duration> [FORCE], e.g. EXTEND rc1 24h)" in body
     assert "did you mean PROCESS?" in body
     assert "EXTEND names the game first" in body and "your games: rc1" in body
     assert turns(rc)[-1].number == 1
+
+
+def test_a_deadline_under_an_hour_away_needs_force_by_mail_as_on_the_command_line(rc: App) -> None:
+    """issue 30, case 6: "GM DEADLINE rc1 +2m by mail is taken with no warning while the CLI asks
+    for --force under an hour": refused with the way to confirm it; with FORCE it is done."""
+    before = turns(rc)[0].deadline
+    gm_says(rc, "DEADLINE rc1 +2m")
+    body = " ".join(body_of(last(rc, GM)).split())
+    assert "less than an hour from now" in body and "DEADLINE rc1 +2m FORCE" in body
+    assert turns(rc)[0].deadline == before
+    gm_says(rc, "DEADLINE rc1 +2m FORCE")
+    assert turns(rc)[0].deadline != before and "[ERROR]" not in str(last(rc, GM)["Subject"])

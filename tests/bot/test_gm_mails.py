@@ -77,3 +77,29 @@ def test_every_reminder_and_announcement_names_the_deadline_in_the_recipients_zo
                        ("steve", "Fri 9 Jan 2026 13:00 EST"), ("roger", "Sat 10 Jan 2026 05:00 AEDT")):
         new = [body_of(m) for m in mails(rc, ADDRESS[seat])[-2:]]
         assert all(text in body for body in new), (seat, new)
+
+
+def test_one_gm_mail_makes_one_mail_to_each_player(rc: App) -> None:
+    """issue 30, case 5: "One GM mail, two mails to each player (EXTEND and PAUSE)": all the news
+    of one GM mail goes to each player in one mail, in sections, with the deadline as it stands
+    after all of it."""
+    before = {address: len(mails(rc, address)) for address in ADDRESS.values()}
+    gm_says(rc, "EXTEND rc1 24h\nPAUSE rc1")
+    for address in ADDRESS.values():
+        new = mails(rc, address)[before[address]:]
+        assert len(new) == 1, [str(m["Subject"]) for m in new]
+        body = body_of(new[0])
+        assert "== Deadline extended for Turn 1 of 5: start ==" in body and "== rc1 is paused ==" in body
+        assert "is on hold: no deadline runs while the game is paused" in body
+
+
+def test_a_resume_that_resolves_at_once_sends_the_results_alone(rc: App) -> None:
+    """issue 30, case 5: "RESUME's notice followed seconds later by the results": when every order
+    is in, RESUME resolves the turn and the results are the players' only news."""
+    gm_says(rc, "PAUSE rc1")
+    for seat in ADDRESS:
+        player_says(rc, seat, "USE 2")
+    before = len(mails(rc, ADDRESS["kelly"]))
+    gm_says(rc, "RESUME rc1")
+    subjects = [str(m["Subject"]) for m in mails(rc, ADDRESS["kelly"])[before:]]
+    assert len(subjects) == 1 and "Results of Turn 1" in subjects[0], subjects

@@ -25,7 +25,7 @@ def test_a_near_miss_of_an_order_word_or_a_command_gets_the_word_and_its_syntax(
     assert (vocabulary(order_help=_help("speedphreakz")).suggest("ROUDN 3: F1") or "").startswith(
         "did you mean ROUND? (ROUND <n>:")
     gm = vocabulary(gm=True, games=["sc1"])
-    assert gm.suggest("EXTNED sc1 24h") == "did you mean EXTEND? (EXTEND <game> <duration>, e.g. EXTEND sc1 24h)"
+    assert gm.suggest("EXTNED sc1 24h") == "did you mean EXTEND? (EXTEND <game> <duration> [FORCE], e.g. EXTEND sc1 24h)"
     assert gm.suggest("PROCES sc1") == "did you mean PROCESS? (PROCESS <game>, e.g. PROCESS sc1)"
 
 
@@ -37,7 +37,7 @@ def test_no_guess_for_a_line_that_is_simply_not_an_order() -> None:
 
 def test_a_gm_verb_without_its_game_says_which_game_it_needs() -> None:
     assert gm_game_hint("EXTEND 24h", ["sc1", "rc2"]) == (
-        "EXTEND names the game first: EXTEND <game> <duration>, e.g. EXTEND rc2 24h (your games: rc2, sc1)")
+        "EXTEND names the game first: EXTEND <game> <duration> [FORCE], e.g. EXTEND rc2 24h (your games: rc2, sc1)")
     assert gm_game_hint("EXTEND sc1 24h", ["sc1"]) is None and gm_game_hint("USE 3", ["sc1"]) is None
 
 

@@ -1,0 +1,196 @@
+"""Orders written as prose, read as a human GM reads them, never guessed silently (issue 30).
+
+mail-interface.md: "a line holding exactly one order-shaped phrase ("please put me down for use
+3") is applied with the reading echoed, or offered back as a one-tap confirmation; a negated
+phrase ("I won't use 3") is never applied." The policy, for each line of a mail that the game's
+parser did not understand:
+
+* the line is cut into clauses (at ``.``, ``!``, ``?``, ``;`` and ``,``); an **order-shaped
+  phrase** is a run of words in one clause that starts with an order word of the game (a word
+  the order syntax writes in capitals: USE, CRUISE, SPEED, PATH ...) and that the game's parser
+  takes on its own, in any case ("speed 120" is SPEED 120), or reads as an order it refuses now
+  (its reason is told: "use 12" with 9 EP). A bare number is never one: prose is full of
+  numbers;
+* a clause with a **negation** before its phrase ("not", "no", "never", "don't", "won't",
+  "can't", "instead of" ...) is never applied: the answer says the line was read as a negation;
+* a clause that **hedges** ("maybe", "perhaps", "might", "or", a question mark) or holds more
+  than one phrase is not applied either: its phrases are offered back as one-tap links, and
+  the player decides;
+* otherwise each clause's one phrase is **applied**, and the answer echoes the reading
+  ("Read as: USE 3"), so that a wrong reading is seen at once and can be sent again;
+* a line with no digit, no word in capitals and no order word is a **note** ("Good luck,
+  everyone!"): passed over, not refused;
+* a line with an order word that is not an order of the game, or one the game refuses, stays a
+  line not understood, with the game's reason.
+
+Pure but for the game's parser: the rules decide what an order is; this decides only where in
+a sentence to look.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+
+from rules.api import AnyGame, GameState, OrderProblem, ProblemKind
+
+MAX_PHRASE_WORDS = 6  # the longest order a sentence is searched for (SPEEDPHREAKZ: ROUND 3 F1 L F1 ...)
+MAX_LINE_CHARS = 300  # a longer line is not searched (it is not a sentence with an order in it)
+_CLAUSE = re.compile(r"[.!;,]+(?:\s+|$)|\?")
+_WORD = re.compile(r"\S+")  # words are what white space separates: "2=ZZ" is one word, not an order's number
+_EDGES = "\"'()[]{}.,!?;:"
+_ORDER_WORD = re.compile(r"\b[A-Z]{2,}\b")
+NEGATIONS = frozenset({"not", "no", "never", "nor", "dont", "don't", "don’t", "wont", "won't", "won’t", "cant",
+                       "can't", "can’t", "cannot", "isnt", "isn't", "shouldnt", "shouldn't", "wouldnt", "wouldn't",
+                       "instead", "neither", "without", "undo", "cancel"})
+HEDGES = frozenset({"maybe", "perhaps", "might", "or", "possibly", "either", "unsure", "undecided", "thinking"})
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What one line of prose was read as."""
+
+    line_no: int
+    line: str
+    applied: tuple[str, ...] = ()  # order lines applied, echoed back
+    offered: tuple[str, ...] = ()  # order lines offered back as one-tap links, not applied
+    negated: tuple[str, ...] = ()  # phrases in a negation: never applied
+    note: bool = False  # no order in it at all: passed over
+
+
+@dataclass
+class ProseResult:
+    """The mail's text with its prose read: the order lines to parse instead, and the readings.
+    `line_no` gives a line of `text` the number it had in the mail (a line read as two orders
+    is two lines of `text`)."""
+
+    text: str
+    readings: list[Reading] = field(default_factory=list)
+    numbers: list[int] = field(default_factory=list)  # line of `text` (from 0) -> its line in the mail
+
+    def line_no(self, line_no: int) -> int:
+        return self.numbers[line_no - 1] if 0 < line_no <= len(self.numbers) else line_no
+
+    @property
+    def applied(self) -> list[Reading]:
+        return [r for r in self.readings if r.applied]
+
+    @property
+    def offered(self) -> list[Reading]:
+        return [r for r in self.readings if r.offered]
+
+    @property
+    def negated(self) -> list[Reading]:
+        return [r for r in self.readings if r.negated]
+
+    @property
+    def notes(self) -> list[Reading]:
+        return [r for r in self.readings if r.note]
+
+
+def order_words(order_help: str) -> frozenset[str]:
+    """The game's order words: the words its order syntax writes in capitals."""
+    return frozenset(_ORDER_WORD.findall(order_help))
+
+
+def _words(clause: str) -> list[str]:
+    """The words of a clause, without the punctuation around them."""
+    return [w for w in (word.strip(_EDGES) for word in _WORD.findall(clause)) if w]
+
+
+def _normal(word: str) -> str:
+    return word.lower()
+
+
+def _phrases(rules: AnyGame, state: GameState, seat: str, words: Sequence[str],
+             orders: Collection[str]) -> list[tuple[int, int, str]]:
+    """(index of its first word, index past its last, the phrase as an order line) of each
+    order-shaped phrase among `words`: the longest run from an order word that the parser
+    takes whole."""
+    found: list[tuple[int, int, str]] = []
+    index = 0
+    while index < len(words):
+        if words[index].upper() not in orders:
+            index += 1
+            continue
+        best: tuple[int, str] | None = None
+        for end in range(min(len(words), index + MAX_PHRASE_WORDS), index, -1):
+            candidate = " ".join(words[index:end]).upper()
+            parsed = rules.parse_orders(state, seat, candidate)
+            if parsed.orders and not parsed.problems:
+                best = (end, rules.format_orders(parsed.orders))
+                break
+            if not parsed.orders and parsed.problems and all(p.kind is ProblemKind.ILLEGAL for p in parsed.problems):
+                best = (end, candidate)  # an order, but one the game refuses now: its reason is told
+                break
+        if best is None:
+            index += 1
+            continue
+        found.append((index, best[0], best[1]))
+        index = best[0]
+    return found
+
+
+def _is_note(line: str, orders: Collection[str]) -> bool:
+    """No digit, no word in capitals, no order word in any case: words to a person, not orders."""
+    if any(c.isdigit() for c in line) or _ORDER_WORD.search(line):
+        return False
+    return not any(w.upper() in orders for w in _words(line))
+
+
+def read(rules: AnyGame, state: GameState, seat: str, text: str, problems: Sequence[OrderProblem],
+         orders: Collection[str]) -> ProseResult:
+    """`text` with each line the parser did not understand (`problems` of kind INVALID) read as
+    prose: replaced by the phrases applied, or taken out when it was a note or its phrases are
+    only offered or negated; every other line as it was."""
+    unread = {p.line_no: p for p in problems if p.kind is ProblemKind.INVALID}
+    out: list[str] = []
+    result = ProseResult("")
+
+    def keep(text_line: str, number: int) -> None:
+        out.append(text_line)
+        result.numbers.append(number)
+
+    for number, line in enumerate(text.splitlines(), start=1):
+        if number not in unread or len(line) > MAX_LINE_CHARS:
+            keep(line, number)
+            continue
+        if _is_note(line, orders):
+            result.readings.append(Reading(number, line.strip(), note=True))
+            keep("", number)  # the line keeps its place: the lines after it keep their numbers
+            continue
+        applied: list[str] = []
+        offered: list[str] = []
+        negated: list[str] = []
+        for clause in _CLAUSE.split(line):
+            words = _words(clause)
+            found = _phrases(rules, state, seat, words, orders)
+            if not found:
+                continue
+            before = {_normal(w) for w in words[:found[0][0]]}
+            lowered = {_normal(w) for w in words}
+            covered = {i for start, end, _ in found for i in range(start, end)}
+            # Other words that look like parts of orders (a number, an order word): the phrase
+            # may not be all the player meant ("USE 3 4"), so it is offered, not applied.
+            unsure = any(i not in covered and (any(c.isdigit() for c in w) or w.upper() in orders)
+                         for i, w in enumerate(words))
+            if before & NEGATIONS:
+                negated += [phrase for _, _, phrase in found]
+            elif len(found) > 1 or lowered & HEDGES or "?" in line or unsure:
+                offered += [phrase for _, _, phrase in found]
+            else:
+                applied.append(found[0][2])
+        if not (applied or offered or negated):
+            keep(line, number)  # an order word, but no order: the parser's reason stands
+            continue
+        if negated or offered:
+            offered, applied = offered + applied, []  # a line that also negates or hedges applies nothing itself
+        result.readings.append(Reading(number, line.strip(), tuple(applied), tuple(offered), tuple(negated)))
+        for order_line in applied or [""]:
+            for part in order_line.splitlines():
+                keep(part, number)
+    result.text = "\n".join(out)
+    return result
+
+__all__ = ["HEDGES", "NEGATIONS", "ProseResult", "Reading", "order_words", "read"]

@@ -1,0 +1,150 @@
+"""Orders in prose, read like a GM and never guessed silently (issue 30, cases 2 and 3;
+mail-interface.md: "a line holding exactly one order-shaped phrase ("please put me down for use
+3") is applied with the reading echoed, or offered back as a one-tap confirmation; a negated
+phrase ("I won't use 3") is never applied"). A corpus of such lines per game, then the mails."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from sqlalchemy import select
+
+from bot.app import App
+from bot.intake import prose
+from bot.models import InboundMessage, OrderSubmission
+from bot.testing import body_of
+from rules import find_game
+from rules.api import AnyGame, GameState
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, last, player_says
+from tests.rules.speed_circuit.test_options import _race_state
+
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
+
+
+def _read(game: AnyGame, state: GameState, seat: str, line: str) -> prose.ProseResult:
+    parsed = game.parse_orders(state, seat, line)
+    return prose.read(game, state, seat, line, parsed.problems, prose.order_words(game.order_help(state, seat)))
+
+
+RACECRAFT = find_game("racecraft")
+RC_STATE = RACECRAFT.new_game(["a", "b", "c", "d", "e"], {}, random.Random(1))
+# (line, applied, offered, negated, note)
+RACECRAFT_CORPUS = [
+    ("please put me down for use 3 if that's OK", ("USE 3",), (), (), False),
+    ("Sorry, was away. USE 8 for the start please.", ("USE 8",), (), (), False),
+    ("I'll use 5, thanks", ("USE 5",), (), (), False),
+    ("I won't use 3", (), (), ("USE 3",), False),
+    ("Don't use 3, use 4 instead", (), ("USE 4",), ("USE 3",), False),
+    ("use 3 or use 4?", (), ("USE 3", "USE 4"), (), False),
+    ("maybe use 2", (), ("USE 2",), (), False),
+    ("should I use 6?", (), ("USE 6",), (), False),
+    ("Thanks, got it!", (), (), (), True),
+    ("Good luck everyone, see you next turn", (), (), (), True),
+]
+
+
+@pytest.mark.parametrize(("line", "applied", "offered", "negated", "note"), RACECRAFT_CORPUS)
+def test_racecraft_prose_is_read_as_a_gm_reads_it(line: str, applied: tuple[str, ...], offered: tuple[str, ...],
+                                                    negated: tuple[str, ...], note: bool) -> None:
+    """Each line of the corpus: what is applied, offered back, never applied, or passed over."""
+    (reading,) = _read(RACECRAFT, RC_STATE, "a", line).readings
+    assert (reading.applied, reading.offered, reading.negated, reading.note) == (applied, offered, negated, note)
+
+
+@pytest.mark.parametrize("line", ["not 3", "USR 4", "See you in 2 days", "3"])
+def test_what_is_no_order_phrase_is_not_read_into_one(line: str) -> None:
+    """A bare number, a typo of an order word, a number in a sentence: no order is guessed (the
+    parser's reason, or its did-you-mean, stands)."""
+    assert not [r for r in _read(RACECRAFT, RC_STATE, "a", line).readings if r.applied or r.offered]
+
+
+SPEED_CIRCUIT = find_game("speed_circuit")
+SC_STATE = _race_state(1, 3, 2, "harbour_loop", False)
+SC_SEAT = sorted(SPEED_CIRCUIT.expected_players(SC_STATE))[0]
+
+
+def test_speed_circuit_prose_is_read_clause_by_clause() -> None:
+    """"Speed 120, lane B please. Pay wear." (issue 30): three orders, each read and echoed."""
+    result = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Speed 120, lane B please. Pay wear.")
+    (reading,) = result.readings
+    assert reading.applied == ("SPEED 120", "LANE B", "PAY WEAR")
+    parsed = SPEED_CIRCUIT.parse_orders(SC_STATE, SC_SEAT, result.text)
+    assert parsed.orders and not parsed.problems
+
+
+def test_speed_circuit_negation_is_never_applied() -> None:
+    assert _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "I will not pay wear").readings[0].negated == ("PAY WEAR",)
+
+
+SPEEDPHREAKZ = find_game("speedphreakz")
+SP_STATE = SPEEDPHREAKZ.new_game(["ann", "bob", "cat"], {}, random.Random(1))
+
+
+def test_speedphreakz_prose_is_read() -> None:
+    """A program with a word after it, a colour asked for politely."""
+    assert _read(SPEEDPHREAKZ, SP_STATE, "ann", "ROUND 1: F1 please").readings[0].applied == ("ROUND 1: F1",)
+    assert _read(SPEEDPHREAKZ, SP_STATE, "ann", "colour red please").readings[0].applied == ("COLOUR red",)
+
+
+# -- the mails ---------------------------------------------------------------------------------
+
+def _filed(app: App, seat: str) -> list[str]:
+    with app.db.read() as session:
+        return list(session.scalars(select(OrderSubmission.text).where(OrderSubmission.source == "mail")))
+
+
+def test_an_order_in_a_sentence_is_applied_and_the_reading_echoed(rc: App) -> None:
+    """issue 30, case 2: "please put me down for use 3 if that's OK" ... "A human GM takes them"."""
+    player_says(rc, "kelly", "Hi Flagman,\nplease put me down for use 3 if that's OK\nKelly")
+    assert _filed(rc, "kelly") == ["USE 3"]
+    answer = last(rc, ADDRESS["kelly"])
+    assert not str(answer["Subject"]).startswith("[ERROR]")
+    assert "read as USE 3" in " ".join(body_of(answer).split())
+
+
+def test_a_negation_is_never_applied_and_the_answer_says_what_stands(rc: App) -> None:
+    """"I won't use 3": nothing filed; no [ERROR] (nothing asked was refused); the default named."""
+    player_says(rc, "kelly", "I won't use 3")
+    assert _filed(rc, "kelly") == []
+    answer = last(rc, ADDRESS["kelly"])
+    text = " ".join(body_of(answer).split())
+    assert not str(answer["Subject"]).startswith("[ERROR]") and "read as NOT USE 3, so not taken" in text
+    assert "if nothing arrives, you get" in text
+
+
+def test_a_hedged_order_is_offered_back_as_one_tap_links(rc: App) -> None:
+    player_says(rc, "kelly", "use 3 or use 4?")
+    assert _filed(rc, "kelly") == []
+    text = body_of(last(rc, ADDRESS["kelly"]))
+    assert text.count("mailto:") == 2 and "subject=USE%203" in text and "subject=USE%204" in text
+
+
+def test_thanks_gets_no_error_and_restates_the_orders_on_file(rc: App) -> None:
+    """issue 30, case 3: "Thanks, got it!" got "[ERROR] Nothing to do" (without saying her USE 3
+    still stands)."""
+    player_says(rc, "anna", "USE 3")
+    player_says(rc, "anna", "Thanks, got it!")
+    answer = last(rc, ADDRESS["anna"])
+    assert not str(answer["Subject"]).startswith("[ERROR]")
+    assert "USE 3" in body_of(answer) and "it stands" in body_of(answer)
+    with rc.db.read() as session:
+        row = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
+        assert row is not None and (row.status, row.reason) == ("applied", "note")
+
+
+def test_a_friendly_note_is_not_refused_as_orders(rc: App) -> None:
+    """issue 30, case 3: "a friendly note got 'Orders not accepted'"."""
+    player_says(rc, "seb", "Good luck everyone, see you next turn")
+    answer = last(rc, ADDRESS["seb"])
+    assert not str(answer["Subject"]).startswith("[ERROR]") and "Not accepted" not in str(answer["Subject"])
+
+
+def test_a_plot_signed_with_the_players_bare_name_is_a_signature(rc: App) -> None:
+    """issue 30, case 3: "a valid plot signed with a bare 'Bob' (the player's own name) got '(1 line
+    not understood)'"."""
+    player_says(rc, "roger", "USE 4\n\nRoger")
+    answer = last(rc, ADDRESS["roger"])
+    assert "not understood" not in str(answer["Subject"]) and not str(answer["Subject"]).startswith("[ERROR]")
+    assert _filed(rc, "roger") == ["USE 4"]
