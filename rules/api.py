@@ -220,6 +220,13 @@ class Event:
             data["roll"] = {"dice": self.roll.dice, "faces": list(self.roll.faces), "total": self.roll.total}
         return data
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Event:
+        """The event `to_json` wrote (as stored with a resolved turn)."""
+        roll = data.get("roll")
+        return cls(str(data["kind"]), str(data["text"]), tuple(str(p) for p in data.get("players", ())),
+                   Roll(str(roll["dice"]), tuple(int(f) for f in roll["faces"]), int(roll["total"])) if roll else None)
+
 
 @dataclass(frozen=True, slots=True)
 class Resolution(Generic[S]):

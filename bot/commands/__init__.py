@@ -31,6 +31,7 @@ from bot.commands.grammar import (
     Confirm,
     GmCommand,
     Help,
+    History,
     Join,
     ListGames,
     MailCommands,
@@ -39,6 +40,7 @@ from bot.commands.grammar import (
     PlayerCommand,
     Press,
     Reminders,
+    Resend,
     Resign,
     ShowOrders,
     ShowRules,
@@ -54,7 +56,7 @@ from bot.commands.grammar import (
 
 __all__ = [
     "FOR_ANYONE", "GM_COMMANDS", "MAX_COMMANDS", "MAX_PROBLEMS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "Calendar", "CommandProblem", "Confirm",
-    "GmCommand", "Help", "Join", "ListGames", "MailCommands", "Observe", "Ping", "PlayerCommand",
-    "Press", "Reminders", "Resign", "ShowOrders", "ShowRules", "Status", "Stop", "Timezone", "Unobserve", "Unsubscribe",
+    "GmCommand", "Help", "History", "Join", "ListGames", "MailCommands", "Observe", "Ping", "PlayerCommand",
+    "Press", "Reminders", "Resend", "Resign", "ShowOrders", "ShowRules", "Status", "Stop", "Timezone", "Unobserve", "Unsubscribe",
     "Vacation", "parse_commands", "split_gm_args",
 ]

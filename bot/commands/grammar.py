@@ -356,6 +356,47 @@ class Reminders(_OnOff):
     on: bool
 
 
+# -- judge commands (issue 30): what njudge and the human GMs offer --------------------------------
+
+@dataclass(frozen=True, slots=True)
+class History(_Verb):
+    verb: ClassVar[str] = "HISTORY"
+    syntax: ClassVar[str] = "HISTORY [game] [turn]"
+    summary: ClassVar[str] = "past results: the turns so far, or one turn's"
+    example: ClassVar[str] = "HISTORY rc1 2"
+    game: str  # "": the game the mail is for (its reply address)
+    turn: int | None  # None: the list of turns
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()[1:]
+        game, turn = "", None
+        if words and not words[0].isdigit():
+            game = _game_word(words.pop(0)) or ""
+            if not game:
+                return _syntax(cls, line)
+        if words and words[0].isdigit() and len(words[0]) <= 4:
+            turn = int(words.pop(0))
+        return cls(game, turn) if not words else _syntax(cls, line)
+
+
+@dataclass(frozen=True, slots=True)
+class Resend(_Verb):
+    verb: ClassVar[str] = "RESEND"
+    syntax: ClassVar[str] = "RESEND [game]"
+    summary: ClassVar[str] = "the open turn's sheet again, to your own address"
+    example: ClassVar[str] = "RESEND rc1"
+    game: str  # "": the game the mail is for
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        if len(words) == 1:
+            return cls("")
+        game = _game_word(words[1]) if len(words) == 2 else None
+        return cls(game) if game else _syntax(cls, line)
+
+
 @dataclass(frozen=True, slots=True)
 class Unsubscribe(_Code):
     """The code of a List-Unsubscribe mail (bot.mail_out.lists): r.<game>.<seat>.<mac>, o.<game>.<mac>."""
@@ -392,11 +433,12 @@ class Stop(_Code):
 
 
 PlayerCommand = (Help | Status | ShowOrders | Join | Resign | ListGames | ShowRules | Observe | Unobserve | Confirm
-                 | Press | Timezone | Address | Vacation | Ping | Calendar | Reminders | Unsubscribe | Stop)
+                 | Press | Timezone | Address | Vacation | Ping | Calendar | Reminders | Unsubscribe | Stop | History
+                 | Resend)
 # In the order HELP lists them.
 PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
-    Help, Status, ShowOrders, Join, Resign, Press, Timezone, Address, Vacation, Ping, Calendar, Reminders,
-    ListGames, ShowRules, Observe, Unobserve, Confirm, Unsubscribe, Stop)
+    Help, Status, ShowOrders, History, Resend, Join, Resign, Press, Timezone, Address, Vacation, Ping, Calendar,
+    Reminders, ListGames, ShowRules, Observe, Unobserve, Confirm, Unsubscribe, Stop)
 FOR_ANYONE: tuple[type[PlayerCommand], ...] = tuple(c for c in PLAYER_COMMANDS if c.for_anyone)
 _PLAYER_VERBS = {c.verb: c for c in PLAYER_COMMANDS}
 

@@ -10,13 +10,19 @@ binds each to its command. What a handler gets and gives (`CommandContext`, `Rep
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+from sqlalchemy import func, select
+
 from bot import letters
-from bot.answers import Letter, Notice
+from bot.answers import Letter, Notice, Refused
 from bot.commands.grammar import (
     GM_COMMANDS,
     PLAYER_COMMANDS,
     Help,
+    History,
     Join,
+    Resend,
     Resign,
     ShowOrders,
     Status,
@@ -25,7 +31,8 @@ from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, store
 from bot.games import turns as G
 from bot.letters import Addressee, ToGm, ToSeat
-from bot.models import GameStatus
+from bot.models import Game, GameStatus, Outbox, Turn
+from rules.api import Event, Resolution, Viewer
 
 
 def help_(ctx: CommandContext, command: Help) -> Reply:
@@ -67,8 +74,6 @@ def status(ctx: CommandContext, command: Status) -> Reply:
                       f"{rules_of.max_players} players and starts at {rules_of.max_players}, or when the GM "
                       "starts it.", kind="status", error=False),))
     rules, state, turn = G.current_state(session, game)
-    from rules.api import Viewer
-
     ordered: list[str] | None = None
     missing: list[str] = []
     if turn is not None:
@@ -104,6 +109,76 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     return Reply((Notice(ToSeat(seat), "Your orders on file", text, kind="orders", error=False),))
 
 
+def _game_of(ctx: CommandContext, name: str, verb: str) -> Game:
+    """The game a command names (else the one the mail is for), if the mail proved a seat or the
+    GM's role in it; else the command is refused."""
+    game = store.find_game_row(ctx.session, name, with_seats=True) if name else ctx.game
+    if game is None and not name:
+        raise Refused("which game?", which_game(ctx.inbound, ctx.who), label=f"{verb} refused")
+    if game is None or (ctx.seat_in(game) is None and not any(g.id == game.id for g in ctx.who.gm_of)):
+        raise ctx.refuse(f"{verb}: not your game", f"You have no seat in a game called {name or '?'}, nor are "
+                         "its GM.", kind=verb.lower(), label=f"{verb} refused")
+    return game
+
+
+MAX_HISTORY = 40  # turns listed by HISTORY without a number; the earlier ones are counted
+
+
+def history(ctx: CommandContext, command: History) -> Reply:
+    """HISTORY [game] [turn] (issue 30): the turns resolved so far, or one turn's results as
+    everyone saw them (the public report, dice included)."""
+    game = _game_of(ctx, command.game, "HISTORY")
+    rules = G.rules_of(game)
+    resolved = list(ctx.session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None))
+                                        .order_by(Turn.number)))
+    values = G.base_context(ctx.shell, game, rules)
+    values.update({"greeting": letters.greeting(ctx.to), "turn": None, "view": None, "turns": [], "more": 0})
+    if command.turn is not None:
+        turn = next((t for t in resolved if t.number == command.turn), None)
+        if turn is None or turn.state_after is None:
+            numbers = f"1 to {resolved[-1].number}" if resolved else "none yet"
+            raise ctx.refuse("No such turn", f"{game.name} has no resolved turn {command.turn} (resolved: "
+                             f"{numbers}).", kind="history", label="HISTORY refused")
+        state = rules.load_state(turn.state_after)
+        events = tuple(Event.from_json(e) for e in turn.events or ())
+        values.update({"turn": {"number": turn.number, "label": turn.label},
+                       "view": rules.view(state, Resolution(state, events), Viewer.PUBLIC)})
+    else:
+        shown = resolved[-MAX_HISTORY:]
+        values.update({"turns": [{"number": t.number, "label": t.label} for t in shown],
+                       "more": len(resolved) - len(shown)})
+    rendered = ctx.shell.renderer.render("history", values, game=game.kind)
+    return Reply((Letter(ctx.to, rendered, "history", game=game),), label=f"HISTORY {game.name}")
+
+
+RESENDS_PER_DAY = 3  # RESEND mails a whole sheet: a few a day per seat
+
+
+def resend(ctx: CommandContext, command: Resend) -> Reply:
+    """RESEND [game] (issue 30): the open turn's sheet again, with its signed reply address, to the
+    seat's registered address only (a player who deleted the sheet has lost that address)."""
+    game = _game_of(ctx, command.game, "RESEND")
+    seat = ctx.seat_in(game)
+    if seat is None:
+        raise ctx.refuse("RESEND is for players", "RESEND sends a player's own turn sheet; the GM gets a copy of "
+                         "every sheet already.", kind="resend", label="RESEND refused")
+    turn = store.open_turn(ctx.session, game)
+    if turn is None or game.status == GameStatus.SIGNUP:
+        raise ctx.refuse("No turn sheet", f"{game.name} has no open turn, so there is no sheet to send.",
+                         kind="resend", label="RESEND refused")
+    # Sheets sent on their own (the first one, a REPLACE's, RESEND's; later turns' come with the
+    # results) to this address for this game in the last day.
+    sent = ctx.session.scalar(select(func.count()).select_from(Outbox).where(
+        Outbox.kind == "turn_sheet", Outbox.recipient == seat.player.address, Outbox.game_id == game.id,
+        Outbox.created_at >= ctx.shell.now() - timedelta(days=1))) or 0
+    if sent >= RESENDS_PER_DAY:
+        raise ctx.refuse("Sent already", f"Your sheet of {game.name} was sent again {RESENDS_PER_DAY} times today "
+                         "already; look for it in your mail, or ask again tomorrow.", kind="resend",
+                         label="RESEND refused")
+    G.queue_seat_mail(ctx.shell, ctx.session, game, seat, "turn_sheet")
+    return Reply(label=f"RESEND {game.name}")
+
+
 def join(ctx: CommandContext, command: Join) -> Reply:
     """JOIN in mail that proved its sender's registered address: a seat at once, at that
     address (a stranger's JOIN is the intake's: a code first, `signups.ask_to_join`)."""
@@ -115,4 +190,5 @@ def resign(ctx: CommandContext, command: Resign) -> Reply:
     return Reply(label=signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game))
 
 
-__all__ = ["help_", "join", "resign", "show_orders", "status"]
+__all__ = ["MAX_HISTORY", "RESENDS_PER_DAY", "help_", "history", "join", "resend", "resign", "show_orders",
+           "status"]

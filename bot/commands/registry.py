@@ -36,6 +36,7 @@ from bot.commands.grammar import (
     Extend,
     GmCommand,
     Help,
+    History,
     Join,
     ListGames,
     Observe,
@@ -50,6 +51,7 @@ from bot.commands.grammar import (
     Process,
     Reminders,
     Replace,
+    Resend,
     Resign,
     Resume,
     Rollback,
@@ -84,7 +86,8 @@ PLAYER_HANDLERS: Mapping[type[PlayerCommand], PlayerHandler] = {
     Resign: player.resign, Press: press.press, Timezone: account.timezone, Address: account.address,
     Vacation: account.vacation, Ping: streams.ping, Calendar: streams.calendar, Reminders: streams.reminders,
     ListGames: anyone.list_games, ShowRules: anyone.rules, Observe: anyone.observe, Unobserve: anyone.unobserve,
-    Confirm: anyone.confirm, Unsubscribe: streams.unsubscribe, Stop: anyone.stop,
+    Confirm: anyone.confirm, Unsubscribe: streams.unsubscribe, Stop: anyone.stop, History: player.history,
+    Resend: player.resend,
 }
 GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
     Extend: gm.extend, Deadline: gm.deadline, Order: gm.order, Plot: gm.plot, Process: gm.process,
