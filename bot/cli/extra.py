@@ -16,3 +16,4 @@ def register(sub: Subcommands) -> None:
     cli_gm.register(sub)
     cli_ops.register(sub)
     cli_archive.register(sub)
+    cli_archive.register_verify(sub)

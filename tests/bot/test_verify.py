@@ -1,0 +1,131 @@
+"""`flagman verify` (issue 31): a record whose every piece holds verifies; any change to a revealed
+secret, an order or a roll makes it fail, naming the turn and the item. The records here are
+made from the rules alone, as the scheme says (rules/fair.py), with robot drivers for orders."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import secrets as pysecrets
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.verify import RECORD, RecordError, read_record, verify
+from rules import fair, find_game
+from rules.api import robot_rng
+
+PLAYERS = {"racecraft": ["ann", "bob", "cat", "dan", "eve"], "speed_circuit": ["ann", "bob", "cat"],
+           "speedphreakz": ["ann", "bob", "cat"]}
+
+
+def played(kind: str, seed: int, *, finished: bool = True, turns: int = 60) -> dict[str, Any]:
+    """A whole game's record: each turn's secret, its commitment, the orders used (robots), the
+    dice seed made of both, every receipt, the state before and after, the events."""
+    rules = find_game(kind)
+    chooser = random.Random(seed)
+    options: dict[str, str] = {"laps": "1"} if kind == "speed_circuit" else {}
+    state = rules.new_game(PLAYERS[kind], options, random.Random(seed))
+    record: dict[str, Any] = {"format": 1, "game": "g1", "kind": kind, "finished": False, "turns": []}
+    for number in range(1, turns + 1):
+        if rules.is_finished(state):
+            break
+        secret = pysecrets.token_hex(32)
+        orders = {p: rules.format_orders(rules.robot_orders(state, p, robot_rng(chooser.getrandbits(62), p)))
+                  for p in sorted(rules.expected_players(state))}
+        digest = fair.orders_digest(orders)
+        dice = fair.dice_seed("g1", number, secret, digest)
+        parsed = {p: rules.parse_orders(state, p, text).orders for p, text in orders.items()}
+        resolution = rules.resolve(state, parsed, random.Random(dice))
+        record["turns"].append({
+            "number": number, "label": rules.turn_label(state), "commitment": fair.commitment(secret),
+            "secret": secret, "digest": digest, "seed": dice,
+            "receipts": {p: fair.receipt("g1", p, number, text) for p, text in orders.items()},
+            "state": rules.dump_state(state), "orders": orders, "submitted": [],
+            "events": [e.to_json() for e in resolution.events], "state_after": rules.dump_state(resolution.state)})
+        state = resolution.state
+    record["finished"] = finished and rules.is_finished(state)
+    return record
+
+
+@pytest.fixture(scope="module", params=sorted(PLAYERS))
+def record(request: pytest.FixtureRequest) -> dict[str, Any]:
+    return played(request.param, 7)
+
+
+def test_a_whole_game_verifies_turn_by_turn(record: dict[str, Any]) -> None:
+    """An end-to-end record of each kind: every item of every turn holds, nothing skipped."""
+    assert record["finished"], "the robots finish the race"
+    verdict = verify(record)
+    assert verdict.ok, verdict.failure
+    assert verdict.turns == len(record["turns"]) and not verdict.skipped
+
+
+def test_an_unfinished_game_verifies_what_is_public_and_says_what_it_skipped(record: dict[str, Any]) -> None:
+    public = copy.deepcopy(record)
+    public["finished"] = False
+    for turn in public["turns"]:
+        for private in ("state", "orders", "events", "state_after", "submitted"):
+            turn.pop(private)
+    verdict = verify(public)
+    assert verdict.ok and len(verdict.skipped) == len(public["turns"])
+
+
+def _mutations(record: dict[str, Any]) -> st.SearchStrategy[tuple[int, str]]:
+    """(turn index, what to change) of the record."""
+    kinds = ["secret", "order", "roll", "receipt", "commitment"]
+    return st.tuples(st.integers(0, len(record["turns"]) - 1), st.sampled_from(kinds))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_change_to_a_secret_an_order_or_a_roll_fails_naming_it(record: dict[str, Any], data: st.DataObject) -> None:
+    """Property (issue 31): "any change to a revealed secret, an order or a roll in an archive
+    makes verify fail naming it"."""
+    index, change = data.draw(_mutations(record))
+    changed = copy.deepcopy(record)
+    turn = changed["turns"][index]
+    number = turn["number"]
+    if change == "secret":
+        turn["secret"] = f"{(int(turn['secret'], 16) ^ 1):064x}"
+        expected = {"commitment"}
+    elif change == "commitment":
+        turn["commitment"] = "0" * 64
+        expected = {"commitment"}
+    elif change == "receipt":
+        if not turn["receipts"]:
+            return  # a turn nobody orders in (Racecraft's sprint) has no receipt to change
+        seat = data.draw(st.sampled_from(sorted(turn["receipts"])))
+        turn["receipts"][seat] = "f" * 20
+        expected = {f"receipt {seat}"}
+    elif change == "order":
+        if not turn["orders"]:
+            return  # nor an order
+        seat = data.draw(st.sampled_from(sorted(turn["orders"])))
+        turn["orders"][seat] += "X"
+        expected = {"orders"}
+    else:  # a roll: a die's face in the events
+        rolled = [e for e in turn["events"] if e.get("roll")]
+        if not rolled:
+            return  # a turn without dice has no roll to change
+        event = data.draw(st.sampled_from(rolled))
+        event["roll"]["faces"][0] = event["roll"]["faces"][0] % 6 + 1
+        event["roll"]["total"] += 1
+        expected = {"events"}
+    verdict = verify(changed)
+    assert verdict.failure is not None, change
+    assert verdict.failure.turn == number and verdict.failure.item in expected, verdict.failure
+
+
+def test_the_record_is_read_from_the_archive_folder(tmp_path: Path) -> None:
+    with pytest.raises(RecordError, match="does not exist"):
+        read_record(tmp_path)
+    (tmp_path / RECORD).write_text("{not json", encoding="utf-8")
+    with pytest.raises(RecordError, match="cannot be read"):
+        read_record(tmp_path)
+    (tmp_path / RECORD).write_text(json.dumps(played("racecraft", 3)), encoding="utf-8")
+    assert verify(read_record(tmp_path)).ok
