@@ -351,7 +351,7 @@ class PendingRequest(Base):
     made when the joining address answers) or an ADDRESS (the seats move when the new address
     answers, and not before the old address has had `[limits] address_change_hold` to stop it).
     The code mailed is the request's id signed with the address that must answer it
-    (bot.commands.tokens); nothing else of it leaves the database."""
+    (bot.mail_in.tokens); nothing else of it leaves the database."""
 
     __tablename__ = "pending_request"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -6,7 +6,7 @@ a day per address, a cap an hour for all of them); the answers themselves repeat
 mail's words -- a game is named only once it is found -- and carry the plain address only.
 
 OBSERVE from a stranger does not start the observation: it mails the From a code
-(`bot.commands.tokens`), and the observation starts when the address sends it back (a reply to
+(`bot.mail_in.tokens`), and the observation starts when the address sends it back (a reply to
 that mail, or a CONFIRM line). A player or GM, whose mail proved their registered address,
 observes at once, at that address.
 """

@@ -6,7 +6,7 @@ seat's results carry), the standings and the next deadline. Its mail goes to the
 address with the bot's plain Reply-To (mail-interface.md: "Answers to strangers, to refused
 senders and to observers carry the plain address"): `bot.letters.ToAddress`, never a seat's
 or the GM's signed address. OBSERVE from a stranger starts only when the address has
-answered a confirmation mail (bot.commands.tokens); UNOBSERVE stops it.
+answered a confirmation mail (bot.mail_in.tokens); UNOBSERVE stops it.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Requests that wait for an address to answer a code: JOIN and ADDRESS (issue 27).
 
 Both act for an address that has not yet proved it is willing, so nothing is done until it
-answers a code mailed to it (`bot.commands.tokens`); the request waits in `pending_request`
+answers a code mailed to it (`bot.mail_in.tokens`); the request waits in `pending_request`
 meanwhile (its id is the code's `ref`):
 
 * **JOIN** (double opt-in): a stranger's ``JOIN <game> [name]`` makes no seat. The From gets

@@ -190,7 +190,7 @@ def test_a_press_message_is_capped_and_never_leaks_into_the_orders(lines: list[s
        address=st.emails(), other=st.emails(), days=st.integers(0, 10))
 def test_a_confirmation_code_stands_for_its_own_address_and_days_only(game: str, address: str, other: str,
                                                                         days: int) -> None:
-    """Property (bot.commands.tokens): a code reads back as itself through a CONFIRM line and a
+    """Property (bot.mail_in.tokens): a code reads back as itself through a CONFIRM line and a
     subject tag; it verifies for the address it was made for within VALID_DAYS, never for
     another address, another secret, or later."""
     from datetime import UTC, datetime, timedelta

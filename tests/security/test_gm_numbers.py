@@ -4,7 +4,7 @@
 Each mail comes from the GM's registered address to the game's signed GM address, as a reply to
 a GM mail would. Before the fix `EXTEND rc1 999999999999d` (OverflowError in timedelta),
 `DEADLINE rc1 +99999999999999d` and `SET rc1 seb ep <5000 digits>` (ValueError from int() past
-4300 digits) escaped `bot.gm.powers.execute` and the mail was quarantined instead of answered.
+4300 digits) escaped `bot.commands.registry.execute` and the mail was quarantined instead of answered.
 """
 
 from __future__ import annotations
