@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -217,12 +218,30 @@ def alembic_config(url: str) -> Config:
     return config
 
 
+def prepare_sqlite_file(url: str) -> None:
+    """Before the first migration of an SQLite database: its folder, and an empty file of mode
+    0600 (SQLite would make it 0644 less the umask: readable by every user of the machine, with
+    every player's address in it). SQLite makes its -wal and -shm files with the database file's
+    mode. An existing file is left as it is."""
+    if not url.startswith("sqlite:///"):
+        return
+    name = url.removeprefix("sqlite:///").split("?", 1)[0]
+    if not name or name == ":memory:":
+        return
+    path = Path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
+
+
 def migrate(url: str, revision: str = "head") -> None:
     """Bring the schema to `revision` (the only way the schema is made)."""
     from alembic import command
 
-    if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    prepare_sqlite_file(url)
     command.upgrade(alembic_config(url), revision)
 
 

@@ -73,6 +73,35 @@ def echo(text: str, cap: int = LINE_CAP) -> str:
     return result
 
 
+ERROR_CAP = 400
+
+
+def _words(value: object) -> str:
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    text = str(value)
+    if len(text) > 2 and text[0] == "b" and text[1] in "'\"" and text[-1] == text[1]:
+        return text[2:-1]  # a server's bytes, repr'd by the library that raised
+    return text
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception as a log line or a status says it: its class and its words, one line,
+    printable, a server's bytes decoded: ``ConnectionRefusedError: [Errno 111] Connection
+    refused``, ``SMTPAuthenticationError: 535 5.7.8 Authentication failed`` -- never a repr
+    (``ConnectionRefusedError(111, ...)``) or a ``b'...'`` dump. The words may be a server's:
+    they pass through `echo`."""
+    code, said = getattr(exc, "smtp_code", None), getattr(exc, "smtp_error", None)
+    if isinstance(code, int) and said is not None:
+        words = f"{code} {_words(said)}"
+    elif exc.args and all(isinstance(a, str | bytes | bytearray) for a in exc.args):
+        words = " ".join(_words(a) for a in exc.args)
+    else:
+        words = _words(exc)
+    words = echo(words, ERROR_CAP)
+    return f"{type(exc).__name__}: {words}" if words else type(exc).__name__
+
+
 def echo_name(text: str) -> str:
     """A display name or a chosen player name, as shown anywhere."""
     return echo(text, NAME_CAP)

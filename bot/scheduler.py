@@ -18,9 +18,25 @@ Life cycle under systemd (deploy/flagman.service, ``Type=notify``)::
 
 What SIGHUP reloads: the templates; the schedule (intervals of poll, tick and send); every
 option of [bot], [auth], [limits] and the secrets (credentials are re-read). What needs a
-restart: [database], [inbox], [outbox] (the connections are built once) and [schedule]
+restart: [database], [inbox], [outbox], [log] and [metrics] (set up once) and [schedule]
 resolve_workers (the turn worker is built once); a reload that changes them says so in the log
 and keeps the old ones.
+
+A failure that persists (the database, the disk, the IMAP server; or a bug in one job) is not
+logged at every run of every job: the jobs that met it wait and try again with back-off
+(BACKOFF_FIRST seconds, doubling, at most BACKOFF_MAX), one of them at a time, one log line
+per step (what failed, the fix, when the next try is), and one line when it works again.
+systemd's ``STATUS=`` says the same ("failing since ..."). The watchdog is still fed while the
+jobs fail and wait: the service is doing the right thing (a restart would not bring the
+database back, and would use up the unit's start limit); only a job that hangs stops it.
+
+Start: before the lock, the database must answer, be at the schema's head revision and take a
+write (rolled back): if not, `flagman run` says why in two lines and exits 3 (the database
+server cannot be reached), 4 (damaged, read-only, disk full: bot.ops.storage) or 1 (migrate
+first).
+
+With [metrics] file set, the figures an operator watches are rewritten after every job
+(bot.ops.metrics).
 """
 
 from __future__ import annotations
@@ -40,8 +56,10 @@ from typing import TYPE_CHECKING, TypeAlias
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from bot.answers import PollReport
 from bot.app import App, build_app, build_inbox
 from bot.ops.instance import InstanceLock, lock_for, wait_for_lock
+from bot.ops.metrics import Tally
 from bot.ops.notify import Notifier
 from bot.settings import Settings, load_settings
 
@@ -58,6 +76,26 @@ JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
 # The jobs whose health the watchdog vouches for (the digest runs rarely and may be absent).
 WATCHED = ("poll", "tick")
 
+# A failure that persists: the jobs that met it try again after BACKOFF_FIRST seconds, then
+# twice as long each time, at most BACKOFF_MAX (one log line each time).
+BACKOFF_FIRST = 10.0
+BACKOFF_MAX = 300.0
+
+
+class Failing:
+    """What is failing now (the database, the disk, the inbox, or one job), since when, how
+    often in a row, which jobs met it, and when the next of them may try again."""
+
+    def __init__(self, what: str, summary: str, since: datetime) -> None:
+        self.what = what  # "database", "disk", "inbox", "job digest"
+        self.summary = summary  # what failed, one line (for STATUS=)
+        self.since = since
+        self.failures = 0
+        self.delay = 0.0
+        self.next_try = 0.0  # time.monotonic()
+        self.jobs: set[str] = set()  # the jobs that failed with it: they wait for the next try
+        self.trying: str | None = None  # the job trying again now (the others wait for its outcome)
+
 
 # At a deadline the tick renders one game's mail after another (CPU, holding the GIL) while
 # the send job's thread sends the games already committed, waiting on the relay's answers (four
@@ -73,8 +111,11 @@ def share_the_interpreter() -> None:
 
 
 class Runner:
-    def __init__(self, app: App, *, config_path: Path | None = None, notifier: Notifier | None = None) -> None:
+    def __init__(self, app: App, *, config_path: Path | None = None, notifier: Notifier | None = None,
+                 version: str = "", monotonic: Callable[[], float] = time.monotonic) -> None:
         self.app = app
+        self.monotonic = monotonic  # the back-off's clock (a test's own, to step through it)
+        self.version = version  # of this flagman, for the metrics file
         self.config_path = config_path
         self.notifier = notifier or Notifier(env={})
         self.stop_event = threading.Event()
@@ -91,23 +132,175 @@ class Runner:
         self.idle_alive = 0.0  # the IDLE loop's last sign of life
         self.idle_thread: threading.Thread | None = None
         self.hooks.append(self._record_finished)
+        self.failing: dict[str, Failing] = {}  # what is failing now (see Failing), under `self.health`
+        self.health = threading.Lock()
+        self.stuck = False  # a watched job hangs (the main loop withholds the watchdog ping)
+        self.tally = Tally()  # what the metrics file counts
+        self.running_status = "running"  # STATUS= while nothing fails (run_service sets it)
+        self.metrics_path = app.settings.resolve_path(app.settings.metrics.file) if app.settings.metrics.file else None
+        self._metrics_lock = threading.Lock()
+        self._metrics_failed = False
+        if self.metrics_path is not None:
+            self.hooks.append(lambda _name: self.write_metrics())
 
     # -- jobs --------------------------------------------------------------------------------
     def _guard(self, name: str, func: Callable[[], None]) -> Callable[[], None]:
         def job() -> None:
             if self.stop_event.is_set():
                 return
+            if not self._may_run(name):
+                # Waiting for the next try after a failure: the job came due and waits, which
+                # is no hang (the watchdog's record is kept), and nothing is logged.
+                for hook in self.hooks:
+                    hook(name)
+                return
             self.running[name] = time.monotonic()
             try:
                 func()
-            except Exception:  # noqa: BLE001 - a failed job is logged and retried next time; the service runs on
-                log.exception("job %s failed; it runs again on its schedule", name)
+            except Exception as exc:  # noqa: BLE001 - a failed job is logged and retried with back-off; the service runs on
+                self._failed(name, exc)
+            else:
+                self._succeeded(name)
             finally:
                 self.running.pop(name, None)
             for hook in self.hooks:
                 hook(name)
 
         return job
+
+    # -- failures and back-off -------------------------------------------------------------
+    def _may_run(self, name: str) -> bool:
+        """May the job run now? Not while something it failed with waits for its next try, nor
+        while another job is trying again (one try at a time, one line per step)."""
+        now = self.monotonic()
+        with self.health:
+            waiting = [f for f in self.failing.values() if name in f.jobs]
+            if any(now < f.next_try or (f.trying is not None and f.trying != name) for f in waiting):
+                return False
+            for failing in waiting:
+                failing.trying = name
+            return True
+
+    def _what_failed(self, name: str, exc: BaseException) -> tuple[str, str, str]:
+        """(what failed: the key of its Failing, what to say, the fix) for a job's exception."""
+        from bot.echo import error_text
+        from bot.ops.storage import breakdown
+
+        found = breakdown(exc, self.app.settings.database_url)
+        if found is not None:
+            return found.area, found.text, found.fix
+        imap_error = getattr(sys.modules.get("bot.mail_in.imap"), "ImapError", None)
+        if isinstance(imap_error, type) and isinstance(exc, imap_error):
+            from bot.ops.reach import first_line
+
+            cfg = self.app.settings.inbox
+            return ("inbox", f"the IMAP server {cfg.host}:{cfg.port} cannot be used: {first_line(exc)}",
+                    "check [inbox] and the server (`flagman doctor` says what is wrong)")
+        return f"job {name}", f"job {name} failed: {error_text(exc)}", "a bug: report it with this log"
+
+    def _failed(self, name: str, exc: BaseException) -> None:
+        what, text, fix = self._what_failed(name, exc)
+        self.tally.failed(name)
+        now = self.monotonic()
+        with self.health:
+            for other in self.failing.values():  # this job's try is over, whatever it met
+                if other.trying == name:
+                    other.trying = None
+            failing = self.failing.get(what)
+            if failing is None:
+                failing = self.failing[what] = Failing(what, text, datetime.now(UTC))
+            joined = name not in failing.jobs and failing.failures > 0 and now < failing.next_try
+            failing.jobs.add(name)
+            failing.summary = text
+            if joined:
+                # Another job met the same failure within the same step: it waits with them, unsaid.
+                return
+            failing.failures += 1
+            failing.delay = min(BACKOFF_MAX, BACKOFF_FIRST * 2 ** (failing.failures - 1))
+            failing.next_try = now + failing.delay
+            count, since, delay, jobs = failing.failures, failing.since, failing.delay, sorted(failing.jobs)
+        waiting = ", ".join(jobs)
+        when = f"failure {count} in a row, since {since:%Y-%m-%d %H:%M:%S} UTC" if count > 1 else "first failure"
+        if what.startswith("job ") and count == 1:
+            log.error("%s (%s); %s waits: trying again in %g s", text, when, waiting, delay, exc_info=exc)
+        else:
+            log.error("%s; %s; %s wait%s: trying again in %g s (%s)", text, fix, waiting,
+                      "s" if len(jobs) == 1 else "", delay, when)
+            log.debug("the failure of job %s", name, exc_info=exc)
+        self._say_status()
+
+    def _succeeded(self, name: str) -> None:
+        self.tally.succeeded(name)
+        recovered: list[Failing] = []
+        with self.health:
+            for what, failing in list(self.failing.items()):
+                if failing.trying == name:
+                    failing.trying = None
+                if name in failing.jobs:
+                    del self.failing[what]
+                    recovered.append(failing)
+        for failing in recovered:
+            log.warning("%s works again (job %s succeeded) after %d failure%s since %s UTC; the jobs run on their "
+                        "schedule", failing.what, name, failing.failures, "" if failing.failures == 1 else "s",
+                        f"{failing.since:%Y-%m-%d %H:%M:%S}")
+        if recovered:
+            self._say_status()
+
+    def status_text(self) -> str:
+        """What STATUS= says now: running, failing (what, since when, next try) or stuck."""
+        with self.health:
+            failing = sorted(self.failing.values(), key=lambda f: f.since)
+            now = self.monotonic()
+            if self.stuck:
+                return "stuck: a job hangs; the watchdog is not fed"
+            if not failing:
+                return self.running_status
+            first = failing[0]
+            wait = max(0.0, first.next_try - now)
+            more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
+            return (f"failing since {first.since:%Y-%m-%d %H:%M} UTC, {first.failures} time(s): {first.summary}{more}; "
+                    f"next try in {wait:.0f} s")
+
+    def _say_status(self) -> None:
+        self.notifier.status(self.status_text())
+
+    def is_failing(self) -> bool:
+        with self.health:
+            return bool(self.failing)
+
+    # -- the metrics file ----------------------------------------------------------------------
+    def write_metrics(self, *, up: bool = True) -> None:
+        """Rewrite the [metrics] file (bot.ops.metrics); a failure to write it is logged once."""
+        if self.metrics_path is None:
+            return
+        from bot.ops import metrics
+
+        now = datetime.now(UTC)
+        queues = None
+        if "database" not in self.failing:
+            try:
+                queues = metrics.queue_depths(self.app.db, now)
+            except Exception:  # noqa: BLE001 - the figures from the database are left out, the rest written
+                log.debug("metrics: the queues could not be read", exc_info=True)
+        with self.health:
+            failing = tuple(sorted((f.what, f.failures) for f in self.failing.values()))
+            healthy = not failing and not self.stuck
+        health = metrics.Health(up=up, healthy=healthy and up, failing=failing)
+        text = metrics.render(self.tally.snapshot(), queues, health, version=self.version or "unknown", now=now)
+        with self._metrics_lock:
+            try:
+                metrics.write_atomically(self.metrics_path, text)
+            except OSError as exc:
+                if not self._metrics_failed:
+                    from bot.echo import error_text
+
+                    log.error("cannot write the metrics file %s: %s (said once; the service runs on)",
+                              self.metrics_path, error_text(exc))
+                self._metrics_failed = True
+            else:
+                if self._metrics_failed:
+                    log.warning("the metrics file %s is written again", self.metrics_path)
+                self._metrics_failed = False
 
     def _record_finished(self, name: str) -> None:
         self.finished[name] = time.monotonic()
@@ -121,11 +314,22 @@ class Runner:
         # is progress: a long inbox keeps the watchdog fed.
         if self.stop_event.is_set():
             return
-        report = self.app.service.poll(stop=self.stop_event.is_set,
-                                       on_batch=lambda _report: self._record_finished("poll"))
+        counted = PollReport()
+
+        def batch_done(report: PollReport) -> None:
+            # Each batch is committed: counted now (a later batch may fail), and it is progress.
+            self.tally.received({k: v - counted.outcomes.get(k, 0) for k, v in report.outcomes.items()},
+                                report.duplicates - counted.duplicates)
+            counted.outcomes = dict(report.outcomes)
+            counted.duplicates = report.duplicates
+            self._record_finished("poll")
+
+        report = self.app.service.poll(stop=self.stop_event.is_set, on_batch=batch_done)
         fetched = report.fetched
         if fetched:
-            log.info("poll: %d mails: %s", fetched, dict(report.outcomes))
+            outcomes = ", ".join(f"{count} {outcome}" for outcome, count in sorted(report.outcomes.items()))
+            log.info("poll: %d mails: %s", fetched, outcomes + (f", {report.duplicates} duplicate(s)"
+                                                                 if report.duplicates else ""))
             self.want_send()
             self.wake("tick")
 
@@ -145,6 +349,7 @@ class Runner:
         while True:
             self.send_wanted.clear()
             report = self.app.service.send()
+            self.tally.sent(report.sent, report.retrying, report.failed)
             if report.sent or report.failed or report.retrying:
                 log.info("send: sent %d, retrying %d, failed %d", report.sent, report.retrying, report.failed)
             if not self.send_wanted.is_set() or self.stop_event.is_set():
@@ -178,16 +383,33 @@ class Runner:
 
     def _idle_loop(self) -> None:
         """Wait on IMAP IDLE (a connection of its own) and wake the poll when mail comes."""
+        from bot.echo import error_text
+
         inbox = build_inbox(self.app.settings)
+        failures = 0
         try:
             while not self.stop_event.is_set():
                 self.idle_alive = time.monotonic()
                 try:
                     if inbox.wait(min(30.0, self.app.settings.schedule.poll_seconds)):
                         self.wake("poll")
-                except Exception:  # noqa: BLE001 - reconnect after a pause; polling covers the gap
-                    log.warning("IDLE connection lost; reconnecting", exc_info=True)
-                    self.stop_event.wait(5)
+                except Exception as exc:  # noqa: BLE001 - reconnect after a pause; polling covers the gap
+                    # One line per try, each pause twice the last (5 s up to 5 min), so a server that
+                    # is down for hours costs a line every five minutes, not a traceback every five seconds.
+                    failures += 1
+                    pause = min(BACKOFF_MAX, 5.0 * 2 ** (failures - 1))
+                    log.warning("IDLE connection lost (%s); reconnecting in %g s (failure %d in a row)",
+                                error_text(exc), pause, failures)
+                    log.debug("IDLE failure", exc_info=True)
+                    while not self.stop_event.wait(min(pause, 30.0)):  # alive for the watchdog meanwhile
+                        self.idle_alive = time.monotonic()
+                        pause -= 30.0
+                        if pause <= 0:
+                            break
+                else:
+                    if failures:
+                        log.warning("IDLE connection back after %d failure(s)", failures)
+                    failures = 0
         finally:
             inbox.close()
 
@@ -234,6 +456,7 @@ class Runner:
             self.idle_thread.start()
         log.info("flagman running: inbox %s, outbox %s, database %s", self.app.settings.inbox.kind,
                  self.app.settings.outbox.kind, self.app.db.engine.url.render_as_string(hide_password=True))
+        self.write_metrics()
 
     def reload(self) -> None:
         """SIGHUP: re-read templates and the configuration (see the module docstring)."""
@@ -247,13 +470,15 @@ class Runner:
             log.error("configuration not reloaded, the old one stays in force: %s", exc)
             return
         old = self.app.settings
-        kept = [f"[{name}]" for name in ("database", "inbox", "outbox") if getattr(new, name) != getattr(old, name)]
+        kept = [f"[{name}]" for name in ("database", "inbox", "outbox", "log", "metrics")
+                if getattr(new, name) != getattr(old, name)]
         if new.schedule.resolve_workers != old.schedule.resolve_workers:  # the turn worker is built once
             kept.append("[schedule] resolve_workers")
             new = replace(new, schedule=replace(new.schedule, resolve_workers=old.schedule.resolve_workers))
         if kept:
             log.warning("changes to %s need a restart (systemctl restart flagman); kept the old ones", ", ".join(kept))
-            new = replace(new, database=old.database, inbox=old.inbox, outbox=old.outbox)
+            new = replace(new, database=old.database, inbox=old.inbox, outbox=old.outbox, log=old.log,
+                          metrics=old.metrics)
         self.app.settings = new
         self.app.renderer.reload()
         for job_id, seconds in self._intervals().items():
@@ -269,6 +494,7 @@ class Runner:
             pass  # a wake under way has finished; any later one sees the stop and does nothing
         if self.scheduler.running:
             self.scheduler.shutdown(wait=True)
+        self.write_metrics(up=False)
         self.app.close()
         log.info("flagman stopped")
 
@@ -338,9 +564,40 @@ class _StopFlag:
         return self._signals.stopping
 
 
+class NotMigrated(Exception):
+    """`flagman run` on a database that is not at this flagman's schema."""
+
+
+def check_database(settings: Settings) -> None:
+    """Can the service start on this database? It answers, is at the head revision and takes a
+    write (rolled back). Raises what the database says (bot.cli explains it: status 3 or 4), or
+    NotMigrated."""
+    from bot.app import open_database
+    from bot.db import current_revision, head_revision
+    from bot.ops.instance import sqlite_path
+    from bot.ops.storage import safe_url, write_probe
+
+    path = sqlite_path(settings.database_url)
+    if path is not None and not path.exists():  # not made here: `flagman migrate` makes it, private
+        raise NotMigrated(f"no database at {path}: run `flagman migrate` (the unit does, before each start)")
+    with open_database(settings.database_url, connect_timeout=10) as db:
+        current, head = current_revision(db.engine), head_revision()
+        if current != head:
+            raise NotMigrated(f"the database {safe_url(settings.database_url)} is at revision {current or '(empty)'}, "
+                              f"this flagman needs {head}: run `flagman migrate` (the unit does, before each start)")
+        write_probe(db.engine)
+
+
 def run_service(settings: Settings, *, config_path: Path | None = None, notifier: Notifier | None = None,
-                lock: InstanceLock | None = None) -> int:
-    """`flagman run`: the service until SIGTERM/SIGINT. 0 on a clean stop, 1 if the lock was lost."""
+                lock: InstanceLock | None = None, version: str = "") -> int:
+    """`flagman run`: the service until SIGTERM/SIGINT. 0 on a clean stop, 1 if the lock was lost
+    or the database needs migrating. A database that cannot be used at the start raises (the
+    CLI says why: bot.cli.servers)."""
+    try:
+        check_database(settings)
+    except NotMigrated as exc:
+        print(f"flagman run: {exc}", file=sys.stderr)
+        return 1
     notifier = notifier or Notifier()
     signals = _Signals()
     signals.install()
@@ -349,13 +606,17 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
         notifier.status("waiting for the instance lock")
         try:
             got = lock.try_acquire()
-        except Exception:  # noqa: BLE001 - e.g. PostgreSQL still starting: wait on standby, retrying
-            log.warning("cannot take %s yet", lock.description, exc_info=True)
+            waiting = f"standby: another instance holds {lock.description}"
+        except Exception as exc:  # noqa: BLE001 - e.g. PostgreSQL restarting: wait on standby, retrying
+            from bot.echo import error_text
+
+            log.warning("cannot take %s yet: %s; waiting on standby", lock.description, error_text(exc))
             got = False
+            waiting = f"standby: cannot take {lock.description} yet: {error_text(exc)}"
         if not got:
             # On standby systemd must see us started (or TimeoutStartSec kills us), and
             # alive: READY now, watchdog pings while waiting.
-            notifier.ready(f"standby: another instance holds {lock.description}")
+            notifier.ready(waiting)
             if not wait_for_lock(lock, signals.stop, retry=2.0, on_wait=notifier.watchdog):
                 notifier.stopping("stopped while on standby")
                 lock.release()
@@ -363,10 +624,11 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
                 return 0
     code = 0
     app = build_app(settings)
-    runner = Runner(app, config_path=config_path, notifier=notifier)
+    runner = Runner(app, config_path=config_path, notifier=notifier, version=version)
+    runner.running_status = f"running: inbox {settings.inbox.kind}, outbox {settings.outbox.kind}"
     try:
         runner.start()
-        notifier.ready("running: " + f"inbox {settings.inbox.kind}, outbox {settings.outbox.kind}")
+        notifier.ready(runner.status_text())
         grace = notifier.watchdog_seconds or 60.0
         lock_checked = time.monotonic()
         while not signals.stopping:
@@ -375,12 +637,18 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
                 signals.reloading = False
                 notifier.reloading()
                 runner.reload()
-                notifier.ready("running (reloaded)")
-            if notifier.watchdog_due():
-                if runner.healthy(grace):
-                    notifier.watchdog()
-                else:
+                notifier.ready(runner.status_text())
+            stuck = not runner.healthy(grace)
+            if stuck != runner.stuck:
+                # Said once as it happens, and once as it ends; not at every turn of the loop.
+                runner.stuck = stuck
+                if stuck:
                     log.error("a job is stuck (no poll or tick finished in time): withholding the watchdog ping")
+                else:
+                    log.warning("the jobs finish again: feeding the watchdog")
+                notifier.status(runner.status_text())
+            if notifier.watchdog_due() and not stuck:
+                notifier.watchdog()
             if lock is not None and time.monotonic() - lock_checked >= 10.0:
                 lock_checked = time.monotonic()
                 if not lock.held():

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from sqlalchemy.orm import Session
 
 from bot.answers import Outcome, PollReport
+from bot.echo import error_text
 from bot.faults import CrashPoint
 from bot.games import reminders, requests, seats, store
 from bot.games import turns as G
@@ -26,6 +27,7 @@ from bot.mail_in.parsing import InlineParser, MailParser, ParseOptions, parse_ba
 from bot.mail_out import outbox as mailout
 from bot.mail_out.mailer import Mailer
 from bot.models import InboundStatus, Quarantine
+from bot.ops.storage import breakdown
 from bot.settings import Settings
 
 log = logging.getLogger("flagman.inbound")
@@ -40,6 +42,7 @@ class Service:
         self.parser: MailParser = parser if parser is not None else InlineParser()
         self.turn_worker = turn_worker  # where due turns are worked out (bot.games.workers)
         self.intake = Intake(shell)
+        self._message_ids: dict[str, str] = {}  # mailbox key -> Message-ID of the mails quarantined
 
     @property
     def settings(self) -> Settings:
@@ -133,8 +136,13 @@ class Service:
         try:
             # The common case, every mail handled: one transaction, no savepoints.
             results = self._handle_all(batch, savepoints=False)
-        except Exception:  # noqa: BLE001 - redone mail by mail below, where the failure is quarantined
+        except Exception as exc:  # noqa: BLE001 - redone mail by mail below, where the failure is quarantined
+            if breakdown(exc, self.settings.database_url) is not None:
+                # The database or the disk failed, not a mail: nothing was committed and every
+                # mail stays in the inbox for the next poll (the caller says what failed).
+                raise
             log.warning("a mail of the batch failed; the batch is done again mail by mail", exc_info=True)
+            self._message_ids.clear()
             results = self._handle_all(batch, savepoints=True, again=True)
         done: list[str] = []
         failed: list[str] = []
@@ -142,6 +150,9 @@ class Service:
             if isinstance(outcome, BaseException):
                 failed.append(raw.key)
                 report.count(InboundStatus.QUARANTINED)
+                # Said once the quarantine is committed (a batch that then failed quarantined nothing).
+                log.error("quarantined %s (%s): %s", self._message_ids.pop(raw.key, raw.key), raw.key,
+                          error_text(outcome))
                 continue
             done.append(raw.key)
             if outcome is None:
@@ -191,7 +202,7 @@ class Service:
 
     def _quarantine(self, session: Session, raw: RawMail, inbound: Inbound | None, exc: BaseException) -> None:
         message_id = inbound.message_id if inbound else raw.key
-        log.error("quarantined %s (%s): %s", message_id, raw.key, exc)
+        self._message_ids[raw.key] = message_id
         session.add(Quarantine(mailbox_key=raw.key, message_id=message_id, raw=raw.data or b"",
                                error="".join(traceback.format_exception(exc)), created_at=self.shell.now(),
                                reported=False))

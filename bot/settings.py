@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+LOG_FORMATS = ("text", "json")  # [log] format
+
 
 class SettingsError(ValueError):
     """The configuration is wrong; the message says where and how to fix it."""
@@ -152,6 +154,22 @@ class DnsSettings:
 
 
 @dataclass(frozen=True)
+class LogSettings:
+    # How each log line is written (stdout; under systemd, the journal): "text" (LEVEL logger:
+    # message) or "json" (one object a line, for a log shipper). Either way, when stdout is the
+    # journal each line starts with its syslog priority (<3> error ... <7> debug), so
+    # `journalctl -p warning` filters by level.
+    format: str = "text"
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    # A Prometheus text-format file that `flagman run` rewrites (atomically) after every job,
+    # for node_exporter's textfile collector; "" writes none (OPERATING.md, "Monitoring").
+    file: str = ""
+
+
+@dataclass(frozen=True)
 class Secrets:
     site_secret: str = field(default="", repr=False)
     previous_secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -173,6 +191,8 @@ class Settings:
     limits: LimitSettings = LimitSettings()
     dkim: DkimSettings = DkimSettings()
     dns: DnsSettings = DnsSettings()
+    log: LogSettings = LogSettings()
+    metrics: MetricsSettings = MetricsSettings()
     secrets: Secrets = Secrets()
     base_dir: Path = Path(".")
     source: str = "(defaults)"
@@ -203,6 +223,8 @@ _SECTIONS: dict[str, type] = {
     "limits": LimitSettings,
     "dkim": DkimSettings,
     "dns": DnsSettings,
+    "log": LogSettings,
+    "metrics": MetricsSettings,
 }
 
 
@@ -361,6 +383,8 @@ def validate(settings: Settings) -> None:
         raise SettingsError("[dns] port must be a port number (1-65535)")
     if settings.dns.timeout <= 0:
         raise SettingsError("[dns] timeout must be more than 0 seconds")
+    if settings.log.format not in LOG_FORMATS:
+        raise SettingsError(f"[log] format must be {' or '.join(repr(f) for f in LOG_FORMATS)}")
 
 
 def default_config_path(env: Mapping[str, str]) -> Path:

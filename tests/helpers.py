@@ -34,3 +34,116 @@ def unavailable(what: str, why: object) -> None:
     if allow_skip and not required:
         pytest.skip(message)
     pytest.fail(message, pytrace=False)
+
+
+# -- storage faults made for real (issue 33) ----------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+# Root ignores file modes (CAP_DAC_OVERRIDE): a command that must meet a file it may not write
+# runs without those capabilities, as root still (the interpreter under /root stays readable),
+# so the modes count as they do for the service's own user.
+NO_OVERRIDE = "-dac_override,-dac_read_search,-fowner"
+
+
+def as_unprivileged(argv: list[str]) -> list[str]:
+    """`argv` run so that file modes apply to it: as root, without the capabilities that
+    override them (setpriv, util-linux); as any other user, as it is."""
+    if os.geteuid() != 0:
+        return argv
+    import shutil
+
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        unavailable("setpriv (util-linux)", "needed to run a command as root without CAP_DAC_OVERRIDE")
+    return [str(setpriv), f"--bounding-set={NO_OVERRIDE}", f"--inh-caps={NO_OVERRIDE}", *argv]
+
+
+def flagman_process(config: Path, *args: str, unprivileged: bool = False,
+                    env: dict[str, str] | None = None) -> Any:
+    """`flagman --config CONFIG ARGS...` as a process of its own (its exit status, stdout and
+    stderr as a user sees them), the site secret from the environment left out."""
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "bot.cli", "--config", str(config), *args]
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("FLAGMAN_") or k == "FLAGMAN_CONFIG"}
+    environment.pop("JOURNAL_STREAM", None)
+    environment.update(env or {})
+    return subprocess.run(as_unprivileged(argv) if unprivileged else argv, cwd=ROOT, env=environment,
+                          capture_output=True, text=True, timeout=300)
+
+
+class SmallDisk:
+    """A file system of a few hundred KiB (tmpfs) mounted at `root` for one test: a disk that
+    fills up, or is made read-only, for real. Mounting needs root (mount(2)): the test fails
+    otherwise."""
+
+    def __init__(self, root: Path, size_kib: int) -> None:
+        self.root = root
+        self.size_kib = size_kib
+        self.filler: Path | None = None
+
+    def __enter__(self) -> SmallDisk:
+        import subprocess
+
+        if os.geteuid() != 0:
+            unavailable("a small file system (tmpfs)", "mounting one needs root")
+        self.root.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.size_kib}k,mode=0755", "flagman-test",
+                               str(self.root)], capture_output=True, text=True)
+        if done.returncode != 0:
+            unavailable("a small file system (tmpfs)", done.stderr.strip() or done.returncode)
+        return self
+
+    def fill(self) -> None:
+        """Write a file until the file system has no byte left (ENOSPC)."""
+        import errno
+
+        self.filler = self.root / "filler"
+        fd = os.open(self.filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            for size in (65536, 4096, 1):  # down to the last byte
+                try:
+                    while True:
+                        os.write(fd, b"\0" * size)
+                except OSError as exc:
+                    assert exc.errno == errno.ENOSPC, exc
+        finally:
+            os.close(fd)
+
+    def free(self) -> None:
+        """The room made again: the filler removed."""
+        if self.filler is not None:
+            self.filler.unlink()
+            self.filler = None
+
+    def remount(self, *, read_only: bool) -> None:
+        import subprocess
+
+        subprocess.run(["mount", "-o", f"remount,{'ro' if read_only else 'rw'}", str(self.root)], check=True,
+                       capture_output=True)
+
+    def __exit__(self, *exc: object) -> None:
+        import subprocess
+
+        subprocess.run(["umount", "--lazy", str(self.root)], capture_output=True)
+
+
+def damage_header(database: Path) -> None:
+    """The SQLite file's first 100 bytes (its header) overwritten: "file is not a database"."""
+    with open(database, "r+b") as handle:
+        handle.write(b"\x5a" * 100)
+
+
+def damage_pages(database: Path, first: int = 2, count: int = 4) -> None:
+    """Pages `first`.. of the SQLite file (its header and schema page left) overwritten: the
+    schema reads, the tables' b-trees are garbage ("database disk image is malformed")."""
+    import sqlite3
+
+    with sqlite3.connect(database) as conn:
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with open(database, "r+b") as handle:
+        handle.seek(page_size * (first - 1))
+        handle.write(b"\x5a" * page_size * count)

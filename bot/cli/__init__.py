@@ -20,13 +20,13 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
-from bot.cli import durations
+from bot.cli import durations, logs
 from bot.cli import extra as cli_extra
 from bot.cli.context import load, need_secret, one_line, open_app
 from bot.cli.init import cmd_init, cmd_migrate, init_dir
-from bot.cli.servers import UNREACHABLE, explain
+from bot.cli.servers import explain
 
 if TYPE_CHECKING:
     from bot.app import App
@@ -43,6 +43,9 @@ exit status:
   2  bad usage or bad input: refused, with the reason
   3  a server cannot be reached or refused the login: the IMAP server, the SMTP relay or the
      database; the message names it and what to check, and `flagman doctor` checks them all
+  4  storage: the disk is full, the database (or a file or folder it needs) cannot be written
+     by this user or is on a read-only file system, or the database file is damaged; the
+     message names the file and what to do
 """
 
 
@@ -151,6 +154,11 @@ def _cmd_game_options(args: argparse.Namespace) -> int:
     return 0
 
 
+def _due_words(deadline: str | None) -> str:
+    """A turn's deadline as `game list` and `game show` say it (a manual schedule has none)."""
+    return f"due {deadline}" if deadline else "no deadline (manual schedule: `flagman gm deadline GAME WHEN` sets one)"
+
+
 def _cmd_game_list(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
@@ -161,7 +169,8 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
     with open_app(args) as app, app.db.read() as session:
         for game in session.scalars(select(Game).order_by(Game.id)):
             turn = store.open_turn(session, game)
-            where = f"{turn.label}, due {G.deadline_text(turn, game.timezone)}" if turn else "-"
+            due = G.deadline_text(turn, game.timezone)
+            where = f"{turn.label}, {_due_words(due)}" if turn else "-"
             print(f"{game.name:<12} {game.kind:<14} {game.status:<9} {len(game.seats)} seats  {where}")
     return 0
 
@@ -181,7 +190,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
         print(f"early resolution {'on' if game.early_resolution else 'off'}; press {game.press}; "
               f"observers {len(watching)}" + (f" ({', '.join(watching)})" if watching else ""))
         if turn is not None:
-            print(f"open: {turn.label}, due {G.deadline_text(turn, game.timezone)}")
+            print(f"open: {turn.label}, {_due_words(G.deadline_text(turn, game.timezone))}")
         for seat in game.seats:
             on_file = ""
             if turn is not None and state is not None and seat.name in rules.expected_players(state):
@@ -242,7 +251,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     settings = load(args)
     need_secret(settings)
-    return run_service(settings, config_path=Path(args.config) if args.config else None)
+    return run_service(settings, config_path=Path(args.config) if args.config else None, version=version())
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -327,36 +336,10 @@ def build_parser() -> argparse.ArgumentParser:
 _ECHOED: dict[str, tuple[str, ...]] = {"gm": ("flagman.gm", "flagman.games"), "game": ("flagman.games",)}
 
 
-class _StdoutLog(logging.StreamHandler[TextIO]):
-    """The log on stdout. When the reader of stdout has gone (`flagman poll | head -1`) the log
-    stops quietly, instead of a "--- Logging error ---" traceback for every record after it;
-    the command carries on (its work is not cut short by a closed pipe), and `main` exits 1."""
-
-    def handleError(self, record: logging.LogRecord) -> None:
-        if isinstance(sys.exc_info()[1], BrokenPipeError):
-            # Not setStream: that flushes the old stream first, which is the broken pipe.
-            self.stream = open(os.devnull, "w", encoding="utf-8")  # kept open for the rest of the process
-            return
-        super().handleError(record)
-
-
-def setup_logging(verbose: bool, echoed: Sequence[str] = ()) -> None:
-    """The log on stdout, INFO (DEBUG with `verbose`); the INFO lines of the `echoed` loggers
-    are left out unless `verbose` (the command prints those results itself)."""
-    handler = _StdoutLog(sys.stdout)
-    if echoed and not verbose:
-        names = tuple(echoed)
-
-        def not_echoed(record: logging.LogRecord) -> bool:
-            return record.levelno > logging.INFO or not record.name.startswith(names)
-
-        handler.addFilter(not_echoed)
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO, handlers=[handler],
-                        format="%(levelname)s %(name)s: %(message)s")
-    for noisy in ("alembic", "apscheduler", "imapclient"):
-        logging.getLogger(noisy).setLevel(logging.INFO if verbose else logging.WARNING)
-    # SQLAlchemy's INFO log is every statement: noise, and a risk (see bot.db.make_engine).
-    logging.getLogger("sqlalchemy").setLevel(logging.WARNING)
+def setup_logging(verbose: bool, echoed: Sequence[str] = (), fmt: str = "text") -> None:
+    """The log on stdout (bot.cli.logs): INFO, DEBUG with `verbose`; text or JSON lines, with
+    syslog priority prefixes when stdout is the journal."""
+    logs.setup_logging(verbose, echoed, fmt=fmt)
 
 
 def _stdout_gone() -> None:
@@ -374,8 +357,8 @@ def _stdout_gone() -> None:
 def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command not in ("play", "demo"):
-        setup_logging(args.verbose, _ECHOED.get(args.command, ()))
-    prog = f"flagman {args.command}"
+        setup_logging(args.verbose, _ECHOED.get(args.command, ()), logs.configured_format(args.config))
+    prog = " ".join(["flagman", args.command, *([args.game_command] if getattr(args, "game_command", None) else [])])
     try:
         code: int = args.func(args)
     except ValueError as exc:
@@ -385,18 +368,22 @@ def _run(argv: Sequence[str] | None) -> int:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
-        # The IMAP server, the SMTP relay or the database cannot be reached: what and what to
-        # check, in two lines. Anything else is a bug: its traceback stays.
-        lines = explain(exc, args)
-        if lines is None:
+        # The IMAP server, the SMTP relay or the database cannot be reached (3), or the disk or
+        # the database fails (4): what and what to do, in two lines. Anything else is a bug:
+        # its traceback stays.
+        explained = explain(exc, args)
+        if explained is None:
             raise
+        lines, status = explained
         for line in lines:
             print(f"{prog}: {one_line(line)}", file=sys.stderr)
-        return UNREACHABLE
+        return status
     return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if logs.is_journal(sys.stderr) and not isinstance(sys.stderr, logs.JournalErrors):
+        sys.stderr = logs.JournalErrors(sys.stderr)
     try:
         try:
             code = _run(argv)

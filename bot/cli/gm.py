@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import re
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
@@ -131,14 +132,31 @@ def _cmd_verb(args: argparse.Namespace) -> int:
                 return _fail(f"{result.verb} {one_line(result.game, 40)}", "refused: " + result.text.split("\n\n")[0])
             if result.extra:
                 print(result.extra.rstrip())
-            print(f"{result.verb} {result.game}: done: {result.text}")
+            # The command's text (as mailed to the GM) says the players "were told": true by mail,
+            # where their mail goes out with the GM's; here it is queued, and sent (or not) next.
+            print(f"{result.verb} {result.game}: done: {queued_not_told(result.text)}")
             if args.send:
-                app.service.send()
+                # A relay that cannot be reached raises here: two lines and status 3, the mail
+                # kept in the outbox (bot.cli.servers).
+                report = app.service.send()
+                print(f"mail sent {report.sent}, retrying {report.retrying}, failed {report.failed}")
+            else:
+                print("mail queued, not sent (--no-send): the service sends it, or `flagman send`")
             return 0
         except (ValueError, OverflowError) as exc:
             # Refused, DeadlineError, FigureError, OptionError, GameError, SettingsError are
             # ValueErrors: a refusal, never a traceback (issue 14).
             return _fail(prog, str(exc) or type(exc).__name__)
+
+
+_TOLD = re.compile(r"(?:;\s*the players were told|\s*They were told)\.\s*$")
+
+
+def queued_not_told(text: str) -> str:
+    """A GM command's text as the command line says it: "the players were told" (the mail that
+    tells them is queued in the same transaction, and goes out with the GM's own confirmation)
+    becomes what is true when the CLI prints it, before the send: their mail is queued."""
+    return _TOLD.sub("; their mail is queued.", text)
 
 
 def _on_off(text: str) -> bool:

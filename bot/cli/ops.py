@@ -1,6 +1,7 @@
 """Operator subcommands: doctor, deploy, backup, restore, export, replay, copy-db.
 
-Exit codes as in bot.cli: 0 done; 1 the work failed or found a problem; 2 bad usage.
+Exit codes as in bot.cli: 0 done; 1 the work failed or found a problem; 2 bad usage (restore:
+the file given is no backup); 4 storage (backup: the database is damaged, or the disk full).
 """
 
 from __future__ import annotations
@@ -67,14 +68,15 @@ def _cmd_backup(args: argparse.Namespace) -> int:
     pruned: tuple[Path, ...] = ()
     try:
         if args.keep is None:
-            target = backup(settings.database_url, Path(args.path))
+            target = backup(settings.database_url, Path(args.path),
+                            password_credential="{password}" in settings.database.url)
         else:
             target, pruned = backup_into(settings.database_url, Path(args.path), keep=args.keep,
                                          now=SystemClock().now())
     except BackupError as exc:
         print(f"flagman backup: {exc}", file=sys.stderr)
-        return 1
-    print(f"backup written to {target}")
+        return exc.status
+    print(f"backup written to {target} (SQLite's integrity check: ok)")
     if args.keep is not None:
         print(f"kept the newest {args.keep} in {args.path}"
               + (f"; deleted {', '.join(p.name for p in pruned)}" if pruned else ""))
@@ -101,7 +103,7 @@ def _cmd_restore(args: argparse.Namespace) -> int:
         path = restore(settings.database_url, Path(args.path), lock=lock_for(settings))
     except BackupError as exc:
         print(f"flagman restore: {exc}", file=sys.stderr)
-        return 1
+        return exc.status
     print(f"{path} restored from {args.path}; run `flagman migrate` if the backup is from an older flagman")
     return 0
 

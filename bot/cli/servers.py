@@ -1,12 +1,17 @@
 """A server that cannot be reached, said in two lines: what could not be reached, what to check.
 
-`bot.cli.main` catches these once, for every command, and exits with `UNREACHABLE` (3):
+`bot.cli.main` catches these once, for every command, and exits with `UNREACHABLE` (3), or
+with `bot.ops.storage.STORAGE` (4) for the database or the disk failing on this machine (bot.ops.storage):
 
 * the IMAP server: `bot.mail_in.imap.ImapError` -- `ImapUnavailable` (no connection, or it
   kept dropping), `ImapLoginError` (the login refused), and the rest (a folder missing, a
   certificate not trusted, a NO or BAD at setup);
 * the database: SQLAlchemy's `OperationalError` -- a server that does not answer or refuses
-  the user, an SQLite file that cannot be opened, a schema that is not there, a lock;
+  the user, an SQLite file that cannot be opened, a schema that is not there, a lock (3); a
+  full disk, a database or folder this user may not write, a read-only file system, a damaged
+  database file (its `DatabaseError` too) (4);
+* the disk: an `OSError` writing a file (the Maildir outbox, the archive): no space left, a
+  read-only file system, permission denied, an I/O error (4);
 * the SMTP relay: `SmtpMailer` never raises for it. A relay it cannot connect to (or log in
   to) makes each mail TEMPORARY, with a detail saying so, and the outbox tries again later:
   what the service wants. A command run by hand wants to be told, so the CLI's App sends
@@ -100,18 +105,23 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def explain(exc: BaseException, args: argparse.Namespace) -> list[str] | None:
-    """Two lines for a server that cannot be reached (what, and what to check), or None when
-    `exc` is not one of the known failures."""
+def explain(exc: BaseException, args: argparse.Namespace) -> tuple[list[str], int] | None:
+    """Two lines for a server that cannot be reached or storage that fails (what, and what to
+    do), and the exit status; None when `exc` is not one of the known failures."""
     imap_error = _loaded("bot.mail_in.imap", "ImapError")
-    operational = _loaded("sqlalchemy.exc", "OperationalError")
     if isinstance(exc, RelayUnreachable):
-        return _relay(exc, _settings(args))
+        return _relay(exc, _settings(args)), UNREACHABLE
     if imap_error is not None and isinstance(exc, imap_error):
-        return _imap(exc, _settings(args))
-    if operational is not None and isinstance(exc, operational):
-        return _database(exc, _settings(args))
-    return None
+        return _imap(exc, _settings(args)), UNREACHABLE
+    from bot.ops.storage import Cause, breakdown
+
+    settings = _settings(args)
+    found = breakdown(exc, settings.database_url if settings is not None else None)
+    if found is None:
+        return None
+    if found.cause is Cause.UNREACHABLE:
+        return _database(exc, settings), found.status
+    return [found.text, found.fix if "flagman doctor" in found.fix else f"{found.fix}; {DOCTOR}"], found.status
 
 
 def _where(settings: Settings | None) -> str:
@@ -156,8 +166,10 @@ def _database(exc: BaseException, settings: Settings | None) -> list[str]:
         return [f"cannot use the database: {reason}", f"check [database] url; {DOCTOR}"]
     url = settings.database_url
     if url.startswith("sqlite"):
-        check = (f"check [database] url{where}, that this user may read and write the file and its folder, "
-                 "and that it is migrated (`flagman migrate`)")
+        check = (f"check [database] url{where}, that this user may read and write the file, its -wal and -shm "
+                 "files and its folder, and that it is migrated (`flagman migrate`)")
     else:
-        check = f"check [database] url{where}, that the server is up and accepts this user (the db-password credential)"
+        from bot.ops.reach import database_hint
+
+        check = f"{database_hint(reason, False)} ([database] url{where})"
     return [f"cannot use the database {safe_url(url)}: {reason}", f"{check}; {DOCTOR}"]

@@ -31,6 +31,7 @@ from typing import Literal, TypeVar
 from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientError, LoginError
 
+from bot.echo import error_text
 from bot.mail_in.inbox import HEADER_CAP, Folder, RawMail, header_section
 
 log = logging.getLogger(__name__)
@@ -244,7 +245,7 @@ class ImapInbox:
                 raise ImapError(f"IMAP server {self.host}:{self.port}: {exc}") from exc
         raise ImapUnavailable(
             f"IMAP server {self.host}:{self.port} unreachable after "
-            f"{self.reconnect_attempts} attempts: {last!r}"
+            f"{self.reconnect_attempts} attempts: {error_text(last) if last else 'no attempt'}"
         ) from last
 
     def _run(self, operation: Callable[[IMAPClient], T]) -> T:
@@ -266,7 +267,7 @@ class ImapInbox:
             except IMAPClientError as exc:  # the server answered NO or BAD
                 raise ImapError(f"IMAP server {self.host}:{self.port}: {exc}") from exc
         raise ImapUnavailable(
-            f"IMAP server {self.host}:{self.port} kept dropping the connection: {last!r}"
+            f"IMAP server {self.host}:{self.port} kept dropping the connection: {error_text(last) if last else '-'}"
         ) from last
 
     def connect(self) -> None:
@@ -542,10 +543,7 @@ class ImapInbox:
         try:
             for name in (self.folder, *self.folders.values()):
                 if not client.folder_exists(name):
-                    problems.append(
-                        f"IMAP folder {name!r} is missing"
-                        + ("" if self.create_folders else " (create it or enable create_folders)")
-                    )
+                    problems.append(f"IMAP folder {name!r} is missing")
             if "IDLE" not in self._capabilities:
                 problems.append(
                     "the IMAP server does not advertise IDLE: new mail is noticed only by "

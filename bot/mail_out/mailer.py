@@ -71,10 +71,10 @@ class Mailer(Protocol):
 
 _UNSAFE = re.compile(r"[^a-z0-9._@+-]")
 _MAX_NAME = 100  # a mailbox's folder name; file systems allow 255 bytes
-# What a relay would call a temporary failure: the disk, its quota or the permissions, which
-# the operator can mend; the mail is tried again. Any other error of one mail's write (a name
-# the file system refuses, for one) fails that mail alone, for good.
-_TEMPORARY_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EAGAIN, errno.EACCES, errno.EPERM,
+# The disk, its quota or the permissions, which the operator mends: no mail can be written, and
+# the send stops and says so. Any other error of one mail's write (a name the file system
+# refuses, for one) fails that mail alone, for good.
+_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EAGAIN, errno.EACCES, errno.EPERM,
                                errno.EROFS, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 
 
@@ -103,13 +103,23 @@ class MaildirMailer:
             # Files in a Maildir end their lines with LF, not the wire's CRLF.
             data = mail.data.replace(b"\r\n", b"\n")
             result = SendResult(mail.message_id, SendStatus.SENT)
-            try:
-                for rcpt in mail.recipients:
-                    deliver_to_maildir(self.mailbox(rcpt), data)
-            except OSError as exc:
-                # One mail that cannot be written fails alone: the rest of the batch goes on.
-                status = SendStatus.TEMPORARY if exc.errno in _TEMPORARY_ERRNOS else SendStatus.PERMANENT
-                result = SendResult(mail.message_id, status, f"{type(exc).__name__}: {exc.strerror or exc}")
+            for rcpt in mail.recipients:
+                mailbox = self.mailbox(rcpt)
+                try:
+                    deliver_to_maildir(mailbox, data)
+                except OSError as exc:
+                    if exc.errno in _STORAGE_ERRNOS:
+                        # The disk or its permissions: every mail would fail alike. Raised, with
+                        # the mailbox named when the error names no file, for the send to report
+                        # (bot.ops.storage) and the service to back off; the mail stays pending.
+                        if exc.filename is not None:
+                            raise
+                        raise OSError(exc.errno, exc.strerror, str(mailbox)) from exc
+                    # Anything else is this mail's own (a name the file system refuses): it fails
+                    # alone, for good, and the rest of the batch goes on.
+                    result = SendResult(mail.message_id, SendStatus.PERMANENT,
+                                        f"{type(exc).__name__}: {exc.strerror or exc}")
+                    break
             results.append(result)
             if on_result is not None:
                 on_result(result)

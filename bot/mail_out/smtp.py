@@ -32,6 +32,7 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
+from bot.echo import error_text
 from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 
 if TYPE_CHECKING:
@@ -234,7 +235,7 @@ class SmtpMailer:
                     except (smtplib.SMTPException, OSError, ValueError) as exc:
                         # Refused, unreachable, TLS or login failure: a relay or config
                         # problem, never the mail's fault, so never PERMANENT.
-                        gave_up = f"{CANNOT_CONNECT} {self.host}:{self.port}: {exc!r}"
+                        gave_up = f"{CANNOT_CONNECT} {self.host}:{self.port}: {error_text(exc)}"
                         log.warning("%s", gave_up)
                         record(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
                         continue
@@ -286,8 +287,8 @@ class SmtpMailer:
             detail = f"{stage}: {exc.smtp_code} {_text(exc.smtp_error)}"
             return SendResult(mid, _status(exc.smtp_code), detail), conn.sock is not None
         except _DROPPED as exc:
-            log.warning("SMTP connection lost while sending %s: %r", mid, exc)
-            return SendResult(mid, SendStatus.TEMPORARY, f"connection lost: {exc!r}"), False
+            log.warning("SMTP connection lost while sending %s: %s", mid, error_text(exc))
+            return SendResult(mid, SendStatus.TEMPORARY, f"connection lost: {error_text(exc)}"), False
         except smtplib.SMTPResponseException as exc:  # e.g. a failed EHLO before MAIL
             detail = f"{exc.smtp_code} {_text(exc.smtp_error)}"
             return SendResult(mid, _status(exc.smtp_code), detail), conn.sock is not None
@@ -297,8 +298,8 @@ class SmtpMailer:
             # A malformed address (e.g. CR/LF in it) can never be sent; an unknown SMTP
             # error leaves the connection in an unknown state: drop it.
             if isinstance(exc, ValueError | UnicodeError):
-                return SendResult(mid, SendStatus.PERMANENT, f"cannot send: {exc!r}"), True
-            return SendResult(mid, SendStatus.TEMPORARY, f"SMTP error: {exc!r}"), False
+                return SendResult(mid, SendStatus.PERMANENT, f"cannot send: {error_text(exc)}"), True
+            return SendResult(mid, SendStatus.TEMPORARY, f"SMTP error: {error_text(exc)}"), False
         if refused:
             detail = "accepted, but refused for " + "; ".join(
                 f"{addr}: {code} {_text(msg)}" for addr, (code, msg) in refused.items()
@@ -322,7 +323,7 @@ class SmtpMailer:
         except smtplib.SMTPNotSupportedError as exc:
             return [f"SMTP relay {self.host}:{self.port}: {exc} (check `security`)"]
         except (smtplib.SMTPException, OSError, ValueError) as exc:
-            return [f"cannot use SMTP relay {self.host}:{self.port} ({self.security}): {exc!r}"]
+            return [f"cannot use SMTP relay {self.host}:{self.port} ({self.security}): {error_text(exc)}"]
         problems: list[str] = []
         local = self.host in ("localhost", "127.0.0.1", "::1")
         if self.security == "none" and not local:

@@ -20,9 +20,11 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import sqlite3
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -41,14 +43,29 @@ if TYPE_CHECKING:
 
 
 class BackupError(RuntimeError):
-    """The backup, restore or copy cannot be done; the message says why and what to do."""
+    """The backup, restore or copy cannot be done; the message says why and what to do, and
+    `status` is the exit status: 1 refused (a file there already, a service running), 2 the
+    file given is not a backup (missing, unreadable, something else), 4 storage (a damaged
+    database, a full disk, a folder this user may not write: bot.ops.storage)."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 # -- backup and restore ----------------------------------------------------------------------
 
-def pg_dump_command(url: str, target: Path) -> str:
-    """The pg_dump command that backs up this database (the password is not shown)."""
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def pg_dump_command(url: str, target: Path, *, password_credential: bool = False) -> str:
+    """The pg_dump command that backs up this database. The password is never shown: with
+    `password_credential` (the configured url has ``{password}``) the command reads it from the
+    db-password credential file into PGPASSWORD, as root; else pg_dump asks for it, or takes it
+    from ~/.pgpass."""
     from sqlalchemy.engine import make_url
+
+    from bot.ops.deploy import CREDENTIALS_DIR
 
     u = make_url(url)
     parts = ["pg_dump", "--format=custom", f"--file={target}"]
@@ -59,7 +76,39 @@ def pg_dump_command(url: str, target: Path) -> str:
     if u.username:
         parts.append(f"--username={u.username}")
     parts.append(u.database or "flagman")
+    if password_credential:
+        parts.insert(0, f'PGPASSWORD="$(cat {CREDENTIALS_DIR}/db-password)"')
     return " ".join(parts)
+
+
+def _storage_error(exc: BaseException, what: str, url: str | None = None) -> BackupError:
+    """A failure of the disk or of a database file, said as bot.ops.storage says it."""
+    from bot.ops.storage import breakdown, reason_of
+
+    found = breakdown(exc, url)
+    if found is None:
+        return BackupError(f"{what}: {reason_of(exc)}")
+    return BackupError(f"{what}: {found.text}; {found.fix}", found.status)
+
+
+def verify_sqlite(path: Path) -> str | None:
+    """What is wrong with the SQLite file at `path` as a flagman database (SQLite's integrity
+    check, then the schema's version table), or None if nothing is."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        try:
+            rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
+        except sqlite3.DatabaseError as exc:  # too damaged to be checked at all
+            return f"SQLite cannot check it: {exc}"
+        if rows != ["ok"]:
+            return "it fails SQLite's integrity check: " + "; ".join(rows[:3]) + ("; ..." if len(rows) > 3 else "")
+        try:
+            conn.execute("select version_num from alembic_version").fetchall()
+        except sqlite3.OperationalError:
+            return "it is an SQLite database but not flagman's (no alembic_version table)"
+    finally:
+        conn.close()
+    return None
 
 
 def _copy_sqlite(source: Path, target: Path) -> None:
@@ -77,19 +126,60 @@ def _copy_sqlite(source: Path, target: Path) -> None:
         src.close()
 
 
-def backup(url: str, target: Path) -> Path:
+def _fsync(path: Path, *, directory: bool = False) -> None:
+    fd = os.open(path, (os.O_RDONLY | os.O_DIRECTORY) if directory else os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def backup(url: str, target: Path, *, password_credential: bool = False) -> Path:
+    """A verified copy of the SQLite database at `target`, never over an existing file.
+
+    The copy is made beside the target under a temporary name, checked (SQLite's integrity
+    check, the schema's version table: a snapshot of the database as it was, so this checks the
+    database itself) and only then given its name: a damaged database gives no backup, and an
+    error, and the backups already taken stay the last good ones."""
     path = sqlite_path(url)
     if path is None:
         raise BackupError("this is not a SQLite database: back up PostgreSQL with pg_dump:\n  "
-                          + pg_dump_command(url, target)
+                          + pg_dump_command(url, target, password_credential=password_credential)
                           + "\n(restore with: pg_restore --clean --if-exists --dbname=DATABASE " + str(target) + ")")
     if not path.exists():
-        raise BackupError(f"no database at {path}")
+        raise BackupError(f"no database at {path}", 2)
     target = Path(target)
     if target.exists():
         raise BackupError(f"{target} exists already: choose a new name (a backup never overwrites)")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _copy_sqlite(path, target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _storage_error(exc, f"cannot make the folder {target.parent}") from exc
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    try:
+        try:
+            _copy_sqlite(path, partial)
+        except sqlite3.Error as exc:
+            where = url if isinstance(exc, sqlite3.DatabaseError) and not _is_full(exc) else None
+            raise _storage_error(exc, f"no backup written to {target}", where) from exc
+        except OSError as exc:
+            raise _storage_error(exc, f"no backup written to {target}") from exc
+        wrong = verify_sqlite(partial)
+        if wrong is not None:
+            from bot.ops.storage import damaged_fix
+
+            raise BackupError(f"the database {path} is damaged, {wrong}: no backup written to {target} (the backups "
+                              f"taken before are the good ones); {damaged_fix(path)}", 4)
+        try:
+            _fsync(partial)
+            os.link(partial, target)  # fails if the target appeared meanwhile: never overwritten
+            _fsync(target.parent, directory=True)
+        except FileExistsError as exc:
+            raise BackupError(f"{target} exists already: choose a new name (a backup never overwrites)") from exc
+        except OSError as exc:
+            raise _storage_error(exc, f"no backup written to {target}") from exc
+    finally:
+        partial.unlink(missing_ok=True)
     return target
 
 
@@ -149,37 +239,103 @@ def prune_backups(directory: Path, keep: int, *, written: Path | None = None) ->
     return doomed
 
 
+def _is_full(exc: sqlite3.Error) -> bool:
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) == 13  # SQLITE_FULL: the target's disk
+
+
+def _check_source(source: Path) -> None:
+    """Is `source` a flagman SQLite backup this user can read? BackupError with the real reason if not."""
+    from bot.ops.storage import me, owner_of
+
+    try:
+        st = source.stat()
+    except FileNotFoundError as exc:
+        raise BackupError(f"no file at {source}: check the name (`ls -l {source.parent}`)", 2) from exc
+    except PermissionError as exc:
+        raise BackupError(f"{me()} may not look into {source.parent} ({owner_of(source.parent)}): restore from a "
+                          "file the service's user can read (copy it to /var/lib/flagman/backups/)", 2) from exc
+    if stat.S_ISDIR(st.st_mode):
+        raise BackupError(f"{source} is a folder, not a backup file", 2)
+    try:
+        with open(source, "rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except PermissionError as exc:
+        raise BackupError(f"{me()} may not read {source} ({owner_of(source)}): give it to the service's user "
+                          f"(as root: `chown --reference={source.parent} {source}`), or copy it to "
+                          "/var/lib/flagman/backups/ as root and restore from there", 2) from exc
+    except OSError as exc:
+        raise _storage_error(exc, f"cannot read {source}") from exc
+    if head.startswith(b"PGDMP"):
+        raise BackupError(f"{source} is a pg_dump archive, not a SQLite backup: restore it with pg_restore "
+                          "(OPERATING.md, section 8)", 2)
+    if head != SQLITE_HEADER:
+        raise BackupError(f"{source} is not a flagman backup: not an SQLite database file"
+                          + (" (it is empty)" if not head else ""), 2)
+    try:
+        wrong = verify_sqlite(source)
+    except sqlite3.Error as exc:
+        raise BackupError(f"{source} is not a flagman backup: {exc}", 2) from exc
+    if wrong is not None:
+        raise BackupError(f"{source} is not a good flagman backup: {wrong}", 2)
+
+
+def _check_target(path: Path) -> None:
+    """Can this user put a database at `path` (its folder, the file, its -wal and -shm)?"""
+    from bot.ops.storage import me, unwritable, writable_fix
+
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if folder != path.parent:
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise BackupError(f"the database's folder {path.parent} does not exist and {me()} may not make it in "
+                              f"{folder}: restore as the service's user (`flagmanctl restore FILE`)", 4)
+        return
+    found = unwritable(path)
+    if found:
+        raise BackupError(f"{me()} may not write where the database goes: {'; '.join(found)}: nothing was restored; "
+                          + writable_fix(path), 4)
+
+
 def restore(url: str, source: Path, *, lock: InstanceLock | None = None) -> Path:
-    """Replace the SQLite database with a backup (the service must be stopped)."""
+    """Replace the SQLite database with a backup (the service must be stopped).
+
+    The backup is copied beside the database under a temporary name (mode 0600), then renamed
+    over it, its old -wal and -shm files removed first (a -wal left behind would be replayed
+    onto the restored file): a damaged database is replaced as well as a good one, and a
+    restore that fails half way leaves the database as it was."""
     path = sqlite_path(url)
     if path is None:
-        raise BackupError("restore works on SQLite; for PostgreSQL use pg_restore (see deploy/OPERATING.md)")
+        raise BackupError("restore works on SQLite; for PostgreSQL use pg_restore (see deploy/OPERATING.md)", 2)
     source = Path(source)
-    try:
-        check = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-        try:
-            if check.execute("PRAGMA integrity_check").fetchone() != ("ok",):
-                raise BackupError(f"{source} fails SQLite's integrity check")
-            check.execute("select version_num from alembic_version").fetchall()
-        finally:
-            check.close()
-    except sqlite3.DatabaseError as exc:
-        raise BackupError(f"{source} is not a flagman SQLite backup: {exc}") from exc
+    _check_source(source)
+    _check_target(path)
     if lock is not None and not lock.try_acquire():
         raise BackupError(f"a flagman service is running ({lock.description} is held): stop it first "
                           "(systemctl stop flagman)")
+    partial = path.with_name(f".{path.name}.restoring-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600))
         src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
         try:
-            dst = sqlite3.connect(path)
+            dst = sqlite3.connect(partial)
             try:
-                src.backup(dst)  # replaces every page of the target, in one go
+                src.backup(dst)
+                dst.execute("PRAGMA journal_mode=DELETE")
             finally:
                 dst.close()
         finally:
             src.close()
+        _fsync(partial)
+        for leftover in (path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            leftover.unlink(missing_ok=True)
+        os.replace(partial, path)
+        _fsync(path.parent, directory=True)
+    except (sqlite3.Error, OSError) as exc:
+        raise _storage_error(exc, f"{path} not restored") from exc
     finally:
+        partial.unlink(missing_ok=True)
         if lock is not None:
             lock.release()
     return path

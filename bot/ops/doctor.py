@@ -35,8 +35,11 @@ from typing import TYPE_CHECKING, TextIO
 from bot.ops.deploy import credentials_dir, unit_of
 from bot.ops.findings import Finding, Severity, ok, problem, warning
 from bot.ops.mail_dns import check_sending_domain
+from bot.ops.storage import safe_url
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
     from bot.mail_in.imap import ImapInbox
     from bot.settings import Settings
 
@@ -50,15 +53,6 @@ MIN_SECRET_LENGTH = 16
 CLOCK_TOLERANCE = timedelta(minutes=2)
 
 __all__ = ["Finding", "Severity", "compare_clock", "diagnose", "print_findings", "run_doctor", "safe_url"]
-
-
-def safe_url(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - an unparsable URL is shown as a placeholder, never raw
-        return "(unparsable database URL)"
 
 
 # -- configuration and secret ----------------------------------------------------------------
@@ -84,11 +78,13 @@ def check_secret(settings: Settings) -> Iterator[Finding]:
 # -- database --------------------------------------------------------------------------------
 
 def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
+    """Reachable, at the head revision, writable (a write rolled back), intact (SQLite's
+    quick_check) and, for SQLite, private to the service's user."""
     from sqlalchemy import text
 
     from bot.app import open_database
-    from bot.db import current_revision, head_revision
     from bot.ops.instance import sqlite_path
+    from bot.ops.storage import Cause, breakdown
 
     url = settings.database_url
     shown = safe_url(url)
@@ -102,35 +98,93 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
             with db.engine.connect() as conn:
                 conn.execute(text("select 1"))
         except Exception as exc:  # noqa: BLE001 - any failure to connect is the finding itself
+            found = breakdown(exc, url)
+            if found is not None and found.cause is not Cause.UNREACHABLE:
+                yield problem("database", found.text, found.fix)
+                return
             from bot.ops.reach import database_hint
 
             reason = " ".join(str(getattr(exc, "orig", None) or exc).split()) or type(exc).__name__
             yield problem("database", f"cannot reach {shown}: {reason[:300]}",
                           database_hint(reason, url.startswith("sqlite")))
             return
-        head = head_revision()
-        current = current_revision(db.engine)
-        if current is None:
-            yield problem("database", f"{shown} has no schema", "run `flagman migrate`")
-        elif current != head:
-            from alembic.script import ScriptDirectory
-
-            from bot.db import alembic_config
-
-            known = {r.revision for r in ScriptDirectory.from_config(alembic_config("sqlite://")).walk_revisions()}
-            if current in known:
-                yield problem("database", f"{shown} is at revision {current}; this flagman needs {head}",
-                              "run `flagman migrate` (the systemd unit does it before each start)")
-            else:
-                yield problem("database", f"{shown} is at revision {current}, which this flagman does not know "
-                              "(a newer flagman migrated it)", "upgrade flagman to the version that wrote it")
-        else:
-            yield ok("database", f"{shown} reachable, at the head revision {head}")
+        try:
+            schema = list(_check_schema(db.engine, shown))
+            yield from schema
+            if "has no schema" not in schema[0].text:
+                yield from _check_written(db.engine, url, shown)
+            if path is not None:
+                yield from _check_sqlite_file(db.engine, path)
+        except Exception as exc:  # noqa: BLE001 - a failure while checking is the finding itself
+            found = breakdown(exc, url)
+            if found is None:
+                raise
+            yield problem("database", found.text, found.fix)
+            return
         if url.startswith("postgresql"):
             with db.engine.connect() as conn:
                 server_now = conn.execute(text("select now()")).scalar()
             if isinstance(server_now, datetime):
                 yield from compare_clock("the database server", server_now, now)
+
+
+def _check_schema(engine: Engine, shown: str) -> Iterator[Finding]:
+    from bot.db import current_revision, head_revision
+
+    head = head_revision()
+    current = current_revision(engine)
+    if current is None:
+        yield problem("database", f"{shown} has no schema", "run `flagman migrate`")
+    elif current != head:
+        from alembic.script import ScriptDirectory
+
+        from bot.db import alembic_config
+
+        known = {r.revision for r in ScriptDirectory.from_config(alembic_config("sqlite://")).walk_revisions()}
+        if current in known:
+            yield problem("database", f"{shown} is at revision {current}; this flagman needs {head}",
+                          "run `flagman migrate` (the systemd unit does it before each start)")
+        else:
+            yield problem("database", f"{shown} is at revision {current}, which this flagman does not know "
+                          "(a newer flagman migrated it)", "upgrade flagman to the version that wrote it")
+    else:
+        yield ok("database", f"{shown} reachable, at the head revision {head}")
+
+
+def _check_written(engine: Engine, url: str, shown: str) -> Iterator[Finding]:
+    """A write in a transaction rolled back (bot.ops.storage.write_probe)."""
+    from bot.ops.storage import breakdown, reason_of, write_probe
+
+    try:
+        write_probe(engine)
+    except Exception as exc:  # noqa: BLE001 - the refusal is the finding
+        found = breakdown(exc, url)
+        if found is not None:
+            yield problem("database", found.text, found.fix)
+        else:
+            yield problem("database", f"{shown} refuses a write: {reason_of(exc)}",
+                          "check that this user owns the tables (`flagman migrate` made them as this user)")
+        return
+    yield ok("database", f"{shown} takes a write (a probe, rolled back)")
+
+
+def _check_sqlite_file(engine: Engine, path: Path) -> Iterator[Finding]:
+    """SQLite: intact (quick_check), and not readable by every user of the machine."""
+    import stat
+
+    from bot.ops.storage import damaged_fix, quick_check, sqlite_files
+
+    found = quick_check(engine)
+    if found:
+        yield problem("database", f"{path} is damaged: SQLite's quick_check says: " + "; ".join(found[:3]),
+                      damaged_fix(path))
+    else:
+        yield ok("database", f"{path} intact (SQLite's quick_check)")
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        files = " ".join(str(f) for f in sqlite_files(path) if f.exists())
+        yield warning("database", f"{path} is readable by other users of this machine (mode {mode:04o}): it holds "
+                      "every player's address and mail", f"chmod 0600 {files}")
 
 
 # -- clock -----------------------------------------------------------------------------------
@@ -337,6 +391,56 @@ def check_outbox(settings: Settings, fix: bool) -> Iterator[Finding]:
              + (f" accepts the login as {cfg.username}" if cfg.username else " reachable"))
 
 
+# -- free space --------------------------------------------------------------------------------
+
+def check_disk(settings: Settings) -> Iterator[Finding]:
+    """Free space on each file system the service writes (the SQLite database, the Maildirs, the
+    archive, the metrics file): below bot.ops.storage.MIN_FREE a problem, below LOW_FREE a
+    warning. (PostgreSQL's disk is the server's: watch it there.)"""
+    import os
+
+    from bot.ops.instance import sqlite_path
+    from bot.ops.storage import LOW_FREE, MIN_FREE, free_bytes, sizes
+
+    places: list[tuple[str, Path]] = []
+    database = sqlite_path(settings.database_url)
+    if database is not None:
+        places.append(("the database", database.parent))
+    if settings.inbox.kind == "maildir":
+        places.append(("the inbox", settings.resolve_path(settings.inbox.path)))
+    if settings.outbox.kind == "maildir":
+        places.append(("the outbox", settings.resolve_path(settings.outbox.path)))
+    if settings.bot.archive_dir:
+        places.append(("the archive", settings.resolve_path(settings.bot.archive_dir)))
+    if settings.metrics.file:
+        places.append(("the metrics file", settings.resolve_path(settings.metrics.file).parent))
+    by_device: dict[int, tuple[Path, list[str]]] = {}
+    for what, place in places:
+        existing = place
+        while not existing.exists() and existing != existing.parent:
+            existing = existing.parent
+        try:
+            device = os.stat(existing).st_dev
+        except OSError:
+            continue
+        by_device.setdefault(device, (existing, []))[1].append(what)
+    for where, whats in by_device.values():
+        free = free_bytes(where)
+        if free is None:
+            continue
+        holding = ", ".join(whats)
+        if free < MIN_FREE:
+            yield problem("disk", f"only {sizes(free)} free on the file system of {where} ({holding}): at least "
+                          f"{sizes(MIN_FREE)} are needed (a deadline's mail, the database growing)",
+                          f"free space there (`df -h {where}`, `du -xsh {where}/*`)")
+        elif free < LOW_FREE:
+            yield warning("disk", f"{sizes(free)} free on the file system of {where} ({holding})",
+                          f"free space there before it runs out (`df -h {where}`); below {sizes(MIN_FREE)} it is a "
+                          "problem")
+        else:
+            yield ok("disk", f"{sizes(free)} free on the file system of {where} ({holding})")
+
+
 # -- the instance lock -----------------------------------------------------------------------
 
 def check_lock(settings: Settings) -> Iterator[Finding]:
@@ -368,6 +472,7 @@ def diagnose(settings: Settings, *, fix: bool = False, now: datetime | None = No
         lambda: check_database(settings, now),
         lambda: check_inbox(settings, now, fix),
         lambda: check_outbox(settings, fix),
+        lambda: check_disk(settings),
         lambda: check_sending_domain(settings),
         lambda: check_lock(settings),
     ]

@@ -22,6 +22,7 @@ import fcntl
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -193,23 +194,49 @@ class StopSignal(Protocol):
     def wait(self, timeout: float | None = None) -> bool: ...
 
 
+LOCK_RETRY_MAX = 60.0  # seconds between tries while the lock cannot even be tried (the database is down)
+
+
 def wait_for_lock(lock: InstanceLock, stop: StopSignal, *, retry: float = 5.0,
                   on_wait: Callable[[], object] | None = None) -> bool:
     """Take the lock, waiting on standby while another instance holds it.
 
     Returns True once held, False if `stop` was set first. `on_wait()` is called on every
-    retry (the service pings the systemd watchdog from it while on standby).
+    retry (the service pings the systemd watchdog from it while on standby). While the lock
+    cannot be tried at all (e.g. PostgreSQL is restarting), the tries back off (twice as long
+    each time, at most LOCK_RETRY_MAX) with one log line each, no traceback.
     """
-    if lock.try_acquire():
-        return True
-    log.warning("standby: another flagman holds %s; waiting to take over when it stops", lock.description)
+    from bot.echo import error_text
+
+    failures = 0
+    next_try = 0.0
+    try:
+        if lock.try_acquire():
+            return True
+        log.warning("standby: another flagman holds %s; waiting to take over when it stops", lock.description)
+    except Exception as exc:  # noqa: BLE001 - as below: wait, and say why
+        failures = 1
+        next_try = time.monotonic() + retry
+        log.warning("cannot try %s: %s; on standby, trying again in %g s", lock.description, error_text(exc), retry)
     while not stop.wait(retry):
         if on_wait is not None:
             on_wait()
+        if time.monotonic() < next_try:
+            continue
         try:
-            if lock.try_acquire():
-                log.warning("took over: %s is ours now", lock.description)
-                return True
-        except Exception:  # noqa: BLE001 - e.g. the database is restarting: keep waiting, say why
-            log.warning("cannot try %s yet; still on standby", lock.description, exc_info=True)
+            got = lock.try_acquire()
+        except Exception as exc:  # noqa: BLE001 - e.g. the database is restarting: keep waiting, say why
+            failures += 1
+            pause = min(LOCK_RETRY_MAX, retry * 2 ** failures)
+            next_try = time.monotonic() + pause
+            log.warning("cannot try %s: %s; still on standby, trying again in %g s (failure %d in a row)",
+                        lock.description, error_text(exc), pause, failures)
+            log.debug("the lock's failure", exc_info=True)
+            continue
+        if failures:
+            log.warning("%s can be tried again (after %d failure(s))", lock.description, failures)
+            failures = 0
+        if got:
+            log.warning("took over: %s is ours now", lock.description)
+            return True
     return False

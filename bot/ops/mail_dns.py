@@ -111,6 +111,37 @@ def spf_records(records: list[str]) -> list[str]:
     return [r for r in records if r.lower() == "v=spf1" or r.lower().startswith("v=spf1 ")]
 
 
+_LENIENCY = "?~-"  # the qualifiers of `all`, most lenient first (a merge keeps the most lenient; +all is never proposed)
+
+
+def merged_spf(records: list[str]) -> str:
+    """One SPF record that allows every server one of `records` allows: their mechanisms in
+    order, each once (a ``redirect=`` becomes an ``include:``, which is what it does when it is
+    not alone), one ``exp=`` at most, and one ``all`` at the end, the most lenient of theirs
+    (``~all`` for ``+all``, which allows the whole internet)."""
+    terms: list[str] = []
+    seen: set[str] = set()
+    alls: list[str] = []
+    explanation = ""
+    for record in records:
+        for term in record.split()[1:]:
+            name = term.lstrip("+-~?").lower()
+            if name == "all":
+                qualifier = term[0] if term[0] in "-~?" else "~"
+                alls.append(qualifier)
+                continue
+            if name.startswith("redirect="):
+                term = "include:" + term.split("=", 1)[1]
+            elif name.startswith("exp="):
+                explanation = explanation or term
+                continue
+            if term.lower() not in seen:
+                seen.add(term.lower())
+                terms.append(term)
+    ending = [min(alls, key=_LENIENCY.index) + "all"] if alls else []
+    return " ".join(["v=spf1", *terms, *ending, *([explanation] if explanation else [])])
+
+
 class SpfError(ValueError):
     """The record cannot be evaluated (RFC 7208 permerror); the message says why."""
 
@@ -257,7 +288,9 @@ def check_spf(settings: Settings, lookups: Lookups, domain: str,
         return
     if len(records) > 1:
         yield problem("spf", f"{domain} has {len(records)} SPF records: receivers treat that as an error "
-                      "(RFC 7208 4.5) and fail every mail", "merge them into one TXT record: " + " | ".join(records))
+                      "(RFC 7208 4.5) and fail every mail: " + " | ".join(repr(r) for r in records),
+                      f'publish one record with what each allows, and delete the others: {domain}. IN TXT '
+                      f'"{merged_spf(records)}" (then run `flagman doctor` again: it checks that the relay is allowed)')
         return
     record = records[0]
     if any(t.lower() in ("+all", "all") for t in record.split()[1:]):

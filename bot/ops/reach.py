@@ -219,7 +219,8 @@ def database_hint(reason: str, url_is_sqlite: bool) -> str:
     """The fix for a database that cannot be reached, by what the driver said."""
     lower = reason.lower()
     if url_is_sqlite:
-        return "check [database] url and that the service user may read and write the file and its directory"
+        return ("check [database] url and that the service user may read and write the file, its -wal and -shm "
+                "files and its directory")
     if "could not translate host name" in lower or "failed to resolve host" in lower \
             or "name or service not known" in lower:
         return "the host in [database] url does not resolve: check the name, and DNS on this machine"

@@ -5,7 +5,8 @@ new version, restart. A migration that fails must leave the service stopped with
 line in the journal, so every failure here is a `MigrationError`: one line saying what failed,
 at which revision the database is left, and what to do, and a non-zero exit status
 (bot.cli.init.cmd_migrate): 1 a migration failed or the database is from a newer flagman,
-2 no such revision, 3 the database cannot be reached (as every command, bot.cli.servers).
+2 no such revision, 3 the database cannot be reached (as every command, bot.cli.servers), 4 the
+database is damaged, cannot be written, or its disk is full (bot.ops.storage).
 
 Nothing of a failed step is kept: each migration is a transaction (Alembic runs SQLite's one
 by one, PostgreSQL's all in one), so the database stays at a revision this or the previous
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -74,17 +74,23 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
     """Bring the database at `url` to `revision` (up, or down if it is older); MigrationError
     with one line if that cannot be done."""
     from alembic.script import ScriptDirectory
-    from sqlalchemy.exc import OperationalError
+    from sqlalchemy.exc import DBAPIError
 
     from bot.db import alembic_config
-    from bot.ops.doctor import safe_url
     from bot.ops.reach import database_hint
+    from bot.ops.storage import Cause, breakdown, safe_url
 
     shown = safe_url(url)
     sqlite = url.startswith("sqlite")
     try:
         before = None if sqlite and not _sqlite_file_exists(url) else _revision_of(url)
-    except OperationalError as exc:
+    except DBAPIError as exc:
+        found = breakdown(exc, url)
+        if found is None:
+            raise
+        if found.cause is not Cause.UNREACHABLE:  # damaged, read-only, a full disk: one line, status 4
+            raise MigrationError(f"{found.text}; nothing was migrated and the service does not start on it: "
+                                 f"{found.fix}", found.status) from exc
         reason = _reason(exc)
         raise MigrationError(f"cannot reach the database {shown}: {reason}; nothing was migrated; "
                              + database_hint(reason, sqlite), UNREACHABLE) from exc
@@ -113,11 +119,16 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
             now = _revision_of(url)
         except Exception:  # noqa: BLE001 - the database may be what failed
             now = before
+        found = breakdown(exc, url)
+        storage = found is not None and found.cause is not Cause.UNREACHABLE
+        what = found.text if found is not None and storage else _reason(exc)
+        fix = (f"{found.fix}, then `systemctl restart flagman`" if found is not None and storage else
+               "fix the cause, or restore the backup taken before the upgrade, then `systemctl restart flagman`")
         raise MigrationError(
             f"migrating {shown} {'down' if down else 'up'} from revision {before or '(empty)'} to {target} failed: "
-            f"{_reason(exc)}; the database is at revision {now or '(empty)'} (a failed step is rolled back) and "
-            "the service does not start on it: fix the cause, or restore the backup taken before the upgrade, "
-            "then `systemctl restart flagman` (`flagman --verbose migrate` shows the steps)") from exc
+            f"{what}; the database is at revision {now or '(empty)'} (a failed step is rolled back) and "
+            f"the service does not start on it: {fix} (`flagman --verbose migrate` shows the steps)",
+            found.status if found is not None and storage else 1) from exc
     return Migrated(before, target, down, steps)
 
 
@@ -134,10 +145,9 @@ def _run(url: str, target: str, *, down: bool) -> None:
     from alembic import command
     from sqlalchemy import event
 
-    from bot.db import alembic_config, make_engine
+    from bot.db import alembic_config, make_engine, prepare_sqlite_file
 
-    if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    prepare_sqlite_file(url)
     config = alembic_config(url)
     engine = make_engine(url)
     if url.startswith("sqlite"):

@@ -51,7 +51,7 @@ def test_the_cli_keeps_the_newest_n_and_leaves_other_files_alone(site: Path, tmp
     for _ in range(5):
         assert main(["--config", str(site), "backup", "--keep", "3", str(folder)]) == 0
         out = capsys.readouterr().out
-        written.append(out.split("backup written to ", 1)[1].split("\n", 1)[0])
+        written.append(out.split("backup written to ", 1)[1].split(" (SQLite's integrity check: ok)\n", 1)[0])
         assert f"kept the newest 3 in {folder}" in out
         assert [str(p) for p in kept_backups(folder)] == written[-3:]
     assert "deleted " + Path(written[1]).name in out

@@ -148,7 +148,8 @@ def test_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
     shown = capsys.readouterr().out
     assert "--version" in shown
     statuses = shown[shown.index("exit status:"):]
-    for status, meaning in (("0", "done"), ("1", "the work failed"), ("2", "bad usage"), ("3", "cannot be reached")):
+    for status, meaning in (("0", "done"), ("1", "the work failed"), ("2", "bad usage"), ("3", "cannot be reached"),
+                            ("4", "storage: the disk is full")):
         assert f"  {status}  " in statuses and meaning in statuses
 
 
@@ -270,6 +271,35 @@ def test_a_gm_command_done_with_the_relay_down_says_done_then_that_the_mail_wait
     assert "PAUSE rc1: done" in out
     assert_two_lines(err, "SMTP relay", "stays in the outbox")
     assert ("gm_pause", OutboxStatus.PENDING, 0) in outbox_rows(site, GM)
+
+
+@pytest.mark.parametrize("argv", [("extend", "rc1", "24h"), ("pause", "rc1")])
+def test_a_gm_command_on_the_command_line_never_says_the_players_were_told_before_the_send(
+        site: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]) -> None:
+    """Issue 33, item 9: `gm extend` said "the players were told", then could not reach the relay
+    (status 3) with their mail still queued. The done line says their mail is queued; with the
+    relay down the next lines say it stays in the outbox; with --no-send, that it is not sent."""
+    configure(site, outbox=f'kind = "smtp"\nhost = "127.0.0.1"\nport = {free_port()}\nsecurity = "none"')
+    assert flagman(site, "gm", *argv) == 3
+    out, err = capsys.readouterr()
+    assert f"{argv[0].upper()} rc1: done" in out and "their mail is queued." in out
+    assert "were told" not in out + err
+    assert_two_lines(err, "nothing was sent", "stays in the outbox")
+    assert flagman(site, "gm", "resume" if argv[0] == "pause" else "extend", "rc1", *argv[2:], "--no-send") == 0
+    out = capsys.readouterr().out
+    assert "were told" not in out and "mail queued, not sent (--no-send)" in out
+
+
+def test_game_list_and_show_say_a_manual_schedule_has_no_deadline(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33, item 9: a turn without a deadline (a manual schedule) was "due None"."""
+    config = init_dir(tmp_path / "site")
+    assert flagman(config, "game", "new", "racecraft", "--name", "man1", "--deadline", "manual", *PLAYERS) == 0
+    capsys.readouterr()
+    assert flagman(config, "game", "list") == 0
+    assert flagman(config, "game", "show", "man1") == 0
+    out = capsys.readouterr().out
+    assert "None" not in out and out.count("no deadline (manual schedule") == 2, out
 
 
 def test_an_unreachable_database_is_two_lines_and_status_3_from_the_process(tmp_path: Path) -> None:

@@ -47,11 +47,24 @@ def set_option(config: Path, section: str, line: str) -> None:
 
 
 def test_a_fresh_embedded_site_is_all_good(site: Path) -> None:
-    """`flagman init` then `flagman doctor`: nothing to fix, exit 0."""
+    """`flagman init` then `flagman doctor`: nothing to fix, exit 0; the database was written
+    (a probe rolled back), checked (quick_check) and found private; the free space was looked at."""
     code, out = doctor(site)
     assert code == 0, out
     assert out.rstrip().endswith("all good")
     assert f"head revision {head_revision()}" in out
+    assert "takes a write (a probe, rolled back)" in out and "intact (SQLite's quick_check)" in out
+    assert "ok       disk      " in out and "free on the file system of" in out
+    assert "readable by other users" not in out
+
+
+def test_a_database_readable_by_every_user_is_a_warning(site: Path) -> None:
+    """A database file of mode 0644 (made by an older `flagman init`): a warning, and the chmod."""
+    database = site.parent / "flagman.sqlite"
+    database.chmod(0o644)
+    code, out = doctor(site)
+    assert code == 0 and "readable by other users of this machine (mode 0644)" in out
+    assert f"fix: chmod 0600 {database}" in out
 
 
 def test_the_cli_runs_the_doctor(site: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -303,3 +303,33 @@ def test_a_key_that_cannot_sign_is_a_configuration_error(zone: DnsServer, tmp_pa
                               env={"CREDENTIALS_DIRECTORY": str(creds)}, base_dir=tmp_path, source="t")
     assert [s for s, _ in settings.secrets.dkim_keys] == ["fm1", "fm2"]
     assert "PRIVATE" not in repr(settings), "keys never appear in a repr (logs)"
+
+
+def test_two_spf_records_get_one_merged_record_that_is_valid_and_allows_what_both_did(zone: DnsServer) -> None:
+    """Issue 33, item 9: the fix for two SPF records was "merge them: A | B", not a record. Now
+    it is one record, with each one's mechanisms once and the most lenient `all`; published as
+    it is, a receiver evaluates it (one record, no permerror) and it passes every address one
+    of the two passed."""
+    settings = site(zone)
+    zone.add("mail.race.test", "A", "192.0.2.40")
+    zone.add(DOMAIN, "MX", (10, "mail.race.test"))
+    zone.set_txt("_spf.provider.test", f"v=spf1 ip4:{RELAY}/32 -all")
+    zone.set_txt(DOMAIN, "v=spf1 mx -all", "v=spf1 ip4:203.0.113.0/28 redirect=_spf.provider.test")
+    [finding] = of(findings(settings, [RELAY]), "spf")
+    assert finding.severity is Severity.PROBLEM and "2 SPF records" in finding.text
+    [record] = re.findall(r'IN TXT "([^"]*)"', finding.fix)
+    assert record == "v=spf1 mx ip4:203.0.113.0/28 include:_spf.provider.test -all"
+    zone.set_txt(DOMAIN, record)
+    lookups = mail_dns.Lookups(mail_dns.make_resolver(settings))
+    for address in ("192.0.2.40", "203.0.113.9", str(RELAY)):
+        assert mail_dns.spf_result(mail_dns.Lookups(lookups.resolver), DOMAIN, ipaddress.ip_address(address)) == "pass"
+    [finding] = of(findings(settings, [RELAY]), "spf")
+    assert finding.severity is Severity.OK, finding
+
+
+def test_a_merged_spf_record_keeps_the_most_lenient_all_and_never_plus_all() -> None:
+    """Of ~all and -all the merge keeps ~all (no mail one record let through is failed); +all
+    (every server on the internet) is never proposed."""
+    assert mail_dns.merged_spf(["v=spf1 a -all", "v=spf1 mx ~all"]) == "v=spf1 a mx ~all"
+    assert mail_dns.merged_spf(["v=spf1 a +all", "v=spf1 a ?all"]) == "v=spf1 a ?all"
+    assert mail_dns.merged_spf(["v=spf1 a", "v=spf1 A +all exp=why.race.test"]) == "v=spf1 a ~all exp=why.race.test"

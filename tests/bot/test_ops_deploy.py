@@ -358,7 +358,8 @@ def test_the_guide_installs_from_a_fresh_debian_machine_in_order() -> None:
     at = [next(i for i, line in enumerate(install) if line.startswith(step)) for step in order]
     assert at == sorted(at), install
     known = {"apt-get", "python3", "systemd-tmpfiles", "systemctl", "journalctl", "editor", "cp", "postconf",
-             "read", "sed", "sudo", "pg_dump", "pg_restore", "flagmanctl", "/opt/flagman/bin/pip", "printf", "postmap",
+             "read", "sed", "sudo", "ln", "pg_dump", "pg_restore", "flagmanctl", "/opt/flagman/bin/pip", "printf",
+             "postmap",
              "/opt/flagman/bin/flagman"}
     for block in shell_blocks(guide):
         assigned: set[str] = set()

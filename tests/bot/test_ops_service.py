@@ -4,6 +4,9 @@ the watchdog's health rule, and what SIGHUP reloads."""
 from __future__ import annotations
 
 import logging
+import socket
+import sqlite3
+import stat
 import sys
 import threading
 import time
@@ -15,6 +18,7 @@ import pytest
 
 from bot.app import App, build_app
 from bot.cli import init_dir
+from bot.mail_in.inbox import deliver_to_maildir
 from bot.mail_out.outbox import DrainReport
 from bot.scheduler import Runner
 from bot.settings import load_settings
@@ -286,3 +290,253 @@ def test_the_service_lets_its_threads_take_turns_often(app: App) -> None:
     finally:
         runner.stop()
         sys.setswitchinterval(before)
+
+
+# -- a failure that persists: back-off, STATUS=, the metrics file (issue 33) --------------------
+
+class SteppedClock:
+    """The back-off's clock, moved by the test (the runner's `monotonic`)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def notify_socket(path: Path) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))
+    sock.setblocking(False)
+    return sock
+
+
+def statuses(sock: socket.socket) -> list[str]:
+    """Every STATUS= sent so far (each datagram is there as soon as it was sent)."""
+    found = []
+    while True:
+        try:
+            data = sock.recv(4096)
+        except BlockingIOError:
+            return found
+        found += [line.removeprefix("STATUS=") for line in data.decode().split("\n") if line.startswith("STATUS=")]
+
+
+def metrics_of(path: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The metrics file, read by Prometheus's own text-format parser."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+            for family in text_string_to_metric_families(path.read_text()) for sample in family.samples}
+
+
+def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The database's disk fills up under the service: the poll fails and says why once, then the
+    jobs that met it (poll, and tick, which reads the inbox first: its failure within the same
+    step joins without a word) wait: a run within the back-off is skipped without a word, the
+    next try after 10 s fails with one more line and waits 20 s;
+    STATUS= says "failing since"; the watchdog's record goes on (a failing job is no hang); the
+    metrics file says unhealthy and what fails. Room made again: one line, the mail handled,
+    STATUS= back to running, the metrics healthy, with the mail counted."""
+    from bot.ops.notify import Notifier
+    from bot.scheduler import BACKOFF_FIRST
+    from tests.helpers import SmallDisk
+
+    with SmallDisk(tmp_path / "disk", 4096) as disk:
+        config = init_dir(disk.root / "site", "flagman@runner.test")
+        inbox = tmp_path / "inbox"  # on a disk with room: mail still arrives
+        metrics_file = tmp_path / "metrics" / "flagman.prom"
+        config.write_text(config.read_text().replace('path = "mail/inbox"', f'path = "{inbox}"')
+                          + f'\n[metrics]\nfile = "{metrics_file}"\n')
+        sock = notify_socket(tmp_path / "notify.sock")
+        clock = SteppedClock()
+        app = build_app(load_settings(config, env={}))
+        runner = Runner(app, notifier=Notifier(env={"NOTIFY_SOCKET": str(tmp_path / "notify.sock")}),
+                        monotonic=clock, version="test")
+        runner.running_status = "running: test"
+        poll, tick = runner._guard("poll", runner.poll), runner._guard("tick", runner.tick)
+        try:
+            poll()  # the WAL and -shm made while there is room
+            with sqlite3.connect(disk.root / "site" / "flagman.sqlite") as conn:
+                assert conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+            conn.close()
+            disk.fill()
+            for n in range(2):
+                deliver_to_maildir(inbox, plain_mail(f"p{n}@players.test", "flagman@runner.test", "hi", "HELP",
+                                                     message_id=f"<full{n}@players.test>"))
+            caplog.clear()
+            caplog.set_level(logging.INFO, logger="flagman")
+
+            def said(words: str) -> list[str]:
+                return [r.getMessage() for r in caplog.records if words in r.getMessage()]
+
+            poll()
+            assert len(said("the disk is full")) == 1 and "trying again in 10 s" in said("the disk is full")[0]
+            assert "Traceback" not in caplog.text
+            status = statuses(sock)[-1]
+            assert status.startswith("failing since") and "the disk is full" in status, status
+            found = metrics_of(metrics_file)
+            assert found[("flagman_healthy", ())] == 0 and found[("flagman_failing", (("what", "database"),))] == 1
+            before = dict(runner.finished)
+            for _ in range(5):  # within the back-off: skipped, silently, and no hang for the watchdog
+                poll()
+                tick()
+            assert len(said("the disk is full")) == 1
+            assert runner.finished["poll"] >= before["poll"] and runner.healthy(grace=10)
+            clock.now += BACKOFF_FIRST
+            tick()  # the next try: tick (it reads the inbox first)
+            lines = said("the disk is full")
+            assert len(lines) == 2 and "trying again in 20 s" in lines[1] and "failure 2 in a row" in lines[1], lines
+            poll()
+            assert len(said("the disk is full")) == 2
+            assert len(list((inbox / "new").iterdir())) == 2, "the mail waits in the inbox"
+            disk.free()
+            clock.now += 2 * BACKOFF_FIRST
+            poll()
+            assert len(said("works again")) == 1
+            assert len(said("the disk is full")) == 2
+            assert not list((inbox / "new").iterdir())
+            assert statuses(sock)[-1] == "running: test"
+            runner._guard("send", runner.send)()
+            found = metrics_of(metrics_file)
+            assert found[("flagman_healthy", ())] == 1 and ("flagman_failing", (("what", "database"),)) not in found
+            assert found[("flagman_mails_received_total", (("outcome", "applied"),))] == 2
+            assert found[("flagman_mails_sent_total", (("outcome", "sent"),))] == 2
+            assert found[("flagman_job_failures_total", (("job", "poll"),))] == 1
+            # tick met it once before it waited with poll (silently: the same step), and once as the next try
+            assert found[("flagman_job_failures_total", (("job", "tick"),))] == 2
+            assert found[("flagman_outbox_mails", (("status", "pending"),))] == 0
+            assert found[("flagman_up", ())] == 1 and found[("flagman_info", (("version", "test"),))] == 1
+            assert ("flagman_last_success_time_seconds", (("job", "send"),)) in found
+        finally:
+            app.close()
+            sock.close()
+    assert stat.S_IMODE(metrics_file.stat().st_mode) == 0o644
+    assert [p.name for p in metrics_file.parent.iterdir()] == ["flagman.prom"], "no temporary file left"
+
+
+def test_a_bug_in_one_job_is_a_traceback_once_then_a_line_per_step_and_the_others_run(
+        app: App, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """An unexpected exception in the send job: its traceback once, then one line per back-off
+    step; poll and tick run on, unaffected."""
+    clock = SteppedClock()
+    runner = Runner(app, monotonic=clock)
+
+    def broken() -> DrainReport:
+        raise RuntimeError("a bug in send")
+
+    monkeypatch.setattr(app.service, "send", broken)
+    caplog.set_level(logging.INFO, logger="flagman")
+    for step in range(3):
+        for _ in range(4):
+            runner._guard("send", runner.send)()
+            runner._guard("poll", runner.poll)()
+        clock.now += 10 * 2 ** step
+    failures = [r for r in caplog.records if "job send failed" in r.getMessage()]
+    assert len(failures) == 3
+    assert failures[0].exc_info is not None and all(r.exc_info is None for r in failures[1:])
+    assert runner.tally.failures["send"] == 3 and runner.tally.failures["poll"] == 0
+    assert "poll" in runner.tally.last_success
+
+
+def test_metrics_render_as_prometheus_reads_them() -> None:
+    """Every figure the file promises, with HELP and TYPE, in the text format Prometheus reads:
+    counters end in _total, label values escaped."""
+    from datetime import UTC, datetime
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from bot.ops import metrics
+
+    tally = metrics.Tally(started=1_700_000_000.0)
+    tally.received({"applied": 3, "refused": 1}, duplicates=2)
+    tally.sent(5, 1, 0)
+    tally.succeeded("poll", 1_700_000_100.0)
+    tally.failed("tick")
+    text = metrics.render(tally, metrics.Queues(4, 1, 2, 3, 1, 0), metrics.Health(True, False, (("job \"x\"", 2),)),
+                          version='1.0+g"abc', now=datetime(2026, 6, 1, tzinfo=UTC))
+    families = {f.name: f for f in text_string_to_metric_families(text)}
+    assert families["flagman_mails_received"].type == "counter"
+    values = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
+    assert values[("flagman_mails_received_total", (("outcome", "applied"),))] == 3
+    assert values[("flagman_mails_received_total", (("outcome", "duplicate"),))] == 2
+    assert values[("flagman_mails_sent_total", (("outcome", "deferred"),))] == 1
+    assert values[("flagman_outbox_mails", (("status", "failed"),))] == 2
+    assert values[("flagman_outbox_due_mails", ())] == 1
+    assert values[("flagman_quarantined_mails", (("reported", "no"),))] == 1
+    assert values[("flagman_turns_due", ())] == 0
+    assert values[("flagman_failing", (("what", 'job "x"'),))] == 2
+    assert values[("flagman_info", (("version", '1.0+g"abc'),))] == 1
+    assert values[("flagman_last_success_time_seconds", (("job", "poll"),))] == 1_700_000_100.0
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.e2e)])
+def test_the_queues_in_the_metrics_are_the_databases(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """queue_depths on both databases: pending mail (and due now), mail quarantined (and not yet
+    reported), turns past their closing time the tick has not resolved."""
+    from dataclasses import replace
+    from datetime import timedelta
+
+    from bot.games.turns import PlayerSpec, create_game
+    from bot.models import Quarantine
+    from bot.ops.metrics import queue_depths
+    from bot.settings import DatabaseSettings
+    from tests.helpers import fresh_database
+
+    postgres = request.getfixturevalue("postgres") if kind == "postgresql" else None
+    url = fresh_database(kind, tmp_path, postgres)
+    settings = load_settings(init_dir(tmp_path / "site", "flagman@runner.test"), env={})
+    clock, inbox = FakeClock(), FakeInbox()
+    application = build_app(replace(settings, database=DatabaseSettings(url=url)), clock=clock, inbox=inbox,
+                            mailer=FakeMailer())
+    try:
+        with application.db.transaction() as session:
+            create_game(application.shell, session, kind="racecraft", name="rc1", gm_address="gm@runner.test",
+                        players=[PlayerSpec(n, f"{n}@players.test", n) for n in ("a", "b", "c", "d", "e")])
+        assert queue_depths(application.db, clock.now()).outbox_pending > 0  # the turn sheets
+        application.service.send()
+        inbox.deliver(plain_mail("x@elsewhere.test", "flagman@runner.test", "hi", "HELP"))
+        application.service.poll()
+        with application.db.transaction() as session:
+            session.add(Quarantine(mailbox_key="k", message_id="<q@x>", raw=b"", error="boom", created_at=clock.now(),
+                                   reported=False))
+        now = clock.now()
+        queues = queue_depths(application.db, now)
+        assert (queues.outbox_pending, queues.outbox_due, queues.outbox_failed) == (1, 1, 0)
+        assert (queues.quarantined, queues.quarantine_unreported, queues.turns_due) == (1, 1, 0)
+        assert queue_depths(application.db, now + timedelta(hours=49)).turns_due == 1
+    finally:
+        application.close()
+
+
+def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
+        app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The back-off's bookkeeping: poll and tick fail on the database and wait; poll's next try
+    meets the IMAP server down instead: that try is over, so tick may try the database next,
+    and its success ends the database's failure (poll keeps waiting on the inbox's)."""
+    from bot.mail_in.imap import ImapUnavailable
+
+    clock = SteppedClock()
+    runner = Runner(app, monotonic=clock)
+    failure: dict[str, BaseException | None] = {"poll": sqlite3.OperationalError("database is locked"),
+                                                "tick": sqlite3.OperationalError("database is locked")}
+
+    def job(name: str):  # noqa: ANN202
+        def run() -> None:
+            if failure[name] is not None:
+                raise failure[name]  # type: ignore[misc]
+        return runner._guard(name, run)
+
+    poll, tick = job("poll"), job("tick")
+    poll()
+    tick()
+    assert runner.failing["database"].jobs == {"poll", "tick"}
+    clock.now += 10
+    failure["poll"] = ImapUnavailable("IMAP server h:993 unreachable after 5 attempts: ConnectionRefusedError")
+    poll()
+    assert set(runner.failing) == {"database", "inbox"} and runner.failing["database"].trying is None
+    failure["tick"] = None
+    tick()
+    assert set(runner.failing) == {"inbox"}
+    assert runner.tally.failures == {"poll": 2, "tick": 1}

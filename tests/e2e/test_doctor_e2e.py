@@ -103,6 +103,7 @@ def test_a_missing_folder_is_reported_and_fix_creates_it(site: Site) -> None:
     assert code == 1
     assert any("missing" in p and str(site.inbox["processed_folder"]) in p for p in problems(out)), out
     assert "doctor --fix" in out
+    assert "create_folders" not in out, "no such option: the fix is `flagman doctor --fix`"
     code, out = site.doctor("--fix")
     assert code == 0, out
     assert f"created IMAP folder {site.inbox['processed_folder']!r}" in out
@@ -154,6 +155,7 @@ def test_on_postgresql_the_clock_is_compared_with_the_server(tmp_path: Path, dov
     code, out = site.doctor()
     assert code == 0, out
     assert "agrees with the database server" in out
+    assert "takes a write (a probe, rolled back)" in out and "quick_check" not in out
 
 
 # -- each way a server fails, its own fix -----------------------------------------------------
@@ -265,3 +267,21 @@ def test_each_way_a_server_fails_gets_its_own_finding_and_fix(site: Site, ports:
         assert words not in fix, (words, fix)
     for secret in ("wrong-password", "not-the-pass", "relay-pass", SECRET):
         assert secret not in out
+
+
+def test_a_read_only_postgresql_database_is_a_problem(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink,
+                                                      postgres) -> None:  # noqa: ANN001
+    """A database that answers but takes no write (default_transaction_read_only, as on a
+    standby): reachable was not enough; the write probe finds it, with the fix."""
+    import psycopg
+
+    url = fresh_database("postgresql", tmp_path, postgres)
+    name = url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres.url.replace("postgresql+psycopg", "postgresql"), autocommit=True) as conn:
+        conn.execute(f'alter database "{name}" set default_transaction_read_only = on')
+    site = Site(tmp_path, dovecot, smtp_sink.host, smtp_sink.port, url)
+    code, out = site.doctor()
+    assert code == 1
+    [found] = problems(out)
+    assert "refuses to be written" in found and "read-only" in found, out
+    assert "primary" in fixes(out)[0]

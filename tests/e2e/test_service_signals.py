@@ -62,13 +62,13 @@ class NotifySocket:
                 self.messages.append(data.decode().split("\n"))
                 self.changed.notify_all()
 
-    def wait_for(self, line: str, timeout: float = 30.0, after: int = 0) -> int:
-        """Index of the first datagram (from `after` on) holding `line`."""
+    def wait_for(self, line: str, timeout: float = 30.0, after: int = 0, *, prefix: bool = False) -> int:
+        """Index of the first datagram (from `after` on) holding `line` (a line starting with it: `prefix`)."""
         deadline = time.monotonic() + timeout
         with self.changed:
             while True:
                 for i, message in enumerate(self.messages[after:], start=after):
-                    if line in message:
+                    if line in message or (prefix and any(m.startswith(line) for m in message)):
                         return i
                 left = deadline - time.monotonic()
                 assert left > 0, f"no {line} within {timeout} s; got {self.messages}"
@@ -324,3 +324,82 @@ def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
         first.kill()
         if second is not None:
             second.kill()
+
+
+def test_a_full_disk_under_the_service_is_a_line_per_back_off_step_and_a_status(
+        tmp_path: Path, notify: NotifySocket) -> None:
+    """Issue 33: the database's disk fills while `flagman run` works (a tmpfs the test fills to
+    its last byte). The poll fails; the jobs wait and try again with back-off: as many lines
+    about it in the log as steps (the failures STATUS= counts), not one a job run; STATUS= says
+    "failing since"; WATCHDOG=1 goes on (a failure is no hang). Room made again: "works again",
+    STATUS= running, the mail handled. The metrics file says so throughout, and flagman_up 0
+    once stopped."""
+    import re
+    import sqlite3
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from tests.helpers import SmallDisk
+
+    def metrics() -> dict[str, float]:
+        text = metrics_file.read_text() if metrics_file.exists() else ""
+        return {s.name + (str(sorted(s.labels.items())) if s.labels else ""): s.value
+                for f in text_string_to_metric_families(text) for s in f.samples}
+
+    with SmallDisk(tmp_path / "disk", 4096) as disk:
+        config, _ = make_site(disk.root / "site", games=1)
+        inbox = tmp_path / "inbox"
+        metrics_file = tmp_path / "metrics" / "flagman.prom"
+        config.write_text(config.read_text().replace('path = "mail/inbox"', f'path = "{inbox}"')
+                          + f'\n[metrics]\nfile = "{metrics_file}"\n')
+        service = Service(config, notify, watchdog_usec=1_000_000)
+        try:
+            ready = notify.wait_for("READY=1")
+            service.wait_log("flagman running")
+            # The WAL emptied (a write must grow it), then no byte left.
+            while True:
+                with sqlite3.connect(disk.root / "site" / "flagman.sqlite", timeout=30) as conn:
+                    busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+                conn.close()
+                if not busy:
+                    break
+            disk.fill()
+            deliver_to_maildir(inbox, reply_to_stranger())
+            service.wait_log("the disk is full")
+            failing = notify.wait_for("STATUS=failing since", after=ready, prefix=True)
+            ping = notify.wait_for("WATCHDOG=1", timeout=10, after=failing + 1)
+            notify.wait_for("WATCHDOG=1", timeout=10, after=ping + 1)
+            # As many lines about it as back-off steps: each step's STATUS= (sent just after its
+            # line) counts the failures; the one for the last line counted is waited for.
+            lines = [line for line in service.lines if "the disk is full" in line]
+
+            def steps() -> int:
+                said = re.findall(r"STATUS=failing since [^,]*, (\d+) time", "\n".join("\n".join(m) for m in notify.messages))
+                return max((int(n) for n in said), default=0)
+
+            deadline = time.monotonic() + 30
+            with notify.changed:
+                while steps() < len(lines):
+                    assert time.monotonic() < deadline, (lines, notify.messages)
+                    notify.changed.wait(1)
+            assert lines
+            assert "Traceback" not in service.log
+            assert metrics()["flagman_healthy"] == 0
+            disk.free()
+            service.wait_log("works again", timeout=60)
+            notify.wait_for("STATUS=running", after=failing, prefix=True)
+            service.wait_log("poll: 1 mails: 1 applied")
+            code, _ = service.stop()
+        finally:
+            service.kill()
+    assert code == 0, service.log
+    found = metrics()
+    assert found["flagman_up"] == 0 and found["flagman_healthy"] == 0
+    assert found["flagman_mails_received_total[('outcome', 'applied')]"] == 1
+
+
+def reply_to_stranger() -> bytes:
+    from bot.testing import plain_mail
+
+    return plain_mail("stranger@elsewhere.test", "flagman@signals.test", "hello", "HELP",
+                      message_id="<full-disk@elsewhere.test>")
