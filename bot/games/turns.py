@@ -13,7 +13,7 @@ import random
 import secrets as pysecrets
 from collections.abc import Callable, Collection, Generator, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
@@ -314,6 +314,7 @@ class Outcome:
     defaulted: tuple[str, ...]
     submitted: tuple[str, ...] = ()
     seed: int = 0  # the seed the dice used (bot.games.dice.seed_for)
+    filled: Mapping[str, str] = field(default_factory=dict)  # a defaulted seat -> "plot" (the GM's) or "default"
 
 
 def submission_order(rules: AnyGame, game: Game, state: GameState, subs: store.BySeat) -> tuple[str, ...]:
@@ -335,18 +336,20 @@ def compute(session: Session, game: Game, rules: AnyGame, state: GameState, turn
     """Resolve the turn's state with what is on file (no writes): used by resolve and PREVIEW."""
     orders: dict[str, tuple[GameOrder, ...]] = {}
     defaulted: list[str] = []
+    filled: dict[str, str] = {}
     by_seat = store.turn_submissions(session, turn) if subs is None else subs
     for name in sorted(rules.expected_players(state)):
         seat = store.seat_named(game, name)
         on_file = orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) if seat else None
         if on_file is None:
-            on_file = nmr_default(rules, state, seat)[0] if seat else rules.default_orders(state, name)
+            on_file, filled[name] = nmr_default(rules, state, seat) if seat else (rules.default_orders(state, name),
+                                                                                    "default")
             defaulted.append(name)
         orders[name] = on_file
     submitted = submission_order(rules, game, state, by_seat)
     seed = dice.seed_for(game.name, turn.number, turn.secret, turn.seed, rules, orders)
     resolution = rules.resolve(state, orders, random.Random(seed), submitted=submitted)
-    return Outcome(resolution, orders, tuple(defaulted), submitted, seed)
+    return Outcome(resolution, orders, tuple(defaulted), submitted, seed, filled)
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,6 +516,11 @@ def public_report(renderer: Renderer, session: Session, rules: AnyGame, state: G
     return report
 
 
+def _filled_by(outcome: Outcome | None, seat: str) -> str:
+    """What a defaulted seat's orders were (issue 29: the results say the GM's plot was used)."""
+    return "the GM's plot" if outcome is not None and outcome.filled.get(seat) == "plot" else "the default"
+
+
 def committed(turn: Turn | None) -> str | None:
     """The commitment to the open turn's dice secret, for its sheets (issue 31)."""
     return fair.commitment(turn.secret) if turn is not None and turn.secret is not None else None
@@ -558,6 +566,7 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: AnyGame, sta
         "resolved": {"number": resolved.number, "label": resolved.label,
                      "defaulted": list(outcome.defaulted) if outcome else [],
                      "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
+                     "you_defaulted_by": _filled_by(outcome, seat.name),
                      "dice": revealed(game, rules, resolved, outcome)} if resolved else None,
         "help": rules.order_help(state, seat.name) if expected else "",
         "on_file": on_file_text,
@@ -586,6 +595,9 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state
                  "commitment": committed(turn)},
         "resolved": {"number": resolved.number, "label": resolved.label,
                      "defaulted": list(outcome.defaulted) if outcome else [], "you_defaulted": False,
+                     "defaulted_by": [{"seat": name, "by": _filled_by(outcome, name),
+                                       "orders": rules.format_orders(outcome.orders[name])}
+                                      for name in outcome.defaulted] if outcome else [],
                      "dice": revealed(game, rules, resolved, outcome)} if resolved else None,
         "missing": missing,
         "seats": [{"name": s.name, "display": s.player.name, "address": s.player.address, "active": s.active,

@@ -199,6 +199,8 @@ class Mover:
     order_index: int = 0
     excess: int = 0
     decel_paid: Paid = field(default_factory=Paid)
+    entered: list[str] = field(default_factory=list)
+    """The spaces the car entered this turn, in order (its path, for the report)."""
     spin_at_end: bool = False
     spun: bool = False
     out: str | None = None
@@ -424,6 +426,23 @@ class RaceTurn:
     def say(self, kind: str, text: str, player: str, roll: Roll | None = None) -> None:
         self.events.append(Event(kind, text, (player,), roll))
 
+    def say_moved(self, m: Mover, start: str | None) -> None:
+        """What the car did, in a line (issue 29: "bob 60 mph B74 -> B3"): the speed it ran (and
+        the one plotted, where the turn changed it), from where to where; the costs and dice are
+        the events before it."""
+        car = self.cars[m.player]
+        run = f"{m.speed} mph" + (f" (plotted {m.plotted})" if m.plotted != m.speed else "")
+        if m.out:
+            end = "out of the race"
+        elif car.pit is not None:
+            end = "the pits"
+        elif car.off_track:
+            end = f"off track beside {car.space}" if car.space else "off track"
+        else:
+            end = str(car.space)
+        via = f" (entered {' '.join(m.entered)})" if len(m.entered) > 1 else ""
+        self.say("moved", f"{m.player} {run}: {start or 'the pits'} -> {end}{via}", m.player)
+
     def roll_on(self, m: Mover, table: Table, skill: SkillTable | None, why: str, *, modifier: int = 0, cost: int | None = None) -> Outcome:
         """Roll 2d6 on `table` (plus `modifier`, clamped: P30), or bypass it with skill chips
         if the plot says so (P5; `cost` overrides the table's chips)."""
@@ -508,8 +527,10 @@ class RaceTurn:
         for index, player in enumerate(order):
             m = movers[player]
             m.order_index = index
+            start = self.cars[player].space
             self.move(m)
             m.done = True
+            self.say_moved(m, start)
         self.run_pits([m for p, m in movers.items() if self.state.car(p).pit is not None])
         return self.finish_turn(movers)
 
@@ -977,6 +998,7 @@ class RaceTurn:
         self.decelerate(m, m.excess, "emergency braking")
 
     def enter(self, m: Mover, space_id: str) -> None:
+        m.entered.append(space_id)
         car = self.cars[m.player]
         assert car.space is not None
         track = self.track
