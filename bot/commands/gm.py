@@ -39,6 +39,7 @@ from bot.games.deadlines import (
     parse_schedule,
     parse_when,
 )
+from bot.games.robots import robot_names
 from bot.games.seats import (
     drop_seat,
     enforce_nmr_limit,
@@ -152,7 +153,7 @@ def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[Ne
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
     kind = news[0].kind if len(news) == 1 else "announce"
     sent = 0
-    for seat in store.active_seats(game):
+    for seat in store.mailed_seats(game):
         zone = seat.player.timezone
         ctx_mail = G.base_context(shell, game, rules)
         ctx_mail.update({
@@ -303,7 +304,8 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
         orders.append({"seat": name, "source": source, "text": rules.format_orders(outcome.orders[name])})
     view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
     mail_ctx = G.base_context(ctx.shell, ctx.game, rules)
-    mail_ctx.update({"view": view, "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
+    mail_ctx.update({"view": view, "robots": robot_names(ctx.game.seats),
+                     "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
                      "orders": orders, "defaulted": list(outcome.defaulted), "timezone": ctx.game.timezone})
     ctx.mail = ctx.shell.renderer.render("gm_preview", mail_ctx, game=ctx.game.kind)
     ctx.extra = ctx.mail.body

@@ -1,0 +1,146 @@
+"""Robot seats in games (issue 32, "Robots in games"): "`flagman game new ... --robot NAME`
+(repeatable) adds a robot seat; the GM's `REPLACE game seat ROBOT` (and the CLI) hands a dropped
+seat to a robot; a robot's orders are on file as soon as a turn opens, so early resolution waits
+only for the people. Robots are shown as robots in every standings table and result."
+(docs/DESIGN.md, "Robot drivers".)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from bot.app import App
+from bot.cli import main as cli_main
+from bot.games import robots
+from bot.games.store import find_game_row, turn_submissions
+from bot.games.turns import GameError, PlayerSpec, create_game
+from bot.models import Turn
+from bot.ops.backup import replay_game
+from rules import find_game
+from rules.api import robot_rng, turn_seed
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import GM, RACERS, body_of, gm_says, last, mails, player_says, turns
+
+gapp = gm_helpers.gapp
+RACECRAFT = find_game("racecraft")
+PEOPLE = RACERS[:3]  # kelly, seb, steve
+ADDRESS = {p.seat: p.address for p in RACERS}
+
+
+@pytest.fixture
+def rr(gapp: App) -> App:
+    """Racecraft `rr1`: three people and two robots (robo, tin), started, mail sent."""
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="racecraft", name="rr1", players=PEOPLE, gm_address=GM,
+                    deadline="48h", timezone="Europe/London", seed=11, robot_seats=("Robo", "tin"))
+    gapp.service.send()
+    return gapp
+
+
+def _filed(app: App, number: int) -> dict[str, list[tuple[str, str]]]:
+    with app.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        turn = session.scalar(select(Turn).where(Turn.game_id == game.id, Turn.number == number))
+        assert turn is not None
+        names = {s.id: s.name for s in game.seats}
+        return {names[seat_id]: [(s.source, s.text) for s in subs]
+                for seat_id, subs in turn_submissions(session, turn).items()}
+
+
+def _expected_robot_orders(app: App, number: int, seat: str) -> str:
+    """What the design says a robot files: `robot_orders` of the state the turn opened with, its
+    rng `robot_rng(turn_seed(game seed, turn number), seat)`."""
+    with app.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        turn = session.scalar(select(Turn).where(Turn.game_id == game.id, Turn.number == number))
+        assert turn is not None
+        state = RACECRAFT.load_state(turn.state)
+        return RACECRAFT.format_orders(RACECRAFT.robot_orders(state, seat, robot_rng(turn_seed(game.seed, number), seat)))
+
+
+def test_robot_seats_are_made_never_mailed_and_file_their_orders_as_the_turn_opens(rr: App) -> None:
+    """"adds a robot seat (no address; never mailed)"; "a robot's orders are on file as soon as
+    a turn opens", computed from a value fixed when it opens (the game's seed and the turn's
+    number), stored as the seat's own orders."""
+    with rr.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        seats = {s.name: s for s in game.seats}
+        assert [s.name for s in game.seats if s.robot] == ["robo", "tin"]  # names checked like a player's
+        assert all(seats[n].player.address == robots.ROBOT_ADDRESS for n in ("robo", "tin"))
+        assert not any(seats[p.seat].robot for p in PEOPLE)
+    recipients = {str(m["To"]) for m in mails(rr)}
+    assert not any("robot" in r for r in recipients), recipients
+    assert {ADDRESS[p.seat] for p in PEOPLE} <= {r.split("<")[-1].strip(">") for r in recipients}
+    filed = _filed(rr, 1)
+    for seat in ("robo", "tin"):
+        assert filed[seat] == [("robot", _expected_robot_orders(rr, 1, seat))]
+    assert set(filed) == {"robo", "tin"}  # nobody else has orders yet
+
+
+def test_early_resolution_waits_only_for_the_people_and_robots_play_on(rr: App) -> None:
+    """"so early resolution waits only for the people": the turn resolves once the three people
+    ordered; the next turn opens with the robots' orders on file again; replay is exact."""
+    for seat in ("kelly", "seb"):
+        player_says(rr, seat, "USE 2", game="rr1")
+    assert len(turns(rr, "rr1")) == 1  # steve has not ordered: the robots do not make it due
+    player_says(rr, "steve", "USE 3", game="rr1")
+    assert len(turns(rr, "rr1")) == 2 and turns(rr, "rr1")[0].resolved_at is not None
+    filed = _filed(rr, 1)
+    assert not any(source in ("default", "plot") for subs in filed.values() for source, _ in subs)
+    assert _filed(rr, 2)["robo"] == [("robot", _expected_robot_orders(rr, 2, "robo"))]
+    results = body_of(last(rr, ADDRESS["kelly"]))
+    assert "robo (robot)" in results and "tin (robot)" in results
+    assert "Defaulted" not in results
+    with rr.db.read() as session:
+        assert all(not r.differences for r in replay_game(session, "rr1"))
+
+
+def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_path: Path) -> None:
+    """docs/DESIGN.md, "Robot drivers": the robot's rng is fixed when the turn opens and never
+    depends on the dice seed, which comes from the turn's secret and the orders at resolution
+    (issue 31). Two bots drawing different secrets file the same robot orders."""
+    from bot.games.dice import SeededEntropy
+
+    filed = []
+    for number, app in enumerate((gapp, gm_helpers.new_app(tmp_path / "other"))):
+        app.shell.entropy = SeededEntropy(number + 100)
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind="racecraft", name="rr1", players=PEOPLE, gm_address=GM,
+                        seed=11, robot_seats=("robo", "tin"))
+        filed.append(_filed(app, 1))
+        secret = turns(app, "rr1")[0].secret
+        assert secret is not None
+    assert filed[0] == filed[1]
+    assert turns(gapp, "rr1")[0].secret != secret
+
+
+def test_robot_names_are_checked_like_players_and_count_towards_the_field(gapp: App) -> None:
+    """"a name checked like a player's": a bad name, a name twice, too many seats are refused."""
+    cases = [(("robo!",), "robot name"), (("kelly",), "same name"), (("robo", "robo"), "same name"),
+             (("gm",), "not 'gm'"), (tuple(f"r{i}" for i in range(6)), "robots included")]
+    for names, said in cases:
+        with pytest.raises(GameError, match=said), gapp.db.transaction() as session:
+            create_game(gapp.shell, session, kind="racecraft", name="rr9", players=PEOPLE, gm_address=GM,
+                        robot_seats=names)
+
+
+def test_the_cli_adds_robots_and_shows_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`flagman game new ... --robot NAME` (repeatable); `game list` and `game show` show them."""
+    config = tmp_path / "flagman.toml"
+    assert cli_main(["init", str(tmp_path), "--address", "flagman@example.org"]) == 0
+    capsys.readouterr()
+    assert cli_main(["--config", str(config), "game", "new", "racecraft", "--name", "rr1",
+                     "--player", "Kelly=kelly@example.org", "--player", "Seb=seb@example.org",
+                     "--player", "Steve=steve@example.org", "--robot", "Robo", "--robot", "tin"]) == 0
+    assert "3 players and 2 robots" in capsys.readouterr().out
+    assert cli_main(["--config", str(config), "game", "list"]) == 0
+    assert "5 seats (2 robots)" in capsys.readouterr().out
+    assert cli_main(["--config", str(config), "game", "show", "rr1"]) == 0
+    shown = capsys.readouterr().out
+    assert "robo         (robot)" in shown and "orders in" in shown
+    assert "(robot)" in "\n".join(line for line in shown.splitlines() if line.startswith("    "))
