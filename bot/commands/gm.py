@@ -29,7 +29,7 @@ from bot import letters
 from bot.answers import Refused
 from bot.clock import as_utc
 from bot.games import reminders as R
-from bot.games import store
+from bot.games import robots, store
 from bot.games import turns as G
 from bot.games.deadlines import (
     add,
@@ -373,6 +373,8 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     seat = _seat(ctx, args[0])
+    if args[1].strip().upper() == "ROBOT":
+        return _to_robot(ctx, seat)
     address, _, name = args[1].strip().partition(" ")
     address = address.strip("<>").lower()
     problem = address_problem(address)
@@ -392,6 +394,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
                    f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to another player. Thank you for "
                    "playing; the bot will not send you this game's mail any more.", kind="replaced", game=ctx.game)
     seat.player_id = new_player.id
+    seat.robot = False
     seat.secret = new_secret()
     seat.reply_salt = new_secret()  # the old holder's reply address stops working
     seat.nmr_streak = 0
@@ -403,6 +406,37 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         G.queue_seat_mail(ctx.shell, ctx.session, ctx.game, seat, "turn_sheet")
     return (f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was {old_player.address}); "
             "they got a fresh turn sheet and a new seat password.")
+
+
+def _to_robot(ctx: GmAction, seat: Seat) -> str:
+    """REPLACE <game> <seat> ROBOT (issue 32): the game's robot drives the seat from now on. The
+    outgoing player is told as for any REPLACE; the robot's orders for the open turn are filed
+    now (bot.games.robots), the seat's own from then on."""
+    if seat.robot:
+        raise Refused(f"seat {seat.name} of {ctx.game.name} is a robot already")
+    if ctx.game.status == GameStatus.FINISHED:
+        raise Refused(f"{ctx.game.name} is over")
+    old_player = seat.player
+    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak}
+    letters.notice(ctx.shell, ctx.session, ToAddress(old_player.address, old_player.name),
+                   f"You have left {ctx.game.name}",
+                   f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to a robot driver. Thank you for "
+                   "playing; the bot will not send you this game's mail any more.", kind="replaced", game=ctx.game)
+    seat.player_id = robots.robot_player(ctx.session, ctx.now).id
+    seat.robot = True
+    seat.secret = new_secret()
+    seat.reply_salt = new_secret()  # the old holder's reply address stops working
+    seat.nmr_streak = 0
+    seat.gm_plot = None  # a robot drives itself
+    ctx.session.flush()
+    ctx.session.refresh(seat)
+    filed = ""
+    turn = store.open_turn(ctx.session, ctx.game) if ctx.game.status != GameStatus.SIGNUP else None
+    if turn is not None:
+        rules = G.rules_of(ctx.game)
+        if robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), [seat], ctx.now):
+            filed = f" Its orders for {turn.label} are on file."
+    return (f"seat {seat.name} is now driven by a robot (was {old_player.address}); it is never mailed.{filed}")
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:

@@ -597,8 +597,8 @@ class SetFigure(GmCommand):
 @dataclass(frozen=True, slots=True)
 class Replace(GmCommand):
     verb: ClassVar[str] = "REPLACE"
-    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name]"
-    summary: ClassVar[str] = "hand a seat to a new player"
+    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT"
+    summary: ClassVar[str] = "hand a seat to a new player, or to a robot"
     example: ClassVar[str] = "REPLACE rc1 kelly kim@example.org Kim"
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = None

@@ -144,3 +144,49 @@ def test_the_cli_adds_robots_and_shows_them(tmp_path: Path, capsys: pytest.Captu
     shown = capsys.readouterr().out
     assert "robo         (robot)" in shown and "orders in" in shown
     assert "(robot)" in "\n".join(line for line in shown.splitlines() if line.startswith("    "))
+
+
+# -- REPLACE <game> <seat> ROBOT ------------------------------------------------------------------
+
+def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(rr: App) -> None:
+    """mail-interface.md, GM commands: "REPLACE <game> <seat> <address>|ROBOT"; issue 32: "the GM's
+    REPLACE game seat ROBOT hands a dropped seat to a robot". The outgoing player is told as for
+    any REPLACE; the robot's orders for the open turn are on file at once; the seat is never
+    mailed again, and the turn now waits only for the two people left."""
+    before = len(mails(rr, ADDRESS["steve"]))
+    gm_says(rr, "REPLACE rr1 steve ROBOT", game="rr1")
+    confirmation = body_of(last(rr, GM))
+    assert "driven by a robot" in confirmation and "on file" in confirmation, confirmation
+    told = mails(rr, ADDRESS["steve"])[before:]
+    assert len(told) == 1 and "handed your seat (steve) in rr1 to a robot driver" in body_of(told[0])
+    filed = _filed(rr, 1)
+    assert filed["steve"] == [("robot", _expected_robot_orders(rr, 1, "steve"))]
+    for seat in ("kelly", "seb"):
+        player_says(rr, seat, "USE 1", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is not None, "the two people left are all the turn waits for"
+    assert len(mails(rr, ADDRESS["steve"])) == before + 1, "no results to the player who left"
+    assert "steve (robot)" in body_of(last(rr, ADDRESS["kelly"]))
+    gm_says(rr, "REPLACE rr1 steve ROBOT", game="rr1")
+    assert "a robot already" in body_of(last(rr, GM))
+    # And back to a person: the seat is a person's again, mailed again.
+    gm_says(rr, "REPLACE rr1 steve stevie@example.org Stevie", game="rr1")
+    assert "Turn 2" in str(last(rr, "stevie@example.org")["Subject"])
+    with rr.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        assert [s.name for s in game.seats if s.robot] == ["robo", "tin"]
+
+
+def test_replace_robot_by_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`flagman gm replace GAME SEAT --robot` does what the mail command does."""
+    from bot.cli import init_dir
+
+    config = init_dir(tmp_path / "site", "flagman@example.org")
+    args = ["--config", str(config), "game", "new", "racecraft", "--name", "rc1", "--gm", "gm@example.org"]
+    for name in ("kelly", "seb", "steve", "roger", "anna"):
+        args += ["--player", f"{name}={name}@example.org"]
+    assert cli_main(args) == 0
+    assert cli_main(["--config", str(config), "gm", "replace", "rc1", "anna", "--robot", "--no-send"]) == 0
+    assert "driven by a robot" in capsys.readouterr().out
+    assert cli_main(["--config", str(config), "game", "show", "rc1"]) == 0
+    assert "anna         (robot)" in capsys.readouterr().out
