@@ -122,6 +122,7 @@ class RequestKind(enum.StrEnum):
 
     JOIN = "join"  # a seat for the address that sent JOIN, once it answers
     ADDRESS = "address"  # seats moved to a new address, once it answers (and the old one had time to stop it)
+    PRACTICE = "practice"  # a practice game for the address that sent PRACTICE (`name`: the kind), once it answers
 
 
 class RequestStatus(enum.StrEnum):

@@ -65,7 +65,8 @@ def digest_time(shell: G.Shell) -> time:
 
 
 def gm_addresses(session: Session) -> list[str]:
-    return sorted(set(session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED))))
+    return sorted(set(session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED,
+                                                                    Game.practice.is_(False)))))
 
 
 def send_due_digests(shell: G.Shell, *, force: bool = False) -> int:
