@@ -15,7 +15,7 @@ from bot.app import App
 from bot.cli import main as cli_main
 from bot.games import robots
 from bot.games.store import find_game_row, turn_submissions
-from bot.games.turns import GameError, PlayerSpec, create_game
+from bot.games.turns import GameError, create_game
 from bot.models import Turn
 from bot.ops.backup import replay_game
 from rules import find_game
