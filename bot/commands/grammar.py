@@ -190,7 +190,7 @@ class ListGames(_Verb):
 class Practice(_Verb):
     verb: ClassVar[str] = "PRACTICE"
     syntax: ClassVar[str] = "PRACTICE <game kind>"
-    summary: ClassVar[str] = "a practice race against robot drivers (racecraft, speed-circuit, speedphreakz)"
+    summary: ClassVar[str] = "a practice race against robot drivers"
     example: ClassVar[str] = "PRACTICE racecraft"
     for_anyone: ClassVar[bool] = True
     kind: str
