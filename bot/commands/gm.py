@@ -358,6 +358,7 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     old = turn.state
     turn.state = rules.dump_state(new_state)
     ctx.undo = {"turn": turn.number, "state": old}
+    robots.refile(ctx.session, rules, ctx.game, turn, new_state, ctx.now)  # the robots drive on from the new state
     text = f"{seat.name}: {args[1]} set to {args[2]}. Figures now: " + ", ".join(
         f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items()) + "."
     stale = []

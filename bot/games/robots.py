@@ -93,6 +93,20 @@ def file_orders(session: Session, rules: AnyGame, game: Game, turn: Turn, state:
     return len(rows)
 
 
+def refile(session: Session, rules: AnyGame, game: Game, turn: Turn, state: GameState, now: datetime) -> int:
+    """The GM changed the open turn's state (SET): each robot seat's orders are worked out again
+    for the new state, after a CLEAR of its earlier ones (a robot's orders are always its own,
+    from what it can see now). How many were filed."""
+    rows = orders_for(rules, game, turn.number, state, game.seats, now)
+    for row in rows:
+        session.add(OrderSubmission(turn_id=turn.id, seat_id=row["seat_id"], inbound_id=None, source="clear", text="",
+                                    received_at=now))
+        session.add(OrderSubmission(turn_id=turn.id, **row))
+    if rows:
+        session.flush()
+    return len(rows)
+
+
 def file_next(session: Session, game_id: int, number: int, rows: Iterable[Mapping[str, object]]) -> None:
     """File `rows` (`orders_for` of a turn inserted without its object: the tick's next turn)
     for turn `number` of the game."""
@@ -105,5 +119,5 @@ def file_next(session: Session, game_id: int, number: int, rows: Iterable[Mappin
     session.flush()
 
 
-__all__ = ["ROBOT", "ROBOT_ADDRESS", "ROBOT_NAME", "add_robot", "file_next", "file_orders", "orders_for", "robot_names",
+__all__ = ["ROBOT", "ROBOT_ADDRESS", "ROBOT_NAME", "add_robot", "file_next", "file_orders", "orders_for", "refile", "robot_names",
            "robot_player", "shown"]

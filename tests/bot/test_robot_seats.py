@@ -190,3 +190,18 @@ def test_replace_robot_by_the_command_line(tmp_path: Path, capsys: pytest.Captur
     assert "driven by a robot" in capsys.readouterr().out
     assert cli_main(["--config", str(config), "game", "show", "rc1"]) == 0
     assert "anna         (robot)" in capsys.readouterr().out
+
+
+def test_a_gms_set_makes_the_robot_drive_on_from_the_new_state(rr: App) -> None:
+    """A robot's orders come from what it can see when they are filed: after the GM's SET changes
+    the open turn's state, each robot's orders are worked out again from it (after a CLEAR of the
+    earlier ones), so what stands is always legal for the state the turn resolves."""
+    gm_says(rr, "SET rr1 robo ep 1", game="rr1")
+    filed = _filed(rr, 1)["robo"]
+    assert [source for source, _ in filed] == ["robot", "clear", "robot"]
+    assert filed[-1][1] == _expected_robot_orders(rr, 1, "robo")  # from the state as SET left it
+    for seat in ("kelly", "seb", "steve"):
+        player_says(rr, seat, "USE 1", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is not None
+    with rr.db.read() as session:
+        assert all(not r.differences for r in replay_game(session, "rr1"))
