@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from email.message import EmailMessage
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -154,3 +155,22 @@ def test_practice_is_marked_in_game_list_and_not_in_list_by_mail(gapp: App, caps
         game = find_game_row(session, "practice1")
         assert game is not None and game.practice
     assert BOT not in {str(m["To"]) for m in mails(gapp)}
+
+
+def test_game_list_and_show_mark_a_practice_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"practice games are marked as such (subject tag, `game list`)": `flagman game list` ends its
+    line with [practice], `game show` says so, and its robots are shown as robots."""
+    from bot.app import build_app
+    from bot.cli import init_dir, main
+    from bot.settings import load_settings
+
+    config = init_dir(tmp_path / "site", "flagman@example.org")
+    with build_app(load_settings(config, env={})) as app, app.db.transaction() as session:
+        rules = practice.check(session, app.shell, PAT, "speed-circuit")
+        practice.start(app.shell, session, PAT, rules)
+    assert main(["--config", str(config), "game", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "practice1" in listed and "(4 robots)" in listed and listed.rstrip().endswith("[practice]")
+    assert main(["--config", str(config), "game", "show", "practice1"]) == 0
+    shown = capsys.readouterr().out
+    assert "(practice)" in shown and "ada          (robot)" in shown

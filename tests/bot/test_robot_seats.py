@@ -6,17 +6,20 @@ only for the people. Robots are shown as robots in every standings table and res
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 
 from bot.app import App
 from bot.cli import main as cli_main
 from bot.games import robots
-from bot.games.store import find_game_row, turn_submissions
+from bot.games.store import find_game_row, open_turn, turn_submissions
 from bot.games.turns import GameError, create_game
-from bot.models import Turn
+from bot.models import OrderSubmission, Turn
 from bot.ops.backup import replay_game
 from rules import find_game
 from rules.api import robot_rng, turn_seed
@@ -205,3 +208,51 @@ def test_a_gms_set_makes_the_robot_drive_on_from_the_new_state(rr: App) -> None:
     assert turns(rr, "rr1")[0].resolved_at is not None
     with rr.db.read() as session:
         assert all(not r.differences for r in replay_game(session, "rr1"))
+
+
+_names = itertools.count(1)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(["racecraft", "speed_circuit", "speedphreakz"]), seed=st.integers(0, 2**40),
+       people=st.integers(1, 3), robot_count=st.integers(1, 4))
+def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
+        gapp: App, kind: str, seed: int, people: int, robot_count: int) -> None:
+    """Property (issue 32: "a robot's orders are on file as soon as a turn opens, so early
+    resolution waits only for the people"): in any game, for any field, at every turn opened the
+    robots' filed orders are complete for the state the turn opened with; the turn is not all in
+    while a person has sent nothing, and is once every person has."""
+    from bot.games import turns as G
+
+    rules = find_game(kind)
+    total = people + robot_count
+    if not rules.min_players <= total <= rules.max_players:
+        return
+    name = f"prop{next(_names)}"
+    specs = [G.PlayerSpec(f"p{i}", f"p{i}-{name}@example.org", f"P{i}") for i in range(people)]
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind=kind, name=name, players=specs, gm_address=GM, seed=seed,
+                    robot_seats=[f"r{i}" for i in range(robot_count)])
+    for _ in range(3):
+        with gapp.db.transaction() as session:
+            game = find_game_row(session, name, with_seats=True)
+            assert game is not None
+            turn = open_turn(session, game)
+            if turn is None:
+                return  # the race is over
+            state = rules.load_state(turn.state)
+            expected = set(rules.expected_players(state))
+            subs = turn_submissions(session, turn)
+            for seat in game.seats:
+                if seat.robot and seat.name in expected:
+                    (filed,) = [s for s in subs.get(seat.id, []) if s.source == "robot"]
+                    assert rules.parse_orders(state, seat.name, filed.text).complete
+            waiting = [s for s in game.seats if not s.robot and s.name in expected]
+            if waiting:
+                assert not G.all_orders_in(session, game, rules, state, turn)
+            for seat in waiting:
+                session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, source="mail", received_at=gapp.shell.now(),
+                                            text=rules.format_orders(rules.default_orders(state, seat.name))))
+            session.flush()
+            assert G.all_orders_in(session, game, rules, state, turn)
+            G.resolve_turn(gapp.shell, session, game, turn)
