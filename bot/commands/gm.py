@@ -131,14 +131,16 @@ class News:
     text: str
     kind: str = "announce"
     calendar: bool = False
+    about: str | None = None  # the seat it is about: that seat gets a mail of its own, not this one
 
 
-def announce(ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False) -> None:
+def announce(ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False,
+             about: str | None = None) -> None:
     """Tell every active seat `text`, with the open turn's deadline in the seat's zone; with
     `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller). Told
     once the command is done (`tell_players`), together with whatever else the same mail of
     the GM did in the game: one mail per player per GM mail (issue 30)."""
-    ctx.news.append(News(title, text, kind, calendar))
+    ctx.news.append(News(title, text, kind, calendar, about))
 
 
 def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[News], now: datetime) -> int:
@@ -150,20 +152,23 @@ def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[Ne
     rules = G.rules_of(game)
     state = rules.load_state(turn.state) if any(n.calendar for n in news) and turn is not None else None
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
-    kind = news[0].kind if len(news) == 1 else "announce"
     sent = 0
     for seat in store.active_seats(game):
+        told = [n for n in news if n.about != seat.name]
+        if not told:
+            continue
+        kind = told[0].kind if len(told) == 1 else "announce"
         zone = seat.player.timezone
         ctx_mail = G.base_context(shell, game, rules)
         ctx_mail.update({
             "seat": {"name": seat.name, "display": seat.player.name},
-            "items": [{"title": n.title, "text": n.text} for n in news],
+            "items": [{"title": n.title, "text": n.text} for n in told],
             "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)} if turn is not None else None,
             "paused": game.status == GameStatus.PAUSED, "timezone": zone,
         })
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
         calendars = ical.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet") \
-            if state is not None else ()
+            if state is not None and any(n.calendar for n in told) else ()
         letters.post(shell, session, ToSeat(seat), rendered, kind=kind, calendars=calendars)
         sent += 1
     return sent
@@ -247,8 +252,14 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.session.flush()
     on_file = store.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
     assert on_file is not None
+    now_on_file = rules.format_orders(on_file)
+    # The GM's hand is visible (issue 29): the player is told what the GM entered for them.
+    letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"The GM entered orders for you in {turn.label}",
+                   f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{_quote(canonical)}\n\n"
+                   f"On file for you now (they count unless you send others before the deadline):\n\n"
+                   f"{_quote(now_on_file)}", kind="gm_order", game=ctx.game, error=False)
     return (f"entered for {seat.name}, {turn.label}:\n" + _quote(canonical)
-            + f"\n\nOn file for {seat.name} now:\n" + _quote(rules.format_orders(on_file)))
+            + f"\n\nOn file for {seat.name} now:\n" + _quote(now_on_file) + f"\n\n{seat.name} was told.")
 
 
 def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -256,9 +267,17 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     seat = _seat(ctx, args[0])
     old = seat.gm_plot
     if args[1].strip().upper() == "CLEAR":
+        if old is None:
+            return f"{seat.name} has no GM plot: the game's own default applies already."
         seat.gm_plot = None
         ctx.undo = {"seat": seat.name, "gm_plot": old}
-        return f"the GM plot of {seat.name} is cleared: the game's own default applies."
+        default = rules.format_orders(rules.default_orders(state, seat.name)) if seat.name in rules.players(state) else ""
+        letters.notice(ctx.shell, ctx.session, ToSeat(seat), "The GM's plot for you is cleared",
+                       "The GM has cleared the plot that stood for you when no orders of yours arrive. From now "
+                       "on the game's own default is used instead" + (f"; in {turn.label} it is:\n\n{_quote(default)}"
+                                                                     if default else "."),
+                       kind="gm_plot", game=ctx.game, error=False)
+        return f"the GM plot of {seat.name} is cleared: the game's own default applies. {seat.name} was told."
     if seat.name not in rules.players(state):
         raise Refused(f"{seat.name} is no longer in the race")
     text = _orders_text(args[1])
@@ -275,11 +294,17 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise _not_valid(rules, state, seat, parsed)
     seat.gm_plot = stored
     ctx.undo = {"seat": seat.name, "gm_plot": old}
-    answer = (f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal):\n"
-              + _quote(stored))
+    answer = (f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal, "
+              f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + _quote(stored))
+    stands = ""
     if standing is not None and rules.format_orders(standing) != stored:
-        answer += f"\n\nIn {turn.label} it stands for:\n" + _quote(rules.format_orders(standing))
-    return answer
+        stands = f"\n\nIn {turn.label} it stands for:\n" + _quote(rules.format_orders(standing))
+    letters.notice(ctx.shell, ctx.session, ToSeat(seat), "The GM has set a plot for you",
+                   "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
+                   "orders of yours are on file at a deadline, this turn and the next ones, until the GM clears it. "
+                   "Orders you send always come first.\n\n" + _quote(stored) + stands,
+                   kind="gm_plot", game=ctx.game, error=False)
+    return answer + stands + f"\n\n{seat.name} was told."
 
 
 def process(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -366,6 +391,13 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     if stale:
         text += (" Warning: orders on file for " + ", ".join(stale) + " are no longer legal after this change; "
                  f"enter new ones with ORDER {ctx.game.name} <seat> <orders>.")
+    if seat.active:
+        letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"The GM changed your {args[1]}",
+                       f"The GM has set your {args[1]} to {args[2]} in {turn.label}. Your figures now: "
+                       + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items()) + "."
+                       + (" Your orders on file are no longer legal: send new ones." if seat.name in stale else ""),
+                       kind="gm_set", game=ctx.game, error=False)
+        text += f" {seat.name} was told."
     return text
 
 
@@ -381,8 +413,12 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     if ctx.game.status == GameStatus.FINISHED:
         raise Refused(f"{ctx.game.name} is over")
     old_player = seat.player
-    new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.shell.settings.bot.timezone)
-    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak}
+    # A new player without a zone of their own gets the game's (issue 29), as at game new.
+    new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.game.timezone)
+    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak,
+                "gm_plot": seat.gm_plot}
+    plot_cleared = seat.gm_plot
+    seat.gm_plot = None  # the GM's plot was for the player who leaves (docs/DESIGN.md, "The GM's plot")
     # To the former holder at their address, without the seat's signed reply address: it would
     # act for the seat's new holder (bot.letters: ToAddress).
     letters.notice(ctx.shell, ctx.session, ToAddress(old_player.address, old_player.name),
@@ -397,10 +433,21 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.session.refresh(seat)
     if ctx.game.status == GameStatus.SIGNUP:
         send_welcome(ctx.shell, ctx.session, ctx.game, seat)
-    else:
-        G.queue_seat_mail(ctx.shell, ctx.session, ctx.game, seat, "turn_sheet")
+        return (f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was "
+                f"{old_player.address}); they got the welcome and a new seat password.")
+    _rules, _state, turn = under_way(ctx.session, ctx.game)
+    where = f"from {turn.label}" if turn is not None else "for what is left"
+    G.queue_seat_mail(ctx.shell, ctx.session, ctx.game, seat, "turn_sheet",
+                      note=f"You take over seat {seat.name} in {ctx.game.name} from {old_player.name}, {where}: the "
+                      "car, its place and its figures as they stand below. Orders your predecessor sent for this "
+                      "turn stand until you send your own.")
+    announce(ctx, f"{seat.name} changes hands",
+             f"The GM has handed seat {seat.name} to {new_player.name}, who drives it on {where}.",
+             kind="replace", about=seat.name)
     return (f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was {old_player.address}); "
-            "they got a fresh turn sheet and a new seat password.")
+            "they got a fresh turn sheet, saying whose seat they take over, and a new seat password; the other "
+            "players were told." + (f" The GM plot of {seat.name} ({_one_line(plot_cleared)}) is cleared: it was for "
+                                    "the player who left." if plot_cleared else ""))
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:
@@ -423,7 +470,9 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
     letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"You are out of {ctx.game.name}",
                    f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
                    "game's mail any more.", kind="dropped", game=ctx.game)
-    return text + " They were told."
+    announce(ctx, f"{seat.name} is out of the race", f"The GM has taken {seat.name} out of {ctx.game.name}: "
+             f"{text}", kind="drop", about=seat.name)
+    return text + " They were told, and so were the other players."
 
 
 def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -549,6 +598,10 @@ def start(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn = G.start_game(ctx.shell, ctx.session, game)
     return (f"{game.name} started with {len(store.active_seats(game))} players: {turn.label}, due "
             f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet.")
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _quote(text: str) -> str:

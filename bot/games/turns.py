@@ -609,8 +609,11 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state
 
 def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                      seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None,
-                     subs: store.BySeat | None = None, into: mailout.NewRows | None = None) -> None:
+                     subs: store.BySeat | None = None, into: mailout.NewRows | None = None,
+                     note: str | None = None) -> None:
     ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs)
+    if note:
+        ctx["note"] = note
     if template == "turn_sheet":
         # The first sheet of a seat tells its holder the seat password (mail-interface.md,
         # identity): this mail goes to the seat's registered address only, never in a log.
@@ -675,10 +678,12 @@ def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: AnyGame, s
     letters.post(shell, session, letters.ToGm(game), rendered, kind=template, html=html, into=into)
 
 
-def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, template: str) -> None:
-    """A mail about the game as it stands now (turn sheet, status...) to one seat."""
+def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, template: str, *,
+                    note: str | None = None) -> None:
+    """A mail about the game as it stands now (turn sheet, status...) to one seat; `note`, a
+    paragraph at its top (REPLACE: whose seat the new player takes over)."""
     rules, state, turn = current_state(session, game)
-    _queue_seat_mail(shell, session, game, rules, state, turn, seat, template, None)
+    _queue_seat_mail(shell, session, game, rules, state, turn, seat, template, None, note=note)
 
 
 def due_turns(session: Session, now: datetime, *, among: Collection[int] | None = None) -> list[tuple[Game, Turn]]:
