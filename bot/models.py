@@ -238,6 +238,9 @@ class Turn(Base):
     # commitment on every sheet, revealed in the results; the seed above is worked out from it
     # and the orders used when the turn resolves (bot.games.dice). NULL for turns opened before.
     secret: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # How often ROLLBACK reopened the turn (migration 0012, issue 29): its results then say
+    # that they replace the ones sent before.
+    corrections: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     game: Mapped[Game] = relationship(back_populates="turns")
 

@@ -50,6 +50,7 @@ from bot.letters import ToAddress, ToSeat
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
+from bot.mail_out.outbox import CalendarPart
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, OrderSubmission, Seat, Turn
 from rules import fair
@@ -167,8 +168,11 @@ def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[Ne
             "paused": game.status == GameStatus.PAUSED, "timezone": zone,
         })
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
-        calendars = ical.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet") \
-            if state is not None and any(n.calendar for n in told) else ()
+        calendars: tuple[CalendarPart, ...] = ()
+        if state is not None and turn is not None and any(n.calendar for n in told):
+            calendars = (ical.paused_parts(sender, now, game, rules, state, turn, seat)
+                         if game.status == GameStatus.PAUSED
+                         else ical.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet"))
         letters.post(shell, session, ToSeat(seat), rendered, kind=kind, calendars=calendars)
         sent += 1
     return sent
@@ -309,10 +313,14 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
+    resumed = ctx.game.status == GameStatus.PAUSED
+    if resumed:  # PROCESS resolves the turn now, and the game goes on from there
+        ctx.game.status = GameStatus.ACTIVE
     outcome = G.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
-    text = f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
+    text = (("The game was paused: it goes on. " if resumed else "")
+            + f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}.")
     if following is None:
         return text + " The game is over."
     return text + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
@@ -340,9 +348,10 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     if ctx.game.status == GameStatus.PAUSED:
         raise Refused(f"{ctx.game.name} is paused already; RESUME {ctx.game.name} restarts it")
     ctx.game.status = GameStatus.PAUSED
+    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the deadline's event is cancelled (issue 29)
     announce(ctx, f"{ctx.game.name} is paused",
              "The GM has paused the game: no deadline runs until the GM resumes it. Orders sent now are kept.",
-             kind="pause")
+             kind="pause", calendar=True)
     return f"{ctx.game.name} is paused at {turn.label}; the players were told."
 
 
@@ -359,7 +368,8 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
         if fresh is not None and old is not None and old > fresh:
             fresh = old
         _set_deadline(ctx, turn, fresh if fresh is not None else old)
-    moved = turn.deadline is not None and (old is None or as_utc(turn.deadline) != old)
+    # The pause cancelled the deadline's calendar event: it is sent again, moved or not (issue 29).
+    moved = turn.deadline is not None
     if moved:
         turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
@@ -491,15 +501,18 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
             break
     turn = last
-    if game.status == GameStatus.FINISHED:
-        game.status = GameStatus.ACTIVE
-        game.finished_at = None
+    turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent (issue 29)
+    # Reopened paused (issue 29): with every order on file the next tick would resolve it
+    # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
+    game.status = GameStatus.PAUSED
+    game.finished_at = None
     # The turn is restored exactly (state, seed, the orders on file); only its deadline is
     # renewed when the old one has passed, or the tick would resolve it again at once.
     deadline = as_utc(turn.deadline) if turn.deadline is not None else None
     if deadline is None or deadline <= ctx.now:
         deadline = next_deadline(parse_schedule(game.deadline_spec), ctx.now, game.timezone)
     _set_deadline(ctx, turn, deadline)
+    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
     _recount_streaks(session, game, turn)
     ctx.undo = {"undone": undone}
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
@@ -509,10 +522,12 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
             f"{fair.commitment(turn.secret)}." if turn.secret is not None else "")
     announce(ctx, f"{turn.label} is reopened",
              f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
-             "count, and the turn is open again. The orders you had on file for it still stand; you may send "
-             "new ones." + dice, kind="rollback")
-    return (f"rolled back to {turn.label}; it is open again, due "
-            f"{_deadline_words(turn, game.timezone)}. What was discarded is kept in the audit log."
+             "count, and the turn is open again. The game is paused while the GM sets it right; you will be "
+             "told when it goes on. The orders you had on file for it still stand; you may send new ones."
+             + dice, kind="rollback", calendar=True)
+    return (f"rolled back to {turn.label}; it is open again and the game is paused: set right what needs it, "
+            f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "
+            "discarded is kept in the audit log."
             + (f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
                "to take them out again." if closed else ""))
 

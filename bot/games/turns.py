@@ -254,6 +254,7 @@ def _new_turn(shell: Shell, game: Game, rules: AnyGame, number: int, state: Game
         deadline = now  # nothing to wait for (e.g. Racecraft's final sprint)
     return {"game_id": game.id, "number": number, "label": rules.turn_label(state), "state": rules.dump_state(state),
             "seed": turn_seed(game.seed, number), "secret": shell.entropy.secret(game.name, number, None),
+            "corrections": 0,
             "opened_at": now, "deadline": deadline, "resolved_at": None,
             "state_after": None, "events": None, "reminded": ""}
 
@@ -567,6 +568,7 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: AnyGame, sta
                      "defaulted": list(outcome.defaulted) if outcome else [],
                      "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
                      "you_defaulted_by": _filled_by(outcome, seat.name),
+                     "correction": bool(resolved.corrections),
                      "dice": revealed(game, rules, resolved, outcome)} if resolved else None,
         "help": rules.order_help(state, seat.name) if expected else "",
         "on_file": on_file_text,
@@ -595,6 +597,7 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state
                  "commitment": committed(turn)},
         "resolved": {"number": resolved.number, "label": resolved.label,
                      "defaulted": list(outcome.defaulted) if outcome else [], "you_defaulted": False,
+                     "correction": bool(resolved.corrections),
                      "defaulted_by": [{"seat": name, "by": _filled_by(outcome, name),
                                        "orders": rules.format_orders(outcome.orders[name])}
                                       for name in outcome.defaulted] if outcome else [],

@@ -220,7 +220,8 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     ctx.update({
         "seat": {"name": seat.name, "display": seat.player.name},
         "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone),
-                 "early": batch.resolves_early(session, game, turn)},
+                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
+                 "paused": game.status == GameStatus.PAUSED},
         "problems": problems, "problems_more": len(parsed.problems) - len(shown), "timezone": zone,
         "help": order_help, "readings": readings,
     })

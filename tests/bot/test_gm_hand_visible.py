@@ -77,3 +77,52 @@ def test_replace_tells_the_new_holder_whose_seat_in_the_games_zone_and_clears_th
         assert game is not None
         seat = seat_named(game, "steve")
         assert seat is not None and seat.gm_plot is None and seat.player.timezone == "America/New_York"
+
+
+# -- ROLLBACK, PAUSE and the calendar (issue 29, cases 4 and 5) ---------------------------------
+
+
+def _calendar_methods(message: object) -> list[str]:
+    from email.message import EmailMessage
+
+    assert isinstance(message, EmailMessage)
+    return [str(part.get_param("method")) for part in message.walk() if part.get_content_type() == "text/calendar"]
+
+
+def _play_turn_1(app: App) -> None:
+    for seat in ("kelly", "seb", "steve", "roger", "anna"):
+        player_says(app, seat, "USE 2")
+
+
+def test_rollback_reopens_the_turn_paused_and_its_new_results_say_they_are_a_correction(rc: App) -> None:
+    """ROLLBACK with every order on file: the turn is not resolved again at the next tick (the game
+    is paused; the GM is told how to go on); PROCESS resolves it and its results say in subject and
+    text that they replace the ones sent before."""
+    _play_turn_1(rc)
+    gm_says(rc, "ROLLBACK rc1")
+    assert str(gm_helpers.game_row(rc).status) == "paused"
+    assert "the game is paused" in gm_helpers.bodies(rc, GM) and "RESUME rc1" in gm_helpers.bodies(rc, GM)
+    notice = last(rc, ADDRESS["kelly"])
+    assert "Turn 1 of 5: start is reopened" in str(notice["Subject"]) and "paused" in body_of(notice)
+    gm_helpers.cycle(rc)
+    assert [t.resolved_at is None for t in gm_helpers.turns(rc)] == [True], "not resolved again by itself"
+    gm_says(rc, "PROCESS rc1")
+    assert str(gm_helpers.game_row(rc).status) == "active"
+    results = last(rc, ADDRESS["kelly"])
+    assert str(results["Subject"]).startswith("[rc1] Corrected results of Turn 1 of 5")
+    assert "These results replace the ones sent before for Turn 1 of 5: start" in body_of(results)
+    copy = next(m for m in reversed(mails(rc, GM)) if "GM copy" in str(m["Subject"]))
+    assert "corrected results of Turn 1" in str(copy["Subject"])
+
+
+def test_a_confirmation_while_paused_promises_no_deadline_and_the_calendar_follows_the_pause(rc: App) -> None:
+    gm_says(rc, "PAUSE rc1")
+    paused = last(rc, ADDRESS["seb"])
+    assert _calendar_methods(paused) == ["CANCEL"], "the deadline's event is cancelled while paused"
+    player_says(rc, "seb", "USE 3")
+    confirmation = body_of(last(rc, ADDRESS["seb"]))
+    assert "The game is paused: no deadline runs" in confirmation
+    assert "resolves as soon as every order is in" not in confirmation and "If nothing else arrives by" not in confirmation
+    gm_says(rc, "RESUME rc1")
+    resumed = last(rc, ADDRESS["kelly"])
+    assert "resumes" in str(resumed["Subject"]) and _calendar_methods(resumed) == ["REQUEST"]
