@@ -126,3 +126,14 @@ def test_a_confirmation_while_paused_promises_no_deadline_and_the_calendar_follo
     gm_says(rc, "RESUME rc1")
     resumed = last(rc, ADDRESS["kelly"])
     assert "resumes" in str(resumed["Subject"]) and _calendar_methods(resumed) == ["REQUEST"]
+
+
+def test_a_dropped_runner_is_in_the_final_classification_as_not_finishing(rc: App) -> None:
+    """Issue 29, case 7: the driver stays in the classification (DNF, or the game's own word)."""
+    gm_says(rc, "DROP rc1 seb")
+    for _ in range(10):
+        if str(gm_helpers.game_row(rc).status) == "finished":
+            break
+        gm_says(rc, "PROCESS rc1")
+    final = next(m for m in mails(rc, ADDRESS["kelly"]) if "Final result" in str(m["Subject"]))
+    assert "seb (did not finish)" in body_of(final)
