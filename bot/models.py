@@ -181,7 +181,7 @@ class Game(Base):
     nmr_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
     nmr_action: Mapped[str] = mapped_column(String(16), default="gm", server_default="gm")  # gm | drop
     press: Mapped[str] = mapped_column(String(16), default=PressMode.SIGNED, server_default="signed")  # PressMode
-    # A practice game (migration 0012, issue 32: PRACTICE by mail): one person against robots,
+    # A practice game (migration 0013, issue 32: PRACTICE by mail): one person against robots,
     # counting for nothing, closed when left alone (bot.games.robots).
     practice: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(_utc())
@@ -209,7 +209,7 @@ class Seat(Base):
     # The player who stopped this seat's reminders (migration 0006: List-Unsubscribe, REMINDERS
     # OFF); they are sent while it is not the seat's holder now, so a new holder gets them.
     reminders_off_for: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    # Driven by the game's robot (migration 0012, issue 32): its holder is the robots' player
+    # Driven by the game's robot (migration 0013, issue 32): its holder is the robots' player
     # (bot.games.robots.ROBOT_ADDRESS, no address at all), it is never mailed, and its orders are
     # filed as soon as each turn opens.
     robot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
@@ -247,6 +247,9 @@ class Turn(Base):
     # commitment on every sheet, revealed in the results; the seed above is worked out from it
     # and the orders used when the turn resolves (bot.games.dice). NULL for turns opened before.
     secret: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # How often ROLLBACK reopened the turn (migration 0012, issue 29): its results then say
+    # that they replace the ones sent before.
+    corrections: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     game: Mapped[Game] = relationship(back_populates="turns")
 

@@ -260,10 +260,12 @@ class Viewer(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Placing:
-    """One position of the standings: its place (1-based) and who shares it, by name."""
+    """One position of the standings: its place (1-based) and who shares it, by name; `note`, the
+    game's word for a classification that is not a place won (Racecraft: "did not finish")."""
 
     place: int
     players: tuple[PlayerId, ...]
+    note: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ from bot.letters import ToAddress, ToSeat
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
+from bot.mail_out.outbox import CalendarPart
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, OrderSubmission, Seat, Turn
 from rules import fair
@@ -132,14 +133,16 @@ class News:
     text: str
     kind: str = "announce"
     calendar: bool = False
+    about: str | None = None  # the seat it is about: that seat gets a mail of its own, not this one
 
 
-def announce(ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False) -> None:
+def announce(ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False,
+             about: str | None = None) -> None:
     """Tell every active seat `text`, with the open turn's deadline in the seat's zone; with
     `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller). Told
     once the command is done (`tell_players`), together with whatever else the same mail of
     the GM did in the game: one mail per player per GM mail (issue 30)."""
-    ctx.news.append(News(title, text, kind, calendar))
+    ctx.news.append(News(title, text, kind, calendar, about))
 
 
 def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[News], now: datetime) -> int:
@@ -151,20 +154,26 @@ def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[Ne
     rules = G.rules_of(game)
     state = rules.load_state(turn.state) if any(n.calendar for n in news) and turn is not None else None
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
-    kind = news[0].kind if len(news) == 1 else "announce"
     sent = 0
     for seat in store.mailed_seats(game):
+        told = [n for n in news if n.about != seat.name]
+        if not told:
+            continue
+        kind = told[0].kind if len(told) == 1 else "announce"
         zone = seat.player.timezone
         ctx_mail = G.base_context(shell, game, rules)
         ctx_mail.update({
             "seat": {"name": seat.name, "display": seat.player.name},
-            "items": [{"title": n.title, "text": n.text} for n in news],
+            "items": [{"title": n.title, "text": n.text} for n in told],
             "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)} if turn is not None else None,
             "paused": game.status == GameStatus.PAUSED, "timezone": zone,
         })
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
-        calendars = ical.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet") \
-            if state is not None else ()
+        calendars: tuple[CalendarPart, ...] = ()
+        if state is not None and turn is not None and any(n.calendar for n in told):
+            calendars = (ical.paused_parts(sender, now, game, rules, state, turn, seat)
+                         if game.status == GameStatus.PAUSED
+                         else ical.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet"))
         letters.post(shell, session, ToSeat(seat), rendered, kind=kind, calendars=calendars)
         sent += 1
     return sent
@@ -248,8 +257,14 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.session.flush()
     on_file = store.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
     assert on_file is not None
+    now_on_file = rules.format_orders(on_file)
+    # The GM's hand is visible (issue 29): the player is told what the GM entered for them.
+    letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"The GM entered orders for you in {turn.label}",
+                   f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{_quote(canonical)}\n\n"
+                   f"On file for you now (they count unless you send others before the deadline):\n\n"
+                   f"{_quote(now_on_file)}", kind="gm_order", game=ctx.game, error=False)
     return (f"entered for {seat.name}, {turn.label}:\n" + _quote(canonical)
-            + f"\n\nOn file for {seat.name} now:\n" + _quote(rules.format_orders(on_file)))
+            + f"\n\nOn file for {seat.name} now:\n" + _quote(now_on_file) + f"\n\n{seat.name} was told.")
 
 
 def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -257,9 +272,17 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     seat = _seat(ctx, args[0])
     old = seat.gm_plot
     if args[1].strip().upper() == "CLEAR":
+        if old is None:
+            return f"{seat.name} has no GM plot: the game's own default applies already."
         seat.gm_plot = None
         ctx.undo = {"seat": seat.name, "gm_plot": old}
-        return f"the GM plot of {seat.name} is cleared: the game's own default applies."
+        default = rules.format_orders(rules.default_orders(state, seat.name)) if seat.name in rules.players(state) else ""
+        letters.notice(ctx.shell, ctx.session, ToSeat(seat), "The GM's plot for you is cleared",
+                       "The GM has cleared the plot that stood for you when no orders of yours arrive. From now "
+                       "on the game's own default is used instead" + (f"; in {turn.label} it is:\n\n{_quote(default)}"
+                                                                     if default else "."),
+                       kind="gm_plot", game=ctx.game, error=False)
+        return f"the GM plot of {seat.name} is cleared: the game's own default applies. {seat.name} was told."
     if seat.name not in rules.players(state):
         raise Refused(f"{seat.name} is no longer in the race")
     text = _orders_text(args[1])
@@ -276,19 +299,29 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise _not_valid(rules, state, seat, parsed)
     seat.gm_plot = stored
     ctx.undo = {"seat": seat.name, "gm_plot": old}
-    answer = (f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal):\n"
-              + _quote(stored))
+    answer = (f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal, "
+              f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + _quote(stored))
+    stands = ""
     if standing is not None and rules.format_orders(standing) != stored:
-        answer += f"\n\nIn {turn.label} it stands for:\n" + _quote(rules.format_orders(standing))
-    return answer
+        stands = f"\n\nIn {turn.label} it stands for:\n" + _quote(rules.format_orders(standing))
+    letters.notice(ctx.shell, ctx.session, ToSeat(seat), "The GM has set a plot for you",
+                   "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
+                   "orders of yours are on file at a deadline, this turn and the next ones, until the GM clears it. "
+                   "Orders you send always come first.\n\n" + _quote(stored) + stands,
+                   kind="gm_plot", game=ctx.game, error=False)
+    return answer + stands + f"\n\n{seat.name} was told."
 
 
 def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
+    resumed = ctx.game.status == GameStatus.PAUSED
+    if resumed:  # PROCESS resolves the turn now, and the game goes on from there
+        ctx.game.status = GameStatus.ACTIVE
     outcome = G.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
-    text = f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
+    text = (("The game was paused: it goes on. " if resumed else "")
+            + f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}.")
     if following is None:
         return text + " The game is over."
     return text + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
@@ -317,9 +350,10 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     if ctx.game.status == GameStatus.PAUSED:
         raise Refused(f"{ctx.game.name} is paused already; RESUME {ctx.game.name} restarts it")
     ctx.game.status = GameStatus.PAUSED
+    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the deadline's event is cancelled (issue 29)
     announce(ctx, f"{ctx.game.name} is paused",
              "The GM has paused the game: no deadline runs until the GM resumes it. Orders sent now are kept.",
-             kind="pause")
+             kind="pause", calendar=True)
     return f"{ctx.game.name} is paused at {turn.label}; the players were told."
 
 
@@ -336,7 +370,8 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
         if fresh is not None and old is not None and old > fresh:
             fresh = old
         _set_deadline(ctx, turn, fresh if fresh is not None else old)
-    moved = turn.deadline is not None and (old is None or as_utc(turn.deadline) != old)
+    # The pause cancelled the deadline's calendar event: it is sent again, moved or not (issue 29).
+    moved = turn.deadline is not None
     if moved:
         turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
@@ -369,6 +404,13 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     if stale:
         text += (" Warning: orders on file for " + ", ".join(stale) + " are no longer legal after this change; "
                  f"enter new ones with ORDER {ctx.game.name} <seat> <orders>.")
+    if seat.active:
+        letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"The GM changed your {args[1]}",
+                       f"The GM has set your {args[1]} to {args[2]} in {turn.label}. Your figures now: "
+                       + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items()) + "."
+                       + (" Your orders on file are no longer legal: send new ones." if seat.name in stale else ""),
+                       kind="gm_set", game=ctx.game, error=False)
+        text += f" {seat.name} was told."
     return text
 
 
@@ -386,8 +428,12 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     if ctx.game.status == GameStatus.FINISHED:
         raise Refused(f"{ctx.game.name} is over")
     old_player = seat.player
-    new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.shell.settings.bot.timezone)
-    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak}
+    # A new player without a zone of their own gets the game's (issue 29), as at game new.
+    new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.game.timezone)
+    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak,
+                "gm_plot": seat.gm_plot}
+    plot_cleared = seat.gm_plot
+    seat.gm_plot = None  # the GM's plot was for the player who leaves (docs/DESIGN.md, "The GM's plot")
     # To the former holder at their address, without the seat's signed reply address: it would
     # act for the seat's new holder (bot.letters: ToAddress).
     letters.notice(ctx.shell, ctx.session, ToAddress(old_player.address, old_player.name),
@@ -403,10 +449,21 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.session.refresh(seat)
     if ctx.game.status == GameStatus.SIGNUP:
         send_welcome(ctx.shell, ctx.session, ctx.game, seat)
-    else:
-        G.queue_seat_mail(ctx.shell, ctx.session, ctx.game, seat, "turn_sheet")
+        return (f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was "
+                f"{old_player.address}); they got the welcome and a new seat password.")
+    _rules, _state, turn = under_way(ctx.session, ctx.game)
+    where = f"from {turn.label}" if turn is not None else "for what is left"
+    G.queue_seat_mail(ctx.shell, ctx.session, ctx.game, seat, "turn_sheet",
+                      note=f"You take over seat {seat.name} in {ctx.game.name} from {old_player.name}, {where}: the "
+                      "car, its place and its figures as they stand below. Orders your predecessor sent for this "
+                      "turn stand until you send your own.")
+    announce(ctx, f"{seat.name} changes hands",
+             f"The GM has handed seat {seat.name} to {new_player.name}, who drives it on {where}.",
+             kind="replace", about=seat.name)
     return (f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was {old_player.address}); "
-            "they got a fresh turn sheet and a new seat password.")
+            "they got a fresh turn sheet, saying whose seat they take over, and a new seat password; the other "
+            "players were told." + (f" The GM plot of {seat.name} ({_one_line(plot_cleared)}) is cleared: it was for "
+                                    "the player who left." if plot_cleared else ""))
 
 
 def _to_robot(ctx: GmAction, seat: Seat) -> str:
@@ -418,7 +475,8 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
     if ctx.game.status == GameStatus.FINISHED:
         raise Refused(f"{ctx.game.name} is over")
     old_player = seat.player
-    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak}
+    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak,
+                "gm_plot": seat.gm_plot}
     letters.notice(ctx.shell, ctx.session, ToAddress(old_player.address, old_player.name),
                    f"You have left {ctx.game.name}",
                    f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to a robot driver. Thank you for "
@@ -437,7 +495,11 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
         rules = G.rules_of(ctx.game)
         if robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), [seat], ctx.now):
             filed = f" Its orders for {turn.label} are on file."
-    return (f"seat {seat.name} is now driven by a robot (was {old_player.address}); it is never mailed.{filed}")
+    announce(ctx, f"{seat.name} changes hands",
+             f"The GM has handed seat {seat.name} to a robot driver, which drives it on "
+             + (f"from {turn.label}." if turn is not None else "for what is left."), kind="replace", about=seat.name)
+    return (f"seat {seat.name} is now driven by a robot (was {old_player.address}); it is never mailed; the other "
+            f"players were told.{filed}")
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:
@@ -460,7 +522,9 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
     letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"You are out of {ctx.game.name}",
                    f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
                    "game's mail any more.", kind="dropped", game=ctx.game)
-    return text + " They were told."
+    announce(ctx, f"{seat.name} is out of the race", f"The GM has taken {seat.name} out of {ctx.game.name}: "
+             f"{text}", kind="drop", about=seat.name)
+    return text + " They were told, and so were the other players."
 
 
 def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -479,15 +543,18 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
             break
     turn = last
-    if game.status == GameStatus.FINISHED:
-        game.status = GameStatus.ACTIVE
-        game.finished_at = None
+    turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent (issue 29)
+    # Reopened paused (issue 29): with every order on file the next tick would resolve it
+    # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
+    game.status = GameStatus.PAUSED
+    game.finished_at = None
     # The turn is restored exactly (state, seed, the orders on file); only its deadline is
     # renewed when the old one has passed, or the tick would resolve it again at once.
     deadline = as_utc(turn.deadline) if turn.deadline is not None else None
     if deadline is None or deadline <= ctx.now:
         deadline = next_deadline(parse_schedule(game.deadline_spec), ctx.now, game.timezone)
     _set_deadline(ctx, turn, deadline)
+    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
     _recount_streaks(session, game, turn)
     ctx.undo = {"undone": undone}
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
@@ -497,10 +564,12 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
             f"{fair.commitment(turn.secret)}." if turn.secret is not None else "")
     announce(ctx, f"{turn.label} is reopened",
              f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
-             "count, and the turn is open again. The orders you had on file for it still stand; you may send "
-             "new ones." + dice, kind="rollback")
-    return (f"rolled back to {turn.label}; it is open again, due "
-            f"{_deadline_words(turn, game.timezone)}. What was discarded is kept in the audit log."
+             "count, and the turn is open again. The game is paused while the GM sets it right; you will be "
+             "told when it goes on. The orders you had on file for it still stand; you may send new ones."
+             + dice, kind="rollback", calendar=True)
+    return (f"rolled back to {turn.label}; it is open again and the game is paused: set right what needs it, "
+            f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "
+            "discarded is kept in the audit log."
             + (f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
                "to take them out again." if closed else ""))
 
@@ -586,6 +655,10 @@ def start(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn = G.start_game(ctx.shell, ctx.session, game)
     return (f"{game.name} started with {len(store.active_seats(game))} players: {turn.label}, due "
             f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet.")
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip())
 
 
 def _quote(text: str) -> str:

@@ -423,7 +423,7 @@ class Resend(_MaybeGame):
 class Clear(_MaybeGame):
     verb: ClassVar[str] = "CLEAR"
     syntax: ClassVar[str] = "CLEAR [game]"
-    summary: ClassVar[str] = "take back your orders of the open turn: the default stands"
+    summary: ClassVar[str] = "take back your orders: the default stands"
     example: ClassVar[str] = "CLEAR rc1"
     game: str
 
@@ -432,7 +432,7 @@ class Clear(_MaybeGame):
 class Wait(_MaybeGame):
     verb: ClassVar[str] = "WAIT"
     syntax: ClassVar[str] = "WAIT [game]"
-    summary: ClassVar[str] = "hold the open turn to its deadline (no early resolution)"
+    summary: ClassVar[str] = "hold the turn to its deadline (no early resolution)"
     example: ClassVar[str] = "WAIT rc1"
     game: str
 
@@ -441,7 +441,7 @@ class Wait(_MaybeGame):
 class NoWait(_MaybeGame):
     verb: ClassVar[str] = "NOWAIT"
     syntax: ClassVar[str] = "NOWAIT [game]"
-    summary: ClassVar[str] = "lift your WAIT: the turn may resolve once every order is in"
+    summary: ClassVar[str] = "lift your WAIT: the turn may resolve early again"
     example: ClassVar[str] = "NOWAIT rc1"
     game: str
 

@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 
 from bot import letters
 from bot.answers import Letter, Notice, Refused
+from bot.commands import gm
 from bot.commands.grammar import (
     GM_COMMANDS,
     PLAYER_COMMANDS,
@@ -278,7 +279,12 @@ def join(ctx: CommandContext, command: Join) -> Reply:
 
 
 def resign(ctx: CommandContext, command: Resign) -> Reply:
-    return Reply(label=signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game))
+    seat, text = signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game)
+    # Departures are told to everyone (issue 29), as the GM's DROP is.
+    gm.tell_players(ctx.shell, ctx.session, seat.game, [gm.News(
+        f"{seat.name} has resigned", f"{seat.name} has given up the seat in {seat.game.name}: {text}", "resign",
+        about=seat.name)], ctx.shell.now())
+    return Reply(label="RESIGN done")
 
 
 __all__ = ["MAX_HISTORY", "RESENDS_PER_DAY", "clear", "help_", "history", "join", "no_wait", "resend", "resign",

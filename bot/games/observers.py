@@ -104,7 +104,8 @@ def queue_results(shell: Shell, session: Session, game: Game, rules: AnyGame, re
         "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
         "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/") if shell.settings.bot.public_url else "",
         "report": report, "view": report.view,
-        "resolved": {"number": resolved.number, "label": resolved.label, "defaulted": list(defaulted)},
+        "resolved": {"number": resolved.number, "label": resolved.label, "defaulted": list(defaulted),
+                     "correction": bool(resolved.corrections)},
         "next": {"label": next_turn.label, "deadline": deadline} if next_turn is not None else None,
         "timezone": game.timezone, "robots": [seat.name for seat in game.seats if seat.robot],
     }

@@ -195,9 +195,9 @@ def join_now(shell: G.Shell, session: Session, game_name: str, address: str, nam
 
 # -- RESIGN ----------------------------------------------------------------------------------
 
-def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_name: str) -> str:
+def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_name: str) -> tuple[Seat, str]:
     """RESIGN <game>: the seat is given up (as the GM's DROP). The player and the GM are told;
-    a refusal raises `Refused` with its answer. Returns the label for the mail's record."""
+    a refusal raises `Refused` with its answer. Returns the seat and what was done, in a sentence."""
     game = store.find_game_row(session, game_name)
     seat: Seat | None = None
     if game is not None and any(g.id == game.id for g in who.games):
@@ -226,7 +226,7 @@ def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_na
                    in_reply_to=f"<{inbound.message_id}>")
     letters.notice(shell, session, ToGm(game), f"{seat.name} resigned from {game.name}",
                    f"{seat.player.name} <{seat.player.address}> resigned: {text}", kind="resigned_gm")
-    return "RESIGN done"
+    return seat, text
 
 
 __all__ = ["MAX_NAME", "ask_to_join", "confirm_join", "join", "join_now", "name_problem", "resign", "seat_name_for",

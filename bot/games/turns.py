@@ -263,6 +263,7 @@ def _new_turn(shell: Shell, game: Game, rules: AnyGame, number: int, state: Game
         deadline = now  # nothing to wait for (e.g. Racecraft's final sprint)
     return {"game_id": game.id, "number": number, "label": rules.turn_label(state), "state": rules.dump_state(state),
             "seed": turn_seed(game.seed, number), "secret": shell.entropy.secret(game.name, number, None),
+            "corrections": 0,
             "opened_at": now, "deadline": deadline, "resolved_at": None,
             "state_after": None, "events": None, "reminded": ""}
 
@@ -582,6 +583,7 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: AnyGame, sta
                      "defaulted": list(outcome.defaulted) if outcome else [],
                      "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
                      "you_defaulted_by": _filled_by(outcome, seat.name),
+                     "correction": bool(resolved.corrections),
                      "dice": revealed(game, rules, resolved, outcome)} if resolved else None,
         "help": rules.order_help(state, seat.name) if expected else "",
         "on_file": on_file_text,
@@ -611,6 +613,7 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state
                  "commitment": committed(turn)},
         "resolved": {"number": resolved.number, "label": resolved.label,
                      "defaulted": list(outcome.defaulted) if outcome else [], "you_defaulted": False,
+                     "correction": bool(resolved.corrections),
                      "defaulted_by": [{"seat": name, "by": _filled_by(outcome, name),
                                        "orders": rules.format_orders(outcome.orders[name])}
                                       for name in outcome.defaulted] if outcome else [],
@@ -625,8 +628,11 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state
 
 def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                      seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None,
-                     subs: store.BySeat | None = None, into: mailout.NewRows | None = None) -> None:
+                     subs: store.BySeat | None = None, into: mailout.NewRows | None = None,
+                     note: str | None = None) -> None:
     ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs)
+    if note:
+        ctx["note"] = note
     if template == "turn_sheet":
         # The first sheet of a seat tells its holder the seat password (mail-interface.md,
         # identity): this mail goes to the seat's registered address only, never in a log.
@@ -691,10 +697,12 @@ def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: AnyGame, s
     letters.post(shell, session, letters.ToGm(game), rendered, kind=template, html=html, into=into)
 
 
-def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, template: str) -> None:
-    """A mail about the game as it stands now (turn sheet, status...) to one seat."""
+def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, template: str, *,
+                    note: str | None = None) -> None:
+    """A mail about the game as it stands now (turn sheet, status...) to one seat; `note`, a
+    paragraph at its top (REPLACE: whose seat the new player takes over)."""
     rules, state, turn = current_state(session, game)
-    _queue_seat_mail(shell, session, game, rules, state, turn, seat, template, None)
+    _queue_seat_mail(shell, session, game, rules, state, turn, seat, template, None, note=note)
 
 
 def due_turns(session: Session, now: datetime, *, among: Collection[int] | None = None) -> list[tuple[Game, Turn]]:

@@ -59,6 +59,18 @@ def orders_in_subject(subject: str) -> str:
     return "\n".join(lines[:MAX_SUBJECT_ORDER_LINES])
 
 
+def _problems_label(problems: Sequence[OrderProblem]) -> str:
+    """What the subject says of the lines refused (issue 29: an illegal line was understood)."""
+    count = len(problems)
+    lines = f"{count} line{'s' if count > 1 else ''}"
+    kinds = {p.kind for p in problems}
+    if kinds == {ProblemKind.INVALID}:
+        return f"{lines} not understood"
+    if kinds == {ProblemKind.ILLEGAL}:
+        return f"{lines} not allowed now"
+    return f"{lines} ignored"
+
+
 def _left_out(problems: Sequence[OrderProblem], order_help: str) -> list[str]:
     """The lines not understood, as the confirmation names them: "line 2 (PATH)" where the line
     starts with an order word of the game, so that the player sees which order the set lacks."""
@@ -214,14 +226,16 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
     # (issue 27: an answer never grows past what the mail deserves).
     shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
-    problems = [{"line_no": p.line_no, "line": echo(p.line),
+    problems = [{"line_no": p.line_no, "line": echo(p.line), "illegal": p.kind is ProblemKind.ILLEGAL,
                  "reason": suggest.with_suggestion(p.reason, p.line, known) if p.kind is ProblemKind.INVALID
                  else p.reason} for p in shown]
     ctx.update({
         "seat": {"name": seat.name, "display": seat.player.name},
         "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone),
-                 "early": batch.resolves_early(session, game, turn)},
+                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
+                 "paused": game.status == GameStatus.PAUSED},
         "problems": problems, "problems_more": len(parsed.problems) - len(shown), "timezone": zone,
+        "problems_label": _problems_label(parsed.problems),
         "help": order_help, "readings": readings,
     })
     if not parsed.orders:
@@ -240,8 +254,9 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # The receipt of the set on file (issue 31): the results list the receipt of the set used,
     # so the player sees that what was used is what they sent.
     receipt = fair.receipt(game.name, seat.name, turn.number, turn.secret, on_file_text) if turn.secret else None
+    complete = rules.is_complete(state, seat.name, merged)
     ctx.update({"understood": canonical, "on_file": on_file_text, "receipt": receipt,
-                "complete": rules.is_complete(state, seat.name, merged),
+                "complete": complete,
                 "missing": list(rules.missing_orders(state, seat.name, merged)),
                 "left_out": _left_out(shown, order_help),
                 # What the set will cost, where the game can say so (issue 16: "this plot

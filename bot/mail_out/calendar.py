@@ -239,5 +239,16 @@ def seat_parts(sender: Sender, now: datetime, game: Game, rules: AnyGame, state:
     return tuple(parts)
 
 
-__all__ = ["CANCEL", "REQUEST", "DeadlineEvent", "Sender", "escape_text", "event_uid", "fold", "part",
+def paused_parts(sender: Sender, now: datetime, game: Game, rules: AnyGame, state: GameState, turn: Turn,
+                 seat: Seat) -> tuple[CalendarPart, ...]:
+    """The CANCEL of the open turn's deadline, for the seats it waits for, when the game is paused
+    (PAUSE, ROLLBACK: issue 29): no deadline runs; RESUME sends the event again, its SEQUENCE
+    raised (the caller raises it for both)."""
+    if not seat.player.calendar or seat.name not in rules.expected_players(state):
+        return ()
+    event = turn_event(sender, now, game, turn, seat, method=CANCEL)
+    return (part(event, f"{game.name}-turn-{turn.number}-paused.ics"),) if event is not None else ()
+
+
+__all__ = ["CANCEL", "REQUEST", "DeadlineEvent", "Sender", "escape_text", "event_uid", "fold", "part", "paused_parts",
            "reminder_marks", "resolved_early", "seat_parts", "to_ics", "turn_event"]

@@ -95,6 +95,9 @@ class Race:
     positions: Standings
     turns: int = DEFAULT_TURNS
     turn: int = 1
+    retired: tuple[PlayerId, ...] = ()
+    """Runners who left the race (GM DROP, RESIGN), in the order they left: classified after
+    every runner, as not finishing (issue 29)."""
 
     @property
     def stage(self) -> Stage:

@@ -386,9 +386,11 @@ def resolve_turn(race: Race, orders: Mapping[PlayerId, Sequence[Order]]) -> Reso
 def drop_runner(race: Race, player: PlayerId) -> Race:
     """A runner leaves the race (GM DROP or resignation).
 
-    Rule chosen (racecraft.md is silent): the runner is removed from the race and the
-    standings; a position left empty disappears and the places close up. They no longer
-    count in the cruise average, the NMR list or the adjustment's "last".
+    Rule chosen (racecraft.md is silent): the runner is removed from the race; a position
+    left empty disappears and the places close up. They no longer count in the cruise average,
+    the NMR list or the adjustment's "last". They stay in the classification, after every
+    runner, as not finishing (`Race.retired`; issue 29: "the driver stays in the
+    classification").
     """
     if player not in race.names():
         raise ValueError(f"{player} is not running in this race")
@@ -398,7 +400,7 @@ def drop_runner(race: Race, player: PlayerId) -> Race:
         for kept in (tuple(name for name in position if name != player) for position in race.positions)
         if kept
     )
-    return replace(race, runners=runners, positions=positions)
+    return replace(race, runners=runners, positions=positions, retired=(*race.retired, player))
 
 
 def set_ep(race: Race, player: PlayerId, ep: int) -> Race:

@@ -4,7 +4,9 @@ Version 1::
 
     {"version": 1, "turns": 5, "turn": 2,
      "runners": [{"name": "roger", "ep": 5, "last_play": "USE 5", "last_score": "5"}, ...],
-     "positions": [["roger"], ["seb", "steve"], ["kelly"]]}
+     "positions": [["roger"], ["seb", "steve"], ["kelly"]], "retired": ["anna"]}
+
+`retired` (runners who left the race, in the order they left) only when someone has.
 
 `last_play` is ``USE n``, ``CRUISE``, ``OVERTAKE``, ``sprint n`` or null; `last_score` an
 exact fraction as text (``"5/3"``) or null.
@@ -48,6 +50,8 @@ def dump_state(race: Race) -> dict[str, Any]:
             for runner in race.runners
         ],
         "positions": [list(position) for position in race.positions],
+        # Only when someone left, so that every other state stays as it was written before.
+        **({"retired": list(race.retired)} if race.retired else {}),
     }
 
 
@@ -124,4 +128,8 @@ def load_state(data: Mapping[str, Any]) -> Race:
     if sorted(placed) != sorted(names):
         raise StateError("'positions' must list every runner exactly once")
     positions = tuple(tuple(sorted(position)) for position in raw_positions)
-    return Race(runners=runners, positions=positions, turns=turns, turn=turn)
+    retired = data.get("retired", [])
+    if not isinstance(retired, list) or not all(isinstance(name, str) and PLAYER_ID.fullmatch(name) for name in retired) \
+            or set(retired) & set(names) or len(set(retired)) != len(retired):
+        raise StateError("'retired' must list runners who left the race, each once, none still running")
+    return Race(runners=runners, positions=positions, turns=turns, turn=turn, retired=tuple(retired))

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rules.api import Event, PlayerId, Resolution, TableRow, View, Viewer, placings
+from rules.api import Event, Placing, PlayerId, Resolution, TableRow, View, Viewer, placings
 from rules.racecraft.model import Race, Stage, names_text, nmr_default, ordinal, score_text
 from rules.racecraft.parse import format_order
 from rules.racecraft.resolve import play_text
 
 TITLE = "Racecraft"
 COLUMNS = ("EP", "Last order", "Score")
+DID_NOT_FINISH = "did not finish"  # a runner who left the race, classified after every runner
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,8 @@ def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Vie
         title=TITLE,
         turn_label=turn_label(race),
         finished=race.stage is Stage.FINISHED,
-        standings=placings(race.positions),
+        standings=(*placings(race.positions), *(Placing(len(race.positions) + 1, (name,), DID_NOT_FINISH)
+                                                for name in reversed(race.retired))),
         columns=COLUMNS,
         table=tuple(table),
         events=tuple(event.text for event in events),

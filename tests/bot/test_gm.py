@@ -302,7 +302,8 @@ def test_rollback_restores_the_turn_and_re_resolving_gives_the_same_result(rc: A
 
 
 def test_rollback_at_the_end_goes_back_past_the_sprint_and_reopens_the_game(rc: App) -> None:
-    """The final sprint needs no orders; rolling back the end reopens the last tactical turn."""
+    """The final sprint needs no orders; rolling back the end reopens the last tactical turn,
+    paused (issue 29: the GM sets it right, then RESUMEs or PROCESSes)."""
     for _ in range(10):
         with rc.db.read() as session:
             game = find_game_row(session, "rc1")
@@ -313,7 +314,7 @@ def test_rollback_at_the_end_goes_back_past_the_sprint_and_reopens_the_game(rc: 
     assert game_row(rc).status == GameStatus.FINISHED
     last_numbers = [t.number for t in turns(rc)]
     gm_says(rc, "ROLLBACK rc1")
-    assert game_row(rc).status == GameStatus.ACTIVE
+    assert game_row(rc).status == GameStatus.PAUSED
     rows = turns(rc)
     assert len(rows) == len(last_numbers) - 1
     assert rows[-1].resolved_at is None

@@ -162,6 +162,7 @@ def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(r
     assert "driven by a robot" in confirmation and "on file" in confirmation, confirmation
     told = mails(rr, ADDRESS["steve"])[before:]
     assert len(told) == 1 and "handed your seat (steve) in rr1 to a robot driver" in body_of(told[0])
+    assert "handed seat steve to a robot driver" in body_of(last(rr, ADDRESS["kelly"])), "the others are told"
     filed = _filed(rr, 1)
     assert filed["steve"] == [("robot", _expected_robot_orders(rr, 1, "steve"))]
     for seat in ("kelly", "seb"):

@@ -494,3 +494,27 @@ def test_a_mail_without_an_order_is_refused() -> None:
     parsed = GAME.parse_orders(make_race([["a"], ["b"]], 5), "a", "\n  \n")
     assert parsed.orders == () and not parsed.complete
     assert "no order found" in parsed.problems[0].reason
+
+
+def test_a_runner_who_leaves_stays_in_the_classification_as_not_finishing() -> None:
+    """Issue 29, case 7: "the dropped driver vanishes from the standings and from the final
+    classification (no DNF)". racecraft.md is silent on leaving; the rule chosen
+    (`resolve.drop_runner`): out of the race, the places close up, and classified after every
+    runner as "did not finish", the last to leave last."""
+    import random as _random
+
+    from rules import find_game
+    from rules.racecraft.view import DID_NOT_FINISH
+
+    game = find_game("racecraft")
+    race = game.new_game(["anna", "kelly", "roger", "seb", "steve"], {}, _random.Random(1))
+    race = game.drop_player(game.drop_player(race, "seb"), "anna")
+    assert "seb" not in game.players(race) and all("seb" not in p for p in game.standings(race))
+    view = game.view(race, None, "kelly")
+    assert [(p.players, p.note) for p in view.standings[-2:]] == [(("anna",), DID_NOT_FINISH),
+                                                                   (("seb",), DID_NOT_FINISH)]
+    assert all(not p.note for p in view.standings[:-2])
+    again = game.load_state(game.dump_state(race))
+    assert again == race and game.dump_state(race)["retired"] == ["seb", "anna"]
+    untouched = game.new_game(["anna", "kelly", "roger", "seb", "steve"], {}, _random.Random(1))
+    assert "retired" not in game.dump_state(untouched), "states without a departure are written as before"

@@ -138,6 +138,7 @@ def test_a_good_set_still_works(bot: Bot) -> None:
     bot.poll()
     assert bot.quarantined() == []
     rows = bot.outbox()
-    assert [row.recipient for row in rows] == [GM]
-    assert "refused" not in rows[0].subject
-    assert "seb: ep set to 7" in body(rows[0].data)
+    assert sorted(row.recipient for row in rows) == sorted([GM, "seb@example.net"])  # the player is told (issue 29)
+    to_gm = next(row for row in rows if row.recipient == GM)
+    assert "refused" not in to_gm.subject
+    assert "seb: ep set to 7" in body(to_gm.data)
