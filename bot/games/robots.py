@@ -56,6 +56,15 @@ def add_robot(session: Session, game: Game, name: str, now: datetime) -> Seat:
     return seat
 
 
+def people_expected(game: Game, state: GameState, rules: AnyGame) -> bool:
+    """Whether a person (a seat that is not a robot) has orders to give in the turn of `state`:
+    early resolution waits for the people, so a turn only robots order in is not resolved early
+    (it waits for its deadline, or the GM's PROCESS)."""
+    expected = set(rules.expected_players(state))
+    robots = {seat.name for seat in game.seats if seat.robot}
+    return bool(expected - robots)
+
+
 def robot_names(seats: Iterable[Seat]) -> list[str]:
     """The names of the robot seats among `seats`, for the templates (`shown`)."""
     return [seat.name for seat in seats if seat.robot]
@@ -119,5 +128,5 @@ def file_next(session: Session, game_id: int, number: int, rows: Iterable[Mappin
     session.flush()
 
 
-__all__ = ["ROBOT", "ROBOT_ADDRESS", "ROBOT_NAME", "add_robot", "file_next", "file_orders", "orders_for", "refile", "robot_names",
+__all__ = ["ROBOT", "ROBOT_ADDRESS", "ROBOT_NAME", "add_robot", "file_next", "file_orders", "orders_for", "people_expected", "refile", "robot_names",
            "robot_player", "shown"]

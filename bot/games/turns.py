@@ -311,7 +311,10 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
     closing = closing_time(game, turn)
     if closing is not None and now >= closing:
         return True
-    return game.early_resolution and all_orders_in(session, game, rules, state, turn, subs)
+    # Early resolution waits for the people: a turn only robots order in waits for its deadline
+    # (or the GM), not one tick after another (bot.games.robots).
+    return (game.early_resolution and robots.people_expected(game, state, rules)
+            and all_orders_in(session, game, rules, state, turn, subs))
 
 
 @dataclass(frozen=True, slots=True)

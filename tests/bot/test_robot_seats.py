@@ -257,3 +257,14 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
             session.flush()
             assert G.all_orders_in(session, game, rules, state, turn)
             G.resolve_turn(gapp.shell, session, game, turn)
+
+
+def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:
+    """"early resolution waits only for the people": with no person left in the race, a turn is
+    not resolved early (one tick after another, mailing results each time) but at its deadline or
+    by the GM's PROCESS (docs/DESIGN.md, "Robot drivers")."""
+    for seat in ("kelly", "seb", "steve"):
+        gm_says(rr, f"DROP rr1 {seat}", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is None, "every order is in, but only robots order"
+    gm_says(rr, "PROCESS rr1", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is not None and len(turns(rr, "rr1")) == 2
