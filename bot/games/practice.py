@@ -16,8 +16,9 @@ A practice game is one person against the game's robot drivers (`bot.games.robot
 * **Marked and counting for nothing**: named ``practice<N>`` (so every subject carries
   ``[practice<N>]``), `Game.practice` set (`flagman game list` marks it), no GM (the bot's own
   address, to which no GM mail or digest is sent), not in LIST.
-* **Expiry**: a practice game whose person has sent no orders for `IDLE_DAYS` days is closed
-  (finished, the person told once) by the tick (`expire_idle`).
+* **Expiry**: a practice game whose person has sent no orders for `IDLE_DAYS` days, or who is
+  out of the race (or resigned), is closed (finished, the person told once) by the tick
+  (`expire_idle`).
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ import logging
 from datetime import timedelta
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.clock import as_utc
-from bot.games import requests, store
+from bot.games import requests, robots, store
 from bot.games import turns as G
 from bot.games.signups import seat_name_for
 from bot.letters import ToAddress, ToSeat
@@ -164,28 +165,44 @@ def confirm(shell: G.Shell, session: Session, request: PendingRequest) -> tuple[
 
 
 def expire_idle(shell: G.Shell) -> int:
-    """Close the practice games whose person sent no orders for `IDLE_DAYS` days (since the
-    last such orders, or the game's start); the person is told. Returns how many."""
+    """Close the practice games left alone: whose person sent no orders for `IDLE_DAYS` days
+    (since the last such orders, or the game's start), or who is no longer in the race (out of
+    it, or resigned: the robots would never be resolved early again). The person, if still
+    seated, is told. Returns how many were closed."""
     cutoff = shell.now() - timedelta(days=IDLE_DAYS)
     with shell.db.read() as session:
-        games = list(session.scalars(select(Game.id).where(Game.practice.is_(True), Game.status == GameStatus.ACTIVE,
-                                                           Game.created_at < cutoff)))
+        games = list(session.scalars(select(Game).where(Game.practice.is_(True), Game.status == GameStatus.ACTIVE)
+                                     .options(selectinload(Game.seats))))
+        turns = store.open_turns(session, games)
+        out = set()
+        for game in games:
+            turn = turns.get(game.id)
+            rules = G.rules_of(game)
+            if turn is not None and rules.expected_players(state := rules.load_state(turn.state)) \
+                    and not robots.people_expected(game, state, rules):
+                out.add(game.id)
+        candidates = [g.id for g in games if g.id in out or as_utc(g.created_at) < cutoff]
     closed = 0
-    for game_id in games:
+    for game_id in candidates:
         with shell.db.transaction() as session:
-            game = session.get(Game, game_id)
-            if game is None or game.status != GameStatus.ACTIVE:
+            row = session.get(Game, game_id)
+            if row is None or row.status != GameStatus.ACTIVE:
                 continue
-            last = session.scalar(select(func.max(OrderSubmission.received_at)).join(Turn).join(Seat).where(
-                Turn.game_id == game.id, Seat.robot.is_(False), OrderSubmission.source == "mail"))
-            if last is not None and as_utc(last) >= cutoff:
-                continue
+            game = row
+            if game_id in out:
+                why = "you are out of the race, and the robots would only race on without you"
+            else:
+                last = session.scalar(select(func.max(OrderSubmission.received_at)).join(Turn).join(Seat).where(
+                    Turn.game_id == game.id, Seat.robot.is_(False), OrderSubmission.source == "mail"))
+                if last is not None and as_utc(last) >= cutoff:
+                    continue
+                why = f"it had no orders from you for {IDLE_DAYS} days"
             game.status = GameStatus.FINISHED
             game.finished_at = shell.now()
             for seat in store.mailed_seats(game):
                 letters.notice(shell, session, ToSeat(seat), f"Practice game {game.name} closed",
-                               f"Your practice game {game.name} had no orders from you for {IDLE_DAYS} days, so it "
-                               "is closed. Send PRACTICE <game> for a new one any time.", kind="practice", error=False)
+                               f"Your practice game {game.name} is closed: {why}. Send PRACTICE <game> for a new one "
+                               "any time.", kind="practice", error=False)
             closed += 1
     return closed
 

@@ -174,3 +174,22 @@ def test_game_list_and_show_mark_a_practice_game(tmp_path: Path, capsys: pytest.
     assert main(["--config", str(config), "game", "show", "practice1"]) == 0
     shown = capsys.readouterr().out
     assert "(practice)" in shown and "ada          (robot)" in shown
+
+
+def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: App) -> None:
+    """A practice game whose person is no longer in the race (here the rules' drop with the seat
+    kept, as when a car is out of the race) is closed by the next tick, not left to the robots
+    (docs/DESIGN.md, "Practice games")."""
+    from bot.games.seats import drop_seat
+
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    _confirm(gapp)
+    with gapp.db.transaction() as session:
+        game = find_game_row(session, "practice1")
+        assert game is not None
+        person = next(s for s in game.seats if not s.robot)
+        drop_seat(session, game, person)
+        person.active = True  # still seated (as after a crash out of the race): told when it closes
+    cycle(gapp)
+    assert _game(gapp).status == GameStatus.FINISHED
+    assert "you are out of the race" in body_of(last(gapp, PAT))
