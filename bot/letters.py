@@ -137,6 +137,10 @@ def post(shell: Shell, session: Session, addressee: Addressee, rendered: Rendere
     kept under `answer_cap`); `into`: the outbox rows of a batch, inserted together
     (`bot.mail_out.outbox.queue`); `calendars`: the calendar objects it carries
     (bot.mail_out.calendar)."""
+    if isinstance(addressee, ToSeat) and addressee.seat.robot:
+        return  # a robot seat is never mailed (bot.games.robots): it has no address
+    if isinstance(addressee, ToGm) and addressee.game.practice:
+        return  # a practice game has no GM (bot.games.practice)
     env = envelope(shell, addressee)
     concerns = env.game if env.game is not None else game
     mailout.queue(session, shell.settings, shell.now(), kind=kind, to=env.to, rendered=rendered,

@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -121,6 +122,7 @@ class RequestKind(enum.StrEnum):
 
     JOIN = "join"  # a seat for the address that sent JOIN, once it answers
     ADDRESS = "address"  # seats moved to a new address, once it answers (and the old one had time to stop it)
+    PRACTICE = "practice"  # a practice game for the address that sent PRACTICE (`name`: the kind), once it answers
 
 
 class RequestStatus(enum.StrEnum):
@@ -179,6 +181,9 @@ class Game(Base):
     nmr_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
     nmr_action: Mapped[str] = mapped_column(String(16), default="gm", server_default="gm")  # gm | drop
     press: Mapped[str] = mapped_column(String(16), default=PressMode.SIGNED, server_default="signed")  # PressMode
+    # A practice game (migration 0013, issue 32: PRACTICE by mail): one person against robots,
+    # counting for nothing, closed when left alone (bot.games.robots).
+    practice: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(_utc())
     finished_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
 
@@ -204,6 +209,10 @@ class Seat(Base):
     # The player who stopped this seat's reminders (migration 0006: List-Unsubscribe, REMINDERS
     # OFF); they are sent while it is not the seat's holder now, so a new holder gets them.
     reminders_off_for: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Driven by the game's robot (migration 0013, issue 32): its holder is the robots' player
+    # (bot.games.robots.ROBOT_ADDRESS, no address at all), it is never mailed, and its orders are
+    # filed as soon as each turn opens.
+    robot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player] = relationship()

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from bot.answers import Outcome, PollReport
 from bot.echo import error_text
 from bot.faults import CrashPoint
-from bot.games import reminders, requests, seats, store
+from bot.games import practice, reminders, requests, seats, store
 from bot.games import turns as G
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
@@ -117,6 +117,7 @@ class Service:
                         reminders.tell_late(self.shell, session, late_game, r.number, r.late)
         reminders.send_reminders(self.shell)
         requests.due_moves(self.shell)  # ADDRESS changes whose hold is over (issue 27)
+        practice.expire_idle(self.shell)  # practice games left alone (issue 32)
         return [(r.game, r.number) for r in resolved]
 
     def send(self) -> mailout.DrainReport:

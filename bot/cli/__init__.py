@@ -132,9 +132,10 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
                                  deadline=args.deadline, timezone=args.timezone, signup=args.signup,
                                  grace=f"{args.grace}m" if args.grace else "",
                                  early_resolution=None if args.early_resolution is None else args.early_resolution == "on",
-                                 press=PressMode(args.press))
+                                 press=PressMode(args.press), robot_seats=[r.strip() for r in args.robot])
             # One line (tests/bot/test_cli_friendly.py); early resolution and press: `game show`.
-            said = f"game {game.name} ({game.kind}) created: {len(players)} players, status {game.status}"
+            said = (f"game {game.name} ({game.kind}) created: {len(players)} players"
+                    + (f" and {len(args.robot)} robots" if args.robot else "") + f", status {game.status}")
         print(said)  # after the commit: a closed stdout cannot undo the game
     return 0
 
@@ -177,13 +178,18 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
             turn = store.open_turn(session, game)
             due = G.deadline_text(turn, game.timezone)
             where = f"{turn.label}, {_due_words(due)}" if turn else "-"
-            print(f"{game.name:<12} {game.kind:<14} {game.status:<9} {len(game.seats)} seats  {where}")
+            robots = sum(1 for seat in game.seats if seat.robot)
+            seats = f"{len(game.seats)} seats" + (f" ({robots} robots)" if robots else "")
+            print(f"{game.name:<12} {game.kind:<14} {game.status:<9} {seats}  {where}"
+                  + ("  [practice]" if game.practice else ""))
     return 0
 
 
 def _cmd_game_show(args: argparse.Namespace) -> int:
     from bot.games import observers, store
     from bot.games import turns as G
+    from bot.games.robots import robot_names
+    from bot.games.robots import shown as robot_shown
 
     with open_app(args) as app, app.db.read() as session:
         game = store.find_game_row(session, args.name)
@@ -191,7 +197,8 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             print(f"flagman game show: no game called {args.name}", file=sys.stderr)
             return 2
         rules, state, turn = G.current_state(session, game) if game.turns else (G.rules_of(game), None, None)
-        print(f"{game.name}: {rules.title}, {game.status}; GM {game.gm_address}; deadlines {game.deadline_spec} ({game.timezone})")
+        print(f"{game.name}: {rules.title}, {game.status}{' (practice)' if game.practice else ''}; GM {game.gm_address}; "
+              f"deadlines {game.deadline_spec} ({game.timezone})")
         watching = observers.observers_of(session, game)
         print(f"early resolution {'on' if game.early_resolution else 'off'}; press {game.press}; "
               f"observers {len(watching)}" + (f" ({', '.join(watching)})" if watching else ""))
@@ -206,11 +213,15 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             player = seat.player
             away = (f"  vacation {player.vacation_from.isoformat()} to {player.vacation_to.isoformat()}"
                     if player.vacation_from is not None and player.vacation_to is not None else "")
+            if seat.robot:
+                print(f"  {seat.name:<12} {'(robot)':<32}{status}  {on_file}")
+                continue
             print(f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
                   f"  zone {player.timezone}{away}")
         if state is not None:
+            shown = robot_names(game.seats)
             for place in rules.standings(state):
-                print("   ", ", ".join(place))
+                print("   ", ", ".join(robot_shown(name, shown) for name in place))
     return 0
 
 
@@ -306,6 +317,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", help="racecraft, speed_circuit or speedphreakz")
     p.add_argument("--name", required=True, help="the game's short name, e.g. rc1")
     p.add_argument("--player", action="append", default=[], metavar="NAME=ADDRESS[,TZ]")
+    p.add_argument("--robot", action="append", default=[], metavar="NAME",
+                   help="a seat the game's robot drives (repeatable): never mailed, its orders on file as each "
+                        "turn opens")
     p.add_argument("--gm", help="the GM's address (default: the bot's own)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--deadline", default="48h", type=durations.schedule, metavar="SPEC",

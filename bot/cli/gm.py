@@ -105,7 +105,7 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     from bot.games import store
 
     command = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
-    words = list(args.args)
+    words = list(args.args) + (["ROBOT"] if getattr(args, "robot", False) else [])
     parsed = command.split(words)
     if parsed is None:
         raise Refused(f"write {command.syntax}, e.g. {command.example}")
@@ -307,6 +307,8 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
         p.add_argument("args", nargs="*", help=spec.syntax.split(" ", 2)[2] if spec.syntax.count(" ") > 1 else "")
         p.add_argument("--as", dest="actor", help="who to record in the audit log (default cli:<user>)")
         p.add_argument("--no-send", dest="send", action="store_false", help="queue the mails without sending them")
+        if spec.verb == "REPLACE":  # issue 32: `flagman gm replace GAME SEAT --robot`
+            p.add_argument("--robot", action="store_true", help="hand the seat to the game's robot driver")
         p.set_defaults(func=_cmd_verb, verb=spec.verb)
 
     p = verbs.add_parser("configure", help="a game's options: grace, early resolution, reminders, NMR limit, press")

@@ -40,6 +40,7 @@ from bot.commands.grammar import (
     Observe,
     Ping,
     PlayerCommand,
+    Practice,
     Press,
     Reminders,
     Resend,
@@ -60,6 +61,6 @@ from bot.commands.grammar import (
 __all__ = [
     "FOR_ANYONE", "GM_COMMANDS", "MAX_COMMANDS", "MAX_PROBLEMS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "Calendar", "Clear", "CommandProblem", "Confirm",
     "GmCommand", "Help", "History", "Join", "ListGames", "MailCommands", "NoWait", "Observe", "Ping", "PlayerCommand",
-    "Press", "Reminders", "Resend", "Resign", "ShowOrders", "ShowRules", "Status", "Stop", "Timezone", "Unobserve", "Unsubscribe",
+    "Practice", "Press", "Reminders", "Resend", "Resign", "ShowOrders", "ShowRules", "Status", "Stop", "Timezone", "Unobserve", "Unsubscribe",
     "Vacation", "Wait", "parse_commands", "split_gm_args",
 ]

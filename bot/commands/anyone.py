@@ -18,9 +18,9 @@ from sqlalchemy.orm import selectinload
 
 from bot import letters
 from bot.answers import Letter, Notice
-from bot.commands.grammar import Confirm, ListGames, Observe, ShowRules, Stop, Unobserve
+from bot.commands.grammar import Confirm, ListGames, Observe, Practice, ShowRules, Stop, Unobserve
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import observers, requests, seats, signups, store
+from bot.games import observers, practice, requests, seats, signups, store
 from bot.games import turns as G
 from bot.letters import ToAddress
 from bot.mail_in import tokens
@@ -46,7 +46,8 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
     under way (the open turn and its deadline, in the sender's zone if a player, else the
     game's), then the latest finished ones, by name."""
     session = ctx.session
-    games = list(session.scalars(select(Game).options(selectinload(Game.seats)).order_by(Game.id)))
+    games = list(session.scalars(select(Game).options(selectinload(Game.seats)).where(Game.practice.is_(False))
+                                 .order_by(Game.id)))  # practice games are their person's alone (issue 32)
     running = sorted((g for g in games if g.status != GameStatus.FINISHED),
                      key=lambda g: (g.status != GameStatus.SIGNUP, g.status == GameStatus.PAUSED, g.name))
     turns = store.open_turns(session, [g for g in running if g.status != GameStatus.SIGNUP])
@@ -181,9 +182,12 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
     code = tokens.parse(command.code)
     if code is None or not code_stands(ctx, command.code):
         return _not_valid(ctx, "CONFIRM")
-    if code.kind in (tokens.JOIN, tokens.ADDRESS):
+    if code.kind in (tokens.JOIN, tokens.ADDRESS, tokens.PRACTICE):
         request = requests.standing(ctx.shell, ctx.session, command.code, ctx.inbound.sender)
         assert request is not None  # code_stands
+        if code.kind == tokens.PRACTICE:
+            label, answer = practice.confirm(ctx.shell, ctx.session, request)
+            return Reply((answer,), label=label)
         if code.kind == tokens.JOIN:
             label, answer = signups.confirm_join(ctx.shell, ctx.session, request)
             return Reply((answer,), label=label)
@@ -203,6 +207,17 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
                              error=False),), label="CONFIRM")
     return Reply((Notice(ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe", error=False,
                          essential=True),), label=f"CONFIRM OBSERVE {game.name}")
+
+
+def practice_(ctx: CommandContext, command: Practice) -> Reply:
+    """PRACTICE <game kind> in mail that proved its sender's registered address (a player's or
+    a GM's): the practice game at once, at that address (a stranger's PRACTICE is the intake's:
+    a code first, `practice.ask`)."""
+    if ctx.stranger:  # the intake asks a stranger for the code first (bot.intake.strangers)
+        raise ctx.refuse("PRACTICE needs a confirmation", "Send PRACTICE on its own from your address.",
+                         kind="practice", label="PRACTICE refused")
+    answer = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind)
+    return Reply((answer,), label=f"PRACTICE {command.kind}")
 
 
 def stop(ctx: CommandContext, command: Stop) -> Reply:

@@ -29,7 +29,7 @@ from bot import letters
 from bot.answers import Refused
 from bot.clock import as_utc
 from bot.games import reminders as R
-from bot.games import store
+from bot.games import robots, store
 from bot.games import turns as G
 from bot.games.deadlines import (
     add,
@@ -39,6 +39,7 @@ from bot.games.deadlines import (
     parse_schedule,
     parse_when,
 )
+from bot.games.robots import robot_names
 from bot.games.seats import (
     drop_seat,
     enforce_nmr_limit,
@@ -154,7 +155,7 @@ def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[Ne
     state = rules.load_state(turn.state) if any(n.calendar for n in news) and turn is not None else None
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
     sent = 0
-    for seat in store.active_seats(game):
+    for seat in store.mailed_seats(game):
         told = [n for n in news if n.about != seat.name]
         if not told:
             continue
@@ -336,7 +337,8 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
         orders.append({"seat": name, "source": source, "text": rules.format_orders(outcome.orders[name])})
     view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
     mail_ctx = G.base_context(ctx.shell, ctx.game, rules)
-    mail_ctx.update({"view": view, "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
+    mail_ctx.update({"view": view, "robots": robot_names(ctx.game.seats),
+                     "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
                      "orders": orders, "defaulted": list(outcome.defaulted), "timezone": ctx.game.timezone})
     ctx.mail = ctx.shell.renderer.render("gm_preview", mail_ctx, game=ctx.game.kind)
     ctx.extra = ctx.mail.body
@@ -391,6 +393,7 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     old = turn.state
     turn.state = rules.dump_state(new_state)
     ctx.undo = {"turn": turn.number, "state": old}
+    robots.refile(ctx.session, rules, ctx.game, turn, new_state, ctx.now)  # the robots drive on from the new state
     text = f"{seat.name}: {args[1]} set to {args[2]}. Figures now: " + ", ".join(
         f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items()) + "."
     stale = []
@@ -413,6 +416,8 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     seat = _seat(ctx, args[0])
+    if args[1].strip().upper() == "ROBOT":
+        return _to_robot(ctx, seat)
     address, _, name = args[1].strip().partition(" ")
     address = address.strip("<>").lower()
     problem = address_problem(address)
@@ -436,6 +441,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
                    f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to another player. Thank you for "
                    "playing; the bot will not send you this game's mail any more.", kind="replaced", game=ctx.game)
     seat.player_id = new_player.id
+    seat.robot = False
     seat.secret = new_secret()
     seat.reply_salt = new_secret()  # the old holder's reply address stops working
     seat.nmr_streak = 0
@@ -458,6 +464,42 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
             "they got a fresh turn sheet, saying whose seat they take over, and a new seat password; the other "
             "players were told." + (f" The GM plot of {seat.name} ({_one_line(plot_cleared)}) is cleared: it was for "
                                     "the player who left." if plot_cleared else ""))
+
+
+def _to_robot(ctx: GmAction, seat: Seat) -> str:
+    """REPLACE <game> <seat> ROBOT (issue 32): the game's robot drives the seat from now on. The
+    outgoing player is told as for any REPLACE; the robot's orders for the open turn are filed
+    now (bot.games.robots), the seat's own from then on."""
+    if seat.robot:
+        raise Refused(f"seat {seat.name} of {ctx.game.name} is a robot already")
+    if ctx.game.status == GameStatus.FINISHED:
+        raise Refused(f"{ctx.game.name} is over")
+    old_player = seat.player
+    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak,
+                "gm_plot": seat.gm_plot}
+    letters.notice(ctx.shell, ctx.session, ToAddress(old_player.address, old_player.name),
+                   f"You have left {ctx.game.name}",
+                   f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to a robot driver. Thank you for "
+                   "playing; the bot will not send you this game's mail any more.", kind="replaced", game=ctx.game)
+    seat.player_id = robots.robot_player(ctx.session, ctx.now).id
+    seat.robot = True
+    seat.secret = new_secret()
+    seat.reply_salt = new_secret()  # the old holder's reply address stops working
+    seat.nmr_streak = 0
+    seat.gm_plot = None  # a robot drives itself
+    ctx.session.flush()
+    ctx.session.refresh(seat)
+    filed = ""
+    turn = store.open_turn(ctx.session, ctx.game) if ctx.game.status != GameStatus.SIGNUP else None
+    if turn is not None:
+        rules = G.rules_of(ctx.game)
+        if robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), [seat], ctx.now):
+            filed = f" Its orders for {turn.label} are on file."
+    announce(ctx, f"{seat.name} changes hands",
+             f"The GM has handed seat {seat.name} to a robot driver, which drives it on "
+             + (f"from {turn.label}." if turn is not None else "for what is left."), kind="replace", about=seat.name)
+    return (f"seat {seat.name} is now driven by a robot (was {old_player.address}); it is never mailed; the other "
+            f"players were told.{filed}")
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:

@@ -187,6 +187,23 @@ class ListGames(_Verb):
 
 
 @dataclass(frozen=True, slots=True)
+class Practice(_Verb):
+    verb: ClassVar[str] = "PRACTICE"
+    syntax: ClassVar[str] = "PRACTICE <game kind>"
+    summary: ClassVar[str] = "a practice race against robot drivers"
+    example: ClassVar[str] = "PRACTICE racecraft"
+    for_anyone: ClassVar[bool] = True
+    kind: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        if len(words) == 2 and re.fullmatch(r"[a-z_-]{1,30}", words[1].lower()):
+            return cls(words[1].lower())
+        return _syntax(cls, line)
+
+
+@dataclass(frozen=True, slots=True)
 class ShowRules(_OneGame):
     verb: ClassVar[str] = "RULES"
     syntax: ClassVar[str] = "RULES <game>"
@@ -466,12 +483,12 @@ class Stop(_Code):
 
 PlayerCommand = (Help | Status | ShowOrders | Join | Resign | ListGames | ShowRules | Observe | Unobserve | Confirm
                  | Press | Timezone | Address | Vacation | Ping | Calendar | Reminders | Unsubscribe | Stop | History
-                 | Resend | Clear | Wait | NoWait)
+                 | Resend | Clear | Wait | NoWait | Practice)
 # In the order HELP lists them.
 PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
     Help, Status, ShowOrders, Clear, Wait, NoWait, History, Resend, Join, Resign, Press, Timezone, Address, Vacation,
     Ping, Calendar,
-    Reminders, ListGames, ShowRules, Observe, Unobserve, Confirm, Unsubscribe, Stop)
+    Reminders, ListGames, ShowRules, Practice, Observe, Unobserve, Confirm, Unsubscribe, Stop)
 FOR_ANYONE: tuple[type[PlayerCommand], ...] = tuple(c for c in PLAYER_COMMANDS if c.for_anyone)
 _PLAYER_VERBS = {c.verb: c for c in PLAYER_COMMANDS}
 
@@ -597,8 +614,8 @@ class SetFigure(GmCommand):
 @dataclass(frozen=True, slots=True)
 class Replace(GmCommand):
     verb: ClassVar[str] = "REPLACE"
-    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name]"
-    summary: ClassVar[str] = "hand a seat to a new player"
+    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT"
+    summary: ClassVar[str] = "hand a seat to a new player, or to a robot"
     example: ClassVar[str] = "REPLACE rc1 kelly kim@example.org Kim"
     min_args: ClassVar[int] = 2
     max_args: ClassVar[int | None] = None

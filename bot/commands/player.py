@@ -34,6 +34,7 @@ from bot.commands.grammar import (
 from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, store
 from bot.games import turns as G
+from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
@@ -90,7 +91,8 @@ def status(ctx: CommandContext, command: Status) -> Reply:
     values = G.base_context(ctx.shell, game, rules)
     values.update({"view": rules.view(state, None, seat.name if seat else Viewer.GM),
                 "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "timezone": zone,
-                "held": turn is not None and game.early_resolution and store.turn_held(session, turn)})
+                "held": turn is not None and game.early_resolution and store.turn_held(session, turn),
+                "robots": robot_names(game.seats)})
     return Reply((Letter(to, ctx.shell.renderer.render("status", values, game=game.kind), "status"),))
 
 
@@ -137,7 +139,8 @@ def history(ctx: CommandContext, command: History) -> Reply:
     resolved = list(ctx.session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None))
                                         .order_by(Turn.number)))
     values = G.base_context(ctx.shell, game, rules)
-    values.update({"greeting": letters.greeting(ctx.to), "turn": None, "view": None, "turns": [], "more": 0})
+    values.update({"greeting": letters.greeting(ctx.to), "turn": None, "view": None, "turns": [], "more": 0,
+                   "robots": robot_names(game.seats)})
     if command.turn is not None:
         turn = next((t for t in resolved if t.number == command.turn), None)
         if turn is None or turn.state_after is None:

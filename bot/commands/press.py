@@ -53,7 +53,8 @@ def press(ctx: CommandContext, command: Press) -> Reply:
         raise ctx.refuse("Press without a message",
                        f"Write the message on the lines under PRESS {game.name} {command.to.upper()}, and end it with "
                        "a line ENDPRESS (or let it run to the end of the mail).", kind="press", label="PRESS refused")
-    others = [s for s in store.active_seats(game) if s is not seat and s.player.address != game.gm_address]
+    # (A robot reads no press: it is never mailed, issue 32.)
+    others = [s for s in store.mailed_seats(game) if s is not seat and s.player.address != game.gm_address]
     recipients: list[Seat]
     if command.to == PRESS_ALL:
         recipients = others
@@ -63,7 +64,7 @@ def press(ctx: CommandContext, command: Press) -> Reply:
         audience = "the GM"
     else:
         target = store.seat_named(game, command.to)
-        if target is None or not target.active or target is seat:
+        if target is None or not target.active or target is seat or target.robot:
             names = ", ".join(s.name for s in others) or "nobody"
             raise ctx.refuse(f"No seat {command.to} in {game.name}",
                            f"{game.name} has no other player's seat called {command.to}. Its seats: {names}; or write "

@@ -48,6 +48,7 @@ from bot.commands.grammar import (
     Ping,
     PlayerCommand,
     Plot,
+    Practice,
     Press,
     Preview,
     Process,
@@ -91,6 +92,7 @@ PLAYER_HANDLERS: Mapping[type[PlayerCommand], PlayerHandler] = {
     ListGames: anyone.list_games, ShowRules: anyone.rules, Observe: anyone.observe, Unobserve: anyone.unobserve,
     Confirm: anyone.confirm, Unsubscribe: streams.unsubscribe, Stop: anyone.stop, History: player.history,
     Resend: player.resend, Clear: player.clear, Wait: player.wait, NoWait: player.no_wait,
+    Practice: anyone.practice_,
 }
 GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
     Extend: gm.extend, Deadline: gm.deadline, Order: gm.order, Plot: gm.plot, Process: gm.process,

@@ -110,7 +110,8 @@ def write_archive(session: Session, game: Game, directory: Path, *, renderer: Re
     frames: list[View] = [rules.view(rules.load_state(rows[0].state), None, Viewer.PUBLIC)] if rows else []
     pages: list[TurnPage] = []
     numbers = [t.number for t in resolved]
-    common = {"game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)}}
+    common = {"game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
+              "robots": [seat.name for seat in game.seats if seat.robot]}  # shown as robots (issue 32)
     last_view: View | None = frames[0] if frames else None
     for position, turn in enumerate(resolved):
         assert turn.state_after is not None

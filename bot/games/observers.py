@@ -107,7 +107,7 @@ def queue_results(shell: Shell, session: Session, game: Game, rules: AnyGame, re
         "resolved": {"number": resolved.number, "label": resolved.label, "defaulted": list(defaulted),
                      "correction": bool(resolved.corrections)},
         "next": {"label": next_turn.label, "deadline": deadline} if next_turn is not None else None,
-        "timezone": game.timezone,
+        "timezone": game.timezone, "robots": [seat.name for seat in game.seats if seat.robot],
     }
     rendered = shell.renderer.render("observer_results", context, game=game.kind)
     for address in addresses:

@@ -43,7 +43,7 @@ log = logging.getLogger("flagman.requests")
 
 def code(shell: G.Shell, request: PendingRequest) -> str:
     """The code the address that must answer gets (JOIN: the joining From; ADDRESS: the new)."""
-    kind = tokens.JOIN if request.kind == RequestKind.JOIN else tokens.ADDRESS
+    kind = _TOKEN_KINDS[RequestKind(request.kind)]
     return tokens.make(shell.settings.secrets.site_secret, kind, str(request.id), shell.now(), request.address,
                        _extra(request))
 
@@ -54,7 +54,12 @@ def stop_code(shell: G.Shell, request: PendingRequest) -> str:
                        request.old_address, request.address)
 
 
+_TOKEN_KINDS = {RequestKind.JOIN: tokens.JOIN, RequestKind.ADDRESS: tokens.ADDRESS, RequestKind.PRACTICE: tokens.PRACTICE}
+
+
 def _extra(request: PendingRequest) -> str:
+    if request.kind == RequestKind.PRACTICE:
+        return request.name  # the kind of game
     return request.old_address if request.kind == RequestKind.ADDRESS else str(request.game_id or "")
 
 
@@ -64,7 +69,8 @@ def standing(shell: G.Shell, session: Session, code_text: str, sender: str) -> P
     ADDRESS code sent back from the address it was mailed to (a STOP code from anywhere: it is
     the proof, as an unsubscribe code is)."""
     parsed = tokens.parse(code_text)
-    if parsed is None or parsed.kind not in (tokens.JOIN, tokens.ADDRESS, tokens.STOP) or not parsed.ref.isdigit():
+    if parsed is None or parsed.kind not in (tokens.JOIN, tokens.ADDRESS, tokens.STOP, tokens.PRACTICE) \
+            or not parsed.ref.isdigit():
         return None
     request = session.get(PendingRequest, int(parsed.ref))
     if request is None:
@@ -74,7 +80,7 @@ def standing(shell: G.Shell, session: Session, code_text: str, sender: str) -> P
         ok = (request.kind == RequestKind.ADDRESS and request.status in (RequestStatus.WAITING, RequestStatus.CONFIRMED)
               and tokens.verify(parsed, secrets, now, request.old_address, request.address))
     else:
-        kind = RequestKind.JOIN if parsed.kind == tokens.JOIN else RequestKind.ADDRESS
+        kind = next(k for k, token in _TOKEN_KINDS.items() if token == parsed.kind)
         ok = (request.kind == kind and request.status == RequestStatus.WAITING and sender == request.address
               and tokens.verify(parsed, secrets, now, sender, _extra(request)))
     return request if ok else None
@@ -86,6 +92,15 @@ def open_join(shell: G.Shell, session: Session, game: Game, address: str, name: 
     """A JOIN waiting for `address` to answer its code; `name` has been checked (`signups.name_problem`)."""
     request = PendingRequest(kind=RequestKind.JOIN, status=RequestStatus.WAITING, game_id=game.id, seat_ids=[],
                              address=address, name=name, created_at=shell.now())
+    session.add(request)
+    session.flush()
+    return request
+
+
+def open_practice(shell: G.Shell, session: Session, address: str, kind: str) -> PendingRequest:
+    """A PRACTICE waiting for `address` to answer its code (issue 32; bot.games.practice)."""
+    request = PendingRequest(kind=RequestKind.PRACTICE, status=RequestStatus.WAITING, game_id=None, seat_ids=[],
+                             address=address, name=kind, created_at=shell.now())
     session.add(request)
     session.flush()
     return request
@@ -253,5 +268,5 @@ def stop(shell: G.Shell, session: Session, request: PendingRequest) -> str:
             "your GM can give the seat a new one, and was told.")
 
 
-__all__ = ["close", "code", "confirm_address", "due_moves", "move", "open_address", "open_join", "player_seats",
+__all__ = ["close", "code", "confirm_address", "due_moves", "move", "open_address", "open_join", "open_practice", "player_seats",
            "requests_today", "seats_of", "standing", "stop", "stop_code", "taken_problem"]

@@ -142,6 +142,11 @@ def active_seats(game: Game) -> list[Seat]:
     return [s for s in game.seats if s.active]
 
 
+def mailed_seats(game: Game) -> list[Seat]:
+    """The active seats that get the game's mail: all but the robots (bot.games.robots)."""
+    return [s for s in game.seats if s.active and not s.robot]
+
+
 def submissions(session: Session, turn: Turn, seat: Seat) -> list[OrderSubmission]:
     return list(
         session.scalars(
@@ -258,7 +263,8 @@ def resolution_inputs_of(session: Session, turns: Sequence[tuple[int, int]], *,
     return {turn_id: tuple(grouped.get(game_id, {}).items()) for game_id, turn_id in turns}
 
 
-SENT = ("mail", "gm")  # a seat's own orders: by mail, or the GM's ORDER for it
+# A seat's own orders: by mail, the GM's ORDER for it, or a robot seat's (filed as its turn opens).
+SENT = ("mail", "gm", "robot")
 # A player's CLEAR, WAIT and NOWAIT of a turn (issue 30), kept as the turn's submissions (no
 # orders in them), so that they belong to the turn and go with it (a ROLLBACK, the next turn).
 CLEAR, WAIT, NOWAIT = "clear", "wait", "nowait"

@@ -25,7 +25,7 @@ from bot import letters
 from bot.clock import Clock, as_utc
 from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint, Faults
-from bot.games import archive, dice, observers, store
+from bot.games import archive, dice, observers, robots, store
 from bot.games.deadlines import (
     find_zone,
     format_local,
@@ -168,10 +168,13 @@ def create_game(
     grace: str = "",
     early_resolution: bool | None = None,
     press: PressMode = PressMode.SIGNED,
+    robot_seats: Sequence[str] = (),
+    practice: bool = False,
 ) -> Game:
     """A new game (started now, unless `signup`). `early_resolution`: whether a turn resolves
     as soon as every order is in (None: the default of the kind of game); `press`: what PRESS
-    may do in it."""
+    may do in it; `robot_seats`: the names of seats the game's robot drives (bot.games.robots),
+    after the players'; `practice`: a practice game (PRACTICE by mail)."""
     now = shell.now()
     rules = find_game(kind)
     if early_resolution and not rules.early_resolution:
@@ -183,6 +186,7 @@ def create_game(
     grace_minutes = int(parse_duration(grace).total_seconds() // 60) if grace else 0
     options = {str(k): str(v) for k, v in (options or {}).items()}
     seat_names = [validate_name("seat", p.seat) for p in players]
+    robot_names = [validate_name("robot", r) for r in robot_seats]
     for zone in [timezone, *(p.timezone for p in players)]:
         problem = zone_problem(zone) if zone else None
         if problem is not None:  # issue 30: one line, not a traceback at the first deadline shown
@@ -193,25 +197,29 @@ def create_game(
         problem = address_problem(address.strip().lower())
         if problem is not None:
             raise GameError(f"the address of {who} is {problem}")
-    if len(set(seat_names)) != len(seat_names):
-        raise GameError("two players have the same seat name")
+    if len(set(seat_names + robot_names)) != len(seat_names) + len(robot_names):
+        raise GameError("two seats have the same name" if robot_names else "two players have the same seat name")
     if not signup:
-        if not rules.min_players <= len(players) <= rules.max_players:
-            raise GameError(f"{rules.title} takes {rules.min_players} to {rules.max_players} players, not {len(players)}")
+        count = len(players) + len(robot_names)
+        if not rules.min_players <= count <= rules.max_players:
+            raise GameError(f"{rules.title} takes {rules.min_players} to {rules.max_players} players, not {count}"
+                            + (" (robots included)" if robot_names else ""))
         # Options are checked by the rules now, so a bad option fails here, not at START.
-        rules.new_game(seat_names, options, random.Random(0))
+        rules.new_game(seat_names + robot_names, options, random.Random(0))
     game = Game(
         name=name, kind=rules.name, status=GameStatus.SIGNUP if signup else GameStatus.ACTIVE, options=options,
         gm_address=gm_address.strip().lower(), gm_secret=new_secret(),
         seed=seed if seed is not None else pysecrets.randbits(62),
         timezone=timezone or shell.settings.bot.timezone, deadline_spec=deadline, grace_minutes=grace_minutes,
         early_resolution=rules.early_resolution if early_resolution is None else early_resolution,
-        press=PressMode(press), created_at=now,
+        press=PressMode(press), created_at=now, practice=practice,
     )
     session.add(game)
     session.flush()
     for spec, seat_name in zip(players, seat_names, strict=True):
         add_seat(shell, session, game, seat_name, spec.address, spec.name, spec.timezone)
+    for robot_name in robot_names:
+        robots.add_robot(session, game, robot_name, now)
     if not signup:
         start_game(shell, session, game)
     return game
@@ -238,7 +246,8 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     state = rules.new_game([s.name for s in seats], game.options, random.Random(turn_seed(game.seed, 0)))
     game.status = GameStatus.ACTIVE
     turn = _open(shell, session, game, rules, 1, state)
-    for seat in seats:
+    robots.file_orders(session, rules, game, turn, state, seats, shell.now())  # on file as the turn opens
+    for seat in store.mailed_seats(game):
         _queue_seat_mail(shell, session, game, rules, state, turn, seat, "turn_sheet", None)
     _queue_gm_mail(shell, session, game, rules, state, turn, "turn_sheet_gm", None)
     log.info("game %s started: %s, %d players", game.name, rules.title, len(seats))
@@ -302,7 +311,10 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
     closing = closing_time(game, turn)
     if closing is not None and now >= closing:
         return True
-    return game.early_resolution and all_orders_in(session, game, rules, state, turn, subs)
+    # Early resolution waits for the people: a turn only robots order in waits for its deadline
+    # (or the GM), not one tick after another (bot.games.robots).
+    return (game.early_resolution and robots.people_expected(game, state, rules)
+            and all_orders_in(session, game, rules, state, turn, subs))
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +379,7 @@ class TurnWrites:
     defaults: tuple[Mapping[str, object], ...]  # the order submissions the NMR defaults are filed as
     next_turn: Mapping[str, object] | None  # the turn opened after it
     mails: tuple[Mapping[str, object], ...]  # the results mails (outbox rows)
+    robots: tuple[Mapping[str, object], ...] = ()  # the robot seats' orders of the next turn (no turn id yet)
 
 
 def _set_columns(game: Game, turn: Turn, *, resolved: Mapping[str, object],
@@ -414,19 +427,22 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
     next_row = None if finished_at is not None else _new_turn(shell, game, rules, turn.number + 1, new_state)
     next_turn = Turn(**next_row) if next_row is not None else None  # for the mails only: not added here
     kind = "final" if next_turn is None else "results"
-    no_subs: store.BySeat = {}  # a turn just opened has no orders on file yet
+    # A turn just opened has no orders on file yet but its robots' (bot.games.robots).
+    robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
+    no_subs: store.BySeat = {int(str(row["seat_id"])): [OrderSubmission(**row)] for row in robot_rows}
     mails: mailout.NewRows = []
-    for seat in store.active_seats(game):
+    for seat in store.mailed_seats(game):
         _queue_seat_mail(shell, session, game, rules, new_state, next_turn, seat, kind, outcome,
                          resolved=turn, subs=no_subs, into=mails)
     _queue_gm_mail(shell, session, game, rules, new_state, next_turn, kind + "_gm", outcome, resolved=turn,
                    subs=no_subs, into=mails)
-    observers.queue_results(shell, session, game, rules, public_report(shell.renderer, session, rules, new_state, outcome),
-                            turn, next_turn, outcome.defaulted, into=mails)
+    report = public_report(shell.renderer, session, rules, new_state, outcome, robots.robot_names(game.seats))
+    observers.queue_results(shell, session, game, rules, report, turn, next_turn, outcome.defaulted, into=mails)
     stall = rules.stall(new_state) if next_turn is not None else None
     if stall is not None:
         stall_notice(shell, session, game, rules, new_state, stall, into=mails)
-    return TurnWrites(outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails))
+    return TurnWrites(outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails),
+                      tuple(robot_rows))
 
 
 def stall_notice(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, stall: Stall, *,
@@ -459,6 +475,7 @@ def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, wri
         session.execute(insert(OrderSubmission), [dict(row) for row in writes.defaults])
     if writes.next_turn is not None:
         session.execute(insert(Turn), [dict(writes.next_turn)])
+        robots.file_next(session, game.id, int(str(writes.next_turn["number"])), writes.robots)
     mailout.insert_rows(session, [dict(row) for row in writes.mails])
     for obj in (turn, game, *game.seats):
         if inspect(obj).session is session:
@@ -498,21 +515,21 @@ _REPORTS = "flagman.reports"
 
 
 def public_report(renderer: Renderer, session: Session, rules: AnyGame, state: GameState,
-                  outcome: Outcome | None) -> PublicReport:
+                  outcome: Outcome | None, robot_seats: Sequence[str] = ()) -> PublicReport:
     """The public block of the mails about `state` (and the turn `outcome` resolved), from the
     public view: the same for every seat and the GM, so made once per game and turn and kept
     in the session's ``info`` for the transaction that queues the turn's mails, as the picture
     is (bench: deadline). States are immutable: the same state object means the same report."""
     resolution = outcome.resolution if outcome is not None else None
-    cache: dict[tuple[int, int, int], tuple[GameState, Resolution[GameState] | None, PublicReport]] = \
+    cache: dict[tuple[int, int, int, tuple[str, ...]], tuple[GameState, Resolution[GameState] | None, PublicReport]] = \
         session.info.setdefault(_REPORTS, {})
-    key = (id(renderer.env), id(state), id(resolution))
+    key = (id(renderer.env), id(state), id(resolution), tuple(robot_seats))
     hit = cache.get(key)
     if hit is not None and hit[0] is state and hit[1] is resolution and hit[2].env is renderer.env:
         return hit[2]
     if len(cache) >= 64:
         cache.clear()
-    report = PublicReport(renderer, rules.view(state, resolution, Viewer.PUBLIC))
+    report = PublicReport(renderer, rules.view(state, resolution, Viewer.PUBLIC), robot_seats)
     cache[key] = (state, resolution, report)
     return report
 
@@ -554,7 +571,8 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: AnyGame, sta
     ctx.update({
         "seat": {"name": seat.name, "display": seat.player.name, "address": seat.player.address},
         "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
-        "report": public_report(shell.renderer, session, rules, state, outcome),
+        "report": public_report(shell.renderer, session, rules, state, outcome, robots.robot_names(game.seats)),
+        "robots": robots.robot_names(game.seats),
         "turn": {
             "number": turn.number if turn else None,
             "label": turn.label if turn else None,
@@ -590,7 +608,8 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state
                 missing.append(name)
     ctx.update({
         "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
-        "report": public_report(shell.renderer, session, rules, state, outcome),
+        "report": public_report(shell.renderer, session, rules, state, outcome, robots.robot_names(game.seats)),
+        "robots": robots.robot_names(game.seats),
         "turn": {"number": turn.number if turn else None, "label": turn.label if turn else None,
                  "deadline": deadline_text(turn, game.timezone), "expected": False,
                  "needs_no_orders": turn is not None and not rules.expected_players(state),

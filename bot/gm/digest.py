@@ -32,6 +32,8 @@ from bot.echo import echo
 from bot.games import observers, store
 from bot.games import turns as G
 from bot.games.deadlines import format_local
+from bot.games.robots import robot_names
+from bot.games.robots import shown as robot_shown
 from bot.mail_in.auth import GM_SEAT
 from bot.models import (
     AnswerFate,
@@ -63,7 +65,8 @@ def digest_time(shell: G.Shell) -> time:
 
 
 def gm_addresses(session: Session) -> list[str]:
-    return sorted(set(session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED))))
+    return sorted(set(session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED,
+                                                                    Game.practice.is_(False)))))
 
 
 def send_due_digests(shell: G.Shell, *, force: bool = False) -> int:
@@ -137,7 +140,8 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
                       and s.player.vacation_to is not None
                       and s.player.vacation_to >= shell.now().astimezone(ZoneInfo(s.player.timezone)).date()],
     }
-    out["players"] = [f"{s.name} <{s.player.address}>" for s in store.active_seats(game)]
+    out["players"] = [f"{s.name} (robot)" if s.robot else f"{s.name} <{s.player.address}>" for s in store.active_seats(game)]
+    shown = robot_names(game.seats)  # robots shown as robots (issue 32)
     if game.status == GameStatus.SIGNUP:
         return out
     rules, state, turn = G.current_state(session, game)
@@ -147,9 +151,9 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
             has = seat is not None and bool(store.sent(store.submissions(session, turn, seat)))
-            (out["ordered"] if has else out["missing"]).append(name)
+            (out["ordered"] if has else out["missing"]).append(robot_shown(name, shown))
     else:
-        out["result"] = [", ".join(place) for place in rules.standings(state)]
+        out["result"] = [", ".join(robot_shown(name, shown) for name in place) for place in rules.standings(state)]
     out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
     out["plots"] = [s.name for s in store.active_seats(game) if s.gm_plot]
     return out

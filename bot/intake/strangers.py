@@ -22,6 +22,7 @@ from bot.commands import (
     MailCommands,
     Ping,
     PlayerCommand,
+    Practice,
     Stop,
     Unsubscribe,
     anyone,
@@ -29,7 +30,7 @@ from bot.commands import (
     streams,
 )
 from bot.commands.handlers import CommandContext
-from bot.games import signups
+from bot.games import practice, signups
 from bot.intake.batch import Batch, Mail
 from bot.intake.limits import Limiter
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
@@ -70,12 +71,21 @@ def unauthenticated(batch: Batch, limits: Limiter, session: Session, mail: Mail,
             raise Ignored(f"unknown sender: JOIN not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER,
                           answer=fate)
         return signups.ask_to_join(batch.shell, session, inbound, joins[0].game, joins[0].name)
+    asked = [c for c in commands.player if isinstance(c, Practice)]
+    if asked and not joins and not codes and not who.claimed and not who.claimed_gm:
+        # PRACTICE is double opt-in as JOIN (issue 32): a code to the From, within the same caps
+        # (one practice game per code; a forged From gets one short mail and no game).
+        fate = limits.stranger_cap(session, inbound.sender)
+        if fate is not None:
+            raise Ignored(f"unknown sender: PRACTICE not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER,
+                          answer=fate)
+        return practice.ask(batch.shell, session, inbound.sender, asked[0].kind)
     if (who.claimed or who.claimed_gm) and not codes:
         # (A List-Unsubscribe mail comes from the registered address without a proof: its
         # code is the proof, and it is answered as the commands for anyone are.)
         claimed_without_proof(batch, limits, session, mail, who,
                               ping=any(isinstance(c, Ping) for c in commands.player))
-    for_anyone = [c for c in commands.player if c.for_anyone and not isinstance(c, Join)]
+    for_anyone = [c for c in commands.player if c.for_anyone and not isinstance(c, Join | Practice)]
     if for_anyone:
         return _for_anyone(batch, limits, session, mail, context, commands, for_anyone, codes)
     # A stranger: at most one short notice per address a day, and a global cap an hour

@@ -35,7 +35,8 @@ OBSERVE = "observe"
 ADDRESS = "address"
 JOIN = "join"
 STOP = "stop"
-KINDS = (OBSERVE, ADDRESS, JOIN, STOP)
+PRACTICE = "practice"  # a stranger's PRACTICE (issue 32): the game starts when the code comes back
+KINDS = (OBSERVE, ADDRESS, JOIN, STOP, PRACTICE)
 VALID_DAYS = 3  # a code made on day d is good on days d .. d+3 (UTC)
 _EPOCH = date(1970, 1, 1)
 _SUBJECT = re.compile(r"\[confirm\s+(" + CONFIRM_CODE.pattern + r")\]", re.I)
@@ -95,5 +96,5 @@ def subject_tag(code: str) -> str:
     return f"[confirm {code}]"
 
 
-__all__ = ["ADDRESS", "CONFIRM_CODE", "JOIN", "KINDS", "OBSERVE", "STOP", "VALID_DAYS", "Code", "in_subject", "make", "parse",
+__all__ = ["ADDRESS", "CONFIRM_CODE", "JOIN", "KINDS", "OBSERVE", "PRACTICE", "STOP", "VALID_DAYS", "Code", "in_subject", "make", "parse",
            "subject_tag", "verify"]

@@ -8,7 +8,7 @@ common ones in ``templates/_common/``.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -48,13 +48,14 @@ class PublicReport:
     exactly what ``{{ m.report(view) }}`` writes, rendered on first use.
     """
 
-    def __init__(self, renderer: Renderer, view: View) -> None:
+    def __init__(self, renderer: Renderer, view: View, robots: Sequence[str] = ()) -> None:
         self.env = renderer.env
         self.view = view
+        self.robots = tuple(robots)  # the robot seats, shown as robots (issue 32)
 
     def _macro(self, name: str) -> object:
         try:
-            return self.env.get_template(name).module.report(self.view)  # type: ignore[attr-defined]
+            return self.env.get_template(name).module.report(self.view, self.robots)  # type: ignore[attr-defined]
         except jinja2.UndefinedError as exc:
             raise TemplateError(f"template {name!r}, macro report: {exc}") from exc
 
@@ -88,6 +89,8 @@ class Renderer:
             auto_reload=False,
         )
         env.filters["wrap"] = _wrap
+        # A seat's name as standings and results show it (issue 32): "robo (robot)" for a robot.
+        env.filters["robot"] = lambda name, robots=(): f"{name} (robot)" if name in robots else name
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(prefix + line if line else line for line in str(text).splitlines())
         return env
 

@@ -147,9 +147,9 @@ def test_the_public_block_is_made_once_per_game_and_turn(tmp_path: Path, monkeyp
     made: list[int] = []
     original = PublicReport.__init__
 
-    def counting(self: PublicReport, renderer: Renderer, view: Any) -> None:
+    def counting(self: PublicReport, renderer: Renderer, view: Any, robots: Any = ()) -> None:
         made.append(1)
-        original(self, renderer, view)
+        original(self, renderer, view, robots)
 
     monkeypatch.setattr(PublicReport, "__init__", counting)
     rows = play(tmp_path, kind)

@@ -1,0 +1,195 @@
+"""Practice by mail (issue 32; mail-interface.md: "`PRACTICE <game kind>` (anyone: a practice
+race against robot drivers)"): "starts a practice game of that person against robots, with turns
+that resolve as soon as the person orders, and mails the first sheet; practice games are marked
+as such, count for nothing, are capped per address like other answers to strangers, and expire
+when left alone." (bot.games.practice; docs/DESIGN.md, "Practice games".)"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from bot.app import App
+from bot.games import practice
+from bot.games.store import find_game_row
+from bot.intake.limits import STRANGER_REPLIES_PER_DAY
+from bot.models import Game, GameStatus, Outbox
+from bot.testing import FakeClock, reply_to
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import BOT, body_of, cycle, last, mails, stranger_says
+
+gapp = gm_helpers.gapp
+PAT = "pat@example.net"
+
+
+def _confirm(app: App, sender: str = PAT) -> EmailMessage:
+    """The sender answers the code mail PRACTICE brought; returns the first turn sheet."""
+    code_mail = last(app, sender)
+    assert "[confirm practice." in str(code_mail["Subject"]), str(code_mail["Subject"])
+    app.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))  # type: ignore[attr-defined]
+    cycle(app)
+    sheets = [m for m in mails(app, sender) if str(m["Subject"]).startswith("[practice")
+              and "Practice game" not in str(m["Subject"])]
+    assert sheets, [str(m["Subject"]) for m in mails(app, sender)]
+    return sheets[-1]
+
+
+def _game(app: App, name: str = "practice1") -> Game:
+    with app.db.read() as session:
+        game = find_game_row(session, name)
+        assert game is not None
+        _ = [(s.robot, s.player.address) for s in game.seats]
+        return game
+
+
+def test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots(gapp: App) -> None:
+    """From a stranger: a code first and no game ("think about double opt-in the way JOIN does
+    it"); the answer from that address starts the game, the person against robots, and mails the
+    first sheet, marked as practice in its subject."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    assert "[confirm practice." in str(last(gapp, PAT)["Subject"])
+    with gapp.db.read() as session:
+        assert session.scalar(select(Game)) is None, "no game before the address answers"
+    sheet = _confirm(gapp)
+    assert str(sheet["Subject"]).startswith("[practice1]")
+    game = _game(gapp)
+    assert game.practice and game.status == GameStatus.ACTIVE and game.early_resolution
+    people = [s for s in game.seats if not s.robot]
+    assert [s.player.address for s in people] == [PAT]
+    assert len([s for s in game.seats if s.robot]) == practice.ROBOTS
+    assert "practice game of Racecraft" in "\n".join(body_of(m) for m in mails(gapp, PAT))
+
+
+def test_turns_resolve_as_soon_as_the_person_orders_and_nobody_else_is_mailed(gapp: App) -> None:
+    """"turns that resolve as soon as the person orders"; a practice game has no GM: no GM copy
+    or digest goes anywhere; robots are shown as robots in the results."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    results = last(gapp, PAT)
+    assert "Results of" in str(results["Subject"]) and "[practice1]" in str(results["Subject"])
+    assert "ada (robot)" in body_of(results)
+    with gapp.db.read() as session:
+        recipients = set(session.scalars(select(Outbox.recipient)))
+    assert recipients == {PAT}, recipients
+    from bot.gm.digest import send_due_digests
+
+    assert send_due_digests(gapp.shell, force=True) == 0
+
+
+def test_every_game_the_bot_knows_and_an_unknown_one(gapp: App) -> None:
+    """"PRACTICE racecraft (or speed-circuit, speedphreakz; the kinds the bot knows)"."""
+    for number, kind in enumerate(("speed-circuit", "speedphreakz"), start=1):
+        sender = f"p{number}@example.net"
+        stranger_says(gapp, sender, f"PRACTICE {kind}")
+        _confirm(gapp, sender)
+        assert _game(gapp, f"practice{number}").kind == kind.replace("-", "_")
+    stranger_says(gapp, "q@example.net", "PRACTICE chess")
+    assert "racecraft, speed-circuit, speedphreakz" in body_of(last(gapp, "q@example.net"))
+
+
+def test_practice_is_capped_per_address_as_answers_to_strangers(gapp: App) -> None:
+    """SECURITY.md, "Loops and backscatter": a stranger gets a few answers a day at most. The code
+    mail of PRACTICE is such an answer: a forged From gets at most that many, and no game."""
+    victim = "victim@example.net"
+    for _ in range(STRANGER_REPLIES_PER_DAY + 3):
+        stranger_says(gapp, victim, "PRACTICE racecraft")
+    assert len(mails(gapp, victim)) == STRANGER_REPLIES_PER_DAY
+    with gapp.db.read() as session:
+        assert session.scalar(select(Game)) is None
+
+
+def test_running_practice_games_are_capped_per_address(gapp: App) -> None:
+    """From a player's proven address (a reply to the bot's mail) PRACTICE starts at once; at
+    most `OPEN_PER_ADDRESS` practice games run for one address: the next is refused, saying why."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    for number in range(2, practice.OPEN_PER_ADDRESS + 1):
+        gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz", sender=PAT))  # type: ignore[attr-defined]
+        cycle(gapp)
+        assert _game(gapp, f"practice{number}").kind == "speedphreakz", "a proven address: no code, the game at once"
+    gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    answer = last(gapp, PAT)
+    assert "[confirm practice." not in str(answer["Subject"])
+    assert "practice games running" in body_of(answer)
+    with gapp.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Game)) == practice.OPEN_PER_ADDRESS
+
+
+def test_a_practice_game_left_alone_is_closed(gapp: App) -> None:
+    """"expire when left alone": no order from the person for `IDLE_DAYS` days, the game is
+    closed (finished) and the person told once; one with a recent order is not."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    assert isinstance(gapp.clock, FakeClock)
+    gapp.clock.advance(timedelta(days=practice.IDLE_DAYS - 1))
+    gapp.inbox.deliver(reply_to(sheet, "USE 1", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    gapp.clock.advance(timedelta(days=2))
+    cycle(gapp)
+    assert _game(gapp).status == GameStatus.ACTIVE, "an order six days ago keeps it"
+    gapp.clock.advance(timedelta(days=practice.IDLE_DAYS))
+    cycle(gapp)
+    assert _game(gapp).status == GameStatus.FINISHED
+    assert "is closed" in body_of(last(gapp, PAT))
+    told = len(mails(gapp, PAT))
+    cycle(gapp)
+    assert len(mails(gapp, PAT)) == told
+
+
+def test_practice_is_marked_in_game_list_and_not_in_list_by_mail(gapp: App, capsys: pytest.CaptureFixture[str]) -> None:
+    """"practice games are marked as such (subject tag, `game list`)"; LIST does not offer a
+    person's practice game to anyone else; HELP names PRACTICE."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    _confirm(gapp)
+    stranger_says(gapp, "other@example.net", "LIST\nHELP")
+    answer = body_of(last(gapp, "other@example.net"))
+    assert "practice1" not in answer and "PRACTICE <game kind>" in answer
+    with gapp.db.read() as session:
+        game = find_game_row(session, "practice1")
+        assert game is not None and game.practice
+    assert BOT not in {str(m["To"]) for m in mails(gapp)}
+
+
+def test_game_list_and_show_mark_a_practice_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"practice games are marked as such (subject tag, `game list`)": `flagman game list` ends its
+    line with [practice], `game show` says so, and its robots are shown as robots."""
+    from bot.app import build_app
+    from bot.cli import init_dir, main
+    from bot.settings import load_settings
+
+    config = init_dir(tmp_path / "site", "flagman@example.org")
+    with build_app(load_settings(config, env={})) as app, app.db.transaction() as session:
+        rules = practice.check(session, app.shell, PAT, "speed-circuit")
+        practice.start(app.shell, session, PAT, rules)
+    assert main(["--config", str(config), "game", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "practice1" in listed and "(4 robots)" in listed and listed.rstrip().endswith("[practice]")
+    assert main(["--config", str(config), "game", "show", "practice1"]) == 0
+    shown = capsys.readouterr().out
+    assert "(practice)" in shown and "ada          (robot)" in shown
+
+
+def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: App) -> None:
+    """A practice game whose person is no longer in the race (here the rules' drop with the seat
+    kept, as when a car is out of the race) is closed by the next tick, not left to the robots
+    (docs/DESIGN.md, "Practice games")."""
+    from bot.games.seats import drop_seat
+
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    _confirm(gapp)
+    with gapp.db.transaction() as session:
+        game = find_game_row(session, "practice1")
+        assert game is not None
+        person = next(s for s in game.seats if not s.robot)
+        drop_seat(session, game, person)
+        person.active = True  # still seated (as after a crash out of the race): told when it closes
+    cycle(gapp)
+    assert _game(gapp).status == GameStatus.FINISHED
+    assert "you are out of the race" in body_of(last(gapp, PAT))

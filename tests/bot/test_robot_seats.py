@@ -1,0 +1,270 @@
+"""Robot seats in games (issue 32, "Robots in games"): "`flagman game new ... --robot NAME`
+(repeatable) adds a robot seat; the GM's `REPLACE game seat ROBOT` (and the CLI) hands a dropped
+seat to a robot; a robot's orders are on file as soon as a turn opens, so early resolution waits
+only for the people. Robots are shown as robots in every standings table and result."
+(docs/DESIGN.md, "Robot drivers".)"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from bot.app import App
+from bot.cli import main as cli_main
+from bot.games import robots
+from bot.games.store import find_game_row, open_turn, turn_submissions
+from bot.games.turns import GameError, create_game
+from bot.models import OrderSubmission, Turn
+from bot.ops.backup import replay_game
+from rules import find_game
+from rules.api import robot_rng, turn_seed
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import GM, RACERS, body_of, gm_says, last, mails, player_says, turns
+
+gapp = gm_helpers.gapp
+RACECRAFT = find_game("racecraft")
+PEOPLE = RACERS[:3]  # kelly, seb, steve
+ADDRESS = {p.seat: p.address for p in RACERS}
+
+
+@pytest.fixture
+def rr(gapp: App) -> App:
+    """Racecraft `rr1`: three people and two robots (robo, tin), started, mail sent."""
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="racecraft", name="rr1", players=PEOPLE, gm_address=GM,
+                    deadline="48h", timezone="Europe/London", seed=11, robot_seats=("Robo", "tin"))
+    gapp.service.send()
+    return gapp
+
+
+def _filed(app: App, number: int) -> dict[str, list[tuple[str, str]]]:
+    with app.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        turn = session.scalar(select(Turn).where(Turn.game_id == game.id, Turn.number == number))
+        assert turn is not None
+        names = {s.id: s.name for s in game.seats}
+        return {names[seat_id]: [(s.source, s.text) for s in subs]
+                for seat_id, subs in turn_submissions(session, turn).items()}
+
+
+def _expected_robot_orders(app: App, number: int, seat: str) -> str:
+    """What the design says a robot files: `robot_orders` of the state the turn opened with, its
+    rng `robot_rng(turn_seed(game seed, turn number), seat)`."""
+    with app.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        turn = session.scalar(select(Turn).where(Turn.game_id == game.id, Turn.number == number))
+        assert turn is not None
+        state = RACECRAFT.load_state(turn.state)
+        return RACECRAFT.format_orders(RACECRAFT.robot_orders(state, seat, robot_rng(turn_seed(game.seed, number), seat)))
+
+
+def test_robot_seats_are_made_never_mailed_and_file_their_orders_as_the_turn_opens(rr: App) -> None:
+    """"adds a robot seat (no address; never mailed)"; "a robot's orders are on file as soon as
+    a turn opens", computed from a value fixed when it opens (the game's seed and the turn's
+    number), stored as the seat's own orders."""
+    with rr.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        seats = {s.name: s for s in game.seats}
+        assert [s.name for s in game.seats if s.robot] == ["robo", "tin"]  # names checked like a player's
+        assert all(seats[n].player.address == robots.ROBOT_ADDRESS for n in ("robo", "tin"))
+        assert not any(seats[p.seat].robot for p in PEOPLE)
+    recipients = {str(m["To"]) for m in mails(rr)}
+    assert not any("robot" in r for r in recipients), recipients
+    assert {ADDRESS[p.seat] for p in PEOPLE} <= {r.split("<")[-1].strip(">") for r in recipients}
+    filed = _filed(rr, 1)
+    for seat in ("robo", "tin"):
+        assert filed[seat] == [("robot", _expected_robot_orders(rr, 1, seat))]
+    assert set(filed) == {"robo", "tin"}  # nobody else has orders yet
+
+
+def test_early_resolution_waits_only_for_the_people_and_robots_play_on(rr: App) -> None:
+    """"so early resolution waits only for the people": the turn resolves once the three people
+    ordered; the next turn opens with the robots' orders on file again; replay is exact."""
+    for seat in ("kelly", "seb"):
+        player_says(rr, seat, "USE 2", game="rr1")
+    assert len(turns(rr, "rr1")) == 1  # steve has not ordered: the robots do not make it due
+    player_says(rr, "steve", "USE 3", game="rr1")
+    assert len(turns(rr, "rr1")) == 2 and turns(rr, "rr1")[0].resolved_at is not None
+    filed = _filed(rr, 1)
+    assert not any(source in ("default", "plot") for subs in filed.values() for source, _ in subs)
+    assert _filed(rr, 2)["robo"] == [("robot", _expected_robot_orders(rr, 2, "robo"))]
+    results = body_of(last(rr, ADDRESS["kelly"]))
+    assert "robo (robot)" in results and "tin (robot)" in results
+    assert "Defaulted" not in results
+    with rr.db.read() as session:
+        assert all(not r.differences for r in replay_game(session, "rr1"))
+
+
+def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_path: Path) -> None:
+    """docs/DESIGN.md, "Robot drivers": the robot's rng is fixed when the turn opens and never
+    depends on the dice seed, which comes from the turn's secret and the orders at resolution
+    (issue 31). Two bots drawing different secrets file the same robot orders."""
+    from bot.games.dice import SeededEntropy
+
+    filed = []
+    for number, app in enumerate((gapp, gm_helpers.new_app(tmp_path / "other"))):
+        app.shell.entropy = SeededEntropy(number + 100)
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind="racecraft", name="rr1", players=PEOPLE, gm_address=GM,
+                        seed=11, robot_seats=("robo", "tin"))
+        filed.append(_filed(app, 1))
+        secret = turns(app, "rr1")[0].secret
+        assert secret is not None
+    assert filed[0] == filed[1]
+    assert turns(gapp, "rr1")[0].secret != secret
+
+
+def test_robot_names_are_checked_like_players_and_count_towards_the_field(gapp: App) -> None:
+    """"a name checked like a player's": a bad name, a name twice, too many seats are refused."""
+    cases = [(("robo!",), "robot name"), (("kelly",), "same name"), (("robo", "robo"), "same name"),
+             (("gm",), "not 'gm'"), (tuple(f"r{i}" for i in range(6)), "robots included")]
+    for names, said in cases:
+        with pytest.raises(GameError, match=said), gapp.db.transaction() as session:
+            create_game(gapp.shell, session, kind="racecraft", name="rr9", players=PEOPLE, gm_address=GM,
+                        robot_seats=names)
+
+
+def test_the_cli_adds_robots_and_shows_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`flagman game new ... --robot NAME` (repeatable); `game list` and `game show` show them."""
+    config = tmp_path / "flagman.toml"
+    assert cli_main(["init", str(tmp_path), "--address", "flagman@example.org"]) == 0
+    capsys.readouterr()
+    assert cli_main(["--config", str(config), "game", "new", "racecraft", "--name", "rr1",
+                     "--player", "Kelly=kelly@example.org", "--player", "Seb=seb@example.org",
+                     "--player", "Steve=steve@example.org", "--robot", "Robo", "--robot", "tin"]) == 0
+    assert "3 players and 2 robots" in capsys.readouterr().out
+    assert cli_main(["--config", str(config), "game", "list"]) == 0
+    assert "5 seats (2 robots)" in capsys.readouterr().out
+    assert cli_main(["--config", str(config), "game", "show", "rr1"]) == 0
+    shown = capsys.readouterr().out
+    assert "robo         (robot)" in shown and "orders in" in shown
+    assert "(robot)" in "\n".join(line for line in shown.splitlines() if line.startswith("    "))
+
+
+# -- REPLACE <game> <seat> ROBOT ------------------------------------------------------------------
+
+def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(rr: App) -> None:
+    """mail-interface.md, GM commands: "REPLACE <game> <seat> <address>|ROBOT"; issue 32: "the GM's
+    REPLACE game seat ROBOT hands a dropped seat to a robot". The outgoing player is told as for
+    any REPLACE; the robot's orders for the open turn are on file at once; the seat is never
+    mailed again, and the turn now waits only for the two people left."""
+    before = len(mails(rr, ADDRESS["steve"]))
+    gm_says(rr, "REPLACE rr1 steve ROBOT", game="rr1")
+    confirmation = body_of(last(rr, GM))
+    assert "driven by a robot" in confirmation and "on file" in confirmation, confirmation
+    told = mails(rr, ADDRESS["steve"])[before:]
+    assert len(told) == 1 and "handed your seat (steve) in rr1 to a robot driver" in body_of(told[0])
+    assert "handed seat steve to a robot driver" in body_of(last(rr, ADDRESS["kelly"])), "the others are told"
+    filed = _filed(rr, 1)
+    assert filed["steve"] == [("robot", _expected_robot_orders(rr, 1, "steve"))]
+    for seat in ("kelly", "seb"):
+        player_says(rr, seat, "USE 1", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is not None, "the two people left are all the turn waits for"
+    assert len(mails(rr, ADDRESS["steve"])) == before + 1, "no results to the player who left"
+    assert "steve (robot)" in body_of(last(rr, ADDRESS["kelly"]))
+    gm_says(rr, "REPLACE rr1 steve ROBOT", game="rr1")
+    assert "a robot already" in body_of(last(rr, GM))
+    # And back to a person: the seat is a person's again, mailed again.
+    gm_says(rr, "REPLACE rr1 steve stevie@example.org Stevie", game="rr1")
+    assert "Turn 2" in str(last(rr, "stevie@example.org")["Subject"])
+    with rr.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        assert [s.name for s in game.seats if s.robot] == ["robo", "tin"]
+
+
+def test_replace_robot_by_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`flagman gm replace GAME SEAT --robot` does what the mail command does."""
+    from bot.cli import init_dir
+
+    config = init_dir(tmp_path / "site", "flagman@example.org")
+    args = ["--config", str(config), "game", "new", "racecraft", "--name", "rc1", "--gm", "gm@example.org"]
+    for name in ("kelly", "seb", "steve", "roger", "anna"):
+        args += ["--player", f"{name}={name}@example.org"]
+    assert cli_main(args) == 0
+    assert cli_main(["--config", str(config), "gm", "replace", "rc1", "anna", "--robot", "--no-send"]) == 0
+    assert "driven by a robot" in capsys.readouterr().out
+    assert cli_main(["--config", str(config), "game", "show", "rc1"]) == 0
+    assert "anna         (robot)" in capsys.readouterr().out
+
+
+def test_a_gms_set_makes_the_robot_drive_on_from_the_new_state(rr: App) -> None:
+    """A robot's orders come from what it can see when they are filed: after the GM's SET changes
+    the open turn's state, each robot's orders are worked out again from it (after a CLEAR of the
+    earlier ones), so what stands is always legal for the state the turn resolves."""
+    gm_says(rr, "SET rr1 robo ep 1", game="rr1")
+    filed = _filed(rr, 1)["robo"]
+    assert [source for source, _ in filed] == ["robot", "clear", "robot"]
+    assert filed[-1][1] == _expected_robot_orders(rr, 1, "robo")  # from the state as SET left it
+    for seat in ("kelly", "seb", "steve"):
+        player_says(rr, seat, "USE 1", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is not None
+    with rr.db.read() as session:
+        assert all(not r.differences for r in replay_game(session, "rr1"))
+
+
+_names = itertools.count(1)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(["racecraft", "speed_circuit", "speedphreakz"]), seed=st.integers(0, 2**40),
+       people=st.integers(1, 3), robot_count=st.integers(1, 4))
+def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
+        gapp: App, kind: str, seed: int, people: int, robot_count: int) -> None:
+    """Property (issue 32: "a robot's orders are on file as soon as a turn opens, so early
+    resolution waits only for the people"): in any game, for any field, at every turn opened the
+    robots' filed orders are complete for the state the turn opened with; the turn is not all in
+    while a person has sent nothing, and is once every person has."""
+    from bot.games import turns as G
+
+    rules = find_game(kind)
+    total = people + robot_count
+    if not rules.min_players <= total <= rules.max_players:
+        return
+    name = f"prop{next(_names)}"
+    specs = [G.PlayerSpec(f"p{i}", f"p{i}-{name}@example.org", f"P{i}") for i in range(people)]
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind=kind, name=name, players=specs, gm_address=GM, seed=seed,
+                    robot_seats=[f"r{i}" for i in range(robot_count)])
+    for _ in range(3):
+        with gapp.db.transaction() as session:
+            game = find_game_row(session, name, with_seats=True)
+            assert game is not None
+            turn = open_turn(session, game)
+            if turn is None:
+                return  # the race is over
+            state = rules.load_state(turn.state)
+            expected = set(rules.expected_players(state))
+            subs = turn_submissions(session, turn)
+            for seat in game.seats:
+                if seat.robot and seat.name in expected:
+                    (filed,) = [s for s in subs.get(seat.id, []) if s.source == "robot"]
+                    assert rules.parse_orders(state, seat.name, filed.text).complete
+            waiting = [s for s in game.seats if not s.robot and s.name in expected]
+            if waiting:
+                assert not G.all_orders_in(session, game, rules, state, turn)
+            for seat in waiting:
+                session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, source="mail", received_at=gapp.shell.now(),
+                                            text=rules.format_orders(rules.default_orders(state, seat.name))))
+            session.flush()
+            assert G.all_orders_in(session, game, rules, state, turn)
+            G.resolve_turn(gapp.shell, session, game, turn)
+
+
+def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:
+    """"early resolution waits only for the people": with no person left in the race, a turn is
+    not resolved early (one tick after another, mailing results each time) but at its deadline or
+    by the GM's PROCESS (docs/DESIGN.md, "Robot drivers")."""
+    for seat in ("kelly", "seb", "steve"):
+        gm_says(rr, f"DROP rr1 {seat}", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is None, "every order is in, but only robots order"
+    gm_says(rr, "PROCESS rr1", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is not None and len(turns(rr, "rr1")) == 2
