@@ -207,8 +207,9 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
         for seat in game.seats:
             on_file = ""
             if turn is not None and state is not None and seat.name in rules.expected_players(state):
-                orders = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
-                on_file = "orders in" if orders is not None else "no orders yet"
+                on_file = {G.OrdersIn.COMPLETE: "orders in", G.OrdersIn.INCOMPLETE: "incomplete orders (the turn waits)",
+                           G.OrdersIn.NONE: "no orders yet"}[G.orders_in(rules, state, seat,
+                                                                      store.submissions(session, turn, seat))]
             status = "" if seat.active else " (out)"
             player = seat.player
             away = (f"  vacation {player.vacation_from.isoformat()} to {player.vacation_to.isoformat()}"

@@ -81,16 +81,19 @@ def status(ctx: CommandContext, command: Status) -> Reply:
     rules, state, turn = G.current_state(session, game)
     ordered: list[str] | None = None
     missing: list[str] = []
+    incomplete: list[str] = []
     if turn is not None:
         ordered = []
         for name in sorted(rules.expected_players(state)):
             s = store.seat_named(game, name)
-            has = s is not None and bool(store.sent(store.submissions(session, turn, s)))
-            (ordered if has else missing).append(name)
+            got = G.orders_in(rules, state, s, store.submissions(session, turn, s)) if s is not None \
+                else G.OrdersIn.NONE
+            {G.OrdersIn.COMPLETE: ordered, G.OrdersIn.INCOMPLETE: incomplete, G.OrdersIn.NONE: missing}[got].append(name)
     zone = seat.player.timezone if seat else game.timezone
     values = G.base_context(ctx.shell, game, rules)
     values.update({"view": rules.view(state, None, seat.name if seat else Viewer.GM),
-                "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "timezone": zone,
+                "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "incomplete": incomplete,
+                "timezone": zone,
                 "held": turn is not None and game.early_resolution and store.turn_held(session, turn),
                 "robots": robot_names(game.seats)})
     return Reply((Letter(to, ctx.shell.renderer.render("status", values, game=game.kind), "status"),))

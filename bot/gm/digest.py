@@ -128,7 +128,7 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
     rules = G.rules_of(game)
     out: dict[str, Any] = {
         "name": game.name, "title": rules.title, "status": str(game.status), "turn": None, "deadline": None,
-        "ordered": [], "missing": [], "streaks": [], "plots": [], "players": [],
+        "ordered": [], "incomplete": [], "missing": [], "streaks": [], "plots": [], "players": [],
         "min_players": rules.min_players, "max_players": rules.max_players,
         "grace": game.grace_minutes, "early": game.early_resolution,
         "nmr_limit": game.nmr_limit, "nmr_action": game.nmr_action,
@@ -150,8 +150,10 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
         out["deadline"] = G.deadline_text(turn, zone)
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
-            has = seat is not None and bool(store.sent(store.submissions(session, turn, seat)))
-            (out["ordered"] if has else out["missing"]).append(robot_shown(name, shown))
+            got = (G.orders_in(rules, state, seat, store.submissions(session, turn, seat)) if seat is not None
+                   else G.OrdersIn.NONE)
+            {G.OrdersIn.COMPLETE: out["ordered"], G.OrdersIn.INCOMPLETE: out["incomplete"],
+             G.OrdersIn.NONE: out["missing"]}[got].append(robot_shown(name, shown))
     else:
         out["result"] = [", ".join(robot_shown(name, shown) for name in place) for place in rules.standings(state)]
     out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
