@@ -556,6 +556,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     _set_deadline(ctx, turn, deadline)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
     _recount_streaks(session, game, turn)
+    _robots_drive(ctx, rules, turn)
     ctx.undo = {"undone": undone}
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
@@ -611,6 +612,18 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     session.flush()
     session.expire(ctx.game, ["turns"])
     return discarded
+
+
+def _robots_drive(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:
+    """The reopened `turn`'s robot orders stand (the same numbers give the same orders); a seat
+    handed to a robot after it opened has none of its robot's there, only its former player's
+    (or nothing, their default discarded): its robot's are filed now, or the turn would wait
+    for a robot and default it at the deadline (bot.games.robots)."""
+    subs = store.turn_submissions(ctx.session, turn)
+    seats = [s for s in ctx.game.seats
+             if s.robot and not any(sub.source == robots.ROBOT for sub in store.sent(subs.get(s.id, [])))]
+    if seats:
+        robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), seats, ctx.now)
 
 
 def _sub_json(ctx: GmAction, sub: OrderSubmission) -> dict[str, object]:
