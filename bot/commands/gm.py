@@ -474,6 +474,10 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
         raise Refused(f"seat {seat.name} of {ctx.game.name} is a robot already")
     if ctx.game.status == GameStatus.FINISHED:
         raise Refused(f"{ctx.game.name} is over")
+    if ctx.game.status != GameStatus.SIGNUP:
+        rules_now, state, _turn = under_way(ctx.session, ctx.game)
+        if seat.name not in rules_now.players(state):  # the mails would say a robot drives it on
+            raise Refused(f"{seat.name} is out of the race in {ctx.game.name}: there is nothing for a robot to drive")
     old_player = seat.player
     ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak,
                 "gm_plot": seat.gm_plot}

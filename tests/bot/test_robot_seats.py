@@ -292,3 +292,25 @@ def test_a_rollback_past_a_replace_robot_files_the_robots_orders(rr: App) -> Non
     gm_says(rr, "PROCESS rr1", game="rr1")
     assert turns(rr, "rr1")[0].resolved_at is not None
     assert not any(source == "default" for source, _ in _filed(rr, 1)["steve"])
+
+
+def test_replace_robot_refuses_a_seat_out_of_the_race(rr: App) -> None:
+    """"Every statement in a mail must be true" (the brief's house rules): REPLACE ... ROBOT
+    tells everyone a robot "drives it on"; for a seat still held but out of the race (here the
+    rules' drop with the seat kept, as after a crash) that would be false, so it is refused and
+    nobody is mailed."""
+    from bot.games.seats import drop_seat
+
+    with rr.db.transaction() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        steve = next(s for s in game.seats if s.name == "steve")
+        drop_seat(session, game, steve)
+        steve.active = True  # still seated, out of the race
+    before = len(mails(rr, ADDRESS["steve"])), len(mails(rr, ADDRESS["kelly"]))
+    gm_says(rr, "REPLACE rr1 steve ROBOT", game="rr1")
+    assert "out of the race" in body_of(last(rr, GM))
+    assert (len(mails(rr, ADDRESS["steve"])), len(mails(rr, ADDRESS["kelly"]))) == before
+    with rr.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None and not next(s for s in game.seats if s.name == "steve").robot
