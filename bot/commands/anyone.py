@@ -100,7 +100,7 @@ def rules(ctx: CommandContext, command: ShowRules) -> Reply:
 def observe(ctx: CommandContext, command: Observe) -> Reply:
     session, now = ctx.session, ctx.shell.now()
     game = store.find_game_row(session, command.game, with_seats=True)
-    if game is None:
+    if game is None or game.practice:  # a practice game is its person's alone (issue 32)
         return _unknown(ctx, "OBSERVE")
     if game.status == GameStatus.FINISHED:
         raise ctx.refuse(f"{game.name} is over", f"{game.name} has finished: there are no more results to send.",

@@ -474,6 +474,10 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
         raise Refused(f"seat {seat.name} of {ctx.game.name} is a robot already")
     if ctx.game.status == GameStatus.FINISHED:
         raise Refused(f"{ctx.game.name} is over")
+    if ctx.game.status != GameStatus.SIGNUP:
+        rules_now, state, _turn = under_way(ctx.session, ctx.game)
+        if seat.name not in rules_now.players(state):  # the mails would say a robot drives it on
+            raise Refused(f"{seat.name} is out of the race in {ctx.game.name}: there is nothing for a robot to drive")
     old_player = seat.player
     ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak,
                 "gm_plot": seat.gm_plot}
@@ -556,6 +560,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     _set_deadline(ctx, turn, deadline)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
     _recount_streaks(session, game, turn)
+    _robots_drive(ctx, rules, turn)
     ctx.undo = {"undone": undone}
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
@@ -611,6 +616,18 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     session.flush()
     session.expire(ctx.game, ["turns"])
     return discarded
+
+
+def _robots_drive(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:
+    """The reopened `turn`'s robot orders stand (the same numbers give the same orders); a seat
+    handed to a robot after it opened has none of its robot's there, only its former player's
+    (or nothing, their default discarded): its robot's are filed now, or the turn would wait
+    for a robot and default it at the deadline (bot.games.robots)."""
+    subs = store.turn_submissions(ctx.session, turn)
+    seats = [s for s in ctx.game.seats
+             if s.robot and not any(sub.source == robots.ROBOT for sub in store.sent(subs.get(s.id, [])))]
+    if seats:
+        robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), seats, ctx.now)
 
 
 def _sub_json(ctx: GmAction, sub: OrderSubmission) -> dict[str, object]:

@@ -176,9 +176,11 @@ def write_game_archive(db: Database, name: str, directory: Path, renderer: Rende
 
 def after_commit(shell: Shell, session: Session, game: Game, turn_number: int) -> None:
     """With ``[bot] archive_dir``, write `game`'s new turn to its archive once `session`
-    commits (never before: a rolled-back turn must not be published)."""
+    commits (never before: a rolled-back turn must not be published). A practice game is its
+    person's alone and counts for nothing (bot.games.practice): it is not published (`flagman
+    archive` still writes one on demand)."""
     root = shell.settings.bot.archive_dir
-    if not root:
+    if not root or game.practice:
         return
     pending: dict[int, set[int]] = session.info.setdefault(_PENDING, {})
     if not pending:

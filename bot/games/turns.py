@@ -524,7 +524,9 @@ def base_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
     return {
         "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
         "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
-        "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/") if shell.settings.bot.public_url else "",
+        # A practice game is not published (bot.games.archive.after_commit): no link to it.
+        "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/")
+        if shell.settings.bot.public_url and not game.practice else "",
     }
 
 

@@ -193,3 +193,27 @@ def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: App) ->
     cycle(gapp)
     assert _game(gapp).status == GameStatus.FINISHED
     assert "you are out of the race" in body_of(last(gapp, PAT))
+
+
+def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None:
+    """"practice games are marked as such, count for nothing" (issue 32; docs/DESIGN.md,
+    "Practice games": "its person's alone"): with `[bot] archive_dir` set, the bot publishes
+    no page of a practice game after its turns (a regular game's every turn is, tests/bot/
+    test_archive.py) nor does its mail link to one, and OBSERVE of one is answered as for a game that does not exist, no
+    confirmation code mailed."""
+    from dataclasses import replace
+
+    root = tmp_path / "site"
+    gapp.settings = replace(gapp.settings, bot=replace(gapp.settings.bot, archive_dir=str(root),
+                                                       public_url="https://races.example.org/"))
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    assert "Results of" in str(last(gapp, PAT)["Subject"]), "a turn was resolved"
+    assert not (root / "practice1").exists()
+    assert not any("races.example.org" in body_of(m) for m in mails(gapp, PAT)), "no link to a page not there"
+    stranger_says(gapp, "other@example.net", "OBSERVE practice1")
+    answer = last(gapp, "other@example.net")
+    assert "No game by that name" in str(answer["Subject"]) + body_of(answer)
+    assert "[confirm" not in str(answer["Subject"])

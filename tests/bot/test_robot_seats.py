@@ -268,3 +268,49 @@ def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:
     assert turns(rr, "rr1")[0].resolved_at is None, "every order is in, but only robots order"
     gm_says(rr, "PROCESS rr1", game="rr1")
     assert turns(rr, "rr1")[0].resolved_at is not None and len(turns(rr, "rr1")) == 2
+
+
+def test_a_rollback_past_a_replace_robot_files_the_robots_orders(rr: App) -> None:
+    """"a robot's orders are on file as soon as a turn opens, so early resolution waits only for
+    the people" (issue 32), a turn reopened by ROLLBACK included: steve was defaulted in turn 1,
+    handed to a robot in turn 2, then turn 1 rolled back. Its default is discarded (docs/DESIGN.md,
+    "ROLLBACK"), so the robot's orders for turn 1 are filed at the ROLLBACK, and the turn is not
+    left waiting for a robot to be defaulted again at its deadline."""
+    from tests.bot.gm_helpers import cycle
+
+    for seat in ("kelly", "seb"):
+        player_says(rr, seat, "USE 2", game="rr1")
+    rr.clock.advance(hours=49)  # type: ignore[attr-defined]
+    cycle(rr)
+    assert len(turns(rr, "rr1")) == 2
+    assert any(source == "default" for source, _ in _filed(rr, 1)["steve"])
+    gm_says(rr, "REPLACE rr1 steve ROBOT", game="rr1")
+    gm_says(rr, "ROLLBACK rr1", game="rr1")
+    assert len(turns(rr, "rr1")) == 1 and turns(rr, "rr1")[0].resolved_at is None
+    assert _filed(rr, 1)["steve"][-1] == ("robot", _expected_robot_orders(rr, 1, "steve"))
+    assert _filed(rr, 1)["robo"] == [("robot", _expected_robot_orders(rr, 1, "robo"))], "robo's stand, once"
+    gm_says(rr, "PROCESS rr1", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is not None
+    assert not any(source == "default" for source, _ in _filed(rr, 1)["steve"])
+
+
+def test_replace_robot_refuses_a_seat_out_of_the_race(rr: App) -> None:
+    """"Every statement in a mail must be true" (the brief's house rules): REPLACE ... ROBOT
+    tells everyone a robot "drives it on"; for a seat still held but out of the race (here the
+    rules' drop with the seat kept, as after a crash) that would be false, so it is refused and
+    nobody is mailed."""
+    from bot.games.seats import drop_seat
+
+    with rr.db.transaction() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        steve = next(s for s in game.seats if s.name == "steve")
+        drop_seat(session, game, steve)
+        steve.active = True  # still seated, out of the race
+    before = len(mails(rr, ADDRESS["steve"])), len(mails(rr, ADDRESS["kelly"]))
+    gm_says(rr, "REPLACE rr1 steve ROBOT", game="rr1")
+    assert "out of the race" in body_of(last(rr, GM))
+    assert (len(mails(rr, ADDRESS["steve"])), len(mails(rr, ADDRESS["kelly"]))) == before
+    with rr.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None and not next(s for s in game.seats if s.name == "steve").robot
