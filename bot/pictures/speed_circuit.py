@@ -382,7 +382,7 @@ def draw(scene: Scene) -> Picture:
             label += f" ({shorten(car.where, 16)})"
         sheet.text((x + 19, y), label, 11, BLACK, "lm")
     _key(sheet, geo, legend_top + rows_of_cars * 16 + 6, width)
-    return Picture(sheet.png(), alt_text(now, scene.events), width, height, sheet.smallest)
+    return Picture(sheet.png(), alt_text(now, scene.events), width, height, sheet.smallest, tuple(sheet.clipped))
 
 
 def _key(sheet: Sheet, geo: Geometry, top: float, width: int) -> None:
@@ -613,7 +613,7 @@ def draw_options(view: SpeedCircuitView) -> Picture:
     sheet.text((lay.margin, y), "A number is a speed (mph) whose move ends in that space.", 11, BLACK, "lm")
     y += 16
     sheet.text((lay.margin, y), "Hollow: a car that moves first (it will have gone).", 11, BLACK, "lm")
-    return Picture(sheet.png(), options_alt(options), OPTIONS_WIDTH, height, sheet.smallest)
+    return Picture(sheet.png(), options_alt(options), OPTIONS_WIDTH, height, sheet.smallest, tuple(sheet.clipped))
 
 
 def _fastest_free(options: PlotOptions) -> Reach | None:
