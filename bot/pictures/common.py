@@ -69,6 +69,11 @@ class Sheet:
         sheet.clipped = list(self.clipped)
         return sheet
 
+    def adopt(self, other: Sheet) -> Sheet:
+        """This sheet, keeping the label record of `other` (a sheet it was cropped from)."""
+        self.smallest, self.clipped = other.smallest, list(other.clipped)
+        return self
+
     def text(self, xy: tuple[float, float], text: str, size: int, fill: int = BLACK, anchor: str = "la",
              *, halo: int | None = None) -> None:
         """`text` at `xy` in `size` px; `halo`: a 1 px edge in that colour around the glyphs, so

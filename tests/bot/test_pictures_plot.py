@@ -207,6 +207,7 @@ def test_every_picture_reads_on_a_360_px_phone(kind: str) -> None:
             if own is not None:
                 drawn += 1
                 assert own.width <= PHONE_WIDTH and own.smallest_on_phone() >= NOT_YET_REDRAWN.get(kind, LEGIBLE), (kind, own.width, own.min_label_px)
+                assert own.clipped == (), (kind, own.clipped)  # issue 30: "captions ... never clipped"
                 assert len(own.png) < pictures.MAX_BYTES
     assert drawn
 
