@@ -44,24 +44,27 @@ PHONE_WIDTH = 326
 (`templates/_common/_macros.html`) leaves 360 - 2 x 6 (page) - 2 x 1 (border) - 2 x 10
 (the picture's cell) px; a wider picture is scaled down to it."""
 
-LEGIBLE = 8
-"""The smallest text, in px as shown on that phone, that still reads (issue 16)."""
+LEGIBLE = 9
+"""The smallest label (text, or a car's or runner's letter), in px as shown on that phone,
+that still reads (issues 16 and 30)."""
 
 
 @dataclass(frozen=True, slots=True)
 class Picture:
-    """A drawn picture: PNG bytes, alt text, its size, and the smallest text size drawn in it
-    (`smallest_text`, px; 0: no text), so that tests can hold it legible on a phone."""
+    """A drawn picture: PNG bytes, alt text, its size, the smallest label drawn in it
+    (`min_label_px`: text or a marker's letter, px; 0: none) and any text that runs past an
+    edge (`clipped`: none in a good picture), so that tests can hold it legible on a phone."""
 
     png: bytes = field(repr=False)
     alt: str
     width: int
     height: int
-    smallest_text: int = 0
+    min_label_px: int = 0
+    clipped: tuple[str, ...] = ()
 
     def smallest_on_phone(self) -> float:
-        """The smallest text as a 360 px phone shows it (the picture scaled to `PHONE_WIDTH`)."""
-        return self.smallest_text * min(1.0, PHONE_WIDTH / self.width)
+        """The smallest label as a 360 px phone shows it (the picture scaled to `PHONE_WIDTH`)."""
+        return self.min_label_px * min(1.0, PHONE_WIDTH / self.width)
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,7 +50,10 @@ class Sheet:
         self.image = image
         self.draw = ImageDraw.Draw(image)
         self.smallest = 0
-        """The smallest text size drawn so far (0: none), for the legibility check."""
+        """The smallest label drawn so far, text or a marker's letter, in px (0: none), for
+        the legibility check."""
+        self.clipped: list[str] = []
+        """Text drawn running past an edge of the sheet (cut off): a picture shows none."""
 
     @property
     def width(self) -> int:
@@ -63,7 +66,13 @@ class Sheet:
     def copy(self) -> Sheet:
         sheet = Sheet(0, 0, image=self.image.copy())
         sheet.smallest = self.smallest
+        sheet.clipped = list(self.clipped)
         return sheet
+
+    def adopt(self, other: Sheet) -> Sheet:
+        """This sheet, keeping the label record of `other` (a sheet it was cropped from)."""
+        self.smallest, self.clipped = other.smallest, list(other.clipped)
+        return self
 
     def text(self, xy: tuple[float, float], text: str, size: int, fill: int = BLACK, anchor: str = "la",
              *, halo: int | None = None) -> None:
@@ -74,32 +83,54 @@ class Sheet:
         self.smallest = size if not self.smallest else min(self.smallest, size)
         mask, (left, top) = _text_mask(text, size, anchor)
         x, y = round(xy[0]) + left, round(xy[1]) + top
+        if x < 0 or y < 0 or x + mask.width > self.width or y + mask.height > self.height:
+            self.clipped.append(text)
         if halo is not None:
             for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, 1), (-1, 1), (1, -1)):
                 self.image.paste(halo, (x + dx, y + dy), mask)
         self.image.paste(fill, (x, y), mask)
 
     def text_width(self, text: str, size: int) -> int:
-        """How wide `text` is drawn at `size` px."""
+        """How wide `text` is drawn at `size` px: the ink of the one-bit drawing, as pasted
+        (measuring the smoothed outline instead comes out ~5% narrower, and text fitted by it
+        was cut at the edge)."""
         return _text_width(text, size)
-
 
     def wrap(self, text: str, size: int, width: float) -> list[str]:
         """`text` in lines of whole words no wider than `width` at `size` (a word wider than
-        that stands alone on its line)."""
+        that is broken across lines)."""
         lines: list[str] = []
-        for word in text.split():
-            if lines and self.text_width(lines[-1] + " " + word, size) <= width:
-                lines[-1] += " " + word
-            else:
-                lines.append(word)
+        for whole in text.split():
+            for word in self._pieces(whole, size, width):
+                if lines and self.text_width(lines[-1] + " " + word, size) <= width:
+                    lines[-1] += " " + word
+                else:
+                    lines.append(word)
         return lines
+
+    def _pieces(self, word: str, size: int, width: float) -> list[str]:
+        """`word` broken into pieces no wider than `width` (a 30-character name may not be)."""
+        pieces = [word]
+        while self.text_width(pieces[-1], size) > width and len(pieces[-1]) > 1:
+            rest = pieces.pop()
+            cut = max(1, next((k for k in range(len(rest) - 1, 0, -1) if self.text_width(rest[:k], size) <= width), 1))
+            pieces += [rest[:cut], rest[cut:]]
+        return pieces
+
+    def fit(self, text: str, size: int, width: float) -> str:
+        """`text`, shortened with a final "." until it is no wider than `width` at `size`."""
+        while len(text) > 1 and self.text_width(text, size) > width:
+            text = text[:-2] + "."
+        return text
+
     def marker(self, index: int, x: float, y: float, r: float, letter: str, *, hollow: bool = False) -> None:
         """A player's marker: their shape in their colour, outlined in black, their letter inside.
 
         `hollow` (white inside) marks a car that is not where it counts (crashed, waiting).
         """
         sprite, mask = _marker_sprite(index % len(SHAPES), letter[:1].upper(), int(r), hollow)
+        size = letter_size(int(r))
+        self.smallest = size if not self.smallest else min(self.smallest, size)
         half = sprite.width // 2
         self.image.paste(sprite, (round(x) - half, round(y) - half), mask)
 
@@ -122,9 +153,9 @@ def font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
 
 @lru_cache(maxsize=4096)
 def _text_width(text: str, size: int) -> int:
-    """Measured once per string and size (wrapping a paragraph measures every prefix)."""
-    box = font(size).getbbox(text)
-    return math.ceil(box[2] - box[0])
+    """Measured once per string and size (wrapping a paragraph measures every prefix), on
+    the mask that is pasted, so a text fitted by its width is drawn no wider."""
+    return _text_mask(text, size, "la")[0].width if text.strip() else 0
 
 
 @lru_cache(maxsize=4096)
@@ -133,12 +164,17 @@ def _text_mask(text: str, size: int, anchor: str) -> tuple[Image.Image, tuple[in
     no anti-aliasing, so ImageDraw would draw one-bit text anyway)."""
     face = font(size)
     box = face.getbbox(text, anchor=anchor)
-    # Whole pixels with a margin: glyphs may reach a little past their advance box.
-    left, top = math.floor(box[0]) - 2, math.floor(box[1]) - 2
-    right, bottom = math.ceil(box[2]) + 6, math.ceil(box[3]) + 4
+    # Whole pixels with a wide margin: one-bit glyphs come out ~5% wider than the smoothed
+    # outline `getbbox` measures, and a mask cut to that box cut the end of long lines off.
+    spare = 8 + math.ceil(0.15 * (box[2] - box[0]))
+    left, top = math.floor(box[0]) - 2 - spare, math.floor(box[1]) - 4
+    right, bottom = math.ceil(box[2]) + spare, math.ceil(box[3]) + 4
     mask = Image.new("1", (right - left, bottom - top), 0)
     ImageDraw.Draw(mask).text((-left, -top), text, font=face, fill=1, anchor=anchor)
-    return mask, (left, top)
+    ink = mask.getbbox()
+    if ink is None:
+        return mask.crop((0, 0, 1, 1)), (left, top)
+    return mask.crop(ink), (left + ink[0], top + ink[1])
 
 
 _KEY = 255  # a palette index never drawn with: the transparent ground of a sprite
@@ -146,25 +182,31 @@ _KEY = 255  # a palette index never drawn with: the transparent ground of a spri
 
 @lru_cache(maxsize=512)
 def _marker_sprite(index: int, letter: str, r: int, hollow: bool) -> tuple[Image.Image, Image.Image]:
-    size = 2 * r + 6
+    shape = SHAPES[index]
+    # Triangles have less room inside: drawn larger, so every shape holds the same letter.
+    narrow = shape in ("triangle", "down")
+    outer = r * 1.3 if narrow else r
+    size = 2 * math.ceil(outer) + 6
     sheet = Sheet(size, size, _KEY)
     c = size / 2
-    shape = SHAPES[index]
     fill = WHITE if hollow else PLAYER_COLOURS[index % len(PLAYER_COLOURS)]
-    points = shape_points(shape, c, c, r)
+    points = shape_points(shape, c, c, outer)
     if points:
         sheet.draw.polygon(points, fill=fill, outline=BLACK, width=2)
     else:
         sheet.draw.ellipse((c - r, c - r, c + r, c + r), fill=fill, outline=BLACK, width=2)
-    # Triangles have less room inside: a smaller letter, pushed to the wide end.
-    narrow = shape in ("triangle", "down")
-    text_size = max(8, int(r * (0.85 if narrow else 1.05)))
-    ty = c + (r * (0.18 if shape == "triangle" else -0.18) if narrow else 0)
+    text_size = letter_size(r)
+    ty = c + (outer * (0.2 if shape == "triangle" else -0.2) if narrow else 0)
     # A white letter with a black edge reads on every fill and in greyscale.
     sheet.draw.text((c, ty), letter, font=font(text_size), fill=BLACK if hollow else WHITE, anchor="mm",
                     stroke_width=0 if hollow else 2, stroke_fill=BLACK)
     mask = sheet.image.point([0 if v == _KEY else 255 for v in range(256)], "L").point(lambda v: 255 if v else 0, "1")
     return sheet.image, mask
+
+
+def letter_size(r: int) -> int:
+    """The size of the letter in a marker of radius `r` (every shape holds the same)."""
+    return max(8, int(r * 1.05))
 
 
 def shape_points(shape: str, x: float, y: float, r: float) -> list[tuple[float, float]]:

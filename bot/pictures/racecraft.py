@@ -1,9 +1,12 @@
 """Racecraft: the race as a chart of positions over the turns, with each player's EP.
 
-Columns are the grid and each turn of the race (the whole race is drawn, turns not yet run
-stay empty); rows are the race order, front at the top. Each runner is a line through their
-marker (shape + letter) at every turn, the EP they had after that turn printed beside it.
-Runners sharing a place sit in one grey band. Only the public views' runners (place and EP,
+The chart is drawn for a phone (issue 30): at most `WIDTH` px wide, the width a 360 px
+screen gives a picture, so it is shown unscaled and no label is under 10 px. It runs top to
+bottom: one row for the grid and for each turn of the race (the whole race is drawn, turns
+not yet run stay empty); across each row the race order, the front on the left. Each runner
+is a line through their marker (shape + letter) at every turn, the EP they had after that
+turn printed beside it. Runners sharing a place sit in one grey band. Under the chart, the
+order now in two columns. Only the public views' runners (place and EP,
 `RacecraftView.runners`) and standings are read.
 """
 
@@ -16,20 +19,21 @@ from bot.pictures.common import (
     GREY,
     LIGHT,
     PLAYER_COLOURS,
+    WHITE,
     Sheet,
     letters_for,
-    shorten,
 )
 from rules.racecraft import RacecraftView
 
 HISTORY = True  # the chart needs every turn since the start
 
-WIDTH = 640
-TOP = 44
-LEFT = 44
-LEGEND = 160
-SLOT = 38
-BOTTOM = 34
+WIDTH = 326  # bot.pictures.PHONE_WIDTH: shown unscaled on a 360 px phone
+MARGIN = 4
+LEFT = 34  # the turn labels
+ROW = 30
+TEXT = 10  # the smallest label (EP, turn labels, legend)
+R = 10  # marker radius: a 10 px letter
+LINE = 24  # a legend line
 
 
 def _order(view: RacecraftView) -> list[tuple[str, int]]:
@@ -50,64 +54,77 @@ def draw(scene: Scene) -> Picture:
     letters = letters_for(seating)
     turns = max(now.turns, len(frames) - 1, 1)
     slots = max(len(seating), 1)
-    height = TOP + slots * SLOT + BOTTOM
+    probe = Sheet(1, 1)
+    title = probe.wrap(f"{now.title or 'Racecraft'}: {moment(len(frames) - 1)}", 12, WIDTH - 2 * MARGIN)
+    key = probe.wrap("Number by a marker: EP after that turn. Grey band: sharing a place.", TEXT, WIDTH - 2 * MARGIN)
+    top = MARGIN + 16 * len(title) + 18  # title, then "front ... back"
+    chart_bottom = top + (turns + 1) * ROW
+    order_now = _order(now)
+    legend_rows = (len(order_now) + 1) // 2
+    legend_top = chart_bottom + 8
+    key_top = legend_top + 16 + legend_rows * LINE + 4
+    height = key_top + 14 * len(key) + MARGIN
     sheet = Sheet(WIDTH, height)
     draw_ = sheet.draw
-    chart_w = WIDTH - LEFT - LEGEND - 40
-    step = chart_w / turns
+    step = (WIDTH - LEFT - MARGIN) / slots
 
-    def x_of(t: int) -> float:
-        return LEFT + 14 + t * step
+    def x_of(slot: int) -> float:
+        return LEFT + slot * step + min(step / 2, R + 2)
 
-    def y_of(slot: int) -> float:
-        return TOP + slot * SLOT + SLOT / 2
+    def y_of(t: int) -> float:
+        return top + t * ROW + ROW / 2
 
-    sheet.text((LEFT, 6), f"{now.title or 'Racecraft'}: {moment(len(frames) - 1)}", 14, BLACK)
-    sheet.text((6, y_of(0)), "front", 11, DARK, "lm")
-    sheet.text((6, y_of(slots - 1)), "back", 11, DARK, "lm")
+    for k, line in enumerate(title):
+        sheet.text((MARGIN, MARGIN + 16 * k), line, 12, BLACK)
+    sheet.text((LEFT, top - 4), "front", TEXT, DARK, "ld")
+    sheet.text((WIDTH - MARGIN, top - 4), "back", TEXT, DARK, "rd")
     for slot in range(slots):
-        draw_.line((LEFT, y_of(slot), x_of(turns) + 10, y_of(slot)), fill=LIGHT, width=1)
+        draw_.line((x_of(slot), top, x_of(slot), chart_bottom), fill=LIGHT, width=1)
     for t in range(turns + 1):
         label = "Grid" if t == 0 else f"T{t}"
-        sheet.text((x_of(t), TOP - 10), label, 11, DARK if t < len(frames) else GREY, "mm")
+        sheet.text((MARGIN, y_of(t)), label, TEXT, DARK if t < len(frames) else GREY, "lm")
 
-    # Where each runner stands at each frame: slot (row in the table) and EP.
+    # Where each runner stands at each frame: slot (column in the row) and EP.
     points: dict[str, list[tuple[int, int, str]]] = {p: [] for p in seating}
     for t, view in enumerate(frames):
         ep = _ep(view)
-        order = _order(view)
         by_place: dict[int, list[int]] = {}
-        for slot, (player, place) in enumerate(order):
+        for slot, (player, place) in enumerate(_order(view)):
             points.setdefault(player, []).append((t, slot, ep.get(player, "")))
             by_place.setdefault(place, []).append(slot)
         for group in by_place.values():
             if len(group) > 1:  # a shared place: one band behind the runners who share it
-                top, bottom = y_of(min(group)) - SLOT / 2 + 3, y_of(max(group)) + SLOT / 2 - 3
-                draw_.rounded_rectangle((x_of(t) - 15, top, x_of(t) + 15, bottom), radius=8, fill=LIGHT, outline=GREY)
+                left, right = x_of(min(group)) - R - 3, x_of(max(group)) + step - R - 5
+                draw_.rounded_rectangle((left, y_of(t) - ROW / 2 + 2, right, y_of(t) + ROW / 2 - 2),
+                                        radius=8, fill=LIGHT, outline=GREY)
 
     for player, track in points.items():
         colour = PLAYER_COLOURS[index.get(player, 0) % len(PLAYER_COLOURS)]
-        line = [(x_of(t), y_of(slot)) for t, slot, _ in track]
-        if len(line) > 1:
-            draw_.line(line, fill=colour, width=3, joint="curve")
+        path = [(x_of(slot), y_of(t)) for t, slot, _ in track]
+        if len(path) > 1:
+            draw_.line(path, fill=colour, width=3, joint="curve")
     for player, track in points.items():
         for t, slot, ep_then in track:
-            sheet.marker(index.get(player, 0), x_of(t), y_of(slot), 11, letters.get(player, "?"))
+            sheet.marker(index.get(player, 0), x_of(slot), y_of(t), R, letters.get(player, "?"))
             if ep_then:
-                sheet.text((x_of(t) + 12, y_of(slot) + 5), ep_then, 11, BLACK, "lt")
+                sheet.text((x_of(slot) + R + 2, y_of(t) + 2), ep_then, TEXT, BLACK, "lt", halo=WHITE)
 
-    # The legend: race order now, each runner's marker, name and EP.
-    lx = WIDTH - LEGEND
+    # The order now, in two columns: each runner's marker, place and name, and EP.
     ep_now = _ep(now)
-    sheet.text((lx, TOP - 16), "Place now", 11, DARK)
-    for slot, (player, place) in enumerate(_order(now)):
-        y = y_of(slot)
-        sheet.marker(index.get(player, 0), lx + 10, y, 9, letters.get(player, "?"))
-        sheet.text((lx + 24, y), f"{place}. {shorten(player, 12)}", 12, BLACK, "lm")
-        if ep_now.get(player, ""):
-            sheet.text((WIDTH - 8, y), f"{ep_now[player]} EP", 12, BLACK, "rm")
-    sheet.text((LEFT, height - 22), "Number by a marker: EP after that turn. Grey band: sharing a place.", 11, DARK)
-    return Picture(sheet.png(), alt_text(now, len(frames) - 1), WIDTH, height, sheet.smallest)
+    sheet.text((MARGIN, legend_top), "Place now", TEXT, DARK)
+    half = (WIDTH - 2 * MARGIN) // 2
+    for k, (player, place) in enumerate(order_now):
+        x = MARGIN + (k // legend_rows) * half
+        y = legend_top + 16 + (k % legend_rows) * LINE + LINE / 2
+        sheet.marker(index.get(player, 0), x + R, y, R, letters.get(player, "?"))
+        ep_text = f"{ep_now[player]} EP" if ep_now.get(player, "") else ""
+        room = half - 2 * R - 6 - (sheet.text_width(ep_text, TEXT) + 6 if ep_text else 0) - 4
+        sheet.text((x + 2 * R + 4, y), sheet.fit(f"{place}. {player}", TEXT, room), TEXT, BLACK, "lm")
+        if ep_text:
+            sheet.text((x + half - 4, y), ep_text, TEXT, BLACK, "rm")
+    for k, line in enumerate(key):
+        sheet.text((MARGIN, key_top + 14 * k), line, TEXT, DARK)
+    return Picture(sheet.png(), alt_text(now, len(frames) - 1), WIDTH, height, sheet.smallest, tuple(sheet.clipped))
 
 
 def moment(done: int) -> str:

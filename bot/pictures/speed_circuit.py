@@ -382,7 +382,7 @@ def draw(scene: Scene) -> Picture:
             label += f" ({shorten(car.where, 16)})"
         sheet.text((x + 19, y), label, 11, BLACK, "lm")
     _key(sheet, geo, legend_top + rows_of_cars * 16 + 6, width)
-    return Picture(sheet.png(), alt_text(now, scene.events), width, height, sheet.smallest)
+    return Picture(sheet.png(), alt_text(now, scene.events), width, height, sheet.smallest, tuple(sheet.clipped))
 
 
 def _key(sheet: Sheet, geo: Geometry, top: float, width: int) -> None:
@@ -558,8 +558,12 @@ def draw_options(view: SpeedCircuitView) -> Picture:
     y0 = 10 + len(text_lines) * 15 + 24
     geo = _chart(plan, lay, [list(options.rows)], y0)
     legend_top = geo.box[3] + 14
-    height = int(legend_top + 3 * 18 + 8)
-    sheet = Sheet(OPTIONS_WIDTH, height)
+    # The key's sentences wrapped to the picture (issue 30: at 11 px they ran past its edge).
+    key = [line for part in ("A number is a speed (mph) whose move ends in that space.",
+                             "Hollow: a car that moves first (it will have gone).")
+           for line in probe.wrap(part, 11, OPTIONS_WIDTH - 2 * lay.margin)]
+    room = int(legend_top + 3 * 18 + 16 * len(key) + 8)  # cropped to what is drawn at the end
+    sheet = Sheet(OPTIONS_WIDTH, room)
     for k, line in enumerate(text_lines):
         sheet.text((lay.margin, 10 + k * 15), line, 12, BLACK)
     cars_at = {c.space: c for c in typed.cars if c.space is not None and c.off_track == 0}
@@ -609,11 +613,13 @@ def draw_options(view: SpeedCircuitView) -> Picture:
         x += drawn + 4 + sheet.text_width(reach.cost.value, 11) + 12
         if x > OPTIONS_WIDTH - 90:
             x, y = float(lay.margin), y + 18
-    y += 18
-    sheet.text((lay.margin, y), "A number is a speed (mph) whose move ends in that space.", 11, BLACK, "lm")
-    y += 16
-    sheet.text((lay.margin, y), "Hollow: a car that moves first (it will have gone).", 11, BLACK, "lm")
-    return Picture(sheet.png(), options_alt(options), OPTIONS_WIDTH, height, sheet.smallest)
+    y += 2
+    for line in key:
+        y += 16
+        sheet.text((lay.margin, y), line, 11, BLACK, "lm")
+    height = min(room, int(y + 14))
+    sheet = Sheet(0, 0, image=sheet.image.crop((0, 0, OPTIONS_WIDTH, height))).adopt(sheet)
+    return Picture(sheet.png(), options_alt(options), OPTIONS_WIDTH, height, sheet.smallest, tuple(sheet.clipped))
 
 
 def _fastest_free(options: PlotOptions) -> Reach | None:

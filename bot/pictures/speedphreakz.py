@@ -278,7 +278,7 @@ def draw(scene: Scene) -> Picture:
     for line in sheet.wrap(_direction_text(now), TEXT, width - 40):
         sheet.text((30, y), line, TEXT, BLACK, "lm")
         y += 15
-    return Picture(sheet.png(), alt_text(now, cars), width, height, sheet.smallest)
+    return Picture(sheet.png(), alt_text(now, cars), width, height, sheet.smallest, tuple(sheet.clipped))
 
 
 def _terrains(circuit: Circuit) -> tuple[Terrain, ...]:
@@ -411,7 +411,7 @@ def draw_options(view: SpeedPhreakzView) -> Picture:
     for line in best_lines:
         sheet.text((28, y), line, TEXT, BLACK, "lm")
         y += 15
-    return Picture(sheet.png(), options_alt(options), width, height, sheet.smallest)
+    return Picture(sheet.png(), options_alt(options), width, height, sheet.smallest, tuple(sheet.clipped))
 
 
 def options_alt(options: ProgramOptions) -> str:
