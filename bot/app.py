@@ -141,7 +141,7 @@ def build_imap_inbox(settings: Settings, *, timeout: float | None = None, create
         security=cast(Security, cfg.security), folder=cfg.folder, processed_folder=cfg.processed_folder,
         failed_folder=cfg.failed_folder, max_size=settings.limits.max_mail_bytes, batch_size=cfg.batch_size,
         timeout=cfg.timeout if timeout is None else timeout, create_folders=create_folders,
-        reconnect_attempts=reconnect_attempts,
+        reconnect_attempts=reconnect_attempts, idle_check=cfg.idle_check_seconds,
     )
 
 

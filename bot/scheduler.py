@@ -126,6 +126,8 @@ class Runner:
         # Set by want_send: the send job sends again when the send in hand is over (a wake
         # while the job runs would otherwise be dropped: one instance at a time).
         self.send_wanted = threading.Event()
+        # Set by want_poll (the IDLE thread saw new mail): the same for the poll job.
+        self.poll_wanted = threading.Event()
         self.hooks: list[Callable[[str], None]] = []  # called with the job's name after each job (e.g. the systemd watchdog)
         self.finished: dict[str, float] = {}  # job -> time.monotonic() it last finished
         self.running: dict[str, float] = {}  # job -> time.monotonic() it started, while it runs
@@ -306,8 +308,19 @@ class Runner:
         self.finished[name] = time.monotonic()
 
     def poll(self) -> None:
-        with self.intake:
-            self._poll()
+        """Read the inbox until it is empty; again while new mail was seen during the pass (a
+        wake of the poll job while it runs is dropped by the scheduler, see `want_poll`)."""
+        while True:
+            self.poll_wanted.clear()
+            with self.intake:
+                self._poll()
+            if not self.poll_wanted.is_set() or self.stop_event.is_set():
+                break
+
+    def want_poll(self) -> None:
+        """New mail came: the poll job runs now, or again once the pass in hand is over."""
+        self.poll_wanted.set()
+        self.wake("poll")
 
     def _poll(self) -> None:
         # A stop request waits for the batch in hand, not for the whole inbox; each batch done
@@ -324,13 +337,13 @@ class Runner:
             counted.duplicates = report.duplicates
             self._record_finished("poll")
 
-        report = self.app.service.poll(stop=self.stop_event.is_set, on_batch=batch_done)
+        # Each batch's answers go out as soon as it is committed, before it is moved.
+        report = self.app.service.poll(stop=self.stop_event.is_set, on_batch=batch_done, on_committed=self.want_send)
         fetched = report.fetched
         if fetched:
             outcomes = ", ".join(f"{count} {outcome}" for outcome, count in sorted(report.outcomes.items()))
             log.info("poll: %d mails: %s", fetched, outcomes + (f", {report.duplicates} duplicate(s)"
                                                                  if report.duplicates else ""))
-            self.want_send()
             self.wake("tick")
 
     def tick(self) -> None:
@@ -392,7 +405,7 @@ class Runner:
                 self.idle_alive = time.monotonic()
                 try:
                     if inbox.wait(min(30.0, self.app.settings.schedule.poll_seconds)):
-                        self.wake("poll")
+                        self.want_poll()
                 except Exception as exc:  # noqa: BLE001 - reconnect after a pause; polling covers the gap
                     # One line per try, each pause twice the last (5 s up to 5 min), so a server that
                     # is down for hours costs a line every five minutes, not a traceback every five seconds.
