@@ -23,7 +23,7 @@ from bot.faults import NO_FAULTS, Faults
 from bot.games.turns import INLINE, Shell, TurnWorker, WorkedOut, work_out_due
 from bot.games.workers import Chunk, ProcessTurnWorker
 from bot.mail_in.inbox import Inbox, MaildirInbox
-from bot.mail_in.parsing import InlineParser, MailParser, WorkerParser
+from bot.mail_in.parse_worker import InlineParser, MailParser, WorkerParser
 from bot.mail_out.mailer import MaildirMailer, Mailer
 from bot.mail_out.render import Renderer
 from bot.service import Service

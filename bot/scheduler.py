@@ -185,8 +185,8 @@ class Runner:
 
     def _what_failed(self, name: str, exc: BaseException) -> tuple[str, str, str]:
         """(what failed: the key of its Failing, what to say, the fix) for a job's exception."""
-        from bot.echo import error_text
         from bot.ops.storage import breakdown
+        from bot.safe_text import error_text
 
         found = breakdown(exc, self.app.settings.database_url)
         if found is not None:
@@ -294,7 +294,7 @@ class Runner:
                 metrics.write_atomically(self.metrics_path, text)
             except OSError as exc:
                 if not self._metrics_failed:
-                    from bot.echo import error_text
+                    from bot.safe_text import error_text
 
                     log.error("cannot write the metrics file %s: %s (said once; the service runs on)",
                               self.metrics_path, error_text(exc))
@@ -396,7 +396,7 @@ class Runner:
 
     def _idle_loop(self) -> None:
         """Wait on IMAP IDLE (a connection of its own) and wake the poll when mail comes."""
-        from bot.echo import error_text
+        from bot.safe_text import error_text
 
         inbox = build_inbox(self.app.settings)
         failures = 0
@@ -621,7 +621,7 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
             got = lock.try_acquire()
             waiting = f"standby: another instance holds {lock.description}"
         except Exception as exc:  # noqa: BLE001 - e.g. PostgreSQL restarting: wait on standby, retrying
-            from bot.echo import error_text
+            from bot.safe_text import error_text
 
             log.warning("cannot take %s yet: %s; waiting on standby", lock.description, error_text(exc))
             got = False

@@ -16,18 +16,18 @@ from collections.abc import Callable, Sequence
 from sqlalchemy.orm import Session
 
 from bot.answers import Outcome, PollReport
-from bot.echo import error_text
 from bot.faults import CrashPoint
 from bot.games import reminders, requests, seats, store
 from bot.games import turns as G
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound
-from bot.mail_in.parsing import InlineParser, MailParser, ParseOptions, parse_batch, unparsed
+from bot.mail_in.parse_worker import InlineParser, MailParser, ParseOptions, parse_batch, unparsed
 from bot.mail_out import outbox as mailout
 from bot.mail_out.mailer import Mailer
 from bot.models import InboundStatus, Quarantine
 from bot.ops.storage import breakdown
+from bot.safe_text import error_text
 from bot.settings import Settings
 
 log = logging.getLogger("flagman.inbound")

@@ -77,7 +77,7 @@ class InboxSettings:
     processed_folder: str = "Processed"
     failed_folder: str = "Failed"
     batch_size: int = 100
-    # Worker processes that parse the next batch while one is handled (bot.mail_in.parsing):
+    # Worker processes that parse the next batch while one is handled (bot.mail_in.parse_worker):
     # 1 puts the parsing on a second core; 0 parses in the service's own process.
     parse_workers: int = 1
     idle: bool = True

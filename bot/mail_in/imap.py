@@ -31,8 +31,8 @@ from typing import Literal, TypeVar
 from imapclient import IMAPClient
 from imapclient.exceptions import IMAPClientError, LoginError
 
-from bot.echo import error_text
 from bot.mail_in.inbox import HEADER_CAP, Folder, RawMail, header_section
+from bot.safe_text import error_text
 
 log = logging.getLogger(__name__)
 
