@@ -507,9 +507,11 @@ class ImapInbox:
 
     @staticmethod
     def _news(responses: Sequence[object]) -> bool:
+        """New mail: an EXISTS (RFC 3501 7.3.1: sent when mail is added). Not RECENT alone: after
+        the bot's own move Dovecot reports the INBOX's new RECENT count, which is no new mail."""
         for response in responses:
             if isinstance(response, tuple) and len(response) >= 2:
-                if response[1] in (b"EXISTS", b"RECENT") and response[0] != 0:
+                if response[1] == b"EXISTS" and response[0] != 0:
                     return True
         return False
 

@@ -460,6 +460,24 @@ def test_each_idle_cycle_ends_with_done_and_a_noop_unless_the_check_is_0(dovecot
     assert inbox.fetch_new() == []
 
 
+def test_the_bots_own_move_is_no_news_to_the_idle_check(dovecot, user, make_inbox):
+    """After the poll moves a mail out of the INBOX while others stay there, Dovecot answers the
+    idle check's NOOP with the EXPUNGE and the INBOX's new RECENT count: no mail came, so the
+    wait does not wake the poll again for it (only EXISTS is new mail, RFC 3501 7.3.1)."""
+    for n in range(3):
+        dovecot.deliver(user, make_mail(n))
+    waiter = make_inbox(idle_check=0.1)
+    mover = make_inbox()
+    waiter.connect()
+    assert waiter.wait(0.3) is False  # the three mails are known to the waiter's session
+    mover.mark_done([mover.fetch_new(limit=1)[0].key], Folder.PROCESSED)
+    calls: list[str] = []
+    counted(waiter._client, "noop", calls)
+    assert waiter.wait(0.5) is False
+    assert calls  # the NOOP that reports the move was sent
+    assert len(waiter.fetch_new()) == 2
+
+
 def test_without_idle_wait_polls(dovecot, user, make_inbox):
     """A server without IDLE: wait() polls with NOOP and still notices new mail."""
     inbox = make_inbox(poll_interval=0.1)
