@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 
 from bot.app import App, build_app
 from bot.cli import init_dir
+from bot.faults import CrashPoint
 from bot.mail_in.inbox import Folder, deliver_to_maildir
 from bot.mail_out.outbox import DrainReport
 from bot.models import Outbox
@@ -583,30 +584,43 @@ def test_mail_that_comes_while_the_poll_job_runs_is_read_by_that_job(config: Pat
 
 def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(config: Path) -> None:
     """Issue 28: the send job is woken as each batch is committed (its answers in the outbox),
-    before the batch is moved out of the inbox and the next one handled, not once after the
-    whole inbox."""
-    events: list[tuple[str, int, int]] = []  # (what, outbox rows committed, mails moved)
+    after the AFTER_COMMIT crash point and before the batch is moved out of the inbox and the
+    next one handled, not once after the whole inbox."""
+    events: list[str] = []
 
     def committed_rows() -> int:
         with app.db.transaction() as session:  # a session of its own: committed rows only
             return int(session.scalar(select(func.count()).select_from(Outbox)) or 0)
 
+    def moved() -> int:
+        return sum(len(keys) for keys in inbox.folders.values())
+
     class Recording(FakeInbox):
         def mark_done(self, keys, folder=Folder.PROCESSED):  # noqa: ANN001, ANN202
             super().mark_done(keys, folder)
-            events.append(("moved", committed_rows(), sum(len(k) for k in self.folders.values())))
+            events.append(f"moved: {committed_rows()} answers committed, {moved()} mails moved")
+
+    class Points:
+        def reached(self, point: CrashPoint) -> None:
+            if point in (CrashPoint.AFTER_COMMIT, CrashPoint.AFTER_MOVE):
+                events.append(point.value)
 
     inbox = Recording()
     for n in range(2):
         inbox.deliver(plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP",
                                  message_id=f"<c{n}@players.test>"))
     config.write_text(config.read_text().replace('path = "mail/inbox"\n', 'path = "mail/inbox"\nbatch_size = 1\n'))
-    app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer())
+    app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer(), faults=Points())
     try:
         runner = Runner(app)
         runner.want_send = lambda: events.append(  # type: ignore[method-assign]
-            ("send wanted", committed_rows(), sum(len(k) for k in inbox.folders.values())))
+            f"send wanted: {committed_rows()} answers committed, {moved()} mails moved")
         runner.poll()
     finally:
         app.close()
-    assert events == [("send wanted", 1, 0), ("moved", 1, 1), ("send wanted", 2, 1), ("moved", 2, 2)]
+    assert events == [
+        "after-commit", "send wanted: 1 answers committed, 0 mails moved",
+        "moved: 1 answers committed, 1 mails moved", "after-move",
+        "after-commit", "send wanted: 2 answers committed, 1 mails moved",
+        "moved: 2 answers committed, 2 mails moved", "after-move",
+    ]
