@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from bot.app import build_app
     from bot.db import migrate
+    from bot.games.dice import SeededEntropy
     from bot.mail_in.inbox import MaildirInbox
     from bot.mail_out.mailer import MaildirMailer
 
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 shutil.copy(pristine, root / "work.sqlite")
             app = build_app(settings, clock=FixedClock(moment), inbox=MaildirInbox(root / "inbox"),
-                            mailer=MaildirMailer(root / "outbox"))
+                            mailer=MaildirMailer(root / "outbox"), entropy=SeededEntropy(2026))
             try:
                 profiler = cProfile.Profile() if args.profile and run == args.runs - 1 else None
                 c0, w0, k0 = time.process_time(), time.perf_counter(), _children_cpu()

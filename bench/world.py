@@ -128,6 +128,7 @@ def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players
     from sqlalchemy import update
 
     from bot.app import build_app
+    from bot.games.dice import SeededEntropy
     from bot.games.turns import PlayerSpec, create_game
     from bot.mail_in.inbox import MaildirInbox
     from bot.mail_out.mailer import MaildirMailer
@@ -136,7 +137,7 @@ def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players
     settings = load_settings(spec)
     root = Path(spec["base_dir"])
     app = build_app(settings, clock=clock, inbox=MaildirInbox(root / "unused-inbox"),
-                    mailer=MaildirMailer(root / "unused-outbox"))
+                    mailer=MaildirMailer(root / "unused-outbox"), entropy=SeededEntropy(2026))
     seats: list[Seat] = []
     try:
         shell = app.shell

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal, cast
 from bot.clock import Clock, FixedClock, SystemClock
 from bot.db import Database
 from bot.faults import NO_FAULTS, Faults
+from bot.games.dice import Entropy, OsEntropy
 from bot.games.turns import INLINE, Shell, TurnWorker, WorkedOut, work_out_due
 from bot.games.workers import Chunk, ProcessTurnWorker
 from bot.mail_in.inbox import Inbox, MaildirInbox
@@ -38,7 +39,7 @@ Security = Literal["tls", "starttls", "none"]  # checked by bot.settings.validat
 # The App's fields that the Shell and the Service hold too. An assignment to one reaches
 # the objects already built: the scheduler's SIGHUP reload assigns `app.settings`, and the
 # jobs that run after it must see the new settings.
-_SHELL_FIELDS = frozenset({"db", "settings", "clock", "renderer", "faults"})
+_SHELL_FIELDS = frozenset({"db", "settings", "clock", "renderer", "faults", "entropy"})
 _SERVICE_FIELDS = frozenset({"inbox", "mailer", "parser", "turn_worker"})
 
 
@@ -53,6 +54,7 @@ class App:
     faults: Faults = NO_FAULTS
     parser: MailParser = field(default_factory=InlineParser)  # where a batch of mail is parsed
     turn_worker: TurnWorker = INLINE  # where due turns are worked out
+    entropy: Entropy = OsEntropy()  # where each turn's dice secret comes from (bot.games.dice)
     _shell: Shell | None = field(default=None, init=False, repr=False, compare=False)
     _service: Service | None = field(default=None, init=False, repr=False, compare=False)
     _closed: bool = field(default=False, init=False, repr=False, compare=False)
@@ -69,7 +71,7 @@ class App:
     def shell(self) -> Shell:
         """Built on first use and kept: one Shell per App, shared by the Service."""
         if self._shell is None:
-            self._shell = Shell(self.db, self.settings, self.clock, self.renderer, self.faults)
+            self._shell = Shell(self.db, self.settings, self.clock, self.renderer, self.faults, self.entropy)
         return self._shell
 
     @property
@@ -169,7 +171,7 @@ def build_mailer(settings: Settings) -> Mailer:
 
 
 def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | None = None,
-              mailer: Mailer | None = None, faults: Faults = NO_FAULTS) -> App:
+              mailer: Mailer | None = None, faults: Faults = NO_FAULTS, entropy: Entropy | None = None) -> App:
     """The application on these settings; the adapters not given are built from them.
 
     If building one fails, the ones built before it are closed again: nothing leaks.
@@ -198,6 +200,7 @@ def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | 
             mailer=mailer,
             parser=parser,
             turn_worker=turn_worker,
+            entropy=entropy or OsEntropy(),
         )
         built.pop_all()
     return app
@@ -220,10 +223,11 @@ def work_out_in_worker(chunk: Chunk) -> list[WorkedOut]:
         if shell is not None:
             shell.db.dispose()
         shell = Shell(_database(chunk.settings.database_url), chunk.settings, FixedClock(chunk.now),
-                      _worker_renderer(chunk))
+                      _worker_renderer(chunk), entropy=chunk.entropy)
     elif (shell.renderer.root, shell.renderer.reloads) != (chunk.templates, chunk.reloads):
         shell.renderer = _worker_renderer(chunk)
     shell.clock = FixedClock(chunk.now)
+    shell.entropy = chunk.entropy
     _worker_shell = shell
     return work_out_due(shell, chunk.due)
 

@@ -234,6 +234,10 @@ class Turn(Base):
     # 0010), written when the turn is resolved and given to the rules (`Game.resolve`'s
     # `submitted`: SpeedPhreakz's "whoever submitted first"); NULL before it was kept.
     submitted: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    # The secret of the turn's dice (migration 0011, issue 31): drawn when the turn opens, its
+    # commitment on every sheet, revealed in the results; the seed above is worked out from it
+    # and the orders used when the turn resolves (bot.games.dice). NULL for turns opened before.
+    secret: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
     game: Mapped[Game] = relationship(back_populates="turns")
 

@@ -112,7 +112,7 @@ def _check_turn(rules: AnyGame, game: str, finished: bool, turn: Turn, before: o
     if fair.orders_digest(published) != digest:
         return Failure(number, "orders", "the orders published are not the ones the digest was made of")
     for seat, receipt in sorted(turn.get("receipts", {}).items()):
-        if fair.receipt(game, seat, number, published.get(seat, "")) != receipt:
+        if fair.receipt(game, seat, number, secret, published.get(seat, "")) != receipt:
             return Failure(number, f"receipt {seat}", "not the receipt of the orders published for this seat")
     if before is not None and turn.get("state") != before:
         return Failure(number, "chain", "the turn's state is not the state after the turn before")
@@ -143,6 +143,8 @@ def verify(record: Mapping[str, Any]) -> Verdict:
         verdict.failure = Failure(0, "game", f"no such kind of game: {record.get('kind')!r}")
         return verdict
     finished = bool(record.get("finished"))
+    for number in record.get("before_commitments", []):
+        verdict.skipped.append(f"turn {number}: resolved before dice were committed to (nothing to check)")
     before: object = None
     for turn in record.get("turns", []):
         verdict.turns += 1

@@ -16,7 +16,9 @@ seed        the first 8 bytes of SHA-256 of ``"flagman-dice\\n<game>\\n<turn num
             dice come from Python's ``random.Random(seed)`` (CPython 3.11's Mersenne Twister and
             its ``randrange``/``random``), as the rules draw them
 receipt     the first 20 hex digits of SHA-256 of ``"flagman-receipt\\n<game>\\n<seat>\\n<turn
-            number>\\n<orders>"``, where ``<orders>`` is that seat's canonical orders
+            number>\\n<secret>\\n<orders>"``, where ``<orders>`` is that seat's canonical orders:
+            the secret in it keeps a receipt from being matched against every possible order
+            (an order often has few) before the results reveal the secret
 ==========  ===========================================================================
 
 So nobody -- the operator included -- knows a turn's rolls before every order is fixed (the
@@ -59,9 +61,9 @@ def dice_seed(game: str, turn: int, secret: str, digest: str) -> int:
     return int.from_bytes(data[:8], "big") >> 1  # 63 bits: fits a signed BIGINT column
 
 
-def receipt(game: str, seat: str, turn: int, orders: str) -> str:
-    """The receipt of one seat's orders for one turn (`orders` canonical)."""
-    data = f"flagman-receipt\n{game}\n{seat}\n{turn}\n{orders.strip()}".encode()
+def receipt(game: str, seat: str, turn: int, secret: str, orders: str) -> str:
+    """The receipt of one seat's orders for one turn (`orders` canonical; `secret` the turn's)."""
+    data = f"flagman-receipt\n{game}\n{seat}\n{turn}\n{secret}\n{orders.strip()}".encode()
     return hashlib.sha256(data).hexdigest()[:RECEIPT_DIGITS]
 
 

@@ -196,7 +196,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
         for seat in game.seats:
             on_file = ""
             if turn is not None and state is not None and seat.name in rules.expected_players(state):
-                orders = G.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
+                orders = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
                 on_file = "orders in" if orders is not None else "no orders yet"
             status = "" if seat.active else " (out)"
             player = seat.player

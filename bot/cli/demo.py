@@ -19,6 +19,7 @@ from typing import TextIO
 
 from bot.app import build_app
 from bot.cli.init import init_dir
+from bot.games.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
@@ -50,7 +51,8 @@ class Demo:
         self.quiet = quiet
         config = init_dir(root, "flagman@demo.example")
         self.clock = FakeClock()
-        self.app = build_app(load_settings(config, env={}), clock=self.clock)
+        # The demo's dice secrets are fixed, as its seed is, so that it shows the same race each time.
+        self.app = build_app(load_settings(config, env={}), clock=self.clock, entropy=SeededEntropy(2026))
         self.inbox_path = self.app.settings.resolve_path(self.app.settings.inbox.path)
         self.read: dict[str, int] = {}
         self.mails_shown = 0

@@ -52,6 +52,7 @@ from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, OrderSubmission, Seat, Turn
+from rules import fair
 from rules.api import (
     AnyGame,
     GameOrder,
@@ -244,7 +245,7 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="gm", text=canonical,
                                     received_at=ctx.now))
     ctx.session.flush()
-    on_file = G.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
+    on_file = store.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
     assert on_file is not None
     return (f"entered for {seat.name}, {turn.label}:\n" + _quote(canonical)
             + f"\n\nOn file for {seat.name} now:\n" + _quote(rules.format_orders(on_file)))
@@ -455,11 +456,13 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
     closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
+    dice = (f" Its dice are committed anew (the secret its results revealed is spent): the new commitment is "
+            f"{fair.commitment(turn.secret)}." if turn.secret is not None else "")
     announce(ctx, f"{turn.label} is reopened",
              f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
              "count, and the turn is open again. The orders you had on file for it still stand; you may send "
-             "new ones.", kind="rollback")
-    return (f"rolled back to {turn.label} (seed {turn.seed}); it is open again, due "
+             "new ones." + dice, kind="rollback")
+    return (f"rolled back to {turn.label}; it is open again, due "
             f"{_deadline_words(turn, game.timezone)}. What was discarded is kept in the audit log."
             + (f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
                "to take them out again." if closed else ""))
@@ -494,6 +497,11 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     resolved.resolved_at = None
     resolved.state_after = None
     resolved.events = None
+    if resolved.secret is not None:
+        # Its results revealed the secret: reopened, the turn gets a fresh one, or anyone could
+        # work out the dice of every set of orders before sending theirs (issue 31).
+        discarded["secret"] = resolved.secret
+        resolved.secret = ctx.shell.entropy.secret(ctx.game.name, resolved.number, resolved.secret)
     session.flush()
     session.expire(ctx.game, ["turns"])
     return discarded

@@ -97,7 +97,7 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     if turn is None or seat.name not in rules.expected_players(state):
         text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
     else:
-        on_file = G.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
+        on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
         deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
         if on_file is None:
             default = rules.format_orders(G.nmr_default(rules, state, seat)[0])

@@ -18,6 +18,7 @@ to a temporary name and renamed, so a web server never serves half a page.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tempfile
@@ -30,10 +31,12 @@ from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from bot import pictures
+from bot.games import record
 from bot.mail_out.html import PICTURES, DrawnPictures
 from bot.mail_out.render import Renderer
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
+from bot.verify import RECORD
 from rules import find_game
 from rules.api import Event, Resolution, Roll, View, Viewer
 
@@ -143,6 +146,11 @@ def write_archive(session: Session, game: Game, directory: Path, *, renderer: Re
         "open_label": open_turn.label if open_turn is not None else None,
         "latest": pages[-1] if pages else None,
     }))
+    # The record of the dice (issue 31) and the page saying what was committed when: every time,
+    # since each turn adds to them (and a finished game publishes its orders).
+    kept = record.build(session, game)
+    _write(directory / RECORD, json.dumps(kept, indent=1, sort_keys=True).encode("utf-8"))
+    _write(directory / "dice.html", _render(renderer, "dice.html", {**common, "record": kept}))
     if turns is None or not (directory / "rules.html").exists():
         _write(directory / "rules.html", _render(renderer, "rules.html", {
             **common, "paragraphs": [p.strip() for p in rules.rules_summary().split("\n\n") if p.strip()],

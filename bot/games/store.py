@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session, contains_eager, selectinload
 
 from bot.db import among
 from bot.models import Game, Observer, OrderSubmission, Player, Seat, Turn
+from rules.api import AnyGame, GameOrder, GameState
 
 BySeat = Mapping[int, Sequence[OrderSubmission]]  # seat id -> the seat's submissions, oldest first
 
@@ -252,3 +253,23 @@ def resolution_inputs_of(session: Session, turns: Sequence[tuple[int, int]], *,
     for row in session.execute(_INPUTS_LOCKED if lock else _INPUTS, params):
         grouped.setdefault(row[0], {}).setdefault(row[1], []).append(tuple(row[2:]))
     return {turn_id: tuple(grouped.get(game_id, {}).items()) for game_id, turn_id in turns}
+
+
+def orders_on_file(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[Filed]) -> tuple[GameOrder, ...] | None:
+    """The seat's orders now: every valid submission folded with the game's merge rule; in a
+    game where a later set replaces the earlier (`later_replaces`), the latest that holds an
+    order, read from the newest back (the same result: one parse, not one per submission)."""
+    valid = [sub for sub in subs if sub.source in ("mail", "gm")]
+    if not valid:
+        return None
+    if rules.later_replaces:
+        for sub in reversed(valid):
+            parsed = rules.parse_orders(state, seat.name, sub.text).orders
+            if parsed:
+                return parsed
+        return ()
+    merged: tuple[GameOrder, ...] | None = None
+    for sub in valid:
+        parsed = rules.parse_orders(state, seat.name, sub.text).orders
+        merged = parsed if merged is None else rules.merge_orders(merged, parsed)
+    return merged

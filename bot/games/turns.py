@@ -25,7 +25,7 @@ from bot import letters
 from bot.clock import Clock, as_utc
 from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint, Faults
-from bot.games import archive, observers, store
+from bot.games import archive, dice, observers, store
 from bot.games.deadlines import (
     find_zone,
     format_local,
@@ -34,6 +34,8 @@ from bot.games.deadlines import (
     parse_schedule,
     zone_problem,
 )
+from bot.games.dice import Entropy, OsEntropy
+from bot.games.store import orders_on_file
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
 from bot.mail_out import calendar as ical
@@ -44,7 +46,7 @@ from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
 from bot.pictures import draw_options, needs_history
 from bot.settings import Settings
-from rules import find_game
+from rules import fair, find_game
 from rules.api import AnyGame, GameOrder, GameState, Resolution, Stall, View, Viewer, turn_seed
 
 log = logging.getLogger("flagman.games")
@@ -63,6 +65,7 @@ class Shell:
     clock: Clock
     renderer: Renderer
     faults: Faults = NO_FAULTS  # the crash points (bot.faults); the tests' worker kills at one
+    entropy: Entropy = OsEntropy()  # where each turn's dice secret comes from (bot.games.dice)
 
     def now(self) -> datetime:
         return as_utc(self.clock.now())
@@ -103,26 +106,6 @@ def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[AnyGame
     if last is None or last.state_after is None:
         raise GameError(f"game {game.name} has not started")
     return rules, rules.load_state(last.state_after), None
-
-
-def orders_on_file(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[store.Filed]) -> tuple[GameOrder, ...] | None:
-    """The seat's orders now: every valid submission folded with the game's merge rule; in a
-    game where a later set replaces the earlier (`later_replaces`), the latest that holds an
-    order, read from the newest back (the same result: one parse, not one per submission)."""
-    valid = [sub for sub in subs if sub.source in ("mail", "gm")]
-    if not valid:
-        return None
-    if rules.later_replaces:
-        for sub in reversed(valid):
-            parsed = rules.parse_orders(state, seat.name, sub.text).orders
-            if parsed:
-                return parsed
-        return ()
-    merged: tuple[GameOrder, ...] | None = None
-    for sub in valid:
-        parsed = rules.parse_orders(state, seat.name, sub.text).orders
-        merged = parsed if merged is None else rules.merge_orders(merged, parsed)
-    return merged
 
 
 def on_vacation(player: Player, moment: datetime) -> bool:
@@ -270,7 +253,8 @@ def _new_turn(shell: Shell, game: Game, rules: AnyGame, number: int, state: Game
     else:
         deadline = now  # nothing to wait for (e.g. Racecraft's final sprint)
     return {"game_id": game.id, "number": number, "label": rules.turn_label(state), "state": rules.dump_state(state),
-            "seed": turn_seed(game.seed, number), "opened_at": now, "deadline": deadline, "resolved_at": None,
+            "seed": turn_seed(game.seed, number), "secret": shell.entropy.secret(game.name, number, None),
+            "opened_at": now, "deadline": deadline, "resolved_at": None,
             "state_after": None, "events": None, "reminded": ""}
 
 
@@ -329,6 +313,7 @@ class Outcome:
     orders: dict[str, tuple[GameOrder, ...]]
     defaulted: tuple[str, ...]
     submitted: tuple[str, ...] = ()
+    seed: int = 0  # the seed the dice used (bot.games.dice.seed_for)
 
 
 def submission_order(rules: AnyGame, game: Game, state: GameState, subs: store.BySeat) -> tuple[str, ...]:
@@ -359,8 +344,9 @@ def compute(session: Session, game: Game, rules: AnyGame, state: GameState, turn
             defaulted.append(name)
         orders[name] = on_file
     submitted = submission_order(rules, game, state, by_seat)
-    resolution = rules.resolve(state, orders, random.Random(turn.seed), submitted=submitted)
-    return Outcome(resolution, orders, tuple(defaulted), submitted)
+    seed = dice.seed_for(game.name, turn.number, turn.secret, turn.seed, rules, orders)
+    resolution = rules.resolve(state, orders, random.Random(seed), submitted=submitted)
+    return Outcome(resolution, orders, tuple(defaulted), submitted, seed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -418,7 +404,7 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
     new_state = outcome.resolution.state
     resolved = {"state_after": rules.dump_state(new_state),
                 "events": [e.to_json() for e in outcome.resolution.events], "resolved_at": now,
-                "submitted": list(outcome.submitted)}
+                "submitted": list(outcome.submitted), "seed": outcome.seed}
     finished_at = now if rules.is_finished(new_state) else None
     _set_columns(game, turn, resolved=resolved, finished_at=finished_at, streaks=streaks)
     next_row = None if finished_at is not None else _new_turn(shell, game, rules, turn.number + 1, new_state)
@@ -527,6 +513,22 @@ def public_report(renderer: Renderer, session: Session, rules: AnyGame, state: G
     return report
 
 
+def committed(turn: Turn | None) -> str | None:
+    """The commitment to the open turn's dice secret, for its sheets (issue 31)."""
+    return fair.commitment(turn.secret) if turn is not None and turn.secret is not None else None
+
+
+def revealed(game: Game, rules: AnyGame, resolved: Turn, outcome: Outcome | None) -> dict[str, object] | None:
+    """What the results reveal of a resolved turn's dice (issue 31): the secret, and the receipt of
+    every order set used (a default marked)."""
+    if outcome is None or resolved.secret is None:
+        return None
+    receipts = dice.receipts(game.name, resolved.number, resolved.secret, rules, outcome.orders)
+    return {"secret": resolved.secret, "commitment": fair.commitment(resolved.secret),
+            "receipts": [{"seat": seat, "receipt": receipts[seat], "defaulted": seat in outcome.defaulted}
+                         for seat in sorted(receipts)]}
+
+
 def seat_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
                  seat: Seat, outcome: Outcome | None = None, resolved: Turn | None = None,
                  subs: store.BySeat | None = None) -> dict[str, Any]:
@@ -551,10 +553,12 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: AnyGame, sta
             "expected": expected,
             "early": game.early_resolution,
             "needs_no_orders": turn is not None and not rules.expected_players(state),
+            "commitment": committed(turn),
         },
         "resolved": {"number": resolved.number, "label": resolved.label,
                      "defaulted": list(outcome.defaulted) if outcome else [],
-                     "you_defaulted": bool(outcome and seat.name in outcome.defaulted)} if resolved else None,
+                     "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
+                     "dice": revealed(game, rules, resolved, outcome)} if resolved else None,
         "help": rules.order_help(state, seat.name) if expected else "",
         "on_file": on_file_text,
         "default": default_text,
@@ -578,9 +582,11 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state
         "report": public_report(shell.renderer, session, rules, state, outcome),
         "turn": {"number": turn.number if turn else None, "label": turn.label if turn else None,
                  "deadline": deadline_text(turn, game.timezone), "expected": False,
-                 "needs_no_orders": turn is not None and not rules.expected_players(state)},
+                 "needs_no_orders": turn is not None and not rules.expected_players(state),
+                 "commitment": committed(turn)},
         "resolved": {"number": resolved.number, "label": resolved.label,
-                     "defaulted": list(outcome.defaulted) if outcome else [], "you_defaulted": False} if resolved else None,
+                     "defaulted": list(outcome.defaulted) if outcome else [], "you_defaulted": False,
+                     "dice": revealed(game, rules, resolved, outcome)} if resolved else None,
         "missing": missing,
         "seats": [{"name": s.name, "display": s.player.name, "address": s.player.address, "active": s.active,
                    "nmr_streak": s.nmr_streak} for s in game.seats],

@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.faults import CrashPoint
+from bot.games.dice import Entropy
 from bot.games.turns import INLINE, Due, Shell, WorkedOut, work_out_due
 from bot.processes import Pending, WorkerFailed, WorkerPool
 from bot.settings import Settings
@@ -48,6 +49,7 @@ class Chunk:
     reloads: int
     now: datetime
     due: Due
+    entropy: Entropy  # the service's source of dice secrets (bot.games.dice): the next turns open here
 
 
 # What the worker process runs: a chunk -> its turns worked out.
@@ -75,7 +77,8 @@ class ProcessTurnWorker:
         def hand_on() -> None:
             nonlocal sent
             while sent < len(chunks) and len(ahead) <= self._pool.count:
-                chunk = Chunk(shell.settings, shell.renderer.root, shell.renderer.reloads, shell.now(), chunks[sent])
+                chunk = Chunk(shell.settings, shell.renderer.root, shell.renderer.reloads, shell.now(), chunks[sent],
+                              shell.entropy)
                 ahead.append(self._pool.submit(self.entry, chunk))
                 sent += 1
 

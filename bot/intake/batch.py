@@ -220,12 +220,12 @@ class Batch:
 
     def on_file(self, session: Session, rules: AnyGame, state: GameState, turn: Turn,
                 seat: Seat) -> tuple[GameOrder, ...] | None:
-        """The seat's orders on file for the turn (`orders_on_file`), worked out once a batch and
+        """The seat's orders on file for the turn (`store.orders_on_file`), worked out once a batch and
         kept up to date as its orders come (`file_orders`)."""
         pair = (turn.id, seat.id)
         if pair not in self.memo.on_file:
             subs = self.memo.subs.pop(pair) if pair in self.memo.subs else store.submissions(session, turn, seat)
-            self.memo.on_file[pair] = G.orders_on_file(rules, state, seat, subs)
+            self.memo.on_file[pair] = store.orders_on_file(rules, state, seat, subs)
         return self.memo.on_file[pair]
 
     def file_orders(self, turn: Turn, seat: Seat, merged: tuple[GameOrder, ...]) -> None:

@@ -29,6 +29,7 @@ from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
 from bot.safe_text import echo
+from rules import fair
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
@@ -234,7 +235,11 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
     # complete without the lines not understood says which lines those were (issue 17: a
     # bad PATH line dropped must not leave "a complete set" unexplained).
-    ctx.update({"understood": canonical, "on_file": rules.format_orders(merged),
+    on_file_text = rules.format_orders(merged)
+    # The receipt of the set on file (issue 31): the results list the receipt of the set used,
+    # so the player sees that what was used is what they sent.
+    receipt = fair.receipt(game.name, seat.name, turn.number, turn.secret, on_file_text) if turn.secret else None
+    ctx.update({"understood": canonical, "on_file": on_file_text, "receipt": receipt,
                 "complete": rules.is_complete(state, seat.name, merged),
                 "missing": list(rules.missing_orders(state, seat.name, merged)),
                 "left_out": _left_out(shown, order_help),

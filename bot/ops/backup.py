@@ -38,8 +38,7 @@ from bot.db import Database
 from bot.ops.instance import InstanceLock, sqlite_path
 
 if TYPE_CHECKING:
-    from bot.models import Game, Turn
-    from rules.api import AnyGame, GameOrder, GameState
+    pass
 
 
 class BackupError(RuntimeError):
@@ -455,33 +454,8 @@ def first_differences(stored: object, replayed: object, where: str = "", limit: 
     return out
 
 
-def replay_orders(session: Session, game: Game, rules: AnyGame, state: GameState,
-                  turn: Turn) -> dict[str, tuple[GameOrder, ...]]:
-    """The orders the tick resolved this turn with: the submissions folded as on file, and
-    for a seat with none, the default (NMR default or GM plot) the tick recorded."""
-    from bot.games import store
-    from bot.games import turns as G
-
-    orders: dict[str, tuple[GameOrder, ...]] = {}
-    for name in sorted(rules.expected_players(state)):
-        seat = store.seat_named(game, name)
-        if seat is None:
-            orders[name] = rules.default_orders(state, name)
-            continue
-        subs = store.submissions(session, turn, seat)
-        on_file = G.orders_on_file(rules, state, seat, subs)
-        if on_file is None:
-            recorded = [s for s in subs if s.source in ("default", "plot")]
-            if recorded:
-                on_file = rules.parse_orders(state, name, recorded[-1].text).orders
-            else:
-                on_file = rules.default_orders(state, name)
-        orders[name] = on_file
-    return orders
-
-
 def replay_game(session: Session, name: str) -> list[TurnReplay]:
-    from bot.games import store
+    from bot.games import dice, record, store
     from bot.games import turns as G
     from bot.models import GmAudit, Turn
 
@@ -514,7 +488,10 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
         notes += [f"opened from a state the GM changed: {command}" for command, _, _ in audited]
         try:
             state = rules.load_state(turn.state)
-            orders = replay_orders(session, game, rules, state, turn)
+            orders = record.orders_used(rules, state, game, store.turn_submissions(session, turn))
+            if turn.secret is not None and dice.seed_for(game.name, turn.number, turn.secret, turn.seed, rules,
+                                                         orders) != turn.seed:
+                differences.append("seed: not the seed of the turn's secret and the orders used (issue 31)")
             # the order the seats' orders arrived, as stored when it was resolved (none before 0010)
             resolution = rules.resolve(state, orders, random.Random(turn.seed), submitted=tuple(turn.submitted or ()))
             after = _normal(rules.dump_state(resolution.state))

@@ -10,6 +10,7 @@ import pytest
 
 from bot.app import App
 from bot.db import Database
+from bot.games.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import Renderer
 from bot.settings import AuthSettings, BotSettings, DatabaseSettings, Secrets, Settings
@@ -48,7 +49,8 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 def app(tmp_path: Path, db_url: str) -> Iterator[App]:
     settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
     application = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(),
-                      renderer=Renderer(), inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer())
+                      renderer=Renderer(), inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(),
+                      entropy=SeededEntropy(0))
     yield application
     application.close()
 

@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from bot.app import App
 from bot.db import Database, migrate
+from bot.games.dice import SeededEntropy
 from bot.games.store import find_game_row
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
@@ -37,7 +38,7 @@ def new_app(tmp_path: Path, *, start: datetime = START, **settings_changes: obje
         settings = replace(settings, **settings_changes)  # type: ignore[arg-type]
     migrate(settings.database_url)
     return App(settings=settings, db=Database(settings.database_url), clock=FakeClock(start), renderer=Renderer(),
-               inbox=FakeInbox(), mailer=FakeMailer())
+               inbox=FakeInbox(), mailer=FakeMailer(), entropy=SeededEntropy(0))
 
 
 @pytest.fixture

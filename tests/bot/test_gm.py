@@ -13,7 +13,8 @@ from bot.games.store import find_game_row, open_turn, seat_named
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.models import GameStatus, OrderSubmission, Outbox, Seat, Turn
-from rules import find_game
+from bot.ops.backup import replay_game
+from rules import fair, find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     ADDRESS,
@@ -462,9 +463,10 @@ def speedphreakz_game(app: App) -> None:
     app.service.send()
 
 
-def test_rollback_replays_the_same_dice_with_the_same_seed(gapp: App) -> None:
-    """architecture.md: any turn replays exactly. SpeedPhreakz rolls dice; after ROLLBACK the
-    re-resolved turn has the same seed, the same rolls and the same state."""
+def test_rollback_commits_the_dice_anew_and_the_turn_still_replays_exactly(gapp: App) -> None:
+    """Issue 31: the results revealed the turn's secret, so a reopened turn gets a fresh one (or
+    anyone could work out the dice of any orders before sending them), and the players are told
+    the new commitment; architecture.md: any turn still replays exactly from the database."""
     speedphreakz_game(gapp)
     for _ in range(3):
         gm_says(gapp, "PROCESS sp1", game="sp1")
@@ -472,10 +474,17 @@ def test_rollback_replays_the_same_dice_with_the_same_seed(gapp: App) -> None:
     rolls = [e["roll"] for e in before.events or [] if e.get("roll")]
     assert rolls, "the turn rolled dice"
     gm_says(gapp, "ROLLBACK sp1", game="sp1")
-    assert turns(gapp, "sp1")[-1].number == 3 and turns(gapp, "sp1")[-1].resolved_at is None
+    reopened = turns(gapp, "sp1")[-1]
+    assert reopened.number == 3 and reopened.resolved_at is None
+    assert reopened.secret is not None and before.secret is not None and reopened.secret != before.secret
+    with gapp.db.read() as session:
+        told = [bytes(o.data) for o in session.scalars(select(Outbox).where(Outbox.kind == "rollback"))]
+    assert told and all(fair.commitment(reopened.secret).encode() in mail for mail in told)
     gm_says(gapp, "PROCESS sp1", game="sp1")
     after = turns(gapp, "sp1")[2]
-    assert (after.seed, after.events, after.state_after) == (before.seed, before.events, before.state_after)
+    assert after.secret == reopened.secret and after.seed != before.seed
+    with gapp.db.read() as session:
+        assert all(not r.differences for r in replay_game(session, "sp1"))
 
 
 def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp: App) -> None:

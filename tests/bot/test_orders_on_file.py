@@ -1,4 +1,4 @@
-"""The seat's orders on file (`turns.orders_on_file`): every valid submission folded with the
+"""The seat's orders on file (`store.orders_on_file`): every valid submission folded with the
 game's merge rule. Where a later set replaces the earlier (`later_replaces`) only the newest
 that holds an order is read (bench: ingest); the result must be the fold's, whatever the
 submissions on file."""
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.games.turns import orders_on_file
+from bot.games.store import orders_on_file
 from rules import find_game, game_names
 
 

@@ -19,6 +19,7 @@ from sqlalchemy import select
 from bot.app import App
 from bot.db import Database
 from bot.games import turns
+from bot.games.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, Outbox, Turn
@@ -41,7 +42,8 @@ def _app(tmp_path: Path, public_url: str) -> App:
     settings = replace(settings, database=DatabaseSettings(url=fresh_database("sqlite", tmp_path)),
                        bot=replace(settings.bot, public_url=public_url))
     return App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-               inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer())
+               inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(),
+               entropy=SeededEntropy(0))
 
 
 def play(tmp_path: Path, kind: str, public_url: str = "") -> list[tuple[str, bytes]]:

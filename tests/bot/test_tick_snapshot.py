@@ -25,6 +25,7 @@ from bot.db import Database
 from bot.faults import CrashPoint
 from bot.games import store
 from bot.games import turns as G
+from bot.games.dice import SeededEntropy
 from bot.mail_out.render import Renderer
 from bot.models import OrderSubmission, Outbox, Seat, Turn
 from bot.settings import DatabaseSettings
@@ -56,7 +57,8 @@ def make_app(tmp_path: Path, db_url: str) -> Iterator[Callable[[AtPoint], App]]:
     def build(faults: AtPoint) -> App:
         settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
         app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-                  inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(), faults=faults)
+                  inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(), faults=faults,
+                  entropy=SeededEntropy(0))
         with app.db.transaction() as session:
             G.create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
                           deadline="48h", timezone="Europe/London", seed=7)

@@ -30,6 +30,7 @@ from bot.commands import registry as powers
 from bot.db import Database
 from bot.faults import CrashPoint
 from bot.games import turns as G
+from bot.games.dice import SeededEntropy
 from bot.games.workers import NICENESS, ProcessTurnWorker
 from bot.mail_out.render import Renderer
 from bot.models import Game, OrderSubmission, Outbox, Seat, Turn
@@ -80,7 +81,7 @@ def settings_for(tmp_path: Path, url: str) -> Settings:
 
 def make_app(settings: Settings, *, worker: bool, faults: Points | None = None) -> App:
     return App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-               inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(),
+               inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(), entropy=SeededEntropy(0),
                faults=faults or Points(), turn_worker=ProcessTurnWorker(work_out_in_worker) if worker else G.INLINE)
 
 

@@ -44,7 +44,7 @@ def played(kind: str, seed: int, *, finished: bool = True, turns: int = 60) -> d
         record["turns"].append({
             "number": number, "label": rules.turn_label(state), "commitment": fair.commitment(secret),
             "secret": secret, "digest": digest, "seed": dice,
-            "receipts": {p: fair.receipt("g1", p, number, text) for p, text in orders.items()},
+            "receipts": {p: fair.receipt("g1", p, number, secret, text) for p, text in orders.items()},
             "state": rules.dump_state(state), "orders": orders, "submitted": [],
             "events": [e.to_json() for e in resolution.events], "state_after": rules.dump_state(resolution.state)})
         state = resolution.state

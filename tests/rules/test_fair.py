@@ -62,8 +62,13 @@ def test_the_seed_is_sha256_of_its_line_read_as_the_docs_say() -> None:
 
 
 @given(orders=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789\n", max_size=40))
-def test_a_receipt_is_20_hex_digits_of_game_seat_turn_and_orders(orders: str) -> None:
-    receipt = fair.receipt("rc1", "kelly", 2, orders)
+def test_a_receipt_is_20_hex_digits_of_game_seat_turn_secret_and_orders(orders: str) -> None:
+    """Issue 31: "a digest of the game, seat, turn and the canonical orders ... at least 16 digits";
+    the turn's secret in it (docs/DESIGN.md) keeps it from being matched against every order."""
+    secret = "ab" * 32
+    receipt = fair.receipt("rc1", "kelly", 2, secret, orders)
     assert len(receipt) == fair.RECEIPT_DIGITS >= 16 and all(c in "0123456789abcdef" for c in receipt)
-    assert receipt == hashlib.sha256(f"flagman-receipt\nrc1\nkelly\n2\n{orders.strip()}".encode()).hexdigest()[:20]
-    assert fair.receipt("rc1", "seb", 2, orders) != receipt and fair.receipt("rc1", "kelly", 3, orders) != receipt
+    assert receipt == hashlib.sha256(f"flagman-receipt\nrc1\nkelly\n2\n{secret}\n{orders.strip()}".encode()).hexdigest()[:20]
+    assert fair.receipt("rc1", "seb", 2, secret, orders) != receipt
+    assert fair.receipt("rc1", "kelly", 3, secret, orders) != receipt
+    assert fair.receipt("rc1", "kelly", 2, "cd" * 32, orders) != receipt

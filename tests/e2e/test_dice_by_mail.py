@@ -1,0 +1,104 @@
+"""Dice anyone can check, through the real mail servers (issue 31): for a game of each kind, the
+sheets a player receives carry the commitment of the turn's dice; the confirmation of their orders
+carries a receipt; the results reveal a secret whose SHA-256 is that commitment and list that
+receipt; and the game's public archive verifies with `flagman verify` (a finished Racecraft race
+completely, the others as far as an unfinished game is public).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import timedelta
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.games.archive import write_game_archive
+from bot.games.turns import PlayerSpec, create_game
+from bot.verify import read_record, verify
+from rules import find_game
+from rules.api import robot_rng
+from tests.e2e.rig import Rig, text_of
+
+COMMITMENT = re.compile(r"the SHA-256 of their secret is\s+([0-9a-f]{64})")
+SECRET = re.compile(r"they came from this secret and the orders used together\.\s+([0-9a-f]{64})")
+RECEIPT = re.compile(r"Receipt of these orders: ([0-9a-f]{20})")
+
+
+def _to(rig: Rig, address: str, since: int) -> list[EmailMessage]:
+    return [msg for recipient, msg in rig.sent(since) if recipient == address]
+
+
+@pytest.mark.parametrize("rig", ["dovecot"], indirect=True)
+@pytest.mark.parametrize("kind", ["racecraft", "speed_circuit", "speedphreakz"])
+def test_a_game_by_mail_commits_reveals_gives_receipts_and_its_archive_verifies(
+        rig: Rig, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rules = find_game(kind)
+    name = "d" + kind[:2]
+    players = {f"p{i}": f"p{i}@players-{rig.domain}" for i in range(rules.min_players)}
+    since = rig.last_outbox_id()
+    with rig.app.db.transaction() as session:
+        create_game(rig.app.shell, session, kind=kind, name=name,
+                    players=[PlayerSpec(s, a, s.upper()) for s, a in players.items()], gm_address=rig.gm,
+                    deadline="48h", timezone="Europe/London", seed=9)
+    rig.cycle()
+    sheet = _to(rig, players["p0"], since)[-1]
+    committed = COMMITMENT.search(text_of(sheet))
+    assert committed, "the first sheet carries the commitment"
+    # p0 orders by replying to the sheet: a robot's orders, legal and complete in every game.
+    with rig.app.db.read() as session:
+        from bot.games.store import find_game_row, open_turn
+
+        game = find_game_row(session, name)
+        assert game is not None
+        turn = open_turn(session, game)
+        assert turn is not None
+        state = rules.load_state(turn.state)
+    orders = rules.format_orders(rules.robot_orders(state, "p0", robot_rng(1, "p0")))
+    since = rig.last_outbox_id()
+    rig.mail(players["p0"], str(sheet["Reply-To"].addresses[0].addr_spec), orders,
+             subject=f"Re: {sheet['Subject']}")
+    rig.cycle()
+    receipt = RECEIPT.search(text_of(_to(rig, players["p0"], since)[-1]))
+    assert receipt, "the confirmation carries a receipt"
+    since = rig.last_outbox_id()
+    rig.clock.advance(timedelta(hours=49))
+    rig.app.service.tick()
+    rig.app.service.send()
+    results = text_of(_to(rig, players["p0"], since)[0])
+    revealed = SECRET.search(results)
+    assert revealed, "the results reveal the secret"
+    assert hashlib.sha256(revealed.group(1).encode()).hexdigest() == committed.group(1)
+    assert re.search(rf"\bp0\s+{receipt.group(1)}\b", results), "the results list the receipt of p0's orders"
+    assert re.search(r"\bp1\s+[0-9a-f]{20} \(default\)", results), "a default is marked as one"
+    # Racecraft to the finish, the others a few turns more (robots' orders for p0 each time).
+    for _ in range(12 if kind == "racecraft" else 2):
+        with rig.app.db.read() as session:
+            game = find_game_row(session, name)
+            assert game is not None
+            if str(game.status) == "finished":
+                break
+        rig.clock.advance(timedelta(hours=49))
+        rig.app.service.tick()
+        rig.app.service.send()
+    out = tmp_path / "archive"
+    write_game_archive(rig.app.db, name, out)
+    assert (out / "dice.html").read_text().count(committed.group(1)) == 1
+    verdict = verify(read_record(out))
+    assert verdict.ok and verdict.turns >= 2, verdict.failure
+    if kind == "racecraft":
+        assert read_record(out)["finished"] and not verdict.skipped, "a finished race verifies completely"
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 0
+    assert "turn 1" in capsys.readouterr().out
+    # One roll changed (a published secret), and verify names the turn and the item.
+    record = read_record(out)
+    record["turns"][0]["secret"] = hashlib.sha256(b"another").hexdigest()
+    (out / "record.json").write_text(json.dumps(record))
+    assert main(["verify", str(out)]) == 1
+    said = capsys.readouterr()
+    assert "turn 1: commitment" in said.out + said.err
