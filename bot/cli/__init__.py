@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn, cast
 
 from bot.cli import archive as cli_archive
 from bot.cli import durations, logs
@@ -32,6 +32,7 @@ from bot.cli.servers import explain
 
 if TYPE_CHECKING:
     from bot.app import App
+    from bot.cli.context import Subcommands
     from bot.games.turns import PlayerSpec
 
 __all__ = ["EXIT_STATUS", "build_parser", "init_dir", "main", "setup_logging", "version"]
@@ -120,6 +121,11 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
     with open_app(args) as app:
         need_secret(app.settings)
         players = [_parse_player(p) for p in args.player]
+        bad = next((o for o in args.option if "=" not in o or not o.split("=", 1)[0].strip()), None)
+        if bad is not None:
+            print(f"flagman game new: --option {bad!r}: write KEY=VALUE, e.g. --option laps=2 "
+                  "(flagman game options lists each game's)", file=sys.stderr)
+            return 2
         options = dict(o.split("=", 1) for o in args.option)
         with app.db.transaction() as session:
             # --grace is minutes already (durations.grace, as for `gm configure`).
@@ -184,7 +190,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
     with open_app(args) as app, app.db.read() as session:
         game = store.find_game_row(session, args.name)
         if game is None:
-            print(f"no game called {args.name}", file=sys.stderr)
+            print(f"flagman game show: no game called {args.name}", file=sys.stderr)
             return 2
         rules, state, turn = G.current_state(session, game) if game.turns else (G.rules_of(game), None, None)
         print(f"{game.name}: {rules.title}, {game.status}; GM {game.gm_address}; deadlines {game.deadline_spec} ({game.timezone})")
@@ -264,14 +270,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 # -- the parser ------------------------------------------------------------------------------
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose refusal of a bad argument is one line (issue 30: every bad
+    argument gets one line and exit status 2, never a usage block or a traceback); the
+    subcommands' parsers are of this class too (argparse makes them of their parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="flagman", description="Flagman, a play-by-email race director.",
+    parser = _Parser(prog="flagman", description="Flagman, a play-by-email race director.",
                                      epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     parser.add_argument("--config", default=os.environ.get("FLAGMAN_CONFIG"),
                         help="configuration file (default ./flagman.toml, or $FLAGMAN_CONFIG)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every decision in detail")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = cast("Subcommands", parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
 
     p = sub.add_parser("init", help="write a working configuration (SQLite + Maildir) and migrate the database")
     p.add_argument("dir", nargs="?", default=".")

@@ -144,14 +144,48 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     return 1 if differ else 0
 
 
+def url_problem(url: str) -> str | None:
+    """What is wrong with a database URL as given (None: SQLAlchemy can open its kind)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+
+    try:
+        make_url(url.replace("{password}", "x")).get_dialect()
+    except (ArgumentError, NoSuchModuleError, ValueError) as exc:
+        return (f"{url.split('://', 1)[0]!r} is not a database URL flagman can use ({type(exc).__name__}): write "
+                "sqlite:///PATH or postgresql+psycopg://USER:{password}@HOST/DATABASE")
+    return None
+
+
+def _unreachable(url: str) -> str | None:
+    """Why the database at `url` cannot be connected to (None: it can)."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from bot.app import open_database
+
+    try:
+        with open_database(url, connect_timeout=10) as db, db.engine.connect():
+            return None
+    except SQLAlchemyError as exc:
+        return str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+
+
 def _cmd_copy_db(args: argparse.Namespace) -> int:
     from bot.ops.backup import BackupError, copy_database
     from bot.ops.doctor import safe_url
 
     settings = load(args)
     target = args.to
+    problem = url_problem(target)
+    if problem is not None:
+        print(f"flagman copy-db: --to: {problem}", file=sys.stderr)
+        return 2
     if "{password}" in target:
         target = target.replace("{password}", settings.secrets.db_password)
+    reason = _unreachable(target)
+    if reason is not None:  # named here: a failure inside the copy would name the source's URL
+        print(f"flagman copy-db: cannot reach the target database {safe_url(target)}: {reason}", file=sys.stderr)
+        return 3
     try:
         copied = copy_database(settings.database_url, target)
     except BackupError as exc:

@@ -8,7 +8,7 @@ are generated from the classes, so they cannot drift from what the handlers acce
 * `bot.commands.registry`: the table, and the runners (`run` for a player's command,
   `execute` for a GM's, by mail or CLI: audited, in a savepoint);
 * `bot.commands.handlers`: what a player command's handler gets and gives;
-* `bot.commands.player` (HELP, STATUS, ORDERS, JOIN, RESIGN), `bot.commands.anyone` (LIST,
+* `bot.commands.player` (HELP, STATUS, ORDERS, CLEAR, WAIT, NOWAIT, HISTORY, RESEND, JOIN, RESIGN), `bot.commands.anyone` (LIST,
   RULES, OBSERVE, UNOBSERVE, CONFIRM, STOP: for anyone, strangers too), `bot.commands.press`
   (PRESS), `bot.commands.account` (TIMEZONE, ADDRESS, VACATION), `bot.commands.streams` (PING,
   CALENDAR, REMINDERS, UNSUBSCRIBE): the player commands' handlers;
@@ -27,6 +27,7 @@ from bot.commands.grammar import (
     PLAYER_COMMANDS,
     Address,
     Calendar,
+    Clear,
     CommandProblem,
     Confirm,
     GmCommand,
@@ -35,6 +36,7 @@ from bot.commands.grammar import (
     Join,
     ListGames,
     MailCommands,
+    NoWait,
     Observe,
     Ping,
     PlayerCommand,
@@ -50,13 +52,14 @@ from bot.commands.grammar import (
     Unobserve,
     Unsubscribe,
     Vacation,
+    Wait,
     parse_commands,
     split_gm_args,
 )
 
 __all__ = [
-    "FOR_ANYONE", "GM_COMMANDS", "MAX_COMMANDS", "MAX_PROBLEMS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "Calendar", "CommandProblem", "Confirm",
-    "GmCommand", "Help", "History", "Join", "ListGames", "MailCommands", "Observe", "Ping", "PlayerCommand",
+    "FOR_ANYONE", "GM_COMMANDS", "MAX_COMMANDS", "MAX_PROBLEMS", "GM_VERBS", "PLAYER_COMMANDS", "Address", "Calendar", "Clear", "CommandProblem", "Confirm",
+    "GmCommand", "Help", "History", "Join", "ListGames", "MailCommands", "NoWait", "Observe", "Ping", "PlayerCommand",
     "Press", "Reminders", "Resend", "Resign", "ShowOrders", "ShowRules", "Status", "Stop", "Timezone", "Unobserve", "Unsubscribe",
-    "Vacation", "parse_commands", "split_gm_args",
+    "Vacation", "Wait", "parse_commands", "split_gm_args",
 ]

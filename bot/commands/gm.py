@@ -360,7 +360,7 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
         f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items()) + "."
     stale = []
     for other in store.active_seats(ctx.game):
-        subs = [s for s in store.submissions(ctx.session, turn, other) if s.source in ("mail", "gm")]
+        subs = store.sent(store.submissions(ctx.session, turn, other))
         if any(not rules.parse_orders(new_state, other.name, s.text).ok for s in subs):
             stale.append(other.name)
     if stale:
@@ -520,8 +520,9 @@ def _recount_streaks(session: Session, game: Game, reopened: Turn) -> None:
     for seat in game.seats:
         streak = 0
         for turn in earlier:
-            sources = {s.source for s in store.submissions(session, turn, seat)}
-            if sources & {"default", "plot"} and not sources & {"mail", "gm"}:
+            subs = store.submissions(session, turn, seat)
+            sources = {s.source for s in subs}
+            if sources & {"default", "plot"} and not store.sent(subs):
                 streak += 1
             elif sources:
                 break

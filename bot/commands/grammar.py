@@ -63,6 +63,19 @@ class _OneGame(_Verb):
         return cls(game) if game else _syntax(cls, line)  # type: ignore[call-arg, return-value]
 
 
+class _MaybeGame(_Verb):
+    """A command about one of the sender's games, named or not: `VERB [game]` (none: the game
+    the mail is for, its reply address)."""
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        if len(words) == 1:
+            return cls("")  # type: ignore[call-arg, return-value]
+        game = _game_word(words[1]) if len(words) == 2 else None
+        return cls(game) if game else _syntax(cls, line)  # type: ignore[call-arg, return-value]
+
+
 class _OnOff(_Verb):
     """A command that turns something on or off: `VERB OFF|ON`."""
 
@@ -381,20 +394,39 @@ class History(_Verb):
 
 
 @dataclass(frozen=True, slots=True)
-class Resend(_Verb):
+class Resend(_MaybeGame):
     verb: ClassVar[str] = "RESEND"
     syntax: ClassVar[str] = "RESEND [game]"
     summary: ClassVar[str] = "the open turn's sheet again, to your own address"
     example: ClassVar[str] = "RESEND rc1"
     game: str  # "": the game the mail is for
 
-    @classmethod
-    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
-        words = line.split()
-        if len(words) == 1:
-            return cls("")
-        game = _game_word(words[1]) if len(words) == 2 else None
-        return cls(game) if game else _syntax(cls, line)
+
+@dataclass(frozen=True, slots=True)
+class Clear(_MaybeGame):
+    verb: ClassVar[str] = "CLEAR"
+    syntax: ClassVar[str] = "CLEAR [game]"
+    summary: ClassVar[str] = "take back your orders of the open turn: the default stands"
+    example: ClassVar[str] = "CLEAR rc1"
+    game: str
+
+
+@dataclass(frozen=True, slots=True)
+class Wait(_MaybeGame):
+    verb: ClassVar[str] = "WAIT"
+    syntax: ClassVar[str] = "WAIT [game]"
+    summary: ClassVar[str] = "hold the open turn to its deadline (no early resolution)"
+    example: ClassVar[str] = "WAIT rc1"
+    game: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoWait(_MaybeGame):
+    verb: ClassVar[str] = "NOWAIT"
+    syntax: ClassVar[str] = "NOWAIT [game]"
+    summary: ClassVar[str] = "lift your WAIT: the turn may resolve once every order is in"
+    example: ClassVar[str] = "NOWAIT rc1"
+    game: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,10 +466,11 @@ class Stop(_Code):
 
 PlayerCommand = (Help | Status | ShowOrders | Join | Resign | ListGames | ShowRules | Observe | Unobserve | Confirm
                  | Press | Timezone | Address | Vacation | Ping | Calendar | Reminders | Unsubscribe | Stop | History
-                 | Resend)
+                 | Resend | Clear | Wait | NoWait)
 # In the order HELP lists them.
 PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
-    Help, Status, ShowOrders, History, Resend, Join, Resign, Press, Timezone, Address, Vacation, Ping, Calendar,
+    Help, Status, ShowOrders, Clear, Wait, NoWait, History, Resend, Join, Resign, Press, Timezone, Address, Vacation,
+    Ping, Calendar,
     Reminders, ListGames, ShowRules, Observe, Unobserve, Confirm, Unsubscribe, Stop)
 FOR_ANYONE: tuple[type[PlayerCommand], ...] = tuple(c for c in PLAYER_COMMANDS if c.for_anyone)
 _PLAYER_VERBS = {c.verb: c for c in PLAYER_COMMANDS}

@@ -19,20 +19,23 @@ from bot.answers import Letter, Notice, Refused
 from bot.commands.grammar import (
     GM_COMMANDS,
     PLAYER_COMMANDS,
+    Clear,
     Help,
     History,
     Join,
+    NoWait,
     Resend,
     Resign,
     ShowOrders,
     Status,
+    Wait,
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, store
 from bot.games import turns as G
 from bot.letters import Addressee, ToGm, ToSeat
-from bot.models import Game, GameStatus, Outbox, Turn
-from rules.api import Event, Resolution, Viewer
+from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
+from rules.api import AnyGame, Event, GameState, Resolution, Viewer
 
 
 def help_(ctx: CommandContext, command: Help) -> Reply:
@@ -80,12 +83,13 @@ def status(ctx: CommandContext, command: Status) -> Reply:
         ordered = []
         for name in sorted(rules.expected_players(state)):
             s = store.seat_named(game, name)
-            has = s is not None and any(x.source in ("mail", "gm") for x in store.submissions(session, turn, s))
+            has = s is not None and bool(store.sent(store.submissions(session, turn, s)))
             (ordered if has else missing).append(name)
     zone = seat.player.timezone if seat else game.timezone
     values = G.base_context(ctx.shell, game, rules)
     values.update({"view": rules.view(state, None, seat.name if seat else Viewer.GM),
-                "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "timezone": zone})
+                "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "timezone": zone,
+                "held": turn is not None and game.early_resolution and store.turn_held(session, turn)})
     return Reply((Letter(to, ctx.shell.renderer.render("status", values, game=game.kind), "status"),))
 
 
@@ -151,6 +155,90 @@ def history(ctx: CommandContext, command: History) -> Reply:
     return Reply((Letter(ctx.to, rendered, "history", game=game),), label=f"HISTORY {game.name}")
 
 
+def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Turn, AnyGame, GameState]:
+    """The sender's seat and the open turn it orders in, for CLEAR, WAIT and NOWAIT; else the
+    command is refused, saying why."""
+    game = _game_of(ctx, name, verb)
+    seat = ctx.seat_in(game)
+    if seat is None:
+        raise ctx.refuse(f"{verb} is for players", f"{verb} is about a player's own orders; as the GM, see HELP "
+                         "for ORDER, PLOT and PROCESS.", kind=verb.lower(), label=f"{verb} refused")
+    turn = store.open_turn(ctx.session, game) if game.status == GameStatus.ACTIVE else None
+    if turn is None:
+        raise ctx.refuse("No open turn", f"{game.name} has no turn open for orders now ({game.status}).",
+                         kind=verb.lower(), label=f"{verb} refused")
+    rules = G.rules_of(game)
+    state = rules.load_state(turn.state)
+    if seat.name not in rules.expected_players(state):
+        raise ctx.refuse("No orders to send", f"You have no orders to send for {turn.label} of {game.name}.",
+                         kind=verb.lower(), label=f"{verb} refused")
+    return seat, turn, rules, state
+
+
+def _note(ctx: CommandContext, seat: Seat, turn: Turn, source: str, text: str) -> list[OrderSubmission]:
+    """Keep a CLEAR, WAIT or NOWAIT with the turn (written now: the orders of this mail, and of
+    the batch's next mails, come after it); the seat's submissions with it."""
+    ctx.session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source=source, text=text,
+                                    received_at=ctx.shell.now()))
+    ctx.session.flush()
+    return store.submissions(ctx.session, turn, seat)
+
+
+def _quoted(text: str) -> str:
+    return "\n".join("    > " + line for line in text.splitlines())
+
+
+def clear(ctx: CommandContext, command: Clear) -> Reply:
+    """CLEAR [game] (issue 30): the seat's orders of the open turn taken back; the default stands
+    (the GM's plot, if any) until new orders arrive."""
+    seat, turn, rules, state = _open_turn_for(ctx, command.game, "CLEAR")
+    _note(ctx, seat, turn, store.CLEAR, "CLEAR")
+    default, source = G.nmr_default(rules, state, seat)
+    what = "the GM's plot for you" if source == "plot" else "the default"
+    deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    text = (f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
+            f"you get {what}:\n\n{_quoted(rules.format_orders(default))}")
+    return Reply((Notice(ToSeat(seat), "Orders cleared", text, kind="orders", error=False),),
+                 label=f"CLEAR {seat.game.name}")
+
+
+def wait(ctx: CommandContext, command: Wait) -> Reply:
+    """WAIT [game] (issue 30): the open turn does not resolve before its deadline, even when
+    every order is in, until the seat's NOWAIT (or the deadline)."""
+    seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
+    game = seat.game
+    deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    if not game.early_resolution:
+        text = (f"Turns of {game.name} never resolve before their deadline, so there is nothing to hold: "
+                f"{turn.label} resolves at {deadline}.")
+        return Reply((Notice(ToSeat(seat), "Nothing to hold", text, kind="orders", error=False),),
+                     label=f"WAIT {game.name}: nothing to hold")
+    _note(ctx, seat, turn, store.WAIT, "WAIT")
+    text = (f"{turn.label} of {game.name} now waits for its deadline, {deadline}, even if every order is in "
+            "before then. Send NOWAIT to lift this; it lasts for this turn only. The other players are not "
+            "told who asked.")
+    return Reply((Notice(ToSeat(seat), "The turn waits for its deadline", text, kind="orders", error=False),),
+                 label=f"WAIT {game.name}")
+
+
+def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
+    """NOWAIT [game] (issue 30): the seat's WAIT lifted."""
+    seat, turn, rules, state = _open_turn_for(ctx, command.game, "NOWAIT")
+    game = seat.game
+    if not store.holds(store.submissions(ctx.session, turn, seat)):
+        text = f"You were not holding {turn.label} of {game.name}: nothing changes."
+        return Reply((Notice(ToSeat(seat), "Nothing to lift", text, kind="orders", error=False),),
+                     label=f"NOWAIT {game.name}: nothing to lift")
+    _note(ctx, seat, turn, store.NOWAIT, "NOWAIT")
+    others = any(store.holds(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game)
+                 if s.id != seat.id)
+    text = (f"You no longer hold {turn.label} of {game.name}. "
+            + ("Another player holds it too, so it still waits for its deadline." if others else
+               "It resolves as soon as every order is in, or at its deadline."))
+    return Reply((Notice(ToSeat(seat), "The turn may resolve early again", text, kind="orders", error=False),),
+                 label=f"NOWAIT {game.name}")
+
+
 RESENDS_PER_DAY = 3  # RESEND mails a whole sheet: a few a day per seat
 
 
@@ -190,5 +278,5 @@ def resign(ctx: CommandContext, command: Resign) -> Reply:
     return Reply(label=signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game))
 
 
-__all__ = ["MAX_HISTORY", "RESENDS_PER_DAY", "help_", "history", "join", "resend", "resign", "show_orders",
-           "status"]
+__all__ = ["MAX_HISTORY", "RESENDS_PER_DAY", "clear", "help_", "history", "join", "no_wait", "resend", "resign",
+           "show_orders", "status", "wait"]

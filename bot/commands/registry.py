@@ -30,6 +30,7 @@ from bot.commands.grammar import (
     GM_VERBS,
     Address,
     Calendar,
+    Clear,
     Confirm,
     Deadline,
     Drop,
@@ -39,6 +40,7 @@ from bot.commands.grammar import (
     History,
     Join,
     ListGames,
+    NoWait,
     Observe,
     OpenSignups,
     Order,
@@ -65,6 +67,7 @@ from bot.commands.grammar import (
     Unobserve,
     Unsubscribe,
     Vacation,
+    Wait,
 )
 from bot.commands.handlers import CommandContext, Reply
 from bot.games import store
@@ -87,7 +90,7 @@ PLAYER_HANDLERS: Mapping[type[PlayerCommand], PlayerHandler] = {
     Vacation: account.vacation, Ping: streams.ping, Calendar: streams.calendar, Reminders: streams.reminders,
     ListGames: anyone.list_games, ShowRules: anyone.rules, Observe: anyone.observe, Unobserve: anyone.unobserve,
     Confirm: anyone.confirm, Unsubscribe: streams.unsubscribe, Stop: anyone.stop, History: player.history,
-    Resend: player.resend,
+    Resend: player.resend, Clear: player.clear, Wait: player.wait, NoWait: player.no_wait,
 }
 GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
     Extend: gm.extend, Deadline: gm.deadline, Order: gm.order, Plot: gm.plot, Process: gm.process,

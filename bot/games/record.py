@@ -37,7 +37,7 @@ def orders_used(rules: AnyGame, state: GameState, game: Game, subs: store.BySeat
         rows: Sequence[OrderSubmission] = subs.get(seat.id, ()) if seat is not None else ()
         own = orders_on_file(rules, state, seat, rows) if seat is not None else None
         if own is None:
-            filed = [r for r in rows if r.source not in ("mail", "gm")]
+            filed = [r for r in rows if r.source in ("default", "plot")]
             own = (rules.parse_orders(state, name, filed[-1].text).orders if filed
                    else rules.default_orders(state, name))
         used[name] = own

@@ -104,7 +104,7 @@ def marks_due(marks: tuple[timedelta, ...], done: set[str], deadline: datetime, 
 
 
 def _has_orders(session: Session, turn: Turn, seat: Seat) -> bool:
-    return any(s.source in ("mail", "gm") for s in store.submissions(session, turn, seat))
+    return bool(store.sent(store.submissions(session, turn, seat)))
 
 
 def send_reminders(shell: G.Shell) -> int:
@@ -165,7 +165,8 @@ def remind_turn(shell: G.Shell, session: Session, turn: Turn, now: datetime) -> 
         ctx = G.base_context(shell, game, rules)
         ctx.update({
             "seat": {"name": seat.name, "display": seat.player.name},
-            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone), "early": game.early_resolution},
+            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone),
+                     "early": game.early_resolution and not store.turn_held(session, turn)},
             "left": _left(deadline - now),
             "default": rules.format_orders(G.nmr_default(rules, state, seat)[0]),
             "help": rules.order_help(state, seat.name),

@@ -179,6 +179,9 @@ class Filed(Protocol):
     def text(self) -> str: ...
 
 
+F = TypeVar("F", bound=Filed)
+
+
 class FiledOrders(NamedTuple):
     source: str
     text: str
@@ -255,11 +258,40 @@ def resolution_inputs_of(session: Session, turns: Sequence[tuple[int, int]], *,
     return {turn_id: tuple(grouped.get(game_id, {}).items()) for game_id, turn_id in turns}
 
 
+SENT = ("mail", "gm")  # a seat's own orders: by mail, or the GM's ORDER for it
+# A player's CLEAR, WAIT and NOWAIT of a turn (issue 30), kept as the turn's submissions (no
+# orders in them), so that they belong to the turn and go with it (a ROLLBACK, the next turn).
+CLEAR, WAIT, NOWAIT = "clear", "wait", "nowait"
+
+
+def sent(subs: Sequence[F]) -> list[F]:
+    """The seat's own submissions that count (oldest first): those sent since its last CLEAR."""
+    start = max((i + 1 for i, sub in enumerate(subs) if sub.source == CLEAR), default=0)
+    return [sub for sub in subs[start:] if sub.source in SENT]
+
+
+def holds(subs: Sequence[Filed]) -> bool:
+    """Whether the seat holds the turn to its deadline: its last WAIT is not lifted by a NOWAIT."""
+    last = next((sub.source for sub in reversed(subs) if sub.source in (WAIT, NOWAIT)), None)
+    return last == WAIT
+
+
+def turn_held(session: Session, turn: Turn) -> bool:
+    """Whether a seat holds `turn` to its deadline (`holds`): one query, for the mails that say
+    whether the turn may resolve early."""
+    rows = session.execute(select(OrderSubmission.seat_id, OrderSubmission.source)
+                           .where(OrderSubmission.turn_id == turn.id, OrderSubmission.source.in_((WAIT, NOWAIT)))
+                           .order_by(OrderSubmission.id)).all()
+    last: dict[int, str] = {seat_id: source for seat_id, source in rows}
+    return WAIT in last.values()
+
+
 def orders_on_file(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[Filed]) -> tuple[GameOrder, ...] | None:
-    """The seat's orders now: every valid submission folded with the game's merge rule; in a
-    game where a later set replaces the earlier (`later_replaces`), the latest that holds an
-    order, read from the newest back (the same result: one parse, not one per submission)."""
-    valid = [sub for sub in subs if sub.source in ("mail", "gm")]
+    """The seat's orders now: every valid submission since its last CLEAR folded with the game's
+    merge rule; in a game where a later set replaces the earlier (`later_replaces`), the latest
+    that holds an order, read from the newest back (the same result: one parse, not one per
+    submission)."""
+    valid = sent(subs)
     if not valid:
         return None
     if rules.later_replaces:

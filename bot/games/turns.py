@@ -283,7 +283,7 @@ def all_orders_in(session: Session, game: Game, rules: AnyGame, state: GameState
         if seat is None:
             return False
         seat_subs = by_seat.get(seat.id, ())
-        if not any(s.source in ("mail", "gm") for s in seat_subs):
+        if not store.sent(seat_subs) or store.holds(seat_subs):  # nothing sent, or a WAIT (issue 30)
             return False
         on_file = orders_on_file(rules, state, seat, seat_subs)
         if on_file is None or not rules.parse_orders(state, seat.name, rules.format_orders(on_file)).complete:
@@ -323,7 +323,7 @@ def submission_order(rules: AnyGame, game: Game, state: GameState, subs: store.B
     arrived: dict[str, tuple[datetime, int]] = {}
     for name in rules.expected_players(state):
         seat = store.seat_named(game, name)
-        sent = [s for s in subs.get(seat.id, ()) if s.source in ("mail", "gm")] if seat is not None else []
+        sent = store.sent(subs.get(seat.id, ())) if seat is not None else []
         if sent:
             last = max(sent, key=lambda s: (as_utc(s.received_at), s.id))
             arrived[name] = (as_utc(last.received_at), last.id)

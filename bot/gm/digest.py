@@ -146,7 +146,7 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
         out["deadline"] = G.deadline_text(turn, zone)
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
-            has = seat is not None and any(s.source in ("mail", "gm") for s in store.submissions(session, turn, seat))
+            has = seat is not None and bool(store.sent(store.submissions(session, turn, seat)))
             (out["ordered"] if has else out["missing"]).append(name)
     else:
         out["result"] = [", ".join(place) for place in rules.standings(state)]

@@ -81,6 +81,7 @@ class BatchMemo:
     states: dict[int, tuple[AnyGame, GameState, Turn | None]] = field(default_factory=dict)
     subs: dict[tuple[int, int], list[store.FiledOrders]] = field(default_factory=dict)  # (turn, seat) -> its own
     on_file: dict[tuple[int, int], tuple[GameOrder, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
+    held: dict[int, bool] = field(default_factory=dict)  # turn id -> a seat's WAIT holds it (store.turn_held)
     pending: set[tuple[str, str]] = field(default_factory=set)  # loop-limit keys of rows not yet written
     # Our own mails the batch's mails answer (In-Reply-To, References): Message-ID -> (game id, when sent).
     answered: dict[str, tuple[int | None, datetime]] = field(default_factory=dict)
@@ -91,6 +92,7 @@ class BatchMemo:
         self.states.clear()
         self.subs.clear()
         self.on_file.clear()
+        self.held.clear()
 
 
 @dataclass
@@ -227,6 +229,15 @@ class Batch:
             subs = self.memo.subs.pop(pair) if pair in self.memo.subs else store.submissions(session, turn, seat)
             self.memo.on_file[pair] = store.orders_on_file(rules, state, seat, subs)
         return self.memo.on_file[pair]
+
+    def resolves_early(self, session: Session, game: Game, turn: Turn) -> bool:
+        """Whether `turn` may resolve as soon as every order is in: the game's early resolution,
+        and no seat's WAIT holding it (read once a batch)."""
+        if not game.early_resolution:
+            return False
+        if turn.id not in self.memo.held:
+            self.memo.held[turn.id] = store.turn_held(session, turn)
+        return not self.memo.held[turn.id]
 
     def file_orders(self, turn: Turn, seat: Seat, merged: tuple[GameOrder, ...]) -> None:
         """What the batch's next mail from the seat finds on file."""

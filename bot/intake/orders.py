@@ -219,7 +219,8 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
                  else p.reason} for p in shown]
     ctx.update({
         "seat": {"name": seat.name, "display": seat.player.name},
-        "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone), "early": game.early_resolution},
+        "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone),
+                 "early": batch.resolves_early(session, game, turn)},
         "problems": problems, "problems_more": len(parsed.problems) - len(shown), "timezone": zone,
         "help": order_help, "readings": readings,
     })

@@ -15,12 +15,15 @@ from sqlalchemy.orm import Session
 from bot.answers import Done, Ignored, Outcome, Refused
 from bot.commands import (
     Address,
+    Clear,
     Confirm,
     Join,
     MailCommands,
+    NoWait,
     Resign,
     Stop,
     Unsubscribe,
+    Wait,
     parse_commands,
 )
 from bot.db import autoflushing
@@ -54,7 +57,8 @@ def _with_subject_code(commands: MailCommands, subject: str) -> MailCommands:
 
 def _changes_games(commands: MailCommands) -> bool:
     """Whether acting on the mail may change games, seats or turns (the batch's memo is forgotten)."""
-    return bool(commands.gm) or any(isinstance(c, Join | Resign | Confirm | Address | Stop) for c in commands.player)
+    return bool(commands.gm) or any(isinstance(c, Join | Resign | Confirm | Address | Stop | Clear | Wait | NoWait)
+                                    for c in commands.player)
 
 
 class Intake:

@@ -13,14 +13,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.games.store import orders_on_file
+from bot.games.store import holds, orders_on_file
 from rules import find_game, game_names
 
 
 def fold(rules: Any, state: Any, seat: str, subs: list[Any]) -> tuple[Any, ...] | None:
+    """The definition: the seat's own sets (by mail, the GM's ORDER) since its last CLEAR, folded."""
     merged: tuple[Any, ...] | None = None
     for sub in subs:
-        if sub.source in ("mail", "gm"):
+        if sub.source == "clear":
+            merged = None
+        elif sub.source in ("mail", "gm"):
             parsed = rules.parse_orders(state, seat, sub.text).orders
             merged = parsed if merged is None else rules.merge_orders(merged, parsed)
     return merged
@@ -40,5 +43,13 @@ def test_the_newest_set_read_alone_is_the_fold_of_them_all(name: str, data: st.D
               "START FREE FACING E", "ROUND 1: F1", "ROUND 2: F2 F1"]
     texts = st.one_of(st.just("\n".join(lines)), st.sampled_from([*lines, *others]), st.just("no orders here"), st.just(""))
     subs = [SimpleNamespace(text=text, source=source) for text, source in data.draw(
-        st.lists(st.tuples(texts, st.sampled_from(["mail", "gm", "default", "plot"])), max_size=6))]
+        st.lists(st.tuples(texts, st.sampled_from(["mail", "gm", "default", "plot", "clear", "wait", "nowait"])), max_size=6))]
     assert orders_on_file(rules, state, SimpleNamespace(name=seat), subs) == fold(rules, state, seat, subs)  # type: ignore[arg-type]
+
+
+@given(st.lists(st.sampled_from(["mail", "gm", "default", "clear", "wait", "nowait"]), max_size=12))
+def test_a_seat_holds_the_turn_while_its_last_wait_is_not_lifted(sources: list[str]) -> None:
+    """WAIT holds the turn until the same seat's NOWAIT (issue 30); nothing else lifts or sets it."""
+    subs = [SimpleNamespace(source=s, text="") for s in sources]
+    flags = [s for s in sources if s in ("wait", "nowait")]
+    assert holds(subs) == (bool(flags) and flags[-1] == "wait")  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ only to the registered address)."""
 from __future__ import annotations
 
 from bot.app import App
+from bot.games.store import find_game_row
 from bot.mail_in.auth import signed_address
 from bot.testing import body_of, plain_mail
 from tests.bot import gm_helpers
@@ -56,3 +57,82 @@ def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: App) -> 
     for _ in range(3):
         player_says(rc, "seb", "RESEND")
     assert "Sent already" in str(last(rc, ADDRESS["seb"])["Subject"])
+
+
+# -- CLEAR, WAIT, NOWAIT (issue 30, case 7: "nothing clears orders back to the default, nothing
+#    lets a player hold a turn from early resolution") ----------------------------------------
+
+
+def _resolved_turns(app: App) -> int:
+    return sum(1 for t in gm_helpers.turns(app) if t.resolved_at is not None)
+
+
+def test_clear_takes_the_orders_back_and_the_default_is_used(rc: App) -> None:
+    """CLEAR: the seat's orders of the open turn no longer count; the answer names the default that
+    now stands (Racecraft: half the EP, racecraft.md) and ORDERS says nothing is on file."""
+    player_says(rc, "kelly", "USE 4")
+    player_says(rc, "kelly", "CLEAR")
+    answer = last(rc, ADDRESS["kelly"])
+    assert str(answer["Subject"]) == "[rc1] Orders cleared" and "[ERROR]" not in str(answer["Subject"])
+    assert "If no new orders arrive by" in body_of(answer) and "> USE" in body_of(answer)
+    player_says(rc, "kelly", "ORDERS")
+    assert "Nothing is on file for you for Turn 1" in body_of(last(rc, ADDRESS["kelly"]))
+    player_says(rc, "kelly", "STATUS")
+    assert "Still to order: anna, kelly, roger, seb, steve." in body_of(last(rc, ADDRESS["kelly"]))
+    # Orders after the CLEAR count again; the others order: the turn resolves at once.
+    player_says(rc, "kelly", "USE 1")
+    for seat in SEATS[1:]:
+        player_says(rc, seat, "USE 2")
+    assert _resolved_turns(rc) == 1
+
+
+def test_clear_in_the_same_mail_before_new_orders_keeps_the_new_ones(rc: App) -> None:
+    """Commands are carried out before the orders of the same mail: CLEAR then USE 1 leaves USE 1."""
+    player_says(rc, "seb", "USE 5")
+    player_says(rc, "seb", "CLEAR\nUSE 1")
+    player_says(rc, "seb", "ORDERS")
+    assert "> USE 1" in body_of(last(rc, ADDRESS["seb"]))
+
+
+def test_wait_holds_the_turn_to_its_deadline_and_nowait_lifts_it(rc: App) -> None:
+    """WAIT: with every order in, the turn does not resolve early (mail-interface.md's early
+    resolution, held by one player) and no mail promises it will; NOWAIT lifts it at once."""
+    player_says(rc, "kelly", "WAIT")
+    assert "waits for its deadline" in body_of(last(rc, ADDRESS["kelly"]))
+    for seat in SEATS:
+        player_says(rc, seat, "USE 2")
+    assert _resolved_turns(rc) == 0, "held by kelly's WAIT"
+    confirmation = body_of(last(rc, ADDRESS["anna"]))
+    assert "Orders received" in str(last(rc, ADDRESS["anna"])["Subject"])
+    assert "resolves as soon as every order is in" not in confirmation
+    player_says(rc, "seb", "STATUS")
+    status = body_of(last(rc, ADDRESS["seb"]))
+    assert "The turn waits for its deadline: a player asked it to (WAIT)." in status and "kelly" not in status.split(
+        "WAIT")[0].split("Still to order")[1]
+    player_says(rc, "seb", "NOWAIT")
+    assert "You were not holding" in body_of(last(rc, ADDRESS["seb"]))
+    player_says(rc, "kelly", "NOWAIT")
+    assert _resolved_turns(rc) == 1, "every order is in and nobody holds it: resolved at the next tick"
+
+
+def test_wait_in_a_game_without_early_resolution_holds_nothing(rc: App) -> None:
+    """Turns that never resolve early (`gm configure --early-resolution off`) have nothing to hold:
+    said so, without [ERROR]; in a paused game there is no turn open for orders."""
+    with rc.db.transaction() as session:
+        game = find_game_row(session, "rc1")
+        assert game is not None
+        game.early_resolution = False
+    player_says(rc, "kelly", "WAIT")
+    answer = last(rc, ADDRESS["kelly"])
+    assert str(answer["Subject"]) == "[rc1] Nothing to hold" and "never resolve before their deadline" in body_of(answer)
+    gm_helpers.gm_says(rc, "PAUSE rc1")
+    player_says(rc, "kelly", "CLEAR")
+    assert "has no turn open for orders now (paused)" in body_of(last(rc, ADDRESS["kelly"]))
+
+
+def test_clear_wait_and_nowait_are_for_the_seats_players(rc: App) -> None:
+    """A stranger's CLEAR is refused (a player command); the GM is told to use ORDER/PLOT."""
+    stranger_says(rc, "someone@else.example", "CLEAR rc1")
+    assert "not in any game running here" in body_of(last(rc, "someone@else.example"))
+    gm_helpers.gm_says(rc, "WAIT rc1")
+    assert "WAIT is for players" in gm_helpers.bodies(rc, gm_helpers.GM)
