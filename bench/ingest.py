@@ -78,7 +78,7 @@ def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[
     return {
         "benchmark": "ingest", "size": size, "games": prep["games"],
         "bot": {**bot, "mails_per_second": bot_rate,
-                # The parse worker's CPU and memory are the bot's too (bot.mail_in.parsing).
+                # The parse worker's CPU and memory are the bot's too (bot.mail_in.parse_worker).
                 "cpu_ms_per_mail": 1000 * (bot["cpu_seconds"] + bot["worker_cpu_seconds"]) / size,
                 "service_cpu_ms_per_mail": 1000 * bot["cpu_seconds"] / size,
                 "peak_rss_mb": bot["peak_rss_mb"] + bot["worker_peak_rss_mb"],

@@ -4,7 +4,7 @@ The bot runs as the service does (`bot.scheduler.Runner`: APScheduler jobs, an I
 that wakes the poll, the poll waking the send) in a worker process, with its outbox on the
 SMTP sink. For each mail: the time from the end of its LMTP delivery (Dovecot answered 250)
 to the arrival at the sink of the confirmation that answers it (In-Reply-To). Target
-(performance.md): p95 <= 1 s.
+(issue 28; performance.md asked 1 s): p95 <= 250 ms.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 from bench.mails import order_mail
 from bench.world import World, setup_games, started_worker
 
-TARGET = 1.0
+TARGET = 0.25
 INTERVAL = 0.2
 
 
@@ -82,6 +82,6 @@ def run(world: World, count: int = 100, *, interval: float = INTERVAL) -> dict[s
         "ratio": p95 / TARGET, "target": f"p95 <= {TARGET} s", "met": met,
         "line": (f"latency  {count:>4} mails every {interval * 1000:.0f} ms: p50 {p50 * 1000:.0f} ms, "
                  f"p95 {p95 * 1000:.0f} ms, max {worst * 1000:.0f} ms; p95/target {p95 / TARGET:.2f} "
-                 f"(target p95 <= {TARGET:g} s) {'OK' if met else 'MISSED'}"
+                 f"(target p95 <= {TARGET * 1000:.0f} ms) {'OK' if met else 'MISSED'}"
                  + (f" [{missing} confirmations missing]" if missing else "")),
     }

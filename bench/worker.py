@@ -83,7 +83,7 @@ def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str,
 
 def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
-    from bot.mail_in.parsing import WorkerParser
+    from bot.mail_in.parse_worker import WorkerParser
 
     settings = load_settings(args["settings"])
     app = build_app(settings)
@@ -91,7 +91,7 @@ def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
 
     def work() -> dict[str, Any]:
         report = service.poll()
-        # The parse worker (bot.mail_in.parsing) works for the bot too: its CPU and memory count.
+        # The parse worker (bot.mail_in.parse_worker) works for the bot too: its CPU and memory count.
         worker_pids = app.parser.worker_pids() if isinstance(app.parser, WorkerParser) else ()
         worker_cpu, worker_rss = process_usage(worker_pids)
         return {"fetched": report.fetched, "outcomes": report.outcomes, "duplicates": report.duplicates,

@@ -24,7 +24,7 @@ from bot.games.dice import Entropy, OsEntropy
 from bot.games.turns import INLINE, Shell, TurnWorker, WorkedOut, work_out_due
 from bot.games.workers import Chunk, ProcessTurnWorker
 from bot.mail_in.inbox import Inbox, MaildirInbox
-from bot.mail_in.parsing import InlineParser, MailParser, WorkerParser
+from bot.mail_in.parse_worker import InlineParser, MailParser, WorkerParser
 from bot.mail_out.mailer import MaildirMailer, Mailer
 from bot.mail_out.render import Renderer
 from bot.service import Service
@@ -143,7 +143,7 @@ def build_imap_inbox(settings: Settings, *, timeout: float | None = None, create
         security=cast(Security, cfg.security), folder=cfg.folder, processed_folder=cfg.processed_folder,
         failed_folder=cfg.failed_folder, max_size=settings.limits.max_mail_bytes, batch_size=cfg.batch_size,
         timeout=cfg.timeout if timeout is None else timeout, create_folders=create_folders,
-        reconnect_attempts=reconnect_attempts,
+        reconnect_attempts=reconnect_attempts, idle_check=cfg.idle_check_seconds,
     )
 
 

@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
-from bot.echo import echo_name
 from bot.mail_in.auth import GM_SEAT
 from bot.mail_out import lists
 from bot.mail_out import outbox as mailout
 from bot.mail_out.lists import ListHeaders
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, Seat
+from bot.safe_text import echo_name
 
 if TYPE_CHECKING:  # the shell is built from this module's users, not the other way round
     from bot.games.turns import Shell

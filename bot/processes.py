@@ -1,5 +1,5 @@
 """Worker processes beside the service, for pure CPU work that can run on another core: the
-parse of the batch read ahead (`bot.mail_in.parsing`) and the working out of due turns
+parse of the batch read ahead (`bot.mail_in.parse_worker`) and the working out of due turns
 (`bot.games.workers`).
 
 A `WorkerPool` is a convenience, never a dependency. Its processes are spawned on first use

@@ -126,6 +126,8 @@ class Runner:
         # Set by want_send: the send job sends again when the send in hand is over (a wake
         # while the job runs would otherwise be dropped: one instance at a time).
         self.send_wanted = threading.Event()
+        # Set by want_poll (the IDLE thread saw new mail): the same for the poll job.
+        self.poll_wanted = threading.Event()
         self.hooks: list[Callable[[str], None]] = []  # called with the job's name after each job (e.g. the systemd watchdog)
         self.finished: dict[str, float] = {}  # job -> time.monotonic() it last finished
         self.running: dict[str, float] = {}  # job -> time.monotonic() it started, while it runs
@@ -183,8 +185,8 @@ class Runner:
 
     def _what_failed(self, name: str, exc: BaseException) -> tuple[str, str, str]:
         """(what failed: the key of its Failing, what to say, the fix) for a job's exception."""
-        from bot.echo import error_text
         from bot.ops.storage import breakdown
+        from bot.safe_text import error_text
 
         found = breakdown(exc, self.app.settings.database_url)
         if found is not None:
@@ -292,7 +294,7 @@ class Runner:
                 metrics.write_atomically(self.metrics_path, text)
             except OSError as exc:
                 if not self._metrics_failed:
-                    from bot.echo import error_text
+                    from bot.safe_text import error_text
 
                     log.error("cannot write the metrics file %s: %s (said once; the service runs on)",
                               self.metrics_path, error_text(exc))
@@ -306,8 +308,19 @@ class Runner:
         self.finished[name] = time.monotonic()
 
     def poll(self) -> None:
-        with self.intake:
-            self._poll()
+        """Read the inbox until it is empty; again while new mail was seen during the pass (a
+        wake of the poll job while it runs is dropped by the scheduler, see `want_poll`)."""
+        while True:
+            self.poll_wanted.clear()
+            with self.intake:
+                self._poll()
+            if not self.poll_wanted.is_set() or self.stop_event.is_set():
+                break
+
+    def want_poll(self) -> None:
+        """New mail came: the poll job runs now, or again once the pass in hand is over."""
+        self.poll_wanted.set()
+        self.wake("poll")
 
     def _poll(self) -> None:
         # A stop request waits for the batch in hand, not for the whole inbox; each batch done
@@ -324,13 +337,13 @@ class Runner:
             counted.duplicates = report.duplicates
             self._record_finished("poll")
 
-        report = self.app.service.poll(stop=self.stop_event.is_set, on_batch=batch_done)
+        # Each batch's answers go out as soon as it is committed, before it is moved.
+        report = self.app.service.poll(stop=self.stop_event.is_set, on_batch=batch_done, on_committed=self.want_send)
         fetched = report.fetched
         if fetched:
             outcomes = ", ".join(f"{count} {outcome}" for outcome, count in sorted(report.outcomes.items()))
             log.info("poll: %d mails: %s", fetched, outcomes + (f", {report.duplicates} duplicate(s)"
                                                                  if report.duplicates else ""))
-            self.want_send()
             self.wake("tick")
 
     def tick(self) -> None:
@@ -383,7 +396,7 @@ class Runner:
 
     def _idle_loop(self) -> None:
         """Wait on IMAP IDLE (a connection of its own) and wake the poll when mail comes."""
-        from bot.echo import error_text
+        from bot.safe_text import error_text
 
         inbox = build_inbox(self.app.settings)
         failures = 0
@@ -392,7 +405,7 @@ class Runner:
                 self.idle_alive = time.monotonic()
                 try:
                     if inbox.wait(min(30.0, self.app.settings.schedule.poll_seconds)):
-                        self.wake("poll")
+                        self.want_poll()
                 except Exception as exc:  # noqa: BLE001 - reconnect after a pause; polling covers the gap
                     # One line per try, each pause twice the last (5 s up to 5 min), so a server that
                     # is down for hours costs a line every five minutes, not a traceback every five seconds.
@@ -608,7 +621,7 @@ def run_service(settings: Settings, *, config_path: Path | None = None, notifier
             got = lock.try_acquire()
             waiting = f"standby: another instance holds {lock.description}"
         except Exception as exc:  # noqa: BLE001 - e.g. PostgreSQL restarting: wait on standby, retrying
-            from bot.echo import error_text
+            from bot.safe_text import error_text
 
             log.warning("cannot take %s yet: %s; waiting on standby", lock.description, error_text(exc))
             got = False

@@ -16,18 +16,18 @@ from collections.abc import Callable, Sequence
 from sqlalchemy.orm import Session
 
 from bot.answers import Outcome, PollReport
-from bot.echo import error_text
 from bot.faults import CrashPoint
 from bot.games import practice, reminders, requests, seats, store
 from bot.games import turns as G
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound
-from bot.mail_in.parsing import InlineParser, MailParser, ParseOptions, parse_batch, unparsed
+from bot.mail_in.parse_worker import InlineParser, MailParser, ParseOptions, parse_batch, unparsed
 from bot.mail_out import outbox as mailout
 from bot.mail_out.mailer import Mailer
 from bot.models import InboundStatus, Quarantine
 from bot.ops.storage import breakdown
+from bot.safe_text import error_text
 from bot.settings import Settings
 
 log = logging.getLogger("flagman.inbound")
@@ -51,9 +51,11 @@ class Service:
     # -- the jobs ------------------------------------------------------------------------
 
     def poll(self, *, max_batches: int | None = None, stop: Callable[[], bool] | None = None,
-             on_batch: Callable[[PollReport], None] | None = None) -> PollReport:
+             on_batch: Callable[[PollReport], None] | None = None,
+             on_committed: Callable[[], None] | None = None) -> PollReport:
         """Work through the inbox in batches until it is empty (or `max_batches` are done, or
-        `stop()` says so after a batch; `on_batch` is called after each one). While a batch is
+        `stop()` says so after a batch; `on_batch` is called after each one, `on_committed` as
+        each is committed, before it is moved: see `handle_batch`). While a batch is
         handled, the next one is read (`ReadAhead`); the batch is moved out of the inbox once
         that read is over, so the inbox is never used by two threads at once. The batch read
         ahead is parsed there too (`self.parser`: in a worker process, beside the batch in hand)."""
@@ -77,7 +79,8 @@ class Service:
             ahead = None if last else ReadAhead(self.inbox, size, skip=[m.key for m in mails],
                                                 parse=lambda batch: self.parser.parse(batch, self.parse_options()))
             try:
-                self.handle_batch(mails, report, before_move=ahead.wait if ahead is not None else None, parsed=parsed)
+                self.handle_batch(mails, report, before_move=ahead.wait if ahead is not None else None, parsed=parsed,
+                                  committed=on_committed)
             finally:
                 if ahead is not None:
                     ahead.wait()
@@ -127,9 +130,12 @@ class Service:
 
     def handle_batch(self, mails: Sequence[RawMail], report: PollReport | None = None, *,
                      before_move: Callable[[], None] | None = None,
-                     parsed: Sequence[Inbound | None] | None = None) -> None:
+                     parsed: Sequence[Inbound | None] | None = None,
+                     committed: Callable[[], None] | None = None) -> None:
         """Handle one batch and move it out of the inbox. `parsed`: its mails parsed already
-        (`parse_batch`, in the same order), else they are parsed here."""
+        (`parse_batch`, in the same order), else they are parsed here. `committed` is called once
+        the batch is committed, before the move (the service's sender starts on its answers while
+        the next batch is read and this one moved)."""
         report = report if report is not None else PollReport()
         if parsed is None or len(parsed) != len(mails):
             parsed = parse_batch(unparsed(mails), self.parse_options())
@@ -162,6 +168,8 @@ class Service:
                 report.count(outcome.status)
         # Only now, after the commit, are the mails moved out of the inbox.
         self.shell.faults.reached(CrashPoint.AFTER_COMMIT)
+        if committed is not None:
+            committed()
         if before_move is not None:
             before_move()
         if done:

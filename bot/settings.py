@@ -77,10 +77,13 @@ class InboxSettings:
     processed_folder: str = "Processed"
     failed_folder: str = "Failed"
     batch_size: int = 100
-    # Worker processes that parse the next batch while one is handled (bot.mail_in.parsing):
+    # Worker processes that parse the next batch while one is handled (bot.mail_in.parse_worker):
     # 1 puts the parsing on a second core; 0 parses in the service's own process.
     parse_workers: int = 1
     idle: bool = True
+    # Each IDLE cycle lasts at most this long and ends with DONE and a NOOP, so mail the server
+    # holds back from an idling client (Dovecot: half a second) is seen at once; 0: IDLE alone.
+    idle_check_seconds: float = 0.1
     timeout: float = 30.0
     # How far the mail server's clock may run ahead of ours before a receipt time is
     # logged as suspect (deadlines are judged by the server's receipt time).
@@ -352,6 +355,12 @@ def _dkim_keys(settings: Settings, env: Mapping[str, str]) -> tuple[tuple[str, s
     return tuple(keys)
 
 
+# [inbox] idle_check_seconds: 0, or within these bounds (a shorter check would keep the server busy
+# for nothing; IDLE is renewed every minute at the latest anyway).
+IDLE_CHECK_MIN = 0.05
+IDLE_CHECK_MAX = 60.0
+
+
 def validate(settings: Settings) -> None:
     if "@" not in settings.bot.address:
         raise SettingsError(f"[bot] address {settings.bot.address!r} is not an email address")
@@ -368,6 +377,10 @@ def validate(settings: Settings) -> None:
             raise SettingsError(f"[{section}] security must be \"tls\", \"starttls\" or \"none\"")
     if not 0 <= settings.inbox.parse_workers <= 8:
         raise SettingsError("[inbox] parse_workers must be 0 (parse in the service's process) to 8")
+    check = settings.inbox.idle_check_seconds
+    if not (check == 0 or IDLE_CHECK_MIN <= check <= IDLE_CHECK_MAX):
+        raise SettingsError(f"[inbox] idle_check_seconds must be 0 (IDLE alone) or {IDLE_CHECK_MIN:g} to "
+                            f"{IDLE_CHECK_MAX:g} seconds")
     if not 0 <= settings.schedule.resolve_workers <= 8:
         raise SettingsError("[schedule] resolve_workers must be 0 (work out due turns in the service's process) to 8")
     for proof in settings.auth.accept:

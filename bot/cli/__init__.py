@@ -22,8 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, cast
 
+from bot.cli import archive as cli_archive
 from bot.cli import durations, logs
-from bot.cli import extra as cli_extra
+from bot.cli import gm as cli_gm
+from bot.cli import ops as cli_ops
 from bot.cli.context import load, need_secret, one_line, open_app
 from bot.cli.init import cmd_init, cmd_migrate, init_dir
 from bot.cli.servers import explain
@@ -356,7 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pretty", action="store_true", help="indent the JSON")
     p.set_defaults(func=_cmd_play)
 
-    cli_extra.register(sub)
+    # The other groups of subcommands, each in its module of bot.cli.
+    cli_gm.register(sub)
+    cli_ops.register(sub)
+    cli_archive.register(sub)
+    cli_archive.register_verify(sub)
     return parser
 
 

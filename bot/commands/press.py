@@ -4,7 +4,7 @@
 The GM chooses per game what press may do (`Game.press`, `bot.models.PressMode`): none, signed
 (the message names its sender) or anonymous (the players are not told who sent it; the GM's
 copy says). The message is the lines under the command, up to ENDPRESS (bot.commands.grammar),
-each passed on as one printable line (`bot.echo`), quoted with "> " so that a reply quoting it
+each passed on as one printable line (`bot.safe_text`), quoted with "> " so that a reply quoting it
 without "> " (Outlook) carries no order line of the bot's making. Each press mail goes to its
 recipient's registered address with that seat's own reply address (bot.letters.ToSeat) and
 answers no mail (no In-Reply-To: nothing of the sender's mail reaches the recipients). A GM
@@ -17,11 +17,11 @@ from bot import letters
 from bot.answers import Notice
 from bot.commands.grammar import PRESS_ALL, PRESS_GM, Press
 from bot.commands.handlers import CommandContext, Reply
-from bot.echo import echo
 from bot.games import store
 from bot.games import turns as G
 from bot.letters import ToGm, ToSeat
 from bot.models import GameStatus, PressMode, Seat
+from bot.safe_text import echo
 
 PRESS_LINE_CAP = 200  # characters of one line of a message, as passed on
 

@@ -71,13 +71,13 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply
-from bot.echo import echo, quote_lines
 from bot.games import store
 from bot.games import turns as G
 from bot.games.deadlines import DeadlineError, format_local
 from bot.letters import ToGm
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GmAudit
+from bot.safe_text import echo, quote_lines
 from rules.api import FigureError, OptionError
 
 log = logging.getLogger("flagman.gm")

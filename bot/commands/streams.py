@@ -23,7 +23,6 @@ from __future__ import annotations
 from bot.answers import Notice
 from bot.commands.grammar import Calendar, Ping, Reminders, Unsubscribe
 from bot.commands.handlers import CommandContext, Reply, which_game
-from bot.echo import echo
 from bot.games import observers, preferences, store
 from bot.games import turns as G
 from bot.games.deadlines import format_local
@@ -32,6 +31,7 @@ from bot.mail_in.auth import describe_authentication, parse_tag, tag_in_recipien
 from bot.mail_in.identity import Proof, Who
 from bot.mail_in.parse import Inbound
 from bot.mail_out import lists
+from bot.safe_text import echo
 
 # -- PING ----------------------------------------------------------------------------------------
 

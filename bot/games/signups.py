@@ -30,7 +30,6 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
-from bot.echo import echo_name
 from bot.games import requests, store
 from bot.games import turns as G
 from bot.games.seats import drop_seat, welcome
@@ -40,6 +39,7 @@ from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.identity import Who
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
+from bot.safe_text import echo_name
 
 log = logging.getLogger("flagman.signups")
 

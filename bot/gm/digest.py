@@ -28,7 +28,6 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
-from bot.echo import echo
 from bot.games import observers, store
 from bot.games import turns as G
 from bot.games.deadlines import format_local
@@ -48,6 +47,7 @@ from bot.models import (
     Quarantine,
     Reason,
 )
+from bot.safe_text import echo
 
 log = logging.getLogger("flagman.digest")
 

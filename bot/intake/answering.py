@@ -16,13 +16,13 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.answers import Answer, Letter, Notice
-from bot.echo import echo
 from bot.games import turns as G
 from bot.intake.batch import Batch, Mail, MailKey
 from bot.intake.limits import Limiter
 from bot.letters import ToGm, ToSeat
 from bot.mail_in.auth import strip_password_lines
 from bot.models import AnswerFate, Game, InboundStatus, Reason, Seat
+from bot.safe_text import echo
 
 log = logging.getLogger("flagman.inbound")
 

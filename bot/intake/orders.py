@@ -21,7 +21,6 @@ from sqlalchemy.orm import Session
 from bot.answers import Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
-from bot.echo import echo
 from bot.games import turns as G
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
@@ -29,6 +28,7 @@ from bot.letters import ToSeat
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
+from bot.safe_text import echo
 from rules import fair
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 

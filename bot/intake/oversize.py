@@ -16,7 +16,6 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.answers import Outcome
-from bot.echo import echo
 from bot.intake.batch import Batch, dedupe_hash
 from bot.intake.limits import Limiter
 from bot.letters import Addressee, ToGm, ToSeat
@@ -33,6 +32,7 @@ from bot.models import (
     Reason,
     Seat,
 )
+from bot.safe_text import echo
 
 log = logging.getLogger("flagman.inbound")
 

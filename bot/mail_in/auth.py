@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 from publicsuffixlist import PublicSuffixList
 
-from bot.echo import echo
 from bot.mail_in.parse import AuthResult
+from bot.safe_text import echo
 
 GM_SEAT = "gm"
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,29}$")

@@ -93,7 +93,7 @@ class Inbox(Protocol):
 class ReadAhead(Generic[Parsed]):
     """The next batch, fetched in a thread of its own while the batch in hand is handled (the
     mail server works while the bot does; performance.md: ingest), then parsed there with
-    `parse` (`bot.mail_in.parsing`: in a worker process, on another core). `skip`: the keys
+    `parse` (`bot.mail_in.parse_worker`: in a worker process, on another core). `skip`: the keys
     of the batch in hand, still in the inbox. The inbox is used by this thread alone until
     `wait` returns (the fetch is over): the caller moves the batch in hand only after that."""
 

@@ -49,7 +49,7 @@ held the poll for minutes; now what is read of the header section is capped:
   mailbox, is ``IgnoreReason.AMBIGUOUS_SENDER``: the receiving server may have checked
   another one than we would read, so it authenticates no one and is never answered;
 * Subject and the From display name: at most ``_MAX_DECODE_CHARS`` (4,000) characters are
-  decoded (RFC 2047), and the result passes through `bot.echo` (mail-interface.md, "Text
+  decoded (RFC 2047), and the result passes through `bot.safe_text` (mail-interface.md, "Text
   taken from a mail and shown anywhere ... is one line, without control or bidi characters,
   and capped in length"): one printable line of at most 200 (subject) / 60 (name)
   characters. Header text quoted in ``ignore_detail`` is echoed the same way.
@@ -78,8 +78,8 @@ import lxml.etree  # type: ignore[import-untyped]
 import lxml.html  # type: ignore[import-untyped]
 from inscriptis import Inscriptis  # type: ignore[import-untyped]
 
-from bot.echo import echo, echo_name
 from bot.mail_in.addresses import PLAIN_ADDRESS, is_address
+from bot.safe_text import echo, echo_name
 
 
 class IgnoreReason(enum.Enum):
@@ -116,9 +116,9 @@ class Inbound:
     message_id: str  # as sent (angle brackets stripped); a synthetic "<sha256>@flagman.invalid" if missing
     content_hash: str  # sha256 hex of the raw bytes
     sender: str  # From address, lower-cased ("" if none, or if the From is ambiguous)
-    sender_name: str  # display name, decoded, then bot.echo.echo_name: one printable line, capped
+    sender_name: str  # display name, decoded, then bot.safe_text.echo_name: one printable line, capped
     recipients: tuple[str, ...]  # To, Cc, Delivered-To, X-Original-To addresses, lower-cased (capped)
-    subject: str  # decoded, then bot.echo.echo: one printable line of at most 200 characters
+    subject: str  # decoded, then bot.safe_text.echo: one printable line of at most 200 characters
     text: str  # the text of the orders: decoded, HTML converted, quotes/signatures stripped; ORDERS..END block only if present
     in_reply_to: str
     references: tuple[str, ...]
@@ -153,7 +153,7 @@ MAX_ADDRESSES_PER_FIELD = 100
 # Longer values are scanned with a regular expression rather than email.utils.getaddresses.
 _MAX_ADDRESS_PARSE_CHARS = 2_000
 # A Subject or display name is decoded (RFC 2047) from at most this much of its value; enough
-# for bot.echo's 200 characters of CJK text in quoted-printable words.
+# for bot.safe_text's 200 characters of CJK text in quoted-printable words.
 _MAX_DECODE_CHARS = 4_000
 # A Message-ID longer than the line limit of RFC 5322 is replaced by the synthetic one.
 _MAX_MESSAGE_ID = 995

@@ -32,8 +32,8 @@ import ssl
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from bot.echo import error_text
 from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
+from bot.safe_text import error_text
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer

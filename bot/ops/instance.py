@@ -206,7 +206,7 @@ def wait_for_lock(lock: InstanceLock, stop: StopSignal, *, retry: float = 5.0,
     cannot be tried at all (e.g. PostgreSQL is restarting), the tries back off (twice as long
     each time, at most LOCK_RETRY_MAX) with one log line each, no traceback.
     """
-    from bot.echo import error_text
+    from bot.safe_text import error_text
 
     failures = 0
     next_try = 0.0

@@ -791,7 +791,7 @@ def test_an_over_long_from_gives_no_sender() -> None:
 def test_the_subject_is_one_printable_line(subject: str, expected: str) -> None:
     """mail-interface.md: "Text taken from a mail and shown anywhere (subject, display name,
     names, order lines) is one line, without control or bidi characters, and capped in
-    length" -- from parse time on (bot.echo.echo), so an encoded word decoding to CR LF, a
+    length" -- from parse time on (bot.safe_text.echo), so an encoded word decoding to CR LF, a
     control or a bidi override never reaches anything downstream (issue 14)."""
     inbound = parse_inbound(mail(f"From: roger@example.net\nSubject: {subject}"), own_addresses=OWN)
     assert inbound.subject == expected
@@ -800,7 +800,7 @@ def test_the_subject_is_one_printable_line(subject: str, expected: str) -> None:
 
 def test_the_display_name_is_one_printable_line() -> None:
     """mail-interface.md "... one line, without control or bidi characters, and capped in
-    length": the From display name passes through bot.echo.echo_name at parse time."""
+    length": the From display name passes through bot.safe_text.echo_name at parse time."""
     raw = mail("From: =?utf-8?q?Seb=0D=0ABcc=3A_x=E2=80=AE=07?= <seb@example.net>")
     inbound = parse_inbound(raw, own_addresses=OWN)
     assert inbound.sender == "seb@example.net"

@@ -20,7 +20,6 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.echo import LINE_CAP, NAME_CAP
 from bot.mail_in.parse import (
     MAX_ADDRESSES_PER_FIELD,
     MAX_AUTH_RESULTS,
@@ -33,6 +32,7 @@ from bot.mail_in.parse import (
     parse_inbound,
     strip_quotes,
 )
+from bot.safe_text import LINE_CAP, NAME_CAP
 
 MAIL = Path(__file__).resolve().parents[1] / "data" / "mail"
 FIXTURES = [p.read_bytes() for p in sorted(MAIL.glob("*.eml"))]

@@ -15,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlalchemy import func, select
 
 from bot.app import App, build_app
 from bot.cli import init_dir
-from bot.mail_in.inbox import deliver_to_maildir
+from bot.faults import CrashPoint
+from bot.mail_in.inbox import Folder, deliver_to_maildir
 from bot.mail_out.outbox import DrainReport
+from bot.models import Outbox
 from bot.scheduler import Runner
 from bot.settings import load_settings
 from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
@@ -540,3 +543,84 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
     tick()
     assert set(runner.failing) == {"inbox"}
     assert runner.tally.failures == {"poll": 2, "tick": 1}
+
+
+class NewsAfterThePass(FakeInbox):
+    """The first time the pass finds the inbox empty, a mail comes and the IDLE thread asks for a
+    poll (`want_poll`) while the poll job is still running."""
+
+    runner: Runner | None = None
+    late: bytes = b""
+
+    def fetch_new(self, limit: int = 100, *, skip=()):  # noqa: ANN001, ANN201
+        batch = super().fetch_new(limit, skip=skip)
+        if not batch and self.late and self.runner is not None:
+            self.deliver(self.late)
+            self.late = b""
+            self.runner.want_poll()
+        return batch
+
+
+def test_mail_that_comes_while_the_poll_job_runs_is_read_by_that_job(config: Path) -> None:
+    """Issue 28 (confirmation latency): the IDLE thread wakes the poll job when mail comes, but
+    APScheduler runs one instance at a time and drops a wake that comes while the job runs (the
+    job then waits for its next interval, a minute). `want_poll` makes the running job read the
+    inbox again once its pass is over, as `want_send` does for the send job."""
+    inbox = NewsAfterThePass()
+    inbox.deliver(plain_mail("p1@players.test", "flagman@runner.test", "hello", "HELP", message_id="<n1@players.test>"))
+    inbox.late = plain_mail("p2@players.test", "flagman@runner.test", "hello", "HELP",
+                            message_id="<n2@players.test>")
+    app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer())
+    try:
+        runner = Runner(app)
+        inbox.runner = runner
+        runner.poll()  # the scheduler is not running: a wake would change nothing
+    finally:
+        app.close()
+    assert not inbox.late, "the mail never came"
+    assert not inbox.pending and len(inbox.folders[Folder.PROCESSED]) == 2
+    assert not runner.poll_wanted.is_set()
+
+
+def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(config: Path) -> None:
+    """Issue 28: the send job is woken as each batch is committed (its answers in the outbox),
+    after the AFTER_COMMIT crash point and before the batch is moved out of the inbox and the
+    next one handled, not once after the whole inbox."""
+    events: list[str] = []
+
+    def committed_rows() -> int:
+        with app.db.transaction() as session:  # a session of its own: committed rows only
+            return int(session.scalar(select(func.count()).select_from(Outbox)) or 0)
+
+    def moved() -> int:
+        return sum(len(keys) for keys in inbox.folders.values())
+
+    class Recording(FakeInbox):
+        def mark_done(self, keys, folder=Folder.PROCESSED):  # noqa: ANN001, ANN202
+            super().mark_done(keys, folder)
+            events.append(f"moved: {committed_rows()} answers committed, {moved()} mails moved")
+
+    class Points:
+        def reached(self, point: CrashPoint) -> None:
+            if point in (CrashPoint.AFTER_COMMIT, CrashPoint.AFTER_MOVE):
+                events.append(point.value)
+
+    inbox = Recording()
+    for n in range(2):
+        inbox.deliver(plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP",
+                                 message_id=f"<c{n}@players.test>"))
+    config.write_text(config.read_text().replace('path = "mail/inbox"\n', 'path = "mail/inbox"\nbatch_size = 1\n'))
+    app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer(), faults=Points())
+    try:
+        runner = Runner(app)
+        runner.want_send = lambda: events.append(  # type: ignore[method-assign]
+            f"send wanted: {committed_rows()} answers committed, {moved()} mails moved")
+        runner.poll()
+    finally:
+        app.close()
+    assert events == [
+        "after-commit", "send wanted: 1 answers committed, 0 mails moved",
+        "moved: 1 answers committed, 1 mails moved", "after-move",
+        "after-commit", "send wanted: 2 answers committed, 1 mails moved",
+        "moved: 2 answers committed, 2 mails moved", "after-move",
+    ]

@@ -1,4 +1,4 @@
-"""The parse worker (bot.mail_in.parsing, issue 15: work per batch): the batch read ahead is
+"""The parse worker (bot.mail_in.parse_worker, issue 15: work per batch): the batch read ahead is
 parsed in a worker process, on another core, while the batch in hand is handled.
 
 What must hold: the worker changes where a mail is parsed, never what comes out; a small
@@ -23,7 +23,7 @@ from sqlalchemy import select
 from bot.app import App
 from bot.db import Database
 from bot.mail_in.inbox import Folder, RawMail
-from bot.mail_in.parsing import (
+from bot.mail_in.parse_worker import (
     MIN_WORKER_BATCH,
     InlineParser,
     ParseOptions,
@@ -168,7 +168,7 @@ def test_parse_workers_is_a_setting_with_a_range() -> None:
 OWNER = '''
 import sys, time
 if __name__ == "__main__":
-    from bot.mail_in.parsing import WorkerParser
+    from bot.mail_in.parse_worker import WorkerParser
     from tests.bot.test_parse_worker import OPTIONS, mails
     parser = WorkerParser()
     parser.parse(mails(10), OPTIONS)

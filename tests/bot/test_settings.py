@@ -72,3 +72,23 @@ def test_a_wrong_configuration_says_what_is_wrong(tmp_path: Path, data: dict, me
 def test_a_relative_sqlite_path_is_relative_to_the_configuration(tmp_path: Path) -> None:
     settings = parse_settings({"database": {"url": "sqlite:///data/f.sqlite"}}, env={}, base_dir=tmp_path, source="t")
     assert settings.database_url == f"sqlite:///{tmp_path}/data/f.sqlite"
+
+
+@pytest.mark.parametrize("value", [-1, 0.01, 0.049, 61, 3600, "0.1", True])
+def test_an_idle_check_out_of_bounds_is_refused(tmp_path: Path, value: object) -> None:
+    """config.example.toml, [inbox] idle_check_seconds: 0 (IDLE alone) or 0.05 to 60 seconds."""
+    with pytest.raises(SettingsError, match=re.escape("idle_check_seconds must be")):
+        parse_settings({"inbox": {"idle_check_seconds": value}}, env={}, base_dir=tmp_path, source="t")
+
+
+@pytest.mark.parametrize(("value", "check"), [(None, 0.1), (0, 0.0), (0.05, 0.05), (2, 2.0), (60, 60.0)])
+def test_the_idle_check_reaches_the_imap_inbox(tmp_path: Path, value: float | None, check: float) -> None:
+    """Issue 28: [inbox] idle_check_seconds (default 0.1) is the IMAP inbox's idle check."""
+    from bot.app import build_imap_inbox
+
+    inbox_table: dict[str, object] = {"kind": "imap", "security": "none"}
+    if value is not None:
+        inbox_table["idle_check_seconds"] = value
+    settings = parse_settings({"inbox": inbox_table}, env={}, base_dir=tmp_path, source="t")
+    assert settings.inbox.idle_check_seconds == check
+    assert build_imap_inbox(settings).idle_check == check  # no connection until first use

@@ -404,6 +404,80 @@ def test_a_long_wait_is_cut_into_idle_cycles_each_closed_with_done(dovecot, user
     assert inbox.fetch_new() == []  # the connection is still in a usable state
 
 
+def counted(client: object, name: str, calls: list[str], after: Callable[[], None] | None = None) -> None:
+    """Count the calls of one of the client's commands (and do `after` once the command is done)."""
+    real = getattr(client, name)
+
+    def command(*args: object, **kwargs: object) -> object:
+        result = real(*args, **kwargs)
+        calls.append(name)
+        if after is not None:
+            after()
+        return result
+
+    setattr(client, name, command)
+
+
+def test_news_the_server_holds_back_during_idle_are_reported_by_the_same_cycle(dovecot, user, make_inbox):
+    """Issue 28 (confirmation latency): Dovecot tells an idling client of a change only 500 ms
+    after the first one (and the bot's own moves start that wait again), so an order waited
+    for the next half-second. With idle_check each cycle ends with DONE and a NOOP, and the
+    NOOP makes the server report what it held back: a mail delivered just after IDLE began
+    is reported by that cycle, not a later one."""
+    inbox = make_inbox(idle_check=0.1)
+    inbox.connect()
+    calls: list[str] = []
+    delivered: list[int] = []
+
+    def deliver_once() -> None:
+        if not delivered:
+            dovecot.deliver(user, make_mail(1))  # LMTP: Dovecot has stored it when this returns
+            delivered.append(1)
+
+    for name in ("idle_done", "noop"):
+        counted(inbox._client, name, calls)
+    counted(inbox._client, "idle", calls, after=deliver_once)
+    assert inbox.wait(30) is True
+    assert delivered and calls.count("idle") == 1  # the same cycle
+    assert [message_id(m) for m in inbox.fetch_new()] == ["<order-1@players.test>"]
+
+
+@pytest.mark.parametrize("check", [0.0, 0.2])
+def test_each_idle_cycle_ends_with_done_and_a_noop_unless_the_check_is_0(dovecot, user, make_inbox, check):
+    """idle_check > 0: every cycle is IDLE, DONE, NOOP (at most `check` s in IDLE); 0: IDLE and
+    DONE alone, cycles of `idle_cycle`, no NOOP ever (a server that does not hold news back)."""
+    inbox = make_inbox(idle_cycle=0.2, idle_check=check)
+    inbox.connect()
+    calls: list[str] = []
+    for name in ("idle", "idle_done", "noop"):
+        counted(inbox._client, name, calls)
+    assert inbox.wait(0.7) is False
+    assert calls.count("idle") >= 3
+    if check:
+        assert calls == ["idle", "idle_done", "noop"] * calls.count("idle")
+    else:
+        assert calls == ["idle", "idle_done"] * calls.count("idle")
+    assert inbox.fetch_new() == []
+
+
+def test_the_bots_own_move_is_no_news_to_the_idle_check(dovecot, user, make_inbox):
+    """After the poll moves a mail out of the INBOX while others stay there, Dovecot answers the
+    idle check's NOOP with the EXPUNGE and the INBOX's new RECENT count: no mail came, so the
+    wait does not wake the poll again for it (only EXISTS is new mail, RFC 3501 7.3.1)."""
+    for n in range(3):
+        dovecot.deliver(user, make_mail(n))
+    waiter = make_inbox(idle_check=0.1)
+    mover = make_inbox()
+    waiter.connect()
+    assert waiter.wait(0.3) is False  # the three mails are known to the waiter's session
+    mover.mark_done([mover.fetch_new(limit=1)[0].key], Folder.PROCESSED)
+    calls: list[str] = []
+    counted(waiter._client, "noop", calls)
+    assert waiter.wait(0.5) is False
+    assert calls  # the NOOP that reports the move was sent
+    assert len(waiter.fetch_new()) == 2
+
+
 def test_without_idle_wait_polls(dovecot, user, make_inbox):
     """A server without IDLE: wait() polls with NOOP and still notices new mail."""
     inbox = make_inbox(poll_interval=0.1)

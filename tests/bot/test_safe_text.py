@@ -1,4 +1,4 @@
-"""bot.echo: text from a mail as one printable, capped line (issue 14; mail-interface.md:
+"""bot.safe_text: text from a mail as one printable, capped line (issue 14; mail-interface.md:
 "Text taken from a mail and shown anywhere (subject, display name, names, order lines) is one
 line, without control or bidi characters, and capped in length")."""
 
@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.echo import ELLIPSIS, LINE_CAP, NAME_CAP, echo, echo_name, quote_lines
+from bot.safe_text import ELLIPSIS, LINE_CAP, NAME_CAP, echo, echo_name, quote_lines
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
