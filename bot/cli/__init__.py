@@ -135,7 +135,7 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
                                  grace=f"{args.grace}m" if args.grace else "",
                                  early_resolution=None if args.early_resolution is None else args.early_resolution == "on",
                                  press=PressMode(args.press), robot_seats=[r.strip() for r in args.robot])
-            # One line (tests/bot/test_cli_friendly.py); early resolution and press: `game show`.
+            # One line (tests/bot/cli/test_cli_friendly.py); early resolution and press: `game show`.
             said = (f"game {game.name} ({game.kind}) created: {len(players)} players"
                     + (f" and {len(args.robot)} robots" if args.robot else "") + f", status {game.status}")
         print(said)  # after the commit: a closed stdout cannot undo the game

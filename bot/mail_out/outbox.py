@@ -272,7 +272,7 @@ def _alternative_body(text_payload: str, html: HtmlBody | None, calendar: Calend
 # folding, that gives back "Name: value" with the display name quoted when it holds a
 # special. `compose` writes such a mail itself (`_written_plainly`: the headers, and the
 # quoted-printable text body as `set_content` encodes it), and leaves every other mail to the
-# stdlib (`_written_by_the_stdlib`). tests/e2e/test_bench_smoke.py and tests/bot/test_calendar.py
+# stdlib (`_written_by_the_stdlib`). tests/e2e/test_bench_smoke.py and tests/bot/mail_out/test_calendar.py
 # check that both give the same bytes.
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._'-]{0,60}")  # a display name, normalised
 _PLAIN_ADDR = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")

@@ -139,7 +139,7 @@ def _run(url: str, target: str, *, down: bool) -> None:
     On SQLite that connection has foreign keys off, as Alembic's batch mode needs: it rebuilds
     a table to drop or change a column (copy, DROP TABLE, rename), and with foreign keys on,
     dropping a table that other rows point at fails ("FOREIGN KEY constraint failed": a
-    downgrade of a database with games in it, found by tests/bot/test_upgrade.py). The
+    downgrade of a database with games in it, found by tests/bot/ops/test_upgrade.py). The
     migrations keep every row, so the keys are as right afterwards as they were before.
     """
     from alembic import command

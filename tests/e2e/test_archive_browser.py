@@ -420,7 +420,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
 
 # Issue 30 raised the bar to 9 px. Speed Circuit's track and the SpeedPhreakz map are not
 # redrawn for it yet (car letters 8 px in pictures wider than a phone shows): held to what
-# they reach today so they get no worse (tests/bot/test_pictures_plot.py has the same).
+# they reach today so they get no worse (tests/bot/pictures/test_pictures_plot.py has the same).
 NOT_YET_REDRAWN = {"speed_circuit": 5.5, "speedphreakz": 5.5}
 
 

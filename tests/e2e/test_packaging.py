@@ -127,7 +127,7 @@ def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp
     code = f"from bot.settings import load_settings; print(load_settings({str(config)!r}, env={{}}).inbox.kind)"
     assert run(installed / "python", "-c", code, cwd=tmp_path).stdout.strip() == "imap"
     assert (prefix / "usr/local/sbin/flagmanctl").stat().st_mode & 0o111
-    # The templated unit and the daily backup come with it (tests/bot/test_several_bots.py verifies them).
+    # The templated unit and the daily backup come with it (tests/bot/ops/test_several_bots.py verifies them).
     for name in ("flagman@.service", "flagman-backup.service", "flagman-backup.timer", "flagman-backup@.timer"):
         assert (prefix / "etc/systemd/system" / name).is_file(), name
     template = (prefix / "etc/systemd/system/flagman@.service").read_text().splitlines()

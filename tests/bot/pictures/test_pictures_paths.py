@@ -11,7 +11,7 @@ from PIL import Image
 from bot import pictures
 from bot.pictures import Scene
 from rules.speedphreakz import SpeedPhreakzView, Square
-from tests.bot.test_pictures import play
+from tests.bot.pictures.test_pictures import play
 
 
 def pixels(png: bytes) -> Any:

@@ -34,7 +34,7 @@ from rules import find_game
 from rules.api import Viewer
 from rules.speed_circuit import Cost, Reach, SpeedCircuitView
 from rules.speedphreakz import Band, SpeedPhreakzView
-from tests.bot.test_pictures import SIZES, play
+from tests.bot.pictures.test_pictures import SIZES, play
 from tests.rules.speed_circuit.helpers import bundled, car, race
 
 

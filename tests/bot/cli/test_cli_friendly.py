@@ -30,7 +30,7 @@ from bot.models import GmAudit, Outbox, OutboxStatus
 from bot.settings import load_settings
 from bot.testing import plain_mail
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FLAGMAN = Path(sys.executable).parent / "flagman"  # the console script of the installed package
 PLAYERS = [f"--player={n}={n}@example.org" for n in ("kelly", "seb", "steve", "roger", "anna")]
 GM = "gm@example.org"
@@ -415,7 +415,7 @@ def test_a_refused_gm_command_mails_the_gm_nothing(site: Path, capsys: pytest.Ca
     letter queued for the GM, nor anything else sent."""
     before = outbox_rows(site)
     assert flagman(site, "gm", *args) == 2
-    assert len(capsys.readouterr().err.splitlines()) == 1  # the reasons: tests/bot/test_gm_cli.py
+    assert len(capsys.readouterr().err.splitlines()) == 1  # the reasons: tests/bot/cli/test_gm_cli.py
     assert outbox_rows(site) == before
 
 

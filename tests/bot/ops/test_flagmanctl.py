@@ -22,7 +22,7 @@ import nacl.signing
 import pytest
 
 from bot.ops import deploy as D
-from tests.bot.test_ops_deploy import fake_venv, need, under
+from tests.bot.ops.test_ops_deploy import fake_venv, need, under
 
 PLAYERS = ("kelly", "seb", "steve", "roger", "anna")
 OLD_FOUR = ("site-secret", "imap-password", "smtp-password", "db-password")  # the list flagmanctl used to pass

@@ -20,8 +20,8 @@ import pytest
 from bot.cli import main
 from bot.ops import deploy as D
 from bot.settings import load_settings
-from tests.bot.test_flagmanctl import command, last, properties, run_flagmanctl
-from tests.bot.test_ops_deploy import fake_venv, need, under
+from tests.bot.ops.test_flagmanctl import command, last, properties, run_flagmanctl
+from tests.bot.ops.test_ops_deploy import fake_venv, need, under
 
 UNITS = PurePosixPath("/etc/systemd/system")
 

@@ -37,7 +37,7 @@ REVISIONS = [r.revision for r in reversed(list(ScriptDirectory.from_config(alemb
 EARLIER = REVISIONS[:-1]  # every schema before this version's
 PREVIOUS = REVISIONS[-2]  # the previous release's
 PLAYERS = ("kelly", "seb", "steve", "roger", "anna")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def flagman(config: Path, *args: str) -> int:

@@ -19,7 +19,7 @@ import pytest
 from bot.mail_in.parse import IgnoreReason, Inbound, parse_inbound
 from tests.helpers import unavailable
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 CORPUS = Path(os.environ.get("FLAGMAN_EMAIL_CORPUS") or REPO / ".." / "shared" / "email-corpus").resolve()
 
 

@@ -34,7 +34,7 @@ from bot.mail_in.parse import (
 )
 from bot.safe_text import LINE_CAP, NAME_CAP
 
-MAIL = Path(__file__).resolve().parents[1] / "data" / "mail"
+MAIL = Path(__file__).resolve().parents[2] / "data" / "mail"
 FIXTURES = [p.read_bytes() for p in sorted(MAIL.glob("*.eml"))]
 OWN = ("flagman@example.org",)
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -19,7 +19,7 @@ from bot.ops import deploy as D
 from bot.settings import load_secrets, load_settings
 from tests.helpers import unavailable
 
-DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 UNIT = DEPLOY / "flagman.service"
 
 

@@ -38,7 +38,7 @@ from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
 from tests.helpers import fresh_database
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 OPTIONS = ParseOptions(frozenset({BOT}), "X-Flagman-Loop", 2000)
 
@@ -169,7 +169,7 @@ OWNER = '''
 import sys, time
 if __name__ == "__main__":
     from bot.mail_in.parse_worker import WorkerParser
-    from tests.bot.test_parse_worker import OPTIONS, mails
+    from tests.bot.mail_in.test_parse_worker import OPTIONS, mails
     parser = WorkerParser()
     parser.parse(mails(10), OPTIONS)
     print(" ".join(map(str, parser.worker_pids())), flush=True)

@@ -205,7 +205,7 @@ def test_no_subject_of_the_bots_mail_is_read_as_orders(tmp_path: Path) -> None:
     """A reply with an empty body to any of the bot's mails (its subject as it is, "Re: "
     before it) stays an empty mail in every game and turn: no subject of ours holds an order,
     legal or not (testing.md: never an order line in the bot's own mail)."""
-    from tests.bot.test_templates import play_by_deadlines
+    from tests.bot.mail_out.test_templates import play_by_deadlines
 
     for kind in ("racecraft", "speed_circuit", "speedphreakz"):
         (tmp_path / kind).mkdir()

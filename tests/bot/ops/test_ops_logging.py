@@ -99,7 +99,7 @@ def run_under_journal(config: Path, *args: str, journal: bool = True) -> tuple[i
         err_read, err_write = os.pipe()
         os.dup2(out_write, err_write)
     proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "--config", str(config), *args],
-                            cwd=Path(__file__).resolve().parents[2], env=env, stdout=out_write, stderr=err_write)
+                            cwd=Path(__file__).resolve().parents[3], env=env, stdout=out_write, stderr=err_write)
     os.close(out_write)
     os.close(err_write)
     with os.fdopen(out_read, "rb") as out, os.fdopen(err_read, "rb") as err:

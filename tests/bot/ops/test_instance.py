@@ -41,7 +41,7 @@ def test_standby_takes_over_when_the_holder_dies(tmp_path: Path, caplog: pytest.
          "import sys, time; from bot.ops.instance import FileLock; "
          f"assert FileLock(__import__('pathlib').Path({str(lock_path)!r})).try_acquire(); "
          "print('held', flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[3],
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"

@@ -32,7 +32,7 @@ from bot.settings import DatabaseSettings
 from bot.testing import FakeClock, FakeInbox, FakeMailer
 from rules import game_names
 from tests.bot.conftest import GM, RACERS, make_settings
-from tests.bot.test_report_once import fixed_secrets, play
+from tests.bot.mail_out.test_report_once import fixed_secrets, play
 
 
 @dataclass

@@ -84,7 +84,7 @@ def test_a_huge_number_by_the_real_command_exits_2_with_one_line_and_no_tracebac
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
     `flagman gm extend rc1 999999999999d` as a process: status 2, one line on stderr."""
     before = deadline_and_state(site)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
     done = subprocess.run([sys.executable, "-m", "bot.cli", "--config", str(site), "gm", "extend", "rc1",
                            "999999999999d", "--no-send"], capture_output=True, text=True, timeout=120, env=env,
                           check=False)

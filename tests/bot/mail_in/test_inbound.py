@@ -34,7 +34,7 @@ from bot.mail_in.parse import (
     strip_quotes,
 )
 
-MAIL = Path(__file__).resolve().parents[1] / "data" / "mail"
+MAIL = Path(__file__).resolve().parents[2] / "data" / "mail"
 OWN = ("flagman@example.org",)
 ORDERS = "USE 2\nROUND 5: F3 F4"
 LEAKS = ("USE 3", "ROUND 4", "F1 F2", "turn 4 results", "Deadline", "wrote", "From:", "Flagman <")
