@@ -36,8 +36,16 @@ def put_orders_on_file(spec: dict[str, Any]) -> int:
             turns = {t.game_id: t for t in session.scalars(select(Turn).where(Turn.resolved_at.is_(None)))}
             for seat in session.scalars(select(Seat).order_by(Seat.id)):
                 turn = turns[seat.game_id]
-                session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="mail",
-                                            text=f"USE {seat.id % 11}", received_at=turn.opened_at))
+                session.add(
+                    OrderSubmission(
+                        turn_id=turn.id,
+                        seat_id=seat.id,
+                        inbound_id=None,
+                        source="mail",
+                        text=f"USE {seat.id % 11}",
+                        received_at=turn.opened_at,
+                    )
+                )
                 count += 1
     finally:
         db.dispose()
@@ -57,9 +65,11 @@ def export_sent(spec: dict[str, Any], path: Path) -> list[dict[str, Any]]:
     try:
         path.mkdir(exist_ok=True)
         with db.read() as session:
-            rows = session.execute(select(Outbox.envelope_from, Outbox.recipient, Outbox.data)
-                                   .where(Outbox.status == OutboxStatus.SENT, Outbox.kind.in_(("results", "results_gm")))
-                                   .order_by(Outbox.id))
+            rows = session.execute(
+                select(Outbox.envelope_from, Outbox.recipient, Outbox.data)
+                .where(Outbox.status == OutboxStatus.SENT, Outbox.kind.in_(("results", "results_gm")))
+                .order_by(Outbox.id)
+            )
             for i, row in enumerate(rows):
                 file = path / f"{i}.eml"
                 file.write_bytes(row.data)
@@ -77,8 +87,9 @@ def run(world: World, games: int = 500, *, profile: Path | None = None) -> dict[
     orders = put_orders_on_file(spec)
     setup_seconds = time.perf_counter() - t0
     world.sink.reset()
-    bot = run_worker("deadline-bot", {"settings": spec, "log_file": str(world.root / "deadline-bot.log")},
-                     profile=profile)
+    bot = run_worker(
+        "deadline-bot", {"settings": spec, "log_file": str(world.root / "deadline-bot.log")}, profile=profile
+    )
     arrived_bot = len(world.sink.messages)
     mails = export_sent(spec, world.root / "deadline-mails")
     # Run REFERENCE_RUNS times (the median counts), so that one noisy moment cannot decide it.
@@ -97,17 +108,30 @@ def run(world: World, games: int = 500, *, profile: Path | None = None) -> dict[
     if bot["resolved"] != games:
         problems.append(f"resolved {bot['resolved']} of {games} games")
     if bot["sent"] != expected or arrived_bot != expected or arrived_ref != expected or len(mails) != expected:
-        problems.append(f"mails: bot sent {bot['sent']}, sink got {arrived_bot}; reference sent "
-                        f"{len(mails)}, sink got {arrived_ref}; expected {expected}")
+        problems.append(
+            f"mails: bot sent {bot['sent']}, sink got {arrived_bot}; reference sent "
+            f"{len(mails)}, sink got {arrived_ref}; expected {expected}"
+        )
     met = ratio <= TARGET and not problems
     avg = ref.get("bytes", 0) / max(1, len(mails))
     return {
-        "benchmark": "deadline", "games": games, "orders_on_file": orders, "setup_seconds": setup_seconds,
-        "bot": bot, "reference": ref, "mails": expected, "average_mail_bytes": avg,
-        "ratio": ratio, "target": f"<= {TARGET} x reference", "met": met, "problems": problems,
-        "line": (f"deadline {games:>4} games: bot {bot['seconds']:7.2f} s (tick {bot['tick_seconds']:.2f} s, send "
-                 f"{bot['send_seconds']:.2f} s; CPU {bot['cpu_seconds']:.1f} s + {bot['worker_cpu_seconds']:.1f} s in "
-                 f"{bot['turn_workers']} turn worker), reference {ref['seconds']:7.2f} s for {expected} mails of "
-                 f"{avg:.0f} bytes, ratio {ratio:.2f} (target <= {TARGET}) {'OK' if met else 'MISSED'}"
-                 + (f" [{'; '.join(problems)}]" if problems else "")),
+        "benchmark": "deadline",
+        "games": games,
+        "orders_on_file": orders,
+        "setup_seconds": setup_seconds,
+        "bot": bot,
+        "reference": ref,
+        "mails": expected,
+        "average_mail_bytes": avg,
+        "ratio": ratio,
+        "target": f"<= {TARGET} x reference",
+        "met": met,
+        "problems": problems,
+        "line": (
+            f"deadline {games:>4} games: bot {bot['seconds']:7.2f} s (tick {bot['tick_seconds']:.2f} s, send "
+            f"{bot['send_seconds']:.2f} s; CPU {bot['cpu_seconds']:.1f} s + {bot['worker_cpu_seconds']:.1f} s in "
+            f"{bot['turn_workers']} turn worker), reference {ref['seconds']:7.2f} s for {expected} mails of "
+            f"{avg:.0f} bytes, ratio {ratio:.2f} (target <= {TARGET}) {'OK' if met else 'MISSED'}"
+            + (f" [{'; '.join(problems)}]" if problems else "")
+        ),
     }

@@ -47,8 +47,10 @@ def reference() -> bytes:
     """A registered player's Gmail reply to the signed address, with our server's header on top."""
     seat = Seat("rc1", "seb", "seb@example.net", "Seb", "flagman+rc1.seb.abcdefghijkl@example.org")
     _, data = order_mail(seat, 0)  # serial 0: the Gmail style, multipart/alternative, base64
-    header = (b"Authentication-Results: mx.example.org; dkim=pass header.d=example.net header.s=s1;\r\n"
-              b" spf=pass smtp.mailfrom=example.net; dmarc=pass (p=none) header.from=example.net\r\n")
+    header = (
+        b"Authentication-Results: mx.example.org; dkim=pass header.d=example.net header.s=s1;\r\n"
+        b" spf=pass smtp.mailfrom=example.net; dmarc=pass (p=none) header.from=example.net\r\n"
+    )
     return header + data
 
 
@@ -106,15 +108,15 @@ def name_raw() -> bytes:
 
 def name_encoded() -> bytes:
     """A From display name of 100,000 non-ASCII characters, as 8,334 RFC 2047 words."""
-    return _mail([f"From: {_encoded_words(_LONG)} <mallory@evil.example>", "To: flagman@example.org",
-                  "Subject: hi"])
+    return _mail([f"From: {_encoded_words(_LONG)} <mallory@evil.example>", "To: flagman@example.org", "Subject: hi"])
 
 
 def name_long_encoded() -> bytes:
     """A From display name of 2,900 characters as RFC 2047 words: 15,700 characters, within the
     cap on a From value, so it is decoded (from its first 4,000 characters) and echoed."""
-    return _mail([f"From: {_encoded_words(_LONG[:2_900])} <mallory@evil.example>", "To: flagman@example.org",
-                  "Subject: hi"])
+    return _mail(
+        [f"From: {_encoded_words(_LONG[:2_900])} <mallory@evil.example>", "To: flagman@example.org", "Subject: hi"]
+    )
 
 
 def subject_raw() -> bytes:
@@ -141,8 +143,11 @@ def many_fields() -> bytes:
 def part_fields() -> bytes:
     """A MIME part of 100,000 header fields (~2.3 MB) in a multipart/mixed body."""
     fields = "".join(f"X-Pad-{i}: {'v' * 8}\r\n" for i in range(100_000))
-    return _mail(_STRANGER, f"--B\r\n{fields}Content-Type: text/plain\r\n\r\nUSE 2\r\n--B--\r\n",
-                 content_type="multipart/mixed; boundary=B")
+    return _mail(
+        _STRANGER,
+        f"--B\r\n{fields}Content-Type: text/plain\r\n\r\nUSE 2\r\n--B--\r\n",
+        content_type="multipart/mixed; boundary=B",
+    )
 
 
 CASES: tuple[tuple[str, Callable[[], bytes]], ...] = (
@@ -177,8 +182,10 @@ def time_parse(raw: bytes, runs: int) -> tuple[list[float], Any]:
 
 
 def case_line(name: str, size: int, median: float, ok: bool, outcome: str) -> str:
-    return (f"hostile  {name:<18} {size / 1000:6,.0f} kB: {median:9.4f} s/mail (bound {BOUND_SECONDS} s) "
-            f"{'OK' if ok else 'MISSED'} [{outcome}]")
+    return (
+        f"hostile  {name:<18} {size / 1000:6,.0f} kB: {median:9.4f} s/mail (bound {BOUND_SECONDS} s) "
+        f"{'OK' if ok else 'MISSED'} [{outcome}]"
+    )
 
 
 def run(runs: int = RUNS, names: tuple[str, ...] | None = None, *, progress: bool = False) -> dict[str, Any]:
@@ -192,18 +199,38 @@ def run(runs: int = RUNS, names: tuple[str, ...] | None = None, *, progress: boo
         seconds, inbound = time_parse(raw, runs)
         median = statistics.median(seconds)
         ok = median <= BOUND_SECONDS
-        outcome = (f"ignored: {inbound.ignore.value}" if inbound.ignore is not None
-                   else f"from {inbound.sender or '?'}, {len(inbound.recipients)} recipients")
-        cases.append({"case": name, "bytes": len(raw), "runs_seconds": seconds, "median_seconds": median,
-                      "met": ok, "outcome": outcome, "subject_chars": len(inbound.subject),
-                      "name_chars": len(inbound.sender_name), "auth_results": len(inbound.auth_results)})
+        outcome = (
+            f"ignored: {inbound.ignore.value}"
+            if inbound.ignore is not None
+            else f"from {inbound.sender or '?'}, {len(inbound.recipients)} recipients"
+        )
+        cases.append(
+            {
+                "case": name,
+                "bytes": len(raw),
+                "runs_seconds": seconds,
+                "median_seconds": median,
+                "met": ok,
+                "outcome": outcome,
+                "subject_chars": len(inbound.subject),
+                "name_chars": len(inbound.sender_name),
+                "auth_results": len(inbound.auth_results),
+            }
+        )
         lines.append(case_line(name, len(raw), median, ok, outcome))
         if progress:
             print(lines[-1], flush=True)
     worst = max(c["median_seconds"] for c in cases)
-    return {"benchmark": "hostile", "cases": cases, "runs": runs, "bound_seconds": BOUND_SECONDS,
-            "ratio": worst / BOUND_SECONDS, "target": f"each mail parsed in <= {BOUND_SECONDS} s (median of {runs})",
-            "met": all(c["met"] for c in cases), "line": "\n".join(lines)}
+    return {
+        "benchmark": "hostile",
+        "cases": cases,
+        "runs": runs,
+        "bound_seconds": BOUND_SECONDS,
+        "ratio": worst / BOUND_SECONDS,
+        "target": f"each mail parsed in <= {BOUND_SECONDS} s (median of {runs})",
+        "met": all(c["met"] for c in cases),
+        "line": "\n".join(lines),
+    }
 
 
 if __name__ == "__main__":  # the cases one by one, with progress: python -m bench.hostile [RUNS]

@@ -38,14 +38,22 @@ def prepare(world: World, size: int) -> dict[str, Any]:
     seats = setup_games(spec, games)
     setup_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
-    delivered = deliver_all(world.dovecot, ((mid, data) for _, mid, data in order_mails(seats, size)),
-                            [ref_box, bot_box])
+    delivered = deliver_all(
+        world.dovecot, ((mid, data) for _, mid, data in order_mails(seats, size)), [ref_box, bot_box]
+    )
     deliver_seconds = time.perf_counter() - t0
     for box in (ref_box, bot_box):
         if inbox_count(world.dovecot, box) != size:
             raise RuntimeError(f"{box}: {inbox_count(world.dovecot, box)} mails in the INBOX, not {size}")
-    return {"spec": spec, "bot_box": bot_box, "ref_box": ref_box, "games": games, "delivered": delivered,
-            "setup_seconds": setup_seconds, "lmtp_rate": 2 * delivered / deliver_seconds}
+    return {
+        "spec": spec,
+        "bot_box": bot_box,
+        "ref_box": ref_box,
+        "games": games,
+        "delivered": delivered,
+        "setup_seconds": setup_seconds,
+        "lmtp_rate": 2 * delivered / deliver_seconds,
+    }
 
 
 def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[str, Any]:
@@ -56,12 +64,22 @@ def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[
     for attempt in range(REFERENCE_RUNS):
         if attempt:
             move_back(world.dovecot, prep["ref_box"])
-        refs.append(run_worker("ingest-ref", {"host": world.dovecot.host, "port": world.dovecot.imap_port,
-                                              "user": prep["ref_box"], "password": BOT_PASSWORD}))
+        refs.append(
+            run_worker(
+                "ingest-ref",
+                {
+                    "host": world.dovecot.host,
+                    "port": world.dovecot.imap_port,
+                    "user": prep["ref_box"],
+                    "password": BOT_PASSWORD,
+                },
+            )
+        )
     ref = sorted(refs, key=lambda r: r["seconds"])[len(refs) // 2]
     ref["runs_seconds"] = [r["seconds"] for r in refs]
-    bot = run_worker("ingest-bot", {"settings": prep["spec"], "log_file": str(world.root / "ingest-bot.log")},
-                     profile=profile)
+    bot = run_worker(
+        "ingest-bot", {"settings": prep["spec"], "log_file": str(world.root / "ingest-bot.log")}, profile=profile
+    )
     left = inbox_count(world.dovecot, prep["bot_box"])
     processed = inbox_count(world.dovecot, prep["bot_box"], "Processed")
     ref_rate = ref["fetched"] / ref["seconds"]
@@ -76,22 +94,30 @@ def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[
     if applied != size:
         problems.append(f"only {applied} of {size} applied: {bot['outcomes']}")
     return {
-        "benchmark": "ingest", "size": size, "games": prep["games"],
-        "bot": {**bot, "mails_per_second": bot_rate,
-                # The parse worker's CPU and memory are the bot's too (bot.mail_in.parse_worker).
-                "cpu_ms_per_mail": 1000 * (bot["cpu_seconds"] + bot["worker_cpu_seconds"]) / size,
-                "service_cpu_ms_per_mail": 1000 * bot["cpu_seconds"] / size,
-                "peak_rss_mb": bot["peak_rss_mb"] + bot["worker_peak_rss_mb"],
-                "service_peak_rss_mb": bot["peak_rss_mb"]},
+        "benchmark": "ingest",
+        "size": size,
+        "games": prep["games"],
+        "bot": {
+            **bot,
+            "mails_per_second": bot_rate,
+            # The parse worker's CPU and memory are the bot's too (bot.mail_in.parse_worker).
+            "cpu_ms_per_mail": 1000 * (bot["cpu_seconds"] + bot["worker_cpu_seconds"]) / size,
+            "service_cpu_ms_per_mail": 1000 * bot["cpu_seconds"] / size,
+            "peak_rss_mb": bot["peak_rss_mb"] + bot["worker_peak_rss_mb"],
+            "service_peak_rss_mb": bot["peak_rss_mb"],
+        },
         "reference": {**ref, "mails_per_second": ref_rate},
         "lmtp_deliveries_per_second": prep["lmtp_rate"],
-        "ratio": ratio, "target": f">= {TARGET} x reference", "met": ratio >= TARGET and not problems,
+        "ratio": ratio,
+        "target": f">= {TARGET} x reference",
+        "met": ratio >= TARGET and not problems,
         "problems": problems,
-        "line": (f"ingest   {size:>6} mails: bot {bot_rate:8.1f} mails/s, reference {ref_rate:8.1f} mails/s, "
-                 f"ratio {ratio:.3f} (target >= {TARGET}) {'OK' if ratio >= TARGET and not problems else 'MISSED'}"
-                 f"; bot CPU {1000 * (bot['cpu_seconds'] + bot['worker_cpu_seconds']) / size:.2f} ms/mail "
-                 f"({1000 * bot['worker_cpu_seconds'] / size:.2f} in {bot['parse_workers']} parse worker), "
-                 f"peak RSS {bot['peak_rss_mb'] + bot['worker_peak_rss_mb']:.0f} MB "
-                 f"(parse worker {bot['worker_peak_rss_mb']:.0f} MB)"
-                 + (f" [{'; '.join(problems)}]" if problems else "")),
+        "line": (
+            f"ingest   {size:>6} mails: bot {bot_rate:8.1f} mails/s, reference {ref_rate:8.1f} mails/s, "
+            f"ratio {ratio:.3f} (target >= {TARGET}) {'OK' if ratio >= TARGET and not problems else 'MISSED'}"
+            f"; bot CPU {1000 * (bot['cpu_seconds'] + bot['worker_cpu_seconds']) / size:.2f} ms/mail "
+            f"({1000 * bot['worker_cpu_seconds'] / size:.2f} in {bot['parse_workers']} parse worker), "
+            f"peak RSS {bot['peak_rss_mb'] + bot['worker_peak_rss_mb']:.0f} MB "
+            f"(parse worker {bot['worker_peak_rss_mb']:.0f} MB)" + (f" [{'; '.join(problems)}]" if problems else "")
+        ),
     }

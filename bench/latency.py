@@ -33,10 +33,15 @@ def percentile(values: list[float], p: float) -> float:
 
 def run(world: World, count: int = 100, *, interval: float = INTERVAL) -> dict[str, Any]:
     box = world.mailbox("flagman-latency")
-    spec = world.settings_spec(address=box, url=world.database_url("latency"), smtp=True, extra={
-        # Only IDLE may wake the poll promptly: the interval poll is far off.
-        "schedule": {"poll_seconds": 300.0, "tick_seconds": 300.0, "send_seconds": 300.0},
-    })
+    spec = world.settings_spec(
+        address=box,
+        url=world.database_url("latency"),
+        smtp=True,
+        extra={
+            # Only IDLE may wake the poll promptly: the interval poll is far off.
+            "schedule": {"poll_seconds": 300.0, "tick_seconds": 300.0, "send_seconds": 300.0},
+        },
+    )
     seats = setup_games(spec, max(1, count // 80 + 1), prefix="lt")
     arrived: dict[str, float] = {}
     cond = threading.Condition()
@@ -53,8 +58,10 @@ def run(world: World, count: int = 100, *, interval: float = INTERVAL) -> dict[s
     world.on_arrival.append(on_arrival)
     delivered: dict[str, float] = {}
     try:
-        with started_worker("service", {"settings": spec, "log_file": str(world.root / "latency-bot.log")}), \
-                world.dovecot.lmtp_connection() as lmtp:
+        with (
+            started_worker("service", {"settings": spec, "log_file": str(world.root / "latency-bot.log")}),
+            world.dovecot.lmtp_connection() as lmtp,
+        ):
             time.sleep(1.0)  # the IDLE thread connects; the start-up tick and poll run
             next_at = time.monotonic()
             for serial in range(count):
@@ -76,12 +83,21 @@ def run(world: World, count: int = 100, *, interval: float = INTERVAL) -> dict[s
     worst = max(latencies) if latencies else float("nan")
     met = p95 <= TARGET and not missing
     return {
-        "benchmark": "latency", "mails": count, "interval_seconds": interval,
-        "p50_seconds": p50, "p95_seconds": p95, "max_seconds": worst,
-        "mean_seconds": statistics.fmean(latencies) if latencies else None, "missing": missing,
-        "ratio": p95 / TARGET, "target": f"p95 <= {TARGET} s", "met": met,
-        "line": (f"latency  {count:>4} mails every {interval * 1000:.0f} ms: p50 {p50 * 1000:.0f} ms, "
-                 f"p95 {p95 * 1000:.0f} ms, max {worst * 1000:.0f} ms; p95/target {p95 / TARGET:.2f} "
-                 f"(target p95 <= {TARGET * 1000:.0f} ms) {'OK' if met else 'MISSED'}"
-                 + (f" [{missing} confirmations missing]" if missing else "")),
+        "benchmark": "latency",
+        "mails": count,
+        "interval_seconds": interval,
+        "p50_seconds": p50,
+        "p95_seconds": p95,
+        "max_seconds": worst,
+        "mean_seconds": statistics.fmean(latencies) if latencies else None,
+        "missing": missing,
+        "ratio": p95 / TARGET,
+        "target": f"p95 <= {TARGET} s",
+        "met": met,
+        "line": (
+            f"latency  {count:>4} mails every {interval * 1000:.0f} ms: p50 {p50 * 1000:.0f} ms, "
+            f"p95 {p95 * 1000:.0f} ms, max {worst * 1000:.0f} ms; p95/target {p95 / TARGET:.2f} "
+            f"(target p95 <= {TARGET * 1000:.0f} ms) {'OK' if met else 'MISSED'}"
+            + (f" [{missing} confirmations missing]" if missing else "")
+        ),
     }

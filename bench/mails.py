@@ -70,9 +70,11 @@ def gmail_top(seat: Seat, serial: int, order: str) -> EmailMessage:
     text = f"{order}\n\nCheers!\n\n{attribution}\n\n{_quoted(_sheet(seat))}\n"
     msg.set_content(text, charset="utf-8", cte="base64")
     quote = "<br>".join(html.escape(line) for line in _sheet(seat).splitlines())
-    markup = (f'<div dir="ltr"><div>{html.escape(order)}</div><div>Cheers!</div></div><br>'
-              f'<div class="gmail_quote"><div dir="ltr" class="gmail_attr">{html.escape(attribution)}<br></div>'
-              f'<blockquote class="gmail_quote" style="margin:0px 0px 0px 0.8ex">{quote}</blockquote></div>')
+    markup = (
+        f'<div dir="ltr"><div>{html.escape(order)}</div><div>Cheers!</div></div><br>'
+        f'<div class="gmail_quote"><div dir="ltr" class="gmail_attr">{html.escape(attribution)}<br></div>'
+        f'<blockquote class="gmail_quote" style="margin:0px 0px 0px 0.8ex">{quote}</blockquote></div>'
+    )
     msg.add_alternative(markup, subtype="html", charset="utf-8", cte="base64")
     return msg
 
@@ -82,10 +84,13 @@ def outlook_desktop(seat: Seat, serial: int, order: str) -> EmailMessage:
     msg = _base(seat, serial)
     msg["Thread-Topic"] = f"[{seat.game}] Turn 1 of 5: start"
     msg["X-MS-Has-Attach"] = ""
-    text = (f"Hi,\r\n\r\n{order}\r\n\r\nRegards \u2013 Jos\u00e9\r\n\r\n" + "_" * 32 + "\r\n"
-            "From: Flagman <flagman@bench.test>\r\nSent: Monday, November 30, 2026 6:00 PM\r\n"
-            f"To: {seat.name} <{seat.address}>\r\nSubject: [{seat.game}] Turn 1 of 5: start\r\n\r\n"
-            + _sheet(seat).replace("\n", "\r\n") + "\r\n")
+    text = (
+        f"Hi,\r\n\r\n{order}\r\n\r\nRegards \u2013 Jos\u00e9\r\n\r\n" + "_" * 32 + "\r\n"
+        "From: Flagman <flagman@bench.test>\r\nSent: Monday, November 30, 2026 6:00 PM\r\n"
+        f"To: {seat.name} <{seat.address}>\r\nSubject: [{seat.game}] Turn 1 of 5: start\r\n\r\n"
+        + _sheet(seat).replace("\n", "\r\n")
+        + "\r\n"
+    )
     msg.set_content(text, charset="windows-1252", cte="quoted-printable")
     return msg
 
@@ -94,12 +99,14 @@ def html_only(seat: Seat, serial: int, order: str) -> EmailMessage:
     """A web client sending text/html only: the reply, then a gmail_quote blockquote."""
     msg = _base(seat, serial)
     quote = "<br>".join(html.escape(line) for line in _sheet(seat).splitlines())
-    markup = (f'<html><body><div dir="ltr"><div>{html.escape(order)}</div><div><br></div>'
-              f'<div>Good luck all \u2764</div></div><br><div class="gmail_quote">'
-              f'<div dir="ltr" class="gmail_attr">On Mon, Nov 30, 2026 at 6:00 PM Flagman '
-              f'&lt;flagman@bench.test&gt; wrote:<br></div><blockquote class="gmail_quote" '
-              f'style="margin:0px 0px 0px 0.8ex;border-left:1px solid rgb(204,204,204)">{quote}'
-              f'</blockquote></div></body></html>')
+    markup = (
+        f'<html><body><div dir="ltr"><div>{html.escape(order)}</div><div><br></div>'
+        f'<div>Good luck all \u2764</div></div><br><div class="gmail_quote">'
+        f'<div dir="ltr" class="gmail_attr">On Mon, Nov 30, 2026 at 6:00 PM Flagman '
+        f'&lt;flagman@bench.test&gt; wrote:<br></div><blockquote class="gmail_quote" '
+        f'style="margin:0px 0px 0px 0.8ex;border-left:1px solid rgb(204,204,204)">{quote}'
+        f"</blockquote></div></body></html>"
+    )
     msg.set_content(markup, subtype="html", charset="utf-8", cte="base64")
     return msg
 
@@ -107,9 +114,11 @@ def html_only(seat: Seat, serial: int, order: str) -> EmailMessage:
 def thunderbird_bottom(seat: Seat, serial: int, order: str) -> EmailMessage:
     """Thunderbird: bottom-post under the quote, format=flowed, a ``-- `` signature."""
     msg = _base(seat, serial)
-    text = (f"On 30/11/2026 18:00, Flagman wrote:\n{_quoted(_sheet(seat))}\n\n{order}\n\n"
-            "See you at the finish line, this time I will not \nbe last.\n\n-- \n"
-            f"{seat.name}\nhttps://example.net/~racer\n")
+    text = (
+        f"On 30/11/2026 18:00, Flagman wrote:\n{_quoted(_sheet(seat))}\n\n{order}\n\n"
+        "See you at the finish line, this time I will not \nbe last.\n\n-- \n"
+        f"{seat.name}\nhttps://example.net/~racer\n"
+    )
     msg.set_content(text, charset="utf-8", cte="8bit")
     msg.set_param("format", "flowed")
     return msg
@@ -118,9 +127,11 @@ def thunderbird_bottom(seat: Seat, serial: int, order: str) -> EmailMessage:
 def latin1_french(seat: Seat, serial: int, order: str) -> EmailMessage:
     """A French client: ISO-8859-1 in base64, "Le ... a écrit :"."""
     msg = _base(seat, serial)
-    text = (f"Bonjour,\n\n{order}\n\nAmitiés, à bientôt\n\n"
-            f"Le lun. 30 nov. 2026 à 18:00, Flagman <flagman@bench.test> a écrit :\n"
-            f"{_quoted(_sheet(seat))}\n")
+    text = (
+        f"Bonjour,\n\n{order}\n\nAmitiés, à bientôt\n\n"
+        f"Le lun. 30 nov. 2026 à 18:00, Flagman <flagman@bench.test> a écrit :\n"
+        f"{_quoted(_sheet(seat))}\n"
+    )
     msg.set_content(text, charset="iso-8859-1", cte="base64")
     return msg
 
@@ -128,8 +139,10 @@ def latin1_french(seat: Seat, serial: int, order: str) -> EmailMessage:
 def iphone(seat: Seat, serial: int, order: str) -> EmailMessage:
     """iPhone: order, "Sent from my iPhone", a QP attribution and ``>`` quote."""
     msg = _base(seat, serial)
-    text = (f"{order}\n\nSent from my iPhone\n\n"
-            f"> On 30 Nov 2026, at 18:00, Flagman <flagman@bench.test> wrote:\n>\n{_quoted(_sheet(seat))}\n")
+    text = (
+        f"{order}\n\nSent from my iPhone\n\n"
+        f"> On 30 Nov 2026, at 18:00, Flagman <flagman@bench.test> wrote:\n>\n{_quoted(_sheet(seat))}\n"
+    )
     msg.set_content(text, charset="utf-8", cte="quoted-printable")
     return msg
 
@@ -137,14 +150,22 @@ def iphone(seat: Seat, serial: int, order: str) -> EmailMessage:
 def orders_block(seat: Seat, serial: int, order: str) -> EmailMessage:
     """An explicit ORDERS..END block amid chatter, over an "Original Message" quote."""
     msg = _base(seat, serial)
-    text = (f"Here goes nothing.\n\nORDERS\n{order}\nEND\n\nNo more chat from me this turn.\n\n"
-            "-----Original Message-----\nFrom: Flagman\n\n" + _sheet(seat) + "\n")
+    text = (
+        f"Here goes nothing.\n\nORDERS\n{order}\nEND\n\nNo more chat from me this turn.\n\n"
+        "-----Original Message-----\nFrom: Flagman\n\n" + _sheet(seat) + "\n"
+    )
     msg.set_content(text, charset="utf-8", cte="8bit")
     return msg
 
 
 STYLES: tuple[Callable[[Seat, int, str], EmailMessage], ...] = (
-    gmail_top, outlook_desktop, html_only, thunderbird_bottom, latin1_french, iphone, orders_block,
+    gmail_top,
+    outlook_desktop,
+    html_only,
+    thunderbird_bottom,
+    latin1_french,
+    iphone,
+    orders_block,
 )
 
 

@@ -71,7 +71,9 @@ def nmr(game: AnyGame, state: GameState, seat: PlayerId, rng: random.Random, see
     return game.default_orders(state, seat)
 
 
-def random_legal(game: AnyGame, state: GameState, seat: PlayerId, rng: random.Random, seed: int) -> tuple[GameOrder, ...]:
+def random_legal(
+    game: AnyGame, state: GameState, seat: PlayerId, rng: random.Random, seed: int
+) -> tuple[GameOrder, ...]:
     """One of the seat's legal order sets at random: a one-line order where the game offers
     them (Racecraft: every order; Speed Circuit: every legal speed by its cheapest path), else
     the text the game's own drawer below writes; the NMR default if nothing parses whole."""
@@ -90,8 +92,10 @@ def _speed_circuit_text(game: AnyGame, state: GameState, seat: PlayerId, rng: ra
     figures = game.figures(state, seat)
     if game.turn_label(state).endswith("car design"):
         while True:
-            levels = {name: rng.randint(-1 if name in ("ACC", "DEC") else -2, 2)
-                      for name in ("ACC", "DEC", "TOP", "START", "PRIME", "OPTION", "SKILL")}
+            levels = {
+                name: rng.randint(-1 if name in ("ACC", "DEC") else -2, 2)
+                for name in ("ACC", "DEC", "TOP", "START", "PRIME", "OPTION", "SKILL")
+            }
             if sum(levels.values()) <= 2:
                 break
         design = " ".join(f"{name} {level}" for name, level in levels.items())
@@ -146,9 +150,11 @@ class Tally:
         means = ", ".join(f"{kind} {sum(p) / len(p):.2f}" for kind, p in self.places.items() if p)
         share = self.wins / self.pairs if self.pairs else 0.0
         met = "OK" if share >= TARGET else "MISSED"
-        return (f"{name:<13} {self.races} races: mean place {means}; robot ahead of the NMR default in "
-                f"{share:.1%} of {self.pairs} head-to-heads ({self.ties} shared places; target >= {TARGET:.0%}) "
-                f"{met}; CPU {self.seconds:.1f} s")
+        return (
+            f"{name:<13} {self.races} races: mean place {means}; robot ahead of the NMR default in "
+            f"{share:.1%} of {self.pairs} head-to-heads ({self.ties} shared places; target >= {TARGET:.0%}) "
+            f"{met}; CPU {self.seconds:.1f} s"
+        )
 
 
 def race(game: AnyGame, kinds: Sequence[str], options: dict[str, str], seed: int) -> tuple[list[int], int, bool]:
@@ -162,8 +168,11 @@ def race(game: AnyGame, kinds: Sequence[str], options: dict[str, str], seed: int
     while not game.is_finished(state) and turn < MAX_TURNS:
         turn += 1
         expected = game.expected_players(state)
-        orders = {seat: DRIVERS[kind](game, state, seat, chooser, turn_seed(seed, turn))
-                  for seat, kind in zip(seats, kinds, strict=True) if seat in expected}
+        orders = {
+            seat: DRIVERS[kind](game, state, seat, chooser, turn_seed(seed, turn))
+            for seat, kind in zip(seats, kinds, strict=True)
+            if seat in expected
+        }
         state = game.resolve(state, orders, turn_rng(seed, turn)).state
     place = {seat: index + 1 for index, position in enumerate(game.standings(state)) for seat in position}
     last = len(game.standings(state)) + 1
@@ -235,12 +244,18 @@ def run(races: int = RACES, seed: int = 0, games: Sequence[str] = GAMES, jobs: i
             done = list(pool.map(run_spec, every, chunksize=max(1, len(every) // (jobs * 20))))
     else:
         done = [run_spec(spec) for spec in every]
-    results: dict[str, Any] = {"benchmark": "robots", "races": races, "seed": seed, "target": TARGET,
-                               "jobs": jobs, "games": {}}
+    results: dict[str, Any] = {
+        "benchmark": "robots",
+        "races": races,
+        "seed": seed,
+        "target": TARGET,
+        "jobs": jobs,
+        "games": {},
+    }
     lines = []
     at = 0
     for name in games:
-        found = tally(drawn[name], done[at:at + len(drawn[name])])
+        found = tally(drawn[name], done[at : at + len(drawn[name])])
         at += len(drawn[name])
         share = found.wins / found.pairs if found.pairs else 0.0
         results["games"][name] = {

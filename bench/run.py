@@ -33,29 +33,54 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default=",".join(DEFAULT),
-                        help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-                             "scale takes long and runs only when named; hostile and robots need no servers)")
-    parser.add_argument("--size", type=int, default=None,
-                        help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
-                             "mails = min(100, size) (default 100); scale sizes are fixed")
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--only",
+        default=",".join(DEFAULT),
+        help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
+        "scale takes long and runs only when named; hostile and robots need no servers)",
+    )
+    parser.add_argument(
+        "--size",
+        type=int,
+        default=None,
+        help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
+        "mails = min(100, size) (default 100); scale sizes are fixed",
+    )
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
     parser.add_argument("--full", action="store_true", help="scale also at 50,000 mails")
     parser.add_argument("--scale-sizes", default=None, help="scale sizes, e.g. 200,2000 (overrides --full)")
-    parser.add_argument("--races", type=int, default=robots.RACES,
-                        help=f"robots: seeded races per game (default {robots.RACES})")
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="robots: worker processes (default: one a core; 1 runs the races in this process)")
-    parser.add_argument("--runs", type=int, default=hostile.RUNS,
-                        help=f"hostile: parses of each mail, the median counts (default {hostile.RUNS})")
-    parser.add_argument("--profile", action="store_true",
-                        help="cProfile the bot's side of ingest and deadline into bench/results/*.prof "
-                             "(slows the bot: ratios are then not comparable)")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="a bot setting for every benchmark, as in config.toml (e.g. schedule.resolve_workers=0, "
-                             "inbox.parse_workers=0): to compare a setting's figures on the same servers")
+    parser.add_argument(
+        "--races", type=int, default=robots.RACES, help=f"robots: seeded races per game (default {robots.RACES})"
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="robots: worker processes (default: one a core; 1 runs the races in this process)",
+    )
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=hostile.RUNS,
+        help=f"hostile: parses of each mail, the median counts (default {hostile.RUNS})",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="cProfile the bot's side of ingest and deadline into bench/results/*.prof "
+        "(slows the bot: ratios are then not comparable)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="a bot setting for every benchmark, as in config.toml (e.g. schedule.resolve_workers=0, "
+        "inbox.parse_workers=0): to compare a setting's figures on the same servers",
+    )
     parser.add_argument("--out", type=Path, default=None, help="the JSON file (default bench/results/<time>.json)")
     args = parser.parse_args(argv)
     try:
@@ -94,13 +119,20 @@ def main(argv: list[str] | None = None) -> int:
     prof = (lambda name: out.with_name(f"{out.stem}-{name}.prof")) if args.profile else (lambda name: None)
     size = args.size
     results: dict[str, Any] = {
-        "started": stamp, "db": args.db, "python": sys.version.split()[0], "machine": platform.platform(),
-        "cpus": __import__("os").cpu_count(), "benchmarks": {},
+        "started": stamp,
+        "db": args.db,
+        "python": sys.version.split()[0],
+        "machine": platform.platform(),
+        "cpus": __import__("os").cpu_count(),
+        "benchmarks": {},
     }
     failed = False
     servers = any(name not in SERVERLESS for name in args.only)
-    print(f"flagman benchmarks on {args.db}; {'servers on 127.0.0.1' if servers else 'no servers'} "
-          f"({', '.join(args.only)})", flush=True)
+    print(
+        f"flagman benchmarks on {args.db}; {'servers on 127.0.0.1' if servers else 'no servers'} "
+        f"({', '.join(args.only)})",
+        flush=True,
+    )
     with contextlib.ExitStack() as stack:
         w = stack.enter_context(world(args.db)) if servers else None
         if args.overrides:
@@ -125,13 +157,21 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "latency":
                     result = latency.run(w, min(100, size or 100))
                 else:
-                    sizes = (tuple(int(s) for s in args.scale_sizes.split(",")) if args.scale_sizes
-                             else scale.FULL_SIZES if args.full else scale.SIZES)
+                    sizes = (
+                        tuple(int(s) for s in args.scale_sizes.split(","))
+                        if args.scale_sizes
+                        else scale.FULL_SIZES
+                        if args.full
+                        else scale.SIZES
+                    )
                     result = scale.run(w, sizes)
             except Exception as exc:  # noqa: BLE001 - report it, go on with the others
                 failed = True
-                result = {"benchmark": name, "error": "".join(traceback.format_exception(exc)),
-                          "line": f"{name:<8} FAILED TO RUN: {exc!r}"}
+                result = {
+                    "benchmark": name,
+                    "error": "".join(traceback.format_exception(exc)),
+                    "line": f"{name:<8} FAILED TO RUN: {exc!r}",
+                }
             result["wall_seconds"] = time.perf_counter() - t0
             results["benchmarks"][name] = result
             print(result["line"], flush=True)

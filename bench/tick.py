@@ -52,11 +52,16 @@ def masked(data: bytes) -> bytes:
 
 
 def spec_for(root: Path, url: str) -> dict[str, Any]:
-    return {"data": {"bot": {"address": "flagman@bench.test", "timezone": "Europe/London"},
-                     "database": {"url": url},
-                     "inbox": {"kind": "maildir", "path": str(root / "inbox")},
-                     "outbox": {"kind": "maildir", "path": str(root / "outbox")}},
-            "env": {"FLAGMAN_SECRET": SECRET}, "base_dir": str(root)}
+    return {
+        "data": {
+            "bot": {"address": "flagman@bench.test", "timezone": "Europe/London"},
+            "database": {"url": url},
+            "inbox": {"kind": "maildir", "path": str(root / "inbox")},
+            "outbox": {"kind": "maildir", "path": str(root / "outbox")},
+        },
+        "env": {"FLAGMAN_SECRET": SECRET},
+        "base_dir": str(root),
+    }
 
 
 def outbox_digest(app: Any) -> tuple[int, str]:
@@ -68,8 +73,10 @@ def outbox_digest(app: Any) -> tuple[int, str]:
     count = 0
     with app.db.read() as session:
         for kind, recipient, data in session.execute(
-                select(Outbox.kind, Outbox.recipient, Outbox.data)
-                .where(Outbox.status == OutboxStatus.PENDING).order_by(Outbox.id)):
+            select(Outbox.kind, Outbox.recipient, Outbox.data)
+            .where(Outbox.status == OutboxStatus.PENDING)
+            .order_by(Outbox.id)
+        ):
             digest.update(f"{kind}\0{recipient}\0".encode())
             digest.update(masked(data))
             count += 1
@@ -122,8 +129,13 @@ def main(argv: list[str] | None = None) -> int:
                 _pg_restore(url, pristine)
             else:
                 shutil.copy(pristine, root / "work.sqlite")
-            app = build_app(settings, clock=FixedClock(moment), inbox=MaildirInbox(root / "inbox"),
-                            mailer=MaildirMailer(root / "outbox"), entropy=SeededEntropy(2026))
+            app = build_app(
+                settings,
+                clock=FixedClock(moment),
+                inbox=MaildirInbox(root / "inbox"),
+                mailer=MaildirMailer(root / "outbox"),
+                entropy=SeededEntropy(2026),
+            )
             try:
                 profiler = cProfile.Profile() if args.profile and run == args.runs - 1 else None
                 c0, w0, k0 = time.process_time(), time.perf_counter(), _children_cpu()
@@ -144,10 +156,12 @@ def main(argv: list[str] | None = None) -> int:
                 app.close()  # waits for the turn worker to end, so its CPU is counted below
             worker_cpu.append(_children_cpu() - k0)
         mails, digest = sorted(digests)[0]
-        print(f"tick {args.games} games: CPU {statistics.median(cpu):.3f} s (runs {', '.join(f'{c:.3f}' for c in cpu)}) "
-              f"+ {statistics.median(worker_cpu):.3f} s in the turn worker, "
-              f"wall {statistics.median(wall):.3f} s; {mails} mails, outbox {digest[:16]}"
-              + ("" if len(digests) == 1 else f" (runs differ: {len(digests)} digests)"))
+        print(
+            f"tick {args.games} games: CPU {statistics.median(cpu):.3f} s (runs {', '.join(f'{c:.3f}' for c in cpu)}) "
+            f"+ {statistics.median(worker_cpu):.3f} s in the turn worker, "
+            f"wall {statistics.median(wall):.3f} s; {mails} mails, outbox {digest[:16]}"
+            + ("" if len(digests) == 1 else f" (runs differ: {len(digests)} digests)")
+        )
         return 0 if len(digests) == 1 else 1
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -194,8 +208,12 @@ def _pg_restore(url: str, path: Path) -> None:
         for table in meta.sorted_tables:
             for column in table.primary_key.columns:
                 if column.autoincrement and isinstance(column.type.python_type, type):
-                    conn.execute(text(f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{column.name}'), "
-                                      f"COALESCE(MAX(\"{column.name}\"), 0) + 1, false) FROM \"{table.name}\""))
+                    conn.execute(
+                        text(
+                            f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{column.name}'), "
+                            f'COALESCE(MAX("{column.name}"), 0) + 1, false) FROM "{table.name}"'
+                        )
+                    )
     engine.dispose()
 
 

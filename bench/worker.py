@@ -50,7 +50,7 @@ def process_usage(pids: Sequence[int]) -> tuple[float, float]:
     for pid in pids:
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
+            fields = stat[stat.rindex(")") + 2 :].split()
             cpu += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime (fields 14, 15 of stat)
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmHWM:"):
@@ -81,6 +81,7 @@ def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str,
 
 # -- ingest ---------------------------------------------------------------------------------
 
+
 def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
     from bot.mail_in.parse_worker import WorkerParser
@@ -94,8 +95,14 @@ def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
         # The parse worker (bot.mail_in.parse_worker) works for the bot too: its CPU and memory count.
         worker_pids = app.parser.worker_pids() if isinstance(app.parser, WorkerParser) else ()
         worker_cpu, worker_rss = process_usage(worker_pids)
-        return {"fetched": report.fetched, "outcomes": report.outcomes, "duplicates": report.duplicates,
-                "parse_workers": len(worker_pids), "worker_cpu_seconds": worker_cpu, "worker_peak_rss_mb": worker_rss}
+        return {
+            "fetched": report.fetched,
+            "outcomes": report.outcomes,
+            "duplicates": report.duplicates,
+            "parse_workers": len(worker_pids),
+            "worker_cpu_seconds": worker_cpu,
+            "worker_peak_rss_mb": worker_rss,
+        }
 
     try:
         return _timed(work, profile)
@@ -115,7 +122,7 @@ def ingest_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
         uids = sorted(client.search(["ALL"]))
         parsed = 0
         for start in range(0, len(uids), 100):
-            batch = uids[start:start + 100]
+            batch = uids[start : start + 100]
             for _uid, item in client.fetch(batch, ["BODY.PEEK[]"]).items():
                 message_from_bytes(item[b"BODY[]"], policy=policy.default)
                 parsed += 1
@@ -127,6 +134,7 @@ def ingest_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
 
 
 # -- deadline -------------------------------------------------------------------------------
+
 
 def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
@@ -168,9 +176,15 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
         # The turn worker (bot.games.workers) works for the bot too: its CPU and memory count.
         worker_pids = app.turn_worker.worker_pids() if isinstance(app.turn_worker, ProcessTurnWorker) else ()
         worker_cpu, worker_rss = process_usage(worker_pids)
-        return {"resolved": len(resolved), "sent": sum(r.sent for r in reports),
-                "failed": sum(r.failed for r in reports), "retrying": sum(r.retrying for r in reports),
-                "turn_workers": len(worker_pids), "worker_cpu_seconds": worker_cpu, "worker_peak_rss_mb": worker_rss}
+        return {
+            "resolved": len(resolved),
+            "sent": sum(r.sent for r in reports),
+            "failed": sum(r.failed for r in reports),
+            "retrying": sum(r.retrying for r in reports),
+            "turn_workers": len(worker_pids),
+            "worker_cpu_seconds": worker_cpu,
+            "worker_peak_rss_mb": worker_rss,
+        }
 
     try:
         result = _timed(work, profile)
@@ -183,6 +197,7 @@ def deadline_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     import smtplib
 
     mails = [(m["from"], m["to"], Path(m["file"]).read_bytes()) for m in args["mails"]]
+
     # The files are read before the clock starts: the reference sends pre-rendered mail.
     def work() -> dict[str, Any]:
         conn = smtplib.SMTP(args["host"], args["port"], timeout=30)
@@ -196,6 +211,7 @@ def deadline_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
 
 
 # -- the service (latency) --------------------------------------------------------------------
+
 
 def service(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
@@ -226,8 +242,11 @@ def main(argv: list[str]) -> int:
     args = json.loads(sys.stdin.readline())
     # As the service logs (bot.cli.setup_logging: INFO, one line per mail), into a file.
     log_file = args.get("log_file")
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s",
-                        **({"filename": log_file} if log_file else {"stream": sys.stderr}))
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(levelname)s %(name)s: %(message)s",
+        **({"filename": log_file} if log_file else {"stream": sys.stderr}),
+    )
     for noisy in ("alembic", "apscheduler", "imapclient", "sqlalchemy"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     result = MODES[mode](args, profile)

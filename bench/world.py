@@ -62,21 +62,34 @@ class World:
         """A fresh Dovecot user (its own INBOX/Processed/Failed) for the bot or the reference."""
         return self.dovecot.add_user(f"{name}-{next(_serial)}@bench.test", BOT_PASSWORD)
 
-    def settings_spec(self, *, address: str, url: str, smtp: bool = False,
-                      extra: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    def settings_spec(
+        self, *, address: str, url: str, smtp: bool = False, extra: dict[str, dict[str, Any]] | None = None
+    ) -> dict[str, Any]:
         """What a worker needs to build the bot's Settings (see `load_settings`)."""
         data: dict[str, Any] = {
             "bot": {"address": address, "timezone": "Europe/London"},
             "database": {"url": url},
-            "inbox": {"kind": "imap", "host": self.dovecot.host, "port": self.dovecot.imap_port,
-                      "security": "none", "username": address, "timeout": 30.0},
-            "outbox": ({"kind": "smtp", "host": self.sink.host, "port": self.sink.port, "security": "none",
-                        "timeout": 30.0} if smtp else {"kind": "maildir", "path": str(self.root / "outbox")}),
+            "inbox": {
+                "kind": "imap",
+                "host": self.dovecot.host,
+                "port": self.dovecot.imap_port,
+                "security": "none",
+                "username": address,
+                "timeout": 30.0,
+            },
+            "outbox": (
+                {"kind": "smtp", "host": self.sink.host, "port": self.sink.port, "security": "none", "timeout": 30.0}
+                if smtp
+                else {"kind": "maildir", "path": str(self.root / "outbox")}
+            ),
         }
         for section, values in [*(extra or {}).items(), *self.overrides.items()]:
             data.setdefault(section, {}).update(values)
-        return {"data": data, "env": {"FLAGMAN_SECRET": SECRET, "FLAGMAN_IMAP_PASSWORD": BOT_PASSWORD},
-                "base_dir": str(self.root)}
+        return {
+            "data": data,
+            "env": {"FLAGMAN_SECRET": SECRET, "FLAGMAN_IMAP_PASSWORD": BOT_PASSWORD},
+            "base_dir": str(self.root),
+        }
 
 
 def load_settings(spec: dict[str, Any]) -> Any:
@@ -118,8 +131,10 @@ def world(db_kind: str = "sqlite") -> Iterator[World]:
 
 # -- games --------------------------------------------------------------------------------
 
-def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players: int = 8,
-                clock: Any = None) -> list[Seat]:
+
+def setup_games(
+    spec: dict[str, Any], games: int, *, prefix: str = "rc", players: int = 8, clock: Any = None
+) -> list[Seat]:
     """`games` Racecraft games of `players` each, started; their turn sheets marked sent.
 
     Not timed. Returns every seat with its signed reply address. `clock`: the games' clock
@@ -136,8 +151,13 @@ def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players
 
     settings = load_settings(spec)
     root = Path(spec["base_dir"])
-    app = build_app(settings, clock=clock, inbox=MaildirInbox(root / "unused-inbox"),
-                    mailer=MaildirMailer(root / "unused-outbox"), entropy=SeededEntropy(2026))
+    app = build_app(
+        settings,
+        clock=clock,
+        inbox=MaildirInbox(root / "unused-inbox"),
+        mailer=MaildirMailer(root / "unused-outbox"),
+        entropy=SeededEntropy(2026),
+    )
     seats: list[Seat] = []
     try:
         shell = app.shell
@@ -145,10 +165,20 @@ def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players
             with app.db.transaction() as session:
                 for g in range(start, min(games, start + 50)):
                     name = f"{prefix}{g + 1}"
-                    specs = [PlayerSpec(f"s{p + 1}", f"{name}-p{p + 1}@players.test", f"Racer {g + 1}.{p + 1}")
-                             for p in range(players)]
-                    create_game(shell, session, kind="racecraft", name=name, players=specs,
-                                gm_address=f"gm-{name}@players.test", deadline="48h", seed=g + 1)
+                    specs = [
+                        PlayerSpec(f"s{p + 1}", f"{name}-p{p + 1}@players.test", f"Racer {g + 1}.{p + 1}")
+                        for p in range(players)
+                    ]
+                    create_game(
+                        shell,
+                        session,
+                        kind="racecraft",
+                        name=name,
+                        players=specs,
+                        gm_address=f"gm-{name}@players.test",
+                        deadline="48h",
+                        seed=g + 1,
+                    )
                     seats += [Seat(name, s.seat, s.address, s.name, shell.reply_address(name, s.seat)) for s in specs]
         with app.db.transaction() as session:
             session.execute(update(Outbox).values(status=OutboxStatus.SENT))
@@ -159,8 +189,10 @@ def setup_games(spec: dict[str, Any], games: int, *, prefix: str = "rc", players
 
 # -- delivery -------------------------------------------------------------------------------
 
-def deliver_all(dovecot: Dovecot, mails: Iterable[tuple[str, bytes]], mailboxes: Sequence[str],
-                connections: int = 3) -> int:
+
+def deliver_all(
+    dovecot: Dovecot, mails: Iterable[tuple[str, bytes]], mailboxes: Sequence[str], connections: int = 3
+) -> int:
     """Deliver every mail into every mailbox over LMTP, on a few connections in parallel."""
     lock = threading.Lock()
     source = iter(mails)
@@ -208,7 +240,7 @@ def move_back(dovecot: Dovecot, user: str, source: str = "Processed") -> int:
     try:
         uids = sorted(client.search(["ALL"]))
         for start in range(0, len(uids), 1000):  # a UID set of 50,000 is too long a command
-            client.move(uids[start:start + 1000], "INBOX")
+            client.move(uids[start : start + 1000], "INBOX")
         return len(uids)
     finally:
         client.logout()
@@ -216,14 +248,18 @@ def move_back(dovecot: Dovecot, user: str, source: str = "Processed") -> int:
 
 # -- workers --------------------------------------------------------------------------------
 
-def run_worker(mode: str, args: dict[str, Any], *, profile: Path | None = None, timeout: float = 7200) -> dict[str, Any]:
+
+def run_worker(
+    mode: str, args: dict[str, Any], *, profile: Path | None = None, timeout: float = 7200
+) -> dict[str, Any]:
     """Run `python -m bench.worker MODE` with `args` (JSON on stdin); its JSON answer."""
     command = [sys.executable, "-m", "bench.worker", mode]
     if profile is not None:
         command += ["--profile", str(profile)]
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run(command, input=json.dumps(args), capture_output=True, text=True, cwd=REPO,
-                          env=env, timeout=timeout)
+    done = subprocess.run(
+        command, input=json.dumps(args), capture_output=True, text=True, cwd=REPO, env=env, timeout=timeout
+    )
     if done.returncode != 0:
         raise RuntimeError(f"worker {mode} failed ({done.returncode}):\n{done.stderr[-4000:]}")
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -237,8 +273,15 @@ def run_worker(mode: str, args: dict[str, Any], *, profile: Path | None = None, 
 def started_worker(mode: str, args: dict[str, Any]) -> Iterator[subprocess.Popen[str]]:
     """A long-running worker (the latency benchmark's service); stopped by closing its stdin."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.Popen([sys.executable, "-m", "bench.worker", mode], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.worker", mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=env,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(json.dumps(args) + "\n")
     proc.stdin.flush()

@@ -92,8 +92,16 @@ class Refused(ValueError):  # noqa: N818 - named for the outcome it stands for, 
     A ValueError, as the domain's own refusals are (a bad duration, figure or option): the CLI
     prints any of them as one line."""
 
-    def __init__(self, detail: str, answer: Answer | None = None, *, reason: Reason | None = None, label: str = "",
-                 game: Game | None = None, seat: Seat | None = None) -> None:
+    def __init__(
+        self,
+        detail: str,
+        answer: Answer | None = None,
+        *,
+        reason: Reason | None = None,
+        label: str = "",
+        game: Game | None = None,
+        seat: Seat | None = None,
+    ) -> None:
         super().__init__(detail)
         self.detail, self.answer, self.reason, self.label = detail, answer, reason, label or detail
         self.game, self.seat = game, seat
@@ -103,8 +111,9 @@ class Ignored(Exception):  # noqa: N818 - see Refused
     """The mail is ignored: recorded and logged, never answered; `answer` says why no answer
     went (none is ever due for it, or a cap withheld it)."""
 
-    def __init__(self, detail: str, *, reason: Reason, game: Game | None = None,
-                 answer: AnswerFate = AnswerFate.NONE) -> None:
+    def __init__(
+        self, detail: str, *, reason: Reason, game: Game | None = None, answer: AnswerFate = AnswerFate.NONE
+    ) -> None:
         super().__init__(detail)
         self.detail, self.reason, self.game, self.answer = detail, reason, game, answer
 

@@ -101,12 +101,14 @@ class App:
     def __enter__(self) -> App:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
 
 # -- the adapters ----------------------------------------------------------------------------
+
 
 def _database(url: str, *, connect_timeout: int | None = None) -> Database:
     kwargs: dict[str, object] = {}
@@ -131,19 +133,29 @@ def open_database(url: str, *, connect_timeout: int | None = None) -> Iterator[D
         db.dispose()
 
 
-def build_imap_inbox(settings: Settings, *, timeout: float | None = None, create_folders: bool = True,
-                     reconnect_attempts: int = 5) -> ImapInbox:
+def build_imap_inbox(
+    settings: Settings, *, timeout: float | None = None, create_folders: bool = True, reconnect_attempts: int = 5
+) -> ImapInbox:
     """The [inbox] IMAP account. The service takes the defaults; `flagman doctor` probes with
     a short `timeout`, one attempt, and folders created only when asked (``--fix``)."""
     from bot.mail_in.imap import ImapInbox
 
     cfg = settings.inbox
     return ImapInbox(
-        host=cfg.host, port=cfg.port, username=cfg.username, password=settings.secrets.imap_password,
-        security=cast(Security, cfg.security), folder=cfg.folder, processed_folder=cfg.processed_folder,
-        failed_folder=cfg.failed_folder, max_size=settings.limits.max_mail_bytes, batch_size=cfg.batch_size,
-        timeout=cfg.timeout if timeout is None else timeout, create_folders=create_folders,
-        reconnect_attempts=reconnect_attempts, idle_check=cfg.idle_check_seconds,
+        host=cfg.host,
+        port=cfg.port,
+        username=cfg.username,
+        password=settings.secrets.imap_password,
+        security=cast(Security, cfg.security),
+        folder=cfg.folder,
+        processed_folder=cfg.processed_folder,
+        failed_folder=cfg.failed_folder,
+        max_size=settings.limits.max_mail_bytes,
+        batch_size=cfg.batch_size,
+        timeout=cfg.timeout if timeout is None else timeout,
+        create_folders=create_folders,
+        reconnect_attempts=reconnect_attempts,
+        idle_check=cfg.idle_check_seconds,
     )
 
 
@@ -159,8 +171,14 @@ def build_smtp_mailer(settings: Settings, *, timeout: float | None = None) -> Sm
     from bot.mail_out.smtp import SmtpMailer
 
     cfg = settings.outbox
-    return SmtpMailer(host=cfg.host, port=cfg.port, security=cast(Security, cfg.security), username=cfg.username,
-                      password=settings.secrets.smtp_password, timeout=cfg.timeout if timeout is None else timeout)
+    return SmtpMailer(
+        host=cfg.host,
+        port=cfg.port,
+        security=cast(Security, cfg.security),
+        username=cfg.username,
+        password=settings.secrets.smtp_password,
+        timeout=cfg.timeout if timeout is None else timeout,
+    )
 
 
 def build_mailer(settings: Settings) -> Mailer:
@@ -170,8 +188,15 @@ def build_mailer(settings: Settings) -> Mailer:
     return build_smtp_mailer(settings)
 
 
-def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | None = None,
-              mailer: Mailer | None = None, faults: Faults = NO_FAULTS, entropy: Entropy | None = None) -> App:
+def build_app(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    inbox: Inbox | None = None,
+    mailer: Mailer | None = None,
+    faults: Faults = NO_FAULTS,
+    entropy: Entropy | None = None,
+) -> App:
     """The application on these settings; the adapters not given are built from them.
 
     If building one fails, the ones built before it are closed again: nothing leaks.
@@ -184,7 +209,9 @@ def build_app(settings: Settings, *, clock: Clock | None = None, inbox: Inbox | 
             built.callback(inbox.close)
         if mailer is None:
             mailer = build_mailer(settings)
-        parser: MailParser = WorkerParser(settings.inbox.parse_workers) if settings.inbox.parse_workers else InlineParser()
+        parser: MailParser = (
+            WorkerParser(settings.inbox.parse_workers) if settings.inbox.parse_workers else InlineParser()
+        )
         built.callback(parser.close)
         turn_worker: TurnWorker = INLINE
         if settings.schedule.resolve_workers and not db.in_memory:  # a worker cannot see an in-memory database
@@ -222,8 +249,13 @@ def work_out_in_worker(chunk: Chunk) -> list[WorkedOut]:
     if shell is None or shell.settings != chunk.settings:
         if shell is not None:
             shell.db.dispose()
-        shell = Shell(_database(chunk.settings.database_url), chunk.settings, FixedClock(chunk.now),
-                      _worker_renderer(chunk), entropy=chunk.entropy)
+        shell = Shell(
+            _database(chunk.settings.database_url),
+            chunk.settings,
+            FixedClock(chunk.now),
+            _worker_renderer(chunk),
+            entropy=chunk.entropy,
+        )
     elif (shell.renderer.root, shell.renderer.reloads) != (chunk.templates, chunk.reloads):
         shell.renderer = _worker_renderer(chunk)
     shell.clock = FixedClock(chunk.now)

@@ -54,8 +54,10 @@ def _git(root: Path, *args: str) -> str:
     try:
         done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=60)
     except FileNotFoundError as exc:
-        raise VersionError("flagman's version is counted from its git history, and git is not installed: "
-                           "install git, or build from the sdist") from exc
+        raise VersionError(
+            "flagman's version is counted from its git history, and git is not installed: "
+            "install git, or build from the sdist"
+        ) from exc
     if done.returncode != 0:
         raise VersionError(f"git {' '.join(args)} in {root} failed: {' '.join(done.stderr.split())}")
     return done.stdout.strip()
@@ -65,11 +67,15 @@ def from_git(root: Path, release: str = RELEASE) -> Build:
     """The build of the commit checked out in `root`, the top of a git clone (not a folder inside
     some other repository, whose commits are not flagman's)."""
     if not (root / ".git").exists():
-        raise VersionError(f"{root} is not a git clone (it has no .git): flagman's version is counted from its "
-                           "git history; build from a git clone, or from the sdist (which carries the version)")
+        raise VersionError(
+            f"{root} is not a git clone (it has no .git): flagman's version is counted from its "
+            "git history; build from a git clone, or from the sdist (which carries the version)"
+        )
     if _git(root, "rev-parse", "--is-shallow-repository") == "true":
-        raise VersionError(f"{root} is a shallow clone: its commits cannot be counted for the version; "
-                           "`git fetch --unshallow` first (or clone without --depth)")
+        raise VersionError(
+            f"{root} is a shallow clone: its commits cannot be counted for the version; "
+            "`git fetch --unshallow` first (or clone without --depth)"
+        )
     count = int(_git(root, "rev-list", "--count", "HEAD"))
     commit = _git(root, "rev-parse", "HEAD")
     dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no"))
@@ -82,8 +88,10 @@ def read(path: Path) -> Build:
 
 
 def write(build: Build, path: Path) -> None:
-    path.write_text(json.dumps({"version": build.version, "commit": build.commit, "dirty": build.dirty},
-                               indent=2) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"version": build.version, "commit": build.commit, "dirty": build.dirty}, indent=2) + "\n",
+        encoding="utf-8",
+    )
 
 
 UNCOUNTED = "0.dev0+uncounted"  # after RELEASE: a tree whose commits cannot be counted

@@ -119,8 +119,9 @@ class Database:
         """An in-memory SQLite database: one per connection, so neither another thread's
         connection (the send's recorder) nor another process (a turn worker) can see it."""
         url = self.engine.url
-        return url.get_backend_name() == "sqlite" and (url.database in (None, "", ":memory:")
-                                                       or url.query.get("mode") == "memory")
+        return url.get_backend_name() == "sqlite" and (
+            url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"
+        )
 
     def dispose(self) -> None:
         self.engine.dispose()
@@ -144,8 +145,9 @@ Ts = TypeVarTuple("Ts")
 _UNNEST_INSERTS: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Insert] = {}
 
 
-def insert_many(session: Session, model: type[DeclarativeBase], rows: Sequence[Mapping[str, object]],
-                returning: Sequence[str] = ()) -> list[tuple[object, ...]]:
+def insert_many(
+    session: Session, model: type[DeclarativeBase], rows: Sequence[Mapping[str, object]], returning: Sequence[str] = ()
+) -> list[tuple[object, ...]]:
     """Insert `rows` of `model`'s table (each with the same keys: every column it sets), in
     their order, in one statement; the `returning` columns of each row inserted (in no
     particular order).
@@ -169,10 +171,14 @@ def insert_many(session: Session, model: type[DeclarativeBase], rows: Sequence[M
     if stmt is None:
         # The dialect casts each array to its column's type (psycopg: render_bind_cast).
         arrays = [bindparam(f"p{i}", type_=ARRAY(table.c[k].type)) for i, k in enumerate(keys)]
-        rowset = (func.unnest(*arrays).table_valued(*(f"c{i}" for i in range(len(keys))), with_ordinality="n")
-                  .render_derived())
+        rowset = (
+            func.unnest(*arrays)
+            .table_valued(*(f"c{i}" for i in range(len(keys))), with_ordinality="n")
+            .render_derived()
+        )
         stmt = insert(table).from_select(
-            list(keys), select(*(rowset.c[f"c{i}"] for i in range(len(keys)))).order_by(rowset.c.n))
+            list(keys), select(*(rowset.c[f"c{i}"] for i in range(len(keys)))).order_by(rowset.c.n)
+        )
         if returning:
             stmt = stmt.returning(*(table.c[c] for c in returning))
         _UNNEST_INSERTS[key] = stmt
@@ -180,8 +186,12 @@ def insert_many(session: Session, model: type[DeclarativeBase], rows: Sequence[M
     return [tuple(r) for r in found] if returning else []
 
 
-def among(session: Session, query: Select[*Ts], columns: tuple[QueryableAttribute[object], ...],
-          values: Sequence[tuple[object, ...]]) -> Iterator[Row[*Ts]]:
+def among(
+    session: Session,
+    query: Select[*Ts],
+    columns: tuple[QueryableAttribute[object], ...],
+    values: Sequence[tuple[object, ...]],
+) -> Iterator[Row[*Ts]]:
     """The rows of `query` whose `columns` hold one of `values` (tuples, one value per column),
     each once.
 
@@ -197,15 +207,17 @@ def among(session: Session, query: Select[*Ts], columns: tuple[QueryableAttribut
         return
     if session.get_bind().dialect.name == "postgresql":
         arrays = [bindparam(f"among{i}", [v[i] for v in values], type_=ARRAY(c.type)) for i, c in enumerate(columns)]
-        wanted = (func.unnest(*arrays).table_valued(*(f"v{i}" for i in range(len(columns))))
-                  .render_derived().alias("among"))
+        wanted = (
+            func.unnest(*arrays).table_valued(*(f"v{i}" for i in range(len(columns)))).render_derived().alias("among")
+        )
         yield from session.execute(query.join(wanted, and_(*(c == wanted.c[f"v{i}"] for i, c in enumerate(columns)))))
         return
     for start in range(0, len(values), 500):
-        chunk = values[start:start + 500]
+        chunk = values[start : start + 500]
         first = columns[0].in_(list(dict.fromkeys(v[0] for v in chunk)))
-        yield from session.execute(query.where(first) if len(columns) == 1
-                                   else query.where(first, tuple_(*columns).in_(chunk)))
+        yield from session.execute(
+            query.where(first) if len(columns) == 1 else query.where(first, tuple_(*columns).in_(chunk))
+        )
 
 
 def alembic_config(url: str) -> Config:

@@ -74,8 +74,11 @@ def envelope(shell: Shell, addressee: Addressee) -> Envelope:
     """The recipient and the Reply-To of a letter to `addressee`: the one place they are paired."""
     if isinstance(addressee, ToSeat):
         seat = addressee.seat
-        return Envelope(mailout.Recipient(seat.player.address, seat.player.name),
-                        shell.reply_address(seat.game.name, seat.name, seat.reply_salt), seat.game)
+        return Envelope(
+            mailout.Recipient(seat.player.address, seat.player.name),
+            shell.reply_address(seat.game.name, seat.name, seat.reply_salt),
+            seat.game,
+        )
     if isinstance(addressee, ToGm):
         game = addressee.game
         return Envelope(mailout.Recipient(game.gm_address, "GM"), shell.reply_address(game.name, GM_SEAT), game)
@@ -91,8 +94,9 @@ def greeting(addressee: Addressee) -> str:
     return echo_name(addressee.name)
 
 
-def list_headers(shell: Shell, addressee: Addressee, kind: str, game: Game | None,
-                 in_reply_to: str) -> ListHeaders | None:
+def list_headers(
+    shell: Shell, addressee: Addressee, kind: str, game: Game | None, in_reply_to: str
+) -> ListHeaders | None:
     """The list fields of a letter (bot.mail_out.lists): a game's stream and the digest are
     lists, an answer to a mail never is. A reminder carries the code that stops that seat's
     reminders, an observer copy the one that stops that address's copies: each goes only to
@@ -111,8 +115,10 @@ def list_headers(shell: Shell, addressee: Addressee, kind: str, game: Game | Non
         code = lists.reminders_code(secret, game.name, seat.name, seat.player_id, seat.reply_salt)
     elif kind == "observer" and isinstance(addressee, ToAddress) and secret:
         code = lists.observer_code(secret, game.name, addressee.address)
-    return ListHeaders(lists.list_id(settings.bot.address, game.name),
-                       lists.unsubscribe_header(settings.bot.address, code) if code else "")
+    return ListHeaders(
+        lists.list_id(settings.bot.address, game.name),
+        lists.unsubscribe_header(settings.bot.address, code) if code else "",
+    )
 
 
 # Answers to mail (issue 27: no answer is bigger than the mail deserves). The bytes of the
@@ -124,14 +130,25 @@ def list_headers(shell: Shell, addressee: Addressee, kind: str, game: Game | Non
 ANSWER_BYTES = 64 * 1024
 STRANGER_ANSWER_BYTES = 8 * 1024
 
+
 def answer_cap(addressee: Addressee) -> int:
     """The most bytes an answer to `addressee` may have."""
     return STRANGER_ANSWER_BYTES if isinstance(addressee, ToAddress) else ANSWER_BYTES
 
 
-def post(shell: Shell, session: Session, addressee: Addressee, rendered: RenderedMail, *, kind: str,
-         game: Game | None = None, in_reply_to: str = "", html: mailout.HtmlBody | None = None,
-         into: mailout.NewRows | None = None, calendars: tuple[mailout.CalendarPart, ...] = ()) -> None:
+def post(
+    shell: Shell,
+    session: Session,
+    addressee: Addressee,
+    rendered: RenderedMail,
+    *,
+    kind: str,
+    game: Game | None = None,
+    in_reply_to: str = "",
+    html: mailout.HtmlBody | None = None,
+    into: mailout.NewRows | None = None,
+    calendars: tuple[mailout.CalendarPart, ...] = (),
+) -> None:
     """Queue one letter. `game` names the game it concerns (for the outbox and bounces) when
     the addressee does not; an answer to a mail quotes its Message-ID in `in_reply_to` (and is
     kept under `answer_cap`); `into`: the outbox rows of a batch, inserted together
@@ -143,26 +160,67 @@ def post(shell: Shell, session: Session, addressee: Addressee, rendered: Rendere
         return  # a practice game has no GM (bot.games.practice)
     env = envelope(shell, addressee)
     concerns = env.game if env.game is not None else game
-    mailout.queue(session, shell.settings, shell.now(), kind=kind, to=env.to, rendered=rendered,
-                  game_id=concerns.id if concerns is not None else None, reply_to=env.reply_to,
-                  in_reply_to=in_reply_to, auto_replied=bool(in_reply_to), html=html, into=into,
-                  lists=list_headers(shell, addressee, kind, concerns, in_reply_to), calendars=calendars,
-                  max_bytes=answer_cap(addressee) if in_reply_to else None)
+    mailout.queue(
+        session,
+        shell.settings,
+        shell.now(),
+        kind=kind,
+        to=env.to,
+        rendered=rendered,
+        game_id=concerns.id if concerns is not None else None,
+        reply_to=env.reply_to,
+        in_reply_to=in_reply_to,
+        auto_replied=bool(in_reply_to),
+        html=html,
+        into=into,
+        lists=list_headers(shell, addressee, kind, concerns, in_reply_to),
+        calendars=calendars,
+        max_bytes=answer_cap(addressee) if in_reply_to else None,
+    )
 
 
-def notice(shell: Shell, session: Session, addressee: Addressee, title: str, text: str, *, kind: str = "notice",
-           error: bool = False, game: Game | None = None, in_reply_to: str = "",
-           into: mailout.NewRows | None = None) -> None:
+def notice(
+    shell: Shell,
+    session: Session,
+    addressee: Addressee,
+    title: str,
+    text: str,
+    *,
+    kind: str = "notice",
+    error: bool = False,
+    game: Game | None = None,
+    in_reply_to: str = "",
+    into: mailout.NewRows | None = None,
+) -> None:
     """A short letter: a title and a paragraph, to `addressee`."""
     env = envelope(shell, addressee)
     about = env.game if env.game is not None else game
-    rendered = shell.renderer.render("notice", {
-        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
-        "game_name": about.name if about is not None else "", "title": title, "text": text, "error": error,
-        "greeting": greeting(addressee),
-    })
+    rendered = shell.renderer.render(
+        "notice",
+        {
+            "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+            "game_name": about.name if about is not None else "",
+            "title": title,
+            "text": text,
+            "error": error,
+            "greeting": greeting(addressee),
+        },
+    )
     post(shell, session, addressee, rendered, kind=kind, game=game, in_reply_to=in_reply_to, into=into)
 
 
-__all__ = ["ANSWER_BYTES", "STRANGER_ANSWER_BYTES", "Addressee", "Envelope", "ToAddress", "ToGm", "ToSeat",
-           "answer_cap", "envelope", "greeting", "list_headers", "notice", "post"]
+__all__ = [
+    "ANSWER_BYTES",
+    "STRANGER_ANSWER_BYTES",
+    "Addressee",
+    "Envelope",
+    "ToAddress",
+    "ToGm",
+    "ToSeat",
+    "answer_cap",
+    "envelope",
+    "greeting",
+    "list_headers",
+    "notice",
+    "post",
+]

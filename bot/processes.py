@@ -157,8 +157,12 @@ class WorkerPool:
             try:
                 for _ in range(self.count):
                     ours, theirs = context.Pipe()
-                    process = context.Process(target=_serve, args=(theirs, os.getpid(), self.niceness),
-                                              name=f"flagman-{self.name.replace(' ', '-')}", daemon=True)
+                    process = context.Process(
+                        target=_serve,
+                        args=(theirs, os.getpid(), self.niceness),
+                        name=f"flagman-{self.name.replace(' ', '-')}",
+                        daemon=True,
+                    )
                     process.start()
                     theirs.close()
                     started.append(_Worker(process, ours))
@@ -202,8 +206,13 @@ class WorkerPool:
             first = not self._failed
             self._failed = True
         if first:
-            self.log.warning("the %s failed (%s: %s); %s in the service's process from now on",
-                             self.name, type(exc).__name__, exc, self.done)
+            self.log.warning(
+                "the %s failed (%s: %s); %s in the service's process from now on",
+                self.name,
+                type(exc).__name__,
+                exc,
+                self.done,
+            )
         self._stop(workers or [])
 
     def worker_pids(self) -> tuple[int, ...]:

@@ -111,8 +111,15 @@ def share_the_interpreter() -> None:
 
 
 class Runner:
-    def __init__(self, app: App, *, config_path: Path | None = None, notifier: Notifier | None = None,
-                 version: str = "", monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        app: App,
+        *,
+        config_path: Path | None = None,
+        notifier: Notifier | None = None,
+        version: str = "",
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.app = app
         self.monotonic = monotonic  # the back-off's clock (a test's own, to step through it)
         self.version = version  # of this flagman, for the metrics file
@@ -128,7 +135,9 @@ class Runner:
         self.send_wanted = threading.Event()
         # Set by want_poll (the IDLE thread saw new mail): the same for the poll job.
         self.poll_wanted = threading.Event()
-        self.hooks: list[Callable[[str], None]] = []  # called with the job's name after each job (e.g. the systemd watchdog)
+        self.hooks: list[
+            Callable[[str], None]
+        ] = []  # called with the job's name after each job (e.g. the systemd watchdog)
         self.finished: dict[str, float] = {}  # job -> time.monotonic() it last finished
         self.running: dict[str, float] = {}  # job -> time.monotonic() it started, while it runs
         self.idle_alive = 0.0  # the IDLE loop's last sign of life
@@ -196,8 +205,11 @@ class Runner:
             from bot.ops.reach import first_line
 
             cfg = self.app.settings.inbox
-            return ("inbox", f"the IMAP server {cfg.host}:{cfg.port} cannot be used: {first_line(exc)}",
-                    "check [inbox] and the server (`flagman doctor` says what is wrong)")
+            return (
+                "inbox",
+                f"the IMAP server {cfg.host}:{cfg.port} cannot be used: {first_line(exc)}",
+                "check [inbox] and the server (`flagman doctor` says what is wrong)",
+            )
         return f"job {name}", f"job {name} failed: {error_text(exc)}", "a bug: report it with this log"
 
     def _failed(self, name: str, exc: BaseException) -> None:
@@ -226,8 +238,15 @@ class Runner:
         if what.startswith("job ") and count == 1:
             log.error("%s (%s); %s waits: trying again in %g s", text, when, waiting, delay, exc_info=exc)
         else:
-            log.error("%s; %s; %s wait%s: trying again in %g s (%s)", text, fix, waiting,
-                      "s" if len(jobs) == 1 else "", delay, when)
+            log.error(
+                "%s; %s; %s wait%s: trying again in %g s (%s)",
+                text,
+                fix,
+                waiting,
+                "s" if len(jobs) == 1 else "",
+                delay,
+                when,
+            )
             log.debug("the failure of job %s", name, exc_info=exc)
         self._say_status()
 
@@ -242,9 +261,14 @@ class Runner:
                     del self.failing[what]
                     recovered.append(failing)
         for failing in recovered:
-            log.warning("%s works again (job %s succeeded) after %d failure%s since %s UTC; the jobs run on their "
-                        "schedule", failing.what, name, failing.failures, "" if failing.failures == 1 else "s",
-                        f"{failing.since:%Y-%m-%d %H:%M:%S}")
+            log.warning(
+                "%s works again (job %s succeeded) after %d failure%s since %s UTC; the jobs run on their schedule",
+                failing.what,
+                name,
+                failing.failures,
+                "" if failing.failures == 1 else "s",
+                f"{failing.since:%Y-%m-%d %H:%M:%S}",
+            )
         if recovered:
             self._say_status()
 
@@ -260,8 +284,10 @@ class Runner:
             first = failing[0]
             wait = max(0.0, first.next_try - now)
             more = f" (and {len(failing) - 1} more)" if len(failing) > 1 else ""
-            return (f"failing since {first.since:%Y-%m-%d %H:%M} UTC, {first.failures} time(s): {first.summary}{more}; "
-                    f"next try in {wait:.0f} s")
+            return (
+                f"failing since {first.since:%Y-%m-%d %H:%M} UTC, {first.failures} time(s): {first.summary}{more}; "
+                f"next try in {wait:.0f} s"
+            )
 
     def _say_status(self) -> None:
         self.notifier.status(self.status_text())
@@ -296,8 +322,11 @@ class Runner:
                 if not self._metrics_failed:
                     from bot.safe_text import error_text
 
-                    log.error("cannot write the metrics file %s: %s (said once; the service runs on)",
-                              self.metrics_path, error_text(exc))
+                    log.error(
+                        "cannot write the metrics file %s: %s (said once; the service runs on)",
+                        self.metrics_path,
+                        error_text(exc),
+                    )
                 self._metrics_failed = True
             else:
                 if self._metrics_failed:
@@ -331,8 +360,10 @@ class Runner:
 
         def batch_done(report: PollReport) -> None:
             # Each batch is committed: counted now (a later batch may fail), and it is progress.
-            self.tally.received({k: v - counted.outcomes.get(k, 0) for k, v in report.outcomes.items()},
-                                report.duplicates - counted.duplicates)
+            self.tally.received(
+                {k: v - counted.outcomes.get(k, 0) for k, v in report.outcomes.items()},
+                report.duplicates - counted.duplicates,
+            )
             counted.outcomes = dict(report.outcomes)
             counted.duplicates = report.duplicates
             self._record_finished("poll")
@@ -342,8 +373,11 @@ class Runner:
         fetched = report.fetched
         if fetched:
             outcomes = ", ".join(f"{count} {outcome}" for outcome, count in sorted(report.outcomes.items()))
-            log.info("poll: %d mails: %s", fetched, outcomes + (f", {report.duplicates} duplicate(s)"
-                                                                 if report.duplicates else ""))
+            log.info(
+                "poll: %d mails: %s",
+                fetched,
+                outcomes + (f", {report.duplicates} duplicate(s)" if report.duplicates else ""),
+            )
             self.wake("tick")
 
     def tick(self) -> None:
@@ -411,8 +445,12 @@ class Runner:
                     # is down for hours costs a line every five minutes, not a traceback every five seconds.
                     failures += 1
                     pause = min(BACKOFF_MAX, 5.0 * 2 ** (failures - 1))
-                    log.warning("IDLE connection lost (%s); reconnecting in %g s (failure %d in a row)",
-                                error_text(exc), pause, failures)
+                    log.warning(
+                        "IDLE connection lost (%s); reconnecting in %g s (failure %d in a row)",
+                        error_text(exc),
+                        pause,
+                        failures,
+                    )
                     log.debug("IDLE failure", exc_info=True)
                     while not self.stop_event.wait(min(pause, 30.0)):  # alive for the watchdog meanwhile
                         self.idle_alive = time.monotonic()
@@ -458,17 +496,27 @@ class Runner:
         now = datetime.now(UTC)
         self.started_at = time.monotonic()
         share_the_interpreter()
-        self.scheduler.add_job(self._guard("tick", self.tick), "interval", seconds=s.tick_seconds, id="tick", next_run_time=now)
-        self.scheduler.add_job(self._guard("poll", self.poll), "interval", seconds=s.poll_seconds, id="poll", next_run_time=now)
-        self.scheduler.add_job(self._guard("send", self.send), "interval", seconds=s.send_seconds, id="send", next_run_time=now)
+        self.scheduler.add_job(
+            self._guard("tick", self.tick), "interval", seconds=s.tick_seconds, id="tick", next_run_time=now
+        )
+        self.scheduler.add_job(
+            self._guard("poll", self.poll), "interval", seconds=s.poll_seconds, id="poll", next_run_time=now
+        )
+        self.scheduler.add_job(
+            self._guard("send", self.send), "interval", seconds=s.send_seconds, id="send", next_run_time=now
+        )
         self.scheduler.add_job(self._guard("digest", self.digest), "interval", minutes=10, id="digest")
         self.scheduler.start()
         if self.app.settings.inbox.kind == "imap" and self.app.settings.inbox.idle:
             self.idle_alive = time.monotonic()
             self.idle_thread = threading.Thread(target=self._idle_loop, name="idle", daemon=True)
             self.idle_thread.start()
-        log.info("flagman running: inbox %s, outbox %s, database %s", self.app.settings.inbox.kind,
-                 self.app.settings.outbox.kind, self.app.db.engine.url.render_as_string(hide_password=True))
+        log.info(
+            "flagman running: inbox %s, outbox %s, database %s",
+            self.app.settings.inbox.kind,
+            self.app.settings.outbox.kind,
+            self.app.db.engine.url.render_as_string(hide_password=True),
+        )
         self.write_metrics()
 
     def reload(self) -> None:
@@ -483,15 +531,19 @@ class Runner:
             log.error("configuration not reloaded, the old one stays in force: %s", exc)
             return
         old = self.app.settings
-        kept = [f"[{name}]" for name in ("database", "inbox", "outbox", "log", "metrics")
-                if getattr(new, name) != getattr(old, name)]
+        kept = [
+            f"[{name}]"
+            for name in ("database", "inbox", "outbox", "log", "metrics")
+            if getattr(new, name) != getattr(old, name)
+        ]
         if new.schedule.resolve_workers != old.schedule.resolve_workers:  # the turn worker is built once
             kept.append("[schedule] resolve_workers")
             new = replace(new, schedule=replace(new.schedule, resolve_workers=old.schedule.resolve_workers))
         if kept:
             log.warning("changes to %s need a restart (systemctl restart flagman); kept the old ones", ", ".join(kept))
-            new = replace(new, database=old.database, inbox=old.inbox, outbox=old.outbox, log=old.log,
-                          metrics=old.metrics)
+            new = replace(
+                new, database=old.database, inbox=old.inbox, outbox=old.outbox, log=old.log, metrics=old.metrics
+            )
         self.app.settings = new
         self.app.renderer.reload()
         for job_id, seconds in self._intervals().items():
@@ -535,8 +587,14 @@ class _Signals:
 
     def install(self) -> None:
         self._before_fd = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
-        self._before = {sig: signal.signal(sig, handler) for sig, handler in (
-            (signal.SIGTERM, self._on_stop), (signal.SIGINT, self._on_stop), (signal.SIGHUP, self._on_reload))}
+        self._before = {
+            sig: signal.signal(sig, handler)
+            for sig, handler in (
+                (signal.SIGTERM, self._on_stop),
+                (signal.SIGINT, self._on_stop),
+                (signal.SIGHUP, self._on_reload),
+            )
+        }
 
     def uninstall(self) -> None:
         """The handlers (and wake-up fd) there were before `install`."""
@@ -596,13 +654,21 @@ def check_database(settings: Settings) -> None:
     with open_database(settings.database_url, connect_timeout=10) as db:
         current, head = current_revision(db.engine), head_revision()
         if current != head:
-            raise NotMigrated(f"the database {safe_url(settings.database_url)} is at revision {current or '(empty)'}, "
-                              f"this flagman needs {head}: run `flagman migrate` (the unit does, before each start)")
+            raise NotMigrated(
+                f"the database {safe_url(settings.database_url)} is at revision {current or '(empty)'}, "
+                f"this flagman needs {head}: run `flagman migrate` (the unit does, before each start)"
+            )
         write_probe(db.engine)
 
 
-def run_service(settings: Settings, *, config_path: Path | None = None, notifier: Notifier | None = None,
-                lock: InstanceLock | None = None, version: str = "") -> int:
+def run_service(
+    settings: Settings,
+    *,
+    config_path: Path | None = None,
+    notifier: Notifier | None = None,
+    lock: InstanceLock | None = None,
+    version: str = "",
+) -> int:
     """`flagman run`: the service until SIGTERM/SIGINT. 0 on a clean stop, 1 if the lock was lost
     or the database needs migrating. A database that cannot be used at the start raises (the
     CLI says why: bot.cli.servers)."""

@@ -34,8 +34,14 @@ log = logging.getLogger("flagman.inbound")
 
 
 class Service:
-    def __init__(self, shell: G.Shell, inbox: Inbox, mailer: Mailer, parser: MailParser | None = None,
-                 turn_worker: G.TurnWorker = G.INLINE) -> None:
+    def __init__(
+        self,
+        shell: G.Shell,
+        inbox: Inbox,
+        mailer: Mailer,
+        parser: MailParser | None = None,
+        turn_worker: G.TurnWorker = G.INLINE,
+    ) -> None:
         self.shell = shell
         self.inbox = inbox
         self.mailer = mailer
@@ -50,9 +56,14 @@ class Service:
 
     # -- the jobs ------------------------------------------------------------------------
 
-    def poll(self, *, max_batches: int | None = None, stop: Callable[[], bool] | None = None,
-             on_batch: Callable[[PollReport], None] | None = None,
-             on_committed: Callable[[], None] | None = None) -> PollReport:
+    def poll(
+        self,
+        *,
+        max_batches: int | None = None,
+        stop: Callable[[], bool] | None = None,
+        on_batch: Callable[[PollReport], None] | None = None,
+        on_committed: Callable[[], None] | None = None,
+    ) -> PollReport:
         """Work through the inbox in batches until it is empty (or `max_batches` are done, or
         `stop()` says so after a batch; `on_batch` is called after each one, `on_committed` as
         each is committed, before it is moved: see `handle_batch`). While a batch is
@@ -76,11 +87,24 @@ class Service:
             report.fetched += len(mails)
             self.shell.faults.reached(CrashPoint.AFTER_FETCH)
             last = max_batches is not None and batches >= max_batches
-            ahead = None if last else ReadAhead(self.inbox, size, skip=[m.key for m in mails],
-                                                parse=lambda batch: self.parser.parse(batch, self.parse_options()))
+            ahead = (
+                None
+                if last
+                else ReadAhead(
+                    self.inbox,
+                    size,
+                    skip=[m.key for m in mails],
+                    parse=lambda batch: self.parser.parse(batch, self.parse_options()),
+                )
+            )
             try:
-                self.handle_batch(mails, report, before_move=ahead.wait if ahead is not None else None, parsed=parsed,
-                                  committed=on_committed)
+                self.handle_batch(
+                    mails,
+                    report,
+                    before_move=ahead.wait if ahead is not None else None,
+                    parsed=parsed,
+                    committed=on_committed,
+                )
             finally:
                 if ahead is not None:
                     ahead.wait()
@@ -92,8 +116,11 @@ class Service:
         return report
 
     def parse_options(self) -> ParseOptions:
-        return ParseOptions(frozenset({self.settings.bot.address.lower()}), self.settings.bot.loop_header,
-                            self.settings.limits.max_lines)
+        return ParseOptions(
+            frozenset({self.settings.bot.address.lower()}),
+            self.settings.bot.loop_header,
+            self.settings.limits.max_lines,
+        )
 
     def tick(self, *, read_first: bool = False, on_resolved: Callable[[], None] | None = None) -> list[tuple[str, int]]:
         """Resolve the turns that are due. With `read_first` (`flagman tick`; the service's own tick
@@ -128,10 +155,15 @@ class Service:
 
     # -- one batch -------------------------------------------------------------------------
 
-    def handle_batch(self, mails: Sequence[RawMail], report: PollReport | None = None, *,
-                     before_move: Callable[[], None] | None = None,
-                     parsed: Sequence[Inbound | None] | None = None,
-                     committed: Callable[[], None] | None = None) -> None:
+    def handle_batch(
+        self,
+        mails: Sequence[RawMail],
+        report: PollReport | None = None,
+        *,
+        before_move: Callable[[], None] | None = None,
+        parsed: Sequence[Inbound | None] | None = None,
+        committed: Callable[[], None] | None = None,
+    ) -> None:
         """Handle one batch and move it out of the inbox. `parsed`: its mails parsed already
         (`parse_batch`, in the same order), else they are parsed here. `committed` is called once
         the batch is committed, before the move (the service's sender starts on its answers while
@@ -158,8 +190,9 @@ class Service:
                 failed.append(raw.key)
                 report.count(InboundStatus.QUARANTINED)
                 # Said once the quarantine is committed (a batch that then failed quarantined nothing).
-                log.error("quarantined %s (%s): %s", self._message_ids.pop(raw.key, raw.key), raw.key,
-                          error_text(outcome))
+                log.error(
+                    "quarantined %s (%s): %s", self._message_ids.pop(raw.key, raw.key), raw.key, error_text(outcome)
+                )
                 continue
             done.append(raw.key)
             if outcome is None:
@@ -178,8 +211,9 @@ class Service:
             self.inbox.mark_done(failed, Folder.FAILED)
         self.shell.faults.reached(CrashPoint.AFTER_MOVE)
 
-    def _handle_all(self, parsed: Sequence[tuple[RawMail, Inbound | None]], *, savepoints: bool,
-                    again: bool = False) -> list[tuple[RawMail, Outcome | None | BaseException]]:
+    def _handle_all(
+        self, parsed: Sequence[tuple[RawMail, Inbound | None]], *, savepoints: bool, again: bool = False
+    ) -> list[tuple[RawMail, Outcome | None | BaseException]]:
         """The batch in one transaction. Without savepoints a failing mail fails the whole
         transaction (the caller does it again with them); with them, each mail has its own and a
         mail that fails is rolled back alone and quarantined."""
@@ -212,9 +246,16 @@ class Service:
     def _quarantine(self, session: Session, raw: RawMail, inbound: Inbound | None, exc: BaseException) -> None:
         message_id = inbound.message_id if inbound else raw.key
         self._message_ids[raw.key] = message_id
-        session.add(Quarantine(mailbox_key=raw.key, message_id=message_id, raw=raw.data or b"",
-                               error="".join(traceback.format_exception(exc)), created_at=self.shell.now(),
-                               reported=False))
+        session.add(
+            Quarantine(
+                mailbox_key=raw.key,
+                message_id=message_id,
+                raw=raw.data or b"",
+                error="".join(traceback.format_exception(exc)),
+                created_at=self.shell.now(),
+                reported=False,
+            )
+        )
 
 
 __all__ = ["Outcome", "PollReport", "Service"]

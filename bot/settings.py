@@ -327,8 +327,10 @@ def _dkim_keys(settings: Settings, env: Mapping[str, str]) -> tuple[tuple[str, s
     """The private key of each [dkim] selector: its credential, its variable, else its key file."""
     cfg = settings.dkim
     if cfg.key_files and len(cfg.key_files) != len(cfg.selectors):
-        raise SettingsError(f"[dkim] key_files names {len(cfg.key_files)} files for {len(cfg.selectors)} selectors: "
-                            "one file per selector, in the same order (or none: the keys as credentials)")
+        raise SettingsError(
+            f"[dkim] key_files names {len(cfg.key_files)} files for {len(cfg.selectors)} selectors: "
+            "one file per selector, in the same order (or none: the keys as credentials)"
+        )
     keys = []
     for index, selector in enumerate(cfg.selectors):
         if not _SELECTOR_RE.fullmatch(selector):
@@ -341,10 +343,12 @@ def _dkim_keys(settings: Settings, env: Mapping[str, str]) -> tuple[tuple[str, s
             except OSError as exc:
                 raise SettingsError(f"[dkim] key_files {path}: {exc.strerror}") from exc
         if not text:
-            raise SettingsError(f"[dkim] selector {selector!r} has no private key: put it in the credential "
-                                f"{dkim_credential(selector)} (under systemd: the file {dkim_credential(selector)} "
-                                f"in the credentials directory, /etc/flagman/credentials/), ${dkim_variable(selector)}, "
-                                "or [dkim] key_files")
+            raise SettingsError(
+                f"[dkim] selector {selector!r} has no private key: put it in the credential "
+                f"{dkim_credential(selector)} (under systemd: the file {dkim_credential(selector)} "
+                f"in the credentials directory, /etc/flagman/credentials/), ${dkim_variable(selector)}, "
+                "or [dkim] key_files"
+            )
         from bot.mail_out.dkim import DkimKeyError, load_key
 
         try:
@@ -369,25 +373,26 @@ def validate(settings: Settings) -> None:
     except (ZoneInfoNotFoundError, ValueError) as exc:
         raise SettingsError(f"[bot] timezone {settings.bot.timezone!r} is not a known time zone") from exc
     if settings.inbox.kind not in ("maildir", "imap"):
-        raise SettingsError("[inbox] kind must be \"maildir\" or \"imap\"")
+        raise SettingsError('[inbox] kind must be "maildir" or "imap"')
     if settings.outbox.kind not in ("maildir", "smtp"):
-        raise SettingsError("[outbox] kind must be \"maildir\" or \"smtp\"")
+        raise SettingsError('[outbox] kind must be "maildir" or "smtp"')
     for section, security in (("inbox", settings.inbox.security), ("outbox", settings.outbox.security)):
         if security not in ("tls", "starttls", "none"):
-            raise SettingsError(f"[{section}] security must be \"tls\", \"starttls\" or \"none\"")
+            raise SettingsError(f'[{section}] security must be "tls", "starttls" or "none"')
     if not 0 <= settings.inbox.parse_workers <= 8:
         raise SettingsError("[inbox] parse_workers must be 0 (parse in the service's process) to 8")
     check = settings.inbox.idle_check_seconds
     if not (check == 0 or IDLE_CHECK_MIN <= check <= IDLE_CHECK_MAX):
-        raise SettingsError(f"[inbox] idle_check_seconds must be 0 (IDLE alone) or {IDLE_CHECK_MIN:g} to "
-                            f"{IDLE_CHECK_MAX:g} seconds")
+        raise SettingsError(
+            f"[inbox] idle_check_seconds must be 0 (IDLE alone) or {IDLE_CHECK_MIN:g} to {IDLE_CHECK_MAX:g} seconds"
+        )
     if not 0 <= settings.schedule.resolve_workers <= 8:
         raise SettingsError("[schedule] resolve_workers must be 0 (work out due turns in the service's process) to 8")
     for proof in settings.auth.accept:
         if proof not in ("password", "dmarc"):
-            raise SettingsError(f"[auth] accept: unknown proof {proof!r}; use \"password\" and/or \"dmarc\"")
+            raise SettingsError(f'[auth] accept: unknown proof {proof!r}; use "password" and/or "dmarc"')
     if "dmarc" in settings.auth.accept and not settings.auth.authserv_id:
-        raise SettingsError("[auth] accept includes \"dmarc\" but authserv_id is empty: name your receiving server")
+        raise SettingsError('[auth] accept includes "dmarc" but authserv_id is empty: name your receiving server')
     if len(set(settings.dkim.selectors)) != len(settings.dkim.selectors):
         raise SettingsError("[dkim] selectors: a selector is named twice")
     if settings.dkim.domain and "." not in settings.dkim.domain.strip("."):

@@ -64,9 +64,7 @@ class FakeInbox:
             if len(data) <= self.max_size:
                 out.append(RawMail(key, data, len(data), received_at=received))
             else:  # like ImapInbox: an over-cap mail comes with its header section only
-                out.append(
-                    RawMail(key, None, len(data), headers=header_section(data), received_at=received)
-                )
+                out.append(RawMail(key, None, len(data), headers=header_section(data), received_at=received))
         return out
 
     def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
@@ -89,8 +87,12 @@ class FakeMailer:
     answers: dict[str, SendStatus] = field(default_factory=dict)
     settles = False  # bot.mail_out.mailer.Mailer: each outcome is recorded as it comes
 
-    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
-             settle: Callable[[], None] | None = None) -> list[SendResult]:
+    def send(
+        self,
+        mails: Sequence[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+        settle: Callable[[], None] | None = None,
+    ) -> list[SendResult]:
         results = []
         for mail in mails:
             status = next((self.answers[r] for r in mail.recipients if r in self.answers), SendStatus.SENT)
@@ -143,13 +145,22 @@ def reply_to(msg: EmailMessage, text: str, *, sender: str, quote: bool = True, m
     body = text
     if quote:
         quoted = "\n".join("> " + line for line in body_of(msg).splitlines())
-        body = f"{text}\n\nOn Mon, 5 Jan 2026 at 09:00, Flagman <{msg['From'].addresses[0].addr_spec}> wrote:\n{quoted}\n"
+        body = (
+            f"{text}\n\nOn Mon, 5 Jan 2026 at 09:00, Flagman <{msg['From'].addresses[0].addr_spec}> wrote:\n{quoted}\n"
+        )
     reply.set_content(body)
     return reply.as_bytes()
 
 
-def plain_mail(sender: str, to: str, subject: str, text: str, *, message_id: str | None = None,
-               headers: dict[str, str] | None = None) -> bytes:
+def plain_mail(
+    sender: str,
+    to: str,
+    subject: str,
+    text: str,
+    *,
+    message_id: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> bytes:
     msg = EmailMessage()
     msg["From"] = sender
     msg["To"] = to

@@ -101,8 +101,9 @@ def _check_turn(rules: AnyGame, game: str, finished: bool, turn: Turn, before: o
     if not fair.is_secret(secret):
         return Failure(number, "secret", "not 64 hex digits")
     if fair.commitment(secret) != commitment:
-        return Failure(number, "commitment",
-                       f"SHA-256 of the secret is {fair.commitment(secret)}, the sheets said {commitment}")
+        return Failure(
+            number, "commitment", f"SHA-256 of the secret is {fair.commitment(secret)}, the sheets said {commitment}"
+        )
     digest = str(turn.get("digest", ""))
     if fair.dice_seed(game, number, secret, digest) != turn.get("seed"):
         return Failure(number, "seed", "not the seed of this secret and these orders")
@@ -124,8 +125,9 @@ def _check_turn(rules: AnyGame, game: str, finished: bool, turn: Turn, before: o
     resolution = rules.resolve(state, orders, random.Random(int(turn["seed"])), tuple(turn.get("submitted") or ()))
     events, shown = [e.to_json() for e in resolution.events], list(turn.get("events") or [])
     if events != shown:
-        first = next((i for i, (a, b) in enumerate(zip(events, shown, strict=False)) if a != b),
-                     min(len(events), len(shown)))
+        first = next(
+            (i for i, (a, b) in enumerate(zip(events, shown, strict=False)) if a != b), min(len(events), len(shown))
+        )
         return Failure(number, "events", f"the dice of this seed give another event {first + 1} than the one published")
     if rules.dump_state(resolution.state) != turn.get("state_after"):
         return Failure(number, "state", "the turn resolved again ends in another state than the one published")
@@ -154,8 +156,9 @@ def verify(record: Mapping[str, Any]) -> Verdict:
             return verdict
         verdict.checked.append(f"turn {turn.get('number')}: {found}")
         if "orders" not in turn or not finished:
-            verdict.skipped.append(f"turn {turn.get('number')}: the orders, receipts and dice (published when the "
-                                   "game ends)")
+            verdict.skipped.append(
+                f"turn {turn.get('number')}: the orders, receipts and dice (published when the game ends)"
+            )
         before = turn.get("state_after")
     return verdict
 

@@ -224,8 +224,12 @@ class Event:
     def from_json(cls, data: Mapping[str, Any]) -> Event:
         """The event `to_json` wrote (as stored with a resolved turn)."""
         roll = data.get("roll")
-        return cls(str(data["kind"]), str(data["text"]), tuple(str(p) for p in data.get("players", ())),
-                   Roll(str(roll["dice"]), tuple(int(f) for f in roll["faces"]), int(roll["total"])) if roll else None)
+        return cls(
+            str(data["kind"]),
+            str(data["text"]),
+            tuple(str(p) for p in data.get("players", ())),
+            Roll(str(roll["dice"]), tuple(int(f) for f in roll["faces"]), int(roll["total"])) if roll else None,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,8 +387,9 @@ class Game(Protocol[S, O]):
         """
         ...
 
-    def resolve(self, state: S, orders: Mapping[PlayerId, Sequence[O]], rng: random.Random,
-                submitted: Sequence[PlayerId] = ()) -> Resolution[S]:
+    def resolve(
+        self, state: S, orders: Mapping[PlayerId, Sequence[O]], rng: random.Random, submitted: Sequence[PlayerId] = ()
+    ) -> Resolution[S]:
         """Resolve the open turn. `orders` holds every expected player (the shell fills NMRs).
 
         `submitted`: the players whose orders on file were sent (by them, or for them by the

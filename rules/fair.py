@@ -67,5 +67,13 @@ def receipt(game: str, seat: str, turn: int, secret: str, orders: str) -> str:
     return hashlib.sha256(data).hexdigest()[:RECEIPT_DIGITS]
 
 
-__all__ = ["RECEIPT_DIGITS", "SECRET_BYTES", "commitment", "dice_seed", "is_secret", "orders_digest", "orders_text",
-           "receipt"]
+__all__ = [
+    "RECEIPT_DIGITS",
+    "SECRET_BYTES",
+    "commitment",
+    "dice_seed",
+    "is_secret",
+    "orders_digest",
+    "orders_text",
+    "receipt",
+]

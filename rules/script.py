@@ -123,8 +123,7 @@ def play_script(game: Game[Any, Any], script: Mapping[str, Any]) -> dict[str, An
         raise ScriptError(
             0,
             None,
-            f"{game.title} needs {game.min_players} to {game.max_players} players; "
-            f"the script has {len(players)}",
+            f"{game.title} needs {game.min_players} to {game.max_players} players; the script has {len(players)}",
         )
     try:
         state = game.new_game(players, options, turn_rng(seed, 0))
@@ -166,8 +165,9 @@ def _play_turn(
         submitted = list(turn[SUBMITTED])
         for player in submitted:
             if player not in in_game:
-                raise ScriptError(number, player, f"'{SUBMITTED}' names a player not in this game (players: "
-                                                  f"{', '.join(in_game)})")
+                raise ScriptError(
+                    number, player, f"'{SUBMITTED}' names a player not in this game (players: {', '.join(in_game)})"
+                )
     scripted: dict[str, str] = {p: text for p, text in turn.items() if isinstance(text, str)}
     for player in scripted:
         if player not in in_game:

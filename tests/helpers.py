@@ -58,8 +58,7 @@ def as_unprivileged(argv: list[str]) -> list[str]:
     return [str(setpriv), f"--bounding-set={NO_OVERRIDE}", f"--inh-caps={NO_OVERRIDE}", *argv]
 
 
-def flagman_process(config: Path, *args: str, unprivileged: bool = False,
-                    env: dict[str, str] | None = None) -> Any:
+def flagman_process(config: Path, *args: str, unprivileged: bool = False, env: dict[str, str] | None = None) -> Any:
     """`flagman --config CONFIG ARGS...` as a process of its own (its exit status, stdout and
     stderr as a user sees them), the site secret from the environment left out."""
     import subprocess
@@ -69,8 +68,14 @@ def flagman_process(config: Path, *args: str, unprivileged: bool = False,
     environment = {k: v for k, v in os.environ.items() if not k.startswith("FLAGMAN_") or k == "FLAGMAN_CONFIG"}
     environment.pop("JOURNAL_STREAM", None)
     environment.update(env or {})
-    return subprocess.run(as_unprivileged(argv) if unprivileged else argv, cwd=ROOT, env=environment,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        as_unprivileged(argv) if unprivileged else argv,
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 class SmallDisk:
@@ -89,8 +94,11 @@ class SmallDisk:
         if os.geteuid() != 0:
             unavailable("a small file system (tmpfs)", "mounting one needs root")
         self.root.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.size_kib}k,mode=0755", "flagman-test",
-                               str(self.root)], capture_output=True, text=True)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={self.size_kib}k,mode=0755", "flagman-test", str(self.root)],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode != 0:
             unavailable("a small file system (tmpfs)", done.stderr.strip() or done.returncode)
         return self
@@ -120,8 +128,9 @@ class SmallDisk:
     def remount(self, *, read_only: bool) -> None:
         import subprocess
 
-        subprocess.run(["mount", "-o", f"remount,{'ro' if read_only else 'rw'}", str(self.root)], check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["mount", "-o", f"remount,{'ro' if read_only else 'rw'}", str(self.root)], check=True, capture_output=True
+        )
 
     def __exit__(self, *exc: object) -> None:
         import subprocess

@@ -59,7 +59,8 @@ def bot_modules() -> dict[str, Path]:
 
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _from_base(module: str, path: Path, node: ast.ImportFrom) -> str:
@@ -110,7 +111,9 @@ def import_graph() -> dict[str, dict[str, bool]]:
     return graph
 
 
-def shortest_path(graph: dict[str, dict[str, bool]], start: str, goal: str, *, module_level_only: bool) -> list[str] | None:
+def shortest_path(
+    graph: dict[str, dict[str, bool]], start: str, goal: str, *, module_level_only: bool
+) -> list[str] | None:
     """The shortest import chain from `start` to `goal` (ties broken by name: stable output)."""
     queue: deque[list[str]] = deque([[start]])
     seen = {start}
@@ -163,8 +166,10 @@ def test_the_lazy_import_cycles_are_the_known_ones() -> None:
     found = cycles(import_graph(), lazy_edges=True)
     new = {edge: cycle for edge, cycle in found.items() if edge not in LAZY_CYCLES}
     gone = sorted(edge for edge in LAZY_CYCLES if edge not in found)
-    assert not new, "new import cycles through a function-level import (break them, or list them with why):\n" + \
-        "\n".join(f"  {edge}: {cycle}" for edge, cycle in sorted(new.items()))
+    assert not new, (
+        "new import cycles through a function-level import (break them, or list them with why):\n"
+        + "\n".join(f"  {edge}: {cycle}" for edge, cycle in sorted(new.items()))
+    )
     assert not gone, f"no longer a cycle, take them off LAZY_CYCLES: {gone}"
 
 

@@ -1,4 +1,4 @@
-"""The house rules that tools check: ruff over the tree, mypy over the code (strict on rules/)."""
+"""The house rules that tools check: ruff (lint and format) over the tree, mypy over the code (strict)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,13 @@ def run(*argv: str) -> subprocess.CompletedProcess[str]:
 def test_ruff_finds_nothing() -> None:
     """conventions.md: everything configured in pyproject.toml; DTZ (aware datetimes only) included."""
     done = run("ruff", "check", "--no-cache", ".")
+    assert done.returncode == 0, done.stdout[-5000:]
+
+
+def test_the_tree_is_formatted_as_ruff_format_writes_it() -> None:
+    """Issue 28: `ruff format` enforced (its settings in pyproject.toml: 120 columns); run
+    `ruff format .` before committing."""
+    done = run("ruff", "format", "--check", "--no-cache", ".")
     assert done.returncode == 0, done.stdout[-5000:]
 
 

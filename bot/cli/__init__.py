@@ -54,6 +54,7 @@ exit status:
 
 # -- version ---------------------------------------------------------------------------------
 
+
 def version() -> str:
     """This build's version and the commit it was built from, ``0.1.268 (commit 588b8b0c1d2e)``:
     a version per build, counted from the repository (bot.buildinfo)."""
@@ -65,17 +66,28 @@ def version() -> str:
 class _VersionAction(argparse.Action):
     """``--version``, worked out when asked for (argparse's own wants it when the parser is built)."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
-                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:  # argparse's names
+    def __init__(
+        self,
+        option_strings: Sequence[str],
+        dest: str = argparse.SUPPRESS,
+        default: str = argparse.SUPPRESS,
+        help: str | None = None,
+    ) -> None:  # argparse's names
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: object, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
         print(f"flagman {version()}")
         parser.exit(0)
 
 
 # -- play ------------------------------------------------------------------------------------
+
 
 def _cmd_play(args: argparse.Namespace) -> int:
     from rules import UnknownGameError
@@ -99,6 +111,7 @@ def _cmd_play(args: argparse.Namespace) -> int:
 
 # -- games -----------------------------------------------------------------------------------
 
+
 def _parse_player(text: str) -> PlayerSpec:
     from bot.games.turns import PlayerSpec
     from bot.mail_in.addresses import address_problem
@@ -110,7 +123,9 @@ def _parse_player(text: str) -> PlayerSpec:
     problem = address_problem(address.strip().lower())
     if problem is not None:
         raise ValueError(f"--player {name.strip()[:40]!r}: the address is {problem}")
-    return PlayerSpec(seat=name.strip().lower(), address=address.strip(), name=name.strip(), timezone=zone.strip() or None)
+    return PlayerSpec(
+        seat=name.strip().lower(), address=address.strip(), name=name.strip(), timezone=zone.strip() or None
+    )
 
 
 def _cmd_game_new(args: argparse.Namespace) -> int:
@@ -123,21 +138,37 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
         players = [_parse_player(p) for p in args.player]
         bad = next((o for o in args.option if "=" not in o or not o.split("=", 1)[0].strip()), None)
         if bad is not None:
-            print(f"flagman game new: --option {bad!r}: write KEY=VALUE, e.g. --option laps=2 "
-                  "(flagman game options lists each game's)", file=sys.stderr)
+            print(
+                f"flagman game new: --option {bad!r}: write KEY=VALUE, e.g. --option laps=2 "
+                "(flagman game options lists each game's)",
+                file=sys.stderr,
+            )
             return 2
         options = dict(o.split("=", 1) for o in args.option)
         with app.db.transaction() as session:
             # --grace is minutes already (durations.grace, as for `gm configure`).
-            game = G.create_game(app.shell, session, kind=args.game, name=args.name, players=players,
-                                 gm_address=args.gm or app.settings.bot.address, options=options,
-                                 deadline=args.deadline, timezone=args.timezone, signup=args.signup,
-                                 grace=f"{args.grace}m" if args.grace else "",
-                                 early_resolution=None if args.early_resolution is None else args.early_resolution == "on",
-                                 press=PressMode(args.press), robot_seats=[r.strip() for r in args.robot])
+            game = G.create_game(
+                app.shell,
+                session,
+                kind=args.game,
+                name=args.name,
+                players=players,
+                gm_address=args.gm or app.settings.bot.address,
+                options=options,
+                deadline=args.deadline,
+                timezone=args.timezone,
+                signup=args.signup,
+                grace=f"{args.grace}m" if args.grace else "",
+                early_resolution=None if args.early_resolution is None else args.early_resolution == "on",
+                press=PressMode(args.press),
+                robot_seats=[r.strip() for r in args.robot],
+            )
             # One line (tests/bot/cli/test_cli_friendly.py); early resolution and press: `game show`.
-            said = (f"game {game.name} ({game.kind}) created: {len(players)} players"
-                    + (f" and {len(args.robot)} robots" if args.robot else "") + f", status {game.status}")
+            said = (
+                f"game {game.name} ({game.kind}) created: {len(players)} players"
+                + (f" and {len(args.robot)} robots" if args.robot else "")
+                + f", status {game.status}"
+            )
         print(said)  # after the commit: a closed stdout cannot undo the game
     return 0
 
@@ -156,10 +187,14 @@ def _cmd_game_options(args: argparse.Namespace) -> int:
         for line in game.option_help().splitlines():
             print(f"  {line}" if line.strip() else "")
         # The settings every game has beside its own options (also `gm configure GAME`).
-        print(f"  --early-resolution on|off: the turn resolves as soon as every order is in "
-              f"(default {'on' if game.early_resolution else 'off'})")
-        print("  --press none|signed|anonymous: PRESS between the players, and whether it names its sender "
-              "(default signed)")
+        print(
+            f"  --early-resolution on|off: the turn resolves as soon as every order is in "
+            f"(default {'on' if game.early_resolution else 'off'})"
+        )
+        print(
+            "  --press none|signed|anonymous: PRESS between the players, and whether it names its sender "
+            "(default signed)"
+        )
     return 0
 
 
@@ -182,8 +217,10 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
             where = f"{turn.label}, {_due_words(due)}" if turn else "-"
             robots = sum(1 for seat in game.seats if seat.robot)
             seats = f"{len(game.seats)} seats" + (f" ({robots} robots)" if robots else "")
-            print(f"{game.name:<12} {game.kind:<14} {game.status:<9} {seats}  {where}"
-                  + ("  [practice]" if game.practice else ""))
+            print(
+                f"{game.name:<12} {game.kind:<14} {game.status:<9} {seats}  {where}"
+                + ("  [practice]" if game.practice else "")
+            )
     return 0
 
 
@@ -199,28 +236,39 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             print(f"flagman game show: no game called {args.name}", file=sys.stderr)
             return 2
         rules, state, turn = G.current_state(session, game) if game.turns else (G.rules_of(game), None, None)
-        print(f"{game.name}: {rules.title}, {game.status}{' (practice)' if game.practice else ''}; GM {game.gm_address}; "
-              f"deadlines {game.deadline_spec} ({game.timezone})")
+        print(
+            f"{game.name}: {rules.title}, {game.status}{' (practice)' if game.practice else ''}; GM {game.gm_address}; "
+            f"deadlines {game.deadline_spec} ({game.timezone})"
+        )
         watching = observers.observers_of(session, game)
-        print(f"early resolution {'on' if game.early_resolution else 'off'}; press {game.press}; "
-              f"observers {len(watching)}" + (f" ({', '.join(watching)})" if watching else ""))
+        print(
+            f"early resolution {'on' if game.early_resolution else 'off'}; press {game.press}; "
+            f"observers {len(watching)}" + (f" ({', '.join(watching)})" if watching else "")
+        )
         if turn is not None:
             print(f"open: {turn.label}, {_due_words(G.deadline_text(turn, game.timezone))}")
         for seat in game.seats:
             on_file = ""
             if turn is not None and state is not None and seat.name in rules.expected_players(state):
-                on_file = {G.OrdersIn.COMPLETE: "orders in", G.OrdersIn.INCOMPLETE: "incomplete orders (the turn waits)",
-                           G.OrdersIn.NONE: "no orders yet"}[G.orders_in(rules, state, seat,
-                                                                      store.submissions(session, turn, seat))]
+                on_file = {
+                    G.OrdersIn.COMPLETE: "orders in",
+                    G.OrdersIn.INCOMPLETE: "incomplete orders (the turn waits)",
+                    G.OrdersIn.NONE: "no orders yet",
+                }[G.orders_in(rules, state, seat, store.submissions(session, turn, seat))]
             status = "" if seat.active else " (out)"
             player = seat.player
-            away = (f"  vacation {player.vacation_from.isoformat()} to {player.vacation_to.isoformat()}"
-                    if player.vacation_from is not None and player.vacation_to is not None else "")
+            away = (
+                f"  vacation {player.vacation_from.isoformat()} to {player.vacation_to.isoformat()}"
+                if player.vacation_from is not None and player.vacation_to is not None
+                else ""
+            )
             if seat.robot:
                 print(f"  {seat.name:<12} {'(robot)':<32}{status}  {on_file}")
                 continue
-            print(f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
-                  f"  zone {player.timezone}{away}")
+            print(
+                f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
+                f"  zone {player.timezone}{away}"
+            )
         if state is not None:
             shown = robot_names(game.seats)
             for place in rules.standings(state):
@@ -230,12 +278,16 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
 
 # -- the jobs --------------------------------------------------------------------------------
 
+
 def _cmd_poll(args: argparse.Namespace) -> int:
     with open_app(args) as app:
         need_secret(app.settings)
         report = app.service.poll()
-        print(f"fetched {report.fetched}; " + ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
-              + (f"; duplicates {report.duplicates}" if report.duplicates else ""))
+        print(
+            f"fetched {report.fetched}; "
+            + ", ".join(f"{k} {v}" for k, v in sorted(report.outcomes.items()))
+            + (f"; duplicates {report.duplicates}" if report.duplicates else "")
+        )
     return 0
 
 
@@ -246,9 +298,18 @@ def _labels(app: App, done: list[tuple[str, int]]) -> list[tuple[str, str]]:
     from bot.models import Game, Turn
 
     with app.db.read() as session:
-        return [(name, session.scalar(select(Turn.label).join(Game, Game.id == Turn.game_id)
-                                      .where(Game.name == name, Turn.number == number)) or f"turn {number}")
-                for name, number in done]
+        return [
+            (
+                name,
+                session.scalar(
+                    select(Turn.label)
+                    .join(Game, Game.id == Turn.game_id)
+                    .where(Game.name == name, Turn.number == number)
+                )
+                or f"turn {number}",
+            )
+            for name, number in done
+        ]
 
 
 def _cmd_tick(args: argparse.Namespace) -> int:
@@ -282,6 +343,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 # -- the parser ------------------------------------------------------------------------------
 
+
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose refusal of a bad argument is one line (issue 30: every bad
     argument gets one line and exit status 2, never a usage block or a traceback); the
@@ -292,11 +354,18 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="flagman", description="Flagman, a play-by-email race director.",
-                                     epilog=EXIT_STATUS, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(
+        prog="flagman",
+        description="Flagman, a play-by-email race director.",
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
-    parser.add_argument("--config", default=os.environ.get("FLAGMAN_CONFIG"),
-                        help="configuration file (default ./flagman.toml, or $FLAGMAN_CONFIG)")
+    parser.add_argument(
+        "--config",
+        default=os.environ.get("FLAGMAN_CONFIG"),
+        help="configuration file (default ./flagman.toml, or $FLAGMAN_CONFIG)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log every decision in detail")
     sub = cast("Subcommands", parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
 
@@ -314,28 +383,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="print only the summary and the final result")
     p.set_defaults(func=_cmd_demo)
 
-    game = sub.add_parser("game", help="create, list and show games; the options of each kind of game") \
-        .add_subparsers(dest="game_command", required=True)
+    game = sub.add_parser("game", help="create, list and show games; the options of each kind of game").add_subparsers(
+        dest="game_command", required=True
+    )
     p = game.add_parser("new", help="create a game")
     p.add_argument("game", help="racecraft, speed_circuit or speedphreakz")
     p.add_argument("--name", required=True, help="the game's short name, e.g. rc1")
     p.add_argument("--player", action="append", default=[], metavar="NAME=ADDRESS[,TZ]")
-    p.add_argument("--robot", action="append", default=[], metavar="NAME",
-                   help="a seat the game's robot drives (repeatable): never mailed, its orders on file as each "
-                        "turn opens")
+    p.add_argument(
+        "--robot",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a seat the game's robot drives (repeatable): never mailed, its orders on file as each turn opens",
+    )
     p.add_argument("--gm", help="the GM's address (default: the bot's own)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--deadline", default="48h", type=durations.schedule, metavar="SPEC",
-                   help=durations.DEADLINE_HELP + " (default 48h)")
+    p.add_argument(
+        "--deadline",
+        default="48h",
+        type=durations.schedule,
+        metavar="SPEC",
+        help=durations.DEADLINE_HELP + " (default 48h)",
+    )
     p.add_argument("--force", action="store_true", help=durations.FORCE_HELP)
     p.add_argument("--timezone", help="the game's time zone (default: [bot] timezone)")
     p.add_argument("--grace", type=durations.grace, metavar="MINUTES|DURATION", help=durations.GRACE_HELP)
     p.add_argument("--signup", action="store_true", help="open for sign-ups (JOIN) instead of starting now")
-    p.add_argument("--early-resolution", choices=("on", "off"),
-                   help="resolve a turn as soon as every order is in (default: the game's own, on for every game "
-                        "here); off: every turn waits for its deadline")
-    p.add_argument("--press", choices=("none", "signed", "anonymous"), default="signed",
-                   help="what PRESS may do: no press, signed messages, or anonymous ones (default signed)")
+    p.add_argument(
+        "--early-resolution",
+        choices=("on", "off"),
+        help="resolve a turn as soon as every order is in (default: the game's own, on for every game "
+        "here); off: every turn waits for its deadline",
+    )
+    p.add_argument(
+        "--press",
+        choices=("none", "signed", "anonymous"),
+        default="signed",
+        help="what PRESS may do: no press, signed messages, or anonymous ones (default signed)",
+    )
     p.set_defaults(func=_cmd_game_new)
     p = game.add_parser("list", help="every game, one line each")
     p.set_defaults(func=_cmd_game_list)
@@ -346,9 +432,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("game", nargs="?", help="racecraft, speed_circuit or speedphreakz (default: every game)")
     p.set_defaults(func=_cmd_game_options)
 
-    for name, func, text in (("poll", _cmd_poll, "read the inbox once and answer every mail"),
-                             ("tick", _cmd_tick, "resolve every turn that is due"),
-                             ("send", _cmd_send, "send the outbox")):
+    for name, func, text in (
+        ("poll", _cmd_poll, "read the inbox once and answer every mail"),
+        ("tick", _cmd_tick, "resolve every turn that is due"),
+        ("send", _cmd_send, "send the outbox"),
+    ):
         sub.add_parser(name, help=text).set_defaults(func=func)
     sub.add_parser("run", help="the service: poll, tick and send on their schedules").set_defaults(func=_cmd_run)
 

@@ -40,9 +40,9 @@ def register(sub: Subcommands) -> None:
         "archive",
         help="write a game's public archive (static HTML: every turn's report and picture, the result, the rules) into DIR",
         description="Write the public archive of GAME into DIR: index.html, one page and picture per turn, "
-                    "rules.html and style.css; plain HTML and CSS that work from a file system or any static "
-                    "web server. With [bot] archive_dir set, the bot keeps <archive_dir>/<game>/ up to date "
-                    "after every turn by itself.",
+        "rules.html and style.css; plain HTML and CSS that work from a file system or any static "
+        "web server. With [bot] archive_dir set, the bot keeps <archive_dir>/<game>/ up to date "
+        "after every turn by itself.",
     )
     p.add_argument("game", help="the game's short name")
     p.add_argument("dir", help="the folder to write (created if missing)")
@@ -67,8 +67,10 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     if verdict.failure is not None:
         print(f"flagman verify: {verdict.game}: FAILED at {verdict.failure}", file=sys.stderr)
         return 1
-    print(f"{verdict.game}: {verdict.turns} turn(s) verified"
-          + (f", {len(verdict.skipped)} only in part until the game ends" if verdict.skipped else ""))
+    print(
+        f"{verdict.game}: {verdict.turns} turn(s) verified"
+        + (f", {len(verdict.skipped)} only in part until the game ends" if verdict.skipped else "")
+    )
     return 0
 
 
@@ -77,10 +79,10 @@ def register_verify(sub: Subcommands) -> None:
         "verify",
         help="check a game's public archive turn by turn: commitments, dice seeds, receipts, dice and results",
         description="Check the record of a game's public archive (DIR/record.json): that each turn's revealed "
-                    "secret is the one its sheets committed to, that its dice seed is made of the secret and the "
-                    "orders, and, once the game has ended, that the orders match their receipts and that the turn "
-                    "resolved again from its published state and orders gives the published events (rolls "
-                    "included) and state. Exit 0: all holds; 1: the first turn and item that does not; 2: no record.",
+        "secret is the one its sheets committed to, that its dice seed is made of the secret and the "
+        "orders, and, once the game has ended, that the orders match their receipts and that the turn "
+        "resolved again from its published state and orders gives the published events (rolls "
+        "included) and state. Exit 0: all holds; 1: the first turn and item that does not; 2: no record.",
     )
     p.add_argument("dir", help="the folder of the game's archive")
     p.set_defaults(func=_cmd_verify)

@@ -37,7 +37,13 @@ PLAYERS = (
 # shared/design/racecraft.md; Anna forgets turn 3 (and gets the NMR default); Steve's first
 # mail of turn 2 asks for more EP than he has, is refused, and he corrects it.
 SCRIPT: dict[int, dict[str, list[str]]] = {
-    1: {"kelly": ["USE 0"], "seb": ["Hi GM!\nUSE 2\nCheers, Seb"], "steve": ["2"], "roger": ["BID 5"], "anna": ["USE 1"]},
+    1: {
+        "kelly": ["USE 0"],
+        "seb": ["Hi GM!\nUSE 2\nCheers, Seb"],
+        "steve": ["2"],
+        "roger": ["BID 5"],
+        "anna": ["USE 1"],
+    },
     2: {"kelly": ["USE 2"], "seb": ["A 3"], "steve": ["USE 12", "OVERTAKE"], "roger": ["CRUISE"], "anna": ["B"]},
     3: {"kelly": ["CRUISE"], "seb": ["USE 1"], "steve": ["C"], "roger": ["USE 4"]},
     4: {"kelly": ["USE 3"], "seb": ["CRUISE"], "steve": ["USE 2"], "roger": ["OVERTAKE"], "anna": ["USE 5"]},
@@ -94,8 +100,12 @@ class Demo:
         service.send()
 
     def deliver_reply(self, player: PlayerSpec, to_msg: EmailMessage, text: str, n: int) -> None:
-        data = reply_to(to_msg, text, sender=f"{player.name} <{player.address}>",
-                        message_id=f"<demo-{player.seat}-{n}@client.example>")
+        data = reply_to(
+            to_msg,
+            text,
+            sender=f"{player.name} <{player.address}>",
+            message_id=f"<demo-{player.seat}-{n}@client.example>",
+        )
         # Delivered at the demo's (simulated) time, as a mail server on the same clock would.
         deliver_to_maildir(self.inbox_path, data, clock_ns=int(self.clock.now().timestamp() * 1_000_000_000))
         if not self.quiet:
@@ -128,10 +138,18 @@ class Demo:
     def _play(self) -> int:
         gm = "gm@demo.example"
         with self.app.db.transaction() as session:
-            create_game(self.app.shell, session, kind="racecraft", name="demo1", players=PLAYERS,
-                        gm_address=gm, deadline="48h", timezone="Europe/London", seed=2026)
-        self.say("Flagman demo: Racecraft game demo1, five players, by mail on SQLite + Maildir in "
-                 f"{self.root}\n")
+            create_game(
+                self.app.shell,
+                session,
+                kind="racecraft",
+                name="demo1",
+                players=PLAYERS,
+                gm_address=gm,
+                deadline="48h",
+                timezone="Europe/London",
+                seed=2026,
+            )
+        self.say(f"Flagman demo: Racecraft game demo1, five players, by mail on SQLite + Maildir in {self.root}\n")
         self.app.service.send()
         latest: dict[str, EmailMessage] = {}
         for _ in range(20):

@@ -20,8 +20,9 @@ from datetime import timedelta
 # with --force (a test game, a demo).
 MIN_TURN = timedelta(hours=1)
 
-GRACE_HELP = ("orders still accepted this long after each deadline: minutes (30) or a duration (30m, 2h); "
-              "at most 365 days")
+GRACE_HELP = (
+    "orders still accepted this long after each deadline: minutes (30) or a duration (30m, 2h); at most 365 days"
+)
 DEADLINE_HELP = "48h, 3d, 1d12h, daily 18:00, mon,thu 18:00, or manual; a turn under an hour needs --force"
 FORCE_HELP = "accept a turn under an hour (a test game): it leaves the players no time to mail their orders"
 
@@ -58,6 +59,8 @@ def check_turn_length(spec: str, *, force: bool) -> None:
     length = parse_schedule(spec).length
     if length is not None and length < MIN_TURN and not force:
         minutes = int(length.total_seconds()) // 60
-        raise TurnTooShort(f"--deadline {shown(spec)}: a turn of {minutes} min leaves the players no time to mail "
-                           "their orders (at least an hour; mail takes minutes to arrive and to be read); "
-                           "give --force to use it all the same")
+        raise TurnTooShort(
+            f"--deadline {shown(spec)}: a turn of {minutes} min leaves the players no time to mail "
+            "their orders (at least an hour; mail takes minutes to arrive and to be read); "
+            "give --force to use it all the same"
+        )

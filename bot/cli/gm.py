@@ -49,8 +49,11 @@ class _OneLineParser(argparse.ArgumentParser):
 
     # argparse's own signature is overloaded on the namespace's type; these parsers are only
     # ever given a Namespace (by argparse itself), hence the narrower one and the ignore.
-    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
-                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+    def parse_known_args(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        namespace: argparse.Namespace | None = None,
+    ) -> tuple[argparse.Namespace, list[str]]:
         self._before_parsing()
         # Left to itself, argparse hands unknown options up to `flagman`'s own parser, which
         # prints its usage: refuse them here, in one line.
@@ -109,8 +112,17 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     parsed = command.split(words)
     if parsed is None:
         raise Refused(f"write {command.syntax}, e.g. {command.example}")
-    result = registry.execute(app.shell, session, command.verb, args.game.lower(), parsed, actor=_actor(args),
-                              via="cli", line=" ".join([command.verb, args.game, *words]), deliver=False)
+    result = registry.execute(
+        app.shell,
+        session,
+        command.verb,
+        args.game.lower(),
+        parsed,
+        actor=_actor(args),
+        via="cli",
+        line=" ".join([command.verb, args.game, *words]),
+        deliver=False,
+    )
     if result.ok and result.letter is not None:
         letter = result.letter
         letters.post(app.shell, session, letter.to, letter.rendered, kind=letter.kind, game=letter.game)
@@ -186,8 +198,9 @@ def _nmr_limit(text: str) -> int | None:
     if value in ("off", "none", "0"):
         return None
     if not (value.isascii() and value.isdigit() and len(value) <= len(str(MAX_NMR_LIMIT))) or int(value) < 1:
-        raise ValueError(f"--nmr-limit must be a whole number from 1 to {MAX_NMR_LIMIT}, or off; "
-                         f"not {one_line(text, 40)!r}")
+        raise ValueError(
+            f"--nmr-limit must be a whole number from 1 to {MAX_NMR_LIMIT}, or off; not {one_line(text, 40)!r}"
+        )
     return int(value)
 
 
@@ -229,12 +242,23 @@ def _configure(app: App, args: argparse.Namespace) -> int:
             game.deadline_spec = args.deadline
             changes.append(f"deadlines {args.deadline} (from the next turn on)")
         if changes:
-            session.add(GmAudit(game_id=game.id, actor=_actor(args), via="cli", message_id="",
-                                command="configure " + "; ".join(changes), outcome="done", created_at=app.shell.now(),
-                                undo=None))
-        said = (f"{game.name}: deadlines {game.deadline_spec} ({game.timezone}), grace {game.grace_minutes} min, "
-                f"early resolution {'on' if game.early_resolution else 'off'}, reminders {game.reminder_spec}, "
-                f"NMR limit {game.nmr_limit or 'off'} ({game.nmr_action}), press {game.press}")
+            session.add(
+                GmAudit(
+                    game_id=game.id,
+                    actor=_actor(args),
+                    via="cli",
+                    message_id="",
+                    command="configure " + "; ".join(changes),
+                    outcome="done",
+                    created_at=app.shell.now(),
+                    undo=None,
+                )
+            )
+        said = (
+            f"{game.name}: deadlines {game.deadline_spec} ({game.timezone}), grace {game.grace_minutes} min, "
+            f"early resolution {'on' if game.early_resolution else 'off'}, reminders {game.reminder_spec}, "
+            f"NMR limit {game.nmr_limit or 'off'} ({game.nmr_action}), press {game.press}"
+        )
     print(said)  # after the commit: a closed stdout cannot undo the change
     return 0
 
@@ -253,9 +277,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
             print(f"no game called {args.game}", file=sys.stderr)
             return 2
         for row in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id)):
-            print(f"{format_local(as_utc(row.created_at), game.timezone)}  {row.via:<4} {row.actor}  "
-                  f"{row.command}  -> {row.outcome.splitlines()[0] if row.outcome else ''}"
-                  + (f"  [{row.message_id}]" if row.message_id else ""))
+            print(
+                f"{format_local(as_utc(row.created_at), game.timezone)}  {row.via:<4} {row.actor}  "
+                f"{row.command}  -> {row.outcome.splitlines()[0] if row.outcome else ''}"
+                + (f"  [{row.message_id}]" if row.message_id else "")
+            )
     return 0
 
 
@@ -301,8 +327,9 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
 
     verbs = gm.add_subparsers(dest="gm_command", required=True, metavar="VERB", parser_class=_OneLineParser)
     for spec in GM_COMMANDS:
-        p = verbs.add_parser(spec.verb.lower(), help=spec.summary,
-                             description=f"{spec.syntax}: {spec.summary}. By mail: {spec.example}")
+        p = verbs.add_parser(
+            spec.verb.lower(), help=spec.summary, description=f"{spec.syntax}: {spec.summary}. By mail: {spec.example}"
+        )
         p.add_argument("game")
         p.add_argument("args", nargs="*", help=spec.syntax.split(" ", 2)[2] if spec.syntax.count(" ") > 1 else "")
         p.add_argument("--as", dest="actor", help="who to record in the audit log (default cli:<user>)")
@@ -314,16 +341,30 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
     p = verbs.add_parser("configure", help="a game's options: grace, early resolution, reminders, NMR limit, press")
     p.add_argument("game")
     p.add_argument("--grace", type=durations.grace, metavar="MINUTES|DURATION", help=durations.GRACE_HELP)
-    p.add_argument("--early-resolution", type=_on_off, metavar="on|off",
-                   help="resolve as soon as every order is in (where the game allows it)")
+    p.add_argument(
+        "--early-resolution",
+        type=_on_off,
+        metavar="on|off",
+        help="resolve as soon as every order is in (where the game allows it)",
+    )
     p.add_argument("--reminders", metavar="SPEC", help="reminder marks before the deadline, e.g. 24h,2h; or none")
-    p.add_argument("--nmr-limit", metavar="N|off", help="after N turns in a row without orders the seat is dropped "
-                                                         "or handed to the GM")
+    p.add_argument(
+        "--nmr-limit",
+        metavar="N|off",
+        help="after N turns in a row without orders the seat is dropped or handed to the GM",
+    )
     p.add_argument("--nmr-action", choices=("gm", "drop"), help="what happens at the NMR limit (default gm)")
-    p.add_argument("--press", choices=("none", "signed", "anonymous"),
-                   help="what PRESS may do in the game: no press, signed messages, or anonymous ones")
-    p.add_argument("--deadline", type=durations.schedule, metavar="SPEC",
-                   help="the deadline schedule for the turns opened from now on: " + durations.DEADLINE_HELP)
+    p.add_argument(
+        "--press",
+        choices=("none", "signed", "anonymous"),
+        help="what PRESS may do in the game: no press, signed messages, or anonymous ones",
+    )
+    p.add_argument(
+        "--deadline",
+        type=durations.schedule,
+        metavar="SPEC",
+        help="the deadline schedule for the turns opened from now on: " + durations.DEADLINE_HELP,
+    )
     p.add_argument("--force", action="store_true", help=durations.FORCE_HELP)
     p.add_argument("--as", dest="actor", help="who to record in the audit log")
     p.set_defaults(func=_cmd_configure)

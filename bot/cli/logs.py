@@ -129,8 +129,14 @@ class StdoutLog(logging.StreamHandler[TextIO]):
         super().handleError(record)
 
 
-def setup_logging(verbose: bool, echoed: Sequence[str] = (), *, fmt: str = "text",
-                  stream: TextIO | None = None, env: Mapping[str, str] | None = None) -> logging.Handler:
+def setup_logging(
+    verbose: bool,
+    echoed: Sequence[str] = (),
+    *,
+    fmt: str = "text",
+    stream: TextIO | None = None,
+    env: Mapping[str, str] | None = None,
+) -> logging.Handler:
     """The log on stdout, INFO (DEBUG with `verbose`), as `fmt` ("text" or "json"), with
     priority prefixes when stdout is the journal; the INFO lines of the `echoed` loggers are
     left out unless `verbose` (the command prints those results itself). As

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from bot.ops.doctor import run_doctor
 
-    return run_doctor(Path(args.config) if args.config else None, fix=args.fix,
-                      probe_plus=args.probe_plus, probe_wait=args.probe_wait)
+    return run_doctor(
+        Path(args.config) if args.config else None, fix=args.fix, probe_plus=args.probe_plus, probe_wait=args.probe_wait
+    )
 
 
 def _cmd_deploy(args: argparse.Namespace) -> int:
@@ -40,8 +41,10 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
                 print(f"{placement.name:<30} -> {placement.target}  {placement.mode:04o}{keep}: {placement.what}")
             return 0
         if not args.prefix:
-            print("flagman deploy: give PREFIX (/ to install on this machine), or --print to see what goes where",
-                  file=sys.stderr)
+            print(
+                "flagman deploy: give PREFIX (/ to install on this machine), or --print to see what goes where",
+                file=sys.stderr,
+            )
             return 2
         prefix = Path(args.prefix)
         written = D.deploy(prefix, venv, fixed_user=args.fixed_user, instance=args.instance)
@@ -49,8 +52,11 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
         print(f"flagman deploy: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"flagman deploy: cannot write under {args.prefix}: {exc.strerror or exc} "
-              f"({exc.filename or ''}); run it as root for /", file=sys.stderr)
+        print(
+            f"flagman deploy: cannot write under {args.prefix}: {exc.strerror or exc} "
+            f"({exc.filename or ''}); run it as root for /",
+            file=sys.stderr,
+        )
         return 1
     for done in written:
         print(f"{done.action:<9} {done.path}")
@@ -68,18 +74,22 @@ def _cmd_backup(args: argparse.Namespace) -> int:
     pruned: tuple[Path, ...] = ()
     try:
         if args.keep is None:
-            target = backup(settings.database_url, Path(args.path),
-                            password_credential="{password}" in settings.database.url)
+            target = backup(
+                settings.database_url, Path(args.path), password_credential="{password}" in settings.database.url
+            )
         else:
-            target, pruned = backup_into(settings.database_url, Path(args.path), keep=args.keep,
-                                         now=SystemClock().now())
+            target, pruned = backup_into(
+                settings.database_url, Path(args.path), keep=args.keep, now=SystemClock().now()
+            )
     except BackupError as exc:
         print(f"flagman backup: {exc}", file=sys.stderr)
         return exc.status
     print(f"backup written to {target} (SQLite's integrity check: ok)")
     if args.keep is not None:
-        print(f"kept the newest {args.keep} in {args.path}"
-              + (f"; deleted {', '.join(p.name for p in pruned)}" if pruned else ""))
+        print(
+            f"kept the newest {args.keep} in {args.path}"
+            + (f"; deleted {', '.join(p.name for p in pruned)}" if pruned else "")
+        )
     return 0
 
 
@@ -139,8 +149,10 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             print(f"turn {result.number} ({result.label}): DIFFERENT")
             for line in result.differences:
                 print(f"    {line}")
-    print(f"{args.game}: {len(results)} resolved turn(s) replayed, "
-          + (f"{len(differ)} differ from what is stored" if differ else "all identical to what is stored"))
+    print(
+        f"{args.game}: {len(results)} resolved turn(s) replayed, "
+        + (f"{len(differ)} differ from what is stored" if differ else "all identical to what is stored")
+    )
     return 1 if differ else 0
 
 
@@ -152,8 +164,10 @@ def url_problem(url: str) -> str | None:
     try:
         make_url(url.replace("{password}", "x")).get_dialect()
     except (ArgumentError, NoSuchModuleError, ValueError) as exc:
-        return (f"{url.split('://', 1)[0]!r} is not a database URL flagman can use ({type(exc).__name__}): write "
-                "sqlite:///PATH or postgresql+psycopg://USER:{password}@HOST/DATABASE")
+        return (
+            f"{url.split('://', 1)[0]!r} is not a database URL flagman can use ({type(exc).__name__}): write "
+            "sqlite:///PATH or postgresql+psycopg://USER:{password}@HOST/DATABASE"
+        )
     return None
 
 
@@ -198,36 +212,73 @@ def _cmd_copy_db(args: argparse.Namespace) -> int:
 
 
 def register(sub: Subcommands) -> None:
-    p = sub.add_parser("doctor", help="check the set-up (config, database, IMAP, SMTP, secret, clock) and say how to fix it")
+    p = sub.add_parser(
+        "doctor", help="check the set-up (config, database, IMAP, SMTP, secret, clock) and say how to fix it"
+    )
     p.add_argument("--fix", action="store_true", help="create missing IMAP/Maildir folders")
-    p.add_argument("--probe-plus", action="store_true",
-                   help="also mail a probe to the bot's own plus-address (<local>+doctor.probe.<random>@<domain>) "
-                        "through the SMTP relay and wait for it in the IMAP INBOX, then delete it")
-    p.add_argument("--probe-wait", type=float, default=60.0, metavar="SECONDS",
-                   help="how long --probe-plus waits for the probe to arrive (default 60)")
+    p.add_argument(
+        "--probe-plus",
+        action="store_true",
+        help="also mail a probe to the bot's own plus-address (<local>+doctor.probe.<random>@<domain>) "
+        "through the SMTP relay and wait for it in the IMAP INBOX, then delete it",
+    )
+    p.add_argument(
+        "--probe-wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long --probe-plus waits for the probe to arrive (default 60)",
+    )
     p.set_defaults(func=_cmd_doctor)
 
-    p = sub.add_parser("deploy", help="write the systemd unit, tmpfiles snippet, flagmanctl, an example "
-                                      "configuration and the documentation where systemd expects them")
-    p.add_argument("prefix", nargs="?", metavar="PREFIX",
-                   help="the root to write under: / on this machine (as root), or a staging directory")
-    p.add_argument("--print", dest="show", nargs="?", const="", metavar="FILE",
-                   help="write nothing: list where each file goes, or print FILE (e.g. flagman.service, "
-                        "config.example.toml, mail/postfix-main.cf) as it would be written")
+    p = sub.add_parser(
+        "deploy",
+        help="write the systemd unit, tmpfiles snippet, flagmanctl, an example "
+        "configuration and the documentation where systemd expects them",
+    )
+    p.add_argument(
+        "prefix",
+        nargs="?",
+        metavar="PREFIX",
+        help="the root to write under: / on this machine (as root), or a staging directory",
+    )
+    p.add_argument(
+        "--print",
+        dest="show",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="write nothing: list where each file goes, or print FILE (e.g. flagman.service, "
+        "config.example.toml, mail/postfix-main.cf) as it would be written",
+    )
     p.add_argument("--venv", metavar="DIR", help="the venv the unit runs flagman from (default: this flagman's own)")
-    p.add_argument("--fixed-user", action="store_true",
-                   help="also a fixed system user (sysusers.d) and the drop-in that turns DynamicUser= off")
-    p.add_argument("--instance", metavar="NAME",
-                   help="one of several bots on this host, flagman@NAME.service: its tmpfiles snippet and "
-                        "configuration (/etc/flagman-NAME/flagman.toml; state in /var/lib/flagman-NAME) in place "
-                        "of flagman.service's")
+    p.add_argument(
+        "--fixed-user",
+        action="store_true",
+        help="also a fixed system user (sysusers.d) and the drop-in that turns DynamicUser= off",
+    )
+    p.add_argument(
+        "--instance",
+        metavar="NAME",
+        help="one of several bots on this host, flagman@NAME.service: its tmpfiles snippet and "
+        "configuration (/etc/flagman-NAME/flagman.toml; state in /var/lib/flagman-NAME) in place "
+        "of flagman.service's",
+    )
     p.set_defaults(func=_cmd_deploy)
 
-    p = sub.add_parser("backup", help="copy the SQLite database while the service runs (PostgreSQL: prints the pg_dump command)")
-    p.add_argument("path", help="the backup file to write (never overwritten); with --keep, the directory to write it in")
-    p.add_argument("--keep", type=_at_least_one, metavar="N",
-                   help="PATH is a directory: write flagman-<UTC time>.sqlite in it, then delete all but the newest N "
-                        "of those (other files are left alone); the shipped timer runs --keep 14")
+    p = sub.add_parser(
+        "backup", help="copy the SQLite database while the service runs (PostgreSQL: prints the pg_dump command)"
+    )
+    p.add_argument(
+        "path", help="the backup file to write (never overwritten); with --keep, the directory to write it in"
+    )
+    p.add_argument(
+        "--keep",
+        type=_at_least_one,
+        metavar="N",
+        help="PATH is a directory: write flagman-<UTC time>.sqlite in it, then delete all but the newest N "
+        "of those (other files are left alone); the shipped timer runs --keep 14",
+    )
     p.set_defaults(func=_cmd_backup)
 
     p = sub.add_parser("restore", help="replace the SQLite database with a backup (stop the service first)")
@@ -244,6 +295,10 @@ def register(sub: Subcommands) -> None:
     p.set_defaults(func=_cmd_replay)
 
     p = sub.add_parser("copy-db", help="copy every table into a new, empty database (e.g. SQLite -> PostgreSQL)")
-    p.add_argument("--to", required=True, metavar="URL",
-                   help="the target SQLAlchemy URL, e.g. postgresql+psycopg://flagman:{password}@db/flagman")
+    p.add_argument(
+        "--to",
+        required=True,
+        metavar="URL",
+        help="the target SQLAlchemy URL, e.g. postgresql+psycopg://flagman:{password}@db/flagman",
+    )
     p.set_defaults(func=_cmd_copy_db)

@@ -63,8 +63,12 @@ class RelayWatch:
     def settles(self) -> bool:  # as the mailer it watches (bot.mail_out.mailer.Mailer)
         return self.mailer.settles
 
-    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
-             settle: Callable[[], None] | None = None) -> list[SendResult]:
+    def send(
+        self,
+        mails: Sequence[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+        settle: Callable[[], None] | None = None,
+    ) -> list[SendResult]:
         from bot.mail_out.mailer import SendStatus
         from bot.mail_out.smtp import (
             CANNOT_CONNECT,  # how SmtpMailer says it (a test runs it on a closed port)
@@ -133,8 +137,10 @@ def _relay(exc: RelayUnreachable, settings: Settings | None) -> list[str]:
     check = "check [outbox] host, port, security, username and the smtp-password credential"
     if settings is not None:
         cfg = settings.outbox
-        check = (f"check [outbox] host and port ({cfg.host}:{cfg.port}), security ({cfg.security}), username "
-                 f"and the smtp-password credential{_where(settings)}")
+        check = (
+            f"check [outbox] host and port ({cfg.host}:{cfg.port}), security ({cfg.security}), username "
+            f"and the smtp-password credential{_where(settings)}"
+        )
     return [f"{exc.detail}; {done} stays in the outbox", f"{check}; {DOCTOR}"]
 
 
@@ -166,8 +172,10 @@ def _database(exc: BaseException, settings: Settings | None) -> list[str]:
         return [f"cannot use the database: {reason}", f"check [database] url; {DOCTOR}"]
     url = settings.database_url
     if url.startswith("sqlite"):
-        check = (f"check [database] url{where}, that this user may read and write the file, its -wal and -shm "
-                 "files and its folder, and that it is migrated (`flagman migrate`)")
+        check = (
+            f"check [database] url{where}, that this user may read and write the file, its -wal and -shm "
+            "files and its folder, and that it is migrated (`flagman migrate`)"
+        )
     else:
         from bot.ops.reach import database_hint
 

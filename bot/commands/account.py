@@ -37,13 +37,21 @@ ADDRESS_REQUESTS_PER_DAY = 3  # ADDRESS mails a third party: a few a day per pla
 
 
 def _players_only(ctx: CommandContext, verb: str) -> Reply:
-    what = ("A GM's zone is the game's (flagman game new --timezone)." if verb == "TIMEZONE" and ctx.who.gm_of
-            else "It is for the players of a game: send it in reply to a mail of your game.")
-    raise ctx.refuse(f"{verb} is for players", f"{verb} changes a player's own settings. {what}",
-                   kind=verb.lower(), label=f"{verb} refused")
+    what = (
+        "A GM's zone is the game's (flagman game new --timezone)."
+        if verb == "TIMEZONE" and ctx.who.gm_of
+        else "It is for the players of a game: send it in reply to a mail of your game."
+    )
+    raise ctx.refuse(
+        f"{verb} is for players",
+        f"{verb} changes a player's own settings. {what}",
+        kind=verb.lower(),
+        label=f"{verb} refused",
+    )
 
 
 # -- TIMEZONE --------------------------------------------------------------------------------
+
 
 def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     player = ctx.player()
@@ -53,10 +61,13 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     if zone is None:
         close = closest_zones(command.zone)
         hint = f" Did you mean {' or '.join(close)}?" if close else ""
-        raise ctx.refuse("Time zone not known",
-                       "That is not a time zone name the bot knows: write a zone as Area/City, e.g. "
-                       f"TIMEZONE Europe/Paris or TIMEZONE America/New_York (or UTC).{hint}",
-                       kind="timezone", label="TIMEZONE refused")
+        raise ctx.refuse(
+            "Time zone not known",
+            "That is not a time zone name the bot knows: write a zone as Area/City, e.g. "
+            f"TIMEZONE Europe/Paris or TIMEZONE America/New_York (or UTC).{hint}",
+            kind="timezone",
+            label="TIMEZONE refused",
+        )
     player.timezone = zone
     seats = requests.player_seats(ctx.session, player)
     examples = []
@@ -65,13 +76,17 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
         shown = G.deadline_text(turn, zone)
         if shown:
             examples.append(f"{seat.game.name} is due {shown}")
-    text = (f"Your time zone is now {zone}, for all your games: every deadline in the bot's mail is shown in it "
-            "from now on." + (f" So {'; '.join(examples)}." if examples else ""))
-    return Reply((Notice(ctx.to, f"Time zone set: {zone}", text, kind="timezone", error=False),),
-                 label=f"TIMEZONE {zone}")
+    text = (
+        f"Your time zone is now {zone}, for all your games: every deadline in the bot's mail is shown in it "
+        "from now on." + (f" So {'; '.join(examples)}." if examples else "")
+    )
+    return Reply(
+        (Notice(ctx.to, f"Time zone set: {zone}", text, kind="timezone", error=False),), label=f"TIMEZONE {zone}"
+    )
 
 
 # -- ADDRESS ---------------------------------------------------------------------------------
+
 
 def _bot_address(ctx: CommandContext, address: str) -> bool:
     local, _, domain = ctx.shell.settings.bot.address.lower().rpartition("@")
@@ -90,56 +105,87 @@ def address(ctx: CommandContext, command: Address) -> Reply:
         return _players_only(ctx, "ADDRESS")
     new = command.address
     if new == player.address:
-        raise ctx.refuse("That is your address already", f"The bot writes to {new} already: nothing to change.",
-                       kind="address", label="ADDRESS refused")
+        raise ctx.refuse(
+            "That is your address already",
+            f"The bot writes to {new} already: nothing to change.",
+            kind="address",
+            label="ADDRESS refused",
+        )
     if _bot_address(ctx, new):
-        raise ctx.refuse("Not an address for a player", "That is the bot's own address.", kind="address",
-                       label="ADDRESS refused")
+        raise ctx.refuse(
+            "Not an address for a player", "That is the bot's own address.", kind="address", label="ADDRESS refused"
+        )
     seats = [s for s in ctx.who.seats if s.active and s.player_id == player.id and s.game.status != GameStatus.FINISHED]
     if not seats:
-        raise ctx.refuse("No seat to move", "Your mail proved no seat of a game still running, so there is "
-                       "nothing to move.", kind="address", label="ADDRESS refused")
+        raise ctx.refuse(
+            "No seat to move",
+            "Your mail proved no seat of a game still running, so there is nothing to move.",
+            kind="address",
+            label="ADDRESS refused",
+        )
     taken = requests.taken_problem(session, player, seats, new)
     if taken is not None:
-        raise ctx.refuse("That address is taken",
-                       f"{taken}, so your seats cannot move to it. Ask the GM (REPLACE) if they should.",
-                       kind="address", label="ADDRESS refused")
+        raise ctx.refuse(
+            "That address is taken",
+            f"{taken}, so your seats cannot move to it. Ask the GM (REPLACE) if they should.",
+            kind="address",
+            label="ADDRESS refused",
+        )
     if requests.requests_today(session, player, now) >= ADDRESS_REQUESTS_PER_DAY:
-        raise ctx.refuse("Too many address changes today",
-                       f"An address change was asked for {ADDRESS_REQUESTS_PER_DAY} times today already; send it "
-                       "again tomorrow.", kind="address", label="ADDRESS refused")
+        raise ctx.refuse(
+            "Too many address changes today",
+            f"An address change was asked for {ADDRESS_REQUESTS_PER_DAY} times today already; send it again tomorrow.",
+            kind="address",
+            label="ADDRESS refused",
+        )
     request = requests.open_address(ctx.shell, session, player, seats, new)
     code = requests.code(ctx.shell, request)
     moved = ", ".join(f"{s.name} in {s.game.name}" for s in seats)
-    rendered = ctx.shell.renderer.render("address_confirm", {
-        "bot": {"name": ctx.shell.settings.bot.name, "address": ctx.shell.settings.bot.address},
-        "name": player.name, "old": player.address, "new": new, "games": sorted({s.game.name for s in seats}),
-        "code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS,
-    })
+    rendered = ctx.shell.renderer.render(
+        "address_confirm",
+        {
+            "bot": {"name": ctx.shell.settings.bot.name, "address": ctx.shell.settings.bot.address},
+            "name": player.name,
+            "old": player.address,
+            "new": new,
+            "games": sorted({s.game.name for s in seats}),
+            "code": code,
+            "subject_tag": tokens.subject_tag(code),
+            "valid_days": tokens.VALID_DAYS,
+        },
+    )
     # To the new address only: the code is its proof, a capability for it alone (bot.letters).
     letters.post(ctx.shell, session, ToAddress(new), rendered, kind="address_confirm", game=ctx.game)
     hold = ctx.shell.settings.limits.address_change_hold_hours
     effective = request.effective_at if request.effective_at is not None else now
     others = sorted({s.game.name for s in requests.player_seats(session, player)} - {s.game.name for s in seats})
-    stay = (f" Your other games ({', '.join(others)}) stay at {player.address}: an ADDRESS in reply to a mail of "
-            "each game moves it too (or one mail from this address with a PASSWORD line for each seat)."
-            if others else "")
-    text = (f"You asked to move {moved} to {new}. A mail went there with a code: the move is made once the "
-            f"answer comes back from {new} (within {tokens.VALID_DAYS} days), and not before "
-            f"{format_local(effective, player.timezone)} ({hold} hours from now), so that a change nobody asked "
-            f"for can be stopped. Until then the bot writes to {player.address}, as before.{stay}\n\n"
-            "If you did not ask for this, stop it: send back this line (a reply to this mail with it on top "
-            "does it):\n\n"
-            f"    STOP {requests.stop_code(ctx.shell, request)}\n\n"
-            "Whoever holds the reply address of your seat (a turn sheet forwarded or seen) could have asked it; "
-            "your GM can give the seat a new one.")
+    stay = (
+        f" Your other games ({', '.join(others)}) stay at {player.address}: an ADDRESS in reply to a mail of "
+        "each game moves it too (or one mail from this address with a PASSWORD line for each seat)."
+        if others
+        else ""
+    )
+    text = (
+        f"You asked to move {moved} to {new}. A mail went there with a code: the move is made once the "
+        f"answer comes back from {new} (within {tokens.VALID_DAYS} days), and not before "
+        f"{format_local(effective, player.timezone)} ({hold} hours from now), so that a change nobody asked "
+        f"for can be stopped. Until then the bot writes to {player.address}, as before.{stay}\n\n"
+        "If you did not ask for this, stop it: send back this line (a reply to this mail with it on top "
+        "does it):\n\n"
+        f"    STOP {requests.stop_code(ctx.shell, request)}\n\n"
+        "Whoever holds the reply address of your seat (a turn sheet forwarded or seen) could have asked it; "
+        "your GM can give the seat a new one."
+    )
     # To the old address (the seat's registered one), and never withheld: it is what lets the
     # seat's holder stop a change they did not ask for.
-    return Reply((Notice(ctx.to, f"Confirm your new address from {new}", text, kind="address", error=False,
-                         essential=True),), label="ADDRESS asked")
+    return Reply(
+        (Notice(ctx.to, f"Confirm your new address from {new}", text, kind="address", error=False, essential=True),),
+        label="ADDRESS asked",
+    )
 
 
 # -- VACATION --------------------------------------------------------------------------------
+
 
 def _day_text(day: date) -> str:
     return f"{day:%a} {day.day} {day:%b %Y}"
@@ -155,12 +201,25 @@ def vacation(ctx: CommandContext, command: Vacation) -> Reply:
         was = player.vacation_to is not None and player.vacation_to >= today
         player.vacation_from = player.vacation_to = None
         if was:
-            _tell_gms(ctx, seats, f"{player.name} ended their vacation: missed turns count towards the NMR limit "
-                                  "again.", "vacation over")
-        return Reply((Notice(ctx.to, "Vacation off",
-                             "You are not on vacation" + (" any more" if was else "") + ": a turn without your orders "
-                             "counts towards the NMR limit as usual.", kind="vacation", error=False),),
-                     label="VACATION OFF")
+            _tell_gms(
+                ctx,
+                seats,
+                f"{player.name} ended their vacation: missed turns count towards the NMR limit again.",
+                "vacation over",
+            )
+        return Reply(
+            (
+                Notice(
+                    ctx.to,
+                    "Vacation off",
+                    "You are not on vacation" + (" any more" if was else "") + ": a turn without your orders "
+                    "counts towards the NMR limit as usual.",
+                    kind="vacation",
+                    error=False,
+                ),
+            ),
+            label="VACATION OFF",
+        )
     start, end = command.start, command.end
     problem = None
     if end < start:
@@ -172,27 +231,45 @@ def vacation(ctx: CommandContext, command: Vacation) -> Reply:
     elif (start - today).days > VACATION_AHEAD_DAYS:
         problem = "that is more than a year ahead"
     if problem is not None:
-        raise ctx.refuse("Vacation not set",
-                       f"VACATION {start.isoformat()} {end.isoformat()}: {problem}. Write VACATION <first day> "
-                       "<last day>, e.g. VACATION 2026-07-01 2026-07-14 (both days included, in your time zone).",
-                       kind="vacation", label="VACATION refused")
+        raise ctx.refuse(
+            "Vacation not set",
+            f"VACATION {start.isoformat()} {end.isoformat()}: {problem}. Write VACATION <first day> "
+            "<last day>, e.g. VACATION 2026-07-01 2026-07-14 (both days included, in your time zone).",
+            kind="vacation",
+            label="VACATION refused",
+        )
     player.vacation_from, player.vacation_to = start, end
     span = f"from {_day_text(start)} to {_day_text(end)} ({player.timezone})"
-    _tell_gms(ctx, seats, f"{player.name} is on vacation {span}: a turn due then without their orders gets the "
-                          "default (or your GM plot) without counting towards the NMR limit.", "vacation")
-    text = (f"You are on vacation {span}, both days included, for all your games. A turn due then that gets no "
-            "orders from you gets the default (or the GM's plot), and it does not count towards the NMR limit. "
-            "Orders you send meanwhile count as always. VACATION OFF ends it early.")
-    return Reply((Notice(ctx.to, "Vacation set", text, kind="vacation", error=False),),
-                 label=f"VACATION {start.isoformat()} {end.isoformat()}")
+    _tell_gms(
+        ctx,
+        seats,
+        f"{player.name} is on vacation {span}: a turn due then without their orders gets the "
+        "default (or your GM plot) without counting towards the NMR limit.",
+        "vacation",
+    )
+    text = (
+        f"You are on vacation {span}, both days included, for all your games. A turn due then that gets no "
+        "orders from you gets the default (or the GM's plot), and it does not count towards the NMR limit. "
+        "Orders you send meanwhile count as always. VACATION OFF ends it early."
+    )
+    return Reply(
+        (Notice(ctx.to, "Vacation set", text, kind="vacation", error=False),),
+        label=f"VACATION {start.isoformat()} {end.isoformat()}",
+    )
 
 
 def _tell_gms(ctx: CommandContext, seats: list[Seat], text: str, what: str) -> None:
     for seat in seats:
         if seat.player.address == seat.game.gm_address or seat.name == GM_SEAT:
             continue
-        letters.notice(ctx.shell, ctx.session, ToGm(seat.game), f"{seat.name} of {seat.game.name}: {what}", text,
-                       kind="vacation_gm")
+        letters.notice(
+            ctx.shell,
+            ctx.session,
+            ToGm(seat.game),
+            f"{seat.name} of {seat.game.name}: {what}",
+            text,
+            kind="vacation_gm",
+        )
 
 
 __all__ = ["ADDRESS_REQUESTS_PER_DAY", "MAX_VACATION_DAYS"]

@@ -32,9 +32,12 @@ MAX_FINISHED = 10  # finished games named in it, the latest
 
 def _unknown(ctx: CommandContext, verb: str) -> Reply:
     # The name is not repeated: for a stranger it is the sender's own words (issue 14).
-    raise ctx.refuse("No game by that name",
-                   f"There is no game by the name your {verb} gave here. Send LIST for the games.",
-                   kind=verb.lower(), label=f"{verb} refused")
+    raise ctx.refuse(
+        "No game by that name",
+        f"There is no game by the name your {verb} gave here. Send LIST for the games.",
+        kind=verb.lower(),
+        label=f"{verb} refused",
+    )
 
 
 def _on_off(value: bool) -> str:
@@ -46,10 +49,15 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
     under way (the open turn and its deadline, in the sender's zone if a player, else the
     game's), then the latest finished ones, by name."""
     session = ctx.session
-    games = list(session.scalars(select(Game).options(selectinload(Game.seats)).where(Game.practice.is_(False))
-                                 .order_by(Game.id)))  # practice games are their person's alone (issue 32)
-    running = sorted((g for g in games if g.status != GameStatus.FINISHED),
-                     key=lambda g: (g.status != GameStatus.SIGNUP, g.status == GameStatus.PAUSED, g.name))
+    games = list(
+        session.scalars(
+            select(Game).options(selectinload(Game.seats)).where(Game.practice.is_(False)).order_by(Game.id)
+        )
+    )  # practice games are their person's alone (issue 32)
+    running = sorted(
+        (g for g in games if g.status != GameStatus.FINISHED),
+        key=lambda g: (g.status != GameStatus.SIGNUP, g.status == GameStatus.PAUSED, g.name),
+    )
     turns = store.open_turns(session, [g for g in running if g.status != GameStatus.SIGNUP])
     player = ctx.player()
     lines: list[str] = []
@@ -58,21 +66,28 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
         seated = len(store.active_seats(game))
         if game.status == GameStatus.SIGNUP:
             free = max(0, rules.max_players - seated)
-            lines.append(f"  {game.name}: {rules.title}, OPEN for sign-ups: {seated} joined, {free} seat"
-                         f"{'s' if free != 1 else ''} free ({rules.min_players} to {rules.max_players} players)\n"
-                         f"      deadlines {game.deadline_spec} ({game.timezone}); to play: JOIN {game.name} [your name]")
+            lines.append(
+                f"  {game.name}: {rules.title}, OPEN for sign-ups: {seated} joined, {free} seat"
+                f"{'s' if free != 1 else ''} free ({rules.min_players} to {rules.max_players} players)\n"
+                f"      deadlines {game.deadline_spec} ({game.timezone}); to play: JOIN {game.name} [your name]"
+            )
             continue
         turn = turns.get(game.id)
         zone = player.timezone if player is not None else game.timezone
         due = (G.deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-"
         paused = " (paused)" if game.status == GameStatus.PAUSED else ""
-        lines.append(f"  {game.name}: {rules.title}, {turn.label if turn else 'under way'}{paused}\n"
-                     f"      due {due}; {seated} players, no free seat; to watch: OBSERVE {game.name}")
+        lines.append(
+            f"  {game.name}: {rules.title}, {turn.label if turn else 'under way'}{paused}\n"
+            f"      due {due}; {seated} players, no free seat; to watch: OBSERVE {game.name}"
+        )
     if len(running) > MAX_LISTED:
         lines.append(f"  ... and {len(running) - MAX_LISTED} more.")
     finished = [g.name for g in games if g.status == GameStatus.FINISHED][-MAX_FINISHED:]
-    text = ("The games here, the ones open for sign-ups first:\n\n" + "\n".join(lines) if lines
-            else "No game is running here just now.")
+    text = (
+        "The games here, the ones open for sign-ups first:\n\n" + "\n".join(lines)
+        if lines
+        else "No game is running here just now."
+    )
     if finished:
         text += "\n\nFinished: " + ", ".join(finished) + "."
     text += "\n\nRULES <game> gives a game's rules in short, with the order syntax."
@@ -87,14 +102,24 @@ def rules(ctx: CommandContext, command: ShowRules) -> Reply:
         return _unknown(ctx, "RULES")
     rules = G.rules_of(game)
     values = G.base_context(ctx.shell, game, rules)
-    values.update({
-        "greeting": letters.greeting(ctx.to), "summary": rules.rules_summary(), "help": seats.sample_help(game),
-        "min_players": rules.min_players, "max_players": rules.max_players, "players": len(store.active_seats(game)),
-        "deadline_spec": game.deadline_spec, "game_timezone": game.timezone, "early": game.early_resolution,
-        "press": game.press,
-    })
-    return Reply((Letter(ctx.to, ctx.shell.renderer.render("rules", values, game=game.kind), "rules", game=game),),
-                 label=f"RULES {game.name}")
+    values.update(
+        {
+            "greeting": letters.greeting(ctx.to),
+            "summary": rules.rules_summary(),
+            "help": seats.sample_help(game),
+            "min_players": rules.min_players,
+            "max_players": rules.max_players,
+            "players": len(store.active_seats(game)),
+            "deadline_spec": game.deadline_spec,
+            "game_timezone": game.timezone,
+            "early": game.early_resolution,
+            "press": game.press,
+        }
+    )
+    return Reply(
+        (Letter(ctx.to, ctx.shell.renderer.render("rules", values, game=game.kind), "rules", game=game),),
+        label=f"RULES {game.name}",
+    )
 
 
 def observe(ctx: CommandContext, command: Observe) -> Reply:
@@ -103,39 +128,70 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
     if game is None or game.practice:  # a practice game is its person's alone (issue 32)
         return _unknown(ctx, "OBSERVE")
     if game.status == GameStatus.FINISHED:
-        raise ctx.refuse(f"{game.name} is over", f"{game.name} has finished: there are no more results to send.",
-                       kind="observe", label="OBSERVE refused")
+        raise ctx.refuse(
+            f"{game.name} is over",
+            f"{game.name} has finished: there are no more results to send.",
+            kind="observe",
+            label="OBSERVE refused",
+        )
     if ctx.seat_in(game) is not None or any(g.id == game.id for g in ctx.who.gm_of):
-        return Reply((Notice(ctx.to, f"You are in {game.name}",
-                             f"You {'play in' if ctx.seat_in(game) else 'are the GM of'} {game.name}: its results "
-                             "come to you already.", kind="observe", error=False),), label="OBSERVE")
+        return Reply(
+            (
+                Notice(
+                    ctx.to,
+                    f"You are in {game.name}",
+                    f"You {'play in' if ctx.seat_in(game) else 'are the GM of'} {game.name}: its results "
+                    "come to you already.",
+                    kind="observe",
+                    error=False,
+                ),
+            ),
+            label="OBSERVE",
+        )
     address = ctx.address
     if observers.is_observing(session, game, address):
-        return Reply((Notice(ctx.to, f"You observe {game.name} already",
-                             f"This address gets the results of {game.name} already. UNOBSERVE {game.name} stops "
-                             "them.", kind="observe", error=False),), label="OBSERVE")
+        return Reply(
+            (
+                Notice(
+                    ctx.to,
+                    f"You observe {game.name} already",
+                    f"This address gets the results of {game.name} already. UNOBSERVE {game.name} stops them.",
+                    kind="observe",
+                    error=False,
+                ),
+            ),
+            label="OBSERVE",
+        )
     count = session.scalar(select(func.count()).select_from(Observer).where(Observer.game_id == game.id)) or 0
     if count >= observers.MAX_OBSERVERS:
-        raise ctx.refuse(f"{game.name} has all the observers it takes",
-                       f"{game.name} has {observers.MAX_OBSERVERS} observers, as many as it takes.",
-                       kind="observe", label="OBSERVE refused")
+        raise ctx.refuse(
+            f"{game.name} has all the observers it takes",
+            f"{game.name} has {observers.MAX_OBSERVERS} observers, as many as it takes.",
+            kind="observe",
+            label="OBSERVE refused",
+        )
     if not ctx.stranger:  # the mail proved the registered address: no confirmation needed
         observers.observe(session, game, address, now)
-        return Reply((Notice(ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe",
-                             error=False),), label=f"OBSERVE {game.name}")
+        return Reply(
+            (Notice(ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe", error=False),),
+            label=f"OBSERVE {game.name}",
+        )
     secrets = ctx.shell.settings.secrets
     code = tokens.make(secrets.site_secret, tokens.OBSERVE, game.name, now, address)
     values = G.base_context(ctx.shell, game, G.rules_of(game))
     values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
     rendered = ctx.shell.renderer.render("observe_confirm", values, game=game.kind)
-    return Reply((Letter(ToAddress(address), rendered, "observe_confirm", game=game),),
-                 label=f"OBSERVE {game.name} asked")
+    return Reply(
+        (Letter(ToAddress(address), rendered, "observe_confirm", game=game),), label=f"OBSERVE {game.name} asked"
+    )
 
 
 def _observing_text(game: Game) -> str:
-    return (f"From now on the results of {game.name} come to this address after every turn: the public "
-            f"report, as every player sees it. You cannot act in the game from here. UNOBSERVE {game.name} "
-            "stops them.")
+    return (
+        f"From now on the results of {game.name} come to this address after every turn: the public "
+        f"report, as every player sees it. You cannot act in the game from here. UNOBSERVE {game.name} "
+        "stops them."
+    )
 
 
 def unobserve(ctx: CommandContext, command: Unobserve) -> Reply:
@@ -147,12 +203,24 @@ def unobserve(ctx: CommandContext, command: Unobserve) -> Reply:
             return _unknown(ctx, "UNOBSERVE")
     stopped = observers.unobserve(session, ctx.address, game)
     if not stopped:
-        text = (f"This address does not observe {game.name}, so there was nothing to stop." if game is not None
-                else "This address observes no game here, so there was nothing to stop.")
+        text = (
+            f"This address does not observe {game.name}, so there was nothing to stop."
+            if game is not None
+            else "This address observes no game here, so there was nothing to stop."
+        )
         return Reply((Notice(ctx.to, "Nothing to stop", text, kind="unobserve", error=False),), label="UNOBSERVE")
-    return Reply((Notice(ctx.to, f"You no longer observe {', '.join(stopped)}",
-                         f"No more results of {', '.join(stopped)} come to this address. OBSERVE <game> starts "
-                         "them again.", kind="unobserve", error=False),), label="UNOBSERVE " + " ".join(stopped))
+    return Reply(
+        (
+            Notice(
+                ctx.to,
+                f"You no longer observe {', '.join(stopped)}",
+                f"No more results of {', '.join(stopped)} come to this address. OBSERVE <game> starts them again.",
+                kind="unobserve",
+                error=False,
+            ),
+        ),
+        label="UNOBSERVE " + " ".join(stopped),
+    )
 
 
 def code_stands(ctx: CommandContext, text: str) -> bool:
@@ -169,11 +237,15 @@ def code_stands(ctx: CommandContext, text: str) -> bool:
 
 
 def _not_valid(ctx: CommandContext, verb: str) -> Reply:
-    raise ctx.refuse("Confirmation not valid" if verb == "CONFIRM" else "Stop code not valid",
-                   "That code is not one this bot mailed to this address, or it is more than "
-                   f"{tokens.VALID_DAYS} days old, or what it was for is done or stopped already, so nothing was "
-                   "done. Send the command again (OBSERVE <game>, JOIN <game>, or ADDRESS <new address> from your "
-                   "old address) for a new one.", kind=verb.lower(), label=f"{verb} refused")
+    raise ctx.refuse(
+        "Confirmation not valid" if verb == "CONFIRM" else "Stop code not valid",
+        "That code is not one this bot mailed to this address, or it is more than "
+        f"{tokens.VALID_DAYS} days old, or what it was for is done or stopped already, so nothing was "
+        "done. Send the command again (OBSERVE <game>, JOIN <game>, or ADDRESS <new address> from your "
+        "old address) for a new one.",
+        kind=verb.lower(),
+        label=f"{verb} refused",
+    )
 
 
 def confirm(ctx: CommandContext, command: Confirm) -> Reply:
@@ -192,21 +264,46 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
             label, answer = signups.confirm_join(ctx.shell, ctx.session, request)
             return Reply((answer,), label=label)
         text = requests.confirm_address(ctx.shell, ctx.session, request)
-        return Reply((Notice(ToAddress(request.address), "Your new address", text, kind="address", error=False,
-                             essential=True),), label="CONFIRM ADDRESS")
+        return Reply(
+            (
+                Notice(
+                    ToAddress(request.address), "Your new address", text, kind="address", error=False, essential=True
+                ),
+            ),
+            label="CONFIRM ADDRESS",
+        )
     if code.kind == tokens.STOP:
         return _not_valid(ctx, "CONFIRM")  # a STOP code is sent back with STOP, not CONFIRM
     session, sender = ctx.session, ctx.inbound.sender
     game = store.find_game_row(session, code.ref)
     if game is None or game.status == GameStatus.FINISHED:
-        raise ctx.refuse("That game is over", "The game this confirmation was for is no longer running.",
-                       kind="confirm", label="CONFIRM refused")
+        raise ctx.refuse(
+            "That game is over",
+            "The game this confirmation was for is no longer running.",
+            kind="confirm",
+            label="CONFIRM refused",
+        )
     if not observers.observe(session, game, sender, ctx.shell.now()):
-        return Reply((Notice(ctx.to, f"You observe {game.name} already",
-                             f"This address gets the results of {game.name} already.", kind="observe",
-                             error=False),), label="CONFIRM")
-    return Reply((Notice(ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe", error=False,
-                         essential=True),), label=f"CONFIRM OBSERVE {game.name}")
+        return Reply(
+            (
+                Notice(
+                    ctx.to,
+                    f"You observe {game.name} already",
+                    f"This address gets the results of {game.name} already.",
+                    kind="observe",
+                    error=False,
+                ),
+            ),
+            label="CONFIRM",
+        )
+    return Reply(
+        (
+            Notice(
+                ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe", error=False, essential=True
+            ),
+        ),
+        label=f"CONFIRM OBSERVE {game.name}",
+    )
 
 
 def practice_(ctx: CommandContext, command: Practice) -> Reply:
@@ -214,8 +311,12 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
     a GM's): the practice game at once, at that address (a stranger's PRACTICE is the intake's:
     a code first, `practice.ask`)."""
     if ctx.stranger:  # the intake asks a stranger for the code first (bot.intake.strangers)
-        raise ctx.refuse("PRACTICE needs a confirmation", "Send PRACTICE on its own from your address.",
-                         kind="practice", label="PRACTICE refused")
+        raise ctx.refuse(
+            "PRACTICE needs a confirmation",
+            "Send PRACTICE on its own from your address.",
+            kind="practice",
+            label="PRACTICE refused",
+        )
     answer = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind)
     return Reply((answer,), label=f"PRACTICE {command.kind}")
 
@@ -228,8 +329,19 @@ def stop(ctx: CommandContext, command: Stop) -> Reply:
         return _not_valid(ctx, "STOP")
     text = requests.stop(ctx.shell, ctx.session, request)
     # To the old address, whoever sent the code back: it is that address's change to stop.
-    return Reply((Notice(ToAddress(request.old_address), "Address change stopped", text, kind="address",
-                         error=False, essential=True),), label="STOP ADDRESS")
+    return Reply(
+        (
+            Notice(
+                ToAddress(request.old_address),
+                "Address change stopped",
+                text,
+                kind="address",
+                error=False,
+                essential=True,
+            ),
+        ),
+        label="STOP ADDRESS",
+    )
 
 
 __all__ = ["MAX_FINISHED", "MAX_LISTED", "code_stands"]

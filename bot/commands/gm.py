@@ -87,6 +87,7 @@ class GmAction:
 
 # -- helpers -----------------------------------------------------------------------------------
 
+
 def _open(ctx: GmAction) -> tuple[AnyGame, GameState, Turn]:
     return under_way(ctx.session, ctx.game)
 
@@ -116,8 +117,10 @@ def _parse_for(rules: AnyGame, state: GameState, seat: Seat, text: str) -> tuple
 def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[GameOrder]) -> Refused:
     """The refusal of orders the game's parser did not take, with its reasons and the grammar."""
     reasons = "; ".join(f'"{p.line}": {p.reason}' for p in parsed.problems) or "no orders in it"
-    return Refused(f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
-                     + rules.order_help(state, seat.name))
+    return Refused(
+        f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
+        + rules.order_help(state, seat.name)
+    )
 
 
 def _deadline_words(turn: Turn | None, zone: str) -> str:
@@ -136,8 +139,9 @@ class News:
     about: str | None = None  # the seat it is about: that seat gets a mail of its own, not this one
 
 
-def announce(ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False,
-             about: str | None = None) -> None:
+def announce(
+    ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False, about: str | None = None
+) -> None:
     """Tell every active seat `text`, with the open turn's deadline in the seat's zone; with
     `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller). Told
     once the command is done (`tell_players`), together with whatever else the same mail of
@@ -162,18 +166,23 @@ def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[Ne
         kind = told[0].kind if len(told) == 1 else "announce"
         zone = seat.player.timezone
         ctx_mail = G.base_context(shell, game, rules)
-        ctx_mail.update({
-            "seat": {"name": seat.name, "display": seat.player.name},
-            "items": [{"title": n.title, "text": n.text} for n in told],
-            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)} if turn is not None else None,
-            "paused": game.status == GameStatus.PAUSED, "timezone": zone,
-        })
+        ctx_mail.update(
+            {
+                "seat": {"name": seat.name, "display": seat.player.name},
+                "items": [{"title": n.title, "text": n.text} for n in told],
+                "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)} if turn is not None else None,
+                "paused": game.status == GameStatus.PAUSED,
+                "timezone": zone,
+            }
+        )
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
         calendars: tuple[CalendarPart, ...] = ()
         if state is not None and turn is not None and any(n.calendar for n in told):
-            calendars = (ical.paused_parts(sender, now, game, rules, state, turn, seat)
-                         if game.status == GameStatus.PAUSED
-                         else ical.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet"))
+            calendars = (
+                ical.paused_parts(sender, now, game, rules, state, turn, seat)
+                if game.status == GameStatus.PAUSED
+                else ical.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet")
+            )
         letters.post(shell, session, ToSeat(seat), rendered, kind=kind, calendars=calendars)
         sent += 1
     return sent
@@ -202,8 +211,10 @@ def _not_too_soon(ctx: GmAction, new: datetime, force: bool, line: str) -> None:
     """Refuse a deadline less than `SOON` from now unless forced (issue 30: by mail as on the
     command line): the players could not answer in time."""
     if new - ctx.now < SOON and not force:
-        raise Refused(f"the deadline would be {format_local(new, ctx.game.timezone)}, less than an hour from now: "
-                      f"the players could hardly answer. To set it all the same, send {line} FORCE")
+        raise Refused(
+            f"the deadline would be {format_local(new, ctx.game.timezone)}, less than an hour from now: "
+            f"the players could hardly answer. To set it all the same, send {line} FORCE"
+        )
 
 
 def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -215,16 +226,25 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     old = as_utc(turn.deadline)
     new = add(old, delta)  # many EXTENDs in a row must not run the calendar out (year 9999)
     if new <= ctx.now:
-        raise Refused(f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
-                        f"use DEADLINE {ctx.game.name} +{duration} to set one from now")
+        raise Refused(
+            f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
+            f"use DEADLINE {ctx.game.name} +{duration} to set one from now"
+        )
     _not_too_soon(ctx, new, force, f"EXTEND {ctx.game.name} {duration}")
     _set_deadline(ctx, turn, new)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat()}
-    announce(ctx, f"Deadline extended for {turn.label}",
-             f"The GM has extended the deadline of {turn.label} by {duration}.", kind="extend", calendar=True)
-    return (f"{turn.label}: the deadline moved from {format_local(old, ctx.game.timezone)} to "
-            f"{format_local(new, ctx.game.timezone)}; the players were told.")
+    announce(
+        ctx,
+        f"Deadline extended for {turn.label}",
+        f"The GM has extended the deadline of {turn.label} by {duration}.",
+        kind="extend",
+        calendar=True,
+    )
+    return (
+        f"{turn.label}: the deadline moved from {format_local(old, ctx.game.timezone)} to "
+        f"{format_local(new, ctx.game.timezone)}; the players were told."
+    )
 
 
 def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -232,17 +252,25 @@ def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
     when, force = _forced(args)
     new = parse_when(when, ctx.now, ctx.game.timezone)
     if new <= ctx.now:
-        raise Refused(f"{format_local(new, ctx.game.timezone)} is in the past; to resolve now, send "
-                        f"PROCESS {ctx.game.name}")
+        raise Refused(
+            f"{format_local(new, ctx.game.timezone)} is in the past; to resolve now, send PROCESS {ctx.game.name}"
+        )
     _not_too_soon(ctx, new, force, f"DEADLINE {ctx.game.name} {when}")
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     _set_deadline(ctx, turn, new)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
-    announce(ctx, f"New deadline for {turn.label}", f"The GM has set a new deadline for {turn.label}.",
-             kind="deadline", calendar=True)
-    return (f"{turn.label}: the deadline is now {format_local(new, ctx.game.timezone)} (was "
-            f"{format_local(old, ctx.game.timezone) if old else 'none'}); the players were told.")
+    announce(
+        ctx,
+        f"New deadline for {turn.label}",
+        f"The GM has set a new deadline for {turn.label}.",
+        kind="deadline",
+        calendar=True,
+    )
+    return (
+        f"{turn.label}: the deadline is now {format_local(new, ctx.game.timezone)} (was "
+        f"{format_local(old, ctx.game.timezone) if old else 'none'}); the players were told."
+    )
 
 
 def order(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -252,19 +280,35 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise Refused(f"{seat.name} has no orders to give for {turn.label}")
     orders = _parse_for(rules, state, seat, args[1])
     canonical = rules.format_orders(orders)
-    ctx.session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="gm", text=canonical,
-                                    received_at=ctx.now))
+    ctx.session.add(
+        OrderSubmission(
+            turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="gm", text=canonical, received_at=ctx.now
+        )
+    )
     ctx.session.flush()
     on_file = store.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
     assert on_file is not None
     now_on_file = rules.format_orders(on_file)
     # The GM's hand is visible (issue 29): the player is told what the GM entered for them.
-    letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"The GM entered orders for you in {turn.label}",
-                   f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{_quote(canonical)}\n\n"
-                   f"On file for you now (they count unless you send others before the deadline):\n\n"
-                   f"{_quote(now_on_file)}", kind="gm_order", game=ctx.game, error=False)
-    return (f"entered for {seat.name}, {turn.label}:\n" + _quote(canonical)
-            + f"\n\nOn file for {seat.name} now:\n" + _quote(now_on_file) + f"\n\n{seat.name} was told.")
+    letters.notice(
+        ctx.shell,
+        ctx.session,
+        ToSeat(seat),
+        f"The GM entered orders for you in {turn.label}",
+        f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{_quote(canonical)}\n\n"
+        f"On file for you now (they count unless you send others before the deadline):\n\n"
+        f"{_quote(now_on_file)}",
+        kind="gm_order",
+        game=ctx.game,
+        error=False,
+    )
+    return (
+        f"entered for {seat.name}, {turn.label}:\n"
+        + _quote(canonical)
+        + f"\n\nOn file for {seat.name} now:\n"
+        + _quote(now_on_file)
+        + f"\n\n{seat.name} was told."
+    )
 
 
 def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -276,12 +320,21 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
             return f"{seat.name} has no GM plot: the game's own default applies already."
         seat.gm_plot = None
         ctx.undo = {"seat": seat.name, "gm_plot": old}
-        default = rules.format_orders(rules.default_orders(state, seat.name)) if seat.name in rules.players(state) else ""
-        letters.notice(ctx.shell, ctx.session, ToSeat(seat), "The GM's plot for you is cleared",
-                       "The GM has cleared the plot that stood for you when no orders of yours arrive. From now "
-                       "on the game's own default is used instead" + (f"; in {turn.label} it is:\n\n{_quote(default)}"
-                                                                     if default else "."),
-                       kind="gm_plot", game=ctx.game, error=False)
+        default = (
+            rules.format_orders(rules.default_orders(state, seat.name)) if seat.name in rules.players(state) else ""
+        )
+        letters.notice(
+            ctx.shell,
+            ctx.session,
+            ToSeat(seat),
+            "The GM's plot for you is cleared",
+            "The GM has cleared the plot that stood for you when no orders of yours arrive. From now "
+            "on the game's own default is used instead"
+            + (f"; in {turn.label} it is:\n\n{_quote(default)}" if default else "."),
+            kind="gm_plot",
+            game=ctx.game,
+            error=False,
+        )
         return f"the GM plot of {seat.name} is cleared: the game's own default applies. {seat.name} was told."
     if seat.name not in rules.players(state):
         raise Refused(f"{seat.name} is no longer in the race")
@@ -299,16 +352,25 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise _not_valid(rules, state, seat, parsed)
     seat.gm_plot = stored
     ctx.undo = {"seat": seat.name, "gm_plot": old}
-    answer = (f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal, "
-              f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + _quote(stored))
+    answer = (
+        f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal, "
+        f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + _quote(stored)
+    )
     stands = ""
     if standing is not None and rules.format_orders(standing) != stored:
         stands = f"\n\nIn {turn.label} it stands for:\n" + _quote(rules.format_orders(standing))
-    letters.notice(ctx.shell, ctx.session, ToSeat(seat), "The GM has set a plot for you",
-                   "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
-                   "orders of yours are on file at a deadline, this turn and the next ones, until the GM clears it. "
-                   "Orders you send always come first.\n\n" + _quote(stored) + stands,
-                   kind="gm_plot", game=ctx.game, error=False)
+    letters.notice(
+        ctx.shell,
+        ctx.session,
+        ToSeat(seat),
+        "The GM has set a plot for you",
+        "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
+        "orders of yours are on file at a deadline, this turn and the next ones, until the GM clears it. "
+        "Orders you send always come first.\n\n" + _quote(stored) + stands,
+        kind="gm_plot",
+        game=ctx.game,
+        error=False,
+    )
     return answer + stands + f"\n\n{seat.name} was told."
 
 
@@ -320,8 +382,9 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     outcome = G.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
-    text = (("The game was paused: it goes on. " if resumed else "")
-            + f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}.")
+    text = (
+        "The game was paused: it goes on. " if resumed else ""
+    ) + f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
     if following is None:
         return text + " The game is over."
     return text + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
@@ -333,13 +396,22 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     orders = []
     for name in sorted(outcome.orders):
         seat = store.seat_named(ctx.game, name)
-        source = (G.nmr_default(rules, state, seat)[1] if seat else "default") if name in outcome.defaulted else "on file"
+        source = (
+            (G.nmr_default(rules, state, seat)[1] if seat else "default") if name in outcome.defaulted else "on file"
+        )
         orders.append({"seat": name, "source": source, "text": rules.format_orders(outcome.orders[name])})
     view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
     mail_ctx = G.base_context(ctx.shell, ctx.game, rules)
-    mail_ctx.update({"view": view, "robots": robot_names(ctx.game.seats),
-                     "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
-                     "orders": orders, "defaulted": list(outcome.defaulted), "timezone": ctx.game.timezone})
+    mail_ctx.update(
+        {
+            "view": view,
+            "robots": robot_names(ctx.game.seats),
+            "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
+            "orders": orders,
+            "defaulted": list(outcome.defaulted),
+            "timezone": ctx.game.timezone,
+        }
+    )
     ctx.mail = ctx.shell.renderer.render("gm_preview", mail_ctx, game=ctx.game.kind)
     ctx.extra = ctx.mail.body
     return f"preview of {turn.label} mailed to the GM; nothing was stored."
@@ -351,9 +423,13 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise Refused(f"{ctx.game.name} is paused already; RESUME {ctx.game.name} restarts it")
     ctx.game.status = GameStatus.PAUSED
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the deadline's event is cancelled (issue 29)
-    announce(ctx, f"{ctx.game.name} is paused",
-             "The GM has paused the game: no deadline runs until the GM resumes it. Orders sent now are kept.",
-             kind="pause", calendar=True)
+    announce(
+        ctx,
+        f"{ctx.game.name} is paused",
+        "The GM has paused the game: no deadline runs until the GM resumes it. Orders sent now are kept.",
+        kind="pause",
+        calendar=True,
+    )
     return f"{ctx.game.name} is paused at {turn.label}; the players were told."
 
 
@@ -378,12 +454,17 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     if G.is_due(ctx.session, ctx.game, turn, ctx.now):
         # Every order is in (and the turn resolves as soon as they are): it resolves at once,
         # and its results are the players' news; a "resumes" mail seconds before them is not.
-        return (f"{ctx.game.name} resumes at {turn.label}; every order is in, so it resolves now and the "
-                "results go to the players.")
-    announce(ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume",
-             calendar=moved)
-    return (f"{ctx.game.name} resumes at {turn.label}, due {_deadline_words(turn, ctx.game.timezone)}; "
-            "the players were told.")
+        return (
+            f"{ctx.game.name} resumes at {turn.label}; every order is in, so it resolves now and the "
+            "results go to the players."
+        )
+    announce(
+        ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume", calendar=moved
+    )
+    return (
+        f"{ctx.game.name} resumes at {turn.label}, due {_deadline_words(turn, ctx.game.timezone)}; "
+        "the players were told."
+    )
 
 
 def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -394,22 +475,35 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn.state = rules.dump_state(new_state)
     ctx.undo = {"turn": turn.number, "state": old}
     robots.refile(ctx.session, rules, ctx.game, turn, new_state, ctx.now)  # the robots drive on from the new state
-    text = f"{seat.name}: {args[1]} set to {args[2]}. Figures now: " + ", ".join(
-        f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items()) + "."
+    text = (
+        f"{seat.name}: {args[1]} set to {args[2]}. Figures now: "
+        + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items())
+        + "."
+    )
     stale = []
     for other in store.active_seats(ctx.game):
         subs = store.sent(store.submissions(ctx.session, turn, other))
         if any(not rules.parse_orders(new_state, other.name, s.text).ok for s in subs):
             stale.append(other.name)
     if stale:
-        text += (" Warning: orders on file for " + ", ".join(stale) + " are no longer legal after this change; "
-                 f"enter new ones with ORDER {ctx.game.name} <seat> <orders>.")
+        text += (
+            " Warning: orders on file for " + ", ".join(stale) + " are no longer legal after this change; "
+            f"enter new ones with ORDER {ctx.game.name} <seat> <orders>."
+        )
     if seat.active:
-        letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"The GM changed your {args[1]}",
-                       f"The GM has set your {args[1]} to {args[2]} in {turn.label}. Your figures now: "
-                       + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items()) + "."
-                       + (" Your orders on file are no longer legal: send new ones." if seat.name in stale else ""),
-                       kind="gm_set", game=ctx.game, error=False)
+        letters.notice(
+            ctx.shell,
+            ctx.session,
+            ToSeat(seat),
+            f"The GM changed your {args[1]}",
+            f"The GM has set your {args[1]} to {args[2]} in {turn.label}. Your figures now: "
+            + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items())
+            + "."
+            + (" Your orders on file are no longer legal: send new ones." if seat.name in stale else ""),
+            kind="gm_set",
+            game=ctx.game,
+            error=False,
+        )
         text += f" {seat.name} was told."
     return text
 
@@ -430,16 +524,27 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     old_player = seat.player
     # A new player without a zone of their own gets the game's (issue 29), as at game new.
     new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.game.timezone)
-    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak,
-                "gm_plot": seat.gm_plot}
+    ctx.undo = {
+        "seat": seat.name,
+        "player": old_player.address,
+        "secret": seat.secret,
+        "nmr_streak": seat.nmr_streak,
+        "gm_plot": seat.gm_plot,
+    }
     plot_cleared = seat.gm_plot
     seat.gm_plot = None  # the GM's plot was for the player who leaves (docs/DESIGN.md, "The GM's plot")
     # To the former holder at their address, without the seat's signed reply address: it would
     # act for the seat's new holder (bot.letters: ToAddress).
-    letters.notice(ctx.shell, ctx.session, ToAddress(old_player.address, old_player.name),
-                   f"You have left {ctx.game.name}",
-                   f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to another player. Thank you for "
-                   "playing; the bot will not send you this game's mail any more.", kind="replaced", game=ctx.game)
+    letters.notice(
+        ctx.shell,
+        ctx.session,
+        ToAddress(old_player.address, old_player.name),
+        f"You have left {ctx.game.name}",
+        f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to another player. Thank you for "
+        "playing; the bot will not send you this game's mail any more.",
+        kind="replaced",
+        game=ctx.game,
+    )
     seat.player_id = new_player.id
     seat.robot = False
     seat.secret = new_secret()
@@ -449,21 +554,39 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.session.refresh(seat)
     if ctx.game.status == GameStatus.SIGNUP:
         send_welcome(ctx.shell, ctx.session, ctx.game, seat)
-        return (f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was "
-                f"{old_player.address}); they got the welcome and a new seat password.")
+        return (
+            f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was "
+            f"{old_player.address}); they got the welcome and a new seat password."
+        )
     _rules, _state, turn = under_way(ctx.session, ctx.game)
     where = f"from {turn.label}" if turn is not None else "for what is left"
-    G.queue_seat_mail(ctx.shell, ctx.session, ctx.game, seat, "turn_sheet",
-                      note=f"You take over seat {seat.name} in {ctx.game.name} from {old_player.name}, {where}: the "
-                      "car, its place and its figures as they stand below. Orders your predecessor sent for this "
-                      "turn stand until you send your own.")
-    announce(ctx, f"{seat.name} changes hands",
-             f"The GM has handed seat {seat.name} to {new_player.name}, who drives it on {where}.",
-             kind="replace", about=seat.name)
-    return (f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was {old_player.address}); "
-            "they got a fresh turn sheet, saying whose seat they take over, and a new seat password; the other "
-            "players were told." + (f" The GM plot of {seat.name} ({_one_line(plot_cleared)}) is cleared: it was for "
-                                    "the player who left." if plot_cleared else ""))
+    G.queue_seat_mail(
+        ctx.shell,
+        ctx.session,
+        ctx.game,
+        seat,
+        "turn_sheet",
+        note=f"You take over seat {seat.name} in {ctx.game.name} from {old_player.name}, {where}: the "
+        "car, its place and its figures as they stand below. Orders your predecessor sent for this "
+        "turn stand until you send your own.",
+    )
+    announce(
+        ctx,
+        f"{seat.name} changes hands",
+        f"The GM has handed seat {seat.name} to {new_player.name}, who drives it on {where}.",
+        kind="replace",
+        about=seat.name,
+    )
+    return (
+        f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was {old_player.address}); "
+        "they got a fresh turn sheet, saying whose seat they take over, and a new seat password; the other "
+        "players were told."
+        + (
+            f" The GM plot of {seat.name} ({_one_line(plot_cleared)}) is cleared: it was for the player who left."
+            if plot_cleared
+            else ""
+        )
+    )
 
 
 def _to_robot(ctx: GmAction, seat: Seat) -> str:
@@ -479,12 +602,23 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
         if seat.name not in rules_now.players(state):  # the mails would say a robot drives it on
             raise Refused(f"{seat.name} is out of the race in {ctx.game.name}: there is nothing for a robot to drive")
     old_player = seat.player
-    ctx.undo = {"seat": seat.name, "player": old_player.address, "secret": seat.secret, "nmr_streak": seat.nmr_streak,
-                "gm_plot": seat.gm_plot}
-    letters.notice(ctx.shell, ctx.session, ToAddress(old_player.address, old_player.name),
-                   f"You have left {ctx.game.name}",
-                   f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to a robot driver. Thank you for "
-                   "playing; the bot will not send you this game's mail any more.", kind="replaced", game=ctx.game)
+    ctx.undo = {
+        "seat": seat.name,
+        "player": old_player.address,
+        "secret": seat.secret,
+        "nmr_streak": seat.nmr_streak,
+        "gm_plot": seat.gm_plot,
+    }
+    letters.notice(
+        ctx.shell,
+        ctx.session,
+        ToAddress(old_player.address, old_player.name),
+        f"You have left {ctx.game.name}",
+        f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to a robot driver. Thank you for "
+        "playing; the bot will not send you this game's mail any more.",
+        kind="replaced",
+        game=ctx.game,
+    )
     seat.player_id = robots.robot_player(ctx.session, ctx.now).id
     seat.robot = True
     seat.secret = new_secret()
@@ -499,11 +633,18 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
         rules = G.rules_of(ctx.game)
         if robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), [seat], ctx.now):
             filed = f" Its orders for {turn.label} are on file."
-    announce(ctx, f"{seat.name} changes hands",
-             f"The GM has handed seat {seat.name} to a robot driver, which drives it on "
-             + (f"from {turn.label}." if turn is not None else "for what is left."), kind="replace", about=seat.name)
-    return (f"seat {seat.name} is now driven by a robot (was {old_player.address}); it is never mailed; the other "
-            f"players were told.{filed}")
+    announce(
+        ctx,
+        f"{seat.name} changes hands",
+        f"The GM has handed seat {seat.name} to a robot driver, which drives it on "
+        + (f"from {turn.label}." if turn is not None else "for what is left."),
+        kind="replace",
+        about=seat.name,
+    )
+    return (
+        f"seat {seat.name} is now driven by a robot (was {old_player.address}); it is never mailed; the other "
+        f"players were told.{filed}"
+    )
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:
@@ -523,11 +664,23 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
             raise Refused(f"{seat.name} is out of {ctx.game.name} already")
         return _drop_seat(ctx, seat)
     text = _drop_seat(ctx, seat)
-    letters.notice(ctx.shell, ctx.session, ToSeat(seat), f"You are out of {ctx.game.name}",
-                   f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
-                   "game's mail any more.", kind="dropped", game=ctx.game)
-    announce(ctx, f"{seat.name} is out of the race", f"The GM has taken {seat.name} out of {ctx.game.name}: "
-             f"{text}", kind="drop", about=seat.name)
+    letters.notice(
+        ctx.shell,
+        ctx.session,
+        ToSeat(seat),
+        f"You are out of {ctx.game.name}",
+        f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
+        "game's mail any more.",
+        kind="dropped",
+        game=ctx.game,
+    )
+    announce(
+        ctx,
+        f"{seat.name} is out of the race",
+        f"The GM has taken {seat.name} out of {ctx.game.name}: {text}",
+        kind="drop",
+        about=seat.name,
+    )
     return text + " They were told, and so were the other players."
 
 
@@ -565,43 +718,71 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
     closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
-    dice = (f" Its dice are committed anew (the secret its results revealed is spent): the new commitment is "
-            f"{fair.commitment(turn.secret)}." if turn.secret is not None else "")
-    announce(ctx, f"{turn.label} is reopened",
-             f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
-             "count, and the turn is open again. The game is paused while the GM sets it right; you will be "
-             "told when it goes on. The orders you had on file for it still stand; you may send new ones."
-             + dice, kind="rollback", calendar=True)
-    return (f"rolled back to {turn.label}; it is open again and the game is paused: set right what needs it, "
-            f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "
-            "discarded is kept in the audit log."
-            + (f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
-               "to take them out again." if closed else ""))
+    dice = (
+        f" Its dice are committed anew (the secret its results revealed is spent): the new commitment is "
+        f"{fair.commitment(turn.secret)}."
+        if turn.secret is not None
+        else ""
+    )
+    announce(
+        ctx,
+        f"{turn.label} is reopened",
+        f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
+        "count, and the turn is open again. The game is paused while the GM sets it right; you will be "
+        "told when it goes on. The orders you had on file for it still stand; you may send new ones." + dice,
+        kind="rollback",
+        calendar=True,
+    )
+    return (
+        f"rolled back to {turn.label}; it is open again and the game is paused: set right what needs it, "
+        f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "
+        "discarded is kept in the audit log."
+        + (
+            f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
+            "to take them out again."
+            if closed
+            else ""
+        )
+    )
 
 
 def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     session = ctx.session
     discarded: dict[str, object] = {
-        "turn": resolved.number, "resolved_at": as_utc(resolved.resolved_at).isoformat() if resolved.resolved_at else None,
-        "state_after": resolved.state_after, "events": resolved.events, "defaults": [], "next_turn": None,
+        "turn": resolved.number,
+        "resolved_at": as_utc(resolved.resolved_at).isoformat() if resolved.resolved_at else None,
+        "state_after": resolved.state_after,
+        "events": resolved.events,
+        "defaults": [],
+        "next_turn": None,
     }
-    following = session.scalar(select(Turn).where(Turn.game_id == resolved.game_id,
-                                                  Turn.number == resolved.number + 1))
+    following = session.scalar(select(Turn).where(Turn.game_id == resolved.game_id, Turn.number == resolved.number + 1))
     if following is not None:
         if following.resolved_at is not None:
             raise Refused(f"turn {following.number} is resolved as well; roll that back first")
-        subs = list(session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == following.id)
-                                    .order_by(OrderSubmission.id)))
+        subs = list(
+            session.scalars(
+                select(OrderSubmission).where(OrderSubmission.turn_id == following.id).order_by(OrderSubmission.id)
+            )
+        )
         discarded["next_turn"] = {
-            "number": following.number, "label": following.label, "state": following.state, "seed": following.seed,
+            "number": following.number,
+            "label": following.label,
+            "state": following.state,
+            "seed": following.seed,
             "opened_at": as_utc(following.opened_at).isoformat(),
             "deadline": as_utc(following.deadline).isoformat() if following.deadline else None,
             "submissions": [_sub_json(ctx, s) for s in subs],
         }
         session.execute(delete(OrderSubmission).where(OrderSubmission.turn_id == following.id))
         session.delete(following)
-    defaults = list(session.scalars(select(OrderSubmission).where(
-        OrderSubmission.turn_id == resolved.id, OrderSubmission.source.in_(("default", "plot")))))
+    defaults = list(
+        session.scalars(
+            select(OrderSubmission).where(
+                OrderSubmission.turn_id == resolved.id, OrderSubmission.source.in_(("default", "plot"))
+            )
+        )
+    )
     discarded["defaults"] = [_sub_json(ctx, s) for s in defaults]
     for sub in defaults:
         session.delete(sub)
@@ -624,22 +805,33 @@ def _robots_drive(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:
     (or nothing, their default discarded): its robot's are filed now, or the turn would wait
     for a robot and default it at the deadline (bot.games.robots)."""
     subs = store.turn_submissions(ctx.session, turn)
-    seats = [s for s in ctx.game.seats
-             if s.robot and not any(sub.source == robots.ROBOT for sub in store.sent(subs.get(s.id, [])))]
+    seats = [
+        s
+        for s in ctx.game.seats
+        if s.robot and not any(sub.source == robots.ROBOT for sub in store.sent(subs.get(s.id, [])))
+    ]
     if seats:
         robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), seats, ctx.now)
 
 
 def _sub_json(ctx: GmAction, sub: OrderSubmission) -> dict[str, object]:
     seat = ctx.session.get(Seat, sub.seat_id)
-    return {"seat": seat.name if seat else sub.seat_id, "source": sub.source, "text": sub.text,
-            "received_at": as_utc(sub.received_at).isoformat(), "inbound_id": sub.inbound_id}
+    return {
+        "seat": seat.name if seat else sub.seat_id,
+        "source": sub.source,
+        "text": sub.text,
+        "received_at": as_utc(sub.received_at).isoformat(),
+        "inbound_id": sub.inbound_id,
+    }
 
 
 def _recount_streaks(session: Session, game: Game, reopened: Turn) -> None:
     """Each seat's NMR streak as it was before `reopened` was resolved, from the history."""
-    earlier = list(session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.number < reopened.number)
-                                   .order_by(Turn.number.desc())))
+    earlier = list(
+        session.scalars(
+            select(Turn).where(Turn.game_id == game.id, Turn.number < reopened.number).order_by(Turn.number.desc())
+        )
+    )
     for seat in game.seats:
         streak = 0
         for turn in earlier:
@@ -658,11 +850,13 @@ def open_signups(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise Refused(f"{game.name} has started already ({game.status}); sign-ups are only before the start")
     rules = G.rules_of(game)
     seats = store.active_seats(game)
-    return (f"{game.name} ({rules.title}) is open for sign-ups: {len(seats)} joined "
-            f"({', '.join(s.name for s in seats) or 'nobody yet'}); it takes {rules.min_players} to "
-            f"{rules.max_players}. Players join by mailing JOIN {game.name} <their name> to "
-            f"{ctx.shell.settings.bot.address}; it starts by itself at {rules.max_players}, or when you send "
-            f"START {game.name}.")
+    return (
+        f"{game.name} ({rules.title}) is open for sign-ups: {len(seats)} joined "
+        f"({', '.join(s.name for s in seats) or 'nobody yet'}); it takes {rules.min_players} to "
+        f"{rules.max_players}. Players join by mailing JOIN {game.name} <their name> to "
+        f"{ctx.shell.settings.bot.address}; it starts by itself at {rules.max_players}, or when you send "
+        f"START {game.name}."
+    )
 
 
 def start(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -670,8 +864,10 @@ def start(ctx: GmAction, args: tuple[str, ...]) -> str:
     if game.status != GameStatus.SIGNUP:
         raise Refused(f"{game.name} has started already")
     turn = G.start_game(ctx.shell, ctx.session, game)
-    return (f"{game.name} started with {len(store.active_seats(game))} players: {turn.label}, due "
-            f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet.")
+    return (
+        f"{game.name} started with {len(store.active_seats(game))} players: {turn.label}, due "
+        f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet."
+    )
 
 
 def _one_line(text: str) -> str:
@@ -682,5 +878,21 @@ def _quote(text: str) -> str:
     return "\n".join("    > " + line for line in text.splitlines())
 
 
-__all__ = ["GmAction", "announce", "deadline", "drop", "extend", "open_signups", "order", "pause", "plot", "preview",
-           "process", "replace_seat", "resume", "rollback", "set_figure", "start"]
+__all__ = [
+    "GmAction",
+    "announce",
+    "deadline",
+    "drop",
+    "extend",
+    "open_signups",
+    "order",
+    "pause",
+    "plot",
+    "preview",
+    "process",
+    "replace_seat",
+    "resume",
+    "rollback",
+    "set_figure",
+    "start",
+]

@@ -177,6 +177,7 @@ def _game_word(word: str) -> str | None:
 
 # -- for anyone, strangers too ----------------------------------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class ListGames(_Verb):
     verb: ClassVar[str] = "LIST"
@@ -241,8 +242,6 @@ class Unobserve(_Verb):
             return cls("")
         game = _game_word(words[1]) if len(words) == 2 else None
         return cls(game) if game else _syntax(cls, line)
-
-
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +309,9 @@ class Timezone(_Verb):
         return _syntax(cls, line)
 
 
-_ADDRESS = re.compile(r"[^@\s<>()\[\],;:\\\"]{1,64}@[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)+")
+_ADDRESS = re.compile(
+    r"[^@\s<>()\[\],;:\\\"]{1,64}@[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)+"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +361,7 @@ class Vacation(_Verb):
 
 # -- what comes by mail, and how it is received (issue 19) ------------------------------------
 
+
 @dataclass(frozen=True, slots=True)
 class Ping(_Verb):
     verb: ClassVar[str] = "PING"
@@ -387,6 +389,7 @@ class Reminders(_OnOff):
 
 
 # -- judge commands (issue 30): what njudge and the human GMs offer --------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class History(_Verb):
@@ -481,14 +484,61 @@ class Stop(_Code):
         return None
 
 
-PlayerCommand = (Help | Status | ShowOrders | Join | Resign | ListGames | ShowRules | Observe | Unobserve | Confirm
-                 | Press | Timezone | Address | Vacation | Ping | Calendar | Reminders | Unsubscribe | Stop | History
-                 | Resend | Clear | Wait | NoWait | Practice)
+PlayerCommand = (
+    Help
+    | Status
+    | ShowOrders
+    | Join
+    | Resign
+    | ListGames
+    | ShowRules
+    | Observe
+    | Unobserve
+    | Confirm
+    | Press
+    | Timezone
+    | Address
+    | Vacation
+    | Ping
+    | Calendar
+    | Reminders
+    | Unsubscribe
+    | Stop
+    | History
+    | Resend
+    | Clear
+    | Wait
+    | NoWait
+    | Practice
+)
 # In the order HELP lists them.
 PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
-    Help, Status, ShowOrders, Clear, Wait, NoWait, History, Resend, Join, Resign, Press, Timezone, Address, Vacation,
-    Ping, Calendar,
-    Reminders, ListGames, ShowRules, Practice, Observe, Unobserve, Confirm, Unsubscribe, Stop)
+    Help,
+    Status,
+    ShowOrders,
+    Clear,
+    Wait,
+    NoWait,
+    History,
+    Resend,
+    Join,
+    Resign,
+    Press,
+    Timezone,
+    Address,
+    Vacation,
+    Ping,
+    Calendar,
+    Reminders,
+    ListGames,
+    ShowRules,
+    Practice,
+    Observe,
+    Unobserve,
+    Confirm,
+    Unsubscribe,
+    Stop,
+)
 FOR_ANYONE: tuple[type[PlayerCommand], ...] = tuple(c for c in PLAYER_COMMANDS if c.for_anyone)
 _PLAYER_VERBS = {c.verb: c for c in PLAYER_COMMANDS}
 
@@ -519,7 +569,7 @@ class GmCommand:
         if cls.max_args is None:
             if len(words) < cls.min_args:
                 return None
-            return (*words[: cls.min_args - 1], " ".join(words[cls.min_args - 1:]))
+            return (*words[: cls.min_args - 1], " ".join(words[cls.min_args - 1 :]))
         if not cls.min_args <= len(words) <= cls.max_args:
             return None
         return tuple(words)
@@ -657,10 +707,22 @@ class Start(GmCommand):
 
 # In the order HELP and the digest list them.
 GM_COMMANDS: tuple[type[GmCommand], ...] = (
-    Extend, Deadline, Order, Plot, Process, Preview, Pause, Resume, SetFigure, Replace, Drop, Rollback,
-    OpenSignups, Start)
+    Extend,
+    Deadline,
+    Order,
+    Plot,
+    Process,
+    Preview,
+    Pause,
+    Resume,
+    SetFigure,
+    Replace,
+    Drop,
+    Rollback,
+    OpenSignups,
+    Start,
+)
 GM_VERBS: dict[str, type[GmCommand]] = {c.verb: c for c in GM_COMMANDS}
-
 
 
 # Bounds on what one mail may ask (issue 27: no answer bigger than the mail deserves). A
@@ -735,8 +797,9 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
     return _bounded(player, gm, orders_text, problems)
 
 
-def _bounded(player: list[PlayerCommand], gm: list[GmCommand], orders_text: str,
-             problems: list[CommandProblem]) -> MailCommands:
+def _bounded(
+    player: list[PlayerCommand], gm: list[GmCommand], orders_text: str, problems: list[CommandProblem]
+) -> MailCommands:
     """The commands of a mail, each once and at most `MAX_COMMANDS` of them (player commands
     first, in the mail's order, then GM commands), and its problem lines, each once and at
     most `MAX_PROBLEMS` of them: what the mail asks is answered once, in bounded size."""
@@ -762,8 +825,15 @@ def _bounded(player: list[PlayerCommand], gm: list[GmCommand], orders_text: str,
     over = len(unique_player) + len(unique_gm) - len(kept_player) - len(kept_gm)
     unique_problems = list(dict.fromkeys(problems))
     repeated += len(problems) - len(unique_problems)
-    return MailCommands(tuple(kept_player), tuple(kept_gm), orders_text, tuple(unique_problems[:MAX_PROBLEMS]),
-                        repeated=repeated, over=over, more_problems=max(0, len(unique_problems) - MAX_PROBLEMS))
+    return MailCommands(
+        tuple(kept_player),
+        tuple(kept_gm),
+        orders_text,
+        tuple(unique_problems[:MAX_PROBLEMS]),
+        repeated=repeated,
+        over=over,
+        more_problems=max(0, len(unique_problems) - MAX_PROBLEMS),
+    )
 
 
 # Greetings before the orders and sign-offs after them are what people write around orders
@@ -773,11 +843,11 @@ def _bounded(player: list[PlayerCommand], gm: list[GmCommand], orders_text: str,
 # punctuation; never a digit or a word in capitals (orders are written so: "hi USE 3" is an
 # order line with a greeting in it, refused with its reason as before, not dropped).
 _REST = r"(?:[\s,!.:;~-]+(?:[A-Za-z][a-z'’]*|[A-Z]{1,2}))*[\s,!.:;~-]*"
-_GREETING = re.compile(
-    r"(?i:hi|hello|hey|hiya|dear|greetings|howdy|good\s+(?:morning|afternoon|evening|day))" + _REST)
+_GREETING = re.compile(r"(?i:hi|hello|hey|hiya|dear|greetings|howdy|good\s+(?:morning|afternoon|evening|day))" + _REST)
 _SIGN_OFF = re.compile(
     r"(?i:thanks|thank\s+you|thx|ty|cheers|ta|regards|best|best\s+regards|kind\s+regards|warm\s+regards|"
-    r"all\s+the\s+best|many\s+thanks|sincerely|yours|good\s+luck|gl|see\s+you|bye|cu|br|hth)" + _REST)
+    r"all\s+the\s+best|many\s+thanks|sincerely|yours|good\s+luck|gl|see\s+you|bye|cu|br|hth)" + _REST
+)
 _NAME = re.compile(r"[A-Z][a-z'.-]*(?:\s+[A-Z][a-z'.-]*){0,2}")  # "Steve", "Mary Ann": not "USE", not "OVERTAKE"
 
 
@@ -790,8 +860,12 @@ def without_courtesies(lines: list[str]) -> list[str]:
     tail = end
     while tail > start and not lines[tail - 1].strip():
         tail -= 1
-    if tail > start and _NAME.fullmatch(lines[tail - 1].strip()) and tail - 1 > start and _SIGN_OFF.fullmatch(
-            lines[tail - 2].strip()):
+    if (
+        tail > start
+        and _NAME.fullmatch(lines[tail - 1].strip())
+        and tail - 1 > start
+        and _SIGN_OFF.fullmatch(lines[tail - 2].strip())
+    ):
         end = tail - 2  # "Cheers," then "Steve"
     elif tail > start and _SIGN_OFF.fullmatch(lines[tail - 1].strip()):
         end = tail - 1

@@ -92,9 +92,12 @@ class Reply:
 def which_game(inbound: Inbound, who: Who) -> Notice:
     """The answer when a mail cannot be placed in one game."""
     names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
-    text = ("You play in more than one game, so the bot cannot tell which one this mail is for: "
-            + ", ".join(names) + ". Reply to a mail of that game (its reply address names the game), or put "
-            "the game in brackets in the subject, e.g. [" + (names[0] if names else "rc1") + "].")
+    text = (
+        "You play in more than one game, so the bot cannot tell which one this mail is for: "
+        + ", ".join(names)
+        + ". Reply to a mail of that game (its reply address names the game), or put "
+        "the game in brackets in the subject, e.g. [" + (names[0] if names else "rc1") + "]."
+    )
     # Only a sender whose From proved several seats (or GM roles) gets here: that From is
     # their registered address, and the answer carries no signed address.
     return Notice(ToAddress(inbound.sender, inbound.sender_name), "Which game?", text)

@@ -49,7 +49,10 @@ def help_(ctx: CommandContext, command: Help) -> Reply:
     values: dict[str, object] = {
         "bot": {"name": ctx.shell.settings.bot.name, "address": ctx.shell.settings.bot.address},
         "greeting": letters.greeting(to),
-        "game_name": "", "game_title": "", "game_help": "", "turn_label": "",
+        "game_name": "",
+        "game_title": "",
+        "game_help": "",
+        "turn_label": "",
         "games": sorted({g.name for g in who.games}),
         "stranger": ctx.stranger,
         "anyone_help": [c for c in PLAYER_COMMANDS if c.for_anyone],
@@ -59,9 +62,14 @@ def help_(ctx: CommandContext, command: Help) -> Reply:
     }
     if seat is not None:
         rules, state, _ = G.current_state(session, seat.game)
-        values.update(game_name=seat.game.name, game_title=rules.title, turn_label=rules.turn_label(state),
-                      game_help=rules.order_help(state, seat.name) if seat.name in rules.expected_players(state)
-                      else "You have no orders to send now.")
+        values.update(
+            game_name=seat.game.name,
+            game_title=rules.title,
+            turn_label=rules.turn_label(state),
+            game_help=rules.order_help(state, seat.name)
+            if seat.name in rules.expected_players(state)
+            else "You have no orders to send now.",
+        )
     return Reply((Letter(to, ctx.shell.renderer.render("help", values), "help", game=seat.game if seat else None),))
 
 
@@ -73,11 +81,20 @@ def status(ctx: CommandContext, command: Status) -> Reply:
     if game.status == GameStatus.SIGNUP:  # no state yet: who has joined, and what it takes
         rules_of = G.rules_of(game)
         joined = [s.name for s in store.active_seats(game)]
-        return Reply((Notice(to, f"Status of {game.name}",
-                      f"{game.name} ({rules_of.title}) is open for sign-ups: {len(joined)} joined "
-                      f"({', '.join(joined) or 'nobody yet'}); it takes {rules_of.min_players} to "
-                      f"{rules_of.max_players} players and starts at {rules_of.max_players}, or when the GM "
-                      "starts it.", kind="status", error=False),))
+        return Reply(
+            (
+                Notice(
+                    to,
+                    f"Status of {game.name}",
+                    f"{game.name} ({rules_of.title}) is open for sign-ups: {len(joined)} joined "
+                    f"({', '.join(joined) or 'nobody yet'}); it takes {rules_of.min_players} to "
+                    f"{rules_of.max_players} players and starts at {rules_of.max_players}, or when the GM "
+                    "starts it.",
+                    kind="status",
+                    error=False,
+                ),
+            )
+        )
     rules, state, turn = G.current_state(session, game)
     ordered: list[str] | None = None
     missing: list[str] = []
@@ -86,16 +103,26 @@ def status(ctx: CommandContext, command: Status) -> Reply:
         ordered = []
         for name in sorted(rules.expected_players(state)):
             s = store.seat_named(game, name)
-            got = G.orders_in(rules, state, s, store.submissions(session, turn, s)) if s is not None \
-                else G.OrdersIn.NONE
-            {G.OrdersIn.COMPLETE: ordered, G.OrdersIn.INCOMPLETE: incomplete, G.OrdersIn.NONE: missing}[got].append(name)
+            got = (
+                G.orders_in(rules, state, s, store.submissions(session, turn, s)) if s is not None else G.OrdersIn.NONE
+            )
+            {G.OrdersIn.COMPLETE: ordered, G.OrdersIn.INCOMPLETE: incomplete, G.OrdersIn.NONE: missing}[got].append(
+                name
+            )
     zone = seat.player.timezone if seat else game.timezone
     values = G.base_context(ctx.shell, game, rules)
-    values.update({"view": rules.view(state, None, seat.name if seat else Viewer.GM),
-                "deadline": G.deadline_text(turn, zone), "ordered": ordered, "missing": missing, "incomplete": incomplete,
-                "timezone": zone,
-                "held": turn is not None and game.early_resolution and store.turn_held(session, turn),
-                "robots": robot_names(game.seats)})
+    values.update(
+        {
+            "view": rules.view(state, None, seat.name if seat else Viewer.GM),
+            "deadline": G.deadline_text(turn, zone),
+            "ordered": ordered,
+            "missing": missing,
+            "incomplete": incomplete,
+            "timezone": zone,
+            "held": turn is not None and game.early_resolution and store.turn_held(session, turn),
+            "robots": robot_names(game.seats),
+        }
+    )
     return Reply((Letter(to, ctx.shell.renderer.render("status", values, game=game.kind), "status"),))
 
 
@@ -111,11 +138,14 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
         deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
         if on_file is None:
             default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
-            text = (f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
-                    f"you get the default:\n\n" + "\n".join("    > " + line for line in default.splitlines()))
+            text = (
+                f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
+                f"you get the default:\n\n" + "\n".join("    > " + line for line in default.splitlines())
+            )
         else:
-            text = (f"On file for you for {turn.label} (due {deadline}):\n\n"
-                    + "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines()))
+            text = f"On file for you for {turn.label} (due {deadline}):\n\n" + "\n".join(
+                "    > " + line for line in rules.format_orders(on_file).splitlines()
+            )
     return Reply((Notice(ToSeat(seat), "Your orders on file", text, kind="orders", error=False),))
 
 
@@ -126,8 +156,12 @@ def _game_of(ctx: CommandContext, name: str, verb: str) -> Game:
     if game is None and not name:
         raise Refused("which game?", which_game(ctx.inbound, ctx.who), label=f"{verb} refused")
     if game is None or (ctx.seat_in(game) is None and not any(g.id == game.id for g in ctx.who.gm_of)):
-        raise ctx.refuse(f"{verb}: not your game", f"You have no seat in a game called {name or '?'}, nor are "
-                         "its GM.", kind=verb.lower(), label=f"{verb} refused")
+        raise ctx.refuse(
+            f"{verb}: not your game",
+            f"You have no seat in a game called {name or '?'}, nor are its GM.",
+            kind=verb.lower(),
+            label=f"{verb} refused",
+        )
     return game
 
 
@@ -139,25 +173,45 @@ def history(ctx: CommandContext, command: History) -> Reply:
     everyone saw them (the public report, dice included)."""
     game = _game_of(ctx, command.game, "HISTORY")
     rules = G.rules_of(game)
-    resolved = list(ctx.session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None))
-                                        .order_by(Turn.number)))
+    resolved = list(
+        ctx.session.scalars(
+            select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number)
+        )
+    )
     values = G.base_context(ctx.shell, game, rules)
-    values.update({"greeting": letters.greeting(ctx.to), "turn": None, "view": None, "turns": [], "more": 0,
-                   "robots": robot_names(game.seats)})
+    values.update(
+        {
+            "greeting": letters.greeting(ctx.to),
+            "turn": None,
+            "view": None,
+            "turns": [],
+            "more": 0,
+            "robots": robot_names(game.seats),
+        }
+    )
     if command.turn is not None:
         turn = next((t for t in resolved if t.number == command.turn), None)
         if turn is None or turn.state_after is None:
             numbers = f"1 to {resolved[-1].number}" if resolved else "none yet"
-            raise ctx.refuse("No such turn", f"{game.name} has no resolved turn {command.turn} (resolved: "
-                             f"{numbers}).", kind="history", label="HISTORY refused")
+            raise ctx.refuse(
+                "No such turn",
+                f"{game.name} has no resolved turn {command.turn} (resolved: {numbers}).",
+                kind="history",
+                label="HISTORY refused",
+            )
         state = rules.load_state(turn.state_after)
         events = tuple(Event.from_json(e) for e in turn.events or ())
-        values.update({"turn": {"number": turn.number, "label": turn.label},
-                       "view": rules.view(state, Resolution(state, events), Viewer.PUBLIC)})
+        values.update(
+            {
+                "turn": {"number": turn.number, "label": turn.label},
+                "view": rules.view(state, Resolution(state, events), Viewer.PUBLIC),
+            }
+        )
     else:
         shown = resolved[-MAX_HISTORY:]
-        values.update({"turns": [{"number": t.number, "label": t.label} for t in shown],
-                       "more": len(resolved) - len(shown)})
+        values.update(
+            {"turns": [{"number": t.number, "label": t.label} for t in shown], "more": len(resolved) - len(shown)}
+        )
     rendered = ctx.shell.renderer.render("history", values, game=game.kind)
     return Reply((Letter(ctx.to, rendered, "history", game=game),), label=f"HISTORY {game.name}")
 
@@ -168,25 +222,40 @@ def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Tur
     game = _game_of(ctx, name, verb)
     seat = ctx.seat_in(game)
     if seat is None:
-        raise ctx.refuse(f"{verb} is for players", f"{verb} is about a player's own orders; as the GM, see HELP "
-                         "for ORDER, PLOT and PROCESS.", kind=verb.lower(), label=f"{verb} refused")
+        raise ctx.refuse(
+            f"{verb} is for players",
+            f"{verb} is about a player's own orders; as the GM, see HELP for ORDER, PLOT and PROCESS.",
+            kind=verb.lower(),
+            label=f"{verb} refused",
+        )
     turn = store.open_turn(ctx.session, game) if game.status == GameStatus.ACTIVE else None
     if turn is None:
-        raise ctx.refuse("No open turn", f"{game.name} has no turn open for orders now ({game.status}).",
-                         kind=verb.lower(), label=f"{verb} refused")
+        raise ctx.refuse(
+            "No open turn",
+            f"{game.name} has no turn open for orders now ({game.status}).",
+            kind=verb.lower(),
+            label=f"{verb} refused",
+        )
     rules = G.rules_of(game)
     state = rules.load_state(turn.state)
     if seat.name not in rules.expected_players(state):
-        raise ctx.refuse("No orders to send", f"You have no orders to send for {turn.label} of {game.name}.",
-                         kind=verb.lower(), label=f"{verb} refused")
+        raise ctx.refuse(
+            "No orders to send",
+            f"You have no orders to send for {turn.label} of {game.name}.",
+            kind=verb.lower(),
+            label=f"{verb} refused",
+        )
     return seat, turn, rules, state
 
 
 def _note(ctx: CommandContext, seat: Seat, turn: Turn, source: str, text: str) -> list[OrderSubmission]:
     """Keep a CLEAR, WAIT or NOWAIT with the turn (written now: the orders of this mail, and of
     the batch's next mails, come after it); the seat's submissions with it."""
-    ctx.session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source=source, text=text,
-                                    received_at=ctx.shell.now()))
+    ctx.session.add(
+        OrderSubmission(
+            turn_id=turn.id, seat_id=seat.id, inbound_id=None, source=source, text=text, received_at=ctx.shell.now()
+        )
+    )
     ctx.session.flush()
     return store.submissions(ctx.session, turn, seat)
 
@@ -203,10 +272,13 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     default, source = G.nmr_default(rules, state, seat)
     what = "the GM's plot for you" if source == "plot" else "the default"
     deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
-    text = (f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
-            f"you get {what}:\n\n{_quoted(rules.format_orders(default))}")
-    return Reply((Notice(ToSeat(seat), "Orders cleared", text, kind="orders", error=False),),
-                 label=f"CLEAR {seat.game.name}")
+    text = (
+        f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
+        f"you get {what}:\n\n{_quoted(rules.format_orders(default))}"
+    )
+    return Reply(
+        (Notice(ToSeat(seat), "Orders cleared", text, kind="orders", error=False),), label=f"CLEAR {seat.game.name}"
+    )
 
 
 def wait(ctx: CommandContext, command: Wait) -> Reply:
@@ -216,16 +288,24 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
     game = seat.game
     deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
     if not game.early_resolution:
-        text = (f"Turns of {game.name} never resolve before their deadline, so there is nothing to hold: "
-                f"{turn.label} resolves at {deadline}.")
-        return Reply((Notice(ToSeat(seat), "Nothing to hold", text, kind="orders", error=False),),
-                     label=f"WAIT {game.name}: nothing to hold")
+        text = (
+            f"Turns of {game.name} never resolve before their deadline, so there is nothing to hold: "
+            f"{turn.label} resolves at {deadline}."
+        )
+        return Reply(
+            (Notice(ToSeat(seat), "Nothing to hold", text, kind="orders", error=False),),
+            label=f"WAIT {game.name}: nothing to hold",
+        )
     _note(ctx, seat, turn, store.WAIT, "WAIT")
-    text = (f"{turn.label} of {game.name} now waits for its deadline, {deadline}, even if every order is in "
-            "before then. Send NOWAIT to lift this; it lasts for this turn only. The other players are not "
-            "told who asked.")
-    return Reply((Notice(ToSeat(seat), "The turn waits for its deadline", text, kind="orders", error=False),),
-                 label=f"WAIT {game.name}")
+    text = (
+        f"{turn.label} of {game.name} now waits for its deadline, {deadline}, even if every order is in "
+        "before then. Send NOWAIT to lift this; it lasts for this turn only. The other players are not "
+        "told who asked."
+    )
+    return Reply(
+        (Notice(ToSeat(seat), "The turn waits for its deadline", text, kind="orders", error=False),),
+        label=f"WAIT {game.name}",
+    )
 
 
 def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
@@ -234,16 +314,23 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
     game = seat.game
     if not store.holds(store.submissions(ctx.session, turn, seat)):
         text = f"You were not holding {turn.label} of {game.name}: nothing changes."
-        return Reply((Notice(ToSeat(seat), "Nothing to lift", text, kind="orders", error=False),),
-                     label=f"NOWAIT {game.name}: nothing to lift")
+        return Reply(
+            (Notice(ToSeat(seat), "Nothing to lift", text, kind="orders", error=False),),
+            label=f"NOWAIT {game.name}: nothing to lift",
+        )
     _note(ctx, seat, turn, store.NOWAIT, "NOWAIT")
-    others = any(store.holds(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game)
-                 if s.id != seat.id)
-    text = (f"You no longer hold {turn.label} of {game.name}. "
-            + ("Another player holds it too, so it still waits for its deadline." if others else
-               "It resolves as soon as every order is in, or at its deadline."))
-    return Reply((Notice(ToSeat(seat), "The turn may resolve early again", text, kind="orders", error=False),),
-                 label=f"NOWAIT {game.name}")
+    others = any(
+        store.holds(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game) if s.id != seat.id
+    )
+    text = f"You no longer hold {turn.label} of {game.name}. " + (
+        "Another player holds it too, so it still waits for its deadline."
+        if others
+        else "It resolves as soon as every order is in, or at its deadline."
+    )
+    return Reply(
+        (Notice(ToSeat(seat), "The turn may resolve early again", text, kind="orders", error=False),),
+        label=f"NOWAIT {game.name}",
+    )
 
 
 RESENDS_PER_DAY = 3  # RESEND mails a whole sheet: a few a day per seat
@@ -255,21 +342,43 @@ def resend(ctx: CommandContext, command: Resend) -> Reply:
     game = _game_of(ctx, command.game, "RESEND")
     seat = ctx.seat_in(game)
     if seat is None:
-        raise ctx.refuse("RESEND is for players", "RESEND sends a player's own turn sheet; the GM gets a copy of "
-                         "every sheet already.", kind="resend", label="RESEND refused")
+        raise ctx.refuse(
+            "RESEND is for players",
+            "RESEND sends a player's own turn sheet; the GM gets a copy of every sheet already.",
+            kind="resend",
+            label="RESEND refused",
+        )
     turn = store.open_turn(ctx.session, game)
     if turn is None or game.status == GameStatus.SIGNUP:
-        raise ctx.refuse("No turn sheet", f"{game.name} has no open turn, so there is no sheet to send.",
-                         kind="resend", label="RESEND refused")
+        raise ctx.refuse(
+            "No turn sheet",
+            f"{game.name} has no open turn, so there is no sheet to send.",
+            kind="resend",
+            label="RESEND refused",
+        )
     # Sheets sent on their own (the first one, a REPLACE's, RESEND's; later turns' come with the
     # results) to this address for this game in the last day.
-    sent = ctx.session.scalar(select(func.count()).select_from(Outbox).where(
-        Outbox.kind == "turn_sheet", Outbox.recipient == seat.player.address, Outbox.game_id == game.id,
-        Outbox.created_at >= ctx.shell.now() - timedelta(days=1))) or 0
+    sent = (
+        ctx.session.scalar(
+            select(func.count())
+            .select_from(Outbox)
+            .where(
+                Outbox.kind == "turn_sheet",
+                Outbox.recipient == seat.player.address,
+                Outbox.game_id == game.id,
+                Outbox.created_at >= ctx.shell.now() - timedelta(days=1),
+            )
+        )
+        or 0
+    )
     if sent >= RESENDS_PER_DAY:
-        raise ctx.refuse("Sent already", f"Your sheet of {game.name} was sent again {RESENDS_PER_DAY} times today "
-                         "already; look for it in your mail, or ask again tomorrow.", kind="resend",
-                         label="RESEND refused")
+        raise ctx.refuse(
+            "Sent already",
+            f"Your sheet of {game.name} was sent again {RESENDS_PER_DAY} times today "
+            "already; look for it in your mail, or ask again tomorrow.",
+            kind="resend",
+            label="RESEND refused",
+        )
     G.queue_seat_mail(ctx.shell, ctx.session, game, seat, "turn_sheet")
     return Reply(label=f"RESEND {game.name}")
 
@@ -284,11 +393,34 @@ def join(ctx: CommandContext, command: Join) -> Reply:
 def resign(ctx: CommandContext, command: Resign) -> Reply:
     seat, text = signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game)
     # Departures are told to everyone (issue 29), as the GM's DROP is.
-    gm.tell_players(ctx.shell, ctx.session, seat.game, [gm.News(
-        f"{seat.name} has resigned", f"{seat.name} has given up the seat in {seat.game.name}: {text}", "resign",
-        about=seat.name)], ctx.shell.now())
+    gm.tell_players(
+        ctx.shell,
+        ctx.session,
+        seat.game,
+        [
+            gm.News(
+                f"{seat.name} has resigned",
+                f"{seat.name} has given up the seat in {seat.game.name}: {text}",
+                "resign",
+                about=seat.name,
+            )
+        ],
+        ctx.shell.now(),
+    )
     return Reply(label="RESIGN done")
 
 
-__all__ = ["MAX_HISTORY", "RESENDS_PER_DAY", "clear", "help_", "history", "join", "no_wait", "resend", "resign",
-           "show_orders", "status", "wait"]
+__all__ = [
+    "MAX_HISTORY",
+    "RESENDS_PER_DAY",
+    "clear",
+    "help_",
+    "history",
+    "join",
+    "no_wait",
+    "resend",
+    "resign",
+    "show_orders",
+    "status",
+    "wait",
+]

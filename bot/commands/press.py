@@ -28,7 +28,9 @@ PRESS_LINE_CAP = 200  # characters of one line of a message, as passed on
 
 def quoted(message: str) -> str:
     """The message as press mail shows it: each line echoed (one printable line, capped) and quoted."""
-    return "\n".join("    > " + echo(line, PRESS_LINE_CAP) if line.strip() else "    >" for line in message.splitlines())
+    return "\n".join(
+        "    > " + echo(line, PRESS_LINE_CAP) if line.strip() else "    >" for line in message.splitlines()
+    )
 
 
 def press(ctx: CommandContext, command: Press) -> Reply:
@@ -37,22 +39,33 @@ def press(ctx: CommandContext, command: Press) -> Reply:
     seat = ctx.seat_in(game) if game is not None else None
     as_gm = game is not None and seat is None and any(g.id == game.id for g in ctx.who.gm_of)
     if game is None or (seat is None and not as_gm):
-        raise ctx.refuse(f"No seat in {command.game}",
-                       f"You have no seat in a game called {command.game}, so you cannot send press there. Send "
-                       "PRESS from a mail of your game (a reply to one of its mails signs you in).",
-                       kind="press", label="PRESS refused")
+        raise ctx.refuse(
+            f"No seat in {command.game}",
+            f"You have no seat in a game called {command.game}, so you cannot send press there. Send "
+            "PRESS from a mail of your game (a reply to one of its mails signs you in).",
+            kind="press",
+            label="PRESS refused",
+        )
     if game.status == GameStatus.FINISHED:
-        raise ctx.refuse(f"{game.name} is over", f"{game.name} has finished: no more press.", kind="press",
-                       label="PRESS refused")
+        raise ctx.refuse(
+            f"{game.name} is over", f"{game.name} has finished: no more press.", kind="press", label="PRESS refused"
+        )
     mode = PressMode(game.press)
     if mode is PressMode.NONE and not as_gm:
-        raise ctx.refuse(f"No press in {game.name}",
-                       f"The GM of {game.name} allows no press in this game, so your message was not sent.",
-                       kind="press", label="PRESS refused")
+        raise ctx.refuse(
+            f"No press in {game.name}",
+            f"The GM of {game.name} allows no press in this game, so your message was not sent.",
+            kind="press",
+            label="PRESS refused",
+        )
     if not command.message.strip():
-        raise ctx.refuse("Press without a message",
-                       f"Write the message on the lines under PRESS {game.name} {command.to.upper()}, and end it with "
-                       "a line ENDPRESS (or let it run to the end of the mail).", kind="press", label="PRESS refused")
+        raise ctx.refuse(
+            "Press without a message",
+            f"Write the message on the lines under PRESS {game.name} {command.to.upper()}, and end it with "
+            "a line ENDPRESS (or let it run to the end of the mail).",
+            kind="press",
+            label="PRESS refused",
+        )
     # (A robot reads no press: it is never mailed, issue 32.)
     others = [s for s in store.mailed_seats(game) if s is not seat and s.player.address != game.gm_address]
     recipients: list[Seat]
@@ -66,9 +79,13 @@ def press(ctx: CommandContext, command: Press) -> Reply:
         target = store.seat_named(game, command.to)
         if target is None or not target.active or target is seat or target.robot:
             names = ", ".join(s.name for s in others) or "nobody"
-            raise ctx.refuse(f"No seat {command.to} in {game.name}",
-                           f"{game.name} has no other player's seat called {command.to}. Its seats: {names}; or write "
-                           f"PRESS {game.name} ALL, or PRESS {game.name} GM.", kind="press", label="PRESS refused")
+            raise ctx.refuse(
+                f"No seat {command.to} in {game.name}",
+                f"{game.name} has no other player's seat called {command.to}. Its seats: {names}; or write "
+                f"PRESS {game.name} ALL, or PRESS {game.name} GM.",
+                kind="press",
+                label="PRESS refused",
+            )
         recipients = [target]
         audience = target.name
     signed = as_gm or mode is PressMode.SIGNED
@@ -77,25 +94,48 @@ def press(ctx: CommandContext, command: Press) -> Reply:
     text = quoted(command.message)
     for recipient in recipients:
         values = G.base_context(ctx.shell, game, rules)
-        values.update({"greeting": recipient.player.name, "sender": sender, "signed": signed,
-                       "audience": "you" if command.to != PRESS_ALL else "every player", "message": text,
-                       "cut": command.cut, "answer_to": (seat.name if seat and signed else ("GM" if as_gm else "ALL")),
-                       "timezone": recipient.player.timezone})
-        letters.post(ctx.shell, session, ToSeat(recipient), ctx.shell.renderer.render("press", values, game=game.kind),
-                     kind="press")
+        values.update(
+            {
+                "greeting": recipient.player.name,
+                "sender": sender,
+                "signed": signed,
+                "audience": "you" if command.to != PRESS_ALL else "every player",
+                "message": text,
+                "cut": command.cut,
+                "answer_to": (seat.name if seat and signed else ("GM" if as_gm else "ALL")),
+                "timezone": recipient.player.timezone,
+            }
+        )
+        letters.post(
+            ctx.shell,
+            session,
+            ToSeat(recipient),
+            ctx.shell.renderer.render("press", values, game=game.kind),
+            kind="press",
+        )
     if not as_gm:  # the GM's copy, naming the sender whatever the mode
-        letters.notice(ctx.shell, session, ToGm(game), f"Press from {seat.name if seat else '?'} to {audience}",
-                       f"{'Anonymous press' if not signed else 'Press'} in {game.name} from {seat.name if seat else '?'}"
-                       f" ({seat.player.name if seat else '?'}) to {audience} ({len(recipients)} "
-                       f"mail{'s' if len(recipients) != 1 else ''}):\n\n{text}", kind="press_gm")
+        letters.notice(
+            ctx.shell,
+            session,
+            ToGm(game),
+            f"Press from {seat.name if seat else '?'} to {audience}",
+            f"{'Anonymous press' if not signed else 'Press'} in {game.name} from {seat.name if seat else '?'}"
+            f" ({seat.player.name if seat else '?'}) to {audience} ({len(recipients)} "
+            f"mail{'s' if len(recipients) != 1 else ''}):\n\n{text}",
+            kind="press_gm",
+        )
     told = ", ".join(r.name for r in recipients) if recipients and command.to != PRESS_ALL else audience
     how = "signed with your seat" if signed and not as_gm else ("as the GM" if as_gm else "anonymously")
-    done = (f"Your press went to {told} in {game.name} ({len(recipients)} mail{'s' if len(recipients) != 1 else ''}), "
-            f"{how}{'' if as_gm else ', and a copy to the GM'}:\n\n{text}")
+    done = (
+        f"Your press went to {told} in {game.name} ({len(recipients)} mail{'s' if len(recipients) != 1 else ''}), "
+        f"{how}{'' if as_gm else ', and a copy to the GM'}:\n\n{text}"
+    )
     if command.cut:
         done += "\n\n(It was longer than a press message may be: the end was cut.)"
-    return Reply((Notice(ctx.to, f"Press sent in {game.name}", done, kind="press", error=False),),
-                 label=f"PRESS {game.name} {command.to}")
+    return Reply(
+        (Notice(ctx.to, f"Press sent in {game.name}", done, kind="press", error=False),),
+        label=f"PRESS {game.name} {command.to}",
+    )
 
 
 __all__ = ["PRESS_LINE_CAP", "quoted"]

@@ -86,18 +86,47 @@ PlayerHandler = Callable[[CommandContext, Any], Reply]  # (the context, its own 
 GmHandler = Callable[[gm.GmAction, tuple[str, ...]], str]  # (the action, the arguments) -> what was done
 
 PLAYER_HANDLERS: Mapping[type[PlayerCommand], PlayerHandler] = {
-    Help: player.help_, Status: player.status, ShowOrders: player.show_orders, Join: player.join,
-    Resign: player.resign, Press: press.press, Timezone: account.timezone, Address: account.address,
-    Vacation: account.vacation, Ping: streams.ping, Calendar: streams.calendar, Reminders: streams.reminders,
-    ListGames: anyone.list_games, ShowRules: anyone.rules, Observe: anyone.observe, Unobserve: anyone.unobserve,
-    Confirm: anyone.confirm, Unsubscribe: streams.unsubscribe, Stop: anyone.stop, History: player.history,
-    Resend: player.resend, Clear: player.clear, Wait: player.wait, NoWait: player.no_wait,
+    Help: player.help_,
+    Status: player.status,
+    ShowOrders: player.show_orders,
+    Join: player.join,
+    Resign: player.resign,
+    Press: press.press,
+    Timezone: account.timezone,
+    Address: account.address,
+    Vacation: account.vacation,
+    Ping: streams.ping,
+    Calendar: streams.calendar,
+    Reminders: streams.reminders,
+    ListGames: anyone.list_games,
+    ShowRules: anyone.rules,
+    Observe: anyone.observe,
+    Unobserve: anyone.unobserve,
+    Confirm: anyone.confirm,
+    Unsubscribe: streams.unsubscribe,
+    Stop: anyone.stop,
+    History: player.history,
+    Resend: player.resend,
+    Clear: player.clear,
+    Wait: player.wait,
+    NoWait: player.no_wait,
     Practice: anyone.practice_,
 }
 GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
-    Extend: gm.extend, Deadline: gm.deadline, Order: gm.order, Plot: gm.plot, Process: gm.process,
-    Preview: gm.preview, Pause: gm.pause, Resume: gm.resume, SetFigure: gm.set_figure, Replace: gm.replace_seat,
-    Drop: gm.drop, Rollback: gm.rollback, OpenSignups: gm.open_signups, Start: gm.start,
+    Extend: gm.extend,
+    Deadline: gm.deadline,
+    Order: gm.order,
+    Plot: gm.plot,
+    Process: gm.process,
+    Preview: gm.preview,
+    Pause: gm.pause,
+    Resume: gm.resume,
+    SetFigure: gm.set_figure,
+    Replace: gm.replace_seat,
+    Drop: gm.drop,
+    Rollback: gm.rollback,
+    OpenSignups: gm.open_signups,
+    Start: gm.start,
 }
 # What a GM command may be refused with: ours, and the domain's own errors (each a ValueError
 # whose message is fit to mail back).
@@ -105,6 +134,7 @@ _GM_REFUSALS = (Refused, G.GameError, DeadlineError, FigureError, OptionError)
 
 
 # -- player commands ---------------------------------------------------------------------------
+
 
 def run(ctx: CommandContext, command: PlayerCommand) -> Reply:
     """Carry out one player command: its reply, or its refusal as its reply."""
@@ -115,6 +145,7 @@ def run(ctx: CommandContext, command: PlayerCommand) -> Reply:
 
 
 # -- GM commands -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class GmResult:
@@ -132,8 +163,18 @@ def run_gm(shell: G.Shell, session: Session, inbound: Inbound, command: GmComman
     (for the GM's registered address) the intake sends as part of its one answer to the mail,
     and whose news it tells the players together with the rest of the mail's (one mail per
     player per GM mail; from the CLI, `execute` sends both at once)."""
-    return execute(shell, session, command.verb, command.game, command.args, actor=inbound.sender,
-                   via="mail", message_id=inbound.message_id, line=echo(command.line), deliver=False)
+    return execute(
+        shell,
+        session,
+        command.verb,
+        command.game,
+        command.args,
+        actor=inbound.sender,
+        via="mail",
+        message_id=inbound.message_id,
+        line=echo(command.line),
+        deliver=False,
+    )
 
 
 def leftover(gm_of: Sequence[Game], text: str, *, hints: str = "") -> Notice:
@@ -141,16 +182,20 @@ def leftover(gm_of: Sequence[Game], text: str, *, hints: str = "") -> Notice:
     with what each most likely meant (`hints`, did you mean). The answer goes to the GM's
     registered address (issue 14), whatever the mail's From."""
     games = sorted(g.name for g in gm_of)
-    return Notice(ToGm(gm_of[0]), "Lines not understood",
-                  "These lines of your mail were not carried out:\n\n" + quote_lines(text) + hints + "\n\n"
-                  f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
-                  "and name the game right after the command, e.g. " + Extend.example + ". "
-                  "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
-                  kind="gm_leftover")
+    return Notice(
+        ToGm(gm_of[0]),
+        "Lines not understood",
+        "These lines of your mail were not carried out:\n\n" + quote_lines(text) + hints + "\n\n"
+        f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
+        "and name the game right after the command, e.g. " + Extend.example + ". "
+        "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
+        kind="gm_leftover",
+    )
 
 
-def execute_words(shell: G.Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str,
-                  via: str = "cli") -> GmResult:
+def execute_words(
+    shell: G.Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str, via: str = "cli"
+) -> GmResult:
     """A GM command given as words (the CLI): checked against the same syntax as by mail."""
     command = GM_VERBS.get(verb.upper())
     if command is None:
@@ -162,8 +207,20 @@ def execute_words(shell: G.Shell, session: Session, verb: str, game: str, words:
     return execute(shell, session, command.verb, game.lower(), args, actor=actor, via=via, line=line)
 
 
-def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: tuple[str, ...], *, actor: str,
-            via: str, message_id: str = "", line: str = "", in_reply_to: str = "", deliver: bool = True) -> GmResult:
+def execute(
+    shell: G.Shell,
+    session: Session,
+    verb: str,
+    game_name: str,
+    args: tuple[str, ...],
+    *,
+    actor: str,
+    via: str,
+    message_id: str = "",
+    line: str = "",
+    in_reply_to: str = "",
+    deliver: bool = True,
+) -> GmResult:
     """Carry out one GM command, audit it, and confirm it to the GM: mailed at once, or (with
     `deliver=False`, a command from a mail) returned as `GmResult.letter` for the intake's answer."""
     verb = verb.upper()
@@ -171,8 +228,18 @@ def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: t
     game = store.find_game_row(session, game_name)
     if game is None:
         text = f"there is no game called {game_name}"
-        session.add(GmAudit(game_id=None, actor=actor[:320], via=via, message_id=message_id[:998], command=line,
-                            outcome="refused: " + text, created_at=shell.now(), undo=None))
+        session.add(
+            GmAudit(
+                game_id=None,
+                actor=actor[:320],
+                via=via,
+                message_id=message_id[:998],
+                command=line,
+                outcome="refused: " + text,
+                created_at=shell.now(),
+                undo=None,
+            )
+        )
         return GmResult(False, verb, game_name, text)
     command = GM_VERBS.get(verb)
     action = gm.GmAction(shell, session, game, shell.now(), actor, via)
@@ -186,14 +253,33 @@ def execute(shell: G.Shell, session: Session, verb: str, game_name: str, args: t
     except _GM_REFUSALS as exc:
         savepoint.rollback()
         text, ok, action.undo, action.mail, action.extra = str(exc), False, None, None, ""
-    session.add(GmAudit(game_id=game.id, actor=actor[:320], via=via, message_id=message_id[:998], command=line,
-                        outcome=("done: " if ok else "refused: ") + text, created_at=action.now, undo=action.undo))
+    session.add(
+        GmAudit(
+            game_id=game.id,
+            actor=actor[:320],
+            via=via,
+            message_id=message_id[:998],
+            command=line,
+            outcome=("done: " if ok else "refused: ") + text,
+            created_at=action.now,
+            undo=action.undo,
+        )
+    )
     log.info("GM %s via %s: %s -> %s: %s", actor, via, line, "done" if ok else "refused", text)
-    rendered = action.mail or shell.renderer.render("gm_result", {
-        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
-        "game_name": game.name, "verb": verb, "line": line, "ok": ok, "text": text, "via": via,
-        "when": format_local(action.now, game.timezone), "actor": actor,
-    })
+    rendered = action.mail or shell.renderer.render(
+        "gm_result",
+        {
+            "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+            "game_name": game.name,
+            "verb": verb,
+            "line": line,
+            "ok": ok,
+            "text": text,
+            "via": via,
+            "when": format_local(action.now, game.timezone),
+            "actor": actor,
+        },
+    )
     letter = Letter(ToGm(game), rendered, "gm_" + verb.lower())
     news = tuple(action.news) if ok else ()
     if not deliver:

@@ -35,6 +35,7 @@ from bot.safe_text import echo
 
 # -- PING ----------------------------------------------------------------------------------------
 
+
 def _as_whom(who: Who) -> str:
     if who.seat is not None:
         return f"{who.seat.name} in {who.seat.game.name}"
@@ -46,8 +47,10 @@ def _as_whom(who: Who) -> str:
 def _proof_words(ctx: CommandContext) -> str:
     proof, inbound, settings = ctx.who.proof, ctx.inbound, ctx.shell.settings
     if proof == Proof.SIGNED:
-        return ("through the signed reply address of your seat (the Reply-To of the bot's mail you answered): "
-                "it signs you in from any address")
+        return (
+            "through the signed reply address of your seat (the Reply-To of the bot's mail you answered): "
+            "it signs you in from any address"
+        )
     if proof == Proof.GM_FROM:
         return "through your GM reply address, sent from your registered address (GM commands need both)"
     if proof == Proof.GM_PASSWORD:
@@ -57,8 +60,10 @@ def _proof_words(ctx: CommandContext) -> str:
     if proof == Proof.SUBJECT:
         return "by the signed tag in the subject, from your registered address"
     verdict = describe_authentication(inbound.auth_results, settings.auth.authserv_id, inbound.sender)
-    return (f"from your registered address, as your mail provider's signature proved it: the receiving server "
-            f"{echo(settings.auth.authserv_id, 80)} says {verdict}")
+    return (
+        f"from your registered address, as your mail provider's signature proved it: the receiving server "
+        f"{echo(settings.auth.authserv_id, 80)} says {verdict}"
+    )
 
 
 def ping(ctx: CommandContext, command: Ping) -> Reply:
@@ -66,16 +71,19 @@ def ping(ctx: CommandContext, command: Ping) -> Reply:
     now = ctx.shell.now()
     player = ctx.player()
     zone = player.timezone if player is not None else (ctx.who.gm_of[0].timezone if ctx.who.gm_of else "UTC")
-    lines = [f"Your mail reached the bot at {format_local(now, zone)} and was accepted as {_as_whom(ctx.who)}, "
-             f"{_proof_words(ctx)}. Orders and commands sent the same way are taken too."]
+    lines = [
+        f"Your mail reached the bot at {format_local(now, zone)} and was accepted as {_as_whom(ctx.who)}, "
+        f"{_proof_words(ctx)}. Orders and commands sent the same way are taken too."
+    ]
     seat = ctx.seat
     if seat is not None:
         turn = store.open_turn(ctx.session, seat.game)
         if turn is not None:
             lines.append(f"{seat.game.name} is at {turn.label}, due {G.deadline_text(turn, zone) or 'at the GM call'}.")
     lines.append("This answer goes to your registered address, whatever address the PING came from.")
-    return Reply((Notice(ctx.to, "PING: your mail was accepted", "\n\n".join(lines), kind="ping", error=False),),
-                 label="PING")
+    return Reply(
+        (Notice(ctx.to, "PING: your mail was accepted", "\n\n".join(lines), kind="ping", error=False),), label="PING"
+    )
 
 
 def refused_text(ctx: CommandContext, inbound: Inbound, who: Who) -> str:
@@ -86,43 +94,66 @@ def refused_text(ctx: CommandContext, inbound: Inbound, who: Who) -> str:
     tag = tag_in_recipients(settings.bot.address, inbound.recipients)
     reasons = []
     if tag is not None and parse_tag(tag) is not None:
-        reasons.append("it went to a reply address that is not valid (any more): a seat handed to another player "
-                       "gets a new one")
+        reasons.append(
+            "it went to a reply address that is not valid (any more): a seat handed to another player gets a new one"
+        )
     else:
-        reasons.append(f"it went to the bot's plain address {settings.bot.address}, not to the signed reply "
-                       "address of a mail for your seat")
-    reasons.append("it had no PASSWORD line with your seat password (or the password was wrong)" if "password" in accept
-                   else "passwords are not accepted here")
+        reasons.append(
+            f"it went to the bot's plain address {settings.bot.address}, not to the signed reply "
+            "address of a mail for your seat"
+        )
+    reasons.append(
+        "it had no PASSWORD line with your seat password (or the password was wrong)"
+        if "password" in accept
+        else "passwords are not accepted here"
+    )
     if "dmarc" in accept:
         verdict = describe_authentication(inbound.auth_results, settings.auth.authserv_id, inbound.sender)
         reasons.append(f"your mail provider's signature did not prove it: the receiving server says {verdict}")
     else:
         reasons.append("a provider's DMARC or DKIM pass is not accepted here")
     whom = ", ".join(sorted({s.game.name for s in who.claimed} | {g.name for g in who.claimed_gm}))
-    return (f"A PING from your address reached the bot, but it was not accepted as you ({whom}), so orders or "
-            "commands sent that way would not be either. Why:\n\n" + "\n".join(f"  - {r}" for r in reasons)
-            + "\n\nTo be accepted, reply to any mail of your game (its reply address signs you in), or put the "
-              "line PASSWORD <your seat password> in the mail. If you did not send it, you need do nothing: the "
-              "GM sees it in the daily digest. (This note comes at most once a day.)")
+    return (
+        f"A PING from your address reached the bot, but it was not accepted as you ({whom}), so orders or "
+        "commands sent that way would not be either. Why:\n\n"
+        + "\n".join(f"  - {r}" for r in reasons)
+        + "\n\nTo be accepted, reply to any mail of your game (its reply address signs you in), or put the "
+        "line PASSWORD <your seat password> in the mail. If you did not send it, you need do nothing: the "
+        "GM sees it in the daily digest. (This note comes at most once a day.)"
+    )
 
 
 # -- CALENDAR, REMINDERS -----------------------------------------------------------------------
 
+
 def calendar(ctx: CommandContext, command: Calendar) -> Reply:
     player = ctx.player()
     if player is None:
-        raise ctx.refuse("CALENDAR is for players", "CALENDAR sets what a player's turn sheets carry: send it "
-                       "in reply to a mail of your game.", kind="calendar", label="CALENDAR refused")
+        raise ctx.refuse(
+            "CALENDAR is for players",
+            "CALENDAR sets what a player's turn sheets carry: send it in reply to a mail of your game.",
+            kind="calendar",
+            label="CALENDAR refused",
+        )
     changed = preferences.set_calendar(player, command.on)
     if command.on:
-        text = ("Your turn sheets carry the deadline as a calendar invitation again, for all your games (the next "
-                "turn sheet brings the next one)." if changed else "Calendar invitations are on already.")
+        text = (
+            "Your turn sheets carry the deadline as a calendar invitation again, for all your games (the next "
+            "turn sheet brings the next one)."
+            if changed
+            else "Calendar invitations are on already."
+        )
     else:
-        text = ("Your turn sheets no longer carry the deadline as a calendar invitation, for all your games. The "
-                "events already in your calendar stay; delete them there. CALENDAR ON turns it back on."
-                if changed else "Calendar invitations are off already.")
-    return Reply((Notice(ctx.to, f"Calendar {'on' if command.on else 'off'}", text, kind="calendar", error=False),),
-                 label=f"CALENDAR {'ON' if command.on else 'OFF'}")
+        text = (
+            "Your turn sheets no longer carry the deadline as a calendar invitation, for all your games. The "
+            "events already in your calendar stay; delete them there. CALENDAR ON turns it back on."
+            if changed
+            else "Calendar invitations are off already."
+        )
+    return Reply(
+        (Notice(ctx.to, f"Calendar {'on' if command.on else 'off'}", text, kind="calendar", error=False),),
+        label=f"CALENDAR {'ON' if command.on else 'OFF'}",
+    )
 
 
 def reminders(ctx: CommandContext, command: Reminders) -> Reply:
@@ -130,22 +161,43 @@ def reminders(ctx: CommandContext, command: Reminders) -> Reply:
     if seat is None:
         if ctx.who.games:
             return Reply((which_game(ctx.inbound, ctx.who),), label="REMINDERS refused")
-        raise ctx.refuse("REMINDERS is for players", "REMINDERS sets a seat's reminders: send it in reply to a "
-                       "mail of your game.", kind="reminders", label="REMINDERS refused")
+        raise ctx.refuse(
+            "REMINDERS is for players",
+            "REMINDERS sets a seat's reminders: send it in reply to a mail of your game.",
+            kind="reminders",
+            label="REMINDERS refused",
+        )
     changed = preferences.set_reminders(seat, command.on)
     game = seat.game.name
     if command.on:
-        text = (f"You get reminders before the deadlines of {game} again, when nothing is on file for you."
-                if changed else f"Your reminders for {game} are on already.")
+        text = (
+            f"You get reminders before the deadlines of {game} again, when nothing is on file for you."
+            if changed
+            else f"Your reminders for {game} are on already."
+        )
     else:
-        text = (f"No more reminders before the deadlines of {game} come to you (turn sheets and results still "
-                f"do). REMINDERS ON in a reply to a mail of {game} brings them back." if changed
-                else f"Your reminders for {game} are off already.")
-    return Reply((Notice(ToSeat(seat), f"Reminders {'on' if command.on else 'off'} for {game}", text,
-                         kind="reminders", error=False),), label=f"REMINDERS {'ON' if command.on else 'OFF'}")
+        text = (
+            f"No more reminders before the deadlines of {game} come to you (turn sheets and results still "
+            f"do). REMINDERS ON in a reply to a mail of {game} brings them back."
+            if changed
+            else f"Your reminders for {game} are off already."
+        )
+    return Reply(
+        (
+            Notice(
+                ToSeat(seat),
+                f"Reminders {'on' if command.on else 'off'} for {game}",
+                text,
+                kind="reminders",
+                error=False,
+            ),
+        ),
+        label=f"REMINDERS {'ON' if command.on else 'OFF'}",
+    )
 
 
 # -- UNSUBSCRIBE -------------------------------------------------------------------------------
+
 
 def _observer_address(ctx: CommandContext, stream: lists.Stream) -> tuple[str, str] | None:
     """(game, the observer address) the code of an observer copy stands for now, or None."""
@@ -153,8 +205,9 @@ def _observer_address(ctx: CommandContext, stream: lists.Stream) -> tuple[str, s
     if game is None:
         return None
     secrets = ctx.shell.secrets_in_force
-    address = next((a for a in observers.observers_of(ctx.session, game)
-                    if lists.observer_code_stands(stream, secrets, a)), None)
+    address = next(
+        (a for a in observers.observers_of(ctx.session, game) if lists.observer_code_stands(stream, secrets, a)), None
+    )
     return (game.name, address) if address is not None else None
 
 
@@ -168,16 +221,26 @@ def code_stands(ctx: CommandContext, code: str) -> bool:
         return _observer_address(ctx, stream) is not None
     game = store.find_game_row(ctx.session, stream.game, with_seats=True)
     seat = store.seat_named(game, stream.seat) if game is not None else None
-    return seat is not None and lists.reminders_code_stands(stream, ctx.shell.secrets_in_force, seat.player_id,
-                                                             seat.reply_salt)
+    return seat is not None and lists.reminders_code_stands(
+        stream, ctx.shell.secrets_in_force, seat.player_id, seat.reply_salt
+    )
 
 
 def unsubscribe(ctx: CommandContext, command: Unsubscribe) -> Reply:
     stream = lists.parse_code(command.code)
-    nothing = Reply((Notice(ctx.to, "Nothing to stop",
-                            "That unsubscribe code stands for nothing the bot sends now: what it named was stopped "
-                            "already, or the seat has another player now. Nothing was changed.",
-                            kind="unsubscribe", error=False),), label="UNSUBSCRIBE: nothing")
+    nothing = Reply(
+        (
+            Notice(
+                ctx.to,
+                "Nothing to stop",
+                "That unsubscribe code stands for nothing the bot sends now: what it named was stopped "
+                "already, or the seat has another player now. Nothing was changed.",
+                kind="unsubscribe",
+                error=False,
+            ),
+        ),
+        label="UNSUBSCRIBE: nothing",
+    )
     if stream is None or not code_stands(ctx, command.code):
         return nothing
     session = ctx.session
@@ -187,19 +250,37 @@ def unsubscribe(ctx: CommandContext, command: Unsubscribe) -> Reply:
         name, address = found
         observers.unobserve(session, address, store.find_game_row(session, name))
         # To the address the copies went to (the code's holder), not to the From.
-        return Reply((Notice(ToAddress(address), f"You no longer observe {name}",
-                             f"As asked (the unsubscribe of an observer copy), no more results of {name} come to "
-                             f"this address. OBSERVE {name} starts them again.", kind="unsubscribe", error=False),),
-                     label=f"UNSUBSCRIBE observer {name}")
+        return Reply(
+            (
+                Notice(
+                    ToAddress(address),
+                    f"You no longer observe {name}",
+                    f"As asked (the unsubscribe of an observer copy), no more results of {name} come to "
+                    f"this address. OBSERVE {name} starts them again.",
+                    kind="unsubscribe",
+                    error=False,
+                ),
+            ),
+            label=f"UNSUBSCRIBE observer {name}",
+        )
     game = store.find_game_row(session, stream.game, with_seats=True)
     seat = store.seat_named(game, stream.seat) if game is not None else None
     assert seat is not None  # code_stands
     preferences.set_reminders(seat, False)
-    return Reply((Notice(ToSeat(seat), f"Reminders off for {seat.game.name}",
-                         f"As asked (the unsubscribe of a reminder), no more reminders before the deadlines of "
-                         f"{seat.game.name} come to you; turn sheets and results still do. REMINDERS ON in a reply "
-                         f"to a mail of {seat.game.name} brings them back.", kind="unsubscribe", error=False),),
-                 label=f"UNSUBSCRIBE reminders {seat.game.name} {seat.name}")
+    return Reply(
+        (
+            Notice(
+                ToSeat(seat),
+                f"Reminders off for {seat.game.name}",
+                f"As asked (the unsubscribe of a reminder), no more reminders before the deadlines of "
+                f"{seat.game.name} come to you; turn sheets and results still do. REMINDERS ON in a reply "
+                f"to a mail of {seat.game.name} brings them back.",
+                kind="unsubscribe",
+                error=False,
+            ),
+        ),
+        label=f"UNSUBSCRIBE reminders {seat.game.name} {seat.name}",
+    )
 
 
 __all__ = ["code_stands", "refused_text"]

@@ -33,7 +33,7 @@ class Vocabulary:
     seen: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def suggest(self, line: str) -> str | None:
-        """"did you mean STATUS (STATUS: ...)?" for a line whose first word is a near miss of a
+        """ "did you mean STATUS (STATUS: ...)?" for a line whose first word is a near miss of a
         known word, else None (a known word itself, or nothing near enough)."""
         first = line.strip().split(maxsplit=1)[0].upper() if line.strip() else ""
         if first not in self.seen:
@@ -100,8 +100,10 @@ def gm_game_hint(line: str, gm_games: Collection[str]) -> str | None:
     if spec is None or (len(words) > 1 and words[1].lower() in gm_games):
         return None
     games = ", ".join(sorted(gm_games)) or "none"
-    return (f"{spec.verb} names the game first: {spec.syntax}, e.g. {_example(spec.example, sorted(gm_games))} "
-            f"(your games: {games})")
+    return (
+        f"{spec.verb} names the game first: {spec.syntax}, e.g. {_example(spec.example, sorted(gm_games))} "
+        f"(your games: {games})"
+    )
 
 
 __all__ = ["Vocabulary", "gm_game_hint", "vocabulary", "with_suggestion"]

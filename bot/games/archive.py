@@ -61,8 +61,14 @@ def _events(turn: Turn) -> tuple[Event, ...]:
     out = []
     for data in turn.events or ():
         roll = data.get("roll")
-        out.append(Event(data["kind"], data["text"], tuple(data.get("players", ())),
-                         Roll(roll["dice"], tuple(roll["faces"]), roll["total"]) if roll else None))
+        out.append(
+            Event(
+                data["kind"],
+                data["text"],
+                tuple(data.get("players", ())),
+                Roll(roll["dice"], tuple(roll["faces"]), roll["total"]) if roll else None,
+            )
+        )
     return tuple(out)
 
 
@@ -91,8 +97,15 @@ def _render(renderer: Renderer, name: str, context: Mapping[str, object]) -> byt
     return renderer.env.get_template(f"archive/{name}").render(**context).encode("utf-8")
 
 
-def write_archive(session: Session, game: Game, directory: Path, *, renderer: Renderer | None = None,
-                  turns: Iterable[int] | None = None, known: Mapping[int, Picture | None] | None = None) -> Path:
+def write_archive(
+    session: Session,
+    game: Game,
+    directory: Path,
+    *,
+    renderer: Renderer | None = None,
+    turns: Iterable[int] | None = None,
+    known: Mapping[int, Picture | None] | None = None,
+) -> Path:
     """Write the static site of `game` into `directory`; returns the path of its index.
 
     `turns`: only these turns' pages (and their neighbours', whose links change) are
@@ -110,8 +123,10 @@ def write_archive(session: Session, game: Game, directory: Path, *, renderer: Re
     frames: list[View] = [rules.view(rules.load_state(rows[0].state), None, Viewer.PUBLIC)] if rows else []
     pages: list[TurnPage] = []
     numbers = [t.number for t in resolved]
-    common = {"game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
-              "robots": [seat.name for seat in game.seats if seat.robot]}  # shown as robots (issue 32)
+    common = {
+        "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
+        "robots": [seat.name for seat in game.seats if seat.robot],
+    }  # shown as robots (issue 32)
     last_view: View | None = frames[0] if frames else None
     for position, turn in enumerate(resolved):
         assert turn.state_after is not None
@@ -128,34 +143,70 @@ def write_archive(session: Session, game: Game, directory: Path, *, renderer: Re
             continue
         picture = (known or {}).get(turn.number)
         if picture is None:
-            scene_frames = frames if history else [rules.view(rules.load_state(turn.state), None, Viewer.PUBLIC), frames[-1]]
+            scene_frames = (
+                frames if history else [rules.view(rules.load_state(turn.state), None, Viewer.PUBLIC), frames[-1]]
+            )
             picture = pictures.draw(game.kind, Scene(tuple(scene_frames), tuple(e.to_json() for e in events)))
         if picture is not None:
             _write(directory / picture_name(turn.number), picture.png)
         prev_n = numbers[position - 1] if position > 0 else None
         next_n = numbers[position + 1] if position + 1 < len(numbers) else None
         assert view is not None
-        _write(directory / page_name(turn.number), _render(renderer, "turn.html", {
-            **common, "view": view, "turn": {"number": turn.number, "label": turn.label},
-            "picture": {"file": picture_name(turn.number), "alt": picture.alt, "width": picture.width,
-                        "height": picture.height} if picture is not None else None,
-            "prev": page_name(prev_n) if prev_n else None, "next": page_name(next_n) if next_n else None,
-        }))
+        _write(
+            directory / page_name(turn.number),
+            _render(
+                renderer,
+                "turn.html",
+                {
+                    **common,
+                    "view": view,
+                    "turn": {"number": turn.number, "label": turn.label},
+                    "picture": {
+                        "file": picture_name(turn.number),
+                        "alt": picture.alt,
+                        "width": picture.width,
+                        "height": picture.height,
+                    }
+                    if picture is not None
+                    else None,
+                    "prev": page_name(prev_n) if prev_n else None,
+                    "next": page_name(next_n) if next_n else None,
+                },
+            ),
+        )
     open_turn = next((t for t in rows if t.state_after is None), None)
-    _write(directory / "index.html", _render(renderer, "index.html", {
-        **common, "view": last_view, "turns": pages, "finished": bool(last_view and last_view.get("finished")),
-        "open_label": open_turn.label if open_turn is not None else None,
-        "latest": pages[-1] if pages else None,
-    }))
+    _write(
+        directory / "index.html",
+        _render(
+            renderer,
+            "index.html",
+            {
+                **common,
+                "view": last_view,
+                "turns": pages,
+                "finished": bool(last_view and last_view.get("finished")),
+                "open_label": open_turn.label if open_turn is not None else None,
+                "latest": pages[-1] if pages else None,
+            },
+        ),
+    )
     # The record of the dice (issue 31) and the page saying what was committed when: every time,
     # since each turn adds to them (and a finished game publishes its orders).
     kept = record.build(session, game)
     _write(directory / RECORD, json.dumps(kept, indent=1, sort_keys=True).encode("utf-8"))
     _write(directory / "dice.html", _render(renderer, "dice.html", {**common, "record": kept}))
     if turns is None or not (directory / "rules.html").exists():
-        _write(directory / "rules.html", _render(renderer, "rules.html", {
-            **common, "paragraphs": [p.strip() for p in rules.rules_summary().split("\n\n") if p.strip()],
-        }))
+        _write(
+            directory / "rules.html",
+            _render(
+                renderer,
+                "rules.html",
+                {
+                    **common,
+                    "paragraphs": [p.strip() for p in rules.rules_summary().split("\n\n") if p.strip()],
+                },
+            ),
+        )
     if turns is None or not (directory / "style.css").exists():
         _write(directory / "style.css", _render(renderer, "style.css", {}))
     return directory / "index.html"
@@ -173,6 +224,7 @@ def write_game_archive(db: Database, name: str, directory: Path, renderer: Rende
 
 
 # -- after every turn ------------------------------------------------------------------------
+
 
 def after_commit(shell: Shell, session: Session, game: Game, turn_number: int) -> None:
     """With ``[bot] archive_dir``, write `game`'s new turn to its archive once `session`
@@ -204,4 +256,3 @@ def _publish(shell: Shell, session: Session) -> None:
             # The turn and its mails are committed; the archive can be rewritten at any time
             # with `flagman archive`, so a full disk must not stop the deadline.
             log.error("archive of game %s not written: %s", game_id, exc)
-

@@ -114,7 +114,7 @@ def parse_duration(text: str) -> timedelta:
         elif char in units_left and digits:
             gap = False
             minutes += _number(digits, text) * _UNITS[char]
-            units_left = units_left[units_left.index(char) + 1:]
+            units_left = units_left[units_left.index(char) + 1 :]
             digits = ""
         else:
             raise bad
@@ -260,6 +260,7 @@ def format_local(moment: datetime, zone: str) -> str:
 
 # -- time zones -----------------------------------------------------------------------------
 
+
 @cache
 def _zones() -> dict[str, str]:
     """Every zone name `zoneinfo` knows, by its lower-case spelling."""
@@ -282,5 +283,7 @@ def zone_problem(text: str) -> str | None:
     if find_zone(text) is not None:
         return None
     close = closest_zones(text)
-    return (f"{shown(text)} is not a time zone name: write one as Area/City, e.g. Europe/Paris or "
-            f"America/New_York (or UTC)" + (f"; did you mean {close[0]}?" if close else ""))
+    return (
+        f"{shown(text)} is not a time zone name: write one as Area/City, e.g. Europe/Paris or "
+        f"America/New_York (or UTC)" + (f"; did you mean {close[0]}?" if close else "")
+    )

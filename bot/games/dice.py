@@ -49,7 +49,9 @@ class SeededEntropy:
     seed: int
 
     def secret(self, game: str, turn: int, previous: str | None) -> str:
-        return hashlib.sha256(f"flagman-seeded-secret\n{self.seed}\n{game}\n{turn}\n{previous or ''}".encode()).hexdigest()
+        return hashlib.sha256(
+            f"flagman-seeded-secret\n{self.seed}\n{game}\n{turn}\n{previous or ''}".encode()
+        ).hexdigest()
 
 
 def canonical(rules: AnyGame, orders: Mapping[str, tuple[GameOrder, ...]]) -> dict[str, str]:
@@ -57,16 +59,23 @@ def canonical(rules: AnyGame, orders: Mapping[str, tuple[GameOrder, ...]]) -> di
     return {seat: rules.format_orders(orders[seat]) for seat in orders}
 
 
-def seed_for(game: str, number: int, secret: str | None, legacy_seed: int, rules: AnyGame,
-             orders: Mapping[str, tuple[GameOrder, ...]]) -> int:
+def seed_for(
+    game: str,
+    number: int,
+    secret: str | None,
+    legacy_seed: int,
+    rules: AnyGame,
+    orders: Mapping[str, tuple[GameOrder, ...]],
+) -> int:
     """The seed of the dice of turn `number` resolved with `orders` (after defaults)."""
     if secret is None:
         return legacy_seed
     return fair.dice_seed(game, number, secret, fair.orders_digest(canonical(rules, orders)))
 
 
-def receipts(game: str, number: int, secret: str, rules: AnyGame,
-             orders: Mapping[str, tuple[GameOrder, ...]]) -> dict[str, str]:
+def receipts(
+    game: str, number: int, secret: str, rules: AnyGame, orders: Mapping[str, tuple[GameOrder, ...]]
+) -> dict[str, str]:
     """Each seat's receipt of the orders used for it."""
     return {seat: fair.receipt(game, seat, number, secret, text) for seat, text in canonical(rules, orders).items()}
 

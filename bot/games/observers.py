@@ -47,13 +47,24 @@ def observers_of(session: Session, game: Game) -> list[str]:
 
 def read_ahead(session: Session, game_ids: Iterable[int]) -> None:
     """The observers of `game_ids` in one query, for `observers_of` in this snapshot (`store.read_ahead`)."""
-    store.read_ahead(session, _KNOWN, game_ids, lambda chunk: ((game_id, address) for game_id, address in session.execute(
-        select(Observer.game_id, Observer.address).where(Observer.game_id.in_(chunk)).order_by(Observer.id))))
+    store.read_ahead(
+        session,
+        _KNOWN,
+        game_ids,
+        lambda chunk: (
+            (game_id, address)
+            for game_id, address in session.execute(
+                select(Observer.game_id, Observer.address).where(Observer.game_id.in_(chunk)).order_by(Observer.id)
+            )
+        ),
+    )
 
 
 def is_observing(session: Session, game: Game, address: str) -> bool:
-    return session.scalar(select(Observer.id).where(Observer.game_id == game.id,
-                                                    Observer.address == address.lower())) is not None
+    return (
+        session.scalar(select(Observer.id).where(Observer.game_id == game.id, Observer.address == address.lower()))
+        is not None
+    )
 
 
 def observe(session: Session, game: Game, address: str, now: datetime) -> bool:
@@ -88,26 +99,47 @@ def move(session: Session, old: str, new: str) -> None:
             row.address = new.lower()
 
 
-def queue_results(shell: Shell, session: Session, game: Game, rules: AnyGame, report: PublicReport,
-                  resolved: Turn, next_turn: Turn | None, defaulted: Sequence[str],
-                  *, into: mailout.NewRows | None = None) -> int:
+def queue_results(
+    shell: Shell,
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    report: PublicReport,
+    resolved: Turn,
+    next_turn: Turn | None,
+    defaulted: Sequence[str],
+    *,
+    into: mailout.NewRows | None = None,
+) -> int:
     """The public results of `resolved` to each observer of `game` (the final result when the
     game ended with it): one mail each, to the plain address. Returns how many."""
     addresses = observers_of(session, game)
     if not addresses:
         return 0
     deadline = None
-    if next_turn is not None and next_turn.deadline is not None and rules.expected_players(rules.load_state(next_turn.state)):
+    if (
+        next_turn is not None
+        and next_turn.deadline is not None
+        and rules.expected_players(rules.load_state(next_turn.state))
+    ):
         deadline = format_local(as_utc(next_turn.deadline), game.timezone)
     context = {
         "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
         "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
-        "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/") if shell.settings.bot.public_url else "",
-        "report": report, "view": report.view,
-        "resolved": {"number": resolved.number, "label": resolved.label, "defaulted": list(defaulted),
-                     "correction": bool(resolved.corrections)},
+        "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/")
+        if shell.settings.bot.public_url
+        else "",
+        "report": report,
+        "view": report.view,
+        "resolved": {
+            "number": resolved.number,
+            "label": resolved.label,
+            "defaulted": list(defaulted),
+            "correction": bool(resolved.corrections),
+        },
         "next": {"label": next_turn.label, "deadline": deadline} if next_turn is not None else None,
-        "timezone": game.timezone, "robots": [seat.name for seat in game.seats if seat.robot],
+        "timezone": game.timezone,
+        "robots": [seat.name for seat in game.seats if seat.robot],
     }
     rendered = shell.renderer.render("observer_results", context, game=game.kind)
     for address in addresses:

@@ -73,8 +73,11 @@ def kind_of(text: str) -> AnyGame | None:
 
 
 def _refuse(address: str, title: str, text: str, detail: str) -> Refused:
-    return Refused("PRACTICE refused: " + detail, Notice(ToAddress(address), title, text, kind="practice"),
-                   label="PRACTICE refused")
+    return Refused(
+        "PRACTICE refused: " + detail,
+        Notice(ToAddress(address), title, text, kind="practice"),
+        label="PRACTICE refused",
+    )
 
 
 def check(session: Session, shell: G.Shell, address: str, kind: str) -> AnyGame:
@@ -82,18 +85,30 @@ def check(session: Session, shell: G.Shell, address: str, kind: str) -> AnyGame:
     rules = kind_of(kind)
     if rules is None:
         raise _refuse(address, "No such game", f"PRACTICE takes one of the games here: {kinds()}.", "unknown game")
-    mine = select(func.count()).select_from(Game).join(Seat, Seat.game_id == Game.id).join(
-        Player, Player.id == Seat.player_id).where(Game.practice.is_(True), Player.address == address)
+    mine = (
+        select(func.count())
+        .select_from(Game)
+        .join(Seat, Seat.game_id == Game.id)
+        .join(Player, Player.id == Seat.player_id)
+        .where(Game.practice.is_(True), Player.address == address)
+    )
     running = session.scalar(mine.where(Game.status == GameStatus.ACTIVE)) or 0
     if running >= OPEN_PER_ADDRESS:
-        raise _refuse(address, "Practice games: enough running",
-                      f"This address has {running} practice games running, the most it may have at once. Finish "
-                      f"one, or leave it alone {IDLE_DAYS} days and it is closed.", "too many running")
+        raise _refuse(
+            address,
+            "Practice games: enough running",
+            f"This address has {running} practice games running, the most it may have at once. Finish "
+            f"one, or leave it alone {IDLE_DAYS} days and it is closed.",
+            "too many running",
+        )
     today = session.scalar(mine.where(Game.created_at >= shell.now() - timedelta(days=1))) or 0
     if today >= STARTED_PER_DAY:
-        raise _refuse(address, "Practice games: enough for today",
-                      f"This address started {today} practice games in the last day, the most it may. Try again "
-                      "tomorrow.", "too many today")
+        raise _refuse(
+            address,
+            "Practice games: enough for today",
+            f"This address started {today} practice games in the last day, the most it may. Try again tomorrow.",
+            "too many today",
+        )
     return rules
 
 
@@ -112,9 +127,17 @@ def start(shell: G.Shell, session: Session, address: str, rules: AnyGame) -> tup
     player = session.scalar(select(Player).where(Player.address == address))
     display = player.name if player is not None else address.partition("@")[0]
     seat_name = seat_name_for(display, address, set(robots))
-    game = G.create_game(shell, session, kind=rules.name, name=_free_name(session),
-                         players=[G.PlayerSpec(seat_name, address, display)], gm_address=shell.settings.bot.address,
-                         deadline="manual", robot_seats=robots, practice=True)
+    game = G.create_game(
+        shell,
+        session,
+        kind=rules.name,
+        name=_free_name(session),
+        players=[G.PlayerSpec(seat_name, address, display)],
+        gm_address=shell.settings.bot.address,
+        deadline="manual",
+        robot_seats=robots,
+        practice=True,
+    )
     seat = next(s for s in game.seats if not s.robot)
     log.info("practice game %s (%s) for %s against %d robots", game.name, rules.name, address, len(robots))
     return game, seat
@@ -122,9 +145,11 @@ def start(shell: G.Shell, session: Session, address: str, rules: AnyGame) -> tup
 
 def started_text(game: Game, rules: AnyGame) -> str:
     robots = [s.name for s in game.seats if s.robot]
-    return (f"{game.name} is your practice game of {rules.title}, against {len(robots)} robot drivers "
-            f"({', '.join(robots)}). It counts for nothing. Each turn resolves as soon as your orders are in; "
-            f"your first turn sheet is on its way. A game you leave alone for {IDLE_DAYS} days is closed.")
+    return (
+        f"{game.name} is your practice game of {rules.title}, against {len(robots)} robot drivers "
+        f"({', '.join(robots)}). It counts for nothing. Each turn resolves as soon as your orders are in; "
+        f"your first turn sheet is on its way. A game you leave alone for {IDLE_DAYS} days is closed."
+    )
 
 
 def start_now(shell: G.Shell, session: Session, address: str, kind: str) -> Letter | Notice:
@@ -142,9 +167,14 @@ def ask(shell: G.Shell, session: Session, sender: str, kind: str) -> Done:
     rules = check(session, shell, sender, kind)
     request = requests.open_practice(shell, session, sender, rules.name)
     code = requests.code(shell, request)
-    values = {"bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
-              "title": rules.title, "code": code, "subject_tag": tokens.subject_tag(code),
-              "valid_days": tokens.VALID_DAYS, "idle_days": IDLE_DAYS}
+    values = {
+        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+        "title": rules.title,
+        "code": code,
+        "subject_tag": tokens.subject_tag(code),
+        "valid_days": tokens.VALID_DAYS,
+        "idle_days": IDLE_DAYS,
+    }
     rendered = shell.renderer.render("practice_confirm", values)
     return Done("PRACTICE asked", Reason.FOR_ANYONE, (Letter(ToAddress(sender), rendered, "practice_confirm"),))
 
@@ -159,9 +189,17 @@ def confirm(shell: G.Shell, session: Session, request: PendingRequest) -> tuple[
         assert refused.answer is not None
         return "PRACTICE refused", refused.answer
     game, seat = start(shell, session, request.address, rules)
-    return (f"PRACTICE {game.name}",
-            Notice(ToSeat(seat), f"Practice game {game.name}", started_text(game, rules), kind="practice",
-                   error=False, essential=True))
+    return (
+        f"PRACTICE {game.name}",
+        Notice(
+            ToSeat(seat),
+            f"Practice game {game.name}",
+            started_text(game, rules),
+            kind="practice",
+            error=False,
+            essential=True,
+        ),
+    )
 
 
 def expire_idle(shell: G.Shell) -> int:
@@ -171,15 +209,23 @@ def expire_idle(shell: G.Shell) -> int:
     seated, is told. Returns how many were closed."""
     cutoff = shell.now() - timedelta(days=IDLE_DAYS)
     with shell.db.read() as session:
-        games = list(session.scalars(select(Game).where(Game.practice.is_(True), Game.status == GameStatus.ACTIVE)
-                                     .options(selectinload(Game.seats))))
+        games = list(
+            session.scalars(
+                select(Game)
+                .where(Game.practice.is_(True), Game.status == GameStatus.ACTIVE)
+                .options(selectinload(Game.seats))
+            )
+        )
         turns = store.open_turns(session, games)
         out = set()
         for game in games:
             turn = turns.get(game.id)
             rules = G.rules_of(game)
-            if turn is not None and rules.expected_players(state := rules.load_state(turn.state)) \
-                    and not robots.people_expected(game, state, rules):
+            if (
+                turn is not None
+                and rules.expected_players(state := rules.load_state(turn.state))
+                and not robots.people_expected(game, state, rules)
+            ):
                 out.add(game.id)
         candidates = [g.id for g in games if g.id in out or as_utc(g.created_at) < cutoff]
     closed = 0
@@ -192,20 +238,41 @@ def expire_idle(shell: G.Shell) -> int:
             if game_id in out:
                 why = "you are out of the race, and the robots would only race on without you"
             else:
-                last = session.scalar(select(func.max(OrderSubmission.received_at)).join(Turn).join(Seat).where(
-                    Turn.game_id == game.id, Seat.robot.is_(False), OrderSubmission.source == "mail"))
+                last = session.scalar(
+                    select(func.max(OrderSubmission.received_at))
+                    .join(Turn)
+                    .join(Seat)
+                    .where(Turn.game_id == game.id, Seat.robot.is_(False), OrderSubmission.source == "mail")
+                )
                 if last is not None and as_utc(last) >= cutoff:
                     continue
                 why = f"it had no orders from you for {IDLE_DAYS} days"
             game.status = GameStatus.FINISHED
             game.finished_at = shell.now()
             for seat in store.mailed_seats(game):
-                letters.notice(shell, session, ToSeat(seat), f"Practice game {game.name} closed",
-                               f"Your practice game {game.name} is closed: {why}. Send PRACTICE <game> for a new one "
-                               "any time.", kind="practice", error=False)
+                letters.notice(
+                    shell,
+                    session,
+                    ToSeat(seat),
+                    f"Practice game {game.name} closed",
+                    f"Your practice game {game.name} is closed: {why}. Send PRACTICE <game> for a new one any time.",
+                    kind="practice",
+                    error=False,
+                )
             closed += 1
     return closed
 
 
-__all__ = ["IDLE_DAYS", "OPEN_PER_ADDRESS", "ROBOTS", "STARTED_PER_DAY", "ask", "check", "confirm", "expire_idle",
-           "kind_of", "start", "start_now"]
+__all__ = [
+    "IDLE_DAYS",
+    "OPEN_PER_ADDRESS",
+    "ROBOTS",
+    "STARTED_PER_DAY",
+    "ask",
+    "check",
+    "confirm",
+    "expire_idle",
+    "kind_of",
+    "start",
+    "start_now",
+]

@@ -38,8 +38,7 @@ def orders_used(rules: AnyGame, state: GameState, game: Game, subs: store.BySeat
         own = orders_on_file(rules, state, seat, rows) if seat is not None else None
         if own is None:
             filed = [r for r in rows if r.source in ("default", "plot")]
-            own = (rules.parse_orders(state, name, filed[-1].text).orders if filed
-                   else rules.default_orders(state, name))
+            own = rules.parse_orders(state, name, filed[-1].text).orders if filed else rules.default_orders(state, name)
         used[name] = own
     return used
 
@@ -57,24 +56,47 @@ def build(session: Session, game: Game) -> dict[str, Any]:
         state = rules.load_state(turn.state)
         used = dice.canonical(rules, orders_used(rules, state, game, by_turn.get(turn.id, {})))
         entry: dict[str, Any] = {
-            "number": turn.number, "label": turn.label, "commitment": fair.commitment(turn.secret),
-            "opened_at": as_utc(turn.opened_at).isoformat(), "secret": turn.secret,
-            "revealed_at": as_utc(turn.resolved_at).isoformat(), "digest": fair.orders_digest(used),
+            "number": turn.number,
+            "label": turn.label,
+            "commitment": fair.commitment(turn.secret),
+            "opened_at": as_utc(turn.opened_at).isoformat(),
+            "secret": turn.secret,
+            "revealed_at": as_utc(turn.resolved_at).isoformat(),
+            "digest": fair.orders_digest(used),
             "seed": turn.seed,
-            "receipts": {seat: fair.receipt(game.name, seat, turn.number, turn.secret, text)
-                         for seat, text in sorted(used.items())},
+            "receipts": {
+                seat: fair.receipt(game.name, seat, turn.number, turn.secret, text)
+                for seat, text in sorted(used.items())
+            },
         }
         if finished:
-            entry.update({"state": turn.state, "orders": used, "submitted": list(turn.submitted or ()),
-                          "events": turn.events, "state_after": turn.state_after})
+            entry.update(
+                {
+                    "state": turn.state,
+                    "orders": used,
+                    "submitted": list(turn.submitted or ()),
+                    "events": turn.events,
+                    "state_after": turn.state_after,
+                }
+            )
         turns.append(entry)
     open_turn = next((t for t in rows if t.state_after is None and t.secret is not None), None)
-    return {"format": FORMAT, "game": game.name, "kind": game.kind, "finished": finished, "turns": turns,
-            "before_commitments": [t.number for t in rows if t.secret is None and t.state_after is not None],
-            "open": {"number": open_turn.number, "label": open_turn.label,
-                     "commitment": fair.commitment(open_turn.secret),
-                     "opened_at": as_utc(open_turn.opened_at).isoformat()}
-            if open_turn is not None and open_turn.secret is not None else None}
+    return {
+        "format": FORMAT,
+        "game": game.name,
+        "kind": game.kind,
+        "finished": finished,
+        "turns": turns,
+        "before_commitments": [t.number for t in rows if t.secret is None and t.state_after is not None],
+        "open": {
+            "number": open_turn.number,
+            "label": open_turn.label,
+            "commitment": fair.commitment(open_turn.secret),
+            "opened_at": as_utc(open_turn.opened_at).isoformat(),
+        }
+        if open_turn is not None and open_turn.secret is not None
+        else None,
+    }
 
 
 __all__ = ["build", "orders_used"]

@@ -43,6 +43,7 @@ from bot.models import Game, GameStatus, Seat, Turn
 
 log = logging.getLogger("flagman.reminders")
 
+
 def parse_marks(spec: str) -> tuple[timedelta, ...]:
     """``24h,2h`` -> (24h, 2h), longest first; ``none`` or "" -> ()."""
     text = spec.strip().lower()
@@ -86,8 +87,9 @@ def rearm(game: Game, turn: Turn, now: datetime) -> None:
     turn.reminded = ",".join(mark_name(m) for m in _marks_of(game) if deadline - m <= now)
 
 
-def marks_due(marks: tuple[timedelta, ...], done: set[str], deadline: datetime, opened: datetime,
-              now: datetime) -> tuple[list[timedelta], list[timedelta]]:
+def marks_due(
+    marks: tuple[timedelta, ...], done: set[str], deadline: datetime, opened: datetime, now: datetime
+) -> tuple[list[timedelta], list[timedelta]]:
     """(marks to remind for now, marks to skip silently): pure, so it can be checked alone.
 
     A mark is reached when `now` is at or after ``deadline - mark``; one reached before the
@@ -113,10 +115,16 @@ def send_reminders(shell: G.Shell) -> int:
     in a transaction of its own (bench: deadline: not one transaction per open turn)."""
     now = shell.now()
     with shell.db.read() as session:
-        candidates = [turn.id for turn, game in session.execute(
-            select(Turn, Game).join(Game, Game.id == Turn.game_id)
-            .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None), Turn.deadline.is_not(None))
-            .order_by(Turn.id)).all() if _marks_to_note(game, turn, now) is not None]
+        candidates = [
+            turn.id
+            for turn, game in session.execute(
+                select(Turn, Game)
+                .join(Game, Game.id == Turn.game_id)
+                .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None), Turn.deadline.is_not(None))
+                .order_by(Turn.id)
+            ).all()
+            if _marks_to_note(game, turn, now) is not None
+        ]
     queued = 0
     for turn_id in candidates:
         with shell.db.transaction() as session:
@@ -163,20 +171,24 @@ def remind_turn(shell: G.Shell, session: Session, turn: Turn, now: datetime) -> 
             continue
         zone = seat.player.timezone
         ctx = G.base_context(shell, game, rules)
-        ctx.update({
-            "seat": {"name": seat.name, "display": seat.player.name},
-            "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone),
-                     "early": game.early_resolution and not store.turn_held(session, turn)},
-            "left": _left(deadline - now),
-            "default": rules.format_orders(G.nmr_default(rules, state, seat)[0]),
-            "help": rules.order_help(state, seat.name),
-            "timezone": zone,
-        })
+        ctx.update(
+            {
+                "seat": {"name": seat.name, "display": seat.player.name},
+                "turn": {
+                    "label": turn.label,
+                    "deadline": G.deadline_text(turn, zone),
+                    "early": game.early_resolution and not store.turn_held(session, turn),
+                },
+                "left": _left(deadline - now),
+                "default": rules.format_orders(G.nmr_default(rules, state, seat)[0]),
+                "help": rules.order_help(state, seat.name),
+                "timezone": zone,
+            }
+        )
         rendered = shell.renderer.render("reminder", ctx, game=game.kind)
         letters.post(shell, session, ToSeat(seat), rendered, kind="reminder")
         sent += 1
-    log.info("game %s %s: %d reminder(s) (%s before the deadline)", game.name, turn.label, sent,
-             mark_name(min(due)))
+    log.info("game %s %s: %d reminder(s) (%s before the deadline)", game.name, turn.label, sent, mark_name(min(due)))
     return sent
 
 
@@ -192,14 +204,21 @@ def _left(delta: timedelta) -> str:
 
 # -- late resolutions -------------------------------------------------------------------
 
+
 def tell_late(shell: G.Shell, session: Session, game: Game, number: int, lateness: timedelta) -> None:
     """The GM is told that turn `number` was resolved `lateness` after its deadline."""
     turn = store.open_turn(session, game)
     hours = lateness.total_seconds() / 3600
-    text = (f"Turn {number} of {game.name} was resolved {hours:.0f} hours after its deadline: the service was "
-            "not running when the deadline passed. It was resolved as it would have been, with the NMR "
-            "defaults for anyone missing. "
-            + (f"The next turn ({turn.label}) got a full turn from now: it is due "
-               f"{G.deadline_text(turn, game.timezone) or 'at your call'}. " if turn is not None else "")
-            + f"To change that, send DEADLINE {game.name} <when> or EXTEND {game.name} <duration>.")
+    text = (
+        f"Turn {number} of {game.name} was resolved {hours:.0f} hours after its deadline: the service was "
+        "not running when the deadline passed. It was resolved as it would have been, with the NMR "
+        "defaults for anyone missing. "
+        + (
+            f"The next turn ({turn.label}) got a full turn from now: it is due "
+            f"{G.deadline_text(turn, game.timezone) or 'at your call'}. "
+            if turn is not None
+            else ""
+        )
+        + f"To change that, send DEADLINE {game.name} <when> or EXTEND {game.name} <duration>."
+    )
     letters.notice(shell, session, ToGm(game), "A turn was resolved late", text, kind="late")

@@ -41,20 +41,32 @@ log = logging.getLogger("flagman.requests")
 
 # -- the codes ---------------------------------------------------------------------------------
 
+
 def code(shell: G.Shell, request: PendingRequest) -> str:
     """The code the address that must answer gets (JOIN: the joining From; ADDRESS: the new)."""
     kind = _TOKEN_KINDS[RequestKind(request.kind)]
-    return tokens.make(shell.settings.secrets.site_secret, kind, str(request.id), shell.now(), request.address,
-                       _extra(request))
+    return tokens.make(
+        shell.settings.secrets.site_secret, kind, str(request.id), shell.now(), request.address, _extra(request)
+    )
 
 
 def stop_code(shell: G.Shell, request: PendingRequest) -> str:
     """The code that stops an ADDRESS request: for its old address alone."""
-    return tokens.make(shell.settings.secrets.site_secret, tokens.STOP, str(request.id), shell.now(),
-                       request.old_address, request.address)
+    return tokens.make(
+        shell.settings.secrets.site_secret,
+        tokens.STOP,
+        str(request.id),
+        shell.now(),
+        request.old_address,
+        request.address,
+    )
 
 
-_TOKEN_KINDS = {RequestKind.JOIN: tokens.JOIN, RequestKind.ADDRESS: tokens.ADDRESS, RequestKind.PRACTICE: tokens.PRACTICE}
+_TOKEN_KINDS = {
+    RequestKind.JOIN: tokens.JOIN,
+    RequestKind.ADDRESS: tokens.ADDRESS,
+    RequestKind.PRACTICE: tokens.PRACTICE,
+}
 
 
 def _extra(request: PendingRequest) -> str:
@@ -69,29 +81,47 @@ def standing(shell: G.Shell, session: Session, code_text: str, sender: str) -> P
     ADDRESS code sent back from the address it was mailed to (a STOP code from anywhere: it is
     the proof, as an unsubscribe code is)."""
     parsed = tokens.parse(code_text)
-    if parsed is None or parsed.kind not in (tokens.JOIN, tokens.ADDRESS, tokens.STOP, tokens.PRACTICE) \
-            or not parsed.ref.isdigit():
+    if (
+        parsed is None
+        or parsed.kind not in (tokens.JOIN, tokens.ADDRESS, tokens.STOP, tokens.PRACTICE)
+        or not parsed.ref.isdigit()
+    ):
         return None
     request = session.get(PendingRequest, int(parsed.ref))
     if request is None:
         return None
     secrets, now = shell.secrets_in_force, shell.now()
     if parsed.kind == tokens.STOP:
-        ok = (request.kind == RequestKind.ADDRESS and request.status in (RequestStatus.WAITING, RequestStatus.CONFIRMED)
-              and tokens.verify(parsed, secrets, now, request.old_address, request.address))
+        ok = (
+            request.kind == RequestKind.ADDRESS
+            and request.status in (RequestStatus.WAITING, RequestStatus.CONFIRMED)
+            and tokens.verify(parsed, secrets, now, request.old_address, request.address)
+        )
     else:
         kind = next(k for k, token in _TOKEN_KINDS.items() if token == parsed.kind)
-        ok = (request.kind == kind and request.status == RequestStatus.WAITING and sender == request.address
-              and tokens.verify(parsed, secrets, now, sender, _extra(request)))
+        ok = (
+            request.kind == kind
+            and request.status == RequestStatus.WAITING
+            and sender == request.address
+            and tokens.verify(parsed, secrets, now, sender, _extra(request))
+        )
     return request if ok else None
 
 
 # -- JOIN --------------------------------------------------------------------------------------
 
+
 def open_join(shell: G.Shell, session: Session, game: Game, address: str, name: str) -> PendingRequest:
     """A JOIN waiting for `address` to answer its code; `name` has been checked (`signups.name_problem`)."""
-    request = PendingRequest(kind=RequestKind.JOIN, status=RequestStatus.WAITING, game_id=game.id, seat_ids=[],
-                             address=address, name=name, created_at=shell.now())
+    request = PendingRequest(
+        kind=RequestKind.JOIN,
+        status=RequestStatus.WAITING,
+        game_id=game.id,
+        seat_ids=[],
+        address=address,
+        name=name,
+        created_at=shell.now(),
+    )
     session.add(request)
     session.flush()
     return request
@@ -99,8 +129,15 @@ def open_join(shell: G.Shell, session: Session, game: Game, address: str, name: 
 
 def open_practice(shell: G.Shell, session: Session, address: str, kind: str) -> PendingRequest:
     """A PRACTICE waiting for `address` to answer its code (issue 32; bot.games.practice)."""
-    request = PendingRequest(kind=RequestKind.PRACTICE, status=RequestStatus.WAITING, game_id=None, seat_ids=[],
-                             address=address, name=kind, created_at=shell.now())
+    request = PendingRequest(
+        kind=RequestKind.PRACTICE,
+        status=RequestStatus.WAITING,
+        game_id=None,
+        seat_ids=[],
+        address=address,
+        name=kind,
+        created_at=shell.now(),
+    )
     session.add(request)
     session.flush()
     return request
@@ -113,25 +150,46 @@ def close(shell: G.Shell, request: PendingRequest, status: RequestStatus) -> Non
 
 # -- ADDRESS -----------------------------------------------------------------------------------
 
+
 def requests_today(session: Session, player: Player, now: datetime) -> int:
     """How many ADDRESS requests the player made in the last day (it mails a third party)."""
-    return session.scalar(select(func.count()).select_from(PendingRequest).where(
-        PendingRequest.kind == RequestKind.ADDRESS, PendingRequest.player_id == player.id,
-        PendingRequest.created_at >= now - timedelta(days=1))) or 0
+    return (
+        session.scalar(
+            select(func.count())
+            .select_from(PendingRequest)
+            .where(
+                PendingRequest.kind == RequestKind.ADDRESS,
+                PendingRequest.player_id == player.id,
+                PendingRequest.created_at >= now - timedelta(days=1),
+            )
+        )
+        or 0
+    )
 
 
 def open_address(shell: G.Shell, session: Session, player: Player, seats: Sequence[Seat], new: str) -> PendingRequest:
     """An ADDRESS request for `seats` (what the mail's proof covers), waiting for `new` to
     answer; an earlier one of the player still open is ended (the latest counts)."""
     now = shell.now()
-    for earlier in session.scalars(select(PendingRequest).where(
-            PendingRequest.kind == RequestKind.ADDRESS, PendingRequest.player_id == player.id,
-            PendingRequest.status.in_((RequestStatus.WAITING, RequestStatus.CONFIRMED)))):
+    for earlier in session.scalars(
+        select(PendingRequest).where(
+            PendingRequest.kind == RequestKind.ADDRESS,
+            PendingRequest.player_id == player.id,
+            PendingRequest.status.in_((RequestStatus.WAITING, RequestStatus.CONFIRMED)),
+        )
+    ):
         close(shell, earlier, RequestStatus.STOPPED)
     hold = timedelta(hours=shell.settings.limits.address_change_hold_hours)
-    request = PendingRequest(kind=RequestKind.ADDRESS, status=RequestStatus.WAITING, player_id=player.id,
-                             seat_ids=sorted(s.id for s in seats), address=new, old_address=player.address,
-                             created_at=now, effective_at=now + hold)
+    request = PendingRequest(
+        kind=RequestKind.ADDRESS,
+        status=RequestStatus.WAITING,
+        player_id=player.id,
+        seat_ids=sorted(s.id for s in seats),
+        address=new,
+        old_address=player.address,
+        created_at=now,
+        effective_at=now + hold,
+    )
     session.add(request)
     session.flush()
     return request
@@ -140,14 +198,23 @@ def open_address(shell: G.Shell, session: Session, player: Player, seats: Sequen
 def seats_of(session: Session, request: PendingRequest) -> list[Seat]:
     """The seats an ADDRESS request moves that are still the player's, active, in games not over."""
     seats = [session.get(Seat, seat_id) for seat_id in request.seat_ids]
-    return [s for s in seats if s is not None and s.active and s.player_id == request.player_id
-            and s.game.status != GameStatus.FINISHED]
+    return [
+        s
+        for s in seats
+        if s is not None and s.active and s.player_id == request.player_id and s.game.status != GameStatus.FINISHED
+    ]
 
 
 def player_seats(session: Session, player: Player) -> list[Seat]:
     """The player's active seats in games not finished."""
-    return list(session.scalars(select(Seat).join(Game).where(
-        Seat.player_id == player.id, Seat.active.is_(True), Game.status != GameStatus.FINISHED).order_by(Seat.id)))
+    return list(
+        session.scalars(
+            select(Seat)
+            .join(Game)
+            .where(Seat.player_id == player.id, Seat.active.is_(True), Game.status != GameStatus.FINISHED)
+            .order_by(Seat.id)
+        )
+    )
 
 
 def taken_problem(session: Session, player: Player, seats: Sequence[Seat], new: str) -> str | None:
@@ -172,9 +239,11 @@ def confirm_address(shell: G.Shell, session: Session, request: PendingRequest) -
     if effective <= now:
         return move(shell, session, request)
     when = format_local(effective, player.timezone)
-    return (f"Confirmed: {request.address} answered. The move is made at {when}, unless it is stopped from "
-            f"{request.old_address} before then (the old address was told when the change was asked, so that a "
-            "change nobody asked for can be stopped). Until then the bot writes to the old address.")
+    return (
+        f"Confirmed: {request.address} answered. The move is made at {when}, unless it is stopped from "
+        f"{request.old_address} before then (the old address was told when the change was asked, so that a "
+        "change nobody asked for can be stopped). Until then the bot writes to the old address."
+    )
 
 
 def move(shell: G.Shell, session: Session, request: PendingRequest) -> str:
@@ -199,9 +268,19 @@ def move(shell: G.Shell, session: Session, request: PendingRequest) -> str:
         player.address = new
         observers.move(session, old, new)
     else:
-        target = owner if owner is not None else Player(
-            address=new, name=player.name, timezone=player.timezone, created_at=now, calendar=player.calendar,
-            vacation_from=player.vacation_from, vacation_to=player.vacation_to)
+        target = (
+            owner
+            if owner is not None
+            else Player(
+                address=new,
+                name=player.name,
+                timezone=player.timezone,
+                created_at=now,
+                calendar=player.calendar,
+                vacation_from=player.vacation_from,
+                vacation_to=player.vacation_to,
+            )
+        )
         if owner is None:
             session.add(target)
             session.flush()
@@ -213,16 +292,29 @@ def move(shell: G.Shell, session: Session, request: PendingRequest) -> str:
     names = ", ".join(f"{s.name} in {s.game.name}" for s in seats)
     stays = ", ".join(sorted({s.game.name for s in player_seats(session, player)})) if not everything else ""
     when = format_local(now, player.timezone)
-    letters.notice(shell, session, ToAddress(old, player.name), "Your address has changed",
-                   f"As asked, the bot writes to {new} from now on ({when}) for {names}, and no longer to this "
-                   "address" + (f"; {stays} stay{'s' if ',' not in stays else ''} here" if stays else "")
-                   + ". If you did not ask for this, tell your GM at once.", kind="address_moved", error=False)
+    letters.notice(
+        shell,
+        session,
+        ToAddress(old, player.name),
+        "Your address has changed",
+        f"As asked, the bot writes to {new} from now on ({when}) for {names}, and no longer to this "
+        "address"
+        + (f"; {stays} stay{'s' if ',' not in stays else ''} here" if stays else "")
+        + ". If you did not ask for this, tell your GM at once.",
+        kind="address_moved",
+        error=False,
+    )
     for seat in seats:
         if seat.game.gm_address != seat.player.address and seat.name != GM_SEAT:
-            letters.notice(shell, session, ToGm(seat.game), f"{seat.name} changed address",
-                           f"{player.name} ({seat.name} in {seat.game.name}) moved from {old} to {new}, confirmed "
-                           "from the new address; the old address was told first and did not stop it.",
-                           kind="address_gm")
+            letters.notice(
+                shell,
+                session,
+                ToGm(seat.game),
+                f"{seat.name} changed address",
+                f"{player.name} ({seat.name} in {seat.game.name}) moved from {old} to {new}, confirmed "
+                "from the new address; the old address was told first and did not stop it.",
+                kind="address_gm",
+            )
     log.info("ADDRESS request %s: %s moved from %s to %s", request.id, names, old, new)
     return f"Done: the bot writes to {new} from now on, for {names}. {old} was told."
 
@@ -232,9 +324,15 @@ def due_moves(shell: G.Shell) -> int:
     this); the new address gets word that the move is made. Returns how many were made."""
     now = shell.now()
     with shell.db.read() as session:
-        due = list(session.scalars(select(PendingRequest.id).where(
-            PendingRequest.kind == RequestKind.ADDRESS, PendingRequest.status == RequestStatus.CONFIRMED,
-            PendingRequest.effective_at <= now)))
+        due = list(
+            session.scalars(
+                select(PendingRequest.id).where(
+                    PendingRequest.kind == RequestKind.ADDRESS,
+                    PendingRequest.status == RequestStatus.CONFIRMED,
+                    PendingRequest.effective_at <= now,
+                )
+            )
+        )
     for request_id in due:
         with shell.db.transaction() as session:
             request = session.get(PendingRequest, request_id)
@@ -257,16 +355,39 @@ def stop(shell: G.Shell, session: Session, request: PendingRequest) -> str:
     player = session.get_one(Player, request.player_id)
     seats = seats_of(session, request)
     for seat in seats:
-        letters.notice(shell, session, ToGm(seat.game), f"{seat.name}: an address change was stopped",
-                       f"A change of {player.name}'s address ({seat.name} in {seat.game.name}) to "
-                       f"{request.address} was asked through the seat's reply address and stopped from "
-                       f"{request.old_address}. If the player did not ask for it, someone else holds their reply "
-                       f"address: REPLACE {seat.game.name} {seat.name} {request.old_address} gives the seat a new "
-                       "one.", kind="address_gm")
-    return (f"Stopped: the seats stay at {request.old_address}, and {request.address} gets nothing. If you did not "
-            "ask for the change, someone has the reply address of your seat (a turn sheet forwarded or seen): "
-            "your GM can give the seat a new one, and was told.")
+        letters.notice(
+            shell,
+            session,
+            ToGm(seat.game),
+            f"{seat.name}: an address change was stopped",
+            f"A change of {player.name}'s address ({seat.name} in {seat.game.name}) to "
+            f"{request.address} was asked through the seat's reply address and stopped from "
+            f"{request.old_address}. If the player did not ask for it, someone else holds their reply "
+            f"address: REPLACE {seat.game.name} {seat.name} {request.old_address} gives the seat a new "
+            "one.",
+            kind="address_gm",
+        )
+    return (
+        f"Stopped: the seats stay at {request.old_address}, and {request.address} gets nothing. If you did not "
+        "ask for the change, someone has the reply address of your seat (a turn sheet forwarded or seen): "
+        "your GM can give the seat a new one, and was told."
+    )
 
 
-__all__ = ["close", "code", "confirm_address", "due_moves", "move", "open_address", "open_join", "open_practice", "player_seats",
-           "requests_today", "seats_of", "standing", "stop", "stop_code", "taken_problem"]
+__all__ = [
+    "close",
+    "code",
+    "confirm_address",
+    "due_moves",
+    "move",
+    "open_address",
+    "open_join",
+    "open_practice",
+    "player_seats",
+    "requests_today",
+    "seats_of",
+    "standing",
+    "stop",
+    "stop_code",
+    "taken_problem",
+]

@@ -48,8 +48,17 @@ def robot_player(session: Session, now: datetime) -> Player:
 
 def add_robot(session: Session, game: Game, name: str, now: datetime) -> Seat:
     """A robot seat called `name` (checked by the caller, as a player's) in `game`."""
-    seat = Seat(game_id=game.id, name=name, player_id=robot_player(session, now).id, secret=new_secret(),
-                active=True, nmr_streak=0, gm_plot=None, joined_at=now, robot=True)
+    seat = Seat(
+        game_id=game.id,
+        name=name,
+        player_id=robot_player(session, now).id,
+        secret=new_secret(),
+        active=True,
+        nmr_streak=0,
+        gm_plot=None,
+        joined_at=now,
+        robot=True,
+    )
     session.add(seat)
     session.flush()
     session.refresh(game)
@@ -75,8 +84,9 @@ def shown(name: str, robots: Iterable[str]) -> str:
     return f"{name} (robot)" if name in set(robots) else name
 
 
-def orders_for(rules: AnyGame, game: Game, number: int, state: GameState, seats: Iterable[Seat],
-               now: datetime) -> list[dict[str, object]]:
+def orders_for(
+    rules: AnyGame, game: Game, number: int, state: GameState, seats: Iterable[Seat], now: datetime
+) -> list[dict[str, object]]:
     """The robot seats' orders for turn `number` of `game`, opened on `state`: a submission row
     (without its turn id) for each robot seat among `seats` that is in the race and has orders
     to give. Deterministic from the game's seed, the turn's number and the state."""
@@ -86,13 +96,21 @@ def orders_for(rules: AnyGame, game: Game, number: int, state: GameState, seats:
         if not seat.robot or not seat.active or seat.name not in expected:
             continue
         orders = rules.robot_orders(state, seat.name, robot_rng(turn_seed(game.seed, number), seat.name))
-        rows.append({"seat_id": seat.id, "inbound_id": None, "source": ROBOT, "text": rules.format_orders(orders),
-                     "received_at": now})
+        rows.append(
+            {
+                "seat_id": seat.id,
+                "inbound_id": None,
+                "source": ROBOT,
+                "text": rules.format_orders(orders),
+                "received_at": now,
+            }
+        )
     return rows
 
 
-def file_orders(session: Session, rules: AnyGame, game: Game, turn: Turn, state: GameState,
-                seats: Iterable[Seat], now: datetime) -> int:
+def file_orders(
+    session: Session, rules: AnyGame, game: Game, turn: Turn, state: GameState, seats: Iterable[Seat], now: datetime
+) -> int:
     """File the robot seats' orders of `turn` now (`orders_for`); how many were filed."""
     rows = orders_for(rules, game, turn.number, state, seats, now)
     for row in rows:
@@ -108,8 +126,11 @@ def refile(session: Session, rules: AnyGame, game: Game, turn: Turn, state: Game
     from what it can see now). How many were filed."""
     rows = orders_for(rules, game, turn.number, state, game.seats, now)
     for row in rows:
-        session.add(OrderSubmission(turn_id=turn.id, seat_id=row["seat_id"], inbound_id=None, source="clear", text="",
-                                    received_at=now))
+        session.add(
+            OrderSubmission(
+                turn_id=turn.id, seat_id=row["seat_id"], inbound_id=None, source="clear", text="", received_at=now
+            )
+        )
         session.add(OrderSubmission(turn_id=turn.id, **row))
     if rows:
         session.flush()
@@ -128,5 +149,17 @@ def file_next(session: Session, game_id: int, number: int, rows: Iterable[Mappin
     session.flush()
 
 
-__all__ = ["ROBOT", "ROBOT_ADDRESS", "ROBOT_NAME", "add_robot", "file_next", "file_orders", "orders_for", "people_expected", "refile", "robot_names",
-           "robot_player", "shown"]
+__all__ = [
+    "ROBOT",
+    "ROBOT_ADDRESS",
+    "ROBOT_NAME",
+    "add_robot",
+    "file_next",
+    "file_orders",
+    "orders_for",
+    "people_expected",
+    "refile",
+    "robot_names",
+    "robot_player",
+    "shown",
+]

@@ -88,6 +88,7 @@ def player_for(session: Session, address: str, name: str, now: datetime, default
 
 # -- the welcome mail ------------------------------------------------------------------------
 
+
 def sample_help(game: Game, seat_name: str | None = None) -> str:
     """The order syntax of the game's first turn, for `seat_name` (None: for a seat like any
     other): shown on a provisional start (the seats so far, filled up to the minimum) in the
@@ -116,20 +117,25 @@ def welcome(shell: G.Shell, game: Game, seat: Seat) -> RenderedMail:
     address, the rules in short, the order syntax."""
     rules = G.rules_of(game)
     ctx = G.base_context(shell, game, rules)
-    ctx.update({
-        "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
-        "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
-        "summary": rules.rules_summary(),
-        "help": sample_help(game, seat.name),
-        "players": [s.name for s in store.active_seats(game)],
-        "min_players": rules.min_players, "max_players": rules.max_players,
-        "deadline_spec": game.deadline_spec, "game_timezone": game.timezone,
-        "timezone": seat.player.timezone,
-    })
+    ctx.update(
+        {
+            "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
+            "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
+            "summary": rules.rules_summary(),
+            "help": sample_help(game, seat.name),
+            "players": [s.name for s in store.active_seats(game)],
+            "min_players": rules.min_players,
+            "max_players": rules.max_players,
+            "deadline_spec": game.deadline_spec,
+            "game_timezone": game.timezone,
+            "timezone": seat.player.timezone,
+        }
+    )
     return shell.renderer.render("welcome", ctx, game=game.kind)
 
 
 # -- the NMR-streak limit ------------------------------------------------------------------
+
 
 def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
     """After a resolution: warn the seats one miss from the limit, act on those at it."""
@@ -152,15 +158,28 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
             undo: dict[str, object] | None = None
             if game.nmr_action == "drop":
                 text, undo = drop_seat(session, game, seat)
-                letters.notice(shell, session, ToSeat(seat), f"You are out of {game.name}",
-                               f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
-                               f"{text}", kind="nmr_dropped", game=game)
+                letters.notice(
+                    shell,
+                    session,
+                    ToSeat(seat),
+                    f"You are out of {game.name}",
+                    f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: {text}",
+                    kind="nmr_dropped",
+                    game=game,
+                )
             else:
                 old = seat.player
                 holder = player_for(session, game.gm_address, "GM", now, game.timezone)
-                letters.notice(shell, session, ToSeat(seat), f"Your seat in {game.name} goes to the GM",
-                               f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
-                               "the GM now plays your seat.", kind="nmr_handed", game=game)
+                letters.notice(
+                    shell,
+                    session,
+                    ToSeat(seat),
+                    f"Your seat in {game.name} goes to the GM",
+                    f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
+                    "the GM now plays your seat.",
+                    kind="nmr_handed",
+                    game=game,
+                )
                 undo = {"seat": seat.name, "player": old.address, "secret": seat.secret}
                 seat.player_id = holder.id
                 seat.secret = new_secret()
@@ -169,24 +188,62 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
                 session.refresh(seat)
                 G.queue_seat_mail(shell, session, game, seat, "turn_sheet")
                 text = f"{seat.name} ({old.address}) is handed to the GM, who gets its turn sheets from now on."
-            session.add(GmAudit(game_id=game.id, actor=ROBOT, via="auto", message_id="", command=key,
-                                outcome="done: " + text, created_at=now, undo=undo))
+            session.add(
+                GmAudit(
+                    game_id=game.id,
+                    actor=ROBOT,
+                    via="auto",
+                    message_id="",
+                    command=key,
+                    outcome="done: " + text,
+                    created_at=now,
+                    undo=undo,
+                )
+            )
             letters.notice(shell, session, ToGm(game), f"NMR limit reached by {seat.name}", text, kind="nmr_limit")
             acted += 1
-        elif seat.nmr_streak == limit - 1 and seat.nmr_streak > 0 and not G.on_vacation(
-                seat.player, turn.deadline or shell.now()):  # no warning while on vacation
+        elif (
+            seat.nmr_streak == limit - 1
+            and seat.nmr_streak > 0
+            and not G.on_vacation(seat.player, turn.deadline or shell.now())
+        ):  # no warning while on vacation
             deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
             what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"
             turns = "turn" if seat.nmr_streak == 1 else "turns"
-            letters.notice(shell, session, ToSeat(seat), f"Warning: {seat.nmr_streak} {turns} without orders",
-                           f"No orders from you arrived for the last {seat.nmr_streak} turn(s) of {game.name}. "
-                           f"If none arrive for {turn.label} either (due {deadline}), {what}.",
-                           kind="nmr_warning", error=True, game=game)
-            session.add(GmAudit(game_id=game.id, actor=ROBOT, via="auto", message_id="", command=key,
-                                outcome=f"warned {seat.player.address}", created_at=shell.now(), undo=None))
+            letters.notice(
+                shell,
+                session,
+                ToSeat(seat),
+                f"Warning: {seat.nmr_streak} {turns} without orders",
+                f"No orders from you arrived for the last {seat.nmr_streak} turn(s) of {game.name}. "
+                f"If none arrive for {turn.label} either (due {deadline}), {what}.",
+                kind="nmr_warning",
+                error=True,
+                game=game,
+            )
+            session.add(
+                GmAudit(
+                    game_id=game.id,
+                    actor=ROBOT,
+                    via="auto",
+                    message_id="",
+                    command=key,
+                    outcome=f"warned {seat.player.address}",
+                    created_at=shell.now(),
+                    undo=None,
+                )
+            )
             acted += 1
     return acted
 
 
-__all__ = ["ROBOT", "drop_seat", "enforce_nmr_limit", "player_for", "sample_help", "send_welcome", "welcome",
-           "under_way"]
+__all__ = [
+    "ROBOT",
+    "drop_seat",
+    "enforce_nmr_limit",
+    "player_for",
+    "sample_help",
+    "send_welcome",
+    "welcome",
+    "under_way",
+]

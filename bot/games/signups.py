@@ -91,8 +91,13 @@ def seat_name_for(name: str, address: str, taken: set[str]) -> str:
 def _refuse(game: Game | None, address: str, title: str, text: str, detail: str) -> Refused:
     # The answer greets nobody by name and repeats none of the mail's words (issue 14: a forged
     # JOIN must not carry spam to a third party).
-    return Refused("JOIN refused: " + detail, Notice(ToAddress(address), title, text, kind="join_refused", game=game),
-                   reason=Reason.JOIN_REFUSED, label="JOIN refused", game=game)
+    return Refused(
+        "JOIN refused: " + detail,
+        Notice(ToAddress(address), title, text, kind="join_refused", game=game),
+        reason=Reason.JOIN_REFUSED,
+        label="JOIN refused",
+        game=game,
+    )
 
 
 def _open_game(session: Session, game_name: str, address: str, name: str) -> Game:
@@ -100,27 +105,51 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
     game = store.find_game_row(session, game_name)
     if game is None:
         open_games = sorted(g.name for g in session.scalars(select(Game).where(Game.status == GameStatus.SIGNUP)))
-        raise _refuse(None, address, "No game by that name",
-                      "There is no game by the name your JOIN gave here. "
-                      + (f"Games open for sign-ups: {', '.join(open_games)}." if open_games
-                         else "No game is open for sign-ups just now."), "unknown game")
+        raise _refuse(
+            None,
+            address,
+            "No game by that name",
+            "There is no game by the name your JOIN gave here. "
+            + (
+                f"Games open for sign-ups: {', '.join(open_games)}."
+                if open_games
+                else "No game is open for sign-ups just now."
+            ),
+            "unknown game",
+        )
     rules = G.rules_of(game)
     mine = next((s for s in game.seats if s.active and s.player.address == address), None)
     if mine is not None:
-        raise _refuse(game, address, f"You are in {game.name} already",
-                      f"Your address has the seat {mine.name} in {game.name} already.", "already joined")
+        raise _refuse(
+            game,
+            address,
+            f"You are in {game.name} already",
+            f"Your address has the seat {mine.name} in {game.name} already.",
+            "already joined",
+        )
     if game.status != GameStatus.SIGNUP:
-        raise _refuse(game, address, f"{game.name} is not open for sign-ups",
-                      f"{game.name} is {'over' if game.status == GameStatus.FINISHED else 'under way'}, so it takes no "
-                      "new players. Ask its GM if a seat is coming free.", "closed")
+        raise _refuse(
+            game,
+            address,
+            f"{game.name} is not open for sign-ups",
+            f"{game.name} is {'over' if game.status == GameStatus.FINISHED else 'under way'}, so it takes no "
+            "new players. Ask its GM if a seat is coming free.",
+            "closed",
+        )
     if len(store.active_seats(game)) >= rules.max_players:
-        raise _refuse(game, address, f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.",
-                      "full")
+        raise _refuse(
+            game, address, f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.", "full"
+        )
     problem = name_problem(name)
     if problem is not None:
-        raise _refuse(game, address, "That name cannot be used",
-                      f"The name after JOIN {game.name} must be {problem}. Send JOIN {game.name} again with another "
-                      f"name, or with none (your seat is then named after your address).", "name")
+        raise _refuse(
+            game,
+            address,
+            "That name cannot be used",
+            f"The name after JOIN {game.name} must be {problem}. Send JOIN {game.name} again with another "
+            f"name, or with none (your seat is then named after your address).",
+            "name",
+        )
     return game
 
 
@@ -136,8 +165,12 @@ def ask_to_join(shell: G.Shell, session: Session, inbound: Inbound, game_name: s
     values = G.base_context(shell, game, G.rules_of(game))
     values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
     rendered = shell.renderer.render("join_confirm", values, game=game.kind)
-    return Done(f"JOIN {game.name} asked", Reason.JOIN_ASKED, (Letter(ToAddress(sender), rendered, "join_confirm", game=game),),
-                game=game)
+    return Done(
+        f"JOIN {game.name} asked",
+        Reason.JOIN_ASKED,
+        (Letter(ToAddress(sender), rendered, "join_confirm", game=game),),
+        game=game,
+    )
 
 
 def confirm_join(shell: G.Shell, session: Session, request: PendingRequest) -> tuple[str, Answer]:
@@ -151,8 +184,9 @@ def confirm_join(shell: G.Shell, session: Session, request: PendingRequest) -> t
         assert refused.answer is not None
         return "JOIN refused", refused.answer
     seat = join(shell, session, game, request.address, request.name)
-    return f"JOIN {game.name}: seat {seat.name}", Letter(ToSeat(seat), welcome(shell, game, seat), "welcome",
-                                                           essential=True)
+    return f"JOIN {game.name}: seat {seat.name}", Letter(
+        ToSeat(seat), welcome(shell, game, seat), "welcome", essential=True
+    )
 
 
 def join(shell: G.Shell, session: Session, game: Game, address: str, name: str) -> Seat:
@@ -174,8 +208,10 @@ def join(shell: G.Shell, session: Session, game: Game, address: str, name: str) 
         seat = G.add_seat(shell, session, game, seat_name_for(chosen, address, taken), address, display)
     session.flush()
     count = len(store.active_seats(game))
-    text = (f"{seat.player.name} <{seat.player.address}> joined {game.name} as {seat.name}: {count} of "
-            f"{rules.min_players}-{rules.max_players} players.")
+    text = (
+        f"{seat.player.name} <{seat.player.address}> joined {game.name} as {seat.name}: {count} of "
+        f"{rules.min_players}-{rules.max_players} players."
+    )
     if count >= rules.max_players:
         G.start_game(shell, session, game)
         text += f" That is the maximum, so {game.name} has started: everyone got the first turn sheet."
@@ -195,6 +231,7 @@ def join_now(shell: G.Shell, session: Session, game_name: str, address: str, nam
 
 # -- RESIGN ----------------------------------------------------------------------------------
 
+
 def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_name: str) -> tuple[Seat, str]:
     """RESIGN <game>: the seat is given up (as the GM's DROP). The player and the GM are told;
     a refusal raises `Refused` with its answer. Returns the seat and what was done, in a sentence."""
@@ -206,28 +243,68 @@ def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_na
         else:
             seat = next((s for s in game.seats if s.active and s.player.address == inbound.sender), None)
     if game is None or seat is None or not seat.active:
-        raise Refused("RESIGN refused", Notice(
-            who.holder(inbound), f"No seat in {game_name}",
-            f"You have no seat in a game called {game_name}, so there is nothing to resign from.",
-            kind="resign_refused"), label="RESIGN refused")
+        raise Refused(
+            "RESIGN refused",
+            Notice(
+                who.holder(inbound),
+                f"No seat in {game_name}",
+                f"You have no seat in a game called {game_name}, so there is nothing to resign from.",
+                kind="resign_refused",
+            ),
+            label="RESIGN refused",
+        )
     now = shell.now()
     try:
         text, undo = drop_seat(session, game, seat)
     except Refused as exc:
-        raise Refused("RESIGN refused", Notice(ToSeat(seat), f"Cannot resign from {game.name}", str(exc),
-                                               kind="resign_refused"), label="RESIGN refused") from None
-    session.add(GmAudit(game_id=game.id, actor=inbound.sender[:320], via="mail", message_id=inbound.message_id[:998],
-                        command=f"RESIGN {game.name} (seat {seat.name})", outcome="done: " + text,
-                        created_at=now, undo=undo))
-    letters.notice(shell, session, ToAddress(seat.player.address, seat.player.name),
-                   f"You have resigned from {game.name}",
-                   f"Your seat {seat.name} in {game.name} is given up: {text} Thank you for playing; the bot "
-                   "will not send you this game's mail any more.", error=False, game=game, kind="resigned",
-                   in_reply_to=f"<{inbound.message_id}>")
-    letters.notice(shell, session, ToGm(game), f"{seat.name} resigned from {game.name}",
-                   f"{seat.player.name} <{seat.player.address}> resigned: {text}", kind="resigned_gm")
+        raise Refused(
+            "RESIGN refused",
+            Notice(ToSeat(seat), f"Cannot resign from {game.name}", str(exc), kind="resign_refused"),
+            label="RESIGN refused",
+        ) from None
+    session.add(
+        GmAudit(
+            game_id=game.id,
+            actor=inbound.sender[:320],
+            via="mail",
+            message_id=inbound.message_id[:998],
+            command=f"RESIGN {game.name} (seat {seat.name})",
+            outcome="done: " + text,
+            created_at=now,
+            undo=undo,
+        )
+    )
+    letters.notice(
+        shell,
+        session,
+        ToAddress(seat.player.address, seat.player.name),
+        f"You have resigned from {game.name}",
+        f"Your seat {seat.name} in {game.name} is given up: {text} Thank you for playing; the bot "
+        "will not send you this game's mail any more.",
+        error=False,
+        game=game,
+        kind="resigned",
+        in_reply_to=f"<{inbound.message_id}>",
+    )
+    letters.notice(
+        shell,
+        session,
+        ToGm(game),
+        f"{seat.name} resigned from {game.name}",
+        f"{seat.player.name} <{seat.player.address}> resigned: {text}",
+        kind="resigned_gm",
+    )
     return seat, text
 
 
-__all__ = ["MAX_NAME", "ask_to_join", "confirm_join", "join", "join_now", "name_problem", "resign", "seat_name_for",
-           "slug"]
+__all__ = [
+    "MAX_NAME",
+    "ask_to_join",
+    "confirm_join",
+    "join",
+    "join_now",
+    "name_problem",
+    "resign",
+    "seat_name_for",
+    "slug",
+]

@@ -49,7 +49,7 @@ def find_games(session: Session, names: Iterable[str], *, with_seats: bool = Fal
     found: dict[str, Game] = {}
     query = select(Game).options(selectinload(Game.seats).selectinload(Seat.player)) if with_seats else select(Game)
     for start in range(0, len(wanted), 500):
-        for game in session.scalars(query.where(Game.name.in_(wanted[start:start + 500]))):
+        for game in session.scalars(query.where(Game.name.in_(wanted[start : start + 500]))):
             found[game.name] = game
     return found
 
@@ -69,8 +69,11 @@ def open_turns(session: Session, games: Sequence[Game]) -> dict[int, Turn]:
     ids = [g.id for g in games]
     turns: dict[int, Turn] = {}
     for start in range(0, len(ids), 500):
-        for turn in session.scalars(select(Turn).where(Turn.game_id.in_(ids[start:start + 500]),
-                                                       Turn.resolved_at.is_(None)).order_by(Turn.number)):
+        for turn in session.scalars(
+            select(Turn)
+            .where(Turn.game_id.in_(ids[start : start + 500]), Turn.resolved_at.is_(None))
+            .order_by(Turn.number)
+        ):
             turns[turn.game_id] = turn  # the highest-numbered, as open_turn
     return turns
 
@@ -91,8 +94,9 @@ def last_resolved_turn(session: Session, game: Game) -> Turn | None:
 T = TypeVar("T")
 
 
-def read_ahead(session: Session, key: str, game_ids: Iterable[int],
-               rows: Callable[[list[int]], Iterable[tuple[int, T]]]) -> None:
+def read_ahead(
+    session: Session, key: str, game_ids: Iterable[int], rows: Callable[[list[int]], Iterable[tuple[int, T]]]
+) -> None:
     """What `rows` reads for each of `game_ids` ((game id, value) rows, 500 games a query),
     kept in the session's ``info`` under `key` for `read_back`. Only in a session that does
     not change those rows meanwhile: a read-only snapshot (`turns.tick` works several due
@@ -100,7 +104,7 @@ def read_ahead(session: Session, key: str, game_ids: Iterable[int],
     known: dict[int, list[T]] = session.info.setdefault(key, {})
     wanted = sorted(set(game_ids) - set(known))
     for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
+        chunk = wanted[start : start + 500]
         for game_id in chunk:
             known[game_id] = []
         for game_id, value in rows(chunk):
@@ -127,8 +131,15 @@ def game_turns(session: Session, game: Game) -> list[Turn]:
 
 def read_ahead_turns(session: Session, game_ids: Iterable[int]) -> None:
     """Every turn of `game_ids` in one query, for `game_turns` in this snapshot (`read_ahead`)."""
-    read_ahead(session, _HISTORY, game_ids, lambda chunk: ((turn.game_id, turn) for turn in session.scalars(
-        select(Turn).where(Turn.game_id.in_(chunk)).order_by(Turn.game_id, Turn.number))))
+    read_ahead(
+        session,
+        _HISTORY,
+        game_ids,
+        lambda chunk: (
+            (turn.game_id, turn)
+            for turn in session.scalars(select(Turn).where(Turn.game_id.in_(chunk)).order_by(Turn.game_id, Turn.number))
+        ),
+    )
 
 
 def seat_named(game: Game, name: str) -> Seat | None:
@@ -167,8 +178,11 @@ def turns_submissions(session: Session, turn_ids: Sequence[int]) -> dict[int, di
     found: dict[int, dict[int, list[OrderSubmission]]] = {}
     wanted = sorted(set(turn_ids))
     for start in range(0, len(wanted), 500):
-        for sub in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id.in_(wanted[start:start + 500]))
-                                   .order_by(OrderSubmission.id)):
+        for sub in session.scalars(
+            select(OrderSubmission)
+            .where(OrderSubmission.turn_id.in_(wanted[start : start + 500]))
+            .order_by(OrderSubmission.id)
+        ):
             found.setdefault(sub.turn_id, {}).setdefault(sub.seat_id, []).append(sub)
     return found
 
@@ -197,10 +211,12 @@ def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dic
     first: one query (`among`; SQLite: per 500 pairs), and no ORM object per submission (a
     seat that has written ten times has ten)."""
     found: dict[tuple[int, int], list[FiledOrders]] = {pair: [] for pair in pairs}
-    columns = select(OrderSubmission.turn_id, OrderSubmission.seat_id, OrderSubmission.source,
-                     OrderSubmission.text).order_by(OrderSubmission.id)
-    for turn_id, seat_id, source, orders in among(session, columns, (OrderSubmission.turn_id, OrderSubmission.seat_id),
-                                                  sorted(found)):
+    columns = select(
+        OrderSubmission.turn_id, OrderSubmission.seat_id, OrderSubmission.source, OrderSubmission.text
+    ).order_by(OrderSubmission.id)
+    for turn_id, seat_id, source, orders in among(
+        session, columns, (OrderSubmission.turn_id, OrderSubmission.seat_id), sorted(found)
+    ):
         found[(turn_id, seat_id)].append(FiledOrders(source, orders))
     return found
 
@@ -221,20 +237,41 @@ def _inputs_query(*, lock: bool) -> CompoundSelect[*tuple[object, ...]]:
     if lock:
         turns = select(turns.with_for_update(of=Turn).cte("locked").c.id)
     parts: list[tuple[Select[int], str, list[ColumnExpressionArgument[Any]]]] = [
-        (select(Game.id).join(Turn, Turn.game_id == Game.id).where(Turn.id.in_(turns)), "1 game",
-         [*Game.__table__.columns, *Turn.__table__.columns]),
-        (select(Seat.game_id).join(Player, Player.id == Seat.player_id).where(Seat.game_id.in_(_GAME_IDS)), "2 seat",
-         [*Seat.__table__.columns, *Player.__table__.columns]),
+        (
+            select(Game.id).join(Turn, Turn.game_id == Game.id).where(Turn.id.in_(turns)),
+            "1 game",
+            [*Game.__table__.columns, *Turn.__table__.columns],
+        ),
+        (
+            select(Seat.game_id).join(Player, Player.id == Seat.player_id).where(Seat.game_id.in_(_GAME_IDS)),
+            "2 seat",
+            [*Seat.__table__.columns, *Player.__table__.columns],
+        ),
         (select(Turn.game_id).where(Turn.game_id.in_(_GAME_IDS)), "3 turn", [Turn.id, Turn.number, Turn.resolved_at]),
-        (select(Turn.game_id).join(OrderSubmission, OrderSubmission.turn_id == Turn.id)
-         .where(OrderSubmission.turn_id.in_(_TURN_IDS)), "4 submission", [OrderSubmission.id]),
-        (select(Observer.game_id).where(Observer.game_id.in_(_GAME_IDS)), "5 observer", [Observer.id, Observer.address]),
+        (
+            select(Turn.game_id)
+            .join(OrderSubmission, OrderSubmission.turn_id == Turn.id)
+            .where(OrderSubmission.turn_id.in_(_TURN_IDS)),
+            "4 submission",
+            [OrderSubmission.id],
+        ),
+        (
+            select(Observer.game_id).where(Observer.game_id.in_(_GAME_IDS)),
+            "5 observer",
+            [Observer.id, Observer.address],
+        ),
     ]
     width = max(len(columns) for _, _, columns in parts)
-    return union_all(*(query.add_columns(literal(what).label("what"),
-                                         *(cast(c, Text) for c in columns),
-                                         *(cast(null(), Text) for _ in range(width - len(columns))))
-                       for query, what, columns in parts)).order_by(text("1, 2, 3"))
+    return union_all(
+        *(
+            query.add_columns(
+                literal(what).label("what"),
+                *(cast(c, Text) for c in columns),
+                *(cast(null(), Text) for _ in range(width - len(columns))),
+            )
+            for query, what, columns in parts
+        )
+    ).order_by(text("1, 2, 3"))
 
 
 _INPUTS = _inputs_query(lock=False)
@@ -252,8 +289,9 @@ def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: boo
     return resolution_inputs_of(session, [(game_id, turn_id)], lock=lock)[turn_id]
 
 
-def resolution_inputs_of(session: Session, turns: Sequence[tuple[int, int]], *,
-                         lock: bool = False) -> dict[int, tuple[object, ...]]:
+def resolution_inputs_of(
+    session: Session, turns: Sequence[tuple[int, int]], *, lock: bool = False
+) -> dict[int, tuple[object, ...]]:
     """`resolution_inputs` of each (game id, turn id) of `turns` (one turn per game), read
     together: one query for them all. Turn id -> its inputs."""
     params = {"game_ids": sorted({g for g, _ in turns}), "turn_ids": sorted({t for _, t in turns})}
@@ -285,9 +323,11 @@ def holds(subs: Sequence[Filed]) -> bool:
 def turn_held(session: Session, turn: Turn) -> bool:
     """Whether a seat holds `turn` to its deadline (`holds`): one query, for the mails that say
     whether the turn may resolve early."""
-    rows = session.execute(select(OrderSubmission.seat_id, OrderSubmission.source)
-                           .where(OrderSubmission.turn_id == turn.id, OrderSubmission.source.in_((WAIT, NOWAIT)))
-                           .order_by(OrderSubmission.id)).all()
+    rows = session.execute(
+        select(OrderSubmission.seat_id, OrderSubmission.source)
+        .where(OrderSubmission.turn_id == turn.id, OrderSubmission.source.in_((WAIT, NOWAIT)))
+        .order_by(OrderSubmission.id)
+    ).all()
     last: dict[int, str] = {seat_id: source for seat_id, source in rows}
     return WAIT in last.values()
 

@@ -89,6 +89,7 @@ class PlayerSpec:
 
 # -- lookups -------------------------------------------------------------------------------
 
+
 def rules_of(game: Game) -> AnyGame:
     return find_game(game.kind)
 
@@ -123,12 +124,16 @@ def nmr_default(rules: AnyGame, state: GameState, seat: Seat) -> tuple[tuple[Gam
         plotted = rules.plot_orders(state, seat.name, seat.gm_plot)
         if plotted is not None:
             return plotted, "plot"
-        log.warning("GM plot for %s cannot stand this turn (%s); using the game's default", seat.name,
-                    "; ".join(p.reason for p in rules.parse_orders(state, seat.name, seat.gm_plot).problems))
+        log.warning(
+            "GM plot for %s cannot stand this turn (%s); using the game's default",
+            seat.name,
+            "; ".join(p.reason for p in rules.parse_orders(state, seat.name, seat.gm_plot).problems),
+        )
     return rules.default_orders(state, seat.name), "default"
 
 
 # -- creating and starting -----------------------------------------------------------------
+
 
 def _player(session: Session, address: str, name: str, timezone: str | None, now: datetime, default_tz: str) -> Player:
     address = address.strip().lower()
@@ -148,8 +153,10 @@ def _player(session: Session, address: str, name: str, timezone: str | None, now
 def validate_name(kind: str, name: str) -> str:
     name = name.strip().lower()
     if not NAME_RE.match(name) or name == GM_SEAT:
-        raise GameError(f"{kind} name {name!r}: use 1-30 letters, digits, '-' or '_', starting with a letter or digit"
-                        + (" (and not 'gm')" if name == GM_SEAT else ""))
+        raise GameError(
+            f"{kind} name {name!r}: use 1-30 letters, digits, '-' or '_', starting with a letter or digit"
+            + (" (and not 'gm')" if name == GM_SEAT else "")
+        )
     return name
 
 
@@ -203,17 +210,27 @@ def create_game(
     if not signup:
         count = len(players) + len(robot_names)
         if not rules.min_players <= count <= rules.max_players:
-            raise GameError(f"{rules.title} takes {rules.min_players} to {rules.max_players} players, not {count}"
-                            + (" (robots included)" if robot_names else ""))
+            raise GameError(
+                f"{rules.title} takes {rules.min_players} to {rules.max_players} players, not {count}"
+                + (" (robots included)" if robot_names else "")
+            )
         # Options are checked by the rules now, so a bad option fails here, not at START.
         rules.new_game(seat_names + robot_names, options, random.Random(0))
     game = Game(
-        name=name, kind=rules.name, status=GameStatus.SIGNUP if signup else GameStatus.ACTIVE, options=options,
-        gm_address=gm_address.strip().lower(), gm_secret=new_secret(),
+        name=name,
+        kind=rules.name,
+        status=GameStatus.SIGNUP if signup else GameStatus.ACTIVE,
+        options=options,
+        gm_address=gm_address.strip().lower(),
+        gm_secret=new_secret(),
         seed=seed if seed is not None else pysecrets.randbits(62),
-        timezone=timezone or shell.settings.bot.timezone, deadline_spec=deadline, grace_minutes=grace_minutes,
+        timezone=timezone or shell.settings.bot.timezone,
+        deadline_spec=deadline,
+        grace_minutes=grace_minutes,
         early_resolution=rules.early_resolution if early_resolution is None else early_resolution,
-        press=PressMode(press), created_at=now, practice=practice,
+        press=PressMode(press),
+        created_at=now,
+        practice=practice,
     )
     session.add(game)
     session.flush()
@@ -226,13 +243,23 @@ def create_game(
     return game
 
 
-def add_seat(shell: Shell, session: Session, game: Game, seat_name: str, address: str, name: str, timezone: str | None = None) -> Seat:
+def add_seat(
+    shell: Shell, session: Session, game: Game, seat_name: str, address: str, name: str, timezone: str | None = None
+) -> Seat:
     now = shell.now()
     # A new player without a zone of their own gets the game's (issue 17: the same deadline must
     # not read "18:00 UTC" for a player and "18:00 GMT" for the GM), not the site's.
     player = _player(session, address, name or seat_name, timezone, now, game.timezone)
-    seat = Seat(game_id=game.id, name=seat_name, player_id=player.id, secret=new_secret(), active=True,
-                nmr_streak=0, gm_plot=None, joined_at=now)
+    seat = Seat(
+        game_id=game.id,
+        name=seat_name,
+        player_id=player.id,
+        secret=new_secret(),
+        active=True,
+        nmr_streak=0,
+        gm_plot=None,
+        joined_at=now,
+    )
     session.add(seat)
     session.flush()
     session.refresh(game)
@@ -243,7 +270,9 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     rules = rules_of(game)
     seats = store.active_seats(game)
     if not rules.min_players <= len(seats) <= rules.max_players:
-        raise GameError(f"{rules.title} takes {rules.min_players} to {rules.max_players} players; {game.name} has {len(seats)}")
+        raise GameError(
+            f"{rules.title} takes {rules.min_players} to {rules.max_players} players; {game.name} has {len(seats)}"
+        )
     state = rules.new_game([s.name for s in seats], game.options, random.Random(turn_seed(game.seed, 0)))
     game.status = GameStatus.ACTIVE
     turn = _open(shell, session, game, rules, 1, state)
@@ -262,11 +291,21 @@ def _new_turn(shell: Shell, game: Game, rules: AnyGame, number: int, state: Game
         deadline = next_deadline(parse_schedule(game.deadline_spec), now, game.timezone)
     else:
         deadline = now  # nothing to wait for (e.g. Racecraft's final sprint)
-    return {"game_id": game.id, "number": number, "label": rules.turn_label(state), "state": rules.dump_state(state),
-            "seed": turn_seed(game.seed, number), "secret": shell.entropy.secret(game.name, number, None),
-            "corrections": 0,
-            "opened_at": now, "deadline": deadline, "resolved_at": None,
-            "state_after": None, "events": None, "reminded": ""}
+    return {
+        "game_id": game.id,
+        "number": number,
+        "label": rules.turn_label(state),
+        "state": rules.dump_state(state),
+        "seed": turn_seed(game.seed, number),
+        "secret": shell.entropy.secret(game.name, number, None),
+        "corrections": 0,
+        "opened_at": now,
+        "deadline": deadline,
+        "resolved_at": None,
+        "state_after": None,
+        "events": None,
+        "reminded": "",
+    }
 
 
 def _open(shell: Shell, session: Session, game: Game, rules: AnyGame, number: int, state: GameState) -> Turn:
@@ -277,6 +316,7 @@ def _open(shell: Shell, session: Session, game: Game, rules: AnyGame, number: in
 
 
 # -- resolving -----------------------------------------------------------------------------
+
 
 def closing_time(game: Game, turn: Turn) -> datetime | None:
     """When orders stop being accepted: the deadline plus the game's grace period."""
@@ -304,8 +344,9 @@ def orders_in(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[store
     return OrdersIn.COMPLETE
 
 
-def all_orders_in(session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn,
-                  subs: store.BySeat | None = None) -> bool:
+def all_orders_in(
+    session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn, subs: store.BySeat | None = None
+) -> bool:
     # One query, not one per seat (bench: deadline); `subs` when the caller has them already.
     by_seat = store.turn_submissions(session, turn) if subs is None else subs
     for name in rules.expected_players(state):
@@ -330,8 +371,11 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
         return True
     # Early resolution waits for the people: a turn only robots order in waits for its deadline
     # (or the GM), not one tick after another (bot.games.robots).
-    return (game.early_resolution and robots.people_expected(game, state, rules)
-            and all_orders_in(session, game, rules, state, turn, subs))
+    return (
+        game.early_resolution
+        and robots.people_expected(game, state, rules)
+        and all_orders_in(session, game, rules, state, turn, subs)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,8 +405,9 @@ def submission_order(rules: AnyGame, game: Game, state: GameState, subs: store.B
     return tuple(sorted(arrived, key=lambda name: arrived[name]))
 
 
-def compute(session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn,
-            subs: store.BySeat | None = None) -> Outcome:
+def compute(
+    session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn, subs: store.BySeat | None = None
+) -> Outcome:
     """Resolve the turn's state with what is on file (no writes): used by resolve and PREVIEW."""
     orders: dict[str, tuple[GameOrder, ...]] = {}
     defaulted: list[str] = []
@@ -372,8 +417,9 @@ def compute(session: Session, game: Game, rules: AnyGame, state: GameState, turn
         seat = store.seat_named(game, name)
         on_file = orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) if seat else None
         if on_file is None:
-            on_file, filled[name] = nmr_default(rules, state, seat) if seat else (rules.default_orders(state, name),
-                                                                                    "default")
+            on_file, filled[name] = (
+                nmr_default(rules, state, seat) if seat else (rules.default_orders(state, name), "default")
+            )
             defaulted.append(name)
         orders[name] = on_file
     submitted = submission_order(rules, game, state, by_seat)
@@ -399,8 +445,9 @@ class TurnWrites:
     robots: tuple[Mapping[str, object], ...] = ()  # the robot seats' orders of the next turn (no turn id yet)
 
 
-def _set_columns(game: Game, turn: Turn, *, resolved: Mapping[str, object],
-                 finished_at: datetime | None, streaks: Mapping[int, int]) -> None:
+def _set_columns(
+    game: Game, turn: Turn, *, resolved: Mapping[str, object], finished_at: datetime | None, streaks: Mapping[int, int]
+) -> None:
     for column, value in resolved.items():
         setattr(turn, column, value)
     if finished_at is not None:
@@ -427,8 +474,16 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
         if seat is None:
             continue
         source = nmr_default(rules, state, seat)[1]
-        defaults.append({"turn_id": turn.id, "seat_id": seat.id, "inbound_id": None, "source": source,
-                         "text": rules.format_orders(outcome.orders[name]), "received_at": now})
+        defaults.append(
+            {
+                "turn_id": turn.id,
+                "seat_id": seat.id,
+                "inbound_id": None,
+                "source": source,
+                "text": rules.format_orders(outcome.orders[name]),
+                "received_at": now,
+            }
+        )
         # VACATION: the default as always, but the turn does not count towards the NMR limit.
         streaks[seat.id] = seat.nmr_streak + (0 if on_vacation(seat.player, turn.deadline or now) else 1)
     for name in outcome.orders:
@@ -436,9 +491,13 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
         if seat is not None and name not in outcome.defaulted:
             streaks[seat.id] = 0
     new_state = outcome.resolution.state
-    resolved = {"state_after": rules.dump_state(new_state),
-                "events": [e.to_json() for e in outcome.resolution.events], "resolved_at": now,
-                "submitted": list(outcome.submitted), "seed": outcome.seed}
+    resolved = {
+        "state_after": rules.dump_state(new_state),
+        "events": [e.to_json() for e in outcome.resolution.events],
+        "resolved_at": now,
+        "submitted": list(outcome.submitted),
+        "seed": outcome.seed,
+    }
     finished_at = now if rules.is_finished(new_state) else None
     _set_columns(game, turn, resolved=resolved, finished_at=finished_at, streaks=streaks)
     next_row = None if finished_at is not None else _new_turn(shell, game, rules, turn.number + 1, new_state)
@@ -449,21 +508,46 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
     no_subs: store.BySeat = {int(str(row["seat_id"])): [OrderSubmission(**row)] for row in robot_rows}
     mails: mailout.NewRows = []
     for seat in store.mailed_seats(game):
-        _queue_seat_mail(shell, session, game, rules, new_state, next_turn, seat, kind, outcome,
-                         resolved=turn, subs=no_subs, into=mails)
-    _queue_gm_mail(shell, session, game, rules, new_state, next_turn, kind + "_gm", outcome, resolved=turn,
-                   subs=no_subs, into=mails)
+        _queue_seat_mail(
+            shell,
+            session,
+            game,
+            rules,
+            new_state,
+            next_turn,
+            seat,
+            kind,
+            outcome,
+            resolved=turn,
+            subs=no_subs,
+            into=mails,
+        )
+    _queue_gm_mail(
+        shell,
+        session,
+        game,
+        rules,
+        new_state,
+        next_turn,
+        kind + "_gm",
+        outcome,
+        resolved=turn,
+        subs=no_subs,
+        into=mails,
+    )
     report = public_report(shell.renderer, session, rules, new_state, outcome, robots.robot_names(game.seats))
     observers.queue_results(shell, session, game, rules, report, turn, next_turn, outcome.defaulted, into=mails)
     stall = rules.stall(new_state) if next_turn is not None else None
     if stall is not None:
         stall_notice(shell, session, game, rules, new_state, stall, into=mails)
-    return TurnWrites(outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails),
-                      tuple(robot_rows))
+    return TurnWrites(
+        outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails), tuple(robot_rows)
+    )
 
 
-def stall_notice(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, stall: Stall, *,
-                 into: mailout.NewRows) -> None:
+def stall_notice(
+    shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, stall: Stall, *, into: mailout.NewRows
+) -> None:
     """A race that no longer gets nearer its end (`Game.stall`: SpeedPhreakz, after the rounds
     its rules document): the GM is told, with the command that ends it."""
     seat = next((s.name for s in store.active_seats(game) if s.name in rules.players(state)), None)
@@ -471,11 +555,12 @@ def stall_notice(shell: Shell, session: Session, game: Game, rules: AnyGame, sta
         return
     command = f"SET {game.name} {seat} {stall.figure} {stall.value}"
     # (the command inside a sentence: no line of the bot's own mail reads as a command when quoted, testing.md)
-    text = (f"{stall.reason}\n\nTo end the race, send the command {command} (any seat's name will do). It "
-            f"{stall.ends}. The command PROCESS {game.name} then resolves that round at once. You are told again if "
-            "the race stays stalled.")
-    letters.notice(shell, session, letters.ToGm(game), "The race is stalled", text, kind="stall",
-                   game=game, into=into)
+    text = (
+        f"{stall.reason}\n\nTo end the race, send the command {command} (any seat's name will do). It "
+        f"{stall.ends}. The command PROCESS {game.name} then resolves that round at once. You are told again if "
+        "the race stays stalled."
+    )
+    letters.notice(shell, session, letters.ToGm(game), "The race is stalled", text, kind="stall", game=game, into=into)
 
 
 def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:
@@ -484,10 +569,13 @@ def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, wri
     snapshot). Where they are, they are expired, to be read back as written."""
     session.execute(update(Turn).where(Turn.id == turn.id).values(**writes.resolved))
     if writes.finished_at is not None:
-        session.execute(update(Game).where(Game.id == game.id)
-                        .values(status=GameStatus.FINISHED, finished_at=writes.finished_at))
+        session.execute(
+            update(Game).where(Game.id == game.id).values(status=GameStatus.FINISHED, finished_at=writes.finished_at)
+        )
     if writes.streaks:
-        session.execute(update(Seat), [{"id": seat_id, "nmr_streak": streak} for seat_id, streak in writes.streaks.items()])
+        session.execute(
+            update(Seat), [{"id": seat_id, "nmr_streak": streak} for seat_id, streak in writes.streaks.items()]
+        )
     if writes.defaults:
         session.execute(insert(OrderSubmission), [dict(row) for row in writes.defaults])
     if writes.next_turn is not None:
@@ -498,11 +586,18 @@ def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, wri
         if inspect(obj).session is session:
             session.expire(obj)
     archive.after_commit(shell, session, game, turn.number)
-    log.info("game %s: resolved %s; defaulted: %s%s", game.name, turn.label,
-             ", ".join(writes.outcome.defaulted) or "nobody", "; game over" if writes.next_turn is None else "")
+    log.info(
+        "game %s: resolved %s; defaulted: %s%s",
+        game.name,
+        turn.label,
+        ", ".join(writes.outcome.defaulted) or "nobody",
+        "; game over" if writes.next_turn is None else "",
+    )
 
 
-def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: store.BySeat | None = None) -> Outcome:
+def resolve_turn(
+    shell: Shell, session: Session, game: Game, turn: Turn, *, subs: store.BySeat | None = None
+) -> Outcome:
     """Resolve the open turn once, store it, open the next, and queue every results mail.
 
     `subs`: the turn's submissions (`store.turn_submissions`) when the caller has read them already.
@@ -513,6 +608,7 @@ def resolve_turn(shell: Shell, session: Session, game: Game, turn: Turn, *, subs
 
 
 # -- mail contexts ---------------------------------------------------------------------------
+
 
 def deadline_text(turn: Turn | None, zone: str) -> str | None:
     if turn is None or turn.deadline is None:
@@ -526,22 +622,30 @@ def base_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
         "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
         # A practice game is not published (bot.games.archive.after_commit): no link to it.
         "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/")
-        if shell.settings.bot.public_url and not game.practice else "",
+        if shell.settings.bot.public_url and not game.practice
+        else "",
     }
 
 
 _REPORTS = "flagman.reports"
 
 
-def public_report(renderer: Renderer, session: Session, rules: AnyGame, state: GameState,
-                  outcome: Outcome | None, robot_seats: Sequence[str] = ()) -> PublicReport:
+def public_report(
+    renderer: Renderer,
+    session: Session,
+    rules: AnyGame,
+    state: GameState,
+    outcome: Outcome | None,
+    robot_seats: Sequence[str] = (),
+) -> PublicReport:
     """The public block of the mails about `state` (and the turn `outcome` resolved), from the
     public view: the same for every seat and the GM, so made once per game and turn and kept
     in the session's ``info`` for the transaction that queues the turn's mails, as the picture
     is (bench: deadline). States are immutable: the same state object means the same report."""
     resolution = outcome.resolution if outcome is not None else None
-    cache: dict[tuple[int, int, int, tuple[str, ...]], tuple[GameState, Resolution[GameState] | None, PublicReport]] = \
+    cache: dict[tuple[int, int, int, tuple[str, ...]], tuple[GameState, Resolution[GameState] | None, PublicReport]] = (
         session.info.setdefault(_REPORTS, {})
+    )
     key = (id(renderer.env), id(state), id(resolution), tuple(robot_seats))
     hit = cache.get(key)
     if hit is not None and hit[0] is state and hit[1] is resolution and hit[2].env is renderer.env:
@@ -569,14 +673,28 @@ def revealed(game: Game, rules: AnyGame, resolved: Turn, outcome: Outcome | None
     if outcome is None or resolved.secret is None:
         return None
     receipts = dice.receipts(game.name, resolved.number, resolved.secret, rules, outcome.orders)
-    return {"secret": resolved.secret, "commitment": fair.commitment(resolved.secret),
-            "receipts": [{"seat": seat, "receipt": receipts[seat], "defaulted": seat in outcome.defaulted}
-                         for seat in sorted(receipts)]}
+    return {
+        "secret": resolved.secret,
+        "commitment": fair.commitment(resolved.secret),
+        "receipts": [
+            {"seat": seat, "receipt": receipts[seat], "defaulted": seat in outcome.defaulted}
+            for seat in sorted(receipts)
+        ],
+    }
 
 
-def seat_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
-                 seat: Seat, outcome: Outcome | None = None, resolved: Turn | None = None,
-                 subs: store.BySeat | None = None) -> dict[str, Any]:
+def seat_context(
+    shell: Shell,
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    turn: Turn | None,
+    seat: Seat,
+    outcome: Outcome | None = None,
+    resolved: Turn | None = None,
+    subs: store.BySeat | None = None,
+) -> dict[str, Any]:
     zone = seat.player.timezone
     expected = turn is not None and seat.name in rules.expected_players(state)
     on_file_text: str | None = None
@@ -587,36 +705,52 @@ def seat_context(shell: Shell, session: Session, game: Game, rules: AnyGame, sta
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
         default_text = rules.format_orders(nmr_default(rules, state, seat)[0])
     ctx = base_context(shell, game, rules)
-    ctx.update({
-        "seat": {"name": seat.name, "display": seat.player.name, "address": seat.player.address},
-        "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
-        "report": public_report(shell.renderer, session, rules, state, outcome, robots.robot_names(game.seats)),
-        "robots": robots.robot_names(game.seats),
-        "turn": {
-            "number": turn.number if turn else None,
-            "label": turn.label if turn else None,
-            "deadline": deadline_text(turn, zone),
-            "expected": expected,
-            "early": game.early_resolution,
-            "needs_no_orders": turn is not None and not rules.expected_players(state),
-            "commitment": committed(turn),
-        },
-        "resolved": {"number": resolved.number, "label": resolved.label,
-                     "defaulted": list(outcome.defaulted) if outcome else [],
-                     "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
-                     "you_defaulted_by": _filled_by(outcome, seat.name),
-                     "correction": bool(resolved.corrections),
-                     "dice": revealed(game, rules, resolved, outcome)} if resolved else None,
-        "help": rules.order_help(state, seat.name) if expected else "",
-        "on_file": on_file_text,
-        "default": default_text,
-        "timezone": zone,
-    })
+    ctx.update(
+        {
+            "seat": {"name": seat.name, "display": seat.player.name, "address": seat.player.address},
+            "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
+            "report": public_report(shell.renderer, session, rules, state, outcome, robots.robot_names(game.seats)),
+            "robots": robots.robot_names(game.seats),
+            "turn": {
+                "number": turn.number if turn else None,
+                "label": turn.label if turn else None,
+                "deadline": deadline_text(turn, zone),
+                "expected": expected,
+                "early": game.early_resolution,
+                "needs_no_orders": turn is not None and not rules.expected_players(state),
+                "commitment": committed(turn),
+            },
+            "resolved": {
+                "number": resolved.number,
+                "label": resolved.label,
+                "defaulted": list(outcome.defaulted) if outcome else [],
+                "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
+                "you_defaulted_by": _filled_by(outcome, seat.name),
+                "correction": bool(resolved.corrections),
+                "dice": revealed(game, rules, resolved, outcome),
+            }
+            if resolved
+            else None,
+            "help": rules.order_help(state, seat.name) if expected else "",
+            "on_file": on_file_text,
+            "default": default_text,
+            "timezone": zone,
+        }
+    )
     return ctx
 
 
-def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
-               outcome: Outcome | None = None, resolved: Turn | None = None, subs: store.BySeat | None = None) -> dict[str, Any]:
+def gm_context(
+    shell: Shell,
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    turn: Turn | None,
+    outcome: Outcome | None = None,
+    resolved: Turn | None = None,
+    subs: store.BySeat | None = None,
+) -> dict[str, Any]:
     ctx = base_context(shell, game, rules)
     missing = []
     if turn is not None:
@@ -625,33 +759,67 @@ def gm_context(shell: Shell, session: Session, game: Game, rules: AnyGame, state
             seat = store.seat_named(game, name)
             if seat is None or orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) is None:
                 missing.append(name)
-    ctx.update({
-        "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
-        "report": public_report(shell.renderer, session, rules, state, outcome, robots.robot_names(game.seats)),
-        "robots": robots.robot_names(game.seats),
-        "turn": {"number": turn.number if turn else None, "label": turn.label if turn else None,
-                 "deadline": deadline_text(turn, game.timezone), "expected": False,
-                 "needs_no_orders": turn is not None and not rules.expected_players(state),
-                 "commitment": committed(turn)},
-        "resolved": {"number": resolved.number, "label": resolved.label,
-                     "defaulted": list(outcome.defaulted) if outcome else [], "you_defaulted": False,
-                     "correction": bool(resolved.corrections),
-                     "defaulted_by": [{"seat": name, "by": _filled_by(outcome, name),
-                                       "orders": rules.format_orders(outcome.orders[name])}
-                                      for name in outcome.defaulted] if outcome else [],
-                     "dice": revealed(game, rules, resolved, outcome)} if resolved else None,
-        "missing": missing,
-        "seats": [{"name": s.name, "display": s.player.name, "address": s.player.address, "active": s.active,
-                   "nmr_streak": s.nmr_streak} for s in game.seats],
-        "timezone": game.timezone,
-    })
+    ctx.update(
+        {
+            "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
+            "report": public_report(shell.renderer, session, rules, state, outcome, robots.robot_names(game.seats)),
+            "robots": robots.robot_names(game.seats),
+            "turn": {
+                "number": turn.number if turn else None,
+                "label": turn.label if turn else None,
+                "deadline": deadline_text(turn, game.timezone),
+                "expected": False,
+                "needs_no_orders": turn is not None and not rules.expected_players(state),
+                "commitment": committed(turn),
+            },
+            "resolved": {
+                "number": resolved.number,
+                "label": resolved.label,
+                "defaulted": list(outcome.defaulted) if outcome else [],
+                "you_defaulted": False,
+                "correction": bool(resolved.corrections),
+                "defaulted_by": [
+                    {"seat": name, "by": _filled_by(outcome, name), "orders": rules.format_orders(outcome.orders[name])}
+                    for name in outcome.defaulted
+                ]
+                if outcome
+                else [],
+                "dice": revealed(game, rules, resolved, outcome),
+            }
+            if resolved
+            else None,
+            "missing": missing,
+            "seats": [
+                {
+                    "name": s.name,
+                    "display": s.player.name,
+                    "address": s.player.address,
+                    "active": s.active,
+                    "nmr_streak": s.nmr_streak,
+                }
+                for s in game.seats
+            ],
+            "timezone": game.timezone,
+        }
+    )
     return ctx
 
 
-def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
-                     seat: Seat, template: str, outcome: Outcome | None, resolved: Turn | None = None,
-                     subs: store.BySeat | None = None, into: mailout.NewRows | None = None,
-                     note: str | None = None) -> None:
+def _queue_seat_mail(
+    shell: Shell,
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    turn: Turn | None,
+    seat: Seat,
+    template: str,
+    outcome: Outcome | None,
+    resolved: Turn | None = None,
+    subs: store.BySeat | None = None,
+    into: mailout.NewRows | None = None,
+    note: str | None = None,
+) -> None:
     ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs)
     if note:
         ctx["note"] = note
@@ -663,22 +831,46 @@ def _queue_seat_mail(shell: Shell, session: Session, game: Game, rules: AnyGame,
     own = _own_picture(shell, game, template, ctx["view"], seat, turn, resolved)
     if own is not None:
         ctx["options_picture"] = own[0]
-    ctx["one_tap"] = one_tap_links(shell, game, rules, state, turn, seat) if html_template(
-        shell.renderer, game.kind, template) is not None else []
-    html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
-                     domain=shell.settings.bot.domain)
+    ctx["one_tap"] = (
+        one_tap_links(shell, game, rules, state, turn, seat)
+        if html_template(shell.renderer, game.kind, template) is not None
+        else []
+    )
+    html = html_body(
+        shell.renderer,
+        session,
+        game,
+        rules,
+        template,
+        ctx,
+        state=state,
+        turn=turn,
+        resolved=resolved,
+        domain=shell.settings.bot.domain,
+    )
     if html is not None and own is not None:
         html = dataclasses.replace(html, images=(*html.images, own[1]))
     # The deadline in the player's calendar (issue 19): the open turn's, and the cancel of a turn resolved early.
-    calendars = ical.seat_parts(ical.Sender(shell.settings.bot.address, shell.settings.bot.name), shell.now(), game,
-                                rules, state, turn, seat, template, resolved=resolved,
-                                resolved_seats=tuple(outcome.orders) if outcome is not None else ())
-    letters.post(shell, session, letters.ToSeat(seat), rendered, kind=template, html=html, into=into,
-                 calendars=calendars)
+    calendars = ical.seat_parts(
+        ical.Sender(shell.settings.bot.address, shell.settings.bot.name),
+        shell.now(),
+        game,
+        rules,
+        state,
+        turn,
+        seat,
+        template,
+        resolved=resolved,
+        resolved_seats=tuple(outcome.orders) if outcome is not None else (),
+    )
+    letters.post(
+        shell, session, letters.ToSeat(seat), rendered, kind=template, html=html, into=into, calendars=calendars
+    )
 
 
-def one_tap_links(shell: Shell, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
-                  seat: Seat) -> list[dict[str, str]]:
+def one_tap_links(
+    shell: Shell, game: Game, rules: AnyGame, state: GameState, turn: Turn | None, seat: Seat
+) -> list[dict[str, str]]:
     """Orders in one tap (issue 19): for the HTML of the seat's own mail, each legal one-line
     order of the open turn as a ``mailto:`` link to the seat's signed reply address with the
     order in the subject (the bot reads it from there, `Intake._subject_orders`). The signed
@@ -686,12 +878,15 @@ def one_tap_links(shell: Shell, game: Game, rules: AnyGame, state: GameState, tu
     if turn is None or game.status != GameStatus.ACTIVE:
         return []
     address = shell.reply_address(game.name, seat.name, seat.reply_salt)
-    return [{"label": label, "order": order, "href": mailto_link(address, order)}
-            for label, order in one_tap_orders(rules, state, seat.name)]
+    return [
+        {"label": label, "order": order, "href": mailto_link(address, order)}
+        for label, order in one_tap_orders(rules, state, seat.name)
+    ]
 
 
-def _own_picture(shell: Shell, game: Game, template: str, view: View, seat: Seat, turn: Turn | None,
-                 resolved: Turn | None) -> tuple[dict[str, object], mailout.InlineImage] | None:
+def _own_picture(
+    shell: Shell, game: Game, template: str, view: View, seat: Seat, turn: Turn | None, resolved: Turn | None
+) -> tuple[dict[str, object], mailout.InlineImage] | None:
     """The seat's own options this turn as a picture (issue 16), for the HTML of its mail:
     drawn from the seat's own view, so it goes into this seat's mail alone (the turn's public
     picture is still drawn once for everyone). None when the mail has no HTML or the game
@@ -707,20 +902,41 @@ def _own_picture(shell: Shell, game: Game, template: str, view: View, seat: Seat
     return shown, mailout.InlineImage(cid, picture.png, f"{game.name}-turn-{number}-{seat.name}.png")
 
 
-def _queue_gm_mail(shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
-                   template: str, outcome: Outcome | None, resolved: Turn | None = None,
-                   subs: store.BySeat | None = None, into: mailout.NewRows | None = None) -> None:
+def _queue_gm_mail(
+    shell: Shell,
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    turn: Turn | None,
+    template: str,
+    outcome: Outcome | None,
+    resolved: Turn | None = None,
+    subs: store.BySeat | None = None,
+    into: mailout.NewRows | None = None,
+) -> None:
     ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs)
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
     rendered = shell.renderer.render(template, ctx, game=game.kind)
-    html = html_body(shell.renderer, session, game, rules, template, ctx, state=state, turn=turn, resolved=resolved,
-                     domain=shell.settings.bot.domain)
+    html = html_body(
+        shell.renderer,
+        session,
+        game,
+        rules,
+        template,
+        ctx,
+        state=state,
+        turn=turn,
+        resolved=resolved,
+        domain=shell.settings.bot.domain,
+    )
     letters.post(shell, session, letters.ToGm(game), rendered, kind=template, html=html, into=into)
 
 
-def queue_seat_mail(shell: Shell, session: Session, game: Game, seat: Seat, template: str, *,
-                    note: str | None = None) -> None:
+def queue_seat_mail(
+    shell: Shell, session: Session, game: Game, seat: Seat, template: str, *, note: str | None = None
+) -> None:
     """A mail about the game as it stands now (turn sheet, status...) to one seat; `note`, a
     paragraph at its top (REPLACE: whose seat the new player takes over)."""
     rules, state, turn = current_state(session, game)
@@ -735,7 +951,10 @@ def due_turns(session: Session, now: datetime, *, among: Collection[int] | None 
     if among is not None:
         open_turns.append(Game.id.in_(among))
     rows = session.execute(
-        select(Game, Turn).join(Turn, Turn.game_id == Game.id).where(*open_turns).order_by(Game.id)
+        select(Game, Turn)
+        .join(Turn, Turn.game_id == Game.id)
+        .where(*open_turns)
+        .order_by(Game.id)
         .options(selectinload(Game.seats))
     ).all()
     subs = store.turns_submissions(session, [t.id for _, t in rows])
@@ -799,8 +1018,13 @@ class InlineTurnWorker:
 INLINE = InlineTurnWorker()
 
 
-def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], None] | None = None,
-         worker: TurnWorker = INLINE) -> list[Resolved]:
+def tick(
+    shell: Shell,
+    *,
+    limit_per_game: int = 50,
+    on_resolved: Callable[[], None] | None = None,
+    worker: TurnWorker = INLINE,
+) -> list[Resolved]:
     """Resolve every due turn, one transaction per turn; returns what was resolved, in order.
     `on_resolved` is called after each turn's commit (the service wakes its sender: the
     results of one game go out while the next is resolved).
@@ -827,7 +1051,7 @@ def tick(shell: Shell, *, limit_per_game: int = 50, on_resolved: Callable[[], No
         if not due:
             break
         among = set()
-        chunks = [due[start:start + TICK_CHUNK] for start in range(0, len(due), TICK_CHUNK)]
+        chunks = [due[start : start + TICK_CHUNK] for start in range(0, len(due), TICK_CHUNK)]
         with closing(worker.work_out(shell, chunks)) as worked_out:
             for chunk in worked_out:
                 for worked in chunk:
@@ -863,8 +1087,12 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
         inputs = store.resolution_inputs_of(session, due)
         game_ids = sorted({game_id for game_id, _ in due})
         turn_ids = sorted({turn_id for _, turn_id in due})
-        games = {game.id: game for game in session.scalars(
-            select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player)))}
+        games = {
+            game.id: game
+            for game in session.scalars(
+                select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player))
+            )
+        }
         turns = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
         subs = store.turns_submissions(session, turn_ids)
         observers.read_ahead(session, game_ids)

@@ -39,6 +39,7 @@ log = logging.getLogger("flagman.games")
 # 1.59, 1.57 -> 1.54, 1.50).
 NICENESS = 10
 
+
 @dataclass(frozen=True, slots=True)
 class Chunk:
     """What the worker is handed: the service's settings, its templates (their folder, and how
@@ -77,8 +78,14 @@ class ProcessTurnWorker:
         def hand_on() -> None:
             nonlocal sent
             while sent < len(chunks) and len(ahead) <= self._pool.count:
-                chunk = Chunk(shell.settings, shell.renderer.root, shell.renderer.reloads, shell.now(), chunks[sent],
-                              shell.entropy)
+                chunk = Chunk(
+                    shell.settings,
+                    shell.renderer.root,
+                    shell.renderer.reloads,
+                    shell.now(),
+                    chunks[sent],
+                    shell.entropy,
+                )
                 ahead.append(self._pool.submit(self.entry, chunk))
                 sent += 1
 

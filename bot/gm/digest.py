@@ -65,8 +65,11 @@ def digest_time(shell: G.Shell) -> time:
 
 
 def gm_addresses(session: Session) -> list[str]:
-    return sorted(set(session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED,
-                                                                    Game.practice.is_(False)))))
+    return sorted(
+        set(
+            session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED, Game.practice.is_(False)))
+        )
+    )
 
 
 def send_due_digests(shell: G.Shell, *, force: bool = False) -> int:
@@ -82,14 +85,21 @@ def send_due_digests(shell: G.Shell, *, force: bool = False) -> int:
 
 
 def _last_digest(session: Session, address: str) -> GmDigest | None:
-    return session.scalar(select(GmDigest).where(GmDigest.gm_address == address)
-                          .order_by(GmDigest.sent_at.desc(), GmDigest.id.desc()).limit(1))
+    return session.scalar(
+        select(GmDigest)
+        .where(GmDigest.gm_address == address)
+        .order_by(GmDigest.sent_at.desc(), GmDigest.id.desc())
+        .limit(1)
+    )
 
 
 def send_digest(shell: G.Shell, session: Session, address: str, *, force: bool = False) -> bool:
     now = shell.now()
-    running = list(session.scalars(select(Game).where(Game.gm_address == address, Game.status != GameStatus.FINISHED)
-                                   .order_by(Game.id)))
+    running = list(
+        session.scalars(
+            select(Game).where(Game.gm_address == address, Game.status != GameStatus.FINISHED).order_by(Game.id)
+        )
+    )
     if not running:
         return False
     zone = running[0].timezone
@@ -102,18 +112,26 @@ def send_digest(shell: G.Shell, session: Session, address: str, *, force: bool =
             return False
     last = _last_digest(session, address)
     since = as_utc(last.sent_at) if last is not None else now - timedelta(days=1)
-    finished = list(session.scalars(select(Game).where(Game.gm_address == address,
-                                                       Game.status == GameStatus.FINISHED,
-                                                       Game.finished_at >= since).order_by(Game.id)))
+    finished = list(
+        session.scalars(
+            select(Game)
+            .where(Game.gm_address == address, Game.status == GameStatus.FINISHED, Game.finished_at >= since)
+            .order_by(Game.id)
+        )
+    )
     games = running + finished
     ctx = G.base_context(shell, running[0], G.rules_of(running[0]))
-    ctx.update({
-        "since": format_local(since, zone), "now": format_local(now, zone), "timezone": zone,
-        "first": last is None,
-        "games": [game_summary(shell, session, g, zone) for g in games],
-        "commands": [{"syntax": c.syntax, "summary": c.summary, "example": c.example} for c in GM_COMMANDS],
-        "reply_addresses": [{"game": g.name, "address": shell.reply_address(g.name, GM_SEAT)} for g in running],
-    })
+    ctx.update(
+        {
+            "since": format_local(since, zone),
+            "now": format_local(now, zone),
+            "timezone": zone,
+            "first": last is None,
+            "games": [game_summary(shell, session, g, zone) for g in games],
+            "commands": [{"syntax": c.syntax, "summary": c.summary, "example": c.example} for c in GM_COMMANDS],
+            "reply_addresses": [{"game": g.name, "address": shell.reply_address(g.name, GM_SEAT)} for g in running],
+        }
+    )
     ctx.update(happenings(session, [g.id for g in games], since, zone))
     rendered = shell.renderer.render("digest", ctx)
     # To the GM's registered address (every running game's GM is `address`), signed for the
@@ -127,20 +145,38 @@ def send_digest(shell: G.Shell, session: Session, address: str, *, force: bool =
 def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dict[str, Any]:
     rules = G.rules_of(game)
     out: dict[str, Any] = {
-        "name": game.name, "title": rules.title, "status": str(game.status), "turn": None, "deadline": None,
-        "ordered": [], "incomplete": [], "missing": [], "streaks": [], "plots": [], "players": [],
-        "min_players": rules.min_players, "max_players": rules.max_players,
-        "grace": game.grace_minutes, "early": game.early_resolution,
-        "nmr_limit": game.nmr_limit, "nmr_action": game.nmr_action,
+        "name": game.name,
+        "title": rules.title,
+        "status": str(game.status),
+        "turn": None,
+        "deadline": None,
+        "ordered": [],
+        "incomplete": [],
+        "missing": [],
+        "streaks": [],
+        "plots": [],
+        "players": [],
+        "min_players": rules.min_players,
+        "max_players": rules.max_players,
+        "grace": game.grace_minutes,
+        "early": game.early_resolution,
+        "nmr_limit": game.nmr_limit,
+        "nmr_action": game.nmr_action,
         "out": [s.name for s in game.seats if not s.active],
-        "press": game.press, "observers": len(observers.observers_of(session, game)),
+        "press": game.press,
+        "observers": len(observers.observers_of(session, game)),
         # VACATION: the seats away now or later, with their days (a missed turn then is no NMR).
-        "vacations": [f"{s.name} {s.player.vacation_from.isoformat()} to {s.player.vacation_to.isoformat()}"
-                      for s in store.active_seats(game) if s.player.vacation_from is not None
-                      and s.player.vacation_to is not None
-                      and s.player.vacation_to >= shell.now().astimezone(ZoneInfo(s.player.timezone)).date()],
+        "vacations": [
+            f"{s.name} {s.player.vacation_from.isoformat()} to {s.player.vacation_to.isoformat()}"
+            for s in store.active_seats(game)
+            if s.player.vacation_from is not None
+            and s.player.vacation_to is not None
+            and s.player.vacation_to >= shell.now().astimezone(ZoneInfo(s.player.timezone)).date()
+        ],
     }
-    out["players"] = [f"{s.name} (robot)" if s.robot else f"{s.name} <{s.player.address}>" for s in store.active_seats(game)]
+    out["players"] = [
+        f"{s.name} (robot)" if s.robot else f"{s.name} <{s.player.address}>" for s in store.active_seats(game)
+    ]
     shown = robot_names(game.seats)  # robots shown as robots (issue 32)
     if game.status == GameStatus.SIGNUP:
         return out
@@ -150,10 +186,16 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
         out["deadline"] = G.deadline_text(turn, zone)
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
-            got = (G.orders_in(rules, state, seat, store.submissions(session, turn, seat)) if seat is not None
-                   else G.OrdersIn.NONE)
-            {G.OrdersIn.COMPLETE: out["ordered"], G.OrdersIn.INCOMPLETE: out["incomplete"],
-             G.OrdersIn.NONE: out["missing"]}[got].append(robot_shown(name, shown))
+            got = (
+                G.orders_in(rules, state, seat, store.submissions(session, turn, seat))
+                if seat is not None
+                else G.OrdersIn.NONE
+            )
+            {
+                G.OrdersIn.COMPLETE: out["ordered"],
+                G.OrdersIn.INCOMPLETE: out["incomplete"],
+                G.OrdersIn.NONE: out["missing"],
+            }[got].append(robot_shown(name, shown))
     else:
         out["result"] = [", ".join(robot_shown(name, shown) for name in place) for place in rules.standings(state)]
     out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
@@ -176,10 +218,15 @@ def _clip(items: list[str]) -> dict[str, object]:
 def happenings(session: Session, game_ids: list[int], since: datetime, zone: str) -> dict[str, object]:
     """The mail the GM should know about, received or sent since `since`."""
     names = {gid: name for gid, name in session.execute(select(Game.id, Game.name).where(Game.id.in_(game_ids)))}
-    rows = session.scalars(select(InboundMessage).where(
-        InboundMessage.received_at > since, InboundMessage.status != InboundStatus.APPLIED,
-        or_(InboundMessage.game_id.is_(None), InboundMessage.game_id.in_(game_ids)))
-        .order_by(InboundMessage.id))
+    rows = session.scalars(
+        select(InboundMessage)
+        .where(
+            InboundMessage.received_at > since,
+            InboundMessage.status != InboundStatus.APPLIED,
+            or_(InboundMessage.game_id.is_(None), InboundMessage.game_id.in_(game_ids)),
+        )
+        .order_by(InboundMessage.id)
+    )
     refused: list[str] = []
     strangers: list[str] = []
     auth_failed: list[str] = []
@@ -200,28 +247,55 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
             ignored.append(line)
         elif row.status == InboundStatus.REFUSED:
             refused.append(line + (f' -- "{echo(row.subject)}"' if row.subject else ""))
-    failed = [f"{format_local(as_utc(o.created_at), zone)} to {o.recipient}: {echo(o.subject)} "
-              f"({echo(o.last_error or 'refused')})"
-              for o in session.scalars(select(Outbox).where(
-                  Outbox.status == OutboxStatus.FAILED, Outbox.created_at >= since - FAILED_LOOKBACK,
-                  or_(Outbox.game_id.is_(None), Outbox.game_id.in_(game_ids))).order_by(Outbox.id))]
+    failed = [
+        f"{format_local(as_utc(o.created_at), zone)} to {o.recipient}: {echo(o.subject)} "
+        f"({echo(o.last_error or 'refused')})"
+        for o in session.scalars(
+            select(Outbox)
+            .where(
+                Outbox.status == OutboxStatus.FAILED,
+                Outbox.created_at >= since - FAILED_LOOKBACK,
+                or_(Outbox.game_id.is_(None), Outbox.game_id.in_(game_ids)),
+            )
+            .order_by(Outbox.id)
+        )
+    ]
     # Every use of the GM's powers (mail or CLI), from the audit log: what `gm audit` lists.
-    gm_actions = [f"{format_local(as_utc(a.created_at), zone)} [{names.get(a.game_id or 0, '?')}] {echo(a.command, 200)}"
-                  f" ({a.via}): {echo(a.outcome, 200)}"
-                  for a in session.scalars(select(GmAudit).where(GmAudit.created_at > since,
-                                                                 GmAudit.game_id.in_(game_ids)).order_by(GmAudit.id))]
-    quarantined = [f"{format_local(as_utc(q.created_at), zone)} {echo(q.message_id)}: "
-                   f"{echo((q.error.strip().splitlines() or ['?'])[-1])}"
-                   for q in session.scalars(select(Quarantine).where(Quarantine.created_at > since)
-                                            .order_by(Quarantine.id))]
+    gm_actions = [
+        f"{format_local(as_utc(a.created_at), zone)} [{names.get(a.game_id or 0, '?')}] {echo(a.command, 200)}"
+        f" ({a.via}): {echo(a.outcome, 200)}"
+        for a in session.scalars(
+            select(GmAudit).where(GmAudit.created_at > since, GmAudit.game_id.in_(game_ids)).order_by(GmAudit.id)
+        )
+    ]
+    quarantined = [
+        f"{format_local(as_utc(q.created_at), zone)} {echo(q.message_id)}: "
+        f"{echo((q.error.strip().splitlines() or ['?'])[-1])}"
+        for q in session.scalars(select(Quarantine).where(Quarantine.created_at > since).order_by(Quarantine.id))
+    ]
     # Every mail whose answer a cap withheld (issue 27), counted by the cap: the lists above
     # name some of them; this says how many there were.
-    withheld_rows = session.execute(select(InboundMessage.answer, func.count()).where(
-        InboundMessage.received_at > since, InboundMessage.answer.in_([f.value for f in AnswerFate if f.withheld]),
-        or_(InboundMessage.game_id.is_(None), InboundMessage.game_id.in_(game_ids)))
-        .group_by(InboundMessage.answer).order_by(InboundMessage.answer)).all()
-    withheld = [{"reason": _WITHHELD_WORDS.get(str(reason), str(reason)), "count": count}
-                for reason, count in withheld_rows]
-    return {"withheld": withheld, "refused": _clip(refused), "strangers": _clip(strangers), "auth_failed": _clip(auth_failed),
-            "bounces": _clip(bounces), "ignored": _clip(ignored), "failed_sends": _clip(failed),
-            "quarantined": _clip(quarantined), "gm_actions": _clip(gm_actions)}
+    withheld_rows = session.execute(
+        select(InboundMessage.answer, func.count())
+        .where(
+            InboundMessage.received_at > since,
+            InboundMessage.answer.in_([f.value for f in AnswerFate if f.withheld]),
+            or_(InboundMessage.game_id.is_(None), InboundMessage.game_id.in_(game_ids)),
+        )
+        .group_by(InboundMessage.answer)
+        .order_by(InboundMessage.answer)
+    ).all()
+    withheld = [
+        {"reason": _WITHHELD_WORDS.get(str(reason), str(reason)), "count": count} for reason, count in withheld_rows
+    ]
+    return {
+        "withheld": withheld,
+        "refused": _clip(refused),
+        "strangers": _clip(strangers),
+        "auth_failed": _clip(auth_failed),
+        "bounces": _clip(bounces),
+        "ignored": _clip(ignored),
+        "failed_sends": _clip(failed),
+        "quarantined": _clip(quarantined),
+        "gm_actions": _clip(gm_actions),
+    }

@@ -34,9 +34,17 @@ def answer_part(shell: G.Shell, answer: Answer) -> dict[str, object]:
     """One answer as a section of a combined letter: its subject (without the tags the
     combined subject carries) as the heading, its body without greeting and signature."""
     if isinstance(answer, Notice):
-        rendered = shell.renderer.render("notice", {
-            "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address}, "game_name": "",
-            "title": answer.title, "text": answer.text, "error": answer.error, "greeting": ""})
+        rendered = shell.renderer.render(
+            "notice",
+            {
+                "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+                "game_name": "",
+                "title": answer.title,
+                "text": answer.text,
+                "error": answer.error,
+                "greeting": "",
+            },
+        )
         error = answer.error
     else:
         rendered = answer.rendered
@@ -57,8 +65,12 @@ def send(batch: Batch, session: Session, mail: Mail, *, withhold: AnswerFate | N
         kept = [a for a in mail.answers if a.essential]
         if len(kept) < len(mail.answers):
             mail.answer = withhold
-            log.info("mail %s: %d answer(s) withheld (%s)", mail.inbound.message_id,
-                     len(mail.answers) - len(kept), withhold.value)
+            log.info(
+                "mail %s: %d answer(s) withheld (%s)",
+                mail.inbound.message_id,
+                len(mail.answers) - len(kept),
+                withhold.value,
+            )
         mail.answers = kept
     if not mail.answers:
         return
@@ -83,11 +95,29 @@ def _post(batch: Batch, session: Session, mail: Mail, answer: Answer) -> None:
     """Mail one answer to `mail`; who gets it (and which reply address) is `bot.letters`' call."""
     shell = batch.shell
     if isinstance(answer, Notice):
-        letters.notice(shell, session, answer.to, answer.title, answer.text, kind=answer.kind, error=answer.error,
-                       game=answer.game, in_reply_to=mail.in_reply_to, into=batch.rows.outbox)
+        letters.notice(
+            shell,
+            session,
+            answer.to,
+            answer.title,
+            answer.text,
+            kind=answer.kind,
+            error=answer.error,
+            game=answer.game,
+            in_reply_to=mail.in_reply_to,
+            into=batch.rows.outbox,
+        )
     else:
-        letters.post(shell, session, answer.to, answer.rendered, kind=answer.kind, game=answer.game,
-                     in_reply_to=mail.in_reply_to, into=batch.rows.outbox)
+        letters.post(
+            shell,
+            session,
+            answer.to,
+            answer.rendered,
+            kind=answer.kind,
+            game=answer.game,
+            in_reply_to=mail.in_reply_to,
+            into=batch.rows.outbox,
+        )
 
 
 def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
@@ -98,37 +128,74 @@ def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
     games = {answer.game.name if answer.game is not None else "" for answer in answers}
     envelope = letters.envelope(shell, answers[0].to)
     game_name = envelope.game.name if envelope.game is not None else (games.pop() if len(games) == 1 else "")
-    sections = [{"title": title, "parts": chosen} for title, chosen in (
-        ("Done", [p for p in parts if not p["error"]]), ("Not done", [p for p in parts if p["error"]])) if chosen]
-    rendered = shell.renderer.render("answers", {
-        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
-        "greeting": letters.greeting(answers[0].to), "game_name": game_name,
-        "error": any(p["error"] for p in parts), "count": len(parts), "sections": sections,
-    })
+    sections = [
+        {"title": title, "parts": chosen}
+        for title, chosen in (
+            ("Done", [p for p in parts if not p["error"]]),
+            ("Not done", [p for p in parts if p["error"]]),
+        )
+        if chosen
+    ]
+    rendered = shell.renderer.render(
+        "answers",
+        {
+            "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+            "greeting": letters.greeting(answers[0].to),
+            "game_name": game_name,
+            "error": any(p["error"] for p in parts),
+            "count": len(parts),
+            "sections": sections,
+        },
+    )
     game = next((a.game for a in answers if a.game is not None), None)
     return Letter(answers[0].to, rendered, "answers", game=game)
 
 
-def record(batch: Batch, limiter: Limiter, mail: Mail, status: InboundStatus, reason: Reason, detail: str,
-           game: Game | None = None, seat: Seat | None = None) -> MailKey:
+def record(
+    batch: Batch,
+    limiter: Limiter,
+    mail: Mail,
+    status: InboundStatus,
+    reason: Reason,
+    detail: str,
+    game: Game | None = None,
+    seat: Seat | None = None,
+) -> MailKey:
     """The mail's row, written with the batch (`BatchRows`); its key, for the rows that point at it."""
     inbound = mail.inbound
     detail = echo(detail, 500)  # it may quote the mail (an order line): one line, capped
     key = mail.key
     sender = inbound.sender[:320]
-    batch.rows.inbound.append({
-        "message_id": key[0], "content_hash": key[1], "mailbox_key": mail.raw.key[:200],
-        "received_at": batch.shell.now(), "sender": sender, "subject": echo(inbound.subject),
-        "status": status, "reason": reason, "detail": detail, "game_id": game.id if game else None,
-        "seat_id": seat.id if seat else None,
-        "text": strip_password_lines(inbound.text)[:20000],  # a seat password is never stored
-        "principal": mail.principal, "answer": mail.answer,
-    })
+    batch.rows.inbound.append(
+        {
+            "message_id": key[0],
+            "content_hash": key[1],
+            "mailbox_key": mail.raw.key[:200],
+            "received_at": batch.shell.now(),
+            "sender": sender,
+            "subject": echo(inbound.subject),
+            "status": status,
+            "reason": reason,
+            "detail": detail,
+            "game_id": game.id if game else None,
+            "seat_id": seat.id if seat else None,
+            "text": strip_password_lines(inbound.text)[:20000],  # a seat password is never stored
+            "principal": mail.principal,
+            "answer": mail.answer,
+        }
+    )
     batch.memo.seen.add(key)
     limiter.recorded(mail.principal, sender)
-    log.info("mail %s from %s: %s%s%s (%s)%s", inbound.message_id, inbound.sender or "?", status,
-             f" game={game.name}" if game else "", f" seat={seat.name}" if seat else "", detail,
-             f"; answer withheld: {mail.answer.value}" if mail.answer.withheld else "")
+    log.info(
+        "mail %s from %s: %s%s%s (%s)%s",
+        inbound.message_id,
+        inbound.sender or "?",
+        status,
+        f" game={game.name}" if game else "",
+        f" seat={seat.name}" if seat else "",
+        detail,
+        f"; answer withheld: {mail.answer.value}" if mail.answer.withheld else "",
+    )
     return key
 
 

@@ -113,8 +113,9 @@ class BatchRows:
                 ids[(m, h)] = i
             self.inbound.clear()
             if self.submissions:
-                insert_many(session, OrderSubmission,
-                            [{**values, "inbound_id": ids[key]} for key, values in self.submissions])
+                insert_many(
+                    session, OrderSubmission, [{**values, "inbound_id": ids[key]} for key, values in self.submissions]
+                )
                 self.submissions.clear()
         mailout.insert_rows(session, self.outbox)
 
@@ -152,9 +153,15 @@ class Batch:
                 if now - when < RECENT_FOR:
                     self.memo.recent[key], self.memo.recent_read_at[key] = recent[key], when
         ids = sorted({i.message_id[:998] for i in inbounds})
-        self.memo.seen.update((m, h) for m, h in among(
-            session, select(InboundMessage.message_id, InboundMessage.content_hash),
-            (InboundMessage.message_id,), [(i,) for i in ids]))
+        self.memo.seen.update(
+            (m, h)
+            for m, h in among(
+                session,
+                select(InboundMessage.message_id, InboundMessage.content_hash),
+                (InboundMessage.message_id,),
+                [(i,) for i in ids],
+            )
+        )
         self._read_answered(session, inbounds)
         self._read_games(session, inbounds)
 
@@ -162,12 +169,25 @@ class Batch:
         """Which of our mails the batch's mails answer, when each was sent (one query): what
         tells the turn a reply's orders were written for (`orders.answered_turn`)."""
         domain = "@" + self.settings.bot.domain.lower()
-        wanted = sorted({f"<{m}>" for i in inbounds if i.ignore is None
-                         for m in (i.in_reply_to, *i.references[-5:]) if m and m.lower().endswith(domain)})
+        wanted = sorted(
+            {
+                f"<{m}>"
+                for i in inbounds
+                if i.ignore is None
+                for m in (i.in_reply_to, *i.references[-5:])
+                if m and m.lower().endswith(domain)
+            }
+        )
         if wanted:
-            self.memo.answered.update((m, (g, as_utc(t))) for m, g, t in among(
-                session, select(Outbox.message_id, Outbox.game_id, Outbox.created_at),
-                (Outbox.message_id,), [(m,) for m in wanted]))
+            self.memo.answered.update(
+                (m, (g, as_utc(t)))
+                for m, g, t in among(
+                    session,
+                    select(Outbox.message_id, Outbox.game_id, Outbox.created_at),
+                    (Outbox.message_id,),
+                    [(m,) for m in wanted],
+                )
+            )
 
     def _read_games(self, session: Session, inbounds: Sequence[Inbound]) -> None:
         """The games the batch's signed reply addresses name (most mail is a reply to one), the
@@ -220,8 +240,9 @@ class Batch:
             self.memo.states[game.id] = G.current_state(session, game)
         return self.memo.states[game.id]
 
-    def on_file(self, session: Session, rules: AnyGame, state: GameState, turn: Turn,
-                seat: Seat) -> tuple[GameOrder, ...] | None:
+    def on_file(
+        self, session: Session, rules: AnyGame, state: GameState, turn: Turn, seat: Seat
+    ) -> tuple[GameOrder, ...] | None:
         """The seat's orders on file for the turn (`store.orders_on_file`), worked out once a batch and
         kept up to date as its orders come (`file_orders`)."""
         pair = (turn.id, seat.id)

@@ -40,9 +40,17 @@ class Limiter:
     def __init__(self, batch: Batch) -> None:
         self.batch = batch
 
-    def count(self, session: Session, within: timedelta, *, principal: str | None = None, sender: str | None = None,
-              reason: Reason | None = None, game: Game | None = None,
-              answers: tuple[AnswerFate, ...] | None = None) -> int:
+    def count(
+        self,
+        session: Session,
+        within: timedelta,
+        *,
+        principal: str | None = None,
+        sender: str | None = None,
+        reason: Reason | None = None,
+        game: Game | None = None,
+        answers: tuple[AnswerFate, ...] | None = None,
+    ) -> int:
         """Mails recorded in the last `within` that match every condition given."""
         where: list[ColumnElement[bool]] = [InboundMessage.received_at >= self.batch.shell.now() - within]
         if principal is not None:
@@ -68,8 +76,11 @@ class Limiter:
         if key not in memo.recent:
             if key in memo.pending:  # an earlier mail of the batch counts, not yet written
                 self.batch.write_rows(session)
-            memo.recent[key] = (self.count(session, timedelta(hours=1), principal=who.principal) if who.principal
-                                else self.count(session, timedelta(hours=1), principal="", sender=mail.inbound.sender))
+            memo.recent[key] = (
+                self.count(session, timedelta(hours=1), principal=who.principal)
+                if who.principal
+                else self.count(session, timedelta(hours=1), principal="", sender=mail.inbound.sender)
+            )
             memo.recent_read_at[key] = self.batch.shell.now()
         return memo.recent[key] >= self.batch.settings.limits.mails_per_sender_per_hour
 
@@ -101,8 +112,9 @@ class Limiter:
 
     # -- notices to a registered address -----------------------------------------------------------
 
-    def told_today(self, session: Session, reason: Reason, *, sender: str | None = None,
-                   game: Game | None = None) -> bool:
+    def told_today(
+        self, session: Session, reason: Reason, *, sender: str | None = None, game: Game | None = None
+    ) -> bool:
         """Whether a notice of `reason` went out today for mail from `sender` (or about `game`)."""
         return self.count(session, timedelta(days=1), reason=reason, sender=sender, game=game, answers=_TOLD) > 0
 

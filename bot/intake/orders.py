@@ -39,8 +39,9 @@ MAX_SUBJECT_ORDER_LINES = 10
 # What a reply puts before the subject it answers ("Re: ", "AW: ", "Re[2]: ", "SV: " ...) and
 # the tags of lists and of the bot ("[rc1]", "[rc1.kelly.<mac>]"): gone before the subject is
 # read as orders.
-_REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^\d+)?\s*:|\[[^\]]*\])\s*",
-                           re.I)
+_REPLY_PREFIX = re.compile(
+    r"^\s*(?:(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^\d+)?\s*:|\[[^\]]*\])\s*", re.I
+)
 _ORDER_WORD = re.compile(r"\b[A-Z]{2,}\b")
 _REPLY = re.compile(r"^\s*(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^\d+)?\s*:", re.I)
 
@@ -110,8 +111,12 @@ def arrival(batch: Batch, raw: RawMail) -> datetime:
     if received is None:
         return now
     if received - now > timedelta(seconds=batch.settings.inbox.clock_skew):
-        log.warning("mail %s: received at %s by the mail server's clock, %s by ours: the clocks disagree",
-                    raw.key, received.isoformat(), now.isoformat())
+        log.warning(
+            "mail %s: received at %s by the mail server's clock, %s by ours: the clocks disagree",
+            raw.key,
+            received.isoformat(),
+            now.isoformat(),
+        )
     return min(as_utc(received), now)
 
 
@@ -130,22 +135,31 @@ def answered_turn(batch: Batch, session: Session, mail: Mail, game: Game, open_t
             return None
         # The turn open when that mail went: opened by then, not resolved by then (a results
         # mail goes out as the turn it reports closes and the next opens: it answers the next).
-        return session.scalar(select(Turn).where(
-            Turn.game_id == game.id, Turn.opened_at <= sent,
-            or_(Turn.resolved_at.is_(None), Turn.resolved_at > sent)).order_by(Turn.number.desc()).limit(1))
+        return session.scalar(
+            select(Turn)
+            .where(
+                Turn.game_id == game.id,
+                Turn.opened_at <= sent,
+                or_(Turn.resolved_at.is_(None), Turn.resolved_at > sent),
+            )
+            .order_by(Turn.number.desc())
+            .limit(1)
+        )
     subject = inbound.subject
     if not _REPLY.match(subject) or open_turn.label in subject:
         return None
-    for turn in session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None))
-                                .order_by(Turn.number.desc())):
+    for turn in session.scalars(
+        select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number.desc())
+    ):
         at = subject.find(turn.label)
         if at >= 0 and not subject[:at].rstrip().endswith("Results of"):
             return turn
     return None
 
 
-def _stale(batch: Batch, mail: Mail, seat: Seat, answered: Turn, open_turn: Turn, rules: AnyGame,
-           state: GameState, text: str) -> Refused:
+def _stale(
+    batch: Batch, mail: Mail, seat: Seat, answered: Turn, open_turn: Turn, rules: AnyGame, state: GameState, text: str
+) -> Refused:
     """Orders written for a turn already resolved are not applied to another (issue 30): the
     answer says so, names the open turn, and offers the same orders for it as one-tap links,
     when they are orders of it (the player decides: a tap opens a mail, nothing happens until
@@ -154,22 +168,31 @@ def _stale(batch: Batch, mail: Mail, seat: Seat, answered: Turn, open_turn: Turn
     parsed = rules.parse_orders(state, seat.name, text)
     zone = seat.player.timezone
     deadline = G.deadline_text(open_turn, zone) or "the GM's call"
-    lines = [f"Your mail answers {answered.label}, which has been resolved, so its orders were not used "
-             f"for any turn. The turn open now is {open_turn.label}, due {deadline}."]
+    lines = [
+        f"Your mail answers {answered.label}, which has been resolved, so its orders were not used "
+        f"for any turn. The turn open now is {open_turn.label}, due {deadline}."
+    ]
     if parsed.orders and not parsed.problems:
         address = batch.shell.reply_address(game.name, seat.name, seat.reply_salt)
         orders = rules.format_orders(parsed.orders)
         link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(orders.splitlines()))
         quoted = "\n".join("    > " + line for line in orders.splitlines())
-        lines.append(f"To send the same orders for {open_turn.label}, tap (or copy into a mail's address bar):"
-                     f"\n\n    {link}\n\n{quoted}\n\nOr reply to this mail with the orders for {open_turn.label}.")
+        lines.append(
+            f"To send the same orders for {open_turn.label}, tap (or copy into a mail's address bar):"
+            f"\n\n    {link}\n\n{quoted}\n\nOr reply to this mail with the orders for {open_turn.label}."
+        )
     else:
-        lines.append(f"They are not orders of {open_turn.label} as they stand; reply to this mail with orders for "
-                     f"it:\n\n{rules.order_help(state, seat.name)}")
-    return Refused(f"orders for {answered.label}, resolved already (open: {open_turn.label})",
-                   Notice(ToSeat(seat), f"{answered.label} is over: nothing was changed", "\n\n".join(lines),
-                          kind="stale_turn"),
-                   reason=Reason.RESOLVED_TURN, game=game, seat=seat)
+        lines.append(
+            f"They are not orders of {open_turn.label} as they stand; reply to this mail with orders for "
+            f"it:\n\n{rules.order_help(state, seat.name)}"
+        )
+    return Refused(
+        f"orders for {answered.label}, resolved already (open: {open_turn.label})",
+        Notice(ToSeat(seat), f"{answered.label} is over: nothing was changed", "\n\n".join(lines), kind="stale_turn"),
+        reason=Reason.RESOLVED_TURN,
+        game=game,
+        seat=seat,
+    )
 
 
 def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
@@ -179,32 +202,56 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     game = seat.game
     to = ToSeat(seat)
     if game.status == GameStatus.SIGNUP:
-        raise Refused("orders before the start", Notice(
-            to, "The game has not started",
-            f"{game.name} is still open for sign-ups; orders are taken once the GM starts it."),
-            reason=Reason.NOT_STARTED, game=game, seat=seat)
+        raise Refused(
+            "orders before the start",
+            Notice(
+                to,
+                "The game has not started",
+                f"{game.name} is still open for sign-ups; orders are taken once the GM starts it.",
+            ),
+            reason=Reason.NOT_STARTED,
+            game=game,
+            seat=seat,
+        )
     if game.status == GameStatus.FINISHED:
-        raise Refused("orders after the end", Notice(
-            to, "The game is over", f"{game.name} has finished; no more orders are taken."),
-            reason=Reason.FINISHED, game=game, seat=seat)
+        raise Refused(
+            "orders after the end",
+            Notice(to, "The game is over", f"{game.name} has finished; no more orders are taken."),
+            reason=Reason.FINISHED,
+            game=game,
+            seat=seat,
+        )
     rules, state, turn = batch.current_state(session, game)
     assert turn is not None
     zone = seat.player.timezone
     closing = G.closing_time(game, turn)
     expected = rules.expected_players(state)
     if closing is not None and arrival(batch, mail.raw) >= closing and expected and game.status == GameStatus.ACTIVE:
-        raise Refused("after the deadline", Notice(
-            to, f"Too late for {turn.label}",
-            f"The deadline for {turn.label} passed at {G.deadline_text(turn, zone)}, so these orders "
-            "were not used. The results follow shortly, with the next turn sheet; send your orders "
-            "for the next turn in reply to that.", kind="late"), reason=Reason.LATE, game=game, seat=seat)
+        raise Refused(
+            "after the deadline",
+            Notice(
+                to,
+                f"Too late for {turn.label}",
+                f"The deadline for {turn.label} passed at {G.deadline_text(turn, zone)}, so these orders "
+                "were not used. The results follow shortly, with the next turn sheet; send your orders "
+                "for the next turn in reply to that.",
+                kind="late",
+            ),
+            reason=Reason.LATE,
+            game=game,
+            seat=seat,
+        )
     answered = answered_turn(batch, session, mail, game, turn)
     if answered is not None and answered.id != turn.id:
         raise _stale(batch, mail, seat, answered, turn, rules, state, text)
     if seat.name not in expected:
-        raise Refused("not expected this turn", Notice(
-            to, "No orders needed", f"You have no orders to send for {turn.label}."),
-            reason=Reason.NOT_EXPECTED, game=game, seat=seat)
+        raise Refused(
+            "not expected this turn",
+            Notice(to, "No orders needed", f"You have no orders to send for {turn.label}."),
+            reason=Reason.NOT_EXPECTED,
+            game=game,
+            seat=seat,
+        )
     text = without_signature(text, seat)
     order_help = rules.order_help(state, seat.name)
     parsed = rules.parse_orders(state, seat.name, text)
@@ -214,8 +261,9 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         read = prose.read(rules, state, seat.name, text, parsed.problems, prose.order_words(order_help))
         if read.readings:
             again = rules.parse_orders(state, seat.name, read.text)
-            parsed = dataclasses.replace(again, problems=tuple(
-                dataclasses.replace(p, line_no=read.line_no(p.line_no)) for p in again.problems))
+            parsed = dataclasses.replace(
+                again, problems=tuple(dataclasses.replace(p, line_no=read.line_no(p.line_no)) for p in again.problems)
+            )
     readings = _readings(batch, seat, read)
     earlier = batch.on_file(session, rules, state, turn, seat)
     if read is not None and read.readings and not read.text.strip():
@@ -226,24 +274,42 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
     # (issue 27: an answer never grows past what the mail deserves).
     shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
-    problems = [{"line_no": p.line_no, "line": echo(p.line), "illegal": p.kind is ProblemKind.ILLEGAL,
-                 "reason": suggest.with_suggestion(p.reason, p.line, known) if p.kind is ProblemKind.INVALID
-                 else p.reason} for p in shown]
-    ctx.update({
-        "seat": {"name": seat.name, "display": seat.player.name},
-        "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone),
-                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
-                 "paused": game.status == GameStatus.PAUSED},
-        "problems": problems, "problems_more": len(parsed.problems) - len(shown), "timezone": zone,
-        "problems_label": _problems_label(parsed.problems),
-        "help": order_help, "readings": readings,
-    })
+    problems = [
+        {
+            "line_no": p.line_no,
+            "line": echo(p.line),
+            "illegal": p.kind is ProblemKind.ILLEGAL,
+            "reason": suggest.with_suggestion(p.reason, p.line, known) if p.kind is ProblemKind.INVALID else p.reason,
+        }
+        for p in shown
+    ]
+    ctx.update(
+        {
+            "seat": {"name": seat.name, "display": seat.player.name},
+            "turn": {
+                "label": turn.label,
+                "deadline": G.deadline_text(turn, zone),
+                "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
+                "paused": game.status == GameStatus.PAUSED,
+            },
+            "problems": problems,
+            "problems_more": len(parsed.problems) - len(shown),
+            "timezone": zone,
+            "problems_label": _problems_label(parsed.problems),
+            "help": order_help,
+            "readings": readings,
+        }
+    )
     if not parsed.orders:
         default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
         ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
-        raise Refused("; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
-                      Letter(to, shell.renderer.render("refused", ctx, game=game.kind), "refused"),
-                      reason=Reason.ORDERS_REFUSED, game=game, seat=seat)
+        raise Refused(
+            "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
+            Letter(to, shell.renderer.render("refused", ctx, game=game.kind), "refused"),
+            reason=Reason.ORDERS_REFUSED,
+            game=game,
+            seat=seat,
+        )
     canonical = rules.format_orders(parsed.orders)
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
     # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
@@ -255,17 +321,29 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # so the player sees that what was used is what they sent.
     receipt = fair.receipt(game.name, seat.name, turn.number, turn.secret, on_file_text) if turn.secret else None
     complete = rules.is_complete(state, seat.name, merged)
-    ctx.update({"understood": canonical, "on_file": on_file_text, "receipt": receipt,
-                "complete": complete,
-                "missing": list(rules.missing_orders(state, seat.name, merged)),
-                "left_out": _left_out(shown, order_help),
-                # What the set will cost, where the game can say so (issue 16: "this plot
-                # costs 2 wear and a top speed test").
-                "consequences": list(rules.consequences(state, seat.name, merged))})
+    ctx.update(
+        {
+            "understood": canonical,
+            "on_file": on_file_text,
+            "receipt": receipt,
+            "complete": complete,
+            "missing": list(rules.missing_orders(state, seat.name, merged)),
+            "left_out": _left_out(shown, order_help),
+            # What the set will cost, where the game can say so (issue 16: "this plot
+            # costs 2 wear and a top speed test").
+            "consequences": list(rules.consequences(state, seat.name, merged)),
+        }
+    )
     confirmation = Letter(to, shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
     batch.file_orders(turn, seat, merged)
-    return Done("orders" + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else ""), Reason.ORDERS,
-                (confirmation,), game=game, seat=seat, submission=Submission(turn.id, seat.id, canonical))
+    return Done(
+        "orders" + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else ""),
+        Reason.ORDERS,
+        (confirmation,),
+        game=game,
+        seat=seat,
+        submission=Submission(turn.id, seat.id, canonical),
+    )
 
 
 def without_signature(text: str, seat: Seat) -> str:
@@ -319,20 +397,52 @@ def what_stands(batch: Batch, session: Session, seat: Seat) -> str:
     return _stands(rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
 
 
-def _nothing_taken(batch: Batch, mail: Mail, seat: Seat, turn: Turn, rules: AnyGame, state: GameState,
-                   earlier: tuple[GameOrder, ...] | None, readings: list[str], read: prose.ProseResult) -> Done:
+def _nothing_taken(
+    batch: Batch,
+    mail: Mail,
+    seat: Seat,
+    turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    earlier: tuple[GameOrder, ...] | None,
+    readings: list[str],
+    read: prose.ProseResult,
+) -> Done:
     """A mail of words and no order (a thank-you, a note), or whose orders were only offered back
     or negated: a short answer without an error tag, saying what stands (issue 30)."""
     stand = _stands(rules, state, turn, seat, earlier)
     if read.offered or read.negated:
         text = "No orders were taken from your mail:\n\n" + "\n".join("  - " + r for r in readings) + "\n\n" + stand
-        return Done("orders offered back, none taken", Reason.ORDERS_OFFERED,
-                    (Notice(ToSeat(seat), "Your mail: no orders taken", text, kind="offered", error=False),),
-                    game=seat.game, seat=seat)
-    return Done("a note: no orders", Reason.NOTE,
-                (Notice(ToSeat(seat), "Your note", "Thank you: there were no orders in it, so nothing "
-                        f"changed. {stand}", kind="note", error=False),), game=seat.game, seat=seat)
+        return Done(
+            "orders offered back, none taken",
+            Reason.ORDERS_OFFERED,
+            (Notice(ToSeat(seat), "Your mail: no orders taken", text, kind="offered", error=False),),
+            game=seat.game,
+            seat=seat,
+        )
+    return Done(
+        "a note: no orders",
+        Reason.NOTE,
+        (
+            Notice(
+                ToSeat(seat),
+                "Your note",
+                f"Thank you: there were no orders in it, so nothing changed. {stand}",
+                kind="note",
+                error=False,
+            ),
+        ),
+        game=seat.game,
+        seat=seat,
+    )
 
 
-__all__ = ["MAX_PROBLEMS_SHOWN", "arrival", "orders_in_subject", "subject_orders", "take_orders", "what_stands",
-           "without_signature"]
+__all__ = [
+    "MAX_PROBLEMS_SHOWN",
+    "arrival",
+    "orders_in_subject",
+    "subject_orders",
+    "take_orders",
+    "what_stands",
+    "without_signature",
+]

@@ -41,8 +41,17 @@ def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> O
     """Record a mail over the size limit (None: the same one was recorded already)."""
     shell, settings = batch.shell, batch.settings
     detail = f"over the size limit ({raw.size} bytes)"
-    head = parse_inbound(raw.headers, own_addresses={settings.bot.address.lower()},
-                         loop_header=settings.bot.loop_header, max_lines=1, size=raw.size) if raw.headers else None
+    head = (
+        parse_inbound(
+            raw.headers,
+            own_addresses={settings.bot.address.lower()},
+            loop_header=settings.bot.loop_header,
+            max_lines=1,
+            size=raw.size,
+        )
+        if raw.headers
+        else None
+    )
     key_hash = hashlib.sha256(raw.key.encode()).hexdigest()
     message_id = f"oversize.{key_hash[:24]}@flagman.invalid"
     if head is not None and not head.message_id.endswith("@flagman.invalid"):
@@ -60,11 +69,27 @@ def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> O
         signed = verify_tag(tag, shell.secrets_in_force) if tag else None
         tagged = batch.find_game(session, signed.game) if signed else None
         seat = batch.find_seat(tagged, signed.seat) if tagged and signed else None
-        seat = seat if seat is not None and seat.active else session.scalars(
-            select(Seat).join(Player).join(Game).where(
-                Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)).first()
-        gm_game = None if seat else (tagged if signed and signed.seat == GM_SEAT else session.scalars(
-            select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)).first())
+        seat = (
+            seat
+            if seat is not None and seat.active
+            else session.scalars(
+                select(Seat)
+                .join(Player)
+                .join(Game)
+                .where(Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)
+            ).first()
+        )
+        gm_game = (
+            None
+            if seat
+            else (
+                tagged
+                if signed and signed.seat == GM_SEAT
+                else session.scalars(
+                    select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)
+                ).first()
+            )
+        )
         game = seat.game if seat else gm_game
         if game is not None and limits.told_today(session, Reason.OVERSIZE, sender=sender):
             answer = AnswerFate.TOLD_TODAY
@@ -72,16 +97,35 @@ def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> O
             limit = settings.limits.max_mail_bytes
             # To the registered address only (never the From, which may be forged).
             holder: Addressee = ToSeat(seat) if seat is not None else ToGm(game)
-            letters.notice(shell, session, holder, "Your mail was too big",
-                           f'Your mail "{echo(head.subject, 100)}" was {raw.size // 1024} kB, over the limit of '
-                           f"{limit // 1024} kB for mail to this address, so it was not read. Send your orders "
-                           "as plain text, without attachments. (This note is sent at most once a day.)",
-                           error=True, kind="oversize", in_reply_to=f"<{head.message_id}>")
+            letters.notice(
+                shell,
+                session,
+                holder,
+                "Your mail was too big",
+                f'Your mail "{echo(head.subject, 100)}" was {raw.size // 1024} kB, over the limit of '
+                f"{limit // 1024} kB for mail to this address, so it was not read. Send your orders "
+                "as plain text, without attachments. (This note is sent at most once a day.)",
+                error=True,
+                kind="oversize",
+                in_reply_to=f"<{head.message_id}>",
+            )
             status, detail, answer = InboundStatus.REFUSED, detail + "; the player was told", AnswerFate.HOLDER
-    session.add(InboundMessage(message_id=message_id, content_hash=dedupe_hash(head) if head else key_hash,
-                               mailbox_key=raw.key[:200], received_at=shell.now(), sender=sender[:320],
-                               subject=echo(head.subject if head else ""), status=status, reason=Reason.OVERSIZE,
-                               detail=detail, game_id=game.id if game else None, text="", answer=answer))
+    session.add(
+        InboundMessage(
+            message_id=message_id,
+            content_hash=dedupe_hash(head) if head else key_hash,
+            mailbox_key=raw.key[:200],
+            received_at=shell.now(),
+            sender=sender[:320],
+            subject=echo(head.subject if head else ""),
+            status=status,
+            reason=Reason.OVERSIZE,
+            detail=detail,
+            game_id=game.id if game else None,
+            text="",
+            answer=answer,
+        )
+    )
     session.flush()
     log.warning("mail %s (%s) from %s not read: %s", message_id, raw.key, sender or "?", detail)
     return Outcome(status, Reason.OVERSIZE)

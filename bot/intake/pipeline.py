@@ -57,8 +57,9 @@ def _with_subject_code(commands: MailCommands, subject: str) -> MailCommands:
 
 def _changes_games(commands: MailCommands) -> bool:
     """Whether acting on the mail may change games, seats or turns (the batch's memo is forgotten)."""
-    return bool(commands.gm) or any(isinstance(c, Join | Resign | Confirm | Address | Stop | Clear | Wait | NoWait)
-                                    for c in commands.player)
+    return bool(commands.gm) or any(
+        isinstance(c, Join | Resign | Confirm | Address | Stop | Clear | Wait | NoWait) for c in commands.player
+    )
 
 
 class Intake:
@@ -115,8 +116,9 @@ class Intake:
             who = identify(self.shell, session, inbound, lambda name: batch.find_game(session, name), batch.find_seat)
             mail.principal = who.principal
             mail.over_limit = self.limits.over_loop_limit(session, mail, who)
-            commands = _with_subject_code(parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of]),
-                                          inbound.subject)
+            commands = _with_subject_code(
+                parse_commands(inbound.text, gm_games=[g.name for g in who.gm_of]), inbound.subject
+            )
             if _changes_games(commands):
                 mail.changes_games = True
                 batch.memo.forget()
@@ -125,21 +127,35 @@ class Intake:
             if refused.answer is not None:
                 mail.answers.append(refused.answer)
             answering.send(batch, session, mail)
-            answering.record(batch, self.limits, mail, InboundStatus.REFUSED, refused.reason or Reason.COMMANDS,
-                             refused.detail, refused.game, refused.seat)
+            answering.record(
+                batch,
+                self.limits,
+                mail,
+                InboundStatus.REFUSED,
+                refused.reason or Reason.COMMANDS,
+                refused.detail,
+                refused.game,
+                refused.seat,
+            )
             return Outcome(InboundStatus.REFUSED, refused.reason or Reason.COMMANDS)
         except Ignored as ignored:
             mail.answer = ignored.answer
-            answering.record(batch, self.limits, mail, InboundStatus.IGNORED, ignored.reason, ignored.detail,
-                             ignored.game)
+            answering.record(
+                batch, self.limits, mail, InboundStatus.IGNORED, ignored.reason, ignored.detail, ignored.game
+            )
             return Outcome(InboundStatus.IGNORED, ignored.reason)
         mail.answers.extend(done.answers)
         answering.send(batch, session, mail)
         key = answering.record(batch, self.limits, mail, done.status, done.reason, done.detail, done.game, done.seat)
         if done.submission is not None:
             s = done.submission
-            values: dict[str, object] = {"turn_id": s.turn_id, "seat_id": s.seat_id, "source": "mail",
-                                         "text": s.text, "received_at": self.shell.now()}
+            values: dict[str, object] = {
+                "turn_id": s.turn_id,
+                "seat_id": s.seat_id,
+                "source": "mail",
+                "text": s.text,
+                "received_at": self.shell.now(),
+            }
             batch.rows.submissions.append((key, values))
         return Outcome(done.status, done.reason)
 

@@ -41,9 +41,35 @@ _CLAUSE = re.compile(r"[.!;,]+(?:\s+|$)|\?")
 _WORD = re.compile(r"\S+")  # words are what white space separates: "2=ZZ" is one word, not an order's number
 _EDGES = "\"'()[]{}.,!?;:"
 _ORDER_WORD = re.compile(r"\b[A-Z]{2,}\b")
-NEGATIONS = frozenset({"not", "no", "never", "nor", "dont", "don't", "don’t", "wont", "won't", "won’t", "cant",
-                       "can't", "can’t", "cannot", "isnt", "isn't", "shouldnt", "shouldn't", "wouldnt", "wouldn't",
-                       "instead", "neither", "without", "undo", "cancel"})
+NEGATIONS = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "nor",
+        "dont",
+        "don't",
+        "don’t",
+        "wont",
+        "won't",
+        "won’t",
+        "cant",
+        "can't",
+        "can’t",
+        "cannot",
+        "isnt",
+        "isn't",
+        "shouldnt",
+        "shouldn't",
+        "wouldnt",
+        "wouldn't",
+        "instead",
+        "neither",
+        "without",
+        "undo",
+        "cancel",
+    }
+)
 HEDGES = frozenset({"maybe", "perhaps", "might", "or", "possibly", "either", "unsure", "undecided", "thinking"})
 
 
@@ -103,8 +129,9 @@ def _normal(word: str) -> str:
     return word.lower()
 
 
-def _phrases(rules: AnyGame, state: GameState, seat: str, words: Sequence[str],
-             orders: Collection[str]) -> list[tuple[int, int, str]]:
+def _phrases(
+    rules: AnyGame, state: GameState, seat: str, words: Sequence[str], orders: Collection[str]
+) -> list[tuple[int, int, str]]:
     """(index of its first word, index past its last, the phrase as an order line) of each
     order-shaped phrase among `words`: the longest run from an order word that the parser
     takes whole."""
@@ -139,8 +166,9 @@ def _is_note(line: str, orders: Collection[str]) -> bool:
     return not any(w.upper() in orders for w in _words(line))
 
 
-def read(rules: AnyGame, state: GameState, seat: str, text: str, problems: Sequence[OrderProblem],
-         orders: Collection[str]) -> ProseResult:
+def read(
+    rules: AnyGame, state: GameState, seat: str, text: str, problems: Sequence[OrderProblem], orders: Collection[str]
+) -> ProseResult:
     """`text` with each line the parser did not understand (`problems` of kind INVALID) read as
     prose: replaced by the phrases applied, or taken out when it was a note or its phrases are
     only offered or negated; every other line as it was."""
@@ -168,13 +196,14 @@ def read(rules: AnyGame, state: GameState, seat: str, text: str, problems: Seque
             found = _phrases(rules, state, seat, words, orders)
             if not found:
                 continue
-            before = {_normal(w) for w in words[:found[0][0]]}
+            before = {_normal(w) for w in words[: found[0][0]]}
             lowered = {_normal(w) for w in words}
             covered = {i for start, end, _ in found for i in range(start, end)}
             # Other words that look like parts of orders (a number, an order word): the phrase
             # may not be all the player meant ("USE 3 4"), so it is offered, not applied.
-            unsure = any(i not in covered and (any(c.isdigit() for c in w) or w.upper() in orders)
-                         for i, w in enumerate(words))
+            unsure = any(
+                i not in covered and (any(c.isdigit() for c in w) or w.upper() in orders) for i, w in enumerate(words)
+            )
             if before & NEGATIONS:
                 negated += [phrase for _, _, phrase in found]
             elif len(found) > 1 or lowered & HEDGES or "?" in line or unsure:
@@ -192,5 +221,6 @@ def read(rules: AnyGame, state: GameState, seat: str, text: str, problems: Seque
                 keep(part, number)
     result.text = "\n".join(out)
     return result
+
 
 __all__ = ["HEDGES", "NEGATIONS", "ProseResult", "Reading", "order_words", "read"]

@@ -62,8 +62,9 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
             if game_row is not None:
                 gm.tell_players(batch.shell, session, game_row, told, batch.shell.now())
         if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
-            mail.answers.append(registry.leftover(who.gm_of, commands.orders_text,
-                                                  hints=_gm_hints(commands.orders_text, who)))
+            mail.answers.append(
+                registry.leftover(who.gm_of, commands.orders_text, hints=_gm_hints(commands.orders_text, who))
+            )
     context = CommandContext(batch.shell, session, inbound, who, game, seat)
     for command in commands.player:
         reply = registry.run(context, command)
@@ -78,14 +79,31 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
             text += f"\n... and {commands.more_problems} more lines not understood."
         mail.answers.append(Notice(who.holder(inbound), "Command not understood", text, game=game))
     if commands.over:
-        mail.answers.append(Notice(who.holder(inbound), "Not done", (
-            f"{commands.over} more command{'s' if commands.over != 1 else ''} of your mail "
-            f"{'were' if commands.over != 1 else 'was'} not carried out: at most {MAX_COMMANDS} commands a "
-            "mail. Send the rest in another mail."), game=game))
+        mail.answers.append(
+            Notice(
+                who.holder(inbound),
+                "Not done",
+                (
+                    f"{commands.over} more command{'s' if commands.over != 1 else ''} of your mail "
+                    f"{'were' if commands.over != 1 else 'was'} not carried out: at most {MAX_COMMANDS} commands a "
+                    "mail. Send the rest in another mail."
+                ),
+                game=game,
+            )
+        )
     if commands.repeated:
-        mail.answers.append(Notice(who.holder(inbound), "Repeated commands", (
-            f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} of your mail repeated a command "
-            "given above: each command was carried out, and is answered, once."), error=False, game=game))
+        mail.answers.append(
+            Notice(
+                who.holder(inbound),
+                "Repeated commands",
+                (
+                    f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} of your mail repeated a command "
+                    "given above: each command was carried out, and is answered, once."
+                ),
+                error=False,
+                game=game,
+            )
+        )
     if seat is not None and not commands.orders_text.strip() and not handled and not problems:
         in_subject = orders.subject_orders(batch, session, seat, inbound.subject)
         if in_subject:  # a body with no order and no command: a one-tap reply (issue 19)
@@ -93,24 +111,55 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
     if commands.orders_text.strip() and not (commands.gm and not seat):
         if seat is None:
             if who.gm_of and not who.seat:
-                raise Refused("GM mail with lines not understood", Notice(
-                    who.holder(inbound), "Lines not understood",
-                    "These lines are neither GM commands nor orders:\n\n" + quote_lines(commands.orders_text)
-                    + _gm_hints(commands.orders_text, who) + "\n\nSend HELP for the GM commands.", game=game),
-                    reason=Reason.NOT_UNDERSTOOD, game=game)
+                raise Refused(
+                    "GM mail with lines not understood",
+                    Notice(
+                        who.holder(inbound),
+                        "Lines not understood",
+                        "These lines are neither GM commands nor orders:\n\n"
+                        + quote_lines(commands.orders_text)
+                        + _gm_hints(commands.orders_text, who)
+                        + "\n\nSend HELP for the GM commands.",
+                        game=game,
+                    ),
+                    reason=Reason.NOT_UNDERSTOOD,
+                    game=game,
+                )
             raise Refused("which game? ambiguous", which_game(inbound, who), reason=Reason.AMBIGUOUS_GAME)
         return orders.take_orders(batch, session, mail, seat, commands.orders_text)
     if not handled and not problems and seat is not None and inbound.text.strip():
         # Greetings, thanks, a sign-off and nothing else (issue 30: no [ERROR] for "Thanks, got
         # it!"): what stands, said again. (A mail with no readable text at all is refused below:
         # its sender may believe it carried orders.)
-        return Done("a note: no orders", Reason.NOTE, (Notice(
-            ToSeat(seat), "Your note", "Thank you: there were no orders in it, so nothing changed. "
-            + orders.what_stands(batch, session, seat), kind="note", error=False),), game=game, seat=seat)
+        return Done(
+            "a note: no orders",
+            Reason.NOTE,
+            (
+                Notice(
+                    ToSeat(seat),
+                    "Your note",
+                    "Thank you: there were no orders in it, so nothing changed. "
+                    + orders.what_stands(batch, session, seat),
+                    kind="note",
+                    error=False,
+                ),
+            ),
+            game=game,
+            seat=seat,
+        )
     if not handled and not problems:
-        raise Refused("empty mail", Notice(who.holder(inbound), "Nothing to do",
-                                           "Your mail held no orders and no commands. Send HELP for what you "
-                                           "can write.", game=game), reason=Reason.EMPTY, game=game, seat=seat)
+        raise Refused(
+            "empty mail",
+            Notice(
+                who.holder(inbound),
+                "Nothing to do",
+                "Your mail held no orders and no commands. Send HELP for what you can write.",
+                game=game,
+            ),
+            reason=Reason.EMPTY,
+            game=game,
+            seat=seat,
+        )
     return Done("commands: " + ", ".join(handled), Reason.COMMANDS, game=game, seat=seat, refused=bool(problems))
 
 

@@ -51,16 +51,18 @@ def _is_code(context: CommandContext, command: PlayerCommand) -> bool:
     return False
 
 
-def unauthenticated(batch: Batch, limits: Limiter, session: Session, mail: Mail, who: Who,
-                    commands: MailCommands) -> Done:
+def unauthenticated(
+    batch: Batch, limits: Limiter, session: Session, mail: Mail, who: Who, commands: MailCommands
+) -> Done:
     """What becomes of a mail that proved nobody (raises `Refused` or `Ignored`, or is Done)."""
     inbound = mail.inbound
     context = CommandContext(batch.shell, session, inbound, who, None, None)
     codes = [c for c in commands.player if _is_code(context, c)]
     if mail.over_limit and not codes:
         limit = batch.settings.limits.mails_per_sender_per_hour
-        raise Ignored(f"rate limit: over {limit} mails in an hour", reason=Reason.RATE_LIMIT,
-                      answer=AnswerFate.RATE_LIMIT)
+        raise Ignored(
+            f"rate limit: over {limit} mails in an hour", reason=Reason.RATE_LIMIT, answer=AnswerFate.RATE_LIMIT
+        )
     joins = [c for c in commands.player if isinstance(c, Join)]
     if joins and not codes and not who.claimed and not who.claimed_gm:
         # JOIN is double opt-in (issue 27): the From gets a code and nothing else. A forged
@@ -68,8 +70,9 @@ def unauthenticated(batch: Batch, limits: Limiter, session: Session, mail: Mail,
         # day per address, and a global cap an hour for all of them together.
         fate = limits.stranger_cap(session, inbound.sender)
         if fate is not None:
-            raise Ignored(f"unknown sender: JOIN not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER,
-                          answer=fate)
+            raise Ignored(
+                f"unknown sender: JOIN not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER, answer=fate
+            )
         return signups.ask_to_join(batch.shell, session, inbound, joins[0].game, joins[0].name)
     asked = [c for c in commands.player if isinstance(c, Practice)]
     if asked and not joins and not codes and not who.claimed and not who.claimed_gm:
@@ -77,14 +80,14 @@ def unauthenticated(batch: Batch, limits: Limiter, session: Session, mail: Mail,
         # (one practice game per code; a forged From gets one short mail and no game).
         fate = limits.stranger_cap(session, inbound.sender)
         if fate is not None:
-            raise Ignored(f"unknown sender: PRACTICE not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER,
-                          answer=fate)
+            raise Ignored(
+                f"unknown sender: PRACTICE not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER, answer=fate
+            )
         return practice.ask(batch.shell, session, inbound.sender, asked[0].kind)
     if (who.claimed or who.claimed_gm) and not codes:
         # (A List-Unsubscribe mail comes from the registered address without a proof: its
         # code is the proof, and it is answered as the commands for anyone are.)
-        claimed_without_proof(batch, limits, session, mail, who,
-                              ping=any(isinstance(c, Ping) for c in commands.player))
+        claimed_without_proof(batch, limits, session, mail, who, ping=any(isinstance(c, Ping) for c in commands.player))
     for_anyone = [c for c in commands.player if c.for_anyone and not isinstance(c, Join | Practice)]
     if for_anyone:
         return _for_anyone(batch, limits, session, mail, context, commands, for_anyone, codes)
@@ -93,21 +96,38 @@ def unauthenticated(batch: Batch, limits: Limiter, session: Session, mail: Mail,
     if not inbound.sender:
         raise Ignored("unknown sender: no sender address", reason=Reason.NO_SENDER)
     if limits.answered_today(session, inbound.sender) > 0:
-        raise Ignored("unknown sender: already told today", reason=Reason.UNKNOWN_SENDER,
-                      answer=AnswerFate.STRANGER_DAY)
+        raise Ignored(
+            "unknown sender: already told today", reason=Reason.UNKNOWN_SENDER, answer=AnswerFate.STRANGER_DAY
+        )
     cap = batch.settings.limits.answers_to_strangers_per_hour
     if limits.stranger_answers_this_hour(session) >= cap:
-        raise Ignored(f"unknown sender: over {cap} answers to unknown senders this hour",
-                      reason=Reason.UNKNOWN_SENDER, answer=AnswerFate.STRANGER_HOUR)
-    text = ("This address runs play-by-email games, and your address is not in any game running here. "
-            "LIST shows the games; to join one open for sign-ups, send JOIN <game> [your name]; to get a "
-            "game's results by mail, OBSERVE <game>. Send HELP for the commands.")
-    raise Refused(_STRANGER_TOLD, Notice(ToAddress(inbound.sender), "You are not in a game here", text,
-                                         kind="stranger"), reason=Reason.UNKNOWN_SENDER)
+        raise Ignored(
+            f"unknown sender: over {cap} answers to unknown senders this hour",
+            reason=Reason.UNKNOWN_SENDER,
+            answer=AnswerFate.STRANGER_HOUR,
+        )
+    text = (
+        "This address runs play-by-email games, and your address is not in any game running here. "
+        "LIST shows the games; to join one open for sign-ups, send JOIN <game> [your name]; to get a "
+        "game's results by mail, OBSERVE <game>. Send HELP for the commands."
+    )
+    raise Refused(
+        _STRANGER_TOLD,
+        Notice(ToAddress(inbound.sender), "You are not in a game here", text, kind="stranger"),
+        reason=Reason.UNKNOWN_SENDER,
+    )
 
 
-def _for_anyone(batch: Batch, limits: Limiter, session: Session, mail: Mail, context: CommandContext,
-                commands: MailCommands, asked: Sequence[PlayerCommand], codes: Sequence[PlayerCommand]) -> Done:
+def _for_anyone(
+    batch: Batch,
+    limits: Limiter,
+    session: Session,
+    mail: Mail,
+    context: CommandContext,
+    commands: MailCommands,
+    asked: Sequence[PlayerCommand],
+    codes: Sequence[PlayerCommand],
+) -> Done:
     """A stranger's HELP, LIST, RULES, OBSERVE, UNOBSERVE, CONFIRM, STOP, UNSUBSCRIBE: answered
     (one answer, in sections), at most `MAX_STRANGER_COMMANDS` of them, within the limits of
     answers to mail that proved nobody -- a few a day per address, and a cap an hour for every
@@ -121,8 +141,11 @@ def _for_anyone(batch: Batch, limits: Limiter, session: Session, mail: Mail, con
     others = [c for c in asked if c not in codes]
     fate = limits.stranger_cap(session, sender) if others else None
     if fate is not None and not codes:
-        raise Ignored(f"unknown sender: {', '.join(c.verb for c in others)} not answered ({fate.value})",
-                      reason=Reason.UNKNOWN_SENDER, answer=fate)
+        raise Ignored(
+            f"unknown sender: {', '.join(c.verb for c in others)} not answered ({fate.value})",
+            reason=Reason.UNKNOWN_SENDER,
+            answer=fate,
+        )
     chosen = list(codes) + ([] if fate is not None else others[:MAX_STRANGER_COMMANDS])
     labels: list[str] = []
     refused = False
@@ -130,8 +153,9 @@ def _for_anyone(batch: Batch, limits: Limiter, session: Session, mail: Mail, con
         reply = registry.run(context, command)
         # Every answer to mail that proved nobody, at its From, is of one kind in the outbox:
         # "stranger" (what a code made for a seat, a welcome, is that seat's mail).
-        mail.answers.extend(dataclasses.replace(a, kind="stranger") if isinstance(a.to, ToAddress) else a
-                            for a in reply.answers)
+        mail.answers.extend(
+            dataclasses.replace(a, kind="stranger") if isinstance(a.to, ToAddress) else a for a in reply.answers
+        )
         refused = refused or any(isinstance(a, Notice) and a.error for a in reply.answers)
         labels.append(reply.label or command.verb)
     if fate is not None:
@@ -151,14 +175,20 @@ def _for_anyone(batch: Batch, limits: Limiter, session: Session, mail: Mail, con
         if commands.more_problems:
             parts.append(f"... and {commands.more_problems} more lines not understood.")
         if lines:
-            parts.append(f"{lines} other line{'s' if lines != 1 else ''} of your mail "
-                         f"{'were' if lines != 1 else 'was'} not understood. Send HELP for the commands.")
+            parts.append(
+                f"{lines} other line{'s' if lines != 1 else ''} of your mail "
+                f"{'were' if lines != 1 else 'was'} not understood. Send HELP for the commands."
+            )
         if skipped:
-            parts.append(f"{skipped} more command{'s' if skipped != 1 else ''}: not carried out (at most "
-                         f"{MAX_STRANGER_COMMANDS} a mail from an address not in a game).")
+            parts.append(
+                f"{skipped} more command{'s' if skipped != 1 else ''}: not carried out (at most "
+                f"{MAX_STRANGER_COMMANDS} a mail from an address not in a game)."
+            )
         if commands.repeated:
-            parts.append(f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} repeated a command "
-                         "given above: each command is answered once.")
+            parts.append(
+                f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} repeated a command "
+                "given above: each command is answered once."
+            )
         # With the other answers (one answer per mail): to whom they go, the sender's address.
         to = mail.answers[0].to if mail.answers else ToAddress(sender)
         mail.answers.append(Notice(to, "Not done", "\n\n".join(parts), kind="stranger"))
@@ -166,8 +196,9 @@ def _for_anyone(batch: Batch, limits: Limiter, session: Session, mail: Mail, con
     return Done(_ANYONE + "; ".join(labels), Reason.FOR_ANYONE, refused=refused)
 
 
-def claimed_without_proof(batch: Batch, limits: Limiter, session: Session, mail: Mail, who: Who, *,
-                          ping: bool = False) -> None:
+def claimed_without_proof(
+    batch: Batch, limits: Limiter, session: Session, mail: Mail, who: Who, *, ping: bool = False
+) -> None:
     """The From is a player's (or the GM's), or the GM's reply address was used without the
     GM's From or password: tell the registered address, never the sender (mail-interface.md,
     identity) -- once a day, so that forged mail cannot flood the player; every one is in
@@ -177,29 +208,51 @@ def claimed_without_proof(batch: Batch, limits: Limiter, session: Session, mail:
     holder: Addressee = ToSeat(who.claimed[0]) if who.claimed else ToGm(who.claimed_gm[0])
     # Once a day per registered address: a seat's is the From itself; the GM's role is
     # claimed from any address (its reply address), so it is counted per game.
-    reason, detail = ((Reason.AUTH_FAILED, "authentication failed for a registered address") if who.claimed else
-                      (Reason.AUTH_FAILED_GM, f"authentication failed for the GM's role of {game.name}"))
-    told = (limits.told_today(session, reason, sender=mail.inbound.sender) if who.claimed
-            else limits.told_today(session, reason, game=game))
+    reason, detail = (
+        (Reason.AUTH_FAILED, "authentication failed for a registered address")
+        if who.claimed
+        else (Reason.AUTH_FAILED_GM, f"authentication failed for the GM's role of {game.name}")
+    )
+    told = (
+        limits.told_today(session, reason, sender=mail.inbound.sender)
+        if who.claimed
+        else limits.told_today(session, reason, game=game)
+    )
     if told:
         raise Ignored(f"{detail}; already told today", reason=reason, game=game, answer=AnswerFate.TOLD_TODAY)
     if ping:
         context = CommandContext(batch.shell, session, mail.inbound, who, None, None)
-        raise Refused(detail, Notice(holder, "PING: your mail was not accepted",
-                                     streams.refused_text(context, mail.inbound, who), kind="ping"),
-                      reason=reason, game=game)
+        raise Refused(
+            detail,
+            Notice(
+                holder,
+                "PING: your mail was not accepted",
+                streams.refused_text(context, mail.inbound, who),
+                kind="ping",
+            ),
+            reason=reason,
+            game=game,
+        )
     if isinstance(holder, ToSeat):
-        text = ("A mail claiming to come from you arrived without proof that it is yours, so it was not "
-                "used. To act for your seat, reply to this mail or any other mail of the bot for this "
-                "game (its reply address signs you in), or put the line PASSWORD <your seat password> in "
-                "the mail. If you did not send it, you need do nothing: the GM sees it in the daily digest.")
+        text = (
+            "A mail claiming to come from you arrived without proof that it is yours, so it was not "
+            "used. To act for your seat, reply to this mail or any other mail of the bot for this "
+            "game (its reply address signs you in), or put the line PASSWORD <your seat password> in "
+            "the mail. If you did not send it, you need do nothing: the GM sees it in the daily digest."
+        )
     else:
-        text = ("A mail to the GM's reply address, or claiming to come from you, arrived without the proof "
-                "GM commands need, so nothing in it was done. GM commands need your GM reply address "
-                "and your registered address as the sender, or the line PASSWORD <your GM password> in "
-                "the mail. If you did not send it, you need do nothing; it is listed in your daily digest.")
-    raise Refused(detail, Notice(holder, "A mail from your address was not accepted", text, kind="auth_refused"),
-                  reason=reason, game=game)
+        text = (
+            "A mail to the GM's reply address, or claiming to come from you, arrived without the proof "
+            "GM commands need, so nothing in it was done. GM commands need your GM reply address "
+            "and your registered address as the sender, or the line PASSWORD <your GM password> in "
+            "the mail. If you did not send it, you need do nothing; it is listed in your daily digest."
+        )
+    raise Refused(
+        detail,
+        Notice(holder, "A mail from your address was not accepted", text, kind="auth_refused"),
+        reason=reason,
+        game=game,
+    )
 
 
 __all__ = ["MAX_STRANGER_COMMANDS", "claimed_without_proof", "unauthenticated"]

@@ -37,7 +37,8 @@ def address_problem(address: str) -> str | None:
     if len(local.encode("utf-8", "surrogatepass")) > MAX_LOCAL_PART:
         return f"the part before the @ is longer than the {MAX_LOCAL_PART} characters mail allows"
     if len(domain.encode("utf-8", "surrogatepass")) > MAX_DOMAIN or any(
-            len(label.encode("utf-8", "surrogatepass")) > MAX_LABEL for label in domain.split(".")):
+        len(label.encode("utf-8", "surrogatepass")) > MAX_LABEL for label in domain.split(".")
+    ):
         return "the domain is longer than mail allows (255 characters, 63 between dots)"
     if octets > MAX_ADDRESS:
         return f"longer than the {MAX_ADDRESS} characters a mail address may have"
@@ -49,5 +50,4 @@ def is_address(address: str) -> bool:
     return address_problem(address) is None
 
 
-__all__ = ["MAX_ADDRESS", "MAX_DOMAIN", "MAX_LABEL", "MAX_LOCAL_PART", "PLAIN_ADDRESS", "address_problem",
-           "is_address"]
+__all__ = ["MAX_ADDRESS", "MAX_DOMAIN", "MAX_LABEL", "MAX_LOCAL_PART", "PLAIN_ADDRESS", "address_problem", "is_address"]

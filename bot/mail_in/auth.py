@@ -183,8 +183,7 @@ def describe_authentication(results: Sequence[AuthResult], authserv_id: str, sen
     if not ours:
         return f"the mail carries no Authentication-Results of {echo(authserv_id, 80)}"
     if results[0].authserv_id.lower() != authserv_id.lower():
-        return (f"the topmost Authentication-Results is not {echo(authserv_id, 80)}'s, so none counts "
-                "(RFC 8601 5)")
+        return f"the topmost Authentication-Results is not {echo(authserv_id, 80)}'s, so none counts (RFC 8601 5)"
     top = ours[0]
     sender_domain = _domain(sender.rpartition("@")[2]) if "@" in sender else ""
     if top.dmarc == "pass" and top.dmarc_from and _domain(top.dmarc_from) == sender_domain:
@@ -195,6 +194,13 @@ def describe_authentication(results: Sequence[AuthResult], authserv_id: str, sen
     dmarc = top.dmarc or "none"
     if top.dmarc == "pass":
         dmarc = f"pass, but for {echo(top.dmarc_from or 'no domain named', 80)}, not {echo(sender_domain, 80)}"
-    dkim = ("pass for " + ", ".join(echo(d, 80) for d in top.dkim_pass_domains[:3])
-            + f" (none aligned with {echo(sender_domain, 80)})") if top.dkim_pass_domains else "no pass"
+    dkim = (
+        (
+            "pass for "
+            + ", ".join(echo(d, 80) for d in top.dkim_pass_domains[:3])
+            + f" (none aligned with {echo(sender_domain, 80)})"
+        )
+        if top.dkim_pass_domains
+        else "no pass"
+    )
     return f"dmarc={echo(dmarc, 160)}; dkim={dkim}; spf={echo(top.spf or 'none', 40)}"

@@ -92,8 +92,14 @@ def _same(given: str, secret: str) -> bool:
 GameLookup = Callable[[str], Game | None]  # a game by name (the intake's memo of the batch)
 SeatLookup = Callable[[Game, str], Seat | None]  # a game's seat by name (the same)
 
-def verified_tag(shell: Shell, session: Session, tag: str | None, find_game: GameLookup | None = None,
-                 find_seat: SeatLookup = store.seat_named) -> tuple[Game, Seat | None] | None:
+
+def verified_tag(
+    shell: Shell,
+    session: Session,
+    tag: str | None,
+    find_game: GameLookup | None = None,
+    find_seat: SeatLookup = store.seat_named,
+) -> tuple[Game, Seat | None] | None:
     """The game and seat (None: the GM) a signed tag stands for, if its MAC verifies.
 
     A seat's MAC covers its reply salt, renewed when the seat changes hands, so the old
@@ -113,8 +119,13 @@ def verified_tag(shell: Shell, session: Session, tag: str | None, find_game: Gam
     return game, seat
 
 
-def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLookup | None = None,
-             find_seat: SeatLookup = store.seat_named) -> Who:
+def identify(
+    shell: Shell,
+    session: Session,
+    inbound: Inbound,
+    find_game: GameLookup | None = None,
+    find_seat: SeatLookup = store.seat_named,
+) -> Who:
     """Who `inbound` proved itself to be (mail-interface.md, "Addresses and identity")."""
     who = Who()
     tag = tag_in_recipients(shell.settings.bot.address, inbound.recipients)
@@ -132,9 +143,11 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
                 # running game of that GM: a reply to the digest, which covers them all, signs
                 # with the first game's GM address (issue 30); the address alone, or the From
                 # alone, still proves nothing.
-                others = session.scalars(select(Game).where(
-                    Game.gm_address == game.gm_address, Game.status != GameStatus.FINISHED, Game.id != game.id)
-                    .order_by(Game.id))
+                others = session.scalars(
+                    select(Game)
+                    .where(Game.gm_address == game.gm_address, Game.status != GameStatus.FINISHED, Game.id != game.id)
+                    .order_by(Game.id)
+                )
                 who.gm_of = [game, *others]
                 who.games, who.proof = list(who.gm_of), Proof.GM_FROM
             elif password is not None and _same(password, game.gm_secret):
@@ -149,9 +162,14 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
     sender = inbound.sender
     if not sender:
         return who
-    seats = list(session.scalars(
-        select(Seat).join(Player).join(Game)
-        .where(Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)))
+    seats = list(
+        session.scalars(
+            select(Seat)
+            .join(Player)
+            .join(Game)
+            .where(Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)
+        )
+    )
     gm_games = list(session.scalars(select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)))
     if not seats and not gm_games:
         return who
@@ -162,18 +180,30 @@ def identify(shell: Shell, session: Session, inbound: Inbound, find_game: GameLo
     password = passwords[0] if passwords else None
     subject_tag = tag_in_subject(inbound.subject) if "password" in accept else None
     subject_proof = verified_tag(shell, session, subject_tag, find_game, find_seat)
-    subject_signed = (parse_tag(subject_tag) if subject_tag and subject_proof else None)
+    subject_signed = parse_tag(subject_tag) if subject_tag and subject_proof else None
     dmarc = "dmarc" in accept and authentication_passes(inbound.auth_results, shell.settings.auth.authserv_id, sender)
-    proven_seats = [s for s in seats if dmarc or any(_same(p, s.secret) for p in passwords)
-                    or (subject_signed is not None and subject_signed.game == s.game.name and subject_signed.seat == s.name)]
-    proven_gm = [g for g in gm_games if dmarc or any(_same(p, g.gm_secret) for p in passwords)
-                 or (subject_signed is not None and subject_signed.game == g.name and subject_signed.seat == GM_SEAT)]
+    proven_seats = [
+        s
+        for s in seats
+        if dmarc
+        or any(_same(p, s.secret) for p in passwords)
+        or (subject_signed is not None and subject_signed.game == s.game.name and subject_signed.seat == s.name)
+    ]
+    proven_gm = [
+        g
+        for g in gm_games
+        if dmarc
+        or any(_same(p, g.gm_secret) for p in passwords)
+        or (subject_signed is not None and subject_signed.game == g.name and subject_signed.seat == GM_SEAT)
+    ]
     who.claimed = [s for s in seats if s not in proven_seats]
     who.claimed_gm = [g for g in gm_games if g not in proven_gm]
     if dmarc and (proven_gm or proven_seats):
         who.proof = Proof.DMARC
-    elif password is not None and (any(_same(p, s.secret) for p in passwords for s in proven_seats)
-                                   or any(_same(p, g.gm_secret) for p in passwords for g in proven_gm)):
+    elif password is not None and (
+        any(_same(p, s.secret) for p in passwords for s in proven_seats)
+        or any(_same(p, g.gm_secret) for p in passwords for g in proven_gm)
+    ):
         who.proof = Proof.PASSWORD
     elif proven_gm or proven_seats:
         who.proof = Proof.SUBJECT

@@ -181,9 +181,7 @@ class ImapInbox:
                     f"IMAP login as {self.username!r} at {self.host}:{self.port} refused: {exc}"
                 ) from exc
             # Capabilities change after login (RFC 3501 7.2.1): read them now.
-            self._capabilities = frozenset(
-                c.decode("ascii", "replace").upper() for c in client.capabilities()
-            )
+            self._capabilities = frozenset(c.decode("ascii", "replace").upper() for c in client.capabilities())
             if self.create_folders:
                 self._ensure_folders(client)
             try:
@@ -191,15 +189,15 @@ class ImapInbox:
             except imaplib.IMAP4.abort:
                 raise
             except IMAPClientError as exc:
-                raise ImapError(
-                    f"IMAP folder {self.folder!r} is missing or cannot be selected: {exc}"
-                ) from exc
+                raise ImapError(f"IMAP folder {self.folder!r} is missing or cannot be selected: {exc}") from exc
             uidvalidity = int(selected[b"UIDVALIDITY"])
             if self.uidvalidity is not None and uidvalidity != self.uidvalidity:
                 log.warning(
                     "UIDVALIDITY of %s changed from %s to %s: mail fetched before is "
                     "returned again under new keys (duplicates are skipped by Message-ID)",
-                    self.folder, self.uidvalidity, uidvalidity,
+                    self.folder,
+                    self.uidvalidity,
+                    uidvalidity,
                 )
             self.uidvalidity = uidvalidity
         except BaseException:
@@ -235,14 +233,16 @@ class ImapInbox:
                 return self._client
             except ssl.SSLCertVerificationError as exc:
                 # A configuration problem, not an outage: retrying cannot help.
-                raise ImapError(
-                    f"IMAP server {self.host}:{self.port}: TLS certificate not trusted: {exc}"
-                ) from exc
+                raise ImapError(f"IMAP server {self.host}:{self.port}: TLS certificate not trusted: {exc}") from exc
             except _CONNECTION_ERRORS as exc:
                 last = exc
                 log.warning(
                     "IMAP %s:%s: connection attempt %d/%d failed: %s",
-                    self.host, self.port, attempt + 1, self.reconnect_attempts, exc,
+                    self.host,
+                    self.port,
+                    attempt + 1,
+                    self.reconnect_attempts,
+                    exc,
                 )
             except IMAPClientError as exc:  # a NO/BAD while setting up, e.g. CREATE refused
                 raise ImapError(f"IMAP server {self.host}:{self.port}: {exc}") from exc
@@ -370,8 +370,13 @@ class ImapInbox:
                 if sizes[uid] <= self.max_size and uid not in bodies:
                     continue  # expunged by someone else meanwhile
                 mails.append(
-                    RawMail(key=f"{uidvalidity}:{uid}", data=bodies.get(uid), size=sizes[uid],
-                            headers=heads.get(uid), received_at=received.get(uid))
+                    RawMail(
+                        key=f"{uidvalidity}:{uid}",
+                        data=bodies.get(uid),
+                        size=sizes[uid],
+                        headers=heads.get(uid),
+                        received_at=received.get(uid),
+                    )
                 )
         _forget_responses(client)
         return mails
@@ -461,7 +466,9 @@ class ImapInbox:
             log.warning(
                 "ignoring %d key(s) of an old UIDVALIDITY of %s (now %s): those mails will "
                 "be fetched again and skipped as duplicates",
-                stale, self.folder, self.uidvalidity,
+                stale,
+                self.folder,
+                self.uidvalidity,
             )
         uids = sorted(set(uids))
         for batch in _chunks(uids, self.batch_size):
@@ -565,9 +572,7 @@ class ImapInbox:
                     f"polling every {self.poll_interval:g} s"
                 )
             if "MOVE" not in self._capabilities:
-                problems.append(
-                    "the IMAP server lacks MOVE: done mail is moved by COPY + EXPUNGE (slower)"
-                )
+                problems.append("the IMAP server lacks MOVE: done mail is moved by COPY + EXPUNGE (slower)")
         except (IMAPClientError, *_CONNECTION_ERRORS) as exc:
             problems.append(f"IMAP server {self.host}:{self.port} failed during the check: {exc}")
         finally:

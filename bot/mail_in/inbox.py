@@ -97,18 +97,21 @@ class ReadAhead(Generic[Parsed]):
     of the batch in hand, still in the inbox. The inbox is used by this thread alone until
     `wait` returns (the fetch is over): the caller moves the batch in hand only after that."""
 
-    def __init__(self, inbox: Inbox, limit: int, skip: Collection[str],
-                 parse: Callable[[list[RawMail]], Parsed] | None = None) -> None:
+    def __init__(
+        self, inbox: Inbox, limit: int, skip: Collection[str], parse: Callable[[list[RawMail]], Parsed] | None = None
+    ) -> None:
         self._mails: list[RawMail] = []
         self._parsed: Parsed | None = None
         self._error: BaseException | None = None
         self._fetched = threading.Event()
-        self._thread = threading.Thread(target=self._fetch, args=(inbox, limit, frozenset(skip), parse),
-                                        name="read-ahead", daemon=True)
+        self._thread = threading.Thread(
+            target=self._fetch, args=(inbox, limit, frozenset(skip), parse), name="read-ahead", daemon=True
+        )
         self._thread.start()
 
-    def _fetch(self, inbox: Inbox, limit: int, skip: frozenset[str],
-               parse: Callable[[list[RawMail]], Parsed] | None) -> None:
+    def _fetch(
+        self, inbox: Inbox, limit: int, skip: frozenset[str], parse: Callable[[list[RawMail]], Parsed] | None
+    ) -> None:
         try:
             self._mails = inbox.fetch_new(limit, skip=skip)
         except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread by `result`
@@ -172,15 +175,11 @@ class MaildirInbox:
             size = stat.st_size
             received = maildir_delivery_time(path.name) or _from_ns(stat.st_mtime_ns)
             if size <= self.max_size:
-                mails.append(
-                    RawMail(key=path.name, data=path.read_bytes(), size=size, received_at=received)
-                )
+                mails.append(RawMail(key=path.name, data=path.read_bytes(), size=size, received_at=received))
                 continue
             with path.open("rb") as handle:  # over the cap: the header only, never the body
                 head = header_section(handle.read(HEADER_CAP))
-            mails.append(
-                RawMail(key=path.name, data=None, size=size, headers=head, received_at=received)
-            )
+            mails.append(RawMail(key=path.name, data=None, size=size, headers=head, received_at=received))
         return mails
 
     def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:

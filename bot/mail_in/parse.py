@@ -650,9 +650,7 @@ _WROTE_RE = re.compile(
 # a line that starts with the date word, has the verb somewhere and ends with ":" (two
 # separate linear checks rather than one pattern that backtracks between them).
 _LEAD_RE = re.compile(r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b", re.I)
-_VERB_RE = re.compile(
-    r"\b(?:wrote|schrieb|schreef|skrev|escribió|escreveu|a écrit|ha scritto|napisał|napsal)\b", re.I
-)
+_VERB_RE = re.compile(r"\b(?:wrote|schrieb|schreef|skrev|escribió|escreveu|a écrit|ha scritto|napisał|napsal)\b", re.I)
 # The first line of an attribution the client wrapped over two lines.
 _ATTRIBUTION_START_RE = re.compile(
     r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b|\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}", re.I
@@ -1128,8 +1126,14 @@ def _sender(headers: _Headers) -> tuple[str, str, tuple[IgnoreReason, str] | Non
     if len(froms) > 1:
         shown = ", ".join(addr or "?" for _, addr in (_one_mailbox(v) for v in froms[:3]))
         more = ", ..." if len(froms) > 3 else ""
-        return "", "", (IgnoreReason.AMBIGUOUS_SENDER,
-                        echo(f"{len(froms)} From header fields ({shown}{more}): several senders, none is believed"))
+        return (
+            "",
+            "",
+            (
+                IgnoreReason.AMBIGUOUS_SENDER,
+                echo(f"{len(froms)} From header fields ({shown}{more}): several senders, none is believed"),
+            ),
+        )
     value = froms[0]
     if len(value) > _MAX_HEADER_CHARS:
         return "", "", (IgnoreReason.NO_SENDER, f"From header of {len(value)} characters: not read")
@@ -1137,8 +1141,14 @@ def _sender(headers: _Headers) -> tuple[str, str, tuple[IgnoreReason, str] | Non
     addressed = [(name, addr) for name, addr in mailboxes if "@" in addr]
     if len(addressed) > 1:
         shown = ", ".join(addr for _, addr in addressed[:3]) + (", ..." if len(addressed) > 3 else "")
-        return "", "", (IgnoreReason.AMBIGUOUS_SENDER,
-                        echo(f"a From with several mailboxes ({shown}): several senders, none is believed"))
+        return (
+            "",
+            "",
+            (
+                IgnoreReason.AMBIGUOUS_SENDER,
+                echo(f"a From with several mailboxes ({shown}): several senders, none is believed"),
+            ),
+        )
     name, addr = _one_mailbox(value, mailboxes)
     return name, _unsurrogate(addr).strip(), None
 
@@ -1294,7 +1304,13 @@ def _parse(
 
     content_type = "text/plain" if structure_error else _content_type(msg)
     ignore, detail = _ignore_reason(
-        headers, content_type, from_addr, sender, sender_issue, _own_set(tuple(own_addresses)), loop_header,
+        headers,
+        content_type,
+        from_addr,
+        sender,
+        sender_issue,
+        _own_set(tuple(own_addresses)),
+        loop_header,
         loop_value,
     )
     if structure_error:

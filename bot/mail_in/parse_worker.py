@@ -46,10 +46,18 @@ Unparsed = tuple[bytes | None, int]  # a mail's bytes (None: over the size cap, 
 
 def parse_batch(mails: Sequence[Unparsed], options: ParseOptions) -> list[Inbound | None]:
     """Each mail parsed (`parse_inbound` never raises); None for a mail not fetched (over the cap)."""
-    return [None if data is None else parse_inbound(data, own_addresses=options.own_addresses,
-                                                    loop_header=options.loop_header,
-                                                    max_lines=options.max_lines, size=size)
-            for data, size in mails]
+    return [
+        None
+        if data is None
+        else parse_inbound(
+            data,
+            own_addresses=options.own_addresses,
+            loop_header=options.loop_header,
+            max_lines=options.max_lines,
+            size=size,
+        )
+        for data, size in mails
+    ]
 
 
 def unparsed(mails: Sequence[RawMail]) -> list[Unparsed]:

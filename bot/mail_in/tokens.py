@@ -82,8 +82,10 @@ def verify(code: Code, secrets_in_force: Sequence[str], now: datetime, address: 
     """Whether `code` was made by us for `address` (and `extra`), within `VALID_DAYS`."""
     if not 0 <= _day(now) - code.day <= VALID_DAYS:
         return False
-    return any(secret and hmac.compare_digest(_mac(secret, code.kind, code.ref, code.day, address, extra), code.mac)
-               for secret in secrets_in_force)
+    return any(
+        secret and hmac.compare_digest(_mac(secret, code.kind, code.ref, code.day, address, extra), code.mac)
+        for secret in secrets_in_force
+    )
 
 
 def in_subject(subject: str) -> str | None:
@@ -96,5 +98,19 @@ def subject_tag(code: str) -> str:
     return f"[confirm {code}]"
 
 
-__all__ = ["ADDRESS", "CONFIRM_CODE", "JOIN", "KINDS", "OBSERVE", "PRACTICE", "STOP", "VALID_DAYS", "Code", "in_subject", "make", "parse",
-           "subject_tag", "verify"]
+__all__ = [
+    "ADDRESS",
+    "CONFIRM_CODE",
+    "JOIN",
+    "KINDS",
+    "OBSERVE",
+    "PRACTICE",
+    "STOP",
+    "VALID_DAYS",
+    "Code",
+    "in_subject",
+    "make",
+    "parse",
+    "subject_tag",
+    "verify",
+]

@@ -69,6 +69,7 @@ class DeadlineEvent:
 
 # -- the text format (RFC 5545 3.1, 3.3) --------------------------------------------------------
 
+
 def _utc(moment: datetime) -> str:
     return as_utc(moment).strftime("%Y%m%dT%H%M%SZ")
 
@@ -94,7 +95,7 @@ def fold(line: str) -> str:
     if line.isascii():  # most lines: an octet a character
         if len(line) <= 75:
             return line
-        return "\r\n ".join([line[:75], *(line[i:i + 74] for i in range(75, len(line), 74))])
+        return "\r\n ".join([line[:75], *(line[i : i + 74] for i in range(75, len(line), 74))])
     out: list[str] = []
     current, size = "", 0
     limit = 75
@@ -142,8 +143,13 @@ def to_ics(event: DeadlineEvent) -> str:
     ]
     if not cancel:
         for before in event.alarms:
-            lines += ["BEGIN:VALARM", "ACTION:DISPLAY", f"DESCRIPTION:{escape_text(event.summary)}",
-                      f"TRIGGER:{_duration(before)}", "END:VALARM"]
+            lines += [
+                "BEGIN:VALARM",
+                "ACTION:DISPLAY",
+                f"DESCRIPTION:{escape_text(event.summary)}",
+                f"TRIGGER:{_duration(before)}",
+                "END:VALARM",
+            ]
     lines += ["END:VEVENT", "END:VCALENDAR"]
     return "\r\n".join(fold(line) for line in lines) + "\r\n"
 
@@ -153,6 +159,7 @@ def part(event: DeadlineEvent, filename: str) -> CalendarPart:
 
 
 # -- a turn's event ----------------------------------------------------------------------------
+
 
 def event_uid(game: Game, number: int, domain: str) -> str:
     """One UID per game and turn (the game's id too: a later game may take a finished one's name)."""
@@ -183,8 +190,16 @@ class Sender:
         return self.address.rpartition("@")[2]
 
 
-def turn_event(sender: Sender, now: datetime, game: Game, turn: Turn, seat: Seat, *, method: str = REQUEST,
-               sequence: int | None = None) -> DeadlineEvent | None:
+def turn_event(
+    sender: Sender,
+    now: datetime,
+    game: Game,
+    turn: Turn,
+    seat: Seat,
+    *,
+    method: str = REQUEST,
+    sequence: int | None = None,
+) -> DeadlineEvent | None:
     """The deadline of `turn` as `seat`'s holder gets it; None when the turn has no deadline."""
     if turn.deadline is None:
         return None
@@ -194,31 +209,54 @@ def turn_event(sender: Sender, now: datetime, game: Game, turn: Turn, seat: Seat
     base = turn.calendar_sequence or 0  # a turn not yet inserted (the next one) has None
     if method == CANCEL:
         summary = f"{game.name}: {turn.label} (resolved early)"
-        description = (f"{game.name}, {turn.label}: every order was in, so the turn was resolved before its "
-                       f"deadline ({shown}, {zone}). The results and the next turn sheet are in your mail.")
+        description = (
+            f"{game.name}, {turn.label}: every order was in, so the turn was resolved before its "
+            f"deadline ({shown}, {zone}). The results and the next turn sheet are in your mail."
+        )
     else:
         summary = f"{game.name}: orders due, {turn.label}"
-        description = (f"Your orders for {game.name}, {turn.label}, are due {shown} ({zone}). Reply to the turn "
-                       "sheet with them; the bot confirms what it understood at once. (CALENDAR OFF in a reply "
-                       "stops these invitations.)")
+        description = (
+            f"Your orders for {game.name}, {turn.label}, are due {shown} ({zone}). Reply to the turn "
+            "sheet with them; the bot confirms what it understood at once. (CALENDAR OFF in a reply "
+            "stops these invitations.)"
+        )
     alarms = tuple(mark for mark in reminder_marks(game.reminder_spec) if deadline - mark > as_utc(now))
     return DeadlineEvent(
         uid=event_uid(game, turn.number, sender.domain),
         sequence=sequence if sequence is not None else base + (1 if method == CANCEL else 0),
-        stamp=now, deadline=deadline, summary=summary, description=description,
-        organizer=sender.address, organizer_name=sender.name, attendee=seat.player.address,
-        attendee_name=seat.player.name, alarms=alarms, method=method)
+        stamp=now,
+        deadline=deadline,
+        summary=summary,
+        description=description,
+        organizer=sender.address,
+        organizer_name=sender.name,
+        attendee=seat.player.address,
+        attendee_name=seat.player.name,
+        alarms=alarms,
+        method=method,
+    )
 
 
 def resolved_early(turn: Turn) -> bool:
     """Whether `turn` was resolved before its deadline (its event must be cancelled)."""
-    return (turn.deadline is not None and turn.resolved_at is not None
-            and as_utc(turn.resolved_at) < as_utc(turn.deadline))
+    return (
+        turn.deadline is not None and turn.resolved_at is not None and as_utc(turn.resolved_at) < as_utc(turn.deadline)
+    )
 
 
-def seat_parts(sender: Sender, now: datetime, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
-               seat: Seat, template: str, *, resolved: Turn | None = None,
-               resolved_seats: Sequence[str] = ()) -> tuple[CalendarPart, ...]:
+def seat_parts(
+    sender: Sender,
+    now: datetime,
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    turn: Turn | None,
+    seat: Seat,
+    template: str,
+    *,
+    resolved: Turn | None = None,
+    resolved_seats: Sequence[str] = (),
+) -> tuple[CalendarPart, ...]:
     """The calendar objects of one seat's mail: the REQUEST of the open turn's deadline on a
     turn sheet or a results mail that opens a turn the seat orders in; the CANCEL of the turn
     just resolved, on its results (or final) mail, when it was resolved before its deadline and
@@ -231,16 +269,21 @@ def seat_parts(sender: Sender, now: datetime, game: Game, rules: AnyGame, state:
         event = turn_event(sender, now, game, turn, seat)
         if event is not None:
             parts.append(part(event, f"{game.name}-turn-{turn.number}.ics"))
-    if template in ("results", "final") and resolved is not None and seat.name in resolved_seats \
-            and resolved_early(resolved):
+    if (
+        template in ("results", "final")
+        and resolved is not None
+        and seat.name in resolved_seats
+        and resolved_early(resolved)
+    ):
         event = turn_event(sender, now, game, resolved, seat, method=CANCEL)
         if event is not None:
             parts.append(part(event, f"{game.name}-turn-{resolved.number}-cancelled.ics"))
     return tuple(parts)
 
 
-def paused_parts(sender: Sender, now: datetime, game: Game, rules: AnyGame, state: GameState, turn: Turn,
-                 seat: Seat) -> tuple[CalendarPart, ...]:
+def paused_parts(
+    sender: Sender, now: datetime, game: Game, rules: AnyGame, state: GameState, turn: Turn, seat: Seat
+) -> tuple[CalendarPart, ...]:
     """The CANCEL of the open turn's deadline, for the seats it waits for, when the game is paused
     (PAUSE, ROLLBACK: issue 29): no deadline runs; RESUME sends the event again, its SEQUENCE
     raised (the caller raises it for both)."""
@@ -250,5 +293,19 @@ def paused_parts(sender: Sender, now: datetime, game: Game, rules: AnyGame, stat
     return (part(event, f"{game.name}-turn-{turn.number}-paused.ics"),) if event is not None else ()
 
 
-__all__ = ["CANCEL", "REQUEST", "DeadlineEvent", "Sender", "escape_text", "event_uid", "fold", "part", "paused_parts",
-           "reminder_marks", "resolved_early", "seat_parts", "to_ics", "turn_event"]
+__all__ = [
+    "CANCEL",
+    "REQUEST",
+    "DeadlineEvent",
+    "Sender",
+    "escape_text",
+    "event_uid",
+    "fold",
+    "part",
+    "paused_parts",
+    "reminder_marks",
+    "resolved_early",
+    "seat_parts",
+    "to_ics",
+    "turn_event",
+]

@@ -38,8 +38,19 @@ import nacl.signing
 # What is signed where present, each as often as it occurs, and From once more (RFC 6376
 # 5.4.2, 8.15: a second From added on the way then breaks the signature).
 SIGNED_HEADERS = (
-    "From", "To", "Subject", "Date", "Message-ID", "Reply-To", "In-Reply-To", "References",
-    "MIME-Version", "Content-Type", "Content-Transfer-Encoding", "List-Id", "List-Unsubscribe",
+    "From",
+    "To",
+    "Subject",
+    "Date",
+    "Message-ID",
+    "Reply-To",
+    "In-Reply-To",
+    "References",
+    "MIME-Version",
+    "Content-Type",
+    "Content-Transfer-Encoding",
+    "List-Id",
+    "List-Unsubscribe",
     "Auto-Submitted",
 )
 
@@ -84,8 +95,7 @@ def load_key(selector: str, text: str) -> DkimKey:
         except ValueError:
             seed = b""
         if len(seed) != 32:
-            raise DkimKeyError(f"DKIM key {selector!r}: neither a PEM private key nor a base64 ed25519 seed "
-                               "(32 bytes)")
+            raise DkimKeyError(f"DKIM key {selector!r}: neither a PEM private key nor a base64 ed25519 seed (32 bytes)")
         return _ed25519(selector, seed)
     label, body = match.group(1), match.group(2)
     try:
@@ -93,20 +103,25 @@ def load_key(selector: str, text: str) -> DkimKey:
     except ValueError as exc:
         raise DkimKeyError(f"DKIM key {selector!r}: the PEM body is not base64") from exc
     if label == "PRIVATE KEY" and len(der) == 48 and der.startswith(_PKCS8_ED25519):
-        return _ed25519(selector, der[len(_PKCS8_ED25519):])
+        return _ed25519(selector, der[len(_PKCS8_ED25519) :])
     if label not in ("PRIVATE KEY", "RSA PRIVATE KEY"):
         raise DkimKeyError(f"DKIM key {selector!r}: a PEM {label.lower()}, not a private key")
     try:
         private = dkim.crypto.parse_private_key(der)
     except dkim.crypto.UnparsableKeyError as exc:
-        raise DkimKeyError(f"DKIM key {selector!r}: not an RSA or ed25519 private key ({str(exc).splitlines()[0]})") \
-            from exc
+        raise DkimKeyError(
+            f"DKIM key {selector!r}: not an RSA or ed25519 private key ({str(exc).splitlines()[0]})"
+        ) from exc
     bits = private["modulus"].bit_length()
     if bits < 1024:
-        raise DkimKeyError(f"DKIM key {selector!r}: an RSA key of {bits} bits; verifiers need 1024 at least "
-                           "(RFC 8301: use 2048)")
-    pem = "-----BEGIN RSA PRIVATE KEY-----\n" + base64.encodebytes(_rsa_private_der(private)).decode("ascii") \
+        raise DkimKeyError(
+            f"DKIM key {selector!r}: an RSA key of {bits} bits; verifiers need 1024 at least (RFC 8301: use 2048)"
+        )
+    pem = (
+        "-----BEGIN RSA PRIVATE KEY-----\n"
+        + base64.encodebytes(_rsa_private_der(private)).decode("ascii")
         + "-----END RSA PRIVATE KEY-----\n"
+    )
     public = base64.b64encode(rsa_public_der(private["modulus"], private["publicExponent"])).decode("ascii")
     return DkimKey(selector, RSA, pem.encode("ascii"), public)
 
@@ -118,6 +133,7 @@ def _ed25519(selector: str, seed: bytes) -> DkimKey:
 
 
 # -- DER, as little of it as the keys need ----------------------------------------------------
+
 
 def _der(tag: int, content: bytes) -> bytes:
     length = len(content)
@@ -135,8 +151,17 @@ def _integer(value: int) -> bytes:
 
 def _rsa_private_der(key: dict[str, int]) -> bytes:
     """The PKCS#1 RSAPrivateKey (RFC 8017 A.1.2) of a key dkimpy parsed (PKCS#1 or PKCS#8)."""
-    names = ("version", "modulus", "publicExponent", "privateExponent", "prime1", "prime2", "exponent1",
-             "exponent2", "coefficient")
+    names = (
+        "version",
+        "modulus",
+        "publicExponent",
+        "privateExponent",
+        "prime1",
+        "prime2",
+        "exponent1",
+        "exponent2",
+        "coefficient",
+    )
     return _der(0x30, b"".join(_integer(key[name]) for name in names))
 
 
@@ -149,6 +174,7 @@ def rsa_public_der(modulus: int, exponent: int) -> bytes:
 
 
 # -- signing -----------------------------------------------------------------------------------
+
 
 @functools.lru_cache(maxsize=8)
 def keys_of(configured: tuple[tuple[str, str], ...]) -> tuple[DkimKey, ...]:
@@ -164,8 +190,11 @@ def signed_fields(data: bytes) -> list[bytes]:
     """The h= list for `data`: each field of SIGNED_HEADERS it has, once per occurrence, in
     the order they stand, then ``from`` once more."""
     head = data.split(b"\r\n\r\n", 1)[0]
-    names = [line.split(b":", 1)[0].strip().lower() for line in head.split(b"\r\n")
-             if line and line[:1] not in (b" ", b"\t") and b":" in line]
+    names = [
+        line.split(b":", 1)[0].strip().lower()
+        for line in head.split(b"\r\n")
+        if line and line[:1] not in (b" ", b"\t") and b":" in line
+    ]
     chosen = [name for name in names if name.decode("ascii", "replace") in _SIGNED]
     return [*chosen, b"from"]
 
@@ -178,12 +207,29 @@ def sign(data: bytes, domain: str, keys: Sequence[DkimKey]) -> bytes:
     include = signed_fields(data)
     fields = []
     for key in keys:
-        field = dkim.sign(data, key.selector.encode("ascii"), domain.encode("ascii"), key.private,
-                          canonicalize=(b"relaxed", b"relaxed"), signature_algorithm=key.signature_algorithm,
-                          include_headers=include, linesep=b"\r\n")
+        field = dkim.sign(
+            data,
+            key.selector.encode("ascii"),
+            domain.encode("ascii"),
+            key.private,
+            canonicalize=(b"relaxed", b"relaxed"),
+            signature_algorithm=key.signature_algorithm,
+            include_headers=include,
+            linesep=b"\r\n",
+        )
         fields.append(field if field.endswith(b"\r\n") else field + b"\r\n")
     return b"".join(fields) + data
 
 
-__all__ = ["ED25519", "RSA", "SIGNED_HEADERS", "DkimKey", "DkimKeyError", "keys_of", "load_key", "rsa_public_der",
-           "sign", "signed_fields"]
+__all__ = [
+    "ED25519",
+    "RSA",
+    "SIGNED_HEADERS",
+    "DkimKey",
+    "DkimKeyError",
+    "keys_of",
+    "load_key",
+    "rsa_public_der",
+    "sign",
+    "signed_fields",
+]

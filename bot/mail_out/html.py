@@ -81,11 +81,16 @@ def scene_of(session: Session, game: Game, rules: AnyGame, state: GameState, res
     return Scene(public_frames(rules, states), events)
 
 
-def picture_for(session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None,
-                resolved: Turn | None) -> Picture | None:
+def picture_for(
+    session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None, resolved: Turn | None
+) -> Picture | None:
     """The picture of the game as it stands in this mail, drawn once per transaction."""
     cache: DrawnPictures = session.info.setdefault(PICTURES, {})
-    key: PictureKey = (game.id, resolved.number if resolved is not None else None, turn.number if turn is not None else None)
+    key: PictureKey = (
+        game.id,
+        resolved.number if resolved is not None else None,
+        turn.number if turn is not None else None,
+    )
     if key not in cache:
         cache[key] = pictures.draw(game.kind, scene_of(session, game, rules, state, resolved))
     return cache[key]
@@ -96,9 +101,19 @@ def picture_cid(game: Game, turn: Turn | None, resolved: Turn | None, domain: st
     return f"turn{number}.{game.name}.picture@{domain}"
 
 
-def html_body(renderer: Renderer, session: Session, game: Game, rules: AnyGame, name: str,
-              context: Mapping[str, object], *, state: GameState, turn: Turn | None, resolved: Turn | None,
-              domain: str) -> HtmlBody | None:
+def html_body(
+    renderer: Renderer,
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    name: str,
+    context: Mapping[str, object],
+    *,
+    state: GameState,
+    turn: Turn | None,
+    resolved: Turn | None,
+    domain: str,
+) -> HtmlBody | None:
     """The HTML alternative of mail `name`, or None when the game has no HTML template for it."""
     template = html_template(renderer, game.kind, name)
     if template is None:

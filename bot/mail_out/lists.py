@@ -41,10 +41,24 @@ REMINDERS = "r"
 OBSERVER = "o"
 
 # Mail of a game's stream (the kinds `bot.letters.post` is given); answers are never listed.
-GAME_STREAMS = frozenset({
-    "turn_sheet", "turn_sheet_gm", "results", "results_gm", "final", "final_gm", "reminder", "observer",
-    "announce", "extend", "deadline", "pause", "resume", "rollback",
-})
+GAME_STREAMS = frozenset(
+    {
+        "turn_sheet",
+        "turn_sheet_gm",
+        "results",
+        "results_gm",
+        "final",
+        "final_gm",
+        "reminder",
+        "observer",
+        "announce",
+        "extend",
+        "deadline",
+        "pause",
+        "resume",
+        "rollback",
+    }
+)
 DIGEST = "digest"
 
 _NAME = r"[a-z0-9][a-z0-9_-]{0,29}"
@@ -111,14 +125,19 @@ def parse_code(text: str) -> Stream | None:
 
 def reminders_code_stands(stream: Stream, secrets_in_force: Sequence[str], player_id: int, reply_salt: str) -> bool:
     return stream.kind == REMINDERS and any(
-        secret and hmac.compare_digest(_mac(secret, REMINDERS, stream.game, stream.seat, (str(player_id), reply_salt)),
-                                       stream.mac) for secret in secrets_in_force)
+        secret
+        and hmac.compare_digest(
+            _mac(secret, REMINDERS, stream.game, stream.seat, (str(player_id), reply_salt)), stream.mac
+        )
+        for secret in secrets_in_force
+    )
 
 
 def observer_code_stands(stream: Stream, secrets_in_force: Sequence[str], address: str) -> bool:
     return stream.kind == OBSERVER and any(
         secret and hmac.compare_digest(_mac(secret, OBSERVER, stream.game, "", (address,)), stream.mac)
-        for secret in secrets_in_force)
+        for secret in secrets_in_force
+    )
 
 
 def code_in_subject(subject: str) -> str | None:
@@ -147,6 +166,22 @@ def unsubscribe_header(bot_address: str, code: str) -> str:
     return f"<{mailto_link(bot_address, unsubscribe_subject(code))}>"
 
 
-__all__ = ["DIGEST", "GAME_STREAMS", "OBSERVER", "REMINDERS", "UNSUBSCRIBE_CODE", "ListHeaders", "Stream",
-           "code_in_subject", "list_id", "mailto_link", "observer_code", "observer_code_stands", "parse_code",
-           "reminders_code", "reminders_code_stands", "unsubscribe_header", "unsubscribe_subject"]
+__all__ = [
+    "DIGEST",
+    "GAME_STREAMS",
+    "OBSERVER",
+    "REMINDERS",
+    "UNSUBSCRIBE_CODE",
+    "ListHeaders",
+    "Stream",
+    "code_in_subject",
+    "list_id",
+    "mailto_link",
+    "observer_code",
+    "observer_code_stands",
+    "parse_code",
+    "reminders_code",
+    "reminders_code_stands",
+    "unsubscribe_header",
+    "unsubscribe_subject",
+]

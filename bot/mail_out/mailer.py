@@ -56,8 +56,12 @@ class Mailer(Protocol):
         while the next mail goes out, and `settle` waits for it (bot.mail_out.outbox.drain)."""
         ...
 
-    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
-             settle: Callable[[], None] | None = None) -> list[SendResult]:
+    def send(
+        self,
+        mails: Sequence[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+        settle: Callable[[], None] | None = None,
+    ) -> list[SendResult]:
         """Send a batch; one result per mail, in order. Never raises for one mail's failure.
 
         `on_result` is called with each mail's result as soon as the relay has answered for
@@ -74,8 +78,20 @@ _MAX_NAME = 100  # a mailbox's folder name; file systems allow 255 bytes
 # The disk, its quota or the permissions, which the operator mends: no mail can be written, and
 # the send stops and says so. Any other error of one mail's write (a name the file system
 # refuses, for one) fails that mail alone, for good.
-_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EAGAIN, errno.EACCES, errno.EPERM,
-                               errno.EROFS, errno.EMFILE, errno.ENFILE, errno.ENOMEM})
+_STORAGE_ERRNOS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EIO,
+        errno.EAGAIN,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.EMFILE,
+        errno.ENFILE,
+        errno.ENOMEM,
+    }
+)
 
 
 class MaildirMailer:
@@ -96,8 +112,12 @@ class MaildirMailer:
             name = f"{name[: _MAX_NAME - 17]}-{digest}"
         return self.root / name
 
-    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
-             settle: Callable[[], None] | None = None) -> list[SendResult]:
+    def send(
+        self,
+        mails: Sequence[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+        settle: Callable[[], None] | None = None,
+    ) -> list[SendResult]:
         results = []
         for mail in mails:
             # Files in a Maildir end their lines with LF, not the wire's CRLF.
@@ -117,8 +137,9 @@ class MaildirMailer:
                         raise OSError(exc.errno, exc.strerror, str(mailbox)) from exc
                     # Anything else is this mail's own (a name the file system refuses): it fails
                     # alone, for good, and the rest of the batch goes on.
-                    result = SendResult(mail.message_id, SendStatus.PERMANENT,
-                                        f"{type(exc).__name__}: {exc.strerror or exc}")
+                    result = SendResult(
+                        mail.message_id, SendStatus.PERMANENT, f"{type(exc).__name__}: {exc.strerror or exc}"
+                    )
                     break
             results.append(result)
             if on_result is not None:

@@ -29,8 +29,10 @@ def one_tap_orders(rules: AnyGame, state: GameState, seat: str) -> list[tuple[st
     seat has nothing to order, or the game has no one-line orders."""
     if seat not in rules.expected_players(state):
         return []
-    return [(order.label, SUBJECT_LINE_SEPARATOR.join(order.text.splitlines()))
-            for order in rules.one_line_orders(state, seat)]
+    return [
+        (order.label, SUBJECT_LINE_SEPARATOR.join(order.text.splitlines()))
+        for order in rules.one_line_orders(state, seat)
+    ]
 
 
 __all__ = ["SUBJECT_LINE_SEPARATOR", "mailto_link", "one_tap_orders"]

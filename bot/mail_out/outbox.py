@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("flagman.mail")
 
+
 class _MemoRegistry(HeaderRegistry):
     """policy.default's header registry, memoised (performance.md: compose without waste).
 
@@ -205,8 +206,10 @@ def _calendar_entity(calendar: CalendarPart, *, attachment: bool) -> str:
     if not (calendar.method.isalpha() and calendar.method.isascii() and set(calendar.filename) <= _SIMPLE):
         raise ValueError(f"calendar part names must be plain: {calendar.method!r}, {calendar.filename!r}")
     nl = "\r\n"
-    head = (f'Content-Type: text/calendar; charset="utf-8"; method={calendar.method};{nl} name="{calendar.filename}"{nl}'
-            f"Content-Transfer-Encoding: base64{nl}")
+    head = (
+        f'Content-Type: text/calendar; charset="utf-8"; method={calendar.method};{nl} name="{calendar.filename}"{nl}'
+        f"Content-Transfer-Encoding: base64{nl}"
+    )
     if attachment:
         head += f'Content-Disposition: attachment; filename="{calendar.filename}"{nl}'
     data = base64.encodebytes(calendar.ics.encode("utf-8")).decode("ascii").replace("\n", nl)
@@ -244,20 +247,20 @@ def _alternative_body(text_payload: str, html: HtmlBody | None, calendar: Calend
     outer, inner = _ALTERNATIVE, _RELATED
     nl = "\r\n"
     parts = [
-        f"--{outer}{nl}Content-Type: text/plain; charset=\"utf-8\"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}",
+        f'--{outer}{nl}Content-Type: text/plain; charset="utf-8"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}',
         text_qp,
     ]
     if html is not None:
         html_qp = binascii.b2a_qp(html.html.replace("\r\n", "\n").encode("utf-8"), istext=True).decode("ascii")
         parts += [
-            f"{nl}--{outer}{nl}Content-Type: multipart/related; boundary=\"{inner}\";{nl} type=\"text/html\"{nl}{nl}",
-            f"--{inner}{nl}Content-Type: text/html; charset=\"utf-8\"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}",
+            f'{nl}--{outer}{nl}Content-Type: multipart/related; boundary="{inner}";{nl} type="text/html"{nl}{nl}',
+            f'--{inner}{nl}Content-Type: text/html; charset="utf-8"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}',
             html_qp.replace("\n", nl),
         ]
         for image in images:
             parts.append(
                 f"{nl}--{inner}{nl}Content-Type: image/{image.subtype}{nl}Content-Transfer-Encoding: base64{nl}"
-                f"Content-Disposition: inline; filename=\"{image.filename}\"{nl}Content-ID: <{image.cid}>{nl}{nl}"
+                f'Content-Disposition: inline; filename="{image.filename}"{nl}Content-ID: <{image.cid}>{nl}{nl}'
             )
             parts.append(_base64_lines(image.data))
         parts.append(f"{nl}--{inner}--{nl}")
@@ -294,18 +297,38 @@ def _plain_mailbox(name: str, address: str) -> str | None:
     return (f'"{name}"' if not _SPECIALS.isdisjoint(name) else name) + f" <{address}>"
 
 
-def _plain_head(settings: Settings, now: datetime, message_id: str, to: Recipient, subject: str,
-                reply_to: str | None, in_reply_to: str, auto_replied: bool,
-                lists: ListHeaders | None = None) -> list[str] | None:
+def _plain_head(
+    settings: Settings,
+    now: datetime,
+    message_id: str,
+    to: Recipient,
+    subject: str,
+    reply_to: str | None,
+    in_reply_to: str,
+    auto_replied: bool,
+    lists: ListHeaders | None = None,
+) -> list[str] | None:
     """The header lines up to the MIME ones, as the stdlib would write them; None if any is not plain."""
     bot = settings.bot
     sender = _plain_mailbox(bot.name, bot.address)
     recipient = _plain_mailbox(" ".join(to.name.split()), to.address)
-    if sender is None or recipient is None or not _PLAIN_SUBJECT.fullmatch(subject) or "=?" in subject \
-            or "  " in subject or not _PLAIN_FIELD.fullmatch(bot.loop_header) or not _PLAIN_ADDR.fullmatch(bot.address):
+    if (
+        sender is None
+        or recipient is None
+        or not _PLAIN_SUBJECT.fullmatch(subject)
+        or "=?" in subject
+        or "  " in subject
+        or not _PLAIN_FIELD.fullmatch(bot.loop_header)
+        or not _PLAIN_ADDR.fullmatch(bot.address)
+    ):
         return None
-    lines = [f"From: {sender}", f"To: {recipient}", f"Subject: {subject}", f"Date: {format_datetime(now)}",
-             f"Message-ID: {message_id}"]
+    lines = [
+        f"From: {sender}",
+        f"To: {recipient}",
+        f"Subject: {subject}",
+        f"Date: {format_datetime(now)}",
+        f"Message-ID: {message_id}",
+    ]
     if reply_to:
         answer = _plain_mailbox(bot.name, reply_to)
         if answer is None:
@@ -315,8 +338,12 @@ def _plain_head(settings: Settings, now: datetime, message_id: str, to: Recipien
         if not _PLAIN_ID.fullmatch(in_reply_to):
             return None
         lines += [f"In-Reply-To: {in_reply_to}", f"References: {in_reply_to}"]
-    lines += [f"Auto-Submitted: {'auto-replied' if auto_replied else 'auto-generated'}", "Precedence: bulk",
-              "X-Auto-Response-Suppress: All", f"{bot.loop_header}: {bot.address}"]
+    lines += [
+        f"Auto-Submitted: {'auto-replied' if auto_replied else 'auto-generated'}",
+        "Precedence: bulk",
+        "X-Auto-Response-Suppress: All",
+        f"{bot.loop_header}: {bot.address}",
+    ]
     if lists is not None:
         fields = [("List-Id", lists.list_id)] + ([("List-Unsubscribe", lists.unsubscribe)] if lists.unsubscribe else [])
         for name, value in fields:
@@ -364,20 +391,40 @@ def compose(
     envelope_from = f"{settings.bot.local_part}+bounce-{token}@{domain}"
     subject = " ".join(rendered.subject.split())
     head = _plain_head(settings, now, message_id, to, subject, reply_to, in_reply_to, auto_replied, lists)
-    data = (_written_plainly(head, rendered, html, calendars) if head is not None else
-            _written_by_the_stdlib(settings, now, message_id, to, subject, rendered, reply_to, in_reply_to,
-                                   auto_replied, html, lists, calendars))
+    data = (
+        _written_plainly(head, rendered, html, calendars)
+        if head is not None
+        else _written_by_the_stdlib(
+            settings,
+            now,
+            message_id,
+            to,
+            subject,
+            rendered,
+            reply_to,
+            in_reply_to,
+            auto_replied,
+            html,
+            lists,
+            calendars,
+        )
+    )
     return message_id, envelope_from, _signed(settings, data)
 
 
-def _written_plainly(head: list[str], rendered: RenderedMail, html: HtmlBody | None,
-                     calendars: tuple[CalendarPart, ...]) -> bytes:
+def _written_plainly(
+    head: list[str], rendered: RenderedMail, html: HtmlBody | None, calendars: tuple[CalendarPart, ...]
+) -> bytes:
     """A mail whose headers are all plain (`_plain_head`), written as the stdlib would write it."""
     text_qp = _text_qp(rendered.body)
     if html is None and not calendars:
         # As the generator writes a text part: every line end as CRLF (Generator._write_lines).
-        head = [*head, 'Content-Type: text/plain; charset="utf-8"', "Content-Transfer-Encoding: quoted-printable",
-                "MIME-Version: 1.0"]
+        head = [
+            *head,
+            'Content-Type: text/plain; charset="utf-8"',
+            "Content-Transfer-Encoding: quoted-printable",
+            "MIME-Version: 1.0",
+        ]
         body = _NEWLINES.sub("\r\n", text_qp)
     else:
         content_type, body = _body(text_qp, html, calendars)
@@ -385,10 +432,20 @@ def _written_plainly(head: list[str], rendered: RenderedMail, html: HtmlBody | N
     return ("\r\n".join(head) + "\r\n\r\n" + body).encode("ascii")
 
 
-def _written_by_the_stdlib(settings: Settings, now: datetime, message_id: str, to: Recipient, subject: str,
-                           rendered: RenderedMail, reply_to: str | None, in_reply_to: str, auto_replied: bool,
-                           html: HtmlBody | None, lists: ListHeaders | None,
-                           calendars: tuple[CalendarPart, ...]) -> bytes:
+def _written_by_the_stdlib(
+    settings: Settings,
+    now: datetime,
+    message_id: str,
+    to: Recipient,
+    subject: str,
+    rendered: RenderedMail,
+    reply_to: str | None,
+    in_reply_to: str,
+    auto_replied: bool,
+    html: HtmlBody | None,
+    lists: ListHeaders | None,
+    calendars: tuple[CalendarPart, ...],
+) -> bytes:
     """Any mail, written by the stdlib's email package (names, subjects and addresses that need
     encoding or folding)."""
     msg = EmailMessage(policy=_BUILD)
@@ -453,17 +510,38 @@ def queue(
     """Compose the mail and put it in the outbox: now (`session.add`), or, with `into`, in the
     rows a batch inserts together when it is done (`insert_rows`). With `max_bytes` (an answer
     to a mail, bot.letters.answer_cap), a text that would make the mail bigger is cut (`_fit`)."""
+
     def make(text: RenderedMail) -> tuple[str, str, bytes]:
-        return compose(settings, now, kind=kind, to=to, rendered=text, reply_to=reply_to, in_reply_to=in_reply_to,
-                       auto_replied=auto_replied, html=html, lists=lists, calendars=calendars)
+        return compose(
+            settings,
+            now,
+            kind=kind,
+            to=to,
+            rendered=text,
+            reply_to=reply_to,
+            in_reply_to=in_reply_to,
+            auto_replied=auto_replied,
+            html=html,
+            lists=lists,
+            calendars=calendars,
+        )
 
     message_id, envelope_from, data = make(rendered)
     if max_bytes is not None and len(data) > max_bytes:
         rendered, (message_id, envelope_from, data) = _fit(rendered, max_bytes, make)
     values: dict[str, object] = {
-        "message_id": message_id, "kind": kind, "game_id": game_id, "recipient": to.address,
-        "envelope_from": envelope_from, "subject": rendered.subject, "data": data,
-        "status": OutboxStatus.PENDING, "attempts": 0, "next_attempt_at": now, "last_error": "", "created_at": now,
+        "message_id": message_id,
+        "kind": kind,
+        "game_id": game_id,
+        "recipient": to.address,
+        "envelope_from": envelope_from,
+        "subject": rendered.subject,
+        "data": data,
+        "status": OutboxStatus.PENDING,
+        "attempts": 0,
+        "next_attempt_at": now,
+        "last_error": "",
+        "created_at": now,
         "sent_at": None,
     }
     if into is not None:
@@ -472,13 +550,16 @@ def queue(
         session.add(Outbox(**values))
 
 
-def _fit(rendered: RenderedMail, max_bytes: int,
-         make: Callable[[RenderedMail], tuple[str, str, bytes]]) -> tuple[RenderedMail, tuple[str, str, bytes]]:
+def _fit(
+    rendered: RenderedMail, max_bytes: int, make: Callable[[RenderedMail], tuple[str, str, bytes]]
+) -> tuple[RenderedMail, tuple[str, str, bytes]]:
     """The most lines of `rendered`'s text whose mail (made by `make`) is at most `max_bytes`,
     and a last line saying the rest is cut (issue 27: no answer is bigger than its cap)."""
     lines = rendered.body.splitlines()
-    note = (f"[... the rest of this answer is cut: an answer to a mail is at most {max_bytes // 1024} kB. "
-            "Ask for less in one mail.]")
+    note = (
+        f"[... the rest of this answer is cut: an answer to a mail is at most {max_bytes // 1024} kB. "
+        "Ask for less in one mail.]"
+    )
 
     def cut(keep: int) -> RenderedMail:
         return RenderedMail(rendered.subject, "\n".join([*lines[:keep], "", note, ""]))
@@ -491,8 +572,9 @@ def _fit(rendered: RenderedMail, max_bytes: int,
         else:
             high = middle - 1
     text = cut(low)
-    log.warning("an answer (%s) over %d bytes was cut to %d of its %d lines", rendered.subject[:80], max_bytes, low,
-                len(lines))
+    log.warning(
+        "an answer (%s) over %d bytes was cut to %d of its %d lines", rendered.subject[:80], max_bytes, low, len(lines)
+    )
     return text, make(text)
 
 
@@ -596,8 +678,15 @@ def _unshared(conn: Connection, postgres: bool) -> None:
         conn.close()
 
 
-def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, limit: int | None = None,
-          faults: Faults = NO_FAULTS) -> DrainReport:
+def drain(
+    db: Database,
+    mailer: Mailer,
+    clock: Clock,
+    settings: Settings,
+    *,
+    limit: int | None = None,
+    faults: Faults = NO_FAULTS,
+) -> DrainReport:
     """Send every pending mail that is due, in batches; record each outcome as it comes.
 
     Each result is committed before the relay may accept the next mail, so a crash can resend
@@ -648,8 +737,14 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
             retry_at = as_utc(clock.now()) + backoff(attempts)
             values.update(last_error=result.detail, next_attempt_at=retry_at)
             counts["retrying"] += 1
-            log.warning("send of %s to %s failed for now (%s); retry %d at %s",
-                        row.message_id, row.recipient, result.detail, attempts, retry_at)
+            log.warning(
+                "send of %s to %s failed for now (%s); retry %d at %s",
+                row.message_id,
+                row.recipient,
+                result.detail,
+                attempts,
+                retry_at,
+            )
         else:
             values.update(status=OutboxStatus.FAILED, last_error=result.detail)
             counts["failed"] += 1
@@ -676,8 +771,15 @@ def drain(db: Database, mailer: Mailer, clock: Clock, settings: Settings, *, lim
             now = clock.now()
             with db.read() as session:
                 rows = session.execute(
-                    select(Outbox.id, Outbox.message_id, Outbox.envelope_from, Outbox.recipient, Outbox.data,
-                           Outbox.attempts, Outbox.kind)
+                    select(
+                        Outbox.id,
+                        Outbox.message_id,
+                        Outbox.envelope_from,
+                        Outbox.recipient,
+                        Outbox.data,
+                        Outbox.attempts,
+                        Outbox.kind,
+                    )
                     .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
                     .order_by(Outbox.id)
                     .limit(batch_size)

@@ -91,7 +91,9 @@ class Renderer:
         env.filters["wrap"] = _wrap
         # A seat's name as standings and results show it (issue 32): "robo (robot)" for a robot.
         env.filters["robot"] = lambda name, robots=(): f"{name} (robot)" if name in robots else name
-        env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(prefix + line if line else line for line in str(text).splitlines())
+        env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(
+            prefix + line if line else line for line in str(text).splitlines()
+        )
         return env
 
     def reload(self) -> None:

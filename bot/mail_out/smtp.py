@@ -173,7 +173,10 @@ class SmtpMailer:
         conn: _Settling
         if self.security == "tls":
             conn = _SettlingSSL(
-                self.host, self.port, self.local_hostname, timeout=self.timeout,
+                self.host,
+                self.port,
+                self.local_hostname,
+                timeout=self.timeout,
                 context=self._context(),
             )
         else:
@@ -205,7 +208,9 @@ class SmtpMailer:
 
     # -- Mailer ------------------------------------------------------------------------------
     def send(
-        self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
+        self,
+        mails: Sequence[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
         settle: Callable[[], None] | None = None,
     ) -> list[SendResult]:
         """Send the batch over one connection; one result per mail, in order.
@@ -263,7 +268,8 @@ class SmtpMailer:
         if not all(a.isascii() for a in addresses):
             if not conn.has_extn("smtputf8"):
                 return SendResult(
-                    mid, SendStatus.PERMANENT,
+                    mid,
+                    SendStatus.PERMANENT,
                     "non-ASCII address and the relay lacks SMTPUTF8 (RFC 6531)",
                 ), True
             options.append("SMTPUTF8")
@@ -278,9 +284,7 @@ class SmtpMailer:
                 if codes and all(_status(c) is SendStatus.PERMANENT for c in codes)
                 else SendStatus.TEMPORARY
             )
-            detail = "; ".join(
-                f"RCPT {addr}: {code} {_text(msg)}" for addr, (code, msg) in exc.recipients.items()
-            )
+            detail = "; ".join(f"RCPT {addr}: {code} {_text(msg)}" for addr, (code, msg) in exc.recipients.items())
             return SendResult(mid, status, detail), conn.sock is not None
         except (smtplib.SMTPSenderRefused, smtplib.SMTPDataError) as exc:
             stage = "MAIL FROM" if isinstance(exc, smtplib.SMTPSenderRefused) else "DATA"
@@ -328,8 +332,7 @@ class SmtpMailer:
         local = self.host in ("localhost", "127.0.0.1", "::1")
         if self.security == "none" and not local:
             problems.append(
-                f"SMTP relay {self.host}:{self.port} is used without TLS: "
-                "fine on localhost, not across a network"
+                f"SMTP relay {self.host}:{self.port} is used without TLS: fine on localhost, not across a network"
             )
         self._quit(conn)
         return problems

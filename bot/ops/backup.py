@@ -142,9 +142,13 @@ def backup(url: str, target: Path, *, password_credential: bool = False) -> Path
     error, and the backups already taken stay the last good ones."""
     path = sqlite_path(url)
     if path is None:
-        raise BackupError("this is not a SQLite database: back up PostgreSQL with pg_dump:\n  "
-                          + pg_dump_command(url, target, password_credential=password_credential)
-                          + "\n(restore with: pg_restore --clean --if-exists --dbname=DATABASE " + str(target) + ")")
+        raise BackupError(
+            "this is not a SQLite database: back up PostgreSQL with pg_dump:\n  "
+            + pg_dump_command(url, target, password_credential=password_credential)
+            + "\n(restore with: pg_restore --clean --if-exists --dbname=DATABASE "
+            + str(target)
+            + ")"
+        )
     if not path.exists():
         raise BackupError(f"no database at {path}", 2)
     target = Path(target)
@@ -167,8 +171,11 @@ def backup(url: str, target: Path, *, password_credential: bool = False) -> Path
         if wrong is not None:
             from bot.ops.storage import damaged_fix
 
-            raise BackupError(f"the database {path} is damaged, {wrong}: no backup written to {target} (the backups "
-                              f"taken before are the good ones); {damaged_fix(path)}", 4)
+            raise BackupError(
+                f"the database {path} is damaged, {wrong}: no backup written to {target} (the backups "
+                f"taken before are the good ones); {damaged_fix(path)}",
+                4,
+            )
         try:
             _fsync(partial)
             os.link(partial, target)  # fails if the target appeared meanwhile: never overwritten
@@ -232,7 +239,7 @@ def prune_backups(directory: Path, keep: int, *, written: Path | None = None) ->
     sorts before the others: the oldest others go instead."""
     backups = kept_backups(directory)
     others = [p for p in backups if p != written]
-    doomed = tuple(others[:max(0, len(backups) - keep)])
+    doomed = tuple(others[: max(0, len(backups) - keep)])
     for path in doomed:
         path.unlink()
     return doomed
@@ -251,25 +258,34 @@ def _check_source(source: Path) -> None:
     except FileNotFoundError as exc:
         raise BackupError(f"no file at {source}: check the name (`ls -l {source.parent}`)", 2) from exc
     except PermissionError as exc:
-        raise BackupError(f"{me()} may not look into {source.parent} ({owner_of(source.parent)}): restore from a "
-                          "file the service's user can read (copy it to /var/lib/flagman/backups/)", 2) from exc
+        raise BackupError(
+            f"{me()} may not look into {source.parent} ({owner_of(source.parent)}): restore from a "
+            "file the service's user can read (copy it to /var/lib/flagman/backups/)",
+            2,
+        ) from exc
     if stat.S_ISDIR(st.st_mode):
         raise BackupError(f"{source} is a folder, not a backup file", 2)
     try:
         with open(source, "rb") as handle:
             head = handle.read(len(SQLITE_HEADER))
     except PermissionError as exc:
-        raise BackupError(f"{me()} may not read {source} ({owner_of(source)}): give it to the service's user "
-                          f"(as root: `chown --reference={source.parent} {source}`), or copy it to "
-                          "/var/lib/flagman/backups/ as root and restore from there", 2) from exc
+        raise BackupError(
+            f"{me()} may not read {source} ({owner_of(source)}): give it to the service's user "
+            f"(as root: `chown --reference={source.parent} {source}`), or copy it to "
+            "/var/lib/flagman/backups/ as root and restore from there",
+            2,
+        ) from exc
     except OSError as exc:
         raise _storage_error(exc, f"cannot read {source}") from exc
     if head.startswith(b"PGDMP"):
-        raise BackupError(f"{source} is a pg_dump archive, not a SQLite backup: restore it with pg_restore "
-                          "(OPERATING.md, section 8)", 2)
+        raise BackupError(
+            f"{source} is a pg_dump archive, not a SQLite backup: restore it with pg_restore (OPERATING.md, section 8)",
+            2,
+        )
     if head != SQLITE_HEADER:
-        raise BackupError(f"{source} is not a flagman backup: not an SQLite database file"
-                          + (" (it is empty)" if not head else ""), 2)
+        raise BackupError(
+            f"{source} is not a flagman backup: not an SQLite database file" + (" (it is empty)" if not head else ""), 2
+        )
     try:
         wrong = verify_sqlite(source)
     except sqlite3.Error as exc:
@@ -287,13 +303,19 @@ def _check_target(path: Path) -> None:
         folder = folder.parent
     if folder != path.parent:
         if not os.access(folder, os.W_OK | os.X_OK):
-            raise BackupError(f"the database's folder {path.parent} does not exist and {me()} may not make it in "
-                              f"{folder}: restore as the service's user (`flagmanctl restore FILE`)", 4)
+            raise BackupError(
+                f"the database's folder {path.parent} does not exist and {me()} may not make it in "
+                f"{folder}: restore as the service's user (`flagmanctl restore FILE`)",
+                4,
+            )
         return
     found = unwritable(path)
     if found:
-        raise BackupError(f"{me()} may not write where the database goes: {'; '.join(found)}: nothing was restored; "
-                          + writable_fix(path), 4)
+        raise BackupError(
+            f"{me()} may not write where the database goes: {'; '.join(found)}: nothing was restored; "
+            + writable_fix(path),
+            4,
+        )
 
 
 def restore(url: str, source: Path, *, lock: InstanceLock | None = None) -> Path:
@@ -310,8 +332,9 @@ def restore(url: str, source: Path, *, lock: InstanceLock | None = None) -> Path
     _check_source(source)
     _check_target(path)
     if lock is not None and not lock.try_acquire():
-        raise BackupError(f"a flagman service is running ({lock.description} is held): stop it first "
-                          "(systemctl stop flagman)")
+        raise BackupError(
+            f"a flagman service is running ({lock.description} is held): stop it first (systemctl stop flagman)"
+        )
     partial = path.with_name(f".{path.name}.restoring-{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -342,6 +365,7 @@ def restore(url: str, source: Path, *, lock: InstanceLock | None = None) -> Path
 
 # -- export ----------------------------------------------------------------------------------
 
+
 def _time(value: datetime | None) -> str | None:
     if value is None:
         return None
@@ -359,42 +383,93 @@ def export_game(session: Session, name: str) -> dict[str, object]:
     if game is None:
         raise G.GameError(f"no game called {name}")
     seats = {s.id: s for s in session.scalars(select(Seat).where(Seat.game_id == game.id).order_by(Seat.id))}
-    inbound = {m.id: m for m in session.scalars(
-        select(InboundMessage).where(InboundMessage.game_id == game.id).order_by(InboundMessage.id))}
+    inbound = {
+        m.id: m
+        for m in session.scalars(
+            select(InboundMessage).where(InboundMessage.game_id == game.id).order_by(InboundMessage.id)
+        )
+    }
     turns = []
     for turn in session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)):
-        subs = session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == turn.id)
-                               .order_by(OrderSubmission.id))
-        turns.append({
-            "number": turn.number, "label": turn.label, "seed": turn.seed, "state": turn.state,
-            "opened_at": _time(turn.opened_at), "deadline": _time(turn.deadline),
-            "resolved_at": _time(turn.resolved_at), "state_after": turn.state_after, "events": turn.events,
-            "submitted": turn.submitted,
-            "orders": [{
-                "seat": seats[s.seat_id].name if s.seat_id in seats else None, "source": s.source, "text": s.text,
-                "received_at": _time(s.received_at),
-                "message_id": inbound[s.inbound_id].message_id if s.inbound_id in inbound else None,
-            } for s in subs],
-        })
+        subs = session.scalars(
+            select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)
+        )
+        turns.append(
+            {
+                "number": turn.number,
+                "label": turn.label,
+                "seed": turn.seed,
+                "state": turn.state,
+                "opened_at": _time(turn.opened_at),
+                "deadline": _time(turn.deadline),
+                "resolved_at": _time(turn.resolved_at),
+                "state_after": turn.state_after,
+                "events": turn.events,
+                "submitted": turn.submitted,
+                "orders": [
+                    {
+                        "seat": seats[s.seat_id].name if s.seat_id in seats else None,
+                        "source": s.source,
+                        "text": s.text,
+                        "received_at": _time(s.received_at),
+                        "message_id": inbound[s.inbound_id].message_id if s.inbound_id in inbound else None,
+                    }
+                    for s in subs
+                ],
+            }
+        )
     return {
         "format": "flagman-export-1",
         "game": {
-            "name": game.name, "kind": game.kind, "status": str(game.status), "options": game.options,
-            "seed": game.seed, "timezone": game.timezone, "deadline_spec": game.deadline_spec,
-            "grace_minutes": game.grace_minutes, "early_resolution": game.early_resolution,
-            "gm_address": game.gm_address, "created_at": _time(game.created_at),
+            "name": game.name,
+            "kind": game.kind,
+            "status": str(game.status),
+            "options": game.options,
+            "seed": game.seed,
+            "timezone": game.timezone,
+            "deadline_spec": game.deadline_spec,
+            "grace_minutes": game.grace_minutes,
+            "early_resolution": game.early_resolution,
+            "gm_address": game.gm_address,
+            "created_at": _time(game.created_at),
             "finished_at": _time(game.finished_at),
         },
-        "seats": [{"name": s.name, "player": s.player.name, "address": s.player.address, "active": s.active,
-                   "nmr_streak": s.nmr_streak, "gm_plot": s.gm_plot, "joined_at": _time(s.joined_at)}
-                  for s in seats.values()],
+        "seats": [
+            {
+                "name": s.name,
+                "player": s.player.name,
+                "address": s.player.address,
+                "active": s.active,
+                "nmr_streak": s.nmr_streak,
+                "gm_plot": s.gm_plot,
+                "joined_at": _time(s.joined_at),
+            }
+            for s in seats.values()
+        ],
         "turns": turns,
-        "mail": [{"message_id": m.message_id, "sender": m.sender, "subject": m.subject, "status": m.status,
-                  "detail": m.detail, "received_at": _time(m.received_at),
-                  "seat": seats[m.seat_id].name if m.seat_id in seats else None} for m in inbound.values()],
-        "gm_audit": [{"actor": a.actor, "via": a.via, "message_id": a.message_id, "command": a.command,
-                      "outcome": a.outcome, "created_at": _time(a.created_at)}
-                     for a in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id))],
+        "mail": [
+            {
+                "message_id": m.message_id,
+                "sender": m.sender,
+                "subject": m.subject,
+                "status": m.status,
+                "detail": m.detail,
+                "received_at": _time(m.received_at),
+                "seat": seats[m.seat_id].name if m.seat_id in seats else None,
+            }
+            for m in inbound.values()
+        ],
+        "gm_audit": [
+            {
+                "actor": a.actor,
+                "via": a.via,
+                "message_id": a.message_id,
+                "command": a.command,
+                "outcome": a.outcome,
+                "created_at": _time(a.created_at),
+            }
+            for a in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id))
+        ],
     }
 
 
@@ -403,6 +478,7 @@ def dumps(data: object) -> str:
 
 
 # -- replay ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class TurnReplay:
@@ -472,8 +548,11 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
         if isinstance(undo, dict) and "state" in undo and isinstance(undo.get("turn"), int):
             changed_by_gm.setdefault(undo["turn"], []).append((audit.command, undo["state"], audit.created_at))
     results = []
-    turns = list(session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None))
-                                 .order_by(Turn.number)))
+    turns = list(
+        session.scalars(
+            select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number)
+        )
+    )
     previous_after: object = None
     for turn in turns:
         differences: list[str] = []
@@ -489,8 +568,10 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
         try:
             state = rules.load_state(turn.state)
             orders = record.orders_used(rules, state, game, store.turn_submissions(session, turn))
-            if turn.secret is not None and dice.seed_for(game.name, turn.number, turn.secret, turn.seed, rules,
-                                                         orders) != turn.seed:
+            if (
+                turn.secret is not None
+                and dice.seed_for(game.name, turn.number, turn.secret, turn.seed, rules, orders) != turn.seed
+            ):
                 differences.append("seed: not the seed of the turn's secret and the orders used (issue 31)")
             # the order the seats' orders arrived, as stored when it was resolved (none before 0010)
             resolution = rules.resolve(state, orders, random.Random(turn.seed), submitted=tuple(turn.submitted or ()))
@@ -507,6 +588,7 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
 
 
 # -- copy to another database ----------------------------------------------------------------
+
 
 def _tables() -> list[Table]:
     from bot.models import Base
@@ -546,22 +628,28 @@ def copy_database(source_url: str, target_url: str, *, batch: int = 500) -> dict
         migrate(target_url, revision)
         filled = {name: n for name, n in count_rows(target).items() if n}
         if filled:
-            raise BackupError("the target database is not empty ("
-                              + ", ".join(f"{k}: {v} rows" for k, v in sorted(filled.items()))
-                              + "): copy into a new, empty database")
+            raise BackupError(
+                "the target database is not empty ("
+                + ", ".join(f"{k}: {v} rows" for k, v in sorted(filled.items()))
+                + "): copy into a new, empty database"
+            )
         copied: dict[str, int] = {}
         with source.engine.connect() as src, target.engine.begin() as dst:
             for table in _tables():
                 copied[table.name] = 0
                 result = src.execution_options(stream_results=True).execute(
-                    select(table).order_by(*table.primary_key.columns))
+                    select(table).order_by(*table.primary_key.columns)
+                )
                 for rows in _batches(iter(result), batch):
                     dst.execute(table.insert(), rows)
                     copied[table.name] += len(rows)
             if target.engine.dialect.name == "postgresql":
                 for table in _tables():
                     if "id" in table.columns:
-                        dst.execute(text(
-                            f"select setval(pg_get_serial_sequence('{table.name}', 'id'), "
-                            f"coalesce((select max(id) from \"{table.name}\"), 0) + 1, false)"))
+                        dst.execute(
+                            text(
+                                f"select setval(pg_get_serial_sequence('{table.name}', 'id'), "
+                                f'coalesce((select max(id) from "{table.name}"), 0) + 1, false)'
+                            )
+                        )
         return copied

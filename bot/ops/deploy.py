@@ -136,8 +136,10 @@ def check_instance(name: str) -> str:
     """An instance name for flagman@NAME.service: it becomes part of a user name (flagman-NAME,
     at most 31 characters) and of paths."""
     if not INSTANCE_NAME.fullmatch(name):
-        raise DeployError(f"instance name {name!r}: use 1 to 23 lower-case letters, digits, - and _, "
-                          "starting with a letter or digit (it becomes the user flagman-NAME)")
+        raise DeployError(
+            f"instance name {name!r}: use 1 to 23 lower-case letters, digits, - and _, "
+            "starting with a letter or digit (it becomes the user flagman-NAME)"
+        )
     return name
 
 
@@ -147,8 +149,12 @@ def for_instance(text: str, name: str) -> str:
     /var/lib/flagman-NAME, the user flagman-NAME, and the commands and unit names it mentions
     (flagmanctl @NAME, flagman@NAME, flagman-backup@NAME)."""
     text = re.sub(r"(?<![\w.-])(/etc|/var/lib)/flagman(?![\w.-])", rf"\1/flagman-{name}", text)
-    text = re.sub(r"^(\s*(?:User|Group|StateDirectory|ConfigurationDirectory)\s*=\s*)flagman\s*$",
-                  rf"\1flagman-{name}", text, flags=re.M)
+    text = re.sub(
+        r"^(\s*(?:User|Group|StateDirectory|ConfigurationDirectory)\s*=\s*)flagman\s*$",
+        rf"\1flagman-{name}",
+        text,
+        flags=re.M,
+    )
     text = re.sub(r"^(Description=.*)$", rf"\1 ({name})", text, flags=re.M)
     text = re.sub(r"^(Environment=FLAGMAN_CONFIG=.*)$", rf"\1\nEnvironment=FLAGMAN_INSTANCE={name}", text, flags=re.M)
     text = re.sub(r"^u flagman ", f"u flagman-{name} ", text, flags=re.M)
@@ -161,8 +167,9 @@ def for_instance(text: str, name: str) -> str:
     return text
 
 
-def placements(venv: PurePosixPath | None = None, *, fixed_user: bool = False,
-               instance: str | None = None) -> tuple[Placement, ...]:
+def placements(
+    venv: PurePosixPath | None = None, *, fixed_user: bool = False, instance: str | None = None
+) -> tuple[Placement, ...]:
     """Every file `flagman deploy` writes, for the unit to run flagman from `venv`; with
     `instance`, the files of that instance of flagman@.service in place of flagman.service's
     configuration, tmpfiles snippet and fixed user."""
@@ -170,62 +177,157 @@ def placements(venv: PurePosixPath | None = None, *, fixed_user: bool = False,
     if not venv.is_absolute():
         raise DeployError(f"the venv must be an absolute path, not {str(venv)!r}")
     if not _PLAIN_PATH.fullmatch(str(venv)):
-        raise DeployError(f"the venv path {str(venv)!r} has characters a systemd unit cannot take unquoted; "
-                          "use a venv path of letters, digits and . _ - + /")
+        raise DeployError(
+            f"the venv path {str(venv)!r} has characters a systemd unit cannot take unquoted; "
+            "use a venv path of letters, digits and . _ - + /"
+        )
     shipped = shipped_dir()
     docs = doc_dir(venv)
     units = PurePosixPath(UNIT_PATH).parent
     found = [
-        Placement("flagman.service", shipped / "flagman.service", PurePosixPath(UNIT_PATH), 0o644,
-                  "the systemd unit", venv_paths=True),
-        Placement("flagman@.service", shipped / "flagman.service", units / "flagman@.service", 0o644,
-                  "the same unit for several bots on one host: flagman@NAME.service", venv_paths=True, instance="%i"),
-        Placement("flagman-backup.service", shipped / "flagman-backup.service", units / "flagman-backup.service",
-                  0o644, "the daily backup, the newest 14 kept (flagmanctl backup --keep 14)", venv_paths=True),
-        Placement("flagman-backup.timer", shipped / "flagman-backup.timer", units / "flagman-backup.timer", 0o644,
-                  "starts it daily: systemctl enable --now flagman-backup.timer", venv_paths=True),
-        Placement("flagman-backup@.service", shipped / "flagman-backup.service", units / "flagman-backup@.service",
-                  0o644, "the backup of flagman@NAME", venv_paths=True, instance="%i"),
-        Placement("flagman-backup@.timer", shipped / "flagman-backup.timer", units / "flagman-backup@.timer", 0o644,
-                  "starts it daily: systemctl enable --now flagman-backup@NAME.timer", venv_paths=True, instance="%i"),
-        Placement("flagmanctl", shipped / "flagmanctl", PurePosixPath(FLAGMANCTL_PATH), 0o755,
-                  "runs a flagman command as the service does", venv_paths=True),
-        Placement("OPERATING.md", shipped / "OPERATING.md", docs / "OPERATING.md", 0o644,
-                  "the operator's guide (the unit's Documentation=)"),
-        Placement("config.example.toml", config_example(), docs / "config.example.toml", 0o644,
-                  "every option, documented"),
+        Placement(
+            "flagman.service",
+            shipped / "flagman.service",
+            PurePosixPath(UNIT_PATH),
+            0o644,
+            "the systemd unit",
+            venv_paths=True,
+        ),
+        Placement(
+            "flagman@.service",
+            shipped / "flagman.service",
+            units / "flagman@.service",
+            0o644,
+            "the same unit for several bots on one host: flagman@NAME.service",
+            venv_paths=True,
+            instance="%i",
+        ),
+        Placement(
+            "flagman-backup.service",
+            shipped / "flagman-backup.service",
+            units / "flagman-backup.service",
+            0o644,
+            "the daily backup, the newest 14 kept (flagmanctl backup --keep 14)",
+            venv_paths=True,
+        ),
+        Placement(
+            "flagman-backup.timer",
+            shipped / "flagman-backup.timer",
+            units / "flagman-backup.timer",
+            0o644,
+            "starts it daily: systemctl enable --now flagman-backup.timer",
+            venv_paths=True,
+        ),
+        Placement(
+            "flagman-backup@.service",
+            shipped / "flagman-backup.service",
+            units / "flagman-backup@.service",
+            0o644,
+            "the backup of flagman@NAME",
+            venv_paths=True,
+            instance="%i",
+        ),
+        Placement(
+            "flagman-backup@.timer",
+            shipped / "flagman-backup.timer",
+            units / "flagman-backup@.timer",
+            0o644,
+            "starts it daily: systemctl enable --now flagman-backup@NAME.timer",
+            venv_paths=True,
+            instance="%i",
+        ),
+        Placement(
+            "flagmanctl",
+            shipped / "flagmanctl",
+            PurePosixPath(FLAGMANCTL_PATH),
+            0o755,
+            "runs a flagman command as the service does",
+            venv_paths=True,
+        ),
+        Placement(
+            "OPERATING.md",
+            shipped / "OPERATING.md",
+            docs / "OPERATING.md",
+            0o644,
+            "the operator's guide (the unit's Documentation=)",
+        ),
+        Placement(
+            "config.example.toml", config_example(), docs / "config.example.toml", 0o644, "every option, documented"
+        ),
     ]
     for path in sorted((shipped / "mail").glob("*")):
         if path.is_file():
-            found.append(Placement(f"mail/{path.name}", path, docs / "mail" / path.name, 0o644,
-                                   "the mail server recipe (OPERATING.md, section 3)", venv_paths=True))
+            found.append(
+                Placement(
+                    f"mail/{path.name}",
+                    path,
+                    docs / "mail" / path.name,
+                    0o644,
+                    "the mail server recipe (OPERATING.md, section 3)",
+                    venv_paths=True,
+                )
+            )
     if instance is None:
         found += [
-            Placement("flagman.tmpfiles", shipped / "flagman.tmpfiles", PurePosixPath(TMPFILES_PATH), 0o644,
-                      f"makes /etc/flagman and the credential files in {CREDENTIALS_DIR}"),
-            Placement("flagman.toml", shipped / "flagman.toml", PurePosixPath(CONFIG_PATH), 0o644,
-                      "the configuration to edit", keep=True, venv_paths=True),
+            Placement(
+                "flagman.tmpfiles",
+                shipped / "flagman.tmpfiles",
+                PurePosixPath(TMPFILES_PATH),
+                0o644,
+                f"makes /etc/flagman and the credential files in {CREDENTIALS_DIR}",
+            ),
+            Placement(
+                "flagman.toml",
+                shipped / "flagman.toml",
+                PurePosixPath(CONFIG_PATH),
+                0o644,
+                "the configuration to edit",
+                keep=True,
+                venv_paths=True,
+            ),
         ]
     else:
         name = check_instance(instance)
         found += [
-            Placement(f"flagman-{name}.tmpfiles", shipped / "flagman.tmpfiles",
-                      PurePosixPath(f"/etc/tmpfiles.d/flagman-{name}.conf"), 0o644,
-                      f"makes /etc/flagman-{name} and the credential files in /etc/flagman-{name}/credentials",
-                      instance=name),
-            Placement(f"flagman-{name}.toml", shipped / "flagman.toml", PurePosixPath(f"/etc/flagman-{name}/flagman.toml"),
-                      0o644, f"the configuration of flagman@{name} to edit", keep=True, venv_paths=True, instance=name),
+            Placement(
+                f"flagman-{name}.tmpfiles",
+                shipped / "flagman.tmpfiles",
+                PurePosixPath(f"/etc/tmpfiles.d/flagman-{name}.conf"),
+                0o644,
+                f"makes /etc/flagman-{name} and the credential files in /etc/flagman-{name}/credentials",
+                instance=name,
+            ),
+            Placement(
+                f"flagman-{name}.toml",
+                shipped / "flagman.toml",
+                PurePosixPath(f"/etc/flagman-{name}/flagman.toml"),
+                0o644,
+                f"the configuration of flagman@{name} to edit",
+                keep=True,
+                venv_paths=True,
+                instance=name,
+            ),
         ]
     if fixed_user:
         suffix = "" if instance is None else f"-{instance}"
         unit = "flagman" if instance is None else f"flagman@{instance}"
         found += [
-            Placement(f"flagman{suffix}.sysusers", shipped / "flagman.sysusers",
-                      PurePosixPath(f"/etc/sysusers.d/flagman{suffix}.conf"), 0o644,
-                      f"a fixed system user flagman{suffix} (then run systemd-sysusers)", instance=instance or ""),
-            Placement(f"fixed-user{suffix}.conf", shipped / "fixed-user.conf",
-                      PurePosixPath(f"/etc/systemd/system/{unit}.service.d/fixed-user.conf"), 0o644,
-                      f"the drop-in that runs {unit}.service as that user", instance=instance or ""),
+            Placement(
+                f"flagman{suffix}.sysusers",
+                shipped / "flagman.sysusers",
+                PurePosixPath(f"/etc/sysusers.d/flagman{suffix}.conf"),
+                0o644,
+                f"a fixed system user flagman{suffix} (then run systemd-sysusers)",
+                instance=instance or "",
+            ),
+            Placement(
+                f"fixed-user{suffix}.conf",
+                shipped / "fixed-user.conf",
+                PurePosixPath(f"/etc/systemd/system/{unit}.service.d/fixed-user.conf"),
+                0o644,
+                f"the drop-in that runs {unit}.service as that user",
+                instance=instance or "",
+            ),
         ]
     return tuple(found)
 
@@ -255,8 +357,9 @@ def _under(prefix: Path, target: PurePosixPath) -> Path:
     return prefix / target.relative_to("/")
 
 
-def deploy(prefix: Path, venv: PurePosixPath | None = None, *, fixed_user: bool = False,
-           instance: str | None = None) -> list[Written]:
+def deploy(
+    prefix: Path, venv: PurePosixPath | None = None, *, fixed_user: bool = False, instance: str | None = None
+) -> list[Written]:
     """Write every placement under `prefix`; the configuration only if it is not there."""
     venv = venv or running_venv()
     done: list[Written] = []

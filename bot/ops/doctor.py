@@ -45,10 +45,19 @@ if TYPE_CHECKING:
 
 # Secrets that appear in documentation and examples: a site running with one of them has no
 # secret at all (anyone can sign a reply address).
-EXAMPLE_SECRETS = frozenset({
-    "change-me", "changeme", "change-me-to-a-long-random-string", "secret", "example", "flagman",
-    "password", "xxx", "test",
-})
+EXAMPLE_SECRETS = frozenset(
+    {
+        "change-me",
+        "changeme",
+        "change-me-to-a-long-random-string",
+        "secret",
+        "example",
+        "flagman",
+        "password",
+        "xxx",
+        "test",
+    }
+)
 MIN_SECRET_LENGTH = 16
 CLOCK_TOLERANCE = timedelta(minutes=2)
 
@@ -57,25 +66,35 @@ __all__ = ["Finding", "Severity", "compare_clock", "diagnose", "print_findings",
 
 # -- configuration and secret ----------------------------------------------------------------
 
+
 def check_secret(settings: Settings) -> Iterator[Finding]:
     secret = settings.secrets.site_secret
     folder = credentials_dir()
-    how = (f"create it: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > {folder}/site-secret "
-           f"(mode 0600; the unit and flagmanctl hand over every file of {folder}/; "
-           f"a command run by hand reads FLAGMAN_SECRET, or [bot] secret_file), then `systemctl restart {unit_of()}`")
+    how = (
+        f"create it: python3 -c 'import secrets; print(secrets.token_urlsafe(32))' > {folder}/site-secret "
+        f"(mode 0600; the unit and flagmanctl hand over every file of {folder}/; "
+        f"a command run by hand reads FLAGMAN_SECRET, or [bot] secret_file), then `systemctl restart {unit_of()}`"
+    )
     if not secret:
         yield problem("secret", "no site secret is set: reply addresses and seat passwords cannot be signed", how)
     elif secret.strip().lower() in EXAMPLE_SECRETS:
-        yield problem("secret", "the site secret is an example value from the documentation",
-                      "replace it with a random one; " + how)
+        yield problem(
+            "secret",
+            "the site secret is an example value from the documentation",
+            "replace it with a random one; " + how,
+        )
     elif len(secret) < MIN_SECRET_LENGTH:
-        yield problem("secret", f"the site secret is only {len(secret)} characters long (at least {MIN_SECRET_LENGTH})",
-                      "replace it with a random one; " + how)
+        yield problem(
+            "secret",
+            f"the site secret is only {len(secret)} characters long (at least {MIN_SECRET_LENGTH})",
+            "replace it with a random one; " + how,
+        )
     else:
         yield ok("secret", "site secret set")
 
 
 # -- database --------------------------------------------------------------------------------
+
 
 def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
     """Reachable, at the head revision, writable (a write rolled back), intact (SQLite's
@@ -90,8 +109,11 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
     shown = safe_url(url)
     path = sqlite_path(url)
     if path is not None and not path.exists():
-        yield problem("database", f"no database at {path}",
-                      "create it with `flagman migrate` (check [database] url if it should exist)")
+        yield problem(
+            "database",
+            f"no database at {path}",
+            "create it with `flagman migrate` (check [database] url if it should exist)",
+        )
         return
     with open_database(url, connect_timeout=10) as db:
         try:
@@ -105,8 +127,9 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
             from bot.ops.reach import database_hint
 
             reason = " ".join(str(getattr(exc, "orig", None) or exc).split()) or type(exc).__name__
-            yield problem("database", f"cannot reach {shown}: {reason[:300]}",
-                          database_hint(reason, url.startswith("sqlite")))
+            yield problem(
+                "database", f"cannot reach {shown}: {reason[:300]}", database_hint(reason, url.startswith("sqlite"))
+            )
             return
         try:
             schema = list(_check_schema(db.engine, shown))
@@ -142,11 +165,17 @@ def _check_schema(engine: Engine, shown: str) -> Iterator[Finding]:
 
         known = {r.revision for r in ScriptDirectory.from_config(alembic_config("sqlite://")).walk_revisions()}
         if current in known:
-            yield problem("database", f"{shown} is at revision {current}; this flagman needs {head}",
-                          "run `flagman migrate` (the systemd unit does it before each start)")
+            yield problem(
+                "database",
+                f"{shown} is at revision {current}; this flagman needs {head}",
+                "run `flagman migrate` (the systemd unit does it before each start)",
+            )
         else:
-            yield problem("database", f"{shown} is at revision {current}, which this flagman does not know "
-                          "(a newer flagman migrated it)", "upgrade flagman to the version that wrote it")
+            yield problem(
+                "database",
+                f"{shown} is at revision {current}, which this flagman does not know (a newer flagman migrated it)",
+                "upgrade flagman to the version that wrote it",
+            )
     else:
         yield ok("database", f"{shown} reachable, at the head revision {head}")
 
@@ -162,8 +191,11 @@ def _check_written(engine: Engine, url: str, shown: str) -> Iterator[Finding]:
         if found is not None:
             yield problem("database", found.text, found.fix)
         else:
-            yield problem("database", f"{shown} refuses a write: {reason_of(exc)}",
-                          "check that this user owns the tables (`flagman migrate` made them as this user)")
+            yield problem(
+                "database",
+                f"{shown} refuses a write: {reason_of(exc)}",
+                "check that this user owns the tables (`flagman migrate` made them as this user)",
+            )
         return
     yield ok("database", f"{shown} takes a write (a probe, rolled back)")
 
@@ -176,18 +208,24 @@ def _check_sqlite_file(engine: Engine, path: Path) -> Iterator[Finding]:
 
     found = quick_check(engine)
     if found:
-        yield problem("database", f"{path} is damaged: SQLite's quick_check says: " + "; ".join(found[:3]),
-                      damaged_fix(path))
+        yield problem(
+            "database", f"{path} is damaged: SQLite's quick_check says: " + "; ".join(found[:3]), damaged_fix(path)
+        )
     else:
         yield ok("database", f"{path} intact (SQLite's quick_check)")
     mode = stat.S_IMODE(path.stat().st_mode)
     if mode & 0o077:
         files = " ".join(str(f) for f in sqlite_files(path) if f.exists())
-        yield warning("database", f"{path} is readable by other users of this machine (mode {mode:04o}): it holds "
-                      "every player's address and mail", f"chmod 0600 {files}")
+        yield warning(
+            "database",
+            f"{path} is readable by other users of this machine (mode {mode:04o}): it holds "
+            "every player's address and mail",
+            f"chmod 0600 {files}",
+        )
 
 
 # -- clock -----------------------------------------------------------------------------------
+
 
 def compare_clock(source: str, theirs: datetime, ours: datetime, *, one_sided: bool = False) -> Iterator[Finding]:
     """Our clock against another: a difference over CLOCK_TOLERANCE is a problem.
@@ -200,17 +238,21 @@ def compare_clock(source: str, theirs: datetime, ours: datetime, *, one_sided: b
     skew = theirs - ours
     if skew > CLOCK_TOLERANCE or (not one_sided and -skew > CLOCK_TOLERANCE):
         direction = "behind" if skew > timedelta(0) else "ahead of"
-        yield problem("clock", f"this machine's clock is {abs(skew).total_seconds():.0f} s {direction} {source}: "
-                      "deadlines would pass at the wrong time",
-                      "run NTP (systemctl enable --now systemd-timesyncd, or chrony) and check `timedatectl`")
+        yield problem(
+            "clock",
+            f"this machine's clock is {abs(skew).total_seconds():.0f} s {direction} {source}: "
+            "deadlines would pass at the wrong time",
+            "run NTP (systemctl enable --now systemd-timesyncd, or chrony) and check `timedatectl`",
+        )
     else:
         yield ok("clock", f"agrees with {source}" + (" (no mail from the future)" if one_sided else ""))
 
 
 def check_local_clock(now: datetime) -> Iterator[Finding]:
     if now.year < 2024:
-        yield problem("clock", f"this machine's clock says {now:%Y-%m-%d}",
-                      "set the clock and run NTP (timedatectl set-ntp true)")
+        yield problem(
+            "clock", f"this machine's clock says {now:%Y-%m-%d}", "set the clock and run NTP (timedatectl set-ntp true)"
+        )
 
 
 # -- inbox -----------------------------------------------------------------------------------
@@ -222,8 +264,12 @@ def imap_inbox(settings: Settings, *, create_folders: bool = False) -> ImapInbox
     """The IMAP account as a probe: a short timeout, one attempt, folders made only on --fix."""
     from bot.app import build_imap_inbox
 
-    return build_imap_inbox(settings, timeout=min(settings.inbox.timeout, PROBE_TIMEOUT),
-                            create_folders=create_folders, reconnect_attempts=1)
+    return build_imap_inbox(
+        settings,
+        timeout=min(settings.inbox.timeout, PROBE_TIMEOUT),
+        create_folders=create_folders,
+        reconnect_attempts=1,
+    )
 
 
 def _imap_fix(text: str, fixing: bool) -> tuple[Severity, str]:
@@ -235,8 +281,11 @@ def _imap_fix(text: str, fixing: bool) -> tuple[Severity, str]:
     if "idle" in lower or "lacks move" in lower:
         return Severity.WARNING, "use a server with IDLE and MOVE (Dovecot, Cyrus...) for instant, cheap mail handling"
     if "missing" in lower:
-        return Severity.PROBLEM, ("could not be created: check the account's rights" if fixing else
-                                  "run `flagman doctor --fix` to create it, or create it in a mail client")
+        return Severity.PROBLEM, (
+            "could not be created: check the account's rights"
+            if fixing
+            else "run `flagman doctor --fix` to create it, or create it in a mail client"
+        )
     account = Server("IMAP server", "[inbox]", "", 0, "", "", 0.0, "imap-password", "FLAGMAN_IMAP_PASSWORD", 993, 143)
     if "login" in lower:
         return Severity.PROBLEM, "check [inbox] username and " + credential_hint(account)
@@ -268,8 +317,9 @@ def check_imap(settings: Settings, now: datetime, fix: bool) -> Iterator[Finding
     cfg = settings.inbox
     where = f"{cfg.username}@{cfg.host}:{cfg.port}"
     if not settings.secrets.imap_password:
-        yield problem("inbox", "no IMAP password is set",
-                      "store it in " + credential_hint(imap_server(settings, cfg.timeout)))
+        yield problem(
+            "inbox", "no IMAP password is set", "store it in " + credential_hint(imap_server(settings, cfg.timeout))
+        )
         return
     unreachable = reach_imap(settings)
     if unreachable is not None:
@@ -295,8 +345,10 @@ def check_imap(settings: Settings, now: datetime, fix: bool) -> Iterator[Finding
         yield Finding(severity, "inbox", text, how)
     if serious:
         return
-    yield ok("inbox", f"IMAP login as {where} works; folders {cfg.folder}, {cfg.processed_folder}, "
-             f"{cfg.failed_folder} present")
+    yield ok(
+        "inbox",
+        f"IMAP login as {where} works; folders {cfg.folder}, {cfg.processed_folder}, {cfg.failed_folder} present",
+    )
     newest = newest_internaldate(settings)
     if newest is not None:
         yield from compare_clock("the newest mail's arrival time on the IMAP server", newest, now, one_sided=True)
@@ -327,7 +379,9 @@ def newest_internaldate(settings: Settings) -> datetime | None:
         return None
 
 
-def _check_maildir(settings: Settings, area: str, path_value: str, fix: bool, subdirs: tuple[str, ...]) -> Iterator[Finding]:
+def _check_maildir(
+    settings: Settings, area: str, path_value: str, fix: bool, subdirs: tuple[str, ...]
+) -> Iterator[Finding]:
     """A Maildir the service creates itself on start: missing is fine if it can be created."""
     import os
 
@@ -342,11 +396,17 @@ def _check_maildir(settings: Settings, area: str, path_value: str, fix: bool, su
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not os.access(existing, os.W_OK):
-        yield problem(area, f"Maildir {path} is not writable by this user",
-                      "give the service user write access (StateDirectory=flagman puts it in /var/lib/flagman)")
+        yield problem(
+            area,
+            f"Maildir {path} is not writable by this user",
+            "give the service user write access (StateDirectory=flagman puts it in /var/lib/flagman)",
+        )
     elif missing:
-        yield warning(area, f"Maildir {path} does not exist yet; the service creates it when it starts",
-                      "`flagman doctor --fix` creates it now")
+        yield warning(
+            area,
+            f"Maildir {path} does not exist yet; the service creates it when it starts",
+            "`flagman doctor --fix` creates it now",
+        )
     else:
         yield ok(area, f"Maildir {path} ready")
 
@@ -359,6 +419,7 @@ def check_inbox(settings: Settings, now: datetime, fix: bool) -> Iterator[Findin
 
 
 # -- outbox ----------------------------------------------------------------------------------
+
 
 def check_outbox(settings: Settings, fix: bool) -> Iterator[Finding]:
     """The [outbox] relay: connect, EHLO, STARTTLS and log in as the mailer does; a failure
@@ -374,8 +435,11 @@ def check_outbox(settings: Settings, fix: bool) -> Iterator[Finding]:
     timeout = min(cfg.timeout, PROBE_TIMEOUT)
     relay = smtp_server(settings, timeout)
     if cfg.username and not settings.secrets.smtp_password:
-        yield problem("outbox", f"[outbox] username is {cfg.username!r} but no SMTP password is set",
-                      "store it in " + credential_hint(relay) + "; or empty the username for an open local relay")
+        yield problem(
+            "outbox",
+            f"[outbox] username is {cfg.username!r} but no SMTP password is set",
+            "store it in " + credential_hint(relay) + "; or empty the username for an open local relay",
+        )
         return
     try:
         with smtp_session(settings, timeout):
@@ -385,13 +449,20 @@ def check_outbox(settings: Settings, fix: bool) -> Iterator[Finding]:
         yield problem("outbox", describe(failure, exc, relay), hint(failure, relay))
         return
     if cfg.security == "none" and cfg.host not in ("localhost", "127.0.0.1", "::1"):
-        yield warning("outbox", f"SMTP relay {cfg.host}:{cfg.port} is used without TLS: fine on localhost, "
-                      "not across a network", "use security = \"starttls\" or \"tls\" for a relay across a network")
-    yield ok("outbox", f"SMTP relay {cfg.host}:{cfg.port} ({cfg.security})"
-             + (f" accepts the login as {cfg.username}" if cfg.username else " reachable"))
+        yield warning(
+            "outbox",
+            f"SMTP relay {cfg.host}:{cfg.port} is used without TLS: fine on localhost, not across a network",
+            'use security = "starttls" or "tls" for a relay across a network',
+        )
+    yield ok(
+        "outbox",
+        f"SMTP relay {cfg.host}:{cfg.port} ({cfg.security})"
+        + (f" accepts the login as {cfg.username}" if cfg.username else " reachable"),
+    )
 
 
 # -- free space --------------------------------------------------------------------------------
+
 
 def check_disk(settings: Settings) -> Iterator[Finding]:
     """Free space on each file system the service writes (the SQLite database, the Maildirs, the
@@ -430,18 +501,24 @@ def check_disk(settings: Settings) -> Iterator[Finding]:
             continue
         holding = ", ".join(whats)
         if free < MIN_FREE:
-            yield problem("disk", f"only {sizes(free)} free on the file system of {where} ({holding}): at least "
-                          f"{sizes(MIN_FREE)} are needed (a deadline's mail, the database growing)",
-                          f"free space there (`df -h {where}`, `du -xsh {where}/*`)")
+            yield problem(
+                "disk",
+                f"only {sizes(free)} free on the file system of {where} ({holding}): at least "
+                f"{sizes(MIN_FREE)} are needed (a deadline's mail, the database growing)",
+                f"free space there (`df -h {where}`, `du -xsh {where}/*`)",
+            )
         elif free < LOW_FREE:
-            yield warning("disk", f"{sizes(free)} free on the file system of {where} ({holding})",
-                          f"free space there before it runs out (`df -h {where}`); below {sizes(MIN_FREE)} it is a "
-                          "problem")
+            yield warning(
+                "disk",
+                f"{sizes(free)} free on the file system of {where} ({holding})",
+                f"free space there before it runs out (`df -h {where}`); below {sizes(MIN_FREE)} it is a problem",
+            )
         else:
             yield ok("disk", f"{sizes(free)} free on the file system of {where} ({holding})")
 
 
 # -- the instance lock -----------------------------------------------------------------------
+
 
 def check_lock(settings: Settings) -> Iterator[Finding]:
     from bot.ops.instance import lock_for
@@ -461,8 +538,15 @@ def check_lock(settings: Settings) -> Iterator[Finding]:
 
 # -- the whole check -------------------------------------------------------------------------
 
-def diagnose(settings: Settings, *, fix: bool = False, now: datetime | None = None,
-             probe_plus: bool = False, probe_wait: float = 60.0) -> list[Finding]:
+
+def diagnose(
+    settings: Settings,
+    *,
+    fix: bool = False,
+    now: datetime | None = None,
+    probe_plus: bool = False,
+    probe_wait: float = 60.0,
+) -> list[Finding]:
     """Every check; with `probe_plus`, then the plus-address probe (if the mail checks passed)."""
     now = now or datetime.now(UTC)
     findings: list[Finding] = []
@@ -482,8 +566,13 @@ def diagnose(settings: Settings, *, fix: bool = False, now: datetime | None = No
         try:
             findings.extend(step())
         except Exception as exc:  # noqa: BLE001 - one broken check must not hide the others
-            findings.append(problem("doctor", f"a check failed unexpectedly: {type(exc).__name__}: {exc}",
-                                    "report this, with the output of `flagman --verbose doctor`"))
+            findings.append(
+                problem(
+                    "doctor",
+                    f"a check failed unexpectedly: {type(exc).__name__}: {exc}",
+                    "report this, with the output of `flagman --verbose doctor`",
+                )
+            )
     return findings
 
 
@@ -493,7 +582,9 @@ def _probe(settings: Settings, before: list[Finding], wait: float) -> Iterator[F
     if any(f.severity is Severity.PROBLEM and f.area in ("inbox", "outbox") for f in before):
         yield warning(AREA, "plus-address probe not run: fix the inbox and outbox problems above first")
         return
-    yield from run_probe(settings, wait=wait, timeout=min(settings.inbox.timeout, settings.outbox.timeout, PROBE_TIMEOUT))
+    yield from run_probe(
+        settings, wait=wait, timeout=min(settings.inbox.timeout, settings.outbox.timeout, PROBE_TIMEOUT)
+    )
 
 
 def print_findings(findings: list[Finding], out: TextIO) -> None:
@@ -504,8 +595,15 @@ def print_findings(findings: list[Finding], out: TextIO) -> None:
             print(f"{'':<8} {'':<9} fix: {finding.fix}", file=out)
 
 
-def run_doctor(config: Path | None, *, fix: bool = False, env: Mapping[str, str] | None = None,
-               out: TextIO | None = None, probe_plus: bool = False, probe_wait: float = 60.0) -> int:
+def run_doctor(
+    config: Path | None,
+    *,
+    fix: bool = False,
+    env: Mapping[str, str] | None = None,
+    out: TextIO | None = None,
+    probe_plus: bool = False,
+    probe_wait: float = 60.0,
+) -> int:
     """Load the configuration, run every check, print the findings; 1 if any problem."""
     from bot.settings import SettingsError, default_config_path, load_settings
 
@@ -517,11 +615,14 @@ def run_doctor(config: Path | None, *, fix: bool = False, env: Mapping[str, str]
     try:
         settings = load_settings(path, env)
     except SettingsError as exc:
-        print_findings([problem("config", str(exc),
-                                f"edit {path} (config.example.toml documents every option) or pass --config")], out)
+        print_findings(
+            [problem("config", str(exc), f"edit {path} (config.example.toml documents every option) or pass --config")],
+            out,
+        )
         return 1
-    findings = [ok("config", f"{settings.source} read")] + diagnose(settings, fix=fix, probe_plus=probe_plus,
-                                                                 probe_wait=probe_wait)
+    findings = [ok("config", f"{settings.source} read")] + diagnose(
+        settings, fix=fix, probe_plus=probe_plus, probe_wait=probe_wait
+    )
     print_findings(findings, out)
     problems = [f for f in findings if f.severity is Severity.PROBLEM]
     print(f"{len(problems)} problem(s)" if problems else "all good", file=out)

@@ -197,8 +197,9 @@ class StopSignal(Protocol):
 LOCK_RETRY_MAX = 60.0  # seconds between tries while the lock cannot even be tried (the database is down)
 
 
-def wait_for_lock(lock: InstanceLock, stop: StopSignal, *, retry: float = 5.0,
-                  on_wait: Callable[[], object] | None = None) -> bool:
+def wait_for_lock(
+    lock: InstanceLock, stop: StopSignal, *, retry: float = 5.0, on_wait: Callable[[], object] | None = None
+) -> bool:
     """Take the lock, waiting on standby while another instance holds it.
 
     Returns True once held, False if `stop` was set first. `on_wait()` is called on every
@@ -227,10 +228,15 @@ def wait_for_lock(lock: InstanceLock, stop: StopSignal, *, retry: float = 5.0,
             got = lock.try_acquire()
         except Exception as exc:  # noqa: BLE001 - e.g. the database is restarting: keep waiting, say why
             failures += 1
-            pause = min(LOCK_RETRY_MAX, retry * 2 ** failures)
+            pause = min(LOCK_RETRY_MAX, retry * 2**failures)
             next_try = time.monotonic() + pause
-            log.warning("cannot try %s: %s; still on standby, trying again in %g s (failure %d in a row)",
-                        lock.description, error_text(exc), pause, failures)
+            log.warning(
+                "cannot try %s: %s; still on standby, trying again in %g s (failure %d in a row)",
+                lock.description,
+                error_text(exc),
+                pause,
+                failures,
+            )
             log.debug("the lock's failure", exc_info=True)
             continue
         if failures:

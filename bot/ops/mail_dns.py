@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 
 SPF_LOOKUP_LIMIT = 10  # RFC 7208 4.6.4
 _RESERVED_SUFFIXES = (".test", ".example", ".invalid", ".localhost", ".local")
-_RESERVED_DOMAINS = frozenset({"localhost", "example.com", "example.net", "example.org", "test", "example",
-                               "invalid", "local"})
+_RESERVED_DOMAINS = frozenset(
+    {"localhost", "example.com", "example.net", "example.org", "test", "example", "invalid", "local"}
+)
 
 
 class DnsLookupError(RuntimeError):
@@ -49,8 +50,12 @@ class DnsLookupError(RuntimeError):
 def reserved(domain: str) -> bool:
     """A domain that has no public DNS (RFC 2606, RFC 6761), or a name with no dot."""
     domain = domain.lower().rstrip(".")
-    return ("." not in domain or domain in _RESERVED_DOMAINS or domain.endswith(_RESERVED_SUFFIXES)
-            or any(domain.endswith("." + d) for d in ("example.com", "example.net", "example.org")))
+    return (
+        "." not in domain
+        or domain in _RESERVED_DOMAINS
+        or domain.endswith(_RESERVED_SUFFIXES)
+        or any(domain.endswith("." + d) for d in ("example.com", "example.net", "example.org"))
+    )
 
 
 def make_resolver(settings: Settings) -> dns.resolver.Resolver:
@@ -107,11 +112,14 @@ class Lookups:
 
 # -- SPF ---------------------------------------------------------------------------------------
 
+
 def spf_records(records: list[str]) -> list[str]:
     return [r for r in records if r.lower() == "v=spf1" or r.lower().startswith("v=spf1 ")]
 
 
-_LENIENCY = "?~-"  # the qualifiers of `all`, most lenient first (a merge keeps the most lenient; +all is never proposed)
+_LENIENCY = (
+    "?~-"  # the qualifiers of `all`, most lenient first (a merge keeps the most lenient; +all is never proposed)
+)
 
 
 def merged_spf(records: list[str]) -> str:
@@ -146,8 +154,12 @@ class SpfError(ValueError):
     """The record cannot be evaluated (RFC 7208 permerror); the message says why."""
 
 
-def _within(address: ipaddress.IPv4Address | ipaddress.IPv6Address, cidr4: int, cidr6: int,
-            target: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+def _within(
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address,
+    cidr4: int,
+    cidr6: int,
+    target: ipaddress.IPv4Address | ipaddress.IPv6Address,
+) -> bool:
     """Whether `target` is in the network of `address` with the mechanism's CIDR length."""
     if address.version != target.version:
         return False
@@ -164,8 +176,7 @@ def _cidr(value: str) -> tuple[str, int, int]:
         raise SpfError(f"a CIDR length that is not a number in {value!r}") from exc
 
 
-def spf_result(lookups: Lookups, domain: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address,
-               depth: int = 0) -> str:
+def spf_result(lookups: Lookups, domain: str, ip: ipaddress.IPv4Address | ipaddress.IPv6Address, depth: int = 0) -> str:
     """What a receiver's SPF check gives for mail from `ip` for `domain` (RFC 7208 2.6): pass,
     fail, softfail, neutral, none; SpfError for a permerror; DnsLookupError for a temperror.
     Macros (RFC 7208 7) are not expanded: a mechanism using one does not match."""
@@ -265,13 +276,19 @@ def _with_ip(record: str, address: ipaddress.IPv4Address | ipaddress.IPv6Address
     """`record` with the relay's address named before its last term (its ``all``)."""
     terms = record.split()
     mechanism = f"ip{address.version}:{address}"
-    at = next((i for i, t in enumerate(terms) if t.lstrip("+-~?").lower() == "all"
-               or t.lower().startswith("redirect=")), len(terms))
+    at = next(
+        (i for i, t in enumerate(terms) if t.lstrip("+-~?").lower() == "all" or t.lower().startswith("redirect=")),
+        len(terms),
+    )
     return " ".join([*terms[:at], mechanism, *terms[at:]])
 
 
-def check_spf(settings: Settings, lookups: Lookups, domain: str,
-              relay_addresses: Sequence[ipaddress.IPv4Address | ipaddress.IPv6Address] | None = None) -> Iterator[Finding]:
+def check_spf(
+    settings: Settings,
+    lookups: Lookups,
+    domain: str,
+    relay_addresses: Sequence[ipaddress.IPv4Address | ipaddress.IPv6Address] | None = None,
+) -> Iterator[Finding]:
     """The domain's SPF record, and whether it allows the relay's public addresses
     (`relay_addresses`: the [outbox] host's, as this machine resolves it, unless given)."""
     relay = settings.outbox.host
@@ -280,45 +297,69 @@ def check_spf(settings: Settings, lookups: Lookups, domain: str,
     records = spf_records(lookups.txt(domain))
     if not records:
         mechanism = " ".join(f"ip{a.version}:{a}" for a in public) if public else "mx"
-        note = "" if public else (" (that allows the domain's MX hosts; if your mail leaves through another "
-                                  "server, name it instead: ip4:<its address>, or include:<your provider's "
-                                  "SPF domain>)")
-        yield warning("spf", f"{domain} has no SPF record: receivers cannot tell which servers may send its mail",
-                      f'publish {domain}. IN TXT "v=spf1 {mechanism} ~all"{note}')
+        note = (
+            ""
+            if public
+            else (
+                " (that allows the domain's MX hosts; if your mail leaves through another "
+                "server, name it instead: ip4:<its address>, or include:<your provider's "
+                "SPF domain>)"
+            )
+        )
+        yield warning(
+            "spf",
+            f"{domain} has no SPF record: receivers cannot tell which servers may send its mail",
+            f'publish {domain}. IN TXT "v=spf1 {mechanism} ~all"{note}',
+        )
         return
     if len(records) > 1:
-        yield problem("spf", f"{domain} has {len(records)} SPF records: receivers treat that as an error "
-                      "(RFC 7208 4.5) and fail every mail: " + " | ".join(repr(r) for r in records),
-                      f'publish one record with what each allows, and delete the others: {domain}. IN TXT '
-                      f'"{merged_spf(records)}" (then run `flagman doctor` again: it checks that the relay is allowed)')
+        yield problem(
+            "spf",
+            f"{domain} has {len(records)} SPF records: receivers treat that as an error "
+            "(RFC 7208 4.5) and fail every mail: " + " | ".join(repr(r) for r in records),
+            f"publish one record with what each allows, and delete the others: {domain}. IN TXT "
+            f'"{merged_spf(records)}" (then run `flagman doctor` again: it checks that the relay is allowed)',
+        )
         return
     record = records[0]
     if any(t.lower() in ("+all", "all") for t in record.split()[1:]):
         fixed = " ".join("~all" if t.lower() in ("+all", "all") else t for t in record.split())
-        yield problem("spf", f"the SPF record of {domain} allows every server on the internet ({record!r})",
-                      f'end it with ~all (or -all): {domain}. IN TXT "{fixed}"')
+        yield problem(
+            "spf",
+            f"the SPF record of {domain} allows every server on the internet ({record!r})",
+            f'end it with ~all (or -all): {domain}. IN TXT "{fixed}"',
+        )
         return
     if not public:
-        yield ok("spf", f"{domain} publishes SPF: {record!r} (the relay {relay} is not on a public address, so "
-                 "make sure the record names the address your mail leaves the network from)")
+        yield ok(
+            "spf",
+            f"{domain} publishes SPF: {record!r} (the relay {relay} is not on a public address, so "
+            "make sure the record names the address your mail leaves the network from)",
+        )
         return
     for address in public:
         try:
             result = spf_result(Lookups(lookups.resolver), domain, address)
         except SpfError as exc:
-            yield problem("spf", f"the SPF record of {domain} cannot be evaluated: {exc}",
-                          f'fix it; a record that allows the relay: {domain}. IN TXT "v=spf1 ip{address.version}:'
-                          f'{address} ~all"')
+            yield problem(
+                "spf",
+                f"the SPF record of {domain} cannot be evaluated: {exc}",
+                f'fix it; a record that allows the relay: {domain}. IN TXT "v=spf1 ip{address.version}:{address} ~all"',
+            )
             return
         if result == "pass":
             yield ok("spf", f"{domain}'s SPF record allows the relay {relay} ({address})")
         else:
             severity = problem if result == "fail" else warning
-            yield severity("spf", f"{domain}'s SPF record does not allow the relay {relay} ({address}): {result}",
-                           f'name it in the record: {domain}. IN TXT "{_with_ip(record, address)}"')
+            yield severity(
+                "spf",
+                f"{domain}'s SPF record does not allow the relay {relay} ({address}): {result}",
+                f'name it in the record: {domain}. IN TXT "{_with_ip(record, address)}"',
+            )
 
 
 # -- DKIM --------------------------------------------------------------------------------------
+
 
 def _tags(record: str) -> dict[str, str]:
     """A tag=value list (RFC 6376 3.2), whitespace inside values removed (p= may be split)."""
@@ -332,7 +373,7 @@ def _tags(record: str) -> dict[str, str]:
 
 def quoted_txt(text: str) -> str:
     """`text` as a zone file's TXT data: strings of at most 255 characters (RFC 1035 3.3.14)."""
-    return " ".join(f'"{text[i:i + 255]}"' for i in range(0, len(text), 255))
+    return " ".join(f'"{text[i : i + 255]}"' for i in range(0, len(text), 255))
 
 
 def check_dkim(settings: Settings, lookups: Lookups, domain: str) -> Iterator[Finding]:
@@ -340,33 +381,51 @@ def check_dkim(settings: Settings, lookups: Lookups, domain: str) -> Iterator[Fi
     from bot.mail_out.outbox import signing_domain
 
     if not settings.secrets.dkim_keys:
-        yield ok("dkim", "the bot does not sign its mail ([dkim] selectors is empty): fine when the relay signs "
-                 "it; otherwise DMARC rests on SPF alone")
+        yield ok(
+            "dkim",
+            "the bot does not sign its mail ([dkim] selectors is empty): fine when the relay signs "
+            "it; otherwise DMARC rests on SPF alone",
+        )
         return
     signing = signing_domain(settings)
     if signing != domain and not domain.endswith("." + signing) and not signing.endswith("." + domain):
-        yield warning("dkim", f"the signatures are for {signing}, which is not aligned with the From domain "
-                      f"{domain}: they do not count for DMARC", f"set [dkim] domain = \"{domain}\" (or empty)")
+        yield warning(
+            "dkim",
+            f"the signatures are for {signing}, which is not aligned with the From domain "
+            f"{domain}: they do not count for DMARC",
+            f'set [dkim] domain = "{domain}" (or empty)',
+        )
     for key in dkim.keys_of(settings.secrets.dkim_keys):
         name = f"{key.selector}._domainkey.{signing}"
         publish = f"publish {name}. IN TXT {quoted_txt(key.record())}"
         found = [r for r in lookups.txt(name) if "p=" in r]
         if not found:
-            yield problem("dkim", f"no DKIM key record at {name}: receivers cannot verify the {key.algorithm} "
-                          f"signatures of selector {key.selector}", publish)
+            yield problem(
+                "dkim",
+                f"no DKIM key record at {name}: receivers cannot verify the {key.algorithm} "
+                f"signatures of selector {key.selector}",
+                publish,
+            )
             continue
         tags = _tags(found[0])
         published, kind = tags.get("p", ""), tags.get("k", "rsa").lower()
         if len(found) > 1:
-            yield problem("dkim", f"{name} has {len(found)} key records; a verifier takes one of them",
-                          "keep one: " + publish)
+            yield problem(
+                "dkim", f"{name} has {len(found)} key records; a verifier takes one of them", "keep one: " + publish
+            )
         elif not published:
-            yield problem("dkim", f"the key at {name} is revoked (an empty p=), but the bot signs with selector "
-                          f"{key.selector}", publish + f", or take {key.selector} off [dkim] selectors")
+            yield problem(
+                "dkim",
+                f"the key at {name} is revoked (an empty p=), but the bot signs with selector {key.selector}",
+                publish + f", or take {key.selector} off [dkim] selectors",
+            )
         elif kind != key.algorithm or published != key.public:
-            yield problem("dkim", f"{name} publishes another key than the one the bot signs with "
-                          f"({kind} key {published[:12]}..., the bot's: {key.algorithm} key {key.public[:12]}...)",
-                          "replace the record: " + publish)
+            yield problem(
+                "dkim",
+                f"{name} publishes another key than the one the bot signs with "
+                f"({kind} key {published[:12]}..., the bot's: {key.algorithm} key {key.public[:12]}...)",
+                "replace the record: " + publish,
+            )
         else:
             yield ok("dkim", f"{name} publishes the {key.algorithm} key the bot signs with")
 
@@ -388,19 +447,28 @@ def check_dmarc(settings: Settings, lookups: Lookups, domain: str) -> Iterator[F
             break
     suggested = f'publish _dmarc.{domain}. IN TXT "v=DMARC1; p=none; rua=mailto:postmaster@{domain}"'
     if not found:
-        yield warning("dmarc", f"{domain} has no DMARC record: large mail providers want one from senders, and "
-                      "without it they guess what to do with mail that fails", suggested
-                      + " (p=none asks only for reports; p=quarantine once they show your mail passing)")
+        yield warning(
+            "dmarc",
+            f"{domain} has no DMARC record: large mail providers want one from senders, and "
+            "without it they guess what to do with mail that fails",
+            suggested + " (p=none asks only for reports; p=quarantine once they show your mail passing)",
+        )
         return
     if len(found) > 1:
-        yield problem("dmarc", f"_dmarc.{where} has {len(found)} DMARC records: receivers then apply none "
-                      "(RFC 7489 6.6.3)", "keep one: " + suggested)
+        yield problem(
+            "dmarc",
+            f"_dmarc.{where} has {len(found)} DMARC records: receivers then apply none (RFC 7489 6.6.3)",
+            "keep one: " + suggested,
+        )
         return
     tags = _tags(found[0])
     policy = tags.get("p", "").lower()
     if policy not in _POLICIES:
-        yield problem("dmarc", f"the DMARC record at _dmarc.{where} has no valid policy (p={policy or 'missing'}): "
-                      "receivers ignore it", "replace it: " + suggested.replace("_dmarc." + domain, "_dmarc." + where))
+        yield problem(
+            "dmarc",
+            f"the DMARC record at _dmarc.{where} has no valid policy (p={policy or 'missing'}): receivers ignore it",
+            "replace it: " + suggested.replace("_dmarc." + domain, "_dmarc." + where),
+        )
         return
     inherited = f" (from the organisational domain {where})" if where != domain else ""
     yield ok("dmarc", f"{domain} has a DMARC policy p={policy}{inherited}")
@@ -408,14 +476,18 @@ def check_dmarc(settings: Settings, lookups: Lookups, domain: str) -> Iterator[F
 
 # -- the whole check ---------------------------------------------------------------------------
 
+
 def check_sending_domain(settings: Settings) -> Iterator[Finding]:
     """SPF, DKIM and DMARC of the From's domain, for mail that goes out over SMTP."""
     if settings.outbox.kind != "smtp":
         return
     domain = settings.bot.domain.lower().rstrip(".")
     if reserved(domain) and not settings.dns.nameservers:
-        yield ok("dns", f"{domain} is a name reserved for examples and tests (RFC 2606, 6761): its SPF, DKIM "
-                 "and DMARC records are not checked")
+        yield ok(
+            "dns",
+            f"{domain} is a name reserved for examples and tests (RFC 2606, 6761): its SPF, DKIM "
+            "and DMARC records are not checked",
+        )
         return
     try:
         lookups = Lookups(make_resolver(settings))
@@ -423,9 +495,23 @@ def check_sending_domain(settings: Settings) -> Iterator[Finding]:
             yield from check(settings, lookups, domain)
     except DnsLookupError as exc:
         where = ", ".join(settings.dns.nameservers) or "the system's resolver"
-        yield warning("dns", f"could not check the DNS records of {domain}: {exc}",
-                      f"check the network and the resolver ({where}; [dns] nameservers names another)")
+        yield warning(
+            "dns",
+            f"could not check the DNS records of {domain}: {exc}",
+            f"check the network and the resolver ({where}; [dns] nameservers names another)",
+        )
 
 
-__all__ = ["DnsLookupError", "Lookups", "SpfError", "check_dkim", "check_dmarc", "check_sending_domain",
-           "check_spf", "make_resolver", "quoted_txt", "reserved", "spf_result"]
+__all__ = [
+    "DnsLookupError",
+    "Lookups",
+    "SpfError",
+    "check_dkim",
+    "check_dmarc",
+    "check_sending_domain",
+    "check_spf",
+    "make_resolver",
+    "quoted_txt",
+    "reserved",
+    "spf_result",
+]

@@ -67,8 +67,13 @@ class Tally:
 
     def snapshot(self) -> Tally:
         with self.lock:
-            return Tally(self.started, dict(self.last_success), Counter(self.failures), Counter(self.mails_in),
-                         Counter(self.mails_out))
+            return Tally(
+                self.started,
+                dict(self.last_success),
+                Counter(self.failures),
+                Counter(self.mails_in),
+                Counter(self.mails_out),
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,23 +103,51 @@ def queue_depths(db: Database, now: datetime) -> Queues:
     from bot.models import Game, GameStatus, Outbox, OutboxStatus, Quarantine, Turn
 
     with db.read() as session:
-        by_status: dict[str, int] = {str(status): int(count) for status, count in session.execute(
-            select(Outbox.status, func.count()).where(Outbox.status.in_([OutboxStatus.PENDING, OutboxStatus.FAILED]))
-            .group_by(Outbox.status))}
-        due = session.scalar(select(func.count()).select_from(Outbox).where(
-            Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)) or 0
+        by_status: dict[str, int] = {
+            str(status): int(count)
+            for status, count in session.execute(
+                select(Outbox.status, func.count())
+                .where(Outbox.status.in_([OutboxStatus.PENDING, OutboxStatus.FAILED]))
+                .group_by(Outbox.status)
+            )
+        }
+        due = (
+            session.scalar(
+                select(func.count())
+                .select_from(Outbox)
+                .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
+            )
+            or 0
+        )
         quarantined = session.scalar(select(func.count()).select_from(Quarantine)) or 0
-        unreported = session.scalar(select(func.count()).select_from(Quarantine).where(
-            Quarantine.reported.is_(False))) or 0
+        unreported = (
+            session.scalar(select(func.count()).select_from(Quarantine).where(Quarantine.reported.is_(False))) or 0
+        )
         # Turns past their closing time (deadline plus grace) in games under way, not resolved:
         # the tick resolves each within a tick of it, so more than 0 for long means it does not.
-        closing = session.execute(select(Turn.deadline, Game.grace_minutes).join(Game, Game.id == Turn.game_id).where(
-            Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None), Turn.deadline.is_not(None),
-            Turn.deadline <= now)).all()
-    turns_due = sum(1 for deadline, grace in closing
-                    if deadline is not None and as_utc(deadline) + timedelta(minutes=grace or 0) <= now)
-    return Queues(by_status.get(str(OutboxStatus.PENDING), 0), int(due), by_status.get(str(OutboxStatus.FAILED), 0),
-                  int(quarantined), int(unreported), turns_due)
+        closing = session.execute(
+            select(Turn.deadline, Game.grace_minutes)
+            .join(Game, Game.id == Turn.game_id)
+            .where(
+                Game.status == GameStatus.ACTIVE,
+                Turn.resolved_at.is_(None),
+                Turn.deadline.is_not(None),
+                Turn.deadline <= now,
+            )
+        ).all()
+    turns_due = sum(
+        1
+        for deadline, grace in closing
+        if deadline is not None and as_utc(deadline) + timedelta(minutes=grace or 0) <= now
+    )
+    return Queues(
+        by_status.get(str(OutboxStatus.PENDING), 0),
+        int(due),
+        by_status.get(str(OutboxStatus.FAILED), 0),
+        int(quarantined),
+        int(unreported),
+        turns_due,
+    )
 
 
 def _escape(value: str) -> str:
@@ -138,34 +171,69 @@ def render(tally: Tally, queues: Queues | None, health: Health, *, version: str,
             shown = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
             lines.append(f"{name}{{{shown}}} {_number(value)}" if shown else f"{name} {_number(value)}")
 
-    metric("flagman_up", "gauge", "1 while flagman run works, 0 in the file written as it stops.",
-           [({}, 1 if health.up else 0)])
+    metric(
+        "flagman_up",
+        "gauge",
+        "1 while flagman run works, 0 in the file written as it stops.",
+        [({}, 1 if health.up else 0)],
+    )
     metric("flagman_info", "gauge", "The running version.", [({"version": version}, 1)])
     metric("flagman_healthy", "gauge", "1 when no job is failing or stuck.", [({}, 1 if health.healthy else 0)])
-    metric("flagman_failing", "gauge", "Failures in a row of what is failing now (the jobs that need it wait and "
-           "retry with back-off).", [({"what": what}, count) for what, count in health.failing])
+    metric(
+        "flagman_failing",
+        "gauge",
+        "Failures in a row of what is failing now (the jobs that need it wait and retry with back-off).",
+        [({"what": what}, count) for what, count in health.failing],
+    )
     metric("flagman_start_time_seconds", "gauge", "When the service started (Unix time).", [({}, tally.started)])
-    metric("flagman_metrics_time_seconds", "gauge", "When this file was written (Unix time).",
-           [({}, now.timestamp())])
-    metric("flagman_last_success_time_seconds", "gauge", "When each job last finished without error (Unix time).",
-           [({"job": job}, tally.last_success[job]) for job in JOBS if job in tally.last_success])
-    metric("flagman_job_failures_total", "counter", "Job runs that failed, since the start.",
-           [({"job": job}, tally.failures.get(job, 0)) for job in JOBS])
-    metric("flagman_mails_received_total", "counter", "Mails read from the inbox by outcome, since the start.",
-           [({"outcome": outcome}, tally.mails_in.get(outcome, 0)) for outcome in MAIL_IN])
-    metric("flagman_mails_sent_total", "counter", "Mails handed to the relay by outcome (deferred: a temporary "
-           "failure, tried again later; failed: given up), since the start.",
-           [({"outcome": outcome}, tally.mails_out.get(outcome, 0)) for outcome in MAIL_OUT])
+    metric("flagman_metrics_time_seconds", "gauge", "When this file was written (Unix time).", [({}, now.timestamp())])
+    metric(
+        "flagman_last_success_time_seconds",
+        "gauge",
+        "When each job last finished without error (Unix time).",
+        [({"job": job}, tally.last_success[job]) for job in JOBS if job in tally.last_success],
+    )
+    metric(
+        "flagman_job_failures_total",
+        "counter",
+        "Job runs that failed, since the start.",
+        [({"job": job}, tally.failures.get(job, 0)) for job in JOBS],
+    )
+    metric(
+        "flagman_mails_received_total",
+        "counter",
+        "Mails read from the inbox by outcome, since the start.",
+        [({"outcome": outcome}, tally.mails_in.get(outcome, 0)) for outcome in MAIL_IN],
+    )
+    metric(
+        "flagman_mails_sent_total",
+        "counter",
+        "Mails handed to the relay by outcome (deferred: a temporary "
+        "failure, tried again later; failed: given up), since the start.",
+        [({"outcome": outcome}, tally.mails_out.get(outcome, 0)) for outcome in MAIL_OUT],
+    )
     if queues is not None:
-        metric("flagman_outbox_mails", "gauge", "Mails in the outbox waiting to be sent (pending) or given up "
-               "(failed).", [({"status": "pending"}, queues.outbox_pending), ({"status": "failed"}, queues.outbox_failed)])
-        metric("flagman_outbox_due_mails", "gauge", "Pending mails whose time to be sent has come.",
-               [({}, queues.outbox_due)])
-        metric("flagman_quarantined_mails", "gauge", "Mails whose handling failed, kept aside (all of them, and those "
-               "not yet in a GM digest).", [({"reported": "any"}, queues.quarantined),
-                                              ({"reported": "no"}, queues.quarantine_unreported)])
-        metric("flagman_turns_due", "gauge", "Turns past their closing time, not resolved yet.",
-               [({}, queues.turns_due)])
+        metric(
+            "flagman_outbox_mails",
+            "gauge",
+            "Mails in the outbox waiting to be sent (pending) or given up (failed).",
+            [({"status": "pending"}, queues.outbox_pending), ({"status": "failed"}, queues.outbox_failed)],
+        )
+        metric(
+            "flagman_outbox_due_mails",
+            "gauge",
+            "Pending mails whose time to be sent has come.",
+            [({}, queues.outbox_due)],
+        )
+        metric(
+            "flagman_quarantined_mails",
+            "gauge",
+            "Mails whose handling failed, kept aside (all of them, and those not yet in a GM digest).",
+            [({"reported": "any"}, queues.quarantined), ({"reported": "no"}, queues.quarantine_unreported)],
+        )
+        metric(
+            "flagman_turns_due", "gauge", "Turns past their closing time, not resolved yet.", [({}, queues.turns_due)]
+        )
     return "\n".join(lines) + "\n"
 
 

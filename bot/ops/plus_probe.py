@@ -95,7 +95,8 @@ def probe_mail(settings: Settings, probe: Probe, now: datetime) -> EmailMessage:
         "`flagman doctor --probe-plus` sent this mail to the bot's own plus-address, to check that\n"
         "replies to the bot's signed reply addresses reach its INBOX.\n"
         "It deletes the mail as soon as it sees it: if you read this, it did not, and this mail\n"
-        "can be deleted.\n")
+        "can be deleted.\n"
+    )
     return msg
 
 
@@ -108,38 +109,52 @@ class Seen:
     after: float  # seconds after it was sent
 
 
-def run_probe(settings: Settings, *, wait: float, timeout: float,
-              clock: Callable[[], float] = time.monotonic) -> Iterator[Finding]:
+def run_probe(
+    settings: Settings, *, wait: float, timeout: float, clock: Callable[[], float] = time.monotonic
+) -> Iterator[Finding]:
     """Send the probe, wait up to `wait` seconds for it, say where it went; then delete it."""
     if settings.inbox.kind != "imap" or settings.outbox.kind != "smtp":
-        yield warning(AREA, "plus-address probe not run: it needs [inbox] kind = \"imap\" and [outbox] kind = "
-                      "\"smtp\" (a Maildir is not a mail server)",
-                      "with a Maildir inbox, check that the local mail server delivers <local>+<anything>@ to it")
+        yield warning(
+            AREA,
+            'plus-address probe not run: it needs [inbox] kind = "imap" and [outbox] kind = '
+            '"smtp" (a Maildir is not a mail server)',
+            "with a Maildir inbox, check that the local mail server delivers <local>+<anything>@ to it",
+        )
         return
     probe = Probe.to(settings.bot.address)
     relay, account = smtp_server(settings, timeout), imap_server(settings, timeout)
-    fix_refused = (f"the mail server must accept {settings.bot.local_part}+<anything>@{settings.bot.domain} for "
-                   f"{settings.bot.address}: Postfix: recipient_delimiter = + (postconf -e 'recipient_delimiter = +'); "
-                   f"Dovecot: recipient_delimiter = + ({RECIPE}); a hosted mailbox: turn plus addressing on "
-                   "(OPERATING.md, \"The mail server\")")
+    fix_refused = (
+        f"the mail server must accept {settings.bot.local_part}+<anything>@{settings.bot.domain} for "
+        f"{settings.bot.address}: Postfix: recipient_delimiter = + (postconf -e 'recipient_delimiter = +'); "
+        f"Dovecot: recipient_delimiter = + ({RECIPE}); a hosted mailbox: turn plus addressing on "
+        '(OPERATING.md, "The mail server")'
+    )
     started = clock()
     try:
         with smtp_session(settings, timeout) as conn:
-            conn.send_message(probe_mail(settings, probe, datetime.now(UTC)), from_addr=settings.bot.address,
-                              to_addrs=[probe.recipient])
+            conn.send_message(
+                probe_mail(settings, probe, datetime.now(UTC)),
+                from_addr=settings.bot.address,
+                to_addrs=[probe.recipient],
+            )
     except smtplib.SMTPRecipientsRefused as exc:
         code, text = next(iter(exc.recipients.values()), (0, b""))
         yield problem(AREA, f"the relay refused the plus-address {probe.recipient}: {code} {_text(text)}", fix_refused)
         return
     except smtplib.SMTPSenderRefused as exc:
-        yield problem(AREA, f"plus-address probe not sent: the relay refused the sender {settings.bot.address}: "
-                      f"{exc.smtp_code} {_text(exc.smtp_error)}",
-                      "the relay must let [outbox] username send as [bot] address (the bot's own mail has it as "
-                      "its sender too)")
+        yield problem(
+            AREA,
+            f"plus-address probe not sent: the relay refused the sender {settings.bot.address}: "
+            f"{exc.smtp_code} {_text(exc.smtp_error)}",
+            "the relay must let [outbox] username send as [bot] address (the bot's own mail has it as its sender too)",
+        )
         return
     except smtplib.SMTPDataError as exc:  # refused at DATA (a relay that delivers at once)
-        yield problem(AREA, f"the mail to the plus-address {probe.recipient} was refused: {exc.smtp_code} "
-                      f"{_text(exc.smtp_error)}", fix_refused)
+        yield problem(
+            AREA,
+            f"the mail to the plus-address {probe.recipient} was refused: {exc.smtp_code} {_text(exc.smtp_error)}",
+            fix_refused,
+        )
         return
     except (smtplib.SMTPException, OSError) as exc:
         failure = failure_of(exc)
@@ -151,27 +166,39 @@ def run_probe(settings: Settings, *, wait: float, timeout: float,
             removed = _delete(client, seen or elsewhere)
     except Exception as exc:  # noqa: BLE001 - the account was checked above; say what broke here
         failure = failure_of(exc)
-        yield problem(AREA, "plus-address probe sent, but the IMAP account could not be read: "
-                      + describe(failure, exc, account), hint(failure, account))
+        yield problem(
+            AREA,
+            "plus-address probe sent, but the IMAP account could not be read: " + describe(failure, exc, account),
+            hint(failure, account),
+        )
         return
     left = "" if removed else f"; delete it by hand (Message-ID {probe.message_id}): it could not be deleted"
     if seen is not None:
         moved = "" if seen.folder == settings.inbox.folder else f" (a running flagman had moved it to {seen.folder})"
-        yield ok(AREA, f"a probe to {probe.recipient} arrived in {settings.inbox.folder} after {seen.after:.1f} s"
-                 f"{moved}; deleted{left}")
+        yield ok(
+            AREA,
+            f"a probe to {probe.recipient} arrived in {settings.inbox.folder} after {seen.after:.1f} s"
+            f"{moved}; deleted{left}",
+        )
     elif elsewhere is not None:
-        yield problem(AREA, f"a probe to {probe.recipient} was delivered into the folder {elsewhere.folder!r}, not "
-                      f"{settings.inbox.folder}: the bot reads only {settings.inbox.folder}, so every reply would be "
-                      f"lost{left or '; the probe was deleted'}",
-                      "the mail server files plus-addressed mail by its tag: Dovecot: lmtp_save_to_detail_mailbox = no "
-                      f"({RECIPE}); else a Sieve rule or a filter of the hosted mailbox on '+', on "
-                      "the To address or on the subject: take it out, or make it keep such mail in the INBOX")
+        yield problem(
+            AREA,
+            f"a probe to {probe.recipient} was delivered into the folder {elsewhere.folder!r}, not "
+            f"{settings.inbox.folder}: the bot reads only {settings.inbox.folder}, so every reply would be "
+            f"lost{left or '; the probe was deleted'}",
+            "the mail server files plus-addressed mail by its tag: Dovecot: lmtp_save_to_detail_mailbox = no "
+            f"({RECIPE}); else a Sieve rule or a filter of the hosted mailbox on '+', on "
+            "the To address or on the subject: take it out, or make it keep such mail in the INBOX",
+        )
     else:
-        yield problem(AREA, f"a probe to {probe.recipient} was accepted by the relay but did not arrive in "
-                      f"{settings.inbox.folder} (or any folder) within {wait:g} s",
-                      f"look the probe up in the mail server's log (`journalctl -u postfix -u dovecot -g {probe.tag}`): "
-                      f"a bounce to {settings.bot.address} says why; mail that is slow to arrive needs a longer "
-                      "--probe-wait; on a hosted mailbox, also try a mail from another account to the plus-address")
+        yield problem(
+            AREA,
+            f"a probe to {probe.recipient} was accepted by the relay but did not arrive in "
+            f"{settings.inbox.folder} (or any folder) within {wait:g} s",
+            f"look the probe up in the mail server's log (`journalctl -u postfix -u dovecot -g {probe.tag}`): "
+            f"a bounce to {settings.bot.address} says why; mail that is slow to arrive needs a longer "
+            "--probe-wait; on a hosted mailbox, also try a mail from another account to the plus-address",
+        )
 
 
 def _text(value: bytes | str) -> str:
@@ -194,12 +221,14 @@ def _search(client: IMAPClient, folder: str, probe: Probe, *, readonly: bool) ->
 def _delivered(client: IMAPClient, uids: tuple[int, ...]) -> tuple[int, ...]:
     """The copies a delivery agent wrote (Return-Path or Delivered-To), not a relay's Sent copy."""
     fetched = client.fetch(list(uids), ["BODY.PEEK[HEADER.FIELDS (RETURN-PATH DELIVERED-TO)]"])
-    return tuple(uid for uid, data in fetched.items()
-                 if any(v.strip() for k, v in data.items() if k.startswith(b"BODY[")))
+    return tuple(
+        uid for uid, data in fetched.items() if any(v.strip() for k, v in data.items() if k.startswith(b"BODY["))
+    )
 
 
-def _wait_for(client: IMAPClient, settings: Settings, probe: Probe, deadline: float,
-              clock: Callable[[], float], started: float) -> tuple[Seen | None, Seen | None]:
+def _wait_for(
+    client: IMAPClient, settings: Settings, probe: Probe, deadline: float, clock: Callable[[], float], started: float
+) -> tuple[Seen | None, Seen | None]:
     """(where it arrived in the bot's folders, or else where else it was delivered)."""
     cfg = settings.inbox
     ours = (cfg.folder, cfg.processed_folder, cfg.failed_folder)

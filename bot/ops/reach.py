@@ -124,58 +124,98 @@ class Server:
 
 def imap_server(settings: Settings, timeout: float) -> Server:
     cfg = settings.inbox
-    return Server("IMAP server", "[inbox]", cfg.host, cfg.port, cfg.security, cfg.username, timeout,
-                  "imap-password", "FLAGMAN_IMAP_PASSWORD", 993, 143)
+    return Server(
+        "IMAP server",
+        "[inbox]",
+        cfg.host,
+        cfg.port,
+        cfg.security,
+        cfg.username,
+        timeout,
+        "imap-password",
+        "FLAGMAN_IMAP_PASSWORD",
+        993,
+        143,
+    )
 
 
 def smtp_server(settings: Settings, timeout: float) -> Server:
     cfg = settings.outbox
-    return Server("SMTP relay", "[outbox]", cfg.host, cfg.port, cfg.security, cfg.username, timeout,
-                  "smtp-password", "FLAGMAN_SMTP_PASSWORD", 465, 587)
+    return Server(
+        "SMTP relay",
+        "[outbox]",
+        cfg.host,
+        cfg.port,
+        cfg.security,
+        cfg.username,
+        timeout,
+        "smtp-password",
+        "FLAGMAN_SMTP_PASSWORD",
+        465,
+        587,
+    )
 
 
 def credential_hint(server: Server) -> str:
     """Where the password is: one path, the unit's (LoadCredential=), and the variable by hand."""
     folder = credentials_dir()
-    return (f"{folder}/{server.credential} (the password alone, on one line; the unit and flagmanctl "
-            f"hand over every file of {folder}/; a command run by hand "
-            f"outside flagmanctl reads {server.env}), then `systemctl restart {unit_of()}`")
+    return (
+        f"{folder}/{server.credential} (the password alone, on one line; the unit and flagmanctl "
+        f"hand over every file of {folder}/; a command run by hand "
+        f"outside flagmanctl reads {server.env}), then `systemctl restart {unit_of()}`"
+    )
 
 
 def hint(failure: Failure, server: Server) -> str:
     """The fix for this failure on this server."""
     s = server
-    ports = f"security = \"tls\" is usually port {s.tls_port}, \"starttls\" port {s.starttls_port}"
+    ports = f'security = "tls" is usually port {s.tls_port}, "starttls" port {s.starttls_port}'
     if failure is Failure.NAME:
-        return (f"the name {s.host!r} does not resolve: check {s.section} host, and DNS on this machine "
-                f"(`getent hosts {s.host}`)")
+        return (
+            f"the name {s.host!r} does not resolve: check {s.section} host, and DNS on this machine "
+            f"(`getent hosts {s.host}`)"
+        )
     if failure is Failure.REFUSED:
-        return (f"nothing accepts connections on {s.host}:{s.port}: check {s.section} host and port "
-                f"({ports}) and that the server runs there (`ss -ltn` on that host; "
-                f"`systemctl status {'dovecot' if s.section == '[inbox]' else 'postfix'}`)")
+        return (
+            f"nothing accepts connections on {s.host}:{s.port}: check {s.section} host and port "
+            f"({ports}) and that the server runs there (`ss -ltn` on that host; "
+            f"`systemctl status {'dovecot' if s.section == '[inbox]' else 'postfix'}`)"
+        )
     if failure is Failure.TIMEOUT:
-        return (f"{s.host}:{s.port} took the connection but did not answer within {s.timeout:g} s, or never "
-                f"answered it: a firewall dropping the traffic, or a host or port that is not the "
-                f"{s.kind}; check {s.section} host and port and the firewall between (`nc -v {s.host} {s.port}` "
-                f"should print the server's greeting); {s.section} timeout sets how long to wait")
+        return (
+            f"{s.host}:{s.port} took the connection but did not answer within {s.timeout:g} s, or never "
+            f"answered it: a firewall dropping the traffic, or a host or port that is not the "
+            f"{s.kind}; check {s.section} host and port and the firewall between (`nc -v {s.host} {s.port}` "
+            f"should print the server's greeting); {s.section} timeout sets how long to wait"
+        )
     if failure is Failure.TLS:
-        return (f"{s.host}:{s.port} does not speak TLS the way security = \"{s.security}\" expects: "
-                f"\"tls\" needs a port that starts with TLS (usually {s.tls_port}); for a port that "
-                f"starts in plain text and upgrades (usually {s.starttls_port}) use security = \"starttls\"")
+        return (
+            f'{s.host}:{s.port} does not speak TLS the way security = "{s.security}" expects: '
+            f'"tls" needs a port that starts with TLS (usually {s.tls_port}); for a port that '
+            f'starts in plain text and upgrades (usually {s.starttls_port}) use security = "starttls"'
+        )
     if failure is Failure.NO_STARTTLS:
-        return (f"the {s.kind} does not offer STARTTLS on port {s.port}: use security = \"tls\" with its TLS port "
-                f"(usually {s.tls_port}), or turn TLS on in the server; security = \"none\" only on localhost")
+        return (
+            f'the {s.kind} does not offer STARTTLS on port {s.port}: use security = "tls" with its TLS port '
+            f'(usually {s.tls_port}), or turn TLS on in the server; security = "none" only on localhost'
+        )
     if failure is Failure.CERTIFICATE:
-        return (f"the certificate of {s.host}:{s.port} is not trusted by this machine, or not issued for "
-                f"{s.host!r}: {s.section} host must be a name the certificate carries; a private CA must be in "
-                "the system's store (/usr/local/share/ca-certificates/, then update-ca-certificates)")
+        return (
+            f"the certificate of {s.host}:{s.port} is not trusted by this machine, or not issued for "
+            f"{s.host!r}: {s.section} host must be a name the certificate carries; a private CA must be in "
+            "the system's store (/usr/local/share/ca-certificates/, then update-ca-certificates)"
+        )
     if failure is Failure.LOGIN:
         return f"the {s.kind} refused the login: check {s.section} username ({s.username!r}) and " + credential_hint(s)
     if failure is Failure.NO_LOGIN:
-        return (f"the {s.kind} offers no login (AUTH) here: empty {s.section} username for a relay that needs "
-                "none (a local one), or use security = \"starttls\"/\"tls\" (many servers offer AUTH only over TLS)")
-    return (f"check {s.section} host, port and security ({ports}), that the server runs, "
-            f"and {s.section} username and " + credential_hint(s))
+        return (
+            f"the {s.kind} offers no login (AUTH) here: empty {s.section} username for a relay that needs "
+            'none (a local one), or use security = "starttls"/"tls" (many servers offer AUTH only over TLS)'
+        )
+    return (
+        f"check {s.section} host, port and security ({ports}), that the server runs, "
+        f"and {s.section} username and " + credential_hint(s)
+    )
 
 
 def describe(failure: Failure, exc: BaseException, server: Server) -> str:
@@ -186,6 +226,7 @@ def describe(failure: Failure, exc: BaseException, server: Server) -> str:
 
 
 # -- the SMTP relay, as the outbox's SmtpMailer talks to it --------------------------------------
+
 
 @contextlib.contextmanager
 def smtp_session(settings: Settings, timeout: float) -> Iterator[smtplib.SMTP]:
@@ -215,26 +256,39 @@ def smtp_session(settings: Settings, timeout: float) -> Iterator[smtplib.SMTP]:
 
 # -- the database ------------------------------------------------------------------------------
 
+
 def database_hint(reason: str, url_is_sqlite: bool) -> str:
     """The fix for a database that cannot be reached, by what the driver said."""
     lower = reason.lower()
     if url_is_sqlite:
-        return ("check [database] url and that the service user may read and write the file, its -wal and -shm "
-                "files and its directory")
-    if "could not translate host name" in lower or "failed to resolve host" in lower \
-            or "name or service not known" in lower:
+        return (
+            "check [database] url and that the service user may read and write the file, its -wal and -shm "
+            "files and its directory"
+        )
+    if (
+        "could not translate host name" in lower
+        or "failed to resolve host" in lower
+        or "name or service not known" in lower
+    ):
         return "the host in [database] url does not resolve: check the name, and DNS on this machine"
     if "connection refused" in lower:
-        return ("nothing accepts connections at the host and port of [database] url: check them, that PostgreSQL "
-                "runs (`systemctl status postgresql`) and listens there (listen_addresses and port in postgresql.conf)")
+        return (
+            "nothing accepts connections at the host and port of [database] url: check them, that PostgreSQL "
+            "runs (`systemctl status postgresql`) and listens there (listen_addresses and port in postgresql.conf)"
+        )
     if "does not exist" in lower and "database" in lower:
-        return ("the server has no such database: create it (`sudo -u postgres createdb --owner=flagman flagman`) "
-                "or fix the name at the end of [database] url")
-    return (f"check [database] url, that the server runs and accepts this user, and {credentials_dir()}/db-password "
-            "(it replaces {password} in the url)")
+        return (
+            "the server has no such database: create it (`sudo -u postgres createdb --owner=flagman flagman`) "
+            "or fix the name at the end of [database] url"
+        )
+    return (
+        f"check [database] url, that the server runs and accepts this user, and {credentials_dir()}/db-password "
+        "(it replaces {password} in the url)"
+    )
 
 
 # -- the IMAP account, for what ImapInbox does not do (search by header, delete) ---------------
+
 
 @contextlib.contextmanager
 def imap_session(settings: Settings, timeout: float) -> Iterator[IMAPClient]:

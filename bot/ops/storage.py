@@ -88,6 +88,7 @@ class Breakdown:
 
 # -- the words of an exception ------------------------------------------------------------------
 
+
 def _chain(exc: BaseException) -> list[BaseException]:
     seen: list[BaseException] = []
     current: BaseException | None = exc
@@ -153,6 +154,7 @@ def safe_url(url: str) -> str:
 
 # -- the file system ---------------------------------------------------------------------------
 
+
 def free_bytes(path: Path) -> int | None:
     """The bytes an unprivileged user may still write on the file system holding `path` (or
     its nearest existing parent); None if that cannot be told."""
@@ -182,7 +184,7 @@ def sizes(count: int) -> str:
     """Bytes as people say them: 0 bytes, 312 KiB, 41 MiB, 2.3 GiB."""
     if count < 1024:
         return f"{count} bytes"
-    for unit, size in (("GiB", 1024 ** 3), ("MiB", 1024 ** 2), ("KiB", 1024)):
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
         if count >= size:
             value = count / size
             return f"{value:.1f} {unit}" if value < 10 and unit == "GiB" else f"{value:.0f} {unit}"
@@ -190,7 +192,7 @@ def sizes(count: int) -> str:
 
 
 def owner_of(path: Path) -> str:
-    """"owner user:group, mode 0644" of `path` ("" if it cannot be told)."""
+    """ "owner user:group, mode 0644" of `path` ("" if it cannot be told)."""
     try:
         st = path.stat()
     except OSError:
@@ -256,12 +258,15 @@ def writable_fix(path: Path) -> str:
     """The fix for SQLite files this user may not write."""
     folder = path.parent
     files = f"{folder}/{path.name}*"
-    return (f"SQLite writes the database, its -wal and -shm files and their folder: give them to the user the "
-            f"service runs as, writable by it (as root: `chown --reference={folder} {files}; chmod u+rw {files}`), "
-            "and run commands as the service does (`flagmanctl ...`), not as another user")
+    return (
+        f"SQLite writes the database, its -wal and -shm files and their folder: give them to the user the "
+        f"service runs as, writable by it (as root: `chown --reference={folder} {files}; chmod u+rw {files}`), "
+        "and run commands as the service does (`flagmanctl ...`), not as another user"
+    )
 
 
 # -- what failed ---------------------------------------------------------------------------------
+
 
 def _database_name(url: str | None) -> str:
     return "the database" if url is None else f"the database {safe_url(url)}"
@@ -283,7 +288,12 @@ def breakdown(exc: BaseException, url: str | None = None) -> Breakdown | None:
 
 def _is_network(exc: OSError) -> bool:
     return isinstance(exc, ConnectionError | TimeoutError) or exc.errno in (
-        errno.ECONNREFUSED, errno.ECONNRESET, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ETIMEDOUT)
+        errno.ECONNREFUSED,
+        errno.ECONNRESET,
+        errno.EHOSTUNREACH,
+        errno.ENETUNREACH,
+        errno.ETIMEDOUT,
+    )
 
 
 def _database(exc: BaseException, url: str | None, path: Path | None) -> Breakdown:
@@ -304,22 +314,31 @@ def _database(exc: BaseException, url: str | None, path: Path | None) -> Breakdo
             return _full(name, reason, folder)
         if path is not None and read_only_fs(path.parent):
             return _read_only(name, reason, path)
-        return Breakdown(Cause.IO_ERROR, f"{name} cannot be read or written{where}: {reason}",
-                         "the disk may be failing: look for I/O errors in the kernel's log (`journalctl -k -p err`, "
-                         "`dmesg`), check its free space (`df -h`), then `flagman doctor`")
+        return Breakdown(
+            Cause.IO_ERROR,
+            f"{name} cannot be read or written{where}: {reason}",
+            "the disk may be failing: look for I/O errors in the kernel's log (`journalctl -k -p err`, "
+            "`dmesg`), check its free space (`df -h`), then `flagman doctor`",
+        )
     if code in (_SQLITE_READONLY, _SQLITE_PERM, _SQLITE_CANTOPEN) and path is not None:
         if read_only_fs(path.parent) or unwritable(path):
             return _read_only(name, reason, path)
     if state == "25006" or (state == "42501" and url is not None and not url.startswith("sqlite")):
-        return Breakdown(Cause.READ_ONLY, f"{name} refuses to be written: {reason}",
-                         "the server is read-only (a standby, or default_transaction_read_only) or this user may not "
-                         "write the tables: point [database] url at the primary, or grant the user the rights "
-                         "(it must own the tables `flagman migrate` made)")
+        return Breakdown(
+            Cause.READ_ONLY,
+            f"{name} refuses to be written: {reason}",
+            "the server is read-only (a standby, or default_transaction_read_only) or this user may not "
+            "write the tables: point [database] url at the primary, or grant the user the rights "
+            "(it must own the tables `flagman migrate` made)",
+        )
     if code == _SQLITE_READONLY:
-        return Breakdown(Cause.READ_ONLY, f"{name} cannot be written: {reason}",
-                         "SQLite writes the database, its -wal and -shm files and their folder: check that the user "
-                         "the service runs as owns them all (`ls -l` them), and run commands as the service does "
-                         "(`flagmanctl ...`)")
+        return Breakdown(
+            Cause.READ_ONLY,
+            f"{name} cannot be written: {reason}",
+            "SQLite writes the database, its -wal and -shm files and their folder: check that the user "
+            "the service runs as owns them all (`ls -l` them), and run commands as the service does "
+            "(`flagmanctl ...`)",
+        )
     from bot.ops.reach import database_hint
 
     return Breakdown(Cause.UNREACHABLE, f"cannot use {name}: {reason}", database_hint(reason, path is not None))
@@ -327,22 +346,30 @@ def _database(exc: BaseException, url: str | None, path: Path | None) -> Breakdo
 
 def _full(name: str, reason: str, folder: Path | None) -> Breakdown:
     if folder is None:  # PostgreSQL: the server's disk
-        return Breakdown(Cause.DISK_FULL, f"{name}: the database server's disk is full: {reason}",
-                         "free space on the PostgreSQL server's disk (its data directory); nothing was committed, "
-                         "so the work is done again once there is room")
+        return Breakdown(
+            Cause.DISK_FULL,
+            f"{name}: the database server's disk is full: {reason}",
+            "free space on the PostgreSQL server's disk (its data directory); nothing was committed, "
+            "so the work is done again once there is room",
+        )
     free = free_bytes(folder)
     left = f" ({sizes(free)} free)" if free is not None else ""
-    return Breakdown(Cause.DISK_FULL, f"{name}: the disk is full{left}: {reason}",
-                     f"free space on the file system of {folder} (`df -h {folder}`, `du -xsh {folder}/*`); nothing "
-                     "was committed, so the work is done again once there is room")
+    return Breakdown(
+        Cause.DISK_FULL,
+        f"{name}: the disk is full{left}: {reason}",
+        f"free space on the file system of {folder} (`df -h {folder}`, `du -xsh {folder}/*`); nothing "
+        "was committed, so the work is done again once there is room",
+    )
 
 
 def _read_only(name: str, reason: str, path: Path) -> Breakdown:
     if read_only_fs(path.parent):
-        return Breakdown(Cause.READ_ONLY, f"{name} cannot be written: the file system of {path.parent} is mounted "
-                         f"read-only: {reason}",
-                         "a file system is made read-only after disk errors: look in the kernel's log (`journalctl -k "
-                         "-p err`), repair it, and mount it read-write again (`mount -o remount,rw ...`)")
+        return Breakdown(
+            Cause.READ_ONLY,
+            f"{name} cannot be written: the file system of {path.parent} is mounted read-only: {reason}",
+            "a file system is made read-only after disk errors: look in the kernel's log (`journalctl -k "
+            "-p err`), repair it, and mount it read-write again (`mount -o remount,rw ...`)",
+        )
     found = unwritable(path)
     what = "; ".join(found) if found else f"{path} or its folder"
     return Breakdown(Cause.READ_ONLY, f"{name} cannot be written by {me()}: {what}: {reason}", writable_fix(path))
@@ -350,11 +377,15 @@ def _read_only(name: str, reason: str, path: Path) -> Breakdown:
 
 def damaged_fix(path: Path | None) -> str:
     if path is None:
-        return ("PostgreSQL found damaged data: see its log, then restore the latest pg_dump backup "
-                "(OPERATING.md, section 8)")
-    return (f"stop the service (`systemctl stop flagman`), keep the damaged file aside for a look "
-            f"(`cp -p {path}* /root/`), and restore the latest good backup over it (`flagmanctl restore FILE`, "
-            "OPERATING.md section 8); `flagman doctor` runs SQLite's integrity check")
+        return (
+            "PostgreSQL found damaged data: see its log, then restore the latest pg_dump backup "
+            "(OPERATING.md, section 8)"
+        )
+    return (
+        f"stop the service (`systemctl stop flagman`), keep the damaged file aside for a look "
+        f"(`cp -p {path}* /root/`), and restore the latest good backup over it (`flagmanctl restore FILE`, "
+        "OPERATING.md section 8); `flagman doctor` runs SQLite's integrity check"
+    )
 
 
 def _disk(exc: OSError) -> Breakdown | None:
@@ -370,28 +401,43 @@ def _disk_cause(exc: OSError) -> Breakdown | None:
         folder = Path(where).parent if where else None
         free = free_bytes(folder) if folder is not None else None
         left = f" ({sizes(free)} free)" if free is not None else ""
-        fix = (f"free space on the file system of {folder} (`df -h {folder}`, `du -xsh {folder}/*`)" if folder
-               else "free space on the disk (`df -h`)")
-        return Breakdown(Cause.DISK_FULL, f"the disk is full{left}: cannot write{target}: {words}",
-                         fix + "; what was not written is done again once there is room")
+        fix = (
+            f"free space on the file system of {folder} (`df -h {folder}`, `du -xsh {folder}/*`)"
+            if folder
+            else "free space on the disk (`df -h`)"
+        )
+        return Breakdown(
+            Cause.DISK_FULL,
+            f"the disk is full{left}: cannot write{target}: {words}",
+            fix + "; what was not written is done again once there is room",
+        )
     if exc.errno == errno.EROFS:
-        return Breakdown(Cause.READ_ONLY, f"cannot write{target}: the file system is mounted read-only",
-                         "a file system is made read-only after disk errors: look in the kernel's log (`journalctl -k "
-                         "-p err`), repair it, and mount it read-write again")
+        return Breakdown(
+            Cause.READ_ONLY,
+            f"cannot write{target}: the file system is mounted read-only",
+            "a file system is made read-only after disk errors: look in the kernel's log (`journalctl -k "
+            "-p err`), repair it, and mount it read-write again",
+        )
     if exc.errno in (errno.EACCES, errno.EPERM) and where:
         place = Path(where)
         owner = owner_of(place) or owner_of(place.parent)
-        return Breakdown(Cause.READ_ONLY, f"{me()} may not write {where}" + (f" ({owner})" if owner else "")
-                         + f": {words}",
-                         "give it (and its folder) to the user the service runs as, and run commands as the service "
-                         "does (`flagmanctl ...`); the service may write only under /var/lib/flagman")
+        return Breakdown(
+            Cause.READ_ONLY,
+            f"{me()} may not write {where}" + (f" ({owner})" if owner else "") + f": {words}",
+            "give it (and its folder) to the user the service runs as, and run commands as the service "
+            "does (`flagmanctl ...`); the service may write only under /var/lib/flagman",
+        )
     if exc.errno == errno.EIO:
-        return Breakdown(Cause.IO_ERROR, f"a disk I/O error{(' on' + target) if where else ''}: {words}",
-                         "the disk may be failing: look for I/O errors in the kernel's log (`journalctl -k -p err`)")
+        return Breakdown(
+            Cause.IO_ERROR,
+            f"a disk I/O error{(' on' + target) if where else ''}: {words}",
+            "the disk may be failing: look for I/O errors in the kernel's log (`journalctl -k -p err`)",
+        )
     return None
 
 
 # -- probes (flagman doctor, the service's start) ------------------------------------------------
+
 
 def write_probe(engine: Engine) -> None:
     """A write in a transaction that is rolled back: raises what the database says if it cannot

@@ -49,8 +49,10 @@ class Migrated:
     def summary(self) -> str:
         if not self.steps:
             return f"database at revision {self.after}: up to date, nothing to migrate"
-        return (f"database migrated {'down' if self.down else 'up'} from revision {self.before or '(empty)'} "
-                f"to {self.after}: " + ", ".join(self.steps))
+        return (
+            f"database migrated {'down' if self.down else 'up'} from revision {self.before or '(empty)'} "
+            f"to {self.after}: " + ", ".join(self.steps)
+        )
 
 
 def _reason(exc: BaseException) -> str:
@@ -89,11 +91,14 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
         if found is None:
             raise
         if found.cause is not Cause.UNREACHABLE:  # damaged, read-only, a full disk: one line, status 4
-            raise MigrationError(f"{found.text}; nothing was migrated and the service does not start on it: "
-                                 f"{found.fix}", found.status) from exc
+            raise MigrationError(
+                f"{found.text}; nothing was migrated and the service does not start on it: {found.fix}", found.status
+            ) from exc
         reason = _reason(exc)
-        raise MigrationError(f"cannot reach the database {shown}: {reason}; nothing was migrated; "
-                             + database_hint(reason, sqlite), UNREACHABLE) from exc
+        raise MigrationError(
+            f"cannot reach the database {shown}: {reason}; nothing was migrated; " + database_hint(reason, sqlite),
+            UNREACHABLE,
+        ) from exc
     script = ScriptDirectory.from_config(alembic_config(url))
     known = {r.revision: r for r in script.walk_revisions()}
     head = script.get_current_head()
@@ -101,11 +106,13 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
         raise MigrationError(
             f"the database {shown} is at revision {before}, which this flagman does not know (its newest is "
             f"{head}): a newer flagman migrated it; install that version again, or restore the backup taken "
-            "before the upgrade")
+            "before the upgrade"
+        )
     target = head if revision == "head" else revision
     if target not in known:
-        raise MigrationError(f"no revision {revision!r}: the revisions are {', '.join(sorted(known))} "
-                             "(or head, the newest)", 2)
+        raise MigrationError(
+            f"no revision {revision!r}: the revisions are {', '.join(sorted(known))} (or head, the newest)", 2
+        )
     down = before is not None and target in _ancestors(known, before)
     if down:
         assert before is not None
@@ -122,13 +129,17 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
         found = breakdown(exc, url)
         storage = found is not None and found.cause is not Cause.UNREACHABLE
         what = found.text if found is not None and storage else _reason(exc)
-        fix = (f"{found.fix}, then `systemctl restart flagman`" if found is not None and storage else
-               "fix the cause, or restore the backup taken before the upgrade, then `systemctl restart flagman`")
+        fix = (
+            f"{found.fix}, then `systemctl restart flagman`"
+            if found is not None and storage
+            else "fix the cause, or restore the backup taken before the upgrade, then `systemctl restart flagman`"
+        )
         raise MigrationError(
             f"migrating {shown} {'down' if down else 'up'} from revision {before or '(empty)'} to {target} failed: "
             f"{what}; the database is at revision {now or '(empty)'} (a failed step is rolled back) and "
             f"the service does not start on it: {fix} (`flagman --verbose migrate` shows the steps)",
-            found.status if found is not None and storage else 1) from exc
+            found.status if found is not None and storage else 1,
+        ) from exc
     return Migrated(before, target, down, steps)
 
 
@@ -151,6 +162,7 @@ def _run(url: str, target: str, *, down: bool) -> None:
     config = alembic_config(url)
     engine = make_engine(url)
     if url.startswith("sqlite"):
+
         @event.listens_for(engine, "connect")
         def _foreign_keys_off(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:  # after make_engine's own
             cursor = dbapi_connection.cursor()

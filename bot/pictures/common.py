@@ -22,11 +22,31 @@ RED, BLUE, GREEN, ORANGE, PURPLE, TEAL, BROWN, PINK, OLIVE = 6, 7, 8, 9, 10, 11,
 CORNER, GRASS, GRAVEL, OIL = 15, 16, 17, 18
 PIT, FREE, WEAR, ROLL, DANGER, PALE = 19, 20, 21, 22, 23, 24
 _RGB = [
-    (255, 255, 255), (0, 0, 0), (150, 150, 150), (222, 222, 222), (90, 90, 90), (250, 248, 240),
-    (214, 39, 40), (31, 119, 180), (44, 160, 44), (255, 127, 14), (148, 103, 189), (23, 190, 207),
-    (140, 86, 75), (227, 119, 194), (188, 189, 34),
-    (244, 206, 120), (170, 215, 150), (205, 190, 160), (60, 60, 90),
-    (200, 214, 232), (190, 235, 190), (255, 236, 150), (255, 190, 120), (240, 120, 120), (242, 242, 242),
+    (255, 255, 255),
+    (0, 0, 0),
+    (150, 150, 150),
+    (222, 222, 222),
+    (90, 90, 90),
+    (250, 248, 240),
+    (214, 39, 40),
+    (31, 119, 180),
+    (44, 160, 44),
+    (255, 127, 14),
+    (148, 103, 189),
+    (23, 190, 207),
+    (140, 86, 75),
+    (227, 119, 194),
+    (188, 189, 34),
+    (244, 206, 120),
+    (170, 215, 150),
+    (205, 190, 160),
+    (60, 60, 90),
+    (200, 214, 232),
+    (190, 235, 190),
+    (255, 236, 150),
+    (255, 190, 120),
+    (240, 120, 120),
+    (242, 242, 242),
 ]
 PLAYER_COLOURS = (RED, BLUE, GREEN, ORANGE, PURPLE, TEAL, BROWN, PINK, OLIVE)
 SHAPES = ("circle", "square", "diamond", "triangle", "hexagon", "down", "octagon", "pentagon", "cross")
@@ -74,8 +94,16 @@ class Sheet:
         self.smallest, self.clipped = other.smallest, list(other.clipped)
         return self
 
-    def text(self, xy: tuple[float, float], text: str, size: int, fill: int = BLACK, anchor: str = "la",
-             *, halo: int | None = None) -> None:
+    def text(
+        self,
+        xy: tuple[float, float],
+        text: str,
+        size: int,
+        fill: int = BLACK,
+        anchor: str = "la",
+        *,
+        halo: int | None = None,
+    ) -> None:
         """`text` at `xy` in `size` px; `halo`: a 1 px edge in that colour around the glyphs, so
         the text reads over a line or a fill drawn under it."""
         if not text:
@@ -198,8 +226,15 @@ def _marker_sprite(index: int, letter: str, r: int, hollow: bool) -> tuple[Image
     text_size = letter_size(r)
     ty = c + (outer * (0.2 if shape == "triangle" else -0.2) if narrow else 0)
     # A white letter with a black edge reads on every fill and in greyscale.
-    sheet.draw.text((c, ty), letter, font=font(text_size), fill=BLACK if hollow else WHITE, anchor="mm",
-                    stroke_width=0 if hollow else 2, stroke_fill=BLACK)
+    sheet.draw.text(
+        (c, ty),
+        letter,
+        font=font(text_size),
+        fill=BLACK if hollow else WHITE,
+        anchor="mm",
+        stroke_width=0 if hollow else 2,
+        stroke_fill=BLACK,
+    )
     mask = sheet.image.point([0 if v == _KEY else 255 for v in range(256)], "L").point(lambda v: 255 if v else 0, "1")
     return sheet.image, mask
 
@@ -211,8 +246,12 @@ def letter_size(r: int) -> int:
 
 def shape_points(shape: str, x: float, y: float, r: float) -> list[tuple[float, float]]:
     """The outline of a marker shape centred on (x, y) with radius r (circle: none)."""
+
     def ring(n: int, start: float) -> list[tuple[float, float]]:
-        return [(x + r * math.cos(start + 2 * math.pi * k / n), y + r * math.sin(start + 2 * math.pi * k / n)) for k in range(n)]
+        return [
+            (x + r * math.cos(start + 2 * math.pi * k / n), y + r * math.sin(start + 2 * math.pi * k / n))
+            for k in range(n)
+        ]
 
     if shape == "square":
         s = r * 0.85
@@ -231,8 +270,20 @@ def shape_points(shape: str, x: float, y: float, r: float) -> list[tuple[float, 
         return ring(5, -math.pi / 2)
     if shape == "cross":
         a, b = r, r * 0.4
-        return [(x - b, y - a), (x + b, y - a), (x + b, y - b), (x + a, y - b), (x + a, y + b), (x + b, y + b),
-                (x + b, y + a), (x - b, y + a), (x - b, y + b), (x - a, y + b), (x - a, y - b), (x - b, y - b)]
+        return [
+            (x - b, y - a),
+            (x + b, y - a),
+            (x + b, y - b),
+            (x + a, y - b),
+            (x + a, y + b),
+            (x + b, y + b),
+            (x + b, y + a),
+            (x - b, y + a),
+            (x - b, y + b),
+            (x - a, y + b),
+            (x - a, y - b),
+            (x - b, y - b),
+        ]
     return []
 
 
@@ -252,8 +303,15 @@ def spin_mark(draw: ImageDraw.ImageDraw, x: float, y: float, r: float) -> None:
     draw.polygon([(tip[0] - 5, tip[1] - 6), (tip[0] + 6, tip[1] - 2), (tip[0] - 1, tip[1] + 6)], fill=BLACK)
 
 
-def dotted_path(draw: ImageDraw.ImageDraw, points: Sequence[tuple[float, float]], fill: int, *, width: int = 3,
-                dash: float = 6.0, gap: float = 4.0) -> None:
+def dotted_path(
+    draw: ImageDraw.ImageDraw,
+    points: Sequence[tuple[float, float]],
+    fill: int,
+    *,
+    width: int = 3,
+    dash: float = 6.0,
+    gap: float = 4.0,
+) -> None:
     """A dashed polyline (Pillow has none): a car's path, readable over any fill."""
     carry = 0.0
     on = True
@@ -266,8 +324,11 @@ def dotted_path(draw: ImageDraw.ImageDraw, points: Sequence[tuple[float, float]]
             step = min((dash if on else gap) - carry, length - pos)
             if on:
                 a, b = pos / length, (pos + step) / length
-                draw.line((x0 + (x1 - x0) * a, y0 + (y1 - y0) * a, x0 + (x1 - x0) * b, y0 + (y1 - y0) * b),
-                          fill=fill, width=width)
+                draw.line(
+                    (x0 + (x1 - x0) * a, y0 + (y1 - y0) * a, x0 + (x1 - x0) * b, y0 + (y1 - y0) * b),
+                    fill=fill,
+                    width=width,
+                )
             pos += step
             carry += step
             if carry >= (dash if on else gap) - 1e-9:
@@ -275,7 +336,9 @@ def dotted_path(draw: ImageDraw.ImageDraw, points: Sequence[tuple[float, float]]
                 on = not on
 
 
-def arrow_head(draw: ImageDraw.ImageDraw, tip: tuple[float, float], angle: float, size: float, fill: int = BLACK) -> None:
+def arrow_head(
+    draw: ImageDraw.ImageDraw, tip: tuple[float, float], angle: float, size: float, fill: int = BLACK
+) -> None:
     """A filled triangle pointing along `angle` (radians, screen coordinates) with its tip at `tip`."""
     x, y = tip
     back = (x - size * math.cos(angle), y - size * math.sin(angle))

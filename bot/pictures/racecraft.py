@@ -95,8 +95,9 @@ def draw(scene: Scene) -> Picture:
         for group in by_place.values():
             if len(group) > 1:  # a shared place: one band behind the runners who share it
                 left, right = x_of(min(group)) - R - 3, x_of(max(group)) + step - R - 5
-                draw_.rounded_rectangle((left, y_of(t) - ROW / 2 + 2, right, y_of(t) + ROW / 2 - 2),
-                                        radius=8, fill=LIGHT, outline=GREY)
+                draw_.rounded_rectangle(
+                    (left, y_of(t) - ROW / 2 + 2, right, y_of(t) + ROW / 2 - 2), radius=8, fill=LIGHT, outline=GREY
+                )
 
     for player, track in points.items():
         colour = PLAYER_COLOURS[index.get(player, 0) % len(PLAYER_COLOURS)]

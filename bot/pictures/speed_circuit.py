@@ -223,8 +223,9 @@ def geometry(plan: TrackPlan) -> Geometry:
 # -- drawing the track -------------------------------------------------------------------------
 
 
-def _track(sheet: Sheet, geo: Geometry, lines: Sequence[RacingLine], occupied: Iterable[str], *,
-           names: bool = False) -> None:
+def _track(
+    sheet: Sheet, geo: Geometry, lines: Sequence[RacingLine], occupied: Iterable[str], *, names: bool = False
+) -> None:
     """The chart's spaces, pit lane, racing lines, finish line and row numbers. `occupied`:
     spaces where a car stands (its marker goes there, not the space's labels); `names`: print
     each space's name (the options picture) instead of its lane letter."""
@@ -237,8 +238,13 @@ def _track(sheet: Sheet, geo: Geometry, lines: Sequence[RacingLine], occupied: I
     for strip in geo.strips:
         for row in strip.rows:
             y = geo.row_top(row)
-            sheet.text((strip.x + lay.label_w - 3, y + lay.row_h / 2), str(row), lay.label_size,
-                       BLACK if row == plan.rows else DARK, "rm")
+            sheet.text(
+                (strip.x + lay.label_w - 3, y + lay.row_h / 2),
+                str(row),
+                lay.label_size,
+                BLACK if row == plan.rows else DARK,
+                "rm",
+            )
             if pit is not None and pit.first <= row <= pit.last:
                 x = geo.lane_x(strip, -1 if pit.side < 0 else 3)
                 box = (x + 1, y, x + lay.side_w - 1, y + lay.row_h)
@@ -403,7 +409,9 @@ def _key(sheet: Sheet, geo: Geometry, top: float, width: int) -> None:
     hatch(d, box, GREY, 4)
     arrow_head(d, (x + 28, y), 0.0, 7, RED)
     pit = geo.plan.pit
-    sheet.text((x + 33, y), f"pit lane (limit {pit.limit}) and pit-entry arrow" if pit else "no pit lane", 11, BLACK, "lm")
+    sheet.text(
+        (x + 33, y), f"pit lane (limit {pit.limit}) and pit-entry arrow" if pit else "no pit lane", 11, BLACK, "lm"
+    )
     d.line((x + 270, y, x + 290, y), fill=BLACK, width=5)
     dotted_path(d, [(x + 270, y), (x + 290, y)], WHITE, width=3, dash=4, gap=4)
     sheet.text((x + 294, y), "finish", 11, BLACK, "lm")
@@ -470,16 +478,25 @@ def _path(geo: Geometry, start: str, end: str, named: list[str] | None) -> list[
         row = (a.row + k - 1) % rows + 1
         lane = round(a.lane + (b.lane - a.lane) * k / span)
         found = by_lane_row.get((lane, row)) or next(
-            (by_lane_row[(other, row)] for other in sorted(range(3), key=lambda o: abs(o - lane)) if (other, row) in by_lane_row),
-            None)
+            (
+                by_lane_row[(other, row)]
+                for other in sorted(range(3), key=lambda o: abs(o - lane))
+                if (other, row) in by_lane_row
+            ),
+            None,
+        )
         if found is not None:
             ids.append(found)
     ids.append(end)
     return ids
 
 
-def _marks(events: Sequence[Mapping[str, Any]], geo: Geometry, now: Mapping[str, tuple[str | None, tuple[float, float]]],
-           before: Mapping[str, tuple[str | None, tuple[float, float]]]) -> list[tuple[str, str]]:
+def _marks(
+    events: Sequence[Mapping[str, Any]],
+    geo: Geometry,
+    now: Mapping[str, tuple[str | None, tuple[float, float]]],
+    before: Mapping[str, tuple[str | None, tuple[float, float]]],
+) -> list[tuple[str, str]]:
     """(crash|spin, space) for each crash and spin of the turn."""
     out: list[tuple[str, str]] = []
     for event in events:
@@ -496,8 +513,9 @@ def _marks(events: Sequence[Mapping[str, Any]], geo: Geometry, now: Mapping[str,
 
 
 def alt_text(view: SpeedCircuitView, events: Sequence[Mapping[str, Any]]) -> str:
-    cars = "; ".join(f"{car.place}. {car.player} " + (f"in {car.where}" if car.where else _status_text(car))
-                     for car in view.cars)
+    cars = "; ".join(
+        f"{car.place}. {car.player} " + (f"in {car.where}" if car.where else _status_text(car)) for car in view.cars
+    )
     marks = [str(e.get("text", "")) for e in events if e.get("kind") in ("crash", "spin")]
     tail = (" Crashes and spins: " + "; ".join(marks) + ".") if marks else ""
     return f"{view.track_name}, {view.summary}: {cars}.{tail}"
@@ -559,9 +577,14 @@ def draw_options(view: SpeedCircuitView) -> Picture:
     geo = _chart(plan, lay, [list(options.rows)], y0)
     legend_top = geo.box[3] + 14
     # The key's sentences wrapped to the picture (issue 30: at 11 px they ran past its edge).
-    key = [line for part in ("A number is a speed (mph) whose move ends in that space.",
-                             "Hollow: a car that moves first (it will have gone).")
-           for line in probe.wrap(part, 11, OPTIONS_WIDTH - 2 * lay.margin)]
+    key = [
+        line
+        for part in (
+            "A number is a speed (mph) whose move ends in that space.",
+            "Hollow: a car that moves first (it will have gone).",
+        )
+        for line in probe.wrap(part, 11, OPTIONS_WIDTH - 2 * lay.margin)
+    ]
     room = int(legend_top + 3 * 18 + 16 * len(key) + 8)  # cropped to what is drawn at the end
     sheet = Sheet(OPTIONS_WIDTH, room)
     for k, line in enumerate(text_lines):

@@ -139,7 +139,10 @@ def _map(sheet: Sheet, circuit: Circuit, frame: Frame) -> None:
         d.line((frame.left, frame.top + y * cell, frame.left + frame.width, frame.top + y * cell), fill=LIGHT, width=1)
     for x in range(frame.x0, frame.x1 + 1):
         cx = frame.centre(Square(x, frame.y0))[0]
-        for y_text, y_unit in ((frame.top - 24, frame.top - 9), (frame.top + frame.height + 22, frame.top + frame.height + 8)):
+        for y_text, y_unit in (
+            (frame.top - 24, frame.top - 9),
+            (frame.top + frame.height + 22, frame.top + frame.height + 8),
+        ):
             if x % 10 == 0 or x == frame.x0:
                 sheet.text((cx, y_text), str(x // 10), TEXT, DARK, "mm")
             sheet.text((cx, y_unit), str(x % 10), TEXT, BLACK, "mm")
@@ -176,8 +179,9 @@ def _course(sheet: Sheet, circuit: Circuit, course: Sequence[CourseMark], frame:
         sheet.text((bx, by), label, TEXT, BLUE, "mm")
 
 
-def _cars(sheet: Sheet, frame: Frame, cars: Sequence[CarOnMap], before: SpeedPhreakzView | None,
-          events: Sequence[object]) -> None:
+def _cars(
+    sheet: Sheet, frame: Frame, cars: Sequence[CarOnMap], before: SpeedPhreakzView | None, events: Sequence[object]
+) -> None:
     d = sheet.draw
     cell = frame.cell
     squares_before = {car.player: car.square for car in before.cars} if before else {}
@@ -253,7 +257,13 @@ def draw(scene: Scene) -> Picture:
     for car in cars:
         sheet.marker(_index(car), 16, y, 8, car.letter, hollow=car.status is CarStatus.CRASHED)
         where = f"at {car.square} facing {car.heading.value}" if car.square else ""
-        sheet.text((30, y), shorten(f"{car.player} ({car.colour or 'no colour yet'}) {where}, {car.status.value}", 46), TEXT, BLACK, "lm")
+        sheet.text(
+            (30, y),
+            shorten(f"{car.player} ({car.colour or 'no colour yet'}) {where}, {car.status.value}", 46),
+            TEXT,
+            BLACK,
+            "lm",
+        )
         y += 18
     y += 4
     column = (width - 16) / 2
@@ -349,7 +359,9 @@ def draw_options(view: SpeedPhreakzView) -> Picture:
     assert options is not None
     circuit = typed.circuit
     probe = Sheet(1, 1)
-    head = [f"Your options for round {options.round}: from {options.start} facing {options.heading.value} ({options.assumes})."]
+    head = [
+        f"Your options for round {options.round}: from {options.start} facing {options.heading.value} ({options.assumes})."
+    ]
     if options.extra:
         head.append(f"Your first action costs {options.extra} more.")
     head.append("Control that round: 101-200. A square shows what the cheapest program ending there costs.")
@@ -359,12 +371,17 @@ def draw_options(view: SpeedPhreakzView) -> Picture:
     cell = max(12, min(30, int((OPTIONS_WIDTH - 2 * (RULER + 6)) // cols)))
     top = 8 + len(lines) * 15 + 34
     frame = Frame(x0, y0, x1, y1, cell, RULER + 6, top)
-    best = [f"{option.band.digit}: {option.square} facing {option.heading.value}, cost {option.cost}, by "
-            f"{' '.join(option.program)}" for option in options.best]
+    best = [
+        f"{option.band.digit}: {option.square} facing {option.heading.value}, cost {option.cost}, by "
+        f"{' '.join(option.program)}"
+        for option in options.best
+    ]
     best_lines = [line for text in best for line in probe.wrap(text, TEXT, OPTIONS_WIDTH - 40)]
-    meanings = {Band.IN_CONTROL: "cost 101 or less: never out of control",
-                Band.RISKY: "102-150: out of control if control comes out below",
-                Band.LONG_SHOT: "151-200: out of control more often than not"}
+    meanings = {
+        Band.IN_CONTROL: "cost 101 or less: never out of control",
+        Band.RISKY: "102-150: out of control if control comes out below",
+        Band.LONG_SHOT: "151-200: out of control more often than not",
+    }
     key = {band: probe.wrap(text, TEXT, OPTIONS_WIDTH - 36) for band, text in meanings.items()}
     ring = probe.wrap("ringed: the square furthest along the race in its band, reached by:", TEXT, OPTIONS_WIDTH - 36)
     legend_top = frame.top + frame.height + 36
@@ -394,8 +411,12 @@ def draw_options(view: SpeedPhreakzView) -> Picture:
         dx, dy = options.heading.vector
         angle = math.atan2(dy, dx)
         r = max(6.0, cell * 0.42)
-        arrow_head(d, (cx + (r + cell * 0.45) * math.cos(angle), cy + (r + cell * 0.45) * math.sin(angle)), angle,
-                   max(6.0, cell * 0.45))
+        arrow_head(
+            d,
+            (cx + (r + cell * 0.45) * math.cos(angle), cy + (r + cell * 0.45) * math.sin(angle)),
+            angle,
+            max(6.0, cell * 0.45),
+        )
         sheet.marker(_index(me), cx, cy, r, me.letter)
     y = legend_top
     for band in Band:
@@ -417,6 +438,8 @@ def draw_options(view: SpeedPhreakzView) -> Picture:
 def options_alt(options: ProgramOptions) -> str:
     counts = {band: sum(1 for o in options.squares if o.band is band) for band in Band}
     best = "; ".join(f"{o.band.value}: {o.square} for {o.cost} by {' '.join(o.program)}" for o in options.best)
-    return (f"Your options for round {options.round} from {options.start} facing {options.heading.value}: "
-            f"{counts[Band.IN_CONTROL]} squares in control whatever the roll, {counts[Band.RISKY]} at some risk, "
-            f"{counts[Band.LONG_SHOT]} likely out of control. Furthest along: {best}.")
+    return (
+        f"Your options for round {options.round} from {options.start} facing {options.heading.value}: "
+        f"{counts[Band.IN_CONTROL]} squares in control whatever the roll, {counts[Band.RISKY]} at some risk, "
+        f"{counts[Band.LONG_SHOT]} likely out of control. Furthest along: {best}."
+    )

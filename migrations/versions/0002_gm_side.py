@@ -19,8 +19,7 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("game", schema=None) as batch_op:
         # When reminders go to seats with nothing on file: durations before the deadline.
-        batch_op.add_column(sa.Column("reminder_spec", sa.String(length=120), nullable=False,
-                                      server_default="24h,2h"))
+        batch_op.add_column(sa.Column("reminder_spec", sa.String(length=120), nullable=False, server_default="24h,2h"))
         # After this many missed turns in a row the seat is dropped or handed to the GM (NULL: never).
         batch_op.add_column(sa.Column("nmr_limit", sa.Integer(), nullable=True))
         batch_op.add_column(sa.Column("nmr_action", sa.String(length=16), nullable=False, server_default="gm"))

@@ -25,8 +25,14 @@ down_revision = "0006"
 branch_labels = None
 depends_on = None
 
-COLUMNS = (("outbox", "data"), ("quarantine", "raw"), ("turn", "state"), ("turn", "state_after"),
-           ("turn", "events"), ("gm_audit", "undo"))
+COLUMNS = (
+    ("outbox", "data"),
+    ("quarantine", "raw"),
+    ("turn", "state"),
+    ("turn", "state_after"),
+    ("turn", "events"),
+    ("gm_audit", "undo"),
+)
 
 
 def _lz4_supported() -> bool:

@@ -21,11 +21,22 @@ depends_on = None
 
 # (reason, the words `detail` began with), as bot.gm.digest and bot.intake matched them.
 _FROM_DETAIL = (
-    ("bounce", "bounce"), ("unknown sender", "unknown sender"), ("authentication failed", "authentication failed"),
-    ("rate limit", "rate limit"), ("over the size limit", "over the size limit"), ("auto-reply", "auto-reply"),
-    ("bulk", "bulk"), ("loop", "loop"), ("own mail", "own mail"), ("no sender", "no sender"),
-    ("several senders", "several senders"), ("unparseable", "unparseable"), ("calendar reply", "calendar reply"),
-    ("for anyone", "for anyone: "), ("commands", "commands: "), ("join refused", "JOIN refused"),
+    ("bounce", "bounce"),
+    ("unknown sender", "unknown sender"),
+    ("authentication failed", "authentication failed"),
+    ("rate limit", "rate limit"),
+    ("over the size limit", "over the size limit"),
+    ("auto-reply", "auto-reply"),
+    ("bulk", "bulk"),
+    ("loop", "loop"),
+    ("own mail", "own mail"),
+    ("no sender", "no sender"),
+    ("several senders", "several senders"),
+    ("unparseable", "unparseable"),
+    ("calendar reply", "calendar reply"),
+    ("for anyone", "for anyone: "),
+    ("commands", "commands: "),
+    ("join refused", "JOIN refused"),
     ("orders", "orders"),
 )
 
@@ -36,8 +47,11 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f("ix_inbound_message_reason"), ["reason"], unique=False)
     table = sa.table("inbound_message", sa.column("reason", sa.String), sa.column("detail", sa.Text))
     for reason, words in _FROM_DETAIL:
-        op.execute(table.update().where(table.c.reason == "", table.c.detail.startswith(words, autoescape=True))
-                   .values(reason=reason))
+        op.execute(
+            table.update()
+            .where(table.c.reason == "", table.c.detail.startswith(words, autoescape=True))
+            .values(reason=reason)
+        )
 
 
 def downgrade() -> None:

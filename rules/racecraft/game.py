@@ -45,17 +45,13 @@ OPTIONS: dict[str, str] = {
 def _turns_option(options: Mapping[str, str]) -> int:
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise OptionError(
-            f"unknown option {unknown[0]!r}; Racecraft has: {', '.join(sorted(OPTIONS))}"
-        )
+        raise OptionError(f"unknown option {unknown[0]!r}; Racecraft has: {', '.join(sorted(OPTIONS))}")
     raw = options.get("turns")
     if raw is None:
         return DEFAULT_TURNS
     text = str(raw).strip()
     if not (text.isascii() and text.isdigit()) or not MIN_TURNS <= int(text) <= MAX_TURNS:
-        raise OptionError(
-            f"turns must be a whole number from {MIN_TURNS} to {MAX_TURNS}, not {raw!r}"
-        )
+        raise OptionError(f"turns must be a whole number from {MIN_TURNS} to {MAX_TURNS}, not {raw!r}")
     return int(text)
 
 
@@ -73,14 +69,10 @@ class Racecraft:
     def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> Race:
         turns = _turns_option(options)
         if not MIN_PLAYERS <= len(players) <= MAX_PLAYERS:
-            raise ValueError(
-                f"Racecraft is for {MIN_PLAYERS} to {MAX_PLAYERS} players, not {len(players)}"
-            )
+            raise ValueError(f"Racecraft is for {MIN_PLAYERS} to {MAX_PLAYERS} players, not {len(players)}")
         for player in players:
             if not isinstance(player, str) or not PLAYER_ID.fullmatch(player):
-                raise ValueError(
-                    f"bad player name {player!r}: use lower-case letters, digits, - and _"
-                )
+                raise ValueError(f"bad player name {player!r}: use lower-case letters, digits, - and _")
         if len(set(players)) != len(players):
             raise ValueError("a player is listed twice")
         runners = tuple(Runner(name, MAX_EP) for name in players)
@@ -134,8 +126,13 @@ class Racecraft:
             return ()
         return (nmr_default(state.runner(player).ep),)
 
-    def resolve(self, state: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
-                submitted: Sequence[PlayerId] = ()) -> Resolution[Race]:
+    def resolve(
+        self,
+        state: Race,
+        orders: Mapping[PlayerId, Sequence[Order]],
+        rng: random.Random,
+        submitted: Sequence[PlayerId] = (),
+    ) -> Resolution[Race]:
         # Orders are simultaneous and ties share a position: who submitted first never counts.
         return resolve.resolve_turn(state, orders)
 

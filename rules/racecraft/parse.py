@@ -78,8 +78,7 @@ ORDER_FORMS: tuple[OrderForm, ...] = (
         option="B",
         stages=frozenset({Stage.TACTICAL}),
         meaning=(
-            "spend nothing; your score is the average score of those who did not cruise; "
-            "below 10 EP you gain 1 EP"
+            "spend nothing; your score is the average score of those who did not cruise; below 10 EP you gain 1 EP"
         ),
         build=lambda _ep: Cruise(),
     ),
@@ -89,17 +88,12 @@ ORDER_FORMS: tuple[OrderForm, ...] = (
         takes_ep=False,
         option="C",
         stages=frozenset({Stage.TACTICAL}),
-        meaning=(
-            "pay 1 EP and pass the position ahead, unless someone behind overtakes you first "
-            "(your score is 1)"
-        ),
+        meaning=("pay 1 EP and pass the position ahead, unless someone behind overtakes you first (your score is 1)"),
         build=lambda _ep: Overtake(),
     ),
 )
 
-_FORM_BY_WORD: dict[str, OrderForm] = {
-    word: form for form in ORDER_FORMS for word in (form.keyword, *form.aliases)
-}
+_FORM_BY_WORD: dict[str, OrderForm] = {word: form for form in ORDER_FORMS for word in (form.keyword, *form.aliases)}
 _EP_FORM: OrderForm = next(form for form in ORDER_FORMS if form.takes_ep)
 
 
@@ -188,24 +182,19 @@ def check_order(race: Race, player: PlayerId, order: Order) -> None:
     if stage is Stage.FINISHED:
         raise IllegalOrderError("the race is over: no more orders")
     if stage is Stage.SPRINT:
-        raise IllegalOrderError(
-            "the final sprint needs no orders: every runner sprints with all their EP"
-        )
+        raise IllegalOrderError("the final sprint needs no orders: every runner sprints with all their EP")
     if player not in race.names():
         raise IllegalOrderError(f"{player} is not running in this race")
     ep = race.runner(player).ep
     form = form_of(order)
     if stage not in form.stages:
         raise IllegalOrderError(
-            f"turn 1 is the start: only a number of EP is allowed (USE 0 to USE {ep}), "
-            f"not {form.keyword}"
+            f"turn 1 is the start: only a number of EP is allowed (USE 0 to USE {ep}), not {form.keyword}"
         )
     if isinstance(order, Use) and order.ep > ep:
         raise IllegalOrderError(f"you have only {ep} EP, so USE {ep} at most")
     if isinstance(order, Overtake) and ep < 1:
-        raise IllegalOrderError(
-            "OVERTAKE costs 1 EP and you have 0 EP; send USE 0 or CRUISE instead"
-        )
+        raise IllegalOrderError("OVERTAKE costs 1 EP and you have 0 EP; send USE 0 or CRUISE instead")
 
 
 # -- a mail -----------------------------------------------------------------------------
@@ -246,12 +235,10 @@ def parse_mail(race: Race, player: PlayerId, text: str) -> Parsed[Order]:
             shown = shown[: MANY_LINES - 1] + [f"{len(order_lines) - MANY_LINES + 1} more"]
         numbers = names_text(shown)
         too_many: OrderError = IllegalOrderError(
-            f"one order per turn: this mail has {len(order_lines)} (lines {numbers}); "
-            "send just one"
+            f"one order per turn: this mail has {len(order_lines)} (lines {numbers}); send just one"
         )
         problems = [p for p in problems if p.kind is ProblemKind.INVALID] + [
-            OrderProblem.from_error(line_no, line, too_many)
-            for line_no, line, _order in order_lines
+            OrderProblem.from_error(line_no, line, too_many) for line_no, line, _order in order_lines
         ]
         problems.sort(key=lambda problem: problem.line_no)
         return Parsed((), tuple(problems), complete=is_complete(race, player, ()))
@@ -291,10 +278,7 @@ def order_help(race: Race, player: PlayerId) -> str:
         return f"{player} is not running in this race."
     ep = race.runner(player).ep
     if stage is Stage.SPRINT:
-        return (
-            f"Turn {race.turn} is the final sprint: no orders are needed. "
-            f"You will sprint with all your {ep} EP."
-        )
+        return f"Turn {race.turn} is the final sprint: no orders are needed. You will sprint with all your {ep} EP."
     lines = [f"You have {ep} EP. Send one order (upper or lower case):"]
     for form in ORDER_FORMS:
         if stage not in form.stages:
@@ -323,8 +307,10 @@ def one_line_orders(race: Race, player: PlayerId) -> tuple[OneLineOrder, ...]:
         if race.stage not in form.stages:
             continue
         if form.takes_ep:
-            found.extend(OneLineOrder(f"{form.keyword} {n}: spend {n} EP, score {n}", f"{form.keyword} {n}")
-                         for n in range(ep + 1))
+            found.extend(
+                OneLineOrder(f"{form.keyword} {n}: spend {n} EP, score {n}", f"{form.keyword} {n}")
+                for n in range(ep + 1)
+            )
         elif not (isinstance(form.build(0), Overtake) and ep < 1):
             found.append(OneLineOrder(f"{form.keyword}: {form.meaning}", form.keyword))
     return tuple(found)

@@ -121,17 +121,11 @@ def move(
         overtaken_by = in_front[index]
         if overtaken_by or index == 0:
             # Overtaken runners cannot pass; a leader has nobody to pass.
-            blocked.extend(
-                Blocked(player, overtaken_by) for player in position if player in overtakers
-            )
+            blocked.extend(Blocked(player, overtaken_by) for player in position if player in overtakers)
             continue
         ahead = positions[index - 1]
         best_ahead = max(scores[player] for player in ahead)
-        passers = tuple(
-            player
-            for player in position
-            if player in overtakers or scores[player] > best_ahead
-        )
+        passers = tuple(player for player in position if player in overtakers or scores[player] > best_ahead)
         if passers:
             in_front[index - 1] = passers
             staying[index] = [player for player in position if player not in passers]
@@ -206,20 +200,14 @@ def run_turn(race: Race, orders: Mapping[PlayerId, Sequence[Order]]) -> TurnRepo
     others = [own_score(play) for play in plays.values() if not isinstance(play, Cruise)]
     cruise_average = sum(others, Fraction(0)) / len(others) if others else Fraction(0)
     anyone_cruised = any(isinstance(play, Cruise) for play in plays.values())
-    scores = {
-        name: cruise_average if isinstance(play, Cruise) else own_score(play)
-        for name, play in plays.items()
-    }
+    scores = {name: cruise_average if isinstance(play, Cruise) else own_score(play) for name, play in plays.items()}
 
     # Deduct costs, then the cruise +1.
     spent = {
         name: play.ep if isinstance(play, Use | Sprint) else (1 if isinstance(play, Overtake) else 0)
         for name, play in plays.items()
     }
-    gain = {
-        name: 1 if isinstance(play, Cruise) and ep_before[name] < MAX_EP else 0
-        for name, play in plays.items()
-    }
+    gain = {name: 1 if isinstance(play, Cruise) and ep_before[name] < MAX_EP else 0 for name, play in plays.items()}
 
     # Movement.
     if stage is Stage.START:
@@ -371,9 +359,7 @@ def events(report: TurnReport) -> tuple[Event, ...]:
     everyone = tuple(name for position in report.positions for name in position)
     # After the sprint everyone is at 0 EP: the result is the order alone.
     shown_ep = None if report.stage is Stage.SPRINT else ep_after
-    out.append(
-        Event("positions", f"{heading}: {_positions_text(report.positions, shown_ep)}.", everyone)
-    )
+    out.append(Event("positions", f"{heading}: {_positions_text(report.positions, shown_ep)}.", everyone))
     return tuple(out)
 
 
@@ -396,17 +382,13 @@ def drop_runner(race: Race, player: PlayerId) -> Race:
         raise ValueError(f"{player} is not running in this race")
     runners = tuple(runner for runner in race.runners if runner.name != player)
     positions = tuple(
-        kept
-        for kept in (tuple(name for name in position if name != player) for position in race.positions)
-        if kept
+        kept for kept in (tuple(name for name in position if name != player) for position in race.positions) if kept
     )
     return replace(race, runners=runners, positions=positions, retired=(*race.retired, player))
 
 
 def set_ep(race: Race, player: PlayerId, ep: int) -> Race:
-    runners = tuple(
-        replace(runner, ep=ep) if runner.name == player else runner for runner in race.runners
-    )
+    runners = tuple(replace(runner, ep=ep) if runner.name == player else runner for runner in race.runners)
     return replace(race, runners=runners)
 
 

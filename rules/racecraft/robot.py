@@ -81,8 +81,12 @@ def stage_of(turn: int, turns: int) -> str:
 
 def field_of(race: Race) -> Field:
     names = race.names()
-    return Field(tuple(r.ep for r in race.runners), tuple(tuple(names.index(p) for p in pos) for pos in race.positions),
-                 race.turn, race.turns)
+    return Field(
+        tuple(r.ep for r in race.runners),
+        tuple(tuple(names.index(p) for p in pos) for pos in race.positions),
+        race.turn,
+        race.turns,
+    )
 
 
 def encode(order: Order) -> int:
@@ -104,8 +108,9 @@ def legal_codes(ep: int, stage: str) -> list[int]:
     return codes
 
 
-def _turn(ep: list[int], positions: tuple[tuple[int, ...], ...], stage: str,
-          orders: Sequence[int]) -> tuple[list[int], tuple[tuple[int, ...], ...]]:
+def _turn(
+    ep: list[int], positions: tuple[tuple[int, ...], ...], stage: str, orders: Sequence[int]
+) -> tuple[list[int], tuple[tuple[int, ...], ...]]:
     """One turn on plain values (`ep` is changed in place and returned)."""
     count = len(ep)
     if stage == START:

@@ -129,7 +129,11 @@ def load_state(data: Mapping[str, Any]) -> Race:
         raise StateError("'positions' must list every runner exactly once")
     positions = tuple(tuple(sorted(position)) for position in raw_positions)
     retired = data.get("retired", [])
-    if not isinstance(retired, list) or not all(isinstance(name, str) and PLAYER_ID.fullmatch(name) for name in retired) \
-            or set(retired) & set(names) or len(set(retired)) != len(retired):
+    if (
+        not isinstance(retired, list)
+        or not all(isinstance(name, str) and PLAYER_ID.fullmatch(name) for name in retired)
+        or set(retired) & set(names)
+        or len(set(retired)) != len(retired)
+    ):
         raise StateError("'retired' must list runners who left the race, each once, none still running")
     return Race(runners=runners, positions=positions, turns=turns, turn=turn, retired=tuple(retired))

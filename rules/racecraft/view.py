@@ -99,8 +99,10 @@ def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Vie
         title=TITLE,
         turn_label=turn_label(race),
         finished=race.stage is Stage.FINISHED,
-        standings=(*placings(race.positions), *(Placing(len(race.positions) + 1, (name,), DID_NOT_FINISH)
-                                                for name in reversed(race.retired))),
+        standings=(
+            *placings(race.positions),
+            *(Placing(len(race.positions) + 1, (name,), DID_NOT_FINISH) for name in reversed(race.retired)),
+        ),
         columns=COLUMNS,
         table=tuple(table),
         events=tuple(event.text for event in events),

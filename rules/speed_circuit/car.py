@@ -40,7 +40,13 @@ class Design:
     skill: int = 0
 
     def levels(self) -> dict[str, int]:
-        return dict(zip(DESIGN_FIELDS, (self.acc, self.dec, self.top, self.start, self.prime, self.option, self.skill), strict=True))
+        return dict(
+            zip(
+                DESIGN_FIELDS,
+                (self.acc, self.dec, self.top, self.start, self.prime, self.option, self.skill),
+                strict=True,
+            )
+        )
 
     def problems(self) -> list[str]:
         """Why this design is not allowed (P1), empty when it is."""

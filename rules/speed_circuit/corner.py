@@ -24,7 +24,9 @@ class CornerEntry:
     excess: int
 
 
-def enter_space(track: Track, run: CornerRun | None, space_id: str, speed: int, bonus: int, left_line: bool) -> CornerEntry:
+def enter_space(
+    track: Track, run: CornerRun | None, space_id: str, speed: int, bonus: int, left_line: bool
+) -> CornerEntry:
     here = track.space(space_id)
     if here.corner is None or here.speed is None:
         return CornerEntry(None, 0, 0)

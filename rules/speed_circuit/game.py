@@ -150,8 +150,13 @@ class SpeedCircuit:
             orders.append(PitOrder(plot.pit))
         return tuple(orders)
 
-    def resolve(self, state: RaceState, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
-                submitted: Sequence[PlayerId] = ()) -> Resolution[RaceState]:
+    def resolve(
+        self,
+        state: RaceState,
+        orders: Mapping[PlayerId, Sequence[Order]],
+        rng: random.Random,
+        submitted: Sequence[PlayerId] = (),
+    ) -> Resolution[RaceState]:
         # Plots are revealed simultaneously (§2.5): who submitted first never counts.
         return resolve_turn(state, orders, rng)
 
@@ -171,15 +176,20 @@ class SpeedCircuit:
         # In the pits every legal speed, with what slowing to it costs (P28).
         options = plot_options(state, player)
         if options is None:
-            return tuple(OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}")
-                         for pit in pit_speeds(state, player))
+            return tuple(
+                OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}")
+                for pit in pit_speeds(state, player)
+            )
         found = []
         for choice in options.choices:
             reach = choice.cheapest
             if reach is None:
                 continue
-            lines = [f"SPEED {choice.speed}", *([f"PATH {reach.lanes}"] if reach.path else []),
-                     *(["PUSH YES"] if choice.push else [])]
+            lines = [
+                f"SPEED {choice.speed}",
+                *([f"PATH {reach.lanes}"] if reach.path else []),
+                *(["PUSH YES"] if choice.push else []),
+            ]
             found.append(OneLineOrder(f"{choice.speed} mph: {reach.describe()}", "\n".join(lines)))
         return tuple(found)
 
@@ -205,7 +215,9 @@ class SpeedCircuit:
     def figures(self, state: RaceState, player: PlayerId) -> Figures:
         return view.figures(state, state.car(player))
 
-    def view(self, state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer) -> SpeedCircuitView:
+    def view(
+        self, state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer
+    ) -> SpeedCircuitView:
         return view.build_view(state, resolution, viewer)
 
     # -- GM overrides -----------------------------------------------------------------
@@ -235,7 +247,17 @@ class SpeedCircuit:
 
     def drop_player(self, state: RaceState, player: PlayerId) -> RaceState:
         car = state.car(player)
-        dropped = replace(car, status=Status.OUT, space=None, speed=0, note="dropped", out_turn=state.race_turn, pit=None, off_track=0, overflow=False)
+        dropped = replace(
+            car,
+            status=Status.OUT,
+            space=None,
+            speed=0,
+            note="dropped",
+            out_turn=state.race_turn,
+            pit=None,
+            off_track=0,
+            overflow=False,
+        )
         new = state.with_car(dropped)
         if new.phase is Phase.RACE and not new.racing():
             new = replace(new, phase=Phase.FINISHED)
@@ -259,8 +281,13 @@ class SpeedCircuit:
 #   only" with a test: at most 200 + 20 = 220.
 # Ratings and speeds are multiples of 20; 0 is allowed for all (a damaged or stopped car).
 FIGURE_RANGES: dict[str, tuple[int, int]] = {
-    "wear": (50, 1), "skill": (40, 1), "speed": (220, 20), "acc": (80, 20), "dec": (80, 20),
-    "top": (200, 20), "start": (120, 20),
+    "wear": (50, 1),
+    "skill": (40, 1),
+    "speed": (220, 20),
+    "acc": (80, 20),
+    "dec": (80, 20),
+    "top": (200, 20),
+    "start": (120, 20),
 }
 FIGURES = ("wear", "skill", "speed", "acc", "dec", "top", "start", "tyres")
 

@@ -80,7 +80,18 @@ teams=ann+bob,cat+dan           teams of players (pit stacking); default none"""
 
 
 def parse_options(options: Mapping[str, str]) -> Options:
-    known = {"track", "laps", "lane_change", "option_tyres_top", "plot_default", "optional_slip", "failed_pass", "offtrack_removal", "tyre_rule", "teams"}
+    known = {
+        "track",
+        "laps",
+        "lane_change",
+        "option_tyres_top",
+        "plot_default",
+        "optional_slip",
+        "failed_pass",
+        "offtrack_removal",
+        "tyre_rule",
+        "teams",
+    }
     for key in options:
         if key not in known:
             raise OptionError(f"unknown option {key!r}; known: {', '.join(sorted(known))}")
@@ -120,7 +131,9 @@ def parse_options(options: Mapping[str, str]) -> Options:
         if not names:
             continue
         if len(names) < 2 or seen & set(names) or len(set(names)) != len(names):
-            raise OptionError(f"teams: {group.strip()!r} is not a team of two or more different players, each in one team")
+            raise OptionError(
+                f"teams: {group.strip()!r} is not a team of two or more different players, each in one team"
+            )
         seen.update(names)
         teams.append(names)
     return Options(

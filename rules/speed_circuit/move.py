@@ -31,7 +31,9 @@ def movement_key(track: Track, car: Car, speed: int, seat: int) -> tuple[int, in
     return (-car.progress, 1 if car.off_track else 0, 1 if car.spun else 0, -speed, abs(here.lane - grey), seat)
 
 
-def order_of_movement(track: Track, cars: Collection[Car], speeds: Mapping[str, int], seats: Mapping[str, int]) -> list[str]:
+def order_of_movement(
+    track: Track, cars: Collection[Car], speeds: Mapping[str, int], seats: Mapping[str, int]
+) -> list[str]:
     movers = [c for c in cars if c.space is not None]
     movers.sort(key=lambda c: movement_key(track, c, speeds[c.player], seats[c.player]))
     return [c.player for c in movers]
@@ -106,7 +108,11 @@ def desired_path(track: Track, car: Car, plot: Plot, steps: int, *, staggered: b
                 if run.index + 1 < len(line.spaces) and line.spaces[run.index + 1] in moves:
                     chosen = line.spaces[run.index + 1]
             if chosen is None:
-                starts = [ln for ln in sorted(track.lines.values(), key=lambda ln: ln.id) if ln.spaces[0] in moves and ln.id != car.barred_line]
+                starts = [
+                    ln
+                    for ln in sorted(track.lines.values(), key=lambda ln: ln.id)
+                    if ln.spaces[0] in moves and ln.id != car.barred_line
+                ]
                 if starts:
                     chosen = starts[0].spaces[0]
             target = track.space(here).lane if chosen is None else track.space(chosen).lane
@@ -183,7 +189,11 @@ def plan_path(
             rest = best(nxt, i + 1)
             if rest is None:
                 continue
-            cost = through + 10 * abs(track.space(nxt).lane - want[i]) + (0 if i < len(desired) and desired[i] == nxt else 1)
+            cost = (
+                through
+                + 10 * abs(track.space(nxt).lane - want[i])
+                + (0 if i < len(desired) and desired[i] == nxt else 1)
+            )
             total = cost + rest[0]
             if found is None or total < found[0]:
                 found = (total, (nxt, *rest[1]))

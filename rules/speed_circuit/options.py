@@ -184,10 +184,20 @@ def plot_options(state: RaceState, player: str) -> PlotOptions | None:
         return None
     track = state.track
     lim = limits(car, track)
-    staying = tuple(sorted(c.space for c in state.cars if c.on_track and c.space is not None and c.player != player
-                           and not moves_first(car, c)))
-    gone = tuple(sorted(c.space for c in state.cars if c.on_track and c.space is not None and c.player != player
-                        and moves_first(car, c)))
+    staying = tuple(
+        sorted(
+            c.space
+            for c in state.cars
+            if c.on_track and c.space is not None and c.player != player and not moves_first(car, c)
+        )
+    )
+    gone = tuple(
+        sorted(
+            c.space
+            for c in state.cars
+            if c.on_track and c.space is not None and c.player != player and moves_first(car, c)
+        )
+    )
     speeds = list(range(0, lim.safe + 1, 20))
     if lim.push is not None:
         speeds.append(lim.highest)
@@ -237,8 +247,9 @@ class _Purse:
         return replace(self, wear_left=self.wear_left - wear, wear=self.wear + wear, rolls=rolls, charges=charges)
 
 
-def _pay(purse: _Purse, options: Sequence[Penalty], paid_wear: int, paid_roll: bool, tyres: Tyre,
-         replace_roll: bool) -> tuple[int, bool, bool, bool]:
+def _pay(
+    purse: _Purse, options: Sequence[Penalty], paid_wear: int, paid_roll: bool, tyres: Tyre, replace_roll: bool
+) -> tuple[int, bool, bool, bool]:
     """One chart row as `RaceTurn.pay` pays it under PAY WEAR: (wear now, a roll now, wear
     replaced the roll, paid) for the first affordable way with the fewest rolls, else the
     cheapest way, unpaid (P13: the car spins; a roll it requires is still made)."""
@@ -262,7 +273,9 @@ def _start(state: RaceState, car: Car, lim: Limits, speed: int) -> _Purse:
     purse = _Purse(car.wear)
     if speed > lim.safe and lim.push is not None:
         kind = lim.push
-        replaceable = kind in ("acceleration", "start speed") or (kind == "top speed" and state.options.option_tyres_top_speed)
+        replaceable = kind in ("acceleration", "start speed") or (
+            kind == "top speed" and state.options.option_tyres_top_speed
+        )
         if replaceable and car.tyres is Tyre.OPTION and car.wear >= 1:
             purse = purse.spend(1, None, f"1 wear for the {kind} test (option tyres)")
         else:
@@ -276,7 +289,11 @@ def _start(state: RaceState, car: Car, lim: Limits, speed: int) -> _Purse:
     purse = purse.spend(wear, None, why)
     if roll:
         # `RaceTurn.brake_test`: on option tyres 1 wear may replace the brakes test (P12)
-        purse = purse.spend(1, None, "") if car.tyres is Tyre.OPTION and purse.wear_left >= 1 else purse.spend(0, "brakes test", "")
+        purse = (
+            purse.spend(1, None, "")
+            if car.tyres is Tyre.OPTION and purse.wear_left >= 1
+            else purse.spend(0, "brakes test", "")
+        )
     if not ok:
         purse = replace(purse, spin=True, charges=(*purse.charges, "not enough wear"))
     if row >= DECELERATION_SPIN_TIER:
@@ -296,7 +313,15 @@ class _Way:
     path: tuple[str, ...]
 
     def key(self) -> tuple[object, ...]:
-        return (self.space, self.line_run, self.barred, self.corner_run, self.purse.wear_left, self.purse.spin, self.purse.crash)
+        return (
+            self.space,
+            self.line_run,
+            self.barred,
+            self.corner_run,
+            self.purse.wear_left,
+            self.purse.spin,
+            self.purse.crash,
+        )
 
     def rank(self, track: Track) -> tuple[object, ...]:
         lanes = [track.space(s).lane for s in self.path]
@@ -319,12 +344,18 @@ def _enter(track: Track, way: _Way, target: str, speed: int, tyres: Tyre) -> _Wa
         if entry.due >= CORNER_CRASH_TIER:
             purse = replace(purse, crash=True, charges=(*purse.charges, why))
         else:
-            wear, roll, replaced, ok = _pay(purse, CORNERING_CHART[entry.due], corner.wear_paid, corner.rolled, tyres,
-                                            replace_roll=True)
+            wear, roll, replaced, ok = _pay(
+                purse, CORNERING_CHART[entry.due], corner.wear_paid, corner.rolled, tyres, replace_roll=True
+            )
             if ok:
                 purse = purse.spend(wear, f"chance table ({corner.corner})" if roll else None, why)
-                corner = CornerRun(corner.corner, entry.due, corner.wear_paid + wear - (1 if replaced else 0),
-                                   corner.rolled or roll or replaced, corner.worst_raw)
+                corner = CornerRun(
+                    corner.corner,
+                    entry.due,
+                    corner.wear_paid + wear - (1 if replaced else 0),
+                    corner.rolled or roll or replaced,
+                    corner.worst_raw,
+                )
             else:
                 purse = replace(purse, spin=True, charges=(*purse.charges, why, "not enough wear"))
                 if roll:
@@ -373,8 +404,10 @@ def _choice(state: RaceState, car: Car, lim: Limits, speed: int, staying: frozen
         known = best.get(way.space)
         if known is None or way.rank(track) < known.rank(track):
             best[way.space] = way
-    reaches = tuple(_reach(speed, space, way.path, way.purse)
-                    for space, way in sorted(best.items(), key=lambda item: track.space(item[0]).lane))
+    reaches = tuple(
+        _reach(speed, space, way.path, way.purse)
+        for space, way in sorted(best.items(), key=lambda item: track.space(item[0]).lane)
+    )
     return SpeedChoice(speed, push, braking, reaches)
 
 
@@ -394,7 +427,11 @@ class PlotCost:
         """The confirmation's words (mail-interface.md, "The confirmation": "this plot costs
         2 wear and a top-speed test")."""
         reach = self.reach
-        where = f"This plot ({reach.speed} mph, ending in {reach.space})" if reach.path else f"This plot ({reach.speed} mph)"
+        where = (
+            f"This plot ({reach.speed} mph, ending in {reach.space})"
+            if reach.path
+            else f"This plot ({reach.speed} mph)"
+        )
         why = f" ({'; '.join(reach.charges)})" if reach.charges else ""
         if reach.cost is Cost.CRASH:
             text = f"{where} crashes the car off course{why}."
@@ -405,8 +442,10 @@ class PlotCost:
         else:
             text = f"{where} costs {' and '.join(reach.describe().split(' + '))}{why}."
         if self.blocked:
-            text += (f" A car that moves after you is in {', '.join(self.blocked)}: the engine steers round it, "
-                     "so the cost may differ.")
+            text += (
+                f" A car that moves after you is in {', '.join(self.blocked)}: the engine steers round it, "
+                "so the cost may differ."
+            )
         return text
 
 
@@ -431,8 +470,11 @@ def plot_cost(state: RaceState, player: str, orders: Sequence[Order]) -> PlotCos
     way = _Way(car.space, car.line_run, car.barred_line, car.corner_run, _start(state, car, lim, speed), ())
     for target in desired_path(track, car, plot, speed // 20, staggered=state.options.staggered_lane_change):
         way = _enter(track, way, target, speed, car.tyres)
-    staying = {c.space for c in state.cars if c.on_track and c.space is not None and c.player != player
-               and not moves_first(car, c)}
+    staying = {
+        c.space
+        for c in state.cars
+        if c.on_track and c.space is not None and c.player != player and not moves_first(car, c)
+    }
     blocked = tuple(space for space in way.path if space in staying)
     return PlotCost(_reach(speed, way.space, way.path, way.purse), blocked)
 
@@ -504,7 +546,9 @@ def corner_ahead(track: Track, car: Car) -> CornerAhead | None:
         rows = [r for r in rows if _ahead(track, here.row, r) < track.rows // 2] or rows
     ahead = [r for r in rows if _ahead(track, here.row, r) >= start] or rows
     posted = tuple(min(mph for c, mph in by_row[r] if c == corner) for r in ahead)
-    lines = tuple((line.id, line.bonus) for line in sorted(track.lines.values(), key=lambda ln: ln.id) if line.corner == corner)
+    lines = tuple(
+        (line.id, line.bonus) for line in sorted(track.lines.values(), key=lambda ln: ln.id) if line.corner == corner
+    )
     paid = car.corner_run.tier * 20 if car.corner_run is not None and car.corner_run.corner == corner else 0
     return CornerAhead(corner, ahead[0], ahead[-1], start, posted, lines, paid)
 
@@ -554,7 +598,9 @@ def options_text(track: Track, options: PlotOptions, names: Mapping[str, str]) -
     return tuple(out)
 
 
-def _cell(track: Track, options: PlotOptions, space_id: str, names: Mapping[str, str], lines_by_space: Mapping[str, str]) -> str:
+def _cell(
+    track: Track, options: PlotOptions, space_id: str, names: Mapping[str, str], lines_by_space: Mapping[str, str]
+) -> str:
     space = track.space(space_id)
     if space_id == options.space:
         return "[you]"
@@ -579,7 +625,9 @@ def _cell(track: Track, options: PlotOptions, space_id: str, names: Mapping[str,
 def _row_notes(track: Track, row: int) -> str:
     notes = sorted({s.corner for s in track.spaces.values() if s.row == row and s.corner})
     if track.pit is not None and track.pit.first <= row <= track.pit.last:
-        notes.append("pit entry" if any(s.pit_arrow for s in track.spaces.values() if s.row == row) else "pit lane beside")
+        notes.append(
+            "pit entry" if any(s.pit_arrow for s in track.spaces.values() if s.row == row) else "pit lane beside"
+        )
     if row == track.rows:
         notes.append("finish line")
     return " ".join(notes)

@@ -141,7 +141,9 @@ def parse_line(line: str) -> Order:
         return PitOrder(Tyre(args[0]))
     if head == "DESIGN":
         if len(args) % 2:
-            raise InvalidOrderError("DESIGN takes pairs, e.g. DESIGN ACC 1 DEC 0 TOP 1 START 0 PRIME 0 OPTION 0 SKILL 0")
+            raise InvalidOrderError(
+                "DESIGN takes pairs, e.g. DESIGN ACC 1 DEC 0 TOP 1 START 0 PRIME 0 OPTION 0 SKILL 0"
+            )
         levels = dict.fromkeys(DESIGN_FIELDS, 0)
         aliases = {"ACCEL": "ACC", "DECEL": "DEC", "SS": "START", "TS": "TOP"}
         for name, value in zip(args[::2], args[1::2], strict=True):
@@ -261,8 +263,10 @@ def missing_orders(state: RaceState, player: PlayerId, orders: Sequence[Order]) 
         return ("the car's design: a DESIGN line (DESIGN ACC n DEC n TOP n START n PRIME n OPTION n SKILL n)",)
     if wanted is BidOrder:
         return (f"the grid bid: a BID line (BID WEAR n SKILL n, up to {car.wear} wear and {car.skill} skill)",)
-    return (f"the speed: a SPEED line (SPEED n in steps of 20, or SPEED MPS; you may plot "
-            f"{limits(car, state.track).describe()})",)
+    return (
+        f"the speed: a SPEED line (SPEED n in steps of 20, or SPEED MPS; you may plot "
+        f"{limits(car, state.track).describe()})",
+    )
 
 
 def check_order(state: RaceState, player: PlayerId, order: Order, earlier: Sequence[Order]) -> None:
@@ -276,7 +280,11 @@ def check_order(state: RaceState, player: PlayerId, order: Order, earlier: Seque
         Phase.RACE: RACE_ORDERS,
     }.get(state.phase, ())
     if not isinstance(order, allowed):
-        names = {Phase.DESIGN: "DESIGN and TYRES", Phase.QUALIFYING: "BID", Phase.RACE: "race plot lines (SPEED, PATH, ...)"}
+        names = {
+            Phase.DESIGN: "DESIGN and TYRES",
+            Phase.QUALIFYING: "BID",
+            Phase.RACE: "race plot lines (SPEED, PATH, ...)",
+        }
         raise IllegalOrderError(f"this turn ({turn_label(state)}) takes {names.get(state.phase, 'no orders')}")
     if any(type(o) is type(order) for o in earlier):
         what = "PATH/LANE/LINE" if isinstance(order, PathOrder) else format_order(order).split()[0]

@@ -97,7 +97,17 @@ class PitOrder:
 
 
 Order = (
-    DesignOrder | TyresOrder | BidOrder | SpeedOrder | PathOrder | PayOrder | SkillOrder | PushOrder | SlipOrder | PassOrder | PitOrder
+    DesignOrder
+    | TyresOrder
+    | BidOrder
+    | SpeedOrder
+    | PathOrder
+    | PayOrder
+    | SkillOrder
+    | PushOrder
+    | SlipOrder
+    | PassOrder
+    | PitOrder
 )
 SETUP_DESIGN = (DesignOrder, TyresOrder)
 SETUP_QUALIFYING = (BidOrder,)
@@ -253,7 +263,9 @@ def check_speed(car: Car, track: Track, mph: int | None, push: bool) -> int:
     if lim.push and speed == lim.highest:
         if push:
             return speed
-        raise IllegalOrderError(f"SPEED {speed} is above your safe limit {lim.safe} ({lim.reason}); add PUSH YES to test for it. Legal: {lim.describe()}")
+        raise IllegalOrderError(
+            f"SPEED {speed} is above your safe limit {lim.safe} ({lim.reason}); add PUSH YES to test for it. Legal: {lim.describe()}"
+        )
     raise IllegalOrderError(f"SPEED {speed} is impossible ({lim.reason}). Legal: {lim.describe()}")
 
 

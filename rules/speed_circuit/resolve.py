@@ -126,7 +126,9 @@ def build_car(car: Car, design: Design, tyre: Tyre, laps: int) -> Car:
     )
 
 
-def resolve_qualifying(state: RaceState, orders: Mapping[str, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
+def resolve_qualifying(
+    state: RaceState, orders: Mapping[str, Sequence[Order]], rng: random.Random
+) -> Resolution[RaceState]:
     """Turn 2: the secret wear + skill bid for the grid (seed 003, P31): wear from the
     starting set only, skill counts as wear, all of it lost; ties by d100, higher first."""
     events: list[Event] = []
@@ -443,15 +445,25 @@ class RaceTurn:
         via = f" (entered {' '.join(m.entered)})" if len(m.entered) > 1 else ""
         self.say("moved", f"{m.player} {run}: {start or 'the pits'} -> {end}{via}", m.player)
 
-    def roll_on(self, m: Mover, table: Table, skill: SkillTable | None, why: str, *, modifier: int = 0, cost: int | None = None) -> Outcome:
+    def roll_on(
+        self, m: Mover, table: Table, skill: SkillTable | None, why: str, *, modifier: int = 0, cost: int | None = None
+    ) -> Outcome:
         """Roll 2d6 on `table` (plus `modifier`, clamped: P30), or bypass it with skill chips
         if the plot says so (P5; `cost` overrides the table's chips)."""
         car = self.cars[m.player]
         chips = table.skill_cost if cost is None else cost
-        if chips is not None and table.skill_cost is not None and skill is not None and skill in m.plot.skill and car.skill >= chips:
+        if (
+            chips is not None
+            and table.skill_cost is not None
+            and skill is not None
+            and skill in m.plot.skill
+            and car.skill >= chips
+        ):
             self.cars[m.player] = replace(car, skill=car.skill - chips)
             best = table.rows[0][2]
-            self.say("skill", f"{m.player} spends {chips} skill to pass the {table.name} ({why}): {best.value}", m.player)
+            self.say(
+                "skill", f"{m.player} spends {chips} skill to pass the {table.name} ({why}): {best.value}", m.player
+            )
             return best
         roll = Roll.of(self.rng, 2, 6)
         outcome = table.lookup(roll.total + modifier)
@@ -516,14 +528,20 @@ class RaceTurn:
             asked = plot_speed(self.state, car, plot)
             speed = closest_achievable(car, self.track, asked)
             if speed != asked:
-                self.say("plot", f"{car.player}'s plot of {asked} is impossible; the closest achievable is {speed}", car.player)
+                self.say(
+                    "plot",
+                    f"{car.player}'s plot of {asked} is impossible; the closest achievable is {speed}",
+                    car.player,
+                )
             movers[car.player] = Mover(car.player, plot, car.speed, speed, plotted=speed, start_progress=car.progress)
             movers[car.player].started_off = car.off_track != 0
             movers[car.player].started_overflow = car.overflow
         seats = {c.player: i for i, c in enumerate(self.state.cars)}
         on_course = [self.cars[p] for p in movers if self.cars[p].space is not None]
         order = order_of_movement(self.track, on_course, {p: m.speed for p, m in movers.items()}, seats)
-        self.events.append(Event("order", "Order of movement: " + ", ".join(f"{p} ({movers[p].speed})" for p in order), tuple(order)))
+        self.events.append(
+            Event("order", "Order of movement: " + ", ".join(f"{p} ({movers[p].speed})" for p in order), tuple(order))
+        )
         for index, player in enumerate(order):
             m = movers[player]
             m.order_index = index
@@ -556,7 +574,11 @@ class RaceTurn:
             # seed 003: "immediately reduce their plotted speed by half (rounding down)", P24:
             # floored to a multiple of 20; half the speed plotted, not of the failed test's replot
             m.speed = (m.plotted // 40) * 20
-            self.say("engine", f"{m.player}'s engine fails: moves {m.speed} this turn (half its plotted {m.plotted}), then leaves the track", m.player)
+            self.say(
+                "engine",
+                f"{m.player}'s engine fails: moves {m.speed} this turn (half its plotted {m.plotted}), then leaves the track",
+                m.player,
+            )
         # 3. movement space by space
         car = self.cars[m.player]
         assert car.space is not None
@@ -587,10 +609,16 @@ class RaceTurn:
         blocked = self.blocked_for(m.player)
         path = plan_path(self.track, car.space, steps, desired[:steps], blocked, staggered=self.staggered)
         if path is None and m.plot.force_pass and steps > 1:
-            path = plan_path(self.track, car.space, steps, desired[:steps], blocked, staggered=self.staggered, passable=blocked)
+            path = plan_path(
+                self.track, car.space, steps, desired[:steps], blocked, staggered=self.staggered, passable=blocked
+            )
             if path is not None:
                 passees = [self.occupied[s] for s in path if blocked(s)]
-                self.say("pass", f"{m.player} is blocked and tries to force past {', '.join(passees)}: {' '.join(path)}", m.player)
+                self.say(
+                    "pass",
+                    f"{m.player} is blocked and tries to force past {', '.join(passees)}: {' '.join(path)}",
+                    m.player,
+                )
         if path is None:
             path = longest_path(self.track, car.space, steps, desired, blocked, staggered=self.staggered)
             self.emergency_brake(m, len(path) * 20)
@@ -619,7 +647,9 @@ class RaceTurn:
         passee = self.occupied[space_id]
         m.lineless = True
         why = f"forcing past {passee} into {space_id}" + (f", pass {m.passes + 1} of the move" if m.passes else "")
-        outcome = self.roll_on(m, PASSING, SkillTable.PASS, why, modifier=2 * m.passes, cost=(PASSING.skill_cost or 0) + m.passes)
+        outcome = self.roll_on(
+            m, PASSING, SkillTable.PASS, why, modifier=2 * m.passes, cost=(PASSING.skill_cost or 0) + m.passes
+        )
         if outcome is Outcome.PASS:
             m.passes += 1
             return True
@@ -674,7 +704,12 @@ class RaceTurn:
             return -1 if here.lane - low < high - here.lane else 1
         roll = Roll.of(self.rng, 1, 2)
         side = -1 if roll.total == 1 else 1
-        self.say("roll", f"{m.player} rolls {roll.total} on d2 for the side it leaves the track: {'lane A side' if side < 0 else 'far side'}", m.player, roll)
+        self.say(
+            "roll",
+            f"{m.player} rolls {roll.total} on d2 for the side it leaves the track: {'lane A side' if side < 0 else 'far side'}",
+            m.player,
+            roll,
+        )
         return side
 
     def go_off(self, m: Mover, side: int, why: str) -> None:
@@ -684,7 +719,9 @@ class RaceTurn:
         edge = self.track.edge_space(here.row, side)
         if self.occupied.get(car.space) == m.player:
             del self.occupied[car.space]
-        self.cars[m.player] = replace(car, space=edge.id, off_track=side, overflow=False, line_run=None, corner_run=None)
+        self.cars[m.player] = replace(
+            car, space=edge.id, off_track=side, overflow=False, line_run=None, corner_run=None
+        )
         self.say("offtrack", f"{m.player} goes off track beside {edge.id} ({why})", m.player)
 
     def move_off(self, m: Mover, steps: int, *, may_rejoin: bool) -> None:
@@ -710,7 +747,9 @@ class RaceTurn:
                 rest = steps - k - 1
                 back = replace(car, space=target, off_track=0, line_run=None, corner_run=None)
                 desired = desired_path(self.track, back, m.plot, rest, staggered=self.staggered)
-                path = plan_path(self.track, target, rest, desired, self.blocked_for(m.player), staggered=self.staggered)
+                path = plan_path(
+                    self.track, target, rest, desired, self.blocked_for(m.player), staggered=self.staggered
+                )
                 if path is not None and not path_needs_payment(self.track, back, path, m.speed):
                     rejoin = (k, path)
                     break
@@ -741,7 +780,9 @@ class RaceTurn:
         track on the nearest side (as P21)."""
         car = self.cars[m.player]
         if car.on_track and car.space is not None and self.occupied.get(car.space) not in (None, m.player):
-            self.go_off(m, self.nearest_side(m, car.space), f"it stops in {car.space}, where {self.occupied[car.space]} is")
+            self.go_off(
+                m, self.nearest_side(m, car.space), f"it stops in {car.space}, where {self.occupied[car.space]} is"
+            )
 
     # -- after the move: slipstream, crash involvement, pit entry (§2.15 4.3) -----------
     def after_move(self, m: Mover) -> None:
@@ -792,7 +833,12 @@ class RaceTurn:
         path: tuple[str, ...] | None = None
         for n in range(want, 0, -1):
             path = plan_path(self.track, car.space, n, desired[:n], blocked, staggered=self.staggered)
-            if path is not None and corner_rule and here.corner is None and any(self.track.space(s).corner for s in path):
+            if (
+                path is not None
+                and corner_rule
+                and here.corner is None
+                and any(self.track.space(s).corner for s in path)
+            ):
                 path = None  # P17: a slip alone may not carry a car into a corner (base rule)
             if path is not None:
                 break
@@ -821,7 +867,12 @@ class RaceTurn:
             past = car.progress - mark.progress
             modifier = (-2 if past <= 2 else -1) - (1 if mark.three_wide else 0)
             why = f"{past} rows past {mark.by}'s crash in row {mark.row}, {modifier:+d}"
-            if car.tyres is Tyre.OPTION and m.plot.wear_first and car.wear >= 1 and SkillTable.CRASH not in m.plot.skill:
+            if (
+                car.tyres is Tyre.OPTION
+                and m.plot.wear_first
+                and car.wear >= 1
+                and SkillTable.CRASH not in m.plot.skill
+            ):
                 self.spend_wear(m, 1, f"instead of the chance roll ({why}), on option tyres")
                 continue
             outcome = self.roll_on(m, CHANCE, SkillTable.CRASH, why, modifier=modifier, cost=1 if modifier <= -2 else 2)
@@ -845,7 +896,9 @@ class RaceTurn:
             return
         del self.occupied[car.space]
         self.arrivals += 1
-        stop = PitStop(PitStage.ENTRANCE, car.progress, self.race_turn * 100 + self.arrivals, m.plot.pit, self.race_turn)
+        stop = PitStop(
+            PitStage.ENTRANCE, car.progress, self.race_turn * 100 + self.arrivals, m.plot.pit, self.race_turn
+        )
         self.cars[m.player] = replace(car, space=None, pit=stop, line_run=None, corner_run=None, barred_line=None)
         self.say("pit", f"{m.player} enters the pits from {car.space} for {m.plot.pit.value} tyres", m.player)
 
@@ -882,7 +935,11 @@ class RaceTurn:
                     continue
                 if m.spun or m.spin_at_end:
                     m.spun = True
-                    self.say("pit", f"{m.player} spins slowing for the pits: replots 0 and stays in the entrance lane", m.player)
+                    self.say(
+                        "pit",
+                        f"{m.player} spins slowing for the pits: replots 0 and stays in the entrance lane",
+                        m.player,
+                    )
                     continue
             team = self.state.options.team_of(m.player)
             mate, entered = served.get(team, ("", 0))
@@ -891,9 +948,15 @@ class RaceTurn:
                 # turn stacked their pit; the car further down goes on, the other waits 3
                 # spaces on in the entrance lane and shares the first car's crew result
                 shift = self.crew.get(mate, 0)
-                self.cars[m.player] = replace(car, pit=replace(stop, progress=stop.progress + 3 + shift), progress=stop.progress + 3 + shift)
+                self.cars[m.player] = replace(
+                    car, pit=replace(stop, progress=stop.progress + 3 + shift), progress=stop.progress + 3 + shift
+                )
                 shared = f", and shares {mate}'s crew result ({shift:+d})" if shift else ""
-                self.say("pit", f"{m.player}'s team stacked its pit behind {mate}: {m.player} waits, 3 spaces on in the entrance lane{shared}", m.player)
+                self.say(
+                    "pit",
+                    f"{m.player}'s team stacked its pit behind {mate}: {m.player} waits, 3 spaces on in the entrance lane{shared}",
+                    m.player,
+                )
                 continue
             served[team] = (m.player, stop.entered)
             self.change_tyres(m)
@@ -910,7 +973,11 @@ class RaceTurn:
         tyre = m.plot.pit or stop.tyre
         wear = car.design.tyre_wear(tyre, self.state.laps)
         used = car.tyres_used if tyre in car.tyres_used else (*car.tyres_used, tyre)
-        self.say("pit", f"{m.player} moves into the pit lane and fits {tyre.value} tyres: wear {car.wear} discarded, {wear} new", m.player)
+        self.say(
+            "pit",
+            f"{m.player} moves into the pit lane and fits {tyre.value} tyres: wear {car.wear} discarded, {wear} new",
+            m.player,
+        )
         shift = 0
         if m.plot.push:
             outcome = self.roll_on(m, PIT_CREW, None, "pushing the pit crew")
@@ -941,7 +1008,11 @@ class RaceTurn:
         row = (stop.progress - 1) % rows + 1
         lap = (stop.progress - row) // rows
         group = sorted(
-            (o for o in exits if (self.cars[o.player].pit or stop).progress == stop.progress and self.cars[o.player].pit is not None),
+            (
+                o
+                for o in exits
+                if (self.cars[o.player].pit or stop).progress == stop.progress and self.cars[o.player].pit is not None
+            ),
             key=lambda o: (self.cars[o.player].pit or stop).arrival,
         )
         if group[0].player != m.player:
@@ -963,7 +1034,11 @@ class RaceTurn:
             else:
                 edge = self.track.edge_space(row, pit.side)
                 placed = replace(ocar, space=edge.id, pit=None, off_track=pit.side, overflow=True)
-                self.say("pit", f"{o.player} leaves the pits but has no room: beside {edge.id}, it must be on track by the end of next turn", o.player)
+                self.say(
+                    "pit",
+                    f"{o.player} leaves the pits but has no room: beside {edge.id}, it must be on track by the end of next turn",
+                    o.player,
+                )
             space = self.track.space(placed.space or "")
             progress = lap * rows + space.row
             self.cars[o.player] = replace(placed, lap=lap, progress=progress)
@@ -1006,10 +1081,19 @@ class RaceTurn:
         if m.lineless:
             # P11 / seed: a car attempting a forced pass may not use a racing line
             left = step.left
-            if left is None and car.line_run is not None and step.run is not None and step.run.line == car.line_run.line:
+            if (
+                left is None
+                and car.line_run is not None
+                and step.run is not None
+                and step.run.line == car.line_run.line
+            ):
                 left = car.line_run.line
             step = LineStep(None, left)
-        leaves = step.left is not None and car.corner_run is not None and track.lines[step.left].corner == car.corner_run.corner
+        leaves = (
+            step.left is not None
+            and car.corner_run is not None
+            and track.lines[step.left].corner == car.corner_run.corner
+        )
         entry = enter_space(track, car.corner_run, space_id, m.speed, line_bonus(track, step.run, space_id), leaves)
         if self.occupied.get(car.space) == m.player:
             del self.occupied[car.space]
@@ -1018,7 +1102,11 @@ class RaceTurn:
         self.advance(
             m,
             space_id,
-            {"line_run": step.run, "corner_run": entry.run, "barred_line": car.barred_line if entry.run is not None else None},
+            {
+                "line_run": step.run,
+                "corner_run": entry.run,
+                "barred_line": car.barred_line if entry.run is not None else None,
+            },
         )
         if entry.run is not None and entry.due > entry.run.tier:
             self.pay_corner(m, entry, space_id)
@@ -1029,7 +1117,11 @@ class RaceTurn:
         space = self.track.space(space_id)
         if entry.due >= CORNER_CRASH_TIER:
             # P10: 80+ over any space: crash off course, out, no crash-row mark
-            self.say("crash", f"{m.player} enters {space_id} ({space.speed}) at {m.speed}: {entry.excess} over, crashes off course", m.player)
+            self.say(
+                "crash",
+                f"{m.player} enters {space_id} ({space.speed}) at {m.speed}: {entry.excess} over, crashes off course",
+                m.player,
+            )
             self.remove(m, "crashed off course")
             return
         why = f"corner {run.corner} at {m.speed}, {entry.due * 20} over"
@@ -1042,7 +1134,9 @@ class RaceTurn:
             option_tyres_replace_roll=True,  # seed: 1 wear instead of the chance table, any situation
         )
         car = self.cars[m.player]
-        self.cars[m.player] = replace(car, corner_run=CornerRun(run.corner, entry.due, paid.wear, paid.rolled, run.worst_raw))
+        self.cars[m.player] = replace(
+            car, corner_run=CornerRun(run.corner, entry.due, paid.wear, paid.rolled, run.worst_raw)
+        )
         if outcome is Outcome.CRASH:
             self.crash_on_course(m, space_id)
         elif outcome is Outcome.SPIN or unpaid:
@@ -1061,7 +1155,9 @@ class RaceTurn:
     def push_test(self, m: Mover, kind: str) -> None:
         car = self.cars[m.player]
         options = self.state.options
-        replaceable = kind in ("acceleration", "start speed") or (kind == "top speed" and options.option_tyres_top_speed)
+        replaceable = kind in ("acceleration", "start speed") or (
+            kind == "top speed" and options.option_tyres_top_speed
+        )
         if replaceable and car.tyres is Tyre.OPTION and m.plot.wear_first and car.wear >= 1:
             self.spend_wear(m, 1, f"instead of the {kind} test, on option tyres")
             return
@@ -1150,7 +1246,17 @@ class RaceTurn:
         if car.space is not None and self.occupied.get(car.space) == m.player:
             del self.occupied[car.space]
         self.cars[m.player] = replace(
-            car, status=Status.OUT, space=None, speed=0, out_turn=self.race_turn, note=why, line_run=None, corner_run=None, off_track=0, overflow=False, pit=None
+            car,
+            status=Status.OUT,
+            space=None,
+            speed=0,
+            out_turn=self.race_turn,
+            note=why,
+            line_run=None,
+            corner_run=None,
+            off_track=0,
+            overflow=False,
+            pit=None,
         )
         m.out = why
         self.say("out", f"{m.player} is out of the race ({why})", m.player)
@@ -1171,17 +1277,35 @@ class RaceTurn:
                 key = (self.race_turn, 1 if m.spun or car.off_track else 0, -m.rows_past, m.order_index)
                 if car.space is not None and self.occupied.get(car.space) == player:
                     del self.occupied[car.space]
-                finished = replace(car, status=Status.FINISHED, finish_key=key, space=None, speed=m.speed, spun=m.spun, off_track=0, overflow=False)
+                finished = replace(
+                    car,
+                    status=Status.FINISHED,
+                    finish_key=key,
+                    space=None,
+                    speed=m.speed,
+                    spun=m.spun,
+                    off_track=0,
+                    overflow=False,
+                )
                 if options.tyre_rule is TyreRule.DISQUALIFY and not car.ran_both_compounds():
                     # P4 (tyre_rule=disqualify): a finisher that never ran both compounds
-                    finished = replace(finished, status=Status.OUT, note="disqualified: did not run both tyre compounds", out_turn=self.race_turn)
-                    self.say("out", f"{player} finishes but is disqualified: it did not run both tyre compounds (P4)", player)
+                    finished = replace(
+                        finished,
+                        status=Status.OUT,
+                        note="disqualified: did not run both tyre compounds",
+                        out_turn=self.race_turn,
+                    )
+                    self.say(
+                        "out", f"{player} finishes but is disqualified: it did not run both tyre compounds (P4)", player
+                    )
                 self.cars[player] = finished
                 continue
             if car.overflow and m.started_overflow:
                 # seed "Multiple Cars Reentering": it had to be on track by now
                 car = replace(car, overflow=False)
-                self.say("offtrack", f"{player} did not get back on track after leaving the pits: it is off track", player)
+                self.say(
+                    "offtrack", f"{player} did not get back on track after leaving the pits: it is off track", player
+                )
             car = replace(car, speed=0 if m.spun else m.speed, spun=m.spun)
             self.cars[player] = car
             if car.off_track and not car.overflow:
@@ -1196,7 +1320,11 @@ class RaceTurn:
         car = self.cars[m.player]
         wear, skill = min(1, car.wear), min(1, car.skill)
         self.cars[m.player] = replace(car, wear=car.wear - wear, skill=car.skill - skill)
-        self.say("offtrack", f"{m.player} is off track: loses {wear} wear and {skill} skill ({car.wear - wear} and {car.skill - skill} left)", m.player)
+        self.say(
+            "offtrack",
+            f"{m.player} is off track: loses {wear} wear and {skill} skill ({car.wear - wear} and {car.skill - skill} left)",
+            m.player,
+        )
         missing = (wear == 0) + (skill == 0)
         either = self.state.options.offtrack_removal is OffTrackRemoval.EITHER_MISSING
         if (either and missing >= 1) or missing == 2:

@@ -90,9 +90,13 @@ def _seen(state: RaceState, player: str) -> RaceState:
     racing line it follows and the line it may no longer use are that driver's private
     lines (view.private_lines), so they are blanked; the rest (space, speed, wear, skill,
     tyres, the card published at the design, damage reported in the results) is public."""
-    return replace(state, cars=tuple(
-        car if car.player == player else replace(car, corner_run=None, line_run=None, barred_line=None)
-        for car in state.cars))
+    return replace(
+        state,
+        cars=tuple(
+            car if car.player == player else replace(car, corner_run=None, line_run=None, barred_line=None)
+            for car in state.cars
+        ),
+    )
 
 
 def _bid(state: RaceState, car: Car) -> BidOrder:
@@ -226,7 +230,11 @@ def _ahead_ends(state: RaceState, car: Car, reach: int) -> set[str]:
         if other.progress - car.progress > reach + 1:
             continue
         plot = safe_plot(state, other)
-        line = Plot(path=PathOrder(PathKind.LINE)) if plot.lanes is None else Plot(path=PathOrder(PathKind.LANES, plot.lanes))
+        line = (
+            Plot(path=PathOrder(PathKind.LINE))
+            if plot.lanes is None
+            else Plot(path=PathOrder(PathKind.LANES, plot.lanes))
+        )
         path = desired_path(track, other, line, plot.speed // 20, staggered=state.options.staggered_lane_change)
         ends.add(path[-1] if path else other.space)
     return ends
@@ -254,7 +262,9 @@ def _push_cost(state: RaceState, car: Car, lim: Limits) -> tuple[int, SkillTable
     kind = lim.push
     if kind is None:
         return None
-    replaceable = kind in ("acceleration", "start speed") or (kind == "top speed" and state.options.option_tyres_top_speed)
+    replaceable = kind in ("acceleration", "start speed") or (
+        kind == "top speed" and state.options.option_tyres_top_speed
+    )
     if replaceable and car.tyres is Tyre.OPTION and car.wear >= 1:
         return 1, None
     if car.skill >= 1:

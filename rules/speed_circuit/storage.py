@@ -45,7 +45,13 @@ def dump_car(car: Car) -> dict[str, Any]:
         "spun": car.spun,
         "corner_run": None
         if car.corner_run is None
-        else [car.corner_run.corner, car.corner_run.tier, car.corner_run.wear_paid, car.corner_run.rolled, car.corner_run.worst_raw],
+        else [
+            car.corner_run.corner,
+            car.corner_run.tier,
+            car.corner_run.wear_paid,
+            car.corner_run.rolled,
+            car.corner_run.worst_raw,
+        ],
         "line_run": None if car.line_run is None else [car.line_run.line, car.line_run.index],
         "barred_line": car.barred_line,
         "progress": car.progress,
@@ -133,7 +139,9 @@ def dump_state(state: RaceState) -> dict[str, Any]:
 def load_state(data: Mapping[str, Any]) -> RaceState:
     version = data.get("version")
     if version not in READABLE or not isinstance(version, int):
-        raise StateError(f"unknown Speed Circuit state version {version!r} (this engine reads {', '.join(map(str, READABLE))})")
+        raise StateError(
+            f"unknown Speed Circuit state version {version!r} (this engine reads {', '.join(map(str, READABLE))})"
+        )
     try:
         o = data["options"]
         part_two: dict[str, Any] = {}

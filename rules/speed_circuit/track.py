@@ -278,7 +278,9 @@ def _parse(text: str) -> Track:
             if int(words[0]) != len(row_cells):
                 problems.append(f"line {number}: row {words[0]} out of sequence (expected {len(row_cells)})")
         else:
-            problems.append(f"line {number}: cannot read {words[0]!r} (expected name, laps, a row number, line or grid)")
+            problems.append(
+                f"line {number}: cannot read {words[0]!r} (expected name, laps, a row number, line or grid)"
+            )
     if not name:
         problems.append("the track has no 'name'")
     rows = len(row_cells)
@@ -302,7 +304,9 @@ def _parse(text: str) -> Track:
             body = cell[:-1] if arrow else cell
             if body == "x":
                 if lane in last_front and last_front[lane] != row - 1:
-                    problems.append(f"row {row} lane {LANES[lane]}: the lane ends inside a space ('|' above must end with a front edge)")
+                    problems.append(
+                        f"row {row} lane {LANES[lane]}: the lane ends inside a space ('|' above must end with a front edge)"
+                    )
                 last_front.pop(lane, None)
                 continue
             if body == "|":
@@ -310,12 +314,16 @@ def _parse(text: str) -> Track:
                     problems.append(f"row {row} lane {LANES[lane]}: '|' continues a space but the lane has none above")
                     last_front[lane] = row - 1
                 if row == rows:
-                    problems.append(f"row {row} lane {LANES[lane]}: every lane needs a front edge at the finish line (last row)")
+                    problems.append(
+                        f"row {row} lane {LANES[lane]}: every lane needs a front edge at the finish line (last row)"
+                    )
                 continue
             speed: int | None = None
             if body != ".":
                 if not body.isdigit() or int(body) % 20 or not 20 <= int(body) <= 300:
-                    problems.append(f"row {row} lane {LANES[lane]}: {cell!r} is not '.', '|', 'x' or a posted speed (a multiple of 20)")
+                    problems.append(
+                        f"row {row} lane {LANES[lane]}: {cell!r} is not '.', '|', 'x' or a posted speed (a multiple of 20)"
+                    )
                     continue
                 speed = int(body)
                 if corner is None:
@@ -397,17 +405,23 @@ def validate(track: Track) -> list[str]:
                 problems.append(f"row {row}: a pit-entry arrow outside the pit rows {pit.first}..{pit.last}")
             unmarked = [s.id for s in spaces.values() if s.row == row and not s.pit_arrow]
             if unmarked:
-                problems.append(f"row {row}: every space across an arrow row is marked (seed 003); {unmarked[0]} is not")
+                problems.append(
+                    f"row {row}: every space across an arrow row is marked (seed 003); {unmarked[0]} is not"
+                )
         for row in range(max(1, pit.first), min(track.rows, pit.last) + 1):
             edge = track.edge_space(row, pit.side) if any(track.covering(lane, row) for lane in range(3)) else None
             if edge is None or edge.row != row:
-                problems.append(f"row {row}: the pit rows need a space with its front edge on this row beside the pit lane")
+                problems.append(
+                    f"row {row}: the pit rows need a space with its front edge on this row beside the pit lane"
+                )
                 break
     if not problems and track.grid:
         seen = _reachable(track, track.grid[0])
         unreachable = sorted(set(spaces) - seen, key=lambda i: (spaces[i].row, i))
         if unreachable:
-            problems.append(f"{unreachable[0]}: cannot be reached from the grid ({len(unreachable)} spaces unreachable)")
+            problems.append(
+                f"{unreachable[0]}: cannot be reached from the grid ({len(unreachable)} spaces unreachable)"
+            )
     return problems
 
 
@@ -445,7 +459,9 @@ def bundled_track_text(name: str) -> str:
 # -- renderings ----------------------------------------------------------------------------
 
 
-def render_text(track: Track, cars: Mapping[str, str], *, rows: Iterable[int] | None = None, notes: Mapping[int, str] | None = None) -> str:
+def render_text(
+    track: Track, cars: Mapping[str, str], *, rows: Iterable[int] | None = None, notes: Mapping[int, str] | None = None
+) -> str:
     """The track as text, one row a line, cars by name (first 6 letters) in their spaces.
 
     `cars` maps a space id to the label to show there; `notes` adds text to a row's line
@@ -502,10 +518,14 @@ def render_svg(track: Track, cars: Mapping[str, str]) -> str:
     for s in plan.spaces:
         fill = "#f2c14e" if s.speed is not None else "#777777"
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in s.outline)
-        parts.append(f'<polygon points="{path}" fill="{fill}" stroke="#222" stroke-width="0.6"><title>{s.id}</title></polygon>')
+        parts.append(
+            f'<polygon points="{path}" fill="{fill}" stroke="#222" stroke-width="0.6"><title>{s.id}</title></polygon>'
+        )
         if s.speed is not None and s.id not in cars:
             x, y = s.mid
-            parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="8" text-anchor="middle" dominant-baseline="middle">{s.speed}</text>')
+            parts.append(
+                f'<text x="{x:.1f}" y="{y:.1f}" font-size="8" text-anchor="middle" dominant-baseline="middle">{s.speed}</text>'
+            )
     for line in plan.lines:
         colour = "#2e9e2e" if line.bonus == 40 else "#d62828"
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in line.points)
@@ -515,10 +535,18 @@ def render_svg(track: Track, cars: Mapping[str, str]) -> str:
     # cars are numbered in the picture (labels may share their first letters); a legend names them
     for number, (sid, label) in enumerate(sorted(cars.items(), key=lambda item: item[1]), start=1):
         x, y = by_id[sid].mid
-        parts.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="9" fill="#1d3557" stroke="white"><title>{_escape(label)}</title></circle>')
-        parts.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="9" fill="white" text-anchor="middle" dominant-baseline="middle">{number}</text>')
-        parts.append(f'<text x="10" y="{18 + 14 * number}" font-size="12" fill="white">{number} {_escape(label)} ({sid})</text>')
-    parts.append(f'<text x="{centre}" y="{centre}" font-size="18" text-anchor="middle" fill="white">{_escape(track.name)}</text>')
+        parts.append(
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="9" fill="#1d3557" stroke="white"><title>{_escape(label)}</title></circle>'
+        )
+        parts.append(
+            f'<text x="{x:.1f}" y="{y:.1f}" font-size="9" fill="white" text-anchor="middle" dominant-baseline="middle">{number}</text>'
+        )
+        parts.append(
+            f'<text x="10" y="{18 + 14 * number}" font-size="12" fill="white">{number} {_escape(label)} ({sid})</text>'
+        )
+    parts.append(
+        f'<text x="{centre}" y="{centre}" font-size="18" text-anchor="middle" fill="white">{_escape(track.name)}</text>'
+    )
     parts.append("</svg>")
     return "\n".join(parts)
 

@@ -68,7 +68,9 @@ def standings(state: RaceState) -> Standings:
     if state.phase in (Phase.DESIGN, Phase.QUALIFYING):
         return (tuple(sorted(c.player for c in state.cars)),)
     seats = {c.player: i for i, c in enumerate(state.cars)}
-    finished = sorted((c for c in state.cars if c.status is Status.FINISHED), key=lambda c: c.finish_key or (0, 0, 0, 0))
+    finished = sorted(
+        (c for c in state.cars if c.status is Status.FINISHED), key=lambda c: c.finish_key or (0, 0, 0, 0)
+    )
     if state.options.tyre_rule is TyreRule.CLASSIFY_LAST:
         # P4: finishers that never ran both compounds are classified after all compliant ones
         finished.sort(key=lambda c: not c.ran_both_compounds())
@@ -78,9 +80,16 @@ def standings(state: RaceState) -> Standings:
             return (-c.pit.progress, 1, 0, -c.speed, 0, seats[c.player])
         return movement_key(state.track, c, c.speed, seats[c.player])
 
-    racing = sorted((c for c in state.cars if c.status is Status.RACING and (c.space is not None or c.pit is not None)), key=racing_key)
+    racing = sorted(
+        (c for c in state.cars if c.status is Status.RACING and (c.space is not None or c.pit is not None)),
+        key=racing_key,
+    )
     out = sorted(
-        (c for c in state.cars if c.status is Status.OUT or (c.status is Status.RACING and c.space is None and c.pit is None)),
+        (
+            c
+            for c in state.cars
+            if c.status is Status.OUT or (c.status is Status.RACING and c.space is None and c.pit is None)
+        ),
         key=lambda c: (-c.out_turn, -c.progress, seats[c.player]),
     )
     return tuple((c.player,) for c in (*finished, *racing, *out))
@@ -122,18 +131,29 @@ def private_lines(state: RaceState, car: Car) -> list[str]:
     lines = []
     if car.design is not None:
         lines.append(f"Your car: ACC {car.acc} DEC {car.dec} TOP {car.top} START {car.start} ({car.design.text()})")
-        lines.append(f"Tyres {car.tyres.value}, wear {car.wear}, skill {car.skill}; engine damage {car.engine_damage}, brake damage {car.brake_damage}")
+        lines.append(
+            f"Tyres {car.tyres.value}, wear {car.wear}, skill {car.skill}; engine damage {car.engine_damage}, brake damage {car.brake_damage}"
+        )
     if car.corner_run is not None and car.corner_run.tier:
         lines.append(f"Corner {car.corner_run.corner}: paid for +{car.corner_run.tier * 20}")
     if car.line_run is not None:
         lines.append(f"On racing line {car.line_run.line}")
     if car.pit is not None:
-        stage = "entrance lane: next turn slow to the pit limit, then new tyres" if car.pit.stage.value == "entrance" else "pit lane: next turn back onto the track"
+        stage = (
+            "entrance lane: next turn slow to the pit limit, then new tyres"
+            if car.pit.stage.value == "entrance"
+            else "pit lane: next turn back onto the track"
+        )
         lines.append(f"In the pits ({stage}); fitting {car.pit.tyre.value}")
     elif car.off_track and car.space is not None:
-        lines.append(f"{'Beside the track after the pits' if car.overflow else 'Off track'} beside {car.space}" + ("" if car.overflow else ": 1 wear and 1 skill lost each turn you end off track"))
+        lines.append(
+            f"{'Beside the track after the pits' if car.overflow else 'Off track'} beside {car.space}"
+            + ("" if car.overflow else ": 1 wear and 1 skill lost each turn you end off track")
+        )
     if not car.ran_both_compounds() and car.design is not None:
-        lines.append("You have not yet run both tyre compounds: pit (PIT PRIME|OPTION from a red-arrow space) before the end")
+        lines.append(
+            "You have not yet run both tyre compounds: pit (PIT PRIME|OPTION from a red-arrow space) before the end"
+        )
     if state.phase is Phase.RACE and car.status is Status.RACING and (car.space is not None or car.pit is not None):
         lines.append(f"Next turn you may plot {limits(car, state.track).describe()}")
     return lines
@@ -151,7 +171,9 @@ def summary(state: RaceState) -> str:
     return f"{leader.player} leads on lap {max(1, min(leader.lap, state.laps))} of {state.laps}"
 
 
-def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer) -> SpeedCircuitView:
+def build_view(
+    state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer
+) -> SpeedCircuitView:
     order = standings(state)
     place = {p: i + 1 for i, group in enumerate(order) for p in group}
     table = []
@@ -160,12 +182,26 @@ def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewe
     for group in order:
         for player in group:
             c = state.car(player)
-            f: dict[str, str | int | None] = {**figures(state, c), "compounds": "+".join(t.value for t in c.tyres_used) or "-"}
+            f: dict[str, str | int | None] = {
+                **figures(state, c),
+                "compounds": "+".join(t.value for t in c.tyres_used) or "-",
+            }
             cells = tuple(str(f[k.lower()]) if f[k.lower()] is not None else "-" for k in COLUMNS)
             table.append(TableRow(player, place[player], cells))
             pit_row = None if c.pit is None else (c.pit.progress - 1) % track.rows + 1
-            cars.append(CarOnTrack(player, place[player], c.status, c.space if c.pit is None else None, c.off_track,
-                                   None if c.pit is None else c.pit.stage, pit_row, where(c), c.note))
+            cars.append(
+                CarOnTrack(
+                    player,
+                    place[player],
+                    c.status,
+                    c.space if c.pit is None else None,
+                    c.off_track,
+                    None if c.pit is None else c.pit.stage,
+                    pit_row,
+                    where(c),
+                    c.note,
+                )
+            )
     on_track = {c.space: c.player for c in state.cars if c.space is not None and c.off_track == 0}
     notes: dict[int, list[str]] = {}
     for c in state.cars:
@@ -173,10 +209,14 @@ def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewe
             continue
         if c.pit is not None:
             row = (c.pit.progress - 1) % track.rows + 1
-            notes.setdefault(row, []).append(f"[{c.player}] in the pit {'entrance lane' if c.pit.stage.value == 'entrance' else 'lane'}")
+            notes.setdefault(row, []).append(
+                f"[{c.player}] in the pit {'entrance lane' if c.pit.stage.value == 'entrance' else 'lane'}"
+            )
         elif c.space is not None and c.off_track:
             side = "beside lane A" if c.off_track < 0 else "beside the far edge"
-            notes.setdefault(track.space(c.space).row, []).append(f"[{c.player}] off track {side}" if not c.overflow else f"[{c.player}] beside the track from the pits")
+            notes.setdefault(track.space(c.space).row, []).append(
+                f"[{c.player}] off track {side}" if not c.overflow else f"[{c.player}] beside the track from the pits"
+            )
     rows = sorted({track.space(s).row for s in on_track} | set(notes))
     window: list[int] = []
     for r in rows:
@@ -206,7 +246,9 @@ def build_view(state: RaceState, resolution: Resolution[RaceState] | None, viewe
         track=plan_track(track),
         cars=tuple(cars),
         track_name=state.track.name,
-        track_text=render_text(track, on_track, rows=window, notes={r: "; ".join(n) for r, n in notes.items()}) if window else "",
+        track_text=render_text(track, on_track, rows=window, notes={r: "; ".join(n) for r, n in notes.items()})
+        if window
+        else "",
         racing_lines=tuple(sorted(track.lines.values(), key=lambda line: line.id)),
         options=options,
         plot_map=plot_map,

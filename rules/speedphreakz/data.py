@@ -153,23 +153,27 @@ def circuit_from_json(data: Mapping[str, Any], *, check_route: bool = False) -> 
     problems: list[str] = []
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
-        problems.append("the map needs a \"name\"")
+        problems.append('the map needs a "name"')
         name = "?"
     key = terrain_key()
     known = {t.char for t in key}
     solid = {t.char for t in key if t.solid}
     grid = data.get("grid")
     if not isinstance(grid, list) or not grid or not all(isinstance(r, str) for r in grid):
-        raise MapError(name, [*problems, "\"grid\" must be a non-empty list of strings, one per row"])
+        raise MapError(name, [*problems, '"grid" must be a non-empty list of strings, one per row'])
     width = len(grid[0])
     if width > MAX_SIDE or len(grid) > MAX_SIDE:
-        problems.append(f"the map is {width} x {len(grid)} squares; at most {MAX_SIDE} x {MAX_SIDE} fit in a results mail")
+        problems.append(
+            f"the map is {width} x {len(grid)} squares; at most {MAX_SIDE} x {MAX_SIDE} fit in a results mail"
+        )
     for y, row in enumerate(grid):
         if len(row) != width:
             problems.append(f"row {y} is {len(row)} squares wide; row 0 is {width}: all rows must be the same width")
         for x, char in enumerate(row):
             if char not in known:
-                problems.append(f"square {x},{y}: unknown terrain character {char!r} (known: {''.join(sorted(known))!r})")
+                problems.append(
+                    f"square {x},{y}: unknown terrain character {char!r} (known: {''.join(sorted(known))!r})"
+                )
 
     def where(square: Square) -> str | None:
         if not (0 <= square.y < len(grid) and 0 <= square.x < len(grid[square.y])):
@@ -178,7 +182,7 @@ def circuit_from_json(data: Mapping[str, Any], *, check_route: bool = False) -> 
             return "solid"
         return None
 
-    starts = _squares(data.get("start_squares"), "\"start_squares\"", problems)
+    starts = _squares(data.get("start_squares"), '"start_squares"', problems)
     for s in starts:
         if where(s) is not None:
             problems.append(f"start square {s} is {where(s)}")
@@ -186,9 +190,9 @@ def circuit_from_json(data: Mapping[str, Any], *, check_route: bool = False) -> 
             problems.append(f"start square {s} is not on the start line (an 'S' square)")
     finish = data.get("finish_line")
     if not isinstance(finish, Mapping):
-        problems.append("\"finish_line\" must be {\"cells\": [[x, y], ...], \"direction\": \"N\"}")
+        problems.append('"finish_line" must be {"cells": [[x, y], ...], "direction": "N"}')
         finish = {}
-    cells = _squares(finish.get("cells"), "\"finish_line\" cells", problems)
+    cells = _squares(finish.get("cells"), '"finish_line" cells', problems)
     for s in cells:
         if where(s) is not None:
             problems.append(f"finish line cell {s} is {where(s)}")
@@ -204,7 +208,7 @@ def circuit_from_json(data: Mapping[str, Any], *, check_route: bool = False) -> 
     raw_checkpoints = data.get("checkpoints")
     checkpoints: list[tuple[Square, ...]] = []
     if not isinstance(raw_checkpoints, list) or not raw_checkpoints:
-        problems.append("\"checkpoints\" must be a non-empty list of {\"cells\": [[x, y], ...]}")
+        problems.append('"checkpoints" must be a non-empty list of {"cells": [[x, y], ...]}')
         raw_checkpoints = []
     seen: dict[Square, str] = {s: "the finish line" for s in cells}
     for number, checkpoint in enumerate(raw_checkpoints, start=1):
@@ -219,7 +223,7 @@ def circuit_from_json(data: Mapping[str, Any], *, check_route: bool = False) -> 
         checkpoints.append(squares)
     laps = data.get("laps", 1)
     if not isinstance(laps, int) or isinstance(laps, bool) or not 1 <= laps <= 20:
-        problems.append(f"\"laps\" must be a whole number from 1 to 20, not {laps!r}")
+        problems.append(f'"laps" must be a whole number from 1 to 20, not {laps!r}')
         laps = 1
     if problems:
         raise MapError(name, problems)

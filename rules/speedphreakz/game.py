@@ -183,8 +183,13 @@ class SpeedPhreakz:
             orders.append(Program(round_no, actions))
         return parse.canonical(orders)
 
-    def resolve(self, state: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
-                submitted: Sequence[PlayerId] = ()) -> Resolution[Race]:
+    def resolve(
+        self,
+        state: Race,
+        orders: Mapping[PlayerId, Sequence[Order]],
+        rng: random.Random,
+        submitted: Sequence[PlayerId] = (),
+    ) -> Resolution[Race]:
         """S16: `submitted` (the order the seats' final sets arrived) is kept in the state for
         each round whose programs arrived this turn; the last tie-break of a round's finish
         is who sent their program for that round first."""
@@ -225,12 +230,16 @@ class SpeedPhreakz:
             return None
         return Stall(
             turns=state.stalled,
-            reason=(f"No car has got nearer the finish for {state.stalled} rounds: none has passed a checkpoint "
-                    "or the line, or ended a round nearer its next checkpoint than before."),
+            reason=(
+                f"No car has got nearer the finish for {state.stalled} rounds: none has passed a checkpoint "
+                "or the line, or ended a round nearer its next checkpoint than before."
+            ),
             figure="max_rounds",
             value=str(state.round),
-            ends=(f"makes round {state.round}, the round open now, the race's last: when it is resolved the race "
-                  "ends, classified by laps and checkpoints done, then distance to the next checkpoint (§5)"),
+            ends=(
+                f"makes round {state.round}, the round open now, the race's last: when it is resolved the race "
+                "ends, classified by laps and checkpoints done, then distance to the next checkpoint (§5)"
+            ),
         )
 
     def players(self, state: Race) -> tuple[PlayerId, ...]:
@@ -261,15 +270,17 @@ class SpeedPhreakz:
             # of deficit, reset to 0; §4.3: from 5 on, every loss of control crashes. The
             # design sets no upper bound; the GM may set 0..MAX_RECKLESSNESS.
             if not (text.isascii() and text.isdigit() and len(text) <= 2) or int(text) > MAX_RECKLESSNESS:
-                raise FigureError(f"recklessness must be a whole number from 0 to {MAX_RECKLESSNESS}, "
-                                  f"not {_shown(value)}")
+                raise FigureError(
+                    f"recklessness must be a whole number from 0 to {MAX_RECKLESSNESS}, not {_shown(value)}"
+                )
             car = dataclasses.replace(car, recklessness=int(text))
         elif field == "square":
             # speedphreakz.md §4.7: a square is x,y on the map's grid, x right and y down from
             # 0; walls and void are solid (§4.6).
             circuit = state.circuit
-            legal = (f"square must be x,y on the map (x 0 to {circuit.width - 1}, y 0 to {circuit.height - 1}) "
-                     "and not solid")
+            legal = (
+                f"square must be x,y on the map (x 0 to {circuit.width - 1}, y 0 to {circuit.height - 1}) and not solid"
+            )
             parts = text.replace(" ", "").split(",")
             if len(text) > 20 or len(parts) != 2 or not all(p.isascii() and p.isdigit() for p in parts):
                 raise FigureError(f"{legal}, not {_shown(value)}")
@@ -290,13 +301,17 @@ class SpeedPhreakz:
             # (`stall`): the race's last round, from the round open now to the option's 500.
             low, high = state.round, 500
             if not (text.isascii() and text.isdigit() and len(text) <= 3) or not low <= int(text) <= high:
-                raise FigureError(f"max_rounds is the race's last round, a whole number from {low} (the round open "
-                                  f"now) to {high}, not {_shown(value)}")
+                raise FigureError(
+                    f"max_rounds is the race's last round, a whole number from {low} (the round open "
+                    f"now) to {high}, not {_shown(value)}"
+                )
             return dataclasses.replace(state, options=dataclasses.replace(state.options, max_rounds=int(text)))
         else:
-            raise FigureError(f"unknown figure {_shown(name)}; SpeedPhreakz figures: recklessness (0 to "
-                              f"{MAX_RECKLESSNESS}), square (x,y), heading ({headings}); and for the race, given "
-                              f"with any seat: max_rounds (its last round, {state.round} to 500)")
+            raise FigureError(
+                f"unknown figure {_shown(name)}; SpeedPhreakz figures: recklessness (0 to "
+                f"{MAX_RECKLESSNESS}), square (x,y), heading ({headings}); and for the race, given "
+                f"with any seat: max_rounds (its last round, {state.round} to 500)"
+            )
         return dataclasses.replace(state, cars=tuple(car if c.player == player else c for c in state.cars))
 
     def drop_player(self, state: Race, player: PlayerId) -> Race:

@@ -142,8 +142,10 @@ def program_options(race: Race, player: str) -> ProgramOptions | None:
         oil = False  # §4.2: a crash ends the oil's hold on the car
         round_no = race.round
         extra = car.deficit + car.surcharge
-        assumes = (f"if you restart on {start} facing {heading.value} (the default; RESTART may name the crash square "
-                   "or a neighbour)")
+        assumes = (
+            f"if you restart on {start} facing {heading.value} (the default; RESTART may name the crash square "
+            "or a neighbour)"
+        )
     else:
         queued = round_actions(race, car)
         ahead = drive(circuit, car, queued)
@@ -156,8 +158,10 @@ def program_options(race: Race, player: str) -> ProgramOptions | None:
         extra = 0 if queued else car.deficit + car.surcharge
         assumes = f"after your round {race.round} program {' '.join(queued) or '(hold position)'} runs as ordered"
         if cost_then > CONTROL_LOW:
-            assumes += (f"; it costs {cost_then}, so it loses control if control is below that, and then leaves a "
-                        "deficit on round " + str(round_no) + "'s first action")
+            assumes += (
+                f"; it costs {cost_then}, so it loses control if control is below that, and then leaves a "
+                "deficit on round " + str(round_no) + "'s first action"
+            )
         if rolled:
             assumes += "; oil makes one of its actions rolled, so it may end elsewhere"
         if oil:
@@ -171,7 +175,12 @@ def program_options(race: Race, player: str) -> ProgramOptions | None:
             best.append(min(inside, key=lambda o: (far.get(o.square, 10_000), o.cost, o.square)))
     xs = [o.square.x for o in squares] + [start.x]
     ys = [o.square.y for o in squares] + [start.y]
-    window = (max(0, min(xs) - 1), max(0, min(ys) - 1), min(circuit.width - 1, max(xs) + 1), min(circuit.height - 1, max(ys) + 1))
+    window = (
+        max(0, min(xs) - 1),
+        max(0, min(ys) - 1),
+        min(circuit.width - 1, max(xs) + 1),
+        min(circuit.height - 1, max(ys) + 1),
+    )
     return ProgramOptions(player, round_no, start, heading, extra, assumes, squares, tuple(best), window, oil)
 
 
@@ -184,7 +193,9 @@ def round_actions(race: Race, car: Car) -> tuple[str, ...]:
     return previous_program(car, race.round) if race.options.nmr is NoOrders.REPEAT else ()
 
 
-def drive(circuit: Circuit, car: Car, codes: tuple[str, ...]) -> tuple[Square, Heading, Progress, int, bool, bool] | None:
+def drive(
+    circuit: Circuit, car: Car, codes: tuple[str, ...]
+) -> tuple[Square, Heading, Progress, int, bool, bool] | None:
     """Where the program `codes` leaves the car driven as ordered (no loss of control):
     square, heading, progress, what it costs (with the deficit and surcharge the car
     carries), whether it ends on oil, and whether oil makes one of its actions rolled; None
@@ -264,12 +275,19 @@ class _Ground:
 @functools.lru_cache(maxsize=16)
 def _ground(circuit: Circuit) -> _Ground:
     kinds = {(x, y): circuit.terrain(Square(x, y)) for y in range(circuit.height) for x in range(circuit.width)}
-    return _Ground(frozenset(s for s, t in kinds.items() if t.solid), {s: t.surcharge for s, t in kinds.items() if t.surcharge},
-                   frozenset(s for s, t in kinds.items() if t.oil), circuit.width, circuit.height, {})
+    return _Ground(
+        frozenset(s for s, t in kinds.items() if t.solid),
+        {s: t.surcharge for s, t in kinds.items() if t.surcharge},
+        frozenset(s for s, t in kinds.items() if t.oil),
+        circuit.width,
+        circuit.height,
+        {},
+    )
 
 
-def _search(circuit: Circuit, cap: int, start: Square, heading: Heading, extra: int,
-            limit: int = CONTROL_HIGH) -> tuple[SquareOption, ...]:
+def _search(
+    circuit: Circuit, cap: int, start: Square, heading: Heading, extra: int, limit: int = CONTROL_HIGH
+) -> tuple[SquareOption, ...]:
     """The cheapest program (cost <= `limit`, 200 unless said) to every square: Dijkstra over
     the end of each action (§4.2 order restrictions, §4.4 costs, §4.6 surcharges, §4.5
     solids). A state is (x, y, heading, the last action was a turn, actions so far where the
@@ -309,12 +327,15 @@ def _search(circuit: Circuit, cap: int, start: Square, heading: Heading, extra: 
             best[nxt] = total
             counter += 1
             heapq.heappush(queue, (total, counter, (*program, action.code), nxt))
-    return tuple(SquareOption(Square(x, y), cost, program, _HEADINGS[h])
-                 for (x, y), (cost, program, h) in sorted(found.items(), key=lambda item: (item[0][1], item[0][0])))
+    return tuple(
+        SquareOption(Square(x, y), cost, program, _HEADINGS[h])
+        for (x, y), (cost, program, h) in sorted(found.items(), key=lambda item: (item[0][1], item[0][0]))
+    )
 
 
-def reachable(circuit: Circuit, cap: int, start: Square, heading: Heading, extra: int,
-              limit: int = CONTROL_HIGH) -> tuple[SquareOption, ...]:
+def reachable(
+    circuit: Circuit, cap: int, start: Square, heading: Heading, extra: int, limit: int = CONTROL_HIGH
+) -> tuple[SquareOption, ...]:
     """Every square a program of at most `cap` actions can end on from `start` facing
     `heading`, driven as ordered for `limit` control or less (200 unless said), with the
     cheapest such program (`extra` added to its first action): what `program_options`
@@ -372,12 +393,18 @@ def options_text(race: Race, options: ProgramOptions) -> tuple[str, ...]:
     out.append("")
     out.append("Left: the map ('.' tarmac, ',' grass +10, ':' gravel +20, 'o' oil, '#' barrier,")
     out.append(f"'S' the line; letters are cars, yours {mine.letter}). Right: the cheapest program ending")
-    out.append(f"there costs 1: {CONTROL_LOW} or less (never out of control), 2: {CONTROL_LOW + 1}-{RISKY}, 3: {RISKY + 1}-{CONTROL_HIGH};")
+    out.append(
+        f"there costs 1: {CONTROL_LOW} or less (never out of control), 2: {CONTROL_LOW + 1}-{RISKY}, 3: {RISKY + 1}-{CONTROL_HIGH};"
+    )
     out.append("'@' where you start, '-' out of reach. x runs right, y down, as in x,y.")
     for option in options.best:
-        risk = "never loses control" if option.band is Band.IN_CONTROL else f"{option.chance_lost}% chance to lose control"
-        text = (f"Furthest along at {option.band.digit}: {option.square} facing {option.heading.value}, cost {option.cost} "
-                f"({risk}), by {' '.join(option.program)}")
+        risk = (
+            "never loses control" if option.band is Band.IN_CONTROL else f"{option.chance_lost}% chance to lose control"
+        )
+        text = (
+            f"Furthest along at {option.band.digit}: {option.square} facing {option.heading.value}, cost {option.cost} "
+            f"({risk}), by {' '.join(option.program)}"
+        )
         out.extend(textwrap.wrap(text, width=72, initial_indent="  ", subsequent_indent="    "))
     return tuple(out)
 
@@ -385,8 +412,9 @@ def options_text(race: Race, options: ProgramOptions) -> tuple[str, ...]:
 # -- what a program sent costs (the confirmation) --------------------------------------------
 
 
-def action_costs(circuit: Circuit, start: Square, heading: Heading, extra: int,
-                 codes: tuple[str, ...]) -> tuple[int, ...] | None:
+def action_costs(
+    circuit: Circuit, start: Square, heading: Heading, extra: int, codes: tuple[str, ...]
+) -> tuple[int, ...] | None:
     """The cumulative control cost after each action of `codes` driven as ordered from
     `start` facing `heading`, `extra` (carried deficit and crash surcharge, §4.4) added to
     the first action and every terrain surcharge where it is entered (§4.6); None if the
@@ -435,8 +463,10 @@ def program_costs(race: Race, player: str, programs: tuple[tuple[int, tuple[str,
         if options is not None and round_no == options.round:
             after = action_costs(race.circuit, options.start, options.heading, options.extra, codes)
             if after is None:
-                said.append(f"Round {round_no}, as ordered from {options.start} facing {options.heading.value}, "
-                            "drives into a solid: a crash.")
+                said.append(
+                    f"Round {round_no}, as ordered from {options.start} facing {options.heading.value}, "
+                    "drives into a solid: a crash."
+                )
                 continue
             carried = f" ({options.extra} carried over included)" if options.extra else ""
             rolled = "; oil makes your first action rolled whatever it costs" if options.first_rolled else ""
@@ -446,6 +476,8 @@ def program_costs(race: Race, player: str, programs: tuple[tuple[int, tuple[str,
             for code in codes:
                 running += table[code].cost
                 after_list.append(running)
-            said.append(f"Round {round_no} program cost {running} before terrain and what is carried over; "
-                        f"{_control_words(tuple(after_list))}.")
+            said.append(
+                f"Round {round_no} program cost {running} before terrain and what is carried over; "
+                f"{_control_words(tuple(after_list))}."
+            )
     return tuple(said)

@@ -186,8 +186,10 @@ def missing_orders(race: Race, player: PlayerId, orders: Sequence[Order]) -> tup
     rounds = {o.round for o in orders if isinstance(o, Program)}
     for round_no in race.allowed_rounds(player):
         if round_no not in rounds:
-            missing.append(f"the program for round {round_no}: a ROUND {round_no} line with up to "
-                           f"{race.options.max_actions} actions")
+            missing.append(
+                f"the program for round {round_no}: a ROUND {round_no} line with up to "
+                f"{race.options.max_actions} actions"
+            )
     return tuple(missing)
 
 
@@ -264,7 +266,9 @@ def _actions_alone(line: str) -> tuple[str, ...] | None:
     return codes if codes and all(known.get(c) is not None for c in codes) else None
 
 
-def _carried(round_no: int, numbered: dict[int, tuple[str, ...]], unnumbered: tuple[str, ...] | None) -> tuple[str, ...]:
+def _carried(
+    round_no: int, numbered: dict[int, tuple[str, ...]], unnumbered: tuple[str, ...] | None
+) -> tuple[str, ...]:
     """The plot's program for `round_no` (see `standing_plot`); `numbered` or `unnumbered` is set."""
     if round_no in numbered:
         return numbered[round_no]
@@ -276,7 +280,12 @@ def _carried(round_no: int, numbered: dict[int, tuple[str, ...]], unnumbered: tu
 
 def order_help(race: Race, player: PlayerId) -> str:
     known = chart()
-    lines = ["SpeedPhreakz orders, one per line:", *(f"  {g}" for g in GRAMMAR), "", "Actions (code, name, control cost, effect):"]
+    lines = [
+        "SpeedPhreakz orders, one per line:",
+        *(f"  {g}" for g in GRAMMAR),
+        "",
+        "Actions (code, name, control cost, effect):",
+    ]
     for action in known.actions:
         kind = "turn" if action.is_turn else "move"
         lines.append(f"  {action.code:<3} {action.name:<12} {action.cost:>3}  {kind}: {action.effect}")
@@ -294,7 +303,10 @@ def order_help(race: Race, player: PlayerId) -> str:
     if race.set_up:
         squares = " ".join(str(s) for s in race.circuit.start_squares)
         lines.append(f"Now send: COLOUR, START (one of {squares}), {rounds}.")
-        lines.append("Example: COLOUR red / START " + f"{race.circuit.start_squares[0]} FACING {race.circuit.finish_direction.value}")
+        lines.append(
+            "Example: COLOUR red / START "
+            + f"{race.circuit.start_squares[0]} FACING {race.circuit.finish_direction.value}"
+        )
     elif car.status is CarStatus.CRASHED:
         squares = " ".join(str(s) for s in restart_squares(race, car))
         lines.append(f"Your car crashed: send RESTART (one of {squares}), {rounds}.")

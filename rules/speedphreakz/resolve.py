@@ -34,7 +34,16 @@ from rules.speedphreakz.model import (
 )
 
 COLOURS: tuple[str, ...] = (
-    "red", "blue", "green", "yellow", "orange", "purple", "white", "black", "pink", "silver",
+    "red",
+    "blue",
+    "green",
+    "yellow",
+    "orange",
+    "purple",
+    "white",
+    "black",
+    "pink",
+    "silver",
 )
 CRASH_SURCHARGE = 50  # S9: +50, and +50 per point of recklessness held at the crash
 UNREACHABLE = 10_000  # the squares to a target from a square that cannot reach it
@@ -254,14 +263,22 @@ class _Round:
         run.progress = progress
         player = run.car.player
         if passing is Passing.CHECKPOINT:
-            self.events.append(Event("checkpoint", f"{player} passes checkpoint {progress.checkpoint} at {run.square}.", (player,)))
+            self.events.append(
+                Event("checkpoint", f"{player} passes checkpoint {progress.checkpoint} at {run.square}.", (player,))
+            )
         elif passing is Passing.LAP:
-            self.events.append(Event("lap", f"{player} completes lap {progress.lap} of {self.circuit.laps}.", (player,)))
+            self.events.append(
+                Event("lap", f"{player} completes lap {progress.lap} of {self.circuit.laps}.", (player,))
+            )
         elif passing is Passing.FINISH:
             run.finished = True
             run.finish_control = self.control - run.spent  # S12: may be negative
             self.events.append(
-                Event("finish", f"{player} crosses the finish line at {run.square} with {run.finish_control} control left.", (player,))
+                Event(
+                    "finish",
+                    f"{player} crosses the finish line at {run.square} with {run.finish_control} control left.",
+                    (player,),
+                )
             )
             return False
         return True
@@ -385,7 +402,11 @@ def _restarts(race: Race, cars: list[Car], orders: Mapping[PlayerId, Sequence[Or
         taken.add(restart.square)
         cars[seat] = dataclasses.replace(car, square=restart.square, heading=restart.heading, status=CarStatus.RACING)
         events.append(
-            Event("restart", f"{car.player} is re-placed at {restart.square} facing {restart.heading.value}{how}.", (car.player,))
+            Event(
+                "restart",
+                f"{car.player} is re-placed at {restart.square} facing {restart.heading.value}{how}.",
+                (car.player,),
+            )
         )
 
 
@@ -400,8 +421,9 @@ def _queue(race: Race, car: Car, mine: Sequence[Order], allowed: tuple[int, ...]
     return dataclasses.replace(car, programs=tuple(programs[r] for r in sorted(programs)))
 
 
-def arrivals_after(race: Race, allowed: Mapping[PlayerId, tuple[int, ...]],
-                   submitted: Sequence[PlayerId]) -> tuple[tuple[int, tuple[PlayerId, ...]], ...]:
+def arrivals_after(
+    race: Race, allowed: Mapping[PlayerId, tuple[int, ...]], submitted: Sequence[PlayerId]
+) -> tuple[tuple[int, tuple[PlayerId, ...]], ...]:
     """S16's "whoever submitted first": the order in which each round's programs arrived,
     with this turn's (every round a car may send now, `allowed`) put after those of earlier
     turns, in the order this turn's final sets arrived (`submitted`), then the players who
@@ -420,8 +442,9 @@ def arrivals_after(race: Race, allowed: Mapping[PlayerId, tuple[int, ...]],
     return tuple((number, tuple(by_round[number])) for number in sorted(by_round))
 
 
-def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random,
-                  submitted: Sequence[PlayerId] = ()) -> Resolution[Race]:
+def resolve_round(
+    race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: random.Random, submitted: Sequence[PlayerId] = ()
+) -> Resolution[Race]:
     """Resolve the open turn: set-up (turn 1), re-placing, then round `race.round`.
     `submitted`: the players in the order their final sets of this turn arrived (S16)."""
     events: list[Event] = []
@@ -495,7 +518,9 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
             finishers.append(ran)
     # S12, S16: more control at the crossing, then fewer crashes, then whoever submitted
     # their program for this round first (`Race.arrival`; seating order where none is known).
-    finishers.sort(key=lambda r: (-(r.finish_control or 0), r.car.crashes, race.arrival(race.round, r.car.player), r.seat))
+    finishers.sort(
+        key=lambda r: (-(r.finish_control or 0), r.car.crashes, race.arrival(race.round, r.car.player), r.seat)
+    )
     finish_order = race.finish_order + tuple(r.car.player for r in finishers)
     if finishers and not race.finish_order:
         events.append(Event("winner", f"{finishers[0].car.player} wins the race!", (finishers[0].car.player,)))
@@ -506,12 +531,19 @@ def resolve_round(race: Race, orders: Mapping[PlayerId, Sequence[Order]], rng: r
         # §5: "a max_rounds option may end it (classified by distance to the next
         # checkpoint, then the tie-break of S16)": laps and checkpoints done, then nearest
         # the next one, then fewer crashes, then the earlier submission (as for the finish).
-        classified = sorted(racing, key=lambda c: (distance_behind(race, c), c.crashes, race.arrival(race.round, c.player),
-                                                   cars.index(c)))
+        classified = sorted(
+            racing,
+            key=lambda c: (distance_behind(race, c), c.crashes, race.arrival(race.round, c.player), cars.index(c)),
+        )
         finish_order = race.finish_order + tuple(c.player for c in classified)
-        events.append(Event("over", f"The race ends after round {race.round}, the last round allowed; "
-                                    f"{classified[0].player} is classified first, nearest the next checkpoint.",
-                            (classified[0].player,)))
+        events.append(
+            Event(
+                "over",
+                f"The race ends after round {race.round}, the last round allowed; "
+                f"{classified[0].player} is classified first, nearest the next checkpoint.",
+                (classified[0].player,),
+            )
+        )
     state = dataclasses.replace(
         race,
         cars=tuple(cars),

@@ -119,8 +119,13 @@ def _restart(race: Race, car: Car) -> Restart:
         return default_restart(race, car, taken)
 
     def key(square: Square) -> tuple[int, int, int, int, int]:
-        return (int(any(square.touches(other) for other in crashed)), far.get(square, UNREACHABLE),
-                int(any(square.touches(other) for other in racing)), square.y, square.x)
+        return (
+            int(any(square.touches(other) for other in crashed)),
+            far.get(square, UNREACHABLE),
+            int(any(square.touches(other) for other in racing)),
+            square.y,
+            square.x,
+        )
 
     square = min(squares, key=key)
     return Restart(square, heading_towards_target(race, car, square))
@@ -133,8 +138,16 @@ def _after(circuit: Circuit, car: Car, codes: tuple[str, ...]) -> tuple[Square, 
     return None if driven is None else driven[:3]
 
 
-def _plan(circuit: Circuit, cap: int, start: Square, heading: Heading, progress: Progress, extra: int,
-          others: tuple[Square, ...], rng: random.Random) -> tuple[str, ...]:
+def _plan(
+    circuit: Circuit,
+    cap: int,
+    start: Square,
+    heading: Heading,
+    progress: Progress,
+    extra: int,
+    others: tuple[Square, ...],
+    rng: random.Random,
+) -> tuple[str, ...]:
     """The program it sends for a round that starts at `start` facing `heading` with
     `progress`, `extra` on its first action (see the module docstring)."""
     near = {Square(s.x + dx, s.y + dy) for s in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
@@ -159,13 +172,17 @@ def _plan(circuit: Circuit, cap: int, start: Square, heading: Heading, progress:
     best = min(pool)
     # Of the programs that get as far (a square more at most, facing the same way), one at
     # random: two robots planning from one square must not end the round on one (§4.5).
-    close = sorted(item for item in pool if item[0][:2] == best[0][:2] and item[0][2] <= best[0][2] + 1
-                   and item[0][3] == best[0][3])
+    close = sorted(
+        item
+        for item in pool
+        if item[0][:2] == best[0][:2] and item[0][2] <= best[0][2] + 1 and item[0][3] == best[0][3]
+    )
     return rng.choice(close)[1]
 
 
-def _walk(circuit: Circuit, square: Square, heading: Heading, progress: Progress,
-          codes: tuple[str, ...]) -> tuple[Square, Heading, Progress]:
+def _walk(
+    circuit: Circuit, square: Square, heading: Heading, progress: Progress, codes: tuple[str, ...]
+) -> tuple[Square, Heading, Progress]:
     """Where a program found by `reachable` leaves the car, driven as ordered: `drive`
     without its checks (the search already kept it off solids and oil)."""
     table = chart()
@@ -180,8 +197,9 @@ def _walk(circuit: Circuit, square: Square, heading: Heading, progress: Progress
     return square, heading, progress
 
 
-def _progress_key(circuit: Circuit, maps: dict[int, Mapping[Square, int]], square: Square, heading: Heading,
-                  progress: Progress) -> tuple[int, int, int, int]:
+def _progress_key(
+    circuit: Circuit, maps: dict[int, Mapping[Square, int]], square: Square, heading: Heading, progress: Progress
+) -> tuple[int, int, int, int]:
     """Smaller is further round: laps and checkpoints done (negated), the squares to the next
     target, and whether the car faces away from it (`maps`: the distance maps read so far)."""
     far = maps.get(progress.checkpoint)

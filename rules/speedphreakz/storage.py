@@ -50,7 +50,9 @@ def dump_state(state: Race) -> dict[str, Any]:
 
 def load_state(data: Mapping[str, Any]) -> Race:
     if not isinstance(data, Mapping) or data.get("version") != VERSION:
-        raise StateError(f"SpeedPhreakz state version {data.get('version') if isinstance(data, Mapping) else None!r} is not {VERSION}")
+        raise StateError(
+            f"SpeedPhreakz state version {data.get('version') if isinstance(data, Mapping) else None!r} is not {VERSION}"
+        )
     try:
         opts = data["options"]
         return Race(
@@ -67,7 +69,9 @@ def load_state(data: Mapping[str, Any]) -> Race:
             finish_order=tuple(str(p) for p in data["finish_order"]),
             last_control=None if data["last_control"] is None else int(data["last_control"]),
             # (states stored before issue 32 have neither: no arrivals known, no stall counted)
-            arrivals=tuple((int(number), tuple(str(p) for p in players)) for number, players in data.get("arrivals", ())),
+            arrivals=tuple(
+                (int(number), tuple(str(p) for p in players)) for number, players in data.get("arrivals", ())
+            ),
             stalled=int(data.get("stalled", 0)),
         )
     except (AttributeError, KeyError, TypeError, ValueError) as error:  # MapError is a ValueError

@@ -200,11 +200,20 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
     for position in places:
         for p in position:
             f = figures(race, p)
-            cells = (str(f["square"]), str(f["heading"]), f"{f['lap']}/{race.circuit.laps}", f"{f['checkpoint']}/{len(race.circuit.checkpoints)}",
-                     str(f["recklessness"]), str(f["crashes"]), str(f["status"]))
+            cells = (
+                str(f["square"]),
+                str(f["heading"]),
+                f"{f['lap']}/{race.circuit.laps}",
+                f"{f['checkpoint']}/{len(race.circuit.checkpoints)}",
+                str(f["recklessness"]),
+                str(f["crashes"]),
+                str(f["status"]),
+            )
             rows.append(TableRow(p, place_of[p], cells))
             car = race.car(p)
-            cars.append(CarOnMap(p, car.letter, car.colour, place_of[p], car.square, car.heading, car.status, car.trail))
+            cars.append(
+                CarOnMap(p, car.letter, car.colour, place_of[p], car.square, car.heading, car.status, car.trail)
+            )
     private: list[str] = []
     options: ProgramOptions | None = None
     plot_map: tuple[str, ...] = ()
@@ -251,6 +260,8 @@ def _no_options(race: Race, car: Car) -> tuple[str, ...]:
         return ()
     codes = round_actions(race, car)
     if drive(race.circuit, car, codes) is None:
-        return (f"Your round {race.round} program ({' '.join(codes)}), driven as ordered, runs into a solid square:",
-                f"you would crash, and then send round {race.round + 1} again from where you are re-placed.")
+        return (
+            f"Your round {race.round} program ({' '.join(codes)}), driven as ordered, runs into a solid square:",
+            f"you would crash, and then send round {race.round + 1} again from where you are re-placed.",
+        )
     return ()

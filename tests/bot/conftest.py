@@ -48,9 +48,15 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 @pytest.fixture
 def app(tmp_path: Path, db_url: str) -> Iterator[App]:
     settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
-    application = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(),
-                      renderer=Renderer(), inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(),
-                      entropy=SeededEntropy(0))
+    application = App(
+        settings=settings,
+        db=Database(settings.database_url),
+        clock=FakeClock(),
+        renderer=Renderer(),
+        inbox=FakeInbox(max_size=settings.limits.max_mail_bytes),
+        mailer=FakeMailer(),
+        entropy=SeededEntropy(0),
+    )
     yield application
     application.close()
 
@@ -59,7 +65,16 @@ def app(tmp_path: Path, db_url: str) -> Iterator[App]:
 def racecraft(app: App) -> App:
     """A Racecraft game `rc1` with five players, started, turn sheets sent."""
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
-                    deadline="48h", timezone="Europe/London", seed=7)
+        create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=RACERS,
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=7,
+        )
     app.service.send()
     return app

@@ -22,8 +22,28 @@ from bot.models import Game, GmAudit, Turn
 from bot.testing import FakeClock, FakeInbox, FakeMailer, body_of, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
 
-__all__ = ["BOT", "GM", "RACERS", "ADDRESS", "START", "new_app", "gm_says", "player_says", "stranger_says", "stranger_joins", "stranger_joins",
-           "cycle", "mails", "last", "bodies", "audit", "turns", "game_row", "body_of", "Path"]
+__all__ = [
+    "BOT",
+    "GM",
+    "RACERS",
+    "ADDRESS",
+    "START",
+    "new_app",
+    "gm_says",
+    "player_says",
+    "stranger_says",
+    "stranger_joins",
+    "stranger_joins",
+    "cycle",
+    "mails",
+    "last",
+    "bodies",
+    "audit",
+    "turns",
+    "game_row",
+    "body_of",
+    "Path",
+]
 
 ADDRESS = {p.seat: p.address for p in RACERS}
 START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # a Monday
@@ -37,8 +57,15 @@ def new_app(tmp_path: Path, *, start: datetime = START, **settings_changes: obje
     if settings_changes:
         settings = replace(settings, **settings_changes)  # type: ignore[arg-type]
     migrate(settings.database_url)
-    return App(settings=settings, db=Database(settings.database_url), clock=FakeClock(start), renderer=Renderer(),
-               inbox=FakeInbox(), mailer=FakeMailer(), entropy=SeededEntropy(0))
+    return App(
+        settings=settings,
+        db=Database(settings.database_url),
+        clock=FakeClock(start),
+        renderer=Renderer(),
+        inbox=FakeInbox(),
+        mailer=FakeMailer(),
+        entropy=SeededEntropy(0),
+    )
 
 
 @pytest.fixture
@@ -52,8 +79,17 @@ def gapp(tmp_path: Path) -> Iterator[App]:
 def rc(gapp: App) -> App:
     """Racecraft `rc1`, five players, 48h turns in Europe/London, started; mail sent."""
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
-                    deadline="48h", timezone="Europe/London", seed=7)
+        create_game(
+            gapp.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=RACERS,
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=7,
+        )
     gapp.service.send()
     return gapp
 
@@ -69,8 +105,9 @@ def cycle(app: App) -> None:
     app.service.send()
 
 
-def gm_says(app: App, text: str, *, game: str = "rc1", sender: str = GM, signed: bool = True,
-            message_id: str | None = None) -> str:
+def gm_says(
+    app: App, text: str, *, game: str = "rc1", sender: str = GM, signed: bool = True, message_id: str | None = None
+) -> str:
     """The GM mails `text` (through the game's signed GM address); the bot answers. Returns the Message-ID."""
     mid = message_id or _mid()
     to = signed_address(BOT, "test-site-secret", game, "gm") if signed else BOT
@@ -81,8 +118,15 @@ def gm_says(app: App, text: str, *, game: str = "rc1", sender: str = GM, signed:
 
 def player_says(app: App, seat: str, text: str, *, game: str = "rc1", address: str | None = None) -> None:
     to = signed_address(BOT, "test-site-secret", game, seat)
-    app.inbox.deliver(plain_mail(address or ADDRESS[seat], to, f"[{game}] orders", text,  # type: ignore[attr-defined]
-                                 message_id=_mid()))
+    app.inbox.deliver(
+        plain_mail(
+            address or ADDRESS[seat],
+            to,
+            f"[{game}] orders",
+            text,  # type: ignore[attr-defined]
+            message_id=_mid(),
+        )
+    )
     cycle(app)
 
 

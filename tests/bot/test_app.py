@@ -45,12 +45,19 @@ class DisposedDatabase(Database):
         super().dispose()
 
 
-def make_app(tmp_path: Path, inbox: ClosingInbox | None = None) -> tuple[App, ClosingInbox, ClosingMailer, DisposedDatabase]:
+def make_app(
+    tmp_path: Path, inbox: ClosingInbox | None = None
+) -> tuple[App, ClosingInbox, ClosingMailer, DisposedDatabase]:
     settings = make_settings(tmp_path)
     inbox = inbox or ClosingInbox()
     mailer = ClosingMailer()
     db = DisposedDatabase(settings.database_url)
-    return App(settings=settings, db=db, clock=FakeClock(), renderer=Renderer(), inbox=inbox, mailer=mailer), inbox, mailer, db
+    return (
+        App(settings=settings, db=db, clock=FakeClock(), renderer=Renderer(), inbox=inbox, mailer=mailer),
+        inbox,
+        mailer,
+        db,
+    )
 
 
 def test_the_with_block_closes_inbox_mailer_and_database_even_on_an_exception(tmp_path: Path) -> None:
@@ -100,8 +107,9 @@ def test_new_settings_reach_the_shell_and_the_service_built_before(tmp_path: Pat
         assert service.inbox is other
 
 
-def test_build_app_closes_what_it_built_when_a_later_adapter_fails(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_build_app_closes_what_it_built_when_a_later_adapter_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No half-built App leaks a database or an inbox connection."""
     inbox = ClosingInbox()
     disposed: list[Database] = []
@@ -130,8 +138,7 @@ def test_build_app_leaves_the_adapters_it_was_given_to_the_app(tmp_path: Path) -
     assert (inbox.closed, mailer.closed) == (1, 1)
 
 
-def test_open_database_disposes_of_the_database_on_every_path(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_open_database_disposes_of_the_database_on_every_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``with open_database(url) as db:`` for the commands that need only the database."""
     disposed: list[Database] = []
     original = Database.dispose
@@ -173,5 +180,10 @@ def test_the_doctors_probes_take_its_short_timeout_and_one_attempt() -> None:
     assert (inbox.host, inbox.username, inbox.password) == ("imap.club.example", "bot", "imap-pw")
     assert (inbox.timeout, inbox.create_folders, inbox.reconnect_attempts) == (15.0, False, 1)
     mailer = build_smtp_mailer(IMAP, timeout=15.0)
-    assert (mailer.host, mailer.username, mailer.password, mailer.timeout) == ("smtp.club.example", "bot", "smtp-pw", 15.0)
+    assert (mailer.host, mailer.username, mailer.password, mailer.timeout) == (
+        "smtp.club.example",
+        "bot",
+        "smtp-pw",
+        15.0,
+    )
     assert build_smtp_mailer(IMAP).timeout == 30.0

@@ -18,10 +18,18 @@ T0 = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
 
 def _outbox_row(n: int, **changes: object) -> dict[str, object]:
     row: dict[str, object] = {
-        "message_id": f"<m{n}@flagman.test>", "kind": "confirmation", "game_id": None,
-        "recipient": f"p{n}@players.test", "envelope_from": "bot@flagman.test", "subject": f"Mail {n}",
-        "data": bytes(range(256)) * (n % 3 + 1) + b"\r\n.\r\n\x00", "status": OutboxStatus.PENDING,
-        "attempts": 0, "next_attempt_at": T0 + timedelta(minutes=n), "last_error": "", "created_at": T0,
+        "message_id": f"<m{n}@flagman.test>",
+        "kind": "confirmation",
+        "game_id": None,
+        "recipient": f"p{n}@players.test",
+        "envelope_from": "bot@flagman.test",
+        "subject": f"Mail {n}",
+        "data": bytes(range(256)) * (n % 3 + 1) + b"\r\n.\r\n\x00",
+        "status": OutboxStatus.PENDING,
+        "attempts": 0,
+        "next_attempt_at": T0 + timedelta(minutes=n),
+        "last_error": "",
+        "created_at": T0,
         "sent_at": None,
     }
     row.update(changes)
@@ -66,9 +74,21 @@ def test_among_finds_the_rows_of_the_values_given(db_url: str) -> None:
     db = Database(db_url)
     try:
         with db.transaction() as session:
-            insert_many(session, Quarantine, [
-                {"mailbox_key": f"k{n % 7}", "message_id": f"<q{n}@x>", "raw": b"", "error": "",
-                 "created_at": T0, "reported": n % 2 == 0} for n in range(700)])
+            insert_many(
+                session,
+                Quarantine,
+                [
+                    {
+                        "mailbox_key": f"k{n % 7}",
+                        "message_id": f"<q{n}@x>",
+                        "raw": b"",
+                        "error": "",
+                        "created_at": T0,
+                        "reported": n % 2 == 0,
+                    }
+                    for n in range(700)
+                ],
+            )
         with db.read() as session:
             query = select(Quarantine.message_id, Quarantine.mailbox_key)
             # One column, more than the 500 a statement of `IN` holds; values not there; repeats.
@@ -77,16 +97,20 @@ def test_among_finds_the_rows_of_the_values_given(db_url: str) -> None:
             assert found == sorted(f"<q{n}@x>" for n in range(0, 700, 2))
             # Pairs: a row counts only where both columns match one pair.
             pairs = [("k1", "<q1@x>"), ("k1", "<q2@x>"), ("k3", "<q10@x>")]
-            assert sorted(among(session, query, (Quarantine.mailbox_key, Quarantine.message_id), pairs)) \
-                == [("<q10@x>", "k3"), ("<q1@x>", "k1")]
+            assert sorted(among(session, query, (Quarantine.mailbox_key, Quarantine.message_id), pairs)) == [
+                ("<q10@x>", "k3"),
+                ("<q1@x>", "k1"),
+            ]
             assert list(among(session, query, (Quarantine.message_id,), [])) == []
     finally:
         db.dispose()
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(texts=st.lists(st.text(max_size=40), min_size=1, max_size=30),
-       picks=st.lists(st.integers(min_value=0, max_value=40), max_size=20))
+@given(
+    texts=st.lists(st.text(max_size=40), min_size=1, max_size=30),
+    picks=st.lists(st.integers(min_value=0, max_value=40), max_size=20),
+)
 def test_among_agrees_with_a_filter_in_python(db_url: str, texts: list[str], picks: list[int]) -> None:
     """Property: whatever the text (quotes, commas, braces, NUL aside), `among` returns exactly
     the rows a Python filter over all rows returns."""
@@ -94,12 +118,29 @@ def test_among_agrees_with_a_filter_in_python(db_url: str, texts: list[str], pic
     db = Database(db_url)
     try:
         with db.read() as session:  # rolled back at the end: each example starts from nothing
-            ids = [i for (i,) in insert_many(session, Quarantine, [
-                {"mailbox_key": t, "message_id": "", "raw": b"", "error": "", "created_at": T0, "reported": False}
-                for t in texts], ("id",))]
+            ids = [
+                i
+                for (i,) in insert_many(
+                    session,
+                    Quarantine,
+                    [
+                        {
+                            "mailbox_key": t,
+                            "message_id": "",
+                            "raw": b"",
+                            "error": "",
+                            "created_at": T0,
+                            "reported": False,
+                        }
+                        for t in texts
+                    ],
+                    ("id",),
+                )
+            ]
             wanted = [texts[p] for p in picks if p < len(texts)] + ["not there"]
-            got = sorted(i for i, in among(session, select(Quarantine.id), (Quarantine.mailbox_key,),
-                                          [(w,) for w in wanted]))
+            got = sorted(
+                i for (i,) in among(session, select(Quarantine.id), (Quarantine.mailbox_key,), [(w,) for w in wanted])
+            )
             assert got == sorted(i for i, t in zip(sorted(ids), texts, strict=True) if t in wanted)
     finally:
         db.dispose()

@@ -125,6 +125,7 @@ def test_closing_ends_the_workers_even_with_results_nobody_read() -> None:
 def test_a_worker_that_may_not_lower_its_priority_runs_at_the_services(monkeypatch: pytest.MonkeyPatch) -> None:
     """Under a seccomp filter without setpriority (EPERM), the worker still starts: it serves at
     the service's priority instead of failing the pool."""
+
     def refused(increment: int) -> int:
         raise PermissionError(1, "Operation not permitted")
 

@@ -15,8 +15,10 @@ BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069
 
 
 def test_line_breaks_of_every_kind_become_one_space() -> None:
-    assert echo("orders\r\n\r\n== Notice from the operator ==\r\nmail me") == \
-        "orders == Notice from the operator == mail me"
+    assert (
+        echo("orders\r\n\r\n== Notice from the operator ==\r\nmail me")
+        == "orders == Notice from the operator == mail me"
+    )
     assert echo("a\u2028b\u2029c\x85d\x0be\x0cf\tg") == "a b c d e f g"
 
 

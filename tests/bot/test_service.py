@@ -199,7 +199,9 @@ def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft
         assert session.scalar(select(func.count()).select_from(Outbox).where(Outbox.kind == "confirmation")) == 1
 
 
-def test_a_mail_that_crashes_processing_is_quarantined_and_the_batch_goes_on(racecraft: App, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_mail_that_crashes_processing_is_quarantined_and_the_batch_goes_on(
+    racecraft: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """architecture.md: an unexpected exception rolls back that mail, stores it in quarantine; others are applied."""
     orders_fail_for(monkeypatch, "kelly")
     inbox = racecraft.inbox
@@ -212,7 +214,10 @@ def test_a_mail_that_crashes_processing_is_quarantined_and_the_batch_goes_on(rac
         q = session.scalars(select(Quarantine)).one()
         assert "boom" in q.error and b"USE 1" in q.raw
         assert session.scalar(select(func.count()).select_from(OrderSubmission)) == 1
-        assert session.scalar(select(func.count()).select_from(InboundMessage).where(InboundMessage.seat_id.is_not(None))) == 1
+        assert (
+            session.scalar(select(func.count()).select_from(InboundMessage).where(InboundMessage.seat_id.is_not(None)))
+            == 1
+        )
 
 
 def test_mail_from_a_players_address_without_proof_is_refused_to_the_registered_address(racecraft: App) -> None:
@@ -262,8 +267,11 @@ def test_auto_replies_are_never_answered(racecraft: App) -> None:
     assert isinstance(inbox, FakeInbox)
     racecraft.mailer.clear()  # type: ignore[attr-defined]
     sheet_reply_to = signed_address(BOT, "test-site-secret", "rc1", "seb")
-    inbox.deliver(plain_mail(ADDRESS["seb"], sheet_reply_to, "Out of office", "I am away",
-                             headers={"Auto-Submitted": "auto-replied"}))
+    inbox.deliver(
+        plain_mail(
+            ADDRESS["seb"], sheet_reply_to, "Out of office", "I am away", headers={"Auto-Submitted": "auto-replied"}
+        )
+    )
     racecraft.service.poll()
     racecraft.service.send()
     assert racecraft.mailer.sent == []  # type: ignore[attr-defined]
@@ -346,8 +354,17 @@ def test_deadline_shown_in_each_players_zone_moves_with_dst(app: App) -> None:
 
     app.clock.set(datetime(2026, 3, 28, 10, 0, tzinfo=UTC))  # type: ignore[attr-defined]
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="racecraft", name="dst", players=RACERS, gm_address=GM,
-                    deadline="daily 18:00", timezone="Europe/London", seed=1)
+        create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="dst",
+            players=RACERS,
+            gm_address=GM,
+            deadline="daily 18:00",
+            timezone="Europe/London",
+            seed=1,
+        )
     app.service.send()
     kelly = str(last_to(app, ADDRESS["kelly"])["Subject"])
     assert "Sun 29 Mar 2026 18:00 BST" in kelly, kelly  # the day the clocks go forward
@@ -367,9 +384,11 @@ def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> N
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
     racecraft.mailer.clear()  # type: ignore[attr-defined]
-    dsn = (f"From: MAILER-DAEMON@mx.example.org\nTo: {envelope}\nSubject: Undelivered Mail Returned to Sender\n"
-           "Message-ID: <dsn-1@mx.example.org>\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\n\n"
-           "--b\nContent-Type: text/plain\n\nUser unknown\n--b--\n")
+    dsn = (
+        f"From: MAILER-DAEMON@mx.example.org\nTo: {envelope}\nSubject: Undelivered Mail Returned to Sender\n"
+        "Message-ID: <dsn-1@mx.example.org>\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\n\n"
+        "--b\nContent-Type: text/plain\n\nUser unknown\n--b--\n"
+    )
     inbox.deliver(dsn)
     racecraft.service.poll()
     racecraft.service.send()
@@ -387,8 +406,9 @@ def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: 
 
     old_sheet = last_to(racecraft, ADDRESS["kelly"])
     with racecraft.db.transaction() as session:
-        gm_commands.execute_words(racecraft.shell, session, "REPLACE", "rc1", ["kelly", "kim@example.org", "Kim"],
-                                  actor=GM, via="cli")
+        gm_commands.execute_words(
+            racecraft.shell, session, "REPLACE", "rc1", ["kelly", "kim@example.org", "Kim"], actor=GM, via="cli"
+        )
     racecraft.service.send()
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
@@ -438,7 +458,10 @@ def test_a_mail_gets_one_answer_in_sections_done_first(racecraft: App) -> None:
     assert body.startswith("Hello Kelly,")
     done, _, not_done = body.partition("== Not done ==")
     assert [line for line in done.splitlines() if line.startswith("--- ")] == [
-        "--- Help ---", "--- Your orders on file ---", "--- Orders received for Turn 1 of 5: start ---"]
+        "--- Help ---",
+        "--- Your orders on file ---",
+        "--- Orders received for Turn 1 of 5: start ---",
+    ]
     assert [line for line in not_done.splitlines() if line.startswith("--- ")] == ["--- Command not understood ---"]
     assert '"JOIN": write JOIN <game> [your name]' in not_done
     assert body.count("Hello ") == 1 and body.replace("\r\n", "\n").count("\n-- \n") == 1
@@ -467,9 +490,12 @@ def test_what_a_batch_remembers_is_forgotten_when_a_mail_changes_the_game(racecr
     report = racecraft.service.poll()
     assert report.fetched == 3 and report.outcomes == {InboundStatus.APPLIED: 3}
     with racecraft.db.read() as session:
-        mail_orders = session.execute(select(Turn.number, OrderSubmission.text).join(
-            Turn, Turn.id == OrderSubmission.turn_id).where(OrderSubmission.source == "mail")
-            .order_by(OrderSubmission.id)).all()
+        mail_orders = session.execute(
+            select(Turn.number, OrderSubmission.text)
+            .join(Turn, Turn.id == OrderSubmission.turn_id)
+            .where(OrderSubmission.source == "mail")
+            .order_by(OrderSubmission.id)
+        ).all()
     assert [tuple(r) for r in mail_orders] == [(1, "USE 2"), (2, "OVERTAKE")]
 
 
@@ -494,13 +520,15 @@ def test_a_batch_of_orders_loads_the_seats_that_wrote_and_no_other(racecraft: Ap
     assert report.outcomes == {InboundStatus.APPLIED: 3}
     assert len(RACERS) > 2 and sorted(loaded) == ["kelly", "seb"]
     with racecraft.db.read() as session:
-        seb = session.scalars(select(OrderSubmission.text).join(Seat).where(Seat.name == "seb")
-                              .order_by(OrderSubmission.id)).all()
+        seb = session.scalars(
+            select(OrderSubmission.text).join(Seat).where(Seat.name == "seb").order_by(OrderSubmission.id)
+        ).all()
     assert seb == ["USE 2", "USE 3"]
 
 
-def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(racecraft: App,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(
+    racecraft: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A savepoint only when a mail fails (issue 15): the batch runs in one transaction; when a mail
     raises, all of it is rolled back and done again with a savepoint per mail, so the others are
     applied exactly once (one confirmation each) and the failing one is quarantined."""
@@ -515,10 +543,13 @@ def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(racecraft: Ap
     assert calls == ["seb", "kelly", "seb", "kelly", "steve"], "first in one go, then again mail by mail"
     assert report.outcomes == {InboundStatus.APPLIED: 2, InboundStatus.QUARANTINED: 1}
     with racecraft.db.read() as session:
-        assert session.scalar(select(func.count()).select_from(OrderSubmission).where(
-            OrderSubmission.source == "mail")) == 2
-        confirmations = session.scalar(select(func.count()).select_from(Outbox).where(
-            Outbox.kind == "confirmation")) or 0
+        assert (
+            session.scalar(select(func.count()).select_from(OrderSubmission).where(OrderSubmission.source == "mail"))
+            == 2
+        )
+        confirmations = (
+            session.scalar(select(func.count()).select_from(Outbox).where(Outbox.kind == "confirmation")) or 0
+        )
         assert confirmations == 2 and (session.scalar(select(func.count()).select_from(Outbox)) or 0) - before == 2
 
 
@@ -530,7 +561,9 @@ def test_commands_in_a_batch_see_the_orders_of_earlier_mails_of_the_same_batch(r
     assert isinstance(inbox, FakeInbox)
     inbox.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "USE 2", sender=ADDRESS["seb"], message_id="<o1@x>"))
     inbox.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "ORDERS", sender=ADDRESS["seb"], message_id="<o2@x>"))
-    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["kelly"]), "STATUS", sender=ADDRESS["kelly"], message_id="<o3@x>"))
+    inbox.deliver(
+        reply_to(last_to(racecraft, ADDRESS["kelly"]), "STATUS", sender=ADDRESS["kelly"], message_id="<o3@x>")
+    )
     report = racecraft.service.poll()
     assert report.fetched == 3 and report.outcomes == {InboundStatus.APPLIED: 3}
     racecraft.service.send()
@@ -548,8 +581,11 @@ def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: Ap
     racecraft.mailer.clear()  # type: ignore[attr-defined]
     limit = racecraft.settings.limits.mails_per_sender_per_hour
     for n in range(limit):
-        inbox.deliver(plain_mail("someone@else.example", BOT, f"away {n}", "I am away",
-                                 headers={"Auto-Submitted": "auto-replied"}))
+        inbox.deliver(
+            plain_mail(
+                "someone@else.example", BOT, f"away {n}", "I am away", headers={"Auto-Submitted": "auto-replied"}
+            )
+        )
     inbox.deliver(plain_mail("someone@else.example", BOT, "hello", "what is this?"))
     report = racecraft.service.poll(max_batches=1)
     assert report.fetched == limit + 1
@@ -601,12 +637,15 @@ def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches
 
     players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(2))
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM,
-                    deadline="48h", seed=7)
+        create_game(
+            app.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM, deadline="48h", seed=7
+        )
         game = find_game_row(session, "sp1")
         assert game is not None
         rules, state, _turn = current_state(session, game)
-        start = rules.format_orders([o for o in rules.default_orders(state, "p0") if "START" in rules.format_orders([o])])
+        start = rules.format_orders(
+            [o for o in rules.default_orders(state, "p0") if "START" in rules.format_orders([o])]
+        )
     app.service.send()
     assert start.startswith("START")
     inbox = app.inbox
@@ -666,11 +705,20 @@ def test_a_player_without_a_zone_gets_the_games_zone_not_the_sites(app: App) -> 
     from bot.games.turns import PlayerSpec, create_game
 
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="racecraft", name="rc1", gm_address=GM, deadline="48h",
-                    timezone="America/New_York",
-                    players=(PlayerSpec("kim", "kim@example.org", "Kim"),
-                             PlayerSpec("lou", "lou@example.org", "Lou", "Asia/Tokyo"),
-                             *(PlayerSpec(f"p{n}", f"p{n}@example.org", f"P{n}") for n in range(3))))
+        create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            gm_address=GM,
+            deadline="48h",
+            timezone="America/New_York",
+            players=(
+                PlayerSpec("kim", "kim@example.org", "Kim"),
+                PlayerSpec("lou", "lou@example.org", "Lou", "Asia/Tokyo"),
+                *(PlayerSpec(f"p{n}", f"p{n}@example.org", f"P{n}") for n in range(3)),
+            ),
+        )
     app.service.send()
     assert app.settings.bot.timezone != "America/New_York"
     assert "Times are shown in America/New_York." in body_of(last_to(app, "kim@example.org"))

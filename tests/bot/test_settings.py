@@ -26,10 +26,14 @@ def test_the_example_configuration_documents_every_option_with_a_comment_above_i
         option = re.match(r"^(\w+) = ", line)
         if option and section:
             seen.setdefault(section, set()).add(option.group(1))
-            above = [ln for ln in lines[max(0, i - 12):i]]
-            assert any(ln.startswith("#") for ln in above[-6:]), f"[{section}] {option.group(1)} has no comment above it"
+            above = [ln for ln in lines[max(0, i - 12) : i]]
+            assert any(ln.startswith("#") for ln in above[-6:]), (
+                f"[{section}] {option.group(1)} has no comment above it"
+            )
     for name, cls in _SECTIONS.items():
-        assert {f.name for f in fields(cls)} == seen.get(name, set()), f"[{name}] options in the example differ from the code"
+        assert {f.name for f in fields(cls)} == seen.get(name, set()), (
+            f"[{name}] options in the example differ from the code"
+        )
     settings = load_settings(EXAMPLE, env={})
     assert isinstance(settings, Settings)
 
@@ -52,18 +56,23 @@ def test_the_secret_file_is_the_last_resort(tmp_path: Path) -> None:
     (tmp_path / "s").write_text("filed\n")
     settings = parse_settings({"bot": {"secret_file": "s"}}, env={}, base_dir=tmp_path, source="t")
     assert settings.secrets.site_secret == "filed"
-    settings = parse_settings({"bot": {"secret_file": "s"}}, env={"FLAGMAN_SECRET": "env"}, base_dir=tmp_path, source="t")
+    settings = parse_settings(
+        {"bot": {"secret_file": "s"}}, env={"FLAGMAN_SECRET": "env"}, base_dir=tmp_path, source="t"
+    )
     assert settings.secrets.site_secret == "env"
 
 
-@pytest.mark.parametrize(("data", "message"), [
-    ({"bot": {"adress": "x@y"}}, "has no option 'adress'"),
-    ({"bots": {}}, "unknown section [bots]"),
-    ({"bot": {"timezone": "Mars/Olympus"}}, "not a known time zone"),
-    ({"inbox": {"kind": "pop3"}}, "kind must be"),
-    ({"inbox": {"port": "993"}}, "must be a whole number"),
-    ({"auth": {"accept": ["dmarc"]}}, "authserv_id is empty"),
-])
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"bot": {"adress": "x@y"}}, "has no option 'adress'"),
+        ({"bots": {}}, "unknown section [bots]"),
+        ({"bot": {"timezone": "Mars/Olympus"}}, "not a known time zone"),
+        ({"inbox": {"kind": "pop3"}}, "kind must be"),
+        ({"inbox": {"port": "993"}}, "must be a whole number"),
+        ({"auth": {"accept": ["dmarc"]}}, "authserv_id is empty"),
+    ],
+)
 def test_a_wrong_configuration_says_what_is_wrong(tmp_path: Path, data: dict, message: str) -> None:
     with pytest.raises(SettingsError, match=re.escape(message)):
         parse_settings(data, env={}, base_dir=tmp_path, source="t")

@@ -19,8 +19,11 @@ from bot.verify import RECORD, RecordError, read_record, verify
 from rules import fair, find_game
 from rules.api import robot_rng
 
-PLAYERS = {"racecraft": ["ann", "bob", "cat", "dan", "eve"], "speed_circuit": ["ann", "bob", "cat"],
-           "speedphreakz": ["ann", "bob", "cat"]}
+PLAYERS = {
+    "racecraft": ["ann", "bob", "cat", "dan", "eve"],
+    "speed_circuit": ["ann", "bob", "cat"],
+    "speedphreakz": ["ann", "bob", "cat"],
+}
 
 
 def played(kind: str, seed: int, *, finished: bool = True, turns: int = 60) -> dict[str, Any]:
@@ -35,18 +38,30 @@ def played(kind: str, seed: int, *, finished: bool = True, turns: int = 60) -> d
         if rules.is_finished(state):
             break
         secret = pysecrets.token_hex(32)
-        orders = {p: rules.format_orders(rules.robot_orders(state, p, robot_rng(chooser.getrandbits(62), p)))
-                  for p in sorted(rules.expected_players(state))}
+        orders = {
+            p: rules.format_orders(rules.robot_orders(state, p, robot_rng(chooser.getrandbits(62), p)))
+            for p in sorted(rules.expected_players(state))
+        }
         digest = fair.orders_digest(orders)
         dice = fair.dice_seed("g1", number, secret, digest)
         parsed = {p: rules.parse_orders(state, p, text).orders for p, text in orders.items()}
         resolution = rules.resolve(state, parsed, random.Random(dice))
-        record["turns"].append({
-            "number": number, "label": rules.turn_label(state), "commitment": fair.commitment(secret),
-            "secret": secret, "digest": digest, "seed": dice,
-            "receipts": {p: fair.receipt("g1", p, number, secret, text) for p, text in orders.items()},
-            "state": rules.dump_state(state), "orders": orders, "submitted": [],
-            "events": [e.to_json() for e in resolution.events], "state_after": rules.dump_state(resolution.state)})
+        record["turns"].append(
+            {
+                "number": number,
+                "label": rules.turn_label(state),
+                "commitment": fair.commitment(secret),
+                "secret": secret,
+                "digest": digest,
+                "seed": dice,
+                "receipts": {p: fair.receipt("g1", p, number, secret, text) for p, text in orders.items()},
+                "state": rules.dump_state(state),
+                "orders": orders,
+                "submitted": [],
+                "events": [e.to_json() for e in resolution.events],
+                "state_after": rules.dump_state(resolution.state),
+            }
+        )
         state = resolution.state
     record["finished"] = finished and rules.is_finished(state)
     return record

@@ -55,8 +55,14 @@ def main(config: str, now: str, kill: str | None = None) -> int:
         service.tick()
         service.send()
         with app.db.read() as session:
-            pending = session.scalar(select(func.count()).select_from(Outbox).where(
-                Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= clock.now())) or 0
+            pending = (
+                session.scalar(
+                    select(func.count())
+                    .select_from(Outbox)
+                    .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= clock.now())
+                )
+                or 0
+            )
             due = due_turns(session, clock.now())
         if report.fetched == 0 and pending == 0 and not due:
             app.close()

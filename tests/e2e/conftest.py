@@ -33,23 +33,42 @@ class MailWorld:
         return self.dovecot.add_user(f"{name}@{self.domain}", "pw")
 
 
-def world_settings(tmp_path: Path, bot: str, url: str, dovecot: Dovecot, smtp_sink: SmtpSink, *,
-                   sections: dict[str, dict[str, object]] | None = None,
-                   env: dict[str, str] | None = None) -> Settings:
+def world_settings(
+    tmp_path: Path,
+    bot: str,
+    url: str,
+    dovecot: Dovecot,
+    smtp_sink: SmtpSink,
+    *,
+    sections: dict[str, dict[str, object]] | None = None,
+    env: dict[str, str] | None = None,
+) -> Settings:
     """The bot's settings on the real servers: `bot`'s IMAP INBOX, the SMTP sink, database `url`;
     `sections` and `env` add to them."""
     return parse_settings(
         {
             "bot": {"address": bot, "timezone": "Europe/London"},
             "database": {"url": url},
-            "inbox": {"kind": "imap", "host": dovecot.host, "port": dovecot.imap_port, "security": "none",
-                      "username": bot, "timeout": 10.0},
-            "outbox": {"kind": "smtp", "host": smtp_sink.host, "port": smtp_sink.port, "security": "none",
-                       "timeout": 10.0},
+            "inbox": {
+                "kind": "imap",
+                "host": dovecot.host,
+                "port": dovecot.imap_port,
+                "security": "none",
+                "username": bot,
+                "timeout": 10.0,
+            },
+            "outbox": {
+                "kind": "smtp",
+                "host": smtp_sink.host,
+                "port": smtp_sink.port,
+                "security": "none",
+                "timeout": 10.0,
+            },
             **(sections or {}),
         },
         env={"FLAGMAN_SECRET": "e2e-secret", "FLAGMAN_IMAP_PASSWORD": "bot-password", **(env or {})},
-        base_dir=tmp_path, source="e2e",
+        base_dir=tmp_path,
+        source="e2e",
     )
 
 

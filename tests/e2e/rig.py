@@ -48,10 +48,15 @@ class Rig:
     def deliver(self, data: bytes, when: datetime | None = None) -> None:
         self.deliver_at(data, when)
 
-    def mail(self, sender: str, to: str, text: str, subject: str = "orders", *, when: datetime | None = None,
-             **headers: str) -> None:
-        self.deliver(plain_mail(sender, to, subject, text, message_id=f"<t{next(self._n)}@client.example>",
-                                headers=headers or None), when)
+    def mail(
+        self, sender: str, to: str, text: str, subject: str = "orders", *, when: datetime | None = None, **headers: str
+    ) -> None:
+        self.deliver(
+            plain_mail(
+                sender, to, subject, text, message_id=f"<t{next(self._n)}@client.example>", headers=headers or None
+            ),
+            when,
+        )
 
     def signed(self, seat: str) -> str:
         return signed_address(self.bot, SECRET, "rc1", seat)
@@ -63,8 +68,11 @@ class Rig:
     def sent(self, since: int = 0) -> list[tuple[str, EmailMessage]]:
         """(recipient, mail) of every mail that left the bot, in order."""
         with self.app.db.read() as session:
-            rows = session.execute(select(Outbox.id, Outbox.recipient, Outbox.data).where(
-                Outbox.status == OutboxStatus.SENT, Outbox.id > since).order_by(Outbox.id)).all()
+            rows = session.execute(
+                select(Outbox.id, Outbox.recipient, Outbox.data)
+                .where(Outbox.status == OutboxStatus.SENT, Outbox.id > since)
+                .order_by(Outbox.id)
+            ).all()
         out = []
         for _id, recipient, data in rows:
             msg = message_from_bytes(data, policy=policy.default)
@@ -108,11 +116,29 @@ def _game(app: App, domain: str) -> tuple[str, dict[str, str]]:
     players = {s: f"{s}@players-{domain}" for s in ("kelly", "seb", "steve", "roger", "anna")}
     gm = f"gm@players-{domain}"
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="racecraft", name="rc1",
-                    players=[PlayerSpec(s, a, s.title()) for s, a in players.items()], gm_address=gm,
-                    deadline="48h", timezone="Europe/London", seed=5)
-        create_game(app.shell, session, kind="racecraft", name="rc9", players=(), gm_address=gm,
-                    deadline="48h", timezone="Europe/London", signup=True, seed=6)
+        create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=[PlayerSpec(s, a, s.title()) for s, a in players.items()],
+            gm_address=gm,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=5,
+        )
+        create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="rc9",
+            players=(),
+            gm_address=gm,
+            deadline="48h",
+            timezone="Europe/London",
+            signup=True,
+            seed=6,
+        )
     app.service.send()
     return gm, players
 
@@ -125,27 +151,45 @@ def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Rig]:
     auth = {"accept": ["password", "dmarc"], "authserv_id": "mx.trust.test"}
     if request.param == "maildir":
         bot = f"flagman@{domain}"
-        settings = parse_settings({"bot": {"address": bot, "timezone": "Europe/London"}, "auth": auth,
-                                   "database": {"url": f"sqlite:///{tmp_path}/bot.sqlite"},
-                                   "inbox": {"kind": "maildir", "path": str(tmp_path / "inbox")},
-                                   "outbox": {"kind": "maildir", "path": str(tmp_path / "outbox")}},
-                                  env=env, base_dir=tmp_path, source="trust")
+        settings = parse_settings(
+            {
+                "bot": {"address": bot, "timezone": "Europe/London"},
+                "auth": auth,
+                "database": {"url": f"sqlite:///{tmp_path}/bot.sqlite"},
+                "inbox": {"kind": "maildir", "path": str(tmp_path / "inbox")},
+                "outbox": {"kind": "maildir", "path": str(tmp_path / "outbox")},
+            },
+            env=env,
+            base_dir=tmp_path,
+            source="trust",
+        )
         inbox_dir = tmp_path / "inbox"
 
         def deliver_at(data: bytes, when: datetime | None) -> None:
-            deliver_to_maildir(inbox_dir, data,
-                               clock_ns=int(when.timestamp() * 1e9) if when is not None else None)
+            deliver_to_maildir(inbox_dir, data, clock_ns=int(when.timestamp() * 1e9) if when is not None else None)
     else:
         dovecot: Dovecot = request.getfixturevalue("dovecot")
         sink: SmtpSink = request.getfixturevalue("smtp_sink")
         bot = dovecot.add_user(f"flagman@{domain}", "bot-password")
         settings = parse_settings(
-            {"bot": {"address": bot, "timezone": "Europe/London"}, "auth": auth,
-             "database": {"url": f"sqlite:///{tmp_path}/bot.sqlite"},
-             "inbox": {"kind": "imap", "host": dovecot.host, "port": dovecot.imap_port, "security": "none",
-                       "username": bot, "timeout": 10.0},
-             "outbox": {"kind": "smtp", "host": sink.host, "port": sink.port, "security": "none", "timeout": 10.0}},
-            env={**env, "FLAGMAN_IMAP_PASSWORD": "bot-password"}, base_dir=tmp_path, source="trust")
+            {
+                "bot": {"address": bot, "timezone": "Europe/London"},
+                "auth": auth,
+                "database": {"url": f"sqlite:///{tmp_path}/bot.sqlite"},
+                "inbox": {
+                    "kind": "imap",
+                    "host": dovecot.host,
+                    "port": dovecot.imap_port,
+                    "security": "none",
+                    "username": bot,
+                    "timeout": 10.0,
+                },
+                "outbox": {"kind": "smtp", "host": sink.host, "port": sink.port, "security": "none", "timeout": 10.0},
+            },
+            env={**env, "FLAGMAN_IMAP_PASSWORD": "bot-password"},
+            base_dir=tmp_path,
+            source="trust",
+        )
         sink.reset()
 
         def deliver_at(data: bytes, when: datetime | None) -> None:
@@ -157,6 +201,7 @@ def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Rig]:
                 client.append("INBOX", data, flags=(), msg_time=when)
             finally:
                 client.logout()
+
     from bot.db import migrate
 
     migrate(settings.database_url)

@@ -63,9 +63,19 @@ def chromium() -> str:
 
 
 def run_browser(binary: str, profile: Path, *args: str) -> str:
-    command = [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-               "--disable-dev-shm-usage", *args]
+    command = [
+        binary,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={profile}",
+        "--disable-dev-shm-usage",
+        *args,
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, f"chromium failed ({done.returncode}): {done.stderr[-2000:]}"
     return done.stdout
@@ -76,13 +86,29 @@ def build_site(tmp_path: Path) -> Path:
     settings = make_settings(tmp_path)
     settings = replace(settings, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
     migrate(settings.database_url)
-    app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-              inbox=FakeInbox(), mailer=FakeMailer())
+    app = App(
+        settings=settings,
+        db=Database(settings.database_url),
+        clock=FakeClock(),
+        renderer=Renderer(),
+        inbox=FakeInbox(),
+        mailer=FakeMailer(),
+    )
     try:
         with app.db.transaction() as session:
-            create_game(app.shell, session, kind="racecraft", name="rc1", gm_address=GM, deadline="24h", seed=4,
-                        players=[PlayerSpec(n, f"{n}@example.org", n.title(), "UTC")
-                                 for n in ("kelly", "seb", "steve", "roger", "anna")])
+            create_game(
+                app.shell,
+                session,
+                kind="racecraft",
+                name="rc1",
+                gm_address=GM,
+                deadline="24h",
+                seed=4,
+                players=[
+                    PlayerSpec(n, f"{n}@example.org", n.title(), "UTC")
+                    for n in ("kelly", "seb", "steve", "roger", "anna")
+                ],
+            )
         for _ in range(3):
             app.clock.advance(hours=25)  # type: ignore[attr-defined]
             app.service.tick()
@@ -127,8 +153,9 @@ def test_a_turn_page_of_the_archive_renders_in_chromium_with_every_image(tmp_pat
 
     # 1. A screenshot of the page, as a reader would see it.
     shot = tmp_path / "turn-002.png"
-    run_browser(binary, profile, f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}",
-                "--hide-scrollbars", page.as_uri())
+    run_browser(
+        binary, profile, f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}", "--hide-scrollbars", page.as_uri()
+    )
     image = Image.open(io.BytesIO(shot.read_bytes()))
     assert image.size == (WIDTH, HEIGHT)
     colours = image.convert("RGB").getcolors(maxcolors=1 << 16)
@@ -183,8 +210,14 @@ def _fake_app(tmp_path: Path) -> App:
     """The shell on a fresh SQLite database with the fake inbox, mailer and clock."""
     settings = make_settings(tmp_path)
     migrate(settings.database_url)
-    return App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-               inbox=FakeInbox(), mailer=FakeMailer())
+    return App(
+        settings=settings,
+        db=Database(settings.database_url),
+        clock=FakeClock(),
+        renderer=Renderer(),
+        inbox=FakeInbox(),
+        mailer=FakeMailer(),
+    )
 
 
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz", "racecraft"])
@@ -196,8 +229,16 @@ def test_a_results_mail_fits_a_phone_screen(tmp_path: Path, kind: str) -> None:
     try:
         count = max(find_game(kind).min_players, 4)
         with app.db.transaction() as session:
-            create_game(app.shell, session, kind=kind, name="g1", gm_address=GM, deadline="24h", seed=4,
-                        players=[PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i}", "UTC") for i in range(count)])
+            create_game(
+                app.shell,
+                session,
+                kind=kind,
+                name="g1",
+                gm_address=GM,
+                deadline="24h",
+                seed=4,
+                players=[PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i}", "UTC") for i in range(count)],
+            )
         for _ in range(3):
             app.clock.advance(hours=25)  # type: ignore[attr-defined]
             app.service.tick()
@@ -217,8 +258,15 @@ def test_a_results_mail_fits_a_phone_screen(tmp_path: Path, kind: str) -> None:
             source = source.replace(f"cid:{cid}", "picture.png")  # what a mail client does with cid:
     (tmp_path / "mail.html").write_text(source, encoding="utf-8")
     (tmp_path / "phone.html").write_text(PHONE, encoding="utf-8")
-    dom = run_browser(binary, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
-                      "--virtual-time-budget=10000", "--window-size=500,2400", (tmp_path / "phone.html").as_uri())
+    dom = run_browser(
+        binary,
+        tmp_path / "profile",
+        "--allow-file-access-from-files",
+        "--dump-dom",
+        "--virtual-time-budget=10000",
+        "--window-size=500,2400",
+        (tmp_path / "phone.html").as_uri(),
+    )
     width = re.search(r'data-width="(\d+)"', dom)
     img = re.search(r'data-img="(\d+)x([\d.]+)"', dom)
     assert width is not None and img is not None, "the probe did not run"
@@ -276,9 +324,19 @@ def _mails_of(tmp_path: Path, kind: str) -> dict[str, EmailMessage]:
     try:
         count = max(find_game(kind).min_players, 4)
         with app.db.transaction() as session:
-            create_game(app.shell, session, kind=kind, name="phone1", gm_address=GM, deadline="24h", seed=4,
-                        players=[PlayerSpec(name, f"{name}@example.org", name.title(), "UTC")
-                                 for name in ("tyrrell", "lotus", "brabham", "mclaren", "ferrari")[:count]])
+            create_game(
+                app.shell,
+                session,
+                kind=kind,
+                name="phone1",
+                gm_address=GM,
+                deadline="24h",
+                seed=4,
+                players=[
+                    PlayerSpec(name, f"{name}@example.org", name.title(), "UTC")
+                    for name in ("tyrrell", "lotus", "brabham", "mclaren", "ferrari")[:count]
+                ],
+            )
         app.service.send()
         mailer = app.mailer
         assert isinstance(mailer, FakeMailer)
@@ -329,8 +387,15 @@ def test_every_mail_of_a_game_fits_360_px_with_nothing_clipped(tmp_path: Path, k
         name = _write_mail(tmp_path, label.replace(" ", "-"), msg)
         page = tmp_path / f"measure-{name}"
         page.write_text(MEASURE % name, encoding="utf-8")
-        dom = run_browser(binary, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
-                          "--virtual-time-budget=10000", "--window-size=500,3000", page.as_uri())
+        dom = run_browser(
+            binary,
+            tmp_path / "profile",
+            "--allow-file-access-from-files",
+            "--dump-dom",
+            "--virtual-time-budget=10000",
+            "--window-size=500,3000",
+            page.as_uri(),
+        )
         screen = re.search(r'data-screen="(\d+) (\d+) (\d+)"', dom)
         bad = re.search(r'data-bad="([^"]*)"', dom)
         imgs = re.search(r'data-imgs="([^"]*)"', dom)
@@ -342,7 +407,9 @@ def test_every_mail_of_a_game_fits_360_px_with_nothing_clipped(tmp_path: Path, k
         pictures = [tuple(map(float, item.split("x"))) for item in imgs.group(1).split()]
         assert pictures, f"{label}: no picture"
         for natural, shown in pictures:
-            assert natural > 0 and shown <= 340, f"{label}: a picture {natural:.0f} px wide is shown {shown:.0f} px wide"
+            assert natural > 0 and shown <= 340, (
+                f"{label}: a picture {natural:.0f} px wide is shown {shown:.0f} px wide"
+            )
 
 
 # A page's mailto: links as the browser itself parses them (issue 19: "Checked in Chromium").
@@ -379,9 +446,19 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
     try:
         rules = find_game(kind)
         with app.db.transaction() as session:
-            create_game(app.shell, session, kind=kind, name="tap1", gm_address=GM, deadline="24h", seed=4,
-                        players=[PlayerSpec(n, f"{n}@example.org", n.title(), "UTC") for n in
-                                 ("tyrrell", "lotus", "brabham", "mclaren", "ferrari")[:max(2, rules.min_players)]])
+            create_game(
+                app.shell,
+                session,
+                kind=kind,
+                name="tap1",
+                gm_address=GM,
+                deadline="24h",
+                seed=4,
+                players=[
+                    PlayerSpec(n, f"{n}@example.org", n.title(), "UTC")
+                    for n in ("tyrrell", "lotus", "brabham", "mclaren", "ferrari")[: max(2, rules.min_players)]
+                ],
+            )
         app.service.send()
         for _ in range(2 if kind == "speed_circuit" else 0):  # the design and qualifying turns
             app.clock.advance(hours=25)  # type: ignore[attr-defined]
@@ -402,8 +479,11 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
             dom = run_browser(binary, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=5000", page.as_uri())
             found = re.search(r'data-links="([^"]*)"', dom)
             assert found is not None, f"{label}: the probe did not run"
-            seen[label] = [tuple(urllib.parse.unquote(part) for part in item.split(" "))  # type: ignore[misc]
-                           for item in found.group(1).split("|") if item]
+            seen[label] = [
+                tuple(urllib.parse.unquote(part) for part in item.split(" "))  # type: ignore[misc]
+                for item in found.group(1).split("|")
+                if item
+            ]
         assert seen["gm"] == [], "the GM's copy offers no player's orders"
         links = seen["sheet"]
         assert len(links) >= (5 if kind == "racecraft" else 2), links
@@ -426,7 +506,8 @@ NOT_YET_REDRAWN = {"speed_circuit": 5.5, "speedphreakz": 5.5}
 
 @pytest.mark.parametrize("kind", ["racecraft", "speed_circuit", "speedphreakz"])
 def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
-        tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 30: "Pictures readable on a phone: ... labels of at least 9 px at 360 px wide;
     captions of the options pictures never clipped; checked in Chromium as the other mail
     checks are". The game's real `draw` and `draw_options` are wrapped to keep each picture
@@ -449,6 +530,7 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
             if into_options:
                 options.add(picture.png)
             return picture
+
         return wrapper
 
     monkeypatch.setattr(module, "draw", keeping(module.draw, False))
@@ -460,10 +542,20 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
     for label, msg in mails.items():
         name = _write_mail(tmp_path, label.replace(" ", "-"), msg)
         page = tmp_path / f"measure-{name}"
-        page.write_text(MEASURE.replace("naturalWidth + \"x\"", "src.split('/').pop() + \"x\" + doc.images[k].naturalWidth + \"x\"")
-                        % name, encoding="utf-8")
-        dom = run_browser(binary, tmp_path / "profile", "--allow-file-access-from-files", "--dump-dom",
-                          "--virtual-time-budget=10000", "--window-size=500,3000", page.as_uri())
+        page.write_text(
+            MEASURE.replace('naturalWidth + "x"', 'src.split(\'/\').pop() + "x" + doc.images[k].naturalWidth + "x"')
+            % name,
+            encoding="utf-8",
+        )
+        dom = run_browser(
+            binary,
+            tmp_path / "profile",
+            "--allow-file-access-from-files",
+            "--dump-dom",
+            "--virtual-time-budget=10000",
+            "--window-size=500,3000",
+            page.as_uri(),
+        )
         imgs = re.search(r'data-imgs="([^"]*)"', dom)
         assert imgs is not None and imgs.group(1), f"{label}: the probe did not run or found no picture"
         for item in imgs.group(1).split():
@@ -474,7 +566,8 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
             assert int(natural) == picture.width
             carried_options = carried_options or png in options
             as_shown = picture.min_label_px * float(shown) / picture.width
-            assert picture.min_label_px > 0 and as_shown >= bar, \
+            assert picture.min_label_px > 0 and as_shown >= bar, (
                 f"{kind} {label}: the smallest label is {as_shown:.1f} px on a 360 px screen"
+            )
             assert picture.clipped == (), f"{kind} {label}: clipped {picture.clipped}"
     assert carried_options or not hasattr(module, "draw_options"), "no mail carried an options picture"

@@ -41,10 +41,12 @@ ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = ("kelly", "seb", "steve", "roger", "anna")
 # What OPERATING.md, section 8, lists under "Keep it off the machine" (beside the backups):
 # the paths on the machine, and where they are in this test's layout.
-KEPT = {"/etc/flagman/flagman.toml": "etc/flagman.toml",
-        "/etc/flagman/credentials/site-secret": "etc/credentials/site-secret",
-        "/etc/flagman/credentials/previous-secrets": "etc/credentials/previous-secrets",
-        "/etc/flagman/credentials/dkim-<selector>": "etc/credentials/dkim-fm2026"}
+KEPT = {
+    "/etc/flagman/flagman.toml": "etc/flagman.toml",
+    "/etc/flagman/credentials/site-secret": "etc/credentials/site-secret",
+    "/etc/flagman/credentials/previous-secrets": "etc/credentials/previous-secrets",
+    "/etc/flagman/credentials/dkim-<selector>": "etc/credentials/dkim-fm2026",
+}
 CONFIG = """\
 [bot]
 address = "flagman@race.test"
@@ -77,8 +79,14 @@ def notify(tmp_path: Path) -> Iterator[NotifySocket]:
 def flagman(machine: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """A flagman command on `machine`, as the unit runs it: its configuration and credentials."""
     env = {"PATH": "/usr/bin:/bin", "CREDENTIALS_DIRECTORY": str(machine / "etc" / "credentials")}
-    done = subprocess.run([sys.executable, "-m", "bot.cli", "--config", str(machine / "etc" / "flagman.toml"), *args],
-                          capture_output=True, text=True, timeout=120, env=env, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--config", str(machine / "etc" / "flagman.toml"), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, (args, done.stdout, done.stderr)
     return done
 
@@ -98,8 +106,9 @@ def answer(sheet_from: Path, to: Path, seat: str, orders: str) -> None:
     deliver_to_maildir(to / "var" / "mail" / "inbox", reply_to(sheet, orders, sender=address))
 
 
-def test_a_fresh_machine_restored_from_the_kept_files_plays_on(tmp_path: Path, notify: NotifySocket,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_fresh_machine_restored_from_the_kept_files_plays_on(
+    tmp_path: Path, notify: NotifySocket, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Back up a running instance, copy off the listed files, restore them on a new machine: the
     replies to turn sheets mailed by the old machine (signed with the secret before the
     rotation) are applied, the orders in before the backup count, the turn resolves, the

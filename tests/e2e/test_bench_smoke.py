@@ -26,11 +26,16 @@ from bot.mail_out.render import RenderedMail
 from bot.settings import parse_settings
 
 
-def _compose_both(monkeypatch: pytest.MonkeyPatch, cases: list[dict[str, object]],
-                  bot_name: str = "Flagmän Bot") -> tuple[list[bytes], list[bytes]]:
+def _compose_both(
+    monkeypatch: pytest.MonkeyPatch, cases: list[dict[str, object]], bot_name: str = "Flagmän Bot"
+) -> tuple[list[bytes], list[bytes]]:
     """Each case composed twice with the memoised policies, and with the stdlib's plain ones."""
-    config = parse_settings({"bot": {"address": "flagman@bench.test", "name": bot_name}},
-                            env={"FLAGMAN_SECRET": "x"}, base_dir=Path("."), source="test")
+    config = parse_settings(
+        {"bot": {"address": "flagman@bench.test", "name": bot_name}},
+        env={"FLAGMAN_SECRET": "x"},
+        base_dir=Path("."),
+        source="test",
+    )
     now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
     def run() -> list[bytes]:
@@ -48,11 +53,34 @@ def _compose_both(monkeypatch: pytest.MonkeyPatch, cases: list[dict[str, object]
     return memoised, plain
 
 
-NAMES = ["Kelly", "José Müller", "李小龍", 'A "quoted" name', "x" * 80, "O'Brien, Pat", "", "=?utf-8?q?enc?=",
-         "Racer 1.2", "Jo-Ann O'Neil_3", "x" * 61, "a  b", "Dr. No", "  padded  "]
-SUBJECTS = ["[rc1] Results of Turn 1", "Ünïcode ✓ " * 3, "long " * 260, "=?utf-8?q?x?= literal", "a\tb",
-            "[dl1] Results of Turn 1 of 5: start; next due Fri 4 Dec 2026 00:00 GMT", "x" * 990, "a  b", " lead",
-            "(comment) <angle> \"quote\" \\ back; semi: colon, comma @ at"]
+NAMES = [
+    "Kelly",
+    "José Müller",
+    "李小龍",
+    'A "quoted" name',
+    "x" * 80,
+    "O'Brien, Pat",
+    "",
+    "=?utf-8?q?enc?=",
+    "Racer 1.2",
+    "Jo-Ann O'Neil_3",
+    "x" * 61,
+    "a  b",
+    "Dr. No",
+    "  padded  ",
+]
+SUBJECTS = [
+    "[rc1] Results of Turn 1",
+    "Ünïcode ✓ " * 3,
+    "long " * 260,
+    "=?utf-8?q?x?= literal",
+    "a\tb",
+    "[dl1] Results of Turn 1 of 5: start; next due Fri 4 Dec 2026 00:00 GMT",
+    "x" * 990,
+    "a  b",
+    " lead",
+    '(comment) <angle> "quote" \\ back; semi: colon, comma @ at',
+]
 
 
 @pytest.mark.parametrize("bot_name", ["Flagmän Bot", "Flagman"])  # the second: plain headers, the fast path
@@ -62,10 +90,13 @@ def test_memoised_compose_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch,
     cases: list[dict[str, object]] = []
     for i in range(120):
         case: dict[str, object] = dict(
-            kind="results", to=mailout.Recipient(f"p{i % 7}@players.test", NAMES[i % len(NAMES)]),
+            kind="results",
+            to=mailout.Recipient(f"p{i % 7}@players.test", NAMES[i % len(NAMES)]),
             rendered=RenderedMail(SUBJECTS[i % len(SUBJECTS)], "Hello ✓\nUSE 5\n-- \nFlagman\n" * (1 + i % 3)),
             reply_to=None if i % 4 == 0 else f"flagman+rc{i % 3}.s1.abc@bench.test",
-            in_reply_to="" if i % 2 else f"<m{i}@x>", auto_replied=bool(i % 2))
+            in_reply_to="" if i % 2 else f"<m{i}@x>",
+            auto_replied=bool(i % 2),
+        )
         if hasattr(mailout, "HtmlBody") and i % 3 == 0:
             images = (mailout.InlineImage("pic@x", bytes(range(256)), "race.png"),) if i % 2 else ()
             case["html"] = mailout.HtmlBody("<p>Hello ✓</p>" * (1 + i % 4), images)
@@ -75,15 +106,23 @@ def test_memoised_compose_writes_the_same_bytes(monkeypatch: pytest.MonkeyPatch,
 
 
 @settings(max_examples=60, deadline=None)
-@given(name=st.text(max_size=40), subject=st.text(min_size=1, max_size=120), local=st.from_regex(r"[a-z0-9][a-z0-9+-]{0,19}", fullmatch=True))
+@given(
+    name=st.text(max_size=40),
+    subject=st.text(min_size=1, max_size=120),
+    local=st.from_regex(r"[a-z0-9][a-z0-9+-]{0,19}", fullmatch=True),
+)
 def test_memoised_compose_is_the_same_for_any_name_and_subject(name: str, subject: str, local: str) -> None:
     """Property: for any display name and subject, memoised compose (and its plain header fast
     path) == the stdlib's, twice over."""
     if any(c in name for c in "\r\n") or not subject.split():
         return  # Address refuses CR/LF in a name; an all-blank subject is not a subject
     with pytest.MonkeyPatch.context() as monkeypatch:
-        case: dict[str, object] = dict(kind="confirmation", to=mailout.Recipient(f"{local}@players.test", name),
-                                       rendered=RenderedMail(subject, "USE 1\n"), reply_to=f"flagman+{local}@bench.test")
+        case: dict[str, object] = dict(
+            kind="confirmation",
+            to=mailout.Recipient(f"{local}@players.test", name),
+            rendered=RenderedMail(subject, "USE 1\n"),
+            reply_to=f"flagman+{local}@bench.test",
+        )
         memoised, plain = _compose_both(monkeypatch, [case])
     assert memoised == plain
 
@@ -92,22 +131,33 @@ _ASCII = st.characters(min_codepoint=32, max_codepoint=126)
 
 
 @settings(max_examples=150, deadline=None)
-@given(name=st.text(_ASCII, max_size=30) | st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 ._'-]{0,20}", fullmatch=True),
-       subject=st.text(_ASCII, min_size=1, max_size=80), local=st.from_regex(r"[a-z0-9+_=-]{1,10}(\.[a-z0-9+_=-]{1,8})?", fullmatch=True),
-       in_reply_to=st.sampled_from(["", "<m1@x.test>", "<a.b+c@x>", "<odd id@x>", "no-brackets"]),
-       html=st.booleans(), body=st.text(max_size=200))
-def test_the_plain_header_fast_path_writes_the_stdlibs_bytes(name: str, subject: str, local: str, in_reply_to: str,
-                                                             html: bool, body: str) -> None:
+@given(
+    name=st.text(_ASCII, max_size=30) | st.from_regex(r"[A-Za-z0-9][A-Za-z0-9 ._'-]{0,20}", fullmatch=True),
+    subject=st.text(_ASCII, min_size=1, max_size=80),
+    local=st.from_regex(r"[a-z0-9+_=-]{1,10}(\.[a-z0-9+_=-]{1,8})?", fullmatch=True),
+    in_reply_to=st.sampled_from(["", "<m1@x.test>", "<a.b+c@x>", "<odd id@x>", "no-brackets"]),
+    html=st.booleans(),
+    body=st.text(max_size=200),
+)
+def test_the_plain_header_fast_path_writes_the_stdlibs_bytes(
+    name: str, subject: str, local: str, in_reply_to: str, html: bool, body: str
+) -> None:
     """Property: mostly plain ASCII names, subjects and ids (the cases `compose` writes itself, and
     their near misses), with and without HTML: the bytes equal the stdlib's composition."""
     if any(c in name for c in "\r\n") or not subject.split():
         return
     with pytest.MonkeyPatch.context() as monkeypatch:
         case: dict[str, object] = dict(
-            kind="results", to=mailout.Recipient(f"{local}@players.test", name), rendered=RenderedMail(subject, body or "x\n"),
-            reply_to=f"flagman+{local}@bench.test", in_reply_to=in_reply_to, auto_replied=bool(in_reply_to),
+            kind="results",
+            to=mailout.Recipient(f"{local}@players.test", name),
+            rendered=RenderedMail(subject, body or "x\n"),
+            reply_to=f"flagman+{local}@bench.test",
+            in_reply_to=in_reply_to,
+            auto_replied=bool(in_reply_to),
             html=mailout.HtmlBody(f"<p>{name}</p>", (mailout.InlineImage("pic@x", b"\x89PNG" * 40, "race.png"),))
-            if html else None)
+            if html
+            else None,
+        )
         memoised, plain = _compose_both(monkeypatch, [case], "Flagman")
     assert memoised == plain
 
@@ -136,8 +186,9 @@ def test_every_mail_style_parses_to_its_order() -> None:
 def test_the_benchmarks_run_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """performance.md: one command runs ingest, deadline, latency and scale and writes the JSON."""
     out = tmp_path / "results.json"
-    code = main(["--only", "ingest,deadline,latency,scale", "--size", "20", "--scale-sizes", "10,30",
-                 "--out", str(out)])
+    code = main(
+        ["--only", "ingest,deadline,latency,scale", "--size", "20", "--scale-sizes", "10,30", "--out", str(out)]
+    )
     printed = capsys.readouterr().out
     results = json.loads(out.read_text())["benchmarks"]
     assert code == 0, printed + json.dumps({k: v.get("error") for k, v in results.items()})
@@ -179,8 +230,11 @@ def test_a_setting_for_every_benchmark_is_read_as_in_config_toml() -> None:
     """`--set SECTION.KEY=VALUE` (a before/after of a setting on the same servers): the value
     read as TOML, a plain string where it is not TOML; a malformed one refused with the form."""
     assert overrides(["schedule.resolve_workers=0", "inbox.idle=false", "bot.name=Flag man", "limits.x=1.5"]) == {
-        "schedule": {"resolve_workers": 0}, "inbox": {"idle": False}, "bot": {"name": "Flag man"},
-        "limits": {"x": 1.5}}
+        "schedule": {"resolve_workers": 0},
+        "inbox": {"idle": False},
+        "bot": {"name": "Flag man"},
+        "limits": {"x": 1.5},
+    }
     for bad in ("resolve_workers=0", "schedule.resolve_workers", ".x=1"):
         with pytest.raises(ValueError, match="SECTION.KEY=VALUE"):
             overrides([bad])

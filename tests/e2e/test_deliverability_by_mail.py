@@ -58,10 +58,17 @@ def signed_world(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, dns_serv
     seed = nacl.signing.SigningKey.generate().encode(encoder=nacl.encoding.Base64Encoder).decode("ascii")
     dns_server.set_txt(f"fm1._domainkey.{domain}", dkim.load_key("fm1", seed).record())
     settings = world_settings(
-        tmp_path, bot, fresh_database("sqlite", tmp_path), dovecot, smtp_sink,
-        sections={"dkim": {"selectors": ["fm1"]},
-                  "dns": {"nameservers": [dns_server.host], "port": dns_server.port, "timeout": 5.0}},
-        env={"FLAGMAN_DKIM_KEY_FM1": seed})
+        tmp_path,
+        bot,
+        fresh_database("sqlite", tmp_path),
+        dovecot,
+        smtp_sink,
+        sections={
+            "dkim": {"selectors": ["fm1"]},
+            "dns": {"nameservers": [dns_server.host], "port": dns_server.port, "timeout": 5.0},
+        },
+        env={"FLAGMAN_DKIM_KEY_FM1": seed},
+    )
     smtp_sink.reset()
     app = build_app(settings, clock=FakeClock())
     try:
@@ -74,10 +81,20 @@ def start_game(world: MailWorld) -> dict[str, str]:
     tag = world.domain.split(".")[0]
     addresses = {seat: world.player(f"{seat}-{tag}") for seat in SEATS}
     with world.app.db.transaction() as session:
-        create_game(world.app.shell, session, kind="racecraft", name="rc1",
-                    players=[PlayerSpec(s, a, s.title(), "America/Chicago" if s == "steve" else "Europe/London")
-                             for s, a in addresses.items()],
-                    gm_address=world.player(f"gm-{tag}"), deadline="48h", timezone="Europe/London", seed=11)
+        create_game(
+            world.app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=[
+                PlayerSpec(s, a, s.title(), "America/Chicago" if s == "steve" else "Europe/London")
+                for s, a in addresses.items()
+            ],
+            gm_address=world.player(f"gm-{tag}"),
+            deadline="48h",
+            timezone="Europe/London",
+            seed=11,
+        )
     world.app.service.send()
     return addresses
 
@@ -130,9 +147,10 @@ def test_a_subject_only_reply_is_applied_and_confirmed(signed_world: MailWorld) 
     link = mailto_link(reply_to, "USE 4")
     url = urllib.parse.urlsplit(link)
     subject = urllib.parse.parse_qs(url.query)["subject"][0]
-    signed_world.dovecot.deliver(signed_world.bot, plain_mail(kelly, urllib.parse.unquote(url.path),
-                                                              "Re: [rc1] " + subject, "",
-                                                              message_id="<tap@phone.example>"))
+    signed_world.dovecot.deliver(
+        signed_world.bot,
+        plain_mail(kelly, urllib.parse.unquote(url.path), "Re: [rc1] " + subject, "", message_id="<tap@phone.example>"),
+    )
     cycle(signed_world)
     confirmation = read_inbox(signed_world, kelly)[-1]
     assert "[ERROR]" not in str(confirmation["Subject"]) and "USE 4" in body_of(confirmation)
@@ -164,8 +182,9 @@ def test_ping_is_answered_at_the_registered_address(signed_world: MailWorld) -> 
     seb = addresses["seb"]
     other = signed_world.player(f"seb-phone-{signed_world.domain.split('.')[0]}")
     reply_to = sheet(signed_world, seb)["Reply-To"].addresses[0].addr_spec
-    signed_world.dovecot.deliver(signed_world.bot, plain_mail(other, reply_to, "test", "PING",
-                                                              message_id="<ping@phone.example>"))
+    signed_world.dovecot.deliver(
+        signed_world.bot, plain_mail(other, reply_to, "test", "PING", message_id="<ping@phone.example>")
+    )
     cycle(signed_world)
     answer = read_inbox(signed_world, seb)[-1]
     assert "PING: your mail was accepted" in str(answer["Subject"])
@@ -188,8 +207,9 @@ def test_a_reminders_list_unsubscribe_stops_them(signed_world: MailWorld) -> Non
     url = urllib.parse.urlsplit(match.group(1))
     subject = urllib.parse.parse_qs(url.query)["subject"][0]
     assert urllib.parse.unquote(url.path) == signed_world.bot, "to the plain address: nothing signed in a header"
-    signed_world.dovecot.deliver(signed_world.bot, plain_mail(anna, signed_world.bot, subject, "",
-                                                              message_id="<unsub@anna.example>"))
+    signed_world.dovecot.deliver(
+        signed_world.bot, plain_mail(anna, signed_world.bot, subject, "", message_id="<unsub@anna.example>")
+    )
     cycle(signed_world)
     assert "Reminders off for rc1" in str(read_inbox(signed_world, anna)[-1]["Subject"])
     clock.advance(timedelta(hours=22))  # the 2h mark
@@ -201,8 +221,9 @@ def test_a_reminders_list_unsubscribe_stops_them(signed_world: MailWorld) -> Non
     assert reminders(anna) == 1 and reminders(addresses["kelly"]) == 2
 
 
-def test_flagman_doctor_checks_the_sending_domain_in_dns(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink,
-                                                        dns_server: DnsServer) -> None:
+def test_flagman_doctor_checks_the_sending_domain_in_dns(
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, dns_server: DnsServer
+) -> None:
     """Issue 19, 1b, the whole doctor on the real servers: a missing DKIM key record is a
     problem (exit 1) whose fix is the record; published, with SPF and DMARC, all good."""
     import io
@@ -217,7 +238,7 @@ def test_flagman_doctor_checks_the_sending_domain_in_dns(tmp_path: Path, dovecot
 [bot]
 address = "{bot}"
 [database]
-url = "{fresh_database('sqlite', tmp_path)}"
+url = "{fresh_database("sqlite", tmp_path)}"
 [inbox]
 kind = "imap"
 host = "{dovecot.host}"
@@ -246,7 +267,7 @@ timeout = 5.0
     assert code == 1, out
     record = dkim.load_key("fm1", seed).record()
     assert f'fix: publish fm1._domainkey.{domain}. IN TXT "{record}"' in out
-    assert f"publish _dmarc.{domain}. IN TXT" in out and f"publish {domain}. IN TXT \"v=spf1" in out
+    assert f"publish _dmarc.{domain}. IN TXT" in out and f'publish {domain}. IN TXT "v=spf1' in out
     dns_server.set_txt(f"fm1._domainkey.{domain}", record)
     dns_server.set_txt(domain, "v=spf1 mx ~all")
     dns_server.set_txt(f"_dmarc.{domain}", f"v=DMARC1; p=none; rua=mailto:postmaster@{domain}")

@@ -36,15 +36,24 @@ def _to(rig: Rig, address: str, since: int) -> list[EmailMessage]:
 @pytest.mark.parametrize("rig", ["dovecot"], indirect=True)
 @pytest.mark.parametrize("kind", ["racecraft", "speed_circuit", "speedphreakz"])
 def test_a_game_by_mail_commits_reveals_gives_receipts_and_its_archive_verifies(
-        rig: Rig, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rig: Rig, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rules = find_game(kind)
     name = "d" + kind[:2]
     players = {f"p{i}": f"p{i}@players-{rig.domain}" for i in range(rules.min_players)}
     since = rig.last_outbox_id()
     with rig.app.db.transaction() as session:
-        create_game(rig.app.shell, session, kind=kind, name=name,
-                    players=[PlayerSpec(s, a, s.upper()) for s, a in players.items()], gm_address=rig.gm,
-                    deadline="48h", timezone="Europe/London", seed=9)
+        create_game(
+            rig.app.shell,
+            session,
+            kind=kind,
+            name=name,
+            players=[PlayerSpec(s, a, s.upper()) for s, a in players.items()],
+            gm_address=rig.gm,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=9,
+        )
     rig.cycle()
     sheet = _to(rig, players["p0"], since)[-1]
     committed = COMMITMENT.search(text_of(sheet))
@@ -60,8 +69,7 @@ def test_a_game_by_mail_commits_reveals_gives_receipts_and_its_archive_verifies(
         state = rules.load_state(turn.state)
     orders = rules.format_orders(rules.robot_orders(state, "p0", robot_rng(1, "p0")))
     since = rig.last_outbox_id()
-    rig.mail(players["p0"], str(sheet["Reply-To"].addresses[0].addr_spec), orders,
-             subject=f"Re: {sheet['Subject']}")
+    rig.mail(players["p0"], str(sheet["Reply-To"].addresses[0].addr_spec), orders, subject=f"Re: {sheet['Subject']}")
     rig.cycle()
     receipt = RECEIPT.search(text_of(_to(rig, players["p0"], since)[-1]))
     assert receipt, "the confirmation carries a receipt"

@@ -39,8 +39,13 @@ def closed_port() -> int:
 def toml_table(name: str, values: dict[str, object]) -> str:
     lines = [f"[{name}]"]
     for key, value in values.items():
-        lines.append(f'{key} = "{value}"' if isinstance(value, str) else f"{key} = {str(value).lower()}"
-                     if isinstance(value, bool) else f"{key} = {value}")
+        lines.append(
+            f'{key} = "{value}"'
+            if isinstance(value, str)
+            else f"{key} = {str(value).lower()}"
+            if isinstance(value, bool)
+            else f"{key} = {value}"
+        )
     return "\n".join(lines)
 
 
@@ -52,26 +57,48 @@ class Site:
         self.user = dovecot.add_user(f"flagman{n}@doctor.test", "right-password")
         self.dovecot = dovecot
         self.config = tmp_path / "flagman.toml"
-        self.inbox: dict[str, object] = {"kind": "imap", "host": dovecot.host, "port": dovecot.imap_port,
-                                         "security": "none", "username": self.user, "timeout": 10.0}
-        self.outbox: dict[str, object] = {"kind": "smtp", "host": relay_host, "port": relay_port, "security": "none",
-                                          "timeout": 10.0}
+        self.inbox: dict[str, object] = {
+            "kind": "imap",
+            "host": dovecot.host,
+            "port": dovecot.imap_port,
+            "security": "none",
+            "username": self.user,
+            "timeout": 10.0,
+        }
+        self.outbox: dict[str, object] = {
+            "kind": "smtp",
+            "host": relay_host,
+            "port": relay_port,
+            "security": "none",
+            "timeout": 10.0,
+        }
         self.db_url = db_url
         self.env = {"FLAGMAN_SECRET": SECRET, "FLAGMAN_IMAP_PASSWORD": "right-password"}
 
     def write(self) -> None:
-        self.config.write_text("\n\n".join([
-            toml_table("bot", {"address": self.user}),
-            toml_table("database", {"url": self.db_url}),
-            toml_table("inbox", self.inbox),
-            toml_table("outbox", self.outbox),
-        ]) + "\n")
+        self.config.write_text(
+            "\n\n".join(
+                [
+                    toml_table("bot", {"address": self.user}),
+                    toml_table("database", {"url": self.db_url}),
+                    toml_table("inbox", self.inbox),
+                    toml_table("outbox", self.outbox),
+                ]
+            )
+            + "\n"
+        )
 
     def doctor(self, *args: str, probe_wait: float = 60.0) -> tuple[int, str]:
         self.write()
         out = io.StringIO()
-        code = run_doctor(self.config, fix="--fix" in args, env=self.env, out=out,
-                          probe_plus="--probe-plus" in args, probe_wait=probe_wait)
+        code = run_doctor(
+            self.config,
+            fix="--fix" in args,
+            env=self.env,
+            out=out,
+            probe_plus="--probe-plus" in args,
+            probe_wait=probe_wait,
+        )
         return code, out.getvalue()
 
 
@@ -122,8 +149,9 @@ def test_an_unreachable_database_is_reported_and_the_mail_checks_still_run(site:
     assert "IMAP login as" in out
 
 
-def test_a_missing_postgresql_database_says_to_create_it(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink,
-                                                          postgres) -> None:  # noqa: ANN001
+def test_a_missing_postgresql_database_says_to_create_it(
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres
+) -> None:  # noqa: ANN001
     """The server runs but has no such database: the fix is createdb, not "check the password"."""
     site = Site(tmp_path, dovecot, smtp_sink.host, smtp_sink.port, postgres.url.rsplit("/", 1)[0] + "/no_such_db")
     code, out = site.doctor()
@@ -138,8 +166,9 @@ def test_a_mail_from_the_future_shows_our_clock_is_slow(site: Site) -> None:
     client = site.dovecot.imap_client(site.user, folder=None)
     try:
         future = datetime.now(UTC) + timedelta(hours=1)
-        client.append("INBOX", b"From: a@b.test\r\nSubject: t\r\nMessage-ID: <future@b.test>\r\n\r\nhi\r\n",
-                      msg_time=future)
+        client.append(
+            "INBOX", b"From: a@b.test\r\nSubject: t\r\nMessage-ID: <future@b.test>\r\n\r\nhi\r\n", msg_time=future
+        )
     finally:
         client.logout()
     code, out = site.doctor()
@@ -148,8 +177,9 @@ def test_a_mail_from_the_future_shows_our_clock_is_slow(site: Site) -> None:
     assert len(found) == 1 and "clock" in found[0] and "behind" in found[0], out
 
 
-def test_on_postgresql_the_clock_is_compared_with_the_server(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink,
-                                                               postgres) -> None:  # noqa: ANN001
+def test_on_postgresql_the_clock_is_compared_with_the_server(
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres
+) -> None:  # noqa: ANN001
     """With PostgreSQL the database server's now() is the reference clock."""
     site = Site(tmp_path, dovecot, smtp_sink.host, smtp_sink.port, fresh_database("postgresql", tmp_path, postgres))
     code, out = site.doctor()
@@ -208,41 +238,87 @@ class Case:
 PASSWORD_HINT = f"{CREDENTIALS_DIR}/"
 CASES = {
     "imap-name": Case("does not resolve", ("getent hosts",), ("password",), inbox={"host": "no-such-host.invalid"}),
-    "imap-refused": Case("connection refused", ("nothing accepts connections", "[inbox] host and port"),
-                         ("password",), inbox={"port": "closed"}),
-    "imap-timeout": Case("no answer in time", ("did not answer within 0.5 s", "firewall", "[inbox] timeout"),
-                         ("password",), inbox={"port": "silent", "timeout": 0.5}),
-    "imap-tls-on-a-plain-port": Case("TLS handshake failed", ('use security = "starttls"',), ("password",),
-                                     inbox={"security": "tls"}),
-    "imap-no-starttls": Case("STARTTLS not offered", ("does not offer STARTTLS",), ("password",),
-                             inbox={"security": "starttls"}),
-    "imap-certificate": Case("certificate not trusted", ("update-ca-certificates",), ("password",),
-                             inbox={"security": "tls", "port": "imaps"}),
-    "imap-login": Case("login as", ("[inbox] username", f"{PASSWORD_HINT}imap-password", "FLAGMAN_IMAP_PASSWORD"),
-                       ("host and port",), env={"FLAGMAN_IMAP_PASSWORD": "wrong-password"}),
+    "imap-refused": Case(
+        "connection refused",
+        ("nothing accepts connections", "[inbox] host and port"),
+        ("password",),
+        inbox={"port": "closed"},
+    ),
+    "imap-timeout": Case(
+        "no answer in time",
+        ("did not answer within 0.5 s", "firewall", "[inbox] timeout"),
+        ("password",),
+        inbox={"port": "silent", "timeout": 0.5},
+    ),
+    "imap-tls-on-a-plain-port": Case(
+        "TLS handshake failed", ('use security = "starttls"',), ("password",), inbox={"security": "tls"}
+    ),
+    "imap-no-starttls": Case(
+        "STARTTLS not offered", ("does not offer STARTTLS",), ("password",), inbox={"security": "starttls"}
+    ),
+    "imap-certificate": Case(
+        "certificate not trusted",
+        ("update-ca-certificates",),
+        ("password",),
+        inbox={"security": "tls", "port": "imaps"},
+    ),
+    "imap-login": Case(
+        "login as",
+        ("[inbox] username", f"{PASSWORD_HINT}imap-password", "FLAGMAN_IMAP_PASSWORD"),
+        ("host and port",),
+        env={"FLAGMAN_IMAP_PASSWORD": "wrong-password"},
+    ),
     "smtp-name": Case("does not resolve", ("getent hosts",), ("password",), outbox={"host": "no-such-host.invalid"}),
-    "smtp-refused": Case("connection refused", ("nothing accepts connections", "[outbox] host and port"),
-                         ("password",), outbox={"port": "closed"}),
-    "smtp-timeout": Case("no answer in time", ("did not answer within 0.5 s", "firewall", "[outbox] timeout"),
-                         ("password",), outbox={"port": "silent", "timeout": 0.5}),
-    "smtp-tls-on-a-plain-port": Case("TLS handshake failed", ('use security = "starttls"',), ("password",),
-                                     outbox={"security": "tls"}),
-    "smtp-no-starttls": Case("STARTTLS not offered", ("does not offer STARTTLS",), ("password",),
-                             outbox={"security": "starttls"}),
-    "smtp-certificate": Case("certificate not trusted", ("update-ca-certificates",), ("password",),
-                             outbox={"security": "tls", "port": "smtps"}),
-    "smtp-login": Case("login as 'relay' refused", ("[outbox] username", f"{PASSWORD_HINT}smtp-password"),
-                       ("host and port",), outbox={"port": "auth", "username": "relay"},
-                       env={"FLAGMAN_SMTP_PASSWORD": "not-the-pass"}),
-    "smtp-no-login": Case("no login offered", ("offers no login", "empty [outbox] username"), ("host and port",),
-                          outbox={"username": "relay"}, env={"FLAGMAN_SMTP_PASSWORD": "relay-pass"}),
+    "smtp-refused": Case(
+        "connection refused",
+        ("nothing accepts connections", "[outbox] host and port"),
+        ("password",),
+        outbox={"port": "closed"},
+    ),
+    "smtp-timeout": Case(
+        "no answer in time",
+        ("did not answer within 0.5 s", "firewall", "[outbox] timeout"),
+        ("password",),
+        outbox={"port": "silent", "timeout": 0.5},
+    ),
+    "smtp-tls-on-a-plain-port": Case(
+        "TLS handshake failed", ('use security = "starttls"',), ("password",), outbox={"security": "tls"}
+    ),
+    "smtp-no-starttls": Case(
+        "STARTTLS not offered", ("does not offer STARTTLS",), ("password",), outbox={"security": "starttls"}
+    ),
+    "smtp-certificate": Case(
+        "certificate not trusted",
+        ("update-ca-certificates",),
+        ("password",),
+        outbox={"security": "tls", "port": "smtps"},
+    ),
+    "smtp-login": Case(
+        "login as 'relay' refused",
+        ("[outbox] username", f"{PASSWORD_HINT}smtp-password"),
+        ("host and port",),
+        outbox={"port": "auth", "username": "relay"},
+        env={"FLAGMAN_SMTP_PASSWORD": "not-the-pass"},
+    ),
+    "smtp-no-login": Case(
+        "no login offered",
+        ("offers no login", "empty [outbox] username"),
+        ("host and port",),
+        outbox={"username": "relay"},
+        env={"FLAGMAN_SMTP_PASSWORD": "relay-pass"},
+    ),
 }
 
 
 @pytest.fixture
 def ports(silent_port: int, tls_dovecot: Dovecot, tls_relay: SmtpSink, auth_relay: SmtpSink) -> dict[str, int]:
-    return {"closed": closed_port(), "silent": silent_port, "imaps": tls_dovecot.imaps_port,
-            "smtps": tls_relay.port, "auth": auth_relay.port}
+    return {
+        "closed": closed_port(),
+        "silent": silent_port,
+        "imaps": tls_dovecot.imaps_port,
+        "smtps": tls_relay.port,
+        "auth": auth_relay.port,
+    }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -269,8 +345,9 @@ def test_each_way_a_server_fails_gets_its_own_finding_and_fix(site: Site, ports:
         assert secret not in out
 
 
-def test_a_read_only_postgresql_database_is_a_problem(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink,
-                                                      postgres) -> None:  # noqa: ANN001
+def test_a_read_only_postgresql_database_is_a_problem(
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres
+) -> None:  # noqa: ANN001
     """A database that answers but takes no write (default_transaction_read_only, as on a
     standby): reachable was not enough; the write probe finds it, with the fix."""
     import psycopg

@@ -91,8 +91,16 @@ def seed_games(run: Run, dovecot: Dovecot) -> list[bytes]:
     with app.db.transaction() as session:
         for g in GAMES:
             players = [PlayerSpec(f"p{i}", f"{g}p{i}@{run.domain}", f"P{i}") for i in range(5)]
-            create_game(app.shell, session, kind="racecraft", name=g, players=players,
-                        gm_address=f"gm@{run.domain}", deadline="48h", seed=99 if g != "g2" else 5)
+            create_game(
+                app.shell,
+                session,
+                kind="racecraft",
+                name=g,
+                players=players,
+                gm_address=f"gm@{run.domain}",
+                deadline="48h",
+                seed=99 if g != "g2" else 5,
+            )
     from bot.mail_in.auth import signed_address
 
     for g in GAMES:
@@ -107,8 +115,16 @@ def seed_games(run: Run, dovecot: Dovecot) -> list[bytes]:
             if i == 2:
                 mails.append(plain_mail(sender, to, f"Re: [{g}]", f"USE {i + 1}", message_id=f"<{g}-{i}@c>"))
     mails.append(plain_mail(f"stranger@{run.domain}", run.bot, "hi", "hello?", message_id="<stranger@c>"))
-    mails.append(plain_mail(f"g1p0@{run.domain}", run.bot, "Out of office", "away",
-                            message_id="<ooo@c>", headers={"Auto-Submitted": "auto-replied"}))
+    mails.append(
+        plain_mail(
+            f"g1p0@{run.domain}",
+            run.bot,
+            "Out of office",
+            "away",
+            message_id="<ooo@c>",
+            headers={"Auto-Submitted": "auto-replied"},
+        )
+    )
     app.close()
     with dovecot.lmtp_connection() as lmtp:
         for data in mails:
@@ -118,8 +134,13 @@ def seed_games(run: Run, dovecot: Dovecot) -> list[bytes]:
 
 def worker(run: Run, now: datetime, kill: str | None = None) -> subprocess.Popen[bytes]:
     args = [sys.executable, "-m", "tests.e2e.bot_worker", str(run.config), now.isoformat()]
-    return subprocess.Popen(args + ([kill] if kill else []), cwd=REPO, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env={**os.environ, "FLAGMAN_IMAP_PASSWORD": "bot-pw"})
+    return subprocess.Popen(
+        args + ([kill] if kill else []),
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "FLAGMAN_IMAP_PASSWORD": "bot-pw"},
+    )
 
 
 def finish(run: Run, now: datetime) -> None:
@@ -169,8 +190,12 @@ def clean(tmp_path_factory: pytest.TempPathFactory, dovecot: Dovecot, smtp_sink:
     finish(run, START + timedelta(hours=49))
     mails, ids = relay_view(smtp_sink, run.domain)
     assert ids and all(n == 1 for n in ids.values())
-    return CleanRun(normalise(snapshot(run), run.domain), set(normalise(dict(mails), run.domain)), ids,
-                    mailbox_counts(dovecot, run.bot))
+    return CleanRun(
+        normalise(snapshot(run), run.domain),
+        set(normalise(dict(mails), run.domain)),
+        ids,
+        mailbox_counts(dovecot, run.bot),
+    )
 
 
 def assert_same_as_clean(run: Run, clean: CleanRun, smtp_sink: SmtpSink, dovecot: Dovecot) -> int:
@@ -188,12 +213,18 @@ def assert_same_as_clean(run: Run, clean: CleanRun, smtp_sink: SmtpSink, dovecot
 def snapshot(run: Run) -> dict[str, object]:
     engine = create_engine(run.db_url)
     with engine.connect() as conn:
-        turns = conn.execute(text(
-            "select g.name, t.number, t.state_after, t.events from turn t join game g on g.id = t.game_id "
-            "order by g.name, t.number")).all()
-        orders = conn.execute(text(
-            "select g.name, s.name, o.source, o.text from order_submission o join seat s on s.id = o.seat_id "
-            "join game g on g.id = s.game_id")).all()
+        turns = conn.execute(
+            text(
+                "select g.name, t.number, t.state_after, t.events from turn t join game g on g.id = t.game_id "
+                "order by g.name, t.number"
+            )
+        ).all()
+        orders = conn.execute(
+            text(
+                "select g.name, s.name, o.source, o.text from order_submission o join seat s on s.id = o.seat_id "
+                "join game g on g.id = s.game_id"
+            )
+        ).all()
         inbound = conn.execute(text("select message_id, status from inbound_message")).all()
         outbox = conn.execute(text("select recipient, subject, status from outbox")).all()
     engine.dispose()
@@ -236,7 +267,8 @@ def normalise(snap: dict[str, object], domain: str) -> dict[str, object]:
 @pytest.mark.slow
 @pytest.mark.parametrize("point", list(CrashPoint), ids=lambda p: p.value)
 def test_a_kill_at_each_crash_point_loses_nothing_and_sends_nothing_twice(
-        point: CrashPoint, tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, clean: CleanRun) -> None:
+    point: CrashPoint, tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, clean: CleanRun
+) -> None:
     """testing.md, "Fault injection": kill the bot (SIGKILL) while it works through a full inbox and a
     deadline, restart; the database and the mail sent equal a run without faults. Here the kill is at
     a named crash point (bot.faults), the second time the worker reaches it: each point is hit for
@@ -259,13 +291,16 @@ SEND = (CrashPoint.BEFORE_SEND, CrashPoint.AFTER_SEND, CrashPoint.AFTER_RECORD)
 # work is always left (4 batches of mail, 3 games resolving early, dozens of mails to send at
 # +1 h; g2 and its results mails at +49 h).
 RESOLVE = (CrashPoint.WORKED_OUT, CrashPoint.AFTER_RESOLVE)
-PHASES = ((timedelta(hours=1), ((INTAKE, 2, 1), (RESOLVE, 1, 1), (SEND, 3, 2))),
-          (timedelta(hours=49), ((RESOLVE, 1, 1), (SEND, 1, 1))))
+PHASES = (
+    (timedelta(hours=1), ((INTAKE, 2, 1), (RESOLVE, 1, 1), (SEND, 3, 2))),
+    (timedelta(hours=49), ((RESOLVE, 1, 1), (SEND, 1, 1))),
+)
 
 
 @pytest.mark.slow
 def test_kills_at_random_points_and_moments_lose_nothing_and_duplicate_nothing(
-        tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, clean: CleanRun) -> None:
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, clean: CleanRun
+) -> None:
     """testing.md: kill the bot at random points while it works through a full inbox and a deadline;
     restart; the final database and the mails sent equal a run without faults. The crash points, and
     how often each is passed before the kill, are drawn from a seeded rng stage by stage (so every
@@ -288,7 +323,9 @@ def test_kills_at_random_points_and_moments_lose_nothing_and_duplicate_nothing(
     assert repeats <= in_flight, f"{repeats} repeated Message-IDs for {in_flight} kills with a mail in flight"
 
 
-def test_a_restart_across_a_deadline_resolves_the_turn_exactly_once(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink) -> None:
+def test_a_restart_across_a_deadline_resolves_the_turn_exactly_once(
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink
+) -> None:
     """testing.md: a restart across a deadline: the turn is resolved exactly once, after start-up."""
     smtp_sink.reset()
     run = make_run(tmp_path, dovecot, smtp_sink, "restart")
@@ -299,16 +336,21 @@ def test_a_restart_across_a_deadline_resolves_the_turn_exactly_once(tmp_path: Pa
     finish(run, START + timedelta(hours=61))
     engine = create_engine(run.db_url)
     with engine.connect() as conn:
-        resolved = conn.execute(text(
-            "select g.name, t.number from turn t join game g on g.id = t.game_id where t.resolved_at is not null")).all()
-        results = conn.execute(text("select count(*) from outbox where kind = 'results' and recipient like 'g2%'")).scalar()
+        resolved = conn.execute(
+            text("select g.name, t.number from turn t join game g on g.id = t.game_id where t.resolved_at is not null")
+        ).all()
+        results = conn.execute(
+            text("select count(*) from outbox where kind = 'results' and recipient like 'g2%'")
+        ).scalar()
     engine.dispose()
     # g2's turn 1 waited for its deadline; the others' turn 2 (opened at +1h) also fell due at +49h.
     assert sorted(resolved) == sorted([(g, 1) for g in GAMES] + [(g, 2) for g in GAMES if g != "g2"])
     assert results == 5, "g2's turn 1 resolved once: one results mail per player"
 
 
-def test_the_same_message_delivered_twice_is_applied_once(tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink) -> None:
+def test_the_same_message_delivered_twice_is_applied_once(
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink
+) -> None:
     """testing.md: the same Message-ID delivered twice: applied once (each copy moved out of the inbox)."""
     smtp_sink.reset()
     run = make_run(tmp_path, dovecot, smtp_sink, "dup")
@@ -338,9 +380,16 @@ def test_smtp_451_550_and_dropped_connections_retry_then_fail_for_good(world: Ma
     sink.fail_rcpt("550 5.1.1 No such user", [addresses[1]], times=None)
     sink.drop_connection("data", [addresses[2]], times=1)
     with world.app.db.transaction() as session:
-        create_game(world.app.shell, session, kind="racecraft", name="s1",
-                    players=[PlayerSpec(f"p{i}", a, f"P{i}") for i, a in enumerate(addresses)],
-                    gm_address=addresses[4], deadline="48h", seed=1)
+        create_game(
+            world.app.shell,
+            session,
+            kind="racecraft",
+            name="s1",
+            players=[PlayerSpec(f"p{i}", a, f"P{i}") for i, a in enumerate(addresses)],
+            gm_address=addresses[4],
+            deadline="48h",
+            seed=1,
+        )
     clock = world.app.clock
     for _ in range(4):
         world.app.service.send()
@@ -366,8 +415,16 @@ def test_a_uidvalidity_change_reprocesses_nothing_and_loses_nothing(world: MailW
 
     addresses = {f"p{i}": world.player(f"uv{i}-{world.domain.split('.')[0]}") for i in range(5)}
     with world.app.db.transaction() as session:
-        create_game(world.app.shell, session, kind="racecraft", name="u1",
-                    players=[PlayerSpec(s, a, s) for s, a in addresses.items()], gm_address=world.bot, deadline="48h", seed=2)
+        create_game(
+            world.app.shell,
+            session,
+            kind="racecraft",
+            name="u1",
+            players=[PlayerSpec(s, a, s) for s, a in addresses.items()],
+            gm_address=world.bot,
+            deadline="48h",
+            seed=2,
+        )
     from bot.mail_in.auth import signed_address
 
     for seat, address in list(addresses.items())[:3]:

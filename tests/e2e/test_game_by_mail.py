@@ -47,9 +47,16 @@ def test_a_whole_game_by_real_mail(world: MailWorld) -> None:
     addresses = {seat: world.player(f"{seat}-{world.domain.split('.')[0]}") for seat in SEATS}
     gm = world.player(f"gm-{world.domain.split('.')[0]}")
     with world.app.db.transaction() as session:
-        create_game(world.app.shell, session, kind="racecraft", name="rc1",
-                    players=[PlayerSpec(s, a, s.title()) for s, a in addresses.items()],
-                    gm_address=gm, deadline="48h", seed=11)
+        create_game(
+            world.app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=[PlayerSpec(s, a, s.title()) for s, a in addresses.items()],
+            gm_address=gm,
+            deadline="48h",
+            seed=11,
+        )
     world.app.service.send()
     answered = Counter[str]()
     for turn in range(1, 5):
@@ -91,8 +98,16 @@ def test_the_send_leaves_no_connection_changed_behind_it(world: MailWorld) -> No
     back to the pool as it was: no other transaction of the bot gives up waiting for fsync."""
     players = [PlayerSpec(seat, world.player(f"{seat}-{world.domain.split('.')[0]}"), seat.title()) for seat in SEATS]
     with world.app.db.transaction() as session:
-        create_game(world.app.shell, session, kind="racecraft", name="rc1", players=players,
-                    gm_address=world.player(f"gm-{world.domain.split('.')[0]}"), deadline="48h", seed=11)
+        create_game(
+            world.app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=players,
+            gm_address=world.player(f"gm-{world.domain.split('.')[0]}"),
+            deadline="48h",
+            seed=11,
+        )
     report = world.app.service.send()
     assert report.sent == len(SEATS) + 1 and report.failed == report.retrying == 0  # a turn sheet each, the GM's
     engine = world.app.db.engine
@@ -101,9 +116,12 @@ def test_the_send_leaves_no_connection_changed_behind_it(world: MailWorld) -> No
     conns = [engine.connect() for _ in range(pooled)]
     try:
         for conn in conns:
-            source, level = conn.execute(text(
-                "SELECT source, current_setting('transaction_isolation') FROM pg_settings"
-                " WHERE name = 'synchronous_commit'")).one()
+            source, level = conn.execute(
+                text(
+                    "SELECT source, current_setting('transaction_isolation') FROM pg_settings"
+                    " WHERE name = 'synchronous_commit'"
+                )
+            ).one()
             assert source != "session" and level == "read committed", (source, level)
     finally:
         for conn in conns:

@@ -69,7 +69,11 @@ def make_inbox(dovecot: Dovecot, user: str) -> Iterator[Callable[..., ImapInbox]
         }
         defaults.update(options)
         inbox = ImapInbox(
-            server.host, server.imap_port, login, server.users.get(login, "pw"), **defaults  # type: ignore[arg-type]
+            server.host,
+            server.imap_port,
+            login,
+            server.users.get(login, "pw"),
+            **defaults,  # type: ignore[arg-type]
         )
         made.append(inbox)
         return inbox
@@ -214,9 +218,7 @@ def test_mail_delivered_over_lmtp_is_received_when_dovecot_stored_it(dovecot, us
     "local_zone",
     ["IST-5:30", "EST5EDT,M3.2.0,M11.1.0"],  # POSIX TZ: no tzdata needed; the second has DST
 )
-def test_received_at_does_not_depend_on_the_bots_local_time_zone(
-    dovecot, user, make_inbox, monkeypatch, local_zone
-):
+def test_received_at_does_not_depend_on_the_bots_local_time_zone(dovecot, user, make_inbox, monkeypatch, local_zone):
     """imapclient by default turns INTERNALDATE into a naive local time by today's offset
     (an hour off across a DST change); the bot's local zone must not move a mail's arrival."""
     append_at(dovecot, user, make_mail(1), AT_PLUS_2)  # March 14: EDT already
@@ -228,9 +230,7 @@ def test_received_at_does_not_depend_on_the_bots_local_time_zone(
     finally:
         monkeypatch.undo()
         time.tzset()
-    assert [m.received_at for m in mails] == [
-        BEFORE_DEADLINE, BEFORE_DEADLINE - timedelta(days=120)
-    ]
+    assert [m.received_at for m in mails] == [BEFORE_DEADLINE, BEFORE_DEADLINE - timedelta(days=120)]
 
 
 def test_a_missing_or_unparseable_internaldate_gives_none(dovecot, user, make_inbox):
@@ -506,7 +506,10 @@ def test_dovecot_killed_during_idle_raises_then_recovers(private_dovecot, make_i
     dc = private_dovecot
     sleeps: list[float] = []
     inbox = make_inbox(
-        server=dc, login="bot@flagman.test", idle_cycle=2, reconnect_attempts=3,
+        server=dc,
+        login="bot@flagman.test",
+        idle_cycle=2,
+        reconnect_attempts=3,
         sleep=lambda s: sleeps.append(s),
     )
     inbox.connect()
@@ -528,8 +531,12 @@ def test_dovecot_restarted_during_idle_reconnects_within_a_cycle(private_dovecot
     """Killed and back within the backoff: wait() reconnects and reports possible news."""
     dc = private_dovecot
     inbox = make_inbox(
-        server=dc, login="bot@flagman.test", idle_cycle=2, reconnect_attempts=8,
-        backoff_initial=0.1, backoff_max=0.4,
+        server=dc,
+        login="bot@flagman.test",
+        idle_cycle=2,
+        reconnect_attempts=8,
+        backoff_initial=0.1,
+        backoff_max=0.4,
     )
     inbox.connect()
 
@@ -553,8 +560,15 @@ def test_unreachable_server_backs_off_exponentially_up_to_the_cap(make_inbox):
     """No server: N attempts, sleeps doubling up to backoff_max, then ImapUnavailable."""
     sleeps: list[float] = []
     inbox = ImapInbox(
-        "127.0.0.1", free_port(), "u", "p", security="none", reconnect_attempts=5,
-        backoff_initial=0.1, backoff_max=0.3, sleep=sleeps.append,
+        "127.0.0.1",
+        free_port(),
+        "u",
+        "p",
+        security="none",
+        reconnect_attempts=5,
+        backoff_initial=0.1,
+        backoff_max=0.3,
+        sleep=sleeps.append,
     )
     with pytest.raises(ImapUnavailable):
         inbox.fetch_new()
@@ -564,9 +578,7 @@ def test_unreachable_server_backs_off_exponentially_up_to_the_cap(make_inbox):
 def test_wrong_password_is_a_login_error_not_retried(dovecot, user, make_inbox):
     """Refused credentials raise ImapLoginError at once; check() names the problem."""
     sleeps: list[float] = []
-    inbox = ImapInbox(
-        dovecot.host, dovecot.imap_port, user, "wrong", security="none", sleep=sleeps.append
-    )
+    inbox = ImapInbox(dovecot.host, dovecot.imap_port, user, "wrong", security="none", sleep=sleeps.append)
     with pytest.raises(ImapLoginError):
         inbox.fetch_new()
     assert sleeps == []
@@ -577,9 +589,7 @@ def test_wrong_password_is_a_login_error_not_retried(dovecot, user, make_inbox):
 def test_check_reports_missing_folders_and_ensure_folders_creates_them(dovecot, user, make_inbox):
     """check() lists missing folders when it may not create them; ensure_folders() fixes it."""
     assert make_inbox().check() == []
-    strict = make_inbox(
-        processed_folder="Done", failed_folder="Broken", create_folders=False
-    )
+    strict = make_inbox(processed_folder="Done", failed_folder="Broken", create_folders=False)
     problems = strict.check()
     assert any("'Done'" in p for p in problems) and any("'Broken'" in p for p in problems)
     assert sorted(strict.ensure_folders()) == ["Broken", "Done"]
@@ -629,9 +639,7 @@ def test_tls_and_starttls_connections_work(tls_dovecot, security):
     dc.deliver("bot@flagman.test", make_mail(1))
     port = dc.imaps_port if security == "tls" else dc.imap_port
     context = ssl.create_default_context(cafile=str(dc.cert))
-    with ImapInbox(
-        dc.host, port, "bot@flagman.test", "pw", security=security, ssl_context=context
-    ) as inbox:
+    with ImapInbox(dc.host, port, "bot@flagman.test", "pw", security=security, ssl_context=context) as inbox:
         assert inbox.check() == []
         mails = inbox.fetch_new()
         assert [message_id(m) for m in mails] == ["<order-1@players.test>"]
@@ -644,7 +652,11 @@ def test_an_untrusted_certificate_is_a_clear_error_not_retried(tls_dovecot):
 
     sleeps: list[float] = []
     inbox = ImapInbox(
-        tls_dovecot.host, tls_dovecot.imaps_port, "bot@flagman.test", "pw", security="tls",
+        tls_dovecot.host,
+        tls_dovecot.imaps_port,
+        "bot@flagman.test",
+        "pw",
+        security="tls",
         sleep=sleeps.append,
     )
     with pytest.raises(ImapError, match="certificate not trusted"):

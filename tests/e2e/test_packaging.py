@@ -47,15 +47,28 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.EnvBuilder(with_pip=False).create(target)
     site = next((target / "lib").glob("python3*/site-packages"))
     (site / "project-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run(sys.executable, "-m", "pip", "--python", target / "bin" / "python", "install", "--no-index", "--no-deps",
-        "-q", wheel, cwd=work)
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        target / "bin" / "python",
+        "install",
+        "--no-index",
+        "--no-deps",
+        "-q",
+        wheel,
+        cwd=work,
+    )
     return target / "bin"
 
 
 def test_the_wheel_holds_templates_and_migrations_outside_the_source_tree(installed: Path, tmp_path: Path) -> None:
     """bot/ comes from the new venv, and bot.resources finds templates, migrations and alembic.ini in bot/_resources."""
-    code = ("import bot, bot.resources as r; print(bot.__file__); "
-            "print(r.templates_path()); print(r.migrations_path()); print(r.alembic_ini_path())")
+    code = (
+        "import bot, bot.resources as r; print(bot.__file__); "
+        "print(r.templates_path()); print(r.migrations_path()); print(r.alembic_ini_path())"
+    )
     lines = run(installed / "python", "-c", code, cwd=tmp_path).stdout.split()
     venv_root = str(installed.parent)
     assert all(line.startswith(venv_root) for line in lines), lines
@@ -85,9 +98,20 @@ def test_the_wheel_ships_the_deploy_files_once(installed: Path) -> None:
 
     (wheel,) = (installed.parent.parent / "wheels").glob("flagman-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for name in ("flagman.service", "flagman.tmpfiles", "flagman.sysusers", "fixed-user.conf", "flagmanctl",
-                 "flagman.toml", "OPERATING.md", "mail/dovecot-flagman.conf", "mail/postfix-main.cf",
-                 "mail/postfix-transport", "flagman-backup.service", "flagman-backup.timer"):
+    for name in (
+        "flagman.service",
+        "flagman.tmpfiles",
+        "flagman.sysusers",
+        "fixed-user.conf",
+        "flagmanctl",
+        "flagman.toml",
+        "OPERATING.md",
+        "mail/dovecot-flagman.conf",
+        "mail/postfix-main.cf",
+        "mail/postfix-transport",
+        "flagman-backup.service",
+        "flagman-backup.timer",
+    ):
         assert f"bot/_resources/deploy/{name}" in names, name
     assert "bot/_resources/config.example.toml" in names
     assert sum(n.endswith("/OPERATING.md") for n in names) == 1
@@ -121,8 +145,12 @@ def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp
     assert not [line for line in done.stderr.splitlines() if "flagman" in line], done.stderr
     run(tmpfiles, "--create", f"--root={prefix}", prefix / "etc/tmpfiles.d/flagman.conf", cwd=tmp_path)
     credentials = prefix / "etc/flagman/credentials"
-    assert sorted(p.name for p in credentials.iterdir()) == ["db-password", "imap-password", "site-secret",
-                                                            "smtp-password"]
+    assert sorted(p.name for p in credentials.iterdir()) == [
+        "db-password",
+        "imap-password",
+        "site-secret",
+        "smtp-password",
+    ]
     config = prefix / "etc/flagman/flagman.toml"
     code = f"from bot.settings import load_settings; print(load_settings({str(config)!r}, env={{}}).inbox.kind)"
     assert run(installed / "python", "-c", code, cwd=tmp_path).stdout.strip() == "imap"

@@ -63,9 +63,16 @@ def test_a_reply_to_a_signed_plus_address_reaches_the_bot_and_is_confirmed(world
     seats = ("kelly", "seb", "steve", "roger", "anna")
     addresses = {seat: world.player(f"{seat}-plus-{world.domain.split('.')[0]}") for seat in seats}
     with world.app.db.transaction() as session:
-        create_game(world.app.shell, session, kind="racecraft", name="rc1",
-                    players=[PlayerSpec(s, a, s.title()) for s, a in addresses.items()],
-                    gm_address=world.player(f"gm-plus-{world.domain.split('.')[0]}"), deadline="48h", seed=3)
+        create_game(
+            world.app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=[PlayerSpec(s, a, s.title()) for s, a in addresses.items()],
+            gm_address=world.player(f"gm-plus-{world.domain.split('.')[0]}"),
+            deadline="48h",
+            seed=3,
+        )
     world.app.service.send()
     sheet = [m for m in folder_mails(world.dovecot, addresses["kelly"]) if m["Reply-To"] is not None][-1]
     signed = sheet["Reply-To"].addresses[0].addr_spec
@@ -107,8 +114,9 @@ def probes_left(dovecot: Dovecot, user: str) -> list[str]:
         client.logout()
 
 
-def test_the_probe_arrives_through_the_recipe_and_is_deleted(tmp_path: Path, dovecot: Dovecot,
-                                                              relay: LmtpRelay) -> None:
+def test_the_probe_arrives_through_the_recipe_and_is_deleted(
+    tmp_path: Path, dovecot: Dovecot, relay: LmtpRelay
+) -> None:
     """The recipe's Dovecot: the probe to <bot>+doctor.probe.<random>@ arrives in the INBOX,
     the doctor says so and deletes it; all good."""
     site = probe_site(tmp_path, dovecot, relay.host, relay.port)
@@ -140,8 +148,9 @@ def no_delimiter() -> Iterator[tuple[Dovecot, LmtpRelay]]:
         yield server, mta
 
 
-def test_a_mail_server_that_refuses_plus_addresses_is_a_problem(tmp_path: Path,
-                                                                no_delimiter: tuple[Dovecot, LmtpRelay]) -> None:
+def test_a_mail_server_that_refuses_plus_addresses_is_a_problem(
+    tmp_path: Path, no_delimiter: tuple[Dovecot, LmtpRelay]
+) -> None:
     """The relay refuses the probe's address: a problem quoting the server, fixed by
     recipient_delimiter = + (Postfix and Dovecot)."""
     server, mta = no_delimiter
@@ -166,7 +175,8 @@ def detail_folders() -> Iterator[tuple[Dovecot, LmtpRelay]]:
 
 
 def test_a_probe_filed_in_another_folder_is_a_problem_and_is_deleted(
-        tmp_path: Path, detail_folders: tuple[Dovecot, LmtpRelay]) -> None:
+    tmp_path: Path, detail_folders: tuple[Dovecot, LmtpRelay]
+) -> None:
     """Delivered, but into the folder 'doctor.probe.<random>': the bot would never see a
     reply; the fix names lmtp_save_to_detail_mailbox; the probe is deleted from there."""
     server, mta = detail_folders
@@ -211,8 +221,13 @@ def test_the_probe_needs_imap_and_smtp(tmp_path: Path) -> None:
     assert "plus-address probe not run" in out.getvalue()
 
 
-def test_the_cli_runs_the_probe(tmp_path: Path, dovecot: Dovecot, relay: LmtpRelay,
-                                monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_runs_the_probe(
+    tmp_path: Path,
+    dovecot: Dovecot,
+    relay: LmtpRelay,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """`flagman --config X doctor --probe-plus --probe-wait 5`: the probe through the CLI."""
     site = probe_site(tmp_path, dovecot, relay.host, relay.port)
     site.write()

@@ -22,8 +22,14 @@ PEOPLE = ("kelly", "seb", "steve")
 
 def _latest_sheet(world: MailWorld, address: str) -> EmailMessage:
     """The newest mail of the game that carries the seat's reply address (a sheet or results)."""
-    return [m for m in read_inbox(world, address) if "[ERROR]" not in str(m["Subject"]) and m["Reply-To"] is not None
-            and "Orders received" not in str(m["Subject"]) and "Practice game" not in str(m["Subject"])][-1]
+    return [
+        m
+        for m in read_inbox(world, address)
+        if "[ERROR]" not in str(m["Subject"])
+        and m["Reply-To"] is not None
+        and "Orders received" not in str(m["Subject"])
+        and "Practice game" not in str(m["Subject"])
+    ][-1]
 
 
 def _recipients(world: MailWorld) -> set[str]:
@@ -39,9 +45,17 @@ def test_a_game_with_robot_seats_to_the_finish_by_real_mail(world: MailWorld) ->
     addresses = {seat: world.player(f"{seat}-{tag}") for seat in PEOPLE}
     gm = world.player(f"gm-{tag}")
     with world.app.db.transaction() as session:
-        create_game(world.app.shell, session, kind="racecraft", name="rr1",
-                    players=[PlayerSpec(s, a, s.title()) for s, a in addresses.items()],
-                    gm_address=gm, deadline="48h", seed=5, robot_seats=("robo", "tin"))
+        create_game(
+            world.app.shell,
+            session,
+            kind="racecraft",
+            name="rr1",
+            players=[PlayerSpec(s, a, s.title()) for s, a in addresses.items()],
+            gm_address=gm,
+            deadline="48h",
+            seed=5,
+            robot_seats=("robo", "tin"),
+        )
     world.app.service.send()
     for turn in range(1, 5):
         for seat, address in addresses.items():

@@ -24,8 +24,9 @@ SIGNED = re.compile(r"flagman\+[a-z0-9_-]+\.[a-z0-9_-]+\.[a-z2-7]{12}@", re.I)
 
 def newest(world: MailWorld, address: str, subject: str) -> EmailMessage:
     found = [m for m in read_inbox(world, address) if subject in str(m["Subject"])]
-    assert found, f"no mail to {address} with {subject!r} in its subject: " + \
-        "; ".join(str(m["Subject"]) for m in read_inbox(world, address))
+    assert found, f"no mail to {address} with {subject!r} in its subject: " + "; ".join(
+        str(m["Subject"]) for m in read_inbox(world, address)
+    )
     return found[-1]
 
 
@@ -37,9 +38,17 @@ def test_a_strangers_list_and_observe_and_a_players_press_timezone_address_vacat
     kim = world.player(f"kim-{tag}")
     seb_new = world.player(f"seb-new-{tag}")
     with world.app.db.transaction() as session:
-        create_game(world.app.shell, session, kind="racecraft", name="rc1",
-                    players=[PlayerSpec(s, a, s.title(), "Europe/London") for s, a in addresses.items()],
-                    gm_address=gm, deadline="48h", timezone="Europe/London", seed=11)
+        create_game(
+            world.app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=[PlayerSpec(s, a, s.title(), "Europe/London") for s, a in addresses.items()],
+            gm_address=gm,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=11,
+        )
     world.app.service.send()
 
     # A stranger: LIST, then OBSERVE, confirmed by replying to the mail that asks.
@@ -61,9 +70,14 @@ def test_a_strangers_list_and_observe_and_a_players_press_timezone_address_vacat
     # A player: PRESS to all, TIMEZONE and VACATION in one mail (one answer, in sections).
     seb, kelly = addresses["seb"], addresses["kelly"]
     before = len(read_inbox(world, seb))
-    world.dovecot.deliver(world.bot, reply_to(sheet(seb), "PRESS rc1 ALL\nSlow start, anyone?\nENDPRESS\n"
-                                                          "TIMEZONE Asia/Tokyo\nVACATION 2026-01-05 2026-01-08",
-                                              sender=seb))
+    world.dovecot.deliver(
+        world.bot,
+        reply_to(
+            sheet(seb),
+            "PRESS rc1 ALL\nSlow start, anyone?\nENDPRESS\nTIMEZONE Asia/Tokyo\nVACATION 2026-01-05 2026-01-08",
+            sender=seb,
+        ),
+    )
     cycle(world)
     answers = read_inbox(world, seb)[before:]
     assert len(answers) == 1

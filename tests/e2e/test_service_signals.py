@@ -83,15 +83,22 @@ class Service:
     """`flagman run` in a subprocess, its log lines collected."""
 
     def __init__(self, config: Path, notify: NotifySocket, watchdog_usec: int = 3_000_000) -> None:
-        env = {**os.environ, "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": str(watchdog_usec),
-               "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": str(watchdog_usec), "PYTHONUNBUFFERED": "1"}
         env.pop("WATCHDOG_PID", None)
         env.pop("FLAGMAN_SECRET", None)
         # SIGUSR1 dumps every thread's stack (faulthandler), for a stop that does not come.
-        boot = ("import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1); "
-                "from bot.cli import main; sys.exit(main(sys.argv[1:]))")
-        self.proc = subprocess.Popen([sys.executable, "-c", boot, "--config", str(config), "run"],
-                                     cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        boot = (
+            "import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1); "
+            "from bot.cli import main; sys.exit(main(sys.argv[1:]))"
+        )
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", boot, "--config", str(config), "run"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -142,16 +149,25 @@ def notify(tmp_path: Path) -> Iterator[NotifySocket]:
 def make_site(root: Path, games: int, *, interval: float = 0.3, batch: int = 5) -> tuple[Path, int]:
     """A site with `games` Racecraft games whose turn-1 orders all sit in the inbox; returns (config, mails)."""
     config = init_dir(root, "flagman@signals.test")
-    config.write_text(config.read_text().replace('path = "mail/inbox"\n', f'path = "mail/inbox"\nbatch_size = {batch}\n')
-                      + f"\n[schedule]\npoll_seconds = {interval}\ntick_seconds = {interval}\nsend_seconds = {interval}\n")
+    config.write_text(
+        config.read_text().replace('path = "mail/inbox"\n', f'path = "mail/inbox"\nbatch_size = {batch}\n')
+        + f"\n[schedule]\npoll_seconds = {interval}\ntick_seconds = {interval}\nsend_seconds = {interval}\n"
+    )
     app = build_app(load_settings(config, env={}))
     players: dict[str, list[PlayerSpec]] = {}
     with app.db.transaction() as session:
         for g in range(games):
             seats = [PlayerSpec(f"p{i}", f"p{i}.g{g}@players.test", f"P{i}") for i in range(len(ORDERS))]
             players[f"g{g}"] = seats
-            create_game(app.shell, session, kind="racecraft", name=f"g{g}", players=seats,
-                        gm_address="gm@signals.test", deadline="48h")
+            create_game(
+                app.shell,
+                session,
+                kind="racecraft",
+                name=f"g{g}",
+                players=seats,
+                gm_address="gm@signals.test",
+                deadline="48h",
+            )
     app.service.send()
     inbox = app.settings.resolve_path(app.settings.inbox.path)
     mails = 0
@@ -161,8 +177,15 @@ def make_site(root: Path, games: int, *, interval: float = 0.3, batch: int = 5) 
         for spec, orders in zip(seats, ORDERS, strict=True):
             (sheet,) = sorted((app.mailer.mailbox(spec.address) / "new").iterdir())  # type: ignore[attr-defined]
             msg = message_from_bytes(sheet.read_bytes(), policy=policy.default)
-            deliver_to_maildir(inbox, reply_to(msg, orders, sender=spec.address,  # type: ignore[arg-type]
-                                               message_id=f"<{spec.seat}.{spec.address}@client.test>"))
+            deliver_to_maildir(
+                inbox,
+                reply_to(
+                    msg,
+                    orders,
+                    sender=spec.address,  # type: ignore[arg-type]
+                    message_id=f"<{spec.seat}.{spec.address}@client.test>",
+                ),
+            )
             mails += 1
     app.close()
     return config, mails
@@ -206,7 +229,9 @@ def check_consistent(config: Path) -> dict[str, int]:
     return counts
 
 
-def test_sigterm_in_the_middle_of_the_work_stops_cleanly_and_loses_nothing(tmp_path: Path, notify: NotifySocket) -> None:
+def test_sigterm_in_the_middle_of_the_work_stops_cleanly_and_loses_nothing(
+    tmp_path: Path, notify: NotifySocket
+) -> None:
     """READY=1, then SIGTERM while mail and turns are being worked through: STOPPING=1, exit 0
     within seconds, a consistent database; a restart finishes the rest exactly once."""
     config, mails = make_site(tmp_path / "site", games=12)
@@ -292,7 +317,8 @@ def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify
 
 
 def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
-        tmp_path: Path, notify: NotifySocket, postgres) -> None:  # noqa: ANN001
+    tmp_path: Path, notify: NotifySocket, postgres
+) -> None:  # noqa: ANN001
     """PostgreSQL failover: the holder's lock session is killed (as when its host vanishes); the
     standby gets the advisory lock, and the old holder notices within seconds and exits 1."""
     import psycopg
@@ -302,8 +328,10 @@ def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
     config = init_dir(tmp_path / "site", "flagman@signals.test")
     url = postgres.create_database("signals_failover")
     migrate(url)
-    config.write_text(config.read_text().replace('url = "sqlite:///flagman.sqlite"', f'url = "{url}"')
-                      + "\n[schedule]\npoll_seconds = 0.5\ntick_seconds = 0.5\nsend_seconds = 0.5\n")
+    config.write_text(
+        config.read_text().replace('url = "sqlite:///flagman.sqlite"', f'url = "{url}"')
+        + "\n[schedule]\npoll_seconds = 0.5\ntick_seconds = 0.5\nsend_seconds = 0.5\n"
+    )
     first = Service(config, notify)
     second: Service | None = None
     try:
@@ -311,8 +339,9 @@ def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
         second = Service(config, notify)
         second.wait_log("standby")
         with psycopg.connect(url.replace("postgresql+psycopg", "postgresql"), autocommit=True) as conn:
-            killed = conn.execute("select pg_terminate_backend(pid) from pg_locks "
-                                  "where locktype = 'advisory' and granted").fetchall()
+            killed = conn.execute(
+                "select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted"
+            ).fetchall()
         assert killed == [(True,)]
         second.wait_log("took over", timeout=20)
         assert first.proc.wait(30) == 1
@@ -327,7 +356,8 @@ def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
 
 
 def test_a_full_disk_under_the_service_is_a_line_per_back_off_step_and_a_status(
-        tmp_path: Path, notify: NotifySocket) -> None:
+    tmp_path: Path, notify: NotifySocket
+) -> None:
     """Issue 33: the database's disk fills while `flagman run` works (a tmpfs the test fills to
     its last byte). The poll fails; the jobs wait and try again with back-off: as many lines
     about it in the log as steps (the failures STATUS= counts), not one a job run; STATUS= says
@@ -343,15 +373,20 @@ def test_a_full_disk_under_the_service_is_a_line_per_back_off_step_and_a_status(
 
     def metrics() -> dict[str, float]:
         text = metrics_file.read_text() if metrics_file.exists() else ""
-        return {s.name + (str(sorted(s.labels.items())) if s.labels else ""): s.value
-                for f in text_string_to_metric_families(text) for s in f.samples}
+        return {
+            s.name + (str(sorted(s.labels.items())) if s.labels else ""): s.value
+            for f in text_string_to_metric_families(text)
+            for s in f.samples
+        }
 
     with SmallDisk(tmp_path / "disk", 4096) as disk:
         config, _ = make_site(disk.root / "site", games=1)
         inbox = tmp_path / "inbox"
         metrics_file = tmp_path / "metrics" / "flagman.prom"
-        config.write_text(config.read_text().replace('path = "mail/inbox"', f'path = "{inbox}"')
-                          + f'\n[metrics]\nfile = "{metrics_file}"\n')
+        config.write_text(
+            config.read_text().replace('path = "mail/inbox"', f'path = "{inbox}"')
+            + f'\n[metrics]\nfile = "{metrics_file}"\n'
+        )
         service = Service(config, notify, watchdog_usec=1_000_000)
         try:
             ready = notify.wait_for("READY=1")
@@ -374,7 +409,9 @@ def test_a_full_disk_under_the_service_is_a_line_per_back_off_step_and_a_status(
             lines = [line for line in service.lines if "the disk is full" in line]
 
             def steps() -> int:
-                said = re.findall(r"STATUS=failing since [^,]*, (\d+) time", "\n".join("\n".join(m) for m in notify.messages))
+                said = re.findall(
+                    r"STATUS=failing since [^,]*, (\d+) time", "\n".join("\n".join(m) for m in notify.messages)
+                )
                 return max((int(n) for n in said), default=0)
 
             deadline = time.monotonic() + 30
@@ -401,5 +438,6 @@ def test_a_full_disk_under_the_service_is_a_line_per_back_off_step_and_a_status(
 def reply_to_stranger() -> bytes:
     from bot.testing import plain_mail
 
-    return plain_mail("stranger@elsewhere.test", "flagman@signals.test", "hello", "HELP",
-                      message_id="<full-disk@elsewhere.test>")
+    return plain_mail(
+        "stranger@elsewhere.test", "flagman@signals.test", "hello", "HELP", message_id="<full-disk@elsewhere.test>"
+    )

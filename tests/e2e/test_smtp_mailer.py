@@ -47,15 +47,11 @@ def test_a_batch_is_sent_over_one_connection_with_the_given_envelope(sink, maile
     """Three mails: all SENT, in order, one SMTP session, envelope and bytes as given."""
     mails = [outgoing(f"p{i}@players.test") for i in range(3)]
     results = mailer.send(mails)
-    assert [(r.message_id, r.status) for r in results] == [
-        (m.message_id, SendStatus.SENT) for m in mails
-    ]
+    assert [(r.message_id, r.status) for r in results] == [(m.message_id, SendStatus.SENT) for m in mails]
     received = sink.messages
     assert sink.greetings == 1
     assert [r.message_id for r in received] == [m.message_id for m in mails]
-    assert [(r.mail_from, r.rcpt_tos) for r in received] == [
-        (m.envelope_from, m.recipients) for m in mails
-    ]
+    assert [(r.mail_from, r.rcpt_tos) for r in received] == [(m.envelope_from, m.recipients) for m in mails]
     assert all(m.data.rstrip(b"\r\n") in r.data for m, r in zip(mails, received, strict=True))
     assert mailer.send([]) == []
 
@@ -97,7 +93,9 @@ def test_a_421_closing_the_connection_is_temporary_and_the_batch_goes_on(sink, m
     sink.fail_rcpt("421 4.3.2 Shutting down", recipients=["p0@players.test"])
     results = mailer.send(mails)
     assert [r.status for r in results] == [
-        SendStatus.TEMPORARY, SendStatus.SENT, SendStatus.SENT,
+        SendStatus.TEMPORARY,
+        SendStatus.SENT,
+        SendStatus.SENT,
     ]
     assert sink.greetings == 2
 
@@ -108,7 +106,9 @@ def test_a_dropped_connection_is_temporary_and_the_rest_of_the_batch_is_still_se
     sink.drop_connection("data", recipients=["p1@players.test"], times=1)
     results = mailer.send(mails)
     assert [r.status for r in results] == [
-        SendStatus.SENT, SendStatus.TEMPORARY, SendStatus.SENT,
+        SendStatus.SENT,
+        SendStatus.TEMPORARY,
+        SendStatus.SENT,
     ]
     assert "connection lost" in results[1].detail
     assert [m.message_id for m in sink.messages] == [mails[0].message_id, mails[2].message_id]
@@ -140,9 +140,7 @@ def test_partly_refused_recipients_count_as_sent_with_the_refusals_noted(sink, m
     """Accepted for one of two recipients: SENT (a retry would duplicate), refusal noted."""
     sink.fail_rcpt("550 5.1.1 No such user", recipients=["gone@players.test"], times=None)
     mail = outgoing()
-    both = OutgoingMail(
-        mail.message_id, mail.envelope_from, ("alice@players.test", "gone@players.test"), mail.data
-    )
+    both = OutgoingMail(mail.message_id, mail.envelope_from, ("alice@players.test", "gone@players.test"), mail.data)
     (result,) = mailer.send([both])
     assert result.status is SendStatus.SENT
     assert "gone@players.test" in result.detail and "550" in result.detail
@@ -187,8 +185,13 @@ def tls_sink(request) -> Iterator[SmtpSink]:
 def _tls_mailer(sink: SmtpSink, password: str = "pw", trusted: bool = True) -> SmtpMailer:
     context = ssl.create_default_context(cafile=str(sink.cert)) if trusted else None
     return SmtpMailer(
-        sink.host, sink.port, security=sink.security, username="bot", password=password,
-        timeout=10, ssl_context=context,
+        sink.host,
+        sink.port,
+        security=sink.security,
+        username="bot",
+        password=password,
+        timeout=10,
+        ssl_context=context,
     )
 
 
@@ -249,13 +252,11 @@ def test_each_result_is_reported_as_soon_as_the_relay_answers(sink, mailer):
     sink.fail_rcpt("550 5.1.1 No such user", recipients=["p1@players.test"], times=None)
     mails = [outgoing(f"p{i}@players.test") for i in range(3)]
     seen: list[tuple[str, SendStatus, int]] = []
-    results = mailer.send(
-        mails, on_result=lambda r: seen.append((r.message_id, r.status, len(sink.messages)))
-    )
-    assert [(mid, status) for mid, status, _ in seen] == [
-        (r.message_id, r.status) for r in results
-    ]
+    results = mailer.send(mails, on_result=lambda r: seen.append((r.message_id, r.status, len(sink.messages))))
+    assert [(mid, status) for mid, status, _ in seen] == [(r.message_id, r.status) for r in results]
     assert [r.status for r in results] == [
-        SendStatus.SENT, SendStatus.PERMANENT, SendStatus.SENT,
+        SendStatus.SENT,
+        SendStatus.PERMANENT,
+        SendStatus.SENT,
     ]
     assert [count for _, _, count in seen] == [1, 1, 2]  # nothing sent ahead of the report

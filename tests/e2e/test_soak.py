@@ -47,8 +47,12 @@ class CountingMailer:
     def __init__(self) -> None:
         self.sent = 0
 
-    def send(self, mails: Sequence[OutgoingMail], on_result: Callable[[SendResult], None] | None = None,
-             settle: Callable[[], None] | None = None) -> list[SendResult]:
+    def send(
+        self,
+        mails: Sequence[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+        settle: Callable[[], None] | None = None,
+    ) -> list[SendResult]:
         results = []
         for mail in mails:
             self.sent += 1
@@ -83,9 +87,13 @@ def clear_bounded_caches() -> None:
 
 def held(snapshot: tracemalloc.Snapshot) -> tracemalloc.Snapshot:
     """What the bot holds: without the log records pytest keeps for its report (one a mail)."""
-    return snapshot.filter_traces([tracemalloc.Filter(False, logging.__file__),
-                                   tracemalloc.Filter(False, "*/_pytest/*"),
-                                   tracemalloc.Filter(False, tracemalloc.__file__)])
+    return snapshot.filter_traces(
+        [
+            tracemalloc.Filter(False, logging.__file__),
+            tracemalloc.Filter(False, "*/_pytest/*"),
+            tracemalloc.Filter(False, tracemalloc.__file__),
+        ]
+    )
 
 
 def rss_kib() -> int:
@@ -102,38 +110,63 @@ def mixed_mail(rng: random.Random, n: int, bot: str, domain: str, secrets: dict[
     player = f"{seat}@players.{domain}"
     signed = signed_address(bot, SECRET, "rc1", seat)
     mid = f"<soak-{n}@{domain}>"
-    kind = rng.choices(["order", "password", "command", "spoof", "stranger", "auto", "bounce", "html",
-                        "broken", "garbage", "oversize", "duplicate"],
-                       [30, 8, 6, 8, 12, 10, 5, 6, 5, 4, 2, 4])[0]
+    kind = rng.choices(
+        [
+            "order",
+            "password",
+            "command",
+            "spoof",
+            "stranger",
+            "auto",
+            "bounce",
+            "html",
+            "broken",
+            "garbage",
+            "oversize",
+            "duplicate",
+        ],
+        [30, 8, 6, 8, 12, 10, 5, 6, 5, 4, 2, 4],
+    )[0]
     if kind == "order":
-        return plain_mail(player, signed, "Re: [rc1] turn", f"USE {rng.randint(0, 10)}\n\n> USE 3\n",
-                          message_id=mid)
+        return plain_mail(player, signed, "Re: [rc1] turn", f"USE {rng.randint(0, 10)}\n\n> USE 3\n", message_id=mid)
     if kind == "password":
-        return plain_mail(player, bot, "[rc1] orders", f"USE {rng.randint(0, 10)}\nPASSWORD {secrets[seat]}",
-                          message_id=mid)
+        return plain_mail(
+            player, bot, "[rc1] orders", f"USE {rng.randint(0, 10)}\nPASSWORD {secrets[seat]}", message_id=mid
+        )
     if kind == "command":
         return plain_mail(player, signed, "Re: [rc1]", rng.choice(["STATUS", "ORDERS", "HELP"]), message_id=mid)
     if kind == "spoof":
-        return plain_mail(player, bot, "[rc1] orders", "USE 10", message_id=mid,
-                          headers={"Authentication-Results": "evil.example; dmarc=pass"})
+        return plain_mail(
+            player,
+            bot,
+            "[rc1] orders",
+            "USE 10",
+            message_id=mid,
+            headers={"Authentication-Results": "evil.example; dmarc=pass"},
+        )
     if kind == "stranger":
-        return plain_mail(f"stranger{rng.randint(0, 300)}@else.{domain}", bot, "hello", "what is this?",
-                          message_id=mid)
+        return plain_mail(f"stranger{rng.randint(0, 300)}@else.{domain}", bot, "hello", "what is this?", message_id=mid)
     if kind == "auto":
-        return plain_mail(player, signed, "Out of office", "I am away", message_id=mid,
-                          headers={"Auto-Submitted": "auto-replied"})
+        return plain_mail(
+            player, signed, "Out of office", "I am away", message_id=mid, headers={"Auto-Submitted": "auto-replied"}
+        )
     if kind == "bounce":
-        return (f"From: MAILER-DAEMON@mx.{domain}\r\nTo: {bot}\r\nSubject: Undelivered\r\nMessage-ID: {mid}\r\n"
-                "Return-Path: <>\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n"
-                "--b\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--b--\r\n").encode()
+        return (
+            f"From: MAILER-DAEMON@mx.{domain}\r\nTo: {bot}\r\nSubject: Undelivered\r\nMessage-ID: {mid}\r\n"
+            "Return-Path: <>\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n"
+            "--b\r\nContent-Type: text/plain\r\n\r\nfailed\r\n--b--\r\n"
+        ).encode()
     if kind == "html":
-        return (f"From: {player}\r\nTo: {signed}\r\nSubject: Re: rc1\r\nMessage-ID: {mid}\r\n"
-                "Content-Type: text/html; charset=utf-8\r\n\r\n<div>USE 2</div><blockquote>USE 9</blockquote>\r\n"
-                ).encode()
+        return (
+            f"From: {player}\r\nTo: {signed}\r\nSubject: Re: rc1\r\nMessage-ID: {mid}\r\n"
+            "Content-Type: text/html; charset=utf-8\r\n\r\n<div>USE 2</div><blockquote>USE 9</blockquote>\r\n"
+        ).encode()
     if kind == "broken":
-        return (f"From: {player}\r\nTo: {signed}\r\nSubject: =?x-bad?q?=FF?=\r\nMessage-ID: {mid}\r\n"
-                "Content-Type: multipart/mixed\r\n\r\n--x\r\nContent-Type: text/plain; charset=x-none\r\n\r\n"
-                "USE 1\r\n").encode()
+        return (
+            f"From: {player}\r\nTo: {signed}\r\nSubject: =?x-bad?q?=FF?=\r\nMessage-ID: {mid}\r\n"
+            "Content-Type: multipart/mixed\r\n\r\n--x\r\nContent-Type: text/plain; charset=x-none\r\n\r\n"
+            "USE 1\r\n"
+        ).encode()
     if kind == "garbage":
         junk = bytes(rng.randrange(32, 127) for _ in range(rng.randint(10, 400)))
         return b"From: " + player.encode() + b"\r\nMessage-ID: " + mid.encode() + b"\r\n\r\n" + junk + b"\r\n"
@@ -156,20 +189,35 @@ def test_thousands_of_mixed_mails_through_dovecot_keep_memory_flat(tmp_path: Pat
         {
             "bot": {"address": bot, "timezone": "Europe/London"},
             "database": {"url": url},
-            "inbox": {"kind": "imap", "host": dovecot.host, "port": dovecot.imap_port, "security": "none",
-                      "username": bot, "timeout": 20.0, "batch_size": 100},
+            "inbox": {
+                "kind": "imap",
+                "host": dovecot.host,
+                "port": dovecot.imap_port,
+                "security": "none",
+                "username": bot,
+                "timeout": 20.0,
+                "batch_size": 100,
+            },
             "limits": {"max_mail_bytes": MAX_MAIL},
         },
         env={"FLAGMAN_SECRET": SECRET, "FLAGMAN_IMAP_PASSWORD": "bot-password"},
-        base_dir=tmp_path, source="soak",
+        base_dir=tmp_path,
+        source="soak",
     )
     mailer = CountingMailer()
     clock = FakeClock()
     app = build_app(settings, clock=clock, mailer=mailer)
     try:
         with app.db.transaction() as session:
-            create_game(app.shell, session, kind="racecraft", name="rc1", gm_address=f"gm@{domain}",
-                        players=[PlayerSpec(p, f"{p}@players.{domain}", p.title()) for p in PLAYERS], seed=3)
+            create_game(
+                app.shell,
+                session,
+                kind="racecraft",
+                name="rc1",
+                gm_address=f"gm@{domain}",
+                players=[PlayerSpec(p, f"{p}@players.{domain}", p.title()) for p in PLAYERS],
+                seed=3,
+            )
         with app.db.read() as session:
             secrets = {s.name: s.secret for s in session.scalars(select(Seat))}
 
@@ -217,8 +265,10 @@ def test_thousands_of_mixed_mails_through_dovecot_keep_memory_flat(tmp_path: Pat
         client = dovecot.imap_client(bot)
         try:
             assert client.search("ALL") == []
-            assert len(client.folder_status("Processed", [b"MESSAGES"])) and \
-                client.folder_status("Processed", [b"MESSAGES"])[b"MESSAGES"] == TOTAL
+            assert (
+                len(client.folder_status("Processed", [b"MESSAGES"]))
+                and client.folder_status("Processed", [b"MESSAGES"])[b"MESSAGES"] == TOTAL
+            )
         finally:
             client.logout()
 
@@ -227,9 +277,11 @@ def test_thousands_of_mixed_mails_through_dovecot_keep_memory_flat(tmp_path: Pat
         growth = traced_last - traced_first
         assert snapshot_first is not None and last is not None
         top = "\n".join(str(s) for s in last.compare_to(snapshot_first, "lineno")[:8])
-        print(f"\nsoak: {TOTAL} mails, outcomes {dict(outcomes)}, duplicates {duplicates}, sent {mailer.sent}; "
-              f"traced {traced_first / 2**20:.1f} -> {traced_last / 2**20:.1f} MiB, "
-              f"RSS {rss_first / 1024:.0f} -> {rss_last / 1024:.0f} MiB")
+        print(
+            f"\nsoak: {TOTAL} mails, outcomes {dict(outcomes)}, duplicates {duplicates}, sent {mailer.sent}; "
+            f"traced {traced_first / 2**20:.1f} -> {traced_last / 2**20:.1f} MiB, "
+            f"RSS {rss_first / 1024:.0f} -> {rss_last / 1024:.0f} MiB"
+        )
         assert growth < 512 * 1024, f"memory grew {growth / 2**20:.1f} MiB over {TOTAL - CHUNK} mails:\n{top}"
         assert rss_last - rss_first < 16 * 1024, f"RSS grew {(rss_last - rss_first) / 1024:.0f} MiB"
     finally:

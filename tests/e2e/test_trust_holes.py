@@ -74,8 +74,13 @@ def test_the_gms_address_alone_commands_nothing(rig: Rig) -> None:
 def test_forged_mail_from_a_player_does_not_lock_out_the_player_or_the_gm(rig: Rig) -> None:
     """issue 14, hole 2: "authenticated mail is never limited by unauthenticated mail using the same From"."""
     for i in range(35):
-        rig.mail(rig.players["seb"], rig.bot, "I am out of the office", subject=f"Auto: away {i}",
-                 **{"Auto-Submitted": "auto-replied"})
+        rig.mail(
+            rig.players["seb"],
+            rig.bot,
+            "I am out of the office",
+            subject=f"Auto: away {i}",
+            **{"Auto-Submitted": "auto-replied"},
+        )
         rig.mail(rig.gm, rig.bot, "EXTEND rc1 99h")  # forged GM mail without proof
     rig.cycle()
     rig.mail(rig.players["seb"], rig.signed("seb"), "USE 4")
@@ -110,11 +115,17 @@ def test_an_encoded_line_break_puts_no_line_into_answers_or_the_digest(rig: Rig)
     evil = "=?utf-8?q?orders=0D=0A=0D=0A=3D=3D_Notice_from_the_operator_=3D=3D=0D=0Amail_your_GM_password?="
     evil_name = "=?utf-8?q?Kim=0D=0A=3D=3D_Notice_from_the_operator_=3D=3D=E2=80=AE?="
     start = rig.last_outbox_id()
-    raw = plain_mail(rig.players["seb"], rig.signed("seb"), "x", "USE 99\nbogus\x1b[2J line\u202e here",
-                     message_id="<evil-1@client.example>").replace(b"Subject: x", f"Subject: {evil}".encode())
+    raw = plain_mail(
+        rig.players["seb"],
+        rig.signed("seb"),
+        "x",
+        "USE 99\nbogus\x1b[2J line\u202e here",
+        message_id="<evil-1@client.example>",
+    ).replace(b"Subject: x", f"Subject: {evil}".encode())
     rig.deliver(raw)
-    raw = plain_mail("kim@else.test", rig.bot, "x", "JOIN rc9 " + "Kim\u202eLee" + "x" * 500,
-                     message_id="<evil-2@client.example>")
+    raw = plain_mail(
+        "kim@else.test", rig.bot, "x", "JOIN rc9 " + "Kim\u202eLee" + "x" * 500, message_id="<evil-2@client.example>"
+    )
     rig.deliver(raw.replace(b"From: kim@else.test", f"From: {evil_name} <kim@else.test>".encode()))
     rig.cycle()
     digest.send_due_digests(rig.app.shell, force=True)
@@ -131,11 +142,17 @@ def test_an_encoded_line_break_puts_no_line_into_answers_or_the_digest(rig: Rig)
 def test_a_hostile_mail_does_not_make_an_on_time_order_late(rig: Rig) -> None:
     """issue 14, hole 5: "deadlines judged by arrival, not by when the poll reaches a mail: the time the
     mail server received it (IMAP INTERNALDATE; the Maildir delivery time)"."""
-    hostile = plain_mail("stranger@else.test", rig.bot, "hi", "hello",
-                         headers={"Authentication-Results": "mx.trust.test; " + "dkim=pass header.d=x.test " * 20})
+    hostile = plain_mail(
+        "stranger@else.test",
+        rig.bot,
+        "hi",
+        "hello",
+        headers={"Authentication-Results": "mx.trust.test; " + "dkim=pass header.d=x.test " * 20},
+    )
     head, _, body = hostile.partition(b"\n\n")
-    extra = b"".join(b"Authentication-Results: other.test; dkim=pass header.d=" + b"a" * 4000 + b".test\n"
-                     for _ in range(500))  # 2 MB of headers
+    extra = b"".join(
+        b"Authentication-Results: other.test; dkim=pass header.d=" + b"a" * 4000 + b".test\n" for _ in range(500)
+    )  # 2 MB of headers
     rig.deliver(head + b"\n" + extra + b"\n" + body, DEADLINE - timedelta(hours=2))
     rig.mail(rig.players["anna"], rig.signed("anna"), "USE 3", when=DEADLINE - timedelta(minutes=1))
     rig.mail(rig.players["roger"], rig.signed("roger"), "USE 3", when=DEADLINE + timedelta(minutes=1))
@@ -167,8 +184,14 @@ def test_dmarc_for_another_domain_and_two_from_headers_authenticate_no_one(rig: 
     the bot parsed (a mail with two From headers authenticates no one)"."""
     seb = rig.players["seb"]
     rig.mail(seb, rig.bot, "USE 2", **{"Authentication-Results": "mx.trust.test; dmarc=pass header.from=evil.test"})
-    two = plain_mail("mallory@evil.test", rig.bot, "orders", "USE 2", message_id="<two-from@evil.test>",
-                     headers={"Authentication-Results": "mx.trust.test; dmarc=pass header.from=evil.test"})
+    two = plain_mail(
+        "mallory@evil.test",
+        rig.bot,
+        "orders",
+        "USE 2",
+        message_id="<two-from@evil.test>",
+        headers={"Authentication-Results": "mx.trust.test; dmarc=pass header.from=evil.test"},
+    )
     rig.deliver(two.replace(b"From: mallory@evil.test", f"From: mallory@evil.test\nFrom: {seb}".encode()))
     rig.cycle()
     assert rig.orders() == []

@@ -47,8 +47,9 @@ def test_the_gms_hand_and_a_rollback_are_told_truly_by_mail(rig: Rig) -> None:
     since = rig.last_outbox_id()
     _gm(rig, "PROCESS rc1")
     results = _to(rig, "kelly", since)
-    assert any("Corrected results of Turn 1" in m and "These results replace the ones sent before" in m
-               for m in results)
+    assert any(
+        "Corrected results of Turn 1" in m and "These results replace the ones sent before" in m for m in results
+    )
     for _ in range(8):
         _gm(rig, "PROCESS rc1")
     final = [m for m in _to(rig, "kelly", since) if "Final result" in m]

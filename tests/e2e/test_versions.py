@@ -28,15 +28,21 @@ from bot.buildinfo import RELEASE
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 ROOT = Path(__file__).resolve().parents[2]
-GIT_ENV = {"GIT_AUTHOR_NAME": "Flagman tests", "GIT_AUTHOR_EMAIL": "tests@flagman.test",
-           "GIT_COMMITTER_NAME": "Flagman tests", "GIT_COMMITTER_EMAIL": "tests@flagman.test",
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Flagman tests",
+    "GIT_AUTHOR_EMAIL": "tests@flagman.test",
+    "GIT_COMMITTER_NAME": "Flagman tests",
+    "GIT_COMMITTER_EMAIL": "tests@flagman.test",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def run(*args: str | Path, cwd: Path, ok: bool = True, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FLAGMAN_", "PYTHON", "GIT_"))}
-    done = subprocess.run([str(a) for a in args], cwd=cwd, env={**env, **GIT_ENV}, capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env={**env, **GIT_ENV}, capture_output=True, text=True, timeout=timeout
+    )
     if ok:
         assert done.returncode == 0, f"{args}: {done.returncode}\n{done.stdout}\n{done.stderr}"
     return done
@@ -51,8 +57,17 @@ def builder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The python of a venv holding hatchling, the build backend (pyproject.toml [build-system])."""
     target = tmp_path_factory.mktemp("builder") / "venv"
     venv.EnvBuilder(with_pip=False).create(target)
-    run(sys.executable, "-m", "pip", "--python", target / "bin" / "python", "install", "-q", "hatchling>=1.18",
-        cwd=target)
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        target / "bin" / "python",
+        "install",
+        "-q",
+        "hatchling>=1.18",
+        cwd=target,
+    )
     return target / "bin" / "python"
 
 
@@ -77,8 +92,21 @@ def wheel(builder: Path, source: Path, out: Path) -> Path:
     """`pip wheel` of `source` with the builder's hatchling: the one wheel it made."""
     out.mkdir(parents=True, exist_ok=True)
     before = set(out.glob("*.whl"))
-    run(sys.executable, "-m", "pip", "--python", builder, "wheel", "--no-deps", "--no-build-isolation", "-q",
-        "-w", out, source, cwd=out)
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "--python",
+        builder,
+        "wheel",
+        "--no-deps",
+        "--no-build-isolation",
+        "-q",
+        "-w",
+        out,
+        source,
+        cwd=out,
+    )
     (made,) = set(out.glob("*.whl")) - before
     return made
 
@@ -97,8 +125,9 @@ def fresh_venv(where: Path) -> Path:
 
 
 def pip_install(python: Path, *args: str | Path) -> str:
-    done = run(sys.executable, "-m", "pip", "--python", python, "install", "--no-index", "--no-deps", *args,
-               cwd=python.parent)
+    done = run(
+        sys.executable, "-m", "pip", "--python", python, "install", "--no-index", "--no-deps", *args, cwd=python.parent
+    )
     return done.stdout
 
 
@@ -113,7 +142,8 @@ def installed_file(python: Path, module: str) -> str:
 
 
 def test_two_commits_build_increasing_versions_and_the_upgrade_and_downgrade_replace_the_code(
-        repo: Path, builder: Path, tmp_path: Path) -> None:
+    repo: Path, builder: Path, tmp_path: Path
+) -> None:
     """Commit 1 builds RELEASE.1, commit 2 (a changed module) RELEASE.2; `flagman --version`
     names each build's commit; `pip install --upgrade` of the second installs it over the first
     (the changed module with it), and `pip install` of the first puts it back."""
@@ -141,14 +171,18 @@ def test_two_commits_build_increasing_versions_and_the_upgrade_and_downgrade_rep
     git(repo, "reset", "-q", "--hard", first_commit)
 
 
-def test_a_wheel_built_from_the_sdist_has_the_same_version_and_commit(repo: Path, builder: Path,
-                                                                     tmp_path: Path) -> None:
+def test_a_wheel_built_from_the_sdist_has_the_same_version_and_commit(
+    repo: Path, builder: Path, tmp_path: Path
+) -> None:
     """The sdist carries the version and the commit (bot/_build.json); unpacked where there is
     no .git, it builds a wheel of the same version that names the same commit."""
     out = tmp_path / "sdist"
     out.mkdir()
-    made = run(builder, "-c", f"from hatchling.build import build_sdist; print(build_sdist({str(out)!r}))",
-               cwd=repo).stdout.strip().splitlines()[-1]
+    made = (
+        run(builder, "-c", f"from hatchling.build import build_sdist; print(build_sdist({str(out)!r}))", cwd=repo)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     with tarfile.open(out / made) as archive:
         archive.extractall(tmp_path / "unpacked", filter="data")
     (unpacked,) = (tmp_path / "unpacked").iterdir()
@@ -160,8 +194,9 @@ def test_a_wheel_built_from_the_sdist_has_the_same_version_and_commit(repo: Path
     assert read[0] == read[1] and git(repo, "rev-parse", "HEAD").encode() in read[0]
 
 
-def test_a_shallow_clone_builds_as_an_uncounted_version_below_every_counted_one(repo: Path, builder: Path,
-                                                                              tmp_path: Path) -> None:
+def test_a_shallow_clone_builds_as_an_uncounted_version_below_every_counted_one(
+    repo: Path, builder: Path, tmp_path: Path
+) -> None:
     """`git clone --depth 1` cannot count the commits: it still builds (a CI or a quick try must
     not fail), as 0.1.0.dev0+uncounted, which any counted build upgrades (PEP 440 orders it first)."""
     run("git", "clone", "-q", "--depth", "1", f"file://{repo}", tmp_path / "shallow", cwd=tmp_path)
@@ -173,11 +208,12 @@ def test_a_shallow_clone_builds_as_an_uncounted_version_below_every_counted_one(
 
 @pytest.mark.parametrize("inside_a_repo", [False, True])
 def test_a_tree_without_git_builds_as_the_uncounted_version_even_inside_another_repository(
-        repo: Path, builder: Path, tmp_path: Path, inside_a_repo: bool) -> None:
+    repo: Path, builder: Path, tmp_path: Path, inside_a_repo: bool
+) -> None:
     """The files alone (`git archive`), with no .git and no bot/_build.json, have no counted version:
     they build as 0.1.0.dev0+uncounted -- also when they sit inside some other git repository,
     whose commits are not flagman's."""
-    where = (repo / "export" if inside_a_repo else tmp_path / "export")
+    where = repo / "export" if inside_a_repo else tmp_path / "export"
     where.mkdir()
     archive = tmp_path / "tree.tar"
     git(repo, "archive", "-o", str(archive), "HEAD")

@@ -34,7 +34,9 @@ LONG = "x" * 61 + "@" + ".".join(["a" * 60] * 4) + ".example"  # 313 characters
 def _sent_sizes(rig: Rig, start: int) -> list[tuple[str, int, EmailMessage]]:
     with rig.app.db.read() as session:
         sizes = dict(session.execute(select(Outbox.id, Outbox.data).where(Outbox.id > start)).all())
-    return [(recipient, len(data), msg) for (recipient, msg), data in zip(rig.sent(start), sizes.values(), strict=False)]
+    return [
+        (recipient, len(data), msg) for (recipient, msg), data in zip(rig.sent(start), sizes.values(), strict=False)
+    ]
 
 
 def _code(msg: EmailMessage) -> str:
@@ -99,10 +101,14 @@ def test_a_mail_the_maildir_cannot_take_fails_alone(rig: Rig) -> None:
     _queue_three(rig, blocked)
     rig.cycle()
     with rig.app.db.read() as session:
-        rows = session.execute(select(Outbox.recipient, Outbox.status, Outbox.last_error)
-                               .where(Outbox.id > start).order_by(Outbox.id)).all()
-    assert [(r, s) for r, s, _ in rows] == [(rig.players["kelly"], "sent"), (blocked, "failed"),
-                                            (rig.players["seb"], "sent")]
+        rows = session.execute(
+            select(Outbox.recipient, Outbox.status, Outbox.last_error).where(Outbox.id > start).order_by(Outbox.id)
+        ).all()
+    assert [(r, s) for r, s, _ in rows] == [
+        (rig.players["kelly"], "sent"),
+        (blocked, "failed"),
+        (rig.players["seb"], "sent"),
+    ]
     assert "NotADirectoryError" in rows[1][2]
 
 
@@ -118,11 +124,15 @@ def test_a_mail_the_relay_refuses_for_good_fails_alone(rig: Rig, request: pytest
     _queue_three(rig, bad)
     rig.cycle()
     with rig.app.db.read() as session:
-        rows = session.execute(select(Outbox.recipient, Outbox.status).where(Outbox.id > start)
-                               .order_by(Outbox.id)).all()
+        rows = session.execute(
+            select(Outbox.recipient, Outbox.status).where(Outbox.id > start).order_by(Outbox.id)
+        ).all()
     expected_bad = "failed" if rig.app.settings.outbox.kind == "smtp" else "sent"
-    assert [tuple(r) for r in rows] == [(rig.players["kelly"], "sent"), (bad, expected_bad),
-                                        (rig.players["seb"], "sent")]
+    assert [tuple(r) for r in rows] == [
+        (rig.players["kelly"], "sent"),
+        (bad, expected_bad),
+        (rig.players["seb"], "sent"),
+    ]
 
 
 def test_the_bots_codes_are_acted_on_after_a_flood_of_strangers(rig: Rig) -> None:
@@ -164,9 +174,19 @@ def test_one_seats_reply_address_moves_that_seat_only_and_the_player_can_stop_it
     confirmed it, and then received the player's turn sheets ... for every other game"."""
     kelly = rig.players["kelly"]
     with rig.app.db.transaction() as session:
-        create_game(rig.app.shell, session, kind="racecraft", name="rc3", gm_address=rig.gm, deadline="48h",
-                    players=[PlayerSpec("kelly", kelly, "Kelly"),
-                             *(PlayerSpec(f"p{n}", f"p{n}@else.test", f"P{n}") for n in range(4))], seed=4)
+        create_game(
+            rig.app.shell,
+            session,
+            kind="racecraft",
+            name="rc3",
+            gm_address=rig.gm,
+            deadline="48h",
+            players=[
+                PlayerSpec("kelly", kelly, "Kelly"),
+                *(PlayerSpec(f"p{n}", f"p{n}@else.test", f"P{n}") for n in range(4)),
+            ],
+            seed=4,
+        )
     rig.cycle()
     thief = "thief@evil.test"
     start = rig.last_outbox_id()
@@ -209,6 +229,11 @@ def test_dkim_for_a_public_suffix_proves_nobody(rig: Rig) -> None:
     auth = "mx.trust.test; dkim=pass header.d=test"
     rig.mail(rig.players["kelly"], rig.bot, "USE 2", **{"Authentication-Results": auth})
     domain = rig.players["kelly"].partition("@")[2]
-    rig.mail(rig.players["seb"], rig.bot, "USE 3", **{"Authentication-Results": f"mx.trust.test; dkim=pass header.d={domain}"})
+    rig.mail(
+        rig.players["seb"],
+        rig.bot,
+        "USE 3",
+        **{"Authentication-Results": f"mx.trust.test; dkim=pass header.d={domain}"},
+    )
     rig.cycle()
     assert rig.orders() == ["USE 3"]

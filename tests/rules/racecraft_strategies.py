@@ -47,11 +47,7 @@ def make_race(
 def legal_orders(race: Race, player: str) -> list[Order]:
     """Every order `player` may give now, as the game's own parser accepts them."""
     candidates: list[Order] = [Use(n) for n in range(0, 11)] + [Cruise(), Overtake()]
-    return [
-        order
-        for order in candidates
-        if GAME.parse_orders(race, player, GAME.format_orders([order])).ok
-    ]
+    return [order for order in candidates if GAME.parse_orders(race, player, GAME.format_orders([order])).ok]
 
 
 @st.composite

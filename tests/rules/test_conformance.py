@@ -152,7 +152,18 @@ def no_clock_no_global_random() -> Iterator[None]:
         today = classmethod(forbidden)
 
     clocks = ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "localtime", "gmtime")
-    chances = ("random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "getrandbits", "seed")
+    chances = (
+        "random",
+        "randint",
+        "randrange",
+        "choice",
+        "choices",
+        "shuffle",
+        "sample",
+        "uniform",
+        "getrandbits",
+        "seed",
+    )
     with ExitStack() as stack:
         for attr in clocks:
             stack.enter_context(mock.patch(f"time.{attr}", forbidden))
@@ -226,8 +237,11 @@ def test_every_resolver_returns_a_resolution(name: str) -> None:
     """Issue 15: one resolver return type: each `resolve_*` of the game's `resolve` module
     returns `rules.api.Resolution` (as `Game.resolve` does)."""
     module = importlib.import_module(f"{GAMES[name]}.resolve")
-    resolvers = [f for n, f in inspect.getmembers(module, inspect.isfunction)
-                 if n.startswith("resolve_") and f.__module__ == module.__name__]
+    resolvers = [
+        f
+        for n, f in inspect.getmembers(module, inspect.isfunction)
+        if n.startswith("resolve_") and f.__module__ == module.__name__
+    ]
     assert resolvers
     for resolver in resolvers:
         assert typing.get_origin(typing.get_type_hints(resolver)["return"]) is Resolution, resolver.__name__
@@ -277,8 +291,10 @@ def test_a_gm_plot_stands_for_legal_orders_or_not_at_all(name: str, data: st.Dat
     state, _ = last(name, data.draw(races(name)))
     for player in sorted(game.expected_players(state)):
         default = game.format_orders(game.default_orders(state, player))
-        for plot in (default, "\n".join(data.draw(st.lists(st.sampled_from(default.splitlines() or [""]),
-                                                             max_size=3)))):
+        for plot in (
+            default,
+            "\n".join(data.draw(st.lists(st.sampled_from(default.splitlines() or [""]), max_size=3))),
+        ):
             orders = game.plot_orders(state, player, plot)
             if orders is not None:
                 parsed = game.parse_orders(state, player, game.format_orders(orders))
@@ -311,7 +327,7 @@ def test_a_mail_is_complete_exactly_when_its_orders_are(name: str, data: st.Data
 @SLOW
 @given(data=st.data())
 def test_resolve_is_deterministic_and_reads_no_clock(name: str, data: st.DataObject) -> None:
-    """"resolve never reads the clock or the global random; all chance comes from the rng
+    """ "resolve never reads the clock or the global random; all chance comes from the rng
     passed in": the same state, orders and seed give the same resolution, from the state or
     from its stored JSON; the state resolved is left as it was."""
     game = find_game(name)
@@ -333,8 +349,11 @@ def test_resolve_is_deterministic_and_reads_no_clock(name: str, data: st.DataObj
 def test_the_clock_guard_catches_a_clock_read() -> None:
     """The guard itself: inside it the clock and the global random raise; an rng does not."""
     with no_clock_no_global_random():
-        for read in (lambda: __import__("time").time(), lambda: datetime.datetime.now(datetime.UTC),
-                     lambda: random.randint(1, 6)):
+        for read in (
+            lambda: __import__("time").time(),
+            lambda: datetime.datetime.now(datetime.UTC),
+            lambda: random.randint(1, 6),
+        ):
             with pytest.raises(ClockRead):
                 read()
         assert 1 <= random.Random(1).randint(1, 6) <= 6
@@ -432,8 +451,10 @@ def test_no_view_shows_a_players_pending_orders_to_anyone_else(name: str, which:
                 orders[player] = parsed.orders
         resolution = game.resolve(state, orders, turn_rng(3, turn))
         state = resolution.state
-        seen = {viewer: " | ".join(texts(game.view(state, resolution, viewer)))
-                for viewer in (Viewer.PUBLIC, Viewer.GM, *game.players(state))}
+        seen = {
+            viewer: " | ".join(texts(game.view(state, resolution, viewer)))
+            for viewer in (Viewer.PUBLIC, Viewer.GM, *game.players(state))
+        }
         for owner, token in tokens.items():
             if token in seen[Viewer.PUBLIC] or token not in seen.get(owner, ""):
                 continue  # resolved and reported, or dropped (a crashed car's queue): not pending
@@ -472,7 +493,9 @@ def test_a_game_whose_later_set_replaces_merges_as_it_says(name: str, data: st.D
     state, _ = last(name, data.draw(races(name)))
     for player in sorted(game.expected_players(state)):
         lines = game.format_orders(game.default_orders(state, player)).splitlines()
-        earlier = game.parse_orders(state, player, "\n".join(data.draw(st.lists(st.sampled_from(lines or [""]))))).orders
+        earlier = game.parse_orders(
+            state, player, "\n".join(data.draw(st.lists(st.sampled_from(lines or [""]))))
+        ).orders
         later = game.parse_orders(state, player, "\n".join(data.draw(st.lists(st.sampled_from(lines or [""]))))).orders
         if game.later_replaces:
             assert game.merge_orders(earlier, later) == (tuple(later) if later else tuple(earlier))

@@ -45,7 +45,12 @@ def violations(source: str, module: str = "rules.example") -> list[str]:
                 found.append(f"{node.lineno}: {owner}.{attr} (the clock)")
             if owner in FORBIDDEN_MODULES:
                 found.append(f"{node.lineno}: {owner}.{attr}")
-        elif isinstance(node, ast.Attribute) and node.attr in CLOCK_CALLS and isinstance(node.value, ast.Attribute) and node.value.attr in ("datetime", "date"):
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr in CLOCK_CALLS
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr in ("datetime", "date")
+        ):
             found.append(f"{node.lineno}: datetime.{node.value.attr}.{node.attr} (the clock)")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FORBIDDEN_CALLS:
             found.append(f"{node.lineno}: {node.func.id}(...)")

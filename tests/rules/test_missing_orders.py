@@ -45,7 +45,8 @@ def test_racecraft_a_missing_order_names_the_orders_of_the_turn() -> None:
     """racecraft.md, Orders: one order a turn; at the start only a number of EP (USE n)."""
     game, state = _start("racecraft")
     assert game.missing_orders(state, "p0", ()) == (
-        "the order for turn 1: one of USE n (or A n, BID n or just n) with n from 0 to 10",)
+        "the order for turn 1: one of USE n (or A n, BID n or just n) with n from 0 to 10",
+    )
     assert game.missing_orders(state, "p0", game.default_orders(state, "p0")) == ()
 
 
@@ -55,8 +56,9 @@ def test_speed_circuit_a_plot_without_speed_says_speed_is_what_it_lacks() -> Non
     game, state = _start("speed_circuit")
     assert game.missing_orders(state, "p0", ())[0].startswith("the car's design: a DESIGN line")
     for _ in ("design", "qualifying"):  # to race turn 1
-        state = game.resolve(state, {p: game.default_orders(state, p) for p in game.expected_players(state)},
-                             random.Random(2)).state
+        state = game.resolve(
+            state, {p: game.default_orders(state, p) for p in game.expected_players(state)}, random.Random(2)
+        ).state
     assert game.turn_label(state).startswith("Race turn 1")
     path_only = game.parse_orders(state, "p0", "PATH B B B").orders
     assert path_only and not game.is_complete(state, "p0", path_only)

@@ -59,7 +59,7 @@ def test_play_runs_the_sprint_and_prints_the_result() -> None:
 
 
 def test_an_illegal_order_exits_2_naming_turn_player_and_reason() -> None:
-    """"An order that does not parse or is illegal exits with status 2 and a message naming
+    """ "An order that does not parse or is illegal exits with status 2 and a message naming
     the turn, the player and the reason."""
     script = {**WORKED_EXAMPLE, "turns": [WORKED_EXAMPLE["turns"][0], {"seb": "USE 9"}]}
     done = flagman_play(script)
@@ -91,7 +91,12 @@ def test_play_imports_nothing_of_the_database() -> None:
     no bot.db, bot.models or bot.app (the CLI imports the shell per command, when it runs)."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "bot.cli", "play", "racecraft", "--script", "-"],
-        input=json.dumps(WORKED_EXAMPLE), capture_output=True, text=True, cwd=ROOT, timeout=60, check=False,
+        input=json.dumps(WORKED_EXAMPLE),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     # "import time: self [us] | cumulative | imported package", one line per module imported.
@@ -112,8 +117,9 @@ def test_play_through_main_leaves_the_database_modules_unloaded() -> None:
         "sys.stdout = sys.__stdout__\n"
         "print(json.dumps([code, sorted(sys.modules)]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60, check=False
+    )
     assert done.returncode == 0, done.stderr
     code, modules = json.loads(done.stdout)
     assert code == 0

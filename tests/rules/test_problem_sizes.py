@@ -37,7 +37,8 @@ def test_a_racecraft_mail_of_many_orders_names_a_few_lines_and_counts_the_rest()
     game = find_game("racecraft")
     state = game.new_game(["a", "b", "c", "d", "e"], {}, random.Random(1))
     many = game.parse_orders(state, "a", "USE 1\n" * 2000).problems
-    assert {p.reason for p in many} == {"one order per turn: this mail has 2000 (lines 1, 2, 3, 4 and 1996 more); "
-                                         "send just one"}
+    assert {p.reason for p in many} == {
+        "one order per turn: this mail has 2000 (lines 1, 2, 3, 4 and 1996 more); send just one"
+    }
     five = game.parse_orders(state, "a", "USE 1\n" * 5).problems
     assert five[0].reason == "one order per turn: this mail has 5 (lines 1, 2, 3, 4 and 5); send just one"

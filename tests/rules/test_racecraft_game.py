@@ -34,7 +34,9 @@ def worked_example() -> tuple[Any, Any]:
     """The worked example with a fifth runner, zed, who uses 0 then cruises at the back."""
     start = GAME.new_game(FIVE, {}, RNG)
     one = resolve_texts(start, {"kelly": "0", "seb": "2", "steve": "2", "roger": "5", "zed": "0"})
-    two = resolve_texts(one.state, {"roger": "CRUISE", "seb": "USE 3", "steve": "OVERTAKE", "kelly": "USE 2", "zed": "B"})
+    two = resolve_texts(
+        one.state, {"roger": "CRUISE", "seb": "USE 3", "steve": "OVERTAKE", "kelly": "USE 2", "zed": "B"}
+    )
     return one, two
 
 
@@ -134,7 +136,11 @@ def test_view_has_the_common_keys() -> None:
     assert view.events == tuple(event.text for event in two.events)
     assert view.private == ()
     assert view.summary == "seb and steve share the lead; kelly and zed are last."
-    assert view.runners[:3] == (RunnerPosition("seb", 1, 4), RunnerPosition("steve", 1, 6), RunnerPosition("roger", 2, 7))
+    assert view.runners[:3] == (
+        RunnerPosition("seb", 1, 4),
+        RunnerPosition("steve", 1, 6),
+        RunnerPosition("roger", 2, 7),
+    )
     assert (view.turn, view.turns, view.stage) == (3, 5, "tactical")
 
 
@@ -180,14 +186,16 @@ def test_results_events_read_well() -> None:
     positions after the turn."""
     _one, two = worked_example()
     texts = [event.text for event in two.events]
-    assert "roger: CRUISE, score 2: the average of 3, 1 and 2, the scores of those who did not cruise (EP 5 -> 6, +1 for cruising)." in texts
+    assert (
+        "roger: CRUISE, score 2: the average of 3, 1 and 2, the scores of those who did not cruise (EP 5 -> 6, +1 for cruising)."
+        in texts
+    )
     assert "seb: USE 3, score 3 (EP 8 -> 5)." in texts
     assert "steve: OVERTAKE, score 1 (EP 8 -> 7, 1 EP paid)." in texts
     assert "seb (3) and steve (OVERTAKE) pass roger (2)." in texts
     assert "kelly is 3rd and last: no change (8 EP)." in texts
     assert texts[-1] == (
-        "After turn 2: 1st seb (4 EP) and steve (6 EP); 2nd roger (7 EP); "
-        "3rd kelly (8 EP) and zed (10 EP)."
+        "After turn 2: 1st seb (4 EP) and steve (6 EP); 2nd roger (7 EP); 3rd kelly (8 EP) and zed (10 EP)."
     )
     kinds = [event.kind for event in two.events]
     assert kinds.count("order") == 5 and kinds.count("overtake") == 1 and kinds[-1] == "positions"
@@ -214,21 +222,35 @@ def test_set_figure_sets_ep() -> None:
     assert GAME.figures(race, "kelly") == {"ep": 10}
 
 
-@pytest.mark.parametrize(("player", "name", "value"), [("seb", "ep", "11"), ("seb", "ep", "-1"), ("seb", "ep", "x"), ("seb", "wear", "1"), ("nobody", "ep", "3")])
+@pytest.mark.parametrize(
+    ("player", "name", "value"),
+    [("seb", "ep", "11"), ("seb", "ep", "-1"), ("seb", "ep", "x"), ("seb", "wear", "1"), ("nobody", "ep", "3")],
+)
 def test_set_figure_refuses_bad_figures(player: str, name: str, value: str) -> None:
     """GM SET: FigureError with the allowed names or range."""
     with pytest.raises(FigureError):
         GAME.set_figure(GAME.new_game(FIVE, {}, RNG), player, name, value)
 
 
-@pytest.mark.parametrize("value", [
-    "9" * 5000,           # int() refuses more than 4300 digits with a ValueError
-    "0" * 5000 + "7", "99999999999999999999", "10.0", "1e1", "0x0a", "+5", " - 3", "", "   ",
-    "\u00b2",             # superscript two: isdigit() is true, int() refuses it
-    "\u0667",             # Arabic-Indic seven: int() would read it
-    "\uff17",             # full-width seven
-    "7\nPROCESS rc1",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "9" * 5000,  # int() refuses more than 4300 digits with a ValueError
+        "0" * 5000 + "7",
+        "99999999999999999999",
+        "10.0",
+        "1e1",
+        "0x0a",
+        "+5",
+        " - 3",
+        "",
+        "   ",
+        "\u00b2",  # superscript two: isdigit() is true, int() refuses it
+        "\u0667",  # Arabic-Indic seven: int() would read it
+        "\uff17",  # full-width seven
+        "7\nPROCESS rc1",
+    ],
+)
 def test_set_figure_refuses_hostile_numbers_with_the_legal_range(value: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
     FigureError names the range (racecraft.md: EP 0..10) and quotes at most 40 characters."""
@@ -245,9 +267,14 @@ def test_set_figure_quotes_a_long_figure_name_cut() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(name=st.one_of(st.just("ep"), st.just(" EP "), st.text(max_size=20)),
-       value=st.one_of(st.text(max_size=30), st.text(alphabet="0123456789 +-", max_size=30),
-                       st.integers(min_value=-(10**30), max_value=10**30).map(str)))
+@given(
+    name=st.one_of(st.just("ep"), st.just(" EP "), st.text(max_size=20)),
+    value=st.one_of(
+        st.text(max_size=30),
+        st.text(alphabet="0123456789 +-", max_size=30),
+        st.integers(min_value=-(10**30), max_value=10**30).map(str),
+    ),
+)
 def test_set_figure_on_any_text_sets_a_legal_ep_or_raises_figure_error(name: str, value: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
     race = GAME.new_game(FIVE, {}, RNG)

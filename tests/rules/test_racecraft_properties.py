@@ -144,7 +144,13 @@ def test_load_of_dump_is_the_state(script: dict[str, Any]) -> None:
 
 
 @SETTINGS
-@given(races_with_orders(), st.text(max_size=60) | st.lists(st.sampled_from(["USE", "a", "B", "c", "bid", "ep", "3", "12", "-1", "99999999", "\n", " ", "x"]), max_size=6).map(" ".join))
+@given(
+    races_with_orders(),
+    st.text(max_size=60)
+    | st.lists(
+        st.sampled_from(["USE", "a", "B", "c", "bid", "ep", "3", "12", "-1", "99999999", "\n", " ", "x"]), max_size=6
+    ).map(" ".join),
+)
 def test_parse_orders_never_raises_and_numbers_every_problem(case: tuple[Race, str, Order], text: str) -> None:
     """Parsing is total: any mail text gives accepted orders or problems, each problem with
     its 1-based line number and that line; never more than one order is accepted."""

@@ -71,7 +71,10 @@ def test_worked_example_turn_2() -> None:
     assert {leg.name: leg.score for leg in report.legs} == {"seb": 3, "steve": 1, "kelly": 2, "roger": 2}
     # "Costs: Seb 8-3 = 5, Steve 8-1 = 7, Kelly 10-2 = 8; Roger cruises: 5+1 = 6."
     assert {leg.name: leg.ep_before - leg.spent + leg.cruise_gain for leg in report.legs} == {
-        "seb": 5, "steve": 7, "kelly": 8, "roger": 6,
+        "seb": 5,
+        "steve": 7,
+        "kelly": 8,
+        "roger": 6,
     }
     after_2 = play(after_1, {"roger": "CRUISE", "seb": "USE 3", "steve": "OVERTAKE", "kelly": "USE 2"}).state
     assert after_2.positions == (("seb", "steve"), ("roger",), ("kelly",))
@@ -121,7 +124,9 @@ def test_turns_option_accepts_three_to_nine(turns: str) -> None:
     assert race.turns == int(turns)
 
 
-@pytest.mark.parametrize("options", [{"turns": "2"}, {"turns": "10"}, {"turns": "five"}, {"turns": "-4"}, {"laps": "5"}])
+@pytest.mark.parametrize(
+    "options", [{"turns": "2"}, {"turns": "10"}, {"turns": "five"}, {"turns": "-4"}, {"laps": "5"}]
+)
 def test_bad_options_are_refused_with_option_error(options: dict[str, str]) -> None:
     """Set-up: "`turns` option, 3..9"; anything else is an OptionError naming what is allowed."""
     with pytest.raises(OptionError, match="turns"):
@@ -368,7 +373,7 @@ def test_adjustment_never_goes_above_ten_or_below_zero() -> None:
 
 
 def test_order_of_operations_deduct_then_cruise_then_move_then_adjust() -> None:
-    """"Order of operations in a turn: deduct USE/OVERTAKE costs -> cruise +1 -> movement ->
+    """ "Order of operations in a turn: deduct USE/OVERTAKE costs -> cruise +1 -> movement ->
     adjustment." At 10 EP, USE 3 then 2nd: 7 + 1 = 8 (adjusting first would give 7). At 10,
     cruising into 1st: no cruise gain at 10, then -1 = 9 (adjusting first would give 10)."""
     race = make_race([["a"], ["b"], ["c"], ["d"]], {"a": 10, "b": 10, "c": 10, "d": 10})
@@ -449,10 +454,23 @@ def test_a_runner_without_orders_gets_the_nmr_default_in_resolve() -> None:
 @pytest.mark.parametrize(
     ("text", "order"),
     [
-        ("USE 3", Use(3)), ("use 3", Use(3)), ("A 3", Use(3)), ("a 3", Use(3)), ("3", Use(3)),
-        ("BID 3", Use(3)), ("bid 3", Use(3)), ("CRUISE", Cruise()), ("cruise", Cruise()),
-        ("B", Cruise()), ("b", Cruise()), ("OVERTAKE", Overtake()), ("Overtake", Overtake()),
-        ("C", Overtake()), ("c", Overtake()), ("  USE 3  ", Use(3)), ("\nUSE 3\n\n", Use(3)),
+        ("USE 3", Use(3)),
+        ("use 3", Use(3)),
+        ("A 3", Use(3)),
+        ("a 3", Use(3)),
+        ("3", Use(3)),
+        ("BID 3", Use(3)),
+        ("bid 3", Use(3)),
+        ("CRUISE", Cruise()),
+        ("cruise", Cruise()),
+        ("B", Cruise()),
+        ("b", Cruise()),
+        ("OVERTAKE", Overtake()),
+        ("Overtake", Overtake()),
+        ("C", Overtake()),
+        ("c", Overtake()),
+        ("  USE 3  ", Use(3)),
+        ("\nUSE 3\n\n", Use(3)),
     ],
 )
 def test_accepted_spellings_are_case_insensitive(text: str, order: object) -> None:
@@ -511,8 +529,10 @@ def test_a_runner_who_leaves_stays_in_the_classification_as_not_finishing() -> N
     race = game.drop_player(game.drop_player(race, "seb"), "anna")
     assert "seb" not in game.players(race) and all("seb" not in p for p in game.standings(race))
     view = game.view(race, None, "kelly")
-    assert [(p.players, p.note) for p in view.standings[-2:]] == [(("anna",), DID_NOT_FINISH),
-                                                                   (("seb",), DID_NOT_FINISH)]
+    assert [(p.players, p.note) for p in view.standings[-2:]] == [
+        (("anna",), DID_NOT_FINISH),
+        (("seb",), DID_NOT_FINISH),
+    ]
     assert all(not p.note for p in view.standings[:-2])
     again = game.load_state(game.dump_state(race))
     assert again == race and game.dump_state(race)["retired"] == ["seb", "anna"]

@@ -33,7 +33,9 @@ from tests.rules.speedphreakz.strategies import mail
 RACECRAFT = find_game("racecraft")
 SPEED_CIRCUIT = find_game("speed_circuit")
 SPEEDPHREAKZ = find_game("speedphreakz")
-SLOW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SLOW = settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 def check_legal(game: Game[Any, Any], state: Any, player: PlayerId, seed: int) -> tuple[Any, ...]:
@@ -105,8 +107,11 @@ def _sprint_after(script: dict[str, Any]) -> list[Any]:
     """The steps of the same race run on to its end with every runner's default (so the
     final sprint is always among the steps checked)."""
     steps = replay(script)
-    state: Race = steps[-1].resolution.state if steps else RACECRAFT.new_game(
-        script["players"], {k: str(v) for k, v in script["options"].items()}, random.Random(0))
+    state: Race = (
+        steps[-1].resolution.state
+        if steps
+        else RACECRAFT.new_game(script["players"], {k: str(v) for k, v in script["options"].items()}, random.Random(0))
+    )
     more = []
     turn = 100
     while not RACECRAFT.is_finished(state):
@@ -130,7 +135,9 @@ def test_racecraft_robot_reads_nothing_but_the_race() -> None:
     the race and its rng alone, the same race giving the same order for the same seed."""
     state = RACECRAFT.new_game(["ann", "bob", "cat", "dan", "eve"], {}, random.Random(0))
     for turn in range(1, 4):
-        orders = {p: RACECRAFT.robot_orders(state, p, robot_rng(turn_seed(3, turn), p)) for p in RACECRAFT.players(state)}
+        orders = {
+            p: RACECRAFT.robot_orders(state, p, robot_rng(turn_seed(3, turn), p)) for p in RACECRAFT.players(state)
+        }
         again = RACECRAFT.load_state(RACECRAFT.dump_state(state))
         assert orders == {p: RACECRAFT.robot_orders(again, p, robot_rng(turn_seed(3, turn), p)) for p in orders}
         state = RACECRAFT.resolve(state, orders, turn_rng(3, turn)).state
@@ -164,10 +171,16 @@ def _speed_circuit_race(seed: int, players: int, track: str, robots: frozenset[i
 
 
 @SLOW
-@given(seed=st.integers(0, 2**32), players=st.integers(2, 7), track=st.sampled_from(["harbour_loop", "quarry_ring"]),
-       robots=st.frozensets(st.integers(0, 6), min_size=1), check=st.integers(0, 2**32))
-def test_speed_circuit_robot_plots_are_always_legal_and_complete(seed: int, players: int, track: str,
-                                                                 robots: frozenset[int], check: int) -> None:
+@given(
+    seed=st.integers(0, 2**32),
+    players=st.integers(2, 7),
+    track=st.sampled_from(["harbour_loop", "quarry_ring"]),
+    robots=st.frozensets(st.integers(0, 6), min_size=1),
+    check=st.integers(0, 2**32),
+)
+def test_speed_circuit_robot_plots_are_always_legal_and_complete(
+    seed: int, players: int, track: str, robots: frozenset[int], check: int
+) -> None:
     """Over random 1-lap races (some seats robots, the rest random legal plots or defaults),
     at every turn, for every car: the design and tyres at turn 1, a bid within its starting
     set and chips at turn 2, then a full plot (SPEED, within its limits, PUSH YES where the
@@ -198,10 +211,16 @@ def test_speed_circuit_robot_does_not_read_another_drivers_private_lines() -> No
             continue
         mine = SPEED_CIRCUIT.robot_orders(state, "p0", random.Random(1))
         others = tuple(
-            car if car.player == "p0" or car.space is None else dataclasses.replace(
-                car, corner_run=CornerRun("T9", tier=3, wear_paid=2, rolled=True, worst_raw=60),
-                line_run=LineRun("T1", 0), barred_line="T2")
-            for car in state.cars)
+            car
+            if car.player == "p0" or car.space is None
+            else dataclasses.replace(
+                car,
+                corner_run=CornerRun("T9", tier=3, wear_paid=2, rolled=True, worst_raw=60),
+                line_run=LineRun("T1", 0),
+                barred_line="T2",
+            )
+            for car in state.cars
+        )
         assert SPEED_CIRCUIT.robot_orders(dataclasses.replace(state, cars=others), "p0", random.Random(1)) == mine
         changed += others != state.cars
     assert changed > 10
@@ -215,9 +234,12 @@ def _speedphreakz_race(data: st.DataObject, robots: frozenset[int]) -> Iterator[
     sending random legal mails (`strategies.mail`) or nothing (the NMR default)."""
     count = data.draw(st.integers(2, 8), label="players")
     names = [f"p{i}" for i in range(count)]
-    options = {"map": data.draw(st.sampled_from(["ring", "chicane"]), label="map"),
-               "nmr": data.draw(st.sampled_from(["empty", "repeat"]), label="nmr"),
-               "max_actions": str(data.draw(st.integers(4, 12), label="max_actions")), "max_rounds": "30"}
+    options = {
+        "map": data.draw(st.sampled_from(["ring", "chicane"]), label="map"),
+        "nmr": data.draw(st.sampled_from(["empty", "repeat"]), label="nmr"),
+        "max_actions": str(data.draw(st.integers(4, 12), label="max_actions")),
+        "max_rounds": "30",
+    }
     state = SPEEDPHREAKZ.new_game(names, options, random.Random(0))
     for number in range(1, data.draw(st.integers(1, 30), label="turns") + 1):
         yield state
@@ -239,8 +261,9 @@ def _speedphreakz_race(data: st.DataObject, robots: frozenset[int]) -> Iterator[
 
 @SLOW
 @given(data=st.data(), robots=st.frozensets(st.integers(0, 7), min_size=1), check=st.integers(0, 2**32))
-def test_speedphreakz_robot_orders_are_always_legal_and_complete(data: st.DataObject, robots: frozenset[int],
-                                                                 check: int) -> None:
+def test_speedphreakz_robot_orders_are_always_legal_and_complete(
+    data: st.DataObject, robots: frozenset[int], check: int
+) -> None:
     """Over random races (some seats robots, the rest random legal mails or silence), at every
     turn, for every car: START and the programs of rounds 1 and 2 at the set-up, a program
     for the next round while racing, RESTART and the programs of the round in hand and the
@@ -261,12 +284,22 @@ def test_speedphreakz_robot_does_not_read_another_players_programs_or_what_they_
     for number in range(1, 12):
         if SPEEDPHREAKZ.is_finished(state):
             break
-        orders = {p: SPEEDPHREAKZ.robot_orders(state, p, robot_rng(number, p)) for p in SPEEDPHREAKZ.expected_players(state)}
+        orders = {
+            p: SPEEDPHREAKZ.robot_orders(state, p, robot_rng(number, p)) for p in SPEEDPHREAKZ.expected_players(state)
+        }
         if "p0" in orders:
-            others = tuple(car if car.player == "p0" else dataclasses.replace(
-                car, programs=(Program(state.round + 1, ("F3", "HL", "F3")),), deficit=77, surcharge=100, oil=True)
-                for car in state.cars)
-            assert SPEEDPHREAKZ.robot_orders(dataclasses.replace(state, cars=others), "p0", robot_rng(number, "p0")) == orders["p0"]
+            others = tuple(
+                car
+                if car.player == "p0"
+                else dataclasses.replace(
+                    car, programs=(Program(state.round + 1, ("F3", "HL", "F3")),), deficit=77, surcharge=100, oil=True
+                )
+                for car in state.cars
+            )
+            assert (
+                SPEEDPHREAKZ.robot_orders(dataclasses.replace(state, cars=others), "p0", robot_rng(number, "p0"))
+                == orders["p0"]
+            )
             checked += 1
         state = SPEEDPHREAKZ.resolve(state, orders, turn_rng(1, number)).state
     assert checked >= 5
@@ -280,8 +313,10 @@ def test_a_speedphreakz_robot_alone_finishes_the_race() -> None:
         for number in range(1, 40):
             if SPEEDPHREAKZ.is_finished(state):
                 break
-            orders = {"solo": SPEEDPHREAKZ.robot_orders(state, "solo", robot_rng(number, "solo")),
-                      "idle": SPEEDPHREAKZ.default_orders(state, "idle")}
+            orders = {
+                "solo": SPEEDPHREAKZ.robot_orders(state, "solo", robot_rng(number, "solo")),
+                "idle": SPEEDPHREAKZ.default_orders(state, "idle"),
+            }
             state = SPEEDPHREAKZ.resolve(state, orders, turn_rng(2, number)).state
         assert state.finished and state.finish_order[0] == "solo", name
         assert state.car("solo").status is CarStatus.FINISHED

@@ -44,10 +44,22 @@ def test_worked_example_positions_and_ep_after_each_turn() -> None:
     one, two = output["turns"]
     assert one["turn"] == 1 and one["label"] == "Turn 1 of 5: start"
     assert one["positions"] == [["roger"], ["seb", "steve"], ["kelly", "zed"]]
-    assert one["players"] == {"kelly": {"ep": 10}, "seb": {"ep": 8}, "steve": {"ep": 8}, "roger": {"ep": 5}, "zed": {"ep": 10}}
+    assert one["players"] == {
+        "kelly": {"ep": 10},
+        "seb": {"ep": 8},
+        "steve": {"ep": 8},
+        "roger": {"ep": 5},
+        "zed": {"ep": 10},
+    }
     assert two["label"] == "Turn 2 of 5: tactical"
     assert two["positions"] == [["seb", "steve"], ["roger"], ["kelly", "zed"]]
-    assert two["players"] == {"kelly": {"ep": 8}, "seb": {"ep": 4}, "steve": {"ep": 6}, "roger": {"ep": 7}, "zed": {"ep": 10}}
+    assert two["players"] == {
+        "kelly": {"ep": 8},
+        "seb": {"ep": 4},
+        "steve": {"ep": 6},
+        "roger": {"ep": 7},
+        "zed": {"ep": 10},
+    }
     assert one["defaulted"] == [] and two["defaulted"] == []
     assert output["finished"] is False and output["result"] is None
 
@@ -95,7 +107,9 @@ def test_the_sprint_may_also_be_scripted_empty() -> None:
 
 def test_options_may_be_numbers_or_text() -> None:
     """Options values in the script may be numbers or strings: they reach the game as text."""
-    assert run_script("racecraft", script(options={"turns": 3})) == run_script("racecraft", script(options={"turns": "3"}))
+    assert run_script("racecraft", script(options={"turns": 3})) == run_script(
+        "racecraft", script(options={"turns": "3"})
+    )
     assert run_script("racecraft", script(options={"turns": 3}))["turns"][0]["label"] == "Turn 1 of 3: start"
 
 
@@ -206,8 +220,9 @@ class DashGame:
     def merge_orders(self, earlier: Sequence[Go], later: Sequence[Go]) -> tuple[Go, ...]:
         return tuple(later)
 
-    def resolve(self, state: Dash, orders: Mapping[str, Sequence[Go]], rng: random.Random,
-                submitted: Sequence[str] = ()) -> Resolution[Dash]:
+    def resolve(
+        self, state: Dash, orders: Mapping[str, Sequence[Go]], rng: random.Random, submitted: Sequence[str] = ()
+    ) -> Resolution[Dash]:
         distance = dict(state.distance)
         events = []
         for player in state.players:
@@ -237,7 +252,10 @@ class DashGame:
 def test_any_game_can_be_scripted_with_per_turn_rngs() -> None:
     """new_game gets turn_rng(seed, 0) and turn t gets turn_rng(seed, t); every expected
     player with no orders is defaulted; automatic turns run to the end."""
-    output = play_script(DashGame(), {"players": ["a", "b"], "options": {"turns": 3}, "seed": 7, "turns": [{"a": "GO"}, {"a": "GO", "b": "REST"}]})
+    output = play_script(
+        DashGame(),
+        {"players": ["a", "b"], "options": {"turns": 3}, "seed": 7, "turns": [{"a": "GO"}, {"a": "GO", "b": "REST"}]},
+    )
     start_roll = turn_rng(7, 0).randint(1, 1000)
     assert output["turns"][0]["players"]["a"]["start_roll"] == start_roll
     expected_a = [turn_rng(7, t).randint(1, 6) for t in (1, 2)]
@@ -272,8 +290,22 @@ def test_an_order_in_the_sprint_is_refused() -> None:
 
 # -- who submitted first (SpeedPhreakz S16) --------------------------------------------------
 
-RING_ROUNDS = {1: "F2 VR TR", 2: "F3 F1", 3: "F3 F1", 4: "F3 F1", 5: "F3 F1", 6: "F1 VR TR", 7: "F3 F1",
-               8: "VR TR F2", 9: "F3 F1", 10: "F3 F1", 11: "F3 F1", 12: "F3", 13: "VR TR F1", 14: "F1"}
+RING_ROUNDS = {
+    1: "F2 VR TR",
+    2: "F3 F1",
+    3: "F3 F1",
+    4: "F3 F1",
+    5: "F3 F1",
+    6: "F1 VR TR",
+    7: "F3 F1",
+    8: "VR TR F2",
+    9: "F3 F1",
+    10: "F3 F1",
+    11: "F3 F1",
+    12: "F3",
+    13: "VR TR F1",
+    14: "F1",
+}
 """A lap of the ring (SpeedPhreakz's bundled `ring`), never over 95 control a round: ann from
 1,5 and bob from 3,5 drive the same programs two squares apart and cross the line together in
 round 14 with the same control left and no crashes."""
@@ -295,6 +327,7 @@ def test_a_script_may_say_who_submitted_first() -> None:
     first". ann and bob cross in round 14, level on control and crashes: with no submission
     order scripted, seating order (ann); with turn 13's (which carried the round 14 programs)
     saying bob's came first, bob; turn 14's order (the round 15 programs) changes nothing."""
+
     def winner(submitted: dict[int, list[str]]) -> list[list[str]]:
         played = run_script("speedphreakz", _ring_script(submitted))
         assert played["finished"]

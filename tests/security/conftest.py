@@ -73,8 +73,17 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = Database(url)
     app = App(settings=settings, db=db, clock=FakeClock(), renderer=Renderer(), inbox=FakeInbox(), mailer=FakeMailer())
     with db.transaction() as session:
-        create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
-                    deadline="48h", timezone="Europe/London", seed=7)
+        create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=RACERS,
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=7,
+        )
     app.service.send()
     db.dispose()
     return path
@@ -132,8 +141,11 @@ class Bot:
     def outbox(self, *, since_start: bool = True) -> list[Outbox]:
         """The outbox rows written during the test (or all of them, turn sheets included)."""
         with self.app.db.read() as session:
-            rows = list(session.scalars(select(Outbox).where(Outbox.id > (self.baseline if since_start else 0))
-                                        .order_by(Outbox.id)))
+            rows = list(
+                session.scalars(
+                    select(Outbox).where(Outbox.id > (self.baseline if since_start else 0)).order_by(Outbox.id)
+                )
+            )
             session.expunge_all()
             return rows
 
@@ -147,8 +159,15 @@ class Bot:
     def confirm(self, address: str, *, message_id: str = "") -> None:
         """`address` answers its last confirmation mail, as a reply does (the code in the subject)."""
         code = self.code_sent_to(address)
-        self.deliver(plain_mail(address, BOT, f"Re: [confirm {code}] Confirm", "Yes please",
-                                message_id=message_id or f"<confirm-{code}@client.example>"))
+        self.deliver(
+            plain_mail(
+                address,
+                BOT,
+                f"Re: [confirm {code}] Confirm",
+                "Yes please",
+                message_id=message_id or f"<confirm-{code}@client.example>",
+            )
+        )
 
     def recipients(self) -> list[str]:
         """Everyone the bot has mailed since the test began (sent or still queued)."""

@@ -123,8 +123,18 @@ def watch(monkeypatch: pytest.MonkeyPatch) -> Iterator[Watch]:
 
 def _signup_game(bot: Bot) -> None:
     with bot.app.db.transaction() as session:
-        create_game(bot.app.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM2,
-                    deadline="48h", timezone="Europe/London", signup=True, seed=3)
+        create_game(
+            bot.app.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=(),
+            gm_address=GM2,
+            deadline="48h",
+            timezone="Europe/London",
+            signup=True,
+            seed=3,
+        )
 
 
 def _gm_signed(game: str = "rc1") -> str:
@@ -139,11 +149,18 @@ def test_only_the_letters_module_queues_mail() -> None:
     for path in sorted((REPO / "bot").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr in ("queue", "compose") and \
-                    isinstance(node.value, ast.Name) and node.value.id == "mailout":
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in ("queue", "compose")
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "mailout"
+            ):
                 callers.append(path.relative_to(REPO).as_posix())
-            if isinstance(node, ast.ImportFrom) and node.module == "bot.mail_out.outbox" and \
-                    any(a.name in ("queue", "compose") for a in node.names):
+            if (
+                isinstance(node, ast.ImportFrom)
+                and node.module == "bot.mail_out.outbox"
+                and any(a.name in ("queue", "compose") for a in node.names)
+            ):
                 callers.append(path.relative_to(REPO).as_posix())
     assert sorted(set(callers)) == ["bot/letters.py"]
 
@@ -154,8 +171,9 @@ def test_every_kind_of_mail_carries_capabilities_only_to_their_holders(bot: Bot,
     n = iter(range(10_000))
 
     def mail(sender: str, to: str, text: str, subject: str = "orders", **headers: str) -> None:
-        bot.deliver(plain_mail(sender, to, subject, text, message_id=f"<cap-{next(n)}@client.example>",
-                               headers=headers or None))
+        bot.deliver(
+            plain_mail(sender, to, subject, text, message_id=f"<cap-{next(n)}@client.example>", headers=headers or None)
+        )
 
     # Strangers: a notice, JOIN refusals (closed game, unknown game), a JOIN that works.
     mail(STRANGER, BOT, "HELP")
@@ -177,9 +195,20 @@ def test_every_kind_of_mail_carries_capabilities_only_to_their_holders(bot: Bot,
     bot.poll()
     bot.clock.advance(days=1, hours=1)  # past once-a-day limits
     # The GM: every kind of command, by the signed address from the registered From.
-    gm_lines = ["EXTEND rc1 1h", "DEADLINE rc1 +30h", "PREVIEW rc1", "PAUSE rc1", "RESUME rc1",
-                "ORDER rc1 anna USE 1", "PLOT rc1 steve USE 2", "SET rc1 seb ep 90", "EXTEND rc1 lots",
-                "what is this line", "HELP", "STATUS"]
+    gm_lines = [
+        "EXTEND rc1 1h",
+        "DEADLINE rc1 +30h",
+        "PREVIEW rc1",
+        "PAUSE rc1",
+        "RESUME rc1",
+        "ORDER rc1 anna USE 1",
+        "PLOT rc1 steve USE 2",
+        "SET rc1 seb ep 90",
+        "EXTEND rc1 lots",
+        "what is this line",
+        "HELP",
+        "STATUS",
+    ]
     for line in gm_lines:
         mail(GM, _gm_signed(), line)
     mail(GM, BOT, f"PASSWORD {bot.gm_secret()}\nEXTEND rc1 1h")
@@ -188,8 +217,10 @@ def test_every_kind_of_mail_carries_capabilities_only_to_their_holders(bot: Bot,
     mail(ADDRESS["anna"], bot.signed("anna"), "RESIGN rc1")
     bot.poll()
     # A mail over the size cap through a signed address.
-    bot.deliver(plain_mail(ADDRESS["kelly"], bot.signed("kelly"), "big", "USE 1", message_id="<cap-big@x>")
-                + b"A" * (MAX_MAIL_BYTES + 10))
+    bot.deliver(
+        plain_mail(ADDRESS["kelly"], bot.signed("kelly"), "big", "USE 1", message_id="<cap-big@x>")
+        + b"A" * (MAX_MAIL_BYTES + 10)
+    )
     bot.poll()
     # The digest, reminders, the deadline with its results, a late order.
     digest.send_due_digests(bot.app.shell, force=True)
@@ -202,11 +233,46 @@ def test_every_kind_of_mail_carries_capabilities_only_to_their_holders(bot: Bot,
         bot.clock.advance(hours=49)
         bot.service.tick()
     bot.service.send()
-    expected = {"stranger", "join_refused", "join_confirm", "welcome", "joined", "confirmation", "refused", "status", "orders",
-                "help", "auth_refused", "gm_extend", "gm_deadline", "gm_preview", "gm_pause", "gm_resume",
-                "gm_order", "gm_plot", "gm_set", "gm_replace", "gm_drop", "extend", "deadline", "pause", "resume",
-                "replaced", "dropped", "resigned", "resigned_gm", "turn_sheet", "oversize", "digest", "reminder",
-                "results", "results_gm", "final", "final_gm", "notice"}
+    expected = {
+        "stranger",
+        "join_refused",
+        "join_confirm",
+        "welcome",
+        "joined",
+        "confirmation",
+        "refused",
+        "status",
+        "orders",
+        "help",
+        "auth_refused",
+        "gm_extend",
+        "gm_deadline",
+        "gm_preview",
+        "gm_pause",
+        "gm_resume",
+        "gm_order",
+        "gm_plot",
+        "gm_set",
+        "gm_replace",
+        "gm_drop",
+        "extend",
+        "deadline",
+        "pause",
+        "resume",
+        "replaced",
+        "dropped",
+        "resigned",
+        "resigned_gm",
+        "turn_sheet",
+        "oversize",
+        "digest",
+        "reminder",
+        "results",
+        "results_gm",
+        "final",
+        "final_gm",
+        "notice",
+    }
     assert watch.violations == []
     missing = expected - set(watch.kinds)
     assert not missing, f"kinds not exercised: {sorted(missing)}; seen: {sorted(watch.kinds)}"
@@ -216,23 +282,50 @@ def test_every_kind_of_mail_carries_capabilities_only_to_their_holders(bot: Bot,
 
 SENDERS = [STRANGER, ADDRESS["seb"], ADDRESS["kelly"], GM, GM2, "kim@else.example"]
 ROUTES = ["plain", "seb", "kelly", "gm", "gm2"]
-BODIES = ["USE 2", "STATUS", "ORDERS", "HELP", "JOIN rc2 Zed", "JOIN rc1", "RESIGN rc1", "EXTEND rc1 2h",
-          "PREVIEW rc1", "PROCESS rc1", "START rc2", "REPLACE rc1 kelly k2@else.example", "PASSWORD nope\nUSE 1",
-          "DROP rc1 anna", "hello there", "ROLLBACK rc1", "OPEN rc2"]
+BODIES = [
+    "USE 2",
+    "STATUS",
+    "ORDERS",
+    "HELP",
+    "JOIN rc2 Zed",
+    "JOIN rc1",
+    "RESIGN rc1",
+    "EXTEND rc1 2h",
+    "PREVIEW rc1",
+    "PROCESS rc1",
+    "START rc2",
+    "REPLACE rc1 kelly k2@else.example",
+    "PASSWORD nope\nUSE 1",
+    "DROP rc1 anna",
+    "hello there",
+    "ROLLBACK rc1",
+    "OPEN rc2",
+]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from(SENDERS), st.sampled_from(ROUTES), st.sampled_from(BODIES),
-                          st.booleans()), min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(SENDERS), st.sampled_from(ROUTES), st.sampled_from(BODIES), st.booleans()),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_random_mail_never_hands_a_capability_to_anyone_else(
-        make_bot: Callable[..., Bot], watch: Watch, mails: list[tuple[str, str, str, bool]]) -> None:
+    make_bot: Callable[..., Bot], watch: Watch, mails: list[tuple[str, str, str, bool]]
+) -> None:
     """Property: whatever arrives, from whoever, through whichever address, every capability in
     every mail queued belongs to that mail's recipient (checked as each mail is queued)."""
     bot = make_bot()
     _signup_game(bot)
     for i, (sender, route, body, tick) in enumerate(mails):
-        to = {"plain": BOT, "seb": bot.signed("seb"), "kelly": bot.signed("kelly"), "gm": _gm_signed(),
-              "gm2": _gm_signed("rc2")}[route]
+        to = {
+            "plain": BOT,
+            "seb": bot.signed("seb"),
+            "kelly": bot.signed("kelly"),
+            "gm": _gm_signed(),
+            "gm2": _gm_signed("rc2"),
+        }[route]
         bot.deliver(plain_mail(sender, to, "x", body, message_id=f"<p-{i}@client.example>"))
         if tick:
             bot.poll()

@@ -31,13 +31,28 @@ from tests.security.test_corpus import check_outgoing, fill
 SECURITY = Path(__file__).resolve().parent / "data"
 MAIL = Path(__file__).resolve().parents[1] / "data" / "mail"
 REAL = [p.read_bytes() for p in sorted(SECURITY.glob("*.eml")) + sorted(MAIL.glob("*.eml"))]
-FUZZ = settings(max_examples=120, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                       HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=120,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
 
-INSERTS = [b"\x00", b"\r\n\r\n", b"\r\n--b\r\n", b"=?utf-8?q?=0D=0ABcc:_x@y?=", b"Auto-Submitted: no\r\n",
-           b"Content-Type: multipart/mixed; boundary=\"\"\r\n", b"charset=\"x-none\"", b"PASSWORD x\r\n",
-           b"ORDERS\r\n", b"\r\nEND\r\n", b"JOIN rc1\r\n", b"STATUS\r\n", b"\xff\xfe", b">" * 200]
+INSERTS = [
+    b"\x00",
+    b"\r\n\r\n",
+    b"\r\n--b\r\n",
+    b"=?utf-8?q?=0D=0ABcc:_x@y?=",
+    b"Auto-Submitted: no\r\n",
+    b'Content-Type: multipart/mixed; boundary=""\r\n',
+    b'charset="x-none"',
+    b"PASSWORD x\r\n",
+    b"ORDERS\r\n",
+    b"\r\nEND\r\n",
+    b"JOIN rc1\r\n",
+    b"STATUS\r\n",
+    b"\xff\xfe",
+    b">" * 200,
+]
 
 
 @st.composite
@@ -56,27 +71,80 @@ def mutated(draw: st.DrawFn) -> bytes:
         elif kind == "insert":
             raw[at:at] = draw(st.sampled_from(INSERTS))
         elif kind == "dup":
-            raw[at:at] = raw[max(0, at - 200):at]
+            raw[at:at] = raw[max(0, at - 200) : at]
         else:
             other = draw(st.sampled_from(REAL))
-            raw[at:] = other[draw(st.integers(0, len(other) - 1)):]
+            raw[at:] = other[draw(st.integers(0, len(other) - 1)) :]
     return bytes(raw)
 
 
-SENDERS = [ADDRESS["seb"], ADDRESS["kelly"], GM, "mallory@evil.example", BOT, "flagman+bounce-x@example.org",
-           "MAILER-DAEMON@example.net", "", "not an address", '"Evil\\" <a@b>" <c@d>']
-TOS = ["@@SIGNED_SEB@@", "@@SIGNED_SEB_OLD@@", BOT, "flagman+rc1.seb.aaaaaaaaaaaa@example.org",
-       "flagman+rc1.gm.bbbbbbbbbbbb@example.org", "flagman+@example.org", "someone@else.example"]
-HEADERS = ["Auto-Submitted: auto-replied", "Auto-Submitted: no", "Precedence: bulk", "X-Autoreply: yes",
-           "Return-Path: <>", "X-Flagman-Loop: x", f"Authentication-Results: {AUTHSERV}; dmarc=pass",
-           f"Authentication-Results: {AUTHSERV}; dkim=pass header.d=example.net",
-           "Authentication-Results: evil.example; dmarc=pass", "Content-Type: text/html",
-           "Content-Type: multipart/alternative; boundary=zz", "Content-Transfer-Encoding: base64",
-           "Message-ID: <same@x>", "Subject: [rc1]", "Subject: [@@TAG_SEB@@]"]
-LINES = ["USE 2", "USE 11", "USE -1", "CRUISE", "STATUS", "ORDERS", "HELP", "JOIN rc1", "JOIN nosuch me",
-         "RESIGN rc1", "EXTEND rc1 1d", "PROCESS rc1", "PAUSE rc1", "ROLLBACK rc1", "DROP rc1 seb",
-         "PASSWORD @@PASSWORD_SEB@@", "PASSWORD @@PASSWORD_GM@@", "PASSWORD wrong", "ORDERS", "END",
-         "> USE 9", "On Mon, Jan 5, 2026 Flagman wrote:", "-- ", "<p>USE 3</p>", "\x00", "é", "😀"]
+SENDERS = [
+    ADDRESS["seb"],
+    ADDRESS["kelly"],
+    GM,
+    "mallory@evil.example",
+    BOT,
+    "flagman+bounce-x@example.org",
+    "MAILER-DAEMON@example.net",
+    "",
+    "not an address",
+    '"Evil\\" <a@b>" <c@d>',
+]
+TOS = [
+    "@@SIGNED_SEB@@",
+    "@@SIGNED_SEB_OLD@@",
+    BOT,
+    "flagman+rc1.seb.aaaaaaaaaaaa@example.org",
+    "flagman+rc1.gm.bbbbbbbbbbbb@example.org",
+    "flagman+@example.org",
+    "someone@else.example",
+]
+HEADERS = [
+    "Auto-Submitted: auto-replied",
+    "Auto-Submitted: no",
+    "Precedence: bulk",
+    "X-Autoreply: yes",
+    "Return-Path: <>",
+    "X-Flagman-Loop: x",
+    f"Authentication-Results: {AUTHSERV}; dmarc=pass",
+    f"Authentication-Results: {AUTHSERV}; dkim=pass header.d=example.net",
+    "Authentication-Results: evil.example; dmarc=pass",
+    "Content-Type: text/html",
+    "Content-Type: multipart/alternative; boundary=zz",
+    "Content-Transfer-Encoding: base64",
+    "Message-ID: <same@x>",
+    "Subject: [rc1]",
+    "Subject: [@@TAG_SEB@@]",
+]
+LINES = [
+    "USE 2",
+    "USE 11",
+    "USE -1",
+    "CRUISE",
+    "STATUS",
+    "ORDERS",
+    "HELP",
+    "JOIN rc1",
+    "JOIN nosuch me",
+    "RESIGN rc1",
+    "EXTEND rc1 1d",
+    "PROCESS rc1",
+    "PAUSE rc1",
+    "ROLLBACK rc1",
+    "DROP rc1 seb",
+    "PASSWORD @@PASSWORD_SEB@@",
+    "PASSWORD @@PASSWORD_GM@@",
+    "PASSWORD wrong",
+    "ORDERS",
+    "END",
+    "> USE 9",
+    "On Mon, Jan 5, 2026 Flagman wrote:",
+    "-- ",
+    "<p>USE 3</p>",
+    "\x00",
+    "é",
+    "😀",
+]
 
 
 @st.composite
@@ -141,8 +209,9 @@ def test_mutated_and_assembled_mail_never_breaks_the_service(make_bot: Callable[
     and turns resolving: each ends applied, refused or ignored; the bot never writes to itself, nor to
     more than one address at a time, and still answers a proper mail afterwards."""
     seen: Counter[str] = Counter()
-    batch = st.tuples(st.lists(st.one_of(mutated(), assembled()), min_size=1, max_size=5),
-                      st.integers(0, 600), st.booleans())
+    batch = st.tuples(
+        st.lists(st.one_of(mutated(), assembled()), min_size=1, max_size=5), st.integers(0, 600), st.booleans()
+    )
 
     @FUZZ
     @given(st.lists(batch, min_size=1, max_size=3))
@@ -153,8 +222,15 @@ def test_mutated_and_assembled_mail_never_breaks_the_service(make_bot: Callable[
                 seen.update(one_batch(bot, mails, minutes, tick).outcomes)
             # Still a working bot: kelly (whom no fuzzed mail can drop) is answered.
             bot.clock.advance(hours=2)
-            bot.deliver(plain_mail(ADDRESS["kelly"], signed_address(BOT, SITE_SECRET, "rc1", "kelly"), "Re: rc1",
-                                   "HELP", message_id="<after-fuzz@client.example>"))
+            bot.deliver(
+                plain_mail(
+                    ADDRESS["kelly"],
+                    signed_address(BOT, SITE_SECRET, "rc1", "kelly"),
+                    "Re: rc1",
+                    "HELP",
+                    message_id="<after-fuzz@client.example>",
+                )
+            )
             bot.poll()
             assert (bot.rows()[-1].status, bot.recipients()[-1]) == ("applied", ADDRESS["kelly"])
         finally:

@@ -61,8 +61,11 @@ CASES = [
 
 def gm_mail(bot: Bot, line: str) -> None:
     to = signed_address(BOT, SITE_SECRET, "rc1", "gm")
-    bot.deliver(plain_mail(GM, to, "Re: [rc1] GM digest", line + "\n",
-                           message_id=f"<gm-numbers-{abs(hash(line))}@client.example>"))
+    bot.deliver(
+        plain_mail(
+            GM, to, "Re: [rc1] GM digest", line + "\n", message_id=f"<gm-numbers-{abs(hash(line))}@client.example>"
+        )
+    )
 
 
 def open_turn(bot: Bot) -> tuple[Any, dict[str, Any]]:

@@ -32,19 +32,25 @@ LONG = ("é\u202eñ" * 34_000)[:100_000]  # non-ASCII, with right-to-left overri
 
 def raw_mail(headers: list[str], body: str = "USE 2") -> bytes:
     """A mail from whole header fields (already folded), as a stranger's client could write it."""
-    head = headers + ["Date: Mon, 05 Jan 2026 10:00:00 +0000", "MIME-Version: 1.0",
-                      "Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: 8bit"]
+    head = headers + [
+        "Date: Mon, 05 Jan 2026 10:00:00 +0000",
+        "MIME-Version: 1.0",
+        "Content-Type: text/plain; charset=utf-8",
+        "Content-Transfer-Encoding: 8bit",
+    ]
     return ("\r\n".join(head) + "\r\n\r\n" + body + "\r\n").encode("utf-8", "surrogateescape")
 
 
 def encoded_words(text: str) -> str:
-    return "\r\n ".join("=?utf-8?b?" + base64.b64encode(text[i : i + 12].encode()).decode() + "?="
-                        for i in range(0, len(text), 12))
+    return "\r\n ".join(
+        "=?utf-8?b?" + base64.b64encode(text[i : i + 12].encode()).decode() + "?=" for i in range(0, len(text), 12)
+    )
 
 
 def stranger(extra: list[str], *, name: str = "Mallory", subject: str = "orders", mid: str) -> bytes:
-    return raw_mail([f"From: {name} <{MALLORY}>", f"To: {BOT}", f"Subject: {subject}",
-                     f"Message-ID: <{mid}@evil.example>"] + extra)
+    return raw_mail(
+        [f"From: {name} <{MALLORY}>", f"To: {BOT}", f"Subject: {subject}", f"Message-ID: <{mid}@evil.example>"] + extra
+    )
 
 
 def auth_results_2mb() -> bytes:
@@ -54,8 +60,10 @@ def auth_results_2mb() -> bytes:
 
 def cc_140000() -> bytes:
     """140,000 Cc addresses in 1,400 Cc fields of 100."""
-    return stranger(["Cc: " + ", ".join(f"u{i}@x{i % 97}.example" for i in range(k, k + 100))
-                     for k in range(0, 140_000, 100)], mid="cc")
+    return stranger(
+        ["Cc: " + ", ".join(f"u{i}@x{i % 97}.example" for i in range(k, k + 100)) for k in range(0, 140_000, 100)],
+        mid="cc",
+    )
 
 
 def long_name() -> bytes:
@@ -65,8 +73,7 @@ def long_name() -> bytes:
 
 def long_subject() -> bytes:
     """A Subject of 100,000 non-ASCII characters, the first word decoding to CR LF and a Bcc."""
-    return stranger([], subject="=?utf-8?q?=0D=0ABcc=3A_victim@example.com?=\r\n " + encoded_words(LONG),
-                    mid="subject")
+    return stranger([], subject="=?utf-8?q?=0D=0ABcc=3A_victim@example.com?=\r\n " + encoded_words(LONG), mid="subject")
 
 
 def medium_name() -> bytes:
@@ -76,8 +83,9 @@ def medium_name() -> bytes:
 
 def seb_order(bot: Bot) -> bytes:
     """The on-time order that follows: to seb's signed reply address, from seb's address."""
-    return plain_mail(ADDRESS["seb"], bot.signed("seb"), "Re: [rc1] Turn 1", "USE 2",
-                      message_id="<seb-order@example.net>")
+    return plain_mail(
+        ADDRESS["seb"], bot.signed("seb"), "Re: [rc1] Turn 1", "USE 2", message_id="<seb-order@example.net>"
+    )
 
 
 def assert_safe_outgoing(bot: Bot) -> None:
@@ -90,7 +98,8 @@ def assert_safe_outgoing(bot: Bot) -> None:
 
 
 @pytest.mark.parametrize(
-    "make", [auth_results_2mb, cc_140000, long_name, long_subject, medium_name],
+    "make",
+    [auth_results_2mb, cc_140000, long_name, long_subject, medium_name],
     ids=["auth-results-2mb", "cc-140000", "name-100000", "subject-100000", "name-2900"],
 )
 def test_a_hostile_header_section_does_not_hold_up_the_order_behind_it(bot: Bot, make) -> None:  # noqa: ANN001
@@ -132,12 +141,19 @@ def test_an_over_cap_hostile_header_section_is_cheap_too(bot: Bot) -> None:
 def dmarc_mail(header_from: str, *, mid: str) -> bytes:
     """Seb's From to the plain address, with our server's DMARC pass for `header_from`; the
     forger's own Reply-To and Sender."""
-    return raw_mail([
-        f"Authentication-Results: {AUTHSERV}; dkim=pass header.d={header_from}; "
-        f"spf=pass smtp.mailfrom={header_from}; dmarc=pass (p=reject) header.from={header_from}",
-        f"From: Seb <{ADDRESS['seb']}>", f"To: {BOT}", f"Reply-To: {MALLORY}", f"Sender: {MALLORY}",
-        "Subject: orders", f"Message-ID: <{mid}@evil.example>",
-    ], body="USE 9")
+    return raw_mail(
+        [
+            f"Authentication-Results: {AUTHSERV}; dkim=pass header.d={header_from}; "
+            f"spf=pass smtp.mailfrom={header_from}; dmarc=pass (p=reject) header.from={header_from}",
+            f"From: Seb <{ADDRESS['seb']}>",
+            f"To: {BOT}",
+            f"Reply-To: {MALLORY}",
+            f"Sender: {MALLORY}",
+            "Subject: orders",
+            f"Message-ID: <{mid}@evil.example>",
+        ],
+        body="USE 9",
+    )
 
 
 def test_a_dmarc_pass_for_another_domain_authenticates_no_one(bot: Bot) -> None:
@@ -170,11 +186,20 @@ def test_a_mail_with_two_from_fields_authenticates_no_one(bot: Bot, to: str) -> 
     with a DMARC pass the server may have computed for either: ignored ("several senders"),
     no orders applied, never answered -- not the forger, not seb. The order after it is applied."""
     recipient = bot.signed("seb") if to == "signed" else BOT
-    bot.deliver(raw_mail([
-        f"Authentication-Results: {AUTHSERV}; dmarc=pass header.from=evil.example",
-        f"From: Seb <{ADDRESS['seb']}>", f"From: {MALLORY}", f"To: {recipient}",
-        f"Reply-To: {MALLORY}", "Subject: orders", "Message-ID: <two-from@evil.example>",
-    ], body="USE 9"))
+    bot.deliver(
+        raw_mail(
+            [
+                f"Authentication-Results: {AUTHSERV}; dmarc=pass header.from=evil.example",
+                f"From: Seb <{ADDRESS['seb']}>",
+                f"From: {MALLORY}",
+                f"To: {recipient}",
+                f"Reply-To: {MALLORY}",
+                "Subject: orders",
+                "Message-ID: <two-from@evil.example>",
+            ],
+            body="USE 9",
+        )
+    )
     bot.deliver(seb_order(bot))
     bot.poll()
     first, order = bot.rows()

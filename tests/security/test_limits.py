@@ -41,8 +41,15 @@ def test_a_5_mb_mail_from_a_stranger_or_an_auto_responder_is_never_answered(bot:
     """Over the size limit and not a player (or auto-submitted): logged, never answered."""
     five_mb = 5 * 1024 * 1024
     bot.deliver(big_mail("mallory@evil.example", BOT, five_mb, message_id="<big-s@evil.example>"))
-    bot.deliver(big_mail(ADDRESS["seb"], BOT, five_mb, message_id="<big-a@client.example>",
-                         headers={"Auto-Submitted": "auto-replied"}))
+    bot.deliver(
+        big_mail(
+            ADDRESS["seb"],
+            BOT,
+            five_mb,
+            message_id="<big-a@client.example>",
+            headers={"Auto-Submitted": "auto-replied"},
+        )
+    )
     bot.poll()
     assert [r.status for r in bot.rows()] == ["ignored", "ignored"]
     assert "auto-reply" in bot.rows()[1].detail
@@ -96,11 +103,16 @@ def test_a_100000_line_mail_is_cut_at_the_line_cap_and_answered_quickly(bot: Bot
 
 def nested(depth: int, text: str) -> bytes:
     head = b"From: seb@example.net\r\nTo: %s\r\nSubject: deep\r\nMessage-ID: <deep-%d@client.example>\r\n" % (
-        text.encode(), depth)
+        text.encode(),
+        depth,
+    )
     body = b"USE 2\r\n"
     for level in range(depth):
-        body = (b"Content-Type: multipart/mixed; boundary=\"b%d\"\r\n\r\n--b%d\r\n" % (level, level) + body
-                + b"\r\n--b%d--\r\n" % level)
+        body = (
+            b'Content-Type: multipart/mixed; boundary="b%d"\r\n\r\n--b%d\r\n' % (level, level)
+            + body
+            + b"\r\n--b%d--\r\n" % level
+        )
     return head + b"MIME-Version: 1.0\r\n" + body
 
 
@@ -119,8 +131,16 @@ def test_deeply_nested_mime_has_a_clear_outcome(bot: Bot) -> None:
 def test_an_auto_reply_storm_of_500_mails_in_one_batch_is_cheap_and_never_answered(bot: Bot) -> None:
     """Gap (d): 500 out-of-office replies to the signed address in one batch: all ignored, no mail, fast."""
     for n in range(500):
-        bot.deliver(plain_mail(ADDRESS["seb"], bot.signed("seb"), "Automatic reply: [rc1] Turn 1", "I am away",
-                               message_id=f"<ooo-{n}@client.example>", headers={"Auto-Submitted": "auto-replied"}))
+        bot.deliver(
+            plain_mail(
+                ADDRESS["seb"],
+                bot.signed("seb"),
+                "Automatic reply: [rc1] Turn 1",
+                "I am away",
+                message_id=f"<ooo-{n}@client.example>",
+                headers={"Auto-Submitted": "auto-replied"},
+            )
+        )
     started = time.monotonic()
     report = bot.poll()
     elapsed = time.monotonic() - started
@@ -135,8 +155,15 @@ def test_a_responder_without_auto_headers_is_stopped_by_the_rate_limit(bot: Bot)
     recorded (issue 27: caps withhold answers, never actions), the rest with its answer withheld."""
     limit = bot.app.settings.limits.mails_per_sender_per_hour
     for n in range(500):
-        bot.deliver(plain_mail(ADDRESS["seb"], bot.signed("seb"), "Re: [rc1] Turn 1", f"I am away ({n})",
-                               message_id=f"<loop-{n}@client.example>"))
+        bot.deliver(
+            plain_mail(
+                ADDRESS["seb"],
+                bot.signed("seb"),
+                "Re: [rc1] Turn 1",
+                f"I am away ({n})",
+                message_id=f"<loop-{n}@client.example>",
+            )
+        )
     report = bot.poll()
     assert report.fetched == 500
     assert len(bot.recipients()) == limit
@@ -173,8 +200,14 @@ def test_many_forged_strangers_get_a_bounded_number_of_notices(bot: Bot, make_bo
 def test_an_over_cap_reply_from_another_address_is_told_to_the_registered_one(bot: Bot) -> None:
     """Gap (a): over the cap through the signed reply address, from any From: the seat is known from
     the header alone, and the note goes to the seat's registered address."""
-    bot.deliver(big_mail("seb.phone@elsewhere.example", bot.signed("seb"), 2 * MAX_MAIL_BYTES,
-                         message_id="<big-phone@elsewhere.example>"))
+    bot.deliver(
+        big_mail(
+            "seb.phone@elsewhere.example",
+            bot.signed("seb"),
+            2 * MAX_MAIL_BYTES,
+            message_id="<big-phone@elsewhere.example>",
+        )
+    )
     bot.poll()
     (row,) = bot.rows()
     assert row.status == "refused" and "told" in row.detail

@@ -82,7 +82,8 @@ def play_with_passwords(bot: Bot) -> None:
 
 
 def test_no_password_reaches_a_log_another_players_mail_the_export_or_the_archive(
-        bot: Bot, caplog: pytest.LogCaptureFixture, tmp_path: Path) -> None:
+    bot: Bot, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
     """Issue 6.4: a seat's secret never appears in logs or in mail to anyone else; the export and the
     public archive hold none."""
     caplog.set_level(logging.DEBUG)
@@ -122,8 +123,15 @@ def test_answers_to_a_signed_mail_from_another_address_go_to_the_registered_addr
 def test_an_attacker_with_the_address_and_the_game_name_gets_nothing_done_or_told(bot: Bot) -> None:
     """Gap (e): knowing a player's address and the game's name: no orders accepted, no status, no
     orders shown, no GM command, and the player is told once, not once per forged mail."""
-    forged = [("[rc1] orders", "USE 10"), ("[rc1]", "ORDERS"), ("[rc1]", "STATUS"), ("[rc1] help", "HELP"),
-              ("[rc1]", "EXTEND rc1 30d"), ("[rc1]", "USE 10\nPASSWORD guess"), ("[rc1]", "RESIGN rc1")]
+    forged = [
+        ("[rc1] orders", "USE 10"),
+        ("[rc1]", "ORDERS"),
+        ("[rc1]", "STATUS"),
+        ("[rc1] help", "HELP"),
+        ("[rc1]", "EXTEND rc1 30d"),
+        ("[rc1]", "USE 10\nPASSWORD guess"),
+        ("[rc1]", "RESIGN rc1"),
+    ]
     for n, (subject, body) in enumerate(forged * 5):
         bot.deliver(plain_mail(f"Seb <{ADDRESS['seb']}>", BOT, subject, body, message_id=f"<forged-{n}@evil>"))
     bot.poll()

@@ -30,8 +30,9 @@ def _reply_to_last(bot: Bot, to: str, text: str, sender: str) -> None:
     """A reply (keeping its subject) to the last mail queued for `to`, to its From."""
     row = [r for r in bot.outbox() if r.recipient == to][-1]
     msg = message_from_bytes(row.data, policy=policy.default)
-    bot.deliver(plain_mail(sender, BOT, "Re: " + str(msg["Subject"]), text,
-                           message_id=f"<re-{row.id}-{sender}@client.example>"))
+    bot.deliver(
+        plain_mail(sender, BOT, "Re: " + str(msg["Subject"]), text, message_id=f"<re-{row.id}-{sender}@client.example>")
+    )
 
 
 def test_self_service_mail_carries_capabilities_only_to_their_holders(bot: Bot, watch: Watch) -> None:
@@ -65,8 +66,18 @@ def test_self_service_mail_carries_capabilities_only_to_their_holders(bot: Bot, 
         bot.service.tick()
     bot.service.send()
     assert watch.violations == []
-    expected = {"stranger", "observer", "press", "press_gm", "address_confirm", "address_moved", "address_gm",
-                "vacation_gm", "address", "answers"}
+    expected = {
+        "stranger",
+        "observer",
+        "press",
+        "press_gm",
+        "address_confirm",
+        "address_moved",
+        "address_gm",
+        "vacation_gm",
+        "address",
+        "answers",
+    }
     missing = expected - set(watch.kinds)
     assert not missing, f"kinds not exercised: {sorted(missing)}; seen: {sorted(watch.kinds)}"
     assert bot.quarantined() == []

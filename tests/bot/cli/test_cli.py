@@ -38,8 +38,23 @@ def test_init_game_poll_tick_send_on_the_embedded_default(tmp_path: Path) -> Non
     assert config.exists() and (tmp_path / "flagman.sqlite").exists()
     assert oct((tmp_path / "site-secret").stat().st_mode)[-3:] == "600"
     players = [f"--player={n}={n.lower()}@club.example" for n in ("Kelly", "Seb", "Steve", "Roger", "Anna")]
-    done = flagman(config, "game", "new", "racecraft", "--name", "rc1", *players, "--gm", "gm@club.example",
-                   "--deadline", "daily 18:00", "--timezone", "Europe/London", "--option", "turns=4")
+    done = flagman(
+        config,
+        "game",
+        "new",
+        "racecraft",
+        "--name",
+        "rc1",
+        *players,
+        "--gm",
+        "gm@club.example",
+        "--deadline",
+        "daily 18:00",
+        "--timezone",
+        "Europe/London",
+        "--option",
+        "turns=4",
+    )
     assert done.returncode == 0, done.stderr
     assert "game rc1 (racecraft) created" in done.stdout
     listing = flagman(config, "game", "list")
@@ -65,8 +80,17 @@ def test_bad_usage_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     assert done.returncode == 2 and "takes 5 to 8 players" in done.stderr
     done = flagman(config, "game", "new", "chess", "--name", "x1")
     assert done.returncode == 2 and "unknown game" in done.stderr
-    done = flagman(config, "game", "new", "racecraft", "--name", "x2", "--deadline", "sometime",
-                   *[f"--player=p{i}=p{i}@x.example" for i in range(5)])
+    done = flagman(
+        config,
+        "game",
+        "new",
+        "racecraft",
+        "--name",
+        "x2",
+        "--deadline",
+        "sometime",
+        *[f"--player=p{i}=p{i}@x.example" for i in range(5)],
+    )
     assert done.returncode == 2 and "is not a schedule" in done.stderr
     done = flagman(tmp_path / "missing.toml", "poll")
     assert done.returncode == 2 and "no configuration" in done.stderr
@@ -85,8 +109,9 @@ def closes_counted(monkeypatch: pytest.MonkeyPatch) -> list[App]:
     return closed
 
 
-def test_every_command_closes_its_app_whichever_way_it_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_command_closes_its_app_whichever_way_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The composition root's App is used in a `with` block: a refusal or an error closes it too."""
     config = init_dir(tmp_path)
     built: list[App] = []

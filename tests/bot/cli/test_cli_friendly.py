@@ -54,8 +54,9 @@ MAILDIR_IN = 'kind = "maildir"\npath = "mail/inbox"'
 MAILDIR_OUT = 'kind = "maildir"\npath = "mail/outbox"'
 
 
-def configure(config: Path, *, database: str = "sqlite:///flagman.sqlite", inbox: str = MAILDIR_IN,
-              outbox: str = MAILDIR_OUT) -> Path:
+def configure(
+    config: Path, *, database: str = "sqlite:///flagman.sqlite", inbox: str = MAILDIR_IN, outbox: str = MAILDIR_OUT
+) -> Path:
     config.write_text(CONFIG.format(database=database, inbox=inbox, outbox=outbox), encoding="utf-8")
     return config
 
@@ -72,8 +73,15 @@ def flagman(config: Path | None, *args: str) -> int:
 
 def run(*argv: str | Path, stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
     """The installed `flagman` as a process."""
-    return subprocess.run([str(FLAGMAN), *map(str, argv)], stdout=stdout, stderr=subprocess.PIPE, text=True,
-                          cwd=ROOT, timeout=120, check=False)
+    return subprocess.run(
+        [str(FLAGMAN), *map(str, argv)],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
 
 
 def closed_pipe() -> int:
@@ -108,6 +116,7 @@ def outbox_rows(config: Path, recipient: str | None = None) -> list[tuple[str, s
 
 # -- --version and --help --------------------------------------------------------------------
 
+
 def git(*args: str) -> str:
     return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, check=True).stdout.strip()
 
@@ -126,7 +135,8 @@ def test_version_prints_this_builds_version_and_commit_and_exits_0() -> None:
 
 
 def test_version_falls_back_to_the_installed_version_without_git(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A source tree git cannot read (git missing): the installed distribution's version, no commit."""
     import bot.buildinfo
 
@@ -147,13 +157,19 @@ def test_help_documents_the_exit_statuses(capsys: pytest.CaptureFixture[str]) ->
     assert exited.value.code == 0
     shown = capsys.readouterr().out
     assert "--version" in shown
-    statuses = shown[shown.index("exit status:"):]
-    for status, meaning in (("0", "done"), ("1", "the work failed"), ("2", "bad usage"), ("3", "cannot be reached"),
-                            ("4", "storage: the disk is full")):
+    statuses = shown[shown.index("exit status:") :]
+    for status, meaning in (
+        ("0", "done"),
+        ("1", "the work failed"),
+        ("2", "bad usage"),
+        ("3", "cannot be reached"),
+        ("4", "storage: the disk is full"),
+    ):
         assert f"  {status}  " in statuses and meaning in statuses
 
 
 # -- a server that cannot be reached -----------------------------------------------------------
+
 
 def assert_two_lines(err: str, *expected: str) -> None:
     lines = err.splitlines()
@@ -164,15 +180,22 @@ def assert_two_lines(err: str, *expected: str) -> None:
 
 
 def test_poll_with_the_imap_server_unreachable_says_what_to_check_and_exits_3(
-        site: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    site: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`flagman poll` with nothing listening on the IMAP port: two lines on stderr naming the
     server's host:port from the configuration, the [inbox] settings and `flagman doctor`; status 3."""
     monkeypatch.setattr(ImapInbox, "_backoff", lambda self, attempt: 0.0)  # no waiting between attempts
     port = free_port()
     configure(site, inbox=f'kind = "imap"\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\nusername = "bot"')
     assert flagman(site, "poll") == 3
-    assert_two_lines(capsys.readouterr().err, f"127.0.0.1:{port}", "unreachable", "[inbox] host, port and security",
-                     str(site), "flagman doctor")
+    assert_two_lines(
+        capsys.readouterr().err,
+        f"127.0.0.1:{port}",
+        "unreachable",
+        "[inbox] host, port and security",
+        str(site),
+        "flagman doctor",
+    )
 
 
 class _RefusingImap(socketserver.StreamRequestHandler):
@@ -206,21 +229,25 @@ def refusing_imap() -> Iterator[int]:
 
 
 def test_poll_with_the_imap_login_refused_says_check_the_username_and_password(
-        site: Path, refusing_imap: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    site: Path, refusing_imap: int, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A server that answers and refuses the login: the refusal, and what to check (the
     username and the imap-password credential); status 3."""
     monkeypatch.setenv("FLAGMAN_IMAP_PASSWORD", "wrong")
-    configure(site, inbox=f'kind = "imap"\nhost = "127.0.0.1"\nport = {refusing_imap}\nsecurity = "none"\n'
-                          'username = "bot"')
+    configure(
+        site, inbox=f'kind = "imap"\nhost = "127.0.0.1"\nport = {refusing_imap}\nsecurity = "none"\nusername = "bot"'
+    )
     assert flagman(site, "poll") == 3
     err = capsys.readouterr().err
-    assert_two_lines(err, f"127.0.0.1:{refusing_imap}", "refused", "[inbox] username", "imap-password",
-                     "flagman doctor")
+    assert_two_lines(
+        err, f"127.0.0.1:{refusing_imap}", "refused", "[inbox] username", "imap-password", "flagman doctor"
+    )
     assert "wrong" not in err
 
 
 def test_send_with_the_smtp_relay_unreachable_exits_3_and_leaves_the_outbox_as_it_was(
-        site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`flagman send` with nothing listening on the relay's port (the real SmtpMailer): two lines
     naming the relay, the [outbox] settings and `flagman doctor`, status 3; every mail still
     pending with no attempt counted, so a relay that is down does not use up the retries."""
@@ -229,8 +256,14 @@ def test_send_with_the_smtp_relay_unreachable_exits_3_and_leaves_the_outbox_as_i
     port = free_port()
     configure(site, outbox=f'kind = "smtp"\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"')
     assert flagman(site, "send") == 3
-    assert_two_lines(capsys.readouterr().err, f"SMTP relay 127.0.0.1:{port}", "nothing was sent",
-                     "stays in the outbox", f"[outbox] host and port (127.0.0.1:{port})", "flagman doctor")
+    assert_two_lines(
+        capsys.readouterr().err,
+        f"SMTP relay 127.0.0.1:{port}",
+        "nothing was sent",
+        "stays in the outbox",
+        f"[outbox] host and port (127.0.0.1:{port})",
+        "flagman doctor",
+    )
     assert outbox_rows(site) == before
 
 
@@ -262,7 +295,8 @@ def test_send_through_a_relay_that_answers_sends_everything(site: Path, capsys: 
 
 
 def test_a_gm_command_done_with_the_relay_down_says_done_then_that_the_mail_waits(
-        site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`flagman gm pause rc1` with the relay down: the pause is done and said so; then the
     relay, status 3; the confirmation waits in the outbox."""
     configure(site, outbox=f'kind = "smtp"\nhost = "127.0.0.1"\nport = {free_port()}\nsecurity = "none"')
@@ -275,7 +309,8 @@ def test_a_gm_command_done_with_the_relay_down_says_done_then_that_the_mail_wait
 
 @pytest.mark.parametrize("argv", [("extend", "rc1", "24h"), ("pause", "rc1")])
 def test_a_gm_command_on_the_command_line_never_says_the_players_were_told_before_the_send(
-        site: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]) -> None:
+    site: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
     """Issue 33, item 9: `gm extend` said "the players were told", then could not reach the relay
     (status 3) with their mail still queued. The done line says their mail is queued; with the
     relay down the next lines say it stays in the outbox; with --no-send, that it is not sent."""
@@ -291,7 +326,8 @@ def test_a_gm_command_on_the_command_line_never_says_the_players_were_told_befor
 
 
 def test_game_list_and_show_say_a_manual_schedule_has_no_deadline(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Issue 33, item 9: a turn without a deadline (a manual schedule) was "due None"."""
     config = init_dir(tmp_path / "site")
     assert flagman(config, "game", "new", "racecraft", "--name", "man1", "--deadline", "manual", *PLAYERS) == 0
@@ -309,8 +345,13 @@ def test_an_unreachable_database_is_two_lines_and_status_3_from_the_process(tmp_
     configure(config, database=f"sqlite:///{tmp_path / 'no' / 'such' / 'dir' / 'flagman.sqlite'}")
     done = run("--config", config, "game", "list")
     assert done.returncode == 3, done.stderr
-    assert_two_lines(done.stderr, "cannot use the database sqlite:///", "unable to open database file",
-                     "[database] url", "flagman doctor")
+    assert_two_lines(
+        done.stderr,
+        "cannot use the database sqlite:///",
+        "unable to open database file",
+        "[database] url",
+        "flagman doctor",
+    )
 
 
 def test_a_database_without_its_schema_says_migrate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -325,6 +366,7 @@ def test_a_database_without_its_schema_says_migrate(tmp_path: Path, capsys: pyte
 
 def test_an_unexpected_error_keeps_its_traceback(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the known server failures are made friendly: anything else is a bug and propagates."""
+
     def broken(args: object) -> int:
         raise RuntimeError("a bug")
 
@@ -334,6 +376,7 @@ def test_an_unexpected_error_keeps_its_traceback(site: Path, monkeypatch: pytest
 
 
 # -- a closed stdout -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("argv", [("game", "show", "rc1"), ("game", "list"), ("game", "options")])
 def test_a_closed_stdout_ends_quietly_with_status_1(site: Path, argv: tuple[str, ...]) -> None:
@@ -350,8 +393,13 @@ def test_a_closed_stdout_ends_quietly_with_status_1(site: Path, argv: tuple[str,
 
 def test_head_of_game_show_gets_its_line_and_nothing_on_stderr(site: Path) -> None:
     """The real pipeline, `flagman game show rc1 | head -1`."""
-    done = subprocess.run(["bash", "-c", f'"{FLAGMAN}" --config "{site}" game show rc1 | head -1'],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        ["bash", "-c", f'"{FLAGMAN}" --config "{site}" game show rc1 | head -1'],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0
     assert done.stdout.startswith("rc1: Racecraft") and done.stdout.count("\n") == 1
     assert done.stderr == ""
@@ -363,8 +411,16 @@ def test_a_closed_stdout_does_not_stop_the_work_nor_fill_stderr_with_logging_err
     settings = load_settings(site, env={})
     inbox = settings.resolve_path("mail/inbox")
     for number in range(3):
-        deliver_to_maildir(inbox, plain_mail("seb@example.org", "flagman@example.org", "rc1 orders", "USE 2",
-                                             message_id=f"<closed-{number}@example.org>"))
+        deliver_to_maildir(
+            inbox,
+            plain_mail(
+                "seb@example.org",
+                "flagman@example.org",
+                "rc1 orders",
+                "USE 2",
+                message_id=f"<closed-{number}@example.org>",
+            ),
+        )
     before = len(outbox_rows(site, "seb@example.org"))
     pipe = closed_pipe()
     try:
@@ -378,6 +434,7 @@ def test_a_closed_stdout_does_not_stop_the_work_nor_fill_stderr_with_logging_err
 
 
 # -- GM commands: each result once, and a refusal mailed to nobody ---------------------------------
+
 
 def test_a_gm_command_prints_its_result_once(site: Path) -> None:
     """`flagman gm extend rc1 24h` as a process: the result once on stdout (its log line left out)."""
@@ -402,15 +459,19 @@ def test_verbose_still_logs_the_gm_decision(site: Path) -> None:
     assert "flagman.gm" in done.stdout and "PAUSE rc1: done" in done.stdout
 
 
-@pytest.mark.parametrize("args", [
-    ("extend", "rc1", "2x"),           # a duration mistyped: refused by the command itself
-    ("set", "rc1", "sbe", "ep", "3"),  # a seat mistyped
-    ("set", "rc1", "seb", "ep", "42"),  # out of range
-    ("extend", "rc1"),                 # an argument missing
-    ("set", "nosuch", "seb", "ep", "3"),
-])
-def test_a_refused_gm_command_mails_the_gm_nothing(site: Path, capsys: pytest.CaptureFixture[str],
-                                                   args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("extend", "rc1", "2x"),  # a duration mistyped: refused by the command itself
+        ("set", "rc1", "sbe", "ep", "3"),  # a seat mistyped
+        ("set", "rc1", "seb", "ep", "42"),  # out of range
+        ("extend", "rc1"),  # an argument missing
+        ("set", "nosuch", "seb", "ep", "3"),
+    ],
+)
+def test_a_refused_gm_command_mails_the_gm_nothing(
+    site: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
     """A typo at the terminal: the refusal printed (status 2) and audited, and no [ERROR]
     letter queued for the GM, nor anything else sent."""
     before = outbox_rows(site)
@@ -445,6 +506,7 @@ def test_a_gm_command_done_still_confirms_to_the_gm(site: Path, capsys: pytest.C
 
 # -- game options -------------------------------------------------------------------------------
 
+
 def test_game_options_lists_every_game_with_its_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`flagman game options`: each game of the registry, each option line of its rules
     (range and default); no configuration needed."""
@@ -456,7 +518,9 @@ def test_game_options_lists_every_game_with_its_options(tmp_path: Path, capsys: 
         for line in game.option_help().splitlines():
             assert line.strip() in out
     # issue 17: the settings every game has, with the game's own default.
-    assert out.count("--early-resolution on|off: the turn resolves as soon as every order is in (default on)") == len(rules.GAMES)
+    assert out.count("--early-resolution on|off: the turn resolves as soon as every order is in (default on)") == len(
+        rules.GAMES
+    )
     assert out.count("--press none|signed|anonymous") == len(rules.GAMES)
 
 
@@ -470,6 +534,7 @@ def test_game_options_of_one_kind(capsys: pytest.CaptureFixture[str]) -> None:
 
 # -- durations alike everywhere ------------------------------------------------------------------
 
+
 def grace_of(config: Path, name: str) -> int:
     db = database(config)
     with db.read() as session:
@@ -481,8 +546,9 @@ def grace_of(config: Path, name: str) -> int:
 
 
 @pytest.mark.parametrize(("text", "minutes"), [("30", 30), ("0", 0), ("2h", 120), ("1h30m", 90), ("1d", 1440)])
-def test_grace_reads_alike_in_game_new_and_gm_configure(site: Path, capsys: pytest.CaptureFixture[str],
-                                                        text: str, minutes: int) -> None:
+def test_grace_reads_alike_in_game_new_and_gm_configure(
+    site: Path, capsys: pytest.CaptureFixture[str], text: str, minutes: int
+) -> None:
     """`--grace` of `game new` and of `gm configure`: the same parser, the same minutes."""
     assert flagman(site, "game", "new", "racecraft", "--name", "rc2", "--grace", text, *PLAYERS) == 0
     assert grace_of(site, "rc2") == minutes
@@ -491,8 +557,9 @@ def test_grace_reads_alike_in_game_new_and_gm_configure(site: Path, capsys: pyte
 
 
 @pytest.mark.parametrize("text", ["2x", "-5", "99999999999", "2 4h"])
-def test_a_bad_grace_is_refused_alike_by_game_new_and_gm_configure(site: Path, capsys: pytest.CaptureFixture[str],
-                                                                   text: str) -> None:
+def test_a_bad_grace_is_refused_alike_by_game_new_and_gm_configure(
+    site: Path, capsys: pytest.CaptureFixture[str], text: str
+) -> None:
     with pytest.raises(SystemExit) as exited:
         flagman(site, "game", "new", "racecraft", "--name", "rc2", "--grace", text, *PLAYERS)
     assert exited.value.code == 2
@@ -506,6 +573,7 @@ def test_a_bad_grace_is_refused_alike_by_game_new_and_gm_configure(site: Path, c
 
 
 # -- a turn under an hour -----------------------------------------------------------------------
+
 
 def test_game_new_refuses_a_turn_under_an_hour_unless_forced(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`game new --deadline 1m`: refused (status 2) with the reason and the way round it; no
@@ -522,7 +590,9 @@ def test_game_new_refuses_a_turn_under_an_hour_unless_forced(site: Path, capsys:
         assert flagman(site, "game", "new", "racecraft", "--name", f"ok{number}", "--deadline", spec, *PLAYERS) == 0
 
 
-def test_gm_configure_refuses_a_turn_under_an_hour_unless_forced(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_gm_configure_refuses_a_turn_under_an_hour_unless_forced(
+    site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert flagman(site, "gm", "configure", "rc1", "--deadline", "30m") == 2
     err = capsys.readouterr().err
     assert "no time to mail" in err and "--force" in err and len(err.splitlines()) == 1
@@ -559,8 +629,9 @@ BAD_ARGUMENTS = [
 
 
 @pytest.mark.parametrize("argv", BAD_ARGUMENTS, ids=lambda argv: " ".join(argv[:3]))
-def test_every_bad_argument_gets_one_line_and_status_2(site: Path, argv: tuple[str, ...],
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_bad_argument_gets_one_line_and_status_2(
+    site: Path, argv: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
     """Issue 30, case 6: a bad argument is one line on stderr saying what to write, exit status 2;
     no traceback, no usage block."""
     capsys.readouterr()

@@ -45,7 +45,9 @@ def test_the_demo_plays_a_whole_game_by_mail_and_prints_every_mail(tmp_path: Pat
 
 def test_the_demo_command_runs_from_the_console_script() -> None:
     """README: one command runs the demo on a fresh machine, no server needed."""
-    result = subprocess.run([sys.executable, "-m", "bot.cli", "demo", "--quiet"], capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "demo", "--quiet"], capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr
     assert "Game over: True" in result.stdout
     # The players' mail is delivered at the demo's simulated time: no warning that the mail

@@ -22,8 +22,21 @@ from bot.settings import load_settings
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
     config = init_dir(tmp_path / "site", "flagman@example.org")
-    args = ["--config", str(config), "game", "new", "racecraft", "--name", "rc1", "--gm", "gm@example.org",
-            "--deadline", "48h", "--timezone", "Europe/London"]
+    args = [
+        "--config",
+        str(config),
+        "game",
+        "new",
+        "racecraft",
+        "--name",
+        "rc1",
+        "--gm",
+        "gm@example.org",
+        "--deadline",
+        "48h",
+        "--timezone",
+        "Europe/London",
+    ]
     for name in ("kelly", "seb", "steve", "roger", "anna"):
         args += ["--player", f"{name}={name}@example.org"]
     assert main(args) == 0
@@ -43,7 +56,9 @@ def outbox_files(config: Path, address: str) -> list[str]:
     return [p.read_text(errors="replace") for p in folder.rglob("*") if p.is_file() and address in str(p)]
 
 
-def test_a_gm_verb_by_cli_acts_confirms_by_mail_and_is_audited_via_cli(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_gm_verb_by_cli_acts_confirms_by_mail_and_is_audited_via_cli(
+    site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     database = db(site)
     with database.read() as session:
         game = find_game_row(session, "rc1")
@@ -85,43 +100,53 @@ def test_a_huge_number_by_the_real_command_exits_2_with_one_line_and_no_tracebac
     `flagman gm extend rc1 999999999999d` as a process: status 2, one line on stderr."""
     before = deadline_and_state(site)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-    done = subprocess.run([sys.executable, "-m", "bot.cli", "--config", str(site), "gm", "extend", "rc1",
-                           "999999999999d", "--no-send"], capture_output=True, text=True, timeout=120, env=env,
-                          check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--config", str(site), "gm", "extend", "rc1", "999999999999d", "--no-send"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr + done.stdout
-    assert done.stderr.splitlines() == ["EXTEND rc1: refused: '999999999999d' is too long: a duration is at most "
-                                        "365 days"]
+    assert done.stderr.splitlines() == [
+        "EXTEND rc1: refused: '999999999999d' is too long: a duration is at most 365 days"
+    ]
     assert deadline_and_state(site) == before
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (("extend", "rc1", "999999999999d"), "at most 365 days"),
-    (("extend", "rc1", "9" * 5000 + "h"), "too long"),
-    (("extend", "rc1", "\u0661\u0662h"), "not a duration"),
-    (("deadline", "rc1", "+99999999999999d"), "at most 365 days"),
-    (("deadline", "rc1", "9999-12-31", "23:59"), "at most 365 days"),
-    (("deadline", "rc1", "2026-02-30"), "not a date"),
-    (("set", "rc1", "seb", "ep", "9" * 5000), "from 0 to 10"),
-    (("set", "rc1", "seb", "ep", "\u00b2"), "from 0 to 10"),
-    (("set", "rc1", "seb", "fuel", "3"), "unknown figure"),
-    (("set", "rc1", "nobody", "ep", "3"), "no seat 'nobody'"),
-    (("set", "nosuch", "seb", "ep", "3"), "no game called nosuch"),
-    (("order", "rc1", "seb", "USE", "9" * 5000), "not valid orders for seb"),
-    (("extend", "rc1"), "EXTEND <game> <duration>"),
-    (("extend", "rc1", "24h", "--bogus"), "unrecognized arguments"),
-    (("extend",), "required: game"),
-    (("nosuch", "rc1"), "invalid choice"),
-    (("configure", "rc1", "--grace", "99999999999"), "at most 365 days"),
-    (("configure", "rc1", "--grace", "-5"), "not a duration"),
-    (("configure", "rc1", "--nmr-limit", "9" * 5000), "from 1 to 999"),
-    (("configure", "rc1", "--nmr-limit", "\u0663"), "from 1 to 999"),
-    (("configure", "rc1", "--deadline", "999999999999d"), "at most 365 days"),
-    (("configure", "rc1", "--reminders", "99999999999999h"), "at most 365 days"),
-    (("configure", "nosuch", "--grace", "5"), "no game called nosuch"),
-])
-def test_bad_gm_arguments_exit_2_with_one_clear_line(site: Path, capsys: pytest.CaptureFixture[str],
-                                                    args: tuple[str, ...], expected: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("extend", "rc1", "999999999999d"), "at most 365 days"),
+        (("extend", "rc1", "9" * 5000 + "h"), "too long"),
+        (("extend", "rc1", "\u0661\u0662h"), "not a duration"),
+        (("deadline", "rc1", "+99999999999999d"), "at most 365 days"),
+        (("deadline", "rc1", "9999-12-31", "23:59"), "at most 365 days"),
+        (("deadline", "rc1", "2026-02-30"), "not a date"),
+        (("set", "rc1", "seb", "ep", "9" * 5000), "from 0 to 10"),
+        (("set", "rc1", "seb", "ep", "\u00b2"), "from 0 to 10"),
+        (("set", "rc1", "seb", "fuel", "3"), "unknown figure"),
+        (("set", "rc1", "nobody", "ep", "3"), "no seat 'nobody'"),
+        (("set", "nosuch", "seb", "ep", "3"), "no game called nosuch"),
+        (("order", "rc1", "seb", "USE", "9" * 5000), "not valid orders for seb"),
+        (("extend", "rc1"), "EXTEND <game> <duration>"),
+        (("extend", "rc1", "24h", "--bogus"), "unrecognized arguments"),
+        (("extend",), "required: game"),
+        (("nosuch", "rc1"), "invalid choice"),
+        (("configure", "rc1", "--grace", "99999999999"), "at most 365 days"),
+        (("configure", "rc1", "--grace", "-5"), "not a duration"),
+        (("configure", "rc1", "--nmr-limit", "9" * 5000), "from 1 to 999"),
+        (("configure", "rc1", "--nmr-limit", "\u0663"), "from 1 to 999"),
+        (("configure", "rc1", "--deadline", "999999999999d"), "at most 365 days"),
+        (("configure", "rc1", "--reminders", "99999999999999h"), "at most 365 days"),
+        (("configure", "nosuch", "--grace", "5"), "no game called nosuch"),
+    ],
+)
+def test_bad_gm_arguments_exit_2_with_one_clear_line(
+    site: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], expected: str
+) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
     Refused commands, DeadlineError, FigureError, an unknown game or seat, bad arguments: one line
     on stderr, status 2, nothing changed."""
@@ -157,9 +182,28 @@ def test_order_by_cli_takes_the_rest_of_the_line(site: Path, capsys: pytest.Capt
     assert "> USE 3" in capsys.readouterr().out
 
 
-def test_configure_sets_grace_early_resolution_reminders_and_nmr_limit(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert flagman(site, "gm", "configure", "rc1", "--grace", "30", "--early-resolution", "off",
-                   "--reminders", "2h,1d", "--nmr-limit", "3", "--nmr-action", "drop") == 0
+def test_configure_sets_grace_early_resolution_reminders_and_nmr_limit(
+    site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        flagman(
+            site,
+            "gm",
+            "configure",
+            "rc1",
+            "--grace",
+            "30",
+            "--early-resolution",
+            "off",
+            "--reminders",
+            "2h,1d",
+            "--nmr-limit",
+            "3",
+            "--nmr-action",
+            "drop",
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "grace 30 min" in out and "early resolution off" in out and "reminders 1d,2h" in out
     database = db(site)
@@ -167,7 +211,12 @@ def test_configure_sets_grace_early_resolution_reminders_and_nmr_limit(site: Pat
         game = find_game_row(session, "rc1")
         assert game is not None
         assert (game.grace_minutes, game.early_resolution, game.reminder_spec, game.nmr_limit, game.nmr_action) == (
-            30, False, "1d,2h", 3, "drop")
+            30,
+            False,
+            "1d,2h",
+            3,
+            "drop",
+        )
     database.dispose()
     assert flagman(site, "gm", "configure", "rc1", "--reminders", "soon") == 2
 
@@ -203,8 +252,9 @@ def test_digest_now_sends_every_digest(site: Path, capsys: pytest.CaptureFixture
     assert "digests queued: 0" in capsys.readouterr().out
 
 
-def test_game_new_takes_early_resolution_and_press_and_game_show_shows_them(tmp_path: Path,
-                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_game_new_takes_early_resolution_and_press_and_game_show_shows_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Issue 17, items 2 and 4: early resolution is the GM's choice per game, made at `game new`
     (default: the game's own) and changed by `gm configure`; so is press (none, signed,
     anonymous); `game show` shows both, and each player's zone and vacation."""
@@ -214,8 +264,24 @@ def test_game_new_takes_early_resolution_and_press_and_game_show_shows_them(tmp_
     capsys.readouterr()
     assert flagman(config, "game", "show", "rc1") == 0
     assert "early resolution on; press signed; observers 0" in capsys.readouterr().out  # the defaults
-    assert flagman(config, "game", "new", "racecraft", "--name", "rc2", "--gm", "gm@example.org", *players,
-                   "--early-resolution", "off", "--press", "anonymous") == 0
+    assert (
+        flagman(
+            config,
+            "game",
+            "new",
+            "racecraft",
+            "--name",
+            "rc2",
+            "--gm",
+            "gm@example.org",
+            *players,
+            "--early-resolution",
+            "off",
+            "--press",
+            "anonymous",
+        )
+        == 0
+    )
     capsys.readouterr()
     database = db(config)
     with database.transaction() as session:

@@ -88,10 +88,27 @@ def test_help_lists_every_player_command_from_its_class(tmp_path: object) -> Non
 
     anyone = [c for c in PLAYER_COMMANDS if c.for_anyone]
     players = [c for c in PLAYER_COMMANDS if not c.for_anyone]
-    text = Renderer().render("help", {
-        "bot": {"name": "Flagman", "address": "flagman@example.org"}, "greeting": "", "game_name": "",
-        "game_title": "", "game_help": "", "turn_label": "", "games": [], "stranger": False,
-        "anyone_help": anyone, "player_help": players, "gm_help": [], "gm_games": []}).body
+    text = (
+        Renderer()
+        .render(
+            "help",
+            {
+                "bot": {"name": "Flagman", "address": "flagman@example.org"},
+                "greeting": "",
+                "game_name": "",
+                "game_title": "",
+                "game_help": "",
+                "turn_label": "",
+                "games": [],
+                "stranger": False,
+                "anyone_help": anyone,
+                "player_help": players,
+                "gm_help": [],
+                "gm_games": [],
+            },
+        )
+        .body
+    )
     listed = [line.split(maxsplit=1)[0] for line in text.splitlines() if line.startswith("  ") and line.strip()]
     assert listed == [c.verb for c in anyone + players]
     assert text.index("Commands for anyone:") < text.index("Commands for the players of a game:")
@@ -106,7 +123,8 @@ def test_greetings_and_sign_offs_around_the_orders_are_left_out_quietly() -> Non
     assert parse_commands("Hi Flagman,\n\nUSE 3\n\nCheers,\nSteve").orders_text == "USE 3"
     assert parse_commands("Dear GM,\nUSE 1\nThank you very much!").orders_text == "USE 1"
     assert parse_commands("Good morning all!\nPATH B B A\nSPEED 80\nKind regards, Mary Ann").orders_text == (
-        "PATH B B A\nSPEED 80")
+        "PATH B B A\nSPEED 80"
+    )
     assert parse_commands("Hello\nHELP\nThanks").player == (Help(),)
 
 
@@ -114,21 +132,32 @@ def test_a_courtesy_with_an_order_in_it_is_an_order_line_not_a_courtesy() -> Non
     """Only a line that is nothing but a greeting or sign-off is left out: one with a digit or a
     word in capitals in it ("hi USE 3", "Cheers OVERTAKE") goes to the game's parser, which
     refuses it with its reason if it is not an order; lines between orders are never touched."""
-    for text in ("hi there USE 3", "Hi, OVERTAKE please", "HI FLAGMAN\nUSE 2", "USE 2\nthanks\nUSE 3",
-                 "Cheers\nOVERTAKE", "USE 3\nCheers 3"):
+    for text in (
+        "hi there USE 3",
+        "Hi, OVERTAKE please",
+        "HI FLAGMAN\nUSE 2",
+        "USE 2\nthanks\nUSE 3",
+        "Cheers\nOVERTAKE",
+        "USE 3\nCheers 3",
+    ):
         assert parse_commands(text).orders_text == text
 
 
-_ORDER_LINES = st.lists(st.from_regex(r"[A-Za-z]{1,8} [0-9]{1,3}( [0-9A-Z,]{1,4}){0,2}|[0-9]{1,2}", fullmatch=True)
-                        .filter(lambda line: line.split()[0].upper() not in {c.verb for c in PLAYER_COMMANDS}),
-                        min_size=1, max_size=5)
+_ORDER_LINES = st.lists(
+    st.from_regex(r"[A-Za-z]{1,8} [0-9]{1,3}( [0-9A-Z,]{1,4}){0,2}|[0-9]{1,2}", fullmatch=True).filter(
+        lambda line: line.split()[0].upper() not in {c.verb for c in PLAYER_COMMANDS}
+    ),
+    min_size=1,
+    max_size=5,
+)
 _GREETINGS = st.sampled_from(["", "Hi Flagman,", "Hello", "Dear GM,", "Hey all!", "Good morning", "hi"])
 _SIGN_OFFS = st.sampled_from(["", "Cheers,\nSteve", "Thanks!", "Kind regards, Mary Ann", "Best\nJo", "ta"])
 
 
 @given(orders=_ORDER_LINES, greeting=_GREETINGS, sign_off=_SIGN_OFFS, blank=st.sampled_from(["\n", "\n\n"]))
-def test_wrapping_orders_in_courtesies_changes_nothing(orders: list[str], greeting: str, sign_off: str,
-                                                       blank: str) -> None:
+def test_wrapping_orders_in_courtesies_changes_nothing(
+    orders: list[str], greeting: str, sign_off: str, blank: str
+) -> None:
     """Property: any greeting before the orders and any sign-off after them leave the orders as
     they are, and never take an order line with them."""
     wrapped = parse_commands(blank.join(p for p in (greeting, "\n".join(orders), sign_off) if p))
@@ -138,27 +167,48 @@ def test_wrapping_orders_in_courtesies_changes_nothing(orders: list[str], greeti
 
 # -- issue 17: the commands for anyone and the players' own settings ------------------------------
 
+
 def test_the_commands_for_anyone_and_for_players_parse_with_their_arguments() -> None:
     """mail-interface.md: LIST, RULES <game>, OBSERVE <game> / UNOBSERVE <game> for anyone;
     PRESS <game> ALL|<seat>, TIMEZONE <zone>, ADDRESS <new address>, VACATION <from> <to>."""
     from datetime import date
 
-    parsed = parse_commands("list\nRULES RC1\nOBSERVE rc1\nUNOBSERVE\nUNOBSERVE sc1\nTIMEZONE Europe/Paris\n"
-                            "ADDRESS <Kelly@New.Example>\nVACATION 2026-07-01 2026-07-14\nVACATION off\n"
-                            "CONFIRM observe.rc1.20460.abcdefghijklmnop")
+    parsed = parse_commands(
+        "list\nRULES RC1\nOBSERVE rc1\nUNOBSERVE\nUNOBSERVE sc1\nTIMEZONE Europe/Paris\n"
+        "ADDRESS <Kelly@New.Example>\nVACATION 2026-07-01 2026-07-14\nVACATION off\n"
+        "CONFIRM observe.rc1.20460.abcdefghijklmnop"
+    )
     assert parsed.player == (
-        ListGames(), ShowRules("rc1"), Observe("rc1"), Unobserve(""), Unobserve("sc1"), Timezone("Europe/Paris"),
-        Address("kelly@new.example"), Vacation(date(2026, 7, 1), date(2026, 7, 14)), Vacation(None, None),
-        Confirm("observe.rc1.20460.abcdefghijklmnop"))
+        ListGames(),
+        ShowRules("rc1"),
+        Observe("rc1"),
+        Unobserve(""),
+        Unobserve("sc1"),
+        Timezone("Europe/Paris"),
+        Address("kelly@new.example"),
+        Vacation(date(2026, 7, 1), date(2026, 7, 14)),
+        Vacation(None, None),
+        Confirm("observe.rc1.20460.abcdefghijklmnop"),
+    )
     assert parsed.problems == () and parsed.orders_text == ""
 
 
 def test_bad_arguments_to_the_new_commands_are_reported_with_their_syntax() -> None:
-    parsed = parse_commands("RULES\nOBSERVE a b\nADDRESS nobody\nVACATION 2026-07-01\nVACATION 1.7.2026 14.7.2026\n"
-                            "PRESS rc1\nCONFIRM 1234\nTIMEZONE")
+    parsed = parse_commands(
+        "RULES\nOBSERVE a b\nADDRESS nobody\nVACATION 2026-07-01\nVACATION 1.7.2026 14.7.2026\n"
+        "PRESS rc1\nCONFIRM 1234\nTIMEZONE"
+    )
     reasons = " | ".join(p.reason for p in parsed.problems)
-    for syntax in ("RULES <game>", "OBSERVE <game>", "ADDRESS <new address>", "VACATION <from> <to>", "YYYY-MM-DD",
-                   "PRESS <game> ALL|<seat>", "CONFIRM <code>", "TIMEZONE <zone>"):
+    for syntax in (
+        "RULES <game>",
+        "OBSERVE <game>",
+        "ADDRESS <new address>",
+        "VACATION <from> <to>",
+        "YYYY-MM-DD",
+        "PRESS <game> ALL|<seat>",
+        "CONFIRM <code>",
+        "TIMEZONE <zone>",
+    ):
         assert syntax in reasons, syntax
     assert len(parsed.problems) == 8
 
@@ -186,10 +236,15 @@ def test_a_press_message_is_capped_and_never_leaks_into_the_orders(lines: list[s
     assert len(press.message.splitlines()) <= MAX_PRESS_LINES and len(press.message) <= MAX_PRESS_CHARS
 
 
-@given(game=st.from_regex(r"[a-z0-9][a-z0-9_-]{0,29}", fullmatch=True),
-       address=st.emails(), other=st.emails(), days=st.integers(0, 10))
-def test_a_confirmation_code_stands_for_its_own_address_and_days_only(game: str, address: str, other: str,
-                                                                        days: int) -> None:
+@given(
+    game=st.from_regex(r"[a-z0-9][a-z0-9_-]{0,29}", fullmatch=True),
+    address=st.emails(),
+    other=st.emails(),
+    days=st.integers(0, 10),
+)
+def test_a_confirmation_code_stands_for_its_own_address_and_days_only(
+    game: str, address: str, other: str, days: int
+) -> None:
     """Property (bot.mail_in.tokens): a code reads back as itself through a CONFIRM line and a
     subject tag; it verifies for the address it was made for within VALID_DAYS, never for
     another address, another secret, or later."""

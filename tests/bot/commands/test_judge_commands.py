@@ -47,8 +47,14 @@ def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: App) -> 
     """RESEND through the seat's reply address, from another address: the sheet goes to the seat's
     registered address, with its reply address, and never to the From; a few a day at most."""
     before = len(mails(rc, ADDRESS["seb"]))
-    rc.inbox.deliver(plain_mail("seb-phone@else.example", signed_address(BOT, "test-site-secret", "rc1", "seb"),  # type: ignore[attr-defined]
-                                "resend", "RESEND"))
+    rc.inbox.deliver(
+        plain_mail(
+            "seb-phone@else.example",
+            signed_address(BOT, "test-site-secret", "rc1", "seb"),  # type: ignore[attr-defined]
+            "resend",
+            "RESEND",
+        )
+    )
     gm_helpers.cycle(rc)
     new = mails(rc, ADDRESS["seb"])[before:]
     assert [str(m["Subject"]).startswith("[rc1] Racecraft: Turn 1 of 5") for m in new] == [True]
@@ -107,8 +113,10 @@ def test_wait_holds_the_turn_to_its_deadline_and_nowait_lifts_it(rc: App) -> Non
     assert "resolves as soon as every order is in" not in confirmation
     player_says(rc, "seb", "STATUS")
     status = body_of(last(rc, ADDRESS["seb"]))
-    assert "The turn waits for its deadline: a player asked it to (WAIT)." in status and "kelly" not in status.split(
-        "WAIT")[0].split("Still to order")[1]
+    assert (
+        "The turn waits for its deadline: a player asked it to (WAIT)." in status
+        and "kelly" not in status.split("WAIT")[0].split("Still to order")[1]
+    )
     player_says(rc, "seb", "NOWAIT")
     assert "You were not holding" in body_of(last(rc, ADDRESS["seb"]))
     player_says(rc, "kelly", "NOWAIT")
@@ -124,7 +132,9 @@ def test_wait_in_a_game_without_early_resolution_holds_nothing(rc: App) -> None:
         game.early_resolution = False
     player_says(rc, "kelly", "WAIT")
     answer = last(rc, ADDRESS["kelly"])
-    assert str(answer["Subject"]) == "[rc1] Nothing to hold" and "never resolve before their deadline" in body_of(answer)
+    assert str(answer["Subject"]) == "[rc1] Nothing to hold" and "never resolve before their deadline" in body_of(
+        answer
+    )
     gm_helpers.gm_says(rc, "PAUSE rc1")
     player_says(rc, "kelly", "CLEAR")
     assert "has no turn open for orders now (paused)" in body_of(last(rc, ADDRESS["kelly"]))

@@ -27,16 +27,33 @@ def dmarc_site(tmp_path: Path) -> Iterator[App]:
     """rc1 on a site that accepts the password and a DMARC pass from mx.example.org."""
     app = gm_helpers.new_app(tmp_path, auth=AuthSettings(accept=("password", "dmarc"), authserv_id=AUTHSERV))
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, deadline="48h",
-                    timezone="Europe/London", seed=7)
+        create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=RACERS,
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=7,
+        )
     app.service.send()
     yield app
     app.close()
 
 
 def ping(app: App, sender: str, to: str = BOT, text: str = "PING", **headers: str) -> None:
-    app.inbox.deliver(plain_mail(sender, to, "testing my new phone", text,  # type: ignore[attr-defined]
-                                 message_id=f"<ping-{len(mails(app))}-{sender}@client.example>", headers=headers or None))
+    app.inbox.deliver(
+        plain_mail(
+            sender,
+            to,
+            "testing my new phone",
+            text,  # type: ignore[attr-defined]
+            message_id=f"<ping-{len(mails(app))}-{sender}@client.example>",
+            headers=headers or None,
+        )
+    )
     cycle(app)
 
 
@@ -82,8 +99,11 @@ def test_a_ping_from_the_gm_says_as_the_gm(rc: App) -> None:
 
 def test_a_ping_passed_by_dmarc_names_the_servers_verdict(dmarc_site: App) -> None:
     """The topmost Authentication-Results of our server says dmarc=pass for the From's domain."""
-    ping(dmarc_site, ADDRESS["steve"], **{
-        "Authentication-Results": f"{AUTHSERV}; dkim=pass header.d=example.org; dmarc=pass header.from=example.org"})
+    ping(
+        dmarc_site,
+        ADDRESS["steve"],
+        **{"Authentication-Results": f"{AUTHSERV}; dkim=pass header.d=example.org; dmarc=pass header.from=example.org"},
+    )
     subject, text = answer(dmarc_site, ADDRESS["steve"])
     assert subject.endswith("PING: your mail was accepted")
     assert "dmarc=pass for example.org" in text and AUTHSERV in text

@@ -49,8 +49,18 @@ SIGNED = re.compile(r"flagman\+[a-z0-9_-]+\.[a-z0-9_-]+\.[a-z2-7]{12}@", re.I)
 def site(rc: App) -> App:
     """rc1 under way (five players, GM), rc2 open for sign-ups with two players in."""
     with rc.db.transaction() as session:
-        create_game(rc.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM, deadline="48h",
-                    timezone="Europe/London", signup=True, seed=11)
+        create_game(
+            rc.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=(),
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            signup=True,
+            seed=11,
+        )
     for n in range(2):
         stranger_joins(rc, f"runner{n}@example.net", f"JOIN rc2 Runner {n}")
     rc.mailer.clear()  # type: ignore[attr-defined]
@@ -77,6 +87,7 @@ def all_order(app: App, game: str = "rc1", text: str = "USE 2") -> None:
 
 # -- for anyone ---------------------------------------------------------------------------------
 
+
 def test_a_stranger_asking_for_help_gets_the_commands_not_a_refusal(site: App) -> None:
     """Issue 17: "A stranger who sends HELP is refused" -- now the general help, for anyone,
     at the plain address, with the commands for anyone and those for players."""
@@ -85,8 +96,17 @@ def test_a_stranger_asking_for_help_gets_the_commands_not_a_refusal(site: App) -
     body = body_of(answer)
     assert str(answer["Subject"]) == "Help" and "not in a game here" not in str(answer["Subject"])
     assert "Your address is not in a game here" in body
-    for verb in ("LIST", "RULES <game>", "OBSERVE <game>", "UNOBSERVE", "JOIN <game>", "PRESS <game>", "TIMEZONE",
-                 "ADDRESS", "VACATION"):
+    for verb in (
+        "LIST",
+        "RULES <game>",
+        "OBSERVE <game>",
+        "UNOBSERVE",
+        "JOIN <game>",
+        "PRESS <game>",
+        "TIMEZONE",
+        "ADDRESS",
+        "VACATION",
+    ):
         assert f"  {verb}" in body, verb
     assert carries_nothing_signed(answer)
 
@@ -211,6 +231,7 @@ def test_a_player_observes_another_game_at_once_at_the_registered_address(site: 
 
 # -- PRESS ----------------------------------------------------------------------------------------
 
+
 def test_press_to_all_reaches_every_other_player_and_the_gm_gets_a_copy(site: App) -> None:
     """PRESS rc1 ALL, the message under it up to ENDPRESS: each other player gets it (signed,
     by default), quoted so that no line of it is an order line of the bot's mail; the GM gets a
@@ -264,6 +285,7 @@ def test_press_refusals_say_why(site: App) -> None:
 
 
 # -- TIMEZONE, ADDRESS, VACATION -----------------------------------------------------------------
+
 
 def test_timezone_is_checked_and_later_mail_uses_it(site: App) -> None:
     """TIMEZONE Europe/Paris (any case): set and confirmed; later mail shows deadlines in it. A
@@ -343,10 +365,12 @@ def test_vacation_defaults_do_not_count_towards_the_nmr_limit_and_the_gm_is_told
 def test_vacation_refusals_and_off(site: App) -> None:
     """Days in the wrong order, days over, too long a vacation: refused with the reason;
     VACATION OFF ends one."""
-    for text, reason in (("VACATION 2026-02-10 2026-02-01", "the last day comes before the first"),
-                         ("VACATION 2025-12-01 2025-12-24", "those days are over"),
-                         ("VACATION 2026-02-01 2026-06-01", "more than 62 days"),
-                         ("VACATION soon later", "write the days as YYYY-MM-DD")):
+    for text, reason in (
+        ("VACATION 2026-02-10 2026-02-01", "the last day comes before the first"),
+        ("VACATION 2025-12-01 2025-12-24", "those days are over"),
+        ("VACATION 2026-02-01 2026-06-01", "more than 62 days"),
+        ("VACATION soon later", "write the days as YYYY-MM-DD"),
+    ):
         player_says(site, "kelly", text)
         assert reason in body_of(last(site, ADDRESS["kelly"])), text
     player_says(site, "kelly", "VACATION 2026-02-01 2026-02-10")
@@ -358,6 +382,7 @@ def test_vacation_refusals_and_off(site: App) -> None:
 
 # -- one answer per mail; which game ------------------------------------------------------------
 
+
 def test_several_commands_in_one_mail_get_one_answer_in_sections(site: App) -> None:
     """Every mail still gets exactly one answer (Mailman 3 style sections)."""
     before = len(mails(site, ADDRESS["seb"]))
@@ -365,19 +390,26 @@ def test_several_commands_in_one_mail_get_one_answer_in_sections(site: App) -> N
     answers = mails(site, ADDRESS["seb"])[before:]
     assert len(answers) == 1
     body = body_of(answers[0])
-    for heading in ("--- Games here ---", "--- Time zone set: UTC ---", "--- Vacation set ---",
-                    "--- Rules of Racecraft rc2 ---", "--- Orders received for Turn 1 of 5: start ---"):
+    for heading in (
+        "--- Games here ---",
+        "--- Time zone set: UTC ---",
+        "--- Vacation set ---",
+        "--- Rules of Racecraft rc2 ---",
+        "--- Orders received for Turn 1 of 5: start ---",
+    ):
         assert heading in body, heading
 
 
 def test_a_command_naming_no_game_says_which_games_it_could_be(gapp: App) -> None:
     """Issue 17, item 5: a line naming no game, from a sender with several, names them."""
-    players = tuple(PlayerSpec(f"p{i}", "multi@example.org" if i == 0 else f"p{i}@example.org", f"P{i}")
-                    for i in range(5))
+    players = tuple(
+        PlayerSpec(f"p{i}", "multi@example.org" if i == 0 else f"p{i}@example.org", f"P{i}") for i in range(5)
+    )
     with gapp.db.transaction() as session:
         for name in ("rc1", "rc2"):
-            create_game(gapp.shell, session, kind="racecraft", name=name, players=players, gm_address=GM,
-                        deadline="48h", seed=3)
+            create_game(
+                gapp.shell, session, kind="racecraft", name=name, players=players, gm_address=GM, deadline="48h", seed=3
+            )
         multi = session.scalars(select(Player).where(Player.address == "multi@example.org")).one()
         # One proof for both seats (as a DMARC pass of the From would be): the mail is for either.
         for seat in session.scalars(select(Seat).where(Seat.player_id == multi.id)):
@@ -409,8 +441,17 @@ def test_early_resolution_off_waits_for_the_deadline(gapp: App) -> None:
     """Item 2: early resolution is the GM's choice per game (`game new --early-resolution
     off`): with it off, a turn with every order in waits for its deadline."""
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="racecraft", name="rc1", players=gm_helpers.RACERS, gm_address=GM,
-                    deadline="48h", seed=7, early_resolution=False)
+        create_game(
+            gapp.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=gm_helpers.RACERS,
+            gm_address=GM,
+            deadline="48h",
+            seed=7,
+            early_resolution=False,
+        )
     gapp.service.send()
     all_order(gapp)
     assert "Orders received" in str(last(gapp, ADDRESS["kelly"])["Subject"])
@@ -422,6 +463,7 @@ def test_early_resolution_off_waits_for_the_deadline(gapp: App) -> None:
 
 
 # -- item 5: an incomplete set says what is missing ------------------------------------------------
+
 
 def _game(app: App, kind: str, count: int) -> None:
     players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(count))
@@ -514,6 +556,8 @@ def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp:
     _game(gapp, "speedphreakz", 2)
     player_says(gapp, "p0", "START FREE FACING E\nROUND 1: F3 F2 F1\nROUND 2: F1", game="g1", address="p0@example.org")
     said = " ".join(body_of(last(gapp, "p0@example.org")).split())
-    assert ("What they will cost: Round 1 program cost 140 before terrain and what is carried over; "
-            "control this round is 101-200, so you may lose control from action 2.") in said
+    assert (
+        "What they will cost: Round 1 program cost 140 before terrain and what is carried over; "
+        "control this round is 101-200, so you may lose control from action 2."
+    ) in said
     assert "Round 2 program cost 20 before terrain" in said

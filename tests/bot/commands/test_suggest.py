@@ -21,11 +21,17 @@ def _help(name: str) -> str:
 def test_a_near_miss_of_an_order_word_or_a_command_gets_the_word_and_its_syntax() -> None:
     racecraft = vocabulary(order_help=_help("racecraft"))
     assert (racecraft.suggest("USR 3") or "").startswith("did you mean USE? (USE n")
-    assert racecraft.suggest("STAUTS") == "did you mean STATUS? (STATUS: standings, deadline, who has ordered (never what))"
+    assert (
+        racecraft.suggest("STAUTS")
+        == "did you mean STATUS? (STATUS: standings, deadline, who has ordered (never what))"
+    )
     assert (vocabulary(order_help=_help("speedphreakz")).suggest("ROUDN 3: F1") or "").startswith(
-        "did you mean ROUND? (ROUND <n>:")
+        "did you mean ROUND? (ROUND <n>:"
+    )
     gm = vocabulary(gm=True, games=["sc1"])
-    assert gm.suggest("EXTNED sc1 24h") == "did you mean EXTEND? (EXTEND <game> <duration> [FORCE], e.g. EXTEND sc1 24h)"
+    assert (
+        gm.suggest("EXTNED sc1 24h") == "did you mean EXTEND? (EXTEND <game> <duration> [FORCE], e.g. EXTEND sc1 24h)"
+    )
     assert gm.suggest("PROCES sc1") == "did you mean PROCESS? (PROCESS <game>, e.g. PROCESS sc1)"
 
 
@@ -37,15 +43,19 @@ def test_no_guess_for_a_line_that_is_simply_not_an_order() -> None:
 
 def test_a_gm_verb_without_its_game_says_which_game_it_needs() -> None:
     assert gm_game_hint("EXTEND 24h", ["sc1", "rc2"]) == (
-        "EXTEND names the game first: EXTEND <game> <duration> [FORCE], e.g. EXTEND rc2 24h (your games: rc2, sc1)")
+        "EXTEND names the game first: EXTEND <game> <duration> [FORCE], e.g. EXTEND rc2 24h (your games: rc2, sc1)"
+    )
     assert gm_game_hint("EXTEND sc1 24h", ["sc1"]) is None and gm_game_hint("USE 3", ["sc1"]) is None
 
 
 _WORDS = [c.verb for c in PLAYER_COMMANDS] + [s.verb for s in GM_COMMANDS] + ["USE", "BID", "ROUND", "SPEED"]
 
 
-@given(word=st.sampled_from(_WORDS), rest=st.sampled_from(["", " 3", " rc1", " sc1 24h"]),
-       typo=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=8))
+@given(
+    word=st.sampled_from(_WORDS),
+    rest=st.sampled_from(["", " 3", " rc1", " sc1 24h"]),
+    typo=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=1, max_size=8),
+)
 def test_a_guess_is_always_a_known_word_and_a_known_word_is_never_corrected(word: str, rest: str, typo: str) -> None:
     """Property: the line's own word, when known, gets no guess; any guess names a word of the
     vocabulary, and is the beginning of the hint."""

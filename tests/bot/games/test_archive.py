@@ -29,8 +29,9 @@ from tests.bot.conftest import GM
 
 def with_archive(app: App, tmp_path: Path) -> Path:
     root = tmp_path / "site"
-    app.settings = replace(app.settings, bot=replace(app.settings.bot, archive_dir=str(root),
-                                                     public_url="https://races.example.org/"))
+    app.settings = replace(
+        app.settings, bot=replace(app.settings.bot, archive_dir=str(root), public_url="https://races.example.org/")
+    )
     return root
 
 
@@ -38,8 +39,16 @@ def play(app: App, kind: str, turns: int) -> list[str]:
     rules = find_game(kind)
     seats = [f"p{i}" for i in range(rules.min_players)]
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind=kind, name="g1", gm_address=GM, deadline="24h", seed=11,
-                    players=[PlayerSpec(s, f"{s}@example.org", s.upper(), "UTC") for s in seats])
+        create_game(
+            app.shell,
+            session,
+            kind=kind,
+            name="g1",
+            gm_address=GM,
+            deadline="24h",
+            seed=11,
+            players=[PlayerSpec(s, f"{s}@example.org", s.upper(), "UTC") for s in seats],
+        )
     app.service.send()
     for _ in range(turns):
         app.clock.advance(hours=25)  # type: ignore[attr-defined]
@@ -106,8 +115,11 @@ def test_the_bot_keeps_the_archive_after_every_turn(app: App, tmp_path: Path, ki
         assert page.name in index.targets
         png = (site / f"turn-{turn.number:03d}.png").read_bytes()
         assert Image.open(io.BytesIO(png)).format == "PNG"
-        mail = next(m for s, m in results.items()
-                    if f"Results of {turn.label}" in s or ("Final result" in s and turn is turns[-1]))
+        mail = next(
+            m
+            for s, m in results.items()
+            if f"Results of {turn.label}" in s or ("Final result" in s and turn is turns[-1])
+        )
         assert mail_picture(mail) == png, f"turn {turn.number}: the archive's picture is not the mail's"
         assert turn.label in " ".join(parse(page).text)
     for path in site.glob("*.html"):
@@ -116,8 +128,12 @@ def test_the_bot_keeps_the_archive_after_every_turn(app: App, tmp_path: Path, ki
         for target in links.targets:
             assert not re.match(r"^[a-z]+:", target), f"{path.name} reaches outside: {target}"
             assert (site / target.split("#")[0]).exists(), f"{path.name}: broken link {target}"
-    assert html.unescape(" ".join(parse(site / "rules.html").text)).count(
-        find_game(kind).rules_summary().split("\n")[0][:40]) == 1
+    assert (
+        html.unescape(" ".join(parse(site / "rules.html").text)).count(
+            find_game(kind).rules_summary().split("\n")[0][:40]
+        )
+        == 1
+    )
     # The results mails link the archive (text and HTML).
     last = list(results.values())[-1]
     assert "https://races.example.org/g1/" in last.get_body(("plain",)).get_content()  # type: ignore[union-attr]
@@ -150,7 +166,9 @@ def test_no_archive_dir_no_archive(app: App, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kind", game_names())
-def test_the_archive_shows_nothing_private(app: App, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_archive_shows_nothing_private(
+    app: App, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """issue 11.3: the archive shows only what the public report shows: no player's private
     part on any page."""
     game_type = type(find_game(kind))

@@ -57,14 +57,18 @@ def set_game(app: App, **values: object) -> None:
 
 # -- daylight saving -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("opened, expected_utc", [
-    # Spring forward, Sunday 29 March 2026 01:00 UTC: 18:00 GMT on Saturday, 18:00 BST on Sunday.
-    (datetime(2026, 3, 27, 20, 0, tzinfo=UTC), datetime(2026, 3, 28, 18, 0, tzinfo=UTC)),
-    (datetime(2026, 3, 28, 12, 0, tzinfo=UTC), datetime(2026, 3, 29, 17, 0, tzinfo=UTC)),
-    # Fall back, Sunday 25 October 2026 01:00 UTC: 18:00 BST on Saturday, 18:00 GMT on Sunday.
-    (datetime(2026, 10, 23, 20, 0, tzinfo=UTC), datetime(2026, 10, 24, 17, 0, tzinfo=UTC)),
-    (datetime(2026, 10, 24, 12, 0, tzinfo=UTC), datetime(2026, 10, 25, 18, 0, tzinfo=UTC)),
-])
+
+@pytest.mark.parametrize(
+    "opened, expected_utc",
+    [
+        # Spring forward, Sunday 29 March 2026 01:00 UTC: 18:00 GMT on Saturday, 18:00 BST on Sunday.
+        (datetime(2026, 3, 27, 20, 0, tzinfo=UTC), datetime(2026, 3, 28, 18, 0, tzinfo=UTC)),
+        (datetime(2026, 3, 28, 12, 0, tzinfo=UTC), datetime(2026, 3, 29, 17, 0, tzinfo=UTC)),
+        # Fall back, Sunday 25 October 2026 01:00 UTC: 18:00 BST on Saturday, 18:00 GMT on Sunday.
+        (datetime(2026, 10, 23, 20, 0, tzinfo=UTC), datetime(2026, 10, 24, 17, 0, tzinfo=UTC)),
+        (datetime(2026, 10, 24, 12, 0, tzinfo=UTC), datetime(2026, 10, 25, 18, 0, tzinfo=UTC)),
+    ],
+)
 def test_a_daily_deadline_stays_at_18_local_across_the_clock_change(opened: datetime, expected_utc: datetime) -> None:
     """bot/games/deadlines.py: 18:00 Europe/London stays 18:00 local across a daylight-saving change."""
     deadline = next_deadline(DAILY_18, opened, "Europe/London")
@@ -73,8 +77,13 @@ def test_a_daily_deadline_stays_at_18_local_across_the_clock_change(opened: date
 
 
 @settings(max_examples=150, deadline=None)
-@given(opened=st.datetimes(min_value=datetime(2026, 3, 20), max_value=datetime(2026, 11, 5),  # noqa: DTZ001 - st.datetimes bounds are naive
-                           timezones=st.just(UTC)))
+@given(
+    opened=st.datetimes(
+        min_value=datetime(2026, 3, 20),  # noqa: DTZ001 - st.datetimes bounds are naive
+        max_value=datetime(2026, 11, 5),  # noqa: DTZ001
+        timezones=st.just(UTC),
+    )
+)
 def test_every_daily_deadline_is_18_local_and_the_first_with_enough_notice(opened: datetime) -> None:
     """Property: the deadline is 18:00 in London, at least MIN_NOTICE after the opening, and no
     18:00 in between would have done."""
@@ -91,8 +100,18 @@ def test_a_game_with_daily_deadlines_keeps_18_local_through_the_spring_change(tm
     """Turn after turn through the spring change, each player sees 18:00 London in their own zone."""
     app = new_app(tmp_path, start=datetime(2026, 3, 26, 9, 0, tzinfo=UTC))
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
-                    deadline="daily 18:00", timezone="Europe/London", seed=5, options={"turns": "5"})
+        create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=RACERS,
+            gm_address=GM,
+            deadline="daily 18:00",
+            timezone="Europe/London",
+            seed=5,
+            options={"turns": "5"},
+        )
     app.service.send()
     seen = []
     for _ in range(4):
@@ -123,6 +142,7 @@ def test_autumn_change_seen_by_a_player_in_paris_and_new_york(tmp_path: Path) ->
 
 
 # -- grace and early resolution -------------------------------------------------------------------
+
 
 def test_orders_within_the_grace_period_count_and_the_turn_waits_for_it(rc: App) -> None:
     """With a 30-minute grace, orders 10 minutes after the deadline are taken; the turn resolves
@@ -158,14 +178,24 @@ def test_early_resolution_on_resolves_once_every_order_is_in(rc: App) -> None:
 
 # -- the backlog after downtime -------------------------------------------------------------------
 
+
 def test_after_downtime_one_turn_is_resolved_the_next_gets_a_full_turn_and_the_gm_is_told(tmp_path: Path) -> None:
     """issue 5: after downtime, do not resolve a backlog blindly. reminders.py: the next deadline
     counts from the resolution, so after ten days down only the overdue turn is resolved; the
     next is due a full turn from now; the GM hears why."""
     app = new_app(tmp_path)
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
-                    deadline="48h", timezone="Europe/London", seed=9)
+        create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=RACERS,
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=9,
+        )
     app.service.send()
     app.clock.set(START + timedelta(days=10))
     cycle(app)
@@ -198,30 +228,56 @@ def assert_clear(error: DeadlineError) -> None:
     assert "9" * 41 not in message and "1" * 41 not in message and "x" * 41 not in message
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("24h", timedelta(hours=24)), ("2d", timedelta(days=2)), ("1d12h", timedelta(hours=36)),
-    ("90m", timedelta(minutes=90)), (" 1d 12h ", timedelta(hours=36)), ("24 h", timedelta(hours=24)),
-    ("2D", timedelta(days=2)), ("365d", MAX_DURATION), ("8760h", MAX_DURATION), ("0001d", timedelta(days=1)),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("24h", timedelta(hours=24)),
+        ("2d", timedelta(days=2)),
+        ("1d12h", timedelta(hours=36)),
+        ("90m", timedelta(minutes=90)),
+        (" 1d 12h ", timedelta(hours=36)),
+        ("24 h", timedelta(hours=24)),
+        ("2D", timedelta(days=2)),
+        ("365d", MAX_DURATION),
+        ("8760h", MAX_DURATION),
+        ("0001d", timedelta(days=1)),
+    ],
+)
 def test_parse_duration_reads_the_documented_forms(text: str, expected: timedelta) -> None:
     assert parse_duration(text) == expected
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ("999999999999d", "at most 365 days"),          # OverflowError in timedelta before issue 14
-    ("99999999999999999999999999h", "at most 365 days"),
-    ("366d", "at most 365 days"), ("8761h", "at most 365 days"), ("525601m", "at most 365 days"),
-    ("364d23h61m", "at most 365 days"),
-    (HUGE + "d", "too long"), ("1" * 100_000, "too long"),
-    ("", "no duration"), ("   ", "no duration"), ("0h", "longer than zero"), ("0d0h0m", "longer than zero"),
-    ("24", "not a duration"), ("h", "not a duration"), ("-24h", "not a duration"), ("+24h", "not a duration"),
-    ("1h1d", "not a duration"), ("1d1d", "not a duration"), ("2 4h", "not a duration"), ("1.5h", "not a duration"),
-    ("1e9h", "not a duration"), ("24h\nPROCESS rc1", "not a duration"),
-    ("\u0661\u0662h", "not a duration"),  # Arabic-Indic digits: int() would read them
-    ("\uff12\uff14h", "not a duration"),  # full-width digits
-    ("\u00b2h", "not a duration"),  # superscript two
-    ("24h\u202e", "not a duration"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("999999999999d", "at most 365 days"),  # OverflowError in timedelta before issue 14
+        ("99999999999999999999999999h", "at most 365 days"),
+        ("366d", "at most 365 days"),
+        ("8761h", "at most 365 days"),
+        ("525601m", "at most 365 days"),
+        ("364d23h61m", "at most 365 days"),
+        (HUGE + "d", "too long"),
+        ("1" * 100_000, "too long"),
+        ("", "no duration"),
+        ("   ", "no duration"),
+        ("0h", "longer than zero"),
+        ("0d0h0m", "longer than zero"),
+        ("24", "not a duration"),
+        ("h", "not a duration"),
+        ("-24h", "not a duration"),
+        ("+24h", "not a duration"),
+        ("1h1d", "not a duration"),
+        ("1d1d", "not a duration"),
+        ("2 4h", "not a duration"),
+        ("1.5h", "not a duration"),
+        ("1e9h", "not a duration"),
+        ("24h\nPROCESS rc1", "not a duration"),
+        ("\u0661\u0662h", "not a duration"),  # Arabic-Indic digits: int() would read them
+        ("\uff12\uff14h", "not a duration"),  # full-width digits
+        ("\u00b2h", "not a duration"),  # superscript two
+        ("24h\u202e", "not a duration"),
+    ],
+)
 def test_parse_duration_refuses_with_a_clear_deadline_error(text: str, reason: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
     with pytest.raises(DeadlineError, match=reason) as caught:
@@ -237,30 +293,49 @@ def test_a_refusal_quotes_at_most_forty_characters_and_no_line_break() -> None:
     assert message.count("x") == 39 and "..." in message  # 40 characters of the input, then cut
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("+24h", NOW + timedelta(hours=24)), ("+ 2d", NOW + timedelta(days=2)),
-    ("2026-06-10 18:00", datetime(2026, 6, 10, 17, 0, tzinfo=UTC)),   # BST
-    ("2026-06-10T18:00", datetime(2026, 6, 10, 17, 0, tzinfo=UTC)),
-    ("2026-01-10", datetime(2026, 1, 10, 0, 0, tzinfo=UTC)),
-    ("2026-1-9 9:05", datetime(2026, 1, 9, 9, 5, tzinfo=UTC)),
-    ("2025-01-01 12:00", datetime(2025, 1, 1, 12, 0, tzinfo=UTC)),  # in the past: the caller refuses it
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("+24h", NOW + timedelta(hours=24)),
+        ("+ 2d", NOW + timedelta(days=2)),
+        ("2026-06-10 18:00", datetime(2026, 6, 10, 17, 0, tzinfo=UTC)),  # BST
+        ("2026-06-10T18:00", datetime(2026, 6, 10, 17, 0, tzinfo=UTC)),
+        ("2026-01-10", datetime(2026, 1, 10, 0, 0, tzinfo=UTC)),
+        ("2026-1-9 9:05", datetime(2026, 1, 9, 9, 5, tzinfo=UTC)),
+        ("2025-01-01 12:00", datetime(2025, 1, 1, 12, 0, tzinfo=UTC)),  # in the past: the caller refuses it
+    ],
+)
 def test_parse_when_reads_game_time_and_plus_durations(text: str, expected: datetime) -> None:
     assert parse_when(text, NOW, "Europe/London") == expected
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ("+99999999999999d", "at most 365 days"), ("+366d", "at most 365 days"), ("+" + HUGE + "h", "too long"),
-    ("+", "no duration"), ("", "no time"),
-    ("9999-12-31 23:59", "at most 365 days"), ("2027-06-01 18:00", "at most 365 days"),
-    ("2027-01-06 09:01", "at most 365 days"),
-    (HUGE + "-01-01", "too long"), ("99999-01-01", "not a time"),
-    ("2026-02-30 18:00", "not a date"), ("2026-13-01", "not a date"), ("0000-01-01", "not a date"),
-    ("2026-01-10 24:00", "not a date"), ("2026-01-10 18:60", "not a date"),
-    ("tomorrow", "not a time"), ("2026-01-10 18", "not a time"), ("2026/01/10", "not a time"),
-    ("2026-01-10 18:00:00", "not a time"), ("2026-01-10 18:00 PROCESS", "not a time"),
-    ("\uff12\uff10\uff12\uff16-02-01 18:00", "not a time"), ("2026-0\u0662-01", "not a time"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("+99999999999999d", "at most 365 days"),
+        ("+366d", "at most 365 days"),
+        ("+" + HUGE + "h", "too long"),
+        ("+", "no duration"),
+        ("", "no time"),
+        ("9999-12-31 23:59", "at most 365 days"),
+        ("2027-06-01 18:00", "at most 365 days"),
+        ("2027-01-06 09:01", "at most 365 days"),
+        (HUGE + "-01-01", "too long"),
+        ("99999-01-01", "not a time"),
+        ("2026-02-30 18:00", "not a date"),
+        ("2026-13-01", "not a date"),
+        ("0000-01-01", "not a date"),
+        ("2026-01-10 24:00", "not a date"),
+        ("2026-01-10 18:60", "not a date"),
+        ("tomorrow", "not a time"),
+        ("2026-01-10 18", "not a time"),
+        ("2026/01/10", "not a time"),
+        ("2026-01-10 18:00:00", "not a time"),
+        ("2026-01-10 18:00 PROCESS", "not a time"),
+        ("\uff12\uff10\uff12\uff16-02-01 18:00", "not a time"),
+        ("2026-0\u0662-01", "not a time"),
+    ],
+)
 def test_parse_when_refuses_with_a_clear_deadline_error(text: str, reason: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
     with pytest.raises(DeadlineError, match=reason) as caught:
@@ -276,23 +351,40 @@ def test_parse_when_refuses_moments_outside_datetimes_range() -> None:
         parse_when("0001-01-01 00:00", datetime(1, 1, 2, tzinfo=UTC), "Asia/Tokyo")
 
 
-@pytest.mark.parametrize(("spec", "expected"), [
-    ("48h", Schedule(length=timedelta(hours=48))), ("manual", Schedule()), ("None", Schedule()),
-    ("daily 18:00", Schedule(weekdays=tuple(range(7)), at=datetime(2026, 1, 1, 18, 0).time())),  # noqa: DTZ001
-    ("Mon,Thu  18:00", Schedule(weekdays=(0, 3), at=datetime(2026, 1, 1, 18, 0).time())),  # noqa: DTZ001
-    ("monday,thursday 7:30", Schedule(weekdays=(0, 3), at=datetime(2026, 1, 1, 7, 30).time())),  # noqa: DTZ001
-])
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("48h", Schedule(length=timedelta(hours=48))),
+        ("manual", Schedule()),
+        ("None", Schedule()),
+        ("daily 18:00", Schedule(weekdays=tuple(range(7)), at=datetime(2026, 1, 1, 18, 0).time())),  # noqa: DTZ001
+        ("Mon,Thu  18:00", Schedule(weekdays=(0, 3), at=datetime(2026, 1, 1, 18, 0).time())),  # noqa: DTZ001
+        ("monday,thursday 7:30", Schedule(weekdays=(0, 3), at=datetime(2026, 1, 1, 7, 30).time())),  # noqa: DTZ001
+    ],
+)
 def test_parse_schedule_reads_the_documented_forms(spec: str, expected: Schedule) -> None:
     assert parse_schedule(spec) == expected
 
 
-@pytest.mark.parametrize(("spec", "reason"), [
-    ("999999999999d", "at most 365 days"), ("400d", "at most 365 days"), ("0h", "longer than zero"),
-    ("daily 25:00", "not a time of day"), ("daily 18:99", "not a time of day"),
-    ("moon 18:00", "unknown day"), ("mo 18:00", "unknown day"), (", 18:00", "names no day"),
-    ("daily 18:00:00", "not a schedule"), ("soon", "not a schedule"), ("", "not a schedule"),
-    ("daily \u0661\u0668:00", "not a schedule"), ("x" * 100_000, "too long"), ("a," * 50_000 + " 18:00", "too long"),
-])
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        ("999999999999d", "at most 365 days"),
+        ("400d", "at most 365 days"),
+        ("0h", "longer than zero"),
+        ("daily 25:00", "not a time of day"),
+        ("daily 18:99", "not a time of day"),
+        ("moon 18:00", "unknown day"),
+        ("mo 18:00", "unknown day"),
+        (", 18:00", "names no day"),
+        ("daily 18:00:00", "not a schedule"),
+        ("soon", "not a schedule"),
+        ("", "not a schedule"),
+        ("daily \u0661\u0668:00", "not a schedule"),
+        ("x" * 100_000, "too long"),
+        ("a," * 50_000 + " 18:00", "too long"),
+    ],
+)
 def test_parse_schedule_refuses_with_a_clear_deadline_error(spec: str, reason: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
     with pytest.raises(DeadlineError, match=reason) as caught:
@@ -300,16 +392,25 @@ def test_parse_schedule_refuses_with_a_clear_deadline_error(spec: str, reason: s
     assert_clear(caught.value)
 
 
-@pytest.mark.parametrize(("text", "minutes"), [("30", 30), ("0", 0), (" 45 ", 45), ("2h", 120), ("1d", 1440),
-                                               ("525600", 525600)])
+@pytest.mark.parametrize(
+    ("text", "minutes"), [("30", 30), ("0", 0), (" 45 ", 45), ("2h", 120), ("1d", 1440), ("525600", 525600)]
+)
 def test_parse_grace_takes_minutes_or_a_duration(text: str, minutes: int) -> None:
     assert parse_grace(text) == minutes
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ("525601", "at most 365 days"), ("99999999999", "at most 365 days"), (HUGE, "too long"),
-    ("-5", "not a duration"), ("\u0663\u0660", "not a duration"), ("3 0", "not a duration"), ("", "no duration"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("525601", "at most 365 days"),
+        ("99999999999", "at most 365 days"),
+        (HUGE, "too long"),
+        ("-5", "not a duration"),
+        ("\u0663\u0660", "not a duration"),
+        ("3 0", "not a duration"),
+        ("", "no duration"),
+    ],
+)
 def test_parse_grace_refuses_with_a_clear_deadline_error(text: str, reason: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
     with pytest.raises(DeadlineError, match=reason) as caught:
@@ -329,8 +430,15 @@ def test_parsing_100000_characters_is_fast() -> None:
     """Linear time: no backtracking regular expression over hostile input."""
     import time
 
-    texts = ["1" * 100_000, "1d" * 50_000, "a," * 50_000 + " 18:00", "daily " + "1" * 100_000, "+" + "9" * 100_000,
-             " " * 99_999 + "1h", "1 " * 50_000]
+    texts = [
+        "1" * 100_000,
+        "1d" * 50_000,
+        "a," * 50_000 + " 18:00",
+        "daily " + "1" * 100_000,
+        "+" + "9" * 100_000,
+        " " * 99_999 + "1h",
+        "1 " * 50_000,
+    ]
     started = time.perf_counter()
     for text in texts:
         for parse in (parse_duration, parse_schedule, parse_grace, lambda t: parse_when(t, NOW, "UTC")):
@@ -364,8 +472,11 @@ def test_parse_duration_returns_a_duration_within_the_cap_or_a_deadline_error(te
 
 
 @settings(max_examples=400, deadline=None)
-@given(text=_GM_TEXT, zone=st.sampled_from(["UTC", "Europe/London", "America/New_York", "Pacific/Kiritimati"]),
-       now=st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)))  # noqa: DTZ001
+@given(
+    text=_GM_TEXT,
+    zone=st.sampled_from(["UTC", "Europe/London", "America/New_York", "Pacific/Kiritimati"]),
+    now=st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)),  # noqa: DTZ001
+)
 def test_parse_when_returns_a_moment_within_the_cap_or_a_deadline_error(text: str, zone: str, now: datetime) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
     try:

@@ -34,16 +34,37 @@ def fold(rules: Any, state: Any, seat: str, subs: list[Any]) -> tuple[Any, ...] 
 @given(data=st.data())
 def test_the_newest_set_read_alone_is_the_fold_of_them_all(name: str, data: st.DataObject) -> None:
     rules = find_game(name)
-    state = rules.new_game([f"p{i}" for i in range(rules.min_players)], {}, random.Random(data.draw(st.integers(0, 99))))
+    state = rules.new_game(
+        [f"p{i}" for i in range(rules.min_players)], {}, random.Random(data.draw(st.integers(0, 99)))
+    )
     seat = sorted(rules.expected_players(state))[0]
     lines = rules.format_orders(rules.default_orders(state, seat)).splitlines()
     # The default, its lines alone, other orders of each game (each game refuses the others'),
     # and lines that are no order at all.
-    others = ["USE 0", "USE 1", "USE 2", "DESIGN 40 40 160 60", "TYRES OPTION", "BID 1 1", "COLOUR red",
-              "START FREE FACING E", "ROUND 1: F1", "ROUND 2: F2 F1"]
-    texts = st.one_of(st.just("\n".join(lines)), st.sampled_from([*lines, *others]), st.just("no orders here"), st.just(""))
-    subs = [SimpleNamespace(text=text, source=source) for text, source in data.draw(
-        st.lists(st.tuples(texts, st.sampled_from(["mail", "gm", "default", "plot", "clear", "wait", "nowait"])), max_size=6))]
+    others = [
+        "USE 0",
+        "USE 1",
+        "USE 2",
+        "DESIGN 40 40 160 60",
+        "TYRES OPTION",
+        "BID 1 1",
+        "COLOUR red",
+        "START FREE FACING E",
+        "ROUND 1: F1",
+        "ROUND 2: F2 F1",
+    ]
+    texts = st.one_of(
+        st.just("\n".join(lines)), st.sampled_from([*lines, *others]), st.just("no orders here"), st.just("")
+    )
+    subs = [
+        SimpleNamespace(text=text, source=source)
+        for text, source in data.draw(
+            st.lists(
+                st.tuples(texts, st.sampled_from(["mail", "gm", "default", "plot", "clear", "wait", "nowait"])),
+                max_size=6,
+            )
+        )
+    ]
     assert orders_on_file(rules, state, SimpleNamespace(name=seat), subs) == fold(rules, state, seat, subs)  # type: ignore[arg-type]
 
 

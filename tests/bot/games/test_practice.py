@@ -32,8 +32,11 @@ def _confirm(app: App, sender: str = PAT) -> EmailMessage:
     assert "[confirm practice." in str(code_mail["Subject"]), str(code_mail["Subject"])
     app.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))  # type: ignore[attr-defined]
     cycle(app)
-    sheets = [m for m in mails(app, sender) if str(m["Subject"]).startswith("[practice")
-              and "Practice game" not in str(m["Subject"])]
+    sheets = [
+        m
+        for m in mails(app, sender)
+        if str(m["Subject"]).startswith("[practice") and "Practice game" not in str(m["Subject"])
+    ]
     assert sheets, [str(m["Subject"]) for m in mails(app, sender)]
     return sheets[-1]
 
@@ -65,7 +68,7 @@ def test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots(gapp: 
 
 
 def test_turns_resolve_as_soon_as_the_person_orders_and_nobody_else_is_mailed(gapp: App) -> None:
-    """"turns that resolve as soon as the person orders"; a practice game has no GM: no GM copy
+    """ "turns that resolve as soon as the person orders"; a practice game has no GM: no GM copy
     or digest goes anywhere; robots are shown as robots in the results."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
@@ -83,7 +86,7 @@ def test_turns_resolve_as_soon_as_the_person_orders_and_nobody_else_is_mailed(ga
 
 
 def test_every_game_the_bot_knows_and_an_unknown_one(gapp: App) -> None:
-    """"PRACTICE racecraft (or speed-circuit, speedphreakz; the kinds the bot knows)"."""
+    """ "PRACTICE racecraft (or speed-circuit, speedphreakz; the kinds the bot knows)"."""
     for number, kind in enumerate(("speed-circuit", "speedphreakz"), start=1):
         sender = f"p{number}@example.net"
         stranger_says(gapp, sender, f"PRACTICE {kind}")
@@ -123,7 +126,7 @@ def test_running_practice_games_are_capped_per_address(gapp: App) -> None:
 
 
 def test_a_practice_game_left_alone_is_closed(gapp: App) -> None:
-    """"expire when left alone": no order from the person for `IDLE_DAYS` days, the game is
+    """ "expire when left alone": no order from the person for `IDLE_DAYS` days, the game is
     closed (finished) and the person told once; one with a recent order is not."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
@@ -144,7 +147,7 @@ def test_a_practice_game_left_alone_is_closed(gapp: App) -> None:
 
 
 def test_practice_is_marked_in_game_list_and_not_in_list_by_mail(gapp: App, capsys: pytest.CaptureFixture[str]) -> None:
-    """"practice games are marked as such (subject tag, `game list`)"; LIST does not offer a
+    """ "practice games are marked as such (subject tag, `game list`)"; LIST does not offer a
     person's practice game to anyone else; HELP names PRACTICE."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     _confirm(gapp)
@@ -158,7 +161,7 @@ def test_practice_is_marked_in_game_list_and_not_in_list_by_mail(gapp: App, caps
 
 
 def test_game_list_and_show_mark_a_practice_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """"practice games are marked as such (subject tag, `game list`)": `flagman game list` ends its
+    """ "practice games are marked as such (subject tag, `game list`)": `flagman game list` ends its
     line with [practice], `game show` says so, and its robots are shown as robots."""
     from bot.app import build_app
     from bot.cli import init_dir, main
@@ -196,7 +199,7 @@ def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: App) ->
 
 
 def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None:
-    """"practice games are marked as such, count for nothing" (issue 32; docs/DESIGN.md,
+    """ "practice games are marked as such, count for nothing" (issue 32; docs/DESIGN.md,
     "Practice games": "its person's alone"): with `[bot] archive_dir` set, the bot publishes
     no page of a practice game after its turns (a regular game's every turn is, tests/bot/
     test_archive.py) nor does its mail link to one, and OBSERVE of one is answered as for a game that does not exist, no
@@ -204,8 +207,9 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
     from dataclasses import replace
 
     root = tmp_path / "site"
-    gapp.settings = replace(gapp.settings, bot=replace(gapp.settings.bot, archive_dir=str(root),
-                                                       public_url="https://races.example.org/"))
+    gapp.settings = replace(
+        gapp.settings, bot=replace(gapp.settings.bot, archive_dir=str(root), public_url="https://races.example.org/")
+    )
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
     gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]

@@ -78,8 +78,17 @@ def test_a_mark_already_past_when_the_turn_opens_is_skipped(gapp: App) -> None:
     from tests.bot.gm_helpers import GM, RACERS
 
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
-                    deadline="12h", timezone="Europe/London", seed=1)
+        create_game(
+            gapp.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=RACERS,
+            gm_address=GM,
+            deadline="12h",
+            timezone="Europe/London",
+            seed=1,
+        )
     cycle(gapp)
     assert all_reminders(gapp) == 0
     assert turns(gapp)[0].reminded == "1d"
@@ -128,11 +137,14 @@ def test_reminder_schedules_parse_and_print_canonically() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(marks=st.sets(st.integers(min_value=1, max_value=72 * 60), min_size=1, max_size=4),
-       turn_minutes=st.integers(min_value=30, max_value=96 * 60),
-       steps=st.lists(st.integers(min_value=1, max_value=30 * 60), min_size=1, max_size=40))
-def test_each_mark_is_handled_once_and_only_reached_marks_are_sent(marks: set[int], turn_minutes: int,
-                                                                     steps: list[int]) -> None:
+@given(
+    marks=st.sets(st.integers(min_value=1, max_value=72 * 60), min_size=1, max_size=4),
+    turn_minutes=st.integers(min_value=30, max_value=96 * 60),
+    steps=st.lists(st.integers(min_value=1, max_value=30 * 60), min_size=1, max_size=40),
+)
+def test_each_mark_is_handled_once_and_only_reached_marks_are_sent(
+    marks: set[int], turn_minutes: int, steps: list[int]
+) -> None:
     """Property (reminders.py): whatever the tick times, a mark is reminded for at most once,
     never before it is reached, never if it was already past when the turn opened, and every
     mark reached before the deadline is handled by the first tick after it."""

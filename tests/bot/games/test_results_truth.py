@@ -24,5 +24,7 @@ def test_the_gm_plot_is_named_as_such_to_the_player_and_the_gm(rc: App) -> None:
     copy = next(m for m in mails(rc, GM) if "GM copy: results of Turn 1" in str(m["Subject"]))
     text = body_of(copy)
     assert "No orders arrived in time from:" in text
-    lines = {line.split()[0]: line for line in text.split("No orders arrived in time from:")[1].strip().splitlines()[:2]}
+    lines = {
+        line.split()[0]: line for line in text.split("No orders arrived in time from:")[1].strip().splitlines()[:2]
+    }
     assert "the GM's plot: USE 1" in lines["steve"] and "the default: USE" in lines["anna"]

@@ -36,8 +36,18 @@ ADDRESS = {p.seat: p.address for p in RACERS}
 def rr(gapp: App) -> App:
     """Racecraft `rr1`: three people and two robots (robo, tin), started, mail sent."""
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="racecraft", name="rr1", players=PEOPLE, gm_address=GM,
-                    deadline="48h", timezone="Europe/London", seed=11, robot_seats=("Robo", "tin"))
+        create_game(
+            gapp.shell,
+            session,
+            kind="racecraft",
+            name="rr1",
+            players=PEOPLE,
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=11,
+            robot_seats=("Robo", "tin"),
+        )
     gapp.service.send()
     return gapp
 
@@ -49,8 +59,10 @@ def _filed(app: App, number: int) -> dict[str, list[tuple[str, str]]]:
         turn = session.scalar(select(Turn).where(Turn.game_id == game.id, Turn.number == number))
         assert turn is not None
         names = {s.id: s.name for s in game.seats}
-        return {names[seat_id]: [(s.source, s.text) for s in subs]
-                for seat_id, subs in turn_submissions(session, turn).items()}
+        return {
+            names[seat_id]: [(s.source, s.text) for s in subs]
+            for seat_id, subs in turn_submissions(session, turn).items()
+        }
 
 
 def _expected_robot_orders(app: App, number: int, seat: str) -> str:
@@ -62,11 +74,13 @@ def _expected_robot_orders(app: App, number: int, seat: str) -> str:
         turn = session.scalar(select(Turn).where(Turn.game_id == game.id, Turn.number == number))
         assert turn is not None
         state = RACECRAFT.load_state(turn.state)
-        return RACECRAFT.format_orders(RACECRAFT.robot_orders(state, seat, robot_rng(turn_seed(game.seed, number), seat)))
+        return RACECRAFT.format_orders(
+            RACECRAFT.robot_orders(state, seat, robot_rng(turn_seed(game.seed, number), seat))
+        )
 
 
 def test_robot_seats_are_made_never_mailed_and_file_their_orders_as_the_turn_opens(rr: App) -> None:
-    """"adds a robot seat (no address; never mailed)"; "a robot's orders are on file as soon as
+    """ "adds a robot seat (no address; never mailed)"; "a robot's orders are on file as soon as
     a turn opens", computed from a value fixed when it opens (the game's seed and the turn's
     number), stored as the seat's own orders."""
     with rr.db.read() as session:
@@ -86,7 +100,7 @@ def test_robot_seats_are_made_never_mailed_and_file_their_orders_as_the_turn_ope
 
 
 def test_early_resolution_waits_only_for_the_people_and_robots_play_on(rr: App) -> None:
-    """"so early resolution waits only for the people": the turn resolves once the three people
+    """ "so early resolution waits only for the people": the turn resolves once the three people
     ordered; the next turn opens with the robots' orders on file again; replay is exact."""
     for seat in ("kelly", "seb"):
         player_says(rr, seat, "USE 2", game="rr1")
@@ -113,8 +127,16 @@ def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_p
     for number, app in enumerate((gapp, gm_helpers.new_app(tmp_path / "other"))):
         app.shell.entropy = SeededEntropy(number + 100)
         with app.db.transaction() as session:
-            create_game(app.shell, session, kind="racecraft", name="rr1", players=PEOPLE, gm_address=GM,
-                        seed=11, robot_seats=("robo", "tin"))
+            create_game(
+                app.shell,
+                session,
+                kind="racecraft",
+                name="rr1",
+                players=PEOPLE,
+                gm_address=GM,
+                seed=11,
+                robot_seats=("robo", "tin"),
+            )
         filed.append(_filed(app, 1))
         secret = turns(app, "rr1")[0].secret
         assert secret is not None
@@ -123,13 +145,19 @@ def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_p
 
 
 def test_robot_names_are_checked_like_players_and_count_towards_the_field(gapp: App) -> None:
-    """"a name checked like a player's": a bad name, a name twice, too many seats are refused."""
-    cases = [(("robo!",), "robot name"), (("kelly",), "same name"), (("robo", "robo"), "same name"),
-             (("gm",), "not 'gm'"), (tuple(f"r{i}" for i in range(6)), "robots included")]
+    """ "a name checked like a player's": a bad name, a name twice, too many seats are refused."""
+    cases = [
+        (("robo!",), "robot name"),
+        (("kelly",), "same name"),
+        (("robo", "robo"), "same name"),
+        (("gm",), "not 'gm'"),
+        (tuple(f"r{i}" for i in range(6)), "robots included"),
+    ]
     for names, said in cases:
         with pytest.raises(GameError, match=said), gapp.db.transaction() as session:
-            create_game(gapp.shell, session, kind="racecraft", name="rr9", players=PEOPLE, gm_address=GM,
-                        robot_seats=names)
+            create_game(
+                gapp.shell, session, kind="racecraft", name="rr9", players=PEOPLE, gm_address=GM, robot_seats=names
+            )
 
 
 def test_the_cli_adds_robots_and_shows_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,9 +165,30 @@ def test_the_cli_adds_robots_and_shows_them(tmp_path: Path, capsys: pytest.Captu
     config = tmp_path / "flagman.toml"
     assert cli_main(["init", str(tmp_path), "--address", "flagman@example.org"]) == 0
     capsys.readouterr()
-    assert cli_main(["--config", str(config), "game", "new", "racecraft", "--name", "rr1",
-                     "--player", "Kelly=kelly@example.org", "--player", "Seb=seb@example.org",
-                     "--player", "Steve=steve@example.org", "--robot", "Robo", "--robot", "tin"]) == 0
+    assert (
+        cli_main(
+            [
+                "--config",
+                str(config),
+                "game",
+                "new",
+                "racecraft",
+                "--name",
+                "rr1",
+                "--player",
+                "Kelly=kelly@example.org",
+                "--player",
+                "Seb=seb@example.org",
+                "--player",
+                "Steve=steve@example.org",
+                "--robot",
+                "Robo",
+                "--robot",
+                "tin",
+            ]
+        )
+        == 0
+    )
     assert "3 players and 2 robots" in capsys.readouterr().out
     assert cli_main(["--config", str(config), "game", "list"]) == 0
     assert "5 seats (2 robots)" in capsys.readouterr().out
@@ -150,6 +199,7 @@ def test_the_cli_adds_robots_and_shows_them(tmp_path: Path, capsys: pytest.Captu
 
 
 # -- REPLACE <game> <seat> ROBOT ------------------------------------------------------------------
+
 
 def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(rr: App) -> None:
     """mail-interface.md, GM commands: "REPLACE <game> <seat> <address>|ROBOT"; issue 32: "the GM's
@@ -215,10 +265,15 @@ _names = itertools.count(1)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(kind=st.sampled_from(["racecraft", "speed_circuit", "speedphreakz"]), seed=st.integers(0, 2**40),
-       people=st.integers(1, 3), robot_count=st.integers(1, 4))
+@given(
+    kind=st.sampled_from(["racecraft", "speed_circuit", "speedphreakz"]),
+    seed=st.integers(0, 2**40),
+    people=st.integers(1, 3),
+    robot_count=st.integers(1, 4),
+)
 def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
-        gapp: App, kind: str, seed: int, people: int, robot_count: int) -> None:
+    gapp: App, kind: str, seed: int, people: int, robot_count: int
+) -> None:
     """Property (issue 32: "a robot's orders are on file as soon as a turn opens, so early
     resolution waits only for the people"): in any game, for any field, at every turn opened the
     robots' filed orders are complete for the state the turn opened with; the turn is not all in
@@ -232,8 +287,16 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
     name = f"prop{next(_names)}"
     specs = [G.PlayerSpec(f"p{i}", f"p{i}-{name}@example.org", f"P{i}") for i in range(people)]
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind=kind, name=name, players=specs, gm_address=GM, seed=seed,
-                    robot_seats=[f"r{i}" for i in range(robot_count)])
+        create_game(
+            gapp.shell,
+            session,
+            kind=kind,
+            name=name,
+            players=specs,
+            gm_address=GM,
+            seed=seed,
+            robot_seats=[f"r{i}" for i in range(robot_count)],
+        )
     for _ in range(3):
         with gapp.db.transaction() as session:
             game = find_game_row(session, name, with_seats=True)
@@ -252,15 +315,22 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
             if waiting:
                 assert not G.all_orders_in(session, game, rules, state, turn)
             for seat in waiting:
-                session.add(OrderSubmission(turn_id=turn.id, seat_id=seat.id, source="mail", received_at=gapp.shell.now(),
-                                            text=rules.format_orders(rules.default_orders(state, seat.name))))
+                session.add(
+                    OrderSubmission(
+                        turn_id=turn.id,
+                        seat_id=seat.id,
+                        source="mail",
+                        received_at=gapp.shell.now(),
+                        text=rules.format_orders(rules.default_orders(state, seat.name)),
+                    )
+                )
             session.flush()
             assert G.all_orders_in(session, game, rules, state, turn)
             G.resolve_turn(gapp.shell, session, game, turn)
 
 
 def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:
-    """"early resolution waits only for the people": with no person left in the race, a turn is
+    """ "early resolution waits only for the people": with no person left in the race, a turn is
     not resolved early (one tick after another, mailing results each time) but at its deadline or
     by the GM's PROCESS (docs/DESIGN.md, "Robot drivers")."""
     for seat in ("kelly", "seb", "steve"):
@@ -271,7 +341,7 @@ def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:
 
 
 def test_a_rollback_past_a_replace_robot_files_the_robots_orders(rr: App) -> None:
-    """"a robot's orders are on file as soon as a turn opens, so early resolution waits only for
+    """ "a robot's orders are on file as soon as a turn opens, so early resolution waits only for
     the people" (issue 32), a turn reopened by ROLLBACK included: steve was defaulted in turn 1,
     handed to a robot in turn 2, then turn 1 rolled back. Its default is discarded (docs/DESIGN.md,
     "ROLLBACK"), so the robot's orders for turn 1 are filed at the ROLLBACK, and the turn is not
@@ -295,7 +365,7 @@ def test_a_rollback_past_a_replace_robot_files_the_robots_orders(rr: App) -> Non
 
 
 def test_replace_robot_refuses_a_seat_out_of_the_race(rr: App) -> None:
-    """"Every statement in a mail must be true" (the brief's house rules): REPLACE ... ROBOT
+    """ "Every statement in a mail must be true" (the brief's house rules): REPLACE ... ROBOT
     tells everyone a robot "drives it on"; for a seat still held but out of the race (here the
     rules' drop with the seat kept, as after a crash) that would be false, so it is refused and
     nobody is mailed."""

@@ -38,8 +38,18 @@ gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 def signup(gapp: App) -> App:
     """Racecraft `rc2`, open for sign-ups, nobody in yet."""
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM,
-                    deadline="48h", timezone="Europe/London", signup=True, seed=11)
+        create_game(
+            gapp.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=(),
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            signup=True,
+            seed=11,
+        )
     return gapp
 
 
@@ -74,8 +84,11 @@ def test_join_without_a_name_uses_the_address_and_names_are_unique(signup: App) 
 
 
 @settings(max_examples=100, deadline=None)
-@given(name=st.text(max_size=60), local=st.from_regex(r"[A-Za-z0-9._+-]{1,40}", fullmatch=True),
-       taken=st.sets(st.from_regex(r"[a-z0-9][a-z0-9-]{0,10}", fullmatch=True), max_size=5))
+@given(
+    name=st.text(max_size=60),
+    local=st.from_regex(r"[A-Za-z0-9._+-]{1,40}", fullmatch=True),
+    taken=st.sets(st.from_regex(r"[a-z0-9][a-z0-9-]{0,10}", fullmatch=True), max_size=5),
+)
 def test_seat_names_are_always_valid_and_new(name: str, local: str, taken: set[str]) -> None:
     """A derived seat name is always a legal seat name (not 'gm') and never one already taken."""
     seat = seat_name_for(name, f"{local}@example.org", taken)
@@ -173,6 +186,7 @@ def test_resign_from_a_game_you_are_not_in_is_refused(rc: App) -> None:
 
 # -- the NMR-streak limit ------------------------------------------------------------------------
 
+
 def _limit(app: App, limit: int, action: str) -> None:
     from bot.games.store import find_game_row
 
@@ -209,8 +223,7 @@ def test_the_nmr_limit_hands_the_seat_to_the_gm(rc: App) -> None:
     _everyone_but_anna_orders(rc)
     anna = [s for s in game_row(rc).seats if s.name == "anna"][0]
     assert anna.active and anna.player.address == GM
-    sheets = [m for m in mails(rc, GM)
-              if m["Reply-To"] and "anna" in str(m["Reply-To"])]
+    sheets = [m for m in mails(rc, GM) if m["Reply-To"] and "anna" in str(m["Reply-To"])]
     assert sheets, "the GM gets the seat's turn sheet"
     assert "goes to the GM" in str(last(rc, ADDRESS["anna"])["Subject"])
 
@@ -228,8 +241,17 @@ def test_join_to_a_full_sign_up_list_is_refused(gapp: App) -> None:
 
     listed = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(RACECRAFT.max_players))
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="racecraft", name="rc2", players=listed, gm_address=GM,
-                    deadline="48h", signup=True, seed=1)
+        create_game(
+            gapp.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=listed,
+            gm_address=GM,
+            deadline="48h",
+            signup=True,
+            seed=1,
+        )
     stranger_says(gapp, "late@example.net", "JOIN rc2 Late")
     assert "rc2 is full" in str(last(gapp, "late@example.net")["Subject"])
     assert len(game_row(gapp, "rc2").seats) == RACECRAFT.max_players

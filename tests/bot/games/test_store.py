@@ -42,10 +42,13 @@ def test_every_revision_walks_down_and_back_up(db_url: str) -> None:
 
 def _compression(engine: Engine) -> dict[str, str]:
     with engine.connect() as conn:
-        rows = conn.execute(text(
-            "SELECT c.relname || '.' || a.attname, a.attcompression FROM pg_attribute a "
-            "JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname IN ('outbox', 'turn', 'quarantine', 'gm_audit') "
-            "AND a.attnum > 0 AND NOT a.attisdropped"))
+        rows = conn.execute(
+            text(
+                "SELECT c.relname || '.' || a.attname, a.attcompression FROM pg_attribute a "
+                "JOIN pg_class c ON c.oid = a.attrelid WHERE c.relname IN ('outbox', 'turn', 'quarantine', 'gm_audit') "
+                "AND a.attnum > 0 AND NOT a.attisdropped"
+            )
+        )
         return {name: method for name, method in rows}
 
 

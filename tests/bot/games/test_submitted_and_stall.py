@@ -83,8 +83,17 @@ def test_a_stalled_speedphreakz_race_is_reported_to_the_gm_with_the_command_that
     ever. After ten rounds in which no car got nearer the finish the GM is told, with the SET
     that makes the open round the last; sent, it ends the race when that round is resolved."""
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="speedphreakz", name="sp1", players=RACERS[:3], gm_address=GM,
-                    deadline="48h", timezone="UTC", seed=3)
+        create_game(
+            gapp.shell,
+            session,
+            kind="speedphreakz",
+            name="sp1",
+            players=RACERS[:3],
+            gm_address=GM,
+            deadline="48h",
+            timezone="UTC",
+            seed=3,
+        )
     gapp.service.send()
     for turn in range(1, 12):
         gapp.clock.set(START + timedelta(hours=49 * turn))  # type: ignore[attr-defined]

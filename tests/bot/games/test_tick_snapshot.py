@@ -56,12 +56,28 @@ def make_app(tmp_path: Path, db_url: str) -> Iterator[Callable[[AtPoint], App]]:
 
     def build(faults: AtPoint) -> App:
         settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
-        app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-                  inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(), faults=faults,
-                  entropy=SeededEntropy(0))
+        app = App(
+            settings=settings,
+            db=Database(settings.database_url),
+            clock=FakeClock(),
+            renderer=Renderer(),
+            inbox=FakeInbox(max_size=settings.limits.max_mail_bytes),
+            mailer=FakeMailer(),
+            faults=faults,
+            entropy=SeededEntropy(0),
+        )
         with app.db.transaction() as session:
-            G.create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
-                          deadline="48h", timezone="Europe/London", seed=7)
+            G.create_game(
+                app.shell,
+                session,
+                kind="racecraft",
+                name="rc1",
+                players=RACERS,
+                gm_address=GM,
+                deadline="48h",
+                timezone="Europe/London",
+                seed=7,
+            )
         app.service.send()
         apps.append(app)
         return app
@@ -77,7 +93,8 @@ def _past_deadline(app: App) -> None:
 
 @pytest.mark.parametrize("kind", game_names())
 def test_a_turn_worked_out_on_a_snapshot_gives_the_bytes_of_one_resolved_in_its_transaction(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
     """Every mail of whole games (Racecraft to its end), byte for byte, whether each turn is
     written as worked out on the snapshot or worked out again in the writing transaction."""
     fixed_secrets(monkeypatch)
@@ -128,8 +145,7 @@ def test_working_a_turn_out_holds_no_write_lock(make_app: Callable[[AtPoint], Ap
     assert wrote == ["yes"]
 
 
-def test_an_order_entered_while_the_turn_is_worked_out_is_resolved_with_it(
-        make_app: Callable[[AtPoint], App]) -> None:
+def test_an_order_entered_while_the_turn_is_worked_out_is_resolved_with_it(make_app: Callable[[AtPoint], App]) -> None:
     """The GM enters Kelly's orders (ORDER) after the snapshot was read: the turn is worked
     out again in the writing transaction, with them; Kelly is not defaulted (NMR)."""
     app: App | None = None
@@ -145,8 +161,10 @@ def test_an_order_entered_while_the_turn_is_worked_out_is_resolved_with_it(
     with app.db.read() as session:
         turn = session.scalars(select(Turn).where(Turn.number == 1)).one()
         seats = {seat.id: seat for seat in session.scalars(select(Seat))}
-        sources = sorted((seats[s.seat_id].name, s.source, s.text) for s in session.scalars(
-            select(OrderSubmission).where(OrderSubmission.turn_id == turn.id)))
+        sources = sorted(
+            (seats[s.seat_id].name, s.source, s.text)
+            for s in session.scalars(select(OrderSubmission).where(OrderSubmission.turn_id == turn.id))
+        )
         streak = next(seat for seat in seats.values() if seat.name == "kelly").nmr_streak
     assert turn.resolved_at is not None
     # Kelly's GM-entered orders stand; the four others are defaulted ("default"), as the
@@ -156,8 +174,7 @@ def test_an_order_entered_while_the_turn_is_worked_out_is_resolved_with_it(
     assert streak == 0
 
 
-def test_a_turn_resolved_by_another_worker_meanwhile_is_not_resolved_again(
-        make_app: Callable[[AtPoint], App]) -> None:
+def test_a_turn_resolved_by_another_worker_meanwhile_is_not_resolved_again(make_app: Callable[[AtPoint], App]) -> None:
     """mail-interface.md / tick: a turn is resolved at most once. Here the GM's PROCESS
     resolves it after this tick read its snapshot; the tick then writes nothing for it."""
     app: App | None = None
@@ -182,8 +199,17 @@ def test_the_service_hears_of_each_turn_as_it_is_committed(make_app: Callable[[A
     faults = AtPoint(CrashPoint.AFTER_RESOLVE, lambda: None)
     app = make_app(faults)
     with app.db.transaction() as session:
-        G.create_game(app.shell, session, kind="racecraft", name="rc2", players=RACERS, gm_address=GM,
-                      deadline="48h", timezone="Europe/London", seed=8)
+        G.create_game(
+            app.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=RACERS,
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=8,
+        )
     _past_deadline(app)
     heard: list[int] = []
 

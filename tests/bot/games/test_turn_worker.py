@@ -80,9 +80,17 @@ def settings_for(tmp_path: Path, url: str) -> Settings:
 
 
 def make_app(settings: Settings, *, worker: bool, faults: Points | None = None) -> App:
-    return App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-               inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(), entropy=SeededEntropy(0),
-               faults=faults or Points(), turn_worker=ProcessTurnWorker(work_out_in_worker) if worker else G.INLINE)
+    return App(
+        settings=settings,
+        db=Database(settings.database_url),
+        clock=FakeClock(),
+        renderer=Renderer(),
+        inbox=FakeInbox(max_size=settings.limits.max_mail_bytes),
+        mailer=FakeMailer(),
+        entropy=SeededEntropy(0),
+        faults=faults or Points(),
+        turn_worker=ProcessTurnWorker(work_out_in_worker) if worker else G.INLINE,
+    )
 
 
 @pytest.fixture
@@ -98,10 +106,13 @@ def start_games(app: App, kinds: tuple[str, ...] = KINDS) -> list[str]:
     with app.db.transaction() as session:
         for n, kind in enumerate(kinds):
             name = f"g{n}"
-            players = [G.PlayerSpec(f"p{i}", f"{name}-p{i}@example.org", f"Player {i}", "Europe/London")
-                       for i in range(min(find_game(kind).max_players, 5))]
-            G.create_game(app.shell, session, kind=kind, name=name, players=players, gm_address=GM,
-                          deadline="24h", seed=11 + n)
+            players = [
+                G.PlayerSpec(f"p{i}", f"{name}-p{i}@example.org", f"Player {i}", "Europe/London")
+                for i in range(min(find_game(kind).max_players, 5))
+            ]
+            G.create_game(
+                app.shell, session, kind=kind, name=name, players=players, gm_address=GM, deadline="24h", seed=11 + n
+            )
             names.append(name)
     app.service.send()
     return names
@@ -113,8 +124,9 @@ def mail_some_orders(app: App, round_: int) -> None:
     mailer, inbox = app.mailer, app.inbox
     assert isinstance(mailer, FakeMailer) and isinstance(inbox, FakeInbox)
     with app.db.read() as session:
-        open_turns = session.execute(select(Game, Turn).join(Turn, Turn.game_id == Game.id)
-                                     .where(Turn.resolved_at.is_(None)).order_by(Game.id)).all()
+        open_turns = session.execute(
+            select(Game, Turn).join(Turn, Turn.game_id == Game.id).where(Turn.resolved_at.is_(None)).order_by(Game.id)
+        ).all()
         for game, turn in open_turns:
             rules = find_game(game.kind)
             state = rules.load_state(turn.state)
@@ -136,21 +148,26 @@ def play_deadlines(app: App, rounds: int = 3) -> tuple[list[tuple[str, str, byte
         assert app.service.tick(), "turns were due"
         app.service.send()
     with app.db.read() as session:
-        mails = [(row.kind, row.recipient, NORMALISED.sub(rb"\1: -", row.data))
-                 for row in session.scalars(select(Outbox).order_by(Outbox.id))]
+        mails = [
+            (row.kind, row.recipient, NORMALISED.sub(rb"\1: -", row.data))
+            for row in session.scalars(select(Outbox).order_by(Outbox.id))
+        ]
         rows: list[tuple[object, ...]] = [
             (t.game_id, t.number, t.label, t.state, t.state_after, t.events, t.resolved_at, t.deadline)
-            for t in session.scalars(select(Turn).order_by(Turn.id))]
+            for t in session.scalars(select(Turn).order_by(Turn.id))
+        ]
         rows += [(s.game_id, s.name, s.nmr_streak) for s in session.scalars(select(Seat).order_by(Seat.id))]
-        rows += [(s.turn_id, s.seat_id, s.source, s.text) for s in session.scalars(
-            select(OrderSubmission).order_by(OrderSubmission.id))]
+        rows += [
+            (s.turn_id, s.seat_id, s.source, s.text)
+            for s in session.scalars(select(OrderSubmission).order_by(OrderSubmission.id))
+        ]
     return mails, rows
 
 
 @pytest.mark.usefixtures("one_turn_a_chunk")
 def test_turns_worked_out_in_the_worker_give_the_mails_and_rows_worked_out_in_the_service(
-        tmp_path: Path, db_url: str, apps: list[App], monkeypatch: pytest.MonkeyPatch,
-        request: pytest.FixtureRequest) -> None:
+    tmp_path: Path, db_url: str, apps: list[App], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     """Three deadlines of five games of every kind, once worked out in the service and once with
     the worker: every mail byte for byte (Message-ID and Date aside), every turn, seat and order
     row the same."""
@@ -183,7 +200,8 @@ def test_turns_worked_out_in_the_worker_give_the_mails_and_rows_worked_out_in_th
 
 @pytest.mark.usefixtures("one_turn_a_chunk")
 def test_an_order_entered_after_the_worker_worked_out_a_turn_is_resolved_with_it(
-        tmp_path: Path, db_url: str, apps: list[App]) -> None:
+    tmp_path: Path, db_url: str, apps: list[App]
+) -> None:
     """The worker worked g1's turn out (the second WORKED_OUT: the first chunk is the service's);
     then the GM enters p0's orders in every game not yet written. g1's turn is worked out again
     as it is written, with them: p0 is not defaulted there, nor in the games after it."""
@@ -192,8 +210,11 @@ def test_an_order_entered_after_the_worker_worked_out_a_turn_is_resolved_with_it
     def gm_orders() -> None:
         assert app is not None
         with app.db.transaction() as session:
-            open_games = session.scalars(select(Game.name).join(Turn, Turn.game_id == Game.id)
-                                         .where(Turn.resolved_at.is_(None), Turn.number == 1)).all()
+            open_games = session.scalars(
+                select(Game.name)
+                .join(Turn, Turn.game_id == Game.id)
+                .where(Turn.resolved_at.is_(None), Turn.number == 1)
+            ).all()
             assert "g1" in open_games and "g0" not in open_games
             for name in open_games:
                 assert powers.execute_words(app.shell, session, "ORDER", name, ["p0", "USE", "3"], actor=GM).ok
@@ -204,10 +225,16 @@ def test_an_order_entered_after_the_worker_worked_out_a_turn_is_resolved_with_it
     app.clock.advance(hours=25)  # type: ignore[attr-defined]
     assert sorted(app.service.tick()) == [(f"g{n}", 1) for n in range(4)]
     with app.db.read() as session:
-        sources = {(game, seat): source for game, seat, source in session.execute(
-            select(Game.name, Seat.name, OrderSubmission.source)
-            .join(Turn, Turn.id == OrderSubmission.turn_id).join(Game, Game.id == Turn.game_id)
-            .join(Seat, Seat.id == OrderSubmission.seat_id).where(Turn.number == 1))}
+        sources = {
+            (game, seat): source
+            for game, seat, source in session.execute(
+                select(Game.name, Seat.name, OrderSubmission.source)
+                .join(Turn, Turn.id == OrderSubmission.turn_id)
+                .join(Game, Game.id == Turn.game_id)
+                .join(Seat, Seat.id == OrderSubmission.seat_id)
+                .where(Turn.number == 1)
+            )
+        }
     assert isinstance(app.turn_worker, ProcessTurnWorker) and app.turn_worker.worker_pids()
     assert sources[("g0", "p0")] == "default"  # written before the GM's orders
     assert [sources[(g, "p0")] for g in ("g1", "g2", "g3")] == ["gm", "gm", "gm"]
@@ -215,7 +242,8 @@ def test_an_order_entered_after_the_worker_worked_out_a_turn_is_resolved_with_it
 
 @pytest.mark.usefixtures("one_turn_a_chunk")
 def test_a_worker_that_dies_costs_no_turn_and_resolves_none_twice(
-        tmp_path: Path, apps: list[App], caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, apps: list[App], caplog: pytest.LogCaptureFixture
+) -> None:
     """The worker is killed (SIGKILL) after one deadline; at the next, its turns are worked out
     in the service: every turn resolved once, one results mail per player, the failure logged
     once, and the worker not started again."""
@@ -236,8 +264,9 @@ def test_a_worker_that_dies_costs_no_turn_and_resolves_none_twice(
     assert len([r for r in caplog.records if "turn worker failed" in r.getMessage()]) == 1, caplog.text
     assert app.turn_worker.worker_pids() == ()
     with app.db.read() as session:
-        resolved = session.execute(select(Game.name, Turn.number).join(Game, Game.id == Turn.game_id)
-                                   .where(Turn.resolved_at.is_not(None))).all()
+        resolved = session.execute(
+            select(Game.name, Turn.number).join(Game, Game.id == Turn.game_id).where(Turn.resolved_at.is_not(None))
+        ).all()
         results = session.scalars(select(Outbox.recipient).where(Outbox.kind == "results")).all()
     assert sorted(resolved) == sorted((name, n) for name in names for n in (1, 2, 3))
     assert Counter(results) == {f"{name}-p{i}@example.org": 3 for name in names for i in range(5)}
@@ -259,8 +288,11 @@ def test_the_composition_root_gives_a_worker_only_where_one_can_work(tmp_path: P
     ends the worker."""
     base = make_settings(tmp_path)
     on_file = replace(base, database=DatabaseSettings(url=fresh_database("sqlite", tmp_path)))
-    cases = {"file": on_file, "memory": replace(base, database=DatabaseSettings(url="sqlite://")),
-             "off": replace(on_file, schedule=ScheduleSettings(resolve_workers=0))}
+    cases = {
+        "file": on_file,
+        "memory": replace(base, database=DatabaseSettings(url="sqlite://")),
+        "off": replace(on_file, schedule=ScheduleSettings(resolve_workers=0)),
+    }
     kinds = {}
     for name, settings in cases.items():
         with build_app(settings, inbox=FakeInbox(), mailer=FakeMailer()) as app:
@@ -293,8 +325,15 @@ def test_templates_the_service_reloads_are_the_ones_the_worker_renders(tmp_path:
     templates = tmp_path / "templates"
     shutil.copytree(templates_path(), templates)
     settings = settings_for(tmp_path, fresh_database("sqlite", tmp_path))
-    app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(templates),
-              inbox=FakeInbox(), mailer=FakeMailer(), turn_worker=ProcessTurnWorker(work_out_in_worker))
+    app = App(
+        settings=settings,
+        db=Database(settings.database_url),
+        clock=FakeClock(),
+        renderer=Renderer(templates),
+        inbox=FakeInbox(),
+        mailer=FakeMailer(),
+        turn_worker=ProcessTurnWorker(work_out_in_worker),
+    )
     apps.append(app)
     names = start_games(app, ("racecraft",) * 3)
     app.clock.advance(hours=25)  # type: ignore[attr-defined]
@@ -305,7 +344,9 @@ def test_templates_the_service_reloads_are_the_ones_the_worker_renders(tmp_path:
     app.clock.advance(hours=25)  # type: ignore[attr-defined]
     assert len(app.service.tick()) == 3
     with app.db.read() as session:
-        edited = {(row.recipient.split("-")[0], b"Edited after the first deadline." in row.data)
-                  for row in session.scalars(select(Outbox).where(Outbox.kind == "results"))}
+        edited = {
+            (row.recipient.split("-")[0], b"Edited after the first deadline." in row.data)
+            for row in session.scalars(select(Outbox).where(Outbox.kind == "results"))
+        }
     assert isinstance(app.turn_worker, ProcessTurnWorker) and app.turn_worker.worker_pids()
     assert edited == {(name, edit) for name in names for edit in (False, True)}

@@ -53,14 +53,33 @@ def world(rc: App) -> App:
     rc9 of another GM; then every kind of odd mail."""
     shell = rc.shell
     with rc.db.transaction() as session:
-        create_game(shell, session, kind="racecraft", name="rc2", players=seats("s", 2), gm_address=GM,
-                    deadline="48h", signup=True, seed=2)
-        create_game(shell, session, kind="racecraft", name="rc3", players=seats("p"), gm_address=GM,
-                    deadline="48h", seed=3)
-        create_game(shell, session, kind="racecraft", name="rc4", players=seats("f"), gm_address=GM,
-                    deadline="48h", seed=4)
-        create_game(shell, session, kind="racecraft", name="rc9", players=seats("o"), gm_address="other@example.org",
-                    deadline="48h", seed=9)
+        create_game(
+            shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=seats("s", 2),
+            gm_address=GM,
+            deadline="48h",
+            signup=True,
+            seed=2,
+        )
+        create_game(
+            shell, session, kind="racecraft", name="rc3", players=seats("p"), gm_address=GM, deadline="48h", seed=3
+        )
+        create_game(
+            shell, session, kind="racecraft", name="rc4", players=seats("f"), gm_address=GM, deadline="48h", seed=4
+        )
+        create_game(
+            shell,
+            session,
+            kind="racecraft",
+            name="rc9",
+            players=seats("o"),
+            gm_address="other@example.org",
+            deadline="48h",
+            seed=9,
+        )
     rc.service.send()
     gm_says(rc, "PAUSE rc3", game="rc3")
     for _ in range(8):
@@ -72,14 +91,28 @@ def world(rc: App) -> App:
     player_says(rc, "kelly", "USE 11")  # refused
     rc.inbox.deliver(plain_mail("stranger@example.com", BOT, "hi", "what is this?"))  # type: ignore[attr-defined]
     rc.inbox.deliver(plain_mail(ADDRESS["anna"], BOT, "[rc1] orders", "USE 1"))  # type: ignore[attr-defined]
-    rc.inbox.deliver(plain_mail("MAILER-DAEMON@mx.example.com", BOT, "Undelivered Mail Returned to Sender",  # type: ignore[attr-defined]
-                                "Your message could not be delivered."))
+    rc.inbox.deliver(
+        plain_mail(
+            "MAILER-DAEMON@mx.example.com",
+            BOT,
+            "Undelivered Mail Returned to Sender",  # type: ignore[attr-defined]
+            "Your message could not be delivered.",
+        )
+    )
     assert isinstance(rc.mailer, FakeMailer)
     rc.mailer.answers[ADDRESS["roger"]] = SendStatus.PERMANENT
     gm_says(rc, "EXTEND rc1 1h")  # an announcement that fails for roger
     with rc.db.transaction() as session:
-        session.add(Quarantine(mailbox_key="42", message_id="<crash@client.example>", raw=b"",
-                               error="Traceback...\nKeyError: 'boom'", created_at=rc.shell.now(), reported=False))
+        session.add(
+            Quarantine(
+                mailbox_key="42",
+                message_id="<crash@client.example>",
+                raw=b"",
+                error="Traceback...\nKeyError: 'boom'",
+                created_at=rc.shell.now(),
+                reported=False,
+            )
+        )
     cycle(rc)
     return rc
 
@@ -146,8 +179,17 @@ def test_the_digest_follows_the_gms_zone_in_summer(gapp: App) -> None:
 
     gapp.clock.set(datetime(2026, 6, 1, 6, 59, tzinfo=UTC))
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
-                    deadline="48h", timezone="Europe/London", seed=1)
+        create_game(
+            gapp.shell,
+            session,
+            kind="racecraft",
+            name="rc1",
+            players=RACERS,
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=1,
+        )
     assert send(gapp) == 0
     gapp.clock.advance(minutes=1)
     assert send(gapp) == 1
@@ -166,7 +208,6 @@ def test_since_the_last_digest_only_new_things_are_listed(rc: App) -> None:
 
 def test_no_digest_for_a_gm_without_running_games(gapp: App) -> None:
     assert send(gapp, force=True) == 0
-
 
 
 def test_the_digest_says_whether_early_resolution_is_on(world: App) -> None:

@@ -45,12 +45,16 @@ def submissions(app: App, turn_number: int) -> list[tuple[str, str, str]]:
     with app.db.read() as session:
         rows = session.execute(
             select(Seat.name, OrderSubmission.source, OrderSubmission.text)
-            .join(Seat, Seat.id == OrderSubmission.seat_id).join(Turn, Turn.id == OrderSubmission.turn_id)
-            .where(Turn.number == turn_number).order_by(OrderSubmission.id)).all()
+            .join(Seat, Seat.id == OrderSubmission.seat_id)
+            .join(Turn, Turn.id == OrderSubmission.turn_id)
+            .where(Turn.number == turn_number)
+            .order_by(OrderSubmission.id)
+        ).all()
     return [tuple(r) for r in rows]  # type: ignore[misc]
 
 
 # -- deadlines ---------------------------------------------------------------------------------
+
 
 def test_extend_moves_the_deadline_and_tells_every_player_in_their_zone(rc: App) -> None:
     """EXTEND <game> <duration>: the deadline moves, the players are told (each in their own zone),
@@ -88,6 +92,7 @@ def test_deadline_plus_duration_counts_from_now(rc: App) -> None:
 
 
 # -- orders and plots --------------------------------------------------------------------------
+
 
 def test_order_enters_orders_for_a_player_and_they_count(rc: App) -> None:
     """ORDER <game> <seat> <orders>: stored as the GM's, in canonical form, used at resolution."""
@@ -140,6 +145,7 @@ def test_multi_line_orders_are_separated_by_semicolons(rc: App) -> None:
 
 # -- resolving ---------------------------------------------------------------------------------
 
+
 def test_process_resolves_now_with_defaults_for_the_missing(rc: App) -> None:
     """PROCESS <game>: resolve the open turn now; everyone gets results; the GM a summary."""
     player_says(rc, "seb", "USE 2")
@@ -157,8 +163,10 @@ def test_preview_mails_the_gm_only_and_stores_nothing(rc: App) -> None:
 
     def snapshot() -> tuple[object, ...]:
         with rc.db.read() as session:
-            turn_rows = [(t.number, t.state, t.state_after, t.events, t.resolved_at, t.deadline)
-                         for t in session.scalars(select(Turn).order_by(Turn.id))]
+            turn_rows = [
+                (t.number, t.state, t.state_after, t.events, t.resolved_at, t.deadline)
+                for t in session.scalars(select(Turn).order_by(Turn.id))
+            ]
             subs = list(session.execute(select(OrderSubmission.id, OrderSubmission.text)).all())
             seats = list(session.execute(select(Seat.name, Seat.nmr_streak, Seat.gm_plot)).all())
             player_mail = session.scalar(select(func.count()).select_from(Outbox).where(Outbox.recipient != GM))
@@ -176,6 +184,7 @@ def test_preview_mails_the_gm_only_and_stores_nothing(rc: App) -> None:
 
 # -- pause and resume --------------------------------------------------------------------------
 
+
 def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: App) -> None:
     """PAUSE: no resolution while paused, however late; RESUME: a full turn from now."""
     gm_says(rc, "PAUSE rc1")
@@ -192,6 +201,7 @@ def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: App
 
 
 # -- figures -----------------------------------------------------------------------------------
+
 
 def test_set_adjusts_a_figure_of_the_open_turn(rc: App) -> None:
     """SET <game> <seat> <figure> <value>: rules.set_figure on the open turn's state."""
@@ -221,6 +231,7 @@ def test_set_warns_when_orders_on_file_became_illegal(rc: App) -> None:
 
 # -- seats -------------------------------------------------------------------------------------
 
+
 def test_replace_hands_the_seat_to_a_new_player_with_a_fresh_turn_sheet(rc: App) -> None:
     """REPLACE <game> <seat> <address> [name]: the seat keeps its history, the new player gets a
     turn sheet and a new seat password; the old player is told."""
@@ -233,8 +244,12 @@ def test_replace_hands_the_seat_to_a_new_player_with_a_fresh_turn_sheet(rc: App)
     sheet = last(rc, "kim@example.org")
     assert "Turn 1 of 5" in str(sheet["Subject"])
     # A new reply address: the MAC covers the seat's renewed reply salt, so the old one stops working.
-    assert sheet["Reply-To"].addresses[0].addr_spec == signed_address(BOT, "test-site-secret", "rc1", "anna", seat.reply_salt)
-    assert seat.reply_salt and sheet["Reply-To"].addresses[0].addr_spec != signed_address(BOT, "test-site-secret", "rc1", "anna")
+    assert sheet["Reply-To"].addresses[0].addr_spec == signed_address(
+        BOT, "test-site-secret", "rc1", "anna", seat.reply_salt
+    )
+    assert seat.reply_salt and sheet["Reply-To"].addresses[0].addr_spec != signed_address(
+        BOT, "test-site-secret", "rc1", "anna"
+    )
     assert "> USE 4" in body_of(sheet)  # the seat's orders on file stay
     assert "handed your seat" in body_of(last(rc, ADDRESS["anna"]))
     # The new player orders for the seat with the password they were given.
@@ -269,6 +284,7 @@ def test_drop_takes_the_player_out_of_the_race(rc: App) -> None:
 
 
 # -- rollback ------------------------------------------------------------------------------------
+
 
 def test_rollback_restores_the_turn_and_re_resolving_gives_the_same_result(rc: App) -> None:
     """ROLLBACK: the next turn and the defaults go, the resolved turn reopens with its orders;
@@ -328,6 +344,7 @@ def test_rollback_with_nothing_resolved_is_refused(rc: App) -> None:
 
 # -- who may command ------------------------------------------------------------------------------
 
+
 def test_a_player_cannot_give_gm_commands(rc: App) -> None:
     """A GM command from a player is not a GM command: it is read as orders and refused."""
     before = deadline_of(rc)
@@ -342,8 +359,16 @@ def test_the_gm_of_one_game_cannot_command_another(rc: App) -> None:
     happens, and the GM is told the lines were not understood."""
     others = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(5))
     with rc.db.transaction() as session:
-        create_game(rc.shell, session, kind="racecraft", name="rc2", players=others, gm_address="other@example.org",
-                    deadline="48h", seed=3)
+        create_game(
+            rc.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=others,
+            gm_address="other@example.org",
+            deadline="48h",
+            seed=3,
+        )
     rc.service.send()
     before = deadline_of(rc)
     gm_says(rc, "EXTEND rc2 24h\nPAUSE nosuch")
@@ -395,8 +420,12 @@ def test_each_command_of_a_mail_is_confirmed_and_audited(rc: App) -> None:
     before = len(mails(rc, GM))
     mid = gm_says(rc, "PLOT rc1 kelly USE 1\nORDER rc1 seb USE 3\nSET rc1 seb ep 9\nSET rc1 seb ep 99")
     rows = audit(rc)
-    assert [r.command for r in rows] == ["PLOT rc1 kelly USE 1", "ORDER rc1 seb USE 3", "SET rc1 seb ep 9",
-                                         "SET rc1 seb ep 99"]
+    assert [r.command for r in rows] == [
+        "PLOT rc1 kelly USE 1",
+        "ORDER rc1 seb USE 3",
+        "SET rc1 seb ep 9",
+        "SET rc1 seb ep 99",
+    ]
     assert {r.message_id for r in rows} == {mid.strip("<>")}
     assert len(mails(rc, GM)) == before + 1, "one answer to the mail"
     answer = last(rc, GM)
@@ -426,8 +455,16 @@ def test_a_line_for_another_game_next_to_a_valid_command_is_reported_not_dropped
     """product.md: nothing is silently dropped. The valid command is done; the other line comes back."""
     others = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(5))
     with rc.db.transaction() as session:
-        create_game(rc.shell, session, kind="racecraft", name="rc2", players=others, gm_address="other@example.org",
-                    deadline="48h", seed=3)
+        create_game(
+            rc.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=others,
+            gm_address="other@example.org",
+            deadline="48h",
+            seed=3,
+        )
     rc.service.send()
     gm_says(rc, "EXTEND rc1 24h\nPAUSE rc2")
     assert [a.command for a in audit(rc)] == ["EXTEND rc1 24h"]
@@ -459,8 +496,9 @@ def speedphreakz_game(app: App) -> None:
     rules = find_game("speedphreakz")
     players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(rules.min_players))
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM,
-                    deadline="48h", seed=7)
+        create_game(
+            app.shell, session, kind="speedphreakz", name="sp1", players=players, gm_address=GM, deadline="48h", seed=7
+        )
     app.service.send()
 
 
@@ -503,8 +541,12 @@ def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp:
     for _ in range(2):
         gm_says(gapp, "PROCESS sp1", game="sp1")
     with gapp.db.read() as session:
-        used = session.scalars(select(OrderSubmission.text).join(Seat, Seat.id == OrderSubmission.seat_id).where(
-            Seat.name == "p0", OrderSubmission.source == "plot").order_by(OrderSubmission.id)).all()
+        used = session.scalars(
+            select(OrderSubmission.text)
+            .join(Seat, Seat.id == OrderSubmission.seat_id)
+            .where(Seat.name == "p0", OrderSubmission.source == "plot")
+            .order_by(OrderSubmission.id)
+        ).all()
     assert len(used) == 2 and all("F1 F1" in text for text in used), used
     gm_says(gapp, "PLOT sp1 p0 F9 F9", game="sp1")
     assert "[ERROR]" in str(last(gapp, GM)["Subject"]) and game_row(gapp, "sp1").seats[0].gm_plot == "F1 F1"

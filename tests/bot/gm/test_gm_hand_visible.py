@@ -122,7 +122,9 @@ def test_a_confirmation_while_paused_promises_no_deadline_and_the_calendar_follo
     player_says(rc, "seb", "USE 3")
     confirmation = body_of(last(rc, ADDRESS["seb"]))
     assert "The game is paused: no deadline runs" in confirmation
-    assert "resolves as soon as every order is in" not in confirmation and "If nothing else arrives by" not in confirmation
+    assert (
+        "resolves as soon as every order is in" not in confirmation and "If nothing else arrives by" not in confirmation
+    )
     gm_says(rc, "RESUME rc1")
     resumed = last(rc, ADDRESS["kelly"])
     assert "resumes" in str(resumed["Subject"]) and _calendar_methods(resumed) == ["REQUEST"]

@@ -31,8 +31,17 @@ RACECRAFT = find_game("racecraft")
 
 def test_no_line_of_a_gm_side_mail_parses_as_an_order(gapp: App) -> None:
     with gapp.db.transaction() as session:
-        create_game(gapp.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM, deadline="48h",
-                    signup=True, seed=5)
+        create_game(
+            gapp.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=(),
+            gm_address=GM,
+            deadline="48h",
+            signup=True,
+            seed=5,
+        )
     for spec in RACERS:
         stranger_joins(gapp, spec.address, f"JOIN rc2 {spec.name}")
     with gapp.db.transaction() as session:
@@ -55,9 +64,18 @@ def test_no_line_of_a_gm_side_mail_parses_as_an_order(gapp: App) -> None:
     msgs = mails(gapp)
     # The subjects, and the headings of the sections of combined answers (one answer per mail).
     kinds = {str(m["Subject"]) for m in msgs} | {
-        line.strip("- ") for m in msgs for line in body_of(m).splitlines() if line.startswith("--- ")}
-    for expected in ("Welcome", "Reminder", "GM preview", "GM digest", "GM: ROLLBACK done", "reopened",
-                     "Warning", "resigned"):
+        line.strip("- ") for m in msgs for line in body_of(m).splitlines() if line.startswith("--- ")
+    }
+    for expected in (
+        "Welcome",
+        "Reminder",
+        "GM preview",
+        "GM digest",
+        "GM: ROLLBACK done",
+        "reopened",
+        "Warning",
+        "resigned",
+    ):
         assert any(expected in k for k in kinds), f"no {expected!r} mail among {sorted(kinds)}"
     for msg in msgs:
         body = body_of(msg)
@@ -73,8 +91,12 @@ def test_every_reminder_and_announcement_names_the_deadline_in_the_recipients_zo
     gm_says(rc, "DEADLINE rc1 2026-01-09 18:00")
     rc.clock.advance(days=3, hours=9)
     cycle(rc)
-    for seat, text in (("kelly", "Fri 9 Jan 2026 18:00 GMT"), ("seb", "Fri 9 Jan 2026 19:00 CET"),
-                       ("steve", "Fri 9 Jan 2026 13:00 EST"), ("roger", "Sat 10 Jan 2026 05:00 AEDT")):
+    for seat, text in (
+        ("kelly", "Fri 9 Jan 2026 18:00 GMT"),
+        ("seb", "Fri 9 Jan 2026 19:00 CET"),
+        ("steve", "Fri 9 Jan 2026 13:00 EST"),
+        ("roger", "Sat 10 Jan 2026 05:00 AEDT"),
+    ):
         new = [body_of(m) for m in mails(rc, ADDRESS[seat])[-2:]]
         assert all(text in body for body in new), (seat, new)
 
@@ -86,7 +108,7 @@ def test_one_gm_mail_makes_one_mail_to_each_player(rc: App) -> None:
     before = {address: len(mails(rc, address)) for address in ADDRESS.values()}
     gm_says(rc, "EXTEND rc1 24h\nPAUSE rc1")
     for address in ADDRESS.values():
-        new = mails(rc, address)[before[address]:]
+        new = mails(rc, address)[before[address] :]
         assert len(new) == 1, [str(m["Subject"]) for m in new]
         body = body_of(new[0])
         assert "== Deadline extended for Turn 1 of 5: start ==" in body and "== rc1 is paused ==" in body

@@ -46,8 +46,9 @@ RACECRAFT_CORPUS = [
 
 
 @pytest.mark.parametrize(("line", "applied", "offered", "negated", "note"), RACECRAFT_CORPUS)
-def test_racecraft_prose_is_read_as_a_gm_reads_it(line: str, applied: tuple[str, ...], offered: tuple[str, ...],
-                                                    negated: tuple[str, ...], note: bool) -> None:
+def test_racecraft_prose_is_read_as_a_gm_reads_it(
+    line: str, applied: tuple[str, ...], offered: tuple[str, ...], negated: tuple[str, ...], note: bool
+) -> None:
     """Each line of the corpus: what is applied, offered back, never applied, or passed over."""
     (reading,) = _read(RACECRAFT, RC_STATE, "a", line).readings
     assert (reading.applied, reading.offered, reading.negated, reading.note) == (applied, offered, negated, note)
@@ -66,7 +67,7 @@ SC_SEAT = sorted(SPEED_CIRCUIT.expected_players(SC_STATE))[0]
 
 
 def test_speed_circuit_prose_is_read_clause_by_clause() -> None:
-    """"Speed 120, lane B please. Pay wear." (issue 30): three orders, each read and echoed."""
+    """ "Speed 120, lane B please. Pay wear." (issue 30): three orders, each read and echoed."""
     result = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Speed 120, lane B please. Pay wear.")
     (reading,) = result.readings
     assert reading.applied == ("SPEED 120", "LANE B", "PAY WEAR")
@@ -90,6 +91,7 @@ def test_speedphreakz_prose_is_read() -> None:
 
 # -- the mails ---------------------------------------------------------------------------------
 
+
 def _filed(app: App, seat: str) -> list[str]:
     with app.db.read() as session:
         return list(session.scalars(select(OrderSubmission.text).where(OrderSubmission.source == "mail")))
@@ -105,7 +107,7 @@ def test_an_order_in_a_sentence_is_applied_and_the_reading_echoed(rc: App) -> No
 
 
 def test_a_negation_is_never_applied_and_the_answer_says_what_stands(rc: App) -> None:
-    """"I won't use 3": nothing filed; no [ERROR] (nothing asked was refused); the default named."""
+    """ "I won't use 3": nothing filed; no [ERROR] (nothing asked was refused); the default named."""
     player_says(rc, "kelly", "I won't use 3")
     assert _filed(rc, "kelly") == []
     answer = last(rc, ADDRESS["kelly"])

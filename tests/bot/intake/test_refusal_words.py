@@ -15,8 +15,9 @@ def _speed_circuit(tmp_path: Path) -> App:
     app = new_app(tmp_path)
     players = tuple(PlayerSpec(s, f"{s}@example.org", s.title()) for s in ("ann", "bob", "cat"))
     with app.db.transaction() as session:
-        create_game(app.shell, session, kind="speed_circuit", name="sc1", players=players, gm_address=GM,
-                    deadline="48h", seed=3)
+        create_game(
+            app.shell, session, kind="speed_circuit", name="sc1", players=players, gm_address=GM, deadline="48h", seed=3
+        )
     app.service.send()
     return app
 
@@ -29,7 +30,8 @@ def test_an_illegal_line_is_told_apart_from_one_not_understood(tmp_path: Path) -
         assert str(answer["Subject"]).endswith("(2 lines ignored)")
         text = body_of(answer)
         allowed, _, rest = text.partition("Understood, but not allowed now, and ignored:")[2].partition(
-            "Not understood, and ignored:")
+            "Not understood, and ignored:"
+        )
         assert '"BID WEAR 1 SKILL 1"' in allowed and '"FLY AWAY"' not in allowed
         assert '"FLY AWAY"' in rest.split("That set is not complete")[0]
         player_says(app, "bob", "BID WEAR 1 SKILL 1", game="sc1", address="bob@example.org")

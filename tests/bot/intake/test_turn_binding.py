@@ -32,13 +32,18 @@ def _resolve_turn_1(app: App) -> None:
 
 def _steve_orders(app: App) -> list[tuple[int, str]]:
     with app.db.read() as session:
-        return [(t, x) for t, x in session.execute(
-            select(OrderSubmission.turn_id, OrderSubmission.text)
-            .where(OrderSubmission.source == "mail", OrderSubmission.text == "USE 8"))]
+        return [
+            (t, x)
+            for t, x in session.execute(
+                select(OrderSubmission.turn_id, OrderSubmission.text).where(
+                    OrderSubmission.source == "mail", OrderSubmission.text == "USE 8"
+                )
+            )
+        ]
 
 
 def test_a_late_reply_to_the_turn_1_sheet_is_not_taken_for_turn_2(rc: App) -> None:
-    """"After Turn 1 resolved, Steve replied to the Turn 1 sheet ... with USE 8, meant for the
+    """ "After Turn 1 resolved, Steve replied to the Turn 1 sheet ... with USE 8, meant for the
     start. It was silently taken for Turn 2": now nothing is filed, the answer names both turns,
     and a one-tap link carries the same orders for the open turn."""
     sheet = next(m for m in mails(rc, ADDRESS["steve"]) if "Turn 1 of 5" in str(m["Subject"]))
@@ -59,8 +64,15 @@ def test_a_late_reply_to_the_turn_1_sheet_is_not_taken_for_turn_2(rc: App) -> No
         row = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
         assert row is not None and (row.status, row.reason) == ("refused", "answers a resolved turn")
     # The tap: a new mail with the order in its subject, naming no turn: for the open turn.
-    rc.inbox.deliver(plain_mail(ADDRESS["steve"], urllib.parse.unquote(address), "USE 8", "",  # type: ignore[attr-defined]
-                                message_id="<tap@phone.example>"))
+    rc.inbox.deliver(
+        plain_mail(
+            ADDRESS["steve"],
+            urllib.parse.unquote(address),
+            "USE 8",
+            "",  # type: ignore[attr-defined]
+            message_id="<tap@phone.example>",
+        )
+    )
     cycle(rc)
     assert [turn for turn, _ in _steve_orders(rc)] == [turns(rc)[1].id]
 
@@ -78,8 +90,15 @@ def test_the_turn_label_in_a_replys_subject_binds_it_when_the_headers_are_gone(r
     """A client that dropped In-Reply-To and References: the subject still names Turn 1."""
     subject = next(str(m["Subject"]) for m in mails(rc, ADDRESS["steve"]) if "Turn 1 of 5" in str(m["Subject"]))
     _resolve_turn_1(rc)
-    rc.inbox.deliver(plain_mail(ADDRESS["steve"], signed_address(BOT, "test-site-secret", "rc1", "steve"),  # type: ignore[attr-defined]
-                                "Re: " + subject, "USE 8", message_id="<noheaders@x>"))
+    rc.inbox.deliver(
+        plain_mail(
+            ADDRESS["steve"],
+            signed_address(BOT, "test-site-secret", "rc1", "steve"),  # type: ignore[attr-defined]
+            "Re: " + subject,
+            "USE 8",
+            message_id="<noheaders@x>",
+        )
+    )
     cycle(rc)
     assert _steve_orders(rc) == [] and "is over" in str(last(rc, ADDRESS["steve"])["Subject"])
 
@@ -87,8 +106,15 @@ def test_the_turn_label_in_a_replys_subject_binds_it_when_the_headers_are_gone(r
 def test_a_mail_that_names_no_turn_goes_to_the_open_turn(rc: App) -> None:
     """A new mail to the reply address, no reply headers, no turn in its subject: the open turn."""
     _resolve_turn_1(rc)
-    rc.inbox.deliver(plain_mail(ADDRESS["steve"], signed_address(BOT, "test-site-secret", "rc1", "steve"),  # type: ignore[attr-defined]
-                                "my orders", "USE 8", message_id="<fresh@x>"))
+    rc.inbox.deliver(
+        plain_mail(
+            ADDRESS["steve"],
+            signed_address(BOT, "test-site-secret", "rc1", "steve"),  # type: ignore[attr-defined]
+            "my orders",
+            "USE 8",
+            message_id="<fresh@x>",
+        )
+    )
     cycle(rc)
     assert [turn for turn, _ in _steve_orders(rc)] == [turns(rc)[1].id]
 

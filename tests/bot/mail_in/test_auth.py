@@ -60,8 +60,9 @@ def test_only_the_topmost_authentication_results_of_our_server_counts() -> None:
     assert authentication_passes([ours_pass], "mx.example.org", "a@example.com")
     assert not authentication_passes([ours_fail, ours_pass], "mx.example.org", "a@example.com")
     assert not authentication_passes([forged], "mx.example.org", "a@example.com")
-    assert not authentication_passes([forged, ours_pass], "mx.example.org", "a@example.com"), \
+    assert not authentication_passes([forged, ours_pass], "mx.example.org", "a@example.com"), (
         "a header above ours was added after our server: anyone could have written it"
+    )
     aligned = AuthResult("mx.example.org", None, ("mail.example.com",), None)
     unaligned = AuthResult("mx.example.org", None, ("example.net",), None)
     assert authentication_passes([aligned], "mx.example.org", "a@example.com")
@@ -73,6 +74,7 @@ def test_dmarc_pass_counts_only_for_the_from_domain_it_names() -> None:
     """issue 14: ``dmarc=pass header.from=other.domain`` says nothing about a From in another
     domain. DMARC counts only when its header.from is the domain of the From the bot parsed
     (case and a trailing dot aside); a pass that names no domain is not accepted."""
+
     def top(dmarc_from: str | None) -> list[AuthResult]:
         return [AuthResult("mx.example.org", "pass", (), None, dmarc_from=dmarc_from)]
 
@@ -99,6 +101,8 @@ def test_a_misaligned_dmarc_pass_does_not_hide_an_aligned_dkim_pass() -> None:
 
 def test_only_the_topmost_header_counts_for_the_dmarc_domain_too() -> None:
     """A second header of ours (further down, anyone may have written it) cannot supply the domain."""
-    results = [AuthResult("mx.example.org", "pass", (), None, dmarc_from=None),
-               AuthResult("mx.example.org", "pass", (), None, dmarc_from="example.com")]
+    results = [
+        AuthResult("mx.example.org", "pass", (), None, dmarc_from=None),
+        AuthResult("mx.example.org", "pass", (), None, dmarc_from="example.com"),
+    ]
     assert not authentication_passes(results, "mx.example.org", "a@example.com")

@@ -55,7 +55,9 @@ def mail(headers: str, body: str = "USE 2\n") -> bytes:
     return (headers.strip("\n") + "\n\n" + body).replace("\n", "\r\n").encode("utf-8")
 
 
-PLAIN_HEADERS = "From: Roger <roger@example.net>\nTo: flagman@example.org\nSubject: orders\nMessage-ID: <m1@example.net>"
+PLAIN_HEADERS = (
+    "From: Roger <roger@example.net>\nTo: flagman@example.org\nSubject: orders\nMessage-ID: <m1@example.net>"
+)
 
 
 # --- one reply per client style -------------------------------------------------------------
@@ -232,8 +234,7 @@ def test_html_quote_containers_are_removed_before_conversion() -> None:
 def test_html_outlook_border_top_header_block_cuts() -> None:
     """Outlook desktop puts the quoted header block in a border-top div: it and what follows go."""
     markup = (
-        "<p>USE 2</p><div style='border:none;border-top:solid #E1E1E1 1.0pt'><p><b>From:</b> GM</p></div>"
-        "<p>USE 3</p>"
+        "<p>USE 2</p><div style='border:none;border-top:solid #E1E1E1 1.0pt'><p><b>From:</b> GM</p></div><p>USE 3</p>"
     )
     text = html_to_text(markup)
     assert "USE 2" in text and "USE 3" not in text and "From" not in text
@@ -494,9 +495,7 @@ def test_not_a_mail_is_unparseable(raw: bytes) -> None:
 
 def test_deeply_nested_mime_keeps_the_headers() -> None:
     """Thousands of nested multiparts exhaust the stdlib parser: UNPARSEABLE, headers kept."""
-    body = b"".join(
-        b"--b%d\nContent-Type: multipart/mixed; boundary=b%d\n\n" % (i - 1, i) for i in range(1, 3000)
-    )
+    body = b"".join(b"--b%d\nContent-Type: multipart/mixed; boundary=b%d\n\n" % (i - 1, i) for i in range(1, 3000))
     raw = b"From: roger@example.net\nMessage-ID: <deep@x>\nContent-Type: multipart/mixed; boundary=b0\n\n" + body
     inbound = parse_inbound(raw, own_addresses=OWN)
     assert inbound.ignore is IgnoreReason.UNPARSEABLE
@@ -729,8 +728,10 @@ def test_cap_header_section_keeps_the_body(newline: bytes) -> None:
 def test_a_part_with_a_hundred_thousand_fields_is_read() -> None:
     """A MIME part's fields are capped too (the parser keeps the first MAX_HEADER_FIELDS)."""
     fields = "".join(f"X-Pad-{i}: v\n" for i in range(100_000))
-    raw = mail(PLAIN_HEADERS + "\nContent-Type: multipart/mixed; boundary=B",
-               f"--B\n{fields}Content-Type: text/plain\n\nUSE 2\n--B--\n")
+    raw = mail(
+        PLAIN_HEADERS + "\nContent-Type: multipart/mixed; boundary=B",
+        f"--B\n{fields}Content-Type: text/plain\n\nUSE 2\n--B--\n",
+    )
     assert parse_inbound(raw, own_addresses=OWN).text == "USE 2"
 
 
@@ -756,8 +757,12 @@ def test_two_from_fields_are_ambiguous() -> None:
 
 @pytest.mark.parametrize(
     "from_value",
-    ["seb@example.net, mallory@evil.example", "Seb <seb@example.net>, Mallory <mallory@evil.example>",
-     "friends: seb@example.net, mallory@evil.example;", "seb@example.net mallory@evil.example"],
+    [
+        "seb@example.net, mallory@evil.example",
+        "Seb <seb@example.net>, Mallory <mallory@evil.example>",
+        "friends: seb@example.net, mallory@evil.example;",
+        "seb@example.net mallory@evil.example",
+    ],
 )
 def test_a_from_with_several_mailboxes_is_ambiguous(from_value: str) -> None:
     """issue 14: a From with more than one mailbox (RFC 5322 allows it with a Sender) names
@@ -816,8 +821,9 @@ def test_a_hundred_thousand_character_subject_is_capped(encoded: bool) -> None:
     if encoded:
         import base64
 
-        value = "\n ".join("=?utf-8?b?" + base64.b64encode(text[i : i + 12].encode()).decode() + "?="
-                           for i in range(0, len(text), 12))
+        value = "\n ".join(
+            "=?utf-8?b?" + base64.b64encode(text[i : i + 12].encode()).decode() + "?=" for i in range(0, len(text), 12)
+        )
     else:
         value = text
     raw = mail(f"From: roger@example.net\nSubject: {value}")
@@ -841,8 +847,9 @@ def test_a_long_encoded_display_name_is_capped() -> None:
 def test_a_cut_8bit_header_is_still_read_as_utf8() -> None:
     """A raw UTF-8 value cut at the cap does not end in half a character (which would make the
     whole value read as Latin-1)."""
-    inbound = parse_inbound(("From: roger@example.net\nSubject: " + "é" * 20_001 + "\n\nUSE 2\n").encode(),
-                            own_addresses=OWN)
+    inbound = parse_inbound(
+        ("From: roger@example.net\nSubject: " + "é" * 20_001 + "\n\nUSE 2\n").encode(), own_addresses=OWN
+    )
     assert inbound.subject.startswith("éé") and "Ã" not in inbound.subject
 
 

@@ -23,7 +23,6 @@ REPO = Path(__file__).resolve().parents[3]
 CORPUS = Path(os.environ.get("FLAGMAN_EMAIL_CORPUS") or REPO / ".." / "shared" / "email-corpus").resolve()
 
 
-
 @pytest.fixture(autouse=True)
 def _corpus_is_there() -> None:
     if not CORPUS.is_dir():
@@ -34,6 +33,7 @@ def test_the_corpus_is_there_and_has_mail() -> None:
     """Without the corpus the parametrized tests below would have no cases (pytest skips those):
     this one fails instead."""
     assert len(corpus_files()) >= 50, f"the email corpus at {CORPUS} has {len(corpus_files())} files"
+
 
 # The synthetic corpus's bot: its GM address and loop header.
 SYNTHETIC_OWN = ("gm@pbem.example",)
@@ -48,9 +48,7 @@ def corpus_files() -> list[Path]:
     if not CORPUS.is_dir():
         return []
     return sorted(
-        p
-        for p in CORPUS.rglob("*")
-        if p.is_file() and "LICENSES" not in p.parts and not COMPANIONS.search(p.name)
+        p for p in CORPUS.rglob("*") if p.is_file() and "LICENSES" not in p.parts and not COMPANIONS.search(p.name)
     )
 
 

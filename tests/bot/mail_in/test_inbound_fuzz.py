@@ -97,11 +97,11 @@ def mutated_fixture(draw: st.DrawFn) -> bytes:
                         b"=?utf-8?q?=FF=FE?=",
                         b"=?x-unknown?b?////?=",
                         b"\r\n--000000000000abcdef\r\n",
-                        b"Content-Type: multipart/mixed; boundary=\"\"\r\n",
-                        b"charset=\"utf-7\"",
+                        b'Content-Type: multipart/mixed; boundary=""\r\n',
+                        b'charset="utf-7"',
                         b"\r\n\r\n",
-                        b"<blockquote><div class=\"gmail_quote\">",
-                        b"Authentication-Results: ((;;==\"\r\n",
+                        b'<blockquote><div class="gmail_quote">',
+                        b'Authentication-Results: ((;;=="\r\n',
                     ]
                 )
             )
@@ -181,10 +181,35 @@ def test_from_address_agrees_with_getaddresses(name: str, addr: str) -> None:
 # CR LF, controls and bidi overrides, unclosed quotes and comments, long tokens, separators.
 _HOSTILE_TEXT = st.sampled_from(
     [
-        "a", "é", "\u202e", "\u2066", "\x1b[31m", " ", "\t", "=?utf-8?q?=0D=0ABcc:_x@evil.example?=",
-        "=?utf-8?b?AAEC?=", "=?x-unknown?q?abc?=", "=?utf-8?q?", '"', "(", ")", "\\", "<", ">", ",", ";", ":",
-        "@", "seb@example.net", "<mallory@evil.example>", "dmarc=pass", "header.from=example.net",
-        "dkim=pass header.d=example.net", "=", "\u2028", "\x85",
+        "a",
+        "é",
+        "\u202e",
+        "\u2066",
+        "\x1b[31m",
+        " ",
+        "\t",
+        "=?utf-8?q?=0D=0ABcc:_x@evil.example?=",
+        "=?utf-8?b?AAEC?=",
+        "=?x-unknown?q?abc?=",
+        "=?utf-8?q?",
+        '"',
+        "(",
+        ")",
+        "\\",
+        "<",
+        ">",
+        ",",
+        ";",
+        ":",
+        "@",
+        "seb@example.net",
+        "<mallory@evil.example>",
+        "dmarc=pass",
+        "header.from=example.net",
+        "dkim=pass header.d=example.net",
+        "=",
+        "\u2028",
+        "\x85",
     ]
 )
 
@@ -212,11 +237,24 @@ def hostile_mail(draw: st.DrawFn) -> tuple[bytes, int]:
     name = draw(long_text())
     name = encoded(name) if draw(st.booleans()) else name
     for i in range(froms):
-        headers.append(f"From: {name if i == 0 else 'm' + str(i)} <{'seb@example.net' if i == 0 else f'm{i}@evil.example'}>")
+        headers.append(
+            f"From: {name if i == 0 else 'm' + str(i)} <{'seb@example.net' if i == 0 else f'm{i}@evil.example'}>"
+        )
     for _ in range(draw(st.sampled_from([0, 1, 6, 200, 2_000]))):
-        headers.append("Authentication-Results: mx.example.org; " + draw(st.sampled_from(
-            ["dmarc=pass header.from=example.net", "a" * 16_000, "(" * 3_000 + "dkim=pass", 'x="' * 3_000,
-             "dkim=pass header.d=" + "b." * 5_000])))
+        headers.append(
+            "Authentication-Results: mx.example.org; "
+            + draw(
+                st.sampled_from(
+                    [
+                        "dmarc=pass header.from=example.net",
+                        "a" * 16_000,
+                        "(" * 3_000 + "dkim=pass",
+                        'x="' * 3_000,
+                        "dkim=pass header.d=" + "b." * 5_000,
+                    ]
+                )
+            )
+        )
     cc_count = draw(st.sampled_from([0, 10, 1_000, 140_000]))
     per_field = draw(st.sampled_from([cc_count or 1, 100, 1]))
     addresses = [f"u{i}@x{i % 7}.example" for i in range(cc_count)]
@@ -227,7 +265,9 @@ def hostile_mail(draw: st.DrawFn) -> tuple[bytes, int]:
     headers.append("To: flagman+rc1.seb.abcdefghijkl@example.org")
     if draw(st.booleans()):
         headers = list(reversed(headers))
-    raw = ("\r\n".join(headers) + "\r\nMessage-ID: <h@evil.example>\r\n\r\nUSE 2\r\n").encode("utf-8", "surrogateescape")
+    raw = ("\r\n".join(headers) + "\r\nMessage-ID: <h@evil.example>\r\n\r\nUSE 2\r\n").encode(
+        "utf-8", "surrogateescape"
+    )
     return raw, froms
 
 
@@ -259,14 +299,16 @@ def test_long_subjects_and_names_are_one_capped_line(text: str, as_words: bool) 
 
 @FUZZ
 @given(
-    st.lists(st.sampled_from([b"A: 1", b" folded", b"\tfolded", b"X-Long: " + b"z" * 3000, b"", b"no colon"]),
-             max_size=1500),
+    st.lists(
+        st.sampled_from([b"A: 1", b" folded", b"\tfolded", b"X-Long: " + b"z" * 3000, b"", b"no colon"]), max_size=1500
+    ),
     st.sampled_from([b"\r\n", b"\n", b"\r"]),
     st.binary(max_size=300),
     st.integers(0, 300),
 )
-def test_cap_header_section_only_cuts_out_header_lines(lines: list[bytes], newline: bytes, body: bytes,
-                                                       repeat: int) -> None:
+def test_cap_header_section_only_cuts_out_header_lines(
+    lines: list[bytes], newline: bytes, body: bytes, repeat: int
+) -> None:
     """issue 14: the header section is cut to its caps by removing one stretch of it, nothing
     else (lines here are shorter than the byte cap; a longer one would also get a line end):
     what comes before and after the cut is the mail as it was, and a mail within the caps is
@@ -280,13 +322,15 @@ def test_cap_header_section_only_cuts_out_header_lines(lines: list[bytes], newli
     prefix = 0
     while prefix < len(capped) and capped[prefix] == raw[prefix]:
         prefix += 1
-    assert capped[prefix:] == raw[len(raw) - (len(capped) - prefix):], "one stretch removed, the rest intact"
+    assert capped[prefix:] == raw[len(raw) - (len(capped) - prefix) :], "one stretch removed, the rest intact"
 
 
 def test_an_empty_loop_header_is_still_a_printable_detail() -> None:
     """Found by test_mutated_fixtures_never_raise: a loop header cut to its name ("X-Flagman-Loop:"
     and nothing after it) made the detail end in a space; it says "(empty)" instead."""
-    raw = (b"From: Roger Racer <roger@example.net>\r\nTo: flagman@example.org\r\nSubject: x\r\n"
-           b"Message-ID: <loop@example.net>\r\nX-Flagman-Loop:")
+    raw = (
+        b"From: Roger Racer <roger@example.net>\r\nTo: flagman@example.org\r\nSubject: x\r\n"
+        b"Message-ID: <loop@example.net>\r\nX-Flagman-Loop:"
+    )
     inbound = parse_inbound(raw, own_addresses={"flagman@example.org"}, loop_header="X-Flagman-Loop", max_lines=0)
     assert inbound.ignore_detail == "X-Flagman-Loop: (empty)" and printable_line(inbound.ignore_detail)

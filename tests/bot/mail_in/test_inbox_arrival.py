@@ -158,8 +158,10 @@ def test_imapclient_parses_internaldate_with_its_offset_when_not_normalising():
     from imapclient.response_parser import parse_fetch_response
 
     parsed = parse_fetch_response(
-        [b'7 (UID 42 INTERNALDATE "14-Mar-2026 19:59:58 +0200" RFC822.SIZE 60)',
-         b'8 (UID 43 INTERNALDATE "yesterday-ish" RFC822.SIZE 60)'],
+        [
+            b'7 (UID 42 INTERNALDATE "14-Mar-2026 19:59:58 +0200" RFC822.SIZE 60)',
+            b'8 (UID 43 INTERNALDATE "yesterday-ish" RFC822.SIZE 60)',
+        ],
         normalise_times=False,
     )
     assert _received_at(parsed[42][b"INTERNALDATE"]) == AT.replace(microsecond=0)

@@ -53,9 +53,11 @@ def mails(count: int) -> list[RawMail]:
             out.append(RawMail(f"k{n}", None, 20_000_000, headers=b"From: a@players.test\r\n\r\n"))
             continue
         if shape == 4:
-            data = (f"From: Zoë <z{n}@players.test>\r\nTo: {BOT}\r\nSubject: =?utf-8?q?caf=C3=A9?=\r\n"
-                    f"Message-ID: <m{n}@players.test>\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
-                    "<p>USE 3</p><blockquote>USE 5</blockquote>").encode()
+            data = (
+                f"From: Zoë <z{n}@players.test>\r\nTo: {BOT}\r\nSubject: =?utf-8?q?caf=C3=A9?=\r\n"
+                f"Message-ID: <m{n}@players.test>\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+                "<p>USE 3</p><blockquote>USE 5</blockquote>"
+            ).encode()
         else:
             extra = {1: {"Auto-Submitted": "auto-replied"}, 3: {"X-Flagman-Loop": "1"}}.get(shape, {})
             sender = BOT if shape == 3 else f"p{n}@players.test"
@@ -87,8 +89,9 @@ def test_a_small_batch_is_parsed_here_without_starting_a_worker(worker: WorkerPa
     assert worker.worker_pids() == ()
 
 
-def test_a_worker_that_dies_loses_no_mail_and_is_not_used_again(worker: WorkerParser,
-                                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_a_worker_that_dies_loses_no_mail_and_is_not_used_again(
+    worker: WorkerParser, caplog: pytest.LogCaptureFixture
+) -> None:
     batch = mails(2 * MIN_WORKER_BATCH)
     expected = parse_batch(unparsed(batch), OPTIONS)
     assert worker.parse(batch, OPTIONS) == expected
@@ -124,16 +127,35 @@ def _handled(tmp_path: Path, parser_name: str) -> tuple[list[tuple[str, str, str
     root = tmp_path / parser_name
     root.mkdir()
     settings = make_settings(root)
-    settings = replace(settings, inbox=replace(settings.inbox, batch_size=10),
-                       database=DatabaseSettings(url=fresh_database("sqlite", root)))
+    settings = replace(
+        settings,
+        inbox=replace(settings.inbox, batch_size=10),
+        database=DatabaseSettings(url=fresh_database("sqlite", root)),
+    )
     parser = WorkerParser() if parser_name == "worker" else InlineParser()
     inbox = FakeInbox(max_size=settings.limits.max_mail_bytes)
-    app = App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-              inbox=inbox, mailer=FakeMailer(), parser=parser)
+    app = App(
+        settings=settings,
+        db=Database(settings.database_url),
+        clock=FakeClock(),
+        renderer=Renderer(),
+        inbox=inbox,
+        mailer=FakeMailer(),
+        parser=parser,
+    )
     with app:
         with app.db.transaction() as session:
-            create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM,
-                        deadline="48h", timezone="Europe/London", seed=7)
+            create_game(
+                app.shell,
+                session,
+                kind="racecraft",
+                name="rc1",
+                players=RACERS,
+                gm_address=GM,
+                deadline="48h",
+                timezone="Europe/London",
+                seed=7,
+            )
         for n in range(60):
             racer = RACERS[n % len(RACERS)]
             text = ["HELP", "STATUS rc1", f"USE {n % 5}", "USE 99", "WHAT"][n % 5]
@@ -143,7 +165,10 @@ def _handled(tmp_path: Path, parser_name: str) -> tuple[list[tuple[str, str, str
         if parser_name == "worker":
             assert isinstance(parser, WorkerParser) and parser.worker_pids(), "the worker parsed the batches read ahead"
         with app.db.read() as session:
-            inbound = [(m.message_id, m.status, m.detail) for m in session.scalars(select(InboundMessage).order_by(InboundMessage.id))]
+            inbound = [
+                (m.message_id, m.status, m.detail)
+                for m in session.scalars(select(InboundMessage).order_by(InboundMessage.id))
+            ]
             outbox = [(o.recipient, o.subject) for o in session.scalars(select(Outbox).order_by(Outbox.id))]
         return inbound, outbox, len(inbox.folders[Folder.PROCESSED])
 
@@ -165,7 +190,7 @@ def test_parse_workers_is_a_setting_with_a_range() -> None:
         validate(replace(settings, inbox=replace(settings.inbox, parse_workers=-1)))
 
 
-OWNER = '''
+OWNER = """
 import sys, time
 if __name__ == "__main__":
     from bot.mail_in.parse_worker import WorkerParser
@@ -174,7 +199,7 @@ if __name__ == "__main__":
     parser.parse(mails(10), OPTIONS)
     print(" ".join(map(str, parser.worker_pids())), flush=True)
     time.sleep(600)
-'''
+"""
 
 
 def _running(pid: int) -> bool:
@@ -190,8 +215,13 @@ def test_the_worker_ends_when_the_service_is_killed(tmp_path: Path) -> None:
     sees its owner gone and ends (it would otherwise wait forever for the next batch)."""
     script = tmp_path / "owner.py"
     script.write_text(OWNER)
-    owner = subprocess.Popen([sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, text=True,
-                             env={**os.environ, "PYTHONPATH": str(REPO)})
+    owner = subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     try:
         assert owner.stdout is not None
         pids = [int(pid) for pid in owner.stdout.readline().split()]

@@ -77,7 +77,11 @@ def test_the_turn_sheet_carries_the_deadline_in_the_recipients_zone(rc: App) -> 
         assert start == deadline.replace(tzinfo=UTC) and start.utcoffset() == timedelta(0)
         local = start.astimezone(ZoneInfo(ZONES[seat]))
         shown = format_local(start, ZONES[seat])
-        assert f"{local:%H:%M}" in shown and shown in str(event["DESCRIPTION"]) and ZONES[seat] in str(event["DESCRIPTION"])
+        assert (
+            f"{local:%H:%M}" in shown
+            and shown in str(event["DESCRIPTION"])
+            and ZONES[seat] in str(event["DESCRIPTION"])
+        )
         assert int(event["SEQUENCE"]) == 0 and event.decoded("DTSTAMP") == START
         assert str(event["ORGANIZER"]) == "mailto:flagman@example.org"
         attendee = event["ATTENDEE"]
@@ -203,42 +207,76 @@ def test_any_text_round_trips_through_a_calendar_reader(summary: str, name: str)
     """Property: escaping (RFC 5545 3.3.11) and folding at 75 octets (3.1) keep any summary and
     name readable: the parsed text is ours (control characters dropped), every line <= 75
     octets, CRLF line ends."""
-    event = ical.DeadlineEvent(uid="u@x", sequence=3, stamp=START, deadline=START + timedelta(days=2),
-                               summary=summary, description=summary * 3, organizer="flagman@x.test",
-                               organizer_name=name, attendee="p@x.test", attendee_name=name,
-                               alarms=(timedelta(hours=2),))
+    event = ical.DeadlineEvent(
+        uid="u@x",
+        sequence=3,
+        stamp=START,
+        deadline=START + timedelta(days=2),
+        summary=summary,
+        description=summary * 3,
+        organizer="flagman@x.test",
+        organizer_name=name,
+        attendee="p@x.test",
+        attendee_name=name,
+        alarms=(timedelta(hours=2),),
+    )
     text = ical.to_ics(event)
     lines = text.split("\r\n")
     assert lines[-1] == "" and all(len(line.encode()) <= 75 for line in lines)
     parsed = event_of(icalendar.Calendar.from_ical(text))
-    expected = "".join(c for c in summary.replace("\r\n", "\n").replace("\r", "\n") if c == "\n" or (c >= " " and c != "\x7f"))
+    expected = "".join(
+        c for c in summary.replace("\r\n", "\n").replace("\r", "\n") if c == "\n" or (c >= " " and c != "\x7f")
+    )
     assert str(parsed["SUMMARY"]) == expected
     assert int(parsed["SEQUENCE"]) == 3 and parsed.decoded("DTSTART") == START + timedelta(days=2)
 
 
 def _settings() -> object:
-    return parse_settings({"bot": {"address": "flagman@bench.test", "name": "Flagman"}},
-                          env={"FLAGMAN_SECRET": "x"}, base_dir=Path("."), source="test")
+    return parse_settings(
+        {"bot": {"address": "flagman@bench.test", "name": "Flagman"}},
+        env={"FLAGMAN_SECRET": "x"},
+        base_dir=Path("."),
+        source="test",
+    )
 
 
 @pytest.mark.parametrize("html", [False, True])
 @pytest.mark.parametrize("count", [1, 2])
-def test_a_mail_with_calendars_is_the_same_on_the_fast_path_and_the_stdlibs(monkeypatch: pytest.MonkeyPatch,
-                                                                          html: bool, count: int) -> None:
+def test_a_mail_with_calendars_is_the_same_on_the_fast_path_and_the_stdlibs(
+    monkeypatch: pytest.MonkeyPatch, html: bool, count: int
+) -> None:
     """compose writes the plain headers itself (bench: deadline); with calendar parts the bytes
     equal the stdlib's composition, and the stdlib parses them back into the parts."""
     settings = _settings()
     now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
-    event = ical.DeadlineEvent(uid="u@x", sequence=0, stamp=now, deadline=now + timedelta(days=1), summary="rc1: due",
-                               description="Ünïcode ✓", organizer="flagman@bench.test", organizer_name="Flagman",
-                               attendee="p@x.test", attendee_name="P")
+    event = ical.DeadlineEvent(
+        uid="u@x",
+        sequence=0,
+        stamp=now,
+        deadline=now + timedelta(days=1),
+        summary="rc1: due",
+        description="Ünïcode ✓",
+        organizer="flagman@bench.test",
+        organizer_name="Flagman",
+        attendee="p@x.test",
+        attendee_name="P",
+    )
     parts = tuple(ical.part(event, f"t{i}.ics") for i in range(count))
-    body = mailout.HtmlBody("<p>hi ✓</p>", (mailout.InlineImage("pic@x", b"\x89PNG" * 40, "race.png"),)) if html else None
+    body = (
+        mailout.HtmlBody("<p>hi ✓</p>", (mailout.InlineImage("pic@x", b"\x89PNG" * 40, "race.png"),)) if html else None
+    )
 
     def make() -> bytes:
         monkeypatch.setattr(mailout.secrets, "token_hex", lambda n: "0" * 16)
-        return mailout.compose(settings, now, kind="turn_sheet", to=mailout.Recipient("p@x.test", "P"),  # type: ignore[arg-type]
-                               rendered=RenderedMail("[rc1] Turn 1", "Hello ✓\n"), html=body, calendars=parts)[2]
+        return mailout.compose(
+            settings,
+            now,
+            kind="turn_sheet",
+            to=mailout.Recipient("p@x.test", "P"),  # type: ignore[arg-type]
+            rendered=RenderedMail("[rc1] Turn 1", "Hello ✓\n"),
+            html=body,
+            calendars=parts,
+        )[2]
 
     fast = make()
     with monkeypatch.context() as m:
@@ -256,6 +294,7 @@ def test_a_mail_with_calendars_is_the_same_on_the_fast_path_and_the_stdlibs(monk
 
 def test_uids_are_stable_and_differ_by_game_and_turn() -> None:
     """One UID per game and turn; the game's id is in it (a later game may reuse a name)."""
+
     class G:
         def __init__(self, id_: int, name: str) -> None:
             self.id, self.name = id_, name
@@ -278,15 +317,20 @@ def test_a_calendar_clients_answer_to_the_invitation_is_never_answered(rc: App) 
     answer["From"], answer["To"] = ADDRESS["kelly"], "flagman@example.org"
     answer["Subject"], answer["Message-ID"] = f"Accepted: {event['SUMMARY']}", "<accept@calendar.example>"
     answer.set_content("Kelly has accepted this invitation.")
-    reply = ("BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//client//EN\r\nMETHOD:REPLY\r\nBEGIN:VEVENT\r\n"
-             f"UID:{event['UID']}\r\nDTSTAMP:20260105T100000Z\r\nATTENDEE;PARTSTAT=ACCEPTED:mailto:{ADDRESS['kelly']}\r\n"
-             "END:VEVENT\r\nEND:VCALENDAR\r\n")
+    reply = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//client//EN\r\nMETHOD:REPLY\r\nBEGIN:VEVENT\r\n"
+        f"UID:{event['UID']}\r\nDTSTAMP:20260105T100000Z\r\nATTENDEE;PARTSTAT=ACCEPTED:mailto:{ADDRESS['kelly']}\r\n"
+        "END:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
     answer.add_alternative(reply, subtype="calendar", params={"method": "REPLY"})
     before = len(mails(rc))
     rc.inbox.deliver(answer.as_bytes())  # type: ignore[attr-defined]
     no_param = plain_mail(ADDRESS["seb"], "flagman@example.org", "Declined", "no")
-    rc.inbox.deliver(no_param.replace(b"Content-Type: text/plain", b"Content-Type: text/calendar")  # type: ignore[attr-defined]
-                     .replace(b"\n\nno", b"\n\nBEGIN:VCALENDAR\r\nMETHOD:COUNTER\r\nEND:VCALENDAR"))
+    rc.inbox.deliver(
+        no_param.replace(b"Content-Type: text/plain", b"Content-Type: text/calendar").replace(  # type: ignore[attr-defined]
+            b"\n\nno", b"\n\nBEGIN:VCALENDAR\r\nMETHOD:COUNTER\r\nEND:VCALENDAR"
+        )
+    )
     cycle(rc)
     assert len(mails(rc)) == before
     with rc.db.read() as session:

@@ -110,8 +110,11 @@ def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(a
     run_turns(app)
     rules = find_game(kind)
     with app.db.read() as session:
-        states = [rules.load_state(t.state) for t in session.scalars(select(Turn).order_by(Turn.number))
-                  if "p0" in rules.expected_players(rules.load_state(t.state))]
+        states = [
+            rules.load_state(t.state)
+            for t in session.scalars(select(Turn).order_by(Turn.number))
+            if "p0" in rules.expected_players(rules.load_state(t.state))
+        ]
     assert states
     checked = 0
     for msg in mails(app):
@@ -196,8 +199,9 @@ def test_private_lines_only_in_their_owners_html(app: App, kind: str, monkeypatc
 
 
 @pytest.mark.parametrize("kind", game_names())
-def test_a_turn_picture_is_drawn_once_and_the_same_bytes_go_to_everyone(app: App, kind: str,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_turn_picture_is_drawn_once_and_the_same_bytes_go_to_everyone(
+    app: App, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """issue 11 (performance): one picture per game per turn, reused for every mail of the turn."""
     calls: list[str] = []
     draw = pictures.draw
@@ -248,19 +252,27 @@ def test_compose_keeps_the_text_part_and_adds_html_only_when_given() -> None:
     settings = Settings()
     now = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
     rendered = RenderedMail("Results", "Hello =\u00e9t\u00e9=\n" + "x" * 100 + "\n")
-    _, _, plain = mailout.compose(settings, now, kind="results", to=mailout.Recipient("a@example.org"), rendered=rendered)
+    _, _, plain = mailout.compose(
+        settings, now, kind="results", to=mailout.Recipient("a@example.org"), rendered=rendered
+    )
     msg = message_from_bytes(plain, policy=policy.default)
     assert msg.get_content_type() == "text/plain" and not msg.is_multipart()
     png = pictures.draw("racecraft", pictures.Scene(({"table": [], "standings": []},)))
     assert png is not None
     markup = '<p>\u00c9t\u00e9 =3D "x"  \n<img src="cid:p@example.org" alt="x">' + "<b>long</b> " * 40 + "</p>\n"
     body = mailout.HtmlBody(markup, (mailout.InlineImage("p@example.org", png.png, "p.png"),))
-    _, _, both = mailout.compose(settings, now, kind="results", to=mailout.Recipient("a@example.org"),
-                                 rendered=rendered, html=body)
+    _, _, both = mailout.compose(
+        settings, now, kind="results", to=mailout.Recipient("a@example.org"), rendered=rendered, html=body
+    )
     assert _encoded_text_part(both) == _encoded_text_part(plain)
     msg = message_from_bytes(both, policy=policy.default)
     assert [p.get_content_type() for p in msg.walk()] == [
-        "multipart/alternative", "text/plain", "multipart/related", "text/html", "image/png"]
+        "multipart/alternative",
+        "text/plain",
+        "multipart/related",
+        "text/html",
+        "image/png",
+    ]
     image = next(p for p in msg.walk() if p.get_content_type() == "image/png")
     assert image["Content-ID"] == "<p@example.org>" and image.get_content() == png.png
     # (The wire has CRLF line ends, which the stdlib parser keeps in decoded text.)

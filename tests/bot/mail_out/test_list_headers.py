@@ -116,8 +116,13 @@ def test_the_code_is_the_proof_whoever_sends_it_and_the_answer_goes_to_the_seat(
     to the sender."""
     rc.clock.set(START + timedelta(hours=24))
     cycle(rc)
-    rc.inbox.deliver(unsubscribe_mail(reminders(rc, "steve")[-1], "other@elsewhere.example",  # type: ignore[attr-defined]
-                                      "<unsub-2@client.example>"))
+    rc.inbox.deliver(
+        unsubscribe_mail(
+            reminders(rc, "steve")[-1],
+            "other@elsewhere.example",  # type: ignore[attr-defined]
+            "<unsub-2@client.example>",
+        )
+    )
     cycle(rc)
     assert mails(rc, "other@elsewhere.example") == []
     assert "Reminders off" in str(mails(rc, ADDRESS["steve"])[-1]["Subject"])
@@ -136,8 +141,15 @@ def test_a_code_changed_or_of_a_seat_handed_on_stops_nothing(rc: App) -> None:
     code = lists.code_in_subject(urllib.parse.unquote(str(reminder["List-Unsubscribe"])))
     assert code is not None
     forged = code[:-1] + ("a" if code[-1] != "a" else "b")
-    rc.inbox.deliver(plain_mail(ADDRESS["roger"], BOT, f"unsubscribe {forged}", "",  # type: ignore[attr-defined]
-                                message_id="<forged@client.example>"))
+    rc.inbox.deliver(
+        plain_mail(
+            ADDRESS["roger"],
+            BOT,
+            f"unsubscribe {forged}",
+            "",  # type: ignore[attr-defined]
+            message_id="<forged@client.example>",
+        )
+    )
     cycle(rc)
     gm_says(rc, "REPLACE rc1 roger rita@example.org Rita")
     rc.inbox.deliver(unsubscribe_mail(reminder, ADDRESS["roger"], "<old@client.example>"))  # type: ignore[attr-defined]
@@ -153,8 +165,17 @@ def test_an_observer_copys_unsubscribe_stops_that_games_copies_to_that_address(r
     with rc.db.transaction() as session:
         from bot.games.turns import create_game
 
-        create_game(rc.shell, session, kind="racecraft", name="rc2", players=gm_helpers.RACERS, gm_address=GM,
-                    deadline="48h", timezone="Europe/London", seed=8)
+        create_game(
+            rc.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=gm_helpers.RACERS,
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=8,
+        )
     observe(rc, WATCHER)
     observe(rc, WATCHER, "rc2")
     observe(rc, "other@fans.example")
@@ -185,11 +206,16 @@ def test_a_body_line_unsubscribe_does_the_same(rc: App) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(game=st.from_regex(r"[a-z0-9][a-z0-9_-]{0,29}", fullmatch=True),
-       seat=st.from_regex(r"[a-z0-9][a-z0-9_-]{0,29}", fullmatch=True),
-       player=st.integers(1, 10**6), salt=st.text(max_size=12), address=st.emails())
-def test_each_code_names_one_stream_and_verifies_for_it_alone(game: str, seat: str, player: int, salt: str,
-                                                             address: str) -> None:
+@given(
+    game=st.from_regex(r"[a-z0-9][a-z0-9_-]{0,29}", fullmatch=True),
+    seat=st.from_regex(r"[a-z0-9][a-z0-9_-]{0,29}", fullmatch=True),
+    player=st.integers(1, 10**6),
+    salt=st.text(max_size=12),
+    address=st.emails(),
+)
+def test_each_code_names_one_stream_and_verifies_for_it_alone(
+    game: str, seat: str, player: int, salt: str, address: str
+) -> None:
     """Property: a code parses back to its stream, verifies for its own recipient only (another
     player, another salt, another address, another secret: no), and fits in a subject."""
     code = lists.reminders_code(SECRET, game, seat, player, salt)

@@ -36,8 +36,15 @@ MAILTO = re.compile(r"mailto:[A-Za-z0-9._~%-]+@[A-Za-z0-9._~%-]+\?subject=[A-Za-
 
 def reply(app: App, seat: str, subject: str, text: str = "", *, n: list[int] = [0]) -> None:  # noqa: B006 - a counter
     n[0] += 1
-    app.inbox.deliver(plain_mail(ADDRESS[seat], signed_address(BOT, "test-site-secret", "rc1", seat), subject, text,  # type: ignore[attr-defined]
-                                 message_id=f"<tap-{n[0]}@phone.example>"))
+    app.inbox.deliver(
+        plain_mail(
+            ADDRESS[seat],
+            signed_address(BOT, "test-site-secret", "rc1", seat),
+            subject,
+            text,  # type: ignore[attr-defined]
+            message_id=f"<tap-{n[0]}@phone.example>",
+        )
+    )
     cycle(app)
 
 
@@ -128,8 +135,11 @@ def test_every_racecraft_link_decodes_to_a_legal_order(seed: int, turns_played: 
     for n in range(turns_played):
         if rules.is_finished(state) or not rules.expected_players(state):
             break
-        orders = {p: rules.parse_orders(state, p, chooser.choice([f"USE {chooser.randint(0, 3)}", "CRUISE"])).orders
-                  or rules.default_orders(state, p) for p in rules.expected_players(state)}
+        orders = {
+            p: rules.parse_orders(state, p, chooser.choice([f"USE {chooser.randint(0, 3)}", "CRUISE"])).orders
+            or rules.default_orders(state, p)
+            for p in rules.expected_players(state)
+        }
         state = rules.resolve(state, orders, turn_rng(seed, n + 1)).state
     for player in players:
         count = _every_link_is_a_legal_order(rules, state, player)
@@ -143,8 +153,9 @@ def test_every_racecraft_link_decodes_to_a_legal_order(seed: int, turns_played: 
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31), players=st.integers(2, 5), turns_played=st.integers(1, 8))
-def test_every_speed_circuit_link_decodes_to_a_legal_plot_with_its_cost(seed: int, players: int,
-                                                                        turns_played: int) -> None:
+def test_every_speed_circuit_link_decodes_to_a_legal_plot_with_its_cost(
+    seed: int, players: int, turns_played: int
+) -> None:
     """Property: each legal speed of the seat's options is offered once, its label the cost the
     options give for its cheapest path ("free", "1 wear", ...), its link a legal plot; a car
     in the pits is offered every speed it may plot there (0 to the pit limit)."""
@@ -226,7 +237,10 @@ def test_no_subject_of_the_bots_mail_is_read_as_orders(tmp_path: Path) -> None:
                 for state in states:
                     for seat in rules.expected_players(state):
                         parsed = rules.parse_orders(state, seat, text)
-                        assert not parsed.orders and all(p.kind.value == "invalid" for p in parsed.problems), \
-                            (kind, subject, parsed)
+                        assert not parsed.orders and all(p.kind.value == "invalid" for p in parsed.problems), (
+                            kind,
+                            subject,
+                            parsed,
+                        )
         finally:
             app.close()

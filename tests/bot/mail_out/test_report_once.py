@@ -39,11 +39,20 @@ NORMALISED = re.compile(rb"^(Message-ID|Date|In-Reply-To|References): .*$", re.M
 
 def _app(tmp_path: Path, public_url: str) -> App:
     settings = make_settings(tmp_path)
-    settings = replace(settings, database=DatabaseSettings(url=fresh_database("sqlite", tmp_path)),
-                       bot=replace(settings.bot, public_url=public_url))
-    return App(settings=settings, db=Database(settings.database_url), clock=FakeClock(), renderer=Renderer(),
-               inbox=FakeInbox(max_size=settings.limits.max_mail_bytes), mailer=FakeMailer(),
-               entropy=SeededEntropy(0))
+    settings = replace(
+        settings,
+        database=DatabaseSettings(url=fresh_database("sqlite", tmp_path)),
+        bot=replace(settings.bot, public_url=public_url),
+    )
+    return App(
+        settings=settings,
+        db=Database(settings.database_url),
+        clock=FakeClock(),
+        renderer=Renderer(),
+        inbox=FakeInbox(max_size=settings.limits.max_mail_bytes),
+        mailer=FakeMailer(),
+        entropy=SeededEntropy(0),
+    )
 
 
 def play(tmp_path: Path, kind: str, public_url: str = "") -> list[tuple[str, bytes]]:
@@ -52,10 +61,14 @@ def play(tmp_path: Path, kind: str, public_url: str = "") -> list[tuple[str, byt
     app = _app(tmp_path, public_url)
     try:
         rules = find_game(kind)
-        players = [PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i} <&>", ZONES[i % len(ZONES)])
-                   for i in range(min(rules.max_players, 5))]
+        players = [
+            PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i} <&>", ZONES[i % len(ZONES)])
+            for i in range(min(rules.max_players, 5))
+        ]
         with app.db.transaction() as session:
-            create_game(app.shell, session, kind=kind, name="g1", players=players, gm_address=GM, deadline="24h", seed=11)
+            create_game(
+                app.shell, session, kind=kind, name="g1", players=players, gm_address=GM, deadline="24h", seed=11
+            )
         app.service.send()
         mailer, inbox = app.mailer, app.inbox
         assert isinstance(mailer, FakeMailer) and isinstance(inbox, FakeInbox)
@@ -68,14 +81,18 @@ def play(tmp_path: Path, kind: str, public_url: str = "") -> list[tuple[str, byt
             for i, seat in enumerate(sorted(rules.expected_players(state))):
                 text = rules.format_orders(rules.default_orders(state, seat))
                 if (i + round_) % 3 and text.strip():  # the others are defaulted (NMR)
-                    inbox.deliver(reply_to(mailer.messages(f"{seat}@example.org")[-1], text, sender=f"{seat}@example.org"))
+                    inbox.deliver(
+                        reply_to(mailer.messages(f"{seat}@example.org")[-1], text, sender=f"{seat}@example.org")
+                    )
             app.service.poll()
             app.clock.advance(hours=25)  # type: ignore[attr-defined]
             app.service.tick()
             app.service.send()
         with app.db.read() as session:
-            return [(row.kind, NORMALISED.sub(rb"\1: -", row.data))
-                    for row in session.scalars(select(Outbox).order_by(Outbox.id))]
+            return [
+                (row.kind, NORMALISED.sub(rb"\1: -", row.data))
+                for row in session.scalars(select(Outbox).order_by(Outbox.id))
+            ]
     finally:
         app.close()
 
@@ -91,11 +108,14 @@ class OwnReport:
     imported into the mail's template and applied to the mail's own view."""
 
     def __init__(self, renderer: Renderer, view: Any) -> None:
-        self.text = renderer.env.from_string(
-            '{% import "_common/_macros.txt" as m %}{{ m.report(view) }}').render(view=view)
-        self.html = Markup(renderer.env.from_string(
-            '{% autoescape true %}{% import "_common/_macros.html" as m %}{{ m.report(view) }}{% endautoescape %}'
-        ).render(view=view))
+        self.text = renderer.env.from_string('{% import "_common/_macros.txt" as m %}{{ m.report(view) }}').render(
+            view=view
+        )
+        self.html = Markup(
+            renderer.env.from_string(
+                '{% autoescape true %}{% import "_common/_macros.html" as m %}{{ m.report(view) }}{% endautoescape %}'
+            ).render(view=view)
+        )
 
 
 def per_mail(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
@@ -118,7 +138,8 @@ def per_mail(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
 
 @pytest.mark.parametrize("kind", game_names())
 def test_the_shared_public_block_gives_the_bytes_of_each_mail_rendering_its_own(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
     public_url = "https://races.example.org/" if kind == "racecraft" else ""
     fixed_secrets(monkeypatch)
     shared = play(tmp_path / "shared", kind, public_url)
@@ -142,8 +163,9 @@ def test_the_shared_public_block_gives_the_bytes_of_each_mail_rendering_its_own(
 
 
 @pytest.mark.parametrize("kind", game_names())
-def test_the_public_block_is_made_once_per_game_and_turn(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         kind: str) -> None:
+def test_the_public_block_is_made_once_per_game_and_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
     made: list[int] = []
     original = PublicReport.__init__
 

@@ -20,8 +20,10 @@ TURNS = 6
 
 def play_by_deadlines(app: App, kind: str) -> list[EmailMessage]:
     rules = find_game(kind)
-    players = [PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i}", "America/Chicago" if i % 2 else "Asia/Tokyo")
-               for i in range(rules.min_players)]
+    players = [
+        PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i}", "America/Chicago" if i % 2 else "Asia/Tokyo")
+        for i in range(rules.min_players)
+    ]
     with app.db.transaction() as session:
         create_game(app.shell, session, kind=kind, name="g1", players=players, gm_address=GM, deadline="24h", seed=3)
     app.service.send()

@@ -87,6 +87,7 @@ def tamper(url: str, number: int, field: str, change) -> None:  # noqa: ANN001
 
 # -- export --------------------------------------------------------------------------------
 
+
 def test_export_holds_every_turn_state_order_event_and_seed(site: Path) -> None:
     """The export has every turn with its seed, states, orders (the NMR default too) and events."""
     data = json.loads(export_text(url_of(site)))
@@ -123,6 +124,7 @@ def test_export_cli_writes_the_same_json(site: Path, capsys: pytest.CaptureFixtu
 
 # -- replay --------------------------------------------------------------------------------
 
+
 def test_replay_of_a_finished_game_finds_no_difference(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Rules are pure functions of (state, orders, seed): every stored turn replays exactly."""
     results = replay(url_of(site))
@@ -149,6 +151,7 @@ def test_replay_reports_a_tampered_stored_state(site: Path, capsys: pytest.Captu
             elif isinstance(node, list):
                 for item in node:
                     walk(item)
+
         walk(value)
 
     tamper(url, 2, "state_after", alter)
@@ -183,6 +186,7 @@ def test_first_differences_names_the_paths() -> None:
 
 
 # -- backup and restore --------------------------------------------------------------------
+
 
 def test_backup_then_restore_gives_an_identical_export(site: Path, tmp_path: Path) -> None:
     """backup -> the database changes -> restore: the export is byte-identical to before."""
@@ -232,13 +236,17 @@ def test_postgres_backup_names_pg_dump_and_the_command(tmp_path: Path) -> None:
     """PostgreSQL is backed up with pg_dump: the exact command is printed, without the password."""
     url = "postgresql+psycopg://flagman:hunter2-secret@db.example:5433/flagman"
     command = pg_dump_command(url, tmp_path / "f.dump")
-    assert command == f"pg_dump --format=custom --file={tmp_path / 'f.dump'} --host=db.example --port=5433 --username=flagman flagman"
+    assert (
+        command
+        == f"pg_dump --format=custom --file={tmp_path / 'f.dump'} --host=db.example --port=5433 --username=flagman flagman"
+    )
     with pytest.raises(BackupError) as err:
         backup(url, tmp_path / "f.dump")
     assert "pg_dump" in str(err.value) and "hunter2" not in str(err.value)
 
 
 # -- copy-db -------------------------------------------------------------------------------
+
 
 def test_copy_db_to_a_new_sqlite_database_keeps_the_whole_history(site: Path, tmp_path: Path) -> None:
     """copy-db into an empty database: every table copied, the export identical, replay clean."""
@@ -266,9 +274,12 @@ def test_copy_db_from_sqlite_to_postgresql(site: Path, postgres, capsys: pytest.
     db = Database(target)
     try:
         with db.transaction() as session:
-            new_id = session.execute(text(
-                "insert into player (address, name, timezone, created_at) "
-                "values ('new@example.org', 'New', 'UTC', now()) returning id")).scalar()
+            new_id = session.execute(
+                text(
+                    "insert into player (address, name, timezone, created_at) "
+                    "values ('new@example.org', 'New', 'UTC', now()) returning id"
+                )
+            ).scalar()
             top = session.execute(text("select max(id) from player where address <> 'new@example.org'")).scalar()
         assert new_id > top
     finally:
@@ -290,8 +301,9 @@ def test_replay_accepts_a_gm_change_from_the_audit_log_but_not_an_unaudited_one(
     players = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
     try:
         with app.db.transaction() as session:
-            create_game(app.shell, session, kind="racecraft", name="rc1", players=players,
-                        gm_address="gm@players.test", seed=7)
+            create_game(
+                app.shell, session, kind="racecraft", name="rc1", players=players, gm_address="gm@players.test", seed=7
+            )
         clock.advance(hours=49)
         assert app.service.tick() == [("rc1", 1)]  # everyone NMR-defaulted
         with app.db.transaction() as session:

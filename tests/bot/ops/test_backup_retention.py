@@ -39,8 +39,9 @@ def games_in(path: Path) -> list[str]:
         return [name for (name,) in db.execute("select name from game")]
 
 
-def test_the_cli_keeps_the_newest_n_and_leaves_other_files_alone(site: Path, tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_cli_keeps_the_newest_n_and_leaves_other_files_alone(
+    site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Five runs of `flagman backup --keep 3 DIR`: after each, DIR holds the newest three
     backups written (each a whole database), and the operator's own files in DIR are untouched."""
     folder = tmp_path / "backups"
@@ -61,8 +62,9 @@ def test_the_cli_keeps_the_newest_n_and_leaves_other_files_alone(site: Path, tmp
 
 
 @pytest.mark.parametrize("keep", ["0", "-1", "x"])
-def test_keep_must_be_a_positive_number(site: Path, tmp_path: Path, keep: str,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_keep_must_be_a_positive_number(
+    site: Path, tmp_path: Path, keep: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(SystemExit) as exit_:
         main(["--config", str(site), "backup", f"--keep={keep}", str(tmp_path / "b")])
     assert exit_.value.code == 2 and "--keep" in capsys.readouterr().err
@@ -74,9 +76,11 @@ def test_two_backups_in_one_second_are_both_kept_in_order(site: Path, tmp_path: 
     first, _ = backup_into(url(site), tmp_path, keep=5, now=START)
     second, _ = backup_into(url(site), tmp_path, keep=5, now=START)
     third, _ = backup_into(url(site), tmp_path, keep=5, now=START + timedelta(seconds=1))
-    assert (first.name, second.name, third.name) == ("flagman-20260601T033000Z.sqlite",
-                                                     "flagman-20260601T033000Z-2.sqlite",
-                                                     "flagman-20260601T033001Z.sqlite")
+    assert (first.name, second.name, third.name) == (
+        "flagman-20260601T033000Z.sqlite",
+        "flagman-20260601T033000Z-2.sqlite",
+        "flagman-20260601T033001Z.sqlite",
+    )
     assert kept_backups(tmp_path) == [first, second, third]
 
 
@@ -92,10 +96,13 @@ def test_a_failed_backup_leaves_no_file_and_prunes_nothing(site: Path, tmp_path:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(gaps=st.lists(st.integers(min_value=0, max_value=3 * 86400), min_size=1, max_size=8),
-       keep=st.integers(min_value=1, max_value=5))
-def test_the_directory_always_holds_the_newest_keep_backups(site: Path, tmp_path_factory: pytest.TempPathFactory,
-                                                            gaps: list[int], keep: int) -> None:
+@given(
+    gaps=st.lists(st.integers(min_value=0, max_value=3 * 86400), min_size=1, max_size=8),
+    keep=st.integers(min_value=1, max_value=5),
+)
+def test_the_directory_always_holds_the_newest_keep_backups(
+    site: Path, tmp_path_factory: pytest.TempPathFactory, gaps: list[int], keep: int
+) -> None:
     """Whatever the times between runs (the same second included), after each run the
     directory holds exactly the last min(keep, runs) backups written, oldest first."""
     folder = tmp_path_factory.mktemp("kept")

@@ -37,8 +37,11 @@ def problems(text: str) -> list[str]:
 def problem_fixes(text: str) -> list[str]:
     """The fix printed under each PROBLEM line."""
     lines = text.splitlines()
-    return [lines[i + 1].split("fix: ", 1)[1] for i, line in enumerate(lines[:-1])
-            if line.startswith("PROBLEM") and "fix: " in lines[i + 1]]
+    return [
+        lines[i + 1].split("fix: ", 1)[1]
+        for i, line in enumerate(lines[:-1])
+        if line.startswith("PROBLEM") and "fix: " in lines[i + 1]
+    ]
 
 
 def set_option(config: Path, section: str, line: str) -> None:
@@ -147,7 +150,9 @@ def test_clock_comparison() -> None:
     assert [f.severity for f in compare_clock("db", now - timedelta(minutes=10), now)] == [Severity.PROBLEM]
     assert [f.severity for f in compare_clock("db", now + timedelta(minutes=10), now)] == [Severity.PROBLEM]
     assert [f.severity for f in compare_clock("imap", now - timedelta(days=3), now, one_sided=True)] == [Severity.OK]
-    assert [f.severity for f in compare_clock("imap", now + timedelta(hours=1), now, one_sided=True)] == [Severity.PROBLEM]
+    assert [f.severity for f in compare_clock("imap", now + timedelta(hours=1), now, one_sided=True)] == [
+        Severity.PROBLEM
+    ]
 
 
 def test_a_clock_in_the_past_is_a_problem(site: Path) -> None:
@@ -176,7 +181,10 @@ def test_imap_findings_are_classified_with_their_fixes() -> None:
 
     idle = _imap_fix("the IMAP server does not advertise IDLE: new mail is noticed only by polling every 10 s", False)
     assert idle[0] is Severity.WARNING
-    assert _imap_fix("the IMAP server lacks MOVE: done mail is moved by COPY + EXPUNGE (slower)", False)[0] is Severity.WARNING
+    assert (
+        _imap_fix("the IMAP server lacks MOVE: done mail is moved by COPY + EXPUNGE (slower)", False)[0]
+        is Severity.WARNING
+    )
     missing = _imap_fix("IMAP folder 'Processed' is missing", False)
     assert missing[0] is Severity.PROBLEM and "--fix" in missing[1]
     login = _imap_fix("IMAP login as 'bot' at h:993 refused: AUTHENTICATIONFAILED", False)
@@ -211,15 +219,27 @@ def test_every_kind_of_failure_has_a_fix_of_its_own() -> None:
     from bot.ops.reach import Failure, hint, imap_server, smtp_server
     from bot.settings import parse_settings
 
-    settings = parse_settings({"inbox": {"kind": "imap", "host": "imap.example.org", "username": "bot"},
-                               "outbox": {"kind": "smtp", "host": "smtp.example.org", "username": "bot"}},
-                              env={}, base_dir=Path("/"), source="test")
+    settings = parse_settings(
+        {
+            "inbox": {"kind": "imap", "host": "imap.example.org", "username": "bot"},
+            "outbox": {"kind": "smtp", "host": "smtp.example.org", "username": "bot"},
+        },
+        env={},
+        base_dir=Path("/"),
+        source="test",
+    )
     for server in (imap_server(settings, 5.0), smtp_server(settings, 5.0)):
         fixes = {failure: hint(failure, server) for failure in Failure}
         assert len(set(fixes.values())) == len(Failure)
         assert f"{CREDENTIALS_DIR}/{server.credential}" in fixes[Failure.LOGIN]
-        for failure in (Failure.NAME, Failure.REFUSED, Failure.TIMEOUT, Failure.TLS, Failure.NO_STARTTLS,
-                        Failure.CERTIFICATE):
+        for failure in (
+            Failure.NAME,
+            Failure.REFUSED,
+            Failure.TIMEOUT,
+            Failure.TLS,
+            Failure.NO_STARTTLS,
+            Failure.CERTIFICATE,
+        ):
             assert "password" not in fixes[failure], failure
 
 
@@ -248,10 +268,15 @@ def test_failures_are_told_apart_through_the_exceptions_they_were_raised_from() 
     assert failure_of(raised(smtplib.SMTPServerDisconnected, TimeoutError("timed out"), cause=False)) is Failure.TIMEOUT
     assert failure_of(raised(ImapUnavailable, ssl.SSLError(1, "WRONG_VERSION_NUMBER"), cause=True)) is Failure.TLS
     assert failure_of(ssl.SSLCertVerificationError(1, "self-signed")) is Failure.CERTIFICATE
-    assert failure_of(raised(ImapUnavailable, socket.gaierror(-2, "Name or service not known"), cause=True)) is Failure.NAME
+    assert (
+        failure_of(raised(ImapUnavailable, socket.gaierror(-2, "Name or service not known"), cause=True))
+        is Failure.NAME
+    )
     assert failure_of(ImapLoginError("refused")) is Failure.LOGIN
     assert failure_of(smtplib.SMTPAuthenticationError(535, b"no")) is Failure.LOGIN
-    assert failure_of(smtplib.SMTPNotSupportedError("STARTTLS extension not supported by server.")) is Failure.NO_STARTTLS
+    assert (
+        failure_of(smtplib.SMTPNotSupportedError("STARTTLS extension not supported by server.")) is Failure.NO_STARTTLS
+    )
     assert failure_of(smtplib.SMTPNotSupportedError("SMTP AUTH extension not supported by server.")) is Failure.NO_LOGIN
     assert failure_of(ValueError("something else")) is Failure.OTHER
 

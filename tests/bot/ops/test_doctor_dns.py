@@ -60,17 +60,23 @@ def rsa_key(tmp_path: Path) -> str:
     return openssl_key(tmp_path, "-algorithm", "rsa", "-pkeyopt", "rsa_keygen_bits:2048")
 
 
-def site(zone: DnsServer, keys: dict[str, str] | None = None, *, address: str = f"flagman@{DOMAIN}",
-         **dkim_options: object) -> Settings:
+def site(
+    zone: DnsServer, keys: dict[str, str] | None = None, *, address: str = f"flagman@{DOMAIN}", **dkim_options: object
+) -> Settings:
     keys = keys or {}
     env = {"FLAGMAN_SECRET": "a-long-enough-test-secret"}
     env.update({f"FLAGMAN_DKIM_KEY_{s.upper()}": k for s, k in keys.items()})
-    return parse_settings({
-        "bot": {"address": address},
-        "outbox": {"kind": "smtp", "host": "127.0.0.1"},
-        "dkim": {"selectors": list(keys), **dkim_options},
-        "dns": {"nameservers": [zone.host], "port": zone.port, "timeout": 3.0},
-    }, env=env, base_dir=Path("."), source="test")
+    return parse_settings(
+        {
+            "bot": {"address": address},
+            "outbox": {"kind": "smtp", "host": "127.0.0.1"},
+            "dkim": {"selectors": list(keys), **dkim_options},
+            "dns": {"nameservers": [zone.host], "port": zone.port, "timeout": 3.0},
+        },
+        env=env,
+        base_dir=Path("."),
+        source="test",
+    )
 
 
 def findings(settings: Settings, relay: list[Any] | None = None) -> list[Finding]:
@@ -189,8 +195,9 @@ def test_dmarc_is_found_at_the_organisational_domain_and_a_bad_policy_is_a_probl
 
 def test_a_reserved_domain_is_not_asked_unless_a_resolver_is_named() -> None:
     """doctor.test, example.org ...: no public records (RFC 6761); never a question to the internet."""
-    settings = parse_settings({"bot": {"address": "flagman@example.org"}, "outbox": {"kind": "smtp"}}, env={},
-                              base_dir=Path("."), source="t")
+    settings = parse_settings(
+        {"bot": {"address": "flagman@example.org"}, "outbox": {"kind": "smtp"}}, env={}, base_dir=Path("."), source="t"
+    )
     [finding] = list(mail_dns.check_sending_domain(settings))
     assert finding.severity is Severity.OK and "reserved" in finding.text
     maildir = parse_settings({"bot": {"address": "flagman@example.org"}}, env={}, base_dir=Path("."), source="t")
@@ -202,14 +209,22 @@ def test_a_dns_server_that_does_not_answer_is_a_warning_not_a_crash(tmp_path: Pa
 
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as silent:  # bound, never answers
         silent.bind(("127.0.0.1", 0))
-        settings = parse_settings({"bot": {"address": f"flagman@{DOMAIN}"}, "outbox": {"kind": "smtp"},
-                                   "dns": {"nameservers": ["127.0.0.1"], "port": silent.getsockname()[1],
-                                           "timeout": 0.5}}, env={}, base_dir=tmp_path, source="t")
+        settings = parse_settings(
+            {
+                "bot": {"address": f"flagman@{DOMAIN}"},
+                "outbox": {"kind": "smtp"},
+                "dns": {"nameservers": ["127.0.0.1"], "port": silent.getsockname()[1], "timeout": 0.5},
+            },
+            env={},
+            base_dir=tmp_path,
+            source="t",
+        )
         found = list(mail_dns.check_sending_domain(settings))
     assert [f.severity for f in found] == [Severity.WARNING] and "could not check" in found[0].text
 
 
 # -- the signatures themselves ---------------------------------------------------------------
+
 
 def dnsfunc(zone: DnsServer) -> Any:
     """dkimpy's key lookup, answered by the test's DNS server over the wire (dnspython)."""
@@ -230,10 +245,15 @@ def dnsfunc(zone: DnsServer) -> Any:
 def compose(settings: Settings, **extra: Any) -> bytes:
     from datetime import UTC, datetime
 
-    return mailout.compose(settings, datetime(2026, 12, 1, 9, 0, tzinfo=UTC), kind="results",
-                           to=mailout.Recipient("kelly@players.test", "Kelly"),
-                           rendered=RenderedMail("[rc1] Results of Turn 1", "Hello ✓\nYour turn.\n"),
-                           reply_to="flagman+rc1.kelly.abcdefghijkl@race.test", **extra)[2]
+    return mailout.compose(
+        settings,
+        datetime(2026, 12, 1, 9, 0, tzinfo=UTC),
+        kind="results",
+        to=mailout.Recipient("kelly@players.test", "Kelly"),
+        rendered=RenderedMail("[rc1] Results of Turn 1", "Hello ✓\nYour turn.\n"),
+        reply_to="flagman+rc1.kelly.abcdefghijkl@race.test",
+        **extra,
+    )[2]
 
 
 def verified(data: bytes, zone: DnsServer, index: int = 0) -> bool:
@@ -249,10 +269,16 @@ def verified(data: bytes, zone: DnsServer, index: int = 0) -> bool:
 def test_every_mail_is_signed_and_verifies_as_a_receiver_would(zone: DnsServer, tmp_path: Path, kind: str) -> None:
     """Each form of key signs; the record the doctor asks for verifies the signature (dkimpy,
     the key looked up in DNS); a changed body or an added From fails."""
-    text = {"ed25519": ed25519_key, "ed25519-pem": lambda: openssl_key(tmp_path, "-algorithm", "ed25519"),
-            "rsa": lambda: rsa_key(tmp_path),
-            "rsa-pkcs1": lambda: subprocess.run(["openssl", "rsa", "-traditional"], input=rsa_key(tmp_path),
-                                                capture_output=True, text=True, check=True).stdout}[kind]()
+    text = {
+        "ed25519": ed25519_key,
+        "ed25519-pem": lambda: openssl_key(tmp_path, "-algorithm", "ed25519"),
+        "rsa": lambda: rsa_key(tmp_path),
+        "rsa-pkcs1": lambda: (
+            subprocess.run(
+                ["openssl", "rsa", "-traditional"], input=rsa_key(tmp_path), capture_output=True, text=True, check=True
+            ).stdout
+        ),
+    }[kind]()
     settings = site(zone, {"fm1": text})
     key = dkim.load_key("fm1", text)
     zone.set_txt(f"fm1._domainkey.{DOMAIN}", key.record())
@@ -280,8 +306,9 @@ def test_without_keys_the_mail_is_byte_for_byte_what_it_was(zone: DnsServer, mon
     """DKIM is off by default, and then compose writes exactly the bytes it wrote before."""
     monkeypatch.setattr(mailout.secrets, "token_hex", lambda n: "0" * 16)
     unsigned = compose(site(zone))
-    plain = parse_settings({"bot": {"address": f"flagman@{DOMAIN}"}}, env={"FLAGMAN_SECRET": "x"}, base_dir=Path("."),
-                           source="t")
+    plain = parse_settings(
+        {"bot": {"address": f"flagman@{DOMAIN}"}}, env={"FLAGMAN_SECRET": "x"}, base_dir=Path("."), source="t"
+    )
     assert unsigned == compose(plain) and b"DKIM-Signature" not in unsigned
     signed = compose(site(zone, {"fm1": ed25519_key()}))
     assert signed.endswith(unsigned) and signed.startswith(b"DKIM-Signature:")
@@ -291,16 +318,21 @@ def test_a_key_that_cannot_sign_is_a_configuration_error(zone: DnsServer, tmp_pa
     with pytest.raises(SettingsError, match="no private key"):
         parse_settings({"dkim": {"selectors": ["fm1"]}}, env={}, base_dir=tmp_path, source="t")
     with pytest.raises(SettingsError, match="neither a PEM"):
-        parse_settings({"dkim": {"selectors": ["fm1"]}}, env={"FLAGMAN_DKIM_KEY_FM1": "not a key"}, base_dir=tmp_path,
-                       source="t")
+        parse_settings(
+            {"dkim": {"selectors": ["fm1"]}}, env={"FLAGMAN_DKIM_KEY_FM1": "not a key"}, base_dir=tmp_path, source="t"
+        )
     with pytest.raises(SettingsError, match="one file per selector"):
         parse_settings({"dkim": {"selectors": ["a", "b"], "key_files": ["x"]}}, env={}, base_dir=tmp_path, source="t")
     creds = tmp_path / "creds"
     creds.mkdir()
     (creds / "dkim-fm1").write_text(ed25519_key() + "\n")
     (tmp_path / "fm2.key").write_text(rsa_key(tmp_path))
-    settings = parse_settings({"dkim": {"selectors": ["fm1", "fm2"], "key_files": ["unused", "fm2.key"]}},
-                              env={"CREDENTIALS_DIRECTORY": str(creds)}, base_dir=tmp_path, source="t")
+    settings = parse_settings(
+        {"dkim": {"selectors": ["fm1", "fm2"], "key_files": ["unused", "fm2.key"]}},
+        env={"CREDENTIALS_DIRECTORY": str(creds)},
+        base_dir=tmp_path,
+        source="t",
+    )
     assert [s for s, _ in settings.secrets.dkim_keys] == ["fm1", "fm2"]
     assert "PRIVATE" not in repr(settings), "keys never appear in a repr (logs)"
 

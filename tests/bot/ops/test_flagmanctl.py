@@ -32,8 +32,13 @@ def run_flagmanctl(prefix: Path, *args: str) -> subprocess.CompletedProcess[str]
     """The deployed flagmanctl with --dry-run, reading the unit under `prefix`."""
     need("systemd-analyze")
     script = under(prefix, D.FLAGMANCTL_PATH)
-    return subprocess.run(["sh", str(script), "--root", str(prefix), "--dry-run", *args],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        ["sh", str(script), "--root", str(prefix), "--dry-run", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def command(prefix: Path, *args: str) -> list[str]:
@@ -95,8 +100,13 @@ def environment(props: list[tuple[str, str]], prefix: Path) -> dict[str, str]:
 
 def flagman(env: dict[str, str], credentials: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The real flagman CLI, as the transient unit would run it."""
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, timeout=120,
-                          env={"PATH": "/usr/bin:/bin", **env, "CREDENTIALS_DIRECTORY": str(credentials)})
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", **env, "CREDENTIALS_DIRECTORY": str(credentials)},
+    )
 
 
 def site_with_dkim(tmp_path: Path, instance: str | None = None) -> Path:
@@ -123,8 +133,12 @@ path = "{state}/mail/outbox"
 [dkim]
 selectors = ["fm2026"]
 """)
-    subprocess.run([need("systemd-tmpfiles"), "--create", f"--root={prefix}", str(under(prefix, tmpfiles))],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [need("systemd-tmpfiles"), "--create", f"--root={prefix}", str(under(prefix, tmpfiles))],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     credentials = under(prefix, f"{etc}/credentials")
     (credentials / "site-secret").write_text("s" * 43 + "\n")
     (credentials / "previous-secrets").write_text("p" * 43 + "\n")
@@ -149,8 +163,9 @@ def test_with_dkim_selectors_set_flagmanctl_hands_the_key_to_its_commands(tmp_pa
     env = environment(props, prefix)
     assert env["FLAGMAN_CONFIG"] == str(under(prefix, f"{etc}/flagman.toml"))
     credentials = systemd_credentials(props, prefix, tmp_path / "run-credentials")
-    assert {"flagman_dkim-fm2026", "flagman_previous-secrets", "flagman_site-secret"} <= \
-        {p.name for p in credentials.iterdir()}
+    assert {"flagman_dkim-fm2026", "flagman_previous-secrets", "flagman_site-secret"} <= {
+        p.name for p in credentials.iterdir()
+    }
     players = [arg for seat in PLAYERS for arg in ("--player", f"{seat}={seat}@example.org")]
     for args in (["migrate"], ["game", "new", "racecraft", "--name", "rc1", *players], ["game", "list"], ["send"]):
         done = flagman(env, credentials, *args)
@@ -164,8 +179,10 @@ def test_with_dkim_selectors_set_flagmanctl_hands_the_key_to_its_commands(tmp_pa
     unit = "flagman.service" if instance is None else f"flagman@{instance}.service"
     drop_in = under(prefix, f"/etc/systemd/system/{unit}.d/four.conf")
     drop_in.parent.mkdir(parents=True)
-    drop_in.write_text("[Service]\nLoadCredential=\n" + "".join(
-        f"LoadCredential={name}:{etc}/credentials/{name}\n" for name in OLD_FOUR))
+    drop_in.write_text(
+        "[Service]\nLoadCredential=\n"
+        + "".join(f"LoadCredential={name}:{etc}/credentials/{name}\n" for name in OLD_FOUR)
+    )
     props = properties(command(prefix, *at, "game", "list"))
     credentials = systemd_credentials(props, prefix, tmp_path / "four")
     done = flagman(environment(props, prefix), credentials, "game", "list")
@@ -181,9 +198,21 @@ def test_flagmanctl_passes_the_units_settings_in_order_and_its_own_arguments_las
     argv = command(prefix, "game", "new", "racecraft", "--name", "rc 1")
     assert argv[:6] == ["systemd-run", "--quiet", "--wait", "--collect", "--pipe", "--service-type=exec"]
     assert argv[-6:] == [f"{venv}/bin/flagman", "game", "new", "racecraft", "--name", "rc 1"]
-    unit = [line for line in under(prefix, D.UNIT_PATH).read_text().splitlines()
-            if line.split("=", 1)[0] in {"User", "DynamicUser", "StateDirectory", "StateDirectoryMode",
-                                         "WorkingDirectory", "UMask", "Environment", "LoadCredential"}]
+    unit = [
+        line
+        for line in under(prefix, D.UNIT_PATH).read_text().splitlines()
+        if line.split("=", 1)[0]
+        in {
+            "User",
+            "DynamicUser",
+            "StateDirectory",
+            "StateDirectoryMode",
+            "WorkingDirectory",
+            "UMask",
+            "Environment",
+            "LoadCredential",
+        }
+    ]
     assert [f"{k}={v}" for k, v in properties(argv)] == unit
 
 
@@ -197,11 +226,15 @@ def test_flagmanctl_honours_the_fixed_user_and_other_drop_ins(tmp_path: Path) ->
     drop_ins = under(prefix, "/etc/systemd/system/flagman.service.d")
     (drop_ins / "override.conf").write_text(
         "# systemctl edit flagman\n[Service]\nLoadCredential=dkim-hsm:/srv/keys/dkim-hsm\n"
-        "Environment=\"FLAGMAN_NOTE=two words\"\nRestart=always\n")
+        'Environment="FLAGMAN_NOTE=two words"\nRestart=always\n'
+    )
     props = properties(command(prefix, "doctor"))
     assert last(props, "DynamicUser") == "no" and last(props, "User") == "flagman" and last(props, "Group") == "flagman"
     assert props.index(("DynamicUser", "yes")) < props.index(("DynamicUser", "no"))
-    assert props[-2:] == [("LoadCredential", "dkim-hsm:/srv/keys/dkim-hsm"), ("Environment", '"FLAGMAN_NOTE=two words"')]
+    assert props[-2:] == [
+        ("LoadCredential", "dkim-hsm:/srv/keys/dkim-hsm"),
+        ("Environment", '"FLAGMAN_NOTE=two words"'),
+    ]
     assert "Restart" not in dict(props), "only the settings that decide who runs flagman, with what and where"
 
 
@@ -214,8 +247,9 @@ def test_flagmanctls_properties_are_settings_systemd_accepts(tmp_path: Path) -> 
     D.deploy(prefix, venv, fixed_user=True)
     props = properties(command(prefix, "doctor"))
     unit = tmp_path / "flagmanctl-run.service"
-    unit.write_text("[Service]\nType=exec\n" + f"ExecStart={venv}/bin/flagman doctor\n"
-                    + "".join(f"{k}={v}\n" for k, v in props))
+    unit.write_text(
+        "[Service]\nType=exec\n" + f"ExecStart={venv}/bin/flagman doctor\n" + "".join(f"{k}={v}\n" for k, v in props)
+    )
     done = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and str(unit) not in done.stderr, done.stderr
 

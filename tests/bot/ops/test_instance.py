@@ -37,11 +37,16 @@ def test_standby_takes_over_when_the_holder_dies(tmp_path: Path, caplog: pytest.
     """A second instance logs that it is on standby and gets the lock once the holder is killed."""
     lock_path = tmp_path / "flagman.sqlite.lock"
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time; from bot.ops.instance import FileLock; "
-         f"assert FileLock(__import__('pathlib').Path({str(lock_path)!r})).try_acquire(); "
-         "print('held', flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[3],
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from bot.ops.instance import FileLock; "
+            f"assert FileLock(__import__('pathlib').Path({str(lock_path)!r})).try_acquire(); "
+            "print('held', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[3],
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
@@ -79,9 +84,15 @@ def test_lock_beside_the_sqlite_database(tmp_path: Path) -> None:
     settings = parse_settings({"database": {"url": "sqlite:///data/f.sqlite"}}, env={}, base_dir=tmp_path, source="t")
     lock = lock_for(settings)
     assert isinstance(lock, FileLock) and lock.path == tmp_path / "data" / "f.sqlite.lock"
-    pg = parse_settings({"database": {"url": "postgresql+psycopg://u@h/db"},
-                         "inbox": {"kind": "imap", "host": "imap.example", "username": "bot"}},
-                        env={}, base_dir=tmp_path, source="t")
+    pg = parse_settings(
+        {
+            "database": {"url": "postgresql+psycopg://u@h/db"},
+            "inbox": {"kind": "imap", "host": "imap.example", "username": "bot"},
+        },
+        env={},
+        base_dir=tmp_path,
+        source="t",
+    )
     pg_lock = lock_for(pg)
     assert isinstance(pg_lock, PostgresLock) and pg_lock.key == advisory_key(mailbox_name(pg))
     assert lock_for(parse_settings({"database": {"url": "sqlite://"}}, env={}, base_dir=tmp_path, source="t")) is None
@@ -110,8 +121,10 @@ def test_postgres_advisory_lock_is_single_and_freed_with_its_session(postgres) -
         import psycopg
 
         with psycopg.connect(url.replace("postgresql+psycopg", "postgresql"), autocommit=True) as conn:
-            conn.execute("select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' "
-                         "and objid = %s", (first.key & 0xFFFFFFFF,))
+            conn.execute(
+                "select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and objid = %s",
+                (first.key & 0xFFFFFFFF,),
+            )
         deadline = time.monotonic() + 5
         while not second.try_acquire():
             assert time.monotonic() < deadline, "the lock was not freed with its session"

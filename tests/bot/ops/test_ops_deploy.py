@@ -60,8 +60,14 @@ def test_unit_is_a_hardened_notify_service_with_a_watchdog() -> None:
     assert v["ExecStartPre"][0].endswith("flagman migrate")
     assert v["ExecStart"][0].endswith("flagman run")
     assert "-HUP $MAINPID" in v["ExecReload"][0]
-    for key, value in {"NoNewPrivileges": "yes", "ProtectSystem": "strict", "ProtectHome": "yes",
-                       "PrivateTmp": "yes", "StateDirectory": "flagman", "DynamicUser": "yes"}.items():
+    for key, value in {
+        "NoNewPrivileges": "yes",
+        "ProtectSystem": "strict",
+        "ProtectHome": "yes",
+        "PrivateTmp": "yes",
+        "StateDirectory": "flagman",
+        "DynamicUser": "yes",
+    }.items():
         assert v[key] == [value], key
 
 
@@ -130,8 +136,9 @@ def test_systemd_analyze_security_rates_the_unit_well(tmp_path: Path) -> None:
     analyze = need("systemd-analyze")
     unit = tmp_path / "flagman.service"
     shutil.copy(UNIT, unit)
-    done = subprocess.run([analyze, "security", "--offline=yes", "--no-pager", str(unit)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [analyze, "security", "--offline=yes", "--no-pager", str(unit)], capture_output=True, text=True, timeout=60
+    )
     match = re.search(r"Overall exposure level for flagman.service: ([\d.]+)", done.stdout + done.stderr)
     assert match, done.stdout + done.stderr
     assert float(match.group(1)) <= 2.0
@@ -140,8 +147,12 @@ def test_systemd_analyze_security_rates_the_unit_well(tmp_path: Path) -> None:
 def test_tmpfiles_snippet_creates_root_only_credential_files(tmp_path: Path) -> None:
     """Applied to a scratch root, the snippet makes /etc/flagman/credentials/* mode 0600 in a 0700 directory."""
     tmpfiles = need("systemd-tmpfiles")
-    done = subprocess.run([tmpfiles, "--create", f"--root={tmp_path}", str(DEPLOY / "flagman.tmpfiles")],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [tmpfiles, "--create", f"--root={tmp_path}", str(DEPLOY / "flagman.tmpfiles")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     credentials = tmp_path / "etc" / "flagman" / "credentials"
     assert stat.S_IMODE(credentials.stat().st_mode) == 0o700
@@ -150,20 +161,30 @@ def test_tmpfiles_snippet_creates_root_only_credential_files(tmp_path: Path) -> 
     assert all(stat.S_IMODE((credentials / n).stat().st_mode) == 0o600 for n in names)
     # Re-applying never truncates a secret already written.
     (credentials / "site-secret").write_text("kept\n")
-    subprocess.run(["systemd-tmpfiles", "--create", f"--root={tmp_path}", str(DEPLOY / "flagman.tmpfiles")],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        ["systemd-tmpfiles", "--create", f"--root={tmp_path}", str(DEPLOY / "flagman.tmpfiles")],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     assert (credentials / "site-secret").read_text() == "kept\n"
 
 
 def test_sysusers_snippet_is_accepted() -> None:
     """The optional fixed user parses (dry run: nothing is written)."""
-    done = subprocess.run([need("systemd-sysusers"), "--dry-run", str(DEPLOY / "flagman.sysusers")],
-                          capture_output=True, text=True, timeout=60, env={**os.environ, "SYSTEMD_LOG_LEVEL": "info"})
+    done = subprocess.run(
+        [need("systemd-sysusers"), "--dry-run", str(DEPLOY / "flagman.sysusers")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "SYSTEMD_LOG_LEVEL": "info"},
+    )
     assert done.returncode == 0, done.stderr
     assert "Failed" not in done.stderr and "ignoring" not in done.stderr.lower(), done.stderr
 
 
 # -- flagman deploy ------------------------------------------------------------------------------
+
 
 def fake_venv(root: Path) -> PurePosixPath:
     """A venv as far as the unit cares: bin/flagman, executable."""
@@ -195,8 +216,10 @@ def test_every_shipped_file_has_a_place() -> None:
     assert {p.source for p in every} == shipped
     assert len({p.target for p in every}) == len(every)
     assert all(p.target.is_absolute() for p in every)
-    assert {p.name for p in D.placements(PurePosixPath("/opt/flagman"))} == \
-        {p.name for p in every} - {"flagman.sysusers", "fixed-user.conf"}
+    assert {p.name for p in D.placements(PurePosixPath("/opt/flagman"))} == {p.name for p in every} - {
+        "flagman.sysusers",
+        "fixed-user.conf",
+    }
 
 
 def test_deploy_writes_every_file_where_systemd_expects_it(tmp_path: Path) -> None:
@@ -261,8 +284,12 @@ def test_the_deployed_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None
     unit = under(prefix, D.UNIT_PATH)
     done = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and not [line for line in done.stderr.splitlines() if "flagman" in line], done.stderr
-    done = subprocess.run([tmpfiles, "--create", f"--root={prefix}", str(under(prefix, D.TMPFILES_PATH))],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [tmpfiles, "--create", f"--root={prefix}", str(under(prefix, D.TMPFILES_PATH))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     names = sorted(p.name for p in under(prefix, D.CREDENTIALS_DIR).iterdir())
     assert names == ["db-password", "imap-password", "site-secret", "smtp-password"]
@@ -274,7 +301,11 @@ def test_the_cli_prints_the_plan_and_one_file(tmp_path: Path, capsys: pytest.Cap
     venv = str(fake_venv(tmp_path / "venv"))
     assert main(["deploy", "--print", "--venv", venv]) == 0
     plan = capsys.readouterr().out
-    assert f"-> {D.UNIT_PATH}" in plan and f"-> {D.TMPFILES_PATH}" in plan and f"-> {venv}/share/doc/flagman/OPERATING.md" in plan
+    assert (
+        f"-> {D.UNIT_PATH}" in plan
+        and f"-> {D.TMPFILES_PATH}" in plan
+        and f"-> {venv}/share/doc/flagman/OPERATING.md" in plan
+    )
     assert main(["deploy", "--print", "flagman.service", "--venv", venv]) == 0
     assert f"ExecStart={venv}/bin/flagman run" in capsys.readouterr().out
     assert main(["deploy", "--print", "config.example.toml"]) == 0
@@ -308,6 +339,7 @@ def test_the_generated_configurations_name_only_what_is_installed(tmp_path: Path
 
 # -- one path for each thing: the unit, doctor's fixes, the guide -------------------------------
 
+
 def test_doctors_fixes_name_the_credential_paths_of_the_unit() -> None:
     """Every credential path in doctor's fixes is a file of the directory the unit hands over,
     and each is one the tmpfiles snippet makes, and the other way round (issue 18: doctor said
@@ -316,10 +348,12 @@ def test_doctors_fixes_name_the_credential_paths_of_the_unit() -> None:
     from bot.settings import parse_settings
 
     settings = parse_settings({}, env={}, base_dir=Path("/"), source="test")
-    hints = [reach.credential_hint(reach.imap_server(settings, 1.0)),
-             reach.credential_hint(reach.smtp_server(settings, 1.0)),
-             reach.database_hint("", False),
-             *[f.fix for f in doctor.check_secret(settings)]]
+    hints = [
+        reach.credential_hint(reach.imap_server(settings, 1.0)),
+        reach.credential_hint(reach.smtp_server(settings, 1.0)),
+        reach.database_hint("", False),
+        *[f.fix for f in doctor.check_secret(settings)],
+    ]
     named = set(re.findall(r"/etc/flagman/[\w./-]*[\w-]", " ".join(hints))) - {D.CREDENTIALS_DIR}
     (source,) = (c.split(":", 1)[1] for c in unit_values()["LoadCredential"])
     assert {str(PurePosixPath(path).parent) for path in named} == {source}, named
@@ -330,8 +364,11 @@ def test_doctors_fixes_name_the_credential_paths_of_the_unit() -> None:
 def test_the_guide_uses_one_path_for_each_file() -> None:
     """OPERATING.md, README.md, config.example.toml and the deploy files: the credentials only
     under /etc/flagman/credentials/, the tmpfiles snippet only in /etc/tmpfiles.d."""
-    texts = {p.name: p.read_text() for p in (*DEPLOY.rglob("*"), DEPLOY.parent / "README.md",
-                                               DEPLOY.parent / "config.example.toml") if p.is_file()}
+    texts = {
+        p.name: p.read_text()
+        for p in (*DEPLOY.rglob("*"), DEPLOY.parent / "README.md", DEPLOY.parent / "config.example.toml")
+        if p.is_file()
+    }
     for name, text in texts.items():
         for credential in ("site-secret", "imap-password", "smtp-password", "db-password"):
             for path in re.findall(rf"/etc/flagman/\S*{credential}", text):
@@ -352,15 +389,37 @@ def test_the_guide_installs_from_a_fresh_debian_machine_in_order() -> None:
     on Debian has (or flagman, flagmanctl, or a variable the block sets)."""
     guide = (DEPLOY / "OPERATING.md").read_text()
     install = shell_blocks(guide)[0]
-    order = ["apt-get install -y python3 python3-venv", "python3 -m venv /opt/flagman",
-             '/opt/flagman/bin/pip install "$WHEEL"', "/opt/flagman/bin/flagman deploy /",
-             f"systemd-tmpfiles --create {D.TMPFILES_PATH}", "systemctl daemon-reload"]
+    order = [
+        "apt-get install -y python3 python3-venv",
+        "python3 -m venv /opt/flagman",
+        '/opt/flagman/bin/pip install "$WHEEL"',
+        "/opt/flagman/bin/flagman deploy /",
+        f"systemd-tmpfiles --create {D.TMPFILES_PATH}",
+        "systemctl daemon-reload",
+    ]
     at = [next(i for i, line in enumerate(install) if line.startswith(step)) for step in order]
     assert at == sorted(at), install
-    known = {"apt-get", "python3", "systemd-tmpfiles", "systemctl", "journalctl", "editor", "cp", "postconf",
-             "read", "sed", "sudo", "ln", "pg_dump", "pg_restore", "flagmanctl", "/opt/flagman/bin/pip", "printf",
-             "postmap",
-             "/opt/flagman/bin/flagman"}
+    known = {
+        "apt-get",
+        "python3",
+        "systemd-tmpfiles",
+        "systemctl",
+        "journalctl",
+        "editor",
+        "cp",
+        "postconf",
+        "read",
+        "sed",
+        "sudo",
+        "ln",
+        "pg_dump",
+        "pg_restore",
+        "flagmanctl",
+        "/opt/flagman/bin/pip",
+        "printf",
+        "postmap",
+        "/opt/flagman/bin/flagman",
+    }
     for block in shell_blocks(guide):
         assigned: set[str] = set()
         for line in block:
@@ -396,15 +455,21 @@ def test_the_postfix_recipe_routes_only_the_bots_address(tmp_path: Path) -> None
     entry is the bot's address ([bot] address of the deployed configuration) to the LMTP socket
     that dovecot-lmtp-postfix.conf makes; the guide's commands add that same entry."""
     mail = DEPLOY / "mail"
-    settings = dict(line.split(" = ", 1) for line in (mail / "postfix-main.cf").read_text().splitlines()
-                    if line and not line.startswith("#"))
+    settings = dict(
+        line.split(" = ", 1)
+        for line in (mail / "postfix-main.cf").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
     assert settings == {"recipient_delimiter": "+", "transport_maps": "hash:/etc/postfix/transport"}
     every_domain = ("virtual_transport", "mailbox_transport", "local_transport", "default_transport")
     guide = (DEPLOY / "OPERATING.md").read_text()
     for text in (guide, *(p.read_text() for p in mail.iterdir())):
         assert not any(f"postconf -e '{name}" in text for name in every_domain)
-    (entry,) = [line.split() for line in (mail / "postfix-transport").read_text().splitlines()
-                if line and not line.startswith("#")]
+    (entry,) = [
+        line.split()
+        for line in (mail / "postfix-transport").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
     address = load_settings(DEPLOY / "flagman.toml", env={"FLAGMAN_SECRET": "x" * 32}).bot.address
     assert entry == [address, "lmtp:unix:private/dovecot-lmtp"]
     socket = re.search(r"unix_listener (\S+)", (mail / "dovecot-lmtp-postfix.conf").read_text())

@@ -23,12 +23,18 @@ DB_PASSWORD = "db-pass-Qq19Ee37Rr56"
 PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
 
 
-@pytest.mark.parametrize("verbose", [
-    pytest.param(False, id="quiet"),
-    pytest.param(True, id="verbose"),
-])
+@pytest.mark.parametrize(
+    "verbose",
+    [
+        pytest.param(False, id="quiet"),
+        pytest.param(True, id="verbose"),
+    ],
+)
 def test_a_poll_with_passwords_in_mail_logs_decisions_and_no_secret(
-    verbose: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    verbose: bool,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """A poll (quiet and --verbose) of mails carrying seat passwords (right and wrong): every decision is logged
@@ -36,8 +42,11 @@ def test_a_poll_with_passwords_in_mail_logs_decisions_and_no_secret(
     server passwords appear nowhere in the output."""
     config = init_dir(tmp_path / "site", "flagman@log.test")
     (config.parent / "site-secret").write_text(SITE_SECRET + "\n")
-    for name, value in (("FLAGMAN_IMAP_PASSWORD", IMAP_PASSWORD), ("FLAGMAN_SMTP_PASSWORD", SMTP_PASSWORD),
-                        ("FLAGMAN_DB_PASSWORD", DB_PASSWORD)):
+    for name, value in (
+        ("FLAGMAN_IMAP_PASSWORD", IMAP_PASSWORD),
+        ("FLAGMAN_SMTP_PASSWORD", SMTP_PASSWORD),
+        ("FLAGMAN_DB_PASSWORD", DB_PASSWORD),
+    ):
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("FLAGMAN_SECRET", raising=False)
     settings = load_settings(config)
@@ -48,10 +57,26 @@ def test_a_poll_with_passwords_in_mail_logs_decisions_and_no_secret(
         seat_secrets = {s.name: s.secret for s in session.scalars(select(Seat))}
     app.close()
     inbox = settings.resolve_path(settings.inbox.path)
-    deliver_to_maildir(inbox, plain_mail("kelly@players.test", "flagman@log.test", "rc1 orders",
-                                         f"PASSWORD {seat_secrets['kelly']}\nUSE 1", message_id="<right@players.test>"))
-    deliver_to_maildir(inbox, plain_mail("seb@players.test", "flagman@log.test", "rc1 orders",
-                                         f"PASSWORD {seat_secrets['kelly']}x\nUSE 2", message_id="<wrong@players.test>"))
+    deliver_to_maildir(
+        inbox,
+        plain_mail(
+            "kelly@players.test",
+            "flagman@log.test",
+            "rc1 orders",
+            f"PASSWORD {seat_secrets['kelly']}\nUSE 1",
+            message_id="<right@players.test>",
+        ),
+    )
+    deliver_to_maildir(
+        inbox,
+        plain_mail(
+            "seb@players.test",
+            "flagman@log.test",
+            "rc1 orders",
+            f"PASSWORD {seat_secrets['kelly']}x\nUSE 2",
+            message_id="<wrong@players.test>",
+        ),
+    )
 
     caplog.set_level(logging.DEBUG)
     flags = ["--verbose"] if verbose else []
@@ -61,7 +86,10 @@ def test_a_poll_with_passwords_in_mail_logs_decisions_and_no_secret(
     output = caplog.text + "\n".join(capsys.readouterr())
 
     decisions = [r.getMessage() for r in caplog.records if r.getMessage().startswith("mail ")]
-    assert any("right@players.test from kelly@players.test: applied" in d and "game=rc1" in d and "seat=kelly" in d for d in decisions), decisions
+    assert any(
+        "right@players.test from kelly@players.test: applied" in d and "game=rc1" in d and "seat=kelly" in d
+        for d in decisions
+    ), decisions
     assert any("wrong@players.test from seb@players.test: refused game=rc1" in d for d in decisions), decisions
     from bot.db import Database
 
@@ -71,15 +99,23 @@ def test_a_poll_with_passwords_in_mail_logs_decisions_and_no_secret(
 
         gm_secret = session.scalars(select(Game.gm_secret)).one()
     db.dispose()
-    leaked = [name for name, secret in [("site secret", SITE_SECRET), ("IMAP password", IMAP_PASSWORD),
-                                        ("SMTP password", SMTP_PASSWORD), ("DB password", DB_PASSWORD),
-                                        ("GM password", gm_secret)]
-              + [(f"seat password of {n}", s) for n, s in seat_secrets.items()]
-              if secret in output]
+    leaked = [
+        name
+        for name, secret in [
+            ("site secret", SITE_SECRET),
+            ("IMAP password", IMAP_PASSWORD),
+            ("SMTP password", SMTP_PASSWORD),
+            ("DB password", DB_PASSWORD),
+            ("GM password", gm_secret),
+        ]
+        + [(f"seat password of {n}", s) for n, s in seat_secrets.items()]
+        if secret in output
+    ]
     assert not leaked, f"secrets in the logs: {leaked}"
 
 
 # -- the journal and JSON lines (issue 33, item 3) ----------------------------------------------
+
 
 def run_under_journal(config: Path, *args: str, journal: bool = True) -> tuple[int, str, str]:
     """`flagman ARGS` with stdout and stderr on pipes of their own, and $JOURNAL_STREAM naming
@@ -98,8 +134,13 @@ def run_under_journal(config: Path, *args: str, journal: bool = True) -> tuple[i
         os.close(err_write)
         err_read, err_write = os.pipe()
         os.dup2(out_write, err_write)
-    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "--config", str(config), *args],
-                            cwd=Path(__file__).resolve().parents[3], env=env, stdout=out_write, stderr=err_write)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "--config", str(config), *args],
+        cwd=Path(__file__).resolve().parents[3],
+        env=env,
+        stdout=out_write,
+        stderr=err_write,
+    )
     os.close(out_write)
     os.close(err_write)
     with os.fdopen(out_read, "rb") as out, os.fdopen(err_read, "rb") as err:
@@ -113,10 +154,12 @@ def noisy_site(tmp_path: Path) -> Path:
     config = init_dir(tmp_path / "site", "flagman@log.test")
     config.write_text(config.read_text() + "\n[limits]\nmax_mail_bytes = 2000\n")
     inbox = tmp_path / "site" / "mail" / "inbox"
-    deliver_to_maildir(inbox, plain_mail("kim@players.test", "flagman@log.test", "help", "HELP",
-                                         message_id="<small@players.test>"))
-    deliver_to_maildir(inbox, plain_mail("kim@players.test", "flagman@log.test", "big", "x" * 5000,
-                                         message_id="<big@players.test>"))
+    deliver_to_maildir(
+        inbox, plain_mail("kim@players.test", "flagman@log.test", "help", "HELP", message_id="<small@players.test>")
+    )
+    deliver_to_maildir(
+        inbox, plain_mail("kim@players.test", "flagman@log.test", "big", "x" * 5000, message_id="<big@players.test>")
+    )
     return config
 
 
@@ -216,6 +259,7 @@ def test_each_python_level_has_its_syslog_priority() -> None:
 
 # -- no reprs and no byte dumps (issue 33, item 9) ---------------------------------------------
 
+
 def test_log_lines_say_outcomes_and_errors_in_words_not_reprs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """The poll's summary line names outcomes as words (not `<InboundStatus.APPLIED: ...>`), and a
     relay refusing the login is said as its code and text (not `b'...'` or an exception's repr)."""
@@ -238,12 +282,13 @@ def test_log_lines_say_outcomes_and_errors_in_words_not_reprs(tmp_path: Path, ca
     [summary] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("poll: ")]
     assert summary == "poll: 2 mails: 2 applied", summary
     with SmtpSink(users={"relay": "right"}) as sink:
-        mailer = SmtpMailer(host=sink.host, port=sink.port, security="none", username="relay", password="wrong",
-                            timeout=10)
+        mailer = SmtpMailer(
+            host=sink.host, port=sink.port, security="none", username="relay", password="wrong", timeout=10
+        )
         mail = OutgoingMail("<m1@log.test>", "flagman@log.test", ("kim@players.test",), b"Subject: x\r\n\r\nhi\r\n")
         [result] = mailer.send([mail])
     assert "535" in result.detail and "SMTPAuthenticationError: 535" in result.detail, result.detail
-    assert "b'" not in result.detail and "b\"" not in result.detail and "(535," not in result.detail
+    assert "b'" not in result.detail and 'b"' not in result.detail and "(535," not in result.detail
     ours = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith(("flagman", "bot")))
     assert "cannot connect to SMTP relay" in ours
     assert "b'" not in ours and "Error(" not in ours and "InboundStatus" not in ours, ours

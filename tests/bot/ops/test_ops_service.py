@@ -84,8 +84,9 @@ def test_poll_stops_after_the_batch_in_progress(config: Path) -> None:
     """SIGTERM during a poll: the batch in hand is finished and committed, the rest waits for the next start."""
     inbox = StoppingInbox()
     for n in range(12):
-        inbox.deliver(plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP",
-                                 message_id=f"<m{n}@players.test>"))
+        inbox.deliver(
+            plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP", message_id=f"<m{n}@players.test>")
+        )
     config.write_text(config.read_text().replace('path = "mail/inbox"\n', 'path = "mail/inbox"\nbatch_size = 5\n'))
     settings = load_settings(config, env={})
     assert settings.inbox.batch_size == 5
@@ -118,14 +119,17 @@ def test_watchdog_health_follows_the_jobs(app: App) -> None:
     assert not runner.healthy(grace=10)
 
 
-def test_reload_applies_bot_and_schedule_keeps_connections(app: App, config: Path,
-                                                          caplog: pytest.LogCaptureFixture) -> None:
+def test_reload_applies_bot_and_schedule_keeps_connections(
+    app: App, config: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """SIGHUP: [bot] and [schedule] take effect at once; [inbox] changes wait for a restart (and say so)."""
     runner = Runner(app, config_path=config)
     runner.start()
     try:
         text = config.read_text()
-        text = text.replace('name = "Flagman"', 'name = "Race Control"').replace("poll_seconds = 60", "poll_seconds = 45")
+        text = text.replace('name = "Flagman"', 'name = "Race Control"').replace(
+            "poll_seconds = 60", "poll_seconds = 45"
+        )
         text = text.replace('path = "mail/inbox"', 'path = "mail/elsewhere"')
         text = text.replace("[schedule]\n", "[schedule]\nresolve_workers = 0\n")
         assert "resolve_workers = 0" in text
@@ -142,8 +146,9 @@ def test_reload_applies_bot_and_schedule_keeps_connections(app: App, config: Pat
         runner.stop()
 
 
-def test_a_broken_configuration_on_reload_keeps_the_old_one(app: App, config: Path,
-                                                           caplog: pytest.LogCaptureFixture) -> None:
+def test_a_broken_configuration_on_reload_keeps_the_old_one(
+    app: App, config: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """A typo in the file must not take a running service down: logged, old settings kept."""
     runner = Runner(app, config_path=config)
     before = app.settings
@@ -158,8 +163,9 @@ def test_each_poll_batch_counts_as_progress_for_the_watchdog(config: Path) -> No
     """A long inbox is worked through in many batches; each one feeds the health record."""
     inbox = FakeInbox()
     for n in range(3):
-        inbox.deliver(plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP",
-                                 message_id=f"<b{n}@players.test>"))
+        inbox.deliver(
+            plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP", message_id=f"<b{n}@players.test>")
+        )
     config.write_text(config.read_text().replace('path = "mail/inbox"\n', 'path = "mail/inbox"\nbatch_size = 1\n'))
     app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer())
     stamps: list[float] = []
@@ -297,6 +303,7 @@ def test_the_service_lets_its_threads_take_turns_often(app: App) -> None:
 
 # -- a failure that persists: back-off, STATUS=, the metrics file (issue 33) --------------------
 
+
 class SteppedClock:
     """The back-off's clock, moved by the test (the runner's `monotonic`)."""
 
@@ -329,12 +336,16 @@ def metrics_of(path: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], floa
     """The metrics file, read by Prometheus's own text-format parser."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in text_string_to_metric_families(path.read_text()) for sample in family.samples}
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(path.read_text())
+        for sample in family.samples
+    }
 
 
 def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
-        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """The database's disk fills up under the service: the poll fails and says why once, then the
     jobs that met it (poll, and tick, which reads the inbox first: its failure within the same
     step joins without a word) wait: a run within the back-off is skipped without a word, the
@@ -350,13 +361,19 @@ def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
         config = init_dir(disk.root / "site", "flagman@runner.test")
         inbox = tmp_path / "inbox"  # on a disk with room: mail still arrives
         metrics_file = tmp_path / "metrics" / "flagman.prom"
-        config.write_text(config.read_text().replace('path = "mail/inbox"', f'path = "{inbox}"')
-                          + f'\n[metrics]\nfile = "{metrics_file}"\n')
+        config.write_text(
+            config.read_text().replace('path = "mail/inbox"', f'path = "{inbox}"')
+            + f'\n[metrics]\nfile = "{metrics_file}"\n'
+        )
         sock = notify_socket(tmp_path / "notify.sock")
         clock = SteppedClock()
         app = build_app(load_settings(config, env={}))
-        runner = Runner(app, notifier=Notifier(env={"NOTIFY_SOCKET": str(tmp_path / "notify.sock")}),
-                        monotonic=clock, version="test")
+        runner = Runner(
+            app,
+            notifier=Notifier(env={"NOTIFY_SOCKET": str(tmp_path / "notify.sock")}),
+            monotonic=clock,
+            version="test",
+        )
         runner.running_status = "running: test"
         poll, tick = runner._guard("poll", runner.poll), runner._guard("tick", runner.tick)
         try:
@@ -366,8 +383,12 @@ def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
             conn.close()
             disk.fill()
             for n in range(2):
-                deliver_to_maildir(inbox, plain_mail(f"p{n}@players.test", "flagman@runner.test", "hi", "HELP",
-                                                     message_id=f"<full{n}@players.test>"))
+                deliver_to_maildir(
+                    inbox,
+                    plain_mail(
+                        f"p{n}@players.test", "flagman@runner.test", "hi", "HELP", message_id=f"<full{n}@players.test>"
+                    ),
+                )
             caplog.clear()
             caplog.set_level(logging.INFO, logger="flagman")
 
@@ -420,7 +441,8 @@ def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
 
 
 def test_a_bug_in_one_job_is_a_traceback_once_then_a_line_per_step_and_the_others_run(
-        app: App, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    app: App, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """An unexpected exception in the send job: its traceback once, then one line per back-off
     step; poll and tick run on, unaffected."""
     clock = SteppedClock()
@@ -435,7 +457,7 @@ def test_a_bug_in_one_job_is_a_traceback_once_then_a_line_per_step_and_the_other
         for _ in range(4):
             runner._guard("send", runner.send)()
             runner._guard("poll", runner.poll)()
-        clock.now += 10 * 2 ** step
+        clock.now += 10 * 2**step
     failures = [r for r in caplog.records if "job send failed" in r.getMessage()]
     assert len(failures) == 3
     assert failures[0].exc_info is not None and all(r.exc_info is None for r in failures[1:])
@@ -457,8 +479,13 @@ def test_metrics_render_as_prometheus_reads_them() -> None:
     tally.sent(5, 1, 0)
     tally.succeeded("poll", 1_700_000_100.0)
     tally.failed("tick")
-    text = metrics.render(tally, metrics.Queues(4, 1, 2, 3, 1, 0), metrics.Health(True, False, (("job \"x\"", 2),)),
-                          version='1.0+g"abc', now=datetime(2026, 6, 1, tzinfo=UTC))
+    text = metrics.render(
+        tally,
+        metrics.Queues(4, 1, 2, 3, 1, 0),
+        metrics.Health(True, False, (('job "x"', 2),)),
+        version='1.0+g"abc',
+        now=datetime(2026, 6, 1, tzinfo=UTC),
+    )
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert families["flagman_mails_received"].type == "counter"
     values = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
@@ -491,19 +518,29 @@ def test_the_queues_in_the_metrics_are_the_databases(kind: str, tmp_path: Path, 
     url = fresh_database(kind, tmp_path, postgres)
     settings = load_settings(init_dir(tmp_path / "site", "flagman@runner.test"), env={})
     clock, inbox = FakeClock(), FakeInbox()
-    application = build_app(replace(settings, database=DatabaseSettings(url=url)), clock=clock, inbox=inbox,
-                            mailer=FakeMailer())
+    application = build_app(
+        replace(settings, database=DatabaseSettings(url=url)), clock=clock, inbox=inbox, mailer=FakeMailer()
+    )
     try:
         with application.db.transaction() as session:
-            create_game(application.shell, session, kind="racecraft", name="rc1", gm_address="gm@runner.test",
-                        players=[PlayerSpec(n, f"{n}@players.test", n) for n in ("a", "b", "c", "d", "e")])
+            create_game(
+                application.shell,
+                session,
+                kind="racecraft",
+                name="rc1",
+                gm_address="gm@runner.test",
+                players=[PlayerSpec(n, f"{n}@players.test", n) for n in ("a", "b", "c", "d", "e")],
+            )
         assert queue_depths(application.db, clock.now()).outbox_pending > 0  # the turn sheets
         application.service.send()
         inbox.deliver(plain_mail("x@elsewhere.test", "flagman@runner.test", "hi", "HELP"))
         application.service.poll()
         with application.db.transaction() as session:
-            session.add(Quarantine(mailbox_key="k", message_id="<q@x>", raw=b"", error="boom", created_at=clock.now(),
-                                   reported=False))
+            session.add(
+                Quarantine(
+                    mailbox_key="k", message_id="<q@x>", raw=b"", error="boom", created_at=clock.now(), reported=False
+                )
+            )
         now = clock.now()
         queues = queue_depths(application.db, now)
         assert (queues.outbox_pending, queues.outbox_due, queues.outbox_failed) == (1, 1, 0)
@@ -514,7 +551,8 @@ def test_the_queues_in_the_metrics_are_the_databases(kind: str, tmp_path: Path, 
 
 
 def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
-        app: App, monkeypatch: pytest.MonkeyPatch) -> None:
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The back-off's bookkeeping: poll and tick fail on the database and wait; poll's next try
     meets the IMAP server down instead: that try is over, so tick may try the database next,
     and its success ends the database's failure (poll keeps waiting on the inbox's)."""
@@ -522,13 +560,16 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
 
     clock = SteppedClock()
     runner = Runner(app, monotonic=clock)
-    failure: dict[str, BaseException | None] = {"poll": sqlite3.OperationalError("database is locked"),
-                                                "tick": sqlite3.OperationalError("database is locked")}
+    failure: dict[str, BaseException | None] = {
+        "poll": sqlite3.OperationalError("database is locked"),
+        "tick": sqlite3.OperationalError("database is locked"),
+    }
 
     def job(name: str):  # noqa: ANN202
         def run() -> None:
             if failure[name] is not None:
                 raise failure[name]  # type: ignore[misc]
+
         return runner._guard(name, run)
 
     poll, tick = job("poll"), job("tick")
@@ -568,8 +609,7 @@ def test_mail_that_comes_while_the_poll_job_runs_is_read_by_that_job(config: Pat
     inbox again once its pass is over, as `want_send` does for the send job."""
     inbox = NewsAfterThePass()
     inbox.deliver(plain_mail("p1@players.test", "flagman@runner.test", "hello", "HELP", message_id="<n1@players.test>"))
-    inbox.late = plain_mail("p2@players.test", "flagman@runner.test", "hello", "HELP",
-                            message_id="<n2@players.test>")
+    inbox.late = plain_mail("p2@players.test", "flagman@runner.test", "hello", "HELP", message_id="<n2@players.test>")
     app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer())
     try:
         runner = Runner(app)
@@ -607,20 +647,26 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
 
     inbox = Recording()
     for n in range(2):
-        inbox.deliver(plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP",
-                                 message_id=f"<c{n}@players.test>"))
+        inbox.deliver(
+            plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP", message_id=f"<c{n}@players.test>")
+        )
     config.write_text(config.read_text().replace('path = "mail/inbox"\n', 'path = "mail/inbox"\nbatch_size = 1\n'))
     app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer(), faults=Points())
     try:
         runner = Runner(app)
         runner.want_send = lambda: events.append(  # type: ignore[method-assign]
-            f"send wanted: {committed_rows()} answers committed, {moved()} mails moved")
+            f"send wanted: {committed_rows()} answers committed, {moved()} mails moved"
+        )
         runner.poll()
     finally:
         app.close()
     assert events == [
-        "after-commit", "send wanted: 1 answers committed, 0 mails moved",
-        "moved: 1 answers committed, 1 mails moved", "after-move",
-        "after-commit", "send wanted: 2 answers committed, 1 mails moved",
-        "moved: 2 answers committed, 2 mails moved", "after-move",
+        "after-commit",
+        "send wanted: 1 answers committed, 0 mails moved",
+        "moved: 1 answers committed, 1 mails moved",
+        "after-move",
+        "after-commit",
+        "send wanted: 2 answers committed, 1 mails moved",
+        "moved: 2 answers committed, 2 mails moved",
+        "after-move",
     ]

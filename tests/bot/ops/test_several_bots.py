@@ -45,8 +45,9 @@ def verify(tmp_path: Path, prefix: Path, *names: str) -> subprocess.CompletedPro
         if unit.is_file():
             text = unit.read_text().replace(D.FLAGMANCTL_PATH, str(under(prefix, D.FLAGMANCTL_PATH)))
             (folder / unit.name).write_text(text)
-    return subprocess.run([analyze, "verify", *(str(folder / n) for n in names)], capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [analyze, "verify", *(str(folder / n) for n in names)], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_each_instance_gets_its_own_configuration_credentials_and_state(tmp_path: Path) -> None:
@@ -65,13 +66,18 @@ def test_each_instance_gets_its_own_configuration_credentials_and_state(tmp_path
         assert settings.bot.archive_dir == f"/var/lib/flagman-{name}/archive"
         assert f"`flagmanctl @{name} doctor --probe-plus`" in config.read_text()
         snippet = under(prefix, f"/etc/tmpfiles.d/flagman-{name}.conf")
-        done = subprocess.run([tmpfiles, "--create", f"--root={prefix}", str(snippet)], capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [tmpfiles, "--create", f"--root={prefix}", str(snippet)], capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 0, done.stderr
         credentials = under(prefix, f"/etc/flagman-{name}/credentials")
         assert stat.S_IMODE(credentials.stat().st_mode) == 0o700
-        assert sorted(p.name for p in credentials.iterdir()) == ["db-password", "imap-password", "site-secret",
-                                                                 "smtp-password"]
+        assert sorted(p.name for p in credentials.iterdir()) == [
+            "db-password",
+            "imap-password",
+            "site-secret",
+            "smtp-password",
+        ]
         assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in credentials.iterdir())
     assert not under(prefix, "/etc/flagman").exists()
 
@@ -109,39 +115,62 @@ def test_an_instance_of_the_template_passes_systemd_analyze_verify_and_security(
     template.write_text(template.read_text().replace("NoNewPrivileges=", "NoNewPrivilegez="))
     assert "Unknown key" in verify_again(tmp_path, "flagman@club.service").stderr
     shutil.copy(under(prefix, UNITS / "flagman@.service"), template)
-    done = subprocess.run([need("systemd-analyze"), "security", "--offline=yes", "--no-pager",
-                           str(tmp_path / "verify" / "flagman@club.service")], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [
+            need("systemd-analyze"),
+            "security",
+            "--offline=yes",
+            "--no-pager",
+            str(tmp_path / "verify" / "flagman@club.service"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     match = re.search(r"Overall exposure level for flagman@club.service: ([\d.]+)", done.stdout + done.stderr)
     assert match and float(match.group(1)) <= 2.0, done.stdout + done.stderr
 
 
 def verify_again(tmp_path: Path, *names: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([need("systemd-analyze"), "verify", *(str(tmp_path / "verify" / n) for n in names)],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [need("systemd-analyze"), "verify", *(str(tmp_path / "verify" / n) for n in names)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_the_backup_timers_and_services_pass_systemd_analyze_verify(tmp_path: Path) -> None:
     """flagman-backup.service and .timer, and their templates for an instance, are clean
     (a timer is verified with the service it starts); a daily, persistent timer."""
     prefix, _ = staged(tmp_path, "club")
-    done = verify(tmp_path, prefix, "flagman-backup.service", "flagman-backup.timer",
-                  "flagman-backup@club.service", "flagman-backup@club.timer")
+    done = verify(
+        tmp_path,
+        prefix,
+        "flagman-backup.service",
+        "flagman-backup.timer",
+        "flagman-backup@club.service",
+        "flagman-backup@club.timer",
+    )
     assert done.returncode == 0 and "flagman" not in done.stderr, done.stderr
     timer = under(prefix, UNITS / "flagman-backup.timer").read_text()
     assert "OnCalendar=*-*-* 03:30:00" in timer and "Persistent=true" in timer and "WantedBy=timers.target" in timer
 
 
 @pytest.mark.parametrize("instance", [None, "club"])
-def test_the_backup_service_runs_flagman_backup_keep_14_through_flagmanctl(tmp_path: Path,
-                                                                           instance: str | None) -> None:
+def test_the_backup_service_runs_flagman_backup_keep_14_through_flagmanctl(
+    tmp_path: Path, instance: str | None
+) -> None:
     """The backup unit's ExecStart= is flagmanctl (so the unit's user, credentials and drop-ins
     apply: nothing repeated); run as systemd would (%i expanded), it runs `flagman backup --keep
     14` into the instance's state directory as the instance's user."""
     prefix, venv = staged(tmp_path, *([instance] if instance else []))
     unit = "flagman-backup.service" if instance is None else "flagman-backup@.service"
-    (exec_start,) = [line.removeprefix("ExecStart=") for line in under(prefix, UNITS / unit).read_text().splitlines()
-                     if line.startswith("ExecStart=")]
+    (exec_start,) = [
+        line.removeprefix("ExecStart=")
+        for line in under(prefix, UNITS / unit).read_text().splitlines()
+        if line.startswith("ExecStart=")
+    ]
     argv = shlex.split(exec_start.replace("%i", instance or ""))
     assert argv[0] == D.FLAGMANCTL_PATH
     ran = command(prefix, *argv[1:])
@@ -157,9 +186,11 @@ def test_flagmanctl_at_an_instance_uses_that_instances_unit_and_drop_ins(tmp_pat
     the template's drop-ins and club's own, and none of league's; FLAGMAN_INSTANCE=club is the
     same as @club."""
     prefix, _ = staged(tmp_path, "club", "league")
-    for unit, text in (("flagman@.service.d/all.conf", "Environment=ALL=1\n"),
-                       ("flagman@club.service.d/keys.conf", "LoadCredential=dkim-hsm:/srv/club/dkim-hsm\n"),
-                       ("flagman@league.service.d/keys.conf", "LoadCredential=dkim-hsm:/srv/league/dkim-hsm\n")):
+    for unit, text in (
+        ("flagman@.service.d/all.conf", "Environment=ALL=1\n"),
+        ("flagman@club.service.d/keys.conf", "LoadCredential=dkim-hsm:/srv/club/dkim-hsm\n"),
+        ("flagman@league.service.d/keys.conf", "LoadCredential=dkim-hsm:/srv/league/dkim-hsm\n"),
+    ):
         path = under(prefix, UNITS / unit)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("[Service]\n" + text)
@@ -167,12 +198,19 @@ def test_flagmanctl_at_an_instance_uses_that_instances_unit_and_drop_ins(tmp_pat
     assert last(props, "User") == "flagman-club" and last(props, "StateDirectory") == "flagman-club"
     assert last(props, "WorkingDirectory") == "/var/lib/flagman-club"
     assert ("Environment", "FLAGMAN_CONFIG=/etc/flagman-club/flagman.toml") in props
-    assert [v for k, v in props if k == "LoadCredential"] == ["flagman:/etc/flagman-club/credentials",
-                                                              "dkim-hsm:/srv/club/dkim-hsm"]
+    assert [v for k, v in props if k == "LoadCredential"] == [
+        "flagman:/etc/flagman-club/credentials",
+        "dkim-hsm:/srv/club/dkim-hsm",
+    ]
     assert ("Environment", "ALL=1") in props and ("Environment", "FLAGMAN_INSTANCE=club") in props
     script = under(prefix, D.FLAGMANCTL_PATH)
-    by_env = subprocess.run(["sh", str(script), "--root", str(prefix), "--dry-run", "doctor"], capture_output=True,
-                            text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "FLAGMAN_INSTANCE": "club"})
+    by_env = subprocess.run(
+        ["sh", str(script), "--root", str(prefix), "--dry-run", "doctor"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "FLAGMAN_INSTANCE": "club"},
+    )
     assert by_env.returncode == 0 and properties(by_env.stdout.splitlines()) == props
     league = properties(command(prefix, "@league", "doctor"))
     assert ("LoadCredential", "dkim-hsm:/srv/club/dkim-hsm") not in league and last(league, "User") == "flagman-league"
@@ -191,20 +229,25 @@ def test_an_instance_with_the_fixed_user(tmp_path: Path) -> None:
     prefix, _ = staged(tmp_path, "club", fixed_user=True)
     sysusers = under(prefix, "/etc/sysusers.d/flagman-club.conf")
     assert re.search(r"^u flagman-club - .* /var/lib/flagman-club$", sysusers.read_text(), re.M)
-    done = subprocess.run([need("systemd-sysusers"), "--dry-run", str(sysusers)], capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [need("systemd-sysusers"), "--dry-run", str(sysusers)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and "Failed" not in done.stderr, done.stderr
     drop_in = under(prefix, UNITS / "flagman@club.service.d/fixed-user.conf").read_text()
     assert "User=flagman-club" in drop_in and "Group=flagman-club" in drop_in
     props = properties(command(prefix, "@club", "doctor"))
-    assert (last(props, "DynamicUser"), last(props, "User"), last(props, "Group")) == \
-        ("no", "flagman-club", "flagman-club")
+    assert (last(props, "DynamicUser"), last(props, "User"), last(props, "Group")) == (
+        "no",
+        "flagman-club",
+        "flagman-club",
+    )
     assert not under(prefix, "/etc/sysusers.d/flagman.conf").exists()
 
 
 @pytest.mark.parametrize("name", ["Club", "a.b", "-x", "x" * 24, ""])
-def test_deploy_refuses_an_instance_name_that_cannot_be_a_user_name(tmp_path: Path, name: str,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_deploy_refuses_an_instance_name_that_cannot_be_a_user_name(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["deploy", str(tmp_path / "root"), f"--instance={name}"]) == 2
     assert "instance name" in capsys.readouterr().err
     assert not (tmp_path / "root").exists()
@@ -232,8 +275,13 @@ def test_doctors_fixes_name_the_instances_credentials_and_unit() -> None:
     settings = parse_settings({}, env={}, base_dir=Path("/"), source="test")
 
     def fixes() -> str:
-        return " ".join([reach.credential_hint(reach.imap_server(settings, 1.0)), reach.database_hint("", False),
-                         *[f.fix for f in doctor.check_secret(settings)]])
+        return " ".join(
+            [
+                reach.credential_hint(reach.imap_server(settings, 1.0)),
+                reach.database_hint("", False),
+                *[f.fix for f in doctor.check_secret(settings)],
+            ]
+        )
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FLAGMAN_INSTANCE", "club")

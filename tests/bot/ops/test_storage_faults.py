@@ -42,8 +42,10 @@ def make_site(root: Path, *, mails: int = 3) -> Path:
     finally:
         app.close()
     for n in range(mails):
-        deliver_to_maildir(root / "mail" / "inbox", plain_mail(f"stranger{n}@elsewhere.test", ADDRESS, "hello",
-                                                                "HELP", message_id=f"<m{n}@elsewhere.test>"))
+        deliver_to_maildir(
+            root / "mail" / "inbox",
+            plain_mail(f"stranger{n}@elsewhere.test", ADDRESS, "hello", "HELP", message_id=f"<m{n}@elsewhere.test>"),
+        )
     return config
 
 
@@ -76,6 +78,7 @@ def test_init_makes_the_database_readable_by_its_owner_only(tmp_path: Path) -> N
 
 # -- a damaged database ------------------------------------------------------------------------
 
+
 @pytest.fixture
 def damaged_header(tmp_path: Path) -> Path:
     config = make_site(tmp_path / "site")
@@ -83,10 +86,14 @@ def damaged_header(tmp_path: Path) -> Path:
     return config
 
 
-@pytest.mark.parametrize("argv", [("migrate",), ("game", "list"), ("poll",), ("backup", "BACKUP")],
-                         ids=["migrate", "game-list", "poll", "backup"])
-def test_a_damaged_database_file_is_one_refusal_with_status_4(damaged_header: Path, tmp_path: Path,
-                                                               argv: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [("migrate",), ("game", "list"), ("poll",), ("backup", "BACKUP")],
+    ids=["migrate", "game-list", "poll", "backup"],
+)
+def test_a_damaged_database_file_is_one_refusal_with_status_4(
+    damaged_header: Path, tmp_path: Path, argv: tuple[str, ...]
+) -> None:
     """A database whose header is garbage: `migrate` (the unit's pre-start step), `game list`,
     `poll` and `backup` each say it is damaged and how to restore, status 4; no backup is
     written; the mail stays in the inbox."""
@@ -122,6 +129,7 @@ def test_damaged_pages_are_found_by_doctor_and_refused_by_backup(tmp_path: Path)
 
 
 # -- files this user may not write ---------------------------------------------------------------
+
 
 def test_a_read_only_database_stops_poll_with_the_files_named(tmp_path: Path) -> None:
     """The database file mode 0444 (restored by hand, say): `poll` and `doctor` name the file and
@@ -181,6 +189,7 @@ def test_a_database_folder_this_user_may_not_write_is_named(tmp_path: Path) -> N
 
 # -- a read-only file system and a full disk ----------------------------------------------------
 
+
 def test_a_read_only_file_system_is_said_as_such(tmp_path: Path) -> None:
     """The file system of the database remounted read-only (as the kernel does after disk
     errors): `poll` says so, status 4."""
@@ -232,6 +241,7 @@ def test_a_full_maildir_outbox_is_a_full_disk_and_the_mail_waits(tmp_path: Path)
 
 # -- PostgreSQL down --------------------------------------------------------------------------------
 
+
 @pytest.mark.e2e
 def test_run_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> None:
     """`flagman run` with the database server stopped (a private PostgreSQL the test starts and
@@ -250,6 +260,7 @@ def test_run_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> N
 
 
 # -- restore: the real reason -------------------------------------------------------------------
+
 
 @pytest.fixture
 def backed_up(tmp_path: Path) -> tuple[Path, Path]:
@@ -290,13 +301,18 @@ def test_restore_into_a_folder_this_user_may_not_write_says_so(backed_up: tuple[
     assert (root / "flagman.sqlite").read_bytes() == before
 
 
-@pytest.mark.parametrize(("content", "says"), [
-    (b"", "it is empty"),
-    (b"not a database at all\n" * 50, "not an SQLite database"),
-    (b"PGDMP\x01\x0e\x00" + b"\0" * 100, "pg_dump archive"),
-], ids=["empty", "text", "pg_dump"])
-def test_restore_of_something_else_says_what_it_is(backed_up: tuple[Path, Path], tmp_path: Path,
-                                                    content: bytes, says: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"", "it is empty"),
+        (b"not a database at all\n" * 50, "not an SQLite database"),
+        (b"PGDMP\x01\x0e\x00" + b"\0" * 100, "pg_dump archive"),
+    ],
+    ids=["empty", "text", "pg_dump"],
+)
+def test_restore_of_something_else_says_what_it_is(
+    backed_up: tuple[Path, Path], tmp_path: Path, content: bytes, says: str
+) -> None:
     config, _ = backed_up
     other = tmp_path / "other.file"
     other.write_bytes(content)
@@ -341,8 +357,12 @@ def test_pg_dump_command_says_how_the_password_is_given(tmp_path: Path) -> None:
     """Issue 33, item 9: the printed pg_dump command takes the password from the db-password
     credential (never printing it), when the configured url reads it from there."""
     config = init_dir(tmp_path / "site", ADDRESS)
-    config.write_text(config.read_text().replace(
-        'url = "sqlite:///flagman.sqlite"', 'url = "postgresql+psycopg://flagman:{password}@db.example:5432/flagman"'))
+    config.write_text(
+        config.read_text().replace(
+            'url = "sqlite:///flagman.sqlite"',
+            'url = "postgresql+psycopg://flagman:{password}@db.example:5432/flagman"',
+        )
+    )
     done = flagman_process(config, "backup", str(tmp_path / "f.dump"), env={"FLAGMAN_DB_PASSWORD": "pw-zz-91"})
     assert done.returncode == 1
     assert 'PGPASSWORD="$(cat /etc/flagman/credentials/db-password)" pg_dump' in done.stderr

@@ -33,7 +33,9 @@ from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import reply_to
 
-REVISIONS = [r.revision for r in reversed(list(ScriptDirectory.from_config(alembic_config("sqlite://")).walk_revisions()))]
+REVISIONS = [
+    r.revision for r in reversed(list(ScriptDirectory.from_config(alembic_config("sqlite://")).walk_revisions()))
+]
 EARLIER = REVISIONS[:-1]  # every schema before this version's
 PREVIOUS = REVISIONS[-2]  # the previous release's
 PLAYERS = ("kelly", "seb", "steve", "roger", "anna")
@@ -100,8 +102,9 @@ def copy_into_schema(source_url: str, target_url: str, revision: str) -> None:
                     continue
                 assert table.name in new.tables, f"{table.name}: a table this version dropped (copy it by hand)"
                 have = set(new.tables[table.name].columns.keys())
-                needed = {c.name for c in table.columns if not c.nullable and c.server_default is None
-                          and not c.primary_key}
+                needed = {
+                    c.name for c in table.columns if not c.nullable and c.server_default is None and not c.primary_key
+                }
                 assert needed <= have, f"{table.name}: {needed - have} are needed by revision {revision}"
                 columns = [c for c in table.columns.keys() if c in have]
                 rows = [dict(r._mapping) for r in reading.execute(select(*new.tables[table.name].c[tuple(columns)]))]
@@ -109,8 +112,12 @@ def copy_into_schema(source_url: str, target_url: str, revision: str) -> None:
                     writing.execute(insert(table), rows)
                 if target.dialect.name == "postgresql" and "id" in table.columns:
                     # The ids were given: the sequence moves past them, as that release's inserts moved it.
-                    writing.execute(text(f"select setval(pg_get_serial_sequence('{table.name}', 'id'), "
-                                         f"coalesce((select max(id) from \"{table.name}\"), 0) + 1, false)"))
+                    writing.execute(
+                        text(
+                            f"select setval(pg_get_serial_sequence('{table.name}', 'id'), "
+                            f'coalesce((select max(id) from "{table.name}"), 0) + 1, false)'
+                        )
+                    )
     finally:
         source.dispose()
         target.dispose()
@@ -124,8 +131,13 @@ def turn_rows(url: str, game: str) -> list[tuple[int, bool]]:
     db = Database(url)
     try:
         with db.read() as session:
-            rows = session.execute(text("select t.number, t.resolved_at is not null from turn t join game g "
-                                        "on g.id = t.game_id where g.name = :g order by t.number"), {"g": game}).all()
+            rows = session.execute(
+                text(
+                    "select t.number, t.resolved_at is not null from turn t join game g "
+                    "on g.id = t.game_id where g.name = :g order by t.number"
+                ),
+                {"g": game},
+            ).all()
             return [(int(n), bool(done)) for n, done in rows]
     finally:
         db.dispose()
@@ -135,10 +147,14 @@ def sources_of_turn(url: str, game: str, number: int) -> dict[str, set[str]]:
     db = Database(url)
     try:
         with db.read() as session:
-            rows = session.execute(text(
-                "select s.name, o.source from order_submission o join turn t on t.id = o.turn_id "
-                "join seat s on s.id = o.seat_id join game g on g.id = t.game_id "
-                "where g.name = :g and t.number = :n"), {"g": game, "n": number}).all()
+            rows = session.execute(
+                text(
+                    "select s.name, o.source from order_submission o join turn t on t.id = o.turn_id "
+                    "join seat s on s.id = o.seat_id join game g on g.id = t.game_id "
+                    "where g.name = :g and t.number = :n"
+                ),
+                {"g": game, "n": number},
+            ).all()
     finally:
         db.dispose()
     found: dict[str, set[str]] = {}
@@ -186,8 +202,13 @@ def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest
     assert results, "kelly got the results of turn 2"
     # Turn 2 of rc1 was played with the orders from before the upgrade and after it; only anna,
     # who sent none, got the NMR default.
-    assert sources_of_turn(url, "rc1", 2) == {"kelly": {"mail"}, "seb": {"mail"}, "steve": {"mail"},
-                                              "roger": {"mail"}, "anna": {"default"}}
+    assert sources_of_turn(url, "rc1", 2) == {
+        "kelly": {"mail"},
+        "seb": {"mail"},
+        "steve": {"mail"},
+        "roger": {"mail"},
+        "anna": {"default"},
+    }
     capsys.readouterr()
     for game in ("rc1", "sc1"):
         assert flagman(config, "replay", game) == 0
@@ -196,7 +217,8 @@ def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest
 
 @pytest.mark.parametrize("revision", EARLIER)
 def test_migrate_from_an_earlier_schema_with_games_in_progress_and_they_play_on(
-        tmp_path: Path, revision: str, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, revision: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """SQLite at every earlier revision, games in the middle: `flagman migrate` brings it to
     the head, and the games go on where they were."""
     config, url = old_database(tmp_path, "sqlite", revision)
@@ -204,8 +226,9 @@ def test_migrate_from_an_earlier_schema_with_games_in_progress_and_they_play_on(
 
 
 @pytest.mark.e2e
-def test_migrate_from_the_previous_release_on_postgresql(tmp_path: Path, postgres: object,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_migrate_from_the_previous_release_on_postgresql(
+    tmp_path: Path, postgres: object, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The same on PostgreSQL (all of an upgrade in one transaction there), from the previous release."""
     config, url = old_database(tmp_path, "postgresql", PREVIOUS, postgres)
     plays_on_after_migrate(config, url, PREVIOUS, capsys)
@@ -232,8 +255,12 @@ def sabotaged(tmp_path: Path) -> tuple[Path, str]:
     config, url = old_database(tmp_path, "sqlite", PREVIOUS)
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("create trigger refuse_upgrade before update on alembic_version "
-                          "begin select raise(abort, 'the disk said no'); end"))
+        conn.execute(
+            text(
+                "create trigger refuse_upgrade before update on alembic_version "
+                "begin select raise(abort, 'the disk said no'); end"
+            )
+        )
     engine.dispose()
     return config, url
 
@@ -247,7 +274,8 @@ def schema_of(url: str) -> dict[str, list[str]]:
 
 
 def test_a_failed_migration_is_one_line_on_stderr_and_a_non_zero_exit(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The last migration fails: one line on stderr naming the revisions, where the database
     stays and what to do; exit 1; the database is still at the previous revision with its games,
     and once the cause is gone `flagman migrate` succeeds."""
@@ -259,7 +287,10 @@ def test_a_failed_migration_is_one_line_on_stderr_and_a_non_zero_exit(
     lines = out.err.splitlines()
     assert len(lines) == 1, out.err
     line = lines[0]
-    assert line.startswith("flagman migrate: migrating ") and f"from revision {PREVIOUS} to {head_revision()} failed: " in line
+    assert (
+        line.startswith("flagman migrate: migrating ")
+        and f"from revision {PREVIOUS} to {head_revision()} failed: " in line
+    )
     assert "the disk said no" in line
     assert f"the database is at revision {PREVIOUS}" in line and "restore the backup" in line
     assert "Traceback" not in out.err + out.out
@@ -278,8 +309,13 @@ def test_the_failed_migration_line_is_what_the_unit_would_log(tmp_path: Path) ->
     """As ExecStartPre= runs it: the installed command in a process of its own, stderr one line,
     no traceback, exit status 1 (systemd then fails the start and never runs ExecStart=)."""
     config, _ = sabotaged(tmp_path)
-    done = subprocess.run([sys.executable, "-m", "bot.cli", "--config", str(config), "migrate"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--config", str(config), "migrate"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1, done.stderr
     assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("flagman migrate: migrating "), done.stderr
     unit = (ROOT / "deploy" / "flagman.service").read_text()
@@ -287,8 +323,9 @@ def test_the_failed_migration_line_is_what_the_unit_would_log(tmp_path: Path) ->
     assert pre == "ExecStartPre=/opt/flagman/bin/flagman migrate", "no '-': a failed migration fails the start"
 
 
-def test_a_database_from_a_newer_flagman_is_refused_in_one_line(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_database_from_a_newer_flagman_is_refused_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A revision this version does not know (a newer flagman migrated it): nothing is done,
     one line says to install that version again; exit 1."""
     config = init_dir(tmp_path / "site")
@@ -316,7 +353,9 @@ def test_an_unreachable_database_is_one_line_and_exit_3(tmp_path: Path, capsys: 
     capsys.readouterr()
     assert flagman(config, "migrate") == 3
     (line,) = capsys.readouterr().err.splitlines()
-    assert "cannot reach the database" in line and "nothing was migrated" in line and "systemctl status postgresql" in line
+    assert (
+        "cannot reach the database" in line and "nothing was migrated" in line and "systemctl status postgresql" in line
+    )
 
 
 def test_an_unknown_revision_is_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

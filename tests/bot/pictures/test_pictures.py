@@ -37,9 +37,19 @@ def candidates(kind: str, game: Any, state: Any, player: str, rng: random.Random
         return [f"SPEED {speed}\nPUSH YES\nLANE {rng.choice('ABC')}" for speed in (160, 140, 120, 100, 80, 60, 40, 20)]
     if kind == "speedphreakz":
         base = game.format_orders(game.default_orders(state, player))
-        return [re.sub(r"ROUND (\d+):\s*$", lambda m: m.group(0) + " " + " ".join(
-            rng.choice(["F1", "F2", "F3", "VL", "VR"]) for _ in range(rng.randint(1, 3))), base, flags=re.M)
-            for _ in range(5)]
+        return [
+            re.sub(
+                r"ROUND (\d+):\s*$",
+                lambda m: (
+                    m.group(0)
+                    + " "
+                    + " ".join(rng.choice(["F1", "F2", "F3", "VL", "VR"]) for _ in range(rng.randint(1, 3)))
+                ),
+                base,
+                flags=re.M,
+            )
+            for _ in range(5)
+        ]
     return []
 
 
@@ -124,7 +134,11 @@ def test_racecraft_chart_changes_where_the_runners_swap_places() -> None:
     now = frames[-1]
     assert isinstance(now, RacecraftView)
     first, last = now.runners[0], now.runners[-1]
-    runners = (dataclasses.replace(last, place=1), *now.runners[1:-1], dataclasses.replace(first, place=len(now.runners)))
+    runners = (
+        dataclasses.replace(last, place=1),
+        *now.runners[1:-1],
+        dataclasses.replace(first, place=len(now.runners)),
+    )
     moved = [*frames[:-1], dataclasses.replace(now, runners=runners)]
     a = pictures.draw("racecraft", Scene(tuple(frames), tuple(events)))
     b = pictures.draw("racecraft", Scene(tuple(moved), tuple(events)))
@@ -134,6 +148,7 @@ def test_racecraft_chart_changes_where_the_runners_swap_places() -> None:
     # The rows of the grid and turns 1-2 (above where the lines turn down to turn 3) are
     # untouched: only turn 3's row, the lines into it and the order underneath moved.
     from bot.pictures import racecraft as rc_picture
+
     top = rc_picture.MARGIN + 16 + 18  # one line of title, then "front ... back"
     box_above = (0, 0, a.width, top + 2 * rc_picture.ROW + rc_picture.ROW // 2 - 3)
     untouched = decode(a.png).convert("L").crop(box_above)
@@ -210,8 +225,9 @@ def test_speed_circuit_is_drawn_from_the_geometry_not_from_text() -> None:
     the text track changes nothing, and the track's space outlines are where it draws."""
     frames, events = _race_turn_frames()
     now = frames[-1]
-    blank = dataclasses.replace(now, table=tuple(dataclasses.replace(r, cells=("",) * len(r.cells)) for r in now.table),
-                                track_text="")
+    blank = dataclasses.replace(
+        now, table=tuple(dataclasses.replace(r, cells=("",) * len(r.cells)) for r in now.table), track_text=""
+    )
     a = pictures.draw("speed_circuit", Scene((frames[-2], now), tuple(events)))
     b = pictures.draw("speed_circuit", Scene((frames[-2], blank), tuple(events)))
     assert a is not None and b is not None and a.png == b.png
@@ -230,8 +246,12 @@ def test_speedphreakz_car_moved_changes_pixels_at_both_squares() -> None:
     frame = sp_picture.map_frame(now.circuit)
     player, square = next((c.player, c.square) for c in now.cars if c.square is not None)
     taken = {c.square for c in now.cars}
-    target = next(Square(tx, ty) for ty, row in enumerate(grid) for tx, c in enumerate(row)
-                  if c == "." and Square(tx, ty) not in taken and abs(tx - square.x) + abs(ty - square.y) > 4)
+    target = next(
+        Square(tx, ty)
+        for ty, row in enumerate(grid)
+        for tx, c in enumerate(row)
+        if c == "." and Square(tx, ty) not in taken and abs(tx - square.x) + abs(ty - square.y) > 4
+    )
     moved = _with_car(now, player, square=target)
     a = pictures.draw("speedphreakz", Scene((now,), ()))
     b = pictures.draw("speedphreakz", Scene((moved,), ()))
@@ -251,9 +271,13 @@ def test_speedphreakz_heading_and_path_are_drawn() -> None:
     b = pictures.draw("speedphreakz", Scene((turned,), ()))
     assert a is not None and b is not None and differing_box(a.png, b.png) is not None
     still = dataclasses.replace(now, cars=tuple(dataclasses.replace(c, trail=()) for c in now.cars))
-    before = dataclasses.replace(still, cars=tuple(
-        dataclasses.replace(c, square=Square(c.square.x + 3, c.square.y)) if c.square is not None else c
-        for c in still.cars))
+    before = dataclasses.replace(
+        still,
+        cars=tuple(
+            dataclasses.replace(c, square=Square(c.square.x + 3, c.square.y)) if c.square is not None else c
+            for c in still.cars
+        ),
+    )
     plain = pictures.draw("speedphreakz", Scene((still,), ()))
     with_path = pictures.draw("speedphreakz", Scene((before, still), ()))
     assert plain is not None and with_path is not None and differing_box(plain.png, with_path.png) is not None
@@ -280,10 +304,12 @@ def test_a_picture_is_drawn_in_a_few_milliseconds() -> None:
 
 
 @settings(max_examples=30, deadline=None)
-@given(kind=st.sampled_from(sorted(SIZES)), extra=st.integers(0, 4), turns=st.integers(0, 8),
-       seed=st.integers(0, 10_000))
-def test_the_picture_of_any_race_decodes_stays_small_and_names_everyone(kind: str, extra: int, turns: int,
-                                                                       seed: int) -> None:
+@given(
+    kind=st.sampled_from(sorted(SIZES)), extra=st.integers(0, 4), turns=st.integers(0, 8), seed=st.integers(0, 10_000)
+)
+def test_the_picture_of_any_race_decodes_stays_small_and_names_everyone(
+    kind: str, extra: int, turns: int, seed: int
+) -> None:
     """issue 11: whatever the race, the picture is a PNG under 150 KB at its stated size, and
     its alt text names every player of the public table."""
     game = find_game(kind)
@@ -308,8 +334,9 @@ def test_speed_circuit_car_beside_the_track_is_drawn_at_that_space() -> None:
     is not on the track."""
     frames, events = _race_turn_frames()
     now = frames[-1]
-    player, space = next((c.player, c.space) for c in now.cars
-                         if c.space is not None and now.track.space(c.space).speed is None)
+    player, space = next(
+        (c.player, c.space) for c in now.cars if c.space is not None and now.track.space(c.space).speed is None
+    )
     beside = _with_car(now, player, off_track=-1, where=f"beside {space} (off track)")
     gone = _with_car(now, player, space=None, pit=PitStage.ENTRANCE, where="pits (entrance)")
     plain = pictures.draw("speed_circuit", Scene((now,), ()))

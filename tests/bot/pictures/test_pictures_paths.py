@@ -27,10 +27,14 @@ def test_the_path_bends_where_the_car_turned() -> None:
     assert car.square is not None
     x, y = car.square.x, car.square.y
     start = Square(x - 2, y - 2)
-    before = dataclasses.replace(now, cars=tuple(dataclasses.replace(c, square=start) if c is car else c for c in now.cars))
+    before = dataclasses.replace(
+        now, cars=tuple(dataclasses.replace(c, square=start) if c is car else c for c in now.cars)
+    )
 
     def with_trail(trail: tuple[Square, ...]) -> SpeedPhreakzView:
-        return dataclasses.replace(now, cars=tuple(dataclasses.replace(c, trail=trail if c is car else ()) for c in now.cars))
+        return dataclasses.replace(
+            now, cars=tuple(dataclasses.replace(c, trail=trail if c is car else ()) for c in now.cars)
+        )
 
     straight = with_trail(())
     bent = with_trail((start, Square(x - 2, y), Square(x - 1, y), Square(x, y)))
@@ -39,6 +43,10 @@ def test_the_path_bends_where_the_car_turned() -> None:
     assert a is not None and b is not None
     img_a, img_b = pixels(a.png), pixels(b.png)
     assert img_a.size == img_b.size
-    diff = [(px, py) for px in range(img_a.size[0]) for py in range(img_a.size[1])
-            if img_a.getpixel((px, py)) != img_b.getpixel((px, py))]
+    diff = [
+        (px, py)
+        for px in range(img_a.size[0])
+        for py in range(img_a.size[1])
+        if img_a.getpixel((px, py)) != img_b.getpixel((px, py))
+    ]
     assert diff, "a path through other squares must be drawn differently from the straight line"

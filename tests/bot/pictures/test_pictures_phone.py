@@ -73,8 +73,11 @@ def test_a_line_run_past_the_edge_is_recorded_as_clipped() -> None:
     assert sheet.clipped == ["a line far too long to fit in 120 px"]
 
 
-@given(st.text(alphabet=string.ascii_letters + " .:-", min_size=1, max_size=120), st.integers(60, 320),
-       st.sampled_from([10, 11, 12]))
+@given(
+    st.text(alphabet=string.ascii_letters + " .:-", min_size=1, max_size=120),
+    st.integers(60, 320),
+    st.sampled_from([10, 11, 12]),
+)
 @settings(max_examples=60, deadline=None)
 def test_wrapped_lines_fit_their_width(text: str, width: int, size: int) -> None:
     """Wrapping breaks over-long words, so every line fits (measured independently)."""

@@ -103,7 +103,9 @@ def test_every_row_is_numbered_and_every_lane_lettered() -> None:
             assert inks(image, (strip.x, top + 2, strip.x + lay.label_w, top + lay.row_h - 2)) & {BLACK, DARK}, row
         for lane in range(3):
             x = geo.lane_x(strip, lane)
-            assert BLACK in inks(image, (x + 6, geo.row_top(strip.first) - 16, x + lay.lane_w - 6, geo.row_top(strip.first) - 4))
+            assert BLACK in inks(
+                image, (x + 6, geo.row_top(strip.first) - 16, x + lay.lane_w - 6, geo.row_top(strip.first) - 4)
+            )
     for space in geo.spaces.values():
         plan = now.track.space(space.id)
         if plan.speed is None and not plan.pit_arrow:
@@ -144,7 +146,9 @@ def test_lines_pit_lane_arrows_corner_speeds_finish_and_direction_are_drawn() ->
         if s.pit_arrow:
             assert RED in inks(image, (x1 - 9, y0 + 2, x1, y1 - 2)), s.id
         if s.speed is not None:
-            assert CORNER in inks(image, (x0, y0, x1, y1)) and BLACK in inks(image, (x0 + 2, y0 + 2, x1 - 2, y1 - 2)), s.id
+            assert CORNER in inks(image, (x0, y0, x1, y1)) and BLACK in inks(image, (x0 + 2, y0 + 2, x1 - 2, y1 - 2)), (
+                s.id
+            )
     last = geo.strip_of(now.track.rows)
     assert last is not None
     y = geo.row_top(now.track.rows) + lay.row_h
@@ -190,7 +194,12 @@ def test_every_picture_reads_on_a_360_px_phone(kind: str) -> None:
         keep = frames if pictures.needs_history(kind) else frames[-2:]
         picture = pictures.draw(kind, Scene(tuple(keep), tuple(events)))
         assert picture is not None and picture.min_label_px > 0
-        assert picture.smallest_on_phone() >= NOT_YET_REDRAWN.get(kind, LEGIBLE), (kind, t, picture.width, picture.min_label_px)
+        assert picture.smallest_on_phone() >= NOT_YET_REDRAWN.get(kind, LEGIBLE), (
+            kind,
+            t,
+            picture.width,
+            picture.min_label_px,
+        )
         assert picture.clipped == () or kind in NOT_YET_REDRAWN, picture.clipped
     if kind == "racecraft":
         return  # Racecraft has no board, so no options picture
@@ -200,13 +209,18 @@ def test_every_picture_reads_on_a_360_px_phone(kind: str) -> None:
     for _ in range(turns):
         if game.is_finished(state):
             break
-        state = game.resolve(state, {p: game.default_orders(state, p) for p in game.expected_players(state)},
-                             random.Random(drawn)).state
+        state = game.resolve(
+            state, {p: game.default_orders(state, p) for p in game.expected_players(state)}, random.Random(drawn)
+        ).state
         for player in game.players(state):
             own = pictures.draw_options(kind, game.view(state, None, player))
             if own is not None:
                 drawn += 1
-                assert own.width <= PHONE_WIDTH and own.smallest_on_phone() >= NOT_YET_REDRAWN.get(kind, LEGIBLE), (kind, own.width, own.min_label_px)
+                assert own.width <= PHONE_WIDTH and own.smallest_on_phone() >= NOT_YET_REDRAWN.get(kind, LEGIBLE), (
+                    kind,
+                    own.width,
+                    own.min_label_px,
+                )
                 assert own.clipped == (), (kind, own.clipped)  # issue 30: "captions ... never clipped"
                 assert len(own.png) < pictures.MAX_BYTES
     assert drawn
@@ -330,7 +344,9 @@ def test_the_speedphreakz_options_picture_marks_every_square_by_its_band() -> No
     and white too (their digits and edges)."""
     game = find_game("speedphreakz")
     state = game.new_game(["ann", "bob"], {"map": "ring"}, random.Random(1))
-    setup = {p: game.parse_orders(state, p, "START FREE FACING N\nROUND 1: F1\nROUND 2: F1").orders for p in ("ann", "bob")}
+    setup = {
+        p: game.parse_orders(state, p, "START FREE FACING N\nROUND 1: F1\nROUND 2: F1").orders for p in ("ann", "bob")
+    }
     state = game.resolve(state, setup, random.Random(2)).state
     mine = game.view(state, None, "ann")
     assert isinstance(mine, SpeedPhreakzView) and mine.options is not None
@@ -339,7 +355,9 @@ def test_the_speedphreakz_options_picture_marks_every_square_by_its_band() -> No
     image = pixels(picture.png)
     options = mine.options
     probe = Sheet(1, 1)
-    head = [f"Your options for round {options.round}: from {options.start} facing {options.heading.value} ({options.assumes})."]
+    head = [
+        f"Your options for round {options.round}: from {options.start} facing {options.heading.value} ({options.assumes})."
+    ]
     if options.extra:
         head.append(f"Your first action costs {options.extra} more.")
     head.append("Control that round: 101-200. A square shows what the cheapest program ending there costs.")

@@ -54,7 +54,9 @@ def car(player: str, space: str, track: Track, *, lap: int = 1, speed: int = 0, 
 
 
 def race(track: Track, cars: Sequence[Car], *, laps: int = 1, **options: Any) -> RaceState:
-    return RaceState(track=track, options=Options(track="test", laps=laps, **options), cars=tuple(cars), phase=Phase.RACE)
+    return RaceState(
+        track=track, options=Options(track="test", laps=laps, **options), cars=tuple(cars), phase=Phase.RACE
+    )
 
 
 def orders(state: RaceState, plots: Mapping[str, str]) -> dict[str, tuple[Order, ...]]:

@@ -53,7 +53,9 @@ def test_nmr_maintain_speed_option() -> None:
     """P29: option plot_default=mps gives the WBC rule (missing plot = maintain present speed)."""
     state = GAME.new_game(["ann", "bob"], {"plot_default": "mps", "track": "harbour_loop"}, random.Random(0))
     for _ in range(2):
-        state = GAME.resolve(state, {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}, random.Random(1)).state
+        state = GAME.resolve(
+            state, {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}, random.Random(1)
+        ).state
     assert GAME.default_orders(state, "ann") == (SpeedOrder(None),)
 
 
@@ -111,16 +113,37 @@ def test_gm_set_figure_and_its_errors() -> None:
 
 # speed-circuit.md: wear laps x 1..5 (laps 1..10), skill laps x 0..4, design table ratings,
 # speed up to top 200 + a 20 push; multiples of 20 for ratings and speed.
-RANGES = {"wear": (50, 1), "skill": (40, 1), "speed": (220, 20), "acc": (80, 20), "dec": (80, 20), "top": (200, 20),
-          "start": (120, 20)}
+RANGES = {
+    "wear": (50, 1),
+    "skill": (40, 1),
+    "speed": (220, 20),
+    "acc": (80, 20),
+    "dec": (80, 20),
+    "top": (200, 20),
+    "start": (120, 20),
+}
 
 
-@pytest.mark.parametrize(("figure", "value", "ok"), [
-    ("wear", "50", True), ("wear", "51", False), ("wear", "0", True), ("skill", "40", True), ("skill", "41", False),
-    ("speed", "220", True), ("speed", "240", False), ("acc", "80", True), ("acc", "100", False), ("dec", "0", True),
-    ("top", "200", True), ("top", "220", False), ("start", "120", True), ("start", "140", False),
-    ("start", "70", False),
-])
+@pytest.mark.parametrize(
+    ("figure", "value", "ok"),
+    [
+        ("wear", "50", True),
+        ("wear", "51", False),
+        ("wear", "0", True),
+        ("skill", "40", True),
+        ("skill", "41", False),
+        ("speed", "220", True),
+        ("speed", "240", False),
+        ("acc", "80", True),
+        ("acc", "100", False),
+        ("dec", "0", True),
+        ("top", "200", True),
+        ("top", "220", False),
+        ("start", "120", True),
+        ("start", "140", False),
+        ("start", "70", False),
+    ],
+)
 def test_gm_set_figure_keeps_each_figure_in_its_design_range(figure: str, value: str, ok: bool) -> None:
     """issue 14: each figure has a legal range from speed-circuit.md; the refusal names it."""
     state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
@@ -132,9 +155,25 @@ def test_gm_set_figure_keeps_each_figure_in_its_design_range(figure: str, value:
 
 
 @pytest.mark.parametrize("figure", sorted(RANGES))
-@pytest.mark.parametrize("value", ["9" * 5000, "0" * 5000 + "20", "99999999999999999999", "-20", "+20", "2e1",
-                                   "20.0", "0x14", "", "\u00b2", "\u0662\u0660", "\uff12\uff10", "20\nPROCESS rc1",
-                                   "2_0"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "9" * 5000,
+        "0" * 5000 + "20",
+        "99999999999999999999",
+        "-20",
+        "+20",
+        "2e1",
+        "20.0",
+        "0x14",
+        "",
+        "\u00b2",
+        "\u0662\u0660",
+        "\uff12\uff10",
+        "20\nPROCESS rc1",
+        "2_0",
+    ],
+)
 def test_gm_set_figure_refuses_hostile_numbers_with_the_legal_range(figure: str, value: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
     The digits are checked before int() sees them; at most 40 characters are quoted back."""
@@ -157,9 +196,14 @@ def test_gm_set_figure_tyres_and_unknown_names_are_refused_clearly() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(name=st.one_of(st.sampled_from([*RANGES, "tyres"]), st.text(max_size=20)),
-       value=st.one_of(st.text(max_size=30), st.text(alphabet="0123456789 +-_", max_size=30),
-                       st.integers(min_value=-(10**30), max_value=10**30).map(str)))
+@given(
+    name=st.one_of(st.sampled_from([*RANGES, "tyres"]), st.text(max_size=20)),
+    value=st.one_of(
+        st.text(max_size=30),
+        st.text(alphabet="0123456789 +-_", max_size=30),
+        st.integers(min_value=-(10**30), max_value=10**30).map(str),
+    ),
+)
 def test_gm_set_figure_on_any_text_sets_a_legal_value_or_raises_figure_error(name: str, value: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
     state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
@@ -257,7 +301,9 @@ def test_a_lone_car_on_safe_plots_laps_the_track_without_paying(track: str, lane
     while not GAME.is_finished(state):
         turns += 1
         before = state.car("ann").wear
-        resolution = GAME.resolve(state, {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}, random.Random(turns))
+        resolution = GAME.resolve(
+            state, {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}, random.Random(turns)
+        )
         assert not [e for e in resolution.events if e.roll is not None or e.kind in ("wear", "spin", "brake")]
         state = resolution.state
         assert state.car("ann").wear == before or turns <= 2  # the design and bid turns
@@ -285,7 +331,9 @@ def test_flagman_play_a_whole_three_lap_race_with_eight_cars(track: str) -> None
         if turns > 2 and not GAME.is_finished(state):
             assert sum(c.status is Status.RACING for c in state.cars) == picture.count("[")
         assert turns < 120
-    out = run_script("speed_circuit", {"players": players, "options": {"track": track, "laps": 3}, "seed": 7, "turns": [{}] * turns})
+    out = run_script(
+        "speed_circuit", {"players": players, "options": {"track": track, "laps": 3}, "seed": 7, "turns": [{}] * turns}
+    )
     assert out["finished"] and len(out["turns"]) == turns
     assert sorted(p for group in out["result"] for p in group) == sorted(players)
     assert [[c.player] for c in sorted(state.cars, key=lambda c: c.finish_key or (0,))] == out["result"]
@@ -303,7 +351,11 @@ def test_safe_plot_steers_around_a_blocked_lane() -> None:
     plot = GAME.default_orders(state, "ann")
     assert plot[0] == SpeedOrder(100)
     path = plot[1]
-    assert isinstance(path, PathOrder) and path.kind is PathKind.LANES and "B" not in [("ABC")[i] for i in path.lanes[1:2]]
-    after = GAME.resolve(state, {"ann": plot, "bob": GAME.parse_orders(state, "bob", "SPEED 0").orders}, random.Random(0))
+    assert (
+        isinstance(path, PathOrder) and path.kind is PathKind.LANES and "B" not in [("ABC")[i] for i in path.lanes[1:2]]
+    )
+    after = GAME.resolve(
+        state, {"ann": plot, "bob": GAME.parse_orders(state, "bob", "SPEED 0").orders}, random.Random(0)
+    )
     assert "brakes" not in " ".join(e.text for e in after.events)
     assert after.state.car("ann").progress == state.car("ann").progress + 5

@@ -37,7 +37,9 @@ def test_same_row_higher_speed_moves_first() -> None:
 def test_same_row_and_speed_grey_side_then_middle_then_far() -> None:
     """§2.6 rule 3 / P6 / seed 003: ties go to the side with the grey line; in a 3-wide row,
     grey side, middle, far side."""
-    state = race(TRACK, [car(p, f"{lane}10", TRACK, speed=60) for p, lane in (("cat", "C"), ("bob", "B"), ("ann", "A"))])
+    state = race(
+        TRACK, [car(p, f"{lane}10", TRACK, speed=60) for p, lane in (("cat", "C"), ("bob", "B"), ("ann", "A"))]
+    )
     assert TRACK.grey_lane(10) == LANES.index("A")
     assert order_event(turn(state, dict.fromkeys(("ann", "bob", "cat"), "SPEED 60"))) == ("ann", "bob", "cat")
 

@@ -149,7 +149,15 @@ def crowded_field(rnd: random.Random, track: Track, count: int) -> list[Car]:
     cars = []
     for index, space_id in enumerate(spaces[:count]):
         space = track.space(space_id)
-        design = Design(acc=rnd.choice((-1, 0, 1)), dec=rnd.choice((-1, 0, 1, 2)), top=rnd.choice((-1, 0, 1)), start=0, prime=1, option=0, skill=-2)
+        design = Design(
+            acc=rnd.choice((-1, 0, 1)),
+            dec=rnd.choice((-1, 0, 1, 2)),
+            top=rnd.choice((-1, 0, 1)),
+            start=0,
+            prime=1,
+            option=0,
+            skill=-2,
+        )
         used = (Tyre.PRIME, Tyre.OPTION) if rnd.random() < 0.5 else (Tyre.PRIME,)
         top = design.rating("TOP")
         fields: dict[str, Any] = {
@@ -223,7 +231,13 @@ def test_an_impossible_gm_plot_becomes_the_closest_achievable_speed() -> None:
     the path, slip and pass lines of the plot are kept."""
     state = race(CORNER, [car("ann", "B10", CORNER, speed=100)])
     orders = GAME.plot_orders(state, "ann", "SPEED 200\nPATH A A B\nSLIP 2\nPASS YES")
-    assert orders == (SpeedOrder(160), PathOrder(PathKind.LANES, (0, 0, 1)), PushOrder(True), SlipOrder(2), PassOrder(True))
+    assert orders == (
+        SpeedOrder(160),
+        PathOrder(PathKind.LANES, (0, 0, 1)),
+        PushOrder(True),
+        SlipOrder(2),
+        PassOrder(True),
+    )
     parsed = GAME.parse_orders(state, "ann", GAME.format_orders(orders))
     assert parsed.ok and parsed.orders == orders
 
@@ -274,7 +288,9 @@ def test_a_gm_plot_with_nothing_legal_now_does_not_stand() -> None:
     asked=st.one_of(st.none(), st.integers(min_value=0, max_value=12).map(lambda n: n * 20)),
     push=st.sampled_from((None, True, False)),
     path=st.sampled_from(((), ("LINE",), ("LANE C",), ("PATH A B",))),
-    extras=st.lists(st.sampled_from(("SLIP 1", "PASS YES", "PAY ROLL", "SKILL CHANCE", "PIT OPTION")), max_size=3, unique=True),
+    extras=st.lists(
+        st.sampled_from(("SLIP 1", "PASS YES", "PAY ROLL", "SKILL CHANCE", "PIT OPTION")), max_size=3, unique=True
+    ),
 )
 def test_a_gm_plot_on_file_keeps_its_lines_and_the_closest_achievable_speed(
     seed: int, asked: int | None, push: bool | None, path: tuple[str, ...], extras: list[str]
@@ -289,7 +305,15 @@ def test_a_gm_plot_on_file_keeps_its_lines_and_the_closest_achievable_speed(
 
     rnd = random.Random(seed)
     space = rnd.choice(sorted(PIT.spaces))
-    c = car("ann", space, PIT, speed=rnd.randrange(0, 201, 20), top=rnd.choice((140, 160, 180)), acc=rnd.choice((20, 40, 60)), spun=rnd.random() < 0.2)
+    c = car(
+        "ann",
+        space,
+        PIT,
+        speed=rnd.randrange(0, 201, 20),
+        top=rnd.choice((140, 160, 180)),
+        acc=rnd.choice((20, 40, 60)),
+        spun=rnd.random() < 0.2,
+    )
     if rnd.random() < 0.2:
         c = replace(c, space=None, pit=PitStop(PitStage.ENTRANCE, c.progress, 1, Tyre.OPTION, 1))
     state = race(PIT, [c], laps=2)
@@ -302,7 +326,9 @@ def test_a_gm_plot_on_file_keeps_its_lines_and_the_closest_achievable_speed(
     parsed = GAME.parse_orders(state, "ann", GAME.format_orders(orders))
     assert parsed.ok and parsed.orders == orders
     written = {parse_line(line) for line in lines}
-    assert {o for o in orders if not isinstance(o, SpeedOrder | PushOrder)} == {o for o in written if not isinstance(o, SpeedOrder | PushOrder)}
+    assert {o for o in orders if not isinstance(o, SpeedOrder | PushOrder)} == {
+        o for o in written if not isinstance(o, SpeedOrder | PushOrder)
+    }
     if push is not None:
         assert PushOrder(push) in orders
     speed = next(o for o in orders if isinstance(o, SpeedOrder))
@@ -313,7 +339,9 @@ def test_a_gm_plot_on_file_keeps_its_lines_and_the_closest_achievable_speed(
         assert orders == GAME.parse_orders(state, "ann", "\n".join(lines)).orders
     else:
         got = c.speed if speed.mph is None else speed.mph
-        assert got < wanted or (got == wanted and push is None and PushOrder(True) in orders)  # WBC: "maximum use of ... tests"
+        assert got < wanted or (
+            got == wanted and push is None and PushOrder(True) in orders
+        )  # WBC: "maximum use of ... tests"
         for higher in range(got + 20, wanted + 1, 20):
             try:
                 check_speed(c, PIT, higher, may_push)

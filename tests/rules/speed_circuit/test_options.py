@@ -187,7 +187,9 @@ COSTLY = ("wear", "roll", "skill", "spin", "brake", "unpaid", "damage", "crash",
 def _race_state(seed: int, players: int, turns: int, track: str, staggered: bool) -> RaceState:
     """A race `turns` race turns in, driven by random legal plots (strategies.order_text)."""
     names = list(NAMES[:players])
-    state = GAME.new_game(names, {"track": track, "lane_change": "staggered" if staggered else "aligned"}, turn_rng(seed, 0))
+    state = GAME.new_game(
+        names, {"track": track, "lane_change": "staggered" if staggered else "aligned"}, turn_rng(seed, 0)
+    )
     chooser = random.Random(seed)
     shell_turn = 0
     while not GAME.is_finished(state) and (state.phase is not Phase.RACE or state.race_turn < turns):
@@ -214,10 +216,17 @@ def _mine(events: tuple[Event, ...], player: str, kinds: tuple[str, ...]) -> lis
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**32), players=st.integers(2, 6), turns=st.integers(1, 14),
-       track=st.sampled_from(("harbour_loop", "quarry_ring")), staggered=st.booleans(), pick=st.integers(0, 8))
-def test_what_the_options_say_a_plot_costs_is_what_it_costs(seed: int, players: int, turns: int, track: str,
-                                                          staggered: bool, pick: int) -> None:
+@given(
+    seed=st.integers(0, 2**32),
+    players=st.integers(2, 6),
+    turns=st.integers(1, 14),
+    track=st.sampled_from(("harbour_loop", "quarry_ring")),
+    staggered=st.booleans(),
+    pick=st.integers(0, 8),
+)
+def test_what_the_options_say_a_plot_costs_is_what_it_costs(
+    seed: int, players: int, turns: int, track: str, staggered: bool, pick: int
+) -> None:
     """Issue 16: "every option drawn as free is a plot the resolver accepts at no cost". In
     random races, for a car on the track: every free option, plotted as SPEED and PATH, is
     run at no cost (no wear, test, roll, spin or detour) and ends in the space drawn; every
@@ -231,8 +240,10 @@ def test_what_the_options_say_a_plot_costs_is_what_it_costs(seed: int, players: 
         return
     me = racing[pick % len(racing)]
     options = options_of(state, me.player)
-    behind = replace(state, cars=tuple(c for c in state.cars if c.player == me.player or c.progress < me.progress
-                                       or c.pit is not None))
+    behind = replace(
+        state,
+        cars=tuple(c for c in state.cars if c.player == me.player or c.progress < me.progress or c.pit is not None),
+    )
     assert limits(me, state.track).describe() == options.limits
     checked = 0
     for speed_choice in options.choices:
@@ -251,7 +262,9 @@ def test_what_the_options_say_a_plot_costs_is_what_it_costs(seed: int, players: 
                 assert _mine(resolution.events, me.player, COSTLY) == [], (text, target)
                 assert after.status is Status.FINISHED or after.space == target.space, (text, target, after.space)
             elif target.cost is Cost.WEAR:
-                assert _mine(resolution.events, me.player, COSTLY) == _mine(resolution.events, me.player, ("wear",)), text
+                assert _mine(resolution.events, me.player, COSTLY) == _mine(resolution.events, me.player, ("wear",)), (
+                    text
+                )
                 assert me.wear - after.wear == target.wear, (text, target)
                 assert after.status is Status.FINISHED or after.space == target.space, (text, target, after.space)
             else:

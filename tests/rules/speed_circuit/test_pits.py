@@ -187,8 +187,18 @@ def test_version_one_states_still_load() -> None:
     state = GAME.new_game(["ann", "bob"], {"track": "harbour_loop"}, random.Random(0))
     state = GAME.resolve(state, {p: GAME.default_orders(state, p) for p in ("ann", "bob")}, random.Random(1)).state
     data = GAME.dump_state(state)
-    old = {**data, "version": 1, "options": {k: v for k, v in data["options"].items() if k in ("track", "laps", "staggered_lane_change", "option_tyres_top_speed", "plot_default")}}
-    old["cars"] = [{k: v for k, v in c.items() if k not in ("off_track", "overflow", "pit", "tyres_used")} for c in data["cars"]]
+    old = {
+        **data,
+        "version": 1,
+        "options": {
+            k: v
+            for k, v in data["options"].items()
+            if k in ("track", "laps", "staggered_lane_change", "option_tyres_top_speed", "plot_default")
+        },
+    }
+    old["cars"] = [
+        {k: v for k, v in c.items() if k not in ("off_track", "overflow", "pit", "tyres_used")} for c in data["cars"]
+    ]
     assert GAME.load_state(old) == state
     with pytest.raises(StateError):
         GAME.load_state({**data, "version": 3})
@@ -255,11 +265,25 @@ def test_part_two_options() -> None:
     from rules.api import OptionError
     from rules.speed_circuit.model import OffTrackRemoval, parse_options
 
-    o = parse_options({"optional_slip": "yes", "failed_pass": "decel", "offtrack_removal": "neither", "tyre_rule": "disqualify", "teams": "ann+bob, cat+dan"})
+    o = parse_options(
+        {
+            "optional_slip": "yes",
+            "failed_pass": "decel",
+            "offtrack_removal": "neither",
+            "tyre_rule": "disqualify",
+            "teams": "ann+bob, cat+dan",
+        }
+    )
     assert o.optional_slip and o.failed_pass_decel and o.offtrack_removal is OffTrackRemoval.BOTH_MISSING
     assert o.tyre_rule is TyreRule.DISQUALIFY and o.teams == (("ann", "bob"), ("cat", "dan"))
     assert o.team_of("cat") == ("cat", "dan") and o.team_of("eve") == ("eve",)
-    for bad in ({"optional_slip": "maybe"}, {"failed_pass": "x"}, {"tyre_rule": "x"}, {"teams": "ann+ann"}, {"teams": "ann+bob,bob+cat"}):
+    for bad in (
+        {"optional_slip": "maybe"},
+        {"failed_pass": "x"},
+        {"tyre_rule": "x"},
+        {"teams": "ann+ann"},
+        {"teams": "ann+bob,bob+cat"},
+    ):
         with pytest.raises(OptionError):
             parse_options(bad)
     with pytest.raises(OptionError, match="not a player"):
@@ -270,7 +294,9 @@ def test_re_entry_past_the_line_on_the_last_lap_finishes() -> None:
     """Seed: a crew result may move a car "forwards ... off of the pit lane ... pretend that
     the entrance and pit lanes can extend as needed"; P27: a car back on track at or beyond
     the line on its last lap has finished."""
-    state = race(TRACK, [in_pits("ann", PitStage.LANE, TRACK.rows + 1, 1, tyres_used=(Tyre.PRIME, Tyre.OPTION))], laps=1)
+    state = race(
+        TRACK, [in_pits("ann", PitStage.LANE, TRACK.rows + 1, 1, tyres_used=(Tyre.PRIME, Tyre.OPTION))], laps=1
+    )
     after = turn(state, {"ann": "SPEED 40"})
     assert after.state.car("ann").status is Status.FINISHED
     assert "crosses the finish line" in texts(after.events)

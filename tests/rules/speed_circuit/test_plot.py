@@ -31,7 +31,9 @@ def one(speed: int = 100, space: str = "B12", **fields):
 
 def test_full_plot_parses_into_typed_orders_in_canonical_order() -> None:
     """§8: SPEED/MPS, PATH/LANE/LINE, PAY, SKILL, PUSH; every line optional but SPEED."""
-    parsed = GAME.parse_orders(one(), "ann", "push yes\nSKILL chance tests\nPAY ROLL\nPATH B B A A\nSPEED 120  # flat out")
+    parsed = GAME.parse_orders(
+        one(), "ann", "push yes\nSKILL chance tests\nPAY ROLL\nPATH B B A A\nSPEED 120  # flat out"
+    )
     assert parsed.ok and parsed.complete
     assert parsed.orders == (
         SpeedOrder(120),

@@ -15,7 +15,22 @@ from rules.speed_circuit.options import plot_cost, plot_options
 from tests.rules.speed_circuit.helpers import bundled, car, race
 
 HARBOUR = bundled("harbour_loop")  # T1: rows 11-14 posted 80, a red line C10 B11 A12 A13 B14
-ORDER_WORDS = ("SPEED", "PATH", "LANE", "LINE", "PAY", "SKILL", "PUSH", "SLIP", "PASS", "PIT", "DESIGN", "TYRES", "BID", "MPS")
+ORDER_WORDS = (
+    "SPEED",
+    "PATH",
+    "LANE",
+    "LINE",
+    "PAY",
+    "SKILL",
+    "PUSH",
+    "SLIP",
+    "PASS",
+    "PIT",
+    "DESIGN",
+    "TYRES",
+    "BID",
+    "MPS",
+)
 
 
 def said(state: RaceState, player: str, text: str) -> tuple[str, ...]:
@@ -29,7 +44,8 @@ def test_a_free_plot_says_it_costs_nothing() -> None:
     from B2 down lane B nothing is posted and no chart is paid."""
     state = race(HARBOUR, [car("ann", "B2", HARBOUR, speed=60)], laps=3)
     assert said(state, "ann", "SPEED 60\nPATH B B B") == (
-        "This plot (60 mph, ending in B5) costs nothing: no wear, no test, no roll.",)
+        "This plot (60 mph, ending in B5) costs nothing: no wear, no test, no roll.",
+    )
 
 
 def test_braking_beyond_the_deceleration_says_the_wear_and_the_brakes_test() -> None:
@@ -47,7 +63,8 @@ def test_a_push_says_its_test() -> None:
     tyres (seed, "Option Tires") 1 wear instead."""
     prime = race(HARBOUR, [car("ann", "B2", HARBOUR, speed=60)], laps=3)
     assert said(prime, "ann", "SPEED 120\nPUSH YES\nPATH B B B B B B") == (
-        "This plot (120 mph, ending in B8) costs acceleration test.",)
+        "This plot (120 mph, ending in B8) costs acceleration test.",
+    )
     option = race(HARBOUR, [car("ann", "B2", HARBOUR, speed=60, tyres=Tyre.OPTION)], laps=3)
     (text,) = said(option, "ann", "SPEED 120\nPUSH YES\nPATH B B B B B B")
     assert text.startswith("This plot (120 mph, ending in B8) costs 1 wear")
@@ -80,11 +97,16 @@ def test_what_the_dice_decide_is_not_priced() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(space=st.sampled_from(["A2", "B2", "C2", "B6", "A8", "B8", "C8", "B10"]),
-       speed=st.sampled_from([0, 20, 40, 60, 80, 100, 120, 140]), wear=st.integers(0, 9),
-       tyres=st.sampled_from(list(Tyre)), data=st.data())
-def test_the_cost_of_a_plot_is_the_cost_its_option_shows(space: str, speed: int, wear: int, tyres: Tyre,
-                                                         data: st.DataObject) -> None:
+@given(
+    space=st.sampled_from(["A2", "B2", "C2", "B6", "A8", "B8", "C8", "B10"]),
+    speed=st.sampled_from([0, 20, 40, 60, 80, 100, 120, 140]),
+    wear=st.integers(0, 9),
+    tyres=st.sampled_from(list(Tyre)),
+    data=st.data(),
+)
+def test_the_cost_of_a_plot_is_the_cost_its_option_shows(
+    space: str, speed: int, wear: int, tyres: Tyre, data: st.DataObject
+) -> None:
     """The confirmation and the turn sheet's options never disagree: plotting an option's
     speed along its path (SPEED s + PATH its lanes, PUSH YES above the safe limit) costs just
     what the option is drawn with. No line of what is said starts with an order word."""

@@ -42,7 +42,9 @@ def passed_a_speed_test(events: tuple[Event, ...], player: str) -> bool:
     seed=st.integers(min_value=0, max_value=2**32),
     staggered=st.booleans(),
 )
-def test_random_legal_races_keep_every_invariant(track: str, players: int, laps: int, seed: int, staggered: bool) -> None:
+def test_random_legal_races_keep_every_invariant(
+    track: str, players: int, laps: int, seed: int, staggered: bool
+) -> None:
     """Over random legal races (with slips, forced passes and pit stops asked for): no two
     cars ever share a space on track; finishers that did not run both compounds are
     classified after those that did (P4); wear and skill never go negative; speeds stay
@@ -82,7 +84,9 @@ def test_random_legal_races_keep_every_invariant(track: str, players: int, laps:
         for car in state.cars:
             assert car.wear >= 0 and car.skill >= 0
             old = before.car(car.player)
-            crew_lost = any(e.kind == "roll" and car.player in e.players and "-1 space" in e.text for e in resolution.events)
+            crew_lost = any(
+                e.kind == "roll" and car.player in e.players and "-1 space" in e.text for e in resolution.events
+            )
             assert car.progress >= old.progress - (1 if crew_lost else 0)
             if before.phase is Phase.RACE and old.status is Status.RACING and car.status is Status.RACING:
                 lim = limits(old, before.track)
@@ -183,7 +187,16 @@ def test_crowded_races_with_passing_slips_and_pits_keep_every_invariant(seed: in
     for name, space in zip(NAMES, spaces, strict=False):
         tyre = rnd.choice(list(Tyre))
         speed = 20 if int(space[1:]) >= 11 else rnd.choice((60, 80, 100, 120, 140))
-        c = car(name, space, track, speed=speed, wear=rnd.randint(0, 6), skill=rnd.randint(0, 4), design=Design(acc=1, dec=1, top=0, start=0, prime=-1, option=-1, skill=-2), tyres=tyre)
+        c = car(
+            name,
+            space,
+            track,
+            speed=speed,
+            wear=rnd.randint(0, 6),
+            skill=rnd.randint(0, 4),
+            design=Design(acc=1, dec=1, top=0, start=0, prime=-1, option=-1, skill=-2),
+            tyres=tyre,
+        )
         cars.append(replace(c, tyres_used=(tyre,)))
     state = race(track, cars, laps=1, optional_slip=rnd.random() < 0.5, failed_pass_decel=rnd.random() < 0.3)
     for number in range(1, 9):
@@ -213,7 +226,9 @@ def test_crowded_races_with_passing_slips_and_pits_keep_every_invariant(seed: in
             if c.status is Status.RACING:
                 assert (c.space is None) == (c.pit is not None)
                 if c.off_track:
-                    assert c.space is not None and track.space(c.space).lane in track.edge_lanes(track.space(c.space).row)
+                    assert c.space is not None and track.space(c.space).lane in track.edge_lanes(
+                        track.space(c.space).row
+                    )
             else:
                 assert c.space is None and c.pit is None
             if c.status is Status.RACING and c.pit is not None:

@@ -84,7 +84,11 @@ def test_wear_and_skill_scale_with_the_laps(laps: int) -> None:
     state = new(laps=str(laps))
     state = design_turn(
         state,
-        {"ann": "DESIGN PRIME 2 OPTION -1 SKILL 1\nTYRES PRIME", "bob": "DESIGN PRIME -2 OPTION 2 SKILL 2\nTYRES OPTION", "cat": "DESIGN SKILL -2 PRIME 2 OPTION 2"},
+        {
+            "ann": "DESIGN PRIME 2 OPTION -1 SKILL 1\nTYRES PRIME",
+            "bob": "DESIGN PRIME -2 OPTION 2 SKILL 2\nTYRES OPTION",
+            "cat": "DESIGN SKILL -2 PRIME 2 OPTION 2",
+        },
     )
     ann, bob, cat = (state.car(p) for p in PLAYERS)
     assert (ann.wear, ann.skill, ann.tyres) == (5 * laps, 3 * laps, Tyre.PRIME)

@@ -36,9 +36,17 @@ def test_table_probabilities_match_the_seed() -> None:
     """§2.14: accel/top 2-9 gain (30/36); start 2-8 gain, 9 mis-shift, 10-12 stall; brakes 2-9
     safe; chance 2-6 safe, 7-9 spin, 10-12 crash; passing 2-5, 6-9, 10-12; pit crew likewise."""
     assert chance_of(ACCEL_TOP_TEST, Outcome.GAIN) == 30
-    assert (chance_of(START_TEST, Outcome.GAIN), chance_of(START_TEST, Outcome.MISSHIFT), chance_of(START_TEST, Outcome.STALL)) == (26, 4, 6)
+    assert (
+        chance_of(START_TEST, Outcome.GAIN),
+        chance_of(START_TEST, Outcome.MISSHIFT),
+        chance_of(START_TEST, Outcome.STALL),
+    ) == (26, 4, 6)
     assert chance_of(BRAKES_TEST, Outcome.SAFE) == 30
-    assert (chance_of(CHANCE, Outcome.SAFE), chance_of(CHANCE, Outcome.SPIN), chance_of(CHANCE, Outcome.CRASH)) == (15, 15, 6)
+    assert (chance_of(CHANCE, Outcome.SAFE), chance_of(CHANCE, Outcome.SPIN), chance_of(CHANCE, Outcome.CRASH)) == (
+        15,
+        15,
+        6,
+    )
     assert (chance_of(PASSING, Outcome.PASS), chance_of(PASSING, Outcome.CONTACT)) == (10, 6)
     assert chance_of(PIT_CREW, Outcome.PLUS_SPACE) == 10
 
@@ -236,7 +244,9 @@ def test_a_spun_finisher_is_last_among_that_turns_finishers() -> None:
 def test_a_car_that_crashes_on_its_finishing_turn_has_not_finished() -> None:
     """Seed 003: any car that crashes the turn it crossed the finish line is not considered to
     have finished."""
-    state = race(TRACK, [car("ann", "B22", TRACK, speed=180, top=200, acc=40), car("bob", "A10", TRACK, speed=0)], laps=1)
+    state = race(
+        TRACK, [car("ann", "B22", TRACK, speed=180, top=200, acc=40), car("bob", "A10", TRACK, speed=0)], laps=1
+    )
     resolution = turn(state, {"ann": "SPEED 180", "bob": "SPEED 0"})
     ann = resolution.state.car("ann")
     assert "crosses the finish line" in texts(resolution.events)

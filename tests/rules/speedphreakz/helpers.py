@@ -53,8 +53,14 @@ OPEN = [
 ]
 
 
-def arena(rows: Sequence[str] = OPEN, *, checkpoints: Sequence[Sequence[tuple[int, int]]] | None = None,
-          direction: str = "N", laps: int = 1, finish: Sequence[tuple[int, int]] | None = None) -> Circuit:
+def arena(
+    rows: Sequence[str] = OPEN,
+    *,
+    checkpoints: Sequence[Sequence[tuple[int, int]]] | None = None,
+    direction: str = "N",
+    laps: int = 1,
+    finish: Sequence[tuple[int, int]] | None = None,
+) -> Circuit:
     """A circuit from `rows`: every 'S' is a start square and on the line (unless `finish`
     names the line cells); one checkpoint in the far top-right corner unless given."""
     starts = [[x, y] for y, row in enumerate(rows) for x, c in enumerate(row) if c == "S"]
@@ -73,13 +79,20 @@ def arena(rows: Sequence[str] = OPEN, *, checkpoints: Sequence[Sequence[tuple[in
 
 def car(player: str, square: tuple[int, int], heading: str = "E", **changes: Any) -> Car:
     letters = {"ann": "A", "bob": "B", "cat": "C", "dan": "D", "eve": "E", "fay": "F"}
-    base = Car(player=player, letter=letters.get(player, "X"), colour=None,
-               square=Square(*square), heading=Heading(heading))
+    base = Car(
+        player=player, letter=letters.get(player, "X"), colour=None, square=Square(*square), heading=Heading(heading)
+    )
     return dataclasses.replace(base, **changes)
 
 
-def race(cars: Sequence[Car], circuit: Circuit | None = None, *, round_no: int = 2,
-         programs: Mapping[str, str] | None = None, **options: Any) -> Race:
+def race(
+    cars: Sequence[Car],
+    circuit: Circuit | None = None,
+    *,
+    round_no: int = 2,
+    programs: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Race:
     """A race in progress at round `round_no` (not the set-up), with the programs for that
     round already queued (as they would be after the previous turn)."""
     queued = []
@@ -91,8 +104,12 @@ def race(cars: Sequence[Car], circuit: Circuit | None = None, *, round_no: int =
     return Race(circuit=circuit or arena(), options=Options(**options), cars=tuple(queued), round=round_no)
 
 
-def play(state: Race, rolls: Iterable[int], orders: Mapping[str, Sequence[Order]] | None = None,
-         texts: Mapping[str, str] | None = None) -> Resolution[Race]:
+def play(
+    state: Race,
+    rolls: Iterable[int],
+    orders: Mapping[str, Sequence[Order]] | None = None,
+    texts: Mapping[str, str] | None = None,
+) -> Resolution[Race]:
     """Resolve the open turn with scripted dice; every die must be used."""
     given: dict[str, Sequence[Order]] = dict(orders or {})
     for player, text in (texts or {}).items():

@@ -96,7 +96,9 @@ def play_random_race(data: Any, *, max_turns: int = 20) -> list[Turn]:
             parsed = GAME.parse_orders(state, player, GAME.format_orders(sent))
             assert parsed.ok, (GAME.format_orders(sent), parsed.problems)
             orders[player] = (
-                parsed.orders if parsed.complete else GAME.merge_orders(GAME.default_orders(state, player), parsed.orders)
+                parsed.orders
+                if parsed.complete
+                else GAME.merge_orders(GAME.default_orders(state, player), parsed.orders)
             )
         seed = data.draw(st.integers(0, 2**32), label="seed")
         resolution = GAME.resolve(state, orders, random.Random(seed))

@@ -48,7 +48,10 @@ def test_the_round_limit_is_off_by_default_and_stored_either_way() -> None:
     """§5: "No round limit by default: the race runs until a car finishes; a max_rounds
     option may end it": the option help says so; a race with no limit and one with a cap
     (and a state stored with the old default of 60) read back as they were."""
-    assert "max_rounds: the race ends after this round if nobody has finished, 2-500 (default: no limit" in GAME.option_help()
+    assert (
+        "max_rounds: the race ends after this round if nobody has finished, 2-500 (default: no limit"
+        in GAME.option_help()
+    )
     for state in (new(), new(max_rounds="60")):
         assert GAME.load_state(json.loads(json.dumps(GAME.dump_state(state)))) == state
     assert GAME.dump_state(new())["options"]["max_rounds"] is None
@@ -127,7 +130,13 @@ def test_figures() -> None:
     """Issue 8: "square, heading, recklessness, crashes, lap, checkpoint, status"."""
     state = race([car("ann", (4, 7), "SW", recklessness=2, crashes=1)])
     assert GAME.figures(state, "ann") == {
-        "square": "4,7", "heading": "SW", "recklessness": 2, "crashes": 1, "lap": 1, "checkpoint": 0, "status": "racing",
+        "square": "4,7",
+        "heading": "SW",
+        "recklessness": 2,
+        "crashes": 1,
+        "lap": 1,
+        "checkpoint": 0,
+        "status": "racing",
     }
 
 
@@ -159,18 +168,30 @@ def test_set_figure() -> None:
         GAME.set_figure(state, "zed", "recklessness", "1")
 
 
-@pytest.mark.parametrize(("name", "value", "reason"), [
-    ("recklessness", "9" * 5000, "from 0 to 20"),           # int() refuses more than 4300 digits
-    ("recklessness", "0" * 5000 + "3", "from 0 to 20"),
-    ("recklessness", "21", "from 0 to 20"), ("recklessness", "\u00b2", "from 0 to 20"),  # superscript two
-    ("recklessness", "\u0663", "from 0 to 20"), ("recklessness", "+3", "from 0 to 20"), ("recklessness", "", "from 0 to 20"),
-    ("square", "9" * 5000 + ",1", "x,y on the map"), ("square", "1," + "9" * 5000, "x,y on the map"),
-    ("square", "99999999999999999999,1", "x,y on the map"), ("square", "\u00b2,\u00b3", "x,y on the map"),
-    ("square", "\u0663,\u0663", "x,y on the map"), ("square", "-1,3", "x,y on the map"), ("square", "3,3,3", "x,y on the map"),
-    ("square", "999,999", "off the map"), ("square", "3\n,3", "x,y on the map"),
-    ("heading", "x" * 5000, "one of N NE E SE S SW W NW"), ("heading", "N\nPROCESS rc1", "one of N NE"),
-    ("x" * 5000, "3", "SpeedPhreakz figures"),
-])
+@pytest.mark.parametrize(
+    ("name", "value", "reason"),
+    [
+        ("recklessness", "9" * 5000, "from 0 to 20"),  # int() refuses more than 4300 digits
+        ("recklessness", "0" * 5000 + "3", "from 0 to 20"),
+        ("recklessness", "21", "from 0 to 20"),
+        ("recklessness", "\u00b2", "from 0 to 20"),  # superscript two
+        ("recklessness", "\u0663", "from 0 to 20"),
+        ("recklessness", "+3", "from 0 to 20"),
+        ("recklessness", "", "from 0 to 20"),
+        ("square", "9" * 5000 + ",1", "x,y on the map"),
+        ("square", "1," + "9" * 5000, "x,y on the map"),
+        ("square", "99999999999999999999,1", "x,y on the map"),
+        ("square", "\u00b2,\u00b3", "x,y on the map"),
+        ("square", "\u0663,\u0663", "x,y on the map"),
+        ("square", "-1,3", "x,y on the map"),
+        ("square", "3,3,3", "x,y on the map"),
+        ("square", "999,999", "off the map"),
+        ("square", "3\n,3", "x,y on the map"),
+        ("heading", "x" * 5000, "one of N NE E SE S SW W NW"),
+        ("heading", "N\nPROCESS rc1", "one of N NE"),
+        ("x" * 5000, "3", "SpeedPhreakz figures"),
+    ],
+)
 def test_set_figure_refuses_hostile_values_with_the_legal_range(name: str, value: str, reason: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
     The digits are checked before int() sees them; at most 40 characters are quoted back."""
@@ -189,9 +210,14 @@ def test_set_figure_square_names_the_map_size() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(name=st.one_of(st.sampled_from(["recklessness", "square", "heading"]), st.text(max_size=20)),
-       value=st.one_of(st.text(max_size=30), st.text(alphabet="0123456789, -NESW", max_size=30),
-                       st.integers(min_value=-(10**30), max_value=10**30).map(str)))
+@given(
+    name=st.one_of(st.sampled_from(["recklessness", "square", "heading"]), st.text(max_size=20)),
+    value=st.one_of(
+        st.text(max_size=30),
+        st.text(alphabet="0123456789, -NESW", max_size=30),
+        st.integers(min_value=-(10**30), max_value=10**30).map(str),
+    ),
+)
 def test_set_figure_on_any_text_sets_a_legal_value_or_raises_figure_error(name: str, value: str) -> None:
     """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
     state = race([car("ann", (3, 3))])
@@ -218,7 +244,9 @@ def test_drop_player() -> None:
 
 def test_a_player_dropped_before_the_start_never_starts() -> None:
     state = GAME.drop_player(new(), "bob")
-    resolution = GAME.resolve(state, {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}, random.Random(1))
+    resolution = GAME.resolve(
+        state, {p: GAME.default_orders(state, p) for p in GAME.expected_players(state)}, random.Random(1)
+    )
     assert resolution.state.car("bob").square is None
     assert not any("bob" in e.players for e in resolution.events)
     assert GAME.expected_players(resolution.state) == {"ann", "cat"}
@@ -232,7 +260,12 @@ def test_dump_and_load() -> None:
     data = GAME.dump_state(state)
     assert data["version"] == 1
     assert GAME.load_state(data) == state
-    for broken in ({**data, "version": 99}, {"version": 1}, {**data, "cars": [{"player": "x"}]}, {**data, "circuit": "ring"}):
+    for broken in (
+        {**data, "version": 99},
+        {"version": 1},
+        {**data, "cars": [{"player": "x"}]},
+        {**data, "circuit": "ring"},
+    ):
         with pytest.raises(StateError):
             GAME.load_state(broken)
 
@@ -292,12 +325,22 @@ def test_a_short_game_through_the_script_runner() -> None:
         orders = {}
         for player in GAME.expected_players(state):
             text = SCRIPT["turns"][number - 1].get(player)
-            orders[player] = GAME.parse_orders(state, player, text).orders if text else GAME.default_orders(state, player)
+            orders[player] = (
+                GAME.parse_orders(state, player, text).orders if text else GAME.default_orders(state, player)
+            )
         resolution = GAME.resolve(state, orders, rng)
         assert rng.asked.count((1, 100)) == 1 and rng.asked.count((0, 9)) == len(d10s)
         assert [e.to_json() for e in resolution.events] == events
         state = resolution.state
-    assert set(output["turns"][-1]["players"]["ann"]) == {"square", "heading", "recklessness", "crashes", "lap", "checkpoint", "status"}
+    assert set(output["turns"][-1]["players"]["ann"]) == {
+        "square",
+        "heading",
+        "recklessness",
+        "crashes",
+        "lap",
+        "checkpoint",
+        "status",
+    }
     assert sum(len([e for e in t["events"] if e["kind"] == "d10"]) for t in output["turns"]) > 0
 
 

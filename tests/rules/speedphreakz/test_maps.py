@@ -86,8 +86,12 @@ def test_rows_must_have_the_same_width() -> None:
 
 def test_a_map_must_fit_in_a_mail() -> None:
     grid = ["#" * 100, "#S" + "." * 97 + "#", "#" * 100]
-    data = changed(grid=grid, start_squares=[[1, 1]], finish_line={"cells": [[1, 1]], "direction": "E"},
-                   checkpoints=[{"cells": [[50, 1]]}])
+    data = changed(
+        grid=grid,
+        start_squares=[[1, 1]],
+        finish_line={"cells": [[1, 1]], "direction": "E"},
+        checkpoints=[{"cells": [[50, 1]]}],
+    )
     assert problems(data) == ("the map is 100 x 3 squares; at most 99 x 99 fit in a results mail",)
 
 
@@ -123,8 +127,8 @@ def test_checkpoints_must_be_open_and_apart() -> None:
 
 def test_laps_and_name_are_checked() -> None:
     found = problems(changed(laps=0, name=""))
-    assert "\"laps\" must be a whole number from 1 to 20, not 0" in found
-    assert "the map needs a \"name\"" in found
+    assert '"laps" must be a whole number from 1 to 20, not 0' in found
+    assert 'the map needs a "name"' in found
 
 
 def test_every_problem_is_reported_at_once() -> None:

@@ -164,8 +164,10 @@ def test_a_program_shown_in_control_drives_exactly_there(data: st.DataObject) ->
         return
     me = data.draw(st.sampled_from(candidates), label="car")
     held = dataclasses.replace(me, programs=(Program(state.round, ()),))
-    alone = dataclasses.replace(state, cars=tuple(
-        held if c.player == me.player else dataclasses.replace(c, status=CarStatus.OUT) for c in state.cars))
+    alone = dataclasses.replace(
+        state,
+        cars=tuple(held if c.player == me.player else dataclasses.replace(c, status=CarStatus.OUT) for c in state.cars),
+    )
     options = options_of(alone, me.player)
     assert options.start == me.square and options.extra == me.deficit + me.surcharge
     assert options.first_rolled == me.oil
@@ -179,4 +181,7 @@ def test_a_program_shown_in_control_drives_exactly_there(data: st.DataObject) ->
         if after.status is CarStatus.FINISHED:
             continue
         assert (after.square, after.heading) == (option.square, option.heading), option
-        assert any(f"{option.cost} spent" in e.text for e in second.events if e.kind == "drive"), (option, second.events)
+        assert any(f"{option.cost} spent" in e.text for e in second.events if e.kind == "drive"), (
+            option,
+            second.events,
+        )

@@ -37,7 +37,9 @@ def refusal(state: Race, player: str, text: str) -> tuple[ProblemKind, str]:
 
 def test_the_set_up_mail_of_section_5() -> None:
     """§5: "Set-up: COLOUR red, START 2,4 FACING N, and the programs for rounds 1 and 2"."""
-    parsed = GAME.parse_orders(ring_set_up(), "ann", "COLOUR red\nSTART 2,5 FACING N\nROUND 1: F2 F1\nROUND 2: F1 VR F1 TL F1")
+    parsed = GAME.parse_orders(
+        ring_set_up(), "ann", "COLOUR red\nSTART 2,5 FACING N\nROUND 1: F2 F1\nROUND 2: F1 VR F1 TL F1"
+    )
     assert parsed.ok and parsed.complete
     assert parsed.orders == (
         Colour("red"),
@@ -66,7 +68,12 @@ def test_spelling_is_forgiving() -> None:
     """Lower case, COLOR, no FACING, commas between actions and spaces in x, y are accepted."""
     parsed = GAME.parse_orders(ring_set_up(), "ann", "color blue\nstart 2, 5 n\nround 1 f1, f2\nRound 2:f1")
     assert parsed.ok
-    assert parsed.orders == (Colour("blue"), Start(Square(2, 5), Heading.N), Program(1, ("F1", "F2")), Program(2, ("F1",)))
+    assert parsed.orders == (
+        Colour("blue"),
+        Start(Square(2, 5), Heading.N),
+        Program(1, ("F1", "F2")),
+        Program(2, ("F1",)),
+    )
 
 
 @pytest.mark.parametrize(
@@ -197,7 +204,10 @@ def test_a_gm_plot_stands_for_every_round_the_player_leaves_empty() -> None:
     state = ring_set_up()
     plot = _plot(state, "ann", "COLOUR red\nSTART 1,5 FACING N\nROUND 1: F1\nROUND 2: F2 VR")
     assert GAME.plot_orders(state, "ann", plot) == (
-        Colour("red"), Start(Square(1, 5), Heading.N), Program(1, ("F1",)), Program(2, ("F2", "VR")),
+        Colour("red"),
+        Start(Square(1, 5), Heading.N),
+        Program(1, ("F1",)),
+        Program(2, ("F2", "VR")),
     )
     later = dataclasses.replace(race([car("ann", (3, 3)), car("bob", (6, 3))]), round=7)
     assert GAME.plot_orders(later, "ann", plot) == (Program(8, ("F2", "VR")),)
@@ -210,8 +220,11 @@ def test_a_gm_plot_stands_for_a_crashed_car_with_the_s10_restart() -> None:
     crashed = race([car("ann", (5, 3), "S", status=CarStatus.CRASHED), car("bob", (9, 3))], round_no=6)
     plot = "RESTART 1,1 FACING E\nROUND 4: F1 F1"  # set after an earlier crash, elsewhere
     orders = GAME.plot_orders(crashed, "ann", plot)
-    assert orders == (*[o for o in GAME.default_orders(crashed, "ann") if isinstance(o, Restart)],
-                      Program(6, ("F1", "F1")), Program(7, ("F1", "F1")))
+    assert orders == (
+        *[o for o in GAME.default_orders(crashed, "ann") if isinstance(o, Restart)],
+        Program(6, ("F1", "F1")),
+        Program(7, ("F1", "F1")),
+    )
     here = GAME.plot_orders(crashed, "ann", "RESTART 5,4 FACING E\nROUND 4: F1 F1")
     assert here is not None and here[0] == Restart(Square(5, 4), Heading.E)
 

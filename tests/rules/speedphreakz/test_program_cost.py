@@ -21,7 +21,8 @@ def test_a_cheap_program_stays_in_control_whatever_the_roll() -> None:
     when "cumulative cost > C". F2 F1 costs 45 + 20 = 65 (the chart): never more than C."""
     state = race([car("ann", (3, 3), "E"), car("bob", (3, 5), "E")], programs={"ann": "", "bob": ""})
     assert said(state, "ann", "ROUND 3: F2 F1") == (
-        "Round 3 program cost 65; control this round is 101-200, so you stay in control whatever the roll.",)
+        "Round 3 program cost 65; control this round is 101-200, so you stay in control whatever the roll.",
+    )
 
 
 def test_a_dear_program_says_from_which_action_control_may_be_lost() -> None:
@@ -30,7 +31,8 @@ def test_a_dear_program_says_from_which_action_control_may_be_lost() -> None:
     does not cover; none goes above 200."""
     state = race([car("ann", (3, 3), "E"), car("bob", (3, 5), "E")], programs={"ann": "", "bob": ""})
     assert said(state, "ann", "ROUND 3: F3 F2 F1") == (
-        "Round 3 program cost 140; control this round is 101-200, so you may lose control from action 2.",)
+        "Round 3 program cost 140; control this round is 101-200, so you may lose control from action 2.",
+    )
 
 
 def test_terrain_and_what_the_car_carries_count() -> None:
@@ -43,10 +45,12 @@ def test_terrain_and_what_the_car_carries_count() -> None:
     state = race([crashed, car("bob", (3, 5), "E")], arena(GRASSY), programs={"bob": ""})
     assert said(state, "ann", "ROUND 2: F1") == (
         "Round 2 program cost 90 (60 carried over included); control this round is 101-200, "
-        "so you stay in control whatever the roll.",)
+        "so you stay in control whatever the roll.",
+    )
     assert said(state, "ann", "ROUND 2: F1 RV F1") == (
         "Round 2 program cost 150 (60 carried over included); control this round is 101-200, "
-        "so you may lose control from action 2.",)
+        "so you may lose control from action 2.",
+    )
 
 
 def test_a_program_into_a_wall_says_it_crashes() -> None:

@@ -107,7 +107,9 @@ def test_a_gm_plot_stands_legal_and_complete_in_every_later_turn(data: st.DataOb
         assert orders is not None
         parsed = GAME.parse_orders(turn.state, player, GAME.format_orders(orders))
         assert parsed.ok and parsed.complete and parsed.orders == orders, parsed.problems
-        assert [o.actions for o in orders if isinstance(o, Program)] == [carried] * len(turn.state.allowed_rounds(player))
+        assert [o.actions for o in orders if isinstance(o, Program)] == [carried] * len(
+            turn.state.allowed_rounds(player)
+        )
 
 
 @RACES
@@ -188,7 +190,9 @@ def test_any_program_with_any_recklessness_resolves(
 ) -> None:
     """Resolve is total: any legal program, recklessness, carried deficit and dice; the car
     stays on the board and its recklessness is never negative."""
-    state = race([car("ann", (6, 3), recklessness=recklessness, deficit=deficit, oil=oil)], programs={"ann": " ".join(program)})
+    state = race(
+        [car("ann", (6, 3), recklessness=recklessness, deficit=deficit, oil=oil)], programs={"ann": " ".join(program)}
+    )
     rng = ScriptedRandom([d100, *faces])
     resolution = GAME.resolve(state, {}, rng)
     on_the_board(resolution.state)
@@ -196,8 +200,36 @@ def test_any_program_with_any_recklessness_resolves(
 
 
 TOKENS = st.sampled_from(
-    ["ROUND", "round", "START", "RESTART", "COLOUR", "FACING", "1", "2", "3", "99", "-1", ":", ",",
-     "2,5", "1,5", "F1", "F2", "TL", "HR", "VL", "RV", "N", "SE", "red", "blue", "??", "é", "\t"]
+    [
+        "ROUND",
+        "round",
+        "START",
+        "RESTART",
+        "COLOUR",
+        "FACING",
+        "1",
+        "2",
+        "3",
+        "99",
+        "-1",
+        ":",
+        ",",
+        "2,5",
+        "1,5",
+        "F1",
+        "F2",
+        "TL",
+        "HR",
+        "VL",
+        "RV",
+        "N",
+        "SE",
+        "red",
+        "blue",
+        "??",
+        "é",
+        "\t",
+    ]
 )
 
 

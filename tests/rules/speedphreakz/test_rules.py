@@ -260,13 +260,30 @@ def test_the_chart_is_the_designed_one() -> None:
     """S2 / §4.4: the designed codes and costs, movement or turn, kept as data."""
     table = {a.code: (a.cost, a.is_turn) for a in chart().actions}
     assert table == {
-        "F1": (20, False), "F2": (45, False), "F3": (75, False), "RV": (30, False),
-        "VL": (30, False), "VR": (30, False), "TL": (15, True), "TR": (15, True),
-        "HL": (35, True), "HR": (35, True),
+        "F1": (20, False),
+        "F2": (45, False),
+        "F3": (75, False),
+        "RV": (30, False),
+        "VL": (30, False),
+        "VR": (30, False),
+        "TL": (15, True),
+        "TR": (15, True),
+        "HL": (35, True),
+        "HR": (35, True),
     }
     names = [o.name for o in chart()["F1"].table]
-    assert names == ["Spin left", "Slide left", "Twitch left", "Under", "As ordered", "As ordered",
-                     "Over", "Twitch right", "Slide right", "Spin right"]
+    assert names == [
+        "Spin left",
+        "Slide left",
+        "Twitch left",
+        "Under",
+        "As ordered",
+        "As ordered",
+        "Over",
+        "Twitch right",
+        "Slide right",
+        "Spin right",
+    ]
 
 
 def test_first_action_must_be_a_movement() -> None:
@@ -380,9 +397,13 @@ def test_the_terrain_key_is_the_designed_one() -> None:
     """S3 / §4.6: the terrain key as data."""
     key = {t.char: (t.name, t.solid, t.surcharge, t.oil) for t in terrain_key()}
     assert key == {
-        ".": ("tarmac", False, 0, False), "S": ("start/finish line", False, 0, False),
-        ",": ("grass", False, 10, False), ":": ("gravel", False, 20, False),
-        "o": ("oil", False, 0, True), "#": ("barrier", True, 0, False), " ": ("void", True, 0, False),
+        ".": ("tarmac", False, 0, False),
+        "S": ("start/finish line", False, 0, False),
+        ",": ("grass", False, 10, False),
+        ":": ("gravel", False, 20, False),
+        "o": ("oil", False, 0, True),
+        "#": ("barrier", True, 0, False),
+        " ": ("void", True, 0, False),
     }
 
 
@@ -406,7 +427,9 @@ def test_ending_the_round_on_the_same_square_crashes_both() -> None:
     )
     resolution = play(state, [control(200)])
     assert {p: at(resolution, p).status for p in ("ann", "bob", "cat")} == {
-        "ann": CarStatus.CRASHED, "bob": CarStatus.CRASHED, "cat": CarStatus.CRASHED,
+        "ann": CarStatus.CRASHED,
+        "bob": CarStatus.CRASHED,
+        "cat": CarStatus.CRASHED,
     }
     assert "same square as bob" in kinds(resolution, "crash")[0].text
 
@@ -525,7 +548,9 @@ def test_restart_where_the_player_says() -> None:
 def test_two_restarts_on_one_square_go_by_seat() -> None:
     """S10 with §4.2 "an adjacent legal square": two crashed cars asking for the same square;
     the first in seating order gets it, the other falls back to the S10 default."""
-    state = race([car("ann", (5, 3), status=CarStatus.CRASHED), car("bob", (6, 3), status=CarStatus.CRASHED)], round_no=3)
+    state = race(
+        [car("ann", (5, 3), status=CarStatus.CRASHED), car("bob", (6, 3), status=CarStatus.CRASHED)], round_no=3
+    )
     mails = {p: "RESTART 5,4 FACING E\nROUND 3:\nROUND 4:" for p in ("ann", "bob")}
     resolution = play(state, [control(150)], texts=mails)
     assert (at(resolution, "ann").square, at(resolution, "bob").square) == (Square(5, 4), Square(6, 3))
@@ -567,7 +592,8 @@ def test_finishers_of_one_round_rank_by_control_then_crashes_then_seat() -> None
     seating order stands in for it: test_ties_and_stalls has the submission order)."""
     state = _line_race(
         {"ann": "F1", "bob": "F1", "cat": "F2", "dan": "F1"},
-        ann={"crashes": 1}, dan={"crashes": 1},
+        ann={"crashes": 1},
+        dan={"crashes": 1},
     )
     resolution = play(state, [control(150)])
     assert resolution.state.finish_order == ("bob", "ann", "dan", "cat")
@@ -619,7 +645,10 @@ def _set_up(players: list[str]) -> Race:
 def test_start_squares_may_be_shared() -> None:
     """S13: "Allowed before round 1; the same-square crash applies only at round end"."""
     state = _set_up(["ann", "bob"])
-    mails = {"ann": "START 1,3 FACING N\nROUND 1: F1\nROUND 2: F1", "bob": "START 1,3 FACING N\nROUND 1: F2\nROUND 2: F1"}
+    mails = {
+        "ann": "START 1,3 FACING N\nROUND 1: F1\nROUND 2: F1",
+        "bob": "START 1,3 FACING N\nROUND 1: F2\nROUND 2: F1",
+    }
     resolution = play(state, [control(150)], texts=mails)
     assert kinds(resolution, "crash") == []
     held = play(state, [control(150)], texts={p: "START 1,3 FACING N\nROUND 1:\nROUND 2:" for p in ("ann", "bob")})
@@ -649,7 +678,10 @@ def test_a_silent_player_starts_on_a_square_no_one_chose() -> None:
     assert (at(resolution, "ann").square, at(resolution, "ann").heading) == (Square(2, 5), Heading.NE)
     assert (at(resolution, "bob").square, at(resolution, "bob").heading) == (Square(1, 5), Heading.N)
     assert kinds(resolution, "crash") == []
-    assert kinds(resolution, "start")[1].text == "bob (blue, car B) starts at 1,5 facing N (a start square no one chose, §5)."
+    assert (
+        kinds(resolution, "start")[1].text
+        == "bob (blue, car B) starts at 1,5 facing N (a start square no one chose, §5)."
+    )
 
 
 def test_silent_players_fill_free_start_squares_in_seat_order_then_the_emptiest() -> None:
@@ -665,7 +697,11 @@ def test_silent_players_fill_free_start_squares_in_seat_order_then_the_emptiest(
     started = [e.text.split(" starts at ")[1][:3] for e in kinds(resolution, "start")]
     assert started == ["1,5", "1,5", "2,5", "3,5", "2,5"]
     assert {p: at(resolution, p).square for p in players} == {
-        "ann": Square(1, 5), "bob": Square(1, 5), "cat": Square(2, 5), "dan": Square(3, 5), "eve": Square(2, 5),
+        "ann": Square(1, 5),
+        "bob": Square(1, 5),
+        "cat": Square(2, 5),
+        "dan": Square(3, 5),
+        "eve": Square(2, 5),
     }
 
 
@@ -731,8 +767,13 @@ def test_a_race_ended_by_the_round_limit_is_classified_by_distance_then_crashes_
     wins" (no submission order known here: seating order stands in, as for the finish). ann is
     nearest the next checkpoint; bob and cat stand level, cat with fewer crashes; dan and
     eve level with equal crashes: dan sits first."""
-    cars = [car("bob", (4, 3), crashes=2), car("ann", (7, 3)), car("cat", (4, 4), crashes=1),
-            car("dan", (2, 3)), car("eve", (2, 4))]
+    cars = [
+        car("bob", (4, 3), crashes=2),
+        car("ann", (7, 3)),
+        car("cat", (4, 4), crashes=1),
+        car("dan", (2, 3)),
+        car("eve", (2, 4)),
+    ]
     capped = race(cars, round_no=30, programs={c.player: "" for c in cars}, max_rounds=30)
     far = {c.player: distance_behind(capped, c) for c in capped.cars}
     assert far["ann"] < far["bob"] == far["cat"] < far["dan"] == far["eve"], far
@@ -752,7 +793,10 @@ def test_orders_run_one_round_ahead() -> None:
     queued round 2."""
     state = _set_up(["ann", "bob"])
     assert state.allowed_rounds("ann") == (1, 2)
-    mails = {"ann": "START 1,3 FACING E\nROUND 1: F1\nROUND 2: F2", "bob": "START 1,3 FACING N\nROUND 1: F2\nROUND 2: RV"}
+    mails = {
+        "ann": "START 1,3 FACING E\nROUND 1: F1\nROUND 2: F2",
+        "bob": "START 1,3 FACING N\nROUND 1: F2\nROUND 2: RV",
+    }
     first = play(state, [control(150)], texts=mails)
     assert at(first, "ann").square == Square(2, 3)
     assert first.state.allowed_rounds("ann") == (3,)
