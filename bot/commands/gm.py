@@ -137,16 +137,24 @@ class News:
     kind: str = "announce"
     calendar: bool = False
     about: str | None = None  # the seat it is about: that seat gets a mail of its own, not this one
+    to: str | None = None  # for that seat alone (the GM's ORDER, PLOT, SET for it: issue 29)
 
 
 def announce(
-    ctx: GmAction, title: str, text: str, *, kind: str = "announce", calendar: bool = False, about: str | None = None
+    ctx: GmAction,
+    title: str,
+    text: str,
+    *,
+    kind: str = "announce",
+    calendar: bool = False,
+    about: str | None = None,
+    to: str | None = None,
 ) -> None:
     """Tell every active seat `text`, with the open turn's deadline in the seat's zone; with
     `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller). Told
     once the command is done (`tell_players`), together with whatever else the same mail of
     the GM did in the game: one mail per player per GM mail (issue 30)."""
-    ctx.news.append(News(title, text, kind, calendar, about))
+    ctx.news.append(News(title, text, kind, calendar, about, to))
 
 
 def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[News], now: datetime) -> int:
@@ -160,7 +168,7 @@ def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[Ne
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
     sent = 0
     for seat in store.mailed_seats(game):
-        told = [n for n in news if n.about != seat.name]
+        told = [n for n in news if n.about != seat.name and n.to in (None, seat.name)]
         if not told:
             continue
         kind = told[0].kind if len(told) == 1 else "announce"
@@ -290,17 +298,14 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     assert on_file is not None
     now_on_file = rules.format_orders(on_file)
     # The GM's hand is visible (issue 29): the player is told what the GM entered for them.
-    letters.notice(
-        ctx.shell,
-        ctx.session,
-        ToSeat(seat),
+    announce(
+        ctx,
         f"The GM entered orders for you in {turn.label}",
         f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{_quote(canonical)}\n\n"
         f"On file for you now (they count unless you send others before the deadline):\n\n"
         f"{_quote(now_on_file)}",
         kind="gm_order",
-        game=ctx.game,
-        error=False,
+        to=seat.name,
     )
     return (
         f"entered for {seat.name}, {turn.label}:\n"
@@ -323,17 +328,14 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         default = (
             rules.format_orders(rules.default_orders(state, seat.name)) if seat.name in rules.players(state) else ""
         )
-        letters.notice(
-            ctx.shell,
-            ctx.session,
-            ToSeat(seat),
+        announce(
+            ctx,
             "The GM's plot for you is cleared",
             "The GM has cleared the plot that stood for you when no orders of yours arrive. From now "
             "on the game's own default is used instead"
             + (f"; in {turn.label} it is:\n\n{_quote(default)}" if default else "."),
             kind="gm_plot",
-            game=ctx.game,
-            error=False,
+            to=seat.name,
         )
         return f"the GM plot of {seat.name} is cleared: the game's own default applies. {seat.name} was told."
     if seat.name not in rules.players(state):
@@ -359,17 +361,14 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     stands = ""
     if standing is not None and rules.format_orders(standing) != stored:
         stands = f"\n\nIn {turn.label} it stands for:\n" + _quote(rules.format_orders(standing))
-    letters.notice(
-        ctx.shell,
-        ctx.session,
-        ToSeat(seat),
+    announce(
+        ctx,
         "The GM has set a plot for you",
         "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
         "orders of yours are on file at a deadline, this turn and the next ones, until the GM clears it. "
         "Orders you send always come first.\n\n" + _quote(stored) + stands,
         kind="gm_plot",
-        game=ctx.game,
-        error=False,
+        to=seat.name,
     )
     return answer + stands + f"\n\n{seat.name} was told."
 
@@ -491,18 +490,15 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
             f"enter new ones with ORDER {ctx.game.name} <seat> <orders>."
         )
     if seat.active:
-        letters.notice(
-            ctx.shell,
-            ctx.session,
-            ToSeat(seat),
+        announce(
+            ctx,
             f"The GM changed your {args[1]}",
             f"The GM has set your {args[1]} to {args[2]} in {turn.label}. Your figures now: "
             + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items())
             + "."
             + (" Your orders on file are no longer legal: send new ones." if seat.name in stale else ""),
             kind="gm_set",
-            game=ctx.game,
-            error=False,
+            to=seat.name,
         )
         text += f" {seat.name} was told."
     return text

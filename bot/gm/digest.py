@@ -153,6 +153,7 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
         "ordered": [],
         "incomplete": [],
         "missing": [],
+        "held": [],
         "streaks": [],
         "plots": [],
         "players": [],
@@ -186,11 +187,10 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
         out["deadline"] = G.deadline_text(turn, zone)
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
-            got = (
-                G.orders_in(rules, state, seat, store.submissions(session, turn, seat))
-                if seat is not None
-                else G.OrdersIn.NONE
-            )
+            subs = store.submissions(session, turn, seat) if seat is not None else []
+            got = G.orders_in(rules, state, seat, subs) if seat is not None else G.OrdersIn.NONE
+            if store.holds(subs):  # WAIT (issue 30): the GM is told who holds the turn
+                out["held"].append(name)
             {
                 G.OrdersIn.COMPLETE: out["ordered"],
                 G.OrdersIn.INCOMPLETE: out["incomplete"],

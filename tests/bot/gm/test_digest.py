@@ -272,3 +272,12 @@ def test_a_typo_in_a_gm_verb_in_a_longer_mail_gets_a_did_you_mean(rc: App) -> No
     gm_says(rc, "PAUSE rc1\nEXTNED rc1 24h")
     text = " ".join(body_of(mails(rc, GM)[-1]).split())
     assert "PAUSE done" in text and "EXTEND" in text and "did you mean" in text.lower()
+
+
+def test_the_digest_says_who_holds_a_turn_with_wait(rc: App) -> None:
+    """Issue 30: WAIT is "shown in STATUS and to the GM": the players are not told who holds the
+    turn, the GM's digest is."""
+    player_says(rc, "kelly", "WAIT")
+    assert send(rc, force=True) >= 1
+    section = digests(rc)[-1].split("== rc1")[1]
+    assert "Held to its deadline (WAIT): kelly" in section

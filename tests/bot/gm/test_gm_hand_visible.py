@@ -40,7 +40,7 @@ def test_a_plot_set_and_cleared_is_told_to_the_player(rc: App) -> None:
 def test_a_figure_set_by_the_gm_is_told_to_the_player(rc: App) -> None:
     gm_says(rc, "SET rc1 seb ep 4")
     told = last(rc, ADDRESS["seb"])
-    assert str(told["Subject"]) == "[rc1] The GM changed your ep" and "ep 4" in body_of(told)
+    assert str(told["Subject"]) == "[rc1] The GM changed your ep" and "set your ep to 4" in body_of(told)
 
 
 def test_drop_is_announced_to_the_others_and_the_dropped_player_gets_their_own_notice(rc: App) -> None:
@@ -139,3 +139,16 @@ def test_a_dropped_runner_is_in_the_final_classification_as_not_finishing(rc: Ap
         gm_says(rc, "PROCESS rc1")
     final = next(m for m in mails(rc, ADDRESS["kelly"]) if "Final result" in str(m["Subject"]))
     assert "seb (did not finish)" in body_of(final)
+
+
+def test_one_gm_mail_touching_a_player_several_ways_is_one_mail_to_them(rc: App) -> None:
+    """Issue 30: "one mail in, at most one mail out per recipient": a PLOT, an ORDER and an EXTEND
+    in one GM mail reach Steve as one mail with a section each (issue 29: each says what changed)."""
+    before = len(mails(rc, ADDRESS["steve"]))
+    gm_says(rc, "PLOT rc1 steve USE 1\nORDER rc1 steve USE 2\nEXTEND rc1 24h")
+    new = mails(rc, ADDRESS["steve"])[before:]
+    assert len(new) == 1
+    text = body_of(new[0])
+    assert "== The GM has set a plot for you ==" in text and "== The GM entered orders for you" in text
+    assert "== Deadline extended" in text
+    assert len(mails(rc, ADDRESS["seb"])) > 0 and "plot" not in body_of(last(rc, ADDRESS["seb"]))
