@@ -281,6 +281,10 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._'-]{0,60}")  # a display name
 _PLAIN_ADDR = re.compile(r"[A-Za-z0-9_+-]+(?:\.[A-Za-z0-9_+-]+)*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*")
 _PLAIN_SUBJECT = re.compile(r"[!-~](?:[ -~]{0,400}[!-~])?")
 _PLAIN_ID = re.compile(r"<[A-Za-z0-9_+.-]+@[A-Za-z0-9.-]+>")
+# RFC 5322 3.6.4's msg-id with dot-atom-text on both sides: an id we quote back in In-Reply-To
+# must be one (a mangled id, ':' or spaces in it, is not echoed into our header at all).
+_ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_MSG_ID = re.compile(rf"<{_ATEXT}(?:\.{_ATEXT})*@{_ATEXT}(?:\.{_ATEXT})*>")
 _PLAIN_FIELD = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,60}")
 _PLAIN_LIST = re.compile(r"<[!-;=?-~]{1,300}>")  # a List-Id or a mailto URL in angle brackets, no space
 _SPECIALS = frozenset('()<>@,:;."[]')
@@ -456,9 +460,9 @@ def _written_by_the_stdlib(
     msg["Message-ID"] = message_id
     if reply_to:
         msg["Reply-To"] = Address(display_name=settings.bot.name, addr_spec=reply_to)
-    if in_reply_to and in_reply_to.isprintable() and in_reply_to.isascii() and "=?" not in in_reply_to:
+    if in_reply_to and _MSG_ID.fullmatch(in_reply_to) and "=?" not in in_reply_to:
         # A second line of defence (bot.mail_in.parse already sanitises Message-IDs): a quoted-back
-        # id must never carry a line break or an encoded word into our headers.
+        # id must never carry a line break, an encoded word or anything but a msg-id into our headers.
         msg["In-Reply-To"] = in_reply_to
         msg["References"] = in_reply_to
     msg["Auto-Submitted"] = "auto-replied" if auto_replied else "auto-generated"

@@ -239,3 +239,22 @@ def test_mutated_and_assembled_mail_never_breaks_the_service(make_bot: Callable[
     run()
     # The generator reaches every outcome, so the deep paths (orders, commands, GM) were exercised.
     assert seen["applied"] and seen["refused"] and seen["ignored"], seen
+
+
+def test_a_mangled_message_id_is_not_quoted_back_into_our_headers(make_bot: Callable[..., Bot]) -> None:
+    """A case Hypothesis found: a Message-ID that is no msg-id (an encoded word without its '=', a
+    ':' and the words of a would-be injection in it) is not echoed into In-Reply-To or References;
+    the mail is answered all the same (RFC 5322 3.6.4: bot.mail_out.outbox only quotes a msg-id)."""
+    bot = make_bot()
+    try:
+        raw = (
+            b"From: Seb <seb@example.net>\r\nTo: @@SIGNED_SEB@@\r\nSubject: Re: [rc1] Racecraft: Turn 1 of 5\r\n"
+            b"Message-ID:?utf-8?q?=0D=0ABcc:_victim=40example.com=0D=0A=0D=0AClick_here?=x@client.example>\r\n"
+            b"Date: Mon, 05 Jan 2026 10:00:00 +0000\r\nMIME-Version: 1.0\r\n"
+            b'Content-Type: text/plain; charset="utf-8"\r\n\r\nHELLO\r\n'
+        )
+        one_batch(bot, [raw], 0, False)
+        answers = [row for row in bot.outbox() if row.recipient == ADDRESS["seb"]]
+        assert answers and all(b"In-Reply-To" not in row.data.split(b"\r\n\r\n", 1)[0] for row in answers)
+    finally:
+        bot.app.close()
