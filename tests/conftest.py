@@ -7,10 +7,12 @@ to turn that into a skip locally (tests/run sets FLAGMAN_REQUIRE_SERVERS=1, whic
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import pytest
+from hypothesis import settings
 
 try:
     from tests.helpers import unavailable as _unavailable
@@ -21,6 +23,13 @@ except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout
 
 
 Server = TypeVar("Server", Dovecot, SmtpSink, Postgres)
+
+# Hypothesis: `tests/run` (and so CI) gives the same verdict on every run of the same tree, the
+# examples derived from each test's name ("settled"); a developer's plain pytest, or
+# FLAGMAN_HYPOTHESIS=explore, draws fresh examples each run to look for new failures.
+settings.register_profile("settled", derandomize=True, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile(os.environ.get("FLAGMAN_HYPOTHESIS", "explore"))
 
 
 def _started(what: str, make: Callable[[], Server]) -> Server:

@@ -38,8 +38,12 @@ def fill(bot: Bot, raw: bytes) -> bytes:
     return raw
 
 
-def check_outgoing(row: Outbox) -> EmailMessage:
-    """One mail the bot writes: to one address, the recipient of record, and nothing injected."""
+def check_outgoing(row: Outbox, *, holder_wrote: bool = False) -> EmailMessage:
+    """One mail the bot writes: to one address, the recipient of record, and nothing injected.
+
+    `holder_wrote`: the mail answered carried the recipient's own capability (their signed reply
+    address or password), so its lines may be quoted back to them, spam included; to anyone else
+    a stranger's words never travel (issue 27)."""
     msg = message_from_bytes(row.data, policy=policy.default)
     assert isinstance(msg, EmailMessage)
     assert not msg.defects, msg.defects
@@ -71,7 +75,8 @@ def check_outgoing(row: Outbox) -> EmailMessage:
     for line in text.splitlines():
         assert not line.lstrip("> ").startswith(("== Notice", "mail your GM password")), line
         assert not any(c in line for c in "\x1b\u202e\u2028"), line
-    assert "cheap watches" not in text.lower() and "spam.example" not in text
+    if not holder_wrote:
+        assert "cheap watches" not in text.lower() and "spam.example" not in text
     return msg
 
 

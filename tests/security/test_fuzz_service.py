@@ -20,12 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
-from bot.mail_in.auth import signed_address
+from bot.mail_in.auth import GM_SEAT, signed_address
 from bot.mail_in.inbox import Folder
 from bot.models import InboundMessage
 from bot.service import PollReport
 from bot.testing import plain_mail
-from tests.security.conftest import ADDRESS, AUTHSERV, BOT, GM, SITE_SECRET, Bot
+from tests.security.conftest import ADDRESS, AUTHSERV, BOT, GM, OLD_SECRET, SITE_SECRET, Bot
 from tests.security.test_corpus import check_outgoing, fill
 
 SECURITY = Path(__file__).resolve().parent / "data"
@@ -177,8 +177,15 @@ def one_batch(bot: Bot, mails: list[bytes], advance_minutes: int, tick: bool) ->
     assert rows_after - rows_before == sum(report.outcomes.values()) == len(mails) - report.duplicates
     assert bot.inbox.pending == {}
     assert set(keys) <= set(bot.inbox.folders[Folder.PROCESSED])
+    # Who proved themselves in this batch: the holder of a capability a mail carried.
+    filled = [fill(bot, m) for m in mails]
+    proofs = {
+        ADDRESS["seb"]: [bot.signed("seb"), bot.signed("seb", OLD_SECRET), bot.secret("seb")],
+        GM: [signed_address(BOT, SITE_SECRET, "rc1", GM_SEAT), bot.gm_secret()],
+    }
     for row in bot.outbox()[outbox_before:]:
-        msg: EmailMessage = check_outgoing(row)
+        held = any(p.encode() in m for p in proofs.get(row.recipient, []) for m in filled)
+        msg: EmailMessage = check_outgoing(row, holder_wrote=held)
         local, _, domain = row.recipient.partition("@")
         assert (local.partition("+")[0], domain) != ("flagman", "example.org"), "the bot wrote to itself"
         assert msg["X-Flagman-Loop"] == BOT
