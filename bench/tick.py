@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from bot.app import build_app
     from bot.db import migrate
-    from bot.games.dice import SeededEntropy
+    from bot.dice import SeededEntropy
     from bot.mail_in.inbox import MaildirInbox
     from bot.mail_out.mailer import MaildirMailer
 

@@ -143,7 +143,7 @@ def setup_games(
     from sqlalchemy import update
 
     from bot.app import build_app
-    from bot.games.dice import SeededEntropy
+    from bot.dice import SeededEntropy
     from bot.games.turns import PlayerSpec, create_game
     from bot.mail_in.inbox import MaildirInbox
     from bot.mail_out.mailer import MaildirMailer

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from bot.clock import Clock, FixedClock, SystemClock
 from bot.db import Database
+from bot.dice import Entropy, OsEntropy
 from bot.faults import NO_FAULTS, Faults
-from bot.games.dice import Entropy, OsEntropy
-from bot.games.turns import INLINE, Shell, TurnWorker, WorkedOut, work_out_due
+from bot.games.turns import INLINE, TurnWorker, WorkedOut, work_out_due
 from bot.games.workers import Chunk, ProcessTurnWorker
 from bot.mail_in.inbox import Inbox, MaildirInbox
 from bot.mail_in.parse_worker import InlineParser, MailParser, WorkerParser
@@ -29,6 +29,7 @@ from bot.mail_out.mailer import MaildirMailer, Mailer
 from bot.mail_out.render import Renderer
 from bot.service import Service
 from bot.settings import Settings
+from bot.shell import Shell
 
 if TYPE_CHECKING:
     from bot.mail_in.imap import ImapInbox
@@ -54,7 +55,7 @@ class App:
     faults: Faults = NO_FAULTS
     parser: MailParser = field(default_factory=InlineParser)  # where a batch of mail is parsed
     turn_worker: TurnWorker = INLINE  # where due turns are worked out
-    entropy: Entropy = OsEntropy()  # where each turn's dice secret comes from (bot.games.dice)
+    entropy: Entropy = OsEntropy()  # where each turn's dice secret comes from (bot.dice)
     _shell: Shell | None = field(default=None, init=False, repr=False, compare=False)
     _service: Service | None = field(default=None, init=False, repr=False, compare=False)
     _closed: bool = field(default=False, init=False, repr=False, compare=False)

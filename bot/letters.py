@@ -19,7 +19,6 @@ checks that), so no code path can pair a recipient with someone else's reply add
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sqlalchemy.orm import Session
 
@@ -30,9 +29,7 @@ from bot.mail_out.lists import ListHeaders
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, Seat
 from bot.safe_text import echo_name
-
-if TYPE_CHECKING:  # the shell is built from this module's users, not the other way round
-    from bot.games.turns import Shell
+from bot.shell import Shell
 
 
 @dataclass(frozen=True, slots=True)

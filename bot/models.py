@@ -245,7 +245,7 @@ class Turn(Base):
     submitted: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
     # The secret of the turn's dice (migration 0011, issue 31): drawn when the turn opens, its
     # commitment on every sheet, revealed in the results; the seed above is worked out from it
-    # and the orders used when the turn resolves (bot.games.dice). NULL for turns opened before.
+    # and the orders used when the turn resolves (bot.dice). NULL for turns opened before.
     secret: Mapped[str | None] = mapped_column(String(64), nullable=True)
     # How often ROLLBACK reopened the turn (migration 0012, issue 29): its results then say
     # that they replace the ones sent before.

@@ -17,8 +17,7 @@ from sqlalchemy.orm import Session
 
 from bot.answers import Outcome, PollReport
 from bot.faults import CrashPoint
-from bot.games import practice, reminders, requests, seats, store
-from bot.games import turns as G
+from bot.games import practice, reminders, requests, seats, store, turns
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound
@@ -29,6 +28,7 @@ from bot.models import InboundStatus, Quarantine
 from bot.ops.storage import breakdown
 from bot.safe_text import error_text
 from bot.settings import Settings
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.inbound")
 
@@ -36,11 +36,11 @@ log = logging.getLogger("flagman.inbound")
 class Service:
     def __init__(
         self,
-        shell: G.Shell,
+        shell: Shell,
         inbox: Inbox,
         mailer: Mailer,
         parser: MailParser | None = None,
-        turn_worker: G.TurnWorker = G.INLINE,
+        turn_worker: turns.TurnWorker = turns.INLINE,
     ) -> None:
         self.shell = shell
         self.inbox = inbox
@@ -132,7 +132,7 @@ class Service:
         when many fall due together)."""
         if read_first:
             self.poll()
-        resolved = G.tick(self.shell, on_resolved=on_resolved, worker=self.turn_worker)
+        resolved = turns.tick(self.shell, on_resolved=on_resolved, worker=self.turn_worker)
         if resolved:
             # After the resolutions: the NMR-streak limits of the games resolved, and the GM told
             # of each turn resolved late (the service was down over its deadline).

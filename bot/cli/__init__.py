@@ -129,7 +129,7 @@ def _parse_player(text: str) -> PlayerSpec:
 
 
 def _cmd_game_new(args: argparse.Namespace) -> int:
-    from bot.games import turns as G
+    from bot.games import turns
     from bot.models import PressMode
 
     durations.check_turn_length(args.deadline, force=args.force)
@@ -147,7 +147,7 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
         options = dict(o.split("=", 1) for o in args.option)
         with app.db.transaction() as session:
             # --grace is minutes already (durations.grace, as for `gm configure`).
-            game = G.create_game(
+            game = turns.create_game(
                 app.shell,
                 session,
                 kind=args.game,
@@ -206,14 +206,13 @@ def _due_words(deadline: str | None) -> str:
 def _cmd_game_list(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
-    from bot.games import store
-    from bot.games import turns as G
+    from bot.games import store, turns
     from bot.models import Game
 
     with open_app(args) as app, app.db.read() as session:
         for game in session.scalars(select(Game).order_by(Game.id)):
             turn = store.open_turn(session, game)
-            due = G.deadline_text(turn, game.timezone)
+            due = turns.deadline_text(turn, game.timezone)
             where = f"{turn.label}, {_due_words(due)}" if turn else "-"
             robots = sum(1 for seat in game.seats if seat.robot)
             seats = f"{len(game.seats)} seats" + (f" ({robots} robots)" if robots else "")
@@ -225,8 +224,7 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_game_show(args: argparse.Namespace) -> int:
-    from bot.games import observers, store
-    from bot.games import turns as G
+    from bot.games import observers, store, turns
     from bot.games.robots import robot_names
     from bot.games.robots import shown as robot_shown
 
@@ -235,7 +233,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
         if game is None:
             print(f"flagman game show: no game called {args.name}", file=sys.stderr)
             return 2
-        rules, state, turn = G.current_state(session, game) if game.turns else (G.rules_of(game), None, None)
+        rules, state, turn = turns.current_state(session, game) if game.turns else (turns.rules_of(game), None, None)
         print(
             f"{game.name}: {rules.title}, {game.status}{' (practice)' if game.practice else ''}; GM {game.gm_address}; "
             f"deadlines {game.deadline_spec} ({game.timezone})"
@@ -246,15 +244,15 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             f"observers {len(watching)}" + (f" ({', '.join(watching)})" if watching else "")
         )
         if turn is not None:
-            print(f"open: {turn.label}, {_due_words(G.deadline_text(turn, game.timezone))}")
+            print(f"open: {turn.label}, {_due_words(turns.deadline_text(turn, game.timezone))}")
         for seat in game.seats:
             on_file = ""
             if turn is not None and state is not None and seat.name in rules.expected_players(state):
                 on_file = {
-                    G.OrdersIn.COMPLETE: "orders in",
-                    G.OrdersIn.INCOMPLETE: "incomplete orders (the turn waits)",
-                    G.OrdersIn.NONE: "no orders yet",
-                }[G.orders_in(rules, state, seat, store.submissions(session, turn, seat))]
+                    turns.OrdersIn.COMPLETE: "orders in",
+                    turns.OrdersIn.INCOMPLETE: "incomplete orders (the turn waits)",
+                    turns.OrdersIn.NONE: "no orders yet",
+                }[turns.orders_in(rules, state, seat, store.submissions(session, turn, seat))]
             status = "" if seat.active else " (out)"
             player = seat.player
             away = (

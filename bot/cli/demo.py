@@ -19,7 +19,7 @@ from typing import TextIO
 
 from bot.app import build_app
 from bot.cli.init import init_dir
-from bot.games.dice import SeededEntropy
+from bot.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings

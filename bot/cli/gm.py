@@ -205,9 +205,7 @@ def _nmr_limit(text: str) -> int | None:
 
 
 def _configure(app: App, args: argparse.Namespace) -> int:
-    from bot.games import reminders as R
-    from bot.games import store
-    from bot.games import turns as G
+    from bot.games import reminders, store, turns
     from bot.models import GmAudit
 
     if args.deadline is not None:
@@ -221,12 +219,12 @@ def _configure(app: App, args: argparse.Namespace) -> int:
             game.grace_minutes = args.grace  # minutes (durations.grace, as for `game new`)
             changes.append(f"grace {game.grace_minutes} min")
         if args.early_resolution is not None:
-            if args.early_resolution and not G.rules_of(game).early_resolution:
-                raise ValueError(f"{G.rules_of(game).title} does not allow early resolution")
+            if args.early_resolution and not turns.rules_of(game).early_resolution:
+                raise ValueError(f"{turns.rules_of(game).title} does not allow early resolution")
             game.early_resolution = args.early_resolution
             changes.append(f"early resolution {'on' if args.early_resolution else 'off'}")
         if args.reminders is not None:
-            game.reminder_spec = R.validate_spec(args.reminders)
+            game.reminder_spec = reminders.validate_spec(args.reminders)
             changes.append(f"reminders {game.reminder_spec}")
         if args.nmr_limit is not None:
             limit = _nmr_limit(args.nmr_limit)

@@ -23,8 +23,7 @@ from bot import letters
 from bot.answers import Notice
 from bot.commands.grammar import Address, Timezone, Vacation
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import requests, store
-from bot.games import turns as G
+from bot.games import requests, store, turns
 from bot.games.deadlines import closest_zones, find_zone, format_local
 from bot.letters import ToAddress, ToGm
 from bot.mail_in import tokens
@@ -73,7 +72,7 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     examples = []
     for seat in seats[:3]:
         turn = store.open_turn(ctx.session, seat.game)
-        shown = G.deadline_text(turn, zone)
+        shown = turns.deadline_text(turn, zone)
         if shown:
             examples.append(f"{seat.game.name} is due {shown}")
     text = (

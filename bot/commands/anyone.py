@@ -20,8 +20,7 @@ from bot import letters
 from bot.answers import Letter, Notice
 from bot.commands.grammar import Confirm, ListGames, Observe, Practice, ShowRules, Stop, Unobserve
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import observers, practice, requests, seats, signups, store
-from bot.games import turns as G
+from bot.games import observers, practice, requests, seats, signups, store, turns
 from bot.letters import ToAddress
 from bot.mail_in import tokens
 from bot.models import Game, GameStatus, Observer
@@ -58,11 +57,11 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
         (g for g in games if g.status != GameStatus.FINISHED),
         key=lambda g: (g.status != GameStatus.SIGNUP, g.status == GameStatus.PAUSED, g.name),
     )
-    turns = store.open_turns(session, [g for g in running if g.status != GameStatus.SIGNUP])
+    open_turns = store.open_turns(session, [g for g in running if g.status != GameStatus.SIGNUP])
     player = ctx.player()
     lines: list[str] = []
     for game in running[:MAX_LISTED]:
-        rules = G.rules_of(game)
+        rules = turns.rules_of(game)
         seated = len(store.active_seats(game))
         if game.status == GameStatus.SIGNUP:
             free = max(0, rules.max_players - seated)
@@ -72,9 +71,9 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
                 f"      deadlines {game.deadline_spec} ({game.timezone}); to play: JOIN {game.name} [your name]"
             )
             continue
-        turn = turns.get(game.id)
+        turn = open_turns.get(game.id)
         zone = player.timezone if player is not None else game.timezone
-        due = (G.deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-"
+        due = (turns.deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-"
         paused = " (paused)" if game.status == GameStatus.PAUSED else ""
         lines.append(
             f"  {game.name}: {rules.title}, {turn.label if turn else 'under way'}{paused}\n"
@@ -100,8 +99,8 @@ def rules(ctx: CommandContext, command: ShowRules) -> Reply:
     game = store.find_game_row(ctx.session, command.game, with_seats=True)
     if game is None:
         return _unknown(ctx, "RULES")
-    rules = G.rules_of(game)
-    values = G.base_context(ctx.shell, game, rules)
+    rules = turns.rules_of(game)
+    values = turns.base_context(ctx.shell, game, rules)
     values.update(
         {
             "greeting": letters.greeting(ctx.to),
@@ -178,7 +177,7 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
         )
     secrets = ctx.shell.settings.secrets
     code = tokens.make(secrets.site_secret, tokens.OBSERVE, game.name, now, address)
-    values = G.base_context(ctx.shell, game, G.rules_of(game))
+    values = turns.base_context(ctx.shell, game, turns.rules_of(game))
     values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
     rendered = ctx.shell.renderer.render("observe_confirm", values, game=game.kind)
     return Reply(

@@ -28,9 +28,7 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.answers import Refused
 from bot.clock import as_utc
-from bot.games import reminders as R
-from bot.games import robots, store
-from bot.games import turns as G
+from bot.games import reminders, robots, store, turns
 from bot.games.deadlines import (
     add,
     format_local,
@@ -54,6 +52,7 @@ from bot.mail_out import calendar as ical
 from bot.mail_out.outbox import CalendarPart
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, OrderSubmission, Seat, Turn
+from bot.shell import Shell
 from rules import fair
 from rules.api import (
     AnyGame,
@@ -73,7 +72,7 @@ class GmAction:
     door (mail or cli); what it discarded (`undo`, for the audit log and ROLLBACK), what the CLI
     prints besides (`extra`: PREVIEW), and the mail that replaces the plain confirmation."""
 
-    shell: G.Shell
+    shell: Shell
     session: Session
     game: Game
     now: datetime
@@ -124,7 +123,7 @@ def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[Game
 
 
 def _deadline_words(turn: Turn | None, zone: str) -> str:
-    return G.deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
+    return turns.deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,13 +156,13 @@ def announce(
     ctx.news.append(News(title, text, kind, calendar, about, to))
 
 
-def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[News], now: datetime) -> int:
+def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News], now: datetime) -> int:
     """One mail to every active seat of `game` with all of `news` (in sections when several),
     the turn's deadline as it stands now, and its calendar event when one of them moved it."""
     if not news:
         return 0
     turn = store.open_turn(session, game)
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     state = rules.load_state(turn.state) if any(n.calendar for n in news) and turn is not None else None
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
     sent = 0
@@ -173,12 +172,14 @@ def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[Ne
             continue
         kind = told[0].kind if len(told) == 1 else "announce"
         zone = seat.player.timezone
-        ctx_mail = G.base_context(shell, game, rules)
+        ctx_mail = turns.base_context(shell, game, rules)
         ctx_mail.update(
             {
                 "seat": {"name": seat.name, "display": seat.player.name},
                 "items": [{"title": n.title, "text": n.text} for n in told],
-                "turn": {"label": turn.label, "deadline": G.deadline_text(turn, zone)} if turn is not None else None,
+                "turn": {"label": turn.label, "deadline": turns.deadline_text(turn, zone)}
+                if turn is not None
+                else None,
                 "paused": game.status == GameStatus.PAUSED,
                 "timezone": zone,
             }
@@ -198,7 +199,7 @@ def tell_players(shell: G.Shell, session: Session, game: Game, news: Sequence[Ne
 
 def _set_deadline(ctx: GmAction, turn: Turn, deadline: datetime | None) -> None:
     turn.deadline = deadline
-    R.rearm(ctx.game, turn, ctx.now)
+    reminders.rearm(ctx.game, turn, ctx.now)
 
 
 # -- the commands ------------------------------------------------------------------------------
@@ -378,7 +379,7 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     resumed = ctx.game.status == GameStatus.PAUSED
     if resumed:  # PROCESS resolves the turn now, and the game goes on from there
         ctx.game.status = GameStatus.ACTIVE
-    outcome = G.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
+    outcome = turns.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
     text = (
@@ -391,16 +392,18 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
-    outcome = G.compute(ctx.session, ctx.game, rules, state, turn)
+    outcome = turns.compute(ctx.session, ctx.game, rules, state, turn)
     orders = []
     for name in sorted(outcome.orders):
         seat = store.seat_named(ctx.game, name)
         source = (
-            (G.nmr_default(rules, state, seat)[1] if seat else "default") if name in outcome.defaulted else "on file"
+            (turns.nmr_default(rules, state, seat)[1] if seat else "default")
+            if name in outcome.defaulted
+            else "on file"
         )
         orders.append({"seat": name, "source": source, "text": rules.format_orders(outcome.orders[name])})
     view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
-    mail_ctx = G.base_context(ctx.shell, ctx.game, rules)
+    mail_ctx = turns.base_context(ctx.shell, ctx.game, rules)
     mail_ctx.update(
         {
             "view": view,
@@ -450,7 +453,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     if moved:
         turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
-    if G.is_due(ctx.session, ctx.game, turn, ctx.now):
+    if turns.is_due(ctx.session, ctx.game, turn, ctx.now):
         # Every order is in (and the turn resolves as soon as they are): it resolves at once,
         # and its results are the players' news; a "resumes" mail seconds before them is not.
         return (
@@ -556,7 +559,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         )
     _rules, _state, turn = under_way(ctx.session, ctx.game)
     where = f"from {turn.label}" if turn is not None else "for what is left"
-    G.queue_seat_mail(
+    turns.queue_seat_mail(
         ctx.shell,
         ctx.session,
         ctx.game,
@@ -626,7 +629,7 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
     filed = ""
     turn = store.open_turn(ctx.session, ctx.game) if ctx.game.status != GameStatus.SIGNUP else None
     if turn is not None:
-        rules = G.rules_of(ctx.game)
+        rules = turns.rules_of(ctx.game)
         if robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), [seat], ctx.now):
             filed = f" Its orders for {turn.label} are on file."
     announce(
@@ -684,7 +687,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     game, session = ctx.game, ctx.session
     if game.status == GameStatus.SIGNUP:
         raise Refused(f"{game.name} has not started")
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     undone: list[dict[str, object]] = []
     while True:
         last = store.last_resolved_turn(session, game)
@@ -844,7 +847,7 @@ def open_signups(ctx: GmAction, args: tuple[str, ...]) -> str:
     game = ctx.game
     if game.status != GameStatus.SIGNUP:
         raise Refused(f"{game.name} has started already ({game.status}); sign-ups are only before the start")
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     seats = store.active_seats(game)
     return (
         f"{game.name} ({rules.title}) is open for sign-ups: {len(seats)} joined "
@@ -859,7 +862,7 @@ def start(ctx: GmAction, args: tuple[str, ...]) -> str:
     game = ctx.game
     if game.status != GameStatus.SIGNUP:
         raise Refused(f"{game.name} has started already")
-    turn = G.start_game(ctx.shell, ctx.session, game)
+    turn = turns.start_game(ctx.shell, ctx.session, game)
     return (
         f"{game.name} started with {len(store.active_seats(game))} players: {turn.label}, due "
         f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet."

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from bot.answers import Answer, Notice, Refused
-from bot.games import turns as G
 from bot.letters import Addressee, ToAddress
 from bot.mail_in.identity import Who
 from bot.mail_in.parse import Inbound
 from bot.models import Game, Player, Seat
+from bot.shell import Shell
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class CommandContext:
     """The mail a command came in: the shell, the batch's session, the mail, whom it proved,
     and the game and seat it acts in (None where the mail does not settle one)."""
 
-    shell: G.Shell
+    shell: Shell
     session: Session
     inbound: Inbound
     who: Who

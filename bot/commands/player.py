@@ -32,8 +32,7 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
-from bot.games import signups, store
-from bot.games import turns as G
+from bot.games import signups, store, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
@@ -61,7 +60,7 @@ def help_(ctx: CommandContext, command: Help) -> Reply:
         "gm_games": [g.name for g in who.gm_of],
     }
     if seat is not None:
-        rules, state, _ = G.current_state(session, seat.game)
+        rules, state, _ = turns.current_state(session, seat.game)
         values.update(
             game_name=seat.game.name,
             game_title=rules.title,
@@ -79,7 +78,7 @@ def status(ctx: CommandContext, command: Status) -> Reply:
         return Reply((which_game(ctx.inbound, ctx.who),))
     to: Addressee = ToSeat(seat) if seat else ToGm(game)
     if game.status == GameStatus.SIGNUP:  # no state yet: who has joined, and what it takes
-        rules_of = G.rules_of(game)
+        rules_of = turns.rules_of(game)
         joined = [s.name for s in store.active_seats(game)]
         return Reply(
             (
@@ -95,7 +94,7 @@ def status(ctx: CommandContext, command: Status) -> Reply:
                 ),
             )
         )
-    rules, state, turn = G.current_state(session, game)
+    rules, state, turn = turns.current_state(session, game)
     ordered: list[str] | None = None
     missing: list[str] = []
     incomplete: list[str] = []
@@ -104,17 +103,19 @@ def status(ctx: CommandContext, command: Status) -> Reply:
         for name in sorted(rules.expected_players(state)):
             s = store.seat_named(game, name)
             got = (
-                G.orders_in(rules, state, s, store.submissions(session, turn, s)) if s is not None else G.OrdersIn.NONE
+                turns.orders_in(rules, state, s, store.submissions(session, turn, s))
+                if s is not None
+                else turns.OrdersIn.NONE
             )
-            {G.OrdersIn.COMPLETE: ordered, G.OrdersIn.INCOMPLETE: incomplete, G.OrdersIn.NONE: missing}[got].append(
-                name
-            )
+            {turns.OrdersIn.COMPLETE: ordered, turns.OrdersIn.INCOMPLETE: incomplete, turns.OrdersIn.NONE: missing}[
+                got
+            ].append(name)
     zone = seat.player.timezone if seat else game.timezone
-    values = G.base_context(ctx.shell, game, rules)
+    values = turns.base_context(ctx.shell, game, rules)
     values.update(
         {
             "view": rules.view(state, None, seat.name if seat else Viewer.GM),
-            "deadline": G.deadline_text(turn, zone),
+            "deadline": turns.deadline_text(turn, zone),
             "ordered": ordered,
             "missing": missing,
             "incomplete": incomplete,
@@ -130,14 +131,14 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     session, seat = ctx.session, ctx.seat
     if seat is None:
         return Reply((which_game(ctx.inbound, ctx.who),))
-    rules, state, turn = G.current_state(session, seat.game)
+    rules, state, turn = turns.current_state(session, seat.game)
     if turn is None or seat.name not in rules.expected_players(state):
         text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
     else:
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
-        deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+        deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
         if on_file is None:
-            default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+            default = rules.format_orders(turns.nmr_default(rules, state, seat)[0])
             text = (
                 f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
                 f"you get the default:\n\n" + "\n".join("    > " + line for line in default.splitlines())
@@ -172,13 +173,13 @@ def history(ctx: CommandContext, command: History) -> Reply:
     """HISTORY [game] [turn] (issue 30): the turns resolved so far, or one turn's results as
     everyone saw them (the public report, dice included)."""
     game = _game_of(ctx, command.game, "HISTORY")
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     resolved = list(
         ctx.session.scalars(
             select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number)
         )
     )
-    values = G.base_context(ctx.shell, game, rules)
+    values = turns.base_context(ctx.shell, game, rules)
     values.update(
         {
             "greeting": letters.greeting(ctx.to),
@@ -236,7 +237,7 @@ def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Tur
             kind=verb.lower(),
             label=f"{verb} refused",
         )
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     state = rules.load_state(turn.state)
     if seat.name not in rules.expected_players(state):
         raise ctx.refuse(
@@ -269,9 +270,9 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     (the GM's plot, if any) until new orders arrive."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "CLEAR")
     _note(ctx, seat, turn, store.CLEAR, "CLEAR")
-    default, source = G.nmr_default(rules, state, seat)
+    default, source = turns.nmr_default(rules, state, seat)
     what = "the GM's plot for you" if source == "plot" else "the default"
-    deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
     text = (
         f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
         f"you get {what}:\n\n{_quoted(rules.format_orders(default))}"
@@ -286,7 +287,7 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
     every order is in, until the seat's NOWAIT (or the deadline)."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
     game = seat.game
-    deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
     if not game.early_resolution:
         text = (
             f"Turns of {game.name} never resolve before their deadline, so there is nothing to hold: "
@@ -379,7 +380,7 @@ def resend(ctx: CommandContext, command: Resend) -> Reply:
             kind="resend",
             label="RESEND refused",
         )
-    G.queue_seat_mail(ctx.shell, ctx.session, game, seat, "turn_sheet")
+    turns.queue_seat_mail(ctx.shell, ctx.session, game, seat, "turn_sheet")
     return Reply(label=f"RESEND {game.name}")
 
 

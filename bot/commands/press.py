@@ -17,8 +17,7 @@ from bot import letters
 from bot.answers import Notice
 from bot.commands.grammar import PRESS_ALL, PRESS_GM, Press
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import store
-from bot.games import turns as G
+from bot.games import store, turns
 from bot.letters import ToGm, ToSeat
 from bot.models import GameStatus, PressMode, Seat
 from bot.safe_text import echo
@@ -90,10 +89,10 @@ def press(ctx: CommandContext, command: Press) -> Reply:
         audience = target.name
     signed = as_gm or mode is PressMode.SIGNED
     sender = "the GM" if as_gm else (f"{seat.name} ({seat.player.name})" if signed and seat else "a player")
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     text = quoted(command.message)
     for recipient in recipients:
-        values = G.base_context(ctx.shell, game, rules)
+        values = turns.base_context(ctx.shell, game, rules)
         values.update(
             {
                 "greeting": recipient.player.name,

@@ -71,13 +71,13 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import store
-from bot.games import turns as G
+from bot.games import store, turns
 from bot.games.deadlines import DeadlineError, format_local
 from bot.letters import ToGm
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GmAudit
 from bot.safe_text import echo, quote_lines
+from bot.shell import Shell
 from rules.api import FigureError, OptionError
 
 log = logging.getLogger("flagman.gm")
@@ -130,7 +130,7 @@ GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
 }
 # What a GM command may be refused with: ours, and the domain's own errors (each a ValueError
 # whose message is fit to mail back).
-_GM_REFUSALS = (Refused, G.GameError, DeadlineError, FigureError, OptionError)
+_GM_REFUSALS = (Refused, turns.GameError, DeadlineError, FigureError, OptionError)
 
 
 # -- player commands ---------------------------------------------------------------------------
@@ -158,7 +158,7 @@ class GmResult:
     news: tuple[gm.News, ...] = ()  # what the players are to be told, when not told at once (the same)
 
 
-def run_gm(shell: G.Shell, session: Session, inbound: Inbound, command: GmCommand) -> GmResult:
+def run_gm(shell: Shell, session: Session, inbound: Inbound, command: GmCommand) -> GmResult:
     """A GM command from a mail (the intake calls this for each one): its result, whose letter
     (for the GM's registered address) the intake sends as part of its one answer to the mail,
     and whose news it tells the players together with the rest of the mail's (one mail per
@@ -194,7 +194,7 @@ def leftover(gm_of: Sequence[Game], text: str, *, hints: str = "") -> Notice:
 
 
 def execute_words(
-    shell: G.Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str, via: str = "cli"
+    shell: Shell, session: Session, verb: str, game: str, words: list[str], *, actor: str, via: str = "cli"
 ) -> GmResult:
     """A GM command given as words (the CLI): checked against the same syntax as by mail."""
     command = GM_VERBS.get(verb.upper())
@@ -208,7 +208,7 @@ def execute_words(
 
 
 def execute(
-    shell: G.Shell,
+    shell: Shell,
     session: Session,
     verb: str,
     game_name: str,

@@ -23,8 +23,7 @@ from __future__ import annotations
 from bot.answers import Notice
 from bot.commands.grammar import Calendar, Ping, Reminders, Unsubscribe
 from bot.commands.handlers import CommandContext, Reply, which_game
-from bot.games import observers, preferences, store
-from bot.games import turns as G
+from bot.games import observers, preferences, store, turns
 from bot.games.deadlines import format_local
 from bot.letters import ToAddress, ToSeat
 from bot.mail_in.auth import describe_authentication, parse_tag, tag_in_recipients
@@ -79,7 +78,9 @@ def ping(ctx: CommandContext, command: Ping) -> Reply:
     if seat is not None:
         turn = store.open_turn(ctx.session, seat.game)
         if turn is not None:
-            lines.append(f"{seat.game.name} is at {turn.label}, due {G.deadline_text(turn, zone) or 'at the GM call'}.")
+            lines.append(
+                f"{seat.game.name} is at {turn.label}, due {turns.deadline_text(turn, zone) or 'at the GM call'}."
+            )
     lines.append("This answer goes to your registered address, whatever address the PING came from.")
     return Reply(
         (Notice(ctx.to, "PING: your mail was accepted", "\n\n".join(lines), kind="ping", error=False),), label="PING"

@@ -36,13 +36,13 @@ from bot.mail_out.html import PICTURES, DrawnPictures
 from bot.mail_out.render import Renderer
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
+from bot.shell import Shell
 from bot.verify import RECORD
 from rules import find_game
 from rules.api import Event, Resolution, Roll, View, Viewer
 
-if TYPE_CHECKING:  # for the annotations only: bot.games.turns, where the Shell is, imports this module
+if TYPE_CHECKING:
     from bot.db import Database
-    from bot.games.turns import Shell
 
 log = logging.getLogger("flagman.archive")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -25,10 +24,8 @@ from bot.games.deadlines import format_local
 from bot.mail_out import outbox as mailout
 from bot.mail_out.render import PublicReport
 from bot.models import Game, Observer, Turn
+from bot.shell import Shell
 from rules.api import AnyGame
-
-if TYPE_CHECKING:  # the shell is built from this module's users, not the other way round
-    from bot.games.turns import Shell
 
 MAX_OBSERVERS = 200  # per game: results mail is one mail per observer per turn
 

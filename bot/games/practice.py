@@ -32,8 +32,7 @@ from sqlalchemy.orm import Session, selectinload
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.clock import as_utc
-from bot.games import requests, robots, store
-from bot.games import turns as G
+from bot.games import requests, robots, store, turns
 from bot.games.signups import seat_name_for
 from bot.letters import ToAddress, ToSeat
 from bot.mail_in import tokens
@@ -48,6 +47,7 @@ from bot.models import (
     Seat,
     Turn,
 )
+from bot.shell import Shell
 from rules import UnknownGameError, find_game, game_names
 from rules.api import AnyGame
 
@@ -80,7 +80,7 @@ def _refuse(address: str, title: str, text: str, detail: str) -> Refused:
     )
 
 
-def check(session: Session, shell: G.Shell, address: str, kind: str) -> AnyGame:
+def check(session: Session, shell: Shell, address: str, kind: str) -> AnyGame:
     """The game `kind` names, if `address` may start a practice game of it now; else `Refused`."""
     rules = kind_of(kind)
     if rules is None:
@@ -119,7 +119,7 @@ def _free_name(session: Session) -> str:
     return f"practice{number}"
 
 
-def start(shell: G.Shell, session: Session, address: str, rules: AnyGame) -> tuple[Game, Seat]:
+def start(shell: Shell, session: Session, address: str, rules: AnyGame) -> tuple[Game, Seat]:
     """A practice game of `rules` for `address` (checked by `check`), started: its first sheet
     is queued to the person's seat."""
     field = max(rules.min_players - 1, min(ROBOTS, rules.max_players - 1))
@@ -127,12 +127,12 @@ def start(shell: G.Shell, session: Session, address: str, rules: AnyGame) -> tup
     player = session.scalar(select(Player).where(Player.address == address))
     display = player.name if player is not None else address.partition("@")[0]
     seat_name = seat_name_for(display, address, set(robots))
-    game = G.create_game(
+    game = turns.create_game(
         shell,
         session,
         kind=rules.name,
         name=_free_name(session),
-        players=[G.PlayerSpec(seat_name, address, display)],
+        players=[turns.PlayerSpec(seat_name, address, display)],
         gm_address=shell.settings.bot.address,
         deadline="manual",
         robot_seats=robots,
@@ -152,14 +152,14 @@ def started_text(game: Game, rules: AnyGame) -> str:
     )
 
 
-def start_now(shell: G.Shell, session: Session, address: str, kind: str) -> Letter | Notice:
+def start_now(shell: Shell, session: Session, address: str, kind: str) -> Letter | Notice:
     """PRACTICE from a proven address: the game at once (the first sheet is queued)."""
     rules = check(session, shell, address, kind)
     game, seat = start(shell, session, address, rules)
     return Notice(ToSeat(seat), f"Practice game {game.name}", started_text(game, rules), kind="practice", error=False)
 
 
-def ask(shell: G.Shell, session: Session, sender: str, kind: str) -> Done:
+def ask(shell: Shell, session: Session, sender: str, kind: str) -> Done:
     """A stranger's PRACTICE: no game yet, a code to the From (`confirm` starts it)."""
     sender = sender.strip().lower()
     if not sender:
@@ -179,7 +179,7 @@ def ask(shell: G.Shell, session: Session, sender: str, kind: str) -> Done:
     return Done("PRACTICE asked", Reason.FOR_ANYONE, (Letter(ToAddress(sender), rendered, "practice_confirm"),))
 
 
-def confirm(shell: G.Shell, session: Session, request: PendingRequest) -> tuple[str, Answer]:
+def confirm(shell: Shell, session: Session, request: PendingRequest) -> tuple[str, Answer]:
     """The code of a PRACTICE came back from its address: the game starts (if the caps still
     allow). Returns the label for the record and the answer."""
     requests.close(shell, request, RequestStatus.DONE)
@@ -202,7 +202,7 @@ def confirm(shell: G.Shell, session: Session, request: PendingRequest) -> tuple[
     )
 
 
-def expire_idle(shell: G.Shell) -> int:
+def expire_idle(shell: Shell) -> int:
     """Close the practice games left alone: whose person sent no orders for `IDLE_DAYS` days
     (since the last such orders, or the game's start), or who is no longer in the race (out of
     it, or resigned: the robots would never be resolved early again). The person, if still
@@ -216,11 +216,11 @@ def expire_idle(shell: G.Shell) -> int:
                 .options(selectinload(Game.seats))
             )
         )
-        turns = store.open_turns(session, games)
+        open_turns = store.open_turns(session, games)
         out = set()
         for game in games:
-            turn = turns.get(game.id)
-            rules = G.rules_of(game)
+            turn = open_turns.get(game.id)
+            rules = turns.rules_of(game)
             if (
                 turn is not None
                 and rules.expected_players(state := rules.load_state(turn.state))

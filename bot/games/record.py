@@ -18,8 +18,9 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot import dice
 from bot.clock import as_utc
-from bot.games import dice, store
+from bot.games import store
 from bot.games.store import orders_on_file
 from bot.models import Game, GameStatus, OrderSubmission, Turn
 from bot.verify import FORMAT

@@ -34,12 +34,12 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.clock import as_utc
-from bot.games import store
-from bot.games import turns as G
+from bot.games import store, turns
 from bot.games.deadlines import DeadlineError, parse_duration
 from bot.games.preferences import reminders_wanted
 from bot.letters import ToGm, ToSeat
 from bot.models import Game, GameStatus, Seat, Turn
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.reminders")
 
@@ -109,7 +109,7 @@ def _has_orders(session: Session, turn: Turn, seat: Seat) -> bool:
     return bool(store.sent(store.submissions(session, turn, seat)))
 
 
-def send_reminders(shell: G.Shell) -> int:
+def send_reminders(shell: Shell) -> int:
     """Queue the reminders that are due; returns how many mails were queued. The open turns
     with a mark to note are found on a snapshot (one query), and only those are written, each
     in a transaction of its own (bench: deadline: not one transaction per open turn)."""
@@ -140,14 +140,14 @@ def _marks_to_note(game: Game, turn: Turn, now: datetime) -> tuple[list[timedelt
     None when there is nothing to note (none reached, or the turn has closed)."""
     if game.status != GameStatus.ACTIVE or turn.deadline is None:
         return None
-    closing = G.closing_time(game, turn)
+    closing = turns.closing_time(game, turn)
     if closing is not None and now >= closing:
         return None
     due, skipped = marks_due(_marks_of(game), _done(turn), as_utc(turn.deadline), as_utc(turn.opened_at), now)
     return (due, skipped) if due or skipped else None
 
 
-def remind_turn(shell: G.Shell, session: Session, turn: Turn, now: datetime) -> int:
+def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> int:
     game = session.get(Game, turn.game_id)
     if game is None or turn.deadline is None:
         return 0
@@ -160,27 +160,27 @@ def remind_turn(shell: G.Shell, session: Session, turn: Turn, now: datetime) -> 
     turn.reminded = ",".join(sorted(done | {mark_name(m) for m in (*due, *skipped)}))
     if not due:
         return 0
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     state = rules.load_state(turn.state)
     sent = 0
     for name in sorted(rules.expected_players(state)):
         seat = store.seat_named(game, name)
         if seat is None or not seat.active or not reminders_wanted(seat) or _has_orders(session, turn, seat):
             continue
-        if G.on_vacation(seat.player, deadline):  # VACATION: the default applies, the player is away
+        if turns.on_vacation(seat.player, deadline):  # VACATION: the default applies, the player is away
             continue
         zone = seat.player.timezone
-        ctx = G.base_context(shell, game, rules)
+        ctx = turns.base_context(shell, game, rules)
         ctx.update(
             {
                 "seat": {"name": seat.name, "display": seat.player.name},
                 "turn": {
                     "label": turn.label,
-                    "deadline": G.deadline_text(turn, zone),
+                    "deadline": turns.deadline_text(turn, zone),
                     "early": game.early_resolution and not store.turn_held(session, turn),
                 },
                 "left": _left(deadline - now),
-                "default": rules.format_orders(G.nmr_default(rules, state, seat)[0]),
+                "default": rules.format_orders(turns.nmr_default(rules, state, seat)[0]),
                 "help": rules.order_help(state, seat.name),
                 "timezone": zone,
             }
@@ -205,7 +205,7 @@ def _left(delta: timedelta) -> str:
 # -- late resolutions -------------------------------------------------------------------
 
 
-def tell_late(shell: G.Shell, session: Session, game: Game, number: int, lateness: timedelta) -> None:
+def tell_late(shell: Shell, session: Session, game: Game, number: int, lateness: timedelta) -> None:
     """The GM is told that turn `number` was resolved `lateness` after its deadline."""
     turn = store.open_turn(session, game)
     hours = lateness.total_seconds() / 3600
@@ -215,7 +215,7 @@ def tell_late(shell: G.Shell, session: Session, game: Game, number: int, latenes
         "defaults for anyone missing. "
         + (
             f"The next turn ({turn.label}) got a full turn from now: it is due "
-            f"{G.deadline_text(turn, game.timezone) or 'at your call'}. "
+            f"{turns.deadline_text(turn, game.timezone) or 'at your call'}. "
             if turn is not None
             else ""
         )

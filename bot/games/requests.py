@@ -29,12 +29,12 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.clock import as_utc
 from bot.games import observers
-from bot.games import turns as G
 from bot.games.deadlines import format_local
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
 from bot.models import Game, GameStatus, PendingRequest, Player, RequestKind, RequestStatus, Seat
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.requests")
 
@@ -42,7 +42,7 @@ log = logging.getLogger("flagman.requests")
 # -- the codes ---------------------------------------------------------------------------------
 
 
-def code(shell: G.Shell, request: PendingRequest) -> str:
+def code(shell: Shell, request: PendingRequest) -> str:
     """The code the address that must answer gets (JOIN: the joining From; ADDRESS: the new)."""
     kind = _TOKEN_KINDS[RequestKind(request.kind)]
     return tokens.make(
@@ -50,7 +50,7 @@ def code(shell: G.Shell, request: PendingRequest) -> str:
     )
 
 
-def stop_code(shell: G.Shell, request: PendingRequest) -> str:
+def stop_code(shell: Shell, request: PendingRequest) -> str:
     """The code that stops an ADDRESS request: for its old address alone."""
     return tokens.make(
         shell.settings.secrets.site_secret,
@@ -75,7 +75,7 @@ def _extra(request: PendingRequest) -> str:
     return request.old_address if request.kind == RequestKind.ADDRESS else str(request.game_id or "")
 
 
-def standing(shell: G.Shell, session: Session, code_text: str, sender: str) -> PendingRequest | None:
+def standing(shell: Shell, session: Session, code_text: str, sender: str) -> PendingRequest | None:
     """The request a JOIN, ADDRESS or STOP code stands for now, or None: a code of ours, made for
     this request, not older than `tokens.VALID_DAYS`, for a request still open; a JOIN or
     ADDRESS code sent back from the address it was mailed to (a STOP code from anywhere: it is
@@ -111,7 +111,7 @@ def standing(shell: G.Shell, session: Session, code_text: str, sender: str) -> P
 # -- JOIN --------------------------------------------------------------------------------------
 
 
-def open_join(shell: G.Shell, session: Session, game: Game, address: str, name: str) -> PendingRequest:
+def open_join(shell: Shell, session: Session, game: Game, address: str, name: str) -> PendingRequest:
     """A JOIN waiting for `address` to answer its code; `name` has been checked (`signups.name_problem`)."""
     request = PendingRequest(
         kind=RequestKind.JOIN,
@@ -127,7 +127,7 @@ def open_join(shell: G.Shell, session: Session, game: Game, address: str, name: 
     return request
 
 
-def open_practice(shell: G.Shell, session: Session, address: str, kind: str) -> PendingRequest:
+def open_practice(shell: Shell, session: Session, address: str, kind: str) -> PendingRequest:
     """A PRACTICE waiting for `address` to answer its code (issue 32; bot.games.practice)."""
     request = PendingRequest(
         kind=RequestKind.PRACTICE,
@@ -143,7 +143,7 @@ def open_practice(shell: G.Shell, session: Session, address: str, kind: str) -> 
     return request
 
 
-def close(shell: G.Shell, request: PendingRequest, status: RequestStatus) -> None:
+def close(shell: Shell, request: PendingRequest, status: RequestStatus) -> None:
     request.status = status
     request.ended_at = shell.now()
 
@@ -167,7 +167,7 @@ def requests_today(session: Session, player: Player, now: datetime) -> int:
     )
 
 
-def open_address(shell: G.Shell, session: Session, player: Player, seats: Sequence[Seat], new: str) -> PendingRequest:
+def open_address(shell: Shell, session: Session, player: Player, seats: Sequence[Seat], new: str) -> PendingRequest:
     """An ADDRESS request for `seats` (what the mail's proof covers), waiting for `new` to
     answer; an earlier one of the player still open is ended (the latest counts)."""
     now = shell.now()
@@ -229,7 +229,7 @@ def taken_problem(session: Session, player: Player, seats: Sequence[Seat], new: 
     return f"{new} has a seat in {', '.join(clash)} already" if clash else None
 
 
-def confirm_address(shell: G.Shell, session: Session, request: PendingRequest) -> str:
+def confirm_address(shell: Shell, session: Session, request: PendingRequest) -> str:
     """The new address answered: the move is made now if the old address has had its time to
     stop it, else at `effective_at` (the tick). Returns what the new address is told."""
     now = shell.now()
@@ -246,7 +246,7 @@ def confirm_address(shell: G.Shell, session: Session, request: PendingRequest) -
     )
 
 
-def move(shell: G.Shell, session: Session, request: PendingRequest) -> str:
+def move(shell: Shell, session: Session, request: PendingRequest) -> str:
     """Move the request's seats to its new address: the whole player when it covers every seat
     of theirs and the address is nobody's yet, else those seats to the player of the new
     address (made now, with the same name, zone and settings). The old address and the GMs
@@ -319,7 +319,7 @@ def move(shell: G.Shell, session: Session, request: PendingRequest) -> str:
     return f"Done: the bot writes to {new} from now on, for {names}. {old} was told."
 
 
-def due_moves(shell: G.Shell) -> int:
+def due_moves(shell: Shell) -> int:
     """Make the ADDRESS moves whose new address answered and whose hold is over (the tick calls
     this); the new address gets word that the move is made. Returns how many were made."""
     now = shell.now()
@@ -348,7 +348,7 @@ def due_moves(shell: G.Shell) -> int:
     return len(due)
 
 
-def stop(shell: G.Shell, session: Session, request: PendingRequest) -> str:
+def stop(shell: Shell, session: Session, request: PendingRequest) -> str:
     """STOP from the old address: the request ends, nothing moves; the GMs are told (someone
     may hold the player's reply address). Returns what the old address is told."""
     close(shell, request, RequestStatus.STOPPED)

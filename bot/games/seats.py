@@ -26,13 +26,13 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.answers import Refused
-from bot.games import store
-from bot.games import turns as G
+from bot.games import store, turns
 from bot.letters import ToGm, ToSeat
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, GmAudit, Player, Seat, Turn
+from bot.shell import Shell
 from rules.api import AnyGame, GameState
 
 ROBOT = "flagman"  # the actor of automatic actions (NMR limit)
@@ -45,7 +45,7 @@ def under_way(session: Session, game: Game) -> tuple[AnyGame, GameState, Turn]:
         raise Refused(f"{game.name} has not started (sign-ups are open); START {game.name} first")
     if game.status == GameStatus.FINISHED:
         raise Refused(f"{game.name} is over")
-    rules, state, turn = G.current_state(session, game)
+    rules, state, turn = turns.current_state(session, game)
     if turn is None:
         raise Refused(f"{game.name} has no open turn")
     return rules, state, turn
@@ -93,7 +93,7 @@ def sample_help(game: Game, seat_name: str | None = None) -> str:
     """The order syntax of the game's first turn, for `seat_name` (None: for a seat like any
     other): shown on a provisional start (the seats so far, filled up to the minimum) in the
     welcome mail and the RULES answer; the real grammar comes with each turn sheet and HELP."""
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     names = [s.name for s in store.active_seats(game)][: rules.max_players]
     filler = 1
     while len(names) < rules.min_players:
@@ -108,15 +108,15 @@ def sample_help(game: Game, seat_name: str | None = None) -> str:
         return "The full order syntax comes with your first turn sheet; send HELP at any time."
 
 
-def send_welcome(shell: G.Shell, session: Session, game: Game, seat: Seat, *, in_reply_to: str = "") -> None:
+def send_welcome(shell: Shell, session: Session, game: Game, seat: Seat, *, in_reply_to: str = "") -> None:
     letters.post(shell, session, ToSeat(seat), welcome(shell, game, seat), kind="welcome", in_reply_to=in_reply_to)
 
 
-def welcome(shell: G.Shell, game: Game, seat: Seat) -> RenderedMail:
+def welcome(shell: Shell, game: Game, seat: Seat) -> RenderedMail:
     """The welcome mail of a seat's new holder before the start: the seat's password and reply
     address, the rules in short, the order syntax."""
-    rules = G.rules_of(game)
-    ctx = G.base_context(shell, game, rules)
+    rules = turns.rules_of(game)
+    ctx = turns.base_context(shell, game, rules)
     ctx.update(
         {
             "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
@@ -137,7 +137,7 @@ def welcome(shell: G.Shell, game: Game, seat: Seat) -> RenderedMail:
 # -- the NMR-streak limit ------------------------------------------------------------------
 
 
-def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
+def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
     """After a resolution: warn the seats one miss from the limit, act on those at it."""
     limit = game.nmr_limit
     if not limit or game.status not in (GameStatus.ACTIVE, GameStatus.PAUSED):
@@ -186,7 +186,7 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
                 seat.reply_salt = new_secret()  # the old holder's reply address stops working
                 session.flush()
                 session.refresh(seat)
-                G.queue_seat_mail(shell, session, game, seat, "turn_sheet")
+                turns.queue_seat_mail(shell, session, game, seat, "turn_sheet")
                 text = f"{seat.name} ({old.address}) is handed to the GM, who gets its turn sheets from now on."
             session.add(
                 GmAudit(
@@ -205,16 +205,16 @@ def enforce_nmr_limit(shell: G.Shell, session: Session, game: Game) -> int:
         elif (
             seat.nmr_streak == limit - 1
             and seat.nmr_streak > 0
-            and not G.on_vacation(seat.player, turn.deadline or shell.now())
+            and not turns.on_vacation(seat.player, turn.deadline or shell.now())
         ):  # no warning while on vacation
-            deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+            deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
             what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"
-            turns = "turn" if seat.nmr_streak == 1 else "turns"
+            turn_s = "turn" if seat.nmr_streak == 1 else "turns"
             letters.notice(
                 shell,
                 session,
                 ToSeat(seat),
-                f"Warning: {seat.nmr_streak} {turns} without orders",
+                f"Warning: {seat.nmr_streak} {turn_s} without orders",
                 f"No orders from you arrived for the last {seat.nmr_streak} turn(s) of {game.name}. "
                 f"If none arrive for {turn.label} either (due {deadline}), {what}.",
                 kind="nmr_warning",

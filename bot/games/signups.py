@@ -30,8 +30,7 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
-from bot.games import requests, store
-from bot.games import turns as G
+from bot.games import requests, store, turns
 from bot.games.seats import drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in import tokens
@@ -40,6 +39,7 @@ from bot.mail_in.identity import Who
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
 from bot.safe_text import echo_name
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.signups")
 
@@ -117,7 +117,7 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
             ),
             "unknown game",
         )
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     mine = next((s for s in game.seats if s.active and s.player.address == address), None)
     if mine is not None:
         raise _refuse(
@@ -153,7 +153,7 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
     return game
 
 
-def ask_to_join(shell: G.Shell, session: Session, inbound: Inbound, game_name: str, name: str) -> Done:
+def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str, name: str) -> Done:
     """A stranger's JOIN: no seat yet, a code to the From (a forged From gets one short mail that
     names no player and says nothing of the forger's). Refusals raise `Refused`."""
     sender = inbound.sender.strip().lower()
@@ -162,7 +162,7 @@ def ask_to_join(shell: G.Shell, session: Session, inbound: Inbound, game_name: s
     game = _open_game(session, game_name, sender, name)
     request = requests.open_join(shell, session, game, sender, name.strip())
     code = requests.code(shell, request)
-    values = G.base_context(shell, game, G.rules_of(game))
+    values = turns.base_context(shell, game, turns.rules_of(game))
     values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
     rendered = shell.renderer.render("join_confirm", values, game=game.kind)
     return Done(
@@ -173,7 +173,7 @@ def ask_to_join(shell: G.Shell, session: Session, inbound: Inbound, game_name: s
     )
 
 
-def confirm_join(shell: G.Shell, session: Session, request: PendingRequest) -> tuple[str, Answer]:
+def confirm_join(shell: Shell, session: Session, request: PendingRequest) -> tuple[str, Answer]:
     """The code of a JOIN came back from its address: the seat is made (if the game still takes
     it). Returns the label for the record and the answer: the welcome mail, or why not."""
     game = session.get_one(Game, request.game_id)
@@ -189,10 +189,10 @@ def confirm_join(shell: G.Shell, session: Session, request: PendingRequest) -> t
     )
 
 
-def join(shell: G.Shell, session: Session, game: Game, address: str, name: str) -> Seat:
+def join(shell: Shell, session: Session, game: Game, address: str, name: str) -> Seat:
     """A seat in `game` for `address` (checked by `_open_game`), named after `name` (or the
     address); the GM is told, and the game starts at its maximum."""
-    rules = G.rules_of(game)
+    rules = turns.rules_of(game)
     chosen = echo_name(name)
     display = chosen or address.partition("@")[0]
     former = next((s for s in game.seats if s.player.address == address), None)
@@ -205,7 +205,7 @@ def join(shell: G.Shell, session: Session, game: Game, address: str, name: str) 
             seat.player.name = chosen
     else:
         taken = {s.name for s in game.seats}
-        seat = G.add_seat(shell, session, game, seat_name_for(chosen, address, taken), address, display)
+        seat = turns.add_seat(shell, session, game, seat_name_for(chosen, address, taken), address, display)
     session.flush()
     count = len(store.active_seats(game))
     text = (
@@ -213,7 +213,7 @@ def join(shell: G.Shell, session: Session, game: Game, address: str, name: str) 
         f"{rules.min_players}-{rules.max_players} players."
     )
     if count >= rules.max_players:
-        G.start_game(shell, session, game)
+        turns.start_game(shell, session, game)
         text += f" That is the maximum, so {game.name} has started: everyone got the first turn sheet."
     elif count >= rules.min_players:
         text += f" Enough to start: send START {game.name} when you are ready."
@@ -222,7 +222,7 @@ def join(shell: G.Shell, session: Session, game: Game, address: str, name: str) 
     return seat
 
 
-def join_now(shell: G.Shell, session: Session, game_name: str, address: str, name: str) -> tuple[Seat, Letter]:
+def join_now(shell: Shell, session: Session, game_name: str, address: str, name: str) -> tuple[Seat, Letter]:
     """JOIN in mail that proved its sender's registered address: the seat at once. Refusals raise."""
     game = _open_game(session, game_name, address, name)
     seat = join(shell, session, game, address, name)
@@ -232,7 +232,7 @@ def join_now(shell: G.Shell, session: Session, game_name: str, address: str, nam
 # -- RESIGN ----------------------------------------------------------------------------------
 
 
-def resign(shell: G.Shell, session: Session, inbound: Inbound, who: Who, game_name: str) -> tuple[Seat, str]:
+def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name: str) -> tuple[Seat, str]:
     """RESIGN <game>: the seat is given up (as the GM's DROP). The player and the GM are told;
     a refusal raises `Refused` with its answer. Returns the seat and what was done, in a sentence."""
     game = store.find_game_row(session, game_name)

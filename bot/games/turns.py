@@ -22,11 +22,10 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import insert, inspect, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from bot import letters
-from bot.clock import Clock, as_utc
-from bot.db import Database
-from bot.faults import NO_FAULTS, CrashPoint, Faults
-from bot.games import archive, dice, observers, robots, store
+from bot import dice, letters
+from bot.clock import as_utc
+from bot.faults import CrashPoint
+from bot.games import archive, observers, robots, store
 from bot.games.deadlines import (
     find_zone,
     format_local,
@@ -35,10 +34,9 @@ from bot.games.deadlines import (
     parse_schedule,
     zone_problem,
 )
-from bot.games.dice import Entropy, OsEntropy
 from bot.games.store import orders_on_file
 from bot.mail_in.addresses import address_problem
-from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret, signed_address
+from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out import outbox as mailout
 from bot.mail_out.html import PICTURES, DrawnPictures, html_body, html_template
@@ -46,7 +44,7 @@ from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
 from bot.pictures import draw_options, needs_history
-from bot.settings import Settings
+from bot.shell import Shell
 from rules import fair, find_game
 from rules.api import AnyGame, GameOrder, GameState, Resolution, Stall, View, Viewer, turn_seed
 
@@ -55,28 +53,6 @@ log = logging.getLogger("flagman.games")
 
 class GameError(ValueError):
     """A request about a game that cannot be done; the message says why."""
-
-
-@dataclass
-class Shell:
-    """What every use case needs: the database, the settings, the clock, the templates."""
-
-    db: Database
-    settings: Settings
-    clock: Clock
-    renderer: Renderer
-    faults: Faults = NO_FAULTS  # the crash points (bot.faults); the tests' worker kills at one
-    entropy: Entropy = OsEntropy()  # where each turn's dice secret comes from (bot.games.dice)
-
-    def now(self) -> datetime:
-        return as_utc(self.clock.now())
-
-    @property
-    def secrets_in_force(self) -> tuple[str, ...]:
-        return (self.settings.secrets.site_secret, *self.settings.secrets.previous_secrets)
-
-    def reply_address(self, game: str, seat: str, salt: str = "") -> str:
-        return signed_address(self.settings.bot.address, self.settings.secrets.site_secret, game, seat, salt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,7 +363,7 @@ class Outcome:
     orders: dict[str, tuple[GameOrder, ...]]
     defaulted: tuple[str, ...]
     submitted: tuple[str, ...] = ()
-    seed: int = 0  # the seed the dice used (bot.games.dice.seed_for)
+    seed: int = 0  # the seed the dice used (bot.dice.seed_for)
     filled: Mapping[str, str] = field(default_factory=dict)  # a defaulted seat -> "plot" (the GM's) or "default"
 
 

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from bot.dice import Entropy
 from bot.faults import CrashPoint
-from bot.games.dice import Entropy
-from bot.games.turns import INLINE, Due, Shell, WorkedOut, work_out_due
+from bot.games.turns import INLINE, Due, WorkedOut, work_out_due
 from bot.processes import Pending, WorkerFailed, WorkerPool
 from bot.settings import Settings
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.games")
 
@@ -50,7 +51,7 @@ class Chunk:
     reloads: int
     now: datetime
     due: Due
-    entropy: Entropy  # the service's source of dice secrets (bot.games.dice): the next turns open here
+    entropy: Entropy  # the service's source of dice secrets (bot.dice): the next turns open here
 
 
 # What the worker process runs: a chunk -> its turns worked out.

@@ -28,8 +28,7 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
-from bot.games import observers, store
-from bot.games import turns as G
+from bot.games import observers, store, turns
 from bot.games.deadlines import format_local
 from bot.games.robots import robot_names
 from bot.games.robots import shown as robot_shown
@@ -48,6 +47,7 @@ from bot.models import (
     Reason,
 )
 from bot.safe_text import echo
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.digest")
 
@@ -55,7 +55,7 @@ MAX_ITEMS = 25  # per list; the rest is counted
 FAILED_LOOKBACK = timedelta(days=1)  # a send fails for good up to ~2 hours after it was queued
 
 
-def digest_time(shell: G.Shell) -> time:
+def digest_time(shell: Shell) -> time:
     hour, _, minute = shell.settings.schedule.digest_time.partition(":")
     try:
         return time(int(hour), int(minute or 0))
@@ -72,7 +72,7 @@ def gm_addresses(session: Session) -> list[str]:
     )
 
 
-def send_due_digests(shell: G.Shell, *, force: bool = False) -> int:
+def send_due_digests(shell: Shell, *, force: bool = False) -> int:
     """Queue every digest that is due now (all of them with `force`); returns how many."""
     with shell.db.read() as session:
         addresses = gm_addresses(session)
@@ -93,7 +93,7 @@ def _last_digest(session: Session, address: str) -> GmDigest | None:
     )
 
 
-def send_digest(shell: G.Shell, session: Session, address: str, *, force: bool = False) -> bool:
+def send_digest(shell: Shell, session: Session, address: str, *, force: bool = False) -> bool:
     now = shell.now()
     running = list(
         session.scalars(
@@ -120,7 +120,7 @@ def send_digest(shell: G.Shell, session: Session, address: str, *, force: bool =
         )
     )
     games = running + finished
-    ctx = G.base_context(shell, running[0], G.rules_of(running[0]))
+    ctx = turns.base_context(shell, running[0], turns.rules_of(running[0]))
     ctx.update(
         {
             "since": format_local(since, zone),
@@ -142,8 +142,8 @@ def send_digest(shell: G.Shell, session: Session, address: str, *, force: bool =
     return True
 
 
-def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dict[str, Any]:
-    rules = G.rules_of(game)
+def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[str, Any]:
+    rules = turns.rules_of(game)
     out: dict[str, Any] = {
         "name": game.name,
         "title": rules.title,
@@ -181,20 +181,20 @@ def game_summary(shell: G.Shell, session: Session, game: Game, zone: str) -> dic
     shown = robot_names(game.seats)  # robots shown as robots (issue 32)
     if game.status == GameStatus.SIGNUP:
         return out
-    rules, state, turn = G.current_state(session, game)
+    rules, state, turn = turns.current_state(session, game)
     if turn is not None:
         out["turn"] = turn.label
-        out["deadline"] = G.deadline_text(turn, zone)
+        out["deadline"] = turns.deadline_text(turn, zone)
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
             subs = store.submissions(session, turn, seat) if seat is not None else []
-            got = G.orders_in(rules, state, seat, subs) if seat is not None else G.OrdersIn.NONE
+            got = turns.orders_in(rules, state, seat, subs) if seat is not None else turns.OrdersIn.NONE
             if store.holds(subs):  # WAIT (issue 30): the GM is told who holds the turn
                 out["held"].append(name)
             {
-                G.OrdersIn.COMPLETE: out["ordered"],
-                G.OrdersIn.INCOMPLETE: out["incomplete"],
-                G.OrdersIn.NONE: out["missing"],
+                turns.OrdersIn.COMPLETE: out["ordered"],
+                turns.OrdersIn.INCOMPLETE: out["incomplete"],
+                turns.OrdersIn.NONE: out["missing"],
             }[got].append(robot_shown(name, shown))
     else:
         out["result"] = [", ".join(robot_shown(name, shown) for name in place) for place in rules.standings(state)]

@@ -16,13 +16,13 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.answers import Answer, Letter, Notice
-from bot.games import turns as G
 from bot.intake.batch import Batch, Mail, MailKey
 from bot.intake.limits import Limiter
 from bot.letters import ToGm, ToSeat
 from bot.mail_in.auth import strip_password_lines
 from bot.models import AnswerFate, Game, InboundStatus, Reason, Seat
 from bot.safe_text import echo
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.inbound")
 
@@ -30,7 +30,7 @@ _GREETING = re.compile(r"\AHello [^\n]*,\n\n")
 _TAGS = re.compile(r"\A(?:\[ERROR\] )?(?:\[[^\]\s]+\] )?")
 
 
-def answer_part(shell: G.Shell, answer: Answer) -> dict[str, object]:
+def answer_part(shell: Shell, answer: Answer) -> dict[str, object]:
     """One answer as a section of a combined letter: its subject (without the tags the
     combined subject carries) as the heading, its body without greeting and signature."""
     if isinstance(answer, Notice):

@@ -19,14 +19,14 @@ from sqlalchemy.orm import Session
 from bot.answers import Answer
 from bot.clock import as_utc
 from bot.db import among, insert_many
-from bot.games import store
-from bot.games import turns as G
+from bot.games import store, turns
 from bot.mail_in.auth import parse_tag, tag_in_recipients
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
 from bot.mail_out import outbox as mailout
 from bot.models import AnswerFate, Game, InboundMessage, OrderSubmission, Outbox, Seat, Turn
 from bot.settings import Settings
+from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState
 
 MailKey = tuple[str, str]  # an inbound mail's (Message-ID, content hash): unique in the table
@@ -128,7 +128,7 @@ class BatchRows:
 class Batch:
     """The batch in hand: the shell, what it read (`memo`) and what it adds (`rows`)."""
 
-    def __init__(self, shell: G.Shell) -> None:
+    def __init__(self, shell: Shell) -> None:
         self.shell = shell
         self.memo = BatchMemo()
         self.rows = BatchRows()
@@ -211,12 +211,12 @@ class Batch:
         seats = store.seats_named(session, wanted)
         for key in wanted:
             self.memo.seats[key] = seats.get(key)
-        turns = store.open_turns(session, list(found.values()))
+        open_turns = store.open_turns(session, list(found.values()))
         for game in found.values():
-            if game.id in turns:
-                self.memo.states[game.id] = G.state_with(session, game, turns[game.id])
+            if game.id in open_turns:
+                self.memo.states[game.id] = turns.state_with(session, game, open_turns[game.id])
         # Their submissions (a seat's are what its orders on file are made of).
-        pairs = [(turns[seat.game_id].id, seat.id) for seat in seats.values() if seat.game_id in turns]
+        pairs = [(open_turns[seat.game_id].id, seat.id) for seat in seats.values() if seat.game_id in open_turns]
         self.memo.subs.update(store.seats_submissions(session, pairs))
 
     def seen(self, mail: Mail) -> bool:
@@ -237,7 +237,7 @@ class Batch:
 
     def current_state(self, session: Session, game: Game) -> tuple[AnyGame, GameState, Turn | None]:
         if game.id not in self.memo.states:
-            self.memo.states[game.id] = G.current_state(session, game)
+            self.memo.states[game.id] = turns.current_state(session, game)
         return self.memo.states[game.id]
 
     def on_file(

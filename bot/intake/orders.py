@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from bot.answers import Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
-from bot.games import turns as G
+from bot.games import turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
@@ -167,7 +167,7 @@ def _stale(
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
     zone = seat.player.timezone
-    deadline = G.deadline_text(open_turn, zone) or "the GM's call"
+    deadline = turns.deadline_text(open_turn, zone) or "the GM's call"
     lines = [
         f"Your mail answers {answered.label}, which has been resolved, so its orders were not used "
         f"for any turn. The turn open now is {open_turn.label}, due {deadline}."
@@ -224,7 +224,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     rules, state, turn = batch.current_state(session, game)
     assert turn is not None
     zone = seat.player.timezone
-    closing = G.closing_time(game, turn)
+    closing = turns.closing_time(game, turn)
     expected = rules.expected_players(state)
     if closing is not None and arrival(batch, mail.raw) >= closing and expected and game.status == GameStatus.ACTIVE:
         raise Refused(
@@ -232,7 +232,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             Notice(
                 to,
                 f"Too late for {turn.label}",
-                f"The deadline for {turn.label} passed at {G.deadline_text(turn, zone)}, so these orders "
+                f"The deadline for {turn.label} passed at {turns.deadline_text(turn, zone)}, so these orders "
                 "were not used. The results follow shortly, with the next turn sheet; send your orders "
                 "for the next turn in reply to that.",
                 kind="late",
@@ -269,7 +269,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     if read is not None and read.readings and not read.text.strip():
         # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
         return _nothing_taken(batch, mail, seat, turn, rules, state, earlier, readings, read)
-    ctx = G.base_context(shell, game, rules)
+    ctx = turns.base_context(shell, game, rules)
     known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
     # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
     # (issue 27: an answer never grows past what the mail deserves).
@@ -288,7 +288,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "seat": {"name": seat.name, "display": seat.player.name},
             "turn": {
                 "label": turn.label,
-                "deadline": G.deadline_text(turn, zone),
+                "deadline": turns.deadline_text(turn, zone),
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
                 "paused": game.status == GameStatus.PAUSED,
             },
@@ -301,7 +301,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         }
     )
     if not parsed.orders:
-        default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+        default = rules.format_orders(turns.nmr_default(rules, state, seat)[0])
         ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
         raise Refused(
             "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
@@ -380,11 +380,11 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
 
 def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
     """What will count for the seat, in words: its orders on file, or the default."""
-    deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
     if on_file is not None:
         shown = "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines())
         return f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
-    default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
+    default = rules.format_orders(turns.nmr_default(rules, state, seat)[0])
     shown = "\n".join("    > " + line for line in default.splitlines())
     return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, you get:\n\n{shown}"
 

@@ -27,7 +27,6 @@ from bot.commands import (
     parse_commands,
 )
 from bot.db import autoflushing
-from bot.games import turns as G
 from bot.intake import answering, oversize, proven, strangers
 from bot.intake.batch import Batch, Mail
 from bot.intake.limits import Limiter
@@ -37,6 +36,7 @@ from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
 from bot.mail_out import lists
 from bot.models import Game, InboundStatus, Outbox, Reason
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.inbound")
 
@@ -65,7 +65,7 @@ def _changes_games(commands: MailCommands) -> bool:
 class Intake:
     """The intake of the service's mail, a batch at a time (bot.service)."""
 
-    def __init__(self, shell: G.Shell) -> None:
+    def __init__(self, shell: Shell) -> None:
         self.shell = shell
         self.batch = Batch(shell)
         self.limits = Limiter(self.batch)

@@ -18,7 +18,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.games import store
-from bot.games.turns import Shell
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
 from bot.mail_in.auth import (
     GM_SEAT,
@@ -32,6 +31,7 @@ from bot.mail_in.auth import (
 )
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GameStatus, Player, Seat
+from bot.shell import Shell
 
 
 class Proof(enum.StrEnum):

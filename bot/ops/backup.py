@@ -375,13 +375,12 @@ def _time(value: datetime | None) -> str | None:
 
 
 def export_game(session: Session, name: str) -> dict[str, object]:
-    from bot.games import store
-    from bot.games import turns as G
+    from bot.games import store, turns
     from bot.models import GmAudit, InboundMessage, OrderSubmission, Seat, Turn
 
     game = store.find_game_row(session, name)
     if game is None:
-        raise G.GameError(f"no game called {name}")
+        raise turns.GameError(f"no game called {name}")
     seats = {s.id: s for s in session.scalars(select(Seat).where(Seat.game_id == game.id).order_by(Seat.id))}
     inbound = {
         m.id: m
@@ -389,12 +388,12 @@ def export_game(session: Session, name: str) -> dict[str, object]:
             select(InboundMessage).where(InboundMessage.game_id == game.id).order_by(InboundMessage.id)
         )
     }
-    turns = []
+    exported_turns: list[dict[str, object]] = []
     for turn in session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)):
         subs = session.scalars(
             select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)
         )
-        turns.append(
+        exported_turns.append(
             {
                 "number": turn.number,
                 "label": turn.label,
@@ -446,7 +445,7 @@ def export_game(session: Session, name: str) -> dict[str, object]:
             }
             for s in seats.values()
         ],
-        "turns": turns,
+        "turns": exported_turns,
         "mail": [
             {
                 "message_id": m.message_id,
@@ -531,14 +530,14 @@ def first_differences(stored: object, replayed: object, where: str = "", limit: 
 
 
 def replay_game(session: Session, name: str) -> list[TurnReplay]:
-    from bot.games import dice, record, store
-    from bot.games import turns as G
+    from bot import dice
+    from bot.games import record, store, turns
     from bot.models import GmAudit, Turn
 
     game = store.find_game_row(session, name)
     if game is None:
-        raise G.GameError(f"no game called {name}")
-    rules = G.rules_of(game)
+        raise turns.GameError(f"no game called {name}")
+    rules = turns.rules_of(game)
     # GM commands that change an open turn's state in place (SET, DROP) record the state
     # they replaced in the audit log's `undo`: such a turn legitimately opens from a state
     # other than the previous turn's result.
@@ -548,13 +547,13 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
         if isinstance(undo, dict) and "state" in undo and isinstance(undo.get("turn"), int):
             changed_by_gm.setdefault(undo["turn"], []).append((audit.command, undo["state"], audit.created_at))
     results = []
-    turns = list(
+    resolved = list(
         session.scalars(
             select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number)
         )
     )
     previous_after: object = None
-    for turn in turns:
+    for turn in resolved:
         differences: list[str] = []
         notes: list[str] = []
         # The state the turn opened with: the one the first audited GM change replaced, if any.

@@ -10,7 +10,7 @@ import pytest
 
 from bot.app import App
 from bot.db import Database
-from bot.games.dice import SeededEntropy
+from bot.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import Renderer
 from bot.settings import AuthSettings, BotSettings, DatabaseSettings, Secrets, Settings

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from bot.app import App
 from bot.db import Database, migrate
-from bot.games.dice import SeededEntropy
+from bot.dice import SeededEntropy
 from bot.games.store import find_game_row
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address

@@ -437,8 +437,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
     order)". Chromium parses each link of a turn sheet (Racecraft at the start; Speed Circuit
     in the race) and of the GM's copy (none there); each goes to the mail's own Reply-To and
     its subject, read as the bot reads a one-tap reply, is a complete, legal set for the seat."""
-    from bot.games import store
-    from bot.games import turns as G
+    from bot.games import store, turns
     from bot.intake import orders_in_subject
 
     binary = chromium()
@@ -470,7 +469,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
         with app.db.read() as session:
             game = store.find_game_row(session, "tap1")
             assert game is not None
-            _rules, state, _turn = G.current_state(session, game)
+            _rules, state, _turn = turns.current_state(session, game)
         seen: dict[str, list[tuple[str, str]]] = {}
         for label, msg in (("sheet", sheet), ("gm", gm)):
             name = _write_mail(tmp_path, label, msg)

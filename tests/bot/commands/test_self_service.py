@@ -502,7 +502,7 @@ def test_no_line_of_the_self_service_mail_is_an_order_line(site: App) -> None:
     """testing.md: "Never put a line that parses as a valid order into the bot's own mail
     (Outlook quotes without '>')" -- press quoting orders, LIST, RULES, HELP, the confirmation
     mails, the observer's results, the answers to TIMEZONE, ADDRESS, VACATION."""
-    from bot.games import turns as G
+    from bot.games import turns
 
     stranger_says(site, KIM, "HELP\nLIST\nRULES rc1")
     stranger_says(site, KIM, "OBSERVE rc1")
@@ -513,7 +513,7 @@ def test_no_line_of_the_self_service_mail_is_an_order_line(site: App) -> None:
     with site.db.read() as session:
         game = find_game_row(session, "rc1")
         assert game is not None
-        rules, state, _ = G.current_state(session, game)
+        rules, state, _ = turns.current_state(session, game)
     for msg in mails(site):
         for line in body_of(msg).splitlines():
             assert not rules.parse_orders(state, "kelly", line).orders, f"{msg['Subject']}: {line!r}"

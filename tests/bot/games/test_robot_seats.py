@@ -121,7 +121,7 @@ def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_p
     """docs/DESIGN.md, "Robot drivers": the robot's rng is fixed when the turn opens and never
     depends on the dice seed, which comes from the turn's secret and the orders at resolution
     (issue 31). Two bots drawing different secrets file the same robot orders."""
-    from bot.games.dice import SeededEntropy
+    from bot.dice import SeededEntropy
 
     filed = []
     for number, app in enumerate((gapp, gm_helpers.new_app(tmp_path / "other"))):
@@ -278,14 +278,14 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
     resolution waits only for the people"): in any game, for any field, at every turn opened the
     robots' filed orders are complete for the state the turn opened with; the turn is not all in
     while a person has sent nothing, and is once every person has."""
-    from bot.games import turns as G
+    from bot.games.turns import PlayerSpec, all_orders_in, resolve_turn
 
     rules = find_game(kind)
     total = people + robot_count
     if not rules.min_players <= total <= rules.max_players:
         return
     name = f"prop{next(_names)}"
-    specs = [G.PlayerSpec(f"p{i}", f"p{i}-{name}@example.org", f"P{i}") for i in range(people)]
+    specs = [PlayerSpec(f"p{i}", f"p{i}-{name}@example.org", f"P{i}") for i in range(people)]
     with gapp.db.transaction() as session:
         create_game(
             gapp.shell,
@@ -313,7 +313,7 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
                     assert rules.parse_orders(state, seat.name, filed.text).complete
             waiting = [s for s in game.seats if not s.robot and s.name in expected]
             if waiting:
-                assert not G.all_orders_in(session, game, rules, state, turn)
+                assert not all_orders_in(session, game, rules, state, turn)
             for seat in waiting:
                 session.add(
                     OrderSubmission(
@@ -325,8 +325,8 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
                     )
                 )
             session.flush()
-            assert G.all_orders_in(session, game, rules, state, turn)
-            G.resolve_turn(gapp.shell, session, game, turn)
+            assert all_orders_in(session, game, rules, state, turn)
+            resolve_turn(gapp.shell, session, game, turn)
 
 
 def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:

@@ -22,10 +22,9 @@ from sqlalchemy import create_engine, select, text
 from bot.app import App
 from bot.commands import registry as powers
 from bot.db import Database
+from bot.dice import SeededEntropy
 from bot.faults import CrashPoint
-from bot.games import store
-from bot.games import turns as G
-from bot.games.dice import SeededEntropy
+from bot.games import store, turns
 from bot.mail_out.render import Renderer
 from bot.models import OrderSubmission, Outbox, Seat, Turn
 from bot.settings import DatabaseSettings
@@ -67,7 +66,7 @@ def make_app(tmp_path: Path, db_url: str) -> Iterator[Callable[[AtPoint], App]]:
             entropy=SeededEntropy(0),
         )
         with app.db.transaction() as session:
-            G.create_game(
+            turns.create_game(
                 app.shell,
                 session,
                 kind="racecraft",
@@ -100,12 +99,12 @@ def test_a_turn_worked_out_on_a_snapshot_gives_the_bytes_of_one_resolved_in_its_
     fixed_secrets(monkeypatch)
     snapshot = play(tmp_path / "snapshot", kind)
 
-    original = G.work_out_due
+    original = turns.work_out_due
 
     def stale(*args: Any, **kwargs: Any) -> Any:
         return [replace(worked, inputs=("inputs changed",)) for worked in original(*args, **kwargs)]
 
-    monkeypatch.setattr(G, "work_out_due", stale)
+    monkeypatch.setattr(turns, "work_out_due", stale)
     fixed_secrets(monkeypatch)
     in_transaction = play(tmp_path / "in-transaction", kind)
 
@@ -199,7 +198,7 @@ def test_the_service_hears_of_each_turn_as_it_is_committed(make_app: Callable[[A
     faults = AtPoint(CrashPoint.AFTER_RESOLVE, lambda: None)
     app = make_app(faults)
     with app.db.transaction() as session:
-        G.create_game(
+        turns.create_game(
             app.shell,
             session,
             kind="racecraft",

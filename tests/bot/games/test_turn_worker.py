@@ -28,9 +28,9 @@ from sqlalchemy import select
 from bot.app import App, build_app, work_out_in_worker
 from bot.commands import registry as powers
 from bot.db import Database
+from bot.dice import SeededEntropy
 from bot.faults import CrashPoint
-from bot.games import turns as G
-from bot.games.dice import SeededEntropy
+from bot.games import turns
 from bot.games.workers import NICENESS, ProcessTurnWorker
 from bot.mail_out.render import Renderer
 from bot.models import Game, OrderSubmission, Outbox, Seat, Turn
@@ -66,13 +66,13 @@ class Points:
 def one_turn_a_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A chunk of one turn (the service's is `TICK_CHUNK` = 20), so that a few games make a tick
     of several chunks: the first worked out in the service, the others in the worker."""
-    monkeypatch.setattr(G, "TICK_CHUNK", 1)
+    monkeypatch.setattr(turns, "TICK_CHUNK", 1)
 
 
 def fixed_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     """Seat and GM passwords (in the turn sheets) from a counter: the same in two runs."""
     counter = itertools.count()
-    monkeypatch.setattr(G, "new_secret", lambda: f"secret{next(counter):04d}")
+    monkeypatch.setattr(turns, "new_secret", lambda: f"secret{next(counter):04d}")
 
 
 def settings_for(tmp_path: Path, url: str) -> Settings:
@@ -89,7 +89,7 @@ def make_app(settings: Settings, *, worker: bool, faults: Points | None = None) 
         mailer=FakeMailer(),
         entropy=SeededEntropy(0),
         faults=faults or Points(),
-        turn_worker=ProcessTurnWorker(work_out_in_worker) if worker else G.INLINE,
+        turn_worker=ProcessTurnWorker(work_out_in_worker) if worker else turns.INLINE,
     )
 
 
@@ -107,10 +107,10 @@ def start_games(app: App, kinds: tuple[str, ...] = KINDS) -> list[str]:
         for n, kind in enumerate(kinds):
             name = f"g{n}"
             players = [
-                G.PlayerSpec(f"p{i}", f"{name}-p{i}@example.org", f"Player {i}", "Europe/London")
+                turns.PlayerSpec(f"p{i}", f"{name}-p{i}@example.org", f"Player {i}", "Europe/London")
                 for i in range(min(find_game(kind).max_players, 5))
             ]
-            G.create_game(
+            turns.create_game(
                 app.shell, session, kind=kind, name=name, players=players, gm_address=GM, deadline="24h", seed=11 + n
             )
             names.append(name)

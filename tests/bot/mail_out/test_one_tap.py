@@ -197,12 +197,12 @@ def test_one_tap_links_work_end_to_end_through_the_intake(rc: App) -> None:
     """The links of a real turn: the first one's subject, sent as a reply, is put on file."""
     rules = RACECRAFT
     with rc.db.read() as session:
-        from bot.games import turns as G
         from bot.games.store import find_game_row
+        from bot.games.turns import current_state
 
         game = find_game_row(session, "rc1", with_seats=True)
         assert game is not None
-        _, state, _ = G.current_state(session, game)
+        _, state, _ = current_state(session, game)
     label, line = one_tap_orders(rules, state, "roger")[3]
     _, subject = _decoded(mailto_link(signed_address(BOT, "test-site-secret", "rc1", "roger"), line))
     reply(rc, "roger", subject)

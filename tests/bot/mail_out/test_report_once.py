@@ -18,8 +18,8 @@ from sqlalchemy import select
 
 from bot.app import App
 from bot.db import Database
+from bot.dice import SeededEntropy
 from bot.games import turns
-from bot.games.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, Outbox, Turn
