@@ -289,7 +289,7 @@ class InboundMessage(Base):
     game_id: Mapped[int | None] = mapped_column(ForeignKey("game.id"), nullable=True, index=True)
     seat_id: Mapped[int | None] = mapped_column(ForeignKey("seat.id"), nullable=True)
     text: Mapped[str] = mapped_column(Text, default="")  # the extracted orders text
-    # Whom the mail proved itself to be (bot.mail_in.identity.Who.principal): "seat:<id>",
+    # Whom the mail proved itself to be (bot.games.identity.Who.principal): "seat:<id>",
     # "gm:<address>", or "" for mail that proved nobody. Rate limits count per principal.
     principal: Mapped[str] = mapped_column(String(340), default="", server_default="", index=True)
     # What became of its answer (AnswerFate, migration 0008): sent, none due, or withheld and why.

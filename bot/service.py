@@ -15,9 +15,10 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.orm import Session
 
+from bot import store
 from bot.answers import Outcome, PollReport
 from bot.faults import CrashPoint
-from bot.games import practice, reminders, requests, seats, store, turns
+from bot.games import practice, reminders, requests, seats, turns
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound

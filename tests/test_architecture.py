@@ -13,6 +13,9 @@ parent package is not counted either: Python runs the parent first, so it closes
   dependency both ways that a function-level import hides. The ones that exist are listed in
   `LAZY_CYCLES`, each with why; a new one fails the test, and so does one that is gone
   (take it off the list).
+- The rooms of the shell are layered (`LAYERS`, lowest first): a module of one room imports
+  only its own room and the rooms below it, never one above; here imports under
+  ``if TYPE_CHECKING:`` count too (a type from a room above is a dependency on it all the same).
 - Only `bot/app.py`, the composition root, constructs the adapters (and `bot/testing.py`
   holds the fakes): everything else is handed them, so a test can hand it fakes.
 """
@@ -25,6 +28,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 BOT = REPO / "bot"
 
@@ -36,6 +41,33 @@ ADAPTER_BUILDERS = frozenset({"bot/app.py", "bot/testing.py"})
 # powers and sign-ups, which called each other (REPLACE welcomes, PROCESS enforces the NMR
 # limit, RESIGN and the NMR limit drop a seat as DROP does), share `bot.games.seats`.
 LAZY_CYCLES: dict[str, str] = {}
+
+# The rooms of the shell, lowest first (architecture.md: "`games/` decides what happens;
+# letters decide how it reads and who gets it; no module below letters knows how a mail
+# looks"). A room is a package or a module directly under bot/ (`bot.mail_in.auth` is in
+# "mail_in"); a module of a room may import its own room and the rooms before it in this list,
+# never one after it. The modules not listed (the adapters' helpers: pictures, processes,
+# verify, settings, faults, resources; ops, the scheduler, the composition root, the CLI and
+# the fakes, which sit above everything) are not layered here.
+LAYERS = (
+    "clock",
+    "safe_text",
+    "models",
+    "db",
+    "dice",
+    "schedules",
+    "store",
+    "mail_in",
+    "mail_out",
+    "shell",
+    "letters",
+    "answers",
+    "games",
+    "commands",
+    "intake",
+    "gm",
+    "service",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +104,9 @@ def _from_base(module: str, path: Path, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def imports_of(module: str, path: Path, known: dict[str, Path]) -> Iterator[Import]:
-    """Every import of another `bot` module in this one, module-level or lazy."""
+def imports_of(module: str, path: Path, known: dict[str, Path], *, type_checking: bool = False) -> Iterator[Import]:
+    """Every import of another `bot` module in this one, module-level or lazy (and, with
+    `type_checking`, those under ``if TYPE_CHECKING:`` too, as module-level)."""
 
     def targets(node: ast.Import | ast.ImportFrom) -> Iterator[str]:
         if isinstance(node, ast.Import):
@@ -87,7 +120,7 @@ def imports_of(module: str, path: Path, known: dict[str, Path]) -> Iterator[Impo
 
     def walk(node: ast.AST, lazy: bool) -> Iterator[Import]:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
+            if isinstance(child, ast.If) and _is_type_checking(child.test) and not type_checking:
                 for other in child.orelse:
                     yield from walk(other, lazy)
                 continue
@@ -161,6 +194,19 @@ def test_no_module_level_import_cycle_in_the_shell() -> None:
     assert cycles(import_graph(), lazy_edges=False) == {}
 
 
+def test_no_import_cycle_even_through_type_checking_imports() -> None:
+    """A type imported only for the annotations is a dependency all the same: counting the
+    imports under TYPE_CHECKING too, no module reaches itself (the archive, the observers, the
+    turns and the letters once did, through the Shell kept in games/turns.py)."""
+    known = bot_modules()
+    graph: dict[str, dict[str, bool]] = {name: {} for name in known}
+    for name, path in known.items():
+        for edge in imports_of(name, path, known, type_checking=True):
+            graph[name][edge.imported] = graph[name].get(edge.imported, True) and edge.lazy
+    assert cycles(graph, lazy_edges=False) == {}
+    assert cycles(graph, lazy_edges=True) == {}
+
+
 def test_the_lazy_import_cycles_are_the_known_ones() -> None:
     """A function-level import that closes a cycle is listed in LAZY_CYCLES, with why."""
     found = cycles(import_graph(), lazy_edges=True)
@@ -171,6 +217,72 @@ def test_the_lazy_import_cycles_are_the_known_ones() -> None:
         + "\n".join(f"  {edge}: {cycle}" for edge, cycle in sorted(new.items()))
     )
     assert not gone, f"no longer a cycle, take them off LAZY_CYCLES: {gone}"
+
+
+def room(module: str) -> str:
+    """The room of a module: the package or module directly under bot/ it is in."""
+    return module.split(".")[1] if "." in module else module
+
+
+def room_edges(known: dict[str, Path]) -> Iterator[tuple[str, Import]]:
+    """Each import of a module of another room (TYPE_CHECKING included), with where it is."""
+    for name, path in sorted(known.items()):
+        for edge in imports_of(name, path, known, type_checking=True):
+            if room(edge.imported) != room(name):
+                yield path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else path.name, edge
+
+
+def upward_imports(edges: Iterator[tuple[str, Import]], layers: tuple[str, ...] = LAYERS) -> list[str]:
+    """Each import by a module of a layered room of a room above its own in `layers`."""
+    found = []
+    for where, edge in edges:
+        here, there = room(edge.importer), room(edge.imported)
+        if here in layers and there in layers and layers.index(there) > layers.index(here):
+            found.append(f"{where}:{edge.line}: {edge.importer} imports {edge.imported} ({there} is above {here})")
+    return found
+
+
+def test_every_room_of_the_layers_exists() -> None:
+    """A renamed room must not leave the layering test checking nothing."""
+    rooms = {room(name) for name in bot_modules()}
+    assert set(LAYERS) <= rooms, sorted(set(LAYERS) - rooms)
+
+
+def test_no_room_imports_a_room_above_it() -> None:
+    """architecture.md: "`games/` decides what happens; letters decide how it reads and who gets
+    it; no module below letters knows how a mail looks": the rooms in `LAYERS` import only
+    downwards, TYPE_CHECKING imports included."""
+    edges = list(room_edges(bot_modules()))
+    assert any(room(e.importer) == "games" and room(e.imported) == "letters" for _, e in edges)  # not vacuous
+    assert upward_imports(iter(edges)) == []
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_a_planted_upward_import_is_found(tmp_path: Path, guarded: bool) -> None:
+    """The check is not vacuous: a module of mail_in (planted in a copy of the import graph)
+    that imports the deadline, at module level or only under TYPE_CHECKING, is reported."""
+    planted = tmp_path / "planted.py"
+    body = "from bot.games import turns\n"
+    if guarded:
+        body = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    " + body
+    planted.write_text(body, encoding="utf-8")
+    known = {**bot_modules(), "bot.mail_in.planted": planted}
+    found = upward_imports(room_edges({"bot.mail_in.planted": planted} | {"bot.games.turns": known["bot.games.turns"]}))
+    assert [line.split(": ", 1)[1] for line in found if "planted" in line] == [
+        "bot.mail_in.planted imports bot.games.turns (games is above mail_in)"
+    ]
+
+
+def test_the_layering_check_on_a_synthetic_graph() -> None:
+    """The checker on a graph made up for it: downward and same-room imports pass, an upward
+    one is named, a room not in the layers is not judged."""
+    edges = [
+        ("a.py", Import("bot.low.a", "bot.low.b", False, 1)),
+        ("b.py", Import("bot.high.b", "bot.low.a", False, 2)),
+        ("c.py", Import("bot.low.c", "bot.high.x", True, 3)),
+        ("d.py", Import("bot.other.d", "bot.high.x", False, 4)),
+    ]
+    assert upward_imports(iter(edges), ("low", "high")) == ["c.py:3: bot.low.c imports bot.high.x (high is above low)"]
 
 
 def adapter_constructions() -> Iterator[tuple[str, int, str]]:

@@ -206,7 +206,8 @@ def _due_words(deadline: str | None) -> str:
 def _cmd_game_list(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
-    from bot.games import store, turns
+    from bot import store
+    from bot.games import turns
     from bot.models import Game
 
     with open_app(args) as app, app.db.read() as session:
@@ -224,7 +225,8 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_game_show(args: argparse.Namespace) -> int:
-    from bot.games import observers, store, turns
+    from bot import store
+    from bot.games import observers, turns
     from bot.games.robots import robot_names
     from bot.games.robots import shown as robot_shown
 

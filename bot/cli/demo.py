@@ -123,7 +123,7 @@ class Demo:
         self.show(gm, self.new_mail(gm))
 
     def open_turn_number(self) -> int | None:
-        from bot.games.store import find_game_row, open_turn
+        from bot.store import find_game_row, open_turn
 
         with self.app.db.read() as session:
             game = find_game_row(session, "demo1")
@@ -171,8 +171,8 @@ class Demo:
             self.run_jobs()
         self.read_all(latest, gm)
         with self.app.db.read() as session:
-            from bot.games.store import find_game_row
             from bot.games.turns import current_state
+            from bot.store import find_game_row
 
             game = find_game_row(session, "demo1")
             assert game is not None

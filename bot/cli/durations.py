@@ -1,6 +1,6 @@
 """The CLI options that take a duration or a deadline schedule, read alike by every command.
 
-Each is read by bot.games.deadlines, the parser the mail commands use too (`parse_duration`
+Each is read by bot.schedules, the parser the mail commands use too (`parse_duration`
 under all of them): ``--grace`` of `game new` and `gm configure` by `parse_grace` (minutes,
 ``30``, or a duration, ``2h``), ``--deadline`` by `parse_schedule` (``48h``, ``daily 18:00``,
 ``manual``). They are argparse types, so a bad value is refused while the arguments are
@@ -33,7 +33,7 @@ class TurnTooShort(ValueError):
 
 def grace(text: str) -> int:
     """``--grace``: whole minutes, from a plain number of minutes or a duration."""
-    from bot.games.deadlines import DeadlineError, parse_grace
+    from bot.schedules import DeadlineError, parse_grace
 
     try:
         return parse_grace(text)
@@ -43,7 +43,7 @@ def grace(text: str) -> int:
 
 def schedule(text: str) -> str:
     """``--deadline``: the schedule as written, once it is known to be one."""
-    from bot.games.deadlines import DeadlineError, parse_schedule
+    from bot.schedules import DeadlineError, parse_schedule
 
     try:
         parse_schedule(text)
@@ -54,7 +54,7 @@ def schedule(text: str) -> str:
 
 def check_turn_length(spec: str, *, force: bool) -> None:
     """Refuse a schedule whose turns are shorter than `MIN_TURN`, unless forced."""
-    from bot.games.deadlines import parse_schedule, shown
+    from bot.schedules import parse_schedule, shown
 
     length = parse_schedule(spec).length
     if length is not None and length < MIN_TURN and not force:

@@ -102,10 +102,9 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     a command done is confirmed to the GM by mail, as by mail; a refused one is printed by the
     CLI and mailed to nobody (issue 17: a typo at the terminal is no news for the GM's inbox).
     The audit log has both."""
-    from bot import letters
+    from bot import letters, store
     from bot.answers import Refused
     from bot.commands import GM_VERBS, gm, registry
-    from bot.games import store
 
     command = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
     words = list(args.args) + (["ROBOT"] if getattr(args, "robot", False) else [])
@@ -205,7 +204,8 @@ def _nmr_limit(text: str) -> int | None:
 
 
 def _configure(app: App, args: argparse.Namespace) -> int:
-    from bot.games import reminders, store, turns
+    from bot import store
+    from bot.games import reminders, turns
     from bot.models import GmAudit
 
     if args.deadline is not None:
@@ -264,10 +264,10 @@ def _configure(app: App, args: argparse.Namespace) -> int:
 def _cmd_audit(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
+    from bot import store
     from bot.clock import as_utc
-    from bot.games import store
-    from bot.games.deadlines import format_local
     from bot.models import GmAudit
+    from bot.schedules import format_local
 
     with open_app(args) as app, app.db.read() as session:
         game = store.find_game_row(session, args.game)

@@ -19,16 +19,16 @@ from __future__ import annotations
 from datetime import date
 from zoneinfo import ZoneInfo
 
-from bot import letters
+from bot import letters, store
 from bot.answers import Notice
 from bot.commands.grammar import Address, Timezone, Vacation
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import requests, store, turns
-from bot.games.deadlines import closest_zones, find_zone, format_local
+from bot.games import requests, turns
 from bot.letters import ToAddress, ToGm
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
 from bot.models import GameStatus, Seat
+from bot.schedules import closest_zones, find_zone, format_local
 
 MAX_VACATION_DAYS = 62  # one VACATION: at most about two months; the GM can do more
 VACATION_AHEAD_DAYS = 366  # it starts within a year

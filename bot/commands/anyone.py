@@ -16,11 +16,11 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
 
-from bot import letters
+from bot import letters, store
 from bot.answers import Letter, Notice
 from bot.commands.grammar import Confirm, ListGames, Observe, Practice, ShowRules, Stop, Unobserve
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import observers, practice, requests, seats, signups, store, turns
+from bot.games import observers, practice, requests, seats, signups, turns
 from bot.letters import ToAddress
 from bot.mail_in import tokens
 from bot.models import Game, GameStatus, Observer

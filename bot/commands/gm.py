@@ -25,18 +25,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bot import letters
+from bot import letters, store
 from bot.answers import Refused
 from bot.clock import as_utc
-from bot.games import reminders, robots, store, turns
-from bot.games.deadlines import (
-    add,
-    format_local,
-    next_deadline,
-    parse_duration,
-    parse_schedule,
-    parse_when,
-)
+from bot.games import reminders, robots, turns
 from bot.games.robots import robot_names
 from bot.games.seats import (
     drop_seat,
@@ -52,6 +44,14 @@ from bot.mail_out import calendar as ical
 from bot.mail_out.outbox import CalendarPart
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, GameStatus, OrderSubmission, Seat, Turn
+from bot.schedules import (
+    add,
+    format_local,
+    next_deadline,
+    parse_duration,
+    parse_schedule,
+    parse_when,
+)
 from bot.shell import Shell
 from rules import fair
 from rules.api import (

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from bot.answers import Answer, Notice, Refused
+from bot.games.identity import Who
 from bot.letters import Addressee, ToAddress
-from bot.mail_in.identity import Who
 from bot.mail_in.parse import Inbound
 from bot.models import Game, Player, Seat
 from bot.shell import Shell

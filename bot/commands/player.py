@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
-from bot import letters
+from bot import letters, store
 from bot.answers import Letter, Notice, Refused
 from bot.commands import gm
 from bot.commands.grammar import (
@@ -32,7 +32,7 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
-from bot.games import signups, store, turns
+from bot.games import signups, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn

@@ -23,7 +23,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from bot import letters
+from bot import letters, store
 from bot.answers import Letter, Notice, Refused
 from bot.commands import account, anyone, gm, player, press, streams
 from bot.commands.grammar import (
@@ -71,12 +71,12 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import store, turns
-from bot.games.deadlines import DeadlineError, format_local
+from bot.games import turns
 from bot.letters import ToGm
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GmAudit
 from bot.safe_text import echo, quote_lines
+from bot.schedules import DeadlineError, format_local
 from bot.shell import Shell
 from rules.api import FigureError, OptionError
 

@@ -20,17 +20,18 @@ UNSUBSCRIBE.
 
 from __future__ import annotations
 
+from bot import store
 from bot.answers import Notice
 from bot.commands.grammar import Calendar, Ping, Reminders, Unsubscribe
 from bot.commands.handlers import CommandContext, Reply, which_game
-from bot.games import observers, preferences, store, turns
-from bot.games.deadlines import format_local
+from bot.games import observers, preferences, turns
+from bot.games.identity import Proof, Who
 from bot.letters import ToAddress, ToSeat
 from bot.mail_in.auth import describe_authentication, parse_tag, tag_in_recipients
-from bot.mail_in.identity import Proof, Who
 from bot.mail_in.parse import Inbound
 from bot.mail_out import lists
 from bot.safe_text import echo
+from bot.schedules import format_local
 
 # -- PING ----------------------------------------------------------------------------------------
 

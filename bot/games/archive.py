@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from bot import pictures
 from bot.games import record
-from bot.mail_out.html import PICTURES, DrawnPictures
+from bot.letters.pictures import PICTURES, DrawnPictures
 from bot.mail_out.render import Renderer
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene

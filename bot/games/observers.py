@@ -17,13 +17,12 @@ from datetime import datetime
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bot import letters
+from bot import letters, store
 from bot.clock import as_utc
-from bot.games import store
-from bot.games.deadlines import format_local
 from bot.mail_out import outbox as mailout
 from bot.mail_out.render import PublicReport
 from bot.models import Game, Observer, Turn
+from bot.schedules import format_local
 from bot.shell import Shell
 from rules.api import AnyGame
 

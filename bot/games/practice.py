@@ -29,10 +29,10 @@ from datetime import timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
-from bot import letters
+from bot import letters, store
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.clock import as_utc
-from bot.games import requests, robots, store, turns
+from bot.games import requests, robots, turns
 from bot.games.signups import seat_name_for
 from bot.letters import ToAddress, ToSeat
 from bot.mail_in import tokens

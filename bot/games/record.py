@@ -18,11 +18,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import dice
+from bot import dice, store
 from bot.clock import as_utc
-from bot.games import store
-from bot.games.store import orders_on_file
 from bot.models import Game, GameStatus, OrderSubmission, Turn
+from bot.store import orders_on_file
 from bot.verify import FORMAT
 from rules import fair, find_game
 from rules.api import AnyGame, GameOrder, GameState

@@ -32,13 +32,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import letters
+from bot import letters, store
 from bot.clock import as_utc
-from bot.games import store, turns
-from bot.games.deadlines import DeadlineError, parse_duration
+from bot.games import turns
 from bot.games.preferences import reminders_wanted
 from bot.letters import ToGm, ToSeat
 from bot.models import Game, GameStatus, Seat, Turn
+from bot.schedules import DeadlineError, parse_duration
 from bot.shell import Shell
 
 log = logging.getLogger("flagman.reminders")

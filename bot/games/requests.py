@@ -29,11 +29,11 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.clock import as_utc
 from bot.games import observers
-from bot.games.deadlines import format_local
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
 from bot.models import Game, GameStatus, PendingRequest, Player, RequestKind, RequestStatus, Seat
+from bot.schedules import format_local
 from bot.shell import Shell
 
 log = logging.getLogger("flagman.requests")

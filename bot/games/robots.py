@@ -33,7 +33,7 @@ from rules.api import AnyGame, GameState, robot_rng, turn_seed
 
 ROBOT_ADDRESS = "robot"  # the robots' player: not a mail address, so nothing can be mailed to it or claim it
 ROBOT_NAME = "robot"
-ROBOT = "robot"  # the source of a robot's filed orders (bot.games.store.SENT)
+ROBOT = "robot"  # the source of a robot's filed orders (bot.store.SENT)
 
 
 def robot_player(session: Session, now: datetime) -> Player:

@@ -24,9 +24,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import letters
+from bot import letters, store
 from bot.answers import Refused
-from bot.games import store, turns
+from bot.games import turns
 from bot.letters import ToGm, ToSeat
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret

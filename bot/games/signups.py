@@ -28,14 +28,14 @@ import unicodedata
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import letters
+from bot import letters, store
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
-from bot.games import requests, store, turns
+from bot.games import requests, turns
+from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
-from bot.mail_in.identity import Who
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
 from bot.safe_text import echo_name

@@ -2,7 +2,7 @@
 
 Every function here runs inside the caller's transaction and writes the mails its change
 causes to the outbox in that same transaction. The queries it reads with (games, seats, turns,
-submissions) are `bot.games.store`.
+submissions) are `bot.store`.
 """
 
 from __future__ import annotations
@@ -22,11 +22,21 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import insert, inspect, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from bot import dice, letters
+from bot import dice, letters, store
 from bot.clock import as_utc
 from bot.faults import CrashPoint
-from bot.games import archive, observers, robots, store
-from bot.games.deadlines import (
+from bot.games import archive, observers, robots
+from bot.letters.pictures import PICTURES, DrawnPictures, html_body
+from bot.mail_in.addresses import address_problem
+from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
+from bot.mail_out import calendar as ical
+from bot.mail_out import outbox as mailout
+from bot.mail_out.html import html_template
+from bot.mail_out.one_tap import mailto_link, one_tap_orders
+from bot.mail_out.render import PublicReport, Renderer
+from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
+from bot.pictures import draw_options, needs_history
+from bot.schedules import (
     find_zone,
     format_local,
     next_deadline,
@@ -34,17 +44,8 @@ from bot.games.deadlines import (
     parse_schedule,
     zone_problem,
 )
-from bot.games.store import orders_on_file
-from bot.mail_in.addresses import address_problem
-from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
-from bot.mail_out import calendar as ical
-from bot.mail_out import outbox as mailout
-from bot.mail_out.html import PICTURES, DrawnPictures, html_body, html_template
-from bot.mail_out.one_tap import mailto_link, one_tap_orders
-from bot.mail_out.render import PublicReport, Renderer
-from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
-from bot.pictures import draw_options, needs_history
 from bot.shell import Shell
+from bot.store import orders_on_file
 from rules import fair, find_game
 from rules.api import AnyGame, GameOrder, GameState, Resolution, Stall, View, Viewer, turn_seed
 
@@ -1080,7 +1081,9 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
             if not is_due(session, game, turn, shell.now(), subs=subs.get(turn_id, {})):
                 continue
             pictures: DrawnPictures = {}
-            session.info[PICTURES] = pictures  # the pictures `html.picture_for` draws for this game's mails
+            session.info[PICTURES] = (
+                pictures  # the pictures `bot.letters.pictures.picture_for` draws for this game's mails
+            )
             writes = work_out(shell, session, game, turn, subs=subs.get(turn_id, {}))
             shell.faults.reached(CrashPoint.WORKED_OUT)
             worked.append(WorkedOut(inputs[turn_id], game, turn, writes, pictures))

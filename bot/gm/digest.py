@@ -25,11 +25,10 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from bot import letters
+from bot import letters, store
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
-from bot.games import observers, store, turns
-from bot.games.deadlines import format_local
+from bot.games import observers, turns
 from bot.games.robots import robot_names
 from bot.games.robots import shown as robot_shown
 from bot.mail_in.auth import GM_SEAT
@@ -47,6 +46,7 @@ from bot.models import (
     Reason,
 )
 from bot.safe_text import echo
+from bot.schedules import format_local
 from bot.shell import Shell
 
 log = logging.getLogger("flagman.digest")

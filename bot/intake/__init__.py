@@ -3,7 +3,7 @@
     parse         bot.mail_in.parse (in the batch, before this): raw bytes -> Inbound
     (duplicate?)  the same Message-ID and content handled before: nothing to do   (batch)
     ignore        the ignore policy's verdict (bounces, auto-replies, loops ...)    (pipeline)
-    authenticate  bot.mail_in.identity: which seat or GM role the mail proved
+    authenticate  bot.games.identity: which seat or GM role the mail proved
     limit         the loop limit of that principal: past it, answers are withheld (limits)
     read          its commands (bot.commands), a code the subject brings back     (pipeline)
     act           mail that proved nobody: answered within caps, never acted on but for a

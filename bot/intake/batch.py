@@ -16,10 +16,11 @@ from functools import cached_property
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot import store
 from bot.answers import Answer
 from bot.clock import as_utc
 from bot.db import among, insert_many
-from bot.games import store, turns
+from bot.games import turns
 from bot.mail_in.auth import parse_tag, tag_in_recipients
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound

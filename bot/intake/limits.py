@@ -21,8 +21,8 @@ from datetime import timedelta
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
+from bot.games.identity import Who
 from bot.intake.batch import Batch, Mail
-from bot.mail_in.identity import Who
 from bot.models import AnswerFate, Game, InboundMessage, Reason
 
 STRANGER_REPLIES_PER_DAY = 3  # per address: JOIN codes and the answers to commands for anyone included
@@ -30,7 +30,7 @@ _TOLD = (AnswerFate.SENT, AnswerFate.HOLDER)  # an answer went (to the sender, o
 
 
 def loop_key(principal: str, sender: str) -> tuple[str, str]:
-    """What a mail counts against (bot.mail_in.identity.Who.principal, else its From)."""
+    """What a mail counts against (bot.games.identity.Who.principal, else its From)."""
     return (principal, "") if principal else ("", sender)
 
 

@@ -27,11 +27,11 @@ from bot.commands import (
     parse_commands,
 )
 from bot.db import autoflushing
+from bot.games.identity import Who, identify
 from bot.intake import answering, oversize, proven, strangers
 from bot.intake.batch import Batch, Mail
 from bot.intake.limits import Limiter
 from bot.mail_in import tokens
-from bot.mail_in.identity import Who, identify
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
 from bot.mail_out import lists
@@ -100,7 +100,7 @@ class Intake:
 
         duplicate?    the same Message-ID and content handled before: nothing to do
         ignore        the ignore policy's verdict (bounces, auto-replies, loops ...): Ignored
-        authenticate  bot.mail_in.identity: which seat or GM role the mail proved itself to be
+        authenticate  bot.games.identity: which seat or GM role the mail proved itself to be
         limit         the loop limit of that principal: past it, answers are withheld
         read          its commands (bot.commands.grammar), and a code the subject brings back
         act           proved nobody: `strangers`; proved someone: `proven` (GM commands, player

@@ -12,10 +12,10 @@ from sqlalchemy.orm import Session
 from bot.answers import Done, Notice, Refused
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
 from bot.commands.handlers import CommandContext, which_game
+from bot.games.identity import Who
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
-from bot.mail_in.identity import Who
 from bot.models import Reason
 from bot.safe_text import echo, quote_lines
 

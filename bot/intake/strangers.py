@@ -31,10 +31,10 @@ from bot.commands import (
 )
 from bot.commands.handlers import CommandContext
 from bot.games import practice, signups
+from bot.games.identity import Who
 from bot.intake.batch import Batch, Mail
 from bot.intake.limits import Limiter
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
-from bot.mail_in.identity import Who
 from bot.models import AnswerFate, Reason
 
 MAX_STRANGER_COMMANDS = 5  # commands for anyone answered in one mail that proved nobody

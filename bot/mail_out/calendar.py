@@ -37,8 +37,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from bot.clock import as_utc
-from bot.games.deadlines import DeadlineError, format_local, parse_duration
 from bot.mail_out.outbox import CalendarPart
+from bot.schedules import DeadlineError, format_local, parse_duration
 
 if TYPE_CHECKING:  # models only for their attributes: no import of the ORM needed to write events
     from bot.models import Game, Seat, Turn

@@ -375,7 +375,8 @@ def _time(value: datetime | None) -> str | None:
 
 
 def export_game(session: Session, name: str) -> dict[str, object]:
-    from bot.games import store, turns
+    from bot import store
+    from bot.games import turns
     from bot.models import GmAudit, InboundMessage, OrderSubmission, Seat, Turn
 
     game = store.find_game_row(session, name)
@@ -530,8 +531,8 @@ def first_differences(stored: object, replayed: object, where: str = "", limit: 
 
 
 def replay_game(session: Session, name: str) -> list[TurnReplay]:
-    from bot import dice
-    from bot.games import record, store, turns
+    from bot import dice, store
+    from bot.games import record, turns
     from bot.models import GmAudit, Turn
 
     game = store.find_game_row(session, name)

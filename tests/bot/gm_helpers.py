@@ -14,11 +14,11 @@ from sqlalchemy import select
 from bot.app import App
 from bot.db import Database, migrate
 from bot.dice import SeededEntropy
-from bot.games.store import find_game_row
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.mail_out.render import Renderer
 from bot.models import Game, GmAudit, Turn
+from bot.store import find_game_row
 from bot.testing import FakeClock, FakeInbox, FakeMailer, body_of, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
 

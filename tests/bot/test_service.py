@@ -631,8 +631,8 @@ def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches
     """speedphreakz.md §5: "A later mail replaces what it names ... and keeps the rest". The batch
     works a seat's orders on file out once and keeps them up to date as its mails come (issue 15):
     a second mail in the same batch is merged with the first, as it would be a poll later."""
-    from bot.games.store import find_game_row
     from bot.games.turns import PlayerSpec, create_game, current_state
+    from bot.store import find_game_row
     from rules.speedphreakz.resolve import COLOURS
 
     players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(2))
@@ -689,7 +689,7 @@ def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraf
     assert "resolves as soon as every order is in" in sheet
     confirmation = body_of(order(racecraft, "seb", "USE 2"))
     assert "resolves as soon as every order is in" in confirmation and "too late" in confirmation
-    from bot.games.store import find_game_row
+    from bot.store import find_game_row
 
     with racecraft.db.transaction() as session:
         game = find_game_row(session, "rc1")

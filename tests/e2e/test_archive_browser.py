@@ -437,7 +437,8 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
     order)". Chromium parses each link of a turn sheet (Racecraft at the start; Speed Circuit
     in the race) and of the GM's copy (none there); each goes to the mail's own Reply-To and
     its subject, read as the bot reads a one-tap reply, is a complete, legal set for the seat."""
-    from bot.games import store, turns
+    from bot import store
+    from bot.games import turns
     from bot.intake import orders_in_subject
 
     binary = chromium()

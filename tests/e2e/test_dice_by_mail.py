@@ -60,7 +60,7 @@ def test_a_game_by_mail_commits_reveals_gives_receipts_and_its_archive_verifies(
     assert committed, "the first sheet carries the commitment"
     # p0 orders by replying to the sheet: a robot's orders, legal and complete in every game.
     with rig.app.db.read() as session:
-        from bot.games.store import find_game_row, open_turn
+        from bot.store import find_game_row, open_turn
 
         game = find_game_row(session, name)
         assert game is not None

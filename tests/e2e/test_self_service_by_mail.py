@@ -12,8 +12,8 @@ import re
 from datetime import timedelta
 from email.message import EmailMessage
 
-from bot.games.store import find_game_row
 from bot.games.turns import PlayerSpec, create_game
+from bot.store import find_game_row
 from bot.testing import body_of, plain_mail, reply_to
 from tests.e2e.conftest import MailWorld
 from tests.e2e.test_game_by_mail import cycle, read_inbox

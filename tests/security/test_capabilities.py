@@ -144,7 +144,7 @@ def _gm_signed(game: str = "rc1") -> str:
 
 
 def test_only_the_letters_module_queues_mail() -> None:
-    """Structural: one place decides a letter's recipient and its Reply-To (bot/letters.py)."""
+    """Structural: one place decides a letter's recipient and its Reply-To (bot/letters/addressing.py)."""
     callers = []
     for path in sorted((REPO / "bot").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -162,7 +162,7 @@ def test_only_the_letters_module_queues_mail() -> None:
                 and any(a.name in ("queue", "compose") for a in node.names)
             ):
                 callers.append(path.relative_to(REPO).as_posix())
-    assert sorted(set(callers)) == ["bot/letters.py"]
+    assert sorted(set(callers)) == ["bot/letters/addressing.py"]
 
 
 def test_every_kind_of_mail_carries_capabilities_only_to_their_holders(bot: Bot, watch: Watch) -> None:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import itertools
 from email import message_from_bytes, policy
 
-from bot.games.store import find_game_row
 from bot.models import PressMode
+from bot.store import find_game_row
 from bot.testing import plain_mail
 from tests.security import test_capabilities
 from tests.security.conftest import ADDRESS, BOT, Bot

@@ -23,11 +23,11 @@ import bot.cli
 import rules
 from bot.cli import init_dir, main
 from bot.db import Database
-from bot.games.store import find_game_row
 from bot.mail_in.imap import ImapInbox
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.models import GmAudit, Outbox, OutboxStatus
 from bot.settings import load_settings
+from bot.store import find_game_row
 from bot.testing import plain_mail
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -14,9 +14,9 @@ from sqlalchemy import select
 
 from bot.cli import init_dir, main
 from bot.db import Database
-from bot.games.store import find_game_row
 from bot.models import GameStatus, GmAudit, Turn
 from bot.settings import load_settings
+from bot.store import find_game_row
 
 
 @pytest.fixture

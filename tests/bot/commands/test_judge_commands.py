@@ -5,8 +5,8 @@ only to the registered address)."""
 from __future__ import annotations
 
 from bot.app import App
-from bot.games.store import find_game_row
 from bot.mail_in.auth import signed_address
+from bot.store import find_game_row
 from bot.testing import body_of, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, last, mails, player_says, stranger_says

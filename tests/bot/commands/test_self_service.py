@@ -18,11 +18,11 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App
-from bot.games.store import find_game_row
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in import tokens
 from bot.mail_in.auth import signed_address
 from bot.models import InboundMessage, Observer, Player, PressMode, Seat
+from bot.store import find_game_row
 from bot.testing import plain_mail, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (

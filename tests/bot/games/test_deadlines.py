@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from bot.app import App
 from bot.clock import as_utc
-from bot.games.deadlines import (
+from bot.games.turns import create_game
+from bot.schedules import (
     MAX_DURATION,
     MIN_NOTICE,
     DeadlineError,
@@ -25,8 +26,7 @@ from bot.games.deadlines import (
     parse_schedule,
     parse_when,
 )
-from bot.games.store import find_game_row
-from bot.games.turns import create_game
+from bot.store import find_game_row
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     ADDRESS,
@@ -70,7 +70,7 @@ def set_game(app: App, **values: object) -> None:
     ],
 )
 def test_a_daily_deadline_stays_at_18_local_across_the_clock_change(opened: datetime, expected_utc: datetime) -> None:
-    """bot/games/deadlines.py: 18:00 Europe/London stays 18:00 local across a daylight-saving change."""
+    """bot/schedules.py: 18:00 Europe/London stays 18:00 local across a daylight-saving change."""
     deadline = next_deadline(DAILY_18, opened, "Europe/London")
     assert deadline == expected_utc
     assert deadline.astimezone(LONDON).strftime("%H:%M") == "18:00"

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.games.store import holds, orders_on_file
+from bot.store import holds, orders_on_file
 from rules import find_game, game_names
 
 

@@ -15,9 +15,9 @@ from sqlalchemy import func, select
 
 from bot.app import App
 from bot.games import practice
-from bot.games.store import find_game_row
 from bot.intake.limits import STRANGER_REPLIES_PER_DAY
 from bot.models import Game, GameStatus, Outbox
+from bot.store import find_game_row
 from bot.testing import FakeClock, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import BOT, body_of, cycle, last, mails, stranger_says

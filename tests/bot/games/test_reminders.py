@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bot.app import App
 from bot.games.reminders import mark_name, marks_due, parse_marks, validate_spec
-from bot.games.store import find_game_row
+from bot.store import find_game_row
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, player_says, turns

@@ -17,10 +17,10 @@ from sqlalchemy import select
 from bot.app import App
 from bot.cli import main as cli_main
 from bot.games import robots
-from bot.games.store import find_game_row, open_turn, turn_submissions
 from bot.games.turns import GameError, create_game
 from bot.models import OrderSubmission, Turn
 from bot.ops.backup import replay_game
+from bot.store import find_game_row, open_turn, turn_submissions
 from rules import find_game
 from rules.api import robot_rng, turn_seed
 from tests.bot import gm_helpers

@@ -188,7 +188,7 @@ def test_resign_from_a_game_you_are_not_in_is_refused(rc: App) -> None:
 
 
 def _limit(app: App, limit: int, action: str) -> None:
-    from bot.games.store import find_game_row
+    from bot.store import find_game_row
 
     with app.db.transaction() as session:
         game = find_game_row(session, "rc1")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.games.store import find_game_row, seat_named, submissions
 from bot.games.turns import OrdersIn, orders_in, rules_of
+from bot.store import find_game_row, seat_named, submissions
 from bot.testing import body_of
 from tests.bot.gm_helpers import last, player_says
 from tests.bot.intake.test_refusal_words import _speed_circuit

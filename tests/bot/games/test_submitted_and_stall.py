@@ -110,7 +110,7 @@ def test_a_stalled_speedphreakz_race_is_reported_to_the_gm_with_the_command_that
     gapp.clock.set(START + timedelta(hours=49 * 12))  # type: ignore[attr-defined]
     cycle(gapp)
     with gapp.db.read() as session:
-        from bot.games.store import find_game_row
+        from bot.store import find_game_row
 
         game = find_game_row(session, "sp1")
         assert game is not None and game.status == "finished"

@@ -19,12 +19,13 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, select, text
 
+from bot import store
 from bot.app import App
 from bot.commands import registry as powers
 from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.faults import CrashPoint
-from bot.games import store, turns
+from bot.games import turns
 from bot.mail_out.render import Renderer
 from bot.models import OrderSubmission, Outbox, Seat, Turn
 from bot.settings import DatabaseSettings

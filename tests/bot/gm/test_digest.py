@@ -11,11 +11,11 @@ import pytest
 
 from bot.app import App
 from bot.commands import GM_COMMANDS
-from bot.games.store import find_game_row
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
 from bot.mail_out.mailer import SendStatus
 from bot.models import GameStatus, Quarantine
+from bot.store import find_game_row
 from bot.testing import FakeMailer, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (

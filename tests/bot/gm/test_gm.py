@@ -9,11 +9,11 @@ from sqlalchemy import func, select
 
 from bot.app import App
 from bot.clock import as_utc
-from bot.games.store import find_game_row, open_turn, seat_named
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.models import GameStatus, OrderSubmission, Outbox, Seat, Turn
 from bot.ops.backup import replay_game
+from bot.store import find_game_row, open_turn, seat_named
 from rules import fair, find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (

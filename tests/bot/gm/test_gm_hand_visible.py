@@ -7,7 +7,7 @@ GM's plot goes with the player it was for."""
 from __future__ import annotations
 
 from bot.app import App
-from bot.games.store import find_game_row, seat_named
+from bot.store import find_game_row, seat_named
 from bot.testing import body_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, gm_says, last, mails, player_says

@@ -7,10 +7,10 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from bot.app import App
-from bot.games.store import find_game_row
 from bot.games.turns import create_game
 from bot.gm import digest
 from bot.models import Turn
+from bot.store import find_game_row
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (

@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 
 from bot.app import App
 from bot.games import preferences
-from bot.games.deadlines import format_local
 from bot.mail_out import calendar as ical
 from bot.mail_out import outbox as mailout
 from bot.mail_out.render import RenderedMail
 from bot.models import Player
+from bot.schedules import format_local
 from bot.settings import parse_settings
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, cycle, gm_says, mails, player_says, turns

@@ -17,10 +17,10 @@ from sqlalchemy import select
 
 from bot.app import App
 from bot.games import observers
-from bot.games.store import find_game_row
 from bot.gm import digest
 from bot.mail_out import lists
 from bot.models import Observer, Seat
+from bot.store import find_game_row
 from bot.testing import body_of, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, GM, START, cycle, gm_says, mails, player_says

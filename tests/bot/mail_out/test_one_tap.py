@@ -197,8 +197,8 @@ def test_one_tap_links_work_end_to_end_through_the_intake(rc: App) -> None:
     """The links of a real turn: the first one's subject, sent as a reply, is put on file."""
     rules = RACECRAFT
     with rc.db.read() as session:
-        from bot.games.store import find_game_row
         from bot.games.turns import current_state
+        from bot.store import find_game_row
 
         game = find_game_row(session, "rc1", with_seats=True)
         assert game is not None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.games import store
+from bot import store
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
 from bot.mail_in.auth import (
     GM_SEAT,
