@@ -21,7 +21,7 @@ from bot.clock import Clock, FixedClock, SystemClock
 from bot.db import Database
 from bot.dice import Entropy, OsEntropy
 from bot.faults import NO_FAULTS, Faults
-from bot.games.turns import INLINE, TurnWorker, WorkedOut, work_out_due
+from bot.games.deadline import INLINE, TurnWorker, WorkedOut, work_out_due
 from bot.games.workers import Chunk, ProcessTurnWorker
 from bot.mail_in.inbox import Inbox, MaildirInbox
 from bot.mail_in.parse_worker import InlineParser, MailParser, WorkerParser

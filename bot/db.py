@@ -98,7 +98,7 @@ class Database:
         if not url.startswith("sqlite"):
             options["isolation_level"] = "REPEATABLE READ"
         # A read session never flushes: what is changed in it (e.g. a turn worked out on a
-        # snapshot, `turns.tick`) stays in memory and is thrown away with it.
+        # snapshot, `bot.games.deadline`) stays in memory and is thrown away with it.
         self.readers = sessionmaker(self.engine.execution_options(**options), expire_on_commit=False, autoflush=False)
 
     @contextmanager

@@ -15,10 +15,9 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.orm import Session
 
-from bot import store
 from bot.answers import Outcome, PollReport
 from bot.faults import CrashPoint
-from bot.games import practice, reminders, requests, seats, turns
+from bot.games import archive, deadline, practice, requests
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound
@@ -41,7 +40,7 @@ class Service:
         inbox: Inbox,
         mailer: Mailer,
         parser: MailParser | None = None,
-        turn_worker: turns.TurnWorker = turns.INLINE,
+        turn_worker: deadline.TurnWorker = deadline.INLINE,
     ) -> None:
         self.shell = shell
         self.inbox = inbox
@@ -124,7 +123,9 @@ class Service:
         )
 
     def tick(self, *, read_first: bool = False, on_resolved: Callable[[], None] | None = None) -> list[tuple[str, int]]:
-        """Resolve the turns that are due. With `read_first` (`flagman tick`; the service's own tick
+        """The deadline (`bot.games.deadline.run`: the turns due resolved, the NMR limits, the late
+        notices, the reminders), then the ADDRESS changes whose hold is over (issue 27) and the
+        practice games left alone (issue 32). With `read_first` (`flagman tick`; the service's own tick
         job reads the inbox itself, one batch at a time, before it calls this), the inbox is read first: a turn is never
         resolved before the mail that arrived by its deadline is read (mail-interface.md:
         deadlines are judged by arrival, not by when the bot reads). `on_resolved` is called as
@@ -133,20 +134,7 @@ class Service:
         when many fall due together)."""
         if read_first:
             self.poll()
-        resolved = turns.tick(self.shell, on_resolved=on_resolved, worker=self.turn_worker)
-        if resolved:
-            # After the resolutions: the NMR-streak limits of the games resolved, and the GM told
-            # of each turn resolved late (the service was down over its deadline).
-            with self.shell.db.transaction() as session:
-                # The games with their seats and players in three queries, not one per game.
-                games = store.find_games(session, {r.game for r in resolved}, with_seats=True)
-                for name in sorted(games):
-                    seats.enforce_nmr_limit(self.shell, session, games[name])
-                for r in resolved:
-                    late_game = games.get(r.game) if r.late is not None else None
-                    if late_game is not None and r.late is not None:
-                        reminders.tell_late(self.shell, session, late_game, r.number, r.late)
-        reminders.send_reminders(self.shell)
+        resolved = deadline.run(self.shell, worker=self.turn_worker, on_resolved=on_resolved)
         requests.due_moves(self.shell)  # ADDRESS changes whose hold is over (issue 27)
         practice.expire_idle(self.shell)  # practice games left alone (issue 32)
         return [(r.game, r.number) for r in resolved]
@@ -184,6 +172,8 @@ class Service:
             log.warning("a mail of the batch failed; the batch is done again mail by mail", exc_info=True)
             self._message_ids.clear()
             results = self._handle_all(batch, savepoints=True, again=True)
+        # Committed: the turns a GM's PROCESS resolved in the batch are published now (never before).
+        archive.publish(self.shell, self.intake.take_resolved())
         done: list[str] = []
         failed: list[str] = []
         for raw, outcome in results:

@@ -99,7 +99,7 @@ def read_ahead(
 ) -> None:
     """What `rows` reads for each of `game_ids` ((game id, value) rows, 500 games a query),
     kept in the session's ``info`` under `key` for `read_back`. Only in a session that does
-    not change those rows meanwhile: a read-only snapshot (`turns.tick` works several due
+    not change those rows meanwhile: a read-only snapshot (`bot.games.deadline` works several due
     turns out on one)."""
     known: dict[int, list[T]] = session.info.setdefault(key, {})
     wanted = sorted(set(game_ids) - set(known))
@@ -283,7 +283,7 @@ def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: boo
     database, as plain values: the game, the turn, the game's seats and their players, its
     other turns (which ones, and whether resolved), the turn's submissions, the game's
     observers. Equal values read at two moments mean nothing the resolution depends on
-    changed in between (`turns.tick` works a turn out on a snapshot and writes it only if its
+    changed in between (`bot.games.deadline` works a turn out on a snapshot and writes it only if its
     inputs are still the same). `lock`: on PostgreSQL, the turn's row is locked (FOR UPDATE)
     for the rest of the transaction."""
     return resolution_inputs_of(session, [(game_id, turn_id)], lock=lock)[turn_id]

@@ -57,6 +57,7 @@ LAYERS = (
     "dice",
     "schedules",
     "store",
+    "outlook",
     "mail_in",
     "mail_out",
     "shell",

@@ -132,12 +132,15 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
 
 
 def _cmd_verb(args: argparse.Namespace) -> int:
+    from bot.games import archive
+
     prog = f"flagman gm {args.verb.lower()}"
     with open_app(args) as app:
         try:
             need_secret(app.settings)
             with app.db.transaction() as session:
                 result = _execute(app, session, args)
+            archive.publish(app.shell, result.resolved)  # PROCESS: the turn, now that it is committed
             if not result.ok:
                 # The reason is the first paragraph (an ORDER refusal goes on with the order help).
                 return _fail(f"{result.verb} {one_line(result.game, 40)}", "refused: " + result.text.split("\n\n")[0])

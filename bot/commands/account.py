@@ -11,7 +11,7 @@ answer, and each shows in `flagman game show`.
   use it (`bot.games.requests`, issue 27); the old address and the GMs are told of the move.
 * ``VACATION <from> <to>`` (days, YYYY-MM-DD, in the player's zone; ``VACATION OFF`` ends it):
   a turn due on those days without orders gets the NMR default (or the GM's plot) as always,
-  but does not count towards the NMR limit (`bot.games.turns.on_vacation`); the GMs are told.
+  but does not count towards the NMR limit (`bot.outlook.on_vacation`); the GMs are told.
 """
 
 from __future__ import annotations

@@ -25,10 +25,12 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bot import letters, store
+from bot import letters, outlook, store
 from bot.answers import Refused
 from bot.clock import as_utc
 from bot.games import reminders, robots, turns
+from bot.games.archive import NewTurn
+from bot.games.deadline import resolve_now
 from bot.games.robots import robot_names
 from bot.games.seats import (
     drop_seat,
@@ -82,6 +84,7 @@ class GmAction:
     extra: str = ""
     mail: RenderedMail | None = None  # replaces the plain confirmation (PREVIEW)
     news: list[News] = field(default_factory=list)  # what the players are told, once it is done
+    resolved: list[NewTurn] = field(default_factory=list)  # PROCESS: to publish once committed (`archive.publish`)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -379,7 +382,8 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     resumed = ctx.game.status == GameStatus.PAUSED
     if resumed:  # PROCESS resolves the turn now, and the game goes on from there
         ctx.game.status = GameStatus.ACTIVE
-    outcome = turns.resolve_turn(ctx.shell, ctx.session, ctx.game, turn)
+    outcome, resolved = resolve_now(ctx.shell, ctx.session, ctx.game, turn)
+    ctx.resolved.append(resolved)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
     text = (
@@ -397,7 +401,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     for name in sorted(outcome.orders):
         seat = store.seat_named(ctx.game, name)
         source = (
-            (turns.nmr_default(rules, state, seat)[1] if seat else "default")
+            (outlook.nmr_default(rules, state, seat)[1] if seat else "default")
             if name in outcome.defaulted
             else "on file"
         )

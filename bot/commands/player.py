@@ -14,7 +14,7 @@ from datetime import timedelta
 
 from sqlalchemy import func, select
 
-from bot import letters, store
+from bot import letters, outlook, store
 from bot.answers import Letter, Notice, Refused
 from bot.commands import gm
 from bot.commands.grammar import (
@@ -138,7 +138,7 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
         deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
         if on_file is None:
-            default = rules.format_orders(turns.nmr_default(rules, state, seat)[0])
+            default = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
             text = (
                 f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
                 f"you get the default:\n\n" + "\n".join("    > " + line for line in default.splitlines())
@@ -270,7 +270,7 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     (the GM's plot, if any) until new orders arrive."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "CLEAR")
     _note(ctx, seat, turn, store.CLEAR, "CLEAR")
-    default, source = turns.nmr_default(rules, state, seat)
+    default, source = outlook.nmr_default(rules, state, seat)
     what = "the GM's plot for you" if source == "plot" else "the default"
     deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
     text = (

@@ -72,6 +72,7 @@ from bot.commands.grammar import (
 )
 from bot.commands.handlers import CommandContext, Reply
 from bot.games import turns
+from bot.games.archive import NewTurn
 from bot.letters import ToGm
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GmAudit
@@ -156,6 +157,7 @@ class GmResult:
     extra: str = ""  # PREVIEW: the preview itself, for the CLI to print
     letter: Letter | None = None  # the confirmation, when not mailed at once (execute(deliver=False))
     news: tuple[gm.News, ...] = ()  # what the players are to be told, when not told at once (the same)
+    resolved: tuple[NewTurn, ...] = ()  # PROCESS: the turn resolved, for the caller to publish after its commit
 
 
 def run_gm(shell: Shell, session: Session, inbound: Inbound, command: GmCommand) -> GmResult:
@@ -282,11 +284,12 @@ def execute(
     )
     letter = Letter(ToGm(game), rendered, "gm_" + verb.lower())
     news = tuple(action.news) if ok else ()
+    resolved = tuple(action.resolved) if ok else ()
     if not deliver:
-        return GmResult(ok, verb, game.name, text, action.extra, letter, news)
+        return GmResult(ok, verb, game.name, text, action.extra, letter, news, resolved)
     letters.post(shell, session, letter.to, letter.rendered, kind=letter.kind, in_reply_to=in_reply_to)
     gm.tell_players(shell, session, game, news, action.now)
-    return GmResult(ok, verb, game.name, text, action.extra)
+    return GmResult(ok, verb, game.name, text, action.extra, resolved=resolved)
 
 
 __all__ = ["GM_HANDLERS", "PLAYER_HANDLERS", "GmResult", "execute", "execute_words", "leftover", "run", "run_gm"]

@@ -12,7 +12,7 @@ player sees privately is ever written here. The pictures are the ones the turn's
 carry (same scene, same bytes).
 
 `write_archive` writes a whole site (the CLI) or only what a new turn changes (the bot,
-after every turn, when ``[bot] archive_dir`` is set: see `after_commit`). Files are written
+after every turn, when ``[bot] archive_dir`` is set: see `publish`). Files are written
 to a temporary name and renamed, so a web server never serves half a page.
 """
 
@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import event, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import pictures
 from bot.games import record
-from bot.letters.pictures import PICTURES, DrawnPictures
+from bot.letters.pictures import DrawnPictures
 from bot.mail_out.render import Renderer
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
@@ -45,8 +45,6 @@ if TYPE_CHECKING:
     from bot.db import Database
 
 log = logging.getLogger("flagman.archive")
-
-_PENDING = "flagman.archive"
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,32 +224,46 @@ def write_game_archive(db: Database, name: str, directory: Path, renderer: Rende
 # -- after every turn ------------------------------------------------------------------------
 
 
-def after_commit(shell: Shell, session: Session, game: Game, turn_number: int) -> None:
-    """With ``[bot] archive_dir``, write `game`'s new turn to its archive once `session`
-    commits (never before: a rolled-back turn must not be published). A practice game is its
+@dataclass(frozen=True, slots=True)
+class NewTurn:
+    """A turn just resolved, to publish once committed: its game, its number, and the pictures
+    its letters drew (`bot.letters.pictures.DrawnPictures`: the archive shows the same ones)."""
+
+    game_id: int
+    number: int
+    pictures: DrawnPictures
+
+
+def publish(shell: Shell, resolved: Iterable[NewTurn]) -> None:
+    """With ``[bot] archive_dir``, write the turns `resolved` to their games' archives. Called
+    after the transaction that resolved them commits, never before (a rolled-back turn must not
+    be published): by the deadline after each turn (`bot.games.deadline.run`), by the service
+    after a batch of mail (a GM's PROCESS), by ``flagman gm process``. A practice game is its
     person's alone and counts for nothing (bot.games.practice): it is not published (`flagman
     archive` still writes one on demand)."""
-    root = shell.settings.bot.archive_dir
-    if not root or game.practice:
+    if not shell.settings.bot.archive_dir:
         return
-    pending: dict[int, set[int]] = session.info.setdefault(_PENDING, {})
-    if not pending:
-        event.listen(session, "after_commit", lambda s: _publish(shell, s), once=True)
-        event.listen(session, "after_rollback", lambda s: s.info.pop(_PENDING, None), once=True)
-    pending.setdefault(game.id, set()).add(turn_number)
-
-
-def _publish(shell: Shell, session: Session) -> None:
-    pending: dict[int, set[int]] = session.info.pop(_PENDING, {})
-    drawn: DrawnPictures = session.info.get(PICTURES, {})
+    pending: dict[int, set[int]] = {}
+    known: dict[int, dict[int, Picture | None]] = {}
+    for turn in resolved:
+        pending.setdefault(turn.game_id, set()).add(turn.number)
+        for key, picture in turn.pictures.items():
+            if key[0] == turn.game_id and key[1] == turn.number:
+                known.setdefault(turn.game_id, {})[turn.number] = picture
     root = shell.settings.resolve_path(shell.settings.bot.archive_dir)
     for game_id, numbers in pending.items():
-        known = {key[1]: pic for key, pic in drawn.items() if key[0] == game_id and key[1] in numbers}
         try:
             with shell.db.read() as reader:
                 game = reader.get(Game, game_id)
-                if game is not None:
-                    write_archive(reader, game, root / game.name, renderer=shell.renderer, turns=numbers, known=known)
+                if game is not None and not game.practice:
+                    write_archive(
+                        reader,
+                        game,
+                        root / game.name,
+                        renderer=shell.renderer,
+                        turns=numbers,
+                        known=known.get(game_id, {}),
+                    )
         except OSError as exc:
             # The turn and its mails are committed; the archive can be rewritten at any time
             # with `flagman archive`, so a full disk must not stop the deadline.

@@ -21,7 +21,7 @@ the previous one was resolved, so at most one turn per game can be overdue when 
 comes back: the tick resolves that one (as it would have been, with the NMR defaults), and the
 next turn gets a full turn length from now. A backlog of several overdue turns cannot build
 up, so none is ever resolved blindly; what the GM needs to know is that a turn was resolved
-late (`bot.games.turns.tick` says which, `tell_late` tells them).
+late (`bot.games.deadline.run` says which, `tell_late` tells them).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import letters, store
+from bot import letters, outlook, store
 from bot.clock import as_utc
 from bot.games import turns
 from bot.games.preferences import reminders_wanted
@@ -167,7 +167,7 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
         seat = store.seat_named(game, name)
         if seat is None or not seat.active or not reminders_wanted(seat) or _has_orders(session, turn, seat):
             continue
-        if turns.on_vacation(seat.player, deadline):  # VACATION: the default applies, the player is away
+        if outlook.on_vacation(seat.player, deadline):  # VACATION: the default applies, the player is away
             continue
         zone = seat.player.timezone
         ctx = turns.base_context(shell, game, rules)
@@ -180,7 +180,7 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
                     "early": game.early_resolution and not store.turn_held(session, turn),
                 },
                 "left": _left(deadline - now),
-                "default": rules.format_orders(turns.nmr_default(rules, state, seat)[0]),
+                "default": rules.format_orders(outlook.nmr_default(rules, state, seat)[0]),
                 "help": rules.order_help(state, seat.name),
                 "timezone": zone,
             }

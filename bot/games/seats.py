@@ -24,7 +24,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import letters, store
+from bot import letters, outlook, store
 from bot.answers import Refused
 from bot.games import turns
 from bot.letters import ToGm, ToSeat
@@ -205,7 +205,7 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
         elif (
             seat.nmr_streak == limit - 1
             and seat.nmr_streak > 0
-            and not turns.on_vacation(seat.player, turn.deadline or shell.now())
+            and not outlook.on_vacation(seat.player, turn.deadline or shell.now())
         ):  # no warning while on vacation
             deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
             what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"

@@ -1,8 +1,14 @@
-"""A game's life in the database: created, started, turns opened, orders on file, resolved.
+"""A game's life in the database: created, started, turns opened, due, worked out and written.
 
-Every function here runs inside the caller's transaction and writes the mails its change
-causes to the outbox in that same transaction. The queries it reads with (games, seats, turns,
-submissions) are `bot.store`.
+`create_game`, `add_seat`, `start_game` and `queue_seat_mail` run inside the caller's
+transaction and queue the mails their change causes in it. A due turn is decided by `is_due`
+(`due_turns` for every game at once); `compute` resolves it with its outlook (`bot.outlook`),
+`work_out` works out everything resolving it writes (the turn's columns, the NMR defaults and
+streaks, the next turn, its robots' orders, every results letter rendered) without writing any
+of it, and `write_turn` writes that but the letters. Which turns are resolved when, and the
+transaction that writes one with its letters, are the deadline's (`bot.games.deadline`). The
+mail contexts of turn sheets and results are built here too (`seat_context`, `gm_context`).
+The queries it reads with (games, seats, turns, submissions) are `bot.store`.
 """
 
 from __future__ import annotations
@@ -12,21 +18,18 @@ import enum
 import logging
 import random
 import secrets as pysecrets
-from collections.abc import Callable, Collection, Generator, Mapping, Sequence
-from contextlib import closing
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Protocol
-from zoneinfo import ZoneInfo
+from typing import Any
 
 from sqlalchemy import insert, inspect, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from bot import dice, letters, store
+from bot import dice, letters, outlook, store
 from bot.clock import as_utc
-from bot.faults import CrashPoint
-from bot.games import archive, observers, robots
-from bot.letters.pictures import PICTURES, DrawnPictures, html_body
+from bot.games import observers, robots
+from bot.letters.pictures import html_body
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_out import calendar as ical
@@ -35,7 +38,7 @@ from bot.mail_out.html import html_template
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
-from bot.pictures import draw_options, needs_history
+from bot.pictures import draw_options
 from bot.schedules import (
     find_zone,
     format_local,
@@ -85,28 +88,6 @@ def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[AnyGame
     if last is None or last.state_after is None:
         raise GameError(f"game {game.name} has not started")
     return rules, rules.load_state(last.state_after), None
-
-
-def on_vacation(player: Player, moment: datetime) -> bool:
-    """Whether `moment` falls on a day of the player's VACATION (days in their zone, both included)."""
-    if player.vacation_from is None or player.vacation_to is None:
-        return False
-    day = as_utc(moment).astimezone(ZoneInfo(player.timezone)).date()
-    return player.vacation_from <= day <= player.vacation_to
-
-
-def nmr_default(rules: AnyGame, state: GameState, seat: Seat) -> tuple[tuple[GameOrder, ...], str]:
-    """What the seat gets if nothing arrives: the GM plot when it is legal now, else the game's default."""
-    if seat.gm_plot:
-        plotted = rules.plot_orders(state, seat.name, seat.gm_plot)
-        if plotted is not None:
-            return plotted, "plot"
-        log.warning(
-            "GM plot for %s cannot stand this turn (%s); using the game's default",
-            seat.name,
-            "; ".join(p.reason for p in rules.parse_orders(state, seat.name, seat.gm_plot).problems),
-        )
-    return rules.default_orders(state, seat.name), "default"
 
 
 # -- creating and starting -----------------------------------------------------------------
@@ -358,7 +339,7 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """A resolution as the shell stores it, with who was defaulted and the order in which
-    the others' final orders arrived (`submission_order`)."""
+    the others' final orders arrived (`bot.outlook.submission_order`)."""
 
     resolution: Resolution[GameState]
     orders: dict[str, tuple[GameOrder, ...]]
@@ -368,47 +349,22 @@ class Outcome:
     filled: Mapping[str, str] = field(default_factory=dict)  # a defaulted seat -> "plot" (the GM's) or "default"
 
 
-def submission_order(rules: AnyGame, game: Game, state: GameState, subs: store.BySeat) -> tuple[str, ...]:
-    """The expected seats whose orders on file were sent (by mail, or the GM's ORDER), in the
-    order their final sets arrived: each seat's last such submission, by the time it was
-    received, then by id (`Game.resolve`'s `submitted`; stored with the turn)."""
-    arrived: dict[str, tuple[datetime, int]] = {}
-    for name in rules.expected_players(state):
-        seat = store.seat_named(game, name)
-        sent = store.sent(subs.get(seat.id, ())) if seat is not None else []
-        if sent:
-            last = max(sent, key=lambda s: (as_utc(s.received_at), s.id))
-            arrived[name] = (as_utc(last.received_at), last.id)
-    return tuple(sorted(arrived, key=lambda name: arrived[name]))
-
-
 def compute(
     session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn, subs: store.BySeat | None = None
 ) -> Outcome:
-    """Resolve the turn's state with what is on file (no writes): used by resolve and PREVIEW."""
-    orders: dict[str, tuple[GameOrder, ...]] = {}
-    defaulted: list[str] = []
-    filled: dict[str, str] = {}
-    by_seat = store.turn_submissions(session, turn) if subs is None else subs
-    for name in sorted(rules.expected_players(state)):
-        seat = store.seat_named(game, name)
-        on_file = orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) if seat else None
-        if on_file is None:
-            on_file, filled[name] = (
-                nmr_default(rules, state, seat) if seat else (rules.default_orders(state, name), "default")
-            )
-            defaulted.append(name)
-        orders[name] = on_file
-    submitted = submission_order(rules, game, state, by_seat)
+    """Resolve the turn's state with its outlook (`bot.outlook`: each seat's orders and where
+    they come from), writing nothing: used by the deadline and PREVIEW."""
+    seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn) if subs is None else subs)
+    orders = seen.orders
     seed = dice.seed_for(game.name, turn.number, turn.secret, turn.seed, rules, orders)
-    resolution = rules.resolve(state, orders, random.Random(seed), submitted=submitted)
-    return Outcome(resolution, orders, tuple(defaulted), submitted, seed, filled)
+    resolution = rules.resolve(state, orders, random.Random(seed), submitted=seen.submitted)
+    return Outcome(resolution, orders, seen.defaulted, seen.submitted, seed, seen.filled)
 
 
 @dataclass(frozen=True, slots=True)
 class TurnWrites:
     """Everything resolving a turn writes, worked out before any of it is written
-    (`work_out`), so that it can be written in one short transaction (`write_resolution`):
+    (`work_out`), so that it can be written in one short transaction (`write_turn`, the letters queued beside it: `bot.games.deadline`):
     the resolved turn's columns, the NMR defaults filed, the seats' NMR streaks, the game's
     end, the next turn and every results mail."""
 
@@ -439,7 +395,7 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
     """Resolve the open turn and render its results mails, writing nothing: what resolving
     it writes. The objects read are changed as the resolution changes them (the mails show
     the game as it will be), so `session` is either the one that writes them
-    (`resolve_turn`) or a read-only one that is thrown away (`tick`)."""
+    (`bot.games.deadline.resolve_now`, or the deadline when the snapshot went stale) or a read-only one that is thrown away (`bot.games.deadline.work_out_due`)."""
     now = shell.now()
     rules = rules_of(game)
     state = rules.load_state(turn.state)
@@ -450,7 +406,7 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
         seat = store.seat_named(game, name)
         if seat is None:
             continue
-        source = nmr_default(rules, state, seat)[1]
+        source = outcome.filled[name]
         defaults.append(
             {
                 "turn_id": turn.id,
@@ -462,7 +418,7 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
             }
         )
         # VACATION: the default as always, but the turn does not count towards the NMR limit.
-        streaks[seat.id] = seat.nmr_streak + (0 if on_vacation(seat.player, turn.deadline or now) else 1)
+        streaks[seat.id] = seat.nmr_streak + (0 if outlook.on_vacation(seat.player, turn.deadline or now) else 1)
     for name in outcome.orders:
         seat = store.seat_named(game, name)
         if seat is not None and name not in outcome.defaulted:
@@ -540,9 +496,10 @@ def stall_notice(
     letters.notice(shell, session, letters.ToGm(game), "The race is stalled", text, kind="stall", game=game, into=into)
 
 
-def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:
-    """Write what `work_out` worked out for `turn`: a statement per table, by primary key
-    (the objects need not be loaded in `session`: `tick` writes a turn worked out on a
+def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:
+    """Write what `work_out` worked out for `turn`, but its letters (`writes.mails`, queued by
+    the caller in the same transaction: `bot.games.deadline`): a statement per table, by primary
+    key (the objects need not be loaded in `session`: the deadline writes a turn worked out on a
     snapshot). Where they are, they are expired, to be read back as written."""
     session.execute(update(Turn).where(Turn.id == turn.id).values(**writes.resolved))
     if writes.finished_at is not None:
@@ -558,11 +515,9 @@ def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, wri
     if writes.next_turn is not None:
         session.execute(insert(Turn), [dict(writes.next_turn)])
         robots.file_next(session, game.id, int(str(writes.next_turn["number"])), writes.robots)
-    mailout.insert_rows(session, [dict(row) for row in writes.mails])
     for obj in (turn, game, *game.seats):
         if inspect(obj).session is session:
             session.expire(obj)
-    archive.after_commit(shell, session, game, turn.number)
     log.info(
         "game %s: resolved %s; defaulted: %s%s",
         game.name,
@@ -570,18 +525,6 @@ def write_resolution(shell: Shell, session: Session, game: Game, turn: Turn, wri
         ", ".join(writes.outcome.defaulted) or "nobody",
         "; game over" if writes.next_turn is None else "",
     )
-
-
-def resolve_turn(
-    shell: Shell, session: Session, game: Game, turn: Turn, *, subs: store.BySeat | None = None
-) -> Outcome:
-    """Resolve the open turn once, store it, open the next, and queue every results mail.
-
-    `subs`: the turn's submissions (`store.turn_submissions`) when the caller has read them already.
-    """
-    writes = work_out(shell, session, game, turn, subs=subs)
-    write_resolution(shell, session, game, turn, writes)
-    return writes.outcome
 
 
 # -- mail contexts ---------------------------------------------------------------------------
@@ -597,7 +540,7 @@ def base_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
     return {
         "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
         "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
-        # A practice game is not published (bot.games.archive.after_commit): no link to it.
+        # A practice game is not published (bot.games.archive.publish): no link to it.
         "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/")
         if shell.settings.bot.public_url and not game.practice
         else "",
@@ -680,7 +623,7 @@ def seat_context(
         seat_subs = store.submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
         on_file = orders_on_file(rules, state, seat, seat_subs)
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
-        default_text = rules.format_orders(nmr_default(rules, state, seat)[0])
+        default_text = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
     ctx = base_context(shell, game, rules)
     ctx.update(
         {
@@ -936,178 +879,3 @@ def due_turns(session: Session, now: datetime, *, among: Collection[int] | None 
     ).all()
     subs = store.turns_submissions(session, [t.id for _, t in rows])
     return [(g, t) for g, t in rows if is_due(session, g, t, now, subs=subs.get(t.id, {}))]
-
-
-# A turn resolved this long after its closing time was resolved late (the service was down),
-# and the GM is told (bot.games.reminders.tell_late). Below it, a tick interval's delay is normal.
-LATE_AFTER = timedelta(hours=1)
-
-
-@dataclass(frozen=True, slots=True)
-class Resolved:
-    """A turn the tick resolved; `late`: how long after its closing time, when over LATE_AFTER
-    and the turn waited for orders (a turn nobody orders in is never late)."""
-
-    game: str
-    number: int
-    late: timedelta | None = None
-
-
-def _lateness(game: Game, turn: Turn, now: datetime) -> timedelta | None:
-    closing = closing_time(game, turn)
-    if closing is None or now - closing <= LATE_AFTER:
-        return None
-    rules = rules_of(game)
-    return now - closing if rules.expected_players(rules.load_state(turn.state)) else None
-
-
-# The due turns worked out on one snapshot (bench: deadline): their games, seats, players,
-# turns and submissions read together, a few queries for them all, not a dozen a turn.
-TICK_CHUNK = 20
-
-Due = Sequence[tuple[int, int]]  # due turns, as (game id, turn id) pairs
-
-
-class TurnWorker(Protocol):
-    """Where the tick's due turns are worked out (`work_out_due`), a chunk at a time: in the
-    service's process (`InlineTurnWorker`) or in a worker process beside it
-    (`bot.games.workers.ProcessTurnWorker`), which changes where, never what."""
-
-    def work_out(self, shell: Shell, chunks: Sequence[Due]) -> Generator[list[WorkedOut], None, None]:
-        """Each chunk worked out, in order; the tick writes each before it asks for the next.
-        The crash point WORKED_OUT is reached in the service's process for every turn worked out."""
-        ...
-
-    def close(self) -> None: ...
-
-
-class InlineTurnWorker:
-    """Each chunk worked out in the calling thread when the tick asks for it."""
-
-    def work_out(self, shell: Shell, chunks: Sequence[Due]) -> Generator[list[WorkedOut], None, None]:
-        for chunk in chunks:
-            yield work_out_due(shell, chunk)
-
-    def close(self) -> None:
-        pass
-
-
-INLINE = InlineTurnWorker()
-
-
-def tick(
-    shell: Shell,
-    *,
-    limit_per_game: int = 50,
-    on_resolved: Callable[[], None] | None = None,
-    worker: TurnWorker = INLINE,
-) -> list[Resolved]:
-    """Resolve every due turn, one transaction per turn; returns what was resolved, in order.
-    `on_resolved` is called after each turn's commit (the service wakes its sender: the
-    results of one game go out while the next is resolved).
-
-    Which turns are due is decided here and only here (`due_turns`, then `is_due` again inside
-    each turn's transaction). A turn is resolved at most once: the turn row is re-read inside
-    the transaction and skipped if another worker resolved it meanwhile (`resolved_at` set).
-
-    The due turns are worked out (resolved, their mails rendered) on a read-only snapshot,
-    `TICK_CHUNK` at a time, by `worker` (the chunks after the first in a worker process when
-    the service has one: `bot.games.workers`); on SQLite a snapshot holds no write lock, so the
-    sender's commits never wait for a turn's rendering. The transaction that writes a turn is
-    short, and writes what was worked out only if nothing it was worked out from has changed
-    since (`store.resolution_inputs`); otherwise the turn is worked out again inside that
-    transaction.
-    """
-    done: list[Resolved] = []
-    rounds = 0
-    among: set[int] | None = None  # after the first round: the games that resolved a turn in the last
-    while rounds < limit_per_game and among != set():
-        rounds += 1
-        with shell.db.read() as session:
-            due = [(g.id, t.id) for g, t in due_turns(session, shell.now(), among=among)]
-        if not due:
-            break
-        among = set()
-        chunks = [due[start : start + TICK_CHUNK] for start in range(0, len(due), TICK_CHUNK)]
-        with closing(worker.work_out(shell, chunks)) as worked_out:
-            for chunk in worked_out:
-                for worked in chunk:
-                    resolved = _write_worked_out(shell, worked)
-                    if resolved is None:
-                        continue
-                    done.append(resolved)
-                    among.add(worked.game.id)  # its next turn may be due at once (nothing to wait for)
-                    shell.faults.reached(CrashPoint.AFTER_RESOLVE)
-                    if on_resolved is not None:
-                        on_resolved()
-    return done
-
-
-@dataclass(frozen=True, slots=True)
-class WorkedOut:
-    """A due turn worked out on a snapshot: the inputs it was worked out from
-    (`store.resolution_inputs`), the game and turn as read (detached), what resolving it
-    writes, and the pictures drawn for its mails."""
-
-    inputs: tuple[object, ...]
-    game: Game
-    turn: Turn
-    writes: TurnWrites
-    pictures: DrawnPictures
-
-
-def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
-    """The turns `due` worked out on one snapshot, in order; a turn that is not (or no longer)
-    due is left out. What is returned pickles (a turn worker sends it back to the service)."""
-    worked: list[WorkedOut] = []
-    with shell.db.read() as session:
-        inputs = store.resolution_inputs_of(session, due)
-        game_ids = sorted({game_id for game_id, _ in due})
-        turn_ids = sorted({turn_id for _, turn_id in due})
-        games = {
-            game.id: game
-            for game in session.scalars(
-                select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player))
-            )
-        }
-        turns = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
-        subs = store.turns_submissions(session, turn_ids)
-        observers.read_ahead(session, game_ids)
-        store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
-        for game_id, turn_id in due:
-            game, turn = games.get(game_id), turns.get(turn_id)
-            if game is None or turn is None or turn.resolved_at is not None:
-                continue
-            if not is_due(session, game, turn, shell.now(), subs=subs.get(turn_id, {})):
-                continue
-            pictures: DrawnPictures = {}
-            session.info[PICTURES] = (
-                pictures  # the pictures `bot.letters.pictures.picture_for` draws for this game's mails
-            )
-            writes = work_out(shell, session, game, turn, subs=subs.get(turn_id, {}))
-            shell.faults.reached(CrashPoint.WORKED_OUT)
-            worked.append(WorkedOut(inputs[turn_id], game, turn, writes, pictures))
-    return worked
-
-
-def _write_worked_out(shell: Shell, worked: WorkedOut) -> Resolved | None:
-    """Write one turn worked out on a snapshot, in a transaction of its own: as worked out if
-    its inputs are unchanged, else worked out again here; None if it is no longer due."""
-    game, turn, writes = worked.game, worked.turn, worked.writes
-    with shell.db.transaction() as session:
-        if store.resolution_inputs(session, game.id, turn.id, lock=True) == worked.inputs:
-            session.info.setdefault(PICTURES, {}).update(worked.pictures)
-        else:  # an order, a GM command... came in meanwhile: worked out again, here
-            # The seats and their players in one query each, not one per seat.
-            now_game = session.get(Game, game.id, options=[selectinload(Game.seats).selectinload(Seat.player)])
-            now_turn = session.get(Turn, turn.id)
-            if now_game is None or now_turn is None or now_turn.resolved_at is not None:
-                return None
-            game, turn = now_game, now_turn
-            subs = store.turn_submissions(session, turn)
-            if not is_due(session, game, turn, shell.now(), subs=subs):
-                return None
-            writes = work_out(shell, session, game, turn, subs=subs)
-        resolved = Resolved(game.name, turn.number, _lateness(game, turn, shell.now()))
-        write_resolution(shell, session, game, turn, writes)
-    return resolved

@@ -1,6 +1,6 @@
 """Due turns worked out in a worker process, beside the service (``[schedule] resolve_workers``).
 
-Working out a due turn (`turns.work_out_due`: resolve it, render every results mail, draw the
+Working out a due turn (`bot.games.deadline.work_out_due`: resolve it, render every results mail, draw the
 picture) is most of the tick's CPU, and it needs nothing but a snapshot of the database. At a
 deadline where many turns fall due together (bench: deadline), the service writes each
 worked-out turn and sends its mail while the worker works out the next ones on another core,
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bot.dice import Entropy
 from bot.faults import CrashPoint
-from bot.games.turns import INLINE, Due, WorkedOut, work_out_due
+from bot.games.deadline import INLINE, Due, WorkedOut, work_out_due
 from bot.processes import Pending, WorkerFailed, WorkerPool
 from bot.settings import Settings
 from bot.shell import Shell

@@ -21,6 +21,7 @@ from bot.answers import Answer
 from bot.clock import as_utc
 from bot.db import among, insert_many
 from bot.games import turns
+from bot.games.archive import NewTurn
 from bot.mail_in.auth import parse_tag, tag_in_recipients
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
@@ -105,6 +106,7 @@ class BatchRows:
     inbound: list[dict[str, object]] = field(default_factory=list)
     submissions: list[tuple[MailKey, dict[str, object]]] = field(default_factory=list)  # the mail's, values
     outbox: mailout.NewRows = field(default_factory=list)
+    resolved: list[NewTurn] = field(default_factory=list)  # turns a GM's PROCESS resolved, to publish once committed
 
     def write(self, session: Session) -> None:
         if self.inbound:
@@ -122,6 +124,7 @@ class BatchRows:
 
     def clear(self) -> None:
         self.inbound.clear()
+        self.resolved.clear()
         self.submissions.clear()
         self.outbox.clear()
 
@@ -133,6 +136,7 @@ class Batch:
         self.shell = shell
         self.memo = BatchMemo()
         self.rows = BatchRows()
+        self.resolved: list[NewTurn] = []  # the turns resolved by the mails written so far (`write_rows`)
 
     @property
     def settings(self) -> Settings:
@@ -148,6 +152,7 @@ class Batch:
         the rollback undid."""
         recent, read_at = self.memo.recent, self.memo.recent_read_at
         self.memo = BatchMemo()
+        self.resolved = []  # a batch done again: what the failed attempt resolved was rolled back
         if not again:
             now = self.shell.now()
             for key, when in read_at.items():
@@ -272,6 +277,7 @@ class Batch:
         (limits, replies to strangers, commands), as autoflush is off while a mail is handled."""
         if session.new or session.dirty or session.deleted:
             session.flush()
+        self.resolved.extend(self.rows.resolved)
         self.rows.write(session)
         self.memo.pending.clear()
 

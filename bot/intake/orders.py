@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from bot import outlook
 from bot.answers import Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
@@ -301,7 +302,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         }
     )
     if not parsed.orders:
-        default = rules.format_orders(turns.nmr_default(rules, state, seat)[0])
+        default = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
         ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
         raise Refused(
             "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
@@ -384,7 +385,7 @@ def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: t
     if on_file is not None:
         shown = "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines())
         return f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
-    default = rules.format_orders(turns.nmr_default(rules, state, seat)[0])
+    default = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
     shown = "\n".join("    > " + line for line in default.splitlines())
     return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, you get:\n\n{shown}"
 

@@ -27,6 +27,7 @@ from bot.commands import (
     parse_commands,
 )
 from bot.db import autoflushing
+from bot.games.archive import NewTurn
 from bot.games.identity import Who, identify
 from bot.intake import answering, oversize, proven, strangers
 from bot.intake.batch import Batch, Mail
@@ -79,6 +80,12 @@ class Intake:
 
     def drop_rows(self) -> None:
         self.batch.drop_rows()
+
+    def take_resolved(self) -> list[NewTurn]:
+        """The turns the batch's mails resolved (a GM's PROCESS), once the batch is committed:
+        the service publishes them (`bot.games.archive.publish`)."""
+        resolved, self.batch.resolved = self.batch.resolved, []
+        return resolved
 
     def handle(self, session: Session, raw: RawMail, inbound: Inbound | None) -> Outcome | None:
         """One mail, in the batch's transaction. None: a duplicate."""

@@ -57,6 +57,7 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
             if result.letter is not None:
                 mail.answers.append(result.letter)
             news.setdefault(result.game, []).extend(result.news)
+            batch.rows.resolved.extend(result.resolved)  # published once the batch is committed
         for name, told in news.items():
             game_row = batch.find_game(session, name) if told else None
             if game_row is not None:

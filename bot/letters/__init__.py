@@ -20,6 +20,7 @@ from bot.letters.addressing import (
     list_headers,
     notice,
     post,
+    queue_rows,
 )
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "list_headers",
     "notice",
     "post",
+    "queue_rows",
 ]

@@ -18,6 +18,7 @@ checks that), so no code path can pair a recipient with someone else's reply add
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
@@ -174,6 +175,12 @@ def post(
         calendars=calendars,
         max_bytes=answer_cap(addressee) if in_reply_to else None,
     )
+
+
+def queue_rows(session: Session, rows: Sequence[Mapping[str, object]]) -> None:
+    """Queue letters `post` built into rows (`into=`) elsewhere, in `session`'s transaction: the
+    deadline's, whose letters were built on a snapshot (`bot.games.deadline`)."""
+    mailout.insert_rows(session, [dict(row) for row in rows])
 
 
 def notice(

@@ -18,13 +18,17 @@ from PIL import Image
 from sqlalchemy import select
 
 from bot.app import App
-from bot.cli import main
+from bot.cli import init_dir, main
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Turn
 from bot.testing import FakeMailer
 from rules import find_game, game_names
 from rules.api import Viewer
+from tests.bot import gm_helpers
 from tests.bot.conftest import GM
+
+rc = gm_helpers.rc  # the shared fixtures (`gapp`, which `rc` takes, is found through it)
+gapp = gm_helpers.gapp
 
 
 def with_archive(app: App, tmp_path: Path) -> Path:
@@ -192,3 +196,41 @@ def test_the_archive_shows_nothing_private(
         text = page.read_text(encoding="utf-8")
         for seat in seats:
             assert f"SECRET-LINE-OF-{seat}" not in text, page.name
+
+
+def test_a_gms_process_by_mail_is_published_once_its_batch_is_committed(rc: App, tmp_path: Path) -> None:
+    """issue 11.2 ("every turn adds its page") and architecture.md ("archive (an explicit
+    step)"): a turn the GM's PROCESS resolves is published by the service after the batch of
+    mail that carried it commits (`Service.handle_batch`), not by a hook on the session."""
+    root = with_archive(rc, tmp_path)
+    gm_helpers.gm_says(rc, "PROCESS rc1")
+    assert len(gm_helpers.turns(rc)) == 2
+    site = root / "rc1"
+    assert (site / "turn-001.html").exists() and (site / "turn-001.png").exists()
+    assert "turn-001.html" in parse(site / "index.html").targets
+
+
+def test_flagman_gm_process_publishes_the_turn(tmp_path: Path) -> None:
+    """The same from the CLI: `flagman gm process` publishes the turn once its transaction is
+    committed."""
+    config = init_dir(tmp_path / "site", "flagman@example.org")
+    root = tmp_path / "public"
+    config.write_text(config.read_text().replace("[bot]\n", f'[bot]\narchive_dir = "{root}"\n', 1))
+    args = ["--config", str(config), "game", "new", "racecraft", "--name", "rc1", "--gm", GM, "--deadline", "48h"]
+    for name in ("kelly", "seb", "steve", "roger", "anna"):
+        args += ["--player", f"{name}={name}@example.org"]
+    assert main(args) == 0
+    assert not (root / "rc1" / "turn-001.html").exists()
+    assert main(["--config", str(config), "gm", "process", "rc1", "--as", "operator"]) == 0
+    assert (root / "rc1" / "turn-001.html").exists()
+
+
+def test_no_session_hook_publishes_anything() -> None:
+    """architecture.md: the archive is "an explicit step": no module of the bot acts when a
+    session commits or rolls back (an SQLAlchemy session hook runs where no reader of the
+    deadline sees it); the engine's connection set-up (bot/db.py) is not such a step."""
+    bot = Path(__file__).resolve().parents[3] / "bot"
+    hooked = [
+        p.name for p in bot.rglob("*.py") if re.search(r"after_commit|after_rollback", p.read_text(encoding="utf-8"))
+    ]
+    assert hooked == []

@@ -278,7 +278,8 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
     resolution waits only for the people"): in any game, for any field, at every turn opened the
     robots' filed orders are complete for the state the turn opened with; the turn is not all in
     while a person has sent nothing, and is once every person has."""
-    from bot.games.turns import PlayerSpec, all_orders_in, resolve_turn
+    from bot.games.deadline import resolve_now
+    from bot.games.turns import PlayerSpec, all_orders_in
 
     rules = find_game(kind)
     total = people + robot_count
@@ -326,7 +327,7 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
                 )
             session.flush()
             assert all_orders_in(session, game, rules, state, turn)
-            resolve_turn(gapp.shell, session, game, turn)
+            resolve_now(gapp.shell, session, game, turn)
 
 
 def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:

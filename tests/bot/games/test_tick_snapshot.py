@@ -1,5 +1,5 @@
 """At a deadline each due turn is worked out (resolved, its mails rendered) on a read-only
-snapshot and then written in one short transaction (`bot.games.turns.tick`), so that the
+snapshot and then written in one short transaction (`bot.games.deadline.run`), so that the
 sender's commits never wait for a turn's rendering and each game's results go out while the
 next game resolves (performance.md, "deadline").
 
@@ -25,7 +25,7 @@ from bot.commands import registry as powers
 from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.faults import CrashPoint
-from bot.games import turns
+from bot.games import deadline, turns
 from bot.mail_out.render import Renderer
 from bot.models import OrderSubmission, Outbox, Seat, Turn
 from bot.settings import DatabaseSettings
@@ -100,12 +100,12 @@ def test_a_turn_worked_out_on_a_snapshot_gives_the_bytes_of_one_resolved_in_its_
     fixed_secrets(monkeypatch)
     snapshot = play(tmp_path / "snapshot", kind)
 
-    original = turns.work_out_due
+    original = deadline.work_out_due
 
     def stale(*args: Any, **kwargs: Any) -> Any:
         return [replace(worked, inputs=("inputs changed",)) for worked in original(*args, **kwargs)]
 
-    monkeypatch.setattr(turns, "work_out_due", stale)
+    monkeypatch.setattr(deadline, "work_out_due", stale)
     fixed_secrets(monkeypatch)
     in_transaction = play(tmp_path / "in-transaction", kind)
 

@@ -30,7 +30,7 @@ from bot.commands import registry as powers
 from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.faults import CrashPoint
-from bot.games import turns
+from bot.games import deadline, turns
 from bot.games.workers import NICENESS, ProcessTurnWorker
 from bot.mail_out.render import Renderer
 from bot.models import Game, OrderSubmission, Outbox, Seat, Turn
@@ -66,7 +66,7 @@ class Points:
 def one_turn_a_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A chunk of one turn (the service's is `TICK_CHUNK` = 20), so that a few games make a tick
     of several chunks: the first worked out in the service, the others in the worker."""
-    monkeypatch.setattr(turns, "TICK_CHUNK", 1)
+    monkeypatch.setattr(deadline, "TICK_CHUNK", 1)
 
 
 def fixed_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,7 +89,7 @@ def make_app(settings: Settings, *, worker: bool, faults: Points | None = None) 
         mailer=FakeMailer(),
         entropy=SeededEntropy(0),
         faults=faults or Points(),
-        turn_worker=ProcessTurnWorker(work_out_in_worker) if worker else turns.INLINE,
+        turn_worker=ProcessTurnWorker(work_out_in_worker) if worker else deadline.INLINE,
     )
 
 

@@ -1,0 +1,248 @@
+"""The deadline: every turn that is due resolved, its letters queued and sent, then what follows
+from the resolutions, then the reminders -- in one function, `run`, in the order it happens:
+
+    run()
+    1 due       which turns are due: `turns.due_turns`, on a read-only snapshot of its own
+                (`turns.is_due`: the deadline and grace passed, or every person's orders in
+                where the game resolves early; a WAIT holds the turn)
+    2 outlook   each chunk of due turns read together on a snapshot (`work_out_due`): each
+                expected seat's orders and where they come from, on file (mail, the GM's
+                ORDER, a robot's), the GM's plot or the game's default (`bot.outlook.of_turn`)
+    3 resolve   the rules resolve the turn, its dice seeded from the turn's secret and these
+                orders (`turns.compute`); what that writes, worked out without writing it
+                (`turns.work_out`: the turn, the NMR defaults and streaks, the next turn and its
+                robots' orders, every results letter rendered)
+    4 write     `_write`: the turn's own transaction, opened there; `turns.write_turn`
+    5 letters   the turn's letters queued in that same transaction (`letters.queue_rows`)
+    6 archive   the turn published (`archive.publish`), after the commit
+    7 send      `on_resolved()`: the service's sender starts on the turn's mail
+    then        `_after_resolutions` (the NMR limits of the games resolved, the GM told of a turn
+                resolved late: one transaction) and `reminders.send_reminders`
+
+A turn's resolution and letters are worked out on a snapshot, never in a write transaction (on
+SQLite a snapshot holds no write lock, so the sender's commits never wait for a turn's
+rendering), `TICK_CHUNK` turns at a time, by the turn worker when the service has one (the
+chunks after the first in a worker process: `bot.games.workers`). The transaction that writes
+a turn writes what was worked out only if nothing it was worked out from has changed since
+(`store.resolution_inputs`); otherwise the turn is worked out again inside it. Either way a
+crash loses no mail and sends none twice: the turn and its letters are committed together, or
+neither is. A turn is resolved at most once: its row is read again (and on PostgreSQL locked)
+in the transaction, and skipped if another process resolved it meanwhile.
+
+The GM's PROCESS resolves a turn through the same steps (`resolve_now`), in the transaction of
+the mail or command that asked for it; that caller publishes it after its commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from bot import letters, store
+from bot.faults import CrashPoint
+from bot.games import archive, observers, reminders, seats, turns
+from bot.games.turns import Outcome, TurnWrites
+from bot.letters.pictures import PICTURES, DrawnPictures
+from bot.models import Game, Seat, Turn
+from bot.pictures import needs_history
+from bot.shell import Shell
+
+# A turn resolved this long after its closing time was resolved late (the service was down),
+# and the GM is told (`_after_resolutions`). Below it, a tick interval's delay is normal.
+LATE_AFTER = timedelta(hours=1)
+
+# The due turns worked out on one snapshot (bench: deadline): their games, seats, players,
+# turns and submissions read together, a few queries for them all, not a dozen a turn.
+TICK_CHUNK = 20
+
+Due = Sequence[tuple[int, int]]  # due turns, as (game id, turn id) pairs
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A turn the deadline resolved; `late`: how long after its closing time, when over
+    LATE_AFTER and the turn waited for orders (a turn nobody orders in is never late)."""
+
+    game: str
+    number: int
+    late: timedelta | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkedOut:
+    """A due turn worked out on a snapshot: the inputs it was worked out from
+    (`store.resolution_inputs`), the game and turn as read (detached), what resolving it
+    writes (its letters included), and the pictures drawn for its letters. It pickles: a turn
+    worker sends it back to the service."""
+
+    inputs: tuple[object, ...]
+    game: Game
+    turn: Turn
+    writes: TurnWrites
+    pictures: DrawnPictures
+
+
+class TurnWorker(Protocol):
+    """Where the due turns are worked out (`work_out_due`), a chunk at a time: in the service's
+    process (`InlineTurnWorker`) or in a worker process beside it
+    (`bot.games.workers.ProcessTurnWorker`), which changes where, never what."""
+
+    def work_out(self, shell: Shell, chunks: Sequence[Due]) -> Generator[list[WorkedOut], None, None]:
+        """Each chunk worked out, in order; the deadline writes each before it asks for the next.
+        The crash point WORKED_OUT is reached in the service's process for every turn worked out."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class InlineTurnWorker:
+    """Each chunk worked out in the calling thread when the deadline asks for it."""
+
+    def work_out(self, shell: Shell, chunks: Sequence[Due]) -> Generator[list[WorkedOut], None, None]:
+        for chunk in chunks:
+            yield work_out_due(shell, chunk)
+
+    def close(self) -> None:
+        pass
+
+
+INLINE = InlineTurnWorker()
+
+
+def run(
+    shell: Shell,
+    *,
+    worker: TurnWorker = INLINE,
+    on_resolved: Callable[[], None] | None = None,
+    limit_per_game: int = 50,
+) -> list[Resolved]:
+    """Resolve every due turn, each in a transaction of its own, then the NMR limits and the
+    late notices, then the reminders (the module's docstring, step by step); returns what was
+    resolved, in order. A game whose next turn is due at once (nothing to wait for) has it
+    resolved in the next round, up to `limit_per_game` rounds."""
+    done: list[Resolved] = []
+    rounds = 0
+    among: set[int] | None = None  # after the first round: the games that resolved a turn in the last
+    while rounds < limit_per_game and among != set():
+        rounds += 1
+        with shell.db.read() as session:  # 1 due
+            due = [(g.id, t.id) for g, t in turns.due_turns(session, shell.now(), among=among)]
+        if not due:
+            break
+        among = set()
+        chunks = [due[start : start + TICK_CHUNK] for start in range(0, len(due), TICK_CHUNK)]
+        with closing(worker.work_out(shell, chunks)) as worked_out:  # 2 outlook, 3 resolve
+            for chunk in worked_out:
+                for worked in chunk:
+                    written = _write(shell, worked)  # 4 write, 5 letters
+                    if written is None:
+                        continue
+                    resolved, new_turn = written
+                    archive.publish(shell, [new_turn])  # 6 archive, now that it is committed
+                    done.append(resolved)
+                    among.add(worked.game.id)  # its next turn may be due at once (nothing to wait for)
+                    shell.faults.reached(CrashPoint.AFTER_RESOLVE)
+                    if on_resolved is not None:  # 7 send
+                        on_resolved()
+    if done:
+        _after_resolutions(shell, done)
+    reminders.send_reminders(shell)
+    return done
+
+
+def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
+    """Steps 2 and 3 for the turns `due`, on one read-only snapshot, in order; a turn that is
+    not (or no longer) due is left out. What is returned pickles (a turn worker sends it back
+    to the service)."""
+    worked: list[WorkedOut] = []
+    with shell.db.read() as session:
+        inputs = store.resolution_inputs_of(session, due)
+        game_ids = sorted({game_id for game_id, _ in due})
+        turn_ids = sorted({turn_id for _, turn_id in due})
+        games = {
+            game.id: game
+            for game in session.scalars(
+                select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player))
+            )
+        }
+        turn_rows = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
+        subs = store.turns_submissions(session, turn_ids)
+        observers.read_ahead(session, game_ids)
+        store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
+        for game_id, turn_id in due:
+            game, turn = games.get(game_id), turn_rows.get(turn_id)
+            if game is None or turn is None or turn.resolved_at is not None:
+                continue
+            if not turns.is_due(session, game, turn, shell.now(), subs=subs.get(turn_id, {})):
+                continue
+            pictures: DrawnPictures = {}
+            session.info[PICTURES] = pictures  # the pictures `bot.letters.pictures.picture_for` draws for its letters
+            writes = turns.work_out(shell, session, game, turn, subs=subs.get(turn_id, {}))
+            shell.faults.reached(CrashPoint.WORKED_OUT)
+            worked.append(WorkedOut(inputs[turn_id], game, turn, writes, pictures))
+    return worked
+
+
+def _write(shell: Shell, worked: WorkedOut) -> tuple[Resolved, archive.NewTurn] | None:
+    """Steps 4 and 5: write one turn worked out on a snapshot, with its letters, in a
+    transaction of its own: as worked out if its inputs are unchanged, else worked out again
+    here; None if it is no longer due."""
+    game, turn, writes, pictures = worked.game, worked.turn, worked.writes, worked.pictures
+    with shell.db.transaction() as session:
+        if store.resolution_inputs(session, game.id, turn.id, lock=True) != worked.inputs:
+            # An order, a GM command... came in meanwhile: worked out again, here. The seats
+            # and their players in one query each, not one per seat.
+            now_game = session.get(Game, game.id, options=[selectinload(Game.seats).selectinload(Seat.player)])
+            now_turn = session.get(Turn, turn.id)
+            if now_game is None or now_turn is None or now_turn.resolved_at is not None:
+                return None
+            game, turn = now_game, now_turn
+            subs = store.turn_submissions(session, turn)
+            if not turns.is_due(session, game, turn, shell.now(), subs=subs):
+                return None
+            pictures = {}
+            session.info[PICTURES] = pictures
+            writes = turns.work_out(shell, session, game, turn, subs=subs)
+        resolved = Resolved(game.name, turn.number, _lateness(game, turn, shell.now()))
+        turns.write_turn(session, game, turn, writes)
+        letters.queue_rows(session, writes.mails)
+    return resolved, archive.NewTurn(game.id, turn.number, pictures)
+
+
+def _lateness(game: Game, turn: Turn, now: datetime) -> timedelta | None:
+    closing_at = turns.closing_time(game, turn)
+    if closing_at is None or now - closing_at <= LATE_AFTER:
+        return None
+    rules = turns.rules_of(game)
+    return now - closing_at if rules.expected_players(rules.load_state(turn.state)) else None
+
+
+def _after_resolutions(shell: Shell, done: Sequence[Resolved]) -> None:
+    """What follows from the turns resolved, in one transaction: the NMR-streak limits of their
+    games, and the GM told of each turn resolved late (the service was down over its deadline)."""
+    with shell.db.transaction() as session:
+        # The games with their seats and players in three queries, not one per game.
+        games = store.find_games(session, {r.game for r in done}, with_seats=True)
+        for name in sorted(games):
+            seats.enforce_nmr_limit(shell, session, games[name])
+        for r in done:
+            late_game = games.get(r.game) if r.late is not None else None
+            if late_game is not None and r.late is not None:
+                reminders.tell_late(shell, session, late_game, r.number, r.late)
+
+
+def resolve_now(shell: Shell, session: Session, game: Game, turn: Turn) -> tuple[Outcome, archive.NewTurn]:
+    """The GM's PROCESS: the open turn resolved at once, through the deadline's steps 2 to 5, in
+    the caller's transaction, its letters queued there. The caller publishes the turn returned
+    (`archive.publish`) after its commit."""
+    pictures: DrawnPictures = session.info.setdefault(PICTURES, {})
+    writes = turns.work_out(shell, session, game, turn, subs=store.turn_submissions(session, turn))
+    turns.write_turn(session, game, turn, writes)
+    letters.queue_rows(session, writes.mails)
+    return writes.outcome, archive.NewTurn(game.id, turn.number, dict(pictures))

@@ -1,0 +1,117 @@
+"""A turn's outlook: for each seat the turn expects orders from, the orders the deadline will
+use and where they come from -- on file (the seat's mail, the GM's ORDER for it, a robot's),
+the GM's plot, or the game's default -- and the order in which the final sets arrived.
+
+This is the one place that says, seat by seat, which orders a turn is resolved with: the
+deadline (`bot.games.deadline`), PREVIEW, the results letters (who was defaulted, and how) and
+the reminders all read it from here. It reads nothing from the database: the caller hands it
+the turn's submissions (`bot.store.turn_submissions`).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from bot import store
+from bot.clock import as_utc
+from bot.models import Game, Player, Seat
+from bot.store import orders_on_file
+from rules.api import AnyGame, GameOrder, GameState
+
+log = logging.getLogger("flagman.games")
+
+
+class Source(enum.StrEnum):
+    """Where a seat's orders for the deadline come from (the defaults are filed with the
+    submission source of the same name)."""
+
+    ON_FILE = "on file"  # sent by the seat (mail), for it by the GM (ORDER), or its robot's
+    PLOT = "plot"  # nothing on file: the GM's plot, legal now
+    DEFAULT = "default"  # nothing on file and no plot that stands: the game's default
+
+
+@dataclass(frozen=True, slots=True)
+class SeatOutlook:
+    """One expected seat: the orders the deadline uses for it, and where they come from."""
+
+    seat: str
+    orders: tuple[GameOrder, ...]
+    source: Source
+
+
+@dataclass(frozen=True, slots=True)
+class Outlook:
+    """Every expected seat's `SeatOutlook`, by seat name, and the order in which the seats
+    whose orders were sent sent their final ones (`submission_order`)."""
+
+    seats: tuple[SeatOutlook, ...]
+    submitted: tuple[str, ...]
+
+    @property
+    def orders(self) -> dict[str, tuple[GameOrder, ...]]:
+        return {s.seat: s.orders for s in self.seats}
+
+    @property
+    def defaulted(self) -> tuple[str, ...]:
+        return tuple(s.seat for s in self.seats if s.source is not Source.ON_FILE)
+
+    @property
+    def filled(self) -> dict[str, str]:
+        """A defaulted seat -> how its orders were filled in ("plot" or "default")."""
+        return {s.seat: s.source.value for s in self.seats if s.source is not Source.ON_FILE}
+
+
+def nmr_default(rules: AnyGame, state: GameState, seat: Seat) -> tuple[tuple[GameOrder, ...], Source]:
+    """What the seat gets if nothing arrives: the GM plot when it is legal now, else the game's default."""
+    if seat.gm_plot:
+        plotted = rules.plot_orders(state, seat.name, seat.gm_plot)
+        if plotted is not None:
+            return plotted, Source.PLOT
+        log.warning(
+            "GM plot for %s cannot stand this turn (%s); using the game's default",
+            seat.name,
+            "; ".join(p.reason for p in rules.parse_orders(state, seat.name, seat.gm_plot).problems),
+        )
+    return rules.default_orders(state, seat.name), Source.DEFAULT
+
+
+def on_vacation(player: Player, moment: datetime) -> bool:
+    """Whether `moment` falls on a day of the player's VACATION (days in their zone, both included)."""
+    if player.vacation_from is None or player.vacation_to is None:
+        return False
+    day = as_utc(moment).astimezone(ZoneInfo(player.timezone)).date()
+    return player.vacation_from <= day <= player.vacation_to
+
+
+def submission_order(rules: AnyGame, game: Game, state: GameState, subs: store.BySeat) -> tuple[str, ...]:
+    """The expected seats whose orders on file were sent (by mail, or the GM's ORDER), in the
+    order their final sets arrived: each seat's last such submission, by the time it was
+    received, then by id (`Game.resolve`'s `submitted`; stored with the turn)."""
+    arrived: dict[str, tuple[datetime, int]] = {}
+    for name in rules.expected_players(state):
+        seat = store.seat_named(game, name)
+        sent = store.sent(subs.get(seat.id, ())) if seat is not None else []
+        if sent:
+            last = max(sent, key=lambda s: (as_utc(s.received_at), s.id))
+            arrived[name] = (as_utc(last.received_at), last.id)
+    return tuple(sorted(arrived, key=lambda name: arrived[name]))
+
+
+def of_turn(game: Game, rules: AnyGame, state: GameState, subs: store.BySeat) -> Outlook:
+    """Each expected seat's orders for the deadline and where they come from, by seat name;
+    `subs`: the turn's submissions (`store.turn_submissions`)."""
+    seats: list[SeatOutlook] = []
+    for name in sorted(rules.expected_players(state)):
+        seat = store.seat_named(game, name)
+        on_file = orders_on_file(rules, state, seat, subs.get(seat.id, [])) if seat else None
+        if on_file is not None:
+            seats.append(SeatOutlook(name, on_file, Source.ON_FILE))
+        elif seat is not None:
+            seats.append(SeatOutlook(name, *nmr_default(rules, state, seat)))
+        else:
+            seats.append(SeatOutlook(name, rules.default_orders(state, name), Source.DEFAULT))
+    return Outlook(tuple(seats), submission_order(rules, game, state, subs))
