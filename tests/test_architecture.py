@@ -303,3 +303,21 @@ def test_only_the_composition_root_constructs_adapters() -> None:
     assert {name for where, _, name in found if where == "bot/app.py"} == ADAPTERS  # the search finds them
     elsewhere = [f"{where}:{line}: {name}(...)" for where, line, name in found if where not in ADAPTER_BUILDERS]
     assert elsewhere == []
+
+
+def hand_built_bot_contexts() -> Iterator[str]:
+    """Each dict literal with a ``"bot"`` key whose value is a dict literal built on the spot."""
+    for path in sorted(BOT.rglob("*.py")):
+        where = path.relative_to(REPO).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), where)):
+            if isinstance(node, ast.Dict):
+                for key, value in zip(node.keys, node.values, strict=True):
+                    if isinstance(key, ast.Constant) and key.value == "bot" and isinstance(value, ast.Dict):
+                        yield f"{where}:{node.lineno}"
+
+
+def test_the_letters_context_is_built_in_one_place() -> None:
+    """architecture.md: letters are "built in the letters layer from one context builder": a
+    template's ``bot`` comes from `bot.letters.context.bot_context` (or `game_context`), never
+    from a dict written out by hand (there were eight)."""
+    assert list(hand_built_bot_contexts()) == []

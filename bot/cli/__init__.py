@@ -207,13 +207,13 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
     from bot import store
-    from bot.games import turns
+    from bot.letters.context import deadline_text
     from bot.models import Game
 
     with open_app(args) as app, app.db.read() as session:
         for game in session.scalars(select(Game).order_by(Game.id)):
             turn = store.open_turn(session, game)
-            due = turns.deadline_text(turn, game.timezone)
+            due = deadline_text(turn, game.timezone)
             where = f"{turn.label}, {_due_words(due)}" if turn else "-"
             robots = sum(1 for seat in game.seats if seat.robot)
             seats = f"{len(game.seats)} seats" + (f" ({robots} robots)" if robots else "")
@@ -229,6 +229,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
     from bot.games import observers, turns
     from bot.games.robots import robot_names
     from bot.games.robots import shown as robot_shown
+    from bot.letters.context import deadline_text
 
     with open_app(args) as app, app.db.read() as session:
         game = store.find_game_row(session, args.name)
@@ -246,7 +247,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             f"observers {len(watching)}" + (f" ({', '.join(watching)})" if watching else "")
         )
         if turn is not None:
-            print(f"open: {turn.label}, {_due_words(turns.deadline_text(turn, game.timezone))}")
+            print(f"open: {turn.label}, {_due_words(deadline_text(turn, game.timezone))}")
         for seat in game.seats:
             on_file = ""
             if turn is not None and state is not None and seat.name in rules.expected_players(state):

@@ -23,8 +23,9 @@ from bot import letters, store
 from bot.answers import Notice
 from bot.commands.grammar import Address, Timezone, Vacation
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import requests, turns
+from bot.games import requests
 from bot.letters import ToAddress, ToGm
+from bot.letters.context import bot_context, deadline_text
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
 from bot.models import GameStatus, Seat
@@ -72,7 +73,7 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     examples = []
     for seat in seats[:3]:
         turn = store.open_turn(ctx.session, seat.game)
-        shown = turns.deadline_text(turn, zone)
+        shown = deadline_text(turn, zone)
         if shown:
             examples.append(f"{seat.game.name} is due {shown}")
     text = (
@@ -143,7 +144,7 @@ def address(ctx: CommandContext, command: Address) -> Reply:
     rendered = ctx.shell.renderer.render(
         "address_confirm",
         {
-            "bot": {"name": ctx.shell.settings.bot.name, "address": ctx.shell.settings.bot.address},
+            "bot": bot_context(ctx.shell),
             "name": player.name,
             "old": player.address,
             "new": new,

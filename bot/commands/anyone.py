@@ -22,6 +22,7 @@ from bot.commands.grammar import Confirm, ListGames, Observe, Practice, ShowRule
 from bot.commands.handlers import CommandContext, Reply
 from bot.games import observers, practice, requests, seats, signups, turns
 from bot.letters import ToAddress
+from bot.letters.context import deadline_text, game_context
 from bot.mail_in import tokens
 from bot.models import Game, GameStatus, Observer
 
@@ -73,7 +74,7 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
             continue
         turn = open_turns.get(game.id)
         zone = player.timezone if player is not None else game.timezone
-        due = (turns.deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-"
+        due = (deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-"
         paused = " (paused)" if game.status == GameStatus.PAUSED else ""
         lines.append(
             f"  {game.name}: {rules.title}, {turn.label if turn else 'under way'}{paused}\n"
@@ -100,7 +101,7 @@ def rules(ctx: CommandContext, command: ShowRules) -> Reply:
     if game is None:
         return _unknown(ctx, "RULES")
     rules = turns.rules_of(game)
-    values = turns.base_context(ctx.shell, game, rules)
+    values = game_context(ctx.shell, game, rules)
     values.update(
         {
             "greeting": letters.greeting(ctx.to),
@@ -177,7 +178,7 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
         )
     secrets = ctx.shell.settings.secrets
     code = tokens.make(secrets.site_secret, tokens.OBSERVE, game.name, now, address)
-    values = turns.base_context(ctx.shell, game, turns.rules_of(game))
+    values = game_context(ctx.shell, game, turns.rules_of(game))
     values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
     rendered = ctx.shell.renderer.render("observe_confirm", values, game=game.kind)
     return Reply(

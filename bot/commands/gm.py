@@ -40,6 +40,7 @@ from bot.games.seats import (
     under_way,
 )
 from bot.letters import ToAddress, ToSeat
+from bot.letters.context import deadline_text, game_context
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
@@ -126,7 +127,7 @@ def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[Game
 
 
 def _deadline_words(turn: Turn | None, zone: str) -> str:
-    return turns.deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
+    return deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,14 +176,12 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
             continue
         kind = told[0].kind if len(told) == 1 else "announce"
         zone = seat.player.timezone
-        ctx_mail = turns.base_context(shell, game, rules)
+        ctx_mail = game_context(shell, game, rules)
         ctx_mail.update(
             {
                 "seat": {"name": seat.name, "display": seat.player.name},
                 "items": [{"title": n.title, "text": n.text} for n in told],
-                "turn": {"label": turn.label, "deadline": turns.deadline_text(turn, zone)}
-                if turn is not None
-                else None,
+                "turn": {"label": turn.label, "deadline": deadline_text(turn, zone)} if turn is not None else None,
                 "paused": game.status == GameStatus.PAUSED,
                 "timezone": zone,
             }
@@ -407,7 +406,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
         )
         orders.append({"seat": name, "source": source, "text": rules.format_orders(outcome.orders[name])})
     view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
-    mail_ctx = turns.base_context(ctx.shell, ctx.game, rules)
+    mail_ctx = game_context(ctx.shell, ctx.game, rules)
     mail_ctx.update(
         {
             "view": view,

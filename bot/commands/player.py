@@ -35,6 +35,7 @@ from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
+from bot.letters.context import bot_context, deadline_text, game_context
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
 
@@ -46,7 +47,7 @@ def help_(ctx: CommandContext, command: Help) -> Reply:
     seat = who.seat
     to = ctx.to
     values: dict[str, object] = {
-        "bot": {"name": ctx.shell.settings.bot.name, "address": ctx.shell.settings.bot.address},
+        "bot": bot_context(ctx.shell),
         "greeting": letters.greeting(to),
         "game_name": "",
         "game_title": "",
@@ -111,11 +112,11 @@ def status(ctx: CommandContext, command: Status) -> Reply:
                 got
             ].append(name)
     zone = seat.player.timezone if seat else game.timezone
-    values = turns.base_context(ctx.shell, game, rules)
+    values = game_context(ctx.shell, game, rules)
     values.update(
         {
             "view": rules.view(state, None, seat.name if seat else Viewer.GM),
-            "deadline": turns.deadline_text(turn, zone),
+            "deadline": deadline_text(turn, zone),
             "ordered": ordered,
             "missing": missing,
             "incomplete": incomplete,
@@ -136,7 +137,7 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
         text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
     else:
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
-        deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
+        deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
         if on_file is None:
             default = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
             text = (
@@ -179,7 +180,7 @@ def history(ctx: CommandContext, command: History) -> Reply:
             select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number)
         )
     )
-    values = turns.base_context(ctx.shell, game, rules)
+    values = game_context(ctx.shell, game, rules)
     values.update(
         {
             "greeting": letters.greeting(ctx.to),
@@ -272,7 +273,7 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     _note(ctx, seat, turn, store.CLEAR, "CLEAR")
     default, source = outlook.nmr_default(rules, state, seat)
     what = "the GM's plot for you" if source == "plot" else "the default"
-    deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
     text = (
         f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
         f"you get {what}:\n\n{_quoted(rules.format_orders(default))}"
@@ -287,7 +288,7 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
     every order is in, until the seat's NOWAIT (or the deadline)."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
     game = seat.game
-    deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
     if not game.early_resolution:
         text = (
             f"Turns of {game.name} never resolve before their deadline, so there is nothing to hold: "

@@ -19,6 +19,7 @@ from bot.commands.grammar import PRESS_ALL, PRESS_GM, Press
 from bot.commands.handlers import CommandContext, Reply
 from bot.games import turns
 from bot.letters import ToGm, ToSeat
+from bot.letters.context import game_context
 from bot.models import GameStatus, PressMode, Seat
 from bot.safe_text import echo
 
@@ -92,7 +93,7 @@ def press(ctx: CommandContext, command: Press) -> Reply:
     rules = turns.rules_of(game)
     text = quoted(command.message)
     for recipient in recipients:
-        values = turns.base_context(ctx.shell, game, rules)
+        values = game_context(ctx.shell, game, rules)
         values.update(
             {
                 "greeting": recipient.player.name,

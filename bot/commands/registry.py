@@ -74,6 +74,7 @@ from bot.commands.handlers import CommandContext, Reply
 from bot.games import turns
 from bot.games.archive import NewTurn
 from bot.letters import ToGm
+from bot.letters.context import bot_context
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GmAudit
 from bot.safe_text import echo, quote_lines
@@ -271,7 +272,7 @@ def execute(
     rendered = action.mail or shell.renderer.render(
         "gm_result",
         {
-            "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+            "bot": bot_context(shell),
             "game_name": game.name,
             "verb": verb,
             "line": line,

@@ -24,9 +24,10 @@ from bot import store
 from bot.answers import Notice
 from bot.commands.grammar import Calendar, Ping, Reminders, Unsubscribe
 from bot.commands.handlers import CommandContext, Reply, which_game
-from bot.games import observers, preferences, turns
+from bot.games import observers, preferences
 from bot.games.identity import Proof, Who
 from bot.letters import ToAddress, ToSeat
+from bot.letters.context import deadline_text
 from bot.mail_in.auth import describe_authentication, parse_tag, tag_in_recipients
 from bot.mail_in.parse import Inbound
 from bot.mail_out import lists
@@ -79,9 +80,7 @@ def ping(ctx: CommandContext, command: Ping) -> Reply:
     if seat is not None:
         turn = store.open_turn(ctx.session, seat.game)
         if turn is not None:
-            lines.append(
-                f"{seat.game.name} is at {turn.label}, due {turns.deadline_text(turn, zone) or 'at the GM call'}."
-            )
+            lines.append(f"{seat.game.name} is at {turn.label}, due {deadline_text(turn, zone) or 'at the GM call'}.")
     lines.append("This answer goes to your registered address, whatever address the PING came from.")
     return Reply(
         (Notice(ctx.to, "PING: your mail was accepted", "\n\n".join(lines), kind="ping", error=False),), label="PING"

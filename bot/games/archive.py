@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from bot import pictures
 from bot.games import record
-from bot.letters.pictures import DrawnPictures
+from bot.letters.cache import DrawnPictures
 from bot.mail_out.render import Renderer
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
@@ -227,7 +227,7 @@ def write_game_archive(db: Database, name: str, directory: Path, renderer: Rende
 @dataclass(frozen=True, slots=True)
 class NewTurn:
     """A turn just resolved, to publish once committed: its game, its number, and the pictures
-    its letters drew (`bot.letters.pictures.DrawnPictures`: the archive shows the same ones)."""
+    its letters drew (`bot.letters.cache.DrawnPictures`: the archive shows the same ones)."""
 
     game_id: int
     number: int

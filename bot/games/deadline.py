@@ -48,7 +48,7 @@ from bot import letters, store
 from bot.faults import CrashPoint
 from bot.games import archive, observers, reminders, seats, turns
 from bot.games.turns import Outcome, TurnWrites
-from bot.letters.pictures import PICTURES, DrawnPictures
+from bot.letters.cache import DrawnPictures, LetterCache
 from bot.models import Game, Seat, Turn
 from bot.pictures import needs_history
 from bot.shell import Shell
@@ -181,11 +181,10 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
                 continue
             if not turns.is_due(session, game, turn, shell.now(), subs=subs.get(turn_id, {})):
                 continue
-            pictures: DrawnPictures = {}
-            session.info[PICTURES] = pictures  # the pictures `bot.letters.pictures.picture_for` draws for its letters
-            writes = turns.work_out(shell, session, game, turn, subs=subs.get(turn_id, {}))
+            cache = LetterCache()  # the turn's letters share its picture and public report
+            writes = turns.work_out(shell, session, game, turn, cache=cache, subs=subs.get(turn_id, {}))
             shell.faults.reached(CrashPoint.WORKED_OUT)
-            worked.append(WorkedOut(inputs[turn_id], game, turn, writes, pictures))
+            worked.append(WorkedOut(inputs[turn_id], game, turn, writes, cache.pictures))
     return worked
 
 
@@ -206,9 +205,9 @@ def _write(shell: Shell, worked: WorkedOut) -> tuple[Resolved, archive.NewTurn] 
             subs = store.turn_submissions(session, turn)
             if not turns.is_due(session, game, turn, shell.now(), subs=subs):
                 return None
-            pictures = {}
-            session.info[PICTURES] = pictures
-            writes = turns.work_out(shell, session, game, turn, subs=subs)
+            cache = LetterCache()
+            writes = turns.work_out(shell, session, game, turn, cache=cache, subs=subs)
+            pictures = cache.pictures
         resolved = Resolved(game.name, turn.number, _lateness(game, turn, shell.now()))
         turns.write_turn(session, game, turn, writes)
         letters.queue_rows(session, writes.mails)
@@ -241,8 +240,8 @@ def resolve_now(shell: Shell, session: Session, game: Game, turn: Turn) -> tuple
     """The GM's PROCESS: the open turn resolved at once, through the deadline's steps 2 to 5, in
     the caller's transaction, its letters queued there. The caller publishes the turn returned
     (`archive.publish`) after its commit."""
-    pictures: DrawnPictures = session.info.setdefault(PICTURES, {})
-    writes = turns.work_out(shell, session, game, turn, subs=store.turn_submissions(session, turn))
+    cache = LetterCache()
+    writes = turns.work_out(shell, session, game, turn, cache=cache, subs=store.turn_submissions(session, turn))
     turns.write_turn(session, game, turn, writes)
     letters.queue_rows(session, writes.mails)
-    return writes.outcome, archive.NewTurn(game.id, turn.number, dict(pictures))
+    return writes.outcome, archive.NewTurn(game.id, turn.number, cache.pictures)

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from bot import letters, store
 from bot.clock import as_utc
+from bot.letters.context import game_context
 from bot.mail_out import outbox as mailout
 from bot.mail_out.render import PublicReport
 from bot.models import Game, Observer, Turn
@@ -120,11 +121,7 @@ def queue_results(
     ):
         deadline = format_local(as_utc(next_turn.deadline), game.timezone)
     context = {
-        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
-        "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
-        "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/")
-        if shell.settings.bot.public_url
-        else "",
+        **game_context(shell, game, rules),
         "report": report,
         "view": report.view,
         "resolved": {

@@ -35,6 +35,7 @@ from bot.clock import as_utc
 from bot.games import requests, robots, turns
 from bot.games.signups import seat_name_for
 from bot.letters import ToAddress, ToSeat
+from bot.letters.context import bot_context
 from bot.mail_in import tokens
 from bot.models import (
     Game,
@@ -168,7 +169,7 @@ def ask(shell: Shell, session: Session, sender: str, kind: str) -> Done:
     request = requests.open_practice(shell, session, sender, rules.name)
     code = requests.code(shell, request)
     values = {
-        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+        "bot": bot_context(shell),
         "title": rules.title,
         "code": code,
         "subject_tag": tokens.subject_tag(code),

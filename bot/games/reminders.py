@@ -37,6 +37,7 @@ from bot.clock import as_utc
 from bot.games import turns
 from bot.games.preferences import reminders_wanted
 from bot.letters import ToGm, ToSeat
+from bot.letters.context import deadline_text, game_context
 from bot.models import Game, GameStatus, Seat, Turn
 from bot.schedules import DeadlineError, parse_duration
 from bot.shell import Shell
@@ -170,13 +171,13 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
         if outlook.on_vacation(seat.player, deadline):  # VACATION: the default applies, the player is away
             continue
         zone = seat.player.timezone
-        ctx = turns.base_context(shell, game, rules)
+        ctx = game_context(shell, game, rules)
         ctx.update(
             {
                 "seat": {"name": seat.name, "display": seat.player.name},
                 "turn": {
                     "label": turn.label,
-                    "deadline": turns.deadline_text(turn, zone),
+                    "deadline": deadline_text(turn, zone),
                     "early": game.early_resolution and not store.turn_held(session, turn),
                 },
                 "left": _left(deadline - now),
@@ -215,7 +216,7 @@ def tell_late(shell: Shell, session: Session, game: Game, number: int, lateness:
         "defaults for anyone missing. "
         + (
             f"The next turn ({turn.label}) got a full turn from now: it is due "
-            f"{turns.deadline_text(turn, game.timezone) or 'at your call'}. "
+            f"{deadline_text(turn, game.timezone) or 'at your call'}. "
             if turn is not None
             else ""
         )

@@ -28,6 +28,7 @@ from bot import letters, outlook, store
 from bot.answers import Refused
 from bot.games import turns
 from bot.letters import ToGm, ToSeat
+from bot.letters.context import deadline_text, game_context
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out.render import RenderedMail
@@ -116,7 +117,7 @@ def welcome(shell: Shell, game: Game, seat: Seat) -> RenderedMail:
     """The welcome mail of a seat's new holder before the start: the seat's password and reply
     address, the rules in short, the order syntax."""
     rules = turns.rules_of(game)
-    ctx = turns.base_context(shell, game, rules)
+    ctx = game_context(shell, game, rules)
     ctx.update(
         {
             "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
@@ -207,7 +208,7 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
             and seat.nmr_streak > 0
             and not outlook.on_vacation(seat.player, turn.deadline or shell.now())
         ):  # no warning while on vacation
-            deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
+            deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
             what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"
             turn_s = "turn" if seat.nmr_streak == 1 else "turns"
             letters.notice(

@@ -29,19 +29,20 @@ from sqlalchemy.orm import Session, selectinload
 from bot import dice, letters, outlook, store
 from bot.clock import as_utc
 from bot.games import observers, robots
+from bot.letters.cache import LetterCache
+from bot.letters.context import deadline_text, game_context
 from bot.letters.pictures import html_body
+from bot.letters.reports import public_report
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out import outbox as mailout
 from bot.mail_out.html import html_template
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
-from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
 from bot.pictures import draw_options
 from bot.schedules import (
     find_zone,
-    format_local,
     next_deadline,
     parse_duration,
     parse_schedule,
@@ -235,9 +236,10 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     game.status = GameStatus.ACTIVE
     turn = _open(shell, session, game, rules, 1, state)
     robots.file_orders(session, rules, game, turn, state, seats, shell.now())  # on file as the turn opens
+    cache = LetterCache()  # the sheets of the start share their picture and public report
     for seat in store.mailed_seats(game):
-        _queue_seat_mail(shell, session, game, rules, state, turn, seat, "turn_sheet", None)
-    _queue_gm_mail(shell, session, game, rules, state, turn, "turn_sheet_gm", None)
+        _queue_seat_mail(shell, session, game, rules, state, turn, seat, "turn_sheet", None, cache=cache)
+    _queue_gm_mail(shell, session, game, rules, state, turn, "turn_sheet_gm", None, cache=cache)
     log.info("game %s started: %s, %d players", game.name, rules.title, len(seats))
     return turn
 
@@ -391,7 +393,9 @@ def _set_columns(
             seat.nmr_streak = streaks[seat.id]
 
 
-def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: store.BySeat | None = None) -> TurnWrites:
+def work_out(
+    shell: Shell, session: Session, game: Game, turn: Turn, *, cache: LetterCache, subs: store.BySeat | None = None
+) -> TurnWrites:
     """Resolve the open turn and render its results mails, writing nothing: what resolving
     it writes. The objects read are changed as the resolution changes them (the mails show
     the game as it will be), so `session` is either the one that writes them
@@ -454,6 +458,7 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
             resolved=turn,
             subs=no_subs,
             into=mails,
+            cache=cache,
         )
     _queue_gm_mail(
         shell,
@@ -467,8 +472,9 @@ def work_out(shell: Shell, session: Session, game: Game, turn: Turn, *, subs: st
         resolved=turn,
         subs=no_subs,
         into=mails,
+        cache=cache,
     )
-    report = public_report(shell.renderer, session, rules, new_state, outcome, robots.robot_names(game.seats))
+    report = public_report(shell.renderer, cache, rules, new_state, outcome, robots.robot_names(game.seats))
     observers.queue_results(shell, session, game, rules, report, turn, next_turn, outcome.defaulted, into=mails)
     stall = rules.stall(new_state) if next_turn is not None else None
     if stall is not None:
@@ -530,53 +536,6 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
 # -- mail contexts ---------------------------------------------------------------------------
 
 
-def deadline_text(turn: Turn | None, zone: str) -> str | None:
-    if turn is None or turn.deadline is None:
-        return None
-    return format_local(as_utc(turn.deadline), zone)
-
-
-def base_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
-    return {
-        "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
-        "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
-        # A practice game is not published (bot.games.archive.publish): no link to it.
-        "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/")
-        if shell.settings.bot.public_url and not game.practice
-        else "",
-    }
-
-
-_REPORTS = "flagman.reports"
-
-
-def public_report(
-    renderer: Renderer,
-    session: Session,
-    rules: AnyGame,
-    state: GameState,
-    outcome: Outcome | None,
-    robot_seats: Sequence[str] = (),
-) -> PublicReport:
-    """The public block of the mails about `state` (and the turn `outcome` resolved), from the
-    public view: the same for every seat and the GM, so made once per game and turn and kept
-    in the session's ``info`` for the transaction that queues the turn's mails, as the picture
-    is (bench: deadline). States are immutable: the same state object means the same report."""
-    resolution = outcome.resolution if outcome is not None else None
-    cache: dict[tuple[int, int, int, tuple[str, ...]], tuple[GameState, Resolution[GameState] | None, PublicReport]] = (
-        session.info.setdefault(_REPORTS, {})
-    )
-    key = (id(renderer.env), id(state), id(resolution), tuple(robot_seats))
-    hit = cache.get(key)
-    if hit is not None and hit[0] is state and hit[1] is resolution and hit[2].env is renderer.env:
-        return hit[2]
-    if len(cache) >= 64:
-        cache.clear()
-    report = PublicReport(renderer, rules.view(state, resolution, Viewer.PUBLIC), robot_seats)
-    cache[key] = (state, resolution, report)
-    return report
-
-
 def _filled_by(outcome: Outcome | None, seat: str) -> str:
     """What a defaulted seat's orders were (issue 29: the results say the GM's plot was used)."""
     return "the GM's plot" if outcome is not None and outcome.filled.get(seat) == "plot" else "the default"
@@ -614,6 +573,8 @@ def seat_context(
     outcome: Outcome | None = None,
     resolved: Turn | None = None,
     subs: store.BySeat | None = None,
+    *,
+    cache: LetterCache,
 ) -> dict[str, Any]:
     zone = seat.player.timezone
     expected = turn is not None and seat.name in rules.expected_players(state)
@@ -624,12 +585,12 @@ def seat_context(
         on_file = orders_on_file(rules, state, seat, seat_subs)
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
         default_text = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
-    ctx = base_context(shell, game, rules)
+    ctx = game_context(shell, game, rules)
     ctx.update(
         {
             "seat": {"name": seat.name, "display": seat.player.name, "address": seat.player.address},
             "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
-            "report": public_report(shell.renderer, session, rules, state, outcome, robots.robot_names(game.seats)),
+            "report": public_report(shell.renderer, cache, rules, state, outcome, robots.robot_names(game.seats)),
             "robots": robots.robot_names(game.seats),
             "turn": {
                 "number": turn.number if turn else None,
@@ -670,8 +631,10 @@ def gm_context(
     outcome: Outcome | None = None,
     resolved: Turn | None = None,
     subs: store.BySeat | None = None,
+    *,
+    cache: LetterCache,
 ) -> dict[str, Any]:
-    ctx = base_context(shell, game, rules)
+    ctx = game_context(shell, game, rules)
     missing = []
     if turn is not None:
         by_seat = store.turn_submissions(session, turn) if subs is None else subs
@@ -682,7 +645,7 @@ def gm_context(
     ctx.update(
         {
             "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
-            "report": public_report(shell.renderer, session, rules, state, outcome, robots.robot_names(game.seats)),
+            "report": public_report(shell.renderer, cache, rules, state, outcome, robots.robot_names(game.seats)),
             "robots": robots.robot_names(game.seats),
             "turn": {
                 "number": turn.number if turn else None,
@@ -739,8 +702,10 @@ def _queue_seat_mail(
     subs: store.BySeat | None = None,
     into: mailout.NewRows | None = None,
     note: str | None = None,
+    *,
+    cache: LetterCache,
 ) -> None:
-    ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs)
+    ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache)
     if note:
         ctx["note"] = note
     if template == "turn_sheet":
@@ -759,6 +724,7 @@ def _queue_seat_mail(
     html = html_body(
         shell.renderer,
         session,
+        cache,
         game,
         rules,
         template,
@@ -834,14 +800,17 @@ def _queue_gm_mail(
     resolved: Turn | None = None,
     subs: store.BySeat | None = None,
     into: mailout.NewRows | None = None,
+    *,
+    cache: LetterCache,
 ) -> None:
-    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs)
+    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache)
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
     rendered = shell.renderer.render(template, ctx, game=game.kind)
     html = html_body(
         shell.renderer,
         session,
+        cache,
         game,
         rules,
         template,
@@ -860,7 +829,7 @@ def queue_seat_mail(
     """A mail about the game as it stands now (turn sheet, status...) to one seat; `note`, a
     paragraph at its top (REPLACE: whose seat the new player takes over)."""
     rules, state, turn = current_state(session, game)
-    _queue_seat_mail(shell, session, game, rules, state, turn, seat, template, None, note=note)
+    _queue_seat_mail(shell, session, game, rules, state, turn, seat, template, None, note=note, cache=LetterCache())
 
 
 def due_turns(session: Session, now: datetime, *, among: Collection[int] | None = None) -> list[tuple[Game, Turn]]:

@@ -31,6 +31,7 @@ from bot.commands import GM_COMMANDS
 from bot.games import observers, turns
 from bot.games.robots import robot_names
 from bot.games.robots import shown as robot_shown
+from bot.letters.context import deadline_text, game_context
 from bot.mail_in.auth import GM_SEAT
 from bot.models import (
     AnswerFate,
@@ -120,7 +121,7 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
         )
     )
     games = running + finished
-    ctx = turns.base_context(shell, running[0], turns.rules_of(running[0]))
+    ctx = game_context(shell, running[0], turns.rules_of(running[0]))
     ctx.update(
         {
             "since": format_local(since, zone),
@@ -184,7 +185,7 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
     rules, state, turn = turns.current_state(session, game)
     if turn is not None:
         out["turn"] = turn.label
-        out["deadline"] = turns.deadline_text(turn, zone)
+        out["deadline"] = deadline_text(turn, zone)
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
             subs = store.submissions(session, turn, seat) if seat is not None else []

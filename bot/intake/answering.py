@@ -19,6 +19,7 @@ from bot.answers import Answer, Letter, Notice
 from bot.intake.batch import Batch, Mail, MailKey
 from bot.intake.limits import Limiter
 from bot.letters import ToGm, ToSeat
+from bot.letters.context import bot_context
 from bot.mail_in.auth import strip_password_lines
 from bot.models import AnswerFate, Game, InboundStatus, Reason, Seat
 from bot.safe_text import echo
@@ -37,7 +38,7 @@ def answer_part(shell: Shell, answer: Answer) -> dict[str, object]:
         rendered = shell.renderer.render(
             "notice",
             {
-                "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+                "bot": bot_context(shell),
                 "game_name": "",
                 "title": answer.title,
                 "text": answer.text,
@@ -139,7 +140,7 @@ def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
     rendered = shell.renderer.render(
         "answers",
         {
-            "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+            "bot": bot_context(shell),
             "greeting": letters.greeting(answers[0].to),
             "game_name": game_name,
             "error": any(p["error"] for p in parts),

@@ -26,6 +26,7 @@ from bot.games import turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
+from bot.letters.context import deadline_text, game_context
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
@@ -168,7 +169,7 @@ def _stale(
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
     zone = seat.player.timezone
-    deadline = turns.deadline_text(open_turn, zone) or "the GM's call"
+    deadline = deadline_text(open_turn, zone) or "the GM's call"
     lines = [
         f"Your mail answers {answered.label}, which has been resolved, so its orders were not used "
         f"for any turn. The turn open now is {open_turn.label}, due {deadline}."
@@ -233,7 +234,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             Notice(
                 to,
                 f"Too late for {turn.label}",
-                f"The deadline for {turn.label} passed at {turns.deadline_text(turn, zone)}, so these orders "
+                f"The deadline for {turn.label} passed at {deadline_text(turn, zone)}, so these orders "
                 "were not used. The results follow shortly, with the next turn sheet; send your orders "
                 "for the next turn in reply to that.",
                 kind="late",
@@ -270,7 +271,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     if read is not None and read.readings and not read.text.strip():
         # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
         return _nothing_taken(batch, mail, seat, turn, rules, state, earlier, readings, read)
-    ctx = turns.base_context(shell, game, rules)
+    ctx = game_context(shell, game, rules)
     known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
     # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
     # (issue 27: an answer never grows past what the mail deserves).
@@ -289,7 +290,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "seat": {"name": seat.name, "display": seat.player.name},
             "turn": {
                 "label": turn.label,
-                "deadline": turns.deadline_text(turn, zone),
+                "deadline": deadline_text(turn, zone),
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
                 "paused": game.status == GameStatus.PAUSED,
             },
@@ -381,7 +382,7 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
 
 def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
     """What will count for the seat, in words: its orders on file, or the default."""
-    deadline = turns.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
     if on_file is not None:
         shown = "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines())
         return f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"

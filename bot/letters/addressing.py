@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from bot.letters.context import bot_context
 from bot.mail_in.auth import GM_SEAT
 from bot.mail_out import lists
 from bot.mail_out import outbox as mailout
@@ -202,7 +203,7 @@ def notice(
     rendered = shell.renderer.render(
         "notice",
         {
-            "bot": {"name": shell.settings.bot.name, "address": shell.settings.bot.address},
+            "bot": bot_context(shell),
             "game_name": about.name if about is not None else "",
             "title": title,
             "text": text,

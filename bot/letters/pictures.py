@@ -3,8 +3,8 @@
 `html_body` renders the mail's HTML template (`bot.mail_out.html.html_template`) from the very
 context the text part was rendered from, plus ``picture`` (its ``cid``, ``alt``, ``width``,
 ``height``, or None). The picture is drawn from public views only (`bot.pictures`), once per
-game and turn: the PNG is kept in the session's ``info`` for the transaction that queues the
-turn's mails, so 500 games x 8 players at a deadline draw 500 pictures, not 4,000.
+game and turn: the PNG is kept in the letters' `LetterCache` (one a turn at the deadline), so
+500 games x 8 players at a deadline draw 500 pictures, not 4,000.
 """
 
 from __future__ import annotations
@@ -15,18 +15,13 @@ import jinja2
 from sqlalchemy.orm import Session
 
 from bot import pictures, store
+from bot.letters.cache import LetterCache, PictureKey
 from bot.mail_out.html import html_template
 from bot.mail_out.outbox import HtmlBody, InlineImage
 from bot.mail_out.render import Renderer, TemplateError
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene
 from rules.api import AnyGame, GameState, View, Viewer
-
-PICTURES = "flagman.pictures"  # session.info key: the pictures drawn in the transaction
-PictureKey = tuple[int, int | None, int | None]
-"""A picture drawn for a mail: (game id, the resolved turn's number, the open turn's number)."""
-DrawnPictures = dict[PictureKey, Picture | None]
-"""What ``session.info[PICTURES]`` holds: each picture drawn in the transaction (None: the game draws none)."""
 
 
 def public_frames(rules: AnyGame, states: list[GameState]) -> tuple[View, ...]:
@@ -57,18 +52,24 @@ def scene_of(session: Session, game: Game, rules: AnyGame, state: GameState, res
 
 
 def picture_for(
-    session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn | None, resolved: Turn | None
+    session: Session,
+    cache: LetterCache,
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    turn: Turn | None,
+    resolved: Turn | None,
 ) -> Picture | None:
-    """The picture of the game as it stands in this mail, drawn once per transaction."""
-    cache: DrawnPictures = session.info.setdefault(PICTURES, {})
+    """The picture of the game as it stands in this mail, drawn once per `cache`."""
+    drawn = cache.pictures
     key: PictureKey = (
         game.id,
         resolved.number if resolved is not None else None,
         turn.number if turn is not None else None,
     )
-    if key not in cache:
-        cache[key] = pictures.draw(game.kind, scene_of(session, game, rules, state, resolved))
-    return cache[key]
+    if key not in drawn:
+        drawn[key] = pictures.draw(game.kind, scene_of(session, game, rules, state, resolved))
+    return drawn[key]
 
 
 def picture_cid(game: Game, turn: Turn | None, resolved: Turn | None, domain: str) -> str:
@@ -79,6 +80,7 @@ def picture_cid(game: Game, turn: Turn | None, resolved: Turn | None, domain: st
 def html_body(
     renderer: Renderer,
     session: Session,
+    cache: LetterCache,
     game: Game,
     rules: AnyGame,
     name: str,
@@ -93,7 +95,7 @@ def html_body(
     template = html_template(renderer, game.kind, name)
     if template is None:
         return None
-    picture = picture_for(session, game, rules, state, turn, resolved)
+    picture = picture_for(session, cache, game, rules, state, turn, resolved)
     images: tuple[InlineImage, ...] = ()
     shown = None
     if picture is not None:

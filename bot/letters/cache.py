@@ -1,0 +1,32 @@
+"""What the letters of one piece of work draw or render once and use many times, passed down as
+a value (never kept in a database session): the pictures drawn and the public reports rendered.
+
+One `LetterCache` serves the letters of one turn at the deadline (its pictures go back with the
+turn to the service, to be archived: `bot.games.archive.NewTurn`), or of one transaction
+elsewhere (a game's start, a sheet sent on its own); a new one for each.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.mail_out.render import PublicReport
+from bot.pictures import Picture
+from rules.api import GameState, Resolution
+
+PictureKey = tuple[int, int | None, int | None]
+"""A picture drawn for a mail: (game id, the resolved turn's number, the open turn's number)."""
+DrawnPictures = dict[PictureKey, Picture | None]
+"""Each picture drawn (None: the game draws none), by `PictureKey`."""
+
+ReportKey = tuple[int, int, int, tuple[str, ...]]
+"""A public report: (the environment's id, the state's id, the resolution's id, the robot seats)."""
+
+
+@dataclass
+class LetterCache:
+    """The pictures drawn (`bot.letters.pictures.picture_for`) and the public reports rendered
+    (`bot.letters.reports.public_report`) for the letters of one piece of work."""
+
+    pictures: DrawnPictures = field(default_factory=dict)
+    reports: dict[ReportKey, tuple[GameState, Resolution[GameState] | None, PublicReport]] = field(default_factory=dict)

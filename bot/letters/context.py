@@ -1,0 +1,38 @@
+"""The one builder of the context every letter's template starts from: the bot as its letters
+sign (`bot_context`), a letter about a game (`game_context`: the bot, the game, its archive's
+address) and a turn's deadline as the reader reads it (`deadline_text`). A template context
+with a ``bot`` is built here and nowhere else (a test checks it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.clock import as_utc
+from bot.models import Game, Turn
+from bot.schedules import format_local
+from bot.shell import Shell
+from rules.api import AnyGame
+
+
+def bot_context(shell: Shell) -> dict[str, str]:
+    """The bot as its letters sign: its name and its plain address."""
+    return {"name": shell.settings.bot.name, "address": shell.settings.bot.address}
+
+
+def game_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
+    """A letter about `game`: the bot, the game, and its archive's address ("" without one)."""
+    return {
+        "bot": bot_context(shell),
+        "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
+        # A practice game is not published (bot.games.archive.publish): no link to it.
+        "archive_url": (shell.settings.bot.public_url.rstrip("/") + f"/{game.name}/")
+        if shell.settings.bot.public_url and not game.practice
+        else "",
+    }
+
+
+def deadline_text(turn: Turn | None, zone: str) -> str | None:
+    """`turn`'s deadline in `zone`, as every letter writes it; None without one."""
+    if turn is None or turn.deadline is None:
+        return None
+    return format_local(as_utc(turn.deadline), zone)
