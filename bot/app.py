@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -27,6 +26,7 @@ from bot.mail_in.inbox import Inbox, MaildirInbox
 from bot.mail_in.parse_worker import InlineParser, MailParser, WorkerParser
 from bot.mail_out.mailer import MaildirMailer, Mailer
 from bot.mail_out.render import Renderer
+from bot.processes import Kept
 from bot.service import Service
 from bot.settings import Settings
 from bot.shell import Shell
@@ -37,50 +37,86 @@ if TYPE_CHECKING:
 
 Security = Literal["tls", "starttls", "none"]  # checked by bot.settings.validate
 
-# The App's fields that the Shell and the Service hold too. An assignment to one reaches
-# the objects already built: the scheduler's SIGHUP reload assigns `app.settings`, and the
-# jobs that run after it must see the new settings.
-_SHELL_FIELDS = frozenset({"db", "settings", "clock", "renderer", "faults", "entropy"})
-_SERVICE_FIELDS = frozenset({"inbox", "mailer", "parser", "turn_worker"})
 
-
-@dataclass
 class App:
-    settings: Settings
-    db: Database
-    clock: Clock
-    renderer: Renderer
-    inbox: Inbox
-    mailer: Mailer
-    faults: Faults = NO_FAULTS
-    parser: MailParser = field(default_factory=InlineParser)  # where a batch of mail is parsed
-    turn_worker: TurnWorker = INLINE  # where due turns are worked out
-    entropy: Entropy = OsEntropy()  # where each turn's dice secret comes from (bot.dice)
-    _shell: Shell | None = field(default=None, init=False, repr=False, compare=False)
-    _service: Service | None = field(default=None, init=False, repr=False, compare=False)
-    _closed: bool = field(default=False, init=False, repr=False, compare=False)
+    """The application: the Shell (the database, the settings, the clock, the templates, the
+    crash points, the dice's entropy) and the Service on it (the inbox, the mailer, where mail
+    is parsed and where due turns are worked out), built once when the App is. Each value is
+    held in one place, the Shell or the Service; the App's attributes read it from there, and a
+    value is replaced only through the App's `use_*` methods (the scheduler's SIGHUP reload:
+    `use_settings`), so the jobs that run after it see the new one."""
 
-    def __setattr__(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, value)
-        built = self.__dict__
-        if name in _SHELL_FIELDS and built.get("_shell") is not None:
-            setattr(built["_shell"], name, value)
-        elif name in _SERVICE_FIELDS and built.get("_service") is not None:
-            setattr(built["_service"], name, value)
-
-    @property
-    def shell(self) -> Shell:
-        """Built on first use and kept: one Shell per App, shared by the Service."""
-        if self._shell is None:
-            self._shell = Shell(self.db, self.settings, self.clock, self.renderer, self.faults, self.entropy)
-        return self._shell
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        db: Database,
+        clock: Clock,
+        renderer: Renderer,
+        inbox: Inbox,
+        mailer: Mailer,
+        faults: Faults = NO_FAULTS,
+        parser: MailParser | None = None,
+        turn_worker: TurnWorker = INLINE,
+        entropy: Entropy | None = None,
+    ) -> None:
+        # `parser`: where a batch of mail is parsed; `turn_worker`: where due turns are worked
+        # out; `entropy`: where each turn's dice secret comes from (bot.dice)
+        self.shell = Shell(db, settings, clock, renderer, faults, entropy if entropy is not None else OsEntropy())
+        self.service = Service(self.shell, inbox, mailer, parser if parser is not None else InlineParser(), turn_worker)
+        self._closed = False
 
     @property
-    def service(self) -> Service:
-        """Built on first use and kept, on `shell`."""
-        if self._service is None:
-            self._service = Service(self.shell, self.inbox, self.mailer, self.parser, self.turn_worker)
-        return self._service
+    def settings(self) -> Settings:
+        return self.shell.settings
+
+    @property
+    def db(self) -> Database:
+        return self.shell.db
+
+    @property
+    def clock(self) -> Clock:
+        return self.shell.clock
+
+    @property
+    def renderer(self) -> Renderer:
+        return self.shell.renderer
+
+    @property
+    def faults(self) -> Faults:
+        return self.shell.faults
+
+    @property
+    def entropy(self) -> Entropy:
+        return self.shell.entropy
+
+    @property
+    def inbox(self) -> Inbox:
+        return self.service.inbox
+
+    @property
+    def mailer(self) -> Mailer:
+        return self.service.mailer
+
+    @property
+    def parser(self) -> MailParser:
+        return self.service.parser
+
+    @property
+    def turn_worker(self) -> TurnWorker:
+        return self.service.turn_worker
+
+    def use_settings(self, settings: Settings) -> None:
+        """From now on, `settings` (the SIGHUP reload; tests)."""
+        self.shell.settings = settings
+
+    def use_inbox(self, inbox: Inbox) -> None:
+        """From now on, mail is read from `inbox` (tests: an inbox that fails)."""
+        self.service.inbox = inbox
+
+    def use_mailer(self, mailer: Mailer) -> None:
+        """From now on, mail goes out through `mailer` (the CLI wraps the relay's: `RelayWatch`)."""
+        self.service.mailer = mailer
 
     def close(self) -> None:
         """Close the inbox, the mailer, the parse and turn workers and the database; each even
@@ -236,17 +272,14 @@ def build_app(
 
 # -- in a turn worker process (bot.games.workers) ----------------------------------------------
 
-_worker_shell: Shell | None = None  # the worker's Shell, kept from one chunk to the next
 
-
-def work_out_in_worker(chunk: Chunk) -> list[WorkedOut]:
+def work_out_in_worker(kept: Kept, chunk: Chunk) -> list[WorkedOut]:
     """What a turn worker process runs: the chunk's due turns worked out (`work_out_due`) on a
     Shell of its own, built here (its own database connection, no crash points) on the
     service's settings and again when they change (SIGHUP), with the service's templates, read
     again when the service reloaded them; its clock is the service's reading when it handed
-    the chunk on."""
-    global _worker_shell
-    shell = _worker_shell
+    the chunk on. The Shell is what the worker keeps from one chunk to the next (`kept`)."""
+    shell = kept.get(Shell)
     if shell is None or shell.settings != chunk.settings:
         if shell is not None:
             shell.db.dispose()
@@ -261,7 +294,7 @@ def work_out_in_worker(chunk: Chunk) -> list[WorkedOut]:
         shell.renderer = _worker_renderer(chunk)
     shell.clock = FixedClock(chunk.now)
     shell.entropy = chunk.entropy
-    _worker_shell = shell
+    kept.put(shell)
     return work_out_due(shell, chunk.due)
 
 

@@ -54,20 +54,39 @@ def _start_worker(owner: int, niceness: int) -> None:
     threading.Thread(target=watch, name="owner-watch", daemon=True).start()
 
 
+class Kept:
+    """What one worker process keeps from one piece of work to the next (the turn worker: its
+    Shell, with its database connection), handed explicitly to each piece of work submitted
+    with `WorkerPool.submit_kept`: one per worker, made when it starts, gone with it. A value
+    is kept under its type."""
+
+    def __init__(self) -> None:
+        self._values: dict[type, object] = {}
+
+    def get(self, kind: type[T]) -> T | None:
+        value = self._values.get(kind)
+        return value if isinstance(value, kind) else None
+
+    def put(self, value: object) -> None:
+        self._values[type(value)] = value
+
+
 def _serve(conn: Connection, owner: int, niceness: int) -> None:
     """A worker's life: each piece of work received is done and its result (or the exception
-    it raised) sent back, in order, until the pipe closes or None comes."""
+    it raised) sent back, in order, until the pipe closes or None comes. A piece submitted
+    with `submit_kept` gets the worker's `Kept` as its first argument."""
     _start_worker(owner, niceness)
+    kept = Kept()
     while True:
         try:
-            work: tuple[Callable[..., object], tuple[object, ...]] | None = conn.recv()
+            work: tuple[Callable[..., object], tuple[object, ...], bool] | None = conn.recv()
         except (EOFError, OSError):
             return
         if work is None:
             return
-        function, args = work
+        function, args, with_kept = work
         try:
-            answer: tuple[bool, object] = (True, function(*args))
+            answer: tuple[bool, object] = (True, function(kept, *args) if with_kept else function(*args))
         except Exception as exc:  # noqa: BLE001 - the caller decides; the worker serves on
             answer = (False, exc)
         try:
@@ -136,13 +155,21 @@ class WorkerPool:
         """Hand `function(*args)` to the worker with the least work waiting (started on first
         use). WorkerFailed if the pool is not usable or the work cannot be handed over (the pool
         is then given up)."""
+        return self._submit(function, args, with_kept=False)
+
+    def submit_kept(self, function: Callable[..., T], *args: object) -> Pending[T]:
+        """`submit`, the work run as ``function(kept, *args)``: `kept` is what the worker that
+        runs it kept from the work it did before (`Kept`)."""
+        return self._submit(function, args, with_kept=True)
+
+    def _submit(self, function: Callable[..., T], args: tuple[object, ...], *, with_kept: bool) -> Pending[T]:
         with self._lock:
             if not self.usable:
                 raise WorkerFailed(f"no {self.name}")
             try:
                 workers = self._started()
                 worker = min(workers, key=lambda w: len(w.waiting))
-                worker.conn.send((function, args))
+                worker.conn.send((function, args, with_kept))
             except Exception as exc:
                 self.give_up(exc)
                 raise WorkerFailed(f"the {self.name} cannot take work: {exc!r}") from exc

@@ -544,7 +544,7 @@ class Runner:
             new = replace(
                 new, database=old.database, inbox=old.inbox, outbox=old.outbox, log=old.log, metrics=old.metrics
             )
-        self.app.settings = new
+        self.app.use_settings(new)
         self.app.renderer.reload()
         for job_id, seconds in self._intervals().items():
             if seconds != getattr(old.schedule, f"{job_id}_seconds"):

@@ -38,7 +38,7 @@ def open_app(args: argparse.Namespace) -> App:
 
     app = build_app(load(args))
     if app.settings.outbox.kind == "smtp":
-        app.mailer = RelayWatch(app.mailer)
+        app.use_mailer(RelayWatch(app.mailer))
     return app
 
 

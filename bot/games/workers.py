@@ -28,7 +28,7 @@ from pathlib import Path
 from bot.dice import Entropy
 from bot.faults import CrashPoint
 from bot.games.deadline import INLINE, Due, WorkedOut, work_out_due
-from bot.processes import Pending, WorkerFailed, WorkerPool
+from bot.processes import Kept, Pending, WorkerFailed, WorkerPool
 from bot.settings import Settings
 from bot.shell import Shell
 
@@ -54,8 +54,8 @@ class Chunk:
     entropy: Entropy  # the service's source of dice secrets (bot.dice): the next turns open here
 
 
-# What the worker process runs: a chunk -> its turns worked out.
-WorkerEntry = Callable[[Chunk], list[WorkedOut]]
+# What the worker process runs: (what the worker kept, a chunk) -> its turns worked out.
+WorkerEntry = Callable[[Kept, Chunk], list[WorkedOut]]
 
 
 class ProcessTurnWorker:
@@ -87,7 +87,7 @@ class ProcessTurnWorker:
                     chunks[sent],
                     shell.entropy,
                 )
-                ahead.append(self._pool.submit(self.entry, chunk))
+                ahead.append(self._pool.submit_kept(self.entry, chunk))
                 sent += 1
 
         try:

@@ -95,16 +95,26 @@ def test_the_shell_and_the_service_are_built_once(tmp_path: Path) -> None:
 
 
 def test_new_settings_reach_the_shell_and_the_service_built_before(tmp_path: Path) -> None:
-    """The SIGHUP reload assigns ``app.settings``: the jobs that run after it see the new ones."""
+    """The SIGHUP reload gives the App new settings (`use_settings`): the jobs that run after
+    it see the new ones; each value is held once (the App reads it from the Shell or the
+    Service), so there is no copy to fall behind."""
     app, *_ = make_app(tmp_path)
     with app:
         service = app.service
         new = replace(app.settings, bot=replace(app.settings.bot, public_url="https://races.example.org/"))
-        app.settings = new
-        assert app.shell.settings is new and service.shell.settings is new
+        app.use_settings(new)
+        assert app.settings is new and app.shell.settings is new and service.shell.settings is new
         other = FakeInbox()
-        app.inbox = other
-        assert service.inbox is other
+        app.use_inbox(other)
+        assert app.inbox is other and service.inbox is other
+
+
+def test_the_app_is_told_of_a_new_value_not_assigned_one(tmp_path: Path) -> None:
+    """No hidden forwarding (issue 28): the App's values are read-only properties; assigning
+    one fails at once instead of silently reaching (or missing) the Shell and the Service."""
+    app, *_ = make_app(tmp_path)
+    with app, pytest.raises(AttributeError):
+        app.settings = app.settings  # type: ignore[misc]
 
 
 def test_build_app_closes_what_it_built_when_a_later_adapter_fails(

@@ -186,7 +186,7 @@ class CrashingInbox(FakeInbox):
 def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft: App) -> None:
     """architecture.md step 2: the mail is marked done only after the commit; refetched, it is a duplicate."""
     crashing = CrashingInbox()
-    racecraft.inbox = crashing
+    racecraft.use_inbox(crashing)
     crashing.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "USE 3", sender=ADDRESS["seb"]))
     with pytest.raises(ConnectionError):
         racecraft.service.poll()

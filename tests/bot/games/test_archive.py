@@ -33,8 +33,10 @@ gapp = gm_helpers.gapp
 
 def with_archive(app: App, tmp_path: Path) -> Path:
     root = tmp_path / "site"
-    app.settings = replace(
-        app.settings, bot=replace(app.settings.bot, archive_dir=str(root), public_url="https://races.example.org/")
+    app.use_settings(
+        replace(
+            app.settings, bot=replace(app.settings.bot, archive_dir=str(root), public_url="https://races.example.org/")
+        )
     )
     return root
 

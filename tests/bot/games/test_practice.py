@@ -207,8 +207,11 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
     from dataclasses import replace
 
     root = tmp_path / "site"
-    gapp.settings = replace(
-        gapp.settings, bot=replace(gapp.settings.bot, archive_dir=str(root), public_url="https://races.example.org/")
+    gapp.use_settings(
+        replace(
+            gapp.settings,
+            bot=replace(gapp.settings.bot, archive_dir=str(root), public_url="https://races.example.org/"),
+        )
     )
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)

@@ -229,7 +229,7 @@ def test_a_turn_picture_is_drawn_once_and_the_same_bytes_go_to_everyone(
 
 def test_racecraft_final_mail_shows_the_result_and_the_archive_link(app: App) -> None:
     """issue 11.2: with [bot] public_url, the HTML links the archive, as the text does."""
-    app.settings = replace(app.settings, bot=replace(app.settings.bot, public_url="https://races.example.org/a/"))
+    app.use_settings(replace(app.settings, bot=replace(app.settings.bot, public_url="https://races.example.org/a/")))
     start(app, "racecraft")
     run_turns(app, 8)
     finals = [m for m in mails(app) if kind_of(m) == "final"]
