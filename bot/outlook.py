@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import enum
 import logging
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -20,7 +21,7 @@ from bot import store
 from bot.clock import as_utc
 from bot.models import Game, Player, Seat
 from bot.store import orders_on_file
-from rules.api import AnyGame, GameOrder, GameState
+from rules.api import AnyGame, GameOrder, GameState, Resolution
 
 log = logging.getLogger("flagman.games")
 
@@ -115,3 +116,16 @@ def of_turn(game: Game, rules: AnyGame, state: GameState, subs: store.BySeat) ->
         else:
             seats.append(SeatOutlook(name, rules.default_orders(state, name), Source.DEFAULT))
     return Outlook(tuple(seats), submission_order(rules, game, state, subs))
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A resolution as the shell stores it, with who was defaulted and the order in which
+    the others' final orders arrived (`bot.outlook.submission_order`)."""
+
+    resolution: Resolution[GameState]
+    orders: dict[str, tuple[GameOrder, ...]]
+    defaulted: tuple[str, ...]
+    submitted: tuple[str, ...] = ()
+    seed: int = 0  # the seed the dice used (bot.dice.seed_for)
+    filled: Mapping[str, str] = field(default_factory=dict)  # a defaulted seat -> "plot" (the GM's) or "default"

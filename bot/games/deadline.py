@@ -47,9 +47,10 @@ from sqlalchemy.orm import Session, selectinload
 from bot import letters, store
 from bot.faults import CrashPoint
 from bot.games import archive, observers, reminders, seats, turns
-from bot.games.turns import Outcome, TurnWrites
+from bot.games.turns import TurnWrites
 from bot.letters.cache import DrawnPictures, LetterCache
 from bot.models import Game, Seat, Turn
+from bot.outlook import Outcome
 from bot.pictures import needs_history
 from bot.shell import Shell
 

@@ -19,9 +19,8 @@ import logging
 import random
 import secrets as pysecrets
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import insert, inspect, select, update
 from sqlalchemy.orm import Session, selectinload
@@ -29,18 +28,14 @@ from sqlalchemy.orm import Session, selectinload
 from bot import dice, letters, outlook, store
 from bot.clock import as_utc
 from bot.games import observers, robots
+from bot.letters import sheets
 from bot.letters.cache import LetterCache
-from bot.letters.context import deadline_text, game_context
-from bot.letters.pictures import html_body
 from bot.letters.reports import public_report
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
-from bot.mail_out import calendar as ical
 from bot.mail_out import outbox as mailout
-from bot.mail_out.html import html_template
-from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
-from bot.pictures import draw_options
+from bot.outlook import Outcome
 from bot.schedules import (
     find_zone,
     next_deadline,
@@ -50,8 +45,8 @@ from bot.schedules import (
 )
 from bot.shell import Shell
 from bot.store import orders_on_file
-from rules import fair, find_game
-from rules.api import AnyGame, GameOrder, GameState, Resolution, Stall, View, Viewer, turn_seed
+from rules import find_game
+from rules.api import AnyGame, GameState, Stall, turn_seed
 
 log = logging.getLogger("flagman.games")
 
@@ -238,8 +233,8 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     robots.file_orders(session, rules, game, turn, state, seats, shell.now())  # on file as the turn opens
     cache = LetterCache()  # the sheets of the start share their picture and public report
     for seat in store.mailed_seats(game):
-        _queue_seat_mail(shell, session, game, rules, state, turn, seat, "turn_sheet", None, cache=cache)
-    _queue_gm_mail(shell, session, game, rules, state, turn, "turn_sheet_gm", None, cache=cache)
+        sheets.post_seat_letter(shell, session, game, rules, state, turn, seat, "turn_sheet", None, cache=cache)
+    sheets.post_gm_letter(shell, session, game, rules, state, turn, "turn_sheet_gm", None, cache=cache)
     log.info("game %s started: %s, %d players", game.name, rules.title, len(seats))
     return turn
 
@@ -338,19 +333,6 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
     )
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """A resolution as the shell stores it, with who was defaulted and the order in which
-    the others' final orders arrived (`bot.outlook.submission_order`)."""
-
-    resolution: Resolution[GameState]
-    orders: dict[str, tuple[GameOrder, ...]]
-    defaulted: tuple[str, ...]
-    submitted: tuple[str, ...] = ()
-    seed: int = 0  # the seed the dice used (bot.dice.seed_for)
-    filled: Mapping[str, str] = field(default_factory=dict)  # a defaulted seat -> "plot" (the GM's) or "default"
-
-
 def compute(
     session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn, subs: store.BySeat | None = None
 ) -> Outcome:
@@ -445,7 +427,7 @@ def work_out(
     no_subs: store.BySeat = {int(str(row["seat_id"])): [OrderSubmission(**row)] for row in robot_rows}
     mails: mailout.NewRows = []
     for seat in store.mailed_seats(game):
-        _queue_seat_mail(
+        sheets.post_seat_letter(
             shell,
             session,
             game,
@@ -460,7 +442,7 @@ def work_out(
             into=mails,
             cache=cache,
         )
-    _queue_gm_mail(
+    sheets.post_gm_letter(
         shell,
         session,
         game,
@@ -533,303 +515,15 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
     )
 
 
-# -- mail contexts ---------------------------------------------------------------------------
-
-
-def _filled_by(outcome: Outcome | None, seat: str) -> str:
-    """What a defaulted seat's orders were (issue 29: the results say the GM's plot was used)."""
-    return "the GM's plot" if outcome is not None and outcome.filled.get(seat) == "plot" else "the default"
-
-
-def committed(turn: Turn | None) -> str | None:
-    """The commitment to the open turn's dice secret, for its sheets (issue 31)."""
-    return fair.commitment(turn.secret) if turn is not None and turn.secret is not None else None
-
-
-def revealed(game: Game, rules: AnyGame, resolved: Turn, outcome: Outcome | None) -> dict[str, object] | None:
-    """What the results reveal of a resolved turn's dice (issue 31): the secret, and the receipt of
-    every order set used (a default marked)."""
-    if outcome is None or resolved.secret is None:
-        return None
-    receipts = dice.receipts(game.name, resolved.number, resolved.secret, rules, outcome.orders)
-    return {
-        "secret": resolved.secret,
-        "commitment": fair.commitment(resolved.secret),
-        "receipts": [
-            {"seat": seat, "receipt": receipts[seat], "defaulted": seat in outcome.defaulted}
-            for seat in sorted(receipts)
-        ],
-    }
-
-
-def seat_context(
-    shell: Shell,
-    session: Session,
-    game: Game,
-    rules: AnyGame,
-    state: GameState,
-    turn: Turn | None,
-    seat: Seat,
-    outcome: Outcome | None = None,
-    resolved: Turn | None = None,
-    subs: store.BySeat | None = None,
-    *,
-    cache: LetterCache,
-) -> dict[str, Any]:
-    zone = seat.player.timezone
-    expected = turn is not None and seat.name in rules.expected_players(state)
-    on_file_text: str | None = None
-    default_text: str | None = None
-    if turn is not None and expected:
-        seat_subs = store.submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
-        on_file = orders_on_file(rules, state, seat, seat_subs)
-        on_file_text = rules.format_orders(on_file) if on_file is not None else None
-        default_text = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
-    ctx = game_context(shell, game, rules)
-    ctx.update(
-        {
-            "seat": {"name": seat.name, "display": seat.player.name, "address": seat.player.address},
-            "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
-            "report": public_report(shell.renderer, cache, rules, state, outcome, robots.robot_names(game.seats)),
-            "robots": robots.robot_names(game.seats),
-            "turn": {
-                "number": turn.number if turn else None,
-                "label": turn.label if turn else None,
-                "deadline": deadline_text(turn, zone),
-                "expected": expected,
-                "early": game.early_resolution,
-                "needs_no_orders": turn is not None and not rules.expected_players(state),
-                "commitment": committed(turn),
-            },
-            "resolved": {
-                "number": resolved.number,
-                "label": resolved.label,
-                "defaulted": list(outcome.defaulted) if outcome else [],
-                "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
-                "you_defaulted_by": _filled_by(outcome, seat.name),
-                "correction": bool(resolved.corrections),
-                "dice": revealed(game, rules, resolved, outcome),
-            }
-            if resolved
-            else None,
-            "help": rules.order_help(state, seat.name) if expected else "",
-            "on_file": on_file_text,
-            "default": default_text,
-            "timezone": zone,
-        }
-    )
-    return ctx
-
-
-def gm_context(
-    shell: Shell,
-    session: Session,
-    game: Game,
-    rules: AnyGame,
-    state: GameState,
-    turn: Turn | None,
-    outcome: Outcome | None = None,
-    resolved: Turn | None = None,
-    subs: store.BySeat | None = None,
-    *,
-    cache: LetterCache,
-) -> dict[str, Any]:
-    ctx = game_context(shell, game, rules)
-    missing = []
-    if turn is not None:
-        by_seat = store.turn_submissions(session, turn) if subs is None else subs
-        for name in sorted(rules.expected_players(state)):
-            seat = store.seat_named(game, name)
-            if seat is None or orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) is None:
-                missing.append(name)
-    ctx.update(
-        {
-            "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
-            "report": public_report(shell.renderer, cache, rules, state, outcome, robots.robot_names(game.seats)),
-            "robots": robots.robot_names(game.seats),
-            "turn": {
-                "number": turn.number if turn else None,
-                "label": turn.label if turn else None,
-                "deadline": deadline_text(turn, game.timezone),
-                "expected": False,
-                "needs_no_orders": turn is not None and not rules.expected_players(state),
-                "commitment": committed(turn),
-            },
-            "resolved": {
-                "number": resolved.number,
-                "label": resolved.label,
-                "defaulted": list(outcome.defaulted) if outcome else [],
-                "you_defaulted": False,
-                "correction": bool(resolved.corrections),
-                "defaulted_by": [
-                    {"seat": name, "by": _filled_by(outcome, name), "orders": rules.format_orders(outcome.orders[name])}
-                    for name in outcome.defaulted
-                ]
-                if outcome
-                else [],
-                "dice": revealed(game, rules, resolved, outcome),
-            }
-            if resolved
-            else None,
-            "missing": missing,
-            "seats": [
-                {
-                    "name": s.name,
-                    "display": s.player.name,
-                    "address": s.player.address,
-                    "active": s.active,
-                    "nmr_streak": s.nmr_streak,
-                }
-                for s in game.seats
-            ],
-            "timezone": game.timezone,
-        }
-    )
-    return ctx
-
-
-def _queue_seat_mail(
-    shell: Shell,
-    session: Session,
-    game: Game,
-    rules: AnyGame,
-    state: GameState,
-    turn: Turn | None,
-    seat: Seat,
-    template: str,
-    outcome: Outcome | None,
-    resolved: Turn | None = None,
-    subs: store.BySeat | None = None,
-    into: mailout.NewRows | None = None,
-    note: str | None = None,
-    *,
-    cache: LetterCache,
-) -> None:
-    ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache)
-    if note:
-        ctx["note"] = note
-    if template == "turn_sheet":
-        # The first sheet of a seat tells its holder the seat password (mail-interface.md,
-        # identity): this mail goes to the seat's registered address only, never in a log.
-        ctx["seat"]["password"] = seat.secret
-    rendered = shell.renderer.render(template, ctx, game=game.kind)
-    own = _own_picture(shell, game, template, ctx["view"], seat, turn, resolved)
-    if own is not None:
-        ctx["options_picture"] = own[0]
-    ctx["one_tap"] = (
-        one_tap_links(shell, game, rules, state, turn, seat)
-        if html_template(shell.renderer, game.kind, template) is not None
-        else []
-    )
-    html = html_body(
-        shell.renderer,
-        session,
-        cache,
-        game,
-        rules,
-        template,
-        ctx,
-        state=state,
-        turn=turn,
-        resolved=resolved,
-        domain=shell.settings.bot.domain,
-    )
-    if html is not None and own is not None:
-        html = dataclasses.replace(html, images=(*html.images, own[1]))
-    # The deadline in the player's calendar (issue 19): the open turn's, and the cancel of a turn resolved early.
-    calendars = ical.seat_parts(
-        ical.Sender(shell.settings.bot.address, shell.settings.bot.name),
-        shell.now(),
-        game,
-        rules,
-        state,
-        turn,
-        seat,
-        template,
-        resolved=resolved,
-        resolved_seats=tuple(outcome.orders) if outcome is not None else (),
-    )
-    letters.post(
-        shell, session, letters.ToSeat(seat), rendered, kind=template, html=html, into=into, calendars=calendars
-    )
-
-
-def one_tap_links(
-    shell: Shell, game: Game, rules: AnyGame, state: GameState, turn: Turn | None, seat: Seat
-) -> list[dict[str, str]]:
-    """Orders in one tap (issue 19): for the HTML of the seat's own mail, each legal one-line
-    order of the open turn as a ``mailto:`` link to the seat's signed reply address with the
-    order in the subject (the bot reads it from there, `Intake._subject_orders`). The signed
-    address goes into this seat's mail alone, as its Reply-To does."""
-    if turn is None or game.status != GameStatus.ACTIVE:
-        return []
-    address = shell.reply_address(game.name, seat.name, seat.reply_salt)
-    return [
-        {"label": label, "order": order, "href": mailto_link(address, order)}
-        for label, order in one_tap_orders(rules, state, seat.name)
-    ]
-
-
-def _own_picture(
-    shell: Shell, game: Game, template: str, view: View, seat: Seat, turn: Turn | None, resolved: Turn | None
-) -> tuple[dict[str, object], mailout.InlineImage] | None:
-    """The seat's own options this turn as a picture (issue 16), for the HTML of its mail:
-    drawn from the seat's own view, so it goes into this seat's mail alone (the turn's public
-    picture is still drawn once for everyone). None when the mail has no HTML or the game
-    draws no options for this view."""
-    if html_template(shell.renderer, game.kind, template) is None:
-        return None
-    picture = draw_options(game.kind, view)
-    if picture is None:
-        return None
-    number = resolved.number if resolved is not None else (turn.number if turn is not None else 0)
-    cid = f"options{number}.{seat.name}.{game.name}.picture@{shell.settings.bot.domain}"
-    shown = {"cid": cid, "alt": picture.alt, "width": picture.width, "height": picture.height}
-    return shown, mailout.InlineImage(cid, picture.png, f"{game.name}-turn-{number}-{seat.name}.png")
-
-
-def _queue_gm_mail(
-    shell: Shell,
-    session: Session,
-    game: Game,
-    rules: AnyGame,
-    state: GameState,
-    turn: Turn | None,
-    template: str,
-    outcome: Outcome | None,
-    resolved: Turn | None = None,
-    subs: store.BySeat | None = None,
-    into: mailout.NewRows | None = None,
-    *,
-    cache: LetterCache,
-) -> None:
-    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache)
-    if template == "turn_sheet_gm":
-        ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
-    rendered = shell.renderer.render(template, ctx, game=game.kind)
-    html = html_body(
-        shell.renderer,
-        session,
-        cache,
-        game,
-        rules,
-        template,
-        ctx,
-        state=state,
-        turn=turn,
-        resolved=resolved,
-        domain=shell.settings.bot.domain,
-    )
-    letters.post(shell, session, letters.ToGm(game), rendered, kind=template, html=html, into=into)
-
-
 def queue_seat_mail(
     shell: Shell, session: Session, game: Game, seat: Seat, template: str, *, note: str | None = None
 ) -> None:
     """A mail about the game as it stands now (turn sheet, status...) to one seat; `note`, a
     paragraph at its top (REPLACE: whose seat the new player takes over)."""
     rules, state, turn = current_state(session, game)
-    _queue_seat_mail(shell, session, game, rules, state, turn, seat, template, None, note=note, cache=LetterCache())
+    sheets.post_seat_letter(
+        shell, session, game, rules, state, turn, seat, template, None, note=note, cache=LetterCache()
+    )
 
 
 def due_turns(session: Session, now: datetime, *, among: Collection[int] | None = None) -> list[tuple[Game, Turn]]:

@@ -12,7 +12,7 @@ from rules.api import AnyGame, GameState, Resolution, Viewer
 
 
 class Resolves(Protocol):
-    """What a report needs of a turn's outcome (`bot.games.turns.Outcome`): its resolution."""
+    """What a report needs of a turn's outcome (`bot.outlook.Outcome`): its resolution."""
 
     @property
     def resolution(self) -> Resolution[GameState]: ...

@@ -21,6 +21,7 @@ from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.games import turns
 from bot.games.turns import PlayerSpec, create_game
+from bot.letters import sheets
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, Outbox, Turn
 from bot.settings import DatabaseSettings
@@ -123,7 +124,7 @@ def per_mail(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
     the (mail, view) pairs seen."""
     seen: list[tuple[str, Any]] = []
     for name in ("seat_context", "gm_context"):
-        original = getattr(turns, name)
+        original = getattr(sheets, name)
 
         def own(*args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> dict[str, Any]:
             ctx: dict[str, Any] = _original(*args, **kwargs)
@@ -132,7 +133,7 @@ def per_mail(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
             seen.append((_name, ctx["view"]))
             return ctx
 
-        monkeypatch.setattr(turns, name, own)
+        monkeypatch.setattr(sheets, name, own)
     return seen
 
 
