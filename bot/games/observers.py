@@ -11,21 +11,14 @@ answered a confirmation mail (bot.mail_in.tokens); UNOBSERVE stops it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import datetime
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bot import letters, store
-from bot.clock import as_utc
-from bot.letters.context import game_context
-from bot.mail_out import outbox as mailout
-from bot.mail_out.render import PublicReport
-from bot.models import Game, Observer, Turn
-from bot.schedules import format_local
-from bot.shell import Shell
-from rules.api import AnyGame
+from bot import store
+from bot.models import Game, Observer
 
 MAX_OBSERVERS = 200  # per game: results mail is one mail per observer per turn
 
@@ -96,48 +89,4 @@ def move(session: Session, old: str, new: str) -> None:
             row.address = new.lower()
 
 
-def queue_results(
-    shell: Shell,
-    session: Session,
-    game: Game,
-    rules: AnyGame,
-    report: PublicReport,
-    resolved: Turn,
-    next_turn: Turn | None,
-    defaulted: Sequence[str],
-    *,
-    into: mailout.NewRows | None = None,
-) -> int:
-    """The public results of `resolved` to each observer of `game` (the final result when the
-    game ended with it): one mail each, to the plain address. Returns how many."""
-    addresses = observers_of(session, game)
-    if not addresses:
-        return 0
-    deadline = None
-    if (
-        next_turn is not None
-        and next_turn.deadline is not None
-        and rules.expected_players(rules.load_state(next_turn.state))
-    ):
-        deadline = format_local(as_utc(next_turn.deadline), game.timezone)
-    context = {
-        **game_context(shell, game, rules),
-        "report": report,
-        "view": report.view,
-        "resolved": {
-            "number": resolved.number,
-            "label": resolved.label,
-            "defaulted": list(defaulted),
-            "correction": bool(resolved.corrections),
-        },
-        "next": {"label": next_turn.label, "deadline": deadline} if next_turn is not None else None,
-        "timezone": game.timezone,
-        "robots": [seat.name for seat in game.seats if seat.robot],
-    }
-    rendered = shell.renderer.render("observer_results", context, game=game.kind)
-    for address in addresses:
-        letters.post(shell, session, letters.ToAddress(address), rendered, kind="observer", game=game, into=into)
-    return len(addresses)
-
-
-__all__ = ["MAX_OBSERVERS", "is_observing", "move", "observe", "observers_of", "queue_results", "unobserve"]
+__all__ = ["MAX_OBSERVERS", "is_observing", "move", "observe", "observers_of", "unobserve"]

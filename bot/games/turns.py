@@ -25,10 +25,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import insert, inspect, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from bot import dice, letters, outlook, store
+from bot import dice, outlook, store
 from bot.clock import as_utc
 from bot.games import observers, robots
-from bot.letters import sheets
+from bot.letters import results, sheets
 from bot.letters.cache import LetterCache
 from bot.letters.reports import public_report
 from bot.mail_in.addresses import address_problem
@@ -46,7 +46,7 @@ from bot.schedules import (
 from bot.shell import Shell
 from bot.store import orders_on_file
 from rules import find_game
-from rules.api import AnyGame, GameState, Stall, turn_seed
+from rules.api import AnyGame, GameState, turn_seed
 
 log = logging.getLogger("flagman.games")
 
@@ -457,31 +457,16 @@ def work_out(
         cache=cache,
     )
     report = public_report(shell.renderer, cache, rules, new_state, outcome, robots.robot_names(game.seats))
-    observers.queue_results(shell, session, game, rules, report, turn, next_turn, outcome.defaulted, into=mails)
+    addresses = observers.observers_of(session, game)
+    results.post_observer_results(
+        shell, session, game, rules, report, turn, next_turn, outcome.defaulted, addresses, into=mails
+    )
     stall = rules.stall(new_state) if next_turn is not None else None
     if stall is not None:
-        stall_notice(shell, session, game, rules, new_state, stall, into=mails)
+        results.post_stall_notice(shell, session, game, stall, rules.players(new_state), into=mails)
     return TurnWrites(
         outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails), tuple(robot_rows)
     )
-
-
-def stall_notice(
-    shell: Shell, session: Session, game: Game, rules: AnyGame, state: GameState, stall: Stall, *, into: mailout.NewRows
-) -> None:
-    """A race that no longer gets nearer its end (`Game.stall`: SpeedPhreakz, after the rounds
-    its rules document): the GM is told, with the command that ends it."""
-    seat = next((s.name for s in store.active_seats(game) if s.name in rules.players(state)), None)
-    if seat is None:
-        return
-    command = f"SET {game.name} {seat} {stall.figure} {stall.value}"
-    # (the command inside a sentence: no line of the bot's own mail reads as a command when quoted, testing.md)
-    text = (
-        f"{stall.reason}\n\nTo end the race, send the command {command} (any seat's name will do). It "
-        f"{stall.ends}. The command PROCESS {game.name} then resolves that round at once. You are told again if "
-        "the race stays stalled."
-    )
-    letters.notice(shell, session, letters.ToGm(game), "The race is stalled", text, kind="stall", game=game, into=into)
 
 
 def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:
