@@ -158,20 +158,24 @@ def _terrain_cell(sheet: Sheet, x: float, y: float, size: int, char: str) -> Non
 # -- bands: a map cut into parts a phone shows whole ------------------------------------------------
 
 
-def _spans(circuit: Circuit, course: Sequence[CourseMark]) -> list[tuple[float, float]]:
-    """The stretches of x (in squares) a cut between columns should not cross: each
-    checkpoint's and the line's row of cells, and each course mark's arrow and number."""
-    spans: list[tuple[float, float]] = [
-        (min(s.x for s in cells), max(s.x for s in cells) + 1.0) for cells in circuit.checkpoints if cells
-    ]
-    if circuit.finish_cells:
-        spans.append((min(s.x for s in circuit.finish_cells), max(s.x for s in circuit.finish_cells) + 1.0))
+def _spans(circuit: Circuit, course: Sequence[CourseMark], y0: int, y1: int) -> list[tuple[float, float]]:
+    """The stretches of x (in squares) a cut between columns should not cross, among rows
+    y0..y1: each checkpoint's and the line's row of cells, and each course mark's arrow and
+    number."""
+    rows = range(y0, y1 + 1)
+    spans: list[tuple[float, float]] = []
+    for cells in (*circuit.checkpoints, circuit.finish_cells):
+        xs = [s.x for s in cells if s.y in rows]
+        if xs:
+            spans.append((min(xs), max(xs) + 1.0))
     for mark in course:
+        if mark.square.y not in rows:
+            continue
         cx = mark.square.x + 0.5
         dx, dy = mark.heading.vector
         badge = cx - 0.2 * dx - 0.9 * dy
-        xs = (cx + 0.2 * dx, cx + 1.6 * dx, badge - 0.45, badge + 0.45, cx - 0.3, cx + 0.3)
-        spans.append((min(xs), max(xs)))
+        reach = [cx + 0.2 * dx, cx + 1.6 * dx, badge - 0.45, badge + 0.45, cx - 0.3, cx + 0.3]
+        spans.append((min(reach), max(reach)))
     return spans
 
 
@@ -183,14 +187,15 @@ def _cuts(x0: int, x1: int, spans: Sequence[tuple[float, float]]) -> list[int]:
     count = math.ceil(columns / BAND_COLUMNS)
     cuts: list[int] = []
     for k in range(1, count):
-        ideal = x0 + round(k * columns / count)
+        even = x0 + k * columns / count
+        ideal = round(even)
         before = cuts[-1] if cuts else x0
         fits = [
             c
             for c in range(ideal - 3, ideal + 4)
             if 0 < c - before <= WIDEST_BAND and 0 < x1 + 1 - c <= WIDEST_BAND * (count - k)
         ]
-        cuts.append(min(fits or [ideal], key=lambda c: (sum(lo < c < hi for lo, hi in spans), abs(c - ideal), c)))
+        cuts.append(min(fits or [ideal], key=lambda c: (sum(lo < c < hi for lo, hi in spans), abs(c - even), c)))
     return cuts
 
 
@@ -213,7 +218,7 @@ def bands(
     the widest band lets (up to `largest`). (Cached: a map's bands do not change; the frames
     are not to be changed.)"""
     x0, y0, x1, y1 = window
-    firsts = [x0, *_cuts(x0, x1, _spans(circuit, course))]
+    firsts = [x0, *_cuts(x0, x1, _spans(circuit, course, y0, y1))]
     lasts = [c - 1 for c in firsts[1:]] + [x1]
     room = width - 2 * (MARGIN + _ruler_w(y1))
     cell = max(8, min(largest, room // max(b - a + 1 for a, b in zip(firsts, lasts, strict=True))))

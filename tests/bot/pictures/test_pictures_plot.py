@@ -286,7 +286,7 @@ def test_the_map_is_cut_into_bands_a_phone_shows_whole(map_name: str) -> None:
     assert len(frames) == math.ceil(view.circuit.width / sp_picture.BAND_COLUMNS) >= 2
     picture = pictures.draw("speedphreakz", Scene((view,), ()))
     assert picture is not None and picture.width <= PHONE_WIDTH
-    spans = sp_picture._spans(view.circuit, view.course)
+    spans = sp_picture._spans(view.circuit, view.course, 0, view.circuit.height - 1)
     for frame in frames:
         assert frame.x1 - frame.x0 + 1 <= sp_picture.WIDEST_BAND and frame.cell >= 17
         assert 0 <= frame.left - 14 and frame.left + frame.width + 14 <= picture.width  # the y rulers fit
@@ -296,6 +296,22 @@ def test_the_map_is_cut_into_bands_a_phone_shows_whole(map_name: str) -> None:
     assert tops == sorted(tops) and all(
         b - a >= frames[0].height + 2 * sp_picture.RULER for a, b in zip(tops, tops[1:], strict=False)
     )
+
+
+def test_a_cut_moves_off_an_arrow_where_it_can_and_only_as_far_as_it_must() -> None:
+    """Issue 30: "cuts avoid checkpoint arrows where they can": 32 columns are cut in the middle;
+    an arrow over the middle moves the cut to the nearest column clear of it, unless that
+    leaves a band wider than `WIDEST_BAND` (then the arrow is cut); only what is drawn in the
+    rows shown counts (an options window above a checkpoint is cut as if it were not there)."""
+    assert sp_picture._cuts(0, 31, []) == [16]
+    assert sp_picture._cuts(0, 31, [(15.2, 16.8)]) == [15]
+    assert sp_picture._cuts(0, 31, [(14.9, 17.2)]) == [16]
+    assert sp_picture._cuts(0, 47, [(15.5, 16.5)]) == [15, 32]
+    chicane = sp_view("chicane")
+    third = next(mark for mark in chicane.course if mark.number == 3)
+    covers = [(lo, hi) for lo, hi in sp_picture._spans(chicane.circuit, chicane.course, 0, 14) if lo < 8 < hi]
+    assert covers and third.square.y > 8
+    assert not [(lo, hi) for lo, hi in sp_picture._spans(chicane.circuit, chicane.course, 0, 8) if lo < 8 < hi]
 
 
 def test_a_path_over_a_band_edge_is_cut_there_and_goes_on_in_the_next_band() -> None:
