@@ -22,6 +22,7 @@ from bot.answers import Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
 from bot.games import turns as G
+from bot.games.counts import what_counts
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
@@ -321,10 +322,15 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # so the player sees that what was used is what they sent.
     receipt = fair.receipt(game.name, seat.name, turn.number, turn.secret, on_file_text) if turn.secret else None
     complete = rules.is_complete(state, seat.name, merged)
+    # What the deadline will use (issue 29): the set, each missing part filled as the
+    # resolution fills it, named line by line.
+    counting = what_counts(rules, state, seat, merged)
     ctx.update(
         {
             "understood": canonical,
-            "on_file": on_file_text,
+            "on_file": counting.text,
+            "filled": "\n".join(counting.filled),
+            "later": list(counting.later),
             "receipt": receipt,
             "complete": complete,
             "missing": list(rules.missing_orders(state, seat.name, merged)),
