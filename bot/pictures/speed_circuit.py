@@ -351,13 +351,17 @@ def _title(view: SpeedCircuitView, width: int) -> list[str]:
     return lines
 
 
-def _car_label(car: CarOnTrack) -> str:
-    label = f"{car.place}. {car.player}"
+def _car_label(sheet: Sheet, car: CarOnTrack, room: float) -> str:
+    """`place. name (status)` in `room` px at `TEXT`: the name shortened first, so the status
+    shows (its detail is in the alt text and the table)."""
+    status = ""
     if car.status is not Status.RACING:
-        return label + f" ({car.status.value})"  # the detail is in the alt text and the table
-    if car.where and car.where.startswith(("pits", "beside")):
-        return label + f" ({car.where})"
-    return label
+        status = f" ({car.status.value})"
+    elif car.where and car.where.startswith(("pits", "beside")):
+        status = f" ({car.where})"
+    lead = f"{car.place}. "
+    name = sheet.fit(car.player, TEXT, room - sheet.text_width(lead + status, TEXT) - 4)
+    return sheet.fit(lead + name + status, TEXT, room)
 
 
 CAR_LINE = 20  # a line of the legend's cars
@@ -416,7 +420,7 @@ def draw(scene: Scene) -> Picture:
         x = lay.margin + (k % 2) * column_w
         y = legend_top + (k // 2) * CAR_LINE
         sheet.marker(index[car.player], x + R + 1, y, R, letters[car.player])
-        label = sheet.fit(_car_label(car), TEXT, column_w - 2 * R - 8)
+        label = _car_label(sheet, car, column_w - 2 * R - 8)
         sheet.text((x + 2 * R + 5, y), label, TEXT, BLACK, "lm")
     draw_key(sheet, key, (lay.margin, legend_top + rows_of_cars * CAR_LINE - 2), TEXT, key_w, KEY_LINE)
     return Picture(sheet.png(), alt_text(now, scene.events), width, height, sheet.smallest, tuple(sheet.clipped))

@@ -10,6 +10,7 @@ records to what is drawn, and the pictures to the bar.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import io
 import random
@@ -242,3 +243,19 @@ def test_a_key_runs_onto_more_lines_rather_than_past_the_edge() -> None:
                 assert x + entry.icon_w + 4 + ink_width(text, 10) <= width, (width, text)
         assert key_lines(entries, 10, width) >= 2
         assert " ".join(" ".join(lines) for *_, lines in placed).split() == " ".join(e.text for e in entries).split()
+
+
+def test_a_long_name_in_the_speed_circuit_legend_is_shortened_and_its_status_kept() -> None:
+    """Issue 30: "long names are shortened" in the legend of the track, name first, so a car
+    that is out still says so; the line fits its column (measured independently)."""
+    from bot.pictures import speed_circuit as sc_picture
+    from rules.speed_circuit import Status
+
+    names = [letter * 30 for letter in "ab"]
+    game = find_game("speed_circuit")
+    view = game.view(game.new_game(names, {}, random.Random(1)), None, Viewer.PUBLIC)
+    car = dataclasses.replace(view.cars[0], status=Status.OUT)
+    room = 140
+    label = sc_picture._car_label(Sheet(1, 1), car, room)
+    assert label.endswith(f" ({Status.OUT.value})") and label.startswith(f"{car.place}. aaaa")
+    assert ink_width(label, sc_picture.TEXT) <= room
