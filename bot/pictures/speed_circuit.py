@@ -345,9 +345,10 @@ def _background(geo: Geometry, lines: tuple[RacingLine, ...], occupied: frozense
 
 def _title(view: SpeedCircuitView, width: int) -> list[str]:
     """The title in at most two lines over the chart (the second shortened if need be)."""
-    lines = Sheet(1, 1).wrap(f"{view.track_name}: {view.summary}", TITLE, width - 2 * TRACK.margin)
+    room = width - 2 * TRACK.margin - 4  # drawn from margin + 2, with a 2 px spare at the end
+    lines = Sheet(1, 1).wrap(f"{view.track_name}: {view.summary}", TITLE, room)
     if len(lines) > 2:
-        lines = [lines[0], Sheet(1, 1).fit(" ".join(lines[1:]), TITLE, width - 2 * TRACK.margin)]
+        lines = [lines[0], Sheet(1, 1).fit(" ".join(lines[1:]), TITLE, room)]
     return lines
 
 
@@ -676,7 +677,13 @@ def draw_options(view: SpeedCircuitView) -> Picture:
         gone = space_id in options.gone
         sheet.marker(index[car.player], cx, cy, 10, letters[car.player], hollow=gone)
         if car.player != options.player:
-            sheet.text((cx + 13, cy), shorten(car.player, 8), 10, BLACK, "lm", halo=WHITE)
+            # beside the marker, shortened to the room there (issue 30: never past the edge)
+            name = shorten(car.player, 8)
+            beside = OPTIONS_WIDTH - 2 - (cx + 13)
+            if sheet.text_width(name, 10) <= beside:
+                sheet.text((cx + 13, cy), name, 10, BLACK, "lm", halo=WHITE)
+            else:
+                sheet.text((cx - 13, cy), sheet.fit(name, 10, cx - 15), 10, BLACK, "rm", halo=WHITE)
     # The key: each cost as its badge.
     x = float(lay.margin)
     y = legend_top + 6

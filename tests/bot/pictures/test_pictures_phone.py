@@ -259,3 +259,20 @@ def test_a_long_name_in_the_speed_circuit_legend_is_shortened_and_its_status_kep
     label = sc_picture._car_label(Sheet(1, 1), car, room)
     assert label.endswith(f" ({Status.OUT.value})") and label.startswith(f"{car.place}. aaaa")
     assert ink_width(label, sc_picture.TEXT) <= room
+
+
+def test_speed_circuit_cases_a_search_found_stay_inside_the_picture() -> None:
+    """Two cases found by a random search of races (kept as tests): a title of 46 px less than
+    the chart ran 2 px past its edge (it was wrapped to a width it was not drawn in), and in
+    the options picture another car's name beside its marker in lane C ran past the right edge."""
+    from tests.rules.speed_circuit.helpers import bundled, car, race
+
+    track = bundled("harbour_loop")
+    game = find_game("speed_circuit")
+    for leader in [letter * length for letter in "dmw" for length in range(12, 31)]:
+        state = race(track, [car(leader, "B8", track, speed=100), car("b", "B2", track)], laps=3)
+        legible(pictures.draw("speed_circuit", Scene((game.view(state, None, Viewer.PUBLIC),))), f"title {leader}")
+    for space in ("C10", "C12", "C14", "B12", "A12"):
+        state = race(track, [car("ann", "B8", track, speed=100), car("dddddddd", space, track, speed=40)], laps=3)
+        mine = game.view(state, None, "ann")
+        legible(pictures.draw_options("speed_circuit", mine), f"options with a car in {space}")
