@@ -112,3 +112,24 @@ def test_orders_names_the_speed_that_fills_a_plot_without_one(gapp: App) -> None
     assert speed and speed[0].startswith("SPEED ")
     assert "fills what is missing with:\n\n    > " + speed[0] in shown
     assert "fills what is missing with:\n    > " + speed[0] in confirmation
+
+
+def test_a_refusal_names_the_gms_plot_and_the_fill_of_what_stands(gapp: App) -> None:
+    """Issue 29, cases 1 and 6, in the answer to a mail with no order in it: what stands is
+    named as it will be used -- the GM's plot as the GM's plot, and an incomplete set with the
+    line the default fills in (speed-circuit.md §8: no SPEED line, the safe plot's speed)."""
+    from tests.bot.gm_helpers import gm_says
+
+    _game(gapp, "speed_circuit", 2)
+    for _ in ("design", "qualifying"):
+        gapp.clock.advance(timedelta(hours=49))
+        cycle(gapp)
+    gm_says(gapp, "PLOT g1 p1 SPEED 40", game="g1")
+    player_says(gapp, "p1", "FLY AWAY", game="g1", address="p1@example.org")
+    refused = body_of(last(gapp, "p1@example.org")).replace("\r\n", "\n")
+    assert "you get the GM's plot:\n    > SPEED 40" in refused
+    player_says(gapp, "p0", "PAY ROLL", game="g1", address="p0@example.org")
+    player_says(gapp, "p0", "FLY AWAY", game="g1", address="p0@example.org")
+    refused = body_of(last(gapp, "p0@example.org")).replace("\r\n", "\n")
+    assert "Your earlier orders stay in force:\n    > PAY ROLL" in refused
+    assert "the game's default fills\nwhat is missing with:\n    > SPEED " in refused
