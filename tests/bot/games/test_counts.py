@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import timedelta
 
 from bot.app import App
 from bot.games.counts import Source, what_counts
@@ -19,7 +18,7 @@ from rules.speed_circuit.car import DEFAULT_DESIGN, Design
 from rules.speed_circuit.resolve import safe_plot
 from tests.bot import gm_helpers
 from tests.bot.commands.test_self_service import _game
-from tests.bot.gm_helpers import cycle, last, player_says
+from tests.bot.gm_helpers import last, past_setup, player_says
 
 gapp = gm_helpers.gapp
 
@@ -94,9 +93,7 @@ def test_orders_names_the_speed_that_fills_a_plot_without_one(gapp: App) -> None
     """ORDERS (mail-interface.md) shows the set on file and, for an incomplete one, the line the
     default adds (speed-circuit.md §8: the safe plot's speed for a plot without SPEED)."""
     _game(gapp, "speed_circuit", 2)
-    for _ in ("design", "qualifying"):
-        gapp.clock.advance(timedelta(hours=49))
-        cycle(gapp)
+    past_setup(gapp)
     player_says(gapp, "p0", "PAY ROLL", game="g1", address="p0@example.org")
     confirmation = body_of(last(gapp, "p0@example.org")).replace("\r\n", "\n")
     player_says(gapp, "p0", "ORDERS", game="g1", address="p0@example.org")
@@ -121,9 +118,7 @@ def test_a_refusal_names_the_gms_plot_and_the_fill_of_what_stands(gapp: App) -> 
     from tests.bot.gm_helpers import gm_says
 
     _game(gapp, "speed_circuit", 2)
-    for _ in ("design", "qualifying"):
-        gapp.clock.advance(timedelta(hours=49))
-        cycle(gapp)
+    past_setup(gapp)
     gm_says(gapp, "PLOT g1 p1 SPEED 40", game="g1")
     player_says(gapp, "p1", "FLY AWAY", game="g1", address="p1@example.org")
     refused = body_of(last(gapp, "p1@example.org")).replace("\r\n", "\n")

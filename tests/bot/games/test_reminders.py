@@ -14,7 +14,7 @@ from bot.games.reminders import mark_name, marks_due, parse_marks, validate_spec
 from bot.games.store import find_game_row
 from rules import find_game
 from tests.bot import gm_helpers
-from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, player_says, turns
+from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, past_setup, player_says, turns
 
 RACECRAFT = find_game("racecraft")
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
@@ -199,9 +199,7 @@ def test_a_seat_whose_set_lacks_a_part_is_reminded_with_what_fills_it(gapp: App)
     from tests.bot.commands.test_self_service import _game
 
     _game(gapp, "speed_circuit", 3)
-    for _ in ("design", "qualifying"):
-        gapp.clock.advance(timedelta(hours=49))
-        cycle(gapp)
+    past_setup(gapp)
     player_says(gapp, "p0", "PAY ROLL", game="g1", address="p0@example.org")
     player_says(gapp, "p1", "SPEED 40", game="g1", address="p1@example.org")
     deadline = turns(gapp, "g1")[-1].deadline

@@ -23,7 +23,7 @@ from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import OrderSubmission, Turn
 from bot.testing import body_of
 from rules import find_game
-from tests.bot.gm_helpers import GM, cycle, gm_says, last, new_app, player_says
+from tests.bot.gm_helpers import GM, cycle, gm_says, last, new_app, past_setup, player_says
 
 SEATS = ("p0", "p1", "p2")
 
@@ -58,9 +58,7 @@ def _game(app: App, kind: str) -> None:
         )
     app.service.send()
     if kind == "speed_circuit":  # to the race: the design and qualifying turns by default
-        for _ in ("design", "qualifying"):
-            app.clock.advance(timedelta(hours=49))
-            cycle(app)
+        past_setup(app)
 
 
 def _quoted(body: str) -> list[str]:
