@@ -22,7 +22,7 @@ from bot.answers import Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
 from bot.games import turns as G
-from bot.games.counts import what_counts
+from bot.games.counts import Source, what_counts
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
@@ -302,8 +302,15 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         }
     )
     if not parsed.orders:
-        default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
-        ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
+        standing = what_counts(rules, state, seat, earlier)
+        ctx.update(
+            {
+                "on_file": rules.format_orders(earlier) if earlier is not None else None,
+                "default": standing.text,
+                "by": standing.by,
+                "filled": "\n".join(standing.filled),
+            }
+        )
         raise Refused(
             "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
             Letter(to, shell.renderer.render("refused", ctx, game=game.kind), "refused"),
@@ -387,12 +394,17 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
 def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
     """What will count for the seat, in words: its orders on file, or the default."""
     deadline = G.deadline_text(turn, seat.player.timezone) or "the GM's call"
+    standing = what_counts(rules, state, seat, on_file)
     if on_file is not None:
         shown = "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines())
-        return f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
-    default = rules.format_orders(G.nmr_default(rules, state, seat)[0])
-    shown = "\n".join("    > " + line for line in default.splitlines())
-    return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, you get:\n\n{shown}"
+        text = f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
+        if standing.filled:
+            fill = "\n".join("    > " + line for line in standing.filled)
+            text += f"\n\nIt is not a complete set: the game's default fills what is missing with:\n\n{fill}"
+        return text
+    shown = "\n".join("    > " + line for line in standing.text.splitlines())
+    gets = "you get the GM's plot" if standing.source is Source.PLOT else "you get"
+    return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, {gets}:\n\n{shown}"
 
 
 def what_stands(batch: Batch, session: Session, seat: Seat) -> str:

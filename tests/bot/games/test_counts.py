@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import timedelta
 
 from bot.app import App
 from bot.games.counts import Source, what_counts
@@ -19,7 +18,7 @@ from rules.speed_circuit.car import DEFAULT_DESIGN, Design
 from rules.speed_circuit.resolve import safe_plot
 from tests.bot import gm_helpers
 from tests.bot.commands.test_self_service import _game
-from tests.bot.gm_helpers import cycle, last, player_says
+from tests.bot.gm_helpers import last, past_setup, player_says
 
 gapp = gm_helpers.gapp
 
@@ -94,9 +93,7 @@ def test_orders_names_the_speed_that_fills_a_plot_without_one(gapp: App) -> None
     """ORDERS (mail-interface.md) shows the set on file and, for an incomplete one, the line the
     default adds (speed-circuit.md §8: the safe plot's speed for a plot without SPEED)."""
     _game(gapp, "speed_circuit", 2)
-    for _ in ("design", "qualifying"):
-        gapp.clock.advance(timedelta(hours=49))
-        cycle(gapp)
+    past_setup(gapp)
     player_says(gapp, "p0", "PAY ROLL", game="g1", address="p0@example.org")
     confirmation = body_of(last(gapp, "p0@example.org")).replace("\r\n", "\n")
     player_says(gapp, "p0", "ORDERS", game="g1", address="p0@example.org")
@@ -112,3 +109,22 @@ def test_orders_names_the_speed_that_fills_a_plot_without_one(gapp: App) -> None
     assert speed and speed[0].startswith("SPEED ")
     assert "fills what is missing with:\n\n    > " + speed[0] in shown
     assert "fills what is missing with:\n    > " + speed[0] in confirmation
+
+
+def test_a_refusal_names_the_gms_plot_and_the_fill_of_what_stands(gapp: App) -> None:
+    """Issue 29, cases 1 and 6, in the answer to a mail with no order in it: what stands is
+    named as it will be used -- the GM's plot as the GM's plot, and an incomplete set with the
+    line the default fills in (speed-circuit.md §8: no SPEED line, the safe plot's speed)."""
+    from tests.bot.gm_helpers import gm_says
+
+    _game(gapp, "speed_circuit", 2)
+    past_setup(gapp)
+    gm_says(gapp, "PLOT g1 p1 SPEED 40", game="g1")
+    player_says(gapp, "p1", "FLY AWAY", game="g1", address="p1@example.org")
+    refused = body_of(last(gapp, "p1@example.org")).replace("\r\n", "\n")
+    assert "you get the GM's plot:\n    > SPEED 40" in refused
+    player_says(gapp, "p0", "PAY ROLL", game="g1", address="p0@example.org")
+    player_says(gapp, "p0", "FLY AWAY", game="g1", address="p0@example.org")
+    refused = body_of(last(gapp, "p0@example.org")).replace("\r\n", "\n")
+    assert "Your earlier orders stay in force:\n    > PAY ROLL" in refused
+    assert "the game's default fills\nwhat is missing with:\n    > SPEED " in refused
