@@ -417,6 +417,18 @@ class Game(Protocol[S, O]):
         """
         ...
 
+    def filled_orders(self, state: S, player: PlayerId, orders: Sequence[O]) -> tuple[O, ...]:
+        """The set `resolve` acts on for `player` when `orders` are on file: every part the set
+        lacks (`missing_orders`) in the default the resolution gives it, the rest as sent.
+
+        ``resolve(state, orders, rng)`` and ``resolve(state, filled, rng)`` give the same
+        resolution (a property in the tests), so the shell can say before the deadline exactly
+        what will be used. A default that only the resolution can settle (a free start square,
+        placed once every START is in) is filled with the order that asks for it; a part that
+        a later turn's resolution fills (a program for a later round) is left out, and
+        `missing_orders` of the filled set still names it."""
+        ...
+
     def consequences(self, state: S, player: PlayerId, orders: Sequence[O]) -> tuple[str, ...]:
         """What `orders` will cost `player` at the deadline, where the game can say so before
         the dice ("this plot costs 2 wear and a top speed test"; "program cost 125; ... you may

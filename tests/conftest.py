@@ -24,6 +24,13 @@ except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout
 
 Server = TypeVar("Server", Dovecot, SmtpSink, Postgres)
 
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked slow run first (in their order), so that the workers of `tests/run`
+    (pytest-xdist, work stealing) end together instead of one waiting on a long test at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 # Hypothesis: `tests/run` (and so CI) gives the same verdict on every run of the same tree, the
 # examples derived from each test's name ("settled"); a developer's plain pytest, or
 # FLAGMAN_HYPOTHESIS=explore, draws fresh examples each run to look for new failures.

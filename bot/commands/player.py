@@ -33,6 +33,7 @@ from bot.commands.grammar import (
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, turns
+from bot.games.counts import what_counts
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
 from bot.letters.context import bot_context, deadline_text, game_context
@@ -138,16 +139,23 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     else:
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
         deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
+        counting = what_counts(rules, state, seat, on_file)
         if on_file is None:
-            default = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
             text = (
                 f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
-                f"you get the default:\n\n" + "\n".join("    > " + line for line in default.splitlines())
+                f"you get {counting.by}:\n\n" + _quoted(counting.text)
             )
         else:
-            text = f"On file for you for {turn.label} (due {deadline}):\n\n" + "\n".join(
-                "    > " + line for line in rules.format_orders(on_file).splitlines()
-            )
+            text = f"On file for you for {turn.label} (due {deadline}):\n\n" + _quoted(rules.format_orders(on_file))
+            if counting.filled:
+                # issue 29: what is missing is named with the default that fills it.
+                text += (
+                    "\n\nThat set is not complete: at the deadline the game's default\nfills what is missing with:\n\n"
+                )
+                text += _quoted("\n".join(counting.filled))
+            if counting.later:
+                text += "\n\nNot needed before a later turn, and filled then with the game's\ndefault if it is still missing:\n"
+                text += "\n".join(f"    - {what}" for what in counting.later)
     return Reply((Notice(ToSeat(seat), "Your orders on file", text, kind="orders", error=False),))
 
 

@@ -1,6 +1,7 @@
 """Reminders before a deadline, and the note to the GM of a turn resolved late.
 
-product.md: a player "gets a reminder before the deadline if nothing is on file". Each game
+product.md: a player "gets a reminder before the deadline if nothing is on file"; so does one
+whose set on file lacks a part (issue 29), told what it lacks and what will fill it. Each game
 has a reminder schedule (`Game.reminder_spec`, e.g. ``24h,2h``: durations before the
 deadline; ``none`` for no reminders). `Turn.reminded` records the marks already handled, so
 no reminder is sent twice for the same deadline:
@@ -35,10 +36,11 @@ from sqlalchemy.orm import Session
 from bot import letters, outlook, store
 from bot.clock import as_utc
 from bot.games import turns
+from bot.games.counts import what_counts
 from bot.games.preferences import reminders_wanted
 from bot.letters import ToGm, ToSeat
 from bot.letters.context import deadline_text, game_context
-from bot.models import Game, GameStatus, Seat, Turn
+from bot.models import Game, GameStatus, Turn
 from bot.schedules import DeadlineError, parse_duration
 from bot.shell import Shell
 
@@ -106,10 +108,6 @@ def marks_due(
     return due, skipped
 
 
-def _has_orders(session: Session, turn: Turn, seat: Seat) -> bool:
-    return bool(store.sent(store.submissions(session, turn, seat)))
-
-
 def send_reminders(shell: Shell) -> int:
     """Queue the reminders that are due; returns how many mails were queued. The open turns
     with a mark to note are found on a snapshot (one query), and only those are written, each
@@ -166,10 +164,18 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
     sent = 0
     for name in sorted(rules.expected_players(state)):
         seat = store.seat_named(game, name)
-        if seat is None or not seat.active or not reminders_wanted(seat) or _has_orders(session, turn, seat):
+        if seat is None or not seat.active or not reminders_wanted(seat):
             continue
         if outlook.on_vacation(seat.player, deadline):  # VACATION: the default applies, the player is away
             continue
+        # Nothing on file, or a set that lacks a part (issue 29: a seat whose set is incomplete is
+        # reminded too, with what is missing and what will fill it); a complete set is not.
+        on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
+        if on_file is not None and rules.is_complete(state, seat.name, on_file):
+            continue
+        if not on_file:
+            on_file = None  # valid mail with no order in it: nothing on file
+        counting = what_counts(rules, state, seat, on_file)
         zone = seat.player.timezone
         ctx = game_context(shell, game, rules)
         ctx.update(
@@ -181,7 +187,11 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
                     "early": game.early_resolution and not store.turn_held(session, turn),
                 },
                 "left": _left(deadline - now),
-                "default": rules.format_orders(outlook.nmr_default(rules, state, seat)[0]),
+                "default": counting.text,
+                "by": counting.by,
+                "lacks": list(rules.missing_orders(state, seat.name, on_file)) if on_file is not None else None,
+                "filled": "\n".join(counting.filled),
+                "on_file": rules.format_orders(on_file) if on_file is not None else None,
                 "help": rules.order_help(state, seat.name),
                 "timezone": zone,
             }

@@ -18,11 +18,11 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from bot import outlook
 from bot.answers import Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
 from bot.games import turns
+from bot.games.counts import Source, what_counts
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
@@ -303,8 +303,15 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         }
     )
     if not parsed.orders:
-        default = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
-        ctx.update({"on_file": rules.format_orders(earlier) if earlier is not None else None, "default": default})
+        standing = what_counts(rules, state, seat, earlier)
+        ctx.update(
+            {
+                "on_file": rules.format_orders(earlier) if earlier is not None else None,
+                "default": standing.text,
+                "by": standing.by,
+                "filled": "\n".join(standing.filled),
+            }
+        )
         raise Refused(
             "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
             Letter(to, shell.renderer.render("refused", ctx, game=game.kind), "refused"),
@@ -323,10 +330,15 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # so the player sees that what was used is what they sent.
     receipt = fair.receipt(game.name, seat.name, turn.number, turn.secret, on_file_text) if turn.secret else None
     complete = rules.is_complete(state, seat.name, merged)
+    # What the deadline will use (issue 29): the set, each missing part filled as the
+    # resolution fills it, named line by line.
+    counting = what_counts(rules, state, seat, merged)
     ctx.update(
         {
             "understood": canonical,
-            "on_file": on_file_text,
+            "on_file": counting.text,
+            "filled": "\n".join(counting.filled),
+            "later": list(counting.later),
             "receipt": receipt,
             "complete": complete,
             "missing": list(rules.missing_orders(state, seat.name, merged)),
@@ -383,12 +395,17 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
 def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
     """What will count for the seat, in words: its orders on file, or the default."""
     deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
+    standing = what_counts(rules, state, seat, on_file)
     if on_file is not None:
         shown = "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines())
-        return f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
-    default = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
-    shown = "\n".join("    > " + line for line in default.splitlines())
-    return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, you get:\n\n{shown}"
+        text = f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
+        if standing.filled:
+            fill = "\n".join("    > " + line for line in standing.filled)
+            text += f"\n\nIt is not a complete set: the game's default fills what is missing with:\n\n{fill}"
+        return text
+    shown = "\n".join("    > " + line for line in standing.text.splitlines())
+    gets = "you get the GM's plot" if standing.source is Source.PLOT else "you get"
+    return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, {gets}:\n\n{shown}"
 
 
 def what_stands(batch: Batch, session: Session, seat: Seat) -> str:

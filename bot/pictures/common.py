@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from PIL import Image, ImageDraw, ImageFont
@@ -93,6 +94,14 @@ class Sheet:
         """This sheet, keeping the label record of `other` (a sheet it was cropped from)."""
         self.smallest, self.clipped = other.smallest, list(other.clipped)
         return self
+
+    def paste(self, part: Sheet, xy: tuple[float, float]) -> None:
+        """`part` drawn onto this sheet at `xy`, its label record kept: what was drawn past
+        `part`'s edges is cut off there (a map band), and text it cut is recorded as clipped."""
+        self.image.paste(part.image, (round(xy[0]), round(xy[1])))
+        if part.smallest:
+            self.smallest = part.smallest if not self.smallest else min(self.smallest, part.smallest)
+        self.clipped += part.clipped
 
     def text(
         self,
@@ -374,3 +383,61 @@ def hatch(draw: ImageDraw.ImageDraw, box: tuple[float, float, float, float], fil
 
 def shorten(text: str, length: int) -> str:
     return text if len(text) <= length else text[: length - 1] + "."
+
+
+Icon = Callable[["Sheet", float, float], None]
+"""Draws a key entry's sample with its left edge at x, centred on y."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyEntry:
+    """One entry of a picture's key: a sample `icon_w` px wide, and what it means."""
+
+    icon_w: int
+    icon: Icon
+    text: str
+
+
+def lay_key(
+    entries: Sequence[KeyEntry], size: int, width: float, gap: int = 12
+) -> list[tuple[float, int, KeyEntry, list[str]]]:
+    """Where each entry of a key goes, left to right and onto a new line when the next does
+    not fit (never cut at the edge): (x, line, entry, its text's lines), x from the key's left
+    edge and lines counted from 0; an entry wider than the whole key has its text wrapped."""
+    probe = Sheet(1, 1)
+    placed: list[tuple[float, int, KeyEntry, list[str]]] = []
+    x, line, below = 0.0, 0, 1
+    for entry in entries:
+        lead = entry.icon_w + (4 if entry.icon_w else 0)
+        w = lead + probe.text_width(entry.text, size)
+        if x > 0 and x + w > width:
+            x, line, below = 0.0, line + below, 1
+        lines = [entry.text] if w <= width else probe.wrap(entry.text, size, width - lead)
+        placed.append((x, line, entry, lines))
+        below = max(below, len(lines))
+        if len(lines) > 1:
+            x, line, below = 0.0, line + len(lines), 1
+        else:
+            x += w + gap
+    return placed
+
+
+def key_lines(entries: Sequence[KeyEntry], size: int, width: float, gap: int = 12) -> int:
+    """How many lines the key takes (see `lay_key`)."""
+    return max((line + len(lines) for _, line, _, lines in lay_key(entries, size, width, gap)), default=0)
+
+
+def draw_key(
+    sheet: Sheet, entries: Sequence[KeyEntry], xy: tuple[float, float], size: int, width: float, line_h: int
+) -> float:
+    """The key drawn from `xy` (the middle of its first line); returns the middle of the line under it."""
+    x0, y0 = xy
+    placed = lay_key(entries, size, width)
+    for x, line, entry, lines in placed:
+        y = y0 + line * line_h
+        if entry.icon_w:
+            entry.icon(sheet, x0 + x, y)
+        lead = entry.icon_w + (4 if entry.icon_w else 0)
+        for k, text in enumerate(lines):
+            sheet.text((x0 + x + lead, y + k * line_h), text, size, BLACK, "lm")
+    return y0 + key_lines(entries, size, width) * line_h

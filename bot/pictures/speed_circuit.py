@@ -7,7 +7,10 @@ their letters over each column and in every plain space, the row number beside e
 so that ``B16`` is found as on a chart. Corner spaces carry their posted speed, racing lines
 run through their spaces (+20 solid, +40 dashed), the pit lane runs beside its rows
 (hatched) with an arrow in each pit-entry space, and the finish line is chequered. A column
-is cut only where no space spans the cut and no corner goes on across it.
+is cut only where no space spans the cut and no corner goes on across it. The three columns
+are 324 px wide together, so a 360 px phone shows the chart unscaled (issue 30): car letters
+9 px, row numbers and the legend 10 px; the title takes two lines if it must, long names are
+shortened in the legend and the key runs onto extra lines rather than past the edge.
 
 Read only from the view (`SpeedCircuitView`) and the turn's public events:
 
@@ -53,11 +56,14 @@ from bot.pictures.common import (
     ROLL,
     WEAR,
     WHITE,
+    KeyEntry,
     Sheet,
     arrow_head,
     crash_mark,
     dotted_path,
+    draw_key,
     hatch,
+    key_lines,
     letters_for,
     shorten,
     spin_mark,
@@ -93,7 +99,12 @@ class Layout:
     speed_size: int
 
 
-TRACK = Layout(row_h=16, lane_w=26, label_w=22, side_w=12, gap=8, margin=8, top=40, label_size=11, speed_size=11)
+TRACK = Layout(row_h=16, lane_w=22, label_w=16, side_w=11, gap=4, margin=2, top=48, label_size=10, speed_size=11)
+"""Three columns of 104 px: the chart is 324 px wide, which a 360 px phone shows unscaled
+(`bot.pictures.PHONE_WIDTH`), so every label keeps its size there (issue 30)."""
+TITLE = 12
+TEXT = 10  # the legend and the key
+R = 9  # a car's marker: a 9 px letter
 OPTIONS = Layout(row_h=28, lane_w=80, label_w=28, side_w=14, gap=0, margin=12, top=0, label_size=12, speed_size=11)
 
 
@@ -332,21 +343,51 @@ def _background(geo: Geometry, lines: tuple[RacingLine, ...], occupied: frozense
     return sheet
 
 
+def _title(view: SpeedCircuitView, width: int) -> list[str]:
+    """The title in at most two lines over the chart (the second shortened if need be)."""
+    room = width - 2 * TRACK.margin - 4  # drawn from margin + 2, with a 2 px spare at the end
+    lines = Sheet(1, 1).wrap(f"{view.track_name}: {view.summary}", TITLE, room)
+    if len(lines) > 2:
+        lines = [lines[0], Sheet(1, 1).fit(" ".join(lines[1:]), TITLE, room)]
+    return lines
+
+
+def _car_label(sheet: Sheet, car: CarOnTrack, room: float) -> str:
+    """`place. name (status)` in `room` px at `TEXT`: the name shortened first, so the status
+    shows (its detail is in the alt text and the table)."""
+    status = ""
+    if car.status is not Status.RACING:
+        status = f" ({car.status.value})"
+    elif car.where and car.where.startswith(("pits", "beside")):
+        status = f" ({car.where})"
+    lead = f"{car.place}. "
+    name = sheet.fit(car.player, TEXT, room - sheet.text_width(lead + status, TEXT) - 4)
+    return sheet.fit(lead + name + status, TEXT, room)
+
+
+CAR_LINE = 20  # a line of the legend's cars
+KEY_LINE = 16
+
+
 def draw(scene: Scene) -> Picture:
     now = typed_view(scene.now, SpeedCircuitView)
     before = typed_view(scene.before, SpeedCircuitView) if scene.before is not None else None
     geo = geometry(now.track)
     width = int(geo.box[2])
+    lay = geo.layout
     cars = now.cars
     seating = sorted(car.player for car in cars)
     index = {p: i for i, p in enumerate(seating)}
     letters = letters_for(seating)
     legend_top = geo.box[3] + 22
     rows_of_cars = math.ceil(len(cars) / 2)
-    height = int(legend_top + rows_of_cars * 16 + 3 * 16 + 10)
+    key = _key(geo)
+    key_w = width - 2 * lay.margin
+    height = int(legend_top + rows_of_cars * CAR_LINE + key_lines(key, TEXT, key_w) * KEY_LINE + 6)
     sheet = _background(geo, now.racing_lines, _occupied(now), height).copy()
     d = sheet.draw
-    sheet.text((geo.layout.margin, 6), shorten(f"{now.track_name}: {now.summary}", 60), 13, BLACK)
+    for k, line in enumerate(_title(now, width)):
+        sheet.text((lay.margin + 2, 3 + 15 * k), line, TITLE, BLACK)
     where_now = spots(now, geo)
     where_before = spots(before, geo) if before else {}
     paths = _event_paths(scene.events, geo)
@@ -366,7 +407,7 @@ def draw(scene: Scene) -> Picture:
     for player in seating:
         spot = where_now.get(player)
         if spot is not None:
-            sheet.marker(index[player], spot[1][0], spot[1][1], 9, letters[player])
+            sheet.marker(index[player], spot[1][0], spot[1][1], R, letters[player])
     for kind, space in marks:
         x, y = geo.spaces[space].centre
         if kind == "spin":
@@ -374,55 +415,66 @@ def draw(scene: Scene) -> Picture:
         else:
             crash_mark(d, x + 8, y - 6, 6)
 
-    # The legend under the chart: the cars in race order, then the key.
-    lay = geo.layout
+    # The legend under the chart: the cars in race order (long names shortened), then the key.
     column_w = (width - 2 * lay.margin) / 2
     for k, car in enumerate(cars):
         x = lay.margin + (k % 2) * column_w
-        y = legend_top + (k // 2) * 16
-        sheet.marker(index[car.player], x + 8, y, 7, letters[car.player])
-        label = f"{car.place}. {shorten(car.player, 14)}"
-        if car.status is not Status.RACING:
-            label += f" ({shorten(car.status.value, 10)})"  # the detail is in the alt text and the table
-        elif car.where and car.where.startswith(("pits", "beside")):
-            label += f" ({shorten(car.where, 16)})"
-        sheet.text((x + 19, y), label, 11, BLACK, "lm")
-    _key(sheet, geo, legend_top + rows_of_cars * 16 + 6, width)
+        y = legend_top + (k // 2) * CAR_LINE
+        sheet.marker(index[car.player], x + R + 1, y, R, letters[car.player])
+        label = _car_label(sheet, car, column_w - 2 * R - 8)
+        sheet.text((x + 2 * R + 5, y), label, TEXT, BLACK, "lm")
+    draw_key(sheet, key, (lay.margin, legend_top + rows_of_cars * CAR_LINE - 2), TEXT, key_w, KEY_LINE)
     return Picture(sheet.png(), alt_text(now, scene.events), width, height, sheet.smallest, tuple(sheet.clipped))
 
 
-def _key(sheet: Sheet, geo: Geometry, top: float, width: int) -> None:
-    """What the chart's marks mean, in shapes as well as colours."""
-    d = sheet.draw
-    x = geo.layout.margin
-    y = top + 6
-    d.rectangle((x, y - 6, x + 22, y + 6), fill=CORNER, outline=GREY)
-    sheet.text((x + 11, y), "80", 10, BLACK, "mm")
-    sheet.text((x + 27, y), "posted speed", 11, BLACK, "lm")
-    d.line((x + 112, y, x + 132, y), fill=RED, width=2)
-    sheet.text((x + 136, y), "racing line +20", 11, BLACK, "lm")
-    dotted_path(d, [(x + 238, y), (x + 258, y)], GREEN, width=3, dash=5, gap=3)
-    sheet.text((x + 262, y), "+40", 11, BLACK, "lm")
-    y += 16
-    box = (x, y - 6, x + 12, y + 6)
-    d.rectangle(box, fill=PIT)
-    hatch(d, box, GREY, 4)
-    arrow_head(d, (x + 28, y), 0.0, 7, RED)
+def _key(geo: Geometry) -> list[KeyEntry]:
+    """What the chart's marks mean, in shapes as well as colours: entries run on to the next
+    line when the width is used (none is cut at the edge)."""
+
+    def corner(sheet: Sheet, x: float, y: float) -> None:
+        sheet.draw.rectangle((x, y - 6, x + 22, y + 6), fill=CORNER, outline=GREY)
+        sheet.text((x + 11, y), "80", TEXT, BLACK, "mm")
+
+    def red(sheet: Sheet, x: float, y: float) -> None:
+        sheet.draw.line((x, y, x + 20, y), fill=RED, width=2)
+
+    def green(sheet: Sheet, x: float, y: float) -> None:
+        dotted_path(sheet.draw, [(x, y), (x + 20, y)], GREEN, width=3, dash=5, gap=3)
+
+    def pit_lane(sheet: Sheet, x: float, y: float) -> None:
+        box = (x, y - 6, x + 12, y + 6)
+        sheet.draw.rectangle(box, fill=PIT)
+        hatch(sheet.draw, box, GREY, 4)
+        arrow_head(sheet.draw, (x + 28, y), 0.0, 7, RED)
+
+    def finish(sheet: Sheet, x: float, y: float) -> None:
+        sheet.draw.line((x, y, x + 20, y), fill=BLACK, width=5)
+        dotted_path(sheet.draw, [(x, y), (x + 20, y)], WHITE, width=3, dash=4, gap=4)
+
+    def crash(sheet: Sheet, x: float, y: float) -> None:
+        crash_mark(sheet.draw, x + 5, y, 5)
+
+    def spin(sheet: Sheet, x: float, y: float) -> None:
+        spin_mark(sheet.draw, x + 6, y, 6)
+
+    def path(sheet: Sheet, x: float, y: float) -> None:
+        dotted_path(sheet.draw, [(x, y), (x + 18, y)], BLACK, width=3, dash=4, gap=3)
+
+    def down(sheet: Sheet, x: float, y: float) -> None:
+        arrow_head(sheet.draw, (x + 4, y + 5), math.pi / 2, 9, DARK)
+
     pit = geo.plan.pit
-    sheet.text(
-        (x + 33, y), f"pit lane (limit {pit.limit}) and pit-entry arrow" if pit else "no pit lane", 11, BLACK, "lm"
-    )
-    d.line((x + 270, y, x + 290, y), fill=BLACK, width=5)
-    dotted_path(d, [(x + 270, y), (x + 290, y)], WHITE, width=3, dash=4, gap=4)
-    sheet.text((x + 294, y), "finish", 11, BLACK, "lm")
-    y += 16
-    crash_mark(d, x + 5, y, 5)
-    sheet.text((x + 14, y), "crash", 11, BLACK, "lm")
-    spin_mark(d, x + 60, y, 6)
-    sheet.text((x + 70, y), "spin", 11, BLACK, "lm")
-    dotted_path(d, [(x + 104, y), (x + 122, y)], BLACK, width=3, dash=4, gap=3)
-    sheet.text((x + 126, y), "path", 11, BLACK, "lm")
-    sheet.text((x + 162, y), "race runs down the rows", 11, BLACK, "lm")
+    return [
+        KeyEntry(22, corner, "posted speed"),
+        KeyEntry(20, red, "racing line +20"),
+        KeyEntry(20, green, "+40"),
+        KeyEntry(30, pit_lane, f"pit lane (limit {pit.limit}) and pit-entry arrow" if pit else "no pit lane"),
+        KeyEntry(20, finish, "finish"),
+        KeyEntry(11, crash, "crash"),
+        KeyEntry(13, spin, "spin"),
+        KeyEntry(18, path, "path"),
+        KeyEntry(9, down, "race runs down the rows"),
+    ]
 
 
 def _occupied(view: SpeedCircuitView) -> frozenset[str]:
@@ -625,7 +677,13 @@ def draw_options(view: SpeedCircuitView) -> Picture:
         gone = space_id in options.gone
         sheet.marker(index[car.player], cx, cy, 10, letters[car.player], hollow=gone)
         if car.player != options.player:
-            sheet.text((cx + 13, cy), shorten(car.player, 8), 10, BLACK, "lm", halo=WHITE)
+            # beside the marker, shortened to the room there (issue 30: never past the edge)
+            name = shorten(car.player, 8)
+            beside = OPTIONS_WIDTH - 2 - (cx + 13)
+            if sheet.text_width(name, 10) <= beside:
+                sheet.text((cx + 13, cy), name, 10, BLACK, "lm", halo=WHITE)
+            else:
+                sheet.text((cx - 13, cy), sheet.fit(name, 10, cx - 15), 10, BLACK, "rm", halo=WHITE)
     # The key: each cost as its badge.
     x = float(lay.margin)
     y = legend_top + 6

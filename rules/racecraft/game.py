@@ -142,6 +142,10 @@ class Racecraft:
     def missing_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         return parse.missing_orders(state, player, orders)
 
+    def filled_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[Order, ...]:
+        # One order a turn: a set is empty or full; an empty one gets the NMR default.
+        return tuple(orders) if self.is_complete(state, player, orders) else self.default_orders(state, player)
+
     def consequences(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         # What USE n spends is in the orders themselves (EP); the dice of the sprint are not foreseen.
         return ()

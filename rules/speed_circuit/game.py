@@ -166,6 +166,25 @@ class SpeedCircuit:
     def missing_orders(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         return parse.missing_orders(state, player, orders)
 
+    def filled_orders(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[Order, ...]:
+        """The line the phase requires, when left out, as the resolution fills it: the base
+        design and PRIME tyres (P1, P3), a bid of nothing (P31), and in the race the speed of
+        the safe plot (§8: "every line is optional but SPEED"; the other lines left out are
+        at their defaults already: keep lane, PAY WEAR, SLIP 0, PASS NO, PUSH NO)."""
+        if self.is_complete(state, player, orders):
+            return tuple(orders)
+        kept = list(orders)
+        if state.phase is Phase.DESIGN:
+            if not any(isinstance(o, DesignOrder) for o in kept):
+                kept.append(DesignOrder(DEFAULT_DESIGN))
+            if not any(isinstance(o, TyresOrder) for o in kept):
+                kept.append(TyresOrder(Tyre.PRIME))
+        elif state.phase is Phase.QUALIFYING:
+            kept.append(BidOrder(0, 0))
+        else:
+            kept.append(SpeedOrder(safe_plot(state, state.car(player)).speed))
+        return parse.canonical(kept)
+
     def consequences(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         cost = plot_cost(state, player, orders)
         return (cost.describe(),) if cost is not None else ()

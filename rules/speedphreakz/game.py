@@ -34,6 +34,7 @@ from rules.speedphreakz.model import (
     Program,
     Race,
     Square,
+    Start,
 )
 from rules.speedphreakz.options import program_costs
 from rules.speedphreakz.resolve import (
@@ -196,6 +197,26 @@ class SpeedPhreakz:
         if state.finished:
             return Resolution(state, ())
         return resolve_round(state, orders, rng, submitted)
+
+    def filled_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[Order, ...]:
+        """What the set leaves out, as this turn's resolution fills it (§5, S14): at the set-up
+        START FREE facing the race direction (the square is placed once every START is in),
+        and the program of the round resolved now, when the set should name it (the set-up,
+        a crashed car), the empty program (or, with option nmr=repeat, the previous one).
+
+        The program of a later round is not filled: it stays open, and is filled when its
+        own round is resolved (`missing_orders` still names it). A crashed car's missing
+        RESTART is left to S10, whose square depends on where the others restart."""
+        if self.is_complete(state, player, orders):
+            return tuple(orders)
+        kept = list(orders)
+        named = {o.round for o in kept if isinstance(o, Program)}
+        for default in self.default_orders(state, player):
+            if isinstance(default, Start) and not any(isinstance(o, Start) for o in kept):
+                kept.append(default)
+            elif isinstance(default, Program) and default.round == state.round and default.round not in named:
+                kept.append(default)
+        return parse.canonical(kept)
 
     def is_complete(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
         return parse.is_complete(state, player, orders)

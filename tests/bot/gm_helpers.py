@@ -35,6 +35,7 @@ __all__ = [
     "stranger_joins",
     "stranger_joins",
     "cycle",
+    "past_setup",
     "mails",
     "last",
     "bodies",
@@ -128,6 +129,15 @@ def player_says(app: App, seat: str, text: str, *, game: str = "rc1", address: s
         )
     )
     cycle(app)
+
+
+def past_setup(app: App) -> None:
+    """Speed Circuit: the design and qualifying turns left to the defaults, to race turn 1."""
+    from datetime import timedelta
+
+    for _ in ("design", "qualifying"):
+        app.clock.advance(timedelta(hours=49))
+        cycle(app)
 
 
 def stranger_says(app: App, sender: str, text: str) -> None:

@@ -498,12 +498,6 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
         app.close()
 
 
-# Issue 30 raised the bar to 9 px. Speed Circuit's track and the SpeedPhreakz map are not
-# redrawn for it yet (car letters 8 px in pictures wider than a phone shows): held to what
-# they reach today so they get no worse (tests/bot/pictures/test_pictures_plot.py has the same).
-NOT_YET_REDRAWN = {"speed_circuit": 5.5, "speedphreakz": 5.5}
-
-
 @pytest.mark.parametrize("kind", ["racecraft", "speed_circuit", "speedphreakz"])
 def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
     tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
@@ -537,7 +531,6 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
     if hasattr(module, "draw_options"):
         monkeypatch.setattr(module, "draw_options", keeping(module.draw_options, True))
     mails = _mails_of(tmp_path, kind)
-    bar = NOT_YET_REDRAWN.get(kind, P.LEGIBLE)
     carried_options = False
     for label, msg in mails.items():
         name = _write_mail(tmp_path, label.replace(" ", "-"), msg)
@@ -566,7 +559,7 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
             assert int(natural) == picture.width
             carried_options = carried_options or png in options
             as_shown = picture.min_label_px * float(shown) / picture.width
-            assert picture.min_label_px > 0 and as_shown >= bar, (
+            assert picture.min_label_px > 0 and as_shown >= P.LEGIBLE, (
                 f"{kind} {label}: the smallest label is {as_shown:.1f} px on a 360 px screen"
             )
             assert picture.clipped == (), f"{kind} {label}: clipped {picture.clipped}"

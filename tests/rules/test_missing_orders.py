@@ -8,7 +8,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from rules import find_game
@@ -75,3 +75,43 @@ def test_speedphreakz_a_missing_round_is_named_with_its_number() -> None:
         "the start: a START line (START x,y FACING h, or START FREE FACING h)",
         "the program for round 2: a ROUND 2 line with up to 12 actions",
     )
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_the_filled_set_is_what_the_resolution_acts_on(name: str, data: st.DataObject) -> None:
+    """Property (issue 29: "name the default that will fill each missing part"): every part a
+    set lacks is filled by `filled_orders` exactly as the resolution fills it, so resolving the
+    sets as sent and resolving them filled give the same turn, dice included; a filled set is
+    complete (but for what a later turn fills), keeps every line sent, and is the set itself when
+    nothing was missing."""
+    game = find_game(name)
+    state, _ = last(name, data.draw(races(name)))
+    assume(not game.is_finished(state))
+    orders: dict[str, tuple[Any, ...]] = {}
+    for player in sorted(game.expected_players(state)):
+        source = data.draw(st.sampled_from(["default", "robot"]))
+        whole = (
+            game.default_orders(state, player)
+            if source == "default"
+            else game.robot_orders(state, player, random.Random(data.draw(st.integers(0, 99))))
+        )
+        lines = game.format_orders(whole).splitlines()
+        kept = data.draw(st.lists(st.sampled_from(lines), unique=True, max_size=len(lines))) if lines else []
+        orders[player] = game.parse_orders(state, player, "\n".join(kept)).orders
+    filled = {p: game.filled_orders(state, p, o) for p, o in orders.items()}
+    for player, sent in orders.items():
+        # What is still missing once filled is only what a later turn fills (SpeedPhreakz: the
+        # program of a later round), and it was missing before.
+        still = game.missing_orders(state, player, filled[player])
+        assert set(still) <= set(game.missing_orders(state, player, sent)), (player, sent, filled[player])
+        assert name == "speedphreakz" or not still
+        assert set(sent) <= set(filled[player])
+        if game.is_complete(state, player, sent):
+            assert filled[player] == tuple(sent)
+    seed = data.draw(st.integers(0, 2**32))
+    as_sent = game.resolve(state, orders, random.Random(seed))
+    as_filled = game.resolve(state, filled, random.Random(seed))
+    assert game.dump_state(as_filled.state) == game.dump_state(as_sent.state)
+    assert as_filled.events == as_sent.events

@@ -311,6 +311,7 @@ BODIES = [
         max_size=12,
     )
 )
+@pytest.mark.slow
 def test_random_mail_never_hands_a_capability_to_anyone_else(
     make_bot: Callable[..., Bot], watch: Watch, mails: list[tuple[str, str, str, bool]]
 ) -> None:

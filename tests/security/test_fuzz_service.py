@@ -16,6 +16,7 @@ from collections.abc import Callable
 from email.message import EmailMessage
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
@@ -211,6 +212,7 @@ def test_random_bytes_never_break_the_service(make_bot: Callable[..., Bot]) -> N
     run()
 
 
+@pytest.mark.slow
 def test_mutated_and_assembled_mail_never_breaks_the_service(make_bot: Callable[..., Bot]) -> None:
     """Mutated real mail and mail assembled from hostile parts, in up to three batches with time passing
     and turns resolving: each ends applied, refused or ignored; the bot never writes to itself, nor to

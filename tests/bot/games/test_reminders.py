@@ -14,7 +14,7 @@ from bot.games.reminders import mark_name, marks_due, parse_marks, validate_spec
 from bot.store import find_game_row
 from rules import find_game
 from tests.bot import gm_helpers
-from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, player_says, turns
+from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, past_setup, player_says, turns
 
 RACECRAFT = find_game("racecraft")
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
@@ -177,3 +177,43 @@ def test_a_player_on_vacation_gets_no_reminder(rc: App) -> None:
     cycle(rc)
     assert reminders_to(rc, "kelly") == []
     assert len(reminders_to(rc, "seb")) == 1
+
+
+def test_a_reminder_names_the_gms_plot_as_what_a_silent_seat_gets(rc: App) -> None:
+    """Issue 29, case 1: "the player sees it named as the GM's plot wherever a default is
+    mentioned" -- the reminder included."""
+    gm_says(rc, "PLOT rc1 steve USE 1")
+    rc.clock.set(START + timedelta(hours=24))
+    cycle(rc)
+    (reminder,) = reminders_to(rc, "steve")
+    text = reminder.replace("\r\n", "\n")
+    assert "If nothing arrives by then, you get the GM's plot:\n    > USE 1" in text
+    (other,) = reminders_to(rc, "kelly")
+    assert "you get the default:" in other
+
+
+def test_a_seat_whose_set_lacks_a_part_is_reminded_with_what_fills_it(gapp: App) -> None:
+    """Issue 29 (the reminders render what counts): speed-circuit.md §8, "every line is optional
+    but SPEED"; a driver whose plot on file lacks SPEED is reminded, told the set lacks the speed
+    and which speed the default fills in (the safe plot's); a driver with a whole plot is not."""
+    from tests.bot.commands.test_self_service import _game
+
+    _game(gapp, "speed_circuit", 3)
+    past_setup(gapp)
+    player_says(gapp, "p0", "PAY ROLL", game="g1", address="p0@example.org")
+    player_says(gapp, "p1", "SPEED 40", game="g1", address="p1@example.org")
+    deadline = turns(gapp, "g1")[-1].deadline
+    assert deadline is not None
+    gapp.clock.set(deadline.replace(tzinfo=START.tzinfo) - timedelta(hours=24))
+    cycle(gapp)
+
+    def reminded(seat: str) -> list[str]:
+        found = mails(gapp, f"{seat}@example.org")
+        return [body_of(m).replace("\r\n", "\n") for m in found if "Reminder" in str(m["Subject"])]
+
+    (lacking,) = reminded("p0")
+    assert "are not a\ncomplete set" in lacking and "    > PAY ROLL" in lacking
+    assert "    - the speed: a SPEED line" in lacking
+    assert "the game's default fills what is missing with:\n    > SPEED " in lacking
+    assert reminded("p1") == []
+    assert len(reminded("p2")) == 1 and "No orders from you are on file yet" in reminded("p2")[0]

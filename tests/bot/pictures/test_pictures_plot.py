@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import math
 import random
 
 import pytest
@@ -27,13 +28,14 @@ from bot.pictures.common import (
     GREY,
     OIL,
     PIT,
+    PLAYER_COLOURS,
     RED,
     Sheet,
 )
 from rules import find_game
 from rules.api import Viewer
 from rules.speed_circuit import Cost, Reach, SpeedCircuitView
-from rules.speedphreakz import Band, SpeedPhreakzView
+from rules.speedphreakz import Band, SpeedPhreakzView, Square
 from tests.bot.pictures.test_pictures import SIZES, play
 from tests.rules.speed_circuit.helpers import bundled, car, race
 
@@ -176,31 +178,25 @@ def test_the_green_line_is_dashed_so_it_reads_in_black_and_white() -> None:
 # -- legible on a phone, for every game ---------------------------------------------------------
 
 
-# Issue 30 raised the bar to 9 px and counts the cars' and runners' letters as labels; the
-# Racecraft chart meets it. Speed Circuit's track and the SpeedPhreakz map do not yet (their
-# car letters are 8 px in pictures wider than a phone shows): they are held to what they
-# reach today until they are redrawn, so they get no worse.
-NOT_YET_REDRAWN = {"speed_circuit": 5.5, "speedphreakz": 5.5}
-
-
 @pytest.mark.parametrize("kind", ["racecraft", "speed_circuit", "speedphreakz"])
 def test_every_picture_reads_on_a_360_px_phone(kind: str) -> None:
-    """Issue 16: "Legible on a phone (the mail layout is tested at 360 px)": scaled to the
-    width a 360 px screen gives a picture, no text in the track or the map is smaller than
-    8 px; the options pictures are drawn at that width or less, so they are not scaled at all."""
+    """Issue 16: "Legible on a phone (the mail layout is tested at 360 px)"; issue 30 raised the
+    bar to 9 px and counts the cars' and runners' letters as labels: every picture, the
+    track, the map and the options, is drawn at most `PHONE_WIDTH` wide (a phone shows it
+    unscaled), no label in it is under `LEGIBLE` px and no text is cut off."""
     count, turns = SIZES[kind]
     for t in (0, 2, turns):
         frames, events = play(kind, count, t)
         keep = frames if pictures.needs_history(kind) else frames[-2:]
         picture = pictures.draw(kind, Scene(tuple(keep), tuple(events)))
         assert picture is not None and picture.min_label_px > 0
-        assert picture.smallest_on_phone() >= NOT_YET_REDRAWN.get(kind, LEGIBLE), (
+        assert picture.width <= PHONE_WIDTH and picture.smallest_on_phone() >= LEGIBLE, (
             kind,
             t,
             picture.width,
             picture.min_label_px,
         )
-        assert picture.clipped == () or kind in NOT_YET_REDRAWN, picture.clipped
+        assert picture.clipped == (), picture.clipped
     if kind == "racecraft":
         return  # Racecraft has no board, so no options picture
     game = find_game(kind)
@@ -216,7 +212,7 @@ def test_every_picture_reads_on_a_360_px_phone(kind: str) -> None:
             own = pictures.draw_options(kind, game.view(state, None, player))
             if own is not None:
                 drawn += 1
-                assert own.width <= PHONE_WIDTH and own.smallest_on_phone() >= NOT_YET_REDRAWN.get(kind, LEGIBLE), (
+                assert own.width <= PHONE_WIDTH and own.smallest_on_phone() >= LEGIBLE, (
                     kind,
                     own.width,
                     own.min_label_px,
@@ -242,33 +238,109 @@ def test_the_map_has_x_y_on_its_edges_and_numbered_checkpoints_with_the_way_roun
     """Issue 16: "x,y coordinates on the edges (as START x,y names them), checkpoints
     numbered, ... the direction of the race": a digit over and under every column and a
     number beside every row, each checkpoint cell outlined, and at the line and each
-    checkpoint a numbered mark with an arrow the way the race goes."""
+    checkpoint a numbered mark with an arrow the way the race goes. Issue 30: the map is cut
+    into bands one under the other, each with its own rulers, so each band does all this for
+    its columns."""
     view = sp_view(map_name)
     picture = pictures.draw("speedphreakz", Scene((view,), ()))
     assert picture is not None
     image = pixels(picture.png)
-    frame = sp_picture.map_frame(view.circuit)
-    half = frame.cell / 2
-    for x in range(view.circuit.width):
-        cx = frame.left + x * frame.cell + half
-        assert inks(image, (cx - 4, frame.top - 16, cx + 4, frame.top - 2)) & {BLACK}, x
-        bottom = frame.top + frame.height
-        assert inks(image, (cx - 4, bottom + 2, cx + 4, bottom + 15)) & {BLACK}, x
-    for y in range(view.circuit.height):
-        cy = frame.top + y * frame.cell + half
-        assert BLACK in inks(image, (frame.left - 16, cy - 5, frame.left - 1, cy + 5)), y
-        right = frame.left + frame.width
-        assert BLACK in inks(image, (right + 1, cy - 5, right + 16, cy + 5)), y
+    frames = sp_picture.map_frames(view)
+    for frame in frames:
+        half = frame.cell / 2
+        for x in range(frame.x0, frame.x1 + 1):
+            cx = frame.left + (x - frame.x0) * frame.cell + half
+            assert inks(image, (cx - 4, frame.top - 16, cx + 4, frame.top - 2)) & {BLACK}, x
+            bottom = frame.top + frame.height
+            assert inks(image, (cx - 4, bottom + 2, cx + 4, bottom + 15)) & {BLACK}, x
+        for y in range(view.circuit.height):
+            cy = frame.top + y * frame.cell + half
+            assert BLACK in inks(image, (frame.left - 16, cy - 5, frame.left - 1, cy + 5)), y
+            right = frame.left + frame.width
+            assert BLACK in inks(image, (right + 1, cy - 5, right + 16, cy + 5)), y
     for cells in view.circuit.checkpoints:
         for square in cells:
+            frame = sp_picture.frame_of(frames, square)
             x, y = frame.corner(square)
             assert BLUE in inks(image, (x, y, x + frame.cell, y + frame.cell)), square
     assert [m.number for m in view.course] == list(range(len(view.circuit.checkpoints) + 1))
     for mark in view.course:
+        frame = sp_picture.frame_of(frames, mark.square)
         cx, cy = frame.centre(mark.square)
         dx, dy = mark.heading.vector
         tip = (cx + dx * frame.cell * 1.2, cy + dy * frame.cell * 1.2)
+        assert frame.left < tip[0] < frame.left + frame.width, "a cut went through a checkpoint's arrow"
         assert BLUE in inks(image, (tip[0] - 3, tip[1] - 3, tip[0] + 3, tip[1] + 3)), mark
+
+
+@pytest.mark.parametrize("map_name", ["ring", "chicane"])
+def test_the_map_is_cut_into_bands_a_phone_shows_whole(map_name: str) -> None:
+    """Issue 30: the map drawn at most `PHONE_WIDTH` wide with squares a car's 9 px letter fits:
+    its columns cut into bands of about 16, one under the other, every column in exactly one
+    band and in order, the bands as wide as the picture allows and no cut through a
+    checkpoint, the line or a course arrow (both bundled maps have room for that)."""
+    view = sp_view(map_name)
+    frames = sp_picture.map_frames(view)
+    columns = [x for frame in frames for x in range(frame.x0, frame.x1 + 1)]
+    assert columns == list(range(view.circuit.width))
+    assert len(frames) == math.ceil(view.circuit.width / sp_picture.BAND_COLUMNS) >= 2
+    picture = pictures.draw("speedphreakz", Scene((view,), ()))
+    assert picture is not None and picture.width <= PHONE_WIDTH
+    spans = sp_picture._spans(view.circuit, view.course, 0, view.circuit.height - 1)
+    for frame in frames:
+        assert frame.x1 - frame.x0 + 1 <= sp_picture.WIDEST_BAND and frame.cell >= 17
+        assert 0 <= frame.left - 14 and frame.left + frame.width + 14 <= picture.width  # the y rulers fit
+        assert not any(lo < frame.x0 < hi for lo, hi in spans if frame.x0), (frame.x0, spans)
+        assert frame.y0 == 0 and frame.y1 == view.circuit.height - 1
+    tops = [frame.top for frame in frames]
+    assert tops == sorted(tops) and all(
+        b - a >= frames[0].height + 2 * sp_picture.RULER for a, b in zip(tops, tops[1:], strict=False)
+    )
+
+
+def test_a_cut_moves_off_an_arrow_where_it_can_and_only_as_far_as_it_must() -> None:
+    """Issue 30: "cuts avoid checkpoint arrows where they can": 32 columns are cut in the middle;
+    an arrow over the middle moves the cut to the nearest column clear of it, unless that
+    leaves a band wider than `WIDEST_BAND` (then the arrow is cut); only what is drawn in the
+    rows shown counts (an options window above a checkpoint is cut as if it were not there)."""
+    assert sp_picture._cuts(0, 31, []) == [16]
+    assert sp_picture._cuts(0, 31, [(15.2, 16.8)]) == [15]
+    assert sp_picture._cuts(0, 31, [(14.9, 17.2)]) == [16]
+    assert sp_picture._cuts(0, 47, [(15.5, 16.5)]) == [15, 32]
+    chicane = sp_view("chicane")
+    third = next(mark for mark in chicane.course if mark.number == 3)
+    covers = [(lo, hi) for lo, hi in sp_picture._spans(chicane.circuit, chicane.course, 0, 14) if lo < 8 < hi]
+    assert covers and third.square.y > 8
+    assert not [(lo, hi) for lo, hi in sp_picture._spans(chicane.circuit, chicane.course, 0, 8) if lo < 8 < hi]
+
+
+def test_a_path_over_a_band_edge_is_cut_there_and_goes_on_in_the_next_band() -> None:
+    """Issue 30: a car's path from a square in one band to a square in the next is drawn up to
+    the edge of the first band and from the edge of the second; nothing of it is drawn between
+    the bands (over the rulers)."""
+    view = sp_view("chicane")
+    frames = sp_picture.map_frames(view)
+    first, second = frames[0], frames[1]
+    y = 2
+    start, end = Square(first.x1 - 2, y), Square(second.x0 + 2, y)
+    car = dataclasses.replace(view.cars[0], square=end, trail=tuple(Square(x, y) for x in range(start.x, end.x + 1)))
+    before = dataclasses.replace(view, cars=(dataclasses.replace(car, square=start, trail=()),))
+    now = dataclasses.replace(view, cars=(car,))
+    plain = dataclasses.replace(view, cars=(dataclasses.replace(car, trail=()),))
+    drawn = pictures.draw("speedphreakz", Scene((before, now), ()))
+    bare = pictures.draw("speedphreakz", Scene((plain,), ()))
+    assert drawn is not None and bare is not None
+    colour = PLAYER_COLOURS[0]
+    a, b = pixels(drawn.png), pixels(bare.png)
+    cy1 = first.centre(start)[1]
+    edge1 = first.left + first.width
+    assert colour in inks(a, (edge1 - 8, cy1 - 2, edge1 - 1, cy1 + 2)) - inks(
+        b, (edge1 - 8, cy1 - 2, edge1 - 1, cy1 + 2)
+    )
+    cy2 = second.centre(end)[1]
+    assert colour in inks(a, (second.left + 1, cy2 - 2, second.left + 8, cy2 + 2))
+    assert colour not in inks(a, (edge1 + 2, cy1 - 2, a.width, cy1 + 2))  # not over the y ruler
+    assert colour not in inks(a, (0, cy2 - 2, second.left - 2, cy2 + 2))
 
 
 def test_every_terrain_is_in_the_legend_grass_too() -> None:
@@ -354,21 +426,12 @@ def test_the_speedphreakz_options_picture_marks_every_square_by_its_band() -> No
     assert picture is not None
     image = pixels(picture.png)
     options = mine.options
-    probe = Sheet(1, 1)
-    head = [
-        f"Your options for round {options.round}: from {options.start} facing {options.heading.value} ({options.assumes})."
-    ]
-    if options.extra:
-        head.append(f"Your first action costs {options.extra} more.")
-    head.append("Control that round: 101-200. A square shows what the cheapest program ending there costs.")
-    lines = sum(len(probe.wrap(text, 12, sp_picture.OPTIONS_WIDTH - 16)) for text in head)
-    x0, y0, x1, y1 = options.window
-    cell = max(12, min(30, int((sp_picture.OPTIONS_WIDTH - 2 * (sp_picture.RULER + 6)) // (x1 - x0 + 1))))
-    frame = sp_picture.Frame(x0, y0, x1, y1, cell, sp_picture.RULER + 6, 8 + lines * 15 + 34)
+    frames = sp_picture.options_frames(mine)
+    assert picture.width <= PHONE_WIDTH
     cars = {c.square for c in mine.cars}
     for option in options.squares:
-        if option.square != options.start and option.square not in cars and frame.shows(option.square):
-            cx, cy = frame.centre(option.square)
+        if option.square != options.start and option.square not in cars:
+            cx, cy = sp_picture.frame_of(frames, option.square).centre(option.square)
             assert sp_picture._BANDS[option.band] in inks(image, (cx - 3, cy - 3, cx + 3, cy + 3)), option
     shapes = []
     for band in Band:
