@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
+from bot import store
 from bot.app import App
-from bot.games import record, store
+from bot.games import record
 from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import OrderSubmission, Turn
 from bot.testing import body_of
