@@ -4,7 +4,8 @@ the GM's plot, or the game's default -- and the order in which the final sets ar
 
 This is the one place that says, seat by seat, which orders a turn is resolved with: the
 deadline (`bot.games.deadline`), PREVIEW, the results letters (who was defaulted, and how) and
-the reminders all read it from here. It reads nothing from the database: the caller hands it
+the reminders all read it from here; `what_counts` says it for one seat before the deadline,
+each missing part with the default that fills it (confirmations, ORDERS, refusals, reminders). It reads nothing from the database: the caller hands it
 the turn's submissions (`bot.store.turn_submissions`).
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -116,6 +117,45 @@ def of_turn(game: Game, rules: AnyGame, state: GameState, subs: store.BySeat) ->
         else:
             seats.append(SeatOutlook(name, rules.default_orders(state, name), Source.DEFAULT))
     return Outlook(tuple(seats), submission_order(rules, game, state, subs))
+
+
+# -- what counts for one seat, said before the deadline (issue 29) -------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """The orders that count for a seat if nothing else arrives, as the mails say it: the
+    orders and their text (canonical lines), where they come from, the lines the game's default
+    adds to the seat's own set (`filled`: `Game.filled_orders`, the very fill its resolution
+    makes), and the parts still open that a later turn fills (`later`, in the game's words).
+
+    The deadline resolves with the set on file as it is (`of_turn`); a property of the rules
+    (tests/rules/test_missing_orders.py) proves the filled set gives the same resolution, so
+    what a mail says will be used is what is used."""
+
+    orders: tuple[GameOrder, ...]
+    text: str
+    source: Source
+    filled: tuple[str, ...] = ()
+    later: tuple[str, ...] = ()
+
+    @property
+    def by(self) -> str:
+        """The source in a player's words: "the GM's plot", "the default"."""
+        return "the GM's plot" if self.source is Source.PLOT else "the default"
+
+
+def what_counts(rules: AnyGame, state: GameState, seat: Seat, on_file: Sequence[GameOrder] | None) -> Counts:
+    """What counts for `seat` at the deadline if nothing else arrives, `on_file` being its set
+    on file (`store.orders_on_file`; None: nothing on file)."""
+    if on_file is None:
+        orders, source = nmr_default(rules, state, seat)
+        return Counts(orders, rules.format_orders(orders), source)
+    filled = rules.filled_orders(state, seat.name, on_file)
+    own = set(rules.format_orders(on_file).splitlines())
+    text = rules.format_orders(filled)
+    added = tuple(line for line in text.splitlines() if line not in own)
+    return Counts(filled, text, Source.ON_FILE, added, rules.missing_orders(state, seat.name, filled))
 
 
 @dataclass(frozen=True, slots=True)

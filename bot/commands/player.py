@@ -33,11 +33,11 @@ from bot.commands.grammar import (
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, turns
-from bot.games.counts import what_counts
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
 from bot.letters.context import bot_context, deadline_text, game_context
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
+from bot.outlook import what_counts
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
 
 

@@ -36,11 +36,11 @@ from sqlalchemy.orm import Session
 from bot import letters, outlook, store
 from bot.clock import as_utc
 from bot.games import turns
-from bot.games.counts import what_counts
 from bot.games.preferences import reminders_wanted
 from bot.letters import ToGm, ToSeat
 from bot.letters.context import deadline_text, game_context
 from bot.models import Game, GameStatus, Turn
+from bot.outlook import what_counts
 from bot.schedules import DeadlineError, parse_duration
 from bot.shell import Shell
 

@@ -22,7 +22,6 @@ from bot.answers import Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
 from bot.games import turns
-from bot.games.counts import Source, what_counts
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
@@ -30,6 +29,7 @@ from bot.letters.context import deadline_text, game_context
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
+from bot.outlook import Source, what_counts
 from bot.safe_text import echo
 from rules import fair
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind

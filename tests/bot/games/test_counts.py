@@ -1,6 +1,6 @@
 """What counts at the deadline, said before it (issue 29, case 6: "What is missing gets the
 default" did not say what that default is, and "these orders count: > LINE" left out the speed
-that will be used): `bot.games.counts.what_counts`, and the confirmation and ORDERS that say it."""
+that will be used): `bot.outlook.what_counts`, and the confirmation and ORDERS that say it."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import random
 import re
 
 from bot.app import App
-from bot.games.counts import Source, what_counts
 from bot.games.turns import current_state
 from bot.models import Seat
+from bot.outlook import Source, what_counts
 from bot.store import find_game_row, orders_on_file, submissions
 from bot.testing import body_of
 from rules import find_game
@@ -41,7 +41,7 @@ def test_a_plot_without_speed_counts_with_the_speed_of_the_safe_plot() -> None:
     assert len(sent) == 2
     counts = what_counts(game, state, Seat(name="p0"), sent)
     speed = safe_plot(state, state.car("p0")).speed
-    assert counts.source is Source.SENT and counts.filled == (f"SPEED {speed}",)
+    assert counts.source is Source.ON_FILE and counts.filled == (f"SPEED {speed}",)
     assert counts.text == "\n".join([f"SPEED {speed}", "PAY ROLL", "PASS YES"])
     assert counts.later == ()
     # What it says will be used is what the resolution does with the set as sent.
