@@ -34,8 +34,7 @@ from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.clock import as_utc
 from bot.games import requests, robots, turns
 from bot.games.signups import seat_name_for
-from bot.letters import ToAddress, ToSeat
-from bot.letters.context import bot_context
+from bot.letters import ToAddress, ToSeat, notices
 from bot.mail_in import tokens
 from bot.models import (
     Game,
@@ -168,15 +167,14 @@ def ask(shell: Shell, session: Session, sender: str, kind: str) -> Done:
     rules = check(session, shell, sender, kind)
     request = requests.open_practice(shell, session, sender, rules.name)
     code = requests.code(shell, request)
-    values = {
-        "bot": bot_context(shell),
-        "title": rules.title,
-        "code": code,
-        "subject_tag": tokens.subject_tag(code),
-        "valid_days": tokens.VALID_DAYS,
-        "idle_days": IDLE_DAYS,
-    }
-    rendered = shell.renderer.render("practice_confirm", values)
+    rendered = notices.practice_confirm(
+        shell,
+        rules.title,
+        code=code,
+        subject_tag=tokens.subject_tag(code),
+        valid_days=tokens.VALID_DAYS,
+        idle_days=IDLE_DAYS,
+    )
     return Done("PRACTICE asked", Reason.FOR_ANYONE, (Letter(ToAddress(sender), rendered, "practice_confirm"),))
 
 

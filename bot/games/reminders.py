@@ -37,8 +37,8 @@ from bot import letters, outlook, store
 from bot.clock import as_utc
 from bot.games import turns
 from bot.games.preferences import reminders_wanted
-from bot.letters import ToGm, ToSeat
-from bot.letters.context import deadline_text, game_context
+from bot.letters import ToGm, ToSeat, notices
+from bot.letters.context import deadline_text
 from bot.models import Game, GameStatus, Turn
 from bot.outlook import what_counts
 from bot.schedules import DeadlineError, parse_duration
@@ -176,27 +176,18 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
         if not on_file:
             on_file = None  # valid mail with no order in it: nothing on file
         counting = what_counts(rules, state, seat, on_file)
-        zone = seat.player.timezone
-        ctx = game_context(shell, game, rules)
-        ctx.update(
-            {
-                "seat": {"name": seat.name, "display": seat.player.name},
-                "turn": {
-                    "label": turn.label,
-                    "deadline": deadline_text(turn, zone),
-                    "early": game.early_resolution and not store.turn_held(session, turn),
-                },
-                "left": _left(deadline - now),
-                "default": counting.text,
-                "by": counting.by,
-                "lacks": list(rules.missing_orders(state, seat.name, on_file)) if on_file is not None else None,
-                "filled": "\n".join(counting.filled),
-                "on_file": rules.format_orders(on_file) if on_file is not None else None,
-                "help": rules.order_help(state, seat.name),
-                "timezone": zone,
-            }
+        rendered = notices.reminder(
+            shell,
+            game,
+            rules,
+            state,
+            turn,
+            seat,
+            on_file=on_file,
+            counting=counting,
+            left=_left(deadline - now),
+            early=game.early_resolution and not store.turn_held(session, turn),
         )
-        rendered = shell.renderer.render("reminder", ctx, game=game.kind)
         letters.post(shell, session, ToSeat(seat), rendered, kind="reminder")
         sent += 1
     log.info("game %s %s: %d reminder(s) (%s before the deadline)", game.name, turn.label, sent, mark_name(min(due)))

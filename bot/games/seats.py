@@ -27,8 +27,8 @@ from sqlalchemy.orm import Session
 from bot import letters, outlook, store
 from bot.answers import Refused
 from bot.games import turns
-from bot.letters import ToGm, ToSeat
-from bot.letters.context import deadline_text, game_context
+from bot.letters import ToGm, ToSeat, notices
+from bot.letters.context import deadline_text
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out.render import RenderedMail
@@ -117,22 +117,8 @@ def welcome(shell: Shell, game: Game, seat: Seat) -> RenderedMail:
     """The welcome mail of a seat's new holder before the start: the seat's password and reply
     address, the rules in short, the order syntax."""
     rules = turns.rules_of(game)
-    ctx = game_context(shell, game, rules)
-    ctx.update(
-        {
-            "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
-            "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
-            "summary": rules.rules_summary(),
-            "help": sample_help(game, seat.name),
-            "players": [s.name for s in store.active_seats(game)],
-            "min_players": rules.min_players,
-            "max_players": rules.max_players,
-            "deadline_spec": game.deadline_spec,
-            "game_timezone": game.timezone,
-            "timezone": seat.player.timezone,
-        }
-    )
-    return shell.renderer.render("welcome", ctx, game=game.kind)
+    players = [s.name for s in store.active_seats(game)]
+    return notices.welcome(shell, game, rules, seat, help_text=sample_help(game, seat.name), players=players)
 
 
 # -- the NMR-streak limit ------------------------------------------------------------------

@@ -33,8 +33,7 @@ from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.games import requests, turns
 from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome
-from bot.letters import ToAddress, ToGm, ToSeat
-from bot.letters.context import game_context
+from bot.letters import ToAddress, ToGm, ToSeat, notices
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.parse import Inbound
@@ -163,9 +162,9 @@ def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str
     game = _open_game(session, game_name, sender, name)
     request = requests.open_join(shell, session, game, sender, name.strip())
     code = requests.code(shell, request)
-    values = game_context(shell, game, turns.rules_of(game))
-    values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
-    rendered = shell.renderer.render("join_confirm", values, game=game.kind)
+    rendered = notices.join_confirm(
+        shell, game, turns.rules_of(game), code=code, subject_tag=tokens.subject_tag(code), valid_days=tokens.VALID_DAYS
+    )
     return Done(
         f"JOIN {game.name} asked",
         Reason.JOIN_ASKED,

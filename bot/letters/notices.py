@@ -1,0 +1,96 @@
+"""The letters of a game's life outside the turn's own (`bot.letters.sheets`): the reminder
+before a deadline, the welcome of a seat's new holder, and the codes a stranger's JOIN or
+PRACTICE brings. `games/` decides that they go and to whom; here they are composed, from the
+one context builder (`bot.letters.context`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.letters.context import bot_context, deadline_text, game_context
+from bot.mail_out.render import RenderedMail
+from bot.models import Game, Seat, Turn
+from bot.outlook import Counts
+from bot.shell import Shell
+from rules.api import AnyGame, GameOrder, GameState
+
+
+def reminder(
+    shell: Shell,
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    turn: Turn,
+    seat: Seat,
+    *,
+    on_file: Sequence[GameOrder] | None,
+    counting: Counts,
+    left: str,
+    early: bool,
+) -> RenderedMail:
+    """The reminder to `seat` of the deadline of `turn`, `left` before it: what it has on file
+    and lacks, or that nothing is, and what counts if nothing else arrives (`counting`)."""
+    zone = seat.player.timezone
+    ctx = game_context(shell, game, rules)
+    ctx.update(
+        {
+            "seat": {"name": seat.name, "display": seat.player.name},
+            "turn": {"label": turn.label, "deadline": deadline_text(turn, zone), "early": early},
+            "left": left,
+            "default": counting.text,
+            "by": counting.by,
+            "lacks": list(rules.missing_orders(state, seat.name, on_file)) if on_file is not None else None,
+            "filled": "\n".join(counting.filled),
+            "on_file": rules.format_orders(on_file) if on_file is not None else None,
+            "help": rules.order_help(state, seat.name),
+            "timezone": zone,
+        }
+    )
+    return shell.renderer.render("reminder", ctx, game=game.kind)
+
+
+def welcome(
+    shell: Shell, game: Game, rules: AnyGame, seat: Seat, *, help_text: str, players: Sequence[str]
+) -> RenderedMail:
+    """The welcome mail of a seat's new holder before the start: the seat's password and reply
+    address, the rules in short, the order syntax (`help_text`), the seats so far (`players`)."""
+    ctx = game_context(shell, game, rules)
+    ctx.update(
+        {
+            "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
+            "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
+            "summary": rules.rules_summary(),
+            "help": help_text,
+            "players": list(players),
+            "min_players": rules.min_players,
+            "max_players": rules.max_players,
+            "deadline_spec": game.deadline_spec,
+            "game_timezone": game.timezone,
+            "timezone": seat.player.timezone,
+        }
+    )
+    return shell.renderer.render("welcome", ctx, game=game.kind)
+
+
+def join_confirm(
+    shell: Shell, game: Game, rules: AnyGame, *, code: str, subject_tag: str, valid_days: int
+) -> RenderedMail:
+    """The code mail of a stranger's JOIN: reply to it (or send `code`) to take the seat."""
+    values = game_context(shell, game, rules)
+    values.update({"code": code, "subject_tag": subject_tag, "valid_days": valid_days})
+    return shell.renderer.render("join_confirm", values, game=game.kind)
+
+
+def practice_confirm(
+    shell: Shell, title: str, *, code: str, subject_tag: str, valid_days: int, idle_days: int
+) -> RenderedMail:
+    """The code mail of a stranger's PRACTICE: reply to it to start a practice game of `title`."""
+    values = {
+        "bot": bot_context(shell),
+        "title": title,
+        "code": code,
+        "subject_tag": subject_tag,
+        "valid_days": valid_days,
+        "idle_days": idle_days,
+    }
+    return shell.renderer.render("practice_confirm", values)
