@@ -40,7 +40,7 @@ from bot.games.seats import (
     under_way,
 )
 from bot.letters import ToAddress, ToSeat
-from bot.letters.context import deadline_text, game_context
+from bot.letters.context import deadline_text, game_context, orders_block
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
@@ -304,17 +304,17 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     announce(
         ctx,
         f"The GM entered orders for you in {turn.label}",
-        f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{_quote(canonical)}\n\n"
+        f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{orders_block(canonical)}\n\n"
         f"On file for you now (they count unless you send others before the deadline):\n\n"
-        f"{_quote(now_on_file)}",
+        f"{orders_block(now_on_file)}",
         kind="gm_order",
         to=seat.name,
     )
     return (
         f"entered for {seat.name}, {turn.label}:\n"
-        + _quote(canonical)
+        + orders_block(canonical)
         + f"\n\nOn file for {seat.name} now:\n"
-        + _quote(now_on_file)
+        + orders_block(now_on_file)
         + f"\n\n{seat.name} was told."
     )
 
@@ -336,7 +336,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
             "The GM's plot for you is cleared",
             "The GM has cleared the plot that stood for you when no orders of yours arrive. From now "
             "on the game's own default is used instead"
-            + (f"; in {turn.label} it is:\n\n{_quote(default)}" if default else "."),
+            + (f"; in {turn.label} it is:\n\n{orders_block(default)}" if default else "."),
             kind="gm_plot",
             to=seat.name,
         )
@@ -359,17 +359,17 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.undo = {"seat": seat.name, "gm_plot": old}
     answer = (
         f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal, "
-        f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + _quote(stored)
+        f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + orders_block(stored)
     )
     stands = ""
     if standing is not None and rules.format_orders(standing) != stored:
-        stands = f"\n\nIn {turn.label} it stands for:\n" + _quote(rules.format_orders(standing))
+        stands = f"\n\nIn {turn.label} it stands for:\n" + orders_block(rules.format_orders(standing))
     announce(
         ctx,
         "The GM has set a plot for you",
         "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
         "orders of yours are on file at a deadline, this turn and the next ones, until the GM clears it. "
-        "Orders you send always come first.\n\n" + _quote(stored) + stands,
+        "Orders you send always come first.\n\n" + orders_block(stored) + stands,
         kind="gm_plot",
         to=seat.name,
     )
@@ -874,10 +874,6 @@ def start(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 def _one_line(text: str) -> str:
     return "; ".join(line.strip() for line in text.splitlines() if line.strip())
-
-
-def _quote(text: str) -> str:
-    return "\n".join("    > " + line for line in text.splitlines())
 
 
 __all__ = [

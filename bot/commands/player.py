@@ -35,7 +35,7 @@ from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
-from bot.letters.context import bot_context, deadline_text, game_context
+from bot.letters.context import bot_context, deadline_text, game_context, orders_block
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
 from bot.outlook import what_counts
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
@@ -143,16 +143,18 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
         if on_file is None:
             text = (
                 f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
-                f"you get {counting.by}:\n\n" + _quoted(counting.text)
+                f"you get {counting.by}:\n\n" + orders_block(counting.text)
             )
         else:
-            text = f"On file for you for {turn.label} (due {deadline}):\n\n" + _quoted(rules.format_orders(on_file))
+            text = f"On file for you for {turn.label} (due {deadline}):\n\n" + orders_block(
+                rules.format_orders(on_file)
+            )
             if counting.filled:
                 # issue 29: what is missing is named with the default that fills it.
                 text += (
                     "\n\nThat set is not complete: at the deadline the game's default\nfills what is missing with:\n\n"
                 )
-                text += _quoted("\n".join(counting.filled))
+                text += orders_block("\n".join(counting.filled))
             if counting.later:
                 text += "\n\nNot needed before a later turn, and filled then with the game's\ndefault if it is still missing:\n"
                 text += "\n".join(f"    - {what}" for what in counting.later)
@@ -270,10 +272,6 @@ def _note(ctx: CommandContext, seat: Seat, turn: Turn, source: str, text: str) -
     return store.submissions(ctx.session, turn, seat)
 
 
-def _quoted(text: str) -> str:
-    return "\n".join("    > " + line for line in text.splitlines())
-
-
 def clear(ctx: CommandContext, command: Clear) -> Reply:
     """CLEAR [game] (issue 30): the seat's orders of the open turn taken back; the default stands
     (the GM's plot, if any) until new orders arrive."""
@@ -284,7 +282,7 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
     text = (
         f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
-        f"you get {what}:\n\n{_quoted(rules.format_orders(default))}"
+        f"you get {what}:\n\n{orders_block(rules.format_orders(default))}"
     )
     return Reply(
         (Notice(ToSeat(seat), "Orders cleared", text, kind="orders", error=False),), label=f"CLEAR {seat.game.name}"

@@ -25,7 +25,7 @@ from bot.games import turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
-from bot.letters.context import deadline_text, game_context
+from bot.letters.context import deadline_text, game_context, orders_block
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
@@ -178,7 +178,7 @@ def _stale(
         address = batch.shell.reply_address(game.name, seat.name, seat.reply_salt)
         orders = rules.format_orders(parsed.orders)
         link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(orders.splitlines()))
-        quoted = "\n".join("    > " + line for line in orders.splitlines())
+        quoted = orders_block(orders)
         lines.append(
             f"To send the same orders for {open_turn.label}, tap (or copy into a mail's address bar):"
             f"\n\n    {link}\n\n{quoted}\n\nOr reply to this mail with the orders for {open_turn.label}."
@@ -397,13 +397,13 @@ def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: t
     deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
     standing = what_counts(rules, state, seat, on_file)
     if on_file is not None:
-        shown = "\n".join("    > " + line for line in rules.format_orders(on_file).splitlines())
+        shown = orders_block(rules.format_orders(on_file))
         text = f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
         if standing.filled:
-            fill = "\n".join("    > " + line for line in standing.filled)
+            fill = orders_block("\n".join(standing.filled))
             text += f"\n\nIt is not a complete set: the game's default fills what is missing with:\n\n{fill}"
         return text
-    shown = "\n".join("    > " + line for line in standing.text.splitlines())
+    shown = orders_block(standing.text)
     gets = "you get the GM's plot" if standing.source is Source.PLOT else "you get"
     return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, {gets}:\n\n{shown}"
 

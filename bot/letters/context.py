@@ -1,6 +1,7 @@
 """The one builder of the context every letter's template starts from: the bot as its letters
 sign (`bot_context`), a letter about a game (`game_context`: the bot, the game, its archive's
-address) and a turn's deadline as the reader reads it (`deadline_text`). A template context
+address), a turn's deadline as the reader reads it (`deadline_text`) and order lines quoted
+as every letter quotes them (`orders_block`, the twin of the templates' macro). A template context
 with a ``bot`` is built here and nowhere else (a test checks it)."""
 
 from __future__ import annotations
@@ -36,3 +37,9 @@ def deadline_text(turn: Turn | None, zone: str) -> str | None:
     if turn is None or turn.deadline is None:
         return None
     return format_local(as_utc(turn.deadline), zone)
+
+
+def orders_block(text: str) -> str:
+    """Order lines quoted as every letter quotes them, ``    > LINE`` each (the templates'
+    `orders_block` macro, for the letters written in code)."""
+    return "\n".join("    > " + line for line in text.splitlines())
