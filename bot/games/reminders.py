@@ -173,8 +173,6 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
         if on_file is not None and rules.is_complete(state, seat.name, on_file):
             continue
-        if not on_file:
-            on_file = None  # valid mail with no order in it: nothing on file
         counting = what_counts(rules, state, seat, on_file)
         rendered = notices.reminder(
             shell,
