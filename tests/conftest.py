@@ -1,23 +1,28 @@
 """Session-wide real servers: Dovecot, an SMTP sink and PostgreSQL (see tests/servers.py).
 
 A server that cannot start FAILS the tests that need it, with the server's log: CI must
-never pass by skipping (and so does missing test data, such as the email corpus). A developer without the servers may set FLAGMAN_ALLOW_SKIP_SERVERS=1
+never pass by skipping. A developer without the servers may set FLAGMAN_ALLOW_SKIP_SERVERS=1
 to turn that into a skip locally (tests/run sets FLAGMAN_REQUIRE_SERVERS=1, which wins).
+Test data that only some machines have (the external email corpus) follows tests/extra_data.py:
+run where present, not collected (and said in one line) where absent, failing where required.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TypeVar
 
 import pytest
 from hypothesis import settings
 
 try:
+    from tests.extra_data import EXTRA_DATA
     from tests.helpers import unavailable as _unavailable
     from tests.servers import Dovecot, Postgres, ServerError, SmtpSink
 except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout)
+    from extra_data import EXTRA_DATA  # type: ignore[no-redef]
     from helpers import unavailable as _unavailable  # type: ignore[no-redef]
     from servers import Dovecot, Postgres, ServerError, SmtpSink  # type: ignore[no-redef]
 
@@ -25,9 +30,32 @@ except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout
 Server = TypeVar("Server", Dovecot, SmtpSink, Postgres)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """A test module that needs data this machine lacks, and that this run does not require, is
+    not collected (tests/extra_data.py); the run says so at its end."""
+    for data in EXTRA_DATA:
+        if data.needs(collection_path) and not data.runs:
+            return True
+    return None
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """One line for each extra data set whose tests did not run here."""
+    for data in EXTRA_DATA:
+        if not data.runs:
+            terminalreporter.write_line(data.not_run_line())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The tests marked slow run first (in their order), so that the workers of `tests/run`
-    (pytest-xdist, work stealing) end together instead of one waiting on a long test at the end."""
+    (pytest-xdist, work stealing) end together instead of one waiting on a long test at the end.
+    A module named on the command line is collected whatever `pytest_ignore_collect` says: its
+    tests that need data this machine lacks and this run does not require are deselected."""
+    lacking = [data for data in EXTRA_DATA if not data.runs]
+    left_out = [item for item in items if any(data.needs(item.path) for data in lacking)]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
