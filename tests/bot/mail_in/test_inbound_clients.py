@@ -1,0 +1,197 @@
+"""bot.mail_in.parse on the project's own fixtures of what real mail looks like (testing.md, "What
+real mail looks like"): the reply styles of the common clients, the traps, charsets and MIME
+structures, and the bounces and auto-replies that are never answered.
+
+Like those of test_inbound.py, the fixtures in tests/data/mail are replies to a Flagman turn sheet
+whose quoted part carries order-like lines ("USE 3", "ROUND 4: F1 F2"), while the reply orders
+"USE 2" and "ROUND 5: F3 F4": a quote that leaks into the text is visible. They cover the
+categories of the external corpus (test_inbound_corpus.py), so these checks hold on every clone;
+the corpus is an extra check where a machine has it. Parse-only: no server.
+"""
+
+from __future__ import annotations
+
+import re
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+
+import pytest
+
+from bot.mail_in.parse import IgnoreReason, Inbound, parse_inbound
+from tests.bot.mail_in.test_inbound import CLIENT_STYLES, IGNORED_FIXTURES, LEAKS, MAIL, ORDERS, OWN
+
+
+def parse(name: str) -> Inbound:
+    return parse_inbound((MAIL / name).read_bytes(), own_addresses=OWN)
+
+
+def lines(text: str) -> list[str]:
+    """The non-blank lines of a text (HTML renderings differ from plain text in blank lines only)."""
+    return [line for line in text.split("\n") if line.strip()]
+
+
+# --- the reply text of each client style ------------------------------------------------------
+
+CLIENTS = {
+    # reply styles
+    "hotmail_quoted_headers.eml": ORDERS,
+    "hotmail_html_only.eml": ORDERS + "\n\nCheers,\nFemi",
+    "yahoo_original_message.eml": ORDERS + "\n\nTomasz",
+    "yahoo_indented_attribution.eml": ORDERS,
+    "aol_original_message.eml": ORDERS,
+    "comcast_original_message.eml": ORDERS,
+    "android_russian_wrapped.eml": ORDERS,
+    "sparrow_signature_nested.eml": ORDERS,
+    "blackberry_original_message.eml": ORDERS,
+    "apple_mail_dutch.eml": ORDERS + "\n\nGroet,\nSanne",
+    "outlook_ios.eml": ORDERS,
+    "outlook_wrapped_from.eml": ORDERS + "\n\nKind regards,\nPriya",
+    "gmail_wrapped_name.eml": ORDERS,
+    "german_schrieb_no_space.eml": ORDERS,
+    # Word's paragraphs render with a blank line between them.
+    "outlook2010_html_only.eml": "USE 2\n\nROUND 5: F3 F4\n\nThanks,\n\nOlga",
+    "thunderbird_html_only.eml": ORDERS,
+    # traps
+    "on_false_positive.eml": (
+        "On the whole that last lap went better than I feared.\n\n"
+        "On the straight I want to push harder, so:\n" + ORDERS + "\n\n"
+        "On second thoughts keep the spare tyres for the final lap.\n"
+        "On Friday I may be late, the orders above stand."
+    ),
+    "rfc3676_signature.eml": "A short one this time -- see you at the finish.\n\n" + ORDERS,
+    "bottom_post_list_footer.eml": (
+        "Hi all,\n\nThis time I take it easier:\n\nUSE 2\n\nand on the next round the outside line:\n\nROUND 5: F3 F4"
+    ),
+    "hyphen_list_signoff.eml": "Hi GM,\n\n- USE 2\n- ROUND 5: F3 F4\n\nThanks,\nBea",
+    # charsets and structures
+    "windows1252_smart_quotes.eml": (
+        "Here\u2019s my turn \u2013 I\u2019m going \u201cflat out\u201d this lap\u2026\n\n"
+        + ORDERS
+        + "\n\nI owe you \u20ac5 for the last race.\nNiamh"
+    ),
+    "mixed_alternative_attachment.eml": ORDERS + "\n\nMy lap chart is attached.\nLena",
+    "html_bogus_boundary.eml": "Orders for racecraft-1:\n\n" + ORDERS + "\n\n-- Kofi",
+    "pgp_mime_signed.eml": ORDERS,
+    "smime_signed.eml": ORDERS + "\n\nBr, Sofia",
+    "forwarded_rfc822.eml": "The sheet went to my old address, so from the new one:\n\n" + ORDERS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CLIENTS))
+def test_each_client_reply_is_exactly_what_the_player_wrote(name: str) -> None:
+    """Each client's reply yields exactly the player's own lines: no quoted turn sheet, no
+    attribution or header block, no signature, nothing lost to decoding."""
+    inbound = parse(name)
+    assert inbound.ignore is None, inbound.ignore_detail
+    assert inbound.text == CLIENTS[name]
+    assert not inbound.truncated and not inbound.defects
+    for marker in LEAKS:
+        assert marker not in inbound.text, f"quote leaked: {marker!r}"
+
+
+# multipart/alternative fixtures whose HTML part carries the same reply as the plain part.
+HTML_ALTERNATIVES = [
+    "hotmail_quoted_headers.eml",
+    "yahoo_indented_attribution.eml",
+    "aol_original_message.eml",
+    "comcast_original_message.eml",
+    "android_russian_wrapped.eml",
+    "sparrow_signature_nested.eml",
+    "outlook_ios.eml",
+    "gmail_wrapped_name.eml",
+    "mixed_alternative_attachment.eml",
+    "smime_signed.eml",
+]
+
+
+def html_part_alone(name: str) -> bytes:
+    """The fixture's text/html alternative as a mail of its own (as a client that sends HTML only would)."""
+    msg = BytesParser(policy=policy.default).parsebytes((MAIL / name).read_bytes())
+    assert isinstance(msg, EmailMessage)
+    assert msg.get_body(("plain",)) is not None
+    markup = msg.get_body(("html",))
+    assert markup is not None
+    return b"From: Player <player@example.net>\r\n" + markup.as_bytes(policy=policy.SMTP)
+
+
+@pytest.mark.parametrize("name", HTML_ALTERNATIVES)
+def test_the_html_alternative_alone_gives_the_same_reply(name: str) -> None:
+    """Each client's HTML rendering of the same reply, read on its own, gives the same lines as its
+    plain-text part: the HTML quote containers (gmail_quote, yahoo_quoted, zwchr, AOL's and
+    Outlook's header blocks, Sparrow's blockquote and signature) never leak."""
+    inbound = parse_inbound(html_part_alone(name), own_addresses=OWN)
+    assert lines(inbound.text) == lines(CLIENTS[name])
+
+
+# --- mail that is never answered --------------------------------------------------------------
+
+IGNORED = {
+    "ignore_bounce_postfix.eml": (IgnoreReason.BOUNCE, "multipart/report"),
+    "ignore_bounce_exim.eml": (IgnoreReason.BOUNCE, "Return-Path: <>"),
+    "ignore_bounce_exchange.eml": (IgnoreReason.BOUNCE, "multipart/report"),
+    "ignore_bounce_qmail.eml": (IgnoreReason.BOUNCE, "MAILER-DAEMON@mail.example.ng"),
+    "ignore_dsn_delay_warning.eml": (IgnoreReason.BOUNCE, "multipart/report"),
+    "ignore_autoreply_exchange_ooo.eml": (IgnoreReason.AUTO_REPLY, "Auto-Submitted: auto-generated"),
+    "ignore_autoreply_precedence.eml": (IgnoreReason.AUTO_REPLY, "Precedence: auto_reply"),
+    "ignore_autoreply_x_autorespond.eml": (IgnoreReason.AUTO_REPLY, "X-Autorespond"),
+    "ignore_autoreply_ticket.eml": (IgnoreReason.AUTO_REPLY, "Auto-Submitted: auto-generated"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IGNORED))
+def test_bounces_and_auto_replies_are_never_answered(name: str) -> None:
+    """mail-interface.md "Mail that is never answered": DSNs as Postfix, Exim, Exchange, qmail and
+    sendmail write them (with and without multipart/report or a null Return-Path) are bounces;
+    responders of several shapes are auto-replies; ignore_detail names the header that decided."""
+    reason, detail = IGNORED[name]
+    inbound = parse(name)
+    assert inbound.ignore is reason, inbound.ignore_detail
+    assert detail in inbound.ignore_detail
+
+
+# --- every fixture ------------------------------------------------------------------------------
+
+FIXTURES = sorted(p.name for p in MAIL.glob("*.eml"))
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_every_fixture_parses_without_raising(name: str) -> None:
+    """Every fixture parses: parse_inbound never raises (it turns a failure into UNPARSEABLE or a
+    defect, so neither may appear), and the same mail with bare LF line endings (as some stores
+    keep it) gives the same verdict and text."""
+    raw = (MAIL / name).read_bytes()
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert inbound.ignore is not IgnoreReason.UNPARSEABLE, inbound.ignore_detail
+    assert not any("failed" in d or "not readable" in d for d in inbound.defects), inbound.defects
+    lf = parse_inbound(raw.replace(b"\r\n", b"\n"), own_addresses=OWN)
+    assert (lf.ignore, lf.text, lf.sender, lf.subject) == (
+        inbound.ignore,
+        inbound.text,
+        inbound.sender,
+        inbound.subject,
+    )
+
+
+def test_every_fixture_is_listed_and_has_an_expectation() -> None:
+    """Each fixture is described in tests/data/mail/README.md and has exactly one expectation
+    (a reply text or an ignore verdict) in test_inbound.py or here; none is there untested."""
+    listed = set(re.findall(r"^\| `([^`]+\.eml)` \|", (MAIL / "README.md").read_text(encoding="utf-8"), re.M))
+    expectations = [*CLIENT_STYLES, *IGNORED_FIXTURES, *CLIENTS, *IGNORED]
+    assert len(expectations) == len(set(expectations)), "a fixture has two expectations"
+    assert set(FIXTURES) == listed == set(expectations)
+
+
+# --- details of single fixtures ----------------------------------------------------------------
+
+
+def test_the_sender_of_a_blackberry_reply_without_a_display_name() -> None:
+    """A bare From address (BlackBerry Internet Service) gives the sender and an empty name."""
+    inbound = parse("blackberry_original_message.eml")
+    assert (inbound.sender, inbound.sender_name) == ("aisha.rahman@example.com", "")
+
+
+def test_a_reply_to_the_list_and_to_flagman_finds_the_signed_address() -> None:
+    """A bottom-post sent to a list and to the bot lists both recipients; the signed address is found."""
+    inbound = parse("bottom_post_list_footer.eml")
+    assert inbound.recipients == ("racecraft-league@lists.example.org", "flagman+racecraft-1.owen.ab12cd@example.org")
