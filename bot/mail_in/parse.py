@@ -832,14 +832,18 @@ def cap_lines(text: str, max_lines: int) -> tuple[str, bool]:
 
 
 def _iter_parts(msg: Message) -> Iterator[Message]:
-    """Parts depth-first without recursion, at most _MAX_PARTS of them."""
+    """Parts depth-first without recursion, at most _MAX_PARTS of them.
+
+    A message/rfc822 (or other message/*) part is yielded but not entered: a forwarded mail is
+    someone else's text, never the sender's orders nor the sender's calendar answer.
+    """
     stack = [msg]
     seen = 0
     while stack and seen < _MAX_PARTS:
         part = stack.pop()
         seen += 1
         yield part
-        if part.is_multipart():
+        if part.is_multipart() and not _content_type(part).startswith("message/"):
             payload = part.get_payload()
             if isinstance(payload, list):
                 stack.extend(p for p in reversed(payload) if isinstance(p, Message))

@@ -75,6 +75,8 @@ CLIENTS = {
     "pgp_mime_signed.eml": ORDERS,
     "smime_signed.eml": ORDERS + "\n\nBr, Sofia",
     "forwarded_rfc822.eml": "The sheet went to my old address, so from the new one:\n\n" + ORDERS,
+    # A forwarded message is someone else's text: never the sender's orders.
+    "forwarded_rfc822_only.eml": "",
 }
 
 
@@ -195,3 +197,19 @@ def test_a_reply_to_the_list_and_to_flagman_finds_the_signed_address() -> None:
     """A bottom-post sent to a list and to the bot lists both recipients; the signed address is found."""
     inbound = parse("bottom_post_list_footer.eml")
     assert inbound.recipients == ("racecraft-league@lists.example.org", "flagman+racecraft-1.owen.ab12cd@example.org")
+
+
+def test_a_forwarded_calendar_answer_is_not_the_senders() -> None:
+    """A calendar client's answer inside a forwarded message/rfc822 part is someone else's: the mail
+    is read as the sender's (their orders above it), not ignored as their calendar reply."""
+    raw = (
+        b"From: Yusuf Demir <yusuf.demir@example.com.tr>\r\nTo: flagman@example.org\r\n"
+        b'Content-Type: multipart/mixed; boundary="fw"\r\n\r\n'
+        b"--fw\r\nContent-Type: text/plain\r\n\r\nUSE 2\r\n"
+        b"--fw\r\nContent-Type: message/rfc822\r\n\r\n"
+        b"From: Kenji <k.tanaka@example.co.jp>\r\nContent-Type: text/calendar; method=REPLY\r\n\r\n"
+        b"BEGIN:VCALENDAR\r\nMETHOD:REPLY\r\nEND:VCALENDAR\r\n"
+        b"--fw--\r\n"
+    )
+    inbound = parse_inbound(raw, own_addresses=OWN)
+    assert (inbound.ignore, inbound.text) == (None, "USE 2")
