@@ -1063,14 +1063,14 @@ def _ignore_reason(
         local, _, domain = address_parts(sender)
         if (local, domain) in own:
             return IgnoreReason.OWN_MAIL, f"From is our own address {sender}"
+    # A DSN is a bounce whatever else it carries (MTAs add Auto-Submitted to theirs too) ...
     if content_type == "multipart/report":
         return IgnoreReason.BOUNCE, "Content-Type: multipart/report"
-    return_path = headers.first("return-path")
-    if return_path is not None and re.fullmatch(r"<\s*>|", _unfold(return_path)):
-        return IgnoreReason.BOUNCE, "Return-Path: <> (null sender)"
     local = address_parts(from_addr)[0] if from_addr else ""
     if local in ("mailer-daemon", "postmaster"):
         return IgnoreReason.BOUNCE, f"From: {echo(from_addr)}"
+    # ... while an auto-reply is one even with a null Return-Path, with which RFC 3834 and 5230
+    # (Sieve vacation) have responders send: the digest lists bounces apart, as undelivered mail.
     for value in headers.all("auto-submitted"):
         keyword = _keyword(value)
         if keyword and keyword != "no":
@@ -1079,10 +1079,14 @@ def _ignore_reason(
         values = headers.all(name)
         if values:
             return IgnoreReason.AUTO_REPLY, f"{name}: {_shown(values[0])}"
-    for value in headers.all("precedence"):
-        keyword = _keyword(value)
+    precedence = [(_keyword(value), value) for value in headers.all("precedence")]
+    for keyword, value in precedence:
         if keyword == "auto_reply":
             return IgnoreReason.AUTO_REPLY, f"Precedence: {_shown(value)}"
+    return_path = headers.first("return-path")
+    if return_path is not None and re.fullmatch(r"<\s*>|", _unfold(return_path)):
+        return IgnoreReason.BOUNCE, "Return-Path: <> (null sender)"
+    for keyword, value in precedence:
         if keyword in ("bulk", "junk", "list"):
             return IgnoreReason.BULK, f"Precedence: {_shown(value)}"
     if sender_issue is not None:

@@ -130,11 +130,14 @@ def test_the_html_alternative_alone_gives_the_same_reply(name: str) -> None:
 
 IGNORED = {
     "ignore_bounce_postfix.eml": (IgnoreReason.BOUNCE, "multipart/report"),
-    "ignore_bounce_exim.eml": (IgnoreReason.BOUNCE, "Return-Path: <>"),
+    "ignore_bounce_exim.eml": (IgnoreReason.BOUNCE, "Mailer-Daemon@smtp.example.it"),
     "ignore_bounce_exchange.eml": (IgnoreReason.BOUNCE, "multipart/report"),
     "ignore_bounce_qmail.eml": (IgnoreReason.BOUNCE, "MAILER-DAEMON@mail.example.ng"),
     "ignore_dsn_delay_warning.eml": (IgnoreReason.BOUNCE, "multipart/report"),
     "ignore_autoreply_exchange_ooo.eml": (IgnoreReason.AUTO_REPLY, "Auto-Submitted: auto-generated"),
+    # RFC 5230 sends a vacation answer with a null Return-Path: an auto-reply all the same, not a bounce
+    # (the digest lists bounces apart, as mail to a player that did not arrive).
+    "ignore_autoreply_sieve_vacation.eml": (IgnoreReason.AUTO_REPLY, "Auto-Submitted: auto-replied (vacation)"),
     "ignore_autoreply_precedence.eml": (IgnoreReason.AUTO_REPLY, "Precedence: auto_reply"),
     "ignore_autoreply_x_autorespond.eml": (IgnoreReason.AUTO_REPLY, "X-Autorespond"),
     "ignore_autoreply_ticket.eml": (IgnoreReason.AUTO_REPLY, "Auto-Submitted: auto-generated"),
@@ -150,6 +153,28 @@ def test_bounces_and_auto_replies_are_never_answered(name: str) -> None:
     inbound = parse(name)
     assert inbound.ignore is reason, inbound.ignore_detail
     assert detail in inbound.ignore_detail
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason"),
+    [
+        ("Return-Path: <>\nAuto-Submitted: auto-replied", IgnoreReason.AUTO_REPLY),
+        ("Return-Path: <>\nPrecedence: auto_reply", IgnoreReason.AUTO_REPLY),
+        ("Return-Path: <>\nX-Autoreply: yes", IgnoreReason.AUTO_REPLY),
+        ("Return-Path: <>\nPrecedence: bulk", IgnoreReason.BOUNCE),
+        ("Return-Path: <>", IgnoreReason.BOUNCE),
+        (
+            "Auto-Submitted: auto-replied\nContent-Type: multipart/report; report-type=delivery-status",
+            IgnoreReason.BOUNCE,
+        ),
+    ],
+)
+def test_an_auto_reply_with_a_null_return_path_is_an_auto_reply(extra: str, reason: IgnoreReason) -> None:
+    """RFC 3834/5230 responders send with a null Return-Path; what marks them as auto-replies
+    decides, so the digest does not list them as bounces. A DSN (multipart/report, MAILER-DAEMON)
+    stays a bounce whatever Auto-Submitted says, and a null Return-Path alone is a bounce."""
+    raw = f"From: Lena <lena.fischer@example.at>\n{extra}\n\nAway.\n".replace("\n", "\r\n").encode()
+    assert parse_inbound(raw, own_addresses=OWN).ignore is reason
 
 
 # --- every fixture ------------------------------------------------------------------------------
