@@ -5,8 +5,9 @@ like") found clean on every synthetic case:
 
 1. stdlib `email` with `policy.default` (its header registry memoised: the same parsing,
    five times faster); `get_body(('plain', 'html'))`, decoded leniently (declared charset,
-   else UTF-8, else Latin-1) so that no charset ever stops a mail; format=flowed soft
-   breaks joined (RFC 3676);
+   else UTF-8, else Latin-1) so that no charset ever stops a mail; a Content-Transfer-Encoding
+   the stdlib does not recognise ("quoted printable") read for the encoding it names;
+   format=flowed soft breaks joined (RFC 3676);
 2. HTML-only mail: the quote containers (blockquote, gmail_quote, moz-cite-prefix, Outlook's
    divRplyFwdMsg / border-top header block / <hr>) are removed from the tree first, then
    `inscriptis` renders the rest as text;
@@ -57,12 +58,14 @@ held the poll for minutes; now what is read of the header section is capped:
 
 from __future__ import annotations
 
+import binascii
 import codecs
 import enum
 import functools
 import hashlib
 import html
 import itertools
+import quopri
 import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -878,11 +881,44 @@ def _text_parts(msg: EmailMessage) -> tuple[Message | None, Message | None]:
     return plain, markup
 
 
+# The transfer encodings the stdlib decodes, as it compares them (the whole value, lower-cased).
+_KNOWN_TRANSFER_ENCODINGS = frozenset(
+    {"", "7bit", "8bit", "binary", "quoted-printable", "base64", "x-uuencode", "uuencode", "uue", "x-uue"}
+)
+
+
+def _meant_transfer_encoding(part: Message) -> str | None:
+    """ "quoted-printable" or "base64" when the part's Content-Transfer-Encoding names one in a form
+    the stdlib does not decode ("quoted printable", "Base64 " with a blank, quoted, with a
+    parameter, an underscore), else None. Such a body reached the text undecoded: soft line
+    breaks inside orders ("US=" / "E 2"), "=E9" for "é"."""
+    value = str(part.get("content-transfer-encoding", "") or "")
+    if value.lower() in _KNOWN_TRANSFER_ENCODINGS:
+        return None
+    token = re.sub(r"[\s_\-\"']", "", value.split(";")[0]).lower()
+    return {"quotedprintable": "quoted-printable", "base64": "base64"}.get(token)
+
+
+def _decode_transfer(data: bytes, encoding: str) -> bytes:
+    if encoding == "quoted-printable":
+        return quopri.decodestring(data)
+    try:
+        return binascii.a2b_base64(data)
+    except binascii.Error:  # lost padding: complete it (a2b_base64 skips what is not base64)
+        try:
+            return binascii.a2b_base64(data + b"==")
+        except binascii.Error:
+            return data
+
+
 def _part_text(part: Message) -> str:
     data = part.get_payload(decode=True)
     if not isinstance(data, bytes):
         payload = part.get_payload()
         return payload if isinstance(payload, str) else ""
+    meant = _meant_transfer_encoding(part)
+    if meant is not None:
+        data = _decode_transfer(data, meant)
     return decode_bytes(data, part.get_content_charset())
 
 

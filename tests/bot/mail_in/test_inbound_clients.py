@@ -70,6 +70,11 @@ CLIENTS = {
         + ORDERS
         + "\n\nI owe you \u20ac5 for the last race.\nNiamh"
     ),
+    "qp_malformed_transfer_encoding.eml": (
+        "Bonjour, voici mes ordres pour le prochain tour de la course, cette fois avec prudence :\n\n"
+        + ORDERS
+        + "\n\nRen\u00e9"
+    ),
     "mixed_alternative_attachment.eml": ORDERS + "\n\nMy lap chart is attached.\nLena",
     "html_bogus_boundary.eml": "Orders for racecraft-1:\n\n" + ORDERS + "\n\n-- Kofi",
     "pgp_mime_signed.eml": ORDERS,
@@ -175,6 +180,30 @@ def test_an_auto_reply_with_a_null_return_path_is_an_auto_reply(extra: str, reas
     stays a bounce whatever Auto-Submitted says, and a null Return-Path alone is a bounce."""
     raw = f"From: Lena <lena.fischer@example.at>\n{extra}\n\nAway.\n".replace("\n", "\r\n").encode()
     assert parse_inbound(raw, own_addresses=OWN).ignore is reason
+
+
+@pytest.mark.parametrize(
+    ("encoding", "body"),
+    [
+        ("quoted printable", "US=\r\nE 2 Ren=E9"),
+        ("Quoted-Printable ", "US=\r\nE 2 Ren=E9"),
+        ('"quoted-printable"', "US=\r\nE 2 Ren=E9"),
+        ("quoted-printable; x-junk", "US=\r\nE 2 Ren=E9"),
+        ("quoted_printable", "US=\r\nE 2 Ren=E9"),
+        ("base64 ", "VVNFIDIgUmVu6Q=="),
+        ("Base 64", "VVNFIDIgUmVu\r\n6Q=="),
+        ("base64", "VVNFIDIgUmVu6Q"),  # the padding lost
+    ],
+)
+def test_a_malformed_transfer_encoding_is_read_for_what_it_means(encoding: str, body: str) -> None:
+    """A Content-Transfer-Encoding written with a space, quotes, a parameter, an underscore or a
+    trailing blank (the stdlib then leaves the body undecoded) is read as the encoding it names;
+    so is base64 that lost its padding."""
+    raw = (
+        "From: Rene <rene.dubois@example.fr>\r\nContent-Type: text/plain; charset=iso-8859-1\r\n"
+        f"Content-Transfer-Encoding: {encoding}\r\n\r\n{body}\r\n"
+    ).encode()
+    assert parse_inbound(raw, own_addresses=OWN).text == "USE 2 Ren\u00e9"
 
 
 # --- every fixture ------------------------------------------------------------------------------
