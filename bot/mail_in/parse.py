@@ -5,7 +5,8 @@ like") found clean on every synthetic case:
 
 1. stdlib `email` with `policy.default` (its header registry memoised: the same parsing,
    five times faster); `get_body(('plain', 'html'))`, decoded leniently (declared charset,
-   else UTF-8, else Latin-1) so that no charset ever stops a mail; a Content-Transfer-Encoding
+   else UTF-8, else Latin-1; a Latin-1 label read as windows-1252, or as the UTF-8 it
+   carries) so that no charset ever stops a mail; a broken RFC 2047 word spoils only itself; a Content-Transfer-Encoding
    the stdlib does not recognise ("quoted printable") read for the encoding it names;
    format=flowed soft breaks joined (RFC 3676);
 2. HTML-only mail: the quote containers (blockquote, gmail_quote, moz-cite-prefix, Outlook's
@@ -252,7 +253,8 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
     if charset:
         name = charset.strip().strip('"').strip()
         try:
-            codecs.lookup(name)
+            if codecs.lookup(name).name == "iso8859-1" and not data.isascii():
+                return _latin1_label(data)
             return data.decode(name)
         except (LookupError, UnicodeError, ValueError, TypeError):
             declared = name
@@ -270,6 +272,18 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
             pass
     if best.count("\ufffd") * 50 <= len(best):
         return best
+    return data.decode("latin-1")
+
+
+def _latin1_label(data: bytes) -> str:
+    """8-bit text labelled ISO-8859-1: the UTF-8 it is when it is valid UTF-8 (the usual mislabel;
+    Latin-1 text is almost never valid UTF-8), else windows-1252 as browsers read the label
+    (smart quotes and dashes rather than C1 control characters), else Latin-1."""
+    for codec in ("utf-8", "cp1252"):
+        try:
+            return data.decode(codec)
+        except UnicodeDecodeError:
+            pass
     return data.decode("latin-1")
 
 
@@ -315,12 +329,36 @@ def decode_words(value: str, cap: int = _MAX_HEADER_CHARS) -> str:
     if "=?" not in value:
         return value
     try:
-        chunks = decode_header(value)
+        return _decoded(decode_header(value))
     except _PARSE_ERRORS:  # broken encoded words: binascii.Error, HeaderParseError, ...
-        return value
+        return _decode_word_by_word(value)
+
+
+def _decoded(chunks: list[tuple[bytes | str, str | None]]) -> str:
+    return "".join(chunk if isinstance(chunk, str) else decode_bytes(chunk, charset) for chunk, charset in chunks)
+
+
+# An RFC 2047 encoded word: =?charset?B|Q?text?=
+_ENCODED_WORD_RE = re.compile(r"=\?[^?\s]++\?[BbQq]\?[^?\s]*+\?=")
+
+
+def _decode_word_by_word(value: str) -> str:
+    """A header value whose encoded words do not all decode: each word on its own, one that does
+    not decode shown as written (RFC 2047, 6.3); the blank between two decoded words dropped."""
     out: list[str] = []
-    for chunk, charset in chunks:
-        out.append(chunk if isinstance(chunk, str) else decode_bytes(chunk, charset))
+    end = 0
+    previous_decoded = False
+    for match in _ENCODED_WORD_RE.finditer(value):
+        between = value[end : match.start()]
+        try:
+            text, decoded = _decoded(decode_header(match.group(0))), True
+        except _PARSE_ERRORS:
+            text, decoded = match.group(0), False
+        if not (decoded and previous_decoded and not between.strip()):
+            out.append(between)
+        out.append(text)
+        end, previous_decoded = match.end(), decoded
+    out.append(value[end:])
     return "".join(out)
 
 

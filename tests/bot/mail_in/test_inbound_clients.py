@@ -18,7 +18,7 @@ from email.parser import BytesParser
 
 import pytest
 
-from bot.mail_in.parse import IgnoreReason, Inbound, parse_inbound
+from bot.mail_in.parse import IgnoreReason, Inbound, decode_bytes, decode_words, parse_inbound
 from tests.bot.mail_in.test_inbound import CLIENT_STYLES, IGNORED_FIXTURES, LEAKS, MAIL, ORDERS, OWN
 
 
@@ -75,6 +75,7 @@ CLIENTS = {
         + ORDERS
         + "\n\nRen\u00e9"
     ),
+    "mixed_broken_charsets.eml": "Grüße aus Zürich – Zoë\n\n" + ORDERS,
     "mixed_alternative_attachment.eml": ORDERS + "\n\nMy lap chart is attached.\nLena",
     "html_bogus_boundary.eml": "Orders for racecraft-1:\n\n" + ORDERS + "\n\n-- Kofi",
     "pgp_mime_signed.eml": ORDERS,
@@ -204,6 +205,48 @@ def test_a_malformed_transfer_encoding_is_read_for_what_it_means(encoding: str, 
         f"Content-Transfer-Encoding: {encoding}\r\n\r\n{body}\r\n"
     ).encode()
     assert parse_inbound(raw, own_addresses=OWN).text == "USE 2 Ren\u00e9"
+
+
+def test_mixed_and_broken_charsets_in_one_mail() -> None:
+    """Raw UTF-8 in the Subject is read as UTF-8; in the From name an encoded word in a charset
+    nobody knows still decodes (leniently) and a broken one stays as it was written (RFC 2047,
+    6.3) without losing its neighbours; a part labelled ISO-8859-1 that carries UTF-8 reads as UTF-8."""
+    inbound = parse("mixed_broken_charsets.eml")
+    assert inbound.subject == "Re: [racecraft-1] turn 4 results – Grüße"
+    assert inbound.sender_name == "Zoë =?utf-8?b?S2VsbGVy*broken?="
+    assert inbound.text == "Grüße aus Zürich – Zoë\n\n" + ORDERS
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ("“Flat out” – I’m in…".encode("cp1252"), "“Flat out” – I’m in…"),  # what Windows clients label Latin-1
+        ("Grüße aus Zürich".encode(), "Grüße aus Zürich"),  # UTF-8 under a Latin-1 label
+        ("Grüße, Jörg, café".encode("latin-1"), "Grüße, Jörg, café"),  # Latin-1 as labelled
+        (b"caf\xe9 \x81", "café \x81"),  # a byte windows-1252 does not define: Latin-1 after all
+        (b"USE 2", "USE 2"),
+    ],
+)
+def test_a_latin1_label_is_read_as_windows_1252_or_as_the_utf8_it_carries(data: bytes, expected: str) -> None:
+    """Text labelled ISO-8859-1 is read as windows-1252 (as browsers read it: smart quotes, not
+    control characters), and as UTF-8 when it is valid UTF-8 (the usual mislabel)."""
+    assert decode_bytes(data, "iso-8859-1") == expected
+    assert decode_bytes(data, "latin1") == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("=?utf-8?b?S2VsbGVy*broken?=", "=?utf-8?b?S2VsbGVy*broken?="),
+        ("=?utf-8?q?J=C3=B6rg?= =?utf-8?b?S2VsbGVy*broken?= Racer", "Jörg =?utf-8?b?S2VsbGVy*broken?= Racer"),
+        ("=?utf-8?q?J=C3=B6?= =?utf-8?q?rg?= =?utf-8?b?S2VsbGVy*broken?=", "Jörg =?utf-8?b?S2VsbGVy*broken?="),
+        ("=?utf-8?q?J=C3=B6?=  =?utf-8?q?rg?=", "Jörg"),
+    ],
+)
+def test_a_broken_encoded_word_spoils_only_itself(value: str, expected: str) -> None:
+    """RFC 2047 6.3: an encoded word that does not decode is shown as written; the words around it
+    still decode, and the space between two good words is still dropped."""
+    assert decode_words(value) == expected
 
 
 # --- every fixture ------------------------------------------------------------------------------
