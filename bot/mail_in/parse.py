@@ -6,9 +6,9 @@ like") found clean on every synthetic case:
 1. stdlib `email` with `policy.default` (its header registry memoised: the same parsing,
    five times faster); `get_body(('plain', 'html'))`, decoded leniently (declared charset,
    else UTF-8, else Latin-1; a Latin-1 label read as windows-1252, or as the UTF-8 it
-   carries) so that no charset ever stops a mail; a broken RFC 2047 word spoils only itself; a Content-Transfer-Encoding
-   the stdlib does not recognise ("quoted printable") read for the encoding it names;
-   format=flowed soft breaks joined (RFC 3676);
+   carries) so that no charset ever stops a mail; a broken RFC 2047 word spoils only
+   itself; a Content-Transfer-Encoding the stdlib does not recognise ("quoted printable")
+   read for the encoding it names; format=flowed soft breaks joined (RFC 3676);
 2. HTML-only mail: the quote containers (blockquote, gmail_quote, moz-cite-prefix, Outlook's
    divRplyFwdMsg / border-top header block / <hr>) are removed from the tree first, then
    `inscriptis` renders the rest as text;
