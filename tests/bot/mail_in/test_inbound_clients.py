@@ -18,7 +18,7 @@ from email.parser import BytesParser
 
 import pytest
 
-from bot.mail_in.parse import IgnoreReason, Inbound, decode_bytes, decode_words, parse_inbound
+from bot.mail_in.parse import IgnoreReason, Inbound, decode_bytes, decode_words, parse_inbound, strip_quotes
 from tests.bot.mail_in.test_inbound import CLIENT_STYLES, IGNORED_FIXTURES, LEAKS, MAIL, ORDERS, OWN
 
 
@@ -45,6 +45,10 @@ CLIENTS = {
     "sparrow_signature_nested.eml": ORDERS,
     "blackberry_original_message.eml": ORDERS,
     "apple_mail_dutch.eml": ORDERS + "\n\nGroet,\nSanne",
+    "iphone_dutch_signature.eml": ORDERS,
+    "iphone_japanese_signature.eml": ORDERS + "\n\nよろしくお願いします。",
+    "iphone_chinese_signature.eml": ORDERS,
+    "iphone_korean_signature.eml": ORDERS,
     "outlook_ios.eml": ORDERS,
     "outlook_wrapped_from.eml": ORDERS + "\n\nKind regards,\nPriya",
     "gmail_wrapped_name.eml": ORDERS,
@@ -247,6 +251,64 @@ def test_a_broken_encoded_word_spoils_only_itself(value: str, expected: str) -> 
     """RFC 2047 6.3: an encoded word that does not decode is shown as written; the words around it
     still decode, and the space between two good words is still dropped."""
     assert decode_words(value) == expected
+
+
+@pytest.mark.parametrize(
+    "signature",
+    [
+        # BlackBerry, in several languages and carriers' wordings
+        "Sent from my BlackBerry® smartphone on the go",
+        "Sent via BlackBerry by AT&T",
+        "Gesendet von meinem BlackBerry 10-Smartphone.",
+        "Envoyé de mon BlackBerry",
+        "Enviado desde mi BlackBerry® de Vodafone",
+        "Inviato da BlackBerry",
+        "Verzonden met BlackBerry Work",
+        # phones and apps, in the languages of their users
+        "Sent from my iPhone",
+        "Sent from Yahoo Mail on Android",
+        "Get Outlook for Android<https://aka.ms/ghei36>",
+        "Von meinem iPhone gesendet",
+        "Envoyé de mon iPhone",
+        "Enviado desde mi iPhone",
+        "Enviado do meu iPhone",
+        "Inviato da iPhone",
+        "Verstuurd vanaf mijn iPhone",
+        "Sendt fra min iPhone",
+        "Skickat från min iPhone",
+        "Lähetetty iPhonesta",
+        "Wysłane z iPhone'a",
+        "Odesláno z iPhonu",
+        "Trimis de pe iPhone-ul meu",
+        "Elküldve az iPhone-omról",
+        "Enviat des del meu iPhone",
+        "Отправлено с iPhone",
+        "Надіслано з iPhone",
+        "Στάλθηκε από το iPhone μου",
+        "iPhone'umdan gönderildi",
+        "iPhoneから送信",
+        "iPhone에서 보냄",
+        "发自我的iPhone",
+        "從我的 iPhone 傳送",
+    ],
+)
+def test_mobile_signatures_in_many_languages_end_the_reply(signature: str) -> None:
+    """testing.md: everything after "Sent from my ..." goes, in the words each phone writes it in
+    its user's language; the orders above it stay."""
+    assert strip_quotes(f"USE 2\nROUND 5: F3 F4\n\n{signature}\n\nUSE 3") == ORDERS
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Siparişlerim dün gönderildi",  # "my orders were sent yesterday": no phone named
+        "Sent the wrong order yesterday, sorry",
+        "Verstuurd: ROUND 5",
+    ],
+)
+def test_a_sentence_about_sending_is_no_signature(line: str) -> None:
+    """A line that merely speaks of sending stays with the orders under it."""
+    assert strip_quotes(f"{line}\nUSE 2") == f"{line}\nUSE 2"
 
 
 # --- every fixture ------------------------------------------------------------------------------
