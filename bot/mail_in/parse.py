@@ -596,7 +596,7 @@ _QUOTE_CLASSES = frozenset(
 _CUT_IDS = frozenset(
     {"divrplyfwdmsg", "appendonsend", "mail-editor-reference-message-container", "zwchr", "stopspelling"}
 )
-_HEADER_START_RE = re.compile(r"\s*(?:From|Von|De|Van|Da|Fra|Från|Od|От)\s*:", re.I)
+_HEADER_START_RE = re.compile(r"\s*(?:From|Von|De|Van|Da|Fra|Från|Od|От|发件人|寄件者|差出人|보낸 사람)\s*[:：]", re.I)
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -684,14 +684,25 @@ _QUOTE_PREFIX = ">"
 _WROTE_RE = re.compile(
     r"(?:\bwrote|\bwrites|\bschrieb|\ba écrit|\bécrit|\bescribió|\bescreveu|\bha scritto|\bscrisse"
     r"|\bschreef|\bskrev|\bkirjoitti|\bnapisał|\bnapisała|\bnapsal|\bnapsala|\byazdı|\bέγραψε"
-    r"|\bнаписал|\bнаписала|\bнаписали)\s*:\s*$",
+    r"|\bнаписал|\bнаписала|\bнаписали)\s*[:：]\s*$",
     re.I,
 )
+# The verbs of Chinese, Korean and Japanese attributions ("... 写道：", "...님이 작성:", "...のメール:"):
+# no word boundary before them (they follow a digit or a name directly), so they count only in a
+# line that names an address.
+_CJK_WROTE_RE = re.compile(r"(?:写道|寫道|작성|のメール|のメッセージ)\s*[:：]\s*$")
+# Verb-first attributions (The Bat!: "You wrote <date>:", "Вы писали <date>:"), and a line that
+# starts with a date and ends with "<address>:" (Gmail in Japanese has no verb): attributions
+# only where a quote follows them (`_is_weak_attribution`), as a sentence may have their shape.
+_VERB_FIRST_RE = re.compile(r"\s*(?:You\s+wrote|Вы\s+писали)\b", re.I)
+_DATE_START_RE = re.compile(r"\s*\d{4}\s*[年년/.\-]")
 # "Am <date> schrieb <name>:", "Op <date> schreef <name>:", "El <date>, <name> escribió:" ...:
 # a line that starts with the date word, has the verb somewhere and ends with ":" (two
 # separate linear checks rather than one pattern that backtracks between them).
 _LEAD_RE = re.compile(r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b", re.I)
-_VERB_RE = re.compile(r"\b(?:wrote|schrieb|schreef|skrev|escribió|escreveu|a écrit|ha scritto|napisał|napsal)\b", re.I)
+_VERB_RE = re.compile(
+    r"\b(?:wrote|schrieb|schreef|geschreven|skrev|escribió|escreveu|a écrit|ha scritto|napisał|napsal)\b", re.I
+)
 # The first line of an attribution the client wrapped over two lines.
 _ATTRIBUTION_START_RE = re.compile(
     r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b|\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}", re.I
@@ -699,18 +710,21 @@ _ATTRIBUTION_START_RE = re.compile(
 _SEPARATOR_RE = re.compile(
     r"\s*-{2,}\s*(?:original message|ursprüngliche nachricht|message d'origine|mensaje original"
     r"|messaggio originale|oorspronkelijk bericht|originalmeddelande|opprinnelig melding"
-    r"|alkuperäinen viesti|wiadomość oryginalna|původní zpráva|исходное сообщение)\s*-{2,}\s*$"
+    r"|alkuperäinen viesti|wiadomość oryginalna|původní zpráva|исходное сообщение"
+    r"|原始邮件|原始郵件|원본 메시지)\s*-{2,}\s*$"
     r"|\s*_{10,}\s*$",
     re.I,
 )
-_FROM_KEY = r"From|Von|De|Van|Da|Fra|Från|Od|От|Lähettäjä"
+_FROM_KEY = r"From|Von|De|Van|Da|Fra|Från|Od|От|Lähettäjä|发件人|寄件者|寄件人|差出人|보낸 사람"
 _OTHER_KEY = (
     r"Sent|Gesendet|Envoyé|Enviado|Inviato|Verzonden|Skickat|Sendt|Wysłano|Отправлено"
     r"|Date|Datum|Fecha|Data|To|An|À|Para|Aan|Till|Til|Кому"
     r"|Subject|Betreff|Objet|Asunto|Oggetto|Onderwerp|Ämne|Emne|Temat|Тема|Cc|Kopie|Reply-To"
+    r"|发送时间|发送日期|收件人|抄送|主题|日期|寄件日期|收件者|副本|主旨|送信日時|宛先|件名|日付"
+    r"|보낸 날짜|받는 사람|참조|제목|날짜"
 )
-_FROM_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY})\*?\s*:", re.I)
-_HEADER_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY}|{_OTHER_KEY})\*?\s*:", re.I)
+_FROM_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY})\*?\s*[:：]", re.I)
+_HEADER_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY}|{_OTHER_KEY})\*?\s*[:：]", re.I)
 _MOBILE_SIGNATURE_RE = re.compile(
     r"[\s(<\[]*(?:"
     r"sent (?:from|via|with|using|by) \S"
@@ -749,9 +763,22 @@ def _is_quote(line: str) -> bool:
 
 
 def _is_attribution(line: str) -> bool:
-    if len(line) > _MAX_MARKER_LINE or not line.rstrip().endswith(":"):
+    if len(line) > _MAX_MARKER_LINE or not line.rstrip().endswith((":", "：")):
         return False
-    return bool(_WROTE_RE.search(line) or (_LEAD_RE.match(line) and _VERB_RE.search(line)))
+    if _WROTE_RE.search(line) or (_LEAD_RE.match(line) and _VERB_RE.search(line)):
+        return True
+    return "@" in line and bool(_CJK_WROTE_RE.search(line))
+
+
+def _is_weak_attribution(line: str) -> bool:
+    """A line of an attribution's shape that is one only over a quote (see _VERB_FIRST_RE)."""
+    stripped = line.rstrip()
+    if len(stripped) > _MAX_MARKER_LINE or not stripped.endswith((":", "：")):
+        return False
+    if _VERB_FIRST_RE.match(stripped):
+        return True
+    head = stripped[:-1].rstrip()
+    return head.endswith(">") and "@" in head[head.rfind("<") :] and bool(_DATE_START_RE.match(head))
 
 
 def _attribution_span(lines: list[str], i: int) -> int:
@@ -816,17 +843,20 @@ def _scan(lines: list[str], limit: int | None) -> tuple[list[str], int]:
         if _SEPARATOR_RE.match(line) or _is_header_block(lines, i):
             return kept, i
         span = _attribution_span(lines, i)
-        if span:
+        weak = not span and _is_weak_attribution(line)
+        if span or weak:
             # An attribution over ">" lines removes itself (the quote goes line by line, and
             # what follows the quote is a bottom-posted or interleaved answer); one over
-            # anything else (Yahoo's indented quote) ends the reply.
-            j = i + span
-            while j < n and j < i + span + 3 and not lines[j].strip():
+            # anything else (Yahoo's indented quote) ends the reply, unless it is only of an
+            # attribution's shape (`_is_weak_attribution`): then it is the sender's text.
+            j = i + (span or 1)
+            while j < n and j < i + (span or 1) + 3 and not lines[j].strip():
                 j += 1
             if j < n and _is_quote(lines[j]):
                 i = j
                 continue
-            return kept, i
+            if span:
+                return kept, i
         if not signed and _is_signature(line):
             signed = True
         if not signed:

@@ -79,6 +79,12 @@ CLIENTS = {
         + ORDERS
         + "\n\nRen\u00e9"
     ),
+    "iso2022jp_gmail_japanese.eml": "佐藤です。\n\n" + ORDERS + "\n\nよろしくお願いします。",
+    "shift_jis_outlook_japanese.eml": ORDERS + "\n\n以上です。\n中村",
+    "gb2312_foxmail_chinese.eml": "GM你好，\n\n" + ORDERS + "\n\n谢谢！",
+    "big5_gmail_traditional_chinese.eml": ORDERS + "\n\n林美",
+    "euc_kr_gmail_korean.eml": "안녕하세요,\n\n" + ORDERS + "\n\n감사합니다.",
+    "koi8r_thebat_russian.eml": "Здравствуйте, Flagman.\n\n" + ORDERS,
     "mixed_broken_charsets.eml": "Grüße aus Zürich – Zoë\n\n" + ORDERS,
     "mixed_alternative_attachment.eml": ORDERS + "\n\nMy lap chart is attached.\nLena",
     "html_bogus_boundary.eml": "Orders for racecraft-1:\n\n" + ORDERS + "\n\n-- Kofi",
@@ -309,6 +315,81 @@ def test_mobile_signatures_in_many_languages_end_the_reply(signature: str) -> No
 def test_a_sentence_about_sending_is_no_signature(line: str) -> None:
     """A line that merely speaks of sending stays with the orders under it."""
     assert strip_quotes(f"{line}\nUSE 2") == f"{line}\nUSE 2"
+
+
+@pytest.mark.parametrize(
+    ("name", "subject", "sender_name"),
+    [
+        ("iso2022jp_gmail_japanese.eml", "Re: [racecraft-1] turn 4 results （了解）", "佐藤 花"),
+        ("shift_jis_outlook_japanese.eml", "RE: [racecraft-1] turn 4 results", "中村 蓮"),
+        ("gb2312_foxmail_chinese.eml", "回复：[racecraft-1] turn 4 results", "王伟"),
+        ("big5_gmail_traditional_chinese.eml", "Re: [racecraft-1] turn 4 results", "林美"),
+        ("euc_kr_gmail_korean.eml", "Re: [racecraft-1] turn 4 results", "김지우"),
+        ("koi8r_thebat_russian.eml", "Re: [racecraft-1] turn 4 results", "Дмитрий Волков"),
+    ],
+)
+def test_encoded_subjects_and_names_in_legacy_charsets(name: str, subject: str, sender_name: str) -> None:
+    """RFC 2047 words in ISO-2022-JP, Shift_JIS, GB2312, Big5, EUC-KR and KOI8-R decode."""
+    inbound = parse(name)
+    assert (inbound.subject, inbound.sender_name) == (subject, sender_name)
+
+
+@pytest.mark.parametrize(
+    "attribution",
+    [
+        "2026年11月30日(月) 18:00 Flagman <gm@example.org>:",  # Gmail, Japanese: no verb
+        "2026-11-30 18:00 GMT+01:00 Flagman <gm@example.org>:",
+        "2026/11/30 18:00、Flagman <gm@example.org>のメール:",  # Apple, Japanese
+        "在 2026年11月30日，18:00，Flagman <gm@example.org> 写道：",  # Apple, Chinese
+        "Flagman <gm@example.org> 于2026年11月30日周一 18:00写道：",  # Gmail, Simplified Chinese
+        "Flagman <gm@example.org> 於 2026年11月30日 週一 下午6:00寫道：",  # Gmail, Traditional Chinese
+        "2026년 11월 30일 (월) 오후 6:00, Flagman <gm@example.org>님이 작성:",  # Gmail, Korean
+        "2026. 11. 30. 오후 6:00, Flagman <gm@example.org> 작성:",  # Apple, Korean
+        "Op 30 nov. 2026 om 18:00 heeft Flagman <gm@example.org> het volgende geschreven:",  # Apple, Dutch
+        "Вы писали 30 ноября 2026 г., 18:00:00:",  # The Bat!, Russian
+        "You wrote 30 November 2026, 18:00:00:",  # The Bat!, English
+    ],
+)
+def test_attributions_in_other_languages_go_with_their_quote(attribution: str) -> None:
+    """The attribution lines clients write in other languages (full-width colon included) are
+    removed with the quote under them, and the answer below the quote stays."""
+    text = f"Hi,\nUSE 2\n\n{attribution}\n\n> USE 3\n> ROUND 4: F1 F2\n\nROUND 5: F3 F4"
+    assert strip_quotes(text) == "Hi,\nUSE 2\n\nROUND 5: F3 F4"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2026年12月1日の予定:",  # a date, a colon, no address
+        "You wrote the deadline wrong, so:",  # "You wrote" with no quote under it
+        "Вы писали про шины:",
+        "他在信里写道：",  # "he wrote in the letter:": no address
+        "Flagman <gm@example.org>:",  # an address and a colon, no date
+    ],
+)
+def test_lines_like_attributions_without_a_quote_under_them_stay(line: str) -> None:
+    """Verb-first and verbless attributions count only over a quote, so a sentence of that shape
+    followed by orders keeps the orders (and itself)."""
+    assert strip_quotes(f"{line}\nUSE 2\nROUND 5: F3 F4") == f"{line}\n" + ORDERS
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "发件人: Flagman <gm@example.org>\n发送时间: 2026年11月30日 18:00\n收件人: 王伟\n主题: t",
+        "发件人：Flagman <gm@example.org>\n发送时间：2026年11月30日\n收件人：王伟\n主题：t",
+        "寄件者: Flagman <gm@example.org>\n寄件日期: 2026年11月30日\n收件者: 林美\n主旨: t",
+        "差出人: Flagman <gm@example.org>\n送信日時: 2026年11月30日 18:00\n宛先: 中村 蓮\n件名: t",
+        "보낸 사람: Flagman <gm@example.org>\n보낸 날짜: 2026년 11월 30일\n받는 사람: 김지우\n제목: t",
+        "------------------ 原始邮件 ------------------\nUSE 3",
+        "-----原始郵件-----\nUSE 3",
+        "-----원본 메시지-----\nUSE 3",
+    ],
+)
+def test_quoted_header_blocks_in_chinese_japanese_and_korean_end_the_reply(block: str) -> None:
+    """Outlook's and Foxmail's quoted header blocks and "original message" rules in Chinese,
+    Japanese and Korean end the reply like their English ones."""
+    assert strip_quotes(f"{ORDERS}\n\n{block}\n\nUSE 3\nROUND 4: F1 F2") == ORDERS
 
 
 # --- every fixture ------------------------------------------------------------------------------
