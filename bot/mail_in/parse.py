@@ -8,7 +8,8 @@ like") found clean on every synthetic case:
    else UTF-8, else Latin-1; a Latin-1 label read as windows-1252, or as the UTF-8 it
    carries) so that no charset ever stops a mail; a broken RFC 2047 word spoils only
    itself; a Content-Transfer-Encoding the stdlib does not recognise ("quoted printable")
-   read for the encoding it names; format=flowed soft breaks joined (RFC 3676);
+   read for the encoding it names; format=flowed soft breaks joined (RFC 3676); an inline
+   PGP signature's armour and signature block removed (RFC 4880, 7);
 2. HTML-only mail: the quote containers (blockquote, gmail_quote, moz-cite-prefix, Outlook's
    divRplyFwdMsg / border-top header block / <hr>) are removed from the tree first, then
    `inscriptis` renders the rest as text;
@@ -1058,7 +1059,44 @@ def body_text(msg: EmailMessage) -> _Body:
             defects.append(f"HTML body cut at {MAX_HTML_CHARS} characters")
         # Indentation in rendered HTML comes from the layout, not from the sender.
         text = "\n".join(line.strip() for line in _normalise_text(html_to_text(source)).split("\n"))
-    return _Body(text, truncated, tuple(defects))
+    return _Body(pgp_cleartext(text), truncated, tuple(defects))
+
+
+_PGP_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
+_PGP_SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
+_PGP_SIGNATURE_END = "-----END PGP SIGNATURE-----"
+_ARMOR_HEADER_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,40}: ")
+
+
+def pgp_cleartext(text: str) -> str:
+    """`text` with its inline (cleartext) PGP signatures taken apart (RFC 4880, 7): the armour
+    line, its armour headers ("Hash: SHA256") and the signature block go, dash-escaped lines
+    ("- -- ", "- - USE 2") are unescaped. Armour lines count only unindented and unquoted;
+    the text around a signed block stays. One pass over the lines."""
+    if _PGP_SIGNED not in text:
+        return text
+    out: list[str] = []
+    state = "text"
+    for line in text.split("\n"):
+        bare = line.rstrip()
+        if state == "headers":
+            if not bare or _ARMOR_HEADER_RE.match(bare):
+                state = "headers" if bare else "signed"
+                continue
+            state = "signed"  # no empty line after the headers: the signed text has begun
+        if state == "text":
+            if bare == _PGP_SIGNED:
+                state = "headers"
+            else:
+                out.append(line)
+        elif state == "signed":
+            if bare == _PGP_SIGNATURE:
+                state = "signature"
+            else:
+                out.append(line[2:] if line.startswith("- ") else line)
+        elif bare == _PGP_SIGNATURE_END:
+            state = "text"
+    return "\n".join(out)
 
 
 def extract_text(msg: EmailMessage, *, max_lines: int = 2000) -> tuple[str, str, bool, tuple[str, ...]]:

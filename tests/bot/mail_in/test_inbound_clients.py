@@ -89,6 +89,7 @@ CLIENTS = {
     "mixed_alternative_attachment.eml": ORDERS + "\n\nMy lap chart is attached.\nLena",
     "html_bogus_boundary.eml": "Orders for racecraft-1:\n\n" + ORDERS + "\n\n-- Kofi",
     "pgp_mime_signed.eml": ORDERS,
+    "pgp_inline_signed.eml": "Orders:\n- USE 2\n- ROUND 5: F3 F4",
     "smime_signed.eml": ORDERS + "\n\nBr, Sofia",
     "forwarded_rfc822.eml": "The sheet went to my old address, so from the new one:\n\n" + ORDERS,
     # A forwarded message is someone else's text: never the sender's orders.
@@ -390,6 +391,21 @@ def test_quoted_header_blocks_in_chinese_japanese_and_korean_end_the_reply(block
     """Outlook's and Foxmail's quoted header blocks and "original message" rules in Chinese,
     Japanese and Korean end the reply like their English ones."""
     assert strip_quotes(f"{ORDERS}\n\n{block}\n\nUSE 3\nROUND 4: F1 F2") == ORDERS
+
+
+def test_an_inline_pgp_signature_leaves_the_signed_text() -> None:
+    """RFC 4880 7: the cleartext armour, its Hash header and the signature block are not the
+    sender's words; dash-escaped lines ("- -- ", "- - USE 2") are read unescaped; an armour line
+    inside a quote is a quote like any other; unsigned text around the block stays."""
+    signed = (
+        "Before.\n-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n- - USE 2\nROUND 5: F3 F4\n"
+        "-----BEGIN PGP SIGNATURE-----\n\niHUEARYIAB0WIQ\n=Zq7P\n-----END PGP SIGNATURE-----\nAfter."
+    )
+    raw = ("From: Arjun <arjun.mehta@example.in>\n\n" + signed).replace("\n", "\r\n").encode()
+    assert parse_inbound(raw, own_addresses=OWN).text == "Before.\n- USE 2\nROUND 5: F3 F4\nAfter."
+    quoted = "USE 2\n> -----BEGIN PGP SIGNED MESSAGE-----\n> Hash: SHA256\n>\n> USE 3"
+    raw = ("From: Arjun <arjun.mehta@example.in>\n\n" + quoted).replace("\n", "\r\n").encode()
+    assert parse_inbound(raw, own_addresses=OWN).text == "USE 2"
 
 
 # --- every fixture ------------------------------------------------------------------------------
