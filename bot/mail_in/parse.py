@@ -5,8 +5,11 @@ like") found clean on every synthetic case:
 
 1. stdlib `email` with `policy.default` (its header registry memoised: the same parsing,
    five times faster); `get_body(('plain', 'html'))`, decoded leniently (declared charset,
-   else UTF-8, else Latin-1) so that no charset ever stops a mail; format=flowed soft
-   breaks joined (RFC 3676);
+   else UTF-8, else Latin-1; a Latin-1 label read as windows-1252, or as the UTF-8 it
+   carries) so that no charset ever stops a mail; a broken RFC 2047 word spoils only
+   itself; a Content-Transfer-Encoding the stdlib does not recognise ("quoted printable")
+   read for the encoding it names; format=flowed soft breaks joined (RFC 3676); an inline
+   PGP signature's armour and signature block removed (RFC 4880, 7);
 2. HTML-only mail: the quote containers (blockquote, gmail_quote, moz-cite-prefix, Outlook's
    divRplyFwdMsg / border-top header block / <hr>) are removed from the tree first, then
    `inscriptis` renders the rest as text;
@@ -57,12 +60,14 @@ held the poll for minutes; now what is read of the header section is capped:
 
 from __future__ import annotations
 
+import binascii
 import codecs
 import enum
 import functools
 import hashlib
 import html
 import itertools
+import quopri
 import re
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
@@ -249,7 +254,8 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
     if charset:
         name = charset.strip().strip('"').strip()
         try:
-            codecs.lookup(name)
+            if codecs.lookup(name).name == "iso8859-1" and not data.isascii():
+                return _latin1_label(data)
             return data.decode(name)
         except (LookupError, UnicodeError, ValueError, TypeError):
             declared = name
@@ -267,6 +273,18 @@ def decode_bytes(data: bytes, charset: str | None) -> str:
             pass
     if best.count("\ufffd") * 50 <= len(best):
         return best
+    return data.decode("latin-1")
+
+
+def _latin1_label(data: bytes) -> str:
+    """8-bit text labelled ISO-8859-1: the UTF-8 it is when it is valid UTF-8 (the usual mislabel;
+    Latin-1 text is almost never valid UTF-8), else windows-1252 as browsers read the label
+    (smart quotes and dashes rather than C1 control characters), else Latin-1."""
+    for codec in ("utf-8", "cp1252"):
+        try:
+            return data.decode(codec)
+        except UnicodeDecodeError:
+            pass
     return data.decode("latin-1")
 
 
@@ -312,12 +330,36 @@ def decode_words(value: str, cap: int = _MAX_HEADER_CHARS) -> str:
     if "=?" not in value:
         return value
     try:
-        chunks = decode_header(value)
+        return _decoded(decode_header(value))
     except _PARSE_ERRORS:  # broken encoded words: binascii.Error, HeaderParseError, ...
-        return value
+        return _decode_word_by_word(value)
+
+
+def _decoded(chunks: list[tuple[bytes | str, str | None]]) -> str:
+    return "".join(chunk if isinstance(chunk, str) else decode_bytes(chunk, charset) for chunk, charset in chunks)
+
+
+# An RFC 2047 encoded word: =?charset?B|Q?text?=
+_ENCODED_WORD_RE = re.compile(r"=\?[^?\s]++\?[BbQq]\?[^?\s]*+\?=")
+
+
+def _decode_word_by_word(value: str) -> str:
+    """A header value whose encoded words do not all decode: each word on its own, one that does
+    not decode shown as written (RFC 2047, 6.3); the blank between two decoded words dropped."""
     out: list[str] = []
-    for chunk, charset in chunks:
-        out.append(chunk if isinstance(chunk, str) else decode_bytes(chunk, charset))
+    end = 0
+    previous_decoded = False
+    for match in _ENCODED_WORD_RE.finditer(value):
+        between = value[end : match.start()]
+        try:
+            text, decoded = _decoded(decode_header(match.group(0))), True
+        except _PARSE_ERRORS:
+            text, decoded = match.group(0), False
+        if not (decoded and previous_decoded and not between.strip()):
+            out.append(between)
+        out.append(text)
+        end, previous_decoded = match.end(), decoded
+    out.append(value[end:])
     return "".join(out)
 
 
@@ -555,7 +597,7 @@ _QUOTE_CLASSES = frozenset(
 _CUT_IDS = frozenset(
     {"divrplyfwdmsg", "appendonsend", "mail-editor-reference-message-container", "zwchr", "stopspelling"}
 )
-_HEADER_START_RE = re.compile(r"\s*(?:From|Von|De|Van|Da|Fra|Från|Od|От)\s*:", re.I)
+_HEADER_START_RE = re.compile(r"\s*(?:From|Von|De|Van|Da|Fra|Från|Od|От|发件人|寄件者|差出人|보낸 사람)\s*[:：]", re.I)
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -643,14 +685,25 @@ _QUOTE_PREFIX = ">"
 _WROTE_RE = re.compile(
     r"(?:\bwrote|\bwrites|\bschrieb|\ba écrit|\bécrit|\bescribió|\bescreveu|\bha scritto|\bscrisse"
     r"|\bschreef|\bskrev|\bkirjoitti|\bnapisał|\bnapisała|\bnapsal|\bnapsala|\byazdı|\bέγραψε"
-    r"|\bнаписал|\bнаписала|\bнаписали)\s*:\s*$",
+    r"|\bнаписал|\bнаписала|\bнаписали)\s*[:：]\s*$",
     re.I,
 )
+# The verbs of Chinese, Korean and Japanese attributions ("... 写道：", "...님이 작성:", "...のメール:"):
+# no word boundary before them (they follow a digit or a name directly), so they count only in a
+# line that names an address.
+_CJK_WROTE_RE = re.compile(r"(?:写道|寫道|작성|のメール|のメッセージ)\s*[:：]\s*$")
+# Verb-first attributions (The Bat!: "You wrote <date>:", "Вы писали <date>:"), and a line that
+# starts with a date and ends with "<address>:" (Gmail in Japanese has no verb): attributions
+# only where a quote follows them (`_is_weak_attribution`), as a sentence may have their shape.
+_VERB_FIRST_RE = re.compile(r"\s*(?:You\s+wrote|Вы\s+писали)\b", re.I)
+_DATE_START_RE = re.compile(r"\s*\d{4}\s*[年년/.\-]")
 # "Am <date> schrieb <name>:", "Op <date> schreef <name>:", "El <date>, <name> escribió:" ...:
 # a line that starts with the date word, has the verb somewhere and ends with ":" (two
 # separate linear checks rather than one pattern that backtracks between them).
 _LEAD_RE = re.compile(r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b", re.I)
-_VERB_RE = re.compile(r"\b(?:wrote|schrieb|schreef|skrev|escribió|escreveu|a écrit|ha scritto|napisał|napsal)\b", re.I)
+_VERB_RE = re.compile(
+    r"\b(?:wrote|schrieb|schreef|geschreven|skrev|escribió|escreveu|a écrit|ha scritto|napisał|napsal)\b", re.I
+)
 # The first line of an attribution the client wrapped over two lines.
 _ATTRIBUTION_START_RE = re.compile(
     r"\s*(?:On|Am|Op|Den|El|Em|Le|Il|Dne|W dniu)\b|\s*\d{1,4}[./-]\d{1,2}[./-]\d{1,4}", re.I
@@ -658,18 +711,21 @@ _ATTRIBUTION_START_RE = re.compile(
 _SEPARATOR_RE = re.compile(
     r"\s*-{2,}\s*(?:original message|ursprüngliche nachricht|message d'origine|mensaje original"
     r"|messaggio originale|oorspronkelijk bericht|originalmeddelande|opprinnelig melding"
-    r"|alkuperäinen viesti|wiadomość oryginalna|původní zpráva|исходное сообщение)\s*-{2,}\s*$"
+    r"|alkuperäinen viesti|wiadomość oryginalna|původní zpráva|исходное сообщение"
+    r"|原始邮件|原始郵件|원본 메시지)\s*-{2,}\s*$"
     r"|\s*_{10,}\s*$",
     re.I,
 )
-_FROM_KEY = r"From|Von|De|Van|Da|Fra|Från|Od|От|Lähettäjä"
+_FROM_KEY = r"From|Von|De|Van|Da|Fra|Från|Od|От|Lähettäjä|发件人|寄件者|寄件人|差出人|보낸 사람"
 _OTHER_KEY = (
     r"Sent|Gesendet|Envoyé|Enviado|Inviato|Verzonden|Skickat|Sendt|Wysłano|Отправлено"
     r"|Date|Datum|Fecha|Data|To|An|À|Para|Aan|Till|Til|Кому"
     r"|Subject|Betreff|Objet|Asunto|Oggetto|Onderwerp|Ämne|Emne|Temat|Тема|Cc|Kopie|Reply-To"
+    r"|发送时间|发送日期|收件人|抄送|主题|日期|寄件日期|收件者|副本|主旨|送信日時|宛先|件名|日付"
+    r"|보낸 날짜|받는 사람|참조|제목|날짜"
 )
-_FROM_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY})\*?\s*:", re.I)
-_HEADER_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY}|{_OTHER_KEY})\*?\s*:", re.I)
+_FROM_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY})\*?\s*[:：]", re.I)
+_HEADER_LINE_RE = re.compile(rf"\s*\*?(?:{_FROM_KEY}|{_OTHER_KEY})\*?\s*[:：]", re.I)
 _MOBILE_SIGNATURE_RE = re.compile(
     r"[\s(<\[]*(?:"
     r"sent (?:from|via|with|using|by) \S"
@@ -680,12 +736,22 @@ _MOBILE_SIGNATURE_RE = re.compile(
     r"|gesendet (?:von|mit|vom) \S"
     r"|enviado (?:desde|de|do) \S"
     r"|inviato da \S"
-    r"|verzonden (?:met|vanaf|van|via) \S"
+    r"|(?:verzonden|verstuurd) (?:met|vanaf|van|via) \S"
     r"|skickat från \S"
     r"|sendt fra \S"
     r"|lähetetty \S"
     r"|wysłane z \S"
+    r"|odesláno z \S"
+    r"|trimis de pe \S"
+    r"|elküldve az? \S"
+    r"|enviat des del? \S"
     r"|отправлено (?:с|из) \S"
+    r"|надіслано з \S"
+    r"|στάλθηκε από \S"
+    r"|(?:iphone|ipad|android)\S{0,12} gönderildi\s*$"
+    r"|\S.{0,40}から送信\s*$"
+    r"|\S.{0,40}에서 보냄\s*$"
+    r"|[发發]自我的.{0,40}$"
     r"|從我的.{0,40}傳送"
     r"|从我的.{0,40}发送"
     r")",
@@ -698,9 +764,22 @@ def _is_quote(line: str) -> bool:
 
 
 def _is_attribution(line: str) -> bool:
-    if len(line) > _MAX_MARKER_LINE or not line.rstrip().endswith(":"):
+    if len(line) > _MAX_MARKER_LINE or not line.rstrip().endswith((":", "：")):
         return False
-    return bool(_WROTE_RE.search(line) or (_LEAD_RE.match(line) and _VERB_RE.search(line)))
+    if _WROTE_RE.search(line) or (_LEAD_RE.match(line) and _VERB_RE.search(line)):
+        return True
+    return "@" in line and bool(_CJK_WROTE_RE.search(line))
+
+
+def _is_weak_attribution(line: str) -> bool:
+    """A line of an attribution's shape that is one only over a quote (see _VERB_FIRST_RE)."""
+    stripped = line.rstrip()
+    if len(stripped) > _MAX_MARKER_LINE or not stripped.endswith((":", "：")):
+        return False
+    if _VERB_FIRST_RE.match(stripped):
+        return True
+    head = stripped[:-1].rstrip()
+    return head.endswith(">") and "@" in head[head.rfind("<") :] and bool(_DATE_START_RE.match(head))
 
 
 def _attribution_span(lines: list[str], i: int) -> int:
@@ -765,17 +844,20 @@ def _scan(lines: list[str], limit: int | None) -> tuple[list[str], int]:
         if _SEPARATOR_RE.match(line) or _is_header_block(lines, i):
             return kept, i
         span = _attribution_span(lines, i)
-        if span:
+        weak = not span and _is_weak_attribution(line)
+        if span or weak:
             # An attribution over ">" lines removes itself (the quote goes line by line, and
             # what follows the quote is a bottom-posted or interleaved answer); one over
-            # anything else (Yahoo's indented quote) ends the reply.
-            j = i + span
-            while j < n and j < i + span + 3 and not lines[j].strip():
+            # anything else (Yahoo's indented quote) ends the reply, unless it is only of an
+            # attribution's shape (`_is_weak_attribution`): then it is the sender's text.
+            j = i + (span or 1)
+            while j < n and j < i + (span or 1) + 3 and not lines[j].strip():
                 j += 1
             if j < n and _is_quote(lines[j]):
                 i = j
                 continue
-            return kept, i
+            if span:
+                return kept, i
         if not signed and _is_signature(line):
             signed = True
         if not signed:
@@ -832,14 +914,18 @@ def cap_lines(text: str, max_lines: int) -> tuple[str, bool]:
 
 
 def _iter_parts(msg: Message) -> Iterator[Message]:
-    """Parts depth-first without recursion, at most _MAX_PARTS of them."""
+    """Parts depth-first without recursion, at most _MAX_PARTS of them.
+
+    A message/rfc822 (or other message/*) part is yielded but not entered: a forwarded mail is
+    someone else's text, never the sender's orders nor the sender's calendar answer.
+    """
     stack = [msg]
     seen = 0
     while stack and seen < _MAX_PARTS:
         part = stack.pop()
         seen += 1
         yield part
-        if part.is_multipart():
+        if part.is_multipart() and not _content_type(part).startswith("message/"):
             payload = part.get_payload()
             if isinstance(payload, list):
                 stack.extend(p for p in reversed(payload) if isinstance(p, Message))
@@ -874,11 +960,44 @@ def _text_parts(msg: EmailMessage) -> tuple[Message | None, Message | None]:
     return plain, markup
 
 
+# The transfer encodings the stdlib decodes, as it compares them (the whole value, lower-cased).
+_KNOWN_TRANSFER_ENCODINGS = frozenset(
+    {"", "7bit", "8bit", "binary", "quoted-printable", "base64", "x-uuencode", "uuencode", "uue", "x-uue"}
+)
+
+
+def _meant_transfer_encoding(part: Message) -> str | None:
+    """ "quoted-printable" or "base64" when the part's Content-Transfer-Encoding names one in a form
+    the stdlib does not decode ("quoted printable", "Base64 " with a blank, quoted, with a
+    parameter, an underscore), else None. Such a body reached the text undecoded: soft line
+    breaks inside orders ("US=" / "E 2"), "=E9" for "é"."""
+    value = str(part.get("content-transfer-encoding", "") or "")
+    if value.lower() in _KNOWN_TRANSFER_ENCODINGS:
+        return None
+    token = re.sub(r"[\s_\-\"']", "", value.split(";")[0]).lower()
+    return {"quotedprintable": "quoted-printable", "base64": "base64"}.get(token)
+
+
+def _decode_transfer(data: bytes, encoding: str) -> bytes:
+    if encoding == "quoted-printable":
+        return quopri.decodestring(data)
+    try:
+        return binascii.a2b_base64(data)
+    except binascii.Error:  # lost padding: complete it (a2b_base64 skips what is not base64)
+        try:
+            return binascii.a2b_base64(data + b"==")
+        except binascii.Error:
+            return data
+
+
 def _part_text(part: Message) -> str:
     data = part.get_payload(decode=True)
     if not isinstance(data, bytes):
         payload = part.get_payload()
         return payload if isinstance(payload, str) else ""
+    meant = _meant_transfer_encoding(part)
+    if meant is not None:
+        data = _decode_transfer(data, meant)
     return decode_bytes(data, part.get_content_charset())
 
 
@@ -940,7 +1059,44 @@ def body_text(msg: EmailMessage) -> _Body:
             defects.append(f"HTML body cut at {MAX_HTML_CHARS} characters")
         # Indentation in rendered HTML comes from the layout, not from the sender.
         text = "\n".join(line.strip() for line in _normalise_text(html_to_text(source)).split("\n"))
-    return _Body(text, truncated, tuple(defects))
+    return _Body(pgp_cleartext(text), truncated, tuple(defects))
+
+
+_PGP_SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----"
+_PGP_SIGNATURE = "-----BEGIN PGP SIGNATURE-----"
+_PGP_SIGNATURE_END = "-----END PGP SIGNATURE-----"
+_ARMOR_HEADER_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]{0,40}: ")
+
+
+def pgp_cleartext(text: str) -> str:
+    """`text` with its inline (cleartext) PGP signatures taken apart (RFC 4880, 7): the armour
+    line, its armour headers ("Hash: SHA256") and the signature block go, dash-escaped lines
+    ("- -- ", "- - USE 2") are unescaped. Armour lines count only unindented and unquoted;
+    the text around a signed block stays. One pass over the lines."""
+    if _PGP_SIGNED not in text:
+        return text
+    out: list[str] = []
+    state = "text"
+    for line in text.split("\n"):
+        bare = line.rstrip()
+        if state == "headers":
+            if not bare or _ARMOR_HEADER_RE.match(bare):
+                state = "headers" if bare else "signed"
+                continue
+            state = "signed"  # no empty line after the headers: the signed text has begun
+        if state == "text":
+            if bare == _PGP_SIGNED:
+                state = "headers"
+            else:
+                out.append(line)
+        elif state == "signed":
+            if bare == _PGP_SIGNATURE:
+                state = "signature"
+            else:
+                out.append(line[2:] if line.startswith("- ") else line)
+        elif bare == _PGP_SIGNATURE_END:
+            state = "text"
+    return "\n".join(out)
 
 
 def extract_text(msg: EmailMessage, *, max_lines: int = 2000) -> tuple[str, str, bool, tuple[str, ...]]:
@@ -1059,14 +1215,14 @@ def _ignore_reason(
         local, _, domain = address_parts(sender)
         if (local, domain) in own:
             return IgnoreReason.OWN_MAIL, f"From is our own address {sender}"
+    # A DSN is a bounce whatever else it carries (MTAs add Auto-Submitted to theirs too) ...
     if content_type == "multipart/report":
         return IgnoreReason.BOUNCE, "Content-Type: multipart/report"
-    return_path = headers.first("return-path")
-    if return_path is not None and re.fullmatch(r"<\s*>|", _unfold(return_path)):
-        return IgnoreReason.BOUNCE, "Return-Path: <> (null sender)"
     local = address_parts(from_addr)[0] if from_addr else ""
     if local in ("mailer-daemon", "postmaster"):
         return IgnoreReason.BOUNCE, f"From: {echo(from_addr)}"
+    # ... while an auto-reply is one even with a null Return-Path, with which RFC 3834 and 5230
+    # (Sieve vacation) have responders send: the digest lists bounces apart, as undelivered mail.
     for value in headers.all("auto-submitted"):
         keyword = _keyword(value)
         if keyword and keyword != "no":
@@ -1075,10 +1231,14 @@ def _ignore_reason(
         values = headers.all(name)
         if values:
             return IgnoreReason.AUTO_REPLY, f"{name}: {_shown(values[0])}"
-    for value in headers.all("precedence"):
-        keyword = _keyword(value)
+    precedence = [(_keyword(value), value) for value in headers.all("precedence")]
+    for keyword, value in precedence:
         if keyword == "auto_reply":
             return IgnoreReason.AUTO_REPLY, f"Precedence: {_shown(value)}"
+    return_path = headers.first("return-path")
+    if return_path is not None and re.fullmatch(r"<\s*>|", _unfold(return_path)):
+        return IgnoreReason.BOUNCE, "Return-Path: <> (null sender)"
+    for keyword, value in precedence:
         if keyword in ("bulk", "junk", "list"):
             return IgnoreReason.BULK, f"Precedence: {_shown(value)}"
     if sender_issue is not None:
