@@ -244,8 +244,9 @@ def entries(session: Session, game_id: int) -> list[Commitment]:
 
 @dataclass(frozen=True, slots=True)
 class Draw:
-    """Which draw of its turn a commitment is (1: the first), and the entries before it for
-    the same turn (what became of each): what the results and the record say of a re-roll."""
+    """Which draw of its turn a commitment is (1: the first; each draw rolled back by the GM
+    counts, a commitment withdrawn unused does not), and the entries before it for the same turn
+    (what became of each): what the results and the record say of a re-roll."""
 
     count: int
     earlier: tuple[Commitment, ...]
@@ -255,8 +256,12 @@ class Draw:
 def draw_of(log: Sequence[Commitment], number: int, committed: str) -> Draw:
     """The draw of turn `number` whose commitment is `committed`, in `log` (`entries`)."""
     same = [c for c in log if c.number == number]
-    index = next((i for i, c in enumerate(same) if c.commitment == committed), len(same))
-    return Draw(index + 1, tuple(same[:index]), same[index] if index < len(same) else None)
+    # The last entry with it: a turn withdrawn and opened again draws anew, but a seeded entropy
+    # (the tests') may draw the same secret twice.
+    index = next((i for i in reversed(range(len(same))) if same[i].commitment == committed), len(same))
+    earlier = tuple(same[:index])
+    rolled = sum(1 for c in earlier if c.fate == CommitmentFate.ROLLED_BACK)
+    return Draw(rolled + 1, earlier, same[index] if index < len(same) else None)
 
 
 __all__ = [

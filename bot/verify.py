@@ -251,6 +251,7 @@ TURN = {
     "commitment": "str",
     "log": "int?",
     "draw": "int",
+    "earlier": "ints",
     "committed_at": "stamp",
     "secret": "str",
     "revealed_at": "stamp",
@@ -650,8 +651,9 @@ def _check_turn(rules: AnyGame, record: Mapping[str, Any], turn: Mapping[str, An
         or entry["revealed_at"] != turn["revealed_at"]
     ):
         raise Fails(where, "log", "its commitment and secret are not those of its entry in the commitment log")
-    draw = sum(1 for e in entries[:seq] if e["number"] == number)
-    if turn["draw"] != draw:
+    earlier = [e["seq"] for e in entries[: seq - 1] if e["number"] == number]
+    draw = 1 + sum(1 for e in entries[: seq - 1] if e["number"] == number and e["fate"] == "rolled back")
+    if turn["draw"] != draw or turn["earlier"] != earlier:
         raise Fails(where, "draw", f"said to be draw {turn['draw']}, the log makes it draw {draw}")
     key = fair.TurnKey(game, number, turn["label"], scheme)
     if key.seed(secret, turn["digest"]) != turn["seed"]:
@@ -688,7 +690,8 @@ def _check_turn(rules: AnyGame, record: Mapping[str, Any], turn: Mapping[str, An
         resolution = rules.resolve(state, orders, random.Random(turn["seed"]), tuple(turn["submitted"]))
         events = [e.to_json() for e in resolution.events]
         after = rules.dump_state(resolution.state)
-        report = list(rules.view(resolution.state, resolution, Viewer.PUBLIC)["events"])
+        lines = rules.view(resolution.state, resolution, Viewer.PUBLIC)["events"]
+        report = [str(line) for line in lines] if isinstance(lines, (list, tuple)) else None
     except Exception as exc:  # noqa: BLE001 - a turn the rules cannot resolve again does not hold
         raise Fails(where, "events", f"the rules cannot resolve it again: {type(exc).__name__}") from None
     if events != turn["events"]:

@@ -35,7 +35,7 @@ from bot.models import Game, GameStatus, OrderSubmission, Turn
 from bot.store import orders_on_file
 from bot.verify import FORMAT
 from rules import fair, find_game
-from rules.api import AnyGame, Event, GameOrder, GameState, Resolution, Roll, Viewer
+from rules.api import AnyGame, Event, GameOrder, GameState, Resolution, Roll, View, Viewer
 
 
 def events_of(turn: Turn) -> tuple[Event, ...]:
@@ -58,7 +58,14 @@ def public_events(rules: AnyGame, turn: Turn) -> list[str]:
     """The lines of a resolved turn's public report, as its page shows them."""
     assert turn.state_after is not None
     state = rules.load_state(turn.state_after)
-    return list(rules.view(state, Resolution(state, events_of(turn)), Viewer.PUBLIC)["events"])
+    return report_lines(rules.view(state, Resolution(state, events_of(turn)), Viewer.PUBLIC))
+
+
+def report_lines(view: View) -> list[str]:
+    """The lines of a view's report ("What happened"), as its page lists them."""
+    lines = view["events"]
+    assert isinstance(lines, (list, tuple))
+    return [str(line) for line in lines]
 
 
 def orders_used(rules: AnyGame, state: GameState, game: Game, subs: store.BySeat) -> dict[str, tuple[GameOrder, ...]]:
@@ -102,6 +109,7 @@ def build(session: Session, game: Game) -> dict[str, Any]:
             "commitment": committed,
             "log": draw.entry.seq if draw.entry is not None else None,
             "draw": draw.count,
+            "earlier": [c.seq for c in draw.earlier],
             "committed_at": dice.stamp(draw.entry.made_at if draw.entry is not None else turn.opened_at),
             "secret": turn.secret,
             "revealed_at": dice.stamp(turn.resolved_at),
@@ -169,4 +177,4 @@ def build(session: Session, game: Game) -> dict[str, Any]:
     }
 
 
-__all__ = ["build", "events_of", "orders_used", "public_events"]
+__all__ = ["build", "events_of", "orders_used", "public_events", "report_lines"]
