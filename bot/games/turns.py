@@ -239,8 +239,11 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     return turn
 
 
-def _new_turn(shell: Shell, game: Game, rules: AnyGame, number: int, state: GameState) -> dict[str, object]:
-    """The row of turn `number` of `game`, opened now on `state`."""
+def _new_turn(
+    shell: Shell, game: Game, rules: AnyGame, number: int, state: GameState, previous: str | None = None
+) -> dict[str, object]:
+    """The row of turn `number` of `game`, opened now on `state`; `previous`: the secret of an
+    earlier opening of the same turn that a ROLLBACK withdrew (public: never drawn again)."""
     now = shell.now()
     if rules.expected_players(state):
         deadline = next_deadline(parse_schedule(game.deadline_spec), now, game.timezone)
@@ -252,7 +255,7 @@ def _new_turn(shell: Shell, game: Game, rules: AnyGame, number: int, state: Game
         "label": rules.turn_label(state),
         "state": rules.dump_state(state),
         "seed": turn_seed(game.seed, number),
-        "secret": shell.entropy.secret(game.name, number, None),
+        "secret": shell.entropy.secret(game.name, number, previous),
         "dice_scheme": fair.SCHEME,
         "corrections": 0,
         "opened_at": now,
@@ -436,10 +439,15 @@ def work_out(
     }
     finished_at = now if rules.is_finished(new_state) else None
     _set_columns(game, turn, resolved=resolved, finished_at=finished_at, streaks=streaks)
-    next_row = None if finished_at is not None else _new_turn(shell, game, rules, turn.number + 1, new_state)
-    next_turn = Turn(**next_row) if next_row is not None else None  # for the mails only: not added here
     # The game's commitment log as the letters quote it: the next turn's entry is made now.
     log = cache.log_of(session, game.id)
+    withdrawn = [c.secret for c in log if c.number == turn.number + 1 and c.secret is not None]
+    next_row = (
+        None
+        if finished_at is not None
+        else _new_turn(shell, game, rules, turn.number + 1, new_state, withdrawn[-1] if withdrawn else None)
+    )
+    next_turn = Turn(**next_row) if next_row is not None else None  # for the mails only: not added here
     opening = None
     if next_turn is not None and next_turn.secret is not None:
         opening = dice.next_entry(
