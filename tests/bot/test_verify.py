@@ -205,3 +205,41 @@ def test_the_record_is_read_from_the_archive_folder(tmp_path: Path) -> None:
         read_record(tmp_path)
     (tmp_path / RECORD).write_text(json.dumps(played("racecraft", 3)), encoding="utf-8")
     assert verify(read_record(tmp_path)).ok
+
+
+def test_check_dice_runs_with_python_alone_on_a_saved_mail(tmp_path: Path) -> None:
+    """The archive's check-dice.py needs nothing but Python (isolated: no site packages, no
+    flagman): exit 0 on a mail whose values hold, 1 on one changed, 2 on a mail without them."""
+    import subprocess
+    import sys
+
+    from bot.verify import check_script
+
+    script = tmp_path / "check-dice.py"
+    script.write_text(check_script(), encoding="utf-8")
+    secret, seat, text = "ef" * 32, "kelly", "SPEED 20"
+    key = fair.TurnKey("sc1", 0, "Race turn 1")
+    digest = fair.orders_digest({seat: text})
+    block = "\n".join(
+        [
+            "Hello,",
+            "",
+            f"What it reads: {fair.MARK}",
+            "  game        sc1",
+            "  turn        Race turn 1",
+            f"  commitment  {fair.commitment(secret)}",
+            f"  secret      {secret}",
+            f"  digest      {digest}",
+            f"  seed        {key.seed(secret, digest)}",
+            f"  receipt     {seat} {key.receipt(seat, secret, text)}",
+            f"  orders      {seat}",
+            f"      > {text}",
+            "",
+        ]
+    )
+    mail = tmp_path / "results.eml"
+    for content, status in ((block, 0), (block.replace("SPEED 20", "SPEED 40"), 1), ("Hello", 2)):
+        mail.write_text(f"Subject: [sc1] Results\nContent-Type: text/plain\n\n{content}", encoding="utf-8")
+        done = subprocess.run([sys.executable, "-I", "-S", str(script), str(mail)], capture_output=True, text=True)
+        assert done.returncode == status, done.stderr
+        assert (done.stderr.count("\n") == 1) == (status != 0)
