@@ -259,6 +259,7 @@ TURN = {
     "seed": "int",
     "receipts": "map",
     "gm_orders": "list",
+    "state_changes": "list",
     "public_events": "strs",
     "state": "obj",
     "orders": "map",
@@ -288,6 +289,8 @@ def _shape(record: dict[str, Any]) -> None:
         found = _fields(turn, f"turn {index + 1} of the list", TURN, optional=PRIVATE)
         for g in found["gm_orders"]:
             _fields(g, f"a GM change of turn {found['number']}", GM)
+        for g in found["state_changes"]:
+            _fields(g, f"a GM change of turn {found['number']}'s state", {"at": "stamp", "by": "str"})
         if "events" in found:
             _need(
                 all(isinstance(e, dict) for e in found["events"]),
@@ -452,6 +455,8 @@ def page_values(record: Mapping[str, Any]) -> dict[str, str]:
         for index, g in enumerate(turn["gm_orders"], start=1):
             seat = f"{g['seat']} (robot)" if g["seat"] in robots else g["seat"]
             shown[f"turn {n} gm {index}"] = f"{seat}, {g['at']} ({g['by']})"
+        for index, c in enumerate(turn["state_changes"], start=1):
+            shown[f"turn {n} state {index}"] = f"{shown_time(c['at'])} ({c['by']})"
     for entry in record["commitments"]:
         s = entry["seq"]
         shown.update(
@@ -684,7 +689,7 @@ def _check_turn(rules: AnyGame, record: Mapping[str, Any], turn: Mapping[str, An
     for seat, receipt in sorted(turn["receipts"].items()):
         if key.receipt(seat, secret, published[seat]) != receipt:
             raise Fails(where, f"receipt {seat}", "not the receipt of the orders published for this seat")
-    if before is not None and turn["state"] != before:
+    if before is not None and turn["state"] != before and not turn["state_changes"]:
         raise Fails(where, "chain", "the turn's state is not the state after the turn before")
     try:
         resolution = rules.resolve(state, orders, random.Random(turn["seed"]), tuple(turn["submitted"]))
@@ -745,6 +750,11 @@ def _verify(record: Mapping[str, Any], pages: Pages | None, verdict: Verdict) ->
         verdict.shown.extend(_values(record, turn))
         if "orders" not in turn:
             verdict.skipped.append(f"{_where(turn)}: the orders, receipts and dice (published when the game ends)")
+        elif turn["state_changes"] and chained is not None and turn["state"] != chained:
+            verdict.skipped.append(
+                f"{_where(turn)}: its state follows from the turn before but for the GM's change to it "
+                f"({', '.join(c['at'] for c in turn['state_changes'])}), which the record does not show"
+            )
         before, previous = turn.get("state_after"), turn["number"]
     opened = record["open"]
     if opened is not None:

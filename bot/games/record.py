@@ -12,7 +12,8 @@ says the same for people). It holds:
   its sheets carried and its log entry, which draw of the turn it was, the secret its results
   revealed (and when), the digest of the orders used, the seed, every seat's receipt, the GM's
   changes to its orders (``gm_orders``), and the public report's lines (``public_events``, as
-  its page shows them); once the game has finished also the turn's state, the orders used (in
+  its page shows them), the GM's changes to its state (``state_changes``: when, by which door);
+  once the game has finished also the turn's state, the orders used (in
   the form the dice digest them), the order in which they arrived, the events and the state
   after: enough to resolve every turn again with the rules alone;
 * ``turn_count``: how many turns were resolved (the index lists each), ``before_commitments``
@@ -23,15 +24,17 @@ says the same for people). It holds:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import dice, store
+from bot.clock import as_utc
 from bot.letters.cache import LetterCache
 from bot.letters.reveal import gm_orders
-from bot.models import Game, GameStatus, OrderSubmission, Turn
+from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Turn
 from bot.store import orders_on_file
 from bot.verify import FORMAT
 from rules import fair, find_game
@@ -84,6 +87,19 @@ def orders_used(rules: AnyGame, state: GameState, game: Game, subs: store.BySeat
     return used
 
 
+def _state_changes(session: Session, game: Game) -> list[tuple[int, datetime, str]]:
+    """The GM's changes to an open turn's state (SET, DROP: their audit keeps the state they
+    replaced), as (turn number, when, through which door): such a turn opens from another state
+    than the turn before ended in, and the record says so (what changed stays private)."""
+    found = []
+    for audit in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id)):
+        undo = audit.undo if isinstance(audit.undo, dict) else {}
+        if "state" in undo and isinstance(undo.get("turn"), int):
+            by = "by mail" if audit.via == "mail" else "on the server's command line"
+            found.append((int(undo["turn"]), audit.created_at, by))
+    return found
+
+
 def build(session: Session, game: Game) -> dict[str, Any]:
     """The record of `game` as it stands (see the module's docstring)."""
     rules = find_game(game.kind)
@@ -93,6 +109,7 @@ def build(session: Session, game: Game) -> dict[str, Any]:
     by_turn = store.turns_submissions(session, [t.id for t in resolved])
     log = dice.entries(session, game.id)
     cache = LetterCache(log={game.id: log})
+    changed = _state_changes(session, game)
     turns: list[dict[str, Any]] = []
     for turn in resolved:
         assert turn.secret is not None and turn.resolved_at is not None
@@ -120,6 +137,11 @@ def build(session: Session, game: Game) -> dict[str, Any]:
                 {"seat": g["seat"], "at": g["at"], "by": g["by"]} for g in gm_orders(session, cache, game, turn)
             ],
             "public_events": public_events(rules, turn),
+            "state_changes": [
+                {"at": dice.stamp(at), "by": by}
+                for number, at, by in changed
+                if number == turn.number and as_utc(at) >= as_utc(turn.opened_at)
+            ],
         }
         if finished:
             entry.update(

@@ -375,6 +375,10 @@ CASES: dict[str, tuple[Change, int]] = {
     "a state after changed": (lambda r, f: _middle(r)["state_after"].update(turn=999), 1),
     "a turn's state changed": (lambda r, f: _middle(r)["state"].update(turn=999), 1),
     "the report of a turn changed": (lambda r, f: _middle(r)["public_events"].append("kelly wins"), 1),
+    "a GM's change to a state claimed": (
+        lambda r, f: _middle(r).update(state_changes=[{"at": "2026-01-09T11:00:00Z", "by": "by mail"}]),
+        1,
+    ),
     "the GM's hand hidden": (lambda r, f: next(t for t in r["turns"] if t["gm_orders"]).update(gm_orders=[]), 1),
     "the draw said to be the first": (lambda r, f: next(t for t in r["turns"] if t["draw"] == 2).update(draw=1), 1),
     "the scheme changed": (lambda r, f: _middle(r).update(scheme=1), 1),

@@ -103,7 +103,9 @@ def test_scheme_2_names_the_turn_by_its_label_and_reads_as_the_docs_say() -> Non
     ),
     which=st.integers(0, 5),
 )
-def test_each_log_head_is_made_of_the_head_before_and_its_entry(entries: list[tuple[int, str, str, str]], which: int) -> None:
+def test_each_log_head_is_made_of_the_head_before_and_its_entry(
+    entries: list[tuple[int, str, str, str]], which: int
+) -> None:
     """The commitment log is a chain: a head is SHA-256 of the head before it and its entry (the
     first's before it 64 zeros); changing any earlier entry changes every later head."""
     heads, head = [], fair.GENESIS

@@ -169,6 +169,43 @@ def test_racecraft_mails_carry_receipts_and_no_dice(tmp_path: Path) -> None:
         app.close()
 
 
+def test_a_game_whose_gm_set_a_figure_verifies_and_says_what_it_could_not_chain(tmp_path: Path) -> None:
+    """A GM's SET changes the open turn's state: the record says when (not what), the dice page
+    shows it, and verify resolves every turn again, the changed one from its own state, saying
+    that its state follows from the turn before but for the GM's change."""
+    from bot.games.archive import write_game_archive
+    from bot.verify import verify_archive
+
+    app = new_app(tmp_path)
+    try:
+        with app.db.transaction() as session:
+            create_game(
+                app.shell,
+                session,
+                kind="racecraft",
+                name="rc1",
+                players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "steve", "roger", "anna")],
+                gm_address=GM,
+                deadline="24h",
+                seed=2,
+            )
+        app.service.send()
+        app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
+        cycle(app)
+        gm_says(app, "SET rc1 kelly ep 3", game="rc1")
+        for _ in range(8):
+            app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
+            cycle(app)
+        write_game_archive(app.db, "rc1", tmp_path / "out")
+    finally:
+        app.close()
+    record = json.loads((tmp_path / "out" / "record.json").read_text())
+    assert record["finished"] and [t["number"] for t in record["turns"] if t["state_changes"]] == [2]
+    verdict = verify_archive(tmp_path / "out")
+    assert verdict.ok, verdict.failure
+    assert any("but for the GM's change" in line for line in verdict.skipped)
+
+
 # -- the property: before the close, no real roll --------------------------------------------
 
 STEPS = st.lists(
