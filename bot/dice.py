@@ -25,9 +25,9 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from bot.clock import as_utc
@@ -174,6 +174,17 @@ class Entry:
         }
 
 
+LOG = cast(Table, Commitment.__table__)  # the deadline writes it with plain statements (bench: tick)
+
+
+_APPEND = insert(LOG)
+
+
+def write_entry(session: Session, entry: Entry) -> None:
+    """Append `entry` (worked out by `next_entry`) to its game's log."""
+    session.execute(_APPEND, [entry.row()])
+
+
 def last_entry(session: Session, game_id: int) -> tuple[int, str]:
     """The game's log as it ends: (its number of entries, its head)."""
     row = session.execute(
@@ -209,18 +220,31 @@ def commit(session: Session, game: Game, turn: Turn, made_at: datetime, why: str
     return entry
 
 
+_REVEAL = (
+    update(LOG)
+    .where(
+        LOG.c.game_id == bindparam("of_game"),
+        LOG.c.number == bindparam("of_turn"),
+        LOG.c.commitment == bindparam("committed"),
+        LOG.c.fate == CommitmentFate.OPEN.value,
+    )
+    .values(secret=bindparam("revealed"), revealed_at=bindparam("at"), fate=bindparam("to"), published_at=None)
+)  # one statement, built once: the deadline reveals a secret a turn (bench: tick)
+
+
 def reveal(session: Session, game_id: int, number: int, secret: str, at: datetime, fate: str) -> None:
     """The open entry of turn `number` (the commitment to `secret`) revealed, with its fate:
     resolved (the results reveal it) or withdrawn (a ROLLBACK discarded the turn)."""
     session.execute(
-        update(Commitment)
-        .where(
-            Commitment.game_id == game_id,
-            Commitment.number == number,
-            Commitment.commitment == fair.commitment(secret),
-            Commitment.fate == CommitmentFate.OPEN,
-        )
-        .values(secret=secret, revealed_at=at, fate=fate, published_at=None)
+        _REVEAL,
+        {
+            "of_game": game_id,
+            "of_turn": number,
+            "committed": fair.commitment(secret),
+            "revealed": secret,
+            "at": at,
+            "to": str(fate),
+        },
     )
 
 
@@ -237,8 +261,14 @@ def roll_back(session: Session, game_id: int, number: int, secret: str) -> None:
     )
 
 
+LOGS = "flagman.commitments"  # Session.info: game id -> its log, read ahead (`bot.store.read_ahead_logs`)
+
+
 def entries(session: Session, game_id: int) -> list[Commitment]:
-    """The game's log, in the order made."""
+    """The game's log, in the order made (read ahead with the snapshot's other games where it was)."""
+    known: dict[int, list[Commitment]] | None = session.info.get(LOGS)
+    if known is not None and game_id in known:
+        return list(known[game_id])
     return list(session.scalars(select(Commitment).where(Commitment.game_id == game_id).order_by(Commitment.seq)))
 
 
@@ -276,6 +306,7 @@ __all__ = [
     "entries",
     "key",
     "last_entry",
+    "write_entry",
     "next_entry",
     "receipt_of",
     "receipts",

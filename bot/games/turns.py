@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session, selectinload
 from bot import dice, outlook, store
 from bot.clock import as_utc
 from bot.games import observers, robots
-from bot.letters import results, sheets
+from bot.letters import results, reveal, sheets
 from bot.letters.cache import LetterCache
 from bot.letters.reports import public_report
 from bot.mail_in.addresses import address_problem
@@ -405,7 +405,10 @@ def work_out(
     now = shell.now()
     rules = rules_of(game)
     state = rules.load_state(turn.state)
+    if subs is None:
+        subs = store.turn_submissions(session, turn)
     outcome = compute(session, game, rules, state, turn, subs)
+    reveal.read_gm_orders(session, cache, game, turn, subs)  # the results say the GM's ORDERs
     defaults: list[Mapping[str, object]] = []
     streaks: dict[int, int] = {}
     for name in outcome.defaulted:
@@ -526,7 +529,7 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
         session.execute(insert(Turn), [dict(writes.next_turn)])
         robots.file_next(session, game.id, int(str(writes.next_turn["number"])), writes.robots)
     if writes.opening is not None:
-        session.execute(insert(Commitment), [writes.opening.row()])
+        dice.write_entry(session, writes.opening)
     for obj in (turn, game, *game.seats):
         if inspect(obj).session is session:
             session.expire(obj)

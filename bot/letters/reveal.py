@@ -12,7 +12,7 @@ the key that checks them, never a commitment or a seed (`rules.api.Game.chance`)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -82,12 +82,33 @@ def gm_orders(session: Session, cache: LetterCache, game: Game, turn: Turn) -> l
     return cache.gm_orders[turn.id]
 
 
+def read_gm_orders(
+    session: Session, cache: LetterCache, game: Game, turn: Turn, subs: Mapping[int, Sequence[OrderSubmission]]
+) -> None:
+    """`gm_orders` of `turn` from its submissions at hand (`subs`, by seat): no query but where
+    the GM did enter orders (the door each came through is in the audit log)."""
+    rows = sorted(
+        (
+            (sub.id, sub.seat_id, sub.received_at)
+            for seat_subs in subs.values()
+            for sub in seat_subs
+            if sub.source == "gm"
+        ),
+        key=lambda row: row[0],
+    )
+    cache.gm_orders[turn.id] = _described(session, game, [(seat_id, at) for _, seat_id, at in rows])
+
+
 def _gm_orders(session: Session, game: Game, turn: Turn) -> list[dict[str, object]]:
     rows = session.execute(
         select(OrderSubmission.seat_id, OrderSubmission.received_at)
         .where(OrderSubmission.turn_id == turn.id, OrderSubmission.source == "gm")
         .order_by(OrderSubmission.id)
     ).all()
+    return _described(session, game, [(seat_id, at) for seat_id, at in rows])
+
+
+def _described(session: Session, game: Game, rows: Sequence[tuple[int, datetime]]) -> list[dict[str, object]]:
     if not rows:
         return []
     names = {seat.id: seat for seat in game.seats}
@@ -158,4 +179,4 @@ def revealed(
     }
 
 
-__all__ = ["committed", "gm_orders", "ordinal", "revealed", "utc_text"]
+__all__ = ["committed", "gm_orders", "ordinal", "read_gm_orders", "revealed", "utc_text"]

@@ -184,7 +184,9 @@ def test_a_game_whose_gm_set_a_figure_verifies_and_says_what_it_could_not_chain(
                 session,
                 kind="racecraft",
                 name="rc1",
-                players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "steve", "roger", "anna")],
+                players=[
+                    PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "steve", "roger", "anna")
+                ],
                 gm_address=GM,
                 deadline="24h",
                 seed=2,
