@@ -17,18 +17,16 @@ import random
 import shutil
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.cli import main
-from bot.games.turns import PlayerSpec, create_game
 from bot.verify import RECORD
 from rules import fair, find_game
 from tests.bot.conftest import GM, make_settings
-from tests.bot.gm_helpers import ADDRESS, cycle, game_row, gm_says, last, new_app, past_setup, player_says
+from tests.bot.gm_helpers import ADDRESS, game_row, gm_says, last, new_app, one_lap_race, player_says, to_the_finish
 
 Record = dict[str, Any]
 Change = Callable[[Record, Path], None]
@@ -41,31 +39,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = make_settings(tmp)
     app = new_app(tmp, bot=replace(base.bot, archive_dir=str(tmp / "site")))
     try:
-        with app.db.transaction() as session:
-            create_game(
-                app.shell,
-                session,
-                kind="speed_circuit",
-                name="sc1",
-                players=[PlayerSpec("kelly", ADDRESS["kelly"], "Kelly", "UTC")],
-                robot_seats=("ada", "robo"),
-                gm_address=GM,
-                deadline="24h",
-                seed=3,
-                options={"laps": "1"},
-            )
-        app.service.send()
-        past_setup(app)
+        one_lap_race(app, ("kelly",), ("ada", "robo"))
         player_says(app, "kelly", "SPEED 20\nPAY WEAR\nPUSH NO\nSLIP 0", game="sc1")
         assert "[ERROR]" not in str(last(app, ADDRESS["kelly"])["Subject"])
         for command in ("ORDER sc1 robo SPEED 20", "PREVIEW sc1", "PROCESS sc1", "ROLLBACK sc1", "PROCESS sc1"):
             gm_says(app, command, game="sc1")
             assert "refused" not in str(last(app, GM)["Subject"]).lower(), command
-        for _ in range(60):
-            if str(game_row(app, "sc1").status) == "finished":
-                break
-            app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
-            cycle(app)
+        to_the_finish(app, "sc1")
         assert str(game_row(app, "sc1").status) == "finished"
     finally:
         app.close()

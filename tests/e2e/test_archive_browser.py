@@ -81,8 +81,17 @@ def run_browser(binary: str, profile: Path, *args: str) -> str:
     return done.stdout
 
 
-def build_site(tmp_path: Path) -> Path:
-    """A Racecraft game played by deadlines through the bot, archive kept after every turn."""
+def bot_site(
+    tmp_path: Path,
+    kind: str,
+    name: str,
+    people: tuple[str, ...],
+    *,
+    robots: tuple[str, ...] = (),
+    options: dict[str, str] | None = None,
+    deadlines: int = 3,
+) -> Path:
+    """A game played by deadlines through the bot, its archive kept after every turn."""
     settings = make_settings(tmp_path)
     settings = replace(settings, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
     migrate(settings.database_url)
@@ -99,22 +108,26 @@ def build_site(tmp_path: Path) -> Path:
             create_game(
                 app.shell,
                 session,
-                kind="racecraft",
-                name="rc1",
+                kind=kind,
+                name=name,
                 gm_address=GM,
                 deadline="24h",
                 seed=4,
-                players=[
-                    PlayerSpec(n, f"{n}@example.org", n.title(), "UTC")
-                    for n in ("kelly", "seb", "steve", "roger", "anna")
-                ],
+                players=[PlayerSpec(n, f"{n}@example.org", n.title(), "UTC") for n in people],
+                robot_seats=robots,
+                options=options or {},
             )
-        for _ in range(3):
+        for _ in range(deadlines):
             app.clock.advance(hours=25)  # type: ignore[attr-defined]
             app.service.tick()
     finally:
         app.close()
-    return tmp_path / "site" / "rc1"
+    return tmp_path / "site" / name
+
+
+def build_site(tmp_path: Path) -> Path:
+    """A Racecraft game played by deadlines through the bot, archive kept after every turn."""
+    return bot_site(tmp_path, "racecraft", "rc1", ("kelly", "seb", "steve", "roger", "anna"))
 
 
 class Text(HTMLParser):
@@ -569,37 +582,15 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
 def _speed_circuit_site(tmp_path: Path) -> Path:
     """A Speed Circuit race (eight figures a car) played by deadlines through the bot, its
     archive kept after every turn."""
-    settings = make_settings(tmp_path)
-    settings = replace(settings, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
-    migrate(settings.database_url)
-    app = App(
-        settings=settings,
-        db=Database(settings.database_url),
-        clock=FakeClock(),
-        renderer=Renderer(),
-        inbox=FakeInbox(),
-        mailer=FakeMailer(),
+    return bot_site(
+        tmp_path,
+        "speed_circuit",
+        "sc1",
+        ("tyrrell", "lotus"),
+        robots=("brabham", "mclaren"),
+        options={"laps": "1"},
+        deadlines=4,
     )
-    try:
-        with app.db.transaction() as session:
-            create_game(
-                app.shell,
-                session,
-                kind="speed_circuit",
-                name="sc1",
-                gm_address=GM,
-                deadline="24h",
-                seed=4,
-                players=[PlayerSpec(n, f"{n}@example.org", n.title(), "UTC") for n in ("tyrrell", "lotus")],
-                robot_seats=("brabham", "mclaren"),
-                options={"laps": "1"},
-            )
-        for _ in range(4):
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
-            app.service.tick()
-    finally:
-        app.close()
-    return tmp_path / "site" / "sc1"
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from rules import fair, find_game
 from tests.rules.test_conformance import NAMES, races
 from tests.rules.test_conformance import last as _last
+from tests.rules.test_missing_orders import sets_sent
 
 # A race is played once per (game, players, seed, turns) drawn: the states are immutable.
 last = functools.lru_cache(maxsize=256)(_last)
@@ -28,23 +29,6 @@ RESTATING = {
     "speedphreakz": (),
     "racecraft": (),
 }
-
-
-def _sets(game: Any, state: Any, data: st.DataObject) -> dict[str, tuple[Any, ...]]:
-    """For every expected seat a set as a player might send it: part of its default's or its
-    robot's lines (possibly none)."""
-    orders: dict[str, tuple[Any, ...]] = {}
-    for player in sorted(game.expected_players(state)):
-        source = data.draw(st.sampled_from(["default", "robot"]))
-        whole = (
-            game.default_orders(state, player)
-            if source == "default"
-            else game.robot_orders(state, player, random.Random(data.draw(st.integers(0, 99))))
-        )
-        lines = game.format_orders(whole).splitlines()
-        kept = data.draw(st.lists(st.sampled_from(lines), unique=True, max_size=len(lines))) if lines else []
-        orders[player] = game.parse_orders(state, player, "\n".join(kept)).orders
-    return orders
 
 
 def _digest(game: Any, state: Any, orders: dict[str, tuple[Any, ...]]) -> str:
@@ -75,7 +59,7 @@ def test_lines_that_restate_a_default_never_change_the_digest(name: str, data: s
     game = find_game(name)
     state, _ = last(name, data.draw(races(name)))
     assume(not game.is_finished(state) and game.expected_players(state))
-    orders = _sets(game, state, data)
+    orders = sets_sent(game, state, data)
     before = _digest(game, state, orders)
     player = data.draw(st.sampled_from(sorted(orders)))
     extra = _restating(game, name, state, player, orders[player])
@@ -100,7 +84,7 @@ def test_the_normal_form_resolves_as_the_set_and_any_change_in_play_changes_the_
     game = find_game(name)
     state, _ = last(name, data.draw(races(name)))
     assume(not game.is_finished(state))
-    first, second = _sets(game, state, data), _sets(game, state, data)
+    first, second = sets_sent(game, state, data), sets_sent(game, state, data)
     seed = data.draw(st.integers(0, 2**32))
     for orders in (first, second):
         normal = {p: game.normal_orders(state, p, o) for p, o in orders.items()}

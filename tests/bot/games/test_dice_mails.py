@@ -8,15 +8,12 @@ from the mail alone; a changed value in a saved mail is caught."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
 
-from bot.games.turns import PlayerSpec, create_game
 from bot.verify import verify_mail
 from rules import fair
-from tests.bot.conftest import GM
-from tests.bot.gm_helpers import ADDRESS, cycle, game_row, last, mails, new_app, past_setup, player_says
+from tests.bot.gm_helpers import ADDRESS, last, mails, new_app, one_lap_race, player_says, to_the_finish
 
 KELLY, SEB = ADDRESS["kelly"], ADDRESS["seb"]
 
@@ -32,31 +29,13 @@ def test_a_player_checks_every_results_mail_and_a_restated_default_changes_no_re
     every seat's orders and the digest is checked from them; a digit changed in a saved mail fails."""
     app = new_app(tmp_path)
     try:
-        with app.db.transaction() as session:
-            create_game(
-                app.shell,
-                session,
-                kind="speed_circuit",
-                name="sc1",
-                players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
-                gm_address=GM,
-                deadline="24h",
-                seed=5,
-                options={"laps": "1"},
-                early_resolution=False,
-            )
-        app.service.send()
-        past_setup(app)
+        one_lap_race(app, ("kelly", "seb"), seed=5, early_resolution=False)
         player_says(app, "kelly", "SPEED 20\nPAY WEAR\nPUSH NO", game="sc1")
         confirmation = _text(last(app, KELLY))
         receipt = re.search(r"Receipt of these orders for Race turn 1[^:]*: ([0-9a-f]{20})\.", confirmation)
         assert receipt is not None, confirmation
         assert "as the dice count them" in confirmation and "    > SPEED 20\n" in confirmation.replace("\r", "")
-        for _ in range(40):
-            if str(game_row(app, "sc1").status) == "finished":
-                break
-            app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
-            cycle(app)
+        to_the_finish(app, "sc1", 40)
         results = [
             m for m in mails(app, KELLY) if "Results of" in str(m["Subject"]) or "inal result" in str(m["Subject"])
         ]

@@ -26,7 +26,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.testing import body_of
 from rules import fair
 from tests.bot.conftest import GM, make_settings
-from tests.bot.gm_helpers import ADDRESS, cycle, gm_says, last, mails, new_app, past_setup, player_says, turns
+from tests.bot.gm_helpers import ADDRESS, cycle, gm_says, last, mails, new_app, one_lap_race, player_says, turns
 
 KELLY = ADDRESS["kelly"]
 THROWAWAY = re.compile(r"drawn for this preview alone:\s+([0-9a-f]{64})")
@@ -37,23 +37,24 @@ def _race(tmp: Path) -> App:
     archive; every mail so far sent."""
     base = make_settings(tmp)
     app = new_app(tmp, bot=replace(base.bot, archive_dir=str(tmp / "site")))
+    one_lap_race(app, ("kelly",), ("ada", "robo"), early_resolution=False)
+    return app
+
+
+def _racecraft(app: App) -> None:
+    """Racecraft rc1, five people in UTC, 24h turns, started and its sheets sent."""
     with app.db.transaction() as session:
         create_game(
             app.shell,
             session,
-            kind="speed_circuit",
-            name="sc1",
-            players=[PlayerSpec("kelly", KELLY, "Kelly", "UTC")],
-            robot_seats=("ada", "robo"),
+            kind="racecraft",
+            name="rc1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "steve", "roger", "anna")],
             gm_address=GM,
             deadline="24h",
-            seed=3,
-            options={"laps": "1"},
-            early_resolution=False,
+            seed=2,
         )
     app.service.send()
-    past_setup(app)
-    return app
 
 
 @pytest.fixture
@@ -138,20 +139,7 @@ def test_racecraft_mails_carry_receipts_and_no_dice(tmp_path: Path) -> None:
     prints no empty receipts section."""
     app = new_app(tmp_path)
     try:
-        with app.db.transaction() as session:
-            create_game(
-                app.shell,
-                session,
-                kind="racecraft",
-                name="rc1",
-                players=[
-                    PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "steve", "roger", "anna")
-                ],
-                gm_address=GM,
-                deadline="24h",
-                seed=2,
-            )
-        app.service.send()
+        _racecraft(app)
         player_says(app, "kelly", "USE 2", game="rc1")
         assert re.search(r"Receipt of these orders for Turn 1 of 5: start: [0-9a-f]{20}\.", body_of(last(app, KELLY)))
         for _ in range(8):
@@ -178,20 +166,7 @@ def test_a_game_whose_gm_set_a_figure_verifies_and_says_what_it_could_not_chain(
 
     app = new_app(tmp_path)
     try:
-        with app.db.transaction() as session:
-            create_game(
-                app.shell,
-                session,
-                kind="racecraft",
-                name="rc1",
-                players=[
-                    PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "steve", "roger", "anna")
-                ],
-                gm_address=GM,
-                deadline="24h",
-                seed=2,
-            )
-        app.service.send()
+        _racecraft(app)
         app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
         cycle(app)
         gm_says(app, "SET rc1 kelly ep 3", game="rc1")
