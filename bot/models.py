@@ -250,8 +250,47 @@ class Turn(Base):
     # How often ROLLBACK reopened the turn (migration 0012, issue 29): its results then say
     # that they replace the ones sent before.
     corrections: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The derivation of the turn's dice digest, seed and receipts (migration 0014, rules.fair):
+    # 2 for every turn opened since (the orders in normal form, the turn named by its label);
+    # 1 for the turns opened before, which keep the one their mails were made with.
+    dice_scheme: Mapped[int] = mapped_column(Integer, default=2, server_default="1")
 
     game: Mapped[Game] = relationship(back_populates="turns")
+
+
+class CommitmentFate(enum.StrEnum):
+    """What became of a commitment (`Commitment.fate`)."""
+
+    OPEN = "open"  # its turn is open: the secret is the bot's until the turn resolves
+    RESOLVED = "resolved"  # its turn resolved with it; the results revealed the secret
+    ROLLED_BACK = "rolled back"  # resolved, then undone by ROLLBACK: the turn was drawn again
+    WITHDRAWN = "withdrawn"  # its turn never resolved with it: a ROLLBACK of the turn before discarded it
+
+
+class Commitment(Base):
+    """One entry of a game's commitment log (migration 0014, rules.fair): every commitment ever
+    made to a turn's dice, in the order made, each chained to the one before by `head`. Rows are
+    only ever added; an entry's secret, fate and publication are filled in later, never its
+    commitment, time, reason or head. Keyed by the turn's number, not its row: a ROLLBACK deletes
+    the turn opened after the one it reopens, never its entry."""
+
+    __tablename__ = "commitment"
+    __table_args__ = (UniqueConstraint("game_id", "seq"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)  # 1, 2, ... in the game's log
+    number: Mapped[int] = mapped_column(Integer)  # the turn's
+    label: Mapped[str] = mapped_column(String(200))
+    commitment: Mapped[str] = mapped_column(String(64))
+    made_at: Mapped[datetime] = mapped_column(_utc())
+    why: Mapped[str] = mapped_column(String(16))  # opened | reopened | recorded (rules.fair.WHYS)
+    head: Mapped[str] = mapped_column(String(64))  # the log's head after this entry
+    secret: Mapped[str | None] = mapped_column(String(64), nullable=True)  # once revealed
+    revealed_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+    fate: Mapped[str] = mapped_column(String(16), default=CommitmentFate.OPEN)
+    # When the bot's own archive ([bot] archive_dir) published it: NULL until then
+    # (bot.games.archive.publish writes every game with an entry not yet published).
+    published_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True, index=True)
 
 
 class OrderSubmission(Base):

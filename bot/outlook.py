@@ -169,3 +169,5 @@ class Outcome:
     submitted: tuple[str, ...] = ()
     seed: int = 0  # the seed the dice used (bot.dice.seed_for)
     filled: Mapping[str, str] = field(default_factory=dict)  # a defaulted seat -> "plot" (the GM's) or "default"
+    used: Mapping[str, str] = field(default_factory=dict)  # each seat's orders as the dice digest them (bot.dice.used)
+    secret: str | None = None  # the secret the dice came from (PREVIEW: a throwaway, never the turn's)

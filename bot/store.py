@@ -26,8 +26,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, contains_eager, selectinload
 
+from bot import dice
 from bot.db import among
-from bot.models import Game, Observer, OrderSubmission, Player, Seat, Turn
+from bot.models import Commitment, Game, Observer, OrderSubmission, Player, Seat, Turn
 from rules.api import AnyGame, GameOrder, GameState
 
 BySeat = Mapping[int, Sequence[OrderSubmission]]  # seat id -> the seat's submissions, oldest first
@@ -127,6 +128,22 @@ def game_turns(session: Session, game: Game) -> list[Turn]:
     if known is not None:
         return known
     return list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
+
+
+def read_ahead_logs(session: Session, game_ids: Iterable[int]) -> None:
+    """Every commitment log of `game_ids` in one query, for `bot.dice.entries` in this snapshot
+    (`read_ahead`)."""
+    read_ahead(
+        session,
+        dice.LOGS,
+        game_ids,
+        lambda chunk: (
+            (entry.game_id, entry)
+            for entry in session.scalars(
+                select(Commitment).where(Commitment.game_id.in_(chunk)).order_by(Commitment.game_id, Commitment.seq)
+            )
+        ),
+    )
 
 
 def read_ahead_turns(session: Session, game_ids: Iterable[int]) -> None:

@@ -338,6 +338,10 @@ class Game(Protocol[S, O]):
     """Whether a later valid set replaces the earlier whole: ``merge_orders(earlier, later)``
     is ``later`` whenever ``later`` holds an order (and ``earlier`` when it holds none). The
     shell then reads only the latest set on file, not every one (bench: ingest)."""
+    chance: ClassVar[bool]
+    """Whether `resolve` draws from its rng at all. A game without chance (Racecraft) resolves
+    the same whatever the rng: the shell's mails then say nothing of dice (docs/DESIGN.md,
+    "Dice anyone can check"); receipts are kept as in every game."""
 
     # -- set-up -----------------------------------------------------------------------
     def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> S:
@@ -427,6 +431,16 @@ class Game(Protocol[S, O]):
         placed once every START is in) is filled with the order that asks for it; a part that
         a later turn's resolution fills (a program for a later round) is left out, and
         `missing_orders` of the filled set still names it."""
+        ...
+
+    def normal_orders(self, state: S, player: PlayerId, orders: Sequence[O]) -> tuple[O, ...]:
+        """The set `resolve` acts on for `player`, in one form: `filled_orders`, less every line
+        that only restates what the resolution does without it (Speed Circuit's ``PAY WEAR``,
+        ``PUSH NO``, ``SLIP 0``...). What the turn's dice digest and receipts are made of
+        (`rules.fair`), so that a line changing nothing in play changes no roll.
+
+        Two sets with the same normal form resolve alike, and the normal form resolves as the
+        set itself does (properties in the tests); the normal form of a normal form is itself."""
         ...
 
     def consequences(self, state: S, player: PlayerId, orders: Sequence[O]) -> tuple[str, ...]:

@@ -129,7 +129,7 @@ def _parse_player(text: str) -> PlayerSpec:
 
 
 def _cmd_game_new(args: argparse.Namespace) -> int:
-    from bot.games import turns
+    from bot.games import archive, turns
     from bot.models import PressMode
 
     durations.check_turn_length(args.deadline, force=args.force)
@@ -169,6 +169,7 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
                 + (f" and {len(args.robot)} robots" if args.robot else "")
                 + f", status {game.status}"
             )
+        archive.publish(app.shell, [])  # its first commitment, now that it is committed
         print(said)  # after the commit: a closed stdout cannot undo the game
     return 0
 

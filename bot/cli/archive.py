@@ -49,40 +49,78 @@ def register(sub: Subcommands) -> None:
     p.set_defaults(func=_cmd_archive)
 
 
-def _cmd_verify(args: argparse.Namespace) -> int:
-    """`flagman verify DIR`: exit 0 when every turn holds, 1 naming the first that does not, 2 for
-    a folder that holds no record. Needs no configuration: it reads the archive alone."""
-    from bot.verify import RecordError, read_record, verify
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    """`flagman verify DIR` and `flagman verify --turn MAIL [DIR]`: exit 0 when it all holds, 1
+    naming the first item that does not (one line), 2 for no record (or no block of values in the
+    mail), a link, a file too big or not a record, or bad usage. Needs no configuration: it reads
+    the archive (and the mail) alone."""
+    from bot.verify import FAILS, HOLDS, NOT_A_RECORD, ONLY_YOUR_MAIL, RecordError, verify_archive, verify_mail
+
+    if args.turn is None and args.dir is None:
+        print("flagman verify: give the folder of a game's archive, or --turn MAIL", file=sys.stderr)
+        return NOT_A_RECORD
     try:
-        record = read_record(Path(args.dir))
+        if args.turn is not None:
+            try:
+                with open(args.turn, "rb") as handle:
+                    data = handle.read(4 << 20)
+            except OSError as exc:
+                print(f"flagman verify: {args.turn}: {_one_line(str(exc.strerror or exc))}", file=sys.stderr)
+                return NOT_A_RECORD
+            mail = verify_mail(data, Path(args.dir) if args.dir else None)
+            if mail.failure is not None:
+                print(
+                    f"flagman verify: {mail.game} {mail.turn}: does NOT hold: {_one_line(mail.failure)}",
+                    file=sys.stderr,
+                )
+                return FAILS
+            for line in mail.checked:
+                print(f"ok    {line}")
+            print(
+                f"{mail.game} {mail.turn}: the mail's values hold. Compare its commitment with the one your "
+                f"turn sheet of {mail.turn} carried: that comparison proves the secret was fixed before the orders."
+            )
+            return HOLDS
+        verdict = verify_archive(Path(args.dir))
     except RecordError as exc:
-        print(f"flagman verify: {exc}", file=sys.stderr)
-        return 2
-    verdict = verify(record)
+        print(f"flagman verify: {_one_line(str(exc))}", file=sys.stderr)
+        return NOT_A_RECORD
+    if verdict.failure is not None:
+        print(f"flagman verify: {verdict.game}: does NOT hold: {_one_line(str(verdict.failure))}", file=sys.stderr)
+        return FAILS
+    for line in verdict.shown:
+        print(line)
     for line in verdict.checked:
         print(f"ok    {line}")
     for line in verdict.skipped:
         print(f"skip  {line}")
-    if verdict.failure is not None:
-        print(f"flagman verify: {verdict.game}: FAILED at {verdict.failure}", file=sys.stderr)
-        return 1
     print(
         f"{verdict.game}: {verdict.turns} turn(s) verified"
         + (f", {len(verdict.skipped)} only in part until the game ends" if verdict.skipped else "")
     )
-    return 0
+    print(ONLY_YOUR_MAIL)
+    return HOLDS
 
 
 def register_verify(sub: Subcommands) -> None:
     p = sub.add_parser(
         "verify",
-        help="check a game's public archive turn by turn: commitments, dice seeds, receipts, dice and results",
-        description="Check the record of a game's public archive (DIR/record.json): that each turn's revealed "
-        "secret is the one its sheets committed to, that its dice seed is made of the secret and the "
-        "orders, and, once the game has ended, that the orders match their receipts and that the turn "
-        "resolved again from its published state and orders gives the published events (rolls "
-        "included) and state. Exit 0: all holds; 1: the first turn and item that does not; 2: no record.",
+        help="check a game's public archive turn by turn (commitment log, dice seeds, receipts, dice, pages), "
+        "or one saved results mail",
+        description="Check the archive of a game in DIR: its record (DIR/record.json) and the pages people "
+        "read. That the commitment log is an unbroken chain and every turn's revealed secret is the one "
+        "committed to in it (re-rolls included), that each dice seed is made of the secret and the orders, "
+        "that the pages show the turns, values and reports of the record, and, once the game has ended, "
+        "that the orders match their digest and receipts and that every turn resolved again from its "
+        "published state and orders gives the published events (rolls included) and state. With --turn "
+        "MAIL, the block of values of one saved results mail (and with DIR, that the archive holds them). "
+        "Exit 0: all holds; 1: the first item that does not, in one line; 2: no record (or no block in the "
+        "mail), a file that is a link, too big or not a record, or bad usage.",
     )
-    p.add_argument("dir", help="the folder of the game's archive")
+    p.add_argument("dir", nargs="?", help="the folder of the game's archive")
+    p.add_argument("--turn", metavar="MAIL", help="a results mail saved as a file: check its block of values")
     p.set_defaults(func=_cmd_verify)

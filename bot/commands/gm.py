@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from bot import letters, outlook, store
+from bot import dice, letters, outlook, store
 from bot.answers import Refused
 from bot.clock import as_utc
 from bot.games import reminders, robots, turns
@@ -39,14 +39,15 @@ from bot.games.seats import (
     send_welcome,
     under_way,
 )
-from bot.letters import ToAddress, ToSeat
+from bot.letters import ToAddress, ToSeat, reveal
+from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context, orders_block
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out.outbox import CalendarPart
 from bot.mail_out.render import RenderedMail
-from bot.models import Game, GameStatus, OrderSubmission, Seat, Turn
+from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Seat, Turn
 from bot.schedules import (
     add,
     format_local,
@@ -56,7 +57,6 @@ from bot.schedules import (
     parse_when,
 )
 from bot.shell import Shell
-from rules import fair
 from rules.api import (
     AnyGame,
     GameOrder,
@@ -300,22 +300,31 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     on_file = store.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
     assert on_file is not None
     now_on_file = rules.format_orders(on_file)
-    # The GM's hand is visible (issue 29): the player is told what the GM entered for them.
+    receipt, _ = dice.receipt_of(ctx.game.name, turn, rules, state, seat.name, on_file)
+    # The GM's hand is visible (issue 29): the player is told what the GM entered for them, with
+    # the receipt of what is on file now; every ORDER is in the turn's results and record.
     announce(
         ctx,
         f"The GM entered orders for you in {turn.label}",
         f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{orders_block(canonical)}\n\n"
         f"On file for you now (they count unless you send others before the deadline):\n\n"
-        f"{orders_block(now_on_file)}",
+        f"{orders_block(now_on_file)}"
+        + (f"\n\nReceipt of the orders on file for you now: {receipt}." if receipt else ""),
         kind="gm_order",
         to=seat.name,
+    )
+    told = (
+        f"{seat.name} is a robot seat: nobody is told, but the turn's results and its record in the "
+        "archive say that the GM entered its orders, and when."
+        if seat.robot
+        else f"{seat.name} was told."
     )
     return (
         f"entered for {seat.name}, {turn.label}:\n"
         + orders_block(canonical)
         + f"\n\nOn file for {seat.name} now:\n"
         + orders_block(now_on_file)
-        + f"\n\n{seat.name} was told."
+        + f"\n\n{told}"
     )
 
 
@@ -395,16 +404,30 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
-    outcome = turns.compute(ctx.session, ctx.game, rules, state, turn)
+    # Never the turn's own dice: a throwaway secret, drawn for this preview alone, so that no
+    # preview shows a roll the turn will have (a GM could otherwise redraw them by changing a
+    # robot's orders, and choose).
+    count = 1 + len(
+        ctx.session.scalars(
+            select(GmAudit.id).where(GmAudit.game_id == ctx.game.id, GmAudit.command.like("PREVIEW %"))
+        ).all()
+    )
+    throwaway = ctx.shell.entropy.throwaway(ctx.game.name, turn.number, count) if rules.chance else None
+    subs = store.turn_submissions(ctx.session, turn)
+    outcome = turns.compute(ctx.session, ctx.game, rules, state, turn, subs, throwaway=throwaway)
     orders = []
     for name in sorted(outcome.orders):
         seat = store.seat_named(ctx.game, name)
-        source = (
-            (outlook.nmr_default(rules, state, seat)[1] if seat else "default")
-            if name in outcome.defaulted
-            else "on file"
-        )
-        orders.append({"seat": name, "source": source, "text": rules.format_orders(outcome.orders[name])})
+        on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ())) if seat is not None else None
+        if seat is not None:
+            # The whole set that counts, as the seat's mails say it (bot.outlook.what_counts):
+            # what the game's default fills in is named as such.
+            counts = outlook.what_counts(rules, state, seat, on_file)
+            text, filled = counts.text, "\n".join(counts.filled)
+            source = "on file" if on_file is not None else counts.source.value
+        else:
+            text, filled, source = rules.format_orders(outcome.orders[name]), "", "default"
+        orders.append({"seat": name, "source": source, "text": text, "filled": filled})
     view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
     mail_ctx = game_context(ctx.shell, ctx.game, rules)
     mail_ctx.update(
@@ -414,12 +437,15 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
             "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
             "orders": orders,
             "defaulted": list(outcome.defaulted),
+            "throwaway": throwaway,
             "timezone": ctx.game.timezone,
         }
     )
     ctx.mail = ctx.shell.renderer.render("gm_preview", mail_ctx, game=ctx.game.kind)
     ctx.extra = ctx.mail.body
-    return f"preview of {turn.label} mailed to the GM; nothing was stored."
+    return f"preview of {turn.label} mailed to the GM; nothing was stored" + (
+        "; its dice are a throwaway draw, not the turn's." if throwaway else "."
+    )
 
 
 def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -716,14 +742,16 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
     _recount_streaks(session, game, turn)
     _robots_drive(ctx, rules, turn)
+    _draw_again(ctx, rules, turn)
     ctx.undo = {"undone": undone}
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
     closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
-    dice = (
-        f" Its dice are committed anew (the secret its results revealed is spent): the new commitment is "
-        f"{fair.commitment(turn.secret)}."
-        if turn.secret is not None
+    dice_words = (
+        f" Its dice will be drawn again: the secret its results revealed is spent, and a new one is "
+        f"committed to (entry {turn_dice['seq']} of the game's commitment log, the {turn_dice['draw_word']} "
+        f"for this turn): {turn_dice['commitment']}."
+        if (turn_dice := reveal.committed(session, LetterCache(), game, rules, turn)) is not None
         else ""
     )
     announce(
@@ -731,7 +759,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         f"{turn.label} is reopened",
         f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
         "count, and the turn is open again. The game is paused while the GM sets it right; you will be "
-        "told when it goes on. The orders you had on file for it still stand; you may send new ones." + dice,
+        "told when it goes on. The orders you had on file for it still stand; you may send new ones." + dice_words,
         kind="rollback",
         calendar=True,
     )
@@ -777,6 +805,7 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
             "submissions": [_sub_json(ctx, s) for s in subs],
         }
         session.execute(delete(OrderSubmission).where(OrderSubmission.turn_id == following.id))
+        _withdraw(ctx, following)
         session.delete(following)
     defaults = list(
         session.scalars(
@@ -792,13 +821,47 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     resolved.state_after = None
     resolved.events = None
     if resolved.secret is not None:
-        # Its results revealed the secret: reopened, the turn gets a fresh one, or anyone could
-        # work out the dice of every set of orders before sending theirs (issue 31).
+        # Its results revealed the secret: the log says its draw was rolled back; reopened, the
+        # turn gets a fresh one (`_draw_again`).
         discarded["secret"] = resolved.secret
-        resolved.secret = ctx.shell.entropy.secret(ctx.game.name, resolved.number, resolved.secret)
+        dice.roll_back(session, ctx.game.id, resolved.number, resolved.secret)
     session.flush()
     session.expire(ctx.game, ["turns"])
     return discarded
+
+
+def _withdraw(ctx: GmAction, discarded: Turn) -> None:
+    """The open turn a ROLLBACK discards never resolves with its secret: the game's commitment
+    log reveals it, withdrawn (nothing was drawn with it)."""
+    if discarded.secret is not None:
+        dice.reveal(ctx.session, ctx.game.id, discarded.number, discarded.secret, ctx.now, CommitmentFate.WITHDRAWN)
+
+
+def _draw_again(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:
+    """The reopened `turn`'s dice drawn again: its results revealed the secret, so it gets a fresh
+    one (or anyone could work out the dice of every set of orders before sending theirs),
+    committed to in the game's log at once (``reopened``: published, and said in the results, so
+    that a re-roll is never hidden). Each seat's receipt changes with the secret: every person
+    with orders on file gets the new one."""
+    if turn.secret is None:
+        return
+    turn.secret = ctx.shell.entropy.secret(ctx.game.name, turn.number, turn.secret)
+    dice.commit(ctx.session, ctx.game, turn, ctx.now, "reopened")
+    state = rules.load_state(turn.state)
+    subs = store.turn_submissions(ctx.session, turn)
+    for seat in store.mailed_seats(ctx.game):
+        on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
+        if on_file is None or seat.name not in rules.expected_players(state):
+            continue
+        receipt, text = dice.receipt_of(ctx.game.name, turn, rules, state, seat.name, on_file)
+        announce(
+            ctx,
+            f"A new receipt for your orders in {turn.label}",
+            f"The turn's secret is new, so the receipt your confirmation carried no longer stands. The "
+            f"receipt of the orders on file for you now is {receipt}, of:\n\n{orders_block(text)}",
+            kind="rollback",
+            to=seat.name,
+        )
 
 
 def _robots_drive(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:

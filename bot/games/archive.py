@@ -27,19 +27,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from bot import pictures
+from bot import dice, pictures
 from bot.games import record
 from bot.letters.cache import DrawnPictures
+from bot.letters.reveal import ordinal
 from bot.mail_out.render import Renderer
-from bot.models import Game, Turn
+from bot.models import Commitment, Game, Turn
 from bot.pictures import Picture, Scene
 from bot.shell import Shell
-from bot.verify import RECORD
+from bot.verify import CHECK_SCRIPT, RECORD, check_script, shown_time
 from rules import find_game
-from rules.api import Event, Resolution, Roll, View, Viewer
+from rules.api import Resolution, View, Viewer
 
 if TYPE_CHECKING:
     from bot.db import Database
@@ -53,21 +54,6 @@ class TurnPage:
     label: str
     file: str
     picture: str
-
-
-def _events(turn: Turn) -> tuple[Event, ...]:
-    out = []
-    for data in turn.events or ():
-        roll = data.get("roll")
-        out.append(
-            Event(
-                data["kind"],
-                data["text"],
-                tuple(data.get("players", ())),
-                Roll(roll["dice"], tuple(roll["faces"]), roll["total"]) if roll else None,
-            )
-        )
-    return tuple(out)
 
 
 def page_name(number: int) -> str:
@@ -124,7 +110,12 @@ def write_archive(
     common = {
         "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
         "robots": [seat.name for seat in game.seats if seat.robot],
+        "utc": shown_time,
+        "ordinal": ordinal,
     }  # shown as robots (issue 32)
+    # The record of the dice, first: each turn's page shows its part (which draw, the GM's hand).
+    kept = record.build(session, game)
+    dice_of = {t["number"]: t for t in kept["turns"]}
     last_view: View | None = frames[0] if frames else None
     for position, turn in enumerate(resolved):
         assert turn.state_after is not None
@@ -132,7 +123,7 @@ def write_archive(
         needed = turn.number in wanted
         if history or needed:
             frames.append(rules.view(state, None, Viewer.PUBLIC))
-        events = _events(turn)
+        events = record.events_of(turn)
         view = rules.view(state, Resolution(state, events), Viewer.PUBLIC) if needed or turn is resolved[-1] else None
         if view is not None:
             last_view = view
@@ -159,6 +150,8 @@ def write_archive(
                     **common,
                     "view": view,
                     "turn": {"number": turn.number, "label": turn.label},
+                    "dice": dice_of.get(turn.number),
+                    "chance": rules.chance,
                     "picture": {
                         "file": picture_name(turn.number),
                         "alt": picture.alt,
@@ -188,11 +181,19 @@ def write_archive(
             },
         ),
     )
-    # The record of the dice (issue 31) and the page saying what was committed when: every time,
-    # since each turn adds to them (and a finished game publishes its orders).
-    kept = record.build(session, game)
+    # A page of a turn no longer resolved (a ROLLBACK reopened it) is taken down: the index, the
+    # record and the pages say the same turns.
+    for stale in directory.glob("turn-*.*"):
+        number = stale.stem.removeprefix("turn-")
+        if stale.suffix in (".html", ".png") and number.isdigit() and int(number) not in set(numbers):
+            stale.unlink(missing_ok=True)
+    # The record of the dice and the page saying what was committed when: every time, since each
+    # turn opened, reopened or resolved adds to them (and a finished game publishes its orders);
+    # with them the script a player checks a results mail with (the dice's own arithmetic).
     _write(directory / RECORD, json.dumps(kept, indent=1, sort_keys=True).encode("utf-8"))
     _write(directory / "dice.html", _render(renderer, "dice.html", {**common, "record": kept}))
+    if turns is None or not (directory / CHECK_SCRIPT).exists():
+        _write(directory / CHECK_SCRIPT, check_script().encode("utf-8"))
     if turns is None or not (directory / "rules.html").exists():
         _write(
             directory / "rules.html",
@@ -235,12 +236,15 @@ class NewTurn:
 
 
 def publish(shell: Shell, resolved: Iterable[NewTurn]) -> None:
-    """With ``[bot] archive_dir``, write the turns `resolved` to their games' archives. Called
-    after the transaction that resolved them commits, never before (a rolled-back turn must not
-    be published): by the deadline after each turn (`bot.games.deadline.run`), by the service
-    after a batch of mail (a GM's PROCESS), by ``flagman gm process``. A practice game is its
-    person's alone and counts for nothing (bot.games.practice): it is not published (`flagman
-    archive` still writes one on demand)."""
+    """With ``[bot] archive_dir``, write the turns `resolved` to their games' archives, and the
+    commitments page and record of every game with a commitment its archive has not published yet
+    (a turn opened at a game's start, reopened by a ROLLBACK: published before its orders close,
+    so that a player can compare the commitment mailed with the one published). Called after the
+    transaction that resolved or opened them commits, never before (a rolled-back turn must not be
+    published): by the deadline after each turn (`bot.games.deadline.run`), by the service after a
+    batch of mail (a GM's PROCESS, ROLLBACK, START, a JOIN that starts a game), by ``flagman gm``
+    and ``flagman game new``. A practice game is its person's alone and counts for nothing
+    (bot.games.practice): it is not published (`flagman archive` still writes one on demand)."""
     if not shell.settings.bot.archive_dir:
         return
     pending: dict[int, set[int]] = {}
@@ -250,21 +254,39 @@ def publish(shell: Shell, resolved: Iterable[NewTurn]) -> None:
         for key, picture in turn.pictures.items():
             if key[0] == turn.game_id and key[1] == turn.number:
                 known.setdefault(turn.game_id, {})[turn.number] = picture
+    with shell.db.read() as reader:
+        for game_id in reader.scalars(
+            select(Commitment.game_id)
+            .join(Game, Game.id == Commitment.game_id)
+            .where(Commitment.published_at.is_(None), Game.practice.is_(False))
+            .distinct()
+        ):
+            pending.setdefault(game_id, set())
     root = shell.settings.resolve_path(shell.settings.bot.archive_dir)
     for game_id, numbers in pending.items():
         try:
             with shell.db.read() as reader:
                 game = reader.get(Game, game_id)
-                if game is not None and not game.practice:
-                    write_archive(
-                        reader,
-                        game,
-                        root / game.name,
-                        renderer=shell.renderer,
-                        turns=numbers,
-                        known=known.get(game_id, {}),
-                    )
+                if game is None or game.practice:
+                    continue
+                written = dice.end_of(dice.entries(reader, game_id))[0]  # the log as this snapshot has it
+                write_archive(
+                    reader,
+                    game,
+                    root / game.name,
+                    renderer=shell.renderer,
+                    turns=numbers,
+                    known=known.get(game_id, {}),
+                )
         except OSError as exc:
             # The turn and its mails are committed; the archive can be rewritten at any time
-            # with `flagman archive`, so a full disk must not stop the deadline.
+            # with `flagman archive`, so a full disk must not stop the deadline. Its commitments
+            # stay unpublished: the next call tries again.
             log.error("archive of game %s not written: %s", game_id, exc)
+            continue
+        with shell.db.transaction() as writer:
+            writer.execute(
+                update(Commitment)
+                .where(Commitment.game_id == game_id, Commitment.published_at.is_(None), Commitment.seq <= written)
+                .values(published_at=shell.now())
+            )

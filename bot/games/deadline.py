@@ -175,6 +175,7 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
         turn_rows = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
         subs = store.turns_submissions(session, turn_ids)
         observers.read_ahead(session, game_ids)
+        store.read_ahead_logs(session, game_ids)
         store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
         for game_id, turn_id in due:
             game, turn = games.get(game_id), turn_rows.get(turn_id)

@@ -1,18 +1,30 @@
-"""A game's public record of its dice (issue 31): what `flagman verify` checks.
+"""A game's public record of its dice: what `flagman verify` checks (format `bot.verify.FORMAT`).
 
-Written into the game's archive as ``record.json`` (format `bot.verify.FORMAT`) beside a page,
-``dice.html``, saying what was committed when. For every turn resolved with a secret: its
-number and label, the commitment its sheets carried (and when the turn opened), the secret its
-results revealed (and when), the digest of the orders used, the seed of its dice and every
-seat's receipt. Once the game has finished, also the turn's state, the orders used (Racecraft's,
-Speed Circuit's private parts are public then), the order in which they arrived, the events and
-the state after: enough to resolve every turn again with the rules alone. Turns opened before
-dice were committed to (no secret) are listed by number only.
+Written into the game's archive as ``record.json`` beside the pages people read (``dice.html``
+says the same for people). It holds:
+
+* ``commitments``: the game's commitment log, every commitment ever made for a turn, in the
+  order made (`bot.dice`): the turn's number and label, the commitment, when it was made and
+  why (the turn opened, or a ROLLBACK reopened it), the head of the log after it, and once
+  revealed the secret, when, and what became of it (resolved, rolled back, withdrawn); ``head``
+  the log's last head (the sheets print it, so a player compares);
+* ``turns``: every turn resolved with a secret: its number, label and scheme, the commitment
+  its sheets carried and its log entry, which draw of the turn it was, the secret its results
+  revealed (and when), the digest of the orders used, the seed, every seat's receipt, the GM's
+  changes to its orders (``gm_orders``), and the public report's lines (``public_events``, as
+  its page shows them), the GM's changes to its state (``state_changes``: when, by which door);
+  once the game has finished also the turn's state, the orders used (in
+  the form the dice digest them), the order in which they arrived, the events and the state
+  after: enough to resolve every turn again with the rules alone;
+* ``turn_count``: how many turns were resolved (the index lists each), ``before_commitments``
+  those resolved before dice were committed to, ``open`` the turn open now, ``seats``, and
+  whether the game has ``finished``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -20,11 +32,43 @@ from sqlalchemy.orm import Session
 
 from bot import dice, store
 from bot.clock import as_utc
-from bot.models import Game, GameStatus, OrderSubmission, Turn
+from bot.letters.cache import LetterCache
+from bot.letters.reveal import gm_orders
+from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Turn
 from bot.store import orders_on_file
 from bot.verify import FORMAT
 from rules import fair, find_game
-from rules.api import AnyGame, GameOrder, GameState
+from rules.api import AnyGame, Event, GameOrder, GameState, Resolution, Roll, View, Viewer
+
+
+def events_of(turn: Turn) -> tuple[Event, ...]:
+    """A resolved turn's events as the rules gave them (from their JSON)."""
+    out = []
+    for data in turn.events or ():
+        roll = data.get("roll")
+        out.append(
+            Event(
+                data["kind"],
+                data["text"],
+                tuple(data.get("players", ())),
+                Roll(roll["dice"], tuple(roll["faces"]), roll["total"]) if roll else None,
+            )
+        )
+    return tuple(out)
+
+
+def public_events(rules: AnyGame, turn: Turn) -> list[str]:
+    """The lines of a resolved turn's public report, as its page shows them."""
+    assert turn.state_after is not None
+    state = rules.load_state(turn.state_after)
+    return report_lines(rules.view(state, Resolution(state, events_of(turn)), Viewer.PUBLIC))
+
+
+def report_lines(view: View) -> list[str]:
+    """The lines of a view's report ("What happened"), as its page lists them."""
+    lines = view["events"]
+    assert isinstance(lines, (list, tuple))
+    return [str(line) for line in lines]
 
 
 def orders_used(rules: AnyGame, state: GameState, game: Game, subs: store.BySeat) -> dict[str, tuple[GameOrder, ...]]:
@@ -43,6 +87,19 @@ def orders_used(rules: AnyGame, state: GameState, game: Game, subs: store.BySeat
     return used
 
 
+def _state_changes(session: Session, game: Game) -> list[tuple[int, datetime, str]]:
+    """The GM's changes to an open turn's state (SET, DROP: their audit keeps the state they
+    replaced), as (turn number, when, through which door): such a turn opens from another state
+    than the turn before ended in, and the record says so (what changed stays private)."""
+    found = []
+    for audit in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id)):
+        undo = audit.undo if isinstance(audit.undo, dict) else {}
+        if "state" in undo and isinstance(undo.get("turn"), int):
+            by = "by mail" if audit.via == "mail" else "on the server's command line"
+            found.append((int(undo["turn"]), audit.created_at, by))
+    return found
+
+
 def build(session: Session, game: Game) -> dict[str, Any]:
     """The record of `game` as it stands (see the module's docstring)."""
     rules = find_game(game.kind)
@@ -50,24 +107,41 @@ def build(session: Session, game: Game) -> dict[str, Any]:
     rows = list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
     resolved = [t for t in rows if t.state_after is not None and t.secret is not None]
     by_turn = store.turns_submissions(session, [t.id for t in resolved])
+    log = dice.entries(session, game.id)
+    cache = LetterCache(log={game.id: log})
+    changed = _state_changes(session, game)
     turns: list[dict[str, Any]] = []
     for turn in resolved:
         assert turn.secret is not None and turn.resolved_at is not None
         state = rules.load_state(turn.state)
-        used = dice.canonical(rules, orders_used(rules, state, game, by_turn.get(turn.id, {})))
+        orders = orders_used(rules, state, game, by_turn.get(turn.id, {}))
+        turn_key = dice.key(game.name, turn, dice.scheme_of(game.name, turn, rules, state, orders))
+        used = dice.used(rules, state, orders, turn_key.scheme)
+        committed = fair.commitment(turn.secret)
+        draw = dice.draw_of(log, turn.number, committed)
         entry: dict[str, Any] = {
             "number": turn.number,
             "label": turn.label,
-            "commitment": fair.commitment(turn.secret),
-            "opened_at": as_utc(turn.opened_at).isoformat(),
+            "scheme": turn_key.scheme,
+            "commitment": committed,
+            "log": draw.entry.seq if draw.entry is not None else None,
+            "draw": draw.count,
+            "earlier": [c.seq for c in draw.earlier],
+            "committed_at": dice.stamp(draw.entry.made_at if draw.entry is not None else turn.opened_at),
             "secret": turn.secret,
-            "revealed_at": as_utc(turn.resolved_at).isoformat(),
+            "revealed_at": dice.stamp(turn.resolved_at),
             "digest": fair.orders_digest(used),
             "seed": turn.seed,
-            "receipts": {
-                seat: fair.receipt(game.name, seat, turn.number, turn.secret, text)
-                for seat, text in sorted(used.items())
-            },
+            "receipts": dice.receipts(turn_key, turn.secret, used),
+            "gm_orders": [
+                {"seat": g["seat"], "at": g["at"], "by": g["by"]} for g in gm_orders(session, cache, game, turn)
+            ],
+            "public_events": public_events(rules, turn),
+            "state_changes": [
+                {"at": dice.stamp(at), "by": by}
+                for number, at, by in changed
+                if number == turn.number and as_utc(at) >= as_utc(turn.opened_at)
+            ],
         }
         if finished:
             entry.update(
@@ -81,22 +155,48 @@ def build(session: Session, game: Game) -> dict[str, Any]:
             )
         turns.append(entry)
     open_turn = next((t for t in rows if t.state_after is None and t.secret is not None), None)
+    open_entry = None
+    if open_turn is not None and open_turn.secret is not None:
+        committed = fair.commitment(open_turn.secret)
+        draw = dice.draw_of(log, open_turn.number, committed)
+        open_entry = {
+            "number": open_turn.number,
+            "label": open_turn.label,
+            "commitment": committed,
+            "log": draw.entry.seq if draw.entry is not None else None,
+            "draw": draw.count,
+            "committed_at": dice.stamp(draw.entry.made_at if draw.entry is not None else open_turn.opened_at),
+        }
     return {
         "format": FORMAT,
         "game": game.name,
         "kind": game.kind,
+        "title": rules.title,
+        "chance": rules.chance,
         "finished": finished,
+        "seats": sorted(seat.name for seat in game.seats),
+        "robots": sorted(seat.name for seat in game.seats if seat.robot),
+        "turn_count": len([t for t in rows if t.state_after is not None]),
         "turns": turns,
         "before_commitments": [t.number for t in rows if t.secret is None and t.state_after is not None],
-        "open": {
-            "number": open_turn.number,
-            "label": open_turn.label,
-            "commitment": fair.commitment(open_turn.secret),
-            "opened_at": as_utc(open_turn.opened_at).isoformat(),
-        }
-        if open_turn is not None and open_turn.secret is not None
-        else None,
+        "open": open_entry,
+        "commitments": [
+            {
+                "seq": c.seq,
+                "number": c.number,
+                "label": c.label,
+                "commitment": c.commitment,
+                "made_at": dice.stamp(c.made_at),
+                "why": c.why,
+                "head": c.head,
+                "fate": str(c.fate),
+                "secret": c.secret,
+                "revealed_at": dice.stamp(c.revealed_at) if c.revealed_at is not None else None,
+            }
+            for c in log
+        ],
+        "head": dice.end_of(log)[1],
     }
 
 
-__all__ = ["build", "orders_used"]
+__all__ = ["build", "events_of", "orders_used", "public_events", "report_lines"]

@@ -28,13 +28,13 @@ from sqlalchemy.orm import Session, selectinload
 from bot import dice, outlook, store
 from bot.clock import as_utc
 from bot.games import observers, robots
-from bot.letters import results, sheets
+from bot.letters import results, reveal, sheets
 from bot.letters.cache import LetterCache
 from bot.letters.reports import public_report
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_out import outbox as mailout
-from bot.models import Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
+from bot.models import Commitment, CommitmentFate, Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
 from bot.outlook import Outcome
 from bot.schedules import (
     find_zone,
@@ -45,7 +45,7 @@ from bot.schedules import (
 )
 from bot.shell import Shell
 from bot.store import orders_on_file
-from rules import find_game
+from rules import fair, find_game
 from rules.api import AnyGame, GameState, turn_seed
 
 log = logging.getLogger("flagman.games")
@@ -239,8 +239,11 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     return turn
 
 
-def _new_turn(shell: Shell, game: Game, rules: AnyGame, number: int, state: GameState) -> dict[str, object]:
-    """The row of turn `number` of `game`, opened now on `state`."""
+def _new_turn(
+    shell: Shell, game: Game, rules: AnyGame, number: int, state: GameState, previous: str | None = None
+) -> dict[str, object]:
+    """The row of turn `number` of `game`, opened now on `state`; `previous`: the secret of an
+    earlier opening of the same turn that a ROLLBACK withdrew (public: never drawn again)."""
     now = shell.now()
     if rules.expected_players(state):
         deadline = next_deadline(parse_schedule(game.deadline_spec), now, game.timezone)
@@ -252,7 +255,8 @@ def _new_turn(shell: Shell, game: Game, rules: AnyGame, number: int, state: Game
         "label": rules.turn_label(state),
         "state": rules.dump_state(state),
         "seed": turn_seed(game.seed, number),
-        "secret": shell.entropy.secret(game.name, number, None),
+        "secret": shell.entropy.secret(game.name, number, previous),
+        "dice_scheme": fair.SCHEME,
         "corrections": 0,
         "opened_at": now,
         "deadline": deadline,
@@ -267,6 +271,7 @@ def _open(shell: Shell, session: Session, game: Game, rules: AnyGame, number: in
     turn = Turn(**_new_turn(shell, game, rules, number, state))
     session.add(turn)
     session.flush()
+    dice.commit(session, game, turn, turn.opened_at, "opened")  # in the log as the turn opens
     return turn
 
 
@@ -334,15 +339,29 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
 
 
 def compute(
-    session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn, subs: store.BySeat | None = None
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    turn: Turn,
+    subs: store.BySeat | None = None,
+    *,
+    throwaway: str | None = None,
 ) -> Outcome:
     """Resolve the turn's state with its outlook (`bot.outlook`: each seat's orders and where
-    they come from), writing nothing: used by the deadline and PREVIEW."""
+    they come from), writing nothing: used by the deadline and PREVIEW. `throwaway`: a secret to
+    roll the dice with in place of the turn's own (PREVIEW: no real roll is ever shown)."""
     seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn) if subs is None else subs)
     orders = seen.orders
-    seed = dice.seed_for(game.name, turn.number, turn.secret, turn.seed, rules, orders)
+    secret = throwaway if throwaway is not None else turn.secret
+    if secret is None:  # a turn opened before the dice were committed to: its own seed
+        texts, seed = {}, turn.seed
+    else:
+        turn_key = dice.key(game.name, turn)
+        texts = dice.used(rules, state, orders, turn_key.scheme)
+        seed = turn_key.seed(secret, fair.orders_digest(texts))
     resolution = rules.resolve(state, orders, random.Random(seed), submitted=seen.submitted)
-    return Outcome(resolution, orders, seen.defaulted, seen.submitted, seed, seen.filled)
+    return Outcome(resolution, orders, seen.defaulted, seen.submitted, seed, seen.filled, texts, secret)
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,6 +379,7 @@ class TurnWrites:
     next_turn: Mapping[str, object] | None  # the turn opened after it
     mails: tuple[Mapping[str, object], ...]  # the results mails (outbox rows)
     robots: tuple[Mapping[str, object], ...] = ()  # the robot seats' orders of the next turn (no turn id yet)
+    opening: dice.Entry | None = None  # the next turn's entry in the game's commitment log
 
 
 def _set_columns(
@@ -385,7 +405,10 @@ def work_out(
     now = shell.now()
     rules = rules_of(game)
     state = rules.load_state(turn.state)
+    if subs is None:
+        subs = store.turn_submissions(session, turn)
     outcome = compute(session, game, rules, state, turn, subs)
+    reveal.read_gm_orders(session, cache, game, turn, subs)  # the results say the GM's ORDERs
     defaults: list[Mapping[str, object]] = []
     streaks: dict[int, int] = {}
     for name in outcome.defaulted:
@@ -419,8 +442,21 @@ def work_out(
     }
     finished_at = now if rules.is_finished(new_state) else None
     _set_columns(game, turn, resolved=resolved, finished_at=finished_at, streaks=streaks)
-    next_row = None if finished_at is not None else _new_turn(shell, game, rules, turn.number + 1, new_state)
+    # The game's commitment log as the letters quote it: the next turn's entry is made now.
+    log = cache.log_of(session, game.id)
+    withdrawn = [c.secret for c in log if c.number == turn.number + 1 and c.secret is not None]
+    next_row = (
+        None
+        if finished_at is not None
+        else _new_turn(shell, game, rules, turn.number + 1, new_state, withdrawn[-1] if withdrawn else None)
+    )
     next_turn = Turn(**next_row) if next_row is not None else None  # for the mails only: not added here
+    opening = None
+    if next_turn is not None and next_turn.secret is not None:
+        opening = dice.next_entry(
+            game, dice.end_of(log), next_turn.number, next_turn.label, next_turn.secret, now, "opened"
+        )
+        cache.log[game.id] = [*log, Commitment(**opening.row())]
     kind = "final" if next_turn is None else "results"
     # A turn just opened has no orders on file yet but its robots' (bot.games.robots).
     robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
@@ -465,7 +501,7 @@ def work_out(
     if stall is not None:
         results.post_stall_notice(shell, session, game, stall, rules.players(new_state), into=mails)
     return TurnWrites(
-        outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails), tuple(robot_rows)
+        outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails), tuple(robot_rows), opening
     )
 
 
@@ -485,9 +521,15 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
         )
     if writes.defaults:
         session.execute(insert(OrderSubmission), [dict(row) for row in writes.defaults])
+    if turn.secret is not None:  # the results reveal it: so does the game's commitment log
+        revealed_at = writes.resolved["resolved_at"]
+        assert isinstance(revealed_at, datetime)
+        dice.reveal(session, game.id, turn.number, turn.secret, revealed_at, CommitmentFate.RESOLVED)
     if writes.next_turn is not None:
         session.execute(insert(Turn), [dict(writes.next_turn)])
         robots.file_next(session, game.id, int(str(writes.next_turn["number"])), writes.robots)
+    if writes.opening is not None:
+        dice.write_entry(session, writes.opening)
     for obj in (turn, game, *game.seats):
         if inspect(obj).session is session:
             session.expire(obj)

@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from bot import dice
 from bot.answers import Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
@@ -31,7 +32,6 @@ from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
 from bot.outlook import Source, what_counts
 from bot.safe_text import echo
-from rules import fair
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
@@ -325,10 +325,10 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
     # complete without the lines not understood says which lines those were (issue 17: a
     # bad PATH line dropped must not leave "a complete set" unexplained).
-    on_file_text = rules.format_orders(merged)
-    # The receipt of the set on file (issue 31): the results list the receipt of the set used,
-    # so the player sees that what was used is what they sent.
-    receipt = fair.receipt(game.name, seat.name, turn.number, turn.secret, on_file_text) if turn.secret else None
+    # The receipt of the set on file as the dice digest it (bot.dice.used: in the game's normal
+    # form): the results list the receipt of the set used, so the player sees that what was
+    # used is what they sent.
+    receipt, receipt_of = dice.receipt_of(game.name, turn, rules, state, seat.name, merged)
     complete = rules.is_complete(state, seat.name, merged)
     # What the deadline will use (issue 29): the set, each missing part filled as the
     # resolution fills it, named line by line.
@@ -340,6 +340,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "filled": "\n".join(counting.filled),
             "later": list(counting.later),
             "receipt": receipt,
+            "receipt_of": receipt_of,
             "complete": complete,
             "missing": list(rules.missing_orders(state, seat.name, merged)),
             "left_out": _left_out(shown, order_help),

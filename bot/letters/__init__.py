@@ -9,7 +9,9 @@ says to whom a letter goes and how it reads.
 * `results`: the observers' public results and the GM's stall notice;
 * `notices`: the reminder, the welcome of a seat's new holder, the codes of JOIN and PRACTICE;
 * `reports`, `pictures`, `cache`: the public report, the picture a letter shows and its HTML
-  part, and the cache that draws each once per game and turn.
+  part, and the cache that draws each once per game and turn;
+* `reveal`: what a letter says of a turn's dice and receipts (the commitment on a sheet; the
+  secret, the receipts and the block of values a player's check reads in the results).
 
 The answers to commands (`bot.commands`, `bot.intake`) and the GM's digest (`bot.gm.digest`)
 render their own templates, from the same context builder.

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sqlalchemy.orm import Session
+
+from bot import dice
 from bot.mail_out.render import PublicReport
+from bot.models import Commitment
 from bot.pictures import Picture
 from rules.api import GameState, Resolution
 
@@ -30,3 +34,12 @@ class LetterCache:
 
     pictures: DrawnPictures = field(default_factory=dict)
     reports: dict[ReportKey, tuple[GameState, Resolution[GameState] | None, PublicReport]] = field(default_factory=dict)
+    # Each game's commitment log as the letters quote it (bot.dice), read once: with the entry
+    # of a turn opened by the work in hand, not yet written, where there is one.
+    log: dict[int, list[Commitment]] = field(default_factory=dict)
+    gm_orders: dict[int, list[dict[str, object]]] = field(default_factory=dict)  # by turn id (bot.letters.reveal)
+
+    def log_of(self, session: Session, game_id: int) -> list[Commitment]:
+        if game_id not in self.log:
+            self.log[game_id] = dice.entries(session, game_id)
+        return self.log[game_id]

@@ -13,7 +13,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from bot import dice, outlook, store
+from bot import outlook, store
+from bot.letters import reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context
@@ -28,7 +29,6 @@ from bot.outlook import Outcome
 from bot.pictures import draw_options
 from bot.shell import Shell
 from bot.store import orders_on_file
-from rules import fair
 from rules.api import AnyGame, GameState, View, Viewer
 
 
@@ -40,27 +40,6 @@ def robot_seats(game: Game) -> list[str]:
 def _filled_by(outcome: Outcome | None, seat: str) -> str:
     """What a defaulted seat's orders were (issue 29: the results say the GM's plot was used)."""
     return "the GM's plot" if outcome is not None and outcome.filled.get(seat) == "plot" else "the default"
-
-
-def committed(turn: Turn | None) -> str | None:
-    """The commitment to the open turn's dice secret, for its sheets (issue 31)."""
-    return fair.commitment(turn.secret) if turn is not None and turn.secret is not None else None
-
-
-def revealed(game: Game, rules: AnyGame, resolved: Turn, outcome: Outcome | None) -> dict[str, object] | None:
-    """What the results reveal of a resolved turn's dice (issue 31): the secret, and the receipt of
-    every order set used (a default marked)."""
-    if outcome is None or resolved.secret is None:
-        return None
-    receipts = dice.receipts(game.name, resolved.number, resolved.secret, rules, outcome.orders)
-    return {
-        "secret": resolved.secret,
-        "commitment": fair.commitment(resolved.secret),
-        "receipts": [
-            {"seat": seat, "receipt": receipts[seat], "defaulted": seat in outcome.defaulted}
-            for seat in sorted(receipts)
-        ],
-    }
 
 
 def seat_context(
@@ -100,7 +79,7 @@ def seat_context(
                 "expected": expected,
                 "early": game.early_resolution,
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
-                "commitment": committed(turn),
+                "dice": reveal.committed(session, cache, game, rules, turn),
             },
             "resolved": {
                 "number": resolved.number,
@@ -109,7 +88,8 @@ def seat_context(
                 "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
                 "you_defaulted_by": _filled_by(outcome, seat.name),
                 "correction": bool(resolved.corrections),
-                "dice": revealed(game, rules, resolved, outcome),
+                "dice": reveal.revealed(session, cache, game, rules, resolved, outcome, seat.name, final=turn is None),
+                "gm_orders": reveal.gm_orders(session, cache, game, resolved),
             }
             if resolved
             else None,
@@ -154,7 +134,7 @@ def gm_context(
                 "deadline": deadline_text(turn, game.timezone),
                 "expected": False,
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
-                "commitment": committed(turn),
+                "dice": reveal.committed(session, cache, game, rules, turn),
             },
             "resolved": {
                 "number": resolved.number,
@@ -168,7 +148,8 @@ def gm_context(
                 ]
                 if outcome
                 else [],
-                "dice": revealed(game, rules, resolved, outcome),
+                "dice": reveal.revealed(session, cache, game, rules, resolved, outcome, None, final=turn is None),
+                "gm_orders": reveal.gm_orders(session, cache, game, resolved),
             }
             if resolved
             else None,

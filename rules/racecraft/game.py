@@ -64,6 +64,7 @@ class Racecraft:
     max_players: ClassVar[int] = MAX_PLAYERS
     early_resolution: ClassVar[bool] = True
     later_replaces: ClassVar[bool] = True
+    chance: ClassVar[bool] = False  # no dice at all (racecraft.md)
 
     # -- set-up -----------------------------------------------------------------------
     def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> Race:
@@ -145,6 +146,10 @@ class Racecraft:
     def filled_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[Order, ...]:
         # One order a turn: a set is empty or full; an empty one gets the NMR default.
         return tuple(orders) if self.is_complete(state, player, orders) else self.default_orders(state, player)
+
+    def normal_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[Order, ...]:
+        # One order a turn, none of it a default restated: the filled set is the normal form.
+        return self.filled_orders(state, player, orders)
 
     def consequences(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         # What USE n spends is in the orders themselves (EP); the dice of the sprint are not foreseen.

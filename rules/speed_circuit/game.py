@@ -29,11 +29,14 @@ from rules.speed_circuit.plot import (
     BidOrder,
     DesignOrder,
     Order,
+    PassOrder,
     PathKind,
     PathOrder,
     PayOrder,
     PitOrder,
     PushOrder,
+    SkillOrder,
+    SlipOrder,
     SpeedOrder,
     TyresOrder,
     closest_achievable,
@@ -43,6 +46,19 @@ from rules.speed_circuit.resolve import resolve_turn, safe_plot
 from rules.speed_circuit.track import bundled_track_text, bundled_tracks, load_track
 from rules.speed_circuit.view import SpeedCircuitView
 
+# The lines that only restate what the resolution does without them (`Plot`'s defaults, §8 and
+# the Redscape defaults [SRC 18]; P3's PRIME tyres): left out of the normal form.
+RESTATED: frozenset[Order] = frozenset(
+    {
+        PayOrder(True),
+        SkillOrder(()),
+        PushOrder(False),
+        SlipOrder(0),
+        PassOrder(False),
+        TyresOrder(Tyre.PRIME),
+    }
+)
+
 
 class SpeedCircuit:
     name: ClassVar[str] = "speed_circuit"
@@ -51,6 +67,7 @@ class SpeedCircuit:
     max_players: ClassVar[int] = 9
     early_resolution: ClassVar[bool] = True
     later_replaces: ClassVar[bool] = True
+    chance: ClassVar[bool] = True
 
     # -- set-up -----------------------------------------------------------------------
     def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> RaceState:
@@ -184,6 +201,12 @@ class SpeedCircuit:
         else:
             kept.append(SpeedOrder(safe_plot(state, state.car(player)).speed))
         return parse.canonical(kept)
+
+    def normal_orders(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[Order, ...]:
+        """The filled set less the lines that restate the plot's defaults (§8, `plot.Plot`):
+        ``PAY WEAR``, ``SKILL NONE``, ``PUSH NO``, ``SLIP 0``, ``PASS NO``, and at the design
+        ``TYRES PRIME`` (P3: the tyres a car without a TYRES line starts on)."""
+        return tuple(o for o in self.filled_orders(state, player, orders) if o not in RESTATED)
 
     def consequences(self, state: RaceState, player: PlayerId, orders: Sequence[Order]) -> tuple[str, ...]:
         cost = plot_cost(state, player, orders)

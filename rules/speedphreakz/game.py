@@ -93,6 +93,7 @@ class SpeedPhreakz:
     max_players: ClassVar[int] = len(LETTERS)
     early_resolution: ClassVar[bool] = True
     later_replaces: ClassVar[bool] = False
+    chance: ClassVar[bool] = True
 
     # -- set-up -----------------------------------------------------------------------
     def new_game(self, players: Sequence[PlayerId], options: Mapping[str, str], rng: random.Random) -> Race:
@@ -217,6 +218,13 @@ class SpeedPhreakz:
             elif isinstance(default, Program) and default.round == state.round and default.round not in named:
                 kept.append(default)
         return parse.canonical(kept)
+
+    def normal_orders(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> tuple[Order, ...]:
+        """The filled set (`filled_orders`): a START FREE facing the race's way, or an empty
+        program of the round in hand (with nmr=empty), written out is what the fill puts there;
+        no other line restates a default (a COLOUR, a square, a program of a later round all
+        change the race)."""
+        return self.filled_orders(state, player, orders)
 
     def is_complete(self, state: Race, player: PlayerId, orders: Sequence[Order]) -> bool:
         return parse.is_complete(state, player, orders)

@@ -36,6 +36,8 @@ __all__ = [
     "stranger_joins",
     "cycle",
     "past_setup",
+    "one_lap_race",
+    "to_the_finish",
     "mails",
     "last",
     "bodies",
@@ -137,6 +139,45 @@ def past_setup(app: App) -> None:
 
     for _ in ("design", "qualifying"):
         app.clock.advance(timedelta(hours=49))
+        cycle(app)
+
+
+def one_lap_race(
+    app: App,
+    people: tuple[str, ...] = ("kelly",),
+    robots: tuple[str, ...] = (),
+    *,
+    seed: int = 3,
+    early_resolution: bool | None = None,
+) -> None:
+    """Speed Circuit `sc1`, one lap, 24h turns, `people` (RACERS' addresses, in UTC) and `robot`
+    seats, taken to race turn 1 by the deadlines of its design and qualifying turns."""
+    with app.db.transaction() as session:
+        create_game(
+            app.shell,
+            session,
+            kind="speed_circuit",
+            name="sc1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in people],
+            robot_seats=robots,
+            gm_address=GM,
+            deadline="24h",
+            seed=seed,
+            options={"laps": "1"},
+            early_resolution=early_resolution,
+        )
+    app.service.send()
+    past_setup(app)
+
+
+def to_the_finish(app: App, game: str, turns: int = 60) -> None:
+    """Deadline after deadline (25 hours apart) until `game` is over, at most `turns` of them."""
+    from datetime import timedelta
+
+    for _ in range(turns):
+        if str(game_row(app, game).status) == "finished":
+            return
+        app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
         cycle(app)
 
 

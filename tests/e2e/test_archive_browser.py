@@ -81,8 +81,17 @@ def run_browser(binary: str, profile: Path, *args: str) -> str:
     return done.stdout
 
 
-def build_site(tmp_path: Path) -> Path:
-    """A Racecraft game played by deadlines through the bot, archive kept after every turn."""
+def bot_site(
+    tmp_path: Path,
+    kind: str,
+    name: str,
+    people: tuple[str, ...],
+    *,
+    robots: tuple[str, ...] = (),
+    options: dict[str, str] | None = None,
+    deadlines: int = 3,
+) -> Path:
+    """A game played by deadlines through the bot, its archive kept after every turn."""
     settings = make_settings(tmp_path)
     settings = replace(settings, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
     migrate(settings.database_url)
@@ -99,22 +108,26 @@ def build_site(tmp_path: Path) -> Path:
             create_game(
                 app.shell,
                 session,
-                kind="racecraft",
-                name="rc1",
+                kind=kind,
+                name=name,
                 gm_address=GM,
                 deadline="24h",
                 seed=4,
-                players=[
-                    PlayerSpec(n, f"{n}@example.org", n.title(), "UTC")
-                    for n in ("kelly", "seb", "steve", "roger", "anna")
-                ],
+                players=[PlayerSpec(n, f"{n}@example.org", n.title(), "UTC") for n in people],
+                robot_seats=robots,
+                options=options or {},
             )
-        for _ in range(3):
+        for _ in range(deadlines):
             app.clock.advance(hours=25)  # type: ignore[attr-defined]
             app.service.tick()
     finally:
         app.close()
-    return tmp_path / "site" / "rc1"
+    return tmp_path / "site" / name
+
+
+def build_site(tmp_path: Path) -> Path:
+    """A Racecraft game played by deadlines through the bot, archive kept after every turn."""
+    return bot_site(tmp_path, "racecraft", "rc1", ("kelly", "seb", "steve", "roger", "anna"))
 
 
 class Text(HTMLParser):
@@ -564,3 +577,54 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
             )
             assert picture.clipped == (), f"{kind} {label}: clipped {picture.clipped}"
     assert carried_options or not hasattr(module, "draw_options"), "no mail carried an options picture"
+
+
+def _speed_circuit_site(tmp_path: Path) -> Path:
+    """A Speed Circuit race (eight figures a car) played by deadlines through the bot, its
+    archive kept after every turn."""
+    return bot_site(
+        tmp_path,
+        "speed_circuit",
+        "sc1",
+        ("tyrrell", "lotus"),
+        robots=("brabham", "mclaren"),
+        options={"laps": "1"},
+        deadlines=4,
+    )
+
+
+@pytest.mark.parametrize(
+    ("page", "width"),
+    [("dice.html", 1280), ("dice.html", 360), ("index.html", 360), ("turn-004.html", 360)],
+)
+def test_the_archive_dice_and_standings_fit_the_screen(tmp_path: Path, page: str, width: int) -> None:
+    """The archive's dice page at 1280 px and at 360 px, and the standings of a wide table (Speed
+    Circuit's eight figures) at 360 px: laid out by Chromium, no element reaches past the screen
+    or holds more than it is wide (the dice page's hashes overflowed their card; the standings
+    were cut off with no cue): on a narrow screen the standings are one card a car, each figure
+    with its heading. The dice page's times are in UTC, to the second, and labelled so."""
+    binary = chromium()
+    site = _speed_circuit_site(tmp_path)
+    source = (site / page).read_text(encoding="utf-8")
+    if page == "dice.html":
+        assert not re.search(r"\d\d:\d\d:\d\d\.\d", source), "a time with fractions of a second"
+        assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", source) and "Times are in UTC" in source
+    probe = site / f"measure-{width}-{page}"
+    frame = MEASURE.replace('width="360"', f'width="{width}"').replace('height="6000"', 'height="30000"')
+    probe.write_text(frame % page, encoding="utf-8")
+    dom = run_browser(
+        binary,
+        tmp_path / "profile",
+        "--allow-file-access-from-files",
+        "--dump-dom",
+        "--virtual-time-budget=10000",
+        f"--window-size={width + 140},3000",
+        probe.as_uri(),
+    )
+    screen = re.search(r'data-screen="(\d+) (\d+) (\d+)"', dom)
+    bad = re.search(r'data-bad="([^"]*)"', dom)
+    assert screen is not None and bad is not None, "the probe did not run"
+    assert int(screen.group(1)) == width and int(screen.group(3)) > 20, "nothing laid out"
+    assert int(screen.group(2)) <= width, f"{page} is {screen.group(2)} px wide on a {width} px screen"
+    problems = urllib.parse.unquote(bad.group(1))
+    assert not problems, f"{page} at {width} px:\n{problems}"

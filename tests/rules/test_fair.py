@@ -81,3 +81,43 @@ def test_a_receipt_is_20_hex_digits_of_game_seat_turn_secret_and_orders(orders: 
     assert fair.receipt("rc1", "seb", 2, secret, orders) != receipt
     assert fair.receipt("rc1", "kelly", 3, secret, orders) != receipt
     assert fair.receipt("rc1", "kelly", 2, "cd" * 32, orders) != receipt
+
+
+def test_scheme_2_names_the_turn_by_its_label_and_reads_as_the_docs_say() -> None:
+    """Scheme 2 (docs/DESIGN.md): the seed and the receipt are SHA-256 of their lines with the
+    turn's label, as every mail names the turn, so a player checks them with what the mail says."""
+    secret, digest = "ab" * 32, "cd" * 32
+    key = fair.TurnKey("sc1", 3, "Race turn 1", 2)
+    line = f"flagman-dice-2\nsc1\nRace turn 1\n{secret}\n{digest}".encode()
+    assert key.seed(secret, digest) == int.from_bytes(hashlib.sha256(line).digest()[:8], "big") >> 1
+    receipt = hashlib.sha256(f"flagman-receipt-2\nsc1\nkelly\nRace turn 1\n{secret}\nSPEED 20".encode()).hexdigest()
+    assert key.receipt("kelly", secret, "SPEED 20\n") == receipt[:20]
+    assert fair.TurnKey("sc1", 3, "Race turn 1", 1).seed(secret, digest) == fair.dice_seed("sc1", 3, secret, digest)
+    assert fair.TurnKey("sc1", 9, "Race turn 1", 2).seed(secret, digest) == key.seed(secret, digest)
+    assert fair.TurnKey("sc1", 3, "Race turn 2", 2).seed(secret, digest) != key.seed(secret, digest)
+
+
+@given(
+    entries=st.lists(
+        st.tuples(st.integers(1, 40), st.text(max_size=12), SECRETS, st.sampled_from(fair.WHYS)), min_size=1, max_size=6
+    ),
+    which=st.integers(0, 5),
+)
+def test_each_log_head_is_made_of_the_head_before_and_its_entry(
+    entries: list[tuple[int, str, str, str]], which: int
+) -> None:
+    """The commitment log is a chain: a head is SHA-256 of the head before it and its entry (the
+    first's before it 64 zeros); changing any earlier entry changes every later head."""
+    heads, head = [], fair.GENESIS
+    for number, label, secret, why in entries:
+        text = f"flagman-log\n{head}\nsc1\n{number}\n{label}\n{fair.commitment(secret)}\n2026-01-01T00:00:00Z\n{why}"
+        head = fair.log_head(head, "sc1", number, label, fair.commitment(secret), "2026-01-01T00:00:00Z", why)
+        assert head == hashlib.sha256(text.encode()).hexdigest()
+        heads.append(head)
+    index = which % len(entries)
+    changed, head = list(entries), fair.GENESIS
+    number, label, secret, why = changed[index]
+    changed[index] = (number + 1, label, secret, why)
+    for position, (number, label, secret, why) in enumerate(changed):
+        head = fair.log_head(head, "sc1", number, label, fair.commitment(secret), "2026-01-01T00:00:00Z", why)
+        assert (head == heads[position]) == (position < index)

@@ -77,6 +77,23 @@ def test_speedphreakz_a_missing_round_is_named_with_its_number() -> None:
     )
 
 
+def sets_sent(game: Any, state: Any, data: st.DataObject) -> dict[str, tuple[Any, ...]]:
+    """For every expected seat a set as a player might send it: part of its default's or its
+    robot's lines (possibly none)."""
+    orders: dict[str, tuple[Any, ...]] = {}
+    for player in sorted(game.expected_players(state)):
+        source = data.draw(st.sampled_from(["default", "robot"]))
+        whole = (
+            game.default_orders(state, player)
+            if source == "default"
+            else game.robot_orders(state, player, random.Random(data.draw(st.integers(0, 99))))
+        )
+        lines = game.format_orders(whole).splitlines()
+        kept = data.draw(st.lists(st.sampled_from(lines), unique=True, max_size=len(lines))) if lines else []
+        orders[player] = game.parse_orders(state, player, "\n".join(kept)).orders
+    return orders
+
+
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
@@ -89,17 +106,7 @@ def test_the_filled_set_is_what_the_resolution_acts_on(name: str, data: st.DataO
     game = find_game(name)
     state, _ = last(name, data.draw(races(name)))
     assume(not game.is_finished(state))
-    orders: dict[str, tuple[Any, ...]] = {}
-    for player in sorted(game.expected_players(state)):
-        source = data.draw(st.sampled_from(["default", "robot"]))
-        whole = (
-            game.default_orders(state, player)
-            if source == "default"
-            else game.robot_orders(state, player, random.Random(data.draw(st.integers(0, 99))))
-        )
-        lines = game.format_orders(whole).splitlines()
-        kept = data.draw(st.lists(st.sampled_from(lines), unique=True, max_size=len(lines))) if lines else []
-        orders[player] = game.parse_orders(state, player, "\n".join(kept)).orders
+    orders = sets_sent(game, state, data)
     filled = {p: game.filled_orders(state, p, o) for p, o in orders.items()}
     for player, sent in orders.items():
         # What is still missing once filled is only what a later turn fills (SpeedPhreakz: the

@@ -227,6 +227,37 @@ def test_flagman_gm_process_publishes_the_turn(tmp_path: Path) -> None:
     assert (root / "rc1" / "turn-001.html").exists()
 
 
+def test_a_game_started_publishes_its_first_commitment_before_any_order(tmp_path: Path) -> None:
+    """The commitments page is published as a turn opens, before its orders close: `flagman game
+    new` writes the archive's record and dice page with turn 1's commitment, the one its sheets
+    carry, and the log entry marked published; nothing is written again while nothing changes."""
+    import json
+
+    from bot.db import Database
+    from bot.models import Commitment
+    from bot.settings import load_settings
+
+    config = init_dir(tmp_path / "site", "flagman@example.org")
+    root = tmp_path / "public"
+    config.write_text(config.read_text().replace("[bot]\n", f'[bot]\narchive_dir = "{root}"\n', 1))
+    args = ["--config", str(config), "game", "new", "speed_circuit", "--name", "sc1", "--gm", GM, "--deadline", "48h"]
+    for name in ("kelly", "seb"):
+        args += ["--player", f"{name}={name}@example.org"]
+    assert main(args) == 0
+    record = json.loads((root / "sc1" / "record.json").read_text())
+    assert record["turns"] == [] and record["open"]["number"] == 1 and record["open"]["log"] == 1
+    assert record["open"]["commitment"] in (root / "sc1" / "dice.html").read_text()
+    database = Database(load_settings(config, env={}).database_url)
+    try:
+        with database.read() as session:
+            assert [c.published_at is not None for c in session.scalars(select(Commitment))] == [True]
+    finally:
+        database.dispose()
+    stamp = (root / "sc1" / "dice.html").stat().st_mtime_ns
+    assert main(["--config", str(config), "send"]) == 0
+    assert (root / "sc1" / "dice.html").stat().st_mtime_ns == stamp
+
+
 def test_no_session_hook_publishes_anything() -> None:
     """architecture.md: the archive is "an explicit step": no module of the bot acts when a
     session commits or rolls back (an SQLAlchemy session hook runs where no reader of the

@@ -1,0 +1,182 @@
+"""What the letters say of a turn's dice and receipts (docs/DESIGN.md, "Dice anyone can check"):
+the open turn's commitment on its sheets (`committed`), and what the results reveal of a resolved
+turn (`revealed`): the secret, the orders' digest, the seed, the entry of the game's commitment
+log, which draw of the turn this is (a ROLLBACK draws again), the receipt of every seat's orders,
+the orders of the seat the letter goes to (and, once the game is over, everybody's), and the
+GM's changes to the turn's orders. The block a player's own check reads (`rules.fair.read_mail`)
+is rendered from it by the templates (``dice_revealed``).
+
+A game without chance (Racecraft) has no dice to speak of: its letters carry the receipts and
+the key that checks them, never a commitment or a seed (`rules.api.Game.chance`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bot import dice
+from bot.clock import as_utc
+from bot.letters.cache import LetterCache
+from bot.models import Commitment, Game, GmAudit, OrderSubmission, Seat, Turn
+from bot.outlook import Outcome
+from rules import fair
+from rules.api import AnyGame
+
+
+def ordinal(count: int) -> str:
+    """1st, 2nd, 3rd, 4th ... 11th, 12th, 13th ... 21st."""
+    suffix = "th" if 10 <= count % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(count % 10, "th")
+    return f"{count}{suffix}"
+
+
+def utc_text(moment: datetime) -> str:
+    """A moment of the dice's record as letters and pages write it: UTC, to the minute."""
+    return as_utc(moment).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _earlier(entries: Sequence[Commitment]) -> list[dict[str, object]]:
+    return [
+        {
+            "seq": c.seq,
+            "why": c.why,
+            "made_at": utc_text(c.made_at),
+            "fate": str(c.fate),
+            "commitment": c.commitment,
+            "revealed_at": utc_text(c.revealed_at) if c.revealed_at is not None else None,
+        }
+        for c in entries
+    ]
+
+
+def committed(
+    session: Session, cache: LetterCache, game: Game, rules: AnyGame, turn: Turn | None
+) -> dict[str, Any] | None:
+    """The open turn's commitment, for its sheets: None where there is none to show (no secret, or
+    a game without chance)."""
+    if turn is None or turn.secret is None or not rules.chance:
+        return None
+    commitment = fair.commitment(turn.secret)
+    draw = dice.draw_of(cache.log_of(session, game.id), turn.number, commitment)
+    entry = draw.entry
+    return {
+        "commitment": commitment,
+        "label": turn.label,
+        "seq": entry.seq if entry is not None else None,
+        "head": entry.head if entry is not None else None,
+        "made_at": utc_text(entry.made_at) if entry is not None else None,
+        "draw": draw.count,
+        "draw_word": ordinal(draw.count),
+    }
+
+
+def gm_orders(session: Session, cache: LetterCache, game: Game, turn: Turn) -> list[dict[str, object]]:
+    """The GM's changes to the turn's orders (ORDER, a seat's orders entered or replaced), oldest
+    first: which seat, when, and through which door (mail or the server's command line)."""
+    if turn.id not in cache.gm_orders:
+        cache.gm_orders[turn.id] = _gm_orders(session, game, turn)
+    return cache.gm_orders[turn.id]
+
+
+def read_gm_orders(
+    session: Session, cache: LetterCache, game: Game, turn: Turn, subs: Mapping[int, Sequence[OrderSubmission]]
+) -> None:
+    """`gm_orders` of `turn` from its submissions at hand (`subs`, by seat): no query but where
+    the GM did enter orders (the door each came through is in the audit log)."""
+    rows = sorted(
+        (
+            (sub.id, sub.seat_id, sub.received_at)
+            for seat_subs in subs.values()
+            for sub in seat_subs
+            if sub.source == "gm"
+        ),
+        key=lambda row: row[0],
+    )
+    cache.gm_orders[turn.id] = _described(session, game, [(seat_id, at) for _, seat_id, at in rows])
+
+
+def _gm_orders(session: Session, game: Game, turn: Turn) -> list[dict[str, object]]:
+    rows = session.execute(
+        select(OrderSubmission.seat_id, OrderSubmission.received_at)
+        .where(OrderSubmission.turn_id == turn.id, OrderSubmission.source == "gm")
+        .order_by(OrderSubmission.id)
+    ).all()
+    return _described(session, game, [(seat_id, at) for seat_id, at in rows])
+
+
+def _described(session: Session, game: Game, rows: Sequence[tuple[int, datetime]]) -> list[dict[str, object]]:
+    if not rows:
+        return []
+    names = {seat.id: seat for seat in game.seats}
+    doors = {
+        as_utc(at): via
+        for at, via in session.execute(
+            select(GmAudit.created_at, GmAudit.via).where(GmAudit.game_id == game.id, GmAudit.command.like("ORDER %"))
+        ).all()
+    }
+    found: list[dict[str, object]] = []
+    for seat_id, at in rows:
+        seat: Seat | None = names.get(seat_id)
+        via = doors.get(as_utc(at), "mail")
+        found.append(
+            {
+                "seat": seat.name if seat is not None else str(seat_id),
+                "robot": bool(seat is not None and seat.robot),
+                "at": utc_text(at),
+                "by": "by mail" if via == "mail" else "on the server's command line",
+            }
+        )
+    return found
+
+
+def revealed(
+    session: Session,
+    cache: LetterCache,
+    game: Game,
+    rules: AnyGame,
+    resolved: Turn,
+    outcome: Outcome | None,
+    seat: str | None,
+    *,
+    final: bool,
+) -> dict[str, Any] | None:
+    """What the results reveal of `resolved`'s dice and receipts, for the letter to `seat` (None:
+    the GM's copy); `final`: the game ended with it (every seat's orders are public then). None
+    for a turn resolved before the dice were committed to."""
+    if outcome is None or resolved.secret is None:
+        return None
+    secret = resolved.secret
+    turn_key = dice.key(game.name, resolved)
+    commitment = fair.commitment(secret)
+    draw = dice.draw_of(cache.log_of(session, game.id), resolved.number, commitment)
+    entry = draw.entry
+    texts = dict(outcome.used)
+    receipts = dice.receipts(turn_key, secret, texts)
+    return {
+        "chance": rules.chance,
+        "game": game.name,
+        "label": resolved.label,
+        "scheme": turn_key.scheme,
+        "secret": secret,
+        "commitment": commitment,
+        "digest": fair.orders_digest(texts),
+        "seed": outcome.seed,
+        "seq": entry.seq if entry is not None else None,
+        "head": entry.head if entry is not None else None,
+        "draw": draw.count,
+        "draw_word": ordinal(draw.count),
+        "earlier": _earlier(draw.earlier),
+        "receipts": [
+            {"seat": name, "receipt": receipts[name], "defaulted": name in outcome.defaulted}
+            for name in sorted(receipts)
+        ],
+        "yours": {"seat": seat, "text": texts[seat]} if seat is not None and seat in texts else None,
+        "every_seat": [{"seat": name, "text": texts[name]} for name in sorted(texts)] if final else [],
+    }
+
+
+__all__ = ["committed", "gm_orders", "ordinal", "read_gm_orders", "revealed", "utc_text"]

@@ -1,0 +1,85 @@
+"""What a player can check from their own mail (docs/DESIGN.md, "Dice anyone can check"): the
+confirmation's receipt is of the orders as the dice count them, so a line restating a default
+changes neither the receipt nor the dice; each results mail carries the block of values the
+archive's check-dice.py reads (the secret, the digest, the seed, the log entry, every receipt,
+the player's own orders), and the final one every seat's orders, so that the digest is checked
+from the mail alone; a changed value in a saved mail is caught."""
+
+from __future__ import annotations
+
+import re
+from email.message import EmailMessage
+from pathlib import Path
+
+from bot.verify import verify_mail
+from rules import fair
+from tests.bot.gm_helpers import ADDRESS, last, mails, new_app, one_lap_race, player_says, to_the_finish
+
+KELLY, SEB = ADDRESS["kelly"], ADDRESS["seb"]
+
+
+def _text(msg: EmailMessage) -> str:
+    return "\n".join(str(p.get_content()) for p in msg.walk() if p.get_content_maintype() == "text")
+
+
+def test_a_player_checks_every_results_mail_and_a_restated_default_changes_no_receipt(tmp_path: Path) -> None:
+    """Speed Circuit to the finish: kelly's confirmation of "SPEED 20, PAY WEAR, PUSH NO" gives the
+    receipt of "SPEED 20" (and says so), seb's plain "SPEED 20" in the same turn the same digest
+    part; each results mail's block holds by itself (rules.fair.check_mail); the final mail lists
+    every seat's orders and the digest is checked from them; a digit changed in a saved mail fails."""
+    app = new_app(tmp_path)
+    try:
+        one_lap_race(app, ("kelly", "seb"), seed=5, early_resolution=False)
+        player_says(app, "kelly", "SPEED 20\nPAY WEAR\nPUSH NO", game="sc1")
+        confirmation = _text(last(app, KELLY))
+        receipt = re.search(r"Receipt of these orders for Race turn 1[^:]*: ([0-9a-f]{20})\.", confirmation)
+        assert receipt is not None, confirmation
+        assert "as the dice count them" in confirmation and "    > SPEED 20\n" in confirmation.replace("\r", "")
+        to_the_finish(app, "sc1", 40)
+        results = [
+            m for m in mails(app, KELLY) if "Results of" in str(m["Subject"]) or "inal result" in str(m["Subject"])
+        ]
+        race = [m for m in results if "Race turn" in str(m["Subject"])]
+        assert race, "results of race turns"
+        first = fair.read_mail(bytes(race[0]))
+        assert first is not None and first.receipts["kelly"] == receipt.group(1)
+        assert first.orders == {"kelly": "SPEED 20"}
+        for msg in results:
+            found = fair.read_mail(bytes(msg))
+            assert found is not None, msg["Subject"]
+            done, failure = fair.check_mail(found)
+            assert failure is None, (msg["Subject"], failure)
+            assert verify_mail(bytes(msg)).failure is None
+        final = fair.read_mail(bytes(mails(app, KELLY)[-1]))
+        assert final is not None and final.all_orders and set(final.orders) == {"kelly", "seb"}
+        assert any(line.startswith("digest ") for line in fair.check_mail(final)[0])
+        forged = bytes(race[0]).replace(first.seed.encode(), str(int(first.seed) + 1).encode())
+        assert fair.read_mail(forged) is not None
+        assert verify_mail(forged).failure is not None
+    finally:
+        app.close()
+
+
+def test_a_quoted_and_forwarded_block_is_still_read() -> None:
+    """A block quoted by a mail client ("> " before each line) is read as the bot wrote it."""
+    secret = "ab" * 32
+    key = fair.TurnKey("sc1", 0, "Race turn 1")
+    digest = fair.orders_digest({"kelly": "SPEED 20"})
+    lines = [
+        f"To check them: {fair.MARK}",
+        "  game        sc1",
+        "  turn        Race turn 1",
+        f"  commitment  {fair.commitment(secret)}",
+        f"  secret      {secret}",
+        f"  digest      {digest}",
+        f"  seed        {key.seed(secret, digest)}",
+        f"  receipt     kelly {key.receipt('kelly', secret, 'SPEED 20')}",
+        "  every-seat  (the game is over)",
+        "  orders      kelly",
+        "      > SPEED 20",
+    ]
+    quoted = "\n".join("> " + line for line in lines).encode()
+    found = fair.read_mail(quoted)
+    assert found is not None and found.orders == {"kelly": "SPEED 20"}
+    done, failure = fair.check_mail(found)
+    assert failure is None and len(done) == 4
