@@ -27,6 +27,7 @@ from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
 from bot.letters.context import deadline_text, game_context, orders_block
+from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
@@ -218,7 +219,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     if game.status == GameStatus.FINISHED:
         raise Refused(
             "orders after the end",
-            Notice(to, "The game is over", f"{game.name} has finished; no more orders are taken."),
+            Notice(to, "The game is over", say("game_over", game=game.name)),
             reason=Reason.FINISHED,
             game=game,
             seat=seat,
