@@ -255,6 +255,14 @@ class Stall:
     ends: str
 
 
+class RobotLevel(enum.Enum):
+    """How well a robot drives (`Game.robot_orders`): ``normal``, its best, or ``easy``, a
+    gentler driver for newcomers that a person learning the game can beat."""
+
+    NORMAL = "normal"
+    EASY = "easy"
+
+
 class Viewer(enum.Enum):
     """Who is looking, for `Game.view` when the viewer is not a player."""
 
@@ -463,12 +471,15 @@ class Game(Protocol[S, O]):
         """The order grammar for this player now (also the HELP reply); generated, not copied."""
         ...
 
-    def robot_orders(self, state: S, player: PlayerId, rng: random.Random) -> tuple[O, ...]:
+    def robot_orders(
+        self, state: S, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    ) -> tuple[O, ...]:
         """A robot driver's orders for `player` in the open turn (see "Robots" above): legal
         and complete (``parse_orders(state, player, format_orders(x))`` takes them whole and
         calls them complete), empty when the seat has nothing to order. Computed from what a
         player at that seat may see: its own private part of the state and the public rest,
-        never another player's orders or private figures; deterministic from `rng`."""
+        never another player's orders or private figures; deterministic from `rng` and
+        `level` (`RobotLevel`: the easy level drives worse on purpose)."""
         ...
 
     # -- reading the state ------------------------------------------------------------

@@ -30,7 +30,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rules.api import PlayerId
+from rules.api import PlayerId, RobotLevel
 from rules.racecraft.model import MAX_EP, Cruise, Order, Overtake, Race, Stage, Use, nmr_default
 
 CRUISE = -1
@@ -188,15 +188,30 @@ def defaulting(race: Race, player: PlayerId) -> float:
     return DEFAULTER if last == nmr_default(before) else OTHERWISE
 
 
-def robot_orders(race: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
-    """The robot's order for `player` in the open turn (none when the turn takes none)."""
+EASY_SAMPLES = 3
+"""The drawn races an easy robot plays out for each order (the normal one: 6 to 24)."""
+EASY_RULE_OF_THUMB = 0.5
+"""How often an easy robot gives the rule-of-thumb order instead of looking ahead."""
+
+
+def robot_orders(
+    race: Race, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+) -> tuple[Order, ...]:
+    """The robot's order for `player` in the open turn (none when the turn takes none). At
+    the easy level it looks ahead only a few races, and half the time gives a rule-of-thumb
+    order instead (USE 3 at the start, OVERTAKE when behind with 3 EP or more, else CRUISE)."""
     if race.stage not in (Stage.START, Stage.TACTICAL) or player not in race.names():
         return ()
+    if level is RobotLevel.EASY and rng.random() < EASY_RULE_OF_THUMB:
+        ep = race.runner(player).ep
+        if race.stage is Stage.START:
+            return (Use(min(3, ep)),)
+        return (Overtake(),) if race.place_of(player) > 1 and ep >= 3 else (Cruise(),)
     me = race.names().index(player)
     field = field_of(race)
     weights = [UNKNOWN if seat == me else defaulting(race, name) for seat, name in enumerate(race.names())]
     left = race.turns - race.turn + 1
-    samples = max(6, min(24, SIMULATED_TURNS // left))
+    samples = EASY_SAMPLES if level is RobotLevel.EASY else max(6, min(24, SIMULATED_TURNS // left))
     # Each drawn race is a fixed stream of numbers, the same for every candidate order.
     draws = [[rng.random() for _ in range(left * len(race.runners))] for _ in range(samples)]
     best: tuple[int, int] | None = None

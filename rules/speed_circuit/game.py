@@ -17,6 +17,7 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    RobotLevel,
     Stall,
     Standings,
     Viewer,
@@ -238,8 +239,10 @@ class SpeedCircuit:
     def order_help(self, state: RaceState, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
-    def robot_orders(self, state: RaceState, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
-        return robot.robot_orders(state, player, rng)
+    def robot_orders(
+        self, state: RaceState, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    ) -> tuple[Order, ...]:
+        return robot.robot_orders(state, player, rng, level)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: RaceState) -> bool:

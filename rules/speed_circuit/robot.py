@@ -33,6 +33,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
+from rules.api import RobotLevel
 from rules.speed_circuit.car import Car, CornerRun, Design, PitStage, Status, Tyre
 from rules.speed_circuit.corner import enter_space
 from rules.speed_circuit.model import Phase, RaceState
@@ -70,8 +71,12 @@ DESIGN = Design(acc=1, dec=1, top=0, start=-1, prime=-2, option=2, skill=1)
 """ACC 60, DEC 60, TOP 160, START 40; OPTION 5 wear a lap, PRIME 1 a lap; 3 chips a lap."""
 
 
-def robot_orders(state: RaceState, player: str, rng: random.Random) -> tuple[Order, ...]:
-    """The robot's orders for `player` in the open turn (none when the car has none to give)."""
+def robot_orders(
+    state: RaceState, player: str, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+) -> tuple[Order, ...]:
+    """The robot's orders for `player` in the open turn (none when the car has none to give).
+    At the easy level it builds and starts its car as the normal robot does, bids nothing
+    for the grid and races the safe plot (§8): it never spends wear to go faster."""
     state = _seen(state, player)
     car = state.car(player)
     if car.status is not Status.RACING:
@@ -79,10 +84,21 @@ def robot_orders(state: RaceState, player: str, rng: random.Random) -> tuple[Ord
     if state.phase is Phase.DESIGN:
         return (DesignOrder(DESIGN), TyresOrder(Tyre.OPTION))
     if state.phase is Phase.QUALIFYING:
-        return (_bid(state, car),)
+        return (BidOrder(0, 0),) if level is RobotLevel.EASY else (_bid(state, car),)
     if state.phase is not Phase.RACE:
         return ()
+    if level is RobotLevel.EASY:
+        return _safe(state, car)
     return _race(state, car)
+
+
+def _safe(state: RaceState, car: Car) -> tuple[Order, ...]:
+    """The safe plot (§8) as orders: its speed, its path, its stop."""
+    plot = safe_plot(state, car)
+    if car.pit is not None or car.space is None or car.off_track:
+        return (SpeedOrder(plot.speed), PayOrder(True))
+    path = PathOrder(PathKind.LINE) if plot.lanes is None else PathOrder(PathKind.LANES, plot.lanes)
+    return (SpeedOrder(plot.speed), path, PayOrder(True), *((PitOrder(plot.pit),) if plot.pit else ()))
 
 
 def _seen(state: RaceState, player: str) -> RaceState:
@@ -130,9 +146,7 @@ def _race(state: RaceState, car: Car) -> tuple[Order, ...]:
         return (SpeedOrder(lim.safe), PayOrder(True))
     moves = _moves(state, car, lim)
     if not moves:
-        plot = safe_plot(state, car)
-        path = PathOrder(PathKind.LINE) if plot.lanes is None else PathOrder(PathKind.LANES, plot.lanes)
-        return (SpeedOrder(plot.speed), path, PayOrder(True), *((PitOrder(plot.pit),) if plot.pit else ()))
+        return _safe(state, car)
     planned = [PlannedMove(m.speed, m.path, m.as_desired, m.free) for m in moves]
     stop = pit_plan(state, car, planned)
     chosen = moves[planned.index(stop[0])] if stop is not None else moves[0]

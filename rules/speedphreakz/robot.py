@@ -36,6 +36,7 @@ import dataclasses
 import random
 from collections.abc import Mapping
 
+from rules.api import RobotLevel
 from rules.speedphreakz.data import chart, distances
 from rules.speedphreakz.model import (
     Car,
@@ -57,8 +58,34 @@ from rules.speedphreakz.resolve import default_restart, heading_towards_target, 
 UNREACHABLE = 10_000
 
 
-def robot_orders(race: Race, player: str, rng: random.Random) -> tuple[Order, ...]:
-    """The robot's orders for `player` in the open turn (none when the car has none to give)."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Style:
+    """How a driver plans (the robot at each level, and the greedy reference): whether it keeps
+    off the squares round the other cars (`careful`), how many squares short of the furthest
+    program it may end (`slack`: one of those at random), whether it ever reaches into the
+    risky band (`risky`)."""
+
+    careful: bool
+    slack: int
+    risky: bool
+
+
+NORMAL = Style(careful=True, slack=1, risky=True)
+EASY = Style(careful=True, slack=3, risky=False)
+GREEDY = Style(careful=False, slack=0, risky=True)
+
+
+def robot_orders(
+    race: Race, player: str, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+) -> tuple[Order, ...]:
+    """The robot's orders for `player` in the open turn (none when the car has none to give).
+    At the easy level it never reaches into the risky band and ends its rounds up to three
+    squares short of the furthest it could (one such program at random)."""
+    return orders_in_style(race, player, rng, EASY if level is RobotLevel.EASY else NORMAL)
+
+
+def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -> tuple[Order, ...]:
+    """The orders of a driver planning in `style` (see `robot_orders`)."""
     if race.finished:
         return ()
     race = _seen(race, player)
@@ -81,9 +108,9 @@ def robot_orders(race: Race, player: str, rng: random.Random) -> tuple[Order, ..
         # the round in hand and the next: from the start (or restart) square, what it carries
         # on the first action of the first (S9), nothing known yet on the second
         assert car.square is not None
-        now = _plan(circuit, cap, car.square, car.heading, car.progress, car.deficit + car.surcharge, others, rng)
+        now = _plan(circuit, cap, car.square, car.heading, car.progress, car.deficit + car.surcharge, others, rng, style)
         after = _after(circuit, car, now)
-        nxt = _plan(circuit, cap, *after, 0, others, rng) if after is not None else ()
+        nxt = _plan(circuit, cap, *after, 0, others, rng, style) if after is not None else ()
         return (placing, Program(race.round, now), Program(race.round + 1, nxt))
     queued = round_actions(race, car)
     ahead = _after(circuit, car, queued)
@@ -92,7 +119,7 @@ def robot_orders(race: Race, player: str, rng: random.Random) -> tuple[Order, ..
     # §4.2: what the round in hand leaves on the next first action is not known yet (0);
     # with nothing queued the deficit and surcharge it carries wait for the next first action
     extra = 0 if queued else car.deficit + car.surcharge
-    return (Program(race.round + 1, _plan(circuit, cap, *ahead, extra, others, rng)),)
+    return (Program(race.round + 1, _plan(circuit, cap, *ahead, extra, others, rng, style)),)
 
 
 def _seen(race: Race, player: str) -> Race:
@@ -147,15 +174,20 @@ def _plan(
     extra: int,
     others: tuple[Square, ...],
     rng: random.Random,
+    style: Style = NORMAL,
 ) -> tuple[str, ...]:
     """The program it sends for a round that starts at `start` facing `heading` with
     `progress`, `extra` on its first action (see the module docstring)."""
-    near = {Square(s.x + dx, s.y + dy) for s in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
+    near = (
+        {Square(s.x + dx, s.y + dy) for s in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
+        if style.careful
+        else set()
+    )
     safe: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
     risky: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
     # The risky band is searched only when the line may be within its reach (every
     # checkpoint of the last lap passed): it is taken only to cross the line.
-    last_leg = progress.lap + 1 >= circuit.laps and progress.checkpoint >= len(circuit.checkpoints)
+    last_leg = style.risky and progress.lap + 1 >= circuit.laps and progress.checkpoint >= len(circuit.checkpoints)
     maps: dict[int, Mapping[Square, int]] = {}
     for option in reachable(circuit, cap, start, heading, extra, RISKY if last_leg else CONTROL_LOW):
         if option.square in near:
@@ -175,9 +207,9 @@ def _plan(
     close = sorted(
         item
         for item in pool
-        if item[0][:2] == best[0][:2] and item[0][2] <= best[0][2] + 1 and item[0][3] == best[0][3]
+        if item[0][:2] == best[0][:2] and item[0][2] <= best[0][2] + style.slack and item[0][3] == best[0][3]
     )
-    return rng.choice(close)[1]
+    return rng.choice(close)[1] if style.slack else best[1]
 
 
 def _walk(
