@@ -33,6 +33,7 @@ action):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from collections.abc import Mapping
 
@@ -70,7 +71,7 @@ class Style:
     risky: bool
 
 
-NORMAL = Style(careful=True, slack=1, risky=True)
+NORMAL = Style(careful=True, slack=0, risky=True)
 EASY = Style(careful=True, slack=3, risky=False)
 GREEDY = Style(careful=False, slack=0, risky=True)
 
@@ -93,7 +94,6 @@ def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -
     if not car.racing:
         return ()
     circuit = race.circuit
-    others = tuple(c.square for c in race.cars if c.player != player and c.racing and c.square is not None)
     cap = race.options.max_actions
     placing: Order | None = None
     if race.set_up:
@@ -104,13 +104,15 @@ def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -
     elif car.status is CarStatus.CRASHED:
         placing = _restart(race, car)
         car = dataclasses.replace(car, square=placing.square, heading=placing.heading)
+    ends = _expected_ends(race, player, style) if style.careful else ((), ())
     if placing is not None:
         # the round in hand and the next: from the start (or restart) square, what it carries
         # on the first action of the first (S9), nothing known yet on the second
         assert car.square is not None
-        now = _plan(circuit, cap, car.square, car.heading, car.progress, car.deficit + car.surcharge, others, rng, style)
+        extra = car.deficit + car.surcharge
+        now = _plan(circuit, cap, car.square, car.heading, car.progress, extra, ends[0], rng, style)
         after = _after(circuit, car, now)
-        nxt = _plan(circuit, cap, *after, 0, others, rng, style) if after is not None else ()
+        nxt = _plan(circuit, cap, *after, 0, ends[1], rng, style) if after is not None else ()
         return (placing, Program(race.round, now), Program(race.round + 1, nxt))
     queued = round_actions(race, car)
     ahead = _after(circuit, car, queued)
@@ -119,7 +121,77 @@ def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -
     # §4.2: what the round in hand leaves on the next first action is not known yet (0);
     # with nothing queued the deficit and surcharge it carries wait for the next first action
     extra = 0 if queued else car.deficit + car.surcharge
-    return (Program(race.round + 1, _plan(circuit, cap, *ahead, extra, others, rng, style)),)
+    return (Program(race.round + 1, _plan(circuit, cap, *ahead, extra, ends[1], rng, style)),)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Expected:
+    """Where another car is expected to end a round: `square`, and whether that car has the
+    way (`first`: it is further round, or level and seated earlier), so this one keeps off
+    the square itself; of a car without the way it keeps off the squares round it only where
+    it can."""
+
+    square: Square
+    first: bool
+
+
+def _expected_ends(race: Race, player: str, style: Style) -> tuple[tuple[_Expected, ...], tuple[_Expected, ...]]:
+    """Where every other car is expected to end the round in hand and the next (§4.5: two
+    cars ending a round on one square both crash). Every car is expected to move as this
+    robot would, planning in seating order: the earlier seat has the way, and each car keeps
+    off the squares round where the cars seated before it are expected to end
+    (`_field_plan`, from what anyone can see: the squares, headings and progress)."""
+    seats = [c.player for c in race.cars]
+    ends = _field_plan(
+        race.circuit,
+        race.options.max_actions,
+        race.set_up,
+        tuple((c.square, c.heading, c.progress, c.status) for c in race.cars),
+    )
+    me = seats.index(player)
+    first = tuple(_Expected(e[0], i < me) for i, e in enumerate(ends) if i != me and e is not None)
+    second = tuple(_Expected(e[1], i < me) for i, e in enumerate(ends) if i != me and e is not None)
+    return first, second
+
+
+@functools.lru_cache(maxsize=256)
+def _field_plan(
+    circuit: Circuit,
+    cap: int,
+    set_up: bool,
+    cars: tuple[tuple[Square | None, Heading, Progress, CarStatus], ...],
+) -> tuple[tuple[Square, Square] | None, ...]:
+    """Each car's expected end of the round in hand and of the next (None: not racing), the
+    cars planning in seating order as `robot_orders` does, from where each stands (at the
+    set-up, the start square its seat gives it); a crashed car where it crashed. Pure, so
+    kept: every robot of a turn reads the same plan."""
+    out: list[tuple[Square, Square] | None] = []
+    for seat, (square, heading, progress, status) in enumerate(cars):
+        if set_up:
+            square, heading = circuit.start_squares[seat % len(circuit.start_squares)], circuit.finish_direction
+        if square is None or status in (CarStatus.FINISHED, CarStatus.OUT):
+            out.append(None)
+            continue
+        if status is CarStatus.CRASHED:
+            out.append((square, square))
+            continue
+        before = [e for e in out if e is not None]
+        one = _plan(
+            circuit,
+            cap,
+            square,
+            heading,
+            progress,
+            0,
+            tuple(_Expected(e[0], True) for e in before),
+            random.Random(0),
+            NORMAL,
+        )
+        end1 = _walk(circuit, square, heading, progress, one)
+        two = _plan(circuit, cap, *end1, 0, tuple(_Expected(e[1], True) for e in before), random.Random(0), NORMAL)
+        end2 = _walk(circuit, *end1, two)
+        out.append((end1[0], end2[0]))
+    return tuple(out)
 
 
 def _seen(race: Race, player: str) -> Race:
@@ -172,17 +244,14 @@ def _plan(
     heading: Heading,
     progress: Progress,
     extra: int,
-    others: tuple[Square, ...],
+    others: tuple[_Expected, ...],
     rng: random.Random,
     style: Style = NORMAL,
 ) -> tuple[str, ...]:
     """The program it sends for a round that starts at `start` facing `heading` with
     `progress`, `extra` on its first action (see the module docstring)."""
-    near = (
-        {Square(s.x + dx, s.y + dy) for s in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
-        if style.careful
-        else set()
-    )
+    taken = {o.square for o in others if o.first}
+    near = {Square(o.square.x + dx, o.square.y + dy) for o in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
     safe: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
     risky: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
     # The risky band is searched only when the line may be within its reach (every
@@ -190,10 +259,10 @@ def _plan(
     last_leg = style.risky and progress.lap + 1 >= circuit.laps and progress.checkpoint >= len(circuit.checkpoints)
     maps: dict[int, Mapping[Square, int]] = {}
     for option in reachable(circuit, cap, start, heading, extra, RISKY if last_leg else CONTROL_LOW):
-        if option.square in near:
+        if option.square in taken:
             continue
         end, facing, done = _walk(circuit, start, heading, progress, option.program)
-        key = (*_progress_key(circuit, maps, end, facing, done), option.cost)
+        key = (*_progress_key(circuit, maps, end, facing, done), int(option.square in near), option.cost)
         if option.cost <= CONTROL_LOW:
             safe.append((key, option.program))
         elif done.lap >= circuit.laps:
