@@ -29,11 +29,12 @@ from sqlalchemy.orm import Session
 
 from bot.mail_in.auth import new_secret
 from bot.models import Game, OrderSubmission, Player, Seat, Turn
+from bot.store import ROBOT_SOURCE
 from rules.api import AnyGame, GameState, robot_rng, turn_seed
 
 ROBOT_ADDRESS = "robot"  # the robots' player: not a mail address, so nothing can be mailed to it or claim it
 ROBOT_NAME = "robot"
-ROBOT = "robot"  # the source of a robot's filed orders (bot.store.SENT)
+ROBOT = ROBOT_SOURCE  # the source of a robot's filed orders (bot.store.SENT)
 
 
 def robot_player(session: Session, now: datetime) -> Player:

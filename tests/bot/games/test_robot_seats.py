@@ -117,6 +117,19 @@ def test_early_resolution_waits_only_for_the_people_and_robots_play_on(rr: App) 
         assert all(not r.differences for r in replay_game(session, "rr1"))
 
 
+def test_a_robots_set_counts_as_submitted_at_the_deadline_after_every_persons(rr: App) -> None:
+    """"A robot's set counts as submitted at the deadline (or last)" (docs/DESIGN.md, "Robot
+    drivers"): the robots' orders are filed as the turn opens, yet the order stored with the
+    turn and handed to the rules (SpeedPhreakz S16: "the earliest submission wins") lists every
+    person first, in the order they sent, then the robots in the order they were filed."""
+    for seat in ("seb", "kelly", "steve"):
+        player_says(rr, seat, "USE 2", game="rr1")
+        rr.clock.advance(minutes=5)  # type: ignore[attr-defined]
+    first = turns(rr, "rr1")[0]
+    assert first.resolved_at is not None
+    assert first.submitted == ["seb", "kelly", "steve", "robo", "tin"]
+
+
 def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_path: Path) -> None:
     """docs/DESIGN.md, "Robot drivers": the robot's rng is fixed when the turn opens and never
     depends on the dice seed, which comes from the turn's secret and the orders at resolution
