@@ -245,14 +245,17 @@ class Stall:
     """A race that no longer gets nearer its end, as `Game.stall` reports it for the GM:
     `turns` in a row without progress, `reason` (one sentence, in the game's words: what
     progress is and that there was none), and the GM command that ends it, written with
-    the game's and a seat's names: ``SET <game> <seat> <figure> <value>`` (any seat: the
-    figure is the race's), which `ends` says what it does to (one sentence)."""
+    the game's and a seat's names: ``SET <game> <seat> <figure> <value>`` (any seat when
+    the figure is the race's; `seat` when it is that car's), which `ends` says what it does
+    to (one sentence)."""
 
     turns: int
     reason: str
     figure: str
     value: str
     ends: str
+    seat: PlayerId | None = None
+    """The seat the command must name (the figure is that car's); None: any seat will do."""
 
 
 class RobotLevel(enum.Enum):

@@ -43,7 +43,7 @@ from rules.speed_circuit.plot import (
     closest_achievable,
     limits,
 )
-from rules.speed_circuit.resolve import resolve_turn, safe_plot
+from rules.speed_circuit.resolve import STOPPED_REPORT, STOPPED_TURNS, resolve_turn, safe_plot
 from rules.speed_circuit.track import bundled_track_text, bundled_tracks, load_track
 from rules.speed_circuit.view import SpeedCircuitView
 
@@ -249,7 +249,32 @@ class SpeedCircuit:
         return state.phase is Phase.FINISHED
 
     def stall(self, state: RaceState) -> Stall | None:
-        return None  # the safe plot (§8) moves a car that sends nothing: someone gets to the line
+        """A car standing still (NOTES.md, "Stopped cars"): the GM is told when a car has
+        ended `STOPPED_REPORT` race turns in a row without moving (a silent car at 0 mph under
+        `plot_default=mps` holds 0 mph for ever), and each turn after while it stands, with
+        the SET that gives it a speed to hold; at `STOPPED_TURNS` it retires by itself."""
+        if state.phase is not Phase.RACE:
+            return None
+        standing = [c for c in state.cars if c.status is Status.RACING and c.standing >= STOPPED_REPORT]
+        if not standing:
+            return None
+        car = max(standing, key=lambda c: (c.standing, -state.cars.index(c)))
+        left = STOPPED_TURNS - car.standing
+        return Stall(
+            turns=car.standing,
+            reason=(
+                f"{car.player} has not moved for {car.standing} turns in a row (at {car.speed} mph). A car that "
+                f"does not move for {STOPPED_TURNS} turns in a row retires: {car.player} will, if it stands "
+                f"still {left} more turn{'s' if left != 1 else ''}."
+            ),
+            figure="speed",
+            value=str(STOP_RESCUE_SPEED),
+            ends=(
+                f"gives {car.player} a speed of {STOP_RESCUE_SPEED} mph, which a plot of MPS then holds, so the "
+                "car moves again"
+            ),
+            seat=car.player,
+        )
 
     def players(self, state: RaceState) -> tuple[PlayerId, ...]:
         return tuple(c.player for c in state.cars if c.note != "dropped")
@@ -315,6 +340,9 @@ class SpeedCircuit:
     def load_state(self, data: Mapping[str, Any]) -> RaceState:
         return storage.load_state(data)
 
+
+STOP_RESCUE_SPEED = 20
+"""The speed the stall report's SET gives a stopped car (the lowest that moves it)."""
 
 # The figures a GM may SET and their legal ranges (high, step), from speed-circuit.md:
 # * wear: "Prime tyres and Option tyres 3/6/9/12/15 wear each (= laps x 1..5)", P3 "Wear per
