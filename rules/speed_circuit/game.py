@@ -23,9 +23,9 @@ from rules.api import (
     Viewer,
 )
 from rules.speed_circuit import parse, robot, storage, view
-from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
+from rules.speed_circuit.car import DEFAULT_DESIGN, Car, PitStage, Status, Tyre
 from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
-from rules.speed_circuit.options import pit_speeds, plot_cost, plot_options
+from rules.speed_circuit.options import Cost, pit_speeds, plot_cost, plot_options
 from rules.speed_circuit.plot import (
     BidOrder,
     DesignOrder,
@@ -217,13 +217,29 @@ class SpeedCircuit:
         # Each legal speed by the cheapest path to where it ends soonest, with what it costs
         # (the seat's own options, issue 16); PUSH YES where the speed needs a push (§2.5).
         # In the pits every legal speed, with what slowing to it costs (P28).
+        # Entering the pits: each speed whose move can end on a pit-entry arrow, with PIT and the
+        # compound the car has not run yet (P4). In the entrance lane, each speed also with PUSH
+        # YES, pushing the pit crew as the tyres are changed (seed "Tire Change").
         options = plot_options(state, player)
         if options is None:
-            return tuple(
-                OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}")
-                for pit in pit_speeds(state, player)
-            )
+            car = state.car(player)
+            crew = car.pit is not None and car.pit.stage is PitStage.ENTRANCE
+            found = []
+            for pit in pit_speeds(state, player):
+                found.append(
+                    OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}")
+                )
+                if crew and pit.cost.cost is not Cost.SPIN:
+                    found.append(
+                        OneLineOrder(
+                            f"{pit.speed} mph pushing the pit crew: {pit.cost.describe()} ({pit.does}), "
+                            "a roll on the pit crew table (a space gained or lost in the pit lane)",
+                            f"SPEED {pit.speed}\nPUSH YES",
+                        )
+                    )
+            return tuple(found)
         found = []
+        tyre = self._pit_tyre(state, player)
         for choice in options.choices:
             reach = choice.cheapest
             if reach is None:
@@ -234,7 +250,31 @@ class SpeedCircuit:
                 *(["PUSH YES"] if choice.push else []),
             ]
             found.append(OneLineOrder(f"{choice.speed} mph: {reach.describe()}", "\n".join(lines)))
+            arrows = [r for r in choice.reaches if state.track.space(r.space).pit_arrow]
+            into = min(arrows, key=lambda r: (r.cost.rank, r.wear, len(r.rolls)), default=None)
+            if tyre is not None and into is not None and into.cost not in (Cost.SPIN, Cost.CRASH):
+                pit_lines = [
+                    f"SPEED {choice.speed}",
+                    *([f"PATH {into.lanes}"] if into.path else []),
+                    *(["PUSH YES"] if choice.push else []),
+                    f"PIT {tyre.value}",
+                ]
+                found.append(
+                    OneLineOrder(
+                        f"{choice.speed} mph into the pits at {into.space} for {tyre.value} tyres: {into.describe()}",
+                        "\n".join(pit_lines),
+                    )
+                )
         return tuple(found)
+
+    @staticmethod
+    def _pit_tyre(state: RaceState, player: PlayerId) -> Tyre | None:
+        """The compound a stop would fit: the one the car has not run yet (P4), else the other
+        one; None where the track has no pits or the car is not on it."""
+        car = state.car(player)
+        if state.track.pit is None or not car.on_track:
+            return None
+        return next((t for t in Tyre if t not in car.tyres_used), next(t for t in Tyre if t is not car.tyres))
 
     def order_help(self, state: RaceState, player: PlayerId) -> str:
         return parse.order_help(state, player)
