@@ -239,9 +239,7 @@ class Matchup:
         }
 
 
-def tally(
-    game: str, driver: str, opponent: str, size: int, races: Sequence[Spec], outcomes: Sequence[Any]
-) -> Matchup:
+def tally(game: str, driver: str, opponent: str, size: int, races: Sequence[Spec], outcomes: Sequence[Any]) -> Matchup:
     ahead: list[float] = []
     score: list[float] = []
     pairs = unfinished = 0
@@ -264,9 +262,7 @@ def tally(
     )
 
 
-def run(
-    races: int = RACES, seed: int = 0, games: Sequence[str] = GAMES, jobs: int | None = None
-) -> dict[str, Any]:
+def run(races: int = RACES, seed: int = 0, games: Sequence[str] = GAMES, jobs: int | None = None) -> dict[str, Any]:
     """Every matchup of every game and field size (in `jobs` worker processes: every core
     unless said; 1 runs them here), its figures, and the lines `python -m bench` prints."""
     cells = [

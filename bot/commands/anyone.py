@@ -317,7 +317,7 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
             kind="practice",
             label="PRACTICE refused",
         )
-    answer = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind)
+    answer = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind, command.level)
     return Reply((answer,), label=f"PRACTICE {command.kind}")
 
 

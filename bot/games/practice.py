@@ -35,6 +35,7 @@ from bot.clock import as_utc
 from bot.games import requests, robots, turns
 from bot.games.signups import seat_name_for
 from bot.letters import ToAddress, ToSeat, notices
+from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.models import (
     Game,
@@ -49,7 +50,7 @@ from bot.models import (
 )
 from bot.shell import Shell
 from rules import UnknownGameError, find_game, game_names
-from rules.api import AnyGame
+from rules.api import AnyGame, RobotLevel
 
 log = logging.getLogger("flagman.practice")
 
@@ -119,9 +120,11 @@ def _free_name(session: Session) -> str:
     return f"practice{number}"
 
 
-def start(shell: Shell, session: Session, address: str, rules: AnyGame) -> tuple[Game, Seat]:
-    """A practice game of `rules` for `address` (checked by `check`), started: its first sheet
-    is queued to the person's seat."""
+def start(
+    shell: Shell, session: Session, address: str, rules: AnyGame, level: RobotLevel = RobotLevel.NORMAL
+) -> tuple[Game, Seat]:
+    """A practice game of `rules` for `address` (checked by `check`), its robots at `level`,
+    started: its first sheet is queued to the person's seat."""
     field = max(rules.min_players - 1, min(ROBOTS, rules.max_players - 1))
     robots = list(ROBOT_NAMES[:field])
     player = session.scalar(select(Player).where(Player.address == address))
@@ -135,7 +138,7 @@ def start(shell: Shell, session: Session, address: str, rules: AnyGame) -> tuple
         players=[turns.PlayerSpec(seat_name, address, display)],
         gm_address=shell.settings.bot.address,
         deadline="manual",
-        robot_seats=robots,
+        robot_seats=[f"{name}:{level.value}" for name in robots],
         practice=True,
     )
     seat = next(s for s in game.seats if not s.robot)
@@ -144,28 +147,31 @@ def start(shell: Shell, session: Session, address: str, rules: AnyGame) -> tuple
 
 
 def started_text(game: Game, rules: AnyGame) -> str:
+    """The answer that starts a practice game: its name, the game, its robots (and whether
+    they are easy ones), the idle rule."""
     robots = [s.name for s in game.seats if s.robot]
-    return (
-        f"{game.name} is your practice game of {rules.title}, against {len(robots)} robot drivers "
-        f"({', '.join(robots)}). It counts for nothing. Each turn resolves as soon as your orders are in; "
-        f"your first turn sheet is on its way. A game you leave alone for {IDLE_DAYS} days is closed."
-    )
+    easy = any(s.robot_level == RobotLevel.EASY.value for s in game.seats if s.robot)
+    return say("practice_started", game=game.name, title=rules.title, robots=robots, easy=easy, idle_days=IDLE_DAYS)
 
 
-def start_now(shell: Shell, session: Session, address: str, kind: str) -> Letter | Notice:
+def start_now(
+    shell: Shell, session: Session, address: str, kind: str, level: RobotLevel = RobotLevel.NORMAL
+) -> Letter | Notice:
     """PRACTICE from a proven address: the game at once (the first sheet is queued)."""
     rules = check(session, shell, address, kind)
-    game, seat = start(shell, session, address, rules)
+    game, seat = start(shell, session, address, rules, level)
     return Notice(ToSeat(seat), f"Practice game {game.name}", started_text(game, rules), kind="practice", error=False)
 
 
-def ask(shell: Shell, session: Session, sender: str, kind: str) -> Done:
-    """A stranger's PRACTICE: no game yet, a code to the From (`confirm` starts it)."""
+def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLevel = RobotLevel.NORMAL) -> Done:
+    """A stranger's PRACTICE: no game yet, a code to the From (`confirm` starts it). The
+    request keeps the game kind and, for easy robots, the level: ``racecraft:easy``."""
     sender = sender.strip().lower()
     if not sender:
         raise Ignored("PRACTICE without a sender address", reason=Reason.NO_SENDER)
     rules = check(session, shell, sender, kind)
-    request = requests.open_practice(shell, session, sender, rules.name)
+    asked = rules.name if level is RobotLevel.NORMAL else f"{rules.name}:{level.value}"
+    request = requests.open_practice(shell, session, sender, asked)
     code = requests.code(shell, request)
     rendered = notices.practice_confirm(
         shell,
@@ -182,12 +188,14 @@ def confirm(shell: Shell, session: Session, request: PendingRequest) -> tuple[st
     """The code of a PRACTICE came back from its address: the game starts (if the caps still
     allow). Returns the label for the record and the answer."""
     requests.close(shell, request, RequestStatus.DONE)
+    kind, _, asked = request.name.partition(":")
+    level = RobotLevel.EASY if asked == RobotLevel.EASY.value else RobotLevel.NORMAL
     try:
-        rules = check(session, shell, request.address, request.name)
+        rules = check(session, shell, request.address, kind)
     except Refused as refused:
         assert refused.answer is not None
         return "PRACTICE refused", refused.answer
-    game, seat = start(shell, session, request.address, rules)
+    game, seat = start(shell, session, request.address, rules, level)
     return (
         f"PRACTICE {game.name}",
         Notice(

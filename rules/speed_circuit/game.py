@@ -226,9 +226,7 @@ class SpeedCircuit:
             crew = car.pit is not None and car.pit.stage is PitStage.ENTRANCE
             found = []
             for pit in pit_speeds(state, player):
-                found.append(
-                    OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}")
-                )
+                found.append(OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}"))
                 if crew and pit.cost.cost is not Cost.SPIN:
                     found.append(
                         OneLineOrder(

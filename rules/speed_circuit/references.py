@@ -52,7 +52,11 @@ def greedy(state: RaceState, player: PlayerId) -> tuple[Order, ...]:
                 continue
             if choice.speed <= plot.speed:
                 break  # the safe plot is as fast
-            lines: list[Order] = [SpeedOrder(choice.speed), PathOrder(PathKind.LANES, tuple(state.track.space(s).lane for s in reach.path)), PayOrder(True)]
+            lines: list[Order] = [
+                SpeedOrder(choice.speed),
+                PathOrder(PathKind.LANES, tuple(state.track.space(s).lane for s in reach.path)),
+                PayOrder(True),
+            ]
             if choice.push:
                 lines.append(PushOrder(True))
             return tuple(lines)

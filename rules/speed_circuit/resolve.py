@@ -68,7 +68,6 @@ from rules.speed_circuit.tables import (
     tier,
 )
 
-
 STOPPED_TURNS = 5
 """NOTES.md, "Stopped cars": a car that ends this many race turns in a row without moving
 retires, so a car left at 0 mph (MPS, `plot_default=mps`) never holds the race up forever."""
@@ -1315,7 +1314,9 @@ class RaceTurn:
                 )
             before = self.state.car(player)
             still = m.moved == 0 and car.pit == before.pit and car.progress == before.progress
-            car = replace(car, speed=0 if m.spun else m.speed, spun=m.spun, standing=before.standing + 1 if still else 0)
+            car = replace(
+                car, speed=0 if m.spun else m.speed, spun=m.spun, standing=before.standing + 1 if still else 0
+            )
             self.cars[player] = car
             if car.off_track and not car.overflow:
                 self.off_track_penalty(m)

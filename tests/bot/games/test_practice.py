@@ -64,6 +64,7 @@ def test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots(gapp: 
     people = [s for s in game.seats if not s.robot]
     assert [s.player.address for s in people] == [PAT]
     assert len([s for s in game.seats if s.robot]) == practice.ROBOTS
+    assert {s.robot_level for s in game.seats if s.robot} == {"normal"}
     assert "practice game of Racecraft" in "\n".join(body_of(m) for m in mails(gapp, PAT))
 
 
@@ -224,3 +225,17 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
     answer = last(gapp, "other@example.net")
     assert "No game by that name" in str(answer["Subject"]) + body_of(answer)
     assert "[confirm" not in str(answer["Subject"])
+
+
+def test_practice_easy_races_against_easy_robots(gapp: App) -> None:
+    """Issue 40: "a second, easier level for newcomers (`PRACTICE <game> EASY`)". From a
+    stranger (through the code) and from a proven address (at once): every robot seat of the
+    game is stored at the easy level and the start says so (without EASY: the normal level,
+    `test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots`)."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft easy")
+    sheet = _confirm(gapp)
+    assert {s.robot_level for s in _game(gapp).seats if s.robot} == {"easy"}
+    assert "against 4 easy robot drivers" in "\n".join(body_of(m) for m in mails(gapp, PAT))
+    gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz EASY", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    assert {s.robot_level for s in _game(gapp, "practice2").seats if s.robot} == {"easy"}
