@@ -250,7 +250,9 @@ def _plan(
 ) -> tuple[str, ...]:
     """The program it sends for a round that starts at `start` facing `heading` with
     `progress`, `extra` on its first action (see the module docstring)."""
-    taken = {o.square for o in others if o.first}
+    taken = {
+        Square(o.square.x + dx, o.square.y + dy) for o in others if o.first for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+    }
     near = {Square(o.square.x + dx, o.square.y + dy) for o in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
     safe: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
     risky: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
@@ -262,6 +264,8 @@ def _plan(
         if option.square in taken:
             continue
         end, facing, done = _walk(circuit, start, heading, progress, option.program)
+        if done.lap < circuit.laps and circuit.terrain(option.square).oil:
+            continue  # §4.6: the next round's first action would be rolled on the loss-of-control table
         key = (*_progress_key(circuit, maps, end, facing, done), int(option.square in near), option.cost)
         if option.cost <= CONTROL_LOW:
             safe.append((key, option.program))
