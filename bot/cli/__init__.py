@@ -265,8 +265,8 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
                 else ""
             )
             if seat.robot:
-                shown = "(robot)" if seat.robot_level == "normal" else f"(robot, {seat.robot_level})"
-                print(f"  {seat.name:<12} {shown:<32}{status}  {on_file}")
+                driver = "(robot)" if seat.robot_level == "normal" else f"(robot, {seat.robot_level})"
+                print(f"  {seat.name:<12} {driver:<32}{status}  {on_file}")
                 continue
             print(
                 f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"

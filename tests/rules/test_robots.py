@@ -350,3 +350,24 @@ def test_speedphreakz_robots_expect_each_other_to_move_and_never_crash_into_each
             state = SPEEDPHREAKZ.resolve(state, orders, turn_rng(seed, number)).state
         assert state.finished, (name, field, seed)
         assert [state.car(seat).crashes for seat in seats] == [0] * field, (name, field, seed)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    runners=st.integers(5, 8),
+    turns=st.integers(3, 9),
+    seed=st.integers(0, 2**32),
+    level=st.sampled_from(list(RobotLevel)),
+)
+def test_racecraft_robot_never_spends_all_its_ep_at_the_start(
+    runners: int, turns: int, seed: int, level: RobotLevel
+) -> None:
+    """racecraft.md, "Turn 1 -- the start": EP used are deducted, and the adjustment takes 1 from
+    the leader after each tactical turn. A robot that spent all 10 EP on turn 1 finished last
+    (at 0 EP it can neither OVERTAKE, "refused at 0 EP", nor score). At either level, in any
+    field, the robot's start uses at most 3 of its 10 EP."""
+    names = [f"r{i}" for i in range(runners)]
+    state = RACECRAFT.new_game(names, {"turns": str(turns)}, random.Random(0))
+    for name in names:
+        (order,) = RACECRAFT.robot_orders(state, name, robot_rng(turn_seed(seed, 1), name), level)
+        assert order.ep <= 3, order
