@@ -48,9 +48,9 @@ from rules.speedphreakz import references as speedphreakz_references
 
 GAMES = ("racecraft", "speed_circuit", "speedphreakz")
 TARGET = 0.70
-RACES = 6
+RACES = 2
 """Races a matchup by default: the CI case (every matchup run, the intervals wide)."""
-FULL_RACES = 120
+FULL_RACES = 60
 """Races a matchup in the full measurement (``--full``)."""
 MAX_TURNS = 200  # a guard: no race of these options takes as many
 
