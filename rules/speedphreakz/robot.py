@@ -23,8 +23,13 @@ action):
   leave, and a deficit on a first action adds recklessness and a crash surcharge chases
   it. It reaches into the next band (`Band.RISKY`, up to 150) only where that passes a
   checkpoint or crosses the line the safe band cannot reach this round.
-* It keeps off the squares next to the other cars as they stand (a car crashing beside it
-  takes it along, §4.5) where it can, and never plans to end on one.
+* It expects the other cars to move (§4.5: cars that end a round on one square crash, and
+  a car crashing takes its neighbours along): every car is planned as this robot would plan
+  it, in seating order, from where it stands (`_field_plan`); the earlier seat has the way,
+  so a robot never ends a round on or next to where a car seated before it is expected to
+  end, and keeps off the squares round the others where it can. Fields of robots race
+  without a crash (a test). It never ends a round on oil (§4.6: the next first action would
+  be rolled).
 * At the set-up it takes the start square fewest others are likely to take (its place in
   the seating order round the start squares), facing the race direction; after a crash it
   restarts where S10 puts it, facing the next checkpoint.
@@ -275,8 +280,8 @@ def _plan(
     if not pool:
         return ()
     best = min(pool)
-    # Of the programs that get as far (a square more at most, facing the same way), one at
-    # random: two robots planning from one square must not end the round on one (§4.5).
+    # The furthest (normal: `slack` 0); the easy level takes one at random of those that end
+    # at most `slack` squares short, facing the same way.
     close = sorted(
         item
         for item in pool
