@@ -341,5 +341,6 @@ def order_help(state: RaceState, player: PlayerId) -> str:
         "SLIP 0|1|2              take 1 or 2 slipstream spaces when you end directly behind a car running 120+\n"
         "PASS YES|NO            force past a blocking car on the passing table (default NO: brake instead)\n"
         "PIT PRIME|OPTION       enter the pits if you end on a red-arrow space, and fit those tyres; in the pits\n"
-        "                       plot the pit limit or less, PUSH YES to roll on the pit crew table"
+        "                       plot the pit limit or less, PUSH YES to roll on the pit crew table as the\n"
+        "                       tyres are changed (the turn after entering; not as you leave)"
     )
