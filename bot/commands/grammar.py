@@ -192,7 +192,7 @@ class ListGames(_Verb):
 class Practice(_Verb):
     verb: ClassVar[str] = "PRACTICE"
     syntax: ClassVar[str] = "PRACTICE <game kind> [EASY]"
-    summary: ClassVar[str] = "a practice race against robot drivers (EASY: gentler ones, for newcomers)"
+    summary: ClassVar[str] = "a practice race against robots (EASY: gentler)"
     example: ClassVar[str] = "PRACTICE racecraft"
     for_anyone: ClassVar[bool] = True
     kind: str
