@@ -271,7 +271,12 @@ def _plan(
         end, facing, done = _walk(circuit, start, heading, progress, option.program)
         if done.lap < circuit.laps and circuit.terrain(option.square).oil:
             continue  # §4.6: the next round's first action would be rolled on the loss-of-control table
-        key = (*_progress_key(circuit, maps, end, facing, done), int(option.square in near), option.cost)
+        if done.lap >= circuit.laps:
+            # over the line: the race is run, and more control left at the crossing wins a
+            # crossing in the same round (S12, S16): only the cost counts
+            key = (-done.lap, 0, 0, 0, 0, option.cost)
+        else:
+            key = (*_progress_key(circuit, maps, end, facing, done), int(option.square in near), option.cost)
         if option.cost <= CONTROL_LOW:
             safe.append((key, option.program))
         elif done.lap >= circuit.laps:
