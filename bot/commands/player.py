@@ -36,6 +36,7 @@ from bot.games import signups, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
 from bot.letters.context import bot_context, deadline_text, game_context, orders_block
+from bot.letters.defaults import gets
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
 from bot.outlook import what_counts
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
@@ -141,10 +142,7 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
         deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
         counting = what_counts(rules, state, seat, on_file)
         if on_file is None:
-            text = (
-                f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
-                f"you get {counting.by}:\n\n" + orders_block(counting.text)
-            )
+            text = f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, {gets(counting)}"
         else:
             text = f"On file for you for {turn.label} (due {deadline}):\n\n" + orders_block(
                 rules.format_orders(on_file)

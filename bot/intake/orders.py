@@ -27,11 +27,12 @@ from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
 from bot.letters.context import deadline_text, game_context, orders_block
+from bot.letters.defaults import gets
 from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
-from bot.outlook import Source, what_counts
+from bot.outlook import what_counts
 from bot.safe_text import echo
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 
@@ -308,8 +309,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         ctx.update(
             {
                 "on_file": rules.format_orders(earlier) if earlier is not None else None,
-                "default": standing.text,
-                "by": standing.by,
+                "gets": gets(standing),
                 "filled": "\n".join(standing.filled),
             }
         )
@@ -405,9 +405,7 @@ def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: t
             fill = orders_block("\n".join(standing.filled))
             text += f"\n\nIt is not a complete set: the game's default fills what is missing with:\n\n{fill}"
         return text
-    shown = orders_block(standing.text)
-    gets = "you get the GM's plot" if standing.source is Source.PLOT else "you get"
-    return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, {gets}:\n\n{shown}"
+    return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, {gets(standing)}"
 
 
 def what_stands(batch: Batch, session: Session, seat: Seat) -> str:

@@ -18,6 +18,7 @@ from bot.letters import reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context
+from bot.letters.defaults import gets
 from bot.letters.pictures import html_body
 from bot.letters.reports import public_report
 from bot.mail_out import calendar as ical
@@ -59,12 +60,13 @@ def seat_context(
     zone = seat.player.timezone
     expected = turn is not None and seat.name in rules.expected_players(state)
     on_file_text: str | None = None
-    default_text: str | None = None
+    gets_text: str | None = None
     if turn is not None and expected:
         seat_subs = store.submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
         on_file = orders_on_file(rules, state, seat, seat_subs)
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
-        default_text = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
+        # The one default the sheet states, from the outlook (the GM's plot where it stands).
+        gets_text = gets(outlook.what_counts(rules, state, seat, on_file)) if on_file is None else None
     ctx = game_context(shell, game, rules)
     ctx.update(
         {
@@ -95,7 +97,7 @@ def seat_context(
             else None,
             "help": rules.order_help(state, seat.name) if expected else "",
             "on_file": on_file_text,
-            "default": default_text,
+            "gets": gets_text,
             "timezone": zone,
         }
     )
