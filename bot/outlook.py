@@ -150,8 +150,8 @@ def what_counts(rules: AnyGame, state: GameState, seat: Seat, on_file: Sequence[
     if on_file is None:
         orders, source = nmr_default(rules, state, seat)
         text = rules.format_orders(orders)
-        own = rules.format_orders(rules.default_orders(state, seat.name)) if source is Source.PLOT else ""
-        return Counts(orders, text, source, game_default="" if own == text else own)
+        game_default = rules.format_orders(rules.default_orders(state, seat.name)) if source is Source.PLOT else ""
+        return Counts(orders, text, source, game_default="" if game_default == text else game_default)
     filled = rules.filled_orders(state, seat.name, on_file)
     own = set(rules.format_orders(on_file).splitlines())
     text = rules.format_orders(filled)

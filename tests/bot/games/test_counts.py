@@ -124,7 +124,9 @@ def test_a_refusal_names_the_gms_plot_and_the_fill_of_what_stands(gapp: App) -> 
     gm_says(gapp, "PLOT g1 p1 SPEED 40", game="g1")
     player_says(gapp, "p1", "FLY AWAY", game="g1", address="p1@example.org")
     refused = body_of(last(gapp, "p1@example.org")).replace("\r\n", "\n")
-    assert re.search(r"you get the GM's plot \(the game's own default would be SPEED \d+; [^)]*\):\n    > SPEED 40", refused)
+    assert re.search(
+        r"you get the GM's plot \(the game's own default would be SPEED \d+; [^)]*\):\n    > SPEED 40", refused
+    )
     player_says(gapp, "p0", "PAY ROLL", game="g1", address="p0@example.org")
     player_says(gapp, "p0", "FLY AWAY", game="g1", address="p0@example.org")
     refused = body_of(last(gapp, "p0@example.org")).replace("\r\n", "\n")
