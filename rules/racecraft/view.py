@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rules.api import Event, Placing, PlayerId, Resolution, TableRow, View, Viewer, placings
+from rules.api import Event, Placing, PlayerId, Resolution, TableRow, View, Viewer, competition_places
 from rules.racecraft.model import Race, Stage, names_text, ordinal, score_text
 from rules.racecraft.resolve import play_text
 
@@ -82,11 +82,17 @@ def private_lines(race: Race, player: PlayerId) -> list[str]:
 
 def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> RacecraftView:
     events: tuple[Event, ...] = resolution.events if resolution is not None else ()
+    finished = race.stage is Stage.FINISHED
+    # During the race a place is the rule's position, numbered densely (racecraft.md,
+    # Positions: "Kelly will be deemed to be in third place"; the adjustment reads it); the
+    # result after the sprint is written in competition places (1, 2, 3, 3, 5).
+    numbers = competition_places(race.positions) if finished else tuple(range(1, len(race.positions) + 1))
     runners = tuple(
-        RunnerPosition(name, index + 1, race.runner(name).ep)
-        for index, position in enumerate(race.positions)
+        RunnerPosition(name, number, race.runner(name).ep)
+        for number, position in zip(numbers, race.positions, strict=True)
         for name in position
     )
+    out = len(runners) + 1 if finished else len(race.positions) + 1
     table = []
     for at in runners:
         runner = race.runner(at.player)
@@ -99,10 +105,10 @@ def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Vie
     return RacecraftView(
         title=TITLE,
         turn_label=turn_label(race),
-        finished=race.stage is Stage.FINISHED,
+        finished=finished,
         standings=(
-            *placings(race.positions),
-            *(Placing(len(race.positions) + 1, (name,), DID_NOT_FINISH) for name in reversed(race.retired)),
+            *(Placing(number, tuple(position)) for number, position in zip(numbers, race.positions, strict=True)),
+            *(Placing(out, (name,), DID_NOT_FINISH) for name in reversed(race.retired)),
         ),
         columns=COLUMNS,
         table=tuple(table),

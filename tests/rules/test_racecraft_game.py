@@ -357,3 +357,35 @@ def test_the_sprint_report_gives_what_each_runner_sprinted_with_and_the_result()
         "b (7) passes a (2).",
         "Final result: 1st b; 2nd a.",
     ]
+
+
+def test_the_final_result_is_in_competition_places() -> None:
+    """racecraft.md, Final sprint: "players who share a position share the place"; a result is
+    written in competition places, the next place counting everyone ahead: 1, 2, 3, 3, 5 (the
+    places during the race stay the rule's dense positions: "Kelly will be deemed to be in third
+    place")."""
+    race = make_race([["a"], ["b"], ["c", "d"], ["e"]], {"a": 5, "b": 4, "c": 3, "d": 3, "e": 0}, turn=5, turns=5)
+    during = GAME.view(race, None, Viewer.PUBLIC)
+    assert [p.place for p in during.standings] == [1, 2, 3, 4]
+    resolution = GAME.resolve(race, {}, RNG)
+    assert "Final result: 1st a; 2nd b; 3rd c and d; 5th e." in [e.text for e in resolution.events]
+    after = GAME.view(resolution.state, resolution, Viewer.PUBLIC)
+    assert [(p.place, p.players) for p in after.standings] == [(1, ("a",)), (2, ("b",)), (3, ("c", "d")), (5, ("e",))]
+    assert [row.place for row in after.table] == [1, 2, 3, 3, 5]
+
+
+def test_a_surprising_final_order_says_the_rule_that_explains_it_in_one_line() -> None:
+    """racecraft.md, Final sprint: "Movement as in a tactical turn (last to first, beat everyone
+    in the position ahead, at most one position gained)". The leader with 0 EP wins when the
+    runner behind with 5 passes the position between and no further: the report says why."""
+    race = make_race(
+        [["anna"], ["seb", "steve"], ["kelly"]], {"anna": 0, "seb": 4, "steve": 3, "kelly": 5}, turn=5, turns=5
+    )
+    texts = [event.text for event in GAME.resolve(race, {}, RNG).events]
+    why = [text for text in texts if "a runner gains at most one place a turn" in text]
+    assert why == [
+        "anna wins: a runner gains at most one place a turn (kelly, sprinting with 5, passed seb and steve and no further)."
+    ]
+    # An order no rule needs explaining gets no such line.
+    plain = make_race([["a"], ["b"]], {"a": 7, "b": 2}, turn=3, turns=3)
+    assert all(event.kind != "why" for event in GAME.resolve(plain, {}, RNG).events)
