@@ -53,3 +53,13 @@ def test_a_seat_without_a_plot_is_told_the_games_default_once(rc: App) -> None:
     sheet = body_of(mails(rc, ADDRESS["kelly"])[0]).replace("\r\n", "\n")
     assert sheet.count("USE 5") == 1 and "you get the default:\n    > USE 5" in sheet
     assert not re.search(r"NMR default|no order arrives", sheet)
+
+
+def test_racecraft_runners_run(rc: App) -> None:
+    """racecraft.md: "a middle-distance track race" of runners: the sheet says the seat runs (it
+    said "You drive as")."""
+    first = mails(rc, ADDRESS["kelly"])[0]
+    sheet = body_of(first)
+    assert 'You run as "kelly"' in sheet and "drive" not in sheet
+    html = next(p.get_content() for p in first.walk() if p.get_content_type() == "text/html")
+    assert "You run as" in html and "You drive as" not in html
