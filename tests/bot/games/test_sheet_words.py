@@ -63,3 +63,32 @@ def test_racecraft_runners_run(rc: App) -> None:
     assert 'You run as "kelly"' in sheet and "drive" not in sheet
     html = next(p.get_content() for p in first.walk() if p.get_content_type() == "text/html")
     assert "You run as" in html and "You drive as" not in html
+
+
+def _sheets_of(app: App, kind: str) -> list[str]:
+    from tests.bot.commands.test_self_service import _game
+
+    _game(app, kind, 2)
+    return [str(m["Subject"]) for m in mails(app, "p0@example.org")]
+
+
+def test_subjects_are_short_and_alike_across_games(gapp: App) -> None:
+    """mail-interface.md: "[game] ..." subjects; every game's turn sheet reads "[g1] Title: label,
+    due ..." and is short (a SpeedPhreakz sheet's was about 110 characters: its label carried what
+    to send, which is the sheet's to say)."""
+    (subject,) = _sheets_of(gapp, "speedphreakz")
+    assert re.fullmatch(r"\[g1\] SpeedPhreakz: Set-up and round 1, due .+", subject), subject
+    assert len(subject) <= 72, subject
+
+
+def test_the_speedphreakz_set_up_sheet_has_a_text_map_with_the_start_squares(gapp: App) -> None:
+    """speedphreakz.md / the seed: "everyone picking a colour, starting location on the starting
+    line ... orientation". The set-up sheet shows the circuit as text, the start squares marked,
+    with the coordinates START x,y reads."""
+    from tests.bot.commands.test_self_service import _game
+
+    _game(gapp, "speedphreakz", 2)
+    sheet = body_of(mails(gapp, "p0@example.org")[0]).replace("\r\n", "\n")
+    assert "choose your start among the squares marked '+' (1,5 2,5 3,5)" in sheet
+    assert re.search(r"^  5 #\+\+\+#", sheet, re.M), sheet
+    assert "x runs right, y down, as in START x,y" in sheet
