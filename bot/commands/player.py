@@ -213,14 +213,17 @@ def history(ctx: CommandContext, command: History) -> Reply:
         events = tuple(Event.from_json(e) for e in turn.events or ())
         values.update(
             {
-                "turn": {"number": turn.number, "label": turn.label},
+                "turn": {"number": turn.number, "label": turn.label, "corrections": turn.corrections},
                 "view": rules.view(state, Resolution(state, events), Viewer.PUBLIC),
             }
         )
     else:
         shown = resolved[-MAX_HISTORY:]
         values.update(
-            {"turns": [{"number": t.number, "label": t.label} for t in shown], "more": len(resolved) - len(shown)}
+            {
+                "turns": [{"number": t.number, "label": t.label, "corrections": t.corrections} for t in shown],
+                "more": len(resolved) - len(shown),
+            }
         )
     rendered = ctx.shell.renderer.render("history", values, game=game.kind)
     return Reply((Letter(ctx.to, rendered, "history", game=game),), label=f"HISTORY {game.name}")

@@ -92,3 +92,18 @@ def test_the_speedphreakz_set_up_sheet_has_a_text_map_with_the_start_squares(gap
     assert "choose your start among the squares marked '+' (1,5 2,5 3,5)" in sheet
     assert re.search(r"^  5 #\+\+\+#", sheet, re.M), sheet
     assert "x runs right, y down, as in START x,y" in sheet
+
+
+def test_history_marks_a_rolled_back_turn_as_corrected(rc: App) -> None:
+    """mail-interface.md, ROLLBACK: the turn is resolved again and its new results "replace the
+    ones sent before"; HISTORY says so of that turn, in the list and in its report."""
+    for seat in ("kelly", "seb", "steve", "roger", "anna"):
+        player_says(rc, seat, "USE 2")
+    gm_says(rc, "ROLLBACK rc1")
+    gm_says(rc, "PROCESS rc1")
+    player_says(rc, "kelly", "HISTORY rc1")
+    listed = _text(rc, "kelly")
+    assert "1. Turn 1 of 5: start (corrected: rolled back by the GM and resolved again)" in listed
+    player_says(rc, "kelly", "HISTORY rc1 1")
+    one = _text(rc, "kelly")
+    assert "The corrected results of Turn 1 of 5: start of rc1" in one
