@@ -107,3 +107,22 @@ def test_history_marks_a_rolled_back_turn_as_corrected(rc: App) -> None:
     player_says(rc, "kelly", "HISTORY rc1 1")
     one = _text(rc, "kelly")
     assert "The corrected results of Turn 1 of 5: start of rc1" in one
+
+
+def test_racecraft_mail_carries_no_dice_and_no_empty_receipts(rc: App) -> None:
+    """racecraft.md: "Racecraft has no dice: the rng is never used" (rules.api `chance`). No mail
+    of a whole race carries a dice commitment or a dice section; the results show the receipts
+    of the orders used only where there were orders (the final sprint takes none), and a
+    "Receipts of the orders used" heading is never printed with nothing under it."""
+    from tests.bot.gm_helpers import to_the_finish
+
+    to_the_finish(rc, "rc1")
+    everything = [body_of(m).replace("\r\n", "\n") for m in mails(rc)]
+    assert any("Final result of Racecraft rc1" in str(m["Subject"]) for m in mails(rc))
+    for body in everything:
+        assert "Dice of" not in body and "commitment" not in body and "seed  " not in body, body
+        for heading in re.finditer(r"Receipts of the orders used[^\n]*:\n", body):
+            after = body[heading.end() :].splitlines()
+            assert after and re.match(r"  \S+ +[0-9a-f]{20}", after[0]), body
+    receipts = [body for body in everything if "Receipts of the orders used" in body]
+    assert receipts, "the tactical turns' results carry their receipts"
