@@ -423,11 +423,14 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
             # The whole set that counts, as the seat's mails say it (bot.outlook.what_counts):
             # what the game's default fills in is named as such.
             counts = outlook.what_counts(rules, state, seat, on_file)
-            text, filled = counts.text, "\n".join(counts.filled)
+            text, filled, later, own = counts.text, "\n".join(counts.filled), list(counts.later), counts.game_default
             source = "on file" if on_file is not None else counts.source.value
         else:
-            text, filled, source = rules.format_orders(outcome.orders[name]), "", "default"
-        orders.append({"seat": name, "source": source, "text": text, "filled": filled})
+            text, filled, later, own = rules.format_orders(outcome.orders[name]), "", [], ""
+            source = "default"
+        orders.append(
+            {"seat": name, "source": source, "text": text, "filled": filled, "later": later, "game_default": own}
+        )
     view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
     mail_ctx = game_context(ctx.shell, ctx.game, rules)
     mail_ctx.update(

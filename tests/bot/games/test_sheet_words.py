@@ -126,3 +126,22 @@ def test_racecraft_mail_carries_no_dice_and_no_empty_receipts(rc: App) -> None:
             assert after and re.match(r"  \S+ +[0-9a-f]{20}", after[0]), body
     receipts = [body for body in everything if "Receipts of the orders used" in body]
     assert receipts, "the tactical turns' results carry their receipts"
+
+
+def test_preview_shows_every_part_the_default_fills_in_and_the_plots_default(gapp: App) -> None:
+    """speedphreakz.md §5: a set-up set without START is placed on "a start square no one
+    chose", and a round's program left out is the empty one when that round is resolved. PREVIEW's
+    orders used show the start the default fills in now, the program a later turn fills, and,
+    for a seat with the GM's plot, the game's own default it replaces."""
+    from tests.bot.commands.test_self_service import _game
+    from tests.bot.gm_helpers import GM
+
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "ROUND 1: F1 F1", game="g1", address="p0@example.org")
+    gm_says(gapp, "PLOT g1 p1 ROUND 1: F1", game="g1")
+    gm_says(gapp, "PREVIEW g1", game="g1")
+    preview = body_of(last(gapp, GM)).replace("\r\n", "\n")
+    assert re.search(r"fills in what the seat's set lacks:\n    > START FREE FACING \w+", preview), preview
+    assert "not needed before a later turn" in preview
+    assert "- the program for round 2: a ROUND 2 line with up to 12 actions" in preview
+    assert "(the GM's plot; the game's own default would be: START FREE FACING" in preview
