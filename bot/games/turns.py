@@ -458,11 +458,16 @@ def work_out(
         )
         cache.log[game.id] = [*log, Commitment(**opening.row())]
     kind = "final" if next_turn is None else "results"
+    # A next turn that needs no orders runs at once (Racecraft's final sprint): this turn's
+    # results then go out with its own, in one letter a seat reads once, not two a second apart.
+    # The GM's copy likewise; the observers' public results are sent as always.
+    held_for_next = next_turn is not None and game.status == GameStatus.ACTIVE and not rules.expected_players(new_state)
+    before = None if rules.expected_players(state) else _turn_before(session, game, rules, turn)
     # A turn just opened has no orders on file yet but its robots' (bot.games.robots).
     robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
     no_subs: store.BySeat = {int(str(row["seat_id"])): [OrderSubmission(**row)] for row in robot_rows}
     mails: mailout.NewRows = []
-    for seat in store.mailed_seats(game):
+    for seat in () if held_for_next else store.mailed_seats(game):
         sheets.post_seat_letter(
             shell,
             session,
@@ -477,21 +482,24 @@ def work_out(
             subs=no_subs,
             into=mails,
             cache=cache,
+            before=before,
         )
-    sheets.post_gm_letter(
-        shell,
-        session,
-        game,
-        rules,
-        new_state,
-        next_turn,
-        kind + "_gm",
-        outcome,
-        resolved=turn,
-        subs=no_subs,
-        into=mails,
-        cache=cache,
-    )
+    if not held_for_next:
+        sheets.post_gm_letter(
+            shell,
+            session,
+            game,
+            rules,
+            new_state,
+            next_turn,
+            kind + "_gm",
+            outcome,
+            resolved=turn,
+            subs=no_subs,
+            into=mails,
+            cache=cache,
+            before=before,
+        )
     report = public_report(shell.renderer, cache, rules, new_state, outcome, robots.robot_names(game.seats))
     addresses = observers.observers_of(session, game)
     results.post_observer_results(
@@ -503,6 +511,19 @@ def work_out(
     return TurnWrites(
         outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails), tuple(robot_rows), opening
     )
+
+
+def _turn_before(session: Session, game: Game, rules: AnyGame, turn: Turn) -> sheets.TurnBefore | None:
+    """For a turn that needed no orders: the turn resolved just before it, whose results were
+    held for its letters (`work_out`), replayed from the database as it was resolved (the
+    defaults filed then are not orders sent: the outlook gives them again)."""
+    if turn.number <= 1:
+        return None
+    prev = session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.number == turn.number - 1)).one_or_none()
+    if prev is None or prev.state_after is None:
+        return None
+    outcome = compute(session, game, rules, rules.load_state(prev.state), prev)
+    return sheets.TurnBefore(prev, outcome.resolution.state, outcome)
 
 
 def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:

@@ -43,6 +43,41 @@ def _filled_by(outcome: Outcome | None, seat: str) -> str:
     return "the GM's plot" if outcome is not None and outcome.filled.get(seat) == "plot" else "the default"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class TurnBefore:
+    """The turn resolved just before a turn that needed no orders and ran at once (Racecraft's
+    final sprint): its results go out with that turn's, in one letter, not in a letter of their
+    own a second before. `state`: the game after it; `outcome`: its resolution, replayed."""
+
+    turn: Turn
+    state: GameState
+    outcome: Outcome
+
+
+def _before(
+    shell: Shell,
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    before: TurnBefore | None,
+    seat: str | None,
+    *,
+    cache: LetterCache,
+) -> dict[str, Any] | None:
+    if before is None:
+        return None
+    report = public_report(shell.renderer, cache, rules, before.state, before.outcome, robot_seats(game))
+    outcome = before.outcome
+    return {
+        "label": before.turn.label,
+        "report": report,
+        "defaulted": list(outcome.defaulted),
+        "you_defaulted": seat is not None and seat in outcome.defaulted,
+        "you_defaulted_by": _filled_by(outcome, seat) if seat is not None else "",
+        "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, final=True),
+    }
+
+
 def seat_context(
     shell: Shell,
     session: Session,
@@ -56,6 +91,7 @@ def seat_context(
     subs: store.BySeat | None = None,
     *,
     cache: LetterCache,
+    before: TurnBefore | None = None,
 ) -> dict[str, Any]:
     zone = seat.player.timezone
     expected = turn is not None and seat.name in rules.expected_players(state)
@@ -98,6 +134,7 @@ def seat_context(
             "help": rules.order_help(state, seat.name) if expected else "",
             "on_file": on_file_text,
             "gets": gets_text,
+            "before": _before(shell, session, game, rules, before, seat.name, cache=cache),
             "timezone": zone,
         }
     )
@@ -116,6 +153,7 @@ def gm_context(
     subs: store.BySeat | None = None,
     *,
     cache: LetterCache,
+    before: TurnBefore | None = None,
 ) -> dict[str, Any]:
     ctx = game_context(shell, game, rules)
     missing = []
@@ -156,6 +194,7 @@ def gm_context(
             if resolved
             else None,
             "missing": missing,
+            "before": _before(shell, session, game, rules, before, None, cache=cache),
             "seats": [
                 {
                     "name": s.name,
@@ -188,8 +227,11 @@ def post_seat_letter(
     note: str | None = None,
     *,
     cache: LetterCache,
+    before: TurnBefore | None = None,
 ) -> None:
-    ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache)
+    ctx = seat_context(
+        shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache, before=before
+    )
     if note:
         ctx["note"] = note
     if template == "turn_sheet":
@@ -284,8 +326,9 @@ def post_gm_letter(
     into: mailout.NewRows | None = None,
     *,
     cache: LetterCache,
+    before: TurnBefore | None = None,
 ) -> None:
-    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache)
+    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache, before=before)
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
     rendered = shell.renderer.render(template, ctx, game=game.kind)

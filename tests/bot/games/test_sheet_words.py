@@ -145,3 +145,24 @@ def test_preview_shows_every_part_the_default_fills_in_and_the_plots_default(gap
     assert "not needed before a later turn" in preview
     assert "- the program for round 2: a ROUND 2 line with up to 12 actions" in preview
     assert "(the GM's plot; the game's own default would be: START FREE FACING" in preview
+
+
+def test_the_end_of_a_racecraft_race_is_one_mail(rc: App) -> None:
+    """racecraft.md, Final sprint: "No orders are needed". The sprint runs as soon as the last
+    tactical turn is resolved, so a runner got two mails a second apart (its results, then the
+    final result): one will do. The final result carries the last tactical turn's results first,
+    with their receipts (the same the turn's own results would have carried), then the sprint's."""
+    from tests.bot.gm_helpers import GM, to_the_finish
+
+    to_the_finish(rc, "rc1")
+    subjects = [str(m["Subject"]) for m in mails(rc, ADDRESS["kelly"])]
+    assert not any("Results of Turn 4 of 5" in s for s in subjects), subjects
+    assert sum("Final result of Racecraft rc1" in s for s in subjects) == 1
+    final = body_of(mails(rc, ADDRESS["kelly"])[-1]).replace("\r\n", "\n")
+    first = final.index("First, the results of Turn 4 of 5: tactical")
+    assert first < final.index("Receipts of the orders used in Turn 4 of 5") < final.index("Results of Turn 5 of 5")
+    assert "After turn 4:" in final and "Final result: 1st" in final
+    gm = [str(m["Subject"]) for m in mails(rc, GM)]
+    assert not any("results of Turn 4 of 5" in s for s in gm) and sum("final result" in s for s in gm) == 1
+    copy = next(m for m in mails(rc, GM) if "final result" in str(m["Subject"]))
+    assert "First, the results of Turn 4 of 5" in body_of(copy)
