@@ -37,6 +37,9 @@ def test_a_seat_with_a_gm_plot_is_told_one_default_once_in_every_letter(rc: App)
     sheet = _text(rc, "steve")
     assert "Turn 1 of 5" in sheet
     _one_default(sheet)
+    html = next(p.get_content() for p in last(rc, ADDRESS["steve"]).walk() if p.get_content_type() == "text/html")
+    assert html.count("the game&#39;s own default would be USE 5") == 1, html
+    assert html.count("If nothing arrives") == 1 and "NMR default" not in html and "no order arrives" not in html
     player_says(rc, "steve", "ORDERS")
     _one_default(_text(rc, "steve"))
     player_says(rc, "steve", "FLY AWAY")
