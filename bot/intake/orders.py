@@ -336,6 +336,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     counting = what_counts(rules, state, seat, merged)
     ctx.update(
         {
+            **_against_the_set_on_file(rules, earlier, parsed.orders, merged),
             "understood": canonical,
             "on_file": counting.text,
             "filled": "\n".join(counting.filled),
@@ -360,6 +361,27 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         seat=seat,
         submission=Submission(turn.id, seat.id, canonical),
     )
+
+
+def _against_the_set_on_file(
+    rules: AnyGame,
+    earlier: tuple[GameOrder, ...] | None,
+    sent: tuple[GameOrder, ...],
+    merged: tuple[GameOrder, ...],
+) -> dict[str, list[str]]:
+    """What a mail did to the set already on file, line by line, for the confirmation to say
+    before anything else: `added_to`, the lines of it that stand beside the mail's (the mail
+    was an addition: "Oops, forgot: SPEED 40"); `no_longer`, the lines of it that the mail
+    replaced and that are no longer on file. Both empty when nothing was on file."""
+    if not earlier:
+        return {"added_to": [], "no_longer": []}
+    now = set(rules.format_orders(merged).splitlines())
+    mail = set(rules.format_orders(sent).splitlines())
+    before = rules.format_orders(earlier).splitlines()
+    return {
+        "added_to": [line for line in before if line in now and line not in mail],
+        "no_longer": [line for line in before if line not in now],
+    }
 
 
 def without_signature(text: str, seat: Seat) -> str:
