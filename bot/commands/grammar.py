@@ -851,6 +851,13 @@ _SIGN_OFF = re.compile(
 _NAME = re.compile(r"[A-Z][a-z'.-]*(?:\s+[A-Z][a-z'.-]*){0,2}")  # "Steve", "Mary Ann": not "USE", not "OVERTAKE"
 
 
+def is_courtesy(line: str) -> bool:
+    """Whether `line` is a greeting or a sign-off alone ("thanks!", "cheers", "Hi GM"): words
+    to a person, never a command or an order."""
+    text = line.strip()
+    return bool(text) and bool(_GREETING.fullmatch(text) or _SIGN_OFF.fullmatch(text))
+
+
 def without_courtesies(lines: list[str]) -> list[str]:
     """`lines` without the greeting lines that open them and the sign-off (and the name
     under it) that closes them; blank lines count as nothing either way."""

@@ -117,7 +117,9 @@ def status(ctx: CommandContext, command: Status) -> Reply:
     values.update(
         {
             "view": rules.view(state, None, seat.name if seat else Viewer.GM),
-            "deadline": deadline_text(turn, zone),
+            # A paused game has no deadline running: its turn resolves when the GM resumes it.
+            "deadline": None if game.status == GameStatus.PAUSED else deadline_text(turn, zone),
+            "paused": game.status == GameStatus.PAUSED,
             "ordered": ordered,
             "missing": missing,
             "incomplete": incomplete,

@@ -7,10 +7,14 @@ command refused is that command's answer, the others go on; a refusal of the who
 
 from __future__ import annotations
 
+import dataclasses
+import logging
+
 from sqlalchemy.orm import Session
 
-from bot.answers import Done, Notice, Refused
+from bot.answers import Done, Ignored, Notice, Refused
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
+from bot.commands.grammar import is_courtesy
 from bot.commands.handlers import CommandContext, which_game
 from bot.games.identity import Who
 from bot.intake import orders
@@ -18,6 +22,8 @@ from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
 from bot.models import Reason
 from bot.safe_text import echo, quote_lines
+
+log = logging.getLogger("flagman.inbound")
 
 _VERBS_TAKING_A_GAME = {c.verb for c in PLAYER_COMMANDS if c.takes_game}
 
@@ -49,6 +55,11 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
     seat = who.seat
     game = seat.game if seat else (who.gm_of[0] if len(who.gm_of) == 1 else None)
     handled: list[str] = []
+    if seat is None and who.gm_of and commands.orders_text.strip():
+        # A GM's "thanks!" or "cheers" between the commands is no line not understood.
+        commands = dataclasses.replace(
+            commands, orders_text="\n".join(line for line in commands.orders_text.splitlines() if not is_courtesy(line))
+        )
     if commands.gm:
         news: dict[str, list[gm.News]] = {}  # by game: told at once, after the mail's every command
         for gm_command in commands.gm:
@@ -73,6 +84,11 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
         if reply.label:
             handled.append(reply.label)
         handled.append(type(command).__name__.upper())
+    if seat is not None and not seat.active and commands.orders_text.strip():
+        # The mail gave the seat up (RESIGN): the rest of its words are a farewell, not orders
+        # of a seat that has none to send any more (one answer per mail: the RESIGN's).
+        log.info("mail %s: words beside a RESIGN not read as orders", inbound.message_id)
+        commands = dataclasses.replace(commands, orders_text="")
     problems = list(commands.problems)
     if problems:
         text = "\n".join(f'"{echo(p.line)}": {p.reason}{_games_hint(p.line, who)}' for p in problems)
@@ -148,6 +164,9 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
             game=game,
             seat=seat,
         )
+    if not handled and not problems and seat is None and inbound.text.strip():
+        # A GM's "thanks!" and nothing else: words to a person, nothing to answer.
+        raise Ignored("a GM's courtesy line: nothing to do", reason=Reason.NOTE, game=game)
     if not handled and not problems:
         raise Refused(
             "empty mail",

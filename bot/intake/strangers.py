@@ -35,6 +35,8 @@ from bot.games.identity import Who
 from bot.intake.batch import Batch, Mail
 from bot.intake.limits import Limiter
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
+from bot.letters.words import say
+from bot.mail_in.auth import passwords_in_text
 from bot.models import AnswerFate, Reason
 
 MAX_STRANGER_COMMANDS = 5  # commands for anyone answered in one mail that proved nobody
@@ -233,20 +235,13 @@ def claimed_without_proof(
             reason=reason,
             game=game,
         )
-    if isinstance(holder, ToSeat):
-        text = (
-            "A mail claiming to come from you arrived without proof that it is yours, so it was not "
-            "used. To act for your seat, reply to this mail or any other mail of the bot for this "
-            "game (its reply address signs you in), or put the line PASSWORD <your seat password> in "
-            "the mail. If you did not send it, you need do nothing: the GM sees it in the daily digest."
-        )
-    else:
-        text = (
-            "A mail to the GM's reply address, or claiming to come from you, arrived without the proof "
-            "GM commands need, so nothing in it was done. GM commands need your GM reply address "
-            "and your registered address as the sender, or the line PASSWORD <your GM password> in "
-            "the mail. If you did not send it, you need do nothing; it is listed in your daily digest."
-        )
+    # A PASSWORD line that proved nothing is named as wrong (a player who typed it believes
+    # the mail was proven).
+    wrong = bool(passwords_in_text(mail.inbound.reply_text or mail.inbound.text))
+    kind = "intake_auth_refused_seat" if isinstance(holder, ToSeat) else "intake_auth_refused_gm"
+    text = say(kind, wrong_password=wrong)
+    if wrong:
+        detail += " (a wrong PASSWORD)"
     raise Refused(
         detail,
         Notice(holder, "A mail from your address was not accepted", text, kind="auth_refused"),
