@@ -32,12 +32,13 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
-from bot.games import signups, turns
+from bot.games import attention, signups, summary, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
 from bot.letters.context import bot_context, deadline_text, game_context, orders_block
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
 from bot.outlook import what_counts
+from bot.schedules import format_local
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
 
 
@@ -76,6 +77,11 @@ def help_(ctx: CommandContext, command: Help) -> Reply:
 
 def status(ctx: CommandContext, command: Status) -> Reply:
     session, game, seat = ctx.session, ctx.game, ctx.seat
+    if command.game:
+        game = _game_of(ctx, command.game, "STATUS")
+        seat = ctx.seat_in(game)
+    if seat is None and ctx.who.gm_of and (game is None or any(g.id == game.id for g in ctx.who.gm_of)):
+        return Reply((_gm_status(ctx, [game] if game is not None else ctx.who.gm_of),))
     if game is None:
         return Reply((which_game(ctx.inbound, ctx.who),))
     to: Addressee = ToSeat(seat) if seat else ToGm(game)
@@ -129,6 +135,26 @@ def status(ctx: CommandContext, command: Status) -> Reply:
         }
     )
     return Reply((Letter(to, ctx.shell.renderer.render("status", values, game=game.kind), "status"),))
+
+
+def _gm_status(ctx: CommandContext, games: list[Game]) -> Letter:
+    """A GM's STATUS: each game's block of the digest, with what needs the GM's attention since
+    the last digest (`bot.games.attention`), as the digest would show them now."""
+    session, shell = ctx.session, ctx.shell
+    zone = games[0].timezone
+    now = shell.now()
+    since = summary.last_digest_at(session, games[0].gm_address) or now - timedelta(days=1)
+    values = game_context(shell, games[0], turns.rules_of(games[0]))
+    values.update(
+        {
+            "now": format_local(now, zone),
+            "since": format_local(since, zone),
+            "timezone": zone,
+            "games": [summary.game_summary(shell, session, g, zone) for g in games],
+            "attention": summary.attention_lines(attention.items(session, games, since), zone),
+        }
+    )
+    return Letter(ToGm(games[0]), shell.renderer.render("gm_status", values), "status", game=games[0])
 
 
 def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:

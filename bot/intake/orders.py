@@ -19,18 +19,19 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from bot import dice
-from bot.answers import Done, Letter, Notice, Refused, Submission
+from bot.answers import Answer, Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
-from bot.games import turns
+from bot.commands.grammar import ForTheGm
+from bot.games import attention, turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
-from bot.letters import ToSeat
+from bot.letters import ToGm, ToSeat
 from bot.letters.context import deadline_text, game_context, orders_block
 from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
-from bot.models import Game, GameStatus, Reason, Seat, Turn
+from bot.models import AttentionKind, Game, GameStatus, Reason, Seat, Turn
 from bot.outlook import Source, what_counts
 from bot.safe_text import echo
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
@@ -271,7 +272,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     earlier = batch.on_file(session, rules, state, turn, seat)
     if read is not None and read.readings and not read.text.strip():
         # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
-        return _nothing_taken(batch, mail, seat, turn, rules, state, earlier, readings, read)
+        return _nothing_taken(batch, session, seat, turn, rules, state, earlier, readings, read)
     ctx = game_context(shell, game, rules)
     known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
     # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
@@ -356,7 +357,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     return Done(
         "orders" + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else ""),
         Reason.ORDERS,
-        (confirmation,),
+        (confirmation, *_pass_on(batch, session, seat, read)),
         game=game,
         seat=seat,
         submission=Submission(turn.id, seat.id, canonical),
@@ -399,21 +400,47 @@ def without_signature(text: str, seat: Seat) -> str:
 
 def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[str]:
     """How the mail's prose was read, a line each, for the answer: what was taken, what was
-    not (a negation), and what is offered back as a one-tap link to the seat's reply address."""
+    not (a negation), what is offered back as a one-tap link to the seat's reply address, and
+    which words went to the GM."""
     if read is None:
         return []
     address = batch.shell.reply_address(seat.game.name, seat.name, seat.reply_salt)
     out: list[str] = []
     for reading in read.readings:
-        said = f'line {reading.line_no}, "{echo(reading.line, 80)}"'
+        said = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
         if reading.applied:
-            out.append(f"{said}: read as {' / '.join(reading.applied)}")
+            out.append(say("intake_reading", how="applied", orders=reading.applied, **said))
         if reading.negated:
-            out.append(f"{said}: read as NOT {' / '.join(reading.negated)}, so not taken")
+            out.append(say("intake_reading", how="negated", orders=reading.negated, **said))
         for offer in reading.offered:
             link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(offer.splitlines()))
-            out.append(f"{said}: not taken, as it does not settle on one order; to send {offer}, tap {link}")
+            out.append(say("intake_reading", how="offered", orders=[offer], link=link, **said))
+        if reading.for_gm is not None:
+            how = {ForTheGm.FAREWELL: "farewell", ForTheGm.QUESTION: "question"}.get(reading.for_gm, "for_gm")
+            out.append(say("intake_reading", how=how, **said))
     return out
+
+
+def _pass_on(batch: Batch, session: Session, seat: Seat, read: prose.ProseResult | None) -> tuple[Answer, ...]:
+    """The mail's words for the GM (a farewell, a question, words naming the GM: no rule of the
+    bot answers them), passed on as PRESS GM passes a message: one notice to the GM, and each
+    an item of the GM's "needs your attention" (`bot.games.attention`)."""
+    if read is None or not read.for_gm:
+        return ()
+    game = seat.game
+    now = batch.shell.now()
+    for reading in read.for_gm:
+        kind = AttentionKind.QUESTION if reading.for_gm is ForTheGm.QUESTION else AttentionKind.NOTE
+        attention.add(session, game, kind, reading.line, at=now, seat=seat)
+    facts = {"seat": seat.name, "player": echo(seat.player.name, 80), "game": game.name}
+    text = say(
+        "intake_words_for_gm",
+        lines=[echo(r.line, 200) for r in read.for_gm],
+        farewell=any(r.for_gm is ForTheGm.FAREWELL for r in read.for_gm),
+        **facts,
+    )
+    title = say("intake_words_for_gm_title", **facts)
+    return (Notice(ToGm(game), title, text, kind="intake_words_for_gm", error=False, game=game),)
 
 
 def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
@@ -442,7 +469,7 @@ def what_stands(batch: Batch, session: Session, seat: Seat) -> str:
 
 def _nothing_taken(
     batch: Batch,
-    mail: Mail,
+    session: Session,
     seat: Seat,
     turn: Turn,
     rules: AnyGame,
@@ -451,29 +478,41 @@ def _nothing_taken(
     readings: list[str],
     read: prose.ProseResult,
 ) -> Done:
-    """A mail of words and no order (a thank-you, a note), or whose orders were only offered back
-    or negated: a short answer without an error tag, saying what stands (issue 30)."""
+    """A mail of words and no order (a thank-you, a note, words for the GM), or whose orders
+    were only offered back or negated: a short answer without an error tag, saying what stands
+    (issue 30); words for the GM go to the GM."""
     stand = _stands(rules, state, turn, seat, earlier)
+    to_gm = _pass_on(batch, session, seat, read)
     if read.offered or read.negated:
-        text = "No orders were taken from your mail:\n\n" + "\n".join("  - " + r for r in readings) + "\n\n" + stand
         return Done(
             "orders offered back, none taken",
             Reason.ORDERS_OFFERED,
-            (Notice(ToSeat(seat), "Your mail: no orders taken", text, kind="offered", error=False),),
+            (
+                Notice(
+                    ToSeat(seat),
+                    say("intake_offered_title"),
+                    say("intake_offered", readings=readings, stands=stand),
+                    kind="offered",
+                    error=False,
+                ),
+                *to_gm,
+            ),
             game=seat.game,
             seat=seat,
         )
+    for_gm = bool(to_gm)
     return Done(
-        "a note: no orders",
+        "words for the GM: passed on" if for_gm else "a note: no orders",
         Reason.NOTE,
         (
             Notice(
                 ToSeat(seat),
-                "Your note",
-                f"Thank you: there were no orders in it, so nothing changed. {stand}",
+                say("intake_note_title", for_gm=for_gm),
+                say("intake_note", for_gm=for_gm, readings=readings, stands=stand),
                 kind="note",
                 error=False,
             ),
+            *to_gm,
         ),
         game=seat.game,
         seat=seat,

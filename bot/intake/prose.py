@@ -33,6 +33,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from bot.commands.grammar import ForTheGm, for_the_gm
 from rules.api import AnyGame, GameState, OrderProblem, ProblemKind
 
 MAX_PHRASE_WORDS = 6  # the longest order a sentence is searched for (SPEEDPHREAKZ: ROUND 3 F1 L F1 ...)
@@ -83,6 +84,7 @@ class Reading:
     offered: tuple[str, ...] = ()  # order lines offered back as one-tap links, not applied
     negated: tuple[str, ...] = ()  # phrases in a negation: never applied
     note: bool = False  # no order in it at all: passed over
+    for_gm: ForTheGm | None = None  # a note that is words for the GM (a farewell, a question ...)
 
 
 @dataclass
@@ -113,6 +115,10 @@ class ProseResult:
     @property
     def notes(self) -> list[Reading]:
         return [r for r in self.readings if r.note]
+
+    @property
+    def for_gm(self) -> list[Reading]:
+        return [r for r in self.readings if r.for_gm is not None]
 
 
 def order_words(order_help: str) -> frozenset[str]:
@@ -185,7 +191,7 @@ def read(
             keep(line, number)
             continue
         if _is_note(line, orders):
-            result.readings.append(Reading(number, line.strip(), note=True))
+            result.readings.append(Reading(number, line.strip(), note=True, for_gm=for_the_gm(line)))
             keep("", number)  # the line keeps its place: the lines after it keep their numbers
             continue
         applied: list[str] = []
@@ -211,6 +217,12 @@ def read(
             else:
                 applied.append(found[0][2])
         if not (applied or offered or negated):
+            words_for_gm = for_the_gm(line)
+            if words_for_gm is not None:
+                # No order in it, and words for the GM (a question, a farewell): passed on, not refused.
+                result.readings.append(Reading(number, line.strip(), note=True, for_gm=words_for_gm))
+                keep("", number)
+                continue
             keep(line, number)  # an order word, but no order: the parser's reason stands
             continue
         if negated or offered:
