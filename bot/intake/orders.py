@@ -22,7 +22,7 @@ from bot import dice
 from bot.answers import Answer, Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
-from bot.commands.grammar import ForTheGm
+from bot.commands.grammar import ForTheGm, is_courtesy
 from bot.games import attention, turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
@@ -408,7 +408,20 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
     out: list[str] = []
     for reading in read.readings:
         said = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
-        if reading.applied:
+        if reading.applied and reading.first_choice:  # "SPEED 100 if legal, otherwise 80": the fallback
+            out.append(
+                say(
+                    "intake_reading",
+                    how="fallback",
+                    orders=reading.applied,
+                    refused=reading.first_choice,
+                    reason=reading.refused_because,
+                    **said,
+                )
+            )
+        elif reading.applied and reading.fallback:  # the first choice, allowed now
+            out.append(say("intake_reading", how="first_choice", orders=reading.applied, **said))
+        elif reading.applied:
             out.append(say("intake_reading", how="applied", orders=reading.applied, **said))
         if reading.negated:
             out.append(say("intake_reading", how="negated", orders=reading.negated, **said))
@@ -418,6 +431,10 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
         if reading.for_gm is not None:
             how = {ForTheGm.FAREWELL: "farewell", ForTheGm.QUESTION: "question"}.get(reading.for_gm, "for_gm")
             out.append(say("intake_reading", how=how, **said))
+        elif reading.unread:  # the words of a line with orders in it that were read as none
+            out.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said))
+        elif reading.note and not is_courtesy(reading.line):
+            out.append(say("intake_reading", how="unread", parts=[], **said))
     return out
 
 
