@@ -114,7 +114,7 @@ class Help(_Verb):
 class Status(_MaybeGame):
     verb: ClassVar[str] = "STATUS"
     syntax: ClassVar[str] = "STATUS [game]"
-    summary: ClassVar[str] = "standings, deadline, who has ordered (never what); for the GM, the digest's block"
+    summary: ClassVar[str] = "standings, deadline, who has ordered (never what)"
     example: ClassVar[str] = "STATUS"
     game: str = ""  # "": the game the mail is for (for the GM of several: every one)
 

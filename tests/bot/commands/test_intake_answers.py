@@ -64,3 +64,18 @@ def test_a_wrong_password_is_named_as_wrong(rc: App) -> None:
     rc.inbox.deliver(plain_mail(ADDRESS["seb"], BOT, "[rc1] orders", "USE 3"))  # type: ignore[attr-defined]
     cycle(rc)
     assert "password is wrong" not in _flat(body_of(last(rc, ADDRESS["seb"])))
+
+
+def test_a_gms_status_is_answered_with_the_digests_block_for_the_game(rc: App) -> None:
+    """A GM's "STATUS rc1" was refused ("Lines not understood": a false reason). It is answered
+    with the game's block as the digest shows it, paused or not."""
+    gm_says(rc, "STATUS rc1")
+    answer = last(rc, GM)
+    text = body_of(answer)
+    assert not str(answer["Subject"]).startswith("[ERROR]")
+    assert "== rc1 (Racecraft): active ==" in text and "Open: Turn 1 of 5: start, due" in text
+    assert "No orders yet:  anna, kelly, roger, seb, steve." in text
+    gm_says(rc, "PAUSE rc1")
+    gm_says(rc, "STATUS")
+    text = _flat(body_of(last(rc, GM)))
+    assert "PAUSED: no deadline runs; RESUME rc1 sets a new one" in text and ", due" not in text
