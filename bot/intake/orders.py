@@ -170,29 +170,24 @@ def _stale(
     it is sent)."""
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
-    zone = seat.player.timezone
-    deadline = deadline_text(open_turn, zone) or "the GM's call"
-    lines = [
-        f"Your mail answers {answered.label}, which has been resolved, so its orders were not used "
-        f"for any turn. The turn open now is {open_turn.label}, due {deadline}."
-    ]
+    link = quoted = ""
     if parsed.orders and not parsed.problems:
         address = batch.shell.reply_address(game.name, seat.name, seat.reply_salt)
         orders = rules.format_orders(parsed.orders)
         link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(orders.splitlines()))
         quoted = orders_block(orders)
-        lines.append(
-            f"To send the same orders for {open_turn.label}, tap (or copy into a mail's address bar):"
-            f"\n\n    {link}\n\n{quoted}\n\nOr reply to this mail with the orders for {open_turn.label}."
-        )
-    else:
-        lines.append(
-            f"They are not orders of {open_turn.label} as they stand; reply to this mail with orders for "
-            f"it:\n\n{rules.order_help(state, seat.name)}"
-        )
+    text = say(
+        "intake_stale",
+        answered=answered.label,
+        open=open_turn.label,
+        deadline=deadline_text(open_turn, seat.player.timezone),
+        link=link,
+        quoted=quoted,
+        help="" if link else rules.order_help(state, seat.name),
+    )
     return Refused(
         f"orders for {answered.label}, resolved already (open: {open_turn.label})",
-        Notice(ToSeat(seat), f"{answered.label} is over: nothing was changed", "\n\n".join(lines), kind="stale_turn"),
+        Notice(ToSeat(seat), say("intake_stale_title", answered=answered.label), text, kind="stale_turn"),
         reason=Reason.RESOLVED_TURN,
         game=game,
         seat=seat,
@@ -208,11 +203,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     if game.status == GameStatus.SIGNUP:
         raise Refused(
             "orders before the start",
-            Notice(
-                to,
-                "The game has not started",
-                f"{game.name} is still open for sign-ups; orders are taken once the GM starts it.",
-            ),
+            Notice(to, say("intake_not_started_title"), say("intake_not_started", game=game.name)),
             reason=Reason.NOT_STARTED,
             game=game,
             seat=seat,
@@ -220,7 +211,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     if game.status == GameStatus.FINISHED:
         raise Refused(
             "orders after the end",
-            Notice(to, "The game is over", say("game_over", game=game.name)),
+            Notice(to, say("intake_game_over_title"), say("game_over", game=game.name)),
             reason=Reason.FINISHED,
             game=game,
             seat=seat,
@@ -235,10 +226,8 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "after the deadline",
             Notice(
                 to,
-                f"Too late for {turn.label}",
-                f"The deadline for {turn.label} passed at {deadline_text(turn, zone)}, so these orders "
-                "were not used. The results follow shortly, with the next turn sheet; send your orders "
-                "for the next turn in reply to that.",
+                say("intake_late_title", turn=turn.label),
+                say("intake_late", turn=turn.label, deadline=deadline_text(turn, zone)),
                 kind="late",
             ),
             reason=Reason.LATE,
@@ -251,7 +240,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     if seat.name not in expected:
         raise Refused(
             "not expected this turn",
-            Notice(to, "No orders needed", f"You have no orders to send for {turn.label}."),
+            Notice(to, say("intake_not_expected_title"), say("intake_not_expected", turn=turn.label)),
             reason=Reason.NOT_EXPECTED,
             game=game,
             seat=seat,
@@ -461,26 +450,28 @@ def _pass_on(batch: Batch, session: Session, seat: Seat, read: prose.ProseResult
 
 
 def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
-    """What will count for the seat, in words: its orders on file, or the default."""
-    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
+    """What will count for the seat, in words: its orders on file, or the default (the outlook's
+    `what_counts`); a paused game's turn has no deadline running."""
     standing = what_counts(rules, state, seat, on_file)
-    if on_file is not None:
-        shown = orders_block(rules.format_orders(on_file))
-        text = f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
-        if standing.filled:
-            fill = orders_block("\n".join(standing.filled))
-            text += f"\n\nIt is not a complete set: the game's default fills what is missing with:\n\n{fill}"
-        return text
-    shown = orders_block(standing.text)
-    gets = "you get the GM's plot" if standing.source is Source.PLOT else "you get"
-    return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, {gets}:\n\n{shown}"
+    return say(
+        "intake_stands",
+        expected=True,
+        game=seat.game.name,
+        turn=turn.label,
+        paused=seat.game.status == GameStatus.PAUSED,
+        deadline=deadline_text(turn, seat.player.timezone),
+        on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else "",
+        filled=orders_block("\n".join(standing.filled)) if on_file is not None and standing.filled else "",
+        plot=standing.source is Source.PLOT,
+        default=orders_block(standing.text),
+    )
 
 
 def what_stands(batch: Batch, session: Session, seat: Seat) -> str:
     """What will count for the seat now, in words (or that it has no orders to send)."""
     rules, state, turn = batch.current_state(session, seat.game)
     if turn is None or seat.name not in rules.expected_players(state):
-        return f"You have no orders to send for {seat.game.name} now."
+        return say("intake_stands", expected=False, game=seat.game.name)
     return _stands(rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
 
 
