@@ -108,14 +108,9 @@ def unauthenticated(
             reason=Reason.UNKNOWN_SENDER,
             answer=AnswerFate.STRANGER_HOUR,
         )
-    text = (
-        "This address runs play-by-email games, and your address is not in any game running here. "
-        "LIST shows the games; to join one open for sign-ups, send JOIN <game> [your name]; to get a "
-        "game's results by mail, OBSERVE <game>. Send HELP for the commands."
-    )
     raise Refused(
         _STRANGER_TOLD,
-        Notice(ToAddress(inbound.sender), "You are not in a game here", text, kind="stranger"),
+        Notice(ToAddress(inbound.sender), say("intake_stranger_title"), say("intake_stranger"), kind="stranger"),
         reason=Reason.UNKNOWN_SENDER,
     )
 
@@ -169,31 +164,19 @@ def _for_anyone(
     lines = 0 if codes else len([line for line in commands.orders_text.splitlines() if line.strip()])
     skipped = len(others) - len(others[:MAX_STRANGER_COMMANDS]) + commands.over
     if players_only or lines or commands.problems or skipped or commands.repeated:
-        parts = []
-        if players_only:
-            parts.append(f"{', '.join(players_only)}: only for the players of a game, so not done.")
-        for problem in commands.problems:  # the reasons only: the sender's words are not repeated
-            parts.append(f"A command not understood: {problem.reason}.")
-        if commands.more_problems:
-            parts.append(f"... and {commands.more_problems} more lines not understood.")
-        if lines:
-            parts.append(
-                f"{lines} other line{'s' if lines != 1 else ''} of your mail "
-                f"{'were' if lines != 1 else 'was'} not understood. Send HELP for the commands."
-            )
-        if skipped:
-            parts.append(
-                f"{skipped} more command{'s' if skipped != 1 else ''}: not carried out (at most "
-                f"{MAX_STRANGER_COMMANDS} a mail from an address not in a game)."
-            )
-        if commands.repeated:
-            parts.append(
-                f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} repeated a command "
-                "given above: each command is answered once."
-            )
+        text = say(
+            "intake_stranger_not_done",
+            players_only=players_only,
+            reasons=[problem.reason for problem in commands.problems],  # the sender's words are not repeated
+            more=commands.more_problems,
+            lines=lines,
+            skipped=skipped,
+            most=MAX_STRANGER_COMMANDS,
+            repeated=commands.repeated,
+        )
         # With the other answers (one answer per mail): to whom they go, the sender's address.
         to = mail.answers[0].to if mail.answers else ToAddress(sender)
-        mail.answers.append(Notice(to, "Not done", "\n\n".join(parts), kind="stranger"))
+        mail.answers.append(Notice(to, say("intake_stranger_not_done_title"), text, kind="stranger"))
         refused = True
     return Done(_ANYONE + "; ".join(labels), Reason.FOR_ANYONE, refused=refused)
 
@@ -228,7 +211,7 @@ def claimed_without_proof(
             detail,
             Notice(
                 holder,
-                "PING: your mail was not accepted",
+                say("intake_ping_refused_title"),
                 streams.refused_text(context, mail.inbound, who),
                 kind="ping",
             ),
@@ -244,7 +227,7 @@ def claimed_without_proof(
         detail += " (a wrong PASSWORD)"
     raise Refused(
         detail,
-        Notice(holder, "A mail from your address was not accepted", text, kind="auth_refused"),
+        Notice(holder, say("intake_auth_refused_title"), text, kind="auth_refused"),
         reason=reason,
         game=game,
     )
