@@ -6,6 +6,8 @@ Where a mail does replace a set, its confirmation says first what is no longer o
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 
 from bot.app import App
@@ -14,6 +16,7 @@ from bot.models import OrderSubmission
 from bot.store import find_game_row, orders_on_file
 from rules import find_game
 from rules.speed_circuit.parse import parse_orders
+from rules.speed_circuit.plot import SpeedOrder
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, body_of, last, one_lap_race, player_says
 from tests.rules.speed_circuit.test_options import _race_state
@@ -143,3 +146,29 @@ def test_speedphreakz_says_alike_what_a_program_replaced_and_what_stands(gapp: A
     text = _flat(gapp)
     assert "No longer on file: > COLOUR red" in text
     assert "The rest of the set on file stands beside it: > START FREE FACING N" in text
+
+
+RACE_LINES = ["SPEED 40", "SPEED 60", "LANE B", "LINE", "PAY ROLL", "PAY WEAR", "PASS YES", "SLIP 1", "PUSH NO"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    earlier=st.lists(st.sampled_from(RACE_LINES), max_size=4), later=st.lists(st.sampled_from(RACE_LINES), max_size=4)
+)
+def test_a_later_mail_is_kept_whole_and_adds_only_what_fills_the_gap(earlier: list[str], later: list[str]) -> None:
+    """Whatever two mails a player sends: the later one's orders are all on file after it; what
+    stays of the earlier set is nothing, unless that set lacked its SPEED, the later mail brings
+    one and names nothing the earlier set named (§8: an addition, not a second plot)."""
+    first = parse_orders(RACE, SEAT, "\n".join(earlier)).orders
+    second = parse_orders(RACE, SEAT, "\n".join(later)).orders
+    merged = GAME.merge_orders(first, second)
+    if not second:
+        assert merged == first
+        return
+    assert set(second) <= set(merged) <= set(first) | set(second)
+    kept = set(merged) - set(second)
+    if kept:
+        assert not any(isinstance(o, SpeedOrder) for o in first)
+        assert any(isinstance(o, SpeedOrder) for o in second)
+        assert not {type(o) for o in first} & {type(o) for o in second}
+        assert kept == set(first)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 
 from bot.app import App
@@ -139,3 +141,27 @@ def test_the_first_choice_is_taken_when_it_is_allowed(gapp: App) -> None:
     player_says(gapp, "kelly", "speed 40 if possible, otherwise 20", game="sc1")
     assert _filed(gapp) == ["SPEED 40"]
     assert "read as SPEED 40, your first choice (allowed now)" in _flat(body_of(last(gapp, ADDRESS["kelly"])))
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=2000))
+def test_any_mail_is_read_within_its_bounds(text: str) -> None:
+    """Text from a mail is never trusted to be one line, short or printable: whatever it is, the
+    reading ends, tries the parser at most MAX_PARSES times, reads at most MAX_PROSE_LINES lines,
+    and never applies a phrase it read as negated."""
+    calls = 0
+
+    class Counting:
+        def __getattr__(self, name: str) -> object:
+            return getattr(RACECRAFT, name)
+
+        def parse_orders(self, state: GameState, seat: str, text: str) -> object:
+            nonlocal calls
+            calls += 1
+            return RACECRAFT.parse_orders(state, seat, text)
+
+    parsed = RACECRAFT.parse_orders(RC_STATE, "a", text)
+    result = prose.read(Counting(), RC_STATE, "a", text, parsed.problems, {"USE"})  # type: ignore[arg-type]
+    assert calls <= prose.MAX_PARSES
+    assert len(result.readings) <= prose.MAX_PROSE_LINES
+    assert all(not (r.applied and r.negated) for r in result.readings)
