@@ -320,6 +320,18 @@ def _with_fallback(
     return Reading(0, line.strip(), applied=(fallback,), fallback=fallback, first_choice=first, refused_because=reason)
 
 
+# A question about the game rather than an order asked with a question mark ("should I use 6?").
+_ASKS = re.compile(r"^\W*(?:what|how|why|when|where|which|who|whose|does|do|is|are|isn'?t|aren'?t)\b", re.I)
+
+
+def _takes(rules: AnyGame, state: GameState, seat: str, phrase: str, budget: _Budget) -> bool:
+    """Whether the game takes `phrase` as orders now, legal as they stand."""
+    if not budget.spend():
+        return False
+    parsed = rules.parse_orders(state, seat, phrase)
+    return bool(parsed.orders) and not parsed.problems
+
+
 def _is_note(line: str, orders: Collection[str]) -> bool:
     """No digit, no word in capitals, no order word in any case: words to a person, not orders."""
     if any(c.isdigit() for c in line) or _ORDER_WORD.search(line):
@@ -352,6 +364,12 @@ def read(
         if _is_note(line, orders):
             result.readings.append(Reading(number, line.strip(), note=True, for_gm=for_the_gm(line)))
             keep("", number)  # the line keeps its place: the lines after it keep their numbers
+            continue
+        if "?" in line and _ASKS.match(line):
+            # "What does round 2 mean?": a question about the game, for the GM; its order words
+            # are no orders offered back.
+            result.readings.append(Reading(number, line.strip(), note=True, for_gm=ForTheGm.QUESTION))
+            keep("", number)
             continue
         fallback = _with_fallback(rules, state, seat, line, orders, budget)
         if fallback is not None:
@@ -397,6 +415,14 @@ def read(
             continue
         if negated or offered:
             offered, applied = offered + applied, []  # a line that also negates or hedges applies nothing itself
+            # Only an order the game takes now is offered as a one-tap link ("COLOUR IS" is none).
+            offered = [phrase for phrase in offered if _takes(rules, state, seat, phrase, budget)]
+            if not (offered or negated):
+                words_for_gm = for_the_gm(line)
+                if words_for_gm is not None:
+                    result.readings.append(Reading(number, line.strip(), note=True, for_gm=words_for_gm))
+                    keep("", number)
+                    continue
         result.readings.append(
             Reading(number, line.strip(), tuple(applied), tuple(offered), tuple(negated), unread=tuple(passed))
         )

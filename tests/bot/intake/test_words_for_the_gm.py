@@ -97,3 +97,26 @@ def test_the_digest_and_a_gms_status_list_what_needs_attention_at_the_top(rc: Ap
     body = body_of(last(rc, GM))
     assert body.index("Needs your attention:") < body.index("== rc1")
     assert "> What happens if I run out of EP?" in body
+
+
+def test_a_question_about_the_game_offers_no_word_as_an_order() -> None:
+    """ "what colour is free?" was offered back as a one-tap link for COLOUR IS, and "What does
+    round 2 mean?" for ROUND 2: a word that is no order gets no link; the question is the GM's."""
+    import random
+
+    from bot.intake import prose
+    from rules import find_game
+
+    game = find_game("speedphreakz")
+    state = game.new_game(["ann", "bob", "cat"], {}, random.Random(1))
+    for line in ("what colour is free?", "What does round 2 mean?"):
+        parsed = game.parse_orders(state, "ann", line)
+        (reading,) = prose.read(
+            game, state, "ann", line, parsed.problems, prose.order_words(game.order_help(state, "ann"))
+        ).readings
+        assert (reading.offered, reading.applied, reading.for_gm) == ((), (), ForTheGm.QUESTION)
+    parsed = game.parse_orders(state, "ann", "colour red or blue?")
+    (reading,) = prose.read(
+        game, state, "ann", "colour red or blue?", parsed.problems, prose.order_words(game.order_help(state, "ann"))
+    ).readings
+    assert reading.offered == ("COLOUR red", "COLOUR blue")
