@@ -120,3 +120,13 @@ def test_a_question_about_the_game_offers_no_word_as_an_order() -> None:
         game, state, "ann", "colour red or blue?", parsed.problems, prose.order_words(game.order_help(state, "ann"))
     ).readings
     assert reading.offered == ("COLOUR red", "COLOUR blue")
+
+
+def test_orders_that_came_too_late_need_the_gms_attention(rc: App) -> None:
+    """The attention block lists orders lost as well as words: a mail after the deadline."""
+    rc.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
+    player_says(rc, "kelly", "USE 3")
+    assert any("Too late for" in str(m["Subject"]) for m in mails(rc, ADDRESS["kelly"]))
+    gm_says(rc, "STATUS rc1")
+    status = body_of(last(rc, GM))
+    assert "kelly: orders not used" in status and "after the deadline" in status
