@@ -42,6 +42,7 @@ from bot.games.seats import (
 from bot.letters import ToAddress, ToSeat, reveal
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context, orders_block
+from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
@@ -570,9 +571,8 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         ctx.shell,
         ctx.session,
         ToAddress(old_player.address, old_player.name),
-        f"You have left {ctx.game.name}",
-        f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to another player. Thank you for "
-        "playing; the bot will not send you this game's mail any more.",
+        say("commands_seat_replaced_title", game=ctx.game.name),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False),
         kind="replaced",
         game=ctx.game,
     )
@@ -644,9 +644,8 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
         ctx.shell,
         ctx.session,
         ToAddress(old_player.address, old_player.name),
-        f"You have left {ctx.game.name}",
-        f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to a robot driver. Thank you for "
-        "playing; the bot will not send you this game's mail any more.",
+        say("commands_seat_replaced_title", game=ctx.game.name),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=True),
         kind="replaced",
         game=ctx.game,
     )
@@ -699,9 +698,8 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
         ctx.shell,
         ctx.session,
         ToSeat(seat),
-        f"You are out of {ctx.game.name}",
-        f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
-        "game's mail any more.",
+        say("commands_dropped_title", game=ctx.game.name),
+        say("commands_dropped", seat=seat.name, game=ctx.game.name),
         kind="dropped",
         game=ctx.game,
     )
