@@ -224,3 +224,17 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
     answer = last(gapp, "other@example.net")
     assert "No game by that name" in str(answer["Subject"]) + body_of(answer)
     assert "[confirm" not in str(answer["Subject"])
+
+
+def test_a_strangers_join_of_a_practice_game_is_answered_as_a_missing_name(gapp: App) -> None:
+    """A practice game is its person's alone (docs/DESIGN.md, "Practice games"): a stranger's
+    `JOIN practice1` is answered exactly as a JOIN of a name no game has, so the answer does not
+    tell that the name is taken (issue 40: it said "not open for sign-ups")."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    _confirm(gapp)
+    stranger_says(gapp, "one@example.net", "JOIN practice1")
+    stranger_says(gapp, "two@example.net", "JOIN practice9")
+    practice_answer, missing_answer = last(gapp, "one@example.net"), last(gapp, "two@example.net")
+    assert str(practice_answer["Subject"]) == str(missing_answer["Subject"])
+    assert body_of(practice_answer) == body_of(missing_answer)
+    assert "No game by that name" in str(missing_answer["Subject"]) + body_of(missing_answer)
