@@ -132,11 +132,13 @@ def create_game(
     press: PressMode = PressMode.SIGNED,
     robot_seats: Sequence[str] = (),
     practice: bool = False,
+    note: str | None = None,
 ) -> Game:
     """A new game (started now, unless `signup`). `early_resolution`: whether a turn resolves
     as soon as every order is in (None: the default of the kind of game); `press`: what PRESS
     may do in it; `robot_seats`: the names of seats the game's robot drives (bot.games.robots),
-    after the players'; `practice`: a practice game (PRACTICE by mail)."""
+    after the players'; `practice`: a practice game (PRACTICE by mail); `note`: a paragraph at
+    the top of each player's first sheet."""
     now = shell.now()
     rules = find_game(kind)
     if early_resolution and not rules.early_resolution:
@@ -193,7 +195,7 @@ def create_game(
     for robot_name in robot_names:
         robots.add_robot(session, game, robot_name, now)
     if not signup:
-        start_game(shell, session, game)
+        start_game(shell, session, game, note=note)
     return game
 
 
@@ -220,7 +222,7 @@ def add_seat(
     return seat
 
 
-def start_game(shell: Shell, session: Session, game: Game) -> Turn:
+def start_game(shell: Shell, session: Session, game: Game, *, note: str | None = None) -> Turn:
     rules = rules_of(game)
     seats = store.active_seats(game)
     if not rules.min_players <= len(seats) <= rules.max_players:
@@ -233,7 +235,9 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     robots.file_orders(session, rules, game, turn, state, seats, shell.now())  # on file as the turn opens
     cache = LetterCache()  # the sheets of the start share their picture and public report
     for seat in store.mailed_seats(game):
-        sheets.post_seat_letter(shell, session, game, rules, state, turn, seat, "turn_sheet", None, cache=cache)
+        sheets.post_seat_letter(
+            shell, session, game, rules, state, turn, seat, "turn_sheet", None, note=note, cache=cache
+        )
     sheets.post_gm_letter(shell, session, game, rules, state, turn, "turn_sheet_gm", None, cache=cache)
     log.info("game %s started: %s, %d players", game.name, rules.title, len(seats))
     return turn

@@ -26,7 +26,7 @@ from bot.games import turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
-from bot.letters.context import deadline_text, game_context, orders_block
+from bot.letters.context import deadline_text, game_context, orders_block, practice_terms
 from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
@@ -294,6 +294,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
                 "deadline": deadline_text(turn, zone),
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
                 "paused": game.status == GameStatus.PAUSED,
+                "practice": practice_terms(shell, game),
             },
             "problems": problems,
             "problems_more": len(parsed.problems) - len(shown),

@@ -32,6 +32,16 @@ def game_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
     }
 
 
+def practice_terms(shell: Shell, game: Game) -> dict[str, int] | None:
+    """What a practice race has in place of a GM and a deadline, as its letters say it (`[practice]`
+    settings, the ones the tick applies): the days without the person's orders after which it is
+    closed, and the minutes a turn stays open at the least. None for any other game."""
+    if not game.practice:
+        return None
+    terms = shell.settings.practice
+    return {"idle_days": terms.idle_days, "turn_minutes": terms.turn_minutes}
+
+
 def deadline_text(turn: Turn | None, zone: str) -> str | None:
     """`turn`'s deadline in `zone`, as every letter writes it; None without one."""
     if turn is None or turn.deadline is None:

@@ -126,18 +126,18 @@ def test_running_practice_games_are_capped_per_address(gapp: App) -> None:
 
 
 def test_a_practice_game_left_alone_is_closed(gapp: App) -> None:
-    """ "expire when left alone": no order from the person for `IDLE_DAYS` days, the game is
+    """ "expire when left alone": no order from the person for `[practice] idle_days` days, the game is
     closed (finished) and the person told once; one with a recent order is not."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
     assert isinstance(gapp.clock, FakeClock)
-    gapp.clock.advance(timedelta(days=practice.IDLE_DAYS - 1))
+    gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days - 1))
     gapp.inbox.deliver(reply_to(sheet, "USE 1", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
     gapp.clock.advance(timedelta(days=2))
     cycle(gapp)
     assert _game(gapp).status == GameStatus.ACTIVE, "an order six days ago keeps it"
-    gapp.clock.advance(timedelta(days=practice.IDLE_DAYS))
+    gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days))
     cycle(gapp)
     assert _game(gapp).status == GameStatus.FINISHED
     assert "is closed" in body_of(last(gapp, PAT))
@@ -238,3 +238,34 @@ def test_a_strangers_join_of_a_practice_game_is_answered_as_a_missing_name(gapp:
     assert str(practice_answer["Subject"]) == str(missing_answer["Subject"])
     assert body_of(practice_answer) == body_of(missing_answer)
     assert "No game by that name" in str(missing_answer["Subject"]) + body_of(missing_answer)
+
+
+def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: App) -> None:
+    """Issue 37, critical 5: a practice race has no GM and no deadline, so no letter of it says
+    "due by the GM's call" or "if nothing arrives by then, you get the default"; each says the
+    race closes after `[practice] idle_days` days without orders (the setting `expire_idle`
+    applies). The welcome comes before the sheet: it is the top of the first sheet, one mail."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    before = len(mails(gapp, PAT))
+    sheet = _confirm(gapp)
+    started = mails(gapp, PAT)[before:]
+    assert len(started) == 1, [str(m["Subject"]) for m in started]
+    first = body_of(started[0])
+    assert first.index("is your practice game of Racecraft") < first.index("Your orders for")
+    gapp.inbox.deliver(reply_to(sheet, "USE 99", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    assert isinstance(gapp.clock, FakeClock)
+    gapp.clock.advance(timedelta(minutes=gapp.settings.practice.turn_minutes))
+    cycle(gapp)
+    letters = mails(gapp, PAT)[before:]
+    subjects = [str(m["Subject"]) for m in letters]
+    assert any("Results of" in s for s in subjects), subjects
+    closes = f"closed after {gapp.settings.practice.idle_days} days without orders"
+    for mail in letters:
+        text = " ".join((str(mail["Subject"]) + "\n" + body_of(mail)).split())
+        assert "GM's call" not in text and "If nothing arrives" not in text, text
+        assert "you get the default" not in text, text
+        if "Results of" in str(mail["Subject"]) or "Your orders" in text or "Nothing is on file" in text:
+            assert closes in text, text
