@@ -43,6 +43,7 @@ from bot.schedules import (
     parse_schedule,
     zone_problem,
 )
+from bot.settings import PracticeSettings
 from bot.shell import Shell
 from bot.store import orders_on_file
 from rules import fair, find_game
@@ -323,7 +324,22 @@ def all_orders_in(
     return True
 
 
-def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: store.BySeat | None = None) -> bool:
+def practice_pace(settings: PracticeSettings) -> timedelta:
+    """How long a practice game's turn stays open at the least (`[practice] turn_minutes`)."""
+    return timedelta(minutes=settings.turn_minutes)
+
+
+def resolves_from(game: Game, turn: Turn, pace: timedelta) -> datetime | None:
+    """The soonest a turn of `game` may resolve early: a practice turn `pace` after it opened
+    (its results an hour are bounded however fast its person orders); None: any time."""
+    return as_utc(turn.opened_at) + pace if game.practice else None
+
+
+def is_due(
+    session: Session, game: Game, turn: Turn, now: datetime, *, pace: timedelta, subs: store.BySeat | None = None
+) -> bool:
+    """Whether `turn` resolves now: past its closing time, or every person's orders in where the
+    game resolves early (a practice turn not before `resolves_from`, `pace` its `practice_pace`)."""
     if game.status != GameStatus.ACTIVE:
         return False
     rules = rules_of(game)
@@ -333,6 +349,9 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
     closing = closing_time(game, turn)
     if closing is not None and now >= closing:
         return True
+    soonest = resolves_from(game, turn, pace)
+    if soonest is not None and now < soonest:
+        return False
     # Early resolution waits for the people: a turn only robots order in waits for its deadline
     # (or the GM), not one tick after another (bot.games.robots).
     return (
@@ -557,7 +576,9 @@ def queue_seat_mail(
     )
 
 
-def due_turns(session: Session, now: datetime, *, among: Collection[int] | None = None) -> list[tuple[Game, Turn]]:
+def due_turns(
+    session: Session, now: datetime, *, pace: timedelta, among: Collection[int] | None = None
+) -> list[tuple[Game, Turn]]:
     """Every active game's open turn that is due now (`among`: of these games only). Three
     queries in all (games and turns, their seats, the open turns' submissions), not three per
     game (bench: deadline)."""
@@ -572,4 +593,4 @@ def due_turns(session: Session, now: datetime, *, among: Collection[int] | None 
         .options(selectinload(Game.seats))
     ).all()
     subs = store.turns_submissions(session, [t.id for _, t in rows])
-    return [(g, t) for g, t in rows if is_due(session, g, t, now, subs=subs.get(t.id, {}))]
+    return [(g, t) for g, t in rows if is_due(session, g, t, now, pace=pace, subs=subs.get(t.id, {}))]

@@ -41,6 +41,13 @@ def _confirm(app: App, sender: str = PAT) -> EmailMessage:
     return sheets[-1]
 
 
+def _paced(app: App) -> None:
+    """The clock past `[practice] turn_minutes` since the open turn opened, and a tick."""
+    assert isinstance(app.clock, FakeClock)
+    app.clock.advance(timedelta(minutes=app.settings.practice.turn_minutes))
+    cycle(app)
+
+
 def _game(app: App, name: str = "practice1") -> Game:
     with app.db.read() as session:
         game = find_game_row(session, name)
@@ -74,6 +81,7 @@ def test_turns_resolve_as_soon_as_the_person_orders_and_nobody_else_is_mailed(ga
     sheet = _confirm(gapp)
     gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
+    _paced(gapp)
     results = last(gapp, PAT)
     assert "Results of" in str(results["Subject"]) and "[practice1]" in str(results["Subject"])
     assert "ada (robot)" in body_of(results)
@@ -217,6 +225,7 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
     sheet = _confirm(gapp)
     gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
+    _paced(gapp)
     assert "Results of" in str(last(gapp, PAT)["Subject"]), "a turn was resolved"
     assert not (root / "practice1").exists()
     assert not any("races.example.org" in body_of(m) for m in mails(gapp, PAT)), "no link to a page not there"
@@ -256,9 +265,7 @@ def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: A
     cycle(gapp)
     gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
-    assert isinstance(gapp.clock, FakeClock)
-    gapp.clock.advance(timedelta(minutes=gapp.settings.practice.turn_minutes))
-    cycle(gapp)
+    _paced(gapp)
     letters = mails(gapp, PAT)[before:]
     subjects = [str(m["Subject"]) for m in letters]
     assert any("Results of" in s for s in subjects), subjects
@@ -269,3 +276,81 @@ def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: A
         assert "you get the default" not in text, text
         if "Results of" in str(mail["Subject"]) or "Your orders" in text or "Nothing is on file" in text:
             assert closes in text, text
+
+
+def test_practice_caps_count_the_mailbox_not_the_address_string(gapp: App) -> None:
+    """Issue 40: one catch-all mailbox answered its own codes through plus-tags (`farm+1@`,
+    `farm+2@` ...) and started a game for each. The caps count the mailbox (the address without
+    its sub-address tag, case-folded): `farm+N@` and `Farm@` run at most `OPEN_PER_ADDRESS`."""
+    for number in range(1, 7):
+        sender = f"{'Farm' if number % 2 else 'farm'}+{number}@example.net"
+        stranger_says(gapp, sender, "PRACTICE racecraft")
+        answers = mails(gapp, sender.lower())
+        code_mail = answers[-1] if answers else None
+        if code_mail is not None and "[confirm practice." in str(code_mail["Subject"]):
+            gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))  # type: ignore[attr-defined]
+            cycle(gapp)
+    with gapp.db.read() as session:
+        started = session.scalar(select(func.count()).select_from(Game).where(Game.practice.is_(True)))
+    assert started == practice.OPEN_PER_ADDRESS
+
+
+def test_strangers_of_one_domain_and_a_practice_players_next_practice_are_capped(gapp: App) -> None:
+    """Issue 40: caps per domain for strangers (a catch-all domain has endless local parts), and
+    a practice player's next PRACTICE (from the practice game's reply address, which proves the
+    address) does not skip them: a person known only by practice games is a stranger to them."""
+    for number in range(practice.STARTED_PER_DOMAIN_PER_DAY + 2):
+        sender = f"racer{number}@farm.example"
+        stranger_says(gapp, sender, "PRACTICE speedphreakz")
+        answers = mails(gapp, sender)
+        code_mail = answers[-1] if answers else None
+        if code_mail is not None and "[confirm practice." in str(code_mail["Subject"]):
+            gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))  # type: ignore[attr-defined]
+            cycle(gapp)
+    with gapp.db.read() as session:
+        started = session.scalar(select(func.count()).select_from(Game).where(Game.practice.is_(True)))
+    assert started == practice.STARTED_PER_DOMAIN_PER_DAY
+    sheet = next(m for m in mails(gapp, "racer0@farm.example") if str(m["Subject"]).startswith("[practice"))
+    gapp.inbox.deliver(reply_to(sheet, "PRACTICE racecraft", sender="racer0@farm.example"))  # type: ignore[attr-defined]
+    cycle(gapp)
+    assert "Addresses at your domain started the most practice games" in body_of(last(gapp, "racer0@farm.example"))
+    with gapp.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Game)) == practice.STARTED_PER_DOMAIN_PER_DAY
+
+
+def test_practice_games_running_on_the_whole_bot_are_bounded(gapp: App) -> None:
+    """Issue 40: a bound on the practice games running on the whole bot (`[practice]
+    running_max`, config.example.toml), with a clear answer when it is full."""
+    from dataclasses import replace
+
+    gapp.use_settings(replace(gapp.settings, practice=replace(gapp.settings.practice, running_max=1)))
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    _confirm(gapp)
+    stranger_says(gapp, "late@example.org", "PRACTICE racecraft")
+    answer = last(gapp, "late@example.org")
+    assert "the bot is full" in str(answer["Subject"])
+    assert "Try again later" in body_of(answer)
+    with gapp.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Game)) == 1
+
+
+def test_a_persons_practice_games_share_one_hourly_allowance(gapp: App) -> None:
+    """Issue 40: "a practice game's mail counts against its person's caps": the loop limit
+    (`[limits] mails_per_sender_per_hour`) counts every practice game of one mailbox together,
+    so a second practice race is no second allowance of answers."""
+    from dataclasses import replace
+
+    limit = 4
+    gapp.use_settings(replace(gapp.settings, limits=replace(gapp.settings.limits, mails_per_sender_per_hour=limit)))
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    first = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(first, "PRACTICE racecraft", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    second = last(gapp, PAT)
+    assert str(second["Subject"]).startswith("[practice2]"), str(second["Subject"])
+    told = len(mails(gapp, PAT))
+    for sheet in (first, second, first, second, first, second):
+        gapp.inbox.deliver(reply_to(sheet, "ORDERS", sender=PAT, quote=False))  # type: ignore[attr-defined]
+        cycle(gapp)
+    answered = len(mails(gapp, PAT)) - told
+    assert answered == limit - 1, answered  # the second PRACTICE was one of the mails of the hour
