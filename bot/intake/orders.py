@@ -38,6 +38,8 @@ from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 log = logging.getLogger("flagman.inbound")
 
 MAX_PROBLEMS_SHOWN = 20  # order lines quoted back, with their reasons, in one answer; the rest are counted
+MAX_PROSE_LINES = 20  # lines of one mail read as prose (`prose_to_read`); the rest stay not understood
+MAX_PROSE_WORDS = 400  # words of those lines in all: the reading's steps are bounded before it starts
 MAX_SUBJECT_ORDER_LINES = 10
 # What a reply puts before the subject it answers ("Re: ", "AW: ", "Re[2]: ", "SV: " ...) and
 # the tags of lists and of the bot ("[rc1]", "[rc1.kelly.<mac>]"): gone before the subject is
@@ -198,6 +200,27 @@ def _stale(
     )
 
 
+def prose_to_read(mail: Mail, problems: Sequence[OrderProblem]) -> list[OrderProblem]:
+    """The lines of a mail the parser did not understand that are read as prose, bounded before
+    the reading starts (issue 40: 2,000 lines of prose cost seconds of poll): none for a mail
+    past its sender's hourly limit (its answer is withheld: it is acted on, not read at
+    length), else the first `MAX_PROSE_LINES` of them, as long as their words stay within
+    `MAX_PROSE_WORDS` (a word starts at most `prose.MAX_PHRASE_WORDS` parses). The lines left
+    out stay lines not understood, counted in the answer."""
+    if mail.over_limit:
+        return []
+    chosen: list[OrderProblem] = []
+    words = 0
+    for problem in problems:
+        if problem.kind is not ProblemKind.INVALID:
+            continue
+        words += len(problem.line.split())
+        if len(chosen) >= MAX_PROSE_LINES or words > MAX_PROSE_WORDS:
+            break
+        chosen.append(problem)
+    return chosen
+
+
 def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
     """The seat's orders in `text`: confirmed (with what the set lacks, what it costs, what will
     count), or refused with every bad line's reason; a refusal raises `Refused`."""
@@ -259,9 +282,11 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     order_help = rules.order_help(state, seat.name)
     parsed = rules.parse_orders(state, seat.name, text)
     read: prose.ProseResult | None = None
-    if any(p.kind is ProblemKind.INVALID for p in parsed.problems):
-        # Lines the parser did not understand, read as a GM reads prose (issue 30).
-        read = prose.read(rules, state, seat.name, text, parsed.problems, prose.order_words(order_help))
+    to_read = prose_to_read(mail, parsed.problems)
+    if to_read:
+        # Lines the parser did not understand, read as a GM reads prose (issue 30), within the
+        # bound set before the reading starts (`prose_to_read`).
+        read = prose.read(rules, state, seat.name, text, to_read, prose.order_words(order_help))
         if read.readings:
             again = rules.parse_orders(state, seat.name, read.text)
             parsed = dataclasses.replace(
