@@ -31,6 +31,7 @@ A practice game is one person against the game's robot drivers (`bot.games.robot
 from __future__ import annotations
 
 import logging
+import weakref
 from datetime import timedelta
 
 from sqlalchemy import func, select
@@ -39,6 +40,7 @@ from sqlalchemy.orm import Session, selectinload
 from bot import letters, store
 from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.clock import as_utc
+from bot.db import Database
 from bot.games import requests, robots, turns
 from bot.games.signups import seat_name_for
 from bot.letters import ToAddress, ToSeat, notices
@@ -61,6 +63,8 @@ from rules import UnknownGameError, find_game, game_names
 from rules.api import AnyGame
 
 log = logging.getLogger("flagman.practice")
+# Per database: open practice turn id -> whether its person is out of the race (`expire_idle`).
+_checked: weakref.WeakKeyDictionary[Database, dict[int, bool]] = weakref.WeakKeyDictionary()
 
 ROBOTS = 4  # robots in a practice field, within the game's numbers of players
 ROBOT_NAMES = ("ada", "babbage", "hopper", "turing", "lovelace", "zuse", "noether", "shannon")
@@ -243,25 +247,38 @@ def expire_idle(shell: Shell) -> int:
     idle_days = shell.settings.practice.idle_days
     cutoff = shell.now() - timedelta(days=idle_days)
     with shell.db.read() as session:
-        games = list(
-            session.scalars(
-                select(Game)
-                .where(Game.practice.is_(True), Game.status == GameStatus.ACTIVE)
-                .options(selectinload(Game.seats))
-            )
-        )
-        open_turns = store.open_turns(session, games)
-        out = set()
-        for game in games:
-            turn = open_turns.get(game.id)
-            rules = turns.rules_of(game)
-            if (
-                turn is not None
-                and rules.expected_players(state := rules.load_state(turn.state))
-                and not robots.people_expected(game, state, rules)
-            ):
-                out.add(game.id)
-        candidates = [g.id for g in games if g.id in out or as_utc(g.created_at) < cutoff]
+        # The games' columns and their open turns' ids only; a turn's state is read once, the
+        # first time a run sees it open (`_checked`: whether the person is out of the race
+        # changes only when a turn resolves, and a practice game has no GM to SET it), so the
+        # tick's cost per live practice game stays flat (bench.practice).
+        heads = session.execute(
+            select(Game.id, Game.created_at, Turn.id)
+            .join(Turn, Turn.game_id == Game.id)
+            .where(Game.practice.is_(True), Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None))
+        ).all()
+        checked = _checked.setdefault(shell.db, {})
+        fresh = sorted({turn_id for _, _, turn_id in heads} - set(checked))
+        if fresh:
+            games = {
+                g.id: g
+                for g in session.scalars(
+                    select(Game)
+                    .where(Game.id.in_({game_id for game_id, _, turn_id in heads if turn_id in set(fresh)}))
+                    .options(selectinload(Game.seats))
+                )
+            }
+            for turn in session.scalars(select(Turn).where(Turn.id.in_(fresh))):
+                game = games[turn.game_id]
+                rules = turns.rules_of(game)
+                state = rules.load_state(turn.state)
+                checked[turn.id] = bool(rules.expected_players(state)) and not robots.people_expected(
+                    game, state, rules
+                )
+        open_ids = {turn_id for _, _, turn_id in heads}
+        for gone in set(checked) - open_ids:
+            del checked[gone]
+        out = {game_id for game_id, _, turn_id in heads if checked.get(turn_id)}
+        candidates = sorted({game_id for game_id, created, _ in heads if game_id in out or as_utc(created) < cutoff})
     closed = 0
     for game_id in candidates:
         with shell.db.transaction() as session:
