@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from sqlalchemy import ColumnElement, and_
+from sqlalchemy.orm import InstrumentedAttribute
 
 SUB_ADDRESS = "+"  # the separator of a sub-address tag in a local part
 
@@ -31,7 +32,7 @@ def domain(address: str) -> str:
     return host if at and local and host else ""
 
 
-def may_reach(column: ColumnElement[str], box: str) -> ColumnElement[bool]:
+def may_reach(column: InstrumentedAttribute[str], box: str) -> ColumnElement[bool]:
     """A condition on an address column (stored lower-cased) that holds for every address of
     mailbox `box`, and for a few others besides: filter the rows it selects with `mailbox`."""
     local, _, host = box.rpartition("@")

@@ -132,7 +132,9 @@ def check(session: Session, shell: Shell, address: str, kind: str) -> AnyGame:
     mine = [row for row in session.execute(people.where(may_reach(Player.address, box))) if mailbox(row[0]) == box]
     running = sum(1 for _, status, _ in mine if status == GameStatus.ACTIVE)
     if running >= OPEN_PER_ADDRESS:
-        raise _refuse(address, "practice_enough_running", "too many running", running=running, idle_days=terms.idle_days)
+        raise _refuse(
+            address, "practice_enough_running", "too many running", running=running, idle_days=terms.idle_days
+        )
     today = sum(1 for _, _, created in mine if as_utc(created) >= since)
     if today >= STARTED_PER_DAY:
         raise _refuse(address, "practice_enough_today", "too many today", today=today)

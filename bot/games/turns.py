@@ -621,9 +621,7 @@ def due_turns(
     if among is not None:
         open_turns.append(Game.id.in_(among))
     heads = session.execute(
-        select(
-            Turn.id, Turn.deadline, Turn.opened_at, Game.grace_minutes, Game.early_resolution, Game.practice
-        )
+        select(Turn.id, Turn.deadline, Turn.opened_at, Game.grace_minutes, Game.early_resolution, Game.practice)
         .join(Game, Game.id == Turn.game_id)
         .where(*open_turns)
     ).all()
@@ -640,14 +638,17 @@ def due_turns(
             now,
         )
     ]
-    rows = []
+    rows: list[tuple[Game, Turn]] = []
     for start in range(0, len(wanted), 500):
-        rows += session.execute(
-            select(Game, Turn)
-            .join(Turn, Turn.game_id == Game.id)
-            .where(Turn.id.in_(wanted[start : start + 500]))
-            .options(selectinload(Game.seats))
-        ).all()
+        rows += [
+            (game, turn)
+            for game, turn in session.execute(
+                select(Game, Turn)
+                .join(Turn, Turn.game_id == Game.id)
+                .where(Turn.id.in_(wanted[start : start + 500]))
+                .options(selectinload(Game.seats))
+            )
+        ]
     rows.sort(key=lambda row: row[0].id)
     subs = store.turns_submissions(session, [t.id for _, t in rows])
     return [(g, t) for g, t in rows if is_due(session, g, t, now, pace=pace, subs=subs.get(t.id, {}))]

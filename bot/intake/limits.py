@@ -134,7 +134,10 @@ class Limiter:
         """The cap an answer to `sender`, who proved nobody, would pass, or None."""
         if self.answered_today(session, sender) >= STRANGER_REPLIES_PER_DAY:
             return AnswerFate.STRANGER_DAY
-        if self.answered_at_domain_today(session, sender) >= self.batch.settings.limits.answers_to_strangers_per_domain_per_day:
+        if (
+            self.answered_at_domain_today(session, sender)
+            >= self.batch.settings.limits.answers_to_strangers_per_domain_per_day
+        ):
             return AnswerFate.STRANGER_DAY
         if self.stranger_answers_this_hour(session) >= self.batch.settings.limits.answers_to_strangers_per_hour:
             return AnswerFate.STRANGER_HOUR
