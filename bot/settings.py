@@ -132,7 +132,7 @@ class LimitSettings:
     # Answers to mail that proved nobody (stranger notices, JOIN answers), all senders together.
     answers_to_strangers_per_hour: int = 50
     # Answers to mail that proved nobody at one domain (every address @ it together) in a day.
-    answers_to_strangers_per_domain_per_day: int = 30
+    answers_to_strangers_per_domain_per_day: int = 100
     # ADDRESS: the seats move once the new address answered, and not before the old address
     # has had this long to stop it (issue 27).
     address_change_hold_hours: int = 24

@@ -354,3 +354,22 @@ def test_a_persons_practice_games_share_one_hourly_allowance(gapp: App) -> None:
         cycle(gapp)
     answered = len(mails(gapp, PAT)) - told
     assert answered == limit - 1, answered  # the second PRACTICE was one of the mails of the hour
+
+
+def test_answers_to_strangers_are_capped_per_mailbox_and_per_domain(gapp: App) -> None:
+    """Issue 40: the stranger caps count the mailbox (`Farm+1@` is `farm@`: at most
+    `STRANGER_REPLIES_PER_DAY` answers a day to it) and the domain (`[limits]
+    answers_to_strangers_per_domain_per_day`, config.example.toml), so a catch-all mailbox or
+    domain cannot farm codes through endless local parts."""
+    from dataclasses import replace
+
+    for number in range(STRANGER_REPLIES_PER_DAY + 2):
+        stranger_says(gapp, f"Farm+{number}@example.net", "HELP")
+    answered = sum(len(mails(gapp, f"farm+{n}@example.net")) for n in range(STRANGER_REPLIES_PER_DAY + 2))
+    assert answered == STRANGER_REPLIES_PER_DAY
+    per_domain = 4
+    limits = replace(gapp.settings.limits, answers_to_strangers_per_domain_per_day=per_domain)
+    gapp.use_settings(replace(gapp.settings, limits=limits))
+    for number in range(per_domain + 3):
+        stranger_says(gapp, f"racer{number}@catchall.example", "HELP")
+    assert sum(len(mails(gapp, f"racer{n}@catchall.example")) for n in range(per_domain + 3)) == per_domain
