@@ -35,7 +35,8 @@ from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
-from bot.letters.context import bot_context, deadline_text, game_context, orders_block
+from bot.letters.context import bot_context, deadline_text, due_by, game_context, orders_block
+from bot.letters.words import say
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
 from bot.outlook import what_counts
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
@@ -138,9 +139,11 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
         text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
     else:
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
-        deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
+        deadline = due_by(ctx.shell, seat.game, turn, seat.player.timezone)
         counting = what_counts(rules, state, seat, on_file)
-        if on_file is None:
+        if on_file is None and seat.game.practice:
+            text = say("practice_nothing_on_file", label=turn.label, idle_days=ctx.shell.settings.practice.idle_days)
+        elif on_file is None:
             text = (
                 f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
                 f"you get {counting.by}:\n\n" + orders_block(counting.text)
@@ -279,10 +282,19 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     _note(ctx, seat, turn, store.CLEAR, "CLEAR")
     default, source = outlook.nmr_default(rules, state, seat)
     what = "the GM's plot for you" if source == "plot" else "the default"
-    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
+    deadline = due_by(ctx.shell, seat.game, turn, seat.player.timezone)
     text = (
-        f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
-        f"you get {what}:\n\n{orders_block(rules.format_orders(default))}"
+        say(
+            "practice_cleared",
+            label=turn.label,
+            game=seat.game.name,
+            idle_days=ctx.shell.settings.practice.idle_days,
+        )
+        if seat.game.practice
+        else (
+            f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
+            f"you get {what}:\n\n{orders_block(rules.format_orders(default))}"
+        )
     )
     return Reply(
         (Notice(ToSeat(seat), "Orders cleared", text, kind="orders", error=False),), label=f"CLEAR {seat.game.name}"
@@ -294,7 +306,7 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
     every order is in, until the seat's NOWAIT (or the deadline)."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
     game = seat.game
-    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
+    deadline = due_by(ctx.shell, game, turn, seat.player.timezone)
     if not game.early_resolution:
         text = (
             f"Turns of {game.name} never resolve before their deadline, so there is nothing to hold: "

@@ -34,7 +34,7 @@ import logging
 import weakref
 from datetime import timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import Text, cast, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from bot import letters, store
@@ -63,8 +63,10 @@ from rules import UnknownGameError, find_game, game_names
 from rules.api import AnyGame
 
 log = logging.getLogger("flagman.practice")
-# Per database: open practice turn id -> whether its person is out of the race (`expire_idle`).
-_checked: weakref.WeakKeyDictionary[Database, dict[int, bool]] = weakref.WeakKeyDictionary()
+# Per database: open practice turn id -> (its marks when its state was last read, whether its
+# person was out of the race then) (`expire_idle`).
+_Marks = tuple[str, int | None, tuple[tuple[int, bool, bool], ...]]
+_checked: weakref.WeakKeyDictionary[Database, dict[int, tuple[_Marks, bool]]] = weakref.WeakKeyDictionary()
 
 ROBOTS = 4  # robots in a practice field, within the game's numbers of players
 ROBOT_NAMES = ("ada", "babbage", "hopper", "turing", "lovelace", "zuse", "noether", "shannon")
@@ -249,23 +251,35 @@ def expire_idle(shell: Shell) -> int:
     idle_days = shell.settings.practice.idle_days
     cutoff = shell.now() - timedelta(days=idle_days)
     with shell.db.read() as session:
-        # The games' columns and their open turns' ids only; a turn's state is read once, the
-        # first time a run sees it open (`_checked`: whether the person is out of the race
-        # changes only when a turn resolves, and a practice game has no GM to SET it), so the
-        # tick's cost per live practice game stays flat (bench.practice).
+        # The games' columns, their open turns' and seats' marks only; a turn's state is read
+        # again only when one of those marks changed since the last run (`_checked`: whether
+        # the person is out of the race changes when a turn resolves -- a new turn -- or when a
+        # drop, a RESIGN or a REPLACE changes the turn's state or a seat), so the tick's cost
+        # per live practice game stays flat (bench.practice).
         heads = session.execute(
-            select(Game.id, Game.created_at, Turn.id)
+            select(Game.id, Game.created_at, Turn.id, Turn.label, func.length(cast(Turn.state, Text)))
             .join(Turn, Turn.game_id == Game.id)
             .where(Game.practice.is_(True), Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None))
         ).all()
+        seats: dict[int, list[tuple[int, bool, bool]]] = {}
+        for game_id, seat_id, active, robot in session.execute(
+            select(Seat.game_id, Seat.id, Seat.active, Seat.robot)
+            .join(Game, Game.id == Seat.game_id)
+            .where(Game.practice.is_(True), Game.status == GameStatus.ACTIVE)
+            .order_by(Seat.id)
+        ):
+            seats.setdefault(game_id, []).append((seat_id, bool(active), bool(robot)))
+        marks = {turn_id: (label, size, tuple(seats.get(game_id, ()))) for game_id, _, turn_id, label, size in heads}
         checked = _checked.setdefault(shell.db, {})
-        fresh = sorted({turn_id for _, _, turn_id in heads} - set(checked))
+        fresh = sorted(
+            turn_id for turn_id, mark in marks.items() if turn_id not in checked or checked[turn_id][0] != mark
+        )
         if fresh:
             games = {
                 g.id: g
                 for g in session.scalars(
                     select(Game)
-                    .where(Game.id.in_({game_id for game_id, _, turn_id in heads if turn_id in set(fresh)}))
+                    .where(Game.id.in_({game_id for game_id, _, turn_id, _, _ in heads if turn_id in set(fresh)}))
                     .options(selectinload(Game.seats))
                 )
             }
@@ -273,14 +287,12 @@ def expire_idle(shell: Shell) -> int:
                 game = games[turn.game_id]
                 rules = turns.rules_of(game)
                 state = rules.load_state(turn.state)
-                checked[turn.id] = bool(rules.expected_players(state)) and not robots.people_expected(
-                    game, state, rules
-                )
-        open_ids = {turn_id for _, _, turn_id in heads}
-        for gone in set(checked) - open_ids:
-            del checked[gone]
-        out = {game_id for game_id, _, turn_id in heads if checked.get(turn_id)}
-        candidates = sorted({game_id for game_id, created, _ in heads if game_id in out or as_utc(created) < cutoff})
+                gone = bool(rules.expected_players(state)) and not robots.people_expected(game, state, rules)
+                checked[turn.id] = (marks[turn.id], gone)
+        for closed in set(checked) - set(marks):
+            del checked[closed]
+        out = {game_id for game_id, _, turn_id, _, _ in heads if checked[turn_id][1]}
+        candidates = sorted({game_id for game_id, created, *_ in heads if game_id in out or as_utc(created) < cutoff})
     closed = 0
     for game_id in candidates:
         with shell.db.transaction() as session:

@@ -26,13 +26,14 @@ from bot.games import turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat
-from bot.letters.context import deadline_text, game_context, orders_block, practice_terms
+from bot.letters.context import deadline_text, due_by, game_context, orders_block, practice_terms
 from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import Game, GameStatus, Reason, Seat, Turn
 from bot.outlook import Source, what_counts
 from bot.safe_text import echo
+from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
@@ -172,7 +173,7 @@ def _stale(
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
     zone = seat.player.timezone
-    deadline = deadline_text(open_turn, zone) or "the GM's call"
+    deadline = due_by(batch.shell, game, open_turn, zone)
     lines = [
         f"Your mail answers {answered.label}, which has been resolved, so its orders were not used "
         f"for any turn. The turn open now is {open_turn.label}, due {deadline}."
@@ -420,9 +421,12 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
     return out
 
 
-def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
-    """What will count for the seat, in words: its orders on file, or the default."""
-    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
+def _stands(
+    shell: Shell, rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None
+) -> str:
+    """What will count for the seat, in words: its orders on file, or the default (a practice
+    race has none: the turn waits for the orders)."""
+    deadline = due_by(shell, seat.game, turn, seat.player.timezone)
     standing = what_counts(rules, state, seat, on_file)
     if on_file is not None:
         shown = orders_block(rules.format_orders(on_file))
@@ -431,6 +435,8 @@ def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: t
             fill = orders_block("\n".join(standing.filled))
             text += f"\n\nIt is not a complete set: the game's default fills what is missing with:\n\n{fill}"
         return text
+    if seat.game.practice:
+        return say("practice_nothing_on_file", label=turn.label, idle_days=shell.settings.practice.idle_days)
     shown = orders_block(standing.text)
     gets = "you get the GM's plot" if standing.source is Source.PLOT else "you get"
     return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, {gets}:\n\n{shown}"
@@ -441,7 +447,7 @@ def what_stands(batch: Batch, session: Session, seat: Seat) -> str:
     rules, state, turn = batch.current_state(session, seat.game)
     if turn is None or seat.name not in rules.expected_players(state):
         return f"You have no orders to send for {seat.game.name} now."
-    return _stands(rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
+    return _stands(batch.shell, rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
 
 
 def _nothing_taken(
@@ -457,7 +463,7 @@ def _nothing_taken(
 ) -> Done:
     """A mail of words and no order (a thank-you, a note), or whose orders were only offered back
     or negated: a short answer without an error tag, saying what stands (issue 30)."""
-    stand = _stands(rules, state, turn, seat, earlier)
+    stand = _stands(batch.shell, rules, state, turn, seat, earlier)
     if read.offered or read.negated:
         text = "No orders were taken from your mail:\n\n" + "\n".join("  - " + r for r in readings) + "\n\n" + stand
         return Done(
