@@ -261,7 +261,10 @@ def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: A
     assert len(started) == 1, [str(m["Subject"]) for m in started]
     first = body_of(started[0])
     assert first.index("is your practice game of Racecraft") < first.index("Your orders for")
-    gapp.inbox.deliver(reply_to(sheet, "USE 99", sender=PAT))  # type: ignore[attr-defined]
+    for text in ("USE 99", "ORDERS", "Thanks, looking forward to it!", "USE 1", "CLEAR", "WAIT"):
+        gapp.inbox.deliver(reply_to(sheet, text, sender=PAT, quote=False))  # type: ignore[attr-defined]
+        cycle(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "NOWAIT", sender=PAT, quote=False))  # type: ignore[attr-defined]
     cycle(gapp)
     gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
@@ -276,6 +279,8 @@ def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: A
         assert "you get the default" not in text, text
         if "Results of" in str(mail["Subject"]) or "Your orders" in text or "Nothing is on file" in text:
             assert closes in text, text
+    assert sum("Nothing is on file" in body_of(m) for m in letters) >= 3, "USE 99, ORDERS and the note say so"
+    assert any("are cleared" in body_of(m) for m in letters)
 
 
 def test_practice_caps_count_the_mailbox_not_the_address_string(gapp: App) -> None:
