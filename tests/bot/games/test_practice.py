@@ -378,3 +378,24 @@ def test_answers_to_strangers_are_capped_per_mailbox_and_per_domain(gapp: App) -
     for number in range(per_domain + 3):
         stranger_says(gapp, f"racer{number}@catchall.example", "HELP")
     assert sum(len(mails(gapp, f"racer{n}@catchall.example")) for n in range(per_domain + 3)) == per_domain
+
+
+def test_a_practice_turn_waits_for_its_pace_and_the_confirmation_says_until_when(gapp: App) -> None:
+    """Issue 40, amplification: a practice turn resolves no sooner than `[practice] turn_minutes`
+    after it opened (`turns.resolves_from`, applied by `turns.is_due`), however fast the orders
+    come; the confirmation says when, from the same rule."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    confirmation = last(gapp, PAT)
+    assert "Orders received" in str(confirmation["Subject"])
+    assert "minutes after it opened at the soonest" in " ".join(body_of(confirmation).split())
+    assert "at the soonest, Mon 5 Jan 2026 09:03 GMT." in " ".join(body_of(confirmation).split())
+    assert isinstance(gapp.clock, FakeClock)
+    gapp.clock.advance(timedelta(minutes=gapp.settings.practice.turn_minutes) - timedelta(seconds=1))
+    cycle(gapp)
+    assert "Results of" not in str(last(gapp, PAT)["Subject"]), "not before its pace"
+    gapp.clock.advance(timedelta(seconds=1))
+    cycle(gapp)
+    assert "Results of" in str(last(gapp, PAT)["Subject"])
