@@ -34,7 +34,7 @@ import logging
 import weakref
 from datetime import timedelta
 
-from sqlalchemy import Text, cast, func, select
+from sqlalchemy import Text, cast, func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from bot import letters, store
@@ -131,7 +131,10 @@ def check(session: Session, shell: Shell, address: str, kind: str) -> AnyGame:
         .join(Player, Player.id == Seat.player_id)
         .where(Game.practice.is_(True), Seat.robot.is_(False))
     )
-    mine = [row for row in session.execute(people.where(may_reach(Player.address, box))) if mailbox(row[0]) == box]
+    recent = or_(Game.status == GameStatus.ACTIVE, Game.created_at >= since)  # what the caps count
+    mine = [
+        row for row in session.execute(people.where(recent, may_reach(Player.address, box))) if mailbox(row[0]) == box
+    ]
     running = sum(1 for _, status, _ in mine if status == GameStatus.ACTIVE)
     if running >= OPEN_PER_ADDRESS:
         raise _refuse(
