@@ -254,7 +254,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
         assert request is not None  # code_stands
         if code.kind == tokens.PRACTICE:
             label, answer = practice.confirm(ctx.shell, ctx.session, request)
-            return Reply((answer,), label=label)
+            return Reply((answer,) if answer is not None else (), label=label)  # else: the first sheet
         if code.kind == tokens.JOIN:
             label, answer = signups.confirm_join(ctx.shell, ctx.session, request)
             return Reply((answer,), label=label)
@@ -322,8 +322,8 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
             kind="practice",
             label="PRACTICE refused",
         )
-    answer = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind)
-    return Reply((answer,), label=f"PRACTICE {command.kind}")
+    name = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind)
+    return Reply((), label=f"PRACTICE {name}")  # the answer: its first sheet, the welcome at its top
 
 
 def stop(ctx: CommandContext, command: Stop) -> Reply:

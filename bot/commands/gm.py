@@ -486,7 +486,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     if moved:
         turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
-    if turns.is_due(ctx.session, ctx.game, turn, ctx.now):
+    if turns.is_due(ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice)):
         # Every order is in (and the turn resolves as soon as they are): it resolves at once,
         # and its results are the players' news; a "resumes" mail seconds before them is not.
         return (

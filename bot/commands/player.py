@@ -35,7 +35,7 @@ from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import attention, signups, summary, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
-from bot.letters.context import bot_context, deadline_text, game_context, orders_block
+from bot.letters.context import bot_context, deadline_text, due_by, game_context, orders_block
 from bot.letters.defaults import gets
 from bot.letters.words import say
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
@@ -173,18 +173,21 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     else:
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
         counting = what_counts(rules, state, seat, on_file)
-        text = say(
-            "commands_orders_on_file",
-            expected=True,
-            turn=turn.label,
-            paused=seat.game.status == GameStatus.PAUSED,
-            deadline=deadline_text(turn, seat.player.timezone),
-            on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else None,
-            gets=gets(counting),
-            # issue 29: what is missing is named with the default that fills it.
-            filled=orders_block("\n".join(counting.filled)) if counting.filled else "",
-            later=list(counting.later),
-        )
+        if on_file is None and seat.game.practice:
+            text = say("practice_nothing_on_file", label=turn.label, idle_days=ctx.shell.settings.practice.idle_days)
+        else:
+            text = say(
+                "commands_orders_on_file",
+                expected=True,
+                turn=turn.label,
+                paused=seat.game.status == GameStatus.PAUSED,
+                deadline=due_by(ctx.shell, seat.game, turn, seat.player.timezone),
+                on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else None,
+                gets=gets(counting),
+                # issue 29: what is missing is named with the default that fills it.
+                filled=orders_block("\n".join(counting.filled)) if counting.filled else "",
+                later=list(counting.later),
+            )
     return Reply((Notice(ToSeat(seat), say("commands_orders_on_file_title"), text, kind="orders", error=False),))
 
 
@@ -312,14 +315,23 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "CLEAR")
     _note(ctx, seat, turn, store.CLEAR, "CLEAR")
     default, source = outlook.nmr_default(rules, state, seat)
-    text = say(
-        "commands_cleared",
-        turn=turn.label,
-        game=seat.game.name,
-        paused=seat.game.status == GameStatus.PAUSED,
-        deadline=deadline_text(turn, seat.player.timezone),
-        plot=source == "plot",
-        default=orders_block(rules.format_orders(default)),
+    text = (
+        say(
+            "practice_cleared",
+            label=turn.label,
+            game=seat.game.name,
+            idle_days=ctx.shell.settings.practice.idle_days,
+        )
+        if seat.game.practice
+        else say(
+            "commands_cleared",
+            turn=turn.label,
+            game=seat.game.name,
+            paused=seat.game.status == GameStatus.PAUSED,
+            deadline=due_by(ctx.shell, seat.game, turn, seat.player.timezone),
+            plot=source == "plot",
+            default=orders_block(rules.format_orders(default)),
+        )
     )
     return Reply(
         (Notice(ToSeat(seat), say("commands_cleared_title"), text, kind="orders", error=False),),
@@ -332,7 +344,7 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
     every order is in, until the seat's NOWAIT (or the deadline)."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
     game = seat.game
-    facts = {"turn": turn.label, "game": game.name, "deadline": deadline_text(turn, seat.player.timezone)}
+    facts = {"turn": turn.label, "game": game.name, "deadline": due_by(ctx.shell, game, turn, seat.player.timezone)}
     if not game.early_resolution:
         return Reply(
             (

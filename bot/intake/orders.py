@@ -27,7 +27,7 @@ from bot.games import attention, turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToGm, ToSeat
-from bot.letters.context import deadline_text, game_context, orders_block
+from bot.letters.context import deadline_text, due_by, game_context, orders_block, practice_terms
 from bot.letters.defaults import gets
 from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
@@ -35,11 +35,15 @@ from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import AttentionKind, Game, GameStatus, Reason, Seat, Turn
 from bot.outlook import what_counts
 from bot.safe_text import echo
+from bot.schedules import format_local
+from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
 
 MAX_PROBLEMS_SHOWN = 20  # order lines quoted back, with their reasons, in one answer; the rest are counted
+MAX_PROSE_LINES = 20  # lines of one mail read as prose (`prose_to_read`); the rest stay not understood
+MAX_PROSE_WORDS = 400  # words of those lines in all: the reading's steps are bounded before it starts
 MAX_SUBJECT_ORDER_LINES = 10
 # What a reply puts before the subject it answers ("Re: ", "AW: ", "Re[2]: ", "SV: " ...) and
 # the tags of lists and of the bot ("[rc1]", "[rc1.kelly.<mac>]"): gone before the subject is
@@ -181,7 +185,7 @@ def _stale(
         "intake_stale",
         answered=answered.label,
         open=open_turn.label,
-        deadline=deadline_text(open_turn, seat.player.timezone),
+        deadline=due_by(batch.shell, game, open_turn, seat.player.timezone),
         link=link,
         quoted=quoted,
         help="" if link else rules.order_help(state, seat.name),
@@ -193,6 +197,34 @@ def _stale(
         game=game,
         seat=seat,
     )
+
+
+def prose_to_read(mail: Mail, problems: Sequence[OrderProblem]) -> list[OrderProblem]:
+    """The lines of a mail the parser did not understand that are read as prose, bounded before
+    the reading starts (issue 40: 2,000 lines of prose cost seconds of poll): none for a mail
+    past its sender's hourly limit (its answer is withheld: it is acted on, not read at
+    length), else the first `MAX_PROSE_LINES` of them, as long as their words stay within
+    `MAX_PROSE_WORDS` (a word starts at most `prose.MAX_PHRASE_WORDS` parses). The lines left
+    out stay lines not understood, counted in the answer."""
+    if mail.over_limit:
+        return []
+    chosen: list[OrderProblem] = []
+    words = 0
+    for problem in problems:
+        if problem.kind is not ProblemKind.INVALID:
+            continue
+        words += len(problem.line.split())
+        if len(chosen) >= MAX_PROSE_LINES or words > MAX_PROSE_WORDS:
+            break
+        chosen.append(problem)
+    return chosen
+
+
+def _soonest(shell: Shell, game: Game, turn: Turn, zone: str) -> str | None:
+    """When `turn` may resolve at the soonest (`turns.resolves_from`, the rule `turns.is_due`
+    applies), in `zone`, if that is still to come; else None."""
+    soonest = turns.resolves_from(game, turn, turns.practice_pace(shell.settings.practice))
+    return format_local(soonest, zone) if soonest is not None and soonest > shell.now() else None
 
 
 def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
@@ -250,9 +282,11 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     order_help = rules.order_help(state, seat.name)
     parsed = rules.parse_orders(state, seat.name, text)
     read: prose.ProseResult | None = None
-    if any(p.kind is ProblemKind.INVALID for p in parsed.problems):
-        # Lines the parser did not understand, read as a GM reads prose (issue 30).
-        read = prose.read(rules, state, seat.name, text, parsed.problems, prose.order_words(order_help))
+    to_read = prose_to_read(mail, parsed.problems)
+    if to_read:
+        # Lines the parser did not understand, read as a GM reads prose (issue 30), within the
+        # bound set before the reading starts (`prose_to_read`).
+        read = prose.read(rules, state, seat.name, text, to_read, prose.order_words(order_help))
         if read.readings:
             again = rules.parse_orders(state, seat.name, read.text)
             parsed = dataclasses.replace(
@@ -285,6 +319,10 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
                 "deadline": deadline_text(turn, zone),
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
                 "paused": game.status == GameStatus.PAUSED,
+                "practice": practice_terms(shell, game),
+                # A practice turn's pace, as the tick applies it (`turns.is_due`): when it may
+                # resolve, in the player's zone, if that is still to come.
+                "soonest": _soonest(shell, game, turn, zone),
             },
             "problems": problems,
             "problems_more": len(parsed.problems) - len(shown),
@@ -449,17 +487,21 @@ def _pass_on(batch: Batch, session: Session, seat: Seat, read: prose.ProseResult
     return (Notice(ToGm(game), title, text, kind="intake_words_for_gm", error=False, game=game),)
 
 
-def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
+def _stands(
+    shell: Shell, rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None
+) -> str:
     """What will count for the seat, in words: its orders on file, or the default (the outlook's
     `what_counts`); a paused game's turn has no deadline running."""
     standing = what_counts(rules, state, seat, on_file)
+    if on_file is None and seat.game.practice:
+        return say("practice_nothing_on_file", label=turn.label, idle_days=shell.settings.practice.idle_days)
     return say(
         "intake_stands",
         expected=True,
         game=seat.game.name,
         turn=turn.label,
         paused=seat.game.status == GameStatus.PAUSED,
-        deadline=deadline_text(turn, seat.player.timezone),
+        deadline=due_by(shell, seat.game, turn, seat.player.timezone),
         on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else "",
         filled=orders_block("\n".join(standing.filled)) if on_file is not None and standing.filled else "",
         gets=gets(standing),
@@ -471,7 +513,7 @@ def what_stands(batch: Batch, session: Session, seat: Seat) -> str:
     rules, state, turn = batch.current_state(session, seat.game)
     if turn is None or seat.name not in rules.expected_players(state):
         return say("intake_stands", expected=False, game=seat.game.name)
-    return _stands(rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
+    return _stands(batch.shell, rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
 
 
 def _nothing_taken(
@@ -488,7 +530,7 @@ def _nothing_taken(
     """A mail of words and no order (a thank-you, a note, words for the GM), or whose orders
     were only offered back or negated: a short answer without an error tag, saying what stands
     (issue 30); words for the GM go to the GM."""
-    stand = _stands(rules, state, turn, seat, earlier)
+    stand = _stands(batch.shell, rules, state, turn, seat, earlier)
     to_gm = _pass_on(batch, session, seat, read)
     if read.offered or read.negated:
         return Done(

@@ -17,7 +17,7 @@ from bot import outlook, store
 from bot.letters import reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
-from bot.letters.context import deadline_text, game_context
+from bot.letters.context import deadline_text, game_context, practice_terms
 from bot.letters.defaults import gets
 from bot.letters.pictures import html_body
 from bot.letters.reports import public_report
@@ -116,6 +116,7 @@ def seat_context(
                 "deadline": deadline_text(turn, zone),
                 "expected": expected,
                 "early": game.early_resolution,
+                "practice": practice_terms(shell, game),
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
                 "dice": reveal.committed(session, cache, game, rules, turn),
             },
