@@ -215,7 +215,7 @@ def test_a_robot_seat_may_drive_at_the_easy_level(
     gapp: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Issue 40: "a second, easier level for newcomers (`--robot NAME:easy`)". The level is
-    stored with the seat (migration 0015), the orders filed for it are the rules' easy robot's
+    stored with the seat (migration 0016_robots), the orders filed for it are the rules' easy robot's
     (`robot_orders(..., RobotLevel.EASY)` with the seat's rng), `game show` says so, and an
     unknown level is refused with the levels there are."""
     with gapp.db.transaction() as session:

@@ -4,8 +4,8 @@
   ``easy``), given by ``--robot NAME:easy`` or ``PRACTICE <game> EASY``; ``normal`` for every
   seat there is (a person's seat keeps ``normal`` and never reads it).
 
-Revision ID: 0015_robots
-Revises: 0014
+Revision ID: 0016_robots
+Revises: 0015_intake
 Create Date: 2026-12-06 02:00:00
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0015_robots"
-down_revision = "0014"
+revision = "0016_robots"
+down_revision = "0015_intake"
 branch_labels = None
 depends_on = None
 
