@@ -410,7 +410,7 @@ def test_practice_easy_races_against_easy_robots(gapp: App) -> None:
     stranger_says(gapp, PAT, "PRACTICE racecraft easy")
     sheet = _confirm(gapp)
     assert {s.robot_level for s in _game(gapp).seats if s.robot} == {"easy"}
-    assert "against 4 easy robot drivers" in body_of(sheet)
+    assert "against 4 easy robot drivers" in " ".join(body_of(sheet).split())
     gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz EASY", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
     assert {s.robot_level for s in _game(gapp, "practice2").seats if s.robot} == {"easy"}
