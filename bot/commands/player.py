@@ -339,11 +339,31 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     )
 
 
+def _no_hold_in_practice(ctx: CommandContext, seat: Seat, turn: Turn, verb: str) -> None:
+    """WAIT and NOWAIT are refused in a practice race: it has no deadline to wait for (a held
+    turn would never resolve), so there is nothing to hold or lift."""
+    if not seat.game.practice:
+        return
+    raise ctx.refuse(
+        say("practice_no_wait_title", verb=verb),
+        say(
+            "practice_no_wait",
+            verb=verb,
+            label=turn.label,
+            game=seat.game.name,
+            idle_days=ctx.shell.settings.practice.idle_days,
+        ),
+        kind=verb.lower(),
+        label=f"{verb} refused: a practice race",
+    )
+
+
 def wait(ctx: CommandContext, command: Wait) -> Reply:
     """WAIT [game] (issue 30): the open turn does not resolve before its deadline, even when
     every order is in, until the seat's NOWAIT (or the deadline)."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
     game = seat.game
+    _no_hold_in_practice(ctx, seat, turn, "WAIT")
     facts = {"turn": turn.label, "game": game.name, "deadline": due_by(ctx.shell, game, turn, seat.player.timezone)}
     if not game.early_resolution:
         return Reply(
@@ -377,6 +397,7 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
     """NOWAIT [game] (issue 30): the seat's WAIT lifted."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "NOWAIT")
     game = seat.game
+    _no_hold_in_practice(ctx, seat, turn, "NOWAIT")
     if not store.holds(store.submissions(ctx.session, turn, seat)):
         text = say("commands_nowait", held=False, turn=turn.label, game=game.name)
         return Reply(

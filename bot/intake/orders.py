@@ -382,7 +382,13 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     confirmation = Letter(to, shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
     batch.file_orders(turn, seat, merged)
     return Done(
-        "orders" + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else ""),
+        "orders"
+        + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else "")
+        + (
+            "; words for the GM in a practice race: no GM, passed to nobody"
+            if game.practice and read and read.for_gm
+            else ""
+        ),
         Reason.ORDERS,
         (confirmation, *_pass_on(batch, session, seat, read)),
         game=game,
@@ -457,6 +463,8 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
             out.append(say("intake_reading", how="offered", orders=[offer], link=link, **said))
         if reading.for_gm is not None:
             how = {ForTheGm.FAREWELL: "farewell", ForTheGm.QUESTION: "question"}.get(reading.for_gm, "for_gm")
+            if seat.game.practice:  # no GM to pass them to (`_pass_on`)
+                how = {"farewell": "no_gm_farewell"}.get(how, "no_gm")
             out.append(say("intake_reading", how=how, **said))
         elif reading.unread:  # the words of a line with orders in it that were read as none
             out.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said))
@@ -472,6 +480,8 @@ def _pass_on(batch: Batch, session: Session, seat: Seat, read: prose.ProseResult
     if read is None or not read.for_gm:
         return ()
     game = seat.game
+    if game.practice:  # a practice race has no GM: passed to nobody, and the answer says so
+        return ()
     now = batch.shell.now()
     for reading in read.for_gm:
         kind = AttentionKind.QUESTION if reading.for_gm is ForTheGm.QUESTION else AttentionKind.NOTE
@@ -550,14 +560,19 @@ def _nothing_taken(
             seat=seat,
         )
     for_gm = bool(to_gm)
+    no_gm = seat.game.practice and bool(read.for_gm)  # words for a GM a practice race does not have
     return Done(
-        "words for the GM: passed on" if for_gm else "a note: no orders",
+        "words for the GM: passed on"
+        if for_gm
+        else "words for the GM in a practice race: no GM, passed to nobody"
+        if no_gm
+        else "a note: no orders",
         Reason.NOTE,
         (
             Notice(
                 ToSeat(seat),
-                say("intake_note_title", for_gm=for_gm),
-                say("intake_note", for_gm=for_gm, readings=readings, stands=stand),
+                say("intake_note_title", for_gm=for_gm, no_gm=no_gm),
+                say("intake_note", for_gm=for_gm, no_gm=no_gm, readings=readings, stands=stand),
                 kind="note",
                 error=False,
             ),

@@ -153,8 +153,14 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
             (
                 Notice(
                     ToSeat(seat),
-                    say("intake_note_title", for_gm=False),
-                    say("intake_note", for_gm=False, readings=[], stands=orders.what_stands(batch, session, seat)),
+                    say("intake_note_title", for_gm=False, no_gm=False),
+                    say(
+                        "intake_note",
+                        for_gm=False,
+                        no_gm=False,
+                        readings=[],
+                        stands=orders.what_stands(batch, session, seat),
+                    ),
                     kind="note",
                     error=False,
                 ),

@@ -414,3 +414,40 @@ def test_practice_easy_races_against_easy_robots(gapp: App) -> None:
     gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz EASY", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
     assert {s.robot_level for s in _game(gapp, "practice2").seats if s.robot} == {"easy"}
+
+
+def test_words_for_the_gm_in_a_practice_race_are_passed_to_nobody_and_the_answer_says_so(gapp: App) -> None:
+    """A practice race has no GM (mail-interface.md, practice: "a practice game of that person
+    against robots"): a question for the GM is not passed on, and the answer never claims it is;
+    it says so and points to the rules."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "Dear GM, what happens if I run out of EP?", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    answer = last(gapp, PAT)
+    text = " ".join((str(answer["Subject"]) + "\n" + body_of(answer)).split())
+    assert "went to the GM" not in text and "passed on to the GM" not in text, text
+    assert "who answers it" not in text, text
+    assert "a practice race has no gm" in text.lower(), text
+    assert "RULES practice1" in text, text
+    with gapp.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Outbox).where(Outbox.kind == "intake_words_for_gm")) == 0
+
+
+def test_wait_and_nowait_are_refused_in_a_practice_race(gapp: App) -> None:
+    """WAIT holds a turn "until its deadline" (mail-interface.md); a practice race has none, so a
+    held practice turn would never resolve: WAIT and NOWAIT are refused, saying why, and the
+    turn still resolves once the orders are in."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    for verb in ("WAIT", "NOWAIT"):
+        gapp.inbox.deliver(reply_to(sheet, verb, sender=PAT, quote=False))  # type: ignore[attr-defined]
+        cycle(gapp)
+        answer = last(gapp, PAT)
+        text = " ".join(body_of(answer).split())
+        assert "[ERROR]" in str(answer["Subject"]), str(answer["Subject"])
+        assert f"{verb} is refused" in text and "no deadline" in text, text
+    gapp.inbox.deliver(reply_to(sheet, "WAIT\nUSE 2", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    _paced(gapp)
+    assert any("Results of" in str(m["Subject"]) for m in mails(gapp, PAT))
