@@ -750,6 +750,35 @@ class MailCommands:
     more_problems: int = 0  # lines not understood past MAX_PROBLEMS: counted only
 
 
+# A stranger's first mail often wraps its command in a greeting ("Hi! PRACTICE racecraft
+# please"): a short line of greeting words (and a name), the verb of a command for anyone that
+# asks for a game, written in capitals as commands are, its words, and a please or thanks after
+# it. Only PRACTICE and JOIN, whose answer echoes what was read (a stranger gets a code to
+# confirm it), and only when the words inside parse as the command.
+_IN_GREETING_VERBS = ("PRACTICE", "JOIN")
+_COMMAND_IN_GREETING = re.compile(
+    r"(?i:hi|hello|hey|hiya|dear|greetings|howdy|good\s+(?:morning|afternoon|evening|day))"
+    r"(?:[\s,!.:;~-]+(?:[A-Za-z][a-z'’]*))?[\s,!.:;~-]+"
+    r"(?P<command>(?:" + "|".join(_IN_GREETING_VERBS) + r")\s[^,!.;]*?)"
+    r"(?:[\s,!.;~-]+(?i:please|pls|thanks|thank\s+you|thx|cheers|ta))*[\s,!.:;~-]*"
+)
+_GREETING_LINE_MAX = 100  # characters: a greeting line, not a letter
+
+
+def command_in_greeting(line: str) -> PlayerCommand | None:
+    """The PRACTICE or JOIN command a short greeting line carries ("Hi! PRACTICE racecraft
+    please" -> PRACTICE racecraft), or None: the line is not one, or its command does not parse."""
+    text = line.strip()
+    if len(text) > _GREETING_LINE_MAX:
+        return None
+    match = _COMMAND_IN_GREETING.fullmatch(text)
+    if match is None:
+        return None
+    inner = match.group("command").strip()
+    command = _PLAYER_VERBS[inner.split()[0]].parse(inner)
+    return command if isinstance(command, Practice | Join) else None
+
+
 def split_gm_args(command: type[GmCommand], words: list[str]) -> tuple[str, ...] | None:
     """The arguments of a GM command in the words after its game (`GmCommand.split`)."""
     return command.split(words)
@@ -775,6 +804,8 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
         verb = words[0].upper()
         command_class = _PLAYER_VERBS.get(verb)
         command = command_class.parse(line) if command_class is not None else None
+        if command_class is None and verb not in GM_VERBS:
+            command = command_in_greeting(line)
         if isinstance(command, CommandProblem):
             problems.append(command)
             continue

@@ -24,8 +24,9 @@ from bot.commands import (
     Vacation,
     parse_commands,
 )
-from bot.commands.grammar import MAX_PRESS_CHARS, MAX_PRESS_LINES, Extend, Order, Start
+from bot.commands.grammar import MAX_PRESS_CHARS, MAX_PRESS_LINES, Extend, Order, Practice, Start
 from bot.mail_in import tokens
+from rules.api import RobotLevel
 
 
 def test_player_commands_and_orders_are_told_apart() -> None:
@@ -261,3 +262,25 @@ def test_a_confirmation_code_stands_for_its_own_address_and_days_only(
     assert not tokens.verify(read, ("another secret",), made, address)
     if other.lower() != address.lower():
         assert not tokens.verify(read, ("secret",), made, other)
+
+
+def test_a_practice_or_join_inside_a_short_greeting_line_is_read() -> None:
+    """A stranger's first mail "Hi! PRACTICE racecraft please" asks for a practice race
+    (mail-interface.md: "`PRACTICE <game kind>` (anyone)"): the command inside a short greeting
+    line, its verb in capitals, with a please or thanks after it, is read as that command. A
+    line whose words inside do not parse, a verb in lower case, or any other verb, is not."""
+    assert parse_commands("Hi! PRACTICE racecraft please").player == (Practice("racecraft"),)
+    assert parse_commands("Hi PRACTICE racecraft").player == (Practice("racecraft"),)
+    assert parse_commands("Hello Flagman, PRACTICE racecraft EASY, thanks!").player == (
+        Practice("racecraft", RobotLevel.EASY),
+    )
+    assert parse_commands("Hey! JOIN rc2 Roger. Thanks!").player == (Join("rc2", "Roger"),)
+    assert parse_commands("Hey! JOIN rc2 please").player == (Join("rc2", ""),)
+    for line in (
+        "hi, practice racecraft please",
+        "Hi! PRACTICE some other thing please",
+        "Hi all, USE 3",
+        "Hi! RESIGN rc1 please",
+        "Hi! PRACTICE racecraft " + "x" * 200,
+    ):
+        assert parse_commands(line).player == (), line

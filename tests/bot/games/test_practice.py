@@ -451,3 +451,13 @@ def test_wait_and_nowait_are_refused_in_a_practice_race(gapp: App) -> None:
     cycle(gapp)
     _paced(gapp)
     assert any("Results of" in str(m["Subject"]) for m in mails(gapp, PAT))
+
+
+def test_a_strangers_practice_inside_a_greeting_line_is_read(gapp: App) -> None:
+    """A playtester's first mail was "Hi! PRACTICE racecraft please" and was answered "You are
+    not in a game here": the command inside the greeting line is read, and answered as PRACTICE
+    is, with the code to confirm (which echoes what was read)."""
+    stranger_says(gapp, PAT, "Hi! PRACTICE racecraft please")
+    answer = last(gapp, PAT)
+    assert "[confirm practice." in str(answer["Subject"]), str(answer["Subject"])
+    assert "practice race of Racecraft" in " ".join(body_of(answer).split())
