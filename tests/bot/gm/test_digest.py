@@ -203,7 +203,7 @@ def test_since_the_last_digest_only_new_things_are_listed(rc: App) -> None:
     rc.clock.advance(days=1)
     send(rc, force=True)
     assert "Mail refused:" not in digests(rc)[-1]
-    assert "Nothing odd" in digests(rc)[-1]
+    assert "no mail refused, bounced, failed or quarantined" in digests(rc)[-1]
 
 
 def test_no_digest_for_a_gm_without_running_games(gapp: App) -> None:
@@ -281,3 +281,28 @@ def test_the_digest_says_who_holds_a_turn_with_wait(rc: App) -> None:
     assert send(rc, force=True) >= 1
     section = digests(rc)[-1].split("== rc1")[1]
     assert "Held to its deadline (WAIT): kelly" in section
+
+
+def test_a_digest_with_nothing_to_list_says_so_under_its_heading(rc: App) -> None:
+    """The first digest of a quiet game said "In the last day (this is your first digest; ...):"
+    over an empty section. A heading is never printed over nothing: when no GM command was given
+    and no mail was refused, bounced, failed or quarantined, the heading says nothing happened;
+    the next one, the same."""
+    send(rc, force=True)
+    first = digests(rc)[-1]
+    heading = next(line for line in first.splitlines() if line.startswith("In the last day"))
+    assert "this is your first digest" in heading and heading.endswith(
+        "nothing happened yet: no GM commands, and no mail refused, bounced, failed or quarantined."
+    ), heading
+    rc.clock.advance(days=1)  # type: ignore[attr-defined]
+    send(rc, force=True)
+    second = digests(rc)[-1]
+    heading = next(line for line in second.splitlines() if line.startswith("Since the last digest"))
+    assert heading.endswith("nothing happened: no GM commands, and no mail refused, bounced, failed or quarantined."), (
+        heading
+    )
+    for text in (first, second):
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if line.endswith(":") and not line.startswith(" "):
+                assert lines[i + 1].strip(), f"heading {line!r} over nothing:\n{text}"
