@@ -171,7 +171,12 @@ def revealed(
         "draw_word": ordinal(draw.count),
         "earlier": _earlier(draw.earlier),
         "receipts": [
-            {"seat": name, "receipt": receipts[name], "defaulted": name in outcome.defaulted}
+            {
+                "seat": name,
+                "receipt": receipts[name],
+                "defaulted": name in outcome.defaulted,
+                "filled": outcome.filled.get(name, ""),  # "plot" (the GM's) or "default"
+            }
             for name in sorted(receipts)
         ],
         "yours": {"seat": seat, "text": texts[seat]} if seat is not None and seat in texts else None,
