@@ -30,10 +30,13 @@ systemd's ``STATUS=`` says the same ("failing since ..."). The watchdog is still
 jobs fail and wait: the service is doing the right thing (a restart would not bring the
 database back, and would use up the unit's start limit); only a job that hangs stops it.
 
-Start: before the lock, the database must answer, be at the schema's head revision and take a
-write (rolled back): if not, `flagman run` says why in two lines and exits 3 (the database
-server cannot be reached), 4 (damaged, read-only, disk full: bot.ops.storage) or 1 (migrate
-first).
+Start: before the lock, the database must answer, be at the schema's head revision, take a
+write (rolled back) and, on SQLite, pass its quick_check. A fault that waiting mends (the
+database server down, a read-only database or file system, a full disk) is waited out in the
+process: one log line per kind of fault, ``STATUS=`` saying why, tries backing off from
+START_RETRY_FIRST to START_RETRY_MAX seconds, and one line when it works again. A fault that
+waiting does not mend stops it: a damaged database (two lines, status 4: restore a backup), one
+not migrated (status 1).
 
 With [metrics] file set, the figures an operator watches are rewritten after every job
 (bot.ops.metrics).
@@ -640,13 +643,13 @@ class NotMigrated(Exception):
 
 
 def check_database(settings: Settings) -> None:
-    """Can the service start on this database? It answers, is at the head revision and takes a
-    write (rolled back). Raises what the database says (bot.cli explains it: status 3 or 4), or
+    """Can the service start on this database? It answers, is at the head revision, takes a
+    write (rolled back) and is intact (SQLite's quick_check). Raises what the database says (bot.cli explains it: status 3 or 4), or
     NotMigrated."""
     from bot.app import open_database
     from bot.db import current_revision, head_revision
     from bot.ops.instance import sqlite_path
-    from bot.ops.storage import safe_url, write_probe
+    from bot.ops.storage import check_intact, safe_url, write_probe
 
     path = sqlite_path(settings.database_url)
     if path is not None and not path.exists():  # not made here: `flagman migrate` makes it, private
@@ -659,6 +662,70 @@ def check_database(settings: Settings) -> None:
                 f"this flagman needs {head}: run `flagman migrate` (the unit does, before each start)"
             )
         write_probe(db.engine)
+        check_intact(db.engine, settings.database_url)
+
+
+# A database that cannot be used at the start (its server down, read-only, its disk full): the
+# service waits in its own process and tries again after START_RETRY_FIRST seconds, then twice as
+# long each time, at most START_RETRY_MAX; one log line per kind of fault (and one when it works),
+# STATUS= saying why it waits. A restart by systemd would not mend any of them, and would use up
+# the unit's start limit (StartLimitBurst) while the fault lasts.
+START_RETRY_FIRST = 2.0
+START_RETRY_MAX = 60.0
+
+
+def wait_for_database(settings: Settings, signals: _Signals, notifier: Notifier) -> bool:
+    """`check_database` until it passes: True then, False if a stop came first. A fault that
+    waiting cannot mend is raised as it is: a damaged database (bot.ops.storage, status 4: restore
+    a backup), one not migrated (NotMigrated), any other error (a bug)."""
+    from bot.ops.storage import Cause, breakdown
+
+    delay = START_RETRY_FIRST
+    told: Cause | None = None
+    tries = 0
+    since = datetime.now(UTC)
+    readied = False
+    while True:
+        try:
+            check_database(settings)
+        except NotMigrated:
+            raise
+        except Exception as exc:
+            found = breakdown(exc, settings.database_url)
+            if found is None or found.cause is Cause.DAMAGED:
+                raise
+            tries += 1
+            if found.cause is not told:
+                log.error(
+                    "cannot start yet: %s; %s; waiting, and trying again with back-off (%g s, doubling to %g s)",
+                    found.text,
+                    found.fix,
+                    delay,
+                    START_RETRY_MAX,
+                )
+                told = found.cause
+            else:
+                log.debug("cannot start yet (try %d): %s", tries, found.text)
+            status = f"waiting to start since {since:%Y-%m-%d %H:%M} UTC, {tries} tries: {found.text}; next try in {delay:.0f} s"
+            # systemd must see the process up (or TimeoutStartSec= kills it) and alive (the
+            # watchdog), as on standby: it is doing the right thing, waiting.
+            if readied:
+                notifier.status(status)
+            else:
+                readied = notifier.ready(status) or True
+            deadline = time.monotonic() + delay
+            while not signals.stopping and time.monotonic() < deadline:
+                signals.wait(min(1.0, max(0.0, deadline - time.monotonic())))
+                if notifier.watchdog_due():
+                    notifier.watchdog()
+                signals.reloading = False  # nothing to reload yet; the configuration is read at the start
+            if signals.stopping:
+                return False
+            delay = min(START_RETRY_MAX, delay * 2)
+        else:
+            if told is not None:
+                log.warning("the database works again after %d tries: starting", tries)
+            return True
 
 
 def run_service(
@@ -672,14 +739,20 @@ def run_service(
     """`flagman run`: the service until SIGTERM/SIGINT. 0 on a clean stop, 1 if the lock was lost
     or the database needs migrating. A database that cannot be used at the start raises (the
     CLI says why: bot.cli.servers)."""
-    try:
-        check_database(settings)
-    except NotMigrated as exc:
-        print(f"flagman run: {exc}", file=sys.stderr)
-        return 1
     notifier = notifier or Notifier()
     signals = _Signals()
     signals.install()
+    try:
+        if not wait_for_database(settings, signals, notifier):
+            notifier.stopping("stopped while waiting to start")
+            signals.uninstall()
+            return 0
+    except BaseException as exc:
+        signals.uninstall()
+        if isinstance(exc, NotMigrated):
+            print(f"flagman run: {exc}", file=sys.stderr)
+            return 1
+        raise
     lock = lock if lock is not None else lock_for(settings)
     if lock is not None:
         notifier.status("waiting for the instance lock")

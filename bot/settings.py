@@ -497,12 +497,13 @@ def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None
         raise SettingsError(f"{path} is unreadable: {getattr(exc, 'strerror', None) or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: {exc}") from exc
+    settings = parse_settings(data, env=env, base_dir=path.resolve().parent, source=str(path))
     for section, option in REQUIRED:
         table = data.get(section)
         if not isinstance(table, dict) or option not in table:
             where = f"[{section}] {option}" if isinstance(table, dict) else f"the section [{section}]"
             raise SettingsError(f"{path}: {where} is required (see config.example.toml)")
-    return parse_settings(data, env=env, base_dir=path.resolve().parent, source=str(path))
+    return settings
 
 
 # What a configuration file must name: nothing here falls back to a default, so a file cut

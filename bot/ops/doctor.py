@@ -152,18 +152,20 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
 
 
 def _check_schema(engine: Engine, shown: str) -> Iterator[Finding]:
-    from bot.db import current_revision, head_revision
+    from bot.db import MigrationFilesMissing, current_revision, head_revision
 
-    head = head_revision()
+    try:
+        head = head_revision()
+    except MigrationFilesMissing as exc:
+        yield problem("database", str(exc).partition(": nothing was migrated")[0], "reinstall this version of flagman")
+        return
     current = current_revision(engine)
     if current is None:
         yield problem("database", f"{shown} has no schema", "run `flagman migrate`")
     elif current != head:
-        from alembic.script import ScriptDirectory
+        from bot.db import revisions
 
-        from bot.db import alembic_config
-
-        known = {r.revision for r in ScriptDirectory.from_config(alembic_config("sqlite://")).walk_revisions()}
+        known = {r.revision for r in revisions().walk_revisions()}
         if current in known:
             yield problem(
                 "database",

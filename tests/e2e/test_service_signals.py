@@ -29,6 +29,7 @@ from bot.models import Game, InboundMessage, Turn
 from bot.ops.backup import replay_game
 from bot.settings import load_settings
 from bot.testing import reply_to
+from tests.helpers import as_unprivileged
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -82,7 +83,9 @@ class NotifySocket:
 class Service:
     """`flagman run` in a subprocess, its log lines collected."""
 
-    def __init__(self, config: Path, notify: NotifySocket, watchdog_usec: int = 3_000_000) -> None:
+    def __init__(
+        self, config: Path, notify: NotifySocket, watchdog_usec: int = 3_000_000, *, unprivileged: bool = False
+    ) -> None:
         env = {**os.environ, "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": str(watchdog_usec), "PYTHONUNBUFFERED": "1"}
         env.pop("WATCHDOG_PID", None)
         env.pop("FLAGMAN_SECRET", None)
@@ -91,8 +94,9 @@ class Service:
             "import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1); "
             "from bot.cli import main; sys.exit(main(sys.argv[1:]))"
         )
+        argv = [sys.executable, "-c", boot, "--config", str(config), "run"]
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", boot, "--config", str(config), "run"],
+            as_unprivileged(argv) if unprivileged else argv,
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,

@@ -159,14 +159,12 @@ def test_a_read_only_database_stops_poll_with_the_files_named(tmp_path: Path) ->
     assert inbox_waiting(root) == 0
 
 
-def test_run_does_not_start_on_a_database_it_cannot_write_or_that_is_not_migrated(tmp_path: Path) -> None:
-    """`flagman run` checks the database before it starts its jobs: one it may not write is the
-    two lines and status 4 (not a service that starts and fails at every job); one that does
-    not exist yet (or is behind) is "run flagman migrate", status 1, and is not made."""
+def test_run_does_not_start_on_a_database_that_is_not_migrated(tmp_path: Path) -> None:
+    """`flagman run` checks the database before it starts its jobs: one that does not exist yet
+    (or is behind) is "run flagman migrate", status 1, and is not made. (One it may not write
+    yet is waited out: tests/e2e/test_start_faults.py.)"""
     root = tmp_path / "site"
     config = make_site(root, mails=0)
-    (root / "flagman.sqlite").chmod(0o444)
-    assert_told(flagman_process(config, "run", unprivileged=True), 4, "cannot be written", "mode 0444")
     config.write_text(config.read_text().replace("sqlite:///flagman.sqlite", "sqlite:///other.sqlite"))
     done = flagman_process(config, "run")
     assert_told(done, 1, f"no database at {root / 'other.sqlite'}", "flagman migrate")
@@ -243,9 +241,10 @@ def test_a_full_maildir_outbox_is_a_full_disk_and_the_mail_waits(tmp_path: Path)
 
 
 @pytest.mark.e2e
-def test_run_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> None:
-    """`flagman run` with the database server stopped (a private PostgreSQL the test starts and
-    stops): what cannot be reached and what to check, status 3, no traceback."""
+def test_poll_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> None:
+    """`flagman poll` with the database server stopped (a private PostgreSQL the test starts and
+    stops): what cannot be reached and what to check, status 3, no traceback. (`flagman run`
+    waits for it instead: tests/e2e/test_start_faults.py.)"""
     from bot.db import migrate
     from tests.servers import Postgres
 
@@ -255,7 +254,7 @@ def test_run_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> N
         migrate(url)
         config.write_text(config.read_text().replace('url = "sqlite:///flagman.sqlite"', f'url = "{url}"'))
         server.stop()
-        done = flagman_process(config, "run")
+        done = flagman_process(config, "poll")
     assert_told(done, 3, "cannot use the database postgresql", "Connection refused", "PostgreSQL runs")
 
 
