@@ -674,10 +674,12 @@ START_RETRY_FIRST = 2.0
 START_RETRY_MAX = 60.0
 
 
-def wait_for_database(settings: Settings, signals: _Signals, notifier: Notifier) -> bool:
-    """`check_database` until it passes: True then, False if a stop came first. A fault that
-    waiting cannot mend is raised as it is: a damaged database (bot.ops.storage, status 4: restore
-    a backup), one not migrated (NotMigrated), any other error (a bug)."""
+def wait_for_database(settings: Settings, signals: _Signals, notifier: Notifier, *, migrate: bool = False) -> bool:
+    """`check_database` until it passes: True then, False if a stop came first. With `migrate`,
+    a database behind this flagman's schema (or not there yet) is migrated once it can be used
+    (`flagman migrate`'s MigrationError if that fails). A fault that waiting cannot mend is
+    raised as it is: a damaged database (bot.ops.storage, status 4: restore a backup), one not
+    migrated (NotMigrated), any other error (a bug)."""
     from bot.ops.storage import Cause, breakdown
 
     delay = START_RETRY_FIRST
@@ -685,9 +687,28 @@ def wait_for_database(settings: Settings, signals: _Signals, notifier: Notifier)
     tries = 0
     since = datetime.now(UTC)
     readied = False
+    migrated = False
     while True:
         try:
-            check_database(settings)
+            try:
+                check_database(settings)
+            except NotMigrated:
+                if not migrate or migrated:
+                    raise
+                from bot.ops.upgrade import MigrationError, migrate_to
+
+                try:
+                    log.info("%s", migrate_to(settings.database_url).summary())
+                except MigrationError as failed:
+                    # A database that cannot be reached, written or grown yet is waited for as
+                    # below (what stopped the migration is its cause); any other failure stops.
+                    cause = failed.__cause__
+                    waitable = breakdown(cause, settings.database_url) if cause is not None else None
+                    if cause is None or waitable is None or waitable.cause is Cause.DAMAGED:
+                        raise
+                    raise cause from None
+                migrated = True
+                continue
         except NotMigrated:
             raise
         except Exception as exc:
@@ -735,6 +756,7 @@ def run_service(
     notifier: Notifier | None = None,
     lock: InstanceLock | None = None,
     version: str = "",
+    migrate: bool = False,
 ) -> int:
     """`flagman run`: the service until SIGTERM/SIGINT. 0 on a clean stop, 1 if the lock was lost
     or the database needs migrating. A database that cannot be used at the start raises (the
@@ -743,7 +765,7 @@ def run_service(
     signals = _Signals()
     signals.install()
     try:
-        if not wait_for_database(settings, signals, notifier):
+        if not wait_for_database(settings, signals, notifier, migrate=migrate):
             notifier.stopping("stopped while waiting to start")
             signals.uninstall()
             return 0

@@ -330,11 +330,18 @@ def _cmd_send(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from bot.ops.upgrade import MigrationError
     from bot.scheduler import run_service
 
     settings = load(args)
     need_secret(settings)
-    return run_service(settings, config_path=Path(args.config) if args.config else None, version=version())
+    try:
+        return run_service(
+            settings, config_path=Path(args.config) if args.config else None, version=version(), migrate=args.migrate
+        )
+    except MigrationError as exc:
+        print(f"flagman run: {one_line(str(exc), 1000)}", file=sys.stderr)
+        return exc.status
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -440,7 +447,20 @@ def build_parser() -> argparse.ArgumentParser:
         ("send", _cmd_send, "send the outbox"),
     ):
         sub.add_parser(name, help=text).set_defaults(func=func)
-    sub.add_parser("run", help="the service: poll, tick and send on their schedules").set_defaults(func=_cmd_run)
+    p = sub.add_parser(
+        "run",
+        help="the service: poll, tick and send on their schedules",
+        description="The service, until SIGTERM: reads the inbox (IMAP IDLE wakes it at once), works out "
+        "due turns, sends the outbox, and mails each GM's digest, on the intervals of [schedule]. "
+        "SIGHUP reloads the configuration and the templates. A database it cannot use yet (its server "
+        "down, read-only, a full disk) is waited for, with back-off, not a reason to exit.",
+    )
+    p.add_argument(
+        "--migrate",
+        action="store_true",
+        help="migrate the database to this flagman's schema once it can be used (what the systemd unit runs)",
+    )
+    p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("play", help="resolve a scripted game offline and print JSON")
     p.add_argument("game")

@@ -141,7 +141,7 @@ def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp
     assert "written" in out and f"the unit runs {venv}/bin/flagman" in out
     unit = prefix / "etc/systemd/system/flagman.service"
     lines = unit.read_text().splitlines()
-    assert f"ExecStart={venv}/bin/flagman run" in lines and f"ExecStartPre={venv}/bin/flagman migrate" in lines
+    assert f"ExecStart={venv}/bin/flagman run --migrate" in lines
     (doc,) = [line.removeprefix("Documentation=file://") for line in lines if line.startswith("Documentation=")]
     assert (prefix / doc.lstrip("/")).is_file() and doc.endswith("/share/doc/flagman/OPERATING.md")
     assert (prefix / str(venv).lstrip("/") / "share/doc/flagman/config.example.toml").is_file()

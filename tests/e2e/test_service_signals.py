@@ -84,7 +84,13 @@ class Service:
     """`flagman run` in a subprocess, its log lines collected."""
 
     def __init__(
-        self, config: Path, notify: NotifySocket, watchdog_usec: int = 3_000_000, *, unprivileged: bool = False
+        self,
+        config: Path,
+        notify: NotifySocket,
+        watchdog_usec: int = 3_000_000,
+        *,
+        unprivileged: bool = False,
+        options: tuple[str, ...] = (),
     ) -> None:
         env = {**os.environ, "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": str(watchdog_usec), "PYTHONUNBUFFERED": "1"}
         env.pop("WATCHDOG_PID", None)
@@ -94,7 +100,7 @@ class Service:
             "import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1); "
             "from bot.cli import main; sys.exit(main(sys.argv[1:]))"
         )
-        argv = [sys.executable, "-c", boot, "--config", str(config), "run"]
+        argv = [sys.executable, "-c", boot, "--config", str(config), "run", *options]
         self.proc = subprocess.Popen(
             as_unprivileged(argv) if unprivileged else argv,
             cwd=ROOT,

@@ -34,7 +34,7 @@ def wait_for_tries(notify: NotifySocket, tries: int) -> None:
     """Until STATUS= says the service has tried `tries` times (each try one datagram)."""
     index = 0
     while True:
-        index = notify.wait_for("STATUS=waiting to start", after=index, prefix=True, timeout=600)
+        index = notify.wait_for("STATUS=waiting to start", after=index, prefix=True, timeout=120)
         status = next(line for line in notify.messages[index] if line.startswith("STATUS="))
         if f", {tries} tries: " in status:
             return
@@ -146,3 +146,27 @@ def test_damaged_pages_stop_migrate_and_run_rather_than_a_job_later(tmp_path: Pa
         assert done.returncode == 4, (command, done.stdout, done.stderr)
         assert "is damaged" in done.stderr and "flagmanctl restore" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_run_migrate_waits_for_a_read_only_database_then_migrates_and_starts(tmp_path: Path) -> None:
+    """What the unit runs, `flagman run --migrate`, after an upgrade, on a database it may not
+    write yet: it waits (one line), then migrates it to this flagman's schema and starts."""
+    from bot.db import head_revision
+    from bot.ops.upgrade import migrate_to
+    from bot.settings import load_settings
+
+    root = tmp_path / "site"
+    config = make_site(root, mails=0)
+    migrate_to(load_settings(config, env={}).database_url, "0013")
+    (root / "flagman.sqlite").chmod(0o444)
+    notify = NotifySocket(tmp_path / "notify")
+    service = Service(config, notify, unprivileged=True, options=("--migrate",))
+    try:
+        wait_for_tries(notify, 1)
+        for path in root.glob("flagman.sqlite*"):
+            path.chmod(0o600)
+        service.wait_log(f"database migrated up from revision 0013 to {head_revision()}", timeout=600)
+        waited_and_recovered(service, notify, "cannot be written")
+    finally:
+        service.kill()
+        notify.close()
