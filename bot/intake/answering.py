@@ -187,7 +187,7 @@ def record(
     )
     batch.memo.seen.add(key)
     limiter.recorded(mail.principal, sender)
-    log.info(
+    batch.say(
         "mail %s from %s: %s%s%s (%s)%s",
         inbound.message_id,
         inbound.sender or "?",

@@ -8,6 +8,7 @@ batch). `Batch` holds both, and reads what a mail needs through its memo.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -137,6 +138,10 @@ class Batch:
         self.memo = BatchMemo()
         self.rows = BatchRows()
         self.resolved: list[NewTurn] = []  # the turns resolved by the mails written so far (`write_rows`)
+        # What the log says of each mail ("mail <id> from ...: applied"), said only once what it
+        # says is committed: the lines of the mail in hand, and those of the mails kept so far.
+        self.said: list[tuple[str, tuple[object, ...]]] = []
+        self.kept_said: list[tuple[str, tuple[object, ...]]] = []
 
     @property
     def settings(self) -> Settings:
@@ -282,9 +287,31 @@ class Batch:
         self.memo.pending.clear()
 
     def drop_rows(self) -> None:
-        """The mail (or batch) was rolled back: what it collected goes too."""
+        """The mail (or batch) was rolled back: what it collected goes too, and what the log
+        would have said of it."""
         self.rows.clear()
+        self.said.clear()
         self.memo.forget()  # it may hold what the rollback undid
+
+    def say(self, message: str, *args: object) -> None:
+        """A log line (INFO) of the mail in hand, said once its batch is committed (`tell`)."""
+        self.said.append((message, args))
+
+    def keep_said(self) -> None:
+        """The mail in hand (or every mail of the batch) is kept: its lines wait for the commit."""
+        self.kept_said.extend(self.said)
+        self.said.clear()
+
+    def tell(self, logger: logging.Logger) -> None:
+        """The batch is committed: its mails' lines, in the order they came."""
+        lines, self.kept_said = self.kept_said, []
+        for message, args in lines:
+            logger.info(message, *args)
+
+    def forget_said(self) -> None:
+        """The batch's transaction was rolled back: nothing it would have said is true."""
+        self.said.clear()
+        self.kept_said.clear()
 
 
 __all__ = ["RECENT_FOR", "Batch", "BatchMemo", "BatchRows", "Mail", "MailKey", "dedupe_hash"]

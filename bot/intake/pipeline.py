@@ -81,6 +81,16 @@ class Intake:
     def drop_rows(self) -> None:
         self.batch.drop_rows()
 
+    def keep_said(self) -> None:
+        self.batch.keep_said()
+
+    def tell_committed(self) -> None:
+        """The batch is committed: what the log says of each of its mails."""
+        self.batch.tell(log)
+
+    def forget_said(self) -> None:
+        self.batch.forget_said()
+
     def take_resolved(self) -> list[NewTurn]:
         """The turns the batch's mails resolved (a GM's PROCESS), once the batch is committed:
         the service publishes them (`bot.games.archive.publish`)."""

@@ -670,3 +670,42 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
         "moved: 2 answers committed, 2 mails moved",
         "after-move",
     ]
+
+
+def test_a_mail_is_logged_as_handled_only_once_its_batch_is_committed(
+    config: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 41: "mails are logged "applied" on attempts that were rolled back". The disk fills
+    just before the batch commits (the BEFORE_COMMIT point): the attempt is rolled back, the
+    mails stay in the inbox, and the log says nothing of them; the next poll commits them and
+    says each once. (briefing: every mail ends in exactly one of applied, refused or ignored.)"""
+    import errno
+
+    class DiskFills:
+        full = True
+
+        def reached(self, point: CrashPoint) -> None:
+            if point is CrashPoint.BEFORE_COMMIT and self.full:
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+    faults = DiskFills()
+    inbox = FakeInbox()
+    for n in range(3):
+        inbox.deliver(
+            plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP", message_id=f"<r{n}@players.test>")
+        )
+    app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer(), faults=faults)
+    try:
+        caplog.set_level(logging.INFO, logger="flagman")
+        with pytest.raises(OSError, match="No space left"):
+            app.service.poll()
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("mail r")]
+        assert said == [], said
+        assert len(inbox.pending) == 3, "every mail waits for the next poll"
+        faults.full = False
+        app.service.poll()
+    finally:
+        app.close()
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("mail r")]
+    assert sorted(line.split()[1] for line in said) == ["r0@players.test", "r1@players.test", "r2@players.test"]
+    assert not inbox.pending
