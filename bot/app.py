@@ -199,7 +199,7 @@ def build_imap_inbox(
 def build_inbox(settings: Settings) -> Inbox:
     cfg = settings.inbox
     if cfg.kind == "maildir":
-        return MaildirInbox(settings.resolve_path(cfg.path), max_size=settings.limits.max_mail_bytes)
+        return MaildirInbox(settings.resolve_path(cfg.path), max_size=settings.limits.max_mail_bytes, create=False)
     return build_imap_inbox(settings)
 
 

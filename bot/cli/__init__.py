@@ -26,7 +26,7 @@ from bot.cli import archive as cli_archive
 from bot.cli import durations, logs
 from bot.cli import gm as cli_gm
 from bot.cli import ops as cli_ops
-from bot.cli.context import load, need_secret, one_line, open_app
+from bot.cli.context import load, need_database, need_secret, one_line, open_app
 from bot.cli.init import cmd_init, cmd_migrate, init_dir
 from bot.cli.servers import explain
 
@@ -284,6 +284,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
 def _cmd_poll(args: argparse.Namespace) -> int:
     with open_app(args) as app:
         need_secret(app.settings)
+        need_database(app)
         report = app.service.poll()
         print(
             f"fetched {report.fetched}; "
@@ -317,6 +318,7 @@ def _labels(app: App, done: list[tuple[str, int]]) -> list[tuple[str, str]]:
 def _cmd_tick(args: argparse.Namespace) -> int:
     with open_app(args) as app:
         need_secret(app.settings)
+        need_database(app)
         done = app.service.tick(read_first=True)
         print("resolved: " + (", ".join(f"{g} {label}" for g, label in _labels(app, done)) or "nothing due"))
     return 0
@@ -324,6 +326,7 @@ def _cmd_tick(args: argparse.Namespace) -> int:
 
 def _cmd_send(args: argparse.Namespace) -> int:
     with open_app(args) as app:
+        need_database(app)
         report = app.service.send()
         print(f"sent {report.sent}, retrying {report.retrying}, failed {report.failed}")
     return 0

@@ -59,3 +59,30 @@ def need_secret(settings: Settings) -> None:
 
     if not settings.secrets.site_secret:
         raise SettingsError("no site secret: set FLAGMAN_SECRET, a 'site-secret' credential, or [bot] secret_file")
+
+
+class DatabaseNotReady(ValueError):
+    """The database a job command would work on is not there, or not at this flagman's schema."""
+
+
+def need_database(app: App) -> None:
+    """Refuse a job (poll, tick, send) on a database that is not there or not migrated, rather
+    than report "fetched 0" on it: SQLite would make an empty file where none is, and an empty
+    inbox never touches the database. A database that cannot be used at all raises what its
+    driver says (bot.cli.servers explains it: status 3 or 4)."""
+    from bot.db import current_revision, head_revision
+    from bot.ops.instance import sqlite_path
+    from bot.ops.storage import safe_url
+
+    url = app.settings.database_url
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        raise DatabaseNotReady(
+            f"no database at {path}: run `flagman migrate` (check [database] url if it should exist)"
+        )
+    current, head = current_revision(app.db.engine), head_revision()
+    if current != head:
+        raise DatabaseNotReady(
+            f"the database {safe_url(url)} is at revision {current or '(none: no schema)'}, this flagman needs "
+            f"{head}: run `flagman migrate`"
+        )
