@@ -308,16 +308,26 @@ class Runner:
 
         now = datetime.now(UTC)
         queues = None
+        size = None
         if "database" not in self.failing:
             try:
                 queues = metrics.queue_depths(self.app.db, now)
+                size = metrics.database_bytes(self.app.db)
             except Exception:  # noqa: BLE001 - the figures from the database are left out, the rest written
                 log.debug("metrics: the queues could not be read", exc_info=True)
         with self.health:
             failing = tuple(sorted((f.what, f.failures) for f in self.failing.values()))
             healthy = not failing and not self.stuck
         health = metrics.Health(up=up, healthy=healthy and up, failing=failing)
-        text = metrics.render(self.tally.snapshot(), queues, health, version=self.version or "unknown", now=now)
+        text = metrics.render(
+            self.tally.snapshot(),
+            queues,
+            health,
+            version=self.version or "unknown",
+            now=now,
+            bot=self.app.settings.bot.address,
+            database_bytes=size,
+        )
         with self._metrics_lock:
             try:
                 metrics.write_atomically(self.metrics_path, text)
@@ -665,6 +675,50 @@ def check_database(settings: Settings) -> None:
         check_intact(db.engine, settings.database_url)
 
 
+class RoleMetrics:
+    """The [metrics] file while `flagman run` has no jobs yet: waiting to start, or on standby
+    (an instance that writes nothing there would look like one that is gone). Failures to write
+    it are logged once, as the Runner's."""
+
+    def __init__(self, settings: Settings, version: str) -> None:
+        self.path = settings.resolve_path(settings.metrics.file) if settings.metrics.file else None
+        self.bot = settings.bot.address
+        self.version = version or "unknown"
+        self.failed = False
+
+    def standby_path(self) -> Path | None:
+        """Where a standby writes: a file of its own beside the active instance's (which may be
+        on this host, with the same configuration), `-standby` added to its name."""
+        if self.path is None:
+            return None
+        return self.path.with_name(f"{self.path.stem}-standby{self.path.suffix}")
+
+    def leave_standby(self) -> None:
+        """The standby's file goes once it takes over or stops: it says nothing true any more."""
+        path = self.standby_path()
+        if path is not None:
+            path.unlink(missing_ok=True)
+
+    def write(self, role: str, *, healthy: bool, failing: tuple[tuple[str, int], ...] = ()) -> None:
+        path = self.standby_path() if role == "standby" else self.path
+        if path is None:
+            return
+        from bot.ops import metrics
+
+        health = metrics.Health(up=True, healthy=healthy, failing=failing)
+        text = metrics.render(
+            metrics.Tally(), None, health, version=self.version, now=datetime.now(UTC), bot=self.bot, role=role
+        )
+        try:
+            metrics.write_atomically(path, text)
+        except OSError as exc:
+            if not self.failed:
+                from bot.safe_text import error_text
+
+                log.error("cannot write the metrics file %s: %s (said once)", path, error_text(exc))
+            self.failed = True
+
+
 # A database that cannot be used at the start (its server down, read-only, its disk full): the
 # service waits in its own process and tries again after START_RETRY_FIRST seconds, then twice as
 # long each time, at most START_RETRY_MAX; one log line per kind of fault (and one when it works),
@@ -674,7 +728,14 @@ START_RETRY_FIRST = 2.0
 START_RETRY_MAX = 60.0
 
 
-def wait_for_database(settings: Settings, signals: _Signals, notifier: Notifier, *, migrate: bool = False) -> bool:
+def wait_for_database(
+    settings: Settings,
+    signals: _Signals,
+    notifier: Notifier,
+    *,
+    migrate: bool = False,
+    role: RoleMetrics | None = None,
+) -> bool:
     """`check_database` until it passes: True then, False if a stop came first. With `migrate`,
     a database behind this flagman's schema (or not there yet) is migrated once it can be used
     (`flagman migrate`'s MigrationError if that fails). A fault that waiting cannot mend is
@@ -734,6 +795,8 @@ def wait_for_database(settings: Settings, signals: _Signals, notifier: Notifier,
                 notifier.status(status)
             else:
                 readied = notifier.ready(status) or True
+            if role is not None:
+                role.write("waiting", healthy=False, failing=((found.area, tries),))
             deadline = time.monotonic() + delay
             while not signals.stopping and time.monotonic() < deadline:
                 signals.wait(min(1.0, max(0.0, deadline - time.monotonic())))
@@ -764,8 +827,9 @@ def run_service(
     notifier = notifier or Notifier()
     signals = _Signals()
     signals.install()
+    role = RoleMetrics(settings, version)
     try:
-        if not wait_for_database(settings, signals, notifier, migrate=migrate):
+        if not wait_for_database(settings, signals, notifier, migrate=migrate, role=role):
             notifier.stopping("stopped while waiting to start")
             signals.uninstall()
             return 0
@@ -791,7 +855,15 @@ def run_service(
             # On standby systemd must see us started (or TimeoutStartSec kills us), and
             # alive: READY now, watchdog pings while waiting.
             notifier.ready(waiting)
-            if not wait_for_lock(lock, signals.stop, retry=2.0, on_wait=notifier.watchdog):
+            role.write("standby", healthy=True)
+
+            def on_standby() -> None:
+                notifier.watchdog()
+                role.write("standby", healthy=True)
+
+            took_over = wait_for_lock(lock, signals.stop, retry=2.0, on_wait=on_standby)
+            role.leave_standby()
+            if not took_over:
                 notifier.stopping("stopped while on standby")
                 lock.release()
                 signals.uninstall()
