@@ -709,3 +709,37 @@ def test_a_mail_is_logged_as_handled_only_once_its_batch_is_committed(
     said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("mail r")]
     assert sorted(line.split()[1] for line in said) == ["r0@players.test", "r1@players.test", "r2@players.test"]
     assert not inbox.pending
+
+
+def test_two_bots_on_one_host_write_no_series_in_common() -> None:
+    """Issue 41: "Metrics have no instance label: two instances on one host collide in
+    node_exporter". Every sample names its bot; the two files, read together as node_exporter's
+    textfile collector merges them, hold no series twice."""
+    from datetime import UTC, datetime
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from bot.ops import metrics
+
+    def series(bot: str, role: str) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+        text = metrics.render(
+            metrics.Tally(started=1.0),
+            metrics.Queues(0, 0, 0, 0, 0, 0),
+            metrics.Health(True, True),
+            version="1",
+            now=datetime(2026, 6, 1, tzinfo=UTC),
+            bot=bot,
+            role=role,
+            database_bytes=4096,
+        )
+        found = set()
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                assert sample.labels["bot"] == bot, sample
+                found.add((sample.name, tuple(sorted(sample.labels.items()))))
+        return found
+
+    one, two = series("league@a.test", "active"), series("cup@b.test", "standby")
+    assert one and two and not one & two
+    assert ("flagman_role", (("bot", "cup@b.test"), ("role", "standby"))) in two
+    assert ("flagman_database_bytes", (("bot", "league@a.test"),)) in one
