@@ -22,7 +22,7 @@ from bot.dice import Entropy, OsEntropy
 from bot.faults import NO_FAULTS, Faults
 from bot.games.deadline import INLINE, TurnWorker, WorkedOut, work_out_due
 from bot.games.workers import Chunk, ProcessTurnWorker
-from bot.mail_in.inbox import Inbox, MaildirInbox
+from bot.mail_in.inbox import Folder, Inbox, MaildirInbox
 from bot.mail_in.parse_worker import InlineParser, MailParser, WorkerParser
 from bot.mail_out.mailer import MaildirMailer, Mailer
 from bot.mail_out.render import Renderer
@@ -32,6 +32,8 @@ from bot.settings import Settings
 from bot.shell import Shell
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from bot.mail_in.imap import ImapInbox
     from bot.mail_out.smtp import SmtpMailer
 
@@ -201,6 +203,21 @@ def build_inbox(settings: Settings) -> Inbox:
     if cfg.kind == "maildir":
         return MaildirInbox(settings.resolve_path(cfg.path), max_size=settings.limits.max_mail_bytes, create=False)
     return build_imap_inbox(settings)
+
+
+def prune_done_mail(settings: Settings, folder: Folder, before: datetime) -> int:
+    """Delete the mail of the inbox's `folder` (Processed) received before `before`, on an
+    inbox of its own (never the one the poll works on); how many (bot.ops.retention)."""
+    if settings.inbox.kind == "maildir":
+        maildir = MaildirInbox(
+            settings.resolve_path(settings.inbox.path), max_size=settings.limits.max_mail_bytes, create=False
+        )
+        return maildir.prune(folder, before)
+    imap = build_imap_inbox(settings)
+    try:
+        return imap.prune(folder, before)
+    finally:
+        imap.close()
 
 
 def build_smtp_mailer(settings: Settings, *, timeout: float | None = None) -> SmtpMailer:

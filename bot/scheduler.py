@@ -53,7 +53,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -78,6 +78,9 @@ JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
 
 # The jobs whose health the watchdog vouches for (the digest runs rarely and may be absent).
 WATCHED = ("poll", "tick")
+
+# How often the service applies the [retention] policy.
+PRUNE_HOURS = 24
 
 # A failure that persists: the jobs that met it try again after BACKOFF_FIRST seconds, then
 # twice as long each time, at most BACKOFF_MAX (one log line each time).
@@ -426,6 +429,13 @@ class Runner:
         digest.send_due_digests(self.app.shell)
         self.want_send()
 
+    def prune(self) -> None:
+        """The [retention] policy: the database in short transactions, the Processed folder on an
+        IMAP connection of its own."""
+        from bot.ops.retention import prune
+
+        prune(self.app.db, self.app.settings, datetime.now(UTC))
+
     def wake(self, job_id: str) -> None:
         # Under `waking`, so that stop() never shuts the scheduler down while a job is between
         # this check and the scheduler call: APScheduler 3's shutdown(wait=True) holds the job
@@ -519,6 +529,14 @@ class Runner:
             self._guard("send", self.send), "interval", seconds=s.send_seconds, id="send", next_run_time=now
         )
         self.scheduler.add_job(self._guard("digest", self.digest), "interval", minutes=10, id="digest")
+        # [retention]: once a day, the first a minute after the start (bot.ops.retention).
+        self.scheduler.add_job(
+            self._guard("prune", self.prune),
+            "interval",
+            hours=PRUNE_HOURS,
+            id="prune",
+            next_run_time=now + timedelta(minutes=1),
+        )
         self.scheduler.start()
         if self.app.settings.inbox.kind == "imap" and self.app.settings.inbox.idle:
             self.idle_alive = time.monotonic()

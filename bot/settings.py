@@ -173,6 +173,18 @@ class MetricsSettings:
 
 
 @dataclass(frozen=True)
+class RetentionSettings:
+    # How long what only operations need is kept, in days (0: for ever); `flagman run` prunes
+    # once a day, `flagman prune` by hand or from a timer (bot.ops.retention). A game's record
+    # (its turns, orders, dice, states, seats, and the GM audit of its commands) is never pruned:
+    # a finished game stays whole, for its archive and for `flagman replay`.
+    sent_mail_days: int = 90  # the bodies of mail sent (or given up): the row stays, its body goes
+    inbound_days: int = 90  # the text kept of each mail read, and quarantined raw mail already reported
+    audit_days: int = 365  # GM audit lines of commands that named no game
+    processed_mail_days: int = 30  # mail in the inbox's Processed folder (IMAP or Maildir)
+
+
+@dataclass(frozen=True)
 class Secrets:
     site_secret: str = field(default="", repr=False)
     previous_secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -196,6 +208,7 @@ class Settings:
     dns: DnsSettings = DnsSettings()
     log: LogSettings = LogSettings()
     metrics: MetricsSettings = MetricsSettings()
+    retention: RetentionSettings = RetentionSettings()
     secrets: Secrets = Secrets()
     base_dir: Path = Path(".")
     source: str = "(defaults)"
@@ -231,6 +244,7 @@ _SECTIONS: dict[str, type] = {
     "dns": DnsSettings,
     "log": LogSettings,
     "metrics": MetricsSettings,
+    "retention": RetentionSettings,
 }
 
 
@@ -412,6 +426,10 @@ NUMBER_BOUNDS: dict[tuple[str, str], tuple[Bounds, str]] = {
     ("limits", "address_change_hold_hours"): (Bounds(0, 24 * 365), " hours"),
     ("dns", "port"): (_PORT, ""),
     ("dns", "timeout"): (_TIMEOUT, " seconds"),
+    ("retention", "sent_mail_days"): (Bounds(0, 36500), " days (0: for ever)"),
+    ("retention", "inbound_days"): (Bounds(0, 36500), " days (0: for ever)"),
+    ("retention", "audit_days"): (Bounds(0, 36500), " days (0: for ever)"),
+    ("retention", "processed_mail_days"): (Bounds(0, 36500), " days (0: for ever)"),
 }
 
 _CLOCK_TIME_RE = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from bot.app import App
+    from bot.db import Database
     from bot.settings import Settings
 
     # What `ArgumentParser.add_subparsers()` returns: each command module registers on it.
@@ -70,17 +71,22 @@ def need_database(app: App) -> None:
     than report "fetched 0" on it: SQLite would make an empty file where none is, and an empty
     inbox never touches the database. A database that cannot be used at all raises what its
     driver says (bot.cli.servers explains it: status 3 or 4)."""
+    need_database_at(app.settings, app.db)
+
+
+def need_database_at(settings: Settings, db: Database) -> None:
+    """`need_database` for a command that opens the database alone."""
     from bot.db import current_revision, head_revision
     from bot.ops.instance import sqlite_path
     from bot.ops.storage import safe_url
 
-    url = app.settings.database_url
+    url = settings.database_url
     path = sqlite_path(url)
     if path is not None and not path.exists():
         raise DatabaseNotReady(
             f"no database at {path}: run `flagman migrate` (check [database] url if it should exist)"
         )
-    current, head = current_revision(app.db.engine), head_revision()
+    current, head = current_revision(db.engine), head_revision()
     if current != head:
         raise DatabaseNotReady(
             f"the database {safe_url(url)} is at revision {current or '(none: no schema)'}, this flagman needs "

@@ -127,6 +127,19 @@ def _at_least_one(text: str) -> int:
     return number
 
 
+def _cmd_prune(args: argparse.Namespace) -> int:
+    from bot.app import open_database
+    from bot.cli.context import need_database_at
+    from bot.clock import SystemClock
+    from bot.ops.retention import prune
+
+    settings = load(args)
+    with open_database(settings.database_url) as db:
+        need_database_at(settings, db)
+        print(prune(db, settings, SystemClock().now()).summary())
+    return 0
+
+
 def _cmd_check_backup(args: argparse.Namespace) -> int:
     from bot.ops.backup import BackupError, check_backup
 
@@ -315,6 +328,16 @@ def register(sub: Subcommands) -> None:
         "of those (other files are left alone); the shipped timer runs --keep 14",
     )
     p.set_defaults(func=_cmd_backup)
+
+    p = sub.add_parser(
+        "prune",
+        help="apply the [retention] policy now: old mail bodies, mail texts, audit lines, the Processed folder",
+        description="What `flagman run` does once a day: empties the bodies of mail sent more than [retention] "
+        "sent_mail_days ago, the texts of mail read more than inbound_days ago (and quarantined mail already "
+        "reported), deletes GM audit lines of no game older than audit_days, and mail of the inbox's Processed "
+        "folder older than processed_mail_days. A game's own record is never pruned.",
+    )
+    p.set_defaults(func=_cmd_prune)
 
     p = sub.add_parser(
         "check-backup",

@@ -273,6 +273,26 @@ class ImapInbox:
             f"IMAP server {self.host}:{self.port} kept dropping the connection: {error_text(last) if last else '-'}"
         ) from last
 
+    def prune(self, folder: Folder, before: datetime) -> int:
+        """Delete the mails of `folder` (Processed, say) the server received before `before`
+        (IMAP SEARCH BEFORE: by INTERNALDATE, to the day), then expunge them; how many. Meant
+        for an inbox of its own: the session is left with `folder` selected."""
+        target = self.folders[folder]
+
+        def operation(client: IMAPClient) -> int:
+            client.select_folder(target)
+            uids = sorted(int(u) for u in client.search(["BEFORE", before.date()]))
+            for batch in _chunks(uids, self.batch_size):
+                client.delete_messages(list(batch), silent=True)
+                if self._has("UIDPLUS"):
+                    client.uid_expunge(list(batch))
+                else:
+                    client.expunge()
+            _forget_responses(client)
+            return len(uids)
+
+        return self._run(operation)
+
     def connect(self) -> None:
         """Connect now (otherwise the first operation does)."""
         self._connect()

@@ -203,6 +203,23 @@ class MaildirInbox:
                 if path.name in wanted:
                     os.replace(path, target / path.name)
 
+    def prune(self, folder: Folder, before: datetime) -> int:
+        """Delete the mails of `folder` (Processed, say) delivered before `before` (the time
+        their file names start with, else their modification time); how many."""
+        gone = 0
+        for sub in ("cur", "new"):
+            directory = self.path / f".{folder.value}" / sub
+            if not directory.is_dir():
+                continue
+            for path in directory.iterdir():
+                if not path.is_file():
+                    continue
+                delivered = maildir_delivery_time(path.name) or _from_ns(path.stat().st_mtime_ns)
+                if delivered < before:
+                    path.unlink(missing_ok=True)
+                    gone += 1
+        return gone
+
     def wait(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

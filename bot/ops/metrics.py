@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bot.db import Database
 
-JOBS = ("poll", "tick", "send", "digest")
+JOBS = ("poll", "tick", "send", "digest", "prune")
 MAIL_IN = ("applied", "refused", "ignored", "quarantined", "duplicate")
 MAIL_OUT = ("sent", "deferred", "failed")
 
