@@ -691,3 +691,24 @@ def test_mark_done_never_moves_on_foreign_or_malformed_keys(dovecot, user, make_
         assert [m.key for m in inbox.fetch_new()] == [m.key for m in mails]
 
     check()
+
+
+def test_prune_deletes_processed_mail_the_server_received_before_the_day_given(dovecot, user, make_inbox):
+    """Issue 41: "the IMAP Processed folder grows forever". Mail appended to Processed with
+    server dates 40 and 10 days ago: pruning what came before 30 days ago deletes the first,
+    keeps the second, and leaves the INBOX alone."""
+    inbox = make_inbox(create_folders=True)
+    inbox.fetch_new()  # connects and makes the folders
+    now = datetime.now(UTC)
+    client = dovecot.imap_client(user, folder=None)
+    try:
+        client.append("Processed", make_mail(1), msg_time=now - timedelta(days=40))
+        client.append("Processed", make_mail(2), msg_time=now - timedelta(days=10))
+    finally:
+        client.logout()
+    dovecot.deliver(user, make_mail(3))
+    pruner = make_inbox()
+    assert pruner.prune(Folder.PROCESSED, now - timedelta(days=30)) == 1
+    assert folder_count(dovecot, user, "Processed") == 1
+    assert folder_count(dovecot, user, "INBOX") == 1
+    assert pruner.prune(Folder.PROCESSED, now - timedelta(days=30)) == 0

@@ -171,3 +171,45 @@ def test_a_year_of_fifty_games_stays_within_the_retention_policy(
     out.write_text(json.dumps(figures, indent=1) + "\n")
     print(json.dumps(figures))
     assert size < counts["mails_sent"] * figures["bytes_per_sent_mail_body_kept"], figures  # far from all bodies
+
+
+def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing_else(tmp_path: Path) -> None:
+    """`flagman prune` (what the service does daily, for a timer or by hand): the sent mail
+    bodies older than [retention] sent_mail_days emptied, their rows kept; mail pending never
+    touched; the Processed folder's mail older than processed_mail_days deleted; the game whole."""
+    import time
+
+    from sqlalchemy import update
+
+    from bot.mail_in.inbox import deliver_to_maildir
+    from bot.models import OutboxStatus
+    from bot.settings import load_settings
+    from tests.bot.ops.test_storage_faults import make_site
+    from tests.helpers import flagman_process
+
+    root = tmp_path / "site"
+    config = make_site(root, mails=0)
+    url = load_settings(config, env={}).database_url
+    db = Database(url)
+    long_ago = datetime.now(UTC) - timedelta(days=120)
+    with db.transaction() as session:
+        first = session.scalar(select(func.min(Outbox.id)))
+        session.execute(update(Outbox).where(Outbox.id != first).values(created_at=long_ago))
+        session.execute(
+            update(Outbox).where(Outbox.id == first).values(status=OutboxStatus.PENDING, created_at=long_ago)
+        )
+        sent = session.scalar(select(func.count()).select_from(Outbox))
+        turns_before = session.scalar(select(func.count()).select_from(Turn))
+    processed = root / "mail" / "inbox" / ".Processed"
+    old = deliver_to_maildir(processed, b"Subject: old\r\n\r\nx", clock_ns=time.time_ns() - 40 * 86400 * 10**9)
+    new = deliver_to_maildir(processed, b"Subject: new\r\n\r\ny")
+    done = flagman_process(config, "prune")
+    assert done.returncode == 0, done.stderr
+    assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mails of the Processed folder" in done.stdout
+    with db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Outbox)) == sent, "the rows stay"
+        assert session.scalar(select(func.length(Outbox.data)).where(Outbox.id == first)) > 0, "pending mail kept"
+        assert session.scalar(select(func.count()).select_from(Outbox).where(func.length(Outbox.data) > 0)) == 1
+        assert session.scalar(select(func.count()).select_from(Turn)) == turns_before
+    db.dispose()
+    assert not old.exists() and new.exists()
