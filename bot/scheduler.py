@@ -111,6 +111,33 @@ class Failing:
 SWITCH_INTERVAL = 0.0002
 
 
+class SchedulerSkips(logging.Filter):
+    """APScheduler says at WARNING that a run of a job was skipped because that job still runs
+    (one instance at a time), or came late: here both are normal (`wake` asks a running job to
+    run again, `want_poll`/`want_send` remember it; a long deadline's tick delays the next), and
+    `journalctl -p warning` must show only what needs an operator. Such a line is said at
+    DEBUG (and only when DEBUG is on)."""
+
+    NORMAL = ("skipped: maximum number of running instances reached", "was missed by")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and any(words in record.getMessage() for words in self.NORMAL):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger("flagman").isEnabledFor(logging.DEBUG)
+        return True
+
+
+_SKIPS = SchedulerSkips()
+
+
+def quiet_scheduler_skips() -> None:
+    """Install `SchedulerSkips` on APScheduler's loggers (once)."""
+    for name in ("apscheduler.scheduler", "apscheduler.executors.default"):
+        logger = logging.getLogger(name)
+        if _SKIPS not in logger.filters:
+            logger.addFilter(_SKIPS)
+
+
 def share_the_interpreter() -> None:
     """Let the service's threads take turns often (SWITCH_INTERVAL)."""
     sys.setswitchinterval(SWITCH_INTERVAL)
@@ -133,6 +160,7 @@ class Runner:
         self.notifier = notifier or Notifier(env={})
         self.stop_event = threading.Event()
         self.scheduler = BackgroundScheduler(job_defaults=JOB_DEFAULTS, timezone=UTC)
+        quiet_scheduler_skips()
         # One reader of the inbox at a time: the poll job, or the tick reading before it resolves.
         self.intake = threading.Lock()
         self.waking = threading.Lock()  # see wake()
@@ -468,7 +496,10 @@ class Runner:
                     # is down for hours costs a line every five minutes, not a traceback every five seconds.
                     failures += 1
                     pause = min(BACKOFF_MAX, 5.0 * 2 ** (failures - 1))
-                    log.warning(
+                    # The server's outage is said once by bot.mail_in.imap (and its end); the
+                    # IDLE loop's own steps are details.
+                    log.log(
+                        logging.INFO if failures == 1 else logging.DEBUG,
                         "IDLE connection lost (%s); reconnecting in %g s (failure %d in a row)",
                         error_text(exc),
                         pause,
@@ -482,7 +513,7 @@ class Runner:
                             break
                 else:
                     if failures:
-                        log.warning("IDLE connection back after %d failure(s)", failures)
+                        log.info("IDLE connection back after %d failure(s)", failures)
                     failures = 0
         finally:
             inbox.close()

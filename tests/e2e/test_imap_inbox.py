@@ -712,3 +712,33 @@ def test_prune_deletes_processed_mail_the_server_received_before_the_day_given(d
     assert folder_count(dovecot, user, "Processed") == 1
     assert folder_count(dovecot, user, "INBOX") == 1
     assert pruner.prune(Folder.PROCESSED, now - timedelta(days=30)) == 0
+
+
+def test_an_outage_is_one_warning_and_its_end_one_more(private_dovecot, make_inbox, caplog):
+    """Issue 41: "39 "connection attempt n/5" warnings in 75 s of IMAP outage ... under
+    `journalctl -p warning`. One warning per outage, one "works again"". The server killed:
+    two inboxes (the poll's and IDLE's) try again and again; the log has one warning for it,
+    and one as the server is back."""
+    import logging
+
+    dc = private_dovecot
+    inboxes = [
+        make_inbox(server=dc, login="bot@flagman.test", reconnect_attempts=3, sleep=lambda s: None) for _ in range(2)
+    ]
+    for inbox in inboxes:
+        inbox.connect()
+    dc.kill()
+    caplog.set_level(logging.DEBUG, logger="bot.mail_in.imap")
+    for _ in range(3):
+        for inbox in inboxes:
+            inbox.close()
+            with pytest.raises(ImapUnavailable):
+                inbox.fetch_new()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "cannot be reached" in warnings[0], warnings
+    assert sum("connection attempt" in r.getMessage() for r in caplog.records) == 2 * 3 * 3 - 1  # the rest: debug
+    dc.restart()
+    for inbox in inboxes:
+        inbox.fetch_new()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 2 and "works again after 18 failed connection attempts" in warnings[1], warnings

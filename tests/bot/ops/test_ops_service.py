@@ -743,3 +743,45 @@ def test_two_bots_on_one_host_write_no_series_in_common() -> None:
     assert one and two and not one & two
     assert ("flagman_role", (("bot", "cup@b.test"), ("role", "standby"))) in two
     assert ("flagman_database_bytes", (("bot", "league@a.test"),)) in one
+
+
+def test_a_wake_of_a_running_job_is_no_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 41: "APScheduler's "skipped" warning on normal deadlines ... under `journalctl -p
+    warning`". A job that still runs is woken (as `Runner.wake` does): APScheduler skips the
+    run and says so; with the service's filter that line is not a warning (DEBUG, and only with
+    DEBUG on)."""
+    from datetime import UTC, datetime
+
+    from apscheduler.events import EVENT_JOB_MAX_INSTANCES
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    from bot.scheduler import JOB_DEFAULTS, quiet_scheduler_skips
+
+    quiet_scheduler_skips()
+    seen = threading.Event()  # APScheduler's own event for the run it skipped
+    running, release = threading.Event(), threading.Event()
+
+    def job() -> None:
+        running.set()
+        release.wait(30)
+
+    scheduler = BackgroundScheduler(job_defaults=JOB_DEFAULTS, timezone=UTC)
+    scheduler.add_listener(lambda _event: seen.set(), EVENT_JOB_MAX_INSTANCES)
+    caplog.set_level(logging.DEBUG, logger="apscheduler")
+    logging.getLogger("flagman").setLevel(logging.INFO)
+    try:
+        scheduler.add_job(job, "interval", hours=1, id="poll", next_run_time=datetime.now(UTC))
+        scheduler.start()
+        assert running.wait(30)
+        for _ in range(150):
+            scheduler.get_job("poll").modify(next_run_time=datetime.now(UTC))
+            if seen.wait(0.2):
+                break
+        assert seen.is_set(), "APScheduler never skipped a run"
+    finally:
+        release.set()
+        scheduler.shutdown(wait=True)
+        logging.getLogger("flagman").setLevel(logging.NOTSET)
+    skipped = [r for r in caplog.records if "skipped" in r.getMessage()]
+    assert skipped == [], [(r.levelname, r.getMessage()) for r in skipped]  # dropped: DEBUG is off
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
