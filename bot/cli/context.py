@@ -54,6 +54,11 @@ def one_line(text: str, limit: int = MAX_LINE) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
+def counted(count: int, word: str) -> str:
+    """`count` and `word`, plural unless one: "1 player", "5 players"."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def need_secret(settings: Settings) -> None:
     """Refuse to sign anything without a site secret (reply addresses, seat passwords)."""
     from bot.settings import SettingsError

@@ -22,7 +22,11 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     from bot.ops.doctor import run_doctor
 
     return run_doctor(
-        Path(args.config) if args.config else None, fix=args.fix, probe_plus=args.probe_plus, probe_wait=args.probe_wait
+        Path(args.config) if args.config else None,
+        fix=args.fix,
+        probe_plus=args.probe_plus,
+        probe_wait=args.probe_wait,
+        as_json=args.json,
     )
 
 
@@ -276,6 +280,9 @@ def register(sub: Subcommands) -> None:
         default=60.0,
         metavar="SECONDS",
         help="how long --probe-plus waits for the probe to arrive (default 60)",
+    )
+    p.add_argument(
+        "--json", action="store_true", help='the findings as one JSON object: {"findings": [...], "problems": N}'
     )
     p.set_defaults(func=_cmd_doctor)
 
