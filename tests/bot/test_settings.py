@@ -231,3 +231,44 @@ def test_the_example_configuration_states_every_numbers_range() -> None:
     text = EXAMPLE.read_text(encoding="utf-8")
     for (section, option), (bounds, unit) in NUMBER_BOUNDS.items():
         assert f"#   [{section}] {option}: {bounds.words(unit)}\n" in text, (section, option)
+
+
+def _number_cases() -> list[tuple[str, str]]:
+    from bot.settings import NUMBER_BOUNDS
+
+    return sorted(NUMBER_BOUNDS)
+
+
+@pytest.mark.parametrize(("section", "option"), _number_cases())
+def test_a_number_is_taken_exactly_when_it_lies_in_its_range(tmp_path: Path, section: str, option: str) -> None:
+    """The schema as a property: any value of the option's type is accepted if and only if its
+    range holds it, and then read back as written."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from bot.settings import NUMBER_BOUNDS
+
+    bounds, _unit = NUMBER_BOUNDS[(section, option)]
+    whole = isinstance(getattr(_SECTIONS[section](), option), int)
+    values = (
+        st.integers(min_value=-(10**10), max_value=10**10)
+        if whole
+        else st.floats(min_value=-1e7, max_value=1e7, allow_nan=False) | st.integers(-(10**6), 10**6)
+    )
+    edges = st.sampled_from([bounds.low, bounds.high, bounds.low - 1, bounds.high + 1]).map(
+        lambda v: int(v) if whole else float(v)
+    )
+
+    @settings(max_examples=60, deadline=None)
+    @given(values | edges)
+    def check(value: float) -> None:
+        try:
+            parsed = parse_settings({section: {option: value}}, env={}, base_dir=tmp_path, source="t")
+        except SettingsError as exc:
+            assert not bounds.holds(value), (value, str(exc))
+            assert "\n" not in str(exc)
+        else:
+            assert bounds.holds(value), value
+            assert getattr(getattr(parsed, section), option) == value
+
+    check()
