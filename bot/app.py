@@ -198,11 +198,32 @@ def build_imap_inbox(
     )
 
 
-def build_inbox(settings: Settings) -> Inbox:
+def build_inbox(settings: Settings, *, create: bool = True) -> Inbox:
+    """The [inbox]; a Maildir is made where there is none only with `create` (see `build_app`)."""
     cfg = settings.inbox
     if cfg.kind == "maildir":
-        return MaildirInbox(settings.resolve_path(cfg.path), max_size=settings.limits.max_mail_bytes, create=False)
+        return MaildirInbox(settings.resolve_path(cfg.path), max_size=settings.limits.max_mail_bytes, create=create)
     return build_imap_inbox(settings)
+
+
+def _has_read_mail(db: Database) -> bool:
+    """Has this database read mail already (from the inbox it names)? Then a Maildir inbox that
+    is not there vanished (deleted, or its disk not mounted): it is reported, not made again
+    empty. A database that cannot say (not migrated, not reachable) says no: the command meets
+    that failure itself, in its own words."""
+    from sqlalchemy import select
+
+    from bot.models import InboundMessage
+    from bot.ops.instance import sqlite_path
+
+    path = sqlite_path(db.url)
+    if path is not None and not path.exists():
+        return False  # never opened here: SQLite would make an empty file
+    try:
+        with db.read() as session:
+            return session.scalar(select(InboundMessage.id).limit(1)) is not None
+    except Exception:  # noqa: BLE001 - see the docstring: the command reports the database's failure
+        return False
 
 
 def prune_done_mail(settings: Settings, folder: Folder, before: datetime) -> int:
@@ -259,7 +280,8 @@ def build_app(
         db = _database(settings.database_url)
         built.callback(db.dispose)
         if inbox is None:
-            inbox = build_inbox(settings)
+            # A Maildir inbox is made on first use; once mail was read from it, never again.
+            inbox = build_inbox(settings, create=settings.inbox.kind != "maildir" or not _has_read_mail(db))
             built.callback(inbox.close)
         if mailer is None:
             mailer = build_mailer(settings)

@@ -152,9 +152,10 @@ class MaildirInbox:
     """
 
     def __init__(self, path: Path, max_size: int = 10 * 1024 * 1024, *, create: bool = True) -> None:
-        """`create`: make the Maildir where there is none. The service's inbox (`bot.app.build_inbox`)
-        is never made: a Maildir that vanished (deleted, or its disk not mounted) is reported
-        (`MaildirMissing`), not replaced by an empty one that the mail server does not deliver to."""
+        """`create`: make the Maildir where there is none. The service's inbox is made on first
+        use only (`bot.app.build_app`): once mail was read from it, a Maildir that vanished
+        (deleted, or its disk not mounted) is reported (`MaildirMissing`), not replaced by an
+        empty one that the mail server does not deliver to."""
         self.path = Path(path)
         self.max_size = max_size
         if not create and not self.path.is_dir():

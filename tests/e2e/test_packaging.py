@@ -164,7 +164,7 @@ def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp
     for name in ("flagman@.service", "flagman-backup.service", "flagman-backup.timer", "flagman-backup@.timer"):
         assert (prefix / "etc/systemd/system" / name).is_file(), name
     template = (prefix / "etc/systemd/system/flagman@.service").read_text().splitlines()
-    assert f"ExecStart={venv}/bin/flagman run" in template and "User=flagman-%i" in template
+    assert f"ExecStart={venv}/bin/flagman run --migrate" in template and "User=flagman-%i" in template
     # The configuration `flagman init` writes names a command that works from the wheel.
     run(installed / "flagman", "init", tmp_path / "site", cwd=tmp_path)
     assert "flagman deploy --print config.example.toml" in (tmp_path / "site" / "flagman.toml").read_text()

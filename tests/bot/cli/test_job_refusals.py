@@ -48,11 +48,27 @@ def test_poll_on_a_damaged_database_with_an_empty_inbox_is_status_4(tmp_path: Pa
 
 @pytest.mark.parametrize("command", ["poll", "run"])
 def test_a_vanished_inbox_maildir_is_reported_not_made_again(tmp_path: Path, command: str) -> None:
+    """Mail was read from the Maildir, then it went (deleted, or its disk not mounted): the
+    command says so and makes no empty one in its place (a Maildir is made on first use only)."""
+    from bot.mail_in.inbox import deliver_to_maildir
+    from bot.testing import plain_mail
+
     config = init_dir(tmp_path / "site")
     inbox = tmp_path / "site" / "mail" / "inbox"
+    deliver_to_maildir(inbox, plain_mail("p@players.test", "flagman@localhost", "hi", "HELP", message_id="<v1@p.test>"))
+    assert flagman_process(config, "poll").returncode == 0
     shutil.rmtree(inbox)
     done = flagman_process(config, command)
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     (line,) = done.stderr.strip().splitlines()
     assert f"the inbox Maildir {inbox} is not there" in line, line
     assert not inbox.exists(), "no empty Maildir in its place"
+
+
+def test_a_maildir_inbox_never_used_is_made_on_first_use(tmp_path: Path) -> None:
+    config = init_dir(tmp_path / "site")
+    inbox = tmp_path / "site" / "mail" / "inbox"
+    shutil.rmtree(inbox)
+    done = flagman_process(config, "poll")
+    assert done.returncode == 0 and "fetched 0" in done.stdout, done.stderr
+    assert (inbox / "new").is_dir()

@@ -333,14 +333,16 @@ def statuses(sock: socket.socket) -> list[str]:
 
 
 def metrics_of(path: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """The metrics file, read by Prometheus's own text-format parser."""
+    """The metrics file, read by Prometheus's own text-format parser; every sample is labelled
+    with its bot (left out of the keys)."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(path.read_text())
-        for sample in family.samples
-    }
+    found = {}
+    for family in text_string_to_metric_families(path.read_text()):
+        for sample in family.samples:
+            assert sample.labels.get("bot") == "flagman@runner.test", sample
+            found[(sample.name, tuple(sorted((k, v) for k, v in sample.labels.items() if k != "bot")))] = sample.value
+    return found
 
 
 def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
