@@ -59,9 +59,24 @@ def waited_and_recovered(service: Service, notify: NotifySocket, *words: str) ->
     assert code == 0, service.log
 
 
+def roles(path: Path) -> dict[str, float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {
+        s.labels["role"]: s.value
+        for f in text_string_to_metric_families(path.read_text())
+        for s in f.samples
+        if s.name == "flagman_role"
+    }
+
+
 def test_run_waits_out_a_read_only_database_and_starts_once_it_is_writable(tmp_path: Path) -> None:
+    """... and while it waits, the metrics file says so (flagman_role{role="waiting"} 1): an
+    instance waiting to start is not an instance gone."""
     root = tmp_path / "site"
     config = make_site(root, mails=1)
+    metrics_file = tmp_path / "metrics" / "flagman.prom"
+    config.write_text(config.read_text() + f'\n[metrics]\nfile = "{metrics_file}"\n')
     database = root / "flagman.sqlite"
     database.chmod(0o444)
     notify = NotifySocket(tmp_path / "notify")
@@ -69,6 +84,7 @@ def test_run_waits_out_a_read_only_database_and_starts_once_it_is_writable(tmp_p
     try:
         wait_for_tries(notify, 2)
         assert service.proc.poll() is None, service.log
+        assert roles(metrics_file) == {"active": 0, "standby": 0, "waiting": 1}
         for path in root.glob("flagman.sqlite*"):
             path.chmod(0o600)
         waited_and_recovered(service, notify, "cannot be written", "mode 0444")
