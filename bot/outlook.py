@@ -138,11 +138,10 @@ class Counts:
     source: Source
     filled: tuple[str, ...] = ()
     later: tuple[str, ...] = ()
-
-    @property
-    def by(self) -> str:
-        """The source in a player's words: "the GM's plot", "the default"."""
-        return "the GM's plot" if self.source is Source.PLOT else "the default"
+    game_default: str = ""
+    """Where the GM's plot counts (`Source.PLOT`): the game's own default it stands in for, as
+    text, when that differs (a mail names it beside the plot, once: "USE 2, the GM's plot (the
+    game's own default would be USE 3)"); else empty."""
 
 
 def what_counts(rules: AnyGame, state: GameState, seat: Seat, on_file: Sequence[GameOrder] | None) -> Counts:
@@ -150,7 +149,9 @@ def what_counts(rules: AnyGame, state: GameState, seat: Seat, on_file: Sequence[
     on file (`store.orders_on_file`; None: nothing on file)."""
     if on_file is None:
         orders, source = nmr_default(rules, state, seat)
-        return Counts(orders, rules.format_orders(orders), source)
+        text = rules.format_orders(orders)
+        game_default = rules.format_orders(rules.default_orders(state, seat.name)) if source is Source.PLOT else ""
+        return Counts(orders, text, source, game_default="" if game_default == text else game_default)
     filled = rules.filled_orders(state, seat.name, on_file)
     own = set(rules.format_orders(on_file).splitlines())
     text = rules.format_orders(filled)

@@ -317,9 +317,25 @@ class View(Mapping[str, object]):
         return len(_field_names(type(self)))
 
 
+def competition_places(standings: Standings) -> tuple[int, ...]:
+    """Each position's place as a result is written in sport (standard competition ranking):
+    those who share a position share its place, and the next place counts everyone ahead, so
+    1, 2, 3, 3, 5 -- never the dense 1, 2, 3, 3, 4."""
+    places: list[int] = []
+    ahead = 0
+    for position in standings:
+        places.append(ahead + 1)
+        ahead += len(position)
+    return tuple(places)
+
+
 def placings(standings: Standings) -> tuple[Placing, ...]:
-    """The standings as `View.standings`: one `Placing` per position, places 1, 2, 3, ..."""
-    return tuple(Placing(index + 1, tuple(position)) for index, position in enumerate(standings))
+    """The standings as `View.standings`: one `Placing` per position, in competition places
+    (`competition_places`: 1, 2, 3, 3, 5)."""
+    return tuple(
+        Placing(place, tuple(position))
+        for place, position in zip(competition_places(standings), standings, strict=True)
+    )
 
 
 @runtime_checkable

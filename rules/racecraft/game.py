@@ -96,7 +96,8 @@ class Racecraft:
             "forward, and nobody gains more than one position a turn. After each tactical turn the "
             "2nd and 3rd places gain 1 EP and the 1st and last places lose 1.\n\n"
             "The last turn is the final sprint: no orders; everyone uses all their remaining EP. "
-            "No orders by the deadline: you use half your EP, rounded down."
+            "The game's own default for a runner who sends nothing (where the GM has set no plot): "
+            "half their EP, rounded down."
         )
 
     # -- the turn ---------------------------------------------------------------------

@@ -66,7 +66,7 @@ class SpeedCircuit:
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 9
     early_resolution: ClassVar[bool] = True
-    later_replaces: ClassVar[bool] = True
+    later_replaces: ClassVar[bool] = False  # a set that only adds the line a set on file lacks is an addition
     chance: ClassVar[bool] = True
 
     # -- set-up -----------------------------------------------------------------------
@@ -121,8 +121,7 @@ class SpeedCircuit:
         return parse.format_orders(orders)
 
     def merge_orders(self, earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
-        # §8: the last valid plot counts (a mail with no order is refused, so `later` holds one).
-        return tuple(later) if later else tuple(earlier)
+        return parse.merge_orders(earlier, later)
 
     def plot_orders(self, state: RaceState, player: PlayerId, plot: str) -> tuple[Order, ...] | None:
         """The GM plot on file (P29) as it stands in the open turn. In the race a plot whose

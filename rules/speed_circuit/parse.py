@@ -269,6 +269,23 @@ def missing_orders(state: RaceState, player: PlayerId, orders: Sequence[Order]) 
     )
 
 
+def merge_orders(earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
+    """The set on file after a later valid mail. §8: "the last valid plot counts", so a later
+    set replaces the earlier whole; but a set on file that lacks the line its phase needs
+    (DESIGN, BID, SPEED: `missing_orders`) and a later mail that brings that line and names
+    nothing the set on file names ("Oops, forgot: SPEED 40") make one set: the mail supplies the
+    part the confirmation said was missing, it does not withdraw the rest. A later mail that
+    holds no order leaves the set on file as it was."""
+    if not later:
+        return tuple(earlier)
+    required = frozenset(_WANTED.values())
+    had = {type(o) for o in earlier}
+    brings = {type(o) for o in later}
+    if earlier and not had & brings and brings & required and not had & required:
+        return canonical([*earlier, *later])
+    return tuple(later)
+
+
 def check_order(state: RaceState, player: PlayerId, order: Order, earlier: Sequence[Order]) -> None:
     """IllegalOrderError unless `player` may give `order` now, after `earlier` in the same mail."""
     car = state.car(player)

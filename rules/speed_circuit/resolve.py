@@ -1296,7 +1296,7 @@ class RaceTurn:
                         out_turn=self.race_turn,
                     )
                     self.say(
-                        "out", f"{player} finishes but is disqualified: it did not run both tyre compounds (P4)", player
+                        "out", f"{player} finishes but is disqualified: it did not run both tyre compounds", player
                     )
                 self.cars[player] = finished
                 continue

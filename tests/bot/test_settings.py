@@ -147,7 +147,14 @@ def test_every_number_setting_has_a_range_and_its_default_lies_in_it() -> None:
     own rules, idle_check_seconds and the worker counts) is in NUMBER_BOUNDS, its default within."""
     from bot.settings import NUMBER_BOUNDS
 
-    own_rules = {("inbox", "idle_check_seconds"), ("inbox", "parse_workers"), ("schedule", "resolve_workers")}
+    own_rules = {
+        ("inbox", "idle_check_seconds"),
+        ("inbox", "parse_workers"),
+        ("schedule", "resolve_workers"),
+        ("practice", "running_max"),  # "[practice] ... must be at least ...": validate's own check
+        ("practice", "idle_days"),
+        ("practice", "turn_minutes"),
+    }
     for name, cls in _SECTIONS.items():
         for f in fields(cls):
             default = getattr(cls(), f.name)
