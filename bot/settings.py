@@ -439,6 +439,7 @@ NUMBER_BOUNDS: dict[tuple[str, str], tuple[Bounds, str]] = {
     ("limits", "max_lines"): (Bounds(1, 10**6), " lines"),
     ("limits", "mails_per_sender_per_hour"): (Bounds(1, 10**6), " mails"),
     ("limits", "answers_to_strangers_per_hour"): (Bounds(0, 10**6), " mails"),
+    ("limits", "answers_to_strangers_per_domain_per_day"): (Bounds(0, 10**6), " mails"),
     ("limits", "address_change_hold_hours"): (Bounds(0, 24 * 365), " hours"),
     ("dns", "port"): (_PORT, ""),
     ("dns", "timeout"): (_TIMEOUT, " seconds"),
