@@ -213,6 +213,8 @@ class Seat(Base):
     # (bot.games.robots.ROBOT_ADDRESS, no address at all), it is never mailed, and its orders are
     # filed as soon as each turn opens.
     robot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # How well its robot drives (migration 0016_robots, `rules.api.RobotLevel`): "normal" or "easy".
+    robot_level: Mapped[str] = mapped_column(String(8), default="normal", server_default="normal")
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player] = relationship()

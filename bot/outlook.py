@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 from bot import store
 from bot.clock import as_utc
 from bot.models import Game, Player, Seat
-from bot.store import orders_on_file
+from bot.store import ROBOT_SOURCE, orders_on_file
 from rules.api import AnyGame, GameOrder, GameState, Resolution
 
 log = logging.getLogger("flagman.games")
@@ -92,14 +92,18 @@ def on_vacation(player: Player, moment: datetime) -> bool:
 def submission_order(rules: AnyGame, game: Game, state: GameState, subs: store.BySeat) -> tuple[str, ...]:
     """The expected seats whose orders on file were sent (by mail, or the GM's ORDER), in the
     order their final sets arrived: each seat's last such submission, by the time it was
-    received, then by id (`Game.resolve`'s `submitted`; stored with the turn)."""
-    arrived: dict[str, tuple[datetime, int]] = {}
+    received, then by id (`Game.resolve`'s `submitted`; stored with the turn).
+
+    A robot's set (filed as the turn opens) counts as submitted at the deadline: after every
+    set a person (or the GM, for a seat) sent, robots among themselves in the order they were
+    filed, so a robot never wins a "submitted first" tie (SpeedPhreakz, S16) by being quick."""
+    arrived: dict[str, tuple[bool, datetime, int]] = {}
     for name in rules.expected_players(state):
         seat = store.seat_named(game, name)
         sent = store.sent(subs.get(seat.id, ())) if seat is not None else []
         if sent:
             last = max(sent, key=lambda s: (as_utc(s.received_at), s.id))
-            arrived[name] = (as_utc(last.received_at), last.id)
+            arrived[name] = (last.source == ROBOT_SOURCE, as_utc(last.received_at), last.id)
     return tuple(sorted(arrived, key=lambda name: arrived[name]))
 
 

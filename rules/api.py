@@ -245,14 +245,25 @@ class Stall:
     """A race that no longer gets nearer its end, as `Game.stall` reports it for the GM:
     `turns` in a row without progress, `reason` (one sentence, in the game's words: what
     progress is and that there was none), and the GM command that ends it, written with
-    the game's and a seat's names: ``SET <game> <seat> <figure> <value>`` (any seat: the
-    figure is the race's), which `ends` says what it does to (one sentence)."""
+    the game's and a seat's names: ``SET <game> <seat> <figure> <value>`` (any seat when
+    the figure is the race's; `seat` when it is that car's), which `ends` says what it does
+    to (one sentence)."""
 
     turns: int
     reason: str
     figure: str
     value: str
     ends: str
+    seat: PlayerId | None = None
+    """The seat the command must name (the figure is that car's); None: any seat will do."""
+
+
+class RobotLevel(enum.Enum):
+    """How well a robot drives (`Game.robot_orders`): ``normal``, its best, or ``easy``, a
+    gentler driver for newcomers that a person learning the game can beat."""
+
+    NORMAL = "normal"
+    EASY = "easy"
 
 
 class Viewer(enum.Enum):
@@ -479,12 +490,15 @@ class Game(Protocol[S, O]):
         """The order grammar for this player now (also the HELP reply); generated, not copied."""
         ...
 
-    def robot_orders(self, state: S, player: PlayerId, rng: random.Random) -> tuple[O, ...]:
+    def robot_orders(
+        self, state: S, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    ) -> tuple[O, ...]:
         """A robot driver's orders for `player` in the open turn (see "Robots" above): legal
         and complete (``parse_orders(state, player, format_orders(x))`` takes them whole and
         calls them complete), empty when the seat has nothing to order. Computed from what a
         player at that seat may see: its own private part of the state and the public rest,
-        never another player's orders or private figures; deterministic from `rng`."""
+        never another player's orders or private figures; deterministic from `rng` and
+        `level` (`RobotLevel`: the easy level drives worse on purpose)."""
         ...
 
     # -- reading the state ------------------------------------------------------------

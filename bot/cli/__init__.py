@@ -285,7 +285,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             seats.append(
                 {
                     "seat": seat.name,
-                    "robot": bool(seat.robot),
+                    "robot": seat.robot_level if seat.robot else None,
                     "address": None if seat.robot else player.address,
                     "active": bool(seat.active),
                     "nmr_streak": seat.nmr_streak,
@@ -295,7 +295,8 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
                 }
             )
             if seat.robot:
-                lines.append(f"  {seat.name:<12} {'(robot)':<32}{status}  {on_file}")
+                driver = "(robot)" if seat.robot_level == "normal" else f"(robot, {seat.robot_level})"
+                lines.append(f"  {seat.name:<12} {driver:<32}{status}  {on_file}")
                 continue
             away = f"  vacation {vacation[0]} to {vacation[1]}" if vacation else ""
             lines.append(
@@ -458,8 +459,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--robot",
         action="append",
         default=[],
-        metavar="NAME",
-        help="a seat the game's robot drives (repeatable): never mailed, its orders on file as each turn opens",
+        metavar="NAME[:LEVEL]",
+        help="a seat the game's robot drives (repeatable): never mailed, its orders on file as each turn "
+        "opens; LEVEL easy for a gentler driver (default normal)",
     )
     p.add_argument("--gm", help="the GM's address (default: the bot's own)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")

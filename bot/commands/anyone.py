@@ -322,7 +322,7 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
             kind="practice",
             label="PRACTICE refused",
         )
-    name = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind)
+    name = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind, command.level)
     return Reply((), label=f"PRACTICE {name}")  # the answer: its first sheet, the welcome at its top
 
 

@@ -28,6 +28,7 @@ from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import NAME_RE, strip_password_lines
 from bot.mail_in.tokens import CONFIRM_CODE
 from bot.mail_out.lists import UNSUBSCRIBE_CODE
+from rules.api import RobotLevel
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,17 +193,20 @@ class ListGames(_Verb):
 @dataclass(frozen=True, slots=True)
 class Practice(_Verb):
     verb: ClassVar[str] = "PRACTICE"
-    syntax: ClassVar[str] = "PRACTICE <game kind>"
-    summary: ClassVar[str] = "a practice race against robot drivers"
+    syntax: ClassVar[str] = "PRACTICE <game kind> [EASY]"
+    summary: ClassVar[str] = "a practice race against robots (EASY: gentler)"
     example: ClassVar[str] = "PRACTICE racecraft"
     for_anyone: ClassVar[bool] = True
     kind: str
+    level: RobotLevel = RobotLevel.NORMAL
 
     @classmethod
     def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
         words = line.split()
         if len(words) == 2 and re.fullmatch(r"[a-z_-]{1,30}", words[1].lower()):
             return cls(words[1].lower())
+        if len(words) == 3 and re.fullmatch(r"[a-z_-]{1,30}", words[1].lower()) and words[2].upper() == "EASY":
+            return cls(words[1].lower(), RobotLevel.EASY)
         return _syntax(cls, line)
 
 

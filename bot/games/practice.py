@@ -60,7 +60,7 @@ from bot.models import (
 )
 from bot.shell import Shell
 from rules import UnknownGameError, find_game, game_names
-from rules.api import AnyGame
+from rules.api import AnyGame, RobotLevel
 
 log = logging.getLogger("flagman.practice")
 # Per database: open practice turn id -> (its marks when its state was last read, whether its
@@ -169,8 +169,11 @@ def _free_name(session: Session) -> str:
     return f"practice{number}"
 
 
-def start(shell: Shell, session: Session, address: str, rules: AnyGame) -> tuple[Game, Seat]:
-    """A practice game of `rules` for `address` (checked by `check`), started: its first sheet
+def start(
+    shell: Shell, session: Session, address: str, rules: AnyGame, level: RobotLevel = RobotLevel.NORMAL
+) -> tuple[Game, Seat]:
+    """A practice game of `rules` for `address` (checked by `check`), its robots driving at
+    `level` (`PRACTICE <game> EASY`), started: its first sheet
     is queued to the person's seat, the welcome at its top (the welcome comes before the sheet,
     in the same mail)."""
     field = max(rules.min_players - 1, min(ROBOTS, rules.max_players - 1))
@@ -185,6 +188,7 @@ def start(shell: Shell, session: Session, address: str, rules: AnyGame) -> tuple
         game=name,
         title=rules.title,
         robots=robots,
+        easy=level is RobotLevel.EASY,
         idle_days=terms.idle_days,
         turn_minutes=terms.turn_minutes,
     )
@@ -196,7 +200,7 @@ def start(shell: Shell, session: Session, address: str, rules: AnyGame) -> tuple
         players=[turns.PlayerSpec(seat_name, address, display)],
         gm_address=shell.settings.bot.address,
         deadline="manual",
-        robot_seats=robots,
+        robot_seats=[f"{robot}:{level.value}" for robot in robots],
         practice=True,
         note=welcome,
     )
@@ -205,21 +209,23 @@ def start(shell: Shell, session: Session, address: str, rules: AnyGame) -> tuple
     return game, seat
 
 
-def start_now(shell: Shell, session: Session, address: str, kind: str) -> str:
+def start_now(shell: Shell, session: Session, address: str, kind: str, level: RobotLevel = RobotLevel.NORMAL) -> str:
     """PRACTICE from a proven address: the game at once; its first sheet, the welcome at its
     top, is the answer (nothing else is mailed). Returns the game's name."""
     rules = check(session, shell, address, kind)
-    game, _ = start(shell, session, address, rules)
+    game, _ = start(shell, session, address, rules, level)
     return game.name
 
 
-def ask(shell: Shell, session: Session, sender: str, kind: str) -> Done:
-    """A stranger's PRACTICE: no game yet, a code to the From (`confirm` starts it)."""
+def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLevel = RobotLevel.NORMAL) -> Done:
+    """A stranger's PRACTICE: no game yet, a code to the From (`confirm` starts it). The
+    request keeps the game kind and, for easy robots, the level: ``racecraft:easy``."""
     sender = sender.strip().lower()
     if not sender:
         raise Ignored("PRACTICE without a sender address", reason=Reason.NO_SENDER)
     rules = check(session, shell, sender, kind)
-    request = requests.open_practice(shell, session, sender, rules.name)
+    asked = rules.name if level is RobotLevel.NORMAL else f"{rules.name}:{level.value}"
+    request = requests.open_practice(shell, session, sender, asked)
     code = requests.code(shell, request)
     rendered = notices.practice_confirm(
         shell,
@@ -237,12 +243,14 @@ def confirm(shell: Shell, session: Session, request: PendingRequest) -> tuple[st
     allow), its first sheet with the welcome at its top the only mail (None: no other answer).
     Returns the label for the record and the answer."""
     requests.close(shell, request, RequestStatus.DONE)
+    kind, _, asked = request.name.partition(":")
+    level = RobotLevel.EASY if asked == RobotLevel.EASY.value else RobotLevel.NORMAL
     try:
-        rules = check(session, shell, request.address, request.name)
+        rules = check(session, shell, request.address, kind)
     except Refused as refused:
         assert refused.answer is not None
         return "PRACTICE refused", refused.answer
-    game, _ = start(shell, session, request.address, rules)
+    game, _ = start(shell, session, request.address, rules, level)
     return f"PRACTICE {game.name}", None
 
 

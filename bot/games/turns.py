@@ -137,8 +137,8 @@ def create_game(
 ) -> Game:
     """A new game (started now, unless `signup`). `early_resolution`: whether a turn resolves
     as soon as every order is in (None: the default of the kind of game); `press`: what PRESS
-    may do in it; `robot_seats`: the names of seats the game's robot drives (bot.games.robots),
-    after the players'; `practice`: a practice game (PRACTICE by mail); `note`: a paragraph at
+    may do in it; `robot_seats`: the seats the game's robot drives (bot.games.robots), after
+    the players', each ``NAME`` or ``NAME:LEVEL`` (`robots.parse_robot`); `practice`: a practice game (PRACTICE by mail); `note`: a paragraph at
     the top of each player's first sheet."""
     now = shell.now()
     rules = find_game(kind)
@@ -151,7 +151,14 @@ def create_game(
     grace_minutes = int(parse_duration(grace).total_seconds() // 60) if grace else 0
     options = {str(k): str(v) for k, v in (options or {}).items()}
     seat_names = [validate_name("seat", p.seat) for p in players]
-    robot_names = [validate_name("robot", r) for r in robot_seats]
+    robot_specs = []
+    for text in robot_seats:
+        try:
+            robot_name, level = robots.parse_robot(text)
+        except ValueError as error:
+            raise GameError(str(error)) from None
+        robot_specs.append((validate_name("robot", robot_name), level))
+    robot_names = [robot_name for robot_name, _ in robot_specs]
     for zone in [timezone, *(p.timezone for p in players)]:
         problem = zone_problem(zone) if zone else None
         if problem is not None:  # issue 30: one line, not a traceback at the first deadline shown
@@ -193,8 +200,8 @@ def create_game(
     session.flush()
     for spec, seat_name in zip(players, seat_names, strict=True):
         add_seat(shell, session, game, seat_name, spec.address, spec.name, spec.timezone)
-    for robot_name in robot_names:
-        robots.add_robot(session, game, robot_name, now)
+    for robot_name, level in robot_specs:
+        robots.add_robot(session, game, robot_name, now, level)
     if not signup:
         start_game(shell, session, game, note=note)
     return game

@@ -85,7 +85,7 @@ def unauthenticated(
             raise Ignored(
                 f"unknown sender: PRACTICE not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER, answer=fate
             )
-        return practice.ask(batch.shell, session, inbound.sender, asked[0].kind)
+        return practice.ask(batch.shell, session, inbound.sender, asked[0].kind, asked[0].level)
     if (who.claimed or who.claimed_gm) and not codes:
         # (A List-Unsubscribe mail comes from the registered address without a proof: its
         # code is the proof, and it is answered as the commands for anyone are.)

@@ -15,6 +15,7 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    RobotLevel,
     Stall,
     Standings,
     Viewer,
@@ -162,9 +163,11 @@ class Racecraft:
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
-    def robot_orders(self, state: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
+    def robot_orders(
+        self, state: Race, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    ) -> tuple[Order, ...]:
         # EP are public in Racecraft: the robot reads the race as the public table shows it.
-        return robot.robot_orders(state, player, rng)
+        return robot.robot_orders(state, player, rng, level)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:

@@ -18,7 +18,7 @@ from rules.api import (
     Parsed,
     PlayerId,
 )
-from rules.speed_circuit.car import DESIGN_FIELDS, Design, Status, Tyre
+from rules.speed_circuit.car import DESIGN_FIELDS, Design, PitStage, Status, Tyre
 from rules.speed_circuit.model import Phase, RaceState
 from rules.speed_circuit.plot import (
     RACE_ORDERS,
@@ -316,6 +316,13 @@ def check_order(state: RaceState, player: PlayerId, order: Order, earlier: Seque
             raise IllegalOrderError(f"you bid {order.wear} wear but your starting set has {car.wear}")
         if order.skill > car.skill:
             raise IllegalOrderError(f"you bid {order.skill} skill but hold {car.skill} chips")
+    if isinstance(order, PushOrder) and order.allowed and car.pit is not None and car.pit.stage is PitStage.LANE:
+        # seed "Tire Change": the pit crew is pushed as the tyres are changed, in the turn
+        # after entering; leaving the pit lane there is nothing to push
+        raise IllegalOrderError(
+            "PUSH YES does nothing as you leave the pits: the pit crew is pushed the turn your tyres are "
+            "changed (in the entrance lane), and your speed back onto the track is the pit limit or less"
+        )
     if isinstance(order, PathOrder) and order.kind is PathKind.LANES and len(order.lanes) > 20:
         raise InvalidOrderError("PATH lists more spaces than any car can move")
 
@@ -351,5 +358,6 @@ def order_help(state: RaceState, player: PlayerId) -> str:
         "SLIP 0|1|2              take 1 or 2 slipstream spaces when you end directly behind a car running 120+\n"
         "PASS YES|NO            force past a blocking car on the passing table (default NO: brake instead)\n"
         "PIT PRIME|OPTION       enter the pits if you end on a red-arrow space, and fit those tyres; in the pits\n"
-        "                       plot the pit limit or less, PUSH YES to roll on the pit crew table"
+        "                       plot the pit limit or less, PUSH YES to roll on the pit crew table as the\n"
+        "                       tyres are changed (the turn after entering; not as you leave)"
     )

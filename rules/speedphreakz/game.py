@@ -17,6 +17,7 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    RobotLevel,
     Stall,
     Standings,
     Viewer,
@@ -242,8 +243,10 @@ class SpeedPhreakz:
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
-    def robot_orders(self, state: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
-        return robot.robot_orders(state, player, rng)
+    def robot_orders(
+        self, state: Race, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    ) -> tuple[Order, ...]:
+        return robot.robot_orders(state, player, rng, level)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:

@@ -71,6 +71,7 @@ def test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots(gapp: 
     people = [s for s in game.seats if not s.robot]
     assert [s.player.address for s in people] == [PAT]
     assert len([s for s in game.seats if s.robot]) == practice.ROBOTS
+    assert {s.robot_level for s in game.seats if s.robot} == {"normal"}
     assert "practice game of Racecraft" in "\n".join(body_of(m) for m in mails(gapp, PAT))
 
 
@@ -399,3 +400,17 @@ def test_a_practice_turn_waits_for_its_pace_and_the_confirmation_says_until_when
     gapp.clock.advance(timedelta(seconds=1))
     cycle(gapp)
     assert "Results of" in str(last(gapp, PAT)["Subject"])
+
+
+def test_practice_easy_races_against_easy_robots(gapp: App) -> None:
+    """Issue 40: "a second, easier level for newcomers (`PRACTICE <game> EASY`)". From a
+    stranger (through the code) and from a proven address (at once): every robot seat of the
+    game is stored at the easy level and the welcome says so (without EASY: the normal level,
+    `test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots`)."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft easy")
+    sheet = _confirm(gapp)
+    assert {s.robot_level for s in _game(gapp).seats if s.robot} == {"easy"}
+    assert "against 4 easy robot drivers" in " ".join(body_of(sheet).split())
+    gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz EASY", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    assert {s.robot_level for s in _game(gapp, "practice2").seats if s.robot} == {"easy"}
