@@ -427,7 +427,7 @@ def _time(value: datetime | None) -> str | None:
 def export_game(session: Session, name: str) -> dict[str, object]:
     from bot import store
     from bot.games import turns
-    from bot.models import GmAudit, InboundMessage, OrderSubmission, Seat, Turn
+    from bot.models import Commitment, CommitmentFate, GmAudit, InboundMessage, OrderSubmission, Seat, Turn
 
     game = store.find_game_row(session, name)
     if game is None:
@@ -449,6 +449,7 @@ def export_game(session: Session, name: str) -> dict[str, object]:
                 "number": turn.number,
                 "label": turn.label,
                 "seed": turn.seed,
+                "dice_scheme": turn.dice_scheme,
                 "state": turn.state,
                 "opened_at": _time(turn.opened_at),
                 "deadline": _time(turn.deadline),
@@ -508,6 +509,23 @@ def export_game(session: Session, name: str) -> dict[str, object]:
                 "seat": seats[m.seat_id].name if m.seat_id in seats else None,
             }
             for m in inbound.values()
+        ],
+        # The game's commitment log, every entry as made (the chain `flagman verify` checks): a
+        # secret only once revealed, so an export of a running game gives none away.
+        "commitments": [
+            {
+                "seq": c.seq,
+                "turn": c.number,
+                "label": c.label,
+                "commitment": c.commitment,
+                "made_at": _time(c.made_at),
+                "why": c.why,
+                "head": c.head,
+                "secret": c.secret if c.fate != CommitmentFate.OPEN else None,
+                "revealed_at": _time(c.revealed_at),
+                "fate": c.fate,
+            }
+            for c in session.scalars(select(Commitment).where(Commitment.game_id == game.id).order_by(Commitment.seq))
         ],
         "gm_audit": [
             {
