@@ -254,6 +254,11 @@ class Turn(Base):
     # 2 for every turn opened since (the orders in normal form, the turn named by its label);
     # 1 for the turns opened before, which keep the one their mails were made with.
     dice_scheme: Mapped[int] = mapped_column(Integer, default=2, server_default="1")
+    # The orders sent for the turn after this one when a ROLLBACK reopened it (migration 0015):
+    # each {"seat", "source" (mail | gm), "text", "received_at", "inbound_id"}; when this turn
+    # resolves again, each is filed for the new turn where it stands, else withdrawn
+    # (`bot.games.carried`). NULL: none.
+    carried: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
 
     game: Mapped[Game] = relationship(back_populates="turns")
 

@@ -28,7 +28,8 @@ from sqlalchemy.orm import Session
 from bot import dice, letters, outlook, store
 from bot.answers import Refused
 from bot.clock import as_utc
-from bot.games import reminders, robots, turns
+from bot.games import carried, reminders, robots, turns
+from bot.games.carried import Kept
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_now
 from bot.games.robots import robot_names
@@ -40,6 +41,7 @@ from bot.games.seats import (
     under_way,
 )
 from bot.letters import ToAddress, ToSeat, reveal
+from bot.letters import carried as carried_words
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context, orders_block
 from bot.mail_in.addresses import address_problem
@@ -728,6 +730,8 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
             break
     turn = last
+    kept, gone = _kept_orders(turn, undone)
+    turn.carried = [k.to_json() for k in kept] or None
     turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent (issue 29)
     # Reopened paused (issue 29): with every order on file the next tick would resolve it
     # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
@@ -743,7 +747,28 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     _recount_streaks(session, game, turn)
     _robots_drive(ctx, rules, turn)
     _draw_again(ctx, rules, turn)
-    ctx.undo = {"undone": undone}
+    ctx.undo = {
+        "undone": undone,
+        "kept": [k.to_json() for k in kept],
+        "withdrawn": [{**k.to_json(), "label": label} for k, label in gone],
+    }
+    next_label = _next_label(undone, turn)
+    for k in kept:
+        announce(
+            ctx,
+            f"Your orders for {next_label} are kept",
+            carried_words.kept_to_seat(k, next_label=next_label, reopened=turn.label),
+            kind="rollback",
+            to=k.seat,
+        )
+    for k, label in gone:
+        announce(
+            ctx,
+            f"Your orders for {label} are withdrawn",
+            carried_words.withdrawn_to_seat(k, label=label, reopened=turn.label),
+            kind="rollback",
+            to=k.seat,
+        )
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
     closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
@@ -767,6 +792,11 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         f"rolled back to {turn.label}; it is open again and the game is paused: set right what needs it, "
         f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "
         "discarded is kept in the audit log."
+        + (
+            "\n\n" + said
+            if (said := carried_words.rollback_to_gm(kept, gone, next_label=next_label, reopened=turn.label))
+            else ""
+        )
         + (
             f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
             "to take them out again."
@@ -804,6 +834,10 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
             "deadline": as_utc(following.deadline).isoformat() if following.deadline else None,
             "submissions": [_sub_json(ctx, s) for s in subs],
         }
+        # The orders people sent for it are kept (`bot.games.carried`); orders it kept from an
+        # earlier ROLLBACK were for the turn after it, which is gone too.
+        discarded["kept"] = [k.to_json() for k in carried.keep(session, ctx.game, turns.rules_of(ctx.game), following)]
+        discarded["kept_before"] = list(following.carried or [])
         session.execute(delete(OrderSubmission).where(OrderSubmission.turn_id == following.id))
         _withdraw(ctx, following)
         session.delete(following)
@@ -828,6 +862,38 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     session.flush()
     session.expire(ctx.game, ["turns"])
     return discarded
+
+
+def _kept_orders(reopened: Turn, undone: Sequence[dict[str, object]]) -> tuple[list[Kept], list[tuple[Kept, str]]]:
+    """The orders the discarded turns held, from `undone` (`_undo_resolution`'s, in order): kept
+    for the reopened turn's next (the one discarded right after it), or withdrawn with the label
+    of the turn they were for, which no longer comes (a turn further on, or one kept before)."""
+    kept: list[Kept] = []
+    gone: list[tuple[Kept, str]] = []
+    for entry in undone:
+        following = entry.get("next_turn")
+        if not isinstance(following, dict):
+            continue
+        rows = entry.get("kept")
+        items = [Kept.from_json(row) for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
+        if following.get("number") == reopened.number + 1:
+            kept.extend(items)
+        else:
+            gone.extend((k, str(following.get("label"))) for k in items)
+        before = entry.get("kept_before")
+        if isinstance(before, list) and before:
+            # Kept for the turn after the discarded one, by an earlier ROLLBACK: that turn is gone.
+            gone.extend((Kept.from_json(row), f"the turn after {following.get('label')}") for row in before if isinstance(row, dict))
+    return kept, gone
+
+
+def _next_label(undone: Sequence[dict[str, object]], reopened: Turn) -> str:
+    """The label of the turn after `reopened`, as it was before the rollback discarded it."""
+    for entry in undone:
+        following = entry.get("next_turn")
+        if isinstance(following, dict) and following.get("number") == reopened.number + 1:
+            return str(following.get("label"))
+    return f"the turn after {reopened.label}"
 
 
 def _withdraw(ctx: GmAction, discarded: Turn) -> None:

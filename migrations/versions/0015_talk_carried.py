@@ -1,0 +1,31 @@
+"""orders kept across a ROLLBACK
+
+* turn.carried: the orders sent for the turn after this one (a player's mail, the GM's ORDER)
+  when a ROLLBACK reopened it: kept, and when it resolves again each is filed for the new turn
+  where it stands against the corrected state, or withdrawn (the player and the GM told, the
+  audit log keeping it). NULL when there are none.
+
+Revision ID: 0015_talk
+Revises: 0014
+Create Date: 2026-12-06 01:50:00
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0015_talk"
+down_revision = "0014"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("turn", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("carried", sa.JSON(), nullable=True))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("turn", schema=None) as batch_op:
+        batch_op.drop_column("carried")
