@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from bot import dice, outlook, store
 from bot.clock import as_utc
+from bot.games import carried as carried_orders
 from bot.games import observers, robots
 from bot.letters import results, reveal, sheets
 from bot.letters.cache import LetterCache
@@ -34,7 +35,18 @@ from bot.letters.reports import public_report
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_out import outbox as mailout
-from bot.models import Commitment, CommitmentFate, Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
+from bot.models import (
+    Commitment,
+    CommitmentFate,
+    Game,
+    GameStatus,
+    GmAudit,
+    OrderSubmission,
+    Player,
+    PressMode,
+    Seat,
+    Turn,
+)
 from bot.outlook import Outcome
 from bot.schedules import (
     find_zone,
@@ -49,6 +61,12 @@ from rules import fair, find_game
 from rules.api import AnyGame, GameState, turn_seed
 
 log = logging.getLogger("flagman.games")
+
+# The audit log's row of the orders kept across a ROLLBACK that the turn's resolution withdrew:
+# the bot did it, at the deadline (or the GM's PROCESS), not a GM command.
+AUDIT_ACTOR = "flagman"
+AUDIT_VIA = "deadline"
+AUDIT_COMMAND = "WITHDRAWN after ROLLBACK"
 
 
 class GameError(ValueError):
@@ -380,6 +398,10 @@ class TurnWrites:
     mails: tuple[Mapping[str, object], ...]  # the results mails (outbox rows)
     robots: tuple[Mapping[str, object], ...] = ()  # the robot seats' orders of the next turn (no turn id yet)
     opening: dice.Entry | None = None  # the next turn's entry in the game's commitment log
+    # The orders a ROLLBACK kept for the next turn (`bot.games.carried`), checked against the
+    # new state: the rows of those that stand (no turn id yet), and what became of each.
+    carried: tuple[Mapping[str, object], ...] = ()
+    recheck: carried_orders.Recheck = carried_orders.Recheck()
 
 
 def _set_columns(
@@ -458,9 +480,21 @@ def work_out(
         )
         cache.log[game.id] = [*log, Commitment(**opening.row())]
     kind = "final" if next_turn is None else "results"
-    # A turn just opened has no orders on file yet but its robots' (bot.games.robots).
+    # A turn just opened has no orders on file yet but its robots' (bot.games.robots), and the
+    # orders a ROLLBACK kept for it that stand against the new state (bot.games.carried).
     robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
-    no_subs: store.BySeat = {int(str(row["seat_id"])): [OrderSubmission(**row)] for row in robot_rows}
+    kept = carried_orders.of_turn(turn)
+    label = next_turn.label if next_turn is not None else turn.label
+    recheck = carried_orders.recheck(rules, game, new_state, label, kept) if kept else carried_orders.Recheck()
+    if next_turn is None and kept:  # the game is over: nothing kept can stand
+        recheck = carried_orders.Recheck((), tuple(carried_orders.Withdrawn(k, label, "", needed=False) for k in kept))
+    carried_rows = carried_orders.rows(game, recheck, now) if next_turn is not None else []
+    no_subs: store.BySeat = {}
+    for row in [*robot_rows, *carried_rows]:
+        no_subs.setdefault(int(str(row["seat_id"])), []).append(OrderSubmission(**row))
+    if kept:
+        resolved["carried"] = None
+        turn.carried = None
     mails: mailout.NewRows = []
     for seat in store.mailed_seats(game):
         sheets.post_seat_letter(
@@ -477,6 +511,7 @@ def work_out(
             subs=no_subs,
             into=mails,
             cache=cache,
+            carried=recheck.of(seat.name),
         )
     sheets.post_gm_letter(
         shell,
@@ -491,6 +526,7 @@ def work_out(
         subs=no_subs,
         into=mails,
         cache=cache,
+        recheck=recheck,
     )
     report = public_report(shell.renderer, cache, rules, new_state, outcome, robots.robot_names(game.seats))
     addresses = observers.observers_of(session, game)
@@ -501,7 +537,17 @@ def work_out(
     if stall is not None:
         results.post_stall_notice(shell, session, game, stall, rules.players(new_state), into=mails)
     return TurnWrites(
-        outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails), tuple(robot_rows), opening
+        outcome,
+        resolved,
+        finished_at,
+        streaks,
+        tuple(defaults),
+        next_row,
+        tuple(mails),
+        tuple(robot_rows),
+        opening,
+        tuple(carried_rows),
+        recheck,
     )
 
 
@@ -527,7 +573,24 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
         dice.reveal(session, game.id, turn.number, turn.secret, revealed_at, CommitmentFate.RESOLVED)
     if writes.next_turn is not None:
         session.execute(insert(Turn), [dict(writes.next_turn)])
-        robots.file_next(session, game.id, int(str(writes.next_turn["number"])), writes.robots)
+        robots.file_next(session, game.id, int(str(writes.next_turn["number"])), [*writes.robots, *writes.carried])
+    if writes.recheck.withdrawn:  # the audit log keeps what was withdrawn, as it keeps a ROLLBACK's
+        withdrawn_at = writes.resolved["resolved_at"]
+        assert isinstance(withdrawn_at, datetime)
+        session.add(
+            GmAudit(
+                game_id=game.id,
+                actor=AUDIT_ACTOR,
+                via=AUDIT_VIA,
+                command=f"{AUDIT_COMMAND} {game.name} {turn.label}",
+                outcome="; ".join(f"{w.kept.seat}: {w.kept.text!r} withdrawn" for w in writes.recheck.withdrawn),
+                created_at=withdrawn_at,
+                undo={
+                    "withdrawn": [{**w.kept.to_json(), "label": w.label, "reason": w.reason} for w in writes.recheck.withdrawn],
+                    "refiled": [r.kept.to_json() for r in writes.recheck.refiled],
+                },
+            )
+        )
     if writes.opening is not None:
         dice.write_entry(session, writes.opening)
     for obj in (turn, game, *game.seats):

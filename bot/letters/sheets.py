@@ -14,6 +14,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import outlook, store
+from bot.games.carried import Recheck, Refiled, Withdrawn
+from bot.letters import carried as carried_words
 from bot.letters import reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
@@ -186,10 +188,13 @@ def post_seat_letter(
     note: str | None = None,
     *,
     cache: LetterCache,
+    carried: Refiled | Withdrawn | None = None,
 ) -> None:
+    """`carried`: what became of the seat's orders a ROLLBACK kept for `turn` (its results say it)."""
     ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache)
     if note:
         ctx["note"] = note
+    ctx["carried"] = carried_words.in_results(carried, ctx["turn"]["deadline"]) if carried is not None else ""
     if template == "turn_sheet":
         # The first sheet of a seat tells its holder the seat password (mail-interface.md,
         # identity): this mail goes to the seat's registered address only, never in a log.
@@ -282,8 +287,11 @@ def post_gm_letter(
     into: mailout.NewRows | None = None,
     *,
     cache: LetterCache,
+    recheck: Recheck | None = None,
 ) -> None:
+    """`recheck`: what became of the orders a ROLLBACK kept for `turn` (the GM's copy says it)."""
     ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache)
+    ctx["carried"] = carried_words.in_gm_results(recheck, turn.label if turn else "") if recheck else ""
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
     rendered = shell.renderer.render(template, ctx, game=game.kind)

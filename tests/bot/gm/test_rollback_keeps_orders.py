@@ -20,6 +20,11 @@ from tests.bot.gm_helpers import ADDRESS, GM, audit, body_of, cycle, gm_says, la
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
+def _flat(text: str) -> str:
+    """A mail's words on one line (wrapping aside)."""
+    return " ".join(text.split())
+
+
 def _on_file(app: App, number: int) -> dict[str, list[tuple[str, str]]]:
     """Each seat's submissions of turn `number`, as (source, text), robots' and defaults' aside."""
     with app.db.read() as session:
@@ -53,11 +58,11 @@ def test_rollback_keeps_the_orders_sent_for_the_next_turn_and_says_so(rc: App) -
     and will be checked against the corrected results; the GM's answer lists them."""
     _turn_two_with_orders(rc)
     gm_says(rc, "ROLLBACK rc1")
-    answer = body_of(last(rc, GM))
+    answer = _flat(body_of(last(rc, GM)))
     assert "kept" in answer
     for seat, orders in (("kelly", "USE 6"), ("roger", "CRUISE"), ("anna", "USE 3")):
         assert seat in answer and orders in answer, answer
-        told = body_of(last(rc, ADDRESS[seat]))
+        told = _flat(body_of(last(rc, ADDRESS[seat])))
         assert "Turn 2" in told and orders in told and "kept" in told, told
     assert "GM's ORDER" in answer  # whose orders they were
     undo = audit(rc)[-1].undo
@@ -75,11 +80,11 @@ def test_kept_orders_are_filed_again_when_they_stand_and_withdrawn_by_name_when_
     before = len(mails(rc, ADDRESS["kelly"]))
     gm_says(rc, "PROCESS rc1")
     assert _on_file(rc, 2) == {"roger": [("mail", "CRUISE")], "anna": [("gm", "USE 3")]}
-    kelly = "\n".join(body_of(m) for m in mails(rc, ADDRESS["kelly"])[before:])
+    kelly = _flat("\n".join(body_of(m) for m in mails(rc, ADDRESS["kelly"])[before:]))
     assert "withdrawn" in kelly and "USE 6" in kelly and "only 2 EP" in kelly, kelly
-    roger = body_of(last(rc, ADDRESS["roger"]))
+    roger = _flat(body_of(last(rc, ADDRESS["roger"])))
     assert "still stand" in roger and "CRUISE" in roger, roger
-    gm = "\n".join(body_of(m) for m in mails(rc, GM)[-3:])
+    gm = _flat("\n".join(body_of(m) for m in mails(rc, GM)[-3:]))
     assert "withdrawn" in gm and "kelly" in gm and "USE 6" in gm, gm
     recorded = [a for a in audit(rc) if a.undo and "withdrawn" in a.undo]
     assert recorded and recorded[-1].undo is not None
@@ -100,7 +105,7 @@ def test_a_reply_to_the_withdrawn_sheet_is_told_what_happened_and_offered_the_re
     rc.inbox.deliver(reply_to(sheet, "USE 5", sender=ADDRESS["roger"]))  # type: ignore[attr-defined]
     cycle(rc)
     answer = last(rc, ADDRESS["roger"])
-    text = body_of(answer)
+    text = _flat(body_of(answer))
     assert "rolled back" in text and "Turn 1" in text, text
     assert "mailto:" in text and "USE 5" in text
     assert _on_file(rc, 1).get("roger") is None  # nothing applied unasked
