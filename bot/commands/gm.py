@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from bot import dice, letters, outlook, store
@@ -49,7 +49,7 @@ from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out.outbox import CalendarPart
 from bot.mail_out.render import RenderedMail
-from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Seat, Turn
+from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
 from bot.schedules import (
     add,
     format_local,
@@ -69,6 +69,8 @@ from rules.api import (
 )
 
 log = logging.getLogger("flagman.gm")
+
+RESULTS_KINDS = ("results", "final", "results_gm", "final_gm")  # the outbox kinds of a turn's results
 
 
 @dataclass
@@ -816,6 +818,17 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
         "defaults": [],
         "next_turn": None,
     }
+    # The mail its resolution sent and all mail of the game since, by outbox id: a reply to one
+    # of them answers results the rollback withdraws (`bot.intake.orders.withdrawn_sheet`).
+    first = session.scalar(
+        select(func.min(Outbox.id)).where(
+            Outbox.game_id == resolved.game_id,
+            Outbox.kind.in_(RESULTS_KINDS),
+            Outbox.created_at >= resolved.resolved_at,
+        )
+    )
+    upto = session.scalar(select(func.max(Outbox.id)).where(Outbox.game_id == resolved.game_id))
+    discarded["mail_ids"] = [first, upto] if first is not None and upto is not None else None
     following = session.scalar(select(Turn).where(Turn.game_id == resolved.game_id, Turn.number == resolved.number + 1))
     if following is not None:
         if following.resolved_at is not None:

@@ -30,7 +30,7 @@ from bot.letters.context import deadline_text, game_context, orders_block
 from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
-from bot.models import Game, GameStatus, Reason, Seat, Turn
+from bot.models import Game, GameStatus, GmAudit, Outbox, Reason, Seat, Turn
 from bot.outlook import Source, what_counts
 from bot.safe_text import echo
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
@@ -160,38 +160,78 @@ def answered_turn(batch: Batch, session: Session, mail: Mail, game: Game, open_t
     return None
 
 
+def withdrawn_sheet(session: Session, mail: Mail, game: Game, open_turn: Turn) -> str | None:
+    """The label of the turn whose sheet the mail answers when a ROLLBACK has since withdrawn it:
+    the mail it answers is one of those the reopened `open_turn`'s resolution sent or one sent
+    after them, before the GM rolled it back (the ROLLBACK's audit row keeps their outbox ids);
+    None otherwise. Such a reply was written against results that no longer count: its orders
+    are for no open turn."""
+    if not open_turn.corrections:
+        return None
+    inbound = mail.inbound
+    refs = [f"<{m}>" for m in (inbound.in_reply_to, *inbound.references[-5:]) if m]
+    ids = set(session.scalars(select(Outbox.id).where(Outbox.message_id.in_(refs), Outbox.game_id == game.id)))
+    if not ids:
+        return None
+    for row in session.scalars(
+        select(GmAudit).where(GmAudit.game_id == game.id, GmAudit.command.like("ROLLBACK %")).order_by(GmAudit.id)
+    ):
+        undone = (row.undo or {}).get("undone")
+        for entry in undone if isinstance(undone, list) else ():
+            span = entry.get("mail_ids") if isinstance(entry, dict) else None
+            if entry.get("turn") != open_turn.number or not isinstance(span, list) or len(span) != 2:
+                continue
+            if any(span[0] <= i <= span[1] for i in ids):
+                following = entry.get("next_turn")
+                return str(following.get("label")) if isinstance(following, dict) else open_turn.label
+    return None
+
+
 def _stale(
-    batch: Batch, mail: Mail, seat: Seat, answered: Turn, open_turn: Turn, rules: AnyGame, state: GameState, text: str
+    batch: Batch,
+    seat: Seat,
+    answered: str,
+    open_turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    text: str,
+    *,
+    rolled_back: bool = False,
 ) -> Refused:
-    """Orders written for a turn already resolved are not applied to another (issue 30): the
-    answer says so, names the open turn, and offers the same orders for it as one-tap links,
-    when they are orders of it (the player decides: a tap opens a mail, nothing happens until
-    it is sent)."""
+    """Orders written for a turn already resolved (issue 30), or for one whose results a ROLLBACK
+    withdrew (`rolled_back`), are not applied to another: the answer says so, names the open turn,
+    and offers the same orders for it as one-tap links, when they are orders of it (the player
+    decides: a tap opens a mail, nothing happens until it is sent)."""
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
     zone = seat.player.timezone
-    deadline = deadline_text(open_turn, zone) or "the GM's call"
-    lines = [
-        f"Your mail answers {answered.label}, which has been resolved, so its orders were not used "
-        f"for any turn. The turn open now is {open_turn.label}, due {deadline}."
-    ]
+    deadline = deadline_text(open_turn, zone)
+    if rolled_back:
+        lead = say(
+            "rollback_stale_reply",
+            answered=answered,
+            reopened=open_turn.label,
+            paused=game.status == GameStatus.PAUSED,
+            deadline=deadline,
+        )
+    else:
+        lead = say("stale_turn", answered=answered, open=open_turn.label, deadline=deadline)
+    link, orders = "", ""
     if parsed.orders and not parsed.problems:
         address = batch.shell.reply_address(game.name, seat.name, seat.reply_salt)
         orders = rules.format_orders(parsed.orders)
         link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(orders.splitlines()))
-        quoted = orders_block(orders)
-        lines.append(
-            f"To send the same orders for {open_turn.label}, tap (or copy into a mail's address bar):"
-            f"\n\n    {link}\n\n{quoted}\n\nOr reply to this mail with the orders for {open_turn.label}."
-        )
-    else:
-        lines.append(
-            f"They are not orders of {open_turn.label} as they stand; reply to this mail with orders for "
-            f"it:\n\n{rules.order_help(state, seat.name)}"
-        )
+    offer = say(
+        "stale_turn_offer",
+        open=open_turn.label,
+        link=link,
+        orders=orders.splitlines(),
+        help=rules.order_help(state, seat.name),
+    )
+    subject = say("stale_turn_subject", answered=answered, open=open_turn.label, rolled_back=rolled_back)
     return Refused(
-        f"orders for {answered.label}, resolved already (open: {open_turn.label})",
-        Notice(ToSeat(seat), f"{answered.label} is over: nothing was changed", "\n\n".join(lines), kind="stale_turn"),
+        f"orders for {answered}, " + ("rolled back" if rolled_back else "resolved already") + f" (open: {open_turn.label})",
+        Notice(ToSeat(seat), subject, lead + "\n\n" + offer, kind="stale_turn"),
         reason=Reason.RESOLVED_TURN,
         game=game,
         seat=seat,
@@ -244,9 +284,12 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             game=game,
             seat=seat,
         )
+    withdrawn = withdrawn_sheet(session, mail, game, turn)
+    if withdrawn is not None:
+        raise _stale(batch, seat, withdrawn, turn, rules, state, text, rolled_back=True)
     answered = answered_turn(batch, session, mail, game, turn)
     if answered is not None and answered.id != turn.id:
-        raise _stale(batch, mail, seat, answered, turn, rules, state, text)
+        raise _stale(batch, seat, answered.label, turn, rules, state, text)
     if seat.name not in expected:
         raise Refused(
             "not expected this turn",
