@@ -29,9 +29,9 @@ from bot import dice, letters, outlook, store
 from bot.answers import Refused
 from bot.clock import as_utc
 from bot.games import carried, reminders, robots, turns
-from bot.games.carried import Kept
 from bot.games.archive import NewTurn
-from bot.games.deadline import resolve_now
+from bot.games.carried import Kept
+from bot.games.deadline import resolve_writes
 from bot.games.robots import robot_names
 from bot.games.seats import (
     drop_seat,
@@ -394,16 +394,22 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     resumed = ctx.game.status == GameStatus.PAUSED
     if resumed:  # PROCESS resolves the turn now, and the game goes on from there
         ctx.game.status = GameStatus.ACTIVE
-    outcome, resolved = resolve_now(ctx.shell, ctx.session, ctx.game, turn)
+    writes, resolved = resolve_writes(ctx.shell, ctx.session, ctx.game, turn)
+    outcome = writes.outcome
     ctx.resolved.append(resolved)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
     text = (
         "The game was paused: it goes on. " if resumed else ""
     ) + f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
+    kept = carried_words.in_gm_results(writes.recheck, following.label if following is not None else turn.label)
     if following is None:
-        return text + " The game is over."
-    return text + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
+        return text + " The game is over." + (f"\n\n{kept}" if kept else "")
+    return (
+        text
+        + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
+        + (f"\n\n{kept}" if kept else "")
+    )
 
 
 def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -896,7 +902,11 @@ def _kept_orders(reopened: Turn, undone: Sequence[dict[str, object]]) -> tuple[l
         before = entry.get("kept_before")
         if isinstance(before, list) and before:
             # Kept for the turn after the discarded one, by an earlier ROLLBACK: that turn is gone.
-            gone.extend((Kept.from_json(row), f"the turn after {following.get('label')}") for row in before if isinstance(row, dict))
+            gone.extend(
+                (Kept.from_json(row), f"the turn after {following.get('label')}")
+                for row in before
+                if isinstance(row, dict)
+            )
     return kept, gone
 
 

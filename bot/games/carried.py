@@ -86,10 +86,8 @@ class Recheck:
     withdrawn: tuple[Withdrawn, ...] = ()
 
     def of(self, seat: str) -> Refiled | Withdrawn | None:
-        for fact in (*self.refiled, *self.withdrawn):
-            if fact.kept.seat == seat:
-                return fact
-        return None
+        facts: list[Refiled | Withdrawn] = [*self.refiled, *self.withdrawn]
+        return next((fact for fact in facts if fact.kept.seat == seat), None)
 
     def __bool__(self) -> bool:
         return bool(self.refiled or self.withdrawn)

@@ -489,9 +489,10 @@ def work_out(
     if next_turn is None and kept:  # the game is over: nothing kept can stand
         recheck = carried_orders.Recheck((), tuple(carried_orders.Withdrawn(k, label, "", needed=False) for k in kept))
     carried_rows = carried_orders.rows(game, recheck, now) if next_turn is not None else []
-    no_subs: store.BySeat = {}
+    filed: dict[int, list[OrderSubmission]] = {}
     for row in [*robot_rows, *carried_rows]:
-        no_subs.setdefault(int(str(row["seat_id"])), []).append(OrderSubmission(**row))
+        filed.setdefault(int(str(row["seat_id"])), []).append(OrderSubmission(**row))
+    no_subs: store.BySeat = filed
     if kept:
         resolved["carried"] = None
         turn.carried = None
@@ -586,7 +587,9 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
                 outcome="; ".join(f"{w.kept.seat}: {w.kept.text!r} withdrawn" for w in writes.recheck.withdrawn),
                 created_at=withdrawn_at,
                 undo={
-                    "withdrawn": [{**w.kept.to_json(), "label": w.label, "reason": w.reason} for w in writes.recheck.withdrawn],
+                    "withdrawn": [
+                        {**w.kept.to_json(), "label": w.label, "reason": w.reason} for w in writes.recheck.withdrawn
+                    ],
                     "refiled": [r.kept.to_json() for r in writes.recheck.refiled],
                 },
             )

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from bot import letters, store
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
-from bot.games import observers, turns
+from bot.games import carried, observers, turns
 from bot.games.robots import robot_names
 from bot.games.robots import shown as robot_shown
 from bot.letters.context import deadline_text, game_context
@@ -157,6 +157,7 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         "held": [],
         "streaks": [],
         "plots": [],
+        "kept": [],
         "players": [],
         "min_players": rules.min_players,
         "max_players": rules.max_players,
@@ -186,6 +187,10 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
     if turn is not None:
         out["turn"] = turn.label
         out["deadline"] = deadline_text(turn, zone)
+        # Orders a ROLLBACK kept for the turn after this one: not on file for any turn yet.
+        out["kept"] = [
+            robot_shown(k.seat, shown) + (" (your ORDER)" if k.source == "gm" else "") for k in carried.of_turn(turn)
+        ]
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
             subs = store.submissions(session, turn, seat) if seat is not None else []

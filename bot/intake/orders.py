@@ -230,7 +230,9 @@ def _stale(
     )
     subject = say("stale_turn_subject", answered=answered, open=open_turn.label, rolled_back=rolled_back)
     return Refused(
-        f"orders for {answered}, " + ("rolled back" if rolled_back else "resolved already") + f" (open: {open_turn.label})",
+        f"orders for {answered}, "
+        + ("rolled back" if rolled_back else "resolved already")
+        + f" (open: {open_turn.label})",
         Notice(ToSeat(seat), subject, lead + "\n\n" + offer, kind="stale_turn"),
         reason=Reason.RESOLVED_TURN,
         game=game,

@@ -33,7 +33,9 @@ def rollback_to_gm(
     return say(
         "rollback_gm",
         kept=[{"seat": k.seat, "orders": _lines(k), "by_gm": k.source == "gm"} for k in kept],
-        withdrawn=[{"seat": k.seat, "orders": _lines(k), "by_gm": k.source == "gm", "label": lb} for k, lb in withdrawn],
+        withdrawn=[
+            {"seat": k.seat, "orders": _lines(k), "by_gm": k.source == "gm", "label": lb} for k, lb in withdrawn
+        ],
         next=next_label,
         reopened=reopened,
     )
@@ -60,7 +62,9 @@ def in_gm_results(recheck: Recheck, label: str) -> str:
         return ""
     return say(
         "carried_gm",
-        refiled=[{"seat": r.kept.seat, "orders": _lines(r.kept), "by_gm": r.kept.source == "gm"} for r in recheck.refiled],
+        refiled=[
+            {"seat": r.kept.seat, "orders": _lines(r.kept), "by_gm": r.kept.source == "gm"} for r in recheck.refiled
+        ],
         withdrawn=[
             {"seat": w.kept.seat, "orders": _lines(w.kept), "by_gm": w.kept.source == "gm", "reason": w.reason}
             for w in recheck.withdrawn

@@ -11,6 +11,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from bot.app import App
+from bot.gm import digest
 from bot.models import OrderSubmission, Seat, Turn
 from bot.store import find_game_row
 from bot.testing import reply_to
@@ -64,10 +65,17 @@ def test_rollback_keeps_the_orders_sent_for_the_next_turn_and_says_so(rc: App) -
         assert seat in answer and orders in answer, answer
         told = _flat(body_of(last(rc, ADDRESS[seat])))
         assert "Turn 2" in told and orders in told and "kept" in told, told
-    assert "GM's ORDER" in answer  # whose orders they were
+    assert "anna (your ORDER)" in answer  # whose orders they were
     undo = audit(rc)[-1].undo
     assert undo is not None
     assert {c["seat"] for c in undo["kept"]} == {"kelly", "roger", "anna"}
+    # The digest lists what is on file for the reopened turn, and the kept orders as kept only.
+    assert digest.send_due_digests(rc.shell, force=True) == 1
+    rc.service.send()
+    section = _flat(body_of(last(rc, GM)).split("== rc1")[1])
+    assert "Orders on file: kelly, seb." in section, section
+    assert "Kept across your ROLLBACK for the turn after Turn 1 of 5: start" in section
+    assert "anna (your ORDER), kelly, roger." in section
 
 
 def test_kept_orders_are_filed_again_when_they_stand_and_withdrawn_by_name_when_not(rc: App) -> None:
@@ -84,8 +92,8 @@ def test_kept_orders_are_filed_again_when_they_stand_and_withdrawn_by_name_when_
     assert "withdrawn" in kelly and "USE 6" in kelly and "only 2 EP" in kelly, kelly
     roger = _flat(body_of(last(rc, ADDRESS["roger"])))
     assert "still stand" in roger and "CRUISE" in roger, roger
-    gm = _flat("\n".join(body_of(m) for m in mails(rc, GM)[-3:]))
-    assert "withdrawn" in gm and "kelly" in gm and "USE 6" in gm, gm
+    gm = _flat(body_of(last(rc, GM)))  # the answer to PROCESS
+    assert "kelly: WITHDRAWN (USE 6)" in gm and "roger: still stand" in gm, gm
     recorded = [a for a in audit(rc) if a.undo and "withdrawn" in a.undo]
     assert recorded and recorded[-1].undo is not None
     assert [w["seat"] for w in recorded[-1].undo["withdrawn"]] == ["kelly"]
