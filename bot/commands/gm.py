@@ -28,9 +28,9 @@ from sqlalchemy.orm import Session
 from bot import dice, letters, outlook, store
 from bot.answers import Refused
 from bot.clock import as_utc
+from bot.facts import Kept
 from bot.games import carried, reminders, robots, turns
 from bot.games.archive import NewTurn
-from bot.games.carried import Kept
 from bot.games.deadline import resolve_writes
 from bot.games.robots import robot_names
 from bot.games.seats import (

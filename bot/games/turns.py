@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from bot import dice, outlook, store
 from bot.clock import as_utc
+from bot.facts import Recheck, Withdrawn
 from bot.games import carried as carried_orders
 from bot.games import observers, robots
 from bot.letters import results, reveal, sheets
@@ -401,7 +402,7 @@ class TurnWrites:
     # The orders a ROLLBACK kept for the next turn (`bot.games.carried`), checked against the
     # new state: the rows of those that stand (no turn id yet), and what became of each.
     carried: tuple[Mapping[str, object], ...] = ()
-    recheck: carried_orders.Recheck = carried_orders.Recheck()
+    recheck: Recheck = Recheck()
 
 
 def _set_columns(
@@ -485,9 +486,9 @@ def work_out(
     robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
     kept = carried_orders.of_turn(turn)
     label = next_turn.label if next_turn is not None else turn.label
-    recheck = carried_orders.recheck(rules, game, new_state, label, kept) if kept else carried_orders.Recheck()
+    recheck = carried_orders.recheck(rules, game, new_state, label, kept) if kept else Recheck()
     if next_turn is None and kept:  # the game is over: nothing kept can stand
-        recheck = carried_orders.Recheck((), tuple(carried_orders.Withdrawn(k, label, "", needed=False) for k in kept))
+        recheck = Recheck((), tuple(Withdrawn(k, label, "", needed=False) for k in kept))
     carried_rows = carried_orders.rows(game, recheck, now) if next_turn is not None else []
     filed: dict[int, list[OrderSubmission]] = {}
     for row in [*robot_rows, *carried_rows]:

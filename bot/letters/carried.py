@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.games.carried import Kept, Recheck, Refiled, Withdrawn
+from bot.facts import Kept, Recheck, Refiled, Withdrawn
 from bot.letters.words import say
 
 

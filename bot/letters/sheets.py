@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import outlook, store
-from bot.games.carried import Recheck, Refiled, Withdrawn
+from bot.facts import Recheck, Refiled, Withdrawn
 from bot.letters import carried as carried_words
 from bot.letters import reveal
 from bot.letters.addressing import ToGm, ToSeat, post
