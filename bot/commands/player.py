@@ -36,6 +36,7 @@ from bot.games import signups, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat
 from bot.letters.context import bot_context, deadline_text, game_context, orders_block
+from bot.letters.words import say
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
 from bot.outlook import what_counts
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
@@ -327,6 +328,21 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
             label=f"NOWAIT {game.name}: nothing to lift",
         )
     _note(ctx, seat, turn, store.NOWAIT, "NOWAIT")
+    if turns.is_due(ctx.session, game, turn, ctx.shell.now()):
+        # The last hold of a turn with every order in: it is resolved as this mail is answered.
+        return Reply(
+            (
+                Notice(
+                    ToSeat(seat),
+                    "The turn is resolved",
+                    say("early_nowait_last", label=turn.label, game=game.name),
+                    kind="orders",
+                    error=False,
+                ),
+            ),
+            label=f"NOWAIT {game.name}: the turn resolves",
+            resolves=((game.id, turn.id),),
+        )
     others = any(
         store.holds(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game) if s.id != seat.id
     )

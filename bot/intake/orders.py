@@ -395,8 +395,14 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "consequences": list(rules.consequences(state, seat.name, merged)),
         }
     )
+    # The last orders of a turn that resolves early: it is resolved as this mail's answers are
+    # queued (the pipeline), so the confirmation says so, not until when orders may change.
+    last = batch.resolves_with(session, game, turn, seat, canonical)
+    ctx["turn"]["last"] = last
     confirmation = Letter(to, shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
     batch.file_orders(turn, seat, merged)
+    if last:
+        mail.resolves.append((game.id, turn.id))
     return Done(
         "orders" + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else ""),
         Reason.ORDERS,

@@ -70,6 +70,7 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
     for command in commands.player:
         reply = registry.run(context, command)
         mail.answers.extend(reply.answers)
+        mail.resolves.extend(reply.resolves)
         if reply.label:
             handled.append(reply.label)
         handled.append(type(command).__name__.upper())
