@@ -187,6 +187,7 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
                 "items": [{"title": n.title, "text": n.text} for n in told],
                 "turn": {"label": turn.label, "deadline": deadline_text(turn, zone)} if turn is not None else None,
                 "paused": game.status == GameStatus.PAUSED,
+                "moved": any(n.calendar for n in told),  # the deadline moved: "now due", else "unchanged"
                 "timezone": zone,
             }
         )
