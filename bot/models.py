@@ -358,6 +358,9 @@ class Outbox(Base):
     last_error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(_utc())
     sent_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+    # What the letter claims about what happens next (migration 0015, `bot.facts.Claims`): data
+    # beside its text, never in the mail; NULL for a letter that claims nothing.
+    claims: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
 
 
 class Quarantine(Base):

@@ -40,7 +40,7 @@ from bot.games.seats import (
     send_welcome,
     under_way,
 )
-from bot.letters import ToAddress, ToSeat, reveal
+from bot.letters import ToAddress, ToSeat, claims, reveal
 from bot.letters import carried as carried_words
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context, orders_block
@@ -171,7 +171,8 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
         return 0
     turn = store.open_turn(session, game)
     rules = turns.rules_of(game)
-    state = rules.load_state(turn.state) if any(n.calendar for n in news) and turn is not None else None
+    state = rules.load_state(turn.state) if turn is not None else None
+    subs = store.turn_submissions(session, turn) if turn is not None else {}
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
     sent = 0
     for seat in store.mailed_seats(game):
@@ -192,6 +193,9 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
             }
         )
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
+        if state is not None:  # what counts for the seat now, and the deadline, as claims
+            on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
+            rendered = rendered.claiming(*claims.for_seat(game, rules, state, turn, seat, on_file))
         calendars: tuple[CalendarPart, ...] = ()
         if state is not None and turn is not None and any(n.calendar for n in told):
             calendars = (

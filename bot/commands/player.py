@@ -34,7 +34,7 @@ from bot.commands.grammar import (
 from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import signups, turns
 from bot.games.robots import robot_names
-from bot.letters import Addressee, ToGm, ToSeat
+from bot.letters import Addressee, ToGm, ToSeat, claims
 from bot.letters.context import bot_context, deadline_text, game_context, orders_block
 from bot.letters.words import say
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
@@ -285,8 +285,12 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
         f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
         f"you get {what}:\n\n{orders_block(rules.format_orders(default))}"
     )
+    said = claims.of_turn(
+        seat.game, turn, claims.counts(seat.name, outlook.Counts(default, rules.format_orders(default), source))
+    )
     return Reply(
-        (Notice(ToSeat(seat), "Orders cleared", text, kind="orders", error=False),), label=f"CLEAR {seat.game.name}"
+        (Notice(ToSeat(seat), "Orders cleared", text, kind="orders", error=False, claims=(said,)),),
+        label=f"CLEAR {seat.game.name}",
     )
 
 
@@ -338,6 +342,7 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
                     say("early_nowait_last", label=turn.label, game=game.name),
                     kind="orders",
                     error=False,
+                    claims=(claims.of_turn(game, turn, resolved=True),),
                 ),
             ),
             label=f"NOWAIT {game.name}: the turn resolves",

@@ -25,7 +25,7 @@ from bot.commands import suggest
 from bot.games import turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
-from bot.letters import ToSeat
+from bot.letters import ToSeat, claims
 from bot.letters.context import deadline_text, game_context, orders_block
 from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
@@ -399,7 +399,9 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # queued (the pipeline), so the confirmation says so, not until when orders may change.
     last = batch.resolves_with(session, game, turn, seat, canonical)
     ctx["turn"]["last"] = last
-    confirmation = Letter(to, shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
+    rendered = shell.renderer.render("confirmation", ctx, game=game.kind)
+    claimed = claims.of_turn(game, turn, claims.counts(seat.name, counting), resolved=last)
+    confirmation = Letter(to, rendered.claiming(claimed), "confirmation")
     batch.file_orders(turn, seat, merged)
     if last:
         mail.resolves.append((game.id, turn.id))

@@ -14,9 +14,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import outlook, store
-from bot.facts import Recheck, Refiled, Withdrawn
+from bot.facts import Claims, Recheck, Refiled, Withdrawn
 from bot.letters import carried as carried_words
-from bot.letters import reveal
+from bot.letters import claims, reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context
@@ -62,11 +62,21 @@ def seat_context(
     expected = turn is not None and seat.name in rules.expected_players(state)
     on_file_text: str | None = None
     default_text: str | None = None
+    said: tuple[Claims, ...] = ()  # what the letter claims (`bot.letters.claims`), beside its text
     if turn is not None and expected:
         seat_subs = store.submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
         on_file = orders_on_file(rules, state, seat, seat_subs)
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
-        default_text = rules.format_orders(outlook.nmr_default(rules, state, seat)[0])
+        default, source = outlook.nmr_default(rules, state, seat)
+        default_text = rules.format_orders(default)
+        counting = (
+            outlook.what_counts(rules, state, seat, on_file)
+            if on_file is not None
+            else outlook.Counts(default, default_text, source)
+        )
+        said = (claims.of_turn(game, turn, claims.counts(seat.name, counting)),)
+    elif turn is not None and turn.resolved_at is None:
+        said = (claims.of_turn(game, turn),)
     ctx = game_context(shell, game, rules)
     ctx.update(
         {
@@ -99,6 +109,7 @@ def seat_context(
             "on_file": on_file_text,
             "default": default_text,
             "timezone": zone,
+            "claims": said,
         }
     )
     return ctx
@@ -199,7 +210,7 @@ def post_seat_letter(
         # The first sheet of a seat tells its holder the seat password (mail-interface.md,
         # identity): this mail goes to the seat's registered address only, never in a log.
         ctx["seat"]["password"] = seat.secret
-    rendered = shell.renderer.render(template, ctx, game=game.kind)
+    rendered = shell.renderer.render(template, ctx, game=game.kind).claiming(*ctx["claims"])
     own = _own_picture(shell, game, template, ctx["view"], seat, turn, resolved)
     if own is not None:
         ctx["options_picture"] = own[0]

@@ -547,6 +547,7 @@ def queue(
         "last_error": "",
         "created_at": now,
         "sent_at": None,
+        "claims": [c.to_json() for c in rendered.claims] or None,
     }
     if into is not None:
         into.append(values)
@@ -566,7 +567,7 @@ def _fit(
     )
 
     def cut(keep: int) -> RenderedMail:
-        return RenderedMail(rendered.subject, "\n".join([*lines[:keep], "", note, ""]))
+        return RenderedMail(rendered.subject, "\n".join([*lines[:keep], "", note, ""]), rendered.claims)
 
     low, high = 0, len(lines)  # the most lines kept that fit: at least none
     while low < high:

@@ -1,9 +1,11 @@
-"""orders kept across a ROLLBACK
+"""orders kept across a ROLLBACK; the claims a letter makes
 
 * turn.carried: the orders sent for the turn after this one (a player's mail, the GM's ORDER)
   when a ROLLBACK reopened it: kept, and when it resolves again each is filed for the new turn
   where it stands against the corrected state, or withdrawn (the player and the GM told, the
   audit log keeping it). NULL when there are none.
+* outbox.claims: what the letter claims about what happens next (bot.facts.Claims: which orders
+  count for which seat and why, the deadline, whether the turn is resolved), beside its text.
 
 Revision ID: 0015_talk
 Revises: 0014
@@ -24,8 +26,12 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("turn", schema=None) as batch_op:
         batch_op.add_column(sa.Column("carried", sa.JSON(), nullable=True))
+    with op.batch_alter_table("outbox", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("claims", sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("outbox", schema=None) as batch_op:
+        batch_op.drop_column("claims")
     with op.batch_alter_table("turn", schema=None) as batch_op:
         batch_op.drop_column("carried")
