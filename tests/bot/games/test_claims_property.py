@@ -76,7 +76,7 @@ DECKS = {
         "speedphreakz",
         ("p0",),
         ("r0", "r1"),
-        ("START FREE FACING E", "ROUND 1: F1 F1", "ROUND 2: F1 L1", "hello"),
+        ("START FREE FACING E", "ROUND 1: F1 F1", "ROUND 2: F1 F1", "hello"),
         practice=True,
     ),
 }
