@@ -103,15 +103,10 @@ def status(ctx: CommandContext, command: Status) -> Reply:
     incomplete: list[str] = []
     if turn is not None:
         ordered = []
+        seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
         for name in sorted(rules.expected_players(state)):
-            s = store.seat_named(game, name)
-            got = (
-                turns.orders_in(rules, state, s, store.submissions(session, turn, s))
-                if s is not None
-                else turns.OrdersIn.NONE
-            )
-            {turns.OrdersIn.COMPLETE: ordered, turns.OrdersIn.INCOMPLETE: incomplete, turns.OrdersIn.NONE: missing}[
-                got
+            {outlook.Status.COMPLETE: ordered, outlook.Status.INCOMPLETE: incomplete, outlook.Status.NONE: missing}[
+                seen.status(name)
             ].append(name)
     zone = seat.player.timezone if seat else game.timezone
     values = game_context(ctx.shell, game, rules)

@@ -14,7 +14,6 @@ The queries it reads with (games, seats, turns, submissions) are `bot.store`.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import logging
 import random
 import secrets as pysecrets
@@ -57,7 +56,6 @@ from bot.schedules import (
     zone_problem,
 )
 from bot.shell import Shell
-from bot.store import orders_on_file
 from rules import fair, find_game
 from rules.api import AnyGame, GameState, turn_seed
 
@@ -304,25 +302,6 @@ def closing_time(game: Game, turn: Turn) -> datetime | None:
     return as_utc(turn.deadline) + timedelta(minutes=game.grace_minutes)
 
 
-class OrdersIn(enum.Enum):
-    """How far a seat's orders of the open turn are in: the one reading early resolution, STATUS,
-    the digest and `game show` share (issue 29: STATUS said "still to order: nobody" while a turn
-    waited on a set without a legal SPEED)."""
-
-    NONE = "none"  # nothing of the player's on file (the default would be used)
-    INCOMPLETE = "incomplete"  # sent, but the set lacks a part: the turn waits for it or the deadline
-    COMPLETE = "complete"
-
-
-def orders_in(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[store.Filed]) -> OrdersIn:
-    if not store.sent(subs):
-        return OrdersIn.NONE
-    on_file = orders_on_file(rules, state, seat, subs)
-    if on_file is None or not rules.parse_orders(state, seat.name, rules.format_orders(on_file)).complete:
-        return OrdersIn.INCOMPLETE
-    return OrdersIn.COMPLETE
-
-
 def all_orders_in(
     session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn, subs: store.BySeat | None = None
 ) -> bool:
@@ -333,7 +312,7 @@ def all_orders_in(
         if seat is None:
             return False
         seat_subs = by_seat.get(seat.id, ())
-        if store.holds(seat_subs) or orders_in(rules, state, seat, seat_subs) is not OrdersIn.COMPLETE:
+        if store.holds(seat_subs) or outlook.seat_status(rules, state, seat, seat_subs) is not outlook.Status.COMPLETE:
             return False  # a WAIT (issue 30), or no complete set yet
     return True
 
