@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from bot import dice, letters, outlook, store
 from bot.answers import Refused
 from bot.clock import as_utc
-from bot.facts import Kept
+from bot.facts import Claims, Kept
 from bot.games import carried, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
@@ -145,6 +145,9 @@ class News:
     calendar: bool = False
     about: str | None = None  # the seat it is about: that seat gets a mail of its own, not this one
     to: str | None = None  # for that seat alone (the GM's ORDER, PLOT, SET for it: issue 29)
+    # What it claims (`bot.facts.Claims`) of a turn no longer open: each seat's mail carries
+    # those about its own orders (and those about no seat's).
+    claims: tuple[Claims, ...] = ()
 
 
 def announce(
@@ -193,6 +196,9 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
             }
         )
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
+        rendered = rendered.claiming(
+            *(c for n in told for c in n.claims if all(count.seat == seat.name for count in c.counts))
+        )
         if state is not None:  # what counts for the seat now, and the deadline, as claims
             on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
             rendered = rendered.claiming(*claims.for_seat(game, rules, state, turn, seat, on_file))

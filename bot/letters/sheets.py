@@ -75,8 +75,8 @@ def seat_context(
             else outlook.Counts(default, default_text, source)
         )
         said = (claims.of_turn(game, turn, claims.counts(seat.name, counting)),)
-    elif turn is not None and turn.resolved_at is None:
-        said = (claims.of_turn(game, turn),)
+    elif turn is not None and turn.resolved_at is None and rules.expected_players(state):
+        said = (claims.of_turn(game, turn),)  # a turn that needs no orders is run at once: no claim
     ctx = game_context(shell, game, rules)
     ctx.update(
         {
