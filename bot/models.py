@@ -7,6 +7,7 @@ Everything the bot knows lives here. The schema is made only by the Alembic migr
 from __future__ import annotations
 
 import enum
+import json
 from datetime import date, datetime
 from typing import Any
 
@@ -360,7 +361,13 @@ class Outbox(Base):
     sent_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
     # What the letter claims about what happens next (migration 0015, `bot.facts.Claims`): data
     # beside its text, never in the mail; NULL for a letter that claims nothing.
-    claims: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
+    # JSON text (a list of `Claims.to_json`), read with `claimed`.
+    claims: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    @property
+    def claimed(self) -> list[dict[str, Any]]:
+        """The letter's claims, decoded (none: [])."""
+        return list(json.loads(self.claims)) if self.claims else []
 
 
 class Quarantine(Base):

@@ -44,6 +44,7 @@ from bot.letters import ToAddress, ToSeat, claims, reveal
 from bot.letters import carried as carried_words
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context, orders_block
+from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
@@ -321,10 +322,17 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     announce(
         ctx,
         f"The GM entered orders for you in {turn.label}",
-        f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{orders_block(canonical)}\n\n"
-        f"On file for you now (they count unless you send others before the deadline):\n\n"
-        f"{orders_block(now_on_file)}"
-        + (f"\n\nReceipt of the orders on file for you now: {receipt}." if receipt else ""),
+        say(
+            "gm_order_entered",
+            seat=seat.name,
+            label=turn.label,
+            entered=canonical.splitlines(),
+            on_file=now_on_file.splitlines(),
+            receipt=receipt,
+            # The last orders of a turn that resolves early: it is resolved as the GM's mail is
+            # answered (`bot.intake.proven`), by the tick's own test.
+            last=turns.is_due(ctx.session, ctx.game, turn, ctx.now),
+        ),
         kind="gm_order",
         to=seat.name,
     )

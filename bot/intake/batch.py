@@ -87,6 +87,7 @@ class BatchMemo:
     subs: dict[tuple[int, int], list[store.FiledOrders]] = field(default_factory=dict)  # (turn, seat) -> its own
     on_file: dict[tuple[int, int], tuple[GameOrder, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
     held: dict[int, bool] = field(default_factory=dict)  # turn id -> a seat's WAIT holds it (store.turn_held)
+    senders: dict[int, set[int]] = field(default_factory=dict)  # turn id -> the seats with orders sent (store.senders)
     pending: set[tuple[str, str]] = field(default_factory=set)  # loop-limit keys of rows not yet written
     # Our own mails the batch's mails answer (In-Reply-To, References): Message-ID -> (game id, when sent).
     answered: dict[str, tuple[int | None, datetime]] = field(default_factory=dict)
@@ -98,6 +99,7 @@ class BatchMemo:
         self.subs.clear()
         self.on_file.clear()
         self.held.clear()
+        self.senders.clear()
 
 
 @dataclass
@@ -274,6 +276,16 @@ class Batch:
         test) were the seat's `text` filed now, with the orders the batch has taken so far and
         not yet written: the orders that complete a turn that resolves early."""
         if not game.early_resolution or game.status != GameStatus.ACTIVE:
+            return False
+        # Not every seat has sent anything yet: it cannot complete the turn (no seat is read).
+        if turn.id not in self.memo.senders:
+            self.memo.senders[turn.id] = store.senders(session, turn)
+        self.memo.senders[turn.id].add(seat.id)
+        self.memo.senders[turn.id].update(
+            int(str(values["seat_id"])) for _, values in self.rows.submissions if values["turn_id"] == turn.id
+        )
+        rules, state, _ = self.current_state(session, game)
+        if len(self.memo.senders[turn.id]) < len(rules.expected_players(state)):
             return False
         now = self.shell.now()
         subs: dict[int, list[OrderSubmission]] = {k: list(v) for k, v in store.turn_submissions(session, turn).items()}

@@ -5,7 +5,8 @@
   where it stands against the corrected state, or withdrawn (the player and the GM told, the
   audit log keeping it). NULL when there are none.
 * outbox.claims: what the letter claims about what happens next (bot.facts.Claims: which orders
-  count for which seat and why, the deadline, whether the turn is resolved), beside its text.
+  count for which seat and why, the deadline, whether the turn is resolved), beside its text,
+  as JSON text.
 
 Revision ID: 0015_talk
 Revises: 0014
@@ -27,7 +28,7 @@ def upgrade() -> None:
     with op.batch_alter_table("turn", schema=None) as batch_op:
         batch_op.add_column(sa.Column("carried", sa.JSON(), nullable=True))
     with op.batch_alter_table("outbox", schema=None) as batch_op:
-        batch_op.add_column(sa.Column("claims", sa.JSON(), nullable=True))
+        batch_op.add_column(sa.Column("claims", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:

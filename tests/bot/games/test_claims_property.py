@@ -217,7 +217,7 @@ def _check(app: App, ledger: Ledger, step: Step, before: dict[int, Turn]) -> Non
         for claimed in ledger.counts.values():
             claimed.pop(f"p{who}", None)
     for row in rows:
-        for claim in row.claims or ():
+        for claim in row.claimed:
             number = int(claim["turn"])
             turn = after.get(number)
             assert turn is not None, (row.subject, claim)

@@ -65,3 +65,16 @@ def test_the_nowait_that_releases_a_complete_turn_is_told_it_is_resolved(rc: App
     assert "the turn is resolved, and the results follow" in text, text
     assert "It resolves as soon as every order is in" not in text
     assert "Results of Turn 1" in str(results["Subject"])
+
+
+def test_the_gms_order_that_completes_the_turn_resolves_it_and_says_so(rc: App) -> None:
+    """The GM's ORDER for the last seat without orders: the turn is resolved with the GM's mail,
+    and the seat is told its orders are used and the turn resolved, not that they count "unless
+    you send others before the deadline"."""
+    for seat in ("kelly", "seb", "steve", "roger"):
+        player_says(rc, seat, "USE 3")
+    gm_helpers.gm_says(rc, "ORDER rc1 anna USE 2")
+    assert turns(rc)[0].resolved_at is not None
+    told = _flat(body_of(last(rc, ADDRESS["anna"])))
+    assert "so the turn is resolved and the results follow" in told, told
+    assert "unless you send others" not in told
