@@ -1,175 +1,141 @@
-"""robots: how strong each game's robot driver is (issue 32), in seeded races of mixed fields.
+"""robots: how strong each game's robot driver is, head to head against reference drivers
+written from the rules, in seeded races of every field size the game allows.
 
-Every seat of a race is driven by one of three drivers:
+The drivers (one a seat):
 
-* ``robot``: the game's robot (`Game.robot_orders`), with the rng the shell would give it
-  (`rules.api.robot_rng` of the turn's seed and the seat);
+* ``robot``: the game's robot at its normal level (`Game.robot_orders`), with the rng the
+  shell gives it (`rules.api.robot_rng` of the turn's seed and the seat);
+* ``easy``: the same robot at its easy level (`RobotLevel.EASY`);
 * ``nmr``: the NMR default (`Game.default_orders`), what a seat gets when nobody orders;
-* ``random``: a random legal driver: every turn one of the orders the game would take from
-  the seat, drawn at random (below, per game).
+* ``greedy``: each game's greedy reference (`rules.<game>.references.greedy`);
+* ``heuristic``: Racecraft's fixed rule of thumb (`rules.racecraft.references.heuristic`:
+  USE 3 at the start, OVERTAKE when behind with 3 EP or more, else CRUISE).
 
-Each field has at least one robot and one NMR default; the other seats are drawn from the
-three. Per game the figures are each driver's mean finishing place (the place in the final
-standings, 1 the winner; seats that share a position share the place) and the head-to-head:
-for every pair of a robot and an NMR default in one race, whether the robot finished ahead
-of it (strictly; a shared place is not a win). Target: the robot beats the NMR default in at
-least 70% of those head-to-heads in every game.
+A matchup is a driver against an opponent in one field size: `races` races whose fields
+hold 1 to size-1 seats of the driver (drawn) and the opponent in the rest. In each race the
+driver's share is over every pair of its seat and an opponent's seat: ``ahead`` counts the
+pairs it finished strictly ahead in (a shared place is not a win), ``score`` the same with a
+shared place counted half. The figures are the mean over the races with a 95% interval
+(normal approximation over races: pairs of one race are not independent).
 
-The races: Racecraft with 5 to 8 runners and 3 to 9 turns; Speed Circuit, 1 lap of either
-bundled track with 2 to 6 cars (a lap is 25 turns or so: laps of the same board add turns,
-not situations); SpeedPhreakz with 2 to 8 cars on either bundled map, at most 40 rounds
-(a field of NMR defaults never moves). Everything is seeded: the same ``--races`` and seed
-give the same figures. No servers, no database: the rules alone.
+Targets, in every game and field size: the robot's ``ahead`` against the NMR default at
+least 70%; its ``score`` above 50% against the best reference (greedy, and Racecraft's
+heuristic) and against its easy level.
+
+The races: Racecraft 5 to 8 runners, 3 to 9 turns; Speed Circuit 2 to 6 cars, 1 lap of
+either bundled track; SpeedPhreakz 2 to 8 cars on either bundled map, at most 40 rounds.
+Everything is seeded: the same ``races`` and seed give the same figures, whatever the
+number of worker processes. No servers, no database: the rules alone.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 import random
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from rules import find_game
-from rules.api import AnyGame, GameOrder, GameState, PlayerId, robot_rng, turn_rng, turn_seed
+from rules.api import AnyGame, GameOrder, GameState, PlayerId, RobotLevel, robot_rng, turn_rng, turn_seed
+from rules.racecraft import references as racecraft_references
+from rules.speed_circuit import references as speed_circuit_references
+from rules.speedphreakz import references as speedphreakz_references
 
 GAMES = ("racecraft", "speed_circuit", "speedphreakz")
-KINDS = ("robot", "nmr", "random")
 TARGET = 0.70
-RACES = 1000
+RACES = 2
+"""Races a matchup by default: the CI case (every matchup run, the intervals wide)."""
+FULL_RACES = 60
+"""Races a matchup in the full measurement (``--full``)."""
 MAX_TURNS = 200  # a guard: no race of these options takes as many
 
-Driver = Callable[[AnyGame, GameState, PlayerId, random.Random, int], tuple[GameOrder, ...]]
+Driver = Callable[[AnyGame, GameState, PlayerId, int], tuple[GameOrder, ...]]
 
 
 @dataclass(frozen=True, slots=True)
 class Setup:
-    """How one game's races are drawn: the field size and the options."""
+    """How one game's races are drawn: the field sizes, the options, the references."""
 
     players: tuple[int, int]
     options: Callable[[random.Random], dict[str, str]]
+    references: tuple[str, ...]
 
 
 SETUPS: dict[str, Setup] = {
-    "racecraft": Setup((5, 8), lambda rng: {"turns": str(rng.randint(3, 9))}),
-    "speed_circuit": Setup((2, 6), lambda rng: {"laps": "1", "track": rng.choice(("harbour_loop", "quarry_ring"))}),
-    "speedphreakz": Setup((2, 8), lambda rng: {"map": rng.choice(("ring", "chicane")), "max_rounds": "40"}),
+    "racecraft": Setup((5, 8), lambda rng: {"turns": str(rng.randint(3, 9))}, ("greedy", "heuristic")),
+    "speed_circuit": Setup(
+        (2, 6), lambda rng: {"laps": "1", "track": rng.choice(("harbour_loop", "quarry_ring"))}, ("greedy",)
+    ),
+    "speedphreakz": Setup(
+        (2, 8), lambda rng: {"map": rng.choice(("ring", "chicane")), "max_rounds": "40"}, ("greedy",)
+    ),
 }
+
+
+def matchups(name: str) -> tuple[tuple[str, str], ...]:
+    """(driver, opponent) pairs measured in every field size of game `name`."""
+    refs = SETUPS[name].references
+    return (("robot", "nmr"), *(("robot", ref) for ref in refs), ("robot", "easy"), ("easy", "nmr"))
 
 
 # -- the drivers -----------------------------------------------------------------------------
 
 
-def robot(game: AnyGame, state: GameState, seat: PlayerId, rng: random.Random, seed: int) -> tuple[GameOrder, ...]:
+def robot(game: AnyGame, state: GameState, seat: PlayerId, seed: int) -> tuple[GameOrder, ...]:
     return game.robot_orders(state, seat, robot_rng(seed, seat))
 
 
-def nmr(game: AnyGame, state: GameState, seat: PlayerId, rng: random.Random, seed: int) -> tuple[GameOrder, ...]:
+def easy(game: AnyGame, state: GameState, seat: PlayerId, seed: int) -> tuple[GameOrder, ...]:
+    return game.robot_orders(state, seat, robot_rng(seed, seat), RobotLevel.EASY)
+
+
+def nmr(game: AnyGame, state: GameState, seat: PlayerId, seed: int) -> tuple[GameOrder, ...]:
     return game.default_orders(state, seat)
 
 
-def random_legal(
-    game: AnyGame, state: GameState, seat: PlayerId, rng: random.Random, seed: int
-) -> tuple[GameOrder, ...]:
-    """One of the seat's legal order sets at random: a one-line order where the game offers
-    them (Racecraft: every order; Speed Circuit: every legal speed by its cheapest path), else
-    the text the game's own drawer below writes; the NMR default if nothing parses whole."""
-    texts = [order.text for order in game.one_line_orders(state, seat)]
-    drawer = _TEXTS.get(game.name)
-    text = rng.choice(texts) if texts else drawer(game, state, seat, rng) if drawer is not None else ""
-    parsed = game.parse_orders(state, seat, text)
-    if parsed.ok and parsed.complete and parsed.orders:
-        return parsed.orders
-    return game.default_orders(state, seat)
+def _reference(kind: str) -> Driver:
+    modules: dict[str, Any] = {
+        "racecraft": racecraft_references,
+        "speed_circuit": speed_circuit_references,
+        "speedphreakz": speedphreakz_references,
+    }
+
+    def drive(game: AnyGame, state: GameState, seat: PlayerId, seed: int) -> tuple[GameOrder, ...]:
+        orders: tuple[GameOrder, ...] = getattr(modules[game.name], kind)(state, seat)
+        return orders
+
+    return drive
 
 
-def _speed_circuit_text(game: AnyGame, state: GameState, seat: PlayerId, rng: random.Random) -> str:
-    """The set-up turns (no one-line orders there): a random design within the 2 points and
-    a random starting set; a random bid within the starting set and the chips."""
-    figures = game.figures(state, seat)
-    if game.turn_label(state).endswith("car design"):
-        while True:
-            levels = {
-                name: rng.randint(-1 if name in ("ACC", "DEC") else -2, 2)
-                for name in ("ACC", "DEC", "TOP", "START", "PRIME", "OPTION", "SKILL")
-            }
-            if sum(levels.values()) <= 2:
-                break
-        design = " ".join(f"{name} {level}" for name, level in levels.items())
-        return f"DESIGN {design}\nTYRES {rng.choice(('PRIME', 'OPTION'))}"
-    if game.turn_label(state).endswith("qualifying"):
-        wear, skill = int(str(figures["wear"])), int(str(figures["skill"]))
-        return f"BID WEAR {rng.randint(0, wear)} SKILL {rng.randint(0, skill)}"
-    return ""  # off the track: the NMR default
-
-
-def _speedphreakz_text(game: AnyGame, state: GameState, seat: PlayerId, rng: random.Random) -> str:
-    """The default's lines (START FREE at the set-up, a restart after a crash), each program
-    replaced by a random legal one: 1 to 7 actions, a movement first, never two turns in a
-    row (speedphreakz.md §4.2)."""
-    moves, turns = ("F1", "F2", "F3", "RV", "VL", "VR"), ("TL", "TR", "HL", "HR")
-    lines = []
-    for line in game.format_orders(game.default_orders(state, seat)).splitlines():
-        if line.startswith("ROUND"):
-            program: list[str] = []
-            for _ in range(rng.randint(1, 7)):
-                program.append(rng.choice(moves + turns if program and program[-1] not in turns else moves))
-            line = f"{line.split(':')[0]}: {' '.join(program)}"
-        lines.append(line)
-    return "\n".join(lines)
-
-
-_TEXTS: dict[str, Callable[[AnyGame, GameState, PlayerId, random.Random], str]] = {
-    "speed_circuit": _speed_circuit_text,
-    "speedphreakz": _speedphreakz_text,
+DRIVERS: dict[str, Driver] = {
+    "robot": robot,
+    "easy": easy,
+    "nmr": nmr,
+    "greedy": _reference("greedy"),
+    "heuristic": _reference("heuristic"),
 }
-
-DRIVERS: dict[str, Driver] = {"robot": robot, "nmr": nmr, "random": random_legal}
 
 
 # -- the races -------------------------------------------------------------------------------
 
 
-@dataclass
-class Tally:
-    """One game's figures so far."""
-
-    races: int = 0
-    places: dict[str, list[int]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
-    wins: int = 0
-    ties: int = 0
-    pairs: int = 0
-    turns: int = 0
-    seconds: float = 0.0
-    unfinished: int = 0
-
-    def line(self, name: str) -> str:
-        means = ", ".join(f"{kind} {sum(p) / len(p):.2f}" for kind, p in self.places.items() if p)
-        share = self.wins / self.pairs if self.pairs else 0.0
-        met = "OK" if share >= TARGET else "MISSED"
-        return (
-            f"{name:<13} {self.races} races: mean place {means}; robot ahead of the NMR default in "
-            f"{share:.1%} of {self.pairs} head-to-heads ({self.ties} shared places; target >= {TARGET:.0%}) "
-            f"{met}; CPU {self.seconds:.1f} s"
-        )
-
-
 def race(game: AnyGame, kinds: Sequence[str], options: dict[str, str], seed: int) -> tuple[list[int], int, bool]:
     """One seeded race of `kinds` (one driver a seat): each seat's place, the turns played,
     whether it finished. Chance as the shell has it: `new_game` gets the turn-0 rng, turn t
-    `turn_rng(seed, t)`; the random drivers draw from a stream of their own."""
+    `turn_rng(seed, t)`."""
     seats = [f"s{i}" for i in range(len(kinds))]
     state = game.new_game(seats, options, turn_rng(seed, 0))
-    chooser = random.Random(seed ^ 0x5EED)
     turn = 0
     while not game.is_finished(state) and turn < MAX_TURNS:
         turn += 1
         expected = game.expected_players(state)
         orders = {
-            seat: DRIVERS[kind](game, state, seat, chooser, turn_seed(seed, turn))
+            seat: DRIVERS[kind](game, state, seat, turn_seed(seed, turn))
             for seat, kind in zip(seats, kinds, strict=True)
             if seat in expected
         }
@@ -177,13 +143,6 @@ def race(game: AnyGame, kinds: Sequence[str], options: dict[str, str], seed: int
     place = {seat: index + 1 for index, position in enumerate(game.standings(state)) for seat in position}
     last = len(game.standings(state)) + 1
     return [place.get(seat, last) for seat in seats], turn, game.is_finished(state)
-
-
-def field_of(rng: random.Random, count: int) -> list[str]:
-    """A mixed field: a robot, an NMR default, and the rest drawn from the three drivers."""
-    kinds = ["robot", "nmr"] + [rng.choice(KINDS) for _ in range(count - 2)]
-    rng.shuffle(kinds)
-    return kinds
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,15 +155,16 @@ class Spec:
     seed: int
 
 
-def specs(name: str, races: int, seed: int = 0) -> list[Spec]:
-    """The races of one game, drawn in order from one stream (so the figures do not depend
-    on how the races are shared among worker processes)."""
+def specs(name: str, driver: str, opponent: str, size: int, races: int, seed: int = 0) -> list[Spec]:
+    """The races of one matchup, drawn from a stream of their own."""
     setup = SETUPS[name]
-    rng = random.Random(f"{name}:{seed}")
+    rng = random.Random(f"{name}:{driver}:{opponent}:{size}:{seed}")
     out = []
     for _ in range(races):
-        kinds = tuple(field_of(rng, rng.randint(*setup.players)))
-        out.append(Spec(name, kinds, setup.options(rng), rng.randrange(2**62)))
+        mine = rng.randint(1, size - 1)
+        kinds = [driver] * mine + [opponent] * (size - mine)
+        rng.shuffle(kinds)
+        out.append(Spec(name, tuple(kinds), setup.options(rng), rng.randrange(2**62)))
     return out
 
 
@@ -215,60 +175,129 @@ def run_spec(spec: Spec) -> tuple[list[int], int, bool, float]:
     return places, turns, finished, time.process_time() - start
 
 
-def tally(races: Sequence[Spec], outcomes: Sequence[tuple[list[int], int, bool, float]]) -> Tally:
-    found = Tally()
-    for spec, (places, turns, finished, seconds) in zip(races, outcomes, strict=True):
-        found.races += 1
-        found.turns += turns
-        found.unfinished += not finished
-        found.seconds += seconds
-        for kind, place in zip(spec.kinds, places, strict=True):
-            found.places[kind].append(place)
+def interval(values: Sequence[float]) -> tuple[float, float, float]:
+    """The mean of `values` and its 95% interval (normal approximation), clipped to 0..1."""
+    n = len(values)
+    mean = sum(values) / n if n else 0.0
+    if n < 2:
+        return mean, 0.0, 1.0
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    half = 1.96 * sd / math.sqrt(n)
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+@dataclass(frozen=True, slots=True)
+class Matchup:
+    """One matchup's figures (see the module docstring)."""
+
+    game: str
+    driver: str
+    opponent: str
+    size: int
+    races: int
+    pairs: int
+    ahead: tuple[float, float, float]
+    score: tuple[float, float, float]
+    unfinished: int
+    seconds: float
+
+    @property
+    def target(self) -> str:
+        """What this matchup must reach: "" where it has no target."""
+        if self.driver != "robot":
+            return ""
+        return f"ahead >= {TARGET:.0%}" if self.opponent == "nmr" else "score > 50%"
+
+    @property
+    def met(self) -> bool:
+        if self.driver != "robot":
+            return True
+        return self.ahead[0] >= TARGET if self.opponent == "nmr" else self.score[0] > 0.5
+
+    def line(self) -> str:
+        a, s = self.ahead, self.score
+        target = f"; target {self.target} {'OK' if self.met else 'MISSED'}" if self.target else ""
+        return (
+            f"{self.game:<13} {self.size} seats {self.driver:>5} vs {self.opponent:<9} {self.races} races: "
+            f"ahead {a[0]:.1%} [{a[1]:.1%}, {a[2]:.1%}], score {s[0]:.1%} [{s[1]:.1%}, {s[2]:.1%}]{target}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "driver": self.driver,
+            "opponent": self.opponent,
+            "size": self.size,
+            "races": self.races,
+            "pairs": self.pairs,
+            "ahead": {"mean": self.ahead[0], "low": self.ahead[1], "high": self.ahead[2]},
+            "score": {"mean": self.score[0], "low": self.score[1], "high": self.score[2]},
+            "target": self.target,
+            "met": self.met,
+            "unfinished": self.unfinished,
+            "cpu_seconds": self.seconds,
+        }
+
+
+def tally(game: str, driver: str, opponent: str, size: int, races: Sequence[Spec], outcomes: Sequence[Any]) -> Matchup:
+    ahead: list[float] = []
+    score: list[float] = []
+    pairs = unfinished = 0
+    seconds = 0.0
+    for spec, (places, _turns, finished, spent) in zip(races, outcomes, strict=True):
+        unfinished += not finished
+        seconds += spent
+        wins = level = count = 0
         for a, mine in zip(spec.kinds, places, strict=True):
             for b, theirs in zip(spec.kinds, places, strict=True):
-                if a == "robot" and b == "nmr":
-                    found.pairs += 1
-                    found.wins += mine < theirs
-                    found.ties += mine == theirs
-    return found
+                if a == driver and b == opponent:
+                    count += 1
+                    wins += mine < theirs
+                    level += mine == theirs
+        pairs += count
+        ahead.append(wins / count)
+        score.append((wins + level / 2) / count)
+    return Matchup(
+        game, driver, opponent, size, len(races), pairs, interval(ahead), interval(score), unfinished, seconds
+    )
 
 
 def run(races: int = RACES, seed: int = 0, games: Sequence[str] = GAMES, jobs: int | None = None) -> dict[str, Any]:
-    """Every game's races (in `jobs` worker processes: every core unless said; 1 runs them
-    here), its figures, and the lines `python -m bench` prints."""
-    drawn = {name: specs(name, races, seed) for name in games}
-    every = [spec for name in games for spec in drawn[name]]
+    """Every matchup of every game and field size (in `jobs` worker processes: every core
+    unless said; 1 runs them here), its figures, and the lines `python -m bench` prints."""
+    cells = [
+        (name, driver, opponent, size)
+        for name in games
+        for size in range(SETUPS[name].players[0], SETUPS[name].players[1] + 1)
+        for driver, opponent in matchups(name)
+    ]
+    drawn = [specs(name, driver, opponent, size, races, seed) for name, driver, opponent, size in cells]
+    every = [spec for cell in drawn for spec in cell]
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     if jobs > 1:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             done = list(pool.map(run_spec, every, chunksize=max(1, len(every) // (jobs * 20))))
     else:
         done = [run_spec(spec) for spec in every]
-    results: dict[str, Any] = {
+    found: list[Matchup] = []
+    at = 0
+    for (name, driver, opponent, size), cell in zip(cells, drawn, strict=True):
+        found.append(tally(name, driver, opponent, size, cell, done[at : at + len(cell)]))
+        at += len(cell)
+    met = all(m.met for m in found)
+    missed = [m for m in found if not m.met]
+    summary = f"robots: {len(found)} matchups of {races} races, targets {'met' if met else 'MISSED'}" + (
+        f" ({len(missed)} missed)" if missed else ""
+    )
+    return {
         "benchmark": "robots",
         "races": races,
         "seed": seed,
         "target": TARGET,
         "jobs": jobs,
-        "games": {},
+        "matchups": [m.to_json() for m in found],
+        "unfinished": sum(m.unfinished for m in found),
+        "cpu_seconds": sum(m.seconds for m in found),
+        "met": met,
+        "line": summary + "\n" + "\n".join(f"  {m.line()}" for m in found),
     }
-    lines = []
-    at = 0
-    for name in games:
-        found = tally(drawn[name], done[at : at + len(drawn[name])])
-        at += len(drawn[name])
-        share = found.wins / found.pairs if found.pairs else 0.0
-        results["games"][name] = {
-            "races": found.races,
-            "mean_place": {kind: sum(p) / len(p) for kind, p in found.places.items() if p},
-            "seats": {kind: len(p) for kind, p in found.places.items()},
-            "head_to_head": {"pairs": found.pairs, "robot_ahead": found.wins, "shared": found.ties, "share": share},
-            "met": share >= TARGET,
-            "turns": found.turns,
-            "unfinished": found.unfinished,
-            "cpu_seconds": found.seconds,
-        }
-        lines.append(found.line(name))
-    results["met"] = all(g["met"] for g in results["games"].values())
-    results["line"] = "robots\n" + "\n".join(f"  {line}" for line in lines)
-    return results

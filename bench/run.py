@@ -50,10 +50,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "mails = min(100, size) (default 100); scale sizes are fixed",
     )
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
-    parser.add_argument("--full", action="store_true", help="scale also at 50,000 mails")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help=f"scale also at 50,000 mails; robots: the full measurement ({robots.FULL_RACES} races a matchup)",
+    )
     parser.add_argument("--scale-sizes", default=None, help="scale sizes, e.g. 200,2000 (overrides --full)")
     parser.add_argument(
-        "--races", type=int, default=robots.RACES, help=f"robots: seeded races per game (default {robots.RACES})"
+        "--races",
+        type=int,
+        default=None,
+        help=f"robots: seeded races per matchup (default {robots.RACES}, the CI case; {robots.FULL_RACES} with --full)",
     )
     parser.add_argument(
         "--jobs",
@@ -147,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                 if name == "hostile":
                     result = hostile.run(max(1, args.runs))
                 elif name == "robots":
-                    result = robots.run(max(1, args.races), jobs=args.jobs)
+                    races = args.races if args.races is not None else robots.FULL_RACES if args.full else robots.RACES
+                    result = robots.run(max(1, races), jobs=args.jobs)
                 elif w is None:
                     raise RuntimeError(f"{name} needs the servers")
                 elif name == "ingest":

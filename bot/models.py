@@ -214,6 +214,8 @@ class Seat(Base):
     # (bot.games.robots.ROBOT_ADDRESS, no address at all), it is never mailed, and its orders are
     # filed as soon as each turn opens.
     robot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # How well its robot drives (migration 0016_robots, `rules.api.RobotLevel`): "normal" or "easy".
+    robot_level: Mapped[str] = mapped_column(String(8), default="normal", server_default="normal")
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player] = relationship()
@@ -402,6 +404,30 @@ class GmDigest(Base):
     gm_address: Mapped[str] = mapped_column(String(320), index=True)
     day: Mapped[str] = mapped_column(String(10))
     sent_at: Mapped[datetime] = mapped_column(_utc())
+
+
+class AttentionKind(enum.StrEnum):
+    """What a GM's "needs your attention" item is about (`bot.games.attention`)."""
+
+    NOTE = "note"  # a player's words for the GM (prose addressed to the GM, a farewell)
+    QUESTION = "question"  # a player's question (a rules question): the bot cannot answer it
+    LOST = "lost"  # orders that were not used (too late, for a turn already resolved)
+    WITHDRAWN = "withdrawn"  # orders on file withdrawn by the bot (they cannot stand after a change)
+    REFUSED_RESEND = "refused re-send"  # orders sent again and refused
+
+
+class GmAttention(Base):
+    """One thing a GM should look at, kept until the digest shows it (and after, for the
+    record): a player's note or question, orders lost or withdrawn. `seat`: the seat's name
+    when it is about one; `text`: what to show, as one printable line or a few quoted ones."""
+
+    __tablename__ = "gm_attention"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id"), index=True)
+    seat: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    kind: Mapped[str] = mapped_column(String(24))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(_utc(), index=True)
 
 
 class Observer(Base):

@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 from bot import store
 from bot.clock import as_utc
 from bot.models import Game, Player, Seat
-from bot.store import orders_on_file
+from bot.store import ROBOT_SOURCE, orders_on_file
 from rules.api import AnyGame, GameOrder, GameState, Resolution
 
 log = logging.getLogger("flagman.games")
@@ -124,14 +124,18 @@ def on_vacation(player: Player, moment: datetime) -> bool:
 def submission_order(rules: AnyGame, game: Game, state: GameState, subs: store.BySeat) -> tuple[str, ...]:
     """The expected seats whose orders on file were sent (by mail, or the GM's ORDER), in the
     order their final sets arrived: each seat's last such submission, by the time it was
-    received, then by id (`Game.resolve`'s `submitted`; stored with the turn)."""
-    arrived: dict[str, tuple[datetime, int]] = {}
+    received, then by id (`Game.resolve`'s `submitted`; stored with the turn).
+
+    A robot's set (filed as the turn opens) counts as submitted at the deadline: after every
+    set a person (or the GM, for a seat) sent, robots among themselves in the order they were
+    filed, so a robot never wins a "submitted first" tie (SpeedPhreakz, S16) by being quick."""
+    arrived: dict[str, tuple[bool, datetime, int]] = {}
     for name in rules.expected_players(state):
         seat = store.seat_named(game, name)
         sent = store.sent(subs.get(seat.id, ())) if seat is not None else []
         if sent:
             last = max(sent, key=lambda s: (as_utc(s.received_at), s.id))
-            arrived[name] = (as_utc(last.received_at), last.id)
+            arrived[name] = (last.source == ROBOT_SOURCE, as_utc(last.received_at), last.id)
     return tuple(sorted(arrived, key=lambda name: arrived[name]))
 
 
@@ -170,11 +174,10 @@ class Counts:
     source: Source
     filled: tuple[str, ...] = ()
     later: tuple[str, ...] = ()
-
-    @property
-    def by(self) -> str:
-        """The source in a player's words: "the GM's plot", "the default"."""
-        return "the GM's plot" if self.source is Source.PLOT else "the default"
+    game_default: str = ""
+    """Where the GM's plot counts (`Source.PLOT`): the game's own default it stands in for, as
+    text, when that differs (a mail names it beside the plot, once: "USE 2, the GM's plot (the
+    game's own default would be USE 3)"); else empty."""
 
 
 def what_counts(rules: AnyGame, state: GameState, seat: Seat, on_file: Sequence[GameOrder] | None) -> Counts:
@@ -182,7 +185,9 @@ def what_counts(rules: AnyGame, state: GameState, seat: Seat, on_file: Sequence[
     on file (`store.orders_on_file`; None: nothing on file)."""
     if on_file is None:
         orders, source = nmr_default(rules, state, seat)
-        return Counts(orders, rules.format_orders(orders), source)
+        text = rules.format_orders(orders)
+        game_default = rules.format_orders(rules.default_orders(state, seat.name)) if source is Source.PLOT else ""
+        return Counts(orders, text, source, game_default="" if game_default == text else game_default)
     filled = rules.filled_orders(state, seat.name, on_file)
     own = set(rules.format_orders(on_file).splitlines())
     text = rules.format_orders(filled)

@@ -131,9 +131,23 @@ class LimitSettings:
     mails_per_sender_per_hour: int = 30
     # Answers to mail that proved nobody (stranger notices, JOIN answers), all senders together.
     answers_to_strangers_per_hour: int = 50
+    # Answers to mail that proved nobody at one domain (every address @ it together) in a day.
+    answers_to_strangers_per_domain_per_day: int = 100
     # ADDRESS: the seats move once the new address answered, and not before the old address
     # has had this long to stop it (issue 27).
     address_change_hold_hours: int = 24
+
+
+@dataclass(frozen=True)
+class PracticeSettings:
+    # Practice games (PRACTICE <game kind>) running at once on the whole bot; past it PRACTICE is
+    # refused, saying the bot is full of practice races for now.
+    running_max: int = 200
+    # A practice game without orders from its person for this many days is closed (the person told).
+    idle_days: int = 7
+    # A practice turn resolves no sooner than this many minutes after it opened, however fast the
+    # orders come: a practice race sends at most 60 / turn_minutes results an hour.
+    turn_minutes: int = 3
 
 
 @dataclass(frozen=True)
@@ -192,6 +206,7 @@ class Settings:
     schedule: ScheduleSettings = ScheduleSettings()
     auth: AuthSettings = AuthSettings()
     limits: LimitSettings = LimitSettings()
+    practice: PracticeSettings = PracticeSettings()
     dkim: DkimSettings = DkimSettings()
     dns: DnsSettings = DnsSettings()
     log: LogSettings = LogSettings()
@@ -224,6 +239,7 @@ _SECTIONS: dict[str, type] = {
     "schedule": ScheduleSettings,
     "auth": AuthSettings,
     "limits": LimitSettings,
+    "practice": PracticeSettings,
     "dkim": DkimSettings,
     "dns": DnsSettings,
     "log": LogSettings,
@@ -401,6 +417,10 @@ def validate(settings: Settings) -> None:
         raise SettingsError("[dns] port must be a port number (1-65535)")
     if settings.dns.timeout <= 0:
         raise SettingsError("[dns] timeout must be more than 0 seconds")
+    for option in ("running_max", "idle_days", "turn_minutes"):
+        if getattr(settings.practice, option) < (0 if option == "running_max" else 1):
+            least = "0 (no practice games)" if option == "running_max" else "1"
+            raise SettingsError(f"[practice] {option} must be at least {least}")
     if settings.log.format not in LOG_FORMATS:
         raise SettingsError(f"[log] format must be {' or '.join(repr(f) for f in LOG_FORMATS)}")
 

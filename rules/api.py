@@ -245,14 +245,25 @@ class Stall:
     """A race that no longer gets nearer its end, as `Game.stall` reports it for the GM:
     `turns` in a row without progress, `reason` (one sentence, in the game's words: what
     progress is and that there was none), and the GM command that ends it, written with
-    the game's and a seat's names: ``SET <game> <seat> <figure> <value>`` (any seat: the
-    figure is the race's), which `ends` says what it does to (one sentence)."""
+    the game's and a seat's names: ``SET <game> <seat> <figure> <value>`` (any seat when
+    the figure is the race's; `seat` when it is that car's), which `ends` says what it does
+    to (one sentence)."""
 
     turns: int
     reason: str
     figure: str
     value: str
     ends: str
+    seat: PlayerId | None = None
+    """The seat the command must name (the figure is that car's); None: any seat will do."""
+
+
+class RobotLevel(enum.Enum):
+    """How well a robot drives (`Game.robot_orders`): ``normal``, its best, or ``easy``, a
+    gentler driver for newcomers that a person learning the game can beat."""
+
+    NORMAL = "normal"
+    EASY = "easy"
 
 
 class Viewer(enum.Enum):
@@ -317,9 +328,25 @@ class View(Mapping[str, object]):
         return len(_field_names(type(self)))
 
 
+def competition_places(standings: Standings) -> tuple[int, ...]:
+    """Each position's place as a result is written in sport (standard competition ranking):
+    those who share a position share its place, and the next place counts everyone ahead, so
+    1, 2, 3, 3, 5 -- never the dense 1, 2, 3, 3, 4."""
+    places: list[int] = []
+    ahead = 0
+    for position in standings:
+        places.append(ahead + 1)
+        ahead += len(position)
+    return tuple(places)
+
+
 def placings(standings: Standings) -> tuple[Placing, ...]:
-    """The standings as `View.standings`: one `Placing` per position, places 1, 2, 3, ..."""
-    return tuple(Placing(index + 1, tuple(position)) for index, position in enumerate(standings))
+    """The standings as `View.standings`: one `Placing` per position, in competition places
+    (`competition_places`: 1, 2, 3, 3, 5)."""
+    return tuple(
+        Placing(place, tuple(position))
+        for place, position in zip(competition_places(standings), standings, strict=True)
+    )
 
 
 @runtime_checkable
@@ -463,12 +490,15 @@ class Game(Protocol[S, O]):
         """The order grammar for this player now (also the HELP reply); generated, not copied."""
         ...
 
-    def robot_orders(self, state: S, player: PlayerId, rng: random.Random) -> tuple[O, ...]:
+    def robot_orders(
+        self, state: S, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    ) -> tuple[O, ...]:
         """A robot driver's orders for `player` in the open turn (see "Robots" above): legal
         and complete (``parse_orders(state, player, format_orders(x))`` takes them whole and
         calls them complete), empty when the seat has nothing to order. Computed from what a
         player at that seat may see: its own private part of the state and the public rest,
-        never another player's orders or private figures; deterministic from `rng`."""
+        never another player's orders or private figures; deterministic from `rng` and
+        `level` (`RobotLevel`: the easy level drives worse on purpose)."""
         ...
 
     # -- reading the state ------------------------------------------------------------

@@ -270,7 +270,8 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
                 else ""
             )
             if seat.robot:
-                print(f"  {seat.name:<12} {'(robot)':<32}{status}  {on_file}")
+                driver = "(robot)" if seat.robot_level == "normal" else f"(robot, {seat.robot_level})"
+                print(f"  {seat.name:<12} {driver:<32}{status}  {on_file}")
                 continue
             print(
                 f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
@@ -401,8 +402,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--robot",
         action="append",
         default=[],
-        metavar="NAME",
-        help="a seat the game's robot drives (repeatable): never mailed, its orders on file as each turn opens",
+        metavar="NAME[:LEVEL]",
+        help="a seat the game's robot drives (repeatable): never mailed, its orders on file as each turn "
+        "opens; LEVEL easy for a gentler driver (default normal)",
     )
     p.add_argument("--gm", help="the GM's address (default: the bot's own)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")

@@ -24,6 +24,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import FakeClock, body_of, reply_to
+from rules.api import Viewer
 
 PLAYERS = (
     PlayerSpec("kelly", "kelly@example.org", "Kelly", "Europe/London"),
@@ -180,8 +181,11 @@ class Demo:
             finished = rules.is_finished(state)
             self.say("=" * 60)
             self.say(f"Game over: {finished}. {self.mails_shown} mails sent. Final result:")
-            for place, names in enumerate(rules.standings(state), start=1):
-                self.say(f"  {place}. " + ", ".join(f"{n} ({rules.figures(state, n)['ep']} EP)" for n in names))
+            # The result as the final mail writes it: competition places, names only.
+            for placing in rules.view(state, None, Viewer.PUBLIC).standings:
+                self.say(
+                    f"  {placing.place}. " + ", ".join(placing.players) + (f" ({placing.note})" if placing.note else "")
+                )
         return 0 if finished else 1
 
 

@@ -26,6 +26,7 @@ from bot.commands.handlers import CommandContext, Reply
 from bot.games import requests
 from bot.letters import ToAddress, ToGm
 from bot.letters.context import bot_context, deadline_text
+from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
 from bot.models import GameStatus, Seat
@@ -37,14 +38,9 @@ ADDRESS_REQUESTS_PER_DAY = 3  # ADDRESS mails a third party: a few a day per pla
 
 
 def _players_only(ctx: CommandContext, verb: str) -> Reply:
-    what = (
-        "A GM's zone is the game's (flagman game new --timezone)."
-        if verb == "TIMEZONE" and ctx.who.gm_of
-        else "It is for the players of a game: send it in reply to a mail of your game."
-    )
     raise ctx.refuse(
-        f"{verb} is for players",
-        f"{verb} changes a player's own settings. {what}",
+        say("commands_players_only_title", verb=verb),
+        say("commands_players_only", verb=verb, gm_zone=verb == "TIMEZONE" and bool(ctx.who.gm_of)),
         kind=verb.lower(),
         label=f"{verb} refused",
     )
@@ -60,11 +56,9 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     zone = find_zone(command.zone)
     if zone is None:
         close = closest_zones(command.zone)
-        hint = f" Did you mean {' or '.join(close)}?" if close else ""
         raise ctx.refuse(
-            "Time zone not known",
-            "That is not a time zone name the bot knows: write a zone as Area/City, e.g. "
-            f"TIMEZONE Europe/Paris or TIMEZONE America/New_York (or UTC).{hint}",
+            say("commands_zone_unknown_title"),
+            say("commands_zone_unknown", close=close),
             kind="timezone",
             label="TIMEZONE refused",
         )
@@ -75,13 +69,11 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
         turn = store.open_turn(ctx.session, seat.game)
         shown = deadline_text(turn, zone)
         if shown:
-            examples.append(f"{seat.game.name} is due {shown}")
-    text = (
-        f"Your time zone is now {zone}, for all your games: every deadline in the bot's mail is shown in it "
-        "from now on." + (f" So {'; '.join(examples)}." if examples else "")
-    )
+            examples.append({"game": seat.game.name, "deadline": shown})
+    text = say("commands_zone_set", zone=zone, examples=examples)
     return Reply(
-        (Notice(ctx.to, f"Time zone set: {zone}", text, kind="timezone", error=False),), label=f"TIMEZONE {zone}"
+        (Notice(ctx.to, say("commands_zone_set_title", zone=zone), text, kind="timezone", error=False),),
+        label=f"TIMEZONE {zone}",
     )
 
 
@@ -106,41 +98,44 @@ def address(ctx: CommandContext, command: Address) -> Reply:
     new = command.address
     if new == player.address:
         raise ctx.refuse(
-            "That is your address already",
-            f"The bot writes to {new} already: nothing to change.",
+            say("commands_address_refused_title", why="same"),
+            say("commands_address_refused", why="same", new=new),
             kind="address",
             label="ADDRESS refused",
         )
     if _bot_address(ctx, new):
         raise ctx.refuse(
-            "Not an address for a player", "That is the bot's own address.", kind="address", label="ADDRESS refused"
+            say("commands_address_refused_title", why="bot"),
+            say("commands_address_refused", why="bot"),
+            kind="address",
+            label="ADDRESS refused",
         )
     seats = [s for s in ctx.who.seats if s.active and s.player_id == player.id and s.game.status != GameStatus.FINISHED]
     if not seats:
         raise ctx.refuse(
-            "No seat to move",
-            "Your mail proved no seat of a game still running, so there is nothing to move.",
+            say("commands_address_refused_title", why="no_seat"),
+            say("commands_address_refused", why="no_seat"),
             kind="address",
             label="ADDRESS refused",
         )
     taken = requests.taken_problem(session, player, seats, new)
     if taken is not None:
         raise ctx.refuse(
-            "That address is taken",
-            f"{taken}, so your seats cannot move to it. Ask the GM (REPLACE) if they should.",
+            say("commands_address_refused_title", why="taken"),
+            say("commands_address_refused", why="taken", taken=taken),
             kind="address",
             label="ADDRESS refused",
         )
     if requests.requests_today(session, player, now) >= ADDRESS_REQUESTS_PER_DAY:
         raise ctx.refuse(
-            "Too many address changes today",
-            f"An address change was asked for {ADDRESS_REQUESTS_PER_DAY} times today already; send it again tomorrow.",
+            say("commands_address_refused_title", why="many"),
+            say("commands_address_refused", why="many", times=ADDRESS_REQUESTS_PER_DAY),
             kind="address",
             label="ADDRESS refused",
         )
     request = requests.open_address(ctx.shell, session, player, seats, new)
     code = requests.code(ctx.shell, request)
-    moved = ", ".join(f"{s.name} in {s.game.name}" for s in seats)
+    moved = ", ".join(say("commands_seat_in_game", seat=s.name, game=s.game.name) for s in seats)
     rendered = ctx.shell.renderer.render(
         "address_confirm",
         {
@@ -159,27 +154,30 @@ def address(ctx: CommandContext, command: Address) -> Reply:
     hold = ctx.shell.settings.limits.address_change_hold_hours
     effective = request.effective_at if request.effective_at is not None else now
     others = sorted({s.game.name for s in requests.player_seats(session, player)} - {s.game.name for s in seats})
-    stay = (
-        f" Your other games ({', '.join(others)}) stay at {player.address}: an ADDRESS in reply to a mail of "
-        "each game moves it too (or one mail from this address with a PASSWORD line for each seat)."
-        if others
-        else ""
-    )
-    text = (
-        f"You asked to move {moved} to {new}. A mail went there with a code: the move is made once the "
-        f"answer comes back from {new} (within {tokens.VALID_DAYS} days), and not before "
-        f"{format_local(effective, player.timezone)} ({hold} hours from now), so that a change nobody asked "
-        f"for can be stopped. Until then the bot writes to {player.address}, as before.{stay}\n\n"
-        "If you did not ask for this, stop it: send back this line (a reply to this mail with it on top "
-        "does it):\n\n"
-        f"    STOP {requests.stop_code(ctx.shell, request)}\n\n"
-        "Whoever holds the reply address of your seat (a turn sheet forwarded or seen) could have asked it; "
-        "your GM can give the seat a new one."
+    text = say(
+        "commands_address_asked",
+        moved=moved,
+        new=new,
+        days=tokens.VALID_DAYS,
+        effective=format_local(effective, player.timezone),
+        hold=hold,
+        old=player.address,
+        others=others,
+        stop=requests.stop_code(ctx.shell, request),
     )
     # To the old address (the seat's registered one), and never withheld: it is what lets the
     # seat's holder stop a change they did not ask for.
     return Reply(
-        (Notice(ctx.to, f"Confirm your new address from {new}", text, kind="address", error=False, essential=True),),
+        (
+            Notice(
+                ctx.to,
+                say("commands_address_asked_title", new=new),
+                text,
+                kind="address",
+                error=False,
+                essential=True,
+            ),
+        ),
         label="ADDRESS asked",
     )
 
@@ -201,19 +199,13 @@ def vacation(ctx: CommandContext, command: Vacation) -> Reply:
         was = player.vacation_to is not None and player.vacation_to >= today
         player.vacation_from = player.vacation_to = None
         if was:
-            _tell_gms(
-                ctx,
-                seats,
-                f"{player.name} ended their vacation: missed turns count towards the NMR limit again.",
-                "vacation over",
-            )
+            _tell_gms(ctx, seats, over=True, player=player.name, span="")
         return Reply(
             (
                 Notice(
                     ctx.to,
-                    "Vacation off",
-                    "You are not on vacation" + (" any more" if was else "") + ": a turn without your orders "
-                    "counts towards the NMR limit as usual.",
+                    say("commands_vacation_title", what="off"),
+                    say("commands_vacation", what="off", was=was),
                     kind="vacation",
                     error=False,
                 ),
@@ -223,42 +215,37 @@ def vacation(ctx: CommandContext, command: Vacation) -> Reply:
     start, end = command.start, command.end
     problem = None
     if end < start:
-        problem = "the last day comes before the first"
+        problem = "order"
     elif end < today:
-        problem = "those days are over"
+        problem = "over"
     elif (end - start).days + 1 > MAX_VACATION_DAYS:
-        problem = f"that is more than {MAX_VACATION_DAYS} days; ask the GM for longer"
+        problem = "long"
     elif (start - today).days > VACATION_AHEAD_DAYS:
-        problem = "that is more than a year ahead"
+        problem = "ahead"
     if problem is not None:
         raise ctx.refuse(
-            "Vacation not set",
-            f"VACATION {start.isoformat()} {end.isoformat()}: {problem}. Write VACATION <first day> "
-            "<last day>, e.g. VACATION 2026-07-01 2026-07-14 (both days included, in your time zone).",
+            say("commands_vacation_title", what="refused"),
+            say(
+                "commands_vacation",
+                what="refused",
+                start=start.isoformat(),
+                end=end.isoformat(),
+                problem=say("commands_vacation_problem", why=problem, most=MAX_VACATION_DAYS),
+            ),
             kind="vacation",
             label="VACATION refused",
         )
     player.vacation_from, player.vacation_to = start, end
-    span = f"from {_day_text(start)} to {_day_text(end)} ({player.timezone})"
-    _tell_gms(
-        ctx,
-        seats,
-        f"{player.name} is on vacation {span}: a turn due then without their orders gets the "
-        "default (or your GM plot) without counting towards the NMR limit.",
-        "vacation",
-    )
-    text = (
-        f"You are on vacation {span}, both days included, for all your games. A turn due then that gets no "
-        "orders from you gets the default (or the GM's plot), and it does not count towards the NMR limit. "
-        "Orders you send meanwhile count as always. VACATION OFF ends it early."
-    )
+    span = say("commands_vacation_span", start=_day_text(start), end=_day_text(end), zone=player.timezone)
+    _tell_gms(ctx, seats, over=False, player=player.name, span=span)
+    text = say("commands_vacation", what="set", span=span)
     return Reply(
-        (Notice(ctx.to, "Vacation set", text, kind="vacation", error=False),),
+        (Notice(ctx.to, say("commands_vacation_title", what="set"), text, kind="vacation", error=False),),
         label=f"VACATION {start.isoformat()} {end.isoformat()}",
     )
 
 
-def _tell_gms(ctx: CommandContext, seats: list[Seat], text: str, what: str) -> None:
+def _tell_gms(ctx: CommandContext, seats: list[Seat], *, over: bool, player: str, span: str) -> None:
     for seat in seats:
         if seat.player.address == seat.game.gm_address or seat.name == GM_SEAT:
             continue
@@ -266,8 +253,8 @@ def _tell_gms(ctx: CommandContext, seats: list[Seat], text: str, what: str) -> N
             ctx.shell,
             ctx.session,
             ToGm(seat.game),
-            f"{seat.name} of {seat.game.name}: {what}",
-            text,
+            say("commands_vacation_gm_title", seat=seat.name, game=seat.game.name, over=over),
+            say("commands_vacation_gm", over=over, player=player, span=span),
             kind="vacation_gm",
         )
 

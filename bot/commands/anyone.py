@@ -23,6 +23,7 @@ from bot.commands.handlers import CommandContext, Reply
 from bot.games import observers, practice, requests, seats, signups, turns
 from bot.letters import ToAddress
 from bot.letters.context import deadline_text, game_context
+from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.models import Game, GameStatus, Observer
 
@@ -33,8 +34,8 @@ MAX_FINISHED = 10  # finished games named in it, the latest
 def _unknown(ctx: CommandContext, verb: str) -> Reply:
     # The name is not repeated: for a stranger it is the sender's own words (issue 14).
     raise ctx.refuse(
-        "No game by that name",
-        f"There is no game by the name your {verb} gave here. Send LIST for the games.",
+        say("commands_unknown_game_title"),
+        say("commands_unknown_game", verb=verb),
         kind=verb.lower(),
         label=f"{verb} refused",
     )
@@ -60,38 +61,33 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
     )
     open_turns = store.open_turns(session, [g for g in running if g.status != GameStatus.SIGNUP])
     player = ctx.player()
-    lines: list[str] = []
+    listed: list[dict[str, object]] = []
     for game in running[:MAX_LISTED]:
         rules = turns.rules_of(game)
         seated = len(store.active_seats(game))
+        facts: dict[str, object] = {"name": game.name, "title": rules.title, "seated": seated}
         if game.status == GameStatus.SIGNUP:
-            free = max(0, rules.max_players - seated)
-            lines.append(
-                f"  {game.name}: {rules.title}, OPEN for sign-ups: {seated} joined, {free} seat"
-                f"{'s' if free != 1 else ''} free ({rules.min_players} to {rules.max_players} players)\n"
-                f"      deadlines {game.deadline_spec} ({game.timezone}); to play: JOIN {game.name} [your name]"
+            facts.update(
+                open=True,
+                free=max(0, rules.max_players - seated),
+                min=rules.min_players,
+                max=rules.max_players,
+                spec=game.deadline_spec,
+                zone=game.timezone,
             )
-            continue
-        turn = open_turns.get(game.id)
-        zone = player.timezone if player is not None else game.timezone
-        due = (deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-"
-        paused = " (paused)" if game.status == GameStatus.PAUSED else ""
-        lines.append(
-            f"  {game.name}: {rules.title}, {turn.label if turn else 'under way'}{paused}\n"
-            f"      due {due}; {seated} players, no free seat; to watch: OBSERVE {game.name}"
-        )
-    if len(running) > MAX_LISTED:
-        lines.append(f"  ... and {len(running) - MAX_LISTED} more.")
+        else:
+            turn = open_turns.get(game.id)
+            zone = player.timezone if player is not None else game.timezone
+            facts.update(
+                open=False,
+                turn=turn.label if turn is not None else "",
+                paused=game.status == GameStatus.PAUSED,
+                due=(deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-",
+            )
+        listed.append(facts)
     finished = [g.name for g in games if g.status == GameStatus.FINISHED][-MAX_FINISHED:]
-    text = (
-        "The games here, the ones open for sign-ups first:\n\n" + "\n".join(lines)
-        if lines
-        else "No game is running here just now."
-    )
-    if finished:
-        text += "\n\nFinished: " + ", ".join(finished) + "."
-    text += "\n\nRULES <game> gives a game's rules in short, with the order syntax."
-    return Reply((Notice(ctx.to, "Games here", text, kind="list", error=False),), label="LIST")
+    text = say("commands_list", games=listed, more=max(0, len(running) - MAX_LISTED), finished=finished)
+    return Reply((Notice(ctx.to, say("commands_list_title"), text, kind="list", error=False),), label="LIST")
 
 
 def rules(ctx: CommandContext, command: ShowRules) -> Reply:
@@ -129,8 +125,8 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
         return _unknown(ctx, "OBSERVE")
     if game.status == GameStatus.FINISHED:
         raise ctx.refuse(
-            f"{game.name} is over",
-            f"{game.name} has finished: there are no more results to send.",
+            say("commands_observe_title", what="over", game=game.name),
+            say("commands_observe", what="over", game=game.name),
             kind="observe",
             label="OBSERVE refused",
         )
@@ -139,9 +135,8 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
             (
                 Notice(
                     ctx.to,
-                    f"You are in {game.name}",
-                    f"You {'play in' if ctx.seat_in(game) else 'are the GM of'} {game.name}: its results "
-                    "come to you already.",
+                    say("commands_observe_title", what="in", game=game.name),
+                    say("commands_observe", what="in", game=game.name, player=ctx.seat_in(game) is not None),
                     kind="observe",
                     error=False,
                 ),
@@ -154,8 +149,8 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
             (
                 Notice(
                     ctx.to,
-                    f"You observe {game.name} already",
-                    f"This address gets the results of {game.name} already. UNOBSERVE {game.name} stops them.",
+                    say("commands_observe_title", what="already", game=game.name),
+                    say("commands_observe", what="already", game=game.name, unobserve=True),
                     kind="observe",
                     error=False,
                 ),
@@ -165,15 +160,23 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
     count = session.scalar(select(func.count()).select_from(Observer).where(Observer.game_id == game.id)) or 0
     if count >= observers.MAX_OBSERVERS:
         raise ctx.refuse(
-            f"{game.name} has all the observers it takes",
-            f"{game.name} has {observers.MAX_OBSERVERS} observers, as many as it takes.",
+            say("commands_observe_title", what="full", game=game.name),
+            say("commands_observe", what="full", game=game.name, most=observers.MAX_OBSERVERS),
             kind="observe",
             label="OBSERVE refused",
         )
     if not ctx.stranger:  # the mail proved the registered address: no confirmation needed
         observers.observe(session, game, address, now)
         return Reply(
-            (Notice(ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe", error=False),),
+            (
+                Notice(
+                    ctx.to,
+                    say("commands_observe_title", what="yes", game=game.name),
+                    _observing_text(game),
+                    kind="observe",
+                    error=False,
+                ),
+            ),
             label=f"OBSERVE {game.name}",
         )
     secrets = ctx.shell.settings.secrets
@@ -187,11 +190,7 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
 
 
 def _observing_text(game: Game) -> str:
-    return (
-        f"From now on the results of {game.name} come to this address after every turn: the public "
-        f"report, as every player sees it. You cannot act in the game from here. UNOBSERVE {game.name} "
-        "stops them."
-    )
+    return say("commands_observe", what="yes", game=game.name)
 
 
 def unobserve(ctx: CommandContext, command: Unobserve) -> Reply:
@@ -203,18 +202,17 @@ def unobserve(ctx: CommandContext, command: Unobserve) -> Reply:
             return _unknown(ctx, "UNOBSERVE")
     stopped = observers.unobserve(session, ctx.address, game)
     if not stopped:
-        text = (
-            f"This address does not observe {game.name}, so there was nothing to stop."
-            if game is not None
-            else "This address observes no game here, so there was nothing to stop."
+        text = say("commands_unobserve", stopped=[], game=game.name if game is not None else "")
+        return Reply(
+            (Notice(ctx.to, say("commands_unobserve_title", stopped=[]), text, kind="unobserve", error=False),),
+            label="UNOBSERVE",
         )
-        return Reply((Notice(ctx.to, "Nothing to stop", text, kind="unobserve", error=False),), label="UNOBSERVE")
     return Reply(
         (
             Notice(
                 ctx.to,
-                f"You no longer observe {', '.join(stopped)}",
-                f"No more results of {', '.join(stopped)} come to this address. OBSERVE <game> starts them again.",
+                say("commands_unobserve_title", stopped=stopped),
+                say("commands_unobserve", stopped=stopped),
                 kind="unobserve",
                 error=False,
             ),
@@ -238,11 +236,8 @@ def code_stands(ctx: CommandContext, text: str) -> bool:
 
 def _not_valid(ctx: CommandContext, verb: str) -> Reply:
     raise ctx.refuse(
-        "Confirmation not valid" if verb == "CONFIRM" else "Stop code not valid",
-        "That code is not one this bot mailed to this address, or it is more than "
-        f"{tokens.VALID_DAYS} days old, or what it was for is done or stopped already, so nothing was "
-        "done. Send the command again (OBSERVE <game>, JOIN <game>, or ADDRESS <new address> from your "
-        "old address) for a new one.",
+        say("commands_code_not_valid_title", verb=verb),
+        say("commands_code_not_valid", days=tokens.VALID_DAYS),
         kind=verb.lower(),
         label=f"{verb} refused",
     )
@@ -259,7 +254,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
         assert request is not None  # code_stands
         if code.kind == tokens.PRACTICE:
             label, answer = practice.confirm(ctx.shell, ctx.session, request)
-            return Reply((answer,), label=label)
+            return Reply((answer,) if answer is not None else (), label=label)  # else: the first sheet
         if code.kind == tokens.JOIN:
             label, answer = signups.confirm_join(ctx.shell, ctx.session, request)
             return Reply((answer,), label=label)
@@ -267,7 +262,12 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
         return Reply(
             (
                 Notice(
-                    ToAddress(request.address), "Your new address", text, kind="address", error=False, essential=True
+                    ToAddress(request.address),
+                    say("commands_new_address_title"),
+                    text,
+                    kind="address",
+                    error=False,
+                    essential=True,
                 ),
             ),
             label="CONFIRM ADDRESS",
@@ -278,8 +278,8 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
     game = store.find_game_row(session, code.ref)
     if game is None or game.status == GameStatus.FINISHED:
         raise ctx.refuse(
-            "That game is over",
-            "The game this confirmation was for is no longer running.",
+            say("commands_confirm_over_title"),
+            say("commands_confirm_over"),
             kind="confirm",
             label="CONFIRM refused",
         )
@@ -288,8 +288,8 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
             (
                 Notice(
                     ctx.to,
-                    f"You observe {game.name} already",
-                    f"This address gets the results of {game.name} already.",
+                    say("commands_observe_title", what="already", game=game.name),
+                    say("commands_observe", what="already", game=game.name, unobserve=False),
                     kind="observe",
                     error=False,
                 ),
@@ -299,7 +299,12 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
     return Reply(
         (
             Notice(
-                ctx.to, f"You observe {game.name}", _observing_text(game), kind="observe", error=False, essential=True
+                ctx.to,
+                say("commands_observe_title", what="yes", game=game.name),
+                _observing_text(game),
+                kind="observe",
+                error=False,
+                essential=True,
             ),
         ),
         label=f"CONFIRM OBSERVE {game.name}",
@@ -312,13 +317,13 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
     a code first, `practice.ask`)."""
     if ctx.stranger:  # the intake asks a stranger for the code first (bot.intake.strangers)
         raise ctx.refuse(
-            "PRACTICE needs a confirmation",
-            "Send PRACTICE on its own from your address.",
+            say("commands_practice_confirm_title"),
+            say("commands_practice_confirm"),
             kind="practice",
             label="PRACTICE refused",
         )
-    answer = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind)
-    return Reply((answer,), label=f"PRACTICE {command.kind}")
+    name = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind, command.level)
+    return Reply((), label=f"PRACTICE {name}")  # the answer: its first sheet, the welcome at its top
 
 
 def stop(ctx: CommandContext, command: Stop) -> Reply:
@@ -333,7 +338,7 @@ def stop(ctx: CommandContext, command: Stop) -> Reply:
         (
             Notice(
                 ToAddress(request.old_address),
-                "Address change stopped",
+                say("commands_address_stopped_title"),
                 text,
                 kind="address",
                 error=False,

@@ -331,7 +331,9 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
             receipt=receipt,
             # The last orders of a turn that resolves early: it is resolved as the GM's mail is
             # answered (`bot.intake.proven`), by the tick's own test.
-            last=turns.is_due(ctx.session, ctx.game, turn, ctx.now),
+            last=turns.is_due(
+                ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice)
+            ),
         ),
         kind="gm_order",
         to=seat.name,
@@ -452,11 +454,14 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
             # The whole set that counts, as the seat's mails say it (bot.outlook.what_counts):
             # what the game's default fills in is named as such.
             counts = outlook.what_counts(rules, state, seat, on_file)
-            text, filled = counts.text, "\n".join(counts.filled)
+            text, filled, later, own = counts.text, "\n".join(counts.filled), list(counts.later), counts.game_default
             source = "on file" if on_file is not None else counts.source.value
         else:
-            text, filled, source = rules.format_orders(outcome.orders[name]), "", "default"
-        orders.append({"seat": name, "source": source, "text": text, "filled": filled})
+            text, filled, later, own = rules.format_orders(outcome.orders[name]), "", [], ""
+            source = "default"
+        orders.append(
+            {"seat": name, "source": source, "text": text, "filled": filled, "later": later, "game_default": own}
+        )
     view = rules.view(outcome.resolution.state, outcome.resolution, Viewer.GM)
     mail_ctx = game_context(ctx.shell, ctx.game, rules)
     mail_ctx.update(
@@ -511,7 +516,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     if moved:
         turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
-    if turns.is_due(ctx.session, ctx.game, turn, ctx.now):
+    if turns.is_due(ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice)):
         # Every order is in (and the turn resolves as soon as they are): it resolves at once,
         # and its results are the players' news; a "resumes" mail seconds before them is not.
         return (
@@ -596,9 +601,8 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         ctx.shell,
         ctx.session,
         ToAddress(old_player.address, old_player.name),
-        f"You have left {ctx.game.name}",
-        f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to another player. Thank you for "
-        "playing; the bot will not send you this game's mail any more.",
+        say("commands_seat_replaced_title", game=ctx.game.name),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False),
         kind="replaced",
         game=ctx.game,
     )
@@ -670,9 +674,8 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
         ctx.shell,
         ctx.session,
         ToAddress(old_player.address, old_player.name),
-        f"You have left {ctx.game.name}",
-        f"The GM has handed your seat ({seat.name}) in {ctx.game.name} to a robot driver. Thank you for "
-        "playing; the bot will not send you this game's mail any more.",
+        say("commands_seat_replaced_title", game=ctx.game.name),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=True),
         kind="replaced",
         game=ctx.game,
     )
@@ -725,9 +728,8 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
         ctx.shell,
         ctx.session,
         ToSeat(seat),
-        f"You are out of {ctx.game.name}",
-        f"The GM has removed you ({seat.name}) from {ctx.game.name}. The bot will not send you this "
-        "game's mail any more.",
+        say("commands_dropped_title", game=ctx.game.name),
+        say("commands_dropped", seat=seat.name, game=ctx.game.name),
         kind="dropped",
         game=ctx.game,
     )

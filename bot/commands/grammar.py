@@ -17,6 +17,7 @@ line is told apart from an order that happens to start with the same word (Speed
 from __future__ import annotations
 
 import dataclasses
+import enum
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import NAME_RE, strip_password_lines
 from bot.mail_in.tokens import CONFIRM_CODE
 from bot.mail_out.lists import UNSUBSCRIBE_CODE
+from rules.api import RobotLevel
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +112,12 @@ class Help(_Verb):
 
 
 @dataclass(frozen=True, slots=True)
-class Status(_Verb):
+class Status(_MaybeGame):
     verb: ClassVar[str] = "STATUS"
-    syntax: ClassVar[str] = "STATUS"
+    syntax: ClassVar[str] = "STATUS [game]"
     summary: ClassVar[str] = "standings, deadline, who has ordered (never what)"
     example: ClassVar[str] = "STATUS"
+    game: str = ""  # "": the game the mail is for (for the GM of several: every one)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,17 +193,20 @@ class ListGames(_Verb):
 @dataclass(frozen=True, slots=True)
 class Practice(_Verb):
     verb: ClassVar[str] = "PRACTICE"
-    syntax: ClassVar[str] = "PRACTICE <game kind>"
-    summary: ClassVar[str] = "a practice race against robot drivers"
+    syntax: ClassVar[str] = "PRACTICE <game kind> [EASY]"
+    summary: ClassVar[str] = "a practice race against robots (EASY: gentler)"
     example: ClassVar[str] = "PRACTICE racecraft"
     for_anyone: ClassVar[bool] = True
     kind: str
+    level: RobotLevel = RobotLevel.NORMAL
 
     @classmethod
     def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
         words = line.split()
         if len(words) == 2 and re.fullmatch(r"[a-z_-]{1,30}", words[1].lower()):
             return cls(words[1].lower())
+        if len(words) == 3 and re.fullmatch(r"[a-z_-]{1,30}", words[1].lower()) and words[2].upper() == "EASY":
+            return cls(words[1].lower(), RobotLevel.EASY)
         return _syntax(cls, line)
 
 
@@ -844,6 +850,37 @@ def _bounded(
 # order line with a greeting in it, refused with its reason as before, not dropped).
 _REST = r"(?:[\s,!.:;~-]+(?:[A-Za-z][a-z'’]*|[A-Z]{1,2}))*[\s,!.:;~-]*"
 _GREETING = re.compile(r"(?i:hi|hello|hey|hiya|dear|greetings|howdy|good\s+(?:morning|afternoon|evening|day))" + _REST)
+# Words for the GM, not to pass over as a courtesy nor to refuse as orders: a farewell ("I have
+# to drop out, family stuff"), a question, a line that names the GM.
+_FAREWELL = re.compile(
+    r"(?i)\b(?:drop(?:ping)?\s+out|quit(?:ting)?\b|resign(?:ing)?\b|leav(?:e|ing)\s+the\s+(?:game|race)|"
+    r"withdraw(?:ing)?\s+from|bow(?:ing)?\s+out|step(?:ping)?\s+(?:down|away)|give\s+up\s+my\s+(?:seat|car|place)|"
+    r"(?:can'?t|can’t|cannot|won'?t\s+be\s+able\s+to)\s+(?:continue|carry\s+on|keep\s+(?:playing|going)|play\s+on)|"
+    r"i'?m\s+out\b)"
+)
+_FOR_GM = re.compile(r"\b(?:GM|gm|(?i:game\s*master|race\s+director|organi[sz]er))\b")
+
+
+class ForTheGm(enum.StrEnum):
+    """Why a line of a player's mail is for the GM: words no rule of the bot answers."""
+
+    FAREWELL = "farewell"  # the player means to leave: asked whether they meant RESIGN
+    QUESTION = "question"  # a question (a rules question): the GM answers it
+    NOTE = "note"  # words addressed to the GM
+
+
+def for_the_gm(line: str) -> ForTheGm | None:
+    """Whether `line` is words for the GM (a farewell, a question, a line naming the GM), and
+    which; None for anything else (an order, a command, a courtesy, a note to nobody)."""
+    if _FAREWELL.search(line):
+        return ForTheGm.FAREWELL
+    if "?" in line:
+        return ForTheGm.QUESTION
+    if _FOR_GM.search(line):
+        return ForTheGm.NOTE
+    return None
+
+
 _SIGN_OFF = re.compile(
     r"(?i:thanks|thank\s+you|thx|ty|cheers|ta|regards|best|best\s+regards|kind\s+regards|warm\s+regards|"
     r"all\s+the\s+best|many\s+thanks|sincerely|yours|good\s+luck|gl|see\s+you|bye|cu|br|hth)" + _REST
@@ -851,11 +888,25 @@ _SIGN_OFF = re.compile(
 _NAME = re.compile(r"[A-Z][a-z'.-]*(?:\s+[A-Z][a-z'.-]*){0,2}")  # "Steve", "Mary Ann": not "USE", not "OVERTAKE"
 
 
+def is_courtesy(line: str) -> bool:
+    """Whether `line` is a greeting or a sign-off alone ("thanks!", "cheers", "Hi GM"): words
+    to a person, never a command or an order. A greeting or sign-off that carries words for
+    the GM ("Dear GM, I have to drop out"; "Thanks! Can I pit twice?") is not one."""
+    text = line.strip()
+    if not text or (for_the_gm(text) not in (None, ForTheGm.NOTE)):
+        return False
+    if _GREETING.fullmatch(text):
+        return len(text.split()) <= 3 or for_the_gm(text) is None
+    return bool(_SIGN_OFF.fullmatch(text))
+
+
 def without_courtesies(lines: list[str]) -> list[str]:
     """`lines` without the greeting lines that open them and the sign-off (and the name
     under it) that closes them; blank lines count as nothing either way."""
     start, end = 0, len(lines)
-    while start < end and (not lines[start].strip() or _GREETING.fullmatch(lines[start].strip())):
+    while start < end and (
+        not lines[start].strip() or (_GREETING.fullmatch(lines[start].strip()) and is_courtesy(lines[start]))
+    ):
         start += 1
     tail = end
     while tail > start and not lines[tail - 1].strip():
@@ -867,7 +918,7 @@ def without_courtesies(lines: list[str]) -> list[str]:
         and _SIGN_OFF.fullmatch(lines[tail - 2].strip())
     ):
         end = tail - 2  # "Cheers," then "Steve"
-    elif tail > start and _SIGN_OFF.fullmatch(lines[tail - 1].strip()):
+    elif tail > start and _SIGN_OFF.fullmatch(lines[tail - 1].strip()) and is_courtesy(lines[tail - 1]):
         end = tail - 1
     else:
         end = tail

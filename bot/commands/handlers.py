@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from bot.answers import Answer, Notice, Refused
 from bot.games.identity import Who
 from bot.letters import Addressee, ToAddress
+from bot.letters.words import say
 from bot.mail_in.parse import Inbound
 from bot.models import Game, Player, Seat
 from bot.shell import Shell
@@ -95,15 +96,10 @@ class Reply:
 def which_game(inbound: Inbound, who: Who) -> Notice:
     """The answer when a mail cannot be placed in one game."""
     names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
-    text = (
-        "You play in more than one game, so the bot cannot tell which one this mail is for: "
-        + ", ".join(names)
-        + ". Reply to a mail of that game (its reply address names the game), or put "
-        "the game in brackets in the subject, e.g. [" + (names[0] if names else "rc1") + "]."
-    )
+    text = say("commands_which_game", games=names)
     # Only a sender whose From proved several seats (or GM roles) gets here: that From is
     # their registered address, and the answer carries no signed address.
-    return Notice(ToAddress(inbound.sender, inbound.sender_name), "Which game?", text)
+    return Notice(ToAddress(inbound.sender, inbound.sender_name), say("commands_which_game_title"), text)
 
 
 __all__ = ["CommandContext", "Reply", "which_game"]

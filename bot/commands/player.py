@@ -32,13 +32,15 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
-from bot.games import signups, turns
+from bot.games import attention, signups, summary, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat, claims
-from bot.letters.context import bot_context, deadline_text, game_context, orders_block
+from bot.letters.context import bot_context, deadline_text, due_by, game_context, orders_block
+from bot.letters.defaults import gets
 from bot.letters.words import say
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
 from bot.outlook import what_counts
+from bot.schedules import format_local
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
 
 
@@ -77,6 +79,11 @@ def help_(ctx: CommandContext, command: Help) -> Reply:
 
 def status(ctx: CommandContext, command: Status) -> Reply:
     session, game, seat = ctx.session, ctx.game, ctx.seat
+    if command.game:
+        game = _game_of(ctx, command.game, "STATUS")
+        seat = ctx.seat_in(game)
+    if seat is None and ctx.who.gm_of and (game is None or any(g.id == game.id for g in ctx.who.gm_of)):
+        return Reply((_gm_status(ctx, [game] if game is not None else ctx.who.gm_of),))
     if game is None:
         return Reply((which_game(ctx.inbound, ctx.who),))
     to: Addressee = ToSeat(seat) if seat else ToGm(game)
@@ -87,11 +94,15 @@ def status(ctx: CommandContext, command: Status) -> Reply:
             (
                 Notice(
                     to,
-                    f"Status of {game.name}",
-                    f"{game.name} ({rules_of.title}) is open for sign-ups: {len(joined)} joined "
-                    f"({', '.join(joined) or 'nobody yet'}); it takes {rules_of.min_players} to "
-                    f"{rules_of.max_players} players and starts at {rules_of.max_players}, or when the GM "
-                    "starts it.",
+                    say("commands_signup_status_title", game=game.name),
+                    say(
+                        "commands_signup_status",
+                        game=game.name,
+                        title=rules_of.title,
+                        joined=joined,
+                        min=rules_of.min_players,
+                        max=rules_of.max_players,
+                    ),
                     kind="status",
                     error=False,
                 ),
@@ -113,7 +124,9 @@ def status(ctx: CommandContext, command: Status) -> Reply:
     values.update(
         {
             "view": rules.view(state, None, seat.name if seat else Viewer.GM),
-            "deadline": deadline_text(turn, zone),
+            # A paused game has no deadline running: its turn resolves when the GM resumes it.
+            "deadline": None if game.status == GameStatus.PAUSED else deadline_text(turn, zone),
+            "paused": game.status == GameStatus.PAUSED,
             "ordered": ordered,
             "missing": missing,
             "incomplete": incomplete,
@@ -125,36 +138,52 @@ def status(ctx: CommandContext, command: Status) -> Reply:
     return Reply((Letter(to, ctx.shell.renderer.render("status", values, game=game.kind), "status"),))
 
 
+def _gm_status(ctx: CommandContext, games: list[Game]) -> Letter:
+    """A GM's STATUS: each game's block of the digest, with what needs the GM's attention since
+    the last digest (`bot.games.attention`), as the digest would show them now."""
+    session, shell = ctx.session, ctx.shell
+    zone = games[0].timezone
+    now = shell.now()
+    since = summary.last_digest_at(session, games[0].gm_address) or now - timedelta(days=1)
+    values = game_context(shell, games[0], turns.rules_of(games[0]))
+    values.update(
+        {
+            "now": format_local(now, zone),
+            "since": format_local(since, zone),
+            "timezone": zone,
+            "games": [summary.game_summary(shell, session, g, zone) for g in games],
+            "attention": summary.attention_lines(attention.items(session, games, since), zone),
+        }
+    )
+    return Letter(ToGm(games[0]), shell.renderer.render("gm_status", values), "status", game=games[0])
+
+
 def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     session, seat = ctx.session, ctx.seat
     if seat is None:
         return Reply((which_game(ctx.inbound, ctx.who),))
     rules, state, turn = turns.current_state(session, seat.game)
     if turn is None or seat.name not in rules.expected_players(state):
-        text = "You have no orders to send now" + (": the game is over." if turn is None else ".")
+        text = say("commands_orders_on_file", expected=False, over=turn is None)
     else:
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
-        deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
         counting = what_counts(rules, state, seat, on_file)
-        if on_file is None:
-            text = (
-                f"Nothing is on file for you for {turn.label}. If nothing arrives by {deadline}, "
-                f"you get {counting.by}:\n\n" + orders_block(counting.text)
-            )
+        if on_file is None and seat.game.practice:
+            text = say("practice_nothing_on_file", label=turn.label, idle_days=ctx.shell.settings.practice.idle_days)
         else:
-            text = f"On file for you for {turn.label} (due {deadline}):\n\n" + orders_block(
-                rules.format_orders(on_file)
-            )
-            if counting.filled:
+            text = say(
+                "commands_orders_on_file",
+                expected=True,
+                turn=turn.label,
+                paused=seat.game.status == GameStatus.PAUSED,
+                deadline=due_by(ctx.shell, seat.game, turn, seat.player.timezone),
+                on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else None,
+                gets=gets(counting),
                 # issue 29: what is missing is named with the default that fills it.
-                text += (
-                    "\n\nThat set is not complete: at the deadline the game's default\nfills what is missing with:\n\n"
-                )
-                text += orders_block("\n".join(counting.filled))
-            if counting.later:
-                text += "\n\nNot needed before a later turn, and filled then with the game's\ndefault if it is still missing:\n"
-                text += "\n".join(f"    - {what}" for what in counting.later)
-    return Reply((Notice(ToSeat(seat), "Your orders on file", text, kind="orders", error=False),))
+                filled=orders_block("\n".join(counting.filled)) if counting.filled else "",
+                later=list(counting.later),
+            )
+    return Reply((Notice(ToSeat(seat), say("commands_orders_on_file_title"), text, kind="orders", error=False),))
 
 
 def _game_of(ctx: CommandContext, name: str, verb: str) -> Game:
@@ -165,8 +194,8 @@ def _game_of(ctx: CommandContext, name: str, verb: str) -> Game:
         raise Refused("which game?", which_game(ctx.inbound, ctx.who), label=f"{verb} refused")
     if game is None or (ctx.seat_in(game) is None and not any(g.id == game.id for g in ctx.who.gm_of)):
         raise ctx.refuse(
-            f"{verb}: not your game",
-            f"You have no seat in a game called {name or '?'}, nor are its GM.",
+            say("commands_not_your_game_title", verb=verb),
+            say("commands_not_your_game", name=name),
             kind=verb.lower(),
             label=f"{verb} refused",
         )
@@ -200,10 +229,14 @@ def history(ctx: CommandContext, command: History) -> Reply:
     if command.turn is not None:
         turn = next((t for t in resolved if t.number == command.turn), None)
         if turn is None or turn.state_after is None:
-            numbers = f"1 to {resolved[-1].number}" if resolved else "none yet"
             raise ctx.refuse(
-                "No such turn",
-                f"{game.name} has no resolved turn {command.turn} (resolved: {numbers}).",
+                say("commands_no_such_turn_title"),
+                say(
+                    "commands_no_such_turn",
+                    game=game.name,
+                    number=command.turn,
+                    last=resolved[-1].number if resolved else 0,
+                ),
                 kind="history",
                 label="HISTORY refused",
             )
@@ -211,14 +244,17 @@ def history(ctx: CommandContext, command: History) -> Reply:
         events = tuple(Event.from_json(e) for e in turn.events or ())
         values.update(
             {
-                "turn": {"number": turn.number, "label": turn.label},
+                "turn": {"number": turn.number, "label": turn.label, "corrections": turn.corrections},
                 "view": rules.view(state, Resolution(state, events), Viewer.PUBLIC),
             }
         )
     else:
         shown = resolved[-MAX_HISTORY:]
         values.update(
-            {"turns": [{"number": t.number, "label": t.label} for t in shown], "more": len(resolved) - len(shown)}
+            {
+                "turns": [{"number": t.number, "label": t.label, "corrections": t.corrections} for t in shown],
+                "more": len(resolved) - len(shown),
+            }
         )
     rendered = ctx.shell.renderer.render("history", values, game=game.kind)
     return Reply((Letter(ctx.to, rendered, "history", game=game),), label=f"HISTORY {game.name}")
@@ -231,16 +267,16 @@ def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Tur
     seat = ctx.seat_in(game)
     if seat is None:
         raise ctx.refuse(
-            f"{verb} is for players",
-            f"{verb} is about a player's own orders; as the GM, see HELP for ORDER, PLOT and PROCESS.",
+            say("commands_for_players_title", verb=verb),
+            say("commands_for_players", verb=verb),
             kind=verb.lower(),
             label=f"{verb} refused",
         )
     turn = store.open_turn(ctx.session, game) if game.status == GameStatus.ACTIVE else None
     if turn is None:
         raise ctx.refuse(
-            "No open turn",
-            f"{game.name} has no turn open for orders now ({game.status}).",
+            say("commands_no_open_turn_title"),
+            say("commands_no_open_turn", game=game.name, status=game.status),
             kind=verb.lower(),
             label=f"{verb} refused",
         )
@@ -248,8 +284,8 @@ def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Tur
     state = rules.load_state(turn.state)
     if seat.name not in rules.expected_players(state):
         raise ctx.refuse(
-            "No orders to send",
-            f"You have no orders to send for {turn.label} of {game.name}.",
+            say("commands_no_orders_to_send_title"),
+            say("commands_no_orders_to_send", turn=turn.label, game=game.name),
             kind=verb.lower(),
             label=f"{verb} refused",
         )
@@ -274,17 +310,29 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "CLEAR")
     _note(ctx, seat, turn, store.CLEAR, "CLEAR")
     default, source = outlook.nmr_default(rules, state, seat)
-    what = "the GM's plot for you" if source == "plot" else "the default"
-    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
     text = (
-        f"Your orders for {turn.label} of {seat.game.name} are cleared. If no new orders arrive by {deadline}, "
-        f"you get {what}:\n\n{orders_block(rules.format_orders(default))}"
+        say(
+            "practice_cleared",
+            label=turn.label,
+            game=seat.game.name,
+            idle_days=ctx.shell.settings.practice.idle_days,
+        )
+        if seat.game.practice
+        else say(
+            "commands_cleared",
+            turn=turn.label,
+            game=seat.game.name,
+            paused=seat.game.status == GameStatus.PAUSED,
+            deadline=due_by(ctx.shell, seat.game, turn, seat.player.timezone),
+            plot=source == "plot",
+            default=orders_block(rules.format_orders(default)),
+        )
     )
     said = claims.of_turn(
         seat.game, turn, claims.counts(seat.name, outlook.Counts(default, rules.format_orders(default), source))
     )
     return Reply(
-        (Notice(ToSeat(seat), "Orders cleared", text, kind="orders", error=False, claims=(said,)),),
+        (Notice(ToSeat(seat), say("commands_cleared_title"), text, kind="orders", error=False, claims=(said,)),),
         label=f"CLEAR {seat.game.name}",
     )
 
@@ -294,24 +342,31 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
     every order is in, until the seat's NOWAIT (or the deadline)."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
     game = seat.game
-    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
+    facts = {"turn": turn.label, "game": game.name, "deadline": due_by(ctx.shell, game, turn, seat.player.timezone)}
     if not game.early_resolution:
-        text = (
-            f"Turns of {game.name} never resolve before their deadline, so there is nothing to hold: "
-            f"{turn.label} resolves at {deadline}."
-        )
         return Reply(
-            (Notice(ToSeat(seat), "Nothing to hold", text, kind="orders", error=False),),
+            (
+                Notice(
+                    ToSeat(seat),
+                    say("commands_wait_title", held=False),
+                    say("commands_wait", held=False, **facts),
+                    kind="orders",
+                    error=False,
+                ),
+            ),
             label=f"WAIT {game.name}: nothing to hold",
         )
     _note(ctx, seat, turn, store.WAIT, "WAIT")
-    text = (
-        f"{turn.label} of {game.name} now waits for its deadline, {deadline}, even if every order is in "
-        "before then. Send NOWAIT to lift this; it lasts for this turn only. The other players are not "
-        "told who asked."
-    )
     return Reply(
-        (Notice(ToSeat(seat), "The turn waits for its deadline", text, kind="orders", error=False),),
+        (
+            Notice(
+                ToSeat(seat),
+                say("commands_wait_title", held=True),
+                say("commands_wait", held=True, **facts),
+                kind="orders",
+                error=False,
+            ),
+        ),
         label=f"WAIT {game.name}",
     )
 
@@ -321,13 +376,13 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "NOWAIT")
     game = seat.game
     if not store.holds(store.submissions(ctx.session, turn, seat)):
-        text = f"You were not holding {turn.label} of {game.name}: nothing changes."
+        text = say("commands_nowait", held=False, turn=turn.label, game=game.name)
         return Reply(
-            (Notice(ToSeat(seat), "Nothing to lift", text, kind="orders", error=False),),
+            (Notice(ToSeat(seat), say("commands_nowait_title", held=False), text, kind="orders", error=False),),
             label=f"NOWAIT {game.name}: nothing to lift",
         )
     _note(ctx, seat, turn, store.NOWAIT, "NOWAIT")
-    if turns.is_due(ctx.session, game, turn, ctx.shell.now()):
+    if turns.is_due(ctx.session, game, turn, ctx.shell.now(), pace=turns.practice_pace(ctx.shell.settings.practice)):
         # The last hold of a turn with every order in: it is resolved as this mail is answered.
         return Reply(
             (
@@ -346,13 +401,9 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
     others = any(
         store.holds(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game) if s.id != seat.id
     )
-    text = f"You no longer hold {turn.label} of {game.name}. " + (
-        "Another player holds it too, so it still waits for its deadline."
-        if others
-        else "It resolves as soon as every order is in, or at its deadline."
-    )
+    text = say("commands_nowait", held=True, others=others, turn=turn.label, game=game.name)
     return Reply(
-        (Notice(ToSeat(seat), "The turn may resolve early again", text, kind="orders", error=False),),
+        (Notice(ToSeat(seat), say("commands_nowait_title", held=True), text, kind="orders", error=False),),
         label=f"NOWAIT {game.name}",
     )
 
@@ -367,16 +418,16 @@ def resend(ctx: CommandContext, command: Resend) -> Reply:
     seat = ctx.seat_in(game)
     if seat is None:
         raise ctx.refuse(
-            "RESEND is for players",
-            "RESEND sends a player's own turn sheet; the GM gets a copy of every sheet already.",
+            say("commands_resend_players_title"),
+            say("commands_resend_players"),
             kind="resend",
             label="RESEND refused",
         )
     turn = store.open_turn(ctx.session, game)
     if turn is None or game.status == GameStatus.SIGNUP:
         raise ctx.refuse(
-            "No turn sheet",
-            f"{game.name} has no open turn, so there is no sheet to send.",
+            say("commands_resend_no_sheet_title"),
+            say("commands_resend_no_sheet", game=game.name),
             kind="resend",
             label="RESEND refused",
         )
@@ -397,9 +448,8 @@ def resend(ctx: CommandContext, command: Resend) -> Reply:
     )
     if sent >= RESENDS_PER_DAY:
         raise ctx.refuse(
-            "Sent already",
-            f"Your sheet of {game.name} was sent again {RESENDS_PER_DAY} times today "
-            "already; look for it in your mail, or ask again tomorrow.",
+            say("commands_resend_sent_title"),
+            say("commands_resend_sent", game=game.name, times=RESENDS_PER_DAY),
             kind="resend",
             label="RESEND refused",
         )

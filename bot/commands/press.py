@@ -20,6 +20,7 @@ from bot.commands.handlers import CommandContext, Reply
 from bot.games import turns
 from bot.letters import ToGm, ToSeat
 from bot.letters.context import game_context
+from bot.letters.words import say
 from bot.models import GameStatus, PressMode, Seat
 from bot.safe_text import echo
 
@@ -40,29 +41,30 @@ def press(ctx: CommandContext, command: Press) -> Reply:
     as_gm = game is not None and seat is None and any(g.id == game.id for g in ctx.who.gm_of)
     if game is None or (seat is None and not as_gm):
         raise ctx.refuse(
-            f"No seat in {command.game}",
-            f"You have no seat in a game called {command.game}, so you cannot send press there. Send "
-            "PRESS from a mail of your game (a reply to one of its mails signs you in).",
+            say("commands_press_refused_title", why="no_seat", game=command.game),
+            say("commands_press_refused", why="no_seat", game=command.game),
             kind="press",
             label="PRESS refused",
         )
     if game.status == GameStatus.FINISHED:
         raise ctx.refuse(
-            f"{game.name} is over", f"{game.name} has finished: no more press.", kind="press", label="PRESS refused"
+            say("commands_press_refused_title", why="over", game=game.name),
+            say("commands_press_refused", why="over", game=game.name),
+            kind="press",
+            label="PRESS refused",
         )
     mode = PressMode(game.press)
     if mode is PressMode.NONE and not as_gm:
         raise ctx.refuse(
-            f"No press in {game.name}",
-            f"The GM of {game.name} allows no press in this game, so your message was not sent.",
+            say("commands_press_refused_title", why="none", game=game.name),
+            say("commands_press_refused", why="none", game=game.name),
             kind="press",
             label="PRESS refused",
         )
     if not command.message.strip():
         raise ctx.refuse(
-            "Press without a message",
-            f"Write the message on the lines under PRESS {game.name} {command.to.upper()}, and end it with "
-            "a line ENDPRESS (or let it run to the end of the mail).",
+            say("commands_press_refused_title", why="empty", game=game.name),
+            say("commands_press_refused", why="empty", game=game.name, to=command.to.upper()),
             kind="press",
             label="PRESS refused",
         )
@@ -78,11 +80,10 @@ def press(ctx: CommandContext, command: Press) -> Reply:
     else:
         target = store.seat_named(game, command.to)
         if target is None or not target.active or target is seat or target.robot:
-            names = ", ".join(s.name for s in others) or "nobody"
+            names = ", ".join(s.name for s in others)
             raise ctx.refuse(
-                f"No seat {command.to} in {game.name}",
-                f"{game.name} has no other player's seat called {command.to}. Its seats: {names}; or write "
-                f"PRESS {game.name} ALL, or PRESS {game.name} GM.",
+                say("commands_press_refused_title", why="no_target", game=game.name, to=command.to),
+                say("commands_press_refused", why="no_target", game=game.name, to=command.to, seats=names),
                 kind="press",
                 label="PRESS refused",
             )
@@ -118,22 +119,32 @@ def press(ctx: CommandContext, command: Press) -> Reply:
             ctx.shell,
             session,
             ToGm(game),
-            f"Press from {seat.name if seat else '?'} to {audience}",
-            f"{'Anonymous press' if not signed else 'Press'} in {game.name} from {seat.name if seat else '?'}"
-            f" ({seat.player.name if seat else '?'}) to {audience} ({len(recipients)} "
-            f"mail{'s' if len(recipients) != 1 else ''}):\n\n{text}",
+            say("commands_press_gm_copy_title", sender=seat.name if seat else "?", audience=audience),
+            say(
+                "commands_press_gm_copy",
+                signed=signed,
+                game=game.name,
+                sender=seat.name if seat else "?",
+                player=seat.player.name if seat else "?",
+                audience=audience,
+                count=len(recipients),
+                text=text,
+            ),
             kind="press_gm",
         )
     told = ", ".join(r.name for r in recipients) if recipients and command.to != PRESS_ALL else audience
-    how = "signed with your seat" if signed and not as_gm else ("as the GM" if as_gm else "anonymously")
-    done = (
-        f"Your press went to {told} in {game.name} ({len(recipients)} mail{'s' if len(recipients) != 1 else ''}), "
-        f"{how}{'' if as_gm else ', and a copy to the GM'}:\n\n{text}"
+    how = "gm" if as_gm else ("signed" if signed else "anonymous")
+    done = say(
+        "commands_press_sent",
+        told=told,
+        game=game.name,
+        count=len(recipients),
+        how=how,
+        text=text,
+        cut=command.cut,
     )
-    if command.cut:
-        done += "\n\n(It was longer than a press message may be: the end was cut.)"
     return Reply(
-        (Notice(ctx.to, f"Press sent in {game.name}", done, kind="press", error=False),),
+        (Notice(ctx.to, say("commands_press_sent_title", game=game.name), done, kind="press", error=False),),
         label=f"PRESS {game.name} {command.to}",
     )
 

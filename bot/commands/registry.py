@@ -75,6 +75,7 @@ from bot.games import turns
 from bot.games.archive import NewTurn
 from bot.letters import ToGm
 from bot.letters.context import bot_context
+from bot.letters.words import say
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GmAudit
 from bot.safe_text import echo, quote_lines
@@ -187,11 +188,8 @@ def leftover(gm_of: Sequence[Game], text: str, *, hints: str = "") -> Notice:
     games = sorted(g.name for g in gm_of)
     return Notice(
         ToGm(gm_of[0]),
-        "Lines not understood",
-        "These lines of your mail were not carried out:\n\n" + quote_lines(text) + hints + "\n\n"
-        f"GM commands count only for the games this mail proves you are GM of ({', '.join(games)}), "
-        "and name the game right after the command, e.g. " + Extend.example + ". "
-        "A reply to a game's GM mail signs you in for that game only. Send HELP for the GM commands.",
+        say("commands_gm_leftover_title"),
+        say("commands_gm_leftover", quoted=quote_lines(text), hints=hints, games=games, example=Extend.example),
         kind="gm_leftover",
     )
 

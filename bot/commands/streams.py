@@ -28,9 +28,11 @@ from bot.games import observers, preferences
 from bot.games.identity import Proof, Who
 from bot.letters import ToAddress, ToSeat
 from bot.letters.context import deadline_text
+from bot.letters.words import say
 from bot.mail_in.auth import describe_authentication, parse_tag, tag_in_recipients
 from bot.mail_in.parse import Inbound
 from bot.mail_out import lists
+from bot.models import GameStatus
 from bot.safe_text import echo
 from bot.schedules import format_local
 
@@ -72,19 +74,19 @@ def ping(ctx: CommandContext, command: Ping) -> Reply:
     now = ctx.shell.now()
     player = ctx.player()
     zone = player.timezone if player is not None else (ctx.who.gm_of[0].timezone if ctx.who.gm_of else "UTC")
-    lines = [
-        f"Your mail reached the bot at {format_local(now, zone)} and was accepted as {_as_whom(ctx.who)}, "
-        f"{_proof_words(ctx)}. Orders and commands sent the same way are taken too."
-    ]
     seat = ctx.seat
-    if seat is not None:
-        turn = store.open_turn(ctx.session, seat.game)
-        if turn is not None:
-            lines.append(f"{seat.game.name} is at {turn.label}, due {deadline_text(turn, zone) or 'at the GM call'}.")
-    lines.append("This answer goes to your registered address, whatever address the PING came from.")
-    return Reply(
-        (Notice(ctx.to, "PING: your mail was accepted", "\n\n".join(lines), kind="ping", error=False),), label="PING"
+    turn = store.open_turn(ctx.session, seat.game) if seat is not None else None
+    text = say(
+        "commands_ping",
+        now=format_local(now, zone),
+        whom=_as_whom(ctx.who),
+        proof=_proof_words(ctx),
+        turn=turn.label if turn is not None else "",
+        game=seat.game.name if seat is not None else "",
+        paused=seat is not None and seat.game.status == GameStatus.PAUSED,
+        deadline=deadline_text(turn, zone),
     )
+    return Reply((Notice(ctx.to, say("commands_ping_title"), text, kind="ping", error=False),), label="PING")
 
 
 def refused_text(ctx: CommandContext, inbound: Inbound, who: Who) -> str:
@@ -131,28 +133,15 @@ def calendar(ctx: CommandContext, command: Calendar) -> Reply:
     player = ctx.player()
     if player is None:
         raise ctx.refuse(
-            "CALENDAR is for players",
-            "CALENDAR sets what a player's turn sheets carry: send it in reply to a mail of your game.",
+            say("commands_calendar_refused_title"),
+            say("commands_calendar", player=False),
             kind="calendar",
             label="CALENDAR refused",
         )
     changed = preferences.set_calendar(player, command.on)
-    if command.on:
-        text = (
-            "Your turn sheets carry the deadline as a calendar invitation again, for all your games (the next "
-            "turn sheet brings the next one)."
-            if changed
-            else "Calendar invitations are on already."
-        )
-    else:
-        text = (
-            "Your turn sheets no longer carry the deadline as a calendar invitation, for all your games. The "
-            "events already in your calendar stay; delete them there. CALENDAR ON turns it back on."
-            if changed
-            else "Calendar invitations are off already."
-        )
+    text = say("commands_calendar", player=True, on=command.on, changed=changed)
     return Reply(
-        (Notice(ctx.to, f"Calendar {'on' if command.on else 'off'}", text, kind="calendar", error=False),),
+        (Notice(ctx.to, say("commands_calendar_title", on=command.on), text, kind="calendar", error=False),),
         label=f"CALENDAR {'ON' if command.on else 'OFF'}",
     )
 
@@ -163,31 +152,19 @@ def reminders(ctx: CommandContext, command: Reminders) -> Reply:
         if ctx.who.games:
             return Reply((which_game(ctx.inbound, ctx.who),), label="REMINDERS refused")
         raise ctx.refuse(
-            "REMINDERS is for players",
-            "REMINDERS sets a seat's reminders: send it in reply to a mail of your game.",
+            say("commands_reminders_refused_title"),
+            say("commands_reminders_refused"),
             kind="reminders",
             label="REMINDERS refused",
         )
     changed = preferences.set_reminders(seat, command.on)
     game = seat.game.name
-    if command.on:
-        text = (
-            f"You get reminders before the deadlines of {game} again, when nothing is on file for you."
-            if changed
-            else f"Your reminders for {game} are on already."
-        )
-    else:
-        text = (
-            f"No more reminders before the deadlines of {game} come to you (turn sheets and results still "
-            f"do). REMINDERS ON in a reply to a mail of {game} brings them back."
-            if changed
-            else f"Your reminders for {game} are off already."
-        )
+    text = say("commands_reminders", on=command.on, changed=changed, game=game)
     return Reply(
         (
             Notice(
                 ToSeat(seat),
-                f"Reminders {'on' if command.on else 'off'} for {game}",
+                say("commands_reminders_title", on=command.on, game=game),
                 text,
                 kind="reminders",
                 error=False,
@@ -233,9 +210,8 @@ def unsubscribe(ctx: CommandContext, command: Unsubscribe) -> Reply:
         (
             Notice(
                 ctx.to,
-                "Nothing to stop",
-                "That unsubscribe code stands for nothing the bot sends now: what it named was stopped "
-                "already, or the seat has another player now. Nothing was changed.",
+                say("commands_unsubscribe_title", what="nothing"),
+                say("commands_unsubscribe", what="nothing"),
                 kind="unsubscribe",
                 error=False,
             ),
@@ -255,9 +231,8 @@ def unsubscribe(ctx: CommandContext, command: Unsubscribe) -> Reply:
             (
                 Notice(
                     ToAddress(address),
-                    f"You no longer observe {name}",
-                    f"As asked (the unsubscribe of an observer copy), no more results of {name} come to "
-                    f"this address. OBSERVE {name} starts them again.",
+                    say("commands_unsubscribe_title", what="observer", game=name),
+                    say("commands_unsubscribe", what="observer", game=name),
                     kind="unsubscribe",
                     error=False,
                 ),
@@ -272,10 +247,8 @@ def unsubscribe(ctx: CommandContext, command: Unsubscribe) -> Reply:
         (
             Notice(
                 ToSeat(seat),
-                f"Reminders off for {seat.game.name}",
-                f"As asked (the unsubscribe of a reminder), no more reminders before the deadlines of "
-                f"{seat.game.name} come to you; turn sheets and results still do. REMINDERS ON in a reply "
-                f"to a mail of {seat.game.name} brings them back.",
+                say("commands_unsubscribe_title", what="reminders", game=seat.game.name),
+                say("commands_unsubscribe", what="reminders", game=seat.game.name),
                 kind="unsubscribe",
                 error=False,
             ),

@@ -133,7 +133,7 @@ def run(
     while rounds < limit_per_game and among != set():
         rounds += 1
         with shell.db.read() as session:  # 1 due
-            due = [(g.id, t.id) for g, t in turns.due_turns(session, shell.now(), among=among)]
+            due = [(g.id, t.id) for g, t in turns.due_turns(session, shell.now(), pace=_pace(shell), among=among)]
         if not due:
             break
         among = set()
@@ -181,7 +181,7 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
             game, turn = games.get(game_id), turn_rows.get(turn_id)
             if game is None or turn is None or turn.resolved_at is not None:
                 continue
-            if not turns.is_due(session, game, turn, shell.now(), subs=subs.get(turn_id, {})):
+            if not turns.is_due(session, game, turn, shell.now(), pace=_pace(shell), subs=subs.get(turn_id, {})):
                 continue
             cache = LetterCache()  # the turn's letters share its picture and public report
             writes = turns.work_out(shell, session, game, turn, cache=cache, subs=subs.get(turn_id, {}))
@@ -205,7 +205,7 @@ def _write(shell: Shell, worked: WorkedOut) -> tuple[Resolved, archive.NewTurn] 
                 return None
             game, turn = now_game, now_turn
             subs = store.turn_submissions(session, turn)
-            if not turns.is_due(session, game, turn, shell.now(), subs=subs):
+            if not turns.is_due(session, game, turn, shell.now(), pace=_pace(shell), subs=subs):
                 return None
             cache = LetterCache()
             writes = turns.work_out(shell, session, game, turn, cache=cache, subs=subs)
@@ -214,6 +214,10 @@ def _write(shell: Shell, worked: WorkedOut) -> tuple[Resolved, archive.NewTurn] 
         turns.write_turn(session, game, turn, writes)
         letters.queue_rows(session, writes.mails)
     return resolved, archive.NewTurn(game.id, turn.number, pictures)
+
+
+def _pace(shell: Shell) -> timedelta:
+    return turns.practice_pace(shell.settings.practice)
 
 
 def _lateness(game: Game, turn: Turn, now: datetime) -> timedelta | None:

@@ -30,6 +30,7 @@ from bot.mail_in.auth import (
     verify_tag,
 )
 from bot.mail_in.parse import Inbound
+from bot.mailboxes import mailbox
 from bot.models import Game, GameStatus, Player, Seat
 from bot.shell import Shell
 
@@ -64,10 +65,15 @@ class Who:
 
     @property
     def principal(self) -> str:
-        """Whom the mail proved itself to be: ``seat:<id>``, ``gm:<address>``, or "" (nobody).
+        """Whom the mail proved itself to be: ``seat:<id>``, ``practice:<mailbox>`` (a seat of a
+        practice game: every practice game of one mailbox together, `bot.mailboxes`),
+        ``gm:<address>``, or "" (nobody).
 
         Rate limits count per principal, so mail that proved nothing (a forged From) never
-        spends the allowance of the seat or GM it pretends to be."""
+        spends the allowance of the seat or GM it pretends to be, and a person's practice games
+        share one allowance (a second practice race is no second allowance)."""
+        if self.seat is not None and self.seat.game.practice:
+            return f"practice:{mailbox(self.seat.player.address) or self.seat.player.address}"
         if self.seat is not None:
             return f"seat:{self.seat.id}"
         if self.gm_of:

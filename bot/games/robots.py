@@ -29,11 +29,12 @@ from sqlalchemy.orm import Session
 
 from bot.mail_in.auth import new_secret
 from bot.models import Game, OrderSubmission, Player, Seat, Turn
-from rules.api import AnyGame, GameState, robot_rng, turn_seed
+from bot.store import ROBOT_SOURCE
+from rules.api import AnyGame, GameState, RobotLevel, robot_rng, turn_seed
 
 ROBOT_ADDRESS = "robot"  # the robots' player: not a mail address, so nothing can be mailed to it or claim it
 ROBOT_NAME = "robot"
-ROBOT = "robot"  # the source of a robot's filed orders (bot.store.SENT)
+ROBOT = ROBOT_SOURCE  # the source of a robot's filed orders (bot.store.SENT)
 
 
 def robot_player(session: Session, now: datetime) -> Player:
@@ -46,8 +47,23 @@ def robot_player(session: Session, now: datetime) -> Player:
     return player
 
 
-def add_robot(session: Session, game: Game, name: str, now: datetime) -> Seat:
-    """A robot seat called `name` (checked by the caller, as a player's) in `game`."""
+def parse_robot(text: str) -> tuple[str, RobotLevel]:
+    """A robot seat as `flagman game new --robot` names it: ``NAME`` or ``NAME:LEVEL`` (a
+    `RobotLevel`, ``easy`` or ``normal``, any case); ValueError for an unknown level. The name
+    is checked by the caller, as a player's."""
+    name, colon, level = text.strip().partition(":")
+    if not colon:
+        return name, RobotLevel.NORMAL
+    try:
+        return name, RobotLevel(level.strip().lower())
+    except ValueError:
+        levels = ", ".join(lv.value for lv in RobotLevel)
+        raise ValueError(f"robot {name}: the level is one of {levels}") from None
+
+
+def add_robot(session: Session, game: Game, name: str, now: datetime, level: RobotLevel = RobotLevel.NORMAL) -> Seat:
+    """A robot seat called `name` (checked by the caller, as a player's) in `game`, driving
+    at `level`."""
     seat = Seat(
         game_id=game.id,
         name=name,
@@ -58,11 +74,20 @@ def add_robot(session: Session, game: Game, name: str, now: datetime) -> Seat:
         gm_plot=None,
         joined_at=now,
         robot=True,
+        robot_level=level.value,
     )
     session.add(seat)
     session.flush()
     session.refresh(game)
     return seat
+
+
+def level_of(seat: Seat) -> RobotLevel:
+    """The level the seat's robot drives at (`Seat.robot_level`; normal if unreadable)."""
+    try:
+        return RobotLevel(seat.robot_level)
+    except ValueError:
+        return RobotLevel.NORMAL
 
 
 def people_expected(game: Game, state: GameState, rules: AnyGame) -> bool:
@@ -95,7 +120,9 @@ def orders_for(
     for seat in seats:
         if not seat.robot or not seat.active or seat.name not in expected:
             continue
-        orders = rules.robot_orders(state, seat.name, robot_rng(turn_seed(game.seed, number), seat.name))
+        orders = rules.robot_orders(
+            state, seat.name, robot_rng(turn_seed(game.seed, number), seat.name), level_of(seat)
+        )
         rows.append(
             {
                 "seat_id": seat.id,
@@ -156,7 +183,9 @@ __all__ = [
     "add_robot",
     "file_next",
     "file_orders",
+    "level_of",
     "orders_for",
+    "parse_robot",
     "people_expected",
     "refile",
     "robot_names",

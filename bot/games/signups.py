@@ -103,6 +103,8 @@ def _refuse(game: Game | None, address: str, title: str, text: str, detail: str)
 def _open_game(session: Session, game_name: str, address: str, name: str) -> Game:
     """The game a JOIN names, if `address` may join it under `name`; else raises `Refused`."""
     game = store.find_game_row(session, game_name)
+    if game is not None and game.practice and not any(s.player.address == address for s in game.seats):
+        game = None  # a practice game is its person's alone: its name is answered as one not taken
     if game is None:
         open_games = sorted(g.name for g in session.scalars(select(Game).where(Game.status == GameStatus.SIGNUP)))
         raise _refuse(

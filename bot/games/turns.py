@@ -55,6 +55,7 @@ from bot.schedules import (
     parse_schedule,
     zone_problem,
 )
+from bot.settings import PracticeSettings
 from bot.shell import Shell
 from rules import fair, find_game
 from rules.api import AnyGame, GameState, turn_seed
@@ -149,11 +150,13 @@ def create_game(
     press: PressMode = PressMode.SIGNED,
     robot_seats: Sequence[str] = (),
     practice: bool = False,
+    note: str | None = None,
 ) -> Game:
     """A new game (started now, unless `signup`). `early_resolution`: whether a turn resolves
     as soon as every order is in (None: the default of the kind of game); `press`: what PRESS
-    may do in it; `robot_seats`: the names of seats the game's robot drives (bot.games.robots),
-    after the players'; `practice`: a practice game (PRACTICE by mail)."""
+    may do in it; `robot_seats`: the seats the game's robot drives (bot.games.robots), after
+    the players', each ``NAME`` or ``NAME:LEVEL`` (`robots.parse_robot`); `practice`: a practice game (PRACTICE by mail); `note`: a paragraph at
+    the top of each player's first sheet."""
     now = shell.now()
     rules = find_game(kind)
     if early_resolution and not rules.early_resolution:
@@ -165,7 +168,14 @@ def create_game(
     grace_minutes = int(parse_duration(grace).total_seconds() // 60) if grace else 0
     options = {str(k): str(v) for k, v in (options or {}).items()}
     seat_names = [validate_name("seat", p.seat) for p in players]
-    robot_names = [validate_name("robot", r) for r in robot_seats]
+    robot_specs = []
+    for text in robot_seats:
+        try:
+            robot_name, level = robots.parse_robot(text)
+        except ValueError as error:
+            raise GameError(str(error)) from None
+        robot_specs.append((validate_name("robot", robot_name), level))
+    robot_names = [robot_name for robot_name, _ in robot_specs]
     for zone in [timezone, *(p.timezone for p in players)]:
         problem = zone_problem(zone) if zone else None
         if problem is not None:  # issue 30: one line, not a traceback at the first deadline shown
@@ -207,10 +217,10 @@ def create_game(
     session.flush()
     for spec, seat_name in zip(players, seat_names, strict=True):
         add_seat(shell, session, game, seat_name, spec.address, spec.name, spec.timezone)
-    for robot_name in robot_names:
-        robots.add_robot(session, game, robot_name, now)
+    for robot_name, level in robot_specs:
+        robots.add_robot(session, game, robot_name, now, level)
     if not signup:
-        start_game(shell, session, game)
+        start_game(shell, session, game, note=note)
     return game
 
 
@@ -237,7 +247,7 @@ def add_seat(
     return seat
 
 
-def start_game(shell: Shell, session: Session, game: Game) -> Turn:
+def start_game(shell: Shell, session: Session, game: Game, *, note: str | None = None) -> Turn:
     rules = rules_of(game)
     seats = store.active_seats(game)
     if not rules.min_players <= len(seats) <= rules.max_players:
@@ -250,7 +260,9 @@ def start_game(shell: Shell, session: Session, game: Game) -> Turn:
     robots.file_orders(session, rules, game, turn, state, seats, shell.now())  # on file as the turn opens
     cache = LetterCache()  # the sheets of the start share their picture and public report
     for seat in store.mailed_seats(game):
-        sheets.post_seat_letter(shell, session, game, rules, state, turn, seat, "turn_sheet", None, cache=cache)
+        sheets.post_seat_letter(
+            shell, session, game, rules, state, turn, seat, "turn_sheet", None, note=note, cache=cache
+        )
     sheets.post_gm_letter(shell, session, game, rules, state, turn, "turn_sheet_gm", None, cache=cache)
     log.info("game %s started: %s, %d players", game.name, rules.title, len(seats))
     return turn
@@ -317,7 +329,22 @@ def all_orders_in(
     return True
 
 
-def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: store.BySeat | None = None) -> bool:
+def practice_pace(settings: PracticeSettings) -> timedelta:
+    """How long a practice game's turn stays open at the least (`[practice] turn_minutes`)."""
+    return timedelta(minutes=settings.turn_minutes)
+
+
+def resolves_from(game: Game, turn: Turn, pace: timedelta) -> datetime | None:
+    """The soonest a turn of `game` may resolve early: a practice turn `pace` after it opened
+    (its results an hour are bounded however fast its person orders); None: any time."""
+    return as_utc(turn.opened_at) + pace if game.practice else None
+
+
+def is_due(
+    session: Session, game: Game, turn: Turn, now: datetime, *, pace: timedelta, subs: store.BySeat | None = None
+) -> bool:
+    """Whether `turn` resolves now: past its closing time, or every person's orders in where the
+    game resolves early (a practice turn not before `resolves_from`, `pace` its `practice_pace`)."""
     if game.status != GameStatus.ACTIVE:
         return False
     rules = rules_of(game)
@@ -327,6 +354,9 @@ def is_due(session: Session, game: Game, turn: Turn, now: datetime, *, subs: sto
     closing = closing_time(game, turn)
     if closing is not None and now >= closing:
         return True
+    soonest = resolves_from(game, turn, pace)
+    if soonest is not None and now < soonest:
+        return False
     # Early resolution waits for the people: a turn only robots order in waits for its deadline
     # (or the GM), not one tick after another (bot.games.robots).
     return (
@@ -460,6 +490,11 @@ def work_out(
         )
         cache.log[game.id] = [*log, Commitment(**opening.row())]
     kind = "final" if next_turn is None else "results"
+    # A next turn that needs no orders runs at once (Racecraft's final sprint): this turn's
+    # results then go out with its own, in one letter a seat reads once, not two a second apart.
+    # The GM's copy likewise; the observers' public results are sent as always.
+    held_for_next = next_turn is not None and game.status == GameStatus.ACTIVE and not rules.expected_players(new_state)
+    before = None if rules.expected_players(state) else _turn_before(session, game, rules, turn)
     # A turn just opened has no orders on file yet but its robots' (bot.games.robots), and the
     # orders a ROLLBACK kept for it that stand against the new state (bot.games.carried).
     robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
@@ -477,7 +512,7 @@ def work_out(
         resolved["carried"] = None
         turn.carried = None
     mails: mailout.NewRows = []
-    for seat in store.mailed_seats(game):
+    for seat in () if held_for_next else store.mailed_seats(game):
         sheets.post_seat_letter(
             shell,
             session,
@@ -492,23 +527,26 @@ def work_out(
             subs=no_subs,
             into=mails,
             cache=cache,
+            before=before,
             carried=recheck.of(seat.name),
         )
-    sheets.post_gm_letter(
-        shell,
-        session,
-        game,
-        rules,
-        new_state,
-        next_turn,
-        kind + "_gm",
-        outcome,
-        resolved=turn,
-        subs=no_subs,
-        into=mails,
-        cache=cache,
-        recheck=recheck,
-    )
+    if not held_for_next:
+        sheets.post_gm_letter(
+            shell,
+            session,
+            game,
+            rules,
+            new_state,
+            next_turn,
+            kind + "_gm",
+            outcome,
+            resolved=turn,
+            subs=no_subs,
+            into=mails,
+            cache=cache,
+            before=before,
+            recheck=recheck,
+        )
     report = public_report(shell.renderer, cache, rules, new_state, outcome, robots.robot_names(game.seats))
     addresses = observers.observers_of(session, game)
     results.post_observer_results(
@@ -530,6 +568,19 @@ def work_out(
         tuple(carried_rows),
         recheck,
     )
+
+
+def _turn_before(session: Session, game: Game, rules: AnyGame, turn: Turn) -> sheets.TurnBefore | None:
+    """For a turn that needed no orders: the turn resolved just before it, whose results were
+    held for its letters (`work_out`), replayed from the database as it was resolved (the
+    defaults filed then are not orders sent: the outlook gives them again)."""
+    if turn.number <= 1:
+        return None
+    prev = session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.number == turn.number - 1)).one_or_none()
+    if prev is None or prev.state_after is None:
+        return None
+    outcome = compute(session, game, rules, rules.load_state(prev.state), prev)
+    return sheets.TurnBefore(prev, outcome.resolution.state, outcome)
 
 
 def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:
@@ -599,19 +650,79 @@ def queue_seat_mail(
     )
 
 
-def due_turns(session: Session, now: datetime, *, among: Collection[int] | None = None) -> list[tuple[Game, Turn]]:
-    """Every active game's open turn that is due now (`among`: of these games only). Three
-    queries in all (games and turns, their seats, the open turns' submissions), not three per
-    game (bench: deadline)."""
+def people_submitted(session: Session, turn_ids: Sequence[int]) -> set[int]:
+    """Which of `turn_ids` hold a submission of a person's seat (not a robot's), in one query per 500."""
+    found: set[int] = set()
+    wanted = sorted(set(turn_ids))
+    for start in range(0, len(wanted), 500):
+        found.update(
+            session.scalars(
+                select(OrderSubmission.turn_id)
+                .join(Seat, Seat.id == OrderSubmission.seat_id)
+                .where(OrderSubmission.turn_id.in_(wanted[start : start + 500]), Seat.robot.is_(False))
+                .distinct()
+            )
+        )
+    return found
+
+
+def may_be_due(
+    deadline: datetime | None,
+    grace_minutes: int,
+    early: bool,
+    soonest: datetime | None,
+    people_in: bool,
+    now: datetime,
+) -> bool:
+    """Whether an open turn may be due (`is_due` decides): its closing time has passed, or it may
+    resolve early -- the game resolves early, it is not before `soonest` (`resolves_from`), and a
+    person's seat has a submission in it (early resolution waits for every person's orders, and
+    never runs for robots alone: `robots.people_expected`). A turn nobody orders in has its
+    deadline at its opening, so its closing time has passed."""
+    if deadline is not None and now >= as_utc(deadline) + timedelta(minutes=grace_minutes):
+        return True
+    return early and people_in and (soonest is None or now >= soonest)
+
+
+def due_turns(
+    session: Session, now: datetime, *, pace: timedelta, among: Collection[int] | None = None
+) -> list[tuple[Game, Turn]]:
+    """Every active game's open turn that is due now (`among`: of these games only). A few
+    queries in all, not a few per game (bench: deadline), and a turn that cannot be due is
+    passed over on its columns alone, its state never read (`may_be_due`; bench.practice: the
+    tick's cost per live game that waits stays flat)."""
     open_turns = [Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None)]
     if among is not None:
         open_turns.append(Game.id.in_(among))
-    rows = session.execute(
-        select(Game, Turn)
-        .join(Turn, Turn.game_id == Game.id)
+    heads = session.execute(
+        select(Turn.id, Turn.deadline, Turn.opened_at, Game.grace_minutes, Game.early_resolution, Game.practice)
+        .join(Game, Game.id == Turn.game_id)
         .where(*open_turns)
-        .order_by(Game.id)
-        .options(selectinload(Game.seats))
     ).all()
+    people_in = people_submitted(session, [head.id for head in heads])
+    wanted = [
+        head.id
+        for head in heads
+        if may_be_due(
+            head.deadline,
+            head.grace_minutes,
+            head.early_resolution,
+            as_utc(head.opened_at) + pace if head.practice else None,
+            head.id in people_in,
+            now,
+        )
+    ]
+    rows: list[tuple[Game, Turn]] = []
+    for start in range(0, len(wanted), 500):
+        rows += [
+            (game, turn)
+            for game, turn in session.execute(
+                select(Game, Turn)
+                .join(Turn, Turn.game_id == Game.id)
+                .where(Turn.id.in_(wanted[start : start + 500]))
+                .options(selectinload(Game.seats))
+            )
+        ]
+    rows.sort(key=lambda row: row[0].id)
     subs = store.turns_submissions(session, [t.id for _, t in rows])
-    return [(g, t) for g, t in rows if is_due(session, g, t, now, subs=subs.get(t.id, {}))]
+    return [(g, t) for g, t in rows if is_due(session, g, t, now, pace=pace, subs=subs.get(t.id, {}))]

@@ -19,19 +19,17 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, time, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from bot import letters, outlook, store
+from bot import letters
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
-from bot.games import carried, observers, turns
-from bot.games.robots import robot_names
-from bot.games.robots import shown as robot_shown
-from bot.letters.context import deadline_text, game_context
+from bot.games import attention, turns
+from bot.games.summary import attention_lines, game_summary
+from bot.letters.context import game_context
 from bot.mail_in.auth import GM_SEAT
 from bot.models import (
     AnswerFate,
@@ -134,6 +132,8 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
         }
     )
     ctx.update(happenings(session, [g.id for g in games], since, zone))
+    # What needs the GM, at the top: a player's note or question, orders lost or withdrawn.
+    ctx["attention"] = attention_lines(attention.items(session, games, since), zone)
     rendered = shell.renderer.render("digest", ctx)
     # To the GM's registered address (every running game's GM is `address`), signed for the
     # first of them; the digest lists the GM reply address of each.
@@ -141,72 +141,6 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
     session.add(GmDigest(gm_address=address, day=day, sent_at=now))
     log.info("digest for %s (%d games) queued", address, len(games))
     return True
-
-
-def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[str, Any]:
-    rules = turns.rules_of(game)
-    out: dict[str, Any] = {
-        "name": game.name,
-        "title": rules.title,
-        "status": str(game.status),
-        "turn": None,
-        "deadline": None,
-        "ordered": [],
-        "incomplete": [],
-        "missing": [],
-        "held": [],
-        "streaks": [],
-        "plots": [],
-        "kept": [],
-        "players": [],
-        "min_players": rules.min_players,
-        "max_players": rules.max_players,
-        "grace": game.grace_minutes,
-        "early": game.early_resolution,
-        "nmr_limit": game.nmr_limit,
-        "nmr_action": game.nmr_action,
-        "out": [s.name for s in game.seats if not s.active],
-        "press": game.press,
-        "observers": len(observers.observers_of(session, game)),
-        # VACATION: the seats away now or later, with their days (a missed turn then is no NMR).
-        "vacations": [
-            f"{s.name} {s.player.vacation_from.isoformat()} to {s.player.vacation_to.isoformat()}"
-            for s in store.active_seats(game)
-            if s.player.vacation_from is not None
-            and s.player.vacation_to is not None
-            and s.player.vacation_to >= shell.now().astimezone(ZoneInfo(s.player.timezone)).date()
-        ],
-    }
-    out["players"] = [
-        f"{s.name} (robot)" if s.robot else f"{s.name} <{s.player.address}>" for s in store.active_seats(game)
-    ]
-    shown = robot_names(game.seats)  # robots shown as robots (issue 32)
-    if game.status == GameStatus.SIGNUP:
-        return out
-    rules, state, turn = turns.current_state(session, game)
-    if turn is not None:
-        out["turn"] = turn.label
-        out["deadline"] = deadline_text(turn, zone)
-        # Orders a ROLLBACK kept for the turn after this one: not on file for any turn yet.
-        out["kept"] = [
-            robot_shown(k.seat, shown) + (" (your ORDER)" if k.source == "gm" else "") for k in carried.of_turn(turn)
-        ]
-        by_seat = store.turn_submissions(session, turn)
-        seen = outlook.of_turn(game, rules, state, by_seat)
-        for name in sorted(rules.expected_players(state)):
-            seat = store.seat_named(game, name)
-            if seat is not None and store.holds(by_seat.get(seat.id, ())):  # WAIT (issue 30): who holds the turn
-                out["held"].append(name)
-            {
-                outlook.Status.COMPLETE: out["ordered"],
-                outlook.Status.INCOMPLETE: out["incomplete"],
-                outlook.Status.NONE: out["missing"],
-            }[seen.status(name)].append(robot_shown(name, shown))
-    else:
-        out["result"] = [", ".join(robot_shown(name, shown) for name in place) for place in rules.standings(state)]
-    out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
-    out["plots"] = [s.name for s in store.active_seats(game) if s.gm_plot]
-    return out
 
 
 _WITHHELD_WORDS = {

@@ -293,7 +293,7 @@ class Batch:
         pending.append({"turn_id": turn.id, "seat_id": seat.id, "source": "mail", "text": text, "received_at": now})
         for values in pending:
             subs.setdefault(int(str(values["seat_id"])), []).append(OrderSubmission(**values))
-        return turns.is_due(session, game, turn, now, subs=subs)
+        return turns.is_due(session, game, turn, now, pace=turns.practice_pace(self.settings.practice), subs=subs)
 
     def file_orders(self, turn: Turn, seat: Seat, merged: tuple[GameOrder, ...]) -> None:
         """What the batch's next mail from the seat finds on file."""

@@ -8,8 +8,10 @@ the mail proved (`principal`), its From, why it ended (`reason`), what became of
   GM), or of one From for mail that proved nobody, in the last hour; counted once a batch and
   carried along as its mails are recorded (`Batch.memo`). Past it a mail is still acted on,
   its answers withheld (issue 27);
-* **answers to unproven senders**: `STRANGER_REPLIES_PER_DAY` a day at one address, and
-  `[limits] answers_to_strangers_per_hour` an hour for all of them together;
+* **answers to unproven senders**: `STRANGER_REPLIES_PER_DAY` a day at one mailbox (an address
+  without its +tag, in any case: `bot.mailboxes`), `[limits]
+  answers_to_strangers_per_domain_per_day` a day at one domain, and `[limits]
+  answers_to_strangers_per_hour` an hour for all of them together;
 * **notices told today**: the failed-authentication and over-size notices go to a registered
   address at most once a day.
 """
@@ -23,6 +25,7 @@ from sqlalchemy.orm import Session
 
 from bot.games.identity import Who
 from bot.intake.batch import Batch, Mail
+from bot.mailboxes import domain, mailbox, may_reach, of_mailbox
 from bot.models import AnswerFate, Game, InboundMessage, Reason
 
 STRANGER_REPLIES_PER_DAY = 3  # per address: JOIN codes and the answers to commands for anyone included
@@ -95,8 +98,33 @@ class Limiter:
     # -- answers to unproven senders ----------------------------------------------------------------
 
     def answered_today(self, session: Session, sender: str) -> int:
-        """Mails from `sender` that proved nobody and were answered at that address in the last day."""
-        return self.count(session, timedelta(days=1), principal="", sender=sender, answers=(AnswerFate.SENT,))
+        """Mails from `sender`'s mailbox (any of its +tags, in any case: `bot.mailboxes`) that
+        proved nobody and were answered at their From in the last day."""
+        box = mailbox(sender)
+        if not box:
+            return self.count(session, timedelta(days=1), principal="", sender=sender, answers=(AnswerFate.SENT,))
+        senders = session.scalars(
+            select(InboundMessage.sender).where(
+                InboundMessage.received_at >= self.batch.shell.now() - timedelta(days=1),
+                InboundMessage.principal == "",
+                InboundMessage.answer == AnswerFate.SENT.value,
+                may_reach(InboundMessage.sender, box),
+            )
+        )
+        return len(of_mailbox(senders, box))
+
+    def answered_at_domain_today(self, session: Session, sender: str) -> int:
+        """Mails from any address at `sender`'s domain that proved nobody and were answered in the last day."""
+        host = domain(sender)
+        if not host:
+            return 0
+        where = [
+            InboundMessage.received_at >= self.batch.shell.now() - timedelta(days=1),
+            InboundMessage.principal == "",
+            InboundMessage.answer == AnswerFate.SENT.value,
+            InboundMessage.sender.endswith("@" + host, autoescape=True),
+        ]
+        return session.scalar(select(func.count()).select_from(InboundMessage).where(*where)) or 0
 
     def stranger_answers_this_hour(self, session: Session) -> int:
         """Answers to mail that proved nobody, at its From, in the last hour, all senders together."""
@@ -105,6 +133,11 @@ class Limiter:
     def stranger_cap(self, session: Session, sender: str) -> AnswerFate | None:
         """The cap an answer to `sender`, who proved nobody, would pass, or None."""
         if self.answered_today(session, sender) >= STRANGER_REPLIES_PER_DAY:
+            return AnswerFate.STRANGER_DAY
+        if (
+            self.answered_at_domain_today(session, sender)
+            >= self.batch.settings.limits.answers_to_strangers_per_domain_per_day
+        ):
             return AnswerFate.STRANGER_DAY
         if self.stranger_answers_this_hour(session) >= self.batch.settings.limits.answers_to_strangers_per_hour:
             return AnswerFate.STRANGER_HOUR

@@ -19,25 +19,31 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from bot import dice
-from bot.answers import Done, Letter, Notice, Refused, Submission
+from bot.answers import Answer, Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
-from bot.games import turns
+from bot.commands.grammar import ForTheGm, is_courtesy
+from bot.games import attention, turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
-from bot.letters import ToSeat, claims
-from bot.letters.context import deadline_text, game_context, orders_block
+from bot.letters import ToGm, ToSeat, claims
+from bot.letters.context import deadline_text, due_by, game_context, orders_block, practice_terms
+from bot.letters.defaults import gets
 from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
-from bot.models import Game, GameStatus, GmAudit, Outbox, Reason, Seat, Turn
-from bot.outlook import Source, what_counts
+from bot.models import AttentionKind, Game, GameStatus, GmAudit, Outbox, Reason, Seat, Turn
+from bot.outlook import what_counts
 from bot.safe_text import echo
+from bot.schedules import format_local
+from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
 
 MAX_PROBLEMS_SHOWN = 20  # order lines quoted back, with their reasons, in one answer; the rest are counted
+MAX_PROSE_LINES = 20  # lines of one mail read as prose (`prose_to_read`); the rest stay not understood
+MAX_PROSE_WORDS = 400  # words of those lines in all: the reading's steps are bounded before it starts
 MAX_SUBJECT_ORDER_LINES = 10
 # What a reply puts before the subject it answers ("Re: ", "AW: ", "Re[2]: ", "SV: " ...) and
 # the tags of lists and of the bot ("[rc1]", "[rc1.kelly.<mac>]"): gone before the subject is
@@ -204,40 +210,79 @@ def _stale(
     decides: a tap opens a mail, nothing happens until it is sent)."""
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
-    zone = seat.player.timezone
-    deadline = deadline_text(open_turn, zone)
-    if rolled_back:
-        lead = say(
-            "rollback_stale_reply",
-            answered=answered,
-            reopened=open_turn.label,
-            paused=game.status == GameStatus.PAUSED,
-            deadline=deadline,
-        )
-    else:
-        lead = say("stale_turn", answered=answered, open=open_turn.label, deadline=deadline)
-    link, orders = "", ""
+    link = quoted = orders = ""
     if parsed.orders and not parsed.problems:
         address = batch.shell.reply_address(game.name, seat.name, seat.reply_salt)
         orders = rules.format_orders(parsed.orders)
         link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(orders.splitlines()))
-    offer = say(
-        "stale_turn_offer",
-        open=open_turn.label,
-        link=link,
-        orders=orders.splitlines(),
-        help=rules.order_help(state, seat.name),
-    )
-    subject = say("stale_turn_subject", answered=answered, open=open_turn.label, rolled_back=rolled_back)
+        quoted = orders_block(orders)
+    if rolled_back:
+        text = (
+            say(
+                "rollback_stale_reply",
+                answered=answered,
+                reopened=open_turn.label,
+                paused=game.status == GameStatus.PAUSED,
+                deadline=deadline_text(open_turn, seat.player.timezone),
+            )
+            + "\n\n"
+            + say(
+                "stale_turn_offer",
+                open=open_turn.label,
+                link=link,
+                orders=orders.splitlines(),
+                help=rules.order_help(state, seat.name),
+            )
+        )
+        title = say("stale_turn_subject", answered=answered, open=open_turn.label, rolled_back=True)
+    else:
+        text = say(
+            "intake_stale",
+            answered=answered,
+            open=open_turn.label,
+            deadline=due_by(batch.shell, game, open_turn, seat.player.timezone),
+            link=link,
+            quoted=quoted,
+            help="" if link else rules.order_help(state, seat.name),
+        )
+        title = say("intake_stale_title", answered=answered)
     return Refused(
         f"orders for {answered}, "
         + ("rolled back" if rolled_back else "resolved already")
         + f" (open: {open_turn.label})",
-        Notice(ToSeat(seat), subject, lead + "\n\n" + offer, kind="stale_turn"),
+        Notice(ToSeat(seat), title, text, kind="stale_turn"),
         reason=Reason.RESOLVED_TURN,
         game=game,
         seat=seat,
     )
+
+
+def prose_to_read(mail: Mail, problems: Sequence[OrderProblem]) -> list[OrderProblem]:
+    """The lines of a mail the parser did not understand that are read as prose, bounded before
+    the reading starts (issue 40: 2,000 lines of prose cost seconds of poll): none for a mail
+    past its sender's hourly limit (its answer is withheld: it is acted on, not read at
+    length), else the first `MAX_PROSE_LINES` of them, as long as their words stay within
+    `MAX_PROSE_WORDS` (a word starts at most `prose.MAX_PHRASE_WORDS` parses). The lines left
+    out stay lines not understood, counted in the answer."""
+    if mail.over_limit:
+        return []
+    chosen: list[OrderProblem] = []
+    words = 0
+    for problem in problems:
+        if problem.kind is not ProblemKind.INVALID:
+            continue
+        words += len(problem.line.split())
+        if len(chosen) >= MAX_PROSE_LINES or words > MAX_PROSE_WORDS:
+            break
+        chosen.append(problem)
+    return chosen
+
+
+def _soonest(shell: Shell, game: Game, turn: Turn, zone: str) -> str | None:
+    """When `turn` may resolve at the soonest (`turns.resolves_from`, the rule `turns.is_due`
+    applies), in `zone`, if that is still to come; else None."""
+    soonest = turns.resolves_from(game, turn, turns.practice_pace(shell.settings.practice))
+    return format_local(soonest, zone) if soonest is not None and soonest > shell.now() else None
 
 
 def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
@@ -249,11 +294,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     if game.status == GameStatus.SIGNUP:
         raise Refused(
             "orders before the start",
-            Notice(
-                to,
-                "The game has not started",
-                f"{game.name} is still open for sign-ups; orders are taken once the GM starts it.",
-            ),
+            Notice(to, say("intake_not_started_title"), say("intake_not_started", game=game.name)),
             reason=Reason.NOT_STARTED,
             game=game,
             seat=seat,
@@ -261,7 +302,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     if game.status == GameStatus.FINISHED:
         raise Refused(
             "orders after the end",
-            Notice(to, "The game is over", say("game_over", game=game.name)),
+            Notice(to, say("intake_game_over_title"), say("game_over", game=game.name)),
             reason=Reason.FINISHED,
             game=game,
             seat=seat,
@@ -276,10 +317,8 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "after the deadline",
             Notice(
                 to,
-                f"Too late for {turn.label}",
-                f"The deadline for {turn.label} passed at {deadline_text(turn, zone)}, so these orders "
-                "were not used. The results follow shortly, with the next turn sheet; send your orders "
-                "for the next turn in reply to that.",
+                say("intake_late_title", turn=turn.label),
+                say("intake_late", turn=turn.label, deadline=deadline_text(turn, zone)),
                 kind="late",
             ),
             reason=Reason.LATE,
@@ -295,7 +334,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     if seat.name not in expected:
         raise Refused(
             "not expected this turn",
-            Notice(to, "No orders needed", f"You have no orders to send for {turn.label}."),
+            Notice(to, say("intake_not_expected_title"), say("intake_not_expected", turn=turn.label)),
             reason=Reason.NOT_EXPECTED,
             game=game,
             seat=seat,
@@ -304,9 +343,11 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     order_help = rules.order_help(state, seat.name)
     parsed = rules.parse_orders(state, seat.name, text)
     read: prose.ProseResult | None = None
-    if any(p.kind is ProblemKind.INVALID for p in parsed.problems):
-        # Lines the parser did not understand, read as a GM reads prose (issue 30).
-        read = prose.read(rules, state, seat.name, text, parsed.problems, prose.order_words(order_help))
+    to_read = prose_to_read(mail, parsed.problems)
+    if to_read:
+        # Lines the parser did not understand, read as a GM reads prose (issue 30), within the
+        # bound set before the reading starts (`prose_to_read`).
+        read = prose.read(rules, state, seat.name, text, to_read, prose.order_words(order_help))
         if read.readings:
             again = rules.parse_orders(state, seat.name, read.text)
             parsed = dataclasses.replace(
@@ -316,7 +357,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     earlier = batch.on_file(session, rules, state, turn, seat)
     if read is not None and read.readings and not read.text.strip():
         # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
-        return _nothing_taken(batch, mail, seat, turn, rules, state, earlier, readings, read)
+        return _nothing_taken(batch, session, seat, turn, rules, state, earlier, readings, read)
     ctx = game_context(shell, game, rules)
     known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
     # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
@@ -339,6 +380,10 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
                 "deadline": deadline_text(turn, zone),
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
                 "paused": game.status == GameStatus.PAUSED,
+                "practice": practice_terms(shell, game),
+                # A practice turn's pace, as the tick applies it (`turns.is_due`): when it may
+                # resolve, in the player's zone, if that is still to come.
+                "soonest": _soonest(shell, game, turn, zone),
             },
             "problems": problems,
             "problems_more": len(parsed.problems) - len(shown),
@@ -353,8 +398,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         ctx.update(
             {
                 "on_file": rules.format_orders(earlier) if earlier is not None else None,
-                "default": standing.text,
-                "by": standing.by,
+                "gets": gets(standing),
                 "filled": "\n".join(standing.filled),
             }
         )
@@ -381,6 +425,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     counting = what_counts(rules, state, seat, merged)
     ctx.update(
         {
+            **_against_the_set_on_file(rules, earlier, parsed.orders, merged),
             "understood": canonical,
             "on_file": counting.text,
             "filled": "\n".join(counting.filled),
@@ -408,11 +453,32 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     return Done(
         "orders" + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else ""),
         Reason.ORDERS,
-        (confirmation,),
+        (confirmation, *_pass_on(batch, session, seat, read)),
         game=game,
         seat=seat,
         submission=Submission(turn.id, seat.id, canonical),
     )
+
+
+def _against_the_set_on_file(
+    rules: AnyGame,
+    earlier: tuple[GameOrder, ...] | None,
+    sent: tuple[GameOrder, ...],
+    merged: tuple[GameOrder, ...],
+) -> dict[str, list[str]]:
+    """What a mail did to the set already on file, line by line, for the confirmation to say
+    before anything else: `added_to`, the lines of it that stand beside the mail's (the mail
+    was an addition: "Oops, forgot: SPEED 40"); `no_longer`, the lines of it that the mail
+    replaced and that are no longer on file. Both empty when nothing was on file."""
+    if not earlier:
+        return {"added_to": [], "no_longer": []}
+    now = set(rules.format_orders(merged).splitlines())
+    mail = set(rules.format_orders(sent).splitlines())
+    before = rules.format_orders(earlier).splitlines()
+    return {
+        "added_to": [line for line in before if line in now and line not in mail],
+        "no_longer": [line for line in before if line not in now],
+    }
 
 
 def without_signature(text: str, seat: Seat) -> str:
@@ -430,50 +496,98 @@ def without_signature(text: str, seat: Seat) -> str:
 
 def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[str]:
     """How the mail's prose was read, a line each, for the answer: what was taken, what was
-    not (a negation), and what is offered back as a one-tap link to the seat's reply address."""
+    not (a negation), what is offered back as a one-tap link to the seat's reply address, and
+    which words went to the GM."""
     if read is None:
         return []
     address = batch.shell.reply_address(seat.game.name, seat.name, seat.reply_salt)
     out: list[str] = []
     for reading in read.readings:
-        said = f'line {reading.line_no}, "{echo(reading.line, 80)}"'
-        if reading.applied:
-            out.append(f"{said}: read as {' / '.join(reading.applied)}")
+        said = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
+        if reading.applied and reading.first_choice:  # "SPEED 100 if legal, otherwise 80": the fallback
+            out.append(
+                say(
+                    "intake_reading",
+                    how="fallback",
+                    orders=reading.applied,
+                    refused=reading.first_choice,
+                    reason=reading.refused_because,
+                    **said,
+                )
+            )
+        elif reading.applied and reading.fallback:  # the first choice, allowed now
+            out.append(say("intake_reading", how="first_choice", orders=reading.applied, **said))
+        elif reading.applied:
+            out.append(say("intake_reading", how="applied", orders=reading.applied, **said))
         if reading.negated:
-            out.append(f"{said}: read as NOT {' / '.join(reading.negated)}, so not taken")
+            out.append(say("intake_reading", how="negated", orders=reading.negated, **said))
         for offer in reading.offered:
             link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(offer.splitlines()))
-            out.append(f"{said}: not taken, as it does not settle on one order; to send {offer}, tap {link}")
+            out.append(say("intake_reading", how="offered", orders=[offer], link=link, **said))
+        if reading.for_gm is not None:
+            how = {ForTheGm.FAREWELL: "farewell", ForTheGm.QUESTION: "question"}.get(reading.for_gm, "for_gm")
+            out.append(say("intake_reading", how=how, **said))
+        elif reading.unread:  # the words of a line with orders in it that were read as none
+            out.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said))
+        elif reading.note and not is_courtesy(reading.line):
+            out.append(say("intake_reading", how="unread", parts=[], **said))
     return out
 
 
-def _stands(rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None) -> str:
-    """What will count for the seat, in words: its orders on file, or the default."""
-    deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
+def _pass_on(batch: Batch, session: Session, seat: Seat, read: prose.ProseResult | None) -> tuple[Answer, ...]:
+    """The mail's words for the GM (a farewell, a question, words naming the GM: no rule of the
+    bot answers them), passed on as PRESS GM passes a message: one notice to the GM, and each
+    an item of the GM's "needs your attention" (`bot.games.attention`)."""
+    if read is None or not read.for_gm:
+        return ()
+    game = seat.game
+    now = batch.shell.now()
+    for reading in read.for_gm:
+        kind = AttentionKind.QUESTION if reading.for_gm is ForTheGm.QUESTION else AttentionKind.NOTE
+        attention.add(session, game, kind, reading.line, at=now, seat=seat)
+    facts = {"seat": seat.name, "player": echo(seat.player.name, 80), "game": game.name}
+    text = say(
+        "intake_words_for_gm",
+        lines=[echo(r.line, 200) for r in read.for_gm],
+        farewell=any(r.for_gm is ForTheGm.FAREWELL for r in read.for_gm),
+        **facts,
+    )
+    title = say("intake_words_for_gm_title", **facts)
+    return (Notice(ToGm(game), title, text, kind="intake_words_for_gm", error=False, game=game),)
+
+
+def _stands(
+    shell: Shell, rules: AnyGame, state: GameState, turn: Turn, seat: Seat, on_file: tuple[GameOrder, ...] | None
+) -> str:
+    """What will count for the seat, in words: its orders on file, or the default (the outlook's
+    `what_counts`); a paused game's turn has no deadline running."""
     standing = what_counts(rules, state, seat, on_file)
-    if on_file is not None:
-        shown = orders_block(rules.format_orders(on_file))
-        text = f"On file for you for {turn.label}, due {deadline}; it stands:\n\n{shown}"
-        if standing.filled:
-            fill = orders_block("\n".join(standing.filled))
-            text += f"\n\nIt is not a complete set: the game's default fills what is missing with:\n\n{fill}"
-        return text
-    shown = orders_block(standing.text)
-    gets = "you get the GM's plot" if standing.source is Source.PLOT else "you get"
-    return f"Nothing is on file for you for {turn.label}, due {deadline}; if nothing arrives, {gets}:\n\n{shown}"
+    if on_file is None and seat.game.practice:
+        return say("practice_nothing_on_file", label=turn.label, idle_days=shell.settings.practice.idle_days)
+    return say(
+        "intake_stands",
+        expected=True,
+        game=seat.game.name,
+        turn=turn.label,
+        paused=seat.game.status == GameStatus.PAUSED,
+        deadline=due_by(shell, seat.game, turn, seat.player.timezone),
+        on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else "",
+        filled=orders_block("\n".join(standing.filled)) if on_file is not None and standing.filled else "",
+        gets=gets(standing),
+    )
 
 
 def what_stands(batch: Batch, session: Session, seat: Seat) -> str:
     """What will count for the seat now, in words (or that it has no orders to send)."""
     rules, state, turn = batch.current_state(session, seat.game)
     if turn is None or seat.name not in rules.expected_players(state):
-        return f"You have no orders to send for {seat.game.name} now."
-    return _stands(rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
+        return say("intake_stands", expected=False, game=seat.game.name)
+    return _stands(batch.shell, rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
 
 
 def _nothing_taken(
     batch: Batch,
-    mail: Mail,
+    session: Session,
     seat: Seat,
     turn: Turn,
     rules: AnyGame,
@@ -482,29 +596,41 @@ def _nothing_taken(
     readings: list[str],
     read: prose.ProseResult,
 ) -> Done:
-    """A mail of words and no order (a thank-you, a note), or whose orders were only offered back
-    or negated: a short answer without an error tag, saying what stands (issue 30)."""
-    stand = _stands(rules, state, turn, seat, earlier)
+    """A mail of words and no order (a thank-you, a note, words for the GM), or whose orders
+    were only offered back or negated: a short answer without an error tag, saying what stands
+    (issue 30); words for the GM go to the GM."""
+    stand = _stands(batch.shell, rules, state, turn, seat, earlier)
+    to_gm = _pass_on(batch, session, seat, read)
     if read.offered or read.negated:
-        text = "No orders were taken from your mail:\n\n" + "\n".join("  - " + r for r in readings) + "\n\n" + stand
         return Done(
             "orders offered back, none taken",
             Reason.ORDERS_OFFERED,
-            (Notice(ToSeat(seat), "Your mail: no orders taken", text, kind="offered", error=False),),
+            (
+                Notice(
+                    ToSeat(seat),
+                    say("intake_offered_title"),
+                    say("intake_offered", readings=readings, stands=stand),
+                    kind="offered",
+                    error=False,
+                ),
+                *to_gm,
+            ),
             game=seat.game,
             seat=seat,
         )
+    for_gm = bool(to_gm)
     return Done(
-        "a note: no orders",
+        "words for the GM: passed on" if for_gm else "a note: no orders",
         Reason.NOTE,
         (
             Notice(
                 ToSeat(seat),
-                "Your note",
-                f"Thank you: there were no orders in it, so nothing changed. {stand}",
+                say("intake_note_title", for_gm=for_gm),
+                say("intake_note", for_gm=for_gm, readings=readings, stands=stand),
                 kind="note",
                 error=False,
             ),
+            *to_gm,
         ),
         game=seat.game,
         seat=seat,

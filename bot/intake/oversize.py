@@ -19,6 +19,7 @@ from bot.answers import Outcome
 from bot.intake.batch import Batch, dedupe_hash
 from bot.intake.limits import Limiter
 from bot.letters import Addressee, ToGm, ToSeat
+from bot.letters.words import say
 from bot.mail_in.auth import GM_SEAT, tag_in_recipients, verify_tag
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import parse_inbound
@@ -101,10 +102,13 @@ def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> O
                 shell,
                 session,
                 holder,
-                "Your mail was too big",
-                f'Your mail "{echo(head.subject, 100)}" was {raw.size // 1024} kB, over the limit of '
-                f"{limit // 1024} kB for mail to this address, so it was not read. Send your orders "
-                "as plain text, without attachments. (This note is sent at most once a day.)",
+                say("intake_oversize_title"),
+                say(
+                    "intake_oversize",
+                    subject=echo(head.subject, 100),
+                    size_kb=raw.size // 1024,
+                    limit_kb=limit // 1024,
+                ),
                 error=True,
                 kind="oversize",
                 in_reply_to=f"<{head.message_id}>",

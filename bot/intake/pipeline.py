@@ -180,7 +180,9 @@ class Intake:
                 game, turn = session.get(Game, game_id), session.get(Turn, turn_id)
                 if game is None or turn is None or turn.resolved_at is not None:
                     continue
-                if not turns.is_due(session, game, turn, self.shell.now()):
+                if not turns.is_due(
+                    session, game, turn, self.shell.now(), pace=turns.practice_pace(self.shell.settings.practice)
+                ):
                     log.error("game %s: %s was said to be resolved and is not due", game.name, turn.label)
                     continue
                 _writes, resolved = deadline.resolve_writes(self.shell, session, game, turn)

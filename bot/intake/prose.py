@@ -29,14 +29,41 @@ a sentence to look.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
+from bot.commands.grammar import ForTheGm, for_the_gm, is_courtesy
 from rules.api import AnyGame, GameState, OrderProblem, ProblemKind
 
 MAX_PHRASE_WORDS = 6  # the longest order a sentence is searched for (SPEEDPHREAKZ: ROUND 3 F1 L F1 ...)
 MAX_LINE_CHARS = 300  # a longer line is not searched (it is not a sentence with an order in it)
+# The reading of one mail is bounded before it starts: at most MAX_PROSE_LINES lines are read as
+# prose and at most MAX_PARSES phrases are tried on the game's parser (the work, and so the time,
+# one mail may take); the lines past either stay lines not understood, with the parser's reason.
+MAX_PROSE_LINES = 30
+MAX_PARSES = 400
+# Words people put between an order word and what it takes ("start on 3,5", "lane to B"),
+# left out when a phrase is tried; a compass word after FACING is its heading.
+_FILLERS = frozenset({"on", "at", "from", "in", "the", "square", "to", "with", "a"})
+_HEADINGS = {
+    "north": "N",
+    "northeast": "NE",
+    "north-east": "NE",
+    "east": "E",
+    "southeast": "SE",
+    "south-east": "SE",
+    "south": "S",
+    "southwest": "SW",
+    "south-west": "SW",
+    "west": "W",
+    "northwest": "NW",
+    "north-west": "NW",
+}
+# "the green car": a colour named by what it colours, where the game takes a COLOUR order.
+_COLOURED = frozenset({"car", "one", "colour", "color", "livery"})
+_SPELLINGS = {"COLOR": "COLOUR"}  # the order word as some write it
 _CLAUSE = re.compile(r"[.!;,]+(?:\s+|$)|\?")
 _WORD = re.compile(r"\S+")  # words are what white space separates: "2=ZZ" is one word, not an order's number
 _EDGES = "\"'()[]{}.,!?;:"
@@ -83,6 +110,11 @@ class Reading:
     offered: tuple[str, ...] = ()  # order lines offered back as one-tap links, not applied
     negated: tuple[str, ...] = ()  # phrases in a negation: never applied
     note: bool = False  # no order in it at all: passed over
+    for_gm: ForTheGm | None = None  # a note that is words for the GM (a farewell, a question ...)
+    unread: tuple[str, ...] = ()  # the parts of a line with orders in it that were not read as any
+    fallback: str = ""  # the fallback a line gave ("otherwise 80"), when it gave one
+    first_choice: str = ""  # the first choice the game refuses now, when the fallback was taken
+    refused_because: str = ""  # the game's reason for refusing it
 
 
 @dataclass
@@ -114,6 +146,10 @@ class ProseResult:
     def notes(self) -> list[Reading]:
         return [r for r in self.readings if r.note]
 
+    @property
+    def for_gm(self) -> list[Reading]:
+        return [r for r in self.readings if r.for_gm is not None]
+
 
 def order_words(order_help: str) -> frozenset[str]:
     """The game's order words: the words its order syntax writes in capitals."""
@@ -129,27 +165,85 @@ def _normal(word: str) -> str:
     return word.lower()
 
 
+@dataclass
+class _Budget:
+    """What is left of one mail's reading (MAX_PARSES)."""
+
+    parses: int = MAX_PARSES
+
+    def spend(self) -> bool:
+        if self.parses <= 0:
+            return False
+        self.parses -= 1
+        return True
+
+
+def _as_order(words: Sequence[str]) -> str:
+    """A run of words as an order line: its order word as the game writes it, the filler words
+    after it left out, a compass word after FACING as its heading ("Start on 3,5 facing north":
+    START 3,5 FACING N)."""
+    out = [_SPELLINGS.get(words[0].upper(), words[0].upper())]
+    for word in words[1:]:
+        low = word.lower()
+        if low in _FILLERS:
+            continue
+        out.append(_HEADINGS.get(low, word) if out[-1].upper() == "FACING" else word)
+    return " ".join(out).upper()
+
+
 def _phrases(
-    rules: AnyGame, state: GameState, seat: str, words: Sequence[str], orders: Collection[str]
+    rules: AnyGame,
+    state: GameState,
+    seat: str,
+    words: Sequence[str],
+    orders: Collection[str],
+    budget: _Budget | None = None,
 ) -> list[tuple[int, int, str]]:
     """(index of its first word, index past its last, the phrase as an order line) of each
     order-shaped phrase among `words`: the longest run from an order word that the parser
-    takes whole."""
+    takes whole (as written, or as `_as_order` writes it); and "the <colour> car" where the
+    game takes COLOUR <colour>."""
+    budget = budget if budget is not None else _Budget()
     found: list[tuple[int, int, str]] = []
+
+    def tried(candidate: str) -> tuple[str, bool] | None:
+        """The candidate as an order line and whether it is one the game takes now; None: not an order."""
+        if not budget.spend():
+            return None
+        parsed = rules.parse_orders(state, seat, candidate)
+        if parsed.orders and not parsed.problems:
+            return rules.format_orders(parsed.orders), True
+        if not parsed.orders and parsed.problems and all(p.kind is ProblemKind.ILLEGAL for p in parsed.problems):
+            return candidate, False  # an order, but one the game refuses now: its reason is told
+        return None
+
     index = 0
     while index < len(words):
-        if words[index].upper() not in orders:
+        word = _SPELLINGS.get(words[index].upper(), words[index].upper())
+        if (
+            "COLOUR" in orders
+            and word not in orders
+            and index + 1 < len(words)
+            and words[index + 1].lower() in _COLOURED
+            and words[index].isalpha()
+        ):
+            colour = tried(f"COLOUR {words[index]}")
+            if colour is not None and colour[1]:
+                found.append((index, index + 2, colour[0]))
+                index += 2
+                continue
+        if word not in orders:
             index += 1
             continue
         best: tuple[int, str] | None = None
         for end in range(min(len(words), index + MAX_PHRASE_WORDS), index, -1):
-            candidate = " ".join(words[index:end]).upper()
-            parsed = rules.parse_orders(state, seat, candidate)
-            if parsed.orders and not parsed.problems:
-                best = (end, rules.format_orders(parsed.orders))
-                break
-            if not parsed.orders and parsed.problems and all(p.kind is ProblemKind.ILLEGAL for p in parsed.problems):
-                best = (end, candidate)  # an order, but one the game refuses now: its reason is told
+            raw = " ".join(words[index:end]).upper()
+            for candidate in dict.fromkeys((raw, _as_order(words[index:end]))):
+                got = tried(candidate)
+                if got is not None:
+                    best = (end, got[0])
+                    break
+            if best is not None:
                 break
         if best is None:
             index += 1
@@ -159,11 +253,90 @@ def _phrases(
     return found
 
 
+def _alternatives(
+    rules: AnyGame,
+    state: GameState,
+    seat: str,
+    words: Sequence[str],
+    found: Sequence[tuple[int, int, str]],
+    budget: _Budget,
+) -> list[tuple[int, int, str]]:
+    """The other readings a phrase offers with "or" ("use 2 or 3": USE 2 and USE 3): the phrase
+    with its last word in place of the word after "or", where the game takes that as an order."""
+    more: list[tuple[int, int, str]] = []
+    for start, end, _ in found:
+        at = end
+        while at + 1 < len(words) and words[at].lower() == "or":
+            candidate = _as_order([*words[start : end - 1], words[at + 1]])
+            if not budget.spend():
+                break
+            parsed = rules.parse_orders(state, seat, candidate)
+            if not parsed.orders or parsed.problems:
+                break
+            more.append((at, at + 2, rules.format_orders(parsed.orders)))
+            at += 2
+    return more
+
+
+# "SPEED 100 if legal, otherwise 80": a first choice on a condition the game settles (whether
+# the order is allowed now), and a fallback (the first choice's last word replaced).
+_FALLBACK = re.compile(
+    r"^(?P<first>.+?)[\s,;]*\b(?:otherwise|else|failing\s+that|if\s+not)\b[\s,:]*(?P<alt>[^\s.!,;]+)[\s.!]*$", re.I
+)
+_IF_ALLOWED = re.compile(
+    r"\bif\s+(?:it'?s\s+|that'?s\s+|it\s+is\s+)?(?:legal|possible|allowed|ok|okay|valid)\b|\bif\s+(?:i|you)\s+can\b",
+    re.I,
+)
+
+
+def _with_fallback(
+    rules: AnyGame, state: GameState, seat: str, line: str, orders: Collection[str], budget: _Budget
+) -> Reading | None:
+    """The reading of a line that gives an order "if legal" and a fallback ("SPEED 100 if legal,
+    otherwise 80"): the first choice when the game allows it now, else the fallback, when it
+    does; the reading says which and why. A fallback on any other condition ("if Seb pits")
+    is the bot's to guess no more than a hedge: both are offered back. None: no such line."""
+    match = _FALLBACK.match(line.strip())
+    if match is None:
+        return None
+    words = _words(match["first"])
+    found = _phrases(rules, state, seat, words, orders, budget)
+    if len(found) != 1 or not budget.spend():
+        return None
+    start, end, first = found[0]
+    alternative = _as_order([*words[start : end - 1], match["alt"]])
+    parsed_alt = rules.parse_orders(state, seat, alternative)
+    if not parsed_alt.orders or parsed_alt.problems:
+        return None
+    fallback = rules.format_orders(parsed_alt.orders)
+    if {_normal(w) for w in words[:start]} & NEGATIONS:
+        return None
+    if not _IF_ALLOWED.search(match["first"]):
+        return Reading(0, line.strip(), offered=(first, fallback))
+    parsed_first = rules.parse_orders(state, seat, first)
+    if parsed_first.orders and not parsed_first.problems:
+        return Reading(0, line.strip(), applied=(first,), fallback=fallback)
+    reason = parsed_first.problems[0].reason if parsed_first.problems else ""
+    return Reading(0, line.strip(), applied=(fallback,), fallback=fallback, first_choice=first, refused_because=reason)
+
+
+# A question about the game rather than an order asked with a question mark ("should I use 6?").
+_ASKS = re.compile(r"^\W*(?:what|how|why|when|where|which|who|whose|does|do|is|are|isn'?t|aren'?t)\b", re.I)
+
+
+def _takes(rules: AnyGame, state: GameState, seat: str, phrase: str, budget: _Budget) -> bool:
+    """Whether the game takes `phrase` as orders now, legal as they stand."""
+    if not budget.spend():
+        return False
+    parsed = rules.parse_orders(state, seat, phrase)
+    return bool(parsed.orders) and not parsed.problems
+
+
 def _is_note(line: str, orders: Collection[str]) -> bool:
     """No digit, no word in capitals, no order word in any case: words to a person, not orders."""
     if any(c.isdigit() for c in line) or _ORDER_WORD.search(line):
         return False
-    return not any(w.upper() in orders for w in _words(line))
+    return not any(_SPELLINGS.get(w.upper(), w.upper()) in orders for w in _words(line))
 
 
 def read(
@@ -173,6 +346,10 @@ def read(
     prose: replaced by the phrases applied, or taken out when it was a note or its phrases are
     only offered or negated; every other line as it was."""
     unread = {p.line_no: p for p in problems if p.kind is ProblemKind.INVALID}
+    # The bound, set before the reading starts: the first MAX_PROSE_LINES such lines, and
+    # MAX_PARSES tries of the parser in all.
+    unread = {n: unread[n] for n in sorted(unread)[:MAX_PROSE_LINES]}
+    budget = _Budget()
     out: list[str] = []
     result = ProseResult("")
 
@@ -185,16 +362,32 @@ def read(
             keep(line, number)
             continue
         if _is_note(line, orders):
-            result.readings.append(Reading(number, line.strip(), note=True))
+            result.readings.append(Reading(number, line.strip(), note=True, for_gm=for_the_gm(line)))
             keep("", number)  # the line keeps its place: the lines after it keep their numbers
+            continue
+        if "?" in line and _ASKS.match(line):
+            # "What does round 2 mean?": a question about the game, for the GM; its order words
+            # are no orders offered back.
+            result.readings.append(Reading(number, line.strip(), note=True, for_gm=ForTheGm.QUESTION))
+            keep("", number)
+            continue
+        fallback = _with_fallback(rules, state, seat, line, orders, budget)
+        if fallback is not None:
+            result.readings.append(dataclasses.replace(fallback, line_no=number))
+            for order_line in fallback.applied or [""]:
+                for part in order_line.splitlines():
+                    keep(part, number)
             continue
         applied: list[str] = []
         offered: list[str] = []
         negated: list[str] = []
+        passed: list[str] = []
         for clause in _CLAUSE.split(line):
             words = _words(clause)
-            found = _phrases(rules, state, seat, words, orders)
+            found = _phrases(rules, state, seat, words, orders, budget)
             if not found:
+                if words and not is_courtesy(clause):
+                    passed.append(" ".join(words))
                 continue
             before = {_normal(w) for w in words[: found[0][0]]}
             lowered = {_normal(w) for w in words}
@@ -204,6 +397,7 @@ def read(
             unsure = any(
                 i not in covered and (any(c.isdigit() for c in w) or w.upper() in orders) for i, w in enumerate(words)
             )
+            found += _alternatives(rules, state, seat, words, found, budget)
             if before & NEGATIONS:
                 negated += [phrase for _, _, phrase in found]
             elif len(found) > 1 or lowered & HEDGES or "?" in line or unsure:
@@ -211,11 +405,27 @@ def read(
             else:
                 applied.append(found[0][2])
         if not (applied or offered or negated):
+            words_for_gm = for_the_gm(line)
+            if words_for_gm is not None:
+                # No order in it, and words for the GM (a question, a farewell): passed on, not refused.
+                result.readings.append(Reading(number, line.strip(), note=True, for_gm=words_for_gm))
+                keep("", number)
+                continue
             keep(line, number)  # an order word, but no order: the parser's reason stands
             continue
         if negated or offered:
             offered, applied = offered + applied, []  # a line that also negates or hedges applies nothing itself
-        result.readings.append(Reading(number, line.strip(), tuple(applied), tuple(offered), tuple(negated)))
+            # Only an order the game takes now is offered as a one-tap link ("COLOUR IS" is none).
+            offered = [phrase for phrase in offered if _takes(rules, state, seat, phrase, budget)]
+            if not (offered or negated):
+                words_for_gm = for_the_gm(line)
+                if words_for_gm is not None:
+                    result.readings.append(Reading(number, line.strip(), note=True, for_gm=words_for_gm))
+                    keep("", number)
+                    continue
+        result.readings.append(
+            Reading(number, line.strip(), tuple(applied), tuple(offered), tuple(negated), unread=tuple(passed))
+        )
         for order_line in applied or [""]:
             for part in order_line.splitlines():
                 keep(part, number)

@@ -7,11 +7,15 @@ command refused is that command's answer, the others go on; a refusal of the who
 
 from __future__ import annotations
 
+import dataclasses
+import logging
+
 from sqlalchemy.orm import Session
 
 from bot import store
-from bot.answers import Done, Notice, Refused
+from bot.answers import Done, Ignored, Notice, Refused
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
+from bot.commands.grammar import is_courtesy
 from bot.commands.handlers import CommandContext, which_game
 from bot.games import deadline, turns
 from bot.games.identity import Who
@@ -22,6 +26,8 @@ from bot.letters.words import say
 from bot.models import Reason
 from bot.outlook import what_counts
 from bot.safe_text import echo, quote_lines
+
+log = logging.getLogger("flagman.inbound")
 
 _VERBS_TAKING_A_GAME = {c.verb for c in PLAYER_COMMANDS if c.takes_game}
 MAX_AT_ONCE = 50  # turns resolved one after another after a GM mail (the deadline's `limit_per_game`)
@@ -35,17 +41,17 @@ def _gm_hints(text: str, who: Who) -> str:
     for line in text.splitlines()[:20]:
         hint = suggest.gm_game_hint(line, games) or known.suggest(line)
         if hint:
-            hints.append(f'"{echo(line, 80)}": {hint}')
-    return ("\n\n" + "\n".join(hints)) if hints else ""
+            hints.append({"line": echo(line, 80), "hint": hint})
+    return say("intake_gm_hints", hints=hints) if hints else ""
 
 
-def _games_hint(line: str, who: Who) -> str:
+def _games_hint(line: str, who: Who) -> list[str]:
     """For a command that names a game, given without one (or a bad one): the sender's games."""
     words = line.split()
     names = sorted({g.name for g in who.games} | {g.name for g in who.gm_of})
     if not words or words[0].upper() not in _VERBS_TAKING_A_GAME or not names:
-        return ""
-    return f" (your games: {', '.join(names)})"
+        return []
+    return names
 
 
 def _resolve_completed(batch: Batch, session: Session, name: str, news: dict[str, list[gm.News]]) -> None:
@@ -59,7 +65,9 @@ def _resolve_completed(batch: Batch, session: Session, name: str, news: dict[str
     for _ in range(MAX_AT_ONCE):
         session.flush()
         turn = store.open_turn(session, game)
-        if turn is None or not turns.is_due(session, game, turn, batch.shell.now()):
+        if turn is None or not turns.is_due(
+            session, game, turn, batch.shell.now(), pace=turns.practice_pace(batch.shell.settings.practice)
+        ):
             return
         rules = turns.rules_of(game)
         state = rules.load_state(turn.state)
@@ -86,6 +94,11 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
     seat = who.seat
     game = seat.game if seat else (who.gm_of[0] if len(who.gm_of) == 1 else None)
     handled: list[str] = []
+    if seat is None and who.gm_of and commands.orders_text.strip():
+        # A GM's "thanks!" or "cheers" between the commands is no line not understood.
+        commands = dataclasses.replace(
+            commands, orders_text="\n".join(line for line in commands.orders_text.splitlines() if not is_courtesy(line))
+        )
     if commands.gm:
         news: dict[str, list[gm.News]] = {}  # by game: told at once, after the mail's every command
         for gm_command in commands.gm:
@@ -103,7 +116,9 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
                 gm.tell_players(batch.shell, session, game_row, told, batch.shell.now())
         if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
             mail.answers.append(
-                registry.leftover(who.gm_of, commands.orders_text, hints=_gm_hints(commands.orders_text, who))
+                registry.leftover(
+                    who.gm_of, commands.orders_text, hints=_with_a_gap(_gm_hints(commands.orders_text, who))
+                )
             )
     context = CommandContext(batch.shell, session, inbound, who, game, seat)
     for command in commands.player:
@@ -113,22 +128,25 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
         if reply.label:
             handled.append(reply.label)
         handled.append(type(command).__name__.upper())
+    if seat is not None and not seat.active and commands.orders_text.strip():
+        # The mail gave the seat up (RESIGN): the rest of its words are a farewell, not orders
+        # of a seat that has none to send any more (one answer per mail: the RESIGN's).
+        log.info("mail %s: words beside a RESIGN not read as orders", inbound.message_id)
+        commands = dataclasses.replace(commands, orders_text="")
     problems = list(commands.problems)
     if problems:
-        text = "\n".join(f'"{echo(p.line)}": {p.reason}{_games_hint(p.line, who)}' for p in problems)
-        if commands.more_problems:
-            text += f"\n... and {commands.more_problems} more lines not understood."
-        mail.answers.append(Notice(who.holder(inbound), "Command not understood", text, game=game))
+        text = say(
+            "intake_command_problems",
+            problems=[{"line": echo(p.line), "reason": p.reason, "games": _games_hint(p.line, who)} for p in problems],
+            more=commands.more_problems,
+        )
+        mail.answers.append(Notice(who.holder(inbound), say("intake_command_problems_title"), text, game=game))
     if commands.over:
         mail.answers.append(
             Notice(
                 who.holder(inbound),
-                "Not done",
-                (
-                    f"{commands.over} more command{'s' if commands.over != 1 else ''} of your mail "
-                    f"{'were' if commands.over != 1 else 'was'} not carried out: at most {MAX_COMMANDS} commands a "
-                    "mail. Send the rest in another mail."
-                ),
+                say("intake_over_title"),
+                say("intake_over", over=commands.over, most=MAX_COMMANDS),
                 game=game,
             )
         )
@@ -136,11 +154,8 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
         mail.answers.append(
             Notice(
                 who.holder(inbound),
-                "Repeated commands",
-                (
-                    f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} of your mail repeated a command "
-                    "given above: each command was carried out, and is answered, once."
-                ),
+                say("intake_repeated_title"),
+                say("intake_repeated", repeated=commands.repeated),
                 error=False,
                 game=game,
             )
@@ -156,11 +171,12 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
                     "GM mail with lines not understood",
                     Notice(
                         who.holder(inbound),
-                        "Lines not understood",
-                        "These lines are neither GM commands nor orders:\n\n"
-                        + quote_lines(commands.orders_text)
-                        + _gm_hints(commands.orders_text, who)
-                        + "\n\nSend HELP for the GM commands.",
+                        say("intake_gm_lines_title"),
+                        say(
+                            "intake_gm_lines",
+                            quoted=quote_lines(commands.orders_text),
+                            hints=_gm_hints(commands.orders_text, who),
+                        ),
                         game=game,
                     ),
                     reason=Reason.NOT_UNDERSTOOD,
@@ -178,9 +194,8 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
             (
                 Notice(
                     ToSeat(seat),
-                    "Your note",
-                    "Thank you: there were no orders in it, so nothing changed. "
-                    + orders.what_stands(batch, session, seat),
+                    say("intake_note_title", for_gm=False),
+                    say("intake_note", for_gm=False, readings=[], stands=orders.what_stands(batch, session, seat)),
                     kind="note",
                     error=False,
                 ),
@@ -188,20 +203,23 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
             game=game,
             seat=seat,
         )
+    if not handled and not problems and seat is None and inbound.text.strip():
+        # A GM's "thanks!" and nothing else: words to a person, nothing to answer.
+        raise Ignored("a GM's courtesy line: nothing to do", reason=Reason.NOTE, game=game)
     if not handled and not problems:
         raise Refused(
             "empty mail",
-            Notice(
-                who.holder(inbound),
-                "Nothing to do",
-                "Your mail held no orders and no commands. Send HELP for what you can write.",
-                game=game,
-            ),
+            Notice(who.holder(inbound), say("intake_empty_title"), say("intake_empty"), game=game),
             reason=Reason.EMPTY,
             game=game,
             seat=seat,
         )
     return Done("commands: " + ", ".join(handled), Reason.COMMANDS, game=game, seat=seat, refused=bool(problems))
+
+
+def _with_a_gap(hints: str) -> str:
+    """Hints as a paragraph of their own under what they follow ("" when there are none)."""
+    return "\n\n" + hints if hints else ""
 
 
 __all__ = ["act"]

@@ -35,6 +35,8 @@ from bot.games.identity import Who
 from bot.intake.batch import Batch, Mail
 from bot.intake.limits import Limiter
 from bot.letters import Addressee, ToAddress, ToGm, ToSeat
+from bot.letters.words import say
+from bot.mail_in.auth import passwords_in_text
 from bot.models import AnswerFate, Reason
 
 MAX_STRANGER_COMMANDS = 5  # commands for anyone answered in one mail that proved nobody
@@ -83,7 +85,7 @@ def unauthenticated(
             raise Ignored(
                 f"unknown sender: PRACTICE not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER, answer=fate
             )
-        return practice.ask(batch.shell, session, inbound.sender, asked[0].kind)
+        return practice.ask(batch.shell, session, inbound.sender, asked[0].kind, asked[0].level)
     if (who.claimed or who.claimed_gm) and not codes:
         # (A List-Unsubscribe mail comes from the registered address without a proof: its
         # code is the proof, and it is answered as the commands for anyone are.)
@@ -106,14 +108,9 @@ def unauthenticated(
             reason=Reason.UNKNOWN_SENDER,
             answer=AnswerFate.STRANGER_HOUR,
         )
-    text = (
-        "This address runs play-by-email games, and your address is not in any game running here. "
-        "LIST shows the games; to join one open for sign-ups, send JOIN <game> [your name]; to get a "
-        "game's results by mail, OBSERVE <game>. Send HELP for the commands."
-    )
     raise Refused(
         _STRANGER_TOLD,
-        Notice(ToAddress(inbound.sender), "You are not in a game here", text, kind="stranger"),
+        Notice(ToAddress(inbound.sender), say("intake_stranger_title"), say("intake_stranger"), kind="stranger"),
         reason=Reason.UNKNOWN_SENDER,
     )
 
@@ -167,31 +164,19 @@ def _for_anyone(
     lines = 0 if codes else len([line for line in commands.orders_text.splitlines() if line.strip()])
     skipped = len(others) - len(others[:MAX_STRANGER_COMMANDS]) + commands.over
     if players_only or lines or commands.problems or skipped or commands.repeated:
-        parts = []
-        if players_only:
-            parts.append(f"{', '.join(players_only)}: only for the players of a game, so not done.")
-        for problem in commands.problems:  # the reasons only: the sender's words are not repeated
-            parts.append(f"A command not understood: {problem.reason}.")
-        if commands.more_problems:
-            parts.append(f"... and {commands.more_problems} more lines not understood.")
-        if lines:
-            parts.append(
-                f"{lines} other line{'s' if lines != 1 else ''} of your mail "
-                f"{'were' if lines != 1 else 'was'} not understood. Send HELP for the commands."
-            )
-        if skipped:
-            parts.append(
-                f"{skipped} more command{'s' if skipped != 1 else ''}: not carried out (at most "
-                f"{MAX_STRANGER_COMMANDS} a mail from an address not in a game)."
-            )
-        if commands.repeated:
-            parts.append(
-                f"{commands.repeated} line{'s' if commands.repeated != 1 else ''} repeated a command "
-                "given above: each command is answered once."
-            )
+        text = say(
+            "intake_stranger_not_done",
+            players_only=players_only,
+            reasons=[problem.reason for problem in commands.problems],  # the sender's words are not repeated
+            more=commands.more_problems,
+            lines=lines,
+            skipped=skipped,
+            most=MAX_STRANGER_COMMANDS,
+            repeated=commands.repeated,
+        )
         # With the other answers (one answer per mail): to whom they go, the sender's address.
         to = mail.answers[0].to if mail.answers else ToAddress(sender)
-        mail.answers.append(Notice(to, "Not done", "\n\n".join(parts), kind="stranger"))
+        mail.answers.append(Notice(to, say("intake_stranger_not_done_title"), text, kind="stranger"))
         refused = True
     return Done(_ANYONE + "; ".join(labels), Reason.FOR_ANYONE, refused=refused)
 
@@ -226,30 +211,23 @@ def claimed_without_proof(
             detail,
             Notice(
                 holder,
-                "PING: your mail was not accepted",
+                say("intake_ping_refused_title"),
                 streams.refused_text(context, mail.inbound, who),
                 kind="ping",
             ),
             reason=reason,
             game=game,
         )
-    if isinstance(holder, ToSeat):
-        text = (
-            "A mail claiming to come from you arrived without proof that it is yours, so it was not "
-            "used. To act for your seat, reply to this mail or any other mail of the bot for this "
-            "game (its reply address signs you in), or put the line PASSWORD <your seat password> in "
-            "the mail. If you did not send it, you need do nothing: the GM sees it in the daily digest."
-        )
-    else:
-        text = (
-            "A mail to the GM's reply address, or claiming to come from you, arrived without the proof "
-            "GM commands need, so nothing in it was done. GM commands need your GM reply address "
-            "and your registered address as the sender, or the line PASSWORD <your GM password> in "
-            "the mail. If you did not send it, you need do nothing; it is listed in your daily digest."
-        )
+    # A PASSWORD line that proved nothing is named as wrong (a player who typed it believes
+    # the mail was proven).
+    wrong = bool(passwords_in_text(mail.inbound.reply_text or mail.inbound.text))
+    kind = "intake_auth_refused_seat" if isinstance(holder, ToSeat) else "intake_auth_refused_gm"
+    text = say(kind, wrong_password=wrong)
+    if wrong:
+        detail += " (a wrong PASSWORD)"
     raise Refused(
         detail,
-        Notice(holder, "A mail from your address was not accepted", text, kind="auth_refused"),
+        Notice(holder, say("intake_auth_refused_title"), text, kind="auth_refused"),
         reason=reason,
         game=game,
     )

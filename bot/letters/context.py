@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.clock import as_utc
+from bot.letters.words import say
 from bot.models import Game, Turn
 from bot.schedules import format_local
 from bot.shell import Shell
@@ -30,6 +31,29 @@ def game_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
         if shell.settings.bot.public_url and not game.practice
         else "",
     }
+
+
+def practice_terms(shell: Shell, game: Game) -> dict[str, int] | None:
+    """What a practice race has in place of a GM and a deadline, as its letters say it (`[practice]`
+    settings, the ones the tick applies): the days without the person's orders after which it is
+    closed, and the minutes a turn stays open at the least. None for any other game."""
+    if not game.practice:
+        return None
+    terms = shell.settings.practice
+    return {"idle_days": terms.idle_days, "turn_minutes": terms.turn_minutes}
+
+
+def due_by(shell: Shell, game: Game, turn: Turn | None, zone: str) -> str:
+    """When the open turn's orders are due, as a letter says it after "due" or "by": its
+    deadline in `zone`; for a practice race, when the orders are in (it has no GM and no
+    deadline: `practice_terms`); for any other game without a deadline, the GM's call."""
+    text = deadline_text(turn, zone)
+    if text is not None:
+        return text
+    terms = practice_terms(shell, game)
+    if terms is not None:
+        return say("practice_due", **terms)
+    return "the GM's call"
 
 
 def deadline_text(turn: Turn | None, zone: str) -> str | None:

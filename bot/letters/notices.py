@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from bot.letters import claims
 from bot.letters.context import bot_context, deadline_text, game_context
+from bot.letters.defaults import gets
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, Seat, Turn
 from bot.outlook import Counts
@@ -38,8 +39,7 @@ def reminder(
             "seat": {"name": seat.name, "display": seat.player.name},
             "turn": {"label": turn.label, "deadline": deadline_text(turn, zone), "early": early},
             "left": left,
-            "default": counting.text,
-            "by": counting.by,
+            "gets": gets(counting),
             "lacks": list(rules.missing_orders(state, seat.name, on_file)) if on_file is not None else None,
             "filled": "\n".join(counting.filled),
             "on_file": rules.format_orders(on_file) if on_file is not None else None,

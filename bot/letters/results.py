@@ -68,15 +68,17 @@ def post_observer_results(
 def post_stall_notice(
     shell: Shell, session: Session, game: Game, stall: Stall, runners: Collection[str], *, into: mailout.NewRows
 ) -> None:
-    """A race that no longer gets nearer its end (`Game.stall`: SpeedPhreakz, after the rounds
-    its rules document): the GM is told, with the command that ends it."""
-    seat = next((s.name for s in store.active_seats(game) if s.name in runners), None)
+    """A race that no longer gets nearer its end (`Game.stall`: SpeedPhreakz after the rounds
+    its rules document, Speed Circuit while a car stands still): the GM is told, with the
+    command that ends it (naming the stalled seat where the figure is that seat's)."""
+    seat = stall.seat or next((s.name for s in store.active_seats(game) if s.name in runners), None)
     if seat is None:
         return
     command = f"SET {game.name} {seat} {stall.figure} {stall.value}"
+    anyone = "" if stall.seat else " (any seat's name will do)"
     # (the command inside a sentence: no line of the bot's own mail reads as a command when quoted, testing.md)
     text = (
-        f"{stall.reason}\n\nTo end the race, send the command {command} (any seat's name will do). It "
+        f"{stall.reason}\n\nTo end the stall, send the command {command}{anyone}. It "
         f"{stall.ends}. The command PROCESS {game.name} then resolves that round at once. You are told again if "
         "the race stays stalled."
     )

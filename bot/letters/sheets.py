@@ -19,7 +19,8 @@ from bot.letters import carried as carried_words
 from bot.letters import claims, reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
-from bot.letters.context import deadline_text, game_context
+from bot.letters.context import deadline_text, game_context, practice_terms
+from bot.letters.defaults import gets
 from bot.letters.pictures import html_body
 from bot.letters.reports import public_report
 from bot.mail_out import calendar as ical
@@ -44,6 +45,41 @@ def _filled_by(outcome: Outcome | None, seat: str) -> str:
     return "the GM's plot" if outcome is not None and outcome.filled.get(seat) == "plot" else "the default"
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class TurnBefore:
+    """The turn resolved just before a turn that needed no orders and ran at once (Racecraft's
+    final sprint): its results go out with that turn's, in one letter, not in a letter of their
+    own a second before. `state`: the game after it; `outcome`: its resolution, replayed."""
+
+    turn: Turn
+    state: GameState
+    outcome: Outcome
+
+
+def _before(
+    shell: Shell,
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    before: TurnBefore | None,
+    seat: str | None,
+    *,
+    cache: LetterCache,
+) -> dict[str, Any] | None:
+    if before is None:
+        return None
+    report = public_report(shell.renderer, cache, rules, before.state, before.outcome, robot_seats(game))
+    outcome = before.outcome
+    return {
+        "label": before.turn.label,
+        "report": report,
+        "defaulted": list(outcome.defaulted),
+        "you_defaulted": seat is not None and seat in outcome.defaulted,
+        "you_defaulted_by": _filled_by(outcome, seat) if seat is not None else "",
+        "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, final=True),
+    }
+
+
 def seat_context(
     shell: Shell,
     session: Session,
@@ -57,23 +93,20 @@ def seat_context(
     subs: store.BySeat | None = None,
     *,
     cache: LetterCache,
+    before: TurnBefore | None = None,
 ) -> dict[str, Any]:
     zone = seat.player.timezone
     expected = turn is not None and seat.name in rules.expected_players(state)
     on_file_text: str | None = None
-    default_text: str | None = None
+    gets_text: str | None = None
     said: tuple[Claims, ...] = ()  # what the letter claims (`bot.letters.claims`), beside its text
     if turn is not None and expected:
         seat_subs = store.submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
         on_file = orders_on_file(rules, state, seat, seat_subs)
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
-        default, source = outlook.nmr_default(rules, state, seat)
-        default_text = rules.format_orders(default)
-        counting = (
-            outlook.what_counts(rules, state, seat, on_file)
-            if on_file is not None
-            else outlook.Counts(default, default_text, source)
-        )
+        # The one default the sheet states, from the outlook (the GM's plot where it stands).
+        counting = outlook.what_counts(rules, state, seat, on_file)
+        gets_text = gets(counting) if on_file is None else None
         said = (claims.of_turn(game, turn, claims.counts(seat.name, counting)),)
     elif turn is not None and turn.resolved_at is None and rules.expected_players(state):
         said = (claims.of_turn(game, turn),)  # a turn that needs no orders is run at once: no claim
@@ -90,6 +123,7 @@ def seat_context(
                 "deadline": deadline_text(turn, zone),
                 "expected": expected,
                 "early": game.early_resolution,
+                "practice": practice_terms(shell, game),
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
                 "dice": reveal.committed(session, cache, game, rules, turn),
             },
@@ -107,7 +141,8 @@ def seat_context(
             else None,
             "help": rules.order_help(state, seat.name) if expected else "",
             "on_file": on_file_text,
-            "default": default_text,
+            "gets": gets_text,
+            "before": _before(shell, session, game, rules, before, seat.name, cache=cache),
             "timezone": zone,
             "claims": said,
         }
@@ -127,6 +162,7 @@ def gm_context(
     subs: store.BySeat | None = None,
     *,
     cache: LetterCache,
+    before: TurnBefore | None = None,
 ) -> dict[str, Any]:
     ctx = game_context(shell, game, rules)
     missing = []
@@ -167,6 +203,7 @@ def gm_context(
             if resolved
             else None,
             "missing": missing,
+            "before": _before(shell, session, game, rules, before, None, cache=cache),
             "seats": [
                 {
                     "name": s.name,
@@ -199,10 +236,13 @@ def post_seat_letter(
     note: str | None = None,
     *,
     cache: LetterCache,
+    before: TurnBefore | None = None,
     carried: Refiled | Withdrawn | None = None,
 ) -> None:
     """`carried`: what became of the seat's orders a ROLLBACK kept for `turn` (its results say it)."""
-    ctx = seat_context(shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache)
+    ctx = seat_context(
+        shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache, before=before
+    )
     if note:
         ctx["note"] = note
     ctx["carried"] = carried_words.in_results(carried, ctx["turn"]["deadline"]) if carried is not None else ""
@@ -298,10 +338,11 @@ def post_gm_letter(
     into: mailout.NewRows | None = None,
     *,
     cache: LetterCache,
+    before: TurnBefore | None = None,
     recheck: Recheck | None = None,
 ) -> None:
     """`recheck`: what became of the orders a ROLLBACK kept for `turn` (the GM's copy says it)."""
-    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache)
+    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache, before=before)
     ctx["carried"] = carried_words.in_gm_results(recheck, turn.label if turn else "") if recheck else ""
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address

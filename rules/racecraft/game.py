@@ -15,6 +15,7 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    RobotLevel,
     Stall,
     Standings,
     Viewer,
@@ -96,7 +97,8 @@ class Racecraft:
             "forward, and nobody gains more than one position a turn. After each tactical turn the "
             "2nd and 3rd places gain 1 EP and the 1st and last places lose 1.\n\n"
             "The last turn is the final sprint: no orders; everyone uses all their remaining EP. "
-            "No orders by the deadline: you use half your EP, rounded down."
+            "The game's own default for a runner who sends nothing (where the GM has set no plot): "
+            "half their EP, rounded down."
         )
 
     # -- the turn ---------------------------------------------------------------------
@@ -161,9 +163,11 @@ class Racecraft:
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
-    def robot_orders(self, state: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
+    def robot_orders(
+        self, state: Race, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    ) -> tuple[Order, ...]:
         # EP are public in Racecraft: the robot reads the race as the public table shows it.
-        return robot.robot_orders(state, player, rng)
+        return robot.robot_orders(state, player, rng, level)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:

@@ -38,7 +38,6 @@ from rules.racecraft.model import (
     Stage,
     Use,
     names_text,
-    nmr_default,
 )
 
 
@@ -292,7 +291,6 @@ def order_help(race: Race, player: PlayerId) -> str:
         lines.append(f"  {_spellings(form)}: {meaning}.")
     if stage is Stage.START:
         lines.append("Turn 1 is the start: the runners line up by the EP they use, most first.")
-    lines.append(f"If no order arrives: {format_order(nmr_default(ep))} (half your EP, rounded down).")
     return "\n".join(lines)
 
 

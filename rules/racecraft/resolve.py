@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from rules.api import Event, PlayerId, Resolution, Standings
+from rules.api import Event, PlayerId, Resolution, Standings, competition_places
 from rules.racecraft.model import (
     MAX_EP,
     Cruise,
@@ -312,15 +312,70 @@ def _scored(names: Sequence[PlayerId], legs: Mapping[PlayerId, Leg], *, passing:
     return names_text(parts)
 
 
-def _positions_text(positions: Standings, runners: Mapping[PlayerId, int] | None) -> str:
+def _positions_text(positions: Standings, runners: Mapping[PlayerId, int] | None, *, final: bool = False) -> str:
+    """The positions in words, front first: the rule's dense positions during the race, the
+    result's competition places after the sprint (1st, 2nd, 3rd, 3rd, 5th)."""
+    numbers = competition_places(positions) if final else tuple(range(1, len(positions) + 1))
     parts = []
-    for index, position in enumerate(positions):
+    for number, position in zip(numbers, positions, strict=True):
         if runners is None:
             who = names_text(list(position))
         else:
             who = names_text([f"{name} ({runners[name]} EP)" for name in position])
-        parts.append(f"{ordinal(index + 1)} {who}")
+        parts.append(f"{ordinal(number)} {who}")
     return "; ".join(parts)
+
+
+GAINS_ONE = "a runner gains at most one place a turn"
+"""racecraft.md, Final sprint: "at most one position gained" (the seed: "A player can only gain
+1 position each turn")."""
+OVERTAKEN_FIRST = "a runner already overtaken this turn cannot overtake"
+"""racecraft.md, Tactical turns: "a runner already overtaken this turn cannot overtake"."""
+BEAT_EVERYONE = "to pass a shared position a runner must beat everyone in it"
+"""racecraft.md, Tactical turns: "to pass a shared position you must beat all who share it"."""
+
+
+def _why(report: TurnReport) -> list[Event]:
+    """After the sprint, one line with the rule that explains a surprising order (a runner who
+    finishes behind someone who sprinted with less), or none: where the winners were outsprinted,
+    theirs ("anna wins: a runner gains at most one place a turn (kelly, sprinting with 5, ...)"),
+    about the runner behind who sprinted with most; else the first such runner from the front."""
+    legs = {leg.name: leg for leg in report.legs}
+    passed_by: dict[PlayerId, tuple[PlayerId, ...]] = {}
+    overtaken: dict[PlayerId, tuple[PlayerId, ...]] = {}
+    for one in report.passes:
+        for name in one.passers:
+            passed_by[name] = one.passed
+        for name in one.passed:
+            overtaken[name] = one.passers
+    positions = report.positions
+    order = [name for position in positions for name in position]
+    front = set(positions[0]) if positions else set()
+    first: list[Event] = []
+    rest: list[Event] = []
+    for index, name in enumerate(order):
+        lower = [ahead for ahead in order[:index] if legs[ahead].score < legs[name].score]
+        if not lower:
+            continue
+        runner = f"{name}, sprinting with {score_text(legs[name].score)},"
+        at = next(i for i, position in enumerate(positions) if name in position)
+        if name in overtaken:
+            rule, how = OVERTAKEN_FIRST, f"{runner} was overtaken by {names_text(list(overtaken[name]))} first"
+        elif name in passed_by:
+            rule, how = GAINS_ONE, f"{runner} passed {names_text(list(passed_by[name]))} and no further"
+        elif at > 0 and any(ahead in positions[at - 1] for ahead in lower):
+            rule, how = BEAT_EVERYONE, f"{runner} did not beat everyone in the position ahead"
+        else:
+            rule, how = GAINS_ONE, f"{runner} started more than one position back"
+        winners = [ahead for ahead in lower if ahead in front]
+        if winners:
+            verb = "wins" if len(front) == 1 else "share the win"
+            first.append(Event("why", f"{names_text(winners)} {verb}: {rule} ({how}).", (*winners, name)))
+        else:
+            verb = "stays" if len(lower) == 1 else "stay"
+            rest.append(Event("why", f"{names_text(lower)} {verb} ahead of {name}: {rule} ({how}).", (*lower, name)))
+    # One line: the winners' (of the runner behind who sprinted with most), else the first.
+    return [max(first, key=lambda e: legs[e.players[-1]].score)] if first else rest[:1]
 
 
 def events(report: TurnReport) -> tuple[Event, ...]:
@@ -358,8 +413,11 @@ def events(report: TurnReport) -> tuple[Event, ...]:
     }[report.stage]
     everyone = tuple(name for position in report.positions for name in position)
     # After the sprint everyone is at 0 EP: the result is the order alone.
-    shown_ep = None if report.stage is Stage.SPRINT else ep_after
-    out.append(Event("positions", f"{heading}: {_positions_text(report.positions, shown_ep)}.", everyone))
+    final = report.stage is Stage.SPRINT
+    shown_ep = None if final else ep_after
+    out.append(Event("positions", f"{heading}: {_positions_text(report.positions, shown_ep, final=final)}.", everyone))
+    if final:
+        out.extend(_why(report))
     return tuple(out)
 
 

@@ -13,7 +13,10 @@ that it goes for finishing ahead rather than level (a place shared is a place no
 and a dense place, "3rd" behind two level runners, would hide the two). What it expects of
 a runner comes from what the results show of it: one whose last order was its NMR default
 (half its EP, rounded down, racecraft.md "NMR") is expected to default again most of the
-time; any other is as likely to give any legal order as another. Every candidate is played
+time; one whose last order was the rule of thumb's (USE 3 at the start, then OVERTAKE when
+behind with 3 EP or more, else CRUISE) is expected to follow it again; any other may follow
+it, or give any legal order alike. At the start it uses at most `START_MOST` EP (never all
+of them): a lead bought there is lost to runners that OVERTAKE for 1 EP. Every candidate is played
 against the same drawn races (common random numbers), so that the comparison between two
 orders is not lost in the noise of the draws. All chance comes from the rng it is given.
 
@@ -30,7 +33,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rules.api import PlayerId
+from rules.api import PlayerId, RobotLevel
 from rules.racecraft.model import MAX_EP, Cruise, Order, Overtake, Race, Stage, Use, nmr_default
 
 CRUISE = -1
@@ -39,15 +42,28 @@ OVERTAKE = -2
 
 START, TACTICAL, SPRINT = "start", "tactical", "sprint"
 
-SIMULATED_TURNS = 40
+SIMULATED_TURNS = 120
 """About as many turns as it plays out for each candidate order (`samples`)."""
 
 DEFAULTER = 0.9
 """How likely a runner whose last order was its NMR default is to default again."""
 OTHERWISE = 0.15
 """How likely any other runner is to give its NMR default (else any legal order)."""
-UNKNOWN = 0.5
+UNKNOWN = 0.2
 """The same before anyone has given an order (turn 1), and for the robot itself."""
+SENSIBLE = 0.7
+"""Of a runner that does not give its NMR default, how likely it is to give the rule-of-thumb
+order (USE 3 at the start; OVERTAKE when behind with 3 EP or more, else CRUISE), else any
+legal order alike: before anyone has given an order, and for the robot itself."""
+SENSIBLE_AGAIN = 0.97
+"""The same for a runner whose last order was the rule of thumb's (CRUISE or OVERTAKE, or
+USE 3 at the start)."""
+SENSIBLE_OTHERWISE = 0.3
+"""The same for any other runner."""
+START_MOST = 3
+"""The most EP it uses at the start."""
+RULE_START = 3
+RULE_OVERTAKE = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,27 +204,66 @@ def defaulting(race: Race, player: PlayerId) -> float:
     return DEFAULTER if last == nmr_default(before) else OTHERWISE
 
 
-def robot_orders(race: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
-    """The robot's order for `player` in the open turn (none when the turn takes none)."""
+def sensible(race: Race, player: PlayerId) -> float:
+    """How likely `player` is to give the rule-of-thumb order when it does not default, from
+    its last order (`SENSIBLE`, `SENSIBLE_AGAIN`, `SENSIBLE_OTHERWISE`)."""
+    last = race.runner(player).last_play
+    if last is None or race.turn == 1:
+        return SENSIBLE
+    if isinstance(last, (Cruise, Overtake)) or (race.turn == 2 and last == Use(RULE_START)):
+        return SENSIBLE_AGAIN
+    return SENSIBLE_OTHERWISE
+
+
+EASY_SAMPLES = 3
+"""The drawn races an easy robot plays out for each order (the normal one: 6 to 24)."""
+EASY_RULE_OF_THUMB = 0.5
+"""How often an easy robot gives the rule-of-thumb order instead of looking ahead."""
+
+
+def robot_orders(
+    race: Race, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+) -> tuple[Order, ...]:
+    """The robot's order for `player` in the open turn (none when the turn takes none). At
+    the easy level it looks ahead only a few races, and half the time gives a rule-of-thumb
+    order instead (USE 3 at the start, OVERTAKE when behind with 3 EP or more, else CRUISE)."""
     if race.stage not in (Stage.START, Stage.TACTICAL) or player not in race.names():
         return ()
+    if level is RobotLevel.EASY and rng.random() < EASY_RULE_OF_THUMB:
+        stage = START if race.stage is Stage.START else TACTICAL
+        return (decode(_rule_of_thumb(race.runner(player).ep, stage, race.place_of(player) == 1)),)
     me = race.names().index(player)
     field = field_of(race)
     weights = [UNKNOWN if seat == me else defaulting(race, name) for seat, name in enumerate(race.names())]
+    rules = [SENSIBLE if seat == me else sensible(race, name) for seat, name in enumerate(race.names())]
     left = race.turns - race.turn + 1
-    samples = max(6, min(24, SIMULATED_TURNS // left))
+    samples = EASY_SAMPLES if level is RobotLevel.EASY else max(6, min(24, SIMULATED_TURNS // left))
     # Each drawn race is a fixed stream of numbers, the same for every candidate order.
     draws = [[rng.random() for _ in range(left * len(race.runners))] for _ in range(samples)]
     best: tuple[int, int] | None = None
-    for code in legal_codes(field.ep[me], field.stage):
-        total = sum(_play_out(field, me, code, weights, draw) for draw in draws)
+    candidates = legal_codes(field.ep[me], field.stage)
+    if field.stage == START:
+        # Never much of its EP at the start: a lead bought there is lost to runners that
+        # OVERTAKE for 1 EP, and the adjustment takes 1 from the leader (racecraft.md).
+        candidates = [code for code in candidates if code <= START_MOST]
+    for code in candidates:
+        total = sum(_play_out(field, me, code, weights, rules, draw) for draw in draws)
         if best is None or total < best[0]:
             best = (total, code)
     assert best is not None
     return (decode(best[1]),)
 
 
-def _play_out(field: Field, me: int, first: int, weights: Sequence[float], draw: Sequence[float]) -> int:
+def _rule_of_thumb(ep: int, stage: str, leading: bool) -> int:
+    """The rule-of-thumb order (`SENSIBLE`) of a runner with `ep`."""
+    if stage == START:
+        return min(RULE_START, ep)
+    return OVERTAKE if not leading and ep >= RULE_OVERTAKE else CRUISE
+
+
+def _play_out(
+    field: Field, me: int, first: int, weights: Sequence[float], rules: Sequence[float], draw: Sequence[float]
+) -> int:
     """How one drawn race (`draw`: its numbers, one per runner and turn) in which it gives
     `first` now ends for it: twice the runners ahead of it, plus the runners level with it."""
     ep = list(field.ep)
@@ -227,9 +282,14 @@ def _play_out(field: Field, me: int, first: int, weights: Sequence[float], draw:
                 elif u < weights[seat]:
                     orders.append(ep[seat] // 2)  # nmr_default: half the EP, rounded down
                 else:
-                    codes = legal_codes(ep[seat], stage)
-                    # the same number, spread over the legal orders: any of them alike
-                    orders.append(codes[int((u - weights[seat]) / (1 - weights[seat]) * len(codes))])
+                    v = (u - weights[seat]) / (1 - weights[seat])
+                    if v < rules[seat]:
+                        orders.append(_rule_of_thumb(ep[seat], stage, seat in positions[0]))
+                    else:
+                        codes = legal_codes(ep[seat], stage)
+                        # the same number, spread over the legal orders: any of them alike
+                        at_random = (v - rules[seat]) / (1 - rules[seat])
+                        orders.append(codes[min(len(codes) - 1, int(at_random * len(codes)))])
         ep, positions = _turn(ep, positions, stage, orders)
     ahead = 0
     for position in positions:

@@ -2,7 +2,8 @@
 
 EP are public in Racecraft (the `flagman play` contract prints them for everyone), so the
 public table shows them; a player's private lines only add what concerns them alone: their
-NMR default and what HELP would say. Racecraft has no track to draw: its picture is a chart
+EP and place (never the NMR default: the GM's plot may replace it, and the shell says which
+one counts, once, from its outlook). Racecraft has no track to draw: its picture is a chart
 of places over the turns, drawn from `RacecraftView.runners` (every runner's place and EP).
 """
 
@@ -10,9 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rules.api import Event, Placing, PlayerId, Resolution, TableRow, View, Viewer, placings
-from rules.racecraft.model import Race, Stage, names_text, nmr_default, ordinal, score_text
-from rules.racecraft.parse import format_order
+from rules.api import Event, Placing, PlayerId, Resolution, TableRow, View, Viewer, competition_places
+from rules.racecraft.model import Race, Stage, names_text, ordinal, score_text
 from rules.racecraft.resolve import play_text
 
 TITLE = "Racecraft"
@@ -73,19 +73,26 @@ def private_lines(race: Race, player: PlayerId) -> list[str]:
         return [f"You finished {place} with {ep} EP left."]
     if stage is Stage.SPRINT:
         return [f"You are {place} with {ep} EP; the final sprint needs no orders: you sprint with all {ep} EP."]
-    default = format_order(nmr_default(ep))
+    # What a silent runner gets is the outlook's to say (the GM's plot may replace the game's
+    # default): the sheet states it once, from there, never here.
     if stage is Stage.START:
-        return [f"You have {ep} EP; NMR default: {default}."]
-    return [f"You have {ep} EP and are {place}; NMR default: {default}."]
+        return [f"You have {ep} EP."]
+    return [f"You have {ep} EP and are {place}."]
 
 
 def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> RacecraftView:
     events: tuple[Event, ...] = resolution.events if resolution is not None else ()
+    finished = race.stage is Stage.FINISHED
+    # During the race a place is the rule's position, numbered densely (racecraft.md,
+    # Positions: "Kelly will be deemed to be in third place"; the adjustment reads it); the
+    # result after the sprint is written in competition places (1, 2, 3, 3, 5).
+    numbers = competition_places(race.positions) if finished else tuple(range(1, len(race.positions) + 1))
     runners = tuple(
-        RunnerPosition(name, index + 1, race.runner(name).ep)
-        for index, position in enumerate(race.positions)
+        RunnerPosition(name, number, race.runner(name).ep)
+        for number, position in zip(numbers, race.positions, strict=True)
         for name in position
     )
+    out = len(runners) + 1 if finished else len(race.positions) + 1
     table = []
     for at in runners:
         runner = race.runner(at.player)
@@ -98,10 +105,10 @@ def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Vie
     return RacecraftView(
         title=TITLE,
         turn_label=turn_label(race),
-        finished=race.stage is Stage.FINISHED,
+        finished=finished,
         standings=(
-            *placings(race.positions),
-            *(Placing(len(race.positions) + 1, (name,), DID_NOT_FINISH) for name in reversed(race.retired)),
+            *(Placing(number, tuple(position)) for number, position in zip(numbers, race.positions, strict=True)),
+            *(Placing(out, (name,), DID_NOT_FINISH) for name in reversed(race.retired)),
         ),
         columns=COLUMNS,
         table=tuple(table),

@@ -168,6 +168,9 @@ class Car:
     """In the pits (then `space` is None)."""
     tyres_used: tuple[Tyre, ...] = ()
     """Compounds run so far, in the order first fitted (P4: each must be used)."""
+    standing: int = 0
+    """Race turns in a row it ended without moving (NOTES.md, "Stopped cars"): at
+    `STOPPED_TURNS` it retires."""
 
     @property
     def on_track(self) -> bool:

@@ -17,14 +17,15 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    RobotLevel,
     Stall,
     Standings,
     Viewer,
 )
 from rules.speed_circuit import parse, robot, storage, view
-from rules.speed_circuit.car import DEFAULT_DESIGN, Car, Status, Tyre
+from rules.speed_circuit.car import DEFAULT_DESIGN, Car, PitStage, Status, Tyre
 from rules.speed_circuit.model import OPTION_HELP, Phase, PlotDefault, RaceState, parse_options
-from rules.speed_circuit.options import pit_speeds, plot_cost, plot_options
+from rules.speed_circuit.options import Cost, pit_speeds, plot_cost, plot_options
 from rules.speed_circuit.plot import (
     BidOrder,
     DesignOrder,
@@ -42,7 +43,7 @@ from rules.speed_circuit.plot import (
     closest_achievable,
     limits,
 )
-from rules.speed_circuit.resolve import resolve_turn, safe_plot
+from rules.speed_circuit.resolve import STOPPED_REPORT, STOPPED_TURNS, resolve_turn, safe_plot
 from rules.speed_circuit.track import bundled_track_text, bundled_tracks, load_track
 from rules.speed_circuit.view import SpeedCircuitView
 
@@ -66,7 +67,7 @@ class SpeedCircuit:
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 9
     early_resolution: ClassVar[bool] = True
-    later_replaces: ClassVar[bool] = True
+    later_replaces: ClassVar[bool] = False  # a set that only adds the line a set on file lacks is an addition
     chance: ClassVar[bool] = True
 
     # -- set-up -----------------------------------------------------------------------
@@ -121,8 +122,7 @@ class SpeedCircuit:
         return parse.format_orders(orders)
 
     def merge_orders(self, earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
-        # §8: the last valid plot counts (a mail with no order is refused, so `later` holds one).
-        return tuple(later) if later else tuple(earlier)
+        return parse.merge_orders(earlier, later)
 
     def plot_orders(self, state: RaceState, player: PlayerId, plot: str) -> tuple[Order, ...] | None:
         """The GM plot on file (P29) as it stands in the open turn. In the race a plot whose
@@ -216,13 +216,27 @@ class SpeedCircuit:
         # Each legal speed by the cheapest path to where it ends soonest, with what it costs
         # (the seat's own options, issue 16); PUSH YES where the speed needs a push (§2.5).
         # In the pits every legal speed, with what slowing to it costs (P28).
+        # Entering the pits: each speed whose move can end on a pit-entry arrow, with PIT and the
+        # compound the car has not run yet (P4). In the entrance lane, each speed also with PUSH
+        # YES, pushing the pit crew as the tyres are changed (seed "Tire Change").
         options = plot_options(state, player)
         if options is None:
-            return tuple(
-                OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}")
-                for pit in pit_speeds(state, player)
-            )
+            car = state.car(player)
+            crew = car.pit is not None and car.pit.stage is PitStage.ENTRANCE
+            found = []
+            for pit in pit_speeds(state, player):
+                found.append(OneLineOrder(f"{pit.speed} mph: {pit.cost.describe()} ({pit.does})", f"SPEED {pit.speed}"))
+                if crew and pit.cost.cost is not Cost.SPIN:
+                    found.append(
+                        OneLineOrder(
+                            f"{pit.speed} mph pushing the pit crew: {pit.cost.describe()} ({pit.does}), "
+                            "a roll on the pit crew table (a space gained or lost in the pit lane)",
+                            f"SPEED {pit.speed}\nPUSH YES",
+                        )
+                    )
+            return tuple(found)
         found = []
+        tyre = self._pit_tyre(state, player)
         for choice in options.choices:
             reach = choice.cheapest
             if reach is None:
@@ -233,20 +247,71 @@ class SpeedCircuit:
                 *(["PUSH YES"] if choice.push else []),
             ]
             found.append(OneLineOrder(f"{choice.speed} mph: {reach.describe()}", "\n".join(lines)))
+            arrows = [r for r in choice.reaches if state.track.space(r.space).pit_arrow]
+            into = min(arrows, key=lambda r: (r.cost.rank, r.wear, len(r.rolls)), default=None)
+            if tyre is not None and into is not None and into.cost not in (Cost.SPIN, Cost.CRASH):
+                pit_lines = [
+                    f"SPEED {choice.speed}",
+                    *([f"PATH {into.lanes}"] if into.path else []),
+                    *(["PUSH YES"] if choice.push else []),
+                    f"PIT {tyre.value}",
+                ]
+                found.append(
+                    OneLineOrder(
+                        f"{choice.speed} mph into the pits at {into.space} for {tyre.value} tyres: {into.describe()}",
+                        "\n".join(pit_lines),
+                    )
+                )
         return tuple(found)
+
+    @staticmethod
+    def _pit_tyre(state: RaceState, player: PlayerId) -> Tyre | None:
+        """The compound a stop would fit: the one the car has not run yet (P4), else the other
+        one; None where the track has no pits or the car is not on it."""
+        car = state.car(player)
+        if state.track.pit is None or not car.on_track:
+            return None
+        return next((t for t in Tyre if t not in car.tyres_used), next(t for t in Tyre if t is not car.tyres))
 
     def order_help(self, state: RaceState, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
-    def robot_orders(self, state: RaceState, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
-        return robot.robot_orders(state, player, rng)
+    def robot_orders(
+        self, state: RaceState, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    ) -> tuple[Order, ...]:
+        return robot.robot_orders(state, player, rng, level)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: RaceState) -> bool:
         return state.phase is Phase.FINISHED
 
     def stall(self, state: RaceState) -> Stall | None:
-        return None  # the safe plot (§8) moves a car that sends nothing: someone gets to the line
+        """A car standing still (NOTES.md, "Stopped cars"): the GM is told when a car has
+        ended `STOPPED_REPORT` race turns in a row without moving (a silent car at 0 mph under
+        `plot_default=mps` holds 0 mph for ever), and each turn after while it stands, with
+        the SET that gives it a speed to hold; at `STOPPED_TURNS` it retires by itself."""
+        if state.phase is not Phase.RACE:
+            return None
+        standing = [c for c in state.cars if c.status is Status.RACING and c.standing >= STOPPED_REPORT]
+        if not standing:
+            return None
+        car = max(standing, key=lambda c: (c.standing, -state.cars.index(c)))
+        left = STOPPED_TURNS - car.standing
+        return Stall(
+            turns=car.standing,
+            reason=(
+                f"{car.player} has not moved for {car.standing} turns in a row (at {car.speed} mph). A car that "
+                f"does not move for {STOPPED_TURNS} turns in a row retires: {car.player} will, if it stands "
+                f"still {left} more turn{'s' if left != 1 else ''}."
+            ),
+            figure="speed",
+            value=str(STOP_RESCUE_SPEED),
+            ends=(
+                f"gives {car.player} a speed of {STOP_RESCUE_SPEED} mph, which a plot of MPS then holds, so the "
+                "car moves again"
+            ),
+            seat=car.player,
+        )
 
     def players(self, state: RaceState) -> tuple[PlayerId, ...]:
         return tuple(c.player for c in state.cars if c.note != "dropped")
@@ -312,6 +377,9 @@ class SpeedCircuit:
     def load_state(self, data: Mapping[str, Any]) -> RaceState:
         return storage.load_state(data)
 
+
+STOP_RESCUE_SPEED = 20
+"""The speed the stall report's SET gives a stopped car (the lowest that moves it)."""
 
 # The figures a GM may SET and their legal ranges (high, step), from speed-circuit.md:
 # * wear: "Prime tyres and Option tyres 3/6/9/12/15 wear each (= laps x 1..5)", P3 "Wear per

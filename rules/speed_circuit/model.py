@@ -68,14 +68,14 @@ class Options:
 
 OPTION_HELP = """\
 track=NAME            the track: {tracks} (default harbour_loop)
-laps=N                race length 1..10 laps (default: the track's own, 3); wear and skill scale with it (P3)
-lane_change=aligned|staggered   diagonal moves need aligned rows (default) or may cross staggered rows (P32)
-option_tyres_top=no|yes         option tyres may also replace the top speed test (default no, P12)
-plot_default=safe|mps           NMR without a GM plot: the bot's safe plot (default) or maintain speed (P29)
-optional_slip=no|yes            seed 003's optional slipstream rules: slip from a corner's last space, slip into a corner (P17)
-failed_pass=free|decel          a failed forced pass costs nothing more (default) or the deceleration chart (P20)
-offtrack_removal=either|neither off track and unable to pay the wear or (either) the skill chip: removed (default); or only if neither (P23)
-tyre_rule=last|disqualify       a finisher that did not run both compounds is classified after the others (default) or disqualified (P4)
+laps=N                race length 1..10 laps (default: the track's own, 3); wear and skill scale with it
+lane_change=aligned|staggered   diagonal moves need aligned rows (default) or may cross staggered rows
+option_tyres_top=no|yes         option tyres may also replace the top speed test (default no)
+plot_default=safe|mps           NMR without a GM plot: the bot's safe plot (default) or maintain speed
+optional_slip=no|yes            seed 003's optional slipstream rules: slip from a corner's last space, slip into a corner
+failed_pass=free|decel          a failed forced pass costs nothing more (default) or the deceleration chart
+offtrack_removal=either|neither off track and unable to pay the wear or (either) the skill chip: removed (default); or only if neither
+tyre_rule=last|disqualify       a finisher that did not run both compounds is classified after the others (default) or disqualified
 teams=ann+bob,cat+dan           teams of players (pit stacking); default none"""
 
 

@@ -18,7 +18,7 @@ from rules.api import (
     Parsed,
     PlayerId,
 )
-from rules.speed_circuit.car import DESIGN_FIELDS, Design, Status, Tyre
+from rules.speed_circuit.car import DESIGN_FIELDS, Design, PitStage, Status, Tyre
 from rules.speed_circuit.model import Phase, RaceState
 from rules.speed_circuit.plot import (
     RACE_ORDERS,
@@ -269,6 +269,23 @@ def missing_orders(state: RaceState, player: PlayerId, orders: Sequence[Order]) 
     )
 
 
+def merge_orders(earlier: Sequence[Order], later: Sequence[Order]) -> tuple[Order, ...]:
+    """The set on file after a later valid mail. §8: "the last valid plot counts", so a later
+    set replaces the earlier whole; but a set on file that lacks the line its phase needs
+    (DESIGN, BID, SPEED: `missing_orders`) and a later mail that brings that line and names
+    nothing the set on file names ("Oops, forgot: SPEED 40") make one set: the mail supplies the
+    part the confirmation said was missing, it does not withdraw the rest. A later mail that
+    holds no order leaves the set on file as it was."""
+    if not later:
+        return tuple(earlier)
+    required = frozenset(_WANTED.values())
+    had = {type(o) for o in earlier}
+    brings = {type(o) for o in later}
+    if earlier and not had & brings and brings & required and not had & required:
+        return canonical([*earlier, *later])
+    return tuple(later)
+
+
 def check_order(state: RaceState, player: PlayerId, order: Order, earlier: Sequence[Order]) -> None:
     """IllegalOrderError unless `player` may give `order` now, after `earlier` in the same mail."""
     car = state.car(player)
@@ -299,6 +316,13 @@ def check_order(state: RaceState, player: PlayerId, order: Order, earlier: Seque
             raise IllegalOrderError(f"you bid {order.wear} wear but your starting set has {car.wear}")
         if order.skill > car.skill:
             raise IllegalOrderError(f"you bid {order.skill} skill but hold {car.skill} chips")
+    if isinstance(order, PushOrder) and order.allowed and car.pit is not None and car.pit.stage is PitStage.LANE:
+        # seed "Tire Change": the pit crew is pushed as the tyres are changed, in the turn
+        # after entering; leaving the pit lane there is nothing to push
+        raise IllegalOrderError(
+            "PUSH YES does nothing as you leave the pits: the pit crew is pushed the turn your tyres are "
+            "changed (in the entrance lane), and your speed back onto the track is the pit limit or less"
+        )
     if isinstance(order, PathOrder) and order.kind is PathKind.LANES and len(order.lanes) > 20:
         raise InvalidOrderError("PATH lists more spaces than any car can move")
 
@@ -334,5 +358,6 @@ def order_help(state: RaceState, player: PlayerId) -> str:
         "SLIP 0|1|2              take 1 or 2 slipstream spaces when you end directly behind a car running 120+\n"
         "PASS YES|NO            force past a blocking car on the passing table (default NO: brake instead)\n"
         "PIT PRIME|OPTION       enter the pits if you end on a red-arrow space, and fit those tyres; in the pits\n"
-        "                       plot the pit limit or less, PUSH YES to roll on the pit crew table"
+        "                       plot the pit limit or less, PUSH YES to roll on the pit crew table as the\n"
+        "                       tyres are changed (the turn after entering; not as you leave)"
     )

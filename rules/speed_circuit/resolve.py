@@ -68,6 +68,12 @@ from rules.speed_circuit.tables import (
     tier,
 )
 
+STOPPED_TURNS = 5
+"""NOTES.md, "Stopped cars": a car that ends this many race turns in a row without moving
+retires, so a car left at 0 mph (MPS, `plot_default=mps`) never holds the race up forever."""
+STOPPED_REPORT = 2
+"""The turns a car has stood still when the GM is first told (`game.stall`)."""
+
 
 def resolve_turn(state: RaceState, orders: Mapping[str, Sequence[Order]], rng: random.Random) -> Resolution[RaceState]:
     """The open turn resolved: car design, qualifying or a race turn (nothing once finished)."""
@@ -1296,7 +1302,7 @@ class RaceTurn:
                         out_turn=self.race_turn,
                     )
                     self.say(
-                        "out", f"{player} finishes but is disqualified: it did not run both tyre compounds (P4)", player
+                        "out", f"{player} finishes but is disqualified: it did not run both tyre compounds", player
                     )
                 self.cars[player] = finished
                 continue
@@ -1306,10 +1312,16 @@ class RaceTurn:
                 self.say(
                     "offtrack", f"{player} did not get back on track after leaving the pits: it is off track", player
                 )
-            car = replace(car, speed=0 if m.spun else m.speed, spun=m.spun)
+            before = self.state.car(player)
+            still = m.moved == 0 and car.pit == before.pit and car.progress == before.progress
+            car = replace(
+                car, speed=0 if m.spun else m.speed, spun=m.spun, standing=before.standing + 1 if still else 0
+            )
             self.cars[player] = car
             if car.off_track and not car.overflow:
                 self.off_track_penalty(m)
+            if self.cars[player].status is Status.RACING and car.standing >= STOPPED_TURNS:
+                self.remove(m, f"stopped: it has not moved for {STOPPED_TURNS} turns in a row")
         cars = tuple(self.cars[c.player] for c in self.state.cars)
         phase = Phase.FINISHED if all(c.status is not Status.RACING for c in cars) else Phase.RACE
         return replace(self.state, cars=cars, race_turn=self.race_turn, phase=phase)

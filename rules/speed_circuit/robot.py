@@ -7,8 +7,9 @@ complete whenever the seat has something to order (a property test checks it).
 
 How it drives (speed-circuit.md; every cost as the resolver charges it):
 
-* **Design (turn 1).** Acceleration and deceleration bought with the start speed and the
-  skill row it has little use for; the starting tyre set bought up and the other set
+* **Design (turn 1).** Acceleration, deceleration and top speed bought with the start speed
+  (a driver that plans to finish level with a faster car loses on the straights: a greedy
+  driver on TOP 200 beat it); the starting tyre set bought up and the other set
   bought down, since the compulsory stop (P4) comes on the last lap and the second set only
   has to finish it. It starts on OPTION tyres: there 1 wear replaces a chance roll, an
   acceleration or start speed test and a brakes test (P12), so it never has to roll.
@@ -33,6 +34,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, replace
 
+from rules.api import RobotLevel
 from rules.speed_circuit.car import Car, CornerRun, Design, PitStage, Status, Tyre
 from rules.speed_circuit.corner import enter_space
 from rules.speed_circuit.model import Phase, RaceState
@@ -66,12 +68,16 @@ get out of its way can push it off a racing line, and then a corner costs more t
 LOOKAHEAD = 5
 """Turns of free braking it checks beyond the move it plots (as the safe plot, §8)."""
 
-DESIGN = Design(acc=1, dec=1, top=0, start=-1, prime=-2, option=2, skill=1)
-"""ACC 60, DEC 60, TOP 160, START 40; OPTION 5 wear a lap, PRIME 1 a lap; 3 chips a lap."""
+DESIGN = Design(acc=1, dec=1, top=1, start=-1, prime=-2, option=2, skill=0)
+"""ACC 60, DEC 60, TOP 180, START 40; OPTION 5 wear a lap, PRIME 1 a lap; 2 chips a lap."""
 
 
-def robot_orders(state: RaceState, player: str, rng: random.Random) -> tuple[Order, ...]:
-    """The robot's orders for `player` in the open turn (none when the car has none to give)."""
+def robot_orders(
+    state: RaceState, player: str, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+) -> tuple[Order, ...]:
+    """The robot's orders for `player` in the open turn (none when the car has none to give).
+    At the easy level it builds and starts its car as the normal robot does, bids nothing
+    for the grid and races the safe plot (§8): it never spends wear to go faster."""
     state = _seen(state, player)
     car = state.car(player)
     if car.status is not Status.RACING:
@@ -79,10 +85,21 @@ def robot_orders(state: RaceState, player: str, rng: random.Random) -> tuple[Ord
     if state.phase is Phase.DESIGN:
         return (DesignOrder(DESIGN), TyresOrder(Tyre.OPTION))
     if state.phase is Phase.QUALIFYING:
-        return (_bid(state, car),)
+        return (BidOrder(0, 0),) if level is RobotLevel.EASY else (_bid(state, car),)
     if state.phase is not Phase.RACE:
         return ()
+    if level is RobotLevel.EASY:
+        return _safe(state, car)
     return _race(state, car)
+
+
+def _safe(state: RaceState, car: Car) -> tuple[Order, ...]:
+    """The safe plot (§8) as orders: its speed, its path, its stop."""
+    plot = safe_plot(state, car)
+    if car.pit is not None or car.space is None or car.off_track:
+        return (SpeedOrder(plot.speed), PayOrder(True))
+    path = PathOrder(PathKind.LINE) if plot.lanes is None else PathOrder(PathKind.LANES, plot.lanes)
+    return (SpeedOrder(plot.speed), path, PayOrder(True), *((PitOrder(plot.pit),) if plot.pit else ()))
 
 
 def _seen(state: RaceState, player: str) -> RaceState:
@@ -130,9 +147,7 @@ def _race(state: RaceState, car: Car) -> tuple[Order, ...]:
         return (SpeedOrder(lim.safe), PayOrder(True))
     moves = _moves(state, car, lim)
     if not moves:
-        plot = safe_plot(state, car)
-        path = PathOrder(PathKind.LINE) if plot.lanes is None else PathOrder(PathKind.LANES, plot.lanes)
-        return (SpeedOrder(plot.speed), path, PayOrder(True), *((PitOrder(plot.pit),) if plot.pit else ()))
+        return _safe(state, car)
     planned = [PlannedMove(m.speed, m.path, m.as_desired, m.free) for m in moves]
     stop = pit_plan(state, car, planned)
     chosen = moves[planned.index(stop[0])] if stop is not None else moves[0]
@@ -206,9 +221,13 @@ def _moves(state: RaceState, car: Car, lim: Limits) -> list[_Move]:
             continue
         after, corner_wear = ran
         wear += corner_wear
-        if wear > max(spare, 0) and wear > 0:
+        # A move over the line ends its race: nothing to keep back, nothing to brake for after
+        # it, and the rows past the line rank the cars that finish in one turn (P27).
+        rows = (track.space(path[-1]).row - track.space(car.space).row) % track.rows if path else 0
+        finishing = car.progress + rows >= state.finish_progress()
+        if wear > max(car.wear if finishing else spare, 0) and wear > 0:
             continue
-        if not _brakes_in_time(state, after, car.wear - wear):
+        if not finishing and not _brakes_in_time(state, after, car.wear - wear):
             continue
         found.append(_Move(speed, path, wear, push, skill, list(path) == desired[:steps], speed >= lim.free_low))
         if not every:

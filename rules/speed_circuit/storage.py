@@ -64,6 +64,9 @@ def dump_car(car: Car) -> dict[str, Any]:
         if car.pit is None
         else [car.pit.stage.value, car.pit.progress, car.pit.arrival, car.pit.tyre.value, car.pit.entered],
         "tyres_used": [t.value for t in car.tyres_used],
+        # turns in a row without moving (the stopped-car rule): written only when some, so a
+        # state without a stopped car reads as it always did
+        **({"standing": car.standing} if car.standing else {}),
     }
 
 
@@ -95,6 +98,7 @@ def load_car(data: Mapping[str, Any], version: int = VERSION) -> Car:
         finish_key=None if key is None else (int(key[0]), int(key[1]), int(key[2]), int(key[3])),
         out_turn=int(data["out_turn"]),
         note=str(data["note"]),
+        standing=int(data.get("standing", 0)),
         **(_part_two_fields(data) if version >= 2 else _version_one_fields(data)),
     )
 

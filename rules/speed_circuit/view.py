@@ -106,7 +106,9 @@ def where(car: Car) -> str | None:
 
 def figures(state: RaceState, car: Car) -> dict[str, str | int | None]:
     return {
-        "lap": min(car.lap, state.laps),
+        # The lap in the summary's words ("leads on lap 1"): a car behind the line at the start
+        # (progress lap 0, P27) is on its first lap, never "lap 0".
+        "lap": max(1, min(car.lap, state.laps)),
         "space": where(car),
         "speed": car.speed,
         "wear": car.wear,

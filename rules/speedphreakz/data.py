@@ -67,7 +67,7 @@ def chart_from_json(data: Mapping[str, Any]) -> Chart:
     for name, entries in data["tables"].items():
         ordered = sorted(entries, key=lambda e: int(e["face"]))
         if [int(e["face"]) for e in ordered] != list(range(10)):
-            raise ValueError(f"loss-of-control table {name!r} must have faces 0..9 exactly (S1)")
+            raise ValueError(f"loss-of-control table {name!r} must have faces 0..9 exactly")
         tables[name] = tuple(_outcome(e) for e in ordered)
     actions = []
     for entry in data["actions"]:

@@ -17,6 +17,7 @@ from rules.api import (
     Parsed,
     PlayerId,
     Resolution,
+    RobotLevel,
     Stall,
     Standings,
     Viewer,
@@ -75,7 +76,7 @@ def parse_options(options: Mapping[str, str]) -> Options:
         try:
             result = dataclasses.replace(result, nmr=NoOrders(options["nmr"].strip().lower()))
         except ValueError:
-            raise OptionError("nmr must be 'empty' (hold position, S14) or 'repeat' (the previous program)") from None
+            raise OptionError("nmr must be 'empty' (hold position) or 'repeat' (the previous program)") from None
     return result
 
 
@@ -110,10 +111,10 @@ class SpeedPhreakz:
         return "\n".join(
             [
                 f"map: the circuit, one of {', '.join(map_names())} (default ring)",
-                "max_actions: actions allowed per round, 1-30 (default 12; S15)",
-                "nmr: a silent player's program, 'empty' (hold position) or 'repeat' (default empty; S14)",
+                "max_actions: actions allowed per round, 1-30 (default 12)",
+                "nmr: a silent player's program, 'empty' (hold position) or 'repeat' (default empty)",
                 "max_rounds: the race ends after this round if nobody has finished, 2-500 "
-                "(default: no limit, the race runs until a car finishes; §5)",
+                "(default: no limit, the race runs until a car finishes)",
             ]
         )
 
@@ -242,8 +243,10 @@ class SpeedPhreakz:
     def order_help(self, state: Race, player: PlayerId) -> str:
         return parse.order_help(state, player)
 
-    def robot_orders(self, state: Race, player: PlayerId, rng: random.Random) -> tuple[Order, ...]:
-        return robot.robot_orders(state, player, rng)
+    def robot_orders(
+        self, state: Race, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    ) -> tuple[Order, ...]:
+        return robot.robot_orders(state, player, rng, level)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:
@@ -267,7 +270,7 @@ class SpeedPhreakz:
             value=str(state.round),
             ends=(
                 f"makes round {state.round}, the round open now, the race's last: when it is resolved the race "
-                "ends, classified by laps and checkpoints done, then distance to the next checkpoint (§5)"
+                "ends, classified by laps and checkpoints done, then distance to the next checkpoint"
             ),
         )
 

@@ -359,7 +359,7 @@ def _set_up(race: Race, orders: Mapping[PlayerId, Sequence[Order]], events: list
             colour = next(c for c in (*COLOURS, *(f"car {n}" for n in range(1, 20))) if c not in taken)
         taken.add(colour)
         start = starts[seat]
-        how = "" if asked[seat].square == start.square else " (a start square no one chose, §5)"
+        how = "" if asked[seat].square == start.square else " (a start square no one chose)"
         cars[seat] = dataclasses.replace(car, colour=colour, square=start.square, heading=start.heading)
         events.append(
             Event(
@@ -398,7 +398,7 @@ def _restarts(race: Race, cars: list[Car], orders: Mapping[PlayerId, Sequence[Or
             restart, how = wanted, ""
         else:
             restart = default_restart(race, car, taken)
-            how = " by default (S10)" if wanted is None else f" by default (S10): {wanted.square} is taken"
+            how = " by default" if wanted is None else f" by default: {wanted.square} is taken"
         taken.add(restart.square)
         cars[seat] = dataclasses.replace(car, square=restart.square, heading=restart.heading, status=CarStatus.RACING)
         events.append(

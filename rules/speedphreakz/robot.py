@@ -23,8 +23,13 @@ action):
   leave, and a deficit on a first action adds recklessness and a crash surcharge chases
   it. It reaches into the next band (`Band.RISKY`, up to 150) only where that passes a
   checkpoint or crosses the line the safe band cannot reach this round.
-* It keeps off the squares next to the other cars as they stand (a car crashing beside it
-  takes it along, §4.5) where it can, and never plans to end on one.
+* It expects the other cars to move (§4.5: cars that end a round on one square crash, and
+  a car crashing takes its neighbours along): every car is planned as this robot would plan
+  it, in seating order, from where it stands (`_field_plan`); the earlier seat has the way,
+  so a robot never ends a round on or next to where a car seated before it is expected to
+  end, and keeps off the squares round the others where it can. Fields of robots race
+  without a crash (a test). It never ends a round on oil (§4.6: the next first action would
+  be rolled).
 * At the set-up it takes the start square fewest others are likely to take (its place in
   the seating order round the start squares), facing the race direction; after a crash it
   restarts where S10 puts it, facing the next checkpoint.
@@ -33,9 +38,11 @@ action):
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from collections.abc import Mapping
 
+from rules.api import RobotLevel
 from rules.speedphreakz.data import chart, distances
 from rules.speedphreakz.model import (
     Car,
@@ -57,8 +64,34 @@ from rules.speedphreakz.resolve import default_restart, heading_towards_target, 
 UNREACHABLE = 10_000
 
 
-def robot_orders(race: Race, player: str, rng: random.Random) -> tuple[Order, ...]:
-    """The robot's orders for `player` in the open turn (none when the car has none to give)."""
+@dataclasses.dataclass(frozen=True, slots=True)
+class Style:
+    """How a driver plans (the robot at each level, and the greedy reference): whether it keeps
+    off the squares round the other cars (`careful`), how many squares short of the furthest
+    program it may end (`slack`: one of those at random), whether it ever reaches into the
+    risky band (`risky`)."""
+
+    careful: bool
+    slack: int
+    risky: bool
+
+
+NORMAL = Style(careful=True, slack=0, risky=True)
+EASY = Style(careful=True, slack=3, risky=False)
+GREEDY = Style(careful=False, slack=0, risky=True)
+
+
+def robot_orders(
+    race: Race, player: str, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+) -> tuple[Order, ...]:
+    """The robot's orders for `player` in the open turn (none when the car has none to give).
+    At the easy level it never reaches into the risky band and ends its rounds up to three
+    squares short of the furthest it could (one such program at random)."""
+    return orders_in_style(race, player, rng, EASY if level is RobotLevel.EASY else NORMAL)
+
+
+def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -> tuple[Order, ...]:
+    """The orders of a driver planning in `style` (see `robot_orders`)."""
     if race.finished:
         return ()
     race = _seen(race, player)
@@ -66,7 +99,6 @@ def robot_orders(race: Race, player: str, rng: random.Random) -> tuple[Order, ..
     if not car.racing:
         return ()
     circuit = race.circuit
-    others = tuple(c.square for c in race.cars if c.player != player and c.racing and c.square is not None)
     cap = race.options.max_actions
     placing: Order | None = None
     if race.set_up:
@@ -77,13 +109,15 @@ def robot_orders(race: Race, player: str, rng: random.Random) -> tuple[Order, ..
     elif car.status is CarStatus.CRASHED:
         placing = _restart(race, car)
         car = dataclasses.replace(car, square=placing.square, heading=placing.heading)
+    ends = _expected_ends(race, player, style) if style.careful else ((), ())
     if placing is not None:
         # the round in hand and the next: from the start (or restart) square, what it carries
         # on the first action of the first (S9), nothing known yet on the second
         assert car.square is not None
-        now = _plan(circuit, cap, car.square, car.heading, car.progress, car.deficit + car.surcharge, others, rng)
+        extra = car.deficit + car.surcharge
+        now = _plan(circuit, cap, car.square, car.heading, car.progress, extra, ends[0], rng, style)
         after = _after(circuit, car, now)
-        nxt = _plan(circuit, cap, *after, 0, others, rng) if after is not None else ()
+        nxt = _plan(circuit, cap, *after, 0, ends[1], rng, style) if after is not None else ()
         return (placing, Program(race.round, now), Program(race.round + 1, nxt))
     queued = round_actions(race, car)
     ahead = _after(circuit, car, queued)
@@ -92,7 +126,77 @@ def robot_orders(race: Race, player: str, rng: random.Random) -> tuple[Order, ..
     # §4.2: what the round in hand leaves on the next first action is not known yet (0);
     # with nothing queued the deficit and surcharge it carries wait for the next first action
     extra = 0 if queued else car.deficit + car.surcharge
-    return (Program(race.round + 1, _plan(circuit, cap, *ahead, extra, others, rng)),)
+    return (Program(race.round + 1, _plan(circuit, cap, *ahead, extra, ends[1], rng, style)),)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Expected:
+    """Where another car is expected to end a round: `square`, and whether that car has the
+    way (`first`: it is further round, or level and seated earlier), so this one keeps off
+    the square itself; of a car without the way it keeps off the squares round it only where
+    it can."""
+
+    square: Square
+    first: bool
+
+
+def _expected_ends(race: Race, player: str, style: Style) -> tuple[tuple[_Expected, ...], tuple[_Expected, ...]]:
+    """Where every other car is expected to end the round in hand and the next (§4.5: two
+    cars ending a round on one square both crash). Every car is expected to move as this
+    robot would, planning in seating order: the earlier seat has the way, and each car keeps
+    off the squares round where the cars seated before it are expected to end
+    (`_field_plan`, from what anyone can see: the squares, headings and progress)."""
+    seats = [c.player for c in race.cars]
+    ends = _field_plan(
+        race.circuit,
+        race.options.max_actions,
+        race.set_up,
+        tuple((c.square, c.heading, c.progress, c.status) for c in race.cars),
+    )
+    me = seats.index(player)
+    first = tuple(_Expected(e[0], i < me) for i, e in enumerate(ends) if i != me and e is not None)
+    second = tuple(_Expected(e[1], i < me) for i, e in enumerate(ends) if i != me and e is not None)
+    return first, second
+
+
+@functools.lru_cache(maxsize=256)
+def _field_plan(
+    circuit: Circuit,
+    cap: int,
+    set_up: bool,
+    cars: tuple[tuple[Square | None, Heading, Progress, CarStatus], ...],
+) -> tuple[tuple[Square, Square] | None, ...]:
+    """Each car's expected end of the round in hand and of the next (None: not racing), the
+    cars planning in seating order as `robot_orders` does, from where each stands (at the
+    set-up, the start square its seat gives it); a crashed car where it crashed. Pure, so
+    kept: every robot of a turn reads the same plan."""
+    out: list[tuple[Square, Square] | None] = []
+    for seat, (square, heading, progress, status) in enumerate(cars):
+        if set_up:
+            square, heading = circuit.start_squares[seat % len(circuit.start_squares)], circuit.finish_direction
+        if square is None or status in (CarStatus.FINISHED, CarStatus.OUT):
+            out.append(None)
+            continue
+        if status is CarStatus.CRASHED:
+            out.append((square, square))
+            continue
+        before = [e for e in out if e is not None]
+        one = _plan(
+            circuit,
+            cap,
+            square,
+            heading,
+            progress,
+            0,
+            tuple(_Expected(e[0], True) for e in before),
+            random.Random(0),
+            NORMAL,
+        )
+        end1 = _walk(circuit, square, heading, progress, one)
+        two = _plan(circuit, cap, *end1, 0, tuple(_Expected(e[1], True) for e in before), random.Random(0), NORMAL)
+        end2 = _walk(circuit, *end1, two)
+        out.append((end1[0], end2[0]))
+    return tuple(out)
 
 
 def _seen(race: Race, player: str) -> Race:
@@ -145,23 +249,34 @@ def _plan(
     heading: Heading,
     progress: Progress,
     extra: int,
-    others: tuple[Square, ...],
+    others: tuple[_Expected, ...],
     rng: random.Random,
+    style: Style = NORMAL,
 ) -> tuple[str, ...]:
     """The program it sends for a round that starts at `start` facing `heading` with
     `progress`, `extra` on its first action (see the module docstring)."""
-    near = {Square(s.x + dx, s.y + dy) for s in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
+    taken = {
+        Square(o.square.x + dx, o.square.y + dy) for o in others if o.first for dx in (-1, 0, 1) for dy in (-1, 0, 1)
+    }
+    near = {Square(o.square.x + dx, o.square.y + dy) for o in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
     safe: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
     risky: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
     # The risky band is searched only when the line may be within its reach (every
     # checkpoint of the last lap passed): it is taken only to cross the line.
-    last_leg = progress.lap + 1 >= circuit.laps and progress.checkpoint >= len(circuit.checkpoints)
+    last_leg = style.risky and progress.lap + 1 >= circuit.laps and progress.checkpoint >= len(circuit.checkpoints)
     maps: dict[int, Mapping[Square, int]] = {}
     for option in reachable(circuit, cap, start, heading, extra, RISKY if last_leg else CONTROL_LOW):
-        if option.square in near:
+        if option.square in taken:
             continue
         end, facing, done = _walk(circuit, start, heading, progress, option.program)
-        key = (*_progress_key(circuit, maps, end, facing, done), option.cost)
+        if done.lap < circuit.laps and circuit.terrain(option.square).oil:
+            continue  # §4.6: the next round's first action would be rolled on the loss-of-control table
+        if done.lap >= circuit.laps:
+            # over the line: the race is run, and more control left at the crossing wins a
+            # crossing in the same round (S12, S16): only the cost counts
+            key = (-done.lap, 0, 0, 0, 0, option.cost)
+        else:
+            key = (*_progress_key(circuit, maps, end, facing, done), int(option.square in near), option.cost)
         if option.cost <= CONTROL_LOW:
             safe.append((key, option.program))
         elif done.lap >= circuit.laps:
@@ -170,14 +285,14 @@ def _plan(
     if not pool:
         return ()
     best = min(pool)
-    # Of the programs that get as far (a square more at most, facing the same way), one at
-    # random: two robots planning from one square must not end the round on one (§4.5).
+    # The furthest (normal: `slack` 0); the easy level takes one at random of those that end
+    # at most `slack` squares short, facing the same way.
     close = sorted(
         item
         for item in pool
-        if item[0][:2] == best[0][:2] and item[0][2] <= best[0][2] + 1 and item[0][3] == best[0][3]
+        if item[0][:2] == best[0][:2] and item[0][2] <= best[0][2] + style.slack and item[0][3] == best[0][3]
     )
-    return rng.choice(close)[1]
+    return rng.choice(close)[1] if style.slack else best[1]
 
 
 def _walk(

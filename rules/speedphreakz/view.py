@@ -81,6 +81,31 @@ def map_lines(race: Race) -> list[str]:
     return lines
 
 
+def set_up_map(race: Race) -> tuple[str, ...]:
+    """The set-up's text map for a player choosing a start: the whole circuit with a ruler and
+    row numbers (x runs right, y down, as START x,y reads them), each start square marked '+',
+    the terrain's key and the start squares and the race's direction in words."""
+    circuit = race.circuit
+    grid = [list(row) for row in circuit.grid]
+    for square in circuit.start_squares:
+        grid[square.y][square.x] = "+"
+    width = circuit.width
+    tens = "".join(str(x // 10) if x % 10 == 0 else " " for x in range(width))
+    units = "".join(str(x % 10) for x in range(width))
+    starts = " ".join(str(square) for square in circuit.start_squares)
+    return (
+        f"The circuit: choose your start among the squares marked '+' ({starts});",
+        f"the race crosses the line heading {circuit.finish_direction.value}.",
+        "",
+        f"    {tens}".rstrip(),
+        f"    {units}",
+        *(f"{y:>3} {''.join(row)}" for y, row in enumerate(grid)),
+        "",
+        "'.' tarmac, ',' grass +10, ':' gravel +20, 'o' oil, '#' barrier, 'S' the line,",
+        "'+' a start square. x runs right, y down, as in START x,y.",
+    )
+
+
 def legend(race: Race) -> list[str]:
     lines = [f"{car.letter} = {car.player} ({car.colour or 'no colour yet'})" for car in race.cars]
     lines.append("* = two or more cars; lower case = crashed, waiting to be re-placed")
@@ -90,9 +115,11 @@ def legend(race: Race) -> list[str]:
 def turn_label(race: Race) -> str:
     if race.finished:
         return f"Race over after round {race.round - 1}"
+    # Short, as every game's label is in a subject ("[sp1] SpeedPhreakz: Round 4, due ..."):
+    # what to send is the sheet's to say (`order_help`: "Now send: ROUND 5").
     if race.set_up:
-        return "Set-up and round 1 (send COLOUR, START, ROUND 1 and ROUND 2)"
-    return f"Round {race.round} (send ROUND {race.round + 1})"
+        return "Set-up and round 1"
+    return f"Round {race.round}"
 
 
 COLUMNS = ("Square", "Heading", "Lap", "Checkpoint", "Recklessness", "Crashes", "Status")
@@ -219,7 +246,10 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
     plot_map: tuple[str, ...] = ()
     if isinstance(viewer, str) and any(c.player == viewer for c in race.cars):
         options = program_options(race, viewer)
-        plot_map = options_text(race, options) if options is not None else _no_options(race, race.car(viewer))
+        if race.set_up:
+            plot_map = set_up_map(race)
+        else:
+            plot_map = options_text(race, options) if options is not None else _no_options(race, race.car(viewer))
         car = race.car(viewer)
         for program in car.programs:
             private.append(f"Your program for round {program.round}: {' '.join(program.actions) or '(hold position)'}")

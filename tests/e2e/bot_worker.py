@@ -21,7 +21,7 @@ from sqlalchemy import func, select
 
 from bot.app import build_app
 from bot.faults import NO_FAULTS, CrashPoint, Faults
-from bot.games.turns import due_turns
+from bot.games.turns import due_turns, practice_pace
 from bot.models import Outbox, OutboxStatus
 from bot.settings import load_settings
 from bot.testing import FakeClock
@@ -63,7 +63,7 @@ def main(config: str, now: str, kill: str | None = None) -> int:
                 )
                 or 0
             )
-            due = due_turns(session, clock.now())
+            due = due_turns(session, clock.now(), pace=practice_pace(app.settings.practice))
         if report.fetched == 0 and pending == 0 and not due:
             app.close()
             return 0

@@ -241,29 +241,39 @@ def test_a_setting_for_every_benchmark_is_read_as_in_config_toml() -> None:
 
 
 def test_the_robots_benchmark_runs_without_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`python -m bench --only robots` (issue 32): seeded races of every game, the robot, the
-    NMR default and the random legal driver in mixed fields; each game's mean places and
-    head-to-heads in the JSON and on its line, no server started. Not timed."""
+    """`python -m bench --only robots` (issues 32, 40): each game's robot head to head against
+    the references written from the rules (the NMR default, a greedy driver, Racecraft's rule
+    of thumb, its own easy level) in every field size the game allows, each matchup with its
+    95% interval and its target on its line and in the JSON; no server started. Not timed."""
     out = tmp_path / "robots.json"
-    assert main(["--only", "robots", "--races", "4", "--jobs", "1", "--out", str(out)]) == 0
+    assert main(["--only", "robots", "--races", "1", "--jobs", "1", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "no servers" in printed
     result = json.loads(out.read_text())["benchmarks"]["robots"]
     assert "error" not in result, result.get("error")
-    assert set(result["games"]) == {"racecraft", "speed_circuit", "speedphreakz"}
-    for name, game in result["games"].items():
-        assert game["races"] == 4 and game["unfinished"] == 0, (name, game)
-        assert game["seats"]["robot"] >= 4 and game["seats"]["nmr"] >= 4
-        pairs = game["head_to_head"]
-        assert pairs["pairs"] >= 4 and 0 <= pairs["robot_ahead"] + pairs["shared"] <= pairs["pairs"]
-        assert f"{name:<13} 4 races: mean place robot" in printed
+    assert result["unfinished"] == 0
+    cells = {(m["game"], m["size"], m["driver"], m["opponent"]) for m in result["matchups"]}
+    sizes = {"racecraft": range(5, 9), "speed_circuit": range(2, 7), "speedphreakz": range(2, 9)}
+    for game, allowed in sizes.items():
+        refs = ["nmr", "greedy", "easy"] + (["heuristic"] if game == "racecraft" else [])
+        for size in allowed:
+            assert all((game, size, "robot", ref) in cells for ref in refs), (game, size)
+            assert (game, size, "easy", "nmr") in cells
+    for m in result["matchups"]:
+        assert m["races"] == 1 and m["pairs"] >= 1
+        assert 0 <= m["ahead"]["low"] <= m["ahead"]["mean"] <= m["ahead"]["high"] <= 1
+        assert m["target"] == (
+            "" if m["driver"] == "easy" else "ahead >= 70%" if m["opponent"] == "nmr" else "score > 50%"
+        )
+    assert "racecraft     5 seats robot vs heuristic 1 races: ahead" in printed
 
 
 def test_the_robots_figures_do_not_depend_on_the_worker_processes() -> None:
     """The races are drawn before they are shared out: one process or two, the same figures."""
     from bench import robots
 
-    def figures(result: dict[str, Any]) -> dict[str, Any]:
-        return {name: {k: v for k, v in game.items() if k != "cpu_seconds"} for name, game in result["games"].items()}
+    def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in m.items() if k != "cpu_seconds"} for m in result["matchups"]]
 
-    assert figures(robots.run(races=2, jobs=1)) == figures(robots.run(races=2, jobs=2))
+    games = ("racecraft", "speedphreakz")
+    assert figures(robots.run(races=1, jobs=1, games=games)) == figures(robots.run(races=1, jobs=2, games=games))

@@ -9,11 +9,12 @@ soon as the person orders, and mails the first sheet"."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from email.message import EmailMessage
 
 from bot.games.turns import PlayerSpec, create_game
 from bot.ops.backup import replay_game
-from bot.testing import body_of, plain_mail, reply_to
+from bot.testing import FakeClock, body_of, plain_mail, reply_to
 from tests.e2e.conftest import MailWorld
 from tests.e2e.test_game_by_mail import cycle, read_inbox
 
@@ -80,7 +81,8 @@ def test_a_game_with_robot_seats_to_the_finish_by_real_mail(world: MailWorld) ->
 
 def test_a_practice_race_by_real_mail(world: MailWorld) -> None:
     """A stranger mails PRACTICE racecraft, answers the code, and races to the finish against the
-    robots: every turn resolves as soon as the person's orders are in; every subject carries the
+    robots: every turn resolves as soon as the person's orders are in (at the soonest `[practice]
+    turn_minutes` after it opened); every subject carries the
     practice tag; no mail goes to anyone else."""
     tag = world.domain.split(".")[0]
     pat = world.player(f"pat-{tag}")
@@ -94,7 +96,10 @@ def test_a_practice_race_by_real_mail(world: MailWorld) -> None:
         sheet = _latest_sheet(world, pat)
         assert str(sheet["Subject"]).startswith("[practice1]") and f"Turn {turn} of 5" in body_of(sheet), turn
         world.dovecot.deliver(world.bot, reply_to(sheet, "USE 2" if turn == 1 else "CRUISE", sender=pat))
-        cycle(world)  # resolved at once: the person is the only one the turn waits for
+        cycle(world)  # confirmed; the turn waits only for its pace ([practice] turn_minutes)
+        assert isinstance(world.app.clock, FakeClock)
+        world.app.clock.advance(timedelta(minutes=world.app.settings.practice.turn_minutes))
+        cycle(world)  # resolved: the person is the only one the turn waits for
     cycle(world)
     mails = read_inbox(world, pat)
     final = mails[-1]

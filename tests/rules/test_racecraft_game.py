@@ -80,14 +80,17 @@ def test_format_orders_is_canonical() -> None:
 
 
 def test_order_help_is_generated_from_the_grammar_table_and_tailored() -> None:
-    """HELP lists every form the table allows now, with the player's EP and NMR default."""
+    """HELP lists every form the table allows now, with the player's EP. It never states the
+    default on its own: the GM's plot may replace the game's default, and the mail says which
+    one counts, once, from the outlook (issue: "the syntax block never states the default")."""
     race = make_race([["a"], ["b"]], {"a": 7, "b": 0})
     text = GAME.order_help(race, "a")
     for form in ORDER_FORMS:
         assert form.keyword in text
         for alias in form.aliases:
             assert f"{alias}" in text
-    assert "You have 7 EP" in text and "n from 0 to 7" in text and "USE 3" in text
+    assert "You have 7 EP" in text and "n from 0 to 7" in text
+    assert "no order arrives" not in text.lower() and "default" not in text.lower()
     at_zero = GAME.order_help(race, "b")
     assert "OVERTAKE is not possible now" in at_zero
 
@@ -96,7 +99,7 @@ def test_order_help_on_turn_one_offers_only_a_number() -> None:
     """Turn 1: only a number of EP; the help says so and offers no CRUISE or OVERTAKE."""
     text = GAME.order_help(GAME.new_game(FIVE, {}, RNG), "seb")
     assert "USE n" in text and "CRUISE" not in text and "OVERTAKE" not in text
-    assert "USE 5" in text
+    assert "n from 0 to 10" in text
 
 
 def test_order_help_in_the_sprint_and_after_the_race() -> None:
@@ -158,9 +161,10 @@ def test_a_view_reads_as_a_mapping_of_its_fields() -> None:
 
 
 def test_private_lines_only_for_the_player() -> None:
-    """A player's view adds their EP and NMR default; PUBLIC and GM views show nothing private."""
+    """A player's view adds their EP and place, never the NMR default (the sheet states the one
+    default that counts, from the outlook); PUBLIC and GM views show nothing private."""
     _one, two = worked_example()
-    assert GAME.view(two.state, two, "roger").private == ("You have 7 EP and are 2nd; NMR default: USE 3.",)
+    assert GAME.view(two.state, two, "roger").private == ("You have 7 EP and are 2nd.",)
     assert GAME.view(two.state, two, Viewer.GM).private == ()
     public = repr(GAME.view(two.state, two, Viewer.PUBLIC))
     assert "NMR default" not in public
@@ -171,7 +175,7 @@ def test_view_before_any_turn_and_after_the_race() -> None:
     race = GAME.new_game(FIVE, {"turns": "3"}, RNG)
     view = GAME.view(race, None, Viewer.PUBLIC)
     assert view.events == () and view.turn_label == "Turn 1 of 3: start"
-    assert GAME.view(race, None, "seb").private == ("You have 10 EP; NMR default: USE 5.",)
+    assert GAME.view(race, None, "seb").private == ("You have 10 EP.",)
     assert all(row.cells == ("10", "", "") for row in view.table)
     while not GAME.is_finished(race):
         race = resolve_texts(race, {}).state
@@ -353,3 +357,35 @@ def test_the_sprint_report_gives_what_each_runner_sprinted_with_and_the_result()
         "b (7) passes a (2).",
         "Final result: 1st b; 2nd a.",
     ]
+
+
+def test_the_final_result_is_in_competition_places() -> None:
+    """racecraft.md, Final sprint: "players who share a position share the place"; a result is
+    written in competition places, the next place counting everyone ahead: 1, 2, 3, 3, 5 (the
+    places during the race stay the rule's dense positions: "Kelly will be deemed to be in third
+    place")."""
+    race = make_race([["a"], ["b"], ["c", "d"], ["e"]], {"a": 5, "b": 4, "c": 3, "d": 3, "e": 0}, turn=5, turns=5)
+    during = GAME.view(race, None, Viewer.PUBLIC)
+    assert [p.place for p in during.standings] == [1, 2, 3, 4]
+    resolution = GAME.resolve(race, {}, RNG)
+    assert "Final result: 1st a; 2nd b; 3rd c and d; 5th e." in [e.text for e in resolution.events]
+    after = GAME.view(resolution.state, resolution, Viewer.PUBLIC)
+    assert [(p.place, p.players) for p in after.standings] == [(1, ("a",)), (2, ("b",)), (3, ("c", "d")), (5, ("e",))]
+    assert [row.place for row in after.table] == [1, 2, 3, 3, 5]
+
+
+def test_a_surprising_final_order_says_the_rule_that_explains_it_in_one_line() -> None:
+    """racecraft.md, Final sprint: "Movement as in a tactical turn (last to first, beat everyone
+    in the position ahead, at most one position gained)". The leader with 0 EP wins when the
+    runner behind with 5 passes the position between and no further: the report says why."""
+    race = make_race(
+        [["anna"], ["seb", "steve"], ["kelly"]], {"anna": 0, "seb": 4, "steve": 3, "kelly": 5}, turn=5, turns=5
+    )
+    texts = [event.text for event in GAME.resolve(race, {}, RNG).events]
+    why = [text for text in texts if "a runner gains at most one place a turn" in text]
+    assert why == [
+        "anna wins: a runner gains at most one place a turn (kelly, sprinting with 5, passed seb and steve and no further)."
+    ]
+    # An order no rule needs explaining gets no such line.
+    plain = make_race([["a"], ["b"]], {"a": 7, "b": 2}, turn=3, turns=3)
+    assert all(event.kind != "why" for event in GAME.resolve(plain, {}, RNG).events)

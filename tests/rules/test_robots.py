@@ -15,11 +15,12 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rules import find_game
-from rules.api import Game, PlayerId, robot_rng, robot_seed, turn_rng, turn_seed
+from rules.api import Game, PlayerId, RobotLevel, robot_rng, robot_seed, turn_rng, turn_seed
 from rules.racecraft import robot as racecraft_robot
 from rules.racecraft.model import Race
 from rules.speed_circuit.car import CornerRun, LineRun, Status
@@ -41,6 +42,12 @@ SLOW = settings(
 def check_legal(game: Game[Any, Any], state: Any, player: PlayerId, seed: int) -> tuple[Any, ...]:
     """The robot's orders for `player` are what the game takes from a player: legal and
     complete when the seat is expected to order, none otherwise; the same for the same rng."""
+    easy = game.robot_orders(state, player, random.Random(seed), RobotLevel.EASY)
+    if player in game.expected_players(state):  # the easy level is as legal and complete
+        parsed = game.parse_orders(state, player, game.format_orders(easy))
+        assert parsed.ok and parsed.complete and parsed.orders == tuple(easy), (game.format_orders(easy), parsed)
+    else:
+        assert easy == ()
     orders = game.robot_orders(state, player, random.Random(seed))
     assert orders == game.robot_orders(state, player, random.Random(seed)), "not deterministic from its rng"
     if player not in game.expected_players(state):
@@ -320,3 +327,47 @@ def test_a_speedphreakz_robot_alone_finishes_the_race() -> None:
             state = SPEEDPHREAKZ.resolve(state, orders, turn_rng(2, number)).state
         assert state.finished and state.finish_order[0] == "solo", name
         assert state.car("solo").status is CarStatus.FINISHED
+
+
+@pytest.mark.parametrize("field", [2, 4, 8])
+@pytest.mark.parametrize("name", ["ring", "chicane"])
+def test_speedphreakz_robots_expect_each_other_to_move_and_never_crash_into_each_other(name: str, field: int) -> None:
+    """speedphreakz.md §4.5: "at the end of the round, all cars sharing a square crash", and a
+    car next to a crash crashes too. The practice game is one person and four robots; robots
+    alone on a map (two on the chicane crashed into each other in round 1 in 6 of 6 races) must
+    expect each other to move: every car planned in seating order, the earlier seat having the
+    way. Fields of robots only, several seeds: no crash at all, and every robot finishes."""
+    seats = [f"r{i}" for i in range(field)]
+    for seed in range(3):
+        state = SPEEDPHREAKZ.new_game(seats, {"map": name, "max_rounds": "40"}, turn_rng(seed, 0))
+        for number in range(1, 60):
+            if SPEEDPHREAKZ.is_finished(state):
+                break
+            orders = {
+                seat: SPEEDPHREAKZ.robot_orders(state, seat, robot_rng(turn_seed(seed, number), seat))
+                for seat in SPEEDPHREAKZ.expected_players(state)
+            }
+            state = SPEEDPHREAKZ.resolve(state, orders, turn_rng(seed, number)).state
+        assert state.finished, (name, field, seed)
+        assert [state.car(seat).crashes for seat in seats] == [0] * field, (name, field, seed)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    runners=st.integers(5, 8),
+    turns=st.integers(3, 9),
+    seed=st.integers(0, 2**32),
+    level=st.sampled_from(list(RobotLevel)),
+)
+def test_racecraft_robot_never_spends_all_its_ep_at_the_start(
+    runners: int, turns: int, seed: int, level: RobotLevel
+) -> None:
+    """racecraft.md, "Turn 1 -- the start": EP used are deducted, and the adjustment takes 1 from
+    the leader after each tactical turn. A robot that spent all 10 EP on turn 1 finished last
+    (at 0 EP it can neither OVERTAKE, "refused at 0 EP", nor score). At either level, in any
+    field, the robot's start uses at most 3 of its 10 EP."""
+    names = [f"r{i}" for i in range(runners)]
+    state = RACECRAFT.new_game(names, {"turns": str(turns)}, random.Random(0))
+    for name in names:
+        (order,) = RACECRAFT.robot_orders(state, name, robot_rng(turn_seed(seed, 1), name), level)
+        assert order.ep <= 3, order

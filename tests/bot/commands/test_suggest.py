@@ -23,7 +23,7 @@ def test_a_near_miss_of_an_order_word_or_a_command_gets_the_word_and_its_syntax(
     assert (racecraft.suggest("USR 3") or "").startswith("did you mean USE? (USE n")
     assert (
         racecraft.suggest("STAUTS")
-        == "did you mean STATUS? (STATUS: standings, deadline, who has ordered (never what))"
+        == "did you mean STATUS? (STATUS [game]: standings, deadline, who has ordered (never what))"
     )
     assert (vocabulary(order_help=_help("speedphreakz")).suggest("ROUDN 3: F1") or "").startswith(
         "did you mean ROUND? (ROUND <n>:"

@@ -57,10 +57,12 @@ def test_nothing_on_file_counts_with_the_gms_plot_or_the_default_named_as_such()
     bot's own safe plot"; issue 29, case 1: the player sees it named as the GM's plot."""
     game, state = _race_turn_1()
     default = what_counts(game, state, Seat(name="p0"), None)
-    assert (default.source, default.by) == (Source.DEFAULT, "the default")
+    assert (default.source, default.game_default) == (Source.DEFAULT, "")
     assert default.orders == game.default_orders(state, "p0")
     plotted = what_counts(game, state, Seat(name="p0", gm_plot="SPEED 40"), None)
-    assert (plotted.source, plotted.by, plotted.text) == (Source.PLOT, "the GM's plot", "SPEED 40")
+    assert (plotted.source, plotted.text) == (Source.PLOT, "SPEED 40")
+    # The game's own default it replaces, named beside it once (issue 37, critical 2).
+    assert plotted.game_default == game.format_orders(game.default_orders(state, "p0"))
 
 
 def test_a_speedphreakz_set_up_without_a_start_counts_with_start_free_and_round_2_left_open() -> None:
@@ -122,7 +124,9 @@ def test_a_refusal_names_the_gms_plot_and_the_fill_of_what_stands(gapp: App) -> 
     gm_says(gapp, "PLOT g1 p1 SPEED 40", game="g1")
     player_says(gapp, "p1", "FLY AWAY", game="g1", address="p1@example.org")
     refused = body_of(last(gapp, "p1@example.org")).replace("\r\n", "\n")
-    assert "you get the GM's plot:\n    > SPEED 40" in refused
+    assert re.search(
+        r"you get the GM's plot \(the game's own default would be SPEED \d+; [^)]*\):\n    > SPEED 40", refused
+    )
     player_says(gapp, "p0", "PAY ROLL", game="g1", address="p0@example.org")
     player_says(gapp, "p0", "FLY AWAY", game="g1", address="p0@example.org")
     refused = body_of(last(gapp, "p0@example.org")).replace("\r\n", "\n")

@@ -41,6 +41,13 @@ def _confirm(app: App, sender: str = PAT) -> EmailMessage:
     return sheets[-1]
 
 
+def _paced(app: App) -> None:
+    """The clock past `[practice] turn_minutes` since the open turn opened, and a tick."""
+    assert isinstance(app.clock, FakeClock)
+    app.clock.advance(timedelta(minutes=app.settings.practice.turn_minutes))
+    cycle(app)
+
+
 def _game(app: App, name: str = "practice1") -> Game:
     with app.db.read() as session:
         game = find_game_row(session, name)
@@ -64,6 +71,7 @@ def test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots(gapp: 
     people = [s for s in game.seats if not s.robot]
     assert [s.player.address for s in people] == [PAT]
     assert len([s for s in game.seats if s.robot]) == practice.ROBOTS
+    assert {s.robot_level for s in game.seats if s.robot} == {"normal"}
     assert "practice game of Racecraft" in "\n".join(body_of(m) for m in mails(gapp, PAT))
 
 
@@ -74,6 +82,7 @@ def test_turns_resolve_as_soon_as_the_person_orders_and_nobody_else_is_mailed(ga
     sheet = _confirm(gapp)
     gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
+    _paced(gapp)
     results = last(gapp, PAT)
     assert "Results of" in str(results["Subject"]) and "[practice1]" in str(results["Subject"])
     assert "ada (robot)" in body_of(results)
@@ -126,18 +135,18 @@ def test_running_practice_games_are_capped_per_address(gapp: App) -> None:
 
 
 def test_a_practice_game_left_alone_is_closed(gapp: App) -> None:
-    """ "expire when left alone": no order from the person for `IDLE_DAYS` days, the game is
+    """ "expire when left alone": no order from the person for `[practice] idle_days` days, the game is
     closed (finished) and the person told once; one with a recent order is not."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
     assert isinstance(gapp.clock, FakeClock)
-    gapp.clock.advance(timedelta(days=practice.IDLE_DAYS - 1))
+    gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days - 1))
     gapp.inbox.deliver(reply_to(sheet, "USE 1", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
     gapp.clock.advance(timedelta(days=2))
     cycle(gapp)
     assert _game(gapp).status == GameStatus.ACTIVE, "an order six days ago keeps it"
-    gapp.clock.advance(timedelta(days=practice.IDLE_DAYS))
+    gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days))
     cycle(gapp)
     assert _game(gapp).status == GameStatus.FINISHED
     assert "is closed" in body_of(last(gapp, PAT))
@@ -217,6 +226,7 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
     sheet = _confirm(gapp)
     gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
     cycle(gapp)
+    _paced(gapp)
     assert "Results of" in str(last(gapp, PAT)["Subject"]), "a turn was resolved"
     assert not (root / "practice1").exists()
     assert not any("races.example.org" in body_of(m) for m in mails(gapp, PAT)), "no link to a page not there"
@@ -224,3 +234,183 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
     answer = last(gapp, "other@example.net")
     assert "No game by that name" in str(answer["Subject"]) + body_of(answer)
     assert "[confirm" not in str(answer["Subject"])
+
+
+def test_a_strangers_join_of_a_practice_game_is_answered_as_a_missing_name(gapp: App) -> None:
+    """A practice game is its person's alone (docs/DESIGN.md, "Practice games"): a stranger's
+    `JOIN practice1` is answered exactly as a JOIN of a name no game has, so the answer does not
+    tell that the name is taken (issue 40: it said "not open for sign-ups")."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    _confirm(gapp)
+    stranger_says(gapp, "one@example.net", "JOIN practice1")
+    stranger_says(gapp, "two@example.net", "JOIN practice9")
+    practice_answer, missing_answer = last(gapp, "one@example.net"), last(gapp, "two@example.net")
+    assert str(practice_answer["Subject"]) == str(missing_answer["Subject"])
+    assert body_of(practice_answer) == body_of(missing_answer)
+    assert "No game by that name" in str(missing_answer["Subject"]) + body_of(missing_answer)
+
+
+def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: App) -> None:
+    """Issue 37, critical 5: a practice race has no GM and no deadline, so no letter of it says
+    "due by the GM's call" or "if nothing arrives by then, you get the default"; each says the
+    race closes after `[practice] idle_days` days without orders (the setting `expire_idle`
+    applies). The welcome comes before the sheet: it is the top of the first sheet, one mail."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    before = len(mails(gapp, PAT))
+    sheet = _confirm(gapp)
+    started = mails(gapp, PAT)[before:]
+    assert len(started) == 1, [str(m["Subject"]) for m in started]
+    first = body_of(started[0])
+    assert first.index("is your practice game of Racecraft") < first.index("Your orders for")
+    for text in ("USE 99", "ORDERS", "Thanks, looking forward to it!", "USE 1", "CLEAR", "WAIT"):
+        gapp.inbox.deliver(reply_to(sheet, text, sender=PAT, quote=False))  # type: ignore[attr-defined]
+        cycle(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "NOWAIT", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    _paced(gapp)
+    letters = mails(gapp, PAT)[before:]
+    subjects = [str(m["Subject"]) for m in letters]
+    assert any("Results of" in s for s in subjects), subjects
+    closes = f"closed after {gapp.settings.practice.idle_days} days without orders"
+    for mail in letters:
+        text = " ".join((str(mail["Subject"]) + "\n" + body_of(mail)).split())
+        assert "GM's call" not in text and "If nothing arrives" not in text, text
+        assert "you get the default" not in text, text
+        if "Results of" in str(mail["Subject"]) or "Your orders" in text or "Nothing is on file" in text:
+            assert closes in text, text
+    assert sum("Nothing is on file" in body_of(m) for m in letters) >= 3, "USE 99, ORDERS and the note say so"
+    assert any("are cleared" in body_of(m) for m in letters)
+
+
+def test_practice_caps_count_the_mailbox_not_the_address_string(gapp: App) -> None:
+    """Issue 40: one catch-all mailbox answered its own codes through plus-tags (`farm+1@`,
+    `farm+2@` ...) and started a game for each. The caps count the mailbox (the address without
+    its sub-address tag, case-folded): `farm+N@` and `Farm@` run at most `OPEN_PER_ADDRESS`."""
+    for number in range(1, 7):
+        sender = f"{'Farm' if number % 2 else 'farm'}+{number}@example.net"
+        stranger_says(gapp, sender, "PRACTICE racecraft")
+        answers = mails(gapp, sender.lower())
+        code_mail = answers[-1] if answers else None
+        if code_mail is not None and "[confirm practice." in str(code_mail["Subject"]):
+            gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))  # type: ignore[attr-defined]
+            cycle(gapp)
+    with gapp.db.read() as session:
+        started = session.scalar(select(func.count()).select_from(Game).where(Game.practice.is_(True)))
+    assert started == practice.OPEN_PER_ADDRESS
+
+
+def test_strangers_of_one_domain_and_a_practice_players_next_practice_are_capped(gapp: App) -> None:
+    """Issue 40: caps per domain for strangers (a catch-all domain has endless local parts), and
+    a practice player's next PRACTICE (from the practice game's reply address, which proves the
+    address) does not skip them: a person known only by practice games is a stranger to them."""
+    for number in range(practice.STARTED_PER_DOMAIN_PER_DAY + 2):
+        sender = f"racer{number}@farm.example"
+        stranger_says(gapp, sender, "PRACTICE speedphreakz")
+        answers = mails(gapp, sender)
+        code_mail = answers[-1] if answers else None
+        if code_mail is not None and "[confirm practice." in str(code_mail["Subject"]):
+            gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))  # type: ignore[attr-defined]
+            cycle(gapp)
+    with gapp.db.read() as session:
+        started = session.scalar(select(func.count()).select_from(Game).where(Game.practice.is_(True)))
+    assert started == practice.STARTED_PER_DOMAIN_PER_DAY
+    sheet = next(m for m in mails(gapp, "racer0@farm.example") if str(m["Subject"]).startswith("[practice"))
+    gapp.inbox.deliver(reply_to(sheet, "PRACTICE racecraft", sender="racer0@farm.example"))  # type: ignore[attr-defined]
+    cycle(gapp)
+    assert "Addresses at your domain started the most practice games" in body_of(last(gapp, "racer0@farm.example"))
+    with gapp.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Game)) == practice.STARTED_PER_DOMAIN_PER_DAY
+
+
+def test_practice_games_running_on_the_whole_bot_are_bounded(gapp: App) -> None:
+    """Issue 40: a bound on the practice games running on the whole bot (`[practice]
+    running_max`, config.example.toml), with a clear answer when it is full."""
+    from dataclasses import replace
+
+    gapp.use_settings(replace(gapp.settings, practice=replace(gapp.settings.practice, running_max=1)))
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    _confirm(gapp)
+    stranger_says(gapp, "late@example.org", "PRACTICE racecraft")
+    answer = last(gapp, "late@example.org")
+    assert "the bot is full" in str(answer["Subject"])
+    assert "Try again later" in body_of(answer)
+    with gapp.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Game)) == 1
+
+
+def test_a_persons_practice_games_share_one_hourly_allowance(gapp: App) -> None:
+    """Issue 40: "a practice game's mail counts against its person's caps": the loop limit
+    (`[limits] mails_per_sender_per_hour`) counts every practice game of one mailbox together,
+    so a second practice race is no second allowance of answers."""
+    from dataclasses import replace
+
+    limit = 4
+    gapp.use_settings(replace(gapp.settings, limits=replace(gapp.settings.limits, mails_per_sender_per_hour=limit)))
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    first = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(first, "PRACTICE racecraft", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    second = last(gapp, PAT)
+    assert str(second["Subject"]).startswith("[practice2]"), str(second["Subject"])
+    told = len(mails(gapp, PAT))
+    for sheet in (first, second, first, second, first, second):
+        gapp.inbox.deliver(reply_to(sheet, "ORDERS", sender=PAT, quote=False))  # type: ignore[attr-defined]
+        cycle(gapp)
+    answered = len(mails(gapp, PAT)) - told
+    assert answered == limit - 1, answered  # the second PRACTICE was one of the mails of the hour
+
+
+def test_answers_to_strangers_are_capped_per_mailbox_and_per_domain(gapp: App) -> None:
+    """Issue 40: the stranger caps count the mailbox (`Farm+1@` is `farm@`: at most
+    `STRANGER_REPLIES_PER_DAY` answers a day to it) and the domain (`[limits]
+    answers_to_strangers_per_domain_per_day`, config.example.toml), so a catch-all mailbox or
+    domain cannot farm codes through endless local parts."""
+    from dataclasses import replace
+
+    for number in range(STRANGER_REPLIES_PER_DAY + 2):
+        stranger_says(gapp, f"Farm+{number}@example.net", "HELP")
+    answered = sum(len(mails(gapp, f"farm+{n}@example.net")) for n in range(STRANGER_REPLIES_PER_DAY + 2))
+    assert answered == STRANGER_REPLIES_PER_DAY
+    per_domain = 4
+    limits = replace(gapp.settings.limits, answers_to_strangers_per_domain_per_day=per_domain)
+    gapp.use_settings(replace(gapp.settings, limits=limits))
+    for number in range(per_domain + 3):
+        stranger_says(gapp, f"racer{number}@catchall.example", "HELP")
+    assert sum(len(mails(gapp, f"racer{n}@catchall.example")) for n in range(per_domain + 3)) == per_domain
+
+
+def test_a_practice_turn_waits_for_its_pace_and_the_confirmation_says_until_when(gapp: App) -> None:
+    """Issue 40, amplification: a practice turn resolves no sooner than `[practice] turn_minutes`
+    after it opened (`turns.resolves_from`, applied by `turns.is_due`), however fast the orders
+    come; the confirmation says when, from the same rule."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    confirmation = last(gapp, PAT)
+    assert "Orders received" in str(confirmation["Subject"])
+    assert "minutes after it opened at the soonest" in " ".join(body_of(confirmation).split())
+    assert "at the soonest, Mon 5 Jan 2026 09:03 GMT." in " ".join(body_of(confirmation).split())
+    assert isinstance(gapp.clock, FakeClock)
+    gapp.clock.advance(timedelta(minutes=gapp.settings.practice.turn_minutes) - timedelta(seconds=1))
+    cycle(gapp)
+    assert "Results of" not in str(last(gapp, PAT)["Subject"]), "not before its pace"
+    gapp.clock.advance(timedelta(seconds=1))
+    cycle(gapp)
+    assert "Results of" in str(last(gapp, PAT)["Subject"])
+
+
+def test_practice_easy_races_against_easy_robots(gapp: App) -> None:
+    """Issue 40: "a second, easier level for newcomers (`PRACTICE <game> EASY`)". From a
+    stranger (through the code) and from a proven address (at once): every robot seat of the
+    game is stored at the easy level and the welcome says so (without EASY: the normal level,
+    `test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots`)."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft easy")
+    sheet = _confirm(gapp)
+    assert {s.robot_level for s in _game(gapp).seats if s.robot} == {"easy"}
+    assert "against 4 easy robot drivers" in " ".join(body_of(sheet).split())
+    gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz EASY", sender=PAT))  # type: ignore[attr-defined]
+    cycle(gapp)
+    assert {s.robot_level for s in _game(gapp, "practice2").seats if s.robot} == {"easy"}

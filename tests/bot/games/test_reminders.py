@@ -187,7 +187,10 @@ def test_a_reminder_names_the_gms_plot_as_what_a_silent_seat_gets(rc: App) -> No
     cycle(rc)
     (reminder,) = reminders_to(rc, "steve")
     text = reminder.replace("\r\n", "\n")
-    assert "If nothing arrives by then, you get the GM's plot:\n    > USE 1" in text
+    assert (
+        "If nothing arrives by then, you get the GM's plot (the game's own default would be USE 5):\n    > USE 1"
+        in text
+    )
     (other,) = reminders_to(rc, "kelly")
     assert "you get the default:" in other
 

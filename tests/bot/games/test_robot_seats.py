@@ -22,7 +22,7 @@ from bot.models import OrderSubmission, Turn
 from bot.ops.backup import replay_game
 from bot.store import find_game_row, open_turn, turn_submissions
 from rules import find_game
-from rules.api import robot_rng, turn_seed
+from rules.api import RobotLevel, robot_rng, turn_seed
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import GM, RACERS, body_of, gm_says, last, mails, player_says, turns
 
@@ -117,6 +117,19 @@ def test_early_resolution_waits_only_for_the_people_and_robots_play_on(rr: App) 
         assert all(not r.differences for r in replay_game(session, "rr1"))
 
 
+def test_a_robots_set_counts_as_submitted_at_the_deadline_after_every_persons(rr: App) -> None:
+    """ "A robot's set counts as submitted at the deadline (or last)" (docs/DESIGN.md, "Robot
+    drivers"): the robots' orders are filed as the turn opens, yet the order stored with the
+    turn and handed to the rules (SpeedPhreakz S16: "the earliest submission wins") lists every
+    person first, in the order they sent, then the robots in the order they were filed."""
+    for seat in ("seb", "kelly", "steve"):
+        player_says(rr, seat, "USE 2", game="rr1")
+        rr.clock.advance(minutes=5)  # type: ignore[attr-defined]
+    first = turns(rr, "rr1")[0]
+    assert first.resolved_at is not None
+    assert first.submitted == ["seb", "kelly", "steve", "robo", "tin"]
+
+
 def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_path: Path) -> None:
     """docs/DESIGN.md, "Robot drivers": the robot's rng is fixed when the turn opens and never
     depends on the dice seed, which comes from the turn's secret and the orders at resolution
@@ -196,6 +209,52 @@ def test_the_cli_adds_robots_and_shows_them(tmp_path: Path, capsys: pytest.Captu
     shown = capsys.readouterr().out
     assert "robo         (robot)" in shown and "orders in" in shown
     assert "(robot)" in "\n".join(line for line in shown.splitlines() if line.startswith("    "))
+
+
+def test_a_robot_seat_may_drive_at_the_easy_level(
+    gapp: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 40: "a second, easier level for newcomers (`--robot NAME:easy`)". The level is
+    stored with the seat (migration 0016_robots), the orders filed for it are the rules' easy robot's
+    (`robot_orders(..., RobotLevel.EASY)` with the seat's rng), `game show` says so, and an
+    unknown level is refused with the levels there are."""
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="racecraft",
+            name="rr1",
+            players=PEOPLE,
+            gm_address=GM,
+            seed=11,
+            robot_seats=("Robo:easy", "tin:NORMAL"),
+        )
+    with gapp.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        assert {s.name: s.robot_level for s in game.seats if s.robot} == {"robo": "easy", "tin": "normal"}
+        turn = session.scalar(select(Turn).where(Turn.game_id == game.id, Turn.number == 1))
+        assert turn is not None
+        state = RACECRAFT.load_state(turn.state)
+    for seat, level in (("robo", RobotLevel.EASY), ("tin", RobotLevel.NORMAL)):
+        rng = robot_rng(turn_seed(game.seed, 1), seat)
+        assert _filed(gapp, 1)[seat] == [
+            ("robot", RACECRAFT.format_orders(RACECRAFT.robot_orders(state, seat, rng, level)))
+        ]
+    with pytest.raises(GameError, match="the level is one of normal, easy"), gapp.db.transaction() as session:
+        create_game(
+            gapp.shell, session, kind="racecraft", name="rr9", players=PEOPLE, gm_address=GM, robot_seats=["r:hard"]
+        )
+    config = tmp_path / "flagman.toml"
+    assert cli_main(["init", str(tmp_path), "--address", "flagman@example.org"]) == 0
+    args = ["--config", str(config), "game", "new", "racecraft", "--name", "rr2"]
+    for who in ("Kelly=kelly@example.org", "Seb=seb@example.org", "Steve=steve@example.org"):
+        args += ["--player", who]
+    assert cli_main([*args, "--robot", "Robo:easy", "--robot", "tin"]) == 0
+    capsys.readouterr()
+    assert cli_main(["--config", str(config), "game", "show", "rr2"]) == 0
+    shown = capsys.readouterr().out
+    assert "robo         (robot, easy)" in shown and "tin          (robot)" in shown
 
 
 # -- REPLACE <game> <seat> ROBOT ------------------------------------------------------------------

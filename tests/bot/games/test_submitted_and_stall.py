@@ -116,3 +116,40 @@ def test_a_stalled_speedphreakz_race_is_reported_to_the_gm_with_the_command_that
         assert game is not None and game.status == "finished"
     final = [m for m in mails(gapp, GM) if "sp1" in str(m["Subject"])][-1]
     assert "The race ends after round 12, the last round allowed" in gm_helpers.body_of(final)
+
+
+def test_a_stopped_speed_circuit_car_is_reported_to_the_gm_and_retires(gapp: App) -> None:
+    """Speed Circuit with `plot_default=mps` (NOTES.md, "Stopped cars"): a silent car at 0 mph
+    holds 0 mph. From its second race turn standing still the GM is told, naming that car and
+    the SET that gets it moving (its own seat: the figure is the car's); after five turns
+    standing it retires, so the race ends even when nobody ever orders."""
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speed_circuit",
+            name="sc9",
+            players=RACERS[:2],
+            gm_address=GM,
+            options={"laps": "1", "plot_default": "mps"},
+            deadline="48h",
+            timezone="UTC",
+            seed=3,
+        )
+    gapp.service.send()
+    told_at = []
+    for turn in range(1, 9):
+        gapp.clock.set(START + timedelta(hours=49 * turn))  # type: ignore[attr-defined]
+        cycle(gapp)
+        told_at.append(len([m for m in mails(gapp, GM) if "stalled" in str(m["Subject"])]))
+    # turns 1-2 are the set-up; race turns 3.. stand still; told from the 2nd standing on
+    assert told_at == [0, 0, 0, 1, 2, 3, 3, 3], told_at
+    notice = gm_helpers.body_of([m for m in mails(gapp, GM) if "stalled" in str(m["Subject"])][0])
+    assert "has not moved for 2 turns in a row" in notice and "SET sc9 kelly speed 20" in notice
+    assert "any seat" not in notice
+    assert not any(line.strip().startswith(("SET", "PROCESS")) for line in notice.splitlines())
+    with gapp.db.read() as session:
+        from bot.store import find_game_row
+
+        game = find_game_row(session, "sc9")
+        assert game is not None and game.status == "finished"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 
-from rules.speed_circuit.car import DESIGN_FIELDS, Status
+from rules.speed_circuit.car import DESIGN_FIELDS, PitStage, Status
 from rules.speed_circuit.model import Phase, RaceState
 from rules.speed_circuit.plot import SkillTable, limits
 from rules.speed_circuit.resolve import safe_speed
@@ -46,7 +46,8 @@ def order_text(state: RaceState, player: str, rnd: random.Random) -> str:
     else:
         speed = rnd.randrange(0, lim.highest + 1, 20)
     lines = [f"SPEED {speed}" if rnd.random() < 0.9 or speed != car.speed else "SPEED MPS"]
-    if speed > lim.safe or (car.pit is not None and rnd.random() < 0.5):
+    # PUSH YES in the pits pushes the crew as the tyres are changed (entrance lane); leaving is refused
+    if speed > lim.safe or (car.pit is not None and car.pit.stage is PitStage.ENTRANCE and rnd.random() < 0.5):
         lines.append("PUSH YES")
     path = rnd.random()
     if path < 0.3:

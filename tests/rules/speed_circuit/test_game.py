@@ -359,3 +359,13 @@ def test_safe_plot_steers_around_a_blocked_lane() -> None:
     )
     assert "brakes" not in " ".join(e.text for e in after.events)
     assert after.state.car("ann").progress == state.car("ann").progress + 5
+
+
+def test_a_car_behind_the_line_at_the_start_is_on_lap_1_as_the_summary_says() -> None:
+    """P27: "Cars start on lap 0 behind the line; crossing it starts lap 1" is how progress is
+    counted; the table says the lap as the summary does ("leads on lap 1"), never "Lap 0"."""
+    state = race(TRACK, [car("ann", "B3", TRACK, lap=0), car("bob", "A10", TRACK, lap=0)], laps=3)
+    public = GAME.view(state, None, Viewer.PUBLIC)
+    assert "leads on lap 1 of 3" in public.summary
+    lap = public.columns.index("Lap")
+    assert [row.cells[lap] for row in public.table] == ["1", "1"]

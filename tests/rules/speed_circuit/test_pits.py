@@ -315,7 +315,7 @@ def test_one_tap_orders_in_the_entrance_lane_are_every_legal_speed_with_its_cost
     and test brakes and spin": the car stays in the entrance lane)."""
     state = race(TRACK, [in_pits("ann", PitStage.ENTRANCE, 15, 1, speed=120, wear=5)], laps=3)
     offered = _offered(state, "ann")
-    assert list(offered) == ["SPEED 0", "SPEED 20", "SPEED 40"]
+    assert [text for text in offered if "PUSH" not in text] == ["SPEED 0", "SPEED 20", "SPEED 40"]
     assert offered["SPEED 40"] == "40 mph: 2 wear (into the pit lane, new tyres)"
     assert offered["SPEED 20"] == "20 mph: 2 wear + brakes test (into the pit lane, new tyres)"
     assert offered["SPEED 0"] == "0 mph: spins (stays in the entrance lane)"
@@ -335,3 +335,50 @@ def test_one_tap_orders_in_the_pit_lane_take_the_car_back_onto_the_track() -> No
     for text in offered:
         after = turn(state, {"ann": text})
         assert after.state.car("ann").on_track and "uses" not in texts(after.events)
+
+
+def test_pushing_the_pit_crew_is_offered_in_one_tap_in_the_entrance_lane() -> None:
+    """Seed "Tire Change": after the new tyres, "optionally roll on the Pit Crew table" (PUSH
+    YES, the turn after entering). Each speed that gets the car into the pit lane is also
+    offered with PUSH YES, labelled as pushing the pit crew, and that set rolls on the table;
+    a speed that spins the car (it stays in the entrance lane, no tyres) is not."""
+    state = race(TRACK, [in_pits("ann", PitStage.ENTRANCE, 15, 1, speed=120, wear=5)], laps=3)
+    offered = _offered(state, "ann")
+    pushed = {text: label for text, label in offered.items() if "PUSH YES" in text}
+    assert list(pushed) == ["SPEED 20\nPUSH YES", "SPEED 40\nPUSH YES"]
+    assert all("pushing the pit crew" in label and "pit crew table" in label for label in pushed.values())
+    after = turn(state, {"ann": "SPEED 40\nPUSH YES"}, 1, 1)
+    assert "pushing the pit crew" in texts(after.events)
+
+
+def test_entering_the_pits_is_offered_in_one_tap_from_where_a_move_ends_on_an_arrow() -> None:
+    """Seed: "Immediately after moving onto any space marked with a small red arrow, a car may
+    choose to pit"; P4: each compound must be used. From B10 at 60 mph the arrows ahead are in
+    reach at 100 and 120 mph: a set with PIT and the compound not run yet (OPTION) is offered
+    for each, and sent, the free one takes the car into the entrance lane for those tyres."""
+    state = race(TRACK, [pit_car("ann", "B10", speed=60)], laps=3)
+    offered = _offered(state, "ann")
+    into = {text: label for text, label in offered.items() if "PIT OPTION" in text}
+    assert into and all("into the pits" in label and "OPTION tyres" in label for label in into.values())
+    assert not any("PIT PRIME" in text for text in offered)
+    assert [t.split("\n")[0] for t in into] == ["SPEED 100", "SPEED 120"]
+    text = next(t for t in into if "PUSH" not in t)
+    parsed = GAME.parse_orders(state, "ann", text)  # type: ignore[arg-type]
+    assert parsed.ok and parsed.complete
+    ann = turn(state, {"ann": text}).state.car("ann")
+    assert ann.pit is not None and ann.pit.stage is PitStage.ENTRANCE and ann.pit.tyre is Tyre.OPTION
+
+
+def test_push_yes_leaving_the_pits_is_refused_with_the_reason() -> None:
+    """Seed "Exiting the Pits": "The second turn after entering the pits, you return to the
+    track but do not otherwise move" -- the pit crew roll belongs to the tyre change, the turn
+    before; PUSH YES as the car leaves the pit lane would do nothing, so it is refused, saying
+    when the crew is pushed, and the speed stands."""
+    state = race(TRACK, [in_pits("ann", PitStage.LANE, 16, 1, speed=40)], laps=3)
+    parsed = GAME.parse_orders(state, "ann", "SPEED 40\nPUSH YES")  # type: ignore[arg-type]
+    assert [p.line for p in parsed.problems] == ["PUSH YES"]
+    assert "does nothing as you leave the pits" in parsed.problems[0].reason
+    assert "entrance lane" in parsed.problems[0].reason
+    assert parsed.complete and GAME.format_orders(parsed.orders) == "SPEED 40"
+    entering = race(TRACK, [in_pits("ann", PitStage.ENTRANCE, 15, 1, speed=40)], laps=3)
+    assert GAME.parse_orders(entering, "ann", "SPEED 40\nPUSH YES").ok  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from rules.api import Event, turn_rng
 from rules.speed_circuit import GAME
-from rules.speed_circuit.car import Status
+from rules.speed_circuit.car import PitStage, Status
 from rules.speed_circuit.model import Phase
 from rules.speed_circuit.plot import limits
 from tests.rules.speed_circuit.strategies import NAMES, order_text
@@ -233,7 +233,11 @@ def test_crowded_races_with_passing_slips_and_pits_keep_every_invariant(seed: in
                 assert c.space is None and c.pit is None
             if c.status is Status.RACING and c.pit is not None:
                 offered = GAME.one_line_orders(state, c.player)
-                assert [o.text for o in offered] == [f"SPEED {n}" for n in range(0, limits(c, track).safe + 1, 20)]
+                plain = [o.text for o in offered if "PUSH YES" not in o.text]
+                assert plain == [f"SPEED {n}" for n in range(0, limits(c, track).safe + 1, 20)]
+                # the pit crew is pushed (PUSH YES) only as the tyres are changed, in the entrance lane
+                pushed = [o.text for o in offered if "PUSH YES" in o.text]
+                assert not pushed or c.pit.stage is PitStage.ENTRANCE, pushed
                 assert all(GAME.parse_orders(state, c.player, o.text).complete for o in offered)
                 assert all(GAME.parse_orders(state, c.player, o.text).ok for o in offered)
         order = [p for group in GAME.standings(state) for p in group]

@@ -554,7 +554,7 @@ def test_two_restarts_on_one_square_go_by_seat() -> None:
     mails = {p: "RESTART 5,4 FACING E\nROUND 3:\nROUND 4:" for p in ("ann", "bob")}
     resolution = play(state, [control(150)], texts=mails)
     assert (at(resolution, "ann").square, at(resolution, "bob").square) == (Square(5, 4), Square(6, 3))
-    assert kinds(resolution, "restart")[1].text.endswith("by default (S10): 5,4 is taken.")
+    assert kinds(resolution, "restart")[1].text.endswith("by default: 5,4 is taken.")
 
 
 # -- S12, S16 and the win -------------------------------------------------------------------------
@@ -679,8 +679,7 @@ def test_a_silent_player_starts_on_a_square_no_one_chose() -> None:
     assert (at(resolution, "bob").square, at(resolution, "bob").heading) == (Square(1, 5), Heading.N)
     assert kinds(resolution, "crash") == []
     assert (
-        kinds(resolution, "start")[1].text
-        == "bob (blue, car B) starts at 1,5 facing N (a start square no one chose, §5)."
+        kinds(resolution, "start")[1].text == "bob (blue, car B) starts at 1,5 facing N (a start square no one chose)."
     )
 
 

@@ -1,0 +1,123 @@
+"""A game as the GM sees it at a glance: the digest's block for it, and a GM's STATUS.
+
+`game_summary` gives the facts (turn, deadline or its absence, who has orders on file and who
+has not -- never what --, NMR streaks, plots, vacations ...); the words are the templates'
+(`templates/_common/_gm_game.txt`). `attention_lines` gives the "needs your attention" items
+(`bot.games.attention`) as the GM reads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from bot import outlook, store
+from bot.clock import as_utc
+from bot.games import carried, observers, turns
+from bot.games.attention import Attention
+from bot.games.robots import robot_names
+from bot.games.robots import shown as robot_shown
+from bot.letters.context import deadline_text
+from bot.models import Game, GameStatus, GmDigest
+from bot.schedules import format_local
+from bot.shell import Shell
+
+
+def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[str, Any]:
+    rules = turns.rules_of(game)
+    out: dict[str, Any] = {
+        "name": game.name,
+        "title": rules.title,
+        "status": str(game.status),
+        "turn": None,
+        "deadline": None,
+        "ordered": [],
+        "incomplete": [],
+        "missing": [],
+        "held": [],
+        "streaks": [],
+        "plots": [],
+        "kept": [],
+        "players": [],
+        "min_players": rules.min_players,
+        "max_players": rules.max_players,
+        "grace": game.grace_minutes,
+        "early": game.early_resolution,
+        "nmr_limit": game.nmr_limit,
+        "nmr_action": game.nmr_action,
+        "out": [s.name for s in game.seats if not s.active],
+        "press": game.press,
+        "observers": len(observers.observers_of(session, game)),
+        # VACATION: the seats away now or later, with their days (a missed turn then is no NMR).
+        "vacations": [
+            f"{s.name} {s.player.vacation_from.isoformat()} to {s.player.vacation_to.isoformat()}"
+            for s in store.active_seats(game)
+            if s.player.vacation_from is not None
+            and s.player.vacation_to is not None
+            and s.player.vacation_to >= shell.now().astimezone(ZoneInfo(s.player.timezone)).date()
+        ],
+    }
+    out["players"] = [
+        f"{s.name} (robot)" if s.robot else f"{s.name} <{s.player.address}>" for s in store.active_seats(game)
+    ]
+    shown = robot_names(game.seats)  # robots shown as robots (issue 32)
+    if game.status == GameStatus.SIGNUP:
+        return out
+    rules, state, turn = turns.current_state(session, game)
+    if turn is not None:
+        out["turn"] = turn.label
+        # A paused game has no deadline running (the tick leaves it be until RESUME).
+        out["deadline"] = None if game.status == GameStatus.PAUSED else deadline_text(turn, zone)
+        # Orders a ROLLBACK kept for the turn after this one: not on file for any turn yet.
+        out["kept"] = [
+            robot_shown(k.seat, shown) + (" (your ORDER)" if k.source == "gm" else "") for k in carried.of_turn(turn)
+        ]
+        by_seat = store.turn_submissions(session, turn)
+        seen = outlook.of_turn(game, rules, state, by_seat)
+        for name in sorted(rules.expected_players(state)):
+            seat = store.seat_named(game, name)
+            if seat is not None and store.holds(by_seat.get(seat.id, ())):  # WAIT (issue 30): who holds the turn
+                out["held"].append(name)
+            {
+                outlook.Status.COMPLETE: out["ordered"],
+                outlook.Status.INCOMPLETE: out["incomplete"],
+                outlook.Status.NONE: out["missing"],
+            }[seen.status(name)].append(robot_shown(name, shown))
+    else:
+        out["result"] = [", ".join(robot_shown(name, shown) for name in place) for place in rules.standings(state)]
+    out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
+    out["plots"] = [s.name for s in store.active_seats(game) if s.gm_plot]
+    return out
+
+
+def last_digest_at(session: Session, address: str) -> datetime | None:
+    """When the GM at `address` was last sent a digest (None: never)."""
+    sent = session.scalar(
+        select(GmDigest.sent_at)
+        .where(GmDigest.gm_address == address)
+        .order_by(GmDigest.sent_at.desc(), GmDigest.id.desc())
+        .limit(1)
+    )
+    return as_utc(sent) if sent is not None else None
+
+
+def attention_lines(found: Sequence[Attention], zone: str) -> list[dict[str, object]]:
+    """The items as the templates list them: when, which game and seat, what kind, the text."""
+    return [
+        {
+            "when": format_local(item.at, zone),
+            "game": item.game,
+            "seat": item.seat,
+            "kind": item.kind.value,
+            "lines": item.text.splitlines() or [""],
+        }
+        for item in found
+    ]
+
+
+__all__ = ["attention_lines", "game_summary", "last_digest_at"]

@@ -1,0 +1,81 @@
+"""The answers of the intake and the commands that a demanding GM and players found wrong
+(issue 37, part B): each says what is true, once, and nothing the GM must not read as a fault.
+mail-interface.md: "One answer per mail"; "Every statement about the next resolution (...
+whether the turn is open, paused or waiting ...) comes from one computation that the tick
+itself uses"; "Greetings, thanks and sign-offs ... are ignored quietly or answered without an
+error tag"."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from bot.app import App
+from bot.models import InboundMessage
+from bot.testing import plain_mail
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, BOT, GM, body_of, cycle, gm_says, last, mails, player_says
+
+gapp, rc = gm_helpers.gapp, gm_helpers.rc
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_status_of_a_paused_game_shows_no_deadline_and_says_the_gm_resumes_it(rc: App) -> None:
+    """Finding 4 (critical): STATUS showed a deadline while the game was paused. The tick does
+    not resolve a paused game: no deadline runs until the GM resumes it."""
+    gm_says(rc, "PAUSE rc1")
+    player_says(rc, "seb", "STATUS")
+    text = _flat(body_of(last(rc, ADDRESS["seb"])))
+    assert "Deadline:" not in text
+    assert "The game is paused: no deadline runs. The GM resumes it" in text
+
+
+def test_resign_with_a_friendly_line_gets_one_answer(rc: App) -> None:
+    """ "RESIGN rc1" and "Sorry all, it was fun. Thanks!" got the resignation and a second mail,
+    "[ERROR] No orders needed": one answer per mail, the resignation's."""
+    before = len(mails(rc, ADDRESS["kelly"]))
+    player_says(rc, "kelly", "RESIGN rc1\nSorry all, it was fun. Thanks!")
+    answers = mails(rc, ADDRESS["kelly"])[before:]
+    assert [str(m["Subject"]) for m in answers] == ["[rc1] You have resigned from rc1"]
+
+
+def test_a_gms_chatty_lines_are_not_listed_as_not_understood(rc: App) -> None:
+    """ "thanks!" and "cheers" among a GM's commands were listed as "not understood"."""
+    before = len(mails(rc, GM))
+    gm_says(rc, "PAUSE rc1\nthanks!\ncheers")
+    answers = mails(rc, GM)[before:]
+    assert [str(m["Subject"]) for m in answers] == ["[rc1] GM: PAUSE done"]
+    gm_says(rc, "Thanks!")
+    assert len(mails(rc, GM)) == before + 1  # a GM's thank-you alone: nothing to answer
+    with rc.db.read() as session:
+        row = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
+        assert row is not None and (row.status, row.reason) == ("ignored", "note")
+
+
+def test_a_wrong_password_is_named_as_wrong(rc: App) -> None:
+    """A mail to the plain address from Kelly's own address with a PASSWORD line that is not
+    hers: refused (to her registered address), and the refusal says the password is wrong."""
+    rc.inbox.deliver(plain_mail(ADDRESS["kelly"], BOT, "[rc1] orders", "PASSWORD nottheone\nUSE 3"))  # type: ignore[attr-defined]
+    cycle(rc)
+    text = _flat(body_of(last(rc, ADDRESS["kelly"])))
+    assert "It carried a PASSWORD line, but that password is wrong" in text
+    rc.inbox.deliver(plain_mail(ADDRESS["seb"], BOT, "[rc1] orders", "USE 3"))  # type: ignore[attr-defined]
+    cycle(rc)
+    assert "password is wrong" not in _flat(body_of(last(rc, ADDRESS["seb"])))
+
+
+def test_a_gms_status_is_answered_with_the_digests_block_for_the_game(rc: App) -> None:
+    """A GM's "STATUS rc1" was refused ("Lines not understood": a false reason). It is answered
+    with the game's block as the digest shows it, paused or not."""
+    gm_says(rc, "STATUS rc1")
+    answer = last(rc, GM)
+    text = body_of(answer)
+    assert not str(answer["Subject"]).startswith("[ERROR]")
+    assert "== rc1 (Racecraft): active ==" in text and "Open: Turn 1 of 5: start, due" in text
+    assert "No orders yet:  anna, kelly, roger, seb, steve." in text
+    gm_says(rc, "PAUSE rc1")
+    gm_says(rc, "STATUS")
+    text = _flat(body_of(last(rc, GM)))
+    assert "PAUSED: no deadline runs; RESUME rc1 sets a new one" in text and ", due" not in text

@@ -1,0 +1,83 @@
+"""`turns.due_turns` passes over open turns on their columns alone (`turns.may_be_due`; issue 40:
+the tick's cost per live practice game), and still finds exactly the turns `turns.is_due` finds
+when it reads every one: games with deadlines, with and without early resolution, a turn held
+by a WAIT, robots, a Racecraft final sprint that nobody orders in, and practice races before
+and after their pace -- checked minute by minute over many ticks against the reading of every
+open turn."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import selectinload
+
+from bot.app import App
+from bot.games import practice, turns
+from bot.models import Game, GameStatus, Turn
+from bot.testing import FakeClock, reply_to
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, GM, RACERS, cycle, mails, player_says
+
+gapp = gm_helpers.gapp
+
+
+def _every_open_turn_read(app: App) -> set[int]:
+    """The open turns `is_due` finds due when it reads every one (the tick's rule, unfiltered)."""
+    pace = turns.practice_pace(app.settings.practice)
+    with app.db.read() as session:
+        rows = session.execute(
+            select(Game, Turn)
+            .join(Turn, Turn.game_id == Game.id)
+            .where(Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None))
+            .options(selectinload(Game.seats))
+        ).all()
+        return {t.id for g, t in rows if turns.is_due(session, g, t, app.clock.now(), pace=pace)}
+
+
+def _found(app: App) -> set[int]:
+    with app.db.read() as session:
+        pace = turns.practice_pace(app.settings.practice)
+        return {t.id for _, t in turns.due_turns(session, app.clock.now(), pace=pace)}
+
+
+def test_due_turns_finds_what_reading_every_open_turn_finds(gapp: App) -> None:
+    assert isinstance(gapp.clock, FakeClock)
+    with gapp.db.transaction() as session:
+        for name, early in (("rc1", False), ("rc2", True), ("rc3", True)):
+            turns.create_game(
+                gapp.shell,
+                session,
+                kind="racecraft",
+                name=name,
+                players=RACERS[:3],
+                robot_seats=("ada", "babbage"),
+                gm_address=GM,
+                deadline="24h",
+                seed=5,
+                early_resolution=early,
+            )
+        for address, kind in (("pat@example.net", "racecraft"), ("sam@example.net", "speedphreakz")):
+            practice.start(gapp.shell, session, address, practice.check(session, gapp.shell, address, kind))
+    gapp.service.send()
+    seats = [seat.seat for seat in RACERS[:3]]
+    checked = 0
+    for step in range(40):
+        for game in ("rc1", "rc2", "rc3"):
+            seat = seats[step % len(seats)]
+            text = "WAIT" if (game == "rc3" and step == 4) else ("CRUISE" if step > 3 else "USE 2")
+            if step % 3 == 0:
+                player_says(gapp, seat, text, game=game, address=ADDRESS[seat])
+        for person in ("pat@example.net", "sam@example.net"):
+            latest = [m for m in mails(gapp, person) if m["Reply-To"] is not None]
+            if latest and step % 2 == 0:
+                gapp.inbox.deliver(reply_to(latest[-1], "USE 2", sender=person, quote=False))  # type: ignore[attr-defined]
+                gapp.service.poll()
+        for moved in (False, True, True):  # before the clock moves, and after each move
+            if moved:
+                gapp.clock.advance(timedelta(minutes=1) if step % 5 else timedelta(hours=7))
+            found = _found(gapp)
+            assert found == _every_open_turn_read(gapp), step
+            checked += len(found)
+        cycle(gapp)
+    assert checked > 0, "some turns were due along the way"

@@ -1,0 +1,174 @@
+"""A mail that supplies only the part a set on file lacks is an addition to it (issue 37, part B,
+finding 1). speed-circuit.md §8: "every line is optional but SPEED" and "the last valid plot
+counts"; the confirmation of an incomplete set names what it lacks, so a mail that brings just
+that part ("Oops, forgot: SPEED 40") completes the set rather than withdrawing the rest of it.
+Where a mail does replace a set, its confirmation says first what is no longer on file."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from bot.app import App
+from bot.games.turns import PlayerSpec, create_game, current_state
+from bot.models import OrderSubmission
+from bot.store import find_game_row, orders_on_file
+from rules import find_game
+from rules.speed_circuit.parse import parse_orders
+from rules.speed_circuit.plot import SpeedOrder
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, GM, body_of, last, one_lap_race, player_says
+from tests.rules.speed_circuit.test_options import _race_state
+
+gapp = gm_helpers.gapp
+
+GAME = find_game("speed_circuit")
+RACE = _race_state(1, 3, 2, "harbour_loop", False)
+SEAT = sorted(GAME.expected_players(RACE))[0]
+
+
+def _orders(text: str) -> tuple[object, ...]:
+    parsed = parse_orders(RACE, SEAT, text)
+    assert not parsed.problems, parsed.problems
+    return parsed.orders
+
+
+def test_the_missing_speed_alone_is_added_to_the_plot_on_file() -> None:
+    """§8: the plot lacks its SPEED; "SPEED 40" alone brings it, and the PATH and PAY stand."""
+    merged = GAME.merge_orders(_orders("LANE B\nPAY ROLL"), _orders("SPEED 40"))
+    assert GAME.format_orders(merged) == GAME.format_orders(_orders("SPEED 40\nLANE B\nPAY ROLL"))
+
+
+def test_a_set_that_names_what_is_on_file_replaces_it() -> None:
+    """§8: "the last valid plot counts": a complete plot on file is replaced whole, and so is an
+    incomplete one by a mail that names one of its lines again."""
+    assert GAME.merge_orders(_orders("SPEED 60\nLANE B"), _orders("SPEED 40")) == _orders("SPEED 40")
+    assert GAME.merge_orders(_orders("LANE B\nPAY ROLL"), _orders("SPEED 40\nLANE A")) == _orders("SPEED 40\nLANE A")
+    assert GAME.merge_orders(_orders("LANE B"), _orders("PAY ROLL")) == _orders("PAY ROLL")
+
+
+def _filed(app: App, seat_name: str = "kelly") -> str:
+    """The seat's set on file, as the tick reads it (`store.orders_on_file`)."""
+    with app.db.read() as session:
+        game = find_game_row(session, "sc1")
+        assert game is not None
+        rules, state, turn = current_state(session, game)
+        assert turn is not None
+        seat = next(s for s in game.seats if s.name == seat_name)
+        subs = list(
+            session.scalars(
+                select(OrderSubmission)
+                .where(OrderSubmission.turn_id == turn.id, OrderSubmission.seat_id == seat.id)
+                .order_by(OrderSubmission.id)
+            )
+        )
+        on_file = orders_on_file(rules, state, seat, subs)
+        assert on_file is not None
+        return rules.format_orders(on_file)
+
+
+def _flat(app: App, seat: str = "kelly") -> str:
+    return " ".join(body_of(last(app, ADDRESS[seat])).split())
+
+
+def _design_turn(app: App) -> None:
+    """Speed Circuit `sc1` at its design turn (P1: DESIGN, with TYRES optional)."""
+    with app.db.transaction() as session:
+        create_game(
+            app.shell,
+            session,
+            kind="speed_circuit",
+            name="sc1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+            options={"laps": "1"},
+        )
+    app.service.send()
+
+
+def test_design_skill_alone_completes_the_tyres_on_file(gapp: App) -> None:
+    """The design turn: "TYRES OPTION" lacks the design; "DESIGN SKILL 2" brings it and the
+    tyres stand; the confirmation says what the design was added to."""
+    _design_turn(gapp)
+    player_says(gapp, "kelly", "TYRES OPTION", game="sc1")
+    assert "It lacks" in _flat(gapp) and "DESIGN line" in _flat(gapp)
+    player_says(gapp, "kelly", "Oops, forgot:\nDESIGN SKILL 2", game="sc1")
+    assert _filed(gapp).splitlines() == ["DESIGN ACC 0 DEC 0 TOP 0 START 0 PRIME 0 OPTION 0 SKILL 2", "TYRES OPTION"]
+    text = _flat(gapp)
+    assert "Added to the set you had on file, which stands: > TYRES OPTION" in text
+    assert "That is a complete set" in text and "No longer on file" not in text
+
+
+def test_the_forgotten_speed_is_added_to_the_plot_on_file(gapp: App) -> None:
+    """The race: a plot without its SPEED, then "Oops, forgot: SPEED 40": the PATH and the PAY
+    line are still on file, and the confirmation names them."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "kelly", "LANE B\nPAY ROLL", game="sc1")
+    assert "It lacks" in _flat(gapp)
+    player_says(gapp, "kelly", "Oops, forgot: SPEED 40", game="sc1")
+    assert _filed(gapp).splitlines() == ["SPEED 40", "LANE B", "PAY ROLL"]
+    text = _flat(gapp)
+    assert "Added to the set you had on file, which stands: > LANE B > PAY ROLL" in text
+
+
+def test_a_replacing_set_says_first_what_is_no_longer_on_file(gapp: App) -> None:
+    """A complete plot on file, then another: the lines of the first that the second does not
+    keep are named before anything else."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "kelly", "SPEED 60\nLANE B\nPAY ROLL", game="sc1")
+    player_says(gapp, "kelly", "SPEED 40", game="sc1")
+    assert _filed(gapp) == "SPEED 40"
+    text = _flat(gapp)
+    assert "Your mail replaces the set you had on file. No longer on file: > SPEED 60 > LANE B > PAY ROLL" in text
+    assert text.index("No longer on file") < text.index("Understood for")
+
+
+def test_speedphreakz_says_alike_what_a_program_replaced_and_what_stands(gapp: App) -> None:
+    """SpeedPhreakz merges (§5: a program for one round does not wipe out another's); its
+    confirmation says the same two things in the same words."""
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speedphreakz",
+            name="sp1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "anna")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+        )
+    gapp.service.send()
+    player_says(gapp, "kelly", "COLOUR red\nSTART FREE FACING N", game="sp1")
+    player_says(gapp, "kelly", "COLOUR green", game="sp1")
+    text = _flat(gapp)
+    assert "No longer on file: > COLOUR red" in text
+    assert "The rest of the set on file stands beside it: > START FREE FACING N" in text
+
+
+RACE_LINES = ["SPEED 40", "SPEED 60", "LANE B", "LINE", "PAY ROLL", "PAY WEAR", "PASS YES", "SLIP 1", "PUSH NO"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    earlier=st.lists(st.sampled_from(RACE_LINES), max_size=4), later=st.lists(st.sampled_from(RACE_LINES), max_size=4)
+)
+def test_a_later_mail_is_kept_whole_and_adds_only_what_fills_the_gap(earlier: list[str], later: list[str]) -> None:
+    """Whatever two mails a player sends: the later one's orders are all on file after it; what
+    stays of the earlier set is nothing, unless that set lacked its SPEED, the later mail brings
+    one and names nothing the earlier set named (§8: an addition, not a second plot)."""
+    first = parse_orders(RACE, SEAT, "\n".join(earlier)).orders
+    second = parse_orders(RACE, SEAT, "\n".join(later)).orders
+    merged = GAME.merge_orders(first, second)
+    if not second:
+        assert merged == first
+        return
+    assert set(second) <= set(merged) <= set(first) | set(second)
+    kept = set(merged) - set(second)
+    if kept:
+        assert not any(isinstance(o, SpeedOrder) for o in first)
+        assert any(isinstance(o, SpeedOrder) for o in second)
+        assert not {type(o) for o in first} & {type(o) for o in second}
+        assert kept == set(first)

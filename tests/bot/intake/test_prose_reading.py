@@ -1,0 +1,167 @@
+"""Prose read as a human GM reads it, never guessed silently (issue 37, part B, findings 6 and
+7). mail-interface.md: "Prose is read like a GM ... a line holding exactly one order-shaped
+phrase ... is applied with the reading echoed, or offered back as a one-tap confirmation".
+"I'd like the green car please. Start on 3,5 facing north. Round 1 F3 ..." read the rounds but
+not the colour and the start, and did not say what it did not read; "use 2 or 3, whatever you
+think" offered only USE 2; "speed 100 if legal, otherwise 80" refused without offering 80."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from bot.app import App
+from bot.games.turns import PlayerSpec, create_game
+from bot.intake import prose
+from bot.models import OrderSubmission
+from rules import find_game
+from rules.api import AnyGame, GameState
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, GM, body_of, last, one_lap_race, player_says
+
+gapp, rc = gm_helpers.gapp, gm_helpers.rc
+
+SPEEDPHREAKZ = find_game("speedphreakz")
+SP_STATE = SPEEDPHREAKZ.new_game(["ann", "bob", "cat"], {}, random.Random(1))
+RACECRAFT = find_game("racecraft")
+RC_STATE = RACECRAFT.new_game(["a", "b", "c", "d", "e"], {}, random.Random(1))
+
+
+def _read(game: AnyGame, state: GameState, seat: str, text: str) -> prose.ProseResult:
+    parsed = game.parse_orders(state, seat, text)
+    return prose.read(game, state, seat, text, parsed.problems, prose.order_words(game.order_help(state, seat)))
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_colour_and_the_start_are_read_with_the_rounds() -> None:
+    line = "I'd like the green car please. Start on 3,5 facing north. Round 1 F3 TL F1"
+    (reading,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", line).readings
+    assert reading.applied == ("COLOUR green", "START 3,5 FACING N", "ROUND 1: F3 TL F1")
+
+
+def test_what_was_not_read_is_kept_to_be_said() -> None:
+    (reading,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", "Round 1 F1, and I hope the weather holds").readings
+    assert reading.applied == ("ROUND 1: F1",) and reading.unread == ("and I hope the weather holds",)
+
+
+def test_a_hedge_between_two_values_offers_both() -> None:
+    """ "use 2 or 3, whatever you think": every reading offered, none taken."""
+    (reading,) = _read(RACECRAFT, RC_STATE, "a", "use 2 or 3, whatever you think").readings
+    assert (reading.applied, reading.offered) == ((), ("USE 2", "USE 3"))
+
+
+def test_a_fallback_on_a_condition_the_game_does_not_settle_is_offered() -> None:
+    (reading,) = _read(RACECRAFT, RC_STATE, "a", "use 4 if Bob attacks, otherwise 2").readings
+    assert (reading.applied, reading.offered) == ((), ("USE 4", "USE 2"))
+
+
+def test_the_reading_of_a_mail_is_bounded_before_it_starts() -> None:
+    """At most MAX_PROSE_LINES lines are read as prose; the rest stay lines not understood."""
+    text = "\n".join(["please put me down for use 3"] * (prose.MAX_PROSE_LINES + 5))
+    result = _read(RACECRAFT, RC_STATE, "a", text)
+    assert len(result.readings) == prose.MAX_PROSE_LINES
+    assert result.text.splitlines()[-1] == "please put me down for use 3"
+
+
+def test_the_parser_is_tried_at_most_max_parses_times_for_one_mail() -> None:
+    calls = 0
+
+    class Counting:
+        def __getattr__(self, name: str) -> object:
+            return getattr(RACECRAFT, name)
+
+        def parse_orders(self, state: GameState, seat: str, text: str) -> object:
+            nonlocal calls
+            calls += 1
+            return RACECRAFT.parse_orders(state, seat, text)
+
+    text = "\n".join(["use use use use use use use use use use use 3 4"] * prose.MAX_PROSE_LINES)
+    parsed = RACECRAFT.parse_orders(RC_STATE, "a", text)
+    prose.read(Counting(), RC_STATE, "a", text, parsed.problems, {"USE"})  # type: ignore[arg-type]
+    assert 0 < calls <= prose.MAX_PARSES
+
+
+# -- the mails ---------------------------------------------------------------------------------
+
+
+def _filed(app: App) -> list[str]:
+    with app.db.read() as session:
+        return list(session.scalars(select(OrderSubmission.text).where(OrderSubmission.source == "mail")))
+
+
+def test_the_colour_and_the_start_are_taken_and_the_unread_words_named(gapp: App) -> None:
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speedphreakz",
+            name="sp1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "anna")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+        )
+    gapp.service.send()
+    player_says(
+        gapp,
+        "kelly",
+        "I'd like the green car please. Start on 3,5 facing north. Round 1 F3 TL F1, and I hope the "
+        "weather holds\nRound 2 F1",
+        game="sp1",
+    )
+    assert _filed(gapp) == ["COLOUR green\nSTART 3,5 FACING N\nROUND 1: F3 TL F1\nROUND 2: F1"]
+    text = _flat(body_of(last(gapp, ADDRESS["kelly"])))
+    assert 'not read as an order: "and I hope the weather holds"' in text
+
+
+def test_use_2_or_3_offers_both_as_one_tap_links(rc: App) -> None:
+    player_says(rc, "seb", "use 2 or 3, whatever you think")
+    assert _filed(rc) == []
+    text = body_of(last(rc, ADDRESS["seb"]))
+    assert "subject=USE%202" in text and "subject=USE%203" in text
+
+
+def test_the_stated_fallback_is_taken_with_the_reading_echoed(gapp: App) -> None:
+    """Race turn 1, from a standstill: SPEED 100 is not allowed; the player said 40 otherwise."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "seb", "speed 100 if legal, otherwise 40", game="sc1")
+    assert _filed(gapp) == ["SPEED 40"]
+    text = _flat(body_of(last(gapp, ADDRESS["seb"])))
+    assert "read as SPEED 40, the fallback you gave: SPEED 100 is not allowed now" in text
+
+
+def test_the_first_choice_is_taken_when_it_is_allowed(gapp: App) -> None:
+    one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "kelly", "speed 40 if possible, otherwise 20", game="sc1")
+    assert _filed(gapp) == ["SPEED 40"]
+    assert "read as SPEED 40, your first choice (allowed now)" in _flat(body_of(last(gapp, ADDRESS["kelly"])))
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text(max_size=2000))
+def test_any_mail_is_read_within_its_bounds(text: str) -> None:
+    """Text from a mail is never trusted to be one line, short or printable: whatever it is, the
+    reading ends, tries the parser at most MAX_PARSES times, reads at most MAX_PROSE_LINES lines,
+    and never applies a phrase it read as negated."""
+    calls = 0
+
+    class Counting:
+        def __getattr__(self, name: str) -> object:
+            return getattr(RACECRAFT, name)
+
+        def parse_orders(self, state: GameState, seat: str, text: str) -> object:
+            nonlocal calls
+            calls += 1
+            return RACECRAFT.parse_orders(state, seat, text)
+
+    parsed = RACECRAFT.parse_orders(RC_STATE, "a", text)
+    result = prose.read(Counting(), RC_STATE, "a", text, parsed.problems, {"USE"})  # type: ignore[arg-type]
+    assert calls <= prose.MAX_PARSES
+    assert len(result.readings) <= prose.MAX_PROSE_LINES
+    assert all(not (r.applied and r.negated) for r in result.readings)
