@@ -257,7 +257,7 @@ class Turn(Base):
     # 2 for every turn opened since (the orders in normal form, the turn named by its label);
     # 1 for the turns opened before, which keep the one their mails were made with.
     dice_scheme: Mapped[int] = mapped_column(Integer, default=2, server_default="1")
-    # The orders sent for the turn after this one when a ROLLBACK reopened it (migration 0015):
+    # The orders sent for the turn after this one when a ROLLBACK reopened it (migration 0017):
     # each {"seat", "source" (mail | gm), "text", "received_at", "inbound_id"}; when this turn
     # resolves again, each is filed for the new turn where it stands, else withdrawn
     # (`bot.games.carried`). NULL: none.
@@ -361,7 +361,7 @@ class Outbox(Base):
     last_error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(_utc())
     sent_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
-    # What the letter claims about what happens next (migration 0015, `bot.facts.Claims`): data
+    # What the letter claims about what happens next (migration 0017, `bot.facts.Claims`): data
     # beside its text, never in the mail; NULL for a letter that claims nothing.
     # JSON text (a list of `Claims.to_json`), read with `claimed`.
     claims: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -8,8 +8,8 @@
   count for which seat and why, the deadline, whether the turn is resolved), beside its text,
   as JSON text.
 
-Revision ID: 0015_talk
-Revises: 0014
+Revision ID: 0017_talk
+Revises: 0016_robots
 Create Date: 2026-12-06 01:50:00
 """
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0015_talk"
-down_revision = "0014"
+revision = "0017_talk"
+down_revision = "0016_robots"
 branch_labels = None
 depends_on = None
 
