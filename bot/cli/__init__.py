@@ -244,7 +244,7 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_game_show(args: argparse.Namespace) -> int:
-    from bot import store
+    from bot import outlook, store
     from bot.games import observers, turns
     from bot.games.robots import robot_names
     from bot.games.robots import shown as robot_shown
@@ -267,14 +267,19 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
         ]
         if turn is not None:
             lines.append(f"open: {turn.label}, {_due_words(due)}")
+        seen = (
+            outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
+            if turn is not None and state is not None
+            else None
+        )
         for seat in game.seats:
             on_file = ""
-            if turn is not None and state is not None and seat.name in rules.expected_players(state):
+            if seen is not None and state is not None and seat.name in rules.expected_players(state):
                 on_file = {
-                    turns.OrdersIn.COMPLETE: "orders in",
-                    turns.OrdersIn.INCOMPLETE: "incomplete orders (the turn waits)",
-                    turns.OrdersIn.NONE: "no orders yet",
-                }[turns.orders_in(rules, state, seat, store.submissions(session, turn, seat))]
+                    outlook.Status.COMPLETE: "orders in",
+                    outlook.Status.INCOMPLETE: "incomplete orders (the turn waits)",
+                    outlook.Status.NONE: "no orders yet",
+                }[seen.status(seat.name)]
             status = "" if seat.active else " (out)"
             player = seat.player
             vacation = (
