@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bot.facts import Claims
 from bot.letters import Addressee
 from bot.mail_out.render import RenderedMail
 from bot.models import AnswerFate, Game, InboundStatus, Reason, Seat
@@ -40,6 +41,7 @@ class Notice:
     error: bool = True
     game: Game | None = None  # the game it concerns, when the addressee does not say
     essential: bool = False  # never withheld by a cap (see `Letter.essential`)
+    claims: tuple[Claims, ...] = ()  # what it claims about what happens next (`bot.facts.Claims`)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from bot.dice import Entropy, OsEntropy
 from bot.faults import NO_FAULTS, Faults
 from bot.games.deadline import INLINE, TurnWorker, WorkedOut, work_out_due
 from bot.games.workers import Chunk, ProcessTurnWorker
-from bot.mail_in.inbox import Inbox, MaildirInbox
+from bot.mail_in.inbox import Folder, Inbox, MaildirInbox
 from bot.mail_in.parse_worker import InlineParser, MailParser, WorkerParser
 from bot.mail_out.mailer import MaildirMailer, Mailer
 from bot.mail_out.render import Renderer
@@ -32,6 +32,8 @@ from bot.settings import Settings
 from bot.shell import Shell
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from bot.mail_in.imap import ImapInbox
     from bot.mail_out.smtp import SmtpMailer
 
@@ -196,11 +198,47 @@ def build_imap_inbox(
     )
 
 
-def build_inbox(settings: Settings) -> Inbox:
+def build_inbox(settings: Settings, *, create: bool = True) -> Inbox:
+    """The [inbox]; a Maildir is made where there is none only with `create` (see `build_app`)."""
     cfg = settings.inbox
     if cfg.kind == "maildir":
-        return MaildirInbox(settings.resolve_path(cfg.path), max_size=settings.limits.max_mail_bytes)
+        return MaildirInbox(settings.resolve_path(cfg.path), max_size=settings.limits.max_mail_bytes, create=create)
     return build_imap_inbox(settings)
+
+
+def _has_read_mail(db: Database) -> bool:
+    """Has this database read mail already (from the inbox it names)? Then a Maildir inbox that
+    is not there vanished (deleted, or its disk not mounted): it is reported, not made again
+    empty. A database that cannot say (not migrated, not reachable) says no: the command meets
+    that failure itself, in its own words."""
+    from sqlalchemy import select
+
+    from bot.models import InboundMessage
+    from bot.ops.instance import sqlite_path
+
+    path = sqlite_path(db.url)
+    if path is not None and not path.exists():
+        return False  # never opened here: SQLite would make an empty file
+    try:
+        with db.read() as session:
+            return session.scalar(select(InboundMessage.id).limit(1)) is not None
+    except Exception:  # noqa: BLE001 - see the docstring: the command reports the database's failure
+        return False
+
+
+def prune_done_mail(settings: Settings, folder: Folder, before: datetime) -> int:
+    """Delete the mail of the inbox's `folder` (Processed) received before `before`, on an
+    inbox of its own (never the one the poll works on); how many (bot.ops.retention)."""
+    if settings.inbox.kind == "maildir":
+        maildir = MaildirInbox(
+            settings.resolve_path(settings.inbox.path), max_size=settings.limits.max_mail_bytes, create=False
+        )
+        return maildir.prune(folder, before)
+    imap = build_imap_inbox(settings)
+    try:
+        return imap.prune(folder, before)
+    finally:
+        imap.close()
 
 
 def build_smtp_mailer(settings: Settings, *, timeout: float | None = None) -> SmtpMailer:
@@ -242,7 +280,8 @@ def build_app(
         db = _database(settings.database_url)
         built.callback(db.dispose)
         if inbox is None:
-            inbox = build_inbox(settings)
+            # A Maildir inbox is made on first use; once mail was read from it, never again.
+            inbox = build_inbox(settings, create=settings.inbox.kind != "maildir" or not _has_read_mail(db))
             built.callback(inbox.close)
         if mailer is None:
             mailer = build_mailer(settings)

@@ -31,6 +31,7 @@ from bot.resources import alembic_ini_path, migrations_path
 
 if TYPE_CHECKING:  # alembic is imported when a migration runs, not with the bot
     from alembic.config import Config
+    from alembic.script import ScriptDirectory
     from sqlalchemy.pool import ConnectionPoolEntry
 
 
@@ -271,9 +272,33 @@ def current_revision(engine: Engine) -> str | None:
         return rev
 
 
-def head_revision() -> str:
+class MigrationFilesMissing(ValueError):
+    """A migration file this flagman ships is not there (a damaged or partial install): every
+    command that needs the schema's revisions says so in one line, naming it."""
+
+
+def revisions(url: str = "sqlite://") -> ScriptDirectory:
+    """The migrations' ScriptDirectory, every revision of its chain checked to be there;
+    MigrationFilesMissing names the first that is not."""
+    import warnings
+
     from alembic.script import ScriptDirectory
 
-    head = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+    script = ScriptDirectory.from_config(alembic_config(url))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # Alembic warns, then raises KeyError: said once, below
+            list(script.walk_revisions())
+    except KeyError as exc:
+        missing = str(exc.args[0]) if exc.args else "?"
+        raise MigrationFilesMissing(
+            f"the migration of revision {missing} is missing from {migrations_path() / 'versions'} "
+            "(an incomplete install): nothing was migrated; reinstall this version of flagman"
+        ) from exc
+    return script
+
+
+def head_revision() -> str:
+    head = revisions().get_current_head()
     assert head is not None
-    return head
+    return str(head)

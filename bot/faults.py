@@ -20,6 +20,7 @@ from typing import Protocol
 class CrashPoint(enum.StrEnum):
     # The intake (Service.poll / handle_batch): one batch is one transaction.
     AFTER_FETCH = "after-fetch"  # a batch fetched, nothing written yet
+    BEFORE_COMMIT = "before-commit"  # a batch's mails handled and its rows written, not yet committed
     AFTER_COMMIT = "after-commit"  # the batch's effects committed, the mails not yet moved
     AFTER_MOVE = "after-move"  # the batch's mails moved out of the inbox
     # The deadline (games.tick): a turn is worked out on a snapshot, then written in one transaction.

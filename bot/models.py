@@ -7,6 +7,7 @@ Everything the bot knows lives here. The schema is made only by the Alembic migr
 from __future__ import annotations
 
 import enum
+import json
 from datetime import date, datetime
 from typing import Any
 
@@ -256,6 +257,11 @@ class Turn(Base):
     # 2 for every turn opened since (the orders in normal form, the turn named by its label);
     # 1 for the turns opened before, which keep the one their mails were made with.
     dice_scheme: Mapped[int] = mapped_column(Integer, default=2, server_default="1")
+    # The orders sent for the turn after this one when a ROLLBACK reopened it (migration 0017):
+    # each {"seat", "source" (mail | gm), "text", "received_at", "inbound_id"}; when this turn
+    # resolves again, each is filed for the new turn where it stands, else withdrawn
+    # (`bot.games.carried`). NULL: none.
+    carried: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, nullable=True)
 
     game: Mapped[Game] = relationship(back_populates="turns")
 
@@ -355,6 +361,15 @@ class Outbox(Base):
     last_error: Mapped[str] = mapped_column(Text, default="")
     created_at: Mapped[datetime] = mapped_column(_utc())
     sent_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+    # What the letter claims about what happens next (migration 0017, `bot.facts.Claims`): data
+    # beside its text, never in the mail; NULL for a letter that claims nothing.
+    # JSON text (a list of `Claims.to_json`), read with `claimed`.
+    claims: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    @property
+    def claimed(self) -> list[dict[str, Any]]:
+        """The letter's claims, decoded (none: [])."""
+        return list(json.loads(self.claims)) if self.claims else []
 
 
 class Quarantine(Base):

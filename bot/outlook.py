@@ -36,6 +36,26 @@ class Source(enum.StrEnum):
     DEFAULT = "default"  # nothing on file and no plot that stands: the game's default
 
 
+class Status(enum.Enum):
+    """How far a seat's orders of the open turn are in: the one reading early resolution, STATUS,
+    the digest and `game show` share (`Outlook.status`, `seat_status`)."""
+
+    NONE = "none"  # nothing of the player's on file (the default would be used)
+    INCOMPLETE = "incomplete"  # sent, but the set lacks a part: the turn waits for it or the deadline
+    COMPLETE = "complete"
+
+
+def seat_status(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[store.Filed]) -> Status:
+    """`Outlook.status` of one seat, from its submissions (early resolution reads it alone: it
+    needs no default worked out)."""
+    if not store.sent(subs):
+        return Status.NONE
+    on_file = orders_on_file(rules, state, seat, subs)
+    if on_file is None or not rules.parse_orders(state, seat.name, rules.format_orders(on_file)).complete:
+        return Status.INCOMPLETE
+    return Status.COMPLETE
+
+
 @dataclass(frozen=True, slots=True)
 class SeatOutlook:
     """One expected seat: the orders the deadline uses for it, and where they come from."""
@@ -52,6 +72,11 @@ class Outlook:
 
     seats: tuple[SeatOutlook, ...]
     submitted: tuple[str, ...]
+    # What `status` reads, when asked (the deadline never asks: no parse it does not need).
+    rules: AnyGame | None = field(default=None, compare=False, repr=False)
+    state: GameState | None = field(default=None, compare=False, repr=False)
+    game: Game | None = field(default=None, compare=False, repr=False)
+    subs: store.BySeat | None = field(default=None, compare=False, repr=False)
 
     @property
     def orders(self) -> dict[str, tuple[GameOrder, ...]]:
@@ -60,6 +85,13 @@ class Outlook:
     @property
     def defaulted(self) -> tuple[str, ...]:
         return tuple(s.seat for s in self.seats if s.source is not Source.ON_FILE)
+
+    def status(self, seat: str) -> Status:
+        """How far `seat`'s own orders are in (NONE for a seat the turn does not expect)."""
+        row = store.seat_named(self.game, seat) if self.game is not None else None
+        if row is None or self.rules is None or self.state is None or all(s.seat != seat for s in self.seats):
+            return Status.NONE
+        return seat_status(self.rules, self.state, row, (self.subs or {}).get(row.id, ()))
 
     @property
     def filled(self) -> dict[str, str]:
@@ -120,7 +152,7 @@ def of_turn(game: Game, rules: AnyGame, state: GameState, subs: store.BySeat) ->
             seats.append(SeatOutlook(name, *nmr_default(rules, state, seat)))
         else:
             seats.append(SeatOutlook(name, rules.default_orders(state, name), Source.DEFAULT))
-    return Outlook(tuple(seats), submission_order(rules, game, state, subs))
+    return Outlook(tuple(seats), submission_order(rules, game, state, subs), rules, state, game, subs)
 
 
 # -- what counts for one seat, said before the deadline (issue 29) -------------------------

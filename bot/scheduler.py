@@ -30,10 +30,13 @@ systemd's ``STATUS=`` says the same ("failing since ..."). The watchdog is still
 jobs fail and wait: the service is doing the right thing (a restart would not bring the
 database back, and would use up the unit's start limit); only a job that hangs stops it.
 
-Start: before the lock, the database must answer, be at the schema's head revision and take a
-write (rolled back): if not, `flagman run` says why in two lines and exits 3 (the database
-server cannot be reached), 4 (damaged, read-only, disk full: bot.ops.storage) or 1 (migrate
-first).
+Start: before the lock, the database must answer, be at the schema's head revision, take a
+write (rolled back) and, on SQLite, pass its quick_check. A fault that waiting mends (the
+database server down, a read-only database or file system, a full disk) is waited out in the
+process: one log line per kind of fault, ``STATUS=`` saying why, tries backing off from
+START_RETRY_FIRST to START_RETRY_MAX seconds, and one line when it works again. A fault that
+waiting does not mend stops it: a damaged database (two lines, status 4: restore a backup), one
+not migrated (status 1).
 
 With [metrics] file set, the figures an operator watches are rewritten after every job
 (bot.ops.metrics).
@@ -50,7 +53,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -75,6 +78,9 @@ JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": 300}
 
 # The jobs whose health the watchdog vouches for (the digest runs rarely and may be absent).
 WATCHED = ("poll", "tick")
+
+# How often the service applies the [retention] policy.
+PRUNE_HOURS = 24
 
 # A failure that persists: the jobs that met it try again after BACKOFF_FIRST seconds, then
 # twice as long each time, at most BACKOFF_MAX (one log line each time).
@@ -105,6 +111,33 @@ class Failing:
 SWITCH_INTERVAL = 0.0002
 
 
+class SchedulerSkips(logging.Filter):
+    """APScheduler says at WARNING that a run of a job was skipped because that job still runs
+    (one instance at a time), or came late: here both are normal (`wake` asks a running job to
+    run again, `want_poll`/`want_send` remember it; a long deadline's tick delays the next), and
+    `journalctl -p warning` must show only what needs an operator. Such a line is said at
+    DEBUG (and only when DEBUG is on)."""
+
+    NORMAL = ("skipped: maximum number of running instances reached", "was missed by")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and any(words in record.getMessage() for words in self.NORMAL):
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+            return logging.getLogger("flagman").isEnabledFor(logging.DEBUG)
+        return True
+
+
+_SKIPS = SchedulerSkips()
+
+
+def quiet_scheduler_skips() -> None:
+    """Install `SchedulerSkips` on APScheduler's loggers (once)."""
+    for name in ("apscheduler.scheduler", "apscheduler.executors.default"):
+        logger = logging.getLogger(name)
+        if _SKIPS not in logger.filters:
+            logger.addFilter(_SKIPS)
+
+
 def share_the_interpreter() -> None:
     """Let the service's threads take turns often (SWITCH_INTERVAL)."""
     sys.setswitchinterval(SWITCH_INTERVAL)
@@ -127,6 +160,7 @@ class Runner:
         self.notifier = notifier or Notifier(env={})
         self.stop_event = threading.Event()
         self.scheduler = BackgroundScheduler(job_defaults=JOB_DEFAULTS, timezone=UTC)
+        quiet_scheduler_skips()
         # One reader of the inbox at a time: the poll job, or the tick reading before it resolves.
         self.intake = threading.Lock()
         self.waking = threading.Lock()  # see wake()
@@ -305,16 +339,26 @@ class Runner:
 
         now = datetime.now(UTC)
         queues = None
+        size = None
         if "database" not in self.failing:
             try:
                 queues = metrics.queue_depths(self.app.db, now)
+                size = metrics.database_bytes(self.app.db)
             except Exception:  # noqa: BLE001 - the figures from the database are left out, the rest written
                 log.debug("metrics: the queues could not be read", exc_info=True)
         with self.health:
             failing = tuple(sorted((f.what, f.failures) for f in self.failing.values()))
             healthy = not failing and not self.stuck
         health = metrics.Health(up=up, healthy=healthy and up, failing=failing)
-        text = metrics.render(self.tally.snapshot(), queues, health, version=self.version or "unknown", now=now)
+        text = metrics.render(
+            self.tally.snapshot(),
+            queues,
+            health,
+            version=self.version or "unknown",
+            now=now,
+            bot=self.app.settings.bot.address,
+            database_bytes=size,
+        )
         with self._metrics_lock:
             try:
                 metrics.write_atomically(self.metrics_path, text)
@@ -413,6 +457,13 @@ class Runner:
         digest.send_due_digests(self.app.shell)
         self.want_send()
 
+    def prune(self) -> None:
+        """The [retention] policy: the database in short transactions, the Processed folder on an
+        IMAP connection of its own."""
+        from bot.ops.retention import prune
+
+        prune(self.app.db, self.app.settings, datetime.now(UTC))
+
     def wake(self, job_id: str) -> None:
         # Under `waking`, so that stop() never shuts the scheduler down while a job is between
         # this check and the scheduler call: APScheduler 3's shutdown(wait=True) holds the job
@@ -445,7 +496,10 @@ class Runner:
                     # is down for hours costs a line every five minutes, not a traceback every five seconds.
                     failures += 1
                     pause = min(BACKOFF_MAX, 5.0 * 2 ** (failures - 1))
-                    log.warning(
+                    # The server's outage is said once by bot.mail_in.imap (and its end); the
+                    # IDLE loop's own steps are details.
+                    log.log(
+                        logging.INFO if failures == 1 else logging.DEBUG,
                         "IDLE connection lost (%s); reconnecting in %g s (failure %d in a row)",
                         error_text(exc),
                         pause,
@@ -459,7 +513,7 @@ class Runner:
                             break
                 else:
                     if failures:
-                        log.warning("IDLE connection back after %d failure(s)", failures)
+                        log.info("IDLE connection back after %d failure(s)", failures)
                     failures = 0
         finally:
             inbox.close()
@@ -506,6 +560,14 @@ class Runner:
             self._guard("send", self.send), "interval", seconds=s.send_seconds, id="send", next_run_time=now
         )
         self.scheduler.add_job(self._guard("digest", self.digest), "interval", minutes=10, id="digest")
+        # [retention]: once a day, the first a minute after the start (bot.ops.retention).
+        self.scheduler.add_job(
+            self._guard("prune", self.prune),
+            "interval",
+            hours=PRUNE_HOURS,
+            id="prune",
+            next_run_time=now + timedelta(minutes=1),
+        )
         self.scheduler.start()
         if self.app.settings.inbox.kind == "imap" and self.app.settings.inbox.idle:
             self.idle_alive = time.monotonic()
@@ -640,13 +702,13 @@ class NotMigrated(Exception):
 
 
 def check_database(settings: Settings) -> None:
-    """Can the service start on this database? It answers, is at the head revision and takes a
-    write (rolled back). Raises what the database says (bot.cli explains it: status 3 or 4), or
+    """Can the service start on this database? It answers, is at the head revision, takes a
+    write (rolled back) and is intact (SQLite's quick_check). Raises what the database says (bot.cli explains it: status 3 or 4), or
     NotMigrated."""
     from bot.app import open_database
     from bot.db import current_revision, head_revision
     from bot.ops.instance import sqlite_path
-    from bot.ops.storage import safe_url, write_probe
+    from bot.ops.storage import check_intact, safe_url, write_probe
 
     path = sqlite_path(settings.database_url)
     if path is not None and not path.exists():  # not made here: `flagman migrate` makes it, private
@@ -659,6 +721,144 @@ def check_database(settings: Settings) -> None:
                 f"this flagman needs {head}: run `flagman migrate` (the unit does, before each start)"
             )
         write_probe(db.engine)
+        check_intact(db.engine, settings.database_url)
+
+
+class RoleMetrics:
+    """The [metrics] file while `flagman run` has no jobs yet: waiting to start, or on standby
+    (an instance that writes nothing there would look like one that is gone). Failures to write
+    it are logged once, as the Runner's."""
+
+    def __init__(self, settings: Settings, version: str) -> None:
+        self.path = settings.resolve_path(settings.metrics.file) if settings.metrics.file else None
+        self.bot = settings.bot.address
+        self.version = version or "unknown"
+        self.failed = False
+
+    def standby_path(self) -> Path | None:
+        """Where a standby writes: a file of its own beside the active instance's (which may be
+        on this host, with the same configuration), `-standby` added to its name."""
+        if self.path is None:
+            return None
+        return self.path.with_name(f"{self.path.stem}-standby{self.path.suffix}")
+
+    def leave_standby(self) -> None:
+        """The standby's file goes once it takes over or stops: it says nothing true any more."""
+        path = self.standby_path()
+        if path is not None:
+            path.unlink(missing_ok=True)
+
+    def write(self, role: str, *, healthy: bool, failing: tuple[tuple[str, int], ...] = ()) -> None:
+        path = self.standby_path() if role == "standby" else self.path
+        if path is None:
+            return
+        from bot.ops import metrics
+
+        health = metrics.Health(up=True, healthy=healthy, failing=failing)
+        text = metrics.render(
+            metrics.Tally(), None, health, version=self.version, now=datetime.now(UTC), bot=self.bot, role=role
+        )
+        try:
+            metrics.write_atomically(path, text)
+        except OSError as exc:
+            if not self.failed:
+                from bot.safe_text import error_text
+
+                log.error("cannot write the metrics file %s: %s (said once)", path, error_text(exc))
+            self.failed = True
+
+
+# A database that cannot be used at the start (its server down, read-only, its disk full): the
+# service waits in its own process and tries again after START_RETRY_FIRST seconds, then twice as
+# long each time, at most START_RETRY_MAX; one log line per kind of fault (and one when it works),
+# STATUS= saying why it waits. A restart by systemd would not mend any of them, and would use up
+# the unit's start limit (StartLimitBurst) while the fault lasts.
+START_RETRY_FIRST = 2.0
+START_RETRY_MAX = 60.0
+
+
+def wait_for_database(
+    settings: Settings,
+    signals: _Signals,
+    notifier: Notifier,
+    *,
+    migrate: bool = False,
+    role: RoleMetrics | None = None,
+) -> bool:
+    """`check_database` until it passes: True then, False if a stop came first. With `migrate`,
+    a database behind this flagman's schema (or not there yet) is migrated once it can be used
+    (`flagman migrate`'s MigrationError if that fails). A fault that waiting cannot mend is
+    raised as it is: a damaged database (bot.ops.storage, status 4: restore a backup), one not
+    migrated (NotMigrated), any other error (a bug)."""
+    from bot.ops.storage import Cause, breakdown
+
+    delay = START_RETRY_FIRST
+    told: Cause | None = None
+    tries = 0
+    since = datetime.now(UTC)
+    readied = False
+    migrated = False
+    while True:
+        try:
+            try:
+                check_database(settings)
+            except NotMigrated:
+                if not migrate or migrated:
+                    raise
+                from bot.ops.upgrade import MigrationError, migrate_to
+
+                try:
+                    log.info("%s", migrate_to(settings.database_url).summary())
+                except MigrationError as failed:
+                    # A database that cannot be reached, written or grown yet is waited for as
+                    # below (what stopped the migration is its cause); any other failure stops.
+                    cause = failed.__cause__
+                    waitable = breakdown(cause, settings.database_url) if cause is not None else None
+                    if cause is None or waitable is None or waitable.cause is Cause.DAMAGED:
+                        raise
+                    raise cause from None
+                migrated = True
+                continue
+        except NotMigrated:
+            raise
+        except Exception as exc:
+            found = breakdown(exc, settings.database_url)
+            if found is None or found.cause is Cause.DAMAGED:
+                raise
+            tries += 1
+            if found.cause is not told:
+                log.error(
+                    "cannot start yet: %s; %s; waiting, and trying again with back-off (%g s, doubling to %g s)",
+                    found.text,
+                    found.fix,
+                    delay,
+                    START_RETRY_MAX,
+                )
+                told = found.cause
+            else:
+                log.debug("cannot start yet (try %d): %s", tries, found.text)
+            status = f"waiting to start since {since:%Y-%m-%d %H:%M} UTC, {tries} tries: {found.text}; next try in {delay:.0f} s"
+            # systemd must see the process up (or TimeoutStartSec= kills it) and alive (the
+            # watchdog), as on standby: it is doing the right thing, waiting.
+            if readied:
+                notifier.status(status)
+            else:
+                readied = notifier.ready(status) or True
+            if role is not None:
+                role.write("waiting", healthy=False, failing=((found.area, tries),))
+            deadline = time.monotonic() + delay
+            while not signals.stopping and time.monotonic() < deadline:
+                signals.wait(min(1.0, max(0.0, deadline - time.monotonic())))
+                if notifier.watchdog_due():
+                    notifier.watchdog()
+                signals.reloading = False  # nothing to reload yet; the configuration is read at the start
+            if signals.stopping:
+                return False
+            delay = min(START_RETRY_MAX, delay * 2)
+        else:
+            if told is not None:
+                log.warning("the database works again after %d tries: starting", tries)
+            return True
 
 
 def run_service(
@@ -668,18 +868,26 @@ def run_service(
     notifier: Notifier | None = None,
     lock: InstanceLock | None = None,
     version: str = "",
+    migrate: bool = False,
 ) -> int:
     """`flagman run`: the service until SIGTERM/SIGINT. 0 on a clean stop, 1 if the lock was lost
     or the database needs migrating. A database that cannot be used at the start raises (the
     CLI says why: bot.cli.servers)."""
-    try:
-        check_database(settings)
-    except NotMigrated as exc:
-        print(f"flagman run: {exc}", file=sys.stderr)
-        return 1
     notifier = notifier or Notifier()
     signals = _Signals()
     signals.install()
+    role = RoleMetrics(settings, version)
+    try:
+        if not wait_for_database(settings, signals, notifier, migrate=migrate, role=role):
+            notifier.stopping("stopped while waiting to start")
+            signals.uninstall()
+            return 0
+    except BaseException as exc:
+        signals.uninstall()
+        if isinstance(exc, NotMigrated):
+            print(f"flagman run: {exc}", file=sys.stderr)
+            return 1
+        raise
     lock = lock if lock is not None else lock_for(settings)
     if lock is not None:
         notifier.status("waiting for the instance lock")
@@ -696,7 +904,15 @@ def run_service(
             # On standby systemd must see us started (or TimeoutStartSec kills us), and
             # alive: READY now, watchdog pings while waiting.
             notifier.ready(waiting)
-            if not wait_for_lock(lock, signals.stop, retry=2.0, on_wait=notifier.watchdog):
+            role.write("standby", healthy=True)
+
+            def on_standby() -> None:
+                notifier.watchdog()
+                role.write("standby", healthy=True)
+
+            took_over = wait_for_lock(lock, signals.stop, retry=2.0, on_wait=on_standby)
+            role.leave_standby()
+            if not took_over:
                 notifier.stopping("stopped while on standby")
                 lock.release()
                 signals.uninstall()

@@ -209,29 +209,38 @@ class Service:
         transaction (the caller does it again with them); with them, each mail has its own and a
         mail that fails is rolled back alone and quarantined."""
         results: list[tuple[RawMail, Outcome | None | BaseException]] = []
-        with self.shell.db.transaction() as session:
-            self.intake.begin_batch(session, [inbound for _, inbound in parsed if inbound is not None], again=again)
-            try:
-                for raw, inbound in parsed:
-                    if not savepoints:
-                        results.append((raw, self.intake.handle(session, raw, inbound)))
-                        continue
-                    savepoint = session.begin_nested()
-                    try:
-                        outcome = self.intake.handle(session, raw, inbound)
-                        self.intake.write_rows(session)  # the mail's rows, inside its savepoint
-                        savepoint.commit()
-                    except Exception as exc:  # noqa: BLE001 - quarantined and reported, never swallowed
-                        savepoint.rollback()
-                        self.intake.drop_rows()
-                        self._quarantine(session, raw, inbound, exc)
-                        results.append((raw, exc))
-                        continue
-                    results.append((raw, outcome))
-                self.intake.write_rows(session)
-            except BaseException:
-                self.intake.drop_rows()  # the transaction is rolled back: its rows go with it
-                raise
+        try:
+            with self.shell.db.transaction() as session:
+                self.intake.begin_batch(session, [inbound for _, inbound in parsed if inbound is not None], again=again)
+                try:
+                    for raw, inbound in parsed:
+                        if not savepoints:
+                            results.append((raw, self.intake.handle(session, raw, inbound)))
+                            continue
+                        savepoint = session.begin_nested()
+                        try:
+                            outcome = self.intake.handle(session, raw, inbound)
+                            self.intake.write_rows(session)  # the mail's rows, inside its savepoint
+                            savepoint.commit()
+                        except Exception as exc:  # noqa: BLE001 - quarantined and reported, never swallowed
+                            savepoint.rollback()
+                            self.intake.drop_rows()
+                            self._quarantine(session, raw, inbound, exc)
+                            results.append((raw, exc))
+                            continue
+                        self.intake.keep_said()
+                        results.append((raw, outcome))
+                    self.intake.write_rows(session)
+                    self.intake.keep_said()
+                    self.shell.faults.reached(CrashPoint.BEFORE_COMMIT)
+                except BaseException:
+                    self.intake.drop_rows()  # the transaction is rolled back: its rows go with it
+                    raise
+        except BaseException:
+            self.intake.forget_said()  # rolled back (or the commit failed): none of it happened
+            raise
+        # Committed: only now does the log say what became of each mail ("applied", "refused" ...).
+        self.intake.tell_committed()
         return results
 
     def _quarantine(self, session: Session, raw: RawMail, inbound: Inbound | None, exc: BaseException) -> None:

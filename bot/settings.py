@@ -187,6 +187,18 @@ class MetricsSettings:
 
 
 @dataclass(frozen=True)
+class RetentionSettings:
+    # How long what only operations need is kept, in days (0: for ever); `flagman run` prunes
+    # once a day, `flagman prune` by hand or from a timer (bot.ops.retention). A game's record
+    # (its turns, orders, dice, states, seats, and the GM audit of its commands) is never pruned:
+    # a finished game stays whole, for its archive and for `flagman replay`.
+    sent_mail_days: int = 90  # the bodies of mail sent (or given up): the row stays, its body goes
+    inbound_days: int = 90  # the text kept of each mail read, and quarantined raw mail already reported
+    audit_days: int = 365  # GM audit lines of commands that named no game
+    processed_mail_days: int = 30  # mail in the inbox's Processed folder (IMAP or Maildir)
+
+
+@dataclass(frozen=True)
 class Secrets:
     site_secret: str = field(default="", repr=False)
     previous_secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -211,6 +223,7 @@ class Settings:
     dns: DnsSettings = DnsSettings()
     log: LogSettings = LogSettings()
     metrics: MetricsSettings = MetricsSettings()
+    retention: RetentionSettings = RetentionSettings()
     secrets: Secrets = Secrets()
     base_dir: Path = Path(".")
     source: str = "(defaults)"
@@ -222,6 +235,9 @@ class Settings:
     @property
     def database_url(self) -> str:
         url = self.database.url
+        scheme, sep, rest = url.partition("://")
+        if sep and scheme.lower() in _POSTGRES_SPELLINGS:
+            url = "postgresql+psycopg://" + rest
         if "{password}" in url:
             url = url.replace("{password}", self.secrets.db_password)
         if url.startswith("sqlite:///") and not url.startswith("sqlite:////"):
@@ -244,6 +260,7 @@ _SECTIONS: dict[str, type] = {
     "dns": DnsSettings,
     "log": LogSettings,
     "metrics": MetricsSettings,
+    "retention": RetentionSettings,
 }
 
 
@@ -381,7 +398,85 @@ IDLE_CHECK_MIN = 0.05
 IDLE_CHECK_MAX = 60.0
 
 
+@dataclass(frozen=True)
+class Bounds:
+    """The range a number setting must lie in: `low` to `high` (inclusive); `above_low` makes
+    `low` itself refused (a timeout or an interval of 0 would spin)."""
+
+    low: float
+    high: float
+    above_low: bool = False
+
+    def holds(self, value: float) -> bool:
+        return (value > self.low if self.above_low else value >= self.low) and value <= self.high
+
+    def words(self, unit: str) -> str:
+        low = f"more than {_number(self.low)}" if self.above_low else _number(self.low)
+        return f"{low} to {_number(self.high)}{unit}"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+DAY = 86400.0
+_PORT = Bounds(1, 65535)
+_TIMEOUT = Bounds(0, 3600, above_low=True)
+# Every number setting's range, checked when the configuration is read (section, option, unit).
+NUMBER_BOUNDS: dict[tuple[str, str], tuple[Bounds, str]] = {
+    ("inbox", "port"): (_PORT, ""),
+    ("inbox", "batch_size"): (Bounds(1, 10000), " mails"),
+    ("inbox", "timeout"): (_TIMEOUT, " seconds"),
+    ("inbox", "clock_skew"): (Bounds(0, DAY), " seconds"),
+    ("outbox", "port"): (_PORT, ""),
+    ("outbox", "batch_size"): (Bounds(1, 10000), " mails"),
+    ("outbox", "timeout"): (_TIMEOUT, " seconds"),
+    ("outbox", "max_attempts"): (Bounds(1, 100), " attempts"),
+    ("schedule", "poll_seconds"): (Bounds(0.1, DAY), " seconds"),
+    ("schedule", "tick_seconds"): (Bounds(0.1, DAY), " seconds"),
+    ("schedule", "send_seconds"): (Bounds(0.1, DAY), " seconds"),
+    ("limits", "max_mail_bytes"): (Bounds(1024, 1024**3), " bytes"),
+    ("limits", "max_lines"): (Bounds(1, 10**6), " lines"),
+    ("limits", "mails_per_sender_per_hour"): (Bounds(1, 10**6), " mails"),
+    ("limits", "answers_to_strangers_per_hour"): (Bounds(0, 10**6), " mails"),
+    ("limits", "answers_to_strangers_per_domain_per_day"): (Bounds(0, 10**6), " mails"),
+    ("limits", "address_change_hold_hours"): (Bounds(0, 24 * 365), " hours"),
+    ("dns", "port"): (_PORT, ""),
+    ("dns", "timeout"): (_TIMEOUT, " seconds"),
+    ("retention", "sent_mail_days"): (Bounds(0, 36500), " days (0: for ever)"),
+    ("retention", "inbound_days"): (Bounds(0, 36500), " days (0: for ever)"),
+    ("retention", "audit_days"): (Bounds(0, 36500), " days (0: for ever)"),
+    ("retention", "processed_mail_days"): (Bounds(0, 36500), " days (0: for ever)"),
+}
+
+_CLOCK_TIME_RE = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]")
+
+# The database URL schemes the bot can open; libpq's `postgres://` and a bare `postgresql://`
+# are read as PostgreSQL through psycopg (the driver the postgres extra installs).
+DATABASE_SCHEMES = ("sqlite", "postgresql+psycopg")
+_POSTGRES_SPELLINGS = ("postgres", "postgresql")
+
+
+def database_scheme(url: str) -> str:
+    """The scheme of a database URL as the bot opens it (`postgres` -> `postgresql+psycopg`)."""
+    scheme = url.partition("://")[0].lower() if "://" in url else ""
+    return "postgresql+psycopg" if scheme in _POSTGRES_SPELLINGS else scheme
+
+
 def validate(settings: Settings) -> None:
+    for (section, option), (bounds, unit) in NUMBER_BOUNDS.items():
+        value = getattr(getattr(settings, section), option)
+        if not bounds.holds(value):
+            raise SettingsError(f"[{section}] {option} = {_number(value)} is out of range: {bounds.words(unit)}")
+    if not _CLOCK_TIME_RE.fullmatch(settings.schedule.digest_time):
+        raise SettingsError(
+            f"[schedule] digest_time {settings.schedule.digest_time!r} is not a time of day (HH:MM, 00:00 to 23:59)"
+        )
+    if database_scheme(settings.database.url) not in DATABASE_SCHEMES:
+        raise SettingsError(
+            f"[database] url: {(settings.database.url.partition('://')[0] or 'a URL without a scheme')!r} is not a "
+            'database Flagman opens: use "sqlite:///PATH" or "postgresql://USER:{password}@HOST/NAME"'
+        )
     if "@" not in settings.bot.address:
         raise SettingsError(f"[bot] address {settings.bot.address!r} is not an email address")
     try:
@@ -413,10 +508,6 @@ def validate(settings: Settings) -> None:
         raise SettingsError("[dkim] selectors: a selector is named twice")
     if settings.dkim.domain and "." not in settings.dkim.domain.strip("."):
         raise SettingsError(f"[dkim] domain {settings.dkim.domain!r} is not a domain")
-    if not 0 < settings.dns.port < 65536:
-        raise SettingsError("[dns] port must be a port number (1-65535)")
-    if settings.dns.timeout <= 0:
-        raise SettingsError("[dns] timeout must be more than 0 seconds")
     for option in ("running_max", "idle_days", "turn_minutes"):
         if getattr(settings.practice, option) < (0 if option == "running_max" else 1):
             least = "0 (no practice games)" if option == "running_max" else "1"
@@ -436,9 +527,37 @@ def load_settings(path: Path | None = None, env: Mapping[str, str] | None = None
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise SettingsError(f"no configuration at {path}: run `flagman init` or pass --config") from exc
+    except PermissionError as exc:
+        raise SettingsError(
+            f"{path} is unreadable for {_me()}: the service's user must be able to read it "
+            "(e.g. root:flagman, mode 0640)"
+        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path} is unreadable: {getattr(exc, 'strerror', None) or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: {exc}") from exc
-    return parse_settings(data, env=env, base_dir=path.resolve().parent, source=str(path))
+    settings = parse_settings(data, env=env, base_dir=path.resolve().parent, source=str(path))
+    for section, option in REQUIRED:
+        table = data.get(section)
+        if not isinstance(table, dict) or option not in table:
+            where = f"[{section}] {option}" if isinstance(table, dict) else f"the section [{section}]"
+            raise SettingsError(f"{path}: {where} is required (see config.example.toml)")
+    return settings
+
+
+# What a configuration file must name: nothing here falls back to a default, so a file cut
+# short (or a section forgotten) is refused rather than run against a mailbox or database
+# nobody chose.
+REQUIRED: tuple[tuple[str, str], ...] = (("bot", "address"), ("database", "url"))
+
+
+def _me() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return f"uid {os.geteuid()}"
 
 
 def with_secret(settings: Settings, secret: str) -> Settings:

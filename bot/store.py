@@ -338,6 +338,17 @@ def holds(subs: Sequence[Filed]) -> bool:
     return last == WAIT
 
 
+def senders(session: Session, turn: Turn) -> set[int]:
+    """The ids of the seats with orders sent for `turn` (any source in SENT: one query, no seat read)."""
+    return set(
+        session.scalars(
+            select(OrderSubmission.seat_id)
+            .where(OrderSubmission.turn_id == turn.id, OrderSubmission.source.in_(SENT))
+            .distinct()
+        )
+    )
+
+
 def turn_held(session: Session, turn: Turn) -> bool:
     """Whether a seat holds `turn` to its deadline (`holds`): one query, for the mails that say
     whether the turn may resolve early."""

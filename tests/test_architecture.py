@@ -58,6 +58,7 @@ LAYERS = (
     "schedules",
     "store",
     "outlook",
+    "facts",
     "mail_in",
     "mail_out",
     "shell",

@@ -26,7 +26,7 @@ from bot.cli import archive as cli_archive
 from bot.cli import durations, logs
 from bot.cli import gm as cli_gm
 from bot.cli import ops as cli_ops
-from bot.cli.context import load, need_secret, one_line, open_app
+from bot.cli.context import counted, load, need_database, need_secret, one_line, open_app
 from bot.cli.init import cmd_init, cmd_migrate, init_dir
 from bot.cli.servers import explain
 
@@ -165,8 +165,8 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
             )
             # One line (tests/bot/cli/test_cli_friendly.py); early resolution and press: `game show`.
             said = (
-                f"game {game.name} ({game.kind}) created: {len(players)} players"
-                + (f" and {len(args.robot)} robots" if args.robot else "")
+                f"game {game.name} ({game.kind}) created: {counted(len(players), 'player')}"
+                + (f" and {counted(len(args.robot), 'robot')}" if args.robot else "")
                 + f", status {game.status}"
             )
         archive.publish(app.shell, [])  # its first commitment, now that it is committed
@@ -184,7 +184,8 @@ def _cmd_game_options(args: argparse.Namespace) -> int:
         game = rules.find_game(kind)
         if number:
             print()
-        print(f"{kind} ({game.title}): flagman game new {kind} --option KEY=VALUE ...")
+        spelled = f"{kind.replace('_', '-')} or {kind}" if "_" in kind else kind
+        print(f"{spelled} ({game.title}): flagman game new {kind.replace('_', '-')} --option KEY=VALUE ...")
         for line in game.option_help().splitlines():
             print(f"  {line}" if line.strip() else "")
         # The settings every game has beside its own options (also `gm configure GAME`).
@@ -211,22 +212,39 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
     from bot.letters.context import deadline_text
     from bot.models import Game
 
+    listed: list[dict[str, object]] = []
     with open_app(args) as app, app.db.read() as session:
         for game in session.scalars(select(Game).order_by(Game.id)):
             turn = store.open_turn(session, game)
             due = deadline_text(turn, game.timezone)
-            where = f"{turn.label}, {_due_words(due)}" if turn else "-"
             robots = sum(1 for seat in game.seats if seat.robot)
-            seats = f"{len(game.seats)} seats" + (f" ({robots} robots)" if robots else "")
+            if args.json:
+                listed.append(
+                    {
+                        "name": game.name,
+                        "kind": game.kind,
+                        "status": str(game.status),
+                        "seats": len(game.seats),
+                        "robots": robots,
+                        "practice": bool(game.practice),
+                        "open_turn": turn.label if turn else None,
+                        "deadline": due,
+                    }
+                )
+                continue
+            where = f"{turn.label}, {_due_words(due)}" if turn else "-"
+            seats = counted(len(game.seats), "seat") + (f" ({counted(robots, 'robot')})" if robots else "")
             print(
                 f"{game.name:<12} {game.kind:<14} {game.status:<9} {seats}  {where}"
                 + ("  [practice]" if game.practice else "")
             )
+    if args.json:
+        print(json.dumps(listed, indent=1))
     return 0
 
 
 def _cmd_game_show(args: argparse.Namespace) -> int:
-    from bot import store
+    from bot import outlook, store
     from bot.games import observers, turns
     from bot.games.robots import robot_names
     from bot.games.robots import shown as robot_shown
@@ -238,44 +256,83 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             print(f"flagman game show: no game called {args.name}", file=sys.stderr)
             return 2
         rules, state, turn = turns.current_state(session, game) if game.turns else (turns.rules_of(game), None, None)
-        print(
-            f"{game.name}: {rules.title}, {game.status}{' (practice)' if game.practice else ''}; GM {game.gm_address}; "
-            f"deadlines {game.deadline_spec} ({game.timezone})"
-        )
         watching = observers.observers_of(session, game)
-        print(
+        due = deadline_text(turn, game.timezone) if turn is not None else None
+        seats: list[dict[str, object]] = []
+        lines = [
+            f"{game.name}: {rules.title}, {game.status}{' (practice)' if game.practice else ''}; GM {game.gm_address}; "
+            f"deadlines {game.deadline_spec} ({game.timezone})",
             f"early resolution {'on' if game.early_resolution else 'off'}; press {game.press}; "
-            f"observers {len(watching)}" + (f" ({', '.join(watching)})" if watching else "")
-        )
+            f"observers {len(watching)}" + (f" ({', '.join(watching)})" if watching else ""),
+        ]
         if turn is not None:
-            print(f"open: {turn.label}, {_due_words(deadline_text(turn, game.timezone))}")
+            lines.append(f"open: {turn.label}, {_due_words(due)}")
+        seen = (
+            outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
+            if turn is not None and state is not None
+            else None
+        )
         for seat in game.seats:
             on_file = ""
-            if turn is not None and state is not None and seat.name in rules.expected_players(state):
+            if seen is not None and state is not None and seat.name in rules.expected_players(state):
                 on_file = {
-                    turns.OrdersIn.COMPLETE: "orders in",
-                    turns.OrdersIn.INCOMPLETE: "incomplete orders (the turn waits)",
-                    turns.OrdersIn.NONE: "no orders yet",
-                }[turns.orders_in(rules, state, seat, store.submissions(session, turn, seat))]
+                    outlook.Status.COMPLETE: "orders in",
+                    outlook.Status.INCOMPLETE: "incomplete orders (the turn waits)",
+                    outlook.Status.NONE: "no orders yet",
+                }[seen.status(seat.name)]
             status = "" if seat.active else " (out)"
             player = seat.player
-            away = (
-                f"  vacation {player.vacation_from.isoformat()} to {player.vacation_to.isoformat()}"
+            vacation = (
+                (player.vacation_from.isoformat(), player.vacation_to.isoformat())
                 if player.vacation_from is not None and player.vacation_to is not None
-                else ""
+                else None
+            )
+            seats.append(
+                {
+                    "seat": seat.name,
+                    "robot": seat.robot_level if seat.robot else None,
+                    "address": None if seat.robot else player.address,
+                    "active": bool(seat.active),
+                    "nmr_streak": seat.nmr_streak,
+                    "orders": on_file or None,
+                    "timezone": None if seat.robot else player.timezone,
+                    "vacation": list(vacation) if vacation else None,
+                }
             )
             if seat.robot:
                 driver = "(robot)" if seat.robot_level == "normal" else f"(robot, {seat.robot_level})"
-                print(f"  {seat.name:<12} {driver:<32}{status}  {on_file}")
+                lines.append(f"  {seat.name:<12} {driver:<32}{status}  {on_file}")
                 continue
-            print(
+            away = f"  vacation {vacation[0]} to {vacation[1]}" if vacation else ""
+            lines.append(
                 f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
                 f"  zone {player.timezone}{away}"
             )
+        standings: list[list[str]] = []
         if state is not None:
-            shown = robot_names(game.seats)
-            for place in rules.standings(state):
-                print("   ", ", ".join(robot_shown(name, shown) for name in place))
+            named = robot_names(game.seats)
+            standings = [[robot_shown(name, named) for name in place] for place in rules.standings(state)]
+            lines.extend("    " + ", ".join(place) for place in standings)
+    if args.json:
+        shown = {
+            "name": game.name,
+            "kind": game.kind,
+            "title": rules.title,
+            "status": str(game.status),
+            "practice": bool(game.practice),
+            "gm": game.gm_address,
+            "deadlines": game.deadline_spec,
+            "timezone": game.timezone,
+            "early_resolution": bool(game.early_resolution),
+            "press": str(game.press),
+            "observers": list(watching),
+            "open_turn": {"label": turn.label, "deadline": due} if turn is not None else None,
+            "seats": seats,
+            "standings": standings,
+        }
+        print(json.dumps(shown, indent=1))
+    else:
+        print("\n".join(lines))
     return 0
 
 
@@ -285,6 +342,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
 def _cmd_poll(args: argparse.Namespace) -> int:
     with open_app(args) as app:
         need_secret(app.settings)
+        need_database(app)
         report = app.service.poll()
         print(
             f"fetched {report.fetched}; "
@@ -318,6 +376,7 @@ def _labels(app: App, done: list[tuple[str, int]]) -> list[tuple[str, str]]:
 def _cmd_tick(args: argparse.Namespace) -> int:
     with open_app(args) as app:
         need_secret(app.settings)
+        need_database(app)
         done = app.service.tick(read_first=True)
         print("resolved: " + (", ".join(f"{g} {label}" for g, label in _labels(app, done)) or "nothing due"))
     return 0
@@ -325,17 +384,25 @@ def _cmd_tick(args: argparse.Namespace) -> int:
 
 def _cmd_send(args: argparse.Namespace) -> int:
     with open_app(args) as app:
+        need_database(app)
         report = app.service.send()
         print(f"sent {report.sent}, retrying {report.retrying}, failed {report.failed}")
     return 0
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from bot.ops.upgrade import MigrationError
     from bot.scheduler import run_service
 
     settings = load(args)
     need_secret(settings)
-    return run_service(settings, config_path=Path(args.config) if args.config else None, version=version())
+    try:
+        return run_service(
+            settings, config_path=Path(args.config) if args.config else None, version=version(), migrate=args.migrate
+        )
+    except MigrationError as exc:
+        print(f"flagman run: {one_line(str(exc), 1000)}", file=sys.stderr)
+        return exc.status
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
@@ -390,7 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="game_command", required=True
     )
     p = game.add_parser("new", help="create a game")
-    p.add_argument("game", help="racecraft, speed_circuit or speedphreakz")
+    p.add_argument("game", help="racecraft, speed-circuit (or speed_circuit) or speedphreakz")
     p.add_argument("--name", required=True, help="the game's short name, e.g. rc1")
     p.add_argument("--player", action="append", default=[], metavar="NAME=ADDRESS[,TZ]")
     p.add_argument(
@@ -427,22 +494,72 @@ def build_parser() -> argparse.ArgumentParser:
         help="what PRESS may do: no press, signed messages, or anonymous ones (default signed)",
     )
     p.set_defaults(func=_cmd_game_new)
-    p = game.add_parser("list", help="every game, one line each")
+    p = game.add_parser(
+        "list",
+        help="every game, one line each",
+        description="Every game, one line each: its name, kind, status, seats (and robots), and its open "
+        "turn with the deadline in the game's time zone.",
+    )
+    p.add_argument("--json", action="store_true", help="a JSON list, one object per game")
     p.set_defaults(func=_cmd_game_list)
-    p = game.add_parser("show", help="one game: seats, orders in, standings")
-    p.add_argument("name")
+    p = game.add_parser(
+        "show",
+        help="one game: seats, orders in, standings",
+        description="One game: its rules, status, GM, schedule, early resolution, press and observers; "
+        "the open turn and its deadline; each seat with its player, whether its orders are in, and away "
+        "dates; the standings.",
+    )
+    p.add_argument("name", help="the game's short name (as `game list` shows it)")
+    p.add_argument("--json", action="store_true", help="the same as one JSON object")
     p.set_defaults(func=_cmd_game_show)
     p = game.add_parser("options", help="the options of a kind of game (or of every kind), with defaults and ranges")
-    p.add_argument("game", nargs="?", help="racecraft, speed_circuit or speedphreakz (default: every game)")
+    p.add_argument(
+        "game", nargs="?", help="racecraft, speed-circuit (or speed_circuit) or speedphreakz (default: every game)"
+    )
     p.set_defaults(func=_cmd_game_options)
 
-    for name, func, text in (
-        ("poll", _cmd_poll, "read the inbox once and answer every mail"),
-        ("tick", _cmd_tick, "resolve every turn that is due"),
-        ("send", _cmd_send, "send the outbox"),
+    for name, func, text, description in (
+        (
+            "poll",
+            _cmd_poll,
+            "read the inbox once and answer every mail",
+            "Read the inbox until it is empty, once: every mail applied and confirmed, refused with a "
+            "reason, or ignored and logged; the answers are queued in the outbox (`flagman send` sends "
+            "them). What the service's poll job does. Prints how many mails were fetched and what became "
+            "of them.",
+        ),
+        (
+            "tick",
+            _cmd_tick,
+            "resolve every turn that is due",
+            "Read the inbox first (mail that came by a deadline counts), then resolve every turn whose "
+            "deadline (plus grace) has passed, fill in the NMR defaults, queue the results, reminders and "
+            "late notices. What the service's tick job does. Prints the turns resolved.",
+        ),
+        (
+            "send",
+            _cmd_send,
+            "send the outbox",
+            "Send the mail waiting in the outbox through [outbox] (SMTP relay or Maildir), once; a "
+            "temporary failure is tried again later with back-off. What the service's send job does. "
+            "Prints how many were sent, retrying and failed.",
+        ),
     ):
-        sub.add_parser(name, help=text).set_defaults(func=func)
-    sub.add_parser("run", help="the service: poll, tick and send on their schedules").set_defaults(func=_cmd_run)
+        sub.add_parser(name, help=text, description=description).set_defaults(func=func)
+    p = sub.add_parser(
+        "run",
+        help="the service: poll, tick and send on their schedules",
+        description="The service, until SIGTERM: reads the inbox (IMAP IDLE wakes it at once), works out "
+        "due turns, sends the outbox, and mails each GM's digest, on the intervals of [schedule]. "
+        "SIGHUP reloads the configuration and the templates. A database it cannot use yet (its server "
+        "down, read-only, a full disk) is waited for, with back-off, not a reason to exit.",
+    )
+    p.add_argument(
+        "--migrate",
+        action="store_true",
+        help="migrate the database to this flagman's schema once it can be used (what the systemd unit runs)",
+    )
+    p.set_defaults(func=_cmd_run)
 
     p = sub.add_parser("play", help="resolve a scripted game offline and print JSON")
     p.add_argument("game")

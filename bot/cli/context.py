@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeAlias
 
 if TYPE_CHECKING:
     from bot.app import App
+    from bot.db import Database
     from bot.settings import Settings
 
     # What `ArgumentParser.add_subparsers()` returns: each command module registers on it.
@@ -53,9 +54,46 @@ def one_line(text: str, limit: int = MAX_LINE) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
+def counted(count: int, word: str) -> str:
+    """`count` and `word`, plural unless one: "1 player", "5 players"."""
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
 def need_secret(settings: Settings) -> None:
     """Refuse to sign anything without a site secret (reply addresses, seat passwords)."""
     from bot.settings import SettingsError
 
     if not settings.secrets.site_secret:
         raise SettingsError("no site secret: set FLAGMAN_SECRET, a 'site-secret' credential, or [bot] secret_file")
+
+
+class DatabaseNotReady(ValueError):
+    """The database a job command would work on is not there, or not at this flagman's schema."""
+
+
+def need_database(app: App) -> None:
+    """Refuse a job (poll, tick, send) on a database that is not there or not migrated, rather
+    than report "fetched 0" on it: SQLite would make an empty file where none is, and an empty
+    inbox never touches the database. A database that cannot be used at all raises what its
+    driver says (bot.cli.servers explains it: status 3 or 4)."""
+    need_database_at(app.settings, app.db)
+
+
+def need_database_at(settings: Settings, db: Database) -> None:
+    """`need_database` for a command that opens the database alone."""
+    from bot.db import current_revision, head_revision
+    from bot.ops.instance import sqlite_path
+    from bot.ops.storage import safe_url
+
+    url = settings.database_url
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        raise DatabaseNotReady(
+            f"no database at {path}: run `flagman migrate` (check [database] url if it should exist)"
+        )
+    current, head = current_revision(db.engine), head_revision()
+    if current != head:
+        raise DatabaseNotReady(
+            f"the database {safe_url(url)} is at revision {current or '(none: no schema)'}, this flagman needs "
+            f"{head}: run `flagman migrate`"
+        )

@@ -150,7 +150,11 @@ class Demo:
                 timezone="Europe/London",
                 seed=2026,
             )
-        self.say(f"Flagman demo: Racecraft game demo1, five players, by mail on SQLite + Maildir in {self.root}\n")
+        self.say(f"Flagman demo: Racecraft game demo1, five players, by mail on SQLite + Maildir in {self.root}")
+        self.say(
+            "The schedule: a turn every 48 hours (Europe/London), resolved early once every order is in; "
+            "the GM gets a daily digest. The clock is simulated: a deadline passes in a moment.\n"
+        )
         self.app.service.send()
         latest: dict[str, EmailMessage] = {}
         for _ in range(20):
@@ -158,6 +162,8 @@ class Demo:
             turn = self.open_turn_number()
             if turn is None:
                 break
+            if turn == 2:
+                self.gm_at_work(gm)
             n = 0
             for player in PLAYERS:
                 for text in SCRIPT.get(turn, {}).get(player.seat, []):
@@ -179,14 +185,52 @@ class Demo:
             assert game is not None
             rules, state, _ = current_state(session, game)
             finished = rules.is_finished(state)
+            played = len(game.turns)
             self.say("=" * 60)
-            self.say(f"Game over: {finished}. {self.mails_shown} mails sent. Final result:")
+            if finished:
+                self.say(f"The race is over after {played} turns; {self.mails_shown} mails were sent. Final result:")
+            else:
+                self.say(f"The race did not finish ({played} turns); {self.mails_shown} mails were sent. Standings:")
             # The result as the final mail writes it: competition places, names only.
             for placing in rules.view(state, None, Viewer.PUBLIC).standings:
                 self.say(
                     f"  {placing.place}. " + ", ".join(placing.players) + (f" ({placing.note})" if placing.note else "")
                 )
+        self.where_it_all_is()
         return 0 if finished else 1
+
+    def gm_at_work(self, gm: str) -> None:
+        """The GM's side: the daily digest (sent now rather than at [schedule] digest_time), and
+        a command in the reply to it, confirmed to the GM and told to the players."""
+        from bot.gm import digest
+
+        self.say("..... the GM's daily digest goes out ([schedule] digest_time, 08:00 in the GM's zone) .....")
+        digest.send_due_digests(self.app.shell, force=True)
+        self.app.service.send()
+        mails = self.new_mail(gm)
+        self.show(gm, mails)
+        (sheet,) = [m for m in mails if str(m["Subject"]).startswith("[GM digest]")]
+        command = "EXTEND demo1 12h"
+        data = reply_to(sheet, command, sender=f"The GM <{gm}>", message_id="<demo-gm-1@client.example>")
+        deliver_to_maildir(self.inbox_path, data, clock_ns=int(self.clock.now().timestamp() * 1_000_000_000))
+        if not self.quiet:
+            self.say(f">>>>> the GM replies to the digest: {command}")
+        self.run_jobs()
+        self.show(gm, self.new_mail(gm))
+
+    def where_it_all_is(self) -> None:
+        """The game's archive written, and where it, the mail and the database are."""
+        from bot.games.archive import write_game_archive
+
+        archive = self.root / "archive" / "demo1"
+        index = write_game_archive(self.app.db, "demo1", archive)
+        outbox = self.app.settings.resolve_path(self.app.settings.outbox.path)
+        self.say("")
+        self.say(f"The game's public archive (HTML, each turn's report and picture, the dice): {index}")
+        self.say(f"Every mail sent, HTML parts and pictures included, one Maildir per address: {outbox}/")
+        self.say(f"The database: {self.root / 'flagman.sqlite'}; the mail read: {self.inbox_path}/.Processed/")
+        if self.root.name.startswith("flagman-demo-"):
+            self.say("(These are removed as the demo ends: `flagman demo --keep DIR` keeps them.)")
 
 
 def run_demo(keep: str | None = None, quiet: bool = False, out: TextIO | None = None) -> int:

@@ -23,7 +23,10 @@ MIN_TURN = timedelta(hours=1)
 GRACE_HELP = (
     "orders still accepted this long after each deadline: minutes (30) or a duration (30m, 2h); at most 365 days"
 )
-DEADLINE_HELP = "48h, 3d, 1d12h, daily 18:00, mon,thu 18:00, or manual; a turn under an hour needs --force"
+DEADLINE_HELP = (
+    "48h, 3d, 1d12h, daily 18:00, mon,thu 18:00, or manual; a fixed time gives at least 12 hours' notice "
+    "(the next such time 12 hours or more after the turn opens); a turn under an hour needs --force"
+)
 FORCE_HELP = "accept a turn under an hour (a test game): it leaves the players no time to mail their orders"
 
 

@@ -277,7 +277,24 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         if game is None:
             print(f"no game called {args.game}", file=sys.stderr)
             return 2
-        for row in session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id)):
+        rows = session.scalars(select(GmAudit).where(GmAudit.game_id == game.id).order_by(GmAudit.id)).all()
+        if args.json:
+            import json
+
+            listed = [
+                {
+                    "at": as_utc(row.created_at).isoformat(),
+                    "via": row.via,
+                    "actor": row.actor,
+                    "command": row.command,
+                    "outcome": row.outcome,
+                    "message_id": row.message_id or None,
+                }
+                for row in rows
+            ]
+            print(json.dumps(listed, indent=1))
+            return 0
+        for row in rows:
             print(
                 f"{format_local(as_utc(row.created_at), game.timezone)}  {row.via:<4} {row.actor}  "
                 f"{row.command}  -> {row.outcome.splitlines()[0] if row.outcome else ''}"
@@ -372,4 +389,5 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
 
     p = verbs.add_parser("audit", help="the GM audit log of a game")
     p.add_argument("game")
+    p.add_argument("--json", action="store_true", help="a JSON list, one object per command (times in UTC)")
     p.set_defaults(func=_cmd_audit)

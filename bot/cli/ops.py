@@ -15,13 +15,18 @@ from bot.cli.context import load
 
 if TYPE_CHECKING:
     from bot.cli.context import Subcommands
+    from bot.settings import Settings
 
 
 def _cmd_doctor(args: argparse.Namespace) -> int:
     from bot.ops.doctor import run_doctor
 
     return run_doctor(
-        Path(args.config) if args.config else None, fix=args.fix, probe_plus=args.probe_plus, probe_wait=args.probe_wait
+        Path(args.config) if args.config else None,
+        fix=args.fix,
+        probe_plus=args.probe_plus,
+        probe_wait=args.probe_wait,
+        as_json=args.json,
     )
 
 
@@ -82,8 +87,11 @@ def _cmd_backup(args: argparse.Namespace) -> int:
                 settings.database_url, Path(args.path), keep=args.keep, now=SystemClock().now()
             )
     except BackupError as exc:
+        # On stderr: under systemd (the backup timer) a line at error priority in the journal.
         print(f"flagman backup: {exc}", file=sys.stderr)
+        _backup_metrics(settings, ok=False, size=None)
         return exc.status
+    _backup_metrics(settings, ok=True, size=target.stat().st_size if target.is_file() else None)
     print(f"backup written to {target} (SQLite's integrity check: ok)")
     if args.keep is not None:
         print(
@@ -91,6 +99,25 @@ def _cmd_backup(args: argparse.Namespace) -> int:
             + (f"; deleted {', '.join(p.name for p in pruned)}" if pruned else "")
         )
     return 0
+
+
+def _backup_metrics(settings: Settings, *, ok: bool, size: int | None) -> None:
+    """With [metrics] file set, the backup's figures beside it (bot.ops.metrics.render_backup):
+    whether the last one worked, when, and when one last did, for an alert on a failed backup."""
+    if not settings.metrics.file:
+        return
+    from datetime import UTC, datetime
+
+    from bot.ops import metrics
+
+    path = metrics.backup_metrics_path(settings.resolve_path(settings.metrics.file))
+    now = datetime.now(UTC)
+    last = now.timestamp() if ok else metrics.last_backup_success(path)
+    text = metrics.render_backup(bot=settings.bot.address, ok=ok, now=now, last_success=last, size=size)
+    try:
+        metrics.write_atomically(path, text)
+    except OSError as exc:
+        print(f"flagman backup: cannot write the metrics file {path}: {exc.strerror or exc}", file=sys.stderr)
 
 
 def _at_least_one(text: str) -> int:
@@ -102,6 +129,31 @@ def _at_least_one(text: str) -> int:
     if number < 1:
         raise argparse.ArgumentTypeError(f"{number}: keep at least 1 backup")
     return number
+
+
+def _cmd_prune(args: argparse.Namespace) -> int:
+    from bot.app import open_database
+    from bot.cli.context import need_database_at
+    from bot.clock import SystemClock
+    from bot.ops.retention import prune
+
+    settings = load(args)
+    with open_database(settings.database_url) as db:
+        need_database_at(settings, db)
+        print(prune(db, settings, SystemClock().now()).summary())
+    return 0
+
+
+def _cmd_check_backup(args: argparse.Namespace) -> int:
+    from bot.ops.backup import BackupError, check_backup
+
+    try:
+        checked = check_backup(Path(args.path))
+    except BackupError as exc:
+        print(f"flagman check-backup: {exc}", file=sys.stderr)
+        return exc.status
+    print(checked.summary())
+    return 0
 
 
 def _cmd_restore(args: argparse.Namespace) -> int:
@@ -229,6 +281,9 @@ def register(sub: Subcommands) -> None:
         metavar="SECONDS",
         help="how long --probe-plus waits for the probe to arrive (default 60)",
     )
+    p.add_argument(
+        "--json", action="store_true", help='the findings as one JSON object: {"findings": [...], "problems": N}'
+    )
     p.set_defaults(func=_cmd_doctor)
 
     p = sub.add_parser(
@@ -280,6 +335,23 @@ def register(sub: Subcommands) -> None:
         "of those (other files are left alone); the shipped timer runs --keep 14",
     )
     p.set_defaults(func=_cmd_backup)
+
+    p = sub.add_parser(
+        "prune",
+        help="apply the [retention] policy now: old mail bodies, mail texts, audit lines, the Processed folder",
+        description="What `flagman run` does once a day: empties the bodies of mail sent more than [retention] "
+        "sent_mail_days ago, the texts of mail read more than inbound_days ago (and quarantined mail already "
+        "reported), deletes GM audit lines of no game older than audit_days, and mail of the inbox's Processed "
+        "folder older than processed_mail_days. A game's own record is never pruned.",
+    )
+    p.set_defaults(func=_cmd_prune)
+
+    p = sub.add_parser(
+        "check-backup",
+        help="check an existing backup file as restore would (integrity, schema), without touching the database",
+    )
+    p.add_argument("path", help="a file written by `flagman backup`")
+    p.set_defaults(func=_cmd_check_backup)
 
     p = sub.add_parser("restore", help="replace the SQLite database with a backup (stop the service first)")
     p.add_argument("path", help="a file written by `flagman backup`")

@@ -22,15 +22,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from bot import dice, letters, outlook, store
 from bot.answers import Refused
 from bot.clock import as_utc
-from bot.games import reminders, robots, turns
+from bot.facts import Claims, Kept
+from bot.games import carried, reminders, robots, turns
 from bot.games.archive import NewTurn
-from bot.games.deadline import resolve_now
+from bot.games.deadline import resolve_writes
 from bot.games.robots import robot_names
 from bot.games.seats import (
     drop_seat,
@@ -39,7 +40,8 @@ from bot.games.seats import (
     send_welcome,
     under_way,
 )
-from bot.letters import ToAddress, ToSeat, reveal
+from bot.letters import ToAddress, ToSeat, claims, reveal
+from bot.letters import carried as carried_words
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context, orders_block
 from bot.letters.words import say
@@ -48,7 +50,7 @@ from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out.outbox import CalendarPart
 from bot.mail_out.render import RenderedMail
-from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Seat, Turn
+from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
 from bot.schedules import (
     add,
     format_local,
@@ -68,6 +70,8 @@ from rules.api import (
 )
 
 log = logging.getLogger("flagman.gm")
+
+RESULTS_KINDS = ("results", "final", "results_gm", "final_gm")  # the outbox kinds of a turn's results
 
 
 @dataclass
@@ -142,6 +146,9 @@ class News:
     calendar: bool = False
     about: str | None = None  # the seat it is about: that seat gets a mail of its own, not this one
     to: str | None = None  # for that seat alone (the GM's ORDER, PLOT, SET for it: issue 29)
+    # What it claims (`bot.facts.Claims`) of a turn no longer open: each seat's mail carries
+    # those about its own orders (and those about no seat's).
+    claims: tuple[Claims, ...] = ()
 
 
 def announce(
@@ -168,7 +175,8 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
         return 0
     turn = store.open_turn(session, game)
     rules = turns.rules_of(game)
-    state = rules.load_state(turn.state) if any(n.calendar for n in news) and turn is not None else None
+    state = rules.load_state(turn.state) if turn is not None else None
+    subs = store.turn_submissions(session, turn) if turn is not None else {}
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
     sent = 0
     for seat in store.mailed_seats(game):
@@ -184,10 +192,17 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
                 "items": [{"title": n.title, "text": n.text} for n in told],
                 "turn": {"label": turn.label, "deadline": deadline_text(turn, zone)} if turn is not None else None,
                 "paused": game.status == GameStatus.PAUSED,
+                "moved": any(n.calendar for n in told),  # the deadline moved: "now due", else "unchanged"
                 "timezone": zone,
             }
         )
         rendered = shell.renderer.render("announce", ctx_mail, game=game.kind)
+        rendered = rendered.claiming(
+            *(c for n in told for c in n.claims if all(count.seat == seat.name for count in c.counts))
+        )
+        if state is not None:  # what counts for the seat now, and the deadline, as claims
+            on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
+            rendered = rendered.claiming(*claims.for_seat(game, rules, state, turn, seat, on_file))
         calendars: tuple[CalendarPart, ...] = ()
         if state is not None and turn is not None and any(n.calendar for n in told):
             calendars = (
@@ -307,10 +322,19 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     announce(
         ctx,
         f"The GM entered orders for you in {turn.label}",
-        f"The GM entered these orders for your seat {seat.name} in {turn.label}:\n\n{orders_block(canonical)}\n\n"
-        f"On file for you now (they count unless you send others before the deadline):\n\n"
-        f"{orders_block(now_on_file)}"
-        + (f"\n\nReceipt of the orders on file for you now: {receipt}." if receipt else ""),
+        say(
+            "gm_order_entered",
+            seat=seat.name,
+            label=turn.label,
+            entered=canonical.splitlines(),
+            on_file=now_on_file.splitlines(),
+            receipt=receipt,
+            # The last orders of a turn that resolves early: it is resolved as the GM's mail is
+            # answered (`bot.intake.proven`), by the tick's own test.
+            last=turns.is_due(
+                ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice)
+            ),
+        ),
         kind="gm_order",
         to=seat.name,
     )
@@ -391,16 +415,22 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     resumed = ctx.game.status == GameStatus.PAUSED
     if resumed:  # PROCESS resolves the turn now, and the game goes on from there
         ctx.game.status = GameStatus.ACTIVE
-    outcome, resolved = resolve_now(ctx.shell, ctx.session, ctx.game, turn)
+    writes, resolved = resolve_writes(ctx.shell, ctx.session, ctx.game, turn)
+    outcome = writes.outcome
     ctx.resolved.append(resolved)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
     text = (
         "The game was paused: it goes on. " if resumed else ""
     ) + f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
+    kept = carried_words.in_gm_results(writes.recheck, following.label if following is not None else turn.label)
     if following is None:
-        return text + " The game is over."
-    return text + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
+        return text + " The game is over." + (f"\n\n{kept}" if kept else "")
+    return (
+        text
+        + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
+        + (f"\n\n{kept}" if kept else "")
+    )
 
 
 def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -729,6 +759,8 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
             break
     turn = last
+    kept, gone = _kept_orders(turn, undone)
+    turn.carried = [k.to_json() for k in kept] or None
     turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent (issue 29)
     # Reopened paused (issue 29): with every order on file the next tick would resolve it
     # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
@@ -744,7 +776,28 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     _recount_streaks(session, game, turn)
     _robots_drive(ctx, rules, turn)
     _draw_again(ctx, rules, turn)
-    ctx.undo = {"undone": undone}
+    ctx.undo = {
+        "undone": undone,
+        "kept": [k.to_json() for k in kept],
+        "withdrawn": [{**k.to_json(), "label": label} for k, label in gone],
+    }
+    next_label = _next_label(undone, turn)
+    for k in kept:
+        announce(
+            ctx,
+            f"Your orders for {next_label} are kept",
+            carried_words.kept_to_seat(k, next_label=next_label, reopened=turn.label),
+            kind="rollback",
+            to=k.seat,
+        )
+    for k, label in gone:
+        announce(
+            ctx,
+            f"Your orders for {label} are withdrawn",
+            carried_words.withdrawn_to_seat(k, label=label, reopened=turn.label),
+            kind="rollback",
+            to=k.seat,
+        )
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
     closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
@@ -769,6 +822,11 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "
         "discarded is kept in the audit log."
         + (
+            "\n\n" + said
+            if (said := carried_words.rollback_to_gm(kept, gone, next_label=next_label, reopened=turn.label))
+            else ""
+        )
+        + (
             f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
             "to take them out again."
             if closed
@@ -787,6 +845,17 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
         "defaults": [],
         "next_turn": None,
     }
+    # The mail its resolution sent and all mail of the game since, by outbox id: a reply to one
+    # of them answers results the rollback withdraws (`bot.intake.orders.withdrawn_sheet`).
+    first = session.scalar(
+        select(func.min(Outbox.id)).where(
+            Outbox.game_id == resolved.game_id,
+            Outbox.kind.in_(RESULTS_KINDS),
+            Outbox.created_at >= resolved.resolved_at,
+        )
+    )
+    upto = session.scalar(select(func.max(Outbox.id)).where(Outbox.game_id == resolved.game_id))
+    discarded["mail_ids"] = [first, upto] if first is not None and upto is not None else None
     following = session.scalar(select(Turn).where(Turn.game_id == resolved.game_id, Turn.number == resolved.number + 1))
     if following is not None:
         if following.resolved_at is not None:
@@ -805,6 +874,10 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
             "deadline": as_utc(following.deadline).isoformat() if following.deadline else None,
             "submissions": [_sub_json(ctx, s) for s in subs],
         }
+        # The orders people sent for it are kept (`bot.games.carried`); orders it kept from an
+        # earlier ROLLBACK were for the turn after it, which is gone too.
+        discarded["kept"] = [k.to_json() for k in carried.keep(session, ctx.game, turns.rules_of(ctx.game), following)]
+        discarded["kept_before"] = list(following.carried or [])
         session.execute(delete(OrderSubmission).where(OrderSubmission.turn_id == following.id))
         _withdraw(ctx, following)
         session.delete(following)
@@ -829,6 +902,42 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     session.flush()
     session.expire(ctx.game, ["turns"])
     return discarded
+
+
+def _kept_orders(reopened: Turn, undone: Sequence[dict[str, object]]) -> tuple[list[Kept], list[tuple[Kept, str]]]:
+    """The orders the discarded turns held, from `undone` (`_undo_resolution`'s, in order): kept
+    for the reopened turn's next (the one discarded right after it), or withdrawn with the label
+    of the turn they were for, which no longer comes (a turn further on, or one kept before)."""
+    kept: list[Kept] = []
+    gone: list[tuple[Kept, str]] = []
+    for entry in undone:
+        following = entry.get("next_turn")
+        if not isinstance(following, dict):
+            continue
+        rows = entry.get("kept")
+        items = [Kept.from_json(row) for row in rows if isinstance(row, dict)] if isinstance(rows, list) else []
+        if following.get("number") == reopened.number + 1:
+            kept.extend(items)
+        else:
+            gone.extend((k, str(following.get("label"))) for k in items)
+        before = entry.get("kept_before")
+        if isinstance(before, list) and before:
+            # Kept for the turn after the discarded one, by an earlier ROLLBACK: that turn is gone.
+            gone.extend(
+                (Kept.from_json(row), f"the turn after {following.get('label')}")
+                for row in before
+                if isinstance(row, dict)
+            )
+    return kept, gone
+
+
+def _next_label(undone: Sequence[dict[str, object]], reopened: Turn) -> str:
+    """The label of the turn after `reopened`, as it was before the rollback discarded it."""
+    for entry in undone:
+        following = entry.get("next_turn")
+        if isinstance(following, dict) and following.get("number") == reopened.number + 1:
+            return str(following.get("label"))
+    return f"the turn after {reopened.label}"
 
 
 def _withdraw(ctx: GmAction, discarded: Turn) -> None:

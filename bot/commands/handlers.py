@@ -88,6 +88,9 @@ class Reply:
 
     answers: tuple[Answer, ...] = ()
     label: str = ""
+    # The turns (game id, turn id) the command releases to resolve at once (NOWAIT, the last
+    # hold of a turn with every order in): its answer says they are resolved; the pipeline does it.
+    resolves: tuple[tuple[int, int], ...] = ()
 
 
 def which_game(inbound: Inbound, who: Who) -> Notice:

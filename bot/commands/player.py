@@ -34,7 +34,7 @@ from bot.commands.grammar import (
 from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.games import attention, signups, summary, turns
 from bot.games.robots import robot_names
-from bot.letters import Addressee, ToGm, ToSeat
+from bot.letters import Addressee, ToGm, ToSeat, claims
 from bot.letters.context import bot_context, deadline_text, due_by, game_context, orders_block
 from bot.letters.defaults import gets
 from bot.letters.words import say
@@ -114,15 +114,10 @@ def status(ctx: CommandContext, command: Status) -> Reply:
     incomplete: list[str] = []
     if turn is not None:
         ordered = []
+        seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
         for name in sorted(rules.expected_players(state)):
-            s = store.seat_named(game, name)
-            got = (
-                turns.orders_in(rules, state, s, store.submissions(session, turn, s))
-                if s is not None
-                else turns.OrdersIn.NONE
-            )
-            {turns.OrdersIn.COMPLETE: ordered, turns.OrdersIn.INCOMPLETE: incomplete, turns.OrdersIn.NONE: missing}[
-                got
+            {outlook.Status.COMPLETE: ordered, outlook.Status.INCOMPLETE: incomplete, outlook.Status.NONE: missing}[
+                seen.status(name)
             ].append(name)
     zone = seat.player.timezone if seat else game.timezone
     values = game_context(ctx.shell, game, rules)
@@ -333,8 +328,11 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
             default=orders_block(rules.format_orders(default)),
         )
     )
+    said = claims.of_turn(
+        seat.game, turn, claims.counts(seat.name, outlook.Counts(default, rules.format_orders(default), source))
+    )
     return Reply(
-        (Notice(ToSeat(seat), say("commands_cleared_title"), text, kind="orders", error=False),),
+        (Notice(ToSeat(seat), say("commands_cleared_title"), text, kind="orders", error=False, claims=(said,)),),
         label=f"CLEAR {seat.game.name}",
     )
 
@@ -405,6 +403,22 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
             label=f"NOWAIT {game.name}: nothing to lift",
         )
     _note(ctx, seat, turn, store.NOWAIT, "NOWAIT")
+    if turns.is_due(ctx.session, game, turn, ctx.shell.now(), pace=turns.practice_pace(ctx.shell.settings.practice)):
+        # The last hold of a turn with every order in: it is resolved as this mail is answered.
+        return Reply(
+            (
+                Notice(
+                    ToSeat(seat),
+                    "The turn is resolved",
+                    say("early_nowait_last", label=turn.label, game=game.name),
+                    kind="orders",
+                    error=False,
+                    claims=(claims.of_turn(game, turn, resolved=True),),
+                ),
+            ),
+            label=f"NOWAIT {game.name}: the turn resolves",
+            resolves=((game.id, turn.id),),
+        )
     others = any(
         store.holds(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game) if s.id != seat.id
     )

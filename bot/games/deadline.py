@@ -246,8 +246,14 @@ def resolve_now(shell: Shell, session: Session, game: Game, turn: Turn) -> tuple
     """The GM's PROCESS: the open turn resolved at once, through the deadline's steps 2 to 5, in
     the caller's transaction, its letters queued there. The caller publishes the turn returned
     (`archive.publish`) after its commit."""
+    writes, new_turn = resolve_writes(shell, session, game, turn)
+    return writes.outcome, new_turn
+
+
+def resolve_writes(shell: Shell, session: Session, game: Game, turn: Turn) -> tuple[TurnWrites, archive.NewTurn]:
+    """`resolve_now`, returning all it wrote (the orders a ROLLBACK kept: `TurnWrites.recheck`)."""
     cache = LetterCache()
     writes = turns.work_out(shell, session, game, turn, cache=cache, subs=store.turn_submissions(session, turn))
     turns.write_turn(session, game, turn, writes)
     letters.queue_rows(session, writes.mails)
-    return writes.outcome, archive.NewTurn(game.id, turn.number, cache.pictures)
+    return writes, archive.NewTurn(game.id, turn.number, cache.pictures)

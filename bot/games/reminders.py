@@ -39,6 +39,7 @@ from bot.games import turns
 from bot.games.preferences import reminders_wanted
 from bot.letters import ToGm, ToSeat, notices
 from bot.letters.context import deadline_text
+from bot.letters.words import say
 from bot.models import Game, GameStatus, Turn
 from bot.outlook import what_counts
 from bot.schedules import DeadlineError, parse_duration
@@ -206,19 +207,16 @@ def _left(delta: timedelta) -> str:
 
 
 def tell_late(shell: Shell, session: Session, game: Game, number: int, lateness: timedelta) -> None:
-    """The GM is told that turn `number` was resolved `lateness` after its deadline."""
+    """The GM is told that turn `number` was resolved `lateness` after its deadline, the turn
+    named by its label and the time in words ("1 hour 30 min", "8 days")."""
     turn = store.open_turn(session, game)
-    hours = lateness.total_seconds() / 3600
-    text = (
-        f"Turn {number} of {game.name} was resolved {hours:.0f} hours after its deadline: the service was "
-        "not running when the deadline passed. It was resolved as it would have been, with the NMR "
-        "defaults for anyone missing. "
-        + (
-            f"The next turn ({turn.label}) got a full turn from now: it is due "
-            f"{deadline_text(turn, game.timezone) or 'at your call'}. "
-            if turn is not None
-            else ""
-        )
-        + f"To change that, send DEADLINE {game.name} <when> or EXTEND {game.name} <duration>."
+    label = session.scalar(select(Turn.label).where(Turn.game_id == game.id, Turn.number == number)) or str(number)
+    text = say(
+        "deadline_late",
+        label=label,
+        game=game.name,
+        late=_left(lateness),
+        next=turn.label if turn is not None else None,
+        due=deadline_text(turn, game.timezone) if turn is not None else None,
     )
-    letters.notice(shell, session, ToGm(game), "A turn was resolved late", text, kind="late")
+    letters.notice(shell, session, ToGm(game), say("deadline_late_subject", label=label), text, kind="late")

@@ -16,9 +16,9 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot import store
+from bot import outlook, store
 from bot.clock import as_utc
-from bot.games import observers, turns
+from bot.games import carried, observers, turns
 from bot.games.attention import Attention
 from bot.games.robots import robot_names
 from bot.games.robots import shown as robot_shown
@@ -42,6 +42,7 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         "held": [],
         "streaks": [],
         "plots": [],
+        "kept": [],
         "players": [],
         "min_players": rules.min_players,
         "max_players": rules.max_players,
@@ -72,17 +73,21 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         out["turn"] = turn.label
         # A paused game has no deadline running (the tick leaves it be until RESUME).
         out["deadline"] = None if game.status == GameStatus.PAUSED else deadline_text(turn, zone)
+        # Orders a ROLLBACK kept for the turn after this one: not on file for any turn yet.
+        out["kept"] = [
+            robot_shown(k.seat, shown) + (" (your ORDER)" if k.source == "gm" else "") for k in carried.of_turn(turn)
+        ]
+        by_seat = store.turn_submissions(session, turn)
+        seen = outlook.of_turn(game, rules, state, by_seat)
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
-            subs = store.submissions(session, turn, seat) if seat is not None else []
-            got = turns.orders_in(rules, state, seat, subs) if seat is not None else turns.OrdersIn.NONE
-            if store.holds(subs):  # WAIT (issue 30): the GM is told who holds the turn
+            if seat is not None and store.holds(by_seat.get(seat.id, ())):  # WAIT (issue 30): who holds the turn
                 out["held"].append(name)
             {
-                turns.OrdersIn.COMPLETE: out["ordered"],
-                turns.OrdersIn.INCOMPLETE: out["incomplete"],
-                turns.OrdersIn.NONE: out["missing"],
-            }[got].append(robot_shown(name, shown))
+                outlook.Status.COMPLETE: out["ordered"],
+                outlook.Status.INCOMPLETE: out["incomplete"],
+                outlook.Status.NONE: out["missing"],
+            }[seen.status(name)].append(robot_shown(name, shown))
     else:
         out["result"] = [", ".join(robot_shown(name, shown) for name in place) for place in rules.standings(state)]
     out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]

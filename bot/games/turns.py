@@ -14,7 +14,6 @@ The queries it reads with (games, seats, turns, submissions) are `bot.store`.
 from __future__ import annotations
 
 import dataclasses
-import enum
 import logging
 import random
 import secrets as pysecrets
@@ -27,6 +26,8 @@ from sqlalchemy.orm import Session, selectinload
 
 from bot import dice, outlook, store
 from bot.clock import as_utc
+from bot.facts import Recheck, Withdrawn
+from bot.games import carried as carried_orders
 from bot.games import observers, robots
 from bot.letters import results, reveal, sheets
 from bot.letters.cache import LetterCache
@@ -34,7 +35,18 @@ from bot.letters.reports import public_report
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_out import outbox as mailout
-from bot.models import Commitment, CommitmentFate, Game, GameStatus, OrderSubmission, Player, PressMode, Seat, Turn
+from bot.models import (
+    Commitment,
+    CommitmentFate,
+    Game,
+    GameStatus,
+    GmAudit,
+    OrderSubmission,
+    Player,
+    PressMode,
+    Seat,
+    Turn,
+)
 from bot.outlook import Outcome
 from bot.schedules import (
     find_zone,
@@ -45,11 +57,16 @@ from bot.schedules import (
 )
 from bot.settings import PracticeSettings
 from bot.shell import Shell
-from bot.store import orders_on_file
 from rules import fair, find_game
 from rules.api import AnyGame, GameState, turn_seed
 
 log = logging.getLogger("flagman.games")
+
+# The audit log's row of the orders kept across a ROLLBACK that the turn's resolution withdrew:
+# the bot did it, at the deadline (or the GM's PROCESS), not a GM command.
+AUDIT_ACTOR = "flagman"
+AUDIT_VIA = "deadline"
+AUDIT_COMMAND = "WITHDRAWN after ROLLBACK"
 
 
 class GameError(ValueError):
@@ -297,25 +314,6 @@ def closing_time(game: Game, turn: Turn) -> datetime | None:
     return as_utc(turn.deadline) + timedelta(minutes=game.grace_minutes)
 
 
-class OrdersIn(enum.Enum):
-    """How far a seat's orders of the open turn are in: the one reading early resolution, STATUS,
-    the digest and `game show` share (issue 29: STATUS said "still to order: nobody" while a turn
-    waited on a set without a legal SPEED)."""
-
-    NONE = "none"  # nothing of the player's on file (the default would be used)
-    INCOMPLETE = "incomplete"  # sent, but the set lacks a part: the turn waits for it or the deadline
-    COMPLETE = "complete"
-
-
-def orders_in(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[store.Filed]) -> OrdersIn:
-    if not store.sent(subs):
-        return OrdersIn.NONE
-    on_file = orders_on_file(rules, state, seat, subs)
-    if on_file is None or not rules.parse_orders(state, seat.name, rules.format_orders(on_file)).complete:
-        return OrdersIn.INCOMPLETE
-    return OrdersIn.COMPLETE
-
-
 def all_orders_in(
     session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn, subs: store.BySeat | None = None
 ) -> bool:
@@ -326,7 +324,7 @@ def all_orders_in(
         if seat is None:
             return False
         seat_subs = by_seat.get(seat.id, ())
-        if store.holds(seat_subs) or orders_in(rules, state, seat, seat_subs) is not OrdersIn.COMPLETE:
+        if store.holds(seat_subs) or outlook.seat_status(rules, state, seat, seat_subs) is not outlook.Status.COMPLETE:
             return False  # a WAIT (issue 30), or no complete set yet
     return True
 
@@ -410,6 +408,10 @@ class TurnWrites:
     mails: tuple[Mapping[str, object], ...]  # the results mails (outbox rows)
     robots: tuple[Mapping[str, object], ...] = ()  # the robot seats' orders of the next turn (no turn id yet)
     opening: dice.Entry | None = None  # the next turn's entry in the game's commitment log
+    # The orders a ROLLBACK kept for the next turn (`bot.games.carried`), checked against the
+    # new state: the rows of those that stand (no turn id yet), and what became of each.
+    carried: tuple[Mapping[str, object], ...] = ()
+    recheck: Recheck = Recheck()
 
 
 def _set_columns(
@@ -493,9 +495,22 @@ def work_out(
     # The GM's copy likewise; the observers' public results are sent as always.
     held_for_next = next_turn is not None and game.status == GameStatus.ACTIVE and not rules.expected_players(new_state)
     before = None if rules.expected_players(state) else _turn_before(session, game, rules, turn)
-    # A turn just opened has no orders on file yet but its robots' (bot.games.robots).
+    # A turn just opened has no orders on file yet but its robots' (bot.games.robots), and the
+    # orders a ROLLBACK kept for it that stand against the new state (bot.games.carried).
     robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
-    no_subs: store.BySeat = {int(str(row["seat_id"])): [OrderSubmission(**row)] for row in robot_rows}
+    kept = carried_orders.of_turn(turn)
+    label = next_turn.label if next_turn is not None else turn.label
+    recheck = carried_orders.recheck(rules, game, new_state, label, kept) if kept else Recheck()
+    if next_turn is None and kept:  # the game is over: nothing kept can stand
+        recheck = Recheck((), tuple(Withdrawn(k, label, "", needed=False) for k in kept))
+    carried_rows = carried_orders.rows(game, recheck, now) if next_turn is not None else []
+    filed: dict[int, list[OrderSubmission]] = {}
+    for row in [*robot_rows, *carried_rows]:
+        filed.setdefault(int(str(row["seat_id"])), []).append(OrderSubmission(**row))
+    no_subs: store.BySeat = filed
+    if kept:
+        resolved["carried"] = None
+        turn.carried = None
     mails: mailout.NewRows = []
     for seat in () if held_for_next else store.mailed_seats(game):
         sheets.post_seat_letter(
@@ -513,6 +528,7 @@ def work_out(
             into=mails,
             cache=cache,
             before=before,
+            carried=recheck.of(seat.name),
         )
     if not held_for_next:
         sheets.post_gm_letter(
@@ -529,6 +545,7 @@ def work_out(
             into=mails,
             cache=cache,
             before=before,
+            recheck=recheck,
         )
     report = public_report(shell.renderer, cache, rules, new_state, outcome, robots.robot_names(game.seats))
     addresses = observers.observers_of(session, game)
@@ -539,7 +556,17 @@ def work_out(
     if stall is not None:
         results.post_stall_notice(shell, session, game, stall, rules.players(new_state), into=mails)
     return TurnWrites(
-        outcome, resolved, finished_at, streaks, tuple(defaults), next_row, tuple(mails), tuple(robot_rows), opening
+        outcome,
+        resolved,
+        finished_at,
+        streaks,
+        tuple(defaults),
+        next_row,
+        tuple(mails),
+        tuple(robot_rows),
+        opening,
+        tuple(carried_rows),
+        recheck,
     )
 
 
@@ -578,7 +605,26 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
         dice.reveal(session, game.id, turn.number, turn.secret, revealed_at, CommitmentFate.RESOLVED)
     if writes.next_turn is not None:
         session.execute(insert(Turn), [dict(writes.next_turn)])
-        robots.file_next(session, game.id, int(str(writes.next_turn["number"])), writes.robots)
+        robots.file_next(session, game.id, int(str(writes.next_turn["number"])), [*writes.robots, *writes.carried])
+    if writes.recheck.withdrawn:  # the audit log keeps what was withdrawn, as it keeps a ROLLBACK's
+        withdrawn_at = writes.resolved["resolved_at"]
+        assert isinstance(withdrawn_at, datetime)
+        session.add(
+            GmAudit(
+                game_id=game.id,
+                actor=AUDIT_ACTOR,
+                via=AUDIT_VIA,
+                command=f"{AUDIT_COMMAND} {game.name} {turn.label}",
+                outcome="; ".join(f"{w.kept.seat}: {w.kept.text!r} withdrawn" for w in writes.recheck.withdrawn),
+                created_at=withdrawn_at,
+                undo={
+                    "withdrawn": [
+                        {**w.kept.to_json(), "label": w.label, "reason": w.reason} for w in writes.recheck.withdrawn
+                    ],
+                    "refiled": [r.kept.to_json() for r in writes.recheck.refiled],
+                },
+            )
+        )
     if writes.opening is not None:
         dice.write_entry(session, writes.opening)
     for obj in (turn, game, *game.seats):

@@ -107,6 +107,7 @@ def _post(batch: Batch, session: Session, mail: Mail, answer: Answer) -> None:
             game=answer.game,
             in_reply_to=mail.in_reply_to,
             into=batch.rows.outbox,
+            claims=answer.claims,
         )
     else:
         letters.post(
@@ -149,7 +150,8 @@ def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
         },
     )
     game = next((a.game for a in answers if a.game is not None), None)
-    return Letter(answers[0].to, rendered, "answers", game=game)
+    made = [c for a in answers for c in (a.claims if isinstance(a, Notice) else a.rendered.claims)]
+    return Letter(answers[0].to, rendered.claiming(*made), "answers", game=game)
 
 
 def record(
@@ -187,7 +189,7 @@ def record(
     )
     batch.memo.seen.add(key)
     limiter.recorded(mail.principal, sender)
-    log.info(
+    batch.say(
         "mail %s from %s: %s%s%s (%s)%s",
         inbound.message_id,
         inbound.sender or "?",

@@ -8,6 +8,7 @@ batch). `Batch` holds both, and reads what a mail needs through its memo.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -26,7 +27,7 @@ from bot.mail_in.auth import parse_tag, tag_in_recipients
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
 from bot.mail_out import outbox as mailout
-from bot.models import AnswerFate, Game, InboundMessage, OrderSubmission, Outbox, Seat, Turn
+from bot.models import AnswerFate, Game, GameStatus, InboundMessage, OrderSubmission, Outbox, Seat, Turn
 from bot.settings import Settings
 from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState
@@ -53,6 +54,9 @@ class Mail:
     # Over its sender's loop limit: acted on all the same, its answers withheld (issue 27).
     over_limit: bool = False
     answer: AnswerFate = AnswerFate.NONE  # what became of its answers, for its record
+    # The turns (game id, turn id) its orders complete, or its NOWAIT releases, in a game that
+    # resolves early: its answers said so, and the pipeline resolves them once they are queued.
+    resolves: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def in_reply_to(self) -> str:
@@ -84,6 +88,7 @@ class BatchMemo:
     subs: dict[tuple[int, int], list[store.FiledOrders]] = field(default_factory=dict)  # (turn, seat) -> its own
     on_file: dict[tuple[int, int], tuple[GameOrder, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
     held: dict[int, bool] = field(default_factory=dict)  # turn id -> a seat's WAIT holds it (store.turn_held)
+    senders: dict[int, set[int]] = field(default_factory=dict)  # turn id -> the seats with orders sent (store.senders)
     pending: set[tuple[str, str]] = field(default_factory=set)  # loop-limit keys of rows not yet written
     # Our own mails the batch's mails answer (In-Reply-To, References): Message-ID -> (game id, when sent).
     answered: dict[str, tuple[int | None, datetime]] = field(default_factory=dict)
@@ -95,6 +100,7 @@ class BatchMemo:
         self.subs.clear()
         self.on_file.clear()
         self.held.clear()
+        self.senders.clear()
 
 
 @dataclass
@@ -137,6 +143,10 @@ class Batch:
         self.memo = BatchMemo()
         self.rows = BatchRows()
         self.resolved: list[NewTurn] = []  # the turns resolved by the mails written so far (`write_rows`)
+        # What the log says of each mail ("mail <id> from ...: applied"), said only once what it
+        # says is committed: the lines of the mail in hand, and those of the mails kept so far.
+        self.said: list[tuple[str, tuple[object, ...]]] = []
+        self.kept_said: list[tuple[str, tuple[object, ...]]] = []
 
     @property
     def settings(self) -> Settings:
@@ -266,6 +276,30 @@ class Batch:
             self.memo.held[turn.id] = store.turn_held(session, turn)
         return not self.memo.held[turn.id]
 
+    def resolves_with(self, session: Session, game: Game, turn: Turn, seat: Seat, text: str) -> bool:
+        """Whether the deadline would find `turn` due at once (`turns.is_due`, the tick's own
+        test) were the seat's `text` filed now, with the orders the batch has taken so far and
+        not yet written: the orders that complete a turn that resolves early."""
+        if not game.early_resolution or game.status != GameStatus.ACTIVE:
+            return False
+        # Not every seat has sent anything yet: it cannot complete the turn (no seat is read).
+        if turn.id not in self.memo.senders:
+            self.memo.senders[turn.id] = store.senders(session, turn)
+        self.memo.senders[turn.id].add(seat.id)
+        self.memo.senders[turn.id].update(
+            int(str(values["seat_id"])) for _, values in self.rows.submissions if values["turn_id"] == turn.id
+        )
+        rules, state, _ = self.current_state(session, game)
+        if len(self.memo.senders[turn.id]) < len(rules.expected_players(state)):
+            return False
+        now = self.shell.now()
+        subs: dict[int, list[OrderSubmission]] = {k: list(v) for k, v in store.turn_submissions(session, turn).items()}
+        pending = [values for _, values in self.rows.submissions if values["turn_id"] == turn.id]
+        pending.append({"turn_id": turn.id, "seat_id": seat.id, "source": "mail", "text": text, "received_at": now})
+        for values in pending:
+            subs.setdefault(int(str(values["seat_id"])), []).append(OrderSubmission(**values))
+        return turns.is_due(session, game, turn, now, pace=turns.practice_pace(self.settings.practice), subs=subs)
+
     def file_orders(self, turn: Turn, seat: Seat, merged: tuple[GameOrder, ...]) -> None:
         """What the batch's next mail from the seat finds on file."""
         self.memo.on_file[(turn.id, seat.id)] = merged
@@ -282,9 +316,31 @@ class Batch:
         self.memo.pending.clear()
 
     def drop_rows(self) -> None:
-        """The mail (or batch) was rolled back: what it collected goes too."""
+        """The mail (or batch) was rolled back: what it collected goes too, and what the log
+        would have said of it."""
         self.rows.clear()
+        self.said.clear()
         self.memo.forget()  # it may hold what the rollback undid
+
+    def say(self, message: str, *args: object) -> None:
+        """A log line (INFO) of the mail in hand, said once its batch is committed (`tell`)."""
+        self.said.append((message, args))
+
+    def keep_said(self) -> None:
+        """The mail in hand (or every mail of the batch) is kept: its lines wait for the commit."""
+        self.kept_said.extend(self.said)
+        self.said.clear()
+
+    def tell(self, logger: logging.Logger) -> None:
+        """The batch is committed: its mails' lines, in the order they came."""
+        lines, self.kept_said = self.kept_said, []
+        for message, args in lines:
+            logger.info(message, *args)
+
+    def forget_said(self) -> None:
+        """The batch's transaction was rolled back: nothing it would have said is true."""
+        self.said.clear()
+        self.kept_said.clear()
 
 
 __all__ = ["RECENT_FOR", "Batch", "BatchMemo", "BatchRows", "Mail", "MailKey", "dedupe_hash"]

@@ -26,13 +26,13 @@ from bot.commands.grammar import ForTheGm, is_courtesy
 from bot.games import attention, turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
-from bot.letters import ToGm, ToSeat
+from bot.letters import ToGm, ToSeat, claims
 from bot.letters.context import deadline_text, due_by, game_context, orders_block, practice_terms
 from bot.letters.defaults import gets
 from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
-from bot.models import AttentionKind, Game, GameStatus, Reason, Seat, Turn
+from bot.models import AttentionKind, Game, GameStatus, GmAudit, Outbox, Reason, Seat, Turn
 from bot.outlook import what_counts
 from bot.safe_text import echo
 from bot.schedules import format_local
@@ -166,33 +166,91 @@ def answered_turn(batch: Batch, session: Session, mail: Mail, game: Game, open_t
     return None
 
 
+def withdrawn_sheet(session: Session, mail: Mail, game: Game, open_turn: Turn) -> str | None:
+    """The label of the turn whose sheet the mail answers when a ROLLBACK has since withdrawn it:
+    the mail it answers is one of those the reopened `open_turn`'s resolution sent or one sent
+    after them, before the GM rolled it back (the ROLLBACK's audit row keeps their outbox ids);
+    None otherwise. Such a reply was written against results that no longer count: its orders
+    are for no open turn."""
+    if not open_turn.corrections:
+        return None
+    inbound = mail.inbound
+    refs = [f"<{m}>" for m in (inbound.in_reply_to, *inbound.references[-5:]) if m]
+    ids = set(session.scalars(select(Outbox.id).where(Outbox.message_id.in_(refs), Outbox.game_id == game.id)))
+    if not ids:
+        return None
+    for row in session.scalars(
+        select(GmAudit).where(GmAudit.game_id == game.id, GmAudit.command.like("ROLLBACK %")).order_by(GmAudit.id)
+    ):
+        undone = (row.undo or {}).get("undone")
+        for entry in undone if isinstance(undone, list) else ():
+            span = entry.get("mail_ids") if isinstance(entry, dict) else None
+            if entry.get("turn") != open_turn.number or not isinstance(span, list) or len(span) != 2:
+                continue
+            if any(span[0] <= i <= span[1] for i in ids):
+                following = entry.get("next_turn")
+                return str(following.get("label")) if isinstance(following, dict) else open_turn.label
+    return None
+
+
 def _stale(
-    batch: Batch, mail: Mail, seat: Seat, answered: Turn, open_turn: Turn, rules: AnyGame, state: GameState, text: str
+    batch: Batch,
+    seat: Seat,
+    answered: str,
+    open_turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    text: str,
+    *,
+    rolled_back: bool = False,
 ) -> Refused:
-    """Orders written for a turn already resolved are not applied to another (issue 30): the
-    answer says so, names the open turn, and offers the same orders for it as one-tap links,
-    when they are orders of it (the player decides: a tap opens a mail, nothing happens until
-    it is sent)."""
+    """Orders written for a turn already resolved (issue 30), or for one whose results a ROLLBACK
+    withdrew (`rolled_back`), are not applied to another: the answer says so, names the open turn,
+    and offers the same orders for it as one-tap links, when they are orders of it (the player
+    decides: a tap opens a mail, nothing happens until it is sent)."""
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
-    link = quoted = ""
+    link = quoted = orders = ""
     if parsed.orders and not parsed.problems:
         address = batch.shell.reply_address(game.name, seat.name, seat.reply_salt)
         orders = rules.format_orders(parsed.orders)
         link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(orders.splitlines()))
         quoted = orders_block(orders)
-    text = say(
-        "intake_stale",
-        answered=answered.label,
-        open=open_turn.label,
-        deadline=due_by(batch.shell, game, open_turn, seat.player.timezone),
-        link=link,
-        quoted=quoted,
-        help="" if link else rules.order_help(state, seat.name),
-    )
+    if rolled_back:
+        text = (
+            say(
+                "rollback_stale_reply",
+                answered=answered,
+                reopened=open_turn.label,
+                paused=game.status == GameStatus.PAUSED,
+                deadline=deadline_text(open_turn, seat.player.timezone),
+            )
+            + "\n\n"
+            + say(
+                "stale_turn_offer",
+                open=open_turn.label,
+                link=link,
+                orders=orders.splitlines(),
+                help=rules.order_help(state, seat.name),
+            )
+        )
+        title = say("stale_turn_subject", answered=answered, open=open_turn.label, rolled_back=True)
+    else:
+        text = say(
+            "intake_stale",
+            answered=answered,
+            open=open_turn.label,
+            deadline=due_by(batch.shell, game, open_turn, seat.player.timezone),
+            link=link,
+            quoted=quoted,
+            help="" if link else rules.order_help(state, seat.name),
+        )
+        title = say("intake_stale_title", answered=answered)
     return Refused(
-        f"orders for {answered.label}, resolved already (open: {open_turn.label})",
-        Notice(ToSeat(seat), say("intake_stale_title", answered=answered.label), text, kind="stale_turn"),
+        f"orders for {answered}, "
+        + ("rolled back" if rolled_back else "resolved already")
+        + f" (open: {open_turn.label})",
+        Notice(ToSeat(seat), title, text, kind="stale_turn"),
         reason=Reason.RESOLVED_TURN,
         game=game,
         seat=seat,
@@ -267,9 +325,12 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             game=game,
             seat=seat,
         )
+    withdrawn = withdrawn_sheet(session, mail, game, turn)
+    if withdrawn is not None:
+        raise _stale(batch, seat, withdrawn, turn, rules, state, text, rolled_back=True)
     answered = answered_turn(batch, session, mail, game, turn)
     if answered is not None and answered.id != turn.id:
-        raise _stale(batch, mail, seat, answered, turn, rules, state, text)
+        raise _stale(batch, seat, answered.label, turn, rules, state, text)
     if seat.name not in expected:
         raise Refused(
             "not expected this turn",
@@ -379,8 +440,16 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "consequences": list(rules.consequences(state, seat.name, merged)),
         }
     )
-    confirmation = Letter(to, shell.renderer.render("confirmation", ctx, game=game.kind), "confirmation")
+    # The last orders of a turn that resolves early: it is resolved as this mail's answers are
+    # queued (the pipeline), so the confirmation says so, not until when orders may change.
+    last = batch.resolves_with(session, game, turn, seat, canonical)
+    ctx["turn"]["last"] = last
+    rendered = shell.renderer.render("confirmation", ctx, game=game.kind)
+    claimed = claims.of_turn(game, turn, claims.counts(seat.name, counting), resolved=last)
+    confirmation = Letter(to, rendered.claiming(claimed), "confirmation")
     batch.file_orders(turn, seat, merged)
+    if last:
+        mail.resolves.append((game.id, turn.id))
     return Done(
         "orders"
         + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else "")

@@ -27,6 +27,7 @@ from bot.commands import (
     parse_commands,
 )
 from bot.db import autoflushing
+from bot.games import deadline, turns
 from bot.games.archive import NewTurn
 from bot.games.identity import Who, identify
 from bot.intake import answering, oversize, proven, strangers
@@ -36,7 +37,7 @@ from bot.mail_in import tokens
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
 from bot.mail_out import lists
-from bot.models import Game, InboundStatus, Outbox, Reason
+from bot.models import Game, InboundStatus, Outbox, Reason, Turn
 from bot.shell import Shell
 
 log = logging.getLogger("flagman.inbound")
@@ -80,6 +81,16 @@ class Intake:
 
     def drop_rows(self) -> None:
         self.batch.drop_rows()
+
+    def keep_said(self) -> None:
+        self.batch.keep_said()
+
+    def tell_committed(self) -> None:
+        """The batch is committed: what the log says of each of its mails."""
+        self.batch.tell(log)
+
+    def forget_said(self) -> None:
+        self.batch.forget_said()
 
     def take_resolved(self) -> list[NewTurn]:
         """The turns the batch's mails resolved (a GM's PROCESS), once the batch is committed:
@@ -164,7 +175,30 @@ class Intake:
                 "received_at": self.shell.now(),
             }
             batch.rows.submissions.append((key, values))
+        if mail.resolves:
+            self._resolve(session, mail)
         return Outcome(done.status, done.reason)
+
+    def _resolve(self, session: Session, mail: Mail) -> None:
+        """The turns the mail's orders completed (or its NOWAIT released), resolved now, in its
+        transaction, through the deadline's own steps (`deadline.resolve_writes`, as PROCESS):
+        its answer said "the turn is resolved", and is queued before the results."""
+        batch = self.batch
+        batch.write_rows(session)  # the mail's orders and answers first (outbox order)
+        with autoflushing(session):
+            for game_id, turn_id in mail.resolves:
+                game, turn = session.get(Game, game_id), session.get(Turn, turn_id)
+                if game is None or turn is None or turn.resolved_at is not None:
+                    continue
+                if not turns.is_due(
+                    session, game, turn, self.shell.now(), pace=turns.practice_pace(self.shell.settings.practice)
+                ):
+                    log.error("game %s: %s was said to be resolved and is not due", game.name, turn.label)
+                    continue
+                _writes, resolved = deadline.resolve_writes(self.shell, session, game, turn)
+                batch.rows.resolved.append(resolved)
+            session.flush()
+        batch.memo.forget()
 
     def _act(self, session: Session, mail: Mail, who: Who, commands: MailCommands) -> Done:
         """Mail that proved nobody, or someone; only orders alone take the hot path, which reads

@@ -12,21 +12,25 @@ import logging
 
 from sqlalchemy.orm import Session
 
+from bot import store
 from bot.answers import Done, Ignored, Notice, Refused
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
 from bot.commands.grammar import is_courtesy
 from bot.commands.handlers import CommandContext, which_game
+from bot.games import deadline, turns
 from bot.games.identity import Who
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
-from bot.letters import ToSeat
+from bot.letters import ToSeat, claims
 from bot.letters.words import say
 from bot.models import Reason
+from bot.outlook import what_counts
 from bot.safe_text import echo, quote_lines
 
 log = logging.getLogger("flagman.inbound")
 
 _VERBS_TAKING_A_GAME = {c.verb for c in PLAYER_COMMANDS if c.takes_game}
+MAX_AT_ONCE = 50  # turns resolved one after another after a GM mail (the deadline's `limit_per_game`)
 
 
 def _gm_hints(text: str, who: Who) -> str:
@@ -50,6 +54,40 @@ def _games_hint(line: str, who: Who) -> list[str]:
     return names
 
 
+def _resolve_completed(batch: Batch, session: Session, name: str, news: dict[str, list[gm.News]]) -> None:
+    """A GM command that completes a turn that resolves early (the last ORDER, a RESUME with
+    every order in, a seat handed to a robot or dropped): the turn is resolved now, in the mail's
+    transaction, as PROCESS does, and the players are told so with the news, never "due ...".
+    A turn that follows needing no orders is run at once too, as the deadline would."""
+    game = batch.find_game(session, name)
+    if game is None:
+        return
+    for _ in range(MAX_AT_ONCE):
+        session.flush()
+        turn = store.open_turn(session, game)
+        if turn is None or not turns.is_due(
+            session, game, turn, batch.shell.now(), pace=turns.practice_pace(batch.shell.settings.practice)
+        ):
+            return
+        rules = turns.rules_of(game)
+        state = rules.load_state(turn.state)
+        subs = store.turn_submissions(session, turn)
+        said = tuple(  # each seat's orders, now used: "the turn is resolved"
+            claims.of_turn(game, turn, claims.counts(s.name, what_counts(rules, state, s, on_file)), resolved=True)
+            for s in store.mailed_seats(game)
+            if s.name in rules.expected_players(state)
+            for on_file in [store.orders_on_file(rules, state, s, subs.get(s.id, ()))]
+        )
+        _writes, resolved = deadline.resolve_writes(batch.shell, session, game, turn)
+        batch.rows.resolved.append(resolved)
+        if news[name] and rules.expected_players(state):  # else the results are the news
+            news[name].append(
+                gm.News(
+                    say("early_gm_last_title", label=turn.label), say("early_gm_last", label=turn.label), claims=said
+                )
+            )
+
+
 def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailCommands) -> Done:
     """GM commands, then player commands, then the orders (a body with none: the subject's)."""
     inbound = mail.inbound
@@ -70,6 +108,8 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
                 mail.answers.append(result.letter)
             news.setdefault(result.game, []).extend(result.news)
             batch.rows.resolved.extend(result.resolved)  # published once the batch is committed
+        for name in list(news):
+            _resolve_completed(batch, session, name, news)
         for name, told in news.items():
             game_row = batch.find_game(session, name) if told else None
             if game_row is not None:
@@ -84,6 +124,7 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
     for command in commands.player:
         reply = registry.run(context, command)
         mail.answers.extend(reply.answers)
+        mail.resolves.extend(reply.resolves)
         if reply.label:
             handled.append(reply.label)
         handled.append(type(command).__name__.upper())

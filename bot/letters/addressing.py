@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from bot.facts import Claims
 from bot.letters.context import bot_context
 from bot.mail_in.auth import GM_SEAT
 from bot.mail_out import lists
@@ -196,8 +197,9 @@ def notice(
     game: Game | None = None,
     in_reply_to: str = "",
     into: mailout.NewRows | None = None,
+    claims: tuple[Claims, ...] = (),
 ) -> None:
-    """A short letter: a title and a paragraph, to `addressee`."""
+    """A short letter: a title and a paragraph, to `addressee`, making `claims`."""
     env = envelope(shell, addressee)
     about = env.game if env.game is not None else game
     rendered = shell.renderer.render(
@@ -210,7 +212,7 @@ def notice(
             "error": error,
             "greeting": greeting(addressee),
         },
-    )
+    ).claiming(*claims)
     post(shell, session, addressee, rendered, kind=kind, game=game, in_reply_to=in_reply_to, into=into)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from bot.letters import claims
 from bot.letters.context import bot_context, deadline_text, game_context
 from bot.letters.defaults import gets
 from bot.mail_out.render import RenderedMail
@@ -46,7 +47,9 @@ def reminder(
             "timezone": zone,
         }
     )
-    return shell.renderer.render("reminder", ctx, game=game.kind)
+    return shell.renderer.render("reminder", ctx, game=game.kind).claiming(
+        claims.of_turn(game, turn, claims.counts(seat.name, counting))
+    )
 
 
 def welcome(

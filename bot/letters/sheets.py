@@ -14,7 +14,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import outlook, store
-from bot.letters import reveal
+from bot.facts import Claims, Recheck, Refiled, Withdrawn
+from bot.letters import carried as carried_words
+from bot.letters import claims, reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context, practice_terms
@@ -97,12 +99,17 @@ def seat_context(
     expected = turn is not None and seat.name in rules.expected_players(state)
     on_file_text: str | None = None
     gets_text: str | None = None
+    said: tuple[Claims, ...] = ()  # what the letter claims (`bot.letters.claims`), beside its text
     if turn is not None and expected:
         seat_subs = store.submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
         on_file = orders_on_file(rules, state, seat, seat_subs)
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
         # The one default the sheet states, from the outlook (the GM's plot where it stands).
-        gets_text = gets(outlook.what_counts(rules, state, seat, on_file)) if on_file is None else None
+        counting = outlook.what_counts(rules, state, seat, on_file)
+        gets_text = gets(counting) if on_file is None else None
+        said = (claims.of_turn(game, turn, claims.counts(seat.name, counting)),)
+    elif turn is not None and turn.resolved_at is None and rules.expected_players(state):
+        said = (claims.of_turn(game, turn),)  # a turn that needs no orders is run at once: no claim
     ctx = game_context(shell, game, rules)
     ctx.update(
         {
@@ -137,6 +144,7 @@ def seat_context(
             "gets": gets_text,
             "before": _before(shell, session, game, rules, before, seat.name, cache=cache),
             "timezone": zone,
+            "claims": said,
         }
     )
     return ctx
@@ -229,17 +237,20 @@ def post_seat_letter(
     *,
     cache: LetterCache,
     before: TurnBefore | None = None,
+    carried: Refiled | Withdrawn | None = None,
 ) -> None:
+    """`carried`: what became of the seat's orders a ROLLBACK kept for `turn` (its results say it)."""
     ctx = seat_context(
         shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache, before=before
     )
     if note:
         ctx["note"] = note
+    ctx["carried"] = carried_words.in_results(carried, ctx["turn"]["deadline"]) if carried is not None else ""
     if template == "turn_sheet":
         # The first sheet of a seat tells its holder the seat password (mail-interface.md,
         # identity): this mail goes to the seat's registered address only, never in a log.
         ctx["seat"]["password"] = seat.secret
-    rendered = shell.renderer.render(template, ctx, game=game.kind)
+    rendered = shell.renderer.render(template, ctx, game=game.kind).claiming(*ctx["claims"])
     own = _own_picture(shell, game, template, ctx["view"], seat, turn, resolved)
     if own is not None:
         ctx["options_picture"] = own[0]
@@ -328,8 +339,11 @@ def post_gm_letter(
     *,
     cache: LetterCache,
     before: TurnBefore | None = None,
+    recheck: Recheck | None = None,
 ) -> None:
+    """`recheck`: what became of the orders a ROLLBACK kept for `turn` (the GM's copy says it)."""
     ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache, before=before)
+    ctx["carried"] = carried_words.in_gm_results(recheck, turn.label if turn else "") if recheck else ""
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
     rendered = shell.renderer.render(template, ctx, game=game.kind)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import imaplib
 import logging
 import ssl
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from datetime import UTC, datetime
@@ -35,6 +36,47 @@ from bot.mail_in.inbox import HEADER_CAP, Folder, RawMail, header_section
 from bot.safe_text import error_text
 
 log = logging.getLogger(__name__)
+
+
+class Outages:
+    """What the log says of an IMAP server that cannot be reached: one warning as the outage
+    begins (the first attempt that fails), the attempts after it at debug, and one warning as
+    it works again, however many connections (the poll's, IDLE's, the doctor's) try meanwhile."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._down: dict[tuple[str, int], tuple[float, int]] = {}  # server -> (since, attempts failed)
+
+    def failed(self, host: str, port: int, attempt: int, attempts: int, exc: BaseException) -> None:
+        with self._lock:
+            since, count = self._down.get((host, port), (time.time(), 0))
+            self._down[(host, port)] = (since, count + 1)
+        if count == 0:
+            log.warning(
+                "IMAP %s:%s cannot be reached: %s; trying again with back-off (said once until it works again)",
+                host,
+                port,
+                error_text(exc),
+            )
+        else:
+            log.debug("IMAP %s:%s: connection attempt %d/%d failed: %s", host, port, attempt, attempts, exc)
+
+    def works(self, host: str, port: int) -> None:
+        with self._lock:
+            down = self._down.pop((host, port), None)
+        if down is not None:
+            since, count = down
+            log.warning(
+                "IMAP %s:%s works again after %d failed connection attempt%s over %.0f s",
+                host,
+                port,
+                count,
+                "" if count == 1 else "s",
+                time.time() - since,
+            )
+
+
+OUTAGES = Outages()
 
 Security = Literal["tls", "starttls", "none"]
 T = TypeVar("T")
@@ -230,20 +272,14 @@ class ImapInbox:
                 self._sleep(self._backoff(attempt - 1))
             try:
                 self._client = self._open()
+                OUTAGES.works(self.host, self.port)
                 return self._client
             except ssl.SSLCertVerificationError as exc:
                 # A configuration problem, not an outage: retrying cannot help.
                 raise ImapError(f"IMAP server {self.host}:{self.port}: TLS certificate not trusted: {exc}") from exc
             except _CONNECTION_ERRORS as exc:
                 last = exc
-                log.warning(
-                    "IMAP %s:%s: connection attempt %d/%d failed: %s",
-                    self.host,
-                    self.port,
-                    attempt + 1,
-                    self.reconnect_attempts,
-                    exc,
-                )
+                OUTAGES.failed(self.host, self.port, attempt + 1, self.reconnect_attempts, exc)
             except IMAPClientError as exc:  # a NO/BAD while setting up, e.g. CREATE refused
                 raise ImapError(f"IMAP server {self.host}:{self.port}: {exc}") from exc
         raise ImapUnavailable(
@@ -265,13 +301,33 @@ class ImapInbox:
                 return operation(client)
             except _CONNECTION_ERRORS as exc:
                 last = exc
-                log.warning("IMAP connection lost (%s); reconnecting", exc)
+                log.info("IMAP connection lost (%s); reconnecting", exc)
                 self._drop()
             except IMAPClientError as exc:  # the server answered NO or BAD
                 raise ImapError(f"IMAP server {self.host}:{self.port}: {exc}") from exc
         raise ImapUnavailable(
             f"IMAP server {self.host}:{self.port} kept dropping the connection: {error_text(last) if last else '-'}"
         ) from last
+
+    def prune(self, folder: Folder, before: datetime) -> int:
+        """Delete the mails of `folder` (Processed, say) the server received before `before`
+        (IMAP SEARCH BEFORE: by INTERNALDATE, to the day), then expunge them; how many. Meant
+        for an inbox of its own: the session is left with `folder` selected."""
+        target = self.folders[folder]
+
+        def operation(client: IMAPClient) -> int:
+            client.select_folder(target)
+            uids = sorted(int(u) for u in client.search(["BEFORE", before.date()]))
+            for batch in _chunks(uids, self.batch_size):
+                client.delete_messages(list(batch), silent=True)
+                if self._has("UIDPLUS"):
+                    client.uid_expunge(list(batch))
+                else:
+                    client.expunge()
+            _forget_responses(client)
+            return len(uids)
+
+        return self._run(operation)
 
     def connect(self) -> None:
         """Connect now (otherwise the first operation does)."""

@@ -141,15 +141,29 @@ class ReadAhead(Generic[Parsed]):
         return self._parsed
 
 
+class MaildirMissing(ValueError):
+    """The Maildir named as the inbox is not there."""
+
+
 class MaildirInbox:
     """A Maildir (``cur/ new/ tmp/``) as the inbox; done mail moves to ``.Processed``/``.Failed``.
 
     This is the layout Dovecot and most MDAs write, so a local MTA can deliver straight in.
     """
 
-    def __init__(self, path: Path, max_size: int = 10 * 1024 * 1024) -> None:
+    def __init__(self, path: Path, max_size: int = 10 * 1024 * 1024, *, create: bool = True) -> None:
+        """`create`: make the Maildir where there is none. The service's inbox is made on first
+        use only (`bot.app.build_app`): once mail was read from it, a Maildir that vanished
+        (deleted, or its disk not mounted) is reported (`MaildirMissing`), not replaced by an
+        empty one that the mail server does not deliver to."""
         self.path = Path(path)
         self.max_size = max_size
+        if not create and not self.path.is_dir():
+            raise MaildirMissing(
+                f"the inbox Maildir {self.path} is not there (deleted, moved, or its disk not mounted): "
+                "mail delivered to it would never be read; restore it, or check [inbox] path "
+                "(`flagman init` makes a new one)"
+            )
         for sub in ("new", "cur", "tmp"):
             (self.path / sub).mkdir(parents=True, exist_ok=True)
         for folder in Folder:
@@ -189,6 +203,23 @@ class MaildirInbox:
             for path in (self.path / sub).iterdir():
                 if path.name in wanted:
                     os.replace(path, target / path.name)
+
+    def prune(self, folder: Folder, before: datetime) -> int:
+        """Delete the mails of `folder` (Processed, say) delivered before `before` (the time
+        their file names start with, else their modification time); how many."""
+        gone = 0
+        for sub in ("cur", "new"):
+            directory = self.path / f".{folder.value}" / sub
+            if not directory.is_dir():
+                continue
+            for path in directory.iterdir():
+                if not path.is_file():
+                    continue
+                delivered = maildir_delivery_time(path.name) or _from_ns(path.stat().st_mtime_ns)
+                if delivered < before:
+                    path.unlink(missing_ok=True)
+                    gone += 1
+        return gone
 
     def wait(self, timeout: float) -> bool:
         deadline = time.monotonic() + timeout

@@ -16,6 +16,7 @@ signature per key (`bot.mail_out.dkim`), made here so that what is stored is wha
 from __future__ import annotations
 
 import binascii
+import json
 import logging
 import re
 import secrets
@@ -547,6 +548,7 @@ def queue(
         "last_error": "",
         "created_at": now,
         "sent_at": None,
+        "claims": json.dumps([c.to_json() for c in rendered.claims], sort_keys=True) if rendered.claims else None,
     }
     if into is not None:
         into.append(values)
@@ -566,7 +568,7 @@ def _fit(
     )
 
     def cut(keep: int) -> RenderedMail:
-        return RenderedMail(rendered.subject, "\n".join([*lines[:keep], "", note, ""]))
+        return RenderedMail(rendered.subject, "\n".join([*lines[:keep], "", note, ""]), rendered.claims)
 
     low, high = 0, len(lines)  # the most lines kept that fit: at least none
     while low < high:

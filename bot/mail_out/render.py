@@ -7,6 +7,7 @@ common ones in ``templates/_common/``.
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
+from bot.facts import Claims
 from bot.resources import templates_path
 from rules.api import View
 
@@ -26,8 +28,16 @@ class TemplateError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class RenderedMail:
+    """A letter's subject and text, and the claims it makes (`bot.facts.Claims`): data kept with
+    its outbox row, never in the mail."""
+
     subject: str
     body: str
+    claims: tuple[Claims, ...] = ()
+
+    def claiming(self, *claims: Claims) -> RenderedMail:
+        """The same letter, making `claims` besides its own."""
+        return dataclasses.replace(self, claims=(*self.claims, *claims)) if claims else self
 
 
 def _wrap(text: str, width: int = 72, indent: str = "") -> str:

@@ -294,6 +294,56 @@ def _check_source(source: Path) -> None:
         raise BackupError(f"{source} is not a good flagman backup: {wrong}", 2)
 
 
+@dataclass(frozen=True, slots=True)
+class CheckedBackup:
+    """What `check_backup` found in a good backup file."""
+
+    path: Path
+    size: int
+    revision: str
+    games: int
+    newest: str  # when its newest row was written (a turn resolved or a mail received), or ""
+    known: bool  # its revision is one this flagman knows (restore, then migrate)
+
+    def summary(self) -> str:
+        return (
+            f"{self.path}: a good flagman backup ({self.size} bytes, SQLite's integrity check: ok), "
+            f"at revision {self.revision}"
+            + ("" if self.known else " (from a newer flagman: restore it with that version)")
+            + f", {self.games} game{'' if self.games == 1 else 's'}"
+            + (f", newest activity {self.newest}" if self.newest else "")
+        )
+
+
+def check_backup(source: Path) -> CheckedBackup:
+    """An existing backup file checked as `restore` would (an SQLite file, SQLite's integrity
+    check, flagman's schema), without touching the database: BackupError (status 2) says what
+    is wrong with it."""
+    from bot.db import revisions
+
+    source = Path(source)
+    _check_source(source)
+    conn = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    try:
+        revision = str(conn.execute("select version_num from alembic_version").fetchone()[0])
+        try:
+            games = int(conn.execute("select count(*) from game").fetchone()[0])
+        except sqlite3.OperationalError:
+            games = 0
+        newest = ""
+        for query in ("select max(resolved_at) from turn", "select max(received_at) from inbound_message"):
+            try:
+                found = conn.execute(query).fetchone()[0]
+            except sqlite3.OperationalError:
+                continue
+            if found and str(found) > newest:
+                newest = str(found)[:19]
+    finally:
+        conn.close()
+    known = revision in {r.revision for r in revisions().walk_revisions()}
+    return CheckedBackup(source, source.stat().st_size, revision, games, newest, known)
+
+
 def _check_target(path: Path) -> None:
     """Can this user put a database at `path` (its folder, the file, its -wal and -shm)?"""
     from bot.ops.storage import me, unwritable, writable_fix
@@ -377,7 +427,7 @@ def _time(value: datetime | None) -> str | None:
 def export_game(session: Session, name: str) -> dict[str, object]:
     from bot import store
     from bot.games import turns
-    from bot.models import GmAudit, InboundMessage, OrderSubmission, Seat, Turn
+    from bot.models import Commitment, CommitmentFate, GmAudit, InboundMessage, OrderSubmission, Seat, Turn
 
     game = store.find_game_row(session, name)
     if game is None:
@@ -399,6 +449,7 @@ def export_game(session: Session, name: str) -> dict[str, object]:
                 "number": turn.number,
                 "label": turn.label,
                 "seed": turn.seed,
+                "dice_scheme": turn.dice_scheme,
                 "state": turn.state,
                 "opened_at": _time(turn.opened_at),
                 "deadline": _time(turn.deadline),
@@ -458,6 +509,23 @@ def export_game(session: Session, name: str) -> dict[str, object]:
                 "seat": seats[m.seat_id].name if m.seat_id in seats else None,
             }
             for m in inbound.values()
+        ],
+        # The game's commitment log, every entry as made (the chain `flagman verify` checks): a
+        # secret only once revealed, so an export of a running game gives none away.
+        "commitments": [
+            {
+                "seq": c.seq,
+                "turn": c.number,
+                "label": c.label,
+                "commitment": c.commitment,
+                "made_at": _time(c.made_at),
+                "why": c.why,
+                "head": c.head,
+                "secret": c.secret if c.fate != CommitmentFate.OPEN else None,
+                "revealed_at": _time(c.revealed_at),
+                "fate": c.fate,
+            }
+            for c in session.scalars(select(Commitment).where(Commitment.game_id == game.id).order_by(Commitment.seq))
         ],
         "gm_audit": [
             {

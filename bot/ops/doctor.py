@@ -152,18 +152,20 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
 
 
 def _check_schema(engine: Engine, shown: str) -> Iterator[Finding]:
-    from bot.db import current_revision, head_revision
+    from bot.db import MigrationFilesMissing, current_revision, head_revision
 
-    head = head_revision()
+    try:
+        head = head_revision()
+    except MigrationFilesMissing as exc:
+        yield problem("database", str(exc).partition(": nothing was migrated")[0], "reinstall this version of flagman")
+        return
     current = current_revision(engine)
     if current is None:
         yield problem("database", f"{shown} has no schema", "run `flagman migrate`")
     elif current != head:
-        from alembic.script import ScriptDirectory
+        from bot.db import revisions
 
-        from bot.db import alembic_config
-
-        known = {r.revision for r in ScriptDirectory.from_config(alembic_config("sqlite://")).walk_revisions()}
+        known = {r.revision for r in revisions().walk_revisions()}
         if current in known:
             yield problem(
                 "database",
@@ -587,7 +589,14 @@ def _probe(settings: Settings, before: list[Finding], wait: float) -> Iterator[F
     )
 
 
-def print_findings(findings: list[Finding], out: TextIO) -> None:
+def print_findings(findings: list[Finding], out: TextIO, *, as_json: bool = False) -> None:
+    if as_json:
+        import json
+
+        problems = sum(1 for f in findings if f.severity is Severity.PROBLEM)
+        found = [{"severity": f.severity.value, "area": f.area, "text": f.text, "fix": f.fix} for f in findings]
+        print(json.dumps({"findings": found, "problems": problems}, indent=1), file=out)
+        return
     for finding in findings:
         label = finding.severity.value
         print(f"{label:<8} {finding.area:<9} {finding.text}", file=out)
@@ -603,8 +612,10 @@ def run_doctor(
     out: TextIO | None = None,
     probe_plus: bool = False,
     probe_wait: float = 60.0,
+    as_json: bool = False,
 ) -> int:
-    """Load the configuration, run every check, print the findings; 1 if any problem."""
+    """Load the configuration, run every check, print the findings (`as_json`: as one JSON
+    object, {"findings": [...], "problems": N}); 1 if any problem."""
     from bot.settings import SettingsError, default_config_path, load_settings
 
     out = out or sys.stdout
@@ -618,12 +629,14 @@ def run_doctor(
         print_findings(
             [problem("config", str(exc), f"edit {path} (config.example.toml documents every option) or pass --config")],
             out,
+            as_json=as_json,
         )
         return 1
     findings = [ok("config", f"{settings.source} read")] + diagnose(
         settings, fix=fix, probe_plus=probe_plus, probe_wait=probe_wait
     )
-    print_findings(findings, out)
+    print_findings(findings, out, as_json=as_json)
     problems = [f for f in findings if f.severity is Severity.PROBLEM]
-    print(f"{len(problems)} problem(s)" if problems else "all good", file=out)
+    if not as_json:
+        print(f"{len(problems)} problem(s)" if problems else "all good", file=out)
     return 1 if problems else 0

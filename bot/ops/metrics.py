@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bot.db import Database
 
-JOBS = ("poll", "tick", "send", "digest")
+JOBS = ("poll", "tick", "send", "digest", "prune")
 MAIL_IN = ("applied", "refused", "ignored", "quarantined", "duplicate")
 MAIL_OUT = ("sent", "deferred", "failed")
 
@@ -160,23 +160,56 @@ def _number(value: float) -> str:
     return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
 
 
-def render(tally: Tally, queues: Queues | None, health: Health, *, version: str, now: datetime) -> str:
-    """The figures in Prometheus's text format (version 0.0.4)."""
+# What `flagman run` is doing, as flagman_role{role} says (1 for the one it is in, 0 the others):
+# "active" runs the jobs; "standby" waits for another instance's lock; "waiting" waits for a
+# database it cannot use yet (bot.scheduler.wait_for_database).
+ROLES = ("active", "standby", "waiting")
+
+
+def render(
+    tally: Tally,
+    queues: Queues | None,
+    health: Health,
+    *,
+    version: str,
+    now: datetime,
+    bot: str = "",
+    role: str = "active",
+    database_bytes: int | None = None,
+) -> str:
+    """The figures in Prometheus's text format (version 0.0.4). Every sample is labelled
+    `bot` (the [bot] address), so that two instances on one host (two files in node_exporter's
+    textfile directory) never write the same series, and an alert names the bot."""
     lines: list[str] = []
+    own = {"bot": bot} if bot else {}
 
     def metric(name: str, kind: str, text: str, samples: list[tuple[dict[str, str], float]]) -> None:
         lines.append(f"# HELP {name} {text}")
         lines.append(f"# TYPE {name} {kind}")
         for labels, value in samples:
-            shown = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
+            shown = ",".join(f'{k}="{_escape(v)}"' for k, v in {**own, **labels}.items())
             lines.append(f"{name}{{{shown}}} {_number(value)}" if shown else f"{name} {_number(value)}")
 
     metric(
         "flagman_up",
         "gauge",
-        "1 while flagman run works, 0 in the file written as it stops.",
+        "1 while flagman run works (active, on standby or waiting to start), 0 in the file written as it stops.",
         [({}, 1 if health.up else 0)],
     )
+    metric(
+        "flagman_role",
+        "gauge",
+        "1 for what flagman run does now: active (runs the jobs), standby (another instance holds the "
+        "lock), waiting (for a database it cannot use yet).",
+        [({"role": name}, 1 if name == role and health.up else 0) for name in ROLES],
+    )
+    if database_bytes is not None:
+        metric(
+            "flagman_database_bytes",
+            "gauge",
+            "The database's size on disk (SQLite: the file and its -wal; PostgreSQL: pg_database_size).",
+            [({}, database_bytes)],
+        )
     metric("flagman_info", "gauge", "The running version.", [({"version": version}, 1)])
     metric("flagman_healthy", "gauge", "1 when no job is failing or stuck.", [({}, 1 if health.healthy else 0)])
     metric(
@@ -249,3 +282,60 @@ def write_atomically(path: Path, text: str) -> None:
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def database_bytes(db: Database) -> int:
+    """The database's size on disk: SQLite's file and its -wal, or PostgreSQL's pg_database_size."""
+    from sqlalchemy import text
+
+    url = db.url
+    if url.startswith("sqlite"):
+        from bot.ops.instance import sqlite_path
+
+        path = sqlite_path(url)
+        if path is None:
+            return 0
+        return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+    with db.engine.connect() as conn:
+        return int(conn.execute(text("select pg_database_size(current_database())")).scalar() or 0)
+
+
+# -- the backup's figures, in a file of their own beside [metrics] file ---------------------------
+
+
+def backup_metrics_path(metrics_file: Path) -> Path:
+    """Where `flagman backup` writes its figures: beside the service's file, `-backup` added to
+    its name (flagman.prom -> flagman-backup.prom), so node_exporter reads both."""
+    return metrics_file.with_name(f"{metrics_file.stem}-backup{metrics_file.suffix or '.prom'}")
+
+
+def render_backup(*, bot: str, ok: bool, now: datetime, last_success: float | None, size: int | None) -> str:
+    lines: list[str] = []
+
+    def metric(name: str, text: str, value: float) -> None:
+        lines.append(f"# HELP {name} {text}")
+        lines.append(f"# TYPE {name} gauge")
+        lines.append(f'{name}{{bot="{_escape(bot)}"}} {_number(value)}')
+
+    metric("flagman_backup_ok", "1 if the last backup was written and checked, 0 if it failed.", 1 if ok else 0)
+    metric("flagman_backup_last_attempt_time_seconds", "When the last backup was tried (Unix time).", now.timestamp())
+    if last_success is not None:
+        metric("flagman_backup_last_success_time_seconds", "When a backup last succeeded (Unix time).", last_success)
+    if size is not None:
+        metric("flagman_backup_bytes", "The size of the last good backup.", size)
+    return "\n".join(lines) + "\n"
+
+
+def last_backup_success(path: Path) -> float | None:
+    """flagman_backup_last_success_time_seconds from the backup file written before, if any."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("flagman_backup_last_success_time_seconds"):
+            try:
+                return float(line.rsplit(" ", 1)[1])
+            except ValueError:
+                return None
+    return None

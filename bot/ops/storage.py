@@ -272,11 +272,44 @@ def _database_name(url: str | None) -> str:
     return "the database" if url is None else f"the database {safe_url(url)}"
 
 
+class StorageFault(Exception):
+    """A failure of the storage found by a check of ours rather than raised by the driver (the
+    pages of an SQLite file that fail its quick_check); `found` says what and what to do."""
+
+    def __init__(self, found: Breakdown) -> None:
+        super().__init__(found.text)
+        self.found = found
+
+
+def check_intact(engine: Engine, url: str) -> None:
+    """SQLite: the file passes its quick_check, else StorageFault (DAMAGED). It reads the whole
+    file once (about a second per few hundred MB): `flagman migrate` and `flagman run` do it at
+    the start, so that damage found nowhere else (pages in the middle overwritten, the header and
+    schema intact) stops them rather than the first job that reads there. PostgreSQL checks its
+    own pages as it reads them (data_corrupted)."""
+    from bot.ops.instance import sqlite_path
+
+    path = sqlite_path(url)
+    if path is None:
+        return
+    found = quick_check(engine, 3)
+    if found:
+        raise StorageFault(
+            Breakdown(
+                Cause.DAMAGED,
+                f"{_database_name(url)} is damaged: SQLite's quick_check says: " + "; ".join(found)[:300],
+                damaged_fix(path),
+            )
+        )
+
+
 def breakdown(exc: BaseException, url: str | None = None) -> Breakdown | None:
     """What failed, if `exc` is a failure of the database (`url`: the one in use) or of the
     disk; None for anything else (a bug, a mail server)."""
     from bot.ops.instance import sqlite_path
 
+    if isinstance(exc, StorageFault):
+        return exc.found
     path = sqlite_path(url) if url else None
     oserr = _os_error(exc)
     if _is_database_error(exc) or _sqlstate(exc) in _STORAGE_STATES:

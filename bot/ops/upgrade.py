@@ -62,11 +62,15 @@ def _reason(exc: BaseException) -> str:
     return text[:400]
 
 
-def _revision_of(url: str) -> str | None:
+def _revision_of(url: str, *, intact: bool = False) -> str | None:
+    """The database's revision; with `intact`, after SQLite's quick_check passed (StorageFault)."""
     from bot.db import current_revision, make_engine
+    from bot.ops.storage import check_intact
 
     engine = make_engine(url)
     try:
+        if intact:
+            check_intact(engine, url)
         return current_revision(engine)
     finally:
         engine.dispose()
@@ -75,18 +79,17 @@ def _revision_of(url: str) -> str | None:
 def migrate_to(url: str, revision: str = "head") -> Migrated:
     """Bring the database at `url` to `revision` (up, or down if it is older); MigrationError
     with one line if that cannot be done."""
-    from alembic.script import ScriptDirectory
     from sqlalchemy.exc import DBAPIError
 
-    from bot.db import alembic_config
+    from bot.db import revisions
     from bot.ops.reach import database_hint
-    from bot.ops.storage import Cause, breakdown, safe_url
+    from bot.ops.storage import Cause, StorageFault, breakdown, safe_url
 
     shown = safe_url(url)
     sqlite = url.startswith("sqlite")
     try:
-        before = None if sqlite and not _sqlite_file_exists(url) else _revision_of(url)
-    except DBAPIError as exc:
+        before = None if sqlite and not _sqlite_file_exists(url) else _revision_of(url, intact=True)
+    except (DBAPIError, StorageFault) as exc:
         found = breakdown(exc, url)
         if found is None:
             raise
@@ -99,7 +102,7 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
             f"cannot reach the database {shown}: {reason}; nothing was migrated; " + database_hint(reason, sqlite),
             UNREACHABLE,
         ) from exc
-    script = ScriptDirectory.from_config(alembic_config(url))
+    script = revisions(url)
     known = {r.revision: r for r in script.walk_revisions()}
     head = script.get_current_head()
     if before is not None and before not in known:

@@ -283,7 +283,7 @@ def test_a_kill_at_each_crash_point_loses_nothing_and_sends_nothing_twice(
     assert repeats == (1 if point is CrashPoint.AFTER_SEND else 0)
 
 
-INTAKE = (CrashPoint.AFTER_FETCH, CrashPoint.AFTER_COMMIT, CrashPoint.AFTER_MOVE)
+INTAKE = (CrashPoint.AFTER_FETCH, CrashPoint.BEFORE_COMMIT, CrashPoint.AFTER_COMMIT, CrashPoint.AFTER_MOVE)
 SEND = (CrashPoint.BEFORE_SEND, CrashPoint.AFTER_SEND, CrashPoint.AFTER_RECORD)
 # What is left to do at each phase, in the order the worker does it, and how many kills each
 # stage takes: a kill lands only while work of its stage is left (a worker that passes a point

@@ -691,3 +691,54 @@ def test_mark_done_never_moves_on_foreign_or_malformed_keys(dovecot, user, make_
         assert [m.key for m in inbox.fetch_new()] == [m.key for m in mails]
 
     check()
+
+
+def test_prune_deletes_processed_mail_the_server_received_before_the_day_given(dovecot, user, make_inbox):
+    """Issue 41: "the IMAP Processed folder grows forever". Mail appended to Processed with
+    server dates 40 and 10 days ago: pruning what came before 30 days ago deletes the first,
+    keeps the second, and leaves the INBOX alone."""
+    inbox = make_inbox(create_folders=True)
+    inbox.fetch_new()  # connects and makes the folders
+    now = datetime.now(UTC)
+    client = dovecot.imap_client(user, folder=None)
+    try:
+        client.append("Processed", make_mail(1), msg_time=now - timedelta(days=40))
+        client.append("Processed", make_mail(2), msg_time=now - timedelta(days=10))
+    finally:
+        client.logout()
+    dovecot.deliver(user, make_mail(3))
+    pruner = make_inbox()
+    assert pruner.prune(Folder.PROCESSED, now - timedelta(days=30)) == 1
+    assert folder_count(dovecot, user, "Processed") == 1
+    assert folder_count(dovecot, user, "INBOX") == 1
+    assert pruner.prune(Folder.PROCESSED, now - timedelta(days=30)) == 0
+
+
+def test_an_outage_is_one_warning_and_its_end_one_more(private_dovecot, make_inbox, caplog):
+    """Issue 41: "39 "connection attempt n/5" warnings in 75 s of IMAP outage ... under
+    `journalctl -p warning`. One warning per outage, one "works again"". The server killed:
+    two inboxes (the poll's and IDLE's) try again and again; the log has one warning for it,
+    and one as the server is back."""
+    import logging
+
+    dc = private_dovecot
+    inboxes = [
+        make_inbox(server=dc, login="bot@flagman.test", reconnect_attempts=3, sleep=lambda s: None) for _ in range(2)
+    ]
+    for inbox in inboxes:
+        inbox.connect()
+    dc.kill()
+    caplog.set_level(logging.DEBUG, logger="bot.mail_in.imap")
+    for _ in range(3):
+        for inbox in inboxes:
+            inbox.close()
+            with pytest.raises(ImapUnavailable):
+                inbox.fetch_new()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "cannot be reached" in warnings[0], warnings
+    assert sum("connection attempt" in r.getMessage() for r in caplog.records) == 2 * 3 * 3 - 1  # the rest: debug
+    dc.restart()
+    for inbox in inboxes:
+        inbox.fetch_new()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 2 and "works again after 18 failed connection attempts" in warnings[1], warnings

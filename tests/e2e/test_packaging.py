@@ -43,7 +43,12 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     isolation = [] if importlib.util.find_spec("hatchling") is None else ["--no-build-isolation"]
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q", "-w", wheels, ROOT, cwd=work)
     (wheel,) = wheels.glob("flagman-*.whl")
-    target = work / "venv"
+    return install_wheel(wheel, work / "venv")
+
+
+def install_wheel(wheel: Path, target: Path) -> Path:
+    """A fresh venv at `target` with `wheel` installed (its dependencies from the project's venv);
+    returns its bin directory."""
     venv.EnvBuilder(with_pip=False).create(target)
     site = next((target / "lib").glob("python3*/site-packages"))
     (site / "project-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
@@ -58,7 +63,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--no-deps",
         "-q",
         wheel,
-        cwd=work,
+        cwd=target.parent,
     )
     return target / "bin"
 
@@ -88,7 +93,7 @@ def test_installed_flagman_inits_a_site_and_passes_the_doctor(installed: Path, t
 def test_installed_flagman_plays_the_demo(installed: Path, tmp_path: Path) -> None:
     """`flagman demo --quiet` plays a whole game by mail with the installed templates."""
     out = run(installed / "flagman", "demo", "--quiet", cwd=tmp_path).stdout
-    assert "Game over: True" in out
+    assert "The race is over after 5 turns" in out and "archive" in out
 
 
 def test_the_wheel_ships_the_deploy_files_once(installed: Path) -> None:
@@ -136,7 +141,7 @@ def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp
     assert "written" in out and f"the unit runs {venv}/bin/flagman" in out
     unit = prefix / "etc/systemd/system/flagman.service"
     lines = unit.read_text().splitlines()
-    assert f"ExecStart={venv}/bin/flagman run" in lines and f"ExecStartPre={venv}/bin/flagman migrate" in lines
+    assert f"ExecStart={venv}/bin/flagman run --migrate" in lines
     (doc,) = [line.removeprefix("Documentation=file://") for line in lines if line.startswith("Documentation=")]
     assert (prefix / doc.lstrip("/")).is_file() and doc.endswith("/share/doc/flagman/OPERATING.md")
     assert (prefix / str(venv).lstrip("/") / "share/doc/flagman/config.example.toml").is_file()
@@ -159,7 +164,7 @@ def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp
     for name in ("flagman@.service", "flagman-backup.service", "flagman-backup.timer", "flagman-backup@.timer"):
         assert (prefix / "etc/systemd/system" / name).is_file(), name
     template = (prefix / "etc/systemd/system/flagman@.service").read_text().splitlines()
-    assert f"ExecStart={venv}/bin/flagman run" in template and "User=flagman-%i" in template
+    assert f"ExecStart={venv}/bin/flagman run --migrate" in template and "User=flagman-%i" in template
     # The configuration `flagman init` writes names a command that works from the wheel.
     run(installed / "flagman", "init", tmp_path / "site", cwd=tmp_path)
     assert "flagman deploy --print config.example.toml" in (tmp_path / "site" / "flagman.toml").read_text()
@@ -181,3 +186,54 @@ def test_the_installed_wheel_names_its_version_and_commit(installed: Path, tmp_p
     assert wheel.name == f"flagman-{RELEASE}.{count}-py3-none-any.whl"
     shown = run(installed / "flagman", "--version", cwd=tmp_path).stdout
     assert shown == f"flagman {RELEASE}.{count} (commit {commit[:12]}{dirty})\n"
+
+
+def refused(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A command of the installed flagman that must fail: its status and words, as a user sees them."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FLAGMAN_", "PYTHON"))}
+    env.pop("JOURNAL_STREAM", None)
+    return subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_an_install_missing_a_migration_file_says_which_in_one_line(installed: Path, tmp_path: Path) -> None:
+    """Issue 41: "A missing migration file: `flagman migrate` prints a 44-line traceback
+    (`KeyError: '0011'`), doctor says "a check failed unexpectedly"". An install of the wheel
+    with 0011's file deleted: migrate and run name the revision in one line (status 2); the
+    doctor names it as a database problem."""
+    (wheel,) = (installed.parent.parent / "wheels").glob("flagman-*.whl")
+    site_dir = tmp_path / "site"
+    run(installed / "flagman", "init", site_dir, cwd=tmp_path)
+    config = site_dir / "flagman.toml"
+    broken = install_wheel(wheel, tmp_path / "broken")
+    (migration,) = (tmp_path / "broken").glob("lib/python3*/site-packages/bot/_resources/migrations/versions/0011_*.py")
+    migration.unlink()
+    for command in ("migrate", "run"):
+        done = refused(broken / "flagman", "--config", config, command, cwd=tmp_path)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (command, done.stderr)
+        (line,) = done.stderr.strip().splitlines()
+        assert "revision 0011 is missing from" in line and "reinstall" in line, line
+    doctor = refused(broken / "flagman", "--config", config, "doctor", cwd=tmp_path)
+    assert doctor.returncode == 1 and "unexpectedly" not in doctor.stdout, doctor.stdout
+    problems = [line for line in doctor.stdout.splitlines() if line.startswith("PROBLEM")]
+    assert any(" database " in p and "revision 0011 is missing" in p for p in problems), doctor.stdout
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("poll_seconds = -5", "[schedule] poll_seconds = -5 is out of range"),
+        ('digest_time = "25:99"', "[schedule] digest_time '25:99' is not a time of day"),
+    ],
+)
+def test_the_installed_flagman_refuses_a_setting_out_of_range_in_one_line(
+    installed: Path, tmp_path: Path, line: str, words: str
+) -> None:
+    """Issue 41: "Validate every setting's range and type when the config is read (a schema, one
+    line each, exit 2)", as the installed wheel reads a configuration."""
+    run(installed / "flagman", "init", tmp_path / "site", cwd=tmp_path)
+    config = tmp_path / "site" / "flagman.toml"
+    config.write_text(config.read_text(encoding="utf-8") + f"\n[schedule]\n{line}\n", encoding="utf-8")
+    done = refused(installed / "flagman", "--config", config, "run", cwd=tmp_path)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    (said,) = done.stderr.strip().splitlines()
+    assert words in said, said

@@ -29,6 +29,7 @@ from bot.models import Game, InboundMessage, Turn
 from bot.ops.backup import replay_game
 from bot.settings import load_settings
 from bot.testing import reply_to
+from tests.helpers import as_unprivileged
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -82,7 +83,15 @@ class NotifySocket:
 class Service:
     """`flagman run` in a subprocess, its log lines collected."""
 
-    def __init__(self, config: Path, notify: NotifySocket, watchdog_usec: int = 3_000_000) -> None:
+    def __init__(
+        self,
+        config: Path,
+        notify: NotifySocket,
+        watchdog_usec: int = 3_000_000,
+        *,
+        unprivileged: bool = False,
+        options: tuple[str, ...] = (),
+    ) -> None:
         env = {**os.environ, "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": str(watchdog_usec), "PYTHONUNBUFFERED": "1"}
         env.pop("WATCHDOG_PID", None)
         env.pop("FLAGMAN_SECRET", None)
@@ -91,8 +100,9 @@ class Service:
             "import faulthandler, signal, sys; faulthandler.register(signal.SIGUSR1); "
             "from bot.cli import main; sys.exit(main(sys.argv[1:]))"
         )
+        argv = [sys.executable, "-c", boot, "--config", str(config), "run", *options]
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", boot, "--config", str(config), "run"],
+            as_unprivileged(argv) if unprivileged else argv,
             cwd=ROOT,
             env=env,
             stdout=subprocess.PIPE,
@@ -292,10 +302,28 @@ def test_watchdog_pings_and_sighup_reloads_the_schedule(tmp_path: Path, notify: 
     assert code == 0, service.log
 
 
+def roles(path: Path) -> dict[str, float]:
+    """flagman_role{role} of a metrics file, and its flagman_up, each sample labelled by its bot."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    found = {}
+    for family in text_string_to_metric_families(path.read_text()):
+        for sample in family.samples:
+            if sample.name in ("flagman_role", "flagman_up"):
+                assert sample.labels["bot"] == "flagman@signals.test", sample
+                found[sample.labels.get("role", sample.name)] = sample.value
+    return found
+
+
 def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify: NotifySocket) -> None:
     """Two `flagman run` on one database: the second says it is on standby; killing the first,
-    the second takes over and runs the jobs."""
+    the second takes over and runs the jobs. Issue 41: "a standby writes no file": on standby it
+    writes one of its own (flagman-standby.prom, role standby, up), beside the active one's
+    (role active); the standby's file goes as it takes over."""
     config, _ = make_site(tmp_path / "site", games=1)
+    metrics_file = tmp_path / "metrics" / "flagman.prom"
+    standby_file = tmp_path / "metrics" / "flagman-standby.prom"
+    config.write_text(config.read_text() + f'\n[metrics]\nfile = "{metrics_file}"\n')
     first = Service(config, notify)
     second: Service | None = None
     try:
@@ -304,10 +332,15 @@ def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify
         second = Service(config, notify)
         second.wait_log("standby")
         assert "flagman running" not in second.log
+        # Written as it goes on standby, before wait_for_lock's line "standby: ..."
+        assert roles(standby_file) == {"flagman_up": 1, "active": 0, "standby": 1, "waiting": 0}
+        assert roles(metrics_file)["active"] == 1
         first.proc.kill()
         first.proc.wait(10)
         second.wait_log("took over")
         second.wait_log("flagman running")
+        assert not standby_file.exists()
+        assert roles(metrics_file) == {"flagman_up": 1, "active": 1, "standby": 0, "waiting": 0}
         code, _ = second.stop()
         assert code == 0, second.log
     finally:
@@ -373,11 +406,13 @@ def test_a_full_disk_under_the_service_is_a_line_per_back_off_step_and_a_status(
 
     def metrics() -> dict[str, float]:
         text = metrics_file.read_text() if metrics_file.exists() else ""
-        return {
-            s.name + (str(sorted(s.labels.items())) if s.labels else ""): s.value
-            for f in text_string_to_metric_families(text)
-            for s in f.samples
-        }
+        found = {}
+        for f in text_string_to_metric_families(text):
+            for s in f.samples:
+                assert s.labels.get("bot") == "flagman@signals.test", s  # every sample names its bot
+                labels = sorted((k, v) for k, v in s.labels.items() if k != "bot")
+                found[s.name + (str(labels) if labels else "")] = s.value
+        return found
 
     with SmallDisk(tmp_path / "disk", 4096) as disk:
         config, _ = make_site(disk.root / "site", games=1)

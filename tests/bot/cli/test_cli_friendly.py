@@ -527,7 +527,9 @@ def test_game_options_lists_every_game_with_its_options(tmp_path: Path, capsys: 
 def test_game_options_of_one_kind(capsys: pytest.CaptureFixture[str]) -> None:
     assert flagman(None, "game", "options", "Speed-Circuit") == 0
     out = capsys.readouterr().out
-    assert out.startswith("speed_circuit (Speed Circuit)") and "laps=N" in out and "racecraft" not in out
+    assert (
+        out.startswith("speed-circuit or speed_circuit (Speed Circuit)") and "laps=N" in out and "racecraft" not in out
+    )
     assert flagman(None, "game", "options", "chess") == 2
     assert "unknown game 'chess'" in capsys.readouterr().err
 

@@ -19,7 +19,15 @@ def test_the_demo_plays_a_whole_game_by_mail_and_prints_every_mail(tmp_path: Pat
     out = io.StringIO()
     assert run_demo(keep=str(tmp_path / "demo"), out=out) == 0
     printed = out.getvalue()
-    assert "Game over: True" in printed
+    assert "The race is over after 5 turns" in printed and "Game over:" not in printed
+    # Issue 41: "the demo states its schedule and shows a GM digest, a GM command and where the
+    # HTML and the archive are".
+    assert "The schedule: a turn every 48 hours (Europe/London)" in printed
+    assert "Subject: [GM digest] 1 game" in printed and "Subject: [demo1] GM: EXTEND done" in printed
+    assert printed.count("Subject: [demo1] Deadline extended for Turn 2") == 5
+    index = tmp_path / "demo" / "archive" / "demo1" / "index.html"
+    assert f"The game's public archive (HTML, each turn's report and picture, the dice): {index}" in printed
+    assert index.is_file() and f"{tmp_path / 'demo' / 'mail' / 'outbox'}/" in printed
     # Five players, turns 1-3: turn 4's results come in the final result, with the sprint's.
     assert printed.count("Subject: [demo1] Results of Turn") == 5 * 3
     assert printed.count("Final result of Racecraft demo1") >= 5
@@ -50,7 +58,7 @@ def test_the_demo_command_runs_from_the_console_script() -> None:
         [sys.executable, "-m", "bot.cli", "demo", "--quiet"], capture_output=True, text=True, timeout=300
     )
     assert result.returncode == 0, result.stderr
-    assert "Game over: True" in result.stdout
+    assert "The race is over after 5 turns" in result.stdout and "flagman demo --keep DIR" in result.stdout
     # The players' mail is delivered at the demo's simulated time: no warning that the mail
     # server's clock and the bot's disagree, nor any other, on the way.
     assert "disagree" not in result.stdout + result.stderr and "WARNING" not in result.stderr

@@ -204,7 +204,7 @@ def test_after_downtime_one_turn_is_resolved_the_next_gets_a_full_turn_and_the_g
     assert as_utc(rows[1].deadline) == app.clock.now() + timedelta(hours=48)  # type: ignore[arg-type]
     notice = last(app, GM)
     assert "resolved late" in str(notice["Subject"])
-    assert "192 hours after its deadline" in body_of(notice)
+    assert "8 days after its deadline" in body_of(notice)
     app.close()
 
 

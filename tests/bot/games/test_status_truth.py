@@ -1,13 +1,14 @@
 """STATUS, the digest and `game show` tell an incomplete set apart (issue 29, case 2: with Cat's
 set incomplete, STATUS said "Still to order: nobody" and game show "orders in" while the turn
-waited for its deadline). One reading, `turns.orders_in`, serves them and early resolution."""
+waited for its deadline). One reading, `Outlook.status` (`outlook.seat_status` for one seat), serves them and early resolution."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from bot.games.turns import OrdersIn, orders_in, rules_of
-from bot.store import find_game_row, seat_named, submissions
+from bot import outlook
+from bot.games.turns import rules_of
+from bot.store import find_game_row, seat_named, turn_submissions
 from bot.testing import body_of
 from tests.bot.gm_helpers import last, player_says
 from tests.bot.intake.test_refusal_words import _speed_circuit
@@ -27,8 +28,8 @@ def test_status_names_an_incomplete_set_and_the_turn_waits(tmp_path: Path) -> No
             rules = rules_of(game)
             turn = game.turns[-1]
             state = rules.load_state(turn.state)
-            cat = seat_named(game, "cat")
-            assert cat is not None
-            assert orders_in(rules, state, cat, submissions(session, turn, cat)) is OrdersIn.INCOMPLETE
+            assert seat_named(game, "cat") is not None
+            seen = outlook.of_turn(game, rules, state, turn_submissions(session, turn))
+            assert seen.status("cat") is outlook.Status.INCOMPLETE
     finally:
         app.close()

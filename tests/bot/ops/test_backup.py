@@ -106,6 +106,28 @@ def test_export_holds_every_turn_state_order_event_and_seed(site: Path) -> None:
     assert data["mail"] and all(m["message_id"] for m in data["mail"])
 
 
+def test_export_holds_the_games_commitment_log_as_verify_reads_it(site: Path) -> None:
+    """The export carries the game's whole commitment log (every entry, its chain head, its fate
+    and, once revealed, its secret) and each turn's dice scheme: a published export is enough to
+    check the dice's chain, not only the turns' seeds."""
+    data = json.loads(export_text(url_of(site)))
+    with sqlite3.connect(site / "flagman.sqlite") as conn:
+        rows = conn.execute(
+            "select seq, number, commitment, head, secret, fate from commitment c join game g on g.id = c.game_id"
+            " where g.name = 'demo1' order by seq"
+        ).fetchall()
+        schemes = [
+            row[0]
+            for row in conn.execute(
+                "select dice_scheme from turn t join game g on g.id = t.game_id where g.name = 'demo1' order by number"
+            )
+        ]
+    exported = [(c["seq"], c["turn"], c["commitment"], c["head"], c["secret"], c["fate"]) for c in data["commitments"]]
+    assert rows and exported == [tuple(r) for r in rows]
+    assert all(c["secret"] for c in data["commitments"] if c["fate"] == "resolved")
+    assert [t["dice_scheme"] for t in data["turns"]] == schemes
+
+
 def test_export_leaves_out_seat_passwords_and_the_gm_secret(site: Path) -> None:
     """An export may be published: no seat secret, no GM secret in it."""
     text = export_text(url_of(site))

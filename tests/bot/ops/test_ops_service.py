@@ -333,14 +333,16 @@ def statuses(sock: socket.socket) -> list[str]:
 
 
 def metrics_of(path: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """The metrics file, read by Prometheus's own text-format parser."""
+    """The metrics file, read by Prometheus's own text-format parser; every sample is labelled
+    with its bot (left out of the keys)."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(path.read_text())
-        for sample in family.samples
-    }
+    found = {}
+    for family in text_string_to_metric_families(path.read_text()):
+        for sample in family.samples:
+            assert sample.labels.get("bot") == "flagman@runner.test", sample
+            found[(sample.name, tuple(sorted((k, v) for k, v in sample.labels.items() if k != "bot")))] = sample.value
+    return found
 
 
 def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
@@ -670,3 +672,118 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
         "moved: 2 answers committed, 2 mails moved",
         "after-move",
     ]
+
+
+def test_a_mail_is_logged_as_handled_only_once_its_batch_is_committed(
+    config: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 41: "mails are logged "applied" on attempts that were rolled back". The disk fills
+    just before the batch commits (the BEFORE_COMMIT point): the attempt is rolled back, the
+    mails stay in the inbox, and the log says nothing of them; the next poll commits them and
+    says each once. (briefing: every mail ends in exactly one of applied, refused or ignored.)"""
+    import errno
+
+    class DiskFills:
+        full = True
+
+        def reached(self, point: CrashPoint) -> None:
+            if point is CrashPoint.BEFORE_COMMIT and self.full:
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+    faults = DiskFills()
+    inbox = FakeInbox()
+    for n in range(3):
+        inbox.deliver(
+            plain_mail(f"p{n}@players.test", "flagman@runner.test", "hello", "HELP", message_id=f"<r{n}@players.test>")
+        )
+    app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer(), faults=faults)
+    try:
+        caplog.set_level(logging.INFO, logger="flagman")
+        with pytest.raises(OSError, match="No space left"):
+            app.service.poll()
+        said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("mail r")]
+        assert said == [], said
+        assert len(inbox.pending) == 3, "every mail waits for the next poll"
+        faults.full = False
+        app.service.poll()
+    finally:
+        app.close()
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("mail r")]
+    assert sorted(line.split()[1] for line in said) == ["r0@players.test", "r1@players.test", "r2@players.test"]
+    assert not inbox.pending
+
+
+def test_two_bots_on_one_host_write_no_series_in_common() -> None:
+    """Issue 41: "Metrics have no instance label: two instances on one host collide in
+    node_exporter". Every sample names its bot; the two files, read together as node_exporter's
+    textfile collector merges them, hold no series twice."""
+    from datetime import UTC, datetime
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from bot.ops import metrics
+
+    def series(bot: str, role: str) -> set[tuple[str, tuple[tuple[str, str], ...]]]:
+        text = metrics.render(
+            metrics.Tally(started=1.0),
+            metrics.Queues(0, 0, 0, 0, 0, 0),
+            metrics.Health(True, True),
+            version="1",
+            now=datetime(2026, 6, 1, tzinfo=UTC),
+            bot=bot,
+            role=role,
+            database_bytes=4096,
+        )
+        found = set()
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                assert sample.labels["bot"] == bot, sample
+                found.add((sample.name, tuple(sorted(sample.labels.items()))))
+        return found
+
+    one, two = series("league@a.test", "active"), series("cup@b.test", "standby")
+    assert one and two and not one & two
+    assert ("flagman_role", (("bot", "cup@b.test"), ("role", "standby"))) in two
+    assert ("flagman_database_bytes", (("bot", "league@a.test"),)) in one
+
+
+def test_a_wake_of_a_running_job_is_no_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 41: "APScheduler's "skipped" warning on normal deadlines ... under `journalctl -p
+    warning`". A job that still runs is woken (as `Runner.wake` does): APScheduler skips the
+    run and says so; with the service's filter that line is not a warning (DEBUG, and only with
+    DEBUG on)."""
+    from datetime import UTC, datetime
+
+    from apscheduler.events import EVENT_JOB_MAX_INSTANCES
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    from bot.scheduler import JOB_DEFAULTS, quiet_scheduler_skips
+
+    quiet_scheduler_skips()
+    seen = threading.Event()  # APScheduler's own event for the run it skipped
+    running, release = threading.Event(), threading.Event()
+
+    def job() -> None:
+        running.set()
+        release.wait(30)
+
+    scheduler = BackgroundScheduler(job_defaults=JOB_DEFAULTS, timezone=UTC)
+    scheduler.add_listener(lambda _event: seen.set(), EVENT_JOB_MAX_INSTANCES)
+    caplog.set_level(logging.DEBUG, logger="apscheduler")
+    logging.getLogger("flagman").setLevel(logging.INFO)
+    try:
+        scheduler.add_job(job, "interval", hours=1, id="poll", next_run_time=datetime.now(UTC))
+        scheduler.start()
+        assert running.wait(30)
+        for _ in range(150):
+            scheduler.get_job("poll").modify(next_run_time=datetime.now(UTC))
+            if seen.wait(0.2):
+                break
+        assert seen.is_set(), "APScheduler never skipped a run"
+    finally:
+        release.set()
+        scheduler.shutdown(wait=True)
+        logging.getLogger("flagman").setLevel(logging.NOTSET)
+    skipped = [r for r in caplog.records if "skipped" in r.getMessage()]
+    assert skipped == [], [(r.levelname, r.getMessage()) for r in skipped]  # dropped: DEBUG is off
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

@@ -102,7 +102,7 @@ def test_the_templated_unit_is_flagman_service_with_the_instances_paths_and_user
         "StateDirectory=flagman-%i",
         "ConfigurationDirectory=flagman-%i",
     }
-    assert f"ExecStart={venv}/bin/flagman run" in template
+    assert f"ExecStart={venv}/bin/flagman run --migrate" in template
 
 
 def test_an_instance_of_the_template_passes_systemd_analyze_verify_and_security(tmp_path: Path) -> None:

@@ -159,14 +159,12 @@ def test_a_read_only_database_stops_poll_with_the_files_named(tmp_path: Path) ->
     assert inbox_waiting(root) == 0
 
 
-def test_run_does_not_start_on_a_database_it_cannot_write_or_that_is_not_migrated(tmp_path: Path) -> None:
-    """`flagman run` checks the database before it starts its jobs: one it may not write is the
-    two lines and status 4 (not a service that starts and fails at every job); one that does
-    not exist yet (or is behind) is "run flagman migrate", status 1, and is not made."""
+def test_run_does_not_start_on_a_database_that_is_not_migrated(tmp_path: Path) -> None:
+    """`flagman run` checks the database before it starts its jobs: one that does not exist yet
+    (or is behind) is "run flagman migrate", status 1, and is not made. (One it may not write
+    yet is waited out: tests/e2e/test_start_faults.py.)"""
     root = tmp_path / "site"
     config = make_site(root, mails=0)
-    (root / "flagman.sqlite").chmod(0o444)
-    assert_told(flagman_process(config, "run", unprivileged=True), 4, "cannot be written", "mode 0444")
     config.write_text(config.read_text().replace("sqlite:///flagman.sqlite", "sqlite:///other.sqlite"))
     done = flagman_process(config, "run")
     assert_told(done, 1, f"no database at {root / 'other.sqlite'}", "flagman migrate")
@@ -243,9 +241,10 @@ def test_a_full_maildir_outbox_is_a_full_disk_and_the_mail_waits(tmp_path: Path)
 
 
 @pytest.mark.e2e
-def test_run_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> None:
-    """`flagman run` with the database server stopped (a private PostgreSQL the test starts and
-    stops): what cannot be reached and what to check, status 3, no traceback."""
+def test_poll_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> None:
+    """`flagman poll` with the database server stopped (a private PostgreSQL the test starts and
+    stops): what cannot be reached and what to check, status 3, no traceback. (`flagman run`
+    waits for it instead: tests/e2e/test_start_faults.py.)"""
     from bot.db import migrate
     from tests.servers import Postgres
 
@@ -255,7 +254,7 @@ def test_run_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> N
         migrate(url)
         config.write_text(config.read_text().replace('url = "sqlite:///flagman.sqlite"', f'url = "{url}"'))
         server.stop()
-        done = flagman_process(config, "run")
+        done = flagman_process(config, "poll")
     assert_told(done, 3, "cannot use the database postgresql", "Connection refused", "PostgreSQL runs")
 
 
@@ -375,3 +374,63 @@ def test_no_fault_here_leaves_a_mount_behind(tmp_path: Path) -> None:
         assert os.path.ismount(disk.root)
     assert not os.path.ismount(tmp_path / "d")
     shutil.rmtree(tmp_path / "d")
+
+
+# -- backups watched: a metric for each attempt, and a check of a file already written --------------
+
+
+def backup_figures(path: Path) -> dict[str, float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    found = {}
+    for family in text_string_to_metric_families(path.read_text()):
+        for sample in family.samples:
+            assert sample.labels == {"bot": ADDRESS}, sample
+            found[sample.name] = sample.value
+    return found
+
+
+def test_a_failed_backup_is_an_error_line_and_a_metric_that_keeps_the_last_success(tmp_path: Path) -> None:
+    """Issue 41: "nothing alerts when a backup fails (a metric and a log line at error)". With
+    [metrics] file set, each `flagman backup` writes flagman-backup.prom beside it: ok 1 and
+    the time of this success; on the damaged database, ok 0, the earlier success kept, and one
+    line on stderr (the journal's error priority under the backup timer)."""
+    config = make_site(tmp_path / "site", mails=0)
+    metrics_file = tmp_path / "metrics" / "flagman.prom"
+    config.write_text(config.read_text() + f'\n[metrics]\nfile = "{metrics_file}"\n')
+    backups = tmp_path / "backups"
+    assert flagman_process(config, "backup", "--keep", "3", str(backups)).returncode == 0
+    figures = backup_figures(tmp_path / "metrics" / "flagman-backup.prom")
+    assert figures["flagman_backup_ok"] == 1 and figures["flagman_backup_bytes"] > 0
+    success = figures["flagman_backup_last_success_time_seconds"]
+    assert success == figures["flagman_backup_last_attempt_time_seconds"]
+    damage_pages(tmp_path / "site" / "flagman.sqlite")
+    done = flagman_process(config, "backup", "--keep", "3", str(backups))
+    assert_told(done, 4, "is damaged", "no backup written")
+    figures = backup_figures(tmp_path / "metrics" / "flagman-backup.prom")
+    assert figures["flagman_backup_ok"] == 0
+    assert figures["flagman_backup_last_success_time_seconds"] == success
+    assert figures["flagman_backup_last_attempt_time_seconds"] >= success
+
+
+def test_check_backup_says_whether_a_file_is_a_good_backup(tmp_path: Path) -> None:
+    """Issue 41: "A command that checks an existing backup file (not only at creation)". A good
+    one: its revision and games, status 0; one damaged since, or not a database: status 2 and
+    why; the database itself is never touched."""
+    from bot.db import head_revision
+
+    config = make_site(tmp_path / "site", mails=0)
+    good = tmp_path / "backups" / "good.sqlite"
+    assert flagman_process(config, "backup", str(good)).returncode == 0
+    before = (tmp_path / "site" / "flagman.sqlite").read_bytes()
+    done = flagman_process(config, "check-backup", str(good))
+    assert done.returncode == 0, done.stderr
+    assert f"{good}: a good flagman backup" in done.stdout and f"at revision {head_revision()}, 1 game" in done.stdout
+    bad = tmp_path / "backups" / "bad.sqlite"
+    bad.write_bytes(good.read_bytes())
+    damage_pages(bad)
+    assert_told(flagman_process(config, "check-backup", str(bad)), 2, "is not a good flagman backup", "malformed")
+    junk = tmp_path / "backups" / "junk.sqlite"
+    junk.write_bytes(b"not a database at all")
+    assert_told(flagman_process(config, "check-backup", str(junk)), 2, "not an SQLite database file")
+    assert (tmp_path / "site" / "flagman.sqlite").read_bytes() == before

@@ -306,21 +306,28 @@ def test_a_failed_migration_is_one_line_on_stderr_and_a_non_zero_exit(
 
 
 def test_the_failed_migration_line_is_what_the_unit_would_log(tmp_path: Path) -> None:
-    """As ExecStartPre= runs it: the installed command in a process of its own, stderr one line,
-    no traceback, exit status 1 (systemd then fails the start and never runs ExecStart=)."""
+    """As the unit runs it (`flagman run --migrate`) and as an operator does (`flagman migrate`):
+    a process of its own, stderr one line, no traceback, exit status 1 (systemd then fails the
+    start; the service never runs on the database left behind)."""
     config, _ = sabotaged(tmp_path)
-    done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "--config", str(config), "migrate"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 1, done.stderr
-    assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("flagman migrate: migrating "), done.stderr
+    for argv, prefix in (
+        (["migrate"], "flagman migrate: migrating "),
+        (["run", "--migrate"], "flagman run: migrating "),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "--config", str(config), *argv],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1, done.stderr
+        errors = [line for line in done.stderr.splitlines() if "migrating " in line]
+        assert len(errors) == 1 and errors[0].startswith(prefix) and "Traceback" not in done.stderr, done.stderr
     unit = (ROOT / "deploy" / "flagman.service").read_text()
-    (pre,) = [line for line in unit.splitlines() if line.startswith("ExecStartPre=")]
-    assert pre == "ExecStartPre=/opt/flagman/bin/flagman migrate", "no '-': a failed migration fails the start"
+    (start,) = [line for line in unit.splitlines() if line.startswith("ExecStart=")]
+    assert start == "ExecStart=/opt/flagman/bin/flagman run --migrate", "the unit migrates as it starts"
+    assert not [line for line in unit.splitlines() if line.startswith("ExecStartPre=")]
 
 
 def test_a_database_from_a_newer_flagman_is_refused_in_one_line(

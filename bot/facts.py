@@ -1,0 +1,135 @@
+"""Typed facts: what `games/` decided, as values the letters render (`bot.letters`) and the
+claims a letter makes are checked against. A fact says what happened or what will happen, never
+how it reads: every word is a template's (`bot.letters.words`).
+
+* The orders a ROLLBACK kept (`bot.games.carried`): `Kept`, and when the reopened turn resolves
+  again, each `Refiled` for the new turn or `Withdrawn`, together a `Recheck`.
+* What a letter claims about what happens next (`Claims`): which orders count for which seat
+  and why, the deadline or its absence, whether the turn is resolved or waits. A letter carries
+  its claims as data beside its text (`bot.mail_out.render.RenderedMail.claims`, kept with its
+  outbox row), never in the mail: a test compares them with what the tick then did.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from bot.clock import as_utc
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A seat's set on file for a discarded turn, kept: its text (canonical), who entered it
+    (`source`: "mail", the seat's own; "gm", the GM's ORDER), when it arrived, and the mail it
+    came in (None for the GM's ORDER)."""
+
+    seat: str
+    text: str
+    source: str
+    received_at: datetime
+    inbound_id: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "seat": self.seat,
+            "text": self.text,
+            "source": self.source,
+            "received_at": as_utc(self.received_at).isoformat(),
+            "inbound_id": self.inbound_id,
+        }
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, object]) -> Kept:
+        inbound = row.get("inbound_id")
+        return cls(
+            str(row["seat"]),
+            str(row["text"]),
+            str(row["source"]),
+            datetime.fromisoformat(str(row["received_at"])),
+            inbound if isinstance(inbound, int) else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Refiled:
+    """Kept orders that stand against the corrected state: filed for the new turn."""
+
+    kept: Kept
+    label: str  # the new turn's
+
+
+@dataclass(frozen=True, slots=True)
+class Withdrawn:
+    """Kept orders that cannot stand: withdrawn, for `reason` (the game's words)."""
+
+    kept: Kept
+    label: str  # the turn they were sent for
+    reason: str  # the game's reasons; "" when the seat has no orders to give in it (`needed`)
+    needed: bool = True  # False: the corrected turn expects no orders of the seat (out, or not its turn)
+
+
+@dataclass(frozen=True, slots=True)
+class Recheck:
+    """What became of a reopened turn's kept orders when it resolved again."""
+
+    refiled: tuple[Refiled, ...] = ()
+    withdrawn: tuple[Withdrawn, ...] = ()
+
+    def of(self, seat: str) -> Refiled | Withdrawn | None:
+        facts: list[Refiled | Withdrawn] = [*self.refiled, *self.withdrawn]
+        return next((fact for fact in facts if fact.kept.seat == seat), None)
+
+    def __bool__(self) -> bool:
+        return bool(self.refiled or self.withdrawn)
+
+
+class Why(enum.StrEnum):
+    """Why a set of orders counts for a seat (`bot.outlook.Source`, in the claims' words)."""
+
+    OWN = "own"  # on file: the seat's mail, the GM's ORDER for it, its robot's
+    PLOT = "plot"  # nothing on file: the GM's plot
+    DEFAULT = "default"  # nothing on file and no plot that stands: the game's default
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """A claim: at the deadline, if nothing else arrives, `orders` (canonical text, each part the
+    set lacks filled as the resolution fills it) count for `seat`, for the reason `why`."""
+
+    seat: str
+    orders: str
+    why: Why
+
+
+@dataclass(frozen=True, slots=True)
+class Claims:
+    """What one letter claims about turn `turn` (its number) of `game`, as it stands when the
+    letter is queued: the orders that count (`counts`), the deadline (`deadline`, None: none
+    runs -- `paused`, or a turn at the GM's call), and, for the answer that completes a turn,
+    that it is resolved (`resolved`). `waits_for`: the seats the turn still waits for (None:
+    not claimed)."""
+
+    game: str
+    turn: int
+    counts: tuple[Counts, ...] = ()
+    deadline: datetime | None = None
+    paused: bool = False
+    resolved: bool = False
+    waits_for: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "game": self.game,
+            "turn": self.turn,
+            "counts": [{"seat": c.seat, "orders": c.orders, "why": c.why.value} for c in self.counts],
+            "deadline": as_utc(self.deadline).isoformat() if self.deadline is not None else None,
+            "paused": self.paused,
+            "resolved": self.resolved,
+            "waits_for": list(self.waits_for) if self.waits_for is not None else None,
+        }
+
+
+__all__ = ["Claims", "Counts", "Kept", "Recheck", "Refiled", "Why", "Withdrawn"]

@@ -1,0 +1,55 @@
+"""The claims a letter makes (`bot.facts.Claims`), built from the very outlook its words are
+rendered from (`bot.outlook.what_counts`): which orders count for a seat and why, the turn's
+deadline or its absence, and whether the turn is resolved. They travel with the letter
+(`RenderedMail.claiming`) into its outbox row, never into the mail."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.facts import Claims, Counts, Why
+from bot.models import Game, GameStatus, Seat, Turn
+from bot.outlook import Counts as Counting
+from bot.outlook import Source, what_counts
+from rules.api import AnyGame, GameOrder, GameState
+
+_WHY = {Source.ON_FILE: Why.OWN, Source.PLOT: Why.PLOT, Source.DEFAULT: Why.DEFAULT}
+
+
+def counts(seat: str, counting: Counting) -> Counts:
+    """What `counting` (the outlook's, the letter's words' own) claims for `seat`."""
+    return Counts(seat, counting.text, _WHY[counting.source])
+
+
+def of_turn(game: Game, turn: Turn, *seat_counts: Counts, resolved: bool = False) -> Claims:
+    """The claims of a letter about the open `turn`: `seat_counts`, its deadline as it stands
+    (none while the game is paused), and whether the letter says it is resolved."""
+    paused = game.status == GameStatus.PAUSED
+    return Claims(
+        game.name,
+        turn.number,
+        tuple(seat_counts),
+        None if paused or resolved else turn.deadline,
+        paused,
+        resolved,
+    )
+
+
+def for_seat(
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    turn: Turn | None,
+    seat: Seat,
+    on_file: Sequence[GameOrder] | None,
+) -> tuple[Claims, ...]:
+    """A letter to `seat` about the open `turn`: what counts for it (when the turn expects its
+    orders) and the deadline; nothing without an open turn."""
+    if turn is None or turn.resolved_at is not None:
+        return ()
+    if seat.name not in rules.expected_players(state):
+        return (of_turn(game, turn),)
+    return (of_turn(game, turn, counts(seat.name, what_counts(rules, state, seat, on_file))),)
+
+
+__all__ = ["counts", "for_seat", "of_turn"]

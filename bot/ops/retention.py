@@ -1,0 +1,163 @@
+"""Retention: the database does not only grow ([retention], config.example.toml).
+
+What only operations need is kept for a while, then pruned; what a game is made of is kept for
+ever. Pruned, each after its own number of days (0: never):
+
+- the body of every mail sent or given up (`outbox.data`, most of the database: a turn's results
+  mail with its picture is 10 to 30 kB). The row stays (its Message-ID is what a late reply
+  answers, its recipient and subject what the digest and `flagman doctor` read): only the
+  body is emptied. Mail still to be sent is never touched.
+- the text kept of each mail read (`inbound_message.text`; the row stays, so that the same
+  mail coming again is still known as a duplicate), and raw mail kept in quarantine once a GM
+  digest has reported it;
+- GM audit lines of commands that named no game (a game's own lines are its history: replay
+  checks a game's changes against them);
+- mail in the inbox's Processed folder (IMAP or Maildir), in `prune_processed`.
+
+Never pruned: games, seats, players, turns, orders, dice, states, commitments, a game's GM
+audit; a finished game stays whole (its archive and `flagman replay` need all of it).
+
+Each prune works in chunks of `CHUNK` rows, a transaction each, so the service's jobs never
+wait long on it. SQLite reuses the pages freed (the file stops growing rather than
+shrinking; `VACUUM` with the service stopped gives them back to the disk); on PostgreSQL a
+plain VACUUM of the tables pruned makes the space reusable at once (autovacuum would too).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from bot.db import Database
+    from bot.settings import Settings
+
+log = logging.getLogger("flagman.retention")
+
+CHUNK = 500  # rows per transaction
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """What one prune did."""
+
+    mail_bodies: int = 0  # sent (or given up) mails whose body was emptied
+    mail_bytes: int = 0  # the bytes of those bodies
+    inbound_texts: int = 0  # mails read whose kept text was emptied
+    quarantined: int = 0  # quarantined raw mails deleted (reported already)
+    audit_lines: int = 0  # GM audit lines without a game deleted
+    processed_mails: int = 0  # mails deleted from the Processed folder
+
+    @property
+    def anything(self) -> bool:
+        return any((self.mail_bodies, self.inbound_texts, self.quarantined, self.audit_lines, self.processed_mails))
+
+    def summary(self) -> str:
+        return (
+            f"pruned: {self.mail_bodies} sent mail bodies ({self.mail_bytes} bytes), "
+            f"{self.inbound_texts} texts of mail read, {self.quarantined} quarantined mails, "
+            f"{self.audit_lines} audit lines, {self.processed_mails} mails of the Processed folder"
+        )
+
+
+def _cutoff(now: datetime, days: int) -> datetime | None:
+    return now - timedelta(days=days) if days > 0 else None
+
+
+def prune_database(db: Database, settings: Settings, now: datetime) -> Pruned:
+    """Prune the database as [retention] says (see the module's docstring)."""
+    from sqlalchemy import delete, func, select, update
+
+    from bot.models import GmAudit, InboundMessage, Outbox, OutboxStatus, Quarantine
+
+    policy = settings.retention
+    bodies = body_bytes = texts = quarantined = audit = 0
+    sent_before = _cutoff(now, policy.sent_mail_days)
+    if sent_before is not None:
+        done = (OutboxStatus.SENT, OutboxStatus.FAILED)
+        while True:
+            with db.transaction() as session:
+                rows = session.execute(
+                    select(Outbox.id, func.length(Outbox.data))
+                    .where(
+                        Outbox.status.in_(done),
+                        Outbox.created_at < sent_before,
+                        func.length(Outbox.data) > 0,
+                    )
+                    .limit(CHUNK)
+                ).all()
+                if not rows:
+                    break
+                session.execute(update(Outbox).where(Outbox.id.in_([r[0] for r in rows])).values(data=b""))
+            bodies += len(rows)
+            body_bytes += sum(int(r[1] or 0) for r in rows)
+    read_before = _cutoff(now, policy.inbound_days)
+    if read_before is not None:
+        while True:
+            with db.transaction() as session:
+                ids = session.scalars(
+                    select(InboundMessage.id)
+                    .where(InboundMessage.received_at < read_before, InboundMessage.text != "")
+                    .limit(CHUNK)
+                ).all()
+                if not ids:
+                    break
+                session.execute(update(InboundMessage).where(InboundMessage.id.in_(ids)).values(text=""))
+            texts += len(ids)
+        with db.transaction() as session:
+            quarantined = _count(
+                session.execute(
+                    delete(Quarantine).where(Quarantine.created_at < read_before, Quarantine.reported.is_(True))
+                )
+            )
+    audit_before = _cutoff(now, policy.audit_days)
+    if audit_before is not None:
+        with db.transaction() as session:
+            audit = _count(
+                session.execute(delete(GmAudit).where(GmAudit.created_at < audit_before, GmAudit.game_id.is_(None)))
+            )
+    pruned = Pruned(bodies, body_bytes, texts, quarantined, audit)
+    if pruned.anything and not db.url.startswith("sqlite"):
+        _vacuum(db, ("outbox", "inbound_message", "quarantine", "gm_audit"))
+    return pruned
+
+
+def _count(result: object) -> int:
+    """The rows a DELETE removed (SQLAlchemy's CursorResult.rowcount)."""
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def _vacuum(db: Database, tables: tuple[str, ...]) -> None:
+    """PostgreSQL: a plain VACUUM of the tables pruned (no lock that stops the service's work),
+    so the space freed is reused at once."""
+    with db.engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        for table in tables:
+            conn.exec_driver_sql(f"VACUUM {table}")
+
+
+def prune_processed(settings: Settings, now: datetime) -> int:
+    """Delete the mail of the inbox's Processed folder older than [retention]
+    processed_mail_days (on a connection of its own); how many."""
+    from bot.app import prune_done_mail
+    from bot.mail_in.inbox import Folder
+
+    before = _cutoff(now, settings.retention.processed_mail_days)
+    if before is None:
+        return 0
+    return prune_done_mail(settings, Folder.PROCESSED, before)
+
+
+def prune(db: Database, settings: Settings, now: datetime) -> Pruned:
+    """The whole policy: the database, then the Processed folder; logged in one line."""
+    from dataclasses import replace
+
+    pruned = replace(prune_database(db, settings, now), processed_mails=prune_processed(settings, now))
+    if pruned.anything:
+        log.info("%s", pruned.summary())
+    return pruned
+
+
+__all__ = ["CHUNK", "Pruned", "prune", "prune_database", "prune_processed"]

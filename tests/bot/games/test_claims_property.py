@@ -1,0 +1,299 @@
+"""Property (issue 37, "the conversation, true by construction"): over random histories of
+players' mail, the GM's commands (PLOT, ORDER, SET, PAUSE/RESUME, ROLLBACK, PROCESS, WAIT,
+REPLACE, DROP) and robots, in all three games and a practice race, every claim every outgoing
+letter makes holds against what the bot then actually did.
+
+A letter's claims are data kept beside its text (`bot.facts.Claims`, the outbox row's
+`claims`), so the check compares claims, never wording:
+
+* "the turn is resolved" (the last orders' confirmation, the NOWAIT that releases a turn): it
+  is, once the mail is answered;
+* a claim about a turn still open says its deadline as it stands (none while paused); a letter
+  never makes a claim about a turn as open that its own mail has resolved;
+* "if nothing else arrives, these orders count for this seat, as its own / the GM's plot / the
+  default": the seat's last such claim before the turn resolves is what the resolution used,
+  and why (a seat handed to a robot or dropped since is told no more, so its claims lapse).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from bot import store
+from bot.app import App
+from bot.games import record
+from bot.games.turns import PlayerSpec, create_game
+from bot.models import Game, Outbox, Turn
+from rules import find_game
+from tests.bot.gm_helpers import GM, cycle, gm_says, new_app, player_says
+
+
+@dataclass(frozen=True)
+class Deck:
+    """A game to play: its seats (people first), its robots, and what may be sent in it."""
+
+    kind: str
+    people: tuple[str, ...]
+    robots: tuple[str, ...] = ()
+    lines: tuple[str, ...] = ()
+    plots: tuple[str, ...] = ()
+    figure: tuple[str, str] | None = None  # SET <seat> <figure> <value>
+    practice: bool = False
+    whole: str = ""  # a whole set: every person sending it completes the turn
+
+
+DECKS = {
+    "racecraft": Deck(
+        "racecraft",
+        ("p0", "p1", "p2", "p3"),
+        ("r0",),
+        ("USE 3", "USE 1", "CRUISE", "OVERTAKE", "USE 12", "hello"),
+        ("USE 2", "CRUISE"),
+        ("EP", "4"),
+        whole="USE 3",
+    ),
+    "speed_circuit": Deck(
+        "speed_circuit",
+        ("p0", "p1"),
+        ("r0",),
+        ("SPEED 40", "SPEED 60", "SPEED MPS", "PAY ROLL", "SLIP 2", "LANE B", "hello"),
+        ("SPEED 40", "SPEED 20"),
+        whole="SPEED 40",
+    ),
+    "speedphreakz": Deck(
+        "speedphreakz",
+        ("p0", "p1"),
+        ("r0",),
+        ("START FREE FACING E", "ROUND 1: F1 F1", "ROUND 2: F1 L1", "ROUND 1: F2", "hello"),
+        ("ROUND 1: F1", "ROUND 2: F1 F1"),
+        whole="START FREE FACING E\nROUND 1: F1 F1\nROUND 2: F1 F1",
+    ),
+    "practice": Deck(
+        "speedphreakz",
+        ("p0",),
+        ("r0", "r1"),
+        ("START FREE FACING E", "ROUND 1: F1 F1", "ROUND 2: F1 F1", "hello"),
+        practice=True,
+        whole="START FREE FACING E\nROUND 1: F1 F1\nROUND 2: F1 F1",
+    ),
+}
+
+GM_STEPS = ("plot", "order", "pause", "resume", "process", "rollback", "replace", "drop", "set")
+PLAYER_STEPS = ("mail", "mail", "mail", "whole", "all", "clear", "wait", "nowait", "orders")
+
+Step = tuple[str, int, tuple[int, ...]]
+
+
+def steps(deck: Deck) -> st.SearchStrategy[list[Step]]:
+    kinds = PLAYER_STEPS + ("tick",) + (() if deck.practice else GM_STEPS)
+    one = st.tuples(
+        st.sampled_from(kinds),
+        st.integers(0, len(deck.people) - 1),
+        st.lists(st.integers(0, len(deck.lines) - 1), min_size=1, max_size=3).map(tuple),
+    )
+    return st.lists(one, min_size=1, max_size=7)
+
+
+@dataclass
+class Ledger:
+    """The claims made so far that are still to be checked, and where the outbox was read to."""
+
+    read_to: int = 0
+    counts: dict[int, dict[str, tuple[str, str, int]]] = field(default_factory=dict)  # turn -> seat -> claim
+    checked: int = 0  # claims of orders compared with a resolution
+
+
+def _game(app: App, deck: Deck) -> None:
+    with app.db.transaction() as session:
+        create_game(
+            app.shell,
+            session,
+            kind=deck.kind,
+            name="g1",
+            players=[PlayerSpec(s, f"{s}@example.org", s.upper(), "UTC") for s in deck.people],
+            robot_seats=deck.robots,
+            gm_address=GM,
+            deadline="manual" if deck.practice else "48h",
+            seed=5,
+            practice=deck.practice,
+            options={"laps": "1"} if deck.kind == "speed_circuit" else None,
+        )
+    app.service.send()
+
+
+def _act(app: App, deck: Deck, step: Step) -> None:
+    what, who, picks = step
+    seat = deck.people[who]
+    address = f"{seat}@example.org"
+    line = deck.plots[picks[0] % len(deck.plots)] if deck.plots else ""
+    if what == "mail":
+        player_says(app, seat, "\n".join(deck.lines[i] for i in picks), game="g1", address=address)
+    elif what in ("finish", "whole"):  # a whole set from the seat
+        player_says(app, seat, deck.whole, game="g1", address=address)
+
+    elif what in ("clear", "wait", "nowait", "orders"):
+        player_says(app, seat, what.upper(), game="g1", address=address)
+    elif what == "tick":
+        app.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
+        cycle(app)
+    elif what == "plot":
+        gm_says(app, f"PLOT g1 {seat} {line}", game="g1")
+    elif what == "order":
+        gm_says(app, f"ORDER g1 {seat} {line}", game="g1")
+    elif what == "set":
+        if deck.figure is not None:
+            gm_says(app, f"SET g1 {seat} {deck.figure[0]} {deck.figure[1]}", game="g1")
+    elif what == "replace":
+        gm_says(app, f"REPLACE g1 {seat} ROBOT", game="g1")
+    elif what == "drop":
+        gm_says(app, f"DROP g1 {seat}", game="g1")
+    else:
+        gm_says(app, f"{what.upper()} g1", game="g1")
+
+
+def _turns(app: App) -> dict[int, Turn]:
+    with app.db.read() as session:
+        game = store.find_game_row(session, "g1")
+        assert game is not None
+        return {t.number: t for t in session.scalars(select(Turn).where(Turn.game_id == game.id))}
+
+
+def _utc(when: datetime | None) -> str | None:
+    from bot.clock import as_utc
+
+    return as_utc(when).isoformat() if when is not None else None
+
+
+def _used(app: App, number: int) -> dict[str, tuple[str, str]]:
+    """What the resolution of turn `number` used, seat by seat: (the set, filled as resolved,
+    one canonical line each, sorted; and why: own, plot or default)."""
+    with app.db.read() as session:
+        game = store.find_game_row(session, "g1", with_seats=True)
+        assert game is not None
+        turn = session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.number == number)).one()
+        rules = find_game(game.kind)
+        state = rules.load_state(turn.state)
+        subs = store.turns_submissions(session, [turn.id]).get(turn.id, {})
+        used = record.orders_used(rules, state, game, subs)
+        out: dict[str, tuple[str, str]] = {}
+        for name, orders in used.items():
+            seat = store.seat_named(game, name)
+            rows = list(subs.get(seat.id, ())) if seat is not None else []
+            own = store.orders_on_file(rules, state, seat, rows) if seat is not None else None
+            if own is not None:
+                text, why = rules.format_orders(rules.filled_orders(state, name, own)), "own"
+            else:
+                filed = [r.source for r in rows if r.source in ("default", "plot")]
+                text, why = rules.format_orders(orders), filed[-1] if filed else "default"
+            out[name] = ("\n".join(sorted(text.splitlines())), why)
+        return out
+
+
+def _check(app: App, ledger: Ledger, step: Step, before: dict[int, Turn]) -> None:
+    after = _turns(app)
+    with app.db.read() as session:
+        game = session.scalar(select(Game).where(Game.name == "g1"))
+        assert game is not None
+        status = game.status
+        rows = list(session.scalars(select(Outbox).where(Outbox.id > ledger.read_to).order_by(Outbox.id)))
+    if rows:
+        ledger.read_to = rows[-1].id
+    what, who, _ = step
+    # A ROLLBACK reopens a turn: what was claimed for the turns it discarded or reopened lapses.
+    if what == "rollback":
+        for number in list(ledger.counts):
+            if number not in after or after[number].resolved_at is None:
+                ledger.counts.pop(number, None)
+    # A seat handed to a robot or dropped is told no more: its claims lapse.
+    if what in ("replace", "drop"):
+        for claimed in ledger.counts.values():
+            claimed.pop(f"p{who}", None)
+    for row in rows:
+        for claim in row.claimed:
+            number = int(claim["turn"])
+            turn = after.get(number)
+            assert turn is not None, (row.subject, claim)
+            if claim["resolved"]:
+                assert turn.resolved_at is not None, (row.subject, claim)
+            else:
+                # "You may send new orders until ..." of a turn resolved already: false.
+                assert turn.resolved_at is None, ("a turn claimed open, resolved already", row.subject, claim)
+                assert claim["paused"] == (status == "paused"), (row.subject, claim)
+                assert claim["deadline"] == (None if claim["paused"] else _utc(turn.deadline)), (row.subject, claim)
+            for counts in claim["counts"]:
+                orders = "\n".join(sorted(str(counts["orders"]).splitlines()))
+                ledger.counts.setdefault(number, {})[str(counts["seat"])] = (orders, str(counts["why"]), row.id)
+    # The turns this step resolved: the claims of orders made before it, against what was used.
+    for number, turn in sorted(after.items()):
+        was = before.get(number)
+        if turn.resolved_at is not None and (was is None or was.resolved_at is None):
+            claimed = ledger.counts.pop(number, {})
+            used = _used(app, number)
+            for seat, (orders, why, outbox_id) in claimed.items():
+                if seat in used:
+                    assert used[seat] == (orders, why), (number, seat, outbox_id, step)
+                    ledger.checked += 1
+
+
+def _play(deck: Deck, history: list[Step]) -> Ledger:
+    with tempfile.TemporaryDirectory() as tmp:
+        app = new_app(Path(tmp))
+        try:
+            _game(app, deck)
+            ledger = Ledger()
+            _check(app, ledger, ("start", 0, (0,)), {})
+            if deck.kind == "speed_circuit":  # to the race: its design and qualifying turns by default
+                history = [("tick", 0, (0,)), ("tick", 0, (0,)), *history]
+            # At the end, whatever is open goes on and resolves, to check the last claims.
+            ending: list[Step] = [("tick", 0, (0,))] if deck.practice else [("resume", 0, (0,)), ("tick", 0, (0,))]
+            if deck.practice:
+                ending = [("finish", 0, (0,))]
+            played: list[Step] = []
+            for what, who, picks in [*history, *ending]:
+                who %= len(deck.people)
+                if deck.practice and what in GM_STEPS:
+                    continue  # a practice race has no GM
+                if what == "all":  # a whole set from every person, the seat last: the turn completes
+                    others = [i for i in range(len(deck.people)) if i != who]
+                    played.extend(("whole", i, picks) for i in [*others, who])
+                else:
+                    played.append((what, who, picks))
+            for step in played:
+                before = _turns(app)
+                _act(app, deck, step)
+                _check(app, ledger, step, before)
+            return ledger
+        finally:
+            app.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(DECKS))
+def test_every_claim_of_every_letter_holds(name: str) -> None:
+    deck = DECKS[name]
+    checked: list[int] = []
+
+    @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(steps(deck))
+    @example(history=[("all", 1, (0,))])  # every person's orders in: the turn resolves early
+    @example(history=[("wait", 0, (0,)), ("all", 1, (0,)), ("nowait", 0, (0,))])  # the NOWAIT releases it
+    @example(  # orders sent for the next turn, kept by a ROLLBACK, checked when it resolves again
+        history=[("all", 0, (0,)), ("whole", 1, (0,)), ("order", 0, (1,)), ("rollback", 0, (0,)), ("process", 0, (0,))]
+    )
+    @example(history=[("plot", 0, (0,)), ("tick", 0, (0,)), ("mail", 1, (1,)), ("pause", 0, (0,)), ("resume", 0, (0,))])
+    @example(
+        history=[("replace", 1, (0,)), ("set", 0, (0,)), ("drop", 0, (0,)), ("mail", 1, (0, 2)), ("tick", 0, (0,))]
+    )
+    def run(history: list[Step]) -> None:
+        checked.append(_play(deck, history).checked)
+
+    run()
+    assert sum(checked) > 0, "no claim of orders was ever put to the test"

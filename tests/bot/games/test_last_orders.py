@@ -1,0 +1,80 @@
+"""The mail whose orders complete a turn that resolves early, or whose NOWAIT releases it, is
+answered "yours were the last orders: the turn is resolved, the results follow" -- never "you
+may send new orders until ..." -- and the answer goes before the results (mail-interface.md,
+early resolution: "the turn resolves as soon as every order is in")."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from bot.app import App
+from bot.models import Outbox
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, body_of, last, mails, player_says, turns
+
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _outbox_order(app: App, to: str) -> list[tuple[str, str]]:
+    """The mail queued for `to`, in the order queued (and sent): (kind, subject)."""
+    with app.db.read() as session:
+        return [
+            (o.kind, o.subject)
+            for o in session.scalars(select(Outbox).where(Outbox.recipient == to).order_by(Outbox.id))
+        ]
+
+
+def test_the_orders_that_complete_the_turn_are_told_it_is_resolved_and_go_before_the_results(rc: App) -> None:
+    for seat in ("kelly", "seb", "steve", "roger"):
+        player_says(rc, seat, "USE 3")
+        assert turns(rc)[0].resolved_at is None
+    before = len(mails(rc, ADDRESS["anna"]))
+    player_says(rc, "anna", "USE 4")
+    assert turns(rc)[0].resolved_at is not None
+    answer, results = mails(rc, ADDRESS["anna"])[before:]
+    text = _flat(body_of(answer))
+    assert "Orders received" in str(answer["Subject"])
+    assert "Yours were the last orders: the turn is resolved, and the results follow." in text, text
+    assert "You may send new orders" not in text and "If nothing else arrives" not in text
+    assert "which may be before then" not in text
+    assert "Results of Turn 1" in str(results["Subject"])
+    kinds = [kind for kind, _ in _outbox_order(rc, ADDRESS["anna"])]
+    assert kinds[-2:] == ["confirmation", "results"]
+
+
+def test_orders_that_do_not_complete_the_turn_still_say_until_when_they_may_change(rc: App) -> None:
+    player_says(rc, "kelly", "USE 3")
+    text = _flat(body_of(last(rc, ADDRESS["kelly"])))
+    assert "You may send new orders until then" in text and "the last orders" not in text
+
+
+def test_the_nowait_that_releases_a_complete_turn_is_told_it_is_resolved(rc: App) -> None:
+    player_says(rc, "steve", "WAIT")
+    for seat in ("kelly", "seb", "steve", "roger", "anna"):
+        player_says(rc, seat, "USE 3")
+    assert turns(rc)[0].resolved_at is None  # held
+    before = len(mails(rc, ADDRESS["steve"]))
+    player_says(rc, "steve", "NOWAIT")
+    assert turns(rc)[0].resolved_at is not None
+    answer, results = mails(rc, ADDRESS["steve"])[before:]
+    text = _flat(body_of(answer))
+    assert "the turn is resolved, and the results follow" in text, text
+    assert "It resolves as soon as every order is in" not in text
+    assert "Results of Turn 1" in str(results["Subject"])
+
+
+def test_the_gms_order_that_completes_the_turn_resolves_it_and_says_so(rc: App) -> None:
+    """The GM's ORDER for the last seat without orders: the turn is resolved with the GM's mail,
+    and the seat is told its orders are used and the turn resolved, not that they count "unless
+    you send others before the deadline"."""
+    for seat in ("kelly", "seb", "steve", "roger"):
+        player_says(rc, seat, "USE 3")
+    gm_helpers.gm_says(rc, "ORDER rc1 anna USE 2")
+    assert turns(rc)[0].resolved_at is not None
+    told = _flat(body_of(last(rc, ADDRESS["anna"])))
+    assert "so the turn is resolved and the results follow" in told, told
+    assert "unless you send others" not in told

@@ -1,0 +1,48 @@
+"""The small words of the GM's and players' notices (issue 37, minor): a notice where the
+deadline did not move says "the deadline is unchanged", not "... is now due"; the GM's notice
+of a turn resolved late names the turn by its label and says the time in words, singular where
+it is one ("1 hour 30 min", never "1 hours")."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from bot.app import App
+from bot.games.turns import create_game
+from tests.bot import gm_helpers
+from tests.bot.conftest import RACERS
+from tests.bot.gm_helpers import ADDRESS, GM, START, body_of, cycle, gm_says, last, new_app
+
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_notice_where_nothing_moved_says_the_deadline_is_unchanged(rc: App) -> None:
+    gm_says(rc, "ORDER rc1 anna USE 2")
+    told = _flat(body_of(last(rc, ADDRESS["anna"])))
+    assert "The deadline is unchanged: Turn 1 of 5: start is due" in told, told
+    assert "is now due" not in told
+
+
+def test_a_notice_where_the_deadline_moved_says_it_is_now_due(rc: App) -> None:
+    gm_says(rc, "EXTEND rc1 24h")
+    told = _flat(body_of(last(rc, ADDRESS["anna"])))
+    assert "Turn 1 of 5: start is now due" in told and "unchanged" not in told
+
+
+def test_the_late_notice_names_the_turn_by_its_label_and_says_one_hour(tmp_path: gm_helpers.Path) -> None:
+    app = new_app(tmp_path)
+    with app.db.transaction() as session:
+        create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, deadline="48h")
+    app.service.send()
+    app.clock.set(START + timedelta(hours=49, minutes=30))  # type: ignore[attr-defined]
+    cycle(app)
+    notice = last(app, GM)
+    text = _flat(body_of(notice))
+    assert str(notice["Subject"]).endswith("Turn 1 of 5: start was resolved late")
+    assert "Turn 1 of 5: start of rc1 was resolved 1 hour 30 min after its deadline" in text, text
+    assert "1 hours" not in text and "Turn 1 of rc1" not in text
+    app.close()
