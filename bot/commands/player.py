@@ -409,7 +409,7 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
             (
                 Notice(
                     ToSeat(seat),
-                    "The turn is resolved",
+                    say("early_nowait_last_title"),
                     say("early_nowait_last", label=turn.label, game=game.name),
                     kind="orders",
                     error=False,
