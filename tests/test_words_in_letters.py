@@ -9,9 +9,9 @@ a letter in it, an f-string with such a part, or a sum or choice of them. The wo
 `bot.letters.words.say(kind, **facts)` (a template per kind of fact) or from a rendered
 template instead: a call's result is never literal text, whatever its arguments.
 
-The answers built so today outside the intake are listed in `ALLOWED`, by module, with how
-many: a module may not gain one, and one that loses some must be listed with fewer (or taken
-off the list), so the list only shrinks.
+`ALLOWED` lists modules still allowed such answers, by module, with how many; it is empty:
+every answer of `bot/` takes its words from a template. A module may not gain one, and one
+listed that loses some must be listed with fewer, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -26,13 +26,8 @@ BOT = REPO / "bot"
 ANSWERS = frozenset({"Notice", "notice", "refuse"})
 WORD_KEYWORDS = frozenset({"title", "text"})
 
-# Today's answers with literal text, by module, outside the intake's (whose words are all in
-# templates/_common/words/). A module whose words move to templates comes off the list.
-ALLOWED: dict[str, int] = {
-    "bot/games/requests.py": 4,
-    "bot/games/seats.py": 4,
-    "bot/games/signups.py": 5,
-}
+# Answers with literal text still allowed, by module: none.
+ALLOWED: dict[str, int] = {}
 
 
 def literal_words(node: ast.expr) -> bool:

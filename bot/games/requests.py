@@ -30,6 +30,7 @@ from bot import letters
 from bot.clock import as_utc
 from bot.games import observers
 from bot.letters import ToAddress, ToGm, ToSeat
+from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
 from bot.models import Game, GameStatus, PendingRequest, Player, RequestKind, RequestStatus, Seat
@@ -296,11 +297,8 @@ def move(shell: Shell, session: Session, request: PendingRequest) -> str:
         shell,
         session,
         ToAddress(old, player.name),
-        "Your address has changed",
-        f"As asked, the bot writes to {new} from now on ({when}) for {names}, and no longer to this "
-        "address"
-        + (f"; {stays} stay{'s' if ',' not in stays else ''} here" if stays else "")
-        + ". If you did not ask for this, tell your GM at once.",
+        say("address_moved_title"),
+        say("address_moved", new=new, when=when, names=names, stays=stays),
         kind="address_moved",
         error=False,
     )
@@ -310,9 +308,8 @@ def move(shell: Shell, session: Session, request: PendingRequest) -> str:
                 shell,
                 session,
                 ToGm(seat.game),
-                f"{seat.name} changed address",
-                f"{player.name} ({seat.name} in {seat.game.name}) moved from {old} to {new}, confirmed "
-                "from the new address; the old address was told first and did not stop it.",
+                say("address_gm_title", seat=seat.name),
+                say("address_gm", player=player.name, seat=seat.name, game=seat.game.name, old=old, new=new),
                 kind="address_gm",
             )
     log.info("ADDRESS request %s: %s moved from %s to %s", request.id, names, old, new)
@@ -344,7 +341,7 @@ def due_moves(shell: Shell) -> int:
             # seat's reply address to its holder.
             moved = [s for s in seats if s.player.address == request.address]
             to = ToSeat(moved[0]) if moved else ToAddress(request.address)
-            letters.notice(shell, session, to, "Your address change is made", text, kind="address", error=False)
+            letters.notice(shell, session, to, say("address_made_title"), text, kind="address", error=False)
     return len(due)
 
 
@@ -359,12 +356,15 @@ def stop(shell: Shell, session: Session, request: PendingRequest) -> str:
             shell,
             session,
             ToGm(seat.game),
-            f"{seat.name}: an address change was stopped",
-            f"A change of {player.name}'s address ({seat.name} in {seat.game.name}) to "
-            f"{request.address} was asked through the seat's reply address and stopped from "
-            f"{request.old_address}. If the player did not ask for it, someone else holds their reply "
-            f"address: REPLACE {seat.game.name} {seat.name} {request.old_address} gives the seat a new "
-            "one.",
+            say("address_stopped_gm_title", seat=seat.name),
+            say(
+                "address_stopped_gm",
+                player=player.name,
+                seat=seat.name,
+                game=seat.game.name,
+                new=request.address,
+                old=request.old_address,
+            ),
             kind="address_gm",
         )
     return (

@@ -28,7 +28,8 @@ from bot import letters, outlook, store
 from bot.answers import Refused
 from bot.games import turns
 from bot.letters import ToGm, ToSeat, notices
-from bot.letters.context import deadline_text
+from bot.letters.context import due_by
+from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out.render import RenderedMail
@@ -149,8 +150,8 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
                     shell,
                     session,
                     ToSeat(seat),
-                    f"You are out of {game.name}",
-                    f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: {text}",
+                    say("nmr_dropped_title", game=game.name),
+                    say("nmr_dropped", streak=seat.nmr_streak, text=text),
                     kind="nmr_dropped",
                     game=game,
                 )
@@ -161,9 +162,8 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
                     shell,
                     session,
                     ToSeat(seat),
-                    f"Your seat in {game.name} goes to the GM",
-                    f"No orders from you for {seat.nmr_streak} turns in a row, the limit of this game: "
-                    "the GM now plays your seat.",
+                    say("nmr_handed_title", game=game.name),
+                    say("nmr_handed", streak=seat.nmr_streak),
                     kind="nmr_handed",
                     game=game,
                 )
@@ -174,7 +174,7 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
                 session.flush()
                 session.refresh(seat)
                 turns.queue_seat_mail(shell, session, game, seat, "turn_sheet")
-                text = f"{seat.name} ({old.address}) is handed to the GM, who gets its turn sheets from now on."
+                text = say("nmr_handed_gm", seat=seat.name, address=old.address)
             session.add(
                 GmAudit(
                     game_id=game.id,
@@ -187,23 +187,27 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
                     undo=undo,
                 )
             )
-            letters.notice(shell, session, ToGm(game), f"NMR limit reached by {seat.name}", text, kind="nmr_limit")
+            letters.notice(shell, session, ToGm(game), say("nmr_limit_title", seat=seat.name), text, kind="nmr_limit")
             acted += 1
         elif (
             seat.nmr_streak == limit - 1
             and seat.nmr_streak > 0
             and not outlook.on_vacation(seat.player, turn.deadline or shell.now())
         ):  # no warning while on vacation
-            deadline = deadline_text(turn, seat.player.timezone) or "the GM's call"
-            what = "you are dropped from the game" if game.nmr_action == "drop" else "the GM takes over your seat"
-            turn_s = "turn" if seat.nmr_streak == 1 else "turns"
+            deadline = due_by(shell, game, turn, seat.player.timezone)
             letters.notice(
                 shell,
                 session,
                 ToSeat(seat),
-                f"Warning: {seat.nmr_streak} {turn_s} without orders",
-                f"No orders from you arrived for the last {seat.nmr_streak} turn(s) of {game.name}. "
-                f"If none arrive for {turn.label} either (due {deadline}), {what}.",
+                say("nmr_warning_title", streak=seat.nmr_streak),
+                say(
+                    "nmr_warning",
+                    streak=seat.nmr_streak,
+                    game=game.name,
+                    turn=turn.label,
+                    deadline=deadline,
+                    drop=game.nmr_action == "drop",
+                ),
                 kind="nmr_warning",
                 error=True,
                 game=game,

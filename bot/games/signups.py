@@ -34,6 +34,7 @@ from bot.games import requests, turns
 from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat, notices
+from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.parse import Inbound
@@ -110,13 +111,8 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
         raise _refuse(
             None,
             address,
-            "No game by that name",
-            "There is no game by the name your JOIN gave here. "
-            + (
-                f"Games open for sign-ups: {', '.join(open_games)}."
-                if open_games
-                else "No game is open for sign-ups just now."
-            ),
+            say("join_no_game_title"),
+            say("join_no_game", open_games=open_games),
             "unknown game",
         )
     rules = turns.rules_of(game)
@@ -125,31 +121,33 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
         raise _refuse(
             game,
             address,
-            f"You are in {game.name} already",
-            f"Your address has the seat {mine.name} in {game.name} already.",
+            say("join_already_title", game=game.name),
+            say("join_already", game=game.name, seat=mine.name),
             "already joined",
         )
     if game.status != GameStatus.SIGNUP:
         raise _refuse(
             game,
             address,
-            f"{game.name} is not open for sign-ups",
-            f"{game.name} is {'over' if game.status == GameStatus.FINISHED else 'under way'}, so it takes no "
-            "new players. Ask its GM if a seat is coming free.",
+            say("join_closed_title", game=game.name),
+            say("join_closed", game=game.name, over=game.status == GameStatus.FINISHED),
             "closed",
         )
     if len(store.active_seats(game)) >= rules.max_players:
         raise _refuse(
-            game, address, f"{game.name} is full", f"{game.name} has its {rules.max_players} players already.", "full"
+            game,
+            address,
+            say("join_full_title", game=game.name),
+            say("join_full", game=game.name, max_players=rules.max_players),
+            "full",
         )
     problem = name_problem(name)
     if problem is not None:
         raise _refuse(
             game,
             address,
-            "That name cannot be used",
-            f"The name after JOIN {game.name} must be {problem}. Send JOIN {game.name} again with another "
-            f"name, or with none (your seat is then named after your address).",
+            say("join_bad_name_title"),
+            say("join_bad_name", game=game.name, problem=problem),
             "name",
         )
     return game
@@ -210,16 +208,24 @@ def join(shell: Shell, session: Session, game: Game, address: str, name: str) ->
         seat = turns.add_seat(shell, session, game, seat_name_for(chosen, address, taken), address, display)
     session.flush()
     count = len(store.active_seats(game))
-    text = (
-        f"{seat.player.name} <{seat.player.address}> joined {game.name} as {seat.name}: {count} of "
-        f"{rules.min_players}-{rules.max_players} players."
-    )
-    if count >= rules.max_players:
+    started = count >= rules.max_players
+    if started:
         turns.start_game(shell, session, game)
-        text += f" That is the maximum, so {game.name} has started: everyone got the first turn sheet."
-    elif count >= rules.min_players:
-        text += f" Enough to start: send START {game.name} when you are ready."
-    letters.notice(shell, session, ToGm(game), f"{seat.name} joined {game.name}", text, kind="joined")
+    text = say(
+        "joined_gm",
+        player=seat.player.name,
+        address=seat.player.address,
+        game=game.name,
+        seat=seat.name,
+        count=count,
+        min_players=rules.min_players,
+        max_players=rules.max_players,
+        started=started,
+        enough=count >= rules.min_players,
+    )
+    letters.notice(
+        shell, session, ToGm(game), say("joined_gm_title", seat=seat.name, game=game.name), text, kind="joined"
+    )
     log.info("JOIN %s: %s as %s", game.name, address, seat.name)
     return seat
 
@@ -249,8 +255,8 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
             "RESIGN refused",
             Notice(
                 who.holder(inbound),
-                f"No seat in {game_name}",
-                f"You have no seat in a game called {game_name}, so there is nothing to resign from.",
+                say("resign_no_seat_title", game=game_name),
+                say("resign_no_seat", game=game_name),
                 kind="resign_refused",
             ),
             label="RESIGN refused",
@@ -261,7 +267,7 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
     except Refused as exc:
         raise Refused(
             "RESIGN refused",
-            Notice(ToSeat(seat), f"Cannot resign from {game.name}", str(exc), kind="resign_refused"),
+            Notice(ToSeat(seat), say("resign_refused_title", game=game.name), str(exc), kind="resign_refused"),
             label="RESIGN refused",
         ) from None
     session.add(
@@ -280,9 +286,8 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
         shell,
         session,
         ToAddress(seat.player.address, seat.player.name),
-        f"You have resigned from {game.name}",
-        f"Your seat {seat.name} in {game.name} is given up: {text} Thank you for playing; the bot "
-        "will not send you this game's mail any more.",
+        say("resigned_title", game=game.name),
+        say("resigned", seat=seat.name, game=game.name, text=text),
         error=False,
         game=game,
         kind="resigned",
@@ -292,8 +297,8 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
         shell,
         session,
         ToGm(game),
-        f"{seat.name} resigned from {game.name}",
-        f"{seat.player.name} <{seat.player.address}> resigned: {text}",
+        say("resigned_gm_title", seat=seat.name, game=game.name),
+        say("resigned_gm", player=seat.player.name, address=seat.player.address, text=text),
         kind="resigned_gm",
     )
     return seat, text
