@@ -178,6 +178,10 @@ def setup_games(
                         gm_address=f"gm-{name}@players.test",
                         deadline="48h",
                         seed=g + 1,
+                        # Every turn waits for its deadline: the mail a benchmark sends is taken
+                        # as orders, never refused as answering a turn its earlier mail completed
+                        # (with early resolution the orders that complete a turn resolve it).
+                        early_resolution=False,
                     )
                     seats += [Seat(name, s.seat, s.address, s.name, shell.reply_address(name, s.seat)) for s in specs]
         with app.db.transaction() as session:

@@ -172,8 +172,12 @@ class Service:
             log.warning("a mail of the batch failed; the batch is done again mail by mail", exc_info=True)
             self._message_ids.clear()
             results = self._handle_all(batch, savepoints=True, again=True)
-        # Committed: the turns a GM's PROCESS resolved in the batch are published now (never before).
-        archive.publish(self.shell, self.intake.take_resolved())
+        # Committed: the turns the batch resolved (a GM's PROCESS, the orders that completed a turn)
+        # are published now (never before).
+        resolved = self.intake.take_resolved()
+        for _turn in resolved:
+            self.shell.faults.reached(CrashPoint.AFTER_RESOLVE)  # a turn resolved and committed
+        archive.publish(self.shell, resolved)
         done: list[str] = []
         failed: list[str] = []
         for raw, outcome in results:

@@ -254,6 +254,7 @@ def resolve_writes(shell: Shell, session: Session, game: Game, turn: Turn) -> tu
     """`resolve_now`, returning all it wrote (the orders a ROLLBACK kept: `TurnWrites.recheck`)."""
     cache = LetterCache()
     writes = turns.work_out(shell, session, game, turn, cache=cache, subs=store.turn_submissions(session, turn))
+    shell.faults.reached(CrashPoint.WORKED_OUT)  # worked out in the caller's transaction, nothing written
     turns.write_turn(session, game, turn, writes)
     letters.queue_rows(session, writes.mails)
     return writes, archive.NewTurn(game.id, turn.number, cache.pictures)

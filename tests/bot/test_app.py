@@ -133,7 +133,7 @@ def test_build_app_closes_what_it_built_when_a_later_adapter_fails(
         raise OSError("no outbox")
 
     monkeypatch.setattr(Database, "dispose", dispose)
-    monkeypatch.setattr(composition, "build_inbox", lambda settings: inbox)
+    monkeypatch.setattr(composition, "build_inbox", lambda settings, create=True: inbox)
     monkeypatch.setattr(composition, "build_mailer", no_mailer)
     with pytest.raises(OSError, match="no outbox"):
         build_app(make_settings(tmp_path))

