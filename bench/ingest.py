@@ -35,7 +35,7 @@ def prepare(world: World, size: int) -> dict[str, Any]:
     bot_box, ref_box = world.mailbox("flagman"), world.mailbox("reference")
     spec = world.settings_spec(address=bot_box, url=world.database_url("ingest"))
     t0 = time.perf_counter()
-    seats = setup_games(spec, games)
+    seats = setup_games(spec, games, early_resolution=False)
     setup_seconds = time.perf_counter() - t0
     t0 = time.perf_counter()
     delivered = deliver_all(

@@ -42,7 +42,7 @@ def run(world: World, count: int = 100, *, interval: float = INTERVAL) -> dict[s
             "schedule": {"poll_seconds": 300.0, "tick_seconds": 300.0, "send_seconds": 300.0},
         },
     )
-    seats = setup_games(spec, max(1, count // 80 + 1), prefix="lt")
+    seats = setup_games(spec, max(1, count // 80 + 1), prefix="lt", early_resolution=False)
     arrived: dict[str, float] = {}
     cond = threading.Condition()
 

@@ -133,12 +133,20 @@ def world(db_kind: str = "sqlite") -> Iterator[World]:
 
 
 def setup_games(
-    spec: dict[str, Any], games: int, *, prefix: str = "rc", players: int = 8, clock: Any = None
+    spec: dict[str, Any],
+    games: int,
+    *,
+    prefix: str = "rc",
+    players: int = 8,
+    clock: Any = None,
+    early_resolution: bool = True,
 ) -> list[Seat]:
     """`games` Racecraft games of `players` each, started; their turn sheets marked sent.
 
     Not timed. Returns every seat with its signed reply address. `clock`: the games' clock
-    (the system's when None).
+    (the system's when None). `early_resolution` False: every turn waits for its deadline, so
+    a seat's many mails are all taken as orders (ingest, latency); with it, the orders that
+    complete a turn resolve it as they are read, and later mail answering that sheet is refused.
     """
     from sqlalchemy import update
 
@@ -178,10 +186,7 @@ def setup_games(
                         gm_address=f"gm-{name}@players.test",
                         deadline="48h",
                         seed=g + 1,
-                        # Every turn waits for its deadline: the mail a benchmark sends is taken
-                        # as orders, never refused as answering a turn its earlier mail completed
-                        # (with early resolution the orders that complete a turn resolve it).
-                        early_resolution=False,
+                        early_resolution=early_resolution,
                     )
                     seats += [Seat(name, s.seat, s.address, s.name, shell.reply_address(name, s.seat)) for s in specs]
         with app.db.transaction() as session:
