@@ -64,7 +64,7 @@ def play(kind: str, count: int, turns: int, seed: int = 1) -> tuple[list[View], 
         if game.is_finished(state):
             break
         orders = {}
-        for player in game.expected_players(state):
+        for player in sorted(game.expected_players(state)):  # a frozenset: drawn in a fixed order
             chosen = game.default_orders(state, player)
             for text in candidates(kind, game, state, player, rng):
                 parsed = game.parse_orders(state, player, text)

@@ -46,7 +46,7 @@ def race(names: list[str], seed: int) -> list[object]:
     frames = [game.view(state, None, Viewer.PUBLIC)]
     while not game.is_finished(state) and len(frames) < 40:
         orders = {}
-        for player in game.expected_players(state):
+        for player in sorted(game.expected_players(state)):  # a frozenset: drawn in a fixed order
             chosen = game.default_orders(state, player)
             for text in (rng.choice(["CRUISE", "OVERTAKE", f"USE {rng.randint(0, 6)}"]), f"USE {rng.randint(0, 3)}"):
                 parsed = game.parse_orders(state, player, text)
@@ -155,7 +155,7 @@ def board_race(kind: str, names: list[str], options: dict[str, str], seed: int, 
             break
         run = turn
         orders = {}
-        for player in game.expected_players(state):
+        for player in sorted(game.expected_players(state)):  # a frozenset: drawn in a fixed order
             chosen = game.default_orders(state, player)
             if rng.random() < robots:
                 orders[player] = robot(state, player, random.Random(rng.random()))
