@@ -88,12 +88,10 @@ def _cmd_show(args: argparse.Namespace) -> int:
             )
             return 2
         table = seasons.table_of(session, season)
-        races = [race.game.name for race in season.races]
     if args.json:
-        shown = dataclasses.asdict(table) | {"games": races}
-        print(json.dumps(shown, indent=1))
+        print(json.dumps(dataclasses.asdict(table), indent=1))
     else:
-        print(say("season_table", table=table, games=races))
+        print(say("season_table", table=table))
     return 0
 
 

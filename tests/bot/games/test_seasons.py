@@ -21,7 +21,8 @@ from bot.settings import load_settings
 from bot.store import find_game_row
 from rules.api import Viewer
 from rules.season import F1_POINTS
-from tests.bot.gm_helpers import GM, RACERS, bodies, gm_says, new_app, player_says, to_the_finish
+from bot.testing import body_of
+from tests.bot.gm_helpers import GM, RACERS, bodies, gm_says, mails, new_app, player_says, to_the_finish
 
 
 @pytest.fixture
@@ -218,3 +219,34 @@ def test_the_table_counts_a_finished_race_and_a_no_show(gapp: App) -> None:
     assert by["Anna"].points == -5 and by["Anna"].races[0] == "0-5"
     for name in ("Kelly", "Seb", "Steve", "Roger"):
         assert by[name].points == (F1_POINTS[placed[name] - 1] if name in placed else 0), name
+
+
+def test_every_results_mail_of_a_season_race_shows_the_table_and_the_final_counts_the_race(gapp: App) -> None:
+    people = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell, session, kind="racecraft", name="rc1", players=people, gm_address=GM, seed=5,
+            deadline="24h", options={"turns": "3"},
+        )  # fmt: skip
+        create_game(gapp.shell, session, kind="racecraft", name="rc9", players=people, gm_address=GM, seed=5)
+        seasons.create_season(
+            gapp.shell, session, seasons.SeasonSettings(name="s1", kind="racecraft", gm_address=GM, games=("rc1",))
+        )
+    gapp.service.send()
+    for seat in ("kelly", "seb", "steve", "roger", "anna"):
+        player_says(gapp, seat, "USE 1")
+    kelly = [m for m in mails(gapp, "kelly@example.org") if "Results of" in str(m["Subject"])]
+    assert kelly, "a results mail"
+    first = body_of(kelly[0])
+    assert "Season s1 (Racecraft), after 0 of 3 races" in first
+    to_the_finish(gapp, "rc1")
+    final = [m for m in mails(gapp, "kelly@example.org") if "Final result" in str(m["Subject"])]
+    assert len(final) == 1
+    text = body_of(final[0])
+    assert "Season s1 (Racecraft), after 1 of 3 races" in text
+    assert "Kelly" in text.split("Season s1", 1)[1]
+    html = final[0].get_body(("html",))
+    assert html is not None and "after 1 of 3 races" in html.get_content()
+    assert "after 1 of 3 races" in bodies(gapp, GM), "the GM's copy too"
+    # A game of no season: no table.
+    assert not any("Season s1" in body_of(m) for m in mails(gapp) if "[rc9]" in str(m["Subject"]))
