@@ -214,7 +214,7 @@ def _has_read_mail(db: Database) -> bool:
     from sqlalchemy import select
 
     from bot.models import InboundMessage
-    from bot.ops.instance import sqlite_path
+    from bot.host.instance import sqlite_path
 
     path = sqlite_path(db.url)
     if path is not None and not path.exists():

@@ -61,7 +61,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from bot.answers import PollReport
 from bot.app import App, build_app, build_inbox
-from bot.ops.instance import InstanceLock, lock_for, wait_for_lock
+from bot.host.instance import InstanceLock, lock_for, wait_for_lock
 from bot.ops.metrics import Tally
 from bot.ops.notify import Notifier
 from bot.settings import Settings, load_settings
@@ -228,7 +228,7 @@ class Runner:
 
     def _what_failed(self, name: str, exc: BaseException) -> tuple[str, str, str]:
         """(what failed: the key of its Failing, what to say, the fix) for a job's exception."""
-        from bot.ops.storage import breakdown
+        from bot.host.storage import breakdown
         from bot.safe_text import error_text
 
         found = breakdown(exc, self.app.settings.database_url)
@@ -707,8 +707,8 @@ def check_database(settings: Settings) -> None:
     NotMigrated."""
     from bot.app import open_database
     from bot.db import current_revision, head_revision
-    from bot.ops.instance import sqlite_path
-    from bot.ops.storage import check_intact, safe_url, write_probe
+    from bot.host.instance import sqlite_path
+    from bot.host.storage import check_intact, safe_url, write_probe
 
     path = sqlite_path(settings.database_url)
     if path is not None and not path.exists():  # not made here: `flagman migrate` makes it, private
@@ -788,9 +788,9 @@ def wait_for_database(
     """`check_database` until it passes: True then, False if a stop came first. With `migrate`,
     a database behind this flagman's schema (or not there yet) is migrated once it can be used
     (`flagman migrate`'s MigrationError if that fails). A fault that waiting cannot mend is
-    raised as it is: a damaged database (bot.ops.storage, status 4: restore a backup), one not
+    raised as it is: a damaged database (bot.host.storage, status 4: restore a backup), one not
     migrated (NotMigrated), any other error (a bug)."""
-    from bot.ops.storage import Cause, breakdown
+    from bot.host.storage import Cause, breakdown
 
     delay = START_RETRY_FIRST
     told: Cause | None = None

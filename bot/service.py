@@ -25,7 +25,7 @@ from bot.mail_in.parse_worker import InlineParser, MailParser, ParseOptions, par
 from bot.mail_out import outbox as mailout
 from bot.mail_out.mailer import Mailer
 from bot.models import InboundStatus, Quarantine
-from bot.ops.storage import breakdown
+from bot.host.storage import breakdown
 from bot.safe_text import error_text
 from bot.settings import Settings
 from bot.shell import Shell

@@ -382,7 +382,7 @@ def _dkim_keys(settings: Settings, env: Mapping[str, str]) -> tuple[tuple[str, s
                 f"in the credentials directory, /etc/flagman/credentials/), ${dkim_variable(selector)}, "
                 "or [dkim] key_files"
             )
-        from bot.mail_out.dkim import DkimKeyError, load_key
+        from bot.dkim import DkimKeyError, load_key
 
         try:
             load_key(selector, text)  # a key that cannot sign is found now, not at the first mail

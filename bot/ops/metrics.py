@@ -290,7 +290,7 @@ def database_bytes(db: Database) -> int:
 
     url = db.url
     if url.startswith("sqlite"):
-        from bot.ops.instance import sqlite_path
+        from bot.host.instance import sqlite_path
 
         path = sqlite_path(url)
         if path is None:

@@ -32,7 +32,7 @@ from bot.ops.backup import (
     replay_game,
     restore,
 )
-from bot.ops.instance import FileLock
+from bot.host.instance import FileLock
 from bot.settings import load_settings
 
 
