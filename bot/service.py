@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from bot.answers import Outcome, PollReport
 from bot.faults import CrashPoint
 from bot.games import archive, deadline, practice, requests
+from bot.host.storage import breakdown
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound
@@ -25,7 +26,6 @@ from bot.mail_in.parse_worker import InlineParser, MailParser, ParseOptions, par
 from bot.mail_out import outbox as mailout
 from bot.mail_out.mailer import Mailer
 from bot.models import InboundStatus, Quarantine
-from bot.host.storage import breakdown
 from bot.safe_text import error_text
 from bot.settings import Settings
 from bot.shell import Shell

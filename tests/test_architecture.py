@@ -50,7 +50,7 @@ LAZY_CYCLES: dict[str, str] = {}
 # leaves (the build, the crash points, the shipped files, the worker processes, the clock,
 # text made safe, DKIM keys, the settings, the machine); then the data, mail in and out, the
 # Shell, the letters, the game's life, the commands, one mail's intake, the GM, the jobs; at
-# the top the composition root, the fakes, the operator's tools, the scheduler and the CLI.
+# the top the composition root, the fakes, the operator's tools, the running service and the CLI.
 LAYERS = (
     "buildinfo",
     "faults",
@@ -84,7 +84,7 @@ LAYERS = (
     "app",
     "testing",
     "ops",
-    "scheduler",
+    "daemon",
     "cli",
 )
 
@@ -378,9 +378,7 @@ def test_only_a_games_picture_reads_its_internals() -> None:
     picture draws the geometry its game's view class adds, so bot/pictures/<game>.py alone
     imports rules.<game>."""
     found = [
-        (name, line, imported)
-        for name, path in sorted(bot_modules().items())
-        for line, imported in rules_imports(path)
+        (name, line, imported) for name, path in sorted(bot_modules().items()) for line, imported in rules_imports(path)
     ]
     assert any(name == "bot.pictures.racecraft" and imported == "rules.racecraft" for name, _, imported in found)
     assert [f"{name}:{line}: {imported}" for name, line, imported in found if reaches_into_a_game(name, imported)] == []

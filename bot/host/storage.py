@@ -2,7 +2,7 @@
 
 A command that meets such a failure says so in two lines (what failed, what to do) and exits
 with the status of its kind (bot.cli.servers); the service logs one line per back-off step
-(bot.scheduler); `flagman migrate` and `flagman doctor` say the same. The kinds:
+(bot.daemon.backoff); `flagman migrate` and `flagman doctor` say the same. The kinds:
 
 | cause       | what happened                                                        | status |
 |-------------|----------------------------------------------------------------------|--------|

@@ -35,10 +35,10 @@ from sqlalchemy import Connection, bindparam, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from bot import dkim
 from bot.clock import Clock, as_utc
 from bot.db import Database, insert_many
 from bot.faults import NO_FAULTS, CrashPoint, Faults
-from bot import dkim
 from bot.mail_out.lists import ListHeaders
 from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
 from bot.mail_out.render import RenderedMail

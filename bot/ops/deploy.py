@@ -40,7 +40,6 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 

@@ -32,10 +32,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from bot.host.storage import safe_url
 from bot.host.unit import credentials_dir, unit_of
 from bot.ops.findings import Finding, Severity, ok, problem, warning
 from bot.ops.mail_dns import check_sending_domain
-from bot.host.storage import safe_url
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine

@@ -162,7 +162,7 @@ def _number(value: float) -> str:
 
 # What `flagman run` is doing, as flagman_role{role} says (1 for the one it is in, 0 the others):
 # "active" runs the jobs; "standby" waits for another instance's lock; "waiting" waits for a
-# database it cannot use yet (bot.scheduler.wait_for_database).
+# database it cannot use yet (bot.daemon.startup.wait_for_database).
 ROLES = ("active", "standby", "waiting")
 
 

@@ -82,8 +82,7 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
     from sqlalchemy.exc import DBAPIError
 
     from bot.db import revisions
-    from bot.host.storage import database_hint
-    from bot.host.storage import Cause, StorageFault, breakdown, safe_url
+    from bot.host.storage import Cause, StorageFault, breakdown, database_hint, safe_url
 
     shown = safe_url(url)
     sqlite = url.startswith("sqlite")
