@@ -3,8 +3,10 @@
 Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
 ``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
 ratio against the reference measured in the same run, and writes bench/results/<time>.json.
-``hostile`` (the parser on hostile header sections) and ``robots`` (the robot drivers'
-strength) need no servers: ``--only hostile``, ``--only robots`` start none.
+``hostile`` (the parser on hostile header sections), ``robots`` (the robot drivers'
+strength) and ``retention`` (a year of games, the database's size) need no mail servers:
+``--only hostile``, ``--only robots``, ``--only retention`` start none (``retention`` with
+``--db postgresql`` starts its own PostgreSQL).
 The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
 when one failed to run.
 """
@@ -23,12 +25,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, hostile, ingest, latency, robots, scale
+from bench import deadline, hostile, ingest, latency, retention, robots, scale
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "retention")
 DEFAULT = ("ingest", "deadline", "latency")
-SERVERLESS = ("hostile", "robots")
+SERVERLESS = ("hostile", "robots", "retention")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -40,7 +42,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         default=",".join(DEFAULT),
         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-        "scale takes long and runs only when named; hostile and robots need no servers)",
+        "scale and retention take long and run only when named; hostile, robots and retention need no mail servers)",
     )
     parser.add_argument(
         "--size",
@@ -156,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "robots":
                     races = args.races if args.races is not None else robots.FULL_RACES if args.full else robots.RACES
                     result = robots.run(max(1, races), jobs=args.jobs)
+                elif name == "retention":
+                    result = retention.run(args.db)
                 elif w is None:
                     raise RuntimeError(f"{name} needs the servers")
                 elif name == "ingest":
