@@ -598,9 +598,10 @@ class Runner:
             for name in ("database", "inbox", "outbox", "log", "metrics")
             if getattr(new, name) != getattr(old, name)
         ]
-        if new.schedule.resolve_workers != old.schedule.resolve_workers:  # the turn worker is built once
-            kept.append("[schedule] resolve_workers")
-            new = replace(new, schedule=replace(new.schedule, resolve_workers=old.schedule.resolve_workers))
+        for key in ("resolve_workers", "resolve_niceness"):  # the turn worker is built once
+            if getattr(new.schedule, key) != getattr(old.schedule, key):
+                kept.append(f"[schedule] {key}")
+                new = replace(new, schedule=replace(new.schedule, **{key: getattr(old.schedule, key)}))
         if kept:
             log.warning("changes to %s need a restart (systemctl restart flagman); kept the old ones", ", ".join(kept))
             new = replace(
