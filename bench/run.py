@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import deadline, hostile, ingest, latency, retention, robots, scale
+from bench.burn import burners
 from bench.world import world
 
 ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "retention")
@@ -90,6 +91,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="a bot setting for every benchmark, as in config.toml (e.g. schedule.resolve_workers=0, "
         "inbox.parse_workers=0): to compare a setting's figures on the same servers",
     )
+    parser.add_argument(
+        "--burn",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N CPU burners (a process spinning on a core each) for the whole run, references included "
+        f"(the deadline's target is then <= {deadline.TARGET_BURNING} x reference)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="the JSON file (default bench/results/<time>.json)")
     args = parser.parse_args(argv)
     try:
@@ -100,6 +109,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = [name for name in args.only if name not in ALL]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(ALL)}")
+    if args.burn < 0:
+        parser.error("--burn: the number of CPU burners, 0 or more")
     return args
 
 
@@ -133,17 +144,19 @@ def main(argv: list[str] | None = None) -> int:
         "python": sys.version.split()[0],
         "machine": platform.platform(),
         "cpus": __import__("os").cpu_count(),
+        "burners": args.burn,
         "benchmarks": {},
     }
     failed = False
     servers = any(name not in SERVERLESS for name in args.only)
     print(
         f"flagman benchmarks on {args.db}; {'servers on 127.0.0.1' if servers else 'no servers'} "
-        f"({', '.join(args.only)})",
+        f"({', '.join(args.only)})" + (f"; {args.burn} CPU burner(s) for the whole run" if args.burn else ""),
         flush=True,
     )
     with contextlib.ExitStack() as stack:
         w = stack.enter_context(world(args.db)) if servers else None
+        stack.enter_context(burners(args.burn))  # after the servers' start, before every benchmark
         if args.overrides:
             results["settings"] = args.overrides
             print(f"bot settings: {', '.join(args.set)}", flush=True)
@@ -165,7 +178,9 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "ingest":
                     result = ingest.run(w, size or 5000, profile=prof("ingest"))
                 elif name == "deadline":
-                    result = deadline.run(w, max(1, (size or 5000) // 10), profile=prof("deadline"))
+                    result = deadline.run(
+                        w, max(1, (size or 5000) // 10), profile=prof("deadline"), burning=args.burn > 0
+                    )
                 elif name == "latency":
                     result = latency.run(w, min(100, size or 100))
                 else:
