@@ -3,8 +3,10 @@
 Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
 ``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
 ratio against the reference measured in the same run, and writes bench/results/<time>.json.
-``hostile`` (the parser on hostile header sections) and ``robots`` (the robot drivers'
-strength) need no servers: ``--only hostile``, ``--only robots`` start none.
+``hostile`` (the parser on hostile header sections), ``robots`` (the robot drivers'
+strength) and ``practice`` (live practice games: a new one's cost, the tick's per game, on
+SQLite in this process) need no servers: ``--only hostile``, ``--only robots``, ``--only
+practice`` start none.
 The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
 when one failed to run.
 """
@@ -23,12 +25,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, hostile, ingest, latency, robots, scale
+from bench import deadline, hostile, ingest, latency, practice, robots, scale
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice")
 DEFAULT = ("ingest", "deadline", "latency")
-SERVERLESS = ("hostile", "robots")
+SERVERLESS = ("hostile", "robots", "practice")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -40,14 +42,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         default=",".join(DEFAULT),
         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-        "scale takes long and runs only when named; hostile and robots need no servers)",
+        "scale takes long and runs only when named; hostile, robots and practice need no servers)",
     )
     parser.add_argument(
         "--size",
         type=int,
         default=None,
         help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
-        "mails = min(100, size) (default 100); scale sizes are fixed",
+        f"mails = min(100, size) (default 100); practice: live practice games (default {practice.GAMES}); "
+        "scale sizes are fixed",
     )
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
     parser.add_argument(
@@ -156,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "robots":
                     races = args.races if args.races is not None else robots.FULL_RACES if args.full else robots.RACES
                     result = robots.run(max(1, races), jobs=args.jobs)
+                elif name == "practice":
+                    result = practice.run(max(1, size or practice.GAMES), profile=prof("practice"))
                 elif w is None:
                     raise RuntimeError(f"{name} needs the servers")
                 elif name == "ingest":
