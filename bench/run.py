@@ -4,9 +4,10 @@ Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
 ``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
 ratio against the reference measured in the same run, and writes bench/results/<time>.json.
 ``hostile`` (the parser on hostile header sections), ``robots`` (the robot drivers'
-strength) and ``retention`` (a year of games, the database's size) need no mail servers:
-``--only hostile``, ``--only robots``, ``--only retention`` start none (``retention`` with
-``--db postgresql`` starts its own PostgreSQL).
+strength), ``practice`` (live practice games: a new one's cost, the tick's per game, on
+SQLite in this process) and ``retention`` (a year of games, the database's size) need no mail
+servers: ``--only hostile``, ``--only robots``, ``--only practice``, ``--only retention`` start
+none (``retention`` with ``--db postgresql`` starts its own PostgreSQL).
 The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
 when one failed to run.
 """
@@ -25,13 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, hostile, ingest, latency, retention, robots, scale
+from bench import deadline, hostile, ingest, latency, practice, retention, robots, scale
 from bench.burn import burners
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "retention")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice", "retention")
 DEFAULT = ("ingest", "deadline", "latency")
-SERVERLESS = ("hostile", "robots", "retention")
+SERVERLESS = ("hostile", "robots", "practice", "retention")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -43,14 +44,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         default=",".join(DEFAULT),
         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-        "scale and retention take long and run only when named; hostile, robots and retention need no mail servers)",
+        "scale and retention take long and run only when named; hostile, robots, practice and retention need no mail servers)",
     )
     parser.add_argument(
         "--size",
         type=int,
         default=None,
         help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
-        "mails = min(100, size) (default 100); scale sizes are fixed",
+        f"mails = min(100, size) (default 100); practice: live practice games (default {practice.GAMES}); "
+        "scale sizes are fixed",
     )
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
     parser.add_argument(
@@ -173,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
                     result = robots.run(max(1, races), jobs=args.jobs)
                 elif name == "retention":
                     result = retention.run(args.db)
+                elif name == "practice":
+                    result = practice.run(max(1, size or practice.GAMES), profile=prof("practice"))
                 elif w is None:
                     raise RuntimeError(f"{name} needs the servers")
                 elif name == "ingest":

@@ -670,7 +670,7 @@ class SetFigure(GmCommand):
 @dataclass(frozen=True, slots=True)
 class Replace(GmCommand):
     verb: ClassVar[str] = "REPLACE"
-    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT"
+    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT [EASY]"
     summary: ClassVar[str] = "hand a seat to a new player, or to a robot"
     example: ClassVar[str] = "REPLACE rc1 kelly kim@example.org Kim"
     min_args: ClassVar[int] = 2

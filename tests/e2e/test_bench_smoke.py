@@ -298,3 +298,22 @@ def test_the_robots_figures_do_not_depend_on_the_worker_processes() -> None:
 
     games = ("racecraft", "speedphreakz")
     assert figures(robots.run(races=1, jobs=1, games=games)) == figures(robots.run(races=1, jobs=2, games=games))
+
+
+def test_the_practice_benchmark_runs_from_the_bench_command_without_servers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m bench --only practice` (issue 40: "measure practice at scale in the bench"):
+    `bench.practice` from the one bench command, no server started; `--size` live practice
+    games; its figures (a new game's CPU and first sheet, the tick's CPU per live game against
+    its target) on its line and in the JSON. Not timed."""
+    out = tmp_path / "practice.json"
+    assert main(["--only", "practice", "--size", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no servers" in printed
+    result = json.loads(out.read_text())["benchmarks"]["practice"]
+    assert "error" not in result, result.get("error")
+    assert result["games"] == 3 and result["sheets"] >= 3
+    assert result["new_game_cpu_ms"] > 0 and result["first_sheet_kb"] > 0
+    assert result["target_ms_per_game"] == 0.5 and isinstance(result["met"], bool)
+    assert "practice 3 live games: new game " in printed and "ms a game (target <= 0.5 ms)" in printed
