@@ -104,4 +104,3 @@ def test_by_mail_b_for_me_is_cruise_and_the_last_correction_counts(rc: App) -> N
     answer = last(rc, ADDRESS["anna"])
     assert not str(answer["Subject"]).startswith("[ERROR]")
     assert "read as USE 1, your correction: USE 2 before it is not taken" in _flat(body_of(answer))
-
