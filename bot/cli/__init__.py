@@ -392,8 +392,8 @@ def _cmd_send(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from bot.daemon.run import run_service
     from bot.ops.upgrade import MigrationError
-    from bot.scheduler import run_service
 
     settings = load(args)
     need_secret(settings)
