@@ -132,8 +132,6 @@ class Claims:
         }
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class SeasonRow:
     """One line of a season's table (`bot.games.seasons.table_of`): the place, the driver's name,

@@ -16,8 +16,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import store
-from bot.letters.words import say
 from bot.facts import SeasonRow, SeasonTable
+from bot.letters.words import say
 from bot.mail_in.auth import GM_SEAT, NAME_RE
 from bot.models import Game, GameStatus, OrderSubmission, Player, Season, SeasonRace, Seat, Turn
 from bot.shell import Shell

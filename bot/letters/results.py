@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 
 from bot import store
 from bot.clock import as_utc
-from bot.letters.addressing import ToAddress, ToGm, notice, post
 from bot.facts import SeasonTable
+from bot.letters.addressing import ToAddress, ToGm, notice, post
 from bot.letters.context import game_context
 from bot.letters.sheets import season_words
 from bot.mail_out import outbox as mailout

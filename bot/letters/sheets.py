@@ -252,6 +252,7 @@ def post_seat_letter(
         shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache, before=before
     )
     ctx["season"] = season_words(season)
+    ctx["season_facts"] = season
     if note:
         ctx["note"] = note
     ctx["carried"] = carried_words.in_results(carried, ctx["turn"]["deadline"]) if carried is not None else ""
@@ -355,6 +356,7 @@ def post_gm_letter(
     `season`: the table of the season `game` is a race of."""
     ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache, before=before)
     ctx["season"] = season_words(season)
+    ctx["season_facts"] = season
     ctx["carried"] = carried_words.in_gm_results(recheck, turn.label if turn else "") if recheck else ""
     if template == "turn_sheet_gm":
         ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address

@@ -19,9 +19,9 @@ from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import GmAudit, Season
 from bot.settings import load_settings
 from bot.store import find_game_row
+from bot.testing import body_of
 from rules.api import Viewer
 from rules.season import F1_POINTS
-from bot.testing import body_of
 from tests.bot.gm_helpers import GM, RACERS, bodies, gm_says, mails, new_app, player_says, to_the_finish
 
 
@@ -250,3 +250,72 @@ def test_every_results_mail_of_a_season_race_shows_the_table_and_the_final_count
     assert "after 1 of 3 races" in bodies(gapp, GM), "the GM's copy too"
     # A game of no season: no table.
     assert not any("Season s1" in body_of(m) for m in mails(gapp) if "[rc9]" in str(m["Subject"]))
+
+
+def finished_season(tmp_path: Path, archive: bool = False) -> App:
+    """Season s1 of Racecraft: rc1 (race 1) run to its end with anna a no-show, rc2 (race 2)
+    under way; with `archive`, the bot keeps the archive in tmp_path/site."""
+    from dataclasses import replace
+
+    app = new_app(tmp_path)
+    if archive:
+        app.close()
+        settings = app.settings
+        app = new_app(tmp_path, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
+    people = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
+    with app.db.transaction() as session:
+        for name, deadline in (("rc1", "24h"), ("rc2", "manual")):
+            create_game(
+                app.shell, session, kind="racecraft", name=name, players=people, gm_address=GM, seed=5,
+                deadline=deadline, options={"turns": "3"},
+            )  # fmt: skip
+        seasons.create_season(
+            app.shell,
+            session,
+            seasons.SeasonSettings(name="s1", kind="racecraft", gm_address=GM, no_show_penalty=5, games=("rc1", "rc2")),
+        )
+    app.service.send()
+    for seat, use in (("kelly", 3), ("seb", 2), ("steve", 1), ("roger", 0)):
+        player_says(app, seat, f"USE {use}")
+    to_the_finish(app, "rc1")
+    return app
+
+
+def test_the_season_page_shows_the_table_and_links_its_races(tmp_path: Path) -> None:
+    from bot.games.archive import write_season_page
+
+    app = finished_season(tmp_path)
+    try:
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None
+            page = write_season_page(session, season, tmp_path / "page")
+            table = seasons.table_of(session, season)
+    finally:
+        app.close()
+    html = page.read_text(encoding="utf-8")
+    assert "<h1>Season s1</h1>" in html and "after 1 of 3 races" in html
+    for row in table.rows:
+        assert f'<th scope="row">{row.name}</th><td>{row.points}</td>' in html
+    assert '<a href="../../rc1/index.html">rc1</a> (finished)' in html
+    assert "<script" not in html and (tmp_path / "page" / "style.css").exists()
+
+
+def test_the_bot_keeps_the_season_page_in_its_archive(tmp_path: Path) -> None:
+    app = finished_season(tmp_path, archive=True)
+    app.close()
+    page = tmp_path / "site" / "_seasons" / "s1" / "index.html"
+    assert page.exists(), "written as the race finished"
+    html = page.read_text(encoding="utf-8")
+    assert "after 1 of 3 races" in html and "Anna" in html and "0-5" in html
+    assert (tmp_path / "site" / "rc1" / "index.html").exists()
+
+
+def test_season_archive_by_cli(site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert flagman(site, "season", "new", "s1", "--game-kind", "speed_circuit", "--race", "sc1") == 0
+    capsys.readouterr()
+    assert flagman(site, "season", "archive", "s1", str(tmp_path / "out")) == 0
+    assert "season page written" in capsys.readouterr().out
+    assert "No race has finished yet." in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert flagman(site, "season", "archive", "nope", str(tmp_path / "out")) == 2
+    assert "There is no season called nope" in capsys.readouterr().err
