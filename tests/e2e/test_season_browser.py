@@ -57,8 +57,13 @@ def test_a_season_page_and_a_season_final_result_fit_360_px(tmp_path: Path) -> N
                 app.shell,
                 session,
                 seasons.SeasonSettings(
-                    name="long-season", kind="racecraft", gm_address="gm@example.org", races=30, drop=3,
-                    no_show_penalty=10, games=("r1",),
+                    name="long-season",
+                    kind="racecraft",
+                    gm_address="gm@example.org",
+                    races=30,
+                    drop=3,
+                    no_show_penalty=10,
+                    games=("r1",),
                 ),  # fmt: skip
             )
         for _ in range(6):

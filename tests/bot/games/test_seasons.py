@@ -319,3 +319,45 @@ def test_season_archive_by_cli(site: Path, tmp_path: Path, capsys: pytest.Captur
     assert "No race has finished yet." in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert flagman(site, "season", "archive", "nope", str(tmp_path / "out")) == 2
     assert "There is no season called nope" in capsys.readouterr().err
+
+
+# -- the next race ---------------------------------------------------------------------------------
+
+
+def test_the_next_race_is_made_and_started_when_the_last_ends_its_grid_from_the_table(tmp_path: Path) -> None:
+    app = finished_season(tmp_path)  # rc1 over; rc2 race 2 under way (manual deadlines)
+    try:
+        with app.db.transaction() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None
+            season.races_planned = 3
+            rc2 = find_game_row(session, "rc2")
+            assert rc2 is not None
+            rc2.deadline_spec = "24h"
+        gm_says(app, "PROCESS rc2", game="rc2")
+        to_the_finish(app, "rc2")
+        app.service.tick()
+        app.service.send()
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None
+            assert [r.game.name for r in season.races] == ["rc1", "rc2", "s1-r3"]
+            table = seasons.table_of(session, season)
+            third = season.races[2].game
+            assert third.status == "active" and third.gm_address == GM and third.options == {"turns": "3"}
+            order = [seat.player.name for seat in third.seats]
+        assert order == [row.name for row in table.rows], "the grid is the table, leader first"
+        sheet = [m for m in mails(app, "kelly@example.org") if "[s1-r3]" in str(m["Subject"])]
+        assert sheet, "every driver gets the new race's sheet"
+        assert "This is race 3 of 3 of season s1" in body_of(sheet[0])
+        app.service.tick()
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None and len(season.races) == 3, "made once"
+        to_the_finish(app, "s1-r3")
+        app.service.tick()
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None and season.status == "finished" and len(season.races) == 3
+    finally:
+        app.close()
