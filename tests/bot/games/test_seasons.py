@@ -361,3 +361,30 @@ def test_the_next_race_is_made_and_started_when_the_last_ends_its_grid_from_the_
             assert season is not None and season.status == "finished" and len(season.races) == 3
     finally:
         app.close()
+
+
+# -- sign-ups ----------------------------------------------------------------------------------------
+
+
+def test_join_a_season_by_mail_takes_a_seat_in_its_race_open_for_sign_ups_after_the_code(gapp: App) -> None:
+    from tests.bot.gm_helpers import last, stranger_joins, stranger_says
+
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="racecraft", name="opener", players=[], gm_address=GM, signup=True)
+        seasons.create_season(gapp.shell, session, seasons.SeasonSettings(name="cup", kind="racecraft", gm_address=GM))
+    stranger_says(gapp, "early@example.net", "JOIN cup Early")
+    refused = body_of(last(gapp, "early@example.net"))
+    assert "Season cup has no race open for sign-ups now" in refused
+    with gapp.db.transaction() as session:
+        season = seasons.find_season(session, "cup")
+        assert season is not None
+        seasons.add_race(session, season, "opener")
+    stranger_says(gapp, "kim@example.net", "JOIN cup Kim")
+    with gapp.db.read() as session:
+        game = find_game_row(session, "opener")
+        assert game is not None and game.seats == [], "no seat before the code comes back (double opt-in)"
+    stranger_joins(gapp, "kim@example.net", "JOIN cup Kim")
+    with gapp.db.read() as session:
+        game = find_game_row(session, "opener")
+        assert game is not None
+        assert [(s.name, s.player.address) for s in game.seats] == [("kim", "kim@example.net")]
