@@ -23,7 +23,7 @@ from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound
 from bot.mail_in.parse_worker import InlineParser, MailParser, ParseOptions, parse_batch, unparsed
-from bot.mail_out import outbox as mailout
+from bot.mail_out import drain as mailout
 from bot.mail_out.mailer import Mailer
 from bot.models import InboundStatus, Quarantine
 from bot.safe_text import error_text

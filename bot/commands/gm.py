@@ -48,7 +48,7 @@ from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
-from bot.mail_out.outbox import CalendarPart
+from bot.mail_out.compose import CalendarPart
 from bot.mail_out.render import RenderedMail
 from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
 from bot.schedules import (

@@ -34,7 +34,7 @@ from bot.letters.cache import LetterCache
 from bot.letters.reports import public_report
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
-from bot.mail_out import outbox as mailout
+from bot.mail_out import queue as mailout
 from bot.models import (
     Commitment,
     CommitmentFate,

@@ -26,7 +26,7 @@ from bot.games.archive import NewTurn
 from bot.mail_in.auth import parse_tag, tag_in_recipients
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
-from bot.mail_out import outbox as mailout
+from bot.mail_out import queue as mailout
 from bot.models import AnswerFate, Game, GameStatus, InboundMessage, OrderSubmission, Outbox, Seat, Turn
 from bot.settings import Settings
 from bot.shell import Shell

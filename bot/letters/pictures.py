@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 
 from bot import pictures, store
 from bot.letters.cache import LetterCache, PictureKey
+from bot.mail_out.compose import HtmlBody, InlineImage
 from bot.mail_out.html import html_template
-from bot.mail_out.outbox import HtmlBody, InlineImage
 from bot.mail_out.render import Renderer, TemplateError
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene

@@ -24,7 +24,8 @@ from bot.letters.defaults import gets
 from bot.letters.pictures import html_body
 from bot.letters.reports import public_report
 from bot.mail_out import calendar as ical
-from bot.mail_out import outbox as mailout
+from bot.mail_out import queue as mailout
+from bot.mail_out.compose import InlineImage
 from bot.mail_out.html import html_template
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.models import Game, GameStatus, Seat, Turn
@@ -308,7 +309,7 @@ def one_tap_links(
 
 def _own_picture(
     shell: Shell, game: Game, template: str, view: View, seat: Seat, turn: Turn | None, resolved: Turn | None
-) -> tuple[dict[str, object], mailout.InlineImage] | None:
+) -> tuple[dict[str, object], InlineImage] | None:
     """The seat's own options this turn as a picture (issue 16), for the HTML of its mail:
     drawn from the seat's own view, so it goes into this seat's mail alone (the turn's public
     picture is still drawn once for everyone). None when the mail has no HTML or the game
@@ -321,7 +322,7 @@ def _own_picture(
     number = resolved.number if resolved is not None else (turn.number if turn is not None else 0)
     cid = f"options{number}.{seat.name}.{game.name}.picture@{shell.settings.bot.domain}"
     shown = {"cid": cid, "alt": picture.alt, "width": picture.width, "height": picture.height}
-    return shown, mailout.InlineImage(cid, picture.png, f"{game.name}-turn-{number}-{seat.name}.png")
+    return shown, InlineImage(cid, picture.png, f"{game.name}-turn-{number}-{seat.name}.png")
 
 
 def post_gm_letter(

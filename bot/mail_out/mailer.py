@@ -53,7 +53,7 @@ class Mailer(Protocol):
     def settles(self) -> bool:
         """Whether `send` calls `settle` just before a mail could be accepted (an SMTP relay:
         before the final "." of DATA): the drain then records each outcome in a thread of its own
-        while the next mail goes out, and `settle` waits for it (bot.mail_out.outbox.drain)."""
+        while the next mail goes out, and `settle` waits for it (bot.mail_out.drain.drain)."""
         ...
 
     def send(

@@ -378,7 +378,7 @@ def quoted_txt(text: str) -> str:
 
 def check_dkim(settings: Settings, lookups: Lookups, domain: str) -> Iterator[Finding]:
     from bot import dkim
-    from bot.mail_out.outbox import signing_domain
+    from bot.mail_out.compose import signing_domain
 
     if not settings.secrets.dkim_keys:
         yield ok(

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from bench.mails import STYLES, Seat, order_mail
 from bench.run import main, overrides
-from bot.mail_out import outbox as mailout
+from bot.mail_out import compose as mailout
 from bot.mail_out.render import RenderedMail
 from bot.settings import parse_settings
 

@@ -88,7 +88,7 @@ def test_2000_order_lines_get_a_refusal_linear_in_them_and_under_the_cap(bot: Bo
 
 
 def test_no_answer_passes_its_cap_even_when_its_text_would(bot: Bot) -> None:
-    """The last guard (bot.mail_out.outbox._fit): a GM's 20 different lines not understood, each
+    """The last guard (bot.mail_out.queue._fit): a GM's 20 different lines not understood, each
     long, make an answer that is cut, and says so, at the cap for answers."""
     lines = (
         "\n".join(f"{chr(65 + n)}{'Q' * 180} {n}" for n in range(20))

@@ -22,7 +22,7 @@ from bot.cli import init_dir
 from bot.daemon.jobs import Runner
 from bot.faults import CrashPoint
 from bot.mail_in.inbox import Folder, deliver_to_maildir
-from bot.mail_out.outbox import DrainReport
+from bot.mail_out.drain import DrainReport
 from bot.models import Outbox
 from bot.settings import load_settings
 from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
