@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from bot import dice, outlook, store
 from bot.clock import as_utc
-from bot.facts import Recheck, Withdrawn
+from bot.facts import Kept, Recheck, Withdrawn
 from bot.games import carried as carried_orders
 from bot.games import observers, robots
 from bot.letters import results, reveal, sheets
@@ -427,20 +427,12 @@ def _set_columns(
             seat.nmr_streak = streaks[seat.id]
 
 
-def work_out(
-    shell: Shell, session: Session, game: Game, turn: Turn, *, cache: LetterCache, subs: store.BySeat | None = None
-) -> TurnWrites:
-    """Resolve the open turn and render its results mails, writing nothing: what resolving
-    it writes. The objects read are changed as the resolution changes them (the mails show
-    the game as it will be), so `session` is either the one that writes them
-    (`bot.games.deadline.resolve_now`, or the deadline when the snapshot went stale) or a read-only one that is thrown away (`bot.games.deadline.work_out_due`)."""
-    now = shell.now()
-    rules = rules_of(game)
-    state = rules.load_state(turn.state)
-    if subs is None:
-        subs = store.turn_submissions(session, turn)
-    outcome = compute(session, game, rules, state, turn, subs)
-    reveal.read_gm_orders(session, cache, game, turn, subs)  # the results say the GM's ORDERs
+def _defaults_and_streaks(
+    game: Game, rules: AnyGame, turn: Turn, outcome: Outcome, now: datetime
+) -> tuple[list[Mapping[str, object]], dict[int, int]]:
+    """The submission row of each seat's default (where it came from, its orders as the game
+    writes them), and each seat's NMR streak after the turn: one more for a default (none on
+    VACATION), none for orders sent."""
     defaults: list[Mapping[str, object]] = []
     streaks: dict[int, int] = {}
     for name in outcome.defaulted:
@@ -464,6 +456,41 @@ def work_out(
         seat = store.seat_named(game, name)
         if seat is not None and name not in outcome.defaulted:
             streaks[seat.id] = 0
+    return defaults, streaks
+
+
+def _recheck_carried(
+    rules: AnyGame,
+    game: Game,
+    turn: Turn,
+    next_turn: Turn | None,
+    new_state: GameState,
+    kept: Sequence[Kept],
+) -> Recheck:
+    """The orders a ROLLBACK kept for this turn, checked against the state it leaves: those that
+    stand carry into the next turn; none stands when the game is over."""
+    label = next_turn.label if next_turn is not None else turn.label
+    recheck = carried_orders.recheck(rules, game, new_state, label, kept) if kept else Recheck()
+    if next_turn is None and kept:  # the game is over: nothing kept can stand
+        recheck = Recheck((), tuple(Withdrawn(k, label, "", needed=False) for k in kept))
+    return recheck
+
+
+def work_out(
+    shell: Shell, session: Session, game: Game, turn: Turn, *, cache: LetterCache, subs: store.BySeat | None = None
+) -> TurnWrites:
+    """Resolve the open turn and render its results mails, writing nothing: what resolving
+    it writes. The objects read are changed as the resolution changes them (the mails show
+    the game as it will be), so `session` is either the one that writes them
+    (`bot.games.deadline.resolve_now`, or the deadline when the snapshot went stale) or a read-only one that is thrown away (`bot.games.deadline.work_out_due`)."""
+    now = shell.now()
+    rules = rules_of(game)
+    state = rules.load_state(turn.state)
+    if subs is None:
+        subs = store.turn_submissions(session, turn)
+    outcome = compute(session, game, rules, state, turn, subs)
+    reveal.read_gm_orders(session, cache, game, turn, subs)  # the results say the GM's ORDERs
+    defaults, streaks = _defaults_and_streaks(game, rules, turn, outcome, now)
     new_state = outcome.resolution.state
     resolved = {
         "state_after": rules.dump_state(new_state),
@@ -499,10 +526,7 @@ def work_out(
     # orders a ROLLBACK kept for it that stand against the new state (bot.games.carried).
     robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
     kept = carried_orders.of_turn(turn)
-    label = next_turn.label if next_turn is not None else turn.label
-    recheck = carried_orders.recheck(rules, game, new_state, label, kept) if kept else Recheck()
-    if next_turn is None and kept:  # the game is over: nothing kept can stand
-        recheck = Recheck((), tuple(Withdrawn(k, label, "", needed=False) for k in kept))
+    recheck = _recheck_carried(rules, game, turn, next_turn, new_state, kept)
     carried_rows = carried_orders.rows(game, recheck, now) if next_turn is not None else []
     filed: dict[int, list[OrderSubmission]] = {}
     for row in [*robot_rows, *carried_rows]:

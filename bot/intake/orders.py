@@ -37,7 +37,7 @@ from bot.outlook import what_counts
 from bot.safe_text import echo
 from bot.schedules import format_local
 from bot.shell import Shell
-from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
+from rules.api import AnyGame, GameOrder, GameState, OrderProblem, Parsed, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
 
@@ -288,8 +288,32 @@ def _soonest(shell: Shell, game: Game, turn: Turn, zone: str) -> str | None:
 def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
     """The seat's orders in `text`: confirmed (with what the set lacks, what it costs, what will
     count), or refused with every bad line's reason; a refusal raises `Refused`."""
-    shell = batch.shell
     game = seat.game
+    _refuse_unless_running(game, seat)
+    rules, state, turn = batch.current_state(session, game)
+    assert turn is not None
+    _refuse_unless_expected(batch, session, mail, seat, turn, rules, state, text)
+    text = without_signature(text, seat)
+    order_help = rules.order_help(state, seat.name)
+    parsed, read = _parsed(rules, state, seat, mail, text, order_help)
+    readings = _readings(batch, seat, read)
+    earlier = batch.on_file(session, rules, state, turn, seat)
+    if read is not None and read.readings and not read.text.strip():
+        # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
+        return _nothing_taken(batch, session, seat, turn, rules, state, earlier, readings, read)
+    # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
+    # (issue 27: an answer never grows past what the mail deserves).
+    shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
+    ctx = _answer_context(batch, session, seat, turn, rules, parsed, shown, order_help, readings)
+    if not parsed.orders:
+        raise _orders_refused(batch, seat, rules, state, earlier, shown, ctx)
+    return _orders_confirmed(
+        batch, session, mail, seat, turn, rules, state, earlier, parsed, shown, read, order_help, ctx
+    )
+
+
+def _refuse_unless_running(game: Game, seat: Seat) -> None:
+    """Orders for a game not started yet, or over, are refused (`Refused`)."""
     to = ToSeat(seat)
     if game.status == GameStatus.SIGNUP:
         raise Refused(
@@ -307,8 +331,22 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             game=game,
             seat=seat,
         )
-    rules, state, turn = batch.current_state(session, game)
-    assert turn is not None
+
+
+def _refuse_unless_expected(
+    batch: Batch,
+    session: Session,
+    mail: Mail,
+    seat: Seat,
+    turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    text: str,
+) -> None:
+    """Orders that came after the turn's deadline, answer a turn sheet withdrawn or a turn gone
+    by, or come from a seat the turn does not wait for, are refused (`Refused`)."""
+    game = seat.game
+    to = ToSeat(seat)
     zone = seat.player.timezone
     closing = turns.closing_time(game, turn)
     expected = rules.expected_players(state)
@@ -339,30 +377,47 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             game=game,
             seat=seat,
         )
-    text = without_signature(text, seat)
-    order_help = rules.order_help(state, seat.name)
+
+
+def _parsed(
+    rules: AnyGame, state: GameState, seat: Seat, mail: Mail, text: str, order_help: str
+) -> tuple[Parsed[GameOrder], prose.ProseResult | None]:
+    """The orders in `text` as the game parses them; the lines it did not understand read as a
+    GM reads prose (issue 30), within the bound set before the reading starts (`prose_to_read`),
+    and the text so read parsed again (its problems numbered as the mail's lines)."""
     parsed = rules.parse_orders(state, seat.name, text)
     read: prose.ProseResult | None = None
     to_read = prose_to_read(mail, parsed.problems)
     if to_read:
-        # Lines the parser did not understand, read as a GM reads prose (issue 30), within the
-        # bound set before the reading starts (`prose_to_read`).
         read = prose.read(rules, state, seat.name, text, to_read, prose.order_words(order_help))
         if read.readings:
             again = rules.parse_orders(state, seat.name, read.text)
             parsed = dataclasses.replace(
                 again, problems=tuple(dataclasses.replace(p, line_no=read.line_no(p.line_no)) for p in again.problems)
             )
-    readings = _readings(batch, seat, read)
-    earlier = batch.on_file(session, rules, state, turn, seat)
-    if read is not None and read.readings and not read.text.strip():
-        # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
-        return _nothing_taken(batch, session, seat, turn, rules, state, earlier, readings, read)
+    return parsed, read
+
+
+def _answer_context(
+    batch: Batch,
+    session: Session,
+    seat: Seat,
+    turn: Turn,
+    rules: AnyGame,
+    parsed: Parsed[GameOrder],
+    shown: Sequence[OrderProblem],
+    order_help: str,
+    readings: list[str],
+) -> dict[str, object]:
+    """The context the answer to orders starts from, confirmed or refused: the game, the seat,
+    the turn (its deadline, whether it resolves early, a practice turn's pace), the lines not
+    understood (each with its reason and, when one is close, a suggestion), the game's order
+    help and how the prose was read."""
+    shell = batch.shell
+    game = seat.game
+    zone = seat.player.timezone
     ctx = game_context(shell, game, rules)
     known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
-    # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
-    # (issue 27: an answer never grows past what the mail deserves).
-    shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
     problems = [
         {
             "line_no": p.line_no,
@@ -393,22 +448,55 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "readings": readings,
         }
     )
-    if not parsed.orders:
-        standing = what_counts(rules, state, seat, earlier)
-        ctx.update(
-            {
-                "on_file": rules.format_orders(earlier) if earlier is not None else None,
-                "gets": gets(standing),
-                "filled": "\n".join(standing.filled),
-            }
-        )
-        raise Refused(
-            "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
-            Letter(to, shell.renderer.render("refused", ctx, game=game.kind), "refused"),
-            reason=Reason.ORDERS_REFUSED,
-            game=game,
-            seat=seat,
-        )
+    return ctx
+
+
+def _orders_refused(
+    batch: Batch,
+    seat: Seat,
+    rules: AnyGame,
+    state: GameState,
+    earlier: tuple[GameOrder, ...] | None,
+    shown: Sequence[OrderProblem],
+    ctx: dict[str, object],
+) -> Refused:
+    """No line was an order: the refusal, with what stays on file and what the deadline would use."""
+    game = seat.game
+    standing = what_counts(rules, state, seat, earlier)
+    ctx.update(
+        {
+            "on_file": rules.format_orders(earlier) if earlier is not None else None,
+            "gets": gets(standing),
+            "filled": "\n".join(standing.filled),
+        }
+    )
+    return Refused(
+        "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
+        Letter(ToSeat(seat), batch.shell.renderer.render("refused", ctx, game=game.kind), "refused"),
+        reason=Reason.ORDERS_REFUSED,
+        game=game,
+        seat=seat,
+    )
+
+
+def _orders_confirmed(
+    batch: Batch,
+    session: Session,
+    mail: Mail,
+    seat: Seat,
+    turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    earlier: tuple[GameOrder, ...] | None,
+    parsed: Parsed[GameOrder],
+    shown: Sequence[OrderProblem],
+    read: prose.ProseResult | None,
+    order_help: str,
+    ctx: dict[str, object],
+) -> Done:
+    """The orders merged with the set on file, filed, and confirmed: what was understood, what
+    the set lacks, what it costs, what the deadline will use, its receipt."""
+    game = seat.game
     canonical = rules.format_orders(parsed.orders)
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
     # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
@@ -443,10 +531,12 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     # The last orders of a turn that resolves early: it is resolved as this mail's answers are
     # queued (the pipeline), so the confirmation says so, not until when orders may change.
     last = batch.resolves_with(session, game, turn, seat, canonical)
-    ctx["turn"]["last"] = last
-    rendered = shell.renderer.render("confirmation", ctx, game=game.kind)
+    turn_facts = ctx["turn"]
+    assert isinstance(turn_facts, dict)
+    turn_facts["last"] = last
+    rendered = batch.shell.renderer.render("confirmation", ctx, game=game.kind)
     claimed = claims.of_turn(game, turn, claims.counts(seat.name, counting), resolved=last)
-    confirmation = Letter(to, rendered.claiming(claimed), "confirmation")
+    confirmation = Letter(ToSeat(seat), rendered.claiming(claimed), "confirmation")
     batch.file_orders(turn, seat, merged)
     if last:
         mail.resolves.append((game.id, turn.id))
