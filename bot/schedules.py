@@ -53,7 +53,7 @@ class DeadlineError(ValueError):
     """A schedule or a time that cannot be understood; the message says what is allowed."""
 
 
-class _NotADuration(DeadlineError):
+class _NotADuration(DeadlineError):  # noqa: N818 - named for what happened, as Refused
     """The text is not written as a duration at all (as opposed to one out of range)."""
 
 

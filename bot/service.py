@@ -164,7 +164,7 @@ class Service:
         try:
             # The common case, every mail handled: one transaction, no savepoints.
             results = self._handle_all(batch, savepoints=False)
-        except Exception as exc:  # noqa: BLE001 - redone mail by mail below, where the failure is quarantined
+        except Exception as exc:  # redone mail by mail below, where the failure is quarantined
             if breakdown(exc, self.settings.database_url) is not None:
                 # The database or the disk failed, not a mail: nothing was committed and every
                 # mail stays in the inbox for the next poll (the caller says what failed).

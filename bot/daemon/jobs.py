@@ -249,7 +249,7 @@ class Runner:
                 job = self.scheduler.get_job(job_id)
                 if job is not None:
                     job.modify(next_run_time=datetime.now(UTC))
-            except Exception:  # noqa: BLE001 - the scheduler is shutting down: the job runs next start
+            except Exception:  # the scheduler is shutting down: the job runs next start
                 log.debug("cannot wake %s", job_id, exc_info=True)
 
     # -- health (the watchdog) ---------------------------------------------------------------

@@ -22,7 +22,7 @@ from bot.settings import Settings
 log = logging.getLogger("flagman.service")
 
 
-class NotMigrated(Exception):
+class NotMigrated(Exception):  # noqa: N818 - named for what happened, as Refused
     """`flagman run` on a database that is not at this flagman's schema."""
 
 

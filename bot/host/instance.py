@@ -141,7 +141,7 @@ class PostgresLock:
         if conn is not None:
             try:
                 conn.close()
-            except Exception:  # noqa: BLE001 - it is gone already
+            except Exception:  # it is gone already
                 log.debug("closing the lock connection failed", exc_info=True)
 
     def release(self) -> None:
@@ -150,7 +150,7 @@ class PostgresLock:
         if self._conn is not None:
             try:
                 self._conn.execute(text("select pg_advisory_unlock(:key)"), {"key": self.key})
-            except Exception:  # noqa: BLE001 - closing the session frees it anyway
+            except Exception:  # closing the session frees it anyway
                 log.debug("pg_advisory_unlock failed", exc_info=True)
             self._drop()
         if self._engine is not None:
@@ -226,7 +226,7 @@ def wait_for_lock(
             continue
         try:
             got = lock.try_acquire()
-        except Exception as exc:  # noqa: BLE001 - e.g. the database is restarting: keep waiting, say why
+        except Exception as exc:  # e.g. the database is restarting: keep waiting, say why
             failures += 1
             pause = min(LOCK_RETRY_MAX, retry * 2**failures)
             next_try = time.monotonic() + pause

@@ -97,7 +97,7 @@ class ImapLoginError(ImapError):
     """The server refused the username or password."""
 
 
-class ImapUnavailable(ImapError):
+class ImapUnavailable(ImapError):  # noqa: N818 - named for what happened, as Refused
     """The server could not be reached or kept dropping the connection."""
 
 

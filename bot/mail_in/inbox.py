@@ -121,7 +121,7 @@ class ReadAhead(Generic[Parsed]):
         if parse is not None and self._error is None and self._mails:
             try:
                 self._parsed = parse(self._mails)
-            except Exception:  # noqa: BLE001 - the batch is parsed again by the caller
+            except Exception:  # the batch is parsed again by the caller
                 log.warning("the batch read ahead could not be parsed there; it is parsed when handled", exc_info=True)
 
     def wait(self) -> None:
@@ -141,7 +141,7 @@ class ReadAhead(Generic[Parsed]):
         return self._parsed
 
 
-class MaildirMissing(ValueError):
+class MaildirMissing(ValueError):  # noqa: N818 - named for what happened, as Refused
     """The Maildir named as the inbox is not there."""
 
 

@@ -1364,7 +1364,7 @@ def parse_inbound(
     size = len(raw) if size is None else size
     try:
         return _parse(raw, content_hash, size, own_addresses, loop_header, loop_value, max_lines)
-    except Exception as exc:  # the last line of "never raises": the mail becomes UNPARSEABLE
+    except Exception as exc:  # noqa: BLE001 - the last line of "never raises": the mail becomes UNPARSEABLE
         return _unparseable(content_hash, size, f"parser failed: {type(exc).__name__}")
 
 

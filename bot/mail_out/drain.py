@@ -44,7 +44,7 @@ class DrainReport:
     failed: int = 0
 
 
-class OutcomeNotRecorded(RuntimeError):
+class OutcomeNotRecorded(RuntimeError):  # noqa: N818 - named for what happened, as Refused
     """A sent mail's outcome could not be committed; the send stops there (drain)."""
 
 
@@ -98,7 +98,7 @@ class _Recorder:
                 item = self._items.popleft()
             try:
                 self._write(item)
-            except BaseException as exc:  # handed to the sending thread by `settle` and `put`
+            except BaseException as exc:  # noqa: BLE001 - handed to the sending thread by `settle` and `put`
                 with self._cond:
                     self._error = exc
                     self._items.clear()

@@ -138,7 +138,7 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
                 yield from _check_written(db.engine, url, shown)
             if path is not None:
                 yield from _check_sqlite_file(db.engine, path)
-        except Exception as exc:  # noqa: BLE001 - a failure while checking is the finding itself
+        except Exception as exc:  # a failure while checking is the finding itself
             found = breakdown(exc, url)
             if found is None:
                 raise

@@ -499,7 +499,7 @@ _SENDERS = st.sampled_from(["stranger@else.example", ADDRESS["kelly"], ADDRESS["
 )
 def test_hostile_mail_gets_answers_under_the_caps_and_one_recorded_outcome_each(
     make_bot, mails: list[tuple[str, str, list[tuple[str, int]]]]
-) -> None:  # noqa: ANN001 - a fixture factory
+) -> None:  # a fixture factory
     """Property (issue 27): whatever the mail, every answer is under its cap (an unproven sender's
     under the stranger cap), no answer is bigger than the mail that caused it plus a sheet's worth,
     and every mail ends in exactly one recorded outcome (applied, refused or ignored), none quarantined."""

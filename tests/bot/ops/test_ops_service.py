@@ -73,7 +73,7 @@ class StoppingInbox(FakeInbox):
 
     runner: Runner | None = None
 
-    def fetch_new(self, limit: int = 100, *, skip=()):  # noqa: ANN001, ANN201
+    def fetch_new(self, limit: int = 100, *, skip=()):
         batch = super().fetch_new(limit, skip=skip)
         if self.runner is not None and batch:
             self.runner.stop_event.set()
@@ -195,7 +195,7 @@ def test_a_stop_that_meets_a_job_waking_another_still_ends(app: App) -> None:
     stopper: list[threading.Thread] = []
     real_get_job = runner.scheduler.get_job
 
-    def get_job_as_the_stop_begins(job_id: str):  # noqa: ANN202
+    def get_job_as_the_stop_begins(job_id: str):
         # The job has passed the stop check; now the stop begins, and the job goes on.
         if not stopper:
             stopper.append(threading.Thread(target=runner.stop))
@@ -567,7 +567,7 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
         "tick": sqlite3.OperationalError("database is locked"),
     }
 
-    def job(name: str):  # noqa: ANN202
+    def job(name: str):
         def run() -> None:
             if failure[name] is not None:
                 raise failure[name]  # type: ignore[misc]
@@ -595,7 +595,7 @@ class NewsAfterThePass(FakeInbox):
     runner: Runner | None = None
     late: bytes = b""
 
-    def fetch_new(self, limit: int = 100, *, skip=()):  # noqa: ANN001, ANN201
+    def fetch_new(self, limit: int = 100, *, skip=()):
         batch = super().fetch_new(limit, skip=skip)
         if not batch and self.late and self.runner is not None:
             self.deliver(self.late)
@@ -638,7 +638,7 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
         return sum(len(keys) for keys in inbox.folders.values())
 
     class Recording(FakeInbox):
-        def mark_done(self, keys, folder=Folder.PROCESSED):  # noqa: ANN001, ANN202
+        def mark_done(self, keys, folder=Folder.PROCESSED):
             super().mark_done(keys, folder)
             events.append(f"moved: {committed_rows()} answers committed, {moved()} mails moved")
 
