@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.orm import Session
 
-from bot.answers import Outcome, PollReport
+from bot.fate import MailFate, PollReport
 from bot.faults import CrashPoint
 from bot.games import archive, deadline, practice, requests
 from bot.host.storage import breakdown
@@ -208,11 +208,11 @@ class Service:
 
     def _handle_all(
         self, parsed: Sequence[tuple[RawMail, Inbound | None]], *, savepoints: bool, again: bool = False
-    ) -> list[tuple[RawMail, Outcome | None | BaseException]]:
+    ) -> list[tuple[RawMail, MailFate | None | BaseException]]:
         """The batch in one transaction. Without savepoints a failing mail fails the whole
         transaction (the caller does it again with them); with them, each mail has its own and a
         mail that fails is rolled back alone and quarantined."""
-        results: list[tuple[RawMail, Outcome | None | BaseException]] = []
+        results: list[tuple[RawMail, MailFate | None | BaseException]] = []
         try:
             with self.shell.db.transaction() as session:
                 self.intake.begin_batch(session, [inbound for _, inbound in parsed if inbound is not None], again=again)
@@ -262,4 +262,4 @@ class Service:
         )
 
 
-__all__ = ["Outcome", "PollReport", "Service"]
+__all__ = ["MailFate", "PollReport", "Service"]

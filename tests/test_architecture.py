@@ -75,7 +75,7 @@ LAYERS = (
     "mail_out",
     "shell",
     "letters",
-    "answers",
+    "fate",
     "games",
     "commands",
     "intake",

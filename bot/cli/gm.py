@@ -103,8 +103,8 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     CLI and mailed to nobody (issue 17: a typo at the terminal is no news for the GM's inbox).
     The audit log has both."""
     from bot import letters, store
-    from bot.answers import Refused
     from bot.commands import GM_VERBS, gm, registry
+    from bot.fate import Refused
 
     command = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
     words = list(args.args) + (["ROBOT"] if getattr(args, "robot", False) else [])

@@ -20,9 +20,9 @@ from datetime import date
 from zoneinfo import ZoneInfo
 
 from bot import letters, store
-from bot.answers import Notice
 from bot.commands.grammar import Address, Timezone, Vacation
 from bot.commands.handlers import CommandContext, Reply
+from bot.fate import Notice
 from bot.games import requests
 from bot.letters import ToAddress, ToGm
 from bot.letters.context import bot_context, deadline_text

@@ -17,9 +17,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
 
 from bot import letters, store
-from bot.answers import Letter, Notice
 from bot.commands.grammar import Confirm, ListGames, Observe, Practice, ShowRules, Stop, Unobserve
 from bot.commands.handlers import CommandContext, Reply
+from bot.fate import Letter, Notice
 from bot.games import observers, practice, requests, seats, signups, turns
 from bot.letters import ToAddress
 from bot.letters.context import deadline_text, game_context

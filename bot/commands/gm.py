@@ -2,7 +2,7 @@
 
 Each handler gets the `GmAction` (who uses the GM's powers, through which door, on which game)
 and the command's arguments, checks them and the game's state first and refuses with the
-reason (`bot.answers.Refused`) before changing anything, and returns the confirmation's text.
+reason (`bot.fate.Refused`) before changing anything, and returns the confirmation's text.
 `bot.commands.registry.execute` runs one for either door, mail or CLI: in a savepoint, with a
 `GmAudit` row (who, when, mail or cli, which Message-ID, the command, the outcome, and for the
 commands that discard something, what they discarded in `undo`), and the confirmation (or
@@ -26,9 +26,9 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from bot import dice, letters, outlook, store
-from bot.answers import Refused
 from bot.clock import as_utc
 from bot.facts import Claims, Kept
+from bot.fate import Refused
 from bot.games import carried, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes

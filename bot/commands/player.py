@@ -15,7 +15,6 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from bot import letters, outlook, store
-from bot.answers import Letter, Notice, Refused
 from bot.commands import gm
 from bot.commands.grammar import (
     GM_COMMANDS,
@@ -32,6 +31,7 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
+from bot.fate import Letter, Notice, Refused
 from bot.games import attention, signups, summary, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat, claims

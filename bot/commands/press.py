@@ -14,9 +14,9 @@ may send press too (always signed, as the GM); ``PRESS <game> GM`` goes to the G
 from __future__ import annotations
 
 from bot import letters, store
-from bot.answers import Notice
 from bot.commands.grammar import PRESS_ALL, PRESS_GM, Press
 from bot.commands.handlers import CommandContext, Reply
+from bot.fate import Notice
 from bot.games import turns
 from bot.letters import ToGm, ToSeat
 from bot.letters.context import game_context

@@ -8,7 +8,7 @@ handlers accept; a test checks that every class has a handler here.
 
 The two runners:
 
-* `run`: a player command (`CommandContext`, `Reply`); a refusal (`bot.answers.Refused`, raised
+* `run`: a player command (`CommandContext`, `Reply`); a refusal (`bot.fate.Refused`, raised
   by the handler) becomes the command's reply, and the mail's other commands go on;
 * `execute`: a GM command, for either door (a mail's line: `run_gm`; the CLI: `execute_words`):
   in a savepoint, audited (`GmAudit`), confirmed to the GM's registered address.
@@ -24,7 +24,6 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import letters, store
-from bot.answers import Letter, Notice, Refused
 from bot.commands import account, anyone, gm, player, press, streams
 from bot.commands.grammar import (
     GM_VERBS,
@@ -71,6 +70,7 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply
+from bot.fate import Letter, Notice, Refused
 from bot.games import turns
 from bot.games.archive import NewTurn
 from bot.letters import ToGm

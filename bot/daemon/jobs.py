@@ -19,12 +19,12 @@ from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from bot.answers import PollReport
 from bot.app import App
 from bot.daemon.backoff import Backoff
 from bot.daemon.idle import IdleWatch
 from bot.daemon.metrics import MetricsFile
 from bot.daemon.reload import reloaded
+from bot.fate import PollReport
 from bot.ops.metrics import Tally
 from bot.ops.notify import Notifier
 from bot.settings import Settings, load_settings

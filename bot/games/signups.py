@@ -29,7 +29,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import letters, store
-from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
+from bot.fate import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.games import requests, turns
 from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome

@@ -7,8 +7,8 @@ transaction and queue the mails their change causes in it. A due turn is decided
 streaks, the next turn, its robots' orders, every results letter rendered) without writing any
 of it, and `write_turn` writes that but the letters. Which turns are resolved when, and the
 transaction that writes one with its letters, are the deadline's (`bot.games.deadline`). The
-mail contexts of turn sheets and results are built here too (`seat_context`, `gm_context`).
-The queries it reads with (games, seats, turns, submissions) are `bot.store`.
+letters themselves (turn sheets and results, their contexts) are `bot.letters.sheets`'; the
+queries it reads with (games, seats, turns, submissions) are `bot.store`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import re
 from sqlalchemy.orm import Session
 
 from bot import letters
-from bot.answers import Answer, Letter, Notice
+from bot.fate import Answer, Letter, Notice
 from bot.intake.batch import Batch, Mail, MailKey
 from bot.intake.limits import Limiter
 from bot.letters import ToGm, ToSeat

@@ -18,9 +18,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import store
-from bot.answers import Answer
 from bot.clock import as_utc
 from bot.db import among, insert_many
+from bot.fate import Answer
 from bot.games import turns
 from bot.games.archive import NewTurn
 from bot.mail_in.auth import parse_tag, tag_in_recipients

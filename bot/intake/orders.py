@@ -19,10 +19,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from bot import dice
-from bot.answers import Answer, Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
 from bot.commands.grammar import ForTheGm, is_courtesy
+from bot.fate import Answer, Done, Letter, Notice, Refused, Submission
 from bot.games import attention, turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail

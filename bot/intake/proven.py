@@ -13,10 +13,10 @@ import logging
 from sqlalchemy.orm import Session
 
 from bot import store
-from bot.answers import Done, Ignored, Notice, Refused
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
 from bot.commands.grammar import is_courtesy
 from bot.commands.handlers import CommandContext, which_game
+from bot.fate import Done, Ignored, Notice, Refused
 from bot.games import deadline, turns
 from bot.games.identity import Who
 from bot.intake import orders

@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from bot.answers import Done, Ignored, Notice, Refused
 from bot.commands import (
     Confirm,
     Join,
@@ -30,6 +29,7 @@ from bot.commands import (
     streams,
 )
 from bot.commands.handlers import CommandContext
+from bot.fate import Done, Ignored, Notice, Refused
 from bot.games import practice, signups
 from bot.games.identity import Who
 from bot.intake.batch import Batch, Mail

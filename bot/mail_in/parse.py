@@ -822,7 +822,7 @@ def _scan(lines: list[str], limit: int | None) -> tuple[list[str], int]:
     Linear in the number of lines; every look-ahead is bounded. Quote lines and attributions
     over them are skipped; a quoted message without ">" (Outlook's header block, an "Original
     Message" rule, an attribution over unmarked text) ends the scan; a signature ends what is
-    kept, but the scan goes on to find where a quoted message starts (for `orders_block`).
+    kept, but the scan goes on to find where a quoted message starts (for `marked_orders`).
     With `limit`, the scan stops once more than `limit` lines are kept.
     """
     kept: list[str] = []
@@ -884,7 +884,7 @@ def _trim_blank(lines: list[str]) -> str:
     return "\n".join(line.rstrip() for line in lines[start:end])
 
 
-def orders_block(text: str) -> str | None:
+def marked_orders(text: str) -> str | None:
     """The lines between a line ``ORDERS`` and the next line ``END`` (case-insensitive), if any."""
     lines = text.split("\n")
     start: int | None = None
@@ -1115,7 +1115,7 @@ def extract_text(msg: EmailMessage, *, max_lines: int = 2000) -> tuple[str, str,
     own = _trim_blank(kept)
     # The block is looked for before stripping, but not inside a quoted message without ">"
     # (an Outlook quote of an earlier mail with a block must not replace today's orders).
-    block = orders_block("\n".join(lines[:quoted_from]))
+    block = marked_orders("\n".join(lines[:quoted_from]))
     text, cut = cap_lines(own if block is None else block, max_lines)
     own, own_cut = cap_lines(own, max_lines)
     return text, own, body.truncated or cut or own_cut, body.defects

@@ -121,7 +121,7 @@ class Ignored(Exception):  # noqa: N818 - see Refused
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class MailFate:
     """What became of one mail, for the poll's report."""
 
     status: InboundStatus
@@ -138,4 +138,4 @@ class PollReport:
         self.outcomes[status] = self.outcomes.get(status, 0) + 1
 
 
-__all__ = ["Answer", "Done", "Ignored", "Letter", "Notice", "Outcome", "PollReport", "Refused", "Submission"]
+__all__ = ["Answer", "Done", "Ignored", "Letter", "Notice", "MailFate", "PollReport", "Refused", "Submission"]
