@@ -637,7 +637,7 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
             state = rules.load_state(turn.state)
             orders = record.orders_used(rules, state, game, store.turn_submissions(session, turn))
             if turn.secret is not None and dice.seed_for(game.name, turn, rules, state, orders) != turn.seed:
-                differences.append("seed: not the seed of the turn's secret and the orders used (issue 31)")
+                differences.append("seed: not the seed of the turn's secret and the orders used")
             # the order the seats' orders arrived, as stored when it was resolved (none before 0010)
             resolution = rules.resolve(state, orders, random.Random(turn.seed), submitted=tuple(turn.submitted or ()))
             after = _normal(rules.dump_state(resolution.state))

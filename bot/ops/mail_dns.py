@@ -1,4 +1,4 @@
-"""`flagman doctor`, the sending domain (issue 19): its SPF, DKIM and DMARC records in DNS.
+"""`flagman doctor`, the sending domain: its SPF, DKIM and DMARC records in DNS.
 
 Mail that lands in spam, or nowhere, is what players complain about most. Receivers judge the
 bot's mail by three records of the domain of its From (``[bot] address``):
