@@ -1,4 +1,4 @@
-"""Deadlines in the calendar (issue 19): each turn sheet carries its deadline as an iCalendar
+"""Deadlines in the calendar: each turn sheet carries its deadline as an iCalendar
 event (RFC 5545), sent as an iTIP request by mail (RFC 5546, RFC 6047 iMIP).
 
 * One event per game and turn, its ``UID`` stable (`event_uid`): a turn sheet, a results mail
@@ -285,7 +285,7 @@ def paused_parts(
     sender: Sender, now: datetime, game: Game, rules: AnyGame, state: GameState, turn: Turn, seat: Seat
 ) -> tuple[CalendarPart, ...]:
     """The CANCEL of the open turn's deadline, for the seats it waits for, when the game is paused
-    (PAUSE, ROLLBACK: issue 29): no deadline runs; RESUME sends the event again, its SEQUENCE
+    (PAUSE, ROLLBACK): no deadline runs; RESUME sends the event again, its SEQUENCE
     raised (the caller raises it for both)."""
     if not seat.player.calendar or seat.name not in rules.expected_players(state):
         return ()

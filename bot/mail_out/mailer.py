@@ -103,8 +103,8 @@ class MaildirMailer:
         self.root = Path(root)
 
     def mailbox(self, address: str) -> Path:
-        """The recipient's folder: the address, made safe as a file name; a long one (issue 27:
-        a name over the file system's limit failed every later mail) is cut and told apart
+        """The recipient's folder: the address, made safe as a file name; a long one
+        (a name over the file system's limit failed every later mail) is cut and told apart
         from others cut alike by a digest of the whole."""
         name = _UNSAFE.sub("_", address.lower())
         if len(name) > _MAX_NAME:

@@ -90,7 +90,7 @@ def _fit(
     rendered: RenderedMail, max_bytes: int, make: Callable[[RenderedMail], tuple[str, str, bytes]]
 ) -> tuple[RenderedMail, tuple[str, str, bytes]]:
     """The most lines of `rendered`'s text whose mail (made by `make`) is at most `max_bytes`,
-    and a last line saying the rest is cut (issue 27: no answer is bigger than its cap)."""
+    and a last line saying the rest is cut (no answer is bigger than its cap)."""
     lines = rendered.body.splitlines()
     note = (
         f"[... the rest of this answer is cut: an answer to a mail is at most {max_bytes // 1024} kB. "

@@ -61,7 +61,7 @@ class PublicReport:
     def __init__(self, renderer: Renderer, view: View, robots: Sequence[str] = ()) -> None:
         self.env = renderer.env
         self.view = view
-        self.robots = tuple(robots)  # the robot seats, shown as robots (issue 32)
+        self.robots = tuple(robots)  # the robot seats, shown as robots
 
     def _macro(self, name: str) -> object:
         try:
@@ -99,7 +99,7 @@ class Renderer:
             auto_reload=False,
         )
         env.filters["wrap"] = _wrap
-        # A seat's name as standings and results show it (issue 32): "robo (robot)" for a robot.
+        # A seat's name as standings and results show it: "robo (robot)" for a robot.
         env.filters["robot"] = lambda name, robots=(): f"{name} (robot)" if name in robots else name
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(
             prefix + line if line else line for line in str(text).splitlines()
