@@ -122,7 +122,7 @@ def list_headers(
     )
 
 
-# Answers to mail (issue 27: no answer is bigger than the mail deserves). The bytes of the
+# Answers to mail (no answer is bigger than the mail deserves). The bytes of the
 # whole mail as queued, headers included. An answer to an address that proved nothing
 # (`ToAddress`: a stranger, a sender who proved no seat) is at most STRANGER_ANSWER_BYTES, well
 # under an ordinary turn sheet (about 22 kB); no answer of any kind is over ANSWER_BYTES. The

@@ -1,4 +1,4 @@
-"""The picture a letter shows, and the HTML part it is shown in (issue 11).
+"""The picture a letter shows, and the HTML part it is shown in.
 
 `html_body` renders the mail's HTML template (`bot.mail_out.html.html_template`) from the very
 context the text part was rendered from, plus ``picture`` (its ``cid``, ``alt``, ``width``,

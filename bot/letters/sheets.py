@@ -42,7 +42,7 @@ def robot_seats(game: Game) -> list[str]:
 
 
 def _filled_by(outcome: Outcome | None, seat: str) -> str:
-    """What a defaulted seat's orders were (issue 29: the results say the GM's plot was used)."""
+    """What a defaulted seat's orders were (the results say the GM's plot was used)."""
     return "the GM's plot" if outcome is not None and outcome.filled.get(seat) == "plot" else "the default"
 
 
@@ -275,7 +275,7 @@ def post_seat_letter(
     )
     if html is not None and own is not None:
         html = dataclasses.replace(html, images=(*html.images, own[1]))
-    # The deadline in the player's calendar (issue 19): the open turn's, and the cancel of a turn resolved early.
+    # The deadline in the player's calendar: the open turn's, and the cancel of a turn resolved early.
     calendars = ical.seat_parts(
         ical.Sender(shell.settings.bot.address, shell.settings.bot.name),
         shell.now(),
@@ -294,7 +294,7 @@ def post_seat_letter(
 def one_tap_links(
     shell: Shell, game: Game, rules: AnyGame, state: GameState, turn: Turn | None, seat: Seat
 ) -> list[dict[str, str]]:
-    """Orders in one tap (issue 19): for the HTML of the seat's own mail, each legal one-line
+    """Orders in one tap: for the HTML of the seat's own mail, each legal one-line
     order of the open turn as a ``mailto:`` link to the seat's signed reply address with the
     order in the subject (the bot reads it from there, `Intake._subject_orders`). The signed
     address goes into this seat's mail alone, as its Reply-To does."""
@@ -310,7 +310,7 @@ def one_tap_links(
 def _own_picture(
     shell: Shell, game: Game, template: str, view: View, seat: Seat, turn: Turn | None, resolved: Turn | None
 ) -> tuple[dict[str, object], InlineImage] | None:
-    """The seat's own options this turn as a picture (issue 16), for the HTML of its mail:
+    """The seat's own options this turn as a picture, for the HTML of its mail:
     drawn from the seat's own view, so it goes into this seat's mail alone (the turn's public
     picture is still drawn once for everyone). None when the mail has no HTML or the game
     draws no options for this view."""
