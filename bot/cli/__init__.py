@@ -415,7 +415,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose refusal of a bad argument is one line (issue 30: every bad
+    """argparse's parser, whose refusal of a bad argument is one line (every bad
     argument gets one line and exit status 2, never a usage block or a traceback); the
     subcommands' parsers are of this class too (argparse makes them of their parent's)."""
 
@@ -576,7 +576,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Loggers whose INFO lines say what the command prints itself: left out of its output unless
-# --verbose, so that each result is printed once (issue 17). A GM command's outcome is
+# --verbose, so that each result is printed once. A GM command's outcome is
 # logged by bot.commands.registry and printed by bot.cli.gm; a game made or started, by bot.games.turns.
 _ECHOED: dict[str, tuple[str, ...]] = {"gm": ("flagman.gm", "flagman.games"), "game": ("flagman.games",)}
 
