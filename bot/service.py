@@ -124,8 +124,8 @@ class Service:
 
     def tick(self, *, read_first: bool = False, on_resolved: Callable[[], None] | None = None) -> list[tuple[str, int]]:
         """The deadline (`bot.games.deadline.run`: the turns due resolved, the NMR limits, the late
-        notices, the reminders), then the ADDRESS changes whose hold is over (issue 27) and the
-        practice games left alone (issue 32). With `read_first` (`flagman tick`; the service's own tick
+        notices, the reminders), then the ADDRESS changes whose hold is over and the
+        practice games left alone. With `read_first` (`flagman tick`; the service's own tick
         job reads the inbox itself, one batch at a time, before it calls this), the inbox is read first: a turn is never
         resolved before the mail that arrived by its deadline is read (mail-interface.md:
         deadlines are judged by arrival, not by when the bot reads). `on_resolved` is called as
@@ -135,8 +135,8 @@ class Service:
         if read_first:
             self.poll()
         resolved = deadline.run(self.shell, worker=self.turn_worker, on_resolved=on_resolved)
-        requests.due_moves(self.shell)  # ADDRESS changes whose hold is over (issue 27)
-        practice.expire_idle(self.shell)  # practice games left alone (issue 32)
+        requests.due_moves(self.shell)  # ADDRESS changes whose hold is over
+        practice.expire_idle(self.shell)  # practice games left alone
         return [(r.game, r.number) for r in resolved]
 
     def send(self) -> mailout.DrainReport:
