@@ -264,6 +264,14 @@ def _cmd_copy_db(args: argparse.Namespace) -> int:
 
 
 def register(sub: Subcommands) -> None:
+    """The operator's subcommands: the set-up (doctor, deploy), then the data (backup, prune,
+    restore, export, replay, copy-db)."""
+    _register_set_up(sub)
+    _register_data(sub)
+
+
+def _register_set_up(sub: Subcommands) -> None:
+    """`flagman doctor` and `flagman deploy`."""
     p = sub.add_parser(
         "doctor", help="check the set-up (config, database, IMAP, SMTP, secret, clock) and say how to fix it"
     )
@@ -321,6 +329,9 @@ def register(sub: Subcommands) -> None:
     )
     p.set_defaults(func=_cmd_deploy)
 
+
+def _register_data(sub: Subcommands) -> None:
+    """`flagman backup`, `prune`, `restore`, `export`, `replay` and `copy-db`."""
     p = sub.add_parser(
         "backup", help="copy the SQLite database while the service runs (PostgreSQL: prints the pg_dump command)"
     )

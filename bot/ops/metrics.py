@@ -264,28 +264,32 @@ def render(
         [({"outcome": outcome}, tally.mails_out.get(outcome, 0)) for outcome in MAIL_OUT],
     )
     if queues is not None:
-        metric(
-            "flagman_outbox_mails",
-            "gauge",
-            "Mails in the outbox waiting to be sent (pending) or given up (failed).",
-            [({"status": "pending"}, queues.outbox_pending), ({"status": "failed"}, queues.outbox_failed)],
-        )
-        metric(
-            "flagman_outbox_due_mails",
-            "gauge",
-            "Pending mails whose time to be sent has come.",
-            [({}, queues.outbox_due)],
-        )
-        metric(
-            "flagman_quarantined_mails",
-            "gauge",
-            "Mails whose handling failed, kept aside (all of them, and those not yet in a GM digest).",
-            [({"reported": "any"}, queues.quarantined), ({"reported": "no"}, queues.quarantine_unreported)],
-        )
-        metric(
-            "flagman_turns_due", "gauge", "Turns past their closing time, not resolved yet.", [({}, queues.turns_due)]
-        )
+        _queue_figures(figures, queues)
     return figures.text()
+
+
+def _queue_figures(figures: _Figures, queues: Queues) -> None:
+    """What waits, as the database says: the outbox, the quarantine, the turns due."""
+    metric = figures.add
+    metric(
+        "flagman_outbox_mails",
+        "gauge",
+        "Mails in the outbox waiting to be sent (pending) or given up (failed).",
+        [({"status": "pending"}, queues.outbox_pending), ({"status": "failed"}, queues.outbox_failed)],
+    )
+    metric(
+        "flagman_outbox_due_mails",
+        "gauge",
+        "Pending mails whose time to be sent has come.",
+        [({}, queues.outbox_due)],
+    )
+    metric(
+        "flagman_quarantined_mails",
+        "gauge",
+        "Mails whose handling failed, kept aside (all of them, and those not yet in a GM digest).",
+        [({"reported": "any"}, queues.quarantined), ({"reported": "no"}, queues.quarantine_unreported)],
+    )
+    metric("flagman_turns_due", "gauge", "Turns past their closing time, not resolved yet.", [({}, queues.turns_due)])
 
 
 def write_atomically(path: Path, text: str) -> None:
