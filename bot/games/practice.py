@@ -1,4 +1,4 @@
-"""Practice games by mail (issue 32): ``PRACTICE <game kind>`` from anyone.
+"""Practice games by mail: ``PRACTICE <game kind>`` from anyone.
 
 A practice game is one person against the game's robot drivers (`bot.games.robots`):
 

@@ -178,7 +178,7 @@ def create_game(
     robot_names = [robot_name for robot_name, _ in robot_specs]
     for zone in [timezone, *(p.timezone for p in players)]:
         problem = zone_problem(zone) if zone else None
-        if problem is not None:  # issue 30: one line, not a traceback at the first deadline shown
+        if problem is not None:  # one line, not a traceback at the first deadline shown
             raise GameError(problem)
     timezone = find_zone(timezone) if timezone else None
     players = [dataclasses.replace(p, timezone=find_zone(p.timezone)) if p.timezone else p for p in players]
@@ -228,7 +228,7 @@ def add_seat(
     shell: Shell, session: Session, game: Game, seat_name: str, address: str, name: str, timezone: str | None = None
 ) -> Seat:
     now = shell.now()
-    # A new player without a zone of their own gets the game's (issue 17: the same deadline must
+    # A new player without a zone of their own gets the game's (the same deadline must
     # not read "18:00 UTC" for a player and "18:00 GMT" for the GM), not the site's.
     player = _player(session, address, name or seat_name, timezone, now, game.timezone)
     seat = Seat(
@@ -325,7 +325,7 @@ def all_orders_in(
             return False
         seat_subs = by_seat.get(seat.id, ())
         if store.holds(seat_subs) or outlook.seat_status(rules, state, seat, seat_subs) is not outlook.Status.COMPLETE:
-            return False  # a WAIT (issue 30), or no complete set yet
+            return False  # a WAIT, or no complete set yet
     return True
 
 
