@@ -38,7 +38,7 @@ class CommandContext:
     @property
     def stranger(self) -> bool:
         """The mail proved nobody: its answers go to its From, greet nobody by name and repeat
-        none of its words (issue 14: a forged From must not carry text to a third party)."""
+        none of its words (a forged From must not carry text to a third party)."""
         return self.who.seat is None and not self.who.gm_of and not self.who.games
 
     @property

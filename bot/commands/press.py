@@ -68,7 +68,7 @@ def press(ctx: CommandContext, command: Press) -> Reply:
             kind="press",
             label="PRESS refused",
         )
-    # (A robot reads no press: it is never mailed, issue 32.)
+    # (A robot reads no press: it is never mailed.)
     others = [s for s in store.mailed_seats(game) if s is not seat and s.player.address != game.gm_address]
     recipients: list[Seat]
     if command.to == PRESS_ALL:

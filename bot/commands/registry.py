@@ -2,7 +2,7 @@
 
 A command is a class of `bot.commands.grammar` (its verb, syntax, summary and example, and how a
 line becomes it); its handler is a plain function, bound to it here and nowhere else -- no
-handler registers itself by being imported (issue 28). HELP, the CLI's `flagman gm` subcommands
+handler registers itself by being imported. HELP, the CLI's `flagman gm` subcommands
 and the digest's syntax list are made from the same classes, so they cannot drift from what the
 handlers accept; a test checks that every class has a handler here.
 
@@ -184,7 +184,7 @@ def run_gm(shell: Shell, session: Session, inbound: Inbound, command: GmCommand)
 def leftover(gm_of: Sequence[Game], text: str, *, hints: str = "") -> Notice:
     """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently,
     with what each most likely meant (`hints`, did you mean). The answer goes to the GM's
-    registered address (issue 14), whatever the mail's From."""
+    registered address, whatever the mail's From."""
     games = sorted(g.name for g in gm_of)
     return Notice(
         ToGm(gm_of[0]),

@@ -1,4 +1,4 @@
-"""What comes by mail, and how a mail was received (issue 19): PING, CALENDAR, REMINDERS and
+"""What comes by mail, and how a mail was received: PING, CALENDAR, REMINDERS and
 UNSUBSCRIBE.
 
 * ``PING``: an immediate answer saying that the path works and as what the mail was accepted
