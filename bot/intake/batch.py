@@ -51,7 +51,7 @@ class Mail:
     principal: str = ""  # Who.principal, once authenticated
     answers: list[Answer] = field(default_factory=list)  # what the mail made, in order; sent once
     changes_games: bool = False  # a GM command, JOIN or RESIGN: the batch's memo is forgotten
-    # Over its sender's loop limit: acted on all the same, its answers withheld (issue 27).
+    # Over its sender's loop limit: acted on all the same, its answers withheld.
     over_limit: bool = False
     answer: AnswerFate = AnswerFate.NONE  # what became of its answers, for its record
     # The turns (game id, turn id) its orders complete, or its NOWAIT releases, in a game that

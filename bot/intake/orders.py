@@ -1,7 +1,7 @@
 """A seat's orders from a mail: checked against the turn, confirmed or refused with the reasons.
 
 The orders are the mail's lines that are not commands (bot.commands.grammar), or, in a reply
-whose body holds none, its subject (issue 19: one-tap ``mailto:`` links put the order there).
+whose body holds none, its subject (one-tap ``mailto:`` links put the order there).
 A set is taken when at least one line is an order; a later valid set replaces the earlier
 (merged, in games where parts may come in several mails). Deadlines are judged by when the
 mail server received the mail (mail-interface.md).
@@ -56,7 +56,7 @@ _REPLY = re.compile(r"^\s*(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^
 
 
 def orders_in_subject(subject: str) -> str:
-    """The orders a subject may hold (issue 19, one-tap ``mailto:`` links with the order in the
+    """The orders a subject may hold (one-tap ``mailto:`` links with the order in the
     subject): the subject without the reply prefixes and tags, ``;`` separating lines (as in a
     GM's ORDER), or "" when nothing is left."""
     text = subject
@@ -70,7 +70,7 @@ def orders_in_subject(subject: str) -> str:
 
 
 def _problems_label(problems: Sequence[OrderProblem]) -> str:
-    """What the subject says of the lines refused (issue 29: an illegal line was understood)."""
+    """What the subject says of the lines refused (an illegal line was understood)."""
     count = len(problems)
     lines = f"{count} line{'s' if count > 1 else ''}"
     kinds = {p.kind for p in problems}
@@ -131,7 +131,7 @@ def arrival(batch: Batch, raw: RawMail) -> datetime:
 
 def answered_turn(batch: Batch, session: Session, mail: Mail, game: Game, open_turn: Turn) -> Turn | None:
     """The turn of `game` the mail's orders were written for, when it is not the open one
-    (mail-interface.md: orders bind to the turn they answer; issue 30): the turn that was open
+    (mail-interface.md: orders bind to the turn they answer): the turn that was open
     when the mail it answers was sent (In-Reply-To, else the newest of its References); failing
     those, a label of a resolved turn in a reply's subject ("Re: [rc1] Racecraft: Turn 1 of 5").
     None when the mail answers the open turn or names none (the plain address, a new mail)."""
@@ -204,7 +204,7 @@ def _stale(
     *,
     rolled_back: bool = False,
 ) -> Refused:
-    """Orders written for a turn already resolved (issue 30), or for one whose results a ROLLBACK
+    """Orders written for a turn already resolved, or for one whose results a ROLLBACK
     withdrew (`rolled_back`), are not applied to another: the answer says so, names the open turn,
     and offers the same orders for it as one-tap links, when they are orders of it (the player
     decides: a tap opens a mail, nothing happens until it is sent)."""
@@ -259,7 +259,7 @@ def _stale(
 
 def prose_to_read(mail: Mail, problems: Sequence[OrderProblem]) -> list[OrderProblem]:
     """The lines of a mail the parser did not understand that are read as prose, bounded before
-    the reading starts (issue 40: 2,000 lines of prose cost seconds of poll): none for a mail
+    the reading starts (2,000 lines of prose cost seconds of poll): none for a mail
     past its sender's hourly limit (its answer is withheld: it is acted on, not read at
     length), else the first `MAX_PROSE_LINES` of them, as long as their words stay within
     `MAX_PROSE_WORDS` (a word starts at most `prose.MAX_PHRASE_WORDS` parses). The lines left
@@ -302,7 +302,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
         return _nothing_taken(batch, session, seat, turn, rules, state, earlier, readings, read)
     # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
-    # (issue 27: an answer never grows past what the mail deserves).
+    # (an answer never grows past what the mail deserves).
     shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
     ctx = _answer_context(batch, session, seat, turn, rules, parsed, shown, order_help, readings)
     if not parsed.orders:
@@ -383,7 +383,7 @@ def _parsed(
     rules: AnyGame, state: GameState, seat: Seat, mail: Mail, text: str, order_help: str
 ) -> tuple[Parsed[GameOrder], prose.ProseResult | None]:
     """The orders in `text` as the game parses them; the lines it did not understand read as a
-    GM reads prose (issue 30), within the bound set before the reading starts (`prose_to_read`),
+    GM reads prose, within the bound set before the reading starts (`prose_to_read`),
     and the text so read parsed again (its problems numbered as the mail's lines)."""
     parsed = rules.parse_orders(state, seat.name, text)
     read: prose.ProseResult | None = None
@@ -501,14 +501,14 @@ def _orders_confirmed(
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
     # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
     # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
-    # complete without the lines not understood says which lines those were (issue 17: a
+    # complete without the lines not understood says which lines those were (a
     # bad PATH line dropped must not leave "a complete set" unexplained).
     # The receipt of the set on file as the dice digest it (bot.dice.used: in the game's normal
     # form): the results list the receipt of the set used, so the player sees that what was
     # used is what they sent.
     receipt, receipt_of = dice.receipt_of(game.name, turn, rules, state, seat.name, merged)
     complete = rules.is_complete(state, seat.name, merged)
-    # What the deadline will use (issue 29): the set, each missing part filled as the
+    # What the deadline will use: the set, each missing part filled as the
     # resolution fills it, named line by line.
     counting = what_counts(rules, state, seat, merged)
     ctx.update(
@@ -523,7 +523,7 @@ def _orders_confirmed(
             "complete": complete,
             "missing": list(rules.missing_orders(state, seat.name, merged)),
             "left_out": _left_out(shown, order_help),
-            # What the set will cost, where the game can say so (issue 16: "this plot
+            # What the set will cost, where the game can say so ("this plot
             # costs 2 wear and a top speed test").
             "consequences": list(rules.consequences(state, seat.name, merged)),
         }
@@ -579,7 +579,7 @@ def _against_the_set_on_file(
 
 def without_signature(text: str, seat: Seat) -> str:
     """`text` without a last line that is the player's own name, first name or seat name (a
-    sign-off such as "Bob" under a plot: issue 30), blank lines aside."""
+    sign-off such as "Bob" under a plot), blank lines aside."""
     lines = text.rstrip("\n").splitlines()
     if not lines:
         return text
@@ -697,8 +697,8 @@ def _nothing_taken(
     read: prose.ProseResult,
 ) -> Done:
     """A mail of words and no order (a thank-you, a note, words for the GM), or whose orders
-    were only offered back or negated: a short answer without an error tag, saying what stands
-    (issue 30); words for the GM go to the GM."""
+    were only offered back or negated: a short answer without an error tag, saying what stands;
+    words for the GM go to the GM."""
     stand = _stands(batch.shell, rules, state, turn, seat, earlier)
     to_gm = _pass_on(batch, session, seat, read)
     if read.offered or read.negated:

@@ -34,7 +34,7 @@ MAX_AT_ONCE = 50  # turns resolved one after another after a GM mail (the deadli
 
 
 def _gm_hints(text: str, who: Who) -> str:
-    """What each line of a GM's mail not understood most likely meant (issue 17, did you mean)."""
+    """What each line of a GM's mail not understood most likely meant (did you mean)."""
     games = sorted(g.name for g in who.gm_of)
     known = suggest.vocabulary(gm=True, games=games)
     hints = []
@@ -111,7 +111,7 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
     _say_what_was_not_run(mail, who, game, commands)
     if seat is not None and not commands.orders_text.strip() and not handled and not problems:
         in_subject = orders.subject_orders(batch, session, seat, inbound.subject)
-        if in_subject:  # a body with no order and no command: a one-tap reply (issue 19)
+        if in_subject:  # a body with no order and no command: a one-tap reply
             return orders.take_orders(batch, session, mail, seat, in_subject)
     if commands.orders_text.strip() and not (commands.gm and not seat):
         if seat is None:
@@ -224,7 +224,7 @@ def _no_orders(
     inbound = mail.inbound
     seat = who.seat
     if not handled and not problems and seat is not None and inbound.text.strip():
-        # Greetings, thanks, a sign-off and nothing else (issue 30: no [ERROR] for "Thanks, got
+        # Greetings, thanks, a sign-off and nothing else (no [ERROR] for "Thanks, got
         # it!"): what stands, said again. (A mail with no readable text at all is refused below:
         # its sender may believe it carried orders.)
         return Done(
