@@ -291,7 +291,11 @@ def build_app(
         built.callback(parser.close)
         turn_worker: TurnWorker = INLINE
         if settings.schedule.resolve_workers and not db.in_memory:  # a worker cannot see an in-memory database
-            turn_worker = ProcessTurnWorker(work_out_in_worker, settings.schedule.resolve_workers)
+            turn_worker = ProcessTurnWorker(
+                work_out_in_worker,
+                settings.schedule.resolve_workers,
+                niceness=settings.schedule.resolve_niceness,
+            )
             built.callback(turn_worker.close)
         app = App(
             faults=faults,

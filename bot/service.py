@@ -69,7 +69,22 @@ class Service:
         each is committed, before it is moved: see `handle_batch`). While a batch is
         handled, the next one is read (`ReadAhead`); the batch is moved out of the inbox once
         that read is over, so the inbox is never used by two threads at once. The batch read
-        ahead is parsed there too (`self.parser`: in a worker process, beside the batch in hand)."""
+        ahead is parsed there too (`self.parser`: in a worker process, beside the batch in hand).
+        The whole pass holds the mailbox lock (`bot.host.instance.holding_mailbox`): a prune of the
+        Processed folder waits for it, and it for the prune."""
+        from bot.host.instance import holding_mailbox, mailbox_name
+
+        with holding_mailbox(self.shell.db.url, mailbox_name(self.settings)):
+            return self._poll(max_batches=max_batches, stop=stop, on_batch=on_batch, on_committed=on_committed)
+
+    def _poll(
+        self,
+        *,
+        max_batches: int | None,
+        stop: Callable[[], bool] | None,
+        on_batch: Callable[[PollReport], None] | None,
+        on_committed: Callable[[], None] | None,
+    ) -> PollReport:
         report = PollReport()
         size = self.settings.inbox.batch_size
         batches = 0
