@@ -27,10 +27,10 @@ from bot.app import App
 from bot.db import Database, migrate
 from bot.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
+from bot.host.instance import sqlite_path
 from bot.mail_in.auth import signed_address
 from bot.mail_out.render import Renderer
 from bot.models import Game, GameStatus, GmAudit, InboundMessage, OrderSubmission, Outbox, Turn
-from bot.ops.instance import sqlite_path
 from bot.ops.metrics import database_bytes
 from bot.ops.retention import prune_database
 from bot.settings import AuthSettings, BotSettings, DatabaseSettings, RetentionSettings, Secrets, Settings
