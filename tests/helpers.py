@@ -75,14 +75,6 @@ def _postgres_template(postgres: Any) -> str:
     return POSTGRES_TEMPLATE
 
 
-def examples(settled: int, explore: int) -> int:
-    """How many examples a slow Hypothesis property draws: `settled` in the settled profile
-    (tests/run and CI: the same examples on every run of the same tree, derived from the test's
-    name), `explore` when FLAGMAN_HYPOTHESIS=explore (a developer's run: fresh examples each time,
-    to find what the settled ones miss). Explicit `@example`s run in both."""
-    return settled if os.environ.get("FLAGMAN_HYPOTHESIS", "explore") == "settled" else explore
-
-
 def unavailable(what: str, why: object) -> None:
     """A server or test data that a test needs is missing: the test FAILS (CI must never pass by
     skipping). FLAGMAN_ALLOW_SKIP_SERVERS=1 turns that into a skip on a developer's machine, unless

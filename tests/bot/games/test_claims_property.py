@@ -34,7 +34,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.models import Game, Outbox, Turn
 from rules import find_game
 from tests.bot.gm_helpers import GM, cycle, gm_says, new_app, player_says
-from tests.helpers import examples
+from tests.settled import examples
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from bot.models import OrderSubmission, Turn
 from bot.testing import body_of
 from rules import find_game
 from tests.bot.gm_helpers import GM, cycle, gm_says, last, new_app, past_setup, player_says
-from tests.helpers import examples
+from tests.settled import examples
 
 SEATS = ("p0", "p1", "p2")
 
