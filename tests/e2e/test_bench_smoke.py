@@ -290,13 +290,14 @@ def test_the_robots_benchmark_runs_without_servers(tmp_path: Path, capsys: pytes
 
 
 def test_the_robots_figures_do_not_depend_on_the_worker_processes() -> None:
-    """The races are drawn before they are shared out: one process or two, the same figures."""
+    """The races are drawn before they are shared out: one process or two, the same figures (the
+    20 matchups of one game, the cheapest to race, shared between the two)."""
     from bench import robots
 
     def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
         return [{k: v for k, v in m.items() if k != "cpu_seconds"} for m in result["matchups"]]
 
-    games = ("racecraft", "speedphreakz")
+    games = ("speed_circuit",)
     assert figures(robots.run(races=1, jobs=1, games=games)) == figures(robots.run(races=1, jobs=2, games=games))
 
 
