@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import dice
-from bot.mail_out.render import PublicReport
+from bot.mail_out.render import Fragments, PublicReport
 from bot.models import Commitment
 from bot.outlook import Outcome
 from bot.pictures import Picture
@@ -44,6 +44,8 @@ class LetterCache:
     # (bot.letters.reveal.revealed), by (game id, turn number, secret, the outcome's id, final),
     # with the outcome it was worked out from (an id is only good while its object lives).
     revealed: dict[tuple[int, int, str, int, bool], tuple[Outcome, dict[str, Any]]] = field(default_factory=dict)
+    # The parts of the letters' text the same in each of them, rendered once (templates' `once`).
+    fragments: Fragments = field(default_factory=dict)
 
     def log_of(self, session: Session, game_id: int) -> list[Commitment]:
         if game_id not in self.log:

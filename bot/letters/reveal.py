@@ -159,6 +159,7 @@ def revealed(
     texts = outcome.used
     return {
         **shared[1],
+        "shared": shared[1],  # one value for all the turn's letters: the templates render it once
         "yours": {"seat": seat, "text": texts[seat]} if seat is not None and seat in texts else None,
     }
 
