@@ -106,6 +106,6 @@ def test_a_turns_dice_are_rendered_once_for_all_its_letters(tmp_path: Path) -> N
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(jinja2.runtime.Macro, "_invoke", counting)
         assert tick_main(["--games", "2", "--runs", "1", "--set", "schedule.resolve_workers=0"]) == 0
-    # 2 games of 8: each turn's letters (8 seats, the GM, and its copy kept) reveal its dice
+    # 2 games of 8: every letter of each turn (the 8 seats' and the GM's at least) reveals its dice
     assert counted["dice_revealed.txt"] == counted["dice_revealed.html"] >= 18
     assert counted["dice_shown.txt"] == counted["dice_shown.html"] == 2
