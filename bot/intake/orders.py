@@ -509,38 +509,46 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
     address = batch.shell.reply_address(seat.game.name, seat.name, seat.reply_salt)
     out: list[str] = []
     for reading in read.readings:
-        said = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
+        # One item per line read: the line quoted once, then each thing said of it.
+        parts: list[str] = []
+        line = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
+
+        def said(parts: list[str] = parts, line: dict[str, object] = line) -> dict[str, object]:
+            return {**line, "continued": bool(parts)}
+
         if reading.applied and reading.first_choice:  # "SPEED 100 if legal, otherwise 80": the fallback
-            out.append(
+            parts.append(
                 say(
                     "intake_reading",
                     how="fallback",
                     orders=reading.applied,
                     refused=reading.first_choice,
                     reason=reading.refused_because,
-                    **said,
+                    **said(),
                 )
             )
         elif reading.applied and reading.fallback:  # the first choice, allowed now
-            out.append(say("intake_reading", how="first_choice", orders=reading.applied, **said))
+            parts.append(say("intake_reading", how="first_choice", orders=reading.applied, **said()))
         elif reading.applied and reading.corrected:  # "Use 2. No wait, use 1.": the last word counts
-            out.append(say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said))
+            parts.append(say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said()))
         elif reading.applied:
-            out.append(say("intake_reading", how="applied", orders=reading.applied, **said))
+            parts.append(say("intake_reading", how="applied", orders=reading.applied, **said()))
         if reading.negated:
-            out.append(say("intake_reading", how="negated", orders=reading.negated, **said))
-        for offer in reading.offered:
+            parts.append(say("intake_reading", how="negated", orders=reading.negated, **said()))
+        for n, offer in enumerate(reading.offered):
             link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(offer.splitlines()))
-            out.append(say("intake_reading", how="offered", orders=[offer], link=link, **said))
+            parts.append(say("intake_reading", how="offered", orders=[offer], link=link, more=n > 0, **said()))
         if reading.for_gm is not None:
             how = {ForTheGm.FAREWELL: "farewell", ForTheGm.QUESTION: "question"}.get(reading.for_gm, "for_gm")
             if seat.game.practice:  # no GM to pass them to (`_pass_on`)
                 how = {"farewell": "no_gm_farewell"}.get(how, "no_gm")
-            out.append(say("intake_reading", how=how, **said))
+            parts.append(say("intake_reading", how=how, **said()))
         elif reading.unread:  # the words of a line with orders in it that were read as none
-            out.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said))
+            parts.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said()))
         elif reading.note and not is_courtesy(reading.line):
-            out.append(say("intake_reading", how="unread", parts=[], **said))
+            parts.append(say("intake_reading", how="unread", parts=[], **said()))
+        if parts:
+            out.append("\n    ".join(part.strip() for part in parts))
     return out
 
 
