@@ -410,7 +410,13 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             seat=seat,
         )
     canonical = rules.format_orders(parsed.orders)
+    filed = canonical
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
+    if read is not None and read.keeps_rest and earlier:
+        merged = _with_the_rest(rules, state, seat.name, earlier, merged)
+        # Filed as the whole set it makes, so that the tick's fold (`store.orders_on_file`)
+        # reads the same set.
+        filed = rules.format_orders(merged)
     # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
     # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
     # complete without the lines not understood says which lines those were (issue 17: a
@@ -442,7 +448,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     )
     # The last orders of a turn that resolves early: it is resolved as this mail's answers are
     # queued (the pipeline), so the confirmation says so, not until when orders may change.
-    last = batch.resolves_with(session, game, turn, seat, canonical)
+    last = batch.resolves_with(session, game, turn, seat, filed)
     ctx["turn"]["last"] = last
     rendered = shell.renderer.render("confirmation", ctx, game=game.kind)
     claimed = claims.of_turn(game, turn, claims.counts(seat.name, counting), resolved=last)
@@ -462,8 +468,22 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         (confirmation, *_pass_on(batch, session, seat, read)),
         game=game,
         seat=seat,
-        submission=Submission(turn.id, seat.id, canonical),
+        submission=Submission(turn.id, seat.id, filed),
     )
+
+
+def _with_the_rest(
+    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], merged: tuple[GameOrder, ...]
+) -> tuple[GameOrder, ...]:
+    """The set after a mail that said "keep the rest": the mail's orders, and every order on file
+    of a kind the mail did not send, when the game takes them together as a set now; else the
+    mail's orders alone (the confirmation then says what is no longer on file)."""
+    sent = {type(order) for order in merged}
+    kept = [order for order in earlier if type(order) not in sent]
+    if not kept:
+        return merged
+    together = rules.parse_orders(state, seat, rules.format_orders((*merged, *kept)))
+    return together.orders if together.orders and not together.problems else merged
 
 
 def _against_the_set_on_file(
@@ -533,6 +553,8 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
             parts.append(say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said()))
         elif reading.applied:
             parts.append(say("intake_reading", how="applied", orders=reading.applied, **said()))
+        if reading.keeps_rest:
+            parts.append(say("intake_reading", how="keeps_rest", **said()))
         if reading.negated:
             parts.append(say("intake_reading", how="negated", orders=reading.negated, **said()))
         for n, offer in enumerate(reading.offered):
