@@ -550,7 +550,9 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
         elif reading.applied and reading.fallback:  # the first choice, allowed now
             parts.append(say("intake_reading", how="first_choice", orders=reading.applied, **said()))
         elif reading.applied and reading.corrected:  # "Use 2. No wait, use 1.": the last word counts
-            parts.append(say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said()))
+            parts.append(
+                say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said())
+            )
         elif reading.applied:
             parts.append(say("intake_reading", how="applied", orders=reading.applied, **said()))
         if reading.keeps_rest:
