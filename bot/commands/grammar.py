@@ -670,7 +670,7 @@ class SetFigure(GmCommand):
 @dataclass(frozen=True, slots=True)
 class Replace(GmCommand):
     verb: ClassVar[str] = "REPLACE"
-    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT"
+    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT [EASY]"
     summary: ClassVar[str] = "hand a seat to a new player, or to a robot"
     example: ClassVar[str] = "REPLACE rc1 kelly kim@example.org Kim"
     min_args: ClassVar[int] = 2
@@ -711,6 +711,16 @@ class Start(GmCommand):
     example: ClassVar[str] = "START rc2"
 
 
+@dataclass(frozen=True, slots=True)
+class SeasonCommand(GmCommand):
+    verb: ClassVar[str] = "SEASON"
+    syntax: ClassVar[str] = "SEASON <game> NEW <season> [SCORING f1|cfr|linear|custom:...] [DROP n] ... | ADD <season>"
+    summary: ClassVar[str] = "make a championship season with this game as race 1, or add it to yours"
+    example: ClassVar[str] = "SEASON rc1 NEW spring SCORING f1 DROP 1 RACES 3"
+    min_args: ClassVar[int] = 2
+    max_args: ClassVar[int | None] = None
+
+
 # In the order HELP and the digest list them.
 GM_COMMANDS: tuple[type[GmCommand], ...] = (
     Extend,
@@ -727,6 +737,7 @@ GM_COMMANDS: tuple[type[GmCommand], ...] = (
     Rollback,
     OpenSignups,
     Start,
+    SeasonCommand,
 )
 GM_VERBS: dict[str, type[GmCommand]] = {c.verb: c for c in GM_COMMANDS}
 
