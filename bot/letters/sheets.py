@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import outlook, store
-from bot.facts import Claims, Recheck, Refiled, Withdrawn
+from bot.facts import Claims, Recheck, Refiled, SeasonTable, Withdrawn
 from bot.letters import carried as carried_words
 from bot.letters import claims, reveal
 from bot.letters.addressing import ToGm, ToSeat, post
@@ -23,6 +23,7 @@ from bot.letters.context import deadline_text, game_context, practice_terms
 from bot.letters.defaults import gets
 from bot.letters.pictures import html_body
 from bot.letters.reports import public_report
+from bot.letters.words import say
 from bot.mail_out import calendar as ical
 from bot.mail_out import queue as mailout
 from bot.mail_out.compose import InlineImage
@@ -80,6 +81,11 @@ def _before(
         "you_defaulted_by": _filled_by(outcome, seat) if seat is not None else "",
         "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, final=True),
     }
+
+
+def season_words(season: SeasonTable | None) -> str:
+    """A season's table as a results letter shows it ("": the game is no season's race)."""
+    return say("season_table", table=season) if season is not None else ""
 
 
 def seat_context(
@@ -240,12 +246,16 @@ def post_seat_letter(
     cache: LetterCache,
     before: TurnBefore | None = None,
     carried: Refiled | Withdrawn | None = None,
+    season: SeasonTable | None = None,
 ) -> None:
-    """`carried`: what became of the seat's orders a ROLLBACK kept for `turn` (its results say it)."""
+    """`carried`: what became of the seat's orders a ROLLBACK kept for `turn` (its results say it);
+    `season`: the table of the season `game` is a race of, for its results to show."""
     with sharing(cache.fragments):  # what every letter of the work shows alike, rendered once
         ctx = seat_context(
             shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache, before=before
         )
+        ctx["season"] = season_words(season)
+        ctx["season_facts"] = season
         if note:
             ctx["note"] = note
         ctx["carried"] = carried_words.in_results(carried, ctx["turn"]["deadline"]) if carried is not None else ""
@@ -343,6 +353,7 @@ def post_gm_letter(
     cache: LetterCache,
     before: TurnBefore | None = None,
     recheck: Recheck | None = None,
+    season: SeasonTable | None = None,
 ) -> None:
     """`recheck`: what became of the orders a ROLLBACK kept for `turn` (the GM's copy says it)."""
     with sharing(cache.fragments):  # what every letter of the work shows alike, rendered once

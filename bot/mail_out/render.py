@@ -108,8 +108,8 @@ def _argument_key(value: object) -> object:
     identity (a value the letters share, made once)."""
     if value is None or type(value) in (str, int, float, bool):
         return (type(value), value)
-    if type(value) in (list, tuple) and all(type(item) is str for item in value):  # type: ignore[attr-defined]
-        return (type(value), tuple(value))  # type: ignore[call-overload]
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple) and all(type(item) is str for item in value):
+        return (type(value), tuple(value))
     return ("object", id(value))
 
 
