@@ -4,9 +4,10 @@ Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
 ``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
 ratio against the reference measured in the same run, and writes bench/results/<time>.json.
 ``hostile`` (the parser on hostile header sections), ``robots`` (the robot drivers'
-strength) and ``practice`` (live practice games: a new one's cost, the tick's per game, on
-SQLite in this process) need no servers: ``--only hostile``, ``--only robots``, ``--only
-practice`` start none.
+strength), ``practice`` (live practice games: a new one's cost, the tick's per game, on
+SQLite in this process) and ``retention`` (a year of games, the database's size) need no mail
+servers: ``--only hostile``, ``--only robots``, ``--only practice``, ``--only retention`` start
+none (``retention`` with ``--db postgresql`` starts its own PostgreSQL).
 The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
 when one failed to run.
 """
@@ -19,18 +20,19 @@ import json
 import platform
 import sys
 import time
-import tomllib
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, hostile, ingest, latency, practice, robots, scale
+from bench import deadline, hostile, ingest, latency, practice, retention, robots, scale
+from bench.burn import burners
+from bench.overrides import overrides
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice", "retention")
 DEFAULT = ("ingest", "deadline", "latency")
-SERVERLESS = ("hostile", "robots", "practice")
+SERVERLESS = ("hostile", "robots", "practice", "retention")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -42,7 +44,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         default=",".join(DEFAULT),
         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-        "scale takes long and runs only when named; hostile, robots and practice need no servers)",
+        "scale and retention take long and run only when named; hostile, robots, practice and retention need no mail servers)",
     )
     parser.add_argument(
         "--size",
@@ -91,6 +93,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="a bot setting for every benchmark, as in config.toml (e.g. schedule.resolve_workers=0, "
         "inbox.parse_workers=0): to compare a setting's figures on the same servers",
     )
+    parser.add_argument(
+        "--burn",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N CPU burners (a process spinning on a core each) for the whole run, references included "
+        f"(the deadline's target is then <= {deadline.TARGET_BURNING} x reference)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="the JSON file (default bench/results/<time>.json)")
     args = parser.parse_args(argv)
     try:
@@ -101,24 +111,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = [name for name in args.only if name not in ALL]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(ALL)}")
+    if args.burn < 0:
+        parser.error("--burn: the number of CPU burners, 0 or more")
     return args
-
-
-def overrides(assignments: list[str]) -> dict[str, dict[str, Any]]:
-    """``SECTION.KEY=VALUE`` strings as settings sections; VALUE is read as TOML (1, 0.5, true,
-    "text"), and as a plain string if it is not TOML."""
-    out: dict[str, dict[str, Any]] = {}
-    for assignment in assignments:
-        name, sep, raw = assignment.partition("=")
-        section, dot, key = name.strip().partition(".")
-        if not sep or not dot or not section or not key:
-            raise ValueError(f"--set {assignment!r}: write SECTION.KEY=VALUE, e.g. schedule.resolve_workers=0")
-        try:
-            value = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw
-        out.setdefault(section, {})[key] = value
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -134,17 +129,19 @@ def main(argv: list[str] | None = None) -> int:
         "python": sys.version.split()[0],
         "machine": platform.platform(),
         "cpus": __import__("os").cpu_count(),
+        "burners": args.burn,
         "benchmarks": {},
     }
     failed = False
     servers = any(name not in SERVERLESS for name in args.only)
     print(
         f"flagman benchmarks on {args.db}; {'servers on 127.0.0.1' if servers else 'no servers'} "
-        f"({', '.join(args.only)})",
+        f"({', '.join(args.only)})" + (f"; {args.burn} CPU burner(s) for the whole run" if args.burn else ""),
         flush=True,
     )
     with contextlib.ExitStack() as stack:
         w = stack.enter_context(world(args.db)) if servers else None
+        stack.enter_context(burners(args.burn))  # after the servers' start, before every benchmark
         if args.overrides:
             results["settings"] = args.overrides
             print(f"bot settings: {', '.join(args.set)}", flush=True)
@@ -159,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "robots":
                     races = args.races if args.races is not None else robots.FULL_RACES if args.full else robots.RACES
                     result = robots.run(max(1, races), jobs=args.jobs)
+                elif name == "retention":
+                    result = retention.run(args.db)
                 elif name == "practice":
                     result = practice.run(max(1, size or practice.GAMES), profile=prof("practice"))
                 elif w is None:
@@ -166,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "ingest":
                     result = ingest.run(w, size or 5000, profile=prof("ingest"))
                 elif name == "deadline":
-                    result = deadline.run(w, max(1, (size or 5000) // 10), profile=prof("deadline"))
+                    result = deadline.run(
+                        w, max(1, (size or 5000) // 10), profile=prof("deadline"), burning=args.burn > 0
+                    )
                 elif name == "latency":
                     result = latency.run(w, min(100, size or 100))
                 else:

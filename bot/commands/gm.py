@@ -47,11 +47,11 @@ from bot.letters.context import deadline_text, game_context, orders_block
 from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
-from bot.safe_text import echo
 from bot.mail_out import calendar as ical
 from bot.mail_out.outbox import CalendarPart
 from bot.mail_out.render import RenderedMail
 from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
+from bot.safe_text import echo
 from bot.schedules import (
     add,
     format_local,

@@ -12,7 +12,8 @@ ever. Pruned, each after its own number of days (0: never):
   digest has reported it;
 - GM audit lines of commands that named no game (a game's own lines are its history: replay
   checks a game's changes against them);
-- mail in the inbox's Processed folder (IMAP or Maildir), in `prune_processed`.
+- mail in the inbox's Processed folder (IMAP or Maildir), in `prune_processed`, under the
+  mailbox lock the poll holds for each pass (`bot.host.instance.holding_mailbox`).
 
 Never pruned: games, seats, players, turns, orders, dice, states, commitments, a game's GM
 audit; a finished game stays whole (its archive and `flagman replay` need all of it).
@@ -31,6 +32,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from bot.db import Database
     from bot.settings import Settings
 
@@ -138,23 +141,32 @@ def _vacuum(db: Database, tables: tuple[str, ...]) -> None:
             conn.exec_driver_sql(f"VACUUM {table}")
 
 
-def prune_processed(settings: Settings, now: datetime) -> int:
+def prune_processed(
+    db: Database, settings: Settings, now: datetime, *, on_wait: Callable[[], object] | None = None
+) -> int:
     """Delete the mail of the inbox's Processed folder older than [retention]
-    processed_mail_days (on a connection of its own); how many."""
+    processed_mail_days (on a connection of its own); how many. It holds the mailbox lock
+    (`bot.host.instance.holding_mailbox`, as a poll pass does): it waits for a poll pass in hand
+    to end (`on_wait()` is called then), and a poll waits for it."""
     from bot.app import prune_done_mail
+    from bot.host.instance import holding_mailbox, mailbox_name
     from bot.mail_in.inbox import Folder
 
     before = _cutoff(now, settings.retention.processed_mail_days)
     if before is None:
         return 0
-    return prune_done_mail(settings, Folder.PROCESSED, before)
+    with holding_mailbox(db.url, mailbox_name(settings), on_wait=on_wait):
+        return prune_done_mail(settings, Folder.PROCESSED, before)
 
 
-def prune(db: Database, settings: Settings, now: datetime) -> Pruned:
-    """The whole policy: the database, then the Processed folder; logged in one line."""
+def prune(db: Database, settings: Settings, now: datetime, *, on_wait: Callable[[], object] | None = None) -> Pruned:
+    """The whole policy: the database, then the Processed folder (`prune_processed`, `on_wait`
+    as there); logged in one line."""
     from dataclasses import replace
 
-    pruned = replace(prune_database(db, settings, now), processed_mails=prune_processed(settings, now))
+    pruned = replace(
+        prune_database(db, settings, now), processed_mails=prune_processed(db, settings, now, on_wait=on_wait)
+    )
     if pruned.anything:
         log.info("%s", pruned.summary())
     return pruned

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import email.policy
 import json
+import os
 import random
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.burn import burners
 from bench.mails import STYLES, Seat, order_mail
 from bench.run import main, overrides
 from bot.mail_out import outbox as mailout
@@ -238,6 +241,24 @@ def test_a_setting_for_every_benchmark_is_read_as_in_config_toml() -> None:
     for bad in ("resolve_workers=0", "schedule.resolve_workers", ".x=1"):
         with pytest.raises(ValueError, match="SECTION.KEY=VALUE"):
             overrides([bad])
+
+
+def test_the_burners_spin_for_the_run_and_end_with_it() -> None:
+    """`python -m bench --burn N`: N processes each using a core for the whole run (their CPU
+    time grows while the run goes on), each ended and reaped when it is over."""
+    with burners(2) as pids:
+        assert len(pids) == 2
+        start = [_cpu_seconds(pid) for pid in pids]
+        while any(_cpu_seconds(pid) < s + 0.2 for pid, s in zip(pids, start, strict=True)):
+            time.sleep(0.05)  # waits on the burners' own CPU counters, not on a duration
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def test_the_robots_benchmark_runs_without_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
