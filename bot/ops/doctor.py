@@ -572,9 +572,16 @@ def check_retention(settings: Settings, now: datetime, *, inbox_usable: bool = T
     if policy.processed_mail_days and inbox_usable:
         before = moment - timedelta(days=policy.processed_mail_days)
         if settings.inbox.kind == "imap":
+            from bot.mail_in.imap import ImapError
+
             imap = imap_inbox(settings)
             try:
                 late_mail = imap.count_older(Folder.PROCESSED, before)
+            except ImapError as exc:
+                yield warning(
+                    "retention", f"cannot count the mail of the Processed folder: {exc}", "see the inbox check"
+                )
+                return
             finally:
                 imap.close()
         else:
