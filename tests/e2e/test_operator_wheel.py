@@ -261,6 +261,10 @@ def test_the_installed_prune_applies_the_retention_policy(installed: Path, tmp_p
         processed, plain_mail("a@p.test", ADDRESS, "x", "HELP"), clock_ns=time.time_ns() - 40 * 86400 * 10**9
     )
     new = deliver_to_maildir(processed, plain_mail("b@p.test", ADDRESS, "y", "HELP"))
+    doctor = flagman(installed, config, "doctor")
+    assert doctor.returncode == 0, doctor.stdout
+    warned = [line for line in doctor.stdout.splitlines() if line.startswith("warning  retention")]
+    assert len(warned) == 2 and f"{sent} sent mail bodies" in warned[0] and "holds 1 mails" in warned[1], warned
     done = flagman(installed, config, "prune")
     assert done.returncode == 0, done.stderr
     assert f"pruned: {sent} sent mail bodies" in done.stdout and "1 mails of the Processed folder" in done.stdout, (
@@ -274,3 +278,25 @@ def test_the_installed_prune_applies_the_retention_policy(installed: Path, tmp_p
     assert left == 0 and games == 1
     again = flagman(installed, config, "prune")
     assert again.returncode == 0 and "pruned: 0 sent mail bodies" in again.stdout, again.stdout
+    doctor = flagman(installed, config, "doctor")
+    assert "warning  retention" not in doctor.stdout and doctor.stdout.count("ok       retention") == 3, doctor.stdout
+
+
+def test_the_installed_flagman_refuses_damaged_pages_and_says_so_in_the_backup_metric(
+    installed: Path, tmp_path: Path
+) -> None:
+    """Issue 41: "Two overwritten database pages: `migrate` exits 0 and `run` starts; only doctor
+    and the nightly backup notice, and nothing alerts when a backup fails (a metric and a log
+    line at error)". From the installed wheel: migrate refuses (status 4), the backup refuses
+    and writes flagman_backup_ok 0 beside the metrics file."""
+    config = with_lines(
+        site(installed, tmp_path / "site"), "metrics", f'file = "{tmp_path / "metrics" / "flagman.prom"}"'
+    )
+    assert flagman(installed, config, "backup", tmp_path / "backups" / "good.sqlite").returncode == 0
+    damage_pages(tmp_path / "site" / "flagman.sqlite")
+    for command in (("migrate",), ("backup", str(tmp_path / "backups" / "bad.sqlite"))):
+        done = flagman(installed, config, *command)
+        assert done.returncode == 4 and "is damaged" in done.stderr, (command, done.returncode, done.stderr)
+        assert "Traceback" not in done.stderr
+    figures = (tmp_path / "metrics" / "flagman-backup.prom").read_text(encoding="utf-8")
+    assert any(line.startswith("flagman_backup_ok") and line.endswith(" 0") for line in figures.splitlines()), figures
