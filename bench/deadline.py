@@ -6,7 +6,8 @@ Set-up (not timed): G Racecraft games started, their turn sheets marked sent, a 
 every game, queue 8 results mails and the GM's per game) then `Service.send()` over the real
 `SmtpMailer` to the SMTP sink (aiosmtpd, no onward delivery).
 Reference: the very bytes the bot sent (same number, same sizes), sent again over one
-smtplib connection. Target (performance.md): bot total time <= 1.5 x reference.
+smtplib connection. Target: bot total time <= 1.2 x reference (`TARGET`), and <= 1.5 x with
+CPU burners beside both (`TARGET_BURNING`, `python -m bench --burn 1`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from typing import Any
 
 from bench.world import World, load_settings, run_worker, setup_games
 
-TARGET = 1.5
+TARGET = 1.2  # the bot's whole deadline against the reference, on a machine otherwise idle
+TARGET_BURNING = 1.5  # the same with CPU burners running beside both (`python -m bench --burn 1`)
 REFERENCE_RUNS = 3
 
 
@@ -79,7 +81,10 @@ def export_sent(spec: dict[str, Any], path: Path) -> list[dict[str, Any]]:
     return mails
 
 
-def run(world: World, games: int = 500, *, profile: Path | None = None) -> dict[str, Any]:
+def run(world: World, games: int = 500, *, profile: Path | None = None, burning: bool = False) -> dict[str, Any]:
+    """`burning`: CPU burners run beside the bot and the reference (``--burn``): the target is
+    `TARGET_BURNING` then."""
+    target = TARGET_BURNING if burning else TARGET
     box = world.mailbox("flagman-deadline")
     spec = world.settings_spec(address=box, url=world.database_url("deadline"), smtp=True)
     t0 = time.perf_counter()
@@ -112,7 +117,7 @@ def run(world: World, games: int = 500, *, profile: Path | None = None) -> dict[
             f"mails: bot sent {bot['sent']}, sink got {arrived_bot}; reference sent "
             f"{len(mails)}, sink got {arrived_ref}; expected {expected}"
         )
-    met = ratio <= TARGET and not problems
+    met = ratio <= target and not problems
     avg = ref.get("bytes", 0) / max(1, len(mails))
     return {
         "benchmark": "deadline",
@@ -124,14 +129,14 @@ def run(world: World, games: int = 500, *, profile: Path | None = None) -> dict[
         "mails": expected,
         "average_mail_bytes": avg,
         "ratio": ratio,
-        "target": f"<= {TARGET} x reference",
+        "target": f"<= {target} x reference",
         "met": met,
         "problems": problems,
         "line": (
             f"deadline {games:>4} games: bot {bot['seconds']:7.2f} s (tick {bot['tick_seconds']:.2f} s, send "
             f"{bot['send_seconds']:.2f} s; CPU {bot['cpu_seconds']:.1f} s + {bot['worker_cpu_seconds']:.1f} s in "
             f"{bot['turn_workers']} turn worker), reference {ref['seconds']:7.2f} s for {expected} mails of "
-            f"{avg:.0f} bytes, ratio {ratio:.2f} (target <= {TARGET}) {'OK' if met else 'MISSED'}"
+            f"{avg:.0f} bytes, ratio {ratio:.2f} (target <= {target}) {'OK' if met else 'MISSED'}"
             + (f" [{'; '.join(problems)}]" if problems else "")
         ),
     }

@@ -3,7 +3,7 @@
 The same N mails are delivered over LMTP into two fresh mailboxes: one for the reference
 (a minimal imapclient loop), one for the bot (`Service.poll` with the real `ImapInbox`; the
 confirmations land in the outbox table, no SMTP needed). Throughput = mails / seconds.
-Target (performance.md): bot >= 0.5 x reference.
+Target: bot >= 0.55 x reference (performance.md asked 0.5).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from bench.world import (
 )
 
 MAILS_PER_SEAT = 10  # a seat sends at most this many (the default limit is 30 an hour)
-TARGET = 0.5
+TARGET = 0.55
 REFERENCE_RUNS = 3
 
 

@@ -3,8 +3,11 @@
 Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
 ``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
 ratio against the reference measured in the same run, and writes bench/results/<time>.json.
-``hostile`` (the parser on hostile header sections) and ``robots`` (the robot drivers'
-strength) need no servers: ``--only hostile``, ``--only robots`` start none.
+``hostile`` (the parser on hostile header sections), ``robots`` (the robot drivers'
+strength), ``practice`` (live practice games: a new one's cost, the tick's per game, on
+SQLite in this process) and ``retention`` (a year of games, the database's size) need no mail
+servers: ``--only hostile``, ``--only robots``, ``--only practice``, ``--only retention`` start
+none (``retention`` with ``--db postgresql`` starts its own PostgreSQL).
 The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
 when one failed to run.
 """
@@ -23,12 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, hostile, ingest, latency, robots, scale
+from bench import deadline, hostile, ingest, latency, practice, retention, robots, scale
+from bench.burn import burners
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice", "retention")
 DEFAULT = ("ingest", "deadline", "latency")
-SERVERLESS = ("hostile", "robots")
+SERVERLESS = ("hostile", "robots", "practice", "retention")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -40,14 +44,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         default=",".join(DEFAULT),
         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-        "scale takes long and runs only when named; hostile and robots need no servers)",
+        "scale and retention take long and run only when named; hostile, robots, practice and retention need no mail servers)",
     )
     parser.add_argument(
         "--size",
         type=int,
         default=None,
         help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
-        "mails = min(100, size) (default 100); scale sizes are fixed",
+        f"mails = min(100, size) (default 100); practice: live practice games (default {practice.GAMES}); "
+        "scale sizes are fixed",
     )
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
     parser.add_argument(
@@ -88,6 +93,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="a bot setting for every benchmark, as in config.toml (e.g. schedule.resolve_workers=0, "
         "inbox.parse_workers=0): to compare a setting's figures on the same servers",
     )
+    parser.add_argument(
+        "--burn",
+        type=int,
+        default=0,
+        metavar="N",
+        help="N CPU burners (a process spinning on a core each) for the whole run, references included "
+        f"(the deadline's target is then <= {deadline.TARGET_BURNING} x reference)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="the JSON file (default bench/results/<time>.json)")
     args = parser.parse_args(argv)
     try:
@@ -98,6 +111,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = [name for name in args.only if name not in ALL]
     if unknown:
         parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(ALL)}")
+    if args.burn < 0:
+        parser.error("--burn: the number of CPU burners, 0 or more")
     return args
 
 
@@ -131,17 +146,19 @@ def main(argv: list[str] | None = None) -> int:
         "python": sys.version.split()[0],
         "machine": platform.platform(),
         "cpus": __import__("os").cpu_count(),
+        "burners": args.burn,
         "benchmarks": {},
     }
     failed = False
     servers = any(name not in SERVERLESS for name in args.only)
     print(
         f"flagman benchmarks on {args.db}; {'servers on 127.0.0.1' if servers else 'no servers'} "
-        f"({', '.join(args.only)})",
+        f"({', '.join(args.only)})" + (f"; {args.burn} CPU burner(s) for the whole run" if args.burn else ""),
         flush=True,
     )
     with contextlib.ExitStack() as stack:
         w = stack.enter_context(world(args.db)) if servers else None
+        stack.enter_context(burners(args.burn))  # after the servers' start, before every benchmark
         if args.overrides:
             results["settings"] = args.overrides
             print(f"bot settings: {', '.join(args.set)}", flush=True)
@@ -156,12 +173,18 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "robots":
                     races = args.races if args.races is not None else robots.FULL_RACES if args.full else robots.RACES
                     result = robots.run(max(1, races), jobs=args.jobs)
+                elif name == "retention":
+                    result = retention.run(args.db)
+                elif name == "practice":
+                    result = practice.run(max(1, size or practice.GAMES), profile=prof("practice"))
                 elif w is None:
                     raise RuntimeError(f"{name} needs the servers")
                 elif name == "ingest":
                     result = ingest.run(w, size or 5000, profile=prof("ingest"))
                 elif name == "deadline":
-                    result = deadline.run(w, max(1, (size or 5000) // 10), profile=prof("deadline"))
+                    result = deadline.run(
+                        w, max(1, (size or 5000) // 10), profile=prof("deadline"), burning=args.burn > 0
+                    )
                 elif name == "latency":
                     result = latency.run(w, min(100, size or 100))
                 else:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.deadline import put_orders_on_file
+from bench.run import overrides
 from bench.world import SECRET, load_settings, setup_games
 from bot.clock import FixedClock
 
@@ -89,7 +90,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--profile", type=Path, help="cProfile the last run into this file")
     parser.add_argument("--url", help="a PostgreSQL database to use (emptied first) instead of SQLite")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="a bot setting, as in config.toml (schedule.resolve_workers=0: the whole tick in this process)",
+    )
     args = parser.parse_args(argv)
+    try:
+        settings_overrides = overrides(args.set)
+    except ValueError as exc:
+        parser.error(str(exc))
 
     from sqlalchemy import create_engine, text
 
@@ -111,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             url = f"sqlite:///{root / 'work.sqlite'}"
         migrate(url)
         spec = spec_for(root, url)
+        for section, values in settings_overrides.items():
+            spec["data"].setdefault(section, {}).update(values)
         setup_games(spec, args.games, prefix="tk", clock=FixedClock(SET_UP))
         put_orders_on_file(spec)
         pristine = root / "pristine"

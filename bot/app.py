@@ -213,8 +213,8 @@ def _has_read_mail(db: Database) -> bool:
     that failure itself, in its own words."""
     from sqlalchemy import select
 
+    from bot.host.instance import sqlite_path
     from bot.models import InboundMessage
-    from bot.ops.instance import sqlite_path
 
     path = sqlite_path(db.url)
     if path is not None and not path.exists():
@@ -291,7 +291,11 @@ def build_app(
         built.callback(parser.close)
         turn_worker: TurnWorker = INLINE
         if settings.schedule.resolve_workers and not db.in_memory:  # a worker cannot see an in-memory database
-            turn_worker = ProcessTurnWorker(work_out_in_worker, settings.schedule.resolve_workers)
+            turn_worker = ProcessTurnWorker(
+                work_out_in_worker,
+                settings.schedule.resolve_workers,
+                niceness=settings.schedule.resolve_niceness,
+            )
             built.callback(turn_worker.close)
         app = App(
             faults=faults,

@@ -463,3 +463,45 @@ class PendingRequest(Base):
     confirmed_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
     effective_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)  # ADDRESS: not before
     ended_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+
+
+class SeasonStatus(enum.StrEnum):
+    RUNNING = "running"  # races to come or under way
+    FINISHED = "finished"
+
+
+class Season(Base):
+    """A championship season (migration 0018_season): its races are games (`SeasonRace`), its
+    table is worked out from their archived results by `rules.season` with these settings."""
+
+    __tablename__ = "season"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    kind: Mapped[str] = mapped_column(String(40))  # the rules registry key every race uses
+    gm_address: Mapped[str] = mapped_column(String(320))
+    status: Mapped[str] = mapped_column(String(16), default=SeasonStatus.RUNNING)
+    # The scoring table as `rules.season.ScoringTable.shown` writes it: f1, cfr, linear, custom:10,6,4
+    scoring: Mapped[str] = mapped_column(String(200))
+    drop_results: Mapped[int] = mapped_column(Integer, default=0)
+    no_show_penalty: Mapped[int] = mapped_column(Integer, default=0)
+    nmr_penalty: Mapped[int] = mapped_column(Integer, default=0)
+    races_planned: Mapped[int] = mapped_column(Integer)  # how many races the season runs
+    # The tracks (or maps) in rotation, as game options: race n uses item (n-1) mod len; [] none.
+    tracks: Mapped[list[str]] = mapped_column(JSON, default=list)
+    created_at: Mapped[datetime] = mapped_column(_utc())
+
+    races: Mapped[list[SeasonRace]] = relationship(back_populates="season", order_by="SeasonRace.round")
+
+
+class SeasonRace(Base):
+    """One race of a season: a game, its round (1, 2, ...)."""
+
+    __tablename__ = "season_race"
+    __table_args__ = (UniqueConstraint("season_id", "round"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    season_id: Mapped[int] = mapped_column(ForeignKey("season.id"), index=True)
+    round: Mapped[int] = mapped_column(Integer)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id"), unique=True)
+
+    season: Mapped[Season] = relationship(back_populates="races")
+    game: Mapped[Game] = relationship()

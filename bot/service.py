@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from bot.answers import Outcome, PollReport
 from bot.faults import CrashPoint
 from bot.games import archive, deadline, practice, requests
+from bot.host.storage import breakdown
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound
@@ -25,7 +26,6 @@ from bot.mail_in.parse_worker import InlineParser, MailParser, ParseOptions, par
 from bot.mail_out import outbox as mailout
 from bot.mail_out.mailer import Mailer
 from bot.models import InboundStatus, Quarantine
-from bot.ops.storage import breakdown
 from bot.safe_text import error_text
 from bot.settings import Settings
 from bot.shell import Shell
@@ -70,9 +70,9 @@ class Service:
         handled, the next one is read (`ReadAhead`); the batch is moved out of the inbox once
         that read is over, so the inbox is never used by two threads at once. The batch read
         ahead is parsed there too (`self.parser`: in a worker process, beside the batch in hand).
-        The whole pass holds the mailbox lock (`bot.ops.instance.holding_mailbox`): a prune of the
+        The whole pass holds the mailbox lock (`bot.host.instance.holding_mailbox`): a prune of the
         Processed folder waits for it, and it for the prune."""
-        from bot.ops.instance import holding_mailbox, mailbox_name
+        from bot.host.instance import holding_mailbox, mailbox_name
 
         with holding_mailbox(self.shell.db.url, mailbox_name(self.settings)):
             return self._poll(max_batches=max_batches, stop=stop, on_batch=on_batch, on_committed=on_committed)

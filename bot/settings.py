@@ -112,6 +112,10 @@ class ScheduleSettings:
     # Worker processes that work out due turns (resolve them, render their results mails) while
     # the service writes and sends the ones before (bot.games.workers); 0: in the service's process.
     resolve_workers: int = 1
+    # How much lower the turn workers' CPU priority is than the service's (nice 0 to 19; 0: the
+    # same). Above 0 the service's own work (confirming orders, writing turns, sending) comes
+    # first, but another busy process on the machine then starves the workers and the deadline.
+    resolve_niceness: int = 0
 
 
 @dataclass(frozen=True)
@@ -382,7 +386,7 @@ def _dkim_keys(settings: Settings, env: Mapping[str, str]) -> tuple[tuple[str, s
                 f"in the credentials directory, /etc/flagman/credentials/), ${dkim_variable(selector)}, "
                 "or [dkim] key_files"
             )
-        from bot.mail_out.dkim import DkimKeyError, load_key
+        from bot.dkim import DkimKeyError, load_key
 
         try:
             load_key(selector, text)  # a key that cannot sign is found now, not at the first mail
@@ -435,6 +439,7 @@ NUMBER_BOUNDS: dict[tuple[str, str], tuple[Bounds, str]] = {
     ("schedule", "poll_seconds"): (Bounds(0.1, DAY), " seconds"),
     ("schedule", "tick_seconds"): (Bounds(0.1, DAY), " seconds"),
     ("schedule", "send_seconds"): (Bounds(0.1, DAY), " seconds"),
+    ("schedule", "resolve_niceness"): (Bounds(0, 19), " (nice: 19 the lowest priority)"),
     ("limits", "max_mail_bytes"): (Bounds(1024, 1024**3), " bytes"),
     ("limits", "max_lines"): (Bounds(1, 10**6), " lines"),
     ("limits", "mails_per_sender_per_hour"): (Bounds(1, 10**6), " mails"),

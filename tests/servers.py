@@ -1126,15 +1126,16 @@ class Postgres:
             if not exists:
                 conn.execute(f'create database "{self.database}"')
 
-    def create_database(self, name: str) -> str:
-        """Create another database (e.g. one per test module); returns its SQLAlchemy URL."""
+    def create_database(self, name: str, template: str | None = None) -> str:
+        """Create another database (e.g. one per test module), empty or a copy of database
+        `template` (which nobody may be connected to); returns its SQLAlchemy URL."""
         import psycopg
 
         with psycopg.connect(
             host="127.0.0.1", port=self.port, user=self.user, dbname="postgres", autocommit=True
         ) as conn:
             conn.execute(f'drop database if exists "{name}"')
-            conn.execute(f'create database "{name}"')
+            conn.execute(f'create database "{name}"' + (f' template "{template}"' if template else ""))
         return f"postgresql+psycopg://{self.user}@127.0.0.1:{self.port}/{name}"
 
     def stop(self) -> None:

@@ -26,6 +26,7 @@ from bot.cli import archive as cli_archive
 from bot.cli import durations, logs
 from bot.cli import gm as cli_gm
 from bot.cli import ops as cli_ops
+from bot.cli import season as cli_season
 from bot.cli.context import counted, load, need_database, need_secret, one_line, open_app
 from bot.cli.init import cmd_init, cmd_migrate, init_dir
 from bot.cli.servers import explain
@@ -391,8 +392,8 @@ def _cmd_send(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    from bot.daemon.run import run_service
     from bot.ops.upgrade import MigrationError
-    from bot.scheduler import run_service
 
     settings = load(args)
     need_secret(settings)
@@ -571,6 +572,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_gm.register(sub)
     cli_ops.register(sub)
     cli_archive.register(sub)
+    cli_season.register(sub)
     cli_archive.register_verify(sub)
     return parser
 

@@ -107,7 +107,8 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     from bot.commands import GM_VERBS, gm, registry
 
     command = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
-    words = list(args.args) + (["ROBOT"] if getattr(args, "robot", False) else [])
+    robot = getattr(args, "robot", None)
+    words = list(args.args) + ([f"ROBOT {robot}"] if robot else [])
     parsed = command.split(words)
     if parsed is None:
         raise Refused(f"write {command.syntax}, e.g. {command.example}")
@@ -353,7 +354,14 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
         p.add_argument("--as", dest="actor", help="who to record in the audit log (default cli:<user>)")
         p.add_argument("--no-send", dest="send", action="store_false", help="queue the mails without sending them")
         if spec.verb == "REPLACE":  # issue 32: `flagman gm replace GAME SEAT --robot`
-            p.add_argument("--robot", action="store_true", help="hand the seat to the game's robot driver")
+            p.add_argument(
+                "--robot",
+                nargs="?",
+                const="normal",
+                default=None,
+                metavar="LEVEL",
+                help="hand the seat to the game's robot driver, at LEVEL (normal unless said; easy: gentler)",
+            )
         p.set_defaults(func=_cmd_verb, verb=spec.verb)
 
     p = verbs.add_parser("configure", help="a game's options: grace, early resolution, reminders, NMR limit, press")

@@ -157,8 +157,8 @@ def _cmd_check_backup(args: argparse.Namespace) -> int:
 
 
 def _cmd_restore(args: argparse.Namespace) -> int:
+    from bot.host.instance import lock_for
     from bot.ops.backup import BackupError, restore
-    from bot.ops.instance import lock_for
 
     settings = load(args)
     try:

@@ -51,6 +51,7 @@ from bot.mail_out import calendar as ical
 from bot.mail_out.outbox import CalendarPart
 from bot.mail_out.render import RenderedMail
 from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
+from bot.safe_text import echo
 from bot.schedules import (
     add,
     format_local,
@@ -66,6 +67,7 @@ from rules.api import (
     GameState,
     Parsed,
     ProblemKind,
+    RobotLevel,
     Viewer,
 )
 
@@ -572,8 +574,9 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     seat = _seat(ctx, args[0])
-    if args[1].strip().upper() == "ROBOT":
-        return _to_robot(ctx, seat)
+    driver = args[1].strip().replace(":", " ").split()
+    if driver and driver[0].upper() == "ROBOT":
+        return _to_robot(ctx, seat, _robot_level(driver[1:]))
     address, _, name = args[1].strip().partition(" ")
     address = address.strip("<>").lower()
     problem = address_problem(address)
@@ -650,10 +653,29 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     )
 
 
-def _to_robot(ctx: GmAction, seat: Seat) -> str:
-    """REPLACE <game> <seat> ROBOT (issue 32): the game's robot drives the seat from now on. The
-    outgoing player is told as for any REPLACE; the robot's orders for the open turn are filed
-    now (bot.games.robots), the seat's own from then on."""
+def _robot_level(words: list[str]) -> RobotLevel:
+    """The level after ROBOT in REPLACE <game> <seat> ROBOT [LEVEL] (or ROBOT:LEVEL, as the
+    command line's ``--robot NAME:LEVEL``): normal when none; any other word is refused,
+    naming the levels."""
+    if not words:
+        return RobotLevel.NORMAL
+    try:
+        (word,) = words
+        return RobotLevel(word.lower())
+    except ValueError:
+        raise Refused(
+            say(
+                "commands_robot_level_unknown",
+                given=echo(" ".join(words), 40),
+                levels=", ".join(level.value.upper() for level in RobotLevel),
+            )
+        ) from None
+
+
+def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) -> str:
+    """REPLACE <game> <seat> ROBOT [LEVEL] (issue 32): the game's robot drives the seat from now
+    on, at `level`. The outgoing player is told as for any REPLACE; the robot's orders for the
+    open turn are filed now (bot.games.robots), the seat's own from then on."""
     if seat.robot:
         raise Refused(f"seat {seat.name} of {ctx.game.name} is a robot already")
     if ctx.game.status == GameStatus.FINISHED:
@@ -681,6 +703,7 @@ def _to_robot(ctx: GmAction, seat: Seat) -> str:
     )
     seat.player_id = robots.robot_player(ctx.session, ctx.now).id
     seat.robot = True
+    seat.robot_level = level.value
     seat.secret = new_secret()
     seat.reply_salt = new_secret()  # the old holder's reply address stops working
     seat.nmr_streak = 0

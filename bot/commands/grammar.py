@@ -670,7 +670,7 @@ class SetFigure(GmCommand):
 @dataclass(frozen=True, slots=True)
 class Replace(GmCommand):
     verb: ClassVar[str] = "REPLACE"
-    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT"
+    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT [EASY]"
     summary: ClassVar[str] = "hand a seat to a new player, or to a robot"
     example: ClassVar[str] = "REPLACE rc1 kelly kim@example.org Kim"
     min_args: ClassVar[int] = 2
@@ -711,6 +711,16 @@ class Start(GmCommand):
     example: ClassVar[str] = "START rc2"
 
 
+@dataclass(frozen=True, slots=True)
+class SeasonCommand(GmCommand):
+    verb: ClassVar[str] = "SEASON"
+    syntax: ClassVar[str] = "SEASON <game> NEW <season> [SCORING f1|cfr|linear|custom:...] [DROP n] ... | ADD <season>"
+    summary: ClassVar[str] = "make a championship season with this game as race 1, or add it to yours"
+    example: ClassVar[str] = "SEASON rc1 NEW spring SCORING f1 DROP 1 RACES 3"
+    min_args: ClassVar[int] = 2
+    max_args: ClassVar[int | None] = None
+
+
 # In the order HELP and the digest list them.
 GM_COMMANDS: tuple[type[GmCommand], ...] = (
     Extend,
@@ -727,6 +737,7 @@ GM_COMMANDS: tuple[type[GmCommand], ...] = (
     Rollback,
     OpenSignups,
     Start,
+    SeasonCommand,
 )
 GM_VERBS: dict[str, type[GmCommand]] = {c.verb: c for c in GM_COMMANDS}
 
@@ -916,6 +927,7 @@ _SIGN_OFF = re.compile(
     r"(?i:thanks|thank\s+you|thx|ty|cheers|ta|regards|best|best\s+regards|kind\s+regards|warm\s+regards|"
     r"all\s+the\s+best|many\s+thanks|sincerely|yours|good\s+luck|gl|see\s+you|bye|cu|br|hth)" + _REST
 )
+_LONE_CAPITAL = re.compile(r"(?<![\w'’-])[A-HJ-Z](?![\w'’-])")  # a capital letter standing alone, not "I"
 _NAME = re.compile(r"[A-Z][a-z'.-]*(?:\s+[A-Z][a-z'.-]*){0,2}")  # "Steve", "Mary Ann": not "USE", not "OVERTAKE"
 
 
@@ -927,6 +939,8 @@ def is_courtesy(line: str) -> bool:
     if not text or (for_the_gm(text) not in (None, ForTheGm.NOTE)):
         return False
     if _GREETING.fullmatch(text):
+        if len(text.split()) > 2 and _LONE_CAPITAL.search(text):
+            return False  # "Hi, B for me this turn": an option letter after the greeting (Racecraft's B)
         return len(text.split()) <= 3 or for_the_gm(text) is None
     return bool(_SIGN_OFF.fullmatch(text))
 

@@ -116,8 +116,13 @@ def status(ctx: CommandContext, command: Status) -> Reply:
         ordered = []
         seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
         for name in sorted(rules.expected_players(state)):
+            state_of = seen.status(name)
+            # Who has ordered, never what: another seat's set that lacks a part is, to this
+            # reader, a seat still to order; only its own player and the GM learn it is incomplete.
+            if state_of is outlook.Status.INCOMPLETE and seat is not None and name != seat.name:
+                state_of = outlook.Status.NONE
             {outlook.Status.COMPLETE: ordered, outlook.Status.INCOMPLETE: incomplete, outlook.Status.NONE: missing}[
-                seen.status(name)
+                state_of
             ].append(name)
     zone = seat.player.timezone if seat else game.timezone
     values = game_context(ctx.shell, game, rules)
@@ -130,6 +135,7 @@ def status(ctx: CommandContext, command: Status) -> Reply:
             "ordered": ordered,
             "missing": missing,
             "incomplete": incomplete,
+            "own_incomplete": seat is not None and seat.name in incomplete,
             "timezone": zone,
             "held": turn is not None and game.early_resolution and store.turn_held(session, turn),
             "robots": robot_names(game.seats),

@@ -25,7 +25,7 @@ from sqlalchemy.orm import Session
 
 from bot import letters, store
 from bot.answers import Letter, Notice, Refused
-from bot.commands import account, anyone, gm, player, press, streams
+from bot.commands import account, anyone, gm, player, press, season, streams
 from bot.commands.grammar import (
     GM_VERBS,
     Address,
@@ -58,6 +58,7 @@ from bot.commands.grammar import (
     Resign,
     Resume,
     Rollback,
+    SeasonCommand,
     SetFigure,
     ShowOrders,
     ShowRules,
@@ -130,6 +131,7 @@ GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
     Rollback: gm.rollback,
     OpenSignups: gm.open_signups,
     Start: gm.start,
+    SeasonCommand: season.season,
 }
 # What a GM command may be refused with: ours, and the domain's own errors (each a ValueError
 # whose message is fit to mail back).

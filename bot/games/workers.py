@@ -34,12 +34,6 @@ from bot.shell import Shell
 
 log = logging.getLogger("flagman.games")
 
-# The worker's priority below the service's (nice 10): the service's own work (confirming
-# orders, writing the worked-out turns, sending) comes first; the worker, which runs ahead of
-# the send anyway, takes the CPU left over (bench: deadline, SQLite 1.41 -> 1.36; PostgreSQL
-# 1.59, 1.57 -> 1.54, 1.50).
-NICENESS = 10
-
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
@@ -65,9 +59,11 @@ class ProcessTurnWorker:
     usual deadline: a few games at a time) is worked out here: the trip would cost more than
     it saves."""
 
-    def __init__(self, entry: WorkerEntry, workers: int = 1) -> None:
+    def __init__(self, entry: WorkerEntry, workers: int = 1, *, niceness: int = 0) -> None:
+        """`niceness`: how much lower the worker's CPU priority is than the service's
+        (``[schedule] resolve_niceness``)."""
         self.entry = entry
-        self._pool = WorkerPool("turn worker", "due turns are worked out", workers, log, niceness=NICENESS)
+        self._pool = WorkerPool("turn worker", "due turns are worked out", workers, log, niceness=niceness)
 
     def work_out(self, shell: Shell, chunks: Sequence[Due]) -> Generator[list[WorkedOut], None, None]:
         if len(chunks) < 2 or not self._pool.usable:

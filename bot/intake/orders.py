@@ -523,6 +523,10 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
             )
         elif reading.applied and reading.fallback:  # the first choice, allowed now
             out.append(say("intake_reading", how="first_choice", orders=reading.applied, **said))
+        elif reading.applied and reading.corrected:  # "Use 2. No wait, use 1.": the last word counts
+            out.append(
+                say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said)
+            )
         elif reading.applied:
             out.append(say("intake_reading", how="applied", orders=reading.applied, **said))
         if reading.negated:

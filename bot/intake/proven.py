@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from bot import store
 from bot.answers import Done, Ignored, Notice, Refused
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
-from bot.commands.grammar import is_courtesy
+from bot.commands.grammar import Process, is_courtesy
 from bot.commands.handlers import CommandContext, which_game
 from bot.games import deadline, turns
 from bot.games.identity import Who
@@ -88,6 +88,15 @@ def _resolve_completed(batch: Batch, session: Session, name: str, news: dict[str
             )
 
 
+def _tell(batch: Batch, session: Session, name: str, news: dict[str, list[gm.News]]) -> None:
+    """Tell the players of game `name` what the GM's mail has done in it so far (one mail per
+    player), and forget it: nothing is told twice."""
+    game_row = batch.find_game(session, name)
+    told = news.pop(game_row.name, []) if game_row is not None else []
+    if game_row is not None and told:
+        gm.tell_players(batch.shell, session, game_row, told, batch.shell.now())
+
+
 def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailCommands) -> Done:
     """GM commands, then player commands, then the orders (a body with none: the subject's)."""
     inbound = mail.inbound
@@ -102,6 +111,11 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
     if commands.gm:
         news: dict[str, list[gm.News]] = {}  # by game: told at once, after the mail's every command
         for gm_command in commands.gm:
+            if isinstance(gm_command, Process):
+                # What the players were told by the mail's commands so far (a ROLLBACK's reopened
+                # turn, an ORDER entered for them) reaches them before the results this PROCESS
+                # sends: every mail is true when it is read, in the order it arrives.
+                _tell(batch, session, gm_command.game, news)
             result = registry.run_gm(batch.shell, session, inbound, gm_command)
             handled.append(f"{result.verb} {'done' if result.ok else 'refused'}")
             if result.letter is not None:
@@ -110,10 +124,8 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
             batch.rows.resolved.extend(result.resolved)  # published once the batch is committed
         for name in list(news):
             _resolve_completed(batch, session, name, news)
-        for name, told in news.items():
-            game_row = batch.find_game(session, name) if told else None
-            if game_row is not None:
-                gm.tell_players(batch.shell, session, game_row, told, batch.shell.now())
+        for name in list(news):
+            _tell(batch, session, name, news)
         if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
             mail.answers.append(
                 registry.leftover(

@@ -131,7 +131,7 @@ class MaildirMailer:
                     if exc.errno in _STORAGE_ERRNOS:
                         # The disk or its permissions: every mail would fail alike. Raised, with
                         # the mailbox named when the error names no file, for the send to report
-                        # (bot.ops.storage) and the service to back off; the mail stays pending.
+                        # (bot.host.storage) and the service to back off; the mail stays pending.
                         if exc.filename is not None:
                             raise
                         raise OSError(exc.errno, exc.strerror, str(mailbox)) from exc

@@ -10,7 +10,7 @@ Every outgoing mail carries the headers that keep auto-responders quiet (RFC 383
 header, so our own mail coming back is recognised and never answered. Mail of a stream also
 carries its list fields (`bot.mail_out.lists`), a turn sheet its deadline as a calendar
 object (`bot.mail_out.calendar`), and every mail, when ``[dkim]`` names keys, a DKIM
-signature per key (`bot.mail_out.dkim`), made here so that what is stored is what is sent.
+signature per key (`bot.dkim`), made here so that what is stored is what is sent.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from sqlalchemy import Connection, bindparam, select, update
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from bot import dkim
 from bot.clock import Clock, as_utc
 from bot.db import Database, insert_many
 from bot.faults import NO_FAULTS, CrashPoint, Faults
-from bot.mail_out import dkim
 from bot.mail_out.lists import ListHeaders
 from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
 from bot.mail_out.render import RenderedMail

@@ -78,6 +78,26 @@ class PublicReport:
         return Markup(self._macro("_common/_macros.html"))
 
 
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+
+
+class _Environment(jinja2.Environment):
+    """Jinja's environment, with ``x.name`` on a plain dict (every letter's context is made of
+    them) read as the key at once. Jinja asks for the attribute first and takes the key when
+    that raises AttributeError, which costs an exception for nearly every name a letter shows.
+    The result is Jinja's own in every case: a name that is an attribute of dict (``items``,
+    ``get``) is still the attribute, a missing key is still undefined, anything but a plain
+    dict goes Jinja's way."""
+
+    def getattr(self, obj: object, attribute: str) -> object:
+        if type(obj) is dict and attribute not in _DICT_ATTRIBUTES:
+            try:
+                return obj[attribute]
+            except KeyError:
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+
 class Renderer:
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else templates_path()
@@ -86,7 +106,7 @@ class Renderer:
         self._found: dict[tuple[str | None, str], tuple[jinja2.Environment, jinja2.Template]] = {}
 
     def _make_env(self) -> jinja2.Environment:
-        env = jinja2.Environment(
+        env = _Environment(
             loader=jinja2.FileSystemLoader(str(self.root)),
             undefined=jinja2.StrictUndefined,
             autoescape=jinja2.select_autoescape(enabled_extensions=("html",), default=False),

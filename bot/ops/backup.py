@@ -35,7 +35,7 @@ from sqlalchemy import Row, Table, func, select, text
 from sqlalchemy.orm import Session
 
 from bot.db import Database
-from bot.ops.instance import InstanceLock, sqlite_path
+from bot.host.instance import InstanceLock, sqlite_path
 
 if TYPE_CHECKING:
     pass
@@ -45,7 +45,7 @@ class BackupError(RuntimeError):
     """The backup, restore or copy cannot be done; the message says why and what to do, and
     `status` is the exit status: 1 refused (a file there already, a service running), 2 the
     file given is not a backup (missing, unreadable, something else), 4 storage (a damaged
-    database, a full disk, a folder this user may not write: bot.ops.storage)."""
+    database, a full disk, a folder this user may not write: bot.host.storage)."""
 
     def __init__(self, message: str, status: int = 1) -> None:
         super().__init__(message)
@@ -64,7 +64,7 @@ def pg_dump_command(url: str, target: Path, *, password_credential: bool = False
     from ~/.pgpass."""
     from sqlalchemy.engine import make_url
 
-    from bot.ops.deploy import CREDENTIALS_DIR
+    from bot.host.unit import CREDENTIALS_DIR
 
     u = make_url(url)
     parts = ["pg_dump", "--format=custom", f"--file={target}"]
@@ -81,8 +81,8 @@ def pg_dump_command(url: str, target: Path, *, password_credential: bool = False
 
 
 def _storage_error(exc: BaseException, what: str, url: str | None = None) -> BackupError:
-    """A failure of the disk or of a database file, said as bot.ops.storage says it."""
-    from bot.ops.storage import breakdown, reason_of
+    """A failure of the disk or of a database file, said as bot.host.storage says it."""
+    from bot.host.storage import breakdown, reason_of
 
     found = breakdown(exc, url)
     if found is None:
@@ -169,7 +169,7 @@ def backup(url: str, target: Path, *, password_credential: bool = False) -> Path
             raise _storage_error(exc, f"no backup written to {target}") from exc
         wrong = verify_sqlite(partial)
         if wrong is not None:
-            from bot.ops.storage import damaged_fix
+            from bot.host.storage import damaged_fix
 
             raise BackupError(
                 f"the database {path} is damaged, {wrong}: no backup written to {target} (the backups "
@@ -251,7 +251,7 @@ def _is_full(exc: sqlite3.Error) -> bool:
 
 def _check_source(source: Path) -> None:
     """Is `source` a flagman SQLite backup this user can read? BackupError with the real reason if not."""
-    from bot.ops.storage import me, owner_of
+    from bot.host.storage import me, owner_of
 
     try:
         st = source.stat()
@@ -346,7 +346,7 @@ def check_backup(source: Path) -> CheckedBackup:
 
 def _check_target(path: Path) -> None:
     """Can this user put a database at `path` (its folder, the file, its -wal and -shm)?"""
-    from bot.ops.storage import me, unwritable, writable_fix
+    from bot.host.storage import me, unwritable, writable_fix
 
     folder = path.parent
     while not folder.exists() and folder != folder.parent:

@@ -40,23 +40,19 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from bot.host.unit import CREDENTIALS_DIR, INSTANCE_NAME
+
 # The venv the shipped files name; replaced by the real one when they are written.
 SHIPPED_VENV = "/opt/flagman"
-# Where the unit's LoadCredential= reads the secrets from (flagman.service, flagman.tmpfiles):
-# the one path that doctor's hints and OPERATING.md name.
-CREDENTIALS_DIR = "/etc/flagman/credentials"
 CONFIG_PATH = "/etc/flagman/flagman.toml"
 UNIT_PATH = "/etc/systemd/system/flagman.service"
 TMPFILES_PATH = "/etc/tmpfiles.d/flagman.conf"
 FLAGMANCTL_PATH = "/usr/local/sbin/flagmanctl"
 
 _BOT = Path(__file__).resolve().parents[1]
-# An instance of flagman@.service: flagman-NAME is its user name (at most 31 characters).
-INSTANCE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,22}")
 # A venv path goes into ExecStart= and a shell script unquoted: plain characters only.
 _PLAIN_PATH = re.compile(r"/[A-Za-z0-9._/+-]*")
 
@@ -110,26 +106,6 @@ class Written:
     placement: Placement
     path: Path  # where it was written (under PREFIX)
     action: str  # "written" (new), "updated", "unchanged", "kept" (the operator's, left alone)
-
-
-def instance_of(env: Mapping[str, str] | None = None) -> str | None:
-    """The instance of flagman@.service this runs as: FLAGMAN_INSTANCE, which the templated unit
-    sets (and flagmanctl @NAME passes on); None under flagman.service or by hand."""
-    name = (os.environ if env is None else env).get("FLAGMAN_INSTANCE", "")
-    return name if INSTANCE_NAME.fullmatch(name) else None
-
-
-def credentials_dir(env: Mapping[str, str] | None = None) -> str:
-    """Where the unit this runs as reads the credentials from: /etc/flagman/credentials, or
-    /etc/flagman-NAME/credentials for flagman@NAME (the path doctor's fixes name)."""
-    name = instance_of(env)
-    return CREDENTIALS_DIR if name is None else f"/etc/flagman-{name}/credentials"
-
-
-def unit_of(env: Mapping[str, str] | None = None) -> str:
-    """The unit this runs as, for `systemctl restart ...` in doctor's fixes: flagman or flagman@NAME."""
-    name = instance_of(env)
-    return "flagman" if name is None else f"flagman@{name}"
 
 
 def check_instance(name: str) -> str:

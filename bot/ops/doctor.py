@@ -33,10 +33,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from bot.ops.deploy import credentials_dir, unit_of
+from bot.host.storage import safe_url
+from bot.host.unit import credentials_dir, unit_of
 from bot.ops.findings import Finding, Severity, ok, problem, warning
 from bot.ops.mail_dns import check_sending_domain
-from bot.ops.storage import safe_url
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -103,8 +103,8 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
     from sqlalchemy import text
 
     from bot.app import open_database
-    from bot.ops.instance import sqlite_path
-    from bot.ops.storage import Cause, breakdown
+    from bot.host.instance import sqlite_path
+    from bot.host.storage import Cause, breakdown
 
     url = settings.database_url
     shown = safe_url(url)
@@ -125,7 +125,7 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
             if found is not None and found.cause is not Cause.UNREACHABLE:
                 yield problem("database", found.text, found.fix)
                 return
-            from bot.ops.reach import database_hint
+            from bot.host.storage import database_hint
 
             reason = " ".join(str(getattr(exc, "orig", None) or exc).split()) or type(exc).__name__
             yield problem(
@@ -184,8 +184,8 @@ def _check_schema(engine: Engine, shown: str) -> Iterator[Finding]:
 
 
 def _check_written(engine: Engine, url: str, shown: str) -> Iterator[Finding]:
-    """A write in a transaction rolled back (bot.ops.storage.write_probe)."""
-    from bot.ops.storage import breakdown, reason_of, write_probe
+    """A write in a transaction rolled back (bot.host.storage.write_probe)."""
+    from bot.host.storage import breakdown, reason_of, write_probe
 
     try:
         write_probe(engine)
@@ -207,7 +207,7 @@ def _check_sqlite_file(engine: Engine, path: Path) -> Iterator[Finding]:
     """SQLite: intact (quick_check), and not readable by every user of the machine."""
     import stat
 
-    from bot.ops.storage import damaged_fix, quick_check, sqlite_files
+    from bot.host.storage import damaged_fix, quick_check, sqlite_files
 
     found = quick_check(engine)
     if found:
@@ -469,12 +469,12 @@ def check_outbox(settings: Settings, fix: bool) -> Iterator[Finding]:
 
 def check_disk(settings: Settings) -> Iterator[Finding]:
     """Free space on each file system the service writes (the SQLite database, the Maildirs, the
-    archive, the metrics file): below bot.ops.storage.MIN_FREE a problem, below LOW_FREE a
+    archive, the metrics file): below bot.host.storage.MIN_FREE a problem, below LOW_FREE a
     warning. (PostgreSQL's disk is the server's: watch it there.)"""
     import os
 
-    from bot.ops.instance import sqlite_path
-    from bot.ops.storage import LOW_FREE, MIN_FREE, free_bytes, sizes
+    from bot.host.instance import sqlite_path
+    from bot.host.storage import LOW_FREE, MIN_FREE, free_bytes, sizes
 
     places: list[tuple[str, Path]] = []
     database = sqlite_path(settings.database_url)
@@ -607,7 +607,7 @@ def check_retention(settings: Settings, now: datetime, *, inbox_usable: bool = T
 
 
 def check_lock(settings: Settings) -> Iterator[Finding]:
-    from bot.ops.instance import lock_for
+    from bot.host.instance import lock_for
 
     try:
         lock = lock_for(settings)

@@ -162,7 +162,7 @@ def _number(value: float) -> str:
 
 # What `flagman run` is doing, as flagman_role{role} says (1 for the one it is in, 0 the others):
 # "active" runs the jobs; "standby" waits for another instance's lock; "waiting" waits for a
-# database it cannot use yet (bot.scheduler.wait_for_database).
+# database it cannot use yet (bot.daemon.startup.wait_for_database).
 ROLES = ("active", "standby", "waiting")
 
 
@@ -290,7 +290,7 @@ def database_bytes(db: Database) -> int:
 
     url = db.url
     if url.startswith("sqlite"):
-        from bot.ops.instance import sqlite_path
+        from bot.host.instance import sqlite_path
 
         path = sqlite_path(url)
         if path is None:

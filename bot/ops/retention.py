@@ -13,7 +13,7 @@ ever. Pruned, each after its own number of days (0: never):
 - GM audit lines of commands that named no game (a game's own lines are its history: replay
   checks a game's changes against them);
 - mail in the inbox's Processed folder (IMAP or Maildir), in `prune_processed`, under the
-  mailbox lock the poll holds for each pass (`bot.ops.instance.holding_mailbox`).
+  mailbox lock the poll holds for each pass (`bot.host.instance.holding_mailbox`).
 
 Never pruned: games, seats, players, turns, orders, dice, states, commitments, a game's GM
 audit; a finished game stays whole (its archive and `flagman replay` need all of it).
@@ -214,11 +214,11 @@ def prune_processed(
 ) -> int:
     """Delete the mail of the inbox's Processed folder older than [retention]
     processed_mail_days (on a connection of its own); how many. It holds the mailbox lock
-    (`bot.ops.instance.holding_mailbox`, as a poll pass does): it waits for a poll pass in hand
+    (`bot.host.instance.holding_mailbox`, as a poll pass does): it waits for a poll pass in hand
     to end (`on_wait()` is called then), and a poll waits for it."""
     from bot.app import prune_done_mail
+    from bot.host.instance import holding_mailbox, mailbox_name
     from bot.mail_in.inbox import Folder
-    from bot.ops.instance import holding_mailbox, mailbox_name
 
     before = _cutoff(now, settings.retention.processed_mail_days)
     if before is None:

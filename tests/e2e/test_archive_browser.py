@@ -25,12 +25,13 @@ import pytest
 from PIL import Image
 
 from bot.app import App
-from bot.db import Database, migrate
+from bot.db import Database
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import Renderer
 from bot.testing import FakeClock, FakeInbox, FakeMailer
 from rules import find_game
 from tests.bot.conftest import GM, make_settings
+from tests.helpers import migrated
 
 pytestmark = pytest.mark.e2e
 
@@ -94,7 +95,7 @@ def bot_site(
     """A game played by deadlines through the bot, its archive kept after every turn."""
     settings = make_settings(tmp_path)
     settings = replace(settings, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
-    migrate(settings.database_url)
+    migrated(settings.database_url)
     app = App(
         settings=settings,
         db=Database(settings.database_url),
@@ -222,7 +223,7 @@ window.addEventListener("load", function () {
 def _fake_app(tmp_path: Path) -> App:
     """The shell on a fresh SQLite database with the fake inbox, mailer and clock."""
     settings = make_settings(tmp_path)
-    migrate(settings.database_url)
+    migrated(settings.database_url)
     return App(
         settings=settings,
         db=Database(settings.database_url),

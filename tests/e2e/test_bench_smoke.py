@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import email.policy
 import json
+import os
 import random
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench.burn import burners
 from bench.mails import STYLES, Seat, order_mail
 from bench.run import main, overrides
 from bot.mail_out import outbox as mailout
@@ -240,6 +243,24 @@ def test_a_setting_for_every_benchmark_is_read_as_in_config_toml() -> None:
             overrides([bad])
 
 
+def test_the_burners_spin_for_the_run_and_end_with_it() -> None:
+    """`python -m bench --burn N`: N processes each using a core for the whole run (their CPU
+    time grows while the run goes on), each ended and reaped when it is over."""
+    with burners(2) as pids:
+        assert len(pids) == 2
+        start = [_cpu_seconds(pid) for pid in pids]
+        while any(_cpu_seconds(pid) < s + 0.2 for pid, s in zip(pids, start, strict=True)):
+            time.sleep(0.05)  # waits on the burners' own CPU counters, not on a duration
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 def test_the_robots_benchmark_runs_without_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m bench --only robots` (issues 32, 40): each game's robot head to head against
     the references written from the rules (the NMR default, a greedy driver, Racecraft's rule
@@ -277,3 +298,22 @@ def test_the_robots_figures_do_not_depend_on_the_worker_processes() -> None:
 
     games = ("racecraft", "speedphreakz")
     assert figures(robots.run(races=1, jobs=1, games=games)) == figures(robots.run(races=1, jobs=2, games=games))
+
+
+def test_the_practice_benchmark_runs_from_the_bench_command_without_servers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m bench --only practice` (issue 40: "measure practice at scale in the bench"):
+    `bench.practice` from the one bench command, no server started; `--size` live practice
+    games; its figures (a new game's CPU and first sheet, the tick's CPU per live game against
+    its target) on its line and in the JSON. Not timed."""
+    out = tmp_path / "practice.json"
+    assert main(["--only", "practice", "--size", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no servers" in printed
+    result = json.loads(out.read_text())["benchmarks"]["practice"]
+    assert "error" not in result, result.get("error")
+    assert result["games"] == 3 and result["sheets"] >= 3
+    assert result["new_game_cpu_ms"] > 0 and result["first_sheet_kb"] > 0
+    assert result["target_ms_per_game"] == 0.5 and isinstance(result["met"], bool)
+    assert "practice 3 live games: new game " in printed and "ms a game (target <= 0.5 ms)" in printed

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.ops.deploy import CREDENTIALS_DIR
+from bot.host.unit import CREDENTIALS_DIR
 from bot.ops.doctor import run_doctor
 from tests.helpers import fresh_database
 from tests.servers import Dovecot, SmtpSink

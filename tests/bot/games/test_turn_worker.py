@@ -31,7 +31,7 @@ from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.faults import CrashPoint
 from bot.games import deadline, turns
-from bot.games.workers import NICENESS, ProcessTurnWorker
+from bot.games.workers import ProcessTurnWorker
 from bot.mail_out.render import Renderer
 from bot.models import Game, OrderSubmission, Outbox, Seat, Turn
 from bot.resources import templates_path
@@ -40,6 +40,8 @@ from bot.testing import FakeClock, FakeInbox, FakeMailer, reply_to
 from rules import find_game, game_names
 from tests.bot.conftest import GM, make_settings
 from tests.helpers import fresh_database
+
+pytestmark = pytest.mark.both_databases  # the store's own behaviour: SQLite and PostgreSQL
 
 # Every game of every kind, and two more Racecraft games: five turns due together, one a chunk.
 KINDS = (*game_names(), "racecraft", "racecraft")
@@ -301,17 +303,22 @@ def test_the_composition_root_gives_a_worker_only_where_one_can_work(tmp_path: P
 
 
 @pytest.mark.usefixtures("one_turn_a_chunk")
-def test_the_worker_runs_below_the_service_and_ends_with_the_app(tmp_path: Path) -> None:
-    """The worker's priority is the service's lowered by NICENESS (the service's own work comes
-    first); closing the app ends it."""
-    app = make_app(settings_for(tmp_path, fresh_database("sqlite", tmp_path)), worker=True)
+@pytest.mark.parametrize("niceness", [None, 7])
+def test_the_worker_runs_at_the_configured_priority_and_ends_with_the_app(tmp_path: Path, niceness: int | None) -> None:
+    """``[schedule] resolve_niceness`` (default 0): the worker's priority is the service's
+    lowered by that much, so a busy program beside the service does not starve the deadline
+    unless the operator asks for it; closing the app ends the worker."""
+    settings = settings_for(tmp_path, fresh_database("sqlite", tmp_path))
+    if niceness is not None:
+        settings = replace(settings, schedule=ScheduleSettings(resolve_niceness=niceness))
+    app = build_app(settings, clock=FakeClock(), inbox=FakeInbox(), mailer=FakeMailer(), entropy=SeededEntropy(0))
     start_games(app, ("racecraft",) * 3)
     app.clock.advance(hours=25)  # type: ignore[attr-defined]
     assert len(app.service.tick()) == 3
     assert isinstance(app.turn_worker, ProcessTurnWorker)
     (pid,) = app.turn_worker.worker_pids()
     own = os.getpriority(os.PRIO_PROCESS, 0)
-    assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, own + NICENESS) > own
+    assert os.getpriority(os.PRIO_PROCESS, pid) == min(19, own + (niceness or 0))
     app.close()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # ended, and reaped by the pool's shutdown

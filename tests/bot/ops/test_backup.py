@@ -20,6 +20,7 @@ from sqlalchemy import select
 from bot.cli import main
 from bot.cli.demo import Demo
 from bot.db import Database
+from bot.host.instance import FileLock
 from bot.models import Turn
 from bot.ops.backup import (
     BackupError,
@@ -32,7 +33,6 @@ from bot.ops.backup import (
     replay_game,
     restore,
 )
-from bot.ops.instance import FileLock
 from bot.settings import load_settings
 
 

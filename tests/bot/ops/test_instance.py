@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.ops.instance import (
+from bot.host.instance import (
     FileLock,
     PostgresLock,
     advisory_key,
@@ -40,7 +40,7 @@ def test_standby_takes_over_when_the_holder_dies(tmp_path: Path, caplog: pytest.
         [
             sys.executable,
             "-c",
-            "import sys, time; from bot.ops.instance import FileLock; "
+            "import sys, time; from bot.host.instance import FileLock; "
             f"assert FileLock(__import__('pathlib').Path({str(lock_path)!r})).try_acquire(); "
             "print('held', flush=True); time.sleep(60)",
         ],

@@ -1,5 +1,5 @@
 """The poll and the prune of the Processed folder take one lock, the mailbox lock
-(`bot.ops.instance.holding_mailbox`): a prune that comes while a poll pass is between its
+(`bot.host.instance.holding_mailbox`): a prune that comes while a poll pass is between its
 commit and the move of its mail (the crash point AFTER_COMMIT) waits for the pass to end, and
 then prunes the folder as the pass left it. The meeting is made at that named point, and the
 prune's wait is seen through the lock's own `on_wait`, never by timing."""
@@ -16,8 +16,8 @@ import pytest
 
 from bot.app import App, build_app
 from bot.faults import CrashPoint
+from bot.host.instance import holding_mailbox, mailbox_lock_path
 from bot.mail_in.inbox import deliver_to_maildir
-from bot.ops.instance import holding_mailbox, mailbox_lock_path
 from bot.ops.retention import Pruned, prune
 from bot.settings import DatabaseSettings
 from bot.testing import FakeClock, FakeMailer, plain_mail
@@ -113,7 +113,7 @@ def test_the_lock_file_opens_for_whoever_made_it(tmp_path: Path) -> None:
     os.chown(path, 65534, 65534)
     path.chmod(0o644)
     code = (
-        "import sys; from bot.ops.instance import holding_mailbox\n"
+        "import sys; from bot.host.instance import holding_mailbox\n"
         "with holding_mailbox(sys.argv[1], 'maildir:/box', on_wait=lambda: print('waited')):\n"
         "    print('held')\n"
     )

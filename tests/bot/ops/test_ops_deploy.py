@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from bot.cli import main
+from bot.host.unit import CREDENTIALS_DIR
 from bot.ops import deploy as D
 from bot.settings import load_secrets, load_settings
 from tests.helpers import unavailable
@@ -74,7 +75,7 @@ def test_unit_is_a_hardened_notify_service_with_a_watchdog() -> None:
 def test_the_unit_hands_over_the_whole_credentials_directory_in_one_line(tmp_path: Path) -> None:
     """One LoadCredential= of /etc/flagman/credentials: every file in it, as systemd names a
     directory's files (flagman_<file>), fills its secret in Settings -- the previous secrets too."""
-    assert unit_values()["LoadCredential"] == [f"flagman:{D.CREDENTIALS_DIR}"]
+    assert unit_values()["LoadCredential"] == [f"flagman:{CREDENTIALS_DIR}"]
     for name in ("site-secret", "previous-secrets", "imap-password", "smtp-password", "db-password"):
         (tmp_path / f"flagman_{name}").write_text(f"value-of-{name}\n")
     secrets = load_secrets({"CREDENTIALS_DIRECTORY": str(tmp_path)})
@@ -291,7 +292,7 @@ def test_the_deployed_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    names = sorted(p.name for p in under(prefix, D.CREDENTIALS_DIR).iterdir())
+    names = sorted(p.name for p in under(prefix, CREDENTIALS_DIR).iterdir())
     assert names == ["db-password", "imap-password", "site-secret", "smtp-password"]
 
 
@@ -344,6 +345,7 @@ def test_doctors_fixes_name_the_credential_paths_of_the_unit() -> None:
     """Every credential path in doctor's fixes is a file of the directory the unit hands over,
     and each is one the tmpfiles snippet makes, and the other way round (issue 18: doctor said
     /etc/flagman/imap-password)."""
+    from bot.host import storage
     from bot.ops import doctor, reach
     from bot.settings import parse_settings
 
@@ -351,10 +353,10 @@ def test_doctors_fixes_name_the_credential_paths_of_the_unit() -> None:
     hints = [
         reach.credential_hint(reach.imap_server(settings, 1.0)),
         reach.credential_hint(reach.smtp_server(settings, 1.0)),
-        reach.database_hint("", False),
+        storage.database_hint("", False),
         *[f.fix for f in doctor.check_secret(settings)],
     ]
-    named = set(re.findall(r"/etc/flagman/[\w./-]*[\w-]", " ".join(hints))) - {D.CREDENTIALS_DIR}
+    named = set(re.findall(r"/etc/flagman/[\w./-]*[\w-]", " ".join(hints))) - {CREDENTIALS_DIR}
     (source,) = (c.split(":", 1)[1] for c in unit_values()["LoadCredential"])
     assert {str(PurePosixPath(path).parent) for path in named} == {source}, named
     tmpfiles = set(re.findall(r"^f (\S+)", (DEPLOY / "flagman.tmpfiles").read_text(), re.M))
@@ -372,7 +374,7 @@ def test_the_guide_uses_one_path_for_each_file() -> None:
     for name, text in texts.items():
         for credential in ("site-secret", "imap-password", "smtp-password", "db-password"):
             for path in re.findall(rf"/etc/flagman/\S*{credential}", text):
-                assert path.startswith(f"{D.CREDENTIALS_DIR}/{credential}"), (name, path)
+                assert path.startswith(f"{CREDENTIALS_DIR}/{credential}"), (name, path)
         assert "/usr/lib/tmpfiles.d" not in text and "/usr/lib/sysusers.d" not in text, name
     guide = texts["OPERATING.md"]
     assert f"systemd-tmpfiles --create {D.TMPFILES_PATH}" in guide

@@ -269,6 +269,7 @@ def test_doctors_fixes_name_the_instances_credentials_and_unit() -> None:
     """Under flagman@club (FLAGMAN_INSTANCE=club, set by the template and passed by flagmanctl
     @club), doctor's fixes name /etc/flagman-club/credentials/... and `systemctl restart
     flagman@club`; without it, flagman.service's."""
+    from bot.host import storage
     from bot.ops import doctor, reach
     from bot.settings import parse_settings
 
@@ -278,7 +279,7 @@ def test_doctors_fixes_name_the_instances_credentials_and_unit() -> None:
         return " ".join(
             [
                 reach.credential_hint(reach.imap_server(settings, 1.0)),
-                reach.database_hint("", False),
+                storage.database_hint("", False),
                 *[f.fix for f in doctor.check_secret(settings)],
             ]
         )

@@ -1,7 +1,7 @@
 """Damage, read-only files and full disks, made for real: what each command says and its status.
 
 Issue 33: every database and disk failure is told in two lines (what failed, what to do) on
-stderr, never a traceback, with the status of its kind (bot.ops.storage): 3 a server that
+stderr, never a traceback, with the status of its kind (bot.host.storage): 3 a server that
 cannot be reached, 4 storage (a damaged database, something this user may not write, a
 read-only file system, a full disk). Each fault is made as it happens on a machine: a SQLite
 file overwritten by the test, files of mode 0444 met by a command without root's override of
