@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bot.host.storage import safe_url
 from bot.host.unit import credentials_dir, unit_of
-from bot.ops.findings import Finding, Severity, ok, problem, warning
+from bot.ops.findings import Finding, Severity, counted, ok, problem, warning
 from bot.ops.mail_dns import check_sending_domain
 
 if TYPE_CHECKING:
@@ -562,9 +562,10 @@ def check_retention(settings: Settings, now: datetime, *, inbox_usable: bool = T
             since = f" (the oldest from {late.oldest:%Y-%m-%d})" if late.oldest is not None else ""
             yield warning(
                 "retention",
-                f"the database holds what the policy prunes: {late.mail_bodies} sent mail bodies, "
-                f"{late.inbound_texts} texts of mail read, {late.quarantined} quarantined mails, "
-                f"{late.audit_lines} audit lines{since}; no prune has run for days, or it fails",
+                f"the database holds what the policy prunes: {counted(late.mail_bodies, 'sent mail body', 'sent mail bodies')}, "
+                f"{counted(late.inbound_texts, 'text of mail read', 'texts of mail read')}, "
+                f"{counted(late.quarantined, 'quarantined mail', 'quarantined mails')}, "
+                f"{counted(late.audit_lines, 'audit line', 'audit lines')}{since}; no prune has run for days, or it fails",
                 "run `flagman prune`; the service prunes daily (see its journal for the prune job's errors)",
             )
         else:
@@ -593,8 +594,10 @@ def check_retention(settings: Settings, now: datetime, *, inbox_usable: bool = T
         if late_mail:
             yield warning(
                 "retention",
-                f"the inbox's Processed folder holds {late_mail} mails older than {policy.processed_mail_days} days "
-                "(and two for the daily prune); no prune has run for days, or it fails",
+                f"the inbox's Processed folder holds {counted(late_mail, 'mail', 'mails')} older than "
+                f"{policy.processed_mail_days + PRUNE_SLACK.days} days (processed_mail_days = "
+                f"{policy.processed_mail_days}, and {PRUNE_SLACK.days} for the daily prune); no prune has run "
+                "for days, or it fails",
                 "run `flagman prune`; the service prunes daily (see its journal for the prune job's errors)",
             )
         else:

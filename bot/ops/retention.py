@@ -60,10 +60,14 @@ class Pruned:
         return any((self.mail_bodies, self.inbound_texts, self.quarantined, self.audit_lines, self.processed_mails))
 
     def summary(self) -> str:
+        from bot.ops.findings import counted
+
         return (
-            f"pruned: {self.mail_bodies} sent mail bodies ({self.mail_bytes} bytes), "
-            f"{self.inbound_texts} texts of mail read, {self.quarantined} quarantined mails, "
-            f"{self.audit_lines} audit lines, {self.processed_mails} mails of the Processed folder"
+            f"pruned: {counted(self.mail_bodies, 'sent mail body', 'sent mail bodies')} ({self.mail_bytes} bytes), "
+            f"{counted(self.inbound_texts, 'text of mail read', 'texts of mail read')}, "
+            f"{counted(self.quarantined, 'quarantined mail', 'quarantined mails')}, "
+            f"{counted(self.audit_lines, 'audit line', 'audit lines')}, "
+            f"{counted(self.processed_mails, 'mail', 'mails')} of the Processed folder"
         )
 
 

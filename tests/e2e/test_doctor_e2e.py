@@ -141,7 +141,7 @@ def test_old_mail_in_the_imap_processed_folder_is_one_retention_warning_until_a_
     code, out = site.doctor()
     assert code == 0, out
     (warned,) = [line for line in out.splitlines() if line.startswith("warning  retention")]
-    assert "the inbox's Processed folder holds 1 mails older than 30 days" in warned, out
+    assert "the inbox's Processed folder holds 1 mail older than 32 days" in warned, out
     for name, value in site.env.items():
         monkeypatch.setenv(name, value)
     assert main(["--config", str(site.config), "prune"]) == 0

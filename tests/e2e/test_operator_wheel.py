@@ -282,10 +282,12 @@ def test_the_installed_prune_applies_the_retention_policy(installed: Path, initi
     doctor = flagman(installed, config, "doctor")
     assert doctor.returncode == 0, doctor.stdout
     warned = [line for line in doctor.stdout.splitlines() if line.startswith("warning  retention")]
-    assert len(warned) == 2 and f"{sent} sent mail bodies" in warned[0] and "holds 1 mails" in warned[1], warned
+    assert (
+        len(warned) == 2 and f"{sent} sent mail bodies" in warned[0] and "holds 1 mail older than 32 days" in warned[1]
+    ), warned
     done = flagman(installed, config, "prune")
     assert done.returncode == 0, done.stderr
-    assert f"pruned: {sent} sent mail bodies" in done.stdout and "1 mails of the Processed folder" in done.stdout, (
+    assert f"pruned: {sent} sent mail bodies" in done.stdout and "1 mail of the Processed folder" in done.stdout, (
         done.stdout
     )
     assert not old.exists() and new.exists()

@@ -89,7 +89,7 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
     new = deliver_to_maildir(processed, b"Subject: new\r\n\r\ny")
     done = flagman_process(config, "prune")
     assert done.returncode == 0, done.stderr
-    assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mails of the Processed folder" in done.stdout
+    assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mail of the Processed folder" in done.stdout
     with db.read() as session:
         assert session.scalar(select(func.count()).select_from(Outbox)) == sent, "the rows stay"
         assert session.scalar(select(func.length(Outbox.data)).where(Outbox.id == first)) > 0, "pending mail kept"
