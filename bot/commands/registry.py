@@ -135,7 +135,7 @@ GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
 }
 # What a GM command may be refused with: ours, and the domain's own errors (each a ValueError
 # whose message is fit to mail back).
-_GM_REFUSALS = (Refused, turns.GameError, seasons.SeasonError, DeadlineError, FigureError, OptionError)
+_GM_REFUSALS = (Refused, turns.GameError, seasons.SeasonRequestError, DeadlineError, FigureError, OptionError)
 
 
 # -- player commands ---------------------------------------------------------------------------
