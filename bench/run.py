@@ -20,7 +20,6 @@ import json
 import platform
 import sys
 import time
-import tomllib
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 
 from bench import deadline, hostile, ingest, latency, practice, retention, robots, scale
 from bench.burn import burners
+from bench.overrides import overrides
 from bench.world import world
 
 ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice", "retention")
@@ -114,23 +114,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.burn < 0:
         parser.error("--burn: the number of CPU burners, 0 or more")
     return args
-
-
-def overrides(assignments: list[str]) -> dict[str, dict[str, Any]]:
-    """``SECTION.KEY=VALUE`` strings as settings sections; VALUE is read as TOML (1, 0.5, true,
-    "text"), and as a plain string if it is not TOML."""
-    out: dict[str, dict[str, Any]] = {}
-    for assignment in assignments:
-        name, sep, raw = assignment.partition("=")
-        section, dot, key = name.strip().partition(".")
-        if not sep or not dot or not section or not key:
-            raise ValueError(f"--set {assignment!r}: write SECTION.KEY=VALUE, e.g. schedule.resolve_workers=0")
-        try:
-            value = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw
-        out.setdefault(section, {})[key] = value
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,7 +50,7 @@ def _cmd_new(args: argparse.Namespace) -> int:
                     nmr_penalty=season.nmr_penalty,
                     tracks=list(season.tracks),
                 )
-        except seasons.SeasonRefused as refused:
+        except seasons.SeasonRequestError as refused:
             print(say("season_cli_refused", verb="new", reason=str(refused)), file=sys.stderr)
             return 2
     print(said)
@@ -66,10 +66,10 @@ def _cmd_add(args: argparse.Namespace) -> int:
             with app.db.transaction() as session:
                 season = seasons.find_season(session, args.name)
                 if season is None:
-                    raise seasons.SeasonRefused(say("season_none", season=args.name[:40]))
+                    raise seasons.SeasonRequestError(say("season_none", season=args.name[:40]))
                 race = seasons.add_race(session, season, args.game)
                 said = say("season_race_added", season=season.name, game=race.game.name, round=race.round)
-        except seasons.SeasonRefused as refused:
+        except seasons.SeasonRequestError as refused:
             print(say("season_cli_refused", verb="add", reason=str(refused)), file=sys.stderr)
             return 2
     print(said)

@@ -1,4 +1,4 @@
-"""The game archive (issue 11): a static site per game, plain HTML and CSS, no JavaScript.
+"""The game archive: a static site per game, plain HTML and CSS, no JavaScript.
 
 Pages (all links relative, so the site works from a file system or any static web server):
 
@@ -113,7 +113,7 @@ def write_archive(
         "robots": [seat.name for seat in game.seats if seat.robot],
         "utc": shown_time,
         "ordinal": ordinal,
-    }  # shown as robots (issue 32)
+    }  # shown as robots
     # The record of the dice, first: each turn's page shows its part (which draw, the GM's hand).
     kept = record.build(session, game)
     dice_of = {t["number"]: t for t in kept["turns"]}

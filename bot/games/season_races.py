@@ -38,7 +38,7 @@ def next_races(shell: Shell) -> list[str]:
                 continue
             try:
                 name = _advance(shell, session, season)
-            except (turns.GameError, seasons.SeasonRefused) as refused:
+            except (turns.GameError, seasons.SeasonRequestError) as refused:
                 # The last race's people cannot make a race of it (too few left): the GM makes it.
                 log.warning("season %s: the next race cannot be made: %s", season.name, refused)
                 continue

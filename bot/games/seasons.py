@@ -44,7 +44,7 @@ TRACK_OPTION = {"speed_circuit": "track", "speedphreakz": "map"}
 _DRIVEN = ("mail", "gm")
 
 
-class SeasonRefused(ValueError):
+class SeasonRequestError(ValueError):
     """A season request that cannot be done; the message (from a words template) says why."""
 
 
@@ -87,36 +87,36 @@ def create_season(shell: Shell, session: Session, settings: SeasonSettings) -> S
     """A new season with its first races (existing games of its kind, in round order)."""
     name = settings.name.strip().lower()
     if not NAME_RE.match(name) or name == GM_SEAT:
-        raise SeasonRefused(say("season_bad_name", season=name[:40]))
+        raise SeasonRequestError(say("season_bad_name", season=name[:40]))
     if find_season(session, name) is not None:
-        raise SeasonRefused(say("season_exists", season=name))
+        raise SeasonRequestError(say("season_exists", season=name))
     try:
         rules = find_game(settings.kind)
     except UnknownGameError:
-        raise SeasonRefused(say("season_unknown_kind", kind=settings.kind[:40])) from None
+        raise SeasonRequestError(say("season_unknown_kind", kind=settings.kind[:40])) from None
     try:
         table = ScoringTable.parse(settings.scoring)
         SeasonRules(table, settings.drop, settings.no_show_penalty, settings.nmr_penalty)
     except SeasonError as error:
-        raise SeasonRefused(say("season_bad_setting", reason=str(error))) from None
+        raise SeasonRequestError(say("season_bad_setting", reason=str(error))) from None
     if not 1 <= settings.races <= MAX_RACES:
-        raise SeasonRefused(say("season_bad_races", most=MAX_RACES))
+        raise SeasonRequestError(say("season_bad_races", most=MAX_RACES))
     if settings.drop >= settings.races:
-        raise SeasonRefused(say("season_drops_all", drop=settings.drop, races=settings.races))
+        raise SeasonRequestError(say("season_drops_all", drop=settings.drop, races=settings.races))
     tracks = tuple(t.strip().lower() for t in settings.tracks if t.strip())
     if tracks:
         option = TRACK_OPTION.get(rules.name)
         if option is None:
-            raise SeasonRefused(say("season_no_tracks", title=rules.title))
+            raise SeasonRequestError(say("season_no_tracks", title=rules.title))
         if len(tracks) > MAX_TRACKS:
-            raise SeasonRefused(say("season_too_many_tracks", most=MAX_TRACKS))
+            raise SeasonRequestError(say("season_too_many_tracks", most=MAX_TRACKS))
         for track in tracks:
             try:
                 rules.new_game([f"p{i}" for i in range(rules.min_players)], {option: track}, random.Random(0))
             except ValueError as error:
-                raise SeasonRefused(say("season_bad_track", track=track[:40], reason=str(error))) from None
+                raise SeasonRequestError(say("season_bad_track", track=track[:40], reason=str(error))) from None
     if len(settings.games) > settings.races:
-        raise SeasonRefused(say("season_more_games_than_races", games=len(settings.games), races=settings.races))
+        raise SeasonRequestError(say("season_more_games_than_races", games=len(settings.games), races=settings.races))
     season = Season(
         name=name,
         kind=rules.name,
@@ -140,16 +140,16 @@ def add_race(session: Session, season: Season, game_name: str) -> SeasonRace:
     """The game `game_name` as the season's next race."""
     game = store.find_game_row(session, game_name)
     if game is None:
-        raise SeasonRefused(say("season_no_game", game=game_name[:40]))
+        raise SeasonRequestError(say("season_no_game", game=game_name[:40]))
     if game.kind != season.kind:
-        raise SeasonRefused(say("season_wrong_kind", game=game.name, kind=game.kind, season=season.name))
+        raise SeasonRequestError(say("season_wrong_kind", game=game.name, kind=game.kind, season=season.name))
     if game.practice:
-        raise SeasonRefused(say("season_practice_game", game=game.name))
+        raise SeasonRequestError(say("season_practice_game", game=game.name))
     if session.scalar(select(SeasonRace.id).where(SeasonRace.game_id == game.id)) is not None:
-        raise SeasonRefused(say("season_game_taken", game=game.name))
+        raise SeasonRequestError(say("season_game_taken", game=game.name))
     rounds = len(season.races)
     if rounds >= season.races_planned:
-        raise SeasonRefused(say("season_full", season=season.name, races=season.races_planned))
+        raise SeasonRequestError(say("season_full", season=season.name, races=season.races_planned))
     race = SeasonRace(season=season, round=rounds + 1, game_id=game.id)
     session.add(race)
     session.flush()
@@ -284,7 +284,7 @@ def _names(session: Session, drivers: Sequence[Driver]) -> dict[str, str]:
 
 __all__ = [
     "TRACK_OPTION",
-    "SeasonRefused",
+    "SeasonRequestError",
     "SeasonSettings",
     "driven_seats",
     "for_letters",

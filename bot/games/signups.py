@@ -1,7 +1,7 @@
 """The player's side of a game's life: JOIN and RESIGN.
 
 * ``JOIN <game> [name]`` (mail-interface.md) comes from anyone, a stranger too, and is double
-  opt-in (issue 27): a stranger's JOIN makes no seat, it mails the From a code
+  opt-in: a stranger's JOIN makes no seat, it mails the From a code
   (`ask_to_join`, `bot.games.requests`), and the seat is made when the answer comes back from
   that address (`confirm_join`). A JOIN in mail that proved its sender's registered address
   (a player's or the GM's) is a seat at once, at that address (`join`). The seat is named
@@ -29,7 +29,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import letters, store
-from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
+from bot.fate import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.games import requests, seasons, turns
 from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome
@@ -58,7 +58,7 @@ _LINK = re.compile(r"://|www\.|@|\w\.\w", re.I)
 def name_problem(name: str) -> str | None:
     """Why `name` (JOIN's, from anyone) cannot be shown to the players, or None: it is shown to
     every player of the game and greets its sender, so it must read as a name. The reason
-    never repeats the name (issue 27: a forged JOIN relayed its spam "name")."""
+    never repeats the name (a forged JOIN relayed its spam "name")."""
     if not name:
         return None
     if len(name) > MAX_NAME or len(name.split()) > MAX_NAME_WORDS:
@@ -90,7 +90,7 @@ def seat_name_for(name: str, address: str, taken: set[str]) -> str:
 
 
 def _refuse(game: Game | None, address: str, title: str, text: str, detail: str) -> Refused:
-    # The answer greets nobody by name and repeats none of the mail's words (issue 14: a forged
+    # The answer greets nobody by name and repeats none of the mail's words (a forged
     # JOIN must not carry spam to a third party).
     return Refused(
         "JOIN refused: " + detail,

@@ -14,7 +14,7 @@ from bot.facts import SeasonTable
 from bot.letters.addressing import ToAddress, ToGm, notice, post
 from bot.letters.context import game_context
 from bot.letters.sheets import season_words
-from bot.mail_out import outbox as mailout
+from bot.mail_out import queue as mailout
 from bot.mail_out.render import PublicReport
 from bot.models import Game, Turn
 from bot.schedules import format_local
