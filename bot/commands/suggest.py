@@ -1,5 +1,5 @@
 """Did you mean ...? A line not understood -> the command or order word it most likely meant,
-with its syntax (issue 17: "Did-you-mean for commands, orders and GM verbs, with the syntax
+with its syntax ("Did-you-mean for commands, orders and GM verbs, with the syntax
 line"). Pure.
 
 The words a line may have meant are the player verbs (`PLAYER_COMMANDS`), the GM verbs for a

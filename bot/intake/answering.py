@@ -3,7 +3,7 @@
 One answer per mail (mail-interface.md): what the mail made for one addressee goes out as one
 letter, in sections, as Mailman answers commands -- done, then not done. Who gets it, and which
 reply address it carries, is `bot.letters`' call. Past a cap the answers are withheld (all but
-the `essential` ones) and the record says why (issue 27: caps withhold answers, never actions
+the `essential` ones) and the record says why (caps withhold answers, never actions
 or records).
 """
 
@@ -15,7 +15,7 @@ import re
 from sqlalchemy.orm import Session
 
 from bot import letters
-from bot.answers import Answer, Letter, Notice
+from bot.fate import Answer, Letter, Notice
 from bot.intake.batch import Batch, Mail, MailKey
 from bot.intake.limits import Limiter
 from bot.letters import ToGm, ToSeat

@@ -1,4 +1,4 @@
-"""Orders written as prose, read as a human GM reads them, never guessed silently (issue 30).
+"""Orders written as prose, read as a human GM reads them, never guessed silently.
 
 mail-interface.md: "a line holding exactly one order-shaped phrase ("please put me down for use
 3") is applied with the reading echoed, or offered back as a one-tap confirmation; a negated
