@@ -3,7 +3,8 @@ mail states a default ... or a 'still to order' that the outlook does not"): ove
 histories of player and GM mail -- whole sets, sets with parts missing, unreadable mail, CLEAR,
 the GM's PLOT and PLOT CLEAR -- what ORDERS tells each seat will count at the deadline is what
 the deadline then uses for it, named as the seat's own set, the GM's plot or the default as it
-was, and STATUS's "Still to order" names exactly the seats the deadline defaults."""
+was, and STATUS's "Still to order" names exactly the seats the deadline defaults and, to
+another player, the seats whose set still lacks a part."""
 
 from __future__ import annotations
 
@@ -133,6 +134,7 @@ def _play(app: App, kind: str, steps: list[tuple[str, str, object]]) -> None:
         subs = store.turns_submissions(session, [turn.id]).get(turn.id, {})
         used = record.orders_used(rules, state, game, subs)
         defaulted: set[str] = set()
+        lacking: set[str] = set()  # another seat's set that lacks a part: "still to order" to p0
         for seat in SEATS:
             row = store.seat_named(game, seat)
             assert row is not None
@@ -146,9 +148,13 @@ def _play(app: App, kind: str, steps: list[tuple[str, str, object]]) -> None:
             else:
                 source = "sent"
                 expected = rules.format_orders(rules.filled_orders(state, seat, own)).splitlines()
+                if seat != "p0" and not rules.is_complete(state, seat, own):
+                    lacking.add(seat)
             lines_said, source_said = said[seat]
             assert (sorted(lines_said), source_said) == (sorted(expected), source), (seat, steps_text(rows))
-    assert to_order == defaulted & set(SEATS)
+    # mail-interface.md: STATUS tells "who has ordered — not what": to p0, a seat whose set
+    # lacks a part is still to order (the turn waits for it), without saying what it lacks.
+    assert to_order == (defaulted | lacking) & set(SEATS)
 
 
 def steps_text(rows: list[OrderSubmission]) -> list[tuple[str, str]]:
