@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from bot.fate import MailFate, PollReport
 from bot.faults import CrashPoint
-from bot.games import archive, deadline, practice, requests
+from bot.games import archive, deadline, practice, requests, season_races
 from bot.host.storage import breakdown
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
@@ -140,7 +140,8 @@ class Service:
     def tick(self, *, read_first: bool = False, on_resolved: Callable[[], None] | None = None) -> list[tuple[str, int]]:
         """The deadline (`bot.games.deadline.run`: the turns due resolved, the NMR limits, the late
         notices, the reminders), then the ADDRESS changes whose hold is over and the
-        practice games left alone. With `read_first` (`flagman tick`; the service's own tick
+        practice games left alone and the seasons' next races
+        (`bot.games.season_races`). With `read_first` (`flagman tick`; the service's own tick
         job reads the inbox itself, one batch at a time, before it calls this), the inbox is read first: a turn is never
         resolved before the mail that arrived by its deadline is read (mail-interface.md:
         deadlines are judged by arrival, not by when the bot reads). `on_resolved` is called as
@@ -152,6 +153,8 @@ class Service:
         resolved = deadline.run(self.shell, worker=self.turn_worker, on_resolved=on_resolved)
         requests.due_moves(self.shell)  # ADDRESS changes whose hold is over
         practice.expire_idle(self.shell)  # practice games left alone
+        if season_races.next_races(self.shell):  # a season's next race, its last one over
+            archive.publish(self.shell, [])
         return [(r.game, r.number) for r in resolved]
 
     def send(self) -> mailout.DrainReport:

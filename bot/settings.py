@@ -439,7 +439,7 @@ NUMBER_BOUNDS: dict[tuple[str, str], tuple[Bounds, str]] = {
     ("schedule", "poll_seconds"): (Bounds(0.1, DAY), " seconds"),
     ("schedule", "tick_seconds"): (Bounds(0.1, DAY), " seconds"),
     ("schedule", "send_seconds"): (Bounds(0.1, DAY), " seconds"),
-    ("schedule", "resolve_niceness"): (Bounds(0, 19), " (nice: 19 the lowest priority)"),
+    ("schedule", "resolve_niceness"): (Bounds(0, 19), ""),
     ("limits", "max_mail_bytes"): (Bounds(1024, 1024**3), " bytes"),
     ("limits", "max_lines"): (Bounds(1, 10**6), " lines"),
     ("limits", "mails_per_sender_per_hour"): (Bounds(1, 10**6), " mails"),

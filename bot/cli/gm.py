@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import re
 import sys
@@ -105,6 +106,7 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     from bot import letters, store
     from bot.commands import GM_VERBS, gm, registry
     from bot.fate import Refused
+    from bot.intake import proven
 
     command = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
     robot = getattr(args, "robot", None)
@@ -128,7 +130,11 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
         letters.post(app.shell, session, letter.to, letter.rendered, kind=letter.kind, game=letter.game)
         game = store.find_game_row(session, result.game)
         if game is not None:
-            gm.tell_players(app.shell, session, game, result.news, app.shell.now())
+            # A command that completes a turn that resolves early resolves it now, as by mail.
+            told = list(result.news)
+            resolved = proven.resolve_completed(app.shell, session, game, told)
+            gm.tell_players(app.shell, session, game, told, app.shell.now())
+            result = dataclasses.replace(result, resolved=(*result.resolved, *resolved))
     return result
 
 

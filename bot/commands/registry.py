@@ -72,7 +72,7 @@ from bot.commands.grammar import (
 )
 from bot.commands.handlers import CommandContext, Reply
 from bot.fate import Letter, Notice, Refused
-from bot.games import turns
+from bot.games import seasons, turns
 from bot.games.archive import NewTurn
 from bot.letters import ToGm
 from bot.letters.context import bot_context
@@ -135,7 +135,7 @@ GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
 }
 # What a GM command may be refused with: ours, and the domain's own errors (each a ValueError
 # whose message is fit to mail back).
-_GM_REFUSALS = (Refused, turns.GameError, DeadlineError, FigureError, OptionError)
+_GM_REFUSALS = (Refused, turns.GameError, seasons.SeasonRequestError, DeadlineError, FigureError, OptionError)
 
 
 # -- player commands ---------------------------------------------------------------------------

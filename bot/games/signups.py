@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from bot import letters, store
 from bot.fate import Answer, Done, Ignored, Letter, Notice, Refused
-from bot.games import requests, turns
+from bot.games import requests, seasons, turns
 from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat, notices
@@ -107,6 +107,8 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
     if game is not None and game.practice and not any(s.player.address == address for s in game.seats):
         game = None  # a practice game is its person's alone: its name is answered as one not taken
     if game is None:
+        game = _season_race_open(session, game_name, address)
+    if game is None:
         open_games = sorted(g.name for g in session.scalars(select(Game).where(Game.status == GameStatus.SIGNUP)))
         raise _refuse(
             None,
@@ -151,6 +153,25 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
             "name",
         )
     return game
+
+
+def _season_race_open(session: Session, season_name: str, address: str) -> Game | None:
+    """JOIN <season>: the season's race open for sign-ups (a seat in it is an entry in the
+    season: the next races take the last one's people); None when there is no such season.
+    A season with no race open for sign-ups refuses the JOIN, saying so."""
+    found = seasons.find_season(session, season_name)
+    if found is None:
+        return None
+    open_race = next((r.game for r in found.races if r.game.status == GameStatus.SIGNUP), None)
+    if open_race is None:
+        raise _refuse(
+            None,
+            address,
+            say("join_season_closed_title", season=found.name),
+            say("join_season_closed", season=found.name),
+            "season closed",
+        )
+    return open_race
 
 
 def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str, name: str) -> Done:

@@ -28,7 +28,7 @@ from bot import dice, outlook, store
 from bot.clock import as_utc
 from bot.facts import Kept, Recheck, Withdrawn
 from bot.games import carried as carried_orders
-from bot.games import observers, robots
+from bot.games import observers, robots, seasons
 from bot.letters import results, reveal, sheets
 from bot.letters.cache import LetterCache
 from bot.letters.reports import public_report
@@ -536,6 +536,7 @@ def work_out(
         resolved["carried"] = None
         turn.carried = None
     mails: mailout.NewRows = []
+    season = seasons.for_letters(session, game, rules, new_state, turn, finished=next_turn is None)
     for seat in () if held_for_next else store.mailed_seats(game):
         sheets.post_seat_letter(
             shell,
@@ -553,6 +554,7 @@ def work_out(
             cache=cache,
             before=before,
             carried=recheck.of(seat.name),
+            season=season,
         )
     if not held_for_next:
         sheets.post_gm_letter(
@@ -570,11 +572,12 @@ def work_out(
             cache=cache,
             before=before,
             recheck=recheck,
+            season=season,
         )
     report = public_report(shell.renderer, cache, rules, new_state, outcome, robots.robot_names(game.seats))
     addresses = observers.observers_of(session, game)
     results.post_observer_results(
-        shell, session, game, rules, report, turn, next_turn, outcome.defaulted, addresses, into=mails
+        shell, session, game, rules, report, turn, next_turn, outcome.defaulted, addresses, into=mails, season=season
     )
     stall = rules.stall(new_state) if next_turn is not None else None
     if stall is not None:

@@ -304,25 +304,37 @@ def holding_mailbox(database_url: str, mailbox: str, *, on_wait: Callable[[], ob
         finally:
             os.close(fd)  # closing the last descriptor drops the flock
         return
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.pool import NullPool
+    from sqlalchemy import text
 
     key = advisory_key(f"mailbox:{name}")
-    engine = create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            if not conn.execute(text("select pg_try_advisory_lock(:key)"), {"key": key}).scalar():
-                _waiting(name, on_wait)
-                conn.execute(text("select pg_advisory_lock(:key)"), {"key": key})
+    # A connection of its own each time (NullPool: closed, never pooled, so the lock never
+    # outlives the block), from one engine per URL (making an engine costs more than connecting).
+    with _lock_engine(url).connect() as conn:
+        if not conn.execute(text("select pg_try_advisory_lock(:key)"), {"key": key}).scalar():
+            _waiting(name, on_wait)
+            conn.execute(text("select pg_advisory_lock(:key)"), {"key": key})
+        try:
+            yield
+        finally:
             try:
-                yield
-            finally:
-                try:
-                    conn.execute(text("select pg_advisory_unlock(:key)"), {"key": key})
-                except Exception:
-                    log.debug("pg_advisory_unlock failed", exc_info=True)
-    finally:
-        engine.dispose()
+                conn.execute(text("select pg_advisory_unlock(:key)"), {"key": key})
+            except Exception:  # closing the session frees it anyway
+                log.debug("pg_advisory_unlock failed", exc_info=True)
+
+
+_LOCK_ENGINES: dict[str, Engine] = {}
+
+
+def _lock_engine(url: str) -> Engine:
+    """The engine of the mailbox lock's connections to `url` (NullPool, AUTOCOMMIT), made once."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
+    with _IN_PROCESS_GUARD:
+        engine = _LOCK_ENGINES.get(url)
+        if engine is None:
+            engine = _LOCK_ENGINES[url] = create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+        return engine
 
 
 def _waiting(name: str, on_wait: Callable[[], object] | None) -> None:

@@ -498,7 +498,13 @@ def _orders_confirmed(
     the set lacks, what it costs, what the deadline will use, its receipt."""
     game = seat.game
     canonical = rules.format_orders(parsed.orders)
+    filed = canonical
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
+    if read is not None and read.keeps_rest and earlier:
+        merged = _with_the_rest(rules, state, seat.name, earlier, merged)
+        # Filed as the whole set it makes, so that the tick's fold (`store.orders_on_file`)
+        # reads the same set.
+        filed = rules.format_orders(merged)
     # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
     # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
     # complete without the lines not understood says which lines those were (a
@@ -530,7 +536,7 @@ def _orders_confirmed(
     )
     # The last orders of a turn that resolves early: it is resolved as this mail's answers are
     # queued (the pipeline), so the confirmation says so, not until when orders may change.
-    last = batch.resolves_with(session, game, turn, seat, canonical)
+    last = batch.resolves_with(session, game, turn, seat, filed)
     turn_facts = ctx["turn"]
     assert isinstance(turn_facts, dict)
     turn_facts["last"] = last
@@ -552,8 +558,22 @@ def _orders_confirmed(
         (confirmation, *_pass_on(batch, session, seat, read)),
         game=game,
         seat=seat,
-        submission=Submission(turn.id, seat.id, canonical),
+        submission=Submission(turn.id, seat.id, filed),
     )
+
+
+def _with_the_rest(
+    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], merged: tuple[GameOrder, ...]
+) -> tuple[GameOrder, ...]:
+    """The set after a mail that said "keep the rest": the mail's orders, and every order on file
+    of a kind the mail did not send, when the game takes them together as a set now; else the
+    mail's orders alone (the confirmation then says what is no longer on file)."""
+    sent = {type(order) for order in merged}
+    kept = [order for order in earlier if type(order) not in sent]
+    if not kept:
+        return merged
+    together = rules.parse_orders(state, seat, rules.format_orders((*merged, *kept)))
+    return together.orders if together.orders and not together.problems else merged
 
 
 def _against_the_set_on_file(
@@ -599,40 +619,50 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
     address = batch.shell.reply_address(seat.game.name, seat.name, seat.reply_salt)
     out: list[str] = []
     for reading in read.readings:
-        said = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
+        # One item per line read: the line quoted once, then each thing said of it.
+        parts: list[str] = []
+        line = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
+
+        def said(parts: list[str] = parts, line: dict[str, object] = line) -> dict[str, object]:
+            return {**line, "continued": bool(parts)}
+
         if reading.applied and reading.first_choice:  # "SPEED 100 if legal, otherwise 80": the fallback
-            out.append(
+            parts.append(
                 say(
                     "intake_reading",
                     how="fallback",
                     orders=reading.applied,
                     refused=reading.first_choice,
                     reason=reading.refused_because,
-                    **said,
+                    **said(),
                 )
             )
         elif reading.applied and reading.fallback:  # the first choice, allowed now
-            out.append(say("intake_reading", how="first_choice", orders=reading.applied, **said))
+            parts.append(say("intake_reading", how="first_choice", orders=reading.applied, **said()))
         elif reading.applied and reading.corrected:  # "Use 2. No wait, use 1.": the last word counts
-            out.append(
-                say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said)
+            parts.append(
+                say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said())
             )
         elif reading.applied:
-            out.append(say("intake_reading", how="applied", orders=reading.applied, **said))
+            parts.append(say("intake_reading", how="applied", orders=reading.applied, **said()))
+        if reading.keeps_rest:
+            parts.append(say("intake_reading", how="keeps_rest", **said()))
         if reading.negated:
-            out.append(say("intake_reading", how="negated", orders=reading.negated, **said))
-        for offer in reading.offered:
+            parts.append(say("intake_reading", how="negated", orders=reading.negated, **said()))
+        for n, offer in enumerate(reading.offered):
             link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(offer.splitlines()))
-            out.append(say("intake_reading", how="offered", orders=[offer], link=link, **said))
+            parts.append(say("intake_reading", how="offered", orders=[offer], link=link, more=n > 0, **said()))
         if reading.for_gm is not None:
             how = {ForTheGm.FAREWELL: "farewell", ForTheGm.QUESTION: "question"}.get(reading.for_gm, "for_gm")
             if seat.game.practice:  # no GM to pass them to (`_pass_on`)
                 how = {"farewell": "no_gm_farewell"}.get(how, "no_gm")
-            out.append(say("intake_reading", how=how, **said))
+            parts.append(say("intake_reading", how=how, **said()))
         elif reading.unread:  # the words of a line with orders in it that were read as none
-            out.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said))
+            parts.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said()))
         elif reading.note and not is_courtesy(reading.line):
-            out.append(say("intake_reading", how="unread", parts=[], **said))
+            parts.append(say("intake_reading", how="unread", parts=[], **said()))
+        if parts:
+            out.append("\n    ".join(part.strip() for part in parts))
     return out
 
 

@@ -18,6 +18,7 @@ from bot.commands.grammar import Process, is_courtesy
 from bot.commands.handlers import CommandContext, which_game
 from bot.fate import Done, Ignored, Notice, Refused
 from bot.games import deadline, turns
+from bot.games.archive import NewTurn
 from bot.games.identity import Who
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
@@ -26,6 +27,7 @@ from bot.letters.words import say
 from bot.models import Game, Reason
 from bot.outlook import what_counts
 from bot.safe_text import echo, quote_lines
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.inbound")
 
@@ -55,20 +57,29 @@ def _games_hint(line: str, who: Who) -> list[str]:
 
 
 def _resolve_completed(batch: Batch, session: Session, name: str, news: dict[str, list[gm.News]]) -> None:
-    """A GM command that completes a turn that resolves early (the last ORDER, a RESUME with
-    every order in, a seat handed to a robot or dropped): the turn is resolved now, in the mail's
-    transaction, as PROCESS does, and the players are told so with the news, never "due ...".
-    A turn that follows needing no orders is run at once too, as the deadline would."""
+    """`resolve_completed` for a game a GM's mail commanded; what it resolved is published once
+    the batch is committed."""
     game = batch.find_game(session, name)
     if game is None:
         return
+    batch.rows.resolved.extend(resolve_completed(batch.shell, session, game, news[name]))
+
+
+def resolve_completed(shell: Shell, session: Session, game: Game, told: list[gm.News]) -> list[NewTurn]:
+    """A GM command (by mail or from the command line) that completes a turn that resolves early
+    (the last ORDER, a RESUME with every order in, a seat handed to a robot or dropped): the
+    turn is resolved now, in the command's transaction, as PROCESS does, and the players are
+    told so with the news (`told`, extended here), never "due ...". A turn that follows needing
+    no orders is run at once too, as the deadline would. Returns the turns resolved, to publish
+    once committed."""
+    out: list[NewTurn] = []
     for _ in range(MAX_AT_ONCE):
         session.flush()
         turn = store.open_turn(session, game)
         if turn is None or not turns.is_due(
-            session, game, turn, batch.shell.now(), pace=turns.practice_pace(batch.shell.settings.practice)
+            session, game, turn, shell.now(), pace=turns.practice_pace(shell.settings.practice)
         ):
-            return
+            return out
         rules = turns.rules_of(game)
         state = rules.load_state(turn.state)
         subs = store.turn_submissions(session, turn)
@@ -78,14 +89,15 @@ def _resolve_completed(batch: Batch, session: Session, name: str, news: dict[str
             if s.name in rules.expected_players(state)
             for on_file in [store.orders_on_file(rules, state, s, subs.get(s.id, ()))]
         )
-        _writes, resolved = deadline.resolve_writes(batch.shell, session, game, turn)
-        batch.rows.resolved.append(resolved)
-        if news[name] and rules.expected_players(state):  # else the results are the news
-            news[name].append(
+        _writes, resolved = deadline.resolve_writes(shell, session, game, turn)
+        out.append(resolved)
+        if told and rules.expected_players(state):  # else the results are the news
+            told.append(
                 gm.News(
                     say("early_gm_last_title", label=turn.label), say("early_gm_last", label=turn.label), claims=said
                 )
             )
+    return out
 
 
 def _tell(batch: Batch, session: Session, name: str, news: dict[str, list[gm.News]]) -> None:

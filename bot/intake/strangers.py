@@ -222,7 +222,9 @@ def claimed_without_proof(
     # the mail was proven).
     wrong = bool(passwords_in_text(mail.inbound.reply_text or mail.inbound.text))
     kind = "intake_auth_refused_seat" if isinstance(holder, ToSeat) else "intake_auth_refused_gm"
-    text = say(kind, wrong_password=wrong)
+    # A player with seats in several games: this notice signs in for one; the others are named.
+    others = sorted({s.game.name for s in who.claimed[1:]} - {game.name}) if who.claimed else []
+    text = say(kind, wrong_password=wrong, game=game.name, others=others)
     if wrong:
         detail += " (a wrong PASSWORD)"
     raise Refused(

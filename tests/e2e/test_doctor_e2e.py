@@ -123,6 +123,32 @@ def test_a_working_set_up_passes(site: Site) -> None:
     assert "IDLE" not in out, "Dovecot has IDLE: no warning about it"
 
 
+def test_old_mail_in_the_imap_processed_folder_is_one_retention_warning_until_a_prune(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The doctor's retention check on IMAP: a mail in Processed the server received 40 days ago
+    (past processed_mail_days = 30 and the daily prune's slack) is one warning line; after
+    `flagman prune` the folder holds nothing older. The Processed folder is only read for it."""
+    from bot.cli import main
+
+    assert site.doctor("--fix")[0] == 0  # the folders
+    client = site.dovecot.imap_client(site.user, folder=None)
+    try:
+        client.append("Processed", b"Subject: old\r\n\r\nold\r\n", msg_time=datetime.now(UTC) - timedelta(days=40))
+        client.append("Processed", b"Subject: new\r\n\r\nnew\r\n", msg_time=datetime.now(UTC) - timedelta(days=1))
+    finally:
+        client.logout()
+    code, out = site.doctor()
+    assert code == 0, out
+    (warned,) = [line for line in out.splitlines() if line.startswith("warning  retention")]
+    assert "the inbox's Processed folder holds 1 mail older than 32 days" in warned, out
+    for name, value in site.env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["--config", str(site.config), "prune"]) == 0
+    code, out = site.doctor()
+    assert "ok       retention the inbox's Processed folder holds no mail older than 30 days" in out, out
+
+
 def test_a_missing_folder_is_reported_and_fix_creates_it(site: Site) -> None:
     """A configured Processed folder that does not exist: reported; --fix creates it; then all good."""
     site.inbox["processed_folder"] = f"Handled{next(_serial)}"

@@ -122,7 +122,8 @@ def test_watchdog_health_follows_the_jobs(app: App) -> None:
 def test_reload_applies_bot_and_schedule_keeps_connections(
     app: App, config: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """SIGHUP: [bot] and [schedule] take effect at once; [inbox] changes wait for a restart (and say so)."""
+    """SIGHUP: [bot] and [schedule] take effect at once; [inbox] changes and the turn worker's count and
+    priority wait for a restart (and say so)."""
     runner = Runner(app, config_path=config)
     runner.start()
     try:
@@ -131,7 +132,7 @@ def test_reload_applies_bot_and_schedule_keeps_connections(
             "poll_seconds = 60", "poll_seconds = 45"
         )
         text = text.replace('path = "mail/inbox"', 'path = "mail/elsewhere"')
-        text = text.replace("[schedule]\n", "[schedule]\nresolve_workers = 0\n")
+        text = text.replace("[schedule]\n", "[schedule]\nresolve_workers = 0\nresolve_niceness = 5\n")
         assert "resolve_workers = 0" in text
         config.write_text(text)
         old_inbox = app.settings.inbox
@@ -140,7 +141,10 @@ def test_reload_applies_bot_and_schedule_keeps_connections(
         assert app.settings.bot.name == "Race Control"
         assert app.settings.inbox == old_inbox
         assert app.settings.schedule.resolve_workers == 1  # the turn worker is built once: kept
-        assert "changes to [inbox], [schedule] resolve_workers need a restart" in caplog.text
+        assert app.settings.schedule.resolve_niceness == 0  # and so is its priority
+        assert (
+            "changes to [inbox], [schedule] resolve_workers, [schedule] resolve_niceness need a restart" in caplog.text
+        )
         assert runner.scheduler.get_job("poll").trigger.interval.total_seconds() == 45
     finally:
         runner.stop()
