@@ -1,6 +1,6 @@
 """latency: the service running with IMAP IDLE; one order mail every 200 ms.
 
-The bot runs as the service does (`bot.scheduler.Runner`: APScheduler jobs, an IDLE thread
+The bot runs as the service does (`bot.daemon.jobs.Runner`: APScheduler jobs, an IDLE thread
 that wakes the poll, the poll waking the send) in a worker process, with its outbox on the
 SMTP sink. For each mail: the time from the end of its LMTP delivery (Dovecot answered 250)
 to the arrival at the sink of the confirmation that answers it (In-Reply-To). Target

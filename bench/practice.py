@@ -2,6 +2,7 @@
 took the tick from 0.26 s to 1.55 s, 6.5 ms each; a new one cost 250-300 ms of CPU and a 31 kB
 first sheet).
 
+``python -m bench --only practice [--size 1000]``, or on its own:
 ``python -m bench.practice [--games 1000] [--runs 3] [--profile FILE]``
 
 Set-up: `--games` practice games (PRACTICE by mail, a third of each game the bot knows, one
@@ -33,6 +34,8 @@ from bench.world import load_settings
 from bot.clock import FixedClock
 
 SAMPLE = 30  # new games timed one by one
+GAMES = 1000  # live practice games (`python -m bench --only practice --size N`: N of them)
+RUNS = 3  # ticks timed, each on a fresh copy of the database; the median counts
 TARGET_MS_PER_GAME = 0.5  # the tick's CPU per live, idle practice game
 SET_UP = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
 
@@ -119,13 +122,9 @@ def time_ticks(
     return first, steady
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.practice", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=1000)
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--profile", type=Path, help="cProfile the last tick with the games into this file")
-    args = parser.parse_args(argv)
-
+def run(games: int = GAMES, runs: int = RUNS, profile: Path | None = None) -> dict[str, Any]:
+    """The figures of `games` live practice games (see the module docstring), with the line
+    `python -m bench --only practice` prints; `met` when the tick's CPU per game is on target."""
     from bot.db import migrate
 
     root = Path(tempfile.mkdtemp(prefix="fm-practice-"))
@@ -135,35 +134,48 @@ def main(argv: list[str] | None = None) -> int:
         spec["data"]["schedule"] = {"resolve_workers": 0}
         migrate(url)
         shutil.copy(root / "work.sqlite", root / "empty.sqlite")
-        started = start_games(spec, root, args.games)
+        started = start_games(spec, root, games)
         shutil.copy(root / "work.sqlite", root / "live.sqlite")
-        empty_first, empty = time_ticks(spec, root, root / "empty.sqlite", args.runs, None, args.games)
-        live_first, live = time_ticks(spec, root, root / "live.sqlite", args.runs, args.profile, args.games)
-        per_game_ms = 1000 * (statistics.median(live) - statistics.median(empty)) / max(1, args.games)
-        first_ms = 1000 * (statistics.median(live_first) - statistics.median(empty_first)) / max(1, args.games)
-        figures = {
-            "games": args.games,
-            **started,
-            "tick_empty_cpu_s": statistics.median(empty),
-            "tick_live_cpu_s": statistics.median(live),
-            "tick_cpu_ms_per_game": per_game_ms,
-            "first_tick_live_cpu_s": statistics.median(live_first),
-            "first_tick_cpu_ms_per_game": first_ms,
-            "target_ms_per_game": TARGET_MS_PER_GAME,
-            "met": per_game_ms <= TARGET_MS_PER_GAME,
-        }
-        print(
-            f"practice {args.games} live games: new game {started['new_game_cpu_ms']:.0f} ms CPU, first sheet "
-            f"{started['first_sheet_kb']:.1f} kB; tick CPU {statistics.median(live):.3f} s "
-            f"(runs {', '.join(f'{c:.3f}' for c in live)}) against {statistics.median(empty):.3f} s empty: "
-            f"{per_game_ms:.2f} ms a game (target <= {TARGET_MS_PER_GAME} ms) "
-            + ("OK" if figures["met"] else "MISSED")
-            + f"; the first tick after a start {statistics.median(live_first):.3f} s, {first_ms:.2f} ms a game"
-        )
-        print(json.dumps(figures))
-        return 0
+        empty_first, empty = time_ticks(spec, root, root / "empty.sqlite", runs, None, games)
+        live_first, live = time_ticks(spec, root, root / "live.sqlite", runs, profile, games)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    per_game_ms = 1000 * (statistics.median(live) - statistics.median(empty)) / max(1, games)
+    first_ms = 1000 * (statistics.median(live_first) - statistics.median(empty_first)) / max(1, games)
+    met = per_game_ms <= TARGET_MS_PER_GAME
+    line = (
+        f"practice {games} live games: new game {started['new_game_cpu_ms']:.0f} ms CPU, first sheet "
+        f"{started['first_sheet_kb']:.1f} kB; tick CPU {statistics.median(live):.3f} s "
+        f"(runs {', '.join(f'{c:.3f}' for c in live)}) against {statistics.median(empty):.3f} s empty: "
+        f"{per_game_ms:.2f} ms a game (target <= {TARGET_MS_PER_GAME} ms) "
+        + ("OK" if met else "MISSED")
+        + f"; the first tick after a start {statistics.median(live_first):.3f} s, {first_ms:.2f} ms a game"
+    )
+    return {
+        "benchmark": "practice",
+        "games": games,
+        **started,
+        "tick_empty_cpu_s": statistics.median(empty),
+        "tick_live_cpu_s": statistics.median(live),
+        "tick_cpu_ms_per_game": per_game_ms,
+        "first_tick_live_cpu_s": statistics.median(live_first),
+        "first_tick_cpu_ms_per_game": first_ms,
+        "target_ms_per_game": TARGET_MS_PER_GAME,
+        "met": met,
+        "line": line,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.practice", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=GAMES)
+    parser.add_argument("--runs", type=int, default=RUNS)
+    parser.add_argument("--profile", type=Path, help="cProfile the last tick with the games into this file")
+    args = parser.parse_args(argv)
+    figures = run(max(1, args.games), max(1, args.runs), args.profile)
+    print(figures.pop("line"))
+    print(json.dumps(figures))
+    return 0
 
 
 if __name__ == "__main__":

@@ -14,13 +14,20 @@ The drivers (one a seat):
 A matchup is a driver against an opponent in one field size: `races` races whose fields
 hold 1 to size-1 seats of the driver (drawn) and the opponent in the rest. In each race the
 driver's share is over every pair of its seat and an opponent's seat: ``ahead`` counts the
-pairs it finished strictly ahead in (a shared place is not a win), ``score`` the same with a
-shared place counted half. The figures are the mean over the races with a 95% interval
-(normal approximation over races: pairs of one race are not independent).
+pairs it finished strictly ahead in (a shared place is not a win), ``behind`` those the
+opponent finished strictly ahead in, ``score`` the pairs ahead with a shared place counted
+half, and ``lead`` is ahead minus behind. The figures are the mean over the races with a 95%
+interval (normal approximation over races: pairs of one race are not independent).
+
+"Ahead head to head" is the bench's one meaning of beating a reference: the driver finished
+strictly ahead of it in more pairs than it finished strictly behind it (``lead`` above 0,
+the same as ``score`` above 50%); a shared place counts for neither. In Racecraft many
+places are shared (a rule of thumb that cruises ends level with a robot that cruises), so
+``ahead`` alone is far below 50% against any reference that plays alike.
 
 Targets, in every game and field size: the robot's ``ahead`` against the NMR default at
-least 70%; its ``score`` above 50% against the best reference (greedy, and Racecraft's
-heuristic) and against its easy level.
+least 70%; ahead head to head (``lead`` > 0) of the best reference (greedy, and Racecraft's
+heuristic) and of its easy level.
 
 The races: Racecraft 5 to 8 runners, 3 to 9 turns; Speed Circuit 2 to 6 cars, 1 lap of
 either bundled track; SpeedPhreakz 2 to 8 cars on either bundled map, at most 40 rounds.
@@ -175,15 +182,16 @@ def run_spec(spec: Spec) -> tuple[list[int], int, bool, float]:
     return places, turns, finished, time.process_time() - start
 
 
-def interval(values: Sequence[float]) -> tuple[float, float, float]:
-    """The mean of `values` and its 95% interval (normal approximation), clipped to 0..1."""
+def interval(values: Sequence[float], low: float = 0.0) -> tuple[float, float, float]:
+    """The mean of `values` and its 95% interval (normal approximation), clipped to low..1
+    (a share: 0..1; a lead, ahead minus behind: -1..1)."""
     n = len(values)
     mean = sum(values) / n if n else 0.0
     if n < 2:
-        return mean, 0.0, 1.0
+        return mean, low, 1.0
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
     half = 1.96 * sd / math.sqrt(n)
-    return mean, max(0.0, mean - half), min(1.0, mean + half)
+    return mean, max(low, mean - half), min(1.0, mean + half)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +205,8 @@ class Matchup:
     races: int
     pairs: int
     ahead: tuple[float, float, float]
+    behind: tuple[float, float, float]
+    lead: tuple[float, float, float]
     score: tuple[float, float, float]
     unfinished: int
     seconds: float
@@ -206,20 +216,21 @@ class Matchup:
         """What this matchup must reach: "" where it has no target."""
         if self.driver != "robot":
             return ""
-        return f"ahead >= {TARGET:.0%}" if self.opponent == "nmr" else "score > 50%"
+        return f"ahead >= {TARGET:.0%}" if self.opponent == "nmr" else "ahead > behind"
 
     @property
     def met(self) -> bool:
         if self.driver != "robot":
             return True
-        return self.ahead[0] >= TARGET if self.opponent == "nmr" else self.score[0] > 0.5
+        return self.ahead[0] >= TARGET if self.opponent == "nmr" else self.lead[0] > 0
 
     def line(self) -> str:
-        a, s = self.ahead, self.score
+        a, b, d, s = self.ahead, self.behind, self.lead, self.score
         target = f"; target {self.target} {'OK' if self.met else 'MISSED'}" if self.target else ""
         return (
             f"{self.game:<13} {self.size} seats {self.driver:>5} vs {self.opponent:<9} {self.races} races: "
-            f"ahead {a[0]:.1%} [{a[1]:.1%}, {a[2]:.1%}], score {s[0]:.1%} [{s[1]:.1%}, {s[2]:.1%}]{target}"
+            f"ahead {a[0]:.1%} [{a[1]:.1%}, {a[2]:.1%}], behind {b[0]:.1%} [{b[1]:.1%}, {b[2]:.1%}], "
+            f"lead {d[0]:+.1%} [{d[1]:+.1%}, {d[2]:+.1%}], score {s[0]:.1%} [{s[1]:.1%}, {s[2]:.1%}]{target}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -231,6 +242,8 @@ class Matchup:
             "races": self.races,
             "pairs": self.pairs,
             "ahead": {"mean": self.ahead[0], "low": self.ahead[1], "high": self.ahead[2]},
+            "behind": {"mean": self.behind[0], "low": self.behind[1], "high": self.behind[2]},
+            "lead": {"mean": self.lead[0], "low": self.lead[1], "high": self.lead[2]},
             "score": {"mean": self.score[0], "low": self.score[1], "high": self.score[2]},
             "target": self.target,
             "met": self.met,
@@ -241,24 +254,39 @@ class Matchup:
 
 def tally(game: str, driver: str, opponent: str, size: int, races: Sequence[Spec], outcomes: Sequence[Any]) -> Matchup:
     ahead: list[float] = []
+    behind: list[float] = []
     score: list[float] = []
     pairs = unfinished = 0
     seconds = 0.0
     for spec, (places, _turns, finished, spent) in zip(races, outcomes, strict=True):
         unfinished += not finished
         seconds += spent
-        wins = level = count = 0
+        wins = level = losses = count = 0
         for a, mine in zip(spec.kinds, places, strict=True):
             for b, theirs in zip(spec.kinds, places, strict=True):
                 if a == driver and b == opponent:
                     count += 1
                     wins += mine < theirs
                     level += mine == theirs
+                    losses += mine > theirs
         pairs += count
         ahead.append(wins / count)
+        behind.append(losses / count)
         score.append((wins + level / 2) / count)
+    lead = [a - b for a, b in zip(ahead, behind, strict=True)]
     return Matchup(
-        game, driver, opponent, size, len(races), pairs, interval(ahead), interval(score), unfinished, seconds
+        game,
+        driver,
+        opponent,
+        size,
+        len(races),
+        pairs,
+        interval(ahead),
+        interval(behind),
+        interval(lead, -1.0),
+        interval(score),
+        unfinished,
+        seconds,
     )
 
 

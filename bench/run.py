@@ -3,8 +3,11 @@
 Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
 ``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
 ratio against the reference measured in the same run, and writes bench/results/<time>.json.
-``hostile`` (the parser on hostile header sections) and ``robots`` (the robot drivers'
-strength) need no servers: ``--only hostile``, ``--only robots`` start none.
+``hostile`` (the parser on hostile header sections), ``robots`` (the robot drivers'
+strength), ``practice`` (live practice games: a new one's cost, the tick's per game, on
+SQLite in this process) and ``retention`` (a year of games, the database's size) need no mail
+servers: ``--only hostile``, ``--only robots``, ``--only practice``, ``--only retention`` start
+none (``retention`` with ``--db postgresql`` starts its own PostgreSQL).
 The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
 when one failed to run.
 """
@@ -17,19 +20,19 @@ import json
 import platform
 import sys
 import time
-import tomllib
 import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, hostile, ingest, latency, robots, scale
+from bench import deadline, hostile, ingest, latency, practice, retention, robots, scale
 from bench.burn import burners
+from bench.overrides import overrides
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice", "retention")
 DEFAULT = ("ingest", "deadline", "latency")
-SERVERLESS = ("hostile", "robots")
+SERVERLESS = ("hostile", "robots", "practice", "retention")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -41,14 +44,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         default=",".join(DEFAULT),
         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-        "scale takes long and runs only when named; hostile and robots need no servers)",
+        "scale and retention take long and run only when named; hostile, robots, practice and retention need no mail servers)",
     )
     parser.add_argument(
         "--size",
         type=int,
         default=None,
         help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
-        "mails = min(100, size) (default 100); scale sizes are fixed",
+        f"mails = min(100, size) (default 100); practice: live practice games (default {practice.GAMES}); "
+        "scale sizes are fixed",
     )
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
     parser.add_argument(
@@ -112,23 +116,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def overrides(assignments: list[str]) -> dict[str, dict[str, Any]]:
-    """``SECTION.KEY=VALUE`` strings as settings sections; VALUE is read as TOML (1, 0.5, true,
-    "text"), and as a plain string if it is not TOML."""
-    out: dict[str, dict[str, Any]] = {}
-    for assignment in assignments:
-        name, sep, raw = assignment.partition("=")
-        section, dot, key = name.strip().partition(".")
-        if not sep or not dot or not section or not key:
-            raise ValueError(f"--set {assignment!r}: write SECTION.KEY=VALUE, e.g. schedule.resolve_workers=0")
-        try:
-            value = tomllib.loads(f"v = {raw}")["v"]
-        except tomllib.TOMLDecodeError:
-            value = raw
-        out.setdefault(section, {})[key] = value
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
@@ -169,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "robots":
                     races = args.races if args.races is not None else robots.FULL_RACES if args.full else robots.RACES
                     result = robots.run(max(1, races), jobs=args.jobs)
+                elif name == "retention":
+                    result = retention.run(args.db)
+                elif name == "practice":
+                    result = practice.run(max(1, size or practice.GAMES), profile=prof("practice"))
                 elif w is None:
                     raise RuntimeError(f"{name} needs the servers")
                 elif name == "ingest":

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.deadline import put_orders_on_file
-from bench.run import overrides
+from bench.overrides import overrides
 from bench.world import SECRET, load_settings, setup_games
 from bot.clock import FixedClock
 

@@ -12,7 +12,7 @@ Modes:
                  thread, woken as each game is committed (as the service's jobs do it)
   deadline-ref   the same number of pre-rendered mails of the same sizes over one smtplib
                  connection
-  service        the bot's service loop (bot.scheduler.Runner, IDLE on) until stdin closes
+  service        the bot's service loop (bot.daemon.jobs.Runner, IDLE on) until stdin closes
 """
 
 from __future__ import annotations
@@ -138,8 +138,8 @@ def ingest_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
 
 def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
+    from bot.daemon.jobs import share_the_interpreter
     from bot.games.workers import ProcessTurnWorker
-    from bot.scheduler import share_the_interpreter
 
     settings = load_settings(args["settings"])
     app = build_app(settings)
@@ -147,7 +147,7 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     marks: dict[str, float] = {}
 
     def work() -> dict[str, Any]:
-        # As the service does it (bot.scheduler.Runner: tick wakes the send job as each turn
+        # As the service does it (bot.daemon.jobs.Runner: tick wakes the send job as each turn
         # is committed, and the send job sends again while it is wanted): the sender works in
         # a thread of its own while the tick resolves the next games.
         wanted, ticked = threading.Event(), threading.Event()
@@ -215,7 +215,7 @@ def deadline_ref(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
 
 def service(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
-    from bot.scheduler import Runner
+    from bot.daemon.jobs import Runner
 
     settings = load_settings(args["settings"])
     app = build_app(settings)

@@ -213,8 +213,8 @@ def _has_read_mail(db: Database) -> bool:
     that failure itself, in its own words."""
     from sqlalchemy import select
 
+    from bot.host.instance import sqlite_path
     from bot.models import InboundMessage
-    from bot.ops.instance import sqlite_path
 
     path = sqlite_path(db.url)
     if path is not None and not path.exists():

@@ -15,13 +15,64 @@ _serial = itertools.count(1)
 
 
 def fresh_database(kind: str, tmp_path: Path, postgres: Any = None) -> str:
-    """A migrated database URL: a SQLite file in tmp_path, or a new database on `postgres`."""
+    """A migrated database URL: a SQLite file in tmp_path, or a new database on `postgres`.
+
+    Both are copies of a database that `migrate` brought to head once in this process (a SQLite
+    file; a PostgreSQL template database): the same schema and rows as migrating each one, without
+    running every migration again for every test (tests/test_test_databases.py compares them)."""
     if kind == "sqlite":
         url = f"sqlite:///{tmp_path / f'flagman-{next(_serial)}.sqlite'}"
+        migrated_sqlite(url)
+        return url
+    return str(postgres.create_database(f"flagman_test_{next(_serial)}", template=_postgres_template(postgres)))
+
+
+_sqlite_template: list[Path] = []
+_postgres_templates: set[tuple[str, int]] = set()
+POSTGRES_TEMPLATE = "flagman_template"
+
+
+def migrated_sqlite(url: str) -> None:
+    """The SQLite database of `url` at the head revision: a new (or empty) file is a copy of one
+    file migrated once in this process, with the mode `migrate` gives a new file (0600); a file
+    with a database in it is migrated as it is."""
+    import shutil
+    import sqlite3
+    import tempfile
+
+    from bot.db import prepare_sqlite_file
+
+    if not _sqlite_template:
+        template = Path(tempfile.mkdtemp(prefix="fm-schema-")) / "head.sqlite"
+        migrate(f"sqlite:///{template}")
+        with sqlite3.connect(template) as conn:  # every page in the file itself, none in a -wal
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        _sqlite_template.append(template)
+    path = Path(url.removeprefix("sqlite:///"))
+    if path.exists() and path.stat().st_size > 0:
+        migrate(url)
+        return
+    prepare_sqlite_file(url)
+    shutil.copyfile(_sqlite_template[0], path)
+
+
+def migrated(url: str) -> None:
+    """The database of `url` (new, or empty) brought to the head revision: a copy of a migrated
+    file for SQLite (`migrated_sqlite`), `migrate` itself for any other database."""
+    if url.startswith("sqlite:///"):
+        migrated_sqlite(url)
     else:
-        url = postgres.create_database(f"flagman_test_{next(_serial)}")
-    migrate(url)
-    return str(url)
+        migrate(url)
+
+
+def _postgres_template(postgres: Any) -> str:
+    """The name of a database on `postgres` migrated to head once in this process, to copy."""
+    key = (str(postgres.root), int(postgres.port))
+    if key not in _postgres_templates:
+        migrate(postgres.create_database(POSTGRES_TEMPLATE))
+        _postgres_templates.add(key)
+    return POSTGRES_TEMPLATE
 
 
 def unavailable(what: str, why: object) -> None:

@@ -46,12 +46,22 @@ LAZY_CYCLES: dict[str, str] = {}
 # letters decide how it reads and who gets it; no module below letters knows how a mail
 # looks"). A room is a package or a module directly under bot/ (`bot.mail_in.auth` is in
 # "mail_in"); a module of a room may import its own room and the rooms before it in this list,
-# never one after it. The modules not listed (the adapters' helpers: pictures, processes,
-# verify, settings, faults, resources; ops, the scheduler, the composition root, the CLI and
-# the fakes, which sit above everything) are not layered here.
+# never one after it. Every room is here (`test_every_room_is_layered`): at the bottom the
+# leaves (the build, the crash points, the shipped files, the worker processes, the clock,
+# text made safe, DKIM keys, the settings, the machine); then the data, mail in and out, the
+# Shell, the letters, the game's life, the commands, one mail's intake, the GM, the jobs; at
+# the top the composition root, the fakes, the operator's tools, the running service and the CLI.
 LAYERS = (
+    "buildinfo",
+    "faults",
+    "resources",
+    "processes",
     "clock",
     "safe_text",
+    "dkim",
+    "settings",
+    "host",
+    "mailboxes",
     "models",
     "db",
     "dice",
@@ -59,16 +69,23 @@ LAYERS = (
     "store",
     "outlook",
     "facts",
+    "pictures",
+    "verify",
     "mail_in",
     "mail_out",
     "shell",
     "letters",
-    "answers",
+    "fate",
     "games",
     "commands",
     "intake",
     "gm",
     "service",
+    "app",
+    "testing",
+    "ops",
+    "daemon",
+    "cli",
 )
 
 
@@ -244,10 +261,15 @@ def upward_imports(edges: Iterator[tuple[str, Import]], layers: tuple[str, ...] 
     return found
 
 
-def test_every_room_of_the_layers_exists() -> None:
-    """A renamed room must not leave the layering test checking nothing."""
-    rooms = {room(name) for name in bot_modules()}
-    assert set(LAYERS) <= rooms, sorted(set(LAYERS) - rooms)
+def test_every_room_is_layered() -> None:
+    """Every room of bot/ is in `LAYERS`, and every room there exists: a new room is judged from
+    its first commit, and a renamed one does not leave the test checking nothing. (The package
+    itself, bot/__init__.py, imports nothing.)"""
+    rooms = {room(name) for name in bot_modules()} - {"bot"}
+    assert sorted(rooms - set(LAYERS)) == [], "rooms not layered"
+    assert sorted(set(LAYERS) - rooms) == [], "layered rooms that do not exist"
+    assert len(set(LAYERS)) == len(LAYERS)
+    assert import_graph()["bot"] == {}
 
 
 def test_no_room_imports_a_room_above_it() -> None:
@@ -322,3 +344,68 @@ def test_the_letters_context_is_built_in_one_place() -> None:
     template's ``bot`` comes from `bot.letters.context.bot_context` (or `game_context`), never
     from a dict written out by hand (there were eight)."""
     assert list(hand_built_bot_contexts()) == []
+
+
+# What of `rules/` the shell may import: the package (find_game, game_names, UnknownGameError),
+# the contract (rules.api), the fairness log (rules.fair), the script runner (rules.script) and a
+# season's standings (rules.season: points from finishing orders, no game's internals).
+# A game's own package (its view's geometry: rules.racecraft.RacecraftView, ...) is read only by
+# that game's picture (bot/pictures/<game>.py): everything else sees a game through rules.api.
+RULES_SURFACE = frozenset({"rules", "rules.api", "rules.fair", "rules.script", "rules.season"})
+
+
+def rules_imports(path: Path) -> Iterator[tuple[int, str]]:
+    """Each ``rules`` module a file imports (``from rules import fair`` is rules.fair)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names if alias.name.split(".")[0] == "rules")
+        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "rules":
+            base = node.module or ""
+            for alias in node.names:
+                yield node.lineno, f"{base}.{alias.name}" if f"{base}.{alias.name}" in RULES_SURFACE else base
+
+
+def reaches_into_a_game(module: str, imported: str) -> bool:
+    """A shell module importing a game's internals: anything beyond `RULES_SURFACE`, unless it
+    is the picture of that very game."""
+    if imported in RULES_SURFACE:
+        return False
+    game = imported.split(".")[1]
+    return module != f"bot.pictures.{game}"
+
+
+def test_only_a_games_picture_reads_its_internals() -> None:
+    """architecture.md: the shell sees a game through rules.api (`Game`, the typed `View`); a
+    picture draws the geometry its game's view class adds, so bot/pictures/<game>.py alone
+    imports rules.<game>."""
+    found = [
+        (name, line, imported) for name, path in sorted(bot_modules().items()) for line, imported in rules_imports(path)
+    ]
+    assert any(name == "bot.pictures.racecraft" and imported == "rules.racecraft" for name, _, imported in found)
+    assert [f"{name}:{line}: {imported}" for name, line, imported in found if reaches_into_a_game(name, imported)] == []
+
+
+def test_the_rules_surface_check_on_made_up_imports() -> None:
+    """The checker: the surface passes anywhere, a game's package only from its own picture."""
+    assert not reaches_into_a_game("bot.games.turns", "rules.fair")
+    assert not reaches_into_a_game("bot.pictures.racecraft", "rules.racecraft")
+    assert reaches_into_a_game("bot.pictures.racecraft", "rules.speed_circuit.track")
+    assert reaches_into_a_game("bot.letters.sheets", "rules.racecraft.model")
+
+
+def readme_layout() -> str:
+    """The Layout block of README.md (between "## Layout" and the end of its code block)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Layout", 1)[1]
+    return block.split("```", 2)[1]
+
+
+def test_the_readme_layout_names_every_room() -> None:
+    """README, "Layout": every package of bot/ as ``name/`` and every top module as ``name.py``,
+    at the start of a line of the block (so a new room is described where a newcomer looks)."""
+    layout = readme_layout()
+    named = {line.split()[0] for line in layout.splitlines() if line.startswith("  ") and line.split()}
+    named |= {word for line in layout.splitlines() for word in line.split() if word.endswith(".py")}
+    rooms = {room(name) for name in bot_modules()} - {"bot"}
+    expected = {f"{r}/" if (BOT / r).is_dir() else f"{r}.py" for r in rooms}
+    assert sorted(expected - named) == []

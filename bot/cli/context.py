@@ -67,7 +67,7 @@ def need_secret(settings: Settings) -> None:
         raise SettingsError("no site secret: set FLAGMAN_SECRET, a 'site-secret' credential, or [bot] secret_file")
 
 
-class DatabaseNotReady(ValueError):
+class DatabaseNotReady(ValueError):  # noqa: N818 - named for what happened, as Refused
     """The database a job command would work on is not there, or not at this flagman's schema."""
 
 
@@ -82,8 +82,8 @@ def need_database(app: App) -> None:
 def need_database_at(settings: Settings, db: Database) -> None:
     """`need_database` for a command that opens the database alone."""
     from bot.db import current_revision, head_revision
-    from bot.ops.instance import sqlite_path
-    from bot.ops.storage import safe_url
+    from bot.host.instance import sqlite_path
+    from bot.host.storage import safe_url
 
     url = settings.database_url
     path = sqlite_path(url)

@@ -1,7 +1,7 @@
 """A server that cannot be reached, said in two lines: what could not be reached, what to check.
 
 `bot.cli.main` catches these once, for every command, and exits with `UNREACHABLE` (3), or
-with `bot.ops.storage.STORAGE` (4) for the database or the disk failing on this machine (bot.ops.storage):
+with `bot.host.storage.STORAGE` (4) for the database or the disk failing on this machine (bot.host.storage):
 
 * the IMAP server: `bot.mail_in.imap.ImapError` -- `ImapUnavailable` (no connection, or it
   kept dropping), `ImapLoginError` (the login refused), and the rest (a folder missing, a
@@ -42,7 +42,7 @@ UNREACHABLE = 3  # the exit status: a server cannot be reached, or refused the l
 DOCTOR = "`flagman doctor` checks them all"
 
 
-class RelayUnreachable(Exception):
+class RelayUnreachable(Exception):  # noqa: N818 - named for what happened, as Refused
     """The SMTP relay could not be connected to (or refused the login); nothing more was sent."""
 
     def __init__(self, detail: str, sent: int) -> None:
@@ -117,7 +117,7 @@ def explain(exc: BaseException, args: argparse.Namespace) -> tuple[list[str], in
         return _relay(exc, _settings(args)), UNREACHABLE
     if imap_error is not None and isinstance(exc, imap_error):
         return _imap(exc, _settings(args)), UNREACHABLE
-    from bot.ops.storage import Cause, breakdown
+    from bot.host.storage import Cause, breakdown
 
     settings = _settings(args)
     found = breakdown(exc, settings.database_url if settings is not None else None)
@@ -177,7 +177,7 @@ def _database(exc: BaseException, settings: Settings | None) -> list[str]:
             "files and its folder, and that it is migrated (`flagman migrate`)"
         )
     else:
-        from bot.ops.reach import database_hint
+        from bot.host.storage import database_hint
 
         check = f"{database_hint(reason, False)} ([database] url{where})"
     return [f"cannot use the database {safe_url(url)}: {reason}", f"{check}; {DOCTOR}"]

@@ -333,7 +333,7 @@ class Address(_Verb):
         words = line.split()
         address = words[1].strip("<>").lower() if len(words) == 2 else ""
         problem = address_problem(address) if "@" in address else None
-        if problem is not None:  # RFC 5321's lengths (issue 27), said as the reason
+        if problem is not None:  # RFC 5321's lengths, said as the reason
             return CommandProblem(line, f"that address is {problem}")
         return cls(address) if _ADDRESS.fullmatch(address) else _syntax(cls, line)
 
@@ -365,7 +365,7 @@ class Vacation(_Verb):
         return CommandProblem(line, f"write {cls.syntax} (days as YYYY-MM-DD), e.g. {cls.example}; or VACATION OFF")
 
 
-# -- what comes by mail, and how it is received (issue 19) ------------------------------------
+# -- what comes by mail, and how it is received ------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +394,7 @@ class Reminders(_OnOff):
     on: bool
 
 
-# -- judge commands (issue 30): what njudge and the human GMs offer --------------------------------
+# -- judge commands: what njudge and the human GMs offer --------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,7 +470,7 @@ class Unsubscribe(_Code):
 
 @dataclass(frozen=True, slots=True)
 class Stop(_Code):
-    """The code of the note an ADDRESS change sends the old address (issue 27): it stops the
+    """The code of the note an ADDRESS change sends the old address: it stops the
     change before it takes effect. Only a line whose second word has the form of a code is
     this command; "stop sending me ..." stays a line of the mail's text."""
 
@@ -670,7 +670,7 @@ class SetFigure(GmCommand):
 @dataclass(frozen=True, slots=True)
 class Replace(GmCommand):
     verb: ClassVar[str] = "REPLACE"
-    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT"
+    syntax: ClassVar[str] = "REPLACE <game> <seat> <address> [name] | ROBOT [EASY]"
     summary: ClassVar[str] = "hand a seat to a new player, or to a robot"
     example: ClassVar[str] = "REPLACE rc1 kelly kim@example.org Kim"
     min_args: ClassVar[int] = 2
@@ -711,6 +711,16 @@ class Start(GmCommand):
     example: ClassVar[str] = "START rc2"
 
 
+@dataclass(frozen=True, slots=True)
+class SeasonCommand(GmCommand):
+    verb: ClassVar[str] = "SEASON"
+    syntax: ClassVar[str] = "SEASON <game> NEW <season> [SCORING f1|cfr|linear|custom:...] [DROP n] ... | ADD <season>"
+    summary: ClassVar[str] = "make a championship season with this game as race 1, or add it to yours"
+    example: ClassVar[str] = "SEASON rc1 NEW spring SCORING f1 DROP 1 RACES 3"
+    min_args: ClassVar[int] = 2
+    max_args: ClassVar[int | None] = None
+
+
 # In the order HELP and the digest list them.
 GM_COMMANDS: tuple[type[GmCommand], ...] = (
     Extend,
@@ -727,11 +737,12 @@ GM_COMMANDS: tuple[type[GmCommand], ...] = (
     Rollback,
     OpenSignups,
     Start,
+    SeasonCommand,
 )
 GM_VERBS: dict[str, type[GmCommand]] = {c.verb: c for c in GM_COMMANDS}
 
 
-# Bounds on what one mail may ask (issue 27: no answer bigger than the mail deserves). A
+# Bounds on what one mail may ask (no answer bigger than the mail deserves). A
 # command written twice is carried out and answered once; past `MAX_COMMANDS` the commands of
 # a mail are counted, not carried out (Mailman's habit: a mail is not a batch job); past
 # `MAX_PROBLEMS` lines not understood are counted, not quoted.
@@ -875,7 +886,7 @@ def _bounded(
 
 # Greetings before the orders and sign-offs after them are what people write around orders
 # ("Hi Flagman, / USE 3 / Cheers, Steve"): they are left out quietly, not refused as orders
-# (issue 17). Only at the top and the bottom, short, and never a word any game's orders use.
+# Only at the top and the bottom, short, and never a word any game's orders use.
 # What may follow the word: a few words in lower case or Capitalised ("Flagman", "all", "GM"),
 # punctuation; never a digit or a word in capitals (orders are written so: "hi USE 3" is an
 # order line with a greeting in it, refused with its reason as before, not dropped).
@@ -916,6 +927,7 @@ _SIGN_OFF = re.compile(
     r"(?i:thanks|thank\s+you|thx|ty|cheers|ta|regards|best|best\s+regards|kind\s+regards|warm\s+regards|"
     r"all\s+the\s+best|many\s+thanks|sincerely|yours|good\s+luck|gl|see\s+you|bye|cu|br|hth)" + _REST
 )
+_LONE_CAPITAL = re.compile(r"(?<![\w'’-])[A-HJ-Z](?![\w'’-])")  # a capital letter standing alone, not "I"
 _NAME = re.compile(r"[A-Z][a-z'.-]*(?:\s+[A-Z][a-z'.-]*){0,2}")  # "Steve", "Mary Ann": not "USE", not "OVERTAKE"
 
 
@@ -927,6 +939,8 @@ def is_courtesy(line: str) -> bool:
     if not text or (for_the_gm(text) not in (None, ForTheGm.NOTE)):
         return False
     if _GREETING.fullmatch(text):
+        if len(text.split()) > 2 and _LONE_CAPITAL.search(text):
+            return False  # "Hi, B for me this turn": an option letter after the greeting (Racecraft's B)
         return len(text.split()) <= 3 or for_the_gm(text) is None
     return bool(_SIGN_OFF.fullmatch(text))
 

@@ -1,4 +1,4 @@
-"""Orders written as prose, read as a human GM reads them, never guessed silently (issue 30).
+"""Orders written as prose, read as a human GM reads them, never guessed silently.
 
 mail-interface.md: "a line holding exactly one order-shaped phrase ("please put me down for use
 3") is applied with the reading echoed, or offered back as a one-tap confirmation; a negated
@@ -68,6 +68,25 @@ _CLAUSE = re.compile(r"[.!;,]+(?:\s+|$)|\?")
 _WORD = re.compile(r"\S+")  # words are what white space separates: "2=ZZ" is one word, not an order's number
 _EDGES = "\"'()[]{}.,!?;:"
 _ORDER_WORD = re.compile(r"\b[A-Z]{2,}\b")
+# A one-letter order word (Racecraft's "CRUISE (or B)"): an order word in prose only where the
+# mail writes it as a capital letter standing alone ("Option B please"), and only where the
+# game takes the letter alone as an order; "a" and "c u later" are words, not orders.
+_LETTER = re.compile(r"(?<![\w'’-])[A-Z](?![\w'’-])")
+# "speed 80 please, keep the rest": the mail changes part of the set on file and keeps the rest.
+_KEEP_REST = re.compile(
+    r"\b(?:keep|leave)\s+(?:the\s+)?(?:rest|others?)(?:\s+(?:the\s+same|as\s+(?:it\s+is|before|they\s+are)|unchanged))?\b|"
+    r"\b(?:the\s+)?rest\s+(?:unchanged|the\s+same|as\s+before)\b|"
+    r"\beverything\s+else\s+(?:the\s+same|unchanged|as\s+before)\b",
+    re.I,
+)
+_OPTION = re.compile(r"\boption\s+([a-z])\b", re.I)
+# A clause that takes back what the line said before it ("Use 2. No wait, use 1."): the order
+# after it is the one meant, and the reading says what it replaced.
+_CORRECTION = re.compile(
+    r"^\W*(?:no\W+wait|wait|actually|sorry|scratch\s+that|i\s+mean|correction|make\s+(?:that|it)|"
+    r"on\s+second\s+thoughts?|change\s+(?:that|it)\s+to)\b",
+    re.I,
+)
 NEGATIONS = frozenset(
     {
         "not",
@@ -115,6 +134,8 @@ class Reading:
     fallback: str = ""  # the fallback a line gave ("otherwise 80"), when it gave one
     first_choice: str = ""  # the first choice the game refuses now, when the fallback was taken
     refused_because: str = ""  # the game's reason for refusing it
+    corrected: tuple[str, ...] = ()  # orders the line took back ("Use 2. No wait, use 1.": USE 2)
+    keeps_rest: bool = False  # "keep the rest": the set on file stands but for what the mail changes
 
 
 @dataclass
@@ -126,6 +147,7 @@ class ProseResult:
     text: str
     readings: list[Reading] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)  # line of `text` (from 0) -> its line in the mail
+    keeps_rest: bool = False  # a line said "keep the rest": the mail changes part of the set on file
 
     def line_no(self, line_no: int) -> int:
         return self.numbers[line_no - 1] if 0 < line_no <= len(self.numbers) else line_no
@@ -152,8 +174,9 @@ class ProseResult:
 
 
 def order_words(order_help: str) -> frozenset[str]:
-    """The game's order words: the words its order syntax writes in capitals."""
-    return frozenset(_ORDER_WORD.findall(order_help))
+    """The game's order words: the words its order syntax writes in capitals (one-letter ones
+    too: `read` keeps of those only the ones the game takes alone as an order)."""
+    return frozenset(_ORDER_WORD.findall(order_help)) | frozenset(_LETTER.findall(order_help))
 
 
 def _words(clause: str) -> list[str]:
@@ -198,6 +221,7 @@ def _phrases(
     words: Sequence[str],
     orders: Collection[str],
     budget: _Budget | None = None,
+    letters: Collection[str] = (),
 ) -> list[tuple[int, int, str]]:
     """(index of its first word, index past its last, the phrase as an order line) of each
     order-shaped phrase among `words`: the longest run from an order word that the parser
@@ -232,7 +256,7 @@ def _phrases(
                 found.append((index, index + 2, colour[0]))
                 index += 2
                 continue
-        if word not in orders:
+        if word not in orders and words[index] not in letters and not _option_letter(words, index, letters):
             index += 1
             continue
         best: tuple[int, str] | None = None
@@ -332,9 +356,30 @@ def _takes(rules: AnyGame, state: GameState, seat: str, phrase: str, budget: _Bu
     return bool(parsed.orders) and not parsed.problems
 
 
-def _is_note(line: str, orders: Collection[str]) -> bool:
-    """No digit, no word in capitals, no order word in any case: words to a person, not orders."""
+def _option_letter(words: Sequence[str], index: int, letters: Collection[str]) -> bool:
+    """ "option b": a one-letter order word in any case, where the word before it names it an option."""
+    return index > 0 and words[index - 1].lower() == "option" and words[index].upper() in letters
+
+
+def _an_order(rules: AnyGame, state: GameState, seat: str, phrase: str, budget: _Budget) -> bool:
+    """Whether the game reads `phrase` alone as an order: one it takes now, or refuses now with
+    a reason (an order, but not allowed this turn)."""
+    if not budget.spend():
+        return False
+    parsed = rules.parse_orders(state, seat, phrase)
+    if parsed.orders and not parsed.problems:
+        return True
+    return bool(parsed.problems) and all(p.kind is ProblemKind.ILLEGAL for p in parsed.problems)
+
+
+def _is_note(line: str, orders: Collection[str], letters: Collection[str] = ()) -> bool:
+    """No digit, no word in capitals, no order word in any case, no option letter standing
+    alone ("B for me this turn"): words to a person, not orders."""
     if any(c.isdigit() for c in line) or _ORDER_WORD.search(line):
+        return False
+    if any(letter in letters for letter in _LETTER.findall(line)):
+        return False
+    if any(letter.upper() in letters for letter in _OPTION.findall(line)):
         return False
     return not any(_SPELLINGS.get(w.upper(), w.upper()) in orders for w in _words(line))
 
@@ -350,6 +395,8 @@ def read(
     # MAX_PARSES tries of the parser in all.
     unread = {n: unread[n] for n in sorted(unread)[:MAX_PROSE_LINES]}
     budget = _Budget()
+    letters = frozenset(w for w in orders if len(w) == 1 and unread and _an_order(rules, state, seat, w, budget))
+    orders = frozenset(w for w in orders if len(w) > 1)
     out: list[str] = []
     result = ProseResult("")
 
@@ -361,7 +408,16 @@ def read(
         if number not in unread or len(line) > MAX_LINE_CHARS:
             keep(line, number)
             continue
-        if _is_note(line, orders):
+        original = line
+        keeps_rest = bool(_KEEP_REST.search(line))
+        if keeps_rest:  # read as what it says of the set on file, the rest of the line as prose
+            result.keeps_rest = True
+            line = _KEEP_REST.sub("", line)
+            if not _words(line) or is_courtesy(line.strip(" ,.;:!-")):
+                result.readings.append(Reading(number, original.strip(), keeps_rest=True))
+                keep("", number)
+                continue
+        if _is_note(line, orders, letters):
             result.readings.append(Reading(number, line.strip(), note=True, for_gm=for_the_gm(line)))
             keep("", number)  # the line keeps its place: the lines after it keep their numbers
             continue
@@ -382,14 +438,23 @@ def read(
         offered: list[str] = []
         negated: list[str] = []
         passed: list[str] = []
+        corrected: list[str] = []  # applied before a correction ("no wait"): replaced by what follows
+        correcting = False
         for clause in _CLAUSE.split(line):
             words = _words(clause)
-            found = _phrases(rules, state, seat, words, orders, budget)
+            correcting = correcting or bool(_CORRECTION.match(clause))
+            found = _phrases(rules, state, seat, words, orders, budget, letters)
             if not found:
-                if words and not is_courtesy(clause):
+                if words and not is_courtesy(clause) and not _CORRECTION.match(clause):
                     passed.append(" ".join(words))
                 continue
+            if correcting and applied:
+                corrected += applied
+                applied = []
+            correcting = False
             before = {_normal(w) for w in words[: found[0][0]]}
+            if (marker := _CORRECTION.match(clause)) is not None:  # "no wait, use 1" negates nothing
+                before -= {_normal(w) for w in _words(marker.group(0))}
             lowered = {_normal(w) for w in words}
             covered = {i for start, end, _ in found for i in range(start, end)}
             # Other words that look like parts of orders (a number, an order word): the phrase
@@ -416,7 +481,7 @@ def read(
         if negated or offered:
             offered, applied = offered + applied, []  # a line that also negates or hedges applies nothing itself
             # Only an order the game takes now is offered as a one-tap link ("COLOUR IS" is none).
-            offered = [phrase for phrase in offered if _takes(rules, state, seat, phrase, budget)]
+            offered = [phrase for phrase in dict.fromkeys(offered) if _takes(rules, state, seat, phrase, budget)]
             if not (offered or negated):
                 words_for_gm = for_the_gm(line)
                 if words_for_gm is not None:
@@ -424,7 +489,16 @@ def read(
                     keep("", number)
                     continue
         result.readings.append(
-            Reading(number, line.strip(), tuple(applied), tuple(offered), tuple(negated), unread=tuple(passed))
+            Reading(
+                number,
+                original.strip(),
+                tuple(applied),
+                tuple(offered),
+                tuple(negated),
+                unread=tuple(passed),
+                corrected=tuple(corrected) if applied else (),
+                keeps_rest=keeps_rest,
+            )
         )
         for order_line in applied or [""]:
             for part in order_line.splitlines():

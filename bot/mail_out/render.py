@@ -63,7 +63,7 @@ class PublicReport:
     def __init__(self, renderer: Renderer, view: View, robots: Sequence[str] = ()) -> None:
         self.env = renderer.env
         self.view = view
-        self.robots = tuple(robots)  # the robot seats, shown as robots (issue 32)
+        self.robots = tuple(robots)  # the robot seats, shown as robots
 
     def _macro(self, name: str) -> object:
         try:
@@ -108,8 +108,8 @@ def _argument_key(value: object) -> object:
     identity (a value the letters share, made once)."""
     if value is None or type(value) in (str, int, float, bool):
         return (type(value), value)
-    if type(value) in (list, tuple) and all(type(item) is str for item in value):  # type: ignore[attr-defined]
-        return (type(value), tuple(value))  # type: ignore[call-overload]
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple) and all(type(item) is str for item in value):
+        return (type(value), tuple(value))
     return ("object", id(value))
 
 
@@ -167,7 +167,7 @@ class Renderer:
         )
         env.filters["wrap"] = _wrap
         env.globals["once"] = _once
-        # A seat's name as standings and results show it (issue 32): "robo (robot)" for a robot.
+        # A seat's name as standings and results show it: "robo (robot)" for a robot.
         env.filters["robot"] = lambda name, robots=(): f"{name} (robot)" if name in robots else name
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(
             prefix + line if line else line for line in str(text).splitlines()

@@ -1,2 +1,3 @@
 """Operating the service: deploy, migrate (upgrades), backups, doctor (and its plus-address probe),
-the single-instance lock, systemd notify."""
+retention, metrics, systemd notify. Above the composition root: a tool opens what it needs
+through bot.app."""

@@ -35,17 +35,19 @@ from sqlalchemy import Row, Table, func, select, text
 from sqlalchemy.orm import Session
 
 from bot.db import Database
-from bot.ops.instance import InstanceLock, sqlite_path
+from bot.host.instance import InstanceLock, sqlite_path
 
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Mapping
+
+    from bot.models import InboundMessage, Seat, Turn
 
 
 class BackupError(RuntimeError):
     """The backup, restore or copy cannot be done; the message says why and what to do, and
     `status` is the exit status: 1 refused (a file there already, a service running), 2 the
     file given is not a backup (missing, unreadable, something else), 4 storage (a damaged
-    database, a full disk, a folder this user may not write: bot.ops.storage)."""
+    database, a full disk, a folder this user may not write: bot.host.storage)."""
 
     def __init__(self, message: str, status: int = 1) -> None:
         super().__init__(message)
@@ -64,7 +66,7 @@ def pg_dump_command(url: str, target: Path, *, password_credential: bool = False
     from ~/.pgpass."""
     from sqlalchemy.engine import make_url
 
-    from bot.ops.deploy import CREDENTIALS_DIR
+    from bot.host.unit import CREDENTIALS_DIR
 
     u = make_url(url)
     parts = ["pg_dump", "--format=custom", f"--file={target}"]
@@ -81,8 +83,8 @@ def pg_dump_command(url: str, target: Path, *, password_credential: bool = False
 
 
 def _storage_error(exc: BaseException, what: str, url: str | None = None) -> BackupError:
-    """A failure of the disk or of a database file, said as bot.ops.storage says it."""
-    from bot.ops.storage import breakdown, reason_of
+    """A failure of the disk or of a database file, said as bot.host.storage says it."""
+    from bot.host.storage import breakdown, reason_of
 
     found = breakdown(exc, url)
     if found is None:
@@ -169,7 +171,7 @@ def backup(url: str, target: Path, *, password_credential: bool = False) -> Path
             raise _storage_error(exc, f"no backup written to {target}") from exc
         wrong = verify_sqlite(partial)
         if wrong is not None:
-            from bot.ops.storage import damaged_fix
+            from bot.host.storage import damaged_fix
 
             raise BackupError(
                 f"the database {path} is damaged, {wrong}: no backup written to {target} (the backups "
@@ -251,7 +253,7 @@ def _is_full(exc: sqlite3.Error) -> bool:
 
 def _check_source(source: Path) -> None:
     """Is `source` a flagman SQLite backup this user can read? BackupError with the real reason if not."""
-    from bot.ops.storage import me, owner_of
+    from bot.host.storage import me, owner_of
 
     try:
         st = source.stat()
@@ -346,7 +348,7 @@ def check_backup(source: Path) -> CheckedBackup:
 
 def _check_target(path: Path) -> None:
     """Can this user put a database at `path` (its folder, the file, its -wal and -shm)?"""
-    from bot.ops.storage import me, unwritable, writable_fix
+    from bot.host.storage import me, unwritable, writable_fix
 
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
@@ -424,10 +426,68 @@ def _time(value: datetime | None) -> str | None:
     return as_utc(value).isoformat()
 
 
+def _exported_turn(
+    session: Session, turn: Turn, seats: Mapping[int, Seat], inbound: Mapping[int, InboundMessage]
+) -> dict[str, object]:
+    """One turn as the export writes it: its states, its events and every order filed for it."""
+    from bot.models import OrderSubmission
+
+    subs = session.scalars(
+        select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)
+    )
+    return {
+        "number": turn.number,
+        "label": turn.label,
+        "seed": turn.seed,
+        "dice_scheme": turn.dice_scheme,
+        "state": turn.state,
+        "opened_at": _time(turn.opened_at),
+        "deadline": _time(turn.deadline),
+        "resolved_at": _time(turn.resolved_at),
+        "state_after": turn.state_after,
+        "events": turn.events,
+        "submitted": turn.submitted,
+        "orders": [
+            {
+                "seat": seats[s.seat_id].name if s.seat_id in seats else None,
+                "source": s.source,
+                "text": s.text,
+                "received_at": _time(s.received_at),
+                "message_id": inbound[s.inbound_id].message_id
+                if s.inbound_id is not None and s.inbound_id in inbound
+                else None,
+            }
+            for s in subs
+        ],
+    }
+
+
+def _exported_commitments(session: Session, game_id: int) -> list[dict[str, object]]:
+    """The game's commitment log, every entry as made (the chain `flagman verify` checks): a
+    secret only once revealed, so an export of a running game gives none away."""
+    from bot.models import Commitment, CommitmentFate
+
+    return [
+        {
+            "seq": c.seq,
+            "turn": c.number,
+            "label": c.label,
+            "commitment": c.commitment,
+            "made_at": _time(c.made_at),
+            "why": c.why,
+            "head": c.head,
+            "secret": c.secret if c.fate != CommitmentFate.OPEN else None,
+            "revealed_at": _time(c.revealed_at),
+            "fate": c.fate,
+        }
+        for c in session.scalars(select(Commitment).where(Commitment.game_id == game_id).order_by(Commitment.seq))
+    ]
+
+
 def export_game(session: Session, name: str) -> dict[str, object]:
     from bot import store
     from bot.games import turns
-    from bot.models import Commitment, CommitmentFate, GmAudit, InboundMessage, OrderSubmission, Seat, Turn
+    from bot.models import GmAudit, InboundMessage, Seat, Turn
 
     game = store.find_game_row(session, name)
     if game is None:
@@ -439,36 +499,10 @@ def export_game(session: Session, name: str) -> dict[str, object]:
             select(InboundMessage).where(InboundMessage.game_id == game.id).order_by(InboundMessage.id)
         )
     }
-    exported_turns: list[dict[str, object]] = []
-    for turn in session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)):
-        subs = session.scalars(
-            select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)
-        )
-        exported_turns.append(
-            {
-                "number": turn.number,
-                "label": turn.label,
-                "seed": turn.seed,
-                "dice_scheme": turn.dice_scheme,
-                "state": turn.state,
-                "opened_at": _time(turn.opened_at),
-                "deadline": _time(turn.deadline),
-                "resolved_at": _time(turn.resolved_at),
-                "state_after": turn.state_after,
-                "events": turn.events,
-                "submitted": turn.submitted,
-                "orders": [
-                    {
-                        "seat": seats[s.seat_id].name if s.seat_id in seats else None,
-                        "source": s.source,
-                        "text": s.text,
-                        "received_at": _time(s.received_at),
-                        "message_id": inbound[s.inbound_id].message_id if s.inbound_id in inbound else None,
-                    }
-                    for s in subs
-                ],
-            }
-        )
+    exported_turns = [
+        _exported_turn(session, turn, seats, inbound)
+        for turn in session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number))
+    ]
     return {
         "format": "flagman-export-1",
         "game": {
@@ -510,23 +544,7 @@ def export_game(session: Session, name: str) -> dict[str, object]:
             }
             for m in inbound.values()
         ],
-        # The game's commitment log, every entry as made (the chain `flagman verify` checks): a
-        # secret only once revealed, so an export of a running game gives none away.
-        "commitments": [
-            {
-                "seq": c.seq,
-                "turn": c.number,
-                "label": c.label,
-                "commitment": c.commitment,
-                "made_at": _time(c.made_at),
-                "why": c.why,
-                "head": c.head,
-                "secret": c.secret if c.fate != CommitmentFate.OPEN else None,
-                "revealed_at": _time(c.revealed_at),
-                "fate": c.fate,
-            }
-            for c in session.scalars(select(Commitment).where(Commitment.game_id == game.id).order_by(Commitment.seq))
-        ],
+        "commitments": _exported_commitments(session, game.id),
         "gm_audit": [
             {
                 "actor": a.actor,
@@ -637,7 +655,7 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
             state = rules.load_state(turn.state)
             orders = record.orders_used(rules, state, game, store.turn_submissions(session, turn))
             if turn.secret is not None and dice.seed_for(game.name, turn, rules, state, orders) != turn.seed:
-                differences.append("seed: not the seed of the turn's secret and the orders used (issue 31)")
+                differences.append("seed: not the seed of the turn's secret and the orders used")
             # the order the seats' orders arrived, as stored when it was resolved (none before 0010)
             resolution = rules.resolve(state, orders, random.Random(turn.seed), submitted=tuple(turn.submitted or ()))
             after = _normal(rules.dump_state(resolution.state))

@@ -40,23 +40,19 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from bot.host.unit import CREDENTIALS_DIR, INSTANCE_NAME
+
 # The venv the shipped files name; replaced by the real one when they are written.
 SHIPPED_VENV = "/opt/flagman"
-# Where the unit's LoadCredential= reads the secrets from (flagman.service, flagman.tmpfiles):
-# the one path that doctor's hints and OPERATING.md name.
-CREDENTIALS_DIR = "/etc/flagman/credentials"
 CONFIG_PATH = "/etc/flagman/flagman.toml"
 UNIT_PATH = "/etc/systemd/system/flagman.service"
 TMPFILES_PATH = "/etc/tmpfiles.d/flagman.conf"
 FLAGMANCTL_PATH = "/usr/local/sbin/flagmanctl"
 
 _BOT = Path(__file__).resolve().parents[1]
-# An instance of flagman@.service: flagman-NAME is its user name (at most 31 characters).
-INSTANCE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,22}")
 # A venv path goes into ExecStart= and a shell script unquoted: plain characters only.
 _PLAIN_PATH = re.compile(r"/[A-Za-z0-9._/+-]*")
 
@@ -112,26 +108,6 @@ class Written:
     action: str  # "written" (new), "updated", "unchanged", "kept" (the operator's, left alone)
 
 
-def instance_of(env: Mapping[str, str] | None = None) -> str | None:
-    """The instance of flagman@.service this runs as: FLAGMAN_INSTANCE, which the templated unit
-    sets (and flagmanctl @NAME passes on); None under flagman.service or by hand."""
-    name = (os.environ if env is None else env).get("FLAGMAN_INSTANCE", "")
-    return name if INSTANCE_NAME.fullmatch(name) else None
-
-
-def credentials_dir(env: Mapping[str, str] | None = None) -> str:
-    """Where the unit this runs as reads the credentials from: /etc/flagman/credentials, or
-    /etc/flagman-NAME/credentials for flagman@NAME (the path doctor's fixes name)."""
-    name = instance_of(env)
-    return CREDENTIALS_DIR if name is None else f"/etc/flagman-{name}/credentials"
-
-
-def unit_of(env: Mapping[str, str] | None = None) -> str:
-    """The unit this runs as, for `systemctl restart ...` in doctor's fixes: flagman or flagman@NAME."""
-    name = instance_of(env)
-    return "flagman" if name is None else f"flagman@{name}"
-
-
 def check_instance(name: str) -> str:
     """An instance name for flagman@NAME.service: it becomes part of a user name (flagman-NAME,
     at most 31 characters) and of paths."""
@@ -184,7 +160,15 @@ def placements(
     shipped = shipped_dir()
     docs = doc_dir(venv)
     units = PurePosixPath(UNIT_PATH).parent
-    found = [
+    found = [*_shipped_units(shipped, units, docs), *_mail_recipe(shipped, docs), *_configuration(shipped, instance)]
+    if fixed_user:
+        found += _fixed_user(shipped, instance)
+    return tuple(found)
+
+
+def _shipped_units(shipped: Path, units: PurePosixPath, docs: PurePosixPath) -> list[Placement]:
+    """The units (flagman, its backup and their templates), flagmanctl and the documentation."""
+    return [
         Placement(
             "flagman.service",
             shipped / "flagman.service",
@@ -255,6 +239,11 @@ def placements(
             "config.example.toml", config_example(), docs / "config.example.toml", 0o644, "every option, documented"
         ),
     ]
+
+
+def _mail_recipe(shipped: Path, docs: PurePosixPath) -> list[Placement]:
+    """The mail server recipe, a file each."""
+    found: list[Placement] = []
     for path in sorted((shipped / "mail").glob("*")):
         if path.is_file():
             found.append(
@@ -267,8 +256,13 @@ def placements(
                     venv_paths=True,
                 )
             )
+    return found
+
+
+def _configuration(shipped: Path, instance: str | None) -> list[Placement]:
+    """The tmpfiles snippet and the configuration, of flagman.service or of one instance."""
     if instance is None:
-        found += [
+        return [
             Placement(
                 "flagman.tmpfiles",
                 shipped / "flagman.tmpfiles",
@@ -288,7 +282,7 @@ def placements(
         ]
     else:
         name = check_instance(instance)
-        found += [
+        return [
             Placement(
                 f"flagman-{name}.tmpfiles",
                 shipped / "flagman.tmpfiles",
@@ -308,28 +302,30 @@ def placements(
                 instance=name,
             ),
         ]
-    if fixed_user:
-        suffix = "" if instance is None else f"-{instance}"
-        unit = "flagman" if instance is None else f"flagman@{instance}"
-        found += [
-            Placement(
-                f"flagman{suffix}.sysusers",
-                shipped / "flagman.sysusers",
-                PurePosixPath(f"/etc/sysusers.d/flagman{suffix}.conf"),
-                0o644,
-                f"a fixed system user flagman{suffix} (then run systemd-sysusers)",
-                instance=instance or "",
-            ),
-            Placement(
-                f"fixed-user{suffix}.conf",
-                shipped / "fixed-user.conf",
-                PurePosixPath(f"/etc/systemd/system/{unit}.service.d/fixed-user.conf"),
-                0o644,
-                f"the drop-in that runs {unit}.service as that user",
-                instance=instance or "",
-            ),
-        ]
-    return tuple(found)
+
+
+def _fixed_user(shipped: Path, instance: str | None) -> list[Placement]:
+    """A fixed system user and the drop-in that runs the unit as it."""
+    suffix = "" if instance is None else f"-{instance}"
+    unit = "flagman" if instance is None else f"flagman@{instance}"
+    return [
+        Placement(
+            f"flagman{suffix}.sysusers",
+            shipped / "flagman.sysusers",
+            PurePosixPath(f"/etc/sysusers.d/flagman{suffix}.conf"),
+            0o644,
+            f"a fixed system user flagman{suffix} (then run systemd-sysusers)",
+            instance=instance or "",
+        ),
+        Placement(
+            f"fixed-user{suffix}.conf",
+            shipped / "fixed-user.conf",
+            PurePosixPath(f"/etc/systemd/system/{unit}.service.d/fixed-user.conf"),
+            0o644,
+            f"the drop-in that runs {unit}.service as that user",
+            instance=instance or "",
+        ),
+    ]
 
 
 def find_placement(name: str, venv: PurePosixPath | None = None, instance: str | None = None) -> Placement:

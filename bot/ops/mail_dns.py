@@ -1,4 +1,4 @@
-"""`flagman doctor`, the sending domain (issue 19): its SPF, DKIM and DMARC records in DNS.
+"""`flagman doctor`, the sending domain: its SPF, DKIM and DMARC records in DNS.
 
 Mail that lands in spam, or nowhere, is what players complain about most. Receivers judge the
 bot's mail by three records of the domain of its From (``[bot] address``):
@@ -9,7 +9,7 @@ bot's mail by three records of the domain of its From (``[bot] address``):
   redirect, exists, all; at most 10 DNS lookups, RFC 7208 4.6.4).
 * **DKIM** (RFC 6376 3.6.1), for each ``[dkim]`` selector a TXT record
   ``v=DKIM1; k=...; p=...`` at ``<selector>._domainkey.<domain>``, holding the public key of
-  the configured private key (bot.mail_out.dkim): when it is missing or holds another key,
+  the configured private key (bot.dkim): when it is missing or holds another key,
   every signature fails.
 * **DMARC** (RFC 7489), a TXT record ``v=DMARC1; p=...`` at ``_dmarc.<domain>`` (or at the
   organisational domain above it): what receivers do with mail that fails both.
@@ -377,8 +377,8 @@ def quoted_txt(text: str) -> str:
 
 
 def check_dkim(settings: Settings, lookups: Lookups, domain: str) -> Iterator[Finding]:
-    from bot.mail_out import dkim
-    from bot.mail_out.outbox import signing_domain
+    from bot import dkim
+    from bot.mail_out.compose import signing_domain
 
     if not settings.secrets.dkim_keys:
         yield ok(

@@ -1,4 +1,4 @@
-"""Why a mail server could not be used, told apart, and the fix for each (issue 18).
+"""Why a mail server could not be used, told apart, and the fix for each.
 
 A host name that does not resolve, a port where nothing listens (refused), a server that
 never answers (a firewall that drops, a wrong host: the timeout), a TLS handshake that fails
@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.ops.deploy import credentials_dir, unit_of
+from bot.host.unit import credentials_dir, unit_of
 
 if TYPE_CHECKING:
     from imapclient import IMAPClient
@@ -252,39 +252,6 @@ def smtp_session(settings: Settings, timeout: float) -> Iterator[smtplib.SMTP]:
             conn.quit()
         except (smtplib.SMTPException, OSError):
             conn.close()
-
-
-# -- the database ------------------------------------------------------------------------------
-
-
-def database_hint(reason: str, url_is_sqlite: bool) -> str:
-    """The fix for a database that cannot be reached, by what the driver said."""
-    lower = reason.lower()
-    if url_is_sqlite:
-        return (
-            "check [database] url and that the service user may read and write the file, its -wal and -shm "
-            "files and its directory"
-        )
-    if (
-        "could not translate host name" in lower
-        or "failed to resolve host" in lower
-        or "name or service not known" in lower
-    ):
-        return "the host in [database] url does not resolve: check the name, and DNS on this machine"
-    if "connection refused" in lower:
-        return (
-            "nothing accepts connections at the host and port of [database] url: check them, that PostgreSQL "
-            "runs (`systemctl status postgresql`) and listens there (listen_addresses and port in postgresql.conf)"
-        )
-    if "does not exist" in lower and "database" in lower:
-        return (
-            "the server has no such database: create it (`sudo -u postgres createdb --owner=flagman flagman`) "
-            "or fix the name at the end of [database] url"
-        )
-    return (
-        f"check [database] url, that the server runs and accepts this user, and {credentials_dir()}/db-password "
-        "(it replaces {password} in the url)"
-    )
 
 
 # -- the IMAP account, for what ImapInbox does not do (search by header, delete) ---------------

@@ -6,7 +6,7 @@ line in the journal, so every failure here is a `MigrationError`: one line sayin
 at which revision the database is left, and what to do, and a non-zero exit status
 (bot.cli.init.cmd_migrate): 1 a migration failed or the database is from a newer flagman,
 2 no such revision, 3 the database cannot be reached (as every command, bot.cli.servers), 4 the
-database is damaged, cannot be written, or its disk is full (bot.ops.storage).
+database is damaged, cannot be written, or its disk is full (bot.host.storage).
 
 Nothing of a failed step is kept: each migration is a transaction (Alembic runs SQLite's one
 by one, PostgreSQL's all in one), so the database stays at a revision this or the previous
@@ -65,7 +65,7 @@ def _reason(exc: BaseException) -> str:
 def _revision_of(url: str, *, intact: bool = False) -> str | None:
     """The database's revision; with `intact`, after SQLite's quick_check passed (StorageFault)."""
     from bot.db import current_revision, make_engine
-    from bot.ops.storage import check_intact
+    from bot.host.storage import check_intact
 
     engine = make_engine(url)
     try:
@@ -82,8 +82,7 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
     from sqlalchemy.exc import DBAPIError
 
     from bot.db import revisions
-    from bot.ops.reach import database_hint
-    from bot.ops.storage import Cause, StorageFault, breakdown, safe_url
+    from bot.host.storage import Cause, StorageFault, breakdown, database_hint, safe_url
 
     shown = safe_url(url)
     sqlite = url.startswith("sqlite")
@@ -124,7 +123,7 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
         steps = tuple(f"{a} -> {b}" for a, b in _path(known, target, before))
     try:
         _run(url, target, down=down)
-    except Exception as exc:  # noqa: BLE001 - any failure is said in one line, below (CommandError too)
+    except Exception as exc:  # any failure is said in one line, below (CommandError too)
         try:
             now = _revision_of(url)
         except Exception:  # noqa: BLE001 - the database may be what failed
@@ -181,7 +180,7 @@ def _run(url: str, target: str, *, down: bool) -> None:
 
 
 def _sqlite_file_exists(url: str) -> bool:
-    from bot.ops.instance import sqlite_path
+    from bot.host.instance import sqlite_path
 
     path = sqlite_path(url)
     return path is None or path.exists()

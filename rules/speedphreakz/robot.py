@@ -1,4 +1,4 @@
-"""The robot driver (issue 32): a SpeedPhreakz driver for a seat no person plays.
+"""The robot driver: a SpeedPhreakz driver for a seat no person plays.
 
 It sees what a player at that seat sees (speedphreakz.md §4.2: control is rolled after the
 orders are in, the same for everyone): the map, every car's square, heading, progress and
@@ -24,12 +24,15 @@ action):
   it. It reaches into the next band (`Band.RISKY`, up to 150) only where that passes a
   checkpoint or crosses the line the safe band cannot reach this round.
 * It expects the other cars to move (§4.5: cars that end a round on one square crash, and
-  a car crashing takes its neighbours along): every car is planned as this robot would plan
-  it, in seating order, from where it stands (`_field_plan`); the earlier seat has the way,
-  so a robot never ends a round on or next to where a car seated before it is expected to
-  end, and keeps off the squares round the others where it can. Fields of robots race
-  without a crash (a test). It never ends a round on oil (§4.6: the next first action would
-  be rolled).
+  a car crashing takes its neighbours along), guessed two ways from what anyone can see.
+  As robots: every car planned as this robot would plan it, in seating order, from where it
+  stands (`_field_plan`); the earlier seat has the way, so a robot never ends a round where
+  a car seated before it is expected to end, and keeps off the squares round it where that
+  costs nothing. Headlong (`_headlong`, a driver heedless of the others, as the greedy
+  reference): the square two of them would end on, and round it, is at risk, and a program
+  ending there counts as `RISK` squares shorter. Fields of
+  robots race without a crash (a test). It never ends a round on oil (§4.6: the next first
+  action would be rolled).
 * At the set-up it takes the start square fewest others are likely to take (its place in
   the seating order round the start squares), facing the race direction; after a crash it
   restarts where S10 puts it, facing the next checkpoint.
@@ -40,7 +43,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from rules.api import RobotLevel
 from rules.speedphreakz.data import chart, distances
@@ -62,6 +65,12 @@ from rules.speedphreakz.options import CONTROL_LOW, RISKY, drive, reachable, rou
 from rules.speedphreakz.resolve import default_restart, heading_towards_target, restart_squares
 
 UNREACHABLE = 10_000
+RISK = 1
+"""Squares a program ending on a square at risk counts as short of where it ends (`_Keep.risk`):
+a crash at the end of a round costs the car its next first action's +50 (S9), two or so
+squares; a guess of where a car ends is right about half the time (a robot gives way where a
+headlong driver does not), so one square. Measured (bench `robots`): 2 squares, or keeping
+off those squares outright, lost more to the greedy driver than 1."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -109,7 +118,7 @@ def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -
     elif car.status is CarStatus.CRASHED:
         placing = _restart(race, car)
         car = dataclasses.replace(car, square=placing.square, heading=placing.heading)
-    ends = _expected_ends(race, player, style) if style.careful else ((), ())
+    ends = _expected_ends(race, player, style) if style.careful else (_Keep(), _Keep())
     if placing is not None:
         # the round in hand and the next: from the start (or restart) square, what it carries
         # on the first action of the first (S9), nothing known yet on the second
@@ -130,73 +139,113 @@ def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class _Expected:
-    """Where another car is expected to end a round: `square`, and whether that car has the
-    way (`first`: it is further round, or level and seated earlier), so this one keeps off
-    the square itself; of a car without the way it keeps off the squares round it only where
-    it can."""
+class _Keep:
+    """The squares a car planning one round keeps off (`off`: it ends nowhere there), those at
+    risk (`risk`: a program ending there counts as `RISK` squares short of where it ends), and
+    those it keeps off only where that costs it nothing (`clear`: a tie-break after progress)."""
 
-    square: Square
-    first: bool
+    off: frozenset[Square] = frozenset()
+    clear: frozenset[Square] = frozenset()
+    risk: frozenset[Square] = frozenset()
 
 
-def _expected_ends(race: Race, player: str, style: Style) -> tuple[tuple[_Expected, ...], tuple[_Expected, ...]]:
-    """Where every other car is expected to end the round in hand and the next (§4.5: two
-    cars ending a round on one square both crash). Every car is expected to move as this
-    robot would, planning in seating order: the earlier seat has the way, and each car keeps
-    off the squares round where the cars seated before it are expected to end
-    (`_field_plan`, from what anyone can see: the squares, headings and progress)."""
-    seats = [c.player for c in race.cars]
-    ends = _field_plan(
-        race.circuit,
-        race.options.max_actions,
-        race.set_up,
-        tuple((c.square, c.heading, c.progress, c.status) for c in race.cars),
-    )
-    me = seats.index(player)
-    first = tuple(_Expected(e[0], i < me) for i, e in enumerate(ends) if i != me and e is not None)
-    second = tuple(_Expected(e[1], i < me) for i, e in enumerate(ends) if i != me and e is not None)
-    return first, second
+_Place = tuple[Square | None, Heading, Progress, CarStatus]
+
+
+def _expected_ends(race: Race, player: str, style: Style) -> tuple[_Keep, _Keep]:
+    """What to keep off at the end of the round in hand and of the next (§4.5: two cars
+    ending a round on one square both crash; a car next to a crash crashes too), from what
+    anyone can see: the squares, headings, progress and status of the cars (`_field_plan`)."""
+    places = tuple((c.square, c.heading, c.progress, c.status) for c in race.cars)
+    plan = _field_plan(race.circuit, race.options.max_actions, race.set_up, places)
+    me = [c.player for c in race.cars].index(player)
+    return plan.keep[0][me], plan.keep[1][me]
+
+
+def _ring(squares: Iterable[Square]) -> frozenset[Square]:
+    """The squares and their eight neighbours."""
+    return frozenset(Square(s.x + dx, s.y + dy) for s in squares for dx in (-1, 0, 1) for dy in (-1, 0, 1))
+
+
+def _hazards(circuit: Circuit, cap: int, places: tuple[_Place, ...]) -> tuple[frozenset[Square], ...]:
+    """For each seat, the squares a headlong guess of the others (`_headlong`) puts at risk at
+    the end of a round that starts at `places`: a square two of them would end on and the
+    squares round it (§4.5: they crash there, and take their neighbours along). A square one
+    of them would end on alone is not: a robot gives way there, and keeping off every such
+    guess lost more to the greedy driver in 8-car fields than it saved (bench `robots`)."""
+    guesses = [_headlong(circuit, cap, *place) for place in places]
+    out = []
+    for me in range(len(places)):
+        squares = [g for i, g in enumerate(guesses) if i != me and g is not None]
+        shared = [s for s in set(squares) if squares.count(s) > 1]
+        out.append(_ring(shared))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _headlong(
+    circuit: Circuit, cap: int, square: Square | None, heading: Heading, progress: Progress, status: CarStatus
+) -> Square | None:
+    """Where a car driven headlong (the furthest program, heedless of the others) ends a round
+    it starts at `square`; a crashed car where it crashed; None: not racing."""
+    if square is None or status in (CarStatus.FINISHED, CarStatus.OUT):
+        return None
+    if status is CarStatus.CRASHED:
+        return square
+    program = _plan(circuit, cap, square, heading, progress, 0, _Keep(), random.Random(0), GREEDY)
+    return _walk(circuit, square, heading, progress, program)[0]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _FieldPlan:
+    """Each seat's expected end of the round in hand and of the next (`ends`, None: not
+    racing), and what each seat keeps off at the end of each (`keep`)."""
+
+    ends: tuple[tuple[Square, Square] | None, ...]
+    keep: tuple[tuple[_Keep, ...], tuple[_Keep, ...]]
 
 
 @functools.lru_cache(maxsize=256)
-def _field_plan(
-    circuit: Circuit,
-    cap: int,
-    set_up: bool,
-    cars: tuple[tuple[Square | None, Heading, Progress, CarStatus], ...],
-) -> tuple[tuple[Square, Square] | None, ...]:
-    """Each car's expected end of the round in hand and of the next (None: not racing), the
-    cars planning in seating order as `robot_orders` does, from where each stands (at the
-    set-up, the start square its seat gives it); a crashed car where it crashed. Pure, so
-    kept: every robot of a turn reads the same plan."""
-    out: list[tuple[Square, Square] | None] = []
-    for seat, (square, heading, progress, status) in enumerate(cars):
-        if set_up:
-            square, heading = circuit.start_squares[seat % len(circuit.start_squares)], circuit.finish_direction
-        if square is None or status in (CarStatus.FINISHED, CarStatus.OUT):
-            out.append(None)
-            continue
-        if status is CarStatus.CRASHED:
-            out.append((square, square))
-            continue
-        before = [e for e in out if e is not None]
-        one = _plan(
-            circuit,
-            cap,
-            square,
-            heading,
-            progress,
-            0,
-            tuple(_Expected(e[0], True) for e in before),
-            random.Random(0),
-            NORMAL,
-        )
-        end1 = _walk(circuit, square, heading, progress, one)
-        two = _plan(circuit, cap, *end1, 0, tuple(_Expected(e[1], True) for e in before), random.Random(0), NORMAL)
-        end2 = _walk(circuit, *end1, two)
-        out.append((end1[0], end2[0]))
-    return tuple(out)
+def _field_plan(circuit: Circuit, cap: int, set_up: bool, cars: tuple[_Place, ...]) -> _FieldPlan:
+    """Every car planned as `robot_orders` plans it, round by round, from what anyone can
+    see (at the set-up, each from the start square its seat gives it; a crashed car stays
+    where it crashed). In seating order, the earlier seat having the way: a car keeps off
+    the squares where the cars seated before it are expected to end, and the squares round
+    them where it can. What a headlong guess of the others puts at risk (`_hazards`) is
+    guessed from where the plan puts every car at the start of that round: the guess for
+    the next round made now is the guess for the round in hand made a turn later, so robots'
+    plans of successive turns agree. Pure, so kept: every robot of a turn reads the same
+    plan."""
+    places = tuple(
+        (circuit.start_squares[seat % len(circuit.start_squares)], circuit.finish_direction, *place[2:])
+        if set_up
+        else place
+        for seat, place in enumerate(cars)
+    )
+    ends: list[list[Square]] = [[] for _ in places]
+    keeps: list[tuple[_Keep, ...]] = []
+    for _round in (0, 1):
+        hazards = _hazards(circuit, cap, places)
+        keep: list[_Keep] = []
+        after: list[_Place] = []
+        before: list[Square] = []
+        for seat, (square, heading, progress, status) in enumerate(places):
+            ring = _ring(before)
+            keep.append(_Keep(frozenset(before), ring, hazards[seat]))
+            if square is None or status in (CarStatus.FINISHED, CarStatus.OUT) or status is CarStatus.CRASHED:
+                after.append((square, heading, progress, status))
+                if square is not None and status is CarStatus.CRASHED:
+                    ends[seat].append(square)
+                    before.append(square)
+                continue
+            program = _plan(circuit, cap, square, heading, progress, 0, keep[-1], random.Random(0), NORMAL)
+            end, facing, done = _walk(circuit, square, heading, progress, program)
+            after.append((end, facing, done, status))
+            ends[seat].append(end)
+            before.append(end)
+        keeps.append(tuple(keep))
+        places = tuple(after)
+    return _FieldPlan(tuple((e[0], e[1]) if e else None for e in ends), (keeps[0], keeps[1]))
 
 
 def _seen(race: Race, player: str) -> Race:
@@ -249,16 +298,13 @@ def _plan(
     heading: Heading,
     progress: Progress,
     extra: int,
-    others: tuple[_Expected, ...],
+    keep: _Keep,
     rng: random.Random,
     style: Style = NORMAL,
 ) -> tuple[str, ...]:
     """The program it sends for a round that starts at `start` facing `heading` with
     `progress`, `extra` on its first action (see the module docstring)."""
-    taken = {
-        Square(o.square.x + dx, o.square.y + dy) for o in others if o.first for dx in (-1, 0, 1) for dy in (-1, 0, 1)
-    }
-    near = {Square(o.square.x + dx, o.square.y + dy) for o in others for dx in (-1, 0, 1) for dy in (-1, 0, 1)}
+    taken, near = keep.off, keep.clear
     safe: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
     risky: list[tuple[tuple[int, ...], tuple[str, ...]]] = []
     # The risky band is searched only when the line may be within its reach (every
@@ -276,7 +322,9 @@ def _plan(
             # crossing in the same round (S12, S16): only the cost counts
             key = (-done.lap, 0, 0, 0, 0, option.cost)
         else:
-            key = (*_progress_key(circuit, maps, end, facing, done), int(option.square in near), option.cost)
+            lap, cp, here, away = _progress_key(circuit, maps, end, facing, done)
+            at_risk = option.square in keep.risk
+            key = (lap, cp, here + RISK * at_risk, away, int(option.square in near), option.cost)
         if option.cost <= CONTROL_LOW:
             safe.append((key, option.program))
         elif done.lap >= circuit.laps:

@@ -38,9 +38,18 @@ def make_settings(tmp_path: Path, **auth: object) -> Settings:
     )
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test on `db_url` runs on SQLite; marked `both_databases` (where the database can change
+    the result: the store, locking, snapshots, duplicates, time arithmetic in queries) it runs on
+    the private PostgreSQL as well."""
+    if "db_url" in metafunc.fixturenames:
+        both = metafunc.definition.get_closest_marker("both_databases") is not None
+        metafunc.parametrize("db_url", ["sqlite", "postgresql"] if both else ["sqlite"], indirect=True)
+
+
+@pytest.fixture
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A freshly migrated database: a SQLite file, and a database on the private PostgreSQL."""
+    """A freshly migrated database: a SQLite file, or a database on the private PostgreSQL."""
     postgres = request.getfixturevalue("postgres") if request.param == "postgresql" else None
     return fresh_database(request.param, tmp_path, postgres)
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App
-from bot.db import Database, migrate
+from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
@@ -21,6 +21,7 @@ from bot.models import Game, GmAudit, Turn
 from bot.store import find_game_row
 from bot.testing import FakeClock, FakeInbox, FakeMailer, body_of, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
+from tests.helpers import migrated
 
 __all__ = [
     "BOT",
@@ -59,7 +60,7 @@ def new_app(tmp_path: Path, *, start: datetime = START, **settings_changes: obje
     settings = make_settings(tmp_path)
     if settings_changes:
         settings = replace(settings, **settings_changes)  # type: ignore[arg-type]
-    migrate(settings.database_url)
+    migrated(settings.database_url)
     return App(
         settings=settings,
         db=Database(settings.database_url),

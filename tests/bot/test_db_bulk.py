@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
@@ -12,6 +13,8 @@ from sqlalchemy import select
 from bot.clock import as_utc
 from bot.db import Database, among, insert_many
 from bot.models import Outbox, OutboxStatus, Quarantine
+
+pytestmark = pytest.mark.both_databases  # the store's own behaviour: SQLite and PostgreSQL
 
 T0 = datetime(2026, 12, 2, 9, 30, tzinfo=UTC)
 

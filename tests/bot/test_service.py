@@ -126,6 +126,7 @@ def test_when_every_order_is_in_the_turn_resolves_and_everyone_gets_results(race
     assert "GM copy: results" in str(last_to(racecraft, GM)["Subject"])
 
 
+@pytest.mark.both_databases  # deadline arithmetic in queries
 def test_a_missing_order_gets_the_nmr_default_at_the_deadline(racecraft: App) -> None:
     """racecraft.md NMR: the player uses half their remaining EP, rounded down (turn 1: 5)."""
     for seat in ("kelly", "seb", "steve", "roger"):
@@ -147,6 +148,7 @@ def test_a_missing_order_gets_the_nmr_default_at_the_deadline(racecraft: App) ->
     assert game.figures(state, "anna") == {"ep": 5}
 
 
+@pytest.mark.both_databases  # deadline arithmetic in queries
 def test_orders_after_the_deadline_are_refused_with_a_clear_reply(racecraft: App) -> None:
     """issue 3: orders arriving after the deadline are refused with a clear reply."""
     racecraft.clock.advance(hours=48, minutes=1)  # type: ignore[attr-defined]
@@ -157,6 +159,7 @@ def test_orders_after_the_deadline_are_refused_with_a_clear_reply(racecraft: App
         assert session.scalar(select(func.count()).select_from(OrderSubmission)) == 0
 
 
+@pytest.mark.both_databases  # unique constraints
 def test_the_same_mail_delivered_twice_is_applied_once(racecraft: App) -> None:
     """testing.md: the same Message-ID delivered twice is applied once."""
     inbox = racecraft.inbox
@@ -183,6 +186,7 @@ class CrashingInbox(FakeInbox):
         super().mark_done(keys, folder)
 
 
+@pytest.mark.both_databases  # what a commit keeps
 def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft: App) -> None:
     """architecture.md step 2: the mail is marked done only after the commit; refetched, it is a duplicate."""
     crashing = CrashingInbox()
@@ -199,6 +203,7 @@ def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft
         assert session.scalar(select(func.count()).select_from(Outbox).where(Outbox.kind == "confirmation")) == 1
 
 
+@pytest.mark.both_databases  # rollback
 def test_a_mail_that_crashes_processing_is_quarantined_and_the_batch_goes_on(
     racecraft: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -279,6 +284,7 @@ def test_auto_replies_are_never_answered(racecraft: App) -> None:
         assert session.scalars(select(InboundMessage.status)).one() == InboundStatus.IGNORED
 
 
+@pytest.mark.both_databases  # time windows in queries
 def test_a_stranger_gets_one_short_notice_a_day(racecraft: App) -> None:
     """issue 6 / product.md: no reply to an unauthenticated stranger beyond one short rate-limited notice."""
     inbox = racecraft.inbox
@@ -304,6 +310,7 @@ def test_help_status_and_orders_commands(racecraft: App) -> None:
     assert "Nothing is on file" in body_of(mine) and "> USE 5" in body_of(mine)
 
 
+@pytest.mark.both_databases  # a whole game stored and read back
 def test_a_whole_game_by_mail_ends_with_the_final_result(racecraft: App) -> None:
     """The whole turn cycle: five turns by mail, the final sprint resolving at once, a final result to all."""
     for _turn in range(4):
@@ -346,6 +353,7 @@ def test_no_line_of_any_mail_the_bot_sends_parses_as_an_order(racecraft: App) ->
     assert checked > 1000
 
 
+@pytest.mark.both_databases  # stored times and zones
 def test_deadline_shown_in_each_players_zone_moves_with_dst(app: App) -> None:
     """issue 3/5: the deadline in each recipient's zone; a daily 18:00 Europe/London deadline stays 18:00 local."""
     from datetime import UTC, datetime
@@ -526,6 +534,7 @@ def test_a_batch_of_orders_loads_the_seats_that_wrote_and_no_other(racecraft: Ap
     assert seb == ["USE 2", "USE 3"]
 
 
+@pytest.mark.both_databases  # rollback of a batch
 def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(
     racecraft: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -571,6 +580,7 @@ def test_commands_in_a_batch_see_the_orders_of_earlier_mails_of_the_same_batch(r
     assert "Orders in from: seb" in body_of(last_to(racecraft, ADDRESS["kelly"]))
 
 
+@pytest.mark.both_databases  # time windows in queries
 def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: App) -> None:
     """The per-sender limit ([limits] mails_per_sender_per_hour) counts every mail of the last
     hour, those earlier in the same batch too, although they are written only at its end: a
@@ -596,6 +606,7 @@ def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: Ap
         assert last is not None and last.detail.startswith("rate limit")
 
 
+@pytest.mark.both_databases  # what a commit keeps
 def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_nothing(racecraft: App) -> None:
     """The read-ahead (issue 15, work per batch): while a batch is handled the next one is read;
     a batch is moved out only once that read is over. A read that fails is raised after the

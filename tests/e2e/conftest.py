@@ -86,3 +86,15 @@ def world(request: pytest.FixtureRequest, tmp_path: Path, dovecot: Dovecot, smtp
         yield MailWorld(app, dovecot, smtp_sink, bot, domain)
     finally:
         app.close()
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the flagman wheel installed, away from the source tree; its bin
+    directory. One wheel build per test session (tests/e2e/wheel.py)."""
+    from tests.e2e.wheel import build_wheel, install_wheel
+
+    work = tmp_path_factory.mktemp("packaging")
+    wheels = work / "wheels"
+    wheels.mkdir()
+    return install_wheel(build_wheel(wheels), work / "venv")

@@ -24,6 +24,7 @@ from bot.mail_in.inbox import deliver_to_maildir
 from bot.models import Game, InboundMessage, OrderSubmission, Outbox, OutboxStatus, Quarantine, Turn
 from bot.settings import parse_settings
 from bot.testing import FakeClock, plain_mail
+from tests.helpers import migrated
 from tests.servers import Dovecot, SmtpSink
 
 _serial = itertools.count(1)
@@ -202,9 +203,7 @@ def rig(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Rig]:
             finally:
                 client.logout()
 
-    from bot.db import migrate
-
-    migrate(settings.database_url)
+    migrated(settings.database_url)
     clock = FakeClock(START)
     app = build_app(settings, clock=clock)
     try:

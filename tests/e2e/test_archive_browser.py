@@ -25,12 +25,13 @@ import pytest
 from PIL import Image
 
 from bot.app import App
-from bot.db import Database, migrate
+from bot.db import Database
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import Renderer
 from bot.testing import FakeClock, FakeInbox, FakeMailer
 from rules import find_game
 from tests.bot.conftest import GM, make_settings
+from tests.helpers import migrated
 
 pytestmark = pytest.mark.e2e
 
@@ -94,7 +95,7 @@ def bot_site(
     """A game played by deadlines through the bot, its archive kept after every turn."""
     settings = make_settings(tmp_path)
     settings = replace(settings, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
-    migrate(settings.database_url)
+    migrated(settings.database_url)
     app = App(
         settings=settings,
         db=Database(settings.database_url),
@@ -222,7 +223,7 @@ window.addEventListener("load", function () {
 def _fake_app(tmp_path: Path) -> App:
     """The shell on a fresh SQLite database with the fake inbox, mailer and clock."""
     settings = make_settings(tmp_path)
-    migrate(settings.database_url)
+    migrated(settings.database_url)
     return App(
         settings=settings,
         db=Database(settings.database_url),
@@ -523,11 +524,11 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
     scaled as shown, is at least 9 px, and nothing is clipped."""
     import importlib
 
-    from bot import pictures as P
+    from bot import pictures
 
     binary = chromium()
     module = importlib.import_module(f"bot.pictures.{kind}")
-    drawn: dict[bytes, P.Picture] = {}
+    drawn: dict[bytes, pictures.Picture] = {}
     options: set[bytes] = set()
 
     def keeping(real, into_options: bool):  # type: ignore[no-untyped-def]
@@ -572,7 +573,7 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
             assert int(natural) == picture.width
             carried_options = carried_options or png in options
             as_shown = picture.min_label_px * float(shown) / picture.width
-            assert picture.min_label_px > 0 and as_shown >= P.LEGIBLE, (
+            assert picture.min_label_px > 0 and as_shown >= pictures.LEGIBLE, (
                 f"{kind} {label}: the smallest label is {as_shown:.1f} px on a 360 px screen"
             )
             assert picture.clipped == (), f"{kind} {label}: clipped {picture.clipped}"

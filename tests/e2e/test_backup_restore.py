@@ -29,8 +29,8 @@ import nacl.signing
 import pytest
 
 from bot.db import Database
+from bot.dkim import load_key
 from bot.mail_in.inbox import deliver_to_maildir
-from bot.mail_out.dkim import load_key
 from bot.ops.backup import kept_backups, replay_game
 from bot.testing import reply_to
 from tests.e2e.test_service_signals import NotifySocket, Service

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from bench.burn import burners
 from bench.mails import STYLES, Seat, order_mail
 from bench.run import main, overrides
-from bot.mail_out import outbox as mailout
+from bot.mail_out import compose as mailout
 from bot.mail_out.render import RenderedMail
 from bot.settings import parse_settings
 
@@ -283,18 +283,60 @@ def test_the_robots_benchmark_runs_without_servers(tmp_path: Path, capsys: pytes
     for m in result["matchups"]:
         assert m["races"] == 1 and m["pairs"] >= 1
         assert 0 <= m["ahead"]["low"] <= m["ahead"]["mean"] <= m["ahead"]["high"] <= 1
+        assert -1 <= m["lead"]["low"] <= m["lead"]["mean"] <= m["lead"]["high"] <= 1
+        assert abs(m["lead"]["mean"] - (m["ahead"]["mean"] - m["behind"]["mean"])) < 1e-9
         assert m["target"] == (
-            "" if m["driver"] == "easy" else "ahead >= 70%" if m["opponent"] == "nmr" else "score > 50%"
+            "" if m["driver"] == "easy" else "ahead >= 70%" if m["opponent"] == "nmr" else "ahead > behind"
         )
     assert "racecraft     5 seats robot vs heuristic 1 races: ahead" in printed
 
 
+def test_ahead_head_to_head_means_more_pairs_ahead_than_behind_and_a_shared_place_counts_for_neither() -> None:
+    """bench/README.md, "robots": a driver is ahead of a reference head to head when it finished
+    strictly ahead of it in more pairs than strictly behind it (`lead` = ahead - behind > 0,
+    the same as `score` > 50%). Racecraft shares many places: a robot level with a rule of
+    thumb in most pairs and ahead in the rest is ahead head to head, though `ahead` is low."""
+    from bench import robots
+
+    race = robots.Spec("racecraft", ("robot", "heuristic", "heuristic", "robot", "heuristic"), {}, 0)
+    # places: the robots 1st and 2nd-equal; the rule of thumb 2nd-equal, 2nd-equal and 5th
+    level = robots.tally("racecraft", "robot", "heuristic", 5, [race], [([1, 2, 2, 2, 5], 5, True, 0.0)])
+    assert level.pairs == 6
+    assert level.ahead[0] == 4 / 6 and level.behind[0] == 0 and level.lead[0] == 4 / 6 and level.met
+    # half the pairs shared and none behind: ahead head to head, though ahead is only 50%
+    shared = robots.tally("racecraft", "robot", "heuristic", 5, [race], [([1, 2, 2, 2, 2], 5, True, 0.0)])
+    assert shared.ahead[0] == 3 / 6 and shared.met
+    tied = robots.tally("racecraft", "robot", "heuristic", 5, [race], [([2, 1, 2, 2, 3], 5, True, 0.0)])
+    assert tied.ahead[0] == 2 / 6 and tied.behind[0] == 2 / 6 and tied.lead[0] == 0 and not tied.met
+    assert tied.target == "ahead > behind" and "lead +0.0%" in tied.line()
+
+
 def test_the_robots_figures_do_not_depend_on_the_worker_processes() -> None:
-    """The races are drawn before they are shared out: one process or two, the same figures."""
+    """The races are drawn before they are shared out: one process or two, the same figures (the
+    20 matchups of one game, the cheapest to race, shared between the two)."""
     from bench import robots
 
     def figures(result: dict[str, Any]) -> list[dict[str, Any]]:
         return [{k: v for k, v in m.items() if k != "cpu_seconds"} for m in result["matchups"]]
 
-    games = ("racecraft", "speedphreakz")
+    games = ("speed_circuit",)
     assert figures(robots.run(races=1, jobs=1, games=games)) == figures(robots.run(races=1, jobs=2, games=games))
+
+
+def test_the_practice_benchmark_runs_from_the_bench_command_without_servers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m bench --only practice` (issue 40: "measure practice at scale in the bench"):
+    `bench.practice` from the one bench command, no server started; `--size` live practice
+    games; its figures (a new game's CPU and first sheet, the tick's CPU per live game against
+    its target) on its line and in the JSON. Not timed."""
+    out = tmp_path / "practice.json"
+    assert main(["--only", "practice", "--size", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no servers" in printed
+    result = json.loads(out.read_text())["benchmarks"]["practice"]
+    assert "error" not in result, result.get("error")
+    assert result["games"] == 3 and result["sheets"] >= 3
+    assert result["new_game_cpu_ms"] > 0 and result["first_sheet_kb"] > 0
+    assert result["target_ms_per_game"] == 0.5 and isinstance(result["met"], bool)
+    assert "practice 3 live games: new game " in printed and "ms a game (target <= 0.5 ms)" in printed

@@ -29,9 +29,9 @@ import nacl.encoding
 import nacl.signing
 import pytest
 
+from bot import dkim
 from bot.app import build_app
 from bot.games.turns import PlayerSpec, create_game
-from bot.mail_out import dkim
 from bot.mail_out.one_tap import mailto_link
 from bot.testing import FakeClock, body_of, plain_mail
 from tests.e2e.conftest import MailWorld, world_settings
@@ -99,7 +99,7 @@ def start_game(world: MailWorld) -> dict[str, str]:
     return addresses
 
 
-def dnsfunc(server: DnsServer):  # noqa: ANN201 - dkimpy's lookup signature
+def dnsfunc(server: DnsServer):  # dkimpy's lookup signature
     resolver = dns.resolver.Resolver(configure=False)
     resolver.nameservers, resolver.port, resolver.lifetime = [server.host], server.port, 5.0
 

@@ -1,71 +1,22 @@
 """`pip install .` (a real wheel, not editable) gives a working `flagman`, templates and migrations
 included, and everything an operator needs: `flagman deploy` from the installed wheel alone.
 
-The wheel is built from the source tree and installed with --no-index --no-deps into a fresh venv, away
-from the source tree; the dependencies come from the project's own venv through a .pth line
-(its site-packages appended to the path, its .pth files not run), so no network is needed
-for them. Building the wheel needs hatchling: from the project venv if it is there
-(--no-build-isolation), else pip fetches it (PyPI).
+The wheel is built once per test session and installed into a fresh venv away from the source
+tree (the `installed` fixture, tests/e2e/wheel.py).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import shutil
 import subprocess
-import sys
-import sysconfig
-import venv
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.wheel import ROOT, run, the_wheel
 from tests.helpers import unavailable
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(*args: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FLAGMAN_", "PYTHON"))}
-    done = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, f"{args}: {done.returncode}\n{done.stdout}\n{done.stderr}"
-    return done
-
-
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the flagman wheel installed; returns its bin directory."""
-    work = tmp_path_factory.mktemp("packaging")
-    wheels = work / "wheels"
-    isolation = [] if importlib.util.find_spec("hatchling") is None else ["--no-build-isolation"]
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", *isolation, "-q", "-w", wheels, ROOT, cwd=work)
-    (wheel,) = wheels.glob("flagman-*.whl")
-    return install_wheel(wheel, work / "venv")
-
-
-def install_wheel(wheel: Path, target: Path) -> Path:
-    """A fresh venv at `target` with `wheel` installed (its dependencies from the project's venv);
-    returns its bin directory."""
-    venv.EnvBuilder(with_pip=False).create(target)
-    site = next((target / "lib").glob("python3*/site-packages"))
-    (site / "project-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    run(
-        sys.executable,
-        "-m",
-        "pip",
-        "--python",
-        target / "bin" / "python",
-        "install",
-        "--no-index",
-        "--no-deps",
-        "-q",
-        wheel,
-        cwd=target.parent,
-    )
-    return target / "bin"
 
 
 def test_the_wheel_holds_templates_and_migrations_outside_the_source_tree(installed: Path, tmp_path: Path) -> None:
@@ -101,7 +52,7 @@ def test_the_wheel_ships_the_deploy_files_once(installed: Path) -> None:
     OPERATING.md, the mail recipe) and config.example.toml, each once, inside the package."""
     import zipfile
 
-    (wheel,) = (installed.parent.parent / "wheels").glob("flagman-*.whl")
+    wheel = the_wheel(installed)
     names = zipfile.ZipFile(wheel).namelist()
     for name in (
         "flagman.service",
@@ -182,58 +133,7 @@ def test_the_installed_wheel_names_its_version_and_commit(installed: Path, tmp_p
 
     count, commit = git("rev-list", "--count", "HEAD"), git("rev-parse", "HEAD")
     dirty = ", with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else ""
-    (wheel,) = (installed.parent.parent / "wheels").glob("flagman-*.whl")
+    wheel = the_wheel(installed)
     assert wheel.name == f"flagman-{RELEASE}.{count}-py3-none-any.whl"
     shown = run(installed / "flagman", "--version", cwd=tmp_path).stdout
     assert shown == f"flagman {RELEASE}.{count} (commit {commit[:12]}{dirty})\n"
-
-
-def refused(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """A command of the installed flagman that must fail: its status and words, as a user sees them."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FLAGMAN_", "PYTHON"))}
-    env.pop("JOURNAL_STREAM", None)
-    return subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-
-
-def test_an_install_missing_a_migration_file_says_which_in_one_line(installed: Path, tmp_path: Path) -> None:
-    """Issue 41: "A missing migration file: `flagman migrate` prints a 44-line traceback
-    (`KeyError: '0011'`), doctor says "a check failed unexpectedly"". An install of the wheel
-    with 0011's file deleted: migrate and run name the revision in one line (status 2); the
-    doctor names it as a database problem."""
-    (wheel,) = (installed.parent.parent / "wheels").glob("flagman-*.whl")
-    site_dir = tmp_path / "site"
-    run(installed / "flagman", "init", site_dir, cwd=tmp_path)
-    config = site_dir / "flagman.toml"
-    broken = install_wheel(wheel, tmp_path / "broken")
-    (migration,) = (tmp_path / "broken").glob("lib/python3*/site-packages/bot/_resources/migrations/versions/0011_*.py")
-    migration.unlink()
-    for command in ("migrate", "run"):
-        done = refused(broken / "flagman", "--config", config, command, cwd=tmp_path)
-        assert done.returncode == 2 and "Traceback" not in done.stderr, (command, done.stderr)
-        (line,) = done.stderr.strip().splitlines()
-        assert "revision 0011 is missing from" in line and "reinstall" in line, line
-    doctor = refused(broken / "flagman", "--config", config, "doctor", cwd=tmp_path)
-    assert doctor.returncode == 1 and "unexpectedly" not in doctor.stdout, doctor.stdout
-    problems = [line for line in doctor.stdout.splitlines() if line.startswith("PROBLEM")]
-    assert any(" database " in p and "revision 0011 is missing" in p for p in problems), doctor.stdout
-
-
-@pytest.mark.parametrize(
-    ("line", "words"),
-    [
-        ("poll_seconds = -5", "[schedule] poll_seconds = -5 is out of range"),
-        ('digest_time = "25:99"', "[schedule] digest_time '25:99' is not a time of day"),
-    ],
-)
-def test_the_installed_flagman_refuses_a_setting_out_of_range_in_one_line(
-    installed: Path, tmp_path: Path, line: str, words: str
-) -> None:
-    """Issue 41: "Validate every setting's range and type when the config is read (a schema, one
-    line each, exit 2)", as the installed wheel reads a configuration."""
-    run(installed / "flagman", "init", tmp_path / "site", cwd=tmp_path)
-    config = tmp_path / "site" / "flagman.toml"
-    config.write_text(config.read_text(encoding="utf-8") + f"\n[schedule]\n{line}\n", encoding="utf-8")
-    done = refused(installed / "flagman", "--config", config, "run", cwd=tmp_path)
-    assert done.returncode == 2, (done.returncode, done.stderr)
-    (said,) = done.stderr.strip().splitlines()
-    assert words in said, said

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import select
 
 from bot.app import App
@@ -14,6 +15,8 @@ from bot.mail_in.auth import signed_address
 from bot.models import GmAudit, GmDigest, Turn
 from bot.testing import FakeMailer, plain_mail, reply_to
 from tests.bot.conftest import BOT, GM
+
+pytestmark = pytest.mark.both_databases  # the store's own behaviour: SQLite and PostgreSQL
 
 
 def gm(app: App, text: str, game: str = "rc1") -> None:

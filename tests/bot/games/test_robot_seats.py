@@ -290,6 +290,36 @@ def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(r
         assert [s.name for s in game.seats if s.robot] == ["robo", "tin"]
 
 
+def test_replace_robot_takes_a_level_like_the_command_lines_robot_name_level(rr: App) -> None:
+    """Issue 40: "a second, easier level for newcomers (`--robot NAME:easy`)"; the GM's
+    REPLACE <game> <seat> ROBOT takes it too (ROBOT EASY, or ROBOT:easy as on the command
+    line). The seat's robot then drives at that level: its orders on file are the easy
+    level's. A level the game does not have is refused, naming the levels, and changes
+    nothing."""
+    gm_says(rr, "REPLACE rr1 steve ROBOT HARD", game="rr1")
+    refusal = body_of(last(rr, GM))
+    assert "NORMAL, EASY" in refusal and '"HARD"' in refusal, refusal
+    with rr.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        assert not next(s for s in game.seats if s.name == "steve").robot
+    gm_says(rr, "REPLACE rr1 steve ROBOT EASY", game="rr1")
+    assert "driven by a robot" in body_of(last(rr, GM))
+    gm_says(rr, "REPLACE rr1 seb robot:easy", game="rr1")
+    with rr.db.read() as session:
+        game = find_game_row(session, "rr1")
+        assert game is not None
+        levels = {s.name: s.robot_level for s in game.seats if s.robot}
+        assert levels == {"robo": "normal", "tin": "normal", "steve": "easy", "seb": "easy"}
+        turn = open_turn(session, game)
+        assert turn is not None
+        state = RACECRAFT.load_state(turn.state)
+        easy = RACECRAFT.format_orders(
+            RACECRAFT.robot_orders(state, "steve", robot_rng(turn_seed(game.seed, 1), "steve"), RobotLevel.EASY)
+        )
+    assert _filed(rr, 1)["steve"] == [("robot", easy)]
+
+
 def test_replace_robot_by_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`flagman gm replace GAME SEAT --robot` does what the mail command does."""
     from bot.cli import init_dir
@@ -301,8 +331,11 @@ def test_replace_robot_by_the_command_line(tmp_path: Path, capsys: pytest.Captur
     assert cli_main(args) == 0
     assert cli_main(["--config", str(config), "gm", "replace", "rc1", "anna", "--robot", "--no-send"]) == 0
     assert "driven by a robot" in capsys.readouterr().out
+    assert cli_main(["--config", str(config), "gm", "replace", "rc1", "roger", "--robot", "easy", "--no-send"]) == 0
+    assert "driven by a robot" in capsys.readouterr().out
     assert cli_main(["--config", str(config), "game", "show", "rc1"]) == 0
-    assert "anna         (robot)" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "anna         (robot)" in shown and "roger        (robot, easy)" in shown, shown
 
 
 def test_a_gms_set_makes_the_robot_drive_on_from_the_new_state(rr: App) -> None:

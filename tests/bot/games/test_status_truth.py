@@ -1,6 +1,7 @@
 """STATUS, the digest and `game show` tell an incomplete set apart (issue 29, case 2: with Cat's
 set incomplete, STATUS said "Still to order: nobody" and game show "orders in" while the turn
-waited for its deadline). One reading, `Outlook.status` (`outlook.seat_status` for one seat), serves them and early resolution."""
+waited for its deadline). Another player's STATUS shows who has ordered, never what: an
+incomplete set is named to its own player (and the GM's digest) only. One reading, `Outlook.status` (`outlook.seat_status` for one seat), serves them and early resolution."""
 
 from __future__ import annotations
 
@@ -14,14 +15,23 @@ from tests.bot.gm_helpers import last, player_says
 from tests.bot.intake.test_refusal_words import _speed_circuit
 
 
-def test_status_names_an_incomplete_set_and_the_turn_waits(tmp_path: Path) -> None:
+def test_status_names_an_incomplete_set_to_its_player_only_and_the_turn_waits(tmp_path: Path) -> None:
     app = _speed_circuit(tmp_path)
     try:
         player_says(app, "cat", "TYRES OPTION", game="sc1", address="cat@example.org")  # no DESIGN line
         player_says(app, "ann", "STATUS", game="sc1", address="ann@example.org")
         status = body_of(last(app, "ann@example.org"))
-        assert "Incomplete: cat (a part is missing" in status
-        assert "Still to order: ann, bob." in status and "Orders in from: nobody yet." in status
+        # mail-interface.md: STATUS tells "who has ordered — not what". Cat's set lacking a part
+        # is hers to know (and the GM's): to Ann, Cat is still to order, and the turn waits.
+        assert "Incomplete" not in status and "a part is missing" not in status
+        assert "Still to order: ann, bob, cat." in status and "Orders in from: nobody yet." in status
+        player_says(app, "cat", "STATUS", game="sc1", address="cat@example.org")
+        own = " ".join(body_of(last(app, "cat@example.org")).split())
+        assert "Yours is incomplete: a part is missing. The turn waits for it, or for the deadline." in own
+        assert "Still to order: ann, bob." in own
+        player_says(app, "bob", "TYRES OPTION", game="sc1", address="bob@example.org")
+        player_says(app, "ann", "STATUS", game="sc1", address="ann@example.org")
+        assert "Still to order: ann, bob, cat." in body_of(last(app, "ann@example.org"))
         with app.db.read() as session:
             game = find_game_row(session, "sc1")
             assert game is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -13,6 +14,8 @@ from bot.db import alembic_config, current_revision, downgrade, head_revision, m
 from bot.models import Base
 from tests.helpers import fresh_database
 from tests.servers import Postgres
+
+pytestmark = pytest.mark.both_databases  # the store's own behaviour: SQLite and PostgreSQL
 
 
 def test_the_migrations_make_exactly_the_models_schema(db_url: str) -> None:

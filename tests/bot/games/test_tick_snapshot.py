@@ -34,6 +34,8 @@ from rules import game_names
 from tests.bot.conftest import GM, RACERS, make_settings
 from tests.bot.mail_out.test_report_once import fixed_secrets, play
 
+pytestmark = pytest.mark.both_databases  # the store's own behaviour: SQLite and PostgreSQL
+
 
 @dataclass
 class AtPoint:

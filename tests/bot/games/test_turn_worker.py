@@ -41,6 +41,8 @@ from rules import find_game, game_names
 from tests.bot.conftest import GM, make_settings
 from tests.helpers import fresh_database
 
+pytestmark = pytest.mark.both_databases  # the store's own behaviour: SQLite and PostgreSQL
+
 # Every game of every kind, and two more Racecraft games: five turns due together, one a chunk.
 KINDS = (*game_names(), "racecraft", "racecraft")
 NORMALISED = re.compile(rb"^(Message-ID|Date|In-Reply-To|References): .*$", re.M)

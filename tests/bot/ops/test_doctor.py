@@ -164,7 +164,7 @@ def test_a_clock_in_the_past_is_a_problem(site: Path) -> None:
 
 def test_a_running_service_is_reported(site: Path) -> None:
     """The doctor says whether a service holds the instance lock (information, not a problem)."""
-    from bot.ops.instance import lock_for
+    from bot.host.instance import lock_for
 
     lock = lock_for(load_settings(site, env={}))
     assert lock is not None and lock.try_acquire()
@@ -215,7 +215,7 @@ def test_the_refused_database_fix_is_about_the_server_not_the_password(site: Pat
 def test_every_kind_of_failure_has_a_fix_of_its_own() -> None:
     """reach.hint: for one server, no two kinds of failure get the same fix; only the login's
     names the password, at the unit's credential path."""
-    from bot.ops.deploy import CREDENTIALS_DIR
+    from bot.host.unit import CREDENTIALS_DIR
     from bot.ops.reach import Failure, hint, imap_server, smtp_server
     from bot.settings import parse_settings
 
@@ -260,7 +260,7 @@ def test_failures_are_told_apart_through_the_exceptions_they_were_raised_from() 
                 if cause:
                     raise make_outer("wrapped") from exc
                 raise make_outer("wrapped")  # noqa: B904 - the implicit chaining is the point
-        except BaseException as outer:
+        except BaseException as outer:  # noqa: BLE001 - the exception made is the result
             return outer
         raise AssertionError("unreachable")
 

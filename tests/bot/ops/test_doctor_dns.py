@@ -19,8 +19,8 @@ import nacl.encoding
 import nacl.signing
 import pytest
 
-from bot.mail_out import dkim
-from bot.mail_out import outbox as mailout
+from bot import dkim
+from bot.mail_out import compose as mailout
 from bot.mail_out.render import RenderedMail
 from bot.ops import mail_dns
 from bot.ops.findings import Finding, Severity

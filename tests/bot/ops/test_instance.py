@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.ops.instance import (
+from bot.host.instance import (
     FileLock,
     PostgresLock,
     advisory_key,
@@ -40,7 +40,7 @@ def test_standby_takes_over_when_the_holder_dies(tmp_path: Path, caplog: pytest.
         [
             sys.executable,
             "-c",
-            "import sys, time; from bot.ops.instance import FileLock; "
+            "import sys, time; from bot.host.instance import FileLock; "
             f"assert FileLock(__import__('pathlib').Path({str(lock_path)!r})).try_acquire(); "
             "print('held', flush=True); time.sleep(60)",
         ],
@@ -107,7 +107,7 @@ def test_advisory_keys_differ_per_mailbox_and_fit_bigint() -> None:
 
 
 @pytest.mark.e2e
-def test_postgres_advisory_lock_is_single_and_freed_with_its_session(postgres) -> None:  # noqa: ANN001
+def test_postgres_advisory_lock_is_single_and_freed_with_its_session(postgres) -> None:
     """pg_try_advisory_lock: one holder; the server frees it when the holder's session ends."""
     url = postgres.create_database("lock_test")
     first, second = PostgresLock(url, "mbox"), PostgresLock(url, "mbox")

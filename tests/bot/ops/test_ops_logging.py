@@ -263,9 +263,9 @@ def test_each_python_level_has_its_syslog_priority() -> None:
 def test_log_lines_say_outcomes_and_errors_in_words_not_reprs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     """The poll's summary line names outcomes as words (not `<InboundStatus.APPLIED: ...>`), and a
     relay refusing the login is said as its code and text (not `b'...'` or an exception's repr)."""
+    from bot.daemon.jobs import Runner
     from bot.mail_out.mailer import OutgoingMail
     from bot.mail_out.smtp import SmtpMailer
-    from bot.scheduler import Runner
     from bot.testing import FakeClock, FakeInbox, FakeMailer
     from tests.servers import SmtpSink
 

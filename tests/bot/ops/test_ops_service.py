@@ -1,4 +1,4 @@
-"""The service runner (bot.scheduler.Runner): job guard and hooks, stopping between batches,
+"""The service runner (bot.daemon.jobs.Runner): job guard and hooks, stopping between batches,
 the watchdog's health rule, and what SIGHUP reloads."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ from sqlalchemy import func, select
 
 from bot.app import App, build_app
 from bot.cli import init_dir
+from bot.daemon.jobs import Runner
 from bot.faults import CrashPoint
 from bot.mail_in.inbox import Folder, deliver_to_maildir
-from bot.mail_out.outbox import DrainReport
+from bot.mail_out.drain import DrainReport
 from bot.models import Outbox
-from bot.scheduler import Runner
 from bot.settings import load_settings
 from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
 
@@ -73,7 +73,7 @@ class StoppingInbox(FakeInbox):
 
     runner: Runner | None = None
 
-    def fetch_new(self, limit: int = 100, *, skip=()):  # noqa: ANN001, ANN201
+    def fetch_new(self, limit: int = 100, *, skip=()):
         batch = super().fetch_new(limit, skip=skip)
         if self.runner is not None and batch:
             self.runner.stop_event.set()
@@ -113,9 +113,9 @@ def test_watchdog_health_follows_the_jobs(app: App) -> None:
     runner.finished["tick"] = now
     assert runner.healthy(grace=10)
     # The IDLE thread died: unhealthy, whatever the jobs do.
-    runner.idle_thread = threading.Thread(target=lambda: None)
-    runner.idle_thread.start()
-    runner.idle_thread.join()
+    runner.idle.thread = threading.Thread(target=lambda: None)
+    runner.idle.thread.start()
+    runner.idle.thread.join()
     assert not runner.healthy(grace=10)
 
 
@@ -199,7 +199,7 @@ def test_a_stop_that_meets_a_job_waking_another_still_ends(app: App) -> None:
     stopper: list[threading.Thread] = []
     real_get_job = runner.scheduler.get_job
 
-    def get_job_as_the_stop_begins(job_id: str):  # noqa: ANN202
+    def get_job_as_the_stop_begins(job_id: str):
         # The job has passed the stop check; now the stop begins, and the job goes on.
         if not stopper:
             stopper.append(threading.Thread(target=runner.stop))
@@ -233,10 +233,10 @@ def test_a_signal_wakes_the_services_main_loop_and_its_handler_takes_no_lock() -
     import signal
     import threading
 
-    from bot.scheduler import _Signals
+    from bot.daemon.signals import Signals
 
     before = signal.getsignal(signal.SIGTERM)
-    signals = _Signals()
+    signals = Signals()
     signals.install()
     try:
         main = threading.main_thread().ident
@@ -291,15 +291,15 @@ def test_the_service_lets_its_threads_take_turns_often(app: App) -> None:
     """bench: deadline. The send job's thread must get the interpreter within a fraction of a
     millisecond of each relay answer while the tick renders: the service shortens the switch
     interval when it starts (5 ms by default)."""
-    from bot import scheduler
+    from bot.daemon import jobs
 
     before = sys.getswitchinterval()
     runner = Runner(app)
     try:
         sys.setswitchinterval(0.005)
         runner.start()
-        assert sys.getswitchinterval() == pytest.approx(scheduler.SWITCH_INTERVAL)
-        assert scheduler.SWITCH_INTERVAL <= 0.0005
+        assert sys.getswitchinterval() == pytest.approx(jobs.SWITCH_INTERVAL)
+        assert jobs.SWITCH_INTERVAL <= 0.0005
     finally:
         runner.stop()
         sys.setswitchinterval(before)
@@ -359,8 +359,8 @@ def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
     STATUS= says "failing since"; the watchdog's record goes on (a failing job is no hang); the
     metrics file says unhealthy and what fails. Room made again: one line, the mail handled,
     STATUS= back to running, the metrics healthy, with the mail counted."""
+    from bot.daemon.backoff import BACKOFF_FIRST
     from bot.ops.notify import Notifier
-    from bot.scheduler import BACKOFF_FIRST
     from tests.helpers import SmallDisk
 
     with SmallDisk(tmp_path / "disk", 4096) as disk:
@@ -380,7 +380,7 @@ def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
             monotonic=clock,
             version="test",
         )
-        runner.running_status = "running: test"
+        runner.backoff.running_status = "running: test"
         poll, tick = runner._guard("poll", runner.poll), runner._guard("tick", runner.tick)
         try:
             poll()  # the WAL and -shm made while there is room
@@ -571,7 +571,7 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
         "tick": sqlite3.OperationalError("database is locked"),
     }
 
-    def job(name: str):  # noqa: ANN202
+    def job(name: str):
         def run() -> None:
             if failure[name] is not None:
                 raise failure[name]  # type: ignore[misc]
@@ -581,14 +581,14 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
     poll, tick = job("poll"), job("tick")
     poll()
     tick()
-    assert runner.failing["database"].jobs == {"poll", "tick"}
+    assert runner.backoff.failing["database"].jobs == {"poll", "tick"}
     clock.now += 10
     failure["poll"] = ImapUnavailable("IMAP server h:993 unreachable after 5 attempts: ConnectionRefusedError")
     poll()
-    assert set(runner.failing) == {"database", "inbox"} and runner.failing["database"].trying is None
+    assert set(runner.backoff.failing) == {"database", "inbox"} and runner.backoff.failing["database"].trying is None
     failure["tick"] = None
     tick()
-    assert set(runner.failing) == {"inbox"}
+    assert set(runner.backoff.failing) == {"inbox"}
     assert runner.tally.failures == {"poll": 2, "tick": 1}
 
 
@@ -599,7 +599,7 @@ class NewsAfterThePass(FakeInbox):
     runner: Runner | None = None
     late: bytes = b""
 
-    def fetch_new(self, limit: int = 100, *, skip=()):  # noqa: ANN001, ANN201
+    def fetch_new(self, limit: int = 100, *, skip=()):
         batch = super().fetch_new(limit, skip=skip)
         if not batch and self.late and self.runner is not None:
             self.deliver(self.late)
@@ -642,7 +642,7 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
         return sum(len(keys) for keys in inbox.folders.values())
 
     class Recording(FakeInbox):
-        def mark_done(self, keys, folder=Folder.PROCESSED):  # noqa: ANN001, ANN202
+        def mark_done(self, keys, folder=Folder.PROCESSED):
             super().mark_done(keys, folder)
             events.append(f"moved: {committed_rows()} answers committed, {moved()} mails moved")
 
@@ -761,7 +761,7 @@ def test_a_wake_of_a_running_job_is_no_warning(caplog: pytest.LogCaptureFixture)
     from apscheduler.events import EVENT_JOB_MAX_INSTANCES
     from apscheduler.schedulers.background import BackgroundScheduler
 
-    from bot.scheduler import JOB_DEFAULTS, quiet_scheduler_skips
+    from bot.daemon.jobs import JOB_DEFAULTS, quiet_scheduler_skips
 
     quiet_scheduler_skips()
     seen = threading.Event()  # APScheduler's own event for the run it skipped

@@ -3,147 +3,40 @@ no retention, purge or VACUUM ... A retention policy (settings: how long sent ma
 inbound mail and the audit are kept; finished games kept whole), run by the service or the
 timer, with a metric of the database's size and a documented figure per game and per year."
 
-A year of 50 games is played on each database, a game started each week, five players who
-each mail the bot every day, the policy applied every day as the service does; the size of the
-database is measured at the end (the figures go to docs/operating-for-years.md)."""
+Three games over ten days are played on each database, five players who each mail the bot
+every day, a policy of three days applied every day as the service does. The year of 50 games
+whose size docs/operating-for-years.md gives is `python -m bench --only retention` (the same
+`bench.retention.play`, longer)."""
 
 from __future__ import annotations
 
-import json
-import os
-import sqlite3
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
-from bot.app import App
+from bench.retention import Season, bytes_in_use, play, retention_app
 from bot.db import Database
-from bot.dice import SeededEntropy
-from bot.games.turns import PlayerSpec, create_game
-from bot.mail_in.auth import signed_address
-from bot.mail_out.render import Renderer
-from bot.models import Game, GameStatus, GmAudit, InboundMessage, OrderSubmission, Outbox, Turn
-from bot.ops.instance import sqlite_path
-from bot.ops.metrics import database_bytes
-from bot.ops.retention import prune_database
-from bot.settings import DatabaseSettings, RetentionSettings
-from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
-from tests.bot.conftest import BOT, make_settings
+from bot.models import Game, GameStatus, Outbox, Turn
+from bot.settings import RetentionSettings
 from tests.helpers import fresh_database
 
-START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
-SEATS = ("kelly", "seb", "steve", "roger", "anna")
-GAMES = 50
-DAYS = 365
+TEN_DAYS = Season(games=3, days=10, every=2)
+KEPT_DAYS = 3
 
 
-def year_app(kind: str, tmp_path: Path, request: pytest.FixtureRequest, retention: RetentionSettings) -> App:
-    postgres = request.getfixturevalue("postgres") if kind == "postgresql" else None
-    url = fresh_database(kind, tmp_path, postgres)
-    settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=url), retention=retention)
-    return App(
-        settings=settings,
-        db=Database(settings.database_url),
-        clock=FakeClock(START),
-        renderer=Renderer(),
-        inbox=FakeInbox(max_size=settings.limits.max_mail_bytes),
-        mailer=FakeMailer(),
-        entropy=SeededEntropy(0),
-    )
-
-
-def bytes_in_use(app: App) -> int:
-    """The database's size as its files (or PostgreSQL) hold it now; SQLite's WAL checkpointed
-    first, and its free pages (reused by the next rows) left out."""
-    path = sqlite_path(app.settings.database_url)
-    if path is not None:
-        app.db.engine.dispose()
-        conn = sqlite3.connect(path)
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            pages, free, size = (
-                conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("page_count", "freelist_count", "page_size")
-            )
-        finally:
-            conn.close()
-        assert database_bytes(app.db) == path.stat().st_size  # the metric: the file (its WAL now empty)
-        return int((pages - free) * size)
-    return database_bytes(app.db)
-
-
-def play_a_year(app: App) -> dict[str, int]:
-    """50 Racecraft games over a year, one started each week (48h turns), every seat mailing the
-    bot each day (orders, questions: each answered), the jobs run and the policy applied daily."""
-    started = 0
-    written = 0
-    for day in range(DAYS):
-        now = app.clock.now()
-        if day % 7 == 0 and started < GAMES:
-            with app.db.transaction() as session:
-                create_game(
-                    app.shell,
-                    session,
-                    kind="racecraft",
-                    name=f"rc{started}",
-                    players=[PlayerSpec(s, f"{s}.{started}@players.test", s.title(), "UTC") for s in SEATS],
-                    gm_address=f"gm.{started % 5}@players.test",
-                    deadline="48h",
-                    seed=started,
-                )
-            started += 1
-        with app.db.read() as session:
-            active = session.scalars(select(Game.name).where(Game.status == GameStatus.ACTIVE)).all()
-        for name in active:
-            for seat in SEATS:
-                to = signed_address(BOT, "test-site-secret", name, seat)
-                app.inbox.deliver(  # type: ignore[attr-defined]
-                    plain_mail(
-                        f"{seat}.{name[2:]}@players.test",
-                        to,
-                        f"[{name}] orders",
-                        "USE 1\nWhat does the track look like after the bend?",
-                        message_id=f"<d{day}.{name}.{seat}@players.test>",
-                    ),
-                    received_at=now,
-                )
-        app.service.poll()
-        app.service.tick()
-        app.service.send()
-        with app.db.read() as session:
-            written = max(
-                written, int(session.scalar(select(func.coalesce(func.sum(func.length(Outbox.data)), 0))) or 0)
-            )
-        prune_database(app.db, app.settings, app.clock.now())
-        app.clock.advance(timedelta(days=1))  # type: ignore[attr-defined]
-    with app.db.read() as session:
-        return {
-            "games": started,
-            "finished": int(session.scalar(select(func.count()).where(Game.status == GameStatus.FINISHED)) or 0),
-            "turns": int(session.scalar(select(func.count()).select_from(Turn)) or 0),
-            "mails_sent": int(session.scalar(select(func.count()).select_from(Outbox)) or 0),
-            "mails_read": int(session.scalar(select(func.count()).select_from(InboundMessage)) or 0),
-            "orders": int(session.scalar(select(func.count()).select_from(OrderSubmission)) or 0),
-            "audit": int(session.scalar(select(func.count()).select_from(GmAudit)) or 0),
-            "bodies_kept": int(
-                session.scalar(select(func.count()).select_from(Outbox).where(func.length(Outbox.data) > 0)) or 0
-            ),
-            "body_bytes_kept": int(session.scalar(select(func.coalesce(func.sum(func.length(Outbox.data)), 0))) or 0),
-        }
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.e2e)])
-def test_a_year_of_fifty_games_stays_within_the_retention_policy(
+def test_ten_days_of_three_games_stay_within_the_retention_policy(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """The mail bodies kept at the year's end are those of the last 90 days; every game is whole
-    (every turn, every order); the database's size is measured and written out as a figure."""
-    app = year_app(kind, tmp_path, request, RetentionSettings())
+    """The mail bodies kept at the end are those of the last `sent_mail_days`; every game is
+    whole (every turn, every order); the database grew by far less than every body."""
+    postgres = request.getfixturevalue("postgres") if kind == "postgresql" else None
+    app = retention_app(fresh_database(kind, tmp_path, postgres), tmp_path, RetentionSettings(sent_mail_days=KEPT_DAYS))
     try:
-        counts = play_a_year(app)
+        empty = bytes_in_use(app)
+        counts = play(app, TEN_DAYS)
         size = bytes_in_use(app)
         end = app.clock.now()
         with app.db.read() as session:
@@ -156,21 +49,12 @@ def test_a_year_of_fifty_games_stays_within_the_retention_policy(
             )
     finally:
         app.close()
-    assert counts["games"] == GAMES and counts["finished"] >= GAMES - 1, counts
-    assert counts["bodies_kept"] < counts["mails_sent"] / 2, counts  # a quarter of the year, about
-    assert oldest_body is not None and end - oldest_body.replace(tzinfo=UTC) <= timedelta(days=91)
+    assert counts["games"] == TEN_DAYS.games and counts["finished"] >= TEN_DAYS.games - 1, counts
+    assert counts["bodies_kept"] < counts["mails_sent"] / 2, counts  # 3 days of 10, about
+    assert oldest_body is not None and end - oldest_body.replace(tzinfo=UTC) <= timedelta(days=KEPT_DAYS + 1)
     assert unresolved == 0 and counts["orders"] > 0, "the finished games are whole"
-    figures = {
-        "database": kind,
-        **counts,
-        "bytes_in_use": size,
-        "bytes_per_game": size // GAMES,
-        "bytes_per_sent_mail_body_kept": counts["body_bytes_kept"] // max(1, counts["bodies_kept"]),
-    }
-    out = Path(os.environ.get("FLAGMAN_FIGURES_DIR", tmp_path)) / f"retention-year-{kind}.json"
-    out.write_text(json.dumps(figures, indent=1) + "\n")
-    print(json.dumps(figures))
-    assert size < counts["mails_sent"] * figures["bytes_per_sent_mail_body_kept"], figures  # far from all bodies
+    per_body = counts["body_bytes_kept"] // max(1, counts["bodies_kept"])
+    assert size - empty < counts["mails_sent"] * per_body, (empty, size, counts)  # far from all bodies
 
 
 def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing_else(tmp_path: Path) -> None:
@@ -205,7 +89,7 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
     new = deliver_to_maildir(processed, b"Subject: new\r\n\r\ny")
     done = flagman_process(config, "prune")
     assert done.returncode == 0, done.stderr
-    assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mails of the Processed folder" in done.stdout
+    assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mail of the Processed folder" in done.stdout
     with db.read() as session:
         assert session.scalar(select(func.count()).select_from(Outbox)) == sent, "the rows stay"
         assert session.scalar(select(func.length(Outbox.data)).where(Outbox.id == first)) > 0, "pending mail kept"
@@ -213,3 +97,37 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
         assert session.scalar(select(func.count()).select_from(Turn)) == turns_before
     db.dispose()
     assert not old.exists() and new.exists()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.e2e)])
+def test_what_the_doctor_counts_past_the_policy_is_what_a_prune_takes(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """`flagman doctor`'s retention check counts with the prune's own conditions
+    (`bot.ops.retention.overdue`): four days of a game kept whole (a policy of 0 days keeps
+    everything), then a policy of one day: what `overdue` counts is what `prune_database`
+    takes, and nothing is overdue after it."""
+    from dataclasses import replace
+
+    from bot.ops.retention import overdue, prune_database
+
+    postgres = request.getfixturevalue("postgres") if kind == "postgresql" else None
+    forever = RetentionSettings(sent_mail_days=0, inbound_days=0, audit_days=0, processed_mail_days=0)
+    app = retention_app(fresh_database(kind, tmp_path, postgres), tmp_path, forever)
+    try:
+        play(app, Season(games=1, days=4, every=4))
+        now = app.clock.now()
+        assert not overdue(app.db, app.settings, now).anything, "a policy of 0 days keeps everything"
+        one_day = replace(app.settings, retention=RetentionSettings(sent_mail_days=1, inbound_days=1, audit_days=1))
+        found = overdue(app.db, one_day, now)
+        assert found.mail_bodies > 0 and found.inbound_texts > 0 and found.oldest is not None, found
+        pruned = prune_database(app.db, one_day, now)
+        assert (pruned.mail_bodies, pruned.inbound_texts, pruned.quarantined, pruned.audit_lines) == (
+            found.mail_bodies,
+            found.inbound_texts,
+            found.quarantined,
+            found.audit_lines,
+        )
+        assert not overdue(app.db, one_day, now).anything
+    finally:
+        app.close()

@@ -1,7 +1,7 @@
 """Damage, read-only files and full disks, made for real: what each command says and its status.
 
 Issue 33: every database and disk failure is told in two lines (what failed, what to do) on
-stderr, never a traceback, with the status of its kind (bot.ops.storage): 3 a server that
+stderr, never a traceback, with the status of its kind (bot.host.storage): 3 a server that
 cannot be reached, 4 storage (a damaged database, something this user may not write, a
 read-only file system, a full disk). Each fault is made as it happens on a machine: a SQLite
 file overwritten by the test, files of mode 0444 met by a command without root's override of
@@ -53,7 +53,7 @@ def inbox_waiting(root: Path) -> int:
     return len(list((root / "mail" / "inbox" / "new").iterdir()))
 
 
-def assert_told(done, status: int, *words: str) -> None:  # noqa: ANN001 - a CompletedProcess
+def assert_told(done, status: int, *words: str) -> None:  # a CompletedProcess
     """Exit `status`, at most two lines on stderr holding `words`, no traceback."""
     assert done.returncode == status, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout, done.stderr

@@ -2,7 +2,7 @@
 
 A command that meets such a failure says so in two lines (what failed, what to do) and exits
 with the status of its kind (bot.cli.servers); the service logs one line per back-off step
-(bot.scheduler); `flagman migrate` and `flagman doctor` say the same. The kinds:
+(bot.daemon.backoff); `flagman migrate` and `flagman doctor` say the same. The kinds:
 
 | cause       | what happened                                                        | status |
 |-------------|----------------------------------------------------------------------|--------|
@@ -33,6 +33,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from bot.host.unit import credentials_dir
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -272,7 +274,7 @@ def _database_name(url: str | None) -> str:
     return "the database" if url is None else f"the database {safe_url(url)}"
 
 
-class StorageFault(Exception):
+class StorageFault(Exception):  # noqa: N818 - named for what happened, as Refused
     """A failure of the storage found by a check of ours rather than raised by the driver (the
     pages of an SQLite file that fail its quick_check); `found` says what and what to do."""
 
@@ -287,7 +289,7 @@ def check_intact(engine: Engine, url: str) -> None:
     the start, so that damage found nowhere else (pages in the middle overwritten, the header and
     schema intact) stops them rather than the first job that reads there. PostgreSQL checks its
     own pages as it reads them (data_corrupted)."""
-    from bot.ops.instance import sqlite_path
+    from bot.host.instance import sqlite_path
 
     path = sqlite_path(url)
     if path is None:
@@ -306,7 +308,7 @@ def check_intact(engine: Engine, url: str) -> None:
 def breakdown(exc: BaseException, url: str | None = None) -> Breakdown | None:
     """What failed, if `exc` is a failure of the database (`url`: the one in use) or of the
     disk; None for anything else (a bug, a mail server)."""
-    from bot.ops.instance import sqlite_path
+    from bot.host.instance import sqlite_path
 
     if isinstance(exc, StorageFault):
         return exc.found
@@ -372,9 +374,37 @@ def _database(exc: BaseException, url: str | None, path: Path | None) -> Breakdo
             "the service runs as owns them all (`ls -l` them), and run commands as the service does "
             "(`flagmanctl ...`)",
         )
-    from bot.ops.reach import database_hint
-
     return Breakdown(Cause.UNREACHABLE, f"cannot use {name}: {reason}", database_hint(reason, path is not None))
+
+
+def database_hint(reason: str, url_is_sqlite: bool) -> str:
+    """The fix for a database that cannot be reached, by what the driver said."""
+    lower = reason.lower()
+    if url_is_sqlite:
+        return (
+            "check [database] url and that the service user may read and write the file, its -wal and -shm "
+            "files and its directory"
+        )
+    if (
+        "could not translate host name" in lower
+        or "failed to resolve host" in lower
+        or "name or service not known" in lower
+    ):
+        return "the host in [database] url does not resolve: check the name, and DNS on this machine"
+    if "connection refused" in lower:
+        return (
+            "nothing accepts connections at the host and port of [database] url: check them, that PostgreSQL "
+            "runs (`systemctl status postgresql`) and listens there (listen_addresses and port in postgresql.conf)"
+        )
+    if "does not exist" in lower and "database" in lower:
+        return (
+            "the server has no such database: create it (`sudo -u postgres createdb --owner=flagman flagman`) "
+            "or fix the name at the end of [database] url"
+        )
+    return (
+        f"check [database] url, that the server runs and accepts this user, and {credentials_dir()}/db-password "
+        "(it replaces {password} in the url)"
+    )
 
 
 def _full(name: str, reason: str, folder: Path | None) -> Breakdown:

@@ -22,8 +22,10 @@ import fcntl
 import hashlib
 import logging
 import os
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -141,7 +143,7 @@ class PostgresLock:
         if conn is not None:
             try:
                 conn.close()
-            except Exception:  # noqa: BLE001 - it is gone already
+            except Exception:  # it is gone already
                 log.debug("closing the lock connection failed", exc_info=True)
 
     def release(self) -> None:
@@ -150,7 +152,7 @@ class PostgresLock:
         if self._conn is not None:
             try:
                 self._conn.execute(text("select pg_advisory_unlock(:key)"), {"key": self.key})
-            except Exception:  # noqa: BLE001 - closing the session frees it anyway
+            except Exception:  # closing the session frees it anyway
                 log.debug("pg_advisory_unlock failed", exc_info=True)
             self._drop()
         if self._engine is not None:
@@ -226,7 +228,7 @@ def wait_for_lock(
             continue
         try:
             got = lock.try_acquire()
-        except Exception as exc:  # noqa: BLE001 - e.g. the database is restarting: keep waiting, say why
+        except Exception as exc:  # e.g. the database is restarting: keep waiting, say why
             failures += 1
             pause = min(LOCK_RETRY_MAX, retry * 2**failures)
             next_try = time.monotonic() + pause
@@ -246,3 +248,96 @@ def wait_for_lock(
             log.warning("took over: %s is ours now", lock.description)
             return True
     return False
+
+
+# -- the mailbox lock: the poll and the prune of the Processed folder, one at a time ------------
+
+_IN_PROCESS: dict[str, threading.Lock] = {}
+_IN_PROCESS_GUARD = threading.Lock()
+
+
+def mailbox_lock_path(database_url: str) -> Path | None:
+    """The mailbox lock's file on SQLite: ``<database>.mailbox.lock`` beside the database file
+    (None for PostgreSQL and for an in-memory database)."""
+    path = sqlite_path(database_url)
+    return path.with_name(path.name + ".mailbox.lock") if path is not None else None
+
+
+@contextmanager
+def holding_mailbox(database_url: str, mailbox: str, *, on_wait: Callable[[], object] | None = None) -> Iterator[None]:
+    """Hold the lock of `mailbox` (`mailbox_name`) on the database at `database_url` for the block: a poll pass (reading the inbox and moving its mail
+    to Processed or Failed) and a prune of the Processed folder never run at the same time,
+    whichever process runs them (`flagman run`'s jobs, `flagman poll`, `tick`, `prune`).
+
+    While another holds it, `on_wait()` is called once and the block waits (one pass or one
+    prune: both end on their own). The lock is held by the kernel or the database server for
+    its holder and dropped with it however it ends, so there is no stale lock:
+
+    - SQLite: ``flock`` on ``<database>.mailbox.lock`` (`mailbox_lock_path`), opened for
+      reading only, so that the service's user and root (`flagman prune` by hand) share it
+      whoever made the file;
+    - PostgreSQL: ``pg_advisory_lock`` on a connection of its own, keyed by the mailbox;
+    - an in-memory database: a lock of this process.
+    """
+    url, name = database_url, mailbox
+    if url.startswith("sqlite"):
+        path = mailbox_lock_path(url)
+        if path is None:
+            with _IN_PROCESS_GUARD:
+                lock = _IN_PROCESS.setdefault(name, threading.Lock())
+            if not lock.acquire(blocking=False):
+                _waiting(name, on_wait)
+                lock.acquire()
+            try:
+                yield
+            finally:
+                lock.release()
+            return
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                _waiting(name, on_wait)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing the last descriptor drops the flock
+        return
+    from sqlalchemy import text
+
+    key = advisory_key(f"mailbox:{name}")
+    # A connection of its own each time (NullPool: closed, never pooled, so the lock never
+    # outlives the block), from one engine per URL (making an engine costs more than connecting).
+    with _lock_engine(url).connect() as conn:
+        if not conn.execute(text("select pg_try_advisory_lock(:key)"), {"key": key}).scalar():
+            _waiting(name, on_wait)
+            conn.execute(text("select pg_advisory_lock(:key)"), {"key": key})
+        try:
+            yield
+        finally:
+            try:
+                conn.execute(text("select pg_advisory_unlock(:key)"), {"key": key})
+            except Exception:  # closing the session frees it anyway
+                log.debug("pg_advisory_unlock failed", exc_info=True)
+
+
+_LOCK_ENGINES: dict[str, Engine] = {}
+
+
+def _lock_engine(url: str) -> Engine:
+    """The engine of the mailbox lock's connections to `url` (NullPool, AUTOCOMMIT), made once."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
+    with _IN_PROCESS_GUARD:
+        engine = _LOCK_ENGINES.get(url)
+        if engine is None:
+            engine = _LOCK_ENGINES[url] = create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+        return engine
+
+
+def _waiting(name: str, on_wait: Callable[[], object] | None) -> None:
+    log.info("waiting for the mailbox lock of %s: a poll or a prune of its Processed folder is running", name)
+    if on_wait is not None:
+        on_wait()

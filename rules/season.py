@@ -1,0 +1,244 @@
+"""A season's points and standings, from its races' results alone. Pure: no clock, no database.
+
+The shell feeds it what the archive holds of each race (`RaceResult`: who finished where, who
+did not finish, who never showed, who was put out by the NMR limit) and the season's rules
+(`SeasonRules`: the scoring table, the dropped results, the penalties); `standings` gives the
+table. A correction (a ROLLBACK of a race's last turn and its new result) is another
+`RaceResult` for the same race with a higher `correction`: the highest counts, whatever order
+the results came in, so the table is always a recomputation from the archived results.
+
+Scoring (docs/championships.md):
+
+* a finisher scores the table's points for their place (a place shared in the race: each of
+  them scores that place's points); past the end of the table, nothing;
+* a driver classified "did not finish" by the game scores nothing;
+* a no-show (a seat that never sent orders) scores nothing and loses `no_show_penalty` points;
+* a driver put out by the NMR limit scores nothing and loses `nmr_penalty` points;
+* each driver's `drop` lowest race scores are dropped (the earliest race first among equals);
+  penalties are never dropped;
+* ties on points are broken by countback: more wins, then more second places, and so on, over
+  every race (dropped ones too); drivers still level share the place (names in order).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+Driver = str
+"""A season's driver: the shell's key for a person across the season's games."""
+
+F1_POINTS: tuple[int, ...] = (25, 18, 15, 12, 10, 8, 6, 4, 2, 1)
+# Championship Formula Racing's own points table is not in the sources the project holds; this
+# preset is our choice (docs/championships.md): eight scoring places, 10-8-6-5-4-3-2-1.
+CFR_POINTS: tuple[int, ...] = (10, 8, 6, 5, 4, 3, 2, 1)
+MAX_TABLE = 40  # places a custom table may score
+MAX_POINTS = 1000  # points a place may score
+
+
+class SeasonError(ValueError):
+    """A season's setting that cannot be used (a table, a number of dropped results ...)."""
+
+
+class Preset(enum.StrEnum):
+    """The scoring tables a season may name."""
+
+    F1 = "f1"
+    CFR = "cfr"
+    LINEAR = "linear"  # the field's size for a win, one less a place, 1 for last
+    CUSTOM = "custom"
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringTable:
+    """Points by place (1-based); `LINEAR` has no fixed table: it counts the race's field."""
+
+    preset: Preset
+    points: tuple[int, ...] = ()
+
+    def for_place(self, place: int, field: int) -> int:
+        if self.preset is Preset.LINEAR:
+            return max(0, field - place + 1)
+        return self.points[place - 1] if 1 <= place <= len(self.points) else 0
+
+    def shown(self) -> str:
+        """The table as the CLI and the mails write it: ``f1``, ``linear``, ``custom:5,3,1``."""
+        if self.preset is Preset.CUSTOM:
+            return "custom:" + ",".join(str(p) for p in self.points)
+        return self.preset.value
+
+    @staticmethod
+    def parse(text: str) -> ScoringTable:
+        """``f1``, ``cfr``, ``linear`` or ``custom:25,18,15`` (points for 1st, 2nd ..., none rising)."""
+        word, _, rest = text.strip().lower().partition(":")
+        if word == Preset.F1 and not rest:
+            return ScoringTable(Preset.F1, F1_POINTS)
+        if word == Preset.CFR and not rest:
+            return ScoringTable(Preset.CFR, CFR_POINTS)
+        if word == Preset.LINEAR and not rest:
+            return ScoringTable(Preset.LINEAR)
+        if word == Preset.CUSTOM:
+            items = [item.strip() for item in rest.split(",")]
+            if not rest or not all(item.isdigit() and len(item) <= 4 for item in items):
+                raise SeasonError("a custom table is points for each place, e.g. custom:10,6,4,3,2,1")
+            points = tuple(int(item) for item in items)
+            if len(points) > MAX_TABLE or max(points) > MAX_POINTS:
+                raise SeasonError(f"a custom table scores at most {MAX_TABLE} places, at most {MAX_POINTS} points each")
+            if any(later > earlier for earlier, later in zip(points, points[1:], strict=False)):
+                raise SeasonError("a custom table never gives a place more points than the place before it")
+            return ScoringTable(Preset.CUSTOM, points)
+        raise SeasonError("the scoring table is f1, cfr, linear or custom:<points>, e.g. custom:10,6,4,3,2,1")
+
+
+@dataclass(frozen=True, slots=True)
+class SeasonRules:
+    table: ScoringTable
+    drop: int = 0  # each driver's lowest race scores left out
+    no_show_penalty: int = 0
+    nmr_penalty: int = 0
+
+    def __post_init__(self) -> None:
+        for value in (self.drop, self.no_show_penalty, self.nmr_penalty):
+            if not 0 <= value <= MAX_POINTS:
+                raise SeasonError(f"dropped results and penalties are whole numbers from 0 to {MAX_POINTS}")
+
+
+class Outcome(enum.StrEnum):
+    """How a driver's race ended, as the season counts it."""
+
+    FINISHED = "finished"  # classified at a place
+    DID_NOT_FINISH = "did not finish"  # classified by the game as not finishing (or dropped by the GM)
+    NO_SHOW = "no-show"  # never sent orders
+    NMR_OUT = "out by the NMR limit"
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    driver: Driver
+    outcome: Outcome
+    place: int = 0  # FINISHED: 1-based, competition places (1, 2, 2, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class RaceResult:
+    """One race's result as archived: `race` its round in the season (1, 2, ...), `correction`
+    how often it was corrected (0: the first result)."""
+
+    race: int
+    correction: int
+    finishes: tuple[Finish, ...]
+
+    @property
+    def field(self) -> int:
+        return len(self.finishes)
+
+
+@dataclass(frozen=True, slots=True)
+class RaceScore:
+    race: int
+    outcome: Outcome
+    place: int  # 0 unless FINISHED
+    points: int  # before penalties
+    penalty: int
+    dropped: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    place: int
+    driver: Driver
+    points: int  # counted points less penalties
+    races: tuple[RaceScore, ...]  # in race order
+    countback: tuple[int, ...]  # wins, second places, ... (how ties were broken)
+    tied: bool  # level on points with a neighbour (the countback decided, or could not)
+
+
+def counted(results: Iterable[RaceResult]) -> tuple[RaceResult, ...]:
+    """The result that counts for each race: its latest correction, in race order. Two results
+    of one race with the same correction: the greater (by value), so that any order of arrival
+    counts the same one."""
+    best: dict[int, RaceResult] = {}
+    for result in results:
+        known = best.get(result.race)
+        if known is None or _rank(result) > _rank(known):
+            best[result.race] = result
+    return tuple(best[race] for race in sorted(best))
+
+
+def _rank(result: RaceResult) -> tuple[int, tuple[tuple[str, str, int], ...]]:
+    return (result.correction, tuple(sorted((f.driver, f.outcome.value, f.place) for f in result.finishes)))
+
+
+def race_scores(rules: SeasonRules, result: RaceResult) -> dict[Driver, RaceScore]:
+    """Each driver's score in one race, before any result is dropped."""
+    scores: dict[Driver, RaceScore] = {}
+    for finish in result.finishes:
+        points = rules.table.for_place(finish.place, result.field) if finish.outcome is Outcome.FINISHED else 0
+        penalty = {Outcome.NO_SHOW: rules.no_show_penalty, Outcome.NMR_OUT: rules.nmr_penalty}.get(finish.outcome, 0)
+        place = finish.place if finish.outcome is Outcome.FINISHED else 0
+        scores[finish.driver] = RaceScore(result.race, finish.outcome, place, points, penalty, dropped=False)
+    return scores
+
+
+def _with_drops(scores: Sequence[RaceScore], drop: int) -> tuple[RaceScore, ...]:
+    """The scores with the `drop` lowest (earliest first among equals) marked dropped."""
+    lowest = sorted(scores, key=lambda s: (s.points, s.race))[:drop]
+    gone = {s.race for s in lowest}
+    return tuple(
+        RaceScore(s.race, s.outcome, s.place, s.points, s.penalty, dropped=s.race in gone)
+        for s in sorted(scores, key=lambda s: s.race)
+    )
+
+
+def standings(rules: SeasonRules, results: Iterable[RaceResult]) -> tuple[Standing, ...]:
+    """The season's table from its races' results, whatever order they (and their corrections)
+    came in: front first, ties on points broken by countback."""
+    races = counted(results)
+    by_driver: dict[Driver, list[RaceScore]] = {}
+    for result in races:
+        for driver, score in race_scores(rules, result).items():
+            by_driver.setdefault(driver, []).append(score)
+    longest = max((r.field for r in races), default=0)
+    rows: list[tuple[int, tuple[int, ...], Driver, tuple[RaceScore, ...]]] = []
+    for driver, scores in by_driver.items():
+        marked = _with_drops(scores, rules.drop)
+        total = sum(s.points for s in marked if not s.dropped) - sum(s.penalty for s in marked)
+        countback = tuple(sum(1 for s in marked if s.place == place) for place in range(1, longest + 1))
+        rows.append((total, countback, driver, marked))
+    rows.sort(key=lambda row: (-row[0], tuple(-n for n in row[1]), row[2]))
+    table: list[Standing] = []
+    for index, (total, countback, driver, marked) in enumerate(rows):
+        level_before = index > 0 and rows[index - 1][:2] == (total, countback)
+        place = table[-1].place if level_before else index + 1
+        tied = any(other[0] == total for j, other in enumerate(rows) if j != index)
+        table.append(Standing(place, driver, total, marked, countback, tied))
+    return tuple(table)
+
+
+def grid(table: Sequence[Standing], entrants: Iterable[Driver]) -> tuple[Driver, ...]:
+    """A race's grid drawn from the standings: the leader first, then in table order; entrants
+    without a result yet after them, in the order given."""
+    placed = {row.driver: i for i, row in enumerate(table)}
+    given = list(dict.fromkeys(entrants))
+    return tuple(sorted(given, key=lambda d: (d not in placed, placed.get(d, 0), given.index(d))))
+
+
+__all__ = [
+    "CFR_POINTS",
+    "F1_POINTS",
+    "Driver",
+    "Finish",
+    "Outcome",
+    "Preset",
+    "RaceResult",
+    "RaceScore",
+    "ScoringTable",
+    "SeasonError",
+    "SeasonRules",
+    "Standing",
+    "counted",
+    "grid",
+    "race_scores",
+    "standings",
+]

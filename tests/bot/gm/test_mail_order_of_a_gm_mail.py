@@ -1,0 +1,35 @@
+"""The order of the mails a GM's one mail sends: each is true when it is read, in the order it
+arrives (mail-interface.md, "What happens next: one outlook": "no two mails, and no two lines
+of one mail, can disagree"). "ROLLBACK rc1 / ORDER rc1 kelly USE 5 / PROCESS rc1" told the
+players the reopened turn was paused and open after the corrected results had reached them."""
+
+from __future__ import annotations
+
+from bot.app import App
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, body_of, gm_says, mails, player_says
+
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
+
+
+def test_rollback_order_process_in_one_mail_tells_the_reopening_before_the_corrected_results(rc: App) -> None:
+    player_says(rc, "kelly", "USE 4")
+    gm_says(rc, "PROCESS rc1")
+    player_says(rc, "kelly", "USE 2")
+    before = {seat: len(mails(rc, ADDRESS[seat])) for seat in ("kelly", "seb")}
+    gm_says(rc, "ROLLBACK rc1\nORDER rc1 kelly USE 5\nPROCESS rc1")
+    for seat in ("kelly", "seb"):
+        got = mails(rc, ADDRESS[seat])[before[seat] :]
+        subjects = [str(m["Subject"]) for m in got]
+        results = [i for i, s in enumerate(subjects) if "Corrected results of Turn 1" in s]
+        reopened = [i for i, s in enumerate(subjects) if "is reopened" in s]
+        assert len(results) == 1 and len(reopened) == 1, subjects
+        assert reopened[0] < results[0], subjects
+        # Nothing after the corrected results says the turn is open or the game paused.
+        for later in got[results[0] + 1 :]:
+            text = " ".join(body_of(later).split())
+            assert "is open again" not in text and "The game is paused" not in text, text
+    kelly = mails(rc, ADDRESS["kelly"])[before["kelly"] :]
+    entered = [i for i, m in enumerate(kelly) if "The GM entered orders for you" in str(m["Subject"])]
+    corrected = [i for i, m in enumerate(kelly) if "Corrected results" in str(m["Subject"])]
+    assert entered and entered[0] < corrected[0]
