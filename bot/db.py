@@ -272,7 +272,7 @@ def current_revision(engine: Engine) -> str | None:
         return rev
 
 
-class MigrationFilesMissing(ValueError):
+class MigrationFilesMissing(ValueError):  # noqa: N818 - named for what happened, as Refused
     """A migration file this flagman ships is not there (a damaged or partial install): every
     command that needs the schema's revisions says so in one line, naming it."""
 

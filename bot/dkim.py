@@ -8,7 +8,7 @@ Off unless ``[dkim] selectors`` names keys (bot.settings). Each key is read once
 * **RSA** (``a=rsa-sha256``): a PEM private key, PKCS#1 or PKCS#8 (``openssl genpkey
   -algorithm rsa -pkeyopt rsa_keygen_bits:2048``).
 
-Where mail is signed: in `bot.mail_out.outbox.compose`, once, before the mail is stored. The
+Where mail is signed: in `bot.mail_out.compose.compose`, once, before the mail is stored. The
 outbox row's bytes are what is sent, and what a retry resends with the same Message-ID; a
 signature made there holds for every attempt, and the send path (`drain`) stays as it was.
 The price: a mail queued under a key must be sent before that key's DNS record goes (keep

@@ -132,4 +132,34 @@ class Claims:
         }
 
 
-__all__ = ["Claims", "Counts", "Kept", "Recheck", "Refiled", "Why", "Withdrawn"]
+@dataclass(frozen=True, slots=True)
+class SeasonRow:
+    """One line of a season's table (`bot.games.seasons.table_of`): the place, the driver's name,
+    the points (counted less penalties), a cell per race planned ("-" not run, "(n)" dropped,
+    "n-p" scored n and lost p), whether the place is shared (level on points and countback) and
+    whether countback placed it (level on points with a neighbour)."""
+
+    place: int
+    name: str
+    points: int
+    races: tuple[str, ...]
+    shared: bool
+    countback: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SeasonTable:
+    """A season's table as worked out from its races' results now: `races_run` of
+    `races_planned` counted; `games` the races' games by round."""
+
+    season: str
+    title: str  # the kind of game's printed name
+    scoring: str
+    drop: int
+    races_run: int
+    races_planned: int
+    rows: tuple[SeasonRow, ...]
+    games: tuple[str, ...]
+
+
+__all__ = ["Claims", "Counts", "Kept", "Recheck", "Refiled", "SeasonRow", "SeasonTable", "Why", "Withdrawn"]

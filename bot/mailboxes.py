@@ -2,7 +2,7 @@
 
 ``farm+1@example.org`` and ``Farm+2@Example.org`` reach one mailbox, ``farm@example.org``: a
 sub-address tag (RFC 5233, ``+tag``) and the case are the sender's to vary at will, so a cap
-counted on the exact address string is a cap anyone can multiply (issue 40: one catch-all
+counted on the exact address string is a cap anyone can multiply (one catch-all
 mailbox started 24 practice games in an hour through plus-tags). Pure: no database, no clock.
 """
 

@@ -60,7 +60,7 @@ class InboundStatus(enum.StrEnum):
 
 
 class Reason(enum.StrEnum):
-    """Why a mail ended as it did, one value per outcome the intake knows (issue 28: the record
+    """Why a mail ended as it did, one value per outcome the intake knows (the record
     says it in a column, for the digest and the limits to select on, not in words to match).
     The `detail` column beside it says the rest in words, for people."""
 
@@ -102,7 +102,7 @@ class Reason(enum.StrEnum):
 
 
 class AnswerFate(enum.StrEnum):
-    """What became of the answer a mail would get (issue 27: caps withhold answers, never
+    """What became of the answer a mail would get (caps withhold answers, never
     actions or records): every mail records whether it was answered and, if not, why."""
 
     SENT = "sent"  # answered (one answer, in sections where it made several)
@@ -119,7 +119,7 @@ class AnswerFate(enum.StrEnum):
 
 
 class RequestKind(enum.StrEnum):
-    """A request that waits for an address to answer a code (issue 27)."""
+    """A request that waits for an address to answer a code."""
 
     JOIN = "join"  # a seat for the address that sent JOIN, once it answers
     ADDRESS = "address"  # seats moved to a new address, once it answers (and the old one had time to stop it)
@@ -182,7 +182,7 @@ class Game(Base):
     nmr_limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
     nmr_action: Mapped[str] = mapped_column(String(16), default="gm", server_default="gm")  # gm | drop
     press: Mapped[str] = mapped_column(String(16), default=PressMode.SIGNED, server_default="signed")  # PressMode
-    # A practice game (migration 0013, issue 32: PRACTICE by mail): one person against robots,
+    # A practice game (migration 0013, PRACTICE by mail): one person against robots,
     # counting for nothing, closed when left alone (bot.games.robots).
     practice: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(_utc())
@@ -210,7 +210,7 @@ class Seat(Base):
     # The player who stopped this seat's reminders (migration 0006: List-Unsubscribe, REMINDERS
     # OFF); they are sent while it is not the seat's holder now, so a new holder gets them.
     reminders_off_for: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    # Driven by the game's robot (migration 0013, issue 32): its holder is the robots' player
+    # Driven by the game's robot (migration 0013): its holder is the robots' player
     # (bot.games.robots.ROBOT_ADDRESS, no address at all), it is never mailed, and its orders are
     # filed as soon as each turn opens.
     robot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
@@ -246,11 +246,11 @@ class Turn(Base):
     # 0010), written when the turn is resolved and given to the rules (`Game.resolve`'s
     # `submitted`: SpeedPhreakz's "whoever submitted first"); NULL before it was kept.
     submitted: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
-    # The secret of the turn's dice (migration 0011, issue 31): drawn when the turn opens, its
+    # The secret of the turn's dice (migration 0011): drawn when the turn opens, its
     # commitment on every sheet, revealed in the results; the seed above is worked out from it
     # and the orders used when the turn resolves (bot.dice). NULL for turns opened before.
     secret: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    # How often ROLLBACK reopened the turn (migration 0012, issue 29): its results then say
+    # How often ROLLBACK reopened the turn (migration 0012): its results then say
     # that they replace the ones sent before.
     corrections: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # The derivation of the turn's dice digest, seed and receipts (migration 0014, rules.fair):
@@ -443,7 +443,7 @@ class Observer(Base):
 
 
 class PendingRequest(Base):
-    """What waits for an address to answer a code (migration 0008; issue 27): a JOIN (the seat is
+    """What waits for an address to answer a code (migration 0008): a JOIN (the seat is
     made when the joining address answers) or an ADDRESS (the seats move when the new address
     answers, and not before the old address has had `[limits] address_change_hold` to stop it).
     The code mailed is the request's id signed with the address that must answer it

@@ -155,7 +155,7 @@ def of_turn(game: Game, rules: AnyGame, state: GameState, subs: store.BySeat) ->
     return Outlook(tuple(seats), submission_order(rules, game, state, subs), rules, state, game, subs)
 
 
-# -- what counts for one seat, said before the deadline (issue 29) -------------------------
+# -- what counts for one seat, said before the deadline -------------------------
 
 
 @dataclass(frozen=True, slots=True)

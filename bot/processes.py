@@ -32,7 +32,7 @@ T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
 
-class WorkerFailed(Exception):
+class WorkerFailed(Exception):  # noqa: N818 - named for what happened, as Refused
     """A worker died, could not be reached, or the work raised in it (the cause is chained)."""
 
 

@@ -13,7 +13,7 @@ local across a daylight-saving change.
 
 Everything here reads text a GM or an operator typed (EXTEND, DEADLINE, ``--deadline``,
 ``--grace``, reminder marks), so every parser refuses bad input with a `DeadlineError` whose
-message says what is allowed -- never another exception (issue 14, "GM numbers"): durations
+message says what is allowed -- never another exception ("GM numbers"): durations
 are capped at `MAX_DURATION`, numbers are checked for length before `int()`, only ASCII
 digits count, date arithmetic that would leave datetime's range is refused, and no message
 quotes more than `SHOW_CHARS` characters of the input, nor any line break from it. Parsing
@@ -53,7 +53,7 @@ class DeadlineError(ValueError):
     """A schedule or a time that cannot be understood; the message says what is allowed."""
 
 
-class _NotADuration(DeadlineError):
+class _NotADuration(DeadlineError):  # noqa: N818 - named for what happened, as Refused
     """The text is not written as a duration at all (as opposed to one out of range)."""
 
 

@@ -15,15 +15,15 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.orm import Session
 
-from bot.answers import Outcome, PollReport
+from bot.fate import MailFate, PollReport
 from bot.faults import CrashPoint
-from bot.games import archive, deadline, practice, requests
+from bot.games import archive, deadline, practice, requests, season_races
 from bot.host.storage import breakdown
 from bot.intake import Intake
 from bot.mail_in.inbox import Folder, Inbox, RawMail, ReadAhead
 from bot.mail_in.parse import Inbound
 from bot.mail_in.parse_worker import InlineParser, MailParser, ParseOptions, parse_batch, unparsed
-from bot.mail_out import outbox as mailout
+from bot.mail_out import drain as mailout
 from bot.mail_out.mailer import Mailer
 from bot.models import InboundStatus, Quarantine
 from bot.safe_text import error_text
@@ -139,8 +139,9 @@ class Service:
 
     def tick(self, *, read_first: bool = False, on_resolved: Callable[[], None] | None = None) -> list[tuple[str, int]]:
         """The deadline (`bot.games.deadline.run`: the turns due resolved, the NMR limits, the late
-        notices, the reminders), then the ADDRESS changes whose hold is over (issue 27) and the
-        practice games left alone (issue 32). With `read_first` (`flagman tick`; the service's own tick
+        notices, the reminders), then the ADDRESS changes whose hold is over and the
+        practice games left alone and the seasons' next races
+        (`bot.games.season_races`). With `read_first` (`flagman tick`; the service's own tick
         job reads the inbox itself, one batch at a time, before it calls this), the inbox is read first: a turn is never
         resolved before the mail that arrived by its deadline is read (mail-interface.md:
         deadlines are judged by arrival, not by when the bot reads). `on_resolved` is called as
@@ -150,8 +151,10 @@ class Service:
         if read_first:
             self.poll()
         resolved = deadline.run(self.shell, worker=self.turn_worker, on_resolved=on_resolved)
-        requests.due_moves(self.shell)  # ADDRESS changes whose hold is over (issue 27)
-        practice.expire_idle(self.shell)  # practice games left alone (issue 32)
+        requests.due_moves(self.shell)  # ADDRESS changes whose hold is over
+        practice.expire_idle(self.shell)  # practice games left alone
+        if season_races.next_races(self.shell):  # a season's next race, its last one over
+            archive.publish(self.shell, [])
         return [(r.game, r.number) for r in resolved]
 
     def send(self) -> mailout.DrainReport:
@@ -179,7 +182,7 @@ class Service:
         try:
             # The common case, every mail handled: one transaction, no savepoints.
             results = self._handle_all(batch, savepoints=False)
-        except Exception as exc:  # noqa: BLE001 - redone mail by mail below, where the failure is quarantined
+        except Exception as exc:  # redone mail by mail below, where the failure is quarantined
             if breakdown(exc, self.settings.database_url) is not None:
                 # The database or the disk failed, not a mail: nothing was committed and every
                 # mail stays in the inbox for the next poll (the caller says what failed).
@@ -223,11 +226,11 @@ class Service:
 
     def _handle_all(
         self, parsed: Sequence[tuple[RawMail, Inbound | None]], *, savepoints: bool, again: bool = False
-    ) -> list[tuple[RawMail, Outcome | None | BaseException]]:
+    ) -> list[tuple[RawMail, MailFate | None | BaseException]]:
         """The batch in one transaction. Without savepoints a failing mail fails the whole
         transaction (the caller does it again with them); with them, each mail has its own and a
         mail that fails is rolled back alone and quarantined."""
-        results: list[tuple[RawMail, Outcome | None | BaseException]] = []
+        results: list[tuple[RawMail, MailFate | None | BaseException]] = []
         try:
             with self.shell.db.transaction() as session:
                 self.intake.begin_batch(session, [inbound for _, inbound in parsed if inbound is not None], again=again)
@@ -277,4 +280,4 @@ class Service:
         )
 
 
-__all__ = ["Outcome", "PollReport", "Service"]
+__all__ = ["MailFate", "PollReport", "Service"]

@@ -46,7 +46,7 @@ class BotSettings:
     loop_header: str = "X-Flagman-Loop"
     public_url: str = ""
     secret_file: str = ""  # a file holding the site secret (used when no credential or env var is set)
-    # The public game archive (issue 11): when set, a static site per game is kept up to date
+    # The public game archive: when set, a static site per game is kept up to date
     # in <archive_dir>/<game>/ after every turn (`flagman archive GAME DIR` writes one by
     # hand). Serve <archive_dir> at public_url so that <public_url>/<game>/ is the game's site.
     archive_dir: str = ""
@@ -138,7 +138,7 @@ class LimitSettings:
     # Answers to mail that proved nobody at one domain (every address @ it together) in a day.
     answers_to_strangers_per_domain_per_day: int = 100
     # ADDRESS: the seats move once the new address answered, and not before the old address
-    # has had this long to stop it (issue 27).
+    # has had this long to stop it.
     address_change_hold_hours: int = 24
 
 
@@ -156,7 +156,7 @@ class PracticeSettings:
 
 @dataclass(frozen=True)
 class DkimSettings:
-    # DKIM signing of every outgoing mail (RFC 6376; issue 19), for a relay that does not sign.
+    # DKIM signing of every outgoing mail (RFC 6376), for a relay that does not sign.
     # Off while `selectors` is empty. One private key per selector (ed25519 or RSA), from the
     # credential dkim-<selector> (else `key_files`, in the same order); two selectors during
     # a key rotation: every mail is then signed with both.
@@ -439,7 +439,7 @@ NUMBER_BOUNDS: dict[tuple[str, str], tuple[Bounds, str]] = {
     ("schedule", "poll_seconds"): (Bounds(0.1, DAY), " seconds"),
     ("schedule", "tick_seconds"): (Bounds(0.1, DAY), " seconds"),
     ("schedule", "send_seconds"): (Bounds(0.1, DAY), " seconds"),
-    ("schedule", "resolve_niceness"): (Bounds(0, 19), " (nice: 19 the lowest priority)"),
+    ("schedule", "resolve_niceness"): (Bounds(0, 19), ""),
     ("limits", "max_mail_bytes"): (Bounds(1024, 1024**3), " bytes"),
     ("limits", "max_lines"): (Bounds(1, 10**6), " lines"),
     ("limits", "mails_per_sender_per_hour"): (Bounds(1, 10**6), " mails"),

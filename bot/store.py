@@ -321,7 +321,7 @@ def resolution_inputs_of(
 # A seat's own orders: by mail, the GM's ORDER for it, or a robot seat's (filed as its turn opens).
 ROBOT_SOURCE = "robot"  # a robot seat's orders, filed as its turn opens (bot.games.robots)
 SENT = ("mail", "gm", ROBOT_SOURCE)
-# A player's CLEAR, WAIT and NOWAIT of a turn (issue 30), kept as the turn's submissions (no
+# A player's CLEAR, WAIT and NOWAIT of a turn, kept as the turn's submissions (no
 # orders in them), so that they belong to the turn and go with it (a ROLLBACK, the next turn).
 CLEAR, WAIT, NOWAIT = "clear", "wait", "nowait"
 

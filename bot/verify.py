@@ -93,7 +93,7 @@ class Failure:
         return f"{self.where}: {self.item}: {self.detail}"
 
 
-class Fails(Exception):
+class Fails(Exception):  # noqa: N818 - named for what happened, as Refused
     def __init__(self, where: str, item: str, detail: str) -> None:
         super().__init__(str(Failure(where, item, detail)))
         self.failure = Failure(where, item, detail)

@@ -216,6 +216,14 @@ def standings(rules: SeasonRules, results: Iterable[RaceResult]) -> tuple[Standi
     return tuple(table)
 
 
+def grid(table: Sequence[Standing], entrants: Iterable[Driver]) -> tuple[Driver, ...]:
+    """A race's grid drawn from the standings: the leader first, then in table order; entrants
+    without a result yet after them, in the order given."""
+    placed = {row.driver: i for i, row in enumerate(table)}
+    given = list(dict.fromkeys(entrants))
+    return tuple(sorted(given, key=lambda d: (d not in placed, placed.get(d, 0), given.index(d))))
+
+
 __all__ = [
     "CFR_POINTS",
     "F1_POINTS",
@@ -230,6 +238,7 @@ __all__ = [
     "SeasonRules",
     "Standing",
     "counted",
+    "grid",
     "race_scores",
     "standings",
 ]

@@ -540,7 +540,7 @@ class Dovecot:
             with contextlib.suppress(smtplib.SMTPException, OSError):
                 conn.quit()
 
-    def imap_client(self, user: str, *, folder: str | None = "INBOX"):  # noqa: ANN201
+    def imap_client(self, user: str, *, folder: str | None = "INBOX"):
         """An IMAPClient logged in as `user` (with `folder` selected, unless None)."""
         from imapclient import IMAPClient
 
@@ -682,7 +682,7 @@ class SmtpSink:
         class QuietController(Controller):
             # aiosmtpd warns on every connection when AUTH is allowed without STARTTLS
             # (it does not count implicit TLS); deliberate here, so keep the output clean.
-            def factory(self):  # noqa: ANN202
+            def factory(self):
                 import warnings
 
                 with warnings.catch_warnings():
@@ -722,7 +722,7 @@ class SmtpSink:
         self._controller = controller
         return self
 
-    def _authenticate(self, server, session, envelope, mechanism, auth_data):  # noqa: ANN001, ANN201
+    def _authenticate(self, server, session, envelope, mechanism, auth_data):
         from aiosmtpd.smtp import AuthResult, LoginPassword
 
         ok = (
@@ -834,19 +834,19 @@ class _SinkHandler:
     def __init__(self, sink: SmtpSink) -> None:
         self.sink = sink
 
-    async def handle_EHLO(self, server, session, envelope, hostname, responses):  # noqa: ANN001, ANN201
+    async def handle_EHLO(self, server, session, envelope, hostname, responses):  # noqa: N802 - aiosmtpd's hook names
         with self.sink._lock:
             self.sink.greetings += 1
         session.host_name = hostname
         return responses
 
-    async def handle_HELO(self, server, session, envelope, hostname):  # noqa: ANN001, ANN201
+    async def handle_HELO(self, server, session, envelope, hostname):  # noqa: N802 - aiosmtpd's hook names
         with self.sink._lock:
             self.sink.greetings += 1
         session.host_name = hostname
         return f"250 {server.hostname}"
 
-    async def handle_MAIL(self, server, session, envelope, address, mail_options):  # noqa: ANN001, ANN201
+    async def handle_MAIL(self, server, session, envelope, address, mail_options):  # noqa: N802 - aiosmtpd's hook names
         fault = self.sink._take_fault("mail", [])
         if fault is not None:
             return _apply(server, fault)
@@ -854,14 +854,14 @@ class _SinkHandler:
         envelope.mail_options.extend(mail_options)
         return "250 OK"
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: ANN001, ANN201
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802 - aiosmtpd's hook names
         fault = self.sink._take_fault("rcpt", [address])
         if fault is not None:
             return _apply(server, fault)
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope):  # noqa: ANN001, ANN201
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook names
         fault = self.sink._take_fault("data", envelope.rcpt_tos)
         if fault is not None:
             return _apply(server, fault)
@@ -881,7 +881,7 @@ class _SinkHandler:
         return "250 Message accepted for delivery"
 
 
-def _apply(server, fault: Fault) -> str:  # noqa: ANN001
+def _apply(server, fault: Fault) -> str:
     if fault.drop:
         # abort() resets the TCP connection at once: the client sees a dead peer.
         server.transport.abort()
@@ -965,7 +965,7 @@ class _RelayHandler:
     def __init__(self, relay: LmtpRelay) -> None:
         self.relay = relay
 
-    async def handle_DATA(self, server, session, envelope):  # noqa: ANN001, ANN201
+    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook names
         import asyncio
 
         data = envelope.original_content or envelope.content

@@ -75,7 +75,7 @@ LAYERS = (
     "mail_out",
     "shell",
     "letters",
-    "answers",
+    "fate",
     "games",
     "commands",
     "intake",
@@ -391,3 +391,21 @@ def test_the_rules_surface_check_on_made_up_imports() -> None:
     assert not reaches_into_a_game("bot.pictures.racecraft", "rules.racecraft")
     assert reaches_into_a_game("bot.pictures.racecraft", "rules.speed_circuit.track")
     assert reaches_into_a_game("bot.letters.sheets", "rules.racecraft.model")
+
+
+def readme_layout() -> str:
+    """The Layout block of README.md (between "## Layout" and the end of its code block)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Layout", 1)[1]
+    return block.split("```", 2)[1]
+
+
+def test_the_readme_layout_names_every_room() -> None:
+    """README, "Layout": every package of bot/ as ``name/`` and every top module as ``name.py``,
+    at the start of a line of the block (so a new room is described where a newcomer looks)."""
+    layout = readme_layout()
+    named = {line.split()[0] for line in layout.splitlines() if line.startswith("  ") and line.split()}
+    named |= {word for line in layout.splitlines() for word in line.split() if word.endswith(".py")}
+    rooms = {room(name) for name in bot_modules()} - {"bot"}
+    expected = {f"{r}/" if (BOT / r).is_dir() else f"{r}.py" for r in rooms}
+    assert sorted(expected - named) == []

@@ -2,7 +2,7 @@
 "letters decide how it reads"): an answer built with literal text elsewhere fails this test.
 
 The code of `bot/` outside `bot/letters/` is read with `ast`. An *answer* is a call of
-`Notice(...)` (bot.answers), `notice(...)` (bot.letters.notice) or a command's `refuse(...)`
+`Notice(...)` (bot.fate), `notice(...)` (bot.letters.notice) or a command's `refuse(...)`
 (bot.commands.handlers: it builds a Notice); it is *built with literal text* when one of its
 arguments that is words (every positional one, and `title=` / `text=`) is a string literal with
 a letter in it, an f-string with such a part, or a sum or choice of them. The words come from

@@ -416,7 +416,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose refusal of a bad argument is one line (issue 30: every bad
+    """argparse's parser, whose refusal of a bad argument is one line (every bad
     argument gets one line and exit status 2, never a usage block or a traceback); the
     subcommands' parsers are of this class too (argparse makes them of their parent's)."""
 
@@ -424,36 +424,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="flagman",
-        description="Flagman, a play-by-email race director.",
-        epilog=EXIT_STATUS,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
-    parser.add_argument(
-        "--config",
-        default=os.environ.get("FLAGMAN_CONFIG"),
-        help="configuration file (default ./flagman.toml, or $FLAGMAN_CONFIG)",
-    )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log every decision in detail")
-    sub = cast("Subcommands", parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
-
-    p = sub.add_parser("init", help="write a working configuration (SQLite + Maildir) and migrate the database")
-    p.add_argument("dir", nargs="?", default=".")
-    p.add_argument("--address", default="flagman@localhost", help="the bot's mail address")
-    p.set_defaults(func=cmd_init)
-
-    p = sub.add_parser("migrate", help="bring the database schema up to date (Alembic)")
-    p.add_argument("revision", nargs="?", default="head")
-    p.set_defaults(func=cmd_migrate)
-
-    p = sub.add_parser("demo", help="play a whole Racecraft game by mail on the embedded default, printing every mail")
-    p.add_argument("--keep", metavar="DIR", help="play in DIR and keep it (default: a temp dir, removed)")
-    p.add_argument("--quiet", action="store_true", help="print only the summary and the final result")
-    p.set_defaults(func=_cmd_demo)
-
+def _register_game(sub: Subcommands) -> None:
+    """`flagman game new|list|show|options`."""
     game = sub.add_parser("game", help="create, list and show games; the options of each kind of game").add_subparsers(
         dest="game_command", required=True
     )
@@ -519,6 +491,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_game_options)
 
+
+def _register_jobs(sub: Subcommands) -> None:
+    """The service's jobs once each (`poll`, `tick`, `send`), and the service itself (`run`)."""
     for name, func, text, description in (
         (
             "poll",
@@ -562,6 +537,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=_cmd_run)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="flagman",
+        description="Flagman, a play-by-email race director.",
+        epilog=EXIT_STATUS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    parser.add_argument(
+        "--config",
+        default=os.environ.get("FLAGMAN_CONFIG"),
+        help="configuration file (default ./flagman.toml, or $FLAGMAN_CONFIG)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every decision in detail")
+    sub = cast("Subcommands", parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+
+    p = sub.add_parser("init", help="write a working configuration (SQLite + Maildir) and migrate the database")
+    p.add_argument("dir", nargs="?", default=".")
+    p.add_argument("--address", default="flagman@localhost", help="the bot's mail address")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("migrate", help="bring the database schema up to date (Alembic)")
+    p.add_argument("revision", nargs="?", default="head")
+    p.set_defaults(func=cmd_migrate)
+
+    p = sub.add_parser("demo", help="play a whole Racecraft game by mail on the embedded default, printing every mail")
+    p.add_argument("--keep", metavar="DIR", help="play in DIR and keep it (default: a temp dir, removed)")
+    p.add_argument("--quiet", action="store_true", help="print only the summary and the final result")
+    p.set_defaults(func=_cmd_demo)
+
+    _register_game(sub)
+    _register_jobs(sub)
+
     p = sub.add_parser("play", help="resolve a scripted game offline and print JSON")
     p.add_argument("game")
     p.add_argument("--script", required=True, help="script file, or - for stdin")
@@ -578,7 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Loggers whose INFO lines say what the command prints itself: left out of its output unless
-# --verbose, so that each result is printed once (issue 17). A GM command's outcome is
+# --verbose, so that each result is printed once. A GM command's outcome is
 # logged by bot.commands.registry and printed by bot.cli.gm; a game made or started, by bot.games.turns.
 _ECHOED: dict[str, tuple[str, ...]] = {"gm": ("flagman.gm", "flagman.games"), "game": ("flagman.games",)}
 

@@ -1,4 +1,4 @@
-"""`flagman archive GAME DIR`: write a game's public archive, a static site (issue 11).
+"""`flagman archive GAME DIR`: write a game's public archive, a static site.
 
 Exit codes as in bot.cli: 0 done; 1 the work failed; 2 bad usage (no such game).
 """

@@ -67,7 +67,7 @@ def need_secret(settings: Settings) -> None:
         raise SettingsError("no site secret: set FLAGMAN_SECRET, a 'site-secret' credential, or [bot] secret_file")
 
 
-class DatabaseNotReady(ValueError):
+class DatabaseNotReady(ValueError):  # noqa: N818 - named for what happened, as Refused
     """The database a job command would work on is not there, or not at this flagman's schema."""
 
 

@@ -30,7 +30,7 @@ DEADLINE_HELP = (
 FORCE_HELP = "accept a turn under an hour (a test game): it leaves the players no time to mail their orders"
 
 
-class TurnTooShort(ValueError):
+class TurnTooShort(ValueError):  # noqa: N818 - named for what happened, as Refused
     """A deadline schedule shorter than `MIN_TURN`, given without --force."""
 
 

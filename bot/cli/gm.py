@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import re
 import sys
@@ -100,11 +101,12 @@ def _actor(args: argparse.Namespace) -> str:
 def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     """`bot.commands.registry.execute_words` with the GM's letter held back until the outcome is known:
     a command done is confirmed to the GM by mail, as by mail; a refused one is printed by the
-    CLI and mailed to nobody (issue 17: a typo at the terminal is no news for the GM's inbox).
+    CLI and mailed to nobody (a typo at the terminal is no news for the GM's inbox).
     The audit log has both."""
     from bot import letters, store
-    from bot.answers import Refused
     from bot.commands import GM_VERBS, gm, registry
+    from bot.fate import Refused
+    from bot.intake import proven
 
     command = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
     robot = getattr(args, "robot", None)
@@ -128,7 +130,11 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
         letters.post(app.shell, session, letter.to, letter.rendered, kind=letter.kind, game=letter.game)
         game = store.find_game_row(session, result.game)
         if game is not None:
-            gm.tell_players(app.shell, session, game, result.news, app.shell.now())
+            # A command that completes a turn that resolves early resolves it now, as by mail.
+            told = list(result.news)
+            resolved = proven.resolve_completed(app.shell, session, game, told)
+            gm.tell_players(app.shell, session, game, told, app.shell.now())
+            result = dataclasses.replace(result, resolved=(*result.resolved, *resolved))
     return result
 
 
@@ -160,7 +166,7 @@ def _cmd_verb(args: argparse.Namespace) -> int:
             return 0
         except (ValueError, OverflowError) as exc:
             # Refused, DeadlineError, FigureError, OptionError, GameError, SettingsError are
-            # ValueErrors: a refusal, never a traceback (issue 14).
+            # ValueErrors: a refusal, never a traceback.
             return _fail(prog, str(exc) or type(exc).__name__)
 
 
@@ -188,7 +194,7 @@ def _cmd_configure(args: argparse.Namespace) -> int:
         try:
             return _configure(app, args)
         except (ValueError, OverflowError) as exc:
-            # DeadlineError, OptionError, GameError and bad numbers: one line, no traceback (issue 14).
+            # DeadlineError, OptionError, GameError and bad numbers: one line, no traceback.
             return _fail("flagman gm configure", str(exc) or type(exc).__name__)
 
 
@@ -353,7 +359,7 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
         p.add_argument("args", nargs="*", help=spec.syntax.split(" ", 2)[2] if spec.syntax.count(" ") > 1 else "")
         p.add_argument("--as", dest="actor", help="who to record in the audit log (default cli:<user>)")
         p.add_argument("--no-send", dest="send", action="store_false", help="queue the mails without sending them")
-        if spec.verb == "REPLACE":  # issue 32: `flagman gm replace GAME SEAT --robot`
+        if spec.verb == "REPLACE":  # `flagman gm replace GAME SEAT --robot`
             p.add_argument(
                 "--robot",
                 nargs="?",

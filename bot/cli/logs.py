@@ -121,7 +121,7 @@ class StdoutLog(logging.StreamHandler[TextIO]):
     stops quietly, instead of a "--- Logging error ---" traceback for every record after it;
     the command carries on (its work is not cut short by a closed pipe), and `main` exits 1."""
 
-    def handleError(self, record: logging.LogRecord) -> None:
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging.Handler calls this name
         if isinstance(sys.exc_info()[1], BrokenPipeError):
             # Not setStream: that flushes the old stream first, which is the broken pipe.
             self.stream = open(os.devnull, "w", encoding="utf-8")  # kept open for the rest of the process

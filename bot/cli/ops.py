@@ -33,15 +33,15 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 def _cmd_deploy(args: argparse.Namespace) -> int:
     from pathlib import PurePosixPath
 
-    from bot.ops import deploy as D
+    from bot.ops import deploy
 
-    venv = PurePosixPath(args.venv) if args.venv else D.running_venv()
+    venv = PurePosixPath(args.venv) if args.venv else deploy.running_venv()
     try:
         if args.show is not None:
             if args.show:
-                sys.stdout.buffer.write(D.content(D.find_placement(args.show, venv, args.instance), venv))
+                sys.stdout.buffer.write(deploy.content(deploy.find_placement(args.show, venv, args.instance), venv))
                 return 0
-            for placement in D.placements(venv, fixed_user=args.fixed_user, instance=args.instance):
+            for placement in deploy.placements(venv, fixed_user=args.fixed_user, instance=args.instance):
                 keep = " (kept if there)" if placement.keep else ""
                 print(f"{placement.name:<30} -> {placement.target}  {placement.mode:04o}{keep}: {placement.what}")
             return 0
@@ -52,8 +52,8 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
             )
             return 2
         prefix = Path(args.prefix)
-        written = D.deploy(prefix, venv, fixed_user=args.fixed_user, instance=args.instance)
-    except D.DeployError as exc:
+        written = deploy.deploy(prefix, venv, fixed_user=args.fixed_user, instance=args.instance)
+    except deploy.DeployError as exc:
         print(f"flagman deploy: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
@@ -66,7 +66,7 @@ def _cmd_deploy(args: argparse.Namespace) -> int:
     for done in written:
         print(f"{done.action:<9} {done.path}")
     print(f"the unit runs {venv}/bin/flagman")
-    for step in D.next_steps(prefix, args.instance):
+    for step in deploy.next_steps(prefix, args.instance):
         print(f"next: {step}")
     return 0
 
@@ -264,6 +264,14 @@ def _cmd_copy_db(args: argparse.Namespace) -> int:
 
 
 def register(sub: Subcommands) -> None:
+    """The operator's subcommands: the set-up (doctor, deploy), then the data (backup, prune,
+    restore, export, replay, copy-db)."""
+    _register_set_up(sub)
+    _register_data(sub)
+
+
+def _register_set_up(sub: Subcommands) -> None:
+    """`flagman doctor` and `flagman deploy`."""
     p = sub.add_parser(
         "doctor", help="check the set-up (config, database, IMAP, SMTP, secret, clock) and say how to fix it"
     )
@@ -321,6 +329,9 @@ def register(sub: Subcommands) -> None:
     )
     p.set_defaults(func=_cmd_deploy)
 
+
+def _register_data(sub: Subcommands) -> None:
+    """`flagman backup`, `prune`, `restore`, `export`, `replay` and `copy-db`."""
     p = sub.add_parser(
         "backup", help="copy the SQLite database while the service runs (PostgreSQL: prints the pg_dump command)"
     )

@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.cli.context import open_app
@@ -49,7 +50,7 @@ def _cmd_new(args: argparse.Namespace) -> int:
                     nmr_penalty=season.nmr_penalty,
                     tracks=list(season.tracks),
                 )
-        except seasons.SeasonRefused as refused:
+        except seasons.SeasonRequestError as refused:
             print(say("season_cli_refused", verb="new", reason=str(refused)), file=sys.stderr)
             return 2
     print(said)
@@ -65,10 +66,10 @@ def _cmd_add(args: argparse.Namespace) -> int:
             with app.db.transaction() as session:
                 season = seasons.find_season(session, args.name)
                 if season is None:
-                    raise seasons.SeasonRefused(say("season_none", season=args.name[:40]))
+                    raise seasons.SeasonRequestError(say("season_none", season=args.name[:40]))
                 race = seasons.add_race(session, season, args.game)
                 said = say("season_race_added", season=season.name, game=race.game.name, round=race.round)
-        except seasons.SeasonRefused as refused:
+        except seasons.SeasonRequestError as refused:
             print(say("season_cli_refused", verb="add", reason=str(refused)), file=sys.stderr)
             return 2
     print(said)
@@ -88,12 +89,30 @@ def _cmd_show(args: argparse.Namespace) -> int:
             )
             return 2
         table = seasons.table_of(session, season)
-        races = [race.game.name for race in season.races]
     if args.json:
-        shown = dataclasses.asdict(table) | {"games": races}
-        print(json.dumps(shown, indent=1))
+        print(json.dumps(dataclasses.asdict(table), indent=1))
     else:
-        print(say("season_table", table=table, games=races))
+        print(say("season_table", table=table))
+    return 0
+
+
+def _cmd_archive(args: argparse.Namespace) -> int:
+    from bot.app import open_database
+    from bot.cli.context import load
+    from bot.games.archive import write_season_archive
+    from bot.letters.words import say
+
+    settings = load(args)
+    with open_database(settings.database_url) as db:
+        try:
+            page = write_season_archive(db, args.name, Path(args.dir))
+        except ValueError as exc:
+            print(say("season_cli_refused", verb="archive", reason=str(exc)), file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(say("season_cli_refused", verb="archive", reason=str(exc)), file=sys.stderr)
+            return 1
+    print(say("season_page_written", page=str(page)))
     return 0
 
 
@@ -131,3 +150,14 @@ def register(sub: Subcommands) -> None:
     p.add_argument("name", help="the season")
     p.add_argument("--json", action="store_true", help="the same as JSON")
     p.set_defaults(func=_cmd_show)
+    p = season.add_parser(
+        "archive",
+        help="write a season's public page (its table and races) into DIR",
+        description="Write the public page of season NAME into DIR (index.html, style.css): its table, "
+        "worked out from the races' results, and its races. With [bot] archive_dir set, the bot keeps "
+        "<archive_dir>/_seasons/<season>/ up to date after every turn of a race by itself; its races link "
+        "to their games' archives beside it.",
+    )
+    p.add_argument("name", help="the season")
+    p.add_argument("dir", help="the folder to write (created if missing)")
+    p.set_defaults(func=_cmd_archive)

@@ -42,7 +42,7 @@ UNREACHABLE = 3  # the exit status: a server cannot be reached, or refused the l
 DOCTOR = "`flagman doctor` checks them all"
 
 
-class RelayUnreachable(Exception):
+class RelayUnreachable(Exception):  # noqa: N818 - named for what happened, as Refused
     """The SMTP relay could not be connected to (or refused the login); nothing more was sent."""
 
     def __init__(self, detail: str, sent: int) -> None:

@@ -15,7 +15,7 @@ are generated from the classes, so they cannot drift from what the handlers acce
 * `bot.commands.gm`: the GM commands' handlers (the GM's powers);
 * `bot.commands.suggest`: did you mean ...?
 
-A refusal is `bot.answers.Refused`, raised by the handler, for player and GM commands alike.
+A refusal is `bot.fate.Refused`, raised by the handler, for player and GM commands alike.
 """
 
 from bot.commands.grammar import (

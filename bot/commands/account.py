@@ -8,7 +8,7 @@ answer, and each shows in `flagman game show`.
   it came through; every seat only with the proof of each, or our server's DMARC pass for the
   From), and nothing until the new address has answered a code (`bot.mail_in.tokens`) and the
   old address has been told, with a STOP code, and had `[limits] address_change_hold_hours` to
-  use it (`bot.games.requests`, issue 27); the old address and the GMs are told of the move.
+  use it (`bot.games.requests`); the old address and the GMs are told of the move.
 * ``VACATION <from> <to>`` (days, YYYY-MM-DD, in the player's zone; ``VACATION OFF`` ends it):
   a turn due on those days without orders gets the NMR default (or the GM's plot) as always,
   but does not count towards the NMR limit (`bot.outlook.on_vacation`); the GMs are told.
@@ -20,9 +20,9 @@ from datetime import date
 from zoneinfo import ZoneInfo
 
 from bot import letters, store
-from bot.answers import Notice
 from bot.commands.grammar import Address, Timezone, Vacation
 from bot.commands.handlers import CommandContext, Reply
+from bot.fate import Notice
 from bot.games import requests
 from bot.letters import ToAddress, ToGm
 from bot.letters.context import bot_context, deadline_text
@@ -87,7 +87,7 @@ def _bot_address(ctx: CommandContext, address: str) -> bool:
 
 
 def address(ctx: CommandContext, command: Address) -> Reply:
-    """ADDRESS moves what the mail's proof covers, no more (issue 27: one forwarded turn sheet
+    """ADDRESS moves what the mail's proof covers, no more (one forwarded turn sheet
     must not move a player's every game): `Who.seats`. The new address gets a code; the old one
     is told at once, in this answer, with a STOP code; the seats move once the new address has
     answered and `[limits] address_change_hold_hours` have passed (`bot.games.requests`)."""

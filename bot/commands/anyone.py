@@ -17,9 +17,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
 
 from bot import letters, store
-from bot.answers import Letter, Notice
 from bot.commands.grammar import Confirm, ListGames, Observe, Practice, ShowRules, Stop, Unobserve
 from bot.commands.handlers import CommandContext, Reply
+from bot.fate import Letter, Notice
 from bot.games import observers, practice, requests, seats, signups, turns
 from bot.letters import ToAddress
 from bot.letters.context import deadline_text, game_context
@@ -32,7 +32,7 @@ MAX_FINISHED = 10  # finished games named in it, the latest
 
 
 def _unknown(ctx: CommandContext, verb: str) -> Reply:
-    # The name is not repeated: for a stranger it is the sender's own words (issue 14).
+    # The name is not repeated: for a stranger it is the sender's own words.
     raise ctx.refuse(
         say("commands_unknown_game_title"),
         say("commands_unknown_game", verb=verb),
@@ -54,7 +54,7 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
         session.scalars(
             select(Game).options(selectinload(Game.seats)).where(Game.practice.is_(False)).order_by(Game.id)
         )
-    )  # practice games are their person's alone (issue 32)
+    )  # practice games are their person's alone
     running = sorted(
         (g for g in games if g.status != GameStatus.FINISHED),
         key=lambda g: (g.status != GameStatus.SIGNUP, g.status == GameStatus.PAUSED, g.name),
@@ -121,7 +121,7 @@ def rules(ctx: CommandContext, command: ShowRules) -> Reply:
 def observe(ctx: CommandContext, command: Observe) -> Reply:
     session, now = ctx.session, ctx.shell.now()
     game = store.find_game_row(session, command.game, with_seats=True)
-    if game is None or game.practice:  # a practice game is its person's alone (issue 32)
+    if game is None or game.practice:  # a practice game is its person's alone
         return _unknown(ctx, "OBSERVE")
     if game.status == GameStatus.FINISHED:
         raise ctx.refuse(
@@ -225,7 +225,7 @@ def code_stands(ctx: CommandContext, text: str) -> bool:
     """Whether the code `text` verifies now: an OBSERVE code from the address it was mailed to,
     a JOIN or ADDRESS code from the address it was mailed to for a request still waiting, a STOP
     code for an address change not made yet. What a code of ours does is done whatever the caps
-    on answers say (issue 27)."""
+    on answers say."""
     code = tokens.parse(text)
     if code is None:
         return False

@@ -2,7 +2,7 @@
 
 Each handler gets the `GmAction` (who uses the GM's powers, through which door, on which game)
 and the command's arguments, checks them and the game's state first and refuses with the
-reason (`bot.answers.Refused`) before changing anything, and returns the confirmation's text.
+reason (`bot.fate.Refused`) before changing anything, and returns the confirmation's text.
 `bot.commands.registry.execute` runs one for either door, mail or CLI: in a savepoint, with a
 `GmAudit` row (who, when, mail or cli, which Message-ID, the command, the outcome, and for the
 commands that discard something, what they discarded in `undo`), and the confirmation (or
@@ -26,9 +26,9 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from bot import dice, letters, outlook, store
-from bot.answers import Refused
 from bot.clock import as_utc
 from bot.facts import Claims, Kept
+from bot.fate import Refused
 from bot.games import carried, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
@@ -48,7 +48,7 @@ from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
-from bot.mail_out.outbox import CalendarPart
+from bot.mail_out.compose import CalendarPart
 from bot.mail_out.render import RenderedMail
 from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
 from bot.safe_text import echo
@@ -147,7 +147,7 @@ class News:
     kind: str = "announce"
     calendar: bool = False
     about: str | None = None  # the seat it is about: that seat gets a mail of its own, not this one
-    to: str | None = None  # for that seat alone (the GM's ORDER, PLOT, SET for it: issue 29)
+    to: str | None = None  # for that seat alone (the GM's ORDER, PLOT, SET for it)
     # What it claims (`bot.facts.Claims`) of a turn no longer open: each seat's mail carries
     # those about its own orders (and those about no seat's).
     claims: tuple[Claims, ...] = ()
@@ -166,7 +166,7 @@ def announce(
     """Tell every active seat `text`, with the open turn's deadline in the seat's zone; with
     `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller). Told
     once the command is done (`tell_players`), together with whatever else the same mail of
-    the GM did in the game: one mail per player per GM mail (issue 30)."""
+    the GM did in the game: one mail per player per GM mail."""
     ctx.news.append(News(title, text, kind, calendar, about, to))
 
 
@@ -237,7 +237,7 @@ def _forced(args: tuple[str, ...]) -> tuple[str, bool]:
 
 
 def _not_too_soon(ctx: GmAction, new: datetime, force: bool, line: str) -> None:
-    """Refuse a deadline less than `SOON` from now unless forced (issue 30: by mail as on the
+    """Refuse a deadline less than `SOON` from now unless forced (by mail as on the
     command line): the players could not answer in time."""
     if new - ctx.now < SOON and not force:
         raise Refused(
@@ -319,7 +319,7 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     assert on_file is not None
     now_on_file = rules.format_orders(on_file)
     receipt, _ = dice.receipt_of(ctx.game.name, turn, rules, state, seat.name, on_file)
-    # The GM's hand is visible (issue 29): the player is told what the GM entered for them, with
+    # The GM's hand is visible: the player is told what the GM entered for them, with
     # the receipt of what is on file now; every ORDER is in the turn's results and record.
     announce(
         ctx,
@@ -489,7 +489,7 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     if ctx.game.status == GameStatus.PAUSED:
         raise Refused(f"{ctx.game.name} is paused already; RESUME {ctx.game.name} restarts it")
     ctx.game.status = GameStatus.PAUSED
-    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the deadline's event is cancelled (issue 29)
+    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the deadline's event is cancelled
     announce(
         ctx,
         f"{ctx.game.name} is paused",
@@ -513,7 +513,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
         if fresh is not None and old is not None and old > fresh:
             fresh = old
         _set_deadline(ctx, turn, fresh if fresh is not None else old)
-    # The pause cancelled the deadline's calendar event: it is sent again, moved or not (issue 29).
+    # The pause cancelled the deadline's calendar event: it is sent again, moved or not.
     moved = turn.deadline is not None
     if moved:
         turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
@@ -580,14 +580,14 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     address, _, name = args[1].strip().partition(" ")
     address = address.strip("<>").lower()
     problem = address_problem(address)
-    if problem is not None:  # issue 27: an address no relay takes would stall the outbox
+    if problem is not None:  # an address no relay takes would stall the outbox
         raise Refused(f"the new address is {problem}")
     if any(s.player.address == address for s in store.active_seats(ctx.game)):
         raise Refused(f"{address} already has a seat in {ctx.game.name}")
     if ctx.game.status == GameStatus.FINISHED:
         raise Refused(f"{ctx.game.name} is over")
     old_player = seat.player
-    # A new player without a zone of their own gets the game's (issue 29), as at game new.
+    # A new player without a zone of their own gets the game's, as at game new.
     new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.game.timezone)
     ctx.undo = {
         "seat": seat.name,
@@ -673,7 +673,7 @@ def _robot_level(words: list[str]) -> RobotLevel:
 
 
 def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) -> str:
-    """REPLACE <game> <seat> ROBOT [LEVEL] (issue 32): the game's robot drives the seat from now
+    """REPLACE <game> <seat> ROBOT [LEVEL]: the game's robot drives the seat from now
     on, at `level`. The outgoing player is told as for any REPLACE; the robot's orders for the
     open turn are filed now (bot.games.robots), the seat's own from then on."""
     if seat.robot:
@@ -784,8 +784,8 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn = last
     kept, gone = _kept_orders(turn, undone)
     turn.carried = [k.to_json() for k in kept] or None
-    turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent (issue 29)
-    # Reopened paused (issue 29): with every order on file the next tick would resolve it
+    turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent
+    # Reopened paused: with every order on file the next tick would resolve it
     # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
     game.status = GameStatus.PAUSED
     game.finished_at = None

@@ -333,7 +333,7 @@ class Address(_Verb):
         words = line.split()
         address = words[1].strip("<>").lower() if len(words) == 2 else ""
         problem = address_problem(address) if "@" in address else None
-        if problem is not None:  # RFC 5321's lengths (issue 27), said as the reason
+        if problem is not None:  # RFC 5321's lengths, said as the reason
             return CommandProblem(line, f"that address is {problem}")
         return cls(address) if _ADDRESS.fullmatch(address) else _syntax(cls, line)
 
@@ -365,7 +365,7 @@ class Vacation(_Verb):
         return CommandProblem(line, f"write {cls.syntax} (days as YYYY-MM-DD), e.g. {cls.example}; or VACATION OFF")
 
 
-# -- what comes by mail, and how it is received (issue 19) ------------------------------------
+# -- what comes by mail, and how it is received ------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +394,7 @@ class Reminders(_OnOff):
     on: bool
 
 
-# -- judge commands (issue 30): what njudge and the human GMs offer --------------------------------
+# -- judge commands: what njudge and the human GMs offer --------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,7 +470,7 @@ class Unsubscribe(_Code):
 
 @dataclass(frozen=True, slots=True)
 class Stop(_Code):
-    """The code of the note an ADDRESS change sends the old address (issue 27): it stops the
+    """The code of the note an ADDRESS change sends the old address: it stops the
     change before it takes effect. Only a line whose second word has the form of a code is
     this command; "stop sending me ..." stays a line of the mail's text."""
 
@@ -742,7 +742,7 @@ GM_COMMANDS: tuple[type[GmCommand], ...] = (
 GM_VERBS: dict[str, type[GmCommand]] = {c.verb: c for c in GM_COMMANDS}
 
 
-# Bounds on what one mail may ask (issue 27: no answer bigger than the mail deserves). A
+# Bounds on what one mail may ask (no answer bigger than the mail deserves). A
 # command written twice is carried out and answered once; past `MAX_COMMANDS` the commands of
 # a mail are counted, not carried out (Mailman's habit: a mail is not a batch job); past
 # `MAX_PROBLEMS` lines not understood are counted, not quoted.
@@ -886,7 +886,7 @@ def _bounded(
 
 # Greetings before the orders and sign-offs after them are what people write around orders
 # ("Hi Flagman, / USE 3 / Cheers, Steve"): they are left out quietly, not refused as orders
-# (issue 17). Only at the top and the bottom, short, and never a word any game's orders use.
+# Only at the top and the bottom, short, and never a word any game's orders use.
 # What may follow the word: a few words in lower case or Capitalised ("Flagman", "all", "GM"),
 # punctuation; never a digit or a word in capitals (orders are written so: "hi USE 3" is an
 # order line with a greeting in it, refused with its reason as before, not dropped).

@@ -4,7 +4,7 @@ A handler (a plain function of `bot.commands.player`, `anyone`, `account`, `pres
 `streams`, bound to its command class in `bot.commands.registry`) gets the mail's
 `CommandContext` (who proved what, and the game and seat it is for) and returns a `Reply`: the
 answers it makes (mailed by the intake, as one answer per mail) and the label it leaves in the
-mail's record. A command refused raises `ctx.refuse(...)` (`bot.answers.Refused`), which the
+mail's record. A command refused raises `ctx.refuse(...)` (`bot.fate.Refused`), which the
 runner turns into the command's reply: the mail's other commands go on.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from bot.answers import Answer, Notice, Refused
+from bot.fate import Answer, Notice, Refused
 from bot.games.identity import Who
 from bot.letters import Addressee, ToAddress
 from bot.letters.words import say
@@ -38,7 +38,7 @@ class CommandContext:
     @property
     def stranger(self) -> bool:
         """The mail proved nobody: its answers go to its From, greet nobody by name and repeat
-        none of its words (issue 14: a forged From must not carry text to a third party)."""
+        none of its words (a forged From must not carry text to a third party)."""
         return self.who.seat is None and not self.who.gm_of and not self.who.games
 
     @property

@@ -15,7 +15,6 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from bot import letters, outlook, store
-from bot.answers import Letter, Notice, Refused
 from bot.commands import gm
 from bot.commands.grammar import (
     GM_COMMANDS,
@@ -32,6 +31,7 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
+from bot.fate import Letter, Notice, Refused
 from bot.games import attention, signups, summary, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat, claims
@@ -185,7 +185,7 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
                 deadline=due_by(ctx.shell, seat.game, turn, seat.player.timezone),
                 on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else None,
                 gets=gets(counting),
-                # issue 29: what is missing is named with the default that fills it.
+                # what is missing is named with the default that fills it.
                 filled=orders_block("\n".join(counting.filled)) if counting.filled else "",
                 later=list(counting.later),
             )
@@ -212,7 +212,7 @@ MAX_HISTORY = 40  # turns listed by HISTORY without a number; the earlier ones a
 
 
 def history(ctx: CommandContext, command: History) -> Reply:
-    """HISTORY [game] [turn] (issue 30): the turns resolved so far, or one turn's results as
+    """HISTORY [game] [turn]: the turns resolved so far, or one turn's results as
     everyone saw them (the public report, dice included)."""
     game = _game_of(ctx, command.game, "HISTORY")
     rules = turns.rules_of(game)
@@ -311,7 +311,7 @@ def _note(ctx: CommandContext, seat: Seat, turn: Turn, source: str, text: str) -
 
 
 def clear(ctx: CommandContext, command: Clear) -> Reply:
-    """CLEAR [game] (issue 30): the seat's orders of the open turn taken back; the default stands
+    """CLEAR [game]: the seat's orders of the open turn taken back; the default stands
     (the GM's plot, if any) until new orders arrive."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "CLEAR")
     _note(ctx, seat, turn, store.CLEAR, "CLEAR")
@@ -363,7 +363,7 @@ def _no_hold_in_practice(ctx: CommandContext, seat: Seat, turn: Turn, verb: str)
 
 
 def wait(ctx: CommandContext, command: Wait) -> Reply:
-    """WAIT [game] (issue 30): the open turn does not resolve before its deadline, even when
+    """WAIT [game]: the open turn does not resolve before its deadline, even when
     every order is in, until the seat's NOWAIT (or the deadline)."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
     game = seat.game
@@ -398,7 +398,7 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
 
 
 def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
-    """NOWAIT [game] (issue 30): the seat's WAIT lifted."""
+    """NOWAIT [game]: the seat's WAIT lifted."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "NOWAIT")
     game = seat.game
     _no_hold_in_practice(ctx, seat, turn, "NOWAIT")
@@ -439,7 +439,7 @@ RESENDS_PER_DAY = 3  # RESEND mails a whole sheet: a few a day per seat
 
 
 def resend(ctx: CommandContext, command: Resend) -> Reply:
-    """RESEND [game] (issue 30): the open turn's sheet again, with its signed reply address, to the
+    """RESEND [game]: the open turn's sheet again, with its signed reply address, to the
     seat's registered address only (a player who deleted the sheet has lost that address)."""
     game = _game_of(ctx, command.game, "RESEND")
     seat = ctx.seat_in(game)
@@ -493,7 +493,7 @@ def join(ctx: CommandContext, command: Join) -> Reply:
 
 def resign(ctx: CommandContext, command: Resign) -> Reply:
     seat, text = signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game)
-    # Departures are told to everyone (issue 29), as the GM's DROP is.
+    # Departures are told to everyone, as the GM's DROP is.
     gm.tell_players(
         ctx.shell,
         ctx.session,

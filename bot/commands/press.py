@@ -14,9 +14,9 @@ may send press too (always signed, as the GM); ``PRESS <game> GM`` goes to the G
 from __future__ import annotations
 
 from bot import letters, store
-from bot.answers import Notice
 from bot.commands.grammar import PRESS_ALL, PRESS_GM, Press
 from bot.commands.handlers import CommandContext, Reply
+from bot.fate import Notice
 from bot.games import turns
 from bot.letters import ToGm, ToSeat
 from bot.letters.context import game_context
@@ -68,7 +68,7 @@ def press(ctx: CommandContext, command: Press) -> Reply:
             kind="press",
             label="PRESS refused",
         )
-    # (A robot reads no press: it is never mailed, issue 32.)
+    # (A robot reads no press: it is never mailed.)
     others = [s for s in store.mailed_seats(game) if s is not seat and s.player.address != game.gm_address]
     recipients: list[Seat]
     if command.to == PRESS_ALL:

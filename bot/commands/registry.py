@@ -2,13 +2,13 @@
 
 A command is a class of `bot.commands.grammar` (its verb, syntax, summary and example, and how a
 line becomes it); its handler is a plain function, bound to it here and nowhere else -- no
-handler registers itself by being imported (issue 28). HELP, the CLI's `flagman gm` subcommands
+handler registers itself by being imported. HELP, the CLI's `flagman gm` subcommands
 and the digest's syntax list are made from the same classes, so they cannot drift from what the
 handlers accept; a test checks that every class has a handler here.
 
 The two runners:
 
-* `run`: a player command (`CommandContext`, `Reply`); a refusal (`bot.answers.Refused`, raised
+* `run`: a player command (`CommandContext`, `Reply`); a refusal (`bot.fate.Refused`, raised
   by the handler) becomes the command's reply, and the mail's other commands go on;
 * `execute`: a GM command, for either door (a mail's line: `run_gm`; the CLI: `execute_words`):
   in a savepoint, audited (`GmAudit`), confirmed to the GM's registered address.
@@ -24,7 +24,6 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import letters, store
-from bot.answers import Letter, Notice, Refused
 from bot.commands import account, anyone, gm, player, press, season, streams
 from bot.commands.grammar import (
     GM_VERBS,
@@ -72,7 +71,8 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply
-from bot.games import turns
+from bot.fate import Letter, Notice, Refused
+from bot.games import seasons, turns
 from bot.games.archive import NewTurn
 from bot.letters import ToGm
 from bot.letters.context import bot_context
@@ -135,7 +135,7 @@ GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
 }
 # What a GM command may be refused with: ours, and the domain's own errors (each a ValueError
 # whose message is fit to mail back).
-_GM_REFUSALS = (Refused, turns.GameError, DeadlineError, FigureError, OptionError)
+_GM_REFUSALS = (Refused, turns.GameError, seasons.SeasonRequestError, DeadlineError, FigureError, OptionError)
 
 
 # -- player commands ---------------------------------------------------------------------------
@@ -186,7 +186,7 @@ def run_gm(shell: Shell, session: Session, inbound: Inbound, command: GmCommand)
 def leftover(gm_of: Sequence[Game], text: str, *, hints: str = "") -> Notice:
     """Lines of a GM's mail that were neither GM commands nor orders: never dropped silently,
     with what each most likely meant (`hints`, did you mean). The answer goes to the GM's
-    registered address (issue 14), whatever the mail's From."""
+    registered address, whatever the mail's From."""
     games = sorted(g.name for g in gm_of)
     return Notice(
         ToGm(gm_of[0]),

@@ -31,23 +31,23 @@ def season(ctx: GmAction, args: tuple[str, ...]) -> str:
     if what == "ADD" and len(rest) == 1:
         found = seasons.find_season(ctx.session, rest[0])
         if found is None or found.gm_address != ctx.game.gm_address.strip().lower():
-            raise seasons.SeasonRefused(say("season_none_of_yours", season=echo(rest[0], 40)))
+            raise seasons.SeasonRequestError(say("season_none_of_yours", season=echo(rest[0], 40)))
         race = seasons.add_race(ctx.session, found, ctx.game.name)
         return say("season_race_added", season=found.name, game=ctx.game.name, round=race.round)
-    raise seasons.SeasonRefused(say("season_mail_syntax", game=ctx.game.name))
+    raise seasons.SeasonRequestError(say("season_mail_syntax", game=ctx.game.name))
 
 
 def _new(ctx: GmAction, name: str, words: list[str]) -> str:
     given: dict[str, object] = {}
     if len(words) % 2:
-        raise seasons.SeasonRefused(say("season_mail_syntax", game=ctx.game.name))
+        raise seasons.SeasonRequestError(say("season_mail_syntax", game=ctx.game.name))
     for key, value in zip(words[::2], words[1::2], strict=True):
         field = SETTINGS.get(key.upper())
         if field is None or field in given:
-            raise seasons.SeasonRefused(say("season_mail_setting", word=echo(key, 20), known=list(SETTINGS)))
+            raise seasons.SeasonRequestError(say("season_mail_setting", word=echo(key, 20), known=list(SETTINGS)))
         if field in _NUMBERS:
             if not value.isdigit() or len(value) > 4:
-                raise seasons.SeasonRefused(say("season_mail_number", word=key.upper(), value=echo(value, 20)))
+                raise seasons.SeasonRequestError(say("season_mail_number", word=key.upper(), value=echo(value, 20)))
             given[field] = int(value)
         elif field == "tracks":
             given[field] = tuple(value.split(","))

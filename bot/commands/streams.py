@@ -1,4 +1,4 @@
-"""What comes by mail, and how a mail was received (issue 19): PING, CALENDAR, REMINDERS and
+"""What comes by mail, and how a mail was received: PING, CALENDAR, REMINDERS and
 UNSUBSCRIBE.
 
 * ``PING``: an immediate answer saying that the path works and as what the mail was accepted
@@ -21,9 +21,9 @@ UNSUBSCRIBE.
 from __future__ import annotations
 
 from bot import store
-from bot.answers import Notice
 from bot.commands.grammar import Calendar, Ping, Reminders, Unsubscribe
 from bot.commands.handlers import CommandContext, Reply, which_game
+from bot.fate import Notice
 from bot.games import observers, preferences
 from bot.games.identity import Proof, Who
 from bot.letters import ToAddress, ToSeat

@@ -1,5 +1,5 @@
 """Did you mean ...? A line not understood -> the command or order word it most likely meant,
-with its syntax (issue 17: "Did-you-mean for commands, orders and GM verbs, with the syntax
+with its syntax ("Did-you-mean for commands, orders and GM verbs, with the syntax
 line"). Pure.
 
 The words a line may have meant are the player verbs (`PLAYER_COMMANDS`), the GM verbs for a
@@ -67,7 +67,10 @@ def _vocabulary(order_help: str, gm: bool, games: tuple[str, ...]) -> Vocabulary
     for line in order_help.splitlines():
         text = line.strip()
         for word in _ORDER_WORD.findall(text):
-            if word.isalpha():  # order words, not codes such as F1 or coordinates
+            # Order words, not codes such as F1 or coordinates, nor the two-letter words inside
+            # an order (headings SE, NW; actions TL, HR): no line starts with one, and "use" is
+            # no near miss of SE.
+            if word.isalpha() and len(word) > 2:
                 words.setdefault(word, text if text.startswith(word) else word)
     for command in PLAYER_COMMANDS:
         words[command.verb] = f"{command.syntax}: {command.summary}"

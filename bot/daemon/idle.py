@@ -53,7 +53,7 @@ class IdleWatch:
                 try:
                     if inbox.wait(min(30.0, self.settings().schedule.poll_seconds)):
                         self.on_mail()
-                except Exception as exc:  # noqa: BLE001 - reconnect after a pause; polling covers the gap
+                except Exception as exc:  # reconnect after a pause; polling covers the gap
                     # One line per try, each pause twice the last (5 s up to 5 min), so a server that
                     # is down for hours costs a line every five minutes, not a traceback every five seconds.
                     failures += 1

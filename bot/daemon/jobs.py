@@ -19,12 +19,12 @@ from pathlib import Path
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
-from bot.answers import PollReport
 from bot.app import App
 from bot.daemon.backoff import Backoff
 from bot.daemon.idle import IdleWatch
 from bot.daemon.metrics import MetricsFile
 from bot.daemon.reload import reloaded
+from bot.fate import PollReport
 from bot.ops.metrics import Tally
 from bot.ops.notify import Notifier
 from bot.settings import Settings, load_settings
@@ -249,7 +249,7 @@ class Runner:
                 job = self.scheduler.get_job(job_id)
                 if job is not None:
                     job.modify(next_run_time=datetime.now(UTC))
-            except Exception:  # noqa: BLE001 - the scheduler is shutting down: the job runs next start
+            except Exception:  # the scheduler is shutting down: the job runs next start
                 log.debug("cannot wake %s", job_id, exc_info=True)
 
     # -- health (the watchdog) ---------------------------------------------------------------

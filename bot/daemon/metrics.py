@@ -43,7 +43,7 @@ class MetricsFile:
             try:
                 queues = metrics.queue_depths(db, now)
                 size = metrics.database_bytes(db)
-            except Exception:  # noqa: BLE001 - the figures from the database are left out, the rest written
+            except Exception:  # the figures from the database are left out, the rest written
                 log.debug("metrics: the queues could not be read", exc_info=True)
         health = metrics.Health(up=up, healthy=healthy and up, failing=failing)
         text = metrics.render(

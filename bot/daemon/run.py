@@ -64,67 +64,18 @@ def run_service(
             return 1
         raise
     lock = lock if lock is not None else lock_for(settings)
-    if lock is not None:
-        notifier.status("waiting for the instance lock")
-        try:
-            got = lock.try_acquire()
-            waiting = f"standby: another instance holds {lock.description}"
-        except Exception as exc:  # noqa: BLE001 - e.g. PostgreSQL restarting: wait on standby, retrying
-            from bot.safe_text import error_text
-
-            log.warning("cannot take %s yet: %s; waiting on standby", lock.description, error_text(exc))
-            got = False
-            waiting = f"standby: cannot take {lock.description} yet: {error_text(exc)}"
-        if not got:
-            # On standby systemd must see us started (or TimeoutStartSec kills us), and
-            # alive: READY now, watchdog pings while waiting.
-            notifier.ready(waiting)
-            role.write("standby", healthy=True)
-
-            def on_standby() -> None:
-                notifier.watchdog()
-                role.write("standby", healthy=True)
-
-            took_over = wait_for_lock(lock, signals.stop, retry=2.0, on_wait=on_standby)
-            role.leave_standby()
-            if not took_over:
-                notifier.stopping("stopped while on standby")
-                lock.release()
-                signals.uninstall()
-                return 0
-    code = 0
+    if lock is not None and not _take_lock(lock, signals, notifier, role):
+        notifier.stopping("stopped while on standby")
+        lock.release()
+        signals.uninstall()
+        return 0
     app = build_app(settings)
     runner = Runner(app, config_path=config_path, notifier=notifier, version=version)
     runner.backoff.running_status = f"running: inbox {settings.inbox.kind}, outbox {settings.outbox.kind}"
     try:
         runner.start()
         notifier.ready(runner.backoff.status_text())
-        grace = notifier.watchdog_seconds or 60.0
-        lock_checked = time.monotonic()
-        while not signals.stopping:
-            signals.wait(1.0)
-            if signals.reloading and not signals.stopping:
-                signals.reloading = False
-                notifier.reloading()
-                runner.reload()
-                notifier.ready(runner.backoff.status_text())
-            stuck = not runner.healthy(grace)
-            if stuck != runner.backoff.stuck:
-                # Said once as it happens, and once as it ends; not at every turn of the loop.
-                runner.backoff.stuck = stuck
-                if stuck:
-                    log.error("a job is stuck (no poll or tick finished in time): withholding the watchdog ping")
-                else:
-                    log.warning("the jobs finish again: feeding the watchdog")
-                notifier.status(runner.backoff.status_text())
-            if notifier.watchdog_due() and not stuck:
-                notifier.watchdog()
-            if lock is not None and time.monotonic() - lock_checked >= 10.0:
-                lock_checked = time.monotonic()
-                if not lock.held():
-                    log.error("lost %s: stopping so that only one instance runs", lock.description)
-                    code = 1
-                    break
+        return _until_stopped(runner, signals, notifier, lock)
     finally:
         notifier.stopping("finishing the work in progress")
         log.info("stopping: finishing the job in progress")
@@ -132,4 +83,63 @@ def run_service(
         if lock is not None:
             lock.release()
         signals.uninstall()
-    return code
+
+
+def _take_lock(lock: InstanceLock, signals: Signals, notifier: Notifier, role: RoleMetrics) -> bool:
+    """The instance lock, at once or after waiting on standby for it: True once held, False if a
+    stop came first."""
+    notifier.status("waiting for the instance lock")
+    try:
+        got = lock.try_acquire()
+        waiting = f"standby: another instance holds {lock.description}"
+    except Exception as exc:  # noqa: BLE001 - e.g. PostgreSQL restarting: wait on standby, retrying
+        from bot.safe_text import error_text
+
+        log.warning("cannot take %s yet: %s; waiting on standby", lock.description, error_text(exc))
+        got = False
+        waiting = f"standby: cannot take {lock.description} yet: {error_text(exc)}"
+    if got:
+        return True
+    # On standby systemd must see us started (or TimeoutStartSec kills us), and
+    # alive: READY now, watchdog pings while waiting.
+    notifier.ready(waiting)
+    role.write("standby", healthy=True)
+
+    def on_standby() -> None:
+        notifier.watchdog()
+        role.write("standby", healthy=True)
+
+    took_over = wait_for_lock(lock, signals.stop, retry=2.0, on_wait=on_standby)
+    role.leave_standby()
+    return took_over
+
+
+def _until_stopped(runner: Runner, signals: Signals, notifier: Notifier, lock: InstanceLock | None) -> int:
+    """The main loop while the jobs run: reloads on SIGHUP, the watchdog fed while the jobs are
+    healthy, the lock checked every 10 s. 0 on a stop, 1 once the lock is lost."""
+    grace = notifier.watchdog_seconds or 60.0
+    lock_checked = time.monotonic()
+    while not signals.stopping:
+        signals.wait(1.0)
+        if signals.reloading and not signals.stopping:
+            signals.reloading = False
+            notifier.reloading()
+            runner.reload()
+            notifier.ready(runner.backoff.status_text())
+        stuck = not runner.healthy(grace)
+        if stuck != runner.backoff.stuck:
+            # Said once as it happens, and once as it ends; not at every turn of the loop.
+            runner.backoff.stuck = stuck
+            if stuck:
+                log.error("a job is stuck (no poll or tick finished in time): withholding the watchdog ping")
+            else:
+                log.warning("the jobs finish again: feeding the watchdog")
+            notifier.status(runner.backoff.status_text())
+        if notifier.watchdog_due() and not stuck:
+            notifier.watchdog()
+        if lock is not None and time.monotonic() - lock_checked >= 10.0:
+            lock_checked = time.monotonic()
+            if not lock.held():
+                log.error("lost %s: stopping so that only one instance runs", lock.description)
+                return 1
+    return 0

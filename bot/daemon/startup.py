@@ -22,7 +22,7 @@ from bot.settings import Settings
 log = logging.getLogger("flagman.service")
 
 
-class NotMigrated(Exception):
+class NotMigrated(Exception):  # noqa: N818 - named for what happened, as Refused
     """`flagman run` on a database that is not at this flagman's schema."""
 
 
@@ -58,6 +58,23 @@ START_RETRY_FIRST = 2.0
 START_RETRY_MAX = 60.0
 
 
+def _migrate(settings: Settings) -> None:
+    """`flagman migrate`, once. A database that cannot be reached, written or grown yet raises
+    what stopped the migration (its cause), to be waited for; any other failure raises
+    `MigrationError`."""
+    from bot.host.storage import Cause, breakdown
+    from bot.ops.upgrade import MigrationError, migrate_to
+
+    try:
+        log.info("%s", migrate_to(settings.database_url).summary())
+    except MigrationError as failed:
+        cause = failed.__cause__
+        waitable = breakdown(cause, settings.database_url) if cause is not None else None
+        if cause is None or waitable is None or waitable.cause is Cause.DAMAGED:
+            raise
+        raise cause from None
+
+
 def wait_for_database(
     settings: Settings,
     signals: Signals,
@@ -86,18 +103,7 @@ def wait_for_database(
             except NotMigrated:
                 if not migrate or migrated:
                     raise
-                from bot.ops.upgrade import MigrationError, migrate_to
-
-                try:
-                    log.info("%s", migrate_to(settings.database_url).summary())
-                except MigrationError as failed:
-                    # A database that cannot be reached, written or grown yet is waited for as
-                    # below (what stopped the migration is its cause); any other failure stops.
-                    cause = failed.__cause__
-                    waitable = breakdown(cause, settings.database_url) if cause is not None else None
-                    if cause is None or waitable is None or waitable.cause is Cause.DAMAGED:
-                        raise
-                    raise cause from None
+                _migrate(settings)
                 migrated = True
                 continue
         except NotMigrated:

@@ -1,4 +1,4 @@
-"""The game archive (issue 11): a static site per game, plain HTML and CSS, no JavaScript.
+"""The game archive: a static site per game, plain HTML and CSS, no JavaScript.
 
 Pages (all links relative, so the site works from a file system or any static web server):
 
@@ -31,11 +31,12 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from bot import dice, pictures
-from bot.games import record
+from bot.games import record, seasons
 from bot.letters.cache import DrawnPictures
 from bot.letters.reveal import ordinal
+from bot.letters.words import say
 from bot.mail_out.render import Renderer
-from bot.models import Commitment, Game, Turn
+from bot.models import Commitment, Game, GameStatus, Season, Turn
 from bot.pictures import Picture, Scene
 from bot.shell import Shell
 from bot.verify import CHECK_SCRIPT, RECORD, check_script, shown_time
@@ -112,7 +113,7 @@ def write_archive(
         "robots": [seat.name for seat in game.seats if seat.robot],
         "utc": shown_time,
         "ordinal": ordinal,
-    }  # shown as robots (issue 32)
+    }  # shown as robots
     # The record of the dice, first: each turn's page shows its part (which draw, the GM's hand).
     kept = record.build(session, game)
     dice_of = {t["number"]: t for t in kept["turns"]}
@@ -222,6 +223,40 @@ def write_game_archive(db: Database, name: str, directory: Path, renderer: Rende
         return write_archive(session, game, directory, renderer=renderer)
 
 
+# -- a season's page -------------------------------------------------------------------------
+
+SEASONS_DIR = "_seasons"  # under the archive: no game's name starts with "_"
+
+
+def write_season_page(session: Session, season: Season, directory: Path, renderer: Renderer | None = None) -> Path:
+    """A season's page in `directory` (``index.html`` and ``style.css``): its table, worked out
+    from its races' results, and its races, each linked to its game's archive beside it
+    (``../../<game>/``) once published. Returns the path of the page."""
+    renderer = renderer or Renderer()
+    directory.mkdir(parents=True, exist_ok=True)
+    table = seasons.table_of(session, season)
+    races = [
+        {
+            "game": race.game.name,
+            "finished": race.game.status == GameStatus.FINISHED,
+            "published": bool(race.game.turns) and not race.game.practice,
+        }
+        for race in season.races
+    ]
+    _write(directory / "index.html", _render(renderer, "season.html", {"table": table, "races": races}))
+    _write(directory / "style.css", _render(renderer, "style.css", {}))
+    return directory / "index.html"
+
+
+def write_season_archive(db: Database, name: str, directory: Path, renderer: Renderer | None = None) -> Path:
+    """The page of the season called `name` (the CLI); ValueError if there is no such season."""
+    with db.read() as session:
+        season = seasons.find_season(session, name)
+        if season is None:
+            raise ValueError(say("season_none", season=name[:40]))
+        return write_season_page(session, season, directory, renderer)
+
+
 # -- after every turn ------------------------------------------------------------------------
 
 
@@ -278,6 +313,9 @@ def publish(shell: Shell, resolved: Iterable[NewTurn]) -> None:
                     turns=numbers,
                     known=known.get(game_id, {}),
                 )
+                raced = seasons.season_of(reader, game)
+                if raced is not None:  # its season's table may have changed with it
+                    write_season_page(reader, raced[0], root / SEASONS_DIR / raced[0].name, shell.renderer)
         except OSError as exc:
             # The turn and its mails are committed; the archive can be rewritten at any time
             # with `flagman archive`, so a full disk must not stop the deadline. Its commitments

@@ -4,7 +4,7 @@ The proofs themselves (signed reply addresses, passwords, Authentication-Results
 `bot.mail_in.auth`'s; this module weighs them against the seats and games in the database.
 mail-interface.md, "Addresses and identity": a signed reply address acts for its seat from any
 address; the plain address needs the registered From and a proof the configuration accepts;
-the GM's powers need two proofs (issue 14).
+the GM's powers need two proofs.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Who:
 
     games: list[Game] = field(default_factory=list)  # games the sender may act in
     seat: Seat | None = None
-    # Every seat the mail's proof covers (issue 27: ADDRESS moves these, no more): the seat of
+    # Every seat the mail's proof covers (ADDRESS moves these, no more): the seat of
     # the signed reply address; the seats whose passwords the mail carries; every seat of the
     # From when our receiving server vouched for it (DMARC).
     seats: list[Seat] = field(default_factory=list)
@@ -147,7 +147,7 @@ def identify(
             if from_gm:
                 # Both proofs hold for the GM's address itself, so the mail speaks for every
                 # running game of that GM: a reply to the digest, which covers them all, signs
-                # with the first game's GM address (issue 30); the address alone, or the From
+                # with the first game's GM address; the address alone, or the From
                 # alone, still proves nothing.
                 others = session.scalars(
                     select(Game)

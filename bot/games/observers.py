@@ -1,4 +1,4 @@
-"""Observers: addresses that get a game's public results by mail (OBSERVE, issue 17).
+"""Observers: addresses that get a game's public results by mail (OBSERVE).
 
 An observer is read-only: the address acts for nobody, and what it gets is what anyone may
 see -- the public report of each turn (the view for `Viewer.PUBLIC`, the same block every

@@ -1,4 +1,4 @@
-"""Practice games by mail (issue 32): ``PRACTICE <game kind>`` from anyone.
+"""Practice games by mail: ``PRACTICE <game kind>`` from anyone.
 
 A practice game is one person against the game's robot drivers (`bot.games.robots`):
 
@@ -38,9 +38,9 @@ from sqlalchemy import Text, cast, func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from bot import letters, store
-from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.clock import as_utc
 from bot.db import Database
+from bot.fate import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.games import requests, robots, turns
 from bot.games.signups import seat_name_for
 from bot.letters import ToAddress, ToSeat, notices

@@ -1,4 +1,4 @@
-"""What a player chooses to get by mail (issue 19), set by their commands (CALENDAR,
+"""What a player chooses to get by mail, set by their commands (CALENDAR,
 REMINDERS, a List-Unsubscribe mail) or by anyone driving the bot from Python; each in the
 caller's transaction, returning whether anything changed.
 

@@ -1,7 +1,7 @@
 """Reminders before a deadline, and the note to the GM of a turn resolved late.
 
 product.md: a player "gets a reminder before the deadline if nothing is on file"; so does one
-whose set on file lacks a part (issue 29), told what it lacks and what will fill it. Each game
+whose set on file lacks a part, told what it lacks and what will fill it. Each game
 has a reminder schedule (`Game.reminder_spec`, e.g. ``24h,2h``: durations before the
 deadline; ``none`` for no reminders). `Turn.reminded` records the marks already handled, so
 no reminder is sent twice for the same deadline:
@@ -169,7 +169,7 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
             continue
         if outlook.on_vacation(seat.player, deadline):  # VACATION: the default applies, the player is away
             continue
-        # Nothing on file, or a set that lacks a part (issue 29: a seat whose set is incomplete is
+        # Nothing on file, or a set that lacks a part (a seat whose set is incomplete is
         # reminded too, with what is missing and what will fill it); a complete set is not.
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
         if on_file is not None and rules.is_complete(state, seat.name, on_file):

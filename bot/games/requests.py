@@ -1,4 +1,4 @@
-"""Requests that wait for an address to answer a code: JOIN and ADDRESS (issue 27).
+"""Requests that wait for an address to answer a code: JOIN and ADDRESS.
 
 Both act for an address that has not yet proved it is willing, so nothing is done until it
 answers a code mailed to it (`bot.mail_in.tokens`); the request waits in `pending_request`
@@ -129,7 +129,7 @@ def open_join(shell: Shell, session: Session, game: Game, address: str, name: st
 
 
 def open_practice(shell: Shell, session: Session, address: str, kind: str) -> PendingRequest:
-    """A PRACTICE waiting for `address` to answer its code (issue 32; bot.games.practice)."""
+    """A PRACTICE waiting for `address` to answer its code (bot.games.practice)."""
     request = PendingRequest(
         kind=RequestKind.PRACTICE,
         status=RequestStatus.WAITING,

@@ -1,4 +1,4 @@
-"""Robot drivers in games (issue 32): seats the game's own robot drives.
+"""Robot drivers in games: seats the game's own robot drives.
 
 A robot seat (`Seat.robot`) is held by the robots' player, whose "address" is `ROBOT_ADDRESS`:
 not a mail address at all, so no door of the bot (every one asks `address_problem`) can take it,

@@ -16,12 +16,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import store
-from bot.games import turns
+from bot.facts import SeasonRow, SeasonTable
 from bot.letters.words import say
+from bot.mail_in.auth import GM_SEAT, NAME_RE
 from bot.models import Game, GameStatus, OrderSubmission, Player, Season, SeasonRace, Seat, Turn
 from bot.shell import Shell
 from rules import UnknownGameError, find_game
-from rules.api import Viewer
+from rules.api import AnyGame, GameState, Viewer
 from rules.season import (
     Driver,
     Finish,
@@ -43,7 +44,7 @@ TRACK_OPTION = {"speed_circuit": "track", "speedphreakz": "map"}
 _DRIVEN = ("mail", "gm")
 
 
-class SeasonRefused(turns.GameError):
+class SeasonRequestError(ValueError):
     """A season request that cannot be done; the message (from a words template) says why."""
 
 
@@ -84,36 +85,38 @@ def season_of(session: Session, game: Game) -> tuple[Season, int] | None:
 
 def create_season(shell: Shell, session: Session, settings: SeasonSettings) -> Season:
     """A new season with its first races (existing games of its kind, in round order)."""
-    name = turns.validate_name("season", settings.name)
+    name = settings.name.strip().lower()
+    if not NAME_RE.match(name) or name == GM_SEAT:
+        raise SeasonRequestError(say("season_bad_name", season=name[:40]))
     if find_season(session, name) is not None:
-        raise SeasonRefused(say("season_exists", season=name))
+        raise SeasonRequestError(say("season_exists", season=name))
     try:
         rules = find_game(settings.kind)
     except UnknownGameError:
-        raise SeasonRefused(say("season_unknown_kind", kind=settings.kind[:40])) from None
+        raise SeasonRequestError(say("season_unknown_kind", kind=settings.kind[:40])) from None
     try:
         table = ScoringTable.parse(settings.scoring)
         SeasonRules(table, settings.drop, settings.no_show_penalty, settings.nmr_penalty)
     except SeasonError as error:
-        raise SeasonRefused(say("season_bad_setting", reason=str(error))) from None
+        raise SeasonRequestError(say("season_bad_setting", reason=str(error))) from None
     if not 1 <= settings.races <= MAX_RACES:
-        raise SeasonRefused(say("season_bad_races", most=MAX_RACES))
+        raise SeasonRequestError(say("season_bad_races", most=MAX_RACES))
     if settings.drop >= settings.races:
-        raise SeasonRefused(say("season_drops_all", drop=settings.drop, races=settings.races))
+        raise SeasonRequestError(say("season_drops_all", drop=settings.drop, races=settings.races))
     tracks = tuple(t.strip().lower() for t in settings.tracks if t.strip())
     if tracks:
         option = TRACK_OPTION.get(rules.name)
         if option is None:
-            raise SeasonRefused(say("season_no_tracks", title=rules.title))
+            raise SeasonRequestError(say("season_no_tracks", title=rules.title))
         if len(tracks) > MAX_TRACKS:
-            raise SeasonRefused(say("season_too_many_tracks", most=MAX_TRACKS))
+            raise SeasonRequestError(say("season_too_many_tracks", most=MAX_TRACKS))
         for track in tracks:
             try:
                 rules.new_game([f"p{i}" for i in range(rules.min_players)], {option: track}, random.Random(0))
             except ValueError as error:
-                raise SeasonRefused(say("season_bad_track", track=track[:40], reason=str(error))) from None
+                raise SeasonRequestError(say("season_bad_track", track=track[:40], reason=str(error))) from None
     if len(settings.games) > settings.races:
-        raise SeasonRefused(say("season_more_games_than_races", games=len(settings.games), races=settings.races))
+        raise SeasonRequestError(say("season_more_games_than_races", games=len(settings.games), races=settings.races))
     season = Season(
         name=name,
         kind=rules.name,
@@ -137,16 +140,16 @@ def add_race(session: Session, season: Season, game_name: str) -> SeasonRace:
     """The game `game_name` as the season's next race."""
     game = store.find_game_row(session, game_name)
     if game is None:
-        raise SeasonRefused(say("season_no_game", game=game_name[:40]))
+        raise SeasonRequestError(say("season_no_game", game=game_name[:40]))
     if game.kind != season.kind:
-        raise SeasonRefused(say("season_wrong_kind", game=game.name, kind=game.kind, season=season.name))
+        raise SeasonRequestError(say("season_wrong_kind", game=game.name, kind=game.kind, season=season.name))
     if game.practice:
-        raise SeasonRefused(say("season_practice_game", game=game.name))
+        raise SeasonRequestError(say("season_practice_game", game=game.name))
     if session.scalar(select(SeasonRace.id).where(SeasonRace.game_id == game.id)) is not None:
-        raise SeasonRefused(say("season_game_taken", game=game.name))
+        raise SeasonRequestError(say("season_game_taken", game=game.name))
     rounds = len(season.races)
     if rounds >= season.races_planned:
-        raise SeasonRefused(say("season_full", season=season.name, races=season.races_planned))
+        raise SeasonRequestError(say("season_full", season=season.name, races=season.races_planned))
     race = SeasonRace(season=season, round=rounds + 1, game_id=game.id)
     session.add(race)
     session.flush()
@@ -169,21 +172,12 @@ def driver_of(seat: Seat) -> Driver:
     return str(seat.player_id)
 
 
-def race_result(session: Session, game: Game, round_: int) -> RaceResult | None:
-    """What the finished race `game` gives the season (None: it has not finished): each
-    person's outcome; robots' seats score for nobody."""
-    if game.status != GameStatus.FINISHED:
-        return None
-    rules, state, _ = turns.current_state(session, game)
+def result_from(
+    game: Game, rules: AnyGame, state: GameState, driven: set[int], round_: int, correction: int
+) -> RaceResult:
+    """What a race whose final state is `state` gives the season: each person's outcome (robots'
+    seats score for nobody); `driven`: the seats that ever sent orders (by mail or the GM's ORDER)."""
     view = rules.view(state, None, Viewer.PUBLIC)
-    last = store.last_resolved_turn(session, game)
-    driven = set(
-        session.scalars(
-            select(OrderSubmission.seat_id)
-            .join(Turn, Turn.id == OrderSubmission.turn_id)
-            .where(Turn.game_id == game.id, OrderSubmission.source.in_(_DRIVEN))
-        )
-    )
     where: dict[str, tuple[int, bool]] = {}
     for placing in view.standings:
         for name in placing.players:
@@ -201,7 +195,30 @@ def race_result(session: Session, game: Game, round_: int) -> RaceResult | None:
             finishes.append(Finish(driver_of(seat), Outcome.FINISHED, where[seat.name][0]))
         else:
             finishes.append(Finish(driver_of(seat), Outcome.DID_NOT_FINISH))
-    return RaceResult(round_, last.corrections if last is not None else 0, tuple(finishes))
+    return RaceResult(round_, correction, tuple(finishes))
+
+
+def driven_seats(session: Session, game: Game) -> set[int]:
+    """The seats of `game` that sent orders at least once, by mail or by the GM's ORDER."""
+    return set(
+        session.scalars(
+            select(OrderSubmission.seat_id)
+            .join(Turn, Turn.id == OrderSubmission.turn_id)
+            .where(Turn.game_id == game.id, OrderSubmission.source.in_(_DRIVEN))
+        )
+    )
+
+
+def race_result(session: Session, game: Game, round_: int) -> RaceResult | None:
+    """What the finished race `game` gives the season, from its record (None: not finished)."""
+    if game.status != GameStatus.FINISHED:
+        return None
+    last = store.last_resolved_turn(session, game)
+    if last is None or last.state_after is None:
+        return None
+    rules = find_game(game.kind)
+    state = rules.load_state(last.state_after)
+    return result_from(game, rules, state, driven_seats(session, game), round_, last.corrections)
 
 
 def results_of(session: Session, season: Season) -> list[RaceResult]:
@@ -210,37 +227,17 @@ def results_of(session: Session, season: Season) -> list[RaceResult]:
     return [result for result in found if result is not None]
 
 
-@dataclass(frozen=True, slots=True)
-class TableRow:
-    """One line of a season's table as letters and pages show it."""
-
-    place: int
-    name: str
-    points: int
-    races: tuple[str, ...]  # a cell per race planned: points, "-" not run, "(n)" dropped, "n-p" penalised
-    shared: bool  # the place is shared: level on points and on countback
-    countback: bool  # level on points with a neighbour, placed by countback
-
-
-@dataclass(frozen=True, slots=True)
-class SeasonTable:
-    season: str
-    title: str  # the kind of game's printed name
-    scoring: str
-    drop: int
-    races_run: int
-    races_planned: int
-    rows: tuple[TableRow, ...]
-
-
 def _cell(points: int, penalty: int, dropped: bool) -> str:
     shown = f"({points})" if dropped else str(points)
     return f"{shown}-{penalty}" if penalty else shown
 
 
-def table_of(session: Session, season: Season) -> SeasonTable:
-    """The season's table now, computed from its races' results."""
+def table_of(session: Session, season: Season, also: RaceResult | None = None) -> SeasonTable:
+    """The season's table now, computed from its races' results (and `also`, the result of a
+    race finishing now, before its record says so)."""
     results = results_of(session, season)
+    if also is not None:
+        results = [r for r in results if r.race != also.race] + [also]
     rows = standings(season_rules(season), results)
     names = _names(session, [row.driver for row in rows])
     return SeasonTable(
@@ -251,17 +248,33 @@ def table_of(session: Session, season: Season) -> SeasonTable:
         len(results),
         season.races_planned,
         tuple(_row(row, rows, names, season.races_planned) for row in rows),
+        tuple(race.game.name for race in season.races),
     )
 
 
-def _row(row: Standing, rows: Sequence[Standing], names: dict[str, str], planned: int) -> TableRow:
+def _row(row: Standing, rows: Sequence[Standing], names: dict[str, str], planned: int) -> SeasonRow:
     by_race = {score.race: score for score in row.races}
     cells = tuple(
         _cell(by_race[n].points, by_race[n].penalty, by_race[n].dropped) if n in by_race else "-"
         for n in range(1, planned + 1)
     )
     shared = sum(1 for other in rows if other.place == row.place) > 1
-    return TableRow(row.place, names.get(row.driver, row.driver), row.points, cells, shared, row.tied and not shared)
+    return SeasonRow(row.place, names.get(row.driver, row.driver), row.points, cells, shared, row.tied and not shared)
+
+
+def for_letters(
+    session: Session, game: Game, rules: AnyGame, state: GameState, resolved: Turn, *, finished: bool
+) -> SeasonTable | None:
+    """The table a results letter of `game` shows (None: `game` is no season's race): the
+    finished races', with this one's once it is over (`state` its final state)."""
+    found = season_of(session, game)
+    if found is None:
+        return None
+    season, round_ = found
+    also = (
+        result_from(game, rules, state, driven_seats(session, game), round_, resolved.corrections) if finished else None
+    )
+    return table_of(session, season, also)
 
 
 def _names(session: Session, drivers: Sequence[Driver]) -> dict[str, str]:
@@ -271,10 +284,11 @@ def _names(session: Session, drivers: Sequence[Driver]) -> dict[str, str]:
 
 __all__ = [
     "TRACK_OPTION",
-    "SeasonRefused",
+    "SeasonRequestError",
     "SeasonSettings",
-    "SeasonTable",
-    "TableRow",
+    "driven_seats",
+    "for_letters",
+    "result_from",
     "add_race",
     "create_season",
     "driver_of",

@@ -25,7 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import letters, outlook, store
-from bot.answers import Refused
+from bot.fate import Refused
 from bot.games import turns
 from bot.letters import ToGm, ToSeat, notices
 from bot.letters.context import due_by

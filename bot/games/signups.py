@@ -1,7 +1,7 @@
 """The player's side of a game's life: JOIN and RESIGN.
 
 * ``JOIN <game> [name]`` (mail-interface.md) comes from anyone, a stranger too, and is double
-  opt-in (issue 27): a stranger's JOIN makes no seat, it mails the From a code
+  opt-in: a stranger's JOIN makes no seat, it mails the From a code
   (`ask_to_join`, `bot.games.requests`), and the seat is made when the answer comes back from
   that address (`confirm_join`). A JOIN in mail that proved its sender's registered address
   (a player's or the GM's) is a seat at once, at that address (`join`). The seat is named
@@ -29,8 +29,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import letters, store
-from bot.answers import Answer, Done, Ignored, Letter, Notice, Refused
-from bot.games import requests, turns
+from bot.fate import Answer, Done, Ignored, Letter, Notice, Refused
+from bot.games import requests, seasons, turns
 from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat, notices
@@ -58,7 +58,7 @@ _LINK = re.compile(r"://|www\.|@|\w\.\w", re.I)
 def name_problem(name: str) -> str | None:
     """Why `name` (JOIN's, from anyone) cannot be shown to the players, or None: it is shown to
     every player of the game and greets its sender, so it must read as a name. The reason
-    never repeats the name (issue 27: a forged JOIN relayed its spam "name")."""
+    never repeats the name (a forged JOIN relayed its spam "name")."""
     if not name:
         return None
     if len(name) > MAX_NAME or len(name.split()) > MAX_NAME_WORDS:
@@ -90,7 +90,7 @@ def seat_name_for(name: str, address: str, taken: set[str]) -> str:
 
 
 def _refuse(game: Game | None, address: str, title: str, text: str, detail: str) -> Refused:
-    # The answer greets nobody by name and repeats none of the mail's words (issue 14: a forged
+    # The answer greets nobody by name and repeats none of the mail's words (a forged
     # JOIN must not carry spam to a third party).
     return Refused(
         "JOIN refused: " + detail,
@@ -106,6 +106,8 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
     game = store.find_game_row(session, game_name)
     if game is not None and game.practice and not any(s.player.address == address for s in game.seats):
         game = None  # a practice game is its person's alone: its name is answered as one not taken
+    if game is None:
+        game = _season_race_open(session, game_name, address)
     if game is None:
         open_games = sorted(g.name for g in session.scalars(select(Game).where(Game.status == GameStatus.SIGNUP)))
         raise _refuse(
@@ -151,6 +153,25 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
             "name",
         )
     return game
+
+
+def _season_race_open(session: Session, season_name: str, address: str) -> Game | None:
+    """JOIN <season>: the season's race open for sign-ups (a seat in it is an entry in the
+    season: the next races take the last one's people); None when there is no such season.
+    A season with no race open for sign-ups refuses the JOIN, saying so."""
+    found = seasons.find_season(session, season_name)
+    if found is None:
+        return None
+    open_race = next((r.game for r in found.races if r.game.status == GameStatus.SIGNUP), None)
+    if open_race is None:
+        raise _refuse(
+            None,
+            address,
+            say("join_season_closed_title", season=found.name),
+            say("join_season_closed", season=found.name),
+            "season closed",
+        )
+    return open_race
 
 
 def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str, name: str) -> Done:

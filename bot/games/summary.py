@@ -65,7 +65,7 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
     out["players"] = [
         f"{s.name} (robot)" if s.robot else f"{s.name} <{s.player.address}>" for s in store.active_seats(game)
     ]
-    shown = robot_names(game.seats)  # robots shown as robots (issue 32)
+    shown = robot_names(game.seats)  # robots shown as robots
     if game.status == GameStatus.SIGNUP:
         return out
     rules, state, turn = turns.current_state(session, game)
@@ -81,7 +81,7 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         seen = outlook.of_turn(game, rules, state, by_seat)
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
-            if seat is not None and store.holds(by_seat.get(seat.id, ())):  # WAIT (issue 30): who holds the turn
+            if seat is not None and store.holds(by_seat.get(seat.id, ())):  # WAIT: who holds the turn
                 out["held"].append(name)
             {
                 outlook.Status.COMPLETE: out["ordered"],

@@ -7,8 +7,8 @@ transaction and queue the mails their change causes in it. A due turn is decided
 streaks, the next turn, its robots' orders, every results letter rendered) without writing any
 of it, and `write_turn` writes that but the letters. Which turns are resolved when, and the
 transaction that writes one with its letters, are the deadline's (`bot.games.deadline`). The
-mail contexts of turn sheets and results are built here too (`seat_context`, `gm_context`).
-The queries it reads with (games, seats, turns, submissions) are `bot.store`.
+letters themselves (turn sheets and results, their contexts) are `bot.letters.sheets`'; the
+queries it reads with (games, seats, turns, submissions) are `bot.store`.
 """
 
 from __future__ import annotations
@@ -26,15 +26,15 @@ from sqlalchemy.orm import Session, selectinload
 
 from bot import dice, outlook, store
 from bot.clock import as_utc
-from bot.facts import Recheck, Withdrawn
+from bot.facts import Kept, Recheck, Withdrawn
 from bot.games import carried as carried_orders
-from bot.games import observers, robots
+from bot.games import observers, robots, seasons
 from bot.letters import results, reveal, sheets
 from bot.letters.cache import LetterCache
 from bot.letters.reports import public_report
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
-from bot.mail_out import outbox as mailout
+from bot.mail_out import queue as mailout
 from bot.models import (
     Commitment,
     CommitmentFate,
@@ -178,7 +178,7 @@ def create_game(
     robot_names = [robot_name for robot_name, _ in robot_specs]
     for zone in [timezone, *(p.timezone for p in players)]:
         problem = zone_problem(zone) if zone else None
-        if problem is not None:  # issue 30: one line, not a traceback at the first deadline shown
+        if problem is not None:  # one line, not a traceback at the first deadline shown
             raise GameError(problem)
     timezone = find_zone(timezone) if timezone else None
     players = [dataclasses.replace(p, timezone=find_zone(p.timezone)) if p.timezone else p for p in players]
@@ -228,7 +228,7 @@ def add_seat(
     shell: Shell, session: Session, game: Game, seat_name: str, address: str, name: str, timezone: str | None = None
 ) -> Seat:
     now = shell.now()
-    # A new player without a zone of their own gets the game's (issue 17: the same deadline must
+    # A new player without a zone of their own gets the game's (the same deadline must
     # not read "18:00 UTC" for a player and "18:00 GMT" for the GM), not the site's.
     player = _player(session, address, name or seat_name, timezone, now, game.timezone)
     seat = Seat(
@@ -325,7 +325,7 @@ def all_orders_in(
             return False
         seat_subs = by_seat.get(seat.id, ())
         if store.holds(seat_subs) or outlook.seat_status(rules, state, seat, seat_subs) is not outlook.Status.COMPLETE:
-            return False  # a WAIT (issue 30), or no complete set yet
+            return False  # a WAIT, or no complete set yet
     return True
 
 
@@ -427,20 +427,12 @@ def _set_columns(
             seat.nmr_streak = streaks[seat.id]
 
 
-def work_out(
-    shell: Shell, session: Session, game: Game, turn: Turn, *, cache: LetterCache, subs: store.BySeat | None = None
-) -> TurnWrites:
-    """Resolve the open turn and render its results mails, writing nothing: what resolving
-    it writes. The objects read are changed as the resolution changes them (the mails show
-    the game as it will be), so `session` is either the one that writes them
-    (`bot.games.deadline.resolve_now`, or the deadline when the snapshot went stale) or a read-only one that is thrown away (`bot.games.deadline.work_out_due`)."""
-    now = shell.now()
-    rules = rules_of(game)
-    state = rules.load_state(turn.state)
-    if subs is None:
-        subs = store.turn_submissions(session, turn)
-    outcome = compute(session, game, rules, state, turn, subs)
-    reveal.read_gm_orders(session, cache, game, turn, subs)  # the results say the GM's ORDERs
+def _defaults_and_streaks(
+    game: Game, rules: AnyGame, turn: Turn, outcome: Outcome, now: datetime
+) -> tuple[list[Mapping[str, object]], dict[int, int]]:
+    """The submission row of each seat's default (where it came from, its orders as the game
+    writes them), and each seat's NMR streak after the turn: one more for a default (none on
+    VACATION), none for orders sent."""
     defaults: list[Mapping[str, object]] = []
     streaks: dict[int, int] = {}
     for name in outcome.defaulted:
@@ -464,6 +456,41 @@ def work_out(
         seat = store.seat_named(game, name)
         if seat is not None and name not in outcome.defaulted:
             streaks[seat.id] = 0
+    return defaults, streaks
+
+
+def _recheck_carried(
+    rules: AnyGame,
+    game: Game,
+    turn: Turn,
+    next_turn: Turn | None,
+    new_state: GameState,
+    kept: Sequence[Kept],
+) -> Recheck:
+    """The orders a ROLLBACK kept for this turn, checked against the state it leaves: those that
+    stand carry into the next turn; none stands when the game is over."""
+    label = next_turn.label if next_turn is not None else turn.label
+    recheck = carried_orders.recheck(rules, game, new_state, label, kept) if kept else Recheck()
+    if next_turn is None and kept:  # the game is over: nothing kept can stand
+        recheck = Recheck((), tuple(Withdrawn(k, label, "", needed=False) for k in kept))
+    return recheck
+
+
+def work_out(
+    shell: Shell, session: Session, game: Game, turn: Turn, *, cache: LetterCache, subs: store.BySeat | None = None
+) -> TurnWrites:
+    """Resolve the open turn and render its results mails, writing nothing: what resolving
+    it writes. The objects read are changed as the resolution changes them (the mails show
+    the game as it will be), so `session` is either the one that writes them
+    (`bot.games.deadline.resolve_now`, or the deadline when the snapshot went stale) or a read-only one that is thrown away (`bot.games.deadline.work_out_due`)."""
+    now = shell.now()
+    rules = rules_of(game)
+    state = rules.load_state(turn.state)
+    if subs is None:
+        subs = store.turn_submissions(session, turn)
+    outcome = compute(session, game, rules, state, turn, subs)
+    reveal.read_gm_orders(session, cache, game, turn, subs)  # the results say the GM's ORDERs
+    defaults, streaks = _defaults_and_streaks(game, rules, turn, outcome, now)
     new_state = outcome.resolution.state
     resolved = {
         "state_after": rules.dump_state(new_state),
@@ -499,10 +526,7 @@ def work_out(
     # orders a ROLLBACK kept for it that stand against the new state (bot.games.carried).
     robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
     kept = carried_orders.of_turn(turn)
-    label = next_turn.label if next_turn is not None else turn.label
-    recheck = carried_orders.recheck(rules, game, new_state, label, kept) if kept else Recheck()
-    if next_turn is None and kept:  # the game is over: nothing kept can stand
-        recheck = Recheck((), tuple(Withdrawn(k, label, "", needed=False) for k in kept))
+    recheck = _recheck_carried(rules, game, turn, next_turn, new_state, kept)
     carried_rows = carried_orders.rows(game, recheck, now) if next_turn is not None else []
     filed: dict[int, list[OrderSubmission]] = {}
     for row in [*robot_rows, *carried_rows]:
@@ -512,6 +536,7 @@ def work_out(
         resolved["carried"] = None
         turn.carried = None
     mails: mailout.NewRows = []
+    season = seasons.for_letters(session, game, rules, new_state, turn, finished=next_turn is None)
     for seat in () if held_for_next else store.mailed_seats(game):
         sheets.post_seat_letter(
             shell,
@@ -529,6 +554,7 @@ def work_out(
             cache=cache,
             before=before,
             carried=recheck.of(seat.name),
+            season=season,
         )
     if not held_for_next:
         sheets.post_gm_letter(
@@ -546,11 +572,12 @@ def work_out(
             cache=cache,
             before=before,
             recheck=recheck,
+            season=season,
         )
     report = public_report(shell.renderer, cache, rules, new_state, outcome, robots.robot_names(game.seats))
     addresses = observers.observers_of(session, game)
     results.post_observer_results(
-        shell, session, game, rules, report, turn, next_turn, outcome.defaulted, addresses, into=mails
+        shell, session, game, rules, report, turn, next_turn, outcome.defaulted, addresses, into=mails, season=season
     )
     stall = rules.stall(new_state) if next_turn is not None else None
     if stall is not None:

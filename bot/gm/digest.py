@@ -213,7 +213,7 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
         f"{echo((q.error.strip().splitlines() or ['?'])[-1])}"
         for q in session.scalars(select(Quarantine).where(Quarantine.created_at > since).order_by(Quarantine.id))
     ]
-    # Every mail whose answer a cap withheld (issue 27), counted by the cap: the lists above
+    # Every mail whose answer a cap withheld, counted by the cap: the lists above
     # name some of them; this says how many there were.
     withheld_rows = session.execute(
         select(InboundMessage.answer, func.count())

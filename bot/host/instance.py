@@ -143,7 +143,7 @@ class PostgresLock:
         if conn is not None:
             try:
                 conn.close()
-            except Exception:  # noqa: BLE001 - it is gone already
+            except Exception:  # it is gone already
                 log.debug("closing the lock connection failed", exc_info=True)
 
     def release(self) -> None:
@@ -152,7 +152,7 @@ class PostgresLock:
         if self._conn is not None:
             try:
                 self._conn.execute(text("select pg_advisory_unlock(:key)"), {"key": self.key})
-            except Exception:  # noqa: BLE001 - closing the session frees it anyway
+            except Exception:  # closing the session frees it anyway
                 log.debug("pg_advisory_unlock failed", exc_info=True)
             self._drop()
         if self._engine is not None:
@@ -228,7 +228,7 @@ def wait_for_lock(
             continue
         try:
             got = lock.try_acquire()
-        except Exception as exc:  # noqa: BLE001 - e.g. the database is restarting: keep waiting, say why
+        except Exception as exc:  # e.g. the database is restarting: keep waiting, say why
             failures += 1
             pause = min(LOCK_RETRY_MAX, retry * 2**failures)
             next_try = time.monotonic() + pause
@@ -304,25 +304,37 @@ def holding_mailbox(database_url: str, mailbox: str, *, on_wait: Callable[[], ob
         finally:
             os.close(fd)  # closing the last descriptor drops the flock
         return
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.pool import NullPool
+    from sqlalchemy import text
 
     key = advisory_key(f"mailbox:{name}")
-    engine = create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            if not conn.execute(text("select pg_try_advisory_lock(:key)"), {"key": key}).scalar():
-                _waiting(name, on_wait)
-                conn.execute(text("select pg_advisory_lock(:key)"), {"key": key})
+    # A connection of its own each time (NullPool: closed, never pooled, so the lock never
+    # outlives the block), from one engine per URL (making an engine costs more than connecting).
+    with _lock_engine(url).connect() as conn:
+        if not conn.execute(text("select pg_try_advisory_lock(:key)"), {"key": key}).scalar():
+            _waiting(name, on_wait)
+            conn.execute(text("select pg_advisory_lock(:key)"), {"key": key})
+        try:
+            yield
+        finally:
             try:
-                yield
-            finally:
-                try:
-                    conn.execute(text("select pg_advisory_unlock(:key)"), {"key": key})
-                except Exception:  # noqa: BLE001 - closing the session frees it anyway
-                    log.debug("pg_advisory_unlock failed", exc_info=True)
-    finally:
-        engine.dispose()
+                conn.execute(text("select pg_advisory_unlock(:key)"), {"key": key})
+            except Exception:  # closing the session frees it anyway
+                log.debug("pg_advisory_unlock failed", exc_info=True)
+
+
+_LOCK_ENGINES: dict[str, Engine] = {}
+
+
+def _lock_engine(url: str) -> Engine:
+    """The engine of the mailbox lock's connections to `url` (NullPool, AUTOCOMMIT), made once."""
+    from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
+
+    with _IN_PROCESS_GUARD:
+        engine = _LOCK_ENGINES.get(url)
+        if engine is None:
+            engine = _LOCK_ENGINES[url] = create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+        return engine
 
 
 def _waiting(name: str, on_wait: Callable[[], object] | None) -> None:

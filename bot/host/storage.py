@@ -274,7 +274,7 @@ def _database_name(url: str | None) -> str:
     return "the database" if url is None else f"the database {safe_url(url)}"
 
 
-class StorageFault(Exception):
+class StorageFault(Exception):  # noqa: N818 - named for what happened, as Refused
     """A failure of the storage found by a check of ours rather than raised by the driver (the
     pages of an SQLite file that fail its quick_check); `found` says what and what to do."""
 

@@ -12,7 +12,7 @@
     answer        one answer per mail, through bot.letters; the record          (answering)
 
 `Intake.handle` (bot/intake/pipeline.py) reads as that list. A refusal anywhere is an
-exception carrying its answer (`bot.answers.Refused`), caught once, in the pipeline; so is a
+exception carrying its answer (`bot.fate.Refused`), caught once, in the pipeline; so is a
 deliberate ignore. Anything else escapes to the batch, which rolls the mail's savepoint back
 and quarantines it. `bot.service` runs batches of mails through here; a mail over the size
 limit is never fetched and is recorded by `oversize`.

@@ -3,7 +3,7 @@
 One answer per mail (mail-interface.md): what the mail made for one addressee goes out as one
 letter, in sections, as Mailman answers commands -- done, then not done. Who gets it, and which
 reply address it carries, is `bot.letters`' call. Past a cap the answers are withheld (all but
-the `essential` ones) and the record says why (issue 27: caps withhold answers, never actions
+the `essential` ones) and the record says why (caps withhold answers, never actions
 or records).
 """
 
@@ -15,7 +15,7 @@ import re
 from sqlalchemy.orm import Session
 
 from bot import letters
-from bot.answers import Answer, Letter, Notice
+from bot.fate import Answer, Letter, Notice
 from bot.intake.batch import Batch, Mail, MailKey
 from bot.intake.limits import Limiter
 from bot.letters import ToGm, ToSeat
@@ -127,9 +127,23 @@ def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
     that did what was asked first, then the ones that refused something."""
     shell = batch.shell
     parts = [answer_part(shell, answer) for answer in answers]
-    games = {answer.game.name if answer.game is not None else "" for answer in answers}
+    # Every game the answers speak of: a GM's mail that touched several games is answered
+    # under all their names, never under one of them.
+    games = sorted(
+        {
+            g.name
+            for answer in answers
+            if (g := answer.game or (answer.to.game if isinstance(answer.to, ToGm) else None)) is not None
+        }
+    )
     envelope = letters.envelope(shell, answers[0].to)
-    game_name = envelope.game.name if envelope.game is not None else (games.pop() if len(games) == 1 else "")
+    game_name = (
+        ", ".join(games)
+        if len(games) > 1 and isinstance(answers[0].to, ToGm)
+        else envelope.game.name
+        if envelope.game is not None
+        else (games[0] if len(games) == 1 else "")
+    )
     sections = [
         {"title": title, "parts": chosen}
         for title, chosen in (

@@ -18,15 +18,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import store
-from bot.answers import Answer
 from bot.clock import as_utc
 from bot.db import among, insert_many
+from bot.fate import Answer
 from bot.games import turns
 from bot.games.archive import NewTurn
 from bot.mail_in.auth import parse_tag, tag_in_recipients
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
-from bot.mail_out import outbox as mailout
+from bot.mail_out import queue as mailout
 from bot.models import AnswerFate, Game, GameStatus, InboundMessage, OrderSubmission, Outbox, Seat, Turn
 from bot.settings import Settings
 from bot.shell import Shell
@@ -51,7 +51,7 @@ class Mail:
     principal: str = ""  # Who.principal, once authenticated
     answers: list[Answer] = field(default_factory=list)  # what the mail made, in order; sent once
     changes_games: bool = False  # a GM command, JOIN or RESIGN: the batch's memo is forgotten
-    # Over its sender's loop limit: acted on all the same, its answers withheld (issue 27).
+    # Over its sender's loop limit: acted on all the same, its answers withheld.
     over_limit: bool = False
     answer: AnswerFate = AnswerFate.NONE  # what became of its answers, for its record
     # The turns (game id, turn id) its orders complete, or its NOWAIT releases, in a game that

@@ -1,4 +1,4 @@
-"""Every limit the intake keeps, counted one way (issue 28: one limiter, not a count query for each).
+"""Every limit the intake keeps, counted one way (one limiter, not a count query for each).
 
 Each limit is a count of recorded mails in a window, selected on the record's columns -- whom
 the mail proved (`principal`), its From, why it ended (`reason`), what became of its answer
@@ -7,7 +7,7 @@ the mail proved (`principal`), its From, why it ended (`reason`), what became of
 * the **loop limit**, `[limits] mails_per_sender_per_hour`: mails of one principal (a seat, the
   GM), or of one From for mail that proved nobody, in the last hour; counted once a batch and
   carried along as its mails are recorded (`Batch.memo`). Past it a mail is still acted on,
-  its answers withheld (issue 27);
+  its answers withheld;
 * **answers to unproven senders**: `STRANGER_REPLIES_PER_DAY` a day at one mailbox (an address
   without its +tag, in any case: `bot.mailboxes`), `[limits]
   answers_to_strangers_per_domain_per_day` a day at one domain, and `[limits]

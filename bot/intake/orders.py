@@ -1,7 +1,7 @@
 """A seat's orders from a mail: checked against the turn, confirmed or refused with the reasons.
 
 The orders are the mail's lines that are not commands (bot.commands.grammar), or, in a reply
-whose body holds none, its subject (issue 19: one-tap ``mailto:`` links put the order there).
+whose body holds none, its subject (one-tap ``mailto:`` links put the order there).
 A set is taken when at least one line is an order; a later valid set replaces the earlier
 (merged, in games where parts may come in several mails). Deadlines are judged by when the
 mail server received the mail (mail-interface.md).
@@ -19,10 +19,10 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from bot import dice
-from bot.answers import Answer, Done, Letter, Notice, Refused, Submission
 from bot.clock import as_utc
 from bot.commands import suggest
 from bot.commands.grammar import ForTheGm, is_courtesy
+from bot.fate import Answer, Done, Letter, Notice, Refused, Submission
 from bot.games import attention, turns
 from bot.intake import prose
 from bot.intake.batch import Batch, Mail
@@ -37,7 +37,7 @@ from bot.outlook import what_counts
 from bot.safe_text import echo
 from bot.schedules import format_local
 from bot.shell import Shell
-from rules.api import AnyGame, GameOrder, GameState, OrderProblem, ProblemKind
+from rules.api import AnyGame, GameOrder, GameState, OrderProblem, Parsed, ProblemKind
 
 log = logging.getLogger("flagman.inbound")
 
@@ -56,7 +56,7 @@ _REPLY = re.compile(r"^\s*(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^
 
 
 def orders_in_subject(subject: str) -> str:
-    """The orders a subject may hold (issue 19, one-tap ``mailto:`` links with the order in the
+    """The orders a subject may hold (one-tap ``mailto:`` links with the order in the
     subject): the subject without the reply prefixes and tags, ``;`` separating lines (as in a
     GM's ORDER), or "" when nothing is left."""
     text = subject
@@ -70,7 +70,7 @@ def orders_in_subject(subject: str) -> str:
 
 
 def _problems_label(problems: Sequence[OrderProblem]) -> str:
-    """What the subject says of the lines refused (issue 29: an illegal line was understood)."""
+    """What the subject says of the lines refused (an illegal line was understood)."""
     count = len(problems)
     lines = f"{count} line{'s' if count > 1 else ''}"
     kinds = {p.kind for p in problems}
@@ -131,7 +131,7 @@ def arrival(batch: Batch, raw: RawMail) -> datetime:
 
 def answered_turn(batch: Batch, session: Session, mail: Mail, game: Game, open_turn: Turn) -> Turn | None:
     """The turn of `game` the mail's orders were written for, when it is not the open one
-    (mail-interface.md: orders bind to the turn they answer; issue 30): the turn that was open
+    (mail-interface.md: orders bind to the turn they answer): the turn that was open
     when the mail it answers was sent (In-Reply-To, else the newest of its References); failing
     those, a label of a resolved turn in a reply's subject ("Re: [rc1] Racecraft: Turn 1 of 5").
     None when the mail answers the open turn or names none (the plain address, a new mail)."""
@@ -204,7 +204,7 @@ def _stale(
     *,
     rolled_back: bool = False,
 ) -> Refused:
-    """Orders written for a turn already resolved (issue 30), or for one whose results a ROLLBACK
+    """Orders written for a turn already resolved, or for one whose results a ROLLBACK
     withdrew (`rolled_back`), are not applied to another: the answer says so, names the open turn,
     and offers the same orders for it as one-tap links, when they are orders of it (the player
     decides: a tap opens a mail, nothing happens until it is sent)."""
@@ -259,7 +259,7 @@ def _stale(
 
 def prose_to_read(mail: Mail, problems: Sequence[OrderProblem]) -> list[OrderProblem]:
     """The lines of a mail the parser did not understand that are read as prose, bounded before
-    the reading starts (issue 40: 2,000 lines of prose cost seconds of poll): none for a mail
+    the reading starts (2,000 lines of prose cost seconds of poll): none for a mail
     past its sender's hourly limit (its answer is withheld: it is acted on, not read at
     length), else the first `MAX_PROSE_LINES` of them, as long as their words stay within
     `MAX_PROSE_WORDS` (a word starts at most `prose.MAX_PHRASE_WORDS` parses). The lines left
@@ -288,8 +288,32 @@ def _soonest(shell: Shell, game: Game, turn: Turn, zone: str) -> str | None:
 def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
     """The seat's orders in `text`: confirmed (with what the set lacks, what it costs, what will
     count), or refused with every bad line's reason; a refusal raises `Refused`."""
-    shell = batch.shell
     game = seat.game
+    _refuse_unless_running(game, seat)
+    rules, state, turn = batch.current_state(session, game)
+    assert turn is not None
+    _refuse_unless_expected(batch, session, mail, seat, turn, rules, state, text)
+    text = without_signature(text, seat)
+    order_help = rules.order_help(state, seat.name)
+    parsed, read = _parsed(rules, state, seat, mail, text, order_help)
+    readings = _readings(batch, seat, read)
+    earlier = batch.on_file(session, rules, state, turn, seat)
+    if read is not None and read.readings and not read.text.strip():
+        # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
+        return _nothing_taken(batch, session, seat, turn, rules, state, earlier, readings, read)
+    # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
+    # (an answer never grows past what the mail deserves).
+    shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
+    ctx = _answer_context(batch, session, seat, turn, rules, parsed, shown, order_help, readings)
+    if not parsed.orders:
+        raise _orders_refused(batch, seat, rules, state, earlier, shown, ctx)
+    return _orders_confirmed(
+        batch, session, mail, seat, turn, rules, state, earlier, parsed, shown, read, order_help, ctx
+    )
+
+
+def _refuse_unless_running(game: Game, seat: Seat) -> None:
+    """Orders for a game not started yet, or over, are refused (`Refused`)."""
     to = ToSeat(seat)
     if game.status == GameStatus.SIGNUP:
         raise Refused(
@@ -307,8 +331,22 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             game=game,
             seat=seat,
         )
-    rules, state, turn = batch.current_state(session, game)
-    assert turn is not None
+
+
+def _refuse_unless_expected(
+    batch: Batch,
+    session: Session,
+    mail: Mail,
+    seat: Seat,
+    turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    text: str,
+) -> None:
+    """Orders that came after the turn's deadline, answer a turn sheet withdrawn or a turn gone
+    by, or come from a seat the turn does not wait for, are refused (`Refused`)."""
+    game = seat.game
+    to = ToSeat(seat)
     zone = seat.player.timezone
     closing = turns.closing_time(game, turn)
     expected = rules.expected_players(state)
@@ -339,30 +377,47 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             game=game,
             seat=seat,
         )
-    text = without_signature(text, seat)
-    order_help = rules.order_help(state, seat.name)
+
+
+def _parsed(
+    rules: AnyGame, state: GameState, seat: Seat, mail: Mail, text: str, order_help: str
+) -> tuple[Parsed[GameOrder], prose.ProseResult | None]:
+    """The orders in `text` as the game parses them; the lines it did not understand read as a
+    GM reads prose, within the bound set before the reading starts (`prose_to_read`),
+    and the text so read parsed again (its problems numbered as the mail's lines)."""
     parsed = rules.parse_orders(state, seat.name, text)
     read: prose.ProseResult | None = None
     to_read = prose_to_read(mail, parsed.problems)
     if to_read:
-        # Lines the parser did not understand, read as a GM reads prose (issue 30), within the
-        # bound set before the reading starts (`prose_to_read`).
         read = prose.read(rules, state, seat.name, text, to_read, prose.order_words(order_help))
         if read.readings:
             again = rules.parse_orders(state, seat.name, read.text)
             parsed = dataclasses.replace(
                 again, problems=tuple(dataclasses.replace(p, line_no=read.line_no(p.line_no)) for p in again.problems)
             )
-    readings = _readings(batch, seat, read)
-    earlier = batch.on_file(session, rules, state, turn, seat)
-    if read is not None and read.readings and not read.text.strip():
-        # A note, or orders only offered back (hedged) or negated: nothing asked was refused.
-        return _nothing_taken(batch, session, seat, turn, rules, state, earlier, readings, read)
+    return parsed, read
+
+
+def _answer_context(
+    batch: Batch,
+    session: Session,
+    seat: Seat,
+    turn: Turn,
+    rules: AnyGame,
+    parsed: Parsed[GameOrder],
+    shown: Sequence[OrderProblem],
+    order_help: str,
+    readings: list[str],
+) -> dict[str, object]:
+    """The context the answer to orders starts from, confirmed or refused: the game, the seat,
+    the turn (its deadline, whether it resolves early, a practice turn's pace), the lines not
+    understood (each with its reason and, when one is close, a suggestion), the game's order
+    help and how the prose was read."""
+    shell = batch.shell
+    game = seat.game
+    zone = seat.player.timezone
     ctx = game_context(shell, game, rules)
     known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
-    # At most MAX_PROBLEMS_SHOWN lines are quoted back with their reasons, the rest counted
-    # (issue 27: an answer never grows past what the mail deserves).
-    shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
     problems = [
         {
             "line_no": p.line_no,
@@ -393,34 +448,73 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "readings": readings,
         }
     )
-    if not parsed.orders:
-        standing = what_counts(rules, state, seat, earlier)
-        ctx.update(
-            {
-                "on_file": rules.format_orders(earlier) if earlier is not None else None,
-                "gets": gets(standing),
-                "filled": "\n".join(standing.filled),
-            }
-        )
-        raise Refused(
-            "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
-            Letter(to, shell.renderer.render("refused", ctx, game=game.kind), "refused"),
-            reason=Reason.ORDERS_REFUSED,
-            game=game,
-            seat=seat,
-        )
+    return ctx
+
+
+def _orders_refused(
+    batch: Batch,
+    seat: Seat,
+    rules: AnyGame,
+    state: GameState,
+    earlier: tuple[GameOrder, ...] | None,
+    shown: Sequence[OrderProblem],
+    ctx: dict[str, object],
+) -> Refused:
+    """No line was an order: the refusal, with what stays on file and what the deadline would use."""
+    game = seat.game
+    standing = what_counts(rules, state, seat, earlier)
+    ctx.update(
+        {
+            "on_file": rules.format_orders(earlier) if earlier is not None else None,
+            "gets": gets(standing),
+            "filled": "\n".join(standing.filled),
+        }
+    )
+    return Refused(
+        "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
+        Letter(ToSeat(seat), batch.shell.renderer.render("refused", ctx, game=game.kind), "refused"),
+        reason=Reason.ORDERS_REFUSED,
+        game=game,
+        seat=seat,
+    )
+
+
+def _orders_confirmed(
+    batch: Batch,
+    session: Session,
+    mail: Mail,
+    seat: Seat,
+    turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    earlier: tuple[GameOrder, ...] | None,
+    parsed: Parsed[GameOrder],
+    shown: Sequence[OrderProblem],
+    read: prose.ProseResult | None,
+    order_help: str,
+    ctx: dict[str, object],
+) -> Done:
+    """The orders merged with the set on file, filed, and confirmed: what was understood, what
+    the set lacks, what it costs, what the deadline will use, its receipt."""
+    game = seat.game
     canonical = rules.format_orders(parsed.orders)
+    filed = canonical
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
+    if read is not None and read.keeps_rest and earlier:
+        merged = _with_the_rest(rules, state, seat.name, earlier, merged)
+        # Filed as the whole set it makes, so that the tick's fold (`store.orders_on_file`)
+        # reads the same set.
+        filed = rules.format_orders(merged)
     # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
     # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
-    # complete without the lines not understood says which lines those were (issue 17: a
+    # complete without the lines not understood says which lines those were (a
     # bad PATH line dropped must not leave "a complete set" unexplained).
     # The receipt of the set on file as the dice digest it (bot.dice.used: in the game's normal
     # form): the results list the receipt of the set used, so the player sees that what was
     # used is what they sent.
     receipt, receipt_of = dice.receipt_of(game.name, turn, rules, state, seat.name, merged)
     complete = rules.is_complete(state, seat.name, merged)
-    # What the deadline will use (issue 29): the set, each missing part filled as the
+    # What the deadline will use: the set, each missing part filled as the
     # resolution fills it, named line by line.
     counting = what_counts(rules, state, seat, merged)
     ctx.update(
@@ -435,18 +529,20 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
             "complete": complete,
             "missing": list(rules.missing_orders(state, seat.name, merged)),
             "left_out": _left_out(shown, order_help),
-            # What the set will cost, where the game can say so (issue 16: "this plot
+            # What the set will cost, where the game can say so ("this plot
             # costs 2 wear and a top speed test").
             "consequences": list(rules.consequences(state, seat.name, merged)),
         }
     )
     # The last orders of a turn that resolves early: it is resolved as this mail's answers are
     # queued (the pipeline), so the confirmation says so, not until when orders may change.
-    last = batch.resolves_with(session, game, turn, seat, canonical)
-    ctx["turn"]["last"] = last
-    rendered = shell.renderer.render("confirmation", ctx, game=game.kind)
+    last = batch.resolves_with(session, game, turn, seat, filed)
+    turn_facts = ctx["turn"]
+    assert isinstance(turn_facts, dict)
+    turn_facts["last"] = last
+    rendered = batch.shell.renderer.render("confirmation", ctx, game=game.kind)
     claimed = claims.of_turn(game, turn, claims.counts(seat.name, counting), resolved=last)
-    confirmation = Letter(to, rendered.claiming(claimed), "confirmation")
+    confirmation = Letter(ToSeat(seat), rendered.claiming(claimed), "confirmation")
     batch.file_orders(turn, seat, merged)
     if last:
         mail.resolves.append((game.id, turn.id))
@@ -462,8 +558,22 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
         (confirmation, *_pass_on(batch, session, seat, read)),
         game=game,
         seat=seat,
-        submission=Submission(turn.id, seat.id, canonical),
+        submission=Submission(turn.id, seat.id, filed),
     )
+
+
+def _with_the_rest(
+    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], merged: tuple[GameOrder, ...]
+) -> tuple[GameOrder, ...]:
+    """The set after a mail that said "keep the rest": the mail's orders, and every order on file
+    of a kind the mail did not send, when the game takes them together as a set now; else the
+    mail's orders alone (the confirmation then says what is no longer on file)."""
+    sent = {type(order) for order in merged}
+    kept = [order for order in earlier if type(order) not in sent]
+    if not kept:
+        return merged
+    together = rules.parse_orders(state, seat, rules.format_orders((*merged, *kept)))
+    return together.orders if together.orders and not together.problems else merged
 
 
 def _against_the_set_on_file(
@@ -489,7 +599,7 @@ def _against_the_set_on_file(
 
 def without_signature(text: str, seat: Seat) -> str:
     """`text` without a last line that is the player's own name, first name or seat name (a
-    sign-off such as "Bob" under a plot: issue 30), blank lines aside."""
+    sign-off such as "Bob" under a plot), blank lines aside."""
     lines = text.rstrip("\n").splitlines()
     if not lines:
         return text
@@ -509,40 +619,50 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
     address = batch.shell.reply_address(seat.game.name, seat.name, seat.reply_salt)
     out: list[str] = []
     for reading in read.readings:
-        said = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
+        # One item per line read: the line quoted once, then each thing said of it.
+        parts: list[str] = []
+        line = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
+
+        def said(parts: list[str] = parts, line: dict[str, object] = line) -> dict[str, object]:
+            return {**line, "continued": bool(parts)}
+
         if reading.applied and reading.first_choice:  # "SPEED 100 if legal, otherwise 80": the fallback
-            out.append(
+            parts.append(
                 say(
                     "intake_reading",
                     how="fallback",
                     orders=reading.applied,
                     refused=reading.first_choice,
                     reason=reading.refused_because,
-                    **said,
+                    **said(),
                 )
             )
         elif reading.applied and reading.fallback:  # the first choice, allowed now
-            out.append(say("intake_reading", how="first_choice", orders=reading.applied, **said))
+            parts.append(say("intake_reading", how="first_choice", orders=reading.applied, **said()))
         elif reading.applied and reading.corrected:  # "Use 2. No wait, use 1.": the last word counts
-            out.append(
-                say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said)
+            parts.append(
+                say("intake_reading", how="corrected", orders=reading.applied, took_back=reading.corrected, **said())
             )
         elif reading.applied:
-            out.append(say("intake_reading", how="applied", orders=reading.applied, **said))
+            parts.append(say("intake_reading", how="applied", orders=reading.applied, **said()))
+        if reading.keeps_rest:
+            parts.append(say("intake_reading", how="keeps_rest", **said()))
         if reading.negated:
-            out.append(say("intake_reading", how="negated", orders=reading.negated, **said))
-        for offer in reading.offered:
+            parts.append(say("intake_reading", how="negated", orders=reading.negated, **said()))
+        for n, offer in enumerate(reading.offered):
             link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(offer.splitlines()))
-            out.append(say("intake_reading", how="offered", orders=[offer], link=link, **said))
+            parts.append(say("intake_reading", how="offered", orders=[offer], link=link, more=n > 0, **said()))
         if reading.for_gm is not None:
             how = {ForTheGm.FAREWELL: "farewell", ForTheGm.QUESTION: "question"}.get(reading.for_gm, "for_gm")
             if seat.game.practice:  # no GM to pass them to (`_pass_on`)
                 how = {"farewell": "no_gm_farewell"}.get(how, "no_gm")
-            out.append(say("intake_reading", how=how, **said))
+            parts.append(say("intake_reading", how=how, **said()))
         elif reading.unread:  # the words of a line with orders in it that were read as none
-            out.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said))
+            parts.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said()))
         elif reading.note and not is_courtesy(reading.line):
-            out.append(say("intake_reading", how="unread", parts=[], **said))
+            parts.append(say("intake_reading", how="unread", parts=[], **said()))
+        if parts:
+            out.append("\n    ".join(part.strip() for part in parts))
     return out
 
 
@@ -611,8 +731,8 @@ def _nothing_taken(
     read: prose.ProseResult,
 ) -> Done:
     """A mail of words and no order (a thank-you, a note, words for the GM), or whose orders
-    were only offered back or negated: a short answer without an error tag, saying what stands
-    (issue 30); words for the GM go to the GM."""
+    were only offered back or negated: a short answer without an error tag, saying what stands;
+    words for the GM go to the GM."""
     stand = _stands(batch.shell, rules, state, turn, seat, earlier)
     to_gm = _pass_on(batch, session, seat, read)
     if read.offered or read.negated:

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot import letters
-from bot.answers import Outcome
+from bot.fate import MailFate
 from bot.intake.batch import Batch, dedupe_hash
 from bot.intake.limits import Limiter
 from bot.letters import Addressee, ToGm, ToSeat
@@ -38,7 +38,7 @@ from bot.safe_text import echo
 log = logging.getLogger("flagman.inbound")
 
 
-def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> Outcome | None:
+def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> MailFate | None:
     """Record a mail over the size limit (None: the same one was recorded already)."""
     shell, settings = batch.shell, batch.settings
     detail = f"over the size limit ({raw.size} bytes)"
@@ -132,7 +132,7 @@ def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> O
     )
     session.flush()
     log.warning("mail %s (%s) from %s not read: %s", message_id, raw.key, sender or "?", detail)
-    return Outcome(status, Reason.OVERSIZE)
+    return MailFate(status, Reason.OVERSIZE)
 
 
 __all__ = ["oversize"]

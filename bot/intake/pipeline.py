@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.answers import Done, Ignored, Outcome, Refused
 from bot.commands import (
     Address,
     Clear,
@@ -27,6 +26,7 @@ from bot.commands import (
     parse_commands,
 )
 from bot.db import autoflushing
+from bot.fate import Done, Ignored, MailFate, Refused
 from bot.games import deadline, turns
 from bot.games.archive import NewTurn
 from bot.games.identity import Who, identify
@@ -98,7 +98,7 @@ class Intake:
         resolved, self.batch.resolved = self.batch.resolved, []
         return resolved
 
-    def handle(self, session: Session, raw: RawMail, inbound: Inbound | None) -> Outcome | None:
+    def handle(self, session: Session, raw: RawMail, inbound: Inbound | None) -> MailFate | None:
         """One mail, in the batch's transaction. None: a duplicate."""
         if inbound is None:  # over the size limit: never fetched
             return oversize.oversize(self.batch, self.limits, session, raw)
@@ -113,7 +113,7 @@ class Intake:
             if mail.changes_games:  # what the memo holds may have changed under it
                 self.batch.memo.forget()
 
-    def _handle(self, session: Session, mail: Mail) -> Outcome | None:
+    def _handle(self, session: Session, mail: Mail) -> MailFate | None:
         """The pipeline:
 
         duplicate?    the same Message-ID and content handled before: nothing to do
@@ -155,13 +155,13 @@ class Intake:
                 refused.game,
                 refused.seat,
             )
-            return Outcome(InboundStatus.REFUSED, refused.reason or Reason.COMMANDS)
+            return MailFate(InboundStatus.REFUSED, refused.reason or Reason.COMMANDS)
         except Ignored as ignored:
             mail.answer = ignored.answer
             answering.record(
                 batch, self.limits, mail, InboundStatus.IGNORED, ignored.reason, ignored.detail, ignored.game
             )
-            return Outcome(InboundStatus.IGNORED, ignored.reason)
+            return MailFate(InboundStatus.IGNORED, ignored.reason)
         mail.answers.extend(done.answers)
         answering.send(batch, session, mail)
         key = answering.record(batch, self.limits, mail, done.status, done.reason, done.detail, done.game, done.seat)
@@ -177,7 +177,7 @@ class Intake:
             batch.rows.submissions.append((key, values))
         if mail.resolves:
             self._resolve(session, mail)
-        return Outcome(done.status, done.reason)
+        return MailFate(done.status, done.reason)
 
     def _resolve(self, session: Session, mail: Mail) -> None:
         """The turns the mail's orders completed (or its NOWAIT released), resolved now, in its

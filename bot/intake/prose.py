@@ -1,4 +1,4 @@
-"""Orders written as prose, read as a human GM reads them, never guessed silently (issue 30).
+"""Orders written as prose, read as a human GM reads them, never guessed silently.
 
 mail-interface.md: "a line holding exactly one order-shaped phrase ("please put me down for use
 3") is applied with the reading echoed, or offered back as a one-tap confirmation; a negated
@@ -72,6 +72,13 @@ _ORDER_WORD = re.compile(r"\b[A-Z]{2,}\b")
 # mail writes it as a capital letter standing alone ("Option B please"), and only where the
 # game takes the letter alone as an order; "a" and "c u later" are words, not orders.
 _LETTER = re.compile(r"(?<![\w'’-])[A-Z](?![\w'’-])")
+# "speed 80 please, keep the rest": the mail changes part of the set on file and keeps the rest.
+_KEEP_REST = re.compile(
+    r"\b(?:keep|leave)\s+(?:the\s+)?(?:rest|others?)(?:\s+(?:the\s+same|as\s+(?:it\s+is|before|they\s+are)|unchanged))?\b|"
+    r"\b(?:the\s+)?rest\s+(?:unchanged|the\s+same|as\s+before)\b|"
+    r"\beverything\s+else\s+(?:the\s+same|unchanged|as\s+before)\b",
+    re.I,
+)
 _OPTION = re.compile(r"\boption\s+([a-z])\b", re.I)
 # A clause that takes back what the line said before it ("Use 2. No wait, use 1."): the order
 # after it is the one meant, and the reading says what it replaced.
@@ -128,6 +135,7 @@ class Reading:
     first_choice: str = ""  # the first choice the game refuses now, when the fallback was taken
     refused_because: str = ""  # the game's reason for refusing it
     corrected: tuple[str, ...] = ()  # orders the line took back ("Use 2. No wait, use 1.": USE 2)
+    keeps_rest: bool = False  # "keep the rest": the set on file stands but for what the mail changes
 
 
 @dataclass
@@ -139,6 +147,7 @@ class ProseResult:
     text: str
     readings: list[Reading] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)  # line of `text` (from 0) -> its line in the mail
+    keeps_rest: bool = False  # a line said "keep the rest": the mail changes part of the set on file
 
     def line_no(self, line_no: int) -> int:
         return self.numbers[line_no - 1] if 0 < line_no <= len(self.numbers) else line_no
@@ -399,6 +408,15 @@ def read(
         if number not in unread or len(line) > MAX_LINE_CHARS:
             keep(line, number)
             continue
+        original = line
+        keeps_rest = bool(_KEEP_REST.search(line))
+        if keeps_rest:  # read as what it says of the set on file, the rest of the line as prose
+            result.keeps_rest = True
+            line = _KEEP_REST.sub("", line)
+            if not _words(line) or is_courtesy(line.strip(" ,.;:!-")):
+                result.readings.append(Reading(number, original.strip(), keeps_rest=True))
+                keep("", number)
+                continue
         if _is_note(line, orders, letters):
             result.readings.append(Reading(number, line.strip(), note=True, for_gm=for_the_gm(line)))
             keep("", number)  # the line keeps its place: the lines after it keep their numbers
@@ -473,12 +491,13 @@ def read(
         result.readings.append(
             Reading(
                 number,
-                line.strip(),
+                original.strip(),
                 tuple(applied),
                 tuple(offered),
                 tuple(negated),
                 unread=tuple(passed),
                 corrected=tuple(corrected) if applied else (),
+                keeps_rest=keeps_rest,
             )
         )
         for order_line in applied or [""]:

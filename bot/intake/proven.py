@@ -13,19 +13,21 @@ import logging
 from sqlalchemy.orm import Session
 
 from bot import store
-from bot.answers import Done, Ignored, Notice, Refused
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
 from bot.commands.grammar import Process, is_courtesy
 from bot.commands.handlers import CommandContext, which_game
+from bot.fate import Done, Ignored, Notice, Refused
 from bot.games import deadline, turns
+from bot.games.archive import NewTurn
 from bot.games.identity import Who
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat, claims
 from bot.letters.words import say
-from bot.models import Reason
+from bot.models import Game, Reason
 from bot.outlook import what_counts
 from bot.safe_text import echo, quote_lines
+from bot.shell import Shell
 
 log = logging.getLogger("flagman.inbound")
 
@@ -34,7 +36,7 @@ MAX_AT_ONCE = 50  # turns resolved one after another after a GM mail (the deadli
 
 
 def _gm_hints(text: str, who: Who) -> str:
-    """What each line of a GM's mail not understood most likely meant (issue 17, did you mean)."""
+    """What each line of a GM's mail not understood most likely meant (did you mean)."""
     games = sorted(g.name for g in who.gm_of)
     known = suggest.vocabulary(gm=True, games=games)
     hints = []
@@ -55,20 +57,29 @@ def _games_hint(line: str, who: Who) -> list[str]:
 
 
 def _resolve_completed(batch: Batch, session: Session, name: str, news: dict[str, list[gm.News]]) -> None:
-    """A GM command that completes a turn that resolves early (the last ORDER, a RESUME with
-    every order in, a seat handed to a robot or dropped): the turn is resolved now, in the mail's
-    transaction, as PROCESS does, and the players are told so with the news, never "due ...".
-    A turn that follows needing no orders is run at once too, as the deadline would."""
+    """`resolve_completed` for a game a GM's mail commanded; what it resolved is published once
+    the batch is committed."""
     game = batch.find_game(session, name)
     if game is None:
         return
+    batch.rows.resolved.extend(resolve_completed(batch.shell, session, game, news[name]))
+
+
+def resolve_completed(shell: Shell, session: Session, game: Game, told: list[gm.News]) -> list[NewTurn]:
+    """A GM command (by mail or from the command line) that completes a turn that resolves early
+    (the last ORDER, a RESUME with every order in, a seat handed to a robot or dropped): the
+    turn is resolved now, in the command's transaction, as PROCESS does, and the players are
+    told so with the news (`told`, extended here), never "due ...". A turn that follows needing
+    no orders is run at once too, as the deadline would. Returns the turns resolved, to publish
+    once committed."""
+    out: list[NewTurn] = []
     for _ in range(MAX_AT_ONCE):
         session.flush()
         turn = store.open_turn(session, game)
         if turn is None or not turns.is_due(
-            session, game, turn, batch.shell.now(), pace=turns.practice_pace(batch.shell.settings.practice)
+            session, game, turn, shell.now(), pace=turns.practice_pace(shell.settings.practice)
         ):
-            return
+            return out
         rules = turns.rules_of(game)
         state = rules.load_state(turn.state)
         subs = store.turn_submissions(session, turn)
@@ -78,14 +89,15 @@ def _resolve_completed(batch: Batch, session: Session, name: str, news: dict[str
             if s.name in rules.expected_players(state)
             for on_file in [store.orders_on_file(rules, state, s, subs.get(s.id, ()))]
         )
-        _writes, resolved = deadline.resolve_writes(batch.shell, session, game, turn)
-        batch.rows.resolved.append(resolved)
-        if news[name] and rules.expected_players(state):  # else the results are the news
-            news[name].append(
+        _writes, resolved = deadline.resolve_writes(shell, session, game, turn)
+        out.append(resolved)
+        if told and rules.expected_players(state):  # else the results are the news
+            told.append(
                 gm.News(
                     say("early_gm_last_title", label=turn.label), say("early_gm_last", label=turn.label), claims=said
                 )
             )
+    return out
 
 
 def _tell(batch: Batch, session: Session, name: str, news: dict[str, list[gm.News]]) -> None:
@@ -109,30 +121,84 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
             commands, orders_text="\n".join(line for line in commands.orders_text.splitlines() if not is_courtesy(line))
         )
     if commands.gm:
-        news: dict[str, list[gm.News]] = {}  # by game: told at once, after the mail's every command
-        for gm_command in commands.gm:
-            if isinstance(gm_command, Process):
-                # What the players were told by the mail's commands so far (a ROLLBACK's reopened
-                # turn, an ORDER entered for them) reaches them before the results this PROCESS
-                # sends: every mail is true when it is read, in the order it arrives.
-                _tell(batch, session, gm_command.game, news)
-            result = registry.run_gm(batch.shell, session, inbound, gm_command)
-            handled.append(f"{result.verb} {'done' if result.ok else 'refused'}")
-            if result.letter is not None:
-                mail.answers.append(result.letter)
-            news.setdefault(result.game, []).extend(result.news)
-            batch.rows.resolved.extend(result.resolved)  # published once the batch is committed
-        for name in list(news):
-            _resolve_completed(batch, session, name, news)
-        for name in list(news):
-            _tell(batch, session, name, news)
-        if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
-            mail.answers.append(
-                registry.leftover(
-                    who.gm_of, commands.orders_text, hints=_with_a_gap(_gm_hints(commands.orders_text, who))
+        _run_gm_commands(batch, session, mail, who, commands, handled)
+    _run_player_commands(batch, session, mail, who, game, commands, handled)
+    if seat is not None and not seat.active and commands.orders_text.strip():
+        # The mail gave the seat up (RESIGN): the rest of its words are a farewell, not orders
+        # of a seat that has none to send any more (one answer per mail: the RESIGN's).
+        log.info("mail %s: words beside a RESIGN not read as orders", inbound.message_id)
+        commands = dataclasses.replace(commands, orders_text="")
+    problems = list(commands.problems)
+    _say_what_was_not_run(mail, who, game, commands)
+    if seat is not None and not commands.orders_text.strip() and not handled and not problems:
+        in_subject = orders.subject_orders(batch, session, seat, inbound.subject)
+        if in_subject:  # a body with no order and no command: a one-tap reply
+            return orders.take_orders(batch, session, mail, seat, in_subject)
+    if commands.orders_text.strip() and not (commands.gm and not seat):
+        if seat is None:
+            if who.gm_of and not who.seat:
+                raise Refused(
+                    "GM mail with lines not understood",
+                    Notice(
+                        who.holder(inbound),
+                        say("intake_gm_lines_title"),
+                        say(
+                            "intake_gm_lines",
+                            quoted=quote_lines(commands.orders_text),
+                            hints=_gm_hints(commands.orders_text, who),
+                        ),
+                        game=game,
+                    ),
+                    reason=Reason.NOT_UNDERSTOOD,
+                    game=game,
                 )
-            )
-    context = CommandContext(batch.shell, session, inbound, who, game, seat)
+            raise Refused("which game? ambiguous", which_game(inbound, who), reason=Reason.AMBIGUOUS_GAME)
+        return orders.take_orders(batch, session, mail, seat, commands.orders_text)
+    return _no_orders(batch, session, mail, who, game, handled, bool(problems))
+
+
+def _run_gm_commands(
+    batch: Batch, session: Session, mail: Mail, who: Who, commands: MailCommands, handled: list[str]
+) -> None:
+    """The mail's GM commands, each answered; the players told what changed, once per game after
+    every command (and before the results a PROCESS sends); words left over answered when the
+    sender has no seat."""
+    inbound = mail.inbound
+    seat = who.seat
+    news: dict[str, list[gm.News]] = {}  # by game: told at once, after the mail's every command
+    for gm_command in commands.gm:
+        if isinstance(gm_command, Process):
+            # What the players were told by the mail's commands so far (a ROLLBACK's reopened
+            # turn, an ORDER entered for them) reaches them before the results this PROCESS
+            # sends: every mail is true when it is read, in the order it arrives.
+            _tell(batch, session, gm_command.game, news)
+        result = registry.run_gm(batch.shell, session, inbound, gm_command)
+        handled.append(f"{result.verb} {'done' if result.ok else 'refused'}")
+        if result.letter is not None:
+            mail.answers.append(result.letter)
+        news.setdefault(result.game, []).extend(result.news)
+        batch.rows.resolved.extend(result.resolved)  # published once the batch is committed
+    for name in list(news):
+        _resolve_completed(batch, session, name, news)
+    for name in list(news):
+        _tell(batch, session, name, news)
+    if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game
+        mail.answers.append(
+            registry.leftover(who.gm_of, commands.orders_text, hints=_with_a_gap(_gm_hints(commands.orders_text, who)))
+        )
+
+
+def _run_player_commands(
+    batch: Batch,
+    session: Session,
+    mail: Mail,
+    who: Who,
+    game: Game | None,
+    commands: MailCommands,
+    handled: list[str],
+) -> None:
+    """The mail's player commands, each answered, in order."""
+    context = CommandContext(batch.shell, session, mail.inbound, who, game, who.seat)
     for command in commands.player:
         reply = registry.run(context, command)
         mail.answers.extend(reply.answers)
@@ -140,11 +206,12 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
         if reply.label:
             handled.append(reply.label)
         handled.append(type(command).__name__.upper())
-    if seat is not None and not seat.active and commands.orders_text.strip():
-        # The mail gave the seat up (RESIGN): the rest of its words are a farewell, not orders
-        # of a seat that has none to send any more (one answer per mail: the RESIGN's).
-        log.info("mail %s: words beside a RESIGN not read as orders", inbound.message_id)
-        commands = dataclasses.replace(commands, orders_text="")
+
+
+def _say_what_was_not_run(mail: Mail, who: Who, game: Game | None, commands: MailCommands) -> None:
+    """A notice each for the command lines not understood, the commands over the limit, and
+    the commands repeated."""
+    inbound = mail.inbound
     problems = list(commands.problems)
     if problems:
         text = say(
@@ -172,32 +239,17 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
                 game=game,
             )
         )
-    if seat is not None and not commands.orders_text.strip() and not handled and not problems:
-        in_subject = orders.subject_orders(batch, session, seat, inbound.subject)
-        if in_subject:  # a body with no order and no command: a one-tap reply (issue 19)
-            return orders.take_orders(batch, session, mail, seat, in_subject)
-    if commands.orders_text.strip() and not (commands.gm and not seat):
-        if seat is None:
-            if who.gm_of and not who.seat:
-                raise Refused(
-                    "GM mail with lines not understood",
-                    Notice(
-                        who.holder(inbound),
-                        say("intake_gm_lines_title"),
-                        say(
-                            "intake_gm_lines",
-                            quoted=quote_lines(commands.orders_text),
-                            hints=_gm_hints(commands.orders_text, who),
-                        ),
-                        game=game,
-                    ),
-                    reason=Reason.NOT_UNDERSTOOD,
-                    game=game,
-                )
-            raise Refused("which game? ambiguous", which_game(inbound, who), reason=Reason.AMBIGUOUS_GAME)
-        return orders.take_orders(batch, session, mail, seat, commands.orders_text)
+
+
+def _no_orders(
+    batch: Batch, session: Session, mail: Mail, who: Who, game: Game | None, handled: list[str], problems: bool
+) -> Done:
+    """A mail with no orders: its commands done; or, with none, a note (what stands, said
+    again), a GM's courtesy line (ignored), or an empty mail (refused)."""
+    inbound = mail.inbound
+    seat = who.seat
     if not handled and not problems and seat is not None and inbound.text.strip():
-        # Greetings, thanks, a sign-off and nothing else (issue 30: no [ERROR] for "Thanks, got
+        # Greetings, thanks, a sign-off and nothing else (no [ERROR] for "Thanks, got
         # it!"): what stands, said again. (A mail with no readable text at all is refused below:
         # its sender may believe it carried orders.)
         return Done(

@@ -2,7 +2,7 @@
 
 What a code the bot mailed does (CONFIRM, STOP, an UNSUBSCRIBE of a List-Unsubscribe) is done
 whatever any cap says: the code is the proof, and only a mail of ours can have brought it
-(issue 27: caps withhold answers, never actions). Otherwise answers go to the sender only when
+(caps withhold answers, never actions). Otherwise answers go to the sender only when
 the sender is a stranger (a JOIN's code, the answers to the commands for anyone, or one
 notice), within per-address and global caps (`bot.intake.limits`), and never repeat the
 sender's words; a mail claiming a registered address is answered at that address, once a day.
@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
-from bot.answers import Done, Ignored, Notice, Refused
 from bot.commands import (
     Confirm,
     Join,
@@ -30,6 +29,7 @@ from bot.commands import (
     streams,
 )
 from bot.commands.handlers import CommandContext
+from bot.fate import Done, Ignored, Notice, Refused
 from bot.games import practice, signups
 from bot.games.identity import Who
 from bot.intake.batch import Batch, Mail
@@ -67,7 +67,7 @@ def unauthenticated(
         )
     joins = [c for c in commands.player if isinstance(c, Join)]
     if joins and not codes and not who.claimed and not who.claimed_gm:
-        # JOIN is double opt-in (issue 27): the From gets a code and nothing else. A forged
+        # JOIN is double opt-in: the From gets a code and nothing else. A forged
         # From must not turn that into a stream of mail to a third party: a few answers a
         # day per address, and a global cap an hour for all of them together.
         fate = limits.stranger_cap(session, inbound.sender)
@@ -78,7 +78,7 @@ def unauthenticated(
         return signups.ask_to_join(batch.shell, session, inbound, joins[0].game, joins[0].name)
     asked = [c for c in commands.player if isinstance(c, Practice)]
     if asked and not joins and not codes and not who.claimed and not who.claimed_gm:
-        # PRACTICE is double opt-in as JOIN (issue 32): a code to the From, within the same caps
+        # PRACTICE is double opt-in as JOIN: a code to the From, within the same caps
         # (one practice game per code; a forged From gets one short mail and no game).
         fate = limits.stranger_cap(session, inbound.sender)
         if fate is not None:
@@ -222,7 +222,9 @@ def claimed_without_proof(
     # the mail was proven).
     wrong = bool(passwords_in_text(mail.inbound.reply_text or mail.inbound.text))
     kind = "intake_auth_refused_seat" if isinstance(holder, ToSeat) else "intake_auth_refused_gm"
-    text = say(kind, wrong_password=wrong)
+    # A player with seats in several games: this notice signs in for one; the others are named.
+    others = sorted({s.game.name for s in who.claimed[1:]} - {game.name}) if who.claimed else []
+    text = say(kind, wrong_password=wrong, game=game.name, others=others)
     if wrong:
         detail += " (a wrong PASSWORD)"
     raise Refused(

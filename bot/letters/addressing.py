@@ -11,7 +11,7 @@ GM's registered address, and the two are decided together, from one value, the a
 * `ToAddress`: anyone else (a stranger, a sender who proved nothing, the former holder of a
   replaced seat): the address given, and the bot's plain address to reply to. Nothing signed.
 
-Every outgoing mail is queued through `post` (the only caller of `bot.mail_out.outbox.queue`; a test
+Every outgoing mail is queued through `post` (the only caller of `bot.mail_out.queue.queue`; a test
 checks that), so no code path can pair a recipient with someone else's reply address.
 `notice` is the short plain-text letter (a title and a paragraph) most answers are.
 """
@@ -27,7 +27,8 @@ from bot.facts import Claims
 from bot.letters.context import bot_context
 from bot.mail_in.auth import GM_SEAT
 from bot.mail_out import lists
-from bot.mail_out import outbox as mailout
+from bot.mail_out import queue as mailout
+from bot.mail_out.compose import CalendarPart, HtmlBody, Recipient
 from bot.mail_out.lists import ListHeaders
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, Seat
@@ -65,7 +66,7 @@ Addressee = ToSeat | ToGm | ToAddress
 class Envelope:
     """Where a letter goes and what its Reply-To is, as `post` writes them."""
 
-    to: mailout.Recipient
+    to: Recipient
     reply_to: str | None
     game: Game | None
 
@@ -75,14 +76,14 @@ def envelope(shell: Shell, addressee: Addressee) -> Envelope:
     if isinstance(addressee, ToSeat):
         seat = addressee.seat
         return Envelope(
-            mailout.Recipient(seat.player.address, seat.player.name),
+            Recipient(seat.player.address, seat.player.name),
             shell.reply_address(seat.game.name, seat.name, seat.reply_salt),
             seat.game,
         )
     if isinstance(addressee, ToGm):
         game = addressee.game
-        return Envelope(mailout.Recipient(game.gm_address, "GM"), shell.reply_address(game.name, GM_SEAT), game)
-    return Envelope(mailout.Recipient(addressee.address, echo_name(addressee.name)), None, None)
+        return Envelope(Recipient(game.gm_address, "GM"), shell.reply_address(game.name, GM_SEAT), game)
+    return Envelope(Recipient(addressee.address, echo_name(addressee.name)), None, None)
 
 
 def greeting(addressee: Addressee) -> str:
@@ -121,7 +122,7 @@ def list_headers(
     )
 
 
-# Answers to mail (issue 27: no answer is bigger than the mail deserves). The bytes of the
+# Answers to mail (no answer is bigger than the mail deserves). The bytes of the
 # whole mail as queued, headers included. An answer to an address that proved nothing
 # (`ToAddress`: a stranger, a sender who proved no seat) is at most STRANGER_ANSWER_BYTES, well
 # under an ordinary turn sheet (about 22 kB); no answer of any kind is over ANSWER_BYTES. The
@@ -145,14 +146,14 @@ def post(
     kind: str,
     game: Game | None = None,
     in_reply_to: str = "",
-    html: mailout.HtmlBody | None = None,
+    html: HtmlBody | None = None,
     into: mailout.NewRows | None = None,
-    calendars: tuple[mailout.CalendarPart, ...] = (),
+    calendars: tuple[CalendarPart, ...] = (),
 ) -> None:
     """Queue one letter. `game` names the game it concerns (for the outbox and bounces) when
     the addressee does not; an answer to a mail quotes its Message-ID in `in_reply_to` (and is
     kept under `answer_cap`); `into`: the outbox rows of a batch, inserted together
-    (`bot.mail_out.outbox.queue`); `calendars`: the calendar objects it carries
+    (`bot.mail_out.queue.queue`); `calendars`: the calendar objects it carries
     (bot.mail_out.calendar)."""
     if isinstance(addressee, ToSeat) and addressee.seat.robot:
         return  # a robot seat is never mailed (bot.games.robots): it has no address

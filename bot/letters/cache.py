@@ -9,12 +9,14 @@ elsewhere (a game's start, a sheet sent on its own); a new one for each.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from bot import dice
-from bot.mail_out.render import PublicReport
+from bot.mail_out.render import Fragments, PublicReport
 from bot.models import Commitment
+from bot.outlook import Outcome
 from bot.pictures import Picture
 from rules.api import GameState, Resolution
 
@@ -38,6 +40,12 @@ class LetterCache:
     # of a turn opened by the work in hand, not yet written, where there is one.
     log: dict[int, list[Commitment]] = field(default_factory=dict)
     gm_orders: dict[int, list[dict[str, object]]] = field(default_factory=dict)  # by turn id (bot.letters.reveal)
+    # What the results reveal to every seat alike of a resolved turn's dice and receipts
+    # (bot.letters.reveal.revealed), by (game id, turn number, secret, the outcome's id, final),
+    # with the outcome it was worked out from (an id is only good while its object lives).
+    revealed: dict[tuple[int, int, str, int, bool], tuple[Outcome, dict[str, Any]]] = field(default_factory=dict)
+    # The parts of the letters' text the same in each of them, rendered once (templates' `once`).
+    fragments: Fragments = field(default_factory=dict)
 
     def log_of(self, session: Session, game_id: int) -> list[Commitment]:
         if game_id not in self.log:

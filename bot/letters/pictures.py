@@ -1,4 +1,4 @@
-"""The picture a letter shows, and the HTML part it is shown in (issue 11).
+"""The picture a letter shows, and the HTML part it is shown in.
 
 `html_body` renders the mail's HTML template (`bot.mail_out.html.html_template`) from the very
 context the text part was rendered from, plus ``picture`` (its ``cid``, ``alt``, ``width``,
@@ -16,8 +16,8 @@ from sqlalchemy.orm import Session
 
 from bot import pictures, store
 from bot.letters.cache import LetterCache, PictureKey
+from bot.mail_out.compose import HtmlBody, InlineImage
 from bot.mail_out.html import html_template
-from bot.mail_out.outbox import HtmlBody, InlineImage
 from bot.mail_out.render import Renderer, TemplateError
 from bot.models import Game, Turn
 from bot.pictures import Picture, Scene

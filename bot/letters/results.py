@@ -10,9 +10,11 @@ from sqlalchemy.orm import Session
 
 from bot import store
 from bot.clock import as_utc
+from bot.facts import SeasonTable
 from bot.letters.addressing import ToAddress, ToGm, notice, post
 from bot.letters.context import game_context
-from bot.mail_out import outbox as mailout
+from bot.letters.sheets import season_words
+from bot.mail_out import queue as mailout
 from bot.mail_out.render import PublicReport
 from bot.models import Game, Turn
 from bot.schedules import format_local
@@ -32,10 +34,12 @@ def post_observer_results(
     addresses: Sequence[str],
     *,
     into: mailout.NewRows | None = None,
+    season: SeasonTable | None = None,
 ) -> int:
     """The public results of `resolved` to each observer of `game` (the final result when the
     game ended with it): one mail each, to the plain address, `addresses` (the game's observers,
-    `bot.games.observers.observers_of`). Returns how many."""
+    `bot.games.observers.observers_of`); `season`: the table of the season it is a race of.
+    Returns how many."""
     if not addresses:
         return 0
     deadline = None
@@ -58,6 +62,7 @@ def post_observer_results(
         "next": {"label": next_turn.label, "deadline": deadline} if next_turn is not None else None,
         "timezone": game.timezone,
         "robots": [seat.name for seat in game.seats if seat.robot],
+        "season": season_words(season),
     }
     rendered = shell.renderer.render("observer_results", context, game=game.kind)
     for address in addresses:

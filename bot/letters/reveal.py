@@ -149,7 +149,33 @@ def revealed(
     for a turn resolved before the dice were committed to."""
     if outcome is None or resolved.secret is None:
         return None
+    # What every seat's letter shows alike (the receipts, the digest, the log's entry) is worked
+    # out once for the turn and outcome in hand; each letter adds its own seat's orders.
+    key = (game.id, resolved.number, resolved.secret, id(outcome), final)
+    shared = cache.revealed.get(key)
+    if shared is None or shared[0] is not outcome:
+        shared = (outcome, _revealed_to_all(session, cache, game, rules, resolved, outcome, final=final))
+        cache.revealed[key] = shared
+    texts = outcome.used
+    return {
+        **shared[1],
+        "shared": shared[1],  # one value for all the turn's letters: the templates render it once
+        "yours": {"seat": seat, "text": texts[seat]} if seat is not None and seat in texts else None,
+    }
+
+
+def _revealed_to_all(
+    session: Session,
+    cache: LetterCache,
+    game: Game,
+    rules: AnyGame,
+    resolved: Turn,
+    outcome: Outcome,
+    *,
+    final: bool,
+) -> dict[str, Any]:
     secret = resolved.secret
+    assert secret is not None  # revealed() returns before a turn without one
     turn_key = dice.key(game.name, resolved)
     commitment = fair.commitment(secret)
     draw = dice.draw_of(cache.log_of(session, game.id), resolved.number, commitment)
@@ -179,7 +205,6 @@ def revealed(
             }
             for name in sorted(receipts)
         ],
-        "yours": {"seat": seat, "text": texts[seat]} if seat is not None and seat in texts else None,
         "every_seat": [{"seat": name, "text": texts[name]} for name in sorted(texts)] if final else [],
     }
 

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import outlook, store
-from bot.facts import Claims, Recheck, Refiled, Withdrawn
+from bot.facts import Claims, Recheck, Refiled, SeasonTable, Withdrawn
 from bot.letters import carried as carried_words
 from bot.letters import claims, reveal
 from bot.letters.addressing import ToGm, ToSeat, post
@@ -23,10 +23,13 @@ from bot.letters.context import deadline_text, game_context, practice_terms
 from bot.letters.defaults import gets
 from bot.letters.pictures import html_body
 from bot.letters.reports import public_report
+from bot.letters.words import say
 from bot.mail_out import calendar as ical
-from bot.mail_out import outbox as mailout
+from bot.mail_out import queue as mailout
+from bot.mail_out.compose import InlineImage
 from bot.mail_out.html import html_template
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
+from bot.mail_out.render import sharing
 from bot.models import Game, GameStatus, Seat, Turn
 from bot.outlook import Outcome
 from bot.pictures import draw_options
@@ -41,7 +44,7 @@ def robot_seats(game: Game) -> list[str]:
 
 
 def _filled_by(outcome: Outcome | None, seat: str) -> str:
-    """What a defaulted seat's orders were (issue 29: the results say the GM's plot was used)."""
+    """What a defaulted seat's orders were (the results say the GM's plot was used)."""
     return "the GM's plot" if outcome is not None and outcome.filled.get(seat) == "plot" else "the default"
 
 
@@ -78,6 +81,11 @@ def _before(
         "you_defaulted_by": _filled_by(outcome, seat) if seat is not None else "",
         "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, final=True),
     }
+
+
+def season_words(season: SeasonTable | None) -> str:
+    """A season's table as a results letter shows it ("": the game is no season's race)."""
+    return say("season_table", table=season) if season is not None else ""
 
 
 def seat_context(
@@ -238,62 +246,67 @@ def post_seat_letter(
     cache: LetterCache,
     before: TurnBefore | None = None,
     carried: Refiled | Withdrawn | None = None,
+    season: SeasonTable | None = None,
 ) -> None:
-    """`carried`: what became of the seat's orders a ROLLBACK kept for `turn` (its results say it)."""
-    ctx = seat_context(
-        shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache, before=before
-    )
-    if note:
-        ctx["note"] = note
-    ctx["carried"] = carried_words.in_results(carried, ctx["turn"]["deadline"]) if carried is not None else ""
-    if template == "turn_sheet":
-        # The first sheet of a seat tells its holder the seat password (mail-interface.md,
-        # identity): this mail goes to the seat's registered address only, never in a log.
-        ctx["seat"]["password"] = seat.secret
-    rendered = shell.renderer.render(template, ctx, game=game.kind).claiming(*ctx["claims"])
-    own = _own_picture(shell, game, template, ctx["view"], seat, turn, resolved)
-    if own is not None:
-        ctx["options_picture"] = own[0]
-    ctx["one_tap"] = (
-        one_tap_links(shell, game, rules, state, turn, seat)
-        if html_template(shell.renderer, game.kind, template) is not None
-        else []
-    )
-    html = html_body(
-        shell.renderer,
-        session,
-        cache,
-        game,
-        rules,
-        template,
-        ctx,
-        state=state,
-        turn=turn,
-        resolved=resolved,
-        domain=shell.settings.bot.domain,
-    )
-    if html is not None and own is not None:
-        html = dataclasses.replace(html, images=(*html.images, own[1]))
-    # The deadline in the player's calendar (issue 19): the open turn's, and the cancel of a turn resolved early.
-    calendars = ical.seat_parts(
-        ical.Sender(shell.settings.bot.address, shell.settings.bot.name),
-        shell.now(),
-        game,
-        rules,
-        state,
-        turn,
-        seat,
-        template,
-        resolved=resolved,
-        resolved_seats=tuple(outcome.orders) if outcome is not None else (),
-    )
-    post(shell, session, ToSeat(seat), rendered, kind=template, html=html, into=into, calendars=calendars)
+    """`carried`: what became of the seat's orders a ROLLBACK kept for `turn` (its results say it);
+    `season`: the table of the season `game` is a race of, for its results to show."""
+    with sharing(cache.fragments):  # what every letter of the work shows alike, rendered once
+        ctx = seat_context(
+            shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache, before=before
+        )
+        ctx["season"] = season_words(season)
+        ctx["season_facts"] = season
+        if note:
+            ctx["note"] = note
+        ctx["carried"] = carried_words.in_results(carried, ctx["turn"]["deadline"]) if carried is not None else ""
+        if template == "turn_sheet":
+            # The first sheet of a seat tells its holder the seat password (mail-interface.md,
+            # identity): this mail goes to the seat's registered address only, never in a log.
+            ctx["seat"]["password"] = seat.secret
+        rendered = shell.renderer.render(template, ctx, game=game.kind).claiming(*ctx["claims"])
+        own = _own_picture(shell, game, template, ctx["view"], seat, turn, resolved)
+        if own is not None:
+            ctx["options_picture"] = own[0]
+        ctx["one_tap"] = (
+            one_tap_links(shell, game, rules, state, turn, seat)
+            if html_template(shell.renderer, game.kind, template) is not None
+            else []
+        )
+        html = html_body(
+            shell.renderer,
+            session,
+            cache,
+            game,
+            rules,
+            template,
+            ctx,
+            state=state,
+            turn=turn,
+            resolved=resolved,
+            domain=shell.settings.bot.domain,
+        )
+        if html is not None and own is not None:
+            html = dataclasses.replace(html, images=(*html.images, own[1]))
+        # The deadline in the player's calendar: the open turn's, and the cancel of a turn resolved early.
+        calendars = ical.seat_parts(
+            ical.Sender(shell.settings.bot.address, shell.settings.bot.name),
+            shell.now(),
+            game,
+            rules,
+            state,
+            turn,
+            seat,
+            template,
+            resolved=resolved,
+            resolved_seats=tuple(outcome.orders) if outcome is not None else (),
+        )
+        post(shell, session, ToSeat(seat), rendered, kind=template, html=html, into=into, calendars=calendars)
 
 
 def one_tap_links(
     shell: Shell, game: Game, rules: AnyGame, state: GameState, turn: Turn | None, seat: Seat
 ) -> list[dict[str, str]]:
-    """Orders in one tap (issue 19): for the HTML of the seat's own mail, each legal one-line
+    """Orders in one tap: for the HTML of the seat's own mail, each legal one-line
     order of the open turn as a ``mailto:`` link to the seat's signed reply address with the
     order in the subject (the bot reads it from there, `Intake._subject_orders`). The signed
     address goes into this seat's mail alone, as its Reply-To does."""
@@ -308,8 +321,8 @@ def one_tap_links(
 
 def _own_picture(
     shell: Shell, game: Game, template: str, view: View, seat: Seat, turn: Turn | None, resolved: Turn | None
-) -> tuple[dict[str, object], mailout.InlineImage] | None:
-    """The seat's own options this turn as a picture (issue 16), for the HTML of its mail:
+) -> tuple[dict[str, object], InlineImage] | None:
+    """The seat's own options this turn as a picture, for the HTML of its mail:
     drawn from the seat's own view, so it goes into this seat's mail alone (the turn's public
     picture is still drawn once for everyone). None when the mail has no HTML or the game
     draws no options for this view."""
@@ -321,7 +334,7 @@ def _own_picture(
     number = resolved.number if resolved is not None else (turn.number if turn is not None else 0)
     cid = f"options{number}.{seat.name}.{game.name}.picture@{shell.settings.bot.domain}"
     shown = {"cid": cid, "alt": picture.alt, "width": picture.width, "height": picture.height}
-    return shown, mailout.InlineImage(cid, picture.png, f"{game.name}-turn-{number}-{seat.name}.png")
+    return shown, InlineImage(cid, picture.png, f"{game.name}-turn-{number}-{seat.name}.png")
 
 
 def post_gm_letter(
@@ -340,24 +353,26 @@ def post_gm_letter(
     cache: LetterCache,
     before: TurnBefore | None = None,
     recheck: Recheck | None = None,
+    season: SeasonTable | None = None,
 ) -> None:
     """`recheck`: what became of the orders a ROLLBACK kept for `turn` (the GM's copy says it)."""
-    ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache, before=before)
-    ctx["carried"] = carried_words.in_gm_results(recheck, turn.label if turn else "") if recheck else ""
-    if template == "turn_sheet_gm":
-        ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
-    rendered = shell.renderer.render(template, ctx, game=game.kind)
-    html = html_body(
-        shell.renderer,
-        session,
-        cache,
-        game,
-        rules,
-        template,
-        ctx,
-        state=state,
-        turn=turn,
-        resolved=resolved,
-        domain=shell.settings.bot.domain,
-    )
-    post(shell, session, ToGm(game), rendered, kind=template, html=html, into=into)
+    with sharing(cache.fragments):  # what every letter of the work shows alike, rendered once
+        ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache, before=before)
+        ctx["carried"] = carried_words.in_gm_results(recheck, turn.label if turn else "") if recheck else ""
+        if template == "turn_sheet_gm":
+            ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address
+        rendered = shell.renderer.render(template, ctx, game=game.kind)
+        html = html_body(
+            shell.renderer,
+            session,
+            cache,
+            game,
+            rules,
+            template,
+            ctx,
+            state=state,
+            turn=turn,
+            resolved=resolved,
+            domain=shell.settings.bot.domain,
+        )
+        post(shell, session, ToGm(game), rendered, kind=template, html=html, into=into)

@@ -3,7 +3,7 @@
 An address reaches the bot from a mail's From (every answer, JOIN, OBSERVE), from ADDRESS,
 from the GM's REPLACE and from the command line (`flagman game new --player`, `--gm`). Each
 door asks `address_problem`, so no address is stored that a relay would refuse or a Maildir
-could not name (issue 27: a 313-character From stalled every later mail of the outbox).
+could not name (a 313-character From stalled every later mail of the outbox).
 
 * RFC 5321 4.5.3.1: a local part of at most 64 octets, a domain of at most 255, and a path
   (the address between angle brackets) of at most 256 octets, so an address of at most 254;

@@ -9,7 +9,7 @@ mail-interface.md, "Addresses and identity":
   ``PASSWORD xyz``, or the signed tag in the subject), or a DMARC / aligned-DKIM pass in the
   topmost Authentication-Results header of our own receiving server. A DMARC pass counts only
   for the From domain the server checked (its ``header.from``), which must be the domain of
-  the From the bot read (issue 14): a mail with two From fields, one checked and one read,
+  the From the bot read: a mail with two From fields, one checked and one read,
   never gets here (bot.mail_in.parse ignores it as AMBIGUOUS_SENDER).
 
 The GM signs with the seat name ``gm``. Secrets rotate: a MAC made under any of the previous
@@ -144,7 +144,7 @@ def organizational_domain(domain: str) -> str | None:
 
 def _aligned(domain: str, sender_domain: str) -> bool:
     """DMARC's relaxed alignment (RFC 7489 3.1.1): the signing domain and the From's domain
-    have the same organizational domain. ``d=test`` aligns with nothing (issue 27: it counted
+    have the same organizational domain. ``d=test`` aligns with nothing (it counted
     for ``kelly@x.test``), nor does ``d=co.uk`` with ``foo.co.uk``."""
     organizational = organizational_domain(domain)
     return organizational is not None and organizational == organizational_domain(sender_domain)
@@ -157,7 +157,7 @@ def authentication_passes(results: Sequence[AuthResult], authserv_id: str, sende
     or naming another server, may have been written by anyone). ``dmarc=pass`` counts only
     when its ``header.from`` is the domain of `sender` (the From the bot parsed; case and a
     trailing dot aside): a pass for another domain, or one that does not say which, proves
-    nothing about this From (issue 14).
+    nothing about this From.
     """
     if not authserv_id:
         return False

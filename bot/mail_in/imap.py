@@ -97,7 +97,7 @@ class ImapLoginError(ImapError):
     """The server refused the username or password."""
 
 
-class ImapUnavailable(ImapError):
+class ImapUnavailable(ImapError):  # noqa: N818 - named for what happened, as Refused
     """The server could not be reached or kept dropping the connection."""
 
 
@@ -326,6 +326,20 @@ class ImapInbox:
                     client.expunge()
             _forget_responses(client)
             return len(uids)
+
+        return self._run(operation)
+
+    def count_older(self, folder: Folder, before: datetime) -> int:
+        """How many mails of `folder` the server received before `before` (by INTERNALDATE, to
+        the day, as `prune` takes them); the folder is examined read-only, nothing is changed.
+        Meant for an inbox of its own: the session is left with `folder` selected."""
+        target = self.folders[folder]
+
+        def operation(client: IMAPClient) -> int:
+            client.select_folder(target, readonly=True)
+            found = len(client.search(["BEFORE", before.date()]))
+            _forget_responses(client)
+            return found
 
         return self._run(operation)
 

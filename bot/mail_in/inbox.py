@@ -13,7 +13,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -121,7 +121,7 @@ class ReadAhead(Generic[Parsed]):
         if parse is not None and self._error is None and self._mails:
             try:
                 self._parsed = parse(self._mails)
-            except Exception:  # noqa: BLE001 - the batch is parsed again by the caller
+            except Exception:  # the batch is parsed again by the caller
                 log.warning("the batch read ahead could not be parsed there; it is parsed when handled", exc_info=True)
 
     def wait(self) -> None:
@@ -141,7 +141,7 @@ class ReadAhead(Generic[Parsed]):
         return self._parsed
 
 
-class MaildirMissing(ValueError):
+class MaildirMissing(ValueError):  # noqa: N818 - named for what happened, as Refused
     """The Maildir named as the inbox is not there."""
 
 
@@ -205,20 +205,11 @@ class MaildirInbox:
                     os.replace(path, target / path.name)
 
     def prune(self, folder: Folder, before: datetime) -> int:
-        """Delete the mails of `folder` (Processed, say) delivered before `before` (the time
-        their file names start with, else their modification time); how many."""
+        """Delete the mails of `folder` (Processed, say) delivered before `before`; how many."""
         gone = 0
-        for sub in ("cur", "new"):
-            directory = self.path / f".{folder.value}" / sub
-            if not directory.is_dir():
-                continue
-            for path in directory.iterdir():
-                if not path.is_file():
-                    continue
-                delivered = maildir_delivery_time(path.name) or _from_ns(path.stat().st_mtime_ns)
-                if delivered < before:
-                    path.unlink(missing_ok=True)
-                    gone += 1
+        for path in list(older_in_maildir(self.path, folder, before)):
+            path.unlink(missing_ok=True)
+            gone += 1
         return gone
 
     def wait(self, timeout: float) -> bool:
@@ -231,6 +222,21 @@ class MaildirInbox:
 
     def close(self) -> None:
         pass
+
+
+def older_in_maildir(root: Path, folder: Folder, before: datetime) -> Iterator[Path]:
+    """The mails of the Maildir `root`'s `folder` delivered before `before` (the time their file
+    names start with, else their modification time); none if the folder is not there."""
+    for sub in ("cur", "new"):
+        directory = root / f".{folder.value}" / sub
+        if not directory.is_dir():
+            continue
+        for path in directory.iterdir():
+            if not path.is_file():
+                continue
+            delivered = maildir_delivery_time(path.name) or _from_ns(path.stat().st_mtime_ns)
+            if delivered < before:
+                yield path
 
 
 # A Maildir file name: "<seconds>.<unique>.<host>", then ":2,<flags>" once in cur/

@@ -34,7 +34,7 @@ mail, mail without a sender, and bytes that are not a mail.
 RecursionError, LookupError, ... on hostile input), so every failure becomes either
 ``IgnoreReason.UNPARSEABLE`` or a best-effort `Inbound` whose `defects` say what was lost.
 
-Hostile headers cost a bounded, linear amount (issue 14; SECURITY.md, "Limits"). A stranger's
+Hostile headers cost a bounded, linear amount (SECURITY.md, "Limits"). A stranger's
 2 MB of Authentication-Results, 140,000 Cc addresses or a 100,000-character encoded name once
 held the poll for minutes; now what is read of the header section is capped:
 
@@ -96,10 +96,10 @@ class IgnoreReason(enum.Enum):
     LOOP = "loop"  # carries our loop header
     OWN_MAIL = "own mail"  # From is the bot's own address
     NO_SENDER = "no sender"  # no usable From address
-    AMBIGUOUS_SENDER = "several senders"  # more than one From field, or mailbox in it (issue 14)
+    AMBIGUOUS_SENDER = "several senders"  # more than one From field, or mailbox in it
     UNPARSEABLE = "unparseable"  # not a mail at all
     # A calendar client's answer to the deadline invitations (iTIP REPLY, COUNTER or REFRESH,
-    # RFC 5546 3.2): sent when a player accepts or declines the event, never orders (issue 19).
+    # RFC 5546 3.2): sent when a player accepts or declines the event, never orders.
     CALENDAR_REPLY = "calendar reply"
 
 
@@ -146,7 +146,7 @@ class Inbound:
 MAX_HTML_CHARS = 400_000
 # Header values longer than this are not real headers; parsing them fully buys nothing.
 _MAX_HEADER_CHARS = 16_000
-# The header section looked at (issue 14): real mail has well under 100 fields and 64 KiB
+# The header section looked at: real mail has well under 100 fields and 64 KiB
 # (long Received chains, DKIM and ARC included); what lies beyond these is never parsed.
 MAX_HEADER_BYTES = 256 * 1024
 MAX_HEADER_FIELDS = 1000
@@ -209,7 +209,7 @@ class _CappedMessage(EmailMessage):
 
     The feed parser stores each field with `set_raw`; `get` walks all of them on every call,
     and get_body asks a part for its Content-Type and Content-Disposition many times, so a part
-    of 100,000 fields inside the body would cost a quarter of a second (issue 14). The top
+    of 100,000 fields inside the body would cost a quarter of a second. The top
     level's header section is cut before parsing (`cap_header_section`); this bounds the parts.
     """
 
@@ -449,7 +449,7 @@ def _mailboxes(value: str, limit: int = MAX_ADDRESSES_PER_FIELD) -> list[tuple[s
 
     The common one-address shapes by a regular expression, other short values by the stdlib's
     parser, long ones (over `_MAX_ADDRESS_PARSE_CHARS`) by a scan for address-like tokens
-    (without names): getaddresses is slow on long hostile values (issue 14).
+    (without names): getaddresses is slow on long hostile values.
     """
     simple = _simple_address(value)
     if simple is not None:
@@ -541,7 +541,7 @@ def _split_outside_quotes(value: str, sep: str) -> list[str]:
 
 # A property: key = value or key = "quoted". The lookbehind (a key starts a token) and the
 # possessive quantifiers keep it linear: without them, a 16,000-character token with no "="
-# was retried from each of its positions, 2 minutes for 2 MB of such headers (issue 14).
+# was retried from each of its positions, 2 minutes for 2 MB of such headers.
 _PAIR_RE = re.compile(r'(?<![A-Za-z0-9_.\-/])([A-Za-z0-9_.\-/]++)\s*+=\s*+("(?:[^"\\]|\\.)*+"|[^\s";]*+)')
 
 
@@ -822,7 +822,7 @@ def _scan(lines: list[str], limit: int | None) -> tuple[list[str], int]:
     Linear in the number of lines; every look-ahead is bounded. Quote lines and attributions
     over them are skipped; a quoted message without ">" (Outlook's header block, an "Original
     Message" rule, an attribution over unmarked text) ends the scan; a signature ends what is
-    kept, but the scan goes on to find where a quoted message starts (for `orders_block`).
+    kept, but the scan goes on to find where a quoted message starts (for `marked_orders`).
     With `limit`, the scan stops once more than `limit` lines are kept.
     """
     kept: list[str] = []
@@ -884,7 +884,7 @@ def _trim_blank(lines: list[str]) -> str:
     return "\n".join(line.rstrip() for line in lines[start:end])
 
 
-def orders_block(text: str) -> str | None:
+def marked_orders(text: str) -> str | None:
     """The lines between a line ``ORDERS`` and the next line ``END`` (case-insensitive), if any."""
     lines = text.split("\n")
     start: int | None = None
@@ -1115,7 +1115,7 @@ def extract_text(msg: EmailMessage, *, max_lines: int = 2000) -> tuple[str, str,
     own = _trim_blank(kept)
     # The block is looked for before stripping, but not inside a quoted message without ">"
     # (an Outlook quote of an earlier mail with a block must not replace today's orders).
-    block = orders_block("\n".join(lines[:quoted_from]))
+    block = marked_orders("\n".join(lines[:quoted_from]))
     text, cut = cap_lines(own if block is None else block, max_lines)
     own, own_cut = cap_lines(own, max_lines)
     return text, own, body.truncated or cut or own_cut, body.defects
@@ -1277,7 +1277,7 @@ def _sender(headers: _Headers) -> tuple[str, str, tuple[IgnoreReason, str] | Non
 
     More than one From field, or a From with more than one mailbox, is ambiguous: the
     receiving server may have checked (DMARC) another one than we would read, so none is
-    believed (issue 14). A From value over the cap is not cut (the cut could leave an address
+    believed. A From value over the cap is not cut (the cut could leave an address
     out of the display name): it gives no sender.
     """
     froms = headers.all("from")
@@ -1364,7 +1364,7 @@ def parse_inbound(
     size = len(raw) if size is None else size
     try:
         return _parse(raw, content_hash, size, own_addresses, loop_header, loop_value, max_lines)
-    except Exception as exc:  # the last line of "never raises": the mail becomes UNPARSEABLE
+    except Exception as exc:  # noqa: BLE001 - the last line of "never raises": the mail becomes UNPARSEABLE
         return _unparseable(content_hash, size, f"parser failed: {type(exc).__name__}")
 
 
@@ -1427,7 +1427,7 @@ def _parse(
         # The codec does not check the result (nameprep can map a character to a space).
         sender = f"{local}@{a_label}" if re.fullmatch(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*", a_label) else ""
     if sender and not is_address(sender):
-        # Longer than RFC 5321 allows (issue 27): no relay takes it, and a Maildir cannot
+        # Longer than RFC 5321 allows: no relay takes it, and a Maildir cannot
         # name it; such mail has no usable From and is never answered.
         sender_issue = sender_issue or (IgnoreReason.NO_SENDER, "a From address longer than mail allows (RFC 5321)")
         sender = ""

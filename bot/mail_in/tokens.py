@@ -1,7 +1,7 @@
 """Signed confirmation codes: what a confirmation mail carries, and its reply brings back.
 
 Three commands act only once the address they concern has answered a mail sent to it
-(mail-interface.md, issues 17 and 27): ``OBSERVE <game>`` from a stranger (its results go to the
+(mail-interface.md): ``OBSERVE <game>`` from a stranger (its results go to the
 From, which anyone can forge), ``JOIN <game>`` from a stranger (a seat for the From) and
 ``ADDRESS <new>`` (seats move to an address that has not proved itself). The bot mails that
 address a code, in the subject as ``[confirm <code>]`` and in the body as a ``CONFIRM <code>``
@@ -35,7 +35,7 @@ OBSERVE = "observe"
 ADDRESS = "address"
 JOIN = "join"
 STOP = "stop"
-PRACTICE = "practice"  # a stranger's PRACTICE (issue 32): the game starts when the code comes back
+PRACTICE = "practice"  # a stranger's PRACTICE: the game starts when the code comes back
 KINDS = (OBSERVE, ADDRESS, JOIN, STOP, PRACTICE)
 VALID_DAYS = 3  # a code made on day d is good on days d .. d+3 (UTC)
 _EPOCH = date(1970, 1, 1)

@@ -1,4 +1,4 @@
-"""Deadlines in the calendar (issue 19): each turn sheet carries its deadline as an iCalendar
+"""Deadlines in the calendar: each turn sheet carries its deadline as an iCalendar
 event (RFC 5545), sent as an iTIP request by mail (RFC 5546, RFC 6047 iMIP).
 
 * One event per game and turn, its ``UID`` stable (`event_uid`): a turn sheet, a results mail
@@ -19,7 +19,7 @@ event (RFC 5545), sent as an iTIP request by mail (RFC 5546, RFC 6047 iMIP).
   player's address), ``RSVP=FALSE``: nothing to answer. A client that answers anyway sends an
   iTIP REPLY to the bot, which ignores it (bot.mail_in.parse, IgnoreReason.CALENDAR_REPLY).
 
-Where the object goes in the mail (`bot.mail_out.outbox`): the first one as the last
+Where the object goes in the mail (`bot.mail_out.compose`): the first one as the last
 alternative of the mail's multipart/alternative, as calendar servers send invitations (the
 text and the HTML stay what a reader sees); a second one (the CANCEL of an early-resolved turn
 beside the REQUEST of the next) in a multipart/mixed around it (RFC 6047 2.4: objects with
@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from bot.clock import as_utc
-from bot.mail_out.outbox import CalendarPart
+from bot.mail_out.compose import CalendarPart
 from bot.schedules import DeadlineError, format_local, parse_duration
 
 if TYPE_CHECKING:  # models only for their attributes: no import of the ORM needed to write events
@@ -285,7 +285,7 @@ def paused_parts(
     sender: Sender, now: datetime, game: Game, rules: AnyGame, state: GameState, turn: Turn, seat: Seat
 ) -> tuple[CalendarPart, ...]:
     """The CANCEL of the open turn's deadline, for the seats it waits for, when the game is paused
-    (PAUSE, ROLLBACK: issue 29): no deadline runs; RESUME sends the event again, its SEQUENCE
+    (PAUSE, ROLLBACK): no deadline runs; RESUME sends the event again, its SEQUENCE
     raised (the caller raises it for both)."""
     if not seat.player.calendar or seat.name not in rules.expected_players(state):
         return ()

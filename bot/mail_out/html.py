@@ -1,4 +1,4 @@
-"""The HTML template of a mail, if its game has one (issue 11).
+"""The HTML template of a mail, if its game has one.
 
 `html_template` finds ``templates/<game>/<name>.html`` (else ``templates/_common/<name>.html``);
 no such template: no HTML part, and the mail stays plain text. Jinja autoescapes ``.html``

@@ -1,4 +1,4 @@
-"""List headers (issue 19): ``List-Id`` on the mail that is not an answer to its reader, and
+"""List headers: ``List-Id`` on the mail that is not an answer to its reader, and
 ``List-Unsubscribe`` on the streams a reader may stop by mail.
 
 Mail a reader did not ask for by their own action -- turn sheets, results, reminders, the GM's
@@ -23,7 +23,7 @@ no other (`bot.commands.streams`):
     o.<game>.<mac>          the results one observer address gets of one game (the MAC
                             covers the address)
 
-Only observer copies and reminders carry one (issue 19); the others are what a player or GM
+Only observer copies and reminders carry one; the others are what a player or GM
 cannot do without. Pure: the secret is given.
 """
 

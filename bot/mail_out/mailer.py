@@ -53,7 +53,7 @@ class Mailer(Protocol):
     def settles(self) -> bool:
         """Whether `send` calls `settle` just before a mail could be accepted (an SMTP relay:
         before the final "." of DATA): the drain then records each outcome in a thread of its own
-        while the next mail goes out, and `settle` waits for it (bot.mail_out.outbox.drain)."""
+        while the next mail goes out, and `settle` waits for it (bot.mail_out.drain.drain)."""
         ...
 
     def send(
@@ -103,8 +103,8 @@ class MaildirMailer:
         self.root = Path(root)
 
     def mailbox(self, address: str) -> Path:
-        """The recipient's folder: the address, made safe as a file name; a long one (issue 27:
-        a name over the file system's limit failed every later mail) is cut and told apart
+        """The recipient's folder: the address, made safe as a file name; a long one
+        (a name over the file system's limit failed every later mail) is cut and told apart
         from others cut alike by a digest of the whole."""
         name = _UNSAFE.sub("_", address.lower())
         if len(name) > _MAX_NAME:

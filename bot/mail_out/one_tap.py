@@ -1,4 +1,4 @@
-"""Orders in one tap (issue 19, item 3): the legal orders of a turn that fit in one line, for
+"""Orders in one tap: the legal orders of a turn that fit in one line, for
 ``mailto:`` links to the player's own signed reply address with the order in the subject.
 
 Mail clients mangle a prefilled body, so the order goes in the subject; the bot reads orders

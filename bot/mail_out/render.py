@@ -7,9 +7,11 @@ common ones in ``templates/_common/``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -61,7 +63,7 @@ class PublicReport:
     def __init__(self, renderer: Renderer, view: View, robots: Sequence[str] = ()) -> None:
         self.env = renderer.env
         self.view = view
-        self.robots = tuple(robots)  # the robot seats, shown as robots (issue 32)
+        self.robots = tuple(robots)  # the robot seats, shown as robots
 
     def _macro(self, name: str) -> object:
         try:
@@ -79,6 +81,51 @@ class PublicReport:
 
 
 _DICT_ATTRIBUTES = frozenset(dir(dict))
+
+Fragments = dict[tuple[object, ...], tuple[object, tuple[object, ...]]]
+"""Fragments of letters rendered once (`once`), by the macro and its arguments, each with the
+arguments it was rendered from (an argument named by its id is kept alive with it)."""
+
+_SHARING: ContextVar[Fragments | None] = ContextVar("flagman_shared_fragments", default=None)
+
+
+@contextlib.contextmanager
+def sharing(fragments: Fragments) -> Iterator[None]:
+    """Within: ``once(macro, args...)`` in a template renders each macro with the same arguments
+    once into `fragments`, and gives that text again to every later letter. One `fragments`
+    serves the letters of one piece of work (`bot.letters.cache.LetterCache`), whose values are
+    never changed once a letter was rendered from them."""
+    token = _SHARING.set(fragments)
+    try:
+        yield
+    finally:
+        _SHARING.reset(token)
+
+
+def _argument_key(value: object) -> object:
+    """An argument of `once` as it names the fragment: a string, number or list of strings by
+    its value and type (the robots' names, built again for each letter), anything else by its
+    identity (a value the letters share, made once)."""
+    if value is None or type(value) in (str, int, float, bool):
+        return (type(value), value)
+    if isinstance(value, (list, tuple)) and type(value) in (list, tuple) and all(type(item) is str for item in value):
+        return (type(value), tuple(value))
+    return ("object", id(value))
+
+
+def _once(macro: jinja2.runtime.Macro, *args: object) -> object:
+    """``once(macro, args...)`` in a template: `macro(args...)`, rendered once while `sharing`.
+    A macro sees its arguments and its template's constants only, so the same arguments give
+    the same text; outside `sharing` it is simply rendered."""
+    fragments = _SHARING.get()
+    if fragments is None:
+        return macro(*args)
+    key = (macro._func.__code__, *map(_argument_key, args))
+    found = fragments.get(key)
+    if found is None:
+        found = (macro(*args), args)
+        fragments[key] = found
+    return found[0]
 
 
 class _Environment(jinja2.Environment):
@@ -119,7 +166,8 @@ class Renderer:
             auto_reload=False,
         )
         env.filters["wrap"] = _wrap
-        # A seat's name as standings and results show it (issue 32): "robo (robot)" for a robot.
+        env.globals["once"] = _once
+        # A seat's name as standings and results show it: "robo (robot)" for a robot.
         env.filters["robot"] = lambda name, robots=(): f"{name} (robot)" if name in robots else name
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(
             prefix + line if line else line for line in str(text).splitlines()

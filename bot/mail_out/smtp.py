@@ -137,7 +137,7 @@ def _text(message: bytes | str) -> str:
 class SmtpMailer:
     """Sends batches of mail through one SMTP relay."""
 
-    settles = True  # `send` takes `settle` (bot.mail_out.outbox.drain)
+    settles = True  # `send` takes `settle` (bot.mail_out.drain.drain)
 
     def __init__(
         self,

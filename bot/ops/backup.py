@@ -38,7 +38,9 @@ from bot.db import Database
 from bot.host.instance import InstanceLock, sqlite_path
 
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Mapping
+
+    from bot.models import InboundMessage, Seat, Turn
 
 
 class BackupError(RuntimeError):
@@ -424,10 +426,68 @@ def _time(value: datetime | None) -> str | None:
     return as_utc(value).isoformat()
 
 
+def _exported_turn(
+    session: Session, turn: Turn, seats: Mapping[int, Seat], inbound: Mapping[int, InboundMessage]
+) -> dict[str, object]:
+    """One turn as the export writes it: its states, its events and every order filed for it."""
+    from bot.models import OrderSubmission
+
+    subs = session.scalars(
+        select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)
+    )
+    return {
+        "number": turn.number,
+        "label": turn.label,
+        "seed": turn.seed,
+        "dice_scheme": turn.dice_scheme,
+        "state": turn.state,
+        "opened_at": _time(turn.opened_at),
+        "deadline": _time(turn.deadline),
+        "resolved_at": _time(turn.resolved_at),
+        "state_after": turn.state_after,
+        "events": turn.events,
+        "submitted": turn.submitted,
+        "orders": [
+            {
+                "seat": seats[s.seat_id].name if s.seat_id in seats else None,
+                "source": s.source,
+                "text": s.text,
+                "received_at": _time(s.received_at),
+                "message_id": inbound[s.inbound_id].message_id
+                if s.inbound_id is not None and s.inbound_id in inbound
+                else None,
+            }
+            for s in subs
+        ],
+    }
+
+
+def _exported_commitments(session: Session, game_id: int) -> list[dict[str, object]]:
+    """The game's commitment log, every entry as made (the chain `flagman verify` checks): a
+    secret only once revealed, so an export of a running game gives none away."""
+    from bot.models import Commitment, CommitmentFate
+
+    return [
+        {
+            "seq": c.seq,
+            "turn": c.number,
+            "label": c.label,
+            "commitment": c.commitment,
+            "made_at": _time(c.made_at),
+            "why": c.why,
+            "head": c.head,
+            "secret": c.secret if c.fate != CommitmentFate.OPEN else None,
+            "revealed_at": _time(c.revealed_at),
+            "fate": c.fate,
+        }
+        for c in session.scalars(select(Commitment).where(Commitment.game_id == game_id).order_by(Commitment.seq))
+    ]
+
+
 def export_game(session: Session, name: str) -> dict[str, object]:
     from bot import store
     from bot.games import turns
-    from bot.models import Commitment, CommitmentFate, GmAudit, InboundMessage, OrderSubmission, Seat, Turn
+    from bot.models import GmAudit, InboundMessage, Seat, Turn
 
     game = store.find_game_row(session, name)
     if game is None:
@@ -439,36 +499,10 @@ def export_game(session: Session, name: str) -> dict[str, object]:
             select(InboundMessage).where(InboundMessage.game_id == game.id).order_by(InboundMessage.id)
         )
     }
-    exported_turns: list[dict[str, object]] = []
-    for turn in session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)):
-        subs = session.scalars(
-            select(OrderSubmission).where(OrderSubmission.turn_id == turn.id).order_by(OrderSubmission.id)
-        )
-        exported_turns.append(
-            {
-                "number": turn.number,
-                "label": turn.label,
-                "seed": turn.seed,
-                "dice_scheme": turn.dice_scheme,
-                "state": turn.state,
-                "opened_at": _time(turn.opened_at),
-                "deadline": _time(turn.deadline),
-                "resolved_at": _time(turn.resolved_at),
-                "state_after": turn.state_after,
-                "events": turn.events,
-                "submitted": turn.submitted,
-                "orders": [
-                    {
-                        "seat": seats[s.seat_id].name if s.seat_id in seats else None,
-                        "source": s.source,
-                        "text": s.text,
-                        "received_at": _time(s.received_at),
-                        "message_id": inbound[s.inbound_id].message_id if s.inbound_id in inbound else None,
-                    }
-                    for s in subs
-                ],
-            }
-        )
+    exported_turns = [
+        _exported_turn(session, turn, seats, inbound)
+        for turn in session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number))
+    ]
     return {
         "format": "flagman-export-1",
         "game": {
@@ -510,23 +544,7 @@ def export_game(session: Session, name: str) -> dict[str, object]:
             }
             for m in inbound.values()
         ],
-        # The game's commitment log, every entry as made (the chain `flagman verify` checks): a
-        # secret only once revealed, so an export of a running game gives none away.
-        "commitments": [
-            {
-                "seq": c.seq,
-                "turn": c.number,
-                "label": c.label,
-                "commitment": c.commitment,
-                "made_at": _time(c.made_at),
-                "why": c.why,
-                "head": c.head,
-                "secret": c.secret if c.fate != CommitmentFate.OPEN else None,
-                "revealed_at": _time(c.revealed_at),
-                "fate": c.fate,
-            }
-            for c in session.scalars(select(Commitment).where(Commitment.game_id == game.id).order_by(Commitment.seq))
-        ],
+        "commitments": _exported_commitments(session, game.id),
         "gm_audit": [
             {
                 "actor": a.actor,
@@ -637,7 +655,7 @@ def replay_game(session: Session, name: str) -> list[TurnReplay]:
             state = rules.load_state(turn.state)
             orders = record.orders_used(rules, state, game, store.turn_submissions(session, turn))
             if turn.secret is not None and dice.seed_for(game.name, turn, rules, state, orders) != turn.seed:
-                differences.append("seed: not the seed of the turn's secret and the orders used (issue 31)")
+                differences.append("seed: not the seed of the turn's secret and the orders used")
             # the order the seats' orders arrived, as stored when it was resolved (none before 0010)
             resolution = rules.resolve(state, orders, random.Random(turn.seed), submitted=tuple(turn.submitted or ()))
             after = _normal(rules.dump_state(resolution.state))

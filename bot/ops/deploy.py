@@ -160,7 +160,15 @@ def placements(
     shipped = shipped_dir()
     docs = doc_dir(venv)
     units = PurePosixPath(UNIT_PATH).parent
-    found = [
+    found = [*_shipped_units(shipped, units, docs), *_mail_recipe(shipped, docs), *_configuration(shipped, instance)]
+    if fixed_user:
+        found += _fixed_user(shipped, instance)
+    return tuple(found)
+
+
+def _shipped_units(shipped: Path, units: PurePosixPath, docs: PurePosixPath) -> list[Placement]:
+    """The units (flagman, its backup and their templates), flagmanctl and the documentation."""
+    return [
         Placement(
             "flagman.service",
             shipped / "flagman.service",
@@ -231,6 +239,11 @@ def placements(
             "config.example.toml", config_example(), docs / "config.example.toml", 0o644, "every option, documented"
         ),
     ]
+
+
+def _mail_recipe(shipped: Path, docs: PurePosixPath) -> list[Placement]:
+    """The mail server recipe, a file each."""
+    found: list[Placement] = []
     for path in sorted((shipped / "mail").glob("*")):
         if path.is_file():
             found.append(
@@ -243,8 +256,13 @@ def placements(
                     venv_paths=True,
                 )
             )
+    return found
+
+
+def _configuration(shipped: Path, instance: str | None) -> list[Placement]:
+    """The tmpfiles snippet and the configuration, of flagman.service or of one instance."""
     if instance is None:
-        found += [
+        return [
             Placement(
                 "flagman.tmpfiles",
                 shipped / "flagman.tmpfiles",
@@ -264,7 +282,7 @@ def placements(
         ]
     else:
         name = check_instance(instance)
-        found += [
+        return [
             Placement(
                 f"flagman-{name}.tmpfiles",
                 shipped / "flagman.tmpfiles",
@@ -284,28 +302,30 @@ def placements(
                 instance=name,
             ),
         ]
-    if fixed_user:
-        suffix = "" if instance is None else f"-{instance}"
-        unit = "flagman" if instance is None else f"flagman@{instance}"
-        found += [
-            Placement(
-                f"flagman{suffix}.sysusers",
-                shipped / "flagman.sysusers",
-                PurePosixPath(f"/etc/sysusers.d/flagman{suffix}.conf"),
-                0o644,
-                f"a fixed system user flagman{suffix} (then run systemd-sysusers)",
-                instance=instance or "",
-            ),
-            Placement(
-                f"fixed-user{suffix}.conf",
-                shipped / "fixed-user.conf",
-                PurePosixPath(f"/etc/systemd/system/{unit}.service.d/fixed-user.conf"),
-                0o644,
-                f"the drop-in that runs {unit}.service as that user",
-                instance=instance or "",
-            ),
-        ]
-    return tuple(found)
+
+
+def _fixed_user(shipped: Path, instance: str | None) -> list[Placement]:
+    """A fixed system user and the drop-in that runs the unit as it."""
+    suffix = "" if instance is None else f"-{instance}"
+    unit = "flagman" if instance is None else f"flagman@{instance}"
+    return [
+        Placement(
+            f"flagman{suffix}.sysusers",
+            shipped / "flagman.sysusers",
+            PurePosixPath(f"/etc/sysusers.d/flagman{suffix}.conf"),
+            0o644,
+            f"a fixed system user flagman{suffix} (then run systemd-sysusers)",
+            instance=instance or "",
+        ),
+        Placement(
+            f"fixed-user{suffix}.conf",
+            shipped / "fixed-user.conf",
+            PurePosixPath(f"/etc/systemd/system/{unit}.service.d/fixed-user.conf"),
+            0o644,
+            f"the drop-in that runs {unit}.service as that user",
+            instance=instance or "",
+        ),
+    ]
 
 
 def find_placement(name: str, venv: PurePosixPath | None = None, instance: str | None = None) -> Placement:

@@ -6,8 +6,9 @@ with its fix. The checks: the configuration, the site secret, the database (reac
 the head revision), the inbox (IMAP login, folders, IDLE; or the Maildir), the outbox (SMTP
 login; or the Maildir), the clock (against the database server's ``now()`` and the newest
 INTERNALDATE on the IMAP server), the sending domain's SPF, DKIM and DMARC records
-(bot.ops.mail_dns: each missing or wrong record with the one to publish), and whether a
-service holds the instance lock.
+(bot.ops.mail_dns: each missing or wrong record with the one to publish), the retention policy
+(its settings, and whether the database or the Processed folder holds what a daily prune would
+have taken: `check_retention`), and whether a service holds the instance lock.
 
 ``--fix`` repairs what is safe to repair without a human decision: it creates the missing
 IMAP folders (Processed, Failed) and the Maildir folders. It never migrates the database
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from bot.host.storage import safe_url
 from bot.host.unit import credentials_dir, unit_of
-from bot.ops.findings import Finding, Severity, ok, problem, warning
+from bot.ops.findings import Finding, Severity, counted, ok, problem, warning
 from bot.ops.mail_dns import check_sending_domain
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def check_database(settings: Settings, now: datetime) -> Iterator[Finding]:
                 yield from _check_written(db.engine, url, shown)
             if path is not None:
                 yield from _check_sqlite_file(db.engine, path)
-        except Exception as exc:  # noqa: BLE001 - a failure while checking is the finding itself
+        except Exception as exc:  # a failure while checking is the finding itself
             found = breakdown(exc, url)
             if found is None:
                 raise
@@ -519,6 +520,92 @@ def check_disk(settings: Settings) -> Iterator[Finding]:
             yield ok("disk", f"{sizes(free)} free on the file system of {where} ({holding})")
 
 
+# -- retention -------------------------------------------------------------------------------
+
+# The service prunes once a day: what outlived its policy by more than this was missed by a prune.
+PRUNE_SLACK = timedelta(days=2)
+
+
+def check_retention(settings: Settings, now: datetime, *, inbox_usable: bool = True) -> Iterator[Finding]:
+    """[retention] (bot.ops.retention), one line each: the policy (a kind kept for ever is a
+    warning: the database or the Processed folder grows without end); whether the database
+    still holds what a daily prune would have taken (then the prune has not run, or fails);
+    the same for the inbox's Processed folder (skipped when the inbox check found a problem)."""
+    from bot.mail_in.inbox import Folder
+    from bot.ops.retention import overdue
+
+    policy = settings.retention
+    kinds = (
+        ("sent_mail_days", policy.sent_mail_days, "sent mail bodies"),
+        ("inbound_days", policy.inbound_days, "texts of mail read"),
+        ("audit_days", policy.audit_days, "audit lines of no game"),
+        ("processed_mail_days", policy.processed_mail_days, "the Processed folder"),
+    )
+    forever = [f"{key} = 0" for key, days, _ in kinds if days == 0]
+    kept = ", ".join(f"{what} {days} days" for _, days, what in kinds if days)
+    if forever:
+        yield warning(
+            "retention",
+            f"[retention] {', '.join(forever)} keeps those for ever: the database (about 15 kB a sent mail) "
+            "or the Processed folder grows without end" + (f"; kept: {kept}" if kept else ""),
+            "set a number of days (docs/operating-for-years.md; the defaults are 90, 90, 365 and 30)",
+        )
+    else:
+        yield ok("retention", f"[retention] keeps {kept}")
+    moment = now - PRUNE_SLACK
+    if any(days for _, days, _ in kinds[:3]):
+        from bot.app import open_database
+
+        with open_database(settings.database_url, connect_timeout=10) as db:
+            late = overdue(db, settings, moment)
+        if late.anything:
+            since = f" (the oldest from {late.oldest:%Y-%m-%d})" if late.oldest is not None else ""
+            yield warning(
+                "retention",
+                f"the database holds what the policy prunes: {counted(late.mail_bodies, 'sent mail body', 'sent mail bodies')}, "
+                f"{counted(late.inbound_texts, 'text of mail read', 'texts of mail read')}, "
+                f"{counted(late.quarantined, 'quarantined mail', 'quarantined mails')}, "
+                f"{counted(late.audit_lines, 'audit line', 'audit lines')}{since}; no prune has run for days, or it fails",
+                "run `flagman prune`; the service prunes daily (see its journal for the prune job's errors)",
+            )
+        else:
+            yield ok("retention", "the database holds nothing older than the policy keeps (the prune runs)")
+    if policy.processed_mail_days and inbox_usable:
+        before = moment - timedelta(days=policy.processed_mail_days)
+        if settings.inbox.kind == "imap":
+            from bot.mail_in.imap import ImapError
+
+            imap = imap_inbox(settings)
+            try:
+                late_mail = imap.count_older(Folder.PROCESSED, before)
+            except ImapError as exc:
+                yield warning(
+                    "retention", f"cannot count the mail of the Processed folder: {exc}", "see the inbox check"
+                )
+                return
+            finally:
+                imap.close()
+        else:
+            from bot.mail_in.inbox import older_in_maildir
+
+            late_mail = sum(
+                1 for _ in older_in_maildir(settings.resolve_path(settings.inbox.path), Folder.PROCESSED, before)
+            )
+        if late_mail:
+            yield warning(
+                "retention",
+                f"the inbox's Processed folder holds {counted(late_mail, 'mail', 'mails')} older than "
+                f"{policy.processed_mail_days + PRUNE_SLACK.days} days (processed_mail_days = "
+                f"{policy.processed_mail_days}, and {PRUNE_SLACK.days} for the daily prune); no prune has run "
+                "for days, or it fails",
+                "run `flagman prune`; the service prunes daily (see its journal for the prune job's errors)",
+            )
+        else:
+            yield ok(
+                "retention", f"the inbox's Processed folder holds no mail older than {policy.processed_mail_days} days"
+            )
+
+
 # -- the instance lock -----------------------------------------------------------------------
 
 
@@ -561,6 +648,7 @@ def diagnose(
         lambda: check_disk(settings),
         lambda: check_sending_domain(settings),
         lambda: check_lock(settings),
+        lambda: _retention_after(settings, now, findings),
     ]
     if probe_plus:
         steps.append(lambda: _probe(settings, findings, probe_wait))
@@ -576,6 +664,15 @@ def diagnose(
                 )
             )
     return findings
+
+
+def _retention_after(settings: Settings, now: datetime, before: list[Finding]) -> Iterator[Finding]:
+    """The retention check, once the database works (a problem there is told once, above)."""
+    if any(f.severity is Severity.PROBLEM and f.area == "database" for f in before):
+        yield warning("retention", "retention not checked: fix the database problems above first")
+        return
+    usable = not any(f.severity is Severity.PROBLEM and f.area == "inbox" for f in before)
+    yield from check_retention(settings, now, inbox_usable=usable)
 
 
 def _probe(settings: Settings, before: list[Finding], wait: float) -> Iterator[Finding]:

@@ -33,3 +33,8 @@ def warning(area: str, text: str, fix: str = "") -> Finding:
 
 def problem(area: str, text: str, fix: str) -> Finding:
     return Finding(Severity.PROBLEM, area, text, fix)
+
+
+def counted(count: int, one: str, many: str) -> str:
+    """`count` and what it counts, singular for one: "1 sent mail body", "5 sent mail bodies"."""
+    return f"{count} {one if count == 1 else many}"

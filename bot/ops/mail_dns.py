@@ -1,4 +1,4 @@
-"""`flagman doctor`, the sending domain (issue 19): its SPF, DKIM and DMARC records in DNS.
+"""`flagman doctor`, the sending domain: its SPF, DKIM and DMARC records in DNS.
 
 Mail that lands in spam, or nowhere, is what players complain about most. Receivers judge the
 bot's mail by three records of the domain of its From (``[bot] address``):
@@ -378,7 +378,7 @@ def quoted_txt(text: str) -> str:
 
 def check_dkim(settings: Settings, lookups: Lookups, domain: str) -> Iterator[Finding]:
     from bot import dkim
-    from bot.mail_out.outbox import signing_domain
+    from bot.mail_out.compose import signing_domain
 
     if not settings.secrets.dkim_keys:
         yield ok(

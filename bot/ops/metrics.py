@@ -21,10 +21,14 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 if TYPE_CHECKING:
     from bot.db import Database
@@ -150,14 +154,35 @@ def queue_depths(db: Database, now: datetime) -> Queues:
     )
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+class _Figures:
+    """Metric families, written in Prometheus's text format (version 0.0.4) by prometheus_client
+    itself: names, HELP text, label values escaped and numbers as Prometheus reads them. Every
+    sample is labelled `bot` (when there is one, or always with `always_labelled`)."""
 
+    def __init__(self, bot: str, *, always_labelled: bool = False) -> None:
+        self.own = {"bot": bot} if bot or always_labelled else {}
+        self.families: list[Metric] = []
 
-def _number(value: float) -> str:
-    """A sample's value in full (a timestamp keeps its seconds: not %g's six digits)."""
-    number = float(value)
-    return str(int(number)) if number.is_integer() and abs(number) < 1e15 else repr(number)
+    def add(self, name: str, kind: str, text: str, samples: list[tuple[dict[str, str], float]]) -> None:
+        """A family; a counter's samples are named ``<name>_total``."""
+        names = [*self.own, *(samples[0][0] if samples else {})]
+        family: CounterMetricFamily | GaugeMetricFamily = (
+            CounterMetricFamily(name, text, labels=names)
+            if kind == "counter"
+            else GaugeMetricFamily(name, text, labels=names)
+        )
+        for labels, value in samples:
+            values = {**self.own, **labels}
+            family.add_metric([values[key] for key in names], value)
+        self.families.append(family)
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self.families)
+
+    def text(self) -> str:
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(self)
+        return generate_latest(registry).decode("utf-8")
 
 
 # What `flagman run` is doing, as flagman_role{role} says (1 for the one it is in, 0 the others):
@@ -180,15 +205,8 @@ def render(
     """The figures in Prometheus's text format (version 0.0.4). Every sample is labelled
     `bot` (the [bot] address), so that two instances on one host (two files in node_exporter's
     textfile directory) never write the same series, and an alert names the bot."""
-    lines: list[str] = []
-    own = {"bot": bot} if bot else {}
-
-    def metric(name: str, kind: str, text: str, samples: list[tuple[dict[str, str], float]]) -> None:
-        lines.append(f"# HELP {name} {text}")
-        lines.append(f"# TYPE {name} {kind}")
-        for labels, value in samples:
-            shown = ",".join(f'{k}="{_escape(v)}"' for k, v in {**own, **labels}.items())
-            lines.append(f"{name}{{{shown}}} {_number(value)}" if shown else f"{name} {_number(value)}")
+    figures = _Figures(bot)
+    metric = figures.add
 
     metric(
         "flagman_up",
@@ -227,47 +245,51 @@ def render(
         [({"job": job}, tally.last_success[job]) for job in JOBS if job in tally.last_success],
     )
     metric(
-        "flagman_job_failures_total",
+        "flagman_job_failures",
         "counter",
         "Job runs that failed, since the start.",
         [({"job": job}, tally.failures.get(job, 0)) for job in JOBS],
     )
     metric(
-        "flagman_mails_received_total",
+        "flagman_mails_received",
         "counter",
         "Mails read from the inbox by outcome, since the start.",
         [({"outcome": outcome}, tally.mails_in.get(outcome, 0)) for outcome in MAIL_IN],
     )
     metric(
-        "flagman_mails_sent_total",
+        "flagman_mails_sent",
         "counter",
         "Mails handed to the relay by outcome (deferred: a temporary "
         "failure, tried again later; failed: given up), since the start.",
         [({"outcome": outcome}, tally.mails_out.get(outcome, 0)) for outcome in MAIL_OUT],
     )
     if queues is not None:
-        metric(
-            "flagman_outbox_mails",
-            "gauge",
-            "Mails in the outbox waiting to be sent (pending) or given up (failed).",
-            [({"status": "pending"}, queues.outbox_pending), ({"status": "failed"}, queues.outbox_failed)],
-        )
-        metric(
-            "flagman_outbox_due_mails",
-            "gauge",
-            "Pending mails whose time to be sent has come.",
-            [({}, queues.outbox_due)],
-        )
-        metric(
-            "flagman_quarantined_mails",
-            "gauge",
-            "Mails whose handling failed, kept aside (all of them, and those not yet in a GM digest).",
-            [({"reported": "any"}, queues.quarantined), ({"reported": "no"}, queues.quarantine_unreported)],
-        )
-        metric(
-            "flagman_turns_due", "gauge", "Turns past their closing time, not resolved yet.", [({}, queues.turns_due)]
-        )
-    return "\n".join(lines) + "\n"
+        _queue_figures(figures, queues)
+    return figures.text()
+
+
+def _queue_figures(figures: _Figures, queues: Queues) -> None:
+    """What waits, as the database says: the outbox, the quarantine, the turns due."""
+    metric = figures.add
+    metric(
+        "flagman_outbox_mails",
+        "gauge",
+        "Mails in the outbox waiting to be sent (pending) or given up (failed).",
+        [({"status": "pending"}, queues.outbox_pending), ({"status": "failed"}, queues.outbox_failed)],
+    )
+    metric(
+        "flagman_outbox_due_mails",
+        "gauge",
+        "Pending mails whose time to be sent has come.",
+        [({}, queues.outbox_due)],
+    )
+    metric(
+        "flagman_quarantined_mails",
+        "gauge",
+        "Mails whose handling failed, kept aside (all of them, and those not yet in a GM digest).",
+        [({"reported": "any"}, queues.quarantined), ({"reported": "no"}, queues.quarantine_unreported)],
+    )
+    metric("flagman_turns_due", "gauge", "Turns past their closing time, not resolved yet.", [({}, queues.turns_due)])
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -310,12 +332,10 @@ def backup_metrics_path(metrics_file: Path) -> Path:
 
 
 def render_backup(*, bot: str, ok: bool, now: datetime, last_success: float | None, size: int | None) -> str:
-    lines: list[str] = []
+    figures = _Figures(bot, always_labelled=True)
 
     def metric(name: str, text: str, value: float) -> None:
-        lines.append(f"# HELP {name} {text}")
-        lines.append(f"# TYPE {name} gauge")
-        lines.append(f'{name}{{bot="{_escape(bot)}"}} {_number(value)}')
+        figures.add(name, "gauge", text, [({}, value)])
 
     metric("flagman_backup_ok", "1 if the last backup was written and checked, 0 if it failed.", 1 if ok else 0)
     metric("flagman_backup_last_attempt_time_seconds", "When the last backup was tried (Unix time).", now.timestamp())
@@ -323,7 +343,7 @@ def render_backup(*, bot: str, ok: bool, now: datetime, last_success: float | No
         metric("flagman_backup_last_success_time_seconds", "When a backup last succeeded (Unix time).", last_success)
     if size is not None:
         metric("flagman_backup_bytes", "The size of the last good backup.", size)
-    return "\n".join(lines) + "\n"
+    return figures.text()
 
 
 def last_backup_success(path: Path) -> float | None:

@@ -172,16 +172,23 @@ def run_probe(
             hint(failure, account),
         )
         return
+    yield _where_it_went(settings, probe, seen, elsewhere, removed, wait)
+
+
+def _where_it_went(
+    settings: Settings, probe: Probe, seen: Seen | None, elsewhere: Seen | None, removed: bool, wait: float
+) -> Finding:
+    """What the probe's arrival says: in the INBOX (good), in another folder, or nowhere in time."""
     left = "" if removed else f"; delete it by hand (Message-ID {probe.message_id}): it could not be deleted"
     if seen is not None:
         moved = "" if seen.folder == settings.inbox.folder else f" (a running flagman had moved it to {seen.folder})"
-        yield ok(
+        return ok(
             AREA,
             f"a probe to {probe.recipient} arrived in {settings.inbox.folder} after {seen.after:.1f} s"
             f"{moved}; deleted{left}",
         )
     elif elsewhere is not None:
-        yield problem(
+        return problem(
             AREA,
             f"a probe to {probe.recipient} was delivered into the folder {elsewhere.folder!r}, not "
             f"{settings.inbox.folder}: the bot reads only {settings.inbox.folder}, so every reply would be "
@@ -191,7 +198,7 @@ def run_probe(
             "the To address or on the subject: take it out, or make it keep such mail in the INBOX",
         )
     else:
-        yield problem(
+        return problem(
             AREA,
             f"a probe to {probe.recipient} was accepted by the relay but did not arrive in "
             f"{settings.inbox.folder} (or any folder) within {wait:g} s",

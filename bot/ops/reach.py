@@ -1,4 +1,4 @@
-"""Why a mail server could not be used, told apart, and the fix for each (issue 18).
+"""Why a mail server could not be used, told apart, and the fix for each.
 
 A host name that does not resolve, a port where nothing listens (refused), a server that
 never answers (a firewall that drops, a wrong host: the timeout), a TLS handshake that fails

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from sqlalchemy import ColumnElement
+
     from bot.db import Database
     from bot.settings import Settings
 
@@ -58,10 +60,14 @@ class Pruned:
         return any((self.mail_bodies, self.inbound_texts, self.quarantined, self.audit_lines, self.processed_mails))
 
     def summary(self) -> str:
+        from bot.ops.findings import counted
+
         return (
-            f"pruned: {self.mail_bodies} sent mail bodies ({self.mail_bytes} bytes), "
-            f"{self.inbound_texts} texts of mail read, {self.quarantined} quarantined mails, "
-            f"{self.audit_lines} audit lines, {self.processed_mails} mails of the Processed folder"
+            f"pruned: {counted(self.mail_bodies, 'sent mail body', 'sent mail bodies')} ({self.mail_bytes} bytes), "
+            f"{counted(self.inbound_texts, 'text of mail read', 'texts of mail read')}, "
+            f"{counted(self.quarantined, 'quarantined mail', 'quarantined mails')}, "
+            f"{counted(self.audit_lines, 'audit line', 'audit lines')}, "
+            f"{counted(self.processed_mails, 'mail', 'mails')} of the Processed folder"
         )
 
 
@@ -69,62 +75,128 @@ def _cutoff(now: datetime, days: int) -> datetime | None:
     return now - timedelta(days=days) if days > 0 else None
 
 
+def _predicates(before: Before) -> dict[str, tuple[ColumnElement[bool], ...]]:
+    """What the prune takes of each kind (before its own cutoff): one definition, for the prune
+    and for `overdue` (`flagman doctor`)."""
+    from sqlalchemy import func
+
+    from bot.models import GmAudit, InboundMessage, Outbox, OutboxStatus, Quarantine
+
+    found: dict[str, tuple[ColumnElement[bool], ...]] = {}
+    if before.sent is not None:
+        done = (OutboxStatus.SENT, OutboxStatus.FAILED)
+        found["sent"] = (Outbox.status.in_(done), Outbox.created_at < before.sent, func.length(Outbox.data) > 0)
+    if before.read is not None:
+        found["read"] = (InboundMessage.received_at < before.read, InboundMessage.text != "")
+        found["quarantine"] = (Quarantine.created_at < before.read, Quarantine.reported.is_(True))
+    if before.audit is not None:
+        found["audit"] = (GmAudit.created_at < before.audit, GmAudit.game_id.is_(None))
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Before:
+    """The cutoff of each kind ([retention] days before a moment; None: kept for ever)."""
+
+    sent: datetime | None
+    read: datetime | None
+    audit: datetime | None
+    processed: datetime | None
+
+    @classmethod
+    def of(cls, settings: Settings, moment: datetime) -> Before:
+        policy = settings.retention
+        return cls(
+            _cutoff(moment, policy.sent_mail_days),
+            _cutoff(moment, policy.inbound_days),
+            _cutoff(moment, policy.audit_days),
+            _cutoff(moment, policy.processed_mail_days),
+        )
+
+
 def prune_database(db: Database, settings: Settings, now: datetime) -> Pruned:
     """Prune the database as [retention] says (see the module's docstring)."""
     from sqlalchemy import delete, func, select, update
 
-    from bot.models import GmAudit, InboundMessage, Outbox, OutboxStatus, Quarantine
+    from bot.models import GmAudit, InboundMessage, Outbox, Quarantine
 
-    policy = settings.retention
+    where = _predicates(Before.of(settings, now))
     bodies = body_bytes = texts = quarantined = audit = 0
-    sent_before = _cutoff(now, policy.sent_mail_days)
-    if sent_before is not None:
-        done = (OutboxStatus.SENT, OutboxStatus.FAILED)
+    if "sent" in where:
         while True:
             with db.transaction() as session:
                 rows = session.execute(
-                    select(Outbox.id, func.length(Outbox.data))
-                    .where(
-                        Outbox.status.in_(done),
-                        Outbox.created_at < sent_before,
-                        func.length(Outbox.data) > 0,
-                    )
-                    .limit(CHUNK)
+                    select(Outbox.id, func.length(Outbox.data)).where(*where["sent"]).limit(CHUNK)
                 ).all()
                 if not rows:
                     break
                 session.execute(update(Outbox).where(Outbox.id.in_([r[0] for r in rows])).values(data=b""))
             bodies += len(rows)
             body_bytes += sum(int(r[1] or 0) for r in rows)
-    read_before = _cutoff(now, policy.inbound_days)
-    if read_before is not None:
+    if "read" in where:
         while True:
             with db.transaction() as session:
-                ids = session.scalars(
-                    select(InboundMessage.id)
-                    .where(InboundMessage.received_at < read_before, InboundMessage.text != "")
-                    .limit(CHUNK)
-                ).all()
+                ids = session.scalars(select(InboundMessage.id).where(*where["read"]).limit(CHUNK)).all()
                 if not ids:
                     break
                 session.execute(update(InboundMessage).where(InboundMessage.id.in_(ids)).values(text=""))
             texts += len(ids)
         with db.transaction() as session:
-            quarantined = _count(
-                session.execute(
-                    delete(Quarantine).where(Quarantine.created_at < read_before, Quarantine.reported.is_(True))
-                )
-            )
-    audit_before = _cutoff(now, policy.audit_days)
-    if audit_before is not None:
+            quarantined = _count(session.execute(delete(Quarantine).where(*where["quarantine"])))
+    if "audit" in where:
         with db.transaction() as session:
-            audit = _count(
-                session.execute(delete(GmAudit).where(GmAudit.created_at < audit_before, GmAudit.game_id.is_(None)))
-            )
+            audit = _count(session.execute(delete(GmAudit).where(*where["audit"])))
     pruned = Pruned(bodies, body_bytes, texts, quarantined, audit)
     if pruned.anything and not db.url.startswith("sqlite"):
         _vacuum(db, ("outbox", "inbound_message", "quarantine", "gm_audit"))
     return pruned
+
+
+@dataclass(frozen=True, slots=True)
+class Overdue:
+    """What is still in the database that the policy would have pruned by a moment."""
+
+    mail_bodies: int = 0
+    inbound_texts: int = 0
+    quarantined: int = 0
+    audit_lines: int = 0
+    oldest: datetime | None = None  # the oldest of those
+
+    @property
+    def anything(self) -> bool:
+        return any((self.mail_bodies, self.inbound_texts, self.quarantined, self.audit_lines))
+
+
+def overdue(db: Database, settings: Settings, moment: datetime) -> Overdue:
+    """Count what a prune at `moment` would take (nothing is changed): `flagman doctor` asks with
+    a moment a little before now, so that whatever is found has outlived a daily prune."""
+    from sqlalchemy import func, select
+
+    from bot.models import GmAudit, InboundMessage, Outbox, Quarantine
+
+    where = _predicates(Before.of(settings, moment))
+    columns = {
+        "sent": Outbox.created_at,
+        "read": InboundMessage.received_at,
+        "quarantine": Quarantine.created_at,
+        "audit": GmAudit.created_at,
+    }
+    counts: dict[str, int] = {}
+    oldest: list[datetime] = []
+    with db.read() as session:
+        for kind, conditions in where.items():
+            column = columns[kind]
+            count, first = session.execute(select(func.count(), func.min(column)).where(*conditions)).one()
+            counts[kind] = int(count or 0)
+            if count and first is not None:
+                oldest.append(first)
+    return Overdue(
+        counts.get("sent", 0),
+        counts.get("read", 0),
+        counts.get("quarantine", 0),
+        counts.get("audit", 0),
+        min(oldest) if oldest else None,
+    )
 
 
 def _count(result: object) -> int:
@@ -172,4 +244,4 @@ def prune(db: Database, settings: Settings, now: datetime, *, on_wait: Callable[
     return pruned
 
 
-__all__ = ["CHUNK", "Pruned", "prune", "prune_database", "prune_processed"]
+__all__ = ["CHUNK", "Before", "Overdue", "Pruned", "overdue", "prune", "prune_database", "prune_processed"]

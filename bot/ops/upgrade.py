@@ -123,7 +123,7 @@ def migrate_to(url: str, revision: str = "head") -> Migrated:
         steps = tuple(f"{a} -> {b}" for a, b in _path(known, target, before))
     try:
         _run(url, target, down=down)
-    except Exception as exc:  # noqa: BLE001 - any failure is said in one line, below (CommandError too)
+    except Exception as exc:  # any failure is said in one line, below (CommandError too)
         try:
             now = _revision_of(url)
         except Exception:  # noqa: BLE001 - the database may be what failed

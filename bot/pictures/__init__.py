@@ -11,11 +11,11 @@ nothing is read back out of text or SVG. Each game module exports ``HISTORY`` (w
 needs every frame since the start, or only the frame before the turn and the frame after)
 and ``draw(scene) -> Picture``, and reads its frames through `typed_view`.
 
-A game with a board also exports ``draw_options(view) -> Picture`` (issue 16): one
+A game with a board also exports ``draw_options(view) -> Picture``: one
 player's own options this turn, from *that player's* view (its ``options``), so that picture
 is drawn per seat and goes only into that seat's mail; the public picture stays one per turn.
 
-Every picture is drawn to be read on a phone (issue 16): a 360 px screen shows it
+Every picture is drawn to be read on a phone: a 360 px screen shows it
 `PHONE_WIDTH` px wide, and no text in it is smaller than `LEGIBLE` px there.
 """
 
@@ -30,7 +30,7 @@ from typing import Any, TypeVar
 
 from rules.api import View
 
-MAX_BYTES = 150 * 1024  # issue 11: pictures stay small; the tests hold every game to it
+MAX_BYTES = 150 * 1024  # pictures stay small; the tests hold every game to it
 
 _MODULES: dict[str, str] = {
     "racecraft": "bot.pictures.racecraft",
@@ -46,7 +46,7 @@ PHONE_WIDTH = 326
 
 LEGIBLE = 9
 """The smallest label (text, or a car's or runner's letter), in px as shown on that phone,
-that still reads (issues 16 and 30)."""
+that still reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +112,7 @@ def draw(kind: str, scene: Scene) -> Picture | None:
 
 
 def draw_options(kind: str, view: View) -> Picture | None:
-    """The picture of one player's own options this turn (issue 16), from their own view
+    """The picture of one player's own options this turn, from their own view
     (never the public one: it is private to them); None when the game draws none or the view
     holds no options (outside the race, in the pits, at a set-up)."""
     module = _module(kind)

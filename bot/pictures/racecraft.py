@@ -1,6 +1,6 @@
 """Racecraft: the race as a chart of positions over the turns, with each player's EP.
 
-The chart is drawn for a phone (issue 30): at most `WIDTH` px wide, the width a 360 px
+The chart is drawn for a phone: at most `WIDTH` px wide, the width a 360 px
 screen gives a picture, so it is shown unscaled and no label is under 10 px. It runs top to
 bottom: one row for the grid and for each turn of the race (the whole race is drawn, turns
 not yet run stay empty); across each row the race order, the front on the left. Each runner

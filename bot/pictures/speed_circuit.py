@@ -1,14 +1,14 @@
 """Speed Circuit: the track as a chart to plot from, with every car where it ended the turn,
-its path this turn, and crash and spin marks; and one player's own options (issue 16).
+its path this turn, and crash and spin marks; and one player's own options.
 
-The track is drawn as the orders name it (issue 16): the lap cut into three columns of
+The track is drawn as the orders name it: the lap cut into three columns of
 rows, read top to bottom in the direction of travel, lanes A, B and C side by side with
 their letters over each column and in every plain space, the row number beside every row,
 so that ``B16`` is found as on a chart. Corner spaces carry their posted speed, racing lines
 run through their spaces (+20 solid, +40 dashed), the pit lane runs beside its rows
 (hatched) with an arrow in each pit-entry space, and the finish line is chequered. A column
 is cut only where no space spans the cut and no corner goes on across it. The three columns
-are 324 px wide together, so a 360 px phone shows the chart unscaled (issue 30): car letters
+are 324 px wide together, so a 360 px phone shows the chart unscaled: car letters
 9 px, row numbers and the legend 10 px; the title takes two lines if it must, long names are
 shortened in the legend and the key runs onto extra lines rather than past the edge.
 
@@ -101,7 +101,7 @@ class Layout:
 
 TRACK = Layout(row_h=16, lane_w=22, label_w=16, side_w=11, gap=4, margin=2, top=48, label_size=10, speed_size=11)
 """Three columns of 104 px: the chart is 324 px wide, which a 360 px phone shows unscaled
-(`bot.pictures.PHONE_WIDTH`), so every label keeps its size there (issue 30)."""
+(`bot.pictures.PHONE_WIDTH`), so every label keeps its size there."""
 TITLE = 12
 TEXT = 10  # the legend and the key
 R = 9  # a car's marker: a 9 px letter
@@ -578,7 +578,7 @@ def _status_text(car: CarOnTrack) -> str:
     return car.status.value if car.status is not Status.OUT else f"out ({car.note})"
 
 
-# -- one player's options (issue 16) -------------------------------------------------------------
+# -- one player's options -------------------------------------------------------------
 
 _BADGE = {Cost.FREE: FREE, Cost.WEAR: WEAR, Cost.ROLL: ROLL, Cost.SPIN: DANGER, Cost.CRASH: DANGER}
 OPTIONS_WIDTH = 320
@@ -628,7 +628,7 @@ def draw_options(view: SpeedCircuitView) -> Picture:
     y0 = 10 + len(text_lines) * 15 + 24
     geo = _chart(plan, lay, [list(options.rows)], y0)
     legend_top = geo.box[3] + 14
-    # The key's sentences wrapped to the picture (issue 30: at 11 px they ran past its edge).
+    # The key's sentences wrapped to the picture (at 11 px they ran past its edge).
     key = [
         line
         for part in (
@@ -677,7 +677,7 @@ def draw_options(view: SpeedCircuitView) -> Picture:
         gone = space_id in options.gone
         sheet.marker(index[car.player], cx, cy, 10, letters[car.player], hollow=gone)
         if car.player != options.player:
-            # beside the marker, shortened to the room there (issue 30: never past the edge)
+            # beside the marker, shortened to the room there (never past the edge)
             name = shorten(car.player, 8)
             beside = OPTIONS_WIDTH - 2 - (cx + 13)
             if sheet.text_width(name, 10) <= beside:

@@ -1,14 +1,14 @@
 """SpeedPhreakz: the grid map with every car, its heading and its path this round; and one
-player's own options for the round they order (issue 16).
+player's own options for the round they order.
 
-Drawn to plot from (issue 16): x runs along the top and bottom edges and y down both sides,
+Drawn to plot from: x runs along the top and bottom edges and y down both sides,
 as ``START x,y`` names a square (a units digit over every column, the tens digit over every
 tenth); the checkpoints are outlined and numbered in the order they must be passed, an arrow
 at each shows the way the race goes through it (and over the line); every terrain of the
 key is in the legend with its fill and its pattern (so a black-and-white print still tells
 grass from gravel) and what it does.
 
-Drawn for a phone (issue 30): at most `WIDTH` px wide, the width a 360 px screen gives a
+Drawn for a phone: at most `WIDTH` px wide, the width a 360 px screen gives a
 picture, so it is shown unscaled and every label (car letters 9 px, rulers, numbers and
 legend 10 px) reads. A map of more than 16 columns does not fit across a phone with squares
 a car's letter fits in, so it is cut into bands of about 16 columns drawn one under the
@@ -499,7 +499,7 @@ def draw(scene: Scene) -> Picture:
 
 
 def _terrains(circuit: Circuit) -> tuple[Terrain, ...]:
-    """Every terrain of the key (issue 16: "every terrain in the legend"), void only where
+    """Every terrain of the key ("every terrain in the legend"), void only where
     the map has some."""
     used = {char for row in circuit.grid for char in row}
     return tuple(t for t in circuit.terrain_key if t.char != " " or " " in used)
@@ -542,7 +542,7 @@ def moment(view: SpeedPhreakzView) -> str:
     return f"after round {done}" if done > 0 else "before the start"
 
 
-# -- one player's options (issue 16) -------------------------------------------------------------
+# -- one player's options -------------------------------------------------------------
 
 OPTIONS_WIDTH = 320
 _BANDS = {Band.IN_CONTROL: FREE, Band.RISKY: WEAR, Band.LONG_SHOT: ROLL}

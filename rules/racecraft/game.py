@@ -191,7 +191,7 @@ class Racecraft:
     # -- GM overrides -----------------------------------------------------------------
     def set_figure(self, state: Race, player: PlayerId, name: str, value: str) -> Race:
         # racecraft.md, "Set-up": "EP are whole numbers, 0..10" (MAX_EP); "EP never go above
-        # 10 or below 0". The value is what a GM typed (issue 14): the digits are checked,
+        # 10 or below 0". The value is what a GM typed: the digits are checked,
         # ASCII only and few of them, before int() ever sees them.
         if player not in state.names():
             raise FigureError(f"{_shown(player)} is not running in this race")

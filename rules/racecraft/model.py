@@ -97,7 +97,7 @@ class Race:
     turn: int = 1
     retired: tuple[PlayerId, ...] = ()
     """Runners who left the race (GM DROP, RESIGN), in the order they left: classified after
-    every runner, as not finishing (issue 29)."""
+    every runner, as not finishing."""
 
     @property
     def stage(self) -> Stage:

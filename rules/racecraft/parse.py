@@ -228,7 +228,7 @@ def parse_mail(race: Race, player: PlayerId, text: str) -> Parsed[Order]:
 
     if len(order_lines) > 1:
         # A few line numbers, then a count: each bad line's reason repeats this text, so it
-        # must not grow with the mail (issue 27: 2,000 lines gave a 24 MB refusal).
+        # must not grow with the mail (2,000 lines gave a 24 MB refusal).
         shown = [str(line_no) for line_no, _line, _order in order_lines[:MANY_LINES]]
         if len(order_lines) > MANY_LINES:
             shown = shown[: MANY_LINES - 1] + [f"{len(order_lines) - MANY_LINES + 1} more"]

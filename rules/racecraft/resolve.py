@@ -433,7 +433,7 @@ def drop_runner(race: Race, player: PlayerId) -> Race:
     Rule chosen (racecraft.md is silent): the runner is removed from the race; a position
     left empty disappears and the places close up. They no longer count in the cruise average,
     the NMR list or the adjustment's "last". They stay in the classification, after every
-    runner, as not finishing (`Race.retired`; issue 29: "the driver stays in the
+    runner, as not finishing (`Race.retired`; "the driver stays in the
     classification").
     """
     if player not in race.names():

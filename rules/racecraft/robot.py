@@ -1,4 +1,4 @@
-"""The robot driver (issue 32): a Racecraft runner for a seat no person plays.
+"""The robot driver: a Racecraft runner for a seat no person plays.
 
 It sees what a runner at that seat sees: every runner's place, EP, last order and score (the
 public table, racecraft.md) and the turn; never the orders of the turn in hand. Its orders

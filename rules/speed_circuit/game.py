@@ -214,7 +214,7 @@ class SpeedCircuit:
 
     def one_line_orders(self, state: RaceState, player: PlayerId) -> tuple[OneLineOrder, ...]:
         # Each legal speed by the cheapest path to where it ends soonest, with what it costs
-        # (the seat's own options, issue 16); PUSH YES where the speed needs a push (§2.5).
+        # (the seat's own options); PUSH YES where the speed needs a push (§2.5).
         # In the pits every legal speed, with what slowing to it costs (P28).
         # Entering the pits: each speed whose move can end on a pit-entry arrow, with PIT and the
         # compound the car has not run yet (P4). In the entrance lane, each speed also with PUSH
@@ -343,7 +343,7 @@ class SpeedCircuit:
         high, step = FIGURE_RANGES[key]
         legal = f"{key} must be a whole number from 0 to {high}" + (f", in steps of {step}" if step > 1 else "")
         text = value.strip()
-        # What a GM typed (issue 14): ASCII digits only, and few of them, before int() sees them.
+        # What a GM typed: ASCII digits only, and few of them, before int() sees them.
         if not (text.isascii() and text.isdigit() and len(text) <= len(str(high))):
             raise FigureError(f"{legal}, not {_shown(value)}")
         number = int(text)

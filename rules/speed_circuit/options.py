@@ -1,4 +1,4 @@
-"""Where a car can get this turn (issue 16, "your own options, drawn"): every legal speed, the
+"""Where a car can get this turn ("your own options, drawn"): every legal speed, the
 spaces the car can end its move in at that speed, and what each costs: free, wear, a test or
 a roll, or a spin or crash for certain.
 
@@ -559,7 +559,7 @@ _CELL = 14
 
 
 def options_text(track: Track, options: PlotOptions, names: Mapping[str, str]) -> tuple[str, ...]:
-    """The options in plain text (issue 16): the track ahead as a map with lane letters and
+    """The options in plain text: the track ahead as a map with lane letters and
     row numbers, each space marked with the speeds that end there, then every speed with
     where it ends, what it costs and the lanes to plot it (PATH takes them).
 

@@ -435,7 +435,7 @@ class RaceTurn:
         self.events.append(Event(kind, text, (player,), roll))
 
     def say_moved(self, m: Mover, start: str | None) -> None:
-        """What the car did, in a line (issue 29: "bob 60 mph B74 -> B3"): the speed it ran (and
+        """What the car did, in a line ("bob 60 mph B74 -> B3"): the speed it ran (and
         the one plotted, where the turn changed it), from where to where; the costs and dice are
         the events before it."""
         car = self.cars[m.player]

@@ -1,4 +1,4 @@
-"""The robot driver (issue 32): a Speed Circuit driver for a seat no person plays.
+"""The robot driver: a Speed Circuit driver for a seat no person plays.
 
 It sees what a driver at that seat sees: its own car card, wear, chips and damage, and the
 public race (every car's space, speed, lap and pit stage, the track); never another

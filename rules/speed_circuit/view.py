@@ -4,7 +4,7 @@ player's private figures (their ratings, damage and what they may plot next).
 The view is a `SpeedCircuitView`: the common view, the track as coordinates (`TrackPlan`,
 the same geometry the SVG rendering uses), its racing lines space by space and where every
 car is (`CarOnTrack`), which is what the turn picture is drawn from; a player's own view
-adds their options this turn (`options`, issue 16: every legal speed, where it ends and
+adds their options this turn (`options`, every legal speed, where it ends and
 what it costs) and the same as a text map (`plot_map`), both private to that player.
 """
 

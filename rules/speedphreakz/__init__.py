@@ -60,7 +60,7 @@ Points the design leaves open, and what this package does (each cited where it i
   shell, which mails the GM the command that ends the race: the GM figure `max_rounds`
   (``SET <game> <any seat> max_rounds <n>``, from the round open now to 500), the race's
   last round, after which it is classified as the option does.
-* The robot driver (`robot`, issue 32) reads what its seat may see: the other cars' queued
+* The robot driver (`robot`) reads what its seat may see: the other cars' queued
   programs, deficit, crash surcharge and oil are blanked before it plans.
 """
 

@@ -288,7 +288,7 @@ class SpeedPhreakz:
 
     # -- GM overrides -------------------------------------------------------------------
     def set_figure(self, state: Race, player: PlayerId, name: str, value: str) -> Race:
-        # What a GM typed (issue 14): every number is ASCII digits, and few of them, before
+        # What a GM typed: every number is ASCII digits, and few of them, before
         # int() sees it; a refusal names the legal range and quotes at most 40 characters.
         try:
             car = state.car(player)

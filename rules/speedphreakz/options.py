@@ -1,4 +1,4 @@
-"""Where a car can get in the round its player orders now (issue 16, "your own options,
+"""Where a car can get in the round its player orders now ("your own options,
 drawn"): every square a program of that round can end on, with the cheapest such program and
 its control cost, set against the round's control range.
 
@@ -347,7 +347,7 @@ def reachable(
 
 
 def options_text(race: Race, options: ProgramOptions) -> tuple[str, ...]:
-    """The options in plain text (issue 16): the map around the car with x,y coordinates,
+    """The options in plain text: the map around the car with x,y coordinates,
     beside it the same squares marked with what the cheapest program there costs, then the
     squares of each band nearest the next checkpoint, with a program to get there.
 

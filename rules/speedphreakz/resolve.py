@@ -618,7 +618,17 @@ def _car_after_round(race: Race, car: Car, run: _Run, control: int, events: list
             surcharge=surcharge,
         )
     elif run.crashed:
-        # S9: the queued program for the next round is scrapped; it is sent again
+        # S9: the queued program for the next round is scrapped; it is sent again. Said in the
+        # results (never silently), without its actions: a program is its player's secret.
+        for scrapped in (p for p in car.programs if race.round < p.round <= keep_from):
+            events.append(
+                Event(
+                    "scrapped",
+                    f"{car.player}'s program for round {scrapped.round}, sent before the crash, is scrapped "
+                    f"(a crashed car's queued orders are): {car.player} sends RESTART and the programs again.",
+                    (car.player,),
+                )
+            )
         changes.update(
             status=CarStatus.CRASHED,
             crashes=car.crashes + 1,

@@ -1,4 +1,4 @@
-"""The robot driver (issue 32): a SpeedPhreakz driver for a seat no person plays.
+"""The robot driver: a SpeedPhreakz driver for a seat no person plays.
 
 It sees what a player at that seat sees (speedphreakz.md §4.2: control is rolled after the
 orders are in, the same for everyone): the map, every car's square, heading, progress and

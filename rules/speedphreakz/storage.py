@@ -2,7 +2,7 @@
 
 The circuit travels as its map (the format of §4.7, `data.circuit_to_json`), so an old game
 replays even if a bundled map is later edited. `arrivals`, `stalled` and each car's `nearest`
-came with issue 32; a state stored before loads with none of them (no arrival order known:
+are optional: a state stored without them loads with none of them (no arrival order known:
 seating order; no stall counted yet).
 """
 
@@ -68,7 +68,7 @@ def load_state(data: Mapping[str, Any]) -> Race:
             finished=bool(data["finished"]),
             finish_order=tuple(str(p) for p in data["finish_order"]),
             last_control=None if data["last_control"] is None else int(data["last_control"]),
-            # (states stored before issue 32 have neither: no arrivals known, no stall counted)
+            # (a state stored without them: no arrivals known, no stall counted)
             arrivals=tuple(
                 (int(number), tuple(str(p) for p in players)) for number, players in data.get("arrivals", ())
             ),

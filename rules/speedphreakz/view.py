@@ -4,7 +4,7 @@ The view is a `SpeedPhreakzView`: the common view, the circuit (the grid and its
 the start, the line and the checkpoints), the direction of the race through each checkpoint
 and over the line (`course`), and every car on it (`CarOnMap`), which is what the turn
 picture is drawn from, plus the text map the results mail can print. A player's own view
-adds their options for the round they order (`options`, issue 16: the squares its programs
+adds their options for the round they order (`options`, the squares its programs
 can reach and their control cost) and the same as text (`plot_map`), private to them.
 """
 

@@ -524,11 +524,11 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
     scaled as shown, is at least 9 px, and nothing is clipped."""
     import importlib
 
-    from bot import pictures as P
+    from bot import pictures
 
     binary = chromium()
     module = importlib.import_module(f"bot.pictures.{kind}")
-    drawn: dict[bytes, P.Picture] = {}
+    drawn: dict[bytes, pictures.Picture] = {}
     options: set[bytes] = set()
 
     def keeping(real, into_options: bool):  # type: ignore[no-untyped-def]
@@ -573,7 +573,7 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
             assert int(natural) == picture.width
             carried_options = carried_options or png in options
             as_shown = picture.min_label_px * float(shown) / picture.width
-            assert picture.min_label_px > 0 and as_shown >= P.LEGIBLE, (
+            assert picture.min_label_px > 0 and as_shown >= pictures.LEGIBLE, (
                 f"{kind} {label}: the smallest label is {as_shown:.1f} px on a 360 px screen"
             )
             assert picture.clipped == (), f"{kind} {label}: clipped {picture.clipped}"

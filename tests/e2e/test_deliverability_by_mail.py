@@ -99,7 +99,7 @@ def start_game(world: MailWorld) -> dict[str, str]:
     return addresses
 
 
-def dnsfunc(server: DnsServer):  # noqa: ANN201 - dkimpy's lookup signature
+def dnsfunc(server: DnsServer):  # dkimpy's lookup signature
     resolver = dns.resolver.Resolver(configure=False)
     resolver.nameservers, resolver.port, resolver.lifetime = [server.host], server.port, 5.0
 

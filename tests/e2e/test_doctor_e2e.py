@@ -123,6 +123,32 @@ def test_a_working_set_up_passes(site: Site) -> None:
     assert "IDLE" not in out, "Dovecot has IDLE: no warning about it"
 
 
+def test_old_mail_in_the_imap_processed_folder_is_one_retention_warning_until_a_prune(
+    site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The doctor's retention check on IMAP: a mail in Processed the server received 40 days ago
+    (past processed_mail_days = 30 and the daily prune's slack) is one warning line; after
+    `flagman prune` the folder holds nothing older. The Processed folder is only read for it."""
+    from bot.cli import main
+
+    assert site.doctor("--fix")[0] == 0  # the folders
+    client = site.dovecot.imap_client(site.user, folder=None)
+    try:
+        client.append("Processed", b"Subject: old\r\n\r\nold\r\n", msg_time=datetime.now(UTC) - timedelta(days=40))
+        client.append("Processed", b"Subject: new\r\n\r\nnew\r\n", msg_time=datetime.now(UTC) - timedelta(days=1))
+    finally:
+        client.logout()
+    code, out = site.doctor()
+    assert code == 0, out
+    (warned,) = [line for line in out.splitlines() if line.startswith("warning  retention")]
+    assert "the inbox's Processed folder holds 1 mail older than 32 days" in warned, out
+    for name, value in site.env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["--config", str(site.config), "prune"]) == 0
+    code, out = site.doctor()
+    assert "ok       retention the inbox's Processed folder holds no mail older than 30 days" in out, out
+
+
 def test_a_missing_folder_is_reported_and_fix_creates_it(site: Site) -> None:
     """A configured Processed folder that does not exist: reported; --fix creates it; then all good."""
     site.inbox["processed_folder"] = f"Handled{next(_serial)}"
@@ -151,7 +177,7 @@ def test_an_unreachable_database_is_reported_and_the_mail_checks_still_run(site:
 
 def test_a_missing_postgresql_database_says_to_create_it(
     tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres
-) -> None:  # noqa: ANN001
+) -> None:
     """The server runs but has no such database: the fix is createdb, not "check the password"."""
     site = Site(tmp_path, dovecot, smtp_sink.host, smtp_sink.port, postgres.url.rsplit("/", 1)[0] + "/no_such_db")
     code, out = site.doctor()
@@ -179,7 +205,7 @@ def test_a_mail_from_the_future_shows_our_clock_is_slow(site: Site) -> None:
 
 def test_on_postgresql_the_clock_is_compared_with_the_server(
     tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres
-) -> None:  # noqa: ANN001
+) -> None:
     """With PostgreSQL the database server's now() is the reference clock."""
     site = Site(tmp_path, dovecot, smtp_sink.host, smtp_sink.port, fresh_database("postgresql", tmp_path, postgres))
     code, out = site.doctor()
@@ -347,7 +373,7 @@ def test_each_way_a_server_fails_gets_its_own_finding_and_fix(site: Site, ports:
 
 def test_a_read_only_postgresql_database_is_a_problem(
     tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres
-) -> None:  # noqa: ANN001
+) -> None:
     """A database that answers but takes no write (default_transaction_read_only, as on a
     standby): reachable was not enough; the write probe finds it, with the fix."""
     import psycopg

@@ -94,7 +94,7 @@ def test_a_whole_game_by_real_mail(world: MailWorld) -> None:
 @pytest.mark.parametrize("world", ["postgresql"], indirect=True)
 def test_the_send_leaves_no_connection_changed_behind_it(world: MailWorld) -> None:
     """On PostgreSQL the send records each outcome on a connection of its own, autocommitted
-    without waiting for the server's fsync (bot.mail_out.outbox.drain); the connection goes
+    without waiting for the server's fsync (bot.mail_out.drain.drain); the connection goes
     back to the pool as it was: no other transaction of the bot gives up waiting for fsync."""
     players = [PlayerSpec(seat, world.player(f"{seat}-{world.domain.split('.')[0]}"), seat.title()) for seat in SEATS]
     with world.app.db.transaction() as session:

@@ -351,7 +351,7 @@ def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify
 
 def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
     tmp_path: Path, notify: NotifySocket, postgres
-) -> None:  # noqa: ANN001
+) -> None:
     """PostgreSQL failover: the holder's lock session is killed (as when its host vanishes); the
     standby gets the advisory lock, and the old holder notices within seconds and exits 1."""
     import psycopg

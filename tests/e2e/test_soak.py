@@ -66,11 +66,11 @@ class CountingMailer:
 
 
 def clear_bounded_caches() -> None:
-    """Empty the caches that are bounded by design (header memos of bot.mail_in.parse and bot.mail_out.outbox,
+    """Empty the caches that are bounded by design (header memos of bot.mail_in.parse and bot.mail_out.compose,
     whose entries include every mail's unique Message-ID until the cap), so that what memory
     remains between two measurements is what a leak would hold, not how full a cache is."""
     from bot.mail_in import parse as inbound
-    from bot.mail_out import outbox as mailout
+    from bot.mail_out import compose as mailout
 
     memo = getattr(getattr(inbound._POLICY, "header_factory", None), "_memo", None)
     if memo is not None:

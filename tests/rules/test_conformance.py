@@ -131,7 +131,7 @@ def last(name: str, race: tuple[int, int, int]) -> tuple[Any, Resolution[Any] | 
     return found
 
 
-class ClockRead(AssertionError):
+class ClockRead(AssertionError):  # noqa: N818 - named for what happened, as Refused
     """The rules read the clock or the global random."""
 
 

@@ -203,3 +203,10 @@ def test_standings_equal_a_recomputation_whatever_order_results_and_corrections_
     for before, after in zip(got, got[1:], strict=False):
         level = (before.points, before.countback) == (after.points, after.countback)
         assert after.place == (before.place if level else got.index(after) + 1)
+
+
+def test_the_grid_is_drawn_from_the_table_newcomers_last() -> None:
+    from rules.season import grid
+
+    rows = standings(F1, [race(1, "b", "a", "c")])
+    assert grid(rows, ["a", "new", "c", "b"]) == ("b", "a", "c", "new")

@@ -100,7 +100,7 @@ class Bot:
     baseline: int  # the last outbox row of the template (the turn sheets of turn 1)
 
     @property
-    def service(self):  # noqa: ANN201 - bot.service.Service
+    def service(self):  # bot.service.Service
         return self.app.service
 
     def deliver(self, data: bytes | str) -> str:

@@ -253,7 +253,7 @@ def test_mutated_and_assembled_mail_never_breaks_the_service(make_bot: Callable[
 def test_a_mangled_message_id_is_not_quoted_back_into_our_headers(make_bot: Callable[..., Bot]) -> None:
     """A case Hypothesis found: a Message-ID that is no msg-id (an encoded word without its '=', a
     ':' and the words of a would-be injection in it) is not echoed into In-Reply-To or References;
-    the mail is answered all the same (RFC 5322 3.6.4: bot.mail_out.outbox only quotes a msg-id)."""
+    the mail is answered all the same (RFC 5322 3.6.4: bot.mail_out.compose only quotes a msg-id)."""
     bot = make_bot()
     try:
         raw = (

@@ -102,7 +102,7 @@ def assert_safe_outgoing(bot: Bot) -> None:
     [auth_results_2mb, cc_140000, long_name, long_subject, medium_name],
     ids=["auth-results-2mb", "cc-140000", "name-100000", "subject-100000", "name-2900"],
 )
-def test_a_hostile_header_section_does_not_hold_up_the_order_behind_it(bot: Bot, make) -> None:  # noqa: ANN001
+def test_a_hostile_header_section_does_not_hold_up_the_order_behind_it(bot: Bot, make) -> None:
     """issue 14: the stranger's mail ends ignored or refused (never quarantined); the player's
     on-time order delivered after it is applied and confirmed in the same poll."""
     bot.inbox.max_size = WHOLE_MAILS

@@ -88,7 +88,7 @@ def test_2000_order_lines_get_a_refusal_linear_in_them_and_under_the_cap(bot: Bo
 
 
 def test_no_answer_passes_its_cap_even_when_its_text_would(bot: Bot) -> None:
-    """The last guard (bot.mail_out.outbox._fit): a GM's 20 different lines not understood, each
+    """The last guard (bot.mail_out.queue._fit): a GM's 20 different lines not understood, each
     long, make an answer that is cut, and says so, at the cap for answers."""
     lines = (
         "\n".join(f"{chr(65 + n)}{'Q' * 180} {n}" for n in range(20))
@@ -499,7 +499,7 @@ _SENDERS = st.sampled_from(["stranger@else.example", ADDRESS["kelly"], ADDRESS["
 )
 def test_hostile_mail_gets_answers_under_the_caps_and_one_recorded_outcome_each(
     make_bot, mails: list[tuple[str, str, list[tuple[str, int]]]]
-) -> None:  # noqa: ANN001 - a fixture factory
+) -> None:  # a fixture factory
     """Property (issue 27): whatever the mail, every answer is under its cap (an unproven sender's
     under the stranger cap), no answer is bigger than the mail that caused it plus a sheet's worth,
     and every mail ends in exactly one recorded outcome (applied, refused or ignored), none quarantined."""

@@ -275,7 +275,7 @@ def test_send_through_a_relay_that_answers_sends_everything(site: Path, capsys: 
         def __init__(self) -> None:
             self.to: list[str] = []
 
-        async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # aiosmtpd's hook
+        async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's hook
             self.to.extend(envelope.rcpt_tos)
             return "250 OK"
 

@@ -302,3 +302,23 @@ def test_game_new_takes_early_resolution_and_press_and_game_show_shows_them(
     with pytest.raises(SystemExit) as exited:  # argparse: one line, status 2
         flagman(config, "gm", "configure", "rc2", "--press", "loud")
     assert exited.value.code == 2 and "invalid choice: 'loud'" in capsys.readouterr().err
+
+
+def test_a_cli_order_that_completes_the_turn_resolves_it_at_once_as_by_mail(
+    site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """mail-interface.md: the GM's commands are "also as CLI subcommands", the same commands.
+    By mail, the ORDER that completes a turn resolving early resolves it in that mail's
+    transaction; `flagman gm order` left it to the next tick."""
+    for name in ("kelly", "seb", "steve", "roger"):
+        assert flagman(site, "gm", "order", "rc1", name, "USE", "3", "--as", "operator") == 0
+    database = db(site)
+    with database.read() as session:
+        assert session.scalars(select(Turn).where(Turn.resolved_at.is_not(None))).all() == []
+    assert flagman(site, "gm", "order", "rc1", "anna", "USE", "2", "--as", "operator") == 0
+    with database.read() as session:
+        resolved = session.scalars(select(Turn).where(Turn.resolved_at.is_not(None))).all()
+        assert [t.number for t in resolved] == [1]
+        assert session.scalars(select(Turn).where(Turn.resolved_at.is_(None))).one().number == 2
+    assert any("Results of Turn 1" in text for text in outbox_files(site, "kelly@example.org"))
+    database.dispose()

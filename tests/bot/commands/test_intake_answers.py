@@ -79,3 +79,55 @@ def test_a_gms_status_is_answered_with_the_digests_block_for_the_game(rc: App) -
     gm_says(rc, "STATUS")
     text = _flat(body_of(last(rc, GM)))
     assert "PAUSED: no deadline runs; RESUME rc1 sets a new one" in text and ", due" not in text
+
+
+def test_a_two_game_players_mail_without_proof_names_both_games_and_says_what_follows(rc: App) -> None:
+    """A player in two games mailed STATUS, then ORDERS, to the plain address: the first was
+    answered for one game only, the second not at all, and no mail said why. mail-interface.md:
+    a mail claiming a registered address is answered at that address, once a day (forged mail
+    must not flood a player); the one answer says so, and names the player's other game."""
+    _second_game(rc)
+    before = len(mails(rc, ADDRESS["kelly"]))
+    rc.inbox.deliver(plain_mail(ADDRESS["kelly"], BOT, "status?", "STATUS"))  # type: ignore[attr-defined]
+    cycle(rc)
+    rc.inbox.deliver(plain_mail(ADDRESS["kelly"], BOT, "orders?", "ORDERS"))  # type: ignore[attr-defined]
+    cycle(rc)
+    answers = mails(rc, ADDRESS["kelly"])[before:]
+    assert len(answers) == 1
+    text = _flat(body_of(answers[0]))
+    assert "For sp1, reply to a mail of the bot for that game instead." in text
+    assert "Until tomorrow, further mails from your address without proof are not answered" in text
+    with rc.db.read() as session:
+        row = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
+        assert row is not None and row.status == "ignored"
+
+
+def _second_game(rc: App) -> None:
+    """SpeedPhreakz sp1 beside rc1: the same GM, and Kelly in both."""
+    from bot.games.turns import PlayerSpec, create_game
+
+    with rc.db.transaction() as session:
+        create_game(
+            rc.shell,
+            session,
+            kind="speedphreakz",
+            name="sp1",
+            players=[PlayerSpec("kelly", ADDRESS["kelly"], "Kelly"), PlayerSpec("bob", "bob@example.org", "Bob")],
+            gm_address=GM,
+            deadline="48h",
+            timezone="Europe/London",
+            seed=7,
+        )
+    rc.service.send()
+
+
+def test_a_gms_answer_to_a_mail_touching_two_games_names_both(rc: App) -> None:
+    """ "EXTEND rc2 24h / PAUSE sp2" was answered "[rc2] Answers to your mail": the header named
+    one game of the two the GM's mail acted on."""
+    _second_game(rc)
+    before = len(mails(rc, GM))
+    gm_says(rc, "EXTEND rc1 24h\nPAUSE sp1")
+    answers = mails(rc, GM)[before:]
+    assert [str(m["Subject"]) for m in answers] == ["[rc1, sp1] Answers to your mail"]
+    gm_says(rc, "EXTEND rc1 24h\nPAUSE rc1")
+    assert str(last(rc, GM)["Subject"]) == "[rc1] Answers to your mail"

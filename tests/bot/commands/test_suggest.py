@@ -65,3 +65,12 @@ def test_a_guess_is_always_a_known_word_and_a_known_word_is_never_corrected(word
     if hint is not None:
         guessed = hint.removeprefix("did you mean ").split("?")[0]
         assert guessed in known.words and guessed != typo
+
+
+def test_a_two_letter_word_inside_an_order_is_no_guess_for_a_line() -> None:
+    """ "use 2 or 3" in SpeedPhreakz (which has no USE) got "did you mean SE?": a heading, a
+    word inside START ... FACING <heading>, that no line starts with."""
+    speedphreakz = vocabulary(order_help=_help("speedphreakz"))
+    assert speedphreakz.suggest("use 2 or 3") is None
+    assert speedphreakz.suggest("NWW") is None
+    assert (speedphreakz.suggest("STRAT 3,5 FACING N") or "").startswith("did you mean START?")

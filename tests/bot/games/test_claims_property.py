@@ -34,6 +34,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.models import Game, Outbox, Turn
 from rules import find_game
 from tests.bot.gm_helpers import GM, cycle, gm_says, new_app, player_says
+from tests.settled import examples
 
 
 @dataclass(frozen=True)
@@ -281,7 +282,7 @@ def test_every_claim_of_every_letter_holds(name: str) -> None:
     deck = DECKS[name]
     checked: list[int] = []
 
-    @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(3, 6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(steps(deck))
     @example(history=[("all", 1, (0,))])  # every person's orders in: the turn resolves early
     @example(history=[("wait", 0, (0,)), ("all", 1, (0,)), ("nowait", 0, (0,))])  # the NOWAIT releases it

@@ -8,8 +8,13 @@ from the mail alone; a changed value in a saved mail is caught."""
 from __future__ import annotations
 
 import re
+import sys
+from collections import Counter
+from collections.abc import Mapping
 from email.message import EmailMessage
 from pathlib import Path
+
+import pytest
 
 from bot.verify import verify_mail
 from rules import fair
@@ -83,3 +88,37 @@ def test_a_quoted_and_forwarded_block_is_still_read() -> None:
     assert found is not None and found.orders == {"kelly": "SPEED 20"}
     done, failure = fair.check_mail(found)
     assert failure is None and len(done) == 4
+
+
+def test_the_receipts_of_a_turn_are_worked_out_once_for_all_its_letters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every seat's results and the GM's copy show the same receipts of the turn: they are
+    worked out once for the turn's letters, not once a letter (each one an HMAC of every seat's
+    orders), and each seat's letter still carries its own orders alone."""
+    from bot import dice
+
+    made: Counter[tuple[str, int]] = Counter()
+    receipts = dice.receipts
+
+    def counted(turn_key: fair.TurnKey, secret: str, texts: Mapping[str, str]) -> dict[str, str]:
+        if sys._getframe(1).f_globals["__name__"] == "bot.letters.reveal":
+            made[(turn_key.game, turn_key.number)] += 1
+        return receipts(turn_key, secret, texts)
+
+    monkeypatch.setattr(dice, "receipts", counted)
+    app = new_app(tmp_path)
+    try:
+        one_lap_race(app, ("kelly", "seb"), seed=5, early_resolution=False)
+        player_says(app, "kelly", "SPEED 20", game="sc1")
+        player_says(app, "seb", "SPEED 40", game="sc1")
+        to_the_finish(app, "sc1", 3)
+        assert made and set(made.values()) == {1}, made  # three letters a turn: kelly's, seb's, the GM's
+        race = [m for m in mails(app, KELLY) if "Results of Race turn 1" in str(m["Subject"])]
+        found = fair.read_mail(bytes(race[0]))
+        assert found is not None and found.orders == {"kelly": "SPEED 20"}
+        seb = [m for m in mails(app, SEB) if "Results of Race turn 1" in str(m["Subject"])]
+        found = fair.read_mail(bytes(seb[0]))
+        assert found is not None and found.orders == {"seb": "SPEED 40"}
+    finally:
+        app.close()

@@ -19,9 +19,10 @@ from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import GmAudit, Season
 from bot.settings import load_settings
 from bot.store import find_game_row
+from bot.testing import body_of
 from rules.api import Viewer
 from rules.season import F1_POINTS
-from tests.bot.gm_helpers import GM, RACERS, bodies, gm_says, new_app, player_says, to_the_finish
+from tests.bot.gm_helpers import GM, RACERS, bodies, gm_says, mails, new_app, player_says, to_the_finish
 
 
 @pytest.fixture
@@ -218,3 +219,172 @@ def test_the_table_counts_a_finished_race_and_a_no_show(gapp: App) -> None:
     assert by["Anna"].points == -5 and by["Anna"].races[0] == "0-5"
     for name in ("Kelly", "Seb", "Steve", "Roger"):
         assert by[name].points == (F1_POINTS[placed[name] - 1] if name in placed else 0), name
+
+
+def test_every_results_mail_of_a_season_race_shows_the_table_and_the_final_counts_the_race(gapp: App) -> None:
+    people = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell, session, kind="racecraft", name="rc1", players=people, gm_address=GM, seed=5,
+            deadline="24h", options={"turns": "3"},
+        )  # fmt: skip
+        create_game(gapp.shell, session, kind="racecraft", name="rc9", players=people, gm_address=GM, seed=5)
+        seasons.create_season(
+            gapp.shell, session, seasons.SeasonSettings(name="s1", kind="racecraft", gm_address=GM, games=("rc1",))
+        )
+    gapp.service.send()
+    for seat in ("kelly", "seb", "steve", "roger", "anna"):
+        player_says(gapp, seat, "USE 1")
+    kelly = [m for m in mails(gapp, "kelly@example.org") if "Results of" in str(m["Subject"])]
+    assert kelly, "a results mail"
+    first = body_of(kelly[0])
+    assert "Season s1 (Racecraft), after 0 of 3 races" in first
+    to_the_finish(gapp, "rc1")
+    final = [m for m in mails(gapp, "kelly@example.org") if "Final result" in str(m["Subject"])]
+    assert len(final) == 1
+    text = body_of(final[0])
+    assert "Season s1 (Racecraft), after 1 of 3 races" in text
+    assert "Kelly" in text.split("Season s1", 1)[1]
+    html = final[0].get_body(("html",))
+    assert html is not None and "after 1 of 3 races" in html.get_content()
+    assert "after 1 of 3 races" in bodies(gapp, GM), "the GM's copy too"
+    # A game of no season: no table.
+    assert not any("Season s1" in body_of(m) for m in mails(gapp) if "[rc9]" in str(m["Subject"]))
+
+
+def finished_season(tmp_path: Path, archive: bool = False) -> App:
+    """Season s1 of Racecraft: rc1 (race 1) run to its end with anna a no-show, rc2 (race 2)
+    under way; with `archive`, the bot keeps the archive in tmp_path/site."""
+    from dataclasses import replace
+
+    app = new_app(tmp_path)
+    if archive:
+        app.close()
+        settings = app.settings
+        app = new_app(tmp_path, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
+    people = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
+    with app.db.transaction() as session:
+        for name, deadline in (("rc1", "24h"), ("rc2", "manual")):
+            create_game(
+                app.shell, session, kind="racecraft", name=name, players=people, gm_address=GM, seed=5,
+                deadline=deadline, options={"turns": "3"},
+            )  # fmt: skip
+        seasons.create_season(
+            app.shell,
+            session,
+            seasons.SeasonSettings(name="s1", kind="racecraft", gm_address=GM, no_show_penalty=5, games=("rc1", "rc2")),
+        )
+    app.service.send()
+    for seat, use in (("kelly", 3), ("seb", 2), ("steve", 1), ("roger", 0)):
+        player_says(app, seat, f"USE {use}")
+    to_the_finish(app, "rc1")
+    return app
+
+
+def test_the_season_page_shows_the_table_and_links_its_races(tmp_path: Path) -> None:
+    from bot.games.archive import write_season_page
+
+    app = finished_season(tmp_path)
+    try:
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None
+            page = write_season_page(session, season, tmp_path / "page")
+            table = seasons.table_of(session, season)
+    finally:
+        app.close()
+    html = page.read_text(encoding="utf-8")
+    assert "<h1>Season s1</h1>" in html and "after 1 of 3 races" in html
+    for row in table.rows:
+        assert f'<th scope="row">{row.name}</th><td>{row.points}</td>' in html
+    assert '<a href="../../rc1/index.html">rc1</a> (finished)' in html
+    assert "<script" not in html and (tmp_path / "page" / "style.css").exists()
+
+
+def test_the_bot_keeps_the_season_page_in_its_archive(tmp_path: Path) -> None:
+    app = finished_season(tmp_path, archive=True)
+    app.close()
+    page = tmp_path / "site" / "_seasons" / "s1" / "index.html"
+    assert page.exists(), "written as the race finished"
+    html = page.read_text(encoding="utf-8")
+    assert "after 1 of 3 races" in html and "Anna" in html and "0-5" in html
+    assert (tmp_path / "site" / "rc1" / "index.html").exists()
+
+
+def test_season_archive_by_cli(site: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert flagman(site, "season", "new", "s1", "--game-kind", "speed_circuit", "--race", "sc1") == 0
+    capsys.readouterr()
+    assert flagman(site, "season", "archive", "s1", str(tmp_path / "out")) == 0
+    assert "season page written" in capsys.readouterr().out
+    assert "No race has finished yet." in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert flagman(site, "season", "archive", "nope", str(tmp_path / "out")) == 2
+    assert "There is no season called nope" in capsys.readouterr().err
+
+
+# -- the next race ---------------------------------------------------------------------------------
+
+
+def test_the_next_race_is_made_and_started_when_the_last_ends_its_grid_from_the_table(tmp_path: Path) -> None:
+    app = finished_season(tmp_path)  # rc1 over; rc2 race 2 under way (manual deadlines)
+    try:
+        with app.db.transaction() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None
+            season.races_planned = 3
+            rc2 = find_game_row(session, "rc2")
+            assert rc2 is not None
+            rc2.deadline_spec = "24h"
+        gm_says(app, "PROCESS rc2", game="rc2")
+        to_the_finish(app, "rc2")
+        app.service.tick()
+        app.service.send()
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None
+            assert [r.game.name for r in season.races] == ["rc1", "rc2", "s1-r3"]
+            table = seasons.table_of(session, season)
+            third = season.races[2].game
+            assert third.status == "active" and third.gm_address == GM and third.options == {"turns": "3"}
+            order = [seat.player.name for seat in third.seats]
+        assert order == [row.name for row in table.rows], "the grid is the table, leader first"
+        sheet = [m for m in mails(app, "kelly@example.org") if "[s1-r3]" in str(m["Subject"])]
+        assert sheet, "every driver gets the new race's sheet"
+        assert "This is race 3 of 3 of season s1" in body_of(sheet[0])
+        app.service.tick()
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None and len(season.races) == 3, "made once"
+        to_the_finish(app, "s1-r3")
+        app.service.tick()
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None and season.status == "finished" and len(season.races) == 3
+    finally:
+        app.close()
+
+
+# -- sign-ups ----------------------------------------------------------------------------------------
+
+
+def test_join_a_season_by_mail_takes_a_seat_in_its_race_open_for_sign_ups_after_the_code(gapp: App) -> None:
+    from tests.bot.gm_helpers import last, stranger_joins, stranger_says
+
+    with gapp.db.transaction() as session:
+        create_game(gapp.shell, session, kind="racecraft", name="opener", players=[], gm_address=GM, signup=True)
+        seasons.create_season(gapp.shell, session, seasons.SeasonSettings(name="cup", kind="racecraft", gm_address=GM))
+    stranger_says(gapp, "early@example.net", "JOIN cup Early")
+    refused = body_of(last(gapp, "early@example.net"))
+    assert "Season cup has no race open for sign-ups now" in refused
+    with gapp.db.transaction() as session:
+        season = seasons.find_season(session, "cup")
+        assert season is not None
+        seasons.add_race(session, season, "opener")
+    stranger_says(gapp, "kim@example.net", "JOIN cup Kim")
+    with gapp.db.read() as session:
+        game = find_game_row(session, "opener")
+        assert game is not None and game.seats == [], "no seat before the code comes back (double opt-in)"
+    stranger_joins(gapp, "kim@example.net", "JOIN cup Kim")
+    with gapp.db.read() as session:
+        game = find_game_row(session, "opener")
+        assert game is not None
+        assert [(s.name, s.player.address) for s in game.seats] == [("kim", "kim@example.net")]

@@ -25,6 +25,7 @@ from bot.models import OrderSubmission, Turn
 from bot.testing import body_of
 from rules import find_game
 from tests.bot.gm_helpers import GM, cycle, gm_says, last, new_app, past_setup, player_says
+from tests.settled import examples
 
 SEATS = ("p0", "p1", "p2")
 
@@ -69,7 +70,7 @@ def _quoted(body: str) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz"])
 def test_what_orders_says_will_count_is_what_the_deadline_uses(kind: str) -> None:
-    @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(6, 12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(step, max_size=6))
     def run(steps: list[tuple[str, str, object]]) -> None:
         with tempfile.TemporaryDirectory() as tmp:

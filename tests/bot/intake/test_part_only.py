@@ -172,3 +172,17 @@ def test_a_later_mail_is_kept_whole_and_adds_only_what_fills_the_gap(earlier: li
         assert any(isinstance(o, SpeedOrder) for o in second)
         assert not {type(o) for o in first} & {type(o) for o in second}
         assert kept == set(first)
+
+
+def test_keep_the_rest_changes_one_part_and_keeps_the_others(gapp: App) -> None:
+    """ "change of plan: speed 80 please, keep the rest" replaced the whole plot (LANE, PAY went)
+    and listed "keep the rest" as words not read. A human GM keeps the rest: the mail's SPEED
+    replaces the SPEED on file, the other lines stand, and the reading says so."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "kelly", "SPEED 60\nLANE B\nPAY ROLL", game="sc1")
+    player_says(gapp, "kelly", "change of plan: speed 40 please, keep the rest", game="sc1")
+    assert _filed(gapp).splitlines() == ["SPEED 40", "LANE B", "PAY ROLL"]
+    text = _flat(gapp)
+    assert "read as SPEED 40 read as: the rest of the set on file stands" in text.replace("\n", " ")
+    assert "No longer on file: > SPEED 60" in text and "> LANE B" not in text.split("Understood for")[0]
+    assert "not read as an order" not in text

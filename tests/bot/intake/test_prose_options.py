@@ -104,3 +104,13 @@ def test_by_mail_b_for_me_is_cruise_and_the_last_correction_counts(rc: App) -> N
     answer = last(rc, ADDRESS["anna"])
     assert not str(answer["Subject"]).startswith("[ERROR]")
     assert "read as USE 1, your correction: USE 2 before it is not taken" in _flat(body_of(answer))
+
+
+def test_a_hedge_is_answered_with_its_line_quoted_once(rc: App) -> None:
+    """ "use 2 or 3, whatever you think" was answered with the line quoted three times, once per
+    thing said of it: quoted once, each offer a one-tap link under it, and the words not read."""
+    player_says(rc, "seb", "use 2 or 3, whatever you think")
+    text = body_of(last(rc, ADDRESS["seb"]))
+    assert text.count('"use 2 or 3, whatever you think"') == 1
+    assert text.count("mailto:") == 2 and "subject=USE%202" in text and "subject=USE%203" in text
+    assert 'not read as an order: "whatever you think"' in _flat(text)

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from bot.app import App
 from bot.games import preferences
 from bot.mail_out import calendar as ical
-from bot.mail_out import outbox as mailout
+from bot.mail_out import compose as mailout
 from bot.mail_out.render import RenderedMail
 from bot.models import Player
 from bot.schedules import format_local

@@ -22,8 +22,8 @@ from bot import pictures
 from bot.app import App
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.parse import html_to_text
+from bot.mail_out import compose as mailout
 from bot.mail_out import html as mail_html
-from bot.mail_out import outbox as mailout
 from bot.mail_out.render import RenderedMail
 from bot.models import Seat, Turn
 from bot.settings import Settings

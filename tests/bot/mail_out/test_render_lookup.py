@@ -5,14 +5,18 @@ for nearly every name a letter shows, and with Jinja's own result in every case.
 from __future__ import annotations
 
 import sys
+from collections import Counter
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 import jinja2
+import jinja2.runtime
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.mail_out.render import Renderer
+from bot.mail_out.render import Fragments, Renderer, sharing
 
 NAMES = st.sampled_from(["name", "seat", "items", "get", "keys", "__class__", "__len__", "copy", "missing", "x"])
 
@@ -58,3 +62,50 @@ def test_a_letter_reads_its_dict_context_without_raising_attribute_errors() -> N
         sys.settrace(None)
     assert text.startswith("p0 0; p1 1;") and text.endswith("p19 19; Racecraft")
     assert AttributeError not in raised
+
+
+def test_once_renders_a_macro_once_for_the_same_arguments_while_sharing() -> None:
+    """``once(macro, args...)``: while `sharing`, the same macro with the same shared value (by
+    identity) and equal names (by value) is rendered once and its text given again; another
+    value, other names or no sharing render it anew, so no letter shows another's part."""
+    env = Renderer().env
+    template = env.from_string(
+        "{% macro shown(d, names) %}{{ d.text }} {{ names | join(',') }}{% endmacro %}{{ once(shown, d, names) }}"
+    )
+    calls: list[str] = []
+
+    class Counted(dict[str, str]):
+        def __getitem__(self, key: str) -> str:
+            calls.append(key)
+            return super().__getitem__(key)
+
+    one, other = Counted(text="a"), Counted(text="a")
+    fragments: Fragments = {}
+    with sharing(fragments):
+        first = [template.render(d=one, names=["x", "y"]) for _ in range(3)]
+        assert len(calls) == 1
+        assert template.render(d=one, names=["x"]) == "a x"
+        assert template.render(d=other, names=["x", "y"]) == "a x,y"
+    assert first == ["a x,y"] * 3 and len(calls) == 3
+    assert template.render(d=one, names=["x", "y"]) == "a x,y" and len(calls) == 4
+
+
+def test_a_turns_dice_are_rendered_once_for_all_its_letters(tmp_path: Path) -> None:
+    """What the results reveal of a turn's dice is the same in every seat's letter and the GM's
+    copy: rendered once a turn (text and HTML), while each seat's own orders still come after it
+    in its letter alone."""
+    from bench.tick import main as tick_main
+
+    counted: Counter[str] = Counter()
+    invoke = jinja2.runtime.Macro._invoke
+
+    def counting(self: jinja2.runtime.Macro, arguments: list[Any], autoescape: bool) -> Any:
+        counted[f"{self.name}.{'html' if autoescape else 'txt'}"] += 1
+        return invoke(self, arguments, autoescape)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jinja2.runtime.Macro, "_invoke", counting)
+        assert tick_main(["--games", "2", "--runs", "1", "--set", "schedule.resolve_workers=0"]) == 0
+    # 2 games of 8: every letter of each turn (the 8 seats' and the GM's at least) reveals its dice
+    assert counted["dice_revealed.txt"] == counted["dice_revealed.html"] >= 18
+    assert counted["dice_shown.txt"] == counted["dice_shown.html"] == 2

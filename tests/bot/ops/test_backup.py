@@ -73,7 +73,7 @@ def replay(url: str, game: str = "demo1") -> list:
         db.dispose()
 
 
-def tamper(url: str, number: int, field: str, change) -> None:  # noqa: ANN001
+def tamper(url: str, number: int, field: str, change) -> None:
     db = Database(url)
     try:
         with db.transaction() as session:
@@ -162,7 +162,7 @@ def test_replay_reports_a_tampered_stored_state(site: Path, capsys: pytest.Captu
     changed: list[str] = []
 
     def alter(value: dict) -> None:  # change the first integer found, wherever it is
-        def walk(node):  # noqa: ANN001, ANN202
+        def walk(node):
             if isinstance(node, dict):
                 for key, item in node.items():
                     if isinstance(item, int) and not isinstance(item, bool) and not changed:
@@ -283,7 +283,7 @@ def test_copy_db_to_a_new_sqlite_database_keeps_the_whole_history(site: Path, tm
 
 
 @pytest.mark.e2e
-def test_copy_db_from_sqlite_to_postgresql(site: Path, postgres, capsys: pytest.CaptureFixture[str]) -> None:  # noqa: ANN001
+def test_copy_db_from_sqlite_to_postgresql(site: Path, postgres, capsys: pytest.CaptureFixture[str]) -> None:
     """SQLite -> PostgreSQL with `flagman copy-db --to URL`: identical export, and new rows get fresh ids."""
     target = postgres.create_database("copy_target")
     assert main(["--config", str(site / "flagman.toml"), "copy-db", "--to", target]) == 0
@@ -354,7 +354,7 @@ JSON_VALUES = st.recursive(
 
 @settings(max_examples=150, deadline=None)
 @given(JSON_VALUES, JSON_VALUES)
-def test_first_differences_is_empty_exactly_when_the_values_are_equal(a, b) -> None:  # noqa: ANN001
+def test_first_differences_is_empty_exactly_when_the_values_are_equal(a, b) -> None:
     """Replay's comparison never misses a difference and never invents one (JSON values)."""
     assert (first_differences(a, b) == []) == (a == b)
     assert first_differences(a, a) == []

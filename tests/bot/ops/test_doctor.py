@@ -260,7 +260,7 @@ def test_failures_are_told_apart_through_the_exceptions_they_were_raised_from() 
                 if cause:
                     raise make_outer("wrapped") from exc
                 raise make_outer("wrapped")  # noqa: B904 - the implicit chaining is the point
-        except BaseException as outer:
+        except BaseException as outer:  # noqa: BLE001 - the exception made is the result
             return outer
         raise AssertionError("unreachable")
 

@@ -20,7 +20,7 @@ import nacl.signing
 import pytest
 
 from bot import dkim
-from bot.mail_out import outbox as mailout
+from bot.mail_out import compose as mailout
 from bot.mail_out.render import RenderedMail
 from bot.ops import mail_dns
 from bot.ops.findings import Finding, Severity

@@ -21,7 +21,7 @@ import nacl.encoding
 import nacl.signing
 import pytest
 
-from bot.ops import deploy as D
+from bot.ops import deploy
 from tests.bot.ops.test_ops_deploy import fake_venv, need, under
 
 PLAYERS = ("kelly", "seb", "steve", "roger", "anna")
@@ -31,7 +31,7 @@ OLD_FOUR = ("site-secret", "imap-password", "smtp-password", "db-password")  # t
 def run_flagmanctl(prefix: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The deployed flagmanctl with --dry-run, reading the unit under `prefix`."""
     need("systemd-analyze")
-    script = under(prefix, D.FLAGMANCTL_PATH)
+    script = under(prefix, deploy.FLAGMANCTL_PATH)
     return subprocess.run(
         ["sh", str(script), "--root", str(prefix), "--dry-run", *args],
         capture_output=True,
@@ -115,9 +115,9 @@ def site_with_dkim(tmp_path: Path, instance: str | None = None) -> Path:
     makes, a configuration whose [dkim] selectors names fm2026, and in the credentials
     directory the site secret, the previous secrets and the key dkim-fm2026."""
     prefix = tmp_path / "root"
-    D.deploy(prefix, fake_venv(tmp_path / "venv"), instance=instance)
+    deploy.deploy(prefix, fake_venv(tmp_path / "venv"), instance=instance)
     etc = "/etc/flagman" if instance is None else f"/etc/flagman-{instance}"
-    tmpfiles = D.TMPFILES_PATH if instance is None else f"/etc/tmpfiles.d/flagman-{instance}.conf"
+    tmpfiles = deploy.TMPFILES_PATH if instance is None else f"/etc/tmpfiles.d/flagman-{instance}.conf"
     state = tmp_path / "state"
     under(prefix, f"{etc}/flagman.toml").write_text(f"""\
 [bot]
@@ -194,13 +194,13 @@ def test_flagmanctl_passes_the_units_settings_in_order_and_its_own_arguments_las
     unit, each once and in the unit's order; then the venv's flagman and the arguments as given."""
     venv = fake_venv(tmp_path / "venv")
     prefix = tmp_path / "root"
-    D.deploy(prefix, venv)
+    deploy.deploy(prefix, venv)
     argv = command(prefix, "game", "new", "racecraft", "--name", "rc 1")
     assert argv[:6] == ["systemd-run", "--quiet", "--wait", "--collect", "--pipe", "--service-type=exec"]
     assert argv[-6:] == [f"{venv}/bin/flagman", "game", "new", "racecraft", "--name", "rc 1"]
     unit = [
         line
-        for line in under(prefix, D.UNIT_PATH).read_text().splitlines()
+        for line in under(prefix, deploy.UNIT_PATH).read_text().splitlines()
         if line.split("=", 1)[0]
         in {
             "User",
@@ -222,7 +222,7 @@ def test_flagmanctl_honours_the_fixed_user_and_other_drop_ins(tmp_path: Path) ->
     LoadCredential= of a key kept elsewhere and its Environment= are passed too, in systemd's
     order (the drop-ins after the unit, by file name)."""
     prefix = tmp_path / "root"
-    D.deploy(prefix, fake_venv(tmp_path / "venv"), fixed_user=True)
+    deploy.deploy(prefix, fake_venv(tmp_path / "venv"), fixed_user=True)
     drop_ins = under(prefix, "/etc/systemd/system/flagman.service.d")
     (drop_ins / "override.conf").write_text(
         "# systemctl edit flagman\n[Service]\nLoadCredential=dkim-hsm:/srv/keys/dkim-hsm\n"
@@ -244,7 +244,7 @@ def test_flagmanctls_properties_are_settings_systemd_accepts(tmp_path: Path) -> 
     analyze = need("systemd-analyze")
     venv = fake_venv(tmp_path / "venv")
     prefix = tmp_path / "root"
-    D.deploy(prefix, venv, fixed_user=True)
+    deploy.deploy(prefix, venv, fixed_user=True)
     props = properties(command(prefix, "doctor"))
     unit = tmp_path / "flagmanctl-run.service"
     unit.write_text(
@@ -257,8 +257,8 @@ def test_flagmanctls_properties_are_settings_systemd_accepts(tmp_path: Path) -> 
 def test_flagmanctl_without_the_unit_says_how_to_install_it(tmp_path: Path) -> None:
     """No flagman.service under the root: one line naming `flagman deploy /`, exit 1, no command."""
     prefix = tmp_path / "root"
-    D.deploy(prefix, fake_venv(tmp_path / "venv"))
-    under(prefix, D.UNIT_PATH).unlink()
+    deploy.deploy(prefix, fake_venv(tmp_path / "venv"))
+    under(prefix, deploy.UNIT_PATH).unlink()
     done = run_flagmanctl(prefix, "doctor")
     assert done.returncode == 1 and done.stdout == ""
     assert "no flagman.service under" in done.stderr and "flagman deploy /" in done.stderr
@@ -268,7 +268,7 @@ def test_flagmanctl_refuses_a_specifier_it_cannot_expand(tmp_path: Path) -> None
     """A drop-in setting that uses a specifier other than %i and %% (systemd-run expands none)
     is refused with the setting named, rather than passed on literally."""
     prefix = tmp_path / "root"
-    D.deploy(prefix, fake_venv(tmp_path / "venv"))
+    deploy.deploy(prefix, fake_venv(tmp_path / "venv"))
     drop_in = under(prefix, "/etc/systemd/system/flagman.service.d/name.conf")
     drop_in.parent.mkdir(parents=True)
     drop_in.write_text("[Service]\nEnvironment=UNIT=%n\n")
@@ -279,15 +279,15 @@ def test_flagmanctl_refuses_a_specifier_it_cannot_expand(tmp_path: Path) -> None
 @pytest.mark.parametrize("name", ["Club", "-x", "a/b", "a b"])
 def test_flagmanctl_refuses_a_bad_instance_name(tmp_path: Path, name: str) -> None:
     prefix = tmp_path / "root"
-    D.deploy(prefix, fake_venv(tmp_path / "venv"))
+    deploy.deploy(prefix, fake_venv(tmp_path / "venv"))
     done = run_flagmanctl(prefix, f"@{name}", "doctor")
     assert done.returncode == 2 and "instance name" in done.stderr
 
 
 def test_the_shipped_flagmanctl_is_valid_sh_and_names_the_shipped_venv() -> None:
     """deploy/flagmanctl parses as sh, is executable, and runs /opt/flagman/bin/flagman unless deployed elsewhere."""
-    script = D.shipped_dir() / "flagmanctl"
+    script = deploy.shipped_dir() / "flagmanctl"
     subprocess.run(["sh", "-n", str(script)], check=True, timeout=30)
     assert script.stat().st_mode & 0o111
     assert "FLAGMAN=${FLAGMAN:-/opt/flagman/bin/flagman}" in script.read_text()
-    assert PurePosixPath(D.FLAGMANCTL_PATH).name == "flagmanctl"
+    assert PurePosixPath(deploy.FLAGMANCTL_PATH).name == "flagmanctl"

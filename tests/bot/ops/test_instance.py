@@ -107,7 +107,7 @@ def test_advisory_keys_differ_per_mailbox_and_fit_bigint() -> None:
 
 
 @pytest.mark.e2e
-def test_postgres_advisory_lock_is_single_and_freed_with_its_session(postgres) -> None:  # noqa: ANN001
+def test_postgres_advisory_lock_is_single_and_freed_with_its_session(postgres) -> None:
     """pg_try_advisory_lock: one holder; the server frees it when the holder's session ends."""
     url = postgres.create_database("lock_test")
     first, second = PostgresLock(url, "mbox"), PostgresLock(url, "mbox")

@@ -16,7 +16,7 @@ import pytest
 
 from bot.cli import main
 from bot.host.unit import CREDENTIALS_DIR
-from bot.ops import deploy as D
+from bot.ops import deploy
 from bot.settings import load_secrets, load_settings
 from tests.helpers import unavailable
 
@@ -213,11 +213,11 @@ def test_every_shipped_file_has_a_place() -> None:
     """Nothing in deploy/ is left out of `flagman deploy` (with --fixed-user), nor is
     config.example.toml; each goes to an absolute path, and no two to the same one."""
     shipped = {p for p in DEPLOY.rglob("*") if p.is_file()} | {DEPLOY.parent / "config.example.toml"}
-    every = D.placements(PurePosixPath("/opt/flagman"), fixed_user=True)
+    every = deploy.placements(PurePosixPath("/opt/flagman"), fixed_user=True)
     assert {p.source for p in every} == shipped
     assert len({p.target for p in every}) == len(every)
     assert all(p.target.is_absolute() for p in every)
-    assert {p.name for p in D.placements(PurePosixPath("/opt/flagman"))} == {p.name for p in every} - {
+    assert {p.name for p in deploy.placements(PurePosixPath("/opt/flagman"))} == {p.name for p in every} - {
         "flagman.sysusers",
         "fixed-user.conf",
     }
@@ -230,7 +230,7 @@ def test_deploy_writes_every_file_where_systemd_expects_it(tmp_path: Path) -> No
     the venv given."""
     venv = fake_venv(tmp_path / "venv")
     prefix = tmp_path / "root"
-    done = D.deploy(prefix, venv)
+    done = deploy.deploy(prefix, venv)
     assert {w.action for w in done} == {"written"}
     unit = under(prefix, "/etc/systemd/system/flagman.service")
     v = values_of(unit)
@@ -238,11 +238,11 @@ def test_deploy_writes_every_file_where_systemd_expects_it(tmp_path: Path) -> No
     (doc,) = v["Documentation"]
     assert doc == f"file://{venv}/share/doc/flagman/OPERATING.md"
     assert under(prefix, doc.removeprefix("file://")).read_text() == (DEPLOY / "OPERATING.md").read_text()
-    assert under(prefix, D.TMPFILES_PATH).read_text() == (DEPLOY / "flagman.tmpfiles").read_text()
-    assert f"installs it as {D.TMPFILES_PATH}" in (DEPLOY / "flagman.tmpfiles").read_text()
-    ctl = under(prefix, D.FLAGMANCTL_PATH)
+    assert under(prefix, deploy.TMPFILES_PATH).read_text() == (DEPLOY / "flagman.tmpfiles").read_text()
+    assert f"installs it as {deploy.TMPFILES_PATH}" in (DEPLOY / "flagman.tmpfiles").read_text()
+    ctl = under(prefix, deploy.FLAGMANCTL_PATH)
     assert stat.S_IMODE(ctl.stat().st_mode) == 0o755 and f"FLAGMAN=${{FLAGMAN:-{venv}/bin/flagman}}" in ctl.read_text()
-    config = under(prefix, D.CONFIG_PATH)
+    config = under(prefix, deploy.CONFIG_PATH)
     assert stat.S_IMODE(config.stat().st_mode) == 0o644
     # The configuration names the documentation of every option where deploy put it.
     example = f"{venv}/share/doc/flagman/config.example.toml"
@@ -257,12 +257,12 @@ def test_deploying_again_keeps_the_configuration_and_updates_the_rest(tmp_path: 
     unit someone changed is put back (changes go in drop-ins)."""
     venv = fake_venv(tmp_path / "venv")
     prefix = tmp_path / "root"
-    D.deploy(prefix, venv)
-    config = under(prefix, D.CONFIG_PATH)
+    deploy.deploy(prefix, venv)
+    config = under(prefix, deploy.CONFIG_PATH)
     config.write_text(config.read_text().replace("flagman@race.example.org", "bot@my.example"))
-    unit = under(prefix, D.UNIT_PATH)
+    unit = under(prefix, deploy.UNIT_PATH)
     unit.write_text(unit.read_text() + "\n# edited\n")
-    actions = {w.placement.name: w.action for w in D.deploy(prefix, venv)}
+    actions = {w.placement.name: w.action for w in deploy.deploy(prefix, venv)}
     assert actions["flagman.toml"] == "kept" and "bot@my.example" in config.read_text()
     assert actions["flagman.service"] == "updated" and "# edited" not in unit.read_text()
     assert {a for n, a in actions.items() if n not in ("flagman.toml", "flagman.service")} == {"unchanged"}
@@ -270,7 +270,7 @@ def test_deploying_again_keeps_the_configuration_and_updates_the_rest(tmp_path: 
 
 def test_fixed_user_adds_the_sysusers_entry_and_the_drop_in(tmp_path: Path) -> None:
     prefix = tmp_path / "root"
-    D.deploy(prefix, fake_venv(tmp_path / "venv"), fixed_user=True)
+    deploy.deploy(prefix, fake_venv(tmp_path / "venv"), fixed_user=True)
     assert under(prefix, "/etc/sysusers.d/flagman.conf").read_text() == (DEPLOY / "flagman.sysusers").read_text()
     drop_in = under(prefix, "/etc/systemd/system/flagman.service.d/fixed-user.conf").read_text()
     assert "DynamicUser=no" in drop_in
@@ -281,12 +281,12 @@ def test_the_deployed_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None
     deployed tmpfiles snippet applied to the staging root makes the credential files."""
     analyze, tmpfiles = need("systemd-analyze"), need("systemd-tmpfiles")
     prefix = tmp_path / "root"
-    D.deploy(prefix, fake_venv(tmp_path / "venv"))
-    unit = under(prefix, D.UNIT_PATH)
+    deploy.deploy(prefix, fake_venv(tmp_path / "venv"))
+    unit = under(prefix, deploy.UNIT_PATH)
     done = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and not [line for line in done.stderr.splitlines() if "flagman" in line], done.stderr
     done = subprocess.run(
-        [tmpfiles, "--create", f"--root={prefix}", str(under(prefix, D.TMPFILES_PATH))],
+        [tmpfiles, "--create", f"--root={prefix}", str(under(prefix, deploy.TMPFILES_PATH))],
         capture_output=True,
         text=True,
         timeout=60,
@@ -303,8 +303,8 @@ def test_the_cli_prints_the_plan_and_one_file(tmp_path: Path, capsys: pytest.Cap
     assert main(["deploy", "--print", "--venv", venv]) == 0
     plan = capsys.readouterr().out
     assert (
-        f"-> {D.UNIT_PATH}" in plan
-        and f"-> {D.TMPFILES_PATH}" in plan
+        f"-> {deploy.UNIT_PATH}" in plan
+        and f"-> {deploy.TMPFILES_PATH}" in plan
         and f"-> {venv}/share/doc/flagman/OPERATING.md" in plan
     )
     assert main(["deploy", "--print", "flagman.service", "--venv", venv]) == 0
@@ -324,8 +324,8 @@ def test_the_cli_deploys_under_a_prefix(tmp_path: Path, capsys: pytest.CaptureFi
     venv = str(fake_venv(tmp_path / "venv"))
     assert main(["deploy", str(tmp_path / "root"), "--venv", venv]) == 0
     out = capsys.readouterr().out
-    assert f"written   {tmp_path / 'root'}{D.UNIT_PATH}" in out and "staging root" in out
-    assert under(tmp_path / "root", D.UNIT_PATH).exists()
+    assert f"written   {tmp_path / 'root'}{deploy.UNIT_PATH}" in out and "staging root" in out
+    assert under(tmp_path / "root", deploy.UNIT_PATH).exists()
 
 
 def test_the_generated_configurations_name_only_what_is_installed(tmp_path: Path) -> None:
@@ -377,7 +377,7 @@ def test_the_guide_uses_one_path_for_each_file() -> None:
                 assert path.startswith(f"{CREDENTIALS_DIR}/{credential}"), (name, path)
         assert "/usr/lib/tmpfiles.d" not in text and "/usr/lib/sysusers.d" not in text, name
     guide = texts["OPERATING.md"]
-    assert f"systemd-tmpfiles --create {D.TMPFILES_PATH}" in guide
+    assert f"systemd-tmpfiles --create {deploy.TMPFILES_PATH}" in guide
 
 
 def shell_blocks(text: str) -> list[list[str]]:
@@ -396,7 +396,7 @@ def test_the_guide_installs_from_a_fresh_debian_machine_in_order() -> None:
         "python3 -m venv /opt/flagman",
         '/opt/flagman/bin/pip install "$WHEEL"',
         "/opt/flagman/bin/flagman deploy /",
-        f"systemd-tmpfiles --create {D.TMPFILES_PATH}",
+        f"systemd-tmpfiles --create {deploy.TMPFILES_PATH}",
         "systemctl daemon-reload",
     ]
     at = [next(i for i, line in enumerate(install) if line.startswith(step)) for step in order]

@@ -22,7 +22,7 @@ from bot.cli import init_dir
 from bot.daemon.jobs import Runner
 from bot.faults import CrashPoint
 from bot.mail_in.inbox import Folder, deliver_to_maildir
-from bot.mail_out.outbox import DrainReport
+from bot.mail_out.drain import DrainReport
 from bot.models import Outbox
 from bot.settings import load_settings
 from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
@@ -73,7 +73,7 @@ class StoppingInbox(FakeInbox):
 
     runner: Runner | None = None
 
-    def fetch_new(self, limit: int = 100, *, skip=()):  # noqa: ANN001, ANN201
+    def fetch_new(self, limit: int = 100, *, skip=()):
         batch = super().fetch_new(limit, skip=skip)
         if self.runner is not None and batch:
             self.runner.stop_event.set()
@@ -122,7 +122,8 @@ def test_watchdog_health_follows_the_jobs(app: App) -> None:
 def test_reload_applies_bot_and_schedule_keeps_connections(
     app: App, config: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """SIGHUP: [bot] and [schedule] take effect at once; [inbox] changes wait for a restart (and say so)."""
+    """SIGHUP: [bot] and [schedule] take effect at once; [inbox] changes and the turn worker's count and
+    priority wait for a restart (and say so)."""
     runner = Runner(app, config_path=config)
     runner.start()
     try:
@@ -131,7 +132,7 @@ def test_reload_applies_bot_and_schedule_keeps_connections(
             "poll_seconds = 60", "poll_seconds = 45"
         )
         text = text.replace('path = "mail/inbox"', 'path = "mail/elsewhere"')
-        text = text.replace("[schedule]\n", "[schedule]\nresolve_workers = 0\n")
+        text = text.replace("[schedule]\n", "[schedule]\nresolve_workers = 0\nresolve_niceness = 5\n")
         assert "resolve_workers = 0" in text
         config.write_text(text)
         old_inbox = app.settings.inbox
@@ -140,7 +141,10 @@ def test_reload_applies_bot_and_schedule_keeps_connections(
         assert app.settings.bot.name == "Race Control"
         assert app.settings.inbox == old_inbox
         assert app.settings.schedule.resolve_workers == 1  # the turn worker is built once: kept
-        assert "changes to [inbox], [schedule] resolve_workers need a restart" in caplog.text
+        assert app.settings.schedule.resolve_niceness == 0  # and so is its priority
+        assert (
+            "changes to [inbox], [schedule] resolve_workers, [schedule] resolve_niceness need a restart" in caplog.text
+        )
         assert runner.scheduler.get_job("poll").trigger.interval.total_seconds() == 45
     finally:
         runner.stop()
@@ -195,7 +199,7 @@ def test_a_stop_that_meets_a_job_waking_another_still_ends(app: App) -> None:
     stopper: list[threading.Thread] = []
     real_get_job = runner.scheduler.get_job
 
-    def get_job_as_the_stop_begins(job_id: str):  # noqa: ANN202
+    def get_job_as_the_stop_begins(job_id: str):
         # The job has passed the stop check; now the stop begins, and the job goes on.
         if not stopper:
             stopper.append(threading.Thread(target=runner.stop))
@@ -567,7 +571,7 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
         "tick": sqlite3.OperationalError("database is locked"),
     }
 
-    def job(name: str):  # noqa: ANN202
+    def job(name: str):
         def run() -> None:
             if failure[name] is not None:
                 raise failure[name]  # type: ignore[misc]
@@ -595,7 +599,7 @@ class NewsAfterThePass(FakeInbox):
     runner: Runner | None = None
     late: bytes = b""
 
-    def fetch_new(self, limit: int = 100, *, skip=()):  # noqa: ANN001, ANN201
+    def fetch_new(self, limit: int = 100, *, skip=()):
         batch = super().fetch_new(limit, skip=skip)
         if not batch and self.late and self.runner is not None:
             self.deliver(self.late)
@@ -638,7 +642,7 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
         return sum(len(keys) for keys in inbox.folders.values())
 
     class Recording(FakeInbox):
-        def mark_done(self, keys, folder=Folder.PROCESSED):  # noqa: ANN001, ANN202
+        def mark_done(self, keys, folder=Folder.PROCESSED):
             super().mark_done(keys, folder)
             events.append(f"moved: {committed_rows()} answers committed, {moved()} mails moved")
 

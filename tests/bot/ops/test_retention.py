@@ -89,7 +89,7 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
     new = deliver_to_maildir(processed, b"Subject: new\r\n\r\ny")
     done = flagman_process(config, "prune")
     assert done.returncode == 0, done.stderr
-    assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mails of the Processed folder" in done.stdout
+    assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mail of the Processed folder" in done.stdout
     with db.read() as session:
         assert session.scalar(select(func.count()).select_from(Outbox)) == sent, "the rows stay"
         assert session.scalar(select(func.length(Outbox.data)).where(Outbox.id == first)) > 0, "pending mail kept"
@@ -97,3 +97,37 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
         assert session.scalar(select(func.count()).select_from(Turn)) == turns_before
     db.dispose()
     assert not old.exists() and new.exists()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.e2e)])
+def test_what_the_doctor_counts_past_the_policy_is_what_a_prune_takes(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """`flagman doctor`'s retention check counts with the prune's own conditions
+    (`bot.ops.retention.overdue`): four days of a game kept whole (a policy of 0 days keeps
+    everything), then a policy of one day: what `overdue` counts is what `prune_database`
+    takes, and nothing is overdue after it."""
+    from dataclasses import replace
+
+    from bot.ops.retention import overdue, prune_database
+
+    postgres = request.getfixturevalue("postgres") if kind == "postgresql" else None
+    forever = RetentionSettings(sent_mail_days=0, inbound_days=0, audit_days=0, processed_mail_days=0)
+    app = retention_app(fresh_database(kind, tmp_path, postgres), tmp_path, forever)
+    try:
+        play(app, Season(games=1, days=4, every=4))
+        now = app.clock.now()
+        assert not overdue(app.db, app.settings, now).anything, "a policy of 0 days keeps everything"
+        one_day = replace(app.settings, retention=RetentionSettings(sent_mail_days=1, inbound_days=1, audit_days=1))
+        found = overdue(app.db, one_day, now)
+        assert found.mail_bodies > 0 and found.inbound_texts > 0 and found.oldest is not None, found
+        pruned = prune_database(app.db, one_day, now)
+        assert (pruned.mail_bodies, pruned.inbound_texts, pruned.quarantined, pruned.audit_lines) == (
+            found.mail_bodies,
+            found.inbound_texts,
+            found.quarantined,
+            found.audit_lines,
+        )
+        assert not overdue(app.db, one_day, now).anything
+    finally:
+        app.close()

@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from bot.cli import main
-from bot.ops import deploy as D
+from bot.ops import deploy
 from bot.settings import load_settings
 from tests.bot.ops.test_flagmanctl import command, last, properties, run_flagmanctl
 from tests.bot.ops.test_ops_deploy import fake_venv, need, under
@@ -31,7 +31,7 @@ def staged(tmp_path: Path, *instances: str, fixed_user: bool = False) -> tuple[P
     venv = fake_venv(tmp_path / "venv")
     prefix = tmp_path / "root"
     for instance in instances or (None,):
-        D.deploy(prefix, venv, fixed_user=fixed_user, instance=instance)
+        deploy.deploy(prefix, venv, fixed_user=fixed_user, instance=instance)
     return prefix, venv
 
 
@@ -43,7 +43,7 @@ def verify(tmp_path: Path, prefix: Path, *names: str) -> subprocess.CompletedPro
     folder.mkdir(exist_ok=True)
     for unit in under(prefix, UNITS).iterdir():
         if unit.is_file():
-            text = unit.read_text().replace(D.FLAGMANCTL_PATH, str(under(prefix, D.FLAGMANCTL_PATH)))
+            text = unit.read_text().replace(deploy.FLAGMANCTL_PATH, str(under(prefix, deploy.FLAGMANCTL_PATH)))
             (folder / unit.name).write_text(text)
     return subprocess.run(
         [analyze, "verify", *(str(folder / n) for n in names)], capture_output=True, text=True, timeout=60
@@ -57,8 +57,8 @@ def test_each_instance_gets_its_own_configuration_credentials_and_state(tmp_path
     flagman.service's own configuration is not written."""
     tmpfiles = need("systemd-tmpfiles")
     prefix, venv = staged(tmp_path, "club", "league")
-    assert under(prefix, UNITS / "flagman@.service").is_file() and under(prefix, D.UNIT_PATH).is_file()
-    assert not under(prefix, D.CONFIG_PATH).exists() and not under(prefix, D.TMPFILES_PATH).exists()
+    assert under(prefix, UNITS / "flagman@.service").is_file() and under(prefix, deploy.UNIT_PATH).is_file()
+    assert not under(prefix, deploy.CONFIG_PATH).exists() and not under(prefix, deploy.TMPFILES_PATH).exists()
     for name in ("club", "league"):
         config = under(prefix, f"/etc/flagman-{name}/flagman.toml")
         settings = load_settings(config, env={"FLAGMAN_SECRET": "x" * 32})
@@ -88,7 +88,7 @@ def test_the_templated_unit_is_flagman_service_with_the_instances_paths_and_user
     user, each with %i, and FLAGMAN_INSTANCE (for doctor's fixes); the rest (ExecStart=, the
     watchdog, the hardening) is the same."""
     prefix, venv = staged(tmp_path)
-    plain = under(prefix, D.UNIT_PATH).read_text().splitlines()
+    plain = under(prefix, deploy.UNIT_PATH).read_text().splitlines()
     template = under(prefix, UNITS / "flagman@.service").read_text().splitlines()
     template.remove("Environment=FLAGMAN_INSTANCE=%i")
     settings = [(a, b) for a, b in zip(plain, template, strict=True) if not a.startswith("#")]
@@ -172,7 +172,7 @@ def test_the_backup_service_runs_flagman_backup_keep_14_through_flagmanctl(
         if line.startswith("ExecStart=")
     ]
     argv = shlex.split(exec_start.replace("%i", instance or ""))
-    assert argv[0] == D.FLAGMANCTL_PATH
+    assert argv[0] == deploy.FLAGMANCTL_PATH
     ran = command(prefix, *argv[1:])
     state = "/var/lib/flagman" if instance is None else f"/var/lib/flagman-{instance}"
     assert ran[-5:] == [f"{venv}/bin/flagman", "backup", "--keep", "14", f"{state}/backups"]
@@ -203,7 +203,7 @@ def test_flagmanctl_at_an_instance_uses_that_instances_unit_and_drop_ins(tmp_pat
         "dkim-hsm:/srv/club/dkim-hsm",
     ]
     assert ("Environment", "ALL=1") in props and ("Environment", "FLAGMAN_INSTANCE=club") in props
-    script = under(prefix, D.FLAGMANCTL_PATH)
+    script = under(prefix, deploy.FLAGMANCTL_PATH)
     by_env = subprocess.run(
         ["sh", str(script), "--root", str(prefix), "--dry-run", "doctor"],
         capture_output=True,

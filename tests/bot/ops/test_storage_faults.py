@@ -53,7 +53,7 @@ def inbox_waiting(root: Path) -> int:
     return len(list((root / "mail" / "inbox" / "new").iterdir()))
 
 
-def assert_told(done, status: int, *words: str) -> None:  # noqa: ANN001 - a CompletedProcess
+def assert_told(done, status: int, *words: str) -> None:  # a CompletedProcess
     """Exit `status`, at most two lines on stderr holding `words`, no traceback."""
     assert done.returncode == status, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout, done.stderr

@@ -15,6 +15,7 @@ from rules.speed_circuit.car import PitStage, Status
 from rules.speed_circuit.model import Phase
 from rules.speed_circuit.plot import limits
 from tests.rules.speed_circuit.strategies import NAMES, order_text
+from tests.settled import examples
 
 TRACKS = ("harbour_loop", "quarry_ring")
 MAX_RACE_TURNS = 60
@@ -34,7 +35,7 @@ def passed_a_speed_test(events: tuple[Event, ...], player: str) -> bool:
     return False
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(20, 60), deadline=None)  # whole races: slow
 @given(
     track=st.sampled_from(TRACKS),
     players=st.integers(min_value=2, max_value=6),

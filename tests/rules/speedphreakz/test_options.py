@@ -24,6 +24,7 @@ from rules.speedphreakz.options import (
 )
 from tests.rules.speedphreakz.helpers import SteadyRandom, arena, car, race
 from tests.rules.speedphreakz.strategies import play_random_race
+from tests.settled import examples
 
 GRASSY = [
     "##############",
@@ -149,7 +150,7 @@ def test_the_text_map_has_x_y_coordinates_and_holds_no_order() -> None:
         assert len(line) <= 80, line
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(15, 40), deadline=None)  # whole races: slow
 @given(data=st.data())
 def test_a_program_shown_in_control_drives_exactly_there(data: st.DataObject) -> None:
     """Issue 16 (the property): in random races, every square shown within 101 (never out of

@@ -14,8 +14,9 @@ from rules.speedphreakz.model import CarStatus, Heading, Order, Program, Race, S
 from rules.speedphreakz.resolve import reckless_result
 from tests.rules.speedphreakz.helpers import ScriptedRandom, car, race
 from tests.rules.speedphreakz.strategies import NAMES, play_random_race, programs
+from tests.settled import examples
 
-RACES = settings(max_examples=60, deadline=None)
+RACES = settings(max_examples=examples(20, 60), deadline=None)  # whole races: slow
 
 
 def on_the_board(state: Race) -> None:

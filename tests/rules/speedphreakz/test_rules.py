@@ -802,3 +802,18 @@ def test_orders_run_one_round_ahead() -> None:
     second = play(first.state, [control(150)], texts={"ann": "ROUND 3: F1", "bob": "ROUND 3: F1"})
     assert at(second, "ann").square == Square(4, 3)
     assert at(second, "ann").program(3) == Program(3, ("F1",))
+
+
+def test_a_crash_scraps_the_queued_program_and_the_results_say_so() -> None:
+    """§4.2, Crash: "its queued orders are scrapped"; S9. A confirmed program for the next
+    round was dropped without a word: the results now say it was scrapped, and what to send,
+    without its actions (a program is its player's secret)."""
+    state = race([car("ann", (1, 1), "N")], programs={"ann": "F1"})
+    crashed = play(state, [control(150)], texts={"ann": "ROUND 3: F2 F1"})
+    assert at(crashed, "ann").programs == ()
+    [scrapped] = kinds(crashed, "scrapped")
+    assert scrapped.players == ("ann",)
+    assert "ann's program for round 3, sent before the crash, is scrapped" in scrapped.text
+    assert "F2" not in scrapped.text
+    calm = play(race([car("ann", (1, 3))], programs={"ann": "F1"}), [control(150)], texts={"ann": "ROUND 3: F1"})
+    assert kinds(calm, "scrapped") == []

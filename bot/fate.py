@@ -11,7 +11,7 @@ taxonomy to replies::
                                               each answer mailed, in order
     any other exception                    -> the mail's savepoint rolls back; quarantined
 
-`Refused` is the one refusal of the house (issue 28): a step of the intake raises it for the
+`Refused` is the one refusal of the house: a step of the intake raises it for the
 whole mail, a command's handler -- a player's (`bot.commands`) or the GM's (`bot.commands.gm`)
 -- for that command alone, which its runner turns into that command's answer while the mail's
 other commands go on. Refusals are raised where they are found and caught once, so no step
@@ -52,7 +52,7 @@ class Letter:
     rendered: RenderedMail
     kind: str
     game: Game | None = None
-    # Sent even when the caps withhold the mail's other answers (issue 27): what a code of
+    # Sent even when the caps withhold the mail's other answers: what a code of
     # ours did (once per code: a welcome, an address moved), and the note that lets a seat's
     # holder stop an address change. Caps withhold answers, never such news.
     essential: bool = False
@@ -121,7 +121,7 @@ class Ignored(Exception):  # noqa: N818 - see Refused
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class MailFate:
     """What became of one mail, for the poll's report."""
 
     status: InboundStatus
@@ -138,4 +138,4 @@ class PollReport:
         self.outcomes[status] = self.outcomes.get(status, 0) + 1
 
 
-__all__ = ["Answer", "Done", "Ignored", "Letter", "Notice", "Outcome", "PollReport", "Refused", "Submission"]
+__all__ = ["Answer", "Done", "Ignored", "Letter", "Notice", "MailFate", "PollReport", "Refused", "Submission"]

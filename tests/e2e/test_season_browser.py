@@ -1,0 +1,89 @@
+"""A season's table at 360 px, as Chromium lays it out (issue 42: "a season page with the table
+..., legible at 360 px"): the archive's season page and the HTML part of a season race's final
+result, neither reaching past the screen nor holding more than it is wide."""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from bot.games import seasons
+from bot.games.archive import write_season_page
+from bot.games.turns import PlayerSpec, create_game
+from bot.testing import FakeMailer
+from tests.e2e.test_archive_browser import MEASURE, _fake_app, _write_mail, chromium, run_browser
+
+pytestmark = pytest.mark.e2e
+
+# Long names and all the races a season may have: the widest table there is.
+NAMES = ("Wolfgang von Trips-Berghe", "Emerson", "Jo", "Ronnie Peterson", "Clay")
+
+
+def _measure(binary: str, folder: Path, name: str) -> None:
+    page = folder / f"measure-{name}"
+    page.write_text(MEASURE % name, encoding="utf-8")
+    dom = run_browser(
+        binary,
+        folder / "profile",
+        "--allow-file-access-from-files",
+        "--dump-dom",
+        "--virtual-time-budget=10000",
+        "--window-size=500,3000",
+        page.as_uri(),
+    )
+    screen = re.search(r'data-screen="(\d+) (\d+) (\d+)"', dom)
+    bad = re.search(r'data-bad="([^"]*)"', dom)
+    assert screen is not None and bad is not None, f"{name}: the probe did not run"
+    assert int(screen.group(1)) == 360 and int(screen.group(3)) > 10, f"{name}: nothing laid out"
+    assert int(screen.group(2)) <= 360, f"{name} is {screen.group(2)} px wide on a 360 px screen"
+    problems = urllib.parse.unquote(bad.group(1))
+    assert not problems, f"{name} at 360 px:\n{problems}"
+
+
+def test_a_season_page_and_a_season_final_result_fit_360_px(tmp_path: Path) -> None:
+    binary = chromium()
+    app = _fake_app(tmp_path)
+    try:
+        people = [PlayerSpec(f"p{i}", f"p{i}@example.org", name, "UTC") for i, name in enumerate(NAMES)]
+        with app.db.transaction() as session:
+            create_game(
+                app.shell, session, kind="racecraft", name="r1", players=people, gm_address="gm@example.org",
+                deadline="24h", seed=4, options={"turns": "3"},
+            )  # fmt: skip
+            seasons.create_season(
+                app.shell,
+                session,
+                seasons.SeasonSettings(
+                    name="long-season",
+                    kind="racecraft",
+                    gm_address="gm@example.org",
+                    races=30,
+                    drop=3,
+                    no_show_penalty=10,
+                    games=("r1",),
+                ),  # fmt: skip
+            )
+        for _ in range(6):
+            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.service.tick()
+        app.service.send()
+        mailer = app.mailer
+        assert isinstance(mailer, FakeMailer)
+        final = mailer.messages("p0@example.org")[-1]
+        assert "Final result" in str(final["Subject"])
+        with app.db.read() as session:
+            season = seasons.find_season(session, "long-season")
+            assert season is not None
+            page = write_season_page(session, season, tmp_path / "site")
+    finally:
+        app.close()
+    html = page.read_text(encoding="utf-8")
+    assert "after 1 of 30 races" in html and "Wolfgang von Trips-Berghe" in html
+    (tmp_path / "site" / "profile").mkdir()
+    _measure(binary, tmp_path / "site", "index.html")
+    name = _write_mail(tmp_path, "final", final)
+    assert "long-season" in (tmp_path / name).read_text(encoding="utf-8")
+    _measure(binary, tmp_path, name)
