@@ -355,9 +355,12 @@ def post_gm_letter(
     recheck: Recheck | None = None,
     season: SeasonTable | None = None,
 ) -> None:
-    """`recheck`: what became of the orders a ROLLBACK kept for `turn` (the GM's copy says it)."""
+    """`recheck`: what became of the orders a ROLLBACK kept for `turn` (the GM's copy says it);
+    `season`: the table of the season `game` is a race of."""
     with sharing(cache.fragments):  # what every letter of the work shows alike, rendered once
         ctx = gm_context(shell, session, game, rules, state, turn, outcome, resolved, subs, cache=cache, before=before)
+        ctx["season"] = season_words(season)
+        ctx["season_facts"] = season
         ctx["carried"] = carried_words.in_gm_results(recheck, turn.label if turn else "") if recheck else ""
         if template == "turn_sheet_gm":
             ctx["gm_password"] = game.gm_secret  # the GM's own proof for mail to the plain address

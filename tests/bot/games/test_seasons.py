@@ -388,3 +388,33 @@ def test_join_a_season_by_mail_takes_a_seat_in_its_race_open_for_sign_ups_after_
         game = find_game_row(session, "opener")
         assert game is not None
         assert [(s.name, s.player.address) for s in game.seats] == [("kim", "kim@example.net")]
+
+
+def test_a_race_corrected_by_rollback_counts_as_corrected_in_the_table_and_its_mail(tmp_path: Path) -> None:
+    app = finished_season(tmp_path)
+    try:
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None
+            before = {row.name: row for row in seasons.table_of(session, season).rows}
+        assert before["Anna"].races[0] == "0-5", "a no-show at first"
+        gm_says(app, "ROLLBACK rc1")
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None
+            assert seasons.table_of(session, season).races_run == 0, "reopened: no result to count"
+        gm_says(app, "ORDER rc1 anna USE 3\nPROCESS rc1")
+        with app.db.read() as session:
+            season = seasons.find_season(session, "s1")
+            assert season is not None
+            after = seasons.table_of(session, season)
+        assert after.races_run == 1
+        anna = next(row for row in after.rows if row.name == "Anna")
+        assert not anna.races[0].endswith("-5"), "driven by the GM's ORDER: no longer a no-show"
+        finals = [m for m in mails(app, "kelly@example.org") if "inal result" in str(m["Subject"])]
+        assert len(finals) == 2, "the race's final result, then the corrected one"
+        assert "0-5" in body_of(finals[0]).split("Season s1", 1)[1]
+        table = body_of(finals[1]).split("Season s1", 1)[1]
+        assert "Anna" in table and "0-5" not in table
+    finally:
+        app.close()
