@@ -319,4 +319,5 @@ def test_the_installed_flagman_refuses_damaged_pages_and_says_so_in_the_backup_m
         assert done.returncode == 4 and "is damaged" in done.stderr, (command, done.returncode, done.stderr)
         assert "Traceback" not in done.stderr
     figures = (tmp_path / "metrics" / "flagman-backup.prom").read_text(encoding="utf-8")
-    assert any(line.startswith("flagman_backup_ok") and line.endswith(" 0") for line in figures.splitlines()), figures
+    (ok_line,) = [line for line in figures.splitlines() if line.startswith("flagman_backup_ok")]
+    assert float(ok_line.rsplit(" ", 1)[1]) == 0, figures
