@@ -28,7 +28,7 @@ from bot.mail_in.parse import (
     cap_lines,
     decode_bytes,
     html_to_text,
-    orders_block,
+    marked_orders,
     parse_authentication_results,
     parse_inbound,
     strip_quotes,
@@ -106,9 +106,9 @@ def test_orders_block_wins_over_the_chatter_around_it() -> None:
 
 def test_orders_block_is_case_insensitive_and_needs_an_end() -> None:
     """A lone ORDERS line is the player command, not a block: without END nothing is narrowed."""
-    assert orders_block("hi\norders:\nUSE 2\n  End  \nbye") == "USE 2"
-    assert orders_block("ORDERS\nUSE 2") is None
-    assert orders_block("> ORDERS\n> USE 3\n> END") is None
+    assert marked_orders("hi\norders:\nUSE 2\n  End  \nbye") == "USE 2"
+    assert marked_orders("ORDERS\nUSE 2") is None
+    assert marked_orders("> ORDERS\n> USE 3\n> END") is None
 
 
 def test_orders_block_is_found_before_quote_stripping() -> None:
