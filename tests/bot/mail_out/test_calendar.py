@@ -28,6 +28,7 @@ from bot.schedules import format_local
 from bot.settings import parse_settings
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, cycle, gm_says, mails, player_says, turns
+from tests.helpers import fake_inbox, moving_clock
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 ZONES = {p.seat: p.timezone for p in gm_helpers.RACERS}
@@ -110,7 +111,7 @@ def test_extend_and_deadline_update_the_event_with_a_higher_sequence(rc: App) ->
     by one each time, DTSTART the new deadline."""
     _, first = latest_calendar(rc, "steve")
     uid = str(event_of(first)["UID"])
-    rc.clock.advance(hours=1)
+    moving_clock(rc).advance(hours=1)
     gm_says(rc, "EXTEND rc1 24h")
     msg, after_extend = latest_calendar(rc, "steve")
     assert "extended" in str(msg["Subject"]).lower()
@@ -119,7 +120,7 @@ def test_extend_and_deadline_update_the_event_with_a_higher_sequence(rc: App) ->
     assert event.decoded("DTSTART") == turns(rc)[0].deadline.replace(tzinfo=UTC)
     assert event.decoded("DTSTART") == event_of(first).decoded("DTSTART") + timedelta(hours=24)
     assert event.decoded("DTSTAMP") > event_of(first).decoded("DTSTAMP")
-    rc.clock.advance(hours=1)
+    moving_clock(rc).advance(hours=1)
     gm_says(rc, "DEADLINE rc1 2026-01-10 12:00")
     _, after_deadline = latest_calendar(rc, "steve")
     event = event_of(after_deadline)
@@ -134,7 +135,7 @@ def test_resume_moves_the_event_with_the_deadline(rc: App) -> None:
     _, first = latest_calendar(rc, "steve")
     uid = str(event_of(first)["UID"])
     gm_says(rc, "PAUSE rc1")
-    rc.clock.advance(hours=30)
+    moving_clock(rc).advance(hours=30)
     gm_says(rc, "RESUME rc1")
     msg, after = latest_calendar(rc, "steve")
     assert "resumes" in str(msg["Subject"]).lower()
@@ -167,7 +168,7 @@ def test_an_early_resolution_cancels_the_event_and_the_results_bring_the_next(rc
 
 def test_a_turn_resolved_at_its_deadline_is_not_cancelled(rc: App) -> None:
     """The deadline passed: the event happened as it said; the results bring the next only."""
-    rc.clock.set(START + timedelta(hours=49))
+    moving_clock(rc).set(START + timedelta(hours=49))
     cycle(rc)
     results = mails(rc, ADDRESS["kelly"])[-1]
     assert "Results of Turn 1" in str(results["Subject"])
@@ -182,13 +183,13 @@ def test_calendar_off_stops_the_invitations_and_on_brings_them_back(rc: App) -> 
     assert "Calendar off" in str(answer["Subject"])
     with rc.db.read() as session:
         assert session.query(Player).filter_by(address=ADDRESS["roger"]).one().calendar is False
-    rc.clock.advance(hours=1)
+    moving_clock(rc).advance(hours=1)
     gm_says(rc, "EXTEND rc1 2h")
     assert not calendars(mails(rc, ADDRESS["roger"])[-1])
     assert calendars(mails(rc, ADDRESS["kelly"])[-1]), "the others still get it"
     player_says(rc, "roger", "CALENDAR ON")
     assert "Calendar on" in str(mails(rc, ADDRESS["roger"])[-1]["Subject"])
-    rc.clock.set(START + timedelta(hours=60))
+    moving_clock(rc).set(START + timedelta(hours=60))
     cycle(rc)
     assert calendars(mails(rc, ADDRESS["roger"])[-1])
 
@@ -324,9 +325,9 @@ def test_a_calendar_clients_answer_to_the_invitation_is_never_answered(rc: App) 
     )
     answer.add_alternative(reply, subtype="calendar", params={"method": "REPLY"})
     before = len(mails(rc))
-    rc.inbox.deliver(answer.as_bytes())  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(answer.as_bytes())
     no_param = plain_mail(ADDRESS["seb"], "flagman@example.org", "Declined", "no")
-    rc.inbox.deliver(
+    fake_inbox(rc).deliver(
         no_param.replace(b"Content-Type: text/plain", b"Content-Type: text/calendar").replace(  # type: ignore[attr-defined]
             b"\n\nno", b"\n\nBEGIN:VCALENDAR\r\nMETHOD:COUNTER\r\nEND:VCALENDAR"
         )
