@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
@@ -296,6 +296,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     text = without_signature(text, seat)
     order_help = rules.order_help(state, seat.name)
     parsed, read = _parsed(rules, state, seat, mail, text, order_help)
+    parsed = _not_taken(batch, session, turn, rules, state, seat, parsed, text, read)
     readings = _readings(batch, seat, read)
     earlier = batch.on_file(session, rules, state, turn, seat)
     if read is not None and read.readings and not read.text.strip():
@@ -396,6 +397,60 @@ def _parsed(
                 again, problems=tuple(dataclasses.replace(p, line_no=read.line_no(p.line_no)) for p in again.problems)
             )
     return parsed, read
+
+
+class _OthersOnFile(Mapping[str, Sequence[GameOrder]]):
+    """The other seats' orders on file for the open turn, each read when a game asks for it
+    (`Game.taken`: only a game with a choice one seat may have reads any)."""
+
+    def __init__(self, batch: Batch, session: Session, turn: Turn, rules: AnyGame, state: GameState, seat: Seat):
+        self._read = (batch, session, turn, rules, state)
+        self._seats = {s.name: s for s in seat.game.seats if s.id != seat.id}
+
+    def __getitem__(self, name: str) -> Sequence[GameOrder]:
+        batch, session, turn, rules, state = self._read
+        return batch.on_file(session, rules, state, turn, self._seats[name]) or ()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._seats)
+
+    def __len__(self) -> int:
+        return len(self._seats)
+
+
+def _not_taken(
+    batch: Batch,
+    session: Session,
+    turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    seat: Seat,
+    parsed: Parsed[GameOrder],
+    text: str,
+    read: prose.ProseResult | None,
+) -> Parsed[GameOrder]:
+    """`parsed` less the orders that ask for what another seat's set on file already claims
+    (`Game.taken`: a SpeedPhreakz colour), each refused on its line with who has it and what
+    is free."""
+    taken = rules.taken(state, seat.name, parsed.orders, _OthersOnFile(batch, session, turn, rules, state, seat))
+    if not taken:
+        return parsed
+    mail_lines = text.splitlines()
+    read_lines = (read.text if read is not None and read.readings else text).splitlines()
+    problems = list(parsed.problems)
+    refused = [order for order, _ in taken]
+    for order, reason in taken:
+        number = next(
+            (i for i, line in enumerate(read_lines, 1) if order in rules.parse_orders(state, seat.name, line).orders),
+            0,
+        )
+        if read is not None and read.readings and number:
+            number = read.line_no(number)
+        line = mail_lines[number - 1] if 0 < number <= len(mail_lines) else rules.format_orders((order,))
+        problems.append(OrderProblem(number, line, reason, ProblemKind.ILLEGAL))
+    orders = tuple(o for o in parsed.orders if o not in refused)
+    problems.sort(key=lambda p: p.line_no)
+    return Parsed(orders, tuple(problems), rules.is_complete(state, seat.name, orders))
 
 
 def _answer_context(
