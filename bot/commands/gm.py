@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session
 
 from bot import dice, letters, outlook, store
 from bot.clock import as_utc
-from bot.facts import Claims, Kept
+from bot.facts import Claims, Counts, Kept
 from bot.fate import Refused
 from bot.games import carried, reminders, robots, turns
 from bot.games.archive import NewTurn
@@ -93,6 +93,7 @@ class GmAction:
     mail: RenderedMail | None = None  # replaces the plain confirmation (PREVIEW)
     news: list[News] = field(default_factory=list)  # what the players are told, once it is done
     resolved: list[NewTurn] = field(default_factory=list)  # PROCESS: to publish once committed (`archive.publish`)
+    claims: list[Claims] = field(default_factory=list)  # what the answer claims of the open turn (`bot.facts.Claims`)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -270,6 +271,7 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="extend",
         calendar=True,
     )
+    ctx.claims.append(claims.of_turn(ctx.game, turn))
     return (
         f"{turn.label}: the deadline moved from {format_local(old, ctx.game.timezone)} to "
         f"{format_local(new, ctx.game.timezone)}; the players were told."
@@ -296,6 +298,7 @@ def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="deadline",
         calendar=True,
     )
+    ctx.claims.append(claims.of_turn(ctx.game, turn))
     return (
         f"{turn.label}: the deadline is now {format_local(new, ctx.game.timezone)} (was "
         f"{format_local(old, ctx.game.timezone) if old else 'none'}); the players were told."
@@ -449,6 +452,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     subs = store.turn_submissions(ctx.session, turn)
     outcome = turns.compute(ctx.session, ctx.game, rules, state, turn, subs, throwaway=throwaway)
     orders = []
+    said: list[Counts] = []
     for name in sorted(outcome.orders):
         seat = store.seat_named(ctx.game, name)
         on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ())) if seat is not None else None
@@ -456,6 +460,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
             # The whole set that counts, as the seat's mails say it (bot.outlook.what_counts):
             # what the game's default fills in is named as such.
             counts = outlook.what_counts(rules, state, seat, on_file)
+            said.append(claims.counts(name, counts))
             text, filled, later, own = counts.text, "\n".join(counts.filled), list(counts.later), counts.game_default
             source = "on file" if on_file is not None else counts.source.value
         else:
@@ -478,6 +483,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
         }
     )
     ctx.mail = ctx.shell.renderer.render("gm_preview", mail_ctx, game=ctx.game.kind)
+    ctx.claims.append(claims.of_turn(ctx.game, turn, *said))
     ctx.extra = ctx.mail.body
     return f"preview of {turn.label} mailed to the GM; nothing was stored" + (
         "; its dice are a throwaway draw, not the turn's." if throwaway else "."
@@ -497,6 +503,7 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="pause",
         calendar=True,
     )
+    ctx.claims.append(claims.of_turn(ctx.game, turn))
     return f"{ctx.game.name} is paused at {turn.label}; the players were told."
 
 
@@ -521,6 +528,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     if turns.is_due(ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice)):
         # Every order is in (and the turn resolves as soon as they are): it resolves at once,
         # and its results are the players' news; a "resumes" mail seconds before them is not.
+        ctx.claims.append(claims.of_turn(ctx.game, turn, resolved=True))
         return (
             f"{ctx.game.name} resumes at {turn.label}; every order is in, so it resolves now and the "
             "results go to the players."
@@ -528,6 +536,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     announce(
         ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume", calendar=moved
     )
+    ctx.claims.append(claims.of_turn(ctx.game, turn))
     return (
         f"{ctx.game.name} resumes at {turn.label}, due {_deadline_words(turn, ctx.game.timezone)}; "
         "the players were told."

@@ -283,6 +283,8 @@ def execute(
             "actor": actor,
         },
     )
+    if ok:  # what the answer claims of the open turn (the deadline, PREVIEW's orders that count)
+        rendered = rendered.claiming(*action.claims)
     letter = Letter(ToGm(game), rendered, "gm_" + verb.lower())
     news = tuple(action.news) if ok else ()
     resolved = tuple(action.resolved) if ok else ()

@@ -22,6 +22,7 @@ from bot import dice
 from bot.clock import as_utc
 from bot.commands import suggest
 from bot.commands.grammar import ForTheGm, is_courtesy
+from bot.facts import Claims
 from bot.fate import Answer, Done, Letter, Notice, Refused, Submission
 from bot.games import attention, turns
 from bot.intake import prose
@@ -307,7 +308,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
     ctx = _answer_context(batch, session, seat, turn, rules, parsed, shown, order_help, readings)
     if not parsed.orders:
-        raise _orders_refused(batch, seat, rules, state, earlier, shown, ctx)
+        raise _orders_refused(batch, seat, turn, rules, state, earlier, shown, ctx)
     return _orders_confirmed(
         batch, session, mail, seat, turn, rules, state, earlier, parsed, shown, read, order_help, ctx
     )
@@ -509,6 +510,7 @@ def _answer_context(
 def _orders_refused(
     batch: Batch,
     seat: Seat,
+    turn: Turn,
     rules: AnyGame,
     state: GameState,
     earlier: tuple[GameOrder, ...] | None,
@@ -525,9 +527,11 @@ def _orders_refused(
             "filled": "\n".join(standing.filled),
         }
     )
+    rendered = batch.shell.renderer.render("refused", ctx, game=game.kind)
+    claimed = claims.of_turn(game, turn, claims.counts(seat.name, standing))  # what stands, from the outlook
     return Refused(
         "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
-        Letter(ToSeat(seat), batch.shell.renderer.render("refused", ctx, game=game.kind), "refused"),
+        Letter(ToSeat(seat), rendered.claiming(claimed), "refused"),
         reason=Reason.ORDERS_REFUSED,
         game=game,
         seat=seat,
@@ -774,6 +778,14 @@ def what_stands(batch: Batch, session: Session, seat: Seat) -> str:
     return _stands(batch.shell, rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
 
 
+def what_stands_claims(batch: Batch, session: Session, seat: Seat) -> tuple[Claims, ...]:
+    """What `what_stands` claims (`bot.facts.Claims`): what counts for the seat and the
+    deadline, from the outlook its words come from; nothing without an open turn."""
+    rules, state, turn = batch.current_state(session, seat.game)
+    on_file = batch.on_file(session, rules, state, turn, seat) if turn is not None else None
+    return claims.for_seat(seat.game, rules, state, turn, seat, on_file)
+
+
 def _nothing_taken(
     batch: Batch,
     session: Session,
@@ -789,6 +801,7 @@ def _nothing_taken(
     were only offered back or negated: a short answer without an error tag, saying what stands;
     words for the GM go to the GM."""
     stand = _stands(batch.shell, rules, state, turn, seat, earlier)
+    said = (claims.of_turn(seat.game, turn, claims.counts(seat.name, what_counts(rules, state, seat, earlier))),)
     to_gm = _pass_on(batch, session, seat, read)
     if read.offered or read.negated:
         return Done(
@@ -801,6 +814,7 @@ def _nothing_taken(
                     say("intake_offered", readings=readings, stands=stand),
                     kind="offered",
                     error=False,
+                    claims=said,
                 ),
                 *to_gm,
             ),
@@ -823,6 +837,7 @@ def _nothing_taken(
                 say("intake_note", for_gm=for_gm, no_gm=no_gm, readings=readings, stands=stand),
                 kind="note",
                 error=False,
+                claims=said,
             ),
             *to_gm,
         ),
@@ -838,5 +853,6 @@ __all__ = [
     "subject_orders",
     "take_orders",
     "what_stands",
+    "what_stands_claims",
     "without_signature",
 ]
