@@ -325,7 +325,7 @@ def test_every_claim_of_every_letter_holds(name: str) -> None:
         history=[
             ("extend", 0, (0,)),
             ("status", 0, (0,)),
-            ("mail", 1, (5,)),
+            ("mail", 1, (0,)),
             ("deadline", 0, (0,)),
             ("digest", 0, (0,)),
             ("pause", 0, (0,)),
