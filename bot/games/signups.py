@@ -38,7 +38,7 @@ from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.parse import Inbound
-from bot.models import Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
+from bot.models import ChangeWhy, Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
 from bot.safe_text import echo_name
 from bot.shell import Shell
 
@@ -284,7 +284,7 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
         )
     now = shell.now()
     try:
-        text, undo = drop_seat(session, game, seat)
+        text, undo = drop_seat(session, game, seat, ChangeWhy.RESIGNED, now)
     except Refused as exc:
         raise Refused(
             "RESIGN refused",
