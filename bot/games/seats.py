@@ -26,8 +26,8 @@ from sqlalchemy.orm import Session
 
 from bot import letters, outlook, store
 from bot.fate import Refused
-from bot.games import reliability, turns
-from bot.letters import ToGm, ToSeat, notices
+from bot.games import bench, reliability, turns
+from bot.letters import ToAddress, ToGm, ToSeat, notices
 from bot.letters.context import due_by
 from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
@@ -149,7 +149,19 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
         if seat.nmr_streak >= limit:
             now = shell.now()
             undo: dict[str, object] | None = None
-            if game.nmr_action == "drop":
+            old, streak = seat.player, seat.nmr_streak
+            if bench.offer(shell, session, game, seat, ChangeWhy.NMR_LIMIT, turn.number):
+                text = say("bench_offered_text", seat=seat.name)
+                letters.notice(
+                    shell,
+                    session,
+                    ToAddress(old.address, old.name),  # the seat's reply address is the robot's now
+                    say("nmr_dropped_title", game=game.name),
+                    say("nmr_dropped", streak=streak, text=text),
+                    kind="nmr_dropped",
+                    game=game,
+                )
+            elif game.nmr_action == "drop":
                 text, undo = drop_seat(session, game, seat, ChangeWhy.NMR_LIMIT, now)
                 letters.notice(
                     shell,
