@@ -213,8 +213,8 @@ class Practice(_Verb):
 @dataclass(frozen=True, slots=True)
 class Substitute(_Verb):
     verb: ClassVar[str] = "SUBSTITUTE"
-    syntax: ClassVar[str] = "SUBSTITUTE ON|OFF <game kind>"
-    summary: ClassVar[str] = "the substitutes bench: seats players leave are offered to you"
+    syntax: ClassVar[str] = "SUBSTITUTE ON|OFF <kind>"
+    summary: ClassVar[str] = "the substitutes bench: seats left under way"
     example: ClassVar[str] = "SUBSTITUTE ON speed-circuit"
     for_anyone: ClassVar[bool] = True
     on: bool
@@ -232,7 +232,7 @@ class Substitute(_Verb):
 class Record(_Verb):
     verb: ClassVar[str] = "RECORD"
     syntax: ClassVar[str] = "RECORD"
-    summary: ClassVar[str] = "your reliability record: on-time ratio, NMRs, games left, seats taken over"
+    summary: ClassVar[str] = "your record: on-time ratio, NMRs, games left"
     example: ClassVar[str] = "RECORD"
     for_anyone: ClassVar[bool] = True
 
