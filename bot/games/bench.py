@@ -94,7 +94,8 @@ def may_take(session: Session, game: Game, player: Player, *, leaving: int | Non
         return False
     if any(s.player_id == player.id for s in store.active_seats(game)):
         return False
-    return admits(reliability.record(session, player), reliability.gate(game))
+    minimum = reliability.gate(game)
+    return minimum is None or admits(reliability.record(session, player), minimum)
 
 
 def offer(shell: Shell, session: Session, game: Game, seat: Seat, why: ChangeWhy, turn_number: int) -> bool:

@@ -64,6 +64,7 @@ def test_a_seat_at_the_nmr_limit_is_taken_from_the_bench_by_real_mail(world: Mai
             gm_address=gm,
             deadline="48h",
             seed=5,
+            robot_seats=("robo", "tin"),
         )
         game.nmr_limit, game.nmr_action = 2, "drop"
     world.app.service.send()
@@ -91,7 +92,9 @@ def test_a_seat_at_the_nmr_limit_is_taken_from_the_bench_by_real_mail(world: Mai
     world.dovecot.deliver(world.bot, reply_to(sheet, "CRUISE", sender=sub))
     cycle(world)
     for seat in ("kelly", "seb"):
-        world.dovecot.deliver(world.bot, reply_to(_latest_sheet(world, addresses[seat]), "CRUISE", sender=addresses[seat]))
+        world.dovecot.deliver(
+            world.bot, reply_to(_latest_sheet(world, addresses[seat]), "CRUISE", sender=addresses[seat])
+        )
         cycle(world)
     cycle(world)
     results = read_inbox(world, sub)[-1]
