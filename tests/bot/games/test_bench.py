@@ -9,9 +9,11 @@ sees it in the digest; the taker is credited."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -264,3 +266,32 @@ def test_the_cli_refuses_a_gate_outside_0_to_1(verb: list[str], capsys: pytest.C
         code = exit_.code  # type: ignore[assignment]
     assert code == 2
     assert "from 0 to 1" in capsys.readouterr().err
+
+
+@given(st.lists(st.tuples(st.integers(1, 30), st.integers(2, 9)), max_size=8), st.integers(1, 40))
+def test_each_turn_of_a_seat_has_one_holder_in_the_order_the_seat_changed_hands(
+    steps: list[tuple[int, int]], number: int
+) -> None:
+    """`holder_at`: the holder at turn n is the one who left at the first change after n (else
+    the holder now), so the seat's turns go to its holders in turn, none twice: whatever the
+    changes, walking the turns up meets the chain of holders in order."""
+    first = 1
+    changes: list[SeatChange] = []
+    holder = first
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    for turn, successor in sorted(steps):  # changes are made as the turns go by
+        changes.append(SeatChange(player_id=holder, successor_id=successor, turn=turn, at=at, why="replaced"))
+        holder, at = successor, at + timedelta(days=1)
+    seat = Seat(player_id=holder)
+    chain = [first] + [c.successor_id for c in changes]
+    seen = [reliability.holder_at(seat, changes, n)[0] for n in range(0, 41)]
+    walked = [p for i, p in enumerate(seen) if i == 0 or p != seen[i - 1]]
+    assert all(p in chain for p in walked)
+    positions = []
+    for p in walked:  # each new holder comes later in the chain than the one before
+        start = positions[-1] + 1 if positions else 0
+        positions.append(chain.index(p, start))
+    who, since = reliability.holder_at(seat, changes, number)
+    after = [c for c in changes if c.turn > number]
+    assert who == (after[0].player_id if after else holder)
+    assert (since is None) == (len(changes) == len(after))
