@@ -295,3 +295,38 @@ def test_each_turn_of_a_seat_has_one_holder_in_the_order_the_seat_changed_hands(
     after = [c for c in changes if c.turn > number]
     assert who == (after[0].player_id if after else holder)
     assert (since is None) == (len(changes) == len(after))
+
+
+def test_in_a_season_the_driver_put_out_keeps_the_nmr_penalty_when_the_bench_takes_the_seat(rc: App) -> None:
+    """docs/championships.md: "out by the NMR limit ...: nothing, and the NMR penalty taken away",
+    whether the seat was dropped or went on to the bench; the taker scores the seat's place."""
+    from bot.games import seasons, turns
+    from rules.season import Outcome
+
+    on_bench(rc, SUB1)
+    with rc.db.transaction() as session:
+        seasons.create_season(
+            rc.shell,
+            session,
+            seasons.SeasonSettings("spring", "racecraft", GM, nmr_penalty=3, games=("rc1",)),
+        )
+    to_the_nmr_limit(rc)
+    rc.inbox.deliver(reply_to(offers_to(rc, SUB1)[0], "mine", sender=SUB1))  # type: ignore[attr-defined]
+    cycle(rc)
+    with rc.db.read() as session:
+        game = find_game_row(session, "rc1")
+        assert game is not None
+        rules, state, turn = turns.current_state(session, game)
+        assert turn is not None
+        anna, sub = (session.scalar(select(Player.id).where(Player.address == a)) for a in (ADDRESS["anna"], SUB1))
+        assert seasons.left_seats(session, game) == {anna: Outcome.NMR_OUT}
+        table = seasons.for_letters(session, game, rules, state, turn, finished=True)
+        assert table is not None
+        result = seasons.result_from(
+            game, rules, state, seasons.driven_seats(session, game), 1, 0, seasons.left_seats(session, game)
+        )
+    outcomes = {f.driver: f.outcome for f in result.finishes}
+    assert outcomes[str(anna)] is Outcome.NMR_OUT
+    assert str(sub) in outcomes and outcomes[str(sub)] is not Outcome.NMR_OUT
+    rows = {row.name: row.points for row in table.rows}
+    assert rows["Anna"] == -3
