@@ -132,10 +132,13 @@ def gate(game: Game) -> Fraction | None:
 
 def let_in(session: Session, game: Game, address: str) -> tuple[bool, Reliability]:
     """Whether the person at `address` passes the game's entry gate, and their record (a
-    person the bot has never seen has none, and passes)."""
+    person the bot has never seen has none, and passes; without a gate, an empty one)."""
+    minimum = gate(game)
+    if minimum is None:
+        return True, Reliability()  # no gate: the record is not needed
     player = session.scalar(select(Player).where(Player.address == address.strip().lower()))
     found = record(session, player) if player is not None else Reliability()
-    return admits(found, gate(game)), found
+    return admits(found, minimum), found
 
 
 __all__ = ["gate", "holder_at", "let_in", "moved", "note_change", "record"]
