@@ -374,7 +374,9 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
             )
         p.set_defaults(func=_cmd_verb, verb=spec.verb)
 
-    p = verbs.add_parser("configure", help="a game's options: grace, early resolution, reminders, NMR limit, press")
+    p = verbs.add_parser(
+        "configure", help="a game's options: grace, early resolution, reminders, NMR limit, press, entry gate"
+    )
     p.add_argument("game")
     p.add_argument("--grace", type=durations.grace, metavar="MINUTES|DURATION", help=durations.GRACE_HELP)
     p.add_argument(
