@@ -422,6 +422,7 @@ LONG_FUNCTIONS: dict[str, str] = {
     "bot/games/turns.py::work_out": BUSY,
     "bot/games/turns.py::create_game": BUSY,
     "bot/games/seats.py::enforce_nmr_limit": BUSY,
+    "bot/commands/gm.py::replace_seat": BUSY,
     "bot/commands/gm.py::rollback": BUSY,
     "bot/intake/prose.py::read": BUSY,
     "bot/intake/orders.py::_orders_confirmed": BUSY,
