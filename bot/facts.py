@@ -136,8 +136,9 @@ class Claims:
 class SeasonRow:
     """One line of a season's table (`bot.games.seasons.table_of`): the place, the driver's name,
     the points (counted less penalties), a cell per race planned ("-" not run, "(n)" dropped,
-    "n-p" scored n and lost p), whether the place is shared (level on points and countback) and
-    whether countback placed it (level on points with a neighbour)."""
+    "n-p" scored n and lost p), whether the place is shared (level on points and countback),
+    whether countback placed it (level on points with a neighbour), and the points after each
+    race run."""
 
     place: int
     name: str
@@ -145,6 +146,7 @@ class SeasonRow:
     races: tuple[str, ...]
     shared: bool
     countback: bool
+    after: tuple[int, ...] = ()  # the points in the table after each race run (the chart)
 
 
 @dataclass(frozen=True, slots=True)

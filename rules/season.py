@@ -225,6 +225,21 @@ def grid(table: Sequence[Standing], entrants: Iterable[Driver]) -> tuple[Driver,
     return tuple(sorted(given, key=lambda d: (d not in placed, placed.get(d, 0), given.index(d))))
 
 
+def progression(rules: SeasonRules, results: Iterable[RaceResult]) -> dict[Driver, tuple[int, ...]]:
+    """Each driver's points in the table after each race counted (the table of races 1..n, its
+    dropped results and penalties as they stood then), in race order: what a chart of points
+    over races draws. A driver not yet in the table at a race has 0 there."""
+    races = counted(results)
+    after: dict[Driver, list[int]] = {}
+    for n in range(1, len(races) + 1):
+        table = {row.driver: row.points for row in standings(rules, races[:n])}
+        for driver in table:
+            after.setdefault(driver, [0] * (n - 1))
+        for driver, points in after.items():
+            points.append(table.get(driver, 0))
+    return {driver: tuple(points) for driver, points in after.items()}
+
+
 # -- tiers: promotion and relegation between seasons ---------------------------------------------
 
 
@@ -331,6 +346,7 @@ __all__ = [
     "draw_tiers",
     "final_order",
     "grid",
+    "progression",
     "race_scores",
     "standings",
 ]

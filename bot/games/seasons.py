@@ -32,6 +32,7 @@ from rules.season import (
     SeasonError,
     SeasonRules,
     Standing,
+    progression,
     standings,
 )
 
@@ -271,6 +272,7 @@ def table_of(session: Session, season: Season, also: RaceResult | None = None) -
     if also is not None:
         results = [r for r in results if r.race != also.race] + [also]
     rows = standings(season_rules(season), results)
+    over = progression(season_rules(season), results)
     names = _names(session, [row.driver for row in rows])
     return SeasonTable(
         season.name,
@@ -279,19 +281,23 @@ def table_of(session: Session, season: Season, also: RaceResult | None = None) -
         season.drop_results,
         len(results),
         season.races_planned,
-        tuple(_row(row, rows, names, season.races_planned) for row in rows),
+        tuple(_row(row, rows, names, season.races_planned, over.get(row.driver, ())) for row in rows),
         tuple(race.game.name for race in season.races),
     )
 
 
-def _row(row: Standing, rows: Sequence[Standing], names: dict[str, str], planned: int) -> SeasonRow:
+def _row(
+    row: Standing, rows: Sequence[Standing], names: dict[str, str], planned: int, after: tuple[int, ...]
+) -> SeasonRow:
     by_race = {score.race: score for score in row.races}
     cells = tuple(
         _cell(by_race[n].points, by_race[n].penalty, by_race[n].dropped) if n in by_race else "-"
         for n in range(1, planned + 1)
     )
     shared = sum(1 for other in rows if other.place == row.place) > 1
-    return SeasonRow(row.place, names.get(row.driver, row.driver), row.points, cells, shared, row.tied and not shared)
+    return SeasonRow(
+        row.place, names.get(row.driver, row.driver), row.points, cells, shared, row.tied and not shared, after
+    )
 
 
 def for_letters(
