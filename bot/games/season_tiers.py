@@ -58,7 +58,8 @@ def _staying(season: Season) -> frozenset[str]:
     return frozenset(seasons.driver_of(s) for s in last.seats if s.active and not s.robot)
 
 
-def _lot(series: str, edition: int) -> random.Random:
+def lot_for(series: str, edition: int) -> random.Random:
+    """The lot that settles ties at the line in the draw after `edition` of `series`."""
     return random.Random(zlib.crc32(f"{series}:{edition}".encode()))
 
 
@@ -69,7 +70,7 @@ def _draw(session: Session, tiers: Sequence[Season]) -> tuple[tuple[Drawn, ...],
         table = standings(seasons.season_rules(season), results)
         readings.append(TierSeason(season.tier, table, results, _staying(season), season.promote, season.relegate))
     try:
-        return draw_tiers(readings, _lot(tiers[0].series, tiers[0].edition))
+        return draw_tiers(readings, lot_for(tiers[0].series, tiers[0].edition))
     except SeasonError as error:
         raise seasons.SeasonRequestError(say("season_bad_setting", reason=str(error))) from None
 
@@ -243,5 +244,6 @@ __all__ = [
     "draw_of",
     "drawable",
     "latest_edition",
+    "lot_for",
     "series_of",
 ]
