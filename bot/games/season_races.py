@@ -4,7 +4,7 @@
 `next_races` runs with every tick: for each running season whose last race has finished, it
 makes the next race as a new game with the last race's settings (deadlines, zone, grace, options,
 NMR limit, press) and the next track of the rotation, its seats the last race's people in grid
-order (the season's table, leader first), and starts it: every driver gets a turn sheet saying
+order (the season's table, leader first) and its robots behind them, and starts it: every driver gets a turn sheet saying
 which race of the season it is and where they start. The season's last race finished, the season
 is finished. All in one transaction per season: a crash makes the race whole or not at all, and
 the next tick makes it then (its round is the season's next one, never a second time)."""
@@ -64,15 +64,23 @@ def _advance(shell: Shell, session: Session, season: Season) -> str | None:
     order = grid(table, [seasons.driver_of(seat) for seat in people])
     by_driver = {seasons.driver_of(seat): seat for seat in people}
     seated = [(by_driver[driver].name, by_driver[driver].player) for driver in order]
-    return make_race(shell, session, season, round_, last, seated).name
+    robots = [f"{seat.name}:{seat.robot_level}" for seat in last.seats if seat.robot]
+    return make_race(shell, session, season, round_, last, seated, robots).name
 
 
 def make_race(
-    shell: Shell, session: Session, season: Season, round_: int, last: Game, seated: Sequence[tuple[str, Player]]
+    shell: Shell,
+    session: Session,
+    season: Season,
+    round_: int,
+    last: Game,
+    seated: Sequence[tuple[str, Player]],
+    robots: Sequence[str] = (),
 ) -> Game:
     """Race `round_` of `season`, made and started now with the settings of the race `last`
     (deadlines, zone, grace, early resolution, press, reminders, NMR limit, options) and the
-    track of the rotation; its seats `seated` (seat name, person) in grid order."""
+    track of the rotation; its seats `seated` (seat name, person) in grid order, then the
+    `robots` (``NAME:LEVEL``) at the back."""
     options = {k: str(v) for k, v in (last.options or {}).items()}
     options.update(seasons.track_for(season, round_))
     name = _free_name(session, season.name, round_)
@@ -97,6 +105,7 @@ def make_race(
         grace=f"{last.grace_minutes}m" if last.grace_minutes else "",
         early_resolution=last.early_resolution,
         press=PressMode(last.press),
+        robot_seats=robots,
         note=note,
     )
     game.nmr_limit, game.nmr_action, game.reminder_spec = last.nmr_limit, last.nmr_action, last.reminder_spec
