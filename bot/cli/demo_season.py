@@ -14,13 +14,16 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
+from email import message_from_bytes, policy
 from email.message import EmailMessage
 from pathlib import Path
 from typing import TextIO
 
 from bot.cli.demo import Demo
 from bot.games import seasons
+from bot.games.archive import write_season_page
 from bot.games.turns import PlayerSpec, create_game
+from bot.letters.words import say
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.models import Game
 from bot.testing import body_of, reply_to
@@ -83,13 +86,9 @@ class SeasonDemo(Demo):
         with self.app.db.read() as session:
             season = seasons.find_season(session, SEASON)
             assert season is not None
-            from bot.letters.words import say
-
             self.say("=" * 60)
             self.say(f"The season is {season.status}; {self.mails_shown} mails were read by the players. Final table:")
             self.say(say("season_table", table=seasons.table_of(session, season)))
-            from bot.games.archive import write_season_page
-
             page = write_season_page(session, season, self.root / "archive" / "_seasons" / SEASON)
         self.say(f"\nThe season's page (its table and a chart of points over races): {page}")
         if self.root.name.startswith("flagman-demo-"):
@@ -139,8 +138,6 @@ class SeasonDemo(Demo):
         """The season's table in Kelly's final result of `game`, as mailed."""
         folder = self.mailbox("kelly@example.org") / "new"
         for path in sorted(folder.iterdir(), key=lambda p: p.name):
-            from email import message_from_bytes, policy
-
             msg = message_from_bytes(path.read_bytes(), policy=policy.default)
             if f"[{game}] Final result" in str(msg["Subject"]) and isinstance(msg, EmailMessage):
                 text = body_of(msg).replace("\r\n", "\n")

@@ -138,10 +138,11 @@ def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str
     if found is None:
         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
     fact, drawn = found
-    people = {p.id: p for p in session.scalars(select(Player).where(Player.id.in_(_ids(drawn))))}
-    for old, tier, drawn_tier in zip(tiers, fact.tiers, drawn, strict=True):
+    for tier, drawn_tier in zip(fact.tiers, drawn, strict=True):
         if not drawn_tier:
             raise seasons.SeasonRequestError(say("season_empty_tier", tier=tier.tier, series=series))
+    people = {p.id: p for p in session.scalars(select(Player).where(Player.id.in_(_ids(drawn))))}
+    for old, tier, drawn_tier in zip(tiers, fact.tiers, drawn, strict=True):
         season = Season(
             name=tier.season,
             kind=old.kind,
