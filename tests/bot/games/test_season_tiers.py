@@ -185,3 +185,21 @@ def test_season_new_by_gm_mail_takes_series_tier_up_and_down(tmp_path: Path) -> 
         assert "Series league has no next season to draw" in bodies(app, GM)
     finally:
         app.close()
+
+
+def test_a_driver_without_a_seat_at_the_end_leaves_and_the_next_moves_in_their_place(tiers: App) -> None:
+    """docs/championships.md: "the drivers going on are the people holding a seat of their
+    tier's last race at its end ...; a leaver is never moved and does not count: the next
+    driver in the table moves in their place"."""
+    top, low = _tables(tiers)["top1"], _tables(tiers)["low1"]
+    with tiers.db.transaction() as session:
+        b1 = session.scalar(select(Game).where(Game.name == "b1"))
+        assert b1 is not None
+        leaving = next(seat for seat in b1.seats if seat.player.name == low[0])
+        leaving.active = False  # tier 2's winner resigned at the end
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None
+    draw = found[0]
+    assert draw.leavers == (low[0],)
+    assert [[d.name for d in t.drivers] for t in draw.tiers] == [[*top[:4], low[1]], [top[4], *low[2:]]]
