@@ -108,9 +108,9 @@ class Database:
         self.readers = sessionmaker(self.engine.execution_options(**options), expire_on_commit=False, autoflush=False)
         # SQLite has one write lock per database file. A writer that finds it taken waits in
         # SQLite's busy handler, which sleeps 1, 2, 5 ... up to 100 ms between tries, however
-        # soon the lock is free: the sender's outcome commits waited tens of milliseconds for a
-        # turn written in a few. The threads of this process take turns on a lock of their own
-        # instead, woken as soon as the one before has committed.
+        # soon the lock is free (a sender's outcome commit would wait tens of milliseconds
+        # behind a turn written in a few). The threads of this process take turns on a lock of
+        # their own instead, each woken as soon as the one before has committed.
         self._writers = threading.RLock() if url.startswith("sqlite") else None
 
     @contextmanager
