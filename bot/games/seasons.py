@@ -9,7 +9,7 @@ The table is never stored: every time it is shown it is computed again from the 
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -84,10 +84,31 @@ def find_season(session: Session, name: str) -> Season | None:
     return session.scalar(select(Season).where(Season.name == name.strip().lower()))
 
 
+_RACES = "flagman.season_races"  # Session.info: game id -> its season race, if any (`read_ahead`)
+
+
 def season_of(session: Session, game: Game) -> tuple[Season, int] | None:
-    """The season a game is a race of, and its round; None: it is not one."""
-    race = session.scalar(select(SeasonRace).where(SeasonRace.game_id == game.id))
+    """The season a game is a race of, and its round; None: it is not one (from `read_ahead`
+    when the session read it ahead)."""
+    known = store.read_back(session, _RACES, game.id, SeasonRace)
+    if known is not None:
+        race = known[0] if known else None
+    else:
+        race = session.scalar(select(SeasonRace).where(SeasonRace.game_id == game.id))
     return (race.season, race.round) if race is not None else None
+
+
+def read_ahead(session: Session, game_ids: Iterable[int]) -> None:
+    """The season races of `game_ids` in one query, for `season_of` in this snapshot
+    (`store.read_ahead`): a deadline's letters of a chunk of turns ask for each game's."""
+    store.read_ahead(
+        session,
+        _RACES,
+        game_ids,
+        lambda chunk: (
+            (race.game_id, race) for race in session.scalars(select(SeasonRace).where(SeasonRace.game_id.in_(chunk)))
+        ),
+    )
 
 
 def create_season(shell: Shell, session: Session, settings: SeasonSettings) -> Season:
