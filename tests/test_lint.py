@@ -20,7 +20,7 @@ def test_ruff_finds_nothing() -> None:
 
 
 def test_the_tree_is_formatted_as_ruff_format_writes_it() -> None:
-    """Issue 28: `ruff format` enforced (its settings in pyproject.toml: 120 columns); run
+    """`ruff format` enforced (its settings in pyproject.toml: 120 columns); run
     `ruff format .` before committing."""
     done = run("ruff", "format", "--check", "--no-cache", ".")
     assert done.returncode == 0, done.stdout[-5000:]

@@ -326,7 +326,7 @@ def test_the_robots_figures_do_not_depend_on_the_worker_processes() -> None:
 def test_the_practice_benchmark_runs_from_the_bench_command_without_servers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`python -m bench --only practice` (issue 40: "measure practice at scale in the bench"):
+    """`python -m bench --only practice` ("measure practice at scale in the bench"):
     `bench.practice` from the one bench command, no server started; `--size` live practice
     games; its figures (a new game's CPU and first sheet, the tick's CPU per live game against
     its target) on its line and in the JSON. Not timed."""
