@@ -262,7 +262,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def test_the_robots_benchmark_runs_without_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`python -m bench --only robots` (issues 32, 40): each game's robot head to head against
+    """`python -m bench --only robots`: each game's robot head to head against
     the references written from the rules (the NMR default, a greedy driver, Racecraft's rule
     of thumb, its own easy level) in every field size the game allows, each matchup with its
     95% interval and its target on its line and in the JSON; no server started. Not timed."""
