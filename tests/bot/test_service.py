@@ -692,8 +692,7 @@ def test_a_typo_gets_a_did_you_mean_with_the_syntax(racecraft: App) -> None:
 
 
 def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraft: App) -> None:
-    """A turn resolved as soon as the last order came in, while every confirmation
-    said "you may send new orders until then". With early resolution on (the game's setting),
+    """Early resolution is told: with it on (the game's setting),
     the turn sheet and the confirmation say that the turn resolves as soon as every order is
     in; with it off, they do not."""
     sheet = body_of(last_to(racecraft, ADDRESS["seb"]))
@@ -710,9 +709,8 @@ def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraf
 
 
 def test_a_player_without_a_zone_gets_the_games_zone_not_the_sites(app: App) -> None:
-    """A player registered without a zone got the site's zone, not the game's, so the
-    same deadline read "18:00 UTC" for a player and "18:00 GMT" for the GM. A new player now
-    gets the game's zone; one who gave a zone keeps it."""
+    """A player registered without a zone gets the game's zone, not the site's, so a
+    deadline reads the same for a player and for the GM; one who gave a zone keeps it."""
     from bot.games.turns import PlayerSpec, create_game
 
     with app.db.transaction() as session:

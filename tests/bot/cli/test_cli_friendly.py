@@ -311,9 +311,9 @@ def test_a_gm_command_done_with_the_relay_down_says_done_then_that_the_mail_wait
 def test_a_gm_command_on_the_command_line_never_says_the_players_were_told_before_the_send(
     site: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
 ) -> None:
-    """`gm extend` said "the players were told", then could not reach the relay
-    (status 3) with their mail still queued. The done line says their mail is queued; with the
-    relay down the next lines say it stays in the outbox; with --no-send, that it is not sent."""
+    """A GM command from the CLI never says "the players were told": the done line says their
+    mail is queued; with the relay down (status 3) the next lines say it stays in the outbox;
+    with --no-send, that it is not sent."""
     configure(site, outbox=f'kind = "smtp"\nhost = "127.0.0.1"\nport = {free_port()}\nsecurity = "none"')
     assert flagman(site, "gm", *argv) == 3
     out, err = capsys.readouterr()
@@ -328,7 +328,7 @@ def test_a_gm_command_on_the_command_line_never_says_the_players_were_told_befor
 def test_game_list_and_show_say_a_manual_schedule_has_no_deadline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A turn without a deadline (a manual schedule) was "due None"."""
+    """A turn without a deadline (a manual schedule) is shown as such, never "due None"."""
     config = init_dir(tmp_path / "site")
     assert flagman(config, "game", "new", "racecraft", "--name", "man1", "--deadline", "manual", *PLAYERS) == 0
     capsys.readouterr()

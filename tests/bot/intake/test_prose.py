@@ -124,8 +124,8 @@ def test_a_hedged_order_is_offered_back_as_one_tap_links(rc: App) -> None:
 
 
 def test_thanks_gets_no_error_and_restates_the_orders_on_file(rc: App) -> None:
-    """ "Thanks, got it!" got "[ERROR] Nothing to do" (without saying her USE 3
-    still stands)."""
+    """ "Thanks, got it!" after orders is no error: the answer says her USE 3
+    still stands."""
     player_says(rc, "anna", "USE 3")
     player_says(rc, "anna", "Thanks, got it!")
     answer = last(rc, ADDRESS["anna"])
@@ -137,15 +137,15 @@ def test_thanks_gets_no_error_and_restates_the_orders_on_file(rc: App) -> None:
 
 
 def test_a_friendly_note_is_not_refused_as_orders(rc: App) -> None:
-    """ "a friendly note got 'Orders not accepted'"."""
+    """A friendly note is neither an error nor "not accepted"."""
     player_says(rc, "seb", "Good luck everyone, see you next turn")
     answer = last(rc, ADDRESS["seb"])
     assert not str(answer["Subject"]).startswith("[ERROR]") and "Not accepted" not in str(answer["Subject"])
 
 
 def test_a_plot_signed_with_the_players_bare_name_is_a_signature(rc: App) -> None:
-    """ "a valid plot signed with a bare 'Bob' (the player's own name) got '(1 line
-    not understood)'"."""
+    """A valid plot signed with a bare name (the player's own) is filed, and nothing in
+    it is "not understood"."""
     player_says(rc, "roger", "USE 4\n\nRoger")
     answer = last(rc, ADDRESS["roger"])
     assert "not understood" not in str(answer["Subject"]) and not str(answer["Subject"]).startswith("[ERROR]")

@@ -681,7 +681,7 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
 def test_a_mail_is_logged_as_handled_only_once_its_batch_is_committed(
     config: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """ "mails are logged "applied" on attempts that were rolled back". The disk fills
+    """No mail is logged "applied" on an attempt that was rolled back. The disk fills
     just before the batch commits (the BEFORE_COMMIT point): the attempt is rolled back, the
     mails stay in the inbox, and the log says nothing of them; the next poll commits them and
     says each once. (briefing: every mail ends in exactly one of applied, refused or ignored.)"""

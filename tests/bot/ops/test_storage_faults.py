@@ -64,8 +64,8 @@ def assert_told(done, status: int, *words: str) -> None:  # a CompletedProcess
 
 
 def test_init_makes_the_database_readable_by_its_owner_only(tmp_path: Path) -> None:
-    """`flagman init` made the database 0644, every player's address readable
-    by every user of the machine; now 0600, and SQLite's -wal and -shm files follow its mode."""
+    """`flagman init` makes the database 0600 (every player's address in it is for the
+    service alone), and SQLite's -wal and -shm files follow its mode."""
     config = make_site(tmp_path / "site", mails=1)
     assert flagman_process(config, "poll").returncode == 0
     database = tmp_path / "site" / "flagman.sqlite"
