@@ -169,7 +169,7 @@ def test_every_number_setting_has_a_range_and_its_default_lies_in_it() -> None:
 
 @pytest.mark.parametrize("value", ["25:99", "24:00", "8:00", "08:60", "0800", "08:00 ", "", "noon"])
 def test_a_digest_time_that_is_no_time_of_day_is_refused(tmp_path: Path, value: str) -> None:
-    """ "`digest_time = "25:99"` is accepted"."""
+    """A `digest_time` that is no time of day (`"25:99"`) is refused, naming the setting."""
     with pytest.raises(SettingsError, match=re.escape("[schedule] digest_time")):
         parse_settings({"schedule": {"digest_time": value}}, env={}, base_dir=tmp_path, source="t")
 

@@ -100,9 +100,8 @@ def with_lines(config: Path, section: str, *lines: str) -> Path:
 def test_the_installed_flagman_refuses_a_setting_out_of_range_in_one_line(
     installed: Path, initialized: Path, tmp_path: Path, line: str, words: str
 ) -> None:
-    """ "A negative interval (`poll_seconds = -5`) is accepted, and `flagman run` then
-    ignores SIGTERM and spins ... `digest_time = "25:99"` is accepted. Validate every setting's
-    range and type when the config is read (a schema, one line each, exit 2)"."""
+    """Every setting's range and type is checked when the config is read: a negative interval
+    (`poll_seconds = -5`) or `digest_time = "25:99"` stops the installed flagman in one line, exit 2."""
     config = with_lines(site(initialized, tmp_path / "site"), "schedule", line)
     one_line(flagman(installed, config, "run"), 2, words)
     doctor_problem(flagman(installed, config, "doctor"), "config", words)
