@@ -182,7 +182,7 @@ def test_a_dmarc_pass_for_the_from_domain_still_authenticates(bot: Bot) -> None:
 
 @pytest.mark.parametrize("to", ["signed", "plain"])
 def test_a_mail_with_two_from_fields_authenticates_no_one(bot: Bot, to: str) -> None:
-    """Two From fields, seb's first (the bot used to read the first) and the forger's,
+    """Two From fields, seb's first (the one a naive reader takes) and the forger's,
     with a DMARC pass the server may have computed for either: ignored ("several senders"),
     no orders applied, never answered -- not the forger, not seb. The order after it is applied."""
     recipient = bot.signed("seb") if to == "signed" else BOT

@@ -240,7 +240,7 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
 def test_a_strangers_join_of_a_practice_game_is_answered_as_a_missing_name(gapp: App) -> None:
     """A practice game is its person's alone (docs/DESIGN.md, "Practice games"): a stranger's
     `JOIN practice1` is answered exactly as a JOIN of a name no game has, so the answer does not
-    tell that the name is taken (it said "not open for sign-ups")."""
+    tell that the name is taken (never "not open for sign-ups")."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     _confirm(gapp)
     stranger_says(gapp, "one@example.net", "JOIN practice1")
