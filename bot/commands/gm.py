@@ -824,22 +824,32 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
     closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
-    dice_words = (
-        f" Its dice will be drawn again: the secret its results revealed is spent, and a new one is "
-        f"committed to (entry {turn_dice['seq']} of the game's commitment log, the {turn_dice['draw_word']} "
-        f"for this turn): {turn_dice['commitment']}."
-        if (turn_dice := reveal.committed(session, LetterCache(), game, rules, turn)) is not None
-        else ""
+    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn)
+    dice_facts = (
+        {"seq": turn_dice["seq"], "draw_word": turn_dice["draw_word"], "commitment": turn_dice["commitment"]}
+        if turn_dice is not None
+        else None
     )
-    announce(
-        ctx,
-        f"{turn.label} is reopened",
-        f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
-        "count, and the turn is open again. The game is paused while the GM sets it right; you will be "
-        "told when it goes on. The orders you had on file for it still stand; you may send new ones." + dice_words,
-        kind="rollback",
-        calendar=True,
-    )
+    # Each seat is told what stands for it now, from the outlook: its own orders where it has
+    # some on file for the reopened turn, else what it gets if nothing arrives.
+    state = rules.load_state(turn.state)
+    subs = store.turn_submissions(session, turn)
+    wanted = set(rules.expected_players(state))
+    for seat in store.mailed_seats(game):
+        on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
+        announce(
+            ctx,
+            f"{turn.label} is reopened",
+            carried_words.reopened_to_seat(
+                outlook.what_counts(rules, state, seat, on_file),
+                reopened=turn.label,
+                orders_wanted=seat.name in wanted,
+                dice=dice_facts,
+            ),
+            kind="rollback",
+            calendar=True,
+            to=seat.name,
+        )
     return (
         f"rolled back to {turn.label}; it is open again and the game is paused: set right what needs it, "
         f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "
