@@ -92,6 +92,44 @@ def _left_out(problems: Sequence[OrderProblem], order_help: str) -> list[str]:
     return out
 
 
+def _overruled(
+    rules: AnyGame, state: GameState, seat: str, problems: Sequence[OrderProblem], merged: Sequence[GameOrder]
+) -> set[int]:
+    """The numbers of the refused lines whose kind of order the set holds already ("SKILL ALL"
+    then "SKILL NONE": the first stands): for them the set's own order stands, not a default.
+    A line is of a kind when, on its own, the game's parser reads it as an order of that type."""
+    kinds = {type(order) for order in merged}
+    out = set()
+    for problem in problems:
+        alone = rules.parse_orders(state, seat, problem.line).orders
+        if alone and all(type(order) in kinds for order in alone):
+            out.add(problem.line_no)
+    return out
+
+
+def _left_out_of(
+    rules: AnyGame,
+    state: GameState,
+    seat: str,
+    shown: Sequence[OrderProblem],
+    merged: Sequence[GameOrder],
+    order_help: str,
+) -> dict[str, object]:
+    """The refused lines a complete set is without, as the confirmation names them: those whose
+    kind of order the set lacks (`left_out`: the default stands for them) and those whose kind
+    it holds already (`overruled`: the set's own order stands)."""
+    overruled = _overruled(rules, state, seat, shown, merged)
+    return {
+        "left_out": _left_out([p for p in shown if p.line_no not in overruled], order_help),
+        "overruled": [
+            {"line": named, "word": named.partition("(")[2].rstrip(")") or "order"}
+            for p in shown
+            if p.line_no in overruled
+            for named in _left_out([p], order_help)
+        ],
+    }
+
+
 def subject_orders(batch: Batch, session: Session, seat: Seat, subject: str) -> str:
     """The orders in the subject of a mail whose body has none (`orders_in_subject`), when
     they are orders of the seat's turn now: at least one line is an order, legal now or
@@ -528,7 +566,7 @@ def _orders_confirmed(
             "receipt_of": receipt_of,
             "complete": complete,
             "missing": list(rules.missing_orders(state, seat.name, merged)),
-            "left_out": _left_out(shown, order_help),
+            **_left_out_of(rules, state, seat.name, shown, merged, order_help),
             # What the set will cost, where the game can say so ("this plot
             # costs 2 wear and a top speed test").
             "consequences": list(rules.consequences(state, seat.name, merged)),

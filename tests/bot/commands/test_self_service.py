@@ -498,6 +498,22 @@ def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: App) -> 
     assert "the speed: a SPEED line (SPEED n in steps of 20, or SPEED MPS" in body_of(last(gapp, "p0@example.org"))
 
 
+def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default(gapp: App) -> None:
+    """Played by mail (playfix C2): "SKILL ALL / SKILL NONE" was answered "SKILL given twice; the
+    first one counts" and then "That is a complete set without what line 4 (SKILL) would have
+    said: the default stands for that", while SKILL ALL stands. The confirmation says the line
+    was left out and the SKILL on file stands; no default is claimed for it."""
+    _game(gapp, "speed_circuit", 2)
+    for _ in ("design", "qualifying"):
+        gapp.clock.advance(timedelta(hours=49))
+        cycle(gapp)
+    player_says(gapp, "p0", "SPEED 40\nSKILL ALL\nSKILL NONE", game="g1", address="p0@example.org")
+    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "the default stands for that" not in body, body
+    assert "That is a complete set without line 3 (SKILL): the SKILL of your set stands." in body, body
+    assert "> SKILL ACCEL TOP START BRAKES CHANCE PASS CRASH" in body
+
+
 def test_no_line_of_the_self_service_mail_is_an_order_line(site: App) -> None:
     """testing.md: "Never put a line that parses as a valid order into the bot's own mail
     (Outlook quotes without '>')" -- press quoting orders, LIST, RULES, HELP, the confirmation
