@@ -81,10 +81,13 @@ _KEEP_REST = re.compile(
 )
 _OPTION = re.compile(r"\boption\s+([a-z])\b", re.I)
 # A clause that takes back what the line said before it ("Use 2. No wait, use 1."): the order
-# after it is the one meant, and the reading says what it replaced.
+# after it is the one meant, and the reading says what it replaced. A "no" that goes with it
+# ("Actually no - OVERTAKE", "sorry, no: use 4"), or stands alone before a dash or a colon
+# ("No - use 4"), takes back what was said; it does not negate the order after it.
 _CORRECTION = re.compile(
-    r"^\W*(?:no\W+wait|wait|actually|sorry|scratch\s+that|i\s+mean|correction|make\s+(?:that|it)|"
-    r"on\s+second\s+thoughts?|change\s+(?:that|it)\s+to)\b",
+    r"^\W*(?:(?:no\W+wait|wait|actually|sorry|scratch\s+that|i\s+mean|correction|make\s+(?:that|it)|"
+    r"on\s+second\s+thoughts?|change\s+(?:that|it)\s+to)\b(?:\W+no\b(?=\s*[-\u2013\u2014:]))?|"
+    r"no\s*[-\u2013\u2014:]+)",
     re.I,
 )
 NEGATIONS = frozenset(

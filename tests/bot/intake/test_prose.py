@@ -40,6 +40,15 @@ RACECRAFT_CORPUS = [
     ("use 3 or use 4?", (), ("USE 3", "USE 4"), (), False),
     ("maybe use 2", (), ("USE 2",), (), False),
     ("should I use 6?", (), ("USE 6",), (), False),
+    # Played by mail (playfix M1): "Actually no - OVERTAKE please" was read as NOT OVERTAKE. A
+    # "no" that takes back what was said before ("actually no", "no -", "no:") is a correction,
+    # not a negation of the order after it; a "not" inside the sentence still negates.
+    ("Actually no - use 4 please", ("USE 4",), (), (), False),
+    ("No - use 4", ("USE 4",), (), (), False),
+    ("Actually, no - use 4", ("USE 4",), (), (), False),
+    ("sorry no: use 4", ("USE 4",), (), (), False),
+    ("I will not - repeat not - use 3", (), (), ("USE 3",), False),
+    ("No, not use 3", (), (), ("USE 3",), False),
     ("Thanks, got it!", (), (), (), True),
     ("Good luck everyone, see you next turn", (), (), (), True),
 ]
