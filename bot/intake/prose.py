@@ -79,6 +79,10 @@ _KEEP_REST = re.compile(
     r"\beverything\s+else\s+(?:the\s+same|unchanged|as\s+before)\b",
     re.I,
 )
+# A line that says it adds to what came before ("Oh and PUSH YES", "also pay roll", "SLIP 1
+# too"): where it holds an order that is applied, the set on file stands but for what it changes,
+# as with "keep the rest".
+_ADDING = re.compile(r"^\W*(?:(?:oh|ah|oops)\W+)?(?:and|also|plus)\b|\b(?:too|as\s+well)\W*$", re.I)
 _OPTION = re.compile(r"\boption\s+([a-z])\b", re.I)
 # A clause that takes back what the line said before it ("Use 2. No wait, use 1."): the order
 # after it is the one meant, and the reading says what it replaced. A "no" that goes with it
@@ -412,6 +416,8 @@ def read(
             keep(line, number)
             continue
         original = line
+        adding = _ADDING.search(line) is not None
+        line = _ADDING.sub("", line) if adding else line
         keeps_rest = bool(_KEEP_REST.search(line))
         if keeps_rest:  # read as what it says of the set on file, the rest of the line as prose
             result.keeps_rest = True
@@ -491,6 +497,8 @@ def read(
                     result.readings.append(Reading(number, line.strip(), note=True, for_gm=words_for_gm))
                     keep("", number)
                     continue
+        if adding and applied:  # "Oh and PUSH YES": an addition to the set on file
+            keeps_rest = result.keeps_rest = True
         result.readings.append(
             Reading(
                 number,

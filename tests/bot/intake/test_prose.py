@@ -159,3 +159,12 @@ def test_a_plot_signed_with_the_players_bare_name_is_a_signature(rc: App) -> Non
     answer = last(rc, ADDRESS["roger"])
     assert "not understood" not in str(answer["Subject"]) and not str(answer["Subject"]).startswith("[ERROR]")
     assert _filed(rc, "roger") == ["USE 4"]
+
+
+def test_a_line_that_adds_keeps_the_rest_only_where_it_applies_an_order() -> None:
+    """Played by mail (playfix M2): "Oh and PUSH YES, speed 80 then" adds to the set on file;
+    "Also, what does SLIP mean?" is a question for the GM and changes nothing of the set."""
+    adding = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Oh and PUSH YES, speed 80 then")
+    assert adding.keeps_rest and adding.readings[0].applied == ("PUSH YES", "SPEED 80")
+    asking = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Also, what does SLIP mean?")
+    assert not asking.keeps_rest
