@@ -46,3 +46,15 @@ def test_the_late_notice_names_the_turn_by_its_label_and_says_one_hour(tmp_path:
     assert "Turn 1 of 5: start of rc1 was resolved 1 hour 30 min after its deadline" in text, text
     assert "1 hours" not in text and "Turn 1 of rc1" not in text
     app.close()
+
+
+def test_the_gms_copy_of_the_results_claims_no_confirmation_of_the_gms_own(rc: App) -> None:
+    """Played by mail (playfix m1): the GM's copy of the results listed the receipts "(your
+    confirmation carried yours)" -- the GM has no confirmation. The words are true for every
+    reader of the shared block: each player's confirmation carried theirs."""
+    gm_says(rc, "PROCESS rc1")
+    copies = [m for m in gm_helpers.mails(rc, GM) if "GM copy: results" in str(m["Subject"])]
+    assert copies
+    text = _flat(body_of(copies[-1]))
+    assert "your confirmation carried yours" not in text, text
+    assert "Receipts of the orders used in Turn 1 of 5: start (each player's confirmation carried theirs)" in text
