@@ -176,8 +176,16 @@ def answered_turn(batch: Batch, session: Session, mail: Mail, game: Game, open_t
     inbound = mail.inbound
     answered = batch.memo.answered
     refs = [m for m in (inbound.in_reply_to, *reversed(inbound.references[-5:])) if m]
-    sent = next((answered[f"<{m}>"][1] for m in refs if answered.get(f"<{m}>", (None,))[0] == game.id), None)
-    if sent is not None:
+    found = next((answered[f"<{m}>"] for m in refs if answered.get(f"<{m}>", (None,))[0] == game.id), None)
+    if found is not None:
+        _, sent, claimed = found
+        if claimed is not None and claimed < open_turn.number:
+            # The letter says which turn it spoke of (its claims): an older one. Its time
+            # cannot tell where it was queued as that turn resolved and the next opened (the
+            # answer to the orders that completed it).
+            older = session.scalar(select(Turn).where(Turn.game_id == game.id, Turn.number == claimed))
+            if older is not None and older.resolved_at is not None:
+                return older
         if sent >= as_utc(open_turn.opened_at):
             return None
         # The turn open when that mail went: opened by then, not resolved by then (a results
