@@ -427,13 +427,13 @@ def read(
                 keep("", number)
                 continue
         if _is_note(line, orders, letters):
-            result.readings.append(Reading(number, line.strip(), note=True, for_gm=for_the_gm(line)))
+            result.readings.append(Reading(number, original.strip(), note=True, for_gm=for_the_gm(line)))
             keep("", number)  # the line keeps its place: the lines after it keep their numbers
             continue
         if "?" in line and _ASKS.match(line):
             # "What does round 2 mean?": a question about the game, for the GM; its order words
             # are no orders offered back.
-            result.readings.append(Reading(number, line.strip(), note=True, for_gm=ForTheGm.QUESTION))
+            result.readings.append(Reading(number, original.strip(), note=True, for_gm=ForTheGm.QUESTION))
             keep("", number)
             continue
         fallback = _with_fallback(rules, state, seat, line, orders, budget)
@@ -482,7 +482,7 @@ def read(
             words_for_gm = for_the_gm(line)
             if words_for_gm is not None:
                 # No order in it, and words for the GM (a question, a farewell): passed on, not refused.
-                result.readings.append(Reading(number, line.strip(), note=True, for_gm=words_for_gm))
+                result.readings.append(Reading(number, original.strip(), note=True, for_gm=words_for_gm))
                 keep("", number)
                 continue
             keep(line, number)  # an order word, but no order: the parser's reason stands
@@ -494,7 +494,7 @@ def read(
             if not (offered or negated):
                 words_for_gm = for_the_gm(line)
                 if words_for_gm is not None:
-                    result.readings.append(Reading(number, line.strip(), note=True, for_gm=words_for_gm))
+                    result.readings.append(Reading(number, original.strip(), note=True, for_gm=words_for_gm))
                     keep("", number)
                     continue
         if adding and applied:  # "Oh and PUSH YES": an addition to the set on file

@@ -168,3 +168,10 @@ def test_a_line_that_adds_keeps_the_rest_only_where_it_applies_an_order() -> Non
     assert adding.keeps_rest and adding.readings[0].applied == ("PUSH YES", "SPEED 80")
     asking = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Also, what does SLIP mean?")
     assert not asking.keeps_rest
+
+
+def test_a_question_that_begins_also_is_quoted_as_written() -> None:
+    """Played by mail (playfix): "Also, when is the next deadline?" was quoted back (and passed to
+    the GM) as ", when is the next deadline?": a line is quoted as the player wrote it."""
+    (reading,) = _read(RACECRAFT, RC_STATE, "a", "Also, when is the next deadline?").readings
+    assert reading.line == "Also, when is the next deadline?" and reading.note
