@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from bot import dice, letters, outlook, store
@@ -500,6 +500,31 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     return f"{ctx.game.name} is paused at {turn.label}; the players were told."
 
 
+def _deadline_set_while_paused(ctx: GmAction) -> bool:
+    """Whether the GM set the open turn's deadline (DEADLINE or EXTEND, done) since the game was
+    last paused (by PAUSE or by ROLLBACK, which reopens a turn paused), by the audit log."""
+    audit = (
+        select(GmAudit.id)
+        .where(GmAudit.game_id == ctx.game.id, GmAudit.outcome.like("done:%"))
+        .order_by(GmAudit.id.desc())
+        .limit(1)
+    )
+    paused_at = ctx.session.scalar(
+        audit.where(or_(GmAudit.command.ilike("PAUSE %"), GmAudit.command.ilike("ROLLBACK %")))
+    )
+    if paused_at is None:
+        return False
+    return (
+        ctx.session.scalar(
+            audit.where(
+                GmAudit.id > paused_at,
+                or_(GmAudit.command.ilike("DEADLINE %"), GmAudit.command.ilike("EXTEND %")),
+            )
+        )
+        is not None
+    )
+
+
 def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     if ctx.game.status != GameStatus.PAUSED:
@@ -508,9 +533,12 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     if rules.expected_players(state):
         # GM_COMMANDS: the clock restarts from now -- but a deadline the GM set later than
-        # that (EXTEND, DEADLINE before the pause) is kept.
+        # that (EXTEND, DEADLINE before the pause) is kept, and so is one the GM set (DEADLINE,
+        # EXTEND) since the game was paused, if it is still to come: the GM chose it for the
+        # resumed turn, and was told it stands.
         fresh = next_deadline(parse_schedule(ctx.game.deadline_spec), ctx.now, ctx.game.timezone)
-        if fresh is not None and old is not None and old > fresh:
+        chosen = old is not None and old > ctx.now and _deadline_set_while_paused(ctx)
+        if fresh is not None and old is not None and (old > fresh or chosen):
             fresh = old
         _set_deadline(ctx, turn, fresh if fresh is not None else old)
     # The pause cancelled the deadline's calendar event: it is sent again, moved or not.

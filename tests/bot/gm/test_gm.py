@@ -200,6 +200,26 @@ def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: App
     assert "not paused" in body_of(last(rc, GM))
 
 
+def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: App) -> None:
+    """Played by mail (playfix G1): "DEADLINE rc1 +2h" then "RESUME rc1" in one mail of a paused
+    game: the GM was told the deadline is now 11:00, the players "a new deadline", and RESUME
+    then set the turn due two days later. A deadline the GM set (DEADLINE, EXTEND) since the
+    game was paused is the GM's choice for the resumed turn: RESUME keeps it."""
+    gm_says(rc, "PAUSE rc1")
+    rc.clock.advance(hours=1)
+    gm_says(rc, "DEADLINE rc1 +2h\nRESUME rc1")
+    assert game_row(rc).status == GameStatus.ACTIVE
+    assert deadline_of(rc) == rc.clock.now() + timedelta(hours=2)
+    answer = " ".join(body_of(last(rc, GM)).split())
+    assert answer.count("Mon 5 Jan 2026 12:00 GMT") == 2, answer  # DEADLINE's answer and RESUME's agree
+    told = " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    assert "is now due Mon 5 Jan 2026 12:00 UTC" in told, told
+    # Without such a choice the clock restarts from now, as before.
+    gm_says(rc, "PAUSE rc1")
+    gm_says(rc, "RESUME rc1")
+    assert deadline_of(rc) == rc.clock.now() + timedelta(hours=48)
+
+
 # -- figures -----------------------------------------------------------------------------------
 
 
