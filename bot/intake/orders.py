@@ -115,12 +115,19 @@ def _left_out_of(
     merged: Sequence[GameOrder],
     order_help: str,
 ) -> dict[str, object]:
-    """The refused lines a complete set is without, as the confirmation names them: those whose
-    kind of order the set lacks (`left_out`: the default stands for them) and those whose kind
-    it holds already (`overruled`: the set's own order stands)."""
+    """The refused lines a complete set is without, as the confirmation names them: those not
+    understood (`left_out`: the default stands for what they would have said), those understood
+    but not allowed now (`set_aside`: the game's reason says what stands instead, a locked
+    program, an order given before), and, of those, the ones whose kind of order the set holds
+    already (`overruled`: the set's own order stands)."""
     overruled = _overruled(rules, state, seat, shown, merged)
     return {
-        "left_out": _left_out([p for p in shown if p.line_no not in overruled], order_help),
+        "left_out": _left_out(
+            [p for p in shown if p.kind is not ProblemKind.ILLEGAL and p.line_no not in overruled], order_help
+        ),
+        "set_aside": _left_out(
+            [p for p in shown if p.kind is ProblemKind.ILLEGAL and p.line_no not in overruled], order_help
+        ),
         "overruled": [
             {"line": named, "word": named.partition("(")[2].rstrip(")") or "order"}
             for p in shown

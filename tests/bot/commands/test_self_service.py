@@ -577,3 +577,19 @@ def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp:
         "control this round is 101-200, so you may lose control from action 2."
     ) in said
     assert "Round 2 program cost 20 before terrain" in said
+
+
+def test_a_locked_round_refused_claims_no_default_for_it(gapp: App) -> None:
+    """Played by mail (playfix SP-A): in round 2, "ROUND 2: F1 / ROUND 3: F1 F1" was answered
+    "round 2's program was locked ... send ROUND 3" and then "That is a complete set without what
+    line 1 (ROUND) would have said: the default stands for that" -- no default stands for it:
+    the locked program runs, and the game's default fills nothing of the set. A default is
+    claimed only where the outlook fills a part of the set with one."""
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p0@example.org")
+    player_says(gapp, "p1", "START 2,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p1@example.org")
+    player_says(gapp, "p0", "ROUND 2: F2\nROUND 3: F1", game="g1", address="p0@example.org")
+    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "locked" in body, body
+    assert "the default stands for that" not in body, body
+    assert "That is a complete set without line 1 (ROUND): the orders below count without it." in body, body
