@@ -97,7 +97,7 @@ def _gm_orders(session: Session, game: Game, turn: Turn) -> list[dict[str, objec
             OrderSubmission.turn_id == turn.id
         )
     ).all()
-    return _described(session, game, _gm_rows([tuple(row) for row in every]))
+    return _described(session, game, _gm_rows([(i, seat, at, source) for i, seat, at, source in every]))
 
 
 def _gm_rows(every: Sequence[tuple[int, int, datetime, str]]) -> list[tuple[int, datetime, bool]]:
