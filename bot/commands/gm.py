@@ -382,6 +382,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     text = _orders_text(args[1])
     parsed = rules.parse_orders(state, seat.name, text)
     standing = rules.plot_orders(state, seat.name, text)
+    not_yet = ""
     if parsed.ok and parsed.orders:
         stored = rules.format_orders(parsed.orders)
     elif standing is not None and all(p.kind is ProblemKind.INVALID for p in parsed.problems):
@@ -389,6 +390,12 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         # round number, for every round the player leaves empty): kept as the GM wrote it,
         # and read by the game at each deadline. An illegal order is still refused below.
         stored = "\n".join(line for line in text.splitlines() if line)
+    elif parsed.problems and all(p.kind is ProblemKind.ILLEGAL for p in parsed.problems):
+        # Orders the game understands but does not allow in this turn (CRUISE at the start): a
+        # plot stands "while it is legal", so it is kept for the turns that allow it, and the
+        # game's own default stands until then -- said to the GM and to the player.
+        stored = "\n".join(line.strip() for line in text.splitlines() if line.strip())
+        not_yet = "; ".join(p.reason for p in parsed.problems)
     else:
         raise _not_valid(rules, state, seat, parsed)
     seat.gm_plot = stored
@@ -400,12 +407,21 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     stands = ""
     if standing is not None and rules.format_orders(standing) != stored:
         stands = f"\n\nIn {turn.label} it stands for:\n" + orders_block(rules.format_orders(standing))
+    elif standing is None and not_yet:
+        default = rules.format_orders(rules.default_orders(state, seat.name))
+        stands = (
+            f"\n\nIt is not allowed in {turn.label} ({not_yet}): until a turn allows it, the game's own "
+            "default is used" + (f"; in {turn.label} it is:\n" + orders_block(default) if default else ".")
+        )
     announce(
         ctx,
         "The GM has set a plot for you",
         "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
-        "orders of yours are on file at a deadline, this turn and the next ones, until the GM clears it. "
-        "Orders you send always come first.\n\n" + orders_block(stored) + stands,
+        "orders of yours are on file at a deadline, "
+        + ("in the turns that allow it" if not_yet else "this turn and the next ones")
+        + ", until the GM clears it. Orders you send always come first.\n\n"
+        + orders_block(stored)
+        + stands,
         kind="gm_plot",
         to=seat.name,
     )
