@@ -449,14 +449,20 @@ def read(
         passed: list[str] = []
         corrected: list[str] = []  # applied before a correction ("no wait"): replaced by what follows
         correcting = False
+        signing = False  # the clause before was a courtesy ("Cheers"): a name may follow it
         for clause in _CLAUSE.split(line):
             words = _words(clause)
             correcting = correcting or bool(_CORRECTION.match(clause))
             found = _phrases(rules, state, seat, words, orders, budget, letters)
             if not found:
-                if words and not is_courtesy(clause) and not _CORRECTION.match(clause):
+                courtesy = bool(words) and is_courtesy(clause)
+                # "Cheers, Seb": the name that signs off after a courtesy is no word unread.
+                signed = signing and 0 < len(words) <= 2 and all(w.isalpha() and w[:1].isupper() for w in words)
+                if words and not courtesy and not signed and not _CORRECTION.match(clause):
                     passed.append(" ".join(words))
+                signing = courtesy
                 continue
+            signing = False
             if correcting and applied:
                 corrected += applied
                 applied = []

@@ -175,3 +175,13 @@ def test_a_question_that_begins_also_is_quoted_as_written() -> None:
     the GM) as ", when is the next deadline?": a line is quoted as the player wrote it."""
     (reading,) = _read(RACECRAFT, RC_STATE, "a", "Also, when is the next deadline?").readings
     assert reading.line == "Also, when is the next deadline?" and reading.note
+
+
+def test_a_name_that_signs_off_after_a_courtesy_is_no_word_unread() -> None:
+    """Played by mail (playfix m3): "Hi! I'll go with use 3 this turn. Cheers, Seb" was read as
+    USE 3 with 'not read as an order: "Seb"'. The name after "Cheers" signs the mail off; other
+    words left over are still listed."""
+    (reading,) = _read(RACECRAFT, RC_STATE, "a", "Hi! I'll go with use 3 this turn. Cheers, Seb").readings
+    assert reading.applied == ("USE 3",) and reading.unread == (), reading
+    (other,) = _read(RACECRAFT, RC_STATE, "a", "use 3, keep left").readings
+    assert other.unread == ("keep left",), other
