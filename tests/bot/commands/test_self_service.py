@@ -593,3 +593,16 @@ def test_a_locked_round_refused_claims_no_default_for_it(gapp: App) -> None:
     assert "locked" in body, body
     assert "the default stands for that" not in body, body
     assert "That is a complete set without line 1 (ROUND): the orders below count without it." in body, body
+
+
+def test_a_part_wanted_only_later_is_not_also_listed_as_lacking_now(gapp: App) -> None:
+    """Played by mail (playfix M6): a SpeedPhreakz set-up with START and ROUND 1 was told "That set
+    is not complete. It lacks: - the program for round 2" and, a line later, that round 2 is "Not
+    needed before a later turn". A part a later turn fills is said once, as such."""
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1", game="g1", address="p0@example.org")
+    body = body_of(last(gapp, "p0@example.org"))
+    assert body.count("the program for round 2") == 1, body
+    assert "That set is not complete" not in body, body
+    assert "That set is complete for Set-up and round 1." in body, body
+    assert "Not needed before a later turn" in body
