@@ -347,7 +347,7 @@ def _close(shell: Shell, game_id: int, *, out: bool, cutoff: datetime, idle_days
                 session,
                 ToSeat(seat),
                 say("practice_closed_title", game=game.name),
-                say("practice_closed", game=game.name, why=why),
+                say("practice_closed", game=game.name, why=why, kind=game.kind),
                 kind="practice",
                 error=False,
             )
