@@ -1,0 +1,70 @@
+"""Ratings (docs/championships.md, "Ratings"; issue 42: "a Plackett-Luce rating over finishing
+orders (`openskill`) ... per game kind ...; races with robots or a practice game never rated"):
+the arithmetic against openskill's own figures, and properties of the ratings worked out again
+from the results in order."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.ratings import MU, SIGMA, RatedRace, Rating, changes_of, order_probability, rate
+
+
+def race(game: str, *order: str) -> RatedRace:
+    return RatedRace(game, tuple((person,) for person in order))
+
+
+def test_three_newcomers_rated_as_openskill_rates_them() -> None:
+    """openskill 6's PlackettLuce: three new players (mu 25, sigma 25/3) finishing 1-2-3 become
+    mu 27.869, 25.717, 21.414 and sigma 8.205, 8.058, 8.058."""
+    after = rate([race("r1", "a", "b", "c")])
+    assert [round(after[p].mu, 6) for p in "abc"] == [27.869049, 25.717262, 21.413689]
+    assert [round(after[p].sigma, 6) for p in "abc"] == [8.205243, 8.058224, 8.058224]
+    assert [after[p].races for p in "abc"] == [1, 1, 1]
+    assert after["a"].ordinal == after["a"].mu - 3 * after["a"].sigma
+    assert Rating().shown == 0 and (Rating().mu, Rating().sigma) == (MU, SIGMA)
+
+
+def test_a_shared_place_moves_both_alike() -> None:
+    after = rate([RatedRace("r1", (("a",), ("b", "c")))])
+    assert math.isclose(after["b"].mu, after["c"].mu) and after["a"].mu > after["b"].mu
+
+
+def test_the_reason_counts_drivers_beaten_who_were_rated_above() -> None:
+    races = [race("r1", "x", "y", "z", "me"), race("r2", "me", "x", "y", "z")]
+    _, changes = changes_of(races, "r2")
+    mine = next(c for c in changes if c.person == "me")
+    assert (mine.beat_above, mine.lost_below, mine.field, mine.first) == (3, 0, 4, False)
+    assert mine.delta > 0
+    x = next(c for c in changes if c.person == "x")
+    assert (x.beat_above, x.lost_below) == (0, 1)
+
+
+def test_a_race_of_one_person_rates_nobody() -> None:
+    assert rate([race("r1", "a")]) == {}
+
+
+def test_the_likelier_order_puts_the_stronger_first() -> None:
+    ratings = rate([race(f"r{i}", "a", "b") for i in range(5)])
+    assert order_probability(ratings, ["a", "b"]) > 0.5 > order_probability(ratings, ["b", "a"])
+    assert math.isclose(order_probability(ratings, ["a", "b"]) + order_probability(ratings, ["b", "a"]), 1.0)
+
+
+PEOPLE = st.sampled_from(["ann", "bob", "cy", "dee", "eve", "fay"])
+ORDERS = st.lists(PEOPLE, min_size=2, max_size=6, unique=True)
+
+
+@given(st.lists(ORDERS, max_size=8))
+@settings(max_examples=60, deadline=None)
+def test_ratings_are_a_function_of_the_results_in_order(orders: list[list[str]]) -> None:
+    """Worked out twice from the same results, or race by race up to each point, the same."""
+    races = [race(f"r{i}", *order) for i, order in enumerate(orders)]
+    assert rate(races) == rate(list(races))
+    for i in range(len(races)):
+        ratings, changes = changes_of(races, f"r{i}")
+        assert ratings == rate(races)
+        upto = rate(races[: i + 1])
+        assert {c.person: c.after for c in changes} == {p: upto[p] for p in races[i].people}
