@@ -10,6 +10,7 @@ limit, dropped) sharing the place behind the last finisher.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -41,6 +42,18 @@ def order_of(game: Game, result: RaceResult) -> tuple[tuple[str, ...], ...]:
     return tuple(groups)
 
 
+def races_of(finished: Iterable[tuple[Game, RaceResult | None]]) -> list[RatedRace]:
+    """The rated races among `finished` (games and their results, in the order they ended)."""
+    races: list[RatedRace] = []
+    for game, result in finished:
+        if result is None or not rated(game):
+            continue
+        race = RatedRace(game.name, order_of(game, result))
+        if len(race.people) >= 2:
+            races.append(race)
+    return races
+
+
 def rated_races(session: Session, kind: str) -> list[RatedRace]:
     """Every rated race of `kind`, in the order they ended (then by game number)."""
     games = session.scalars(
@@ -48,17 +61,7 @@ def rated_races(session: Session, kind: str) -> list[RatedRace]:
         .where(Game.kind == kind, Game.status == GameStatus.FINISHED, Game.practice.is_(False))
         .order_by(Game.finished_at, Game.id)
     )
-    races: list[RatedRace] = []
-    for game in games:
-        if not rated(game):
-            continue
-        result = race_result(session, game, 0)
-        if result is None:
-            continue
-        race = RatedRace(game.name, order_of(game, result))
-        if len(race.people) >= 2:
-            races.append(race)
-    return races
+    return races_of((game, race_result(session, game, 0) if rated(game) else None) for game in games)
 
 
 def ratings_of(session: Session, kind: str) -> dict[str, Rating]:
@@ -86,4 +89,4 @@ def shown_for(session: Session, game: Game, player: Player, shown_after: int) ->
     return None
 
 
-__all__ = ["Shown", "order_of", "rated", "rated_races", "ratings_of", "shown_for"]
+__all__ = ["Shown", "order_of", "races_of", "rated", "rated_races", "ratings_of", "shown_for"]

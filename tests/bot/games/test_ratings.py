@@ -10,7 +10,10 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.games.ratings import order_of, races_of
+from bot.models import Game, GameStatus, Seat
 from bot.ratings import MU, SIGMA, RatedRace, Rating, changes_of, order_probability, rate
+from rules.season import Finish, Outcome, RaceResult
 
 
 def race(game: str, *order: str) -> RatedRace:
@@ -68,3 +71,56 @@ def test_ratings_are_a_function_of_the_results_in_order(orders: list[list[str]])
         assert ratings == rate(races)
         upto = rate(races[: i + 1])
         assert {c.person: c.after for c in changes} == {p: upto[p] for p in races[i].people}
+
+
+# -- the rated races among the finished ones (bot.games.ratings) ------------------------------
+
+
+def finished_game(name: str, order: list[str], *, robot: bool = False, practice: bool = False) -> Game:
+    game = Game(name=name, kind="racecraft", status=GameStatus.FINISHED, practice=practice)
+    game.seats = [Seat(name=p, player_id=int(p), robot=False) for p in order]
+    if robot:
+        game.seats.append(Seat(name="robot", player_id=999, robot=True))
+    return game
+
+
+def result_of(order: list[str], robot: bool) -> RaceResult:
+    """The season's result of a race finished in `order` (robots' seats are not in it)."""
+    return RaceResult(0, 0, tuple(Finish(p, Outcome.FINISHED, i + 1) for i, p in enumerate(order)))
+
+
+NUMBERS = st.lists(st.sampled_from(["1", "2", "3", "4", "5"]), min_size=2, max_size=5, unique=True)
+
+
+@given(
+    st.lists(NUMBERS, max_size=6),
+    st.lists(st.tuples(st.integers(0, 6), NUMBERS, st.booleans()), max_size=4),
+)
+@settings(max_examples=60, deadline=None)
+def test_a_race_with_a_robot_or_a_practice_race_never_changes_a_rating(
+    people: list[list[str]], others: list[tuple[int, list[str], bool]]
+) -> None:
+    """Issue 42: "races with robots or a practice game never rated": a robot's or practice
+    race put anywhere among the rated ones changes nobody's rating."""
+    plain = [(finished_game(f"r{i}", order), result_of(order, False)) for i, order in enumerate(people)]
+    mixed = list(plain)
+    for j, (where, order, practice) in enumerate(others):
+        game = finished_game(f"x{j}", order, robot=not practice, practice=practice)
+        mixed.insert(min(where, len(mixed)), (game, result_of(order, True)))
+    assert rate(races_of(mixed)) == rate(races_of(plain))
+    assert [r.game for r in races_of(mixed)] == [f"r{i}" for i in range(len(people))]
+
+
+def test_everyone_not_finishing_shares_the_place_behind_the_finishers() -> None:
+    result = RaceResult(
+        0,
+        0,
+        (
+            Finish("1", Outcome.FINISHED, 2),
+            Finish("2", Outcome.FINISHED, 1),
+            Finish("3", Outcome.NO_SHOW),
+            Finish("4", Outcome.DID_NOT_FINISH),
+            Finish("5", Outcome.FINISHED, 2),
+        ),
+    )
+    assert order_of(finished_game("r", ["1", "2", "3", "4", "5"]), result) == (("2",), ("1", "5"), ("3", "4"))
