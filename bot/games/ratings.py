@@ -11,14 +11,14 @@ limit, dropped) sharing the place behind the last finisher.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.games.seasons import race_result
-from bot.models import Game, GameStatus, Player
+from bot.games.seasons import driven_seats, race_result, result_from
+from bot.models import Game, GameStatus
 from bot.ratings import Change, RatedRace, Rating, changes_of, rate
+from rules.api import AnyGame, GameState
 from rules.season import Outcome, RaceResult
 
 
@@ -69,24 +69,26 @@ def ratings_of(session: Session, kind: str) -> dict[str, Rating]:
     return rate(rated_races(session, kind))
 
 
-@dataclass(frozen=True, slots=True)
-class Shown:
-    """What a person's results letter says of their rating: the change the race made."""
+def changes_shown(
+    session: Session, game: Game, rules: AnyGame, state: GameState, shown_after: int
+) -> dict[int, Change]:
+    """What the race `game`, finishing now in `state` (not yet written), does to the ratings of
+    its people who are to be shown it, by seat number: the race is rated, the seat's holder
+    opted in (RATING ON) and has finished `shown_after` rated races of its kind, this one
+    counted. It counts after every other finished race of its kind."""
+    if not rated(game):
+        return {}
+    wanting = {str(seat.player_id): seat.id for seat in game.seats if seat.player.rating}
+    if not wanting:
+        return {}  # nobody to tell: the ratings are not worked out
+    earlier = [race for race in rated_races(session, game.kind) if race.game != game.name]
+    this = races_of([(game, result_from(game, rules, state, driven_seats(session, game), 0, 0))])
+    _, changes = changes_of([*earlier, *this], game.name)
+    return {
+        wanting[change.person]: change
+        for change in changes
+        if change.person in wanting and change.after.races >= shown_after
+    }
 
-    change: Change
-    kind: str
 
-
-def shown_for(session: Session, game: Game, player: Player, shown_after: int) -> Shown | None:
-    """The rating change `game` made for `player`, if it is to be shown to them: the game is
-    rated, they opted in (RATING ON) and have finished `shown_after` rated races of its kind."""
-    if not player.rating or not rated(game):
-        return None
-    _, changes = changes_of(rated_races(session, game.kind), game.name)
-    for change in changes:
-        if change.person == str(player.id) and change.after.races >= shown_after:
-            return Shown(change, game.kind)
-    return None
-
-
-__all__ = ["Shown", "order_of", "races_of", "rated", "rated_races", "ratings_of", "shown_for"]
+__all__ = ["changes_shown", "order_of", "races_of", "rated", "rated_races", "ratings_of"]

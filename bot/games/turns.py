@@ -28,7 +28,7 @@ from bot import dice, outlook, store
 from bot.clock import as_utc
 from bot.facts import Kept, Recheck, Withdrawn
 from bot.games import carried as carried_orders
-from bot.games import observers, robots, seasons
+from bot.games import observers, ratings, robots, seasons
 from bot.letters import results, reveal, sheets
 from bot.letters.cache import LetterCache
 from bot.letters.reports import public_report
@@ -537,6 +537,12 @@ def work_out(
         turn.carried = None
     mails: mailout.NewRows = []
     season = seasons.for_letters(session, game, rules, new_state, turn, finished=next_turn is None)
+    shown_after = shell.settings.ratings.shown_after
+    rated = (
+        ratings.changes_shown(session, game, rules, new_state, shown_after)
+        if game.status == GameStatus.FINISHED
+        else {}
+    )
     for seat in () if held_for_next else store.mailed_seats(game):
         sheets.post_seat_letter(
             shell,
@@ -555,6 +561,7 @@ def work_out(
             before=before,
             carried=recheck.of(seat.name),
             season=season,
+            rating=rated.get(seat.id),
         )
     if not held_for_next:
         sheets.post_gm_letter(
