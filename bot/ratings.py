@@ -22,6 +22,12 @@ from openskill.models import PlackettLuce, PlackettLuceRating
 MU = 25.0
 SIGMA = MU / 3.0
 Z = 3.0  # the ordinal: mu - Z sigma
+# The spread of one race's performance about a driver's skill: three times openskill's default
+# (25/6). A race of these games turns on dice and one another's moves as much as on skill, and
+# with its default the rating trusts each result too much: in `python -m bench --only ratings`
+# (simulated fields, bench/README.md) 12.5 predicted held-out races best of 25/6, 25/3, 12.5
+# and 16 on every seed tried.
+BETA = MU / 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +80,8 @@ class Change:
         return self.before.races == 0
 
 
-def _model() -> PlackettLuce:
-    return PlackettLuce(mu=MU, sigma=SIGMA)
+def _model(beta: float = BETA) -> PlackettLuce:
+    return PlackettLuce(mu=MU, sigma=SIGMA, beta=beta)
 
 
 def _places(race: RatedRace) -> dict[str, int]:
@@ -103,9 +109,10 @@ def _rate_one(model: PlackettLuce, ratings: dict[str, Rating], race: RatedRace) 
     return changes
 
 
-def rate(races: Iterable[RatedRace]) -> dict[str, Rating]:
-    """Every person's rating after `races`, in the order given (the order they ended)."""
-    model, ratings = _model(), dict[str, Rating]()
+def rate(races: Iterable[RatedRace], *, beta: float = BETA) -> dict[str, Rating]:
+    """Every person's rating after `races`, in the order given (the order they ended); `beta`:
+    the spread of a race's performance (the bench tries others)."""
+    model, ratings = _model(beta), dict[str, Rating]()
     for race in races:
         _rate_one(model, ratings, race)
     return ratings
@@ -123,12 +130,11 @@ def changes_of(races: Sequence[RatedRace], game: str) -> tuple[dict[str, Rating]
     return ratings, found
 
 
-def order_probability(ratings: Mapping[str, Rating], order: Sequence[str]) -> float:
+def order_probability(ratings: Mapping[str, Rating], order: Sequence[str], *, beta: float = BETA) -> float:
     """The Plackett-Luce probability of the finishing order `order` (best first, no shared
     places) from `ratings` (unknown people at the start), with openskill's strengths
     exp(mu / c), c the field's combined spread."""
     rs = [ratings.get(p, Rating()) for p in order]
-    beta = SIGMA / 2.0
     c = math.sqrt(sum(r.sigma**2 + beta**2 for r in rs))
     strengths = [math.exp(r.mu / c) for r in rs]
     p = 1.0
@@ -137,4 +143,4 @@ def order_probability(ratings: Mapping[str, Rating], order: Sequence[str]) -> fl
     return p
 
 
-__all__ = ["MU", "SIGMA", "Change", "RatedRace", "Rating", "changes_of", "order_probability", "rate"]
+__all__ = ["BETA", "MU", "SIGMA", "Change", "RatedRace", "Rating", "changes_of", "order_probability", "rate"]

@@ -10,9 +10,10 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench import ratings as bench_ratings
 from bot.games.ratings import order_of, races_of
 from bot.models import Game, GameStatus, Seat
-from bot.ratings import MU, SIGMA, RatedRace, Rating, changes_of, order_probability, rate
+from bot.ratings import BETA, MU, SIGMA, RatedRace, Rating, changes_of, order_probability, rate
 from rules.season import Finish, Outcome, RaceResult
 
 
@@ -21,13 +22,18 @@ def race(game: str, *order: str) -> RatedRace:
 
 
 def test_three_newcomers_rated_as_openskill_rates_them() -> None:
-    """openskill 6's PlackettLuce: three new players (mu 25, sigma 25/3) finishing 1-2-3 become
-    mu 27.869, 25.717, 21.414 and sigma 8.205, 8.058, 8.058."""
-    after = rate([race("r1", "a", "b", "c")])
+    """openskill 6's PlackettLuce: three new players (mu 25, sigma 25/3) finishing 1-2-3 become,
+    with its default beta 25/6, mu 27.869, 25.717, 21.414 and sigma 8.205, 8.058, 8.058; with
+    beta 12.5 (ours), mu 26.779, 25.445, 22.776 and sigma 8.303, 8.269, 8.269."""
+    after = rate([race("r1", "a", "b", "c")], beta=25 / 6)
     assert [round(after[p].mu, 6) for p in "abc"] == [27.869049, 25.717262, 21.413689]
     assert [round(after[p].sigma, 6) for p in "abc"] == [8.205243, 8.058224, 8.058224]
-    assert [after[p].races for p in "abc"] == [1, 1, 1]
-    assert after["a"].ordinal == after["a"].mu - 3 * after["a"].sigma
+    ours = rate([race("r1", "a", "b", "c")])
+    assert BETA == 12.5
+    assert [round(ours[p].mu, 6) for p in "abc"] == [26.779352, 25.444838, 22.77581]
+    assert [round(ours[p].sigma, 6) for p in "abc"] == [8.303276, 8.268858, 8.268858]
+    assert [ours[p].races for p in "abc"] == [1, 1, 1]
+    assert ours["a"].ordinal == ours["a"].mu - 3 * ours["a"].sigma
     assert Rating().shown == 0 and (Rating().mu, Rating().sigma) == (MU, SIGMA)
 
 
@@ -124,3 +130,13 @@ def test_everyone_not_finishing_shares_the_place_behind_the_finishers() -> None:
         ),
     )
     assert order_of(finished_game("r", ["1", "2", "3", "4", "5"]), result) == (("2",), ("1", "5"), ("3", "4"))
+
+
+def test_the_rating_predicts_held_out_races_better_than_elo() -> None:
+    """Issue 42, "Measured": "prediction log-loss of the rating's predicted finishing order on
+    held-out simulated races (robot fields of known strength) below pairwise Elo's on the same
+    races" (`python -m bench --only ratings`, here two small seeded fields; the same figures twice)."""
+    result = bench_ratings.run(train=300, test=100, seeds=(42, 7))
+    assert result["target_met"] and result["rating_lower_in"] == 2
+    assert result["pairwise_truth"] < result["pairwise_rating"] < result["pairwise_elo"] < math.log(2)
+    assert bench_ratings.run(train=300, test=100, seeds=(42, 7))["fields"] == result["fields"]
