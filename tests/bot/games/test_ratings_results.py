@@ -36,7 +36,11 @@ def race(app: App, name: str, seed: int, *, robots: tuple[str, ...] = (), roger_
     to_the_finish(app, name)
     finals = [m for m in mails(app, ADDRESS["roger"]) if f"[{name}] Final result" in str(m["Subject"])]
     assert len(finals) == 1
-    return " ".join(body_of(finals[0]).split())  # words, whatever the wrapping
+    html = finals[0].get_body(("html",))
+    text = " ".join(body_of(finals[0]).split())  # words, whatever the wrapping
+    assert html is not None  # the HTML part says what the text says
+    assert ("Your rating in Racecraft" in html.get_content()) == ("Your rating in Racecraft" in text)
+    return text
 
 
 def test_the_rating_shows_in_the_own_final_result_after_the_races_set(tmp_path: Path) -> None:
