@@ -5,12 +5,16 @@ from the results in order."""
 
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench import ratings as bench_ratings
+from bench.run import main as bench_main
 from bot.games.ratings import order_of, races_of
 from bot.models import Game, GameStatus, Seat
 from bot.ratings import BETA, MU, SIGMA, RatedRace, Rating, changes_of, order_probability, rate
@@ -140,3 +144,17 @@ def test_the_rating_predicts_held_out_races_better_than_elo() -> None:
     assert result["target_met"] and result["rating_lower_in"] == 2
     assert result["pairwise_truth"] < result["pairwise_rating"] < result["pairwise_elo"] < math.log(2)
     assert bench_ratings.run(train=300, test=100, seeds=(42, 7))["fields"] == result["fields"]
+
+
+def test_the_ratings_benchmark_runs_from_the_bench_command_without_servers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`python -m bench --only ratings`: no server started; the figures on its line and in the JSON."""
+    out = tmp_path / "ratings.json"
+    assert bench_main(["--only", "ratings", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no servers" in printed and "target rating < Elo: met" in printed
+    result = json.loads(out.read_text())["benchmarks"]["ratings"]
+    assert "error" not in result, result.get("error")
+    assert len(result["fields"]) == 8 and result["target_met"] is True
+    assert result["pairwise_rating"] < result["pairwise_elo"]
