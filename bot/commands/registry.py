@@ -52,6 +52,7 @@ from bot.commands.grammar import (
     Preview,
     Process,
     Rating,
+    Record,
     Reminders,
     Replace,
     Resend,
@@ -65,6 +66,7 @@ from bot.commands.grammar import (
     Start,
     Status,
     Stop,
+    Substitute,
     Timezone,
     Unobserve,
     Unsubscribe,
@@ -117,6 +119,8 @@ PLAYER_HANDLERS: Mapping[type[PlayerCommand], PlayerHandler] = {
     Wait: player.wait,
     NoWait: player.no_wait,
     Practice: anyone.practice_,
+    Substitute: anyone.substitute,
+    Record: anyone.record,
 }
 GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
     Extend: gm.extend,
@@ -285,6 +289,8 @@ def execute(
             "actor": actor,
         },
     )
+    if ok:  # what the answer claims of the open turn (the deadline, PREVIEW's orders that count)
+        rendered = rendered.claiming(*action.claims)
     letter = Letter(ToGm(game), rendered, "gm_" + verb.lower())
     news = tuple(action.news) if ok else ()
     resolved = tuple(action.resolved) if ok else ()

@@ -2,8 +2,8 @@
 
 * player.rating: whether the player's rating is shown to them (off until they ask).
 
-Revision ID: 0019_ratings
-Revises: 0018_season
+Revision ID: 0021_ratings
+Revises: 0020_season2a
 Create Date: 2026-12-06 20:50:00
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0019_ratings"
-down_revision = "0018_season"
+revision = "0021_ratings"
+down_revision = "0020_season2a"
 branch_labels = None
 depends_on = None
 
