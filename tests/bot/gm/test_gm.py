@@ -319,7 +319,7 @@ def test_rollback_restores_the_turn_and_re_resolving_gives_the_same_result(rc: A
 
 def test_rollback_at_the_end_goes_back_past_the_sprint_and_reopens_the_game(rc: App) -> None:
     """The final sprint needs no orders; rolling back the end reopens the last tactical turn,
-    paused (issue 29: the GM sets it right, then RESUMEs or PROCESSes)."""
+    paused (the GM sets it right, then RESUMEs or PROCESSes)."""
     for _ in range(10):
         with rc.db.read() as session:
             game = find_game_row(session, "rc1")
@@ -503,7 +503,7 @@ def speedphreakz_game(app: App) -> None:
 
 
 def test_rollback_commits_the_dice_anew_and_the_turn_still_replays_exactly(gapp: App) -> None:
-    """Issue 31: the results revealed the turn's secret, so a reopened turn gets a fresh one (or
+    """The results revealed the turn's secret, so a reopened turn gets a fresh one (or
     anyone could work out the dice of any orders before sending them), and the players are told
     the new commitment; architecture.md: any turn still replays exactly from the database."""
     speedphreakz_game(gapp)
@@ -553,7 +553,7 @@ def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp:
 
 
 def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc: App) -> None:
-    """Issue 17: `EXTNED rc1 24h`, `PROCES rc1` and `EXTEND 24h` (no game) are answered with what
+    """`EXTNED rc1 24h`, `PROCES rc1` and `EXTEND 24h` (no game) are answered with what
     they most likely meant and the syntax, not only "not understood"; nothing is done."""
     gm_says(rc, "EXTNED rc1 24h\nPROCES rc1\nEXTEND 24h")
     body = body_of(last(rc, GM))
@@ -564,7 +564,7 @@ def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc
 
 
 def test_a_deadline_under_an_hour_away_needs_force_by_mail_as_on_the_command_line(rc: App) -> None:
-    """issue 30, case 6: "GM DEADLINE rc1 +2m by mail is taken with no warning while the CLI asks
+    """ "GM DEADLINE rc1 +2m by mail is taken with no warning while the CLI asks
     for --force under an hour": refused with the way to confirm it; with FORCE it is done."""
     before = turns(rc)[0].deadline
     gm_says(rc, "DEADLINE rc1 +2m")

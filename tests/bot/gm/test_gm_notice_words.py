@@ -1,4 +1,4 @@
-"""The small words of the GM's and players' notices (issue 37, minor): a notice where the
+"""The small words of the GM's and players' notices: a notice where the
 deadline did not move says "the deadline is unchanged", not "... is now due"; the GM's notice
 of a turn resolved late names the turn by its label and says the time in words, singular where
 it is one ("1 hour 30 min", never "1 hours")."""

@@ -1,5 +1,5 @@
-"""A mail that supplies only the part a set on file lacks is an addition to it (issue 37, part B,
-finding 1). speed-circuit.md §8: "every line is optional but SPEED" and "the last valid plot
+"""A mail that supplies only the part a set on file lacks is an addition to it.
+speed-circuit.md §8: "every line is optional but SPEED" and "the last valid plot
 counts"; the confirmation of an incomplete set names what it lacks, so a mail that brings just
 that part ("Oops, forgot: SPEED 40") completes the set rather than withdrawing the rest of it.
 Where a mail does replace a set, its confirmation says first what is no longer on file."""

@@ -1,4 +1,4 @@
-"""Orders bind to the turn they answer (issue 30, case 1; mail-interface.md, "Subject and body"):
+"""Orders bind to the turn they answer (mail-interface.md, "Subject and body"):
 "A reply (In-Reply-To/References, or the turn label in the subject) to a sheet or confirmation of
 a turn that has resolved is never applied to another turn: the answer says so, names the open
 turn, and offers the same orders for it as one-tap links. Only mail that names no turn goes to
