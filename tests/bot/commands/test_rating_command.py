@@ -1,5 +1,5 @@
-"""RATING ON|OFF by mail (docs/championships.md, "Ratings"; issue 42: "Ratings, opt-in and
-explained"): a player's own preference, off until they ask, confirmed in the answer."""
+"""RATING ON|OFF by mail (docs/championships.md, "Ratings": opt-in): a player's own preference,
+off until they ask, confirmed in the answer."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Ratings (docs/championships.md, "Ratings"; issue 42: "a Plackett-Luce rating over finishing
-orders (`openskill`) ... per game kind ...; races with robots or a practice game never rated"):
-the arithmetic against openskill's own figures, and properties of the ratings worked out again
+"""Ratings (docs/championships.md, "Ratings": a Plackett-Luce rating over finishing orders, by
+openskill, per kind of game; a race with a robot seat or a practice race never rated): the
+arithmetic against openskill's own figures, and properties of the ratings worked out again
 from the results in order."""
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ NUMBERS = st.lists(st.sampled_from(["1", "2", "3", "4", "5"]), min_size=2, max_s
 def test_a_race_with_a_robot_or_a_practice_race_never_changes_a_rating(
     people: list[list[str]], others: list[tuple[int, list[str], bool]]
 ) -> None:
-    """Issue 42: "races with robots or a practice game never rated": a robot's or practice
+    """docs/championships.md: "Such a race changes nobody's rating": a robot's or practice
     race put anywhere among the rated ones changes nobody's rating."""
     plain = [(finished_game(f"r{i}", order), result_of(order, False)) for i, order in enumerate(people)]
     mixed = list(plain)
@@ -137,9 +137,9 @@ def test_everyone_not_finishing_shares_the_place_behind_the_finishers() -> None:
 
 
 def test_the_rating_predicts_held_out_races_better_than_elo() -> None:
-    """Issue 42, "Measured": "prediction log-loss of the rating's predicted finishing order on
-    held-out simulated races (robot fields of known strength) below pairwise Elo's on the same
-    races" (`python -m bench --only ratings`, here two small seeded fields; the same figures twice)."""
+    """bench/README.md, "Ratings": the rating's log-loss on held-out simulated races (robot
+    fields of known strength) below pairwise Elo's on the same races (`python -m bench --only
+    ratings`, here two small seeded fields; the same figures twice)."""
     result = bench_ratings.run(train=300, test=100, seeds=(42, 7))
     assert result["target_met"] and result["rating_lower_in"] == 2
     assert result["pairwise_truth"] < result["pairwise_rating"] < result["pairwise_elo"] < math.log(2)

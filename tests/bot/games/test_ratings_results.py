@@ -1,5 +1,5 @@
-"""A rated race's final result (docs/championships.md, "Ratings"; issue 42: "shown after a few
-rated races, with 'rating change because ...' in the results"): in the own letter of a person
+"""A rated race's final result (docs/championships.md, "Ratings": the rating "in their own final
+result of each rated race", with the race's reason): in the own letter of a person
 who opted in, once they have finished `[ratings] shown_after` rated races; never to the others,
 never for a race with a robot driver."""
 
