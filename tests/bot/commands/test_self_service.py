@@ -498,6 +498,22 @@ def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: App) -> 
     assert "the speed: a SPEED line (SPEED n in steps of 20, or SPEED MPS" in body_of(last(gapp, "p0@example.org"))
 
 
+def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default(gapp: App) -> None:
+    """Played by mail (playfix C2): "SKILL ALL / SKILL NONE" was answered "SKILL given twice; the
+    first one counts" and then "That is a complete set without what line 4 (SKILL) would have
+    said: the default stands for that", while SKILL ALL stands. The confirmation says the line
+    was left out and the SKILL on file stands; no default is claimed for it."""
+    _game(gapp, "speed_circuit", 2)
+    for _ in ("design", "qualifying"):
+        gapp.clock.advance(timedelta(hours=49))
+        cycle(gapp)
+    player_says(gapp, "p0", "SPEED 40\nSKILL ALL\nSKILL NONE", game="g1", address="p0@example.org")
+    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "the default stands for that" not in body, body
+    assert "That is a complete set without line 3 (SKILL): the SKILL of your set stands." in body, body
+    assert "> SKILL ACCEL TOP START BRAKES CHANCE PASS CRASH" in body
+
+
 def test_no_line_of_the_self_service_mail_is_an_order_line(site: App) -> None:
     """testing.md: "Never put a line that parses as a valid order into the bot's own mail
     (Outlook quotes without '>')" -- press quoting orders, LIST, RULES, HELP, the confirmation
@@ -561,3 +577,32 @@ def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp:
         "control this round is 101-200, so you may lose control from action 2."
     ) in said
     assert "Round 2 program cost 20 before terrain" in said
+
+
+def test_a_locked_round_refused_claims_no_default_for_it(gapp: App) -> None:
+    """Played by mail (playfix SP-A): in round 2, "ROUND 2: F1 / ROUND 3: F1 F1" was answered
+    "round 2's program was locked ... send ROUND 3" and then "That is a complete set without what
+    line 1 (ROUND) would have said: the default stands for that" -- no default stands for it:
+    the locked program runs, and the game's default fills nothing of the set. A default is
+    claimed only where the outlook fills a part of the set with one."""
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p0@example.org")
+    player_says(gapp, "p1", "START 2,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p1@example.org")
+    player_says(gapp, "p0", "ROUND 2: F2\nROUND 3: F1", game="g1", address="p0@example.org")
+    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "locked" in body, body
+    assert "the default stands for that" not in body, body
+    assert "That is a complete set without line 1 (ROUND): the orders below count without it." in body, body
+
+
+def test_a_part_wanted_only_later_is_not_also_listed_as_lacking_now(gapp: App) -> None:
+    """Played by mail (playfix M6): a SpeedPhreakz set-up with START and ROUND 1 was told "That set
+    is not complete. It lacks: - the program for round 2" and, a line later, that round 2 is "Not
+    needed before a later turn". A part a later turn fills is said once, as such."""
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1", game="g1", address="p0@example.org")
+    body = body_of(last(gapp, "p0@example.org"))
+    assert body.count("the program for round 2") == 1, body
+    assert "That set is not complete" not in body, body
+    assert "That set is complete for Set-up and round 1." in body, body
+    assert "Not needed before a later turn" in body

@@ -462,3 +462,31 @@ def test_a_strangers_practice_inside_a_greeting_line_is_read(gapp: App) -> None:
     answer = last(gapp, PAT)
     assert "[confirm practice." in str(answer["Subject"]), str(answer["Subject"])
     assert "practice race of Racecraft" in " ".join(body_of(answer).split())
+
+
+def test_a_practice_confirmation_never_says_the_turn_may_resolve_before_its_soonest_time(gapp: App) -> None:
+    """Played by mail (playfix C3): the confirmation said "the turn resolves 3 minutes after it
+    opened at the soonest, Mon 5 Jan 2026 09:03 GMT", then "The turn resolves as soon as every
+    order is in, which may be before then" -- it cannot resolve before 09:03. One statement of
+    when the turn resolves, the practice one."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    body = " ".join(body_of(last(gapp, PAT)).split())
+    assert "at the soonest, Mon 5 Jan 2026 09:03 GMT." in body, body
+    assert "which may be before then" not in body, body
+
+
+def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: App) -> None:
+    """Played by mail (playfix m2): the closing letter said "Send PRACTICE <game> for a new one";
+    PRACTICE takes a kind of game (mail-interface.md: "`PRACTICE <game kind>`"): it names the
+    race's own, "PRACTICE racecraft"."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    _confirm(gapp)
+    assert isinstance(gapp.clock, FakeClock)
+    gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days + 1))
+    cycle(gapp)
+    body = " ".join(body_of(last(gapp, PAT)).split())
+    assert "is closed" in body and "PRACTICE racecraft" in body, body
+    assert "<game>" not in body, body

@@ -136,6 +136,24 @@ def test_plot_refuses_illegal_orders(rc: App) -> None:
     assert game_row(rc).seats[0].gm_plot is None
 
 
+def test_a_plot_not_allowed_this_turn_is_kept_for_the_turns_that_allow_it(rc: App) -> None:
+    """Played by mail (playfix M4): "PLOT rc1 seb CRUISE" on turn 1 (the start takes only USE n)
+    was refused, though a plot stands "while it is legal". It is kept; the GM and seb are told
+    it is not allowed in turn 1 and what stands until then; it is used from turn 2."""
+    gm_says(rc, "PLOT rc1 seb CRUISE")
+    answer = " ".join(body_of(last(rc, GM)).split())
+    assert "[ERROR]" not in str(last(rc, GM)["Subject"]), answer
+    assert "It is not allowed in Turn 1 of 5: start" in answer and "> USE 5" in answer, answer
+    told = " ".join(body_of(last(rc, ADDRESS["seb"])).split())
+    assert "in the turns that allow it" in told and "It is not allowed in Turn 1 of 5: start" in told, told
+    rc.clock.advance(hours=49)
+    cycle(rc)
+    assert ("seb", "default", "USE 5") in submissions(rc, 1)
+    rc.clock.advance(hours=49)
+    cycle(rc)
+    assert ("seb", "plot", "CRUISE") in submissions(rc, 2)
+
+
 def test_multi_line_orders_are_separated_by_semicolons(rc: App) -> None:
     """GM_COMMANDS: ';' separates the lines of the orders in a one-line ORDER."""
     gm_says(rc, "ORDER rc1 seb USE 3; USE 4")
@@ -198,6 +216,26 @@ def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: App
     assert deadline_of(rc) == rc.clock.now() + timedelta(hours=48)
     gm_says(rc, "RESUME rc1")
     assert "not paused" in body_of(last(rc, GM))
+
+
+def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: App) -> None:
+    """Played by mail (playfix G1): "DEADLINE rc1 +2h" then "RESUME rc1" in one mail of a paused
+    game: the GM was told the deadline is now 11:00, the players "a new deadline", and RESUME
+    then set the turn due two days later. A deadline the GM set (DEADLINE, EXTEND) since the
+    game was paused is the GM's choice for the resumed turn: RESUME keeps it."""
+    gm_says(rc, "PAUSE rc1")
+    rc.clock.advance(hours=1)
+    gm_says(rc, "DEADLINE rc1 +2h\nRESUME rc1")
+    assert game_row(rc).status == GameStatus.ACTIVE
+    assert deadline_of(rc) == rc.clock.now() + timedelta(hours=2)
+    answer = " ".join(body_of(last(rc, GM)).split())
+    assert answer.count("Mon 5 Jan 2026 12:00 GMT") == 2, answer  # DEADLINE's answer and RESUME's agree
+    told = " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    assert "is now due Mon 5 Jan 2026 12:00 UTC" in told, told
+    # Without such a choice the clock restarts from now, as before.
+    gm_says(rc, "PAUSE rc1")
+    gm_says(rc, "RESUME rc1")
+    assert deadline_of(rc) == rc.clock.now() + timedelta(hours=48)
 
 
 # -- figures -----------------------------------------------------------------------------------

@@ -152,3 +152,16 @@ def test_one_gm_mail_touching_a_player_several_ways_is_one_mail_to_them(rc: App)
     assert "== The GM has set a plot for you ==" in text and "== The GM entered orders for you" in text
     assert "== Deadline extended" in text
     assert len(mails(rc, ADDRESS["seb"])) > 0 and "plot" not in body_of(last(rc, ADDRESS["seb"]))
+
+
+def test_results_say_when_the_player_sent_orders_after_the_gms(rc: App) -> None:
+    """Played by mail (playfix M8): the GM's ORDER for kelly, then kelly's own USE 1: the results
+    said "The GM entered orders in Turn 1 of 5: start for: kelly ..." as if they were used. They
+    say the player sent orders of their own after it; an ORDER that stood says nothing more."""
+    gm_says(rc, "ORDER rc1 kelly USE 4\nORDER rc1 seb USE 3")
+    player_says(rc, "kelly", "USE 1")
+    gm_says(rc, "PROCESS rc1")
+    results = next(m for m in reversed(mails(rc, ADDRESS["anna"])) if "Results of" in str(m["Subject"]))
+    text = " ".join(body_of(results).split())
+    assert "kelly, 2026-01-05 09:00 UTC (by mail); the player sent orders of their own after it" in text, text
+    assert "seb, 2026-01-05 09:00 UTC (by mail) " in text + " " and "seb, 2026-01-05 09:00 UTC (by mail);" not in text

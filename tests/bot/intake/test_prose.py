@@ -40,6 +40,15 @@ RACECRAFT_CORPUS = [
     ("use 3 or use 4?", (), ("USE 3", "USE 4"), (), False),
     ("maybe use 2", (), ("USE 2",), (), False),
     ("should I use 6?", (), ("USE 6",), (), False),
+    # Played by mail (playfix M1): "Actually no - OVERTAKE please" was read as NOT OVERTAKE. A
+    # "no" that takes back what was said before ("actually no", "no -", "no:") is a correction,
+    # not a negation of the order after it; a "not" inside the sentence still negates.
+    ("Actually no - use 4 please", ("USE 4",), (), (), False),
+    ("No - use 4", ("USE 4",), (), (), False),
+    ("Actually, no - use 4", ("USE 4",), (), (), False),
+    ("sorry no: use 4", ("USE 4",), (), (), False),
+    ("I will not - repeat not - use 3", (), (), ("USE 3",), False),
+    ("No, not use 3", (), (), ("USE 3",), False),
     ("Thanks, got it!", (), (), (), True),
     ("Good luck everyone, see you next turn", (), (), (), True),
 ]
@@ -150,3 +159,29 @@ def test_a_plot_signed_with_the_players_bare_name_is_a_signature(rc: App) -> Non
     answer = last(rc, ADDRESS["roger"])
     assert "not understood" not in str(answer["Subject"]) and not str(answer["Subject"]).startswith("[ERROR]")
     assert _filed(rc, "roger") == ["USE 4"]
+
+
+def test_a_line_that_adds_keeps_the_rest_only_where_it_applies_an_order() -> None:
+    """Played by mail (playfix M2): "Oh and PUSH YES, speed 80 then" adds to the set on file;
+    "Also, what does SLIP mean?" is a question for the GM and changes nothing of the set."""
+    adding = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Oh and PUSH YES, speed 80 then")
+    assert adding.keeps_rest and adding.readings[0].applied == ("PUSH YES", "SPEED 80")
+    asking = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Also, what does SLIP mean?")
+    assert not asking.keeps_rest
+
+
+def test_a_question_that_begins_also_is_quoted_as_written() -> None:
+    """Played by mail (playfix): "Also, when is the next deadline?" was quoted back (and passed to
+    the GM) as ", when is the next deadline?": a line is quoted as the player wrote it."""
+    (reading,) = _read(RACECRAFT, RC_STATE, "a", "Also, when is the next deadline?").readings
+    assert reading.line == "Also, when is the next deadline?" and reading.note
+
+
+def test_a_name_that_signs_off_after_a_courtesy_is_no_word_unread() -> None:
+    """Played by mail (playfix m3): "Hi! I'll go with use 3 this turn. Cheers, Seb" was read as
+    USE 3 with 'not read as an order: "Seb"'. The name after "Cheers" signs the mail off; other
+    words left over are still listed."""
+    (reading,) = _read(RACECRAFT, RC_STATE, "a", "Hi! I'll go with use 3 this turn. Cheers, Seb").readings
+    assert reading.applied == ("USE 3",) and reading.unread == (), reading
+    (other,) = _read(RACECRAFT, RC_STATE, "a", "use 3, keep left").readings
+    assert other.unread == ("keep left",), other
