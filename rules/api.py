@@ -479,6 +479,15 @@ class Game(Protocol[S, O]):
         """
         ...
 
+    def taken(
+        self, state: S, player: PlayerId, orders: Sequence[O], others: Mapping[PlayerId, Sequence[O]]
+    ) -> tuple[tuple[O, str], ...]:
+        """The orders of `orders` that ask for something only one seat may have and that
+        another seat's set on file for the open turn (`others`) already claims, each with the
+        reason naming who holds it and what is free (SpeedPhreakz: a colour); empty in a game
+        with no such choice. The shell refuses them at intake: the first to ask has it."""
+        ...
+
     def one_line_orders(self, state: S, player: PlayerId) -> tuple[OneLineOrder, ...]:
         """The legal, complete order sets of `player` in the open turn that fit in one line (a
         few short orders), each with a label; empty where the game has none (a program of

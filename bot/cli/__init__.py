@@ -164,6 +164,7 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
                 press=PressMode(args.press),
                 robot_seats=[r.strip() for r in args.robot],
             )
+            game.min_reliability = args.min_reliability  # the entry gate (bot.games.reliability)
             # One line (tests/bot/cli/test_cli_friendly.py); early resolution and press: `game show`.
             said = (
                 f"game {game.name} ({game.kind}) created: {counted(len(players), 'player')}"
@@ -465,6 +466,13 @@ def _register_game(sub: Subcommands) -> None:
         choices=("none", "signed", "anonymous"),
         default="signed",
         help="what PRESS may do: no press, signed messages, or anonymous ones (default signed)",
+    )
+    p.add_argument(
+        "--min-reliability",
+        type=durations.min_reliability,
+        metavar="RATIO",
+        help="the entry gate: a JOIN from a person whose on-time ratio is below RATIO (e.g. 0.8) is refused; "
+        "a person with no record yet is let in",
     )
     p.set_defaults(func=_cmd_game_new)
     p = game.add_parser(

@@ -27,9 +27,9 @@ from sqlalchemy.orm import Session
 
 from bot import dice, letters, outlook, store
 from bot.clock import as_utc
-from bot.facts import Claims, Kept
+from bot.facts import Claims, Counts, Kept
 from bot.fate import Refused
-from bot.games import carried, reminders, robots, turns
+from bot.games import carried, reliability, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
 from bot.games.robots import robot_names
@@ -50,7 +50,7 @@ from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out.compose import CalendarPart
 from bot.mail_out.render import RenderedMail
-from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
+from bot.models import ChangeWhy, CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
 from bot.safe_text import echo
 from bot.schedules import (
     add,
@@ -93,6 +93,7 @@ class GmAction:
     mail: RenderedMail | None = None  # replaces the plain confirmation (PREVIEW)
     news: list[News] = field(default_factory=list)  # what the players are told, once it is done
     resolved: list[NewTurn] = field(default_factory=list)  # PROCESS: to publish once committed (`archive.publish`)
+    claims: list[Claims] = field(default_factory=list)  # what the answer claims of the open turn (`bot.facts.Claims`)
 
 
 # -- helpers -----------------------------------------------------------------------------------
@@ -270,6 +271,7 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="extend",
         calendar=True,
     )
+    ctx.claims.append(claims.of_turn(ctx.game, turn))
     return (
         f"{turn.label}: the deadline moved from {format_local(old, ctx.game.timezone)} to "
         f"{format_local(new, ctx.game.timezone)}; the players were told."
@@ -296,6 +298,7 @@ def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="deadline",
         calendar=True,
     )
+    ctx.claims.append(claims.of_turn(ctx.game, turn))
     return (
         f"{turn.label}: the deadline is now {format_local(new, ctx.game.timezone)} (was "
         f"{format_local(old, ctx.game.timezone) if old else 'none'}); the players were told."
@@ -449,6 +452,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     subs = store.turn_submissions(ctx.session, turn)
     outcome = turns.compute(ctx.session, ctx.game, rules, state, turn, subs, throwaway=throwaway)
     orders = []
+    said: list[Counts] = []
     for name in sorted(outcome.orders):
         seat = store.seat_named(ctx.game, name)
         on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ())) if seat is not None else None
@@ -456,6 +460,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
             # The whole set that counts, as the seat's mails say it (bot.outlook.what_counts):
             # what the game's default fills in is named as such.
             counts = outlook.what_counts(rules, state, seat, on_file)
+            said.append(claims.counts(name, counts))
             text, filled, later, own = counts.text, "\n".join(counts.filled), list(counts.later), counts.game_default
             source = "on file" if on_file is not None else counts.source.value
         else:
@@ -478,6 +483,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
         }
     )
     ctx.mail = ctx.shell.renderer.render("gm_preview", mail_ctx, game=ctx.game.kind)
+    ctx.claims.append(claims.of_turn(ctx.game, turn, *said))
     ctx.extra = ctx.mail.body
     return f"preview of {turn.label} mailed to the GM; nothing was stored" + (
         "; its dice are a throwaway draw, not the turn's." if throwaway else "."
@@ -497,6 +503,7 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="pause",
         calendar=True,
     )
+    ctx.claims.append(claims.of_turn(ctx.game, turn))
     return f"{ctx.game.name} is paused at {turn.label}; the players were told."
 
 
@@ -521,6 +528,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     if turns.is_due(ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice)):
         # Every order is in (and the turn resolves as soon as they are): it resolves at once,
         # and its results are the players' news; a "resumes" mail seconds before them is not.
+        ctx.claims.append(claims.of_turn(ctx.game, turn, resolved=True))
         return (
             f"{ctx.game.name} resumes at {turn.label}; every order is in, so it resolves now and the "
             "results go to the players."
@@ -528,6 +536,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     announce(
         ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume", calendar=moved
     )
+    ctx.claims.append(claims.of_turn(ctx.game, turn))
     return (
         f"{ctx.game.name} resumes at {turn.label}, due {_deadline_words(turn, ctx.game.timezone)}; "
         "the players were told."
@@ -609,6 +618,8 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="replaced",
         game=ctx.game,
     )
+    if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
+        reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
     seat.player_id = new_player.id
     seat.robot = False
     seat.secret = new_secret()
@@ -701,7 +712,10 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
         kind="replaced",
         game=ctx.game,
     )
-    seat.player_id = robots.robot_player(ctx.session, ctx.now).id
+    robot = robots.robot_player(ctx.session, ctx.now)
+    if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
+        reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.ROBOT, robot, ctx.now)
+    seat.player_id = robot.id
     seat.robot = True
     seat.robot_level = level.value
     seat.secret = new_secret()
@@ -732,7 +746,7 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:
     """`drop_seat` as the GM's: what it replaced goes into the audit log."""
-    text, undo = drop_seat(ctx.session, ctx.game, seat)
+    text, undo = drop_seat(ctx.session, ctx.game, seat, ChangeWhy.DROPPED, ctx.now)
     if undo is not None:
         ctx.undo = undo
     return text

@@ -31,6 +31,7 @@ from bot.commands.grammar import (
     Wait,
 )
 from bot.commands.handlers import CommandContext, Reply, which_game
+from bot.facts import Claims
 from bot.fate import Letter, Notice, Refused
 from bot.games import attention, signups, summary, turns
 from bot.games.robots import robot_names
@@ -141,7 +142,10 @@ def status(ctx: CommandContext, command: Status) -> Reply:
             "robots": robot_names(game.seats),
         }
     )
-    return Reply((Letter(to, ctx.shell.renderer.render("status", values, game=game.kind), "status"),))
+    rendered = ctx.shell.renderer.render("status", values, game=game.kind)
+    if turn is not None:  # the deadline it shows (none while paused), as a claim
+        rendered = rendered.claiming(claims.of_turn(game, turn))
+    return Reply((Letter(to, rendered, "status"),))
 
 
 def _gm_status(ctx: CommandContext, games: list[Game]) -> Letter:
@@ -157,11 +161,12 @@ def _gm_status(ctx: CommandContext, games: list[Game]) -> Letter:
             "now": format_local(now, zone),
             "since": format_local(since, zone),
             "timezone": zone,
-            "games": [summary.game_summary(shell, session, g, zone) for g in games],
+            "games": (summaries := [summary.game_summary(shell, session, g, zone) for g in games]),
             "attention": summary.attention_lines(attention.items(session, games, since), zone),
         }
     )
-    return Letter(ToGm(games[0]), shell.renderer.render("gm_status", values), "status", game=games[0])
+    rendered = shell.renderer.render("gm_status", values).claiming(*(c for g in summaries for c in g.get("claims", ())))
+    return Letter(ToGm(games[0]), rendered, "status", game=games[0])
 
 
 def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
@@ -169,11 +174,13 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     if seat is None:
         return Reply((which_game(ctx.inbound, ctx.who),))
     rules, state, turn = turns.current_state(session, seat.game)
+    said: tuple[Claims, ...] = ()
     if turn is None or seat.name not in rules.expected_players(state):
         text = say("commands_orders_on_file", expected=False, over=turn is None)
     else:
         on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
         counting = what_counts(rules, state, seat, on_file)
+        said = (claims.of_turn(seat.game, turn, claims.counts(seat.name, counting)),)
         if on_file is None and seat.game.practice:
             text = say("practice_nothing_on_file", label=turn.label, idle_days=ctx.shell.settings.practice.idle_days)
         else:
@@ -189,7 +196,9 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
                 filled=orders_block("\n".join(counting.filled)) if counting.filled else "",
                 later=list(counting.later),
             )
-    return Reply((Notice(ToSeat(seat), say("commands_orders_on_file_title"), text, kind="orders", error=False),))
+    return Reply(
+        (Notice(ToSeat(seat), say("commands_orders_on_file_title"), text, kind="orders", error=False, claims=said),)
+    )
 
 
 def _game_of(ctx: CommandContext, name: str, verb: str) -> Game:

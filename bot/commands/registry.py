@@ -51,6 +51,7 @@ from bot.commands.grammar import (
     Press,
     Preview,
     Process,
+    Record,
     Reminders,
     Replace,
     Resend,
@@ -64,6 +65,7 @@ from bot.commands.grammar import (
     Start,
     Status,
     Stop,
+    Substitute,
     Timezone,
     Unobserve,
     Unsubscribe,
@@ -115,6 +117,8 @@ PLAYER_HANDLERS: Mapping[type[PlayerCommand], PlayerHandler] = {
     Wait: player.wait,
     NoWait: player.no_wait,
     Practice: anyone.practice_,
+    Substitute: anyone.substitute,
+    Record: anyone.record,
 }
 GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
     Extend: gm.extend,
@@ -283,6 +287,8 @@ def execute(
             "actor": actor,
         },
     )
+    if ok:  # what the answer claims of the open turn (the deadline, PREVIEW's orders that count)
+        rendered = rendered.claiming(*action.claims)
     letter = Letter(ToGm(game), rendered, "gm_" + verb.lower())
     news = tuple(action.news) if ok else ()
     resolved = tuple(action.resolved) if ok else ()

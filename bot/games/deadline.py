@@ -11,7 +11,8 @@ from the resolutions, then the reminders -- in one function, `run`, in the order
     3 resolve   the rules resolve the turn, its dice seeded from the turn's secret and these
                 orders (`turns.compute`); what that writes, worked out without writing it
                 (`turns.work_out`: the turn, the NMR defaults and streaks, the next turn and its
-                robots' orders, every results letter rendered)
+                robots' orders, and what every results letter says); the letters rendered from
+                that on the same snapshot (`_worked_out`: `bot.letters.turn.render`)
     4 write     `_write`: the turn's own transaction, opened there; `turns.write_turn`
     5 letters   the turn's letters queued in that same transaction (`letters.queue_rows`)
     6 archive   the turn published (`archive.publish`), after the commit
@@ -35,6 +36,7 @@ the mail or command that asked for it; that caller publishes it after its commit
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Generator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -48,7 +50,9 @@ from bot import letters, store
 from bot.faults import CrashPoint
 from bot.games import archive, observers, reminders, seats, turns
 from bot.games.turns import TurnWrites
+from bot.letters import turn as turn_letters
 from bot.letters.cache import DrawnPictures, LetterCache
+from bot.mail_out import queue as mailout
 from bot.models import Game, Seat, Turn
 from bot.outlook import Outcome
 from bot.pictures import needs_history
@@ -79,13 +83,14 @@ class Resolved:
 class WorkedOut:
     """A due turn worked out on a snapshot: the inputs it was worked out from
     (`store.resolution_inputs`), the game and turn as read (detached), what resolving it
-    writes (its letters included), and the pictures drawn for its letters. It pickles: a turn
+    writes, its letters rendered (outbox rows), and the pictures drawn for them. It pickles: a turn
     worker sends it back to the service."""
 
     inputs: tuple[object, ...]
     game: Game
     turn: Turn
     writes: TurnWrites
+    mails: mailout.NewRows
     pictures: DrawnPictures
 
 
@@ -183,10 +188,9 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
                 continue
             if not turns.is_due(session, game, turn, shell.now(), pace=_pace(shell), subs=subs.get(turn_id, {})):
                 continue
-            cache = LetterCache()  # the turn's letters share its picture and public report
-            writes = turns.work_out(shell, session, game, turn, cache=cache, subs=subs.get(turn_id, {}))
+            writes, mails, pictures = _worked_out(shell, session, game, turn, subs.get(turn_id, {}))
             shell.faults.reached(CrashPoint.WORKED_OUT)
-            worked.append(WorkedOut(inputs[turn_id], game, turn, writes, cache.pictures))
+            worked.append(WorkedOut(inputs[turn_id], game, turn, writes, mails, pictures))
     return worked
 
 
@@ -194,7 +198,7 @@ def _write(shell: Shell, worked: WorkedOut) -> tuple[Resolved, archive.NewTurn] 
     """Steps 4 and 5: write one turn worked out on a snapshot, with its letters, in a
     transaction of its own: as worked out if its inputs are unchanged, else worked out again
     here; None if it is no longer due."""
-    game, turn, writes, pictures = worked.game, worked.turn, worked.writes, worked.pictures
+    game, turn, writes, mails, pictures = worked.game, worked.turn, worked.writes, worked.mails, worked.pictures
     with shell.db.transaction() as session:
         if store.resolution_inputs(session, game.id, turn.id, lock=True) != worked.inputs:
             # An order, a GM command... came in meanwhile: worked out again, here. The seats
@@ -207,13 +211,24 @@ def _write(shell: Shell, worked: WorkedOut) -> tuple[Resolved, archive.NewTurn] 
             subs = store.turn_submissions(session, turn)
             if not turns.is_due(session, game, turn, shell.now(), pace=_pace(shell), subs=subs):
                 return None
-            cache = LetterCache()
-            writes = turns.work_out(shell, session, game, turn, cache=cache, subs=subs)
-            pictures = cache.pictures
+            writes, mails, pictures = _worked_out(shell, session, game, turn, subs)
         resolved = Resolved(game.name, turn.number, _lateness(game, turn, shell.now()))
         turns.write_turn(session, game, turn, writes)
-        letters.queue_rows(session, writes.mails)
+        letters.queue_rows(session, mails)
     return resolved, archive.NewTurn(game.id, turn.number, pictures)
+
+
+def _worked_out(
+    shell: Shell, session: Session, game: Game, turn: Turn, subs: store.BySeat
+) -> tuple[TurnWrites, mailout.NewRows, DrawnPictures]:
+    """Step 3: the due `turn` worked out (`turns.work_out`) and its letters rendered from what
+    it says of them (`bot.letters.turn.render`), in `session`, writing nothing; the writes
+    returned no longer hold the letters' plan (what is worked out on a snapshot pickles)."""
+    cache = LetterCache()  # the turn's letters share its picture and public report
+    writes = turns.work_out(shell, session, game, turn, cache=cache, subs=subs)
+    assert writes.letters is not None
+    mails = turn_letters.render(shell, session, game, turn, writes.letters, cache=cache)
+    return dataclasses.replace(writes, letters=None), mails, cache.pictures
 
 
 def _pace(shell: Shell) -> timedelta:
@@ -252,9 +267,8 @@ def resolve_now(shell: Shell, session: Session, game: Game, turn: Turn) -> tuple
 
 def resolve_writes(shell: Shell, session: Session, game: Game, turn: Turn) -> tuple[TurnWrites, archive.NewTurn]:
     """`resolve_now`, returning all it wrote (the orders a ROLLBACK kept: `TurnWrites.recheck`)."""
-    cache = LetterCache()
-    writes = turns.work_out(shell, session, game, turn, cache=cache, subs=store.turn_submissions(session, turn))
+    writes, mails, pictures = _worked_out(shell, session, game, turn, store.turn_submissions(session, turn))
     shell.faults.reached(CrashPoint.WORKED_OUT)  # worked out in the caller's transaction, nothing written
     turns.write_turn(session, game, turn, writes)
-    letters.queue_rows(session, writes.mails)
-    return writes, archive.NewTurn(game.id, turn.number, cache.pictures)
+    letters.queue_rows(session, mails)
+    return writes, archive.NewTurn(game.id, turn.number, pictures)

@@ -9,7 +9,7 @@ The table is never stored: every time it is shown it is computed again from the 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -19,7 +19,7 @@ from bot import store
 from bot.facts import SeasonRow, SeasonTable
 from bot.letters.words import say
 from bot.mail_in.auth import GM_SEAT, NAME_RE
-from bot.models import Game, GameStatus, OrderSubmission, Player, Season, SeasonRace, Seat, Turn
+from bot.models import ChangeWhy, Game, GameStatus, OrderSubmission, Player, Season, SeasonRace, Seat, SeatChange, Turn
 from bot.shell import Shell
 from rules import UnknownGameError, find_game
 from rules.api import AnyGame, GameState, Viewer
@@ -173,10 +173,17 @@ def driver_of(seat: Seat) -> Driver:
 
 
 def result_from(
-    game: Game, rules: AnyGame, state: GameState, driven: set[int], round_: int, correction: int
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    driven: set[int],
+    round_: int,
+    correction: int,
+    left: Mapping[int, Outcome] | None = None,
 ) -> RaceResult:
     """What a race whose final state is `state` gives the season: each person's outcome (robots'
-    seats score for nobody); `driven`: the seats that ever sent orders (by mail or the GM's ORDER)."""
+    seats score for nobody); `driven`: the seats that ever sent orders (by mail or the GM's ORDER);
+    `left`: the people whose seat went on without them (`left_seats`), by player, and their outcome."""
     view = rules.view(state, None, Viewer.PUBLIC)
     where: dict[str, tuple[int, bool]] = {}
     for placing in view.standings:
@@ -195,7 +202,23 @@ def result_from(
             finishes.append(Finish(driver_of(seat), Outcome.FINISHED, where[seat.name][0]))
         else:
             finishes.append(Finish(driver_of(seat), Outcome.DID_NOT_FINISH))
+    scored = {finish.driver for finish in finishes}
+    finishes += [Finish(str(p), outcome) for p, outcome in sorted((left or {}).items()) if str(p) not in scored]
     return RaceResult(round_, correction, tuple(finishes))
+
+
+def left_seats(session: Session, game: Game) -> dict[int, Outcome]:
+    """The people of `game` whose seat went on without them (to the substitutes bench, or to the
+    GM), by player: put out by the NMR limit (its penalty), or resigned (did not finish)."""
+    why = {ChangeWhy.NMR_LIMIT: Outcome.NMR_OUT, ChangeWhy.RESIGNED: Outcome.DID_NOT_FINISH}
+    return {
+        change.player_id: why[ChangeWhy(change.why)]
+        for change in session.scalars(
+            select(SeatChange).where(
+                SeatChange.game_id == game.id, SeatChange.successor_id.is_not(None), SeatChange.why.in_(list(why))
+            )
+        )
+    }
 
 
 def driven_seats(session: Session, game: Game) -> set[int]:
@@ -218,7 +241,9 @@ def race_result(session: Session, game: Game, round_: int) -> RaceResult | None:
         return None
     rules = find_game(game.kind)
     state = rules.load_state(last.state_after)
-    return result_from(game, rules, state, driven_seats(session, game), round_, last.corrections)
+    return result_from(
+        game, rules, state, driven_seats(session, game), round_, last.corrections, left_seats(session, game)
+    )
 
 
 def results_of(session: Session, season: Season) -> list[RaceResult]:
@@ -272,7 +297,11 @@ def for_letters(
         return None
     season, round_ = found
     also = (
-        result_from(game, rules, state, driven_seats(session, game), round_, resolved.corrections) if finished else None
+        result_from(
+            game, rules, state, driven_seats(session, game), round_, resolved.corrections, left_seats(session, game)
+        )
+        if finished
+        else None
     )
     return table_of(session, season, also)
 
@@ -287,6 +316,7 @@ __all__ = [
     "SeasonRequestError",
     "SeasonSettings",
     "driven_seats",
+    "left_seats",
     "for_letters",
     "result_from",
     "add_race",

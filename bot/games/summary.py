@@ -22,6 +22,7 @@ from bot.games import carried, observers, turns
 from bot.games.attention import Attention
 from bot.games.robots import robot_names
 from bot.games.robots import shown as robot_shown
+from bot.letters import claims
 from bot.letters.context import deadline_text
 from bot.models import Game, GameStatus, GmDigest
 from bot.schedules import format_local
@@ -29,6 +30,8 @@ from bot.shell import Shell
 
 
 def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[str, Any]:
+    """A game's block of the digest and of the GM's STATUS: the values its template shows, and
+    under "claims" what they claim of the open turn (`bot.facts.Claims`: its deadline)."""
     rules = turns.rules_of(game)
     out: dict[str, Any] = {
         "name": game.name,
@@ -71,6 +74,7 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
     rules, state, turn = turns.current_state(session, game)
     if turn is not None:
         out["turn"] = turn.label
+        out["claims"] = (claims.of_turn(game, turn),)  # the deadline it shows (none while paused)
         # A paused game has no deadline running (the tick leaves it be until RESUME).
         out["deadline"] = None if game.status == GameStatus.PAUSED else deadline_text(turn, zone)
         # Orders a ROLLBACK kept for the turn after this one: not on file for any turn yet.

@@ -4,8 +4,8 @@
 transaction and queue the mails their change causes in it. A due turn is decided by `is_due`
 (`due_turns` for every game at once); `compute` resolves it with its outlook (`bot.outlook`),
 `work_out` works out everything resolving it writes (the turn's columns, the NMR defaults and
-streaks, the next turn, its robots' orders, every results letter rendered) without writing any
-of it, and `write_turn` writes that but the letters. Which turns are resolved when, and the
+streaks, the next turn, its robots' orders) and what its letters say (`bot.letters.turn`
+renders them) without writing any of it, and `write_turn` writes that but the letters. Which turns are resolved when, and the
 transaction that writes one with its letters, are the deadline's (`bot.games.deadline`). The
 letters themselves (turn sheets and results, their contexts) are `bot.letters.sheets`'; the
 queries it reads with (games, seats, turns, submissions) are `bot.store`.
@@ -29,12 +29,11 @@ from bot.clock import as_utc
 from bot.facts import Kept, Recheck, Withdrawn
 from bot.games import carried as carried_orders
 from bot.games import observers, robots, seasons
-from bot.letters import results, reveal, sheets
+from bot.letters import sheets
 from bot.letters.cache import LetterCache
-from bot.letters.reports import public_report
+from bot.letters.turn import TurnLetters
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
-from bot.mail_out import queue as mailout
 from bot.models import (
     Commitment,
     CommitmentFate,
@@ -395,9 +394,10 @@ def compute(
 @dataclass(frozen=True, slots=True)
 class TurnWrites:
     """Everything resolving a turn writes, worked out before any of it is written
-    (`work_out`), so that it can be written in one short transaction (`write_turn`, the letters queued beside it: `bot.games.deadline`):
-    the resolved turn's columns, the NMR defaults filed, the seats' NMR streaks, the game's
-    end, the next turn and every results mail."""
+    (`work_out`), so that it can be written in one short transaction (`write_turn`, the letters
+    rendered from `letters` and queued beside it: `bot.games.deadline`): the resolved turn's
+    columns, the NMR defaults filed, the seats' NMR streaks, the game's end, the next turn and
+    what every results letter says."""
 
     outcome: Outcome
     resolved: Mapping[str, object]  # the resolved turn's new columns
@@ -405,7 +405,7 @@ class TurnWrites:
     streaks: Mapping[int, int]  # seat id -> its NMR streak after the turn
     defaults: tuple[Mapping[str, object], ...]  # the order submissions the NMR defaults are filed as
     next_turn: Mapping[str, object] | None  # the turn opened after it
-    mails: tuple[Mapping[str, object], ...]  # the results mails (outbox rows)
+    letters: TurnLetters | None  # what its letters say (`bot.letters.turn.render`); None once rendered
     robots: tuple[Mapping[str, object], ...] = ()  # the robot seats' orders of the next turn (no turn id yet)
     opening: dice.Entry | None = None  # the next turn's entry in the game's commitment log
     # The orders a ROLLBACK kept for the next turn (`bot.games.carried`), checked against the
@@ -479,8 +479,9 @@ def _recheck_carried(
 def work_out(
     shell: Shell, session: Session, game: Game, turn: Turn, *, cache: LetterCache, subs: store.BySeat | None = None
 ) -> TurnWrites:
-    """Resolve the open turn and render its results mails, writing nothing: what resolving
-    it writes. The objects read are changed as the resolution changes them (the mails show
+    """Resolve the open turn, writing nothing: what resolving it writes, and what its letters
+    say (`TurnWrites.letters`: rendered by the deadline's letters step, `bot.letters.turn`,
+    from this `session` and `cache`). The objects read are changed as the resolution changes them (the mails show
     the game as it will be), so `session` is either the one that writes them
     (`bot.games.deadline.resolve_now`, or the deadline when the snapshot went stale) or a read-only one that is thrown away (`bot.games.deadline.work_out_due`)."""
     now = shell.now()
@@ -489,7 +490,6 @@ def work_out(
     if subs is None:
         subs = store.turn_submissions(session, turn)
     outcome = compute(session, game, rules, state, turn, subs)
-    reveal.read_gm_orders(session, cache, game, turn, subs)  # the results say the GM's ORDERs
     defaults, streaks = _defaults_and_streaks(game, rules, turn, outcome, now)
     new_state = outcome.resolution.state
     resolved = {
@@ -535,53 +535,23 @@ def work_out(
     if kept:
         resolved["carried"] = None
         turn.carried = None
-    mails: mailout.NewRows = []
     season = seasons.for_letters(session, game, rules, new_state, turn, finished=next_turn is None)
-    for seat in () if held_for_next else store.mailed_seats(game):
-        sheets.post_seat_letter(
-            shell,
-            session,
-            game,
-            rules,
-            new_state,
-            next_turn,
-            seat,
-            kind,
-            outcome,
-            resolved=turn,
-            subs=no_subs,
-            into=mails,
-            cache=cache,
-            before=before,
-            carried=recheck.of(seat.name),
-            season=season,
-        )
-    if not held_for_next:
-        sheets.post_gm_letter(
-            shell,
-            session,
-            game,
-            rules,
-            new_state,
-            next_turn,
-            kind + "_gm",
-            outcome,
-            resolved=turn,
-            subs=no_subs,
-            into=mails,
-            cache=cache,
-            before=before,
-            recheck=recheck,
-            season=season,
-        )
-    report = public_report(shell.renderer, cache, rules, new_state, outcome, robots.robot_names(game.seats))
-    addresses = observers.observers_of(session, game)
-    results.post_observer_results(
-        shell, session, game, rules, report, turn, next_turn, outcome.defaulted, addresses, into=mails, season=season
+    letters = TurnLetters(
+        rules,
+        new_state,
+        outcome,
+        next_turn,
+        kind,
+        held_for_next,
+        before,
+        subs,
+        no_subs,
+        recheck,
+        season,
+        tuple(observers.observers_of(session, game)),
+        tuple(robots.robot_names(game.seats)),
+        rules.stall(new_state) if next_turn is not None else None,
     )
-    stall = rules.stall(new_state) if next_turn is not None else None
-    if stall is not None:
-        results.post_stall_notice(shell, session, game, stall, rules.players(new_state), into=mails)
     return TurnWrites(
         outcome,
         resolved,
@@ -589,7 +559,7 @@ def work_out(
         streaks,
         tuple(defaults),
         next_row,
-        tuple(mails),
+        letters,
         tuple(robot_rows),
         opening,
         tuple(carried_rows),
@@ -611,7 +581,7 @@ def _turn_before(session: Session, game: Game, rules: AnyGame, turn: Turn) -> sh
 
 
 def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:
-    """Write what `work_out` worked out for `turn`, but its letters (`writes.mails`, queued by
+    """Write what `work_out` worked out for `turn`, but its letters (rendered and queued by
     the caller in the same transaction: `bot.games.deadline`): a statement per table, by primary
     key (the objects need not be loaded in `session`: the deadline writes a turn worked out on a
     snapshot). Where they are, they are expired, to be read back as written."""

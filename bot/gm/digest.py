@@ -126,7 +126,7 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
             "now": format_local(now, zone),
             "timezone": zone,
             "first": last is None,
-            "games": [game_summary(shell, session, g, zone) for g in games],
+            "games": (summaries := [game_summary(shell, session, g, zone) for g in games]),
             "commands": [{"syntax": c.syntax, "summary": c.summary, "example": c.example} for c in GM_COMMANDS],
             "reply_addresses": [{"game": g.name, "address": shell.reply_address(g.name, GM_SEAT)} for g in running],
         }
@@ -134,7 +134,7 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
     ctx.update(happenings(session, [g.id for g in games], since, zone))
     # What needs the GM, at the top: a player's note or question, orders lost or withdrawn.
     ctx["attention"] = attention_lines(attention.items(session, games, since), zone)
-    rendered = shell.renderer.render("digest", ctx)
+    rendered = shell.renderer.render("digest", ctx).claiming(*(c for g in summaries for c in g.get("claims", ())))
     # To the GM's registered address (every running game's GM is `address`), signed for the
     # first of them; the digest lists the GM reply address of each.
     letters.post(shell, session, letters.ToGm(running[0]), rendered, kind="digest", game=None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
@@ -22,6 +22,7 @@ from bot import dice
 from bot.clock import as_utc
 from bot.commands import suggest
 from bot.commands.grammar import ForTheGm, is_courtesy
+from bot.facts import Claims
 from bot.fate import Answer, Done, Letter, Notice, Refused, Submission
 from bot.games import attention, turns
 from bot.intake import prose
@@ -296,6 +297,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     text = without_signature(text, seat)
     order_help = rules.order_help(state, seat.name)
     parsed, read = _parsed(rules, state, seat, mail, text, order_help)
+    parsed = _not_taken(batch, session, turn, rules, state, seat, parsed, text, read)
     readings = _readings(batch, seat, read)
     earlier = batch.on_file(session, rules, state, turn, seat)
     if read is not None and read.readings and not read.text.strip():
@@ -306,7 +308,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
     ctx = _answer_context(batch, session, seat, turn, rules, parsed, shown, order_help, readings)
     if not parsed.orders:
-        raise _orders_refused(batch, seat, rules, state, earlier, shown, ctx)
+        raise _orders_refused(batch, seat, turn, rules, state, earlier, shown, ctx)
     return _orders_confirmed(
         batch, session, mail, seat, turn, rules, state, earlier, parsed, shown, read, order_help, ctx
     )
@@ -398,6 +400,60 @@ def _parsed(
     return parsed, read
 
 
+class _OthersOnFile(Mapping[str, Sequence[GameOrder]]):
+    """The other seats' orders on file for the open turn, each read when a game asks for it
+    (`Game.taken`: only a game with a choice one seat may have reads any)."""
+
+    def __init__(self, batch: Batch, session: Session, turn: Turn, rules: AnyGame, state: GameState, seat: Seat):
+        self._read = (batch, session, turn, rules, state)
+        self._seats = {s.name: s for s in seat.game.seats if s.id != seat.id}
+
+    def __getitem__(self, name: str) -> Sequence[GameOrder]:
+        batch, session, turn, rules, state = self._read
+        return batch.on_file(session, rules, state, turn, self._seats[name]) or ()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._seats)
+
+    def __len__(self) -> int:
+        return len(self._seats)
+
+
+def _not_taken(
+    batch: Batch,
+    session: Session,
+    turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    seat: Seat,
+    parsed: Parsed[GameOrder],
+    text: str,
+    read: prose.ProseResult | None,
+) -> Parsed[GameOrder]:
+    """`parsed` less the orders that ask for what another seat's set on file already claims
+    (`Game.taken`: a SpeedPhreakz colour), each refused on its line with who has it and what
+    is free."""
+    taken = rules.taken(state, seat.name, parsed.orders, _OthersOnFile(batch, session, turn, rules, state, seat))
+    if not taken:
+        return parsed
+    mail_lines = text.splitlines()
+    read_lines = (read.text if read is not None and read.readings else text).splitlines()
+    problems = list(parsed.problems)
+    refused = [order for order, _ in taken]
+    for order, reason in taken:
+        number = next(
+            (i for i, line in enumerate(read_lines, 1) if order in rules.parse_orders(state, seat.name, line).orders),
+            0,
+        )
+        if read is not None and read.readings and number:
+            number = read.line_no(number)
+        line = mail_lines[number - 1] if 0 < number <= len(mail_lines) else rules.format_orders((order,))
+        problems.append(OrderProblem(number, line, reason, ProblemKind.ILLEGAL))
+    orders = tuple(o for o in parsed.orders if o not in refused)
+    problems.sort(key=lambda p: p.line_no)
+    return Parsed(orders, tuple(problems), rules.is_complete(state, seat.name, orders))
+
+
 def _answer_context(
     batch: Batch,
     session: Session,
@@ -454,6 +510,7 @@ def _answer_context(
 def _orders_refused(
     batch: Batch,
     seat: Seat,
+    turn: Turn,
     rules: AnyGame,
     state: GameState,
     earlier: tuple[GameOrder, ...] | None,
@@ -470,9 +527,11 @@ def _orders_refused(
             "filled": "\n".join(standing.filled),
         }
     )
+    rendered = batch.shell.renderer.render("refused", ctx, game=game.kind)
+    claimed = claims.of_turn(game, turn, claims.counts(seat.name, standing))  # what stands, from the outlook
     return Refused(
         "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
-        Letter(ToSeat(seat), batch.shell.renderer.render("refused", ctx, game=game.kind), "refused"),
+        Letter(ToSeat(seat), rendered.claiming(claimed), "refused"),
         reason=Reason.ORDERS_REFUSED,
         game=game,
         seat=seat,
@@ -719,6 +778,14 @@ def what_stands(batch: Batch, session: Session, seat: Seat) -> str:
     return _stands(batch.shell, rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
 
 
+def what_stands_claims(batch: Batch, session: Session, seat: Seat) -> tuple[Claims, ...]:
+    """What `what_stands` claims (`bot.facts.Claims`): what counts for the seat and the
+    deadline, from the outlook its words come from; nothing without an open turn."""
+    rules, state, turn = batch.current_state(session, seat.game)
+    on_file = batch.on_file(session, rules, state, turn, seat) if turn is not None else None
+    return claims.for_seat(seat.game, rules, state, turn, seat, on_file)
+
+
 def _nothing_taken(
     batch: Batch,
     session: Session,
@@ -734,6 +801,7 @@ def _nothing_taken(
     were only offered back or negated: a short answer without an error tag, saying what stands;
     words for the GM go to the GM."""
     stand = _stands(batch.shell, rules, state, turn, seat, earlier)
+    said = (claims.of_turn(seat.game, turn, claims.counts(seat.name, what_counts(rules, state, seat, earlier))),)
     to_gm = _pass_on(batch, session, seat, read)
     if read.offered or read.negated:
         return Done(
@@ -746,6 +814,7 @@ def _nothing_taken(
                     say("intake_offered", readings=readings, stands=stand),
                     kind="offered",
                     error=False,
+                    claims=said,
                 ),
                 *to_gm,
             ),
@@ -768,6 +837,7 @@ def _nothing_taken(
                 say("intake_note", for_gm=for_gm, no_gm=no_gm, readings=readings, stands=stand),
                 kind="note",
                 error=False,
+                claims=said,
             ),
             *to_gm,
         ),
@@ -783,5 +853,6 @@ __all__ = [
     "subject_orders",
     "take_orders",
     "what_stands",
+    "what_stands_claims",
     "without_signature",
 ]

@@ -302,6 +302,30 @@ def _alternatives(
     return more
 
 
+_JOINING = frozenset({"and", "also", "plus", "with", "then", "too"})
+
+
+def _continued(
+    rules: AnyGame, state: GameState, seat: str, said: str, words: Sequence[str], budget: _Budget
+) -> tuple[str, str] | None:
+    """A clause with no order of its own that goes on with the phrase `said` of the clause
+    before it ("bid wear 2, maybe skill 1": BID WEAR 2 SKILL 1): the phrase alone and the
+    phrase with the clause's words (hedges and courtesies left out) as order lines, where the
+    game takes both as one order each now; None otherwise."""
+    rest = [w for w in words if _normal(w) not in HEDGES | _JOINING and not is_courtesy(w)]
+    numbered = [i for i, w in enumerate(rest) if any(c.isdigit() for c in w)]
+    if not numbered or not budget.spend():
+        return None
+    rest = rest[: numbered[-1] + 1]  # "top 1 please": the words up to its last number
+    alone = rules.parse_orders(state, seat, _as_order(_words(said)))
+    if len(alone.orders) != 1 or alone.problems or not budget.spend():
+        return None
+    longer = rules.parse_orders(state, seat, _as_order([*_words(said), *rest]))
+    if len(longer.orders) != 1 or longer.problems or longer.orders == alone.orders:
+        return None
+    return rules.format_orders(alone.orders), rules.format_orders(longer.orders)
+
+
 # "SPEED 100 if legal, otherwise 80": a first choice on a condition the game settles (whether
 # the order is allowed now), and a fallback (the first choice's last word replaced).
 _FALLBACK = re.compile(
@@ -440,10 +464,30 @@ def read(
         passed: list[str] = []
         corrected: list[str] = []  # applied before a correction ("no wait"): replaced by what follows
         correcting = False
+        said_last = ""  # the last phrase of the line's clauses so far, as written
         for clause in _CLAUSE.split(line):
             words = _words(clause)
             correcting = correcting or bool(_CORRECTION.match(clause))
             found = _phrases(rules, state, seat, words, orders, budget, letters)
+            more = (
+                _continued(rules, state, seat, said_last, words, budget)
+                if said_last and not any(_takes(rules, state, seat, phrase, budget) for _, _, phrase in found)
+                else None
+            )
+            if more is not None:
+                # "bid wear 2, maybe skill 1": the clause goes on with the order before it; a
+                # hedge offers both readings, else the two clauses are the one order.
+                earlier, longer = more
+                if {_normal(w) for w in words} & HEDGES:
+                    applied = [p for p in applied if p != earlier]
+                    offered += [earlier, longer]
+                else:
+                    applied = [longer if p == earlier else p for p in applied]
+                    offered = [longer if p == earlier else p for p in offered]
+                said_last = ""
+                continue
+            if found:
+                said_last = " ".join(words[found[-1][0] : found[-1][1]])
             if not found:
                 if words and not is_courtesy(clause) and not _CORRECTION.match(clause):
                     passed.append(" ".join(words))

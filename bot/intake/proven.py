@@ -268,6 +268,7 @@ def _no_orders(
                     ),
                     kind="note",
                     error=False,
+                    claims=orders.what_stands_claims(batch, session, seat),
                 ),
             ),
             game=game,

@@ -157,6 +157,11 @@ class Racecraft:
         # What USE n spends is in the orders themselves (EP); the dice of the sprint are not foreseen.
         return ()
 
+    def taken(
+        self, state: Race, player: PlayerId, orders: Sequence[Order], others: Mapping[PlayerId, Sequence[Order]]
+    ) -> tuple[tuple[Order, str], ...]:
+        return ()  # no choice only one seat may have
+
     def one_line_orders(self, state: Race, player: PlayerId) -> tuple[OneLineOrder, ...]:
         return parse.one_line_orders(state, player)
 

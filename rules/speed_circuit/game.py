@@ -212,6 +212,11 @@ class SpeedCircuit:
         cost = plot_cost(state, player, orders)
         return (cost.describe(),) if cost is not None else ()
 
+    def taken(
+        self, state: RaceState, player: PlayerId, orders: Sequence[Order], others: Mapping[PlayerId, Sequence[Order]]
+    ) -> tuple[tuple[Order, str], ...]:
+        return ()  # no choice only one seat may have
+
     def one_line_orders(self, state: RaceState, player: PlayerId) -> tuple[OneLineOrder, ...]:
         # Each legal speed by the cheapest path to where it ends soonest, with what it costs
         # (the seat's own options); PUSH YES where the speed needs a push (§2.5).

@@ -238,7 +238,47 @@ def parse_orders(state: RaceState, player: PlayerId, text: str) -> Parsed[Order]
                 problems.append(OrderProblem.from_error(number, line, error))
                 continue
         kept.append(order)
+    # a PATH is checked against where the car stands
+    for number, line, order in accepted:
+        if isinstance(order, PathOrder) and order in kept:
+            try:
+                check_path(state, player, order)
+            except IllegalOrderError as error:
+                problems.append(OrderProblem.from_error(number, line, error))
+                kept.remove(order)
     return Parsed(canonical(kept), tuple(problems), is_complete(state, player, kept))
+
+
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
+def check_path(state: RaceState, player: PlayerId, order: PathOrder) -> None:
+    """IllegalOrderError unless the car can drive `order`'s lanes from where it stands (§8:
+    "the lane of each space entered"): each space entered in its lane, moving straight on or
+    to an adjacent lane as the track allows (§2.16). Lanes past the plotted move are never
+    driven, so they are not checked against it. A car in the pits, or off the track, takes no
+    PATH check: the pit lane is driven as it is."""
+    car = state.car(player)
+    if order.kind is not PathKind.LANES or car.space is None or car.pit is not None:
+        return
+    track = state.track
+    staggered = state.options.staggered_lane_change
+    said = "PATH " + " ".join(LANES[i] for i in order.lanes)
+    here = car.space
+    for i, lane in enumerate(order.lanes, start=1):
+        moves = track.moves(here, staggered=staggered)
+        into = [m for m in moves if track.space(m).lane == lane]
+        if not moves:
+            return  # the track ends here: the resolver stops the car (a dead end)
+        if not into:
+            lanes = sorted({LANES[track.space(m).lane] for m in moves})
+            where = "from " + here
+            raise IllegalOrderError(
+                f"{said} cannot be driven: {where} the {_ordinal(i)} space entered is in lane "
+                f"{' or '.join(lanes)}, not {LANES[lane]} (a car changes at most one lane a space)"
+            )
+        here = into[0]
 
 
 def canonical(orders: Sequence[Order]) -> tuple[Order, ...]:

@@ -237,6 +237,11 @@ class SpeedPhreakz:
         programs = tuple((o.round, o.actions) for o in orders if isinstance(o, Program))
         return program_costs(state, player, programs)
 
+    def taken(
+        self, state: Race, player: PlayerId, orders: Sequence[Order], others: Mapping[PlayerId, Sequence[Order]]
+    ) -> tuple[tuple[Order, str], ...]:
+        return parse.taken(state, player, orders, others)
+
     def one_line_orders(self, state: Race, player: PlayerId) -> tuple[OneLineOrder, ...]:
         return ()  # a program is a round's list of moves: no one-line order
 

@@ -7,7 +7,7 @@ against the race (IllegalOrderError). Every bad line of a mail is reported.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rules.api import (
     IllegalOrderError,
@@ -19,6 +19,7 @@ from rules.api import (
 )
 from rules.speedphreakz.data import chart
 from rules.speedphreakz.model import (
+    Car,
     CarStatus,
     Colour,
     Heading,
@@ -105,7 +106,8 @@ def check(race: Race, player: PlayerId, order: Order) -> None:
             raise IllegalOrderError(f"unknown colour {order.colour!r}; choose one of {' '.join(COLOURS)}")
         owner = next((c.player for c in race.cars if c.colour == order.colour and c.player != player), None)
         if owner is not None:
-            raise IllegalOrderError(f"{order.colour} is taken by {owner}")
+            held = {c.colour for c in race.cars if c.player != player}
+            raise IllegalOrderError(colour_taken(order.colour, owner, held))
     elif isinstance(order, Start):
         if not race.set_up:
             raise IllegalOrderError("START is only for the set-up; after a crash use RESTART")
@@ -118,6 +120,13 @@ def check(race: Race, player: PlayerId, order: Order) -> None:
         legal = restart_squares(race, car)
         if order.square not in legal:
             squares = " ".join(str(s) for s in legal)
+            holder = next(
+                (c.player for c in race.cars if c.square == order.square and c.status is CarStatus.RACING), None
+            )
+            if holder is not None and holder != player and order.square in around(car):
+                raise IllegalOrderError(
+                    f"{order.square} is taken by {holder}'s car; free to restart on: {squares or 'none'}"
+                )
             raise IllegalOrderError(f"{order.square} is not a legal square to restart on; choose one of {squares}")
     else:
         allowed = race.allowed_rounds(player)
@@ -133,6 +142,36 @@ def check(race: Race, player: PlayerId, order: Order) -> None:
         problem = program_problem(order.actions, race.options.max_actions)
         if problem is not None:
             raise IllegalOrderError(problem)
+
+
+def colour_taken(colour: str, owner: PlayerId, held: set[str | None]) -> str:
+    """The reason a colour is refused: who has it and the colours still free."""
+    free = " ".join(c for c in COLOURS if c not in held and c != colour)
+    return f"{colour} is taken by {owner}; free: {free or 'none'}"
+
+
+def around(car: Car) -> tuple[Square, ...]:
+    """The crash square and its neighbours (§4.2, S10), before the map and the cars on them
+    are looked at."""
+    return () if car.square is None else (car.square, *(car.square.step(h) for h in Heading))
+
+
+def taken(
+    race: Race, player: PlayerId, orders: Sequence[Order], others: Mapping[PlayerId, Sequence[Order]]
+) -> tuple[tuple[Order, str], ...]:
+    """A COLOUR at the set-up that another seat's set on file already asks for (the first to
+    ask has it: a later one is refused at intake), with who has it and the colours free."""
+    if not race.set_up:
+        return ()
+    asked = {
+        o.colour: other for other, theirs in others.items() if other != player for o in theirs if isinstance(o, Colour)
+    }
+    held = {c.colour for c in race.cars if c.player != player} | set(asked)
+    return tuple(
+        (o, colour_taken(o.colour, asked[o.colour], held))
+        for o in orders
+        if isinstance(o, Colour) and o.colour in asked
+    )
 
 
 def _key(order: Order) -> tuple[int, int]:

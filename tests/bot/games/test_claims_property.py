@@ -1,7 +1,10 @@
 """Property (issue 37, "the conversation, true by construction"): over random histories of
-players' mail, the GM's commands (PLOT, ORDER, SET, PAUSE/RESUME, ROLLBACK, PROCESS, WAIT,
-REPLACE, DROP) and robots, in all three games and a practice race, every claim every outgoing
-letter makes holds against what the bot then actually did.
+players' mail (orders, refusals, notes, CLEAR, WAIT, ORDERS, STATUS), the GM's commands (PLOT,
+ORDER, SET, EXTEND, DEADLINE, PAUSE/RESUME, ROLLBACK, PROCESS, PREVIEW, STATUS, REPLACE, DROP),
+the GM's digest and robots, in all three games and a practice race, every claim every outgoing
+letter makes holds against what the bot then actually did: the turn sheets, results,
+reminders, confirmations, refusals, STATUS and ORDERS, the GM's answers (PREVIEW's orders that
+count among them) and the digest.
 
 A letter's claims are data kept beside its text (`bot.facts.Claims`, the outbox row's
 `claims`), so the check compares claims, never wording:
@@ -31,6 +34,7 @@ from bot import store
 from bot.app import App
 from bot.games import record
 from bot.games.turns import PlayerSpec, create_game
+from bot.gm import digest
 from bot.models import Game, Outbox, Turn
 from rules import find_game
 from tests.bot.gm_helpers import GM, cycle, gm_says, new_app, player_says
@@ -87,8 +91,23 @@ DECKS = {
     ),
 }
 
-GM_STEPS = ("plot", "order", "pause", "resume", "process", "rollback", "replace", "drop", "set")
-PLAYER_STEPS = ("mail", "mail", "mail", "whole", "all", "clear", "wait", "nowait", "orders")
+GM_STEPS = (
+    "plot",
+    "order",
+    "pause",
+    "resume",
+    "process",
+    "rollback",
+    "replace",
+    "drop",
+    "set",
+    "extend",
+    "deadline",
+    "preview",
+    "gmstatus",
+    "digest",
+)
+PLAYER_STEPS = ("mail", "mail", "mail", "whole", "all", "clear", "wait", "nowait", "orders", "status")
 
 Step = tuple[str, int, tuple[int, ...]]
 
@@ -140,7 +159,7 @@ def _act(app: App, deck: Deck, step: Step) -> None:
     elif what in ("finish", "whole"):  # a whole set from the seat
         player_says(app, seat, deck.whole, game="g1", address=address)
 
-    elif what in ("clear", "wait", "nowait", "orders"):
+    elif what in ("clear", "wait", "nowait", "orders", "status"):
         player_says(app, seat, what.upper(), game="g1", address=address)
     elif what == "tick":
         app.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
@@ -156,6 +175,15 @@ def _act(app: App, deck: Deck, step: Step) -> None:
         gm_says(app, f"REPLACE g1 {seat} ROBOT", game="g1")
     elif what == "drop":
         gm_says(app, f"DROP g1 {seat}", game="g1")
+    elif what == "extend":
+        gm_says(app, "EXTEND g1 24h", game="g1")
+    elif what == "deadline":
+        gm_says(app, "DEADLINE g1 +30h", game="g1")
+    elif what == "gmstatus":
+        gm_says(app, "STATUS g1", game="g1")
+    elif what == "digest":
+        digest.send_due_digests(app.shell, force=True)
+        app.service.send()
     else:
         gm_says(app, f"{what.upper()} g1", game="g1")
 
@@ -293,8 +321,75 @@ def test_every_claim_of_every_letter_holds(name: str) -> None:
     @example(
         history=[("replace", 1, (0,)), ("set", 0, (0,)), ("drop", 0, (0,)), ("mail", 1, (0, 2)), ("tick", 0, (0,))]
     )
+    @example(  # the deadline moved, told in the GM's answers, STATUS, the digest and PREVIEW
+        history=[
+            ("extend", 0, (0,)),
+            ("status", 0, (0,)),
+            ("mail", 1, (0,)),
+            ("deadline", 0, (0,)),
+            ("digest", 0, (0,)),
+            ("pause", 0, (0,)),
+            ("gmstatus", 0, (0,)),
+            ("preview", 0, (0,)),
+            ("resume", 0, (0,)),
+        ]
+    )
     def run(history: list[Step]) -> None:
         checked.append(_play(deck, history).checked)
 
     run()
     assert sum(checked) > 0, "no claim of orders was ever put to the test"
+
+
+def test_refusals_status_preview_the_gms_answers_and_the_digest_carry_their_claims() -> None:
+    """The letters that say what counts or when the turn is due carry it as claims, as the turn
+    sheets and confirmations do (on main a refusal's "your earlier orders stay in force", STATUS,
+    ORDERS, a note's "what stands", PREVIEW, the GM's EXTEND / DEADLINE / PAUSE / RESUME answers and
+    the digest carried none, so no property could check them)."""
+    deck = DECKS["racecraft"]
+    history: list[Step] = [
+        ("extend", 0, (0,)),
+        ("status", 0, (0,)),
+        ("mail", 1, (4,)),  # USE 12: refused
+        ("mail", 1, (5,)),  # hello: a note
+        ("orders", 1, (0,)),
+        ("deadline", 0, (0,)),
+        ("digest", 0, (0,)),
+        ("pause", 0, (0,)),
+        ("gmstatus", 0, (0,)),
+        ("preview", 0, (0,)),
+        ("resume", 0, (0,)),
+        ("tick", 0, (0,)),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        app = new_app(Path(tmp))
+        try:
+            _game(app, deck)
+            ledger = Ledger()
+            _check(app, ledger, ("start", 0, (0,)), {})
+            for step in history:
+                before = _turns(app)
+                _act(app, deck, step)
+                _check(app, ledger, step, before)
+            with app.db.read() as session:
+                rows = list(session.scalars(select(Outbox).order_by(Outbox.id)))
+        finally:
+            app.close()
+    claimed = {(row.kind, row.recipient): row.claimed for row in rows}
+    seats = len(deck.people) + len(deck.robots)
+    for kind, counts in {
+        "refused": 1,
+        "note": 1,
+        "orders": 1,
+        "status": 0,
+        "gm_extend": 0,
+        "gm_deadline": 0,
+        "gm_pause": 0,
+        "gm_resume": 0,
+        "digest": 0,
+        "gm_preview": seats,
+    }.items():
+        made = [c for (k, _), cs in claimed.items() if k == kind for c in cs]
+        assert made, f"no claim in a {kind} letter"
+        assert all(len(c["counts"]) == counts for c in made), (kind, made)
+    assert ledger.checked >= seats  # PREVIEW's and the refusal's claims among those checked

@@ -27,6 +27,24 @@ def design_text(rnd: random.Random) -> str:
     return "DESIGN " + " ".join(f"{k} {v}" for k, v in levels.items()) + f"\nTYRES {tyres}"
 
 
+def drivable_lanes(state: RaceState, player: str, rnd: random.Random, count: int) -> list[str]:
+    """`count` lanes a PATH may give from where the car stands (§8, §2.16: each space entered
+    straight on or an adjacent lane over; intake refuses any other), each a random move; random
+    lanes in the pits, where a PATH is not checked."""
+    car = state.car(player)
+    if car.space is None or car.pit is not None:
+        return [rnd.choice(LANES) for _ in range(count)]
+    lanes: list[str] = []
+    here = car.space
+    for _ in range(count):
+        moves = state.track.moves(here, staggered=state.options.staggered_lane_change)
+        if not moves:
+            break
+        here = rnd.choice(moves)
+        lanes.append(LANES[state.track.space(here).lane])
+    return lanes or [LANES[state.track.space(car.space).lane]]
+
+
 def order_text(state: RaceState, player: str, rnd: random.Random) -> str:
     car = state.car(player)
     if state.phase is Phase.DESIGN:
@@ -55,7 +73,7 @@ def order_text(state: RaceState, player: str, rnd: random.Random) -> str:
     elif path < 0.5:
         lines.append(f"LANE {rnd.choice(LANES)}")
     elif path < 0.7:
-        lines.append("PATH " + " ".join(rnd.choice(LANES) for _ in range(rnd.randint(1, 8))))
+        lines.append("PATH " + " ".join(drivable_lanes(state, player, rnd, rnd.randint(1, 8))))
     if rnd.random() < 0.4:
         lines.append(rnd.choice(("PAY WEAR", "PAY ROLL")))
     if rnd.random() < 0.3:

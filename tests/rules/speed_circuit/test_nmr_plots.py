@@ -298,7 +298,8 @@ def test_a_gm_plot_on_file_keeps_its_lines_and_the_closest_achievable_speed(
     """P29 "Impossible plots on file -> closest achievable (WBC)", for any car (in a corner,
     after a spin, in the pits, damaged) and any plot: what stands is legal now; every line but
     SPEED (and PUSH, added only where a push reaches closer and the plot does not say PUSH NO)
-    is the plot's own; the speed is the plot's when legal, else the highest legal one below it."""
+    is the plot's own (a PATH the car can no longer drive from where it stands left out, §8);
+    the speed is the plot's when legal, else the highest legal one below it."""
     from rules.speed_circuit.car import PitStop
     from rules.speed_circuit.parse import parse_line
     from rules.speed_circuit.plot import check_speed
@@ -327,16 +328,17 @@ def test_a_gm_plot_on_file_keeps_its_lines_and_the_closest_achievable_speed(
     assert parsed.ok and parsed.orders == orders
     written = {parse_line(line) for line in lines}
     assert {o for o in orders if not isinstance(o, SpeedOrder | PushOrder)} == {
-        o for o in written if not isinstance(o, SpeedOrder | PushOrder)
+        o for o in written if not isinstance(o, SpeedOrder | PushOrder) and drivable(state, o)
     }
     if push is not None:
         assert PushOrder(push) in orders
     speed = next(o for o in orders if isinstance(o, SpeedOrder))
     wanted = c.speed if asked is None else asked
     may_push = push is not False
-    legal = GAME.parse_orders(state, "ann", "\n".join(lines)).ok
+    driven = [line for line in lines if drivable(state, parse_line(line))]
+    legal = GAME.parse_orders(state, "ann", "\n".join(driven)).ok
     if legal:
-        assert orders == GAME.parse_orders(state, "ann", "\n".join(lines)).orders
+        assert orders == GAME.parse_orders(state, "ann", "\n".join(driven)).orders
     else:
         got = c.speed if speed.mph is None else speed.mph
         assert got < wanted or (
@@ -348,3 +350,17 @@ def test_a_gm_plot_on_file_keeps_its_lines_and_the_closest_achievable_speed(
             except IllegalOrderError:
                 continue
             raise AssertionError(f"{higher} was achievable, {got} was chosen")
+
+
+def drivable(state: RaceState, order: object) -> bool:
+    """Whether `order` is no PATH, or a PATH "ann" can drive from where the car stands."""
+    from rules.speed_circuit.parse import check_path
+    from rules.speed_circuit.plot import PathOrder
+
+    if not isinstance(order, PathOrder):
+        return True
+    try:
+        check_path(state, "ann", order)
+    except IllegalOrderError:
+        return False
+    return True

@@ -173,3 +173,17 @@ def test_duplicate_lines_are_refused() -> None:
     parsed = GAME.parse_orders(one(), "ann", "SPEED 100\nSPEED 120\nLANE A\nLINE")
     assert parsed.orders == (SpeedOrder(100), PathOrder(PathKind.LANE, (0,)))
     assert len(parsed.problems) == 2
+
+
+def test_a_path_the_car_cannot_drive_from_where_it_stands_is_refused_at_intake() -> None:
+    """§8: "PATH B B A A: lane of each space entered", §2.16: a move goes straight on or to an
+    adjacent lane. Main's parser took "PATH C C" from lane A (the first space entered two lanes
+    over) and left the deadline to drive something else; it is refused at once, naming the
+    space and the lanes the car can enter."""
+    state = race(TRACK, [car("ann", "A12", TRACK, speed=40)])
+    refused = GAME.parse_orders(state, "ann", "SPEED 40\nPATH C C")
+    assert refused.orders == (SpeedOrder(40),)
+    (problem,) = refused.problems
+    assert problem.kind is ProblemKind.ILLEGAL
+    assert "from A12 the 1st space entered is in lane A or B, not C" in problem.reason
+    assert GAME.parse_orders(state, "ann", "PATH B C\nSPEED 40").ok

@@ -119,8 +119,26 @@ def test_a_crashed_player_sends_the_round_being_resolved_again() -> None:
 def test_a_colour_taken_by_another_car_is_refused() -> None:
     """Issue 8: "COLOUR taken/unknown"."""
     state = race([car("ann", (3, 3), colour="red"), car("bob", (5, 3))])
-    assert refusal(state, "bob", "COLOUR red") == (ProblemKind.ILLEGAL, "red is taken by ann")
+    assert refusal(state, "bob", "COLOUR red") == (
+        ProblemKind.ILLEGAL,
+        "red is taken by ann; free: blue green yellow orange purple white black pink silver",
+    )
     assert GAME.parse_orders(state, "ann", "COLOUR red").ok
+
+
+def test_a_colour_another_seat_asked_for_at_the_set_up_is_taken() -> None:
+    """§4.2 "players choose a colour": at the set-up no car has one yet, so main's check let
+    two seats ask for green and the resolution gave it by seat order ("kelly asked for green,
+    already taken" for the seat that asked first). The first to ask has it: `taken` names the
+    seat whose set on file holds it and the colours free; a seat's own colour is no conflict."""
+    state = ring_set_up()
+    green = GAME.parse_orders(state, "bob", "COLOUR green").orders
+    others = {"ann": GAME.parse_orders(state, "ann", "COLOUR green\nROUND 1: F1").orders, "cat": ()}
+    assert GAME.taken(state, "bob", green, others) == (
+        (green[0], "green is taken by ann; free: red blue yellow orange purple white black pink silver"),
+    )
+    assert GAME.taken(state, "ann", green, others) == ()
+    assert GAME.taken(state, "bob", GAME.parse_orders(state, "bob", "COLOUR red").orders, others) == ()
 
 
 def test_start_only_at_the_set_up() -> None:

@@ -26,7 +26,7 @@ from rules.speedphreakz.model import (
     Square,
 )
 from rules.speedphreakz.parse import check, parse_line
-from rules.speedphreakz.resolve import crash_surcharge, distance_behind, reckless_result
+from rules.speedphreakz.resolve import crash_surcharge, distance_behind, reckless_result, restart_squares
 from tests.rules.speedphreakz.helpers import (
     ScriptedRandom,
     arena,
@@ -540,9 +540,21 @@ def test_restart_where_the_player_says() -> None:
     a square further away, solid or taken is refused."""
     state = _crashed_race(car("bob", (6, 3)))
     assert GAME.parse_orders(state, "ann", "RESTART 4,2 FACING W").ok
-    for text in ("RESTART 7,3 FACING N", "RESTART 6,3 FACING N"):
-        with pytest.raises(IllegalOrderError, match="not a legal square to restart on"):
-            check(state, "ann", parse_line(text))
+    with pytest.raises(IllegalOrderError, match="not a legal square to restart on"):
+        check(state, "ann", parse_line("RESTART 7,3 FACING N"))
+    with pytest.raises(IllegalOrderError) as taken:
+        check(state, "ann", parse_line("RESTART 6,3 FACING N"))
+    assert str(taken.value.reason).startswith("6,3 is taken by bob's car; free to restart on: ")
+
+
+def test_a_restart_square_taken_names_the_car_on_it() -> None:
+    """§4.2: a taken square is refused; main said only "not a legal square to restart on",
+    not who is on it. The reason names the car and the squares free."""
+    state = _crashed_race(car("bob", (6, 3)))
+    with pytest.raises(IllegalOrderError) as taken:
+        check(state, "ann", parse_line("RESTART 6,3 FACING N"))
+    free = " ".join(str(s) for s in restart_squares(state, state.car("ann")))
+    assert taken.value.reason == f"6,3 is taken by bob's car; free to restart on: {free}"
 
 
 def test_two_restarts_on_one_square_go_by_seat() -> None:

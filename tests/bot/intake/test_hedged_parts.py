@@ -1,0 +1,94 @@
+"""A clause that goes on with the order before it (mail-interface.md: prose "is applied with the
+reading echoed, or offered back as a one-tap confirmation"). "bid wear 2, maybe skill 1" (a
+Speed Circuit grid bid) offered only BID WEAR 2 SKILL 0 on main: every reading is offered as a
+one-tap link; "design skill 1, top 1 please" read only SKILL 1 and said "top 1 please" was not
+read: the two clauses are the one DESIGN line."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlalchemy import select
+
+from bot.app import App
+from bot.games.turns import PlayerSpec, create_game
+from bot.intake import prose
+from bot.models import OrderSubmission
+from rules import find_game
+from rules.api import AnyGame, GameState
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, GM, body_of, cycle, last, player_says
+
+gapp = gm_helpers.gapp
+
+SPEED_CIRCUIT = find_game("speed_circuit")
+DESIGN = SPEED_CIRCUIT.new_game(["a", "b"], {"laps": "1"}, random.Random(1))
+QUALIFYING = SPEED_CIRCUIT.resolve(
+    DESIGN, {p: SPEED_CIRCUIT.default_orders(DESIGN, p) for p in ("a", "b")}, random.Random(1)
+).state
+
+
+def _read(game: AnyGame, state: GameState, text: str) -> prose.Reading:
+    parsed = game.parse_orders(state, "a", text)
+    (reading,) = prose.read(
+        game, state, "a", text, parsed.problems, prose.order_words(game.order_help(state, "a"))
+    ).readings
+    return reading
+
+
+def test_a_hedged_part_offers_the_order_without_it_and_with_it() -> None:
+    reading = _read(SPEED_CIRCUIT, QUALIFYING, "bid wear 2, maybe skill 1")
+    assert (reading.applied, reading.offered) == ((), ("BID WEAR 2 SKILL 0", "BID WEAR 2 SKILL 1"))
+    reading = _read(SPEED_CIRCUIT, DESIGN, "design skill 1, maybe top 1")
+    assert reading.offered == (
+        "DESIGN ACC 0 DEC 0 TOP 0 START 0 PRIME 0 OPTION 0 SKILL 1",
+        "DESIGN ACC 0 DEC 0 TOP 1 START 0 PRIME 0 OPTION 0 SKILL 1",
+    )
+
+
+def test_a_part_said_plainly_goes_on_with_the_order_before_it() -> None:
+    reading = _read(SPEED_CIRCUIT, DESIGN, "design skill 1, top 1 please")
+    assert reading.applied == ("DESIGN ACC 0 DEC 0 TOP 1 START 0 PRIME 0 OPTION 0 SKILL 1",)
+    assert reading.unread == ()
+    reading = _read(SPEED_CIRCUIT, QUALIFYING, "bid wear 2, and skill 1")
+    assert (reading.applied, reading.offered) == (("BID WEAR 2 SKILL 1",), ())
+
+
+@settings(max_examples=40, deadline=None)
+@given(wear=st.integers(0, 4), skill=st.integers(0, 2), hedge=st.sampled_from(("maybe", "perhaps", "possibly")))
+def test_every_hedged_reading_is_an_order_the_game_takes_now(wear: int, skill: int, hedge: str) -> None:
+    """Whatever the bid: each reading offered is a full bid the game takes as it stands."""
+    reading = _read(SPEED_CIRCUIT, QUALIFYING, f"bid wear {wear}, {hedge} skill {skill}")
+    assert reading.applied == ()
+    for offer in reading.offered:
+        parsed = SPEED_CIRCUIT.parse_orders(QUALIFYING, "a", offer)
+        assert parsed.ok and parsed.complete, offer
+    if skill:
+        assert f"BID WEAR {wear} SKILL {skill}" in reading.offered
+
+
+def test_the_hedged_bid_by_mail_offers_both_as_one_tap_links(gapp: App) -> None:
+    from datetime import timedelta
+
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speed_circuit",
+            name="sc1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+            options={"laps": "1"},
+        )
+    gapp.service.send()
+    gapp.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
+    cycle(gapp)  # to the qualifying turn
+    player_says(gapp, "kelly", "bid wear 2, maybe skill 1", game="sc1")
+    with gapp.db.read() as session:
+        assert list(session.scalars(select(OrderSubmission.text).where(OrderSubmission.source == "mail"))) == []
+    text = body_of(last(gapp, ADDRESS["kelly"]))
+    assert "subject=BID%20WEAR%202%20SKILL%200" in text and "subject=BID%20WEAR%202%20SKILL%201" in text, text
