@@ -492,6 +492,15 @@ class Season(Base):
     # The tracks (or maps) in rotation, as game options: race n uses item (n-1) mod len; [] none.
     tracks: Mapped[list[str]] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(_utc())
+    # Tiers (migration 0020_season2a): the series the season belongs to (its own name unless
+    # given), its tier (1 the top), its edition (the series' first season is 1; the seasons of
+    # one edition are its tiers) and how many of its top go up (`promote`, unused in tier 1) and
+    # of its bottom go down (`relegate`, unused in the bottom tier) when the next is drawn.
+    series: Mapped[str] = mapped_column(String(40), default="", server_default="", index=True)
+    tier: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    edition: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    promote: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    relegate: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     races: Mapped[list[SeasonRace]] = relationship(back_populates="season", order_by="SeasonRace.round")
 

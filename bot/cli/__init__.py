@@ -408,6 +408,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    if args.season:
+        from bot.cli.demo_season import run_season_demo
+
+        return run_season_demo(keep=args.keep, quiet=args.quiet)
     from bot.cli.demo import run_demo
 
     return run_demo(keep=args.keep, quiet=args.quiet)
@@ -574,6 +578,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="play a whole Racecraft game by mail on the embedded default, printing every mail")
     p.add_argument("--keep", metavar="DIR", help="play in DIR and keep it (default: a temp dir, removed)")
     p.add_argument("--quiet", action="store_true", help="print only the summary and the final result")
+    p.add_argument(
+        "--season",
+        action="store_true",
+        help="a short championship season instead: three races of players and robots, the table after each",
+    )
     p.set_defaults(func=_cmd_demo)
 
     _register_game(sub)

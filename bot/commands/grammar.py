@@ -745,10 +745,14 @@ class Start(GmCommand):
 @dataclass(frozen=True, slots=True)
 class SeasonCommand(GmCommand):
     verb: ClassVar[str] = "SEASON"
-    syntax: ClassVar[str] = "SEASON <game> NEW <season> [SCORING f1|cfr|linear|custom:...] [DROP n] ... | ADD <season>"
-    summary: ClassVar[str] = "make a championship season with this game as race 1, or add it to yours"
+    syntax: ClassVar[str] = (
+        "SEASON <game> NEW <season> [SCORING f1|cfr|linear|custom:...] [DROP n] ... | ADD <season> | NEXT [CONFIRM]"
+    )
+    summary: ClassVar[str] = (
+        "make a championship season with this game as race 1, add it to yours, or draw (and confirm) the next season"
+    )
     example: ClassVar[str] = "SEASON rc1 NEW spring SCORING f1 DROP 1 RACES 3"
-    min_args: ClassVar[int] = 2
+    min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = None
 
 
