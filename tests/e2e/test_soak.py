@@ -1,4 +1,4 @@
-"""Soak (issue 6): two thousand mixed mails -- orders, spoofs, strangers, auto-replies,
+"""Soak: two thousand mixed mails -- orders, spoofs, strangers, auto-replies,
 bounces, broken MIME, over-cap mail, duplicates -- through a real Dovecot into the bot, with
 the memory measured after the first thousand and after the last: it must stay flat.
 
