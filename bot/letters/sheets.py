@@ -128,6 +128,8 @@ def seat_context(
             "turn": {
                 "number": turn.number if turn else None,
                 "label": turn.label if turn else None,
+                # what the orders are for: the turn, or the round a program runs ahead to
+                "orders_for": rules.orders_label(state, seat.name) if expected else None,
                 "deadline": deadline_text(turn, zone),
                 "expected": expected,
                 "early": game.early_resolution,

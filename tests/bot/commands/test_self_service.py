@@ -595,6 +595,18 @@ def test_a_locked_round_refused_claims_no_default_for_it(gapp: App) -> None:
     assert "That is a complete set without line 1 (ROUND): the orders below count without it." in body, body
 
 
+def test_a_speedphreakz_sheet_says_the_round_its_orders_are_for(gapp: App) -> None:
+    """Orders run one round ahead (speedphreakz.md §5): the sheet of Round 2, whose program is
+    locked, asks for the program of round 3, so its orders are due for Round 3, not Round 2."""
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p0@example.org")
+    player_says(gapp, "p1", "START 2,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p1@example.org")
+    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "Now send: ROUND 3." in body, body
+    assert "Your orders for Round 3 are due by" in body, body
+    assert "Your orders for Round 2" not in body, body
+
+
 def test_a_part_wanted_only_later_is_not_also_listed_as_lacking_now(gapp: App) -> None:
     """Played by mail (playfix M6): a SpeedPhreakz set-up with START and ROUND 1 was told "That set
     is not complete. It lacks: - the program for round 2" and, a line later, that round 2 is "Not
