@@ -220,6 +220,8 @@ def gm_context(
                     "display": s.player.name,
                     "address": s.player.address,
                     "active": s.active,
+                    "robot": s.robot,
+                    "robot_level": s.robot_level,
                     "nmr_streak": s.nmr_streak,
                 }
                 for s in game.seats

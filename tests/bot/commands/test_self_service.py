@@ -472,6 +472,28 @@ def _game(app: App, kind: str, count: int) -> None:
     app.service.send()
 
 
+def test_the_gms_seat_list_names_a_robot_seat_as_a_robot_not_an_address(gapp: App) -> None:
+    """The GM's copy lists each seat with who holds it: a person with their address, a robot
+    as a robot with its level (it has no address to show)."""
+    players = (PlayerSpec("p0", "p0@example.org", "P0"), PlayerSpec("p1", "p1@example.org", "P1"))
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speedphreakz",
+            name="g1",
+            players=players,
+            gm_address=GM,
+            deadline="48h",
+            seed=5,
+            robot_seats=["robbie"],
+        )
+    gapp.service.send()
+    seats = body_of(last(gapp, GM)).replace("\r\n", "\n").split("Seats:\n", 1)[1]
+    assert "  robbie           a robot (normal level)\n" in seats, seats
+    assert "<robot>" not in seats and "  p0               P0 <p0@example.org>\n" in seats, seats
+
+
 def test_an_incomplete_speedphreakz_set_names_the_start_and_the_rounds_it_lacks(gapp: App) -> None:
     """speedphreakz.md §5: the set-up takes the START and the programs of rounds 1 and 2; a mail
     with round 1 only is confirmed with what it lacks, each with its syntax."""
