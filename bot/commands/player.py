@@ -36,7 +36,7 @@ from bot.fate import Letter, Notice, Refused
 from bot.games import attention, signups, summary, turns
 from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat, claims
-from bot.letters.context import bot_context, deadline_text, due_by, game_context, orders_block
+from bot.letters.context import bot_context, deadline_text, due_by, game_context, orders_block, practice_terms
 from bot.letters.defaults import gets
 from bot.letters.words import say
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
@@ -133,6 +133,8 @@ def status(ctx: CommandContext, command: Status) -> Reply:
             # A paused game has no deadline running: its turn resolves when the GM resumes it.
             "deadline": None if game.status == GameStatus.PAUSED else deadline_text(turn, zone),
             "paused": game.status == GameStatus.PAUSED,
+            "practice": practice_terms(ctx.shell, game),
+            "soonest": turns.soonest_text(ctx.shell, game, turn, zone) if turn is not None else None,
             "ordered": ordered,
             "missing": missing,
             "incomplete": incomplete,

@@ -113,7 +113,8 @@ def test_one_gm_mail_makes_one_mail_to_each_player(rc: App) -> None:
         assert len(new) == 1, [str(m["Subject"]) for m in new]
         body = body_of(new[0])
         assert "== Deadline extended for Turn 1 of 5: start ==" in body and "== rc1 is paused ==" in body
-        assert "is on hold: no deadline runs while the game is paused" in body
+        assert "is on hold: no deadline runs until the GM resumes the game" in body
+        assert " ".join(body.split()).count("no deadline runs") == 1, body  # said once
 
 
 def test_a_resume_that_resolves_at_once_sends_the_results_alone(rc: App) -> None:
