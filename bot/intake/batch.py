@@ -209,8 +209,8 @@ class Batch:
     def _read_games(self, session: Session, inbounds: Sequence[Inbound]) -> None:
         """The games the batch's signed reply addresses name (most mail is a reply to one), the
         seats those addresses name with their players, the games' open turns and states, and
-        those seats' submissions: four queries for the whole batch; whatever else a mail needs
-        is read when it needs it."""
+        those seats' submissions and loop-limit counts: five queries for the whole batch;
+        whatever else a mail needs is read when it needs it."""
         claims: set[tuple[str, str]] = set()
         for inbound in inbounds:
             tag = tag_in_recipients(self.settings.bot.address, inbound.recipients) if inbound.ignore is None else None
