@@ -118,6 +118,9 @@ def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[
             f"; bot CPU {1000 * (bot['cpu_seconds'] + bot['worker_cpu_seconds']) / size:.2f} ms/mail "
             f"({1000 * bot['worker_cpu_seconds'] / size:.2f} in {bot['parse_workers']} parse worker), "
             f"peak RSS {bot['peak_rss_mb'] + bot['worker_peak_rss_mb']:.0f} MB "
-            f"(parse worker {bot['worker_peak_rss_mb']:.0f} MB)" + (f" [{'; '.join(problems)}]" if problems else "")
+            f"(parse worker {bot['worker_peak_rss_mb']:.0f} MB), "
+            f"{sum(bot['statements'].values()) / size:.3f} statements/mail "
+            f"({', '.join(f'{k} {v}' for k, v in sorted(bot['statements'].items()))})"
+            + (f" [{'; '.join(problems)}]" if problems else "")
         ),
     }

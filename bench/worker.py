@@ -25,9 +25,12 @@ import resource
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+from sqlalchemy import Engine, event
 
 from bench.world import load_settings
 
@@ -79,6 +82,31 @@ def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str,
     return {"seconds": elapsed, "cpu_seconds": cpu, "peak_rss_mb": peak_rss_mb(), **result}
 
 
+def count_statements(engine: Engine) -> Counter[str]:
+    """Every round trip the engine makes, counted by the statement's first word (an
+    executemany is one), with BEGIN, COMMIT and ROLLBACK as the connections report them and
+    each connection handed out of the pool (`CHECKOUT`: on PostgreSQL a pre-ping is one more)."""
+    counts: Counter[str] = Counter()
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _statement(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        counts[statement.lstrip().split(None, 1)[0].upper() if statement.strip() else "?"] += 1
+
+    @event.listens_for(engine, "commit")
+    def _commit(_conn: Any) -> None:
+        counts["COMMIT"] += 1
+
+    @event.listens_for(engine, "rollback")
+    def _rollback(_conn: Any) -> None:
+        counts["ROLLBACK"] += 1
+
+    @event.listens_for(engine, "checkout")
+    def _checkout(*_args: Any) -> None:
+        counts["CHECKOUT"] += 1
+
+    return counts
+
+
 # -- ingest ---------------------------------------------------------------------------------
 
 
@@ -89,8 +117,10 @@ def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     settings = load_settings(args["settings"])
     app = build_app(settings)
     service = app.service
+    statements = count_statements(app.db.engine)
 
     def work() -> dict[str, Any]:
+        statements.clear()
         report = service.poll()
         # The parse worker (bot.mail_in.parse_worker) works for the bot too: its CPU and memory count.
         worker_pids = app.parser.worker_pids() if isinstance(app.parser, WorkerParser) else ()
@@ -102,6 +132,7 @@ def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
             "parse_workers": len(worker_pids),
             "worker_cpu_seconds": worker_cpu,
             "worker_peak_rss_mb": worker_rss,
+            "statements": dict(statements),
         }
 
     try:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from bot import store
@@ -34,6 +34,7 @@ from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState
 
 MailKey = tuple[str, str]  # an inbound mail's (Message-ID, content hash): unique in the table
+LOOP_WINDOW = timedelta(hours=1)  # the loop limit counts a principal's mails over this long
 RECENT_FOR = timedelta(minutes=1)  # how long a loop-limit count read once is used (BatchMemo)
 
 
@@ -220,8 +221,8 @@ class Batch:
     def _read_games(self, session: Session, inbounds: Sequence[Inbound]) -> None:
         """The games the batch's signed reply addresses name (most mail is a reply to one), the
         seats those addresses name with their players, the games' open turns and states, and
-        those seats' submissions: four queries for the whole batch; whatever else a mail needs
-        is read when it needs it."""
+        those seats' submissions and loop-limit counts: five queries for the whole batch;
+        whatever else a mail needs is read when it needs it."""
         claims: set[tuple[str, str]] = set()
         for inbound in inbounds:
             tag = tag_in_recipients(self.settings.bot.address, inbound.recipients) if inbound.ignore is None else None
@@ -246,6 +247,32 @@ class Batch:
         # Their submissions (a seat's are what its orders on file are made of).
         pairs = [(open_turns[seat.game_id].id, seat.id) for seat in seats.values() if seat.game_id in open_turns]
         self.memo.subs.update(store.seats_submissions(session, pairs))
+        self._read_recent(session, [s for s in seats.values() if not s.game.practice])
+
+    def _read_recent(self, session: Session, seats: Sequence[Seat]) -> None:
+        """The loop-limit counts (`limits.Limiter.over_loop_limit`) of the seats the batch's signed
+        reply addresses name, not carried over from the batch before, in one query: what the
+        limiter would read for each of them on its first mail, read at the same moment. A seat
+        that writes proves itself as ``seat:<id>`` (`Who.principal`; a practice seat counts by
+        its mailbox and is read when it writes)."""
+        now = self.shell.now()
+        keys = [k for k in sorted({(f"seat:{s.id}", "") for s in seats}) if k not in self.memo.recent]
+        if not keys:
+            return
+        counts: dict[str, int] = {
+            principal: int(n)
+            for principal, n in among(
+                session,
+                select(InboundMessage.principal, func.count())
+                .where(InboundMessage.received_at >= now - LOOP_WINDOW)
+                .group_by(InboundMessage.principal),
+                (InboundMessage.principal,),
+                [(principal,) for principal, _ in keys],
+            )
+        }
+        for key in keys:
+            self.memo.recent[key] = counts.get(key[0], 0)
+            self.memo.recent_read_at[key] = now
 
     def seen(self, mail: Mail) -> bool:
         """The same mail (Message-ID and content) was handled before, in this batch or another."""
@@ -355,4 +382,4 @@ class Batch:
         self.kept_said.clear()
 
 
-__all__ = ["RECENT_FOR", "Batch", "BatchMemo", "BatchRows", "Mail", "MailKey", "dedupe_hash"]
+__all__ = ["LOOP_WINDOW", "RECENT_FOR", "Batch", "BatchMemo", "BatchRows", "Mail", "MailKey", "dedupe_hash"]

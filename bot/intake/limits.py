@@ -24,7 +24,7 @@ from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.orm import Session
 
 from bot.games.identity import Who
-from bot.intake.batch import Batch, Mail
+from bot.intake.batch import LOOP_WINDOW, Batch, Mail
 from bot.mailboxes import domain, mailbox, may_reach, of_mailbox
 from bot.models import AnswerFate, Game, InboundMessage, Reason
 
@@ -80,9 +80,9 @@ class Limiter:
             if key in memo.pending:  # an earlier mail of the batch counts, not yet written
                 self.batch.write_rows(session)
             memo.recent[key] = (
-                self.count(session, timedelta(hours=1), principal=who.principal)
+                self.count(session, LOOP_WINDOW, principal=who.principal)
                 if who.principal
-                else self.count(session, timedelta(hours=1), principal="", sender=mail.inbound.sender)
+                else self.count(session, LOOP_WINDOW, principal="", sender=mail.inbound.sender)
             )
             memo.recent_read_at[key] = self.batch.shell.now()
         return memo.recent[key] >= self.batch.settings.limits.mails_per_sender_per_hour

@@ -10,6 +10,7 @@ mail server received the mail (mail-interface.md).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -447,11 +448,16 @@ def _parsed(
 
 class _OthersOnFile(Mapping[str, Sequence[GameOrder]]):
     """The other seats' orders on file for the open turn, each read when a game asks for it
-    (`Game.taken`: only a game with a choice one seat may have reads any)."""
+    (`Game.taken`: only a game with a choice one seat may have reads any). The game's seats
+    too are read only then: a batch loads only the seats that wrote (`Batch._read_games`)."""
 
     def __init__(self, batch: Batch, session: Session, turn: Turn, rules: AnyGame, state: GameState, seat: Seat):
         self._read = (batch, session, turn, rules, state)
-        self._seats = {s.name: s for s in seat.game.seats if s.id != seat.id}
+        self._seat = seat
+
+    @functools.cached_property
+    def _seats(self) -> dict[str, Seat]:
+        return {s.name: s for s in self._seat.game.seats if s.id != self._seat.id}
 
     def __getitem__(self, name: str) -> Sequence[GameOrder]:
         batch, session, turn, rules, state = self._read

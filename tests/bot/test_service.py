@@ -606,6 +606,39 @@ def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: Ap
         assert last is not None and last.detail.startswith("rate limit")
 
 
+@pytest.mark.both_databases  # time windows in queries
+def test_a_seats_loop_limit_counts_its_mails_of_earlier_batches(racecraft: App) -> None:
+    """The loop limit ([limits] mails_per_sender_per_hour) of a seat writing to its signed reply
+    address counts its mails of the last hour, those of earlier batches too (read for every seat
+    the batch's addresses name when the batch starts): after `limit` mails in one batch, its
+    next mail two minutes later, in another batch, is acted on but not answered; once the hour
+    has passed it is answered again."""
+    inbox = racecraft.inbox
+    assert isinstance(inbox, FakeInbox)
+    limit = racecraft.settings.limits.mails_per_sender_per_hour
+    sheet = last_to(racecraft, ADDRESS["kelly"])
+
+    def send(n: int) -> int:
+        """`n` mails of kelly's in one batch; how many answers she got."""
+        before = len(racecraft.mailer.messages(ADDRESS["kelly"]))  # type: ignore[attr-defined]
+        for _ in range(n):
+            inbox.deliver(reply_to(sheet, "USE 2", sender=ADDRESS["kelly"]))
+        assert racecraft.service.poll(max_batches=1).fetched == n
+        racecraft.service.send()
+        return len(racecraft.mailer.messages(ADDRESS["kelly"])) - before  # type: ignore[attr-defined]
+
+    assert send(limit) == limit
+    racecraft.clock.advance(minutes=2)  # type: ignore[attr-defined]
+    assert send(1) == 0, "the mails of the batch before were not counted"
+    racecraft.clock.advance(minutes=59)  # type: ignore[attr-defined]
+    assert send(1) == 1, "mails over an hour old were counted"
+    with racecraft.db.read() as session:
+        kept = session.scalar(
+            select(func.count()).select_from(OrderSubmission).where(OrderSubmission.text.contains("USE 2"))
+        )
+    assert kept == limit + 2  # every mail acted on, answered or not
+
+
 @pytest.mark.both_databases  # what a commit keeps
 def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_nothing(racecraft: App) -> None:
     """The read-ahead (work per batch): while a batch is handled the next one is read;
