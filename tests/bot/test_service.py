@@ -488,13 +488,17 @@ def test_a_mail_with_one_thing_to_answer_gets_that_answer_as_it_is(racecraft: Ap
 def test_what_a_batch_remembers_is_forgotten_when_a_mail_changes_the_game(racecraft: App) -> None:
     """Work per batch (performance.md): the games, states and submissions a batch reads are read
     once -- but a GM command in the same batch (here PROCESS: turn 1 resolves) changes them, and
-    an order mail after it in the batch goes to turn 2, as it would in a batch of its own."""
+    an order mail after it in the batch goes to turn 2, as it would in a batch of its own. (The
+    later mail is a new mail to the seat's address, not a reply to turn 1's sheet: a reply to
+    that sheet answers turn 1, over by then, and is refused as too late.)"""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
     gm_sheet = last_to(racecraft, GM)
-    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "USE 2", sender=ADDRESS["seb"], message_id="<b1@x>"))
+    seb_sheet = last_to(racecraft, ADDRESS["seb"])
+    inbox.deliver(reply_to(seb_sheet, "USE 2", sender=ADDRESS["seb"], message_id="<b1@x>"))
     inbox.deliver(reply_to(gm_sheet, "PROCESS rc1", sender=GM, message_id="<b2@x>"))
-    inbox.deliver(reply_to(last_to(racecraft, ADDRESS["seb"]), "OVERTAKE", sender=ADDRESS["seb"], message_id="<b3@x>"))
+    seat_address = str(seb_sheet["Reply-To"])
+    inbox.deliver(plain_mail(ADDRESS["seb"], seat_address, "rc1", "OVERTAKE", message_id="<b3@x>"))
     report = racecraft.service.poll()
     assert report.fetched == 3 and report.outcomes == {InboundStatus.APPLIED: 3}
     with racecraft.db.read() as session:
