@@ -11,9 +11,13 @@ every final result carries the table; the last one's table is the one worked out
 races' final results as the players were mailed them.
 
 The second test runs two tiers of four (Speed Circuit) to the next season's tiers, drawn by the
-bot and confirmed by the GM's reply to the digest. The substitutes bench is not built in it:
-`_bench_substitute` is where a substitute from the bench takes a seat; this file's first test
-has its substitute come by the GM's REPLACE."""
+bot and confirmed by the GM's reply to the digest, with a substitute from the bench: a stranger
+mails SUBSTITUTE ON speed-circuit before the season; in tier 2's race 2 a driver RESIGNs by mail,
+the bench is offered the seat by mail and the substitute takes it by replying, and drives it to
+the end of that race and through race 3. The table counts the leaver as not finishing race 2 (no
+penalty, docs/championships.md "Scoring") and the substitute as the seat's driver from then on;
+the substitute, holding a seat of the last race, goes on into the next season's tiers and the
+leaver does not; RECORD by mail credits the substitute with the seat taken over."""
 
 from __future__ import annotations
 
@@ -25,8 +29,8 @@ from sqlalchemy import select
 
 from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
-from bot.models import Season
-from bot.testing import FakeClock, body_of, reply_to
+from bot.models import Player, Season
+from bot.testing import FakeClock, body_of, plain_mail, reply_to
 from rules.season import Finish, Outcome, RaceResult, ScoringTable, SeasonRules, standings
 from tests.e2e.conftest import MailWorld
 from tests.e2e.test_game_by_mail import cycle, read_inbox
@@ -161,21 +165,46 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
 TIERS = {"cup-a": ("ada", "ben", "cyd", "dov"), "cup-b": ("eli", "fay", "gus", "hal")}
 TIER_NO_SHOW = "hal"  # tier 2, never orders in race 1
 TIER_SCORING = "custom:3,1"  # two scoring places of four: level drivers, placed by countback
+BENCH_ROUND, LEAVER, BENCH = 2, "gus", "sub"  # tier 2, race 2: gus resigns, sub takes his seat from the bench
 
 
-def _bench_substitute(world: MailWorld, game: str, round_: int) -> None:
-    """The hook for a substitute from the bench (`SUBSTITUTE ON`, the bot offering a dropped
-    seat by mail): the bench is not built in this branch, so no seat changes hands here; the
-    check after the season (`_check_tables`) reads who drove each seat from the races' seats,
-    so a substitute taking one here is counted as theirs."""
+def _sit_on_the_bench(world: MailWorld, address: str) -> None:
+    """`address`, a stranger to the bot, on the Speed Circuit bench by mail: SUBSTITUTE ON, then
+    the code sent back."""
+    world.dovecot.deliver(world.bot, plain_mail(address, world.bot, "bench", "SUBSTITUTE ON speed-circuit"))
+    cycle(world)
+    code_mail = read_inbox(world, address)[-1]
+    assert "[confirm bench." in str(code_mail["Subject"])
+    world.dovecot.deliver(world.bot, reply_to(code_mail, "Yes", sender=address))
+    cycle(world)
+    assert "You are on the substitutes bench of Speed Circuit" in body_of(read_inbox(world, address)[-1])
+
+
+def _bench_substitute(world: MailWorld, address: dict[str, str], game: str, round_: int) -> None:
+    """In tier 2's race 2, before its first orders, the leaver RESIGNs by mail: the seat goes to
+    the robot and is offered by mail to the bench, whose one person takes it by replying, and
+    drives it from its first orders (and on into race 3, seated from the table)."""
+    if game != f"cup-b-r{BENCH_ROUND}":
+        return
+    sheet = _sheets(world, address[LEAVER], game)[-1]
+    world.dovecot.deliver(world.bot, reply_to(sheet, f"RESIGN {game}", sender=address[LEAVER]))
+    cycle(world)
+    assert "offered to the substitutes bench" in body_of(read_inbox(world, address[LEAVER])[-1])
+    offer = [m for m in read_inbox(world, address[BENCH]) if "A seat to take over" in str(m["Subject"])]
+    assert len(offer) == 1 and f"{LEAVER} in {game}" in str(offer[0]["Subject"])
+    world.dovecot.deliver(world.bot, reply_to(offer[0], "I'll take it", sender=address[BENCH]))
+    cycle(world)
+    assert _seats(world, game)[LEAVER] == address[BENCH]
+    assert any("from the substitutes bench" in body_of(m) for m in _sheets(world, address[BENCH], game))
 
 
 def _deliver_all(world: MailWorld, address: dict[str, str], game: str, orders: str, skip: str | None) -> None:
-    for seat, _ in _seats(world, game).items():
+    """`orders` from whoever holds each seat of `game` now, answering their newest turn sheet."""
+    for seat, holder in _seats(world, game).items():
         if seat == skip:
             continue
-        sheet = _sheets(world, address[seat], game)[-1]
-        world.dovecot.deliver(world.bot, reply_to(sheet, orders, sender=address[seat]))
+        sheet = [m for m in _sheets(world, holder, game) if "Turn" in body_of(m)][-1]
+        world.dovecot.deliver(world.bot, reply_to(sheet, orders, sender=holder))
     cycle(world)
 
 
@@ -211,10 +240,11 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     world.app.shell.entropy = SeededEntropy(0)
     tag = world.domain.split(".")[0]
     drivers = [d for tier in TIERS.values() for d in tier]
-    address = {d: world.player(f"{d}-{tag}") for d in drivers}
+    address = {d: world.player(f"{d}-{tag}") for d in (*drivers, BENCH)}
     gm = world.player(f"gm-{tag}")
     clock = world.app.clock
     assert isinstance(clock, FakeClock)
+    _sit_on_the_bench(world, address[BENCH])
     with world.app.db.transaction() as session:
         for i, (season, people) in enumerate(TIERS.items()):
             create_game(
@@ -232,10 +262,12 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     assert "series cup, tier 1, its bottom 1 go down" in answers and "series cup, tier 2, its top 1 go up" in answers
 
     mailed: dict[str, dict[int, list[tuple[int, list[str], bool]]]] = {s: {} for s in TIERS}
+    driver_at = {a: d for d, a in address.items()}
+    holders: dict[str, dict[int, dict[str, str]]] = {s: {} for s in TIERS}  # seat -> its driver at the end
     for round_ in (1, 2, 3):
         games = {season: f"{season}-r{round_}" for season in TIERS}
         for game in games.values():
-            _bench_substitute(world, game, round_)
+            _bench_substitute(world, address, game, round_)
             # The design turn: every driver orders (the no-show of race 1 never does), then the
             # deadlines run the race to its end.
             _deliver_all(world, address, game, "TYRES OPTION", TIER_NO_SHOW if round_ == 1 else None)
@@ -252,10 +284,15 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             text = body_of(final[0])
             assert f"Season {season} (Speed Circuit), after {round_} of 3 races" in text
             mailed[season][round_] = _final_places(text)
+            holders[season][round_] = {seat: driver_at[a] for seat, a in _seats(world, game).items()}
     cycle(world)  # the seasons end
 
     # Each tier's final table, as its last final result mailed it, is the one worked out from
     # the three races' final results as mailed.
+    with world.app.db.read() as session:  # the tables name people as the bot knows them
+        name_of = {
+            d: p.name for d, a in address.items() if (p := session.scalar(select(Player).where(Player.address == a)))
+        }
     readings = []
     for tier, (season, people) in enumerate(TIERS.items(), start=1):
         text = body_of(
@@ -264,30 +301,40 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
         shown = re.findall(
             r"^(\d+)([=*]?)\s+(\S+)\s+(-?\d+)  (.+)$", text.split(f"Season {season} (Speed Circuit)", 1)[1], re.M
         )
-        assert len(shown) == 4, text
+        everyone = {d for held in holders[season].values() for d in held.values()}
+        assert len(shown) == len(everyone) == (5 if season == "cup-b" else 4), text
         results = []
         for round_, places in mailed[season].items():
             finishes = []
             for place, seats, dnf in places:
                 for seat in seats:
+                    driver = holders[season][round_][seat]
                     if round_ == 1 and seat == TIER_NO_SHOW:
-                        finishes.append(Finish(seat, Outcome.NO_SHOW))
+                        finishes.append(Finish(driver, Outcome.NO_SHOW))
                     else:
                         finishes.append(
-                            Finish(seat, Outcome.DID_NOT_FINISH) if dnf else Finish(seat, Outcome.FINISHED, place)
+                            Finish(driver, Outcome.DID_NOT_FINISH) if dnf else Finish(driver, Outcome.FINISHED, place)
                         )
+            if season == "cup-b" and round_ == BENCH_ROUND:  # resigned, their seat gone on: did not finish
+                finishes.append(Finish(LEAVER, Outcome.DID_NOT_FINISH))
             results.append(RaceResult(round_, 0, tuple(finishes)))
         rules = SeasonRules(ScoringTable.parse(TIER_SCORING), drop=1, no_show_penalty=3)
         expected = standings(rules, results)
-        assert sorted((str(r.place), r.driver.title(), str(r.points)) for r in expected) == sorted(
+        assert sorted((str(r.place), name_of[r.driver], str(r.points)) for r in expected) == sorted(
             (place, name, points) for place, _, name, points, _ in shown
         )
-        by = {name: cells for _, _, name, _, cells in shown}
+        by = {name: cells.split() for _, _, name, _, cells in shown}
         if season == "cup-b":
-            assert by["Hal"].split()[0] in ("0-3", "(0)-3"), "the no-show lost 3 points in race 1"
-        assert all("(" in cells for cells in by.values()), "a dropped result each"
+            assert by["Hal"][0] in ("0-3", "(0)-3"), "the no-show lost 3 points in race 1"
+            # The leaver did not finish the race they resigned from (no penalty) and ran no more;
+            # the substitute scored the seat's places from that race on.
+            assert by[name_of[LEAVER]][BENCH_ROUND - 1 :] == ["(0)", "-"] or by[name_of[LEAVER]][1:] == ["0", "-"]
+            assert by[name_of[BENCH]][0] == "-" and "-" not in by[name_of[BENCH]][1:]
+        assert all(any("(" in c for c in cells) for cells in by.values() if "-" not in cells), by
+        going_on = frozenset(holders[season][3].values())  # the people holding a seat of the last race
+        assert going_on == (set(people) - {LEAVER} | {BENCH} if season == "cup-b" else set(people))
         readings.append(
-            TierSeason(tier, expected, tuple(results), frozenset(people), 1 if tier == 2 else 0, 1 if tier == 1 else 0)
+            TierSeason(tier, expected, tuple(results), going_on, 1 if tier == 2 else 0, 1 if tier == 1 else 0)
         )
     level = [r for t in readings for r in t.table if r.tied and sum(1 for o in t.table if o.place == r.place) == 1]
     assert level, "a tie on points placed by countback"
@@ -310,10 +357,25 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
         assert sorted(made) == [1, 2]
         for tier, drawn in enumerate(want, start=1):
             race = made[tier].races[0].game
-            assert sorted(seat.name for seat in race.seats) == sorted(d.driver for d in drawn), f"tier {tier}"
+            # Who holds each seat (a seat keeps the name it had in the last race: the substitute's
+            # is the leaver's).
+            held = sorted(driver_at[seat.player.address] for seat in race.seats)
+            assert held == sorted(d.driver for d in drawn), f"tier {tier}"
             assert race.status == "active"
     moved = {d.driver: d.move.value for t in want for d in t if d.move.value != "stays"}
     assert sorted(moved.values()) == ["down", "up"]
     for driver in moved:
         first = [m for m in read_inbox(world, address[driver]) if "[cup-2-t" in str(m["Subject"])]
         assert first and "This is race 1 of 3 of season cup-2-t" in body_of(first[0])
+
+    # The substitute is credited in their record, the leaver's shows the game abandoned: RECORD by
+    # mail, answering a sheet of a seat they still hold (the race they last drove to its end).
+    for who, game, line in (
+        (BENCH, "cup-b-r3", "Seats taken over from the substitutes bench: 1."),
+        (LEAVER, "cup-b-r1", "Games abandoned (resigned, or put out by the NMR limit, while under way): 1."),
+    ):
+        world.dovecot.deliver(
+            world.bot, reply_to(_sheets(world, address[who], game)[-1], "RECORD", sender=address[who])
+        )
+        cycle(world)
+        assert line in body_of(read_inbox(world, address[who])[-1]), who
