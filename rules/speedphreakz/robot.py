@@ -91,15 +91,23 @@ GREEDY = Style(careful=False, slack=0, risky=True)
 
 
 def robot_orders(
-    race: Race, player: str, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    race: Race,
+    player: str,
+    rng: random.Random,
+    level: RobotLevel = RobotLevel.NORMAL,
+    robots: frozenset[str] | None = None,
 ) -> tuple[Order, ...]:
     """The robot's orders for `player` in the open turn (none when the car has none to give).
-    At the easy level it never reaches into the risky band and ends its rounds up to three
-    squares short of the furthest it could (one such program at random)."""
-    return orders_in_style(race, player, rng, EASY if level is RobotLevel.EASY else NORMAL)
+    `robots`: the seats driven by robots (None: not told, every seat counted one); it gives
+    way to those seated before it and to no other car. At the easy level it never reaches
+    into the risky band and ends its rounds up to three squares short of the furthest it
+    could (one such program at random)."""
+    return orders_in_style(race, player, rng, EASY if level is RobotLevel.EASY else NORMAL, robots)
 
 
-def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -> tuple[Order, ...]:
+def orders_in_style(
+    race: Race, player: str, rng: random.Random, style: Style, robots: frozenset[str] | None = None
+) -> tuple[Order, ...]:
     """The orders of a driver planning in `style` (see `robot_orders`)."""
     if race.finished:
         return ()
@@ -118,7 +126,7 @@ def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -
     elif car.status is CarStatus.CRASHED:
         placing = _restart(race, car)
         car = dataclasses.replace(car, square=placing.square, heading=placing.heading)
-    ends = _expected_ends(race, player, style) if style.careful else (_Keep(), _Keep())
+    ends = _expected_ends(race, player, robots) if style.careful else (_Keep(), _Keep())
     if placing is not None:
         # the round in hand and the next: from the start (or restart) square, what it carries
         # on the first action of the first (S9), nothing known yet on the second
@@ -152,12 +160,14 @@ class _Keep:
 _Place = tuple[Square | None, Heading, Progress, CarStatus]
 
 
-def _expected_ends(race: Race, player: str, style: Style) -> tuple[_Keep, _Keep]:
+def _expected_ends(race: Race, player: str, robots: frozenset[str] | None) -> tuple[_Keep, _Keep]:
     """What to keep off at the end of the round in hand and of the next (§4.5: two cars
     ending a round on one square both crash; a car next to a crash crashes too), from what
-    anyone can see: the squares, headings, progress and status of the cars (`_field_plan`)."""
+    anyone can see: the squares, headings, progress and status of the cars, and which seats
+    are robots (`_field_plan`; None: every seat counted a robot)."""
     places = tuple((c.square, c.heading, c.progress, c.status) for c in race.cars)
-    plan = _field_plan(race.circuit, race.options.max_actions, race.set_up, places)
+    driven = tuple(robots is None or c.player in robots or c.player == player for c in race.cars)
+    plan = _field_plan(race.circuit, race.options.max_actions, race.set_up, places, driven)
     me = [c.player for c in race.cars].index(player)
     return plan.keep[0][me], plan.keep[1][me]
 
@@ -206,12 +216,18 @@ class _FieldPlan:
 
 
 @functools.lru_cache(maxsize=256)
-def _field_plan(circuit: Circuit, cap: int, set_up: bool, cars: tuple[_Place, ...]) -> _FieldPlan:
-    """Every car planned as `robot_orders` plans it, round by round, from what anyone can
-    see (at the set-up, each from the start square its seat gives it; a crashed car stays
-    where it crashed). In seating order, the earlier seat having the way: a car keeps off
-    the squares where the cars seated before it are expected to end, and the squares round
-    them where it can. What a headlong guess of the others puts at risk (`_hazards`) is
+def _field_plan(
+    circuit: Circuit, cap: int, set_up: bool, cars: tuple[_Place, ...], robots: tuple[bool, ...]
+) -> _FieldPlan:
+    """Every car planned round by round from what anyone can see (at the set-up, each from
+    the start square its seat gives it; a crashed car stays where it crashed): a robot seat
+    (`robots`) as `robot_orders` plans it, any other headlong (`_headlong`). Robots give way
+    to robots in seating order, the earlier seat having the way: a robot keeps off the
+    squares where the robots seated before it are expected to end, and the squares round
+    them where it can. To no other car: where one is expected to end is at risk (a program
+    ending there counts as `RISK` squares short), and the squares round it kept off where
+    that costs nothing; so two robots never both give way to each other nor both go, and a
+    robot loses no ground to a driver who would not give way to it. What a headlong guess of the others puts at risk (`_hazards`) is
     guessed from where the plan puts every car at the start of that round: the guess for
     the next round made now is the guess for the round in hand made a turn later, so robots'
     plans of successive turns agree. Pure, so kept: every robot of a turn reads the same
@@ -229,20 +245,24 @@ def _field_plan(circuit: Circuit, cap: int, set_up: bool, cars: tuple[_Place, ..
         keep: list[_Keep] = []
         after: list[_Place] = []
         before: list[Square] = []
+        others: list[Square] = []
         for seat, (square, heading, progress, status) in enumerate(places):
-            ring = _ring(before)
-            keep.append(_Keep(frozenset(before), ring, hazards[seat]))
+            ring = _ring(before + others)
+            keep.append(_Keep(frozenset(before), ring, hazards[seat] | frozenset(others)))
             if square is None or status in (CarStatus.FINISHED, CarStatus.OUT) or status is CarStatus.CRASHED:
                 after.append((square, heading, progress, status))
                 if square is not None and status is CarStatus.CRASHED:
                     ends[seat].append(square)
                     before.append(square)
                 continue
-            program = _plan(circuit, cap, square, heading, progress, 0, keep[-1], random.Random(0), NORMAL)
+            if robots[seat]:
+                program = _plan(circuit, cap, square, heading, progress, 0, keep[-1], random.Random(0), NORMAL)
+            else:
+                program = _plan(circuit, cap, square, heading, progress, 0, _Keep(), random.Random(0), GREEDY)
             end, facing, done = _walk(circuit, square, heading, progress, program)
             after.append((end, facing, done, status))
             ends[seat].append(end)
-            before.append(end)
+            (before if robots[seat] else others).append(end)
         keeps.append(tuple(keep))
         places = tuple(after)
     return _FieldPlan(tuple((e[0], e[1]) if e else None for e in ends), (keeps[0], keeps[1]))
