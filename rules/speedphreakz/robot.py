@@ -22,13 +22,18 @@ action):
   because a program sent one round ahead cannot know the deficit the round before may
   leave, and a deficit on a first action adds recklessness and a crash surcharge chases
   it. It reaches into the next band (`Band.RISKY`, up to 150) only where that passes a
-  checkpoint or crosses the line the safe band cannot reach this round.
+  checkpoint or crosses the line the safe band cannot reach this round. Of its `LOOKAHEAD`
+  furthest programs it takes the one from whose end the best program of the round after
+  gets furthest (`_next_best`), then the furthest.
 * It expects the other cars to move (§4.5: cars that end a round on one square crash, and
   a car crashing takes its neighbours along), guessed two ways from what anyone can see.
-  As robots: every car planned as this robot would plan it, in seating order, from where it
-  stands (`_field_plan`); the earlier seat has the way, so a robot never ends a round where
-  a car seated before it is expected to end, and keeps off the squares round it where that
-  costs nothing. Headlong (`_headlong`, a driver heedless of the others, as the greedy
+  Told which seats are robots (`robots`; not told: every seat counted one), it plans every
+  robot as it plans itself, in seating order, from where it stands (`_field_plan`); the
+  earlier robot has the way, so a robot never ends a round where a robot seated before it
+  is expected to end, and keeps off the squares round it where that costs nothing. Every
+  other car it plans headlong and does not give way to: where that car is expected to end
+  is at risk (below), as the squares a headlong driver would not yield cost it more than
+  the odd crash (bench `robots`). Headlong (`_headlong`, a driver heedless of the others, as the greedy
   reference): the square two of them would end on, and round it, is at risk, and a program
   ending there counts as `RISK` squares shorter. Fields of
   robots race without a crash (a test). It never ends a round on oil (§4.6: the next first
@@ -73,6 +78,10 @@ headlong driver does not), so one square. Measured (bench `robots`): 2 squares, 
 off those squares outright, lost more to the greedy driver than 1."""
 
 
+LOOKAHEAD = 8
+"""How many of its furthest programs a robot ranks by the round after (`_next_best`)."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Style:
     """How a driver plans (the robot at each level, and the greedy reference): whether it keeps
@@ -83,9 +92,10 @@ class Style:
     careful: bool
     slack: int
     risky: bool
+    lookahead: bool = False
 
 
-NORMAL = Style(careful=True, slack=0, risky=True)
+NORMAL = Style(careful=True, slack=0, risky=True, lookahead=True)
 EASY = Style(careful=True, slack=3, risky=False)
 GREEDY = Style(careful=False, slack=0, risky=True)
 
@@ -353,6 +363,18 @@ def _plan(
     if not pool:
         return ()
     best = min(pool)
+    if style.lookahead and not risky:
+        # the furthest few, ranked by how far the best program of the round after gets from
+        # where each ends (its risk penalty kept), then as before
+        ranked = sorted(pool)[:LOOKAHEAD]
+
+        def onward(item: tuple[tuple[int, ...], tuple[str, ...]]) -> tuple[int, ...]:
+            end, facing, done = _walk(circuit, start, heading, progress, item[1])
+            lap, cp, here = _next_best(circuit, cap, end, facing, done)
+            penalty = item[0][2] - _progress_key(circuit, maps, end, facing, done)[2]
+            return (lap, cp, here + penalty, *item[0])
+
+        return min(ranked, key=onward)[1]
     # The furthest (normal: `slack` 0); the easy level takes one at random of those that end
     # at most `slack` squares short, facing the same way.
     close = sorted(
@@ -361,6 +383,26 @@ def _plan(
         if item[0][:2] == best[0][:2] and item[0][2] <= best[0][2] + style.slack and item[0][3] == best[0][3]
     )
     return rng.choice(close)[1] if style.slack else best[1]
+
+
+@functools.lru_cache(maxsize=8192)
+def _next_best(
+    circuit: Circuit, cap: int, square: Square, heading: Heading, progress: Progress
+) -> tuple[int, int, int]:
+    """The furthest round a car gets in the round that starts at this place (the greedy key)."""
+    last_leg = progress.lap + 1 >= circuit.laps and progress.checkpoint >= len(circuit.checkpoints)
+    best = (UNREACHABLE, UNREACHABLE, UNREACHABLE)
+    maps: dict[int, Mapping[Square, int]] = {}
+    for option in reachable(circuit, cap, square, heading, 0, RISKY if last_leg else CONTROL_LOW):
+        end, facing, done = _walk(circuit, square, heading, progress, option.program)
+        if done.lap >= circuit.laps:
+            key = (-done.lap, 0, option.cost - 1000)
+        elif option.cost > CONTROL_LOW or circuit.terrain(option.square).oil:
+            continue
+        else:
+            key = _progress_key(circuit, maps, end, facing, done)[:3]
+        best = min(best, key)
+    return best
 
 
 def _walk(
