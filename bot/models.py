@@ -153,6 +153,9 @@ class Player(Base):
     # CALENDAR ON|OFF (migration 0006): whether turn sheets carry the deadline as a calendar
     # event (bot.mail_out.calendar), for all the player's games.
     calendar: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # RATING ON|OFF (migration 0021_ratings): whether the player's rating is shown to them (in
+    # their own results letters), off until they ask; it is worked out either way (bot.ratings).
+    rating: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class PressMode(enum.StrEnum):

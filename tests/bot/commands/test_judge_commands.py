@@ -1,4 +1,4 @@
-"""The judge commands njudge and the human GMs have (issue 30, case 7; mail-interface.md, "Player
+"""The judge commands njudge and the human GMs have (mail-interface.md, "Player
 commands"): HISTORY <game> [turn] (past results) and RESEND <game> (the open turn's sheet again,
 only to the registered address)."""
 
@@ -10,6 +10,7 @@ from bot.store import find_game_row
 from bot.testing import body_of, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, last, mails, player_says, stranger_says
+from tests.helpers import fake_inbox
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 SEATS = ("kelly", "seb", "steve", "roger", "anna")
@@ -47,7 +48,7 @@ def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: App) -> 
     """RESEND through the seat's reply address, from another address: the sheet goes to the seat's
     registered address, with its reply address, and never to the From; a few a day at most."""
     before = len(mails(rc, ADDRESS["seb"]))
-    rc.inbox.deliver(
+    fake_inbox(rc).deliver(
         plain_mail(
             "seb-phone@else.example",
             signed_address(BOT, "test-site-secret", "rc1", "seb"),  # type: ignore[attr-defined]
@@ -65,7 +66,7 @@ def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: App) -> 
     assert "Sent already" in str(last(rc, ADDRESS["seb"])["Subject"])
 
 
-# -- CLEAR, WAIT, NOWAIT (issue 30, case 7: "nothing clears orders back to the default, nothing
+# -- CLEAR, WAIT, NOWAIT ("nothing clears orders back to the default, nothing
 #    lets a player hold a turn from early resolution") ----------------------------------------
 
 

@@ -10,7 +10,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from bot.app import App, build_app
 from bot.cli import init_dir
 from bot.daemon.jobs import Runner
 from bot.faults import CrashPoint
-from bot.mail_in.inbox import Folder, deliver_to_maildir
+from bot.mail_in.inbox import Folder, RawMail, deliver_to_maildir
 from bot.mail_out.drain import DrainReport
 from bot.models import Outbox
 from bot.settings import load_settings
@@ -73,7 +73,7 @@ class StoppingInbox(FakeInbox):
 
     runner: Runner | None = None
 
-    def fetch_new(self, limit: int = 100, *, skip=()):
+    def fetch_new(self, limit: int = 100, *, skip: Collection[str] = ()) -> list[RawMail]:
         batch = super().fetch_new(limit, skip=skip)
         if self.runner is not None and batch:
             self.runner.stop_event.set()
@@ -199,7 +199,7 @@ def test_a_stop_that_meets_a_job_waking_another_still_ends(app: App) -> None:
     stopper: list[threading.Thread] = []
     real_get_job = runner.scheduler.get_job
 
-    def get_job_as_the_stop_begins(job_id: str):
+    def get_job_as_the_stop_begins(job_id: str) -> Any:
         # The job has passed the stop check; now the stop begins, and the job goes on.
         if not stopper:
             stopper.append(threading.Thread(target=runner.stop))
@@ -208,7 +208,7 @@ def test_a_stop_that_meets_a_job_waking_another_still_ends(app: App) -> None:
             in_wake.set()
         return real_get_job(job_id)
 
-    runner.scheduler.get_job = get_job_as_the_stop_begins  # type: ignore[method-assign]
+    runner.scheduler.get_job = get_job_as_the_stop_begins
     job_done = threading.Event()
 
     def job() -> None:
@@ -305,7 +305,7 @@ def test_the_service_lets_its_threads_take_turns_often(app: App) -> None:
         sys.setswitchinterval(before)
 
 
-# -- a failure that persists: back-off, STATUS=, the metrics file (issue 33) --------------------
+# -- a failure that persists: back-off, STATUS=, the metrics file -------------------------------
 
 
 class SteppedClock:
@@ -327,7 +327,7 @@ def notify_socket(path: Path) -> socket.socket:
 
 def statuses(sock: socket.socket) -> list[str]:
     """Every STATUS= sent so far (each datagram is there as soon as it was sent)."""
-    found = []
+    found: list[str] = []
     while True:
         try:
             data = sock.recv(4096)
@@ -571,7 +571,7 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
         "tick": sqlite3.OperationalError("database is locked"),
     }
 
-    def job(name: str):
+    def job(name: str) -> Callable[[], None]:
         def run() -> None:
             if failure[name] is not None:
                 raise failure[name]  # type: ignore[misc]
@@ -599,7 +599,7 @@ class NewsAfterThePass(FakeInbox):
     runner: Runner | None = None
     late: bytes = b""
 
-    def fetch_new(self, limit: int = 100, *, skip=()):
+    def fetch_new(self, limit: int = 100, *, skip: Collection[str] = ()) -> list[RawMail]:
         batch = super().fetch_new(limit, skip=skip)
         if not batch and self.late and self.runner is not None:
             self.deliver(self.late)
@@ -609,7 +609,7 @@ class NewsAfterThePass(FakeInbox):
 
 
 def test_mail_that_comes_while_the_poll_job_runs_is_read_by_that_job(config: Path) -> None:
-    """Issue 28 (confirmation latency): the IDLE thread wakes the poll job when mail comes, but
+    """Confirmation latency: the IDLE thread wakes the poll job when mail comes, but
     APScheduler runs one instance at a time and drops a wake that comes while the job runs (the
     job then waits for its next interval, a minute). `want_poll` makes the running job read the
     inbox again once its pass is over, as `want_send` does for the send job."""
@@ -629,7 +629,7 @@ def test_mail_that_comes_while_the_poll_job_runs_is_read_by_that_job(config: Pat
 
 
 def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(config: Path) -> None:
-    """Issue 28: the send job is woken as each batch is committed (its answers in the outbox),
+    """The send job is woken as each batch is committed (its answers in the outbox),
     after the AFTER_COMMIT crash point and before the batch is moved out of the inbox and the
     next one handled, not once after the whole inbox."""
     events: list[str] = []
@@ -642,7 +642,7 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
         return sum(len(keys) for keys in inbox.folders.values())
 
     class Recording(FakeInbox):
-        def mark_done(self, keys, folder=Folder.PROCESSED):
+        def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
             super().mark_done(keys, folder)
             events.append(f"moved: {committed_rows()} answers committed, {moved()} mails moved")
 
@@ -681,7 +681,7 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
 def test_a_mail_is_logged_as_handled_only_once_its_batch_is_committed(
     config: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Issue 41: "mails are logged "applied" on attempts that were rolled back". The disk fills
+    """No mail is logged "applied" on an attempt that was rolled back. The disk fills
     just before the batch commits (the BEFORE_COMMIT point): the attempt is rolled back, the
     mails stay in the inbox, and the log says nothing of them; the next poll commits them and
     says each once. (briefing: every mail ends in exactly one of applied, refused or ignored.)"""
@@ -718,7 +718,7 @@ def test_a_mail_is_logged_as_handled_only_once_its_batch_is_committed(
 
 
 def test_two_bots_on_one_host_write_no_series_in_common() -> None:
-    """Issue 41: "Metrics have no instance label: two instances on one host collide in
+    """ "Metrics have no instance label: two instances on one host collide in
     node_exporter". Every sample names its bot; the two files, read together as node_exporter's
     textfile collector merges them, hold no series twice."""
     from datetime import UTC, datetime
@@ -752,7 +752,7 @@ def test_two_bots_on_one_host_write_no_series_in_common() -> None:
 
 
 def test_a_wake_of_a_running_job_is_no_warning(caplog: pytest.LogCaptureFixture) -> None:
-    """Issue 41: "APScheduler's "skipped" warning on normal deadlines ... under `journalctl -p
+    """ "APScheduler's "skipped" warning on normal deadlines ... under `journalctl -p
     warning`". A job that still runs is woken (as `Runner.wake` does): APScheduler skips the
     run and says so; with the service's filter that line is not a warning (DEBUG, and only with
     DEBUG on)."""
