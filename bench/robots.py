@@ -61,7 +61,9 @@ FULL_RACES = 60
 """Races a matchup in the full measurement (``--full``)."""
 MAX_TURNS = 200  # a guard: no race of these options takes as many
 
-Driver = Callable[[AnyGame, GameState, PlayerId, int], tuple[GameOrder, ...]]
+Driver = Callable[[AnyGame, GameState, PlayerId, int, frozenset[PlayerId]], tuple[GameOrder, ...]]
+"""A driver's orders for a seat: the game, the state, the seat, the turn's seed, the seats
+driven by robots (the shell tells a robot which they are)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,15 +95,21 @@ def matchups(name: str) -> tuple[tuple[str, str], ...]:
 # -- the drivers -----------------------------------------------------------------------------
 
 
-def robot(game: AnyGame, state: GameState, seat: PlayerId, seed: int) -> tuple[GameOrder, ...]:
-    return game.robot_orders(state, seat, robot_rng(seed, seat))
+def robot(
+    game: AnyGame, state: GameState, seat: PlayerId, seed: int, robots: frozenset[PlayerId]
+) -> tuple[GameOrder, ...]:
+    return game.robot_orders(state, seat, robot_rng(seed, seat), RobotLevel.NORMAL, robots)
 
 
-def easy(game: AnyGame, state: GameState, seat: PlayerId, seed: int) -> tuple[GameOrder, ...]:
-    return game.robot_orders(state, seat, robot_rng(seed, seat), RobotLevel.EASY)
+def easy(
+    game: AnyGame, state: GameState, seat: PlayerId, seed: int, robots: frozenset[PlayerId]
+) -> tuple[GameOrder, ...]:
+    return game.robot_orders(state, seat, robot_rng(seed, seat), RobotLevel.EASY, robots)
 
 
-def nmr(game: AnyGame, state: GameState, seat: PlayerId, seed: int) -> tuple[GameOrder, ...]:
+def nmr(
+    game: AnyGame, state: GameState, seat: PlayerId, seed: int, robots: frozenset[PlayerId]
+) -> tuple[GameOrder, ...]:
     return game.default_orders(state, seat)
 
 
@@ -112,7 +120,9 @@ def _reference(kind: str) -> Driver:
         "speedphreakz": speedphreakz_references,
     }
 
-    def drive(game: AnyGame, state: GameState, seat: PlayerId, seed: int) -> tuple[GameOrder, ...]:
+    def drive(
+        game: AnyGame, state: GameState, seat: PlayerId, seed: int, robots: frozenset[PlayerId]
+    ) -> tuple[GameOrder, ...]:
         orders: tuple[GameOrder, ...] = getattr(modules[game.name], kind)(state, seat)
         return orders
 
@@ -137,12 +147,13 @@ def race(game: AnyGame, kinds: Sequence[str], options: dict[str, str], seed: int
     `turn_rng(seed, t)`."""
     seats = [f"s{i}" for i in range(len(kinds))]
     state = game.new_game(seats, options, turn_rng(seed, 0))
+    robots = frozenset(seat for seat, kind in zip(seats, kinds, strict=True) if kind in ("robot", "easy"))
     turn = 0
     while not game.is_finished(state) and turn < MAX_TURNS:
         turn += 1
         expected = game.expected_players(state)
         orders = {
-            seat: DRIVERS[kind](game, state, seat, turn_seed(seed, turn))
+            seat: DRIVERS[kind](game, state, seat, turn_seed(seed, turn), robots)
             for seat, kind in zip(seats, kinds, strict=True)
             if seat in expected
         }

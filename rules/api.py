@@ -46,8 +46,9 @@ the open turn, as a player there could send them, from what a player at that sea
 They can be worked out as soon as a turn opens, from the state it opened with and the rng
 `robot_rng(turn.seed, seat)`: a stream of its own for each seat and turn, derived from the
 turn's stored seed, so a robot's orders are the same whenever they are worked out (and in a
-replay) and two robots in one turn draw differently. The shell files them as that seat's
-orders, like any player's.
+replay) and two robots in one turn draw differently. The shell tells it which seats are
+driven by robots (public: the standings show "name (robot)"), and files its orders as that
+seat's orders, like any player's.
 
 The shell's side
 ----------------
@@ -505,14 +506,22 @@ class Game(Protocol[S, O]):
         ...
 
     def robot_orders(
-        self, state: S, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+        self,
+        state: S,
+        player: PlayerId,
+        rng: random.Random,
+        level: RobotLevel = RobotLevel.NORMAL,
+        robots: frozenset[PlayerId] | None = None,
     ) -> tuple[O, ...]:
         """A robot driver's orders for `player` in the open turn (see "Robots" above): legal
         and complete (``parse_orders(state, player, format_orders(x))`` takes them whole and
         calls them complete), empty when the seat has nothing to order. Computed from what a
         player at that seat may see: its own private part of the state and the public rest,
-        never another player's orders or private figures; deterministic from `rng` and
-        `level` (`RobotLevel`: the easy level drives worse on purpose)."""
+        never another player's orders or private figures; deterministic from `rng`, `level`
+        (`RobotLevel`: the easy level drives worse on purpose) and `robots`: the seats driven
+        by robots (public: the standings show them), which a game's robot may use to tell the
+        cars that drive by its own rule from the others; None: not told, every seat may be
+        one. A game's robot may ignore it."""
         ...
 
     # -- reading the state ------------------------------------------------------------

@@ -116,12 +116,14 @@ def orders_for(
     (without its turn id) for each robot seat among `seats` that is in the race and has orders
     to give. Deterministic from the game's seed, the turn's number and the state."""
     expected = set(rules.expected_players(state))
+    seats = list(seats)
+    robots = frozenset(seat.name for seat in seats if seat.robot)
     rows: list[dict[str, object]] = []
     for seat in seats:
         if not seat.robot or not seat.active or seat.name not in expected:
             continue
         orders = rules.robot_orders(
-            state, seat.name, robot_rng(turn_seed(game.seed, number), seat.name), level_of(seat)
+            state, seat.name, robot_rng(turn_seed(game.seed, number), seat.name), level_of(seat), robots
         )
         rows.append(
             {

@@ -172,9 +172,15 @@ class Racecraft:
         return parse.order_help(state, player)
 
     def robot_orders(
-        self, state: Race, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+        self,
+        state: Race,
+        player: PlayerId,
+        rng: random.Random,
+        level: RobotLevel = RobotLevel.NORMAL,
+        robots: frozenset[PlayerId] | None = None,
     ) -> tuple[Order, ...]:
         # EP are public in Racecraft: the robot reads the race as the public table shows it.
+        # which seats are robots does not change how this game's robot drives
         return robot.robot_orders(state, player, rng, level)
 
     # -- reading the state ------------------------------------------------------------

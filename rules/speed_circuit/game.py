@@ -285,8 +285,14 @@ class SpeedCircuit:
         return parse.order_help(state, player)
 
     def robot_orders(
-        self, state: RaceState, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+        self,
+        state: RaceState,
+        player: PlayerId,
+        rng: random.Random,
+        level: RobotLevel = RobotLevel.NORMAL,
+        robots: frozenset[PlayerId] | None = None,
     ) -> tuple[Order, ...]:
+        # which seats are robots does not change how this game's robot drives
         return robot.robot_orders(state, player, rng, level)
 
     # -- reading the state ------------------------------------------------------------

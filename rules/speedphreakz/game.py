@@ -257,9 +257,14 @@ class SpeedPhreakz:
         return parse.order_help(state, player)
 
     def robot_orders(
-        self, state: Race, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+        self,
+        state: Race,
+        player: PlayerId,
+        rng: random.Random,
+        level: RobotLevel = RobotLevel.NORMAL,
+        robots: frozenset[PlayerId] | None = None,
     ) -> tuple[Order, ...]:
-        return robot.robot_orders(state, player, rng, level)
+        return robot.robot_orders(state, player, rng, level, robots)
 
     # -- reading the state ------------------------------------------------------------
     def is_finished(self, state: Race) -> bool:

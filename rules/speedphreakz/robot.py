@@ -22,13 +22,18 @@ action):
   because a program sent one round ahead cannot know the deficit the round before may
   leave, and a deficit on a first action adds recklessness and a crash surcharge chases
   it. It reaches into the next band (`Band.RISKY`, up to 150) only where that passes a
-  checkpoint or crosses the line the safe band cannot reach this round.
+  checkpoint or crosses the line the safe band cannot reach this round. Of its `LOOKAHEAD`
+  furthest programs it takes the one from whose end the best program of the round after
+  gets furthest (`_next_best`), then the furthest.
 * It expects the other cars to move (§4.5: cars that end a round on one square crash, and
   a car crashing takes its neighbours along), guessed two ways from what anyone can see.
-  As robots: every car planned as this robot would plan it, in seating order, from where it
-  stands (`_field_plan`); the earlier seat has the way, so a robot never ends a round where
-  a car seated before it is expected to end, and keeps off the squares round it where that
-  costs nothing. Headlong (`_headlong`, a driver heedless of the others, as the greedy
+  Told which seats are robots (`robots`; not told: every seat counted one), it plans every
+  robot as it plans itself, in seating order, from where it stands (`_field_plan`); the
+  earlier robot has the way, so a robot never ends a round where a robot seated before it
+  is expected to end, and keeps off the squares round it where that costs nothing. Every
+  other car it plans headlong and does not give way to: where that car is expected to end
+  is at risk (below), as the squares a headlong driver would not yield cost it more than
+  the odd crash (bench `robots`). Headlong (`_headlong`, a driver heedless of the others, as the greedy
   reference): the square two of them would end on, and round it, is at risk, and a program
   ending there counts as `RISK` squares shorter. Fields of
   robots race without a crash (a test). It never ends a round on oil (§4.6: the next first
@@ -73,6 +78,10 @@ headlong driver does not), so one square. Measured (bench `robots`): 2 squares, 
 off those squares outright, lost more to the greedy driver than 1."""
 
 
+LOOKAHEAD = 8
+"""How many of its furthest programs a robot ranks by the round after (`_next_best`)."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Style:
     """How a driver plans (the robot at each level, and the greedy reference): whether it keeps
@@ -83,23 +92,32 @@ class Style:
     careful: bool
     slack: int
     risky: bool
+    lookahead: bool = False
 
 
-NORMAL = Style(careful=True, slack=0, risky=True)
+NORMAL = Style(careful=True, slack=0, risky=True, lookahead=True)
 EASY = Style(careful=True, slack=3, risky=False)
 GREEDY = Style(careful=False, slack=0, risky=True)
 
 
 def robot_orders(
-    race: Race, player: str, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
+    race: Race,
+    player: str,
+    rng: random.Random,
+    level: RobotLevel = RobotLevel.NORMAL,
+    robots: frozenset[str] | None = None,
 ) -> tuple[Order, ...]:
     """The robot's orders for `player` in the open turn (none when the car has none to give).
-    At the easy level it never reaches into the risky band and ends its rounds up to three
-    squares short of the furthest it could (one such program at random)."""
-    return orders_in_style(race, player, rng, EASY if level is RobotLevel.EASY else NORMAL)
+    `robots`: the seats driven by robots (None: not told, every seat counted one); it gives
+    way to those seated before it and to no other car. At the easy level it never reaches
+    into the risky band and ends its rounds up to three squares short of the furthest it
+    could (one such program at random)."""
+    return orders_in_style(race, player, rng, EASY if level is RobotLevel.EASY else NORMAL, robots)
 
 
-def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -> tuple[Order, ...]:
+def orders_in_style(
+    race: Race, player: str, rng: random.Random, style: Style, robots: frozenset[str] | None = None
+) -> tuple[Order, ...]:
     """The orders of a driver planning in `style` (see `robot_orders`)."""
     if race.finished:
         return ()
@@ -118,7 +136,7 @@ def orders_in_style(race: Race, player: str, rng: random.Random, style: Style) -
     elif car.status is CarStatus.CRASHED:
         placing = _restart(race, car)
         car = dataclasses.replace(car, square=placing.square, heading=placing.heading)
-    ends = _expected_ends(race, player, style) if style.careful else (_Keep(), _Keep())
+    ends = _expected_ends(race, player, robots) if style.careful else (_Keep(), _Keep())
     if placing is not None:
         # the round in hand and the next: from the start (or restart) square, what it carries
         # on the first action of the first (S9), nothing known yet on the second
@@ -152,12 +170,14 @@ class _Keep:
 _Place = tuple[Square | None, Heading, Progress, CarStatus]
 
 
-def _expected_ends(race: Race, player: str, style: Style) -> tuple[_Keep, _Keep]:
+def _expected_ends(race: Race, player: str, robots: frozenset[str] | None) -> tuple[_Keep, _Keep]:
     """What to keep off at the end of the round in hand and of the next (§4.5: two cars
     ending a round on one square both crash; a car next to a crash crashes too), from what
-    anyone can see: the squares, headings, progress and status of the cars (`_field_plan`)."""
+    anyone can see: the squares, headings, progress and status of the cars, and which seats
+    are robots (`_field_plan`; None: every seat counted a robot)."""
     places = tuple((c.square, c.heading, c.progress, c.status) for c in race.cars)
-    plan = _field_plan(race.circuit, race.options.max_actions, race.set_up, places)
+    driven = tuple(robots is None or c.player in robots or c.player == player for c in race.cars)
+    plan = _field_plan(race.circuit, race.options.max_actions, race.set_up, places, driven)
     me = [c.player for c in race.cars].index(player)
     return plan.keep[0][me], plan.keep[1][me]
 
@@ -206,12 +226,18 @@ class _FieldPlan:
 
 
 @functools.lru_cache(maxsize=256)
-def _field_plan(circuit: Circuit, cap: int, set_up: bool, cars: tuple[_Place, ...]) -> _FieldPlan:
-    """Every car planned as `robot_orders` plans it, round by round, from what anyone can
-    see (at the set-up, each from the start square its seat gives it; a crashed car stays
-    where it crashed). In seating order, the earlier seat having the way: a car keeps off
-    the squares where the cars seated before it are expected to end, and the squares round
-    them where it can. What a headlong guess of the others puts at risk (`_hazards`) is
+def _field_plan(
+    circuit: Circuit, cap: int, set_up: bool, cars: tuple[_Place, ...], robots: tuple[bool, ...]
+) -> _FieldPlan:
+    """Every car planned round by round from what anyone can see (at the set-up, each from
+    the start square its seat gives it; a crashed car stays where it crashed): a robot seat
+    (`robots`) as `robot_orders` plans it, any other headlong (`_headlong`). Robots give way
+    to robots in seating order, the earlier seat having the way: a robot keeps off the
+    squares where the robots seated before it are expected to end, and the squares round
+    them where it can. To no other car: where one is expected to end is at risk (a program
+    ending there counts as `RISK` squares short), and the squares round it kept off where
+    that costs nothing; so two robots never both give way to each other nor both go, and a
+    robot loses no ground to a driver who would not give way to it. What a headlong guess of the others puts at risk (`_hazards`) is
     guessed from where the plan puts every car at the start of that round: the guess for
     the next round made now is the guess for the round in hand made a turn later, so robots'
     plans of successive turns agree. Pure, so kept: every robot of a turn reads the same
@@ -229,20 +255,24 @@ def _field_plan(circuit: Circuit, cap: int, set_up: bool, cars: tuple[_Place, ..
         keep: list[_Keep] = []
         after: list[_Place] = []
         before: list[Square] = []
+        others: list[Square] = []
         for seat, (square, heading, progress, status) in enumerate(places):
-            ring = _ring(before)
-            keep.append(_Keep(frozenset(before), ring, hazards[seat]))
+            ring = _ring(before + others)
+            keep.append(_Keep(frozenset(before), ring, hazards[seat] | frozenset(others)))
             if square is None or status in (CarStatus.FINISHED, CarStatus.OUT) or status is CarStatus.CRASHED:
                 after.append((square, heading, progress, status))
                 if square is not None and status is CarStatus.CRASHED:
                     ends[seat].append(square)
                     before.append(square)
                 continue
-            program = _plan(circuit, cap, square, heading, progress, 0, keep[-1], random.Random(0), NORMAL)
+            if robots[seat]:
+                program = _plan(circuit, cap, square, heading, progress, 0, keep[-1], random.Random(0), NORMAL)
+            else:
+                program = _plan(circuit, cap, square, heading, progress, 0, _Keep(), random.Random(0), GREEDY)
             end, facing, done = _walk(circuit, square, heading, progress, program)
             after.append((end, facing, done, status))
             ends[seat].append(end)
-            before.append(end)
+            (before if robots[seat] else others).append(end)
         keeps.append(tuple(keep))
         places = tuple(after)
     return _FieldPlan(tuple((e[0], e[1]) if e else None for e in ends), (keeps[0], keeps[1]))
@@ -333,6 +363,18 @@ def _plan(
     if not pool:
         return ()
     best = min(pool)
+    if style.lookahead and not risky:
+        # the furthest few, ranked by how far the best program of the round after gets from
+        # where each ends (its risk penalty kept), then as before
+        ranked = sorted(pool)[:LOOKAHEAD]
+
+        def onward(item: tuple[tuple[int, ...], tuple[str, ...]]) -> tuple[int, ...]:
+            end, facing, done = _walk(circuit, start, heading, progress, item[1])
+            lap, cp, here = _next_best(circuit, cap, end, facing, done)
+            penalty = item[0][2] - _progress_key(circuit, maps, end, facing, done)[2]
+            return (lap, cp, here + penalty, *item[0])
+
+        return min(ranked, key=onward)[1]
     # The furthest (normal: `slack` 0); the easy level takes one at random of those that end
     # at most `slack` squares short, facing the same way.
     close = sorted(
@@ -341,6 +383,26 @@ def _plan(
         if item[0][:2] == best[0][:2] and item[0][2] <= best[0][2] + style.slack and item[0][3] == best[0][3]
     )
     return rng.choice(close)[1] if style.slack else best[1]
+
+
+@functools.lru_cache(maxsize=8192)
+def _next_best(
+    circuit: Circuit, cap: int, square: Square, heading: Heading, progress: Progress
+) -> tuple[int, int, int]:
+    """The furthest round a car gets in the round that starts at this place (the greedy key)."""
+    last_leg = progress.lap + 1 >= circuit.laps and progress.checkpoint >= len(circuit.checkpoints)
+    best = (UNREACHABLE, UNREACHABLE, UNREACHABLE)
+    maps: dict[int, Mapping[Square, int]] = {}
+    for option in reachable(circuit, cap, square, heading, 0, RISKY if last_leg else CONTROL_LOW):
+        end, facing, done = _walk(circuit, square, heading, progress, option.program)
+        if done.lap >= circuit.laps:
+            key = (-done.lap, 0, option.cost - 1000)
+        elif option.cost > CONTROL_LOW or circuit.terrain(option.square).oil:
+            continue
+        else:
+            key = _progress_key(circuit, maps, end, facing, done)[:3]
+        best = min(best, key)
+    return best
 
 
 def _walk(
