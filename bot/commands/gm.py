@@ -32,7 +32,6 @@ from bot.fate import Refused
 from bot.games import carried, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
-from bot.games.robots import robot_names
 from bot.games.seats import (
     drop_seat,
     enforce_nmr_limit,
@@ -43,7 +42,7 @@ from bot.games.seats import (
 from bot.letters import ToAddress, ToSeat, claims, reveal
 from bot.letters import carried as carried_words
 from bot.letters.cache import LetterCache
-from bot.letters.context import deadline_text, game_context, orders_block
+from bot.letters.context import deadline_text, game_context, orders_block, seat_labels
 from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
@@ -474,7 +473,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     mail_ctx.update(
         {
             "view": view,
-            "robots": robot_names(ctx.game.seats),
+            "robots": seat_labels(ctx.game.seats),
             "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
             "orders": orders,
             "defaulted": list(outcome.defaulted),
@@ -604,6 +603,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         "secret": seat.secret,
         "nmr_streak": seat.nmr_streak,
         "gm_plot": seat.gm_plot,
+        "handed_over": seat.handed_over,
     }
     plot_cleared = seat.gm_plot
     seat.gm_plot = None  # the GM's plot was for the player who leaves (docs/DESIGN.md, "The GM's plot")
@@ -620,6 +620,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     )
     seat.player_id = new_player.id
     seat.robot = False
+    seat.handed_over = True  # the letters show it as "<seat> (<new holder's name>)"
     seat.secret = new_secret()
     seat.reply_salt = new_secret()  # the old holder's reply address stops working
     seat.nmr_streak = 0

@@ -46,7 +46,7 @@ class TurnLetters:
     recheck: Recheck
     season: SeasonTable | None
     observers: tuple[str, ...]
-    robots: tuple[str, ...]
+    robots: Mapping[str, str]  # the seats' labels (bot.games.robots.seat_labels)
     stall: Stall | None
 
 
