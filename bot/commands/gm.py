@@ -321,6 +321,12 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     assert on_file is not None
     now_on_file = rules.format_orders(on_file)
     receipt, _ = dice.receipt_of(ctx.game.name, turn, rules, state, seat.name, on_file)
+    # The last orders of a turn that resolves early: it is resolved as the GM's mail is
+    # answered (`bot.intake.proven`), by the tick's own test.
+    last = turns.is_due(ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice))
+    # The answer claims what counts for the seat now (the orders on file), from the outlook.
+    counting = outlook.what_counts(rules, state, seat, on_file)
+    ctx.claims.append(claims.of_turn(ctx.game, turn, claims.counts(seat.name, counting), resolved=last))
     # The GM's hand is visible: the player is told what the GM entered for them, with
     # the receipt of what is on file now; every ORDER is in the turn's results and record.
     announce(
@@ -333,11 +339,7 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
             entered=canonical.splitlines(),
             on_file=now_on_file.splitlines(),
             receipt=receipt,
-            # The last orders of a turn that resolves early: it is resolved as the GM's mail is
-            # answered (`bot.intake.proven`), by the tick's own test.
-            last=turns.is_due(
-                ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice)
-            ),
+            last=last,
         ),
         kind="gm_order",
         to=seat.name,
@@ -357,6 +359,13 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     )
 
 
+def _claim_what_counts(ctx: GmAction, rules: AnyGame, state: GameState, turn: Turn, seat: Seat) -> None:
+    """The GM's answer claims what counts for `seat` in the open `turn` as it now stands (its
+    orders on file, the GM's plot or the default: `bot.outlook`), and the turn's deadline."""
+    on_file = store.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
+    ctx.claims.extend(claims.for_seat(ctx.game, rules, state, turn, seat, on_file))
+
+
 def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     seat = _seat(ctx, args[0])
@@ -366,6 +375,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
             return f"{seat.name} has no GM plot: the game's own default applies already."
         seat.gm_plot = None
         ctx.undo = {"seat": seat.name, "gm_plot": old}
+        _claim_what_counts(ctx, rules, state, turn, seat)
         default = (
             rules.format_orders(rules.default_orders(state, seat.name)) if seat.name in rules.players(state) else ""
         )
@@ -395,6 +405,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise _not_valid(rules, state, seat, parsed)
     seat.gm_plot = stored
     ctx.undo = {"seat": seat.name, "gm_plot": old}
+    _claim_what_counts(ctx, rules, state, turn, seat)
     answer = (
         f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal, "
         f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + orders_block(stored)
