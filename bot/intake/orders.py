@@ -726,7 +726,15 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
                 how = {"farewell": "no_gm_farewell"}.get(how, "no_gm")
             parts.append(say("intake_reading", how=how, **said()))
         elif reading.unread:  # the words of a line with orders in it that were read as none
-            parts.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said()))
+            parts.append(
+                say(
+                    "intake_reading",
+                    how="unread",
+                    parts=[echo(p, 80) for p in reading.unread],
+                    refused=[(echo(r, 80), echo(why, 200)) for r, why in reading.not_offered],
+                    **said(),
+                )
+            )
         elif reading.note and not is_courtesy(reading.line):
             parts.append(say("intake_reading", how="unread", parts=[], **said()))
         if parts:
