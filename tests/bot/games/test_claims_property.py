@@ -371,6 +371,9 @@ def test_every_claim_of_every_letter_holds(name: str) -> None:
     @example(
         history=[("replace", 1, (0,)), ("set", 0, (0,)), ("drop", 0, (0,)), ("mail", 1, (0, 2)), ("tick", 0, (0,))]
     )
+    @example(  # orders past the deadline, replies to a turn gone by and to results rolled back
+        history=[("late", 0, (0,)), ("stale", 1, (0,)), ("rollback", 0, (0,)), ("stale", 0, (1,)), ("plot", 1, (0,))]
+    )
     @example(  # the deadline moved, told in the GM's answers, STATUS, the digest and PREVIEW
         history=[
             ("extend", 0, (0,)),
