@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,6 +86,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 
 _READ_ONLY = "flagman_read_only"
 
+# How long a writer of this process waits for another of its threads to commit before it asks
+# SQLite for the write lock anyway (SQLite's own busy timeout then applies, as it would have).
+_WRITER_PATIENCE = 30.0
+
 
 class Database:
     """The engine and a session factory: `with db.transaction() as session:` is one unit of work."""
@@ -101,10 +106,32 @@ class Database:
         # A read session never flushes: what is changed in it (e.g. a turn worked out on a
         # snapshot, `bot.games.deadline`) stays in memory and is thrown away with it.
         self.readers = sessionmaker(self.engine.execution_options(**options), expire_on_commit=False, autoflush=False)
+        # SQLite has one write lock per database file. A writer that finds it taken waits in
+        # SQLite's busy handler, which sleeps 1, 2, 5 ... up to 100 ms between tries, however
+        # soon the lock is free (a sender's outcome commit would wait tens of milliseconds
+        # behind a turn written in a few). The threads of this process take turns on a lock of
+        # their own instead, each woken as soon as the one before has committed.
+        self._writers = threading.RLock() if url.startswith("sqlite") else None
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """This process's turn to write (SQLite: one writer at a time, the others woken as soon
+        as it ends; a no-op elsewhere). The write transaction opens and ends inside it. A thread
+        that waited `_WRITER_PATIENCE` seconds goes on without it: SQLite's busy timeout then
+        decides, as it does for writers in other processes."""
+        if self._writers is None:
+            yield
+            return
+        held = self._writers.acquire(timeout=_WRITER_PATIENCE)
+        try:
+            yield
+        finally:
+            if held:
+                self._writers.release()
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
-        with self.sessions() as session, session.begin():
+        with self.writing(), self.sessions() as session, session.begin():
             yield session
 
     @contextmanager

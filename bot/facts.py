@@ -136,8 +136,9 @@ class Claims:
 class SeasonRow:
     """One line of a season's table (`bot.games.seasons.table_of`): the place, the driver's name,
     the points (counted less penalties), a cell per race planned ("-" not run, "(n)" dropped,
-    "n-p" scored n and lost p), whether the place is shared (level on points and countback) and
-    whether countback placed it (level on points with a neighbour)."""
+    "n-p" scored n and lost p), whether the place is shared (level on points and countback),
+    whether countback placed it (level on points with a neighbour), and the points after each
+    race run."""
 
     place: int
     name: str
@@ -145,6 +146,7 @@ class SeasonRow:
     races: tuple[str, ...]
     shared: bool
     countback: bool
+    after: tuple[int, ...] = ()  # the points in the table after each race run (the chart)
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,4 +164,52 @@ class SeasonTable:
     games: tuple[str, ...]
 
 
-__all__ = ["Claims", "Counts", "Kept", "Recheck", "Refiled", "SeasonRow", "SeasonTable", "Why", "Withdrawn"]
+@dataclass(frozen=True, slots=True)
+class DrawnDriver:
+    """A driver in the next season's tiers: their name, `move` ("up", "down" or "stays") and
+    the tier they come from."""
+
+    name: str
+    move: str
+    came_from: int
+
+
+@dataclass(frozen=True, slots=True)
+class DrawnTier:
+    """One tier of a series' next season as drawn (`bot.games.season_tiers`): its number, the
+    season it becomes (its name), its drivers in its first grid's order."""
+
+    tier: int
+    season: str
+    drivers: tuple[DrawnDriver, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesDraw:
+    """A series' next season drawn from the final tables of its last one: `edition` the next
+    season's number in the series, `leavers` the drivers not going on, `confirm_game` a race the
+    GM may name in ``SEASON <game> NEXT CONFIRM``, `made` whether it is made (confirmed)."""
+
+    series: str
+    title: str
+    edition: int
+    tiers: tuple[DrawnTier, ...]
+    leavers: tuple[str, ...]
+    confirm_game: str
+    made: bool
+
+
+__all__ = [
+    "Claims",
+    "Counts",
+    "DrawnDriver",
+    "DrawnTier",
+    "Kept",
+    "Recheck",
+    "Refiled",
+    "SeasonRow",
+    "SeasonTable",
+    "SeriesDraw",
+    "Why",
+    "Withdrawn",
+]

@@ -185,6 +185,9 @@ class Game(Base):
     # A practice game (migration 0013, PRACTICE by mail): one person against robots,
     # counting for nothing, closed when left alone (bot.games.robots).
     practice: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # The entry gate (migration 0019_season2b, `--min-reliability`): the least on-time ratio a
+    # JOIN's person must have (`rules.reliability.parse_minimum` reads it, e.g. "0.8"); NULL: none.
+    min_reliability: Mapped[str | None] = mapped_column(String(12), nullable=True)
     created_at: Mapped[datetime] = mapped_column(_utc())
     finished_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
 
@@ -216,7 +219,8 @@ class Seat(Base):
     robot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # How well its robot drives (migration 0016_robots, `rules.api.RobotLevel`): "normal" or "easy".
     robot_level: Mapped[str] = mapped_column(String(8), default="normal", server_default="normal")
-    # Given to another person by the GM's REPLACE (migration 0019_talk4): the letters show it as
+    # Given to another person by the GM's REPLACE or taken from the substitutes bench (migration
+    # 0021_talk4): the letters show it as
     # "<seat> (<holder's name>)" (bot.games.robots.seat_labels); the rules key it by `name`.
     handed_over: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
@@ -492,6 +496,15 @@ class Season(Base):
     # The tracks (or maps) in rotation, as game options: race n uses item (n-1) mod len; [] none.
     tracks: Mapped[list[str]] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(_utc())
+    # Tiers (migration 0020_season2a): the series the season belongs to (its own name unless
+    # given), its tier (1 the top), its edition (the series' first season is 1; the seasons of
+    # one edition are its tiers) and how many of its top go up (`promote`, unused in tier 1) and
+    # of its bottom go down (`relegate`, unused in the bottom tier) when the next is drawn.
+    series: Mapped[str] = mapped_column(String(40), default="", server_default="", index=True)
+    tier: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    edition: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    promote: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    relegate: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     races: Mapped[list[SeasonRace]] = relationship(back_populates="season", order_by="SeasonRace.round")
 
@@ -508,3 +521,67 @@ class SeasonRace(Base):
 
     season: Mapped[Season] = relationship(back_populates="races")
     game: Mapped[Game] = relationship()
+
+
+class ChangeWhy(enum.StrEnum):
+    """Why a seat left its holder (`SeatChange.why`)."""
+
+    REPLACED = "replaced"  # the GM's REPLACE with a person
+    ROBOT = "robot"  # the GM's REPLACE ... ROBOT
+    RESIGNED = "resigned"  # the holder's RESIGN while the game was under way
+    NMR_LIMIT = "nmr limit"  # the NMR-streak limit put the holder out (dropped, or handed on)
+    DROPPED = "dropped"  # the GM's DROP
+    SUBSTITUTE = "substitute"  # a person on the substitutes bench took it over
+
+
+class SeatChange(Base):
+    """A seat leaving its holder while its game is under way (migration 0019_season2b): who held
+    it (`player_id`), who holds it after (`successor_id`; NULL: the seat closed), the number of
+    the turn open then, when and why. Rows are only ever added. The holder of a seat at turn
+    *n* is the `player_id` of its first change with a turn above *n*, else the seat's player
+    now: the reliability record (`bot.games.reliability`) is worked out from these."""
+
+    __tablename__ = "seat_change"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seat_id: Mapped[int] = mapped_column(ForeignKey("seat.id"), index=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id"), index=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"), index=True)
+    successor_id: Mapped[int | None] = mapped_column(ForeignKey("player.id"), nullable=True, index=True)
+    turn: Mapped[int] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(_utc())
+    why: Mapped[str] = mapped_column(String(16))  # ChangeWhy
+
+
+class Substitute(Base):
+    """A person on the substitutes bench of a kind of game (SUBSTITUTE ON <game kind>, migration
+    0019_season2b): offered the seats of that kind whose holders leave under way."""
+
+    __tablename__ = "substitute"
+    __table_args__ = (UniqueConstraint("player_id", "kind"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"), index=True)
+    kind: Mapped[str] = mapped_column(String(40))  # the rules registry key
+    since: Mapped[datetime] = mapped_column(_utc())
+
+    player: Mapped[Player] = relationship()
+
+
+class OfferStatus(enum.StrEnum):
+    OPEN = "open"  # mailed to the bench; a robot drives the seat meanwhile
+    TAKEN = "taken"  # a person of the bench took it
+    CLOSED = "closed"  # the game ended (or the seat left the race) before anyone took it
+
+
+class SeatOffer(Base):
+    """A seat offered to the substitutes bench (migration 0019_season2b): the first of the bench
+    to accept takes it (`taken_by`); a robot drives it until then."""
+
+    __tablename__ = "seat_offer"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("game.id"), index=True)
+    seat_id: Mapped[int] = mapped_column(ForeignKey("seat.id"), index=True)
+    made_at: Mapped[datetime] = mapped_column(_utc())
+    why: Mapped[str] = mapped_column(String(16))  # ChangeWhy: what freed the seat
+    status: Mapped[str] = mapped_column(String(16), default=OfferStatus.OPEN, index=True)
+    taken_by: Mapped[int | None] = mapped_column(ForeignKey("player.id"), nullable=True)
+    taken_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)

@@ -27,7 +27,7 @@ import re
 import zoneinfo
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
-from functools import cache
+from functools import cache, lru_cache
 from zoneinfo import ZoneInfo
 
 MIN_NOTICE = timedelta(hours=12)
@@ -252,8 +252,10 @@ def parse_when(text: str, now: datetime, zone: str) -> datetime:
     return moment
 
 
+@lru_cache(maxsize=1024)
 def format_local(moment: datetime, zone: str) -> str:
-    """``Fri 4 Dec 18:00 GMT``: how a deadline is shown to someone in `zone`."""
+    """``Fri 4 Dec 18:00 GMT``: how a deadline is shown to someone in `zone` (kept for the
+    next letter: a deadline's letters show the same few moments in the same few zones)."""
     local = moment.astimezone(ZoneInfo(zone))
     return f"{local:%a} {local.day} {local:%b %Y %H:%M} {local.tzname()}"
 

@@ -23,6 +23,7 @@ Scoring (docs/championships.md):
 from __future__ import annotations
 
 import enum
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -224,11 +225,114 @@ def grid(table: Sequence[Standing], entrants: Iterable[Driver]) -> tuple[Driver,
     return tuple(sorted(given, key=lambda d: (d not in placed, placed.get(d, 0), given.index(d))))
 
 
+def progression(rules: SeasonRules, results: Iterable[RaceResult]) -> dict[Driver, tuple[int, ...]]:
+    """Each driver's points in the table after each race counted (the table of races 1..n, its
+    dropped results and penalties as they stood then), in race order: what a chart of points
+    over races draws. A driver not yet in the table at a race has 0 there."""
+    races = counted(results)
+    after: dict[Driver, list[int]] = {}
+    for n in range(1, len(races) + 1):
+        table = {row.driver: row.points for row in standings(rules, races[:n])}
+        for driver in table:
+            after.setdefault(driver, [0] * (n - 1))
+        for driver, points in after.items():
+            points.append(table.get(driver, 0))
+    return {driver: tuple(points) for driver, points in after.items()}
+
+
+# -- tiers: promotion and relegation between seasons ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TierSeason:
+    """One tier's season as the draw reads it: `tier` (1 the top), its table, its results (for
+    the tie rule), the drivers who stay on for the next season (`staying`: the others are
+    leavers), and its settings: how many of its top go up (`up`, unused in tier 1) and of its
+    bottom go down (`down`, unused in the bottom tier)."""
+
+    tier: int
+    table: tuple[Standing, ...]
+    results: tuple[RaceResult, ...]
+    staying: frozenset[Driver]
+    up: int = 0
+    down: int = 0
+
+
+class Move(enum.StrEnum):
+    UP = "up"
+    DOWN = "down"
+    STAYS = "stays"
+
+
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """A driver's place in the next season: `tier` (1 the top), where they came from and how."""
+
+    driver: Driver
+    tier: int
+    came_from: int
+    move: Move
+    place: int  # their final place in their tier's table (ties settled)
+
+
+def final_order(season: TierSeason, lot: random.Random) -> tuple[Driver, ...]:
+    """A tier's table in a strict order, for the draw: by place (points, then countback); drivers
+    still level: the better place in the tier's last race, then in the race before, and so on;
+    still level: by lot (`lot`, seeded by the shell). Leavers are in it too."""
+    latest = counted(season.results)
+
+    def recent(driver: Driver) -> tuple[int, ...]:
+        places = []
+        for result in reversed(latest):
+            mine = [f for f in result.finishes if f.driver == driver and f.outcome is Outcome.FINISHED]
+            places.append(mine[0].place if mine else MAX_TABLE * MAX_TABLE)
+        return tuple(places)
+
+    rows = sorted(season.table, key=lambda row: row.driver)
+    draws = {row.driver: lot.random() for row in rows}
+    return tuple(row.driver for row in sorted(rows, key=lambda row: (row.place, recent(row.driver), draws[row.driver])))
+
+
+def draw_tiers(seasons: Sequence[TierSeason], lot: random.Random) -> tuple[tuple[Drawn, ...], ...]:
+    """The next season's tiers, top first, each in its first grid's order (those come down
+    first, then those who stay, then those come up, each group in its table order):
+
+    * tier k's bottom `down` go down to tier k+1, tier k+1's top `up` go up to tier k;
+    * leavers (not `staying`) leave, are never moved, and are not counted: the next driver in
+      the table moves in their place; a tier with leavers is that much smaller next season;
+    * a tier moves at most its stayers: promotion first, then relegation from those left.
+
+    `seasons` are the tiers 1..T of one series, in any order; SeasonError if they are not."""
+    ordered = sorted(seasons, key=lambda s: s.tier)
+    if [s.tier for s in ordered] != list(range(1, len(ordered) + 1)):
+        raise SeasonError("a series' tiers are numbered 1, 2, ... with none missing")
+    bottom = len(ordered)
+    stayers: list[list[tuple[Driver, int]]] = []
+    for season in ordered:
+        order = final_order(season, lot)
+        stayers.append([(d, i + 1) for i, d in enumerate(order) if d in season.staying])
+    tiers: list[list[Drawn]] = [[] for _ in ordered]
+    for index, season in enumerate(ordered):
+        mine = stayers[index]
+        ups = min(season.up, len(mine)) if season.tier > 1 else 0
+        downs = min(season.down, len(mine) - ups) if season.tier < bottom else 0
+        for n, (driver, place) in enumerate(mine):
+            if n < ups:
+                tiers[index - 1].append(Drawn(driver, season.tier - 1, season.tier, Move.UP, place))
+            elif n >= len(mine) - downs:
+                tiers[index + 1].append(Drawn(driver, season.tier + 1, season.tier, Move.DOWN, place))
+            else:
+                tiers[index].append(Drawn(driver, season.tier, season.tier, Move.STAYS, place))
+    return tuple(tuple(sorted(tier, key=lambda d: (d.came_from, d.place))) for tier in tiers)
+
+
 __all__ = [
     "CFR_POINTS",
     "F1_POINTS",
     "Driver",
+    "Drawn",
     "Finish",
+    "Move",
     "Outcome",
     "Preset",
     "RaceResult",
@@ -237,8 +341,12 @@ __all__ = [
     "SeasonError",
     "SeasonRules",
     "Standing",
+    "TierSeason",
     "counted",
+    "draw_tiers",
+    "final_order",
     "grid",
+    "progression",
     "race_scores",
     "standings",
 ]

@@ -347,11 +347,12 @@ def test_the_letters_context_is_built_in_one_place() -> None:
 
 
 # What of `rules/` the shell may import: the package (find_game, game_names, UnknownGameError),
-# the contract (rules.api), the fairness log (rules.fair), the script runner (rules.script) and a
-# season's standings (rules.season: points from finishing orders, no game's internals).
+# the contract (rules.api), the fairness log (rules.fair), the script runner (rules.script), a
+# season's standings (rules.season: points from finishing orders, no game's internals) and a
+# person's reliability record (rules.reliability: counts of turns and seats).
 # A game's own package (its view's geometry: rules.racecraft.RacecraftView, ...) is read only by
 # that game's picture (bot/pictures/<game>.py): everything else sees a game through rules.api.
-RULES_SURFACE = frozenset({"rules", "rules.api", "rules.fair", "rules.script", "rules.season"})
+RULES_SURFACE = frozenset({"rules", "rules.api", "rules.fair", "rules.script", "rules.season", "rules.reliability"})
 
 
 def rules_imports(path: Path) -> Iterator[tuple[int, str]]:

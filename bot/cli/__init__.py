@@ -164,6 +164,7 @@ def _cmd_game_new(args: argparse.Namespace) -> int:
                 press=PressMode(args.press),
                 robot_seats=[r.strip() for r in args.robot],
             )
+            game.min_reliability = args.min_reliability  # the entry gate (bot.games.reliability)
             # One line (tests/bot/cli/test_cli_friendly.py); early resolution and press: `game show`.
             said = (
                 f"game {game.name} ({game.kind}) created: {counted(len(players), 'player')}"
@@ -407,6 +408,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    if args.season:
+        from bot.cli.demo_season import run_season_demo
+
+        return run_season_demo(keep=args.keep, quiet=args.quiet)
     from bot.cli.demo import run_demo
 
     return run_demo(keep=args.keep, quiet=args.quiet)
@@ -465,6 +470,13 @@ def _register_game(sub: Subcommands) -> None:
         choices=("none", "signed", "anonymous"),
         default="signed",
         help="what PRESS may do: no press, signed messages, or anonymous ones (default signed)",
+    )
+    p.add_argument(
+        "--min-reliability",
+        type=durations.min_reliability,
+        metavar="RATIO",
+        help="the entry gate: a JOIN from a person whose on-time ratio is below RATIO (e.g. 0.8) is refused; "
+        "a person with no record yet is let in",
     )
     p.set_defaults(func=_cmd_game_new)
     p = game.add_parser(
@@ -566,6 +578,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="play a whole Racecraft game by mail on the embedded default, printing every mail")
     p.add_argument("--keep", metavar="DIR", help="play in DIR and keep it (default: a temp dir, removed)")
     p.add_argument("--quiet", action="store_true", help="print only the summary and the final result")
+    p.add_argument(
+        "--season",
+        action="store_true",
+        help="a short championship season instead: three races of players and robots, the table after each",
+    )
     p.set_defaults(func=_cmd_demo)
 
     _register_game(sub)

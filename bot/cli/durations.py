@@ -1,9 +1,9 @@
 """The CLI options that take a duration or a deadline schedule, read alike by every command.
 
 Each is read by bot.schedules, the parser the mail commands use too (`parse_duration`
-under all of them): ``--grace`` of `game new` and `gm configure` by `parse_grace` (minutes,
+under all of them), and the entry gate's ratio: ``--grace`` of `game new` and `gm configure` by `parse_grace` (minutes,
 ``30``, or a duration, ``2h``), ``--deadline`` by `parse_schedule` (``48h``, ``daily 18:00``,
-``manual``). They are argparse types, so a bad value is refused while the arguments are
+``manual``), ``--min-reliability`` by `rules.reliability.parse_minimum`. They are argparse types, so a bad value is refused while the arguments are
 read, with the parser's message. Loaded when used, not when the parser is built: `flagman
 play` must not import `bot.games` (tests/rules/test_play_cli.py).
 
@@ -53,6 +53,26 @@ def schedule(text: str) -> str:
     except DeadlineError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def min_reliability(text: str) -> str:
+    """``--min-reliability``: the entry gate's ratio as written (``0.8``, ``80%``), once it is
+    known to be one from 0 to 1 (`rules.reliability.parse_minimum`)."""
+    from rules.reliability import parse_minimum
+
+    text = text.strip()
+    try:
+        parse_minimum(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if len(text) > 12:
+        raise argparse.ArgumentTypeError("the minimum reliability is a short ratio, such as 0.8")
+    return text
+
+
+def min_reliability_or_off(text: str) -> str:
+    """``gm configure --min-reliability``: a ratio, or ``off`` ("": the gate removed)."""
+    return "" if text.strip().lower() == "off" else min_reliability(text)
 
 
 def check_turn_length(spec: str, *, force: bool) -> None:

@@ -246,6 +246,9 @@ def _configure(app: App, args: argparse.Namespace) -> int:
         if args.press is not None:
             game.press = args.press
             changes.append(f"press {args.press}")
+        if args.min_reliability is not None:
+            game.min_reliability = args.min_reliability or None  # "off": no gate
+            changes.append(f"entry gate {game.min_reliability or 'off'}")
         if args.deadline is not None:  # a schedule (durations.schedule)
             game.deadline_spec = args.deadline
             changes.append(f"deadlines {args.deadline} (from the next turn on)")
@@ -266,6 +269,7 @@ def _configure(app: App, args: argparse.Namespace) -> int:
             f"{game.name}: deadlines {game.deadline_spec} ({game.timezone}), grace {game.grace_minutes} min, "
             f"early resolution {'on' if game.early_resolution else 'off'}, reminders {game.reminder_spec}, "
             f"NMR limit {game.nmr_limit or 'off'} ({game.nmr_action}), press {game.press}"
+            + (f", entry gate {game.min_reliability}" if game.min_reliability else "")
         )
     print(said)  # after the commit: a closed stdout cannot undo the change
     return 0
@@ -370,7 +374,9 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
             )
         p.set_defaults(func=_cmd_verb, verb=spec.verb)
 
-    p = verbs.add_parser("configure", help="a game's options: grace, early resolution, reminders, NMR limit, press")
+    p = verbs.add_parser(
+        "configure", help="a game's options: grace, early resolution, reminders, NMR limit, press, entry gate"
+    )
     p.add_argument("game")
     p.add_argument("--grace", type=durations.grace, metavar="MINUTES|DURATION", help=durations.GRACE_HELP)
     p.add_argument(
@@ -396,6 +402,12 @@ def _register_verbs(gm: argparse.ArgumentParser) -> None:
         type=durations.schedule,
         metavar="SPEC",
         help="the deadline schedule for the turns opened from now on: " + durations.DEADLINE_HELP,
+    )
+    p.add_argument(
+        "--min-reliability",
+        type=durations.min_reliability_or_off,
+        metavar="RATIO|off",
+        help="the entry gate: a JOIN from a person whose on-time ratio is below RATIO is refused (off: none)",
     )
     p.add_argument("--force", action="store_true", help=durations.FORCE_HELP)
     p.add_argument("--as", dest="actor", help="who to record in the audit log")

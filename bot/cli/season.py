@@ -34,6 +34,10 @@ def _cmd_new(args: argparse.Namespace) -> int:
             races=args.races,
             tracks=tuple(args.track),
             games=tuple(args.race),
+            series=args.series,
+            tier=args.tier,
+            promote=args.up,
+            relegate=args.down,
         )
         try:
             with app.db.transaction() as session:
@@ -49,6 +53,10 @@ def _cmd_new(args: argparse.Namespace) -> int:
                     no_show_penalty=season.no_show_penalty,
                     nmr_penalty=season.nmr_penalty,
                     tracks=list(season.tracks),
+                    series=season.series,
+                    tier=season.tier,
+                    promote=season.promote,
+                    relegate=season.relegate,
                 )
         except seasons.SeasonRequestError as refused:
             print(say("season_cli_refused", verb="new", reason=str(refused)), file=sys.stderr)
@@ -93,6 +101,31 @@ def _cmd_show(args: argparse.Namespace) -> int:
         print(json.dumps(dataclasses.asdict(table), indent=1))
     else:
         print(say("season_table", table=table))
+    return 0
+
+
+def _cmd_next(args: argparse.Namespace) -> int:
+    from bot.games import season_tiers, seasons
+    from bot.letters.words import say
+
+    with open_app(args) as app:
+        try:
+            with app.db.transaction() as session:
+                series = season_tiers.series_of(session, args.series)
+                if series is None:
+                    raise seasons.SeasonRequestError(say("season_none", season=args.series[:40]))
+                if args.confirm:
+                    draw = season_tiers.confirm_next(app.shell, session, series)
+                else:
+                    found = season_tiers.draw_of(session, series)
+                    if found is None:
+                        raise seasons.SeasonRequestError(say("season_no_draw", series=series))
+                    draw = found[0]
+                said = say("season_draw", draw=draw)
+        except seasons.SeasonRequestError as refused:
+            print(say("season_cli_refused", verb="next", reason=str(refused)), file=sys.stderr)
+            return 2
+    print(said)
     return 0
 
 
@@ -141,6 +174,10 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--races", type=int, default=3, help="races in the season (default 3)")
     p.add_argument("--track", action="append", default=[], help="a track or map in rotation (repeat, in order)")
     p.add_argument("--race", action="append", default=[], help="an existing game as the next race (repeat)")
+    p.add_argument("--series", default="", help="the series with tiers the season belongs to (default: its own name)")
+    p.add_argument("--tier", type=int, default=1, help="its tier in the series, 1 the top (default 1)")
+    p.add_argument("--up", type=int, default=0, help="how many of its top go up a tier for the next season")
+    p.add_argument("--down", type=int, default=0, help="how many of its bottom go down a tier for the next season")
     p.set_defaults(func=_cmd_new)
     p = season.add_parser("add", help="add an existing game as a season's next race")
     p.add_argument("name", help="the season")
@@ -150,6 +187,17 @@ def register(sub: Subcommands) -> None:
     p.add_argument("name", help="the season")
     p.add_argument("--json", action="store_true", help="the same as JSON")
     p.set_defaults(func=_cmd_show)
+    p = season.add_parser(
+        "next",
+        help="a series' next season: its tiers as drawn from the last one's tables; --confirm makes it",
+        description="Show the next season of SERIES (or of the series season SERIES belongs to), its tiers drawn "
+        "from the final tables of the last season: the top of each tier up, the bottom down, as each tier's "
+        "--up and --down say. Nothing is made until --confirm: then each tier's season is made with the "
+        "settings of the tier it follows, and its first race started with the drawn drivers.",
+    )
+    p.add_argument("series", help="the series (or one of its seasons)")
+    p.add_argument("--confirm", action="store_true", help="make the next season as drawn and start its first races")
+    p.set_defaults(func=_cmd_next)
     p = season.add_parser(
         "archive",
         help="write a season's public page (its table and races) into DIR",

@@ -17,15 +17,27 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
 
 from bot import letters, store
-from bot.commands.grammar import Confirm, ListGames, Observe, Practice, ShowRules, Stop, Unobserve
+from bot.commands.grammar import (
+    Confirm,
+    ListGames,
+    Observe,
+    Practice,
+    Record,
+    ShowRules,
+    Stop,
+    Substitute,
+    Unobserve,
+)
 from bot.commands.handlers import CommandContext, Reply
-from bot.fate import Letter, Notice
-from bot.games import observers, practice, requests, seats, signups, turns
-from bot.letters import ToAddress
+from bot.fate import Letter, Notice, Refused
+from bot.games import bench, observers, practice, reliability, requests, seats, signups, turns
+from bot.letters import ToAddress, notices
 from bot.letters.context import deadline_text, game_context
 from bot.letters.words import say
 from bot.mail_in import tokens
-from bot.models import Game, GameStatus, Observer
+from bot.models import Game, GameStatus, Observer, Player
+from rules import find_game
+from rules.reliability import Reliability
 
 MAX_LISTED = 40  # running games in one LIST answer; the rest are counted
 MAX_FINISHED = 10  # finished games named in it, the latest
@@ -231,6 +243,12 @@ def code_stands(ctx: CommandContext, text: str) -> bool:
         return False
     if code.kind == tokens.OBSERVE:
         return tokens.verify(code, ctx.shell.secrets_in_force, ctx.shell.now(), ctx.inbound.sender)
+    if code.kind == tokens.BENCH:
+        return bench.kind_named(code.ref) is not None and tokens.verify(
+            code, ctx.shell.secrets_in_force, ctx.shell.now(), ctx.inbound.sender
+        )
+    if code.kind == tokens.OFFER:
+        return bench.offer_of(ctx.shell, ctx.session, text, ctx.inbound.sender) is not None
     return requests.standing(ctx.shell, ctx.session, text, ctx.inbound.sender) is not None
 
 
@@ -274,6 +292,12 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
         )
     if code.kind == tokens.STOP:
         return _not_valid(ctx, "CONFIRM")  # a STOP code is sent back with STOP, not CONFIRM
+    if code.kind == tokens.OFFER:
+        return _take_offer(ctx, command.code)
+    if code.kind == tokens.BENCH:
+        kind = bench.kind_named(code.ref)
+        assert kind is not None  # code_stands
+        return _sit(ctx, kind, label="CONFIRM SUBSTITUTE")
     session, sender = ctx.session, ctx.inbound.sender
     game = store.find_game_row(session, code.ref)
     if game is None or game.status == GameStatus.FINISHED:
@@ -324,6 +348,87 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
         )
     name = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind, command.level)
     return Reply((), label=f"PRACTICE {name}")  # the answer: its first sheet, the welcome at its top
+
+
+def _take_offer(ctx: CommandContext, code: str) -> Reply:
+    """The answer to a seat's offer to the bench: the seat, or why not (someone was quicker)."""
+    made = bench.offer_of(ctx.shell, ctx.session, code, ctx.inbound.sender)
+    assert made is not None  # code_stands
+    address = ctx.inbound.sender
+    try:
+        text, seat = bench.take(ctx.shell, ctx.session, made, address)
+    except Refused as refused:
+        raise ctx.refuse(
+            say("bench_take_refused_title"), str(refused), kind="seat_offer", label="OFFER refused"
+        ) from None
+    notice = Notice(ToAddress(address), say("bench_take_title", seat=seat.name), text, kind="seat_taken", error=False)
+    return Reply((notice,), label=f"OFFER {seat.game.name} {seat.name} taken")
+
+
+def _sit(ctx: CommandContext, kind: str, *, label: str) -> Reply:
+    """The sender on the bench of `kind`, at their address (its code came back, or their mail proved it)."""
+    address = ctx.address.strip().lower()
+    person = seats.player_for(ctx.session, address, "", ctx.shell.now(), "UTC")
+    added = bench.sit(ctx.session, person, kind, ctx.shell.now())
+    title = find_game(kind).title
+    text = say("bench_on", title=title, kind=kind, already=not added)
+    return Reply(
+        (Notice(ctx.to, say("bench_on_title", title=title), text, kind="substitute", error=False),), label=label
+    )
+
+
+def substitute(ctx: CommandContext, command: Substitute) -> Reply:
+    """SUBSTITUTE ON|OFF <game kind>: on (or off) the kind's substitutes bench. A stranger's ON
+    mails the From a code first (the bench is theirs when it comes back); OFF from a stranger
+    asks nothing: it only ever takes an address off."""
+    kind = bench.kind_named(command.kind)
+    if kind is None:
+        raise ctx.refuse(
+            say("bench_unknown_kind_title"),
+            say("bench_unknown_kind", kinds=practice.kinds()),
+            kind="substitute",
+            label="SUBSTITUTE refused",
+        )
+    title = find_game(kind).title
+    if not command.on:
+        person = ctx.player() if not ctx.stranger else None
+        if person is None:
+            person = ctx.session.scalar(select(Player).where(Player.address == ctx.inbound.sender))
+        stood = person is not None and bench.stand_up(ctx.session, person, kind)
+        text = say("bench_off", title=title, kind=kind, was=stood)
+        return Reply(
+            (Notice(ctx.to, say("bench_off_title", title=title), text, kind="substitute", error=False),),
+            label="SUBSTITUTE OFF",
+        )
+    if not ctx.stranger:
+        return _sit(ctx, kind, label=f"SUBSTITUTE ON {kind}")
+    now = ctx.shell.now()
+    code = tokens.make(ctx.shell.settings.secrets.site_secret, tokens.BENCH, kind, now, ctx.inbound.sender)
+    rendered = notices.bench_confirm(
+        ctx.shell, title, code=code, subject_tag=tokens.subject_tag(code), valid_days=tokens.VALID_DAYS
+    )
+    return Reply((Letter(ToAddress(ctx.inbound.sender), rendered, "bench_confirm"),), label="SUBSTITUTE ON asked")
+
+
+def record(ctx: CommandContext, command: Record) -> Reply:
+    """RECORD: the sender's reliability record, to their own address alone (a stranger's: the
+    From's, whose record it is)."""
+    address = ctx.address.strip().lower()
+    person = ctx.session.scalar(select(Player).where(Player.address == address))
+    found = reliability.record(ctx.session, person) if person is not None else Reliability()
+    benches = bench.benches_of(ctx.session, person) if person is not None else []
+    text = say(
+        "record",
+        turns=found.turns,
+        on_time=found.on_time,
+        ratio=found.shown_ratio(),
+        nmrs=found.nmrs,
+        abandoned=found.abandoned,
+        substitute=found.substitute,
+        games=found.games,
+        benches=benches,
+    )
+    return Reply((Notice(ctx.to, say("record_title"), text, kind="record", error=False),), label="RECORD")
 
 
 def stop(ctx: CommandContext, command: Stop) -> Reply:

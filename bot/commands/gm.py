@@ -29,7 +29,7 @@ from bot import dice, letters, outlook, store
 from bot.clock import as_utc
 from bot.facts import Claims, Counts, Kept
 from bot.fate import Refused
-from bot.games import carried, reminders, robots, turns
+from bot.games import carried, reliability, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
 from bot.games.seats import (
@@ -49,7 +49,7 @@ from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out.compose import CalendarPart
 from bot.mail_out.render import RenderedMail
-from bot.models import CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
+from bot.models import ChangeWhy, CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
 from bot.safe_text import echo
 from bot.schedules import (
     add,
@@ -629,6 +629,8 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="replaced",
         game=ctx.game,
     )
+    if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
+        reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
     seat.player_id = new_player.id
     seat.robot = False
     seat.handed_over = True  # the letters show it as "<seat> (<new holder's name>)"
@@ -722,7 +724,10 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
         kind="replaced",
         game=ctx.game,
     )
-    seat.player_id = robots.robot_player(ctx.session, ctx.now).id
+    robot = robots.robot_player(ctx.session, ctx.now)
+    if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
+        reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.ROBOT, robot, ctx.now)
+    seat.player_id = robot.id
     seat.robot = True
     seat.robot_level = level.value
     seat.secret = new_secret()
@@ -753,7 +758,7 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:
     """`drop_seat` as the GM's: what it replaced goes into the audit log."""
-    text, undo = drop_seat(ctx.session, ctx.game, seat)
+    text, undo = drop_seat(ctx.session, ctx.game, seat, ChangeWhy.DROPPED, ctx.now)
     if undo is not None:
         ctx.undo = undo
     return text

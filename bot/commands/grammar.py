@@ -211,6 +211,33 @@ class Practice(_Verb):
 
 
 @dataclass(frozen=True, slots=True)
+class Substitute(_Verb):
+    verb: ClassVar[str] = "SUBSTITUTE"
+    syntax: ClassVar[str] = "SUBSTITUTE ON|OFF <kind>"
+    summary: ClassVar[str] = "the substitutes bench: seats left under way"
+    example: ClassVar[str] = "SUBSTITUTE ON speed-circuit"
+    for_anyone: ClassVar[bool] = True
+    on: bool
+    kind: str
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.split()
+        if len(words) == 3 and words[1].upper() in _ON_OFF and re.fullmatch(r"[a-z_-]{1,30}", words[2].lower()):
+            return cls(_ON_OFF[words[1].upper()], words[2].lower())
+        return _syntax(cls, line)
+
+
+@dataclass(frozen=True, slots=True)
+class Record(_Verb):
+    verb: ClassVar[str] = "RECORD"
+    syntax: ClassVar[str] = "RECORD"
+    summary: ClassVar[str] = "your record: on-time ratio, NMRs, games left"
+    example: ClassVar[str] = "RECORD"
+    for_anyone: ClassVar[bool] = True
+
+
+@dataclass(frozen=True, slots=True)
 class ShowRules(_OneGame):
     verb: ClassVar[str] = "RULES"
     syntax: ClassVar[str] = "RULES <game>"
@@ -516,6 +543,8 @@ PlayerCommand = (
     | Wait
     | NoWait
     | Practice
+    | Substitute
+    | Record
 )
 # In the order HELP lists them.
 PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
@@ -539,6 +568,8 @@ PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
     ListGames,
     ShowRules,
     Practice,
+    Substitute,
+    Record,
     Observe,
     Unobserve,
     Confirm,
@@ -714,10 +745,14 @@ class Start(GmCommand):
 @dataclass(frozen=True, slots=True)
 class SeasonCommand(GmCommand):
     verb: ClassVar[str] = "SEASON"
-    syntax: ClassVar[str] = "SEASON <game> NEW <season> [SCORING f1|cfr|linear|custom:...] [DROP n] ... | ADD <season>"
-    summary: ClassVar[str] = "make a championship season with this game as race 1, or add it to yours"
+    syntax: ClassVar[str] = (
+        "SEASON <game> NEW <season> [SCORING f1|cfr|linear|custom:...] [DROP n] ... | ADD <season> | NEXT [CONFIRM]"
+    )
+    summary: ClassVar[str] = (
+        "make a championship season with this game as race 1, add it to yours, or draw (and confirm) the next season"
+    )
     example: ClassVar[str] = "SEASON rc1 NEW spring SCORING f1 DROP 1 RACES 3"
-    min_args: ClassVar[int] = 2
+    min_args: ClassVar[int] = 1
     max_args: ClassVar[int | None] = None
 
 

@@ -51,6 +51,7 @@ from bot.commands.grammar import (
     Press,
     Preview,
     Process,
+    Record,
     Reminders,
     Replace,
     Resend,
@@ -64,6 +65,7 @@ from bot.commands.grammar import (
     Start,
     Status,
     Stop,
+    Substitute,
     Timezone,
     Unobserve,
     Unsubscribe,
@@ -115,6 +117,8 @@ PLAYER_HANDLERS: Mapping[type[PlayerCommand], PlayerHandler] = {
     Wait: player.wait,
     NoWait: player.no_wait,
     Practice: anyone.practice_,
+    Substitute: anyone.substitute,
+    Record: anyone.record,
 }
 GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
     Extend: gm.extend,

@@ -1,13 +1,15 @@
-"""``SEASON <game> NEW <season> [settings]`` and ``SEASON <game> ADD <season>``: a GM makes a
-championship season by mail, with the game named as its first race, or adds the game to a
-season of theirs as its next race (docs/championships.md). The game named proves the GM: only
+"""``SEASON <game> NEW <season> [settings]``, ``SEASON <game> ADD <season>`` and ``SEASON <game>
+NEXT [CONFIRM]``: a GM makes a championship season by mail, with the game named as its first
+race, adds the game to a season of theirs as its next race, or sees (and with CONFIRM makes) the
+next season of the series the game's season belongs to, its tiers drawn by the bot
+(docs/championships.md). The game named proves the GM: only
 the holder of that game's GM power may use it, and only a season whose GM is that game's GM
 takes it."""
 
 from __future__ import annotations
 
 from bot.commands.gm import GmAction
-from bot.games import seasons
+from bot.games import season_tiers, seasons
 from bot.letters.words import say
 from bot.safe_text import echo
 
@@ -20,12 +22,17 @@ SETTINGS = {
     "NMR": "nmr_penalty",
     "RACES": "races",
     "TRACKS": "tracks",
+    "SERIES": "series",
+    "TIER": "tier",
+    "UP": "promote",
+    "DOWN": "relegate",
 }
-_NUMBERS = frozenset({"drop", "no_show_penalty", "nmr_penalty", "races"})
+_NUMBERS = frozenset({"drop", "no_show_penalty", "nmr_penalty", "races", "tier", "promote", "relegate"})
 
 
 def season(ctx: GmAction, args: tuple[str, ...]) -> str:
-    what, rest = args[0].upper(), args[1].split()
+    words = " ".join(args).split()
+    what, rest = (words[0].upper(), words[1:]) if words else ("", [])
     if what == "NEW" and rest:
         return _new(ctx, rest[0], rest[1:])
     if what == "ADD" and len(rest) == 1:
@@ -34,7 +41,25 @@ def season(ctx: GmAction, args: tuple[str, ...]) -> str:
             raise seasons.SeasonRequestError(say("season_none_of_yours", season=echo(rest[0], 40)))
         race = seasons.add_race(ctx.session, found, ctx.game.name)
         return say("season_race_added", season=found.name, game=ctx.game.name, round=race.round)
+    if what == "NEXT" and len(rest) <= 1 and (not rest or rest[0].upper() == "CONFIRM"):
+        return _next(ctx, confirm=bool(rest))
     raise seasons.SeasonRequestError(say("season_mail_syntax", game=ctx.game.name))
+
+
+def _next(ctx: GmAction, *, confirm: bool) -> str:
+    """The next season of the series the game's season belongs to: the draw, or (CONFIRM) the
+    draw made. Only the GM of the game's season, and of every tier, may see or confirm it."""
+    raced = seasons.season_of(ctx.session, ctx.game)
+    gm = ctx.game.gm_address.strip().lower()
+    if raced is None or raced[0].gm_address != gm:
+        raise seasons.SeasonRequestError(say("season_not_a_race", game=ctx.game.name))
+    series = raced[0].series
+    if confirm:
+        return say("season_draw", draw=season_tiers.confirm_next(ctx.shell, ctx.session, series, gm_address=gm))
+    found = season_tiers.draw_of(ctx.session, series)
+    if found is None:
+        raise seasons.SeasonRequestError(say("season_no_draw", series=series))
+    return say("season_draw", draw=found[0])
 
 
 def _new(ctx: GmAction, name: str, words: list[str]) -> str:
@@ -72,6 +97,10 @@ def _new(ctx: GmAction, name: str, words: list[str]) -> str:
         no_show_penalty=made.no_show_penalty,
         nmr_penalty=made.nmr_penalty,
         tracks=list(made.tracks),
+        series=made.series,
+        tier=made.tier,
+        promote=made.promote,
+        relegate=made.relegate,
     )
 
 

@@ -37,7 +37,7 @@ from bot.letters.reveal import ordinal
 from bot.letters.words import say
 from bot.mail_out.render import Renderer
 from bot.models import Commitment, Game, GameStatus, Season, Turn
-from bot.pictures import Picture, Scene
+from bot.pictures import Picture, Scene, season_chart
 from bot.shell import Shell
 from bot.verify import CHECK_SCRIPT, RECORD, check_script, shown_time
 from rules import find_game
@@ -243,7 +243,11 @@ def write_season_page(session: Session, season: Season, directory: Path, rendere
         }
         for race in season.races
     ]
-    _write(directory / "index.html", _render(renderer, "season.html", {"table": table, "races": races}))
+    drawn = season_chart.chart(
+        [(f"{row.place}{'=' if row.shared else ''}", row.name, row.points, row.after) for row in table.rows],
+        table.races_planned,
+    )
+    _write(directory / "index.html", _render(renderer, "season.html", {"table": table, "races": races, "chart": drawn}))
     _write(directory / "style.css", _render(renderer, "style.css", {}))
     return directory / "index.html"
 

@@ -48,7 +48,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from bot import letters, store
 from bot.faults import CrashPoint
-from bot.games import archive, observers, reminders, seats, turns
+from bot.games import archive, observers, reminders, seasons, seats, turns
 from bot.games.turns import TurnWrites
 from bot.letters import turn as turn_letters
 from bot.letters.cache import DrawnPictures, LetterCache
@@ -180,6 +180,7 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
         turn_rows = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
         subs = store.turns_submissions(session, turn_ids)
         observers.read_ahead(session, game_ids)
+        seasons.read_ahead(session, game_ids)
         store.read_ahead_logs(session, game_ids)
         store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
         for game_id, turn_id in due:

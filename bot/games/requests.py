@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from bot import letters
 from bot.clock import as_utc
-from bot.games import observers
+from bot.games import observers, reliability
 from bot.letters import ToAddress, ToGm, ToSeat
 from bot.letters.words import say
 from bot.mail_in import tokens
@@ -285,6 +285,7 @@ def move(shell: Shell, session: Session, request: PendingRequest) -> str:
         if owner is None:
             session.add(target)
             session.flush()
+        reliability.moved(session, seats, player, target)  # the record goes with the seats
         for seat in seats:
             seat.player_id = target.id
     session.flush()

@@ -4,7 +4,7 @@
 `next_races` runs with every tick: for each running season whose last race has finished, it
 makes the next race as a new game with the last race's settings (deadlines, zone, grace, options,
 NMR limit, press) and the next track of the rotation, its seats the last race's people in grid
-order (the season's table, leader first), and starts it: every driver gets a turn sheet saying
+order (the season's table, leader first) and its robots behind them, and starts it: every driver gets a turn sheet saying
 which race of the season it is and where they start. The season's last race finished, the season
 is finished. All in one transaction per season: a crash makes the race whole or not at all, and
 the next tick makes it then (its round is the season's next one, never a second time)."""
@@ -12,13 +12,14 @@ the next tick makes it then (its round is the season's next one, never a second 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.games import seasons, turns
 from bot.letters.words import say
-from bot.models import Game, GameStatus, PressMode, Season, SeasonRace, SeasonStatus
+from bot.models import Game, GameStatus, Player, PressMode, Season, SeasonRace, SeasonStatus
 from bot.shell import Shell
 from rules import find_game
 from rules.season import grid, standings
@@ -62,7 +63,24 @@ def _advance(shell: Shell, session: Session, season: Season) -> str | None:
     people = [seat for seat in last.seats if not seat.robot]
     order = grid(table, [seasons.driver_of(seat) for seat in people])
     by_driver = {seasons.driver_of(seat): seat for seat in people}
-    seated = [by_driver[driver] for driver in order]
+    seated = [(by_driver[driver].name, by_driver[driver].player) for driver in order]
+    robots = [f"{seat.name}:{seat.robot_level}" for seat in last.seats if seat.robot]
+    return make_race(shell, session, season, round_, last, seated, robots).name
+
+
+def make_race(
+    shell: Shell,
+    session: Session,
+    season: Season,
+    round_: int,
+    last: Game,
+    seated: Sequence[tuple[str, Player]],
+    robots: Sequence[str] = (),
+) -> Game:
+    """Race `round_` of `season`, made and started now with the settings of the race `last`
+    (deadlines, zone, grace, early resolution, press, reminders, NMR limit, options) and the
+    track of the rotation; its seats `seated` (seat name, person) in grid order, then the
+    `robots` (``NAME:LEVEL``) at the back."""
     options = {k: str(v) for k, v in (last.options or {}).items()}
     options.update(seasons.track_for(season, round_))
     name = _free_name(session, season.name, round_)
@@ -71,16 +89,14 @@ def _advance(shell: Shell, session: Session, season: Season) -> str | None:
         season=season.name,
         round=round_,
         races=season.races_planned,
-        grid=[seat.player.name for seat in seated],
+        grid=[player.name for _, player in seated],
     )
     game = turns.create_game(
         shell,
         session,
         kind=season.kind,
         name=name,
-        players=[
-            turns.PlayerSpec(seat.name, seat.player.address, seat.player.name, seat.player.timezone) for seat in seated
-        ],
+        players=[turns.PlayerSpec(seat, player.address, player.name, player.timezone) for seat, player in seated],
         gm_address=season.gm_address,
         options=options,
         deadline=last.deadline_spec,
@@ -89,13 +105,14 @@ def _advance(shell: Shell, session: Session, season: Season) -> str | None:
         grace=f"{last.grace_minutes}m" if last.grace_minutes else "",
         early_resolution=last.early_resolution,
         press=PressMode(last.press),
+        robot_seats=robots,
         note=note,
     )
     game.nmr_limit, game.nmr_action, game.reminder_spec = last.nmr_limit, last.nmr_action, last.reminder_spec
     session.add(SeasonRace(season_id=season.id, round=round_, game_id=game.id))
     session.flush()
     log.info("season %s: race %d is %s (%s)", season.name, round_, name, find_game(season.kind).title)
-    return name
+    return game
 
 
 def _free_name(session: Session, season: str, round_: int) -> str:
@@ -108,4 +125,4 @@ def _free_name(session: Session, season: str, round_: int) -> str:
     return name
 
 
-__all__ = ["next_races"]
+__all__ = ["make_race", "next_races"]

@@ -9,7 +9,7 @@ The table is never stored: every time it is shown it is computed again from the 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -19,7 +19,7 @@ from bot import store
 from bot.facts import SeasonRow, SeasonTable
 from bot.letters.words import say
 from bot.mail_in.auth import GM_SEAT, NAME_RE
-from bot.models import Game, GameStatus, OrderSubmission, Player, Season, SeasonRace, Seat, Turn
+from bot.models import ChangeWhy, Game, GameStatus, OrderSubmission, Player, Season, SeasonRace, Seat, SeatChange, Turn
 from bot.shell import Shell
 from rules import UnknownGameError, find_game
 from rules.api import AnyGame, GameState, Viewer
@@ -32,11 +32,14 @@ from rules.season import (
     SeasonError,
     SeasonRules,
     Standing,
+    progression,
     standings,
 )
 
 MAX_RACES = 30
 MAX_TRACKS = 30
+MAX_TIERS = 10
+MAX_MOVERS = 20  # drivers a tier sends up (or down) at most
 # The game option a season's tracks (or maps) in rotation set, by kind of game; a kind not
 # listed has no tracks to rotate.
 TRACK_OPTION = {"speed_circuit": "track", "speedphreakz": "map"}
@@ -62,6 +65,10 @@ class SeasonSettings:
     races: int = 3
     tracks: tuple[str, ...] = ()
     games: tuple[str, ...] = ()
+    series: str = ""  # "": the season's own name (a series of one)
+    tier: int = 1
+    promote: int = 0  # how many of its top go up when the series' next season is drawn
+    relegate: int = 0  # how many of its bottom go down
 
 
 def season_rules(season: Season) -> SeasonRules:
@@ -77,10 +84,31 @@ def find_season(session: Session, name: str) -> Season | None:
     return session.scalar(select(Season).where(Season.name == name.strip().lower()))
 
 
+_RACES = "flagman.season_races"  # Session.info: game id -> its season race, if any (`read_ahead`)
+
+
 def season_of(session: Session, game: Game) -> tuple[Season, int] | None:
-    """The season a game is a race of, and its round; None: it is not one."""
-    race = session.scalar(select(SeasonRace).where(SeasonRace.game_id == game.id))
+    """The season a game is a race of, and its round; None: it is not one (from `read_ahead`
+    when the session read it ahead)."""
+    known = store.read_back(session, _RACES, game.id, SeasonRace)
+    if known is not None:
+        race = known[0] if known else None
+    else:
+        race = session.scalar(select(SeasonRace).where(SeasonRace.game_id == game.id))
     return (race.season, race.round) if race is not None else None
+
+
+def read_ahead(session: Session, game_ids: Iterable[int]) -> None:
+    """The season races of `game_ids` in one query, for `season_of` in this snapshot
+    (`store.read_ahead`): a deadline's letters of a chunk of turns ask for each game's."""
+    store.read_ahead(
+        session,
+        _RACES,
+        game_ids,
+        lambda chunk: (
+            (race.game_id, race) for race in session.scalars(select(SeasonRace).where(SeasonRace.game_id.in_(chunk)))
+        ),
+    )
 
 
 def create_season(shell: Shell, session: Session, settings: SeasonSettings) -> Season:
@@ -117,6 +145,7 @@ def create_season(shell: Shell, session: Session, settings: SeasonSettings) -> S
                 raise SeasonRequestError(say("season_bad_track", track=track[:40], reason=str(error))) from None
     if len(settings.games) > settings.races:
         raise SeasonRequestError(say("season_more_games_than_races", games=len(settings.games), races=settings.races))
+    series, edition = _series_place(session, settings, name, rules.name)
     season = Season(
         name=name,
         kind=rules.name,
@@ -128,12 +157,37 @@ def create_season(shell: Shell, session: Session, settings: SeasonSettings) -> S
         races_planned=settings.races,
         tracks=list(tracks),
         created_at=shell.now(),
+        series=series,
+        tier=settings.tier,
+        edition=edition,
+        promote=settings.promote,
+        relegate=settings.relegate,
     )
     session.add(season)
     session.flush()
     for game_name in settings.games:
         add_race(session, season, game_name)
     return season
+
+
+def _series_place(session: Session, settings: SeasonSettings, name: str, kind: str) -> tuple[str, int]:
+    """The series a new season joins and its edition there (the series' latest, 1 for a new
+    series): refused if the tier is out of range or taken, or the series is of another kind."""
+    series = settings.series.strip().lower() or name
+    if not NAME_RE.match(series) or series == GM_SEAT:
+        raise SeasonRequestError(say("season_bad_name", season=series[:40]))
+    if not 1 <= settings.tier <= MAX_TIERS:
+        raise SeasonRequestError(say("season_bad_tier", most=MAX_TIERS))
+    if not (0 <= settings.promote <= MAX_MOVERS and 0 <= settings.relegate <= MAX_MOVERS):
+        raise SeasonRequestError(say("season_bad_movers", most=MAX_MOVERS))
+    known = list(session.scalars(select(Season).where(Season.series == series)))
+    edition = max((s.edition for s in known), default=1)
+    for other in known:
+        if other.kind != kind:
+            raise SeasonRequestError(say("season_series_kind", series=series, kind=other.kind))
+        if other.edition == edition and other.tier == settings.tier:
+            raise SeasonRequestError(say("season_tier_taken", series=series, tier=settings.tier, season=other.name))
+    return series, edition
 
 
 def add_race(session: Session, season: Season, game_name: str) -> SeasonRace:
@@ -173,10 +227,17 @@ def driver_of(seat: Seat) -> Driver:
 
 
 def result_from(
-    game: Game, rules: AnyGame, state: GameState, driven: set[int], round_: int, correction: int
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    driven: set[int],
+    round_: int,
+    correction: int,
+    left: Mapping[int, Outcome] | None = None,
 ) -> RaceResult:
     """What a race whose final state is `state` gives the season: each person's outcome (robots'
-    seats score for nobody); `driven`: the seats that ever sent orders (by mail or the GM's ORDER)."""
+    seats score for nobody); `driven`: the seats that ever sent orders (by mail or the GM's ORDER);
+    `left`: the people whose seat went on without them (`left_seats`), by player, and their outcome."""
     view = rules.view(state, None, Viewer.PUBLIC)
     where: dict[str, tuple[int, bool]] = {}
     for placing in view.standings:
@@ -195,7 +256,23 @@ def result_from(
             finishes.append(Finish(driver_of(seat), Outcome.FINISHED, where[seat.name][0]))
         else:
             finishes.append(Finish(driver_of(seat), Outcome.DID_NOT_FINISH))
+    scored = {finish.driver for finish in finishes}
+    finishes += [Finish(str(p), outcome) for p, outcome in sorted((left or {}).items()) if str(p) not in scored]
     return RaceResult(round_, correction, tuple(finishes))
+
+
+def left_seats(session: Session, game: Game) -> dict[int, Outcome]:
+    """The people of `game` whose seat went on without them (to the substitutes bench, or to the
+    GM), by player: put out by the NMR limit (its penalty), or resigned (did not finish)."""
+    why = {ChangeWhy.NMR_LIMIT: Outcome.NMR_OUT, ChangeWhy.RESIGNED: Outcome.DID_NOT_FINISH}
+    return {
+        change.player_id: why[ChangeWhy(change.why)]
+        for change in session.scalars(
+            select(SeatChange).where(
+                SeatChange.game_id == game.id, SeatChange.successor_id.is_not(None), SeatChange.why.in_(list(why))
+            )
+        )
+    }
 
 
 def driven_seats(session: Session, game: Game) -> set[int]:
@@ -218,7 +295,9 @@ def race_result(session: Session, game: Game, round_: int) -> RaceResult | None:
         return None
     rules = find_game(game.kind)
     state = rules.load_state(last.state_after)
-    return result_from(game, rules, state, driven_seats(session, game), round_, last.corrections)
+    return result_from(
+        game, rules, state, driven_seats(session, game), round_, last.corrections, left_seats(session, game)
+    )
 
 
 def results_of(session: Session, season: Season) -> list[RaceResult]:
@@ -239,6 +318,7 @@ def table_of(session: Session, season: Season, also: RaceResult | None = None) -
     if also is not None:
         results = [r for r in results if r.race != also.race] + [also]
     rows = standings(season_rules(season), results)
+    over = progression(season_rules(season), results)
     names = _names(session, [row.driver for row in rows])
     return SeasonTable(
         season.name,
@@ -247,19 +327,23 @@ def table_of(session: Session, season: Season, also: RaceResult | None = None) -
         season.drop_results,
         len(results),
         season.races_planned,
-        tuple(_row(row, rows, names, season.races_planned) for row in rows),
+        tuple(_row(row, rows, names, season.races_planned, over.get(row.driver, ())) for row in rows),
         tuple(race.game.name for race in season.races),
     )
 
 
-def _row(row: Standing, rows: Sequence[Standing], names: dict[str, str], planned: int) -> SeasonRow:
+def _row(
+    row: Standing, rows: Sequence[Standing], names: dict[str, str], planned: int, after: tuple[int, ...]
+) -> SeasonRow:
     by_race = {score.race: score for score in row.races}
     cells = tuple(
         _cell(by_race[n].points, by_race[n].penalty, by_race[n].dropped) if n in by_race else "-"
         for n in range(1, planned + 1)
     )
     shared = sum(1 for other in rows if other.place == row.place) > 1
-    return SeasonRow(row.place, names.get(row.driver, row.driver), row.points, cells, shared, row.tied and not shared)
+    return SeasonRow(
+        row.place, names.get(row.driver, row.driver), row.points, cells, shared, row.tied and not shared, after
+    )
 
 
 def for_letters(
@@ -272,7 +356,11 @@ def for_letters(
         return None
     season, round_ = found
     also = (
-        result_from(game, rules, state, driven_seats(session, game), round_, resolved.corrections) if finished else None
+        result_from(
+            game, rules, state, driven_seats(session, game), round_, resolved.corrections, left_seats(session, game)
+        )
+        if finished
+        else None
     )
     return table_of(session, season, also)
 
@@ -287,6 +375,7 @@ __all__ = [
     "SeasonRequestError",
     "SeasonSettings",
     "driven_seats",
+    "left_seats",
     "for_letters",
     "result_from",
     "add_race",

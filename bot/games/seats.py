@@ -26,14 +26,14 @@ from sqlalchemy.orm import Session
 
 from bot import letters, outlook, store
 from bot.fate import Refused
-from bot.games import turns
-from bot.letters import ToGm, ToSeat, notices
+from bot.games import bench, reliability, turns
+from bot.letters import ToAddress, ToGm, ToSeat, notices
 from bot.letters.context import due_by
 from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out.render import RenderedMail
-from bot.models import Game, GameStatus, GmAudit, Player, Seat, Turn
+from bot.models import ChangeWhy, Game, GameStatus, GmAudit, Player, Seat, Turn
 from bot.shell import Shell
 from rules.api import AnyGame, GameState
 
@@ -53,8 +53,12 @@ def under_way(session: Session, game: Game) -> tuple[AnyGame, GameState, Turn]:
     return rules, state, turn
 
 
-def drop_seat(session: Session, game: Game, seat: Seat) -> tuple[str, dict[str, object] | None]:
-    """Take a seat out of the game: the rules drop the player from the open turn's state.
+def drop_seat(
+    session: Session, game: Game, seat: Seat, why: ChangeWhy, now: datetime
+) -> tuple[str, dict[str, object] | None]:
+    """Take a seat out of the game: the rules drop the player from the open turn's state; the
+    seat's holder leaves it for `why` (the reliability record's `SeatChange`) when the game is
+    under way.
 
     Returns what was done, in a sentence, and what the drop replaced for the audit log's
     `GmAudit.undo` (the turn's state), None when no state changed."""
@@ -69,6 +73,7 @@ def drop_seat(session: Session, game: Game, seat: Seat) -> tuple[str, dict[str, 
         return f"{seat.name} was no longer in the race; the seat is closed.", None
     new_state = rules.drop_player(state, seat.name)
     undo: dict[str, object] = {"turn": turn.number, "state": turn.state, "seat": seat.name}
+    reliability.note_change(session, seat, turn.number, why, None, now)
     turn.state = rules.dump_state(new_state)
     turn.label = rules.turn_label(new_state)
     seat.active = False
@@ -144,8 +149,20 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
         if seat.nmr_streak >= limit:
             now = shell.now()
             undo: dict[str, object] | None = None
-            if game.nmr_action == "drop":
-                text, undo = drop_seat(session, game, seat)
+            old, streak = seat.player, seat.nmr_streak
+            if bench.offer(shell, session, game, seat, ChangeWhy.NMR_LIMIT, turn.number):
+                text = say("bench_offered_text", seat=seat.name)
+                letters.notice(
+                    shell,
+                    session,
+                    ToAddress(old.address, old.name),  # the seat's reply address is the robot's now
+                    say("nmr_dropped_title", game=game.name),
+                    say("nmr_dropped", streak=streak, text=text),
+                    kind="nmr_dropped",
+                    game=game,
+                )
+            elif game.nmr_action == "drop":
+                text, undo = drop_seat(session, game, seat, ChangeWhy.NMR_LIMIT, now)
                 letters.notice(
                     shell,
                     session,
@@ -168,6 +185,7 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
                     game=game,
                 )
                 undo = {"seat": seat.name, "player": old.address, "secret": seat.secret}
+                reliability.note_change(session, seat, turn.number, ChangeWhy.NMR_LIMIT, holder, now)
                 seat.player_id = holder.id
                 seat.secret = new_secret()
                 seat.reply_salt = new_secret()  # the old holder's reply address stops working

@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from bot import letters, store
 from bot.fate import Answer, Done, Ignored, Letter, Notice, Refused
-from bot.games import requests, seasons, turns
+from bot.games import bench, reliability, requests, seasons, turns
 from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat, notices
@@ -38,7 +38,7 @@ from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.parse import Inbound
-from bot.models import Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
+from bot.models import ChangeWhy, Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
 from bot.safe_text import echo_name
 from bot.shell import Shell
 
@@ -142,6 +142,22 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
             say("join_full_title", game=game.name),
             say("join_full", game=game.name, max_players=rules.max_players),
             "full",
+        )
+    admitted, found = reliability.let_in(session, game, address)
+    if not admitted:
+        raise _refuse(
+            game,
+            address,
+            say("join_gate_title", game=game.name),
+            say(
+                "join_gate",
+                game=game.name,
+                minimum=game.min_reliability,
+                ratio=found.shown_ratio(),
+                on_time=found.on_time,
+                turns=found.turns,
+            ),
+            "below the entry gate",
         )
     problem = name_problem(name)
     if problem is not None:
@@ -283,8 +299,13 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
             label="RESIGN refused",
         )
     now = shell.now()
+    leaving = seat.player
+    open_turn = store.open_turn(session, game) if game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) else None
     try:
-        text, undo = drop_seat(session, game, seat)
+        if open_turn is not None and bench.offer(shell, session, game, seat, ChangeWhy.RESIGNED, open_turn.number):
+            text, undo = say("bench_offered_text", seat=seat.name), None
+        else:
+            text, undo = drop_seat(session, game, seat, ChangeWhy.RESIGNED, now)
     except Refused as exc:
         raise Refused(
             "RESIGN refused",
@@ -306,7 +327,7 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
     letters.notice(
         shell,
         session,
-        ToAddress(seat.player.address, seat.player.name),
+        ToAddress(leaving.address, leaving.name),
         say("resigned_title", game=game.name),
         say("resigned", seat=seat.name, game=game.name, text=text),
         error=False,
@@ -319,7 +340,7 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
         session,
         ToGm(game),
         say("resigned_gm_title", seat=seat.name, game=game.name),
-        say("resigned_gm", player=seat.player.name, address=seat.player.address, text=text),
+        say("resigned_gm", player=leaving.name, address=leaving.address, text=text),
         kind="resigned_gm",
     )
     return seat, text

@@ -27,9 +27,11 @@ from sqlalchemy.orm import Session
 from bot import letters
 from bot.clock import as_utc
 from bot.commands import GM_COMMANDS
-from bot.games import attention, turns
+from bot.facts import SeriesDraw
+from bot.games import attention, season_tiers, turns
 from bot.games.summary import attention_lines, game_summary
 from bot.letters.context import game_context
+from bot.letters.words import say
 from bot.mail_in.auth import GM_SEAT
 from bot.models import (
     AnswerFate,
@@ -63,18 +65,19 @@ def digest_time(shell: Shell) -> time:
         return time(8, 0)
 
 
-def gm_addresses(session: Session) -> list[str]:
-    return sorted(
-        set(
-            session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED, Game.practice.is_(False)))
-        )
+def gm_addresses(session: Session, now: datetime | None = None) -> list[str]:
+    """The GMs with a game running, and (given `now`) those with a series' next season drawn and
+    waiting for them (`bot.games.season_tiers.digest_gms`)."""
+    running = set(
+        session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED, Game.practice.is_(False)))
     )
+    return sorted(running | (season_tiers.digest_gms(session, now) if now is not None else set()))
 
 
 def send_due_digests(shell: Shell, *, force: bool = False) -> int:
     """Queue every digest that is due now (all of them with `force`); returns how many."""
     with shell.db.read() as session:
-        addresses = gm_addresses(session)
+        addresses = gm_addresses(session, shell.now())
     sent = 0
     for address in addresses:
         with shell.db.transaction() as session:
@@ -99,9 +102,11 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
             select(Game).where(Game.gm_address == address, Game.status != GameStatus.FINISHED).order_by(Game.id)
         )
     )
-    if not running:
+    draws = season_tiers.digest_draws(session, address, now)
+    anchor = running[0] if running else _draw_anchor(session, draws)
+    if anchor is None:
         return False
-    zone = running[0].timezone
+    zone = anchor.timezone
     local = now.astimezone(ZoneInfo(zone))
     day = local.date().isoformat()
     if not force:
@@ -119,7 +124,7 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
         )
     )
     games = running + finished
-    ctx = game_context(shell, running[0], turns.rules_of(running[0]))
+    ctx = game_context(shell, anchor, turns.rules_of(anchor))
     ctx.update(
         {
             "since": format_local(since, zone),
@@ -129,6 +134,7 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
             "games": (summaries := [game_summary(shell, session, g, zone) for g in games]),
             "commands": [{"syntax": c.syntax, "summary": c.summary, "example": c.example} for c in GM_COMMANDS],
             "reply_addresses": [{"game": g.name, "address": shell.reply_address(g.name, GM_SEAT)} for g in running],
+            "draws": [say("season_draw", draw=draw) for draw in draws],
         }
     )
     ctx.update(happenings(session, [g.id for g in games], since, zone))
@@ -136,11 +142,21 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
     ctx["attention"] = attention_lines(attention.items(session, games, since), zone)
     rendered = shell.renderer.render("digest", ctx).claiming(*(c for g in summaries for c in g.get("claims", ())))
     # To the GM's registered address (every running game's GM is `address`), signed for the
-    # first of them; the digest lists the GM reply address of each.
-    letters.post(shell, session, letters.ToGm(running[0]), rendered, kind="digest", game=None)
+    # first of them (or, with none running, the last race of a series whose draw waits); the
+    # digest lists the GM reply address of each running game.
+    letters.post(shell, session, letters.ToGm(anchor), rendered, kind="digest", game=None)
     session.add(GmDigest(gm_address=address, day=day, sent_at=now))
     log.info("digest for %s (%d games) queued", address, len(games))
     return True
+
+
+def _draw_anchor(session: Session, draws: list[SeriesDraw]) -> Game | None:
+    """The game a digest sent for a waiting draw alone is signed for: the race it names."""
+    for draw in draws:
+        game = session.scalar(select(Game).where(Game.name == draw.confirm_game))
+        if game is not None:
+            return game
+    return None
 
 
 _WITHHELD_WORDS = {

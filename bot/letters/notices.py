@@ -1,6 +1,6 @@
 """The letters of a game's life outside the turn's own (`bot.letters.sheets`): the reminder
-before a deadline, the welcome of a seat's new holder, and the codes a stranger's JOIN or
-PRACTICE brings. `games/` decides that they go and to whom; here they are composed, from the
+before a deadline, the welcome of a seat's new holder, the codes a stranger's JOIN,
+PRACTICE or SUBSTITUTE ON brings, and a seat's offer to the substitutes bench. `games/` decides that they go and to whom; here they are composed, from the
 one context builder (`bot.letters.context`)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from bot.letters import claims
 from bot.letters.context import bot_context, deadline_text, game_context, seat_labels
 from bot.letters.defaults import gets
+from bot.mail_out.lists import mailto_link
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, Seat, Turn
 from bot.outlook import Counts
@@ -102,3 +103,44 @@ def practice_confirm(
         "idle_days": idle_days,
     }
     return shell.renderer.render("practice_confirm", values)
+
+
+def seat_offer(
+    shell: Shell,
+    game: Game,
+    rules: AnyGame,
+    *,
+    seat: str,
+    why: str,
+    greeting: str,
+    code: str,
+    subject_tag: str,
+    valid_days: int,
+) -> RenderedMail:
+    """A seat offered to one person of the substitutes bench: reply (or the one-tap link, or
+    ``CONFIRM <code>``) to take it over. The code is that person's alone."""
+    values = game_context(shell, game, rules)
+    values.update(
+        {
+            "seat": seat,
+            "why": why,
+            "greeting": greeting,
+            "code": code,
+            "subject_tag": subject_tag,
+            "valid_days": valid_days,
+            "link": mailto_link(shell.settings.bot.address, f"{subject_tag} Take over {seat} in {game.name}"),
+        }
+    )
+    return shell.renderer.render("seat_offer", values, game=game.kind)
+
+
+def bench_confirm(shell: Shell, title: str, *, code: str, subject_tag: str, valid_days: int) -> RenderedMail:
+    """The code mail of a stranger's SUBSTITUTE ON: reply to it to be on the bench of `title`."""
+    values = {
+        "bot": bot_context(shell),
+        "title": title,
+        "code": code,
+        "subject_tag": subject_tag,
+        "valid_days": valid_days,
+    }
+    return shell.renderer.render("bench_confirm", values)

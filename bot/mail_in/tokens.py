@@ -36,7 +36,9 @@ ADDRESS = "address"
 JOIN = "join"
 STOP = "stop"
 PRACTICE = "practice"  # a stranger's PRACTICE: the game starts when the code comes back
-KINDS = (OBSERVE, ADDRESS, JOIN, STOP, PRACTICE)
+OFFER = "offer"  # a seat offered to the substitutes bench: the first to send it back takes it
+BENCH = "bench"  # a stranger's SUBSTITUTE ON: on the bench when the code comes back
+KINDS = (OBSERVE, ADDRESS, JOIN, STOP, PRACTICE, OFFER, BENCH)
 VALID_DAYS = 3  # a code made on day d is good on days d .. d+3 (UTC)
 _EPOCH = date(1970, 1, 1)
 _SUBJECT = re.compile(r"\[confirm\s+(" + CONFIRM_CODE.pattern + r")\]", re.I)
@@ -100,10 +102,12 @@ def subject_tag(code: str) -> str:
 
 __all__ = [
     "ADDRESS",
+    "BENCH",
     "CONFIRM_CODE",
     "JOIN",
     "KINDS",
     "OBSERVE",
+    "OFFER",
     "PRACTICE",
     "STOP",
     "VALID_DAYS",

@@ -34,6 +34,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from bot.clock import as_utc
@@ -166,6 +167,7 @@ def event_uid(game: Game, number: int, domain: str) -> str:
     return f"deadline-{game.id}-{game.name}-turn-{number}@{domain}"
 
 
+@lru_cache(maxsize=256)
 def reminder_marks(spec: str) -> tuple[timedelta, ...]:
     """The reminder marks of a game's schedule (``24h,2h``), longest first; () for none or for a
     schedule not understood (bot.games.reminders reads the same)."""

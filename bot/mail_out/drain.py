@@ -181,7 +181,7 @@ class _Outcomes:
             self.counts["failed"] += 1
             log.error("send of %s to %s failed for good: %s", row.message_id, row.recipient, result.detail)
         conn = self.connection()
-        with conn.begin():
+        with self.db.writing(), conn.begin():
             conn.execute(self.statement, {"outbox_id": row.id, **values})
         self.faults.reached(CrashPoint.AFTER_RECORD)
 

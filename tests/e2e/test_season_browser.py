@@ -43,6 +43,52 @@ def _measure(binary: str, folder: Path, name: str) -> None:
     assert not problems, f"{name} at 360 px:\n{problems}"
 
 
+CHART_PROBE = """<!DOCTYPE html>
+<html><body style="margin:0">
+<iframe id="page" src="%s" width="360" height="6000" style="border:0"></iframe>
+<script>
+window.addEventListener("load", function () {
+  var doc = document.getElementById("page").contentDocument;
+  var svg = doc.querySelector(".season-chart svg");
+  var out = [];
+  if (svg) {
+    var box = svg.getBoundingClientRect();
+    out.push(Math.round(box.left) + " " + Math.round(box.right) + " " + Math.round(box.height));
+    var small = 99;
+    var texts = svg.getElementsByTagName("text");
+    for (var i = 0; i < texts.length; i++) {
+      small = Math.min(small, parseFloat(doc.defaultView.getComputedStyle(texts[i]).fontSize) * box.width / 360);
+    }
+    out.push(texts.length + " " + small.toFixed(1) + " " + svg.getElementsByTagName("polyline").length);
+  }
+  document.body.setAttribute("data-chart", out.join(";"));
+});
+</script>
+</body></html>
+"""
+
+
+def _chart(binary: str, folder: Path) -> tuple[list[int], int, float, int]:
+    """The season page's chart at 360 px: its box (left, right, height), how many labels, the
+    smallest label's size in screen pixels, how many lines."""
+    page = folder / "chart-probe.html"
+    page.write_text(CHART_PROBE % "index.html", encoding="utf-8")
+    dom = run_browser(
+        binary,
+        folder / "profile",
+        "--allow-file-access-from-files",
+        "--dump-dom",
+        "--virtual-time-budget=10000",
+        "--window-size=500,3000",
+        page.as_uri(),
+    )
+    found = re.search(r'data-chart="([^"]*)"', dom)
+    assert found is not None and found.group(1), "the season page has no chart"
+    box, labels = found.group(1).split(";")
+    count, small, lines = labels.split()
+    return [int(v) for v in box.split()], int(count), float(small), int(lines)
+
+
 def test_a_season_page_and_a_season_final_result_fit_360_px(tmp_path: Path) -> None:
     binary = chromium()
     app = _fake_app(tmp_path)
@@ -83,6 +129,11 @@ def test_a_season_page_and_a_season_final_result_fit_360_px(tmp_path: Path) -> N
     assert re.search(r"after \d+ of 30 races", html) and "Wolfgang von Trips-Berghe" in html
     (tmp_path / "site" / "profile").mkdir()
     _measure(binary, tmp_path / "site", "index.html")
+    # The chart of points over races: on the screen, a line a driver, its labels 10 px or more.
+    (left, right, height), labels, smallest, lines = _chart(binary, tmp_path / "site")
+    assert 0 <= left and right <= 360 and height > 100, (left, right, height)
+    assert lines == len(NAMES) and labels > len(NAMES) + 10
+    assert smallest >= 10, f"the chart's smallest label is {smallest} px at 360 px"
     name = _write_mail(tmp_path, "final", final)
     assert "long-season" in (tmp_path / name).read_text(encoding="utf-8")
     _measure(binary, tmp_path, name)

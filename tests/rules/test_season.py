@@ -210,3 +210,24 @@ def test_the_grid_is_drawn_from_the_table_newcomers_last() -> None:
 
     rows = standings(F1, [race(1, "b", "a", "c")])
     assert grid(rows, ["a", "new", "c", "b"]) == ("b", "a", "c", "new")
+
+
+def test_the_points_over_races_are_each_tables_points_after_that_race() -> None:
+    from rules.season import progression
+
+    rules = SeasonRules(ScoringTable.parse("f1"), drop=1, no_show_penalty=5)
+    results = [race(1, "a", "b"), race(2, "b", "a", c=Outcome.NO_SHOW), race(3, "a", "c", "b")]
+    # One result dropped from the first race on: after race 1 the one race is dropped (0 each);
+    # a: (25,18) drop 18 = 25, (25,18,25) drop 18 = 50; b: (18,25) = 25, (18,25,15) = 43; c
+    # arrives in race 2 a no-show: 0 dropped, the penalty stands (-5), then (0,18) = 18-5.
+    assert progression(rules, results) == {"a": (0, 25, 50), "b": (0, 25, 43), "c": (0, -5, 13)}
+
+
+@given(archives(), st.integers(0, 2))
+def test_the_last_points_over_races_are_the_table(archived: list[RaceResult], drop: int) -> None:
+    from rules.season import progression
+
+    rules = SeasonRules(ScoringTable.parse("f1"), drop=drop, no_show_penalty=3)
+    over = progression(rules, archived)
+    assert {row.driver: row.points for row in standings(rules, archived)} == {d: p[-1] for d, p in over.items()}
+    assert {len(p) for p in over.values()} <= {len({r.race for r in archived})}

@@ -62,3 +62,29 @@ def test_the_demo_command_runs_from_the_console_script() -> None:
     # The players' mail is delivered at the demo's simulated time: no warning that the mail
     # server's clock and the bot's disagree, nor any other, on the way.
     assert "disagree" not in result.stdout + result.stderr and "WARNING" not in result.stderr
+
+
+def test_the_season_demo_plays_three_races_by_mail_and_prints_the_table_after_each(tmp_path: Path) -> None:
+    """Issue 42: "the demo can show a short season (`flagman demo --season`)": three races of
+    three players and two robots, the next ones made by the bot, the table after each race as
+    the final result mailed it, and the final table."""
+    from bot.cli.demo_season import run_season_demo
+
+    out = io.StringIO()
+    assert run_season_demo(keep=str(tmp_path / "demo"), quiet=True, out=out) == 0
+    printed = out.getvalue()
+    for round_ in (1, 2, 3):
+        assert f"===== after race {round_} of 3 (demo-cup-r{round_})" in printed
+        assert f"Season demo-cup (Racecraft), after {round_} of 3 races; scoring f1, 1 dropped." in printed
+    assert "The season is finished" in printed and "Final table:" in printed
+    steve = [line for line in printed.splitlines() if " Steve " in line]
+    assert steve and all("(0)-5" in line for line in steve), "the no-show of race 1 lost 5 points"
+    page = tmp_path / "demo" / "archive" / "_seasons" / "demo-cup" / "index.html"
+    assert page.is_file() and "<polyline" in page.read_text(encoding="utf-8")
+    engine = create_engine(f"sqlite:///{tmp_path / 'demo' / 'flagman.sqlite'}")
+    with engine.connect() as conn:
+        seats = conn.execute(
+            text("select g.name, count(*), sum(s.robot) from seat s join game g on g.id = s.game_id group by g.name")
+        ).all()
+    engine.dispose()
+    assert sorted(seats) == [(f"demo-cup-r{n}", 5, 2) for n in (1, 2, 3)], "the robots keep the field at five"

@@ -322,3 +322,24 @@ def test_a_cli_order_that_completes_the_turn_resolves_it_at_once_as_by_mail(
         assert session.scalars(select(Turn).where(Turn.resolved_at.is_(None))).one().number == 2
     assert any("Results of Turn 1" in text for text in outbox_files(site, "kelly@example.org"))
     database.dispose()
+
+
+def test_the_entry_gate_is_set_by_game_new_and_configure_and_removed_with_off(
+    site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/reliability.md: `flagman game new ... --min-reliability 0.8`, `flagman gm configure
+    GAME --min-reliability RATIO|off`."""
+    assert flagman(site, "game", "new", "racecraft", "--name", "rc2", "--signup", "--min-reliability", "80%") == 0
+    assert flagman(site, "gm", "configure", "rc1", "--min-reliability", "0.9") == 0
+    assert "entry gate 0.9" in capsys.readouterr().out
+
+    def gates() -> tuple[str | None, str | None]:
+        database = db(site)
+        with database.read() as session:
+            found = tuple(getattr(find_game_row(session, n), "min_reliability", "?") for n in ("rc1", "rc2"))
+        database.dispose()
+        return found  # type: ignore[return-value]
+
+    assert gates() == ("0.9", "80%")
+    assert flagman(site, "gm", "configure", "rc1", "--min-reliability", "off") == 0
+    assert gates() == (None, "80%")

@@ -193,6 +193,7 @@ def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: App) ->
     kept, as when a car is out of the race) is closed by the next tick, not left to the robots
     (docs/DESIGN.md, "Practice games")."""
     from bot.games.seats import drop_seat
+    from bot.models import ChangeWhy
 
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     _confirm(gapp)
@@ -200,7 +201,7 @@ def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: App) ->
         game = find_game_row(session, "practice1")
         assert game is not None
         person = next(s for s in game.seats if not s.robot)
-        drop_seat(session, game, person)
+        drop_seat(session, game, person, ChangeWhy.DROPPED, gapp.shell.now())
         person.active = True  # still seated (as after a crash out of the race): told when it closes
     cycle(gapp)
     assert _game(gapp).status == GameStatus.FINISHED

@@ -463,12 +463,13 @@ def test_replace_robot_refuses_a_seat_out_of_the_race(rr: App) -> None:
     rules' drop with the seat kept, as after a crash) that would be false, so it is refused and
     nobody is mailed."""
     from bot.games.seats import drop_seat
+    from bot.models import ChangeWhy
 
     with rr.db.transaction() as session:
         game = find_game_row(session, "rr1")
         assert game is not None
         steve = next(s for s in game.seats if s.name == "steve")
-        drop_seat(session, game, steve)
+        drop_seat(session, game, steve, ChangeWhy.DROPPED, rr.shell.now())
         steve.active = True  # still seated, out of the race
     before = len(mails(rr, ADDRESS["steve"])), len(mails(rr, ADDRESS["kelly"]))
     gm_says(rr, "REPLACE rr1 steve ROBOT", game="rr1")

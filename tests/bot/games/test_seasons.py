@@ -299,6 +299,11 @@ def test_the_season_page_shows_the_table_and_links_its_races(tmp_path: Path) -> 
         assert f'<th scope="row">{row.name}</th><td>{row.points}</td>' in html
     assert '<a href="../../rc1/index.html">rc1</a> (finished)' in html
     assert "<script" not in html and (tmp_path / "page" / "style.css").exists()
+    # The chart of points over races: inline SVG, a line per driver, a legend with the points.
+    assert html.count("<polyline ") == len(table.rows) and "Points over races" in html
+    for row in table.rows:
+        assert row.after == (row.points,)
+        assert f"{row.place}{'=' if row.shared else ''}. {row.name}, {row.points}</li>" in html
 
 
 def test_the_bot_keeps_the_season_page_in_its_archive(tmp_path: Path) -> None:

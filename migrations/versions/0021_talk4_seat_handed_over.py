@@ -1,11 +1,12 @@
 """seats that changed hands
 
-* seat.handed_over: true once the GM's REPLACE gave the seat to another person; the letters
+* seat.handed_over: true once the GM's REPLACE gave the seat to another person, or a person of
+  the substitutes bench took it; the letters
   then show the seat as "<seat> (<holder's name>)" where a person reads it (standings,
   events, results, the turn sheet), the rules keeping the seat's name as its key.
 
-Revision ID: 0019_talk4
-Revises: 0018_season
+Revision ID: 0021_talk4
+Revises: 0020_season2a
 Create Date: 2026-12-06 20:55:00
 """
 
@@ -14,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0019_talk4"
-down_revision = "0018_season"
+revision = "0021_talk4"
+down_revision = "0020_season2a"
 branch_labels = None
 depends_on = None
 

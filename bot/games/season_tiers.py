@@ -1,0 +1,250 @@
+"""A series' next season, its tiers drawn by the bot from the final tables of the last one
+(docs/championships.md, "Tiers: promotion and relegation"), made only when the GM confirms.
+
+A series' seasons of one edition are its tiers (1 the top). Once every one of them has
+finished, `draw_of` works out the next edition's tiers by `rules.season.draw_tiers` (the top of
+each tier up, the bottom down, ties by the last races then a lot seeded by the series and
+edition, so the draw shown is the draw made); nothing is stored until `confirm_next` (``SEASON
+<game> NEXT CONFIRM`` by mail, ``flagman season next <series> --confirm``) makes each tier's
+season, with the settings of the tier it follows, and starts its first race with the drawn
+drivers in grid order (those coming down, those staying, those coming up). All in the caller's
+transaction: the next edition is made whole or not at all, and once made it is not drawn again.
+
+The drivers who go on are the people holding an active seat of their tier's last race
+(robots stay out); the others (resigned, dropped, out by the NMR limit) are leavers."""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from bot.clock import as_utc
+from bot.facts import DrawnDriver, DrawnTier, SeriesDraw
+from bot.games import season_races, seasons, turns
+from bot.letters.words import say
+from bot.models import Game, Player, Season, SeasonRace, SeasonStatus
+from bot.shell import Shell
+from rules import find_game
+from rules.season import Drawn, SeasonError, TierSeason, draw_tiers, standings
+
+# How long after its last race a draw not confirmed is still in the GM's digest.
+DIGEST_DAYS = 14
+
+
+def latest_edition(session: Session, series: str) -> list[Season]:
+    """The series' seasons of its latest edition (its tiers), top first."""
+    found = list(session.scalars(select(Season).where(Season.series == series)))
+    edition = max((s.edition for s in found), default=0)
+    return sorted((s for s in found if s.edition == edition), key=lambda s: s.tier)
+
+
+def drawable(tiers: Sequence[Season]) -> bool:
+    """Whether a series' latest edition has a next season to draw: every tier has finished, and
+    it is a series (two tiers or more, or a season given a series of its own)."""
+    if not tiers or any(s.status != SeasonStatus.FINISHED for s in tiers):
+        return False
+    return len(tiers) > 1 or tiers[0].series != tiers[0].name
+
+
+def _staying(season: Season) -> frozenset[str]:
+    if not season.races:
+        return frozenset()
+    last = season.races[-1].game
+    return frozenset(seasons.driver_of(s) for s in last.seats if s.active and not s.robot)
+
+
+def lot_for(series: str, edition: int) -> random.Random:
+    """The lot that settles ties at the line in the draw after `edition` of `series`."""
+    return random.Random(zlib.crc32(f"{series}:{edition}".encode()))
+
+
+def _draw(session: Session, tiers: Sequence[Season]) -> tuple[tuple[Drawn, ...], ...]:
+    readings = []
+    for season in tiers:
+        results = tuple(seasons.results_of(session, season))
+        table = standings(seasons.season_rules(season), results)
+        readings.append(TierSeason(season.tier, table, results, _staying(season), season.promote, season.relegate))
+    try:
+        return draw_tiers(readings, lot_for(tiers[0].series, tiers[0].edition))
+    except SeasonError as error:
+        raise seasons.SeasonRequestError(say("season_bad_setting", reason=str(error))) from None
+
+
+def _next_name(session: Session, series: str, edition: int, tier: int, tiers: int) -> str:
+    base = f"{series[:18]}-{edition}" + (f"-t{tier}" if tiers > 1 else "")
+    name, n = base, 1
+    while seasons.find_season(session, name) is not None:
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def draw_of(session: Session, series: str) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]] | None:
+    """The next season of `series` as drawn now (None: its latest season has not ended, or it
+    is a season alone)."""
+    tiers = latest_edition(session, series)
+    if not drawable(tiers):
+        return None
+    drawn = _draw(session, tiers)
+    ids = {int(d.driver) for tier in drawn for d in tier} | {int(d) for s in tiers for d in _every_driver(session, s)}
+    names = {p.id: p.name for p in session.scalars(select(Player).where(Player.id.in_(ids)))} if ids else {}
+    going = {d.driver for tier in drawn for d in tier}
+    leavers = sorted({d for s in tiers for d in _every_driver(session, s)} - going, key=lambda d: names.get(int(d), d))
+    edition = tiers[0].edition + 1
+    fact = SeriesDraw(
+        series=series,
+        title=find_game(tiers[0].kind).title,
+        edition=edition,
+        tiers=tuple(
+            DrawnTier(
+                n + 1,
+                _next_name(session, series, edition, n + 1, len(drawn)),
+                tuple(DrawnDriver(names.get(int(d.driver), d.driver), d.move.value, d.came_from) for d in tier),
+            )
+            for n, tier in enumerate(drawn)
+        ),
+        leavers=tuple(names.get(int(d), d) for d in leavers),
+        confirm_game=tiers[-1].races[-1].game.name if tiers[-1].races else "",
+        made=False,
+    )
+    return fact, drawn
+
+
+def _every_driver(session: Session, season: Season) -> set[str]:
+    return {row.driver for row in standings(seasons.season_rules(season), seasons.results_of(session, season))}
+
+
+def series_of(session: Session, name: str) -> str | None:
+    """The series called `name`, or the series of the season called `name` (None: neither)."""
+    wanted = name.strip().lower()
+    if session.scalar(select(Season.id).where(Season.series == wanted).limit(1)) is not None:
+        return wanted
+    season = seasons.find_season(session, wanted)
+    return season.series if season is not None else None
+
+
+def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str | None = None) -> SeriesDraw:
+    """Make the next season of `series` as drawn: each tier's season and its first race, started.
+    `gm_address`: the GM confirming by mail, who must be the GM of every tier (None: the CLI)."""
+    tiers = latest_edition(session, series)
+    if gm_address is not None and any(s.gm_address != gm_address.strip().lower() for s in tiers):
+        raise seasons.SeasonRequestError(say("season_none_of_yours", season=series))
+    found = draw_of(session, series)
+    if found is None:
+        raise seasons.SeasonRequestError(say("season_no_draw", series=series))
+    fact, drawn = found
+    for tier, drawn_tier in zip(fact.tiers, drawn, strict=True):
+        if not drawn_tier:
+            raise seasons.SeasonRequestError(say("season_empty_tier", tier=tier.tier, series=series))
+    people = {p.id: p for p in session.scalars(select(Player).where(Player.id.in_(_ids(drawn))))}
+    for old, tier, drawn_tier in zip(tiers, fact.tiers, drawn, strict=True):
+        season = Season(
+            name=tier.season,
+            kind=old.kind,
+            gm_address=old.gm_address,
+            scoring=old.scoring,
+            drop_results=old.drop_results,
+            no_show_penalty=old.no_show_penalty,
+            nmr_penalty=old.nmr_penalty,
+            races_planned=old.races_planned,
+            tracks=list(old.tracks),
+            created_at=shell.now(),
+            series=series,
+            tier=tier.tier,
+            edition=fact.edition,
+            promote=old.promote,
+            relegate=old.relegate,
+        )
+        session.add(season)
+        session.flush()
+        seated = _seat_names(session, tiers, drawn_tier, people)
+        try:
+            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated)
+        except turns.GameError as refused:
+            raise seasons.SeasonRequestError(say("season_next_refused", tier=tier.tier, reason=str(refused))) from None
+    return SeriesDraw(fact.series, fact.title, fact.edition, fact.tiers, fact.leavers, fact.confirm_game, made=True)
+
+
+def _ids(drawn: tuple[tuple[Drawn, ...], ...]) -> list[int]:
+    return [int(d.driver) for tier in drawn for d in tier]
+
+
+def _seat_names(
+    session: Session, tiers: Sequence[Season], drawn: Sequence[Drawn], people: dict[int, Player]
+) -> list[tuple[str, Player]]:
+    """Each drawn driver's seat in the new race: the seat's name they held in their tier's last
+    race (a number after it when two drivers held the same name in different tiers)."""
+    held: dict[str, str] = {}
+    for season in tiers:
+        if season.races:
+            for seat in season.races[-1].game.seats:
+                if seat.active and not seat.robot:
+                    held[seasons.driver_of(seat)] = seat.name
+    seated: list[tuple[str, Player]] = []
+    taken: set[str] = set()
+    for d in drawn:
+        base = held.get(d.driver, f"p{d.driver}")
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base[:26]}-{n}"
+        taken.add(name)
+        seated.append((name, people[int(d.driver)]))
+    return seated
+
+
+def digest_draws(session: Session, gm_address: str, now: datetime) -> list[SeriesDraw]:
+    """The draws waiting for `gm_address` (the GM of every tier) whose last race ended in the
+    last `DIGEST_DAYS` days: what the GM's digest shows."""
+    address = gm_address.strip().lower()
+    waiting: list[SeriesDraw] = []
+    for series in _recent_series(session, now):
+        tiers = latest_edition(session, series)
+        if not tiers or any(s.gm_address != address for s in tiers):
+            continue
+        found = draw_of(session, series)
+        if found is not None:
+            waiting.append(found[0])
+    return waiting
+
+
+def digest_gms(session: Session, now: datetime) -> set[str]:
+    """The GMs with a draw waiting for them (`digest_draws`), who get a digest for it even with
+    no game running."""
+    found: set[str] = set()
+    for series in _recent_series(session, now):
+        tiers = latest_edition(session, series)
+        addresses = {s.gm_address for s in tiers}
+        if len(addresses) == 1 and drawable(tiers):
+            found |= addresses
+    return found
+
+
+def _recent_series(session: Session, now: datetime) -> list[str]:
+    since = now - timedelta(days=DIGEST_DAYS)
+    ended = session.execute(
+        select(Season.series, func.max(Game.finished_at))
+        .join(SeasonRace, SeasonRace.season_id == Season.id)
+        .join(Game, Game.id == SeasonRace.game_id)
+        .where(Season.status == SeasonStatus.FINISHED)
+        .group_by(Season.series)
+    )
+    return sorted(series for series, last in ended if last is not None and as_utc(last) >= since)
+
+
+__all__ = [
+    "DIGEST_DAYS",
+    "confirm_next",
+    "digest_draws",
+    "digest_gms",
+    "draw_of",
+    "drawable",
+    "latest_edition",
+    "lot_for",
+    "series_of",
+]

@@ -1,0 +1,349 @@
+"""The reliability record and the substitutes bench (docs/reliability.md).
+
+Issue 42: "A reliability record kept apart (on-time ratio, NMRs, games abandoned, seats taken
+over as a substitute credited), visible to the player (`RECORD` by mail) and usable by a GM as
+an entry gate (`--min-reliability`) ... A substitutes bench: players volunteer (`SUBSTITUTE ON
+<game kind>`); when a seat is dropped or hits the NMR limit, the bot offers it to the bench by
+mail (first to accept takes it, as REPLACE does today), a robot driving it meanwhile; the GM
+sees it in the digest; the taker is credited."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import select
+from sqlalchemy.orm.attributes import set_committed_value
+
+from bot.app import App
+from bot.cli import main as cli_main
+from bot.fate import Refused
+from bot.games import bench, reliability
+from bot.gm import digest
+from bot.models import ChangeWhy, OfferStatus, Player, Seat, SeatChange, SeatOffer
+from bot.store import find_game_row
+from bot.testing import reply_to
+from rules.reliability import Reliability
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, GM, audit, body_of, cycle, gm_says, last, mails, player_says, stranger_says
+
+gapp = gm_helpers.gapp
+rc = gm_helpers.rc
+SUB1, SUB2 = "sub1@example.net", "sub2@example.net"
+ORDERING = ("kelly", "seb", "steve", "roger")  # anna sends nothing
+
+
+def record_of(app: App, address: str) -> Reliability:
+    with app.db.read() as session:
+        player = session.scalar(select(Player).where(Player.address == address))
+        assert player is not None, address
+        return reliability.record(session, player)
+
+
+def seat_of(app: App, name: str, game: str = "rc1") -> tuple[str, bool]:
+    """The address holding seat `name` and whether a robot drives it."""
+    with app.db.read() as session:
+        row = find_game_row(session, game)
+        assert row is not None
+        seat = next(s for s in row.seats if s.name == name)
+        return seat.player.address, seat.robot
+
+
+def on_bench(app: App, address: str, kind: str = "racecraft") -> None:
+    """A stranger's SUBSTITUTE ON and the reply to its code mail (double opt-in)."""
+    stranger_says(app, address, f"SUBSTITUTE ON {kind}")
+    code_mail = last(app, address)
+    assert "[confirm bench." in str(code_mail["Subject"]), str(code_mail["Subject"])
+    app.inbox.deliver(reply_to(code_mail, "yes", sender=address))  # type: ignore[attr-defined]
+    cycle(app)
+    assert "You are on the substitutes bench of Racecraft" in body_of(last(app, address))
+
+
+def a_turn(app: App, seats: tuple[str, ...] = ORDERING) -> None:
+    """Each of `seats` sends USE 1; the deadline passes."""
+    for seat in seats:
+        player_says(app, seat, "USE 1")
+    app.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
+    cycle(app)
+
+
+def to_the_nmr_limit(app: App) -> None:
+    with app.db.transaction() as session:
+        game = find_game_row(session, "rc1")
+        assert game is not None
+        game.nmr_limit, game.nmr_action = 2, "drop"
+    a_turn(app)
+    a_turn(app)
+
+
+def offers_to(app: App, address: str) -> list[object]:
+    return [m for m in mails(app, address) if "A seat to take over" in str(m["Subject"])]
+
+
+def test_a_stranger_is_on_the_bench_only_once_the_code_comes_back(gapp: App) -> None:
+    stranger_says(gapp, SUB1, "SUBSTITUTE ON racecraft")
+    with gapp.db.read() as session:
+        assert session.scalar(select(Player).where(Player.address == SUB1)) is None  # nothing yet
+    assert "Nothing is done until this address confirms it" in body_of(last(gapp, SUB1))
+    on_bench(gapp, SUB2)
+    stranger_says(gapp, SUB2, "SUBSTITUTE OFF racecraft")
+    assert "You are off the substitutes bench of Racecraft" in body_of(last(gapp, SUB2))
+
+
+def test_a_player_is_on_the_bench_at_once_and_an_unknown_kind_is_refused(rc: App) -> None:
+    player_says(rc, "kelly", "SUBSTITUTE ON speed-circuit")
+    assert "You are on the substitutes bench of Speed Circuit" in body_of(last(rc, ADDRESS["kelly"]))
+    player_says(rc, "kelly", "SUBSTITUTE ON chess")
+    assert "kinds of game the bot runs" in body_of(last(rc, ADDRESS["kelly"]))
+    player_says(rc, "kelly", "RECORD")
+    assert "You are on the substitutes bench of: speed_circuit" in body_of(last(rc, ADDRESS["kelly"]))
+
+
+def test_a_seat_at_the_nmr_limit_goes_to_a_robot_and_is_offered_to_the_bench(rc: App) -> None:
+    on_bench(rc, SUB1)
+    on_bench(rc, SUB2)
+    player_says(rc, "kelly", "SUBSTITUTE ON racecraft")  # holds a seat of rc1: never offered one
+    to_the_nmr_limit(rc)
+    assert seat_of(rc, "anna") == ("robot", True)  # not dropped: a robot drives it meanwhile
+    assert "offered to the substitutes bench" in body_of(last(rc, ADDRESS["anna"]))
+    assert len(offers_to(rc, SUB1)) == 1 and len(offers_to(rc, SUB2)) == 1
+    assert not offers_to(rc, ADDRESS["kelly"])
+    offer = offers_to(rc, SUB1)[0]
+    assert "CONFIRM offer." in body_of(offer) and "mailto:" in body_of(offer)  # the one-tap link
+    gm_mail = bodies_of(rc, GM)
+    assert "offered to the 2 people of the substitutes bench" in gm_mail
+    # The first answer takes the seat, as REPLACE hands one over.
+    rc.inbox.deliver(reply_to(offer, "I'll take it", sender=SUB1))  # type: ignore[attr-defined]
+    cycle(rc)
+    assert seat_of(rc, "anna") == (SUB1, False)
+    sheet = [m for m in mails(rc, SUB1) if "from the substitutes bench" in body_of(m)]
+    assert sheet, "the taker gets the turn sheet"
+    assert "took over seat anna" in body_of(last(rc, ADDRESS["seb"]))
+    # The second is told clearly that it has gone, and nothing changes.
+    rc.inbox.deliver(reply_to(offers_to(rc, SUB2)[0], "me too", sender=SUB2))  # type: ignore[attr-defined]
+    cycle(rc)
+    assert "no longer on offer" in body_of(last(rc, SUB2))
+    assert seat_of(rc, "anna") == (SUB1, False)
+    # The GM sees the offer and the taker in the digest (the audit log).
+    commands = [a.command for a in audit(rc)]
+    assert "OFFER rc1 anna" in commands and "SUBSTITUTE rc1 anna" in commands
+    digest.send_due_digests(rc.shell, force=True)
+    rc.service.send()
+    sent = body_of(last(rc, GM))
+    assert "OFFER rc1 anna" in sent and "SUBSTITUTE rc1 anna" in sent and SUB1 in sent
+    # The taker plays the turn, answering the sheet they got.
+    rc.inbox.deliver(reply_to(sheet[-1], "USE 1", sender=SUB1))  # type: ignore[attr-defined]
+    cycle(rc)
+    assert "USE 1" in body_of(last(rc, SUB1))
+    a_turn(rc)
+    taker = record_of(rc, SUB1)  # turn 3 with their orders (early resolution), turn 4 by the deadline without
+    assert (taker.turns, taker.on_time, taker.nmrs) == (2, 1, 1)
+    # Credited: the taker's record counts the seat; anna's counts the game she left.
+    assert record_of(rc, SUB1).substitute == 1
+    anna = record_of(rc, ADDRESS["anna"])
+    assert (anna.turns, anna.on_time, anna.nmrs, anna.abandoned) == (2, 0, 2, 1)
+
+
+def test_two_answers_at_once_give_the_seat_to_one_and_a_clear_answer_to_the_other(rc: App) -> None:
+    on_bench(rc, SUB1)
+    on_bench(rc, SUB2)
+    to_the_nmr_limit(rc)
+    for address in (SUB2, SUB1):  # in the same poll: one batch
+        rc.inbox.deliver(reply_to(offers_to(rc, address)[0], "mine", sender=address))  # type: ignore[attr-defined]
+    cycle(rc)
+    holder, robot = seat_of(rc, "anna")
+    assert not robot and holder in (SUB1, SUB2)
+    other = SUB1 if holder == SUB2 else SUB2
+    assert "no longer on offer" in body_of(last(rc, other))
+    assert "is yours" in bodies_of(rc, holder)
+    with rc.db.read() as session:
+        offers = list(session.scalars(select(SeatOffer)))
+        assert [(o.status, o.taken_by is not None) for o in offers] == [(OfferStatus.TAKEN, True)]
+
+
+def bodies_of(app: App, address: str) -> str:
+    return "\n".join(f"{m['Subject']}\n{body_of(m)}" for m in mails(app, address))
+
+
+def test_the_offer_is_taken_by_one_conditional_update_whatever_the_order(rc: App) -> None:
+    """Two takers of one offer, in two sessions, the second after the first committed: the second
+    finds it taken (the update's condition), never a second change of holder."""
+    on_bench(rc, SUB1)
+    on_bench(rc, SUB2)
+    to_the_nmr_limit(rc)
+    with rc.db.transaction() as session:
+        made = session.scalars(select(SeatOffer)).one()
+        bench.take(rc.shell, session, made, SUB1)
+    with rc.db.transaction() as session:
+        made = session.scalars(select(SeatOffer)).one()
+        seat = session.get_one(Seat, made.seat_id)
+        # As a second process read them before the first wrote: the offer open, a robot's seat.
+        set_committed_value(made, "status", OfferStatus.OPEN)
+        set_committed_value(seat, "robot", True)
+        with pytest.raises(Refused, match="no longer on offer"):
+            bench.take(rc.shell, session, made, SUB2)
+        session.rollback()
+    assert seat_of(rc, "anna") == (SUB1, False)
+    with rc.db.read() as session:
+        changes = [c.why for c in session.scalars(select(SeatChange))]
+    assert changes == [ChangeWhy.NMR_LIMIT, ChangeWhy.SUBSTITUTE]
+
+
+def test_resign_under_way_offers_the_seat_and_without_a_bench_drops_it(rc: App) -> None:
+    player_says(rc, "steve", "RESIGN rc1")
+    assert seat_of(rc, "steve")[0] == ADDRESS["steve"]  # nobody on the bench: dropped as before
+    on_bench(rc, SUB1)
+    player_says(rc, "roger", "RESIGN rc1")
+    assert seat_of(rc, "roger") == ("robot", True)
+    assert len(offers_to(rc, SUB1)) == 1
+    assert "offered to the substitutes bench" in body_of(last(rc, ADDRESS["roger"]))
+    assert record_of(rc, ADDRESS["roger"]).abandoned == 1
+    assert record_of(rc, ADDRESS["steve"]).abandoned == 1
+
+
+def test_the_record_counts_turns_held_on_time_and_nmrs_from_the_games(rc: App) -> None:
+    a_turn(rc, ("kelly", "seb"))
+    a_turn(rc, ("kelly",))
+    kelly, seb, anna = (record_of(rc, ADDRESS[s]) for s in ("kelly", "seb", "anna"))
+    assert (kelly.turns, kelly.on_time, kelly.nmrs, kelly.games) == (2, 2, 0, 1)
+    assert (seb.turns, seb.on_time, seb.nmrs) == (2, 1, 1)
+    assert seb.shown_ratio() == "0.50"
+    assert (anna.turns, anna.on_time, anna.nmrs, anna.abandoned) == (2, 0, 2, 0)
+    # RECORD: the person's own record, to their own address.
+    player_says(rc, "seb", "RECORD")
+    answer = body_of(last(rc, ADDRESS["seb"]))
+    assert (
+        "On-time ratio: 0.50 (1 of the 2 turns" in answer and "NMRs (turns the default was used for you): 1" in answer
+    )
+    stranger_says(rc, "nobody@example.net", "RECORD")
+    assert "On-time ratio: none yet" in body_of(last(rc, "nobody@example.net"))
+
+
+def test_a_rollback_takes_the_turn_out_of_the_record_until_it_resolves_again(rc: App) -> None:
+    a_turn(rc, ("kelly",))
+    assert record_of(rc, ADDRESS["seb"]).turns == 1
+    gm_says(rc, "ROLLBACK rc1")
+    assert record_of(rc, ADDRESS["seb"]) == Reliability()  # its defaults are discarded
+    player_says(rc, "seb", "USE 1")
+    gm_says(rc, "PROCESS rc1")
+    seb = record_of(rc, ADDRESS["seb"])
+    assert (seb.turns, seb.on_time) == (1, 1)
+
+
+def test_replace_gives_the_turns_after_it_to_the_new_holder(rc: App) -> None:
+    a_turn(rc, ("kelly",))
+    gm_says(rc, "REPLACE rc1 kelly kim@example.net Kim")
+    a_turn(rc, ("seb",))
+    player_says(rc, "kelly", "USE 1", address="kim@example.net")
+    kelly, kim = record_of(rc, ADDRESS["kelly"]), record_of(rc, "kim@example.net")
+    assert (kelly.turns, kelly.on_time, kelly.abandoned) == (1, 1, 0)  # replaced by the GM: not abandoned
+    assert (kim.turns, kim.on_time) == (1, 0)
+
+
+def test_the_entry_gate_refuses_a_join_below_it_with_the_figure_and_lets_a_newcomer_in(rc: App) -> None:
+    a_turn(rc, ("kelly",))
+    with rc.db.transaction() as session:
+        from bot.games.turns import create_game
+
+        game = create_game(rc.shell, session, kind="racecraft", name="rc2", players=(), gm_address=GM, signup=True)
+        game.min_reliability = "0.8"
+    player_says(rc, "seb", "JOIN rc2 Seb")
+    refusal = body_of(last(rc, ADDRESS["seb"]))
+    assert "at least 0.8" in refusal and "yours is 0.00: 0 of the 1 turns" in refusal
+    player_says(rc, "kelly", "JOIN rc2 Kelly")
+    assert "Welcome" in str(last(rc, ADDRESS["kelly"])["Subject"])
+    stranger_says(rc, "new@example.net", "JOIN rc2 Newbie")
+    assert "[confirm join." in str(last(rc, "new@example.net")["Subject"])  # no record yet: let in
+
+
+@pytest.mark.parametrize("verb", [["game", "new", "racecraft", "--name", "rc9"], ["gm", "configure", "rc1"]])
+def test_the_cli_refuses_a_gate_outside_0_to_1(verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = cli_main([*verb, "--min-reliability", "1.5"])
+    except SystemExit as exit_:
+        code = exit_.code  # type: ignore[assignment]
+    assert code == 2
+    assert "from 0 to 1" in capsys.readouterr().err
+
+
+@given(st.lists(st.tuples(st.integers(1, 30), st.integers(2, 9)), max_size=8), st.integers(1, 40))
+def test_each_turn_of_a_seat_has_one_holder_in_the_order_the_seat_changed_hands(
+    steps: list[tuple[int, int]], number: int
+) -> None:
+    """`holder_at`: the holder at turn n is the one who left at the first change after n (else
+    the holder now), so the seat's turns go to its holders in turn, none twice: whatever the
+    changes, walking the turns up meets the chain of holders in order."""
+    first = 1
+    changes: list[SeatChange] = []
+    holder = first
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    for turn, successor in sorted(steps):  # changes are made as the turns go by
+        changes.append(SeatChange(player_id=holder, successor_id=successor, turn=turn, at=at, why="replaced"))
+        holder, at = successor, at + timedelta(days=1)
+    seat = Seat(player_id=holder)
+    chain = [first] + [c.successor_id for c in changes]
+    seen = [reliability.holder_at(seat, changes, n)[0] for n in range(0, 41)]
+    walked = [p for i, p in enumerate(seen) if i == 0 or p != seen[i - 1]]
+    assert all(p in chain for p in walked)
+    positions = []
+    for p in walked:  # each new holder comes later in the chain than the one before
+        start = positions[-1] + 1 if positions else 0
+        positions.append(chain.index(p, start))
+    who, since = reliability.holder_at(seat, changes, number)
+    after = [c for c in changes if c.turn > number]
+    assert who == (after[0].player_id if after else holder)
+    assert (since is None) == (len(changes) == len(after))
+
+
+def test_in_a_season_the_driver_put_out_keeps_the_nmr_penalty_when_the_bench_takes_the_seat(rc: App) -> None:
+    """docs/championships.md: "out by the NMR limit ...: nothing, and the NMR penalty taken away",
+    whether the seat was dropped or went on to the bench; the taker scores the seat's place."""
+    from bot.games import seasons, turns
+    from rules.season import Outcome
+
+    on_bench(rc, SUB1)
+    with rc.db.transaction() as session:
+        seasons.create_season(
+            rc.shell,
+            session,
+            seasons.SeasonSettings("spring", "racecraft", GM, nmr_penalty=3, games=("rc1",)),
+        )
+    to_the_nmr_limit(rc)
+    rc.inbox.deliver(reply_to(offers_to(rc, SUB1)[0], "mine", sender=SUB1))  # type: ignore[attr-defined]
+    cycle(rc)
+    with rc.db.read() as session:
+        game = find_game_row(session, "rc1")
+        assert game is not None
+        rules, state, turn = turns.current_state(session, game)
+        assert turn is not None
+        anna, sub = (session.scalar(select(Player.id).where(Player.address == a)) for a in (ADDRESS["anna"], SUB1))
+        assert seasons.left_seats(session, game) == {anna: Outcome.NMR_OUT}
+        table = seasons.for_letters(session, game, rules, state, turn, finished=True)
+        assert table is not None
+        result = seasons.result_from(
+            game, rules, state, seasons.driven_seats(session, game), 1, 0, seasons.left_seats(session, game)
+        )
+    outcomes = {f.driver: f.outcome for f in result.finishes}
+    assert outcomes[str(anna)] is Outcome.NMR_OUT
+    assert str(sub) in outcomes and outcomes[str(sub)] is not Outcome.NMR_OUT
+    rows = {row.name: row.points for row in table.rows}
+    assert rows["Anna"] == -3
+
+
+def test_a_seat_taken_from_the_bench_reads_with_its_takers_name(rc: App) -> None:
+    """docs/DESIGN.md, "Seats that change hands": a seat the bench took reads "anna (<the taker's
+    name>)" in the taker's turn sheet and in the next results, as after REPLACE."""
+    on_bench(rc, SUB1)
+    to_the_nmr_limit(rc)
+    rc.inbox.deliver(reply_to(offers_to(rc, SUB1)[0], "I'll take it", sender=SUB1))  # type: ignore[attr-defined]
+    cycle(rc)
+    with rc.db.read() as session:
+        taker = session.scalar(select(Player).where(Player.address == SUB1))
+        assert taker is not None
+        label = f"anna ({taker.name})"
+    sheet = [body_of(m) for m in mails(rc, SUB1) if "from the substitutes bench" in body_of(m)]
+    assert sheet and f'You run as "{label}".' in sheet[-1]
+    a_turn(rc)
+    assert label in body_of(last(rc, ADDRESS["seb"]))

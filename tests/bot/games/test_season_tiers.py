@@ -1,0 +1,205 @@
+"""A series in tiers (docs/championships.md, "Tiers: promotion and relegation"; issue 42: "Tiers
+with promotion and relegation between seasons (N up, N down, settings), and the next season's
+tiers drawn by the bot, the GM confirming from the digest"): two tiers of one race each; once
+both have ended the draw is in the GM's digest and answers SEASON <game> NEXT; nothing is made
+until SEASON <game> NEXT CONFIRM (or `flagman season next --confirm`), which makes each tier's
+next season and starts its first race with the drawn drivers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from bot.app import App
+from bot.games import season_tiers, seasons
+from bot.games.turns import PlayerSpec, create_game
+from bot.gm import digest
+from bot.models import Game, GmAudit, Season
+from bot.testing import body_of
+from tests.bot.gm_helpers import GM, bodies, gm_says, mails, new_app, player_says, to_the_finish
+
+TOP = tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", "anna"))
+LOW = tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed"))
+
+
+@pytest.fixture
+def tiers(tmp_path: Path) -> Iterator[App]:
+    """Series cup: tier 1 (top1, game a1: five drivers), tier 2 (low1, game b1: five others), one
+    race each, one up and one down; both races run to their end, and the seasons
+    marked finished by the tick after."""
+    app = new_app(tmp_path)
+    with app.db.transaction() as session:
+        for game, people in (("a1", TOP), ("b1", LOW)):
+            create_game(
+                app.shell, session, kind="racecraft", name=game, gm_address=GM, seed=3, deadline="24h",
+                options={"turns": "3"}, players=[PlayerSpec(s, a, s.title(), "UTC") for s, a in people],
+            )  # fmt: skip
+        for name, tier, game in (("top1", 1, "a1"), ("low1", 2, "b1")):
+            seasons.create_season(
+                app.shell,
+                session,
+                seasons.SeasonSettings(
+                    name=name,
+                    kind="racecraft",
+                    gm_address=GM,
+                    races=1,
+                    games=(game,),
+                    series="cup",
+                    tier=tier,
+                    promote=1,
+                    relegate=1,
+                ),  # fmt: skip
+            )
+    app.service.send()
+    for game, people in (("a1", TOP), ("b1", LOW)):
+        for use, (seat, address) in enumerate(people):
+            player_says(app, seat, f"USE {use}", game=game, address=address)
+    to_the_finish(app, "a1")
+    to_the_finish(app, "b1")
+    app.service.tick()
+    yield app
+    app.close()
+
+
+def _tables(app: App) -> dict[str, list[str]]:
+    with app.db.read() as session:
+        out = {}
+        for name in ("top1", "low1"):
+            season = seasons.find_season(session, name)
+            assert season is not None and season.status == "finished"
+            out[name] = [row.name for row in seasons.table_of(session, season).rows]
+        return out
+
+
+def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_confirmed(tiers: App) -> None:
+    tables = _tables(tiers)
+    top, low = tables["top1"], tables["low1"]
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None
+        draw = found[0]
+    assert [[d.name for d in t.drivers] for t in draw.tiers] == [[*top[:4], low[0]], [top[4], *low[1:]]]
+    assert [t.season for t in draw.tiers] == ["cup-2-t1", "cup-2-t2"]
+    # The GM has no game running, but the draw brings the digest.
+    assert digest.send_due_digests(tiers.shell, force=True) == 1
+    tiers.service.send()
+    text = [body_of(m) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
+    assert "the draw for season 2" in text and f"{low[0]} (up from tier 1)" not in text
+    assert f"{low[0]} (up from tier 2)" in text and f"{top[4]} (down from tier 1)" in text
+    assert "SEASON b1 NEXT CONFIRM" in text
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    assert "the draw for season 2" in bodies(tiers, GM)
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Season)) == 2, "nothing made by the draw"
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    with tiers.db.read() as session:
+        made = {s.name: s for s in session.scalars(select(Season).where(Season.edition == 2))}
+        assert set(made) == {"cup-2-t1", "cup-2-t2"}
+        first = made["cup-2-t1"].races[0].game
+        assert (made["cup-2-t1"].tier, made["cup-2-t1"].promote, made["cup-2-t1"].relegate) == (1, 1, 1)
+        assert first.status == "active" and first.name == "cup-2-t1-r1" and first.options == {"turns": "3"}
+        assert [s.player.name for s in first.seats] == [*top[:4], low[0]], "those who stay, then those come up"
+        second = made["cup-2-t2"].races[0].game
+        assert [s.player.name for s in second.seats] == [top[4], *low[1:]], "those come down first"
+        row = session.scalars(select(GmAudit)).all()[-1]
+        assert row.outcome.startswith("done: Series cup (Racecraft): season 2 is made")
+        assert season_tiers.draw_of(session, "cup") is None, "made once: the new edition runs"
+    sheet = [m for m in mails(tiers, "zed@example.org") if "[cup-2-t" in str(m["Subject"])]
+    assert sheet and "This is race 1 of 1 of season cup-2-t" in body_of(sheet[0])
+
+
+def test_a_second_confirm_and_a_confirm_by_another_gm_are_refused(tiers: App) -> None:
+    with tiers.db.transaction() as session:
+        game = session.scalar(select(Game).where(Game.name == "a1"))
+        assert game is not None
+        with pytest.raises(seasons.SeasonRequestError):
+            season_tiers.confirm_next(tiers.shell, session, "cup", gm_address="other@example.org")
+        season_tiers.confirm_next(tiers.shell, session, "cup")
+    with tiers.db.transaction() as session:
+        with pytest.raises(seasons.SeasonRequestError, match="no next season to draw"):
+            season_tiers.confirm_next(tiers.shell, session, "cup")
+
+
+def test_season_next_by_cli_shows_the_draw_and_makes_it_with_confirm(
+    tiers: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import init_dir, main
+
+    config = init_dir(tmp_path / "site", "flagman@example.org")
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('"sqlite:///flagman.sqlite"', f'"{tiers.settings.database_url}"'), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--config", str(config), "season", "next", "top1"]) == 0, "a season names its series"
+    shown = capsys.readouterr().out
+    assert "Series cup (Racecraft): the draw for season 2" in shown and "--confirm" in shown
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Season)) == 2
+    assert main(["--config", str(config), "season", "next", "cup", "--confirm"]) == 0
+    assert "season 2 is made" in capsys.readouterr().out
+    assert main(["--config", str(config), "season", "next", "cup"]) == 2
+    assert "no next season to draw" in capsys.readouterr().err
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Season)) == 4
+
+
+def test_a_tier_is_taken_once_and_a_series_is_of_one_kind(tmp_path: Path) -> None:
+    app = new_app(tmp_path)
+    try:
+        with app.db.transaction() as session:
+            made = seasons.create_season(
+                app.shell, session, seasons.SeasonSettings("t1", "racecraft", GM, series="league", promote=2)
+            )
+            assert (made.series, made.tier, made.edition) == ("league", 1, 1)
+            alone = seasons.create_season(app.shell, session, seasons.SeasonSettings("solo", "racecraft", GM))
+            assert (alone.series, alone.tier) == ("solo", 1), "a season alone is a series of its own"
+        for settings, reason in (
+            (seasons.SeasonSettings("t1b", "racecraft", GM, series="league"), "Tier 1 of series league is season t1"),
+            (seasons.SeasonSettings("t2", "speed-circuit", GM, series="league", tier=2), "a series of racecraft"),
+            (seasons.SeasonSettings("t2", "racecraft", GM, series="league", tier=11), "A tier is a number from 1"),
+            (seasons.SeasonSettings("t2", "racecraft", GM, series="league", relegate=99), "0 to 20 down"),
+        ):
+            with app.db.transaction() as session, pytest.raises(seasons.SeasonRequestError, match=reason):
+                seasons.create_season(app.shell, session, settings)
+    finally:
+        app.close()
+
+
+def test_season_new_by_gm_mail_takes_series_tier_up_and_down(tmp_path: Path) -> None:
+    from tests.bot.conftest import RACERS
+
+    app = new_app(tmp_path)
+    try:
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, seed=7)
+        app.service.send()
+        gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 UP 2 DOWN 1")
+        with app.db.read() as session:
+            season = seasons.find_season(session, "low")
+            assert season is not None
+            assert (season.series, season.tier, season.promote, season.relegate) == ("league", 2, 2, 1)
+        assert "series league, tier 2, its top 2 go up, its bottom 1 go down" in bodies(app, GM)
+        gm_says(app, "SEASON rc1 NEXT")
+        assert "Series league has no next season to draw" in bodies(app, GM)
+    finally:
+        app.close()
+
+
+def test_a_driver_without_a_seat_at_the_end_leaves_and_the_next_moves_in_their_place(tiers: App) -> None:
+    """docs/championships.md: "the drivers going on are the people holding a seat of their
+    tier's last race at its end ...; a leaver is never moved and does not count: the next
+    driver in the table moves in their place"."""
+    top, low = _tables(tiers)["top1"], _tables(tiers)["low1"]
+    with tiers.db.transaction() as session:
+        b1 = session.scalar(select(Game).where(Game.name == "b1"))
+        assert b1 is not None
+        leaving = next(seat for seat in b1.seats if seat.player.name == low[0])
+        leaving.active = False  # tier 2's winner resigned at the end
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None
+    draw = found[0]
+    assert draw.leavers == (low[0],)
+    assert [[d.name for d in t.drivers] for t in draw.tiers] == [[*top[:4], low[1]], [top[4], *low[2:]]]
