@@ -1,4 +1,4 @@
-"""hostile: `parse_inbound` on mails built to stall it (issue 14), next to a normal order mail.
+"""hostile: `parse_inbound` on mails built to stall it, next to a normal order mail.
 
 A stranger can send any header section within the size cap (`[limits] max_mail_bytes`, 2 MiB
 by default; four cases are somewhat larger, as a site may raise the cap). Each case below is one such

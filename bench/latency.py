@@ -4,7 +4,7 @@ The bot runs as the service does (`bot.daemon.jobs.Runner`: APScheduler jobs, an
 that wakes the poll, the poll waking the send) in a worker process, with its outbox on the
 SMTP sink. For each mail: the time from the end of its LMTP delivery (Dovecot answered 250)
 to the arrival at the sink of the confirmation that answers it (In-Reply-To). Target
-(issue 28; performance.md asked 1 s): p95 <= 250 ms.
+(performance.md asked 1 s): p95 <= 250 ms.
 """
 
 from __future__ import annotations

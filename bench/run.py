@@ -25,14 +25,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, hostile, ingest, latency, practice, retention, robots, scale
+from bench import deadline, hostile, ingest, latency, practice, ratings, retention, robots, scale
 from bench.burn import burners
 from bench.overrides import overrides
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice", "retention")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice", "retention", "ratings")
 DEFAULT = ("ingest", "deadline", "latency")
-SERVERLESS = ("hostile", "robots", "practice", "retention")
+SERVERLESS = ("hostile", "robots", "practice", "retention", "ratings")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -156,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
                 elif name == "robots":
                     races = args.races if args.races is not None else robots.FULL_RACES if args.full else robots.RACES
                     result = robots.run(max(1, races), jobs=args.jobs)
+                elif name == "ratings":
+                    result = ratings.run()
                 elif name == "retention":
                     result = retention.run(args.db)
                 elif name == "practice":

@@ -153,6 +153,9 @@ class Player(Base):
     # CALENDAR ON|OFF (migration 0006): whether turn sheets carry the deadline as a calendar
     # event (bot.mail_out.calendar), for all the player's games.
     calendar: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # RATING ON|OFF (migration 0021_ratings): whether the player's rating is shown to them (in
+    # their own results letters), off until they ask; it is worked out either way (bot.ratings).
+    rating: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class PressMode(enum.StrEnum):
@@ -220,7 +223,7 @@ class Seat(Base):
     # How well its robot drives (migration 0016_robots, `rules.api.RobotLevel`): "normal" or "easy".
     robot_level: Mapped[str] = mapped_column(String(8), default="normal", server_default="normal")
     # Given to another person by the GM's REPLACE or taken from the substitutes bench (migration
-    # 0021_talk4): the letters show it as "<seat> (<holder's name>)"
+    # 0022_talk4): the letters show it as "<seat> (<holder's name>)"
     # (bot.letters.context.seat_labels); the rules key it by `name`.
     handed_over: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 

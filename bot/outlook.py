@@ -105,7 +105,9 @@ def nmr_default(rules: AnyGame, state: GameState, seat: Seat) -> tuple[tuple[Gam
         plotted = rules.plot_orders(state, seat.name, seat.gm_plot)
         if plotted is not None:
             return plotted, Source.PLOT
-        log.warning(
+        # Expected, not a fault: a plot stands "while it is legal", and one the GM set for the
+        # turns that allow it (CRUISE at the start) waits for them; the GM was told.
+        log.debug(
             "GM plot for %s cannot stand this turn (%s); using the game's default",
             seat.name,
             "; ".join(p.reason for p in rules.parse_orders(state, seat.name, seat.gm_plot).problems),

@@ -155,6 +155,12 @@ class PracticeSettings:
 
 
 @dataclass(frozen=True)
+class RatingSettings:
+    # A person's rating (RATING ON) is shown only once they have finished this many rated races.
+    shown_after: int = 3
+
+
+@dataclass(frozen=True)
 class DkimSettings:
     # DKIM signing of every outgoing mail (RFC 6376), for a relay that does not sign.
     # Off while `selectors` is empty. One private key per selector (ed25519 or RSA), from the
@@ -223,6 +229,7 @@ class Settings:
     auth: AuthSettings = AuthSettings()
     limits: LimitSettings = LimitSettings()
     practice: PracticeSettings = PracticeSettings()
+    ratings: RatingSettings = RatingSettings()
     dkim: DkimSettings = DkimSettings()
     dns: DnsSettings = DnsSettings()
     log: LogSettings = LogSettings()
@@ -260,6 +267,7 @@ _SECTIONS: dict[str, type] = {
     "auth": AuthSettings,
     "limits": LimitSettings,
     "practice": PracticeSettings,
+    "ratings": RatingSettings,
     "dkim": DkimSettings,
     "dns": DnsSettings,
     "log": LogSettings,
@@ -446,6 +454,7 @@ NUMBER_BOUNDS: dict[tuple[str, str], tuple[Bounds, str]] = {
     ("limits", "answers_to_strangers_per_hour"): (Bounds(0, 10**6), " mails"),
     ("limits", "answers_to_strangers_per_domain_per_day"): (Bounds(0, 10**6), " mails"),
     ("limits", "address_change_hold_hours"): (Bounds(0, 24 * 365), " hours"),
+    ("ratings", "shown_after"): (Bounds(1, 100), " rated races"),
     ("dns", "port"): (_PORT, ""),
     ("dns", "timeout"): (_TIMEOUT, " seconds"),
     ("retention", "sent_mail_days"): (Bounds(0, 36500), " days (0: for ever)"),

@@ -87,7 +87,7 @@ def unavailable(what: str, why: object) -> None:
     pytest.fail(message, pytrace=False)
 
 
-# -- storage faults made for real (issue 33) ----------------------------------------------------
+# -- storage faults made for real ---------------------------------------------------------------
 
 ROOT = Path(__file__).resolve().parents[1]
 # Root ignores file modes (CAP_DAC_OVERRIDE): a command that must meet a file it may not write

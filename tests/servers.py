@@ -1158,7 +1158,7 @@ class Postgres:
 
 
 # --------------------------------------------------------------------------------------------
-# DNS (issue 19): an authoritative server for the test zones, so that `flagman doctor` and the
+# DNS: an authoritative server for the test zones, so that `flagman doctor` and the
 # DKIM verification in the tests ask a real DNS server over the wire, never the internet.
 
 

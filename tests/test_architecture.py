@@ -65,6 +65,7 @@ LAYERS = (
     "models",
     "db",
     "dice",
+    "ratings",
     "schedules",
     "store",
     "outlook",

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import io
+import re
 import subprocess
 import sys
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -20,7 +27,7 @@ def test_ruff_finds_nothing() -> None:
 
 
 def test_the_tree_is_formatted_as_ruff_format_writes_it() -> None:
-    """Issue 28: `ruff format` enforced (its settings in pyproject.toml: 120 columns); run
+    """`ruff format` enforced (its settings in pyproject.toml: 120 columns); run
     `ruff format .` before committing."""
     done = run("ruff", "format", "--check", "--no-cache", ".")
     assert done.returncode == 0, done.stdout[-5000:]
@@ -31,3 +38,48 @@ def test_mypy_passes_strict_on_rules_and_on_the_shell() -> None:
     checks (rules/ and bot/), so a bare `mypy` checks the same."""
     done = run("mypy", "--no-incremental")
     assert done.returncode == 0, done.stdout[-5000:]
+
+
+# A comment or docstring that names an issue by number ("issue N", "Issues N, M", "issue #N").
+CITES_AN_ISSUE = re.compile(r"\b[Ii]ssues? #?[0-9]")
+CITING_ROOTS = ("bot", "rules", "tests", "bench")
+
+
+def comments_and_docstrings(source: str) -> Iterator[tuple[int, str]]:
+    """Every comment of `source`, and every string that stands as a statement of its own (the
+    docstrings of modules, classes and functions, and any other bare string), with its line."""
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            yield node.lineno, node.value.value
+
+
+def issue_citations(source: str) -> list[int]:
+    return sorted(line for line, text in comments_and_docstrings(source) if CITES_AN_ISSUE.search(text))
+
+
+def test_comments_and_docstrings_cite_behaviour_not_issues() -> None:
+    """conventions.md: comments and docstrings say what the code guarantees, never "issue N" or
+    history: no comment or docstring in bot/, rules/, tests/ or bench/ names an issue by number."""
+    found = [
+        f"{path.relative_to(REPO)}:{line}"
+        for root in CITING_ROOTS
+        for path in sorted((REPO / root).rglob("*.py"))
+        for line in issue_citations(path.read_text(encoding="utf-8"))
+    ]
+    assert not found, found
+
+
+@pytest.mark.parametrize(
+    ("source", "lines"),
+    [
+        ('"""The cap holds (issue 14)."""\n', [1]),
+        ('def f() -> None:\n    """As Issues 3 and 5 asked."""\n', [2]),
+        ("x = 1  # see issue #27\n", [1]),
+        ('"""The cap holds."""\nx = "issue 14"  # a value, not a citation\n', []),
+    ],
+)
+def test_the_citation_check_reads_comments_and_docstrings_only(source: str, lines: list[int]) -> None:
+    assert issue_citations(source) == lines

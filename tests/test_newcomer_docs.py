@@ -1,4 +1,4 @@
-"""What a newcomer reads first leads into the repository (issue 41: "The README sends readers
+"""What a newcomer reads first leads into the repository ("The README sends readers
 to `../shared/design/`, outside the repository ... the README links there"), and there is a
 changelog with upgrade notes."""
 

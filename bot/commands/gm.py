@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.orm import Session
 
 from bot import dice, letters, outlook, store
@@ -394,6 +394,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     text = _orders_text(args[1])
     parsed = rules.parse_orders(state, seat.name, text)
     standing = rules.plot_orders(state, seat.name, text)
+    not_yet = ""
     if parsed.ok and parsed.orders:
         stored = rules.format_orders(parsed.orders)
     elif standing is not None and all(p.kind is ProblemKind.INVALID for p in parsed.problems):
@@ -401,6 +402,12 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         # round number, for every round the player leaves empty): kept as the GM wrote it,
         # and read by the game at each deadline. An illegal order is still refused below.
         stored = "\n".join(line for line in text.splitlines() if line)
+    elif parsed.problems and all(p.kind is ProblemKind.ILLEGAL for p in parsed.problems):
+        # Orders the game understands but does not allow in this turn (CRUISE at the start): a
+        # plot stands "while it is legal", so it is kept for the turns that allow it, and the
+        # game's own default stands until then -- said to the GM and to the player.
+        stored = "\n".join(line.strip() for line in text.splitlines() if line.strip())
+        not_yet = "; ".join(p.reason for p in parsed.problems)
     else:
         raise _not_valid(rules, state, seat, parsed)
     seat.gm_plot = stored
@@ -413,12 +420,21 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     stands = ""
     if standing is not None and rules.format_orders(standing) != stored:
         stands = f"\n\nIn {turn.label} it stands for:\n" + orders_block(rules.format_orders(standing))
+    elif standing is None and not_yet:
+        default = rules.format_orders(rules.default_orders(state, seat.name))
+        stands = (
+            f"\n\nIt is not allowed in {turn.label} ({not_yet}): until a turn allows it, the game's own "
+            "default is used" + (f"; in {turn.label} it is:\n" + orders_block(default) if default else ".")
+        )
     announce(
         ctx,
         "The GM has set a plot for you",
         "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
-        "orders of yours are on file at a deadline, this turn and the next ones, until the GM clears it. "
-        "Orders you send always come first.\n\n" + orders_block(stored) + stands,
+        "orders of yours are on file at a deadline, "
+        + ("in the turns that allow it" if not_yet else "this turn and the next ones")
+        + ", until the GM clears it. Orders you send always come first.\n\n"
+        + orders_block(stored)
+        + stands,
         kind="gm_plot",
         to=seat.name,
     )
@@ -517,6 +533,31 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     return f"{ctx.game.name} is paused at {turn.label}; the players were told."
 
 
+def _deadline_set_while_paused(ctx: GmAction) -> bool:
+    """Whether the GM set the open turn's deadline (DEADLINE or EXTEND, done) since the game was
+    last paused (by PAUSE or by ROLLBACK, which reopens a turn paused), by the audit log."""
+    audit = (
+        select(GmAudit.id)
+        .where(GmAudit.game_id == ctx.game.id, GmAudit.outcome.like("done:%"))
+        .order_by(GmAudit.id.desc())
+        .limit(1)
+    )
+    paused_at = ctx.session.scalar(
+        audit.where(or_(GmAudit.command.ilike("PAUSE %"), GmAudit.command.ilike("ROLLBACK %")))
+    )
+    if paused_at is None:
+        return False
+    return (
+        ctx.session.scalar(
+            audit.where(
+                GmAudit.id > paused_at,
+                or_(GmAudit.command.ilike("DEADLINE %"), GmAudit.command.ilike("EXTEND %")),
+            )
+        )
+        is not None
+    )
+
+
 def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     if ctx.game.status != GameStatus.PAUSED:
@@ -525,9 +566,12 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     if rules.expected_players(state):
         # GM_COMMANDS: the clock restarts from now -- but a deadline the GM set later than
-        # that (EXTEND, DEADLINE before the pause) is kept.
+        # that (EXTEND, DEADLINE before the pause) is kept, and so is one the GM set (DEADLINE,
+        # EXTEND) since the game was paused, if it is still to come: the GM chose it for the
+        # resumed turn, and was told it stands.
         fresh = next_deadline(parse_schedule(ctx.game.deadline_spec), ctx.now, ctx.game.timezone)
-        if fresh is not None and old is not None and old > fresh:
+        chosen = old is not None and old > ctx.now and _deadline_set_while_paused(ctx)
+        if fresh is not None and old is not None and (old > fresh or chosen):
             fresh = old
         _set_deadline(ctx, turn, fresh if fresh is not None else old)
     # The pause cancelled the deadline's calendar event: it is sent again, moved or not.
@@ -850,22 +894,32 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
     closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
-    dice_words = (
-        f" Its dice will be drawn again: the secret its results revealed is spent, and a new one is "
-        f"committed to (entry {turn_dice['seq']} of the game's commitment log, the {turn_dice['draw_word']} "
-        f"for this turn): {turn_dice['commitment']}."
-        if (turn_dice := reveal.committed(session, LetterCache(), game, rules, turn)) is not None
-        else ""
+    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn)
+    dice_facts = (
+        {"seq": turn_dice["seq"], "draw_word": turn_dice["draw_word"], "commitment": turn_dice["commitment"]}
+        if turn_dice is not None
+        else None
     )
-    announce(
-        ctx,
-        f"{turn.label} is reopened",
-        f"The GM has rolled back the resolution of {turn.label}: the results you received for it no longer "
-        "count, and the turn is open again. The game is paused while the GM sets it right; you will be "
-        "told when it goes on. The orders you had on file for it still stand; you may send new ones." + dice_words,
-        kind="rollback",
-        calendar=True,
-    )
+    # Each seat is told what stands for it now, from the outlook: its own orders where it has
+    # some on file for the reopened turn, else what it gets if nothing arrives.
+    state = rules.load_state(turn.state)
+    subs = store.turn_submissions(session, turn)
+    wanted = set(rules.expected_players(state))
+    for seat in store.mailed_seats(game):
+        on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
+        announce(
+            ctx,
+            f"{turn.label} is reopened",
+            carried_words.reopened_to_seat(
+                outlook.what_counts(rules, state, seat, on_file),
+                reopened=turn.label,
+                orders_wanted=seat.name in wanted,
+                dice=dice_facts,
+            ),
+            kind="rollback",
+            calendar=True,
+            to=seat.name,
+        )
     return (
         f"rolled back to {turn.label}; it is open again and the game is paused: set right what needs it, "
         f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "

@@ -413,6 +413,15 @@ class Calendar(_OnOff):
 
 
 @dataclass(frozen=True, slots=True)
+class Rating(_OnOff):
+    verb: ClassVar[str] = "RATING"
+    syntax: ClassVar[str] = "RATING ON|OFF"
+    summary: ClassVar[str] = "your rating in your results (all kinds of game)"
+    example: ClassVar[str] = "RATING ON"
+    on: bool
+
+
+@dataclass(frozen=True, slots=True)
 class Reminders(_OnOff):
     verb: ClassVar[str] = "REMINDERS"
     syntax: ClassVar[str] = "REMINDERS OFF|ON"
@@ -534,6 +543,7 @@ PlayerCommand = (
     | Vacation
     | Ping
     | Calendar
+    | Rating
     | Reminders
     | Unsubscribe
     | Stop
@@ -564,6 +574,7 @@ PLAYER_COMMANDS: tuple[type[PlayerCommand], ...] = (
     Vacation,
     Ping,
     Calendar,
+    Rating,
     Reminders,
     ListGames,
     ShowRules,

@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from bot import letters, store
-from bot.commands import account, anyone, gm, player, press, season, streams
+from bot.commands import account, anyone, gm, player, press, ratings, season, streams
 from bot.commands.grammar import (
     GM_VERBS,
     Address,
@@ -51,6 +51,7 @@ from bot.commands.grammar import (
     Press,
     Preview,
     Process,
+    Rating,
     Record,
     Reminders,
     Replace,
@@ -103,6 +104,7 @@ PLAYER_HANDLERS: Mapping[type[PlayerCommand], PlayerHandler] = {
     Vacation: account.vacation,
     Ping: streams.ping,
     Calendar: streams.calendar,
+    Rating: ratings.rating,
     Reminders: streams.reminders,
     ListGames: anyone.list_games,
     ShowRules: anyone.rules,

@@ -331,7 +331,7 @@ def expire_idle(shell: Shell) -> int:
                     session,
                     ToSeat(seat),
                     say("practice_closed_title", game=game.name),
-                    say("practice_closed", game=game.name, why=why),
+                    say("practice_closed", game=game.name, why=why, kind=game.kind),
                     kind="practice",
                     error=False,
                 )

@@ -28,7 +28,7 @@ from bot import dice, outlook, store
 from bot.clock import as_utc
 from bot.facts import Kept, Recheck, Withdrawn
 from bot.games import carried as carried_orders
-from bot.games import observers, robots, seasons
+from bot.games import observers, ratings, robots, seasons
 from bot.letters import sheets
 from bot.letters.cache import LetterCache
 from bot.letters.context import seat_labels
@@ -537,6 +537,12 @@ def work_out(
         resolved["carried"] = None
         turn.carried = None
     season = seasons.for_letters(session, game, rules, new_state, turn, finished=next_turn is None)
+    shown_after = shell.settings.ratings.shown_after
+    rated = (
+        ratings.changes_shown(session, game, rules, new_state, shown_after)
+        if game.status == GameStatus.FINISHED
+        else {}
+    )
     letters = TurnLetters(
         rules,
         new_state,
@@ -552,6 +558,7 @@ def work_out(
         tuple(observers.observers_of(session, game)),
         seat_labels(game.seats),
         rules.stall(new_state) if next_turn is not None else None,
+        rated,
     )
     return TurnWrites(
         outcome,

@@ -8,6 +8,7 @@ batch). `Batch` holds both, and reads what a mail needs through its memo.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,16 @@ from rules.api import AnyGame, GameOrder, GameState
 
 MailKey = tuple[str, str]  # an inbound mail's (Message-ID, content hash): unique in the table
 RECENT_FOR = timedelta(minutes=1)  # how long a loop-limit count read once is used (BatchMemo)
+
+
+def _claimed_turn(claims: str | None) -> int | None:
+    """The newest turn number an outbox row's claims (`Outbox.claims`, JSON) speak of; None
+    when it claims none or they cannot be read."""
+    try:
+        numbers = [int(c["turn"]) for c in json.loads(claims)] if claims else []
+    except (ValueError, TypeError, KeyError):
+        return None
+    return max(numbers, default=None)
 
 
 def dedupe_hash(inbound: Inbound) -> str:
@@ -90,8 +101,9 @@ class BatchMemo:
     held: dict[int, bool] = field(default_factory=dict)  # turn id -> a seat's WAIT holds it (store.turn_held)
     senders: dict[int, set[int]] = field(default_factory=dict)  # turn id -> the seats with orders sent (store.senders)
     pending: set[tuple[str, str]] = field(default_factory=set)  # loop-limit keys of rows not yet written
-    # Our own mails the batch's mails answer (In-Reply-To, References): Message-ID -> (game id, when sent).
-    answered: dict[str, tuple[int | None, datetime]] = field(default_factory=dict)
+    # Our own mails the batch's mails answer (In-Reply-To, References): Message-ID -> (game id,
+    # when sent, the newest turn number the letter's claims speak of, None: it claims none).
+    answered: dict[str, tuple[int | None, datetime, int | None]] = field(default_factory=dict)
 
     def forget(self) -> None:
         self.games.clear()
@@ -196,10 +208,10 @@ class Batch:
         )
         if wanted:
             self.memo.answered.update(
-                (m, (g, as_utc(t)))
-                for m, g, t in among(
+                (m, (g, as_utc(t), _claimed_turn(claims)))
+                for m, g, t, claims in among(
                     session,
-                    select(Outbox.message_id, Outbox.game_id, Outbox.created_at),
+                    select(Outbox.message_id, Outbox.game_id, Outbox.created_at, Outbox.claims),
                     (Outbox.message_id,),
                     [(m,) for m in wanted],
                 )

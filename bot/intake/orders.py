@@ -93,6 +93,51 @@ def _left_out(problems: Sequence[OrderProblem], order_help: str) -> list[str]:
     return out
 
 
+def _overruled(
+    rules: AnyGame, state: GameState, seat: str, problems: Sequence[OrderProblem], merged: Sequence[GameOrder]
+) -> set[int]:
+    """The numbers of the refused lines whose kind of order the set holds already ("SKILL ALL"
+    then "SKILL NONE": the first stands): for them the set's own order stands, not a default.
+    A line is of a kind when, on its own, the game's parser reads it as an order of that type."""
+    kinds = {type(order) for order in merged}
+    out = set()
+    for problem in problems:
+        alone = rules.parse_orders(state, seat, problem.line).orders
+        if alone and all(type(order) in kinds for order in alone):
+            out.add(problem.line_no)
+    return out
+
+
+def _left_out_of(
+    rules: AnyGame,
+    state: GameState,
+    seat: str,
+    shown: Sequence[OrderProblem],
+    merged: Sequence[GameOrder],
+    order_help: str,
+) -> dict[str, object]:
+    """The refused lines a complete set is without, as the confirmation names them: those not
+    understood (`left_out`: the default stands for what they would have said), those understood
+    but not allowed now (`set_aside`: the game's reason says what stands instead, a locked
+    program, an order given before), and, of those, the ones whose kind of order the set holds
+    already (`overruled`: the set's own order stands)."""
+    overruled = _overruled(rules, state, seat, shown, merged)
+    return {
+        "left_out": _left_out(
+            [p for p in shown if p.kind is not ProblemKind.ILLEGAL and p.line_no not in overruled], order_help
+        ),
+        "set_aside": _left_out(
+            [p for p in shown if p.kind is ProblemKind.ILLEGAL and p.line_no not in overruled], order_help
+        ),
+        "overruled": [
+            {"line": named, "word": named.partition("(")[2].rstrip(")") or "order"}
+            for p in shown
+            if p.line_no in overruled
+            for named in _left_out([p], order_help)
+        ],
+    }
+
+
 def subject_orders(batch: Batch, session: Session, seat: Seat, subject: str) -> str:
     """The orders in the subject of a mail whose body has none (`orders_in_subject`), when
     they are orders of the seat's turn now: at least one line is an order, legal now or
@@ -139,8 +184,16 @@ def answered_turn(batch: Batch, session: Session, mail: Mail, game: Game, open_t
     inbound = mail.inbound
     answered = batch.memo.answered
     refs = [m for m in (inbound.in_reply_to, *reversed(inbound.references[-5:])) if m]
-    sent = next((answered[f"<{m}>"][1] for m in refs if answered.get(f"<{m}>", (None,))[0] == game.id), None)
-    if sent is not None:
+    found = next((answered[f"<{m}>"] for m in refs if answered.get(f"<{m}>", (None,))[0] == game.id), None)
+    if found is not None:
+        _, sent, claimed = found
+        if claimed is not None and claimed < open_turn.number:
+            # The letter says which turn it spoke of (its claims): an older one. Its time
+            # cannot tell where it was queued as that turn resolved and the next opened (the
+            # answer to the orders that completed it).
+            older = session.scalar(select(Turn).where(Turn.game_id == game.id, Turn.number == claimed))
+            if older is not None and older.resolved_at is not None:
+                return older
         if sent >= as_utc(open_turn.opened_at):
             return None
         # The turn open when that mail went: opened by then, not resolved by then (a results
@@ -596,7 +649,7 @@ def _orders_confirmed(
             "receipt_of": receipt_of,
             "complete": complete,
             "missing": list(rules.missing_orders(state, seat.name, merged)),
-            "left_out": _left_out(shown, order_help),
+            **_left_out_of(rules, state, seat.name, shown, merged, order_help),
             # What the set will cost, where the game can say so ("this plot
             # costs 2 wear and a top speed test").
             "consequences": list(rules.consequences(state, seat.name, merged)),

@@ -79,12 +79,19 @@ _KEEP_REST = re.compile(
     r"\beverything\s+else\s+(?:the\s+same|unchanged|as\s+before)\b",
     re.I,
 )
+# A line that says it adds to what came before ("Oh and PUSH YES", "also pay roll", "SLIP 1
+# too"): where it holds an order that is applied, the set on file stands but for what it changes,
+# as with "keep the rest".
+_ADDING = re.compile(r"^\W*(?:(?:oh|ah|oops)\W+)?(?:and|also|plus)\b|\b(?:too|as\s+well)\W*$", re.I)
 _OPTION = re.compile(r"\boption\s+([a-z])\b", re.I)
 # A clause that takes back what the line said before it ("Use 2. No wait, use 1."): the order
-# after it is the one meant, and the reading says what it replaced.
+# after it is the one meant, and the reading says what it replaced. A "no" that goes with it
+# ("Actually no - OVERTAKE", "sorry, no: use 4"), or stands alone before a dash or a colon
+# ("No - use 4"), takes back what was said; it does not negate the order after it.
 _CORRECTION = re.compile(
-    r"^\W*(?:no\W+wait|wait|actually|sorry|scratch\s+that|i\s+mean|correction|make\s+(?:that|it)|"
-    r"on\s+second\s+thoughts?|change\s+(?:that|it)\s+to)\b",
+    r"^\W*(?:(?:no\W+wait|wait|actually|sorry|scratch\s+that|i\s+mean|correction|make\s+(?:that|it)|"
+    r"on\s+second\s+thoughts?|change\s+(?:that|it)\s+to)\b(?:\W+no\b(?=\s*[-\u2013\u2014:]))?|"
+    r"no\s*[-\u2013\u2014:]+)",
     re.I,
 )
 NEGATIONS = frozenset(
@@ -454,6 +461,8 @@ def read(
             keep(line, number)
             continue
         original = line
+        adding = _ADDING.search(line) is not None
+        line = _ADDING.sub("", line) if adding else line
         keeps_rest = bool(_KEEP_REST.search(line))
         if keeps_rest:  # read as what it says of the set on file, the rest of the line as prose
             result.keeps_rest = True
@@ -463,13 +472,13 @@ def read(
                 keep("", number)
                 continue
         if _is_note(line, orders, letters):
-            result.readings.append(Reading(number, line.strip(), note=True, for_gm=for_the_gm(line)))
+            result.readings.append(Reading(number, original.strip(), note=True, for_gm=for_the_gm(line)))
             keep("", number)  # the line keeps its place: the lines after it keep their numbers
             continue
         if "?" in line and _ASKS.match(line):
             # "What does round 2 mean?": a question about the game, for the GM; its order words
             # are no orders offered back.
-            result.readings.append(Reading(number, line.strip(), note=True, for_gm=ForTheGm.QUESTION))
+            result.readings.append(Reading(number, original.strip(), note=True, for_gm=ForTheGm.QUESTION))
             keep("", number)
             continue
         fallback = _with_fallback(rules, state, seat, line, orders, budget)
@@ -485,6 +494,7 @@ def read(
         passed: list[str] = []
         corrected: list[str] = []  # applied before a correction ("no wait"): replaced by what follows
         correcting = False
+        signing = False  # the clause before was a courtesy ("Cheers"): a name may follow it
         said_last = ""  # the last phrase of the line's clauses so far, as written
         not_offered: list[tuple[str, str]] = []  # hedged longer readings the game refuses, and why
         for clause in _CLAUSE.split(line):
@@ -511,12 +521,17 @@ def read(
             if found:
                 said_last = " ".join(words[found[-1][0] : found[-1][1]])
             if not found:
-                if words and not is_courtesy(clause) and not _CORRECTION.match(clause):
+                courtesy = bool(words) and is_courtesy(clause)
+                # "Cheers, Seb": the name that signs off after a courtesy is no word unread.
+                signed = signing and 0 < len(words) <= 2 and all(w.isalpha() and w[:1].isupper() for w in words)
+                if words and not courtesy and not signed and not _CORRECTION.match(clause):
                     passed.append(" ".join(words))
                     if said_last and {_normal(w) for w in words} & HEDGES:
                         refused = _refused_reading(rules, state, seat, said_last, words, budget)
                         not_offered += [refused] if refused is not None else []
+                signing = courtesy
                 continue
+            signing = False
             if correcting and applied:
                 corrected += applied
                 applied = []
@@ -542,7 +557,7 @@ def read(
             words_for_gm = for_the_gm(line)
             if words_for_gm is not None:
                 # No order in it, and words for the GM (a question, a farewell): passed on, not refused.
-                result.readings.append(Reading(number, line.strip(), note=True, for_gm=words_for_gm))
+                result.readings.append(Reading(number, original.strip(), note=True, for_gm=words_for_gm))
                 keep("", number)
                 continue
             keep(line, number)  # an order word, but no order: the parser's reason stands
@@ -554,9 +569,11 @@ def read(
             if not (offered or negated):
                 words_for_gm = for_the_gm(line)
                 if words_for_gm is not None:
-                    result.readings.append(Reading(number, line.strip(), note=True, for_gm=words_for_gm))
+                    result.readings.append(Reading(number, original.strip(), note=True, for_gm=words_for_gm))
                     keep("", number)
                     continue
+        if adding and applied:  # "Oh and PUSH YES": an addition to the set on file
+            keeps_rest = result.keeps_rest = True
         result.readings.append(
             Reading(
                 number,

@@ -4,10 +4,12 @@ both times. Every sentence is a words template (`bot.letters.words`), given the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from bot.facts import Kept, Recheck, Refiled, Withdrawn
+from bot.letters.defaults import gets
 from bot.letters.words import say
+from bot.outlook import Counts, Source
 
 
 def _lines(kept: Kept) -> list[str]:
@@ -73,4 +75,20 @@ def in_gm_results(recheck: Recheck, label: str) -> str:
     )
 
 
-__all__ = ["in_gm_results", "in_results", "kept_to_seat", "rollback_to_gm", "withdrawn_to_seat"]
+def reopened_to_seat(counts: Counts, *, reopened: str, orders_wanted: bool, dice: Mapping[str, object] | None) -> str:
+    """To a seat when a ROLLBACK reopens `reopened`: what happened and, from the outlook's
+    `counts` for the seat, what stands for it now (its orders on file, or what it gets if
+    nothing arrives: never orders it did not send), where the turn asks orders of it
+    (`orders_wanted`); `dice`: the turn's new commitment, if any."""
+    return say(
+        "rollback_reopened",
+        reopened=reopened,
+        orders_wanted=orders_wanted,
+        on_file=counts.source is Source.ON_FILE,
+        orders=counts.text.splitlines(),
+        gets=gets(counts),
+        dice=dice,
+    )
+
+
+__all__ = ["in_gm_results", "in_results", "kept_to_seat", "reopened_to_seat", "rollback_to_gm", "withdrawn_to_seat"]

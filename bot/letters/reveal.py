@@ -87,28 +87,30 @@ def read_gm_orders(
 ) -> None:
     """`gm_orders` of `turn` from its submissions at hand (`subs`, by seat): no query but where
     the GM did enter orders (the door each came through is in the audit log)."""
-    rows = sorted(
-        (
-            (sub.id, sub.seat_id, sub.received_at)
-            for seat_subs in subs.values()
-            for sub in seat_subs
-            if sub.source == "gm"
-        ),
-        key=lambda row: row[0],
-    )
-    cache.gm_orders[turn.id] = _described(session, game, [(seat_id, at) for _, seat_id, at in rows])
+    every = [(sub.id, sub.seat_id, sub.received_at, sub.source) for seat_subs in subs.values() for sub in seat_subs]
+    cache.gm_orders[turn.id] = _described(session, game, _gm_rows(every))
 
 
 def _gm_orders(session: Session, game: Game, turn: Turn) -> list[dict[str, object]]:
-    rows = session.execute(
-        select(OrderSubmission.seat_id, OrderSubmission.received_at)
-        .where(OrderSubmission.turn_id == turn.id, OrderSubmission.source == "gm")
-        .order_by(OrderSubmission.id)
+    every = session.execute(
+        select(OrderSubmission.id, OrderSubmission.seat_id, OrderSubmission.received_at, OrderSubmission.source).where(
+            OrderSubmission.turn_id == turn.id
+        )
     ).all()
-    return _described(session, game, [(seat_id, at) for seat_id, at in rows])
+    return _described(session, game, _gm_rows([(i, seat, at, source) for i, seat, at, source in every]))
 
 
-def _described(session: Session, game: Game, rows: Sequence[tuple[int, datetime]]) -> list[dict[str, object]]:
+def _gm_rows(every: Sequence[tuple[int, int, datetime, str]]) -> list[tuple[int, datetime, bool]]:
+    """The GM's submissions among a turn's (id, seat id, received, source), oldest first: the
+    seat, when, and whether the seat's player sent orders of their own after it."""
+    rows = sorted(row for row in every if row[3] == "gm")
+    return [
+        (seat_id, at, any(o_seat == seat_id and o_id > sub_id and src == "mail" for o_id, o_seat, _, src in every))
+        for sub_id, seat_id, at, _ in rows
+    ]
+
+
+def _described(session: Session, game: Game, rows: Sequence[tuple[int, datetime, bool]]) -> list[dict[str, object]]:
     if not rows:
         return []
     names = {seat.id: seat for seat in game.seats}
@@ -119,7 +121,7 @@ def _described(session: Session, game: Game, rows: Sequence[tuple[int, datetime]
         ).all()
     }
     found: list[dict[str, object]] = []
-    for seat_id, at in rows:
+    for seat_id, at, then_own in rows:
         seat: Seat | None = names.get(seat_id)
         via = doors.get(as_utc(at), "mail")
         found.append(
@@ -128,6 +130,7 @@ def _described(session: Session, game: Game, rows: Sequence[tuple[int, datetime]
                 "robot": bool(seat is not None and seat.robot),
                 "at": utc_text(at),
                 "by": "by mail" if via == "mail" else "on the server's command line",
+                "then_own": then_own,
             }
         )
     return found

@@ -33,6 +33,7 @@ from bot.mail_out.render import sharing
 from bot.models import Game, GameStatus, Seat, Turn
 from bot.outlook import Outcome
 from bot.pictures import draw_options
+from bot.ratings import Change
 from bot.shell import Shell
 from bot.store import orders_on_file
 from rules.api import AnyGame, GameState, View, Viewer
@@ -82,6 +83,22 @@ def _before(
         "you_defaulted_by": _filled_by(outcome, seat) if seat is not None else "",
         "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, final=True),
     }
+
+
+def rating_words(change: Change | None, title: str) -> str:
+    """What a person's own final result says of their rating in `title` ("": not shown)."""
+    if change is None:
+        return ""
+    delta = change.delta
+    if change.first:
+        why = "first"
+    elif delta >= 0 and change.beat_above:
+        why = "beat_above"
+    elif delta < 0 and change.lost_below:
+        why = "lost_below"
+    else:
+        why = "up" if delta >= 0 else "down"
+    return say("rating_change", change=change, title=title, why=why)
 
 
 def season_words(season: SeasonTable | None) -> str:
@@ -253,15 +270,18 @@ def post_seat_letter(
     before: TurnBefore | None = None,
     carried: Refiled | Withdrawn | None = None,
     season: SeasonTable | None = None,
+    rating: Change | None = None,
 ) -> None:
     """`carried`: what became of the seat's orders a ROLLBACK kept for `turn` (its results say it);
-    `season`: the table of the season `game` is a race of, for its results to show."""
+    `season`: the table of the season `game` is a race of, for its results to show; `rating`:
+    what the race did to the rating of the seat's holder, for their own final result alone."""
     with sharing(cache.fragments):  # what every letter of the work shows alike, rendered once
         ctx = seat_context(
             shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache, before=before
         )
         ctx["season"] = season_words(season)
         ctx["season_facts"] = season
+        ctx["rating"] = rating_words(rating, str(ctx["game"]["title"]))
         if note:
             ctx["note"] = note
         ctx["carried"] = carried_words.in_results(carried, ctx["turn"]["deadline"]) if carried is not None else ""

@@ -7,7 +7,7 @@ stall notice."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.orm import Session
 
@@ -19,6 +19,7 @@ from bot.letters.reports import public_report
 from bot.mail_out import queue as mailout
 from bot.models import Game, OrderSubmission, Turn
 from bot.outlook import Outcome
+from bot.ratings import Change
 from bot.shell import Shell
 from rules.api import AnyGame, GameState, Stall
 
@@ -31,8 +32,8 @@ class TurnLetters:
     for the next turn's (a turn that needs no orders runs at once: Racecraft's final sprint)
     and the turn held before this one (`before`), the orders already on file for the next turn
     (`filed`: its robots' and those a ROLLBACK kept that stand), what became of those kept
-    (`recheck`), the season's table, the observers' addresses, the robot seats, and the stall
-    the GM is told of."""
+    (`recheck`), the season's table, the observers' addresses, the robot seats, the stall
+    the GM is told of, and the rating changes shown."""
 
     rules: AnyGame
     state: GameState
@@ -48,6 +49,9 @@ class TurnLetters:
     observers: tuple[str, ...]
     robots: Mapping[str, str]  # the seats' labels (bot.games.robots.seat_labels)
     stall: Stall | None
+    # What the race did to the ratings of the people to be told (a finished rated race: those who
+    # opted in and have raced enough), by seat number (`bot.games.ratings.changes_shown`).
+    ratings: Mapping[int, Change] = field(default_factory=dict)
 
 
 def render(
@@ -76,6 +80,7 @@ def render(
             before=plan.before,
             carried=plan.recheck.of(seat.name),
             season=plan.season,
+            rating=plan.ratings.get(seat.id),
         )
     if not plan.held_for_next:
         sheets.post_gm_letter(

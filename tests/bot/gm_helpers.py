@@ -188,7 +188,7 @@ def stranger_says(app: App, sender: str, text: str) -> None:
 
 
 def stranger_joins(app: App, sender: str, text: str, *, answer: str = "Yes please") -> None:
-    """A stranger's JOIN, and the reply to the code mail it brings (JOIN is double opt-in, issue 27)."""
+    """A stranger's JOIN, and the reply to the code mail it brings (JOIN is double opt-in)."""
     from bot.testing import reply_to
 
     stranger_says(app, sender, text)

@@ -110,7 +110,7 @@ def test_new_settings_reach_the_shell_and_the_service_built_before(tmp_path: Pat
 
 
 def test_the_app_is_told_of_a_new_value_not_assigned_one(tmp_path: Path) -> None:
-    """No hidden forwarding (issue 28): the App's values are read-only properties; assigning
+    """No hidden forwarding: the App's values are read-only properties; assigning
     one fails at once instead of silently reaching (or missing) the Shell and the Service."""
     app, *_ = make_app(tmp_path)
     with app, pytest.raises(AttributeError):

@@ -1,4 +1,4 @@
-"""Whose mailbox an address reaches (`bot.mailboxes`; issue 40: caps count "the address without
+"""Whose mailbox an address reaches (`bot.mailboxes`; caps count "the address without
 its sub-address tag, case-folded"), as properties: every tag and every casing of one address
 reach one mailbox, the mailbox reaches itself, and addresses that differ in their base or
 domain reach different mailboxes."""

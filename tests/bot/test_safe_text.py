@@ -1,4 +1,4 @@
-"""bot.safe_text: text from a mail as one printable, capped line (issue 14; mail-interface.md:
+"""bot.safe_text: text from a mail as one printable, capped line (mail-interface.md:
 "Text taken from a mail and shown anywhere (subject, display name, names, order lines) is one
 line, without control or bidi characters, and capped in length")."""
 

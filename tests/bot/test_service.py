@@ -150,7 +150,7 @@ def test_a_missing_order_gets_the_nmr_default_at_the_deadline(racecraft: App) ->
 
 @pytest.mark.both_databases  # deadline arithmetic in queries
 def test_orders_after_the_deadline_are_refused_with_a_clear_reply(racecraft: App) -> None:
-    """issue 3: orders arriving after the deadline are refused with a clear reply."""
+    """Orders arriving after the deadline are refused with a clear reply."""
     racecraft.clock.advance(hours=48, minutes=1)  # type: ignore[attr-defined]
     answer = order(racecraft, "seb", "USE 3")
     assert str(answer["Subject"]).startswith("[ERROR]")
@@ -286,7 +286,7 @@ def test_auto_replies_are_never_answered(racecraft: App) -> None:
 
 @pytest.mark.both_databases  # time windows in queries
 def test_a_stranger_gets_one_short_notice_a_day(racecraft: App) -> None:
-    """issue 6 / product.md: no reply to an unauthenticated stranger beyond one short rate-limited notice."""
+    """product.md: no reply to an unauthenticated stranger beyond one short rate-limited notice."""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
     racecraft.mailer.clear()  # type: ignore[attr-defined]
@@ -355,7 +355,7 @@ def test_no_line_of_any_mail_the_bot_sends_parses_as_an_order(racecraft: App) ->
 
 @pytest.mark.both_databases  # stored times and zones
 def test_deadline_shown_in_each_players_zone_moves_with_dst(app: App) -> None:
-    """issue 3/5: the deadline in each recipient's zone; a daily 18:00 Europe/London deadline stays 18:00 local."""
+    """The deadline in each recipient's zone; a daily 18:00 Europe/London deadline stays 18:00 local."""
     from datetime import UTC, datetime
 
     from bot.games.turns import create_game
@@ -381,7 +381,7 @@ def test_deadline_shown_in_each_players_zone_moves_with_dst(app: App) -> None:
 
 
 def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> None:
-    """issue 4: a VERP envelope sender so that bounces map back to the seat; a bounce is never answered."""
+    """A VERP envelope sender so that bounces map back to the seat; a bounce is never answered."""
     from bot.models import Outbox as OutboxRow
 
     with racecraft.db.read() as session:
@@ -409,7 +409,7 @@ def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> N
 
 
 def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: App) -> None:
-    """issue 5/6: REPLACE hands the seat to a new player; the reply address the old one kept stops working."""
+    """REPLACE hands the seat to a new player; the reply address the old one kept stops working."""
     from bot.commands import registry as gm_commands
 
     old_sheet = last_to(racecraft, ADDRESS["kelly"])
@@ -508,7 +508,7 @@ def test_what_a_batch_remembers_is_forgotten_when_a_mail_changes_the_game(racecr
 
 
 def test_a_batch_of_orders_loads_the_seats_that_wrote_and_no_other(racecraft: App) -> None:
-    """Work per batch (issue 15): the batch reads its games, and of their seats those that wrote
+    """Work per batch: the batch reads its games, and of their seats those that wrote
     (with their players and their orders on file), in one query each -- not every seat and
     player of every game it touches -- and nothing more per mail."""
     inbox = racecraft.inbox
@@ -538,7 +538,7 @@ def test_a_batch_of_orders_loads_the_seats_that_wrote_and_no_other(racecraft: Ap
 def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(
     racecraft: App, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A savepoint only when a mail fails (issue 15): the batch runs in one transaction; when a mail
+    """A savepoint only when a mail fails: the batch runs in one transaction; when a mail
     raises, all of it is rolled back and done again with a savepoint per mail, so the others are
     applied exactly once (one confirmation each) and the failing one is quarantined."""
     calls = orders_fail_for(monkeypatch, "kelly")
@@ -563,7 +563,7 @@ def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(
 
 
 def test_commands_in_a_batch_see_the_orders_of_earlier_mails_of_the_same_batch(racecraft: App) -> None:
-    """Work per batch (issue 15): the rows of a batch are written at its end, not before every
+    """Work per batch: the rows of a batch are written at its end, not before every
     query -- but a command reads what the mails before it in the batch did, as it would in a
     batch of its own (mail-interface.md: ORDERS shows what is on file, STATUS who has ordered)."""
     inbox = racecraft.inbox
@@ -608,7 +608,7 @@ def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: Ap
 
 @pytest.mark.both_databases  # what a commit keeps
 def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_nothing(racecraft: App) -> None:
-    """The read-ahead (issue 15, work per batch): while a batch is handled the next one is read;
+    """The read-ahead (work per batch): while a batch is handled the next one is read;
     a batch is moved out only once that read is over. A read that fails is raised after the
     batch in hand is committed and moved: nothing is handled twice, nothing is lost."""
     inbox = racecraft.inbox
@@ -640,7 +640,7 @@ def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_not
 
 def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches(app: App) -> None:
     """speedphreakz.md §5: "A later mail replaces what it names ... and keeps the rest". The batch
-    works a seat's orders on file out once and keeps them up to date as its mails come (issue 15):
+    works a seat's orders on file out once and keeps them up to date as its mails come:
     a second mail in the same batch is merged with the first, as it would be a poll later."""
     from bot.games.turns import PlayerSpec, create_game, current_state
     from bot.store import find_game_row
@@ -672,7 +672,7 @@ def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches
 
 
 def test_a_friendly_order_mail_is_confirmed_without_an_error(racecraft: App) -> None:
-    """Issue 17: "Hi Flagman, / USE 3 / Cheers, Steve" is applied, and its answer is no
+    """ "Hi Flagman, / USE 3 / Cheers, Steve" is applied, and its answer is no
     `[ERROR] ... (3 lines not understood)`: an answer is an error only when something the
     player wrote was refused."""
     answer = order(racecraft, "seb", "Hi Flagman,\n\nUSE 3\n\nCheers,\nSteve")
@@ -683,7 +683,7 @@ def test_a_friendly_order_mail_is_confirmed_without_an_error(racecraft: App) -> 
 
 
 def test_a_typo_gets_a_did_you_mean_with_the_syntax(racecraft: App) -> None:
-    """Issue 17: "USR 3" and "STAUTS" end in more than "not understood": the answer says what
+    """ "USR 3" and "STAUTS" end in more than "not understood": the answer says what
     the line most likely meant, with its syntax."""
     answer = body_of(order(racecraft, "seb", "USR 3"))
     assert "did you mean USE?" in answer and "USE n" in answer
@@ -692,8 +692,7 @@ def test_a_typo_gets_a_did_you_mean_with_the_syntax(racecraft: App) -> None:
 
 
 def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraft: App) -> None:
-    """Issue 17: a turn resolved as soon as the last order came in, while every confirmation
-    said "you may send new orders until then". With early resolution on (the game's setting),
+    """Early resolution is told: with it on (the game's setting),
     the turn sheet and the confirmation say that the turn resolves as soon as every order is
     in; with it off, they do not."""
     sheet = body_of(last_to(racecraft, ADDRESS["seb"]))
@@ -710,9 +709,8 @@ def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraf
 
 
 def test_a_player_without_a_zone_gets_the_games_zone_not_the_sites(app: App) -> None:
-    """Issue 17: a player registered without a zone got the site's zone, not the game's, so the
-    same deadline read "18:00 UTC" for a player and "18:00 GMT" for the GM. A new player now
-    gets the game's zone; one who gave a zone keeps it."""
+    """A player registered without a zone gets the game's zone, not the site's, so a
+    deadline reads the same for a player and for the GM; one who gave a zone keeps it."""
     from bot.games.turns import PlayerSpec, create_game
 
     with app.db.transaction() as session:

@@ -14,7 +14,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
 
 
 def test_the_example_configuration_documents_every_option_with_a_comment_above_it() -> None:
-    """issue 3: config.example.toml documents every option in a comment above it."""
+    """config.example.toml documents every option in a comment above it."""
     lines = EXAMPLE.read_text(encoding="utf-8").splitlines()
     section = None
     seen: dict[str, set[str]] = {}
@@ -92,7 +92,7 @@ def test_an_idle_check_out_of_bounds_is_refused(tmp_path: Path, value: object) -
 
 @pytest.mark.parametrize(("value", "check"), [(None, 0.1), (0, 0.0), (0.05, 0.05), (2, 2.0), (60, 60.0)])
 def test_the_idle_check_reaches_the_imap_inbox(tmp_path: Path, value: float | None, check: float) -> None:
-    """Issue 28: [inbox] idle_check_seconds (default 0.1) is the IMAP inbox's idle check."""
+    """[inbox] idle_check_seconds (default 0.1) is the IMAP inbox's idle check."""
     from bot.app import build_imap_inbox
 
     inbox_table: dict[str, object] = {"kind": "imap", "security": "none"}
@@ -134,7 +134,7 @@ def test_the_idle_check_reaches_the_imap_inbox(tmp_path: Path, value: float | No
 def test_a_number_out_of_its_range_is_refused_in_one_line(
     tmp_path: Path, section: str, option: str, value: float
 ) -> None:
-    """Issue 41: "A negative interval (`poll_seconds = -5`) is accepted ... Validate every
+    """ "A negative interval (`poll_seconds = -5`) is accepted ... Validate every
     setting's range and type when the config is read (a schema, one line each, exit 2)"."""
     with pytest.raises(SettingsError) as caught:
         parse_settings({section: {option: value}}, env={}, base_dir=tmp_path, source="t")
@@ -169,7 +169,7 @@ def test_every_number_setting_has_a_range_and_its_default_lies_in_it() -> None:
 
 @pytest.mark.parametrize("value", ["25:99", "24:00", "8:00", "08:60", "0800", "08:00 ", "", "noon"])
 def test_a_digest_time_that_is_no_time_of_day_is_refused(tmp_path: Path, value: str) -> None:
-    """Issue 41: "`digest_time = "25:99"` is accepted"."""
+    """A `digest_time` that is no time of day (`"25:99"`) is refused, naming the setting."""
     with pytest.raises(SettingsError, match=re.escape("[schedule] digest_time")):
         parse_settings({"schedule": {"digest_time": value}}, env={}, base_dir=tmp_path, source="t")
 
@@ -196,7 +196,7 @@ def _config(tmp_path: Path, text: str) -> Path:
     ],
 )
 def test_a_configuration_without_a_required_key_is_refused(tmp_path: Path, text: str, missing: str) -> None:
-    """Issue 41: "A missing `[bot] address` silently becomes `flagman@localhost` ... A missing
+    """ "A missing `[bot] address` silently becomes `flagman@localhost` ... A missing
     `[database]` silently uses `sqlite:///flagman.sqlite` ... Required keys are required"."""
     with pytest.raises(SettingsError, match=re.escape(missing)):
         load_settings(_config(tmp_path, text), env={})
@@ -212,7 +212,7 @@ def test_a_configuration_without_a_required_key_is_refused(tmp_path: Path, text:
     ],
 )
 def test_libpqs_postgres_spelling_is_accepted(tmp_path: Path, url: str, opened: str) -> None:
-    """Issue 41: "accept `postgres://`" (libpq's and many hosts' spelling), through psycopg."""
+    """ "accept `postgres://`" (libpq's and many hosts' spelling), through psycopg."""
     settings = parse_settings(
         {"database": {"url": url}}, env={"FLAGMAN_DB_PASSWORD": "pw"}, base_dir=tmp_path, source="t"
     )
@@ -223,7 +223,7 @@ def test_libpqs_postgres_spelling_is_accepted(tmp_path: Path, url: str, opened: 
     "url", ["mysql://u:secret@db/f", "mariadb+pymysql://u@db/f", "postgresql+psycopg2://u@db/f", "flagman.sqlite"]
 )
 def test_another_database_scheme_is_refused_in_one_line(tmp_path: Path, url: str) -> None:
-    """Issue 41: "`mysql://` print[s] tracebacks (exit 1): ... refuse others in one line"; the
+    """ "`mysql://` print[s] tracebacks (exit 1): ... refuse others in one line"; the
     line never shows the URL's password."""
     with pytest.raises(SettingsError) as caught:
         parse_settings({"database": {"url": url}}, env={}, base_dir=tmp_path, source="t")

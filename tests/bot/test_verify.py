@@ -161,7 +161,7 @@ def _mutations(record: dict[str, Any]) -> st.SearchStrategy[tuple[int, str]]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_change_to_a_secret_an_order_or_a_roll_fails_naming_it(record: dict[str, Any], data: st.DataObject) -> None:
-    """Property (issue 31): "any change to a revealed secret, an order or a roll in an archive
+    """Property: "any change to a revealed secret, an order or a roll in an archive
     makes verify fail naming it"."""
     index, change = data.draw(_mutations(record))
     changed = copy.deepcopy(record)

@@ -1,6 +1,6 @@
 """The bot on one of the two real pipelines, with a game under way and one open for sign-ups:
 the Maildir inbox and outbox of the embedded default, or Dovecot (IMAP, LMTP) with the SMTP
-relay. The tests of issue 14's holes and issue 27's abuse by volume run on it (`rig`, a fixture
+relay. The trust-hole tests and the abuse-by-volume tests run on it (`rig`, a fixture
 of tests/e2e/conftest.py).
 """
 

@@ -1,10 +1,10 @@
-"""The game archive in a real browser (issue 11.2): headless Chromium opens the static site
+"""The game archive in a real browser: headless Chromium opens the static site
 from the file system, shows a turn page with its text, and every image on it loads.
 
 Chromium is Debian's `chromium` package. Without it the tests FAIL (testing.md: a test that
 needs a server the machine lacks fails loudly; it is never silently skipped).
 
-Also every game's HTML mails at 360 px (issue 16.5): headless Chromium lays each out in a
+Also every game's HTML mails at 360 px: headless Chromium lays each out in a
 360 px frame and a script measures every element, so "nothing clipped" is checked as a
 browser sees it, not guessed from the markup.
 """
@@ -157,7 +157,7 @@ def text_of(dom: str) -> str:
 
 
 def test_a_turn_page_of_the_archive_renders_in_chromium_with_every_image(tmp_path: Path) -> None:
-    """issue 11.2: the archive works from a file system: the turn page shows its report, its
+    """The archive works from a file system: the turn page shows its report, its
     style sheet applies and every image loads; a screenshot of it is taken (kept in tmp)."""
     binary = chromium()
     site = build_site(tmp_path)
@@ -236,7 +236,7 @@ def _fake_app(tmp_path: Path) -> App:
 
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz", "racecraft"])
 def test_a_results_mail_fits_a_phone_screen(tmp_path: Path, kind: str) -> None:
-    """issue 11.1: the HTML part is laid out for phone screens: at 360 px nothing makes the
+    """The HTML part is laid out for phone screens: at 360 px nothing makes the
     mail wider than the screen (wide tables scroll inside), and the picture scales down."""
     binary = chromium()
     app = _fake_app(tmp_path)
@@ -389,7 +389,7 @@ def _write_mail(folder: Path, name: str, msg: EmailMessage) -> str:
 
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz", "racecraft"])
 def test_every_mail_of_a_game_fits_360_px_with_nothing_clipped(tmp_path: Path, kind: str) -> None:
-    """issue 16.5: "HTML results fit a 360 px screen: wide tables become stacked cards or
+    """ "HTML results fit a 360 px screen: wide tables become stacked cards or
     scroll within a frame, nothing clipped" (the Speed Circuit table was cut at "Tyr..." at
     390 px, the SpeedPhreakz "Status" column at 800 px): laid out by Chromium at 360 px, no
     element of a results mail, a turn sheet (at the start and in the race) or the GM's copy
@@ -426,7 +426,7 @@ def test_every_mail_of_a_game_fits_360_px_with_nothing_clipped(tmp_path: Path, k
             )
 
 
-# A page's mailto: links as the browser itself parses them (issue 19: "Checked in Chromium").
+# A page's mailto: links as the browser itself parses them ("Checked in Chromium").
 LINKS = """
 <script>
 window.addEventListener("load", function () {
@@ -445,7 +445,7 @@ window.addEventListener("load", function () {
 
 @pytest.mark.parametrize("kind", ["racecraft", "speed_circuit"])
 def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path: Path, kind: str) -> None:
-    """Issue 19, item 3: "the HTML turn sheet lists the player's legal orders for this turn
+    """ "the HTML turn sheet lists the player's legal orders for this turn
     that fit in one line ... as mailto: links to the player's own signed reply address with the
     order in the subject ... Checked in Chromium (every link well-formed, decodes to a legal
     order)". Chromium parses each link of a turn sheet (Racecraft at the start; Speed Circuit
@@ -516,7 +516,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
 def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
     tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Issue 30: "Pictures readable on a phone: ... labels of at least 9 px at 360 px wide;
+    """ "Pictures readable on a phone: ... labels of at least 9 px at 360 px wide;
     captions of the options pictures never clipped; checked in Chromium as the other mail
     checks are". The game's real `draw` and `draw_options` are wrapped to keep each picture
     they return (its smallest label and clipped text, by its PNG bytes); Chromium lays each

@@ -1,5 +1,5 @@
 """A restore on a fresh machine from what deploy/OPERATING.md, section 8, says to keep off the
-machine (issue 33, item 7): the daily backup of the database, the site secret and the previous
+machine: the daily backup of the database, the site secret and the previous
 secrets, the DKIM key and flagman.toml -- and the game goes on there.
 
 Machine A is a directory laid out as the unit lays out a host (etc/: flagman.toml and the

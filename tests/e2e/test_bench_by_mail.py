@@ -1,7 +1,7 @@
-"""The substitutes bench through a real Dovecot and a real SMTP relay (issue 42): a seat hits the
+"""The substitutes bench through a real Dovecot and a real SMTP relay: a seat hits the
 NMR limit, the bench is offered it, one of the bench accepts, and plays the next turn.
 
-issue 42: "A substitutes bench: players volunteer (`SUBSTITUTE ON <game kind>`); when a seat is
+The requirement: "A substitutes bench: players volunteer (`SUBSTITUTE ON <game kind>`); when a seat is
 dropped or hits the NMR limit, the bot offers it to the bench by mail (first to accept takes it,
 as REPLACE does today), a robot driving it meanwhile; the GM sees it in the digest; the taker is
 credited."""

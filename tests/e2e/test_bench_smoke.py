@@ -262,7 +262,7 @@ def _cpu_seconds(pid: int) -> float:
 
 
 def test_the_robots_benchmark_runs_without_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """`python -m bench --only robots` (issues 32, 40): each game's robot head to head against
+    """`python -m bench --only robots`: each game's robot head to head against
     the references written from the rules (the NMR default, a greedy driver, Racecraft's rule
     of thumb, its own easy level) in every field size the game allows, each matchup with its
     95% interval and its target on its line and in the JSON; no server started. Not timed."""
@@ -326,7 +326,7 @@ def test_the_robots_figures_do_not_depend_on_the_worker_processes() -> None:
 def test_the_practice_benchmark_runs_from_the_bench_command_without_servers(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`python -m bench --only practice` (issue 40: "measure practice at scale in the bench"):
+    """`python -m bench --only practice` ("measure practice at scale in the bench"):
     `bench.practice` from the one bench command, no server started; `--size` live practice
     games; its figures (a new game's CPU and first sheet, the tick's CPU per live game against
     its target) on its line and in the JSON. Not timed."""

@@ -1,4 +1,4 @@
-"""Mail that lands, deadlines in the calendar, orders in one tap (issue 19), by real mail:
+"""Mail that lands, deadlines in the calendar, orders in one tap, by real mail:
 through a real SMTP relay into a real Dovecot, every mail read over IMAP as a mail client
 reads it, every answer delivered over LMTP as an MTA delivers it, and the DKIM keys looked up
 in a real DNS server on 127.0.0.1.
@@ -128,7 +128,7 @@ def sheet(world: MailWorld, address: str) -> EmailMessage:
 
 
 def test_every_mail_is_signed_and_verifies_where_it_lands(signed_world: MailWorld, dns_server: DnsServer) -> None:
-    """DKIM (issue 19, 1a): the mail in each player's mailbox, relayed and delivered, verifies
+    """DKIM: the mail in each player's mailbox, relayed and delivered, verifies
     (dkimpy, the key from DNS); the signature's d= is the From's domain."""
     addresses = start_game(signed_world)
     for address in addresses.values():
@@ -138,7 +138,7 @@ def test_every_mail_is_signed_and_verifies_where_it_lands(signed_world: MailWorl
 
 
 def test_a_subject_only_reply_is_applied_and_confirmed(signed_world: MailWorld) -> None:
-    """Issue 19, item 3: the one-tap mail -- an empty body, the order in the subject of a reply
+    """The one-tap mail -- an empty body, the order in the subject of a reply
     to the turn sheet's signed reply address -- is put on file and confirmed."""
     addresses = start_game(signed_world)
     kelly = addresses["kelly"]
@@ -157,7 +157,7 @@ def test_a_subject_only_reply_is_applied_and_confirmed(signed_world: MailWorld) 
 
 
 def test_the_turn_sheets_calendar_invitation_is_the_deadline(signed_world: MailWorld) -> None:
-    """Issue 19, item 2, as a calendar client reads the mail it got: one REQUEST event at the
+    """As a calendar client reads the mail it got: one REQUEST event at the
     turn's deadline, the recipient's zone named."""
     addresses = start_game(signed_world)
     msg = sheet(signed_world, addresses["steve"])
@@ -176,7 +176,7 @@ def test_the_turn_sheets_calendar_invitation_is_the_deadline(signed_world: MailW
 
 
 def test_ping_is_answered_at_the_registered_address(signed_world: MailWorld) -> None:
-    """Issue 19, 1d: PING through the signed reply address from another account: the answer
+    """PING through the signed reply address from another account: the answer
     goes to the registered address and says how the mail was accepted."""
     addresses = start_game(signed_world)
     seb = addresses["seb"]
@@ -193,7 +193,7 @@ def test_ping_is_answered_at_the_registered_address(signed_world: MailWorld) -> 
 
 
 def test_a_reminders_list_unsubscribe_stops_them(signed_world: MailWorld) -> None:
-    """Issue 19, 1c: the reminder's List-Unsubscribe, opened and sent as a mail client does:
+    """The reminder's List-Unsubscribe, opened and sent as a mail client does:
     confirmed, and no reminder at the next mark for that seat."""
     addresses = start_game(signed_world)
     clock = signed_world.app.clock
@@ -224,7 +224,7 @@ def test_a_reminders_list_unsubscribe_stops_them(signed_world: MailWorld) -> Non
 def test_flagman_doctor_checks_the_sending_domain_in_dns(
     tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, dns_server: DnsServer
 ) -> None:
-    """Issue 19, 1b, the whole doctor on the real servers: a missing DKIM key record is a
+    """The whole doctor on the real servers: a missing DKIM key record is a
     problem (exit 1) whose fix is the record; published, with SPF and DMARC, all good."""
     import io
 

@@ -1,6 +1,6 @@
 """`flagman doctor` against the real Dovecot, SMTP sink and PostgreSQL: a working and broken set-ups.
 
-Each way a server can fail gets its own finding and its own fix (issue 18): a name that does
+Each way a server can fail gets its own finding and its own fix: a name that does
 not resolve, a refused connection, a server that never answers (a socket that listens and
 never speaks: the timeout is [inbox]/[outbox] timeout, kept short here, and the wait is the
 socket's, not a sleep), a TLS handshake on a plain port, no STARTTLS, a certificate not

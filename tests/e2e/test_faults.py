@@ -1,4 +1,4 @@
-"""Fault injection against the real servers (testing.md, "Fault injection"; issue 4 item 6).
+"""Fault injection against the real servers (testing.md, "Fault injection").
 
 Each test compares a run with faults against the same run without: the database (turns,
 orders, what became of every mail) and the mails the relay received must be the same, with no

@@ -1,4 +1,4 @@
-"""A whole Racecraft game through a real Dovecot and a real SMTP relay (issue 4, item 5).
+"""A whole Racecraft game through a real Dovecot and a real SMTP relay.
 
 The players read their turn sheets and results over IMAP as a mail client would, and reply
 to them; replies are delivered into the bot's mailbox over LMTP as an MTA would.
@@ -43,7 +43,7 @@ def cycle(world: MailWorld) -> None:
 
 
 def test_a_whole_game_by_real_mail(world: MailWorld) -> None:
-    """issue 4: a whole Racecraft game through Dovecot and SMTP, players reading over IMAP and replying."""
+    """A whole Racecraft game through Dovecot and SMTP, players reading over IMAP and replying."""
     addresses = {seat: world.player(f"{seat}-{world.domain.split('.')[0]}") for seat in SEATS}
     gm = world.player(f"gm-{world.domain.split('.')[0]}")
     with world.app.db.transaction() as session:

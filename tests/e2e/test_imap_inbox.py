@@ -419,7 +419,7 @@ def counted(client: object, name: str, calls: list[str], after: Callable[[], Non
 
 
 def test_news_the_server_holds_back_during_idle_are_reported_by_the_same_cycle(dovecot, user, make_inbox):
-    """Issue 28 (confirmation latency): Dovecot tells an idling client of a change only 500 ms
+    """Confirmation latency: Dovecot tells an idling client of a change only 500 ms
     after the first one (and the bot's own moves start that wait again), so an order waited
     for the next half-second. With idle_check each cycle ends with DONE and a NOOP, and the
     NOOP makes the server report what it held back: a mail delivered just after IDLE began
@@ -694,7 +694,7 @@ def test_mark_done_never_moves_on_foreign_or_malformed_keys(dovecot, user, make_
 
 
 def test_prune_deletes_processed_mail_the_server_received_before_the_day_given(dovecot, user, make_inbox):
-    """Issue 41: "the IMAP Processed folder grows forever". Mail appended to Processed with
+    """ "the IMAP Processed folder grows forever". Mail appended to Processed with
     server dates 40 and 10 days ago: pruning what came before 30 days ago deletes the first,
     keeps the second, and leaves the INBOX alone."""
     inbox = make_inbox(create_folders=True)
@@ -719,7 +719,7 @@ def test_prune_deletes_processed_mail_the_server_received_before_the_day_given(d
 
 
 def test_an_outage_is_one_warning_and_its_end_one_more(private_dovecot, make_inbox, caplog):
-    """Issue 41: "39 "connection attempt n/5" warnings in 75 s of IMAP outage ... under
+    """ "39 "connection attempt n/5" warnings in 75 s of IMAP outage ... under
     `journalctl -p warning`. One warning per outage, one "works again"". The server killed:
     two inboxes (the poll's and IDLE's) try again and again; the log has one warning for it,
     and one as the server is back."""

@@ -1,4 +1,4 @@
-"""The intake's answers through Dovecot and the SMTP relay (issue 37, part B, end to end): a
+"""The intake's answers through Dovecot and the SMTP relay: a
 part-only mail added to the set on file (findings 1: "Oops, forgot: SPEED 40", "DESIGN SKILL 2"),
 and a player's words for the GM passed on to the GM, asked whether RESIGN was meant, and listed
 in the GM's STATUS under "Needs your attention" (finding 3)."""

@@ -1,4 +1,4 @@
-"""Issue 41's operator findings, each shown on the INSTALLED wheel (the `installed` venv of
+"""What an operator meets, each shown on the INSTALLED wheel (the `installed` venv of
 tests/e2e/wheel.py, away from the source tree), as an operator meets them: a configuration
 that cannot be wrong, a database URL spelled as libpq spells it, an install missing a
 migration, a poll on an unusable database, a backup checked after the fact, the retention
@@ -100,16 +100,15 @@ def with_lines(config: Path, section: str, *lines: str) -> Path:
 def test_the_installed_flagman_refuses_a_setting_out_of_range_in_one_line(
     installed: Path, initialized: Path, tmp_path: Path, line: str, words: str
 ) -> None:
-    """Issue 41: "A negative interval (`poll_seconds = -5`) is accepted, and `flagman run` then
-    ignores SIGTERM and spins ... `digest_time = "25:99"` is accepted. Validate every setting's
-    range and type when the config is read (a schema, one line each, exit 2)"."""
+    """Every setting's range and type is checked when the config is read: a negative interval
+    (`poll_seconds = -5`) or `digest_time = "25:99"` stops the installed flagman in one line, exit 2."""
     config = with_lines(site(initialized, tmp_path / "site"), "schedule", line)
     one_line(flagman(installed, config, "run"), 2, words)
     doctor_problem(flagman(installed, config, "doctor"), "config", words)
 
 
 def test_the_installed_flagman_requires_the_bots_address(installed: Path, initialized: Path, tmp_path: Path) -> None:
-    """Issue 41: "A missing `[bot] address` silently becomes `flagman@localhost`; doctor calls
+    """ "A missing `[bot] address` silently becomes `flagman@localhost`; doctor calls
     the config fine and its probe blames the mail server". Required keys are required."""
     config = site(initialized, tmp_path / "site")
     config.write_text(config.read_text(encoding="utf-8").replace(f'address = "{ADDRESS}"\n', ""), encoding="utf-8")
@@ -120,7 +119,7 @@ def test_the_installed_flagman_requires_the_bots_address(installed: Path, initia
 def test_the_installed_flagman_requires_the_database_section(
     installed: Path, initialized: Path, tmp_path: Path
 ) -> None:
-    """Issue 41: "A missing `[database]` silently uses `sqlite:///flagman.sqlite`. A config cut at
+    """ "A missing `[database]` silently uses `sqlite:///flagman.sqlite`. A config cut at
     a section boundary starts with an outbox it cannot write". No database is made where nobody
     chose one (the working directory is the configuration's)."""
     config = site(initialized, tmp_path / "site")
@@ -135,7 +134,7 @@ def test_the_installed_flagman_requires_the_database_section(
 def test_the_installed_flagman_opens_postgres_as_libpq_spells_it(
     installed: Path, initialized: Path, tmp_path: Path, postgres: Postgres
 ) -> None:
-    """Issue 41: "`postgres://` (libpq's and many hosts' spelling) ... print[s] tracebacks (exit 1):
+    """ "`postgres://` (libpq's and many hosts' spelling) ... print[s] tracebacks (exit 1):
     accept `postgres://`". A real PostgreSQL: migrate, then the doctor finds the database at its
     head and `game list` reads it."""
     url = postgres.create_database("flagman_wheel_libpq").replace("postgresql+psycopg://", "postgres://")
@@ -153,7 +152,7 @@ def test_the_installed_flagman_opens_postgres_as_libpq_spells_it(
 def test_the_installed_flagman_refuses_another_database_in_one_line(
     installed: Path, initialized: Path, tmp_path: Path
 ) -> None:
-    """Issue 41: "`postgres://` ... and `mysql://` print tracebacks (exit 1): ... refuse others in
+    """ "`postgres://` ... and `mysql://` print tracebacks (exit 1): ... refuse others in
     one line" (and never the password the URL holds)."""
     config = site(initialized, tmp_path / "site")
     text = config.read_text(encoding="utf-8")
@@ -167,7 +166,7 @@ def test_the_installed_flagman_refuses_another_database_in_one_line(
 def test_the_installed_flagman_says_an_unreadable_configuration_is_unreadable(
     installed: Path, initialized: Path, tmp_path: Path
 ) -> None:
-    """Issue 41: "An unreadable 0600 root config is reported as "may not write", with advice to
+    """ "An unreadable 0600 root config is reported as "may not write", with advice to
     give /etc/flagman to the service user, exit 4 instead of 2". The file is another user's,
     mode 0600, and the installed flagman runs without root's override of file modes."""
     import os
@@ -189,7 +188,7 @@ def test_the_installed_flagman_says_an_unreadable_configuration_is_unreadable(
 def test_an_install_missing_a_migration_file_says_which_in_one_line(
     installed: Path, initialized: Path, tmp_path: Path
 ) -> None:
-    """Issue 41: "A missing migration file: `flagman migrate` prints a 44-line traceback
+    """ "A missing migration file: `flagman migrate` prints a 44-line traceback
     (`KeyError: '0011'`), doctor says "a check failed unexpectedly"". An install of the wheel
     with 0011's file deleted: migrate and run name the revision in one line (status 2); the
     doctor names it as a database problem."""
@@ -211,7 +210,7 @@ def test_an_install_missing_a_migration_file_says_which_in_one_line(
 def test_the_installed_poll_stops_on_an_unusable_database_and_leaves_the_mail(
     installed: Path, initialized: Path, tmp_path: Path
 ) -> None:
-    """Issue 41: "`flagman poll` prints "fetched 0" and exits 0 on an unusable database; ... a
+    """ "`flagman poll` prints "fetched 0" and exits 0 on an unusable database; ... a
     vanished Maildir is silently recreated". A damaged database: status 4, nothing fetched, the
     mail waits in the inbox. A Maildir gone after mail was read from it: named, not made again."""
     config = site(initialized, tmp_path / "site")
@@ -239,7 +238,7 @@ def test_the_installed_poll_stops_on_an_unusable_database_and_leaves_the_mail(
 def test_the_installed_check_backup_tells_a_good_backup_from_a_damaged_one(
     installed: Path, initialized: Path, tmp_path: Path
 ) -> None:
-    """Issue 41: "A command that checks an existing backup file (not only at creation)". A backup
+    """ "A command that checks an existing backup file (not only at creation)". A backup
     the installed flagman wrote is good (status 0); the same damaged since, status 2 and why;
     the database itself is never touched."""
     config = site(initialized, tmp_path / "site")
@@ -259,7 +258,7 @@ def test_the_installed_check_backup_tells_a_good_backup_from_a_damaged_one(
 
 
 def test_the_installed_prune_applies_the_retention_policy(installed: Path, initialized: Path, tmp_path: Path) -> None:
-    """Issue 41: "The database only grows ... no retention ...; the IMAP Processed folder grows
+    """ "The database only grows ... no retention ...; the IMAP Processed folder grows
     forever. A retention policy ... run by the service or the timer". A game made and its turn
     sheets sent by the installed flagman, their mail dated 100 days back, a mail of the Processed
     folder delivered 40 days back and one today: `flagman prune` empties the old bodies, deletes
@@ -305,7 +304,7 @@ def test_the_installed_prune_applies_the_retention_policy(installed: Path, initi
 def test_the_installed_flagman_refuses_damaged_pages_and_says_so_in_the_backup_metric(
     installed: Path, initialized: Path, tmp_path: Path
 ) -> None:
-    """Issue 41: "Two overwritten database pages: `migrate` exits 0 and `run` starts; only doctor
+    """ "Two overwritten database pages: `migrate` exits 0 and `run` starts; only doctor
     and the nightly backup notice, and nothing alerts when a backup fails (a metric and a log
     line at error)". From the installed wheel: migrate refuses (status 4), the backup refuses
     and writes flagman_backup_ok 0 beside the metrics file."""

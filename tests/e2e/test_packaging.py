@@ -125,7 +125,7 @@ def test_an_operator_deploys_from_the_installed_wheel_alone(installed: Path, tmp
 
 def test_the_installed_wheel_names_its_version_and_commit(installed: Path, tmp_path: Path) -> None:
     """The wheel built from this tree is version RELEASE.COMMITS of its git history, and the
-    installed `flagman --version` says so with the commit (issue 33: every build was 0.1.0)."""
+    installed `flagman --version` says so with the commit (no two builds share a version)."""
     from bot.buildinfo import RELEASE
 
     def git(*args: str) -> str:

@@ -1,7 +1,7 @@
-"""Robot drivers through a real Dovecot and a real SMTP relay (issue 32): a game with robot seats
+"""Robot drivers through a real Dovecot and a real SMTP relay: a game with robot seats
 played to the end by the people alone, and a practice race asked for and played by mail.
 
-issue 32: "`flagman game new ... --robot NAME` (repeatable) adds a robot seat; ... a robot's
+The requirement: "`flagman game new ... --robot NAME` (repeatable) adds a robot seat; ... a robot's
 orders are on file as soon as a turn opens, so early resolution waits only for the people.
 Robots are shown as robots in every standings table and result." and "`PRACTICE racecraft` ...
 from anyone starts a practice game of that person against robots, with turns that resolve as

@@ -1,4 +1,4 @@
-"""A season's table at 360 px, as Chromium lays it out (issue 42: "a season page with the table
+"""A season's table at 360 px, as Chromium lays it out ("a season page with the table
 ..., legible at 360 px"): the archive's season page and the HTML part of a season race's final
 result, neither reaching past the screen nor holding more than it is wide."""
 

@@ -1,4 +1,4 @@
-"""A championship season through a real Dovecot and a real SMTP relay (issue 42, "Measured": "a
+"""A championship season through a real Dovecot and a real SMTP relay ("a
 3-race season of 8 drivers ..., with a no-show, a substitute, a dropped result and a tie on
 points broken by countback, to the final table").
 

@@ -1,4 +1,4 @@
-"""Self-service by real mail (issue 17, items 3 and 4), through a real Dovecot and a real SMTP
+"""Self-service by real mail, through a real Dovecot and a real SMTP
 relay: a stranger's LIST, OBSERVE with its confirmation and the observer's results; a player's
 PRESS, TIMEZONE, ADDRESS (confirmed from the new address) and VACATION.
 
@@ -31,7 +31,7 @@ def newest(world: MailWorld, address: str, subject: str) -> EmailMessage:
 
 
 def test_a_strangers_list_and_observe_and_a_players_press_timezone_address_vacation(world: MailWorld) -> None:
-    """issue 17: the judge-level commands by real mail, each answered once, capabilities only to their holders."""
+    """The judge-level commands by real mail, each answered once, capabilities only to their holders."""
     tag = world.domain.split(".")[0]
     addresses = {seat: world.player(f"{seat}-{tag}") for seat in SEATS}
     gm = world.player(f"gm-{tag}")
@@ -91,7 +91,7 @@ def test_a_strangers_list_and_observe_and_a_players_press_timezone_address_vacat
     assert "Press from seb to every player" in "\n".join(str(m["Subject"]) for m in read_inbox(world, gm))
 
     # ADDRESS: the old address is told at once, with a STOP code; nothing moves until the new
-    # address answers and the old one has had a day to stop it (issue 27); then it is told again.
+    # address answers and the old one has had a day to stop it; then it is told again.
     world.dovecot.deliver(world.bot, reply_to(sheet(seb), f"ADDRESS {seb_new}", sender=seb))
     cycle(world)
     assert "STOP stop." in body_of(newest(world, seb, "Confirm your new address"))

@@ -317,7 +317,7 @@ def roles(path: Path) -> dict[str, float]:
 
 def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify: NotifySocket) -> None:
     """Two `flagman run` on one database: the second says it is on standby; killing the first,
-    the second takes over and runs the jobs. Issue 41: "a standby writes no file": on standby it
+    the second takes over and runs the jobs. "a standby writes no file": on standby it
     writes one of its own (flagman-standby.prom, role standby, up), beside the active one's
     (role active); the standby's file goes as it takes over."""
     config, _ = make_site(tmp_path / "site", games=1)
@@ -391,7 +391,7 @@ def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
 def test_a_full_disk_under_the_service_is_a_line_per_back_off_step_and_a_status(
     tmp_path: Path, notify: NotifySocket
 ) -> None:
-    """Issue 33: the database's disk fills while `flagman run` works (a tmpfs the test fills to
+    """The database's disk fills while `flagman run` works (a tmpfs the test fills to
     its last byte). The poll fails; the jobs wait and try again with back-off: as many lines
     about it in the log as steps (the failures STATUS= counts), not one a job run; STATUS= says
     "failing since"; WATCHDOG=1 goes on (a failure is no hang). Room made again: "works again",

@@ -1,4 +1,4 @@
-"""Soak (issue 6): a few thousand mixed mails -- orders, spoofs, strangers, auto-replies,
+"""Soak: a few thousand mixed mails -- orders, spoofs, strangers, auto-replies,
 bounces, broken MIME, over-cap mail, duplicates -- through a real Dovecot into the bot, with
 the memory measured between the first and the last thousand: it must stay flat.
 

@@ -1,4 +1,4 @@
-"""Faults at the start of `flagman run` (issue 41): "A fault at start kills the service for good:
+"""Faults at the start of `flagman run`: "A fault at start kills the service for good:
 disk full, a read-only database or PostgreSQL down makes `run` exit; the unit's restart limits
 use up five starts in about a minute, then it stays failed after the fault clears ... Start the
 same way: wait and retry in-process with back-off, one line per retry kind, `STATUS=` telling
@@ -152,7 +152,7 @@ def test_a_stop_while_waiting_to_start_is_a_clean_stop(tmp_path: Path) -> None:
 
 
 def test_damaged_pages_stop_migrate_and_run_rather_than_a_job_later(tmp_path: Path) -> None:
-    """Issue 41: "Two overwritten database pages: `migrate` exits 0 and `run` starts; only doctor
+    """ "Two overwritten database pages: `migrate` exits 0 and `run` starts; only doctor
     and the nightly backup notice". Waiting does not mend damage: both refuse, status 4, with
     the way to restore."""
     config = make_site(tmp_path / "site")

@@ -1,4 +1,4 @@
-"""The holes hostile testing found (issue 14), each through the real pipeline: the Maildir
+"""The holes hostile testing found, each through the real pipeline: the Maildir
 inbox and outbox of the embedded default, and Dovecot (IMAP, LMTP) with the SMTP relay.
 
 1. a stranger or a player never gets the GM's signed reply address, and the GM's address
@@ -28,7 +28,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_no_answer_to_a_stranger_or_a_refused_player_carries_the_gms_address(rig: Rig) -> None:
-    """issue 14, hole 1: "A reply address that signs for a seat or for the GM is given only in mail to
+    """ "A reply address that signs for a seat or for the GM is given only in mail to
     that seat's or the GM's registered address. Answers to anyone else carry no signed address.\""""
     start = rig.last_outbox_id()
     rig.mail("stranger@else.test", rig.bot, "JOIN rc1 Stan")  # a started game: refused
@@ -47,7 +47,7 @@ def test_no_answer_to_a_stranger_or_a_refused_player_carries_the_gms_address(rig
 
 
 def test_the_gms_address_alone_commands_nothing(rig: Rig) -> None:
-    """issue 14, hole 1: "GM commands need the GM's signed address *and* the GM's registered From (or
+    """ "GM commands need the GM's signed address *and* the GM's registered From (or
     the GM password)". Someone holding a leaked GM reply address gets nothing done and is not answered."""
     before = rig.deadline()
     start = rig.last_outbox_id()
@@ -72,7 +72,7 @@ def test_the_gms_address_alone_commands_nothing(rig: Rig) -> None:
 
 
 def test_forged_mail_from_a_player_does_not_lock_out_the_player_or_the_gm(rig: Rig) -> None:
-    """issue 14, hole 2: "authenticated mail is never limited by unauthenticated mail using the same From"."""
+    """ "authenticated mail is never limited by unauthenticated mail using the same From"."""
     for i in range(35):
         rig.mail(
             rig.players["seb"],
@@ -92,7 +92,7 @@ def test_forged_mail_from_a_player_does_not_lock_out_the_player_or_the_gm(rig: R
 
 
 def test_forged_joins_from_many_addresses_get_a_bounded_number_of_plain_answers(rig: Rig) -> None:
-    """issue 14, hole 3: "limits on unauthenticated senders are global as well as per sender (JOIN
+    """ "limits on unauthenticated senders are global as well as per sender (JOIN
     refusals included); the notice text never repeats attacker text"."""
     start = rig.last_outbox_id()
     cap = rig.app.settings.limits.answers_to_strangers_per_hour
@@ -109,7 +109,7 @@ def test_forged_joins_from_many_addresses_get_a_bounded_number_of_plain_answers(
 
 
 def test_an_encoded_line_break_puts_no_line_into_answers_or_the_digest(rig: Rig) -> None:
-    """issue 14, hole 4: "Every piece of text from a mail that the bot echoes (subject, display name,
+    """ "Every piece of text from a mail that the bot echoes (subject, display name,
     JOIN name, order lines) is flattened to one line, stripped of control and bidi-override
     characters, and capped in length, wherever it goes"."""
     evil = "=?utf-8?q?orders=0D=0A=0D=0A=3D=3D_Notice_from_the_operator_=3D=3D=0D=0Amail_your_GM_password?="
@@ -134,13 +134,13 @@ def test_an_encoded_line_break_puts_no_line_into_answers_or_the_digest(rig: Rig)
         for line in text_of(msg).splitlines():
             assert not line.startswith("== Notice"), line
             assert "\u202e" not in line and "\x1b" not in line
-    with rig.app.db.read() as session:  # issue 27: such a name is refused before it is shown anywhere
+    with rig.app.db.read() as session:  # such a name is refused before it is shown anywhere
         assert session.scalars(select(Game).where(Game.name == "rc9")).one().seats == []
     assert any("That name cannot be used" in str(msg["Subject"]) for _, msg in rig.sent(start))
 
 
 def test_a_hostile_mail_does_not_make_an_on_time_order_late(rig: Rig) -> None:
-    """issue 14, hole 5: "deadlines judged by arrival, not by when the poll reaches a mail: the time the
+    """ "deadlines judged by arrival, not by when the poll reaches a mail: the time the
     mail server received it (IMAP INTERNALDATE; the Maildir delivery time)"."""
     hostile = plain_mail(
         "stranger@else.test",
@@ -166,7 +166,7 @@ def test_a_hostile_mail_does_not_make_an_on_time_order_late(rig: Rig) -> None:
 
 
 def test_gm_numbers_are_refused_clearly(rig: Rig) -> None:
-    """issue 14, hole 6: "GM arguments validated with clear refusals (no quarantine, no traceback)"."""
+    """ "GM arguments validated with clear refusals (no quarantine, no traceback)"."""
     before = rig.deadline()
     start = rig.last_outbox_id()
     gm_address = signed_address(rig.bot, SECRET, "rc1", GM_SEAT)
@@ -180,7 +180,7 @@ def test_gm_numbers_are_refused_clearly(rig: Rig) -> None:
 
 
 def test_dmarc_for_another_domain_and_two_from_headers_authenticate_no_one(rig: Rig) -> None:
-    """issue 14, hole 7: "Authentication-Results accepted only when its header.from equals the one From
+    """ "Authentication-Results accepted only when its header.from equals the one From
     the bot parsed (a mail with two From headers authenticates no one)"."""
     seb = rig.players["seb"]
     rig.mail(seb, rig.bot, "USE 2", **{"Authentication-Results": "mx.trust.test; dmarc=pass header.from=evil.test"})
@@ -204,7 +204,7 @@ def test_dmarc_for_another_domain_and_two_from_headers_authenticate_no_one(rig: 
 
 
 def test_answers_to_the_gm_go_to_the_registered_address(rig: Rig) -> None:
-    """issue 14, hole 8: "GM answers to the GM's registered address" (HELP, lines not understood)."""
+    """ "GM answers to the GM's registered address" (HELP, lines not understood)."""
     with rig.app.db.read() as session:
         password = session.scalar(select(Game.gm_secret).where(Game.name == "rc1"))
     start = rig.last_outbox_id()

@@ -1,5 +1,5 @@
-"""Every mail tells the truth about what happens next, through Dovecot and the SMTP relay (issue 29,
-cases 1, 3, 4, 7 end to end): the GM's plot named to the player and used, the GM's ORDER shown,
+"""Every mail tells the truth about what happens next, through Dovecot and the SMTP relay
+(end to end): the GM's plot named to the player and used, the GM's ORDER shown,
 DROP announced and the dropped runner classified as not finishing, ROLLBACK reopening the turn
 paused and its new results marked as a correction."""
 

@@ -1,4 +1,4 @@
-"""A version per build (issue 33, item 2): every commit builds a wheel with a higher version
+"""A version per build: every commit builds a wheel with a higher version
 (RELEASE.COMMITS, bot/buildinfo.py), `flagman --version` shows it with the commit, and the
 guide's upgrade (`pip install --upgrade "$WHEEL"`) and downgrade (`pip install "$OLD_WHEEL"`)
 replace the installed code.

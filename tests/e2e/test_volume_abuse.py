@@ -1,5 +1,5 @@
-"""Abuse by volume (issue 27), each case end to end: through the embedded default's Maildir inbox
-and outbox, and through Dovecot (IMAP, LMTP) with the SMTP relay (the `rig` of issue 14's tests).
+"""Abuse by volume, each case end to end: through the embedded default's Maildir inbox
+and outbox, and through Dovecot (IMAP, LMTP) with the SMTP relay (the `rig` of the trust-hole tests).
 
 1. a repeated command is answered once, and an answer to a stranger is small;
 2. 2,000 bad order lines get a refusal linear in them, under its cap;

@@ -19,7 +19,7 @@ the shape is the contract)"::
         def order_help(self, state, player) -> str                   # the grammar; also HELP
 
 "`resolve` never reads the clock or the global `random`; all chance comes from the `rng`
-passed in ... any turn can be replayed exactly." Issue 15 adds: every game package has the
+passed in ... any turn can be replayed exactly." And: every game package has the
 same modules, and every game's resolver returns one type (`rules.api.Resolution`).
 
 A new game joins `rules.GAMES` and gets these tests by adding its shortest options (and, if
@@ -70,7 +70,7 @@ SHORTEST: dict[str, tuple[dict[str, str], int]] = {
 }
 
 LAYOUT = ("game", "model", "parse", "resolve", "view", "storage")
-"""Issue 15: the same module names in every game package (and `__init__` only re-exports)."""
+"""The same module names in every game package (and `__init__` only re-exports)."""
 
 
 def _speedphreakz_probe(game: Game[Any, Any], state: Any, player: PlayerId, index: int) -> tuple[str, str]:
@@ -219,7 +219,7 @@ def test_game_is_the_protocol_with_its_annotated_types(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_game_package_has_the_same_modules(name: str) -> None:
-    """Issue 15: game.py, model.py, parse.py, resolve.py, view.py and storage.py in every game;
+    """game.py, model.py, parse.py, resolve.py, view.py and storage.py in every game;
     `__init__.py` only re-exports (a docstring, imports and `__all__`)."""
     package = importlib.import_module(GAMES[name])
     folder = Path(package.__file__ or "").parent
@@ -234,7 +234,7 @@ def test_every_game_package_has_the_same_modules(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_resolver_returns_a_resolution(name: str) -> None:
-    """Issue 15: one resolver return type: each `resolve_*` of the game's `resolve` module
+    """One resolver return type: each `resolve_*` of the game's `resolve` module
     returns `rules.api.Resolution` (as `Game.resolve` does)."""
     module = importlib.import_module(f"{GAMES[name]}.resolve")
     resolvers = [
@@ -416,7 +416,7 @@ def test_views_are_typed_and_a_players_view_adds_only_their_own_part(name: str, 
     _check_common_fields(public)
     gm = game.view(state, resolution, Viewer.GM)
     assert type(gm) is type(public) and public.private == () and gm.private == ()
-    # A game's view may hold more of a player's own part than `private` (issue 16: their
+    # A game's view may hold more of a player's own part than `private` (their
     # options this turn), named in its PRIVATE_FIELDS; those are empty in the public view.
     extra = getattr(type(public), "PRIVATE_FIELDS", ())
     for player in game.players(state):
@@ -467,7 +467,7 @@ def test_no_view_shows_a_players_pending_orders_to_anyone_else(name: str, which:
 @SLOW
 @given(data=st.data())
 def test_what_orders_cost_is_said_in_lines_that_are_no_orders(name: str, data: st.DataObject) -> None:
-    """`Game.consequences` (issue 16, item 4: the confirmation states what the orders cost):
+    """`Game.consequences` (the confirmation states what the orders cost):
     total over any state and any parsed set, each sentence one line, and none an order line
     itself (the bot's mail holds no order line)."""
     game = find_game(name)
@@ -505,7 +505,7 @@ def test_a_game_whose_later_set_replaces_merges_as_it_says(name: str, data: st.D
 @SLOW
 @given(data=st.data())
 def test_every_one_line_order_is_a_legal_complete_set(name: str, data: st.DataObject) -> None:
-    """`Game.one_line_orders` (issue 19: one-tap links "decode to a legal order"): at any turn,
+    """`Game.one_line_orders` (one-tap links "decode to a legal order"): at any turn,
     each is a full, legal set for the player as `parse_orders` takes it, its label one line
     and no order line itself (the bot's mail holds no order line); none for a player with
     nothing to order."""

@@ -1,4 +1,4 @@
-"""The scheme of dice anyone can check (issue 31; rules/fair.py, docs/DESIGN.md "Dice anyone can
+"""The scheme of dice anyone can check (rules/fair.py, docs/DESIGN.md "Dice anyone can
 check"): each piece is what its definition says, computable with any SHA-256 tool."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_the_seed_is_sha256_of_its_line_read_as_the_docs_say() -> None:
 
 @given(orders=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZ 0123456789\n", max_size=40))
 def test_a_receipt_is_20_hex_digits_of_game_seat_turn_secret_and_orders(orders: str) -> None:
-    """Issue 31: "a digest of the game, seat, turn and the canonical orders ... at least 16 digits";
+    """ "a digest of the game, seat, turn and the canonical orders ... at least 16 digits";
     the turn's secret in it (docs/DESIGN.md) keeps it from being matched against every order."""
     secret = "ab" * 32
     receipt = fair.receipt("rc1", "kelly", 2, secret, orders)

@@ -1,4 +1,4 @@
-"""What an incomplete set of orders lacks, in the game's words (issue 17, item 5: "an incomplete
+"""What an incomplete set of orders lacks, in the game's words ("an incomplete
 set says exactly what is missing"): `Game.missing_orders`, of which `is_complete` is the
 emptiness, for every game."""
 
@@ -98,7 +98,7 @@ def sets_sent(game: Any, state: Any, data: st.DataObject) -> dict[str, tuple[Any
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_filled_set_is_what_the_resolution_acts_on(name: str, data: st.DataObject) -> None:
-    """Property (issue 29: "name the default that will fill each missing part"): every part a
+    """Property ("name the default that will fill each missing part"): every part a
     set lacks is filled by `filled_orders` exactly as the resolution fills it, so resolving the
     sets as sent and resolving them filled give the same turn, dice included; a filled set is
     complete (but for what a later turn fills), keeps every line sent, and is the set itself when

@@ -1,4 +1,4 @@
-"""The reasons a game's parser gives are bounded per line (issue 27: "Problem texts are linear in
+"""The reasons a game's parser gives are bounded per line ("Problem texts are linear in
 the input"; 2,000 repeated Racecraft orders once gave each line a reason naming all 2,000 lines)."""
 
 from __future__ import annotations

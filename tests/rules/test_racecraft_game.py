@@ -256,7 +256,7 @@ def test_set_figure_refuses_bad_figures(player: str, name: str, value: str) -> N
     ],
 )
 def test_set_figure_refuses_hostile_numbers_with_the_legal_range(value: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    """GM arguments validated with clear refusals (no quarantine, no traceback).
     FigureError names the range (racecraft.md: EP 0..10) and quotes at most 40 characters."""
     with pytest.raises(FigureError, match="from 0 to 10") as caught:
         GAME.set_figure(GAME.new_game(FIVE, {}, RNG), "seb", "ep", value)
@@ -280,7 +280,7 @@ def test_set_figure_quotes_a_long_figure_name_cut() -> None:
     ),
 )
 def test_set_figure_on_any_text_sets_a_legal_ep_or_raises_figure_error(name: str, value: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     race = GAME.new_game(FIVE, {}, RNG)
     try:
         changed = GAME.set_figure(race, "seb", name, value)

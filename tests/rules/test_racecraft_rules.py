@@ -515,7 +515,7 @@ def test_a_mail_without_an_order_is_refused() -> None:
 
 
 def test_a_runner_who_leaves_stays_in_the_classification_as_not_finishing() -> None:
-    """Issue 29, case 7: "the dropped driver vanishes from the standings and from the final
+    """ "the dropped driver vanishes from the standings and from the final
     classification (no DNF)". racecraft.md is silent on leaving; the rule chosen
     (`resolve.drop_runner`): out of the race, the places close up, and classified after every
     runner as "did not finish", the last to leave last."""

@@ -1,6 +1,6 @@
 """A person's reliability record (rules.reliability; docs/reliability.md), from counts alone.
 
-Issue 42: "A reliability record kept apart (on-time ratio, NMRs, games abandoned, seats taken
+The requirement: "A reliability record kept apart (on-time ratio, NMRs, games abandoned, seats taken
 over as a substitute credited), visible to the player (`RECORD` by mail) and usable by a GM as
 an entry gate (`--min-reliability`), as njudge's SET ONTIMERAT."""
 

@@ -1,4 +1,4 @@
-"""Robot drivers (issue 32): every game's `Game.robot_orders` over random reachable states.
+"""Robot drivers: every game's `Game.robot_orders` over random reachable states.
 
 The properties: the robot never gives an order its game refuses (the canonical text of its
 orders parses back to them, every line legal, the set complete), it gives none when the
@@ -354,7 +354,7 @@ def test_speedphreakz_robots_expect_each_other_to_move_and_never_crash_into_each
 
 def test_speedphreakz_robot_is_ahead_of_the_greedy_driver_head_to_head_in_seeded_mixed_fields() -> None:
     """speedphreakz.md §4.5: cars ending a round on one square crash, and so does every car next
-    to them; S9: a crashed car's next first action costs +50. Issue 40: the robot lost to a
+    to them; S9: a crashed car's next first action costs +50. The robot lost to a
     greedy driver head to head in every field size (20-42%): it gave way to where a greedy car
     would have gone had it been a robot, and was caught in the greedy cars' crashes at the
     start. Now it also guesses the others headlong and keeps off where two of them would

@@ -1,6 +1,6 @@
 """The games' words name a rule in words, never by the number it has in the design notes
-("§5", "S10", "P4"): players and GMs have the game's own rules, not the design (issue 37, minor:
-"'§5' references players do not have")."""
+("§5", "S10", "P4"): players and GMs have the game's own rules, not the design
+(no "'§5' references players do not have")."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A season's points and table (rules.season; docs/championships.md), from its races' results alone.
 
-Issue 42: "its scoring table (presets: F1 25-18-15-12-10-8-6-4-2-1, CFR, a linear table;
+The requirement: "its scoring table (presets: F1 25-18-15-12-10-8-6-4-2-1, CFR, a linear table;
 custom), tie-breaks (countback), dropped results, ... penalties (a no-show, a DNF by NMR limit)";
 "the standings equal a recomputation from the archived results, whatever order results and
 corrections (ROLLBACK) came in"."""
@@ -41,7 +41,7 @@ def table(rules: SeasonRules, *results: RaceResult) -> list[tuple[int, str, int]
 
 
 def test_the_f1_preset_is_25_18_15_12_10_8_6_4_2_1() -> None:
-    # Issue 42: "presets: F1 25-18-15-12-10-8-6-4-2-1".
+    # "presets: F1 25-18-15-12-10-8-6-4-2-1".
     assert F1_POINTS == (25, 18, 15, 12, 10, 8, 6, 4, 2, 1)
     eleven = [f"d{i:02d}" for i in range(11)]
     assert [points for _, _, points in table(F1, race(1, *eleven))] == [25, 18, 15, 12, 10, 8, 6, 4, 2, 1, 0]

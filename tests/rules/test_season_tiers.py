@@ -1,7 +1,7 @@
 """A series' tiers from one season to the next (rules.season.draw_tiers; docs/championships.md,
 "Tiers: promotion and relegation").
 
-Issue 42: "Tiers with promotion and relegation between seasons (N up, N down, settings), and
+The requirement: "Tiers with promotion and relegation between seasons (N up, N down, settings), and
 the next season's tiers drawn by the bot". The rule (docs/championships.md): "the top N up of
 tier k+1 go up, the bottom N down of tier k go down, the rest stay"; "drivers level on points
 and countback at the line: the better place in the tier's last race decides, then the race

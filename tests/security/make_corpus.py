@@ -318,7 +318,7 @@ mail(
     frm="J\u00fcrgen <juergen@b\u00fccher.example>",
     subject="hi",
 )
-# --- issue 14: the holes hostile testing found, and variants ---------------------------
+# --- the holes hostile testing found, and variants -------------------------------------
 mail(
     "gm_address_from_stranger.eml",
     [],

@@ -1,4 +1,4 @@
-"""A capability goes only to its holder (issue 14; mail-interface.md, "Addresses and identity").
+"""A capability goes only to its holder (mail-interface.md, "Addresses and identity").
 
 "A mail carries a signed reply address only when it goes to that seat's (or the GM's)
 registered address. Answers to strangers, to refused senders and to observers carry the plain

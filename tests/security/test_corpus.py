@@ -1,4 +1,4 @@
-"""The hostile corpus (issue 6): every mail in tests/security/data/ comes to the outcome
+"""The hostile corpus: every mail in tests/security/data/ comes to the outcome
 data/expected.toml gives it, the bot writes only to whom it says, and every mail the bot
 writes is safe to send: one recipient, the anti-auto-responder headers, no injected header.
 """
@@ -43,7 +43,7 @@ def check_outgoing(row: Outbox, *, holder_wrote: bool = False) -> EmailMessage:
 
     `holder_wrote`: the mail answered carried the recipient's own capability (their signed reply
     address or password), so its lines may be quoted back to them, spam included; to anyone else
-    a stranger's words never travel (issue 27)."""
+    a stranger's words never travel."""
     msg = message_from_bytes(row.data, policy=policy.default)
     assert isinstance(msg, EmailMessage)
     assert not msg.defects, msg.defects
@@ -65,12 +65,12 @@ def check_outgoing(row: Outbox, *, holder_wrote: bool = False) -> EmailMessage:
     assert msg["Precedence"] == "bulk"
     assert msg["X-Auto-Response-Suppress"] == "All"
     assert msg["X-Flagman-Loop"] == BOT
-    # issue 14: a signed reply address only in mail to its holder's registered address.
+    # A signed reply address only in mail to its holder's registered address.
     if msg["Reply-To"] is not None:
         tag = str(msg["Reply-To"].addresses[0].addr_spec).partition("+")[2].partition("@")[0]
         holder = GM if tag.split(".")[1] == GM_SEAT else ADDRESS[tag.split(".")[1]]
         assert row.recipient == holder, f"{tag} in mail to {row.recipient}"
-    # issue 14: nothing the sender wrote comes back as a line of its own or with control characters.
+    # Nothing the sender wrote comes back as a line of its own or with control characters.
     text = "\n".join(str(p.get_content()) for p in msg.walk() if p.get_content_maintype() == "text")
     for line in text.splitlines():
         assert not line.lstrip("> ").startswith(("== Notice", "mail your GM password")), line

@@ -1,4 +1,4 @@
-"""Nothing breaks the service (issue 6): random bytes, mutated real mail and mail assembled from
+"""Nothing breaks the service: random bytes, mutated real mail and mail assembled from
 hostile parts go through `Service.handle_batch` (fakes, SQLite) and every mail ends applied,
 refused or ignored -- or is skipped as a duplicate. Quarantine would be the sign of a crash: the
 test fails with the stored traceback, so any quarantined mail is explained and fixed, not

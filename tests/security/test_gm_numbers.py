@@ -1,5 +1,5 @@
-"""Hostile or mistyped numbers in GM commands, through the real mail pipeline (issue 14, item 6
-"GM numbers"): issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+"""Hostile or mistyped numbers in GM commands, through the real mail pipeline
+("GM numbers"): GM arguments validated with clear refusals (no quarantine, no traceback).
 
 Each mail comes from the GM's registered address to the game's signed GM address, as a reply to
 a GM mail would. Before the fix `EXTEND rc1 999999999999d` (OverflowError in timedelta),
@@ -85,7 +85,7 @@ def body(data: bytes) -> str:
 
 @pytest.mark.parametrize(("line", "reason"), CASES, ids=[line[:40] for line, _ in CASES])
 def test_a_bad_number_from_the_gm_is_refused_by_mail_never_quarantined(bot: Bot, line: str, reason: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    """GM arguments validated with clear refusals (no quarantine, no traceback).
     The GM gets exactly one answer: refused, and why; the deadline and the figures are as they
     were; no player is told anything."""
     before = open_turn(bot)
@@ -105,7 +105,7 @@ def test_a_bad_number_from_the_gm_is_refused_by_mail_never_quarantined(bot: Bot,
 
 
 def test_the_refusal_quotes_at_most_forty_characters_of_the_argument_on_one_line(bot: Bot) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    """GM arguments validated with clear refusals (no quarantine, no traceback).
     The reason names the cap and cuts what the GM wrote."""
     gm_mail(bot, "EXTEND rc1 " + "1" * 60 + "h")
     bot.poll()
@@ -117,7 +117,7 @@ def test_the_refusal_quotes_at_most_forty_characters_of_the_argument_on_one_line
 
 
 def test_several_bad_numbers_in_one_mail_get_a_section_each_and_a_good_line_still_works(bot: Bot) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    """GM arguments validated with clear refusals (no quarantine, no traceback).
     A bad line does not stop the next one: the valid EXTEND is carried out. The one answer to
     the mail (mail-interface.md) has a section for each command."""
     deadline, state = open_turn(bot)
@@ -141,7 +141,7 @@ def test_a_good_set_still_works(bot: Bot) -> None:
     bot.poll()
     assert bot.quarantined() == []
     rows = bot.outbox()
-    assert sorted(row.recipient for row in rows) == sorted([GM, "seb@example.net"])  # the player is told (issue 29)
+    assert sorted(row.recipient for row in rows) == sorted([GM, "seb@example.net"])  # the player is told
     to_gm = next(row for row in rows if row.recipient == GM)
     assert "refused" not in to_gm.subject
     assert "seb: ep set to 7" in body(to_gm.data)

@@ -1,4 +1,4 @@
-"""Hostile header sections through the whole pipeline (issue 14, items 4, 5 and 7, the inbound side).
+"""Hostile header sections through the whole pipeline.
 
 A stranger's mail with 2 MB of Authentication-Results, 140,000 Cc addresses or a
 100,000-character name or subject once held the poll for minutes, and the player's order
@@ -103,7 +103,7 @@ def assert_safe_outgoing(bot: Bot) -> None:
     ids=["auth-results-2mb", "cc-140000", "name-100000", "subject-100000", "name-2900"],
 )
 def test_a_hostile_header_section_does_not_hold_up_the_order_behind_it(bot: Bot, make) -> None:
-    """issue 14: the stranger's mail ends ignored or refused (never quarantined); the player's
+    """The stranger's mail ends ignored or refused (never quarantined); the player's
     on-time order delivered after it is applied and confirmed in the same poll."""
     bot.inbox.max_size = WHOLE_MAILS
     hostile = make()
@@ -157,7 +157,7 @@ def dmarc_mail(header_from: str, *, mid: str) -> bytes:
 
 
 def test_a_dmarc_pass_for_another_domain_authenticates_no_one(bot: Bot) -> None:
-    """issue 14: ``dmarc=pass header.from=evil.example`` on a mail whose From is seb's: the
+    """``dmarc=pass header.from=evil.example`` on a mail whose From is seb's: the
     server checked the forger's domain, not seb's. Not authenticated, no orders applied; the
     note goes to seb's registered address, never to the forger."""
     bot.deliver(dmarc_mail("evil.example", mid="misaligned"))
@@ -182,7 +182,7 @@ def test_a_dmarc_pass_for_the_from_domain_still_authenticates(bot: Bot) -> None:
 
 @pytest.mark.parametrize("to", ["signed", "plain"])
 def test_a_mail_with_two_from_fields_authenticates_no_one(bot: Bot, to: str) -> None:
-    """issue 14: two From fields, seb's first (the bot used to read the first) and the forger's,
+    """Two From fields, seb's first (the one a naive reader takes) and the forger's,
     with a DMARC pass the server may have computed for either: ignored ("several senders"),
     no orders applied, never answered -- not the forger, not seb. The order after it is applied."""
     recipient = bot.signed("seb") if to == "signed" else BOT

@@ -1,4 +1,4 @@
-"""Limits (issue 6, testing.md "Fault injection"): size cap before fetching, line cap, deep
+"""Limits (testing.md "Fault injection"): size cap before fetching, line cap, deep
 MIME nesting, auto-reply storms and the per-sender rate limit -- a clear outcome for each,
 cheaply, and never a reply that could feed a loop."""
 
@@ -152,7 +152,7 @@ def test_an_auto_reply_storm_of_500_mails_in_one_batch_is_cheap_and_never_answer
 def test_a_responder_without_auto_headers_is_stopped_by_the_rate_limit(bot: Bot) -> None:
     """A broken auto-responder (no RFC 3834 headers) replying to the signed address 500 times in one
     batch: answered at most [limits] mails_per_sender_per_hour times; every mail is still read and
-    recorded (issue 27: caps withhold answers, never actions), the rest with its answer withheld."""
+    recorded (caps withhold answers, never actions), the rest with its answer withheld."""
     limit = bot.app.settings.limits.mails_per_sender_per_hour
     for n in range(500):
         bot.deliver(

@@ -1,4 +1,4 @@
-"""Privacy (issue 6.4) and "nobody acts for someone else" (gap e): a seat's password goes to that
+"""Privacy and "nobody acts for someone else" (gap e): a seat's password goes to that
 seat only, never into a log, the export or the archive; answers go to registered addresses; nothing
 of a turn's results is out before it is resolved."""
 
@@ -84,7 +84,7 @@ def play_with_passwords(bot: Bot) -> None:
 def test_no_password_reaches_a_log_another_players_mail_the_export_or_the_archive(
     bot: Bot, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:
-    """Issue 6.4: a seat's secret never appears in logs or in mail to anyone else; the export and the
+    """A seat's secret never appears in logs or in mail to anyone else; the export and the
     public archive hold none."""
     caplog.set_level(logging.DEBUG)
     play_with_passwords(bot)
@@ -146,7 +146,7 @@ def test_an_attacker_with_the_address_and_the_game_name_gets_nothing_done_or_tol
 
 
 def test_nothing_of_a_turn_is_out_before_it_is_resolved(bot: Bot) -> None:
-    """Issue 6.4: until the deadline no player gets results; the GM's PREVIEW goes to the GM only;
+    """Until the deadline no player gets results; the GM's PREVIEW goes to the GM only;
     confirmations go each to their own seat."""
     play_with_passwords(bot)
     with bot.app.db.read() as session:

@@ -1,4 +1,4 @@
-"""A capability goes only to its holder, in the self-service mail of issue 17 too.
+"""A capability goes only to its holder, in the self-service mail too.
 
 mail-interface.md: "Answers to strangers, to refused senders and to observers carry the plain
 address." The check of `test_capabilities` (every signed address and every password in a mail

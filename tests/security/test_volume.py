@@ -1,4 +1,4 @@
-"""Abuse by volume (issue 27): no answer bigger than the mail deserves, caps that withhold answers
+"""Abuse by volume: no answer bigger than the mail deserves, caps that withhold answers
 but never actions or records, addresses that fit mail at every door, ADDRESS that moves only
 what its proof covers, JOIN as double opt-in, and DKIM alignment by organizational domain.
 
@@ -46,7 +46,7 @@ def _answers(bot: Bot) -> list[tuple[str, bytes]]:
 
 
 def test_help_written_2000_times_is_answered_once_and_small(bot: Bot) -> None:
-    """issue 27, case 1: "A 10 KB forged mail holding HELP 2,000 times is answered with one 3.3 MB
+    """ "A 10 KB forged mail holding HELP 2,000 times is answered with one 3.3 MB
     mail": a repeated command is answered once, and an answer to a stranger is under its cap."""
     body = "HELP\n" * 2000
     bot.deliver(plain_mail("victim@else.example", BOT, "help", body, message_id="<help2000@x>"))
@@ -74,7 +74,7 @@ def test_many_distinct_commands_from_a_stranger_are_bounded_too(bot: Bot) -> Non
 
 
 def test_2000_order_lines_get_a_refusal_linear_in_them_and_under_the_cap(bot: Bot) -> None:
-    """issue 27, case 2: "2,000 USE 1 lines to a seat's address give a 24 MB refusal (each line's
+    """ "2,000 USE 1 lines to a seat's address give a 24 MB refusal (each line's
     error repeats all line numbers)": the reasons name a few lines and count the rest, and the
     answer quotes at most 20 lines."""
     bot.deliver(plain_mail(ADDRESS["kelly"], bot.signed("kelly"), "orders", "USE 1\n" * 2000, message_id="<use2000@x>"))
@@ -121,7 +121,7 @@ def test_address_lengths_follow_rfc_5321() -> None:
 
 
 def test_a_long_from_is_never_answered_and_is_recorded(bot: Bot) -> None:
-    """issue 27, case 3: "A stranger's HELP from a valid 313-character address": no usable From, so
+    """ "A stranger's HELP from a valid 313-character address": no usable From, so
     the mail is recorded as ignored (no usable sender) and answered by nobody."""
     bot.deliver(plain_mail(LONG_ADDRESS, BOT, "help", "HELP", message_id="<long@x>"))
     bot.poll()
@@ -131,7 +131,7 @@ def test_a_long_from_is_never_answered_and_is_recorded(bot: Bot) -> None:
 
 
 def test_the_gm_cannot_replace_a_seat_with_an_address_mail_cannot_carry(bot: Bot) -> None:
-    """issue 27, case 3: "(or a GM REPLACE to one)": refused with the reason, nothing changes."""
+    """ "(or a GM REPLACE to one)": refused with the reason, nothing changes."""
     bot.deliver(
         plain_mail(
             GM,
@@ -177,7 +177,7 @@ def _unsubscribe_code(bot: Bot, seat: str) -> str:
 
 
 def test_the_bots_own_codes_are_acted_on_whatever_the_stranger_caps(bot: Bot) -> None:
-    """issue 27, case 4: "After 50 forged stranger mails in an hour, a genuine List-Unsubscribe and a
+    """ "After 50 forged stranger mails in an hour, a genuine List-Unsubscribe and a
     genuine ADDRESS confirmation are ignored": they are acted on, and recorded so."""
     bot.deliver(
         plain_mail(
@@ -218,7 +218,7 @@ def test_codes_are_acted_on_past_the_senders_loop_limit(bot: Bot) -> None:
 
 
 def test_an_autoresponder_loop_does_not_cost_the_player_their_order(bot: Bot) -> None:
-    """issue 27, case 7: "after a player's own broken autoresponder drew 30 answers, the player's
+    """ "after a player's own broken autoresponder drew 30 answers, the player's
     genuine order through the signed address that hour was ignored": it is applied, its answer
     withheld and recorded, and the digest counts the answers withheld."""
     for n in range(30):
@@ -283,7 +283,7 @@ def _kelly_addresses(bot: Bot) -> dict[str, str]:
 
 
 def test_one_seats_reply_address_moves_that_seat_alone_and_the_player_can_stop_it(bot: Bot) -> None:
-    """issue 27, case 5: "Holding only the reply address of one game (a forwarded turn sheet), a thief
+    """ "Holding only the reply address of one game (a forwarded turn sheet), a thief
     sent ADDRESS thief@..., confirmed it, and then received the player's turn sheets for every other
     game": the move covers that seat only, the player is told before it takes effect, and STOP ends it."""
     _second_game(bot)
@@ -380,7 +380,7 @@ def _signup(bot: Bot) -> None:
 
 
 def test_a_forged_join_makes_no_seat_and_relays_nothing(bot: Bot) -> None:
-    """issue 27, case 6: "a JOIN with a spam name into an open game sends the forged address a
+    """ "a JOIN with a spam name into an open game sends the forged address a
     welcome greeting it by that name, subject included; the GM's notice carries it too": the From
     gets one code mail that names nobody; no seat, no GM notice until the address answers."""
     _signup(bot)
@@ -433,7 +433,7 @@ def test_a_name_that_is_a_link_is_refused_without_being_repeated(bot: Bot) -> No
 
 
 def test_dkim_alignment_is_by_organizational_domain() -> None:
-    """issue 27, case 8: "a DKIM pass for d=test counts as aligned with kelly@x.test". By the Public
+    """ "a DKIM pass for d=test counts as aligned with kelly@x.test". By the Public
     Suffix List (RFC 7489 3.2): a public suffix owns nothing; a subdomain aligns with its parent."""
 
     def passes(d: str, sender: str) -> bool:
@@ -500,7 +500,7 @@ _SENDERS = st.sampled_from(["stranger@else.example", ADDRESS["kelly"], ADDRESS["
 def test_hostile_mail_gets_answers_under_the_caps_and_one_recorded_outcome_each(
     make_bot, mails: list[tuple[str, str, list[tuple[str, int]]]]
 ) -> None:  # a fixture factory
-    """Property (issue 27): whatever the mail, every answer is under its cap (an unproven sender's
+    """Property: whatever the mail, every answer is under its cap (an unproven sender's
     under the stranger cap), no answer is bigger than the mail that caused it plus a sheet's worth,
     and every mail ends in exactly one recorded outcome (applied, refused or ignored), none quarantined."""
     bot = make_bot()

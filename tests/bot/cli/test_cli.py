@@ -151,7 +151,7 @@ def test_gm_help_lists_every_gm_command(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_flagman_tick_names_a_turn_as_the_players_know_it(tmp_path: Path) -> None:
-    """Issue 17: output and logs named internal turn numbers ("resolved turn 6 (Race turn 4)");
+    """Output and logs name no internal turn number ("resolved turn 6 (Race turn 4)"):
     `flagman tick` says the game and the turn's own label."""
     from bot.app import build_app
     from bot.cli import _labels

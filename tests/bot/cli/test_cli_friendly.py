@@ -1,4 +1,4 @@
-"""The command line for people (issue 17, item 6): `--version`; a server that cannot be reached
+"""The command line for people: `--version`; a server that cannot be reached
 said in two lines with what to check, status 3, no traceback; a closed stdout ends quietly;
 each result printed once and a refused GM command mailed to nobody; `game options`; every
 duration option read alike; a turn under an hour only with --force."""
@@ -311,9 +311,9 @@ def test_a_gm_command_done_with_the_relay_down_says_done_then_that_the_mail_wait
 def test_a_gm_command_on_the_command_line_never_says_the_players_were_told_before_the_send(
     site: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
 ) -> None:
-    """Issue 33, item 9: `gm extend` said "the players were told", then could not reach the relay
-    (status 3) with their mail still queued. The done line says their mail is queued; with the
-    relay down the next lines say it stays in the outbox; with --no-send, that it is not sent."""
+    """A GM command from the CLI never says "the players were told": the done line says their
+    mail is queued; with the relay down (status 3) the next lines say it stays in the outbox;
+    with --no-send, that it is not sent."""
     configure(site, outbox=f'kind = "smtp"\nhost = "127.0.0.1"\nport = {free_port()}\nsecurity = "none"')
     assert flagman(site, "gm", *argv) == 3
     out, err = capsys.readouterr()
@@ -328,7 +328,7 @@ def test_a_gm_command_on_the_command_line_never_says_the_players_were_told_befor
 def test_game_list_and_show_say_a_manual_schedule_has_no_deadline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 33, item 9: a turn without a deadline (a manual schedule) was "due None"."""
+    """A turn without a deadline (a manual schedule) is shown as such, never "due None"."""
     config = init_dir(tmp_path / "site")
     assert flagman(config, "game", "new", "racecraft", "--name", "man1", "--deadline", "manual", *PLAYERS) == 0
     capsys.readouterr()
@@ -517,7 +517,7 @@ def test_game_options_lists_every_game_with_its_options(tmp_path: Path, capsys: 
         assert f"{kind} ({game.title})" in out
         for line in game.option_help().splitlines():
             assert line.strip() in out
-    # issue 17: the settings every game has, with the game's own default.
+    # The settings every game has, with the game's own default.
     assert out.count("--early-resolution on|off: the turn resolves as soon as every order is in (default on)") == len(
         rules.GAMES
     )
@@ -634,7 +634,7 @@ BAD_ARGUMENTS = [
 def test_every_bad_argument_gets_one_line_and_status_2(
     site: Path, argv: tuple[str, ...], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 30, case 6: a bad argument is one line on stderr saying what to write, exit status 2;
+    """A bad argument is one line on stderr saying what to write, exit status 2;
     no traceback, no usage block."""
     capsys.readouterr()
     try:

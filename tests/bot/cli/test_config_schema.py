@@ -1,4 +1,4 @@
-"""A configuration that cannot be wrong (issue 41): every command reads it through one schema,
+"""A configuration that cannot be wrong: every command reads it through one schema,
 and a wrong one is refused in one line on stderr with status 2, never a traceback, never a run
 that spins or falls back to a mailbox or database nobody chose. Each command runs as a process
 of its own, as an operator runs it."""
@@ -56,17 +56,16 @@ def with_option(config: Path, section: str, line: str) -> Path:
 def test_a_setting_out_of_range_stops_every_command_in_one_line_with_status_2(
     tmp_path: Path, section: str, line: str, words: tuple[str, ...], command: tuple[str, ...]
 ) -> None:
-    """Issue 41: "A negative interval (`poll_seconds = -5`) is accepted, and `flagman run` then
-    ignores SIGTERM and spins ... `digest_time = "25:99"` is accepted. Validate every setting's
-    range and type when the config is read (a schema, one line each, exit 2)"."""
+    """Every setting's range and type is checked when the config is read: a negative interval
+    (`poll_seconds = -5`) or `digest_time = "25:99"` stops every command in one line, exit 2."""
     config = with_option(init_dir(tmp_path / "site"), section, line)
     done = flagman_process(config, *command)
     refused_in_one_line(done, *words)
 
 
 def test_a_configuration_without_the_bots_address_is_refused_by_doctor_and_run(tmp_path: Path) -> None:
-    """Issue 41: "A missing `[bot] address` silently becomes `flagman@localhost`; doctor calls
-    the config fine and its probe blames the mail server"."""
+    """A missing `[bot] address` is required, never silently `flagman@localhost`: doctor
+    and run refuse the config in one line."""
     config = init_dir(tmp_path / "site", "flagman@example.org")
     config.write_text(config.read_text(encoding="utf-8").replace('address = "flagman@example.org"\n', ""))
     for command in (("doctor",), ("run",)):
@@ -74,8 +73,8 @@ def test_a_configuration_without_the_bots_address_is_refused_by_doctor_and_run(t
 
 
 def test_a_configuration_cut_at_a_section_boundary_is_refused(tmp_path: Path) -> None:
-    """Issue 41: "A missing `[database]` silently uses `sqlite:///flagman.sqlite`. A config cut
-    at a section boundary starts with an outbox it cannot write"."""
+    """A config cut at a section boundary (no `[database]`) is refused in one line; no
+    `sqlite:///flagman.sqlite` is made where nobody chose one."""
     config = init_dir(tmp_path / "site")
     text = config.read_text(encoding="utf-8")
     config.write_text(text[: text.index("[database]")], encoding="utf-8")
@@ -85,7 +84,8 @@ def test_a_configuration_cut_at_a_section_boundary_is_refused(tmp_path: Path) ->
 
 @pytest.mark.parametrize("scheme", ["mysql", "mariadb", "oracle"])
 def test_a_database_other_than_sqlite_or_postgresql_is_refused_in_one_line(tmp_path: Path, scheme: str) -> None:
-    """Issue 41: "`postgres://` ... and `mysql://` print tracebacks (exit 1): ... refuse others in one line"."""
+    """A database URL other than SQLite's or PostgreSQL's is refused in one line, no traceback,
+    and the line never shows the URL's password."""
     config = init_dir(tmp_path / "site")
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace('url = "sqlite:///flagman.sqlite"', f'url = "{scheme}://u:hush@db/f"'))
@@ -96,7 +96,7 @@ def test_a_database_other_than_sqlite_or_postgresql_is_refused_in_one_line(tmp_p
 
 
 def test_postgres_spelled_as_libpq_spells_it_reaches_postgresql(tmp_path: Path) -> None:
-    """Issue 41: "`postgres://` (libpq's and many hosts' spelling) ... print[s] tracebacks":
+    """ "`postgres://` (libpq's and many hosts' spelling) ... print[s] tracebacks":
     accepted; with no server there, the database is named unreachable (status 3), no traceback."""
     config = init_dir(tmp_path / "site")
     text = config.read_text(encoding="utf-8")
@@ -107,7 +107,7 @@ def test_postgres_spelled_as_libpq_spells_it_reaches_postgresql(tmp_path: Path) 
 
 
 def test_an_unreadable_root_configuration_is_reported_unreadable_with_status_2(tmp_path: Path) -> None:
-    """Issue 41: "An unreadable 0600 root config is reported as "may not write", with advice to
+    """ "An unreadable 0600 root config is reported as "may not write", with advice to
     give /etc/flagman to the service user, exit 4 instead of 2". The file belongs to another
     user, mode 0600, and the command runs without root's override of file modes."""
     config = init_dir(tmp_path / "site")

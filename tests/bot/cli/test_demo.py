@@ -15,12 +15,12 @@ from rules import find_game
 
 
 def test_the_demo_plays_a_whole_game_by_mail_and_prints_every_mail(tmp_path: Path) -> None:
-    """issue 3: `flagman demo` plays a whole Racecraft game by mail and shows every mail as it goes."""
+    """`flagman demo` plays a whole Racecraft game by mail and shows every mail as it goes."""
     out = io.StringIO()
     assert run_demo(keep=str(tmp_path / "demo"), out=out) == 0
     printed = out.getvalue()
     assert "The race is over after 5 turns" in printed and "Game over:" not in printed
-    # Issue 41: "the demo states its schedule and shows a GM digest, a GM command and where the
+    # "the demo states its schedule and shows a GM digest, a GM command and where the
     # HTML and the archive are".
     assert "The schedule: a turn every 48 hours (Europe/London)" in printed
     assert "Subject: [GM digest] 1 game" in printed and "Subject: [demo1] GM: EXTEND done" in printed
@@ -65,7 +65,7 @@ def test_the_demo_command_runs_from_the_console_script() -> None:
 
 
 def test_the_season_demo_plays_three_races_by_mail_and_prints_the_table_after_each(tmp_path: Path) -> None:
-    """Issue 42: "the demo can show a short season (`flagman demo --season`)": three races of
+    """ "the demo can show a short season (`flagman demo --season`)": three races of
     three players and two robots, the next ones made by the bot, the table after each race as
     the final result mailed it, and the final table."""
     from bot.cli.demo_season import run_season_demo

@@ -96,7 +96,7 @@ def deadline_and_state(config: Path) -> tuple[object, object]:
 
 
 def test_a_huge_number_by_the_real_command_exits_2_with_one_line_and_no_traceback(site: Path) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    """GM arguments validated with clear refusals (no quarantine, no traceback).
     `flagman gm extend rc1 999999999999d` as a process: status 2, one line on stderr."""
     before = deadline_and_state(site)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
@@ -147,7 +147,7 @@ def test_a_huge_number_by_the_real_command_exits_2_with_one_line_and_no_tracebac
 def test_bad_gm_arguments_exit_2_with_one_clear_line(
     site: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...], expected: str
 ) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    """GM arguments validated with clear refusals (no quarantine, no traceback).
     Refused commands, DeadlineError, FigureError, an unknown game or seat, bad arguments: one line
     on stderr, status 2, nothing changed."""
     before = deadline_and_state(site)
@@ -255,7 +255,7 @@ def test_digest_now_sends_every_digest(site: Path, capsys: pytest.CaptureFixture
 def test_game_new_takes_early_resolution_and_press_and_game_show_shows_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 17, items 2 and 4: early resolution is the GM's choice per game, made at `game new`
+    """Early resolution is the GM's choice per game, made at `game new`
     (default: the game's own) and changed by `gm configure`; so is press (none, signed,
     anonymous); `game show` shows both, and each player's zone and vacation."""
     config = init_dir(tmp_path / "s3", "flagman@example.org")

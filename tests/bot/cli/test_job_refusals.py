@@ -1,5 +1,5 @@
 """The jobs run by hand (`poll`, `tick`, `send`) refuse what they cannot work on, rather than
-report nothing done (issue 41: "`flagman poll` prints "fetched 0" and exits 0 on an unusable
+report nothing done ("`flagman poll` prints "fetched 0" and exits 0 on an unusable
 database ... a vanished Maildir is silently recreated"). Each command runs as a process of its
 own, as an operator (or a timer) runs it."""
 

@@ -1,4 +1,4 @@
-"""A newcomer's first hour at the command line (issue 41): "Subcommand help: `run`, `poll`,
+"""A newcomer's first hour at the command line: "Subcommand help: `run`, `poll`,
 `tick`, `send`, `game list`, `game show` show only a usage line; `--json` for `game list`, `game
 show`, `doctor`, `gm audit`; the CLI spells `speed_circuit`, the mail `speed-circuit` (accept
 and show both); plurals ("1 players"); the 12-hour minimum notice of a fixed-time deadline is

@@ -71,7 +71,7 @@ def test_every_gm_command_has_an_example_that_parses() -> None:
 def test_every_command_has_its_handler_and_every_handler_its_command() -> None:
     """Commands as objects (Mailman 3): the syntax HELP shows and the handler that runs are the same
     command's, so they cannot drift: each player command class has a handler, each GM command class
-    too, in the one table of bot.commands.registry (issue 28: no handler registers itself on import)."""
+    too, in the one table of bot.commands.registry (no handler registers itself on import)."""
     from bot.commands import PLAYER_COMMANDS, registry
 
     assert set(registry.PLAYER_HANDLERS) == set(PLAYER_COMMANDS)
@@ -119,7 +119,7 @@ def test_help_lists_every_player_command_from_its_class(tmp_path: object) -> Non
 
 
 def test_greetings_and_sign_offs_around_the_orders_are_left_out_quietly() -> None:
-    """Issue 17: "Hi Flagman, / USE 3 / Cheers, Steve" is USE 3 -- the greeting and the
+    """ "Hi Flagman, / USE 3 / Cheers, Steve" is USE 3 -- the greeting and the
     sign-off are not orders refused, they are what people write around orders."""
     assert parse_commands("Hi Flagman,\n\nUSE 3\n\nCheers,\nSteve").orders_text == "USE 3"
     assert parse_commands("Dear GM,\nUSE 1\nThank you very much!").orders_text == "USE 1"
@@ -166,7 +166,7 @@ def test_wrapping_orders_in_courtesies_changes_nothing(
     assert wrapped.player == () and wrapped.problems == ()
 
 
-# -- issue 17: the commands for anyone and the players' own settings ------------------------------
+# -- the commands for anyone and the players' own settings ----------------------------------------
 
 
 def test_the_commands_for_anyone_and_for_players_parse_with_their_arguments() -> None:

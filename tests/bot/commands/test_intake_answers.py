@@ -1,5 +1,5 @@
-"""The answers of the intake and the commands that a demanding GM and players found wrong
-(issue 37, part B): each says what is true, once, and nothing the GM must not read as a fault.
+"""The answers of the intake and the commands that a demanding GM and players found wrong:
+each says what is true, once, and nothing the GM must not read as a fault.
 mail-interface.md: "One answer per mail"; "Every statement about the next resolution (...
 whether the turn is open, paused or waiting ...) comes from one computation that the tick
 itself uses"; "Greetings, thanks and sign-offs ... are ignored quietly or answered without an

@@ -1,4 +1,4 @@
-"""The judge commands njudge and the human GMs have (issue 30, case 7; mail-interface.md, "Player
+"""The judge commands njudge and the human GMs have (mail-interface.md, "Player
 commands"): HISTORY <game> [turn] (past results) and RESEND <game> (the open turn's sheet again,
 only to the registered address)."""
 
@@ -65,7 +65,7 @@ def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: App) -> 
     assert "Sent already" in str(last(rc, ADDRESS["seb"])["Subject"])
 
 
-# -- CLEAR, WAIT, NOWAIT (issue 30, case 7: "nothing clears orders back to the default, nothing
+# -- CLEAR, WAIT, NOWAIT ("nothing clears orders back to the default, nothing
 #    lets a player hold a turn from early resolution") ----------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""PING (issue 19, item 1d): an immediate answer, to the registered address only, saying that
+"""PING: an immediate answer, to the registered address only, saying that
 the path works and as what the mail was accepted -- the signed reply address, the password,
 DMARC or aligned DKIM as the receiving server's Authentication-Results say -- or why not; a
 stranger gets what strangers get."""

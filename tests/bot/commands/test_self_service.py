@@ -1,4 +1,4 @@
-"""Judge-level self-service by mail (issue 17, items 3 and 4), through the real pipeline: mail
+"""Judge-level self-service by mail, through the real pipeline: mail
 in through the intake, mail out through the outbox (fakes for the inbox and the mailer).
 
 mail-interface.md, "Player commands": "For anyone, also strangers: HELP, LIST (the games, open
@@ -89,7 +89,7 @@ def all_order(app: App, game: str = "rc1", text: str = "USE 2") -> None:
 
 
 def test_a_stranger_asking_for_help_gets_the_commands_not_a_refusal(site: App) -> None:
-    """Issue 17: "A stranger who sends HELP is refused" -- now the general help, for anyone,
+    """ "A stranger who sends HELP is refused" -- now the general help, for anyone,
     at the plain address, with the commands for anyone and those for players."""
     stranger_says(site, KIM, "HELP")
     answer = last(site, KIM)
@@ -130,7 +130,7 @@ def test_list_shows_a_players_deadlines_in_their_own_zone(site: App) -> None:
 
 def test_rules_gives_the_summary_and_the_order_syntax_and_never_echoes_an_unknown_name(site: App) -> None:
     """RULES <game>: the rules summary JOIN's welcome gives, with the order syntax and the game's
-    settings; an unknown game is refused without repeating the sender's words (issue 14)."""
+    settings; an unknown game is refused without repeating the sender's words."""
     stranger_says(site, KIM, "RULES rc2")
     body = body_of(last(site, KIM))
     assert "Racecraft is a middle-distance track race" in body and "USE n" in body
@@ -203,7 +203,7 @@ def test_unobserve_stops_the_results(site: App) -> None:
 
 
 def test_a_stranger_gets_a_few_answers_a_day_whatever_it_asks_but_a_code_of_ours_is_answered(site: App) -> None:
-    """Unauthenticated mail limits (issue 14): a few answers a day per address, all kinds of
+    """Unauthenticated mail limits: a few answers a day per address, all kinds of
     answer together (LIST, HELP, the notice, JOIN); the reply that brings back a code the bot
     mailed is still answered -- only a mail of ours could carry it."""
     stranger_says(site, KIM, "OBSERVE rc1")
@@ -305,7 +305,7 @@ def test_timezone_is_checked_and_later_mail_uses_it(site: App) -> None:
 def test_address_moves_only_once_confirmed_from_the_new_address_and_the_old_one_is_told(site: App) -> None:
     """ADDRESS new@...: a code goes to the new address, and the old one is told at once with a
     STOP code; nothing changes until the code comes back from the new address and the old one
-    has had [limits] address_change_hold_hours to stop it (issue 27); then the player is the new
+    has had [limits] address_change_hold_hours to stop it; then the player is the new
     address (its reply address still signs), the old address is told it has taken effect, and the GM."""
     new = "kelly@new.example"
     player_says(site, "kelly", f"ADDRESS {new}")
@@ -401,7 +401,7 @@ def test_several_commands_in_one_mail_get_one_answer_in_sections(site: App) -> N
 
 
 def test_a_command_naming_no_game_says_which_games_it_could_be(gapp: App) -> None:
-    """Issue 17, item 5: a line naming no game, from a sender with several, names them."""
+    """A line naming no game, from a sender with several, names them."""
     players = tuple(
         PlayerSpec(f"p{i}", "multi@example.org" if i == 0 else f"p{i}@example.org", f"P{i}") for i in range(5)
     )
@@ -484,7 +484,7 @@ def test_an_incomplete_speedphreakz_set_names_the_start_and_the_rounds_it_lacks(
 
 
 def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: App) -> None:
-    """Issue 17: "A bad Speed Circuit PATH line was dropped and the rest called 'a complete
+    """ "A bad Speed Circuit PATH line was dropped and the rest called 'a complete
     set'": the confirmation now names the line left out, and that its default stands."""
     _game(gapp, "speed_circuit", 2)
     for _ in ("design", "qualifying"):
@@ -496,6 +496,22 @@ def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: App) -> 
     assert "That is a complete set." not in body
     player_says(gapp, "p0", "PATH A A", game="g1", address="p0@example.org")
     assert "the speed: a SPEED line (SPEED n in steps of 20, or SPEED MPS" in body_of(last(gapp, "p0@example.org"))
+
+
+def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default(gapp: App) -> None:
+    """Played by mail (playfix C2): "SKILL ALL / SKILL NONE" was answered "SKILL given twice; the
+    first one counts" and then "That is a complete set without what line 4 (SKILL) would have
+    said: the default stands for that", while SKILL ALL stands. The confirmation says the line
+    was left out and the SKILL on file stands; no default is claimed for it."""
+    _game(gapp, "speed_circuit", 2)
+    for _ in ("design", "qualifying"):
+        gapp.clock.advance(timedelta(hours=49))
+        cycle(gapp)
+    player_says(gapp, "p0", "SPEED 40\nSKILL ALL\nSKILL NONE", game="g1", address="p0@example.org")
+    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "the default stands for that" not in body, body
+    assert "That is a complete set without line 3 (SKILL): the SKILL of your set stands." in body, body
+    assert "> SKILL ACCEL TOP START BRAKES CHANCE PASS CRASH" in body
 
 
 def test_no_line_of_the_self_service_mail_is_an_order_line(site: App) -> None:
@@ -533,7 +549,7 @@ def test_the_gm_may_send_press_and_a_player_may_write_to_the_gm_alone(site: App)
 
 
 def test_a_speed_circuit_confirmation_says_what_the_plot_costs(gapp: App) -> None:
-    """Issue 16, item 4; mail-interface.md, "The confirmation": "What the orders cost, where
+    """mail-interface.md, "The confirmation": "What the orders cost, where
     the game can say so ('this plot costs 2 wear and a top-speed test')". At the first race
     turn the cars stand on the grid at 0 mph: SPEED 20 along the lane is free; a plot the
     dice decide (PAY ROLL) is not priced."""
@@ -550,7 +566,7 @@ def test_a_speed_circuit_confirmation_says_what_the_plot_costs(gapp: App) -> Non
 
 
 def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp: App) -> None:
-    """Issue 16, item 4: "program cost 125; control this round is 101-200, so you may lose
+    """ "program cost 125; control this round is 101-200, so you may lose
     control from action 4". At the set-up, rounds 1 and 2 are priced from the chart (the car
     is not on the map yet): F3 F2 F1 costs 75, 120, 140."""
     _game(gapp, "speedphreakz", 2)
@@ -561,3 +577,32 @@ def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp:
         "control this round is 101-200, so you may lose control from action 2."
     ) in said
     assert "Round 2 program cost 20 before terrain" in said
+
+
+def test_a_locked_round_refused_claims_no_default_for_it(gapp: App) -> None:
+    """Played by mail (playfix SP-A): in round 2, "ROUND 2: F1 / ROUND 3: F1 F1" was answered
+    "round 2's program was locked ... send ROUND 3" and then "That is a complete set without what
+    line 1 (ROUND) would have said: the default stands for that" -- no default stands for it:
+    the locked program runs, and the game's default fills nothing of the set. A default is
+    claimed only where the outlook fills a part of the set with one."""
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p0@example.org")
+    player_says(gapp, "p1", "START 2,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p1@example.org")
+    player_says(gapp, "p0", "ROUND 2: F2\nROUND 3: F1", game="g1", address="p0@example.org")
+    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "locked" in body, body
+    assert "the default stands for that" not in body, body
+    assert "That is a complete set without line 1 (ROUND): the orders below count without it." in body, body
+
+
+def test_a_part_wanted_only_later_is_not_also_listed_as_lacking_now(gapp: App) -> None:
+    """Played by mail (playfix M6): a SpeedPhreakz set-up with START and ROUND 1 was told "That set
+    is not complete. It lacks: - the program for round 2" and, a line later, that round 2 is "Not
+    needed before a later turn". A part a later turn fills is said once, as such."""
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1", game="g1", address="p0@example.org")
+    body = body_of(last(gapp, "p0@example.org"))
+    assert body.count("the program for round 2") == 1, body
+    assert "That set is not complete" not in body, body
+    assert "That set is complete for Set-up and round 1." in body, body
+    assert "Not needed before a later turn" in body

@@ -1,4 +1,4 @@
-"""Did you mean ...? (issue 17: "Did-you-mean for commands, orders and GM verbs, with the syntax line")."""
+"""Did you mean ...? ("Did-you-mean for commands, orders and GM verbs, with the syntax line")."""
 
 from __future__ import annotations
 

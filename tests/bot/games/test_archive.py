@@ -1,4 +1,4 @@
-"""The game archive (issue 11.2, 11.3): a static site per game, written after every turn
+"""The game archive: a static site per game, written after every turn
 when [bot] archive_dir is set and by `flagman archive GAME DIR`; public views only."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def mail_picture(msg: EmailMessage) -> bytes | None:
 
 @pytest.mark.parametrize("kind", game_names())
 def test_the_bot_keeps_the_archive_after_every_turn(app: App, tmp_path: Path, kind: str) -> None:
-    """issue 11.2: with [bot] archive_dir, every turn adds its page and picture (the very PNG of
+    """With [bot] archive_dir, every turn adds its page and picture (the very PNG of
     the turn's mails); the index lists every turn; plain HTML, no JavaScript, links that resolve."""
     root = with_archive(app, tmp_path)
     play(app, kind, 3)
@@ -147,7 +147,7 @@ def test_the_bot_keeps_the_archive_after_every_turn(app: App, tmp_path: Path, ki
 
 
 def test_the_cli_writes_the_same_site(app: App, tmp_path: Path) -> None:
-    """issue 11.2: `flagman archive GAME DIR` writes the whole site; it equals what the bot
+    """`flagman archive GAME DIR` writes the whole site; it equals what the bot
     wrote turn by turn."""
     root = with_archive(app, tmp_path)
     play(app, "racecraft", 7)
@@ -168,7 +168,7 @@ def test_the_cli_writes_the_same_site(app: App, tmp_path: Path) -> None:
 
 
 def test_no_archive_dir_no_archive(app: App, tmp_path: Path) -> None:
-    """issue 11.2: the bot writes the archive only when [bot] archive_dir is configured."""
+    """The bot writes the archive only when [bot] archive_dir is configured."""
     play(app, "racecraft", 2)
     assert not app.settings.bot.archive_dir
     assert not list(tmp_path.rglob("turn-001.html"))
@@ -178,7 +178,7 @@ def test_no_archive_dir_no_archive(app: App, tmp_path: Path) -> None:
 def test_the_archive_shows_nothing_private(
     app: App, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """issue 11.3: the archive shows only what the public report shows: no player's private
+    """The archive shows only what the public report shows: no player's private
     part on any page."""
     game_type = type(find_game(kind))
     original = game_type.view
@@ -204,7 +204,7 @@ def test_the_archive_shows_nothing_private(
 
 
 def test_a_gms_process_by_mail_is_published_once_its_batch_is_committed(rc: App, tmp_path: Path) -> None:
-    """issue 11.2 ("every turn adds its page") and architecture.md ("archive (an explicit
+    """ "every turn adds its page" and architecture.md ("archive (an explicit
     step)"): a turn the GM's PROCESS resolves is published by the service after the batch of
     mail that carried it commits (`Service.handle_batch`), not by a hook on the session."""
     root = with_archive(rc, tmp_path)

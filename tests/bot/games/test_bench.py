@@ -1,6 +1,6 @@
 """The reliability record and the substitutes bench (docs/reliability.md).
 
-Issue 42: "A reliability record kept apart (on-time ratio, NMRs, games abandoned, seats taken
+The requirement: "A reliability record kept apart (on-time ratio, NMRs, games abandoned, seats taken
 over as a substitute credited), visible to the player (`RECORD` by mail) and usable by a GM as
 an entry gate (`--min-reliability`) ... A substitutes bench: players volunteer (`SUBSTITUTE ON
 <game kind>`); when a seat is dropped or hits the NMR limit, the bot offers it to the bench by

@@ -1,4 +1,4 @@
-"""Property (issue 37, "the conversation, true by construction"): over random histories of
+"""Property: over random histories of
 players' mail (orders, refusals, notes, CLEAR, WAIT, ORDERS, STATUS, orders after the deadline
 and replies to a turn gone by or withdrawn), the GM's commands (PLOT,
 ORDER, SET, EXTEND, DEADLINE, PAUSE/RESUME, ROLLBACK, PROCESS, PREVIEW, STATUS, REPLACE, DROP),

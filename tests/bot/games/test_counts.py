@@ -1,4 +1,4 @@
-"""What counts at the deadline, said before it (issue 29, case 6: "What is missing gets the
+"""What counts at the deadline, said before it ("What is missing gets the
 default" did not say what that default is, and "these orders count: > LINE" left out the speed
 that will be used): `bot.outlook.what_counts`, and the confirmation and ORDERS that say it."""
 
@@ -54,14 +54,14 @@ def test_a_plot_without_speed_counts_with_the_speed_of_the_safe_plot() -> None:
 
 def test_nothing_on_file_counts_with_the_gms_plot_or_the_default_named_as_such() -> None:
     """speed-circuit.md §8, NMR: "the GM plot for that driver if the GM set one ...; otherwise the
-    bot's own safe plot"; issue 29, case 1: the player sees it named as the GM's plot."""
+    bot's own safe plot"; the player sees it named as the GM's plot."""
     game, state = _race_turn_1()
     default = what_counts(game, state, Seat(name="p0"), None)
     assert (default.source, default.game_default) == (Source.DEFAULT, "")
     assert default.orders == game.default_orders(state, "p0")
     plotted = what_counts(game, state, Seat(name="p0", gm_plot="SPEED 40"), None)
     assert (plotted.source, plotted.text) == (Source.PLOT, "SPEED 40")
-    # The game's own default it replaces, named beside it once (issue 37, critical 2).
+    # The game's own default it replaces, named beside it once.
     assert plotted.game_default == game.format_orders(game.default_orders(state, "p0"))
 
 
@@ -78,7 +78,7 @@ def test_a_speedphreakz_set_up_without_a_start_counts_with_start_free_and_round_
 
 
 def test_the_confirmation_names_what_fills_each_missing_part(gapp: App) -> None:
-    """Issue 29, case 6, through a mail: a design-turn set with TYRES only is confirmed with the
+    """Through a mail: a design-turn set with TYRES only is confirmed with the
     base design that fills it (P1: the default design), and the orders that count say both."""
     _game(gapp, "speed_circuit", 2)
     player_says(gapp, "p0", "TYRES OPTION", game="g1", address="p0@example.org")
@@ -114,7 +114,7 @@ def test_orders_names_the_speed_that_fills_a_plot_without_one(gapp: App) -> None
 
 
 def test_a_refusal_names_the_gms_plot_and_the_fill_of_what_stands(gapp: App) -> None:
-    """Issue 29, cases 1 and 6, in the answer to a mail with no order in it: what stands is
+    """In the answer to a mail with no order in it: what stands is
     named as it will be used -- the GM's plot as the GM's plot, and an incomplete set with the
     line the default fills in (speed-circuit.md §8: no SPEED line, the safe plot's speed)."""
     from tests.bot.gm_helpers import gm_says

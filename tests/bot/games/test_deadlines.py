@@ -180,7 +180,7 @@ def test_early_resolution_on_resolves_once_every_order_is_in(rc: App) -> None:
 
 
 def test_after_downtime_one_turn_is_resolved_the_next_gets_a_full_turn_and_the_gm_is_told(tmp_path: Path) -> None:
-    """issue 5: after downtime, do not resolve a backlog blindly. reminders.py: the next deadline
+    """After downtime, do not resolve a backlog blindly. reminders.py: the next deadline
     counts from the resolution, so after ten days down only the overdue turn is resolved; the
     next is due a full turn from now; the GM hears why."""
     app = new_app(tmp_path)
@@ -215,7 +215,7 @@ def test_a_turn_resolved_on_time_brings_no_late_notice(rc: App) -> None:
     assert not any("late" in str(m["Subject"]) for m in mails(rc, GM))
 
 
-# -- issue 14, "GM numbers": every parser refuses bad input with a DeadlineError ---------------
+# -- every parser refuses bad input with a DeadlineError ---------------------------------------
 
 NOW = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 HUGE = "9" * 5000
@@ -250,7 +250,7 @@ def test_parse_duration_reads_the_documented_forms(text: str, expected: timedelt
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("999999999999d", "at most 365 days"),  # OverflowError in timedelta before issue 14
+        ("999999999999d", "at most 365 days"),  # not an OverflowError in timedelta
         ("99999999999999999999999999h", "at most 365 days"),
         ("366d", "at most 365 days"),
         ("8761h", "at most 365 days"),
@@ -279,7 +279,7 @@ def test_parse_duration_reads_the_documented_forms(text: str, expected: timedelt
     ],
 )
 def test_parse_duration_refuses_with_a_clear_deadline_error(text: str, reason: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     with pytest.raises(DeadlineError, match=reason) as caught:
         parse_duration(text)
     assert_clear(caught.value)
@@ -337,7 +337,7 @@ def test_parse_when_reads_game_time_and_plus_durations(text: str, expected: date
     ],
 )
 def test_parse_when_refuses_with_a_clear_deadline_error(text: str, reason: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     with pytest.raises(DeadlineError, match=reason) as caught:
         parse_when(text, NOW, "Europe/London")
     assert_clear(caught.value)
@@ -386,7 +386,7 @@ def test_parse_schedule_reads_the_documented_forms(spec: str, expected: Schedule
     ],
 )
 def test_parse_schedule_refuses_with_a_clear_deadline_error(spec: str, reason: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     with pytest.raises(DeadlineError, match=reason) as caught:
         parse_schedule(spec)
     assert_clear(caught.value)
@@ -412,7 +412,7 @@ def test_parse_grace_takes_minutes_or_a_duration(text: str, minutes: int) -> Non
     ],
 )
 def test_parse_grace_refuses_with_a_clear_deadline_error(text: str, reason: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     with pytest.raises(DeadlineError, match=reason) as caught:
         parse_grace(text)
     assert_clear(caught.value)
@@ -462,7 +462,7 @@ _GM_TEXT = st.one_of(
 @settings(max_examples=400, deadline=None)
 @given(text=_GM_TEXT)
 def test_parse_duration_returns_a_duration_within_the_cap_or_a_deadline_error(text: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     try:
         delta = parse_duration(text)
     except DeadlineError as exc:
@@ -478,7 +478,7 @@ def test_parse_duration_returns_a_duration_within_the_cap_or_a_deadline_error(te
     now=st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)),  # noqa: DTZ001
 )
 def test_parse_when_returns_a_moment_within_the_cap_or_a_deadline_error(text: str, zone: str, now: datetime) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     try:
         moment = parse_when(text, now, zone)
     except DeadlineError as exc:
@@ -490,7 +490,7 @@ def test_parse_when_returns_a_moment_within_the_cap_or_a_deadline_error(text: st
 @settings(max_examples=300, deadline=None)
 @given(text=_GM_TEXT)
 def test_parse_schedule_and_parse_grace_return_values_within_the_cap_or_a_deadline_error(text: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     try:
         schedule = parse_schedule(text)
     except DeadlineError as exc:

@@ -1,4 +1,4 @@
-"""`turns.due_turns` passes over open turns on their columns alone (`turns.may_be_due`; issue 40:
+"""`turns.due_turns` passes over open turns on their columns alone (`turns.may_be_due`; it bounds
 the tick's cost per live practice game), and still finds exactly the turns `turns.is_due` finds
 when it reads every one: games with deadlines, with and without early resolution, a turn held
 by a WAIT, robots, a Racecraft final sprint that nobody orders in, and practice races before

@@ -70,7 +70,7 @@ def test_the_newest_set_read_alone_is_the_fold_of_them_all(name: str, data: st.D
 
 @given(st.lists(st.sampled_from(["mail", "gm", "default", "clear", "wait", "nowait"]), max_size=12))
 def test_a_seat_holds_the_turn_while_its_last_wait_is_not_lifted(sources: list[str]) -> None:
-    """WAIT holds the turn until the same seat's NOWAIT (issue 30); nothing else lifts or sets it."""
+    """WAIT holds the turn until the same seat's NOWAIT; nothing else lifts or sets it."""
     subs = [SimpleNamespace(source=s, text="") for s in sources]
     flags = [s for s in sources if s in ("wait", "nowait")]
     assert holds(subs) == (bool(flags) and flags[-1] == "wait")  # type: ignore[arg-type]

@@ -1,4 +1,4 @@
-"""Practice by mail (issue 32; mail-interface.md: "`PRACTICE <game kind>` (anyone: a practice
+"""Practice by mail (mail-interface.md: "`PRACTICE <game kind>` (anyone: a practice
 race against robot drivers)"): "starts a practice game of that person against robots, with turns
 that resolve as soon as the person orders, and mails the first sheet; practice games are marked
 as such, count for nothing, are capped per address like other answers to strangers, and expire
@@ -209,7 +209,7 @@ def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: App) ->
 
 
 def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None:
-    """ "practice games are marked as such, count for nothing" (issue 32; docs/DESIGN.md,
+    """ "practice games are marked as such, count for nothing" (docs/DESIGN.md,
     "Practice games": "its person's alone"): with `[bot] archive_dir` set, the bot publishes
     no page of a practice game after its turns (a regular game's every turn is, tests/bot/
     test_archive.py) nor does its mail link to one, and OBSERVE of one is answered as for a game that does not exist, no
@@ -240,7 +240,7 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
 def test_a_strangers_join_of_a_practice_game_is_answered_as_a_missing_name(gapp: App) -> None:
     """A practice game is its person's alone (docs/DESIGN.md, "Practice games"): a stranger's
     `JOIN practice1` is answered exactly as a JOIN of a name no game has, so the answer does not
-    tell that the name is taken (issue 40: it said "not open for sign-ups")."""
+    tell that the name is taken (never "not open for sign-ups")."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     _confirm(gapp)
     stranger_says(gapp, "one@example.net", "JOIN practice1")
@@ -252,7 +252,7 @@ def test_a_strangers_join_of_a_practice_game_is_answered_as_a_missing_name(gapp:
 
 
 def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: App) -> None:
-    """Issue 37, critical 5: a practice race has no GM and no deadline, so no letter of it says
+    """A practice race has no GM and no deadline, so no letter of it says
     "due by the GM's call" or "if nothing arrives by then, you get the default"; each says the
     race closes after `[practice] idle_days` days without orders (the setting `expire_idle`
     applies). The welcome comes before the sheet: it is the top of the first sheet, one mail."""
@@ -286,7 +286,7 @@ def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: A
 
 
 def test_practice_caps_count_the_mailbox_not_the_address_string(gapp: App) -> None:
-    """Issue 40: one catch-all mailbox answered its own codes through plus-tags (`farm+1@`,
+    """One catch-all mailbox answered its own codes through plus-tags (`farm+1@`,
     `farm+2@` ...) and started a game for each. The caps count the mailbox (the address without
     its sub-address tag, case-folded): `farm+N@` and `Farm@` run at most `OPEN_PER_ADDRESS`."""
     for number in range(1, 7):
@@ -303,7 +303,7 @@ def test_practice_caps_count_the_mailbox_not_the_address_string(gapp: App) -> No
 
 
 def test_strangers_of_one_domain_and_a_practice_players_next_practice_are_capped(gapp: App) -> None:
-    """Issue 40: caps per domain for strangers (a catch-all domain has endless local parts), and
+    """Caps per domain for strangers (a catch-all domain has endless local parts), and
     a practice player's next PRACTICE (from the practice game's reply address, which proves the
     address) does not skip them: a person known only by practice games is a stranger to them."""
     for number in range(practice.STARTED_PER_DOMAIN_PER_DAY + 2):
@@ -326,7 +326,7 @@ def test_strangers_of_one_domain_and_a_practice_players_next_practice_are_capped
 
 
 def test_practice_games_running_on_the_whole_bot_are_bounded(gapp: App) -> None:
-    """Issue 40: a bound on the practice games running on the whole bot (`[practice]
+    """A bound on the practice games running on the whole bot (`[practice]
     running_max`, config.example.toml), with a clear answer when it is full."""
     from dataclasses import replace
 
@@ -342,7 +342,7 @@ def test_practice_games_running_on_the_whole_bot_are_bounded(gapp: App) -> None:
 
 
 def test_a_persons_practice_games_share_one_hourly_allowance(gapp: App) -> None:
-    """Issue 40: "a practice game's mail counts against its person's caps": the loop limit
+    """ "a practice game's mail counts against its person's caps": the loop limit
     (`[limits] mails_per_sender_per_hour`) counts every practice game of one mailbox together,
     so a second practice race is no second allowance of answers."""
     from dataclasses import replace
@@ -364,7 +364,7 @@ def test_a_persons_practice_games_share_one_hourly_allowance(gapp: App) -> None:
 
 
 def test_answers_to_strangers_are_capped_per_mailbox_and_per_domain(gapp: App) -> None:
-    """Issue 40: the stranger caps count the mailbox (`Farm+1@` is `farm@`: at most
+    """The stranger caps count the mailbox (`Farm+1@` is `farm@`: at most
     `STRANGER_REPLIES_PER_DAY` answers a day to it) and the domain (`[limits]
     answers_to_strangers_per_domain_per_day`, config.example.toml), so a catch-all mailbox or
     domain cannot farm codes through endless local parts."""
@@ -383,7 +383,7 @@ def test_answers_to_strangers_are_capped_per_mailbox_and_per_domain(gapp: App) -
 
 
 def test_a_practice_turn_waits_for_its_pace_and_the_confirmation_says_until_when(gapp: App) -> None:
-    """Issue 40, amplification: a practice turn resolves no sooner than `[practice] turn_minutes`
+    """A practice turn resolves no sooner than `[practice] turn_minutes`
     after it opened (`turns.resolves_from`, applied by `turns.is_due`), however fast the orders
     come; the confirmation says when, from the same rule."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
@@ -404,7 +404,7 @@ def test_a_practice_turn_waits_for_its_pace_and_the_confirmation_says_until_when
 
 
 def test_practice_easy_races_against_easy_robots(gapp: App) -> None:
-    """Issue 40: "a second, easier level for newcomers (`PRACTICE <game> EASY`)". From a
+    """ "a second, easier level for newcomers (`PRACTICE <game> EASY`)". From a
     stranger (through the code) and from a proven address (at once): every robot seat of the
     game is stored at the easy level and the welcome says so (without EASY: the normal level,
     `test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots`)."""
@@ -462,3 +462,31 @@ def test_a_strangers_practice_inside_a_greeting_line_is_read(gapp: App) -> None:
     answer = last(gapp, PAT)
     assert "[confirm practice." in str(answer["Subject"]), str(answer["Subject"])
     assert "practice race of Racecraft" in " ".join(body_of(answer).split())
+
+
+def test_a_practice_confirmation_never_says_the_turn_may_resolve_before_its_soonest_time(gapp: App) -> None:
+    """Played by mail (playfix C3): the confirmation said "the turn resolves 3 minutes after it
+    opened at the soonest, Mon 5 Jan 2026 09:03 GMT", then "The turn resolves as soon as every
+    order is in, which may be before then" -- it cannot resolve before 09:03. One statement of
+    when the turn resolves, the practice one."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    body = " ".join(body_of(last(gapp, PAT)).split())
+    assert "at the soonest, Mon 5 Jan 2026 09:03 GMT." in body, body
+    assert "which may be before then" not in body, body
+
+
+def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: App) -> None:
+    """Played by mail (playfix m2): the closing letter said "Send PRACTICE <game> for a new one";
+    PRACTICE takes a kind of game (mail-interface.md: "`PRACTICE <game kind>`"): it names the
+    race's own, "PRACTICE racecraft"."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    _confirm(gapp)
+    assert isinstance(gapp.clock, FakeClock)
+    gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days + 1))
+    cycle(gapp)
+    body = " ".join(body_of(last(gapp, PAT)).split())
+    assert "is closed" in body and "PRACTICE racecraft" in body, body
+    assert "<game>" not in body, body

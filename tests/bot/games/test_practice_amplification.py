@@ -1,4 +1,4 @@
-"""A practice race cannot be made an amplifier (issue 40: 40 order mails, 11.7 kB, in 10 minutes
+"""A practice race cannot be made an amplifier (40 order mails, 11.7 kB, in 10 minutes
 brought back 71 mails, 2.28 MB: x195 in bytes). Its turns resolve no sooner than `[practice]
 turn_minutes` after they open (`bot.games.turns.resolves_from`), and its person's answers are
 held past the loop limit, so the bytes it sends back for each byte it is sent are bounded
@@ -22,7 +22,7 @@ from tests.bot.gm_helpers import cycle, mails, stranger_says
 
 gapp = gm_helpers.gapp
 PAT = "pat@example.net"
-MAILS, MINUTES = 40, 10  # the case of issue 40: 40 order mails in 10 minutes
+MAILS, MINUTES = 40, 10  # the amplifier case: 40 order mails in 10 minutes
 BYTES_OUT_PER_BYTE_IN = 15  # the bound (docs/DESIGN.md gives the figure measured for each game)
 
 

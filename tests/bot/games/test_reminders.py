@@ -180,7 +180,7 @@ def test_a_player_on_vacation_gets_no_reminder(rc: App) -> None:
 
 
 def test_a_reminder_names_the_gms_plot_as_what_a_silent_seat_gets(rc: App) -> None:
-    """Issue 29, case 1: "the player sees it named as the GM's plot wherever a default is
+    """ "the player sees it named as the GM's plot wherever a default is
     mentioned" -- the reminder included."""
     gm_says(rc, "PLOT rc1 steve USE 1")
     rc.clock.set(START + timedelta(hours=24))
@@ -196,7 +196,7 @@ def test_a_reminder_names_the_gms_plot_as_what_a_silent_seat_gets(rc: App) -> No
 
 
 def test_a_seat_whose_set_lacks_a_part_is_reminded_with_what_fills_it(gapp: App) -> None:
-    """Issue 29 (the reminders render what counts): speed-circuit.md §8, "every line is optional
+    """The reminders render what counts: speed-circuit.md §8, "every line is optional
     but SPEED"; a driver whose plot on file lacks SPEED is reminded, told the set lacks the speed
     and which speed the default fills in (the safe plot's); a driver with a whole plot is not."""
     from tests.bot.commands.test_self_service import _game

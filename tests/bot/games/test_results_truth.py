@@ -1,4 +1,4 @@
-"""The results say what was used (issue 29, case 1 and case 8): a seat given the GM's plot is told
+"""The results say what was used: a seat given the GM's plot is told
 it was the GM's plot, not "the default"; the GM's copy names every seat that sent nothing and
 the orders it got, plot or default."""
 

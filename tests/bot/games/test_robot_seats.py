@@ -1,4 +1,4 @@
-"""Robot seats in games (issue 32, "Robots in games"): "`flagman game new ... --robot NAME`
+"""Robot seats in games: "`flagman game new ... --robot NAME`
 (repeatable) adds a robot seat; the GM's `REPLACE game seat ROBOT` (and the CLI) hands a dropped
 seat to a robot; a robot's orders are on file as soon as a turn opens, so early resolution waits
 only for the people. Robots are shown as robots in every standings table and result."
@@ -133,7 +133,7 @@ def test_a_robots_set_counts_as_submitted_at_the_deadline_after_every_persons(rr
 def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_path: Path) -> None:
     """docs/DESIGN.md, "Robot drivers": the robot's rng is fixed when the turn opens and never
     depends on the dice seed, which comes from the turn's secret and the orders at resolution
-    (issue 31). Two bots drawing different secrets file the same robot orders."""
+    time. Two bots drawing different secrets file the same robot orders."""
     from bot.dice import SeededEntropy
 
     filed = []
@@ -214,7 +214,7 @@ def test_the_cli_adds_robots_and_shows_them(tmp_path: Path, capsys: pytest.Captu
 def test_a_robot_seat_may_drive_at_the_easy_level(
     gapp: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 40: "a second, easier level for newcomers (`--robot NAME:easy`)". The level is
+    """ "a second, easier level for newcomers (`--robot NAME:easy`)". The level is
     stored with the seat (migration 0016_robots), the orders filed for it are the rules' easy robot's
     (`robot_orders(..., RobotLevel.EASY)` with the seat's rng), `game show` says so, and an
     unknown level is refused with the levels there are."""
@@ -261,7 +261,7 @@ def test_a_robot_seat_may_drive_at_the_easy_level(
 
 
 def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(rr: App) -> None:
-    """mail-interface.md, GM commands: "REPLACE <game> <seat> <address>|ROBOT"; issue 32: "the GM's
+    """mail-interface.md, GM commands: "REPLACE <game> <seat> <address>|ROBOT"; "the GM's
     REPLACE game seat ROBOT hands a dropped seat to a robot". The outgoing player is told as for
     any REPLACE; the robot's orders for the open turn are on file at once; the seat is never
     mailed again, and the turn now waits only for the two people left."""
@@ -291,7 +291,7 @@ def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(r
 
 
 def test_replace_robot_takes_a_level_like_the_command_lines_robot_name_level(rr: App) -> None:
-    """Issue 40: "a second, easier level for newcomers (`--robot NAME:easy`)"; the GM's
+    """ "a second, easier level for newcomers (`--robot NAME:easy`)"; the GM's
     REPLACE <game> <seat> ROBOT takes it too (ROBOT EASY, or ROBOT:easy as on the command
     line). The seat's robot then drives at that level: its orders on file are the easy
     level's. A level the game does not have is refused, naming the levels, and changes
@@ -366,7 +366,7 @@ _names = itertools.count(1)
 def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
     gapp: App, kind: str, seed: int, people: int, robot_count: int
 ) -> None:
-    """Property (issue 32: "a robot's orders are on file as soon as a turn opens, so early
+    """Property ("a robot's orders are on file as soon as a turn opens, so early
     resolution waits only for the people"): in any game, for any field, at every turn opened the
     robots' filed orders are complete for the state the turn opened with; the turn is not all in
     while a person has sent nothing, and is once every person has."""
@@ -435,7 +435,7 @@ def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:
 
 def test_a_rollback_past_a_replace_robot_files_the_robots_orders(rr: App) -> None:
     """ "a robot's orders are on file as soon as a turn opens, so early resolution waits only for
-    the people" (issue 32), a turn reopened by ROLLBACK included: steve was defaulted in turn 1,
+    the people", a turn reopened by ROLLBACK included: steve was defaulted in turn 1,
     handed to a robot in turn 2, then turn 1 rolled back. Its default is discarded (docs/DESIGN.md,
     "ROLLBACK"), so the robot's orders for turn 1 are filed at the ROLLBACK, and the turn is not
     left waiting for a robot to be defaulted again at its deadline."""

@@ -1,4 +1,4 @@
-"""A season's chart of points over races (bot.pictures.season_chart; issue 42: "a season page
+"""A season's chart of points over races (bot.pictures.season_chart; "a season page
 with the table and a chart of points over races, legible at 360 px"): one line per driver from
 0 through the points after each race, the races planned along the bottom, and every line's end
 label readable (apart from the others, on the canvas)."""

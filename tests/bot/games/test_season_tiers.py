@@ -1,4 +1,4 @@
-"""A series in tiers (docs/championships.md, "Tiers: promotion and relegation"; issue 42: "Tiers
+"""A series in tiers (docs/championships.md, "Tiers: promotion and relegation"; "Tiers
 with promotion and relegation between seasons (N up, N down, settings), and the next season's
 tiers drawn by the bot, the GM confirming from the digest"): two tiers of one race each; once
 both have ended the draw is in the GM's digest and answers SEASON <game> NEXT; nothing is made

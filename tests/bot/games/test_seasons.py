@@ -1,4 +1,4 @@
-"""Championship seasons (docs/championships.md; issue 42: "A championship ... as a first-class
+"""Championship seasons (docs/championships.md; "A championship ... as a first-class
 object: `flagman season new`, by CLI and by GM mail: its games ..., its tracks or maps in
 rotation, its scoring table ..., dropped results, ... penalties"): made by the CLI and by a GM's
 mail, their races, and the table worked out from the finished races."""

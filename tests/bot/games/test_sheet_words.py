@@ -1,4 +1,4 @@
-"""What the sheets and the other letters of a turn say (issue 37, part C): one default, from the
+"""What the sheets and the other letters of a turn say: one default, from the
 outlook, stated once; no dice where a game has none; the final result in competition places
 with the rule that explains a surprising order; the game's own words."""
 

@@ -101,7 +101,7 @@ def test_join_refusals_unknown_closed_and_already_joined(signup: App, rc: App) -
     stranger_says(signup, "x@example.net", "JOIN nosuch")
     refusal = last(signup, "x@example.net")
     assert "No game by that name" in str(refusal["Subject"])
-    assert "nosuch" not in refusal.get_content() and "Reply-To" not in refusal  # issue 14: no echo, nothing signed
+    assert "nosuch" not in refusal.get_content() and "Reply-To" not in refusal  # no echo, nothing signed
     assert "rc2" in body_of(last(signup, "x@example.net"))  # the games open for sign-ups
     stranger_says(signup, "y@example.net", "JOIN rc1 Y")
     assert "not open for sign-ups" in str(last(signup, "y@example.net")["Subject"])

@@ -1,4 +1,4 @@
-"""STATUS, the digest and `game show` tell an incomplete set apart (issue 29, case 2: with Cat's
+"""STATUS, the digest and `game show` tell an incomplete set apart (with Cat's
 set incomplete, STATUS said "Still to order: nobody" and game show "orders in" while the turn
 waited for its deadline). Another player's STATUS shows who has ordered, never what: an
 incomplete set is named to its own player (and the GM's digest) only. One reading, `Outlook.status` (`outlook.seat_status` for one seat), serves them and early resolution."""

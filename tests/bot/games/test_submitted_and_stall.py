@@ -1,4 +1,4 @@
-"""The shell's side of issue 32's rules: who submitted first, and a race that stalls.
+"""The shell's side of the rules on who submitted first, and a race that stalls.
 
 * The order in which the seats' final orders of a turn arrived is worked out from the
   submissions (their last mail or GM ORDER, by the time it was received), given to the rules

@@ -1,4 +1,4 @@
-"""Property (issue 29: "what the outlook says will be used is exactly what the tick uses, and no
+"""Property ("what the outlook says will be used is exactly what the tick uses, and no
 mail states a default ... or a 'still to order' that the outlook does not"): over random
 histories of player and GM mail -- whole sets, sets with parts missing, unreadable mail, CLEAR,
 the GM's PLOT and PLOT CLEAR -- what ORDERS tells each seat will count at the deadline is what

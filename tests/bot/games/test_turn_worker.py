@@ -1,4 +1,4 @@
-"""The turn worker (bot.games.workers, issue 15: work per batch, the deadline): at a deadline
+"""The turn worker (bot.games.workers; work per batch, the deadline): at a deadline
 where many turns fall due together, the service writes each worked-out turn and sends its mail
 while a worker process works out the next ones on another core.
 

@@ -211,7 +211,7 @@ def test_no_digest_for_a_gm_without_running_games(gapp: App) -> None:
 
 
 def test_the_digest_says_whether_early_resolution_is_on(world: App) -> None:
-    """Issue 17: early resolution shown to the GM in the digest, as it is set for each game."""
+    """Early resolution shown to the GM in the digest, as it is set for each game."""
     with world.db.transaction() as session:
         game = find_game_row(session, "rc3")
         assert game is not None
@@ -225,10 +225,9 @@ def test_the_digest_says_whether_early_resolution_is_on(world: App) -> None:
 
 
 def test_the_digest_lists_what_was_done_with_gm_powers_since_the_last_one(world: App) -> None:
-    """Issue 17: the digest did not list what was done with GM powers since the last digest
-    (only `gm audit` did), and the first digest said "since the last digest" when there was
-    none. Now every GM command since the last digest is listed, with how it came and what it
-    did; the first digest says it is the first; the next lists only what came after."""
+    """Every GM command since the last digest is listed, with how it came and what it
+    did (as `gm audit` lists them); the first digest says it is the first, not "since the last
+    digest"; the next lists only what came after."""
     assert send(world, force=True) == 2
     first = digests(world)[-1]
     assert "this is your first digest" in first and "Since the last digest" not in first
@@ -245,7 +244,7 @@ def test_the_digest_lists_what_was_done_with_gm_powers_since_the_last_one(world:
 
 
 def test_a_reply_to_the_digest_commands_every_game_it_covers(world: App) -> None:
-    """issue 30, case 4: "a digest covering three games says 'reply to this mail', but its reply
+    """ "a digest covering three games says 'reply to this mail', but its reply
     address proves the GM of one; EXTEND sp1 24h came back 'not understood'". A reply to the digest
     from the GM's registered address is a GM command for any of the GM's running games."""
     send(world, force=True)
@@ -268,14 +267,14 @@ def test_a_reply_to_the_digest_commands_every_game_it_covers(world: App) -> None
 
 
 def test_a_typo_in_a_gm_verb_in_a_longer_mail_gets_a_did_you_mean(rc: App) -> None:
-    """issue 30, case 4: "A typo'd GM verb in a longer mail gets no did-you-mean"."""
+    """A typo'd GM verb in a longer mail gets its did-you-mean."""
     gm_says(rc, "PAUSE rc1\nEXTNED rc1 24h")
     text = " ".join(body_of(mails(rc, GM)[-1]).split())
     assert "PAUSE done" in text and "EXTEND" in text and "did you mean" in text.lower()
 
 
 def test_the_digest_says_who_holds_a_turn_with_wait(rc: App) -> None:
-    """Issue 30: WAIT is "shown in STATUS and to the GM": the players are not told who holds the
+    """WAIT is "shown in STATUS and to the GM": the players are not told who holds the
     turn, the GM's digest is."""
     player_says(rc, "kelly", "WAIT")
     assert send(rc, force=True) >= 1

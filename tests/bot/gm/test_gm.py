@@ -136,6 +136,24 @@ def test_plot_refuses_illegal_orders(rc: App) -> None:
     assert game_row(rc).seats[0].gm_plot is None
 
 
+def test_a_plot_not_allowed_this_turn_is_kept_for_the_turns_that_allow_it(rc: App) -> None:
+    """Played by mail (playfix M4): "PLOT rc1 seb CRUISE" on turn 1 (the start takes only USE n)
+    was refused, though a plot stands "while it is legal". It is kept; the GM and seb are told
+    it is not allowed in turn 1 and what stands until then; it is used from turn 2."""
+    gm_says(rc, "PLOT rc1 seb CRUISE")
+    answer = " ".join(body_of(last(rc, GM)).split())
+    assert "[ERROR]" not in str(last(rc, GM)["Subject"]), answer
+    assert "It is not allowed in Turn 1 of 5: start" in answer and "> USE 5" in answer, answer
+    told = " ".join(body_of(last(rc, ADDRESS["seb"])).split())
+    assert "in the turns that allow it" in told and "It is not allowed in Turn 1 of 5: start" in told, told
+    rc.clock.advance(hours=49)
+    cycle(rc)
+    assert ("seb", "default", "USE 5") in submissions(rc, 1)
+    rc.clock.advance(hours=49)
+    cycle(rc)
+    assert ("seb", "plot", "CRUISE") in submissions(rc, 2)
+
+
 def test_multi_line_orders_are_separated_by_semicolons(rc: App) -> None:
     """GM_COMMANDS: ';' separates the lines of the orders in a one-line ORDER."""
     gm_says(rc, "ORDER rc1 seb USE 3; USE 4")
@@ -198,6 +216,26 @@ def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: App
     assert deadline_of(rc) == rc.clock.now() + timedelta(hours=48)
     gm_says(rc, "RESUME rc1")
     assert "not paused" in body_of(last(rc, GM))
+
+
+def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: App) -> None:
+    """Played by mail (playfix G1): "DEADLINE rc1 +2h" then "RESUME rc1" in one mail of a paused
+    game: the GM was told the deadline is now 11:00, the players "a new deadline", and RESUME
+    then set the turn due two days later. A deadline the GM set (DEADLINE, EXTEND) since the
+    game was paused is the GM's choice for the resumed turn: RESUME keeps it."""
+    gm_says(rc, "PAUSE rc1")
+    rc.clock.advance(hours=1)
+    gm_says(rc, "DEADLINE rc1 +2h\nRESUME rc1")
+    assert game_row(rc).status == GameStatus.ACTIVE
+    assert deadline_of(rc) == rc.clock.now() + timedelta(hours=2)
+    answer = " ".join(body_of(last(rc, GM)).split())
+    assert answer.count("Mon 5 Jan 2026 12:00 GMT") == 2, answer  # DEADLINE's answer and RESUME's agree
+    told = " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    assert "is now due Mon 5 Jan 2026 12:00 UTC" in told, told
+    # Without such a choice the clock restarts from now, as before.
+    gm_says(rc, "PAUSE rc1")
+    gm_says(rc, "RESUME rc1")
+    assert deadline_of(rc) == rc.clock.now() + timedelta(hours=48)
 
 
 # -- figures -----------------------------------------------------------------------------------
@@ -319,7 +357,7 @@ def test_rollback_restores_the_turn_and_re_resolving_gives_the_same_result(rc: A
 
 def test_rollback_at_the_end_goes_back_past_the_sprint_and_reopens_the_game(rc: App) -> None:
     """The final sprint needs no orders; rolling back the end reopens the last tactical turn,
-    paused (issue 29: the GM sets it right, then RESUMEs or PROCESSes)."""
+    paused (the GM sets it right, then RESUMEs or PROCESSes)."""
     for _ in range(10):
         with rc.db.read() as session:
             game = find_game_row(session, "rc1")
@@ -503,7 +541,7 @@ def speedphreakz_game(app: App) -> None:
 
 
 def test_rollback_commits_the_dice_anew_and_the_turn_still_replays_exactly(gapp: App) -> None:
-    """Issue 31: the results revealed the turn's secret, so a reopened turn gets a fresh one (or
+    """The results revealed the turn's secret, so a reopened turn gets a fresh one (or
     anyone could work out the dice of any orders before sending them), and the players are told
     the new commitment; architecture.md: any turn still replays exactly from the database."""
     speedphreakz_game(gapp)
@@ -553,7 +591,7 @@ def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp:
 
 
 def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc: App) -> None:
-    """Issue 17: `EXTNED rc1 24h`, `PROCES rc1` and `EXTEND 24h` (no game) are answered with what
+    """`EXTNED rc1 24h`, `PROCES rc1` and `EXTEND 24h` (no game) are answered with what
     they most likely meant and the syntax, not only "not understood"; nothing is done."""
     gm_says(rc, "EXTNED rc1 24h\nPROCES rc1\nEXTEND 24h")
     body = body_of(last(rc, GM))
@@ -564,7 +602,7 @@ def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc
 
 
 def test_a_deadline_under_an_hour_away_needs_force_by_mail_as_on_the_command_line(rc: App) -> None:
-    """issue 30, case 6: "GM DEADLINE rc1 +2m by mail is taken with no warning while the CLI asks
+    """ "GM DEADLINE rc1 +2m by mail is taken with no warning while the CLI asks
     for --force under an hour": refused with the way to confirm it; with FORCE it is done."""
     before = turns(rc)[0].deadline
     gm_says(rc, "DEADLINE rc1 +2m")

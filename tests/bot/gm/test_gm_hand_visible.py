@@ -1,5 +1,5 @@
-"""The GM's hand is visible and departures are told to everyone (issue 29, cases 1, 3 and 7;
-mail-interface.md, GM commands): an ORDER, PLOT, PLOT ... CLEAR or SET by the GM is told to the
+"""The GM's hand is visible and departures are told to everyone
+(mail-interface.md, GM commands): an ORDER, PLOT, PLOT ... CLEAR or SET by the GM is told to the
 player it touches, with what changed; DROP, RESIGN and REPLACE are announced to the other
 players; the new holder's first sheet says whose seat they take over, in the game's zone; the
 GM's plot goes with the player it was for."""
@@ -79,7 +79,7 @@ def test_replace_tells_the_new_holder_whose_seat_in_the_games_zone_and_clears_th
         assert seat is not None and seat.gm_plot is None and seat.player.timezone == "America/New_York"
 
 
-# -- ROLLBACK, PAUSE and the calendar (issue 29, cases 4 and 5) ---------------------------------
+# -- ROLLBACK, PAUSE and the calendar -----------------------------------------------------------
 
 
 def _calendar_methods(message: object) -> list[str]:
@@ -131,7 +131,7 @@ def test_a_confirmation_while_paused_promises_no_deadline_and_the_calendar_follo
 
 
 def test_a_dropped_runner_is_in_the_final_classification_as_not_finishing(rc: App) -> None:
-    """Issue 29, case 7: the driver stays in the classification (DNF, or the game's own word)."""
+    """The driver stays in the classification (DNF, or the game's own word)."""
     gm_says(rc, "DROP rc1 seb")
     for _ in range(10):
         if str(gm_helpers.game_row(rc).status) == "finished":
@@ -142,8 +142,8 @@ def test_a_dropped_runner_is_in_the_final_classification_as_not_finishing(rc: Ap
 
 
 def test_one_gm_mail_touching_a_player_several_ways_is_one_mail_to_them(rc: App) -> None:
-    """Issue 30: "one mail in, at most one mail out per recipient": a PLOT, an ORDER and an EXTEND
-    in one GM mail reach Steve as one mail with a section each (issue 29: each says what changed)."""
+    """ "one mail in, at most one mail out per recipient": a PLOT, an ORDER and an EXTEND
+    in one GM mail reach Steve as one mail with a section each (each says what changed)."""
     before = len(mails(rc, ADDRESS["steve"]))
     gm_says(rc, "PLOT rc1 steve USE 1\nORDER rc1 steve USE 2\nEXTEND rc1 24h")
     new = mails(rc, ADDRESS["steve"])[before:]
@@ -152,3 +152,16 @@ def test_one_gm_mail_touching_a_player_several_ways_is_one_mail_to_them(rc: App)
     assert "== The GM has set a plot for you ==" in text and "== The GM entered orders for you" in text
     assert "== Deadline extended" in text
     assert len(mails(rc, ADDRESS["seb"])) > 0 and "plot" not in body_of(last(rc, ADDRESS["seb"]))
+
+
+def test_results_say_when_the_player_sent_orders_after_the_gms(rc: App) -> None:
+    """Played by mail (playfix M8): the GM's ORDER for kelly, then kelly's own USE 1: the results
+    said "The GM entered orders in Turn 1 of 5: start for: kelly ..." as if they were used. They
+    say the player sent orders of their own after it; an ORDER that stood says nothing more."""
+    gm_says(rc, "ORDER rc1 kelly USE 4\nORDER rc1 seb USE 3")
+    player_says(rc, "kelly", "USE 1")
+    gm_says(rc, "PROCESS rc1")
+    results = next(m for m in reversed(mails(rc, ADDRESS["anna"])) if "Results of" in str(m["Subject"]))
+    text = " ".join(body_of(results).split())
+    assert "kelly, 2026-01-05 09:00 UTC (by mail); the player sent orders of their own after it" in text, text
+    assert "seb, 2026-01-05 09:00 UTC (by mail) " in text + " " and "seb, 2026-01-05 09:00 UTC (by mail);" not in text

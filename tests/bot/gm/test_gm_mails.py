@@ -102,7 +102,7 @@ def test_every_reminder_and_announcement_names_the_deadline_in_the_recipients_zo
 
 
 def test_one_gm_mail_makes_one_mail_to_each_player(rc: App) -> None:
-    """issue 30, case 5: "One GM mail, two mails to each player (EXTEND and PAUSE)": all the news
+    """ "One GM mail, two mails to each player (EXTEND and PAUSE)": all the news
     of one GM mail goes to each player in one mail, in sections, with the deadline as it stands
     after all of it."""
     before = {address: len(mails(rc, address)) for address in ADDRESS.values()}
@@ -116,7 +116,7 @@ def test_one_gm_mail_makes_one_mail_to_each_player(rc: App) -> None:
 
 
 def test_a_resume_that_resolves_at_once_sends_the_results_alone(rc: App) -> None:
-    """issue 30, case 5: "RESUME's notice followed seconds later by the results": when every order
+    """ "RESUME's notice followed seconds later by the results": when every order
     is in, RESUME resolves the turn and the results are the players' only news."""
     gm_says(rc, "PAUSE rc1")
     for seat in ADDRESS:

@@ -1,4 +1,4 @@
-"""The small words of the GM's and players' notices (issue 37, minor): a notice where the
+"""The small words of the GM's and players' notices: a notice where the
 deadline did not move says "the deadline is unchanged", not "... is now due"; the GM's notice
 of a turn resolved late names the turn by its label and says the time in words, singular where
 it is one ("1 hour 30 min", never "1 hours")."""
@@ -46,3 +46,32 @@ def test_the_late_notice_names_the_turn_by_its_label_and_says_one_hour(tmp_path:
     assert "Turn 1 of 5: start of rc1 was resolved 1 hour 30 min after its deadline" in text, text
     assert "1 hours" not in text and "Turn 1 of rc1" not in text
     app.close()
+
+
+def test_the_gms_copy_of_the_results_claims_no_confirmation_of_the_gms_own(rc: App) -> None:
+    """Played by mail (playfix m1): the GM's copy of the results listed the receipts "(your
+    confirmation carried yours)" -- the GM has no confirmation. The words are true for every
+    reader of the shared block: each player's confirmation carried theirs."""
+    gm_says(rc, "PROCESS rc1")
+    copies = [m for m in gm_helpers.mails(rc, GM) if "GM copy: results" in str(m["Subject"])]
+    assert copies
+    text = _flat(body_of(copies[-1]))
+    assert "your confirmation carried yours" not in text, text
+    assert "Receipts of the orders used in Turn 1 of 5: start (each player's confirmation carried theirs)" in text
+
+
+def test_the_gms_copy_of_the_final_result_carries_the_final_classification(rc: App) -> None:
+    """Played by mail (playfix m5): the players' final result ends with "Final result: 1. anna
+    2. roger ... 5. steve (did not finish)"; the GM's copy had the last table only, without the
+    classification (who did not finish). It carries the same lines."""
+    gm_says(rc, "DROP rc1 steve")
+    gm_helpers.to_the_finish(rc, "rc1")
+    final = [m for m in gm_helpers.mails(rc, GM) if "GM copy: final result" in str(m["Subject"])]
+    assert final
+
+    def classification(body: str) -> str:
+        return body.replace("\r\n", "\n").split("\nFinal result:\n", 1)[1].split("\n", 1)[0]
+
+    text = classification(body_of(final[-1]))
+    assert "steve (did not finish)" in text, text
+    assert text == classification(body_of(last(rc, ADDRESS["anna"])))

@@ -117,3 +117,22 @@ def test_a_reply_to_the_withdrawn_sheet_is_told_what_happened_and_offered_the_re
     assert "rolled back" in text and "Turn 1" in text, text
     assert "mailto:" in text and "USE 5" in text
     assert _on_file(rc, 1).get("roger") is None  # nothing applied unasked
+
+
+def test_the_reopening_tells_each_seat_what_stands_for_it_not_orders_it_never_sent(rc: App) -> None:
+    """Played by mail (playfix C1): after PROCESS and ROLLBACK every seat was told "The orders
+    you had on file for it still stand", also steve, who had sent nothing (the default was
+    used), and kelly, who had only the GM's plot. Each seat is told what stands for it now, from
+    the outlook: its own orders where it sent some, else what it gets if nothing arrives."""
+    gm_says(rc, "PLOT rc1 kelly USE 2")
+    player_says(rc, "seb", "USE 4")
+    gm_says(rc, "PROCESS rc1")
+    gm_says(rc, "ROLLBACK rc1")
+    seb = _flat(body_of(last(rc, ADDRESS["seb"])))
+    assert "The orders you had on file for it still stand" in seb and "> USE 4" in seb, seb
+    steve = _flat(body_of(last(rc, ADDRESS["steve"])))
+    assert "still stand" not in steve, steve
+    assert "You had no orders on file for it" in steve and "you get the default: > USE 5" in steve, steve
+    kelly = _flat(body_of(last(rc, ADDRESS["kelly"])))
+    assert "still stand" not in kelly, kelly
+    assert "you get the GM's plot" in kelly and "> USE 2" in kelly, kelly

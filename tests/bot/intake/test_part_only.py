@@ -1,5 +1,5 @@
-"""A mail that supplies only the part a set on file lacks is an addition to it (issue 37, part B,
-finding 1). speed-circuit.md §8: "every line is optional but SPEED" and "the last valid plot
+"""A mail that supplies only the part a set on file lacks is an addition to it.
+speed-circuit.md §8: "every line is optional but SPEED" and "the last valid plot
 counts"; the confirmation of an incomplete set names what it lacks, so a mail that brings just
 that part ("Oops, forgot: SPEED 40") completes the set rather than withdrawing the rest of it.
 Where a mail does replace a set, its confirmation says first what is no longer on file."""
@@ -186,3 +186,16 @@ def test_keep_the_rest_changes_one_part_and_keeps_the_others(gapp: App) -> None:
     assert "read as SPEED 40 read as: the rest of the set on file stands" in text.replace("\n", " ")
     assert "No longer on file: > SPEED 60" in text and "> LANE B" not in text.split("Understood for")[0]
     assert "not read as an order" not in text
+
+
+def test_a_mail_that_begins_and_adds_to_the_plot_on_file(gapp: App) -> None:
+    """Played by mail (playfix M2): after "SPEED 60 / LANE C", "Oh and PUSH YES, speed 80 then"
+    replaced the plot: LANE C was no longer on file. A mail that begins "and" (or "also",
+    "plus") adds to what it follows, as "keep the rest" does: PUSH YES is added, SPEED 80
+    replaces SPEED 60, LANE C stands, and the reading says so."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "kelly", "SPEED 60\nLANE C", game="sc1")
+    player_says(gapp, "kelly", "Oh and PUSH YES, speed 80 then", game="sc1")
+    assert sorted(_filed(gapp).splitlines()) == ["LANE C", "PUSH YES", "SPEED 80"]
+    text = _flat(gapp).replace("\n", " ")
+    assert "the rest of the set on file stands" in text, text

@@ -1,5 +1,5 @@
-"""Orders in prose, read like a GM and never guessed silently (issue 30, cases 2 and 3;
-mail-interface.md: "a line holding exactly one order-shaped phrase ("please put me down for use
+"""Orders in prose, read like a GM and never guessed silently
+(mail-interface.md: "a line holding exactly one order-shaped phrase ("please put me down for use
 3") is applied with the reading echoed, or offered back as a one-tap confirmation; a negated
 phrase ("I won't use 3") is never applied"). A corpus of such lines per game, then the mails."""
 
@@ -40,6 +40,15 @@ RACECRAFT_CORPUS = [
     ("use 3 or use 4?", (), ("USE 3", "USE 4"), (), False),
     ("maybe use 2", (), ("USE 2",), (), False),
     ("should I use 6?", (), ("USE 6",), (), False),
+    # Played by mail (playfix M1): "Actually no - OVERTAKE please" was read as NOT OVERTAKE. A
+    # "no" that takes back what was said before ("actually no", "no -", "no:") is a correction,
+    # not a negation of the order after it; a "not" inside the sentence still negates.
+    ("Actually no - use 4 please", ("USE 4",), (), (), False),
+    ("No - use 4", ("USE 4",), (), (), False),
+    ("Actually, no - use 4", ("USE 4",), (), (), False),
+    ("sorry no: use 4", ("USE 4",), (), (), False),
+    ("I will not - repeat not - use 3", (), (), ("USE 3",), False),
+    ("No, not use 3", (), (), ("USE 3",), False),
     ("Thanks, got it!", (), (), (), True),
     ("Good luck everyone, see you next turn", (), (), (), True),
 ]
@@ -67,7 +76,7 @@ SC_SEAT = sorted(SPEED_CIRCUIT.expected_players(SC_STATE))[0]
 
 
 def test_speed_circuit_prose_is_read_clause_by_clause() -> None:
-    """ "Speed 120, lane B please. Pay wear." (issue 30): three orders, each read and echoed."""
+    """ "Speed 120, lane B please. Pay wear.": three orders, each read and echoed."""
     result = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Speed 120, lane B please. Pay wear.")
     (reading,) = result.readings
     assert reading.applied == ("SPEED 120", "LANE B", "PAY WEAR")
@@ -98,7 +107,7 @@ def _filed(app: App, seat: str) -> list[str]:
 
 
 def test_an_order_in_a_sentence_is_applied_and_the_reading_echoed(rc: App) -> None:
-    """issue 30, case 2: "please put me down for use 3 if that's OK" ... "A human GM takes them"."""
+    """ "please put me down for use 3 if that's OK" ... "A human GM takes them"."""
     player_says(rc, "kelly", "Hi Flagman,\nplease put me down for use 3 if that's OK\nKelly")
     assert _filed(rc, "kelly") == ["USE 3"]
     answer = last(rc, ADDRESS["kelly"])
@@ -124,8 +133,8 @@ def test_a_hedged_order_is_offered_back_as_one_tap_links(rc: App) -> None:
 
 
 def test_thanks_gets_no_error_and_restates_the_orders_on_file(rc: App) -> None:
-    """issue 30, case 3: "Thanks, got it!" got "[ERROR] Nothing to do" (without saying her USE 3
-    still stands)."""
+    """ "Thanks, got it!" after orders is no error: the answer says her USE 3
+    still stands."""
     player_says(rc, "anna", "USE 3")
     player_says(rc, "anna", "Thanks, got it!")
     answer = last(rc, ADDRESS["anna"])
@@ -137,16 +146,42 @@ def test_thanks_gets_no_error_and_restates_the_orders_on_file(rc: App) -> None:
 
 
 def test_a_friendly_note_is_not_refused_as_orders(rc: App) -> None:
-    """issue 30, case 3: "a friendly note got 'Orders not accepted'"."""
+    """A friendly note is neither an error nor "not accepted"."""
     player_says(rc, "seb", "Good luck everyone, see you next turn")
     answer = last(rc, ADDRESS["seb"])
     assert not str(answer["Subject"]).startswith("[ERROR]") and "Not accepted" not in str(answer["Subject"])
 
 
 def test_a_plot_signed_with_the_players_bare_name_is_a_signature(rc: App) -> None:
-    """issue 30, case 3: "a valid plot signed with a bare 'Bob' (the player's own name) got '(1 line
-    not understood)'"."""
+    """A valid plot signed with a bare name (the player's own) is filed, and nothing in
+    it is "not understood"."""
     player_says(rc, "roger", "USE 4\n\nRoger")
     answer = last(rc, ADDRESS["roger"])
     assert "not understood" not in str(answer["Subject"]) and not str(answer["Subject"]).startswith("[ERROR]")
     assert _filed(rc, "roger") == ["USE 4"]
+
+
+def test_a_line_that_adds_keeps_the_rest_only_where_it_applies_an_order() -> None:
+    """Played by mail (playfix M2): "Oh and PUSH YES, speed 80 then" adds to the set on file;
+    "Also, what does SLIP mean?" is a question for the GM and changes nothing of the set."""
+    adding = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Oh and PUSH YES, speed 80 then")
+    assert adding.keeps_rest and adding.readings[0].applied == ("PUSH YES", "SPEED 80")
+    asking = _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "Also, what does SLIP mean?")
+    assert not asking.keeps_rest
+
+
+def test_a_question_that_begins_also_is_quoted_as_written() -> None:
+    """Played by mail (playfix): "Also, when is the next deadline?" was quoted back (and passed to
+    the GM) as ", when is the next deadline?": a line is quoted as the player wrote it."""
+    (reading,) = _read(RACECRAFT, RC_STATE, "a", "Also, when is the next deadline?").readings
+    assert reading.line == "Also, when is the next deadline?" and reading.note
+
+
+def test_a_name_that_signs_off_after_a_courtesy_is_no_word_unread() -> None:
+    """Played by mail (playfix m3): "Hi! I'll go with use 3 this turn. Cheers, Seb" was read as
+    USE 3 with 'not read as an order: "Seb"'. The name after "Cheers" signs the mail off; other
+    words left over are still listed."""
+    (reading,) = _read(RACECRAFT, RC_STATE, "a", "Hi! I'll go with use 3 this turn. Cheers, Seb").readings
+    assert reading.applied == ("USE 3",) and reading.unread == (), reading
+    (other,) = _read(RACECRAFT, RC_STATE, "a", "use 3, keep left").readings
+    assert other.unread == ("keep left",), other

@@ -1,4 +1,4 @@
-"""The prose reading of a mail is bounded before it starts (issue 40, "Prose stall": 2,000
+"""The prose reading of a mail is bounded before it starts (2,000
 lines of "please put me down for use 3" through a seat's reply address cost 1.8-3.1 s of poll,
 and mail past the hourly limit was still read whole). `bot.intake.orders.prose_to_read`: at
 most `MAX_PROSE_LINES` lines and `MAX_PROSE_WORDS` words of a mail are read as prose, none of

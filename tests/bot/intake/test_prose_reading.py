@@ -1,5 +1,5 @@
-"""Prose read as a human GM reads it, never guessed silently (issue 37, part B, findings 6 and
-7). mail-interface.md: "Prose is read like a GM ... a line holding exactly one order-shaped
+"""Prose read as a human GM reads it, never guessed silently.
+mail-interface.md: "Prose is read like a GM ... a line holding exactly one order-shaped
 phrase ... is applied with the reading echoed, or offered back as a one-tap confirmation".
 "I'd like the green car please. Start on 3,5 facing north. Round 1 F3 ..." read the rounds but
 not the colour and the start, and did not say what it did not read; "use 2 or 3, whatever you

@@ -1,4 +1,4 @@
-"""Refusals say illegal vs unreadable (issue 29, case 6): a line the game understood but does not
+"""Refusals say illegal vs unreadable: a line the game understood but does not
 allow now is listed as such, apart from the lines not understood, and the subject says which."""
 
 from __future__ import annotations

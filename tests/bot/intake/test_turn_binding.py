@@ -1,4 +1,4 @@
-"""Orders bind to the turn they answer (issue 30, case 1; mail-interface.md, "Subject and body"):
+"""Orders bind to the turn they answer (mail-interface.md, "Subject and body"):
 "A reply (In-Reply-To/References, or the turn label in the subject) to a sheet or confirmation of
 a turn that has resolved is never applied to another turn: the answer says so, names the open
 turn, and offers the same orders for it as one-tap links. Only mail that names no turn goes to
@@ -129,3 +129,24 @@ def test_a_reply_to_a_confirmation_of_the_open_turn_is_taken(rc: App) -> None:
     rc.inbox.deliver(reply_to(confirmation, "USE 8", sender=ADDRESS["steve"]))  # type: ignore[attr-defined]
     cycle(rc)
     assert [turn for turn, _ in _steve_orders(rc)] == [turns(rc)[1].id]
+
+
+def test_a_reply_to_the_confirmation_that_completed_a_turn_is_not_taken_for_the_next(rc: App) -> None:
+    """Played by mail (playfix L1): the confirmation of the orders that complete a turn ("Yours
+    were the last orders: the turn is resolved") is queued at the very moment the next turn
+    opens, so its time alone cannot tell which turn it answers: a reply to it ("Sorry, USE 1
+    instead"), meant for the turn just resolved, was taken for the next. The letter's own claim
+    (turn 1, resolved) says which turn it answers: nothing is filed, and the answer says so."""
+    for seat in SEATS[:-1]:
+        player_says(rc, seat, "USE 2")
+    player_says(rc, "anna", "USE 2")  # the last orders: turn 1 resolves at this same instant
+    assert turns(rc)[0].resolved_at is not None and len(turns(rc)) == 2
+    confirmation = next(m for m in mails(rc, ADDRESS["anna"]) if "Orders received" in str(m["Subject"]))
+    assert "Yours were the last orders" in " ".join(body_of(confirmation).split())
+    rc.inbox.deliver(reply_to(confirmation, "USE 8", sender=ADDRESS["anna"]))  # type: ignore[attr-defined]
+    cycle(rc)
+    with rc.db.read() as session:
+        filed = list(session.scalars(select(OrderSubmission.turn_id).where(OrderSubmission.text == "USE 8")))
+    assert filed == []
+    text = " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    assert "answers Turn 1 of 5: start, which has been resolved" in text and "Turn 2 of 5" in text, text

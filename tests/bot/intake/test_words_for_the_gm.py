@@ -1,4 +1,4 @@
-"""Words for the GM reach the GM (issue 37, part B, finding 3): "I have to drop out, family
+"""Words for the GM reach the GM: "I have to drop out, family
 stuff" got "Your note: nothing changed" and the GM was never told; a rules question got
 [ERROR] or a one-tap link for a word that is no order. mail-interface.md: PRESS ... GM "goes to
 the GM alone"; a human GM reads a player's note and answers a question. Prose addressed to the

@@ -36,7 +36,7 @@ def test_a_tag_for_another_seat_or_under_another_secret_fails() -> None:
 
 
 def test_rotating_the_secret_keeps_games_in_progress_working() -> None:
-    """issue 6: HMAC under a site secret, rotatable without breaking games in progress."""
+    """HMAC under a site secret, rotatable without breaking games in progress."""
     tag = tag_in_recipients("flagman@example.org", [signed_address("flagman@example.org", "old", "rc1", "seb")])
     assert tag is not None
     assert verify_tag(tag, ["new", "old"]) is not None
@@ -71,7 +71,7 @@ def test_only_the_topmost_authentication_results_of_our_server_counts() -> None:
 
 
 def test_dmarc_pass_counts_only_for_the_from_domain_it_names() -> None:
-    """issue 14: ``dmarc=pass header.from=other.domain`` says nothing about a From in another
+    """``dmarc=pass header.from=other.domain`` says nothing about a From in another
     domain. DMARC counts only when its header.from is the domain of the From the bot parsed
     (case and a trailing dot aside); a pass that names no domain is not accepted."""
 

@@ -40,7 +40,7 @@ ORDERS = "USE 2\nROUND 5: F3 F4"
 LEAKS = ("USE 3", "ROUND 4", "F1 F2", "turn 4 results", "Deadline", "wrote", "From:", "Flagman <")
 
 # The bound on the CPU time of the pathological inputs below: linear work on them takes tens of
-# milliseconds, and a pattern that backtracks takes minutes (as the ones issue 14 found did), so
+# milliseconds, and a pattern that backtracks takes minutes (as the ones hostile testing found did), so
 # a bound far above the first and far below the second decides without depending on how busy
 # the machine is (`python -m bench --only hostile` measures the hostile header sections).
 PATHOLOGICAL_CPU_SECONDS = 5.0
@@ -593,7 +593,7 @@ def test_from_shapes(from_value: str, sender: str, name: str) -> None:
     assert (inbound.sender, inbound.sender_name) == (sender, name)
 
 
-# --- hostile headers: bounded, linear work (issue 14) -----------------------------------------
+# --- hostile headers: bounded, linear work ----------------------------------------------------
 #
 # No timing assertions here (a machine may be slow or busy): bench/hostile.py times these
 # mails. The tests check that what is read is capped, and that what matters is still found.
@@ -608,7 +608,7 @@ def one_line(text: str) -> bool:
 
 
 def test_only_the_first_authentication_results_are_parsed() -> None:
-    """issue 14: 2 MB of Authentication-Results held the poll. Only the topmost one can count
+    """2 MB of Authentication-Results held the poll. Only the topmost one can count
     (bot.auth), so only the first MAX_AUTH_RESULTS are parsed, topmost first."""
     fields = [f"Authentication-Results: mx{i}.example.org; dmarc=pass header.from=example.net" for i in range(2000)]
     inbound = parse_inbound(mail(PLAIN_HEADERS + "\n" + "\n".join(fields)), own_addresses=OWN)
@@ -629,7 +629,7 @@ def test_only_the_first_authentication_results_are_parsed() -> None:
     ids=["token", "long-value", "equals", "open-quotes", "open-comments", "backslashes"],
 )
 def test_authentication_results_built_to_backtrack_give_a_result(value: str) -> None:
-    """issue 14: the property pattern is linear (a key starts a token; possessive repeats), and
+    """The property pattern is linear (a key starts a token; possessive repeats), and
     a long value still parses to a result."""
     result = parse_authentication_results(value)
     assert result.authserv_id == "mx.example.org"
@@ -648,13 +648,13 @@ def test_authentication_results_built_to_backtrack_give_a_result(value: str) -> 
     ],
 )
 def test_the_dmarc_header_from_is_kept(value: str, dmarc_from: str | None) -> None:
-    """issue 14: AuthResult keeps the From domain DMARC checked (header.from, RFC 7489), of the
+    """AuthResult keeps the From domain DMARC checked (header.from, RFC 7489), of the
     first dmarc result, so bot.auth can require it to be the From the bot read."""
     assert parse_authentication_results(value).dmarc_from == dmarc_from
 
 
 def test_a_signed_address_is_found_among_140000_cc_addresses() -> None:
-    """issue 14: 140,000 Cc addresses held the poll (a quadratic de-duplication). Recipient
+    """140,000 Cc addresses held the poll (a quadratic de-duplication). Recipient
     fields are only read to find the bot's plus-address: at most MAX_RECIPIENT_FIELDS fields of
     each name and MAX_ADDRESSES_PER_FIELD addresses of each, and the signed address is found."""
     one = ",\n ".join(f"u{i}@x{i % 97}.example" for i in range(140_000))
@@ -687,7 +687,7 @@ def test_a_long_recipient_value_is_scanned_not_parsed() -> None:
 
 
 def test_the_header_section_is_capped_in_fields() -> None:
-    """issue 14: fields after the first MAX_HEADER_FIELDS are never parsed; a defect says so,
+    """Fields after the first MAX_HEADER_FIELDS are never parsed; a defect says so,
     and the body is still read."""
     pad = "\n".join(f"X-Pad-{i}: v" for i in range(MAX_HEADER_FIELDS + 500))
     inbound = parse_inbound(mail(PLAIN_HEADERS + "\n" + pad + "\nPrecedence: bulk"), own_addresses=OWN)
@@ -701,7 +701,7 @@ def test_the_header_section_is_capped_in_fields() -> None:
 
 
 def test_the_header_section_is_capped_in_bytes() -> None:
-    """issue 14: what lies beyond the first MAX_HEADER_BYTES of the header section is never
+    """What lies beyond the first MAX_HEADER_BYTES of the header section is never
     parsed (folded lines of one field or one huge line alike); the body is still read."""
     folded = "X-Big: " + "\n ".join(["y" * 70] * (MAX_HEADER_BYTES // 60))
     one_line_field = "X-Big: " + "z" * (MAX_HEADER_BYTES + 10)
@@ -736,7 +736,7 @@ def test_a_part_with_a_hundred_thousand_fields_is_read() -> None:
 
 
 def test_two_from_fields_are_ambiguous() -> None:
-    """issue 14: with two From fields the receiving server may have checked (DMARC) one and the
+    """With two From fields the receiving server may have checked (DMARC) one and the
     bot read the other, so a mail with more than one authenticates no one: it is ignored
     (never answered, so no one can be made to receive mail by it), its sender empty."""
     raw = mail(
@@ -765,7 +765,7 @@ def test_two_from_fields_are_ambiguous() -> None:
     ],
 )
 def test_a_from_with_several_mailboxes_is_ambiguous(from_value: str) -> None:
-    """issue 14: a From with more than one mailbox (RFC 5322 allows it with a Sender) names
+    """A From with more than one mailbox (RFC 5322 allows it with a Sender) names
     several senders: ignored like two From fields."""
     inbound = parse_inbound(mail(f"From: {from_value}\nTo: flagman@example.org"), own_addresses=OWN)
     assert inbound.ignore in (IgnoreReason.AMBIGUOUS_SENDER, IgnoreReason.NO_SENDER)
@@ -775,7 +775,7 @@ def test_a_from_with_several_mailboxes_is_ambiguous(from_value: str) -> None:
 
 
 def test_an_over_long_from_gives_no_sender() -> None:
-    """issue 14: a From value longer than the cap is not cut (the cut could leave an address
+    """A From value longer than the cap is not cut (the cut could leave an address
     written in the display name as the sender): it is no usable From."""
     raw = mail("From: seb@example.net " + "x" * 20_000 + " <mallory@evil.example>\nTo: flagman@example.org")
     inbound = parse_inbound(raw, own_addresses=OWN)
@@ -797,7 +797,7 @@ def test_the_subject_is_one_printable_line(subject: str, expected: str) -> None:
     """mail-interface.md: "Text taken from a mail and shown anywhere (subject, display name,
     names, order lines) is one line, without control or bidi characters, and capped in
     length" -- from parse time on (bot.safe_text.echo), so an encoded word decoding to CR LF, a
-    control or a bidi override never reaches anything downstream (issue 14)."""
+    control or a bidi override never reaches anything downstream."""
     inbound = parse_inbound(mail(f"From: roger@example.net\nSubject: {subject}"), own_addresses=OWN)
     assert inbound.subject == expected
     assert one_line(inbound.subject)
@@ -814,7 +814,7 @@ def test_the_display_name_is_one_printable_line() -> None:
 
 @pytest.mark.parametrize("encoded", [False, True])
 def test_a_hundred_thousand_character_subject_is_capped(encoded: bool) -> None:
-    """issue 14: a 100,000-character non-ASCII subject (raw UTF-8 or RFC 2047 words) is decoded
+    """A 100,000-character non-ASCII subject (raw UTF-8 or RFC 2047 words) is decoded
     from its first few thousand characters only and echoed: at most 200 characters, one line,
     ending in an ellipsis; the same mail gives the same subject (it is part of a dedupe key)."""
     text = ("é\u202eñ" * 34_000)[:100_000]

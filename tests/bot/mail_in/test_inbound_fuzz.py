@@ -2,7 +2,7 @@
 
 Hypothesis feeds random bytes and mutations of the project's own fixtures (byte flips,
 truncation, duplicated header lines, spliced fixtures) to `parse_inbound`; the invariants
-hold for every input. Issue 14 adds hostile header sections: long and many headers (many
+hold for every input. Also hostile header sections: long and many headers (many
 Authentication-Results, huge address lists, long encoded words, many From fields), and the
 caps as invariants: the subject and the display name are one printable line (mail-interface.md,
 "Text taken from a mail and shown anywhere ... is one line, without control or bidi
@@ -52,7 +52,7 @@ def check(raw: bytes, max_lines: int = 2000) -> Inbound:
     assert len(inbound.text.split("\n")) <= max(max_lines, 1)
     assert isinstance(inbound.ignore, IgnoreReason | None)
     assert (inbound.ignore is None) == (inbound.ignore_detail == "")
-    # issue 14: what is taken from the headers is capped, and shown text is one printable line.
+    # What is taken from the headers is capped, and shown text is one printable line.
     assert len(inbound.subject) <= LINE_CAP and printable_line(inbound.subject)
     assert len(inbound.sender_name) <= NAME_CAP and printable_line(inbound.sender_name)
     assert len(inbound.auth_results) <= MAX_AUTH_RESULTS
@@ -175,7 +175,7 @@ def test_from_address_agrees_with_getaddresses(name: str, addr: str) -> None:
             assert found == expected[0], value
 
 
-# --- hostile header sections (issue 14) -------------------------------------------------------
+# --- hostile header sections ------------------------------------------------------------------
 
 # Pieces of header text that have stalled or fooled parsers: encoded words that decode to
 # CR LF, controls and bidi overrides, unclosed quotes and comments, long tokens, separators.
@@ -274,7 +274,7 @@ def hostile_mail(draw: st.DrawFn) -> tuple[bytes, int]:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(hostile_mail())
 def test_hostile_header_sections_never_raise_and_respect_the_caps(case: tuple[bytes, int]) -> None:
-    """issue 14: long and many headers -- many Authentication-Results, huge address lists, long
+    """Long and many headers -- many Authentication-Results, huge address lists, long
     encoded words, many From fields -- give an Inbound within the caps; several From fields
     always make the mail ignored with no sender (it authenticates no one)."""
     raw, froms = case
@@ -290,7 +290,7 @@ def test_hostile_header_sections_never_raise_and_respect_the_caps(case: tuple[by
 @given(long_text(), st.booleans())
 def test_long_subjects_and_names_are_one_capped_line(text: str, as_words: bool) -> None:
     """mail-interface.md: "Text taken from a mail and shown anywhere (subject, display name, ...) is
-    one line, without control or bidi characters, and capped in length" (issue 14)."""
+    one line, without control or bidi characters, and capped in length"."""
     value = encoded(text) if as_words else text
     raw = f"From: {value} <seb@example.net>\r\nSubject: {value}\r\n\r\nUSE 2\r\n".encode("utf-8", "surrogateescape")
     inbound = check(raw)
@@ -309,7 +309,7 @@ def test_long_subjects_and_names_are_one_capped_line(text: str, as_words: bool) 
 def test_cap_header_section_only_cuts_out_header_lines(
     lines: list[bytes], newline: bytes, body: bytes, repeat: int
 ) -> None:
-    """issue 14: the header section is cut to its caps by removing one stretch of it, nothing
+    """The header section is cut to its caps by removing one stretch of it, nothing
     else (lines here are shorter than the byte cap; a longer one would also get a line end):
     what comes before and after the cut is the mail as it was, and a mail within the caps is
     untouched."""

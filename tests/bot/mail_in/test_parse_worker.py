@@ -1,4 +1,4 @@
-"""The parse worker (bot.mail_in.parse_worker, issue 15: work per batch): the batch read ahead is
+"""The parse worker (bot.mail_in.parse_worker; work per batch): the batch read ahead is
 parsed in a worker process, on another core, while the batch in hand is handled.
 
 What must hold: the worker changes where a mail is parsed, never what comes out; a small

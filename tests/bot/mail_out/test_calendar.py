@@ -1,4 +1,4 @@
-"""Deadlines in the calendar (issue 19, item 2): every turn sheet carries its deadline as an
+"""Deadlines in the calendar: every turn sheet carries its deadline as an
 iCalendar event (RFC 5545/5546), read here with a maintained iCalendar library (`icalendar`)
 as a calendar client would: one stable UID per game and turn, the time right in the
 recipient's zone, updated (same UID, higher SEQUENCE) when the GM extends or moves the
@@ -130,7 +130,7 @@ def test_extend_and_deadline_update_the_event_with_a_higher_sequence(rc: App) ->
 def test_resume_moves_the_event_with_the_deadline(rc: App) -> None:
     """RESUME restarts the clock from now (GM_COMMANDS): the announcement carries the event
     again, same UID, DTSTART the new deadline; its SEQUENCE is 2, after the PAUSE's CANCEL (1)
-    (issue 29: the calendar follows the pause)."""
+    (the calendar follows the pause)."""
     _, first = latest_calendar(rc, "steve")
     uid = str(event_of(first)["UID"])
     gm_says(rc, "PAUSE rc1")

@@ -1,4 +1,4 @@
-"""HTML mail (issue 11): every turn sheet and results mail is multipart/alternative, plain
+"""HTML mail: every turn sheet and results mail is multipart/alternative, plain
 text first, then HTML with the turn's picture inline (cid:), for every game and state; a
 player's private part shows only in their own mail; the picture is drawn once a turn."""
 
@@ -103,7 +103,7 @@ def inline_images(msg: EmailMessage) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("kind", game_names())
 def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(app: App, kind: str) -> None:
-    """issue 11.1: multipart/alternative, plain part first, HTML rendered (StrictUndefined) for
+    """multipart/alternative, plain part first, HTML rendered (StrictUndefined) for
     every state of every game, inline cid: pictures present in the message, no scripts or
     external CSS, nothing fetched from the web, alt text on every image."""
     start(app, kind)
@@ -152,7 +152,7 @@ def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(a
 
 
 def test_html_escapes_what_players_chose(app: App) -> None:
-    """issue 11.1: autoescaped: a display name with < and & is shown as text, not markup."""
+    """Autoescaped: a display name with < and & is shown as text, not markup."""
     start(app, "racecraft")
     msg = mails(app)[0]
     source, _ = parse_html(msg)
@@ -176,7 +176,7 @@ def _with_secrets(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
 
 @pytest.mark.parametrize("kind", game_names())
 def test_private_lines_only_in_their_owners_html(app: App, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """issue 11.3: a player's private part appears only in that player's own mail; the
+    """A player's private part appears only in that player's own mail; the
     GM's copy and every picture come from the public view."""
     _with_secrets(monkeypatch, kind)
     seats = start(app, kind)
@@ -202,7 +202,7 @@ def test_private_lines_only_in_their_owners_html(app: App, kind: str, monkeypatc
 def test_a_turn_picture_is_drawn_once_and_the_same_bytes_go_to_everyone(
     app: App, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """issue 11 (performance): one picture per game per turn, reused for every mail of the turn."""
+    """Performance: one picture per game per turn, reused for every mail of the turn."""
     calls: list[str] = []
     draw = pictures.draw
 
@@ -221,14 +221,14 @@ def test_a_turn_picture_is_drawn_once_and_the_same_bytes_go_to_everyone(
     assert len(calls) == 1
     by_turn = [inline_images(m) for m in mails(app) if m.get_body(("html",)) is not None]
     assert len(by_turn) == len(seats) + 1
-    # issue 16: besides it, a seat's mail may carry that seat's own options picture (cid
+    # Besides it, a seat's mail may carry that seat's own options picture (cid
     # "options..."), drawn per seat; the public picture is the same bytes for everyone.
     public = [{cid: data for cid, data in images.items() if not cid.startswith("options")} for images in by_turn]
     assert len({tuple(sorted(i.values())) for i in public}) == 1
 
 
 def test_racecraft_final_mail_shows_the_result_and_the_archive_link(app: App) -> None:
-    """issue 11.2: with [bot] public_url, the HTML links the archive, as the text does."""
+    """With [bot] public_url, the HTML links the archive, as the text does."""
     app.use_settings(replace(app.settings, bot=replace(app.settings.bot, public_url="https://races.example.org/a/")))
     start(app, "racecraft")
     run_turns(app, 8)
@@ -247,7 +247,7 @@ def _encoded_text_part(data: bytes) -> bytes:
 
 
 def test_compose_keeps_the_text_part_and_adds_html_only_when_given() -> None:
-    """issue 11.1: without HTML the mail is the single text part it was; with HTML the plain
+    """Without HTML the mail is the single text part it was; with HTML the plain
     part comes first and its encoded body is the same bytes."""
     settings = Settings()
     now = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
@@ -283,7 +283,7 @@ def test_compose_keeps_the_text_part_and_adds_html_only_when_given() -> None:
 
 
 def test_no_html_template_means_no_html_part(app: App) -> None:
-    """issue 11.1: mails without an .html template (confirmations, status...) stay plain text."""
+    """Mails without an .html template (confirmations, status...) stay plain text."""
     assert mail_html.html_template(app.renderer, "racecraft", "status") is None
     assert mail_html.html_template(app.renderer, "racecraft", "results") is not None
 
@@ -296,7 +296,7 @@ def iter_html(app: App) -> Iterator[str]:
 
 
 def test_the_first_turn_sheet_tells_its_seat_password_in_html_too(app: App) -> None:
-    """issue 11.1 with issue 6: what the text turn sheet says (the seat password), the HTML says."""
+    """What the text turn sheet says (the seat password), the HTML says."""
     start(app, "racecraft")
     with app.db.read() as session:
         secret = next(s.secret for s in session.scalars(select(Seat)) if s.name == "p0")
@@ -309,7 +309,7 @@ def test_the_first_turn_sheet_tells_its_seat_password_in_html_too(app: App) -> N
 
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz"])
 def test_each_seat_gets_its_own_options_picture_and_nobody_else_does(app: App, kind: str) -> None:
-    """issue 16.2: "each player's turn sheet shows, for that player only, where the car can
+    """ "each player's turn sheet shows, for that player only, where the car can
     get this turn": from the race on, every seat's results mail carries one options picture
     of its own (its cid names the seat), different from every other seat's; the GM's copy
     carries none."""
@@ -335,7 +335,7 @@ def test_each_seat_gets_its_own_options_picture_and_nobody_else_does(app: App, k
 
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz"])
 def test_the_text_part_holds_the_map_to_plot_from(app: App, kind: str) -> None:
-    """issue 16.2: "the same information as text in the plain-text part: an excerpt of the
+    """ "the same information as text in the plain-text part: an excerpt of the
     track ahead of the car as a text map with coordinates (lane letters, row numbers / x,y)"."""
     seats = start(app, kind, 2)
     run_turns(app, 3)

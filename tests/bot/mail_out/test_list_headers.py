@@ -1,4 +1,4 @@
-"""List-Id and List-Unsubscribe (issue 19, item 1c): mail that is not an answer to its reader's
+"""List-Id and List-Unsubscribe: mail that is not an answer to its reader's
 own action names its stream (RFC 2919); reminders and observer copies carry a ``mailto:``
 List-Unsubscribe (RFC 2369) whose signed code stops exactly that stream -- game, recipient and
 kind -- when the mail it opens comes back, and the stop is confirmed to the address the

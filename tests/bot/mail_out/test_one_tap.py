@@ -1,4 +1,4 @@
-"""Orders in one tap (issue 19, item 3, the bot's part): the orders of a reply whose body has
+"""Orders in one tap: the orders of a reply whose body has
 none are read from its subject, after the usual "Re:"/"AW:"/"[tag]" prefixes; the legal
 one-line orders of a turn (`one_tap_orders`) and well-formed RFC 6068 ``mailto:`` links
 (`mailto_link`) for them, each of which decodes to a legal order the bot then takes."""

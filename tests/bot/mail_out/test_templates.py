@@ -43,7 +43,7 @@ def play_by_deadlines(app: App, kind: str) -> list[EmailMessage]:
 
 @pytest.mark.parametrize("kind", game_names())
 def test_every_mail_of_a_game_renders_and_holds_no_order_line(app: App, kind: str) -> None:
-    """issue 3: every template renders for every state of a game; no line in any mail parses as a valid order."""
+    """Every template renders for every state of a game; no line in any mail parses as a valid order."""
     msgs = play_by_deadlines(app, kind)
     kinds_seen = {str(m["Subject"]).split("]")[-1].split()[0] for m in msgs}
     assert len(msgs) > 20 and len(kinds_seen) >= 3

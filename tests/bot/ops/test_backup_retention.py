@@ -1,4 +1,4 @@
-"""`flagman backup --keep N DIR` (issue 33, item 7): a backup named by the time in DIR, then all
+"""`flagman backup --keep N DIR`: a backup named by the time in DIR, then all
 but the newest N of those deleted -- what the shipped flagman-backup.timer runs daily (N = 14).
 """
 

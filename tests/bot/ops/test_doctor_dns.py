@@ -1,4 +1,4 @@
-"""`flagman doctor` and the sending domain (issue 19, item 1b): SPF, the DKIM public key of each
+"""`flagman doctor` and the sending domain: SPF, the DKIM public key of each
 configured key, DMARC -- asked of a real DNS server the test starts on 127.0.0.1 (never the
 internet), each missing or wrong record answered with the exact record to publish. Also the
 DKIM signatures themselves, verified as a receiver would, with the key looked up in that DNS
@@ -338,10 +338,9 @@ def test_a_key_that_cannot_sign_is_a_configuration_error(zone: DnsServer, tmp_pa
 
 
 def test_two_spf_records_get_one_merged_record_that_is_valid_and_allows_what_both_did(zone: DnsServer) -> None:
-    """Issue 33, item 9: the fix for two SPF records was "merge them: A | B", not a record. Now
-    it is one record, with each one's mechanisms once and the most lenient `all`; published as
-    it is, a receiver evaluates it (one record, no permerror) and it passes every address one
-    of the two passed."""
+    """The fix for two SPF records is one record (not "merge them: A | B"), with each one's
+    mechanisms once and the most lenient `all`; published as it is, a receiver evaluates it
+    (one record, no permerror) and it passes every address one of the two passed."""
     settings = site(zone)
     zone.add("mail.race.test", "A", "192.0.2.40")
     zone.add(DOMAIN, "MX", (10, "mail.race.test"))

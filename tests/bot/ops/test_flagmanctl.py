@@ -1,4 +1,4 @@
-"""flagmanctl (issue 33, items 1 and 9): it runs a flagman command with the user, credentials,
+"""flagmanctl: it runs a flagman command with the user, credentials,
 environment and state directory of the unit as systemd reads it -- the unit and its drop-ins
 -- so turning on DKIM, rotating the site secret or installing the fixed user changes both
 alike.
@@ -149,7 +149,7 @@ selectors = ["fm2026"]
 
 @pytest.mark.parametrize("instance", [None, "club"])
 def test_with_dkim_selectors_set_flagmanctl_hands_the_key_to_its_commands(tmp_path: Path, instance: str | None) -> None:
-    """Issue 33, item 1: with `[dkim] selectors = ["fm2026"]` and the key in the credentials
+    """With `[dkim] selectors = ["fm2026"]` and the key in the credentials
     directory (/etc/flagman/credentials/dkim-fm2026, or /etc/flagman-club/... for
     `flagmanctl @club`), the credentials flagmanctl passes hold the key and the previous
     secrets, and `migrate`, `game new`, `game list` and `send` run, DKIM-signing the mail (they
@@ -217,7 +217,7 @@ def test_flagmanctl_passes_the_units_settings_in_order_and_its_own_arguments_las
 
 
 def test_flagmanctl_honours_the_fixed_user_and_other_drop_ins(tmp_path: Path) -> None:
-    """Issue 33, item 9: after `flagman deploy --fixed-user`, flagmanctl runs as the fixed user
+    """After `flagman deploy --fixed-user`, flagmanctl runs as the fixed user
     flagman (DynamicUser=no, User=, Group= of the drop-in, after the unit's); a drop-in's
     LoadCredential= of a key kept elsewhere and its Environment= are passed too, in systemd's
     order (the drop-ins after the unit, by file name)."""

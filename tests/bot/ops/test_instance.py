@@ -1,4 +1,4 @@
-"""One service per mailbox (issue 4 item 3): the instance lock and standby takeover."""
+"""One service per mailbox: the instance lock and standby takeover."""
 
 from __future__ import annotations
 

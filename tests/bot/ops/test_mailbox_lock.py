@@ -64,7 +64,7 @@ def processed(app: App) -> list[Path]:
 def test_a_prune_that_meets_a_poll_waits_for_its_pass_and_prunes_what_it_moved(
     tmp_path: Path, kind: str, request: pytest.FixtureRequest
 ) -> None:
-    """Issue 41: "the IMAP Processed folder grows forever" is pruned; the prune and the poll
+    """ "the IMAP Processed folder grows forever" is pruned; the prune and the poll
     work on the same mailbox, so the prune takes the lock the poll takes. A mail received 40
     days ago waits in the inbox (the service was down), one of 40 days ago is in Processed: the
     poll commits the first, the prune comes and waits; once the pass has moved the mail, the

@@ -1,6 +1,6 @@
 """deploy/: the systemd unit, its tmpfiles/sysusers snippets and the production configuration;
 `flagman deploy`, which writes them where systemd expects them; and the operator's guide and
-the doctor agreeing on every path (issue 18)."""
+the doctor agreeing on every path."""
 
 from __future__ import annotations
 
@@ -343,7 +343,7 @@ def test_the_generated_configurations_name_only_what_is_installed(tmp_path: Path
 
 def test_doctors_fixes_name_the_credential_paths_of_the_unit() -> None:
     """Every credential path in doctor's fixes is a file of the directory the unit hands over,
-    and each is one the tmpfiles snippet makes, and the other way round (issue 18: doctor said
+    and each is one the tmpfiles snippet makes, and the other way round (doctor said
     /etc/flagman/imap-password)."""
     from bot.host import storage
     from bot.ops import doctor, reach
@@ -440,7 +440,7 @@ def test_the_guide_installs_from_a_fresh_debian_machine_in_order() -> None:
 
 def test_the_readme_runs_no_bare_flagman_before_putting_it_on_the_path() -> None:
     """README's quick start: after installing into /opt/flagman, `flagman` is either called
-    by its full path or PATH has /opt/flagman/bin first (issue 18)."""
+    by its full path or PATH has /opt/flagman/bin first."""
     readme = (DEPLOY.parent / "README.md").read_text()
     (quick,) = [b for b in shell_blocks(readme) if any("/opt/flagman" in line for line in b)]
     on_path = False
@@ -453,7 +453,7 @@ def test_the_readme_runs_no_bare_flagman_before_putting_it_on_the_path() -> None
 
 
 def test_the_postfix_recipe_routes_only_the_bots_address(tmp_path: Path) -> None:
-    """Issue 33, item 8: the recipe changes no transport of the whole server (virtual_transport,
+    """The recipe changes no transport of the whole server (virtual_transport,
     mailbox_transport, local_transport, default_transport) but adds a transport map whose one
     entry is the bot's address ([bot] address of the deployed configuration) to the LMTP socket
     that dovecot-lmtp-postfix.conf makes; the guide's commands add that same entry."""
@@ -482,7 +482,7 @@ def test_the_postfix_recipe_routes_only_the_bots_address(tmp_path: Path) -> None
 
 
 def test_the_mail_recipe_says_what_its_server_wide_settings_change_for_other_users() -> None:
-    """Issue 41: "`recipient_delimiter = +` is set unconditionally and the Dovecot file applies to
+    """ "`recipient_delimiter = +` is set unconditionally and the Dovecot file applies to
     every user of the server: scope both, or say exactly what they change for others". They
     cannot be scoped (server-wide settings of Postfix and Dovecot): each file, and the guide,
     says what they change for the other users, and how to check first."""

@@ -114,7 +114,7 @@ def test_a_poll_with_passwords_in_mail_logs_decisions_and_no_secret(
     assert not leaked, f"secrets in the logs: {leaked}"
 
 
-# -- the journal and JSON lines (issue 33, item 3) ----------------------------------------------
+# -- the journal and JSON lines -----------------------------------------------------------------
 
 
 def run_under_journal(config: Path, *args: str, journal: bool = True) -> tuple[int, str, str]:
@@ -257,7 +257,7 @@ def test_each_python_level_has_its_syslog_priority() -> None:
     assert formatter.format(record) == "<3>ERROR flagman.x: two\n<3>lines"
 
 
-# -- no reprs and no byte dumps (issue 33, item 9) ---------------------------------------------
+# -- no reprs and no byte dumps ----------------------------------------------------------------
 
 
 def test_log_lines_say_outcomes_and_errors_in_words_not_reprs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -305,7 +305,7 @@ def test_the_service_lets_its_threads_take_turns_often(app: App) -> None:
         sys.setswitchinterval(before)
 
 
-# -- a failure that persists: back-off, STATUS=, the metrics file (issue 33) --------------------
+# -- a failure that persists: back-off, STATUS=, the metrics file -------------------------------
 
 
 class SteppedClock:
@@ -609,7 +609,7 @@ class NewsAfterThePass(FakeInbox):
 
 
 def test_mail_that_comes_while_the_poll_job_runs_is_read_by_that_job(config: Path) -> None:
-    """Issue 28 (confirmation latency): the IDLE thread wakes the poll job when mail comes, but
+    """Confirmation latency: the IDLE thread wakes the poll job when mail comes, but
     APScheduler runs one instance at a time and drops a wake that comes while the job runs (the
     job then waits for its next interval, a minute). `want_poll` makes the running job read the
     inbox again once its pass is over, as `want_send` does for the send job."""
@@ -629,7 +629,7 @@ def test_mail_that_comes_while_the_poll_job_runs_is_read_by_that_job(config: Pat
 
 
 def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(config: Path) -> None:
-    """Issue 28: the send job is woken as each batch is committed (its answers in the outbox),
+    """The send job is woken as each batch is committed (its answers in the outbox),
     after the AFTER_COMMIT crash point and before the batch is moved out of the inbox and the
     next one handled, not once after the whole inbox."""
     events: list[str] = []
@@ -681,7 +681,7 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
 def test_a_mail_is_logged_as_handled_only_once_its_batch_is_committed(
     config: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Issue 41: "mails are logged "applied" on attempts that were rolled back". The disk fills
+    """No mail is logged "applied" on an attempt that was rolled back. The disk fills
     just before the batch commits (the BEFORE_COMMIT point): the attempt is rolled back, the
     mails stay in the inbox, and the log says nothing of them; the next poll commits them and
     says each once. (briefing: every mail ends in exactly one of applied, refused or ignored.)"""
@@ -718,7 +718,7 @@ def test_a_mail_is_logged_as_handled_only_once_its_batch_is_committed(
 
 
 def test_two_bots_on_one_host_write_no_series_in_common() -> None:
-    """Issue 41: "Metrics have no instance label: two instances on one host collide in
+    """ "Metrics have no instance label: two instances on one host collide in
     node_exporter". Every sample names its bot; the two files, read together as node_exporter's
     textfile collector merges them, hold no series twice."""
     from datetime import UTC, datetime
@@ -752,7 +752,7 @@ def test_two_bots_on_one_host_write_no_series_in_common() -> None:
 
 
 def test_a_wake_of_a_running_job_is_no_warning(caplog: pytest.LogCaptureFixture) -> None:
-    """Issue 41: "APScheduler's "skipped" warning on normal deadlines ... under `journalctl -p
+    """ "APScheduler's "skipped" warning on normal deadlines ... under `journalctl -p
     warning`". A job that still runs is woken (as `Runner.wake` does): APScheduler skips the
     run and says so; with the service's filter that line is not a warning (DEBUG, and only with
     DEBUG on)."""

@@ -1,4 +1,4 @@
-"""Retention (issue 41, "Years of data"): "The database only grows: about 13 kB per sent mail,
+"""Retention: "The database only grows: about 13 kB per sent mail,
 no retention, purge or VACUUM ... A retention policy (settings: how long sent mail bodies, raw
 inbound mail and the audit are kept; finished games kept whole), run by the service or the
 timer, with a metric of the database's size and a documented figure per game and per year."

@@ -1,4 +1,4 @@
-"""Several bots on one host (issue 33): the templated unit flagman@.service, each instance with
+"""Several bots on one host: the templated unit flagman@.service, each instance with
 its own configuration, credentials, state and user; `flagman deploy --instance NAME`;
 `flagmanctl @NAME`; and the backup units (plain and templated) that `flagman deploy` writes.
 

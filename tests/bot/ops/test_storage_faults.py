@@ -1,6 +1,6 @@
 """Damage, read-only files and full disks, made for real: what each command says and its status.
 
-Issue 33: every database and disk failure is told in two lines (what failed, what to do) on
+Every database and disk failure is told in two lines (what failed, what to do) on
 stderr, never a traceback, with the status of its kind (bot.host.storage): 3 a server that
 cannot be reached, 4 storage (a damaged database, something this user may not write, a
 read-only file system, a full disk). Each fault is made as it happens on a machine: a SQLite
@@ -64,8 +64,8 @@ def assert_told(done, status: int, *words: str) -> None:  # a CompletedProcess
 
 
 def test_init_makes_the_database_readable_by_its_owner_only(tmp_path: Path) -> None:
-    """Issue 33, item 9: `flagman init` made the database 0644, every player's address readable
-    by every user of the machine; now 0600, and SQLite's -wal and -shm files follow its mode."""
+    """`flagman init` makes the database 0600 (every player's address in it is for the
+    service alone), and SQLite's -wal and -shm files follow its mode."""
     config = make_site(tmp_path / "site", mails=1)
     assert flagman_process(config, "poll").returncode == 0
     database = tmp_path / "site" / "flagman.sqlite"
@@ -135,7 +135,7 @@ def test_a_read_only_database_stops_poll_with_the_files_named(tmp_path: Path) ->
     """The database file mode 0444 (restored by hand, say): `poll` and `doctor` name the file and
     what to do; status 4; the mail waits in the inbox. SQLite then leaves its -wal and -shm
     read-only too (it gives them the database's mode): with the database writable again, the
-    -shm still stops the poll, and the message names it (issue 33, item 9); once all are
+    -shm still stops the poll, and the message names it; once all are
     writable, the poll works."""
     root = tmp_path / "site"
     config = make_site(root)
@@ -353,7 +353,7 @@ def test_the_backup_is_verified_and_never_half_written(backed_up: tuple[Path, Pa
 
 
 def test_pg_dump_command_says_how_the_password_is_given(tmp_path: Path) -> None:
-    """Issue 33, item 9: the printed pg_dump command takes the password from the db-password
+    """The printed pg_dump command takes the password from the db-password
     credential (never printing it), when the configured url reads it from there."""
     config = init_dir(tmp_path / "site", ADDRESS)
     config.write_text(
@@ -391,7 +391,7 @@ def backup_figures(path: Path) -> dict[str, float]:
 
 
 def test_a_failed_backup_is_an_error_line_and_a_metric_that_keeps_the_last_success(tmp_path: Path) -> None:
-    """Issue 41: "nothing alerts when a backup fails (a metric and a log line at error)". With
+    """ "nothing alerts when a backup fails (a metric and a log line at error)". With
     [metrics] file set, each `flagman backup` writes flagman-backup.prom beside it: ok 1 and
     the time of this success; on the damaged database, ok 0, the earlier success kept, and one
     line on stderr (the journal's error priority under the backup timer)."""
@@ -414,7 +414,7 @@ def test_a_failed_backup_is_an_error_line_and_a_metric_that_keeps_the_last_succe
 
 
 def test_check_backup_says_whether_a_file_is_a_good_backup(tmp_path: Path) -> None:
-    """Issue 41: "A command that checks an existing backup file (not only at creation)". A good
+    """ "A command that checks an existing backup file (not only at creation)". A good
     one: its revision and games, status 0; one damaged since, or not a database: status 2 and
     why; the database itself is never touched."""
     from bot.db import head_revision

@@ -1,4 +1,4 @@
-"""Upgrades (issue 18, item 4): `flagman migrate` from an earlier release's schema with games
+"""Upgrades: `flagman migrate` from an earlier release's schema with games
 in progress, and a migration that fails.
 
 The database of an earlier release is made the way that release made it, `alembic upgrade

@@ -1,4 +1,4 @@
-"""The turn pictures (issue 11): real PNGs that decode, stay small, change where a car moves,
+"""The turn pictures: real PNGs that decode, stay small, change where a car moves,
 tell players apart without colour, and are drawn fast enough for a deadline."""
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ SIZES = {"racecraft": (8, 4), "speed_circuit": (9, 6), "speedphreakz": (4, 5)}
 
 @pytest.mark.parametrize("kind", game_names())
 def test_every_game_draws_a_small_png_that_decodes_at_its_stated_size(kind: str) -> None:
-    """issue 11: pictures are PNG, small (under 150 KB), with alt text naming every player."""
+    """Pictures are PNG, small (under 150 KB), with alt text naming every player."""
     count, turns = SIZES.get(kind, (find_game(kind).min_players, 4))
     for t in range(0, turns + 1, 2):
         frames, events = play(kind, count, t)
@@ -115,7 +115,7 @@ def test_every_game_draws_a_small_png_that_decodes_at_its_stated_size(kind: str)
         image = decode(picture.png)
         assert image.format == "PNG"
         assert image.size == (picture.width, picture.height)
-        # issue 30: the SpeedPhreakz map is cut into bands one under the other to fit a phone's
+        # The SpeedPhreakz map is cut into bands one under the other to fit a phone's
         # width, so a picture may run to 1400 px down (it was at most 800 px, wider)
         assert 200 <= picture.width <= 700 and 150 <= picture.height <= 1400
         assert len(picture.png) < pictures.MAX_BYTES
@@ -131,7 +131,7 @@ def _with_car(view: Any, player: str, **changes: Any) -> Any:
 
 
 def test_racecraft_chart_changes_where_the_runners_swap_places() -> None:
-    """issue 11: the Racecraft chart shows positions; swapping two runners changes the last column only."""
+    """The Racecraft chart shows positions; swapping two runners changes the last column only."""
     frames, events = play("racecraft", 6, 3)
     now = frames[-1]
     assert isinstance(now, RacecraftView)
@@ -159,7 +159,7 @@ def test_racecraft_chart_changes_where_the_runners_swap_places() -> None:
 
 
 def test_racecraft_chart_prints_the_ep_of_each_runner() -> None:
-    """issue 11: 'with each player's EP': the EP of the view's runners changes the picture."""
+    """'with each player's EP': the EP of the view's runners changes the picture."""
     frames, events = play("racecraft", 5, 2)
     now = frames[-1]
     assert isinstance(now, RacecraftView)
@@ -180,7 +180,7 @@ def _race_turn_frames() -> tuple[list[SpeedCircuitView], list[dict[str, Any]]]:
 
 
 def test_speed_circuit_car_moved_changes_pixels_at_both_spaces() -> None:
-    """issue 11: the track shows every car where it ended the turn: moving one car changes the
+    """The track shows every car where it ended the turn: moving one car changes the
     picture at its old space and at its new one."""
     frames, events = _race_turn_frames()
     now = frames[-1]
@@ -201,7 +201,7 @@ def test_speed_circuit_car_moved_changes_pixels_at_both_spaces() -> None:
 
 
 def test_speed_circuit_draws_the_path_and_crash_and_spin_marks() -> None:
-    """issue 11: its path this turn, crash and spin marks: each adds pixels to the picture."""
+    """Its path this turn, crash and spin marks: each adds pixels to the picture."""
     frames, _ = _race_turn_frames()
     before, now = frames[-2], frames[-1]
     plain = pictures.draw("speed_circuit", Scene((now,), ()))
@@ -223,7 +223,7 @@ def test_speed_circuit_draws_the_path_and_crash_and_spin_marks() -> None:
 
 
 def test_speed_circuit_is_drawn_from_the_geometry_not_from_text() -> None:
-    """issue 15: the picture reads the typed view, not text: blanking the public table and
+    """The picture reads the typed view, not text: blanking the public table and
     the text track changes nothing, and the track's space outlines are where it draws."""
     frames, events = _race_turn_frames()
     now = frames[-1]
@@ -235,12 +235,12 @@ def test_speed_circuit_is_drawn_from_the_geometry_not_from_text() -> None:
     assert a is not None and b is not None and a.png == b.png
     geo = sc_picture.geometry(now.track)
     assert set(geo.spaces) == {s.id for s in now.track.spaces}
-    # issue 16: the chart of the lap is the picture's width, with the legend under it
+    # The chart of the lap is the picture's width, with the legend under it
     assert a.width == int(geo.box[2]) and a.height > geo.box[3]
 
 
 def test_speedphreakz_car_moved_changes_pixels_at_both_squares() -> None:
-    """issue 11: the grid map with every car: moving a car changes its old and new square."""
+    """The grid map with every car: moving a car changes its old and new square."""
     frames, events = play("speedphreakz", 3, 3)
     now = frames[-1]
     assert isinstance(now, SpeedPhreakzView)
@@ -263,7 +263,7 @@ def test_speedphreakz_car_moved_changes_pixels_at_both_squares() -> None:
 
 
 def test_speedphreakz_heading_and_path_are_drawn() -> None:
-    """issue 11: each car's heading and its path this round change the picture."""
+    """Each car's heading and its path this round change the picture."""
     frames, events = play("speedphreakz", 3, 4)
     now = frames[-1]
     assert isinstance(now, SpeedPhreakzView)
@@ -286,13 +286,13 @@ def test_speedphreakz_heading_and_path_are_drawn() -> None:
 
 
 def test_markers_differ_in_shape_not_only_colour() -> None:
-    """issue 11: readable in black and white: every player's marker has its own shape."""
+    """Readable in black and white: every player's marker has its own shape."""
     masks = [_marker_sprite(i, "A", 10, False)[1].tobytes() for i in range(len(SHAPES))]
     assert len(set(masks)) == len(SHAPES)
 
 
 def test_a_picture_is_drawn_in_a_few_milliseconds() -> None:
-    """issue 11 (performance): one picture per game per turn at a deadline of 500 games."""
+    """Performance: one picture per game per turn at a deadline of 500 games."""
     for kind, (count, turns) in SIZES.items():
         frames, events = play(kind, count, turns)
         keep = frames if pictures.needs_history(kind) else frames[-2:]
@@ -312,7 +312,7 @@ def test_a_picture_is_drawn_in_a_few_milliseconds() -> None:
 def test_the_picture_of_any_race_decodes_stays_small_and_names_everyone(
     kind: str, extra: int, turns: int, seed: int
 ) -> None:
-    """issue 11: whatever the race, the picture is a PNG under 150 KB at its stated size, and
+    """Whatever the race, the picture is a PNG under 150 KB at its stated size, and
     its alt text names every player of the public table."""
     game = find_game(kind)
     count = min(game.max_players, game.min_players + extra, len(NAMES))
@@ -326,12 +326,12 @@ def test_the_picture_of_any_race_decodes_stays_small_and_names_everyone(
 
 
 def test_an_unknown_game_has_no_picture() -> None:
-    """issue 11: a game without a picture module gets none (the mail goes without)."""
+    """A game without a picture module gets none (the mail goes without)."""
     assert pictures.draw("no_such_game", Scene(({"table": []},), ())) is None
 
 
 def test_speed_circuit_car_beside_the_track_is_drawn_at_that_space() -> None:
-    """issue 11: every car where it ended the turn, also one off the track (issue 16: drawn
+    """Every car where it ended the turn, also one off the track (drawn
     beside the space it is beside, outside the lanes, the space left clear); a car in the pits
     is not on the track."""
     frames, events = _race_turn_frames()
@@ -356,7 +356,7 @@ def test_speed_circuit_car_beside_the_track_is_drawn_at_that_space() -> None:
 
 @pytest.mark.parametrize("kind", game_names())
 def test_a_view_copied_into_a_dict_draws_the_same_picture(kind: str) -> None:
-    """issue 15 (transitional): shell code that copies a view into a dict (to add to it) still
+    """Transitional: shell code that copies a view into a dict (to add to it) still
     gets the same picture: the frame is built back into the game's typed view."""
     frames, events = play(kind, SIZES[kind][0], 3)
     keep = frames if pictures.needs_history(kind) else frames[-2:]

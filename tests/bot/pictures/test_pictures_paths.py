@@ -19,7 +19,7 @@ def pixels(png: bytes) -> Any:
 
 
 def test_the_path_bends_where_the_car_turned() -> None:
-    """issue 11: SpeedPhreakz: the grid map with every car, its heading and its path this round."""
+    """SpeedPhreakz: the grid map with every car, its heading and its path this round."""
     frames, _ = play("speedphreakz", 3, 3)
     now = frames[-1]
     assert isinstance(now, SpeedPhreakzView)

@@ -1,8 +1,8 @@
-"""Issue 30: every label in a game's picture at least `LEGIBLE` (9) px as a 360 px phone
+"""Every label in a game's picture at least `LEGIBLE` (9) px as a 360 px phone
 shows it, and no text cut off.
 
 "Pictures readable on a phone: the Racecraft bump chart and the SpeedPhreakz map have labels
-of at least 9 px at 360 px wide; captions of the options pictures never clipped" (issue 30).
+of at least 9 px at 360 px wide; captions of the options pictures never clipped".
 Each picture records the smallest label it drew (`min_label_px`, text and the cars' and
 runners' letters) and the text that ran past an edge (`clipped`); these tests hold the
 records to what is drawn, and the pictures to the bar.
@@ -100,7 +100,7 @@ def test_the_smallest_label_counts_the_runners_letters() -> None:
 
 
 def test_racecraft_chart_of_a_long_race_with_long_names_reads_on_a_phone() -> None:
-    """Issue 30: the Racecraft chart's labels are at least 9 px on a 360 px phone and none is cut,
+    """The Racecraft chart's labels are at least 9 px on a 360 px phone and none is cut,
     through a whole race of 8 runners with 30-character names: drawn at most `PHONE_WIDTH`
     wide, so a phone shows it unscaled."""
     names = [(f"{c}" * 30) for c in "abcdefgh"]
@@ -125,11 +125,11 @@ def test_racecraft_chart_reads_on_a_phone_for_any_race(runners: int, seed: int, 
     assert picture is not None and picture.smallest_on_phone() >= LEGIBLE and picture.clipped == ()
 
 
-# -- Speed Circuit's track and the SpeedPhreakz map (issue 30) ------------------------------------
+# -- Speed Circuit's track and the SpeedPhreakz map -----------------------------------------------
 
 
 def legible(picture: pictures.Picture | None, what: str) -> None:
-    """Issue 30's bar for one picture: drawn at most `PHONE_WIDTH` wide (a phone shows it
+    """The bar for one picture: drawn at most `PHONE_WIDTH` wide (a phone shows it
     unscaled), no label under `LEGIBLE` px, no text cut off, and the PNG the size it says."""
     assert picture is not None, what
     assert picture.width <= PHONE_WIDTH, (what, picture.width)
@@ -183,7 +183,7 @@ def board_race(kind: str, names: list[str], options: dict[str, str], seed: int, 
 
 @pytest.mark.parametrize("map_name", ["ring", "chicane"])
 def test_speedphreakz_map_and_options_read_on_a_phone_through_a_long_race(map_name: str) -> None:
-    """Issue 30: "the SpeedPhreakz map ha[s] labels of at least 9 px at 360 px wide; captions
+    """ "the SpeedPhreakz map ha[s] labels of at least 9 px at 360 px wide; captions
     of the options pictures never clipped": eight cars with 30-character names, round after
     round on both bundled maps, the map (cut into bands) and every player's options."""
     names = [letter * 30 for letter in "abcdefgh"]
@@ -194,7 +194,7 @@ def test_speedphreakz_map_and_options_read_on_a_phone_through_a_long_race(map_na
 
 @pytest.mark.parametrize("track", ["harbour_loop", "quarry_ring"])
 def test_speed_circuit_track_and_options_read_on_a_phone_through_a_long_race(track: str) -> None:
-    """Issue 30 (every picture at `LEGIBLE`, nothing clipped): nine cars with 30-character
+    """Every picture at `LEGIBLE`, nothing clipped: nine cars with 30-character
     names through a three-lap race on both bundled tracks: the track in three columns 324 px
     wide, its legend's names shortened and its key run onto extra lines; every player's options."""
     names = [letter * 30 for letter in "abcdefghi"]
@@ -234,7 +234,7 @@ def test_speed_circuit_pictures_read_on_a_phone_for_any_race(
 
 
 def test_a_key_runs_onto_more_lines_rather_than_past_the_edge() -> None:
-    """Issue 30: a key whose entries do not fit one line goes on on the next (Speed Circuit's
+    """A key whose entries do not fit one line goes on on the next (Speed Circuit's
     ran past the edge at 326 px); an entry too wide for any line has its text wrapped."""
     entries = [KeyEntry(20, lambda sheet, x, y: None, text) for text in ("posted speed", "racing line +20", "+40")]
     entries.append(KeyEntry(10, lambda sheet, x, y: None, "a long sentence that cannot fit on one line of this key"))
@@ -248,7 +248,7 @@ def test_a_key_runs_onto_more_lines_rather_than_past_the_edge() -> None:
 
 
 def test_a_long_name_in_the_speed_circuit_legend_is_shortened_and_its_status_kept() -> None:
-    """Issue 30: "long names are shortened" in the legend of the track, name first, so a car
+    """ "long names are shortened" in the legend of the track, name first, so a car
     that is out still says so; the line fits its column (measured independently)."""
     from bot.pictures import speed_circuit as sc_picture
     from rules.speed_circuit import Status

@@ -1,4 +1,4 @@
-"""Pictures you can plot from (issue 16): the Speed Circuit chart names every space as the
+"""Pictures you can plot from: the Speed Circuit chart names every space as the
 orders do, with its racing lines, pit lane and arrows, corner speeds, finish and direction;
 the SpeedPhreakz map has x,y on its edges, numbered checkpoints, the race's direction and
 every terrain in its legend; each player's own options are drawn for them; everything reads
@@ -90,7 +90,7 @@ def test_the_chart_runs_every_row_once_in_order_and_cuts_no_space_or_corner(name
 
 
 def test_every_row_is_numbered_and_every_lane_lettered() -> None:
-    """Issue 16: "lane letters and row numbers on every row (as the orders name spaces:
+    """ "lane letters and row numbers on every row (as the orders name spaces:
     B16)": each row's number is drawn beside it, the lane letters over each column and in
     every plain space a car does not stand on."""
     _, now, _ = sc_frames()
@@ -116,7 +116,7 @@ def test_every_row_is_numbered_and_every_lane_lettered() -> None:
 
 
 def test_lines_pit_lane_arrows_corner_speeds_finish_and_direction_are_drawn() -> None:
-    """Issue 16: "racing lines (the track data has them), pit lane and pit entry arrows,
+    """ "racing lines (the track data has them), pit lane and pit entry arrows,
     corner speeds, the direction of travel": red +20 and green +40 lines through their spaces,
     the hatched pit lane beside its rows, a red arrow in each pit-entry space, each posted
     speed in its corner space, the chequered finish, an arrow down each column."""
@@ -161,7 +161,7 @@ def test_lines_pit_lane_arrows_corner_speeds_finish_and_direction_are_drawn() ->
 
 
 def test_the_green_line_is_dashed_so_it_reads_in_black_and_white() -> None:
-    """Issue 16: "distinguishable in shapes or patterns as well as colours": +40 lines are
+    """ "distinguishable in shapes or patterns as well as colours": +40 lines are
     dashed, +20 lines solid; the key says which is which."""
     _, now, _ = sc_frames()
     picture = pictures.draw("speed_circuit", Scene((dataclasses.replace(now, cars=()),), ()))
@@ -180,8 +180,8 @@ def test_the_green_line_is_dashed_so_it_reads_in_black_and_white() -> None:
 
 @pytest.mark.parametrize("kind", ["racecraft", "speed_circuit", "speedphreakz"])
 def test_every_picture_reads_on_a_360_px_phone(kind: str) -> None:
-    """Issue 16: "Legible on a phone (the mail layout is tested at 360 px)"; issue 30 raised the
-    bar to 9 px and counts the cars' and runners' letters as labels: every picture, the
+    """ "Legible on a phone (the mail layout is tested at 360 px)"; the bar is
+    9 px and counts the cars' and runners' letters as labels: every picture, the
     track, the map and the options, is drawn at most `PHONE_WIDTH` wide (a phone shows it
     unscaled), no label in it is under `LEGIBLE` px and no text is cut off."""
     count, turns = SIZES[kind]
@@ -217,7 +217,7 @@ def test_every_picture_reads_on_a_360_px_phone(kind: str) -> None:
                     own.width,
                     own.min_label_px,
                 )
-                assert own.clipped == (), (kind, own.clipped)  # issue 30: "captions ... never clipped"
+                assert own.clipped == (), (kind, own.clipped)  # "captions ... never clipped"
                 assert len(own.png) < pictures.MAX_BYTES
     assert drawn
 
@@ -235,10 +235,10 @@ def sp_view(map_name: str) -> SpeedPhreakzView:
 
 @pytest.mark.parametrize("map_name", ["ring", "chicane"])
 def test_the_map_has_x_y_on_its_edges_and_numbered_checkpoints_with_the_way_round(map_name: str) -> None:
-    """Issue 16: "x,y coordinates on the edges (as START x,y names them), checkpoints
+    """ "x,y coordinates on the edges (as START x,y names them), checkpoints
     numbered, ... the direction of the race": a digit over and under every column and a
     number beside every row, each checkpoint cell outlined, and at the line and each
-    checkpoint a numbered mark with an arrow the way the race goes. Issue 30: the map is cut
+    checkpoint a numbered mark with an arrow the way the race goes. The map is cut
     into bands one under the other, each with its own rulers, so each band does all this for
     its columns."""
     view = sp_view(map_name)
@@ -275,7 +275,7 @@ def test_the_map_has_x_y_on_its_edges_and_numbered_checkpoints_with_the_way_roun
 
 @pytest.mark.parametrize("map_name", ["ring", "chicane"])
 def test_the_map_is_cut_into_bands_a_phone_shows_whole(map_name: str) -> None:
-    """Issue 30: the map drawn at most `PHONE_WIDTH` wide with squares a car's 9 px letter fits:
+    """The map drawn at most `PHONE_WIDTH` wide with squares a car's 9 px letter fits:
     its columns cut into bands of about 16, one under the other, every column in exactly one
     band and in order, the bands as wide as the picture allows and no cut through a
     checkpoint, the line or a course arrow (both bundled maps have room for that)."""
@@ -299,7 +299,7 @@ def test_the_map_is_cut_into_bands_a_phone_shows_whole(map_name: str) -> None:
 
 
 def test_a_cut_moves_off_an_arrow_where_it_can_and_only_as_far_as_it_must() -> None:
-    """Issue 30: "cuts avoid checkpoint arrows where they can": 32 columns are cut in the middle;
+    """ "cuts avoid checkpoint arrows where they can": 32 columns are cut in the middle;
     an arrow over the middle moves the cut to the nearest column clear of it, unless that
     leaves a band wider than `WIDEST_BAND` (then the arrow is cut); only what is drawn in the
     rows shown counts (an options window above a checkpoint is cut as if it were not there)."""
@@ -315,7 +315,7 @@ def test_a_cut_moves_off_an_arrow_where_it_can_and_only_as_far_as_it_must() -> N
 
 
 def test_a_path_over_a_band_edge_is_cut_there_and_goes_on_in_the_next_band() -> None:
-    """Issue 30: a car's path from a square in one band to a square in the next is drawn up to
+    """A car's path from a square in one band to a square in the next is drawn up to
     the edge of the first band and from the edge of the second; nothing of it is drawn between
     the bands (over the rulers)."""
     view = sp_view("chicane")
@@ -344,7 +344,7 @@ def test_a_path_over_a_band_edge_is_cut_there_and_goes_on_in_the_next_band() -> 
 
 
 def test_every_terrain_is_in_the_legend_grass_too() -> None:
-    """Issue 16: "every terrain in the legend (grass too)": the legend swatches every terrain
+    """ "every terrain in the legend (grass too)": the legend swatches every terrain
     of the key with its rule, even one this map does not use (the ring has no gravel or oil,
     and its legend still shows them)."""
     view = sp_view("ring")
@@ -362,7 +362,7 @@ def test_every_terrain_is_in_the_legend_grass_too() -> None:
 
 
 def test_the_speed_circuit_options_picture_marks_every_space_a_speed_ends_in() -> None:
-    """Issue 16: "shows where the car can get this turn: ... the spaces reachable at each
+    """ "shows where the car can get this turn: ... the spaces reachable at each
     legal speed, marked by what they cost": every space with an option carries a badge in
     that cost's fill; the public view has no options to draw."""
     track = bundled("harbour_loop")
@@ -400,7 +400,7 @@ def _sc_head(view: SpeedCircuitView) -> list[str]:
 
 
 def test_the_cost_badges_differ_without_colour() -> None:
-    """Issue 16: "distinguishable in shapes or patterns as well as colours": each cost's
+    """ "distinguishable in shapes or patterns as well as colours": each cost's
     badge, turned to black and white, still differs from every other (its letter and edge)."""
     shapes = []
     for cost in Cost:
@@ -411,7 +411,7 @@ def test_the_cost_badges_differ_without_colour() -> None:
 
 
 def test_the_speedphreakz_options_picture_marks_every_square_by_its_band() -> None:
-    """Issue 16: "the squares reachable by the round's programs and their control cost":
+    """ "the squares reachable by the round's programs and their control cost":
     every square shown reachable carries its band's mark; the three bands differ in black
     and white too (their digits and edges)."""
     game = find_game("speedphreakz")

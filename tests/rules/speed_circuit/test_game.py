@@ -96,7 +96,7 @@ def test_the_track_plan_is_the_svg_geometry() -> None:
 
 
 def test_public_figures() -> None:
-    """Issue 7: public figures per car: lap, space, speed, wear, skill, tyres, status."""
+    """Public figures per car: lap, space, speed, wear, skill, tyres, status."""
     state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
     assert set(GAME.figures(state, "ann")) == {"lap", "space", "speed", "wear", "skill", "tyres", "status"}
 
@@ -145,7 +145,7 @@ RANGES = {
     ],
 )
 def test_gm_set_figure_keeps_each_figure_in_its_design_range(figure: str, value: str, ok: bool) -> None:
-    """issue 14: each figure has a legal range from speed-circuit.md; the refusal names it."""
+    """Each figure has a legal range from speed-circuit.md; the refusal names it."""
     state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
     if ok:
         assert getattr(GAME.set_figure(state, "ann", figure, value).car("ann"), figure) == int(value)
@@ -175,7 +175,7 @@ def test_gm_set_figure_keeps_each_figure_in_its_design_range(figure: str, value:
     ],
 )
 def test_gm_set_figure_refuses_hostile_numbers_with_the_legal_range(figure: str, value: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    """GM arguments validated with clear refusals (no quarantine, no traceback).
     The digits are checked before int() sees them; at most 40 characters are quoted back."""
     state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
     with pytest.raises(FigureError, match=f"{figure} must be a whole number from 0 to {RANGES[figure][0]}") as caught:
@@ -205,7 +205,7 @@ def test_gm_set_figure_tyres_and_unknown_names_are_refused_clearly() -> None:
     ),
 )
 def test_gm_set_figure_on_any_text_sets_a_legal_value_or_raises_figure_error(name: str, value: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     state = race(TRACK, [car("ann", "B3", TRACK, speed=60)])
     try:
         changed = GAME.set_figure(state, "ann", name, value)
@@ -240,7 +240,7 @@ def test_state_round_trips_and_refuses_unknown_versions() -> None:
 
 
 def test_play_set_up_and_race_turns_through_the_script_runner() -> None:
-    """Issue 7: `flagman play speed_circuit --script ...` works through rules.script."""
+    """`flagman play speed_circuit --script ...` works through rules.script."""
     script = {
         "players": ["ann", "bob", "cat"],
         "options": {"track": "harbour_loop", "laps": 1},
@@ -313,7 +313,7 @@ def test_a_lone_car_on_safe_plots_laps_the_track_without_paying(track: str, lane
 
 @pytest.mark.parametrize("track", ["harbour_loop", "quarry_ring"])
 def test_flagman_play_a_whole_three_lap_race_with_eight_cars(track: str) -> None:
-    """Issue 10: `flagman play speed_circuit` plays a full 3-lap race with 8 cars (every
+    """`flagman play speed_circuit` plays a full 3-lap race with 8 cars (every
     driver on the bot's safe plots, §8), every car making its compulsory stop (P4) on the
     last lap; every turn's results view shows the track picture with every car on it."""
     players = ["ann", "bob", "cat", "dan", "eve", "fay", "gus", "hal"]
@@ -343,7 +343,7 @@ def test_flagman_play_a_whole_three_lap_race_with_eight_cars(track: str) -> None
 
 
 def test_safe_plot_steers_around_a_blocked_lane() -> None:
-    """Issue 10 item 6 / §8: the safe plot avoids lanes blocked by other cars: its path
+    """§8: the safe plot avoids lanes blocked by other cars: its path
     goes round a parked car instead of braking behind it. The parked car is a lap down, so
     it moves after ann (§2.6: "the car furthest ahead (front-most row) moves first", P7: by
     progress) and is still in B12 when ann moves."""

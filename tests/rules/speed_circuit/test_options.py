@@ -1,4 +1,4 @@
-"""A driver's own options this turn (issue 16: "the spaces reachable at each legal speed,
+"""A driver's own options this turn ("the spaces reachable at each legal speed,
 marked by what they cost (free / wear / test or roll), and the corner limit ahead"): each
 cost quoting the seed's chart or the design rule it comes from, and the property that what is
 drawn is what the resolver does."""
@@ -136,7 +136,7 @@ def test_cars_that_move_after_it_block_and_cars_that_move_first_do_not() -> None
 
 
 def test_the_corner_ahead_and_its_limit() -> None:
-    """Issue 16: "the corner limit ahead": T1 starts 3 rows ahead of B8, posts 80 on rows
+    """ "the corner limit ahead": T1 starts 3 rows ahead of B8, posts 80 on rows
     11-14 and has the red line T1 (+20); once in it, what the car has paid counts."""
     corner = options_of(race(HARBOUR, [car("ann", "B8", HARBOUR, speed=100)], laps=3), "ann").corner
     assert corner is not None
@@ -161,7 +161,7 @@ def test_no_options_outside_the_race_or_in_the_pits_or_off_the_track() -> None:
 
 
 def test_the_text_map_names_spaces_as_the_orders_do_and_holds_no_order() -> None:
-    """Issue 16: "an excerpt of the track ahead of the car as a text map with coordinates
+    """ "an excerpt of the track ahead of the car as a text map with coordinates
     (lane letters, row numbers)", and testing.md: "Never put a line that parses as a valid
     order into the bot's own mail"."""
     state = race(HARBOUR, [car("ann", "B8", HARBOUR, speed=100), car("bob", "C10", HARBOUR)], laps=3)
@@ -227,7 +227,7 @@ def _mine(events: tuple[Event, ...], player: str, kinds: tuple[str, ...]) -> lis
 def test_what_the_options_say_a_plot_costs_is_what_it_costs(
     seed: int, players: int, turns: int, track: str, staggered: bool, pick: int
 ) -> None:
-    """Issue 16: "every option drawn as free is a plot the resolver accepts at no cost". In
+    """ "every option drawn as free is a plot the resolver accepts at no cost". In
     random races, for a car on the track: every free option, plotted as SPEED and PATH, is
     run at no cost (no wear, test, roll, spin or detour) and ends in the space drawn; every
     wear option costs exactly the wear drawn and no roll; every test-or-roll option rolls.

@@ -205,7 +205,7 @@ def test_version_one_states_still_load() -> None:
 
 
 def test_safe_plot_makes_the_compulsory_stop_on_the_last_lap() -> None:
-    """Issue 10 item 6 / §8 / P4: the safe plot plans the compulsory pit stop in the last lap
+    """§8 / P4: the safe plot plans the compulsory pit stop in the last lap
     it can still be made: it holds back to end on a pit-entry arrow slowly enough to reach
     the pit limit by free braking, pits, changes to the compound not yet run, and rejoins."""
     from rules.speed_circuit.plot import PitOrder

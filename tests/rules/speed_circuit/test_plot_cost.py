@@ -1,5 +1,5 @@
-"""What a plot sent will cost, said in the confirmation before the deadline (issue 16, item 4;
-mail-interface.md, "The confirmation": "What the orders cost, where the game can say so
+"""What a plot sent will cost, said in the confirmation before the deadline
+(mail-interface.md, "The confirmation": "What the orders cost, where the game can say so
 ('this plot costs 2 wear and a top-speed test')"). The charges are the resolver's own, as
 `plot_options` walks them; here for the one path the orders ask for."""
 

@@ -1,4 +1,4 @@
-"""The results say what each car did (issue 29, case 8: "bob 60 mph B74 -> B3" was never said):
+"""The results say what each car did ("bob 60 mph B74 -> B3" was never said):
 one "moved" event per car that moved, with the speed it ran (and the plot, where the turn changed
 it), where it started and ended, and the spaces it entered; the costs and dice are the events
 before it. speed-circuit.md: the report is public, the same for every player."""

@@ -127,7 +127,7 @@ def test_the_map_marks_shared_squares_and_wrecks() -> None:
 
 
 def test_figures() -> None:
-    """Issue 8: "square, heading, recklessness, crashes, lap, checkpoint, status"."""
+    """ "square, heading, recklessness, crashes, lap, checkpoint, status"."""
     state = race([car("ann", (4, 7), "SW", recklessness=2, crashes=1)])
     assert GAME.figures(state, "ann") == {
         "square": "4,7",
@@ -141,7 +141,7 @@ def test_figures() -> None:
 
 
 def test_standings_by_progress() -> None:
-    """Issue 8: finished first in finishing order, then laps/checkpoints/distance."""
+    """Finished first in finishing order, then laps/checkpoints/distance."""
     state = race(
         [
             car("ann", (2, 3)),
@@ -193,7 +193,7 @@ def test_set_figure() -> None:
     ],
 )
 def test_set_figure_refuses_hostile_values_with_the_legal_range(name: str, value: str, reason: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback).
+    """GM arguments validated with clear refusals (no quarantine, no traceback).
     The digits are checked before int() sees them; at most 40 characters are quoted back."""
     state = race([car("ann", (3, 3))])
     with pytest.raises(FigureError, match=reason) as caught:
@@ -219,7 +219,7 @@ def test_set_figure_square_names_the_map_size() -> None:
     ),
 )
 def test_set_figure_on_any_text_sets_a_legal_value_or_raises_figure_error(name: str, value: str) -> None:
-    """issue 14: GM arguments validated with clear refusals (no quarantine, no traceback)."""
+    """GM arguments validated with clear refusals (no quarantine, no traceback)."""
     state = race([car("ann", (3, 3))])
     try:
         changed = GAME.set_figure(state, "ann", name, value).car("ann")

@@ -54,7 +54,7 @@ def problems(data: dict[str, Any], *, check_route: bool = False) -> tuple[str, .
 
 
 def test_two_original_maps_are_bundled() -> None:
-    """Issue 8: "two original maps (one simple ring, one with oil, gravel, grass and a chicane)"."""
+    """ "two original maps (one simple ring, one with oil, gravel, grass and a chicane)"."""
     assert set(map_names()) >= {"ring", "chicane"}
     chicane = "".join(bundled_map("chicane").grid)
     assert all(char in chicane for char in "o:,#")
@@ -137,7 +137,7 @@ def test_every_problem_is_reported_at_once() -> None:
 
 
 def test_an_unreachable_checkpoint_is_reported() -> None:
-    """Issue 8: "checkpoints reachable": a checkpoint walled off cannot be raced to."""
+    """ "checkpoints reachable": a checkpoint walled off cannot be raced to."""
     grid = [
         "#########",
         "#....#..#",

@@ -1,4 +1,4 @@
-"""A driver's own options for the round they order (issue 16: "the squares reachable by the
+"""A driver's own options for the round they order ("the squares reachable by the
 round's programs and their control cost"): each cost quoting the seed or the design, and the
 property that a program drawn as in control drives exactly there, for exactly that cost."""
 
@@ -133,7 +133,7 @@ def test_none_at_the_set_up_and_once_the_round_in_hand_crashes() -> None:
 
 
 def test_the_text_map_has_x_y_coordinates_and_holds_no_order() -> None:
-    """Issue 16: "an excerpt of the track ahead of the car as a text map with coordinates
+    """ "an excerpt of the track ahead of the car as a text map with coordinates
     (... x,y)"; testing.md: no line of the bot's mail parses as an order (programs are shown
     without ROUND n:)."""
     state = race([car("ann", (3, 3), "E"), car("bob", (3, 5), "E")], programs={"ann": "", "bob": ""})
@@ -153,7 +153,7 @@ def test_the_text_map_has_x_y_coordinates_and_holds_no_order() -> None:
 @settings(max_examples=examples(15, 40), deadline=None)  # whole races: slow
 @given(data=st.data())
 def test_a_program_shown_in_control_drives_exactly_there(data: st.DataObject) -> None:
-    """Issue 16 (the property): in random races, every square shown within 101 (never out of
+    """The property: in random races, every square shown within 101 (never out of
     control) is where its program takes the car, facing the heading shown, for the cost shown,
     with no loss of control, whatever control the round gets. The car holds in the round in
     hand so it starts where it is; the other cars are taken out (they do not block, §4.5, but

@@ -117,7 +117,7 @@ def test_a_crashed_player_sends_the_round_being_resolved_again() -> None:
 
 
 def test_a_colour_taken_by_another_car_is_refused() -> None:
-    """Issue 8: "COLOUR taken/unknown"."""
+    """ "COLOUR taken/unknown"."""
     state = race([car("ann", (3, 3), colour="red"), car("bob", (5, 3))])
     assert refusal(state, "bob", "COLOUR red") == (
         ProblemKind.ILLEGAL,

@@ -1,4 +1,4 @@
-"""What a program sent will cost, said in the confirmation (issue 16, item 4; mail-interface.md,
+"""What a program sent will cost, said in the confirmation (mail-interface.md,
 "The confirmation": "program cost 125 of a 101-200 control range"): the chart's costs, the
 terrain on the way, what the car carries, against control C = 1d100+100."""
 

@@ -1,4 +1,4 @@
-"""SpeedPhreakz: who submitted first (S16) and a race that stalls (issue 32).
+"""SpeedPhreakz: who submitted first (S16) and a race that stalls.
 
 The seed's last tie-break: "if a tie persist then whoever has crashed the least then, whoever
 submitted first". The shell gives `resolve` the order in which the seats' final sets of the

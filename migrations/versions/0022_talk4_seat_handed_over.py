@@ -5,8 +5,8 @@
   then show the seat as "<seat> (<holder's name>)" where a person reads it (standings,
   events, results, the turn sheet), the rules keeping the seat's name as its key.
 
-Revision ID: 0021_talk4
-Revises: 0020_season2a
+Revision ID: 0022_talk4
+Revises: 0021_ratings
 Create Date: 2026-12-06 20:55:00
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0021_talk4"
-down_revision = "0020_season2a"
+revision = "0022_talk4"
+down_revision = "0021_ratings"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,40 @@
+"""RATING ON|OFF by mail (docs/championships.md, "Ratings": opt-in): a player's own preference,
+off until they ask, confirmed in the answer."""
+
+from __future__ import annotations
+
+from bot.app import App
+from bot.models import Player
+from bot.testing import body_of
+from tests.bot import gm_helpers
+from tests.bot.gm_helpers import ADDRESS, mails, player_says
+
+gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
+
+
+def rating_of(app: App, seat: str) -> bool:
+    with app.db.read() as session:
+        return session.query(Player).filter_by(address=ADDRESS[seat]).one().rating
+
+
+def test_rating_is_off_until_asked_and_rating_on_and_off_are_confirmed(rc: App) -> None:
+    assert rating_of(rc, "roger") is False
+    player_says(rc, "roger", "RATING ON")
+    answer = mails(rc, ADDRESS["roger"])[-1]
+    assert "Rating on" in str(answer["Subject"])
+    assert "once you have finished 3 rated races" in body_of(answer)
+    assert rating_of(rc, "roger") is True
+    assert rating_of(rc, "kelly") is False, "one player's preference alone"
+    player_says(rc, "roger", "rating on")
+    assert "on already" in body_of(mails(rc, ADDRESS["roger"])[-1])
+    player_says(rc, "roger", "RATING OFF")
+    answer = mails(rc, ADDRESS["roger"])[-1]
+    assert "Rating off" in str(answer["Subject"]) and "no longer show it" in body_of(answer)
+    assert rating_of(rc, "roger") is False
+
+
+def test_rating_with_a_word_not_on_or_off_is_refused_with_the_syntax(rc: App) -> None:
+    player_says(rc, "roger", "RATING PLEASE\u202e")
+    answer = body_of(mails(rc, ADDRESS["roger"])[-1])
+    assert "RATING ON|OFF" in answer
+    assert rating_of(rc, "roger") is False
