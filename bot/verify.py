@@ -631,7 +631,21 @@ def _parse(rules: AnyGame, state: GameState, published: Mapping[str, str]) -> di
 
 def _check_turn(rules: AnyGame, record: Mapping[str, Any], turn: Mapping[str, Any], before: object) -> str:
     """One resolved turn: what was checked (Fails on the first item that does not hold)."""
-    where, game = _where(turn), record["game"]
+    where = _where(turn)
+    key = _check_dice(record, turn, where)
+    if "orders" not in turn:
+        return "commitment, log entry, seed"
+    state, orders = _check_orders(rules, turn, key, where)
+    if before is not None and turn["state"] != before and not turn["state_changes"]:
+        raise Fails(where, "chain", "the turn's state is not the state after the turn before")
+    _check_resolved_again(rules, turn, state, orders, where)
+    return "commitment, log entry, seed, orders, receipts, dice, events, state and report"
+
+
+def _check_dice(record: Mapping[str, Any], turn: Mapping[str, Any], where: str) -> fair.TurnKey:
+    """A resolved turn's dice: its secret against its commitment and its entry in the
+    commitment log, which draw it was, its seed, its receipts' seats; returns its key."""
+    game = record["game"]
     number, secret, scheme = turn["number"], turn["secret"], turn["scheme"]
     if scheme not in fair.SCHEMES:
         raise Fails(where, "scheme", f"scheme {scheme} is not one this version knows")
@@ -665,8 +679,16 @@ def _check_turn(rules: AnyGame, record: Mapping[str, Any], turn: Mapping[str, An
         raise Fails(where, "seed", "not the seed of this game, turn, secret and digest")
     if not set(turn["receipts"]) <= set(record["seats"]):
         raise Fails(where, "receipts", "a receipt of a seat the game does not have")
-    if "orders" not in turn:
-        return "commitment, log entry, seed"
+    return key
+
+
+def _check_orders(
+    rules: AnyGame, turn: Mapping[str, Any], key: fair.TurnKey, where: str
+) -> tuple[GameState, dict[str, tuple[GameOrder, ...]]]:
+    """A finished game's turn: the orders published (one set for every seat that ordered, in
+    the form the dice digest them, the digest's) and every seat's receipt of them; returns
+    the turn's state and its orders."""
+    scheme, secret = turn["scheme"], turn["secret"]
     published = dict(turn["orders"])
     try:
         state = rules.load_state(turn["state"])
@@ -689,8 +711,14 @@ def _check_turn(rules: AnyGame, record: Mapping[str, Any], turn: Mapping[str, An
     for seat, receipt in sorted(turn["receipts"].items()):
         if key.receipt(seat, secret, published[seat]) != receipt:
             raise Fails(where, f"receipt {seat}", "not the receipt of the orders published for this seat")
-    if before is not None and turn["state"] != before and not turn["state_changes"]:
-        raise Fails(where, "chain", "the turn's state is not the state after the turn before")
+    return state, orders
+
+
+def _check_resolved_again(
+    rules: AnyGame, turn: Mapping[str, Any], state: GameState, orders: dict[str, tuple[GameOrder, ...]], where: str
+) -> None:
+    """A finished game's turn resolved again from its state, orders and seed: the same
+    events, state after and public report as published."""
     try:
         resolution = rules.resolve(state, orders, random.Random(turn["seed"]), tuple(turn["submitted"]))
         events = [e.to_json() for e in resolution.events]
@@ -709,7 +737,6 @@ def _check_turn(rules: AnyGame, record: Mapping[str, Any], turn: Mapping[str, An
         raise Fails(where, "state", "the turn resolved again ends in another state than the one published")
     if report != turn["public_events"]:
         raise Fails(where, "report", "the turn resolved again reads otherwise than its published report")
-    return "commitment, log entry, seed, orders, receipts, dice, events, state and report"
 
 
 def verify(record: Mapping[str, Any], pages: Pages | None = None) -> Verdict:

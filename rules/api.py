@@ -388,6 +388,11 @@ class Game(Protocol[S, O]):
         """What the open turn is, in the game's words (``"Turn 3 of 5: tactical"``)."""
         ...
 
+    def orders_label(self, state: S, player: PlayerId) -> str:
+        """What `player`'s orders in the open turn are for, in the game's words (a turn label,
+        or the rounds a program is for where orders run ahead of the turn: ``"Round 3"``)."""
+        ...
+
     def expected_players(self, state: S) -> frozenset[PlayerId]:
         """Who must order for the open turn; empty means it resolves without orders."""
         ...

@@ -5,11 +5,15 @@ from __future__ import annotations
 import itertools
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from bot.db import migrate
+from bot.testing import FakeClock, FakeInbox
+
+if TYPE_CHECKING:
+    from bot.app import App
 
 _serial = itertools.count(1)
 
@@ -207,3 +211,17 @@ def damage_pages(database: Path, first: int = 2, count: int = 4) -> None:
     with open(database, "r+b") as handle:
         handle.seek(page_size * (first - 1))
         handle.write(b"\x5a" * page_size * count)
+
+
+def moving_clock(app: App) -> FakeClock:
+    """The clock of an App the tests built on a `FakeClock`, as one: the test sets and advances it."""
+    clock = app.clock
+    assert isinstance(clock, FakeClock), clock
+    return clock
+
+
+def fake_inbox(app: App) -> FakeInbox:
+    """The inbox of an App the tests built on a `FakeInbox`, as one: the test delivers to it."""
+    inbox = app.inbox
+    assert isinstance(inbox, FakeInbox), inbox
+    return inbox

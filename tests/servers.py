@@ -30,7 +30,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 START_TIMEOUT = 20.0
 UNPRIVILEGED_USER = os.environ.get("FLAGMAN_TEST_SERVER_USER", "nobody")
@@ -654,7 +654,7 @@ class SmtpSink:
         onward: Dovecot | None = None,
         port: int | None = None,
         *,
-        security: str = "none",
+        security: Literal["tls", "starttls", "none"] = "none",
         users: dict[str, str] | None = None,
     ) -> None:
         """`security`: "none", "starttls" or "tls" (implicit); `users`: require AUTH with these

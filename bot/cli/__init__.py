@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from bot.app import App
     from bot.cli.context import Subcommands
     from bot.games.turns import PlayerSpec
+    from bot.models import Seat
 
 __all__ = ["EXIT_STATUS", "build_parser", "init_dir", "main", "setup_logging", "version"]
 
@@ -245,6 +246,35 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seat_shown(seat: Seat, on_file: str) -> tuple[dict[str, object], str]:
+    """One seat as `flagman game show` shows it: its entry in the JSON, and its line."""
+    status = "" if seat.active else " (out)"
+    player = seat.player
+    vacation = (
+        (player.vacation_from.isoformat(), player.vacation_to.isoformat())
+        if player.vacation_from is not None and player.vacation_to is not None
+        else None
+    )
+    entry: dict[str, object] = {
+        "seat": seat.name,
+        "robot": seat.robot_level if seat.robot else None,
+        "address": None if seat.robot else player.address,
+        "active": bool(seat.active),
+        "nmr_streak": seat.nmr_streak,
+        "orders": on_file or None,
+        "timezone": None if seat.robot else player.timezone,
+        "vacation": list(vacation) if vacation else None,
+    }
+    if seat.robot:
+        driver = "(robot)" if seat.robot_level == "normal" else f"(robot, {seat.robot_level})"
+        return entry, f"  {seat.name:<12} {driver:<32}{status}  {on_file}"
+    away = f"  vacation {vacation[0]} to {vacation[1]}" if vacation else ""
+    return entry, (
+        f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
+        f"  zone {player.timezone}{away}"
+    )
+
+
 def _cmd_game_show(args: argparse.Namespace) -> int:
     from bot import outlook, store
     from bot.games import observers, turns
@@ -282,34 +312,9 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
                     outlook.Status.INCOMPLETE: "incomplete orders (the turn waits)",
                     outlook.Status.NONE: "no orders yet",
                 }[seen.status(seat.name)]
-            status = "" if seat.active else " (out)"
-            player = seat.player
-            vacation = (
-                (player.vacation_from.isoformat(), player.vacation_to.isoformat())
-                if player.vacation_from is not None and player.vacation_to is not None
-                else None
-            )
-            seats.append(
-                {
-                    "seat": seat.name,
-                    "robot": seat.robot_level if seat.robot else None,
-                    "address": None if seat.robot else player.address,
-                    "active": bool(seat.active),
-                    "nmr_streak": seat.nmr_streak,
-                    "orders": on_file or None,
-                    "timezone": None if seat.robot else player.timezone,
-                    "vacation": list(vacation) if vacation else None,
-                }
-            )
-            if seat.robot:
-                driver = "(robot)" if seat.robot_level == "normal" else f"(robot, {seat.robot_level})"
-                lines.append(f"  {seat.name:<12} {driver:<32}{status}  {on_file}")
-                continue
-            away = f"  vacation {vacation[0]} to {vacation[1]}" if vacation else ""
-            lines.append(
-                f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
-                f"  zone {player.timezone}{away}"
-            )
+            entry, line = _seat_shown(seat, on_file)
+            seats.append(entry)
+            lines.append(line)
         standings: list[list[str]] = []
         if state is not None:
             named = robot_names(game.seats)

@@ -116,12 +116,16 @@ class Demo:
     def read_all(self, latest: dict[str, EmailMessage], gm: str) -> None:
         """Every player (and the GM) reads new mail; players keep the last turn sheet to reply to."""
         for player in PLAYERS:
-            msgs = self.new_mail(player.address)
-            self.show(player.address, msgs)
-            for msg in msgs:
-                if msg["Reply-To"] is not None and "[ERROR]" not in str(msg["Subject"]):
-                    latest[player.seat] = msg
+            self.keep_latest(latest, player, self.new_mail(player.address))
         self.show(gm, self.new_mail(gm))
+
+    def keep_latest(self, latest: dict[str, EmailMessage], player: PlayerSpec, msgs: list[EmailMessage]) -> None:
+        """Show a player's new mail, keeping the last turn sheet (a mail to reply to, no [ERROR])
+        as the one the player replies to next: the results that open the next turn included."""
+        self.show(player.address, msgs)
+        for msg in msgs:
+            if msg["Reply-To"] is not None and "[ERROR]" not in str(msg["Subject"]):
+                latest[player.seat] = msg
 
     def open_turn_number(self) -> int | None:
         from bot.store import find_game_row, open_turn
@@ -170,7 +174,7 @@ class Demo:
                     n += 1
                     self.deliver_reply(player, latest[player.seat], text, turn * 100 + n)
                     self.run_jobs()
-                    self.show(player.address, self.new_mail(player.address))
+                    self.keep_latest(latest, player, self.new_mail(player.address))
             if self.open_turn_number() == turn:
                 # Someone's orders are missing (Anna forgets turn 3): let the deadline pass.
                 self.say(f"..... the deadline of turn {turn} passes .....")

@@ -22,14 +22,14 @@ from zoneinfo import ZoneInfo
 from bot import letters, store
 from bot.commands.grammar import Address, Timezone, Vacation
 from bot.commands.handlers import CommandContext, Reply
-from bot.fate import Notice
+from bot.fate import Notice, Refused
 from bot.games import requests
 from bot.letters import ToAddress, ToGm
 from bot.letters.context import bot_context, deadline_text
 from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
-from bot.models import GameStatus, Seat
+from bot.models import GameStatus, PendingRequest, Player, Seat
 from bot.schedules import closest_zones, find_zone, format_local
 
 MAX_VACATION_DAYS = 62  # one VACATION: at most about two months; the GM can do more
@@ -86,56 +86,20 @@ def _bot_address(ctx: CommandContext, address: str) -> bool:
     return a_domain == domain and (a_local == local or a_local.startswith(local + "+"))
 
 
-def address(ctx: CommandContext, command: Address) -> Reply:
-    """ADDRESS moves what the mail's proof covers, no more (one forwarded turn sheet
-    must not move a player's every game): `Who.seats`. The new address gets a code; the old one
-    is told at once, in this answer, with a STOP code; the seats move once the new address has
-    answered and `[limits] address_change_hold_hours` have passed (`bot.games.requests`)."""
-    session, now = ctx.session, ctx.shell.now()
-    player = ctx.player()
-    if player is None:
-        return _players_only(ctx, "ADDRESS")
-    new = command.address
-    if new == player.address:
-        raise ctx.refuse(
-            say("commands_address_refused_title", why="same"),
-            say("commands_address_refused", why="same", new=new),
-            kind="address",
-            label="ADDRESS refused",
-        )
-    if _bot_address(ctx, new):
-        raise ctx.refuse(
-            say("commands_address_refused_title", why="bot"),
-            say("commands_address_refused", why="bot"),
-            kind="address",
-            label="ADDRESS refused",
-        )
-    seats = [s for s in ctx.who.seats if s.active and s.player_id == player.id and s.game.status != GameStatus.FINISHED]
-    if not seats:
-        raise ctx.refuse(
-            say("commands_address_refused_title", why="no_seat"),
-            say("commands_address_refused", why="no_seat"),
-            kind="address",
-            label="ADDRESS refused",
-        )
-    taken = requests.taken_problem(session, player, seats, new)
-    if taken is not None:
-        raise ctx.refuse(
-            say("commands_address_refused_title", why="taken"),
-            say("commands_address_refused", why="taken", taken=taken),
-            kind="address",
-            label="ADDRESS refused",
-        )
-    if requests.requests_today(session, player, now) >= ADDRESS_REQUESTS_PER_DAY:
-        raise ctx.refuse(
-            say("commands_address_refused_title", why="many"),
-            say("commands_address_refused", why="many", times=ADDRESS_REQUESTS_PER_DAY),
-            kind="address",
-            label="ADDRESS refused",
-        )
-    request = requests.open_address(ctx.shell, session, player, seats, new)
+def _address_refused(ctx: CommandContext, why: str, **words: object) -> Refused:
+    """ADDRESS refused, and why (`words`: what the text says beside)."""
+    return ctx.refuse(
+        say("commands_address_refused_title", why=why),
+        say("commands_address_refused", why=why, **words),
+        kind="address",
+        label="ADDRESS refused",
+    )
+
+
+def _send_code(ctx: CommandContext, player: Player, seats: list[Seat], new: str, request: PendingRequest) -> None:
+    """Mail the request's code to the new address only: the code is its proof, a capability
+    for it alone (bot.letters)."""
     code = requests.code(ctx.shell, request)
-    moved = ", ".join(say("commands_seat_in_game", seat=s.name, game=s.game.name) for s in seats)
     rendered = ctx.shell.renderer.render(
         "address_confirm",
         {
@@ -149,8 +113,34 @@ def address(ctx: CommandContext, command: Address) -> Reply:
             "valid_days": tokens.VALID_DAYS,
         },
     )
-    # To the new address only: the code is its proof, a capability for it alone (bot.letters).
-    letters.post(ctx.shell, session, ToAddress(new), rendered, kind="address_confirm", game=ctx.game)
+    letters.post(ctx.shell, ctx.session, ToAddress(new), rendered, kind="address_confirm", game=ctx.game)
+
+
+def address(ctx: CommandContext, command: Address) -> Reply:
+    """ADDRESS moves what the mail's proof covers, no more (one forwarded turn sheet
+    must not move a player's every game): `Who.seats`. The new address gets a code; the old one
+    is told at once, in this answer, with a STOP code; the seats move once the new address has
+    answered and `[limits] address_change_hold_hours` have passed (`bot.games.requests`)."""
+    session, now = ctx.session, ctx.shell.now()
+    player = ctx.player()
+    if player is None:
+        return _players_only(ctx, "ADDRESS")
+    new = command.address
+    if new == player.address:
+        raise _address_refused(ctx, "same", new=new)
+    if _bot_address(ctx, new):
+        raise _address_refused(ctx, "bot")
+    seats = [s for s in ctx.who.seats if s.active and s.player_id == player.id and s.game.status != GameStatus.FINISHED]
+    if not seats:
+        raise _address_refused(ctx, "no_seat")
+    taken = requests.taken_problem(session, player, seats, new)
+    if taken is not None:
+        raise _address_refused(ctx, "taken", taken=taken)
+    if requests.requests_today(session, player, now) >= ADDRESS_REQUESTS_PER_DAY:
+        raise _address_refused(ctx, "many", times=ADDRESS_REQUESTS_PER_DAY)
+    request = requests.open_address(ctx.shell, session, player, seats, new)
+    _send_code(ctx, player, seats, new, request)
+    moved = ", ".join(say("commands_seat_in_game", seat=s.name, game=s.game.name) for s in seats)
     hold = ctx.shell.settings.limits.address_change_hold_hours
     effective = request.effective_at if request.effective_at is not None else now
     others = sorted({s.game.name for s in requests.player_seats(session, player)} - {s.game.name for s in seats})

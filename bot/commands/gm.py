@@ -525,7 +525,7 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     announce(
         ctx,
         f"{ctx.game.name} is paused",
-        "The GM has paused the game: no deadline runs until the GM resumes it. Orders sent now are kept.",
+        "The GM has paused the game. Orders sent now are kept.",  # the letter says once what runs
         kind="pause",
         calendar=True,
     )

@@ -33,8 +33,12 @@ from rules.api import RobotLevel
 
 @dataclass(frozen=True, slots=True)
 class CommandProblem:
+    """A command line that cannot be run: `reason` says what to write; `verb` is the command
+    the line is when its verb was understood and its words were not ("RESIGN" alone)."""
+
     line: str
     reason: str
+    verb: str = ""
 
 
 class _Verb:
@@ -864,7 +868,7 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
         if command_class is None and verb not in GM_VERBS:
             command = command_in_greeting(line)
         if isinstance(command, CommandProblem):
-            problems.append(command)
+            problems.append(dataclasses.replace(command, verb=command_class.verb) if command_class else command)
             continue
         if isinstance(command, Press):
             # The lines under PRESS are its message, up to ENDPRESS (or the end of the mail):
@@ -882,7 +886,9 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
         if gm_class is not None and len(words) >= 2 and words[1].lower() in gm_games:
             args = gm_class.split(words[2:])
             if args is None:
-                problems.append(CommandProblem(line, f"write {gm_class.syntax}, e.g. {gm_class.example}"))
+                problems.append(
+                    CommandProblem(line, f"write {gm_class.syntax}, e.g. {gm_class.example}", gm_class.verb)
+                )
             else:
                 gm.append(gm_class(words[1].lower(), args, line))
             continue

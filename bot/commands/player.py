@@ -35,7 +35,15 @@ from bot.facts import Claims
 from bot.fate import Letter, Notice, Refused
 from bot.games import attention, signups, summary, turns
 from bot.letters import Addressee, ToGm, ToSeat, claims
-from bot.letters.context import bot_context, deadline_text, due_by, game_context, orders_block, seat_labels
+from bot.letters.context import (
+    bot_context,
+    deadline_text,
+    due_by,
+    game_context,
+    orders_block,
+    practice_terms,
+    seat_labels,
+)
 from bot.letters.defaults import gets
 from bot.letters.words import say
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
@@ -132,6 +140,8 @@ def status(ctx: CommandContext, command: Status) -> Reply:
             # A paused game has no deadline running: its turn resolves when the GM resumes it.
             "deadline": None if game.status == GameStatus.PAUSED else deadline_text(turn, zone),
             "paused": game.status == GameStatus.PAUSED,
+            "practice": practice_terms(ctx.shell, game),
+            "soonest": turns.soonest_text(ctx.shell, game, turn, zone) if turn is not None else None,
             "ordered": ordered,
             "missing": missing,
             "incomplete": incomplete,

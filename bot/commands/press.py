@@ -16,12 +16,12 @@ from __future__ import annotations
 from bot import letters, store
 from bot.commands.grammar import PRESS_ALL, PRESS_GM, Press
 from bot.commands.handlers import CommandContext, Reply
-from bot.fate import Notice
+from bot.fate import Notice, Refused
 from bot.games import turns
 from bot.letters import ToGm, ToSeat
 from bot.letters.context import game_context
 from bot.letters.words import say
-from bot.models import GameStatus, PressMode, Seat
+from bot.models import Game, GameStatus, PressMode, Seat
 from bot.safe_text import echo
 
 PRESS_LINE_CAP = 200  # characters of one line of a message, as passed on
@@ -34,86 +34,36 @@ def quoted(message: str) -> str:
     )
 
 
+def _refused(ctx: CommandContext, why: str, title: dict[str, object], **words: object) -> Refused:
+    """PRESS refused, and why: the title's words and the text's (the title's and `words`)."""
+    return ctx.refuse(
+        say("commands_press_refused_title", why=why, **title),
+        say("commands_press_refused", why=why, **title, **words),
+        kind="press",
+        label="PRESS refused",
+    )
+
+
 def press(ctx: CommandContext, command: Press) -> Reply:
     session = ctx.session
     game = store.find_game_row(session, command.game, with_seats=True)
     seat = ctx.seat_in(game) if game is not None else None
     as_gm = game is not None and seat is None and any(g.id == game.id for g in ctx.who.gm_of)
     if game is None or (seat is None and not as_gm):
-        raise ctx.refuse(
-            say("commands_press_refused_title", why="no_seat", game=command.game),
-            say("commands_press_refused", why="no_seat", game=command.game),
-            kind="press",
-            label="PRESS refused",
-        )
+        raise _refused(ctx, "no_seat", {"game": command.game})
     if game.status == GameStatus.FINISHED:
-        raise ctx.refuse(
-            say("commands_press_refused_title", why="over", game=game.name),
-            say("commands_press_refused", why="over", game=game.name),
-            kind="press",
-            label="PRESS refused",
-        )
+        raise _refused(ctx, "over", {"game": game.name})
     mode = PressMode(game.press)
     if mode is PressMode.NONE and not as_gm:
-        raise ctx.refuse(
-            say("commands_press_refused_title", why="none", game=game.name),
-            say("commands_press_refused", why="none", game=game.name),
-            kind="press",
-            label="PRESS refused",
-        )
+        raise _refused(ctx, "none", {"game": game.name})
     if not command.message.strip():
-        raise ctx.refuse(
-            say("commands_press_refused_title", why="empty", game=game.name),
-            say("commands_press_refused", why="empty", game=game.name, to=command.to.upper()),
-            kind="press",
-            label="PRESS refused",
-        )
-    # (A robot reads no press: it is never mailed.)
-    others = [s for s in store.mailed_seats(game) if s is not seat and s.player.address != game.gm_address]
-    recipients: list[Seat]
-    if command.to == PRESS_ALL:
-        recipients = others
-        audience = "every player"
-    elif command.to == PRESS_GM:
-        recipients = []
-        audience = "the GM"
-    else:
-        target = store.seat_named(game, command.to)
-        if target is None or not target.active or target is seat or target.robot:
-            names = ", ".join(s.name for s in others)
-            raise ctx.refuse(
-                say("commands_press_refused_title", why="no_target", game=game.name, to=command.to),
-                say("commands_press_refused", why="no_target", game=game.name, to=command.to, seats=names),
-                kind="press",
-                label="PRESS refused",
-            )
-        recipients = [target]
-        audience = target.name
+        raise _refused(ctx, "empty", {"game": game.name}, to=command.to.upper())
+    recipients, audience = _recipients(ctx, game, seat, command.to)
     signed = as_gm or mode is PressMode.SIGNED
     sender = "the GM" if as_gm else (f"{seat.name} ({seat.player.name})" if signed and seat else "a player")
-    rules = turns.rules_of(game)
     text = quoted(command.message)
-    for recipient in recipients:
-        values = game_context(ctx.shell, game, rules)
-        values.update(
-            {
-                "greeting": recipient.player.name,
-                "sender": sender,
-                "signed": signed,
-                "audience": "you" if command.to != PRESS_ALL else "every player",
-                "message": text,
-                "cut": command.cut,
-                "answer_to": (seat.name if seat and signed else ("GM" if as_gm else "ALL")),
-                "timezone": recipient.player.timezone,
-            }
-        )
-        letters.post(
-            ctx.shell,
-            session,
-            ToSeat(recipient),
-            ctx.shell.renderer.render("press", values, game=game.kind),
-            kind="press",
-        )
+    answer_to = seat.name if seat and signed else ("GM" if as_gm else "ALL")
+    _pass_on(ctx, game, recipients, command, text, sender=sender, signed=signed, answer_to=answer_to)
     if not as_gm:  # the GM's copy, naming the sender whatever the mode
         letters.notice(
             ctx.shell,
@@ -147,6 +97,58 @@ def press(ctx: CommandContext, command: Press) -> Reply:
         (Notice(ctx.to, say("commands_press_sent_title", game=game.name), done, kind="press", error=False),),
         label=f"PRESS {game.name} {command.to}",
     )
+
+
+def _recipients(ctx: CommandContext, game: Game, seat: Seat | None, to: str) -> tuple[list[Seat], str]:
+    """The seats a press message to `to` goes to (ALL: every other mailed seat; GM: none, the
+    GM's copy is the message) and how the GM's copy names them; refused when `to` names no
+    other active player's seat."""
+    # (A robot reads no press: it is never mailed.)
+    others = [s for s in store.mailed_seats(game) if s is not seat and s.player.address != game.gm_address]
+    if to == PRESS_ALL:
+        return others, "every player"
+    if to == PRESS_GM:
+        return [], "the GM"
+    target = store.seat_named(game, to)
+    if target is None or not target.active or target is seat or target.robot:
+        raise _refused(ctx, "no_target", {"game": game.name, "to": to}, seats=", ".join(s.name for s in others))
+    return [target], target.name
+
+
+def _pass_on(
+    ctx: CommandContext,
+    game: Game,
+    recipients: list[Seat],
+    command: Press,
+    text: str,
+    *,
+    sender: str,
+    signed: bool,
+    answer_to: str,
+) -> None:
+    """Post the press mail to each recipient, with that seat's own reply address."""
+    rules = turns.rules_of(game)
+    for recipient in recipients:
+        values = game_context(ctx.shell, game, rules)
+        values.update(
+            {
+                "greeting": recipient.player.name,
+                "sender": sender,
+                "signed": signed,
+                "audience": "you" if command.to != PRESS_ALL else "every player",
+                "message": text,
+                "cut": command.cut,
+                "answer_to": answer_to,
+                "timezone": recipient.player.timezone,
+            }
+        )
+        letters.post(
+            ctx.shell,
+            ctx.session,
+            ToSeat(recipient),
+            ctx.shell.renderer.render("press", values, game=game.kind),
+            kind="press",
+        )
 
 
 __all__ = ["PRESS_LINE_CAP", "quoted"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -216,6 +217,46 @@ def execute_words(
     return execute(shell, session, command.verb, game.lower(), args, actor=actor, via=via, line=line)
 
 
+def _carry_out(session: Session, action: gm.GmAction, verb: str, args: tuple[str, ...]) -> tuple[bool, str]:
+    """Run the GM command's handler in a savepoint: (done, what it says). A refusal rolls back
+    whatever the handler changed, and clears what it meant to undo, mail or show."""
+    command = GM_VERBS.get(verb)
+    savepoint = session.begin_nested()
+    try:
+        if command is None:
+            raise Refused(f"unknown GM command {verb}")
+        text = GM_HANDLERS[command](action, args)
+        savepoint.commit()
+        return True, text
+    except _GM_REFUSALS as exc:
+        savepoint.rollback()
+        action.undo, action.mail, action.extra = None, None, ""
+        return False, str(exc)
+
+
+def _audit(
+    game_id: int | None,
+    actor: str,
+    via: str,
+    message_id: str,
+    line: str,
+    outcome: str,
+    at: datetime,
+    undo: dict[str, object] | None,
+) -> GmAudit:
+    """The audit row of one GM command (the actor and Message-ID capped to their columns)."""
+    return GmAudit(
+        game_id=game_id,
+        actor=actor[:320],
+        via=via,
+        message_id=message_id[:998],
+        command=line,
+        outcome=outcome,
+        created_at=at,
+        undo=undo,
+    )
+
+
 def execute(
     shell: Shell,
     session: Session,
@@ -237,42 +278,12 @@ def execute(
     game = store.find_game_row(session, game_name)
     if game is None:
         text = f"there is no game called {game_name}"
-        session.add(
-            GmAudit(
-                game_id=None,
-                actor=actor[:320],
-                via=via,
-                message_id=message_id[:998],
-                command=line,
-                outcome="refused: " + text,
-                created_at=shell.now(),
-                undo=None,
-            )
-        )
+        session.add(_audit(None, actor, via, message_id, line, "refused: " + text, shell.now(), None))
         return GmResult(False, verb, game_name, text)
-    command = GM_VERBS.get(verb)
     action = gm.GmAction(shell, session, game, shell.now(), actor, via)
-    savepoint = session.begin_nested()
-    try:
-        if command is None:
-            raise Refused(f"unknown GM command {verb}")
-        text = GM_HANDLERS[command](action, args)
-        savepoint.commit()
-        ok = True
-    except _GM_REFUSALS as exc:
-        savepoint.rollback()
-        text, ok, action.undo, action.mail, action.extra = str(exc), False, None, None, ""
+    ok, text = _carry_out(session, action, verb, args)
     session.add(
-        GmAudit(
-            game_id=game.id,
-            actor=actor[:320],
-            via=via,
-            message_id=message_id[:998],
-            command=line,
-            outcome=("done: " if ok else "refused: ") + text,
-            created_at=action.now,
-            undo=action.undo,
-        )
+        _audit(game.id, actor, via, message_id, line, ("done: " if ok else "refused: ") + text, action.now, action.undo)
     )
     log.info("GM %s via %s: %s -> %s: %s", actor, via, line, "done" if ok else "refused", text)
     rendered = action.mail or shell.renderer.render(

@@ -22,7 +22,7 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,13 +101,7 @@ def write_archive(
     rules = find_game(game.kind)
     directory.mkdir(parents=True, exist_ok=True)
     rows = list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
-    resolved = [t for t in rows if t.state_after is not None]
     wanted = set(range(1, len(rows) + 2)) if turns is None else {n + d for n in turns for d in (-1, 0, 1)}
-    history = pictures.needs_history(game.kind)
-    # Public views without events: the frames pictures are drawn from (as in the mails).
-    frames: list[View] = [rules.view(rules.load_state(rows[0].state), None, Viewer.PUBLIC)] if rows else []
-    pages: list[TurnPage] = []
-    numbers = [t.number for t in resolved]
     common = {
         "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
         "robots": [seat.name for seat in game.seats if seat.robot],
@@ -117,6 +111,47 @@ def write_archive(
     # The record of the dice, first: each turn's page shows its part (which draw, the GM's hand).
     kept = record.build(session, game)
     dice_of = {t["number"]: t for t in kept["turns"]}
+    pages, last_view = _write_turn_pages(directory, renderer, common, game, rows, wanted, dice_of, known or {})
+    open_turn = next((t for t in rows if t.state_after is None), None)
+    _write(
+        directory / "index.html",
+        _render(
+            renderer,
+            "index.html",
+            {
+                **common,
+                "view": last_view,
+                "turns": pages,
+                "finished": bool(last_view and last_view.get("finished")),
+                "open_label": open_turn.label if open_turn is not None else None,
+                "latest": pages[-1] if pages else None,
+            },
+        ),
+    )
+    _take_down_stale_pages(directory, {page.number for page in pages})
+    _write_record_and_fixed_pages(directory, renderer, common, rules.rules_summary, kept, every=turns is None)
+    return directory / "index.html"
+
+
+def _write_turn_pages(
+    directory: Path,
+    renderer: Renderer,
+    common: Mapping[str, object],
+    game: Game,
+    rows: list[Turn],
+    wanted: set[int],
+    dice_of: Mapping[int, object],
+    known: Mapping[int, Picture | None],
+) -> tuple[list[TurnPage], View | None]:
+    """Write the page and picture of every resolved turn in `wanted`; returns every resolved
+    turn's `TurnPage` and the public view after the last one (None before any)."""
+    rules = find_game(game.kind)
+    resolved = [t for t in rows if t.state_after is not None]
+    history = pictures.needs_history(game.kind)
+    # Public views without events: the frames pictures are drawn from (as in the mails).
+    frames: list[View] = [rules.view(rules.load_state(rows[0].state), None, Viewer.PUBLIC)] if rows else []
+    pages: list[TurnPage] = []
+    numbers = [t.number for t in resolved]
     last_view: View | None = frames[0] if frames else None
     for position, turn in enumerate(resolved):
         assert turn.state_after is not None
@@ -131,7 +166,7 @@ def write_archive(
         pages.append(TurnPage(turn.number, turn.label, page_name(turn.number), picture_name(turn.number)))
         if not needed:
             continue
-        picture = (known or {}).get(turn.number)
+        picture = known.get(turn.number)
         if picture is None:
             scene_frames = (
                 frames if history else [rules.view(rules.load_state(turn.state), None, Viewer.PUBLIC), frames[-1]]
@@ -166,50 +201,47 @@ def write_archive(
                 },
             ),
         )
-    open_turn = next((t for t in rows if t.state_after is None), None)
-    _write(
-        directory / "index.html",
-        _render(
-            renderer,
-            "index.html",
-            {
-                **common,
-                "view": last_view,
-                "turns": pages,
-                "finished": bool(last_view and last_view.get("finished")),
-                "open_label": open_turn.label if open_turn is not None else None,
-                "latest": pages[-1] if pages else None,
-            },
-        ),
-    )
-    # A page of a turn no longer resolved (a ROLLBACK reopened it) is taken down: the index, the
-    # record and the pages say the same turns.
+    return pages, last_view
+
+
+def _take_down_stale_pages(directory: Path, resolved: set[int]) -> None:
+    """Remove the page and picture of a turn no longer resolved (a ROLLBACK reopened it): the
+    index, the record and the pages say the same turns."""
     for stale in directory.glob("turn-*.*"):
         number = stale.stem.removeprefix("turn-")
-        if stale.suffix in (".html", ".png") and number.isdigit() and int(number) not in set(numbers):
+        if stale.suffix in (".html", ".png") and number.isdigit() and int(number) not in resolved:
             stale.unlink(missing_ok=True)
-    # The record of the dice and the page saying what was committed when: every time, since each
-    # turn opened, reopened or resolved adds to them (and a finished game publishes its orders);
-    # with them the script a player checks a results mail with (the dice's own arithmetic).
+
+
+def _write_record_and_fixed_pages(
+    directory: Path,
+    renderer: Renderer,
+    common: Mapping[str, object],
+    rules_summary: Callable[[], str],
+    kept: Mapping[str, object],
+    *,
+    every: bool,
+) -> None:
+    """The record of the dice and the page saying what was committed when: every time, since
+    each turn opened, reopened or resolved adds to them (and a finished game publishes its
+    orders); with them the script a player checks a results mail with (the dice's own
+    arithmetic). The pages that never change (the script, the rules, the style) are written
+    when `every` is asked for or when missing."""
     _write(directory / RECORD, json.dumps(kept, indent=1, sort_keys=True).encode("utf-8"))
     _write(directory / "dice.html", _render(renderer, "dice.html", {**common, "record": kept}))
-    if turns is None or not (directory / CHECK_SCRIPT).exists():
+    if every or not (directory / CHECK_SCRIPT).exists():
         _write(directory / CHECK_SCRIPT, check_script().encode("utf-8"))
-    if turns is None or not (directory / "rules.html").exists():
+    if every or not (directory / "rules.html").exists():
         _write(
             directory / "rules.html",
             _render(
                 renderer,
                 "rules.html",
-                {
-                    **common,
-                    "paragraphs": [p.strip() for p in rules.rules_summary().split("\n\n") if p.strip()],
-                },
+                {**common, "paragraphs": [p.strip() for p in rules_summary().split("\n\n") if p.strip()]},
             ),
         )
-    if turns is None or not (directory / "style.css").exists():
+    if every or not (directory / "style.css").exists():
         _write(directory / "style.css", _render(renderer, "style.css", {}))
-    return directory / "index.html"
 
 
 def write_game_archive(db: Database, name: str, directory: Path, renderer: Renderer | None = None) -> Path:

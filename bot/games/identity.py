@@ -133,38 +133,55 @@ def identify(
     find_seat: SeatLookup = store.seat_named,
 ) -> Who:
     """Who `inbound` proved itself to be (mail-interface.md, "Addresses and identity")."""
-    who = Who()
     tag = tag_in_recipients(shell.settings.bot.address, inbound.recipients)
     signed = verified_tag(shell, session, tag, find_game, find_seat)
     if signed is not None:
         game, seat = signed
         if seat is None:
-            # The GM's powers need two proofs (defence in depth): the GM's signed reply
-            # address *and* the GM's registered From, or the GM password in the mail.
-            # A GM reply address that leaked to someone else gives them nothing.
-            password = password_in_text(inbound.reply_text or inbound.text)
-            from_gm = bool(inbound.sender) and inbound.sender == game.gm_address.lower()
-            if from_gm:
-                # Both proofs hold for the GM's address itself, so the mail speaks for every
-                # running game of that GM: a reply to the digest, which covers them all, signs
-                # with the first game's GM address; the address alone, or the From
-                # alone, still proves nothing.
-                others = session.scalars(
-                    select(Game)
-                    .where(Game.gm_address == game.gm_address, Game.status != GameStatus.FINISHED, Game.id != game.id)
-                    .order_by(Game.id)
-                )
-                who.gm_of = [game, *others]
-                who.games, who.proof = list(who.gm_of), Proof.GM_FROM
-            elif password is not None and _same(password, game.gm_secret):
-                who.gm_of, who.games, who.proof = [game], [game], Proof.GM_PASSWORD
-            else:
-                who.claimed_gm = [game]
-            return who
+            return _through_gm_address(session, inbound, game)
         if seat.active:
-            who.seat, who.games, who.proof = seat, [game], Proof.SIGNED
-            who.seats = [seat]
-            return who
+            return Who(seat=seat, games=[game], seats=[seat], proof=Proof.SIGNED)
+    return _from_registered_address(shell, session, inbound, find_game, find_seat)
+
+
+def _through_gm_address(session: Session, inbound: Inbound, game: Game) -> Who:
+    """Who a mail through the GM's signed reply address of `game` proved itself to be."""
+    who = Who()
+    # The GM's powers need two proofs (defence in depth): the GM's signed reply
+    # address *and* the GM's registered From, or the GM password in the mail.
+    # A GM reply address that leaked to someone else gives them nothing.
+    password = password_in_text(inbound.reply_text or inbound.text)
+    from_gm = bool(inbound.sender) and inbound.sender == game.gm_address.lower()
+    if from_gm:
+        # Both proofs hold for the GM's address itself, so the mail speaks for every
+        # running game of that GM: a reply to the digest, which covers them all, signs
+        # with the first game's GM address; the address alone, or the From
+        # alone, still proves nothing.
+        others = session.scalars(
+            select(Game)
+            .where(Game.gm_address == game.gm_address, Game.status != GameStatus.FINISHED, Game.id != game.id)
+            .order_by(Game.id)
+        )
+        who.gm_of = [game, *others]
+        who.games, who.proof = list(who.gm_of), Proof.GM_FROM
+    elif password is not None and _same(password, game.gm_secret):
+        who.gm_of, who.games, who.proof = [game], [game], Proof.GM_PASSWORD
+    else:
+        who.claimed_gm = [game]
+    return who
+
+
+def _from_registered_address(
+    shell: Shell,
+    session: Session,
+    inbound: Inbound,
+    find_game: GameLookup | None,
+    find_seat: SeatLookup,
+) -> Who:
+    """Who a mail from a registered address (not through a seat's signed reply address)
+    proved itself to be: the From and a proof the configuration accepts (a password, the
+    signed tag in the subject, our server's DMARC pass)."""
+    who = Who()
     sender = inbound.sender
     if not sender:
         return who

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import Text, cast, func, or_, select
 from sqlalchemy.orm import Session, selectinload
@@ -261,6 +261,17 @@ def expire_idle(shell: Shell) -> int:
     seated, is told. Returns how many were closed."""
     idle_days = shell.settings.practice.idle_days
     cutoff = shell.now() - timedelta(days=idle_days)
+    candidates, out = _idle_or_out(shell, cutoff)
+    closed = 0
+    for game_id in candidates:
+        if _close(shell, game_id, out=game_id in out, cutoff=cutoff, idle_days=idle_days):
+            closed += 1
+    return closed
+
+
+def _idle_or_out(shell: Shell, cutoff: datetime) -> tuple[list[int], set[int]]:
+    """The live practice games that may be closed (started before `cutoff`, or whose person is
+    out of the race), and those whose person is out of the race."""
     with shell.db.read() as session:
         # The games' columns, their open turns' and seats' marks only; a turn's state is read
         # again only when one of those marks changed since the last run (`_checked`: whether
@@ -304,39 +315,43 @@ def expire_idle(shell: Shell) -> int:
             del checked[closed]
         out = {game_id for game_id, _, turn_id, _, _ in heads if checked[turn_id][1]}
         candidates = sorted({game_id for game_id, created, *_ in heads if game_id in out or as_utc(created) < cutoff})
-    closed = 0
-    for game_id in candidates:
-        with shell.db.transaction() as session:
-            row = session.get(Game, game_id)
-            if row is None or row.status != GameStatus.ACTIVE:
-                continue
-            game = row
-            if game_id in out:
-                why = say("practice_closed_out")
-            else:
-                last = session.scalar(
-                    select(func.max(OrderSubmission.received_at))
-                    .join(Turn)
-                    .join(Seat)
-                    .where(Turn.game_id == game.id, Seat.robot.is_(False), OrderSubmission.source == "mail")
-                )
-                if last is not None and as_utc(last) >= cutoff:
-                    continue
-                why = say("practice_closed_idle", idle_days=idle_days)
-            game.status = GameStatus.FINISHED
-            game.finished_at = shell.now()
-            for seat in store.mailed_seats(game):
-                letters.notice(
-                    shell,
-                    session,
-                    ToSeat(seat),
-                    say("practice_closed_title", game=game.name),
-                    say("practice_closed", game=game.name, why=why, kind=game.kind),
-                    kind="practice",
-                    error=False,
-                )
-            closed += 1
-    return closed
+    return candidates, out
+
+
+def _close(shell: Shell, game_id: int, *, out: bool, cutoff: datetime, idle_days: int) -> bool:
+    """Close the practice game `game_id` if it is still live and its person is `out` of the
+    race or sent no orders by mail since `cutoff`, telling the person if still seated;
+    whether it was closed."""
+    with shell.db.transaction() as session:
+        row = session.get(Game, game_id)
+        if row is None or row.status != GameStatus.ACTIVE:
+            return False
+        game = row
+        if out:
+            why = say("practice_closed_out")
+        else:
+            last = session.scalar(
+                select(func.max(OrderSubmission.received_at))
+                .join(Turn)
+                .join(Seat)
+                .where(Turn.game_id == game.id, Seat.robot.is_(False), OrderSubmission.source == "mail")
+            )
+            if last is not None and as_utc(last) >= cutoff:
+                return False
+            why = say("practice_closed_idle", idle_days=idle_days)
+        game.status = GameStatus.FINISHED
+        game.finished_at = shell.now()
+        for seat in store.mailed_seats(game):
+            letters.notice(
+                shell,
+                session,
+                ToSeat(seat),
+                say("practice_closed_title", game=game.name),
+                say("practice_closed", game=game.name, why=why, kind=game.kind),
+                kind="practice",
+                error=False,
+            )
+        return True
 
 
 __all__ = [

@@ -34,7 +34,7 @@ from bot import dice, store
 from bot.clock import as_utc
 from bot.letters.cache import LetterCache
 from bot.letters.reveal import gm_orders
-from bot.models import Game, GameStatus, GmAudit, OrderSubmission, Turn
+from bot.models import Commitment, Game, GameStatus, GmAudit, OrderSubmission, Turn
 from bot.store import orders_on_file
 from bot.verify import FORMAT
 from rules import fair, find_game
@@ -110,63 +110,11 @@ def build(session: Session, game: Game) -> dict[str, Any]:
     log = dice.entries(session, game.id)
     cache = LetterCache(log={game.id: log})
     changed = _state_changes(session, game)
-    turns: list[dict[str, Any]] = []
-    for turn in resolved:
-        assert turn.secret is not None and turn.resolved_at is not None
-        state = rules.load_state(turn.state)
-        orders = orders_used(rules, state, game, by_turn.get(turn.id, {}))
-        turn_key = dice.key(game.name, turn, dice.scheme_of(game.name, turn, rules, state, orders))
-        used = dice.used(rules, state, orders, turn_key.scheme)
-        committed = fair.commitment(turn.secret)
-        draw = dice.draw_of(log, turn.number, committed)
-        entry: dict[str, Any] = {
-            "number": turn.number,
-            "label": turn.label,
-            "scheme": turn_key.scheme,
-            "commitment": committed,
-            "log": draw.entry.seq if draw.entry is not None else None,
-            "draw": draw.count,
-            "earlier": [c.seq for c in draw.earlier],
-            "committed_at": dice.stamp(draw.entry.made_at if draw.entry is not None else turn.opened_at),
-            "secret": turn.secret,
-            "revealed_at": dice.stamp(turn.resolved_at),
-            "digest": fair.orders_digest(used),
-            "seed": turn.seed,
-            "receipts": dice.receipts(turn_key, turn.secret, used),
-            "gm_orders": [
-                {"seat": g["seat"], "at": g["at"], "by": g["by"]} for g in gm_orders(session, cache, game, turn)
-            ],
-            "public_events": public_events(rules, turn),
-            "state_changes": [
-                {"at": dice.stamp(at), "by": by}
-                for number, at, by in changed
-                if number == turn.number and as_utc(at) >= as_utc(turn.opened_at)
-            ],
-        }
-        if finished:
-            entry.update(
-                {
-                    "state": turn.state,
-                    "orders": used,
-                    "submitted": list(turn.submitted or ()),
-                    "events": turn.events,
-                    "state_after": turn.state_after,
-                }
-            )
-        turns.append(entry)
+    turns = [
+        _resolved_turn(session, cache, rules, game, turn, by_turn.get(turn.id, {}), log, changed, finished=finished)
+        for turn in resolved
+    ]
     open_turn = next((t for t in rows if t.state_after is None and t.secret is not None), None)
-    open_entry = None
-    if open_turn is not None and open_turn.secret is not None:
-        committed = fair.commitment(open_turn.secret)
-        draw = dice.draw_of(log, open_turn.number, committed)
-        open_entry = {
-            "number": open_turn.number,
-            "label": open_turn.label,
-            "commitment": committed,
-            "log": draw.entry.seq if draw.entry is not None else None,
-            "draw": draw.count,
-            "committed_at": dice.stamp(draw.entry.made_at if draw.entry is not None else open_turn.opened_at),
-        }
     return {
         "format": FORMAT,
         "game": game.name,
@@ -179,23 +127,97 @@ def build(session: Session, game: Game) -> dict[str, Any]:
         "turn_count": len([t for t in rows if t.state_after is not None]),
         "turns": turns,
         "before_commitments": [t.number for t in rows if t.secret is None and t.state_after is not None],
-        "open": open_entry,
-        "commitments": [
-            {
-                "seq": c.seq,
-                "number": c.number,
-                "label": c.label,
-                "commitment": c.commitment,
-                "made_at": dice.stamp(c.made_at),
-                "why": c.why,
-                "head": c.head,
-                "fate": str(c.fate),
-                "secret": c.secret,
-                "revealed_at": dice.stamp(c.revealed_at) if c.revealed_at is not None else None,
-            }
-            for c in log
-        ],
+        "open": _open_turn(log, open_turn) if open_turn is not None else None,
+        "commitments": [_commitment(c) for c in log],
         "head": dice.end_of(log)[1],
+    }
+
+
+def _resolved_turn(
+    session: Session,
+    cache: LetterCache,
+    rules: AnyGame,
+    game: Game,
+    turn: Turn,
+    subs: store.BySeat,
+    log: Sequence[Commitment],
+    changed: Sequence[tuple[int, datetime, str]],
+    *,
+    finished: bool,
+) -> dict[str, Any]:
+    """One resolved turn's entry under ``turns`` (see the module's docstring); a finished
+    game's also holds enough to resolve the turn again with the rules alone."""
+    assert turn.secret is not None and turn.resolved_at is not None
+    state = rules.load_state(turn.state)
+    orders = orders_used(rules, state, game, subs)
+    turn_key = dice.key(game.name, turn, dice.scheme_of(game.name, turn, rules, state, orders))
+    used = dice.used(rules, state, orders, turn_key.scheme)
+    committed = fair.commitment(turn.secret)
+    draw = dice.draw_of(log, turn.number, committed)
+    entry: dict[str, Any] = {
+        "number": turn.number,
+        "label": turn.label,
+        "scheme": turn_key.scheme,
+        "commitment": committed,
+        "log": draw.entry.seq if draw.entry is not None else None,
+        "draw": draw.count,
+        "earlier": [c.seq for c in draw.earlier],
+        "committed_at": dice.stamp(draw.entry.made_at if draw.entry is not None else turn.opened_at),
+        "secret": turn.secret,
+        "revealed_at": dice.stamp(turn.resolved_at),
+        "digest": fair.orders_digest(used),
+        "seed": turn.seed,
+        "receipts": dice.receipts(turn_key, turn.secret, used),
+        "gm_orders": [{"seat": g["seat"], "at": g["at"], "by": g["by"]} for g in gm_orders(session, cache, game, turn)],
+        "public_events": public_events(rules, turn),
+        "state_changes": [
+            {"at": dice.stamp(at), "by": by}
+            for number, at, by in changed
+            if number == turn.number and as_utc(at) >= as_utc(turn.opened_at)
+        ],
+    }
+    if finished:
+        entry.update(
+            {
+                "state": turn.state,
+                "orders": used,
+                "submitted": list(turn.submitted or ()),
+                "events": turn.events,
+                "state_after": turn.state_after,
+            }
+        )
+    return entry
+
+
+def _open_turn(log: Sequence[Commitment], turn: Turn) -> dict[str, Any] | None:
+    """The entry under ``open``: the open turn's commitment and its place in the log."""
+    if turn.secret is None:
+        return None
+    committed = fair.commitment(turn.secret)
+    draw = dice.draw_of(log, turn.number, committed)
+    return {
+        "number": turn.number,
+        "label": turn.label,
+        "commitment": committed,
+        "log": draw.entry.seq if draw.entry is not None else None,
+        "draw": draw.count,
+        "committed_at": dice.stamp(draw.entry.made_at if draw.entry is not None else turn.opened_at),
+    }
+
+
+def _commitment(c: Commitment) -> dict[str, Any]:
+    """One entry of the commitment log under ``commitments``."""
+    return {
+        "seq": c.seq,
+        "number": c.number,
+        "label": c.label,
+        "commitment": c.commitment,
+        "made_at": dice.stamp(c.made_at),
+        "why": c.why,
+        "head": c.head,
+        "fate": str(c.fate),
+        "secret": c.secret,
+        "revealed_at": dice.stamp(c.revealed_at) if c.revealed_at is not None else None,
     }
 
 

@@ -50,6 +50,7 @@ from bot.models import (
 from bot.outlook import Outcome
 from bot.schedules import (
     find_zone,
+    format_local,
     next_deadline,
     parse_duration,
     parse_schedule,
@@ -338,6 +339,13 @@ def resolves_from(game: Game, turn: Turn, pace: timedelta) -> datetime | None:
     """The soonest a turn of `game` may resolve early: a practice turn `pace` after it opened
     (its results an hour are bounded however fast its person orders); None: any time."""
     return as_utc(turn.opened_at) + pace if game.practice else None
+
+
+def soonest_text(shell: Shell, game: Game, turn: Turn, zone: str) -> str | None:
+    """When `turn` may resolve at the soonest (`resolves_from`, the rule `is_due` applies), in
+    `zone`, if that is still to come; else None."""
+    soonest = resolves_from(game, turn, practice_pace(shell.settings.practice))
+    return format_local(soonest, zone) if soonest is not None and soonest > shell.now() else None
 
 
 def is_due(

@@ -171,9 +171,11 @@ def _clip(items: list[str]) -> dict[str, object]:
     return {"items": items[:MAX_ITEMS], "more": max(0, len(items) - MAX_ITEMS)}
 
 
-def happenings(session: Session, game_ids: list[int], since: datetime, zone: str) -> dict[str, object]:
-    """The mail the GM should know about, received or sent since `since`."""
-    names = {gid: name for gid, name in session.execute(select(Game.id, Game.name).where(Game.id.in_(game_ids)))}
+def _inbound(
+    session: Session, names: dict[int, str], game_ids: list[int], since: datetime, zone: str
+) -> tuple[list[str], list[str], list[str], list[str], list[str]]:
+    """The mail received since `since` and not applied, one line each, as (refused, from
+    strangers, failing authentication, bounces, ignored)."""
     rows = session.scalars(
         select(InboundMessage)
         .where(
@@ -203,6 +205,31 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
             ignored.append(line)
         elif row.status == InboundStatus.REFUSED:
             refused.append(line + (f' -- "{echo(row.subject)}"' if row.subject else ""))
+    return refused, strangers, auth_failed, bounces, ignored
+
+
+def _withheld(session: Session, game_ids: list[int], since: datetime) -> list[dict[str, object]]:
+    """How many mails since `since` had their answer withheld, by the cap that withheld it:
+    the digest's lists name some of them; this says how many there were."""
+    withheld_rows = session.execute(
+        select(InboundMessage.answer, func.count())
+        .where(
+            InboundMessage.received_at > since,
+            InboundMessage.answer.in_([f.value for f in AnswerFate if f.withheld]),
+            or_(InboundMessage.game_id.is_(None), InboundMessage.game_id.in_(game_ids)),
+        )
+        .group_by(InboundMessage.answer)
+        .order_by(InboundMessage.answer)
+    ).all()
+    return [
+        {"reason": _WITHHELD_WORDS.get(str(reason), str(reason)), "count": count} for reason, count in withheld_rows
+    ]
+
+
+def happenings(session: Session, game_ids: list[int], since: datetime, zone: str) -> dict[str, object]:
+    """The mail the GM should know about, received or sent since `since`."""
+    names = {gid: name for gid, name in session.execute(select(Game.id, Game.name).where(Game.id.in_(game_ids)))}
+    refused, strangers, auth_failed, bounces, ignored = _inbound(session, names, game_ids, since, zone)
     failed = [
         f"{format_local(as_utc(o.created_at), zone)} to {o.recipient}: {echo(o.subject)} "
         f"({echo(o.last_error or 'refused')})"
@@ -229,21 +256,7 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
         f"{echo((q.error.strip().splitlines() or ['?'])[-1])}"
         for q in session.scalars(select(Quarantine).where(Quarantine.created_at > since).order_by(Quarantine.id))
     ]
-    # Every mail whose answer a cap withheld, counted by the cap: the lists above
-    # name some of them; this says how many there were.
-    withheld_rows = session.execute(
-        select(InboundMessage.answer, func.count())
-        .where(
-            InboundMessage.received_at > since,
-            InboundMessage.answer.in_([f.value for f in AnswerFate if f.withheld]),
-            or_(InboundMessage.game_id.is_(None), InboundMessage.game_id.in_(game_ids)),
-        )
-        .group_by(InboundMessage.answer)
-        .order_by(InboundMessage.answer)
-    ).all()
-    withheld = [
-        {"reason": _WITHHELD_WORDS.get(str(reason), str(reason)), "count": count} for reason, count in withheld_rows
-    ]
+    withheld = _withheld(session, game_ids, since)
     return {
         "withheld": withheld,
         "refused": _clip(refused),

@@ -36,7 +36,6 @@ from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import AttentionKind, Game, GameStatus, GmAudit, Outbox, Reason, Seat, Turn
 from bot.outlook import what_counts
 from bot.safe_text import echo
-from bot.schedules import format_local
 from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, Parsed, ProblemKind
 
@@ -334,13 +333,6 @@ def prose_to_read(mail: Mail, problems: Sequence[OrderProblem]) -> list[OrderPro
     return chosen
 
 
-def _soonest(shell: Shell, game: Game, turn: Turn, zone: str) -> str | None:
-    """When `turn` may resolve at the soonest (`turns.resolves_from`, the rule `turns.is_due`
-    applies), in `zone`, if that is still to come; else None."""
-    soonest = turns.resolves_from(game, turn, turns.practice_pace(shell.settings.practice))
-    return format_local(soonest, zone) if soonest is not None and soonest > shell.now() else None
-
-
 def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
     """The seat's orders in `text`: confirmed (with what the set lacks, what it costs, what will
     count), or refused with every bad line's reason; a refusal raises `Refused`."""
@@ -556,7 +548,7 @@ def _answer_context(
                 "practice": practice_terms(shell, game),
                 # A practice turn's pace, as the tick applies it (`turns.is_due`): when it may
                 # resolve, in the player's zone, if that is still to come.
-                "soonest": _soonest(shell, game, turn, zone),
+                "soonest": turns.soonest_text(shell, game, turn, zone),
             },
             "problems": problems,
             "problems_more": len(parsed.problems) - len(shown),

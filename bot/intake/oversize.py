@@ -22,7 +22,7 @@ from bot.letters import Addressee, ToGm, ToSeat
 from bot.letters.words import say
 from bot.mail_in.auth import GM_SEAT, tag_in_recipients, verify_tag
 from bot.mail_in.inbox import RawMail
-from bot.mail_in.parse import parse_inbound
+from bot.mail_in.parse import Inbound, parse_inbound
 from bot.models import (
     AnswerFate,
     Game,
@@ -36,6 +36,37 @@ from bot.models import (
 from bot.safe_text import echo
 
 log = logging.getLogger("flagman.inbound")
+
+
+def _seat_or_gm(batch: Batch, session: Session, head: Inbound, sender: str) -> tuple[Seat | None, Game | None]:
+    """The seat the mail is from (of its signed reply address, whatever the From; else of the
+    From), and its game; or no seat and the game whose GM it is from; or neither."""
+    tag = tag_in_recipients(batch.settings.bot.address, head.recipients)
+    signed = verify_tag(tag, batch.shell.secrets_in_force) if tag else None
+    tagged = batch.find_game(session, signed.game) if signed else None
+    seat = batch.find_seat(tagged, signed.seat) if tagged and signed else None
+    seat = (
+        seat
+        if seat is not None and seat.active
+        else session.scalars(
+            select(Seat)
+            .join(Player)
+            .join(Game)
+            .where(Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)
+        ).first()
+    )
+    gm_game = (
+        None
+        if seat
+        else (
+            tagged
+            if signed and signed.seat == GM_SEAT
+            else session.scalars(
+                select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)
+            ).first()
+        )
+    )
+    return seat, seat.game if seat else gm_game
 
 
 def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> MailFate | None:
@@ -65,33 +96,7 @@ def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> M
     if head is not None and head.ignore is not None:
         detail += f"; {head.ignore.value}: {head.ignore_detail}"
     elif head is not None and sender:
-        # The seat of a signed reply address (whatever the From), else of the From.
-        tag = tag_in_recipients(settings.bot.address, head.recipients)
-        signed = verify_tag(tag, shell.secrets_in_force) if tag else None
-        tagged = batch.find_game(session, signed.game) if signed else None
-        seat = batch.find_seat(tagged, signed.seat) if tagged and signed else None
-        seat = (
-            seat
-            if seat is not None and seat.active
-            else session.scalars(
-                select(Seat)
-                .join(Player)
-                .join(Game)
-                .where(Player.address == sender, Seat.active.is_(True), Game.status != GameStatus.FINISHED)
-            ).first()
-        )
-        gm_game = (
-            None
-            if seat
-            else (
-                tagged
-                if signed and signed.seat == GM_SEAT
-                else session.scalars(
-                    select(Game).where(Game.gm_address == sender, Game.status != GameStatus.FINISHED)
-                ).first()
-            )
-        )
-        game = seat.game if seat else gm_game
+        seat, game = _seat_or_gm(batch, session, head, sender)
         if game is not None and limits.told_today(session, Reason.OVERSIZE, sender=sender):
             answer = AnswerFate.TOLD_TODAY
         elif game is not None:

@@ -219,7 +219,13 @@ def _say_what_was_not_run(mail: Mail, who: Who, game: Game | None, commands: Mai
             problems=[{"line": echo(p.line), "reason": p.reason, "games": _games_hint(p.line, who)} for p in problems],
             more=commands.more_problems,
         )
-        mail.answers.append(Notice(who.holder(inbound), say("intake_command_problems_title"), text, game=game))
+        verbs = sorted({p.verb for p in problems})
+        title = (
+            say("intake_command_incomplete_title", verbs=verbs)
+            if all(p.verb for p in problems)
+            else say("intake_command_problems_title")
+        )
+        mail.answers.append(Notice(who.holder(inbound), title, text, game=game))
     if commands.over:
         mail.answers.append(
             Notice(

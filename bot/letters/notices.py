@@ -38,7 +38,12 @@ def reminder(
     ctx.update(
         {
             "seat": {"name": seat.name, "display": seat.player.name},
-            "turn": {"label": turn.label, "deadline": deadline_text(turn, zone), "early": early},
+            "turn": {
+                "label": turn.label,
+                "orders_for": rules.orders_label(state, seat.name),
+                "deadline": deadline_text(turn, zone),
+                "early": early,
+            },
             "left": left,
             "gets": gets(counting),
             "lacks": list(rules.missing_orders(state, seat.name, on_file)) if on_file is not None else None,

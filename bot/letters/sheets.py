@@ -151,6 +151,8 @@ def seat_context(
             "turn": {
                 "number": turn.number if turn else None,
                 "label": turn.label if turn else None,
+                # what the orders are for: the turn, or the round a program runs ahead to
+                "orders_for": rules.orders_label(state, seat.name) if expected else None,
                 "deadline": deadline_text(turn, zone),
                 "expected": expected,
                 "early": game.early_resolution,
@@ -241,6 +243,8 @@ def gm_context(
                     "display": s.player.name,
                     "address": s.player.address,
                     "active": s.active,
+                    "robot": s.robot,
+                    "robot_level": s.robot_level,
                     "nmr_streak": s.nmr_streak,
                 }
                 for s in game.seats

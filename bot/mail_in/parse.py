@@ -1388,6 +1388,68 @@ def _unparseable(content_hash: str, size: int, detail: str) -> Inbound:
     )
 
 
+def _reply_sender(
+    from_addr: str, sender_issue: tuple[IgnoreReason, str] | None
+) -> tuple[str, tuple[IgnoreReason, str] | None]:
+    """The address a reply may go to (lower case, a domain in its A-label form), or "" when
+    there is none, and why the From is not usable (`_sender`'s reason, or its length)."""
+    # A sender we may write to: a plain local part and domain. Quoted local parts and
+    # specials are legal but never a player's; a reply to one would be a malformed envelope
+    # (or a header built from hostile text), so such mail counts as having no usable From.
+    sender = from_addr.lower() if PLAIN_ADDRESS.fullmatch(from_addr) else ""
+    if sender and not sender.isascii():
+        # A domain in Unicode (a U-label) is the same domain as its A-label, which is what a
+        # reply can carry in its headers; one that has no A-label cannot be answered.
+        local, _, domain = sender.rpartition("@")
+        try:
+            a_label = domain.encode("idna").decode("ascii") if not domain.isascii() else domain
+        except UnicodeError:
+            a_label = ""
+        # The codec does not check the result (nameprep can map a character to a space).
+        sender = f"{local}@{a_label}" if re.fullmatch(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*", a_label) else ""
+    if sender and not is_address(sender):
+        # Longer than RFC 5321 allows: no relay takes it, and a Maildir cannot
+        # name it; such mail has no usable From and is never answered.
+        sender_issue = sender_issue or (IgnoreReason.NO_SENDER, "a From address longer than mail allows (RFC 5321)")
+        sender = ""
+    return sender, sender_issue
+
+
+def _message_id(headers: _Headers, content_hash: str, defects: list[str]) -> str:
+    """The mail's Message-ID, or one made from its content hash when it has none we may quote
+    (too long, not printable ASCII: `defects` says so)."""
+    message_id = _msgid(_unfold(headers.first("message-id") or ""))
+    if len(message_id) > _MAX_MESSAGE_ID:
+        defects.append("Message-ID too long: replaced")
+        message_id = ""
+    elif message_id and not _MESSAGE_ID_RE.fullmatch(message_id):
+        # Our replies quote it in In-Reply-To/References, and the stdlib decodes an encoded
+        # word there when it writes the header: "=?utf-8?q?=0D=0ABcc:...?=" would become a
+        # header of the attacker's choosing (found by tests/security/test_fuzz_service.py).
+        defects.append("Message-ID not printable ASCII: replaced")
+        message_id = ""
+    return message_id or f"{content_hash}@{_SYNTHETIC_DOMAIN}"
+
+
+def _recipients(headers: _Headers) -> tuple[str, ...]:
+    """The addresses the mail was sent to, only to find the bot's plus-address: a few fields
+    of each name, a few addresses of each, each once."""
+    recipients: dict[str, None] = {}
+    for name in ("to", "cc", "delivered-to", "x-original-to"):
+        for value in headers.all(name)[:MAX_RECIPIENT_FIELDS]:
+            recipients.update(dict.fromkeys(_addresses(_unfold(value))))
+    return tuple(recipients)
+
+
+def _references(headers: _Headers) -> tuple[str, ...]:
+    """The References field's message ids (bracketed; else its words)."""
+    refs_value = _unfold(headers.first("references") or "")
+    references = tuple(r.strip() for r in re.findall(r"<([^<>]*)>", refs_value) if r.strip())
+    if not references and refs_value:
+        references = tuple(refs_value.split())
+    return references
+
+
 def _parse(
     raw: bytes,
     content_hash: str,
@@ -1412,51 +1474,13 @@ def _parse(
         return _unparseable(content_hash, size, "no header fields: not a mail")
 
     sender_name, from_addr, sender_issue = _sender(headers)
-    # A sender we may write to: a plain local part and domain. Quoted local parts and
-    # specials are legal but never a player's; a reply to one would be a malformed envelope
-    # (or a header built from hostile text), so such mail counts as having no usable From.
-    sender = from_addr.lower() if PLAIN_ADDRESS.fullmatch(from_addr) else ""
-    if sender and not sender.isascii():
-        # A domain in Unicode (a U-label) is the same domain as its A-label, which is what a
-        # reply can carry in its headers; one that has no A-label cannot be answered.
-        local, _, domain = sender.rpartition("@")
-        try:
-            a_label = domain.encode("idna").decode("ascii") if not domain.isascii() else domain
-        except UnicodeError:
-            a_label = ""
-        # The codec does not check the result (nameprep can map a character to a space).
-        sender = f"{local}@{a_label}" if re.fullmatch(r"[a-z0-9-]+(?:\.[a-z0-9-]+)*", a_label) else ""
-    if sender and not is_address(sender):
-        # Longer than RFC 5321 allows: no relay takes it, and a Maildir cannot
-        # name it; such mail has no usable From and is never answered.
-        sender_issue = sender_issue or (IgnoreReason.NO_SENDER, "a From address longer than mail allows (RFC 5321)")
-        sender = ""
+    sender, sender_issue = _reply_sender(from_addr, sender_issue)
     # mail-interface.md: text taken from a mail is one line, printable, capped -- from here on.
     sender_name = echo_name(decode_words(sender_name, _MAX_DECODE_CHARS))
 
-    # Only to find the bot's plus-address: a few fields of each name, a few addresses of each.
-    recipients: dict[str, None] = {}
-    for name in ("to", "cc", "delivered-to", "x-original-to"):
-        for value in headers.all(name)[:MAX_RECIPIENT_FIELDS]:
-            recipients.update(dict.fromkeys(_addresses(_unfold(value))))
-
-    message_id = _msgid(_unfold(headers.first("message-id") or ""))
-    if len(message_id) > _MAX_MESSAGE_ID:
-        defects.append("Message-ID too long: replaced")
-        message_id = ""
-    elif message_id and not _MESSAGE_ID_RE.fullmatch(message_id):
-        # Our replies quote it in In-Reply-To/References, and the stdlib decodes an encoded
-        # word there when it writes the header: "=?utf-8?q?=0D=0ABcc:...?=" would become a
-        # header of the attacker's choosing (found by tests/security/test_fuzz_service.py).
-        defects.append("Message-ID not printable ASCII: replaced")
-        message_id = ""
-    if not message_id:
-        message_id = f"{content_hash}@{_SYNTHETIC_DOMAIN}"
+    message_id = _message_id(headers, content_hash, defects)
     in_reply_to = _msgid(_unfold(headers.first("in-reply-to") or ""))
-    refs_value = _unfold(headers.first("references") or "")
-    references = tuple(r.strip() for r in re.findall(r"<([^<>]*)>", refs_value) if r.strip())
-    if not references and refs_value:
-        references = tuple(refs_value.split())
+    references = _references(headers)
 
     auth_values = headers.all("authentication-results")[:MAX_AUTH_RESULTS]
     auth_results = tuple(parse_authentication_results(v) for v in auth_values)
@@ -1489,7 +1513,7 @@ def _parse(
         content_hash=content_hash,
         sender=sender,
         sender_name=sender_name,
-        recipients=tuple(recipients),
+        recipients=_recipients(headers),
         subject=subject,
         text=text,
         in_reply_to=in_reply_to,

@@ -606,6 +606,86 @@ def _badge(sheet: Sheet, x: float, y: float, reach: Reach) -> float:
     return w
 
 
+def _options_heading(options: PlotOptions, fastest: Reach | None) -> list[str]:
+    """The sentences above the options' chart: where the car is, the corner, the dashed move,
+    the speeds with no way through."""
+    head = [f"Your options: from {options.space} at {options.speed} mph; you may plot {options.limits}."]
+    if options.corner is not None:
+        head.append(options.corner.describe() + ".")
+    if fastest is not None:
+        head.append(f"Dashed: the fastest free move, {fastest.speed} mph to {fastest.space}, lanes {fastest.lanes}.")
+    blocked = [c.speed for c in options.choices if not c.reaches]
+    if blocked:
+        head.append("No way through at " + ", ".join(map(str, blocked)) + " mph (you would emergency brake).")
+    return head
+
+
+def _badges_on_spaces(sheet: Sheet, geo: Geometry, options: PlotOptions) -> None:
+    """Each space's badges (the speeds whose move ends there) along its foot; those that do
+    not fit are counted ("+2"), the text part lists them."""
+    for space_id, space in geo.spaces.items():
+        reaches = options.at(space_id)
+        if not reaches:
+            continue
+        x = space.box[0] + 3
+        y = space.box[3] - 9
+        right = space.box[2] - 3
+        for k, reach in enumerate(reaches):
+            w = _badge_width(sheet, reach)
+            rest = len(reaches) - k - 1
+            if x + w > right - (22 if rest else 0):
+                sheet.text((x + 1, y), f"+{len(reaches) - k}", 11, BLACK, "lm")  # the rest are in the text part
+                break
+            x += _badge(sheet, x, y, reach) + 3
+
+
+def _cars_beside_badges(
+    sheet: Sheet,
+    geo: Geometry,
+    options: PlotOptions,
+    cars_at: Mapping[str, CarOnTrack],
+    index: Mapping[str, int],
+    letters: Mapping[str, str],
+) -> None:
+    """The cars on the options' chart (hollow: one that moves first), the player's own clear
+    of its badges, every other named beside its marker, never past the edge."""
+    for space_id, car in cars_at.items():
+        if space_id not in geo.spaces:
+            continue
+        cx, cy = geo.spaces[space_id].centre
+        if space_id == options.space:
+            cx = geo.spaces[space_id].box[2] - 14  # clear of the badges of slowing to a stop
+        gone = space_id in options.gone
+        sheet.marker(index[car.player], cx, cy, 10, letters[car.player], hollow=gone)
+        if car.player != options.player:
+            # beside the marker, shortened to the room there (never past the edge)
+            name = shorten(car.player, 8)
+            beside = OPTIONS_WIDTH - 2 - (cx + 13)
+            if sheet.text_width(name, 10) <= beside:
+                sheet.text((cx + 13, cy), name, 10, BLACK, "lm", halo=WHITE)
+            else:
+                sheet.text((cx - 13, cy), sheet.fit(name, 10, cx - 15), 10, BLACK, "rm", halo=WHITE)
+
+
+def _options_key(sheet: Sheet, margin: int, top: float, key: Sequence[str]) -> float:
+    """The key under the options' chart, from `top` at the left `margin`: each cost as its
+    badge, then the `key` lines. Returns the last line's y."""
+    x = float(margin)
+    y = top
+    samples = [Reach(60, "", (), cost, 0, (), ()) for cost in Cost]
+    for reach in samples:
+        drawn = _badge(sheet, x, y, reach)
+        sheet.text((x + drawn + 4, y), reach.cost.value, 11, BLACK, "lm")
+        x += drawn + 4 + sheet.text_width(reach.cost.value, 11) + 12
+        if x > OPTIONS_WIDTH - 90:
+            x, y = float(margin), y + 18
+    y += 2
+    for line in key:
+        y += 16
+        sheet.text((margin, y), line, 11, BLACK, "lm")
+    return y
+
+
 def draw_options(view: SpeedCircuitView) -> Picture:
     """One player's options (their own view's ``options``): see the module docstring."""
     typed = typed_view(view, SpeedCircuitView)
@@ -615,16 +695,12 @@ def draw_options(view: SpeedCircuitView) -> Picture:
     lay = OPTIONS
     probe = Sheet(1, 1)
     me = next((c for c in typed.cars if c.space == options.space and c.off_track == 0), None)
-    head = [f"Your options: from {options.space} at {options.speed} mph; you may plot {options.limits}."]
-    if options.corner is not None:
-        head.append(options.corner.describe() + ".")
     fastest = _fastest_free(options)
-    if fastest is not None:
-        head.append(f"Dashed: the fastest free move, {fastest.speed} mph to {fastest.space}, lanes {fastest.lanes}.")
-    blocked = [c.speed for c in options.choices if not c.reaches]
-    if blocked:
-        head.append("No way through at " + ", ".join(map(str, blocked)) + " mph (you would emergency brake).")
-    text_lines = [line for part in head for line in probe.wrap(part, 12, OPTIONS_WIDTH - 2 * lay.margin)]
+    text_lines = [
+        line
+        for part in _options_heading(options, fastest)
+        for line in probe.wrap(part, 12, OPTIONS_WIDTH - 2 * lay.margin)
+    ]
     y0 = 10 + len(text_lines) * 15 + 24
     geo = _chart(plan, lay, [list(options.rows)], y0)
     legend_top = geo.box[3] + 14
@@ -654,50 +730,9 @@ def draw_options(view: SpeedCircuitView) -> Picture:
         if len(pts) > 1:
             d.line(pts, fill=WHITE, width=6)
             dotted_path(d, pts, colour, width=3)
-    for space_id, space in geo.spaces.items():
-        reaches = options.at(space_id)
-        if not reaches:
-            continue
-        x = space.box[0] + 3
-        y = space.box[3] - 9
-        right = space.box[2] - 3
-        for k, reach in enumerate(reaches):
-            w = _badge_width(sheet, reach)
-            rest = len(reaches) - k - 1
-            if x + w > right - (22 if rest else 0):
-                sheet.text((x + 1, y), f"+{len(reaches) - k}", 11, BLACK, "lm")  # the rest are in the text part
-                break
-            x += _badge(sheet, x, y, reach) + 3
-    for space_id, car in cars_at.items():
-        if space_id not in geo.spaces:
-            continue
-        cx, cy = geo.spaces[space_id].centre
-        if space_id == options.space:
-            cx = geo.spaces[space_id].box[2] - 14  # clear of the badges of slowing to a stop
-        gone = space_id in options.gone
-        sheet.marker(index[car.player], cx, cy, 10, letters[car.player], hollow=gone)
-        if car.player != options.player:
-            # beside the marker, shortened to the room there (never past the edge)
-            name = shorten(car.player, 8)
-            beside = OPTIONS_WIDTH - 2 - (cx + 13)
-            if sheet.text_width(name, 10) <= beside:
-                sheet.text((cx + 13, cy), name, 10, BLACK, "lm", halo=WHITE)
-            else:
-                sheet.text((cx - 13, cy), sheet.fit(name, 10, cx - 15), 10, BLACK, "rm", halo=WHITE)
-    # The key: each cost as its badge.
-    x = float(lay.margin)
-    y = legend_top + 6
-    samples = [Reach(60, "", (), cost, 0, (), ()) for cost in Cost]
-    for reach in samples:
-        drawn = _badge(sheet, x, y, reach)
-        sheet.text((x + drawn + 4, y), reach.cost.value, 11, BLACK, "lm")
-        x += drawn + 4 + sheet.text_width(reach.cost.value, 11) + 12
-        if x > OPTIONS_WIDTH - 90:
-            x, y = float(lay.margin), y + 18
-    y += 2
-    for line in key:
-        y += 16
-        sheet.text((lay.margin, y), line, 11, BLACK, "lm")
+    _badges_on_spaces(sheet, geo, options)
+    _cars_beside_badges(sheet, geo, options, cars_at, index, letters)
+    y = _options_key(sheet, lay.margin, legend_top + 6, key)
     height = min(room, int(y + 14))
     sheet = Sheet(0, 0, image=sheet.image.crop((0, 0, OPTIONS_WIDTH, height))).adopt(sheet)
     return Picture(sheet.png(), options_alt(options), OPTIONS_WIDTH, height, sheet.smallest, tuple(sheet.clipped))

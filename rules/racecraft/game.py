@@ -102,6 +102,9 @@ class Racecraft:
         )
 
     # -- the turn ---------------------------------------------------------------------
+    def orders_label(self, state: Race, player: PlayerId) -> str:
+        return self.turn_label(state)
+
     def turn_label(self, state: Race) -> str:
         return view.turn_label(state)
 

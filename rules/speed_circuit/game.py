@@ -107,6 +107,9 @@ class SpeedCircuit:
         )
 
     # -- the turn ---------------------------------------------------------------------
+    def orders_label(self, state: RaceState, player: PlayerId) -> str:
+        return self.turn_label(state)
+
     def turn_label(self, state: RaceState) -> str:
         return view.turn_label(state)
 

@@ -277,7 +277,7 @@ def _start(state: RaceState, car: Car, lim: Limits, speed: int) -> _Purse:
             kind == "top speed" and state.options.option_tyres_top_speed
         )
         if replaceable and car.tyres is Tyre.OPTION and car.wear >= 1:
-            purse = purse.spend(1, None, f"1 wear for the {kind} test (option tyres)")
+            purse = purse.spend(1, None, f"1 wear on option tyres in place of the {kind} test")
         else:
             purse = purse.spend(0, f"{kind} test", "")
     excess = max(0, lim.free_low - speed)

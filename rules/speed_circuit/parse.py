@@ -70,8 +70,9 @@ def _int(word: str, what: str) -> int:
         raise InvalidOrderError(f"{what} must be a whole number, not {word!r}") from None
 
 
-def parse_line(line: str) -> Order:
-    """One order line, syntax only (raises InvalidOrderError)."""
+def parse_line(line: str, phase: Phase | None = None) -> Order:
+    """One order line, syntax only (raises InvalidOrderError). A word that is no order is
+    answered with the orders of `phase` when it is given (every order when not)."""
     words = line.split("#", 1)[0].upper().replace("=", " ").replace(",", " ").split()
     if not words:
         raise InvalidOrderError("empty line")
@@ -165,10 +166,30 @@ def parse_line(line: str) -> Order:
         if wear < 0 or skill < 0:
             raise InvalidOrderError("a bid cannot be negative")
         return BidOrder(wear, skill)
-    raise InvalidOrderError(
-        f"{words[0]!r} is not an order; race orders: SPEED, PATH, LANE, LINE, PAY, SKILL, PUSH, SLIP, PASS, PIT; "
-        "set-up orders: DESIGN, TYRES, BID"
-    )
+    raise InvalidOrderError(f"{words[0]!r} is not an order; {_ORDERS_OF.get(phase, _EVERY_ORDER)}")
+
+
+_RACE_ORDER_WORDS = "race orders: SPEED, PATH, LANE, LINE, PAY, SKILL, PUSH, SLIP, PASS, PIT"
+_EVERY_ORDER = f"{_RACE_ORDER_WORDS}; set-up orders: DESIGN, TYRES, BID"
+_ORDERS_OF: dict[Phase | None, str] = {
+    Phase.DESIGN: f"this turn takes DESIGN (rows {' '.join(DESIGN_FIELDS)}) and TYRES, e.g. DESIGN TOP 1 ACC 1",
+    Phase.QUALIFYING: "this turn takes BID, e.g. BID WEAR 2 SKILL 1",
+    Phase.RACE: _RACE_ORDER_WORDS,
+}
+_DESIGN_ROWS = frozenset({*DESIGN_FIELDS, "ACCEL", "DECEL", "SS", "TS"})
+
+
+def _design_rows(line: str) -> DesignOrder | None:
+    """A line of design rows without the word DESIGN ("TOP 2", "ACC 1 TOP 1"): on the design
+    turn it is the DESIGN order it writes; None if it is not one."""
+    words = line.split("#", 1)[0].upper().replace("=", " ").replace(",", " ").split()
+    if not words or words[0] not in _DESIGN_ROWS:
+        return None
+    try:
+        order = parse_line("DESIGN " + " ".join(words))
+    except InvalidOrderError:
+        return None
+    return order if isinstance(order, DesignOrder) else None
 
 
 def format_order(order: Order) -> str:
@@ -221,7 +242,8 @@ def parse_orders(state: RaceState, player: PlayerId, text: str) -> Parsed[Order]
         if not line.split("#", 1)[0].strip():
             continue
         try:
-            order = parse_line(line)
+            rows = _design_rows(line) if state.phase is Phase.DESIGN else None
+            order = rows or parse_line(line, state.phase)
             check_order(state, player, order, [o for _, _, o in accepted])
         except OrderError as error:
             problems.append(OrderProblem.from_error(number, line, error))

@@ -234,9 +234,33 @@ def _load_cached(text: str) -> Track:
 
 def _parse(text: str) -> Track:
     problems: list[str] = []
+    name, laps, row_cells, line_defs, grid, pit = _read_lines(text, problems)
+    if not name:
+        problems.append("the track has no 'name'")
+    rows = len(row_cells)
+    if rows < 8:
+        problems.append(f"a track needs at least 8 rows, this one has {rows}")
+    spaces, grey = _spaces(row_cells, problems)
+    lines = _racing_lines(line_defs, problems)
+    if not grid:
+        problems.append("the track has no 'grid'")
+    if problems:
+        raise TrackError(problems)
+    return Track(name, laps, rows, spaces, lines, tuple(grey), tuple(grid), text, pit)
+
+
+_Rows = list[tuple[int, list[str], dict[str, str]]]  # (row number, its three cells, its notes)
+
+
+def _read_lines(
+    text: str, problems: list[str]
+) -> tuple[str, int, _Rows, list[tuple[int, list[str]]], list[str], PitLane | None]:
+    """The track file's lines, each read for what it says: (name, laps, the rows' cells and
+    notes, the racing lines' words by line number, the grid, the pit lane); what cannot be read
+    is added to `problems`."""
     name = ""
     laps = 3
-    row_cells: list[tuple[int, list[str], dict[str, str]]] = []
+    row_cells: _Rows = []
     line_defs: list[tuple[int, list[str]]] = []
     grid: list[str] = []
     pit: PitLane | None = None
@@ -281,11 +305,13 @@ def _parse(text: str) -> Track:
             problems.append(
                 f"line {number}: cannot read {words[0]!r} (expected name, laps, a row number, line or grid)"
             )
-    if not name:
-        problems.append("the track has no 'name'")
+    return name, laps, row_cells, line_defs, grid, pit
+
+
+def _spaces(row_cells: _Rows, problems: list[str]) -> tuple[dict[str, Space], list[int]]:
+    """The spaces the rows' cells draw (a space runs from its back edge to its front edge, '|'
+    continues it), and each row's grey lane; what does not make a space is added to `problems`."""
     rows = len(row_cells)
-    if rows < 8:
-        problems.append(f"a track needs at least 8 rows, this one has {rows}")
     spaces: dict[str, Space] = {}
     grey: list[int] = []
     current_grey = 0
@@ -332,6 +358,12 @@ def _parse(text: str) -> Track:
             space_id = f"{LANES[lane]}{row}"
             spaces[space_id] = Space(space_id, lane, row, back, speed, corner if speed is not None else None, arrow)
             last_front[lane] = row
+    return spaces, grey
+
+
+def _racing_lines(line_defs: list[tuple[int, list[str]]], problems: list[str]) -> dict[str, RacingLine]:
+    """The racing lines (``line ID CORNER +20|+40 SPACE SPACE ...``); what is wrong with one is
+    added to `problems`."""
     lines: dict[str, RacingLine] = {}
     for number, words in line_defs:
         if len(words) < 4:
@@ -344,11 +376,7 @@ def _parse(text: str) -> Track:
         if lid in lines:
             problems.append(f"line {number}: racing line {lid} is defined twice")
         lines[lid] = RacingLine(lid, corner_id, int(bonus_text), tuple(i.upper() for i in ids))
-    if not grid:
-        problems.append("the track has no 'grid'")
-    if problems:
-        raise TrackError(problems)
-    return Track(name, laps, rows, spaces, lines, tuple(grey), tuple(grid), text, pit)
+    return lines
 
 
 def validate(track: Track) -> list[str]:

@@ -10,6 +10,7 @@ what it costs) and the same as a text map (`plot_map`), both private to that pla
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -178,54 +179,12 @@ def build_view(
 ) -> SpeedCircuitView:
     order = standings(state)
     place = {p: i + 1 for i, group in enumerate(order) for p in group}
-    table = []
-    cars = []
+    table, cars = _table_and_cars(state, order, place)
     track = state.track
-    for group in order:
-        for player in group:
-            c = state.car(player)
-            f: dict[str, str | int | None] = {
-                **figures(state, c),
-                "compounds": "+".join(t.value for t in c.tyres_used) or "-",
-            }
-            cells = tuple(str(f[k.lower()]) if f[k.lower()] is not None else "-" for k in COLUMNS)
-            table.append(TableRow(player, place[player], cells))
-            pit_row = None if c.pit is None else (c.pit.progress - 1) % track.rows + 1
-            cars.append(
-                CarOnTrack(
-                    player,
-                    place[player],
-                    c.status,
-                    c.space if c.pit is None else None,
-                    c.off_track,
-                    None if c.pit is None else c.pit.stage,
-                    pit_row,
-                    where(c),
-                    c.note,
-                )
-            )
     on_track = {c.space: c.player for c in state.cars if c.space is not None and c.off_track == 0}
-    notes: dict[int, list[str]] = {}
-    for c in state.cars:
-        if c.status is not Status.RACING:
-            continue
-        if c.pit is not None:
-            row = (c.pit.progress - 1) % track.rows + 1
-            notes.setdefault(row, []).append(
-                f"[{c.player}] in the pit {'entrance lane' if c.pit.stage.value == 'entrance' else 'lane'}"
-            )
-        elif c.space is not None and c.off_track:
-            side = "beside lane A" if c.off_track < 0 else "beside the far edge"
-            notes.setdefault(track.space(c.space).row, []).append(
-                f"[{c.player}] off track {side}" if not c.overflow else f"[{c.player}] beside the track from the pits"
-            )
+    notes = _notes(state)
     rows = sorted({track.space(s).row for s in on_track} | set(notes))
-    window: list[int] = []
-    for r in rows:
-        for k in range(r - 2, r + 4):
-            wrapped = (k - 1) % state.track.rows + 1
-            if wrapped not in window:
-                window.append(wrapped)
+    window = _window(rows, track.rows)
     private: list[str] = []
     options: PlotOptions | None = None
     plot_map: tuple[str, ...] = ()
@@ -255,3 +214,68 @@ def build_view(
         options=options,
         plot_map=plot_map,
     )
+
+
+def _table_and_cars(
+    state: RaceState, order: Standings, place: Mapping[PlayerId, int]
+) -> tuple[list[TableRow], list[CarOnTrack]]:
+    """The public table's rows and the cars as the picture draws them, in the standings' order."""
+    table: list[TableRow] = []
+    cars: list[CarOnTrack] = []
+    track = state.track
+    for group in order:
+        for player in group:
+            c = state.car(player)
+            f: dict[str, str | int | None] = {
+                **figures(state, c),
+                "compounds": "+".join(t.value for t in c.tyres_used) or "-",
+            }
+            cells = tuple(str(f[k.lower()]) if f[k.lower()] is not None else "-" for k in COLUMNS)
+            table.append(TableRow(player, place[player], cells))
+            pit_row = None if c.pit is None else (c.pit.progress - 1) % track.rows + 1
+            cars.append(
+                CarOnTrack(
+                    player,
+                    place[player],
+                    c.status,
+                    c.space if c.pit is None else None,
+                    c.off_track,
+                    None if c.pit is None else c.pit.stage,
+                    pit_row,
+                    where(c),
+                    c.note,
+                )
+            )
+    return table, cars
+
+
+def _notes(state: RaceState) -> dict[int, list[str]]:
+    """What the text map says beside a row: the racing cars in the pit lane or off the track there."""
+    track = state.track
+    notes: dict[int, list[str]] = {}
+    for c in state.cars:
+        if c.status is not Status.RACING:
+            continue
+        if c.pit is not None:
+            row = (c.pit.progress - 1) % track.rows + 1
+            notes.setdefault(row, []).append(
+                f"[{c.player}] in the pit {'entrance lane' if c.pit.stage.value == 'entrance' else 'lane'}"
+            )
+        elif c.space is not None and c.off_track:
+            side = "beside lane A" if c.off_track < 0 else "beside the far edge"
+            notes.setdefault(track.space(c.space).row, []).append(
+                f"[{c.player}] off track {side}" if not c.overflow else f"[{c.player}] beside the track from the pits"
+            )
+    return notes
+
+
+def _window(rows: Sequence[int], track_rows: int) -> list[int]:
+    """The rows the text map shows: from two before to three after each row with a car or a
+    note, wrapped round the track, each once, in the order first met."""
+    window: list[int] = []
+    for r in rows:
+        for k in range(r - 2, r + 4):
+            wrapped = (k - 1) % track_rows + 1
+            if wrapped not in window:
+                window.append(wrapped)
+    return window

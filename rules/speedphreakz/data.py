@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -161,19 +161,7 @@ def circuit_from_json(data: Mapping[str, Any], *, check_route: bool = False) -> 
     grid = data.get("grid")
     if not isinstance(grid, list) or not grid or not all(isinstance(r, str) for r in grid):
         raise MapError(name, [*problems, '"grid" must be a non-empty list of strings, one per row'])
-    width = len(grid[0])
-    if width > MAX_SIDE or len(grid) > MAX_SIDE:
-        problems.append(
-            f"the map is {width} x {len(grid)} squares; at most {MAX_SIDE} x {MAX_SIDE} fit in a results mail"
-        )
-    for y, row in enumerate(grid):
-        if len(row) != width:
-            problems.append(f"row {y} is {len(row)} squares wide; row 0 is {width}: all rows must be the same width")
-        for x, char in enumerate(row):
-            if char not in known:
-                problems.append(
-                    f"square {x},{y}: unknown terrain character {char!r} (known: {''.join(sorted(known))!r})"
-                )
+    _check_grid(grid, known, problems)
 
     def where(square: Square) -> str | None:
         if not (0 <= square.y < len(grid) and 0 <= square.x < len(grid[square.y])):
@@ -188,39 +176,8 @@ def circuit_from_json(data: Mapping[str, Any], *, check_route: bool = False) -> 
             problems.append(f"start square {s} is {where(s)}")
         elif grid[s.y][s.x] != "S":
             problems.append(f"start square {s} is not on the start line (an 'S' square)")
-    finish = data.get("finish_line")
-    if not isinstance(finish, Mapping):
-        problems.append('"finish_line" must be {"cells": [[x, y], ...], "direction": "N"}')
-        finish = {}
-    cells = _squares(finish.get("cells"), '"finish_line" cells', problems)
-    for s in cells:
-        if where(s) is not None:
-            problems.append(f"finish line cell {s} is {where(s)}")
-    for y, row in enumerate(grid):
-        for x, char in enumerate(row):
-            if char == "S" and Square(x, y) not in cells:
-                problems.append(f"'S' square {x},{y} is not listed in the finish line cells")
-    try:
-        direction = Heading.parse(str(finish.get("direction", "")))
-    except ValueError as error:
-        problems.append(f"finish line direction: {error}")
-        direction = Heading.N
-    raw_checkpoints = data.get("checkpoints")
-    checkpoints: list[tuple[Square, ...]] = []
-    if not isinstance(raw_checkpoints, list) or not raw_checkpoints:
-        problems.append('"checkpoints" must be a non-empty list of {"cells": [[x, y], ...]}')
-        raw_checkpoints = []
-    seen: dict[Square, str] = {s: "the finish line" for s in cells}
-    for number, checkpoint in enumerate(raw_checkpoints, start=1):
-        raw_cells = checkpoint.get("cells") if isinstance(checkpoint, Mapping) else None
-        squares = _squares(raw_cells, f"checkpoint {number} cells", problems)
-        for s in squares:
-            if where(s) is not None:
-                problems.append(f"checkpoint {number} cell {s} is {where(s)}")
-            if s in seen:
-                problems.append(f"checkpoint {number} cell {s} is also on {seen[s]}")
-            seen[s] = f"checkpoint {number}"
-        checkpoints.append(squares)
+    cells, direction = _finish_line(data, grid, where, problems)
+    checkpoints = _checkpoints(data, cells, where, problems)
     laps = data.get("laps", 1)
     if not isinstance(laps, int) or isinstance(laps, bool) or not 1 <= laps <= 20:
         problems.append(f'"laps" must be a whole number from 1 to 20, not {laps!r}')
@@ -242,6 +199,75 @@ def circuit_from_json(data: Mapping[str, Any], *, check_route: bool = False) -> 
         if problem is not None:
             raise MapError(name, [problem])
     return circuit
+
+
+def _check_grid(grid: Sequence[str], known: set[str], problems: list[str]) -> None:
+    """The grid's size (it fits a results mail), its rows' widths, its terrain characters."""
+    width = len(grid[0])
+    if width > MAX_SIDE or len(grid) > MAX_SIDE:
+        problems.append(
+            f"the map is {width} x {len(grid)} squares; at most {MAX_SIDE} x {MAX_SIDE} fit in a results mail"
+        )
+    for y, row in enumerate(grid):
+        if len(row) != width:
+            problems.append(f"row {y} is {len(row)} squares wide; row 0 is {width}: all rows must be the same width")
+        for x, char in enumerate(row):
+            if char not in known:
+                problems.append(
+                    f"square {x},{y}: unknown terrain character {char!r} (known: {''.join(sorted(known))!r})"
+                )
+
+
+def _finish_line(
+    data: Mapping[str, Any], grid: Sequence[str], where: Callable[[Square], str | None], problems: list[str]
+) -> tuple[tuple[Square, ...], Heading]:
+    """The finish line's cells (every 'S' square among them, none off the map or solid) and
+    its direction."""
+    finish = data.get("finish_line")
+    if not isinstance(finish, Mapping):
+        problems.append('"finish_line" must be {"cells": [[x, y], ...], "direction": "N"}')
+        finish = {}
+    cells = _squares(finish.get("cells"), '"finish_line" cells', problems)
+    for s in cells:
+        if where(s) is not None:
+            problems.append(f"finish line cell {s} is {where(s)}")
+    for y, row in enumerate(grid):
+        for x, char in enumerate(row):
+            if char == "S" and Square(x, y) not in cells:
+                problems.append(f"'S' square {x},{y} is not listed in the finish line cells")
+    try:
+        direction = Heading.parse(str(finish.get("direction", "")))
+    except ValueError as error:
+        problems.append(f"finish line direction: {error}")
+        direction = Heading.N
+    return cells, direction
+
+
+def _checkpoints(
+    data: Mapping[str, Any],
+    finish: tuple[Square, ...],
+    where: Callable[[Square], str | None],
+    problems: list[str],
+) -> list[tuple[Square, ...]]:
+    """The checkpoints' cells, in order: none off the map or solid, none on the finish line or
+    on another checkpoint."""
+    raw_checkpoints = data.get("checkpoints")
+    checkpoints: list[tuple[Square, ...]] = []
+    if not isinstance(raw_checkpoints, list) or not raw_checkpoints:
+        problems.append('"checkpoints" must be a non-empty list of {"cells": [[x, y], ...]}')
+        raw_checkpoints = []
+    seen: dict[Square, str] = {s: "the finish line" for s in finish}
+    for number, checkpoint in enumerate(raw_checkpoints, start=1):
+        raw_cells = checkpoint.get("cells") if isinstance(checkpoint, Mapping) else None
+        squares = _squares(raw_cells, f"checkpoint {number} cells", problems)
+        for s in squares:
+            if where(s) is not None:
+                problems.append(f"checkpoint {number} cell {s} is {where(s)}")
+            if s in seen:
+                problems.append(f"checkpoint {number} cell {s} is also on {seen[s]}")
+            seen[s] = f"checkpoint {number}"
+        checkpoints.append(squares)
+    return checkpoints
 
 
 def circuit_to_json(circuit: Circuit) -> dict[str, Any]:

@@ -136,6 +136,14 @@ class SpeedPhreakz:
         )
 
     # -- the turn -----------------------------------------------------------------------
+    def orders_label(self, state: Race, player: PlayerId) -> str:
+        """Orders run one round ahead (§5): in round 2 a player's orders are the program for
+        round 3; the set-up's are its own label."""
+        rounds = state.allowed_rounds(player)
+        if state.set_up or not rounds:
+            return self.turn_label(state)
+        return ("Round " if len(rounds) == 1 else "Rounds ") + " and ".join(str(n) for n in rounds)
+
     def turn_label(self, state: Race) -> str:
         return view.turn_label(state)
 

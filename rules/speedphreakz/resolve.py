@@ -459,6 +459,48 @@ def resolve_round(
     control = roll.total + 100  # §4.2: C = 1d100+100, the same for everyone
     events.append(Event("control", f"Round {race.round}: control d100 {roll.total} + 100 = {control}.", (), roll))
 
+    runs = _runs(race, cars)
+    resolver = _Round(race, control, rng, events)
+    _run_the_round(resolver, runs)
+    by_seat = {run.seat: run for run in runs}
+    finishers: list[_Run] = []
+    got_nearer = False
+    for seat, car in enumerate(cars):
+        ran = by_seat.get(seat)
+        if ran is None:
+            continue
+        cars[seat], nearer = _after_round(race, car, ran, control, events)
+        got_nearer = got_nearer or nearer
+        if ran.finished:
+            finishers.append(ran)
+    # S12, S16: more control at the crossing, then fewer crashes, then whoever submitted
+    # their program for this round first (`Race.arrival`; seating order where none is known).
+    finishers.sort(
+        key=lambda r: (-(r.finish_control or 0), r.car.crashes, race.arrival(race.round, r.car.player), r.seat)
+    )
+    finish_order = race.finish_order + tuple(r.car.player for r in finishers)
+    if finishers and not race.finish_order:
+        events.append(Event("winner", f"{finishers[0].car.player} wins the race!", (finishers[0].car.player,)))
+    racing = [c for c in cars if c.racing]
+    limit = race.options.max_rounds  # §5: none by default, the race runs until a car finishes
+    over = bool(finishers) or not racing or (limit is not None and race.round >= limit)
+    if over and not finishers and racing:
+        finish_order = race.finish_order + _classified_at_the_limit(race, cars, racing, events)
+    state = dataclasses.replace(
+        race,
+        cars=tuple(cars),
+        round=race.round + 1,
+        finished=over,
+        finish_order=finish_order,
+        last_control=control,
+        arrivals=tuple((number, players) for number, players in race.arrivals if number > race.round),
+        stalled=0 if got_nearer or over else race.stalled + 1,
+    )
+    return Resolution(state, tuple(events))
+
+
+def _runs(race: Race, cars: Sequence[Car]) -> list[_Run]:
+    """A run of this round's program for every racing car on the map, in seating order."""
     table = chart()
     runs: list[_Run] = []
     for seat, car in enumerate(cars):
@@ -480,7 +522,11 @@ def resolve_round(
                 trail=[car.square],
             )
         )
-    resolver = _Round(race, control, rng, events)
+    return runs
+
+
+def _run_the_round(resolver: _Round, runs: list[_Run]) -> None:
+    """Every car's actions, step by step, then the crashes of cars sharing a square at the end."""
     steps = max((len(r.actions) for r in runs), default=0)
     for index in range(steps):
         # §4.5: step k runs every car's k-th action together; cars do not block each other
@@ -505,56 +551,27 @@ def resolve_round(
         resolver.crash(run, f"ends the round on the same square as {others}")
     _adjacency(resolver, runs, shared, "at the end of the round")
 
-    by_seat = {run.seat: run for run in runs}
-    finishers: list[_Run] = []
-    got_nearer = False
-    for seat, car in enumerate(cars):
-        ran = by_seat.get(seat)
-        if ran is None:
-            continue
-        cars[seat], nearer = _after_round(race, car, ran, control, events)
-        got_nearer = got_nearer or nearer
-        if ran.finished:
-            finishers.append(ran)
-    # S12, S16: more control at the crossing, then fewer crashes, then whoever submitted
-    # their program for this round first (`Race.arrival`; seating order where none is known).
-    finishers.sort(
-        key=lambda r: (-(r.finish_control or 0), r.car.crashes, race.arrival(race.round, r.car.player), r.seat)
+
+def _classified_at_the_limit(
+    race: Race, cars: Sequence[Car], racing: Sequence[Car], events: list[Event]
+) -> tuple[PlayerId, ...]:
+    """The racing cars in order when the last round allowed ends the race with no finisher."""
+    # §5: "a max_rounds option may end it (classified by distance to the next
+    # checkpoint, then the tie-break of S16)": laps and checkpoints done, then nearest
+    # the next one, then fewer crashes, then the earlier submission (as for the finish).
+    classified = sorted(
+        racing,
+        key=lambda c: (distance_behind(race, c), c.crashes, race.arrival(race.round, c.player), cars.index(c)),
     )
-    finish_order = race.finish_order + tuple(r.car.player for r in finishers)
-    if finishers and not race.finish_order:
-        events.append(Event("winner", f"{finishers[0].car.player} wins the race!", (finishers[0].car.player,)))
-    racing = [c for c in cars if c.racing]
-    limit = race.options.max_rounds  # §5: none by default, the race runs until a car finishes
-    over = bool(finishers) or not racing or (limit is not None and race.round >= limit)
-    if over and not finishers and racing:
-        # §5: "a max_rounds option may end it (classified by distance to the next
-        # checkpoint, then the tie-break of S16)": laps and checkpoints done, then nearest
-        # the next one, then fewer crashes, then the earlier submission (as for the finish).
-        classified = sorted(
-            racing,
-            key=lambda c: (distance_behind(race, c), c.crashes, race.arrival(race.round, c.player), cars.index(c)),
+    events.append(
+        Event(
+            "over",
+            f"The race ends after round {race.round}, the last round allowed; "
+            f"{classified[0].player} is classified first, nearest the next checkpoint.",
+            (classified[0].player,),
         )
-        finish_order = race.finish_order + tuple(c.player for c in classified)
-        events.append(
-            Event(
-                "over",
-                f"The race ends after round {race.round}, the last round allowed; "
-                f"{classified[0].player} is classified first, nearest the next checkpoint.",
-                (classified[0].player,),
-            )
-        )
-    state = dataclasses.replace(
-        race,
-        cars=tuple(cars),
-        round=race.round + 1,
-        finished=over,
-        finish_order=finish_order,
-        last_control=control,
-        arrivals=tuple((number, players) for number, players in race.arrivals if number > race.round),
-        stalled=0 if got_nearer or over else race.stalled + 1,
     )
-    return Resolution(state, tuple(events))
+    return tuple(c.player for c in classified)
 
 
 def distance_behind(race: Race, car: Car) -> tuple[int, int, int]:

@@ -21,7 +21,7 @@ from bot.models import Game, GmAudit, Turn
 from bot.store import find_game_row
 from bot.testing import FakeClock, FakeInbox, FakeMailer, body_of, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
-from tests.helpers import migrated
+from tests.helpers import fake_inbox, migrated, moving_clock
 
 __all__ = [
     "BOT",
@@ -115,14 +115,14 @@ def gm_says(
     """The GM mails `text` (through the game's signed GM address); the bot answers. Returns the Message-ID."""
     mid = message_id or _mid()
     to = signed_address(BOT, "test-site-secret", game, "gm") if signed else BOT
-    app.inbox.deliver(plain_mail(sender, to, f"[{game}] commands", text, message_id=mid))  # type: ignore[attr-defined]
+    fake_inbox(app).deliver(plain_mail(sender, to, f"[{game}] commands", text, message_id=mid))
     cycle(app)
     return mid
 
 
 def player_says(app: App, seat: str, text: str, *, game: str = "rc1", address: str | None = None) -> None:
     to = signed_address(BOT, "test-site-secret", game, seat)
-    app.inbox.deliver(
+    fake_inbox(app).deliver(
         plain_mail(
             address or ADDRESS[seat],
             to,
@@ -139,7 +139,7 @@ def past_setup(app: App) -> None:
     from datetime import timedelta
 
     for _ in ("design", "qualifying"):
-        app.clock.advance(timedelta(hours=49))
+        moving_clock(app).advance(timedelta(hours=49))
         cycle(app)
 
 
@@ -178,12 +178,12 @@ def to_the_finish(app: App, game: str, turns: int = 60) -> None:
     for _ in range(turns):
         if str(game_row(app, game).status) == "finished":
             return
-        app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
+        moving_clock(app).advance(timedelta(hours=25))
         cycle(app)
 
 
 def stranger_says(app: App, sender: str, text: str) -> None:
-    app.inbox.deliver(plain_mail(sender, BOT, "hello", text, message_id=_mid()))  # type: ignore[attr-defined]
+    fake_inbox(app).deliver(plain_mail(sender, BOT, "hello", text, message_id=_mid()))
     cycle(app)
 
 
@@ -194,7 +194,7 @@ def stranger_joins(app: App, sender: str, text: str, *, answer: str = "Yes pleas
     stranger_says(app, sender, text)
     code_mail = last(app, sender.lower())
     assert "[confirm join." in str(code_mail["Subject"]), str(code_mail["Subject"])
-    app.inbox.deliver(reply_to(code_mail, answer, sender=sender))  # type: ignore[attr-defined]
+    fake_inbox(app).deliver(reply_to(code_mail, answer, sender=sender))
     cycle(app)
 
 

@@ -470,7 +470,7 @@ def test_a_mail_gets_one_answer_in_sections_done_first(racecraft: App) -> None:
         "--- Your orders on file ---",
         "--- Orders received for Turn 1 of 5: start ---",
     ]
-    assert [line for line in not_done.splitlines() if line.startswith("--- ")] == ["--- Command not understood ---"]
+    assert [line for line in not_done.splitlines() if line.startswith("--- ")] == ["--- Incomplete command: JOIN ---"]
     assert '"JOIN": write JOIN <game> [your name]' in not_done
     assert body.count("Hello ") == 1 and body.replace("\r\n", "\n").count("\n-- \n") == 1
     with racecraft.db.read() as session:

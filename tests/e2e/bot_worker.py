@@ -2,7 +2,9 @@
 
     python -m tests.e2e.bot_worker CONFIG NOW [POINT:N]
 
-It runs the real jobs (poll over IMAP, tick, send over SMTP) on the configuration's
+or `serve(CONFIG, NOW, POINT:N, LOG)` as the target of a process forked from a server that has
+this module (and so the bot) imported already (tests/e2e/test_faults.py): the same process,
+without paying for the imports each time. It runs the real jobs (poll over IMAP, tick, send over SMTP) on the configuration's
 database, with the clock fixed at NOW (ISO 8601), so a test can kill it at any moment and
 start it again. With POINT:N (a `bot.faults.CrashPoint` value and a count), the process kills
 itself with SIGKILL the N-th time it reaches that crash point: a kill exactly there, whatever
@@ -69,6 +71,16 @@ def main(config: str, now: str, kill: str | None = None) -> int:
             return 0
     app.close()
     return 1
+
+
+def serve(config: str, now: str, kill: str | None, log: str) -> None:
+    """`main` in a process of its own, its standard error written to the file `log` (a
+    traceback, if it fails); its exit status is main's (SIGKILL at the crash point)."""
+    with open(log, "ab", buffering=0) as errors:
+        os.dup2(errors.fileno(), 2)
+    sys.stderr = open(2, "w", closefd=False)  # the process's stderr until it ends
+    os.environ["FLAGMAN_IMAP_PASSWORD"] = "bot-pw"
+    raise SystemExit(main(config, now, kill))
 
 
 if __name__ == "__main__":

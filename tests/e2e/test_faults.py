@@ -9,11 +9,10 @@ killed (the relay had it, the bot had not yet recorded it).
 from __future__ import annotations
 
 import itertools
+import multiprocessing
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -28,10 +27,15 @@ from bot.faults import CrashPoint
 from bot.games.turns import PlayerSpec, create_game
 from bot.settings import load_settings
 from bot.testing import FakeClock, plain_mail
+from tests.e2e import bot_worker
 from tests.e2e.conftest import MailWorld
+from tests.helpers import migrated
 from tests.servers import Dovecot, SmtpSink
 
-REPO = Path(__file__).resolve().parents[2]
+# The bot processes are forked from a server process that has imported the bot once (each
+# a process of its own, killed and started again as before, without a second of imports each).
+WORKERS = multiprocessing.get_context("forkserver")
+WORKERS.set_forkserver_preload(["tests.e2e.bot_worker"])
 START = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)
 _serial = itertools.count(1)
 GAMES = ("g1", "g2", "g3", "g4")  # g2 waits for its deadline: one player stays silent
@@ -78,9 +82,7 @@ batch_size = 5
 timeout = 10.0
 """)
     os.environ["FLAGMAN_IMAP_PASSWORD"] = "bot-pw"
-    from bot.db import migrate
-
-    migrate(db_url)
+    migrated(db_url)
     return Run(config, bot, domain, db_url)
 
 
@@ -132,30 +134,42 @@ def seed_games(run: Run, dovecot: Dovecot) -> list[bytes]:
     return mails
 
 
-def worker(run: Run, now: datetime, kill: str | None = None) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "tests.e2e.bot_worker", str(run.config), now.isoformat()]
-    return subprocess.Popen(
-        args + ([kill] if kill else []),
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "FLAGMAN_IMAP_PASSWORD": "bot-pw"},
-    )
+@dataclass
+class Worker:
+    """A bot process (tests/e2e/bot_worker.py) working on a run's inbox and database."""
+
+    process: multiprocessing.process.BaseProcess
+    log: Path
+
+    def wait(self, timeout: float) -> int:
+        """Its exit status (negative: the signal that ended it), once it has ended."""
+        self.process.join(timeout)
+        assert self.process.exitcode is not None, f"the bot process did not end in {timeout} s"
+        return self.process.exitcode
+
+    def errors(self) -> str:
+        return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
+
+
+def worker(run: Run, now: datetime, kill: str | None = None) -> Worker:
+    log = run.config.parent / f"worker-{next(_serial)}.log"
+    process = WORKERS.Process(target=bot_worker.serve, args=(str(run.config), now.isoformat(), kill, str(log)))
+    process.start()
+    return Worker(process, log)
 
 
 def finish(run: Run, now: datetime) -> None:
     proc = worker(run, now)
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err.decode()[-3000:]
+    assert proc.wait(timeout=120) == 0, proc.errors()
 
 
 def killed_at(run: Run, now: datetime, point: CrashPoint, nth: int) -> bool:
     """Run the worker until it reaches `point` the `nth` time, where it kills itself (SIGKILL).
     True if it died there; False if it finished its work without reaching it that often."""
     proc = worker(run, now, f"{point.value}:{nth}")
-    _, err = proc.communicate(timeout=120)
-    assert proc.returncode in (0, -signal.SIGKILL), err.decode()[-3000:]
-    return proc.returncode == -signal.SIGKILL
+    status = proc.wait(timeout=120)
+    assert status in (0, -signal.SIGKILL), proc.errors()
+    return status == -signal.SIGKILL
 
 
 def killed_at_random_moments(run: Run, now: datetime, kills: int, rng: random.Random) -> int:
@@ -165,9 +179,9 @@ def killed_at_random_moments(run: Run, now: datetime, kills: int, rng: random.Ra
     landed = 0
     for _ in range(kills):
         proc = worker(run, now)
-        time.sleep(rng.uniform(0.25, 1.2))  # start-up alone takes a few tenths of a second
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
+        time.sleep(rng.uniform(0.25, 1.2))  # start-up alone takes a tenth of a second or more
+        if proc.process.is_alive():
+            proc.process.kill()
             landed += 1
         proc.wait(timeout=30)
     return landed

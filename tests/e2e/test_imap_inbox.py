@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any, Literal
 
 import pytest
 
@@ -16,7 +17,7 @@ from bot.mail_in.inbox import Folder, RawMail, ReadAhead
 try:
     from tests.servers import Dovecot, free_port
 except ImportError:  # tests/ itself on sys.path
-    from servers import Dovecot, free_port  # type: ignore[no-redef]
+    from servers import Dovecot, free_port  # type: ignore[no-redef,import-not-found]
 
 pytestmark = pytest.mark.e2e
 
@@ -83,7 +84,9 @@ def make_inbox(dovecot: Dovecot, user: str) -> Iterator[Callable[..., ImapInbox]
         inbox.close()
 
 
-def test_fetch_returns_every_mail_oldest_first_in_batches(dovecot, user, make_inbox):
+def test_fetch_returns_every_mail_oldest_first_in_batches(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """25 mails with batch size 10: all come back in delivery order, fetched 10 at a time."""
     with dovecot.lmtp_connection() as lmtp:
         for n in range(25):
@@ -91,10 +94,11 @@ def test_fetch_returns_every_mail_oldest_first_in_batches(dovecot, user, make_in
     inbox = make_inbox(batch_size=10)
     inbox.connect()
     client = inbox._client
+    assert client is not None
     calls: list[int] = []
     real_fetch = client.fetch
 
-    def counting_fetch(messages, data, *args, **kwargs):
+    def counting_fetch(messages: list[int], data: list[str], *args: Any, **kwargs: Any) -> Any:
         calls.append(len(messages))
         return real_fetch(messages, data, *args, **kwargs)
 
@@ -110,7 +114,9 @@ def test_fetch_returns_every_mail_oldest_first_in_batches(dovecot, user, make_in
     assert [m.key for m in inbox.fetch_new(limit=7)] == [m.key for m in mails[:7]]
 
 
-def test_a_batch_in_hand_is_skipped_so_the_next_can_be_read_while_it_is_handled(dovecot, user, make_inbox):
+def test_a_batch_in_hand_is_skipped_so_the_next_can_be_read_while_it_is_handled(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """`fetch_new(skip=...)`: the mails after the batch in hand (still in the INBOX, not yet
     moved), oldest first -- what `ReadAhead` reads while the service handles that batch."""
     with dovecot.lmtp_connection() as lmtp:
@@ -126,7 +132,7 @@ def test_a_batch_in_hand_is_skipped_so_the_next_can_be_read_while_it_is_handled(
     assert [m.key for m in inbox.fetch_new(limit=100)] == [m.key for m in second + third]
 
 
-def test_fetching_changes_nothing(dovecot, user, make_inbox):
+def test_fetching_changes_nothing(dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]) -> None:
     """BODY.PEEK: a fetched mail is still unseen, and fetching again returns it again."""
     dovecot.deliver(user, make_mail(1))
     inbox = make_inbox()
@@ -138,7 +144,9 @@ def test_fetching_changes_nothing(dovecot, user, make_inbox):
     assert all(b"\\Seen" not in f for f in flags.values())
 
 
-def test_mail_over_the_size_cap_is_not_downloaded(dovecot, user, make_inbox):
+def test_mail_over_the_size_cap_is_not_downloaded(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """A mail bigger than max_size comes back with data=None and its server size."""
     small = make_mail(1)
     big = make_mail(2, body=("y" * 76 + "\r\n") * 100)
@@ -150,7 +158,9 @@ def test_mail_over_the_size_cap_is_not_downloaded(dovecot, user, make_inbox):
     assert second.data is None and second.size > 4000 and second.size >= len(big)
 
 
-def test_a_5_mb_mail_is_fetched_whole_under_the_cap_and_skipped_over_it(dovecot, user, make_inbox):
+def test_a_5_mb_mail_is_fetched_whole_under_the_cap_and_skipped_over_it(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """5 MB with a 10 MB cap: fetched byte for byte; with a 1 MB cap: size only."""
     lines = "".join(f"line {i:07d} " + "z" * 60 + "\r\n" for i in range(5 * 1024 * 1024 // 74))
     big = make_mail(1, body=lines)
@@ -177,7 +187,9 @@ AT_PLUS_2 = BEFORE_DEADLINE.astimezone(timezone(timedelta(hours=2)))
 AT_MINUS_5 = (BEFORE_DEADLINE - timedelta(days=120)).astimezone(timezone(timedelta(hours=-5)))
 
 
-def test_received_at_is_the_internaldate_in_utc_for_every_mail(dovecot, user, make_inbox):
+def test_received_at_is_the_internaldate_in_utc_for_every_mail(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """mail-interface.md: "Deadlines are judged by when the mail server received the mail
     (IMAP INTERNALDATE, the Maildir delivery time), not by when the bot reads it." A mail
     appended with a chosen INTERNALDATE comes back with that moment in UTC, over-cap mail
@@ -187,10 +199,11 @@ def test_received_at_is_the_internaldate_in_utc_for_every_mail(dovecot, user, ma
     inbox = make_inbox(max_size=4000)
     inbox.connect()
     client = inbox._client
+    assert client is not None
     fetched: list[list[str]] = []
     real_fetch = client.fetch
 
-    def counting_fetch(messages, data, *args, **kwargs):
+    def counting_fetch(messages: list[int], data: list[str], *args: Any, **kwargs: Any) -> Any:
         fetched.append([str(d) for d in data])
         return real_fetch(messages, data, *args, **kwargs)
 
@@ -204,7 +217,9 @@ def test_received_at_is_the_internaldate_in_utc_for_every_mail(dovecot, user, ma
     assert len(fetched) == 3 and sum("INTERNALDATE" in items for items in fetched) == 1
 
 
-def test_mail_delivered_over_lmtp_is_received_when_dovecot_stored_it(dovecot, user, make_inbox):
+def test_mail_delivered_over_lmtp_is_received_when_dovecot_stored_it(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """Without a chosen date, INTERNALDATE is the delivery: between before and after it
     (to the second, the precision of INTERNALDATE)."""
     before = datetime.now(UTC).replace(microsecond=0)
@@ -218,7 +233,9 @@ def test_mail_delivered_over_lmtp_is_received_when_dovecot_stored_it(dovecot, us
     "local_zone",
     ["IST-5:30", "EST5EDT,M3.2.0,M11.1.0"],  # POSIX TZ: no tzdata needed; the second has DST
 )
-def test_received_at_does_not_depend_on_the_bots_local_time_zone(dovecot, user, make_inbox, monkeypatch, local_zone):
+def test_received_at_does_not_depend_on_the_bots_local_time_zone(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox], monkeypatch: pytest.MonkeyPatch, local_zone: str
+) -> None:
     """imapclient by default turns INTERNALDATE into a naive local time by today's offset
     (an hour off across a DST change); the bot's local zone must not move a mail's arrival."""
     append_at(dovecot, user, make_mail(1), AT_PLUS_2)  # March 14: EDT already
@@ -233,7 +250,9 @@ def test_received_at_does_not_depend_on_the_bots_local_time_zone(dovecot, user, 
     assert [m.received_at for m in mails] == [BEFORE_DEADLINE, BEFORE_DEADLINE - timedelta(days=120)]
 
 
-def test_a_missing_or_unparseable_internaldate_gives_none(dovecot, user, make_inbox):
+def test_a_missing_or_unparseable_internaldate_gives_none(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """A server that sends no INTERNALDATE, or one imapclient cannot parse (it gives None),
     or one without a zone: the mail is still fetched, with received_at None."""
     for n in range(3):
@@ -241,9 +260,10 @@ def test_a_missing_or_unparseable_internaldate_gives_none(dovecot, user, make_in
     inbox = make_inbox()
     inbox.connect()
     client = inbox._client
+    assert client is not None
     real_fetch = client.fetch
 
-    def lossy_fetch(messages, data, *args, **kwargs):
+    def lossy_fetch(messages: list[int], data: list[str], *args: Any, **kwargs: Any) -> Any:
         result = real_fetch(messages, data, *args, **kwargs)
         for uid, item in result.items():
             if b"INTERNALDATE" in item:
@@ -261,7 +281,9 @@ def test_a_missing_or_unparseable_internaldate_gives_none(dovecot, user, make_in
     assert [m.received_at for m in mails] == [None, None, None]
 
 
-def test_mark_done_moves_a_batch_with_one_uid_move(dovecot, user, make_inbox):
+def test_mark_done_moves_a_batch_with_one_uid_move(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """25 keys with batch size 10: three UID MOVE commands, not 25."""
     with dovecot.lmtp_connection() as lmtp:
         for n in range(25):
@@ -269,10 +291,11 @@ def test_mark_done_moves_a_batch_with_one_uid_move(dovecot, user, make_inbox):
     inbox = make_inbox(batch_size=10)
     mails = inbox.fetch_new()
     client = inbox._client
+    assert client is not None
     moves: list[int] = []
     real_move = client.move
 
-    def counting_move(messages, folder):
+    def counting_move(messages: list[int], folder: str) -> Any:
         moves.append(len(messages))
         return real_move(messages, folder)
 
@@ -282,7 +305,9 @@ def test_mark_done_moves_a_batch_with_one_uid_move(dovecot, user, make_inbox):
     assert folder_count(dovecot, user, "Processed") == 25
 
 
-def test_mark_done_moves_to_processed_and_failed(dovecot, user, make_inbox):
+def test_mark_done_moves_to_processed_and_failed(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """Done mail leaves the inbox for Processed or Failed; the next fetch returns nothing."""
     for n in range(5):
         dovecot.deliver(user, make_mail(n))
@@ -299,7 +324,9 @@ def test_mark_done_moves_to_processed_and_failed(dovecot, user, make_inbox):
     assert folder_count(dovecot, user, "Processed") == 3
 
 
-def test_crash_between_fetch_and_mark_done_fetches_the_mail_again(dovecot, user, make_inbox):
+def test_crash_between_fetch_and_mark_done_fetches_the_mail_again(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """A bot that dies after fetching, before marking done, sees the same mails on restart."""
     for n in range(3):
         dovecot.deliver(user, make_mail(n))
@@ -311,7 +338,9 @@ def test_crash_between_fetch_and_mark_done_fetches_the_mail_again(dovecot, user,
     assert [(m.key, m.data) for m in after] == [(m.key, m.data) for m in before]
 
 
-def test_uidvalidity_change_ignores_old_keys_and_returns_mail_again(dovecot, user, make_inbox):
+def test_uidvalidity_change_ignores_old_keys_and_returns_mail_again(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """After the INBOX is recreated, old keys move nothing; the mails come back, new keys."""
     for n in range(3):
         dovecot.deliver(user, make_mail(n))
@@ -332,7 +361,9 @@ def test_uidvalidity_change_ignores_old_keys_and_returns_mail_again(dovecot, use
     assert folder_count(dovecot, user, "Processed") == 3
 
 
-def test_without_move_capability_copy_and_uid_expunge_do_the_move(dovecot, user, make_inbox):
+def test_without_move_capability_copy_and_uid_expunge_do_the_move(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """Where MOVE is missing, COPY + STORE \\Deleted + UID EXPUNGE give the same result."""
     for n in range(4):
         dovecot.deliver(user, make_mail(n))
@@ -345,7 +376,9 @@ def test_without_move_capability_copy_and_uid_expunge_do_the_move(dovecot, user,
     assert folder_count(dovecot, user, "Failed") == 2
 
 
-def test_mail_flagged_deleted_is_skipped_and_looked_past(dovecot, user, make_inbox):
+def test_mail_flagged_deleted_is_skipped_and_looked_past(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """A copied but not expunged mail (interrupted fallback) is not fetched again."""
     for n in range(4):
         dovecot.deliver(user, make_mail(n))
@@ -357,7 +390,9 @@ def test_mail_flagged_deleted_is_skipped_and_looked_past(dovecot, user, make_inb
     assert [message_id(m) for m in mails] == ["<order-1@players.test>", "<order-2@players.test>"]
 
 
-def test_idle_wakes_on_delivery_before_the_idle_cycle_ends(dovecot, user, make_inbox):
+def test_idle_wakes_on_delivery_before_the_idle_cycle_ends(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """wait() returns True soon after an LMTP delivery, and False after a quiet timeout.
 
     The bounds in these IDLE tests are far from the failures they catch, so a busy machine
@@ -384,15 +419,18 @@ def test_idle_wakes_on_delivery_before_the_idle_cycle_ends(dovecot, user, make_i
     assert len(inbox.fetch_new()) == 1
 
 
-def test_a_long_wait_is_cut_into_idle_cycles_each_closed_with_done(dovecot, user, make_inbox):
+def test_a_long_wait_is_cut_into_idle_cycles_each_closed_with_done(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """wait(0.7) with 0.2 s cycles: several IDLE/DONE rounds, then False (nothing came)."""
     inbox = make_inbox(idle_cycle=0.2)
     inbox.connect()
     client = inbox._client
+    assert client is not None
     dones: list[float] = []
     real_done = client.idle_done
 
-    def counting_done():
+    def counting_done() -> Any:
         dones.append(time.monotonic())
         return real_done()
 
@@ -418,7 +456,9 @@ def counted(client: object, name: str, calls: list[str], after: Callable[[], Non
     setattr(client, name, command)
 
 
-def test_news_the_server_holds_back_during_idle_are_reported_by_the_same_cycle(dovecot, user, make_inbox):
+def test_news_the_server_holds_back_during_idle_are_reported_by_the_same_cycle(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """Confirmation latency: Dovecot tells an idling client of a change only 500 ms
     after the first one (and the bot's own moves start that wait again), so an order waited
     for the next half-second. With idle_check each cycle ends with DONE and a NOOP, and the
@@ -443,7 +483,9 @@ def test_news_the_server_holds_back_during_idle_are_reported_by_the_same_cycle(d
 
 
 @pytest.mark.parametrize("check", [0.0, 0.2])
-def test_each_idle_cycle_ends_with_done_and_a_noop_unless_the_check_is_0(dovecot, user, make_inbox, check):
+def test_each_idle_cycle_ends_with_done_and_a_noop_unless_the_check_is_0(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox], check: float
+) -> None:
     """idle_check > 0: every cycle is IDLE, DONE, NOOP (at most `check` s in IDLE); 0: IDLE and
     DONE alone, cycles of `idle_cycle`, no NOOP ever (a server that does not hold news back)."""
     inbox = make_inbox(idle_cycle=0.2, idle_check=check)
@@ -460,7 +502,9 @@ def test_each_idle_cycle_ends_with_done_and_a_noop_unless_the_check_is_0(dovecot
     assert inbox.fetch_new() == []
 
 
-def test_the_bots_own_move_is_no_news_to_the_idle_check(dovecot, user, make_inbox):
+def test_the_bots_own_move_is_no_news_to_the_idle_check(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """After the poll moves a mail out of the INBOX while others stay there, Dovecot answers the
     idle check's NOOP with the EXPUNGE and the INBOX's new RECENT count: no mail came, so the
     wait does not wake the poll again for it (only EXISTS is new mail, RFC 3501 7.3.1)."""
@@ -478,7 +522,7 @@ def test_the_bots_own_move_is_no_news_to_the_idle_check(dovecot, user, make_inbo
     assert len(waiter.fetch_new()) == 2
 
 
-def test_without_idle_wait_polls(dovecot, user, make_inbox):
+def test_without_idle_wait_polls(dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]) -> None:
     """A server without IDLE: wait() polls with NOOP and still notices new mail."""
     inbox = make_inbox(poll_interval=0.1)
     inbox.connect()
@@ -500,7 +544,9 @@ def private_dovecot() -> Iterator[Dovecot]:
         yield server
 
 
-def test_dovecot_killed_during_idle_raises_then_recovers(private_dovecot, make_inbox):
+def test_dovecot_killed_during_idle_raises_then_recovers(
+    private_dovecot: Dovecot, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """Killed mid-IDLE: wait() notices at once, gives up after N reconnects with a clear
     error; after a restart the same inbox works again."""
     dc = private_dovecot
@@ -527,7 +573,9 @@ def test_dovecot_killed_during_idle_raises_then_recovers(private_dovecot, make_i
     assert [message_id(m) for m in inbox.fetch_new()] == ["<order-1@players.test>"]
 
 
-def test_dovecot_restarted_during_idle_reconnects_within_a_cycle(private_dovecot, make_inbox):
+def test_dovecot_restarted_during_idle_reconnects_within_a_cycle(
+    private_dovecot: Dovecot, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """Killed and back within the backoff: wait() reconnects and reports possible news."""
     dc = private_dovecot
     inbox = make_inbox(
@@ -556,7 +604,7 @@ def test_dovecot_restarted_during_idle_reconnects_within_a_cycle(private_dovecot
     assert [message_id(m) for m in inbox.fetch_new()] == ["<order-7@players.test>"]
 
 
-def test_unreachable_server_backs_off_exponentially_up_to_the_cap(make_inbox):
+def test_unreachable_server_backs_off_exponentially_up_to_the_cap(make_inbox: Callable[..., ImapInbox]) -> None:
     """No server: N attempts, sleeps doubling up to backoff_max, then ImapUnavailable."""
     sleeps: list[float] = []
     inbox = ImapInbox(
@@ -575,7 +623,9 @@ def test_unreachable_server_backs_off_exponentially_up_to_the_cap(make_inbox):
     assert sleeps == [0.1, 0.2, 0.3, 0.3]
 
 
-def test_wrong_password_is_a_login_error_not_retried(dovecot, user, make_inbox):
+def test_wrong_password_is_a_login_error_not_retried(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """Refused credentials raise ImapLoginError at once; check() names the problem."""
     sleeps: list[float] = []
     inbox = ImapInbox(dovecot.host, dovecot.imap_port, user, "wrong", security="none", sleep=sleeps.append)
@@ -586,7 +636,9 @@ def test_wrong_password_is_a_login_error_not_retried(dovecot, user, make_inbox):
     assert len(problems) == 1 and "login" in problems[0] and user in problems[0]
 
 
-def test_check_reports_missing_folders_and_ensure_folders_creates_them(dovecot, user, make_inbox):
+def test_check_reports_missing_folders_and_ensure_folders_creates_them(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """check() lists missing folders when it may not create them; ensure_folders() fixes it."""
     assert make_inbox().check() == []
     strict = make_inbox(processed_folder="Done", failed_folder="Broken", create_folders=False)
@@ -597,7 +649,9 @@ def test_check_reports_missing_folders_and_ensure_folders_creates_them(dovecot, 
     assert "IDLE" in strict.capabilities() and "MOVE" in strict.capabilities()
 
 
-def test_a_missing_inbox_or_target_folder_is_a_clear_error(dovecot, user, make_inbox):
+def test_a_missing_inbox_or_target_folder_is_a_clear_error(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """No such inbox folder: ImapError naming it (check() too); moving into a missing
     folder: ImapError, and the mails stay in the inbox."""
     from bot.mail_in.imap import ImapError
@@ -615,7 +669,7 @@ def test_a_missing_inbox_or_target_folder_is_a_clear_error(dovecot, user, make_i
     assert [m.key for m in nowhere.fetch_new()] == [m.key for m in mails]
 
 
-def test_check_reports_an_unreachable_server():
+def test_check_reports_an_unreachable_server() -> None:
     """check() on a port nobody listens on: one problem naming host and port, no raise."""
     port = free_port()
     problems = ImapInbox("127.0.0.1", port, "u", "p", security="none").check()
@@ -631,7 +685,7 @@ def tls_dovecot() -> Iterator[Dovecot]:
 
 
 @pytest.mark.parametrize("security", ["tls", "starttls"])
-def test_tls_and_starttls_connections_work(tls_dovecot, security):
+def test_tls_and_starttls_connections_work(tls_dovecot: Dovecot, security: Literal["tls", "starttls"]) -> None:
     """Implicit TLS (IMAPS) and STARTTLS both log in and fetch, verifying the certificate."""
     import ssl
 
@@ -646,7 +700,7 @@ def test_tls_and_starttls_connections_work(tls_dovecot, security):
         inbox.mark_done([m.key for m in mails])
 
 
-def test_an_untrusted_certificate_is_a_clear_error_not_retried(tls_dovecot):
+def test_an_untrusted_certificate_is_a_clear_error_not_retried(tls_dovecot: Dovecot) -> None:
     """With the system CAs the self-signed certificate fails: ImapError at once; check() says so."""
     from bot.mail_in.imap import ImapError
 
@@ -666,7 +720,9 @@ def test_an_untrusted_certificate_is_a_clear_error_not_retried(tls_dovecot):
     assert "CERTIFICATE_VERIFY_FAILED" in problem
 
 
-def test_mark_done_never_moves_on_foreign_or_malformed_keys(dovecot, user, make_inbox):
+def test_mark_done_never_moves_on_foreign_or_malformed_keys(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """Property: keys of another UIDVALIDITY, or not keys at all, move nothing, never raise."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -693,7 +749,9 @@ def test_mark_done_never_moves_on_foreign_or_malformed_keys(dovecot, user, make_
     check()
 
 
-def test_prune_deletes_processed_mail_the_server_received_before_the_day_given(dovecot, user, make_inbox):
+def test_prune_deletes_processed_mail_the_server_received_before_the_day_given(
+    dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
+) -> None:
     """ "the IMAP Processed folder grows forever". Mail appended to Processed with
     server dates 40 and 10 days ago: pruning what came before 30 days ago deletes the first,
     keeps the second, and leaves the INBOX alone."""
@@ -718,7 +776,9 @@ def test_prune_deletes_processed_mail_the_server_received_before_the_day_given(d
     assert pruner.prune(Folder.PROCESSED, now - timedelta(days=30)) == 0
 
 
-def test_an_outage_is_one_warning_and_its_end_one_more(private_dovecot, make_inbox, caplog):
+def test_an_outage_is_one_warning_and_its_end_one_more(
+    private_dovecot: Dovecot, make_inbox: Callable[..., ImapInbox], caplog: pytest.LogCaptureFixture
+) -> None:
     """ "39 "connection attempt n/5" warnings in 75 s of IMAP outage ... under
     `journalctl -p warning`. One warning per outage, one "works again"". The server killed:
     two inboxes (the poll's and IDLE's) try again and again; the log has one warning for it,

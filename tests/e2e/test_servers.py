@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import smtplib
 import socket
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -11,7 +12,7 @@ import sqlalchemy as sa
 try:
     from tests.servers import Dovecot, Postgres, ServerError, SmtpSink, dovecot_config
 except ImportError:  # tests/ itself on sys.path
-    from servers import (  # type: ignore[no-redef]
+    from servers import (  # type: ignore[no-redef,import-not-found]
         Dovecot,
         Postgres,
         ServerError,
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.e2e
 MAIL = b"From: a@example.test\r\nSubject: s\r\nMessage-ID: <m1@example.test>\r\n\r\nbody\r\n"
 
 
-def test_postgres_answers_select_1_through_sqlalchemy(postgres: Postgres):
+def test_postgres_answers_select_1_through_sqlalchemy(postgres: Postgres) -> None:
     """The PostgreSQL fixture gives a SQLAlchemy URL (psycopg 3) that answers queries."""
     assert postgres.url.startswith("postgresql+psycopg://")
     engine = sa.create_engine(postgres.url)
@@ -36,7 +37,7 @@ def test_postgres_answers_select_1_through_sqlalchemy(postgres: Postgres):
         engine.dispose()
 
 
-def test_postgres_can_make_an_extra_database(postgres: Postgres):
+def test_postgres_can_make_an_extra_database(postgres: Postgres) -> None:
     """create_database() gives a separate, empty database (one per test module if wanted)."""
     url = postgres.create_database("flagman_extra")
     engine = sa.create_engine(url)
@@ -49,7 +50,7 @@ def test_postgres_can_make_an_extra_database(postgres: Postgres):
         engine.dispose()
 
 
-def test_lmtp_delivery_is_readable_over_imap_and_unknown_users_are_refused(dovecot: Dovecot):
+def test_lmtp_delivery_is_readable_over_imap_and_unknown_users_are_refused(dovecot: Dovecot) -> None:
     """deliver() puts mail in the user's INBOX; LMTP refuses users that do not exist."""
     user = dovecot.add_user("harness-reader@flagman.test", "pw")
     dovecot.deliver(user, MAIL)
@@ -64,7 +65,7 @@ def test_lmtp_delivery_is_readable_over_imap_and_unknown_users_are_refused(dovec
         dovecot.deliver("nobody-here@flagman.test", MAIL)
 
 
-def test_a_killed_dovecot_restarts_with_its_mail():
+def test_a_killed_dovecot_restarts_with_its_mail() -> None:
     """kill() is a crash (SIGKILL); restart() comes back on the same ports with the mail."""
     with Dovecot() as server:
         user = server.add_user("crash@flagman.test", "pw")
@@ -80,7 +81,7 @@ def test_a_killed_dovecot_restarts_with_its_mail():
         client.logout()
 
 
-def test_recreate_inbox_changes_uidvalidity(dovecot: Dovecot):
+def test_recreate_inbox_changes_uidvalidity(dovecot: Dovecot) -> None:
     """recreate_inbox() gives the INBOX a new UIDVALIDITY; its mail stays."""
     user = dovecot.add_user("harness-recreate@flagman.test", "pw")
     dovecot.deliver(user, MAIL)
@@ -92,7 +93,7 @@ def test_recreate_inbox_changes_uidvalidity(dovecot: Dovecot):
     client.logout()
 
 
-def test_a_dovecot_that_cannot_start_fails_with_its_log():
+def test_a_dovecot_that_cannot_start_fails_with_its_log() -> None:
     """A busy port: start() raises ServerError quoting the server's own complaint."""
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -108,9 +109,9 @@ def test_a_dovecot_that_cannot_start_fails_with_its_log():
     assert "Address already in use" in str(caught.value) or "bind" in str(caught.value)
 
 
-def test_dovecot_config_follows_the_version():
+def test_dovecot_config_follows_the_version() -> None:
     """2.3 and 2.4 configs differ (testing.md): the right syntax for each version."""
-    values = dict(root="/r", user="u", group="g", uid=1, gid=2, imap_port=3, lmtp_port=4)
+    values: dict[str, Any] = dict(root="/r", user="u", group="g", uid=1, gid=2, imap_port=3, lmtp_port=4)
     old = dovecot_config((2, 3), **values)
     new = dovecot_config((2, 4), **values)
     assert "mail_location = maildir:~/Maildir" in old and "disable_plaintext_auth = no" in old
@@ -120,7 +121,7 @@ def test_dovecot_config_follows_the_version():
     assert "mail_location" not in new and "disable_plaintext_auth" not in new
 
 
-def test_sink_faults_fire_the_given_number_of_times(smtp_sink: SmtpSink):
+def test_sink_faults_fire_the_given_number_of_times(smtp_sink: SmtpSink) -> None:
     """fail_rcpt(times=1) refuses once, then the same recipient is accepted and recorded."""
     smtp_sink.reset()
     smtp_sink.fail_rcpt("451 4.3.0 later", recipients=["x@players.test"], times=1)
@@ -134,7 +135,7 @@ def test_sink_faults_fire_the_given_number_of_times(smtp_sink: SmtpSink):
     assert received.rcpt_tos == ("x@players.test",)
 
 
-def test_sink_can_drop_the_connection(smtp_sink: SmtpSink):
+def test_sink_can_drop_the_connection(smtp_sink: SmtpSink) -> None:
     """drop_connection() resets the TCP connection instead of answering."""
     smtp_sink.reset()
     smtp_sink.drop_connection("data", times=1)

@@ -14,7 +14,7 @@ from bot.mail_out.smtp import SmtpMailer
 try:
     from tests.servers import Dovecot, SmtpSink, free_port
 except ImportError:  # tests/ itself on sys.path
-    from servers import Dovecot, SmtpSink, free_port  # type: ignore[no-redef]
+    from servers import Dovecot, SmtpSink, free_port  # type: ignore[no-redef,import-not-found]
 
 pytestmark = pytest.mark.e2e
 
@@ -43,7 +43,7 @@ def mailer(sink: SmtpSink) -> SmtpMailer:
     return SmtpMailer(sink.host, sink.port, security="none", timeout=10)
 
 
-def test_a_batch_is_sent_over_one_connection_with_the_given_envelope(sink, mailer):
+def test_a_batch_is_sent_over_one_connection_with_the_given_envelope(sink: SmtpSink, mailer: SmtpMailer) -> None:
     """Three mails: all SENT, in order, one SMTP session, envelope and bytes as given."""
     mails = [outgoing(f"p{i}@players.test") for i in range(3)]
     results = mailer.send(mails)
@@ -67,7 +67,9 @@ def test_a_batch_is_sent_over_one_connection_with_the_given_envelope(sink, maile
         ("mail", "553 5.7.1 Sender not allowed", SendStatus.PERMANENT),
     ],
 )
-def test_a_refusal_decides_that_mail_only(sink, mailer, stage, reply, expected):
+def test_a_refusal_decides_that_mail_only(
+    sink: SmtpSink, mailer: SmtpMailer, stage: str, reply: str, expected: SendStatus
+) -> None:
     """4xx -> TEMPORARY, 5xx -> PERMANENT, for the refused mail; the rest of the batch goes."""
     mails = [outgoing(f"p{i}@players.test") for i in range(3)]
     if stage == "mail":
@@ -82,12 +84,12 @@ def test_a_refusal_decides_that_mail_only(sink, mailer, stage, reply, expected):
     assert statuses[refused] is expected
     assert reply.split()[0] in results[refused].detail
     assert [s for i, s in enumerate(statuses) if i != refused] == [SendStatus.SENT] * 2
-    assert sorted(m.message_id for m in sink.messages) == sorted(
+    assert sorted(m.message_id or "" for m in sink.messages) == sorted(
         m.message_id for i, m in enumerate(mails) if i != refused
     )
 
 
-def test_a_421_closing_the_connection_is_temporary_and_the_batch_goes_on(sink, mailer):
+def test_a_421_closing_the_connection_is_temporary_and_the_batch_goes_on(sink: SmtpSink, mailer: SmtpMailer) -> None:
     """421 at RCPT makes smtplib close the connection: TEMPORARY, reconnect, continue."""
     mails = [outgoing(f"p{i}@players.test") for i in range(3)]
     sink.fail_rcpt("421 4.3.2 Shutting down", recipients=["p0@players.test"])
@@ -100,7 +102,9 @@ def test_a_421_closing_the_connection_is_temporary_and_the_batch_goes_on(sink, m
     assert sink.greetings == 2
 
 
-def test_a_dropped_connection_is_temporary_and_the_rest_of_the_batch_is_still_sent(sink, mailer):
+def test_a_dropped_connection_is_temporary_and_the_rest_of_the_batch_is_still_sent(
+    sink: SmtpSink, mailer: SmtpMailer
+) -> None:
     """The relay drops the connection at DATA of mail 2: mail 2 TEMPORARY, 1 and 3 SENT."""
     mails = [outgoing(f"p{i}@players.test") for i in range(3)]
     sink.drop_connection("data", recipients=["p1@players.test"], times=1)
@@ -114,7 +118,7 @@ def test_a_dropped_connection_is_temporary_and_the_rest_of_the_batch_is_still_se
     assert [m.message_id for m in sink.messages] == [mails[0].message_id, mails[2].message_id]
 
 
-def test_reconnects_are_bounded_then_the_rest_is_temporary(sink):
+def test_reconnects_are_bounded_then_the_rest_is_temporary(sink: SmtpSink) -> None:
     """A relay that always drops: max_reconnects + 1 tries, every mail TEMPORARY, no raise."""
     mailer = SmtpMailer(sink.host, sink.port, security="none", timeout=10, max_reconnects=1)
     sink.drop_connection("rcpt", times=None)
@@ -125,7 +129,7 @@ def test_reconnects_are_bounded_then_the_rest_is_temporary(sink):
     assert sink.messages == []
 
 
-def test_an_unreachable_relay_makes_every_mail_temporary():
+def test_an_unreachable_relay_makes_every_mail_temporary() -> None:
     """Nobody listening: each mail TEMPORARY with the reason; check() names the relay."""
     port = free_port()
     mailer = SmtpMailer("127.0.0.1", port, security="none", timeout=5)
@@ -136,7 +140,7 @@ def test_an_unreachable_relay_makes_every_mail_temporary():
     assert len(problems) == 1 and f"127.0.0.1:{port}" in problems[0]
 
 
-def test_partly_refused_recipients_count_as_sent_with_the_refusals_noted(sink, mailer):
+def test_partly_refused_recipients_count_as_sent_with_the_refusals_noted(sink: SmtpSink, mailer: SmtpMailer) -> None:
     """Accepted for one of two recipients: SENT (a retry would duplicate), refusal noted."""
     sink.fail_rcpt("550 5.1.1 No such user", recipients=["gone@players.test"], times=None)
     mail = outgoing()
@@ -147,14 +151,16 @@ def test_partly_refused_recipients_count_as_sent_with_the_refusals_noted(sink, m
     assert sink.messages[0].rcpt_tos == ("alice@players.test",)
 
 
-def test_non_ascii_addresses_use_smtputf8(sink, mailer):
+def test_non_ascii_addresses_use_smtputf8(sink: SmtpSink, mailer: SmtpMailer) -> None:
     """An internationalised address goes out with SMTPUTF8 when the relay offers it."""
     (result,) = mailer.send([outgoing("zoë@players.test")])
     assert result.status is SendStatus.SENT
     assert sink.messages[0].rcpt_tos == ("zoë@players.test",)
 
 
-def test_onward_delivery_lands_in_the_players_imap_mailbox(sink, mailer, dovecot: Dovecot):
+def test_onward_delivery_lands_in_the_players_imap_mailbox(
+    sink: SmtpSink, mailer: SmtpMailer, dovecot: Dovecot
+) -> None:
     """What the bot sends reaches the player's Dovecot INBOX, readable over IMAP."""
     player = dovecot.add_user(f"player{next(_serial)}@players.test", "pw")
     mail = outgoing(player)
@@ -170,13 +176,13 @@ def test_onward_delivery_lands_in_the_players_imap_mailbox(sink, mailer, dovecot
     assert b"Your car moved 3 spaces." in body
 
 
-def test_check_is_clean_against_a_working_relay(mailer):
+def test_check_is_clean_against_a_working_relay(mailer: SmtpMailer) -> None:
     """check() against the sink on localhost: no problems."""
     assert mailer.check() == []
 
 
 @pytest.fixture(scope="module", params=["starttls", "tls"])
-def tls_sink(request) -> Iterator[SmtpSink]:
+def tls_sink(request: pytest.FixtureRequest) -> Iterator[SmtpSink]:
     """A relay with a self-signed certificate that wants AUTH (bot / pw)."""
     with SmtpSink(security=request.param, users={"bot": "pw"}) as server:
         yield server
@@ -195,7 +201,7 @@ def _tls_mailer(sink: SmtpSink, password: str = "pw", trusted: bool = True) -> S
     )
 
 
-def test_tls_or_starttls_with_login_sends(tls_sink):
+def test_tls_or_starttls_with_login_sends(tls_sink: SmtpSink) -> None:
     """STARTTLS and implicit TLS, certificate verified, AUTH: SENT; check() is clean."""
     tls_sink.reset()
     mailer = _tls_mailer(tls_sink)
@@ -205,7 +211,7 @@ def test_tls_or_starttls_with_login_sends(tls_sink):
     assert tls_sink.message_ids() == [mail.message_id]
 
 
-def test_a_refused_login_makes_the_batch_temporary_and_check_says_why(tls_sink):
+def test_a_refused_login_makes_the_batch_temporary_and_check_says_why(tls_sink: SmtpSink) -> None:
     """Wrong password: every mail TEMPORARY (a config problem is not the mail's fault)."""
     tls_sink.reset()
     mailer = _tls_mailer(tls_sink, password="wrong")
@@ -217,7 +223,7 @@ def test_a_refused_login_makes_the_batch_temporary_and_check_says_why(tls_sink):
     assert tls_sink.messages == []
 
 
-def test_an_untrusted_certificate_is_reported(tls_sink):
+def test_an_untrusted_certificate_is_reported(tls_sink: SmtpSink) -> None:
     """The system CAs do not trust the test certificate: TEMPORARY, and check() names it."""
     mailer = _tls_mailer(tls_sink, trusted=False)
     (result,) = mailer.send([outgoing()])
@@ -226,7 +232,7 @@ def test_an_untrusted_certificate_is_reported(tls_sink):
     assert "CERTIFICATE_VERIFY_FAILED" in problem
 
 
-def test_the_verdict_follows_the_reply_class(sink, mailer):
+def test_the_verdict_follows_the_reply_class(sink: SmtpSink, mailer: SmtpMailer) -> None:
     """Property: any 4yz at RCPT or DATA gives TEMPORARY, any 5yz PERMANENT (RFC 5321 4.2.1)."""
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
@@ -247,7 +253,7 @@ def test_the_verdict_follows_the_reply_class(sink, mailer):
     check()
 
 
-def test_each_result_is_reported_as_soon_as_the_relay_answers(sink, mailer):
+def test_each_result_is_reported_as_soon_as_the_relay_answers(sink: SmtpSink, mailer: SmtpMailer) -> None:
     """on_result sees mail n's verdict before mail n+1 reaches the relay, in order."""
     sink.fail_rcpt("550 5.1.1 No such user", recipients=["p1@players.test"], times=None)
     mails = [outgoing(f"p{i}@players.test") for i in range(3)]

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rules import find_game
@@ -30,13 +30,19 @@ from rules.speedphreakz.model import Race as PhreakzRace
 from tests.rules.racecraft_strategies import legal_orders, racecraft_scripts, replay
 from tests.rules.speed_circuit.strategies import order_text
 from tests.rules.speedphreakz.strategies import mail
+from tests.settled import examples
 
 RACECRAFT = find_game("racecraft")
 SPEED_CIRCUIT = find_game("speed_circuit")
 SPEEDPHREAKZ = find_game("speedphreakz")
-SLOW = settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+SLOW = settings(  # whole races with the robot thinking for every seat at every turn: slow
+    max_examples=examples(10, 25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# A full field of eight runners, each using 1 EP every turn: all eight level up to the final sprint.
+EIGHT = ("kelly", "seb", "steve", "roger", "ann", "bo", "cy", "di")
+FULL_FIELD = {"players": list(EIGHT), "options": {"turns": 5}, "seed": 7, "turns": [dict.fromkeys(EIGHT, "USE 1")] * 3}
 
 
 def check_legal(game: Game[Any, Any], state: Any, player: PlayerId, seed: int) -> tuple[Any, ...]:
@@ -78,8 +84,10 @@ def test_a_robots_rng_is_its_own_for_each_seat_and_turn() -> None:
 # -- Racecraft -------------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(15, 60), deadline=None)
 @given(script=racecraft_scripts(), seed=st.integers(0, 2**32))
+@example(script=FULL_FIELD, seed=0)
+@example(script={"players": list(EIGHT[:5]), "options": {"turns": 9}, "seed": 3, "turns": []}, seed=1)  # the start
 def test_racecraft_robot_orders_are_always_legal_and_complete(script: dict[str, Any], seed: int) -> None:
     """Over random legal races, at every turn, for every runner: one order it may give (USE n
     within its EP, CRUISE or OVERTAKE on tactical turns, OVERTAKE not at 0 EP), none on the
@@ -185,6 +193,8 @@ def _speed_circuit_race(seed: int, players: int, track: str, robots: frozenset[i
     robots=st.frozensets(st.integers(0, 6), min_size=1),
     check=st.integers(0, 2**32),
 )
+@example(seed=1, players=7, track="quarry_ring", robots=frozenset(range(7)), check=2)  # a full field of robots
+@example(seed=3, players=2, track="harbour_loop", robots=frozenset({1}), check=4)  # the smallest field
 def test_speed_circuit_robot_plots_are_always_legal_and_complete(
     seed: int, players: int, track: str, robots: frozenset[int], check: int
 ) -> None:

@@ -23,7 +23,7 @@ from rules.api import (
 from rules.script import ScriptError, play_script, run_script
 
 PLAYERS = ["kelly", "seb", "steve", "roger", "zed"]
-WORKED_EXAMPLE = {
+WORKED_EXAMPLE: dict[str, Any] = {
     "players": PLAYERS,
     "options": {"turns": 5},
     "seed": 1,

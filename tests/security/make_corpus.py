@@ -4,6 +4,7 @@ Run: .venv/bin/python tests/security/make_corpus.py. Placeholders @@...@@ are fi
 tests (signed addresses and passwords exist only once the game is created).
 """
 
+from collections.abc import Sequence
 from pathlib import Path
 
 D = Path(__file__).resolve().parent / "data"
@@ -12,17 +13,17 @@ n = 0
 
 
 def mail(
-    name,
-    headers,
-    body,
+    name: str,
+    headers: Sequence[str],
+    body: str,
     *,
-    to="@@SIGNED_SEB@@",
-    frm="Seb <seb@example.net>",
-    subject="Re: [rc1] Racecraft: Turn 1 of 5",
-    mid=None,
-    ctype='text/plain; charset="utf-8"',
-    extra_top=(),
-):
+    to: str | None = "@@SIGNED_SEB@@",
+    frm: str | None = "Seb <seb@example.net>",
+    subject: str | None = "Re: [rc1] Racecraft: Turn 1 of 5",
+    mid: str | None = None,
+    ctype: str | None = 'text/plain; charset="utf-8"',
+    extra_top: Sequence[str] = (),
+) -> None:
     global n
     n += 1
     lines = list(extra_top)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -37,6 +37,7 @@ from bot.mail_out import queue as mailout
 from bot.models import Game, Seat
 from bot.testing import plain_mail
 from tests.security.conftest import ADDRESS, BOT, GM, MAX_MAIL_BYTES, OLD_SECRET, SITE_SECRET, Bot
+from tests.settled import examples
 
 REPO = Path(__file__).resolve().parents[2]
 SIGNED_RE = re.compile(r"flagman\+([a-z0-9][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*\.[a-z2-7]{12})@example\.org", re.I)
@@ -304,7 +305,7 @@ BODIES = [
 ]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(15, 40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
         st.tuples(st.sampled_from(SENDERS), st.sampled_from(ROUTES), st.sampled_from(BODIES), st.booleans()),
@@ -312,6 +313,19 @@ BODIES = [
         max_size=12,
     )
 )
+# Someone else on a seat's and on the GM's addresses: GM commands, a replacement, a new player.
+@example(
+    [
+        (STRANGER, "gm", "REPLACE rc1 kelly k2@else.example", True),
+        (ADDRESS["kelly"], "seb", "PASSWORD nope\nUSE 1", False),
+        (GM2, "gm", "DROP rc1 anna", True),
+        ("kim@else.example", "plain", "JOIN rc2 Zed", False),
+        (GM, "gm2", "START rc2", True),
+        (ADDRESS["seb"], "kelly", "ORDERS", True),
+    ]
+)
+# The GM's own commands on the GM's address, the turn resolved and rolled back between them.
+@example([(GM, "gm", "PROCESS rc1", True), (GM, "gm", "ROLLBACK rc1", True), (GM, "plain", "STATUS", False)])
 @pytest.mark.slow
 def test_random_mail_never_hands_a_capability_to_anyone_else(
     make_bot: Callable[..., Bot], watch: Watch, mails: list[tuple[str, str, str, bool]]

@@ -28,6 +28,7 @@ from bot.service import PollReport
 from bot.testing import plain_mail
 from tests.security.conftest import ADDRESS, AUTHSERV, BOT, GM, OLD_SECRET, SITE_SECRET, Bot
 from tests.security.test_corpus import check_outgoing, fill
+from tests.settled import examples
 
 SECURITY = Path(__file__).resolve().parent / "data"
 MAIL = Path(__file__).resolve().parents[1] / "data" / "mail"
@@ -222,7 +223,7 @@ def test_mutated_and_assembled_mail_never_breaks_the_service(make_bot: Callable[
         st.lists(st.one_of(mutated(), assembled()), min_size=1, max_size=5), st.integers(0, 600), st.booleans()
     )
 
-    @FUZZ
+    @settings(FUZZ, max_examples=examples(40, 120))  # a whole bot and up to three batches each: slow
     @given(st.lists(batch, min_size=1, max_size=3))
     def run(batches: list[tuple[list[bytes], int, bool]]) -> None:
         bot = make_bot()

@@ -41,6 +41,15 @@ def test_resign_with_a_friendly_line_gets_one_answer(rc: App) -> None:
     assert [str(m["Subject"]) for m in answers] == ["[rc1] You have resigned from rc1"]
 
 
+def test_a_command_without_its_game_is_told_what_it_needs_not_that_it_was_not_understood(rc: App) -> None:
+    """ "RESIGN" alone is understood as RESIGN: the answer names it and says what it needs (the
+    game); a line that is no command is still "Command not understood"."""
+    player_says(rc, "kelly", "RESIGN")
+    answer = last(rc, ADDRESS["kelly"])
+    assert str(answer["Subject"]) == "[ERROR] [rc1] Incomplete command: RESIGN"
+    assert '"RESIGN": write RESIGN <game>, e.g. RESIGN rc1' in body_of(answer)
+
+
 def test_a_gms_chatty_lines_are_not_listed_as_not_understood(rc: App) -> None:
     """ "thanks!" and "cheers" among a GM's commands were listed as "not understood"."""
     before = len(mails(rc, GM))

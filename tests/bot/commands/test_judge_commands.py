@@ -10,6 +10,7 @@ from bot.store import find_game_row
 from bot.testing import body_of, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, last, mails, player_says, stranger_says
+from tests.helpers import fake_inbox
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 SEATS = ("kelly", "seb", "steve", "roger", "anna")
@@ -47,7 +48,7 @@ def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: App) -> 
     """RESEND through the seat's reply address, from another address: the sheet goes to the seat's
     registered address, with its reply address, and never to the From; a few a day at most."""
     before = len(mails(rc, ADDRESS["seb"]))
-    rc.inbox.deliver(
+    fake_inbox(rc).deliver(
         plain_mail(
             "seb-phone@else.example",
             signed_address(BOT, "test-site-secret", "rc1", "seb"),  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from bot.settings import AuthSettings
 from bot.testing import body_of, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, GM, RACERS, cycle, mails
+from tests.helpers import fake_inbox
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 AUTHSERV = "mx.example.org"
@@ -44,7 +45,7 @@ def dmarc_site(tmp_path: Path) -> Iterator[App]:
 
 
 def ping(app: App, sender: str, to: str = BOT, text: str = "PING", **headers: str) -> None:
-    app.inbox.deliver(
+    fake_inbox(app).deliver(
         plain_mail(
             sender,
             to,

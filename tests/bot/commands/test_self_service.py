@@ -472,6 +472,28 @@ def _game(app: App, kind: str, count: int) -> None:
     app.service.send()
 
 
+def test_the_gms_seat_list_names_a_robot_seat_as_a_robot_not_an_address(gapp: App) -> None:
+    """The GM's copy lists each seat with who holds it: a person with their address, a robot
+    as a robot with its level (it has no address to show)."""
+    players = (PlayerSpec("p0", "p0@example.org", "P0"), PlayerSpec("p1", "p1@example.org", "P1"))
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speedphreakz",
+            name="g1",
+            players=players,
+            gm_address=GM,
+            deadline="48h",
+            seed=5,
+            robot_seats=["robbie"],
+        )
+    gapp.service.send()
+    seats = body_of(last(gapp, GM)).replace("\r\n", "\n").split("Seats:\n", 1)[1]
+    assert "  robbie           a robot (normal level)\n" in seats, seats
+    assert "<robot>" not in seats and "  p0               P0 <p0@example.org>\n" in seats, seats
+
+
 def test_an_incomplete_speedphreakz_set_names_the_start_and_the_rounds_it_lacks(gapp: App) -> None:
     """speedphreakz.md §5: the set-up takes the START and the programs of rounds 1 and 2; a mail
     with round 1 only is confirmed with what it lacks, each with its syntax."""
@@ -593,6 +615,18 @@ def test_a_locked_round_refused_claims_no_default_for_it(gapp: App) -> None:
     assert "locked" in body, body
     assert "the default stands for that" not in body, body
     assert "That is a complete set without line 1 (ROUND): the orders below count without it." in body, body
+
+
+def test_a_speedphreakz_sheet_says_the_round_its_orders_are_for(gapp: App) -> None:
+    """Orders run one round ahead (speedphreakz.md §5): the sheet of Round 2, whose program is
+    locked, asks for the program of round 3, so its orders are due for Round 3, not Round 2."""
+    _game(gapp, "speedphreakz", 2)
+    player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p0@example.org")
+    player_says(gapp, "p1", "START 2,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p1@example.org")
+    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "Now send: ROUND 3." in body, body
+    assert "Your orders for Round 3 are due by" in body, body
+    assert "Your orders for Round 2" not in body, body
 
 
 def test_a_part_wanted_only_later_is_not_also_listed_as_lacking_now(gapp: App) -> None:

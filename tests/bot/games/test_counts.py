@@ -14,7 +14,9 @@ from bot.outlook import Source, what_counts
 from bot.store import find_game_row, orders_on_file, submissions
 from bot.testing import body_of
 from rules import find_game
+from rules.api import AnyGame, GameState
 from rules.speed_circuit.car import DEFAULT_DESIGN, Design
+from rules.speed_circuit.model import RaceState
 from rules.speed_circuit.resolve import safe_plot
 from tests.bot import gm_helpers
 from tests.bot.commands.test_self_service import _game
@@ -23,7 +25,7 @@ from tests.bot.gm_helpers import last, past_setup, player_says
 gapp = gm_helpers.gapp
 
 
-def _race_turn_1() -> tuple[object, object]:
+def _race_turn_1() -> tuple[AnyGame, GameState]:
     game = find_game("speed_circuit")
     state = game.new_game(["p0", "p1", "p2"], {}, random.Random(3))
     for _ in ("design", "qualifying"):
@@ -40,7 +42,9 @@ def test_a_plot_without_speed_counts_with_the_speed_of_the_safe_plot() -> None:
     sent = game.parse_orders(state, "p0", "PAY ROLL\nPASS YES").orders
     assert len(sent) == 2
     counts = what_counts(game, state, Seat(name="p0"), sent)
-    speed = safe_plot(state, state.car("p0")).speed
+    race = state
+    assert isinstance(race, RaceState)
+    speed = safe_plot(race, race.car("p0")).speed
     assert counts.source is Source.ON_FILE and counts.filled == (f"SPEED {speed}",)
     assert counts.text == "\n".join([f"SPEED {speed}", "PAY ROLL", "PASS YES"])
     assert counts.later == ()

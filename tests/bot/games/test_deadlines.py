@@ -41,6 +41,7 @@ from tests.bot.gm_helpers import (
     player_says,
     turns,
 )
+from tests.helpers import moving_clock
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 LONDON = ZoneInfo("Europe/London")
@@ -122,7 +123,7 @@ def test_a_game_with_daily_deadlines_keeps_18_local_through_the_spring_change(tm
         seen.append(deadline)
         sheet = [m for m in mails(app, ADDRESS["steve"]) if "due" in str(m["Subject"])][-1]
         assert format_local(deadline, "America/New_York") in str(sheet["Subject"])
-        app.clock.set(deadline + timedelta(minutes=1))
+        moving_clock(app).set(deadline + timedelta(minutes=1))
         cycle(app)
     locals_ = [d.astimezone(LONDON).strftime("%a %H:%M %Z") for d in seen]
     assert all(" 18:00 " in text for text in locals_), locals_
@@ -149,11 +150,11 @@ def test_orders_within_the_grace_period_count_and_the_turn_waits_for_it(rc: App)
     only after the grace has passed."""
     set_game(rc, grace_minutes=30)
     deadline = as_utc(turns(rc)[0].deadline)  # type: ignore[arg-type]
-    rc.clock.set(deadline + timedelta(minutes=10))
+    moving_clock(rc).set(deadline + timedelta(minutes=10))
     player_says(rc, "seb", "USE 4")
     assert "[ERROR]" not in str(last(rc, ADDRESS["seb"])["Subject"])
     assert turns(rc)[0].resolved_at is None
-    rc.clock.set(deadline + timedelta(minutes=31))
+    moving_clock(rc).set(deadline + timedelta(minutes=31))
     player_says(rc, "kelly", "USE 4")
     assert any("Too late" in str(m["Subject"]) for m in mails(rc, ADDRESS["kelly"]))
     assert turns(rc)[0].resolved_at is not None
@@ -165,7 +166,7 @@ def test_early_resolution_off_waits_for_the_deadline_with_every_order_in(rc: App
     for seat in ADDRESS:
         player_says(rc, seat, "USE 3")
     assert turns(rc)[0].resolved_at is None
-    rc.clock.advance(hours=48)
+    moving_clock(rc).advance(hours=48)
     cycle(rc)
     assert turns(rc)[0].resolved_at is not None
 
@@ -197,7 +198,7 @@ def test_after_downtime_one_turn_is_resolved_the_next_gets_a_full_turn_and_the_g
             seed=9,
         )
     app.service.send()
-    app.clock.set(START + timedelta(days=10))
+    moving_clock(app).set(START + timedelta(days=10))
     cycle(app)
     rows = turns(app)
     assert [t.resolved_at is not None for t in rows] == [True, False]
@@ -209,7 +210,7 @@ def test_after_downtime_one_turn_is_resolved_the_next_gets_a_full_turn_and_the_g
 
 
 def test_a_turn_resolved_on_time_brings_no_late_notice(rc: App) -> None:
-    rc.clock.set(START + timedelta(hours=48, minutes=1))
+    moving_clock(rc).set(START + timedelta(hours=48, minutes=1))
     cycle(rc)
     assert turns(rc)[0].resolved_at is not None
     assert not any("late" in str(m["Subject"]) for m in mails(rc, GM))

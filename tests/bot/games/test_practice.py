@@ -478,6 +478,20 @@ def test_a_practice_confirmation_never_says_the_turn_may_resolve_before_its_soon
     assert "which may be before then" not in body, body
 
 
+def test_a_practice_status_says_when_the_turn_resolves_at_the_soonest(gapp: App) -> None:
+    """A practice race has no deadline: its STATUS says when the turn resolves instead (as soon
+    as the orders are in, not before its pace: `turns.soonest_text`, the confirmation's time)."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "USE 2\nSTATUS", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    cycle(gapp)
+    body = " ".join(body_of(last(gapp, PAT)).split())
+    assert (
+        "A practice race has no GM and no deadline: the turn resolves as soon as your orders are in, "
+        "3 minutes after it opened at the soonest, Mon 5 Jan 2026 09:03 GMT."
+    ) in body, body
+
+
 def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: App) -> None:
     """Played by mail (playfix m2): the closing letter said "Send PRACTICE <game> for a new one";
     PRACTICE takes a kind of game (mail-interface.md: "`PRACTICE <game kind>`"): it names the

@@ -15,6 +15,7 @@ from bot.store import find_game_row
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, past_setup, player_says, turns
+from tests.helpers import moving_clock
 
 RACECRAFT = find_game("racecraft")
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
@@ -39,19 +40,19 @@ def set_game(app: App, **values: object) -> None:
 def test_reminders_go_at_each_mark_once_and_only_to_seats_with_nothing_on_file(rc: App) -> None:
     """24h and 2h before the deadline, once each; a seat with orders on file gets none."""
     player_says(rc, "seb", "USE 3")
-    rc.clock.set(START + timedelta(hours=23))
+    moving_clock(rc).set(START + timedelta(hours=23))
     cycle(rc)
     assert all_reminders(rc) == 0
-    rc.clock.set(START + timedelta(hours=24))  # 24h before Wed 09:00
+    moving_clock(rc).set(START + timedelta(hours=24))  # 24h before Wed 09:00
     cycle(rc)
     assert len(reminders_to(rc, "kelly")) == 1 and reminders_to(rc, "seb") == []
     assert all_reminders(rc) == 4
     for _ in range(3):
-        rc.clock.advance(minutes=30)
+        moving_clock(rc).advance(minutes=30)
         cycle(rc)
     assert all_reminders(rc) == 4, "no reminder is sent twice"
     player_says(rc, "anna", "USE 2")
-    rc.clock.set(START + timedelta(hours=46))  # 2h before
+    moving_clock(rc).set(START + timedelta(hours=46))  # 2h before
     cycle(rc)
     cycle(rc)
     assert len(reminders_to(rc, "kelly")) == 2 and len(reminders_to(rc, "anna")) == 1
@@ -61,7 +62,7 @@ def test_reminders_go_at_each_mark_once_and_only_to_seats_with_nothing_on_file(r
 
 def test_a_reminder_shows_the_deadline_in_the_recipients_zone_and_the_default(rc: App) -> None:
     """Every deadline is shown in the recipient's own zone; the reminder says what the default is."""
-    rc.clock.set(START + timedelta(hours=24))
+    moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
     kelly, steve, roger = (reminders_to(rc, s)[0] for s in ("kelly", "steve", "roger"))
     assert "Wed 7 Jan 2026 09:00 GMT" in kelly
@@ -92,14 +93,14 @@ def test_a_mark_already_past_when_the_turn_opens_is_skipped(gapp: App) -> None:
     cycle(gapp)
     assert all_reminders(gapp) == 0
     assert turns(gapp)[0].reminded == "1d"
-    gapp.clock.advance(hours=10)
+    moving_clock(gapp).advance(hours=10)
     cycle(gapp)
     assert all_reminders(gapp) == 5
 
 
 def test_marks_due_together_after_downtime_send_one_reminder(rc: App) -> None:
     """The service was down across both marks: one reminder, not two."""
-    rc.clock.set(START + timedelta(hours=47))
+    moving_clock(rc).set(START + timedelta(hours=47))
     cycle(rc)
     assert len(reminders_to(rc, "kelly")) == 1
     assert "in 1 hour" in reminders_to(rc, "kelly")[0]
@@ -107,25 +108,25 @@ def test_marks_due_together_after_downtime_send_one_reminder(rc: App) -> None:
 
 def test_moving_the_deadline_rearms_the_reminders(rc: App) -> None:
     """After EXTEND the reminders count again from the new deadline."""
-    rc.clock.set(START + timedelta(hours=24))
+    moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
     assert len(reminders_to(rc, "kelly")) == 1
     gm_says(rc, "EXTEND rc1 48h")
     cycle(rc)
     assert len(reminders_to(rc, "kelly")) == 1
-    rc.clock.set(START + timedelta(hours=72))  # 24h before the new deadline
+    moving_clock(rc).set(START + timedelta(hours=72))  # 24h before the new deadline
     cycle(rc)
     assert len(reminders_to(rc, "kelly")) == 2
 
 
 def test_no_reminders_for_a_paused_game_or_with_the_schedule_off(rc: App) -> None:
     gm_says(rc, "PAUSE rc1")
-    rc.clock.set(START + timedelta(hours=24))
+    moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
     assert all_reminders(rc) == 0
     set_game(rc, reminder_spec="none")
     gm_says(rc, "RESUME rc1")
-    rc.clock.advance(hours=47)
+    moving_clock(rc).advance(hours=47)
     cycle(rc)
     assert all_reminders(rc) == 0
 
@@ -173,7 +174,7 @@ def test_a_player_on_vacation_gets_no_reminder(rc: App) -> None:
     """mail-interface.md: VACATION <from> <to>: "defaults apply" for a turn due in those days:
     the player is away, so the reminders before it are not sent to them (the others get theirs)."""
     player_says(rc, "kelly", "VACATION 2026-01-05 2026-01-08")  # turn 1 closes on Wed 7 Jan
-    rc.clock.set(START + timedelta(hours=24))  # 24h before the deadline
+    moving_clock(rc).set(START + timedelta(hours=24))  # 24h before the deadline
     cycle(rc)
     assert reminders_to(rc, "kelly") == []
     assert len(reminders_to(rc, "seb")) == 1
@@ -183,7 +184,7 @@ def test_a_reminder_names_the_gms_plot_as_what_a_silent_seat_gets(rc: App) -> No
     """ "the player sees it named as the GM's plot wherever a default is
     mentioned" -- the reminder included."""
     gm_says(rc, "PLOT rc1 steve USE 1")
-    rc.clock.set(START + timedelta(hours=24))
+    moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
     (reminder,) = reminders_to(rc, "steve")
     text = reminder.replace("\r\n", "\n")
@@ -207,7 +208,7 @@ def test_a_seat_whose_set_lacks_a_part_is_reminded_with_what_fills_it(gapp: App)
     player_says(gapp, "p1", "SPEED 40", game="g1", address="p1@example.org")
     deadline = turns(gapp, "g1")[-1].deadline
     assert deadline is not None
-    gapp.clock.set(deadline.replace(tzinfo=START.tzinfo) - timedelta(hours=24))
+    moving_clock(gapp).set(deadline.replace(tzinfo=START.tzinfo) - timedelta(hours=24))
     cycle(gapp)
 
     def reminded(seat: str) -> list[str]:

@@ -10,6 +10,7 @@ from datetime import timedelta
 from bot.app import App
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, last, mails, player_says
+from tests.helpers import moving_clock
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
@@ -44,7 +45,7 @@ def test_a_seat_with_a_gm_plot_is_told_one_default_once_in_every_letter(rc: App)
     _one_default(_text(rc, "steve"))
     player_says(rc, "steve", "FLY AWAY")
     _one_default(_text(rc, "steve"))
-    rc.clock.set(START + timedelta(hours=24))
+    moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
     (reminder,) = [body_of(m) for m in mails(rc, ADDRESS["steve"]) if "Reminder" in str(m["Subject"])]
     _one_default(reminder.replace("\r\n", "\n"))

@@ -29,6 +29,7 @@ from tests.bot.gm_helpers import (
     stranger_says,
     turns,
 )
+from tests.helpers import fake_inbox, moving_clock
 
 RACECRAFT = find_game("racecraft")
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
@@ -113,7 +114,7 @@ def test_join_refusals_unknown_closed_and_already_joined(signup: App, rc: App) -
     from bot.testing import reply_to
 
     welcome = [m for m in mails(signup, "z@example.net") if "Welcome" in str(m["Subject"])][0]
-    signup.inbox.deliver(reply_to(welcome, "JOIN rc2", sender="z@example.net"))  # type: ignore[attr-defined]
+    fake_inbox(signup).deliver(reply_to(welcome, "JOIN rc2", sender="z@example.net"))
     cycle(signup)
     assert "in rc2 already" in str(last(signup, "z@example.net")["Subject"])
     assert len(game_row(signup, "rc2").seats) == 1
@@ -159,7 +160,7 @@ def test_resign_before_the_start_takes_the_player_off_the_list_and_they_may_rejo
     welcome = last(signup, "kim@example.net")
     from bot.testing import reply_to
 
-    signup.inbox.deliver(reply_to(welcome, "RESIGN rc2", sender="kim@example.net"))  # type: ignore[attr-defined]
+    fake_inbox(signup).deliver(reply_to(welcome, "RESIGN rc2", sender="kim@example.net"))
     cycle(signup)
     assert not game_row(signup, "rc2").seats[0].active
     assert "resigned" in str(last(signup, "kim@example.net")["Subject"])
@@ -199,7 +200,7 @@ def _limit(app: App, limit: int, action: str) -> None:
 def _everyone_but_anna_orders(app: App) -> None:
     for seat in ("kelly", "seb", "steve", "roger"):
         player_says(app, seat, "CRUISE" if len(turns(app)) > 1 else "USE 3")
-    app.clock.advance(hours=49)
+    moving_clock(app).advance(hours=49)
     cycle(app)
 
 

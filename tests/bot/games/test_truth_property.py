@@ -26,6 +26,7 @@ from bot.models import OrderSubmission, Turn
 from bot.testing import body_of
 from rules import find_game
 from tests.bot.gm_helpers import GM, cycle, gm_says, last, new_app, past_setup, player_says
+from tests.helpers import moving_clock
 from tests.settled import examples
 
 SEATS = ("p0", "p1", "p2")
@@ -122,7 +123,7 @@ def _play(app: App, kind: str, steps: list[tuple[str, str, object]]) -> None:
     assert still is not None, status
     to_order = set() if still.group(1) == "nobody" else set(still.group(1).split(", "))
 
-    app.clock.advance(timedelta(hours=49))
+    moving_clock(app).advance(timedelta(hours=49))
     cycle(app)
     with app.db.read() as session:
         game = store.find_game_row(session, "g1", with_seats=True)

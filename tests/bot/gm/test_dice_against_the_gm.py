@@ -18,7 +18,7 @@ from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bot.app import App
@@ -27,6 +27,7 @@ from bot.testing import body_of
 from rules import fair
 from tests.bot.conftest import GM, make_settings
 from tests.bot.gm_helpers import ADDRESS, cycle, gm_says, last, mails, new_app, one_lap_race, player_says, turns
+from tests.settled import examples
 
 KELLY = ADDRESS["kelly"]
 THROWAWAY = re.compile(r"drawn for this preview alone:\s+([0-9a-f]{64})")
@@ -223,8 +224,30 @@ def _archive_text(site: Path) -> str:
 
 
 @pytest.mark.slow
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(5, 12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(steps=STEPS)
+# Previewed, processed, rolled back, ordered again and closed at the deadline: rolls drawn twice.
+@example(
+    steps=[
+        ("gm", "PREVIEW sc1"),
+        ("gm", "PROCESS sc1"),
+        ("gm", "ROLLBACK sc1"),
+        ("player", "SPEED 20\nPAY WEAR\nPUSH NO"),
+        ("gm", "PREVIEW sc1"),
+        ("tick", ""),
+    ]
+)
+# The GM's orders for a robot and a person, a plot and a figure set, previewed before the deadline.
+@example(
+    steps=[
+        ("gm", "ORDER sc1 robo SPEED 20"),
+        ("gm", "PLOT sc1 kelly SPEED 0"),
+        ("gm", "SET sc1 kelly wear 3"),
+        ("gm", "PREVIEW sc1"),
+        ("tick", ""),
+        ("gm", "ROLLBACK sc1"),
+    ]
+)
 def test_no_sequence_of_gm_commands_shows_a_real_roll_before_the_orders_close(
     template: Path, steps: list[tuple[str, str]]
 ) -> None:

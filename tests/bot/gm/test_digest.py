@@ -29,6 +29,7 @@ from tests.bot.gm_helpers import (
     mails,
     player_says,
 )
+from tests.helpers import fake_inbox, moving_clock
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
@@ -89,9 +90,9 @@ def world(rc: App) -> App:
         assert game is not None and game.status == GameStatus.FINISHED
     player_says(rc, "seb", "USE 6")
     player_says(rc, "kelly", "USE 11")  # refused
-    rc.inbox.deliver(plain_mail("stranger@example.com", BOT, "hi", "what is this?"))  # type: ignore[attr-defined]
-    rc.inbox.deliver(plain_mail(ADDRESS["anna"], BOT, "[rc1] orders", "USE 1"))  # type: ignore[attr-defined]
-    rc.inbox.deliver(
+    fake_inbox(rc).deliver(plain_mail("stranger@example.com", BOT, "hi", "what is this?"))
+    fake_inbox(rc).deliver(plain_mail(ADDRESS["anna"], BOT, "[rc1] orders", "USE 1"))
+    fake_inbox(rc).deliver(
         plain_mail(
             "MAILER-DAEMON@mx.example.com",
             BOT,
@@ -160,13 +161,13 @@ def test_the_digest_ends_with_every_gm_command_and_an_example(world: App) -> Non
 
 def test_the_digest_goes_once_a_day_at_the_gms_local_time(rc: App) -> None:
     """digest_time (08:00) in the GM's zone (the game's, Europe/London); once per local day."""
-    rc.clock.set(START.replace(hour=7, minute=59) + timedelta(days=1))
+    moving_clock(rc).set(START.replace(hour=7, minute=59) + timedelta(days=1))
     assert send(rc) == 0
-    rc.clock.advance(minutes=1)
+    moving_clock(rc).advance(minutes=1)
     assert send(rc) == 1
-    rc.clock.advance(minutes=10)
+    moving_clock(rc).advance(minutes=10)
     assert send(rc) == 0
-    rc.clock.advance(hours=23, minutes=50)
+    moving_clock(rc).advance(hours=23, minutes=50)
     assert send(rc) == 1
     assert len(digests(rc)) == 2
 
@@ -177,7 +178,7 @@ def test_the_digest_follows_the_gms_zone_in_summer(gapp: App) -> None:
 
     from tests.bot.gm_helpers import RACERS
 
-    gapp.clock.set(datetime(2026, 6, 1, 6, 59, tzinfo=UTC))
+    moving_clock(gapp).set(datetime(2026, 6, 1, 6, 59, tzinfo=UTC))
     with gapp.db.transaction() as session:
         create_game(
             gapp.shell,
@@ -191,7 +192,7 @@ def test_the_digest_follows_the_gms_zone_in_summer(gapp: App) -> None:
             seed=1,
         )
     assert send(gapp) == 0
-    gapp.clock.advance(minutes=1)
+    moving_clock(gapp).advance(minutes=1)
     assert send(gapp) == 1
 
 
@@ -200,7 +201,7 @@ def test_since_the_last_digest_only_new_things_are_listed(rc: App) -> None:
     player_says(rc, "kelly", "USE 11")
     send(rc, force=True)
     assert ADDRESS["kelly"] in digests(rc)[-1].split("Mail refused:")[1]
-    rc.clock.advance(days=1)
+    moving_clock(rc).advance(days=1)
     send(rc, force=True)
     assert "Mail refused:" not in digests(rc)[-1]
     assert "no mail refused, bounced, failed or quarantined" in digests(rc)[-1]
@@ -234,7 +235,7 @@ def test_the_digest_lists_what_was_done_with_gm_powers_since_the_last_one(world:
     actions = first.split("What you did with the GM commands", 1)[1].split("\n\n", 1)[0]
     assert "[rc3] PAUSE rc3 (mail): done" in actions and "[rc1] EXTEND rc1 1h (mail): done" in actions
     assert "rc9" not in actions
-    world.clock.advance(hours=1)  # type: ignore[attr-defined]
+    moving_clock(world).advance(hours=1)
     gm_says(world, "RESUME rc3", game="rc3")
     assert send(world, force=True) == 2
     second = digests(world)[-1]
@@ -251,7 +252,7 @@ def test_a_reply_to_the_digest_commands_every_game_it_covers(world: App) -> None
     (digest_mail,) = [m for m in mails(world, GM) if "GM digest" in str(m["Subject"])]
     from bot.testing import reply_to
 
-    world.inbox.deliver(reply_to(digest_mail, "RESUME rc3\nEXTEND rc2 24h", sender=GM))  # type: ignore[attr-defined]
+    fake_inbox(world).deliver(reply_to(digest_mail, "RESUME rc3\nEXTEND rc2 24h", sender=GM))
     cycle(world)
     with world.db.read() as session:
         rc3 = find_game_row(session, "rc3")
@@ -259,7 +260,7 @@ def test_a_reply_to_the_digest_commands_every_game_it_covers(world: App) -> None
     answer = mails(world, GM)[-1]  # one answer, in sections: RESUME done, EXTEND refused (rc2 not started)
     assert "GM: RESUME done" in body_of(answer) and "GM: EXTEND refused" in body_of(answer)
     # The same reply address from another address commands nothing (the GM's From is the second proof).
-    world.inbox.deliver(reply_to(digest_mail, "PAUSE rc3", sender="mallory@evil.example"))  # type: ignore[attr-defined]
+    fake_inbox(world).deliver(reply_to(digest_mail, "PAUSE rc3", sender="mallory@evil.example"))
     cycle(world)
     with world.db.read() as session:
         rc3 = find_game_row(session, "rc3")
@@ -293,7 +294,7 @@ def test_a_digest_with_nothing_to_list_says_so_under_its_heading(rc: App) -> Non
     assert "this is your first digest" in heading and heading.endswith(
         "nothing happened yet: no GM commands, and no mail refused, bounced, failed or quarantined."
     ), heading
-    rc.clock.advance(days=1)  # type: ignore[attr-defined]
+    moving_clock(rc).advance(days=1)
     send(rc, force=True)
     second = digests(rc)[-1]
     heading = next(line for line in second.splitlines() if line.startswith("Since the last digest"))

@@ -88,6 +88,30 @@ def test_speed_circuit_negation_is_never_applied() -> None:
     assert _read(SPEED_CIRCUIT, SC_STATE, SC_SEAT, "I will not pay wear").readings[0].negated == ("PAY WEAR",)
 
 
+SC_DESIGN = SPEED_CIRCUIT.new_game(["ann", "bob", "cat"], {"track": "harbour_loop"}, random.Random(1))
+
+
+@pytest.mark.parametrize(
+    ("line", "design"),
+    [
+        ("I'd like a fast car: top 2 please", "DESIGN ACC 0 DEC 0 TOP 2 START 0 PRIME 0 OPTION 0 SKILL 0"),
+        ("acc 1 top 1 for me", "DESIGN ACC 1 DEC 0 TOP 1 START 0 PRIME 0 OPTION 0 SKILL 0"),
+    ],
+)
+def test_speed_circuit_design_rows_in_prose_are_the_design_order(line: str, design: str) -> None:
+    """On the design turn "top 2 please" names a row of the design table, so it
+    is the DESIGN order it writes, applied and echoed in full (the rows left out are 0)."""
+    (reading,) = _read(SPEED_CIRCUIT, SC_DESIGN, "ann", line).readings
+    assert reading.applied == (design,)
+
+
+def test_a_word_that_is_no_order_on_the_design_turn_is_told_the_design_orders() -> None:
+    """The reason lists what this turn takes (DESIGN and its rows, TYRES), not the race orders."""
+    (problem,) = SPEED_CIRCUIT.parse_orders(SC_DESIGN, "ann", "hello there 3").problems
+    assert "DESIGN" in problem.reason and "TOP" in problem.reason and "TYRES" in problem.reason
+    assert "SPEED" not in problem.reason and "BID" not in problem.reason
+
+
 SPEEDPHREAKZ = find_game("speedphreakz")
 SP_STATE = SPEEDPHREAKZ.new_game(["ann", "bob", "cat"], {}, random.Random(1))
 

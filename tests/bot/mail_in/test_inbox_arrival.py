@@ -34,7 +34,7 @@ CLOCK_NS = 1_773_511_198_123_456_789
 AT = datetime(2026, 3, 14, 17, 59, 58, 123456, tzinfo=UTC)
 
 
-def test_a_mail_delivered_to_the_maildir_comes_back_with_its_delivery_time(tmp_path: Path):
+def test_a_mail_delivered_to_the_maildir_comes_back_with_its_delivery_time(tmp_path: Path) -> None:
     """Judged by "the Maildir delivery time": the time `deliver_to_maildir` wrote into the
     name (to the microsecond), not when the bot reads the file."""
     path = deliver_to_maildir(tmp_path, SMALL, clock_ns=CLOCK_NS)
@@ -44,7 +44,7 @@ def test_a_mail_delivered_to_the_maildir_comes_back_with_its_delivery_time(tmp_p
     assert mail.received_at.tzinfo is UTC
 
 
-def test_an_over_cap_maildir_mail_carries_its_delivery_time_too(tmp_path: Path):
+def test_an_over_cap_maildir_mail_carries_its_delivery_time_too(tmp_path: Path) -> None:
     """A mail over the size cap is not read, but its arrival still counts for the deadline."""
     deliver_to_maildir(tmp_path, BIG, clock_ns=CLOCK_NS)
     (mail,) = MaildirInbox(tmp_path, max_size=1000).fetch_new()
@@ -52,7 +52,7 @@ def test_an_over_cap_maildir_mail_carries_its_delivery_time_too(tmp_path: Path):
     assert mail.received_at == AT
 
 
-def test_a_foreign_named_maildir_file_falls_back_to_its_mtime(tmp_path: Path):
+def test_a_foreign_named_maildir_file_falls_back_to_its_mtime(tmp_path: Path) -> None:
     """A file not named "<seconds>.<unique>.<host>" was delivered when it was last written."""
     MaildirInbox(tmp_path)
     path = tmp_path / "new" / "order-from-kelly.eml"
@@ -65,7 +65,7 @@ def test_a_foreign_named_maildir_file_falls_back_to_its_mtime(tmp_path: Path):
     assert big.data is None and big.received_at == AT
 
 
-def test_a_dovecot_named_file_in_cur_gives_the_time_in_its_name_not_its_mtime(tmp_path: Path):
+def test_a_dovecot_named_file_in_cur_gives_the_time_in_its_name_not_its_mtime(tmp_path: Path) -> None:
     """Dovecot's names carry microseconds ("M<us>") and, in cur/, ":2,<flags>" after them."""
     MaildirInbox(tmp_path)
     path = tmp_path / "cur" / "1773511198.M123456P9544.mx.example.org,S=60,W=62:2,S"
@@ -75,7 +75,7 @@ def test_a_dovecot_named_file_in_cur_gives_the_time_in_its_name_not_its_mtime(tm
     assert mail.received_at == AT
 
 
-def test_maildir_order_is_unchanged_by_arrival_times(tmp_path: Path):
+def test_maildir_order_is_unchanged_by_arrival_times(tmp_path: Path) -> None:
     """Oldest first, as before: by file time, then name (arrival times are only reported)."""
     first = deliver_to_maildir(tmp_path, SMALL, clock_ns=CLOCK_NS)
     second = deliver_to_maildir(tmp_path, SMALL, clock_ns=CLOCK_NS - 10**9)
@@ -102,20 +102,20 @@ def test_maildir_order_is_unchanged_by_arrival_times(tmp_path: Path):
         ("999999999999.M1P1.host", None),  # beyond year 9999
     ],
 )
-def test_maildir_delivery_time_reads_the_name(name: str, expected: datetime | None):
+def test_maildir_delivery_time_reads_the_name(name: str, expected: datetime | None) -> None:
     """The seconds a Maildir name starts with, plus its M fraction where one is readable."""
     assert maildir_delivery_time(name) == expected
 
 
 @given(st.integers(min_value=0, max_value=253_402_300_799 * 10**9))
-def test_deliver_to_maildir_names_give_back_their_clock(clock_ns: int):
+def test_deliver_to_maildir_names_give_back_their_clock(clock_ns: int) -> None:
     """Property: any `clock_ns` written into a name reads back, truncated to the microsecond."""
     name = f"{clock_ns // 10**9}.M{clock_ns % 10**9:09d}P1Q1.flagman"
     expected = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=clock_ns // 1000)
     assert maildir_delivery_time(name) == expected
 
 
-def test_fake_inbox_passes_on_when_the_server_received_the_mail():
+def test_fake_inbox_passes_on_when_the_server_received_the_mail() -> None:
     """`FakeInbox.deliver(data, received_at=...)` comes back from fetch_new, in UTC, also
     over the cap; without one the server "did not say" (None)."""
     inbox = FakeInbox(max_size=1000)
@@ -124,14 +124,15 @@ def test_fake_inbox_passes_on_when_the_server_received_the_mail():
     too_big = inbox.deliver(BIG, received_at=AT)
     unknown = inbox.deliver(SMALL)
     mails = {m.key: m for m in inbox.fetch_new()}
-    assert mails[on_time].received_at == AT and mails[on_time].received_at.tzinfo is UTC
+    arrived = mails[on_time].received_at
+    assert arrived == AT and arrived is not None and arrived.tzinfo is UTC
     assert mails[too_big].data is None and mails[too_big].received_at == AT
     assert mails[unknown].received_at is None
     inbox.mark_done([on_time])
     assert [m.key for m in inbox.fetch_new()] == [too_big, unknown]
 
 
-def test_a_naive_arrival_time_is_refused():
+def test_a_naive_arrival_time_is_refused() -> None:
     """Aware UTC datetimes only: a naive time is an error where it is made, not at the deadline."""
     with pytest.raises(ValueError, match="timezone-aware"):
         FakeInbox().deliver(SMALL, received_at=datetime(2026, 3, 14, 17, 59, 58))  # noqa: DTZ001
@@ -140,7 +141,7 @@ def test_a_naive_arrival_time_is_refused():
     assert RawMail("1", SMALL, len(SMALL)).received_at is None
 
 
-def test_an_internaldate_becomes_utc_or_none():
+def test_an_internaldate_becomes_utc_or_none() -> None:
     """IMAP INTERNALDATE (imapclient, normalise_times off: aware, the server's offset) in UTC;
     none sent, unparseable (imapclient gives None) or without a zone: None."""
     sent = datetime(2026, 3, 14, 19, 59, 58, tzinfo=timezone(timedelta(hours=2)))
@@ -152,7 +153,7 @@ def test_an_internaldate_becomes_utc_or_none():
     assert _received_at(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=1)))) is None
 
 
-def test_imapclient_parses_internaldate_with_its_offset_when_not_normalising():
+def test_imapclient_parses_internaldate_with_its_offset_when_not_normalising() -> None:
     """What `_received_at` relies on: imapclient's FETCH parser with normalise_times=False
     keeps the zone; an unparseable INTERNALDATE comes back as None, not an exception."""
     from imapclient.response_parser import parse_fetch_response
@@ -168,7 +169,7 @@ def test_imapclient_parses_internaldate_with_its_offset_when_not_normalising():
     assert parsed[43][b"INTERNALDATE"] is None
 
 
-def test_a_batch_in_hand_is_skipped_in_a_maildir_and_the_fake_inbox(tmp_path: Path):
+def test_a_batch_in_hand_is_skipped_in_a_maildir_and_the_fake_inbox(tmp_path: Path) -> None:
     """`fetch_new(skip=...)` (the read-ahead of the next batch): the mails after the ones in
     hand, oldest first, in every inbox."""
     for n in range(5):

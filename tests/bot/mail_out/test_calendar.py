@@ -8,6 +8,7 @@ OFF stops it."""
 from __future__ import annotations
 
 import email.policy
+import secrets
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -23,14 +24,21 @@ from bot.games import preferences
 from bot.mail_out import calendar as ical
 from bot.mail_out import compose as mailout
 from bot.mail_out.render import RenderedMail
-from bot.models import Player
+from bot.models import Player, Turn
 from bot.schedules import format_local
-from bot.settings import parse_settings
+from bot.settings import Settings, parse_settings
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, cycle, gm_says, mails, player_says, turns
+from tests.helpers import fake_inbox, moving_clock
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
-ZONES = {p.seat: p.timezone for p in gm_helpers.RACERS}
+ZONES: dict[str, str] = {p.seat: p.timezone for p in gm_helpers.RACERS if p.timezone is not None}
+
+
+def deadline_of(turn: Turn) -> datetime:
+    """A turn's deadline as the calendar shows it (UTC)."""
+    assert turn.deadline is not None
+    return turn.deadline.replace(tzinfo=UTC)
 
 
 def calendars(msg: EmailMessage) -> list[icalendar.Calendar]:
@@ -48,7 +56,7 @@ def calendars(msg: EmailMessage) -> list[icalendar.Calendar]:
 
 def event_of(cal: icalendar.Calendar) -> icalendar.Event:
     events = list(cal.walk("VEVENT"))
-    assert len(events) == 1
+    assert len(events) == 1 and isinstance(events[0], icalendar.Event)
     return events[0]
 
 
@@ -82,7 +90,7 @@ def test_the_turn_sheet_carries_the_deadline_in_the_recipients_zone(rc: App) -> 
             and shown in str(event["DESCRIPTION"])
             and ZONES[seat] in str(event["DESCRIPTION"])
         )
-        assert int(event["SEQUENCE"]) == 0 and event.decoded("DTSTAMP") == START
+        assert int(str(event["SEQUENCE"])) == 0 and event.decoded("DTSTAMP") == START
         assert str(event["ORGANIZER"]) == "mailto:flagman@example.org"
         attendee = event["ATTENDEE"]
         assert str(attendee) == f"mailto:{address}" and attendee.params["RSVP"] == "FALSE"
@@ -110,20 +118,20 @@ def test_extend_and_deadline_update_the_event_with_a_higher_sequence(rc: App) ->
     by one each time, DTSTART the new deadline."""
     _, first = latest_calendar(rc, "steve")
     uid = str(event_of(first)["UID"])
-    rc.clock.advance(hours=1)
+    moving_clock(rc).advance(hours=1)
     gm_says(rc, "EXTEND rc1 24h")
     msg, after_extend = latest_calendar(rc, "steve")
     assert "extended" in str(msg["Subject"]).lower()
     event = event_of(after_extend)
-    assert str(event["UID"]) == uid and int(event["SEQUENCE"]) == 1
-    assert event.decoded("DTSTART") == turns(rc)[0].deadline.replace(tzinfo=UTC)
+    assert str(event["UID"]) == uid and int(str(event["SEQUENCE"])) == 1
+    assert event.decoded("DTSTART") == deadline_of(turns(rc)[0])
     assert event.decoded("DTSTART") == event_of(first).decoded("DTSTART") + timedelta(hours=24)
     assert event.decoded("DTSTAMP") > event_of(first).decoded("DTSTAMP")
-    rc.clock.advance(hours=1)
+    moving_clock(rc).advance(hours=1)
     gm_says(rc, "DEADLINE rc1 2026-01-10 12:00")
     _, after_deadline = latest_calendar(rc, "steve")
     event = event_of(after_deadline)
-    assert str(event["UID"]) == uid and int(event["SEQUENCE"]) == 2
+    assert str(event["UID"]) == uid and int(str(event["SEQUENCE"])) == 2
     assert event.decoded("DTSTART") == datetime(2026, 1, 10, 12, 0, tzinfo=ZoneInfo("Europe/London"))
 
 
@@ -134,13 +142,13 @@ def test_resume_moves_the_event_with_the_deadline(rc: App) -> None:
     _, first = latest_calendar(rc, "steve")
     uid = str(event_of(first)["UID"])
     gm_says(rc, "PAUSE rc1")
-    rc.clock.advance(hours=30)
+    moving_clock(rc).advance(hours=30)
     gm_says(rc, "RESUME rc1")
     msg, after = latest_calendar(rc, "steve")
     assert "resumes" in str(msg["Subject"]).lower()
     event = event_of(after)
-    assert str(event["UID"]) == uid and int(event["SEQUENCE"]) == 2
-    assert event.decoded("DTSTART") == turns(rc)[0].deadline.replace(tzinfo=UTC)
+    assert str(event["UID"]) == uid and int(str(event["SEQUENCE"])) == 2
+    assert event.decoded("DTSTART") == deadline_of(turns(rc)[0])
     assert event.decoded("DTSTART") > event_of(first).decoded("DTSTART")
 
 
@@ -159,15 +167,15 @@ def test_an_early_resolution_cancels_the_event_and_the_results_bring_the_next(rc
     found = {str(c["METHOD"]): event_of(c) for c in calendars(results)}
     assert set(found) == {"REQUEST", "CANCEL"}
     cancel, request = found["CANCEL"], found["REQUEST"]
-    assert str(cancel["UID"]) == uid and int(cancel["SEQUENCE"]) > int(event_of(first)["SEQUENCE"])
+    assert str(cancel["UID"]) == uid and int(str(cancel["SEQUENCE"])) > int(str(event_of(first)["SEQUENCE"]))
     assert str(cancel["STATUS"]) == "CANCELLED"
     assert str(request["UID"]) != uid and "turn-2" in str(request["UID"])
-    assert request.decoded("DTSTART") == turns(rc)[1].deadline.replace(tzinfo=UTC)
+    assert request.decoded("DTSTART") == deadline_of(turns(rc)[1])
 
 
 def test_a_turn_resolved_at_its_deadline_is_not_cancelled(rc: App) -> None:
     """The deadline passed: the event happened as it said; the results bring the next only."""
-    rc.clock.set(START + timedelta(hours=49))
+    moving_clock(rc).set(START + timedelta(hours=49))
     cycle(rc)
     results = mails(rc, ADDRESS["kelly"])[-1]
     assert "Results of Turn 1" in str(results["Subject"])
@@ -182,13 +190,13 @@ def test_calendar_off_stops_the_invitations_and_on_brings_them_back(rc: App) -> 
     assert "Calendar off" in str(answer["Subject"])
     with rc.db.read() as session:
         assert session.query(Player).filter_by(address=ADDRESS["roger"]).one().calendar is False
-    rc.clock.advance(hours=1)
+    moving_clock(rc).advance(hours=1)
     gm_says(rc, "EXTEND rc1 2h")
     assert not calendars(mails(rc, ADDRESS["roger"])[-1])
     assert calendars(mails(rc, ADDRESS["kelly"])[-1]), "the others still get it"
     player_says(rc, "roger", "CALENDAR ON")
     assert "Calendar on" in str(mails(rc, ADDRESS["roger"])[-1]["Subject"])
-    rc.clock.set(START + timedelta(hours=60))
+    moving_clock(rc).set(START + timedelta(hours=60))
     cycle(rc)
     assert calendars(mails(rc, ADDRESS["roger"])[-1])
 
@@ -228,10 +236,10 @@ def test_any_text_round_trips_through_a_calendar_reader(summary: str, name: str)
         c for c in summary.replace("\r\n", "\n").replace("\r", "\n") if c == "\n" or (c >= " " and c != "\x7f")
     )
     assert str(parsed["SUMMARY"]) == expected
-    assert int(parsed["SEQUENCE"]) == 3 and parsed.decoded("DTSTART") == START + timedelta(days=2)
+    assert int(str(parsed["SEQUENCE"])) == 3 and parsed.decoded("DTSTART") == START + timedelta(days=2)
 
 
-def _settings() -> object:
+def _settings() -> Settings:
     return parse_settings(
         {"bot": {"address": "flagman@bench.test", "name": "Flagman"}},
         env={"FLAGMAN_SECRET": "x"},
@@ -267,12 +275,12 @@ def test_a_mail_with_calendars_is_the_same_on_the_fast_path_and_the_stdlibs(
     )
 
     def make() -> bytes:
-        monkeypatch.setattr(mailout.secrets, "token_hex", lambda n: "0" * 16)
+        monkeypatch.setattr(secrets, "token_hex", lambda n: "0" * 16)  # compose draws the Message-ID from it
         return mailout.compose(
             settings,
             now,
             kind="turn_sheet",
-            to=mailout.Recipient("p@x.test", "P"),  # type: ignore[arg-type]
+            to=mailout.Recipient("p@x.test", "P"),
             rendered=RenderedMail("[rc1] Turn 1", "Hello ✓\n"),
             html=body,
             calendars=parts,
@@ -324,10 +332,10 @@ def test_a_calendar_clients_answer_to_the_invitation_is_never_answered(rc: App) 
     )
     answer.add_alternative(reply, subtype="calendar", params={"method": "REPLY"})
     before = len(mails(rc))
-    rc.inbox.deliver(answer.as_bytes())  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(answer.as_bytes())
     no_param = plain_mail(ADDRESS["seb"], "flagman@example.org", "Declined", "no")
-    rc.inbox.deliver(
-        no_param.replace(b"Content-Type: text/plain", b"Content-Type: text/calendar").replace(  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(
+        no_param.replace(b"Content-Type: text/plain", b"Content-Type: text/calendar").replace(
             b"\n\nno", b"\n\nBEGIN:VCALENDAR\r\nMETHOD:COUNTER\r\nEND:VCALENDAR"
         )
     )

@@ -24,6 +24,7 @@ from bot.store import find_game_row
 from bot.testing import body_of, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, GM, START, cycle, gm_says, mails, player_says
+from tests.helpers import fake_inbox, moving_clock
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 WATCHER = "watcher@fans.example"
@@ -77,15 +78,15 @@ def test_stream_mail_names_its_list_and_answers_do_not(rc: App) -> None:
     player_says(rc, "kelly", "USE 2")
     confirmation = mails(rc, ADDRESS["kelly"])[-1]
     assert "USE 2" in body_of(confirmation) and confirmation["List-Id"] is None
-    rc.clock.advance(hours=1)
+    moving_clock(rc).advance(hours=1)
     gm_says(rc, "EXTEND rc1 1h")
     assert str(by_subject(rc, ADDRESS["seb"], "extended")[-1]["List-Id"]) == "<rc1.flagman.example.org>"
     assert by_subject(rc, GM, "EXTEND")[-1]["List-Id"] is None, "the GM's confirmation answers the GM's mail"
-    rc.clock.set(START.replace(hour=8) + timedelta(days=1))
+    moving_clock(rc).set(START.replace(hour=8) + timedelta(days=1))
     assert digest.send_due_digests(rc.shell, force=True) == 1
     rc.service.send()
     assert str(by_subject(rc, GM, "GM digest")[-1]["List-Id"]) == "<digest.flagman.example.org>"
-    rc.clock.set(START + timedelta(hours=60))
+    moving_clock(rc).set(START + timedelta(hours=60))
     cycle(rc)
     assert str(by_subject(rc, ADDRESS["anna"], "Results of Turn 1")[-1]["List-Id"]) == "<rc1.flagman.example.org>"
 
@@ -94,15 +95,15 @@ def test_a_reminders_unsubscribe_stops_that_seats_reminders_only_and_is_confirme
     """The reminder's List-Unsubscribe, sent back from the player's mail client (to the plain
     address, with no password: the code is the proof), stops the reminders of that seat and no
     other; the answer goes to the registered address."""
-    rc.clock.set(START + timedelta(hours=24))
+    moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
     reminder = reminders(rc, "kelly")[-1]
     assert str(reminder["List-Id"]) == "<rc1.flagman.example.org>"
-    rc.inbox.deliver(unsubscribe_mail(reminder, ADDRESS["kelly"], "<unsub-1@client.example>"))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(unsubscribe_mail(reminder, ADDRESS["kelly"], "<unsub-1@client.example>"))
     cycle(rc)
     answer = mails(rc, ADDRESS["kelly"])[-1]
     assert "Reminders off for rc1" in str(answer["Subject"]) and answer["List-Id"] is None
-    rc.clock.set(START + timedelta(hours=46))  # the 2h mark
+    moving_clock(rc).set(START + timedelta(hours=46))  # the 2h mark
     cycle(rc)
     assert len(reminders(rc, "kelly")) == 1, "no more reminders for kelly"
     assert len(reminders(rc, "seb")) == 2, "the others still get theirs"
@@ -114,9 +115,9 @@ def test_the_code_is_the_proof_whoever_sends_it_and_the_answer_goes_to_the_seat(
     """A forwarding service or another account may send the unsubscribe: it still stops just
     that seat's reminders, and the confirmation goes to the seat's registered address, never
     to the sender."""
-    rc.clock.set(START + timedelta(hours=24))
+    moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
-    rc.inbox.deliver(
+    fake_inbox(rc).deliver(
         unsubscribe_mail(
             reminders(rc, "steve")[-1],
             "other@elsewhere.example",  # type: ignore[attr-defined]
@@ -135,13 +136,13 @@ def test_the_code_is_the_proof_whoever_sends_it_and_the_answer_goes_to_the_seat(
 def test_a_code_changed_or_of_a_seat_handed_on_stops_nothing(rc: App) -> None:
     """A code whose MAC does not verify, and the code of a seat's previous holder (REPLACE),
     change nothing."""
-    rc.clock.set(START + timedelta(hours=24))
+    moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
     reminder = reminders(rc, "roger")[-1]
     code = lists.code_in_subject(urllib.parse.unquote(str(reminder["List-Unsubscribe"])))
     assert code is not None
     forged = code[:-1] + ("a" if code[-1] != "a" else "b")
-    rc.inbox.deliver(
+    fake_inbox(rc).deliver(
         plain_mail(
             ADDRESS["roger"],
             BOT,
@@ -152,7 +153,7 @@ def test_a_code_changed_or_of_a_seat_handed_on_stops_nothing(rc: App) -> None:
     )
     cycle(rc)
     gm_says(rc, "REPLACE rc1 roger rita@example.org Rita")
-    rc.inbox.deliver(unsubscribe_mail(reminder, ADDRESS["roger"], "<old@client.example>"))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(unsubscribe_mail(reminder, ADDRESS["roger"], "<old@client.example>"))
     cycle(rc)
     with rc.db.read() as session:
         assert all(s.reminders_off_for is None for s in session.scalars(select(Seat)))
@@ -179,14 +180,14 @@ def test_an_observer_copys_unsubscribe_stops_that_games_copies_to_that_address(r
     observe(rc, WATCHER)
     observe(rc, WATCHER, "rc2")
     observe(rc, "other@fans.example")
-    rc.clock.set(START + timedelta(hours=49))
+    moving_clock(rc).set(START + timedelta(hours=49))
     cycle(rc)
     copies = by_subject(rc, WATCHER, "rc1")
     assert copies, [str(m["Subject"]) for m in mails(rc, WATCHER)]
     copy = copies[-1]
     assert copy["Reply-To"] is None and str(copy["List-Id"]) == "<rc1.flagman.example.org>"
     assert "rc1.kelly" not in str(copy["List-Unsubscribe"])
-    rc.inbox.deliver(unsubscribe_mail(copy, WATCHER, "<unsub-obs@fans.example>"))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(unsubscribe_mail(copy, WATCHER, "<unsub-obs@fans.example>"))
     cycle(rc)
     assert observing(rc) == {(WATCHER, "rc2"), ("other@fans.example", "rc1")}
     answer = mails(rc, WATCHER)[-1]
@@ -200,7 +201,7 @@ def test_a_body_line_unsubscribe_does_the_same(rc: App) -> None:
         code = lists.observer_code(SECRET, "rc1", WATCHER)
         assert lists.parse_code(code) is not None
         del session
-    rc.inbox.deliver(plain_mail(WATCHER, BOT, "stop", f"UNSUBSCRIBE {code}", message_id="<b@fans.example>"))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(plain_mail(WATCHER, BOT, "stop", f"UNSUBSCRIBE {code}", message_id="<b@fans.example>"))
     cycle(rc)
     assert observing(rc) == set()
 

@@ -24,6 +24,7 @@ from rules.api import turn_rng
 from rules.speed_circuit.plot import limits
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, START, cycle, mails, turns
+from tests.helpers import fake_inbox, moving_clock
 from tests.rules.speed_circuit.test_options import _race_state
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
@@ -36,7 +37,7 @@ MAILTO = re.compile(r"mailto:[A-Za-z0-9._~%-]+@[A-Za-z0-9._~%-]+\?subject=[A-Za-
 
 def reply(app: App, seat: str, subject: str, text: str = "", *, n: list[int] = [0]) -> None:  # noqa: B006 - a counter
     n[0] += 1
-    app.inbox.deliver(
+    fake_inbox(app).deliver(
         plain_mail(
             ADDRESS[seat],
             signed_address(BOT, "test-site-secret", "rc1", seat),
@@ -207,7 +208,7 @@ def test_one_tap_links_work_end_to_end_through_the_intake(rc: App) -> None:
     _, subject = _decoded(mailto_link(signed_address(BOT, "test-site-secret", "rc1", "roger"), line))
     reply(rc, "roger", subject)
     assert on_file(rc, "roger") == [line] and label.startswith(line)
-    rc.clock.set(START + timedelta(hours=49))
+    moving_clock(rc).set(START + timedelta(hours=49))
     cycle(rc)
     assert len(turns(rc)) == 2
 

@@ -10,7 +10,9 @@ import io
 import json
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
@@ -24,6 +26,7 @@ from bot.host.instance import FileLock
 from bot.models import Seat, Turn
 from bot.ops.backup import (
     BackupError,
+    TurnReplay,
     backup,
     copy_database,
     dumps,
@@ -34,6 +37,9 @@ from bot.ops.backup import (
     restore,
 )
 from bot.settings import load_settings
+
+if TYPE_CHECKING:
+    from tests.servers import Postgres
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +70,7 @@ def export_text(url: str, game: str = "demo1") -> str:
         db.dispose()
 
 
-def replay(url: str, game: str = "demo1") -> list:
+def replay(url: str, game: str = "demo1") -> list[TurnReplay]:
     db = Database(url)
     try:
         with db.read() as session:
@@ -73,7 +79,7 @@ def replay(url: str, game: str = "demo1") -> list:
         db.dispose()
 
 
-def tamper(url: str, number: int, field: str, change) -> None:
+def tamper(url: str, number: int, field: str, change: Callable[[Any], None]) -> None:
     db = Database(url)
     try:
         with db.transaction() as session:
@@ -161,8 +167,8 @@ def test_replay_reports_a_tampered_stored_state(site: Path, capsys: pytest.Captu
     before = json.loads(export_text(url))["turns"][1]["state_after"]
     changed: list[str] = []
 
-    def alter(value: dict) -> None:  # change the first integer found, wherever it is
-        def walk(node):
+    def alter(value: dict[str, Any]) -> None:  # change the first integer found, wherever it is
+        def walk(node: object) -> None:
             if isinstance(node, dict):
                 for key, item in node.items():
                     if isinstance(item, int) and not isinstance(item, bool) and not changed:
@@ -191,7 +197,7 @@ def test_replay_reports_tampered_dice_events(site: Path) -> None:
     """An event text altered after the fact (e.g. a die face) differs from the replay."""
     url = url_of(site)
 
-    def alter(events: list) -> None:
+    def alter(events: list[Any]) -> None:
         events[0]["text"] = events[0]["text"] + " (edited)"
 
     tamper(url, 1, "events", alter)
@@ -311,7 +317,7 @@ def test_copy_db_to_a_new_sqlite_database_keeps_the_whole_history(site: Path, tm
 
 
 @pytest.mark.e2e
-def test_copy_db_from_sqlite_to_postgresql(site: Path, postgres, capsys: pytest.CaptureFixture[str]) -> None:
+def test_copy_db_from_sqlite_to_postgresql(site: Path, postgres: Postgres, capsys: pytest.CaptureFixture[str]) -> None:
     """SQLite -> PostgreSQL with `flagman copy-db --to URL`: identical export, and new rows get fresh ids."""
     target = postgres.create_database("copy_target")
     assert main(["--config", str(site / "flagman.toml"), "copy-db", "--to", target]) == 0
@@ -331,7 +337,7 @@ def test_copy_db_from_sqlite_to_postgresql(site: Path, postgres, capsys: pytest.
                 )
             ).scalar()
             top = session.execute(text("select max(id) from player where address <> 'new@example.org'")).scalar()
-        assert new_id > top
+        assert new_id is not None and top is not None and new_id > top
     finally:
         db.dispose()
 
@@ -382,7 +388,7 @@ JSON_VALUES = st.recursive(
 
 @settings(max_examples=150, deadline=None)
 @given(JSON_VALUES, JSON_VALUES)
-def test_first_differences_is_empty_exactly_when_the_values_are_equal(a, b) -> None:
+def test_first_differences_is_empty_exactly_when_the_values_are_equal(a: object, b: object) -> None:
     """Replay's comparison never misses a difference and never invents one (JSON values)."""
     assert (first_differences(a, b) == []) == (a == b)
     assert first_differences(a, a) == []

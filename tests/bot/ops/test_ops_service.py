@@ -10,7 +10,7 @@ import stat
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from bot.app import App, build_app
 from bot.cli import init_dir
 from bot.daemon.jobs import Runner
 from bot.faults import CrashPoint
-from bot.mail_in.inbox import Folder, deliver_to_maildir
+from bot.mail_in.inbox import Folder, RawMail, deliver_to_maildir
 from bot.mail_out.drain import DrainReport
 from bot.models import Outbox
 from bot.settings import load_settings
@@ -73,7 +73,7 @@ class StoppingInbox(FakeInbox):
 
     runner: Runner | None = None
 
-    def fetch_new(self, limit: int = 100, *, skip=()):
+    def fetch_new(self, limit: int = 100, *, skip: Collection[str] = ()) -> list[RawMail]:
         batch = super().fetch_new(limit, skip=skip)
         if self.runner is not None and batch:
             self.runner.stop_event.set()
@@ -199,7 +199,7 @@ def test_a_stop_that_meets_a_job_waking_another_still_ends(app: App) -> None:
     stopper: list[threading.Thread] = []
     real_get_job = runner.scheduler.get_job
 
-    def get_job_as_the_stop_begins(job_id: str):
+    def get_job_as_the_stop_begins(job_id: str) -> Any:
         # The job has passed the stop check; now the stop begins, and the job goes on.
         if not stopper:
             stopper.append(threading.Thread(target=runner.stop))
@@ -208,7 +208,7 @@ def test_a_stop_that_meets_a_job_waking_another_still_ends(app: App) -> None:
             in_wake.set()
         return real_get_job(job_id)
 
-    runner.scheduler.get_job = get_job_as_the_stop_begins  # type: ignore[method-assign]
+    runner.scheduler.get_job = get_job_as_the_stop_begins
     job_done = threading.Event()
 
     def job() -> None:
@@ -327,7 +327,7 @@ def notify_socket(path: Path) -> socket.socket:
 
 def statuses(sock: socket.socket) -> list[str]:
     """Every STATUS= sent so far (each datagram is there as soon as it was sent)."""
-    found = []
+    found: list[str] = []
     while True:
         try:
             data = sock.recv(4096)
@@ -571,7 +571,7 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
         "tick": sqlite3.OperationalError("database is locked"),
     }
 
-    def job(name: str):
+    def job(name: str) -> Callable[[], None]:
         def run() -> None:
             if failure[name] is not None:
                 raise failure[name]  # type: ignore[misc]
@@ -599,7 +599,7 @@ class NewsAfterThePass(FakeInbox):
     runner: Runner | None = None
     late: bytes = b""
 
-    def fetch_new(self, limit: int = 100, *, skip=()):
+    def fetch_new(self, limit: int = 100, *, skip: Collection[str] = ()) -> list[RawMail]:
         batch = super().fetch_new(limit, skip=skip)
         if not batch and self.late and self.runner is not None:
             self.deliver(self.late)
@@ -642,7 +642,7 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
         return sum(len(keys) for keys in inbox.folders.values())
 
     class Recording(FakeInbox):
-        def mark_done(self, keys, folder=Folder.PROCESSED):
+        def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
             super().mark_done(keys, folder)
             events.append(f"moved: {committed_rows()} answers committed, {moved()} mails moved")
 

@@ -90,6 +90,8 @@ def test_a_push_is_a_test_and_on_option_tyres_a_wear() -> None:
     assert reach(prime, 120, "B8").cost is Cost.ROLL and reach(prime, 120, "B8").rolls == ("acceleration test",)
     option = options_of(race(HARBOUR, [car("ann", "B2", HARBOUR, speed=60, tyres=Tyre.OPTION)], laps=3), "ann")
     assert reach(option, 120, "B8").cost is Cost.WEAR and reach(option, 120, "B8").wear == 1
+    # the reason is said without parentheses of its own: the sheet writes it inside a pair
+    assert reach(option, 120, "B8").charges == ("1 wear on option tyres in place of the acceleration test",)
 
 
 def test_entering_a_corner_too_fast_costs_the_cornering_chart_and_a_line_gives_its_bonus() -> None:

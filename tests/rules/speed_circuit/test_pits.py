@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from rules.api import StateError
 from rules.speed_circuit import GAME
-from rules.speed_circuit.car import Design, PitStage, PitStop, Status, Tyre
+from rules.speed_circuit.car import Car, Design, PitStage, PitStop, Status, Tyre
 from rules.speed_circuit.model import TyreRule
 from rules.speed_circuit.plot import limits
 from rules.speed_circuit.track import TrackError, load_track
@@ -19,13 +20,15 @@ TRACK = scenario_track("pit_test")
 DESIGN = Design(prime=1, option=0)  # PRIME 12 wear, OPTION 9 wear over 3 laps
 
 
-def pit_car(player: str, space: str | None = None, **fields: object):
+def pit_car(player: str, space: str | None = None, **fields: Any) -> Car:
     fields.setdefault("design", DESIGN)
     fields.setdefault("tyres_used", (Tyre.PRIME,))
-    return car(player, space or "A1", TRACK, **fields)  # type: ignore[arg-type]
+    return car(player, space or "A1", TRACK, **fields)
 
 
-def in_pits(player: str, stage: PitStage, row: int, arrival: int, *, speed: int = 40, lap: int = 1, **fields: object):
+def in_pits(
+    player: str, stage: PitStage, row: int, arrival: int, *, speed: int = 40, lap: int = 1, **fields: Any
+) -> Car:
     c = pit_car(player, speed=speed, lap=lap, **fields)
     progress = lap * TRACK.rows + row
     return replace(c, space=None, progress=progress, pit=PitStop(stage, progress, arrival, Tyre.OPTION, 1))
@@ -150,6 +153,7 @@ def test_team_stacking() -> None:
     assert bob.pit.stage is PitStage.ENTRANCE and bob.pit.progress == TRACK.rows + 15 + 3 + 1  # type: ignore[union-attr]
     alone = race(TRACK, cars, laps=3)
     assert turn(alone, {"ann": "SPEED 40", "bob": "SPEED 40"}).state.car("bob").pit.stage is PitStage.LANE  # type: ignore[union-attr]
+    assert cars[1].pit is not None
     apart = [cars[0], replace(cars[1], pit=replace(cars[1].pit, entered=2))]  # entered on different turns
     both = turn(race(TRACK, apart, laps=3, teams=(("ann", "bob"),)), {"ann": "SPEED 40", "bob": "SPEED 40"}).state
     assert both.car("bob").pit.stage is PitStage.LANE  # type: ignore[union-attr]
@@ -363,7 +367,7 @@ def test_entering_the_pits_is_offered_in_one_tap_from_where_a_move_ends_on_an_ar
     assert not any("PIT PRIME" in text for text in offered)
     assert [t.split("\n")[0] for t in into] == ["SPEED 100", "SPEED 120"]
     text = next(t for t in into if "PUSH" not in t)
-    parsed = GAME.parse_orders(state, "ann", text)  # type: ignore[arg-type]
+    parsed = GAME.parse_orders(state, "ann", text)
     assert parsed.ok and parsed.complete
     ann = turn(state, {"ann": text}).state.car("ann")
     assert ann.pit is not None and ann.pit.stage is PitStage.ENTRANCE and ann.pit.tyre is Tyre.OPTION
@@ -375,10 +379,10 @@ def test_push_yes_leaving_the_pits_is_refused_with_the_reason() -> None:
     before; PUSH YES as the car leaves the pit lane would do nothing, so it is refused, saying
     when the crew is pushed, and the speed stands."""
     state = race(TRACK, [in_pits("ann", PitStage.LANE, 16, 1, speed=40)], laps=3)
-    parsed = GAME.parse_orders(state, "ann", "SPEED 40\nPUSH YES")  # type: ignore[arg-type]
+    parsed = GAME.parse_orders(state, "ann", "SPEED 40\nPUSH YES")
     assert [p.line for p in parsed.problems] == ["PUSH YES"]
     assert "does nothing as you leave the pits" in parsed.problems[0].reason
     assert "entrance lane" in parsed.problems[0].reason
     assert parsed.complete and GAME.format_orders(parsed.orders) == "SPEED 40"
     entering = race(TRACK, [in_pits("ann", PitStage.ENTRANCE, 15, 1, speed=40)], laps=3)
-    assert GAME.parse_orders(entering, "ann", "SPEED 40\nPUSH YES").ok  # type: ignore[arg-type]
+    assert GAME.parse_orders(entering, "ann", "SPEED 40\nPUSH YES").ok

@@ -12,19 +12,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules import find_game
-from rules.api import turn_rng
+from rules.api import GameState, Stall, turn_rng
 from rules.speed_circuit.car import Status
 from rules.speed_circuit.resolve import STOPPED_REPORT, STOPPED_TURNS
 
 GAME = find_game("speed_circuit")
 
 
-def _race(seed: int, silent: frozenset[int], players: int, track: str) -> tuple[list[object], object]:
+def _race(seed: int, silent: frozenset[int], players: int, track: str) -> tuple[list[Stall | None], GameState]:
     """A 1-lap mps race: the seats in `silent` send nothing (their NMR default: MPS), the
     others drive the robot. Each race turn's stall report, and the final state."""
     seats = [f"s{i}" for i in range(players)]
     state = GAME.new_game(seats, {"laps": "1", "plot_default": "mps", "track": track}, turn_rng(seed, 0))
-    reports = []
+    reports: list[Stall | None] = []
     for turn in range(1, 400):
         if GAME.is_finished(state):
             break
@@ -68,7 +68,7 @@ def test_a_stopped_car_is_reported_then_retires_and_a_set_speed_gets_it_moving()
     state = GAME.new_game(seats, {"laps": "1", "plot_default": "mps"}, turn_rng(5, 0))
     turn = 0
 
-    def step(state: object) -> object:
+    def step(state: GameState) -> GameState:
         nonlocal turn
         turn += 1
         orders = {s: GAME.default_orders(state, s) for s in GAME.expected_players(state)}

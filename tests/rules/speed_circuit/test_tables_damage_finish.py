@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 
+from rules.api import Resolution
 from rules.speed_circuit import GAME
 from rules.speed_circuit.car import Status, Tyre
+from rules.speed_circuit.model import RaceState
 from rules.speed_circuit.tables import (
     ACCEL_TOP_TEST,
     BRAKES_TEST,
@@ -17,17 +20,18 @@ from rules.speed_circuit.tables import (
     PIT_CREW,
     START_TEST,
     Outcome,
+    Table,
 )
 from tests.rules.speed_circuit.helpers import car, kinds, race, scenario_track, texts, turn
 
 TRACK = scenario_track("corner_test")
 
 
-def rolls(resolution) -> list[int]:
+def rolls(resolution: Resolution[RaceState]) -> list[int]:
     return [e.roll.total for e in resolution.events if e.roll is not None]
 
 
-def chance_of(table, outcome: Outcome) -> int:
+def chance_of(table: Table, outcome: Outcome) -> int:
     """Of the 36 ways two dice fall, how many give `outcome`."""
     return sum(1 for a, b in itertools.product(range(1, 7), repeat=2) if table.lookup(a + b) is outcome)
 
@@ -65,7 +69,7 @@ def test_modified_rolls_are_clamped() -> None:
 # -- the deceleration chart ----------------------------------------------------------------
 
 
-def brake(plot: str, *faces: int, **fields):
+def brake(plot: str, *faces: int, **fields: Any) -> Resolution[RaceState]:
     """A car at 160 (DEC 40: 120 is free) on the straight at B10."""
     fields.setdefault("wear", 9)
     state = race(TRACK, [car("ann", "B10", TRACK, speed=160, **fields)])
@@ -116,7 +120,7 @@ def test_option_tyres_replace_the_brakes_test() -> None:
 # -- pushing: acceleration, top speed and start speed tests --------------------------------
 
 
-def push(base: int, speed: int, *faces: int, **fields):
+def push(base: int, speed: int, *faces: int, **fields: Any) -> Resolution[RaceState]:
     fields.setdefault("wear", 9)
     state = race(TRACK, [car("ann", "B10", TRACK, speed=base, **fields)])
     return turn(state, {"ann": f"SPEED {speed}\nPUSH YES"}, *faces)
