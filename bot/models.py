@@ -222,6 +222,10 @@ class Seat(Base):
     robot: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # How well its robot drives (migration 0016_robots, `rules.api.RobotLevel`): "normal" or "easy".
     robot_level: Mapped[str] = mapped_column(String(8), default="normal", server_default="normal")
+    # Given to another person by the GM's REPLACE or taken from the substitutes bench (migration
+    # 0022_talk4): the letters show it as "<seat> (<holder's name>)"
+    # (bot.letters.context.seat_labels); the rules key it by `name`.
+    handed_over: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     game: Mapped[Game] = relationship(back_populates="seats")
     player: Mapped[Player] = relationship()

@@ -32,7 +32,6 @@ from bot.fate import Refused
 from bot.games import carried, reliability, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
-from bot.games.robots import robot_names
 from bot.games.seats import (
     drop_seat,
     enforce_nmr_limit,
@@ -43,7 +42,7 @@ from bot.games.seats import (
 from bot.letters import ToAddress, ToSeat, claims, reveal
 from bot.letters import carried as carried_words
 from bot.letters.cache import LetterCache
-from bot.letters.context import deadline_text, game_context, orders_block
+from bot.letters.context import deadline_text, game_context, orders_block, seat_labels
 from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
@@ -322,6 +321,12 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     assert on_file is not None
     now_on_file = rules.format_orders(on_file)
     receipt, _ = dice.receipt_of(ctx.game.name, turn, rules, state, seat.name, on_file)
+    # The last orders of a turn that resolves early: it is resolved as the GM's mail is
+    # answered (`bot.intake.proven`), by the tick's own test.
+    last = turns.is_due(ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice))
+    # The answer claims what counts for the seat now (the orders on file), from the outlook.
+    counting = outlook.what_counts(rules, state, seat, on_file)
+    ctx.claims.append(claims.of_turn(ctx.game, turn, claims.counts(seat.name, counting), resolved=last))
     # The GM's hand is visible: the player is told what the GM entered for them, with
     # the receipt of what is on file now; every ORDER is in the turn's results and record.
     announce(
@@ -334,11 +339,7 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
             entered=canonical.splitlines(),
             on_file=now_on_file.splitlines(),
             receipt=receipt,
-            # The last orders of a turn that resolves early: it is resolved as the GM's mail is
-            # answered (`bot.intake.proven`), by the tick's own test.
-            last=turns.is_due(
-                ctx.session, ctx.game, turn, ctx.now, pace=turns.practice_pace(ctx.shell.settings.practice)
-            ),
+            last=last,
         ),
         kind="gm_order",
         to=seat.name,
@@ -358,6 +359,13 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     )
 
 
+def _claim_what_counts(ctx: GmAction, rules: AnyGame, state: GameState, turn: Turn, seat: Seat) -> None:
+    """The GM's answer claims what counts for `seat` in the open `turn` as it now stands (its
+    orders on file, the GM's plot or the default: `bot.outlook`), and the turn's deadline."""
+    on_file = store.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
+    ctx.claims.extend(claims.for_seat(ctx.game, rules, state, turn, seat, on_file))
+
+
 def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     seat = _seat(ctx, args[0])
@@ -367,6 +375,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
             return f"{seat.name} has no GM plot: the game's own default applies already."
         seat.gm_plot = None
         ctx.undo = {"seat": seat.name, "gm_plot": old}
+        _claim_what_counts(ctx, rules, state, turn, seat)
         default = (
             rules.format_orders(rules.default_orders(state, seat.name)) if seat.name in rules.players(state) else ""
         )
@@ -403,6 +412,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise _not_valid(rules, state, seat, parsed)
     seat.gm_plot = stored
     ctx.undo = {"seat": seat.name, "gm_plot": old}
+    _claim_what_counts(ctx, rules, state, turn, seat)
     answer = (
         f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal, "
         f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + orders_block(stored)
@@ -490,7 +500,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     mail_ctx.update(
         {
             "view": view,
-            "robots": robot_names(ctx.game.seats),
+            "robots": seat_labels(ctx.game.seats),
             "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
             "orders": orders,
             "defaulted": list(outcome.defaulted),
@@ -648,6 +658,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         "secret": seat.secret,
         "nmr_streak": seat.nmr_streak,
         "gm_plot": seat.gm_plot,
+        "handed_over": seat.handed_over,
     }
     plot_cleared = seat.gm_plot
     seat.gm_plot = None  # the GM's plot was for the player who leaves (docs/DESIGN.md, "The GM's plot")
@@ -666,6 +677,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
     seat.player_id = new_player.id
     seat.robot = False
+    seat.handed_over = True  # the letters show it as "<seat> (<new holder's name>)"
     seat.secret = new_secret()
     seat.reply_salt = new_secret()  # the old holder's reply address stops working
     seat.nmr_streak = 0

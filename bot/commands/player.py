@@ -34,9 +34,16 @@ from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.facts import Claims
 from bot.fate import Letter, Notice, Refused
 from bot.games import attention, signups, summary, turns
-from bot.games.robots import robot_names
 from bot.letters import Addressee, ToGm, ToSeat, claims
-from bot.letters.context import bot_context, deadline_text, due_by, game_context, orders_block, practice_terms
+from bot.letters.context import (
+    bot_context,
+    deadline_text,
+    due_by,
+    game_context,
+    orders_block,
+    practice_terms,
+    seat_labels,
+)
 from bot.letters.defaults import gets
 from bot.letters.words import say
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
@@ -141,7 +148,7 @@ def status(ctx: CommandContext, command: Status) -> Reply:
             "own_incomplete": seat is not None and seat.name in incomplete,
             "timezone": zone,
             "held": turn is not None and game.early_resolution and store.turn_held(session, turn),
-            "robots": robot_names(game.seats),
+            "robots": seat_labels(game.seats),
         }
     )
     rendered = ctx.shell.renderer.render("status", values, game=game.kind)
@@ -240,7 +247,7 @@ def history(ctx: CommandContext, command: History) -> Reply:
             "view": None,
             "turns": [],
             "more": 0,
-            "robots": robot_names(game.seats),
+            "robots": seat_labels(game.seats),
         }
     )
     if command.turn is not None:

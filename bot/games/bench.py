@@ -215,6 +215,7 @@ def take(shell: Shell, session: Session, made: SeatOffer, address: str) -> tuple
     reliability.note_change(session, seat, turn.number if turn is not None else 0, ChangeWhy.SUBSTITUTE, player, now)
     seat.player_id = player.id
     seat.robot = False
+    seat.handed_over = True  # the letters show it as "<seat> (<taker's name>)"
     seat.secret = new_secret()
     seat.reply_salt = new_secret()
     seat.nmr_streak = 0

@@ -31,6 +31,7 @@ from bot.games import carried as carried_orders
 from bot.games import observers, ratings, robots, seasons
 from bot.letters import sheets
 from bot.letters.cache import LetterCache
+from bot.letters.context import seat_labels
 from bot.letters.turn import TurnLetters
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
@@ -563,7 +564,7 @@ def work_out(
         recheck,
         season,
         tuple(observers.observers_of(session, game)),
-        tuple(robots.robot_names(game.seats)),
+        seat_labels(game.seats),
         rules.stall(new_state) if next_turn is not None else None,
         rated,
     )

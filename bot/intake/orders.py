@@ -256,12 +256,14 @@ def _stale(
     state: GameState,
     text: str,
     *,
+    said: tuple[Claims, ...] = (),
     rolled_back: bool = False,
 ) -> Refused:
     """Orders written for a turn already resolved, or for one whose results a ROLLBACK
     withdrew (`rolled_back`), are not applied to another: the answer says so, names the open turn,
     and offers the same orders for it as one-tap links, when they are orders of it (the player
-    decides: a tap opens a mail, nothing happens until it is sent)."""
+    decides: a tap opens a mail, nothing happens until it is sent). It claims (`said`) what
+    still counts for the seat in the open turn, and its deadline."""
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
     link = quoted = orders = ""
@@ -304,7 +306,7 @@ def _stale(
         f"orders for {answered}, "
         + ("rolled back" if rolled_back else "resolved already")
         + f" (open: {open_turn.label})",
-        Notice(ToSeat(seat), title, text, kind="stale_turn"),
+        Notice(ToSeat(seat), title, text, kind="stale_turn", claims=said),
         reason=Reason.RESOLVED_TURN,
         game=game,
         seat=seat,
@@ -392,12 +394,18 @@ def _refuse_unless_expected(
     text: str,
 ) -> None:
     """Orders that came after the turn's deadline, answer a turn sheet withdrawn or a turn gone
-    by, or come from a seat the turn does not wait for, are refused (`Refused`)."""
+    by, or come from a seat the turn does not wait for, are refused (`Refused`). The late and
+    the stale refusals claim what still counts for the seat in the open turn (the orders it had
+    on file, the GM's plot or the default: `bot.outlook`), and the turn's deadline."""
     game = seat.game
     to = ToSeat(seat)
     zone = seat.player.timezone
     closing = turns.closing_time(game, turn)
     expected = rules.expected_players(state)
+
+    def said() -> tuple[Claims, ...]:
+        return claims.for_seat(game, rules, state, turn, seat, batch.on_file(session, rules, state, turn, seat))
+
     if closing is not None and arrival(batch, mail.raw) >= closing and expected and game.status == GameStatus.ACTIVE:
         raise Refused(
             "after the deadline",
@@ -406,6 +414,7 @@ def _refuse_unless_expected(
                 say("intake_late_title", turn=turn.label),
                 say("intake_late", turn=turn.label, deadline=deadline_text(turn, zone)),
                 kind="late",
+                claims=said(),
             ),
             reason=Reason.LATE,
             game=game,
@@ -413,10 +422,10 @@ def _refuse_unless_expected(
         )
     withdrawn = withdrawn_sheet(session, mail, game, turn)
     if withdrawn is not None:
-        raise _stale(batch, seat, withdrawn, turn, rules, state, text, rolled_back=True)
+        raise _stale(batch, seat, withdrawn, turn, rules, state, text, said=said(), rolled_back=True)
     answered = answered_turn(batch, session, mail, game, turn)
     if answered is not None and answered.id != turn.id:
-        raise _stale(batch, seat, answered.label, turn, rules, state, text)
+        raise _stale(batch, seat, answered.label, turn, rules, state, text, said=said())
     if seat.name not in expected:
         raise Refused(
             "not expected this turn",
@@ -768,7 +777,15 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
                 how = {"farewell": "no_gm_farewell"}.get(how, "no_gm")
             parts.append(say("intake_reading", how=how, **said()))
         elif reading.unread:  # the words of a line with orders in it that were read as none
-            parts.append(say("intake_reading", how="unread", parts=[echo(p, 80) for p in reading.unread], **said()))
+            parts.append(
+                say(
+                    "intake_reading",
+                    how="unread",
+                    parts=[echo(p, 80) for p in reading.unread],
+                    refused=[(echo(r, 80), echo(why, 200)) for r, why in reading.not_offered],
+                    **said(),
+                )
+            )
         elif reading.note and not is_courtesy(reading.line):
             parts.append(say("intake_reading", how="unread", parts=[], **said()))
         if parts:

@@ -138,6 +138,9 @@ class Reading:
     note: bool = False  # no order in it at all: passed over
     for_gm: ForTheGm | None = None  # a note that is words for the GM (a farewell, a question ...)
     unread: tuple[str, ...] = ()  # the parts of a line with orders in it that were not read as any
+    # A hedged clause's longer reading the game refuses ("design skill 2, maybe top 1"): the
+    # reading and the game's reason, said beside the clause listed as not read.
+    not_offered: tuple[tuple[str, str], ...] = ()
     fallback: str = ""  # the fallback a line gave ("otherwise 80"), when it gave one
     first_choice: str = ""  # the first choice the game refuses now, when the fallback was taken
     refused_because: str = ""  # the game's reason for refusing it
@@ -333,6 +336,24 @@ def _continued(
     return rules.format_orders(alone.orders), rules.format_orders(longer.orders)
 
 
+def _refused_reading(
+    rules: AnyGame, state: GameState, seat: str, said: str, words: Sequence[str], budget: _Budget
+) -> tuple[str, str] | None:
+    """The longer reading of a hedged clause that goes on with the phrase `said` before it, when
+    the game refuses it ("design skill 2, maybe top 1": DESIGN SKILL 2 TOP 1, the columns would
+    add up to 3): that reading, as written, and the game's reason; None otherwise."""
+    rest = [w for w in words if _normal(w) not in HEDGES | _JOINING and not is_courtesy(w)]
+    numbered = [i for i, w in enumerate(rest) if any(c.isdigit() for c in w)]
+    if not numbered or not budget.spend():
+        return None
+    reading = _as_order([*_words(said), *rest[: numbered[-1] + 1]])
+    longer = rules.parse_orders(state, seat, reading)
+    illegal = [p for p in longer.problems if p.kind is ProblemKind.ILLEGAL]
+    if longer.orders or not illegal or len(illegal) != len(longer.problems):
+        return None
+    return reading, "; ".join(p.reason for p in illegal)
+
+
 # "SPEED 100 if legal, otherwise 80": a first choice on a condition the game settles (whether
 # the order is allowed now), and a fallback (the first choice's last word replaced).
 _FALLBACK = re.compile(
@@ -475,6 +496,7 @@ def read(
         correcting = False
         signing = False  # the clause before was a courtesy ("Cheers"): a name may follow it
         said_last = ""  # the last phrase of the line's clauses so far, as written
+        not_offered: list[tuple[str, str]] = []  # hedged longer readings the game refuses, and why
         for clause in _CLAUSE.split(line):
             words = _words(clause)
             correcting = correcting or bool(_CORRECTION.match(clause))
@@ -504,6 +526,9 @@ def read(
                 signed = signing and 0 < len(words) <= 2 and all(w.isalpha() and w[:1].isupper() for w in words)
                 if words and not courtesy and not signed and not _CORRECTION.match(clause):
                     passed.append(" ".join(words))
+                    if said_last and {_normal(w) for w in words} & HEDGES:
+                        refused = _refused_reading(rules, state, seat, said_last, words, budget)
+                        not_offered += [refused] if refused is not None else []
                 signing = courtesy
                 continue
             signing = False
@@ -557,6 +582,7 @@ def read(
                 tuple(offered),
                 tuple(negated),
                 unread=tuple(passed),
+                not_offered=tuple(not_offered),
                 corrected=tuple(corrected) if applied else (),
                 keeps_rest=keeps_rest,
             )

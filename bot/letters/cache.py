@@ -25,8 +25,9 @@ PictureKey = tuple[int, int | None, int | None]
 DrawnPictures = dict[PictureKey, Picture | None]
 """Each picture drawn (None: the game draws none), by `PictureKey`."""
 
-ReportKey = tuple[int, int, int, tuple[str, ...]]
-"""A public report: (the environment's id, the state's id, the resolution's id, the robot seats)."""
+ReportKey = tuple[int, int, int, tuple[str, ...] | tuple[tuple[str, str], ...]]
+"""A public report: (the environment's id, the state's id, the resolution's id, the seats'
+labels, or the robot seats alone)."""
 
 
 @dataclass

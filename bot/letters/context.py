@@ -6,11 +6,12 @@ with a ``bot`` is built here and nowhere else (a test checks it)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from bot.clock import as_utc
 from bot.letters.words import say
-from bot.models import Game, Turn
+from bot.models import Game, Seat, Turn
 from bot.schedules import format_local
 from bot.shell import Shell
 from rules.api import AnyGame
@@ -67,3 +68,19 @@ def orders_block(text: str) -> str:
     """Order lines quoted as every letter quotes them, ``    > LINE`` each (the templates'
     `orders_block` macro, for the letters written in code)."""
     return "\n".join("    > " + line for line in text.splitlines())
+
+
+def seat_labels(seats: Iterable[Seat]) -> dict[str, str]:
+    """How the letters name the seats that are not simply their player's (the templates'
+    ``robots``, read by the ``robot`` and ``people`` filters of `bot.mail_out.render`): a robot
+    seat as "robo (robot)", a seat the GM's REPLACE gave to another person as "anna (Kim
+    McDonald)", the seat's name the rules and the orders know, then its holder's name as
+    given. Every other seat is shown by its name alone (docs/DESIGN.md, "Seats that change
+    hands")."""
+    labels: dict[str, str] = {}
+    for seat in seats:
+        if seat.robot:
+            labels[seat.name] = f"{seat.name} (robot)"
+        elif seat.handed_over and seat.player.name.strip() and seat.player.name.strip() != seat.name:
+            labels[seat.name] = f"{seat.name} ({seat.player.name.strip()})"
+    return labels

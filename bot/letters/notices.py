@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.letters import claims
-from bot.letters.context import bot_context, deadline_text, game_context
+from bot.letters.context import bot_context, deadline_text, game_context, seat_labels
 from bot.letters.defaults import gets
 from bot.mail_out.lists import mailto_link
 from bot.mail_out.render import RenderedMail
@@ -66,7 +66,12 @@ def welcome(
     ctx = game_context(shell, game, rules)
     ctx.update(
         {
-            "seat": {"name": seat.name, "display": seat.player.name, "password": seat.secret},
+            "seat": {
+                "name": seat.name,
+                "display": seat.player.name,
+                "password": seat.secret,
+                "shown": seat_labels([seat]).get(seat.name, seat.name),
+            },
             "reply_address": shell.reply_address(game.name, seat.name, seat.reply_salt),
             "summary": rules.rules_summary(),
             "help": help_text,

@@ -3,7 +3,7 @@ the observers, so made once per game and turn, in the letters' `LetterCache`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from bot.letters.cache import LetterCache
@@ -24,14 +24,15 @@ def public_report(
     rules: AnyGame,
     state: GameState,
     outcome: Resolves | None,
-    robot_seats: Sequence[str] = (),
+    robot_seats: Mapping[str, str] | Sequence[str] = (),
 ) -> PublicReport:
     """The public block of the mails about `state` (and the turn `outcome` resolved), from the
     public view: the same for every seat and the GM, so made once per game and turn and kept in
     `cache` for the letters of that turn, as the picture is (bench: deadline). States are
     immutable: the same state object means the same report."""
     resolution = outcome.resolution if outcome is not None else None
-    key = (id(renderer.env), id(state), id(resolution), tuple(robot_seats))
+    labels = tuple(sorted(robot_seats.items())) if isinstance(robot_seats, Mapping) else tuple(robot_seats)
+    key = (id(renderer.env), id(state), id(resolution), labels)
     hit = cache.reports.get(key)
     if hit is not None and hit[0] is state and hit[1] is resolution and hit[2].env is renderer.env:
         return hit[2]

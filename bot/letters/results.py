@@ -12,7 +12,7 @@ from bot import store
 from bot.clock import as_utc
 from bot.facts import SeasonTable
 from bot.letters.addressing import ToAddress, ToGm, notice, post
-from bot.letters.context import game_context
+from bot.letters.context import game_context, seat_labels
 from bot.letters.sheets import season_words
 from bot.mail_out import queue as mailout
 from bot.mail_out.render import PublicReport
@@ -61,7 +61,7 @@ def post_observer_results(
         },
         "next": {"label": next_turn.label, "deadline": deadline} if next_turn is not None else None,
         "timezone": game.timezone,
-        "robots": [seat.name for seat in game.seats if seat.robot],
+        "robots": seat_labels(game.seats),
         "season": season_words(season),
     }
     rendered = shell.renderer.render("observer_results", context, game=game.kind)

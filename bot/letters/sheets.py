@@ -19,7 +19,7 @@ from bot.letters import carried as carried_words
 from bot.letters import claims, reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
-from bot.letters.context import deadline_text, game_context, practice_terms
+from bot.letters.context import deadline_text, game_context, practice_terms, seat_labels
 from bot.letters.defaults import gets
 from bot.letters.pictures import html_body
 from bot.letters.reports import public_report
@@ -39,9 +39,10 @@ from bot.store import orders_on_file
 from rules.api import AnyGame, GameState, View, Viewer
 
 
-def robot_seats(game: Game) -> list[str]:
-    """The names of the game's robot seats, for the templates (`bot.games.robots.shown`)."""
-    return [seat.name for seat in game.seats if seat.robot]
+def robot_seats(game: Game) -> dict[str, str]:
+    """How the letters name the game's robot seats and the seats that changed hands, for the
+    templates' ``robots`` (`bot.games.robots.seat_labels`)."""
+    return seat_labels(game.seats)
 
 
 def _filled_by(outcome: Outcome | None, seat: str) -> str:
@@ -138,7 +139,12 @@ def seat_context(
     ctx = game_context(shell, game, rules)
     ctx.update(
         {
-            "seat": {"name": seat.name, "display": seat.player.name, "address": seat.player.address},
+            "seat": {
+                "name": seat.name,
+                "display": seat.player.name,
+                "address": seat.player.address,
+                "shown": seat_labels([seat]).get(seat.name, seat.name),
+            },
             "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
             "report": public_report(shell.renderer, cache, rules, state, outcome, robot_seats(game)),
             "robots": robot_seats(game),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -49,6 +50,29 @@ def _wrap(text: str, width: int = 72, indent: str = "") -> str:
     )
 
 
+def _labelled(name: str, labels: Mapping[str, str] | Sequence[str] = ()) -> str:
+    """`name` as a person reads it: its label in `labels` (seat -> label), or, given the robot
+    seats alone, "robo (robot)" for one of them."""
+    if isinstance(labels, Mapping):
+        return str(labels.get(name, name))
+    return f"{name} (robot)" if name in labels else name
+
+
+def _people(line: str, labels: Mapping[str, str] | Sequence[str] = ()) -> str:
+    """A line of the rules' own text (what happened) with each seat handed to another person
+    named by its label, as whole words: "anna passes bob" -> "anna (Kim McDonald) passes bob".
+    Robot seats keep their bare name there, as the rules write it."""
+    if not isinstance(labels, Mapping):
+        return line
+    people = {seat: label for seat, label in labels.items() if label != f"{seat} (robot)"}
+    if not people:
+        return line
+    pattern = re.compile(
+        r"(?<![\w-])(" + "|".join(re.escape(s) for s in sorted(people, key=len, reverse=True)) + r")(?![\w-])"
+    )
+    return pattern.sub(lambda m: people[m.group(1)], str(line))
+
+
 class PublicReport:
     """The public block of a turn's mails: what happened, the summary and the table.
 
@@ -60,10 +84,13 @@ class PublicReport:
     exactly what ``{{ m.report(view) }}`` writes, rendered on first use.
     """
 
-    def __init__(self, renderer: Renderer, view: View, robots: Sequence[str] = ()) -> None:
+    def __init__(self, renderer: Renderer, view: View, robots: Mapping[str, str] | Sequence[str] = ()) -> None:
         self.env = renderer.env
         self.view = view
-        self.robots = tuple(robots)  # the robot seats, shown as robots
+        # The seats' labels (bot.games.robots.seat_labels), or the robot seats alone.
+        self.robots: Mapping[str, str] | tuple[str, ...] = (
+            dict(robots) if isinstance(robots, Mapping) else tuple(robots)
+        )
 
     def _macro(self, name: str) -> object:
         try:
@@ -167,8 +194,10 @@ class Renderer:
         )
         env.filters["wrap"] = _wrap
         env.globals["once"] = _once
-        # A seat's name as standings and results show it: "robo (robot)" for a robot.
-        env.filters["robot"] = lambda name, robots=(): f"{name} (robot)" if name in robots else name
+        # A seat's name as standings and results show it: "robo (robot)" for a robot, "anna
+        # (Kim McDonald)" for a seat handed to another person (bot.games.robots.seat_labels).
+        env.filters["robot"] = _labelled
+        env.filters["people"] = _people
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(
             prefix + line if line else line for line in str(text).splitlines()
         )

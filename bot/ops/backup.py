@@ -527,6 +527,7 @@ def export_game(session: Session, name: str) -> dict[str, object]:
                 "active": s.active,
                 "nmr_streak": s.nmr_streak,
                 "gm_plot": s.gm_plot,
+                "handed_over": s.handed_over,
                 "joined_at": _time(s.joined_at),
             }
             for s in seats.values()

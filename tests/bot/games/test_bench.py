@@ -330,3 +330,20 @@ def test_in_a_season_the_driver_put_out_keeps_the_nmr_penalty_when_the_bench_tak
     assert str(sub) in outcomes and outcomes[str(sub)] is not Outcome.NMR_OUT
     rows = {row.name: row.points for row in table.rows}
     assert rows["Anna"] == -3
+
+
+def test_a_seat_taken_from_the_bench_reads_with_its_takers_name(rc: App) -> None:
+    """docs/DESIGN.md, "Seats that change hands": a seat the bench took reads "anna (<the taker's
+    name>)" in the taker's turn sheet and in the next results, as after REPLACE."""
+    on_bench(rc, SUB1)
+    to_the_nmr_limit(rc)
+    rc.inbox.deliver(reply_to(offers_to(rc, SUB1)[0], "I'll take it", sender=SUB1))  # type: ignore[attr-defined]
+    cycle(rc)
+    with rc.db.read() as session:
+        taker = session.scalar(select(Player).where(Player.address == SUB1))
+        assert taker is not None
+        label = f"anna ({taker.name})"
+    sheet = [body_of(m) for m in mails(rc, SUB1) if "from the substitutes bench" in body_of(m)]
+    assert sheet and f'You run as "{label}".' in sheet[-1]
+    a_turn(rc)
+    assert label in body_of(last(rc, ADDRESS["seb"]))

@@ -1,10 +1,11 @@
 """Property: over random histories of
-players' mail (orders, refusals, notes, CLEAR, WAIT, ORDERS, STATUS), the GM's commands (PLOT,
+players' mail (orders, refusals, notes, CLEAR, WAIT, ORDERS, STATUS, orders after the deadline
+and replies to a turn gone by or withdrawn), the GM's commands (PLOT,
 ORDER, SET, EXTEND, DEADLINE, PAUSE/RESUME, ROLLBACK, PROCESS, PREVIEW, STATUS, REPLACE, DROP),
 the GM's digest and robots, in all three games and a practice race, every claim every outgoing
 letter makes holds against what the bot then actually did: the turn sheets, results,
-reminders, confirmations, refusals, STATUS and ORDERS, the GM's answers (PREVIEW's orders that
-count among them) and the digest.
+reminders, confirmations, refusals (the late and the stale ones too), STATUS and ORDERS, the
+GM's answers (PREVIEW's orders that count, PLOT's and ORDER's among them) and the digest.
 
 A letter's claims are data kept beside its text (`bot.facts.Claims`, the outbox row's
 `claims`), so the check compares claims, never wording:
@@ -20,6 +21,7 @@ A letter's claims are data kept beside its text (`bot.facts.Claims`, the outbox 
 
 from __future__ import annotations
 
+import itertools
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -33,11 +35,13 @@ from sqlalchemy import select
 from bot import store
 from bot.app import App
 from bot.games import record
-from bot.games.turns import PlayerSpec, create_game
+from bot.games.turns import PlayerSpec, closing_time, create_game
 from bot.gm import digest
+from bot.mail_in.auth import signed_address
 from bot.models import Game, Outbox, Turn
+from bot.testing import plain_mail
 from rules import find_game
-from tests.bot.gm_helpers import GM, cycle, gm_says, new_app, player_says
+from tests.bot.gm_helpers import BOT, GM, cycle, gm_says, new_app, player_says
 from tests.settled import examples
 
 
@@ -107,7 +111,7 @@ GM_STEPS = (
     "gmstatus",
     "digest",
 )
-PLAYER_STEPS = ("mail", "mail", "mail", "whole", "all", "clear", "wait", "nowait", "orders", "status")
+PLAYER_STEPS = ("mail", "mail", "mail", "whole", "all", "clear", "wait", "nowait", "orders", "status", "late", "stale")
 
 Step = tuple[str, int, tuple[int, ...]]
 
@@ -159,6 +163,34 @@ def _act(app: App, deck: Deck, step: Step) -> None:
     elif what in ("finish", "whole"):  # a whole set from the seat
         player_says(app, seat, deck.whole, game="g1", address=address)
 
+    elif what == "late":  # the lines, past the turn's deadline and grace, before the tick runs
+        with app.db.read() as session:
+            game = store.find_game_row(session, "g1")
+            assert game is not None
+            turn = store.open_turn(session, game)
+            closing = closing_time(game, turn) if turn is not None else None
+        if closing is not None and closing > app.clock.now():  # type: ignore[attr-defined]
+            app.clock.advance(closing - app.clock.now() + timedelta(minutes=1))  # type: ignore[attr-defined]
+        _deliver(app, seat, "\n".join(deck.lines[i] for i in picks), "[g1] orders")
+        app.service.poll()
+        app.service.send()
+    elif what == "stale":  # a reply to a turn gone by (by its subject) or to the newest results (withdrawn?)
+        with app.db.read() as session:
+            game = store.find_game_row(session, "g1")
+            assert game is not None
+            gone = session.scalars(
+                select(Turn).where(Turn.game_id == game.id, Turn.resolved_at.is_not(None)).order_by(Turn.number.desc())
+            ).first()
+            results = session.scalars(
+                select(Outbox).where(Outbox.recipient == address, Outbox.kind == "results").order_by(Outbox.id.desc())
+            ).first()
+            label, answered = (gone.label if gone else ""), (results.message_id if results else None)
+        text = "\n".join(deck.lines[i] for i in picks)
+        if picks[0] % 2 and answered is not None:
+            _deliver(app, seat, text, "Re: [g1] results", answered)
+        else:
+            _deliver(app, seat, text, f"Re: [g1] {deck.kind}: {label}")
+        cycle(app)
     elif what in ("clear", "wait", "nowait", "orders", "status"):
         player_says(app, seat, what.upper(), game="g1", address=address)
     elif what == "tick":
@@ -186,6 +218,22 @@ def _act(app: App, deck: Deck, step: Step) -> None:
         app.service.send()
     else:
         gm_says(app, f"{what.upper()} g1", game="g1")
+
+
+def _deliver(app: App, seat: str, text: str, subject: str, in_reply_to: str | None = None) -> None:
+    """A mail from `seat` to its reply address, answering `in_reply_to` when given."""
+    to = signed_address(BOT, "test-site-secret", "g1", seat)
+    headers = (
+        {"In-Reply-To": in_reply_to if in_reply_to.startswith("<") else f"<{in_reply_to}>"} if in_reply_to else None
+    )
+    app.inbox.deliver(
+        plain_mail(
+            f"{seat}@example.org", to, subject, text, message_id=f"<{next(_MAIL)}@client.example>", headers=headers
+        )
+    )  # type: ignore[attr-defined]
+
+
+_MAIL = itertools.count(1)
 
 
 def _turns(app: App) -> dict[int, Turn]:
@@ -293,6 +341,8 @@ def _play(deck: Deck, history: list[Step]) -> Ledger:
                 if what == "all":  # a whole set from every person, the seat last: the turn completes
                     others = [i for i in range(len(deck.people)) if i != who]
                     played.extend(("whole", i, picks) for i in [*others, who])
+                elif what == "late":  # the tick that follows resolves the turn the refusal spoke of
+                    played.extend([(what, who, picks), ("tick", 0, (0,))])
                 else:
                     played.append((what, who, picks))
             for step in played:
@@ -320,6 +370,9 @@ def test_every_claim_of_every_letter_holds(name: str) -> None:
     @example(history=[("plot", 0, (0,)), ("tick", 0, (0,)), ("mail", 1, (1,)), ("pause", 0, (0,)), ("resume", 0, (0,))])
     @example(
         history=[("replace", 1, (0,)), ("set", 0, (0,)), ("drop", 0, (0,)), ("mail", 1, (0, 2)), ("tick", 0, (0,))]
+    )
+    @example(  # orders past the deadline, replies to a turn gone by and to results rolled back
+        history=[("late", 0, (0,)), ("stale", 1, (0,)), ("rollback", 0, (0,)), ("stale", 0, (1,)), ("plot", 1, (0,))]
     )
     @example(  # the deadline moved, told in the GM's answers, STATUS, the digest and PREVIEW
         history=[
@@ -393,3 +446,53 @@ def test_refusals_status_preview_the_gms_answers_and_the_digest_carry_their_clai
         assert made, f"no claim in a {kind} letter"
         assert all(len(c["counts"]) == counts for c in made), (kind, made)
     assert ledger.checked >= seats  # PREVIEW's and the refusal's claims among those checked
+
+
+def test_late_and_stale_refusals_and_the_gms_plot_and_order_answers_carry_their_claims() -> None:
+    """The refusal of orders past the deadline ("these orders were not used"), of a reply to a turn
+    gone by or to results a ROLLBACK withdrew ("its orders were not used for any turn"), and the
+    GM's answers to PLOT and ORDER claim what counts for the seat and the deadline, and the
+    property checks them against the resolution (on main they carried no claim)."""
+    deck = DECKS["racecraft"]
+    history: list[Step] = [
+        ("plot", 0, (0,)),  # PLOT g1 p0 USE 2: the GM's answer claims the plot counts for p0
+        ("order", 1, (0,)),  # ORDER g1 p1 USE 2
+        ("late", 2, (0,)),  # USE 3 past the deadline: refused, p2's default stands
+        ("tick", 0, (0,)),
+        ("stale", 3, (0,)),  # USE 3 in reply to Turn 1, gone by
+        ("rollback", 0, (0,)),
+        ("stale", 3, (1,)),  # USE 1 in reply to Turn 1's results, withdrawn
+        ("process", 0, (0,)),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        app = new_app(Path(tmp))
+        try:
+            _game(app, deck)
+            ledger = Ledger()
+            _check(app, ledger, ("start", 0, (0,)), {})
+            for step in history:
+                before = _turns(app)
+                _act(app, deck, step)
+                _check(app, ledger, step, before)
+            with app.db.read() as session:
+                rows = list(session.scalars(select(Outbox).order_by(Outbox.id)))
+        finally:
+            app.close()
+    made: dict[str, list[dict[str, object]]] = {}
+    for row in rows:
+        kind = f"{row.kind} to the GM" if row.recipient == GM else row.kind
+        made.setdefault(kind, []).extend(row.claimed)
+    stale = [row for row in rows if row.kind == "stale_turn"]
+    assert len(stale) == 2 and "rolled back" in stale[1].data.decode(errors="replace").lower(), [
+        r.subject for r in stale
+    ]
+    for kind, seat in {
+        "late": "p2",
+        "stale_turn": "p3",
+        "gm_plot to the GM": "p0",
+        "gm_order to the GM": "p1",
+    }.items():
+        assert made.get(kind), (f"no claim in a {kind} letter", sorted(made))
+        assert all([c["seat"] for c in claim["counts"]] == [seat] for claim in made[kind]), (kind, made[kind])  # type: ignore[attr-defined]
+    assert [c["why"] for claim in made["gm_plot to the GM"] for c in claim["counts"]] == ["plot"]  # type: ignore[attr-defined]
+    assert ledger.checked >= 2 * len(deck.people), ledger  # turn 1, resolved twice: every person's claims

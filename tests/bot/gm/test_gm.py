@@ -611,3 +611,36 @@ def test_a_deadline_under_an_hour_away_needs_force_by_mail_as_on_the_command_lin
     assert turns(rc)[0].deadline == before
     gm_says(rc, "DEADLINE rc1 +2m FORCE")
     assert turns(rc)[0].deadline != before and "[ERROR]" not in str(last(rc, GM)["Subject"])
+
+
+def test_a_replaced_seat_reads_with_its_new_holders_name_in_every_letter(rc: App) -> None:
+    """docs/DESIGN.md, "Seats that change hands": after REPLACE the rules still key the seat by
+    its name, and every letter a person reads names it "anna (Kim McDonald)": the turn sheet's
+    "You run as", the standings, what happened and the results; the name keeps its case."""
+    gm_says(rc, "REPLACE rc1 anna kim@example.org Kim McDonald")
+    seat = [s for s in game_row(rc).seats if s.name == "anna"][0]
+    assert seat.handed_over and seat.player.name == "Kim McDonald"
+    sheet = body_of(last(rc, "kim@example.org"))
+    assert 'You run as "anna (Kim McDonald)".' in sheet
+    assert "anna (Kim McDonald)" in sheet.split("You run as", 1)[1].split("Your private part", 1)[0]  # standings
+    gm_says(rc, "PROCESS rc1")
+    for address in (ADDRESS["seb"], "kim@example.org", GM):
+        results = (
+            body_of(mails(rc, address)[-1]) if address != GM else body_of(mails(rc, GM)[-2]) + body_of(last(rc, GM))
+        )
+        assert "anna (Kim McDonald)" in results, address
+        table = results.replace("\r\n", "\n").split("Place  Player", 1)[1]
+        assert "anna (Kim McDonald)" in table.split("\n\n", 1)[0], address
+    seb = body_of(last(rc, ADDRESS["seb"])).replace("\r\n", "\n")
+    happened = seb.split("What happened:", 1)[1].split("\n\n", 1)[0]
+    assert "anna" not in happened.replace("anna (Kim McDonald)", "")  # what happened names the holder too
+    assert "Kim McDonald" not in body_of(last(rc, ADDRESS["kelly"])).replace("anna (Kim McDonald)", "")
+
+
+def test_a_seat_never_replaced_reads_as_its_name_alone(rc: App) -> None:
+    """Seats that never changed hands keep the bare seat name in the letters (no label)."""
+    gm_says(rc, "PROCESS rc1")
+    body = body_of(last(rc, ADDRESS["seb"])).replace("\r\n", "\n")
+    table = body.split("Place  Player", 1)[1].split("\n\n", 1)[0]
+    assert [line.split()[1] for line in table.splitlines()[1:]] == ["anna", "kelly", "roger", "seb", "steve"]
+    assert "Player           " in body  # the player column as wide as ever

@@ -92,3 +92,37 @@ def test_the_hedged_bid_by_mail_offers_both_as_one_tap_links(gapp: App) -> None:
         assert list(session.scalars(select(OrderSubmission.text).where(OrderSubmission.source == "mail"))) == []
     text = body_of(last(gapp, ADDRESS["kelly"]))
     assert "subject=BID%20WEAR%202%20SKILL%200" in text and "subject=BID%20WEAR%202%20SKILL%201" in text, text
+
+
+def test_a_hedged_longer_reading_the_game_refuses_says_why_it_is_not_offered() -> None:
+    """speed-circuit design: "the design allows 2 points in total". "design skill 2, maybe top 1"
+    reads DESIGN SKILL 2 and lists "maybe top 1" as not read; DESIGN SKILL 2 TOP 1 would add up
+    to 3, so it is not offered, and the reading says so with the game's reason."""
+    reading = _read(SPEED_CIRCUIT, DESIGN, "design skill 2, maybe top 1")
+    assert reading.applied == ("DESIGN ACC 0 DEC 0 TOP 0 START 0 PRIME 0 OPTION 0 SKILL 2",)
+    assert reading.offered == () and reading.unread == ("maybe top 1",)
+    ((refused, why),) = reading.not_offered
+    assert refused == "DESIGN SKILL 2 TOP 1" and "add up to +3" in why and "2 points in total" in why
+    # A longer reading the game takes is offered, never listed as refused.
+    assert _read(SPEED_CIRCUIT, DESIGN, "design skill 1, maybe top 1").not_offered == ()
+
+
+def test_the_refused_longer_reading_and_its_reason_are_in_the_confirmation(gapp: App) -> None:
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speed_circuit",
+            name="sc1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+            options={"laps": "1"},
+        )
+    gapp.service.send()
+    player_says(gapp, "kelly", "design skill 2, maybe top 1", game="sc1")
+    text = " ".join(body_of(last(gapp, ADDRESS["kelly"])).split())
+    assert (
+        'not read as an order: "maybe top 1"; DESIGN SKILL 2 TOP 1 cannot be offered: the columns add up to +3' in text
+    ), text

@@ -23,7 +23,7 @@ from bot.cli import main
 from bot.cli.demo import Demo
 from bot.db import Database
 from bot.host.instance import FileLock
-from bot.models import Turn
+from bot.models import Seat, Turn
 from bot.ops.backup import (
     BackupError,
     TurnReplay,
@@ -227,6 +227,34 @@ def test_backup_then_restore_gives_an_identical_export(site: Path, tmp_path: Pat
     restore(url, copy, lock=FileLock(site / "flagman.sqlite.lock"))
     assert export_text(url) == before
     assert all(r.same for r in replay(url))
+
+
+def test_a_seat_that_changed_hands_is_marked_in_the_export_and_kept_by_backup_and_copy(
+    site: Path, tmp_path: Path
+) -> None:
+    """The seats the GM's REPLACE handed to another person (Seat.handed_over: the letters name
+    them "anna (Kim McDonald)") are marked in the export, and a backup restored or a copy-db
+    keeps the mark."""
+    url = url_of(site)
+    seats = json.loads(export_text(url))["seats"]
+    assert seats and not any(s["handed_over"] for s in seats)
+    db = Database(url)
+    try:
+        with db.transaction() as session:
+            anna = session.scalar(select(Seat).where(Seat.name == "anna"))
+            assert anna is not None
+            anna.handed_over = True
+    finally:
+        db.dispose()
+    marked = export_text(url)
+    assert [s["name"] for s in json.loads(marked)["seats"] if s["handed_over"]] == ["anna"]
+    copy = backup(url, tmp_path / "backups" / "b1.sqlite")
+    target = f"sqlite:///{tmp_path / 'copy.sqlite'}"
+    copy_database(url, target)
+    assert export_text(target) == marked
+    tamper(url, 1, "state", lambda value: value.update({"edited": True}))
+    restore(url, copy, lock=FileLock(site / "flagman.sqlite.lock"))
+    assert export_text(url) == marked
 
 
 def test_backup_via_the_cli_and_never_over_an_existing_file(site: Path, tmp_path: Path) -> None:
