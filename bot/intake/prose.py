@@ -336,6 +336,15 @@ def _continued(
     return rules.format_orders(alone.orders), rules.format_orders(longer.orders)
 
 
+def _same_kind(rules: AnyGame, state: GameState, seat: str, said: str, phrase: str, budget: _Budget) -> bool:
+    """Whether `phrase` is, alone, one order of the same kind as the phrase `said` is."""
+    if not budget.spend():
+        return False
+    earlier = rules.parse_orders(state, seat, _as_order(_words(said))).orders
+    alone = rules.parse_orders(state, seat, phrase).orders
+    return len(earlier) == 1 and len(alone) == 1 and type(earlier[0]) is type(alone[0])
+
+
 def _refused_reading(
     rules: AnyGame, state: GameState, seat: str, said: str, words: Sequence[str], budget: _Budget
 ) -> tuple[str, str] | None:
@@ -501,11 +510,24 @@ def read(
             words = _words(clause)
             correcting = correcting or bool(_CORRECTION.match(clause))
             found = _phrases(rules, state, seat, words, orders, budget, letters)
+            # A clause goes on with the order before it when no phrase of it is an order on its
+            # own, or each is an order of the same kind ("design skill 1, maybe top 1": TOP 1
+            # alone is a DESIGN order too, and a set holds one DESIGN).
+            same_kind = bool(said_last and found) and all(
+                _same_kind(rules, state, seat, said_last, phrase, budget) for _, _, phrase in found
+            )
             more = (
                 _continued(rules, state, seat, said_last, words, budget)
-                if said_last and not any(_takes(rules, state, seat, phrase, budget) for _, _, phrase in found)
+                if said_last
+                and (same_kind or not any(_takes(rules, state, seat, phrase, budget) for _, _, phrase in found))
                 else None
             )
+            if more is None and same_kind and {_normal(w) for w in words} & HEDGES:
+                # The hedged longer reading the game refuses: not read, and why it is not offered.
+                passed.append(" ".join(words))
+                refused = _refused_reading(rules, state, seat, said_last, words, budget)
+                not_offered += [refused] if refused is not None else []
+                continue
             if more is not None:
                 # "bid wear 2, maybe skill 1": the clause goes on with the order before it; a
                 # hedge offers both readings, else the two clauses are the one order.
