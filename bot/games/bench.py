@@ -154,21 +154,46 @@ def offer(shell: Shell, session: Session, game: Game, seat: Seat, why: ChangeWhy
         )
     names = ", ".join(p.name for p in bench)
     text = say("bench_offered_gm", seat=seat.name, game=game.name, why=why.value, people=names, count=len(bench))
+    _audit_and_tell_gm(
+        shell,
+        session,
+        game,
+        f"OFFER {game.name} {seat.name}",
+        text,
+        now,
+        ("bench_offered_gm_title", "seat_offer"),
+        seat,
+    )
+    log.info("game %s: seat %s offered to %d on the bench", game.name, seat.name, len(bench))
+    return True
+
+
+def _audit_and_tell_gm(
+    shell: Shell,
+    session: Session,
+    game: Game,
+    command: str,
+    text: str,
+    now: datetime,
+    title_and_kind: tuple[str, str],
+    seat: Seat,
+) -> None:
+    """What the bench did with a seat, in the GM's audit log (done by the bot, as `command`)
+    and in a notice to the GM titled by the words `title_and_kind[0]`, of that kind of mail."""
+    title, kind = title_and_kind
     session.add(
         GmAudit(
             game_id=game.id,
             actor=ACTOR,
             via="auto",
             message_id="",
-            command=f"OFFER {game.name} {seat.name}",
+            command=command,
             outcome="done: " + text,
             created_at=now,
             undo=None,
         )
     )
-    letters.notice(shell, session, ToGm(game), say("bench_offered_gm_title", seat=seat.name), text, kind="seat_offer")
-    log.info("game %s: seat %s offered to %d on the bench", game.name, seat.name, len(bench))
-    return True
+    letters.notice(shell, session, ToGm(game), say(title, seat=seat.name), text, kind=kind)
 
 
 def offer_code(shell: Shell, made: SeatOffer, address: str) -> str:
@@ -231,19 +256,16 @@ def take(shell: Shell, session: Session, made: SeatOffer, address: str) -> tuple
         note=say("bench_taken_note", seat=seat.name, game=game.name, turn=where),
     )
     text = say("bench_taken_gm", seat=seat.name, game=game.name, player=player.name, address=player.address)
-    session.add(
-        GmAudit(
-            game_id=game.id,
-            actor=ACTOR,
-            via="auto",
-            message_id="",
-            command=f"SUBSTITUTE {game.name} {seat.name}",
-            outcome="done: " + text,
-            created_at=now,
-            undo=None,
-        )
+    _audit_and_tell_gm(
+        shell,
+        session,
+        game,
+        f"SUBSTITUTE {game.name} {seat.name}",
+        text,
+        now,
+        ("bench_taken_gm_title", "seat_taken"),
+        seat,
     )
-    letters.notice(shell, session, ToGm(game), say("bench_taken_gm_title", seat=seat.name), text, kind="seat_taken")
     for other in store.mailed_seats(game):
         if other.id != seat.id:
             letters.notice(
