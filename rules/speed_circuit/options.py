@@ -37,6 +37,7 @@ from rules.speed_circuit.corner import enter_space
 from rules.speed_circuit.model import Phase, RaceState
 from rules.speed_circuit.move import desired_path, line_bonus, moves_first, step_line
 from rules.speed_circuit.plot import Limits, Order, limits, plot_of
+from rules.speed_circuit.resolve import STOPPED_TURNS
 from rules.speed_circuit.tables import (
     CORNER_CRASH_TIER,
     CORNERING_CHART,
@@ -78,7 +79,9 @@ _MARKS = {Cost.FREE: "", Cost.WEAR: "w", Cost.ROLL: "r", Cost.SPIN: "!", Cost.CR
 class Reach:
     """One space the car can end its move in at `speed`, by the cheapest path there (`path`:
     the spaces entered, so `lanes` is what `PATH` would say), and what that plot costs:
-    `wear` used, the tests and tables rolled on (`rolls`), and why (`charges`)."""
+    `wear` used, the tests and tables rolled on (`rolls`), and why (`charges`). `retires`:
+    the plot leaves the car where it stands for its `STOPPED_TURNS`th race turn in a row, so
+    the car retires after its move (NOTES.md, "Stopped cars"), whatever else it costs."""
 
     speed: int
     space: str
@@ -87,6 +90,7 @@ class Reach:
     wear: int
     rolls: tuple[str, ...]
     charges: tuple[str, ...]
+    retires: bool = False
 
     @property
     def lanes(self) -> str:
@@ -95,14 +99,19 @@ class Reach:
 
     def describe(self) -> str:
         """What the plot costs, short: ``free``, ``1 wear``, ``2 wear + chance table (T1)``,
-        ``spins``, ``crashes``."""
+        ``spins``, ``crashes``; a plot that retires the car says so after its cost
+        (``free, then retires (5th turn in a row without moving)``)."""
         if self.cost is Cost.CRASH:
             return "crashes"
         if self.cost is Cost.SPIN:
-            return "spins"
-        parts = [f"{self.wear} wear"] if self.wear else []
-        parts.extend(self.rolls)
-        return " + ".join(parts) or "free"
+            text = "spins"
+        else:
+            parts = [f"{self.wear} wear"] if self.wear else []
+            parts.extend(self.rolls)
+            text = " + ".join(parts) or "free"
+        if self.retires:
+            text += f", then retires ({STOPPED_TURNS}th turn in a row without moving)"
+        return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +392,8 @@ def _choice(state: RaceState, car: Car, lim: Limits, speed: int, staying: frozen
     push = lim.push if speed > lim.safe else None
     braking = max(0, lim.free_low - speed)
     if speed == 0:
-        return SpeedChoice(speed, push, braking, (_reach(speed, car.space, (), start),))
+        reach = replace(_reach(speed, car.space, (), start), retires=_retires(car))
+        return SpeedChoice(speed, push, braking, (reach,))
     ways: dict[tuple[object, ...], _Way] = {}
     first = _Way(car.space, car.line_run, car.barred_line, car.corner_run, start, ())
     ways[first.key()] = first
@@ -415,6 +425,12 @@ def _reach(speed: int, space: str, path: tuple[str, ...], purse: _Purse) -> Reac
     return Reach(speed, space, path, purse.cost(), purse.wear, purse.rolls, purse.charges)
 
 
+def _retires(car: Car) -> bool:
+    """Whether a move of no space retires `car`: it would be its `STOPPED_TURNS`th race turn
+    in a row without moving (NOTES.md, "Stopped cars"; the resolver counts `Car.standing`)."""
+    return car.standing + 1 >= STOPPED_TURNS
+
+
 @dataclass(frozen=True, slots=True)
 class PlotCost:
     """What one plot costs as ordered (`plot_cost`): its reach, and the spaces on its way
@@ -441,6 +457,11 @@ class PlotCost:
             text = f"{where} costs nothing: no wear, no test, no roll."
         else:
             text = f"{where} costs {' and '.join(reach.describe().split(' + '))}{why}."
+        if reach.retires:
+            text += (
+                f" The car does not move, for the {STOPPED_TURNS}th turn in a row: it retires from the race"
+                " after this turn."
+            )
         if self.blocked:
             text += (
                 f" A car that moves after you is in {', '.join(self.blocked)}: the engine steers round it, "
@@ -476,7 +497,8 @@ def plot_cost(state: RaceState, player: str, orders: Sequence[Order]) -> PlotCos
         if c.on_track and c.space is not None and c.player != player and not moves_first(car, c)
     }
     blocked = tuple(space for space in way.path if space in staying)
-    return PlotCost(_reach(speed, way.space, way.path, way.purse), blocked)
+    reach = replace(_reach(speed, way.space, way.path, way.purse), retires=not way.path and _retires(car))
+    return PlotCost(reach, blocked)
 
 
 # -- in the pits ----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from rules.api import Event, turn_rng
@@ -21,9 +21,11 @@ from rules.speed_circuit.options import (
     Reach,
     SpeedChoice,
     options_text,
+    plot_cost,
     plot_options,
 )
 from rules.speed_circuit.plot import limits
+from rules.speed_circuit.resolve import STOPPED_TURNS
 from tests.rules.speed_circuit.helpers import bundled, car, race
 from tests.rules.speed_circuit.strategies import NAMES, order_text
 
@@ -137,6 +139,24 @@ def test_cars_that_move_after_it_block_and_cars_that_move_first_do_not() -> None
     assert "C10" in {r.space for r in choice(options, 40).reaches}
 
 
+def test_standing_still_for_the_last_allowed_turn_is_said_to_retire_the_car() -> None:
+    """NOTES.md, "Stopped cars": "a car that ends 5 race turns in a row without moving
+    retires". For a car that has stood 4 turns, the options and the confirmation of SPEED 0
+    say the plot retires it; for a car that has stood 3, they do not, and a move never does."""
+    for standing, retires in ((STOPPED_TURNS - 1, True), (STOPPED_TURNS - 2, False)):
+        state = race(HARBOUR, [car("ann", "B2", HARBOUR, speed=0, standing=standing)], laps=3)
+        options = options_of(state, "ann")
+        assert [r.speed for r in options.reaches() if r.retires] == ([0] if retires else [])
+        said = "\n".join(options_text(state.track, options, {}))
+        assert ("then retires (5th turn in a row without moving)" in said) is retires, said
+        parsed = GAME.parse_orders(state, "ann", "SPEED 0")
+        cost = plot_cost(state, "ann", parsed.orders)
+        assert cost is not None and cost.reach.cost is Cost.FREE and cost.reach.retires is retires
+        assert ("it retires from the race after this turn" in cost.describe()) is retires, cost.describe()
+        resolved = GAME.resolve(state, {"ann": parsed.orders}, random.Random(0)).state.car("ann")
+        assert (resolved.status is Status.OUT) is retires, resolved
+
+
 def test_the_corner_ahead_and_its_limit() -> None:
     """ "the corner limit ahead": T1 starts 3 rows ahead of B8, posts 80 on rows
     11-14 and has the red line T1 (+20); once in it, what the car has paid counts."""
@@ -226,6 +246,7 @@ def _mine(events: tuple[Event, ...], player: str, kinds: tuple[str, ...]) -> lis
     staggered=st.booleans(),
     pick=st.integers(0, 8),
 )
+@example(seed=140000, players=2, turns=9, track="quarry_ring", staggered=False, pick=1)  # bob at 0 mph, 4 turns still
 def test_what_the_options_say_a_plot_costs_is_what_it_costs(
     seed: int, players: int, turns: int, track: str, staggered: bool, pick: int
 ) -> None:
@@ -233,6 +254,9 @@ def test_what_the_options_say_a_plot_costs_is_what_it_costs(
     random races, for a car on the track: every free option, plotted as SPEED and PATH, is
     run at no cost (no wear, test, roll, spin or detour) and ends in the space drawn; every
     wear option costs exactly the wear drawn and no roll; every test-or-roll option rolls.
+    An option drawn as retiring the car (it would stand for its 5th race turn in a row,
+    NOTES.md "Stopped cars") retires it, and only those do; that is its one consequence
+    beyond its cost.
     Every option is a legal plot. The cars level with or ahead of it are taken off the track
     for the check: they may move first, and where they go is secret until the reveal (§2.5);
     the cars behind stay, as they move after it."""
@@ -260,14 +284,31 @@ def test_what_the_options_say_a_plot_costs_is_what_it_costs(
             orders[me.player] = parsed.orders
             resolution = GAME.resolve(behind, orders, random.Random(seed ^ target.speed))
             after = resolution.state.car(me.player)
+            events = resolution.events
+            if target.retires:
+                # the stated consequence (NOTES.md, "Stopped cars"): "a car that ends 5 race turns
+                # in a row without moving retires"; the check of the cost goes on without it
+                assert target.speed == 0 and me.standing + 1 >= STOPPED_TURNS, (text, target)
+                assert after.status is Status.OUT and after.note.startswith("stopped"), (text, target, after)
+                stopped = f"{me.player} is out of the race ({after.note})"
+                assert stopped in _mine(events, me.player, ("out",)), (text, target)
+                events = tuple(e for e in events if e.text != stopped)
+            elif target.speed == 0 and target.cost is Cost.FREE:
+                assert after.status is Status.RACING, (text, target, after)
             if target.cost is Cost.FREE:
-                assert _mine(resolution.events, me.player, COSTLY) == [], (text, target)
-                assert after.status is Status.FINISHED or after.space == target.space, (text, target, after.space)
-            elif target.cost is Cost.WEAR:
-                assert _mine(resolution.events, me.player, COSTLY) == _mine(resolution.events, me.player, ("wear",)), (
-                    text
+                assert _mine(events, me.player, COSTLY) == [], (text, target)
+                assert after.status is Status.FINISHED or target.retires or after.space == target.space, (
+                    text,
+                    target,
+                    after.space,
                 )
+            elif target.cost is Cost.WEAR:
+                assert _mine(events, me.player, COSTLY) == _mine(events, me.player, ("wear",)), text
                 assert me.wear - after.wear == target.wear, (text, target)
-                assert after.status is Status.FINISHED or after.space == target.space, (text, target, after.space)
+                assert after.status is Status.FINISHED or target.retires or after.space == target.space, (
+                    text,
+                    target,
+                    after.space,
+                )
             else:
                 assert _mine(resolution.events, me.player, ("roll", "spin", "crash", "out", "damage")), (text, target)
