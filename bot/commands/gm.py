@@ -691,15 +691,22 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         )
     _rules, _state, turn = under_way(ctx.session, ctx.game)
     where = f"from {turn.label}" if turn is not None else "for what is left"
+    # The predecessor's orders are said to stand only where they sent some for this turn.
+    on_file = turn is not None and bool(store.sent(store.submissions(ctx.session, turn, seat)))
     turns.queue_seat_mail(
         ctx.shell,
         ctx.session,
         ctx.game,
         seat,
         "turn_sheet",
-        note=f"You take over seat {seat.name} in {ctx.game.name} from {old_player.name}, {where}: the "
-        "car, its place and its figures as they stand below. Orders your predecessor sent for this "
-        "turn stand until you send your own.",
+        note=say(
+            "replace_taken_note",
+            seat=seat.name,
+            game=ctx.game.name,
+            predecessor=old_player.name,
+            where=where,
+            on_file=on_file,
+        ),
     )
     announce(
         ctx,

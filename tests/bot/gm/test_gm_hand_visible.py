@@ -165,3 +165,16 @@ def test_results_say_when_the_player_sent_orders_after_the_gms(rc: App) -> None:
     text = " ".join(body_of(results).split())
     assert "kelly, 2026-01-05 09:00 UTC (by mail); the player sent orders of their own after it" in text, text
     assert "seb, 2026-01-05 09:00 UTC (by mail) " in text + " " and "seb, 2026-01-05 09:00 UTC (by mail);" not in text
+
+
+def test_replace_says_the_predecessors_orders_stand_only_where_there_are_some(rc: App) -> None:
+    """The new holder's sheet says "Orders your predecessor sent for this turn stand" only for a
+    seat whose holder sent orders for the open turn; a seat with none is not told of orders it
+    does not have (its sheet says what it gets if nothing arrives)."""
+    gm_says(rc, "REPLACE rc1 steve sam@example.org Sam")
+    quiet = " ".join(body_of(last(rc, "sam@example.org")).split())
+    assert "You take over seat steve in rc1 from" in quiet and "Orders your predecessor sent" not in quiet
+    player_says(rc, "roger", "USE 2")
+    gm_says(rc, "REPLACE rc1 roger rob@example.org Rob")
+    busy = " ".join(body_of(last(rc, "rob@example.org")).split())
+    assert "Orders your predecessor sent for this turn stand until you send your own." in busy
