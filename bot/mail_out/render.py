@@ -130,13 +130,20 @@ def sharing(fragments: Fragments) -> Iterator[None]:
 
 
 def _argument_key(value: object) -> object:
-    """An argument of `once` as it names the fragment: a string, number or list of strings by
-    its value and type (the robots' names, built again for each letter), anything else by its
-    identity (a value the letters share, made once)."""
+    """An argument of `once` as it names the fragment: a string, number, list of strings or
+    dict of strings to strings by its value and type (the seats' labels, built again for each
+    letter; a dict's items in their order), anything else by its identity (a value the letters
+    share, made once)."""
     if value is None or type(value) in (str, int, float, bool):
         return (type(value), value)
     if isinstance(value, (list, tuple)) and type(value) in (list, tuple) and all(type(item) is str for item in value):
         return (type(value), tuple(value))
+    if (
+        isinstance(value, dict)
+        and type(value) is dict
+        and all(type(k) is str and type(v) is str for k, v in value.items())
+    ):
+        return (dict, tuple(value.items()))
     return ("object", id(value))
 
 

@@ -90,6 +90,30 @@ def test_once_renders_a_macro_once_for_the_same_arguments_while_sharing() -> Non
     assert template.render(d=one, names=["x", "y"]) == "a x,y" and len(calls) == 4
 
 
+def test_once_names_a_dict_of_labels_by_its_items() -> None:
+    """The seats' labels (a dict of strings built again for each letter) name a fragment by their
+    items: equal labels share one rendering, other labels render anew."""
+    env = Renderer().env
+    template = env.from_string(
+        "{% macro shown(d, labels) %}{{ d.text }} {{ labels | dictsort | join(',') }}{% endmacro %}"
+        "{{ once(shown, d, labels) }}"
+    )
+    calls: list[str] = []
+
+    class Counted(dict[str, str]):
+        def __getitem__(self, key: str) -> str:
+            calls.append(key)
+            return super().__getitem__(key)
+
+    shared = Counted(text="a")
+    with sharing({}):
+        texts = [template.render(d=shared, labels={"anna": "anna (Kim)", "robo": "robo (robot)"}) for _ in range(3)]
+        assert len(calls) == 1
+        other = template.render(d=shared, labels={"anna": "anna (Lee)"})
+        assert len(calls) == 2
+    assert len(set(texts)) == 1 and other != texts[0]
+
+
 def test_a_turns_dice_are_rendered_once_for_all_its_letters(tmp_path: Path) -> None:
     """What the results reveal of a turn's dice is the same in every seat's letter and the GM's
     copy: rendered once a turn (text and HTML), while each seat's own orders still come after it
