@@ -41,7 +41,7 @@ from rules.api import AnyGame, GameState, View, Viewer
 
 def robot_seats(game: Game) -> dict[str, str]:
     """How the letters name the game's robot seats and the seats that changed hands, for the
-    templates' ``robots`` (`bot.games.robots.seat_labels`)."""
+    templates' ``robots`` (`bot.letters.context.seat_labels`)."""
     return seat_labels(game.seats)
 
 

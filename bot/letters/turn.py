@@ -47,7 +47,7 @@ class TurnLetters:
     recheck: Recheck
     season: SeasonTable | None
     observers: tuple[str, ...]
-    robots: Mapping[str, str]  # the seats' labels (bot.games.robots.seat_labels)
+    robots: Mapping[str, str]  # the seats' labels (bot.letters.context.seat_labels)
     stall: Stall | None
     # What the race did to the ratings of the people to be told (a finished rated race: those who
     # opted in and have raced enough), by seat number (`bot.games.ratings.changes_shown`).

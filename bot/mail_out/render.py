@@ -87,7 +87,7 @@ class PublicReport:
     def __init__(self, renderer: Renderer, view: View, robots: Mapping[str, str] | Sequence[str] = ()) -> None:
         self.env = renderer.env
         self.view = view
-        # The seats' labels (bot.games.robots.seat_labels), or the robot seats alone.
+        # The seats' labels (bot.letters.context.seat_labels), or the robot seats alone.
         self.robots: Mapping[str, str] | tuple[str, ...] = (
             dict(robots) if isinstance(robots, Mapping) else tuple(robots)
         )
@@ -202,7 +202,7 @@ class Renderer:
         env.filters["wrap"] = _wrap
         env.globals["once"] = _once
         # A seat's name as standings and results show it: "robo (robot)" for a robot, "anna
-        # (Kim McDonald)" for a seat handed to another person (bot.games.robots.seat_labels).
+        # (Kim McDonald)" for a seat handed to another person (bot.letters.context.seat_labels).
         env.filters["robot"] = _labelled
         env.filters["people"] = _people
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(
