@@ -271,7 +271,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
         request = requests.standing(ctx.shell, ctx.session, command.code, ctx.inbound.sender)
         assert request is not None  # code_stands
         if code.kind == tokens.PRACTICE:
-            label, answer = practice.confirm(ctx.shell, ctx.session, request)
+            label, answer = practice.confirm(ctx.shell, ctx.session, request, sender_name=ctx.inbound.sender_name)
             return Reply((answer,) if answer is not None else (), label=label)  # else: the first sheet
         if code.kind == tokens.JOIN:
             label, answer = signups.confirm_join(ctx.shell, ctx.session, request)
@@ -346,7 +346,14 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
             kind="practice",
             label="PRACTICE refused",
         )
-    name = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind, command.level)
+    name = practice.start_now(
+        ctx.shell,
+        ctx.session,
+        ctx.address.strip().lower(),
+        command.kind,
+        command.level,
+        sender_name=ctx.inbound.sender_name,
+    )
     return Reply((), label=f"PRACTICE {name}")  # the answer: its first sheet, the welcome at its top
 
 
