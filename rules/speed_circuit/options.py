@@ -166,11 +166,18 @@ class CornerAhead:
         for mph in self.posted:
             if not speeds or speeds[-1] != mph:
                 speeds.append(mph)
-        where = "you are in it" if self.rows_ahead == 0 else f"{self.rows_ahead} rows ahead"
+        where = (
+            "you are in it"
+            if self.rows_ahead == 0
+            else f"{self.rows_ahead} row{'s' if self.rows_ahead != 1 else ''} ahead"
+        )
         if self.past_rows_shown:
             named = f"past the rows shown ({where})"
         else:
-            named = f"rows {self.first_row}-{self.last_row}{' and on' if self.goes_on else ''} ({where})"
+            rows = (
+                f"row {self.first_row}" if self.first_row == self.last_row else f"rows {self.first_row}-{self.last_row}"
+            )
+            named = f"{rows}{' and on' if self.goes_on else ''} ({where})"
         text = f"Corner {self.corner}, {named}: limit {' then '.join(map(str, speeds))} mph"
         if self.lines:
             text += "; racing line " + ", ".join(f"{line} +{bonus}" for line, bonus in self.lines)
