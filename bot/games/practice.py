@@ -183,7 +183,7 @@ def start(
     `level` (`PRACTICE <game> EASY`), started: its first sheet
     is queued to the person's seat, the welcome at its top (the welcome comes before the sheet,
     in the same mail). The person is named as before if the address has played, else by
-    `sender_name` (the display name of the mail's From, its case kept), else by the address's
+    `sender_name` (what the mail's From calls them, its case kept), else by the address's
     local part."""
     field = max(rules.min_players - 1, min(ROBOTS, rules.max_players - 1))
     robots = list(ROBOT_NAMES[:field])
@@ -258,8 +258,8 @@ def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLeve
 def confirm(
     shell: Shell, session: Session, request: PendingRequest, *, sender_name: str = ""
 ) -> tuple[str, Answer | None]:
-    """The code of a PRACTICE came back from its address (`sender_name`: the display name of
-    that mail's From): the game starts (if the caps still allow), its first sheet with the
+    """The code of a PRACTICE came back from its address (`sender_name`: what that mail's From
+    calls its sender): the game starts (if the caps still allow), its first sheet with the
     welcome at its top the only mail (None: no other answer). Returns the label for the record
     and the answer."""
     requests.close(shell, request, RequestStatus.DONE)
