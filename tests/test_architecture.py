@@ -427,7 +427,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "bot/commands/gm.py::rollback": BUSY,
     "bot/intake/prose.py::read": BUSY,
     "bot/intake/orders.py::_orders_confirmed": BUSY,
-    "rules/speed_circuit/parse.py::parse_line": BUSY,
 }
 
 
