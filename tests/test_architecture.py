@@ -426,7 +426,6 @@ LONG_FUNCTIONS: dict[str, str] = {
     "bot/commands/gm.py::replace_seat": BUSY,
     "bot/commands/gm.py::rollback": BUSY,
     "bot/intake/prose.py::read": BUSY,
-    "bot/intake/orders.py::_orders_confirmed": BUSY,
 }
 
 
