@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from bot import letters, outlook, store
 from bot.fate import Refused
 from bot.games import bench, reliability, turns
+from bot.games.audit import done_by_the_bot
 from bot.letters import ToAddress, ToGm, ToSeat, notices
 from bot.letters.context import due_by
 from bot.letters.words import say
@@ -36,8 +37,6 @@ from bot.mail_out.render import RenderedMail
 from bot.models import ChangeWhy, Game, GameStatus, GmAudit, Player, Seat, Turn
 from bot.shell import Shell
 from rules.api import AnyGame, GameState
-
-ROBOT = "flagman"  # the actor of automatic actions (NMR limit)
 
 
 def under_way(session: Session, game: Game) -> tuple[AnyGame, GameState, Turn]:
@@ -189,18 +188,7 @@ def _act_at_limit(shell: Shell, session: Session, game: Game, seat: Seat, turn: 
         )
     else:
         text, undo = _hand_to_gm(shell, session, game, seat, turn, now)
-    session.add(
-        GmAudit(
-            game_id=game.id,
-            actor=ROBOT,
-            via="auto",
-            message_id="",
-            command=key,
-            outcome="done: " + text,
-            created_at=now,
-            undo=undo,
-        )
-    )
+    done_by_the_bot(session, game, key, "done: " + text, now, undo=undo)
     letters.notice(shell, session, ToGm(game), say("nmr_limit_title", seat=seat.name), text, kind="nmr_limit")
 
 
@@ -252,22 +240,10 @@ def _warn(shell: Shell, session: Session, game: Game, seat: Seat, turn: Turn, ke
         error=True,
         game=game,
     )
-    session.add(
-        GmAudit(
-            game_id=game.id,
-            actor=ROBOT,
-            via="auto",
-            message_id="",
-            command=key,
-            outcome=f"warned {seat.player.address}",
-            created_at=shell.now(),
-            undo=None,
-        )
-    )
+    done_by_the_bot(session, game, key, f"warned {seat.player.address}", shell.now())
 
 
 __all__ = [
-    "ROBOT",
     "drop_seat",
     "enforce_nmr_limit",
     "player_for",

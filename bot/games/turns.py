@@ -29,6 +29,7 @@ from bot.clock import as_utc
 from bot.facts import Kept, Recheck, Withdrawn
 from bot.games import carried as carried_orders
 from bot.games import observers, ratings, robots, seasons
+from bot.games.audit import done_by_the_bot
 from bot.letters import sheets
 from bot.letters.cache import LetterCache
 from bot.letters.context import seat_labels
@@ -40,7 +41,6 @@ from bot.models import (
     CommitmentFate,
     Game,
     GameStatus,
-    GmAudit,
     OrderSubmission,
     Player,
     PressMode,
@@ -65,8 +65,6 @@ log = logging.getLogger("flagman.games")
 
 # The audit log's row of the orders kept across a ROLLBACK that the turn's resolution withdrew:
 # the bot did it, at the deadline (or the GM's PROCESS), not a GM command.
-AUDIT_ACTOR = "flagman"
-AUDIT_VIA = "deadline"
 AUDIT_COMMAND = "WITHDRAWN after ROLLBACK"
 
 
@@ -666,21 +664,19 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
     if writes.recheck.withdrawn:  # the audit log keeps what was withdrawn, as it keeps a ROLLBACK's
         withdrawn_at = writes.resolved["resolved_at"]
         assert isinstance(withdrawn_at, datetime)
-        session.add(
-            GmAudit(
-                game_id=game.id,
-                actor=AUDIT_ACTOR,
-                via=AUDIT_VIA,
-                command=f"{AUDIT_COMMAND} {game.name} {turn.label}",
-                outcome="; ".join(f"{w.kept.seat}: {w.kept.text!r} withdrawn" for w in writes.recheck.withdrawn),
-                created_at=withdrawn_at,
-                undo={
-                    "withdrawn": [
-                        {**w.kept.to_json(), "label": w.label, "reason": w.reason} for w in writes.recheck.withdrawn
-                    ],
-                    "refiled": [r.kept.to_json() for r in writes.recheck.refiled],
-                },
-            )
+        done_by_the_bot(
+            session,
+            game,
+            f"{AUDIT_COMMAND} {game.name} {turn.label}",
+            "; ".join(f"{w.kept.seat}: {w.kept.text!r} withdrawn" for w in writes.recheck.withdrawn),
+            withdrawn_at,
+            via="deadline",
+            undo={
+                "withdrawn": [
+                    {**w.kept.to_json(), "label": w.label, "reason": w.reason} for w in writes.recheck.withdrawn
+                ],
+                "refiled": [r.kept.to_json() for r in writes.recheck.refiled],
+            },
         )
     if writes.opening is not None:
         dice.write_entry(session, writes.opening)
