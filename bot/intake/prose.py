@@ -35,7 +35,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from bot.commands.grammar import ForTheGm, for_the_gm, is_courtesy
-from rules.api import AnyGame, GameState, OrderProblem, ProblemKind
+from rules.api import AnyGame, GameOrder, GameState, OrderProblem, Parsed, ProblemKind
 
 MAX_PHRASE_WORDS = 6  # the longest order a sentence is searched for (SPEEDPHREAKZ: ROUND 3 F1 L F1 ...)
 MAX_LINE_CHARS = 300  # a longer line is not searched (it is not a sentence with an order in it)
@@ -315,8 +315,25 @@ def _alternatives(
 _JOINING = frozenset({"and", "also", "plus", "with", "then", "too"})
 
 
+class _Said:
+    """The phrase of the clause before, as written (`text`), and what the game reads it as alone
+    (`parsed`): parsed once, when first asked, however many of the clause's phrases are
+    compared with it (`_same_kind`) and whether the clause goes on with it (`_continued`)."""
+
+    __slots__ = ("_parsed", "rules", "seat", "state", "text")
+
+    def __init__(self, rules: AnyGame, state: GameState, seat: str, text: str) -> None:
+        self.rules, self.state, self.seat, self.text = rules, state, seat, text
+        self._parsed: Parsed[GameOrder] | None = None
+
+    def parsed(self) -> Parsed[GameOrder]:
+        if self._parsed is None:
+            self._parsed = self.rules.parse_orders(self.state, self.seat, _as_order(_words(self.text)))
+        return self._parsed
+
+
 def _continued(
-    rules: AnyGame, state: GameState, seat: str, said: str, words: Sequence[str], budget: _Budget
+    rules: AnyGame, state: GameState, seat: str, said: _Said, words: Sequence[str], budget: _Budget
 ) -> tuple[str, str] | None:
     """A clause with no order of its own that goes on with the phrase `said` of the clause
     before it ("bid wear 2, maybe skill 1": BID WEAR 2 SKILL 1): the phrase alone and the
@@ -327,20 +344,20 @@ def _continued(
     if not numbered or not budget.spend():
         return None
     rest = rest[: numbered[-1] + 1]  # "top 1 please": the words up to its last number
-    alone = rules.parse_orders(state, seat, _as_order(_words(said)))
+    alone = said.parsed()
     if len(alone.orders) != 1 or alone.problems or not budget.spend():
         return None
-    longer = rules.parse_orders(state, seat, _as_order([*_words(said), *rest]))
+    longer = rules.parse_orders(state, seat, _as_order([*_words(said.text), *rest]))
     if len(longer.orders) != 1 or longer.problems or longer.orders == alone.orders:
         return None
     return rules.format_orders(alone.orders), rules.format_orders(longer.orders)
 
 
-def _same_kind(rules: AnyGame, state: GameState, seat: str, said: str, phrase: str, budget: _Budget) -> bool:
+def _same_kind(rules: AnyGame, state: GameState, seat: str, said: _Said, phrase: str, budget: _Budget) -> bool:
     """Whether `phrase` is, alone, one order of the same kind as the phrase `said` is."""
     if not budget.spend():
         return False
-    earlier = rules.parse_orders(state, seat, _as_order(_words(said))).orders
+    earlier = said.parsed().orders
     alone = rules.parse_orders(state, seat, phrase).orders
     return len(earlier) == 1 and len(alone) == 1 and type(earlier[0]) is type(alone[0])
 
@@ -484,13 +501,13 @@ class _Clauses:
         # A clause goes on with the order before it when no phrase of it is an order on its
         # own, or each is an order of the same kind ("design skill 1, maybe top 1": TOP 1
         # alone is a DESIGN order too, and a set holds one DESIGN).
-        said_last = self.said_last
-        same_kind = bool(said_last and found) and all(
-            _same_kind(rules, state, seat, said_last, phrase, budget) for _, _, phrase in found
+        said = _Said(rules, state, seat, self.said_last)  # the phrase before, parsed once for the clause
+        same_kind = bool(said.text and found) and all(
+            _same_kind(rules, state, seat, said, phrase, budget) for _, _, phrase in found
         )
         more = (
-            _continued(rules, state, seat, said_last, words, budget)
-            if said_last
+            _continued(rules, state, seat, said, words, budget)
+            if said.text
             and (same_kind or not any(_takes(rules, state, seat, phrase, budget) for _, _, phrase in found))
             else None
         )
