@@ -49,7 +49,18 @@ from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out.compose import CalendarPart
 from bot.mail_out.render import RenderedMail
-from bot.models import ChangeWhy, CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
+from bot.models import (
+    ChangeWhy,
+    CommitmentFate,
+    Game,
+    GameStatus,
+    GmAudit,
+    OrderSubmission,
+    Outbox,
+    Player,
+    Seat,
+    Turn,
+)
 from bot.safe_text import echo
 from bot.schedules import (
     add,
@@ -642,47 +653,11 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         return _to_robot(ctx, seat, _robot_level(driver[1:]))
     address, _, name = args[1].strip().partition(" ")
     address = address.strip("<>").lower()
-    problem = address_problem(address)
-    if problem is not None:  # an address no relay takes would stall the outbox
-        raise Refused(f"the new address is {problem}")
-    if any(s.player.address == address for s in store.active_seats(ctx.game)):
-        raise Refused(f"{address} already has a seat in {ctx.game.name}")
-    if ctx.game.status == GameStatus.FINISHED:
-        raise Refused(f"{ctx.game.name} is over")
+    _may_take_a_seat(ctx, address)
     old_player = seat.player
     # A new player without a zone of their own gets the game's, as at game new.
     new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.game.timezone)
-    ctx.undo = {
-        "seat": seat.name,
-        "player": old_player.address,
-        "secret": seat.secret,
-        "nmr_streak": seat.nmr_streak,
-        "gm_plot": seat.gm_plot,
-        "handed_over": seat.handed_over,
-    }
-    plot_cleared = seat.gm_plot
-    seat.gm_plot = None  # the GM's plot was for the player who leaves (docs/DESIGN.md, "The GM's plot")
-    # To the former holder at their address, without the seat's signed reply address: it would
-    # act for the seat's new holder (bot.letters: ToAddress).
-    letters.notice(
-        ctx.shell,
-        ctx.session,
-        ToAddress(old_player.address, old_player.name),
-        say("commands_seat_replaced_title", game=ctx.game.name),
-        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False),
-        kind="replaced",
-        game=ctx.game,
-    )
-    if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
-        reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
-    seat.player_id = new_player.id
-    seat.robot = False
-    seat.handed_over = True  # the letters show it as "<seat> (<new holder's name>)"
-    seat.secret = new_secret()
-    seat.reply_salt = new_secret()  # the old holder's reply address stops working
-    seat.nmr_streak = 0
-    ctx.session.flush()
-    ctx.session.refresh(seat)
+    plot_cleared = _hand_over(ctx, seat, new_player)
     if ctx.game.status == GameStatus.SIGNUP:
         send_welcome(ctx.shell, ctx.session, ctx.game, seat)
         return (
@@ -725,6 +700,59 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
             else ""
         )
     )
+
+
+def _may_take_a_seat(ctx: GmAction, address: str) -> None:
+    """Refused when `address` cannot take a seat of the game: one no relay takes (it would stall
+    the outbox), one that holds a seat of it already, or the game is over."""
+    problem = address_problem(address)
+    if problem is not None:
+        raise Refused(f"the new address is {problem}")
+    if any(s.player.address == address for s in store.active_seats(ctx.game)):
+        raise Refused(f"{address} already has a seat in {ctx.game.name}")
+    if ctx.game.status == GameStatus.FINISHED:
+        raise Refused(f"{ctx.game.name} is over")
+
+
+def _hand_over(ctx: GmAction, seat: Seat, new_player: Player) -> str | None:
+    """`seat` handed to `new_player` (REPLACE): the former holder told at their own address, the
+    change of holder in the reliability record once the game is under way, a new password and
+    reply address (the old holder's stop working), no NMR streak, and the GM's plot cleared (it
+    was for the player who leaves: docs/DESIGN.md, "The GM's plot"), which is returned. What it
+    changed is the undo."""
+    old_player = seat.player
+    ctx.undo = {
+        "seat": seat.name,
+        "player": old_player.address,
+        "secret": seat.secret,
+        "nmr_streak": seat.nmr_streak,
+        "gm_plot": seat.gm_plot,
+        "handed_over": seat.handed_over,
+    }
+    plot_cleared = seat.gm_plot
+    seat.gm_plot = None
+    # Without the seat's signed reply address: it would act for the seat's new holder
+    # (bot.letters: ToAddress).
+    letters.notice(
+        ctx.shell,
+        ctx.session,
+        ToAddress(old_player.address, old_player.name),
+        say("commands_seat_replaced_title", game=ctx.game.name),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False),
+        kind="replaced",
+        game=ctx.game,
+    )
+    if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
+        reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
+    seat.player_id = new_player.id
+    seat.robot = False
+    seat.handed_over = True  # the letters show it as "<seat> (<new holder's name>)"
+    seat.secret = new_secret()
+    seat.reply_salt = new_secret()
+    seat.nmr_streak = 0
+    ctx.session.flush()
+    ctx.session.refresh(seat)
+    return plot_cleared
 
 
 def _robot_level(words: list[str]) -> RobotLevel:
@@ -848,34 +876,9 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     if game.status == GameStatus.SIGNUP:
         raise Refused(f"{game.name} has not started")
     rules = turns.rules_of(game)
-    undone: list[dict[str, object]] = []
-    while True:
-        last = store.last_resolved_turn(session, game)
-        if last is None:
-            raise Refused(f"{game.name} has no resolved turn to roll back")
-        undone.append(_undo_resolution(ctx, last))
-        # A turn that needs no orders (Racecraft's final sprint) would be resolved again at
-        # once: go back to the last turn where the players had a say.
-        if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
-            break
-    turn = last
+    turn, undone = _undo_to_a_turn_with_a_say(ctx, rules)
     kept, gone = _kept_orders(turn, undone)
-    turn.carried = [k.to_json() for k in kept] or None
-    turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent
-    # Reopened paused: with every order on file the next tick would resolve it
-    # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
-    game.status = GameStatus.PAUSED
-    game.finished_at = None
-    # The turn is restored exactly (state, seed, the orders on file); only its deadline is
-    # renewed when the old one has passed, or the tick would resolve it again at once.
-    deadline = as_utc(turn.deadline) if turn.deadline is not None else None
-    if deadline is None or deadline <= ctx.now:
-        deadline = next_deadline(parse_schedule(game.deadline_spec), ctx.now, game.timezone)
-    _set_deadline(ctx, turn, deadline)
-    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
-    _recount_streaks(session, game, turn)
-    _robots_drive(ctx, rules, turn)
-    _draw_again(ctx, rules, turn)
+    _reopen(ctx, rules, turn, kept)
     ctx.undo = {
         "undone": undone,
         "kept": [k.to_json() for k in kept],
@@ -943,6 +946,41 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
             else ""
         )
     )
+
+
+def _undo_to_a_turn_with_a_say(ctx: GmAction, rules: AnyGame) -> tuple[Turn, list[dict[str, object]]]:
+    """The last resolved turn's resolution undone (refused when there is none), and those
+    before it while the turn reopened needs no orders (Racecraft's final sprint: it would be
+    resolved again at once): the turn reopened, and what each undoing discarded."""
+    game, session = ctx.game, ctx.session
+    undone: list[dict[str, object]] = []
+    while True:
+        last = store.last_resolved_turn(session, game)
+        if last is None:
+            raise Refused(f"{game.name} has no resolved turn to roll back")
+        undone.append(_undo_resolution(ctx, last))
+        if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
+            return last, undone
+
+
+def _reopen(ctx: GmAction, rules: AnyGame, turn: Turn, kept: Sequence[Kept]) -> None:
+    """`turn` open again, restored exactly (state, seed, the orders on file), with `kept` carried
+    for the turn after it, and the game paused: with every order on file the next tick would
+    resolve it again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or
+    PROCESSes. Only its deadline is renewed, when the old one has passed."""
+    game = ctx.game
+    turn.carried = [k.to_json() for k in kept] or None
+    turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent
+    game.status = GameStatus.PAUSED
+    game.finished_at = None
+    deadline = as_utc(turn.deadline) if turn.deadline is not None else None
+    if deadline is None or deadline <= ctx.now:
+        deadline = next_deadline(parse_schedule(game.deadline_spec), ctx.now, game.timezone)
+    _set_deadline(ctx, turn, deadline)
+    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
+    _recount_streaks(ctx.session, game, turn)
+    _robots_drive(ctx, rules, turn)
+    _draw_again(ctx, rules, turn)
 
 
 def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
