@@ -653,7 +653,13 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
         return _to_robot(ctx, seat, _robot_level(driver[1:]))
     address, _, name = args[1].strip().partition(" ")
     address = address.strip("<>").lower()
-    _may_take_a_seat(ctx, address)
+    problem = address_problem(address)
+    if problem is not None:  # an address no relay takes would stall the outbox
+        raise Refused(f"the new address is {problem}")
+    if any(s.player.address == address for s in store.active_seats(ctx.game)):
+        raise Refused(f"{address} already has a seat in {ctx.game.name}")
+    if ctx.game.status == GameStatus.FINISHED:
+        raise Refused(f"{ctx.game.name} is over")
     old_player = seat.player
     # A new player without a zone of their own gets the game's, as at game new.
     new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.game.timezone)
@@ -700,18 +706,6 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
             else ""
         )
     )
-
-
-def _may_take_a_seat(ctx: GmAction, address: str) -> None:
-    """Refused when `address` cannot take a seat of the game: one no relay takes (it would stall
-    the outbox), one that holds a seat of it already, or the game is over."""
-    problem = address_problem(address)
-    if problem is not None:
-        raise Refused(f"the new address is {problem}")
-    if any(s.player.address == address for s in store.active_seats(ctx.game)):
-        raise Refused(f"{address} already has a seat in {ctx.game.name}")
-    if ctx.game.status == GameStatus.FINISHED:
-        raise Refused(f"{ctx.game.name} is over")
 
 
 def _hand_over(ctx: GmAction, seat: Seat, new_player: Player) -> str | None:
@@ -876,7 +870,17 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     if game.status == GameStatus.SIGNUP:
         raise Refused(f"{game.name} has not started")
     rules = turns.rules_of(game)
-    turn, undone = _undo_to_a_turn_with_a_say(ctx, rules)
+    undone: list[dict[str, object]] = []
+    while True:
+        last = store.last_resolved_turn(session, game)
+        if last is None:
+            raise Refused(f"{game.name} has no resolved turn to roll back")
+        undone.append(_undo_resolution(ctx, last))
+        # A turn that needs no orders (Racecraft's final sprint) would be resolved again at
+        # once: go back to the last turn where the players had a say.
+        if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
+            break
+    turn = last
     kept, gone = _kept_orders(turn, undone)
     _reopen(ctx, rules, turn, kept)
     ctx.undo = {
@@ -904,12 +908,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
     # state: the GM decides whether it should run this turn again.
     closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
-    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn)
-    dice_facts = (
-        {"seq": turn_dice["seq"], "draw_word": turn_dice["draw_word"], "commitment": turn_dice["commitment"]}
-        if turn_dice is not None
-        else None
-    )
+    dice_facts = _dice_facts(session, game, rules, turn)
     # Each seat is told what stands for it now, from the outlook: its own orders where it has
     # some on file for the reopened turn, else what it gets if nothing arrives.
     state = rules.load_state(turn.state)
@@ -948,19 +947,13 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     )
 
 
-def _undo_to_a_turn_with_a_say(ctx: GmAction, rules: AnyGame) -> tuple[Turn, list[dict[str, object]]]:
-    """The last resolved turn's resolution undone (refused when there is none), and those
-    before it while the turn reopened needs no orders (Racecraft's final sprint: it would be
-    resolved again at once): the turn reopened, and what each undoing discarded."""
-    game, session = ctx.game, ctx.session
-    undone: list[dict[str, object]] = []
-    while True:
-        last = store.last_resolved_turn(session, game)
-        if last is None:
-            raise Refused(f"{game.name} has no resolved turn to roll back")
-        undone.append(_undo_resolution(ctx, last))
-        if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
-            return last, undone
+def _dice_facts(session: Session, game: Game, rules: AnyGame, turn: Turn) -> dict[str, object] | None:
+    """What a seat's notice of the reopened `turn` says of its dice: the draw committed to (its
+    sequence number, the word for it, the commitment), or None when the turn has none."""
+    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn)
+    if turn_dice is None:
+        return None
+    return {"seq": turn_dice["seq"], "draw_word": turn_dice["draw_word"], "commitment": turn_dice["commitment"]}
 
 
 def _reopen(ctx: GmAction, rules: AnyGame, turn: Turn, kept: Sequence[Kept]) -> None:
