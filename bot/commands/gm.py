@@ -876,18 +876,21 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         if last is None:
             raise Refused(f"{game.name} has no resolved turn to roll back")
         undone.append(_undo_resolution(ctx, last))
-        # A turn that needs no orders (Racecraft's final sprint) would be resolved again at
-        # once: go back to the last turn where the players had a say.
+        # A turn that needs no orders (Racecraft's final sprint) would resolve again at once: go on.
         if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
             break
     turn = last
     kept, gone = _kept_orders(turn, undone)
-    _reopen(ctx, rules, turn, kept)
-    ctx.undo = {
-        "undone": undone,
-        "kept": [k.to_json() for k in kept],
-        "withdrawn": [{**k.to_json(), "label": label} for k, label in gone],
-    }
+    turn.carried = [k.to_json() for k in kept] or None
+    turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent
+    # Reopened paused: with every order on file the next tick would resolve it
+    # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
+    game.status = GameStatus.PAUSED
+    game.finished_at = None
+    # The turn is restored exactly (state, seed, the orders on file); only its deadline is
+    # renewed when the old one has passed, or the tick would resolve it again at once.
+    _restore(ctx, rules, turn)
+    ctx.undo = _undo_of_rollback(undone, kept, gone)
     next_label = _next_label(undone, turn)
     for k in kept:
         announce(
@@ -905,12 +908,9 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
             kind="rollback",
             to=k.seat,
         )
-    # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
-    # state: the GM decides whether it should run this turn again.
-    closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
+    closed = _closed_seats_in_the_race(game, rules, turn)
     dice_facts = _dice_facts(session, game, rules, turn)
-    # Each seat is told what stands for it now, from the outlook: its own orders where it has
-    # some on file for the reopened turn, else what it gets if nothing arrives.
+    # Each seat is told what stands for it now, from the outlook (its orders, or what it gets).
     state = rules.load_state(turn.state)
     subs = store.turn_submissions(session, turn)
     wanted = set(rules.expected_players(state))
@@ -956,24 +956,36 @@ def _dice_facts(session: Session, game: Game, rules: AnyGame, turn: Turn) -> dic
     return {"seq": turn_dice["seq"], "draw_word": turn_dice["draw_word"], "commitment": turn_dice["commitment"]}
 
 
-def _reopen(ctx: GmAction, rules: AnyGame, turn: Turn, kept: Sequence[Kept]) -> None:
-    """`turn` open again, restored exactly (state, seed, the orders on file), with `kept` carried
-    for the turn after it, and the game paused: with every order on file the next tick would
-    resolve it again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or
-    PROCESSes. Only its deadline is renewed, when the old one has passed."""
-    game = ctx.game
-    turn.carried = [k.to_json() for k in kept] or None
-    turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent
-    game.status = GameStatus.PAUSED
-    game.finished_at = None
+def _restore(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:
+    """The reopened `turn` as it was (its streaks recounted, its robots' orders and dice drawn
+    again), with a new deadline when the old one has passed, and its calendar event cancelled
+    (the game is paused)."""
     deadline = as_utc(turn.deadline) if turn.deadline is not None else None
     if deadline is None or deadline <= ctx.now:
-        deadline = next_deadline(parse_schedule(game.deadline_spec), ctx.now, game.timezone)
+        deadline = next_deadline(parse_schedule(ctx.game.deadline_spec), ctx.now, ctx.game.timezone)
     _set_deadline(ctx, turn, deadline)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
-    _recount_streaks(ctx.session, game, turn)
+    _recount_streaks(ctx.session, ctx.game, turn)
     _robots_drive(ctx, rules, turn)
     _draw_again(ctx, rules, turn)
+
+
+def _undo_of_rollback(
+    undone: list[dict[str, object]], kept: Sequence[Kept], gone: Sequence[tuple[Kept, str]]
+) -> dict[str, object]:
+    """What the audit log keeps of a ROLLBACK: each resolution undone, the orders kept, and
+    those withdrawn with the label of the turn they were for."""
+    return {
+        "undone": undone,
+        "kept": [k.to_json() for k in kept],
+        "withdrawn": [{**k.to_json(), "label": label} for k, label in gone],
+    }
+
+
+def _closed_seats_in_the_race(game: Game, rules: AnyGame, turn: Turn) -> list[str]:
+    """The seats closed (DROP, RESIGN, NMR limit) after the resolution a ROLLBACK undid, still in
+    the race in the restored state: the GM decides whether they run this turn again."""
+    return [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
 
 
 def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
