@@ -271,7 +271,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
         request = requests.standing(ctx.shell, ctx.session, command.code, ctx.inbound.sender)
         assert request is not None  # code_stands
         if code.kind == tokens.PRACTICE:
-            label, answer = practice.confirm(ctx.shell, ctx.session, request)
+            label, answer = practice.confirm(ctx.shell, ctx.session, request, sender_name=_name_in_from(ctx))
             return Reply((answer,) if answer is not None else (), label=label)  # else: the first sheet
         if code.kind == tokens.JOIN:
             label, answer = signups.confirm_join(ctx.shell, ctx.session, request)
@@ -335,6 +335,12 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
     )
 
 
+def _name_in_from(ctx: CommandContext) -> str:
+    """The name the mail's From gives its sender: its display name, else its address's local
+    part as written (case kept)."""
+    return ctx.inbound.sender_name or ctx.inbound.sender_local
+
+
 def practice_(ctx: CommandContext, command: Practice) -> Reply:
     """PRACTICE <game kind> in mail that proved its sender's registered address (a player's or
     a GM's): the practice game at once, at that address (a stranger's PRACTICE is the intake's:
@@ -346,7 +352,14 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
             kind="practice",
             label="PRACTICE refused",
         )
-    name = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind, command.level)
+    name = practice.start_now(
+        ctx.shell,
+        ctx.session,
+        ctx.address.strip().lower(),
+        command.kind,
+        command.level,
+        sender_name=_name_in_from(ctx),
+    )
     return Reply((), label=f"PRACTICE {name}")  # the answer: its first sheet, the welcome at its top
 
 

@@ -446,7 +446,9 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
     others = any(
         store.holds(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game) if s.id != seat.id
     )
-    text = say("commands_nowait", held=True, others=others, turn=turn.label, game=game.name)
+    # With orders in the same mail, what the turn does next is their confirmation's to say.
+    then = not ctx.orders_follow or ctx.seat is None or ctx.seat.id != seat.id
+    text = say("commands_nowait", held=True, others=others, then=then, turn=turn.label, game=game.name)
     return Reply(
         (Notice(ToSeat(seat), say("commands_nowait_title", held=True), text, kind="orders", error=False),),
         label=f"NOWAIT {game.name}",
