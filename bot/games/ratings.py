@@ -11,13 +11,15 @@ limit, dropped) sharing the place behind the last finisher.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from bot.games.seasons import driven_seats, race_result, result_from
-from bot.models import Game, GameStatus
+from bot.models import Game, GameStatus, Player
 from bot.ratings import Change, RatedRace, Rating, changes_of, rate
+from rules import game_names
 from rules.api import AnyGame, GameState
 from rules.season import Outcome, RaceResult
 
@@ -91,4 +93,75 @@ def changes_shown(
     }
 
 
-__all__ = ["changes_shown", "order_of", "races_of", "rated", "rated_races", "ratings_of"]
+@dataclass(frozen=True, slots=True)
+class Rated:
+    """One person's rating in one kind of game: `place` among those listed (best rating
+    first), and whether it is `shown` (they sent RATING ON and have finished `shown_after`
+    rated races of the kind)."""
+
+    kind: str
+    place: int
+    player: int
+    name: str
+    address: str
+    rating: Rating
+    shown: bool
+
+
+def kind_key(text: str) -> str | None:
+    """The kind of game `text` names (``speed-circuit`` or ``Speed_Circuit``), None if none."""
+    key = text.strip().lower().replace("-", "_")
+    return key if key in game_names() else None
+
+
+def kinds_raced(session: Session) -> list[str]:
+    """Every kind of game with a finished game, in name order."""
+    return sorted(set(session.scalars(select(Game.kind).where(Game.status == GameStatus.FINISHED).distinct())))
+
+
+def standings(session: Session, kind: str, shown_after: int, *, shown_only: bool) -> list[Rated]:
+    """Everyone rated in `kind`, best rating (the number shown, then the estimate behind it)
+    first, then by name; with `shown_only`, only those whose rating is shown (for the public
+    page: RATING ON and `shown_after` rated races finished)."""
+    ratings = ratings_of(session, kind)
+    ids = [int(person) for person in ratings]
+    people = {p.id: p for p in session.scalars(select(Player).where(Player.id.in_(ids)))} if ids else {}
+    listed = [
+        (people[int(key)], rating, bool(people[int(key)].rating) and rating.races >= shown_after)
+        for key, rating in ratings.items()
+        if int(key) in people
+    ]
+    listed = [row for row in listed if row[2] or not shown_only]
+    listed.sort(key=lambda row: (-row[1].shown, -row[1].ordinal, row[0].name.lower(), row[0].id))
+    return [
+        Rated(kind, place, player.id, player.name, player.address, rating, shown)
+        for place, (player, rating, shown) in enumerate(listed, start=1)
+    ]
+
+
+def ratings_of_person(session: Session, player: Player, shown_after: int) -> list[Rated]:
+    """The person's rating in every kind of game they have finished a rated race of, by kind;
+    `place` is their place among everyone rated in that kind."""
+    found: list[Rated] = []
+    for kind in kinds_raced(session):
+        mine = next(
+            (row for row in standings(session, kind, shown_after, shown_only=False) if row.player == player.id), None
+        )
+        if mine is not None:
+            found.append(mine)
+    return found
+
+
+__all__ = [
+    "Rated",
+    "changes_shown",
+    "kind_key",
+    "kinds_raced",
+    "order_of",
+    "races_of",
+    "rated",
+    "rated_races",
+    "ratings_of",
+    "ratings_of_person",
+    "standings",
+]
