@@ -59,6 +59,11 @@ def test_the_ratings_page_lists_only_those_who_asked_once_shown_and_rating_off_t
         for other in ("Kelly", "Seb", "Steve", "Anna"):
             assert other not in html, f"{other} never sent RATING ON"
         assert (tmp_path / "site" / "_ratings" / "style.css").exists()
+        # docs/championships.md: "Only in the final result, never before".
+        results = [m for m in mails(app, ADDRESS["roger"]) if str(m["Subject"]).startswith("[rc2]")]
+        finals = [m for m in results if "Final result" in str(m["Subject"])]
+        assert len(finals) == 1 and "Your rating in Racecraft" in " ".join(body_of(finals[0]).split())
+        assert len(results) > 2 and all("Your rating" not in body_of(m) for m in results if m not in finals)
         player_says(app, "roger", "RATING OFF", game="rc2")
         html = page.read_text(encoding="utf-8")
         assert "Roger" not in html and "Nobody listed yet" in html, "RATING OFF takes the rating off the page at once"
