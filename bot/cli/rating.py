@@ -1,4 +1,4 @@
-"""`flagman rating show|archive`: the ratings by CLI (docs/championships.md, "Ratings").
+"""`flagman rating show|rebuild|archive`: the ratings by CLI (docs/championships.md, "Ratings").
 
 Exit codes as in bot.cli: 0 done; 1 the page could not be written; 2 refused (the reason on
 stderr: a kind of game or a person unknown, a name two people share); 3 the database cannot be
@@ -105,6 +105,17 @@ def _cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_rebuild(args: argparse.Namespace) -> int:
+    from bot.games import ratings
+    from bot.letters.words import say
+
+    with open_app(args) as app, app.db.transaction() as session:
+        kinds = ratings.kinds_raced(session)
+        done = [(kind, len(ratings.rated_ids(session, kind)), len(ratings.rebuild(session, kind))) for kind in kinds]
+    print(say("rating_rebuilt", kinds=[{"kind": k, "races": r, "people": p} for k, r, p in done]))
+    return 0
+
+
 def _cmd_archive(args: argparse.Namespace) -> int:
     from bot.app import open_database
     from bot.cli.context import load
@@ -138,6 +149,16 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--kind", help="one kind of game (racecraft, speed-circuit, speedphreakz)")
     p.add_argument("--json", action="store_true", help="the same as a JSON list, one object a rating")
     p.set_defaults(func=_cmd_show)
+    p = rating.add_parser(
+        "rebuild",
+        help="work the stored ratings out again from the archived results",
+        description="Work every kind of game's stored ratings out again from the archived results of its "
+        "finished rated races, in the order they ended, and store them. The bot keeps them up to date by "
+        "itself (at each rated final, and at a ROLLBACK of a finished race); stored ratings that do not "
+        "count exactly the record's rated races are never read. Run it after upgrading past migration "
+        "0023, so that the first reads need not work them out.",
+    )
+    p.set_defaults(func=_cmd_rebuild)
     p = rating.add_parser(
         "archive",
         help="write the public ratings page into DIR",

@@ -29,7 +29,7 @@ from bot import dice, letters, outlook, store
 from bot.clock import as_utc
 from bot.facts import Claims, Counts, Kept
 from bot.fate import Refused
-from bot.games import carried, reliability, reminders, robots, turns
+from bot.games import carried, ratings, reliability, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
 from bot.games.seats import (
@@ -848,6 +848,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     if game.status == GameStatus.SIGNUP:
         raise Refused(f"{game.name} has not started")
     rules = turns.rules_of(game)
+    was_finished = game.status == GameStatus.FINISHED
     undone: list[dict[str, object]] = []
     while True:
         last = store.last_resolved_turn(session, game)
@@ -866,6 +867,8 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
     game.status = GameStatus.PAUSED
     game.finished_at = None
+    if was_finished:  # its race no longer counts: the stored ratings of its kind without it
+        ratings.rebuild(session, game.kind)
     # The turn is restored exactly (state, seed, the orders on file); only its deadline is
     # renewed when the old one has passed, or the tick would resolve it again at once.
     deadline = as_utc(turn.deadline) if turn.deadline is not None else None

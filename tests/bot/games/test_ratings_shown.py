@@ -133,6 +133,10 @@ def test_rating_show_by_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
         assert "nobody is known as nobody@example.org" in capsys.readouterr().err
         assert flagman_on(app, tmp_path, "rating", "show", "--kind", "chess") == 2
         assert "no kind of game is called chess" in capsys.readouterr().err
+        assert flagman_on(app, tmp_path, "rating", "rebuild") == 0
+        assert "racecraft: 2 rated races, 5 people rated; stored." in capsys.readouterr().out
+        with app.db.read() as session:
+            assert ratings_of(session, "racecraft") == ratings
         assert flagman_on(app, tmp_path, "rating", "archive", str(tmp_path / "out")) == 0
         assert "&lt;b&gt;Roger" in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     finally:
