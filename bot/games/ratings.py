@@ -1,8 +1,10 @@
 """The rated races of a kind of game, read from the record, and each person's rating from them
 (`bot.ratings`), stored and kept equal to a recomputation from the record.
 
-A race is rated when it finished, is not a practice game, has no robot seat, and had at least
-two people in it. Its finishing order is the rules' final standings: the finishers by their
+A race is rated when it finished, is not a practice game, no seat of it was driven by a robot
+for any turn (a robot seat as it ended, or a seat that passed to or from a robot under way: the
+GM's REPLACE ... ROBOT, a seat a robot drove while it was offered to the substitutes bench),
+and it had at least two people in it. Its finishing order is the rules' final standings: the finishers by their
 place (a shared place shared), then everyone else (did not finish, no-show, out by the NMR
 limit, dropped) sharing the place behind the last finisher.
 
@@ -22,11 +24,12 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Select, delete, exists, insert, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Exists, Select, delete, exists, insert, or_, select
+from sqlalchemy.orm import InstrumentedAttribute, Session
 
+from bot.games import robots
 from bot.games.seasons import driven_seats, race_result, result_from
-from bot.models import Game, GameStatus, Player, RatingKind, Seat, StoredRating
+from bot.models import Game, GameStatus, Player, RatingKind, Seat, SeatChange, StoredRating
 from bot.ratings import Change, RatedRace, Rating, changes_of, rate
 from rules import game_names
 from rules.api import AnyGame, GameState
@@ -34,8 +37,25 @@ from rules.season import Outcome, RaceResult
 
 
 def rated(game: Game) -> bool:
-    """Whether `game`, finished, counts for ratings (not a practice game, no robot seat)."""
+    """Whether `game`, finished, counts for ratings as far as the game itself says (not a
+    practice game, no robot seat as it ended); `robot_driven` says the rest."""
     return game.status == GameStatus.FINISHED and not game.practice and not any(seat.robot for seat in game.seats)
+
+
+def _robot_changes(game_id: InstrumentedAttribute[int] | int) -> Exists:
+    """Whether a seat of the game changed hands to or from a robot while it was under way (the
+    GM's REPLACE ... ROBOT, a seat offered to the substitutes bench, a robot seat handed to a
+    person): a robot drove it for some turn, whoever holds it at the end."""
+    robot = select(Player.id).where(Player.address == robots.ROBOT_ADDRESS).scalar_subquery()
+    return exists().where(
+        SeatChange.game_id == game_id, or_(SeatChange.player_id == robot, SeatChange.successor_id == robot)
+    )
+
+
+def robot_driven(session: Session, game: Game) -> bool:
+    """Whether a robot drove one of `game`'s seats for any turn: a robot seat now, or a seat
+    that passed to or from a robot while it was under way."""
+    return any(seat.robot for seat in game.seats) or bool(session.scalar(select(_robot_changes(game.id))))
 
 
 def order_of(game: Game, result: RaceResult) -> tuple[tuple[str, ...], ...]:
@@ -74,6 +94,7 @@ def _rated_games(kind: str) -> Select[Game]:
             Game.status == GameStatus.FINISHED,
             Game.practice.is_(False),
             ~exists().where(Seat.game_id == Game.id, Seat.robot.is_(True)),
+            ~_robot_changes(Game.id),
         )
         .order_by(Game.finished_at, Game.id)
     )
@@ -168,7 +189,7 @@ def final_changes(
     counts after every other rated race of its kind. The others' ratings are the stored ones
     when they count exactly those races (no result read again), else worked out from the record
     (and then all stored anew)."""
-    if not rated(game):
+    if not rated(game) or robot_driven(session, game):
         return [], None
     earlier = [i for i in rated_ids(session, game.kind) if i != game.id]
     before = _stored(session, game.kind, earlier)
@@ -262,6 +283,7 @@ __all__ = [
     "final_changes",
     "rebuild",
     "rated_ids",
+    "robot_driven",
     "kind_key",
     "kinds_raced",
     "order_of",

@@ -15,11 +15,25 @@ from sqlalchemy.orm import Session
 
 from bot.db import Database
 from bot.games import ratings
+from bot.games.turns import PlayerSpec, create_game
 from bot.models import Game, GameStatus, Player, RatingKind, Seat, StoredRating
 from bot.ratings import Rating, rate
+from bot.settings import RatingSettings
+from bot.testing import body_of
 from rules.season import Finish, Outcome, RaceResult
 from tests.bot.games.test_ratings_results import race
-from tests.bot.gm_helpers import gm_says, new_app, to_the_finish
+from tests.bot.gm_helpers import (
+    ADDRESS,
+    GM,
+    RACERS,
+    cycle,
+    gm_says,
+    mails,
+    moving_clock,
+    new_app,
+    player_says,
+    to_the_finish,
+)
 from tests.settled import examples
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
@@ -194,3 +208,43 @@ def test_rated_finals_and_a_rollback_of_a_finished_race_keep_the_stored_ratings_
 
 def game_id(session: Session, name: str) -> int:
     return session.scalars(select(Game.id).where(Game.name == name)).one()
+
+
+def test_a_race_a_robot_drove_a_seat_of_for_a_while_is_never_rated(tmp_path: Path) -> None:
+    """docs/championships.md, "What is never rated": a race where any seat was driven by a
+    robot for any turn. Anna's seat goes to a robot (the GM's REPLACE ... ROBOT, as a seat
+    offered to the bench is driven meanwhile) and then to a person: no robot seat as the race
+    ends, and still not rated; roger, opted in and shown after 1 race, reads no rating."""
+    app = new_app(tmp_path, ratings=RatingSettings(shown_after=1))
+    try:
+        people = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
+        with app.db.transaction() as session:
+            create_game(
+                app.shell, session, kind="racecraft", name="rc1", players=people, gm_address=GM, seed=5,
+                deadline="24h", options={"turns": "3"},
+            )  # fmt: skip
+        app.service.send()
+        player_says(app, "roger", "RATING ON")
+        gm_says(app, "REPLACE rc1 anna ROBOT")
+        moving_clock(app).advance(timedelta(hours=25))
+        cycle(app)  # a turn with the robot driving anna's seat
+        gm_says(app, "REPLACE rc1 anna kim@example.net Kim")
+        with app.db.read() as session:
+            game = session.scalars(select(Game).where(Game.name == "rc1")).one()
+            assert not any(seat.robot for seat in game.seats), "a person holds every seat again"
+            assert ratings.robot_driven(session, game)
+        to_the_finish(app, "rc1")
+        final = [m for m in mails(app, ADDRESS["roger"]) if "[rc1] Final result" in str(m["Subject"])]
+        assert len(final) == 1 and "Your rating" not in body_of(final[0])
+        with app.db.read() as session:
+            assert session.scalars(select(Game.status).where(Game.name == "rc1")).one() == GameStatus.FINISHED
+            assert ratings.rated_ids(session, "racecraft") == [] and ratings.ratings_of(session, "racecraft") == {}
+            assert stored(session, "racecraft") == {}
+        # The same people racing without a robot: rated, and roger told.
+        race(app, "rc2", 6)
+        with app.db.read() as session:
+            assert len(ratings.rated_ids(session, "racecraft")) == 1
+        finals = [m for m in mails(app, ADDRESS["roger"]) if "[rc2] Final result" in str(m["Subject"])]
+        assert "Your rating in Racecraft" in " ".join(body_of(finals[0]).split())
+    finally:
+        app.close()
