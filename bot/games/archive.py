@@ -349,7 +349,14 @@ _ratings_written: dict[Path, RatingsShown] = {}
 def _publish_ratings(shell: Shell, root: Path) -> None:
     """The archive's ratings page, written when what it shows changed since this process last
     wrote it (a rated race finished or rolled back, a RATING ON or OFF): one read of the
-    ratings at each publish, the page rendered only when it differs."""
+    ratings at each publish, the page rendered only when it differs. A kind whose stored
+    ratings no longer count the record's rated races (after an upgrade, or two finals of a
+    kind written side by side) is worked out again and stored first."""
+    with shell.db.read() as reader:
+        stale = [kind for kind in ratings.kinds_raced(reader) if not ratings.current(reader, kind)]
+    for kind in stale:  # stored ratings that no longer count the record's races: stored anew
+        with shell.db.transaction() as writer:
+            ratings.rebuild(writer, kind)
     with shell.db.read() as reader:
         shown = ratings_shown(reader, shell.settings.ratings.shown_after)
     if _ratings_written.get(root) == shown:

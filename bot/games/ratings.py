@@ -117,10 +117,19 @@ def rated_races(session: Session, kind: str) -> list[RatedRace]:
     return races_of((game, race_result(session, game, 0) if rated(game) else None) for game in games)
 
 
+def _counts(session: Session, kind: str, ids: Sequence[int]) -> bool:
+    counted = session.get(RatingKind, kind)
+    return counted is not None and counted.races == len(ids) and counted.digest == digest(ids)
+
+
+def current(session: Session, kind: str) -> bool:
+    """Whether the stored ratings of `kind` count exactly the record's rated races."""
+    return _counts(session, kind, rated_ids(session, kind))
+
+
 def _stored(session: Session, kind: str, ids: Sequence[int]) -> dict[str, Rating] | None:
     """The stored ratings of `kind` if they count exactly the rated races `ids`, else None."""
-    counted = session.get(RatingKind, kind)
-    if counted is None or counted.races != len(ids) or counted.digest != digest(ids):
+    if not _counts(session, kind, ids):
         return None
     rows = session.scalars(select(StoredRating).where(StoredRating.kind == kind))
     return {str(row.player_id): Rating(row.mu, row.sigma, row.races) for row in rows}
@@ -279,6 +288,7 @@ __all__ = [
     "Rated",
     "RatingWrites",
     "changes_shown",
+    "current",
     "digest",
     "final_changes",
     "rebuild",

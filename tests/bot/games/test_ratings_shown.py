@@ -9,11 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
+from sqlalchemy import delete
 
 from bot.app import App
 from bot.cli import init_dir, main
-from bot.games.ratings import ratings_of
-from bot.models import Player
+from bot.games.ratings import current, ratings_of
+from bot.models import Player, RatingKind, StoredRating
 from bot.settings import BotSettings, RatingSettings
 from bot.testing import body_of
 from tests.bot.games.test_ratings_results import race
@@ -64,7 +65,13 @@ def test_the_ratings_page_lists_only_those_who_asked_once_shown_and_rating_off_t
         finals = [m for m in results if "Final result" in str(m["Subject"])]
         assert len(finals) == 1 and "Your rating in Racecraft" in " ".join(body_of(finals[0]).split())
         assert len(results) > 2 and all("Your rating" not in body_of(m) for m in results if m not in finals)
+        with app.db.transaction() as session:  # as after an upgrade: nothing stored yet
+            session.execute(delete(RatingKind))
+            session.execute(delete(StoredRating))
         player_says(app, "roger", "RATING OFF", game="rc2")
+        with app.db.read() as session:
+            assert current(session, "racecraft"), "the publish after the batch stored them anew"
+            assert session.get(StoredRating, ("racecraft", roger.id)) is not None
         html = page.read_text(encoding="utf-8")
         assert "Roger" not in html and "Nobody listed yet" in html, "RATING OFF takes the rating off the page at once"
     finally:
