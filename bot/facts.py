@@ -188,7 +188,9 @@ class DrawnTier:
 class SeriesDraw:
     """A series' next season drawn from the final tables of its last one: `edition` the next
     season's number in the series, `leavers` the drivers not going on, `confirm_game` a race the
-    GM may name in ``SEASON <game> NEXT CONFIRM``, `made` whether it is made (confirmed)."""
+    GM may name in ``SEASON <game> NEXT CONFIRM``, `made` whether it is made (confirmed),
+    `stale` whether a result it was drawn from was corrected since it was first shown (confirming
+    it is refused until the GM draws again)."""
 
     series: str
     title: str
@@ -197,6 +199,7 @@ class SeriesDraw:
     leavers: tuple[str, ...]
     confirm_game: str
     made: bool
+    stale: bool = False
 
 
 __all__ = [

@@ -512,6 +512,25 @@ class Season(Base):
     races: Mapped[list[SeasonRace]] = relationship(back_populates="season", order_by="SeasonRace.round")
 
 
+class SeasonDraw(Base):
+    """A series' next season as drawn when it was first shown (migration 0023_season4_draw): the
+    draw confirmed is this one, never a recomputation. `edition` is the next season's number in
+    the series; `drawn` each tier's drivers in grid order (top tier first), each
+    ``{"driver", "came_from", "move", "place"}``; `basis` what the draw was drawn from (each tier's
+    races: game id, status, corrections), so that a correction since shows it stale; `made_at`
+    when it was confirmed and made (NULL: waiting)."""
+
+    __tablename__ = "season_draw"
+    __table_args__ = (UniqueConstraint("series", "edition"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    series: Mapped[str] = mapped_column(String(40), index=True)
+    edition: Mapped[int] = mapped_column(Integer)
+    drawn: Mapped[list[list[dict[str, Any]]]] = mapped_column(JSON)
+    basis: Mapped[list[list[Any]]] = mapped_column(JSON)
+    shown_at: Mapped[datetime] = mapped_column(_utc())
+    made_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+
+
 class SeasonRace(Base):
     """One race of a season: a game, its round (1, 2, ...)."""
 

@@ -114,10 +114,14 @@ def _cmd_next(args: argparse.Namespace) -> int:
                 series = season_tiers.series_of(session, args.series)
                 if series is None:
                     raise seasons.SeasonRequestError(say("season_none", season=args.series[:40]))
+                if args.confirm and args.redraw:
+                    raise seasons.SeasonRequestError(say("season_redraw_or_confirm"))
                 if args.confirm:
                     draw = season_tiers.confirm_next(app.shell, session, series)
+                elif args.redraw:
+                    draw = season_tiers.redraw(session, series, app.shell.now())[0]
                 else:
-                    found = season_tiers.draw_of(session, series)
+                    found = season_tiers.show_draw(session, series, app.shell.now())
                     if found is None:
                         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
                     draw = found[0]
@@ -192,11 +196,16 @@ def register(sub: Subcommands) -> None:
         help="a series' next season: its tiers as drawn from the last one's tables; --confirm makes it",
         description="Show the next season of SERIES (or of the series season SERIES belongs to), its tiers drawn "
         "from the final tables of the last season: the top of each tier up, the bottom down, as each tier's "
-        "--up and --down say. Nothing is made until --confirm: then each tier's season is made with the "
-        "settings of the tier it follows, and its first race started with the drawn drivers.",
+        "--up and --down say. The draw is stored when first shown (here, by mail or in the GM's digest), and "
+        "that draw is the one made. Nothing is made until --confirm: then each tier's season is made with the "
+        "settings of the tier it follows, and its first race started with the drawn drivers. A race result "
+        "corrected after the draw was shown makes it stale: --redraw draws it again from the tables now.",
     )
     p.add_argument("series", help="the series (or one of its seasons)")
     p.add_argument("--confirm", action="store_true", help="make the next season as drawn and start its first races")
+    p.add_argument(
+        "--redraw", action="store_true", help="draw the next season again (after a correction made it stale)"
+    )
     p.set_defaults(func=_cmd_next)
     p = season.add_parser(
         "archive",

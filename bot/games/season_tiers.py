@@ -4,21 +4,27 @@
 A series' seasons of one edition are its tiers (1 the top). Once every one of them has
 finished, `draw_of` works out the next edition's tiers by `rules.season.draw_tiers` (the top of
 each tier up, the bottom down, ties by the last races then a lot seeded by the series and
-edition, so the draw shown is the draw made); nothing is stored until `confirm_next` (``SEASON
-<game> NEXT CONFIRM`` by mail, ``flagman season next <series> --confirm``) makes each tier's
-season, with the settings of the tier it follows, and starts its first race with the drawn
-drivers in grid order (those coming down, those staying, those coming up). All in the caller's
-transaction: the next edition is made whole or not at all, and once made it is not drawn again.
+edition). The first time the draw is shown (`show_draw`: the GM's digest, ``SEASON <game>
+NEXT``, ``flagman season next``) it is stored (`SeasonDraw`) with what it was drawn from, and
+from then on the stored draw is the one shown and the one `confirm_next` makes (``SEASON
+<game> NEXT CONFIRM`` by mail, ``flagman season next <series> --confirm``): each tier's
+season, with the settings of the tier it follows, its first race started with the drawn
+drivers in grid order (those coming down, those staying, those coming up). A result corrected
+after the draw was shown (a ROLLBACK) makes it stale: it is shown so, confirming it is
+refused, and the GM draws again (`redraw`). All in the caller's transaction: the next edition is
+made whole or not at all, and once made it is not drawn again.
 
 The drivers who go on are the people holding an active seat of their tier's last race
 (robots stay out); the others (resigned, dropped, out by the NMR limit) are leavers."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import zlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -27,10 +33,10 @@ from bot.clock import as_utc
 from bot.facts import DrawnDriver, DrawnTier, SeriesDraw
 from bot.games import season_races, seasons, turns
 from bot.letters.words import say
-from bot.models import Game, Player, Season, SeasonRace, SeasonStatus
+from bot.models import Game, GameStatus, Player, Season, SeasonDraw, SeasonRace, SeasonStatus, Turn
 from bot.shell import Shell
 from rules import find_game
-from rules.season import Drawn, SeasonError, TierSeason, draw_tiers, standings
+from rules.season import Drawn, Move, SeasonError, TierSeason, draw_tiers, standings
 
 # How long after its last race a draw not confirmed is still in the GM's digest.
 DIGEST_DAYS = 14
@@ -84,26 +90,120 @@ def _next_name(session: Session, series: str, edition: int, tier: int, tiers: in
     return name
 
 
+def _settled(tiers: Sequence[Season]) -> bool:
+    """Whether every race of the tiers has its result (none reopened by a ROLLBACK)."""
+    return all(race.game.status == GameStatus.FINISHED for season in tiers for race in season.races)
+
+
+def _basis(session: Session, tiers: Sequence[Season]) -> list[list[object]]:
+    """What a draw is drawn from, for each race of each tier: its game, status, and how often its
+    turns were reopened by a ROLLBACK (a count that only grows)."""
+    games = [race.game_id for season in tiers for race in season.races]
+    reopened: dict[int, int] = {
+        game: int(total)
+        for game, total in session.execute(
+            select(Turn.game_id, func.coalesce(func.sum(Turn.corrections), 0))
+            .where(Turn.game_id.in_(games))
+            .group_by(Turn.game_id)
+        )
+    }
+    return [
+        [race.game_id, str(race.game.status), int(reopened.get(race.game_id, 0))]
+        for season in tiers
+        for race in season.races
+    ]
+
+
+def _stored(session: Session, series: str, edition: int) -> SeasonDraw | None:
+    return session.scalar(select(SeasonDraw).where(SeasonDraw.series == series, SeasonDraw.edition == edition))
+
+
+def _to_rows(drawn: tuple[tuple[Drawn, ...], ...]) -> list[list[dict[str, object]]]:
+    return [
+        [{"driver": d.driver, "came_from": d.came_from, "move": d.move.value, "place": d.place} for d in tier]
+        for tier in drawn
+    ]
+
+
+def _from_rows(rows: list[list[dict[str, Any]]]) -> tuple[tuple[Drawn, ...], ...]:
+    return tuple(
+        tuple(Drawn(str(d["driver"]), n + 1, int(d["came_from"]), Move(str(d["move"])), int(d["place"])) for d in tier)
+        for n, tier in enumerate(rows)
+    )
+
+
 def draw_of(session: Session, series: str) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]] | None:
-    """The next season of `series` as drawn now (None: its latest season has not ended, or it
-    is a season alone)."""
+    """The next season of `series`: the draw stored when it was first shown, else as it would be
+    drawn now (None: its latest season has not ended, or it is a season alone, or a race of it
+    is reopened and no draw was shown before)."""
     tiers = latest_edition(session, series)
     if not drawable(tiers):
         return None
+    stored = _stored(session, series, tiers[0].edition + 1)
+    if stored is not None:
+        drawn = _from_rows(stored.drawn)
+        return _fact(session, tiers, drawn, stale=stored.basis != _basis(session, tiers)), drawn
+    if not _settled(tiers):
+        return None
     drawn = _draw(session, tiers)
+    return _fact(session, tiers, drawn, stale=False), drawn
+
+
+def show_draw(session: Session, series: str, now: datetime) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]] | None:
+    """`draw_of`, the draw stored the first time it is shown (in the caller's transaction): from
+    then on it is the draw shown and the draw confirmed, stale once a result it was drawn from
+    is corrected, until the GM draws again (`redraw`)."""
+    found = draw_of(session, series)
+    if found is None:
+        return None
+    tiers = latest_edition(session, series)
+    if _stored(session, series, tiers[0].edition + 1) is None:
+        row = SeasonDraw(
+            series=series,
+            edition=tiers[0].edition + 1,
+            drawn=_to_rows(found[1]),
+            basis=_basis(session, tiers),
+            shown_at=now,
+        )
+        session.add(row)
+        session.flush()
+    return found
+
+
+def redraw(session: Session, series: str, now: datetime) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]]:
+    """The next season of `series` drawn again from the tables as they are now, and stored in
+    place of the draw shown before: refused while a race of it is reopened, or with nothing to
+    draw."""
+    tiers = latest_edition(session, series)
+    if not drawable(tiers):
+        raise seasons.SeasonRequestError(say("season_no_draw", series=series))
+    if not _settled(tiers):
+        raise seasons.SeasonRequestError(say("season_draw_unsettled", series=series))
+    stored = _stored(session, series, tiers[0].edition + 1)
+    if stored is not None:
+        session.delete(stored)
+        session.flush()
+    found = show_draw(session, series, now)
+    assert found is not None, "drawable and settled: there is a draw"
+    return found
+
+
+def _fact(
+    session: Session, tiers: Sequence[Season], drawn: tuple[tuple[Drawn, ...], ...], *, stale: bool
+) -> SeriesDraw:
     ids = {int(d.driver) for tier in drawn for d in tier} | {int(d) for s in tiers for d in _every_driver(session, s)}
     names = {p.id: p.name for p in session.scalars(select(Player).where(Player.id.in_(ids)))} if ids else {}
     going = {d.driver for tier in drawn for d in tier}
     leavers = sorted({d for s in tiers for d in _every_driver(session, s)} - going, key=lambda d: names.get(int(d), d))
     edition = tiers[0].edition + 1
-    fact = SeriesDraw(
-        series=series,
+    return SeriesDraw(
+        series=tiers[0].series,
         title=find_game(tiers[0].kind).title,
         edition=edition,
         tiers=tuple(
             DrawnTier(
                 n + 1,
-                _next_name(session, series, edition, n + 1, len(drawn)),
+                _next_name(session, tiers[0].series, edition, n + 1, len(drawn)),
                 tuple(DrawnDriver(names.get(int(d.driver), d.driver), d.move.value, d.came_from) for d in tier),
             )
             for n, tier in enumerate(drawn)
@@ -111,8 +211,8 @@ def draw_of(session: Session, series: str) -> tuple[SeriesDraw, tuple[tuple[Draw
         leavers=tuple(names.get(int(d), d) for d in leavers),
         confirm_game=tiers[-1].races[-1].game.name if tiers[-1].races else "",
         made=False,
+        stale=stale,
     )
-    return fact, drawn
 
 
 def _every_driver(session: Session, season: Season) -> set[str]:
@@ -128,16 +228,25 @@ def series_of(session: Session, name: str) -> str | None:
     return season.series if season is not None else None
 
 
+def gm_of_every_tier(session: Session, series: str, gm_address: str) -> None:
+    """Refuses (SeasonRequestError) unless `gm_address` is the GM of every tier of the series'
+    latest season."""
+    if any(s.gm_address != gm_address.strip().lower() for s in latest_edition(session, series)):
+        raise seasons.SeasonRequestError(say("season_none_of_yours", season=series))
+
+
 def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str | None = None) -> SeriesDraw:
     """Make the next season of `series` as drawn: each tier's season and its first race, started.
     `gm_address`: the GM confirming by mail, who must be the GM of every tier (None: the CLI)."""
+    if gm_address is not None:
+        gm_of_every_tier(session, series, gm_address)
     tiers = latest_edition(session, series)
-    if gm_address is not None and any(s.gm_address != gm_address.strip().lower() for s in tiers):
-        raise seasons.SeasonRequestError(say("season_none_of_yours", season=series))
-    found = draw_of(session, series)
+    found = show_draw(session, series, shell.now())
     if found is None:
         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
     fact, drawn = found
+    if fact.stale:
+        raise seasons.SeasonRequestError(say("season_draw_stale_refused", series=series, game=fact.confirm_game))
     for tier, drawn_tier in zip(fact.tiers, drawn, strict=True):
         if not drawn_tier:
             raise seasons.SeasonRequestError(say("season_empty_tier", tier=tier.tier, series=series))
@@ -167,7 +276,10 @@ def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str
             season_races.make_race(shell, session, season, 1, old.races[-1].game, seated)
         except turns.GameError as refused:
             raise seasons.SeasonRequestError(say("season_next_refused", tier=tier.tier, reason=str(refused))) from None
-    return SeriesDraw(fact.series, fact.title, fact.edition, fact.tiers, fact.leavers, fact.confirm_game, made=True)
+    stored = _stored(session, series, fact.edition)
+    assert stored is not None, "show_draw stored it"
+    stored.made_at = shell.now()
+    return dataclasses.replace(fact, made=True)
 
 
 def _ids(drawn: tuple[tuple[Drawn, ...], ...]) -> list[int]:
@@ -200,14 +312,14 @@ def _seat_names(
 
 def digest_draws(session: Session, gm_address: str, now: datetime) -> list[SeriesDraw]:
     """The draws waiting for `gm_address` (the GM of every tier) whose last race ended in the
-    last `DIGEST_DAYS` days: what the GM's digest shows."""
+    last `DIGEST_DAYS` days: what the GM's digest shows (each stored if not shown before)."""
     address = gm_address.strip().lower()
     waiting: list[SeriesDraw] = []
     for series in _recent_series(session, now):
         tiers = latest_edition(session, series)
         if not tiers or any(s.gm_address != address for s in tiers):
             continue
-        found = draw_of(session, series)
+        found = show_draw(session, series, now)
         if found is not None:
             waiting.append(found[0])
     return waiting
@@ -243,8 +355,11 @@ __all__ = [
     "digest_draws",
     "digest_gms",
     "draw_of",
+    "gm_of_every_tier",
     "drawable",
     "latest_edition",
     "lot_for",
+    "redraw",
     "series_of",
+    "show_draw",
 ]

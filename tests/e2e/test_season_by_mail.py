@@ -29,7 +29,7 @@ from sqlalchemy import select
 
 from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
-from bot.models import Player, Season
+from bot.models import Player, Season, SeasonDraw
 from bot.testing import FakeClock, body_of, plain_mail, reply_to
 from rules.season import Finish, Outcome, RaceResult, ScoringTable, SeasonRules, standings
 from tests.e2e.conftest import MailWorld
@@ -354,6 +354,11 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     sheet = [m for m in read_inbox(world, gm) if str(m["Subject"]).startswith("[GM digest]")][-1]
     text = body_of(sheet)
     assert "Series cup (Speed Circuit): the draw for season 2" in text and "SEASON cup-b-r3 NEXT CONFIRM" in text
+    # The digest showed it first: the draw is stored as shown, and that is the draw made.
+    with world.app.db.read() as session:
+        stored = session.scalars(select(SeasonDraw)).one()
+        assert (stored.series, stored.edition, stored.made_at) == ("cup", 2, None)
+        shown = [[d["driver"] for d in tier] for tier in stored.drawn]
     world.dovecot.deliver(world.bot, reply_to(sheet, "SEASON cup-b-r3 NEXT CONFIRM", sender=gm))
     cycle(world)
     assert "season 2 is made" in body_of(read_inbox(world, gm)[-1])
@@ -368,6 +373,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             # is the leaver's).
             held = sorted(driver_at[seat.player.address] for seat in race.seats)
             assert held == sorted(d.driver for d in drawn), f"tier {tier}"
+            assert sorted(str(seat.player_id) for seat in race.seats) == sorted(shown[tier - 1]), "the stored draw"
             assert race.status == "active"
     moved = {d.driver: d.move.value for t in want for d in t if d.move.value != "stays"}
     assert sorted(moved.values()) == ["down", "up"]

@@ -17,9 +17,9 @@ from bot.app import App
 from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
-from bot.models import Game, GmAudit, Season
+from bot.models import Game, GmAudit, Season, SeasonDraw
 from bot.testing import body_of
-from tests.bot.gm_helpers import GM, bodies, gm_says, mails, new_app, player_says, to_the_finish
+from tests.bot.gm_helpers import GM, bodies, game_row, gm_says, last, mails, new_app, player_says, to_the_finish
 
 TOP = tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", "anna"))
 LOW = tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed"))
@@ -62,6 +62,10 @@ def tiers(tmp_path: Path) -> Iterator[App]:
     app.service.tick()
     yield app
     app.close()
+
+
+def last_body(app: App) -> str:
+    return body_of(last(app, GM))
 
 
 def _tables(app: App) -> dict[str, list[str]]:
@@ -203,3 +207,81 @@ def test_a_driver_without_a_seat_at_the_end_leaves_and_the_next_moves_in_their_p
     draw = found[0]
     assert draw.leavers == (low[0],)
     assert [[d.name for d in t.drivers] for t in draw.tiers] == [[*top[:4], low[1]], [top[4], *low[2:]]]
+
+
+def test_the_draw_is_stored_when_first_shown_and_confirming_makes_the_stored_draw(tiers: App) -> None:
+    """docs/championships.md, "The GM confirms": "the draw shown is the draw made": the draw is
+    stored when it is first shown, and confirming makes that draw, not a recomputation."""
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(SeasonDraw)) == 0, "not shown yet: nothing stored"
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    with tiers.db.transaction() as session:
+        stored = session.scalars(select(SeasonDraw)).one()
+        assert (stored.series, stored.edition, stored.made_at) == ("cup", 2, None)
+        # Swap the two tiers' lists in the stored draw: confirming must make the draw stored.
+        stored.drawn = [stored.drawn[1], stored.drawn[0]]
+        swapped = [[d["driver"] for d in tier] for tier in stored.drawn]
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(SeasonDraw)) == 1, "shown again: the same draw"
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    with tiers.db.read() as session:
+        made = {s.tier: s for s in session.scalars(select(Season).where(Season.edition == 2))}
+        seated = [[seasons.driver_of(seat) for seat in made[t].races[0].game.seats] for t in (1, 2)]
+        assert seated == swapped
+        assert session.scalars(select(SeasonDraw)).one().made_at is not None
+
+
+def test_a_correction_after_the_draw_is_shown_makes_it_stale_until_the_gm_draws_again(tiers: App) -> None:
+    """docs/championships.md, "The GM confirms": a race result corrected after the draw was
+    shown makes the draw stale; the digest and SEASON <game> NEXT say so, confirming is refused,
+    and the GM draws again (NEXT REDRAW) once the race has its result again."""
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    assert "stale" not in bodies(tiers, GM)
+    gm_says(tiers, "ROLLBACK a1", game="a1")
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None and found[0].stale, "a race reopened: the draw shown is stale"
+    gm_says(tiers, "SEASON b1 NEXT REDRAW", game="b1")
+    assert "cannot be drawn again yet: a race of its last season is reopened" in last_body(tiers)
+    gm_says(tiers, "PROCESS a1", game="a1")
+    with tiers.db.read() as session:
+        assert str(game_row(tiers, "a1").status) == "finished"
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None and found[0].stale, "resolved again: still the draw shown, still stale"
+    assert digest.send_due_digests(tiers.shell, force=True) == 1
+    tiers.service.send()
+    text = [body_of(m) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
+    assert "This draw is stale" in text and "SEASON b1 NEXT REDRAW" in text
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    assert "the draw shown for its next season is stale" in last_body(tiers)
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Season)) == 2, "nothing made"
+    gm_says(tiers, "SEASON b1 NEXT REDRAW", game="b1")
+    assert "the draw for season 2" in last_body(tiers) and "stale" not in last_body(tiers)
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None and not found[0].stale
+        assert session.scalar(select(func.count()).select_from(SeasonDraw)) == 1
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    assert "season 2 is made" in last_body(tiers)
+
+
+def test_season_next_redraw_by_cli(tiers: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import init_dir, main
+
+    config = init_dir(tmp_path / "site", "flagman@example.org")
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('"sqlite:///flagman.sqlite"', f'"{tiers.settings.database_url}"'), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--config", str(config), "season", "next", "cup"]) == 0
+    with tiers.db.transaction() as session:
+        stored = session.scalars(select(SeasonDraw)).one()
+        first = stored.drawn
+        stored.drawn = [first[1], first[0]]  # a draw that the tables now would not give
+    assert main(["--config", str(config), "season", "next", "cup", "--redraw", "--confirm"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["--config", str(config), "season", "next", "cup", "--redraw"]) == 0
+    assert "the draw for season 2" in capsys.readouterr().out
+    with tiers.db.read() as session:
+        assert session.scalars(select(SeasonDraw)).one().drawn == first, "drawn again, stored in its place"
