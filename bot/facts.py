@@ -166,8 +166,8 @@ class SeasonTable:
 
 @dataclass(frozen=True, slots=True)
 class DrawnDriver:
-    """A driver in the next season's tiers: their name, `move` ("up", "down" or "stays") and
-    the tier they come from."""
+    """A driver in the next season's tiers: their name, `move` ("up", "down", "stays" or "new":
+    a newcomer to the series) and the tier they come from (0: a newcomer)."""
 
     name: str
     move: str
@@ -177,11 +177,13 @@ class DrawnDriver:
 @dataclass(frozen=True, slots=True)
 class DrawnTier:
     """One tier of a series' next season as drawn (`bot.games.season_tiers`): its number, the
-    season it becomes (its name), its drivers in its first grid's order."""
+    season it becomes (its name), its drivers in its first grid's order, and the robots' seats
+    behind them (the tier's least field filled; none unless the GM set one)."""
 
     tier: int
     season: str
     drivers: tuple[DrawnDriver, ...]
+    robots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,10 @@ class SeriesDraw:
     confirm_game: str
     made: bool
     stale: bool = False
+    # Whether its tiers have different GMs (each confirms the tiers they run; it is made once all
+    # have), and the tiers whose GM has confirmed it so far.
+    several_gms: bool = False
+    confirmed: tuple[int, ...] = ()
 
 
 __all__ = [

@@ -262,6 +262,7 @@ class Move(enum.StrEnum):
     UP = "up"
     DOWN = "down"
     STAYS = "stays"
+    NEW = "new"  # a newcomer to the series, drawn into its lowest tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,9 +271,9 @@ class Drawn:
 
     driver: Driver
     tier: int
-    came_from: int
+    came_from: int  # 0: a newcomer, from no tier
     move: Move
-    place: int  # their final place in their tier's table (ties settled)
+    place: int  # their final place in their tier's table (ties settled); a newcomer: their turn in line
 
 
 def final_order(season: TierSeason, lot: random.Random) -> tuple[Driver, ...]:
@@ -293,14 +294,20 @@ def final_order(season: TierSeason, lot: random.Random) -> tuple[Driver, ...]:
     return tuple(row.driver for row in sorted(rows, key=lambda row: (row.place, recent(row.driver), draws[row.driver])))
 
 
-def draw_tiers(seasons: Sequence[TierSeason], lot: random.Random) -> tuple[tuple[Drawn, ...], ...]:
+def draw_tiers(
+    seasons: Sequence[TierSeason], lot: random.Random, newcomers: Sequence[Driver] = (), room: int | None = None
+) -> tuple[tuple[Drawn, ...], ...]:
     """The next season's tiers, top first, each in its first grid's order (those come down
-    first, then those who stay, then those come up, each group in its table order):
+    first, then those who stay, then those come up, each group in its table order, then the
+    newcomers):
 
     * tier k's bottom `down` go down to tier k+1, tier k+1's top `up` go up to tier k;
     * leavers (not `staying`) leave, are never moved, and are not counted: the next driver in
       the table moves in their place; a tier with leavers is that much smaller next season;
-    * a tier moves at most its stayers: promotion first, then relegation from those left.
+    * a tier moves at most its stayers: promotion first, then relegation from those left;
+    * `newcomers` (in line, first come first) go into the lowest tier, behind everyone, while it
+      has `room` (the most drivers a race seats; None: no limit); one already drawn, or given
+      twice, is drawn once.
 
     `seasons` are the tiers 1..T of one series, in any order; SeasonError if they are not."""
     ordered = sorted(seasons, key=lambda s: s.tier)
@@ -323,7 +330,15 @@ def draw_tiers(seasons: Sequence[TierSeason], lot: random.Random) -> tuple[tuple
                 tiers[index + 1].append(Drawn(driver, season.tier + 1, season.tier, Move.DOWN, place))
             else:
                 tiers[index].append(Drawn(driver, season.tier, season.tier, Move.STAYS, place))
-    return tuple(tuple(sorted(tier, key=lambda d: (d.came_from, d.place))) for tier in tiers)
+    ordered_tiers = [sorted(tier, key=lambda d: (d.came_from, d.place)) for tier in tiers]
+    drawn = {d.driver for tier in ordered_tiers for d in tier}
+    lowest = ordered_tiers[-1] if ordered_tiers else []
+    line = [d for d in dict.fromkeys(newcomers) if d not in drawn]
+    for n, driver in enumerate(line):
+        if room is not None and len(lowest) >= room:
+            break
+        lowest.append(Drawn(driver, bottom, 0, Move.NEW, n + 1))
+    return tuple(tuple(tier) for tier in ordered_tiers)
 
 
 __all__ = [

@@ -38,6 +38,8 @@ def _cmd_new(args: argparse.Namespace) -> int:
             tier=args.tier,
             promote=args.up,
             relegate=args.down,
+            min_field=args.min_field,
+            bench_newcomers=args.bench_newcomers,
         )
         try:
             with app.db.transaction() as session:
@@ -57,6 +59,8 @@ def _cmd_new(args: argparse.Namespace) -> int:
                     tier=season.tier,
                     promote=season.promote,
                     relegate=season.relegate,
+                    min_field=season.min_field,
+                    bench_newcomers=season.bench_newcomers,
                 )
         except seasons.SeasonRequestError as refused:
             print(say("season_cli_refused", verb="new", reason=str(refused)), file=sys.stderr)
@@ -182,6 +186,17 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--tier", type=int, default=1, help="its tier in the series, 1 the top (default 1)")
     p.add_argument("--up", type=int, default=0, help="how many of its top go up a tier for the next season")
     p.add_argument("--down", type=int, default=0, help="how many of its bottom go down a tier for the next season")
+    p.add_argument(
+        "--min-field",
+        type=int,
+        default=0,
+        help="the least field of the tier's next race: robots fill it when the draw gives fewer drivers (default 0: none)",
+    )
+    p.add_argument(
+        "--bench-newcomers",
+        action="store_true",
+        help="draw the substitutes bench of the kind into the series' lowest tier as newcomers",
+    )
     p.set_defaults(func=_cmd_new)
     p = season.add_parser("add", help="add an existing game as a season's next race")
     p.add_argument("name", help="the season")

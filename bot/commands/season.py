@@ -26,8 +26,10 @@ SETTINGS = {
     "TIER": "tier",
     "UP": "promote",
     "DOWN": "relegate",
+    "FIELD": "min_field",
+    "BENCH": "bench_newcomers",
 }
-_NUMBERS = frozenset({"drop", "no_show_penalty", "nmr_penalty", "races", "tier", "promote", "relegate"})
+_NUMBERS = frozenset({"drop", "no_show_penalty", "nmr_penalty", "races", "tier", "promote", "relegate", "min_field"})
 
 
 def season(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -49,7 +51,8 @@ def season(ctx: GmAction, args: tuple[str, ...]) -> str:
 def _next(ctx: GmAction, *, then: str) -> str:
     """The next season of the series the game's season belongs to: the draw (stored the first
     time it is shown), the draw drawn again (REDRAW), or the draw made (CONFIRM). Only the GM of
-    the game's season, and of every tier, may see, redraw or confirm it."""
+    the game's season may see, redraw or confirm it: a GM confirms the tiers they run, the draw
+    made once every tier's GM has."""
     raced = seasons.season_of(ctx.session, ctx.game)
     gm = ctx.game.gm_address.strip().lower()
     if raced is None or raced[0].gm_address != gm:
@@ -58,9 +61,9 @@ def _next(ctx: GmAction, *, then: str) -> str:
     if then == "CONFIRM":
         return say("season_draw", draw=season_tiers.confirm_next(ctx.shell, ctx.session, series, gm_address=gm))
     if then == "REDRAW":
-        season_tiers.gm_of_every_tier(ctx.session, series, gm)
-        return say("season_draw", draw=season_tiers.redraw(ctx.session, series, ctx.shell.now())[0])
-    found = season_tiers.show_draw(ctx.session, series, ctx.shell.now())
+        season_tiers.gm_of_a_tier(ctx.session, series, gm)
+        return say("season_draw", draw=season_tiers.redraw(ctx.session, series, ctx.shell.now(), gm)[0])
+    found = season_tiers.show_draw(ctx.session, series, ctx.shell.now(), gm)
     if found is None:
         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
     return say("season_draw", draw=found[0])
@@ -80,6 +83,10 @@ def _new(ctx: GmAction, name: str, words: list[str]) -> str:
             given[field] = int(value)
         elif field == "tracks":
             given[field] = tuple(value.split(","))
+        elif field == "bench_newcomers":
+            if value.upper() not in ("ON", "OFF"):
+                raise seasons.SeasonRequestError(say("season_mail_on_off", word=key.upper(), value=echo(value, 20)))
+            given[field] = value.upper() == "ON"
         else:
             given[field] = value
     settings = seasons.SeasonSettings(
@@ -105,6 +112,8 @@ def _new(ctx: GmAction, name: str, words: list[str]) -> str:
         tier=made.tier,
         promote=made.promote,
         relegate=made.relegate,
+        min_field=made.min_field,
+        bench_newcomers=made.bench_newcomers,
     )
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 import zlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -33,7 +34,19 @@ from bot.clock import as_utc
 from bot.facts import DrawnDriver, DrawnTier, SeriesDraw
 from bot.games import season_races, seasons, turns
 from bot.letters.words import say
-from bot.models import Game, GameStatus, Player, Season, SeasonDraw, SeasonRace, SeasonStatus, Turn
+from bot.mail_in.auth import GM_SEAT, NAME_RE
+from bot.models import (
+    Game,
+    GameStatus,
+    Player,
+    Season,
+    SeasonDraw,
+    SeasonRace,
+    SeasonStatus,
+    SeriesEntry,
+    Substitute,
+    Turn,
+)
 from bot.shell import Shell
 from rules import find_game
 from rules.season import Drawn, Move, SeasonError, TierSeason, draw_tiers, standings
@@ -75,10 +88,57 @@ def _draw(session: Session, tiers: Sequence[Season]) -> tuple[tuple[Drawn, ...],
         results = tuple(seasons.results_of(session, season))
         table = standings(seasons.season_rules(season), results)
         readings.append(TierSeason(season.tier, table, results, _staying(season), season.promote, season.relegate))
+    room = find_game(tiers[-1].kind).max_players
     try:
-        return draw_tiers(readings, lot_for(tiers[0].series, tiers[0].edition))
+        return draw_tiers(readings, lot_for(tiers[0].series, tiers[0].edition), newcomers(session, tiers), room)
     except SeasonError as error:
         raise seasons.SeasonRequestError(say("season_bad_setting", reason=str(error))) from None
+
+
+def newcomers(session: Session, tiers: Sequence[Season]) -> list[str]:
+    """The series' newcomers in line, first come first: the people who joined the series
+    (`SeriesEntry`), then, when its lowest tier takes them (`bench_newcomers`), the bench
+    volunteers of its kind who drove in none of its tiers' races and are not the tier's GM."""
+    series = tiers[0].series
+    line = [
+        str(p)
+        for p in session.scalars(
+            select(SeriesEntry.player_id).where(SeriesEntry.series == series).order_by(SeriesEntry.id)
+        )
+    ]
+    if tiers[-1].bench_newcomers:
+        drove = {seasons.driver_of(seat) for s in tiers for race in s.races for seat in race.game.seats}
+        gm = tiers[-1].gm_address
+        for sub in session.scalars(select(Substitute).where(Substitute.kind == tiers[-1].kind).order_by(Substitute.id)):
+            if str(sub.player_id) not in drove and sub.player.address != gm:
+                line.append(str(sub.player_id))
+    return list(dict.fromkeys(line))
+
+
+def robots_for(season: Season, drivers: int) -> int:
+    """How many robots the next race of `season`'s tier seats beside its `drivers`: up to the
+    tier's least field (`min_field`; 0, the default: none), never past what a race seats."""
+    rules = find_game(season.kind)
+    return max(0, min(season.min_field, rules.max_players) - drivers)
+
+
+def enter_series(session: Session, name: str, player: Player, now: datetime) -> str | None:
+    """JOIN <series> (or one of its seasons) with no race of it open for sign-ups: `player`
+    joins the series' next season, a newcomer drawn into its lowest tier. Returns the series
+    (None: `name` is no series in tiers, or a race of it is open: the JOIN is a game's)."""
+    series = series_of(session, name)
+    if series is None:
+        return None
+    tiers = latest_edition(session, series)
+    if not tiers or (len(tiers) == 1 and tiers[0].series == tiers[0].name):
+        return None  # a season alone has no next season
+    if any(race.game.status == GameStatus.SIGNUP for s in tiers for race in s.races):
+        return None
+    known = session.scalar(select(SeriesEntry).where(SeriesEntry.series == series, SeriesEntry.player_id == player.id))
+    if known is None:
+        session.add(SeriesEntry(series=series, player_id=player.id, since=now))
+        session.flush()
+    return series
 
 
 def _next_name(session: Session, series: str, edition: int, tier: int, tiers: int) -> str:
@@ -96,9 +156,10 @@ def _settled(tiers: Sequence[Season]) -> bool:
 
 
 def _basis(session: Session, tiers: Sequence[Season]) -> list[list[object]]:
-    """What a draw is drawn from, for each race of each tier: its game, status, and how often its
-    turns were reopened by a ROLLBACK (a count that only grows)."""
+    """What a draw is drawn from: for each race of each tier its game, status, and how often its
+    turns were reopened by a ROLLBACK (a count that only grows); then the newcomers in line."""
     games = [race.game_id for season in tiers for race in season.races]
+    line: list[object] = ["newcomers", *newcomers(session, tiers)]
     reopened: dict[int, int] = {
         game: int(total)
         for game, total in session.execute(
@@ -108,9 +169,12 @@ def _basis(session: Session, tiers: Sequence[Season]) -> list[list[object]]:
         )
     }
     return [
-        [race.game_id, str(race.game.status), int(reopened.get(race.game_id, 0))]
-        for season in tiers
-        for race in season.races
+        *(
+            [race.game_id, str(race.game.status), int(reopened.get(race.game_id, 0))]
+            for season in tiers
+            for race in season.races
+        ),
+        line,
     ]
 
 
@@ -132,28 +196,34 @@ def _from_rows(rows: list[list[dict[str, Any]]]) -> tuple[tuple[Drawn, ...], ...
     )
 
 
-def draw_of(session: Session, series: str) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]] | None:
+def draw_of(
+    session: Session, series: str, viewer: str | None = None
+) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]] | None:
     """The next season of `series`: the draw stored when it was first shown, else as it would be
     drawn now (None: its latest season has not ended, or it is a season alone, or a race of it
-    is reopened and no draw was shown before)."""
+    is reopened and no draw was shown before). `viewer`: the GM it is shown to (the race it
+    names for their CONFIRM is of their own tier)."""
     tiers = latest_edition(session, series)
     if not drawable(tiers):
         return None
     stored = _stored(session, series, tiers[0].edition + 1)
     if stored is not None:
         drawn = _from_rows(stored.drawn)
-        return _fact(session, tiers, drawn, stale=stored.basis != _basis(session, tiers)), drawn
+        stale = stored.basis != _basis(session, tiers)
+        return _fact(session, tiers, drawn, stale=stale, confirmed=stored.confirmed, viewer=viewer), drawn
     if not _settled(tiers):
         return None
     drawn = _draw(session, tiers)
-    return _fact(session, tiers, drawn, stale=False), drawn
+    return _fact(session, tiers, drawn, stale=False, confirmed=(), viewer=viewer), drawn
 
 
-def show_draw(session: Session, series: str, now: datetime) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]] | None:
+def show_draw(
+    session: Session, series: str, now: datetime, viewer: str | None = None
+) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]] | None:
     """`draw_of`, the draw stored the first time it is shown (in the caller's transaction): from
     then on it is the draw shown and the draw confirmed, stale once a result it was drawn from
     is corrected, until the GM draws again (`redraw`)."""
-    found = draw_of(session, series)
+    found = draw_of(session, series, viewer)
     if found is None:
         return None
     tiers = latest_edition(session, series)
@@ -163,6 +233,7 @@ def show_draw(session: Session, series: str, now: datetime) -> tuple[SeriesDraw,
             edition=tiers[0].edition + 1,
             drawn=_to_rows(found[1]),
             basis=_basis(session, tiers),
+            confirmed=[],
             shown_at=now,
         )
         session.add(row)
@@ -170,10 +241,12 @@ def show_draw(session: Session, series: str, now: datetime) -> tuple[SeriesDraw,
     return found
 
 
-def redraw(session: Session, series: str, now: datetime) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]]:
+def redraw(
+    session: Session, series: str, now: datetime, viewer: str | None = None
+) -> tuple[SeriesDraw, tuple[tuple[Drawn, ...], ...]]:
     """The next season of `series` drawn again from the tables as they are now, and stored in
-    place of the draw shown before: refused while a race of it is reopened, or with nothing to
-    draw."""
+    place of the draw shown before (the tiers' GMs' confirmations of it gone with it): refused
+    while a race of it is reopened, or with nothing to draw."""
     tiers = latest_edition(session, series)
     if not drawable(tiers):
         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
@@ -183,13 +256,19 @@ def redraw(session: Session, series: str, now: datetime) -> tuple[SeriesDraw, tu
     if stored is not None:
         session.delete(stored)
         session.flush()
-    found = show_draw(session, series, now)
+    found = show_draw(session, series, now, viewer)
     assert found is not None, "drawable and settled: there is a draw"
     return found
 
 
 def _fact(
-    session: Session, tiers: Sequence[Season], drawn: tuple[tuple[Drawn, ...], ...], *, stale: bool
+    session: Session,
+    tiers: Sequence[Season],
+    drawn: tuple[tuple[Drawn, ...], ...],
+    *,
+    stale: bool,
+    confirmed: Sequence[int],
+    viewer: str | None,
 ) -> SeriesDraw:
     ids = {int(d.driver) for tier in drawn for d in tier} | {int(d) for s in tiers for d in _every_driver(session, s)}
     names = {p.id: p.name for p in session.scalars(select(Player).where(Player.id.in_(ids)))} if ids else {}
@@ -205,14 +284,25 @@ def _fact(
                 n + 1,
                 _next_name(session, tiers[0].series, edition, n + 1, len(drawn)),
                 tuple(DrawnDriver(names.get(int(d.driver), d.driver), d.move.value, d.came_from) for d in tier),
+                robot_names(robots_for(tiers[n], len(tier))),
             )
             for n, tier in enumerate(drawn)
         ),
         leavers=tuple(names.get(int(d), d) for d in leavers),
-        confirm_game=tiers[-1].races[-1].game.name if tiers[-1].races else "",
+        confirm_game=_confirm_game(tiers, viewer),
         made=False,
         stale=stale,
+        several_gms=len({s.gm_address for s in tiers}) > 1,
+        confirmed=tuple(sorted(confirmed)),
     )
+
+
+def _confirm_game(tiers: Sequence[Season], viewer: str | None) -> str:
+    """The race a GM names in ``SEASON <game> NEXT CONFIRM``: the last race of the lowest tier
+    they run (`viewer` None, or a GM of none: the lowest tier's)."""
+    mine = [s for s in tiers if viewer is not None and s.gm_address == viewer.strip().lower() and s.races]
+    chosen = mine[-1] if mine else tiers[-1]
+    return chosen.races[-1].game.name if chosen.races else ""
 
 
 def _every_driver(session: Session, season: Season) -> set[str]:
@@ -228,28 +318,39 @@ def series_of(session: Session, name: str) -> str | None:
     return season.series if season is not None else None
 
 
-def gm_of_every_tier(session: Session, series: str, gm_address: str) -> None:
-    """Refuses (SeasonRequestError) unless `gm_address` is the GM of every tier of the series'
-    latest season."""
-    if any(s.gm_address != gm_address.strip().lower() for s in latest_edition(session, series)):
+def gm_of_a_tier(session: Session, series: str, gm_address: str) -> list[int]:
+    """The tiers of the series' latest season `gm_address` is the GM of; refuses
+    (SeasonRequestError) when none."""
+    address = gm_address.strip().lower()
+    mine = [s.tier for s in latest_edition(session, series) if s.gm_address == address]
+    if not mine:
         raise seasons.SeasonRequestError(say("season_none_of_yours", season=series))
+    return mine
 
 
 def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str | None = None) -> SeriesDraw:
-    """Make the next season of `series` as drawn: each tier's season and its first race, started.
-    `gm_address`: the GM confirming by mail, who must be the GM of every tier (None: the CLI)."""
-    if gm_address is not None:
-        gm_of_every_tier(session, series, gm_address)
+    """Make the next season of `series` as drawn (the draw stored when first shown): each tier's
+    season and its first race, started. `gm_address`: the GM confirming by mail (None: the CLI,
+    the site's operator, who makes it at once). A GM confirms the tiers they run; the draw is
+    made once the GMs of every tier have confirmed it (at once when one GM runs them all): until
+    then the fact returned says which tiers have (`confirmed`), nothing made."""
+    mine = gm_of_a_tier(session, series, gm_address) if gm_address is not None else []
     tiers = latest_edition(session, series)
-    found = show_draw(session, series, shell.now())
+    found = show_draw(session, series, shell.now(), gm_address)
     if found is None:
         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
     fact, drawn = found
     if fact.stale:
         raise seasons.SeasonRequestError(say("season_draw_stale_refused", series=series, game=fact.confirm_game))
     for tier, drawn_tier in zip(fact.tiers, drawn, strict=True):
-        if not drawn_tier:
+        if not drawn_tier and not tier.robots:
             raise seasons.SeasonRequestError(say("season_empty_tier", tier=tier.tier, series=series))
+    stored = _stored(session, series, fact.edition)
+    assert stored is not None, "show_draw stored it"
+    if gm_address is not None:
+        stored.confirmed = sorted(set(stored.confirmed) | set(mine))
+        if any(s.tier not in stored.confirmed for s in tiers):
+            return dataclasses.replace(fact, confirmed=tuple(stored.confirmed))
     people = {p.id: p for p in session.scalars(select(Player).where(Player.id.in_(_ids(drawn))))}
     for old, tier, drawn_tier in zip(tiers, fact.tiers, drawn, strict=True):
         season = Season(
@@ -268,17 +369,23 @@ def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str
             edition=fact.edition,
             promote=old.promote,
             relegate=old.relegate,
+            min_field=old.min_field,
+            bench_newcomers=old.bench_newcomers,
         )
         session.add(season)
         session.flush()
         seated = _seat_names(session, tiers, drawn_tier, people)
         try:
-            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated)
+            level = next((seat.robot_level for seat in old.races[-1].game.seats if seat.robot), "normal")
+            robots = [f"{name}:{level}" for name in tier.robots]
+            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated, robots)
         except turns.GameError as refused:
             raise seasons.SeasonRequestError(say("season_next_refused", tier=tier.tier, reason=str(refused))) from None
-    stored = _stored(session, series, fact.edition)
-    assert stored is not None, "show_draw stored it"
     stored.made_at = shell.now()
+    drawn_in = [int(d.driver) for tier in drawn for d in tier if d.move is Move.NEW]
+    for entry in session.scalars(select(SeriesEntry).where(SeriesEntry.series == series)):
+        if entry.player_id in drawn_in:
+            session.delete(entry)
     return dataclasses.replace(fact, made=True)
 
 
@@ -286,11 +393,17 @@ def _ids(drawn: tuple[tuple[Drawn, ...], ...]) -> list[int]:
     return [int(d.driver) for tier in drawn for d in tier]
 
 
+def robot_names(count: int) -> tuple[str, ...]:
+    """The seats of the robots a drawn tier's first race seats: ``robot-1``, ``robot-2`` ..."""
+    return tuple(f"robot-{n}" for n in range(1, count + 1))
+
+
 def _seat_names(
     session: Session, tiers: Sequence[Season], drawn: Sequence[Drawn], people: dict[int, Player]
 ) -> list[tuple[str, Player]]:
     """Each drawn driver's seat in the new race: the seat's name they held in their tier's last
-    race (a number after it when two drivers held the same name in different tiers)."""
+    race (a number after it when two drivers held the same name in different tiers), a
+    newcomer's from their name."""
     held: dict[str, str] = {}
     for season in tiers:
         if season.races:
@@ -300,7 +413,7 @@ def _seat_names(
     seated: list[tuple[str, Player]] = []
     taken: set[str] = set()
     for d in drawn:
-        base = held.get(d.driver, f"p{d.driver}")
+        base = held.get(d.driver) or _seat_of_name(people[int(d.driver)].name, d.driver)
         name, n = base, 1
         while name in taken:
             n += 1
@@ -310,16 +423,23 @@ def _seat_names(
     return seated
 
 
+def _seat_of_name(name: str, driver: str) -> str:
+    """A newcomer's seat: their name in lower-case letters, digits and '-' (``p<number>``
+    when nothing of it is left)."""
+    cleaned = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:24].strip("-")
+    return cleaned if cleaned and NAME_RE.match(cleaned) and cleaned != GM_SEAT else f"p{driver}"
+
+
 def digest_draws(session: Session, gm_address: str, now: datetime) -> list[SeriesDraw]:
-    """The draws waiting for `gm_address` (the GM of every tier) whose last race ended in the
-    last `DIGEST_DAYS` days: what the GM's digest shows (each stored if not shown before)."""
+    """The draws waiting for `gm_address` (the GM of a tier of the series) whose last race ended
+    in the last `DIGEST_DAYS` days: what the GM's digest shows (each stored if not shown before)."""
     address = gm_address.strip().lower()
     waiting: list[SeriesDraw] = []
     for series in _recent_series(session, now):
         tiers = latest_edition(session, series)
-        if not tiers or any(s.gm_address != address for s in tiers):
+        if not any(s.gm_address == address for s in tiers):
             continue
-        found = show_draw(session, series, now)
+        found = show_draw(session, series, now, address)
         if found is not None:
             waiting.append(found[0])
     return waiting
@@ -331,9 +451,8 @@ def digest_gms(session: Session, now: datetime) -> set[str]:
     found: set[str] = set()
     for series in _recent_series(session, now):
         tiers = latest_edition(session, series)
-        addresses = {s.gm_address for s in tiers}
-        if len(addresses) == 1 and drawable(tiers):
-            found |= addresses
+        if drawable(tiers):
+            found |= {s.gm_address for s in tiers}
     return found
 
 
@@ -355,7 +474,11 @@ __all__ = [
     "digest_draws",
     "digest_gms",
     "draw_of",
-    "gm_of_every_tier",
+    "enter_series",
+    "newcomers",
+    "robot_names",
+    "robots_for",
+    "gm_of_a_tier",
     "drawable",
     "latest_edition",
     "lot_for",

@@ -69,6 +69,8 @@ class SeasonSettings:
     tier: int = 1
     promote: int = 0  # how many of its top go up when the series' next season is drawn
     relegate: int = 0  # how many of its bottom go down
+    min_field: int = 0  # the least field of the tier's next race, robots filling it (0: none)
+    bench_newcomers: bool = False  # the bench volunteers of the kind drawn in as newcomers
 
 
 def season_rules(season: Season) -> SeasonRules:
@@ -162,6 +164,8 @@ def create_season(shell: Shell, session: Session, settings: SeasonSettings) -> S
         edition=edition,
         promote=settings.promote,
         relegate=settings.relegate,
+        min_field=settings.min_field,
+        bench_newcomers=settings.bench_newcomers,
     )
     session.add(season)
     session.flush()
@@ -180,6 +184,8 @@ def _series_place(session: Session, settings: SeasonSettings, name: str, kind: s
         raise SeasonRequestError(say("season_bad_tier", most=MAX_TIERS))
     if not (0 <= settings.promote <= MAX_MOVERS and 0 <= settings.relegate <= MAX_MOVERS):
         raise SeasonRequestError(say("season_bad_movers", most=MAX_MOVERS))
+    if not 0 <= settings.min_field <= find_game(kind).max_players:
+        raise SeasonRequestError(say("season_bad_field", most=find_game(kind).max_players))
     known = list(session.scalars(select(Season).where(Season.series == series)))
     edition = max((s.edition for s in known), default=1)
     for other in known:

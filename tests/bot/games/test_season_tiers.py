@@ -17,7 +17,7 @@ from bot.app import App
 from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
-from bot.models import Game, GmAudit, Season, SeasonDraw
+from bot.models import Game, GmAudit, Player, Season, SeasonDraw, SeriesEntry, Substitute
 from bot.testing import body_of
 from tests.bot.gm_helpers import GM, bodies, game_row, gm_says, last, mails, new_app, player_says, to_the_finish
 
@@ -285,3 +285,135 @@ def test_season_next_redraw_by_cli(tiers: App, tmp_path: Path, capsys: pytest.Ca
     assert "the draw for season 2" in capsys.readouterr().out
     with tiers.db.read() as session:
         assert session.scalars(select(SeasonDraw)).one().drawn == first, "drawn again, stored in its place"
+
+
+def test_newcomers_who_joined_and_the_bench_opted_in_go_to_the_lowest_tier_and_robots_fill_a_least_field(
+    tiers: App,
+) -> None:
+    """docs/championships.md, "Newcomers and robots": a known player's JOIN <series> with no race
+    open enters the next season; the bench volunteers of the kind too when the lowest tier takes
+    them (BENCH ON); they are drawn into the lowest tier behind its drivers; robots fill a tier's
+    first race only up to the least field its GM set, and the draw names them as robots."""
+    newcomer = PlayerSpec("nia", "nia@example.org", "Nia", "UTC")
+    volunteer = PlayerSpec("oli", "oli@example.org", "Oli", "UTC")
+    with tiers.db.transaction() as session:
+        create_game(
+            tiers.shell, session, kind="racecraft", name="x1", gm_address=GM, seed=5, deadline="24h",
+            players=[*(PlayerSpec(s, a, s.title(), "UTC") for s, a in TOP[:3]), newcomer, volunteer],
+        )  # fmt: skip
+    tiers.service.send()
+    player_says(tiers, "nia", "JOIN cup Nia", game="x1", address=newcomer.address)
+    assert "You have joined series cup for its next season" in bodies(tiers, newcomer.address)
+    player_says(tiers, "nia", "JOIN top1", game="x1", address=newcomer.address)  # a season names its series
+    with tiers.db.transaction() as session:
+        assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 1, "one entry, joined twice"
+        oli = session.scalar(select(Player).where(Player.address == volunteer.address))
+        assert oli is not None
+        session.add(Substitute(player_id=oli.id, kind="racecraft", since=tiers.shell.now()))
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None
+    assert [d.name for d in found[0].tiers[1].drivers][-1] == "Nia", "the bench is not drawn in unless opted in"
+    with tiers.db.transaction() as session:
+        low = seasons.find_season(session, "low1")
+        assert low is not None
+        low.bench_newcomers, low.min_field = True, 8
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    text = body_of(last(tiers, GM))
+    assert "Nia (new to the series), Oli (new to the series), robot-1 (a robot)." in text
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    with tiers.db.read() as session:
+        second = next(s for s in session.scalars(select(Season).where(Season.edition == 2)) if s.tier == 2)
+        seats = second.races[0].game.seats
+        assert [(s.name, s.robot) for s in seats][-3:] == [("nia", False), ("oli", False), ("robot-1", True)]
+        assert len(seats) == 8 and (second.min_field, second.bench_newcomers) == (8, True), "settings go on"
+        assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 0, "drawn in: the entry is done"
+        first = next(s for s in session.scalars(select(Season).where(Season.edition == 2)) if s.tier == 1)
+        assert not any(s.robot for s in first.races[0].game.seats), "no least field set: no robots"
+
+
+def test_a_join_after_the_draw_is_shown_makes_it_stale(tiers: App) -> None:
+    """docs/championships.md: a newcomer joining after the draw was shown makes it stale."""
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    with tiers.db.transaction() as session:
+        kim = Player(address="kim@example.org", name="Kim", timezone="UTC", created_at=tiers.shell.now())
+        session.add(kim)
+        session.flush()
+        assert season_tiers.enter_series(session, "cup", kim, tiers.shell.now()) == "cup"
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None and found[0].stale
+    gm_says(tiers, "SEASON b1 NEXT REDRAW", game="b1")
+    assert "Kim (new to the series)." in body_of(last(tiers, GM))
+
+
+def test_season_new_takes_a_least_field_and_the_bench_by_mail_and_cli(tmp_path: Path) -> None:
+    from tests.bot.conftest import RACERS
+
+    app = new_app(tmp_path)
+    try:
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, seed=7)
+        app.service.send()
+        gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 FIELD 9")
+        assert "A least field (FIELD, --min-field) is 0 (no robots) to 8" in body_of(last(app, GM))
+        gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 BENCH yes")
+        assert "BENCH takes ON or OFF" in body_of(last(app, GM))
+        gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 FIELD 6 BENCH ON")
+        assert "robots fill its next race to 6 drivers; the substitutes bench drawn in" in body_of(last(app, GM))
+        with app.db.read() as session:
+            season = seasons.find_season(session, "low")
+            assert season is not None and (season.min_field, season.bench_newcomers) == (6, True)
+    finally:
+        app.close()
+
+
+GM2 = "gm2@example.org"
+
+
+def _second_gm_runs_tier_2(app: App) -> None:
+    with app.db.transaction() as session:
+        low = seasons.find_season(session, "low1")
+        b1 = session.scalar(select(Game).where(Game.name == "b1"))
+        assert low is not None and b1 is not None
+        low.gm_address = b1.gm_address = GM2
+
+
+def test_tiers_with_different_gms_each_confirm_by_mail_and_the_draw_is_made_when_all_have(tiers: App) -> None:
+    """docs/championships.md, "The GM confirms": "each tier's GM gets the draw in their own
+    digest and confirms it by mail ...; the draw is made when the GMs of every tier have
+    confirmed it"."""
+    _second_gm_runs_tier_2(tiers)
+    assert digest.send_due_digests(tiers.shell, force=True) == 2, "each tier's GM gets the draw in a digest"
+    tiers.service.send()
+    for address, race in ((GM2, "b1"), (GM, "a1")):
+        text = [body_of(m) for m in mails(tiers, address) if "GM digest" in str(m["Subject"])][-1]
+        assert "Its tiers have different GMs" in text and f"SEASON {race} NEXT CONFIRM" in text, address
+        assert "No tier's GM has confirmed it yet." in text
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
+    answer = body_of(last(tiers, GM2))
+    assert "Confirmed so far by the GM of tier 2; waiting for the GM of tier 1." in answer
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Season)) == 2, "one tier confirmed: nothing made"
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
+    assert "waiting for the GM of tier 1" in body_of(last(tiers, GM2)), "confirming twice changes nothing"
+    gm_says(tiers, "SEASON a1 NEXT CONFIRM", game="a1")
+    assert "season 2 is made" in body_of(last(tiers, GM))
+    with tiers.db.read() as session:
+        made = {s.tier: s.gm_address for s in session.scalars(select(Season).where(Season.edition == 2))}
+        assert made == {1: GM, 2: GM2}, "each tier keeps its GM"
+
+
+def test_a_redraw_starts_the_confirmations_again_and_a_gm_of_no_tier_is_refused(tiers: App) -> None:
+    _second_gm_runs_tier_2(tiers)
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
+    with tiers.db.transaction() as session:
+        assert session.scalars(select(SeasonDraw)).one().confirmed == [2]
+        with pytest.raises(seasons.SeasonRequestError, match="You run no season called cup"):
+            season_tiers.confirm_next(tiers.shell, session, "cup", gm_address="other@example.org")
+    gm_says(tiers, "SEASON a1 NEXT REDRAW", game="a1")
+    assert "No tier's GM has confirmed it yet." in body_of(last(tiers, GM))
+    gm_says(tiers, "SEASON a1 NEXT CONFIRM", game="a1")
+    assert "waiting for the GM of tier 2" in body_of(last(tiers, GM))
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Season)) == 2
