@@ -374,11 +374,11 @@ def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str
         )
         session.add(season)
         session.flush()
-        seated = _seat_names(session, tiers, drawn_tier, people)
+        seated, handed = _seat_names(session, tiers, drawn_tier, people)
         try:
             level = next((seat.robot_level for seat in old.races[-1].game.seats if seat.robot), "normal")
             robots = [f"{name}:{level}" for name in tier.robots]
-            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated, robots)
+            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated, robots, handed)
         except turns.GameError as refused:
             raise seasons.SeasonRequestError(say("season_next_refused", tier=tier.tier, reason=str(refused))) from None
     stored.made_at = shell.now()
@@ -400,17 +400,22 @@ def robot_names(count: int) -> tuple[str, ...]:
 
 def _seat_names(
     session: Session, tiers: Sequence[Season], drawn: Sequence[Drawn], people: dict[int, Player]
-) -> list[tuple[str, Player]]:
+) -> tuple[list[tuple[str, Player]], set[str]]:
     """Each drawn driver's seat in the new race: the seat's name they held in their tier's last
     race (a number after it when two drivers held the same name in different tiers), a
-    newcomer's from their name."""
+    newcomer's from their name; and the seats among them whose name was another person's (taken
+    over from the bench or by REPLACE), which the letters show with their holder's name."""
     held: dict[str, str] = {}
+    was_handed: set[str] = set()
     for season in tiers:
         if season.races:
             for seat in season.races[-1].game.seats:
                 if seat.active and not seat.robot:
                     held[seasons.driver_of(seat)] = seat.name
+                    if seat.handed_over:
+                        was_handed.add(seasons.driver_of(seat))
     seated: list[tuple[str, Player]] = []
+    handed: set[str] = set()
     taken: set[str] = set()
     for d in drawn:
         base = held.get(d.driver) or _seat_of_name(people[int(d.driver)].name, d.driver)
@@ -420,7 +425,9 @@ def _seat_names(
             name = f"{base[:26]}-{n}"
         taken.add(name)
         seated.append((name, people[int(d.driver)]))
-    return seated
+        if d.driver in was_handed:
+            handed.add(name)
+    return seated, handed
 
 
 def _seat_of_name(name: str, driver: str) -> str:
