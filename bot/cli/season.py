@@ -174,7 +174,8 @@ def register(sub: Subcommands) -> None:
     p.add_argument(
         "--scoring",
         default="f1",
-        help="f1 (25-18-15-12-10-8-6-4-2-1, the default), cfr, linear, or custom:10,6,4,3,2,1",
+        help="f1 (25-18-15-12-10-8-6-4-2-1, the default), cfr, linear, or custom:10,6,4,3,2,1; then any bonus "
+        "points, e.g. f1+pole:1 (Speed Circuit's pole)",
     )
     p.add_argument("--drop", type=int, default=0, help="each driver's lowest race scores left out (default 0)")
     p.add_argument("--no-show-penalty", type=int, default=0, help="points a no-show loses (default 0)")

@@ -42,7 +42,6 @@ def upgrade() -> None:
     with op.batch_alter_table("season_draw", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_season_draw_series"), ["series"], unique=False)
 
-
     op.create_table(
         "series_entry",
         sa.Column("id", sa.Integer(), nullable=False),

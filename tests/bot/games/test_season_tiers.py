@@ -417,3 +417,24 @@ def test_a_redraw_starts_the_confirmations_again_and_a_gm_of_no_tier_is_refused(
     assert "waiting for the GM of tier 2" in body_of(last(tiers, GM))
     with tiers.db.read() as session:
         assert session.scalar(select(func.count()).select_from(Season)) == 2
+
+
+def test_bonus_points_only_for_an_honour_the_game_defines(tmp_path: Path) -> None:
+    """docs/championships.md, "Bonus points": Speed Circuit's races have a pole, Racecraft's
+    none: a Racecraft season with +pole is refused, saying what the game has."""
+    from tests.bot.conftest import RACERS
+
+    app = new_app(tmp_path)
+    try:
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, seed=7)
+        app.service.send()
+        gm_says(app, "SEASON rc1 NEW spring SCORING f1+pole:1")
+        assert "Racecraft reports no pole: its races have no honour to give bonus points for" in body_of(last(app, GM))
+        with app.db.transaction() as session:
+            made = seasons.create_season(
+                app.shell, session, seasons.SeasonSettings("sc", "speed-circuit", GM, scoring="cfr+pole:2")
+            )
+            assert made.scoring == "cfr+pole:2"
+    finally:
+        app.close()
