@@ -122,10 +122,10 @@ def robots_for(season: Season, drivers: int) -> int:
     return max(0, min(season.min_field, rules.max_players) - drivers)
 
 
-def enter_series(session: Session, name: str, player: Player, now: datetime) -> str | None:
-    """JOIN <series> (or one of its seasons) with no race of it open for sign-ups: `player`
-    joins the series' next season, a newcomer drawn into its lowest tier. Returns the series
-    (None: `name` is no series in tiers, or a race of it is open: the JOIN is a game's)."""
+def open_to_newcomers(session: Session, name: str) -> str | None:
+    """The series `JOIN <name>` enters for its next season: `name` is a series in tiers (or one
+    of its seasons) and no race of its latest season is open for sign-ups (None: it is not, and
+    the JOIN is a game's)."""
     series = series_of(session, name)
     if series is None:
         return None
@@ -133,6 +133,16 @@ def enter_series(session: Session, name: str, player: Player, now: datetime) -> 
     if not tiers or (len(tiers) == 1 and tiers[0].series == tiers[0].name):
         return None  # a season alone has no next season
     if any(race.game.status == GameStatus.SIGNUP for s in tiers for race in s.races):
+        return None
+    return series
+
+
+def enter_series(session: Session, name: str, player: Player, now: datetime) -> str | None:
+    """JOIN <series> (or one of its seasons) with no race of it open for sign-ups: `player`
+    joins the series' next season, a newcomer drawn into its lowest tier. Returns the series
+    (None: `open_to_newcomers` says the JOIN is a game's)."""
+    series = open_to_newcomers(session, name)
+    if series is None:
         return None
     known = session.scalar(select(SeriesEntry).where(SeriesEntry.series == series, SeriesEntry.player_id == player.id))
     if known is None:
@@ -482,6 +492,7 @@ __all__ = [
     "digest_gms",
     "draw_of",
     "enter_series",
+    "open_to_newcomers",
     "newcomers",
     "robot_names",
     "robots_for",

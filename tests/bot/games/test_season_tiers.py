@@ -18,8 +18,19 @@ from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
 from bot.models import Game, GmAudit, Player, Season, SeasonDraw, SeriesEntry, Substitute
-from bot.testing import body_of
-from tests.bot.gm_helpers import GM, bodies, game_row, gm_says, last, mails, new_app, player_says, to_the_finish
+from bot.testing import body_of, reply_to
+from tests.bot.gm_helpers import (
+    GM,
+    bodies,
+    cycle,
+    game_row,
+    gm_says,
+    last,
+    mails,
+    new_app,
+    player_says,
+    to_the_finish,
+)
 
 TOP = tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", "anna"))
 LOW = tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed"))
@@ -438,3 +449,27 @@ def test_bonus_points_only_for_an_honour_the_game_defines(tmp_path: Path) -> Non
             assert made.scoring == "cfr+pole:2"
     finally:
         app.close()
+
+
+def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in(tiers: App) -> None:
+    """docs/championships.md, "Newcomers and robots": a stranger's JOIN <series> gets a code
+    first, and is in the next season only once the code comes back from that address."""
+    from tests.bot.gm_helpers import stranger_says
+
+    stranger_says(tiers, "kim@example.net", "JOIN cup Kim")
+    code_mail = last(tiers, "kim@example.net")
+    assert "[confirm series." in str(code_mail["Subject"]) and "series cup" in str(code_mail["Subject"])
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 0, "nothing before the code"
+    tiers.inbox.deliver(reply_to(code_mail, "Yes please", sender="kim@example.net"))  # type: ignore[attr-defined]
+    cycle(tiers)
+    assert "You have joined series cup for its next season" in body_of(last(tiers, "kim@example.net"))
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None
+    assert [d.name for d in found[0].tiers[1].drivers][-1] == "kim"
+    # A forged or stale code does nothing: another address sending it back is refused.
+    tiers.inbox.deliver(reply_to(code_mail, "Yes", sender="eve@example.net"))  # type: ignore[attr-defined]
+    cycle(tiers)
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 1
