@@ -8,7 +8,7 @@ Both start empty: until a kind's next rated final (or `flagman rating rebuild`),
 are worked out from the archived results as before.
 
 Revision ID: 0023_ratings2
-Revises: 0022_talk4
+Revises: 0023_season4
 Create Date: 2026-12-06 22:30:00
 """
 
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0023_ratings2"
-down_revision = "0022_talk4"
+down_revision = "0023_season4"
 branch_labels = None
 depends_on = None
 
