@@ -138,15 +138,16 @@ def flagman_process(config: Path, *args: str, unprivileged: bool = False, env: d
 @dataclass(frozen=True)
 class Done:
     """What a command run in this process left: its exit status, stdout and stderr (as
-    `subprocess.CompletedProcess` has them)."""
+    `subprocess.CompletedProcess` has them, `args` the command's arguments)."""
 
+    args: list[str]
     returncode: int
     stdout: str
     stderr: str
 
 
-def flagman_command(config: Path, *args: str, env: dict[str, str] | None = None) -> Done:
-    """`flagman --config CONFIG ARGS...` run in this process (`bot.cli.main`), as
+def flagman_command(config: Path | None, *args: str, env: dict[str, str] | None = None) -> Done:
+    """`flagman [--config CONFIG] ARGS...` run in this process (`bot.cli.main`), as
     `flagman_process` runs it in one of its own, without the cost of starting Python: the same
     environment (the FLAGMAN_ variables but FLAGMAN_CONFIG left out, `env` added), its stdout
     and stderr captured, the log set up as the command sets it up (on its stdout), the status
@@ -164,6 +165,7 @@ def flagman_command(config: Path, *args: str, env: dict[str, str] | None = None)
     root = logging.getLogger()
     saved_handlers, saved_level = root.handlers[:], root.level
     out, err = io.StringIO(), io.StringIO()
+    argv = [*(["--config", str(config)] if config is not None else []), *args]
     try:
         for key in [k for k in os.environ if k.startswith("FLAGMAN_") and k != "FLAGMAN_CONFIG"]:
             del os.environ[key]
@@ -172,7 +174,7 @@ def flagman_command(config: Path, *args: str, env: dict[str, str] | None = None)
         root.handlers = []  # the command's own log on its stdout, as in its process
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                code = main(["--config", str(config), *args])
+                code = main(argv)
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
                 if not isinstance(exc.code, int | None):
@@ -187,7 +189,7 @@ def flagman_command(config: Path, *args: str, env: dict[str, str] | None = None)
         root.handlers, root.level = saved_handlers, saved_level
         os.environ.clear()
         os.environ.update(saved_env)
-    return Done(code, out.getvalue(), err.getvalue())
+    return Done(["flagman", *argv], code, out.getvalue(), err.getvalue())
 
 
 class SmallDisk:
