@@ -16,6 +16,11 @@ servers, no database. Each figure is the best of `runs` (3 by default).
   Target: <= 0.5 s (performance.md: a 100,000-line mail must not stall the poll).
 - ``fixtures``: `parse_inbound` over every mail of tests/data/mail ten times: mails a second.
   Target: > 1,000 (the whole bot must ingest well over 1,000 mails a second).
+- ``poll long-mail``: `Service.poll` (SQLite, a Racecraft game of five, parsing in the service's
+  process) of one order mail of 100,000 lines from a player to the seat's signed address:
+  applied, its answer queued. Target: < 20 s.
+- ``poll auto-replies``: the same poll of 500 out-of-office replies (Auto-Submitted) to the
+  signed address in one batch: every one ignored, none answered. Target: < 30 s.
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ PICTURE_SIZES = {"racecraft": (8, 4), "speed_circuit": (9, 6), "speedphreakz": (
 PICTURE_MS = 30.0
 DEADLINE_TEXT_SECONDS = 1.0
 LONG_MAIL_SECONDS = 0.5
+POLL_LONG_MAIL_SECONDS = 20.0
+POLL_AUTO_REPLIES_SECONDS = 30.0
 FIXTURE_MAILS_PER_SECOND = 1000.0
 _NAMES = ("kelly", "seb", "steve", "roger", "anna", "mika", "lewis", "nigel", "ayrton")
 
@@ -172,6 +179,85 @@ def fixture_mails_per_second(runs: int) -> tuple[int, float]:
     return len(raws), len(raws) / best_cpu(parse_all, runs)
 
 
+def _polled_mails() -> dict[str, list[bytes]]:
+    """The mails of each poll figure, to the seat's signed address of game rc1."""
+    from bench.world import SECRET
+    from bot.mail_in.auth import signed_address
+    from bot.testing import plain_mail
+
+    seb = signed_address(BOT, SECRET, "rc1", "seb")
+    body = "USE 2\n" + "".join(f"> {n}\n" for n in range(50_000)) + "x\n" * 50_000
+    away = [
+        plain_mail(
+            "seb@players.bench.test",
+            seb,
+            "Automatic reply: [rc1] Turn 1",
+            "I am away",
+            message_id=f"<ooo-{n}@client.example>",
+            headers={"Auto-Submitted": "auto-replied"},
+        )
+        for n in range(500)
+    ]
+    return {
+        "poll long-mail": [
+            plain_mail("seb@players.bench.test", seb, "orders", body, message_id="<lines@client.example>")
+        ],
+        "poll auto-replies": away,
+    }
+
+
+BOT = "flagman@bench.test"
+
+
+def poll_seconds(runs: int) -> dict[str, tuple[float, dict[str, int]]]:
+    """CPU seconds of each poll figure (best of `runs`, each on a fresh copy of the database) and
+    the outcomes of its mails."""
+    import shutil
+    import tempfile
+
+    from bench.tick import spec_for
+    from bench.world import load_settings
+    from bot.app import build_app
+    from bot.clock import FixedClock
+    from bot.db import migrate
+    from bot.games.turns import PlayerSpec, create_game
+    from bot.testing import FakeInbox, FakeMailer
+
+    root = Path(tempfile.mkdtemp(prefix="fm-budgets-"))
+    try:
+        url = f"sqlite:///{root / 'work.sqlite'}"
+        migrate(url)
+        spec = spec_for(root, url)
+        spec["data"]["inbox"]["parse_workers"] = 0
+        clock = FixedClock(datetime(2026, 12, 1, 9, 30, tzinfo=UTC))
+        players = [
+            PlayerSpec(n, f"{n}@players.bench.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")
+        ]
+        with build_app(load_settings(spec), clock=clock, inbox=FakeInbox(), mailer=FakeMailer()) as app:
+            with app.db.transaction() as session:
+                create_game(
+                    app.shell, session, kind="racecraft", name="rc1", players=players, gm_address="gm@bench.test"
+                )
+        shutil.copy(root / "work.sqlite", root / "pristine.sqlite")
+        figures: dict[str, tuple[float, dict[str, int]]] = {}
+        for name, mails in _polled_mails().items():
+            best, outcomes = float("inf"), {}
+            for _ in range(runs):
+                shutil.copy(root / "pristine.sqlite", root / "work.sqlite")
+                inbox = FakeInbox(max_size=32 * 1024 * 1024)
+                for mail in mails:
+                    inbox.deliver(mail)
+                with build_app(load_settings(spec), clock=clock, inbox=inbox, mailer=FakeMailer()) as app:
+                    start = time.process_time()
+                    report = app.service.poll()
+                    best = min(best, time.process_time() - start)
+                    outcomes = dict(report.outcomes)
+            figures[name] = (best, outcomes)
+        return figures
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def run(runs: int = RUNS) -> dict[str, Any]:
     """Every budget, best of `runs`; one line a figure."""
     figures: list[dict[str, Any]] = []
@@ -190,8 +276,17 @@ def run(runs: int = RUNS) -> dict[str, Any]:
     mails, rate = fixture_mails_per_second(runs)
     target = f"> {FIXTURE_MAILS_PER_SECOND:,.0f}"
     figure("fixtures", rate, f"mails/s CPU ({mails} mails)", target, rate > FIXTURE_MAILS_PER_SECOND)
+    polls = poll_seconds(runs)
+    for name, bound, expected in (
+        ("poll long-mail", POLL_LONG_MAIL_SECONDS, {"applied": 1}),
+        ("poll auto-replies", POLL_AUTO_REPLIES_SECONDS, {"ignored": 500}),
+    ):
+        seconds, outcomes = polls[name]
+        if outcomes != expected:
+            raise RuntimeError(f"{name}: the poll's outcomes were {outcomes}, not {expected}")
+        figure(name, seconds, "s CPU, the poll", f"< {bound:g} s", seconds < bound)
     lines = [
-        f"budgets  {f['figure']:<22} {f['value']:10.3f} {f['unit']} (target {f['target']}) "
+        f"budgets  {f['figure']:<22} {f['value']:10.4g} {f['unit']} (target {f['target']}) "
         f"{'OK' if f['met'] else 'MISSED'}"
         for f in figures
     ]

@@ -344,7 +344,8 @@ def test_the_practice_benchmark_runs_from_the_bench_command_without_servers(
 
 def test_the_budgets_benchmark_runs_without_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`python -m bench --only budgets`: the costs the tests do not time (a picture of each game,
-    the deadline parsers on hostile text, a 100,000-line mail, the mail fixtures' throughput),
+    the deadline parsers on hostile text, a 100,000-line mail, the mail fixtures' throughput,
+    the poll of a 100,000-line mail and of 500 auto-replies),
     each with its target, from the one bench command with no server started. Not timed: only
     that every figure is there, positive, and judged against its target."""
     out = tmp_path / "budgets.json"
@@ -361,6 +362,8 @@ def test_the_budgets_benchmark_runs_without_servers(tmp_path: Path, capsys: pyte
         "deadline-text",
         "long-mail",
         "fixtures",
+        "poll long-mail",
+        "poll auto-replies",
     ]
     for figure in result["figures"]:
         assert figure["value"] >= 0 and figure["target"] and isinstance(figure["met"], bool), figure
