@@ -164,6 +164,8 @@ def flagman_command(config: Path | None, *args: str, env: dict[str, str] | None 
     saved_env = dict(os.environ)
     root = logging.getLogger()
     saved_handlers, saved_level = root.handlers[:], root.level
+    quietened = [logging.getLogger(name) for name in ("alembic", "apscheduler", "imapclient", "sqlalchemy")]
+    saved_levels = [logger.level for logger in quietened]  # the command sets them for its process
     out, err = io.StringIO(), io.StringIO()
     argv = [*(["--config", str(config)] if config is not None else []), *args]
     try:
@@ -187,6 +189,8 @@ def flagman_command(config: Path | None, *args: str, env: dict[str, str] | None 
             if handler not in saved_handlers:
                 handler.close()
         root.handlers, root.level = saved_handlers, saved_level
+        for logger, level in zip(quietened, saved_levels, strict=True):
+            logger.setLevel(level)
         os.environ.clear()
         os.environ.update(saved_env)
     return Done(["flagman", *argv], code, out.getvalue(), err.getvalue())
