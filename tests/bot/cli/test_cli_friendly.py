@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import shutil
 import socket
 import socketserver
 import subprocess
@@ -92,12 +93,21 @@ def closed_pipe() -> int:
     return write
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Path:
-    """The embedded default with Racecraft `rc1` (GM gm@example.org, 48h turns) started."""
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+@pytest.fixture(scope="module")
+def made_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The embedded default with Racecraft `rc1` (GM gm@example.org, 48h turns) started, made
+    once for the module (`site` copies it)."""
+    config = init_dir(tmp_path_factory.mktemp("made") / "site", "flagman@example.org")
     assert flagman(config, "game", "new", "racecraft", "--name", "rc1", "--gm", GM, *PLAYERS) == 0
     return config
+
+
+@pytest.fixture
+def site(made_site: Path, tmp_path: Path) -> Path:
+    """The embedded default with Racecraft `rc1` started, the test's own: a copy of `made_site`
+    (its configuration names its files relative to itself)."""
+    shutil.copytree(made_site.parent, tmp_path / "site")
+    return tmp_path / "site" / made_site.name
 
 
 def database(config: Path) -> Database:
