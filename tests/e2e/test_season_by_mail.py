@@ -4,11 +4,15 @@ points broken by countback, to the final table").
 
 Eight drivers race three Racecraft races of a season (scoring custom:10,6,4: the top three
 score, so the drivers behind them are level on points and placed by countback; one result
-dropped; a no-show loses 3 points). One driver never orders in race 1 (the no-show); in race 2
-the GM hands a seat to a substitute by mail (REPLACE), who drives it on and into race 3. The bot
-makes races 2 and 3 itself as the one before ends, seats them in grid order from the table, and
-every final result carries the table; the last one's table is the one worked out from the three
-races' final results as the players were mailed them.
+dropped; a no-show loses 3 points, a driver out by the NMR limit 2). One driver never orders in
+race 1 (the no-show); in race 2 the GM hands a seat to a substitute by mail (REPLACE), who drives
+it on and into race 3. In race 3 (NMR limit 1, the seat then dropped) a driver misses the first
+turn: the seat is offered by mail to the substitutes bench, whose volunteer takes it by replying
+and drives it to the end (docs/championships.md, "Scoring": the driver put out loses the NMR
+penalty, the taker scores the seat's place; the taker's record credits the seat taken over).
+The bot makes races 2 and 3 itself as the one before ends, seats them in grid order from the
+table, and every final result carries the table; the last one's table is the one worked out from
+the three races' final results as the players were mailed them.
 
 The second test runs two tiers of four (Speed Circuit) to the next season's tiers, drawn by the
 bot and confirmed by the GM's reply to the digest, with a substitute from the bench: a stranger
@@ -27,7 +31,7 @@ from email.message import EmailMessage
 
 from sqlalchemy import select
 
-from bot.games import season_tiers, seasons
+from bot.games import reliability, season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Player, Season, SeasonDraw
 from bot.testing import FakeClock, body_of, plain_mail, reply_to
@@ -39,6 +43,7 @@ from tests.e2e.test_game_by_mail import cycle, read_inbox
 DRIVERS = ("ada", "ben", "cyd", "dov", "eli", "fay", "gus", "hal")
 NO_SHOW = "hal"  # never orders in race 1
 REPLACED, SUBSTITUTE = "gus", "sub"  # race 2: gus's seat to sub
+NMR_ROUND, PUT_OUT, VOLUNTEER = 3, "ben", "vol"  # race 3: ben out by the NMR limit, his seat to vol from the bench
 
 
 def _sheets(world: MailWorld, address: str, game: str) -> list[EmailMessage]:
@@ -67,10 +72,11 @@ def _final_places(text: str, handed: dict[str, str] | None = None) -> list[tuple
 
 def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> None:
     tag = world.domain.split(".")[0]
-    address = {d: world.player(f"{d}-{tag}") for d in (*DRIVERS, SUBSTITUTE)}
+    address = {d: world.player(f"{d}-{tag}") for d in (*DRIVERS, SUBSTITUTE, VOLUNTEER)}
     gm = world.player(f"gm-{tag}")
     clock = world.app.clock
     assert isinstance(clock, FakeClock)
+    _sit_on_the_bench(world, address[VOLUNTEER], "racecraft")
     with world.app.db.transaction() as session:
         create_game(
             world.app.shell, session, kind="racecraft", name="cup-r1", gm_address=gm, deadline="48h", seed=11,
@@ -86,6 +92,7 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
                 scoring="custom:10,6,4",
                 drop=1,
                 no_show_penalty=3,
+                nmr_penalty=2,
                 races=3,
                 games=("cup-r1",),
             ),  # fmt: skip
@@ -101,6 +108,11 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
             assert row is not None and len(row.races) == round_, f"race {round_} made by the bot"
             seats = {s.name: s.player.address for s in row.races[-1].game.seats}
         seat_of_round[round_] = {seat: next(d for d, a in address.items() if a == addr) for seat, addr in seats.items()}
+        if round_ == NMR_ROUND:  # the GM's settings for the last race (`flagman gm configure`)
+            with world.app.db.transaction() as session:
+                row = seasons.find_season(session, "cup")
+                assert row is not None
+                row.races[-1].game.nmr_limit, row.races[-1].game.nmr_action = 1, "drop"
         for turn in (1, 2):
             if round_ == 2 and turn == 2:  # the GM hands gus's seat to a substitute, by mail
                 copy = [m for m in read_inbox(world, gm) if f"[{game}]" in str(m["Subject"])][-1]
@@ -110,14 +122,17 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
                 cycle(world)
                 holder[REPLACED] = SUBSTITUTE
                 seat_of_round[round_][REPLACED] = SUBSTITUTE
+            if round_ == NMR_ROUND and turn == 2:  # ben's seat, put out, taken from the bench by mail
+                _taken_from_the_bench(world, address[PUT_OUT], address[VOLUNTEER], game)
+                seat_of_round[round_][PUT_OUT] = VOLUNTEER
             for seat, driver in seat_of_round[round_].items():
-                if round_ == 1 and driver == NO_SHOW:
+                if (round_, driver) in ((1, NO_SHOW), (NMR_ROUND, PUT_OUT)):
                     continue
                 sheet = _sheets(world, address[driver], game)[-1]
                 orders = f"USE {(DRIVERS.index(seat) * (round_ + 2)) % 8}" if turn == 1 else "CRUISE"
                 world.dovecot.deliver(world.bot, reply_to(sheet, orders, sender=address[driver]))
                 cycle(world)
-            if round_ == 1:  # the no-show's deadline
+            if round_ == 1 or (round_, turn) == (NMR_ROUND, 1):  # the no-show's, the NMR's deadline
                 clock.advance(timedelta(hours=49))
                 cycle(world)
         cycle(world)  # the final sprint needs no orders
@@ -127,7 +142,10 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
         text = body_of(final[0])
         assert f"Season cup (Racecraft), after {round_} of 3 races" in text
         # The seat handed over reads "gus (Sub)" in the race it changed hands in and the next ones.
-        mailed[round_] = _final_places(text, {REPLACED: SUBSTITUTE.title()} if round_ >= 2 else None)
+        handed = {REPLACED: SUBSTITUTE.title()} if round_ >= 2 else {}
+        if round_ == NMR_ROUND:
+            handed[PUT_OUT] = _name_of(world, address[VOLUNTEER])
+        mailed[round_] = _final_places(text, handed)
 
     # The season's table as the last final result mailed it ...
     last_text = body_of(
@@ -135,7 +153,7 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
     )
     table_text = last_text.replace("\r\n", "\n").split("Season cup (Racecraft)", 1)[1]
     shown = re.findall(r"^(\d+)([=*]?)\s+(\S+)\s+(-?\d+)  (.+)$", table_text, re.M)
-    assert len(shown) == len(DRIVERS) + 1, table_text  # eight drivers and the substitute
+    assert len(shown) == len(DRIVERS) + 2, table_text  # eight drivers, the substitute and the volunteer
 
     # ... is the one worked out from the three races' final results as mailed.
     results = []
@@ -150,15 +168,22 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
                     finishes.append(
                         Finish(driver, Outcome.DID_NOT_FINISH) if dnf else Finish(driver, Outcome.FINISHED, place)
                     )
+        if round_ == NMR_ROUND:  # put out by the NMR limit, their seat gone on to the bench
+            finishes.append(Finish(PUT_OUT, Outcome.NMR_OUT))
         results.append(RaceResult(round_, 0, tuple(finishes)))
-    expected = standings(SeasonRules(ScoringTable.parse("custom:10,6,4"), drop=1, no_show_penalty=3), results)
-    assert sorted((str(r.place), r.driver.title(), str(r.points)) for r in expected) == sorted(
+    rules = SeasonRules(ScoringTable.parse("custom:10,6,4"), drop=1, no_show_penalty=3, nmr_penalty=2)
+    expected = standings(rules, results)
+    name_of = {d: d.title() for d in address} | {VOLUNTEER: _name_of(world, address[VOLUNTEER])}
+    assert sorted((str(r.place), name_of[r.driver], str(r.points)) for r in expected) == sorted(
         (place, name, points) for place, _, name, points, _ in shown
     )
     by = {name: cells for _, _, name, _, cells in shown}
     assert by["Hal"].split()[0] in ("0-3", "(0)-3"), "the no-show lost 3 points in race 1 (its 0 may be dropped)"
     assert by["Sub"].split()[0] == "-" and by["Sub"].split()[1] != "-", "the substitute from race 2"
     assert by["Gus"].split()[1:] == ["-", "-"], "gus's seat went to the substitute in race 2"
+    assert by["Ben"].split()[2] in ("0-2", "(0)-2"), "out by the NMR limit in race 3: 2 points lost"
+    taker = by[name_of[VOLUNTEER]].split()
+    assert taker[:2] == ["-", "-"] and taker[2] != "-" and "-" not in taker[2].strip("()"), "the seat's place"
     assert any("(" in cells for cells in by.values()), "a dropped result"
     # A tie on points broken by countback: level drivers at different places.
     level = [r for r in expected if r.tied and sum(1 for o in expected if o.place == r.place) == 1]
@@ -167,6 +192,21 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
     with world.app.db.read() as session:
         season = seasons.find_season(session, "cup")
         assert season is not None and season.status == "finished" and len(season.races) == 3
+        for who, line in ((VOLUNTEER, (1, 0)), (PUT_OUT, (0, 1))):  # the seat taken over; the game left
+            person = session.scalars(select(Player).where(Player.address == address[who])).one()
+            found = reliability.record(session, person)
+            assert (found.substitute, found.abandoned) == line, who
+
+
+def _taken_from_the_bench(world: MailWorld, leaver: str, volunteer: str, game: str) -> None:
+    """The seat `leaver` held in `game`, dropped at the NMR limit, is offered by mail to the bench,
+    whose `volunteer` takes it by replying; their sheet says so."""
+    assert "offered to the substitutes bench" in body_of(read_inbox(world, leaver)[-1])
+    offer = [m for m in read_inbox(world, volunteer) if "A seat to take over" in str(m["Subject"])]
+    assert len(offer) == 1 and f"in {game}" in str(offer[0]["Subject"])
+    world.dovecot.deliver(world.bot, reply_to(offer[0], "Mine", sender=volunteer))
+    cycle(world)
+    assert any("from the substitutes bench" in body_of(m) for m in _sheets(world, volunteer, game))
 
 
 # -- two tiers, promotion and relegation ------------------------------------------------------------
@@ -177,16 +217,16 @@ TIER_SCORING = "custom:3,1"  # two scoring places of four: level drivers, placed
 BENCH_ROUND, LEAVER, BENCH = 2, "gus", "sub"  # tier 2, race 2: gus resigns, sub takes his seat from the bench
 
 
-def _sit_on_the_bench(world: MailWorld, address: str) -> None:
-    """`address`, a stranger to the bot, on the Speed Circuit bench by mail: SUBSTITUTE ON, then
-    the code sent back."""
-    world.dovecot.deliver(world.bot, plain_mail(address, world.bot, "bench", "SUBSTITUTE ON speed-circuit"))
+def _sit_on_the_bench(world: MailWorld, address: str, kind: str = "speed-circuit") -> None:
+    """`address`, a stranger to the bot, on the bench of `kind` by mail: SUBSTITUTE ON, then the
+    code sent back."""
+    world.dovecot.deliver(world.bot, plain_mail(address, world.bot, "bench", f"SUBSTITUTE ON {kind}"))
     cycle(world)
     code_mail = read_inbox(world, address)[-1]
     assert "[confirm bench." in str(code_mail["Subject"])
     world.dovecot.deliver(world.bot, reply_to(code_mail, "Yes", sender=address))
     cycle(world)
-    assert "You are on the substitutes bench of Speed Circuit" in body_of(read_inbox(world, address)[-1])
+    assert f"You are on the substitutes bench of {find_game(kind).title}" in body_of(read_inbox(world, address)[-1])
 
 
 def _bench_substitute(world: MailWorld, address: dict[str, str], game: str, round_: int) -> None:
