@@ -15,7 +15,9 @@ table, and every final result carries the table; the last one's table is the one
 the three races' final results as the players were mailed them.
 
 The second test runs two tiers of four (Speed Circuit) to the next season's tiers, drawn by the
-bot and confirmed by the GM's reply to the digest, with a substitute from the bench: a stranger
+bot and confirmed by the GM's reply to the digest, tier 2 scored F1 with a point for the pole
+(`f1+pole:1`: the pole's holder's cell reads "25+1" when they also win, and the totals count
+it), with a substitute from the bench: a stranger
 mails SUBSTITUTE ON speed-circuit before the season; in tier 2's race 2 a driver RESIGNs by mail,
 the bench is offered the seat by mail and the substitute takes it by replying, and drives it to
 the end of that race and through race 3. The table counts the leaver as not finishing race 2 (no
@@ -213,7 +215,9 @@ def _taken_from_the_bench(world: MailWorld, leaver: str, volunteer: str, game: s
 
 TIERS = {"cup-a": ("ada", "ben", "cyd", "dov"), "cup-b": ("eli", "fay", "gus", "hal")}
 TIER_NO_SHOW = "hal"  # tier 2, never orders in race 1
-TIER_SCORING = "custom:3,1"  # two scoring places of four: level drivers, placed by countback
+# Tier 1: two scoring places of four, so level drivers, placed by countback; tier 2: F1 points
+# and a point for the pole (Speed Circuit's qualifying bid's winner), "25+1" in its cell.
+TIER_SCORING = {"cup-a": "custom:3,1", "cup-b": "f1+pole:1"}
 BENCH_ROUND, LEAVER, BENCH = 2, "gus", "sub"  # tier 2, race 2: gus resigns, sub takes his seat from the bench
 
 
@@ -257,6 +261,30 @@ def _deliver_all(world: MailWorld, address: dict[str, str], game: str, orders: s
     cycle(world)
 
 
+def _pole(inbox: list[EmailMessage], game: str) -> str:
+    """The seat first on `game`'s starting grid, as the results of its qualifying turn mailed it."""
+    for mail in inbox:
+        if f"[{game}]" in str(mail["Subject"]):
+            found = re.search(r"Starting grid: 1\. ([a-z]+)", body_of(mail))
+            if found:
+                return found.group(1)
+    raise AssertionError(f"no starting grid of {game} in the inbox")
+
+
+def _total(cells: list[str]) -> int:
+    """A driver's points as their cells of a table read (docs/championships.md, "The table"):
+    each race's points and bonus (`18+1`) unless dropped (`(18+1)`), less every penalty (`-3`)."""
+    total = 0
+    for cell in cells:
+        if cell == "-":
+            continue
+        found = re.fullmatch(r"(\()?(\d+)(?:\+(\d+))?\)?(?:-(\d+))?", cell)
+        assert found, cell
+        dropped, points, bonus, penalty = found.groups()
+        total += (0 if dropped else int(points) + int(bonus or 0)) - int(penalty or 0)
+    return total
+
+
 def _seats(world: MailWorld, game: str) -> dict[str, str]:
     from bot.store import find_game_row
 
@@ -280,8 +308,8 @@ def _finished(world: MailWorld, game: str) -> bool:
 
 
 def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: MailWorld) -> None:
-    """Eight drivers in two tiers of four (Speed Circuit, one lap; scoring custom:3,1, one result
-    dropped, a no-show loses 3), three races each, made by the bot; the seasons made by the GM's
+    """Eight drivers in two tiers of four (Speed Circuit, one lap; scoring custom:3,1 in tier 1,
+    f1+pole:1 in tier 2; one result dropped, a no-show loses 3), three races each, made by the bot; the seasons made by the GM's
     mail (SERIES cup, TIER, UP 1 / DOWN 1); then the draw in the GM's digest, confirmed by
     replying SEASON <game> NEXT CONFIRM, makes the next season's tiers as worked out from the
     final tables mailed: the top of tier 2 up, the bottom of tier 1 down."""
@@ -309,7 +337,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     for tier, season in enumerate(TIERS, start=1):
         copy = [m for m in read_inbox(world, gm) if f"[{season}-r1]" in str(m["Subject"])][-1]
         moves = "DOWN 1" if tier == 1 else "UP 1"
-        command = f"SEASON {season}-r1 NEW {season} SCORING {TIER_SCORING} DROP 1 NOSHOW 3 RACES 3 SERIES cup TIER {tier} {moves}"
+        command = f"SEASON {season}-r1 NEW {season} SCORING {TIER_SCORING[season]} DROP 1 NOSHOW 3 RACES 3 SERIES cup TIER {tier} {moves}"
         world.dovecot.deliver(world.bot, reply_to(copy, command, sender=gm))
         cycle(world)
     answers = "\n".join(body_of(m) for m in read_inbox(world, gm) if "GM:" in str(m["Subject"]))
@@ -318,6 +346,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     mailed: dict[str, dict[int, list[tuple[int, list[str], bool]]]] = {s: {} for s in TIERS}
     driver_at = {a: d for d, a in address.items()}
     holders: dict[str, dict[int, dict[str, str]]] = {s: {} for s in TIERS}  # seat -> its driver at the end
+    poles: dict[str, dict[int, str]] = {s: {} for s in TIERS}  # the seat first on the grid
     for round_ in (1, 2, 3):
         games = {season: f"{season}-r{round_}" for season in TIERS}
         for game in games.values():
@@ -332,14 +361,15 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             cycle(world)
         cycle(world)  # the next races, made at the tick after
         for season, game in games.items():
-            final = [m for m in read_inbox(world, address["ada"] if season == "cup-a" else address["eli"])]
-            final = [m for m in final if f"[{game}] Final result" in str(m["Subject"])]
+            inbox = read_inbox(world, address["ada"] if season == "cup-a" else address["eli"])
+            final = [m for m in inbox if f"[{game}] Final result" in str(m["Subject"])]
             assert len(final) == 1, game
             text = body_of(final[0])
             assert f"Season {season} (Speed Circuit), after {round_} of 3 races" in text
             # The seat taken from the bench reads "gus (<its holder>)" from then on.
             handed = {LEAVER: _name_of(world, address[BENCH])} if season == "cup-b" and round_ >= BENCH_ROUND else None
             mailed[season][round_] = _final_places(text, handed)
+            poles[season][round_] = _pole(inbox, game)
             holders[season][round_] = {seat: driver_at[a] for seat, a in _seats(world, game).items()}
     cycle(world)  # the seasons end
 
@@ -373,8 +403,10 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
                         )
             if season == "cup-b" and round_ == BENCH_ROUND:  # resigned, their seat gone on: did not finish
                 finishes.append(Finish(LEAVER, Outcome.DID_NOT_FINISH))
-            results.append(RaceResult(round_, 0, tuple(finishes)))
-        rules = SeasonRules(ScoringTable.parse(TIER_SCORING), drop=1, no_show_penalty=3)
+            # The pole's holder at the end of the race scores its bonus (docs/championships.md).
+            honours = (("pole", holders[season][round_][poles[season][round_]]),)
+            results.append(RaceResult(round_, 0, tuple(finishes), honours))
+        rules = SeasonRules(ScoringTable.parse(TIER_SCORING[season]), drop=1, no_show_penalty=3)
         expected = standings(rules, results)
         assert sorted((str(r.place), name_of[r.driver], str(r.points)) for r in expected) == sorted(
             (place, name, points) for place, _, name, points, _ in shown
@@ -382,6 +414,14 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
         by = {name: cells.split() for _, _, name, _, cells in shown}
         if season == "cup-b":
             assert by["Hal"][0] in ("0-3", "(0)-3"), "the no-show lost 3 points in race 1"
+            # The pole's bonus, in its holder's cell of each race and in their total (the
+            # qualifying bid's winner won the race at least once: "25+1").
+            assert f"after 3 of 3 races; scoring {TIER_SCORING[season]}, 1 dropped." in text
+            pole_cells = [by[name_of[holders[season][r][poles[season][r]]]][r - 1] for r in (1, 2, 3)]
+            assert all(c.strip("()").endswith("+1") for c in pole_cells), pole_cells
+            assert "25+1" in pole_cells, pole_cells
+            for _, _, name, points, cells in shown:
+                assert int(points) == _total(cells.split()), (name, points, cells)
             # The leaver did not finish the race they resigned from (no penalty) and ran no more;
             # the substitute scored the seat's places from that race on.
             assert by[name_of[LEAVER]][BENCH_ROUND - 1 :] == ["(0)", "-"] or by[name_of[LEAVER]][1:] == ["0", "-"]
