@@ -125,6 +125,7 @@ class RequestKind(enum.StrEnum):
     JOIN = "join"  # a seat for the address that sent JOIN, once it answers
     ADDRESS = "address"  # seats moved to a new address, once it answers (and the old one had time to stop it)
     PRACTICE = "practice"  # a practice game for the address that sent PRACTICE (`name`: the kind), once it answers
+    SERIES = "series"  # a newcomer in a series' next season (`name`: the name chosen), once it answers
 
 
 class RequestStatus(enum.StrEnum):
