@@ -11,7 +11,7 @@
 Down again, outbox.data is filled back from outbox_body (empty where there is none).
 
 Revision ID: 0023_outbox
-Revises: 0023_ratings2
+Revises: 0024_ratings2
 Create Date: 2026-12-06 22:40:00
 """
 
@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0023_outbox"
-down_revision = "0023_ratings2"
+down_revision = "0024_ratings2"
 branch_labels = None
 depends_on = None
 

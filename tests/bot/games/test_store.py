@@ -69,7 +69,7 @@ def test_the_large_columns_are_compressed_with_lz4_on_postgresql(postgres: Postg
         methods = _compression(engine)
         assert {name for name, method in methods.items() if method == "l"} == large
         assert all(method == "" for name, method in methods.items() if name not in large)
-        downgrade(url, "0023_ratings2")
+        downgrade(url, "0024_ratings2")
         assert {name for name, method in _compression(engine).items() if method == "l"} == {"outbox.data", *others}
         downgrade(url, "0006")
         methods = _compression(engine)
