@@ -639,12 +639,14 @@ def _car_after_round(race: Race, car: Car, run: _Run, control: int, events: list
         )
     elif run.crashed:
         # S9: the queued program for the next round is scrapped; it is sent again. Said in the
-        # results (never silently), without its actions: a program is its player's secret.
-        for scrapped in (p for p in car.programs if race.round < p.round <= keep_from):
+        # results (never silently), without its actions: a program is its player's secret. An
+        # empty program (S14's default, or a hold) loses nothing: nothing is said of it. Queued,
+        # not "sent": the rules cannot tell a player's program from a default (nmr=repeat).
+        for scrapped in (p for p in car.programs if race.round < p.round <= keep_from and p.actions):
             events.append(
                 Event(
                     "scrapped",
-                    f"{car.player}'s program for round {scrapped.round}, sent before the crash, is scrapped "
+                    f"{car.player}'s queued program for round {scrapped.round} is scrapped "
                     f"(a crashed car's queued orders are): {car.player} sends RESTART and the programs again.",
                     (car.player,),
                 )

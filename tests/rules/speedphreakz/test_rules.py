@@ -825,7 +825,19 @@ def test_a_crash_scraps_the_queued_program_and_the_results_say_so() -> None:
     assert at(crashed, "ann").programs == ()
     [scrapped] = kinds(crashed, "scrapped")
     assert scrapped.players == ("ann",)
-    assert "ann's program for round 3, sent before the crash, is scrapped" in scrapped.text
+    assert "ann's queued program for round 3 is scrapped" in scrapped.text
     assert "F2" not in scrapped.text
     calm = play(race([car("ann", (1, 3))], programs={"ann": "F1"}), [control(150)], texts={"ann": "ROUND 3: F1"})
     assert kinds(calm, "scrapped") == []
+
+
+def test_a_crash_with_only_the_empty_default_queued_scraps_nothing_said() -> None:
+    """S14: a seat that sent nothing for the next round gets the empty program; S9 scraps the
+    queued round at a crash. The results named it "ann's program for round 3, sent before the
+    crash, is scrapped" to every player, of a program ann never sent: an empty program loses
+    nothing, so nothing is said (the crash and what to send are)."""
+    state = race([car("ann", (1, 1), "N")], programs={"ann": "F1"})
+    crashed = play(state, [control(150)], texts={"ann": GAME.format_orders(GAME.default_orders(state, "ann"))})
+    assert at(crashed, "ann").status is CarStatus.CRASHED
+    assert kinds(crashed, "scrapped") == []
+    assert not any("sent before the crash" in event.text for event in crashed.events)
