@@ -206,6 +206,8 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
                 "turn": {"label": turn.label, "deadline": deadline_text(turn, zone)} if turn is not None else None,
                 "paused": game.status == GameStatus.PAUSED,
                 "moved": any(n.calendar for n in told),  # the deadline moved: "now due", else "unchanged"
+                # A deadline the GM set while paused is the one RESUME keeps (`resume`): said.
+                "set_for_resume": any(n.kind in ("extend", "deadline") for n in told),
                 "timezone": zone,
             }
         )

@@ -238,6 +238,22 @@ def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: App) ->
     assert deadline_of(rc) == rc.clock.now() + timedelta(hours=48)
 
 
+def test_an_extend_while_paused_tells_the_players_when_the_turn_is_due_once_resumed(rc: App) -> None:
+    """EXTEND of a paused game: RESUME keeps a deadline the GM set since the pause (above), so the
+    players are told it. They were told "The GM has extended the deadline of Turn 1 of 5: start
+    by 12h." and "no deadline runs" -- extended to when, they could not tell."""
+    gm_says(rc, "PAUSE rc1")
+    gm_says(rc, "EXTEND rc1 12h")
+    told = " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    assert "no deadline runs until the GM resumes the game" in told, told
+    assert "When the GM resumes the game, Turn 1 of 5: start is due Wed 7 Jan 2026 21:00 UTC" in told, told
+    gm_says(rc, "RESUME rc1")
+    assert "is now due Wed 7 Jan 2026 21:00 UTC" in " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    # A PAUSE alone names no deadline for later: RESUME restarts the clock from then.
+    gm_says(rc, "PAUSE rc1")
+    assert "When the GM resumes" not in body_of(last(rc, ADDRESS["anna"]))
+
+
 # -- figures -----------------------------------------------------------------------------------
 
 
