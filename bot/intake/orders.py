@@ -619,7 +619,9 @@ def _orders_confirmed(
     canonical = rules.format_orders(parsed.orders)
     filed = canonical
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
-    if read is not None and read.keeps_rest and earlier:
+    if earlier and (
+        (read is not None and read.keeps_rest) or _adds_a_part(rules, state, seat.name, earlier, parsed.orders)
+    ):
         merged = _with_the_rest(rules, state, seat.name, earlier, merged)
         # Filed as the whole set it makes, so that the tick's fold (`store.orders_on_file`)
         # reads the same set.
@@ -693,6 +695,20 @@ def _set_facts(
         # costs 2 wear and a top speed test").
         "consequences": list(rules.consequences(state, seat.name, merged)),
     }
+
+
+def _adds_a_part(
+    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], sent: tuple[GameOrder, ...]
+) -> bool:
+    """Whether a mail adds to the complete set on file rather than replacing it: it lacks what
+    the turn needs (the set on file has it) and names no kind of order the set on file names
+    ("TYRES OPTION" after a whole DESIGN). `_with_the_rest` keeps the set on file only where the
+    game takes both together now."""
+    return (
+        rules.is_complete(state, seat, earlier)
+        and not rules.is_complete(state, seat, sent)
+        and not {type(order) for order in earlier} & {type(order) for order in sent}
+    )
 
 
 def _with_the_rest(
