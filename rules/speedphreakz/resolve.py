@@ -346,17 +346,29 @@ def _set_up(race: Race, orders: Mapping[PlayerId, Sequence[Order]], events: list
         if car.status is not CarStatus.OUT  # dropped before the start
     }
     starts = starting_grid(race, asked)
+    # S13: a colour is one car's, the first seat's to ask for it; a seat that asked for none
+    # gets one nobody asked for (never the colour a later seat asked for).
+    wanted: dict[int, str] = {}
     taken: set[str] = set()
+    for seat, car in enumerate(cars):
+        if seat in starts:
+            wanted_colour = next(
+                (o.colour for o in reversed(orders.get(car.player, ())) if isinstance(o, Colour)), None
+            )
+            if wanted_colour is not None:
+                wanted[seat] = wanted_colour
     for seat, car in enumerate(cars):
         if seat not in starts:
             continue
-        mine = orders.get(car.player, ())
-        colour = next((o.colour for o in reversed(mine) if isinstance(o, Colour)), None)
+        colour = wanted.get(seat)
         if colour is not None and colour in taken:
             events.append(Event("colour", f"{car.player} asked for {colour}, already taken.", (car.player,)))
             colour = None
         if colour is None:
-            colour = next(c for c in (*COLOURS, *(f"car {n}" for n in range(1, 20))) if c not in taken)
+            asked_for = {c for s, c in wanted.items() if s > seat}
+            colour = next(
+                c for c in (*COLOURS, *(f"car {n}" for n in range(1, 20))) if c not in taken and c not in asked_for
+            )
         taken.add(colour)
         start = starts[seat]
         how = "" if asked[seat].square == start.square else " (a start square no one chose)"

@@ -667,6 +667,22 @@ def test_start_squares_may_be_shared() -> None:
     assert len(kinds(held, "crash")) == 2
 
 
+def test_a_colour_asked_for_is_never_given_to_an_earlier_seat_that_asked_for_none() -> None:
+    """S13: "A colour is one car's: at the set-up the first seat to ask for it has it". ann (the
+    first seat) asks for no colour, bob asks for red, the first colour of the list: ann was given
+    red by default and bob told "asked for red, already taken". A seat that asked for no colour
+    gets one nobody asked for."""
+    state = _set_up(["ann", "bob"])
+    mails = {
+        "ann": "START 1,3 FACING N\nROUND 1: F1\nROUND 2: F1",
+        "bob": "COLOUR red\nSTART 1,3 FACING N\nROUND 1: F1\nROUND 2: F1",
+    }
+    resolution = play(state, [control(150)], texts=mails)
+    assert at(resolution, "bob").colour == "red"
+    assert at(resolution, "ann").colour not in (None, "red")
+    assert kinds(resolution, "colour") == []
+
+
 def _ring_set_up(players: list[str]) -> Race:
     """The bundled ring, at the set-up: start squares 1,5 2,5 3,5, the line faces N."""
     import random
