@@ -620,7 +620,8 @@ def _orders_confirmed(
     filed = canonical
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
     if earlier and (
-        (read is not None and read.keeps_rest) or _adds_a_part(rules, state, seat.name, earlier, parsed.orders)
+        (read is not None and read.keeps_rest)
+        or (merged == parsed.orders and _adds_a_part(rules, state, seat.name, earlier, parsed.orders))
     ):
         merged = _with_the_rest(rules, state, seat.name, earlier, merged)
         # Filed as the whole set it makes, so that the tick's fold (`store.orders_on_file`)
@@ -700,8 +701,8 @@ def _set_facts(
 def _adds_a_part(
     rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], sent: tuple[GameOrder, ...]
 ) -> bool:
-    """Whether a mail adds to the complete set on file rather than replacing it: it lacks what
-    the turn needs (the set on file has it) and names no kind of order the set on file names
+    """Whether a mail the game's merge files alone adds to the complete set on file: it lacks
+    what the turn needs (the set on file has it) and names no kind of order the set on file names
     ("TYRES OPTION" after a whole DESIGN). `_with_the_rest` keeps the set on file only where the
     game takes both together now."""
     return (
