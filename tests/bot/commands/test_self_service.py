@@ -516,8 +516,11 @@ def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: App) -> 
     body = body_of(last(gapp, "p0@example.org"))
     assert "That is a complete set without what line 2 (PATH) would have said:" in body
     assert "That is a complete set." not in body
+    # The PATH sent again alone completes the plot on file (tests/bot/intake/test_part_only.py):
+    # SPEED 40 stands beside it.
     player_says(gapp, "p0", "PATH A A", game="g1", address="p0@example.org")
-    assert "the speed: a SPEED line (SPEED n in steps of 20, or SPEED MPS" in body_of(last(gapp, "p0@example.org"))
+    again = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "Added to the set you had on file, which stands: > SPEED 40" in again, again
 
 
 def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default(gapp: App) -> None:
