@@ -787,6 +787,17 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
                     **said(),
                 )
             )
+        elif reading.applied and reading.fallback_refused:  # neither the first choice nor the fallback
+            parts.append(
+                say(
+                    "intake_reading",
+                    how="fallback_refused",
+                    orders=reading.applied,
+                    fallback=reading.fallback,
+                    reason=reading.fallback_refused,
+                    **said(),
+                )
+            )
         elif reading.applied and reading.fallback:  # the first choice, allowed now
             parts.append(say("intake_reading", how="first_choice", orders=reading.applied, **said()))
         elif reading.applied and reading.corrected:  # "Use 2. No wait, use 1.": the last word counts
