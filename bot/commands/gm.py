@@ -649,7 +649,9 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 
 def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
-    seat = _seat(ctx, args[0])
+    seat = _seat(ctx, args[0], active=False)
+    if not seat.active:  # DROP, RESIGN, the NMR limit: the car is out of the race's state
+        raise Refused(say("gm_replace_out", seat=seat.name, game=ctx.game.name))
     driver = args[1].strip().replace(":", " ").split()
     if driver and driver[0].upper() == "ROBOT":
         return _to_robot(ctx, seat, _robot_level(driver[1:]))

@@ -337,6 +337,19 @@ def test_drop_takes_the_player_out_of_the_race(rc: App) -> None:
     assert "steve" not in RACECRAFT.players(RACECRAFT.load_state(rows[1].state))
 
 
+def test_replace_of_a_seat_out_of_the_race_says_why_it_cannot_be_handed_over(rc: App) -> None:
+    """Played by mail (playtest M6): "REPLACE rc1 seb ROBOT" after seb's RESIGN was refused
+    "seat seb of rc1 is out of the game", no reason a GM understands. DROP and RESIGN take the
+    car out of the race (rules.drop_player): there is no car left to hand over; REPLACE hands
+    over a seat before its player leaves."""
+    player_says(rc, "seb", "RESIGN rc1")
+    gm_says(rc, "REPLACE rc1 seb ROBOT")
+    answer = " ".join(body_of(last(rc, GM)).split())
+    assert "Refused, nothing was changed" in answer, answer
+    assert "seb's car left the race with the seat" in answer, answer
+    assert "REPLACE hands over a seat still in the race" in answer, answer
+
+
 # -- rollback ------------------------------------------------------------------------------------
 
 
