@@ -206,6 +206,8 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
                 "turn": {"label": turn.label, "deadline": deadline_text(turn, zone)} if turn is not None else None,
                 "paused": game.status == GameStatus.PAUSED,
                 "moved": any(n.calendar for n in told),  # the deadline moved: "now due", else "unchanged"
+                # A deadline the GM set while paused is the one RESUME keeps (`resume`): said.
+                "set_for_resume": any(n.kind in ("extend", "deadline") for n in told),
                 "timezone": zone,
             }
         )
@@ -647,7 +649,9 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 
 def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
-    seat = _seat(ctx, args[0])
+    seat = _seat(ctx, args[0], active=False)
+    if not seat.active:  # DROP, RESIGN, the NMR limit: the car is out of the race's state
+        raise Refused(say("gm_replace_out", seat=seat.name, game=ctx.game.name))
     driver = args[1].strip().replace(":", " ").split()
     if driver and driver[0].upper() == "ROBOT":
         return _to_robot(ctx, seat, _robot_level(driver[1:]))
