@@ -134,7 +134,8 @@ def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[Game
 
 
 def _deadline_words(turn: Turn | None, zone: str) -> str:
-    return deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
+    """When `turn` is due, in `zone`, or that it waits for the GM's call."""
+    return say("gm_due", deadline=deadline_text(turn, zone))
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,15 +266,17 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.undo = {"deadline": old.isoformat()}
     announce(
         ctx,
-        f"Deadline extended for {turn.label}",
-        f"The GM has extended the deadline of {turn.label} by {duration}.",
+        say("gm_extend_title", label=turn.label),
+        say("gm_extend", label=turn.label, duration=duration),
         kind="extend",
         calendar=True,
     )
     ctx.claims.append(claims.of_turn(ctx.game, turn))
-    return (
-        f"{turn.label}: the deadline moved from {format_local(old, ctx.game.timezone)} to "
-        f"{format_local(new, ctx.game.timezone)}; the players were told."
+    return say(
+        "gm_extend_done",
+        label=turn.label,
+        old=format_local(old, ctx.game.timezone),
+        new=format_local(new, ctx.game.timezone),
     )
 
 
@@ -292,15 +295,17 @@ def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.undo = {"deadline": old.isoformat() if old else None}
     announce(
         ctx,
-        f"New deadline for {turn.label}",
-        f"The GM has set a new deadline for {turn.label}.",
+        say("gm_deadline_title", label=turn.label),
+        say("gm_deadline", label=turn.label),
         kind="deadline",
         calendar=True,
     )
     ctx.claims.append(claims.of_turn(ctx.game, turn))
-    return (
-        f"{turn.label}: the deadline is now {format_local(new, ctx.game.timezone)} (was "
-        f"{format_local(old, ctx.game.timezone) if old else 'none'}); the players were told."
+    return say(
+        "gm_deadline_done",
+        label=turn.label,
+        new=format_local(new, ctx.game.timezone),
+        old=format_local(old, ctx.game.timezone) if old else None,
     )
 
 
@@ -524,13 +529,13 @@ def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the deadline's event is cancelled
     announce(
         ctx,
-        f"{ctx.game.name} is paused",
-        "The GM has paused the game. Orders sent now are kept.",  # the letter says once what runs
+        say("gm_pause_title", game=ctx.game.name),
+        say("gm_pause"),  # the letter says once what runs
         kind="pause",
         calendar=True,
     )
     ctx.claims.append(claims.of_turn(ctx.game, turn))
-    return f"{ctx.game.name} is paused at {turn.label}; the players were told."
+    return say("gm_pause_done", game=ctx.game.name, label=turn.label)
 
 
 def _deadline_set_while_paused(ctx: GmAction) -> bool:
@@ -583,17 +588,21 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
         # Every order is in (and the turn resolves as soon as they are): it resolves at once,
         # and its results are the players' news; a "resumes" mail seconds before them is not.
         ctx.claims.append(claims.of_turn(ctx.game, turn, resolved=True))
-        return (
-            f"{ctx.game.name} resumes at {turn.label}; every order is in, so it resolves now and the "
-            "results go to the players."
-        )
+        return say("gm_resume_done", game=ctx.game.name, label=turn.label, resolved=True)
     announce(
-        ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume", calendar=moved
+        ctx,
+        say("gm_resume_title", game=ctx.game.name),
+        say("gm_resume", label=turn.label),
+        kind="resume",
+        calendar=moved,
     )
     ctx.claims.append(claims.of_turn(ctx.game, turn))
-    return (
-        f"{ctx.game.name} resumes at {turn.label}, due {_deadline_words(turn, ctx.game.timezone)}; "
-        "the players were told."
+    return say(
+        "gm_resume_done",
+        game=ctx.game.name,
+        label=turn.label,
+        resolved=False,
+        due=_deadline_words(turn, ctx.game.timezone),
     )
 
 
