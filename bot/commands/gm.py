@@ -336,7 +336,7 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     # the receipt of what is on file now; every ORDER is in the turn's results and record.
     announce(
         ctx,
-        f"The GM entered orders for you in {turn.label}",
+        say("gm_order_entered_title", label=turn.label),
         say(
             "gm_order_entered",
             seat=seat.name,
@@ -349,18 +349,13 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="gm_order",
         to=seat.name,
     )
-    told = (
-        f"{seat.name} is a robot seat: nobody is told, but the turn's results and its record in the "
-        "archive say that the GM entered its orders, and when."
-        if seat.robot
-        else f"{seat.name} was told."
-    )
-    return (
-        f"entered for {seat.name}, {turn.label}:\n"
-        + orders_block(canonical)
-        + f"\n\nOn file for {seat.name} now:\n"
-        + orders_block(now_on_file)
-        + f"\n\n{told}"
+    return say(
+        "gm_order_done",
+        seat=seat.name,
+        label=turn.label,
+        entered=orders_block(canonical),
+        on_file=orders_block(now_on_file),
+        robot=seat.robot,
     )
 
 
@@ -377,7 +372,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     old = seat.gm_plot
     if args[1].strip().upper() == "CLEAR":
         if old is None:
-            return f"{seat.name} has no GM plot: the game's own default applies already."
+            return say("gm_plot_none", seat=seat.name)
         seat.gm_plot = None
         ctx.undo = {"seat": seat.name, "gm_plot": old}
         _claim_what_counts(ctx, rules, state, turn, seat)
@@ -386,14 +381,12 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         )
         announce(
             ctx,
-            "The GM's plot for you is cleared",
-            "The GM has cleared the plot that stood for you when no orders of yours arrive. From now "
-            "on the game's own default is used instead"
-            + (f"; in {turn.label} it is:\n\n{orders_block(default)}" if default else "."),
+            say("gm_plot_cleared_title"),
+            say("gm_plot_cleared", label=turn.label, default=orders_block(default) if default else None),
             kind="gm_plot",
             to=seat.name,
         )
-        return f"the GM plot of {seat.name} is cleared: the game's own default applies. {seat.name} was told."
+        return say("gm_plot_cleared_done", seat=seat.name)
     if seat.name not in rules.players(state):
         raise Refused(f"{seat.name} is no longer in the race")
     text = _orders_text(args[1])
@@ -418,32 +411,28 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     seat.gm_plot = stored
     ctx.undo = {"seat": seat.name, "gm_plot": old}
     _claim_what_counts(ctx, rules, state, turn, seat)
-    answer = (
-        f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal, "
-        f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + orders_block(stored)
-    )
-    stands = ""
+    # In the open turn the plot stands for what the game makes of it, or (not allowed yet) the
+    # game's own default stands until a turn allows it.
+    stands = None
     if standing is not None and rules.format_orders(standing) != stored:
-        stands = f"\n\nIn {turn.label} it stands for:\n" + orders_block(rules.format_orders(standing))
+        stands = say("gm_plot_stands", label=turn.label, standing=orders_block(rules.format_orders(standing)))
     elif standing is None and not_yet:
         default = rules.format_orders(rules.default_orders(state, seat.name))
-        stands = (
-            f"\n\nIt is not allowed in {turn.label} ({not_yet}): until a turn allows it, the game's own "
-            "default is used" + (f"; in {turn.label} it is:\n" + orders_block(default) if default else ".")
+        stands = say(
+            "gm_plot_stands",
+            label=turn.label,
+            standing=None,
+            not_yet=not_yet,
+            default=orders_block(default) if default else None,
         )
     announce(
         ctx,
-        "The GM has set a plot for you",
-        "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
-        "orders of yours are on file at a deadline, "
-        + ("in the turns that allow it" if not_yet else "this turn and the next ones")
-        + ", until the GM clears it. Orders you send always come first.\n\n"
-        + orders_block(stored)
-        + stands,
+        say("gm_plot_title"),
+        say("gm_plot", plot=orders_block(stored), not_yet=bool(not_yet), stands=stands),
         kind="gm_plot",
         to=seat.name,
     )
-    return answer + stands + f"\n\n{seat.name} was told."
+    return say("gm_plot_done", seat=seat.name, game=ctx.game.name, plot=orders_block(stored), stands=stands)
 
 
 def process(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -614,34 +603,37 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn.state = rules.dump_state(new_state)
     ctx.undo = {"turn": turn.number, "state": old}
     robots.refile(ctx.session, rules, ctx.game, turn, new_state, ctx.now)  # the robots drive on from the new state
-    text = (
-        f"{seat.name}: {args[1]} set to {args[2]}. Figures now: "
-        + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items())
-        + "."
-    )
+    figures = list(rules.figures(new_state, seat.name).items())
     stale = []
     for other in store.active_seats(ctx.game):
         subs = store.sent(store.submissions(ctx.session, turn, other))
         if any(not rules.parse_orders(new_state, other.name, s.text).ok for s in subs):
             stale.append(other.name)
-    if stale:
-        text += (
-            " Warning: orders on file for " + ", ".join(stale) + " are no longer legal after this change; "
-            f"enter new ones with ORDER {ctx.game.name} <seat> <orders>."
-        )
     if seat.active:
         announce(
             ctx,
-            f"The GM changed your {args[1]}",
-            f"The GM has set your {args[1]} to {args[2]} in {turn.label}. Your figures now: "
-            + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items())
-            + "."
-            + (" Your orders on file are no longer legal: send new ones." if seat.name in stale else ""),
+            say("gm_set_title", what=args[1]),
+            say(
+                "gm_set",
+                what=args[1],
+                value=args[2],
+                label=turn.label,
+                figures=figures,
+                stale=seat.name in stale,
+            ),
             kind="gm_set",
             to=seat.name,
         )
-        text += f" {seat.name} was told."
-    return text
+    return say(
+        "gm_set_done",
+        seat=seat.name,
+        game=ctx.game.name,
+        what=args[1],
+        value=args[2],
+        figures=figures,
+        stale=stale,
+        told=seat.active,
+    )
 
 
 def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
