@@ -445,16 +445,14 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.resolved.append(resolved)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
-    text = (
-        "The game was paused: it goes on. " if resumed else ""
-    ) + f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
-    kept = carried_words.in_gm_results(writes.recheck, following.label if following is not None else turn.label)
-    if following is None:
-        return text + " The game is over." + (f"\n\n{kept}" if kept else "")
-    return (
-        text
-        + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
-        + (f"\n\n{kept}" if kept else "")
+    return say(
+        "gm_process_done",
+        resumed=resumed,
+        label=turn.label,
+        defaulted=list(outcome.defaulted),
+        next=following.label if following is not None else None,
+        due=_deadline_words(following, ctx.game.timezone) if following is not None else None,
+        kept=carried_words.in_gm_results(writes.recheck, following.label if following is not None else turn.label),
     )
 
 
@@ -505,9 +503,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.mail = ctx.shell.renderer.render("gm_preview", mail_ctx, game=ctx.game.kind)
     ctx.claims.append(claims.of_turn(ctx.game, turn, *said))
     ctx.extra = ctx.mail.body
-    return f"preview of {turn.label} mailed to the GM; nothing was stored" + (
-        "; its dice are a throwaway draw, not the turn's." if throwaway else "."
-    )
+    return say("gm_preview_done", label=turn.label, throwaway=bool(throwaway))
 
 
 def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -1136,12 +1132,14 @@ def open_signups(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise Refused(f"{game.name} has started already ({game.status}); sign-ups are only before the start")
     rules = turns.rules_of(game)
     seats = store.active_seats(game)
-    return (
-        f"{game.name} ({rules.title}) is open for sign-ups: {len(seats)} joined "
-        f"({', '.join(s.name for s in seats) or 'nobody yet'}); it takes {rules.min_players} to "
-        f"{rules.max_players}. Players join by mailing JOIN {game.name} <their name> to "
-        f"{ctx.shell.settings.bot.address}; it starts by itself at {rules.max_players}, or when you send "
-        f"START {game.name}."
+    return say(
+        "gm_open_done",
+        game=game.name,
+        title=rules.title,
+        seats=[s.name for s in seats],
+        least=rules.min_players,
+        most=rules.max_players,
+        address=ctx.shell.settings.bot.address,
     )
 
 
@@ -1150,9 +1148,12 @@ def start(ctx: GmAction, args: tuple[str, ...]) -> str:
     if game.status != GameStatus.SIGNUP:
         raise Refused(f"{game.name} has started already")
     turn = turns.start_game(ctx.shell, ctx.session, game)
-    return (
-        f"{game.name} started with {len(store.active_seats(game))} players: {turn.label}, due "
-        f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet."
+    return say(
+        "gm_start_done",
+        game=game.name,
+        players=len(store.active_seats(game)),
+        label=turn.label,
+        due=_deadline_words(turn, game.timezone),
     )
 
 
