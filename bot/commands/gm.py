@@ -682,12 +682,17 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.session.refresh(seat)
     if ctx.game.status == GameStatus.SIGNUP:
         send_welcome(ctx.shell, ctx.session, ctx.game, seat)
-        return (
-            f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was "
-            f"{old_player.address}); they got the welcome and a new seat password."
+        return say(
+            "gm_replace_done",
+            seat=seat.name,
+            holder=new_player.name,
+            address=new_player.address,
+            old=old_player.address,
+            robot=False,
+            signup=True,
         )
     _rules, _state, turn = under_way(ctx.session, ctx.game)
-    where = f"from {turn.label}" if turn is not None else "for what is left"
+    label = turn.label if turn is not None else None  # the new holder drives from it, or for what is left
     # The predecessor's orders are said to stand only where they sent some for this turn.
     on_file = turn is not None and bool(store.sent(store.submissions(ctx.session, turn, seat)))
     turns.queue_seat_mail(
@@ -701,26 +706,26 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
             seat=seat.name,
             game=ctx.game.name,
             predecessor=old_player.name,
-            where=where,
+            label=label,
             on_file=on_file,
         ),
     )
     announce(
         ctx,
-        f"{seat.name} changes hands",
-        f"The GM has handed seat {seat.name} to {new_player.name}, who drives it on {where}.",
+        say("gm_replace_title", seat=seat.name),
+        say("gm_replace", seat=seat.name, robot=False, holder=new_player.name, label=label),
         kind="replace",
         about=seat.name,
     )
-    return (
-        f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was {old_player.address}); "
-        "they got a fresh turn sheet, saying whose seat they take over, and a new seat password; the other "
-        "players were told."
-        + (
-            f" The GM plot of {seat.name} ({_one_line(plot_cleared)}) is cleared: it was for the player who left."
-            if plot_cleared
-            else ""
-        )
+    return say(
+        "gm_replace_done",
+        seat=seat.name,
+        holder=new_player.name,
+        address=new_player.address,
+        old=old_player.address,
+        robot=False,
+        signup=False,
+        plot=_one_line(plot_cleared) if plot_cleared else None,
     )
 
 
@@ -784,24 +789,20 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
     seat.gm_plot = None  # a robot drives itself
     ctx.session.flush()
     ctx.session.refresh(seat)
-    filed = ""
+    filed = None  # the label of the open turn the robot's orders are on file for
     turn = store.open_turn(ctx.session, ctx.game) if ctx.game.status != GameStatus.SIGNUP else None
     if turn is not None:
         rules = turns.rules_of(ctx.game)
         if robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), [seat], ctx.now):
-            filed = f" Its orders for {turn.label} are on file."
+            filed = turn.label
     announce(
         ctx,
-        f"{seat.name} changes hands",
-        f"The GM has handed seat {seat.name} to a robot driver, which drives it on "
-        + (f"from {turn.label}." if turn is not None else "for what is left."),
+        say("gm_replace_title", seat=seat.name),
+        say("gm_replace", seat=seat.name, robot=True, label=turn.label if turn is not None else None),
         kind="replace",
         about=seat.name,
     )
-    return (
-        f"seat {seat.name} is now driven by a robot (was {old_player.address}); it is never mailed; the other "
-        f"players were told.{filed}"
-    )
+    return say("gm_replace_done", seat=seat.name, old=old_player.address, robot=True, filed=filed)
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:
@@ -819,8 +820,8 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
         _rules, state, _turn = _open(ctx)
         if seat.name not in _rules.players(state):
             raise Refused(f"{seat.name} is out of {ctx.game.name} already")
-        return _drop_seat(ctx, seat)
-    text = _drop_seat(ctx, seat)
+        return say("gm_drop_done", dropped=_drop_seat(ctx, seat), told=False)
+    dropped = _drop_seat(ctx, seat)
     letters.notice(
         ctx.shell,
         ctx.session,
@@ -832,12 +833,12 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
     )
     announce(
         ctx,
-        f"{seat.name} is out of the race",
-        f"The GM has taken {seat.name} out of {ctx.game.name}: {text}",
+        say("gm_drop_title", seat=seat.name),
+        say("gm_drop", seat=seat.name, game=ctx.game.name, dropped=dropped),
         kind="drop",
         about=seat.name,
     )
-    return text + " They were told, and so were the other players."
+    return say("gm_drop_done", dropped=dropped, told=True)
 
 
 def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
