@@ -883,7 +883,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     for k in kept:
         announce(
             ctx,
-            f"Your orders for {next_label} are kept",
+            say("rollback_kept_title", label=next_label),
             carried_words.kept_to_seat(k, next_label=next_label, reopened=turn.label),
             kind="rollback",
             to=k.seat,
@@ -891,7 +891,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     for k, label in gone:
         announce(
             ctx,
-            f"Your orders for {label} are withdrawn",
+            say("rollback_withdrawn_title", label=label),
             carried_words.withdrawn_to_seat(k, label=label, reopened=turn.label),
             kind="rollback",
             to=k.seat,
@@ -914,7 +914,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
         announce(
             ctx,
-            f"{turn.label} is reopened",
+            say("rollback_reopened_title", label=turn.label),
             carried_words.reopened_to_seat(
                 outlook.what_counts(rules, state, seat, on_file),
                 reopened=turn.label,
@@ -925,21 +925,12 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
             calendar=True,
             to=seat.name,
         )
-    return (
-        f"rolled back to {turn.label}; it is open again and the game is paused: set right what needs it, "
-        f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "
-        "discarded is kept in the audit log."
-        + (
-            "\n\n" + said
-            if (said := carried_words.rollback_to_gm(kept, gone, next_label=next_label, reopened=turn.label))
-            else ""
-        )
-        + (
-            f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
-            "to take them out again."
-            if closed
-            else ""
-        )
+    return say(
+        "gm_rollback_done",
+        label=turn.label,
+        game=game.name,
+        carried=carried_words.rollback_to_gm(kept, gone, next_label=next_label, reopened=turn.label),
+        closed=closed,
     )
 
 
@@ -1032,7 +1023,7 @@ def _kept_orders(reopened: Turn, undone: Sequence[dict[str, object]]) -> tuple[l
         if isinstance(before, list) and before:
             # Kept for the turn after the discarded one, by an earlier ROLLBACK: that turn is gone.
             gone.extend(
-                (Kept.from_json(row), f"the turn after {following.get('label')}")
+                (Kept.from_json(row), say("turn_after", label=following.get("label")))
                 for row in before
                 if isinstance(row, dict)
             )
@@ -1045,7 +1036,7 @@ def _next_label(undone: Sequence[dict[str, object]], reopened: Turn) -> str:
         following = entry.get("next_turn")
         if isinstance(following, dict) and following.get("number") == reopened.number + 1:
             return str(following.get("label"))
-    return f"the turn after {reopened.label}"
+    return say("turn_after", label=reopened.label)
 
 
 def _withdraw(ctx: GmAction, discarded: Turn) -> None:
@@ -1074,9 +1065,8 @@ def _draw_again(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:
         receipt, text = dice.receipt_of(ctx.game.name, turn, rules, state, seat.name, on_file)
         announce(
             ctx,
-            f"A new receipt for your orders in {turn.label}",
-            f"The turn's secret is new, so the receipt your confirmation carried no longer stands. The "
-            f"receipt of the orders on file for you now is {receipt}, of:\n\n{orders_block(text)}",
+            say("rollback_receipt_title", label=turn.label),
+            say("rollback_receipt", receipt=receipt, orders=orders_block(text)),
             kind="rollback",
             to=seat.name,
         )
