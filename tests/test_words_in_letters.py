@@ -21,8 +21,9 @@ The words come from `bot.letters.words.say(kind, **facts)` (a template per kind 
 a rendered template instead: any other call's result is never literal text, whatever its
 arguments.
 
-`ALLOWED` lists modules still allowed such answers, by module, with how many. A module may not
-gain one, and one listed that loses some must be listed with fewer, so the list only shrinks.
+`ALLOWED` lists modules still allowed such answers, by module, with how many; it is empty:
+every answer of `bot/` takes its words from a template. A module may not gain one, and one
+listed that loses some must be listed with fewer, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -50,11 +51,8 @@ ANSWERS: dict[str, tuple[int, ...] | None] = {
 WORD_KEYWORDS = frozenset({"title", "text"})
 SAY = "say"
 
-# Answers with literal text still allowed, by module, with how many.
-ALLOWED: dict[str, int] = {
-    "bot/games/reminders.py": 1,
-    "bot/games/requests.py": 1,
-}
+# Answers with literal text still allowed, by module, with how many: none.
+ALLOWED: dict[str, int] = {}
 
 
 def _is_words(text: str, *, sentence: bool) -> bool:
