@@ -3,8 +3,9 @@
 
 The code of `bot/` outside `bot/letters/` is read with `ast`. An *answer* is a call of
 `Notice(...)` (bot.fate), `notice(...)` (bot.letters.notice), a command's `refuse(...)`
-(bot.commands.handlers: it builds a Notice), a GM command's `announce(...)` or `News(...)` (what
-the players are told), and what a command's handler returns (the handlers of
+(bot.commands.handlers: it builds a Notice), a `Refused(detail)` raised without an answer of its
+own (its detail is mailed back: a GM command's refusal), a GM command's `announce(...)` or
+`News(...)` (what the players are told), and what a command's handler returns (the handlers of
 `bot.commands.registry`: a GM command's confirmation, a player command's `Reply`). It is *built
 with literal text* when one of its arguments that is words (every positional one, and `title=` /
 `text=`), or the value a handler returns, is words written in the code:
@@ -49,6 +50,9 @@ ANSWERS: dict[str, tuple[int, ...] | None] = {
     "News": (0, 1),
 }
 WORD_KEYWORDS = frozenset({"title", "text"})
+# A refusal (`bot.fate.Refused(detail)`) without an answer of its own: its detail is mailed back
+# as it is (a GM command's refusal), so it is words; with an answer, the detail is the record's.
+REFUSALS = frozenset({"Refused"})
 SAY = "say"
 
 # Answers with literal text still allowed, by module, with how many: none.
@@ -176,6 +180,14 @@ def answers_with_literal_words(source: str, handlers: Collection[str] = ()) -> l
         known = _known(scope, helpers)
         for node in _own(scope):
             name = _name(node.func) if isinstance(node, ast.Call) else None
+            if (
+                isinstance(node, ast.Call)
+                and name in REFUSALS
+                and len(node.args) == 1
+                and not any(k.arg == "answer" for k in node.keywords)
+                and literal_words(node.args[0], known)
+            ):
+                found.add(node.lineno)
             if isinstance(node, ast.Call) and name in ANSWERS:
                 places = ANSWERS[name]
                 given = [arg for i, arg in enumerate(node.args) if places is None or i in places]
@@ -234,6 +246,10 @@ def test_the_detector_finds_literal_words_and_passes_words_from_templates() -> N
     assert answers_with_literal_words('Notice(to, x if ok else "Refused", y)') == [1]
     assert answers_with_literal_words('Notice(to, say("intake_late_title", turn=t), say("intake_late"))') == []
     assert answers_with_literal_words('Notice(to, title, "\\n\\n".join(parts), kind="late")') == []
+    # A refusal mails its detail back, unless it carries an answer of its own.
+    assert answers_with_literal_words('raise Refused(f"{game} is not paused")') == [1]
+    assert answers_with_literal_words('raise Refused(say("gm_refused", why="not_paused", game=game))') == []
+    assert answers_with_literal_words('raise Refused("which game?", which_game(mail), label="x")') == []
 
 
 # A GM command's handler as the GM's module had them: its announcement to the players and the

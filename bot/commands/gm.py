@@ -105,10 +105,10 @@ def _open(ctx: GmAction) -> tuple[AnyGame, GameState, Turn]:
 def _seat(ctx: GmAction, name: str, *, active: bool = True) -> Seat:
     seat = store.seat_named(ctx.game, name.lower())
     if seat is None:
-        seats = ", ".join(s.name for s in ctx.game.seats if s.active) or "none"
-        raise Refused(f"{ctx.game.name} has no seat {name!r}; its seats: {seats}")
+        seats = [s.name for s in ctx.game.seats if s.active]
+        raise Refused(say("gm_refused", why="no_seat", game=ctx.game.name, quoted=repr(name), seats=seats))
     if active and not seat.active:
-        raise Refused(f"seat {seat.name} of {ctx.game.name} is out of the game")
+        raise Refused(say("gm_refused", why="seat_out", seat=seat.name, game=ctx.game.name))
     return seat
 
 
@@ -126,11 +126,9 @@ def _parse_for(rules: AnyGame, state: GameState, seat: Seat, text: str) -> tuple
 
 def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[GameOrder]) -> Refused:
     """The refusal of orders the game's parser did not take, with its reasons and the grammar."""
-    reasons = "; ".join(f'"{p.line}": {p.reason}' for p in parsed.problems) or "no orders in it"
-    return Refused(
-        f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
-        + rules.order_help(state, seat.name)
-    )
+    problems = [(p.line, p.reason) for p in parsed.problems]
+    said = say("gm_refused", why="not_valid", seat=seat.name, problems=problems)
+    return Refused("\n".join((said, rules.order_help(state, seat.name))))
 
 
 def _deadline_words(turn: Turn | None, zone: str) -> str:
@@ -241,10 +239,7 @@ def _not_too_soon(ctx: GmAction, new: datetime, force: bool, line: str) -> None:
     """Refuse a deadline less than `SOON` from now unless forced (by mail as on the
     command line): the players could not answer in time."""
     if new - ctx.now < SOON and not force:
-        raise Refused(
-            f"the deadline would be {format_local(new, ctx.game.timezone)}, less than an hour from now: "
-            f"the players could hardly answer. To set it all the same, send {line} FORCE"
-        )
+        raise Refused(say("gm_refused", why="too_soon", when=format_local(new, ctx.game.timezone), line=line))
 
 
 def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -252,13 +247,18 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     duration, force = _forced(args)
     delta = parse_duration(duration)
     if turn.deadline is None:
-        raise Refused(f"{turn.label} has no deadline (manual schedule); set one with DEADLINE {ctx.game.name} <when>")
+        raise Refused(say("gm_refused", why="no_deadline", label=turn.label, game=ctx.game.name))
     old = as_utc(turn.deadline)
     new = add(old, delta)  # many EXTENDs in a row must not run the calendar out (year 9999)
     if new <= ctx.now:
         raise Refused(
-            f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
-            f"use DEADLINE {ctx.game.name} +{duration} to set one from now"
+            say(
+                "gm_refused",
+                why="still_past",
+                when=format_local(new, ctx.game.timezone),
+                game=ctx.game.name,
+                duration=duration,
+            )
         )
     _not_too_soon(ctx, new, force, f"EXTEND {ctx.game.name} {duration}")
     _set_deadline(ctx, turn, new)
@@ -285,9 +285,7 @@ def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
     when, force = _forced(args)
     new = parse_when(when, ctx.now, ctx.game.timezone)
     if new <= ctx.now:
-        raise Refused(
-            f"{format_local(new, ctx.game.timezone)} is in the past; to resolve now, send PROCESS {ctx.game.name}"
-        )
+        raise Refused(say("gm_refused", why="in_past", when=format_local(new, ctx.game.timezone), game=ctx.game.name))
     _not_too_soon(ctx, new, force, f"DEADLINE {ctx.game.name} {when}")
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     _set_deadline(ctx, turn, new)
@@ -313,7 +311,7 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     seat = _seat(ctx, args[0])
     if seat.name not in rules.expected_players(state):
-        raise Refused(f"{seat.name} has no orders to give for {turn.label}")
+        raise Refused(say("gm_refused", why="no_orders_to_give", seat=seat.name, label=turn.label))
     orders = _parse_for(rules, state, seat, args[1])
     canonical = rules.format_orders(orders)
     ctx.session.add(
@@ -388,7 +386,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         )
         return say("gm_plot_cleared_done", seat=seat.name)
     if seat.name not in rules.players(state):
-        raise Refused(f"{seat.name} is no longer in the race")
+        raise Refused(say("gm_refused", why="not_in_race", seat=seat.name))
     text = _orders_text(args[1])
     parsed = rules.parse_orders(state, seat.name, text)
     standing = rules.plot_orders(state, seat.name, text)
@@ -509,7 +507,7 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
 def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     _rules, _state, turn = _open(ctx)
     if ctx.game.status == GameStatus.PAUSED:
-        raise Refused(f"{ctx.game.name} is paused already; RESUME {ctx.game.name} restarts it")
+        raise Refused(say("gm_refused", why="paused_already", game=ctx.game.name))
     ctx.game.status = GameStatus.PAUSED
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the deadline's event is cancelled
     announce(
@@ -551,7 +549,7 @@ def _deadline_set_while_paused(ctx: GmAction) -> bool:
 def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     if ctx.game.status != GameStatus.PAUSED:
-        raise Refused(f"{ctx.game.name} is not paused")
+        raise Refused(say("gm_refused", why="not_paused", game=ctx.game.name))
     ctx.game.status = GameStatus.ACTIVE
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     if rules.expected_players(state):
@@ -641,11 +639,11 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     address = address.strip("<>").lower()
     problem = address_problem(address)
     if problem is not None:  # an address no relay takes would stall the outbox
-        raise Refused(f"the new address is {problem}")
+        raise Refused(say("gm_refused", why="bad_address", problem=problem))
     if any(s.player.address == address for s in store.active_seats(ctx.game)):
-        raise Refused(f"{address} already has a seat in {ctx.game.name}")
+        raise Refused(say("gm_refused", why="has_seat", address=address, game=ctx.game.name))
     if ctx.game.status == GameStatus.FINISHED:
-        raise Refused(f"{ctx.game.name} is over")
+        raise Refused(say("gm_refused", why="over", game=ctx.game.name))
     old_player = seat.player
     # A new player without a zone of their own gets the game's, as at game new.
     new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.game.timezone)
@@ -753,13 +751,13 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
     on, at `level`. The outgoing player is told as for any REPLACE; the robot's orders for the
     open turn are filed now (bot.games.robots), the seat's own from then on."""
     if seat.robot:
-        raise Refused(f"seat {seat.name} of {ctx.game.name} is a robot already")
+        raise Refused(say("gm_refused", why="robot_already", seat=seat.name, game=ctx.game.name))
     if ctx.game.status == GameStatus.FINISHED:
-        raise Refused(f"{ctx.game.name} is over")
+        raise Refused(say("gm_refused", why="over", game=ctx.game.name))
     if ctx.game.status != GameStatus.SIGNUP:
         rules_now, state, _turn = under_way(ctx.session, ctx.game)
         if seat.name not in rules_now.players(state):  # the mails would say a robot drives it on
-            raise Refused(f"{seat.name} is out of the race in {ctx.game.name}: there is nothing for a robot to drive")
+            raise Refused(say("gm_refused", why="nothing_to_drive", seat=seat.name, game=ctx.game.name))
     old_player = seat.player
     ctx.undo = {
         "seat": seat.name,
@@ -819,7 +817,7 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
         # A closed seat may still be in the race after a ROLLBACK reopened an older turn.
         _rules, state, _turn = _open(ctx)
         if seat.name not in _rules.players(state):
-            raise Refused(f"{seat.name} is out of {ctx.game.name} already")
+            raise Refused(say("gm_refused", why="out_already", seat=seat.name, game=ctx.game.name))
         return say("gm_drop_done", dropped=_drop_seat(ctx, seat), told=False)
     dropped = _drop_seat(ctx, seat)
     letters.notice(
@@ -844,13 +842,13 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
 def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     game, session = ctx.game, ctx.session
     if game.status == GameStatus.SIGNUP:
-        raise Refused(f"{game.name} has not started")
+        raise Refused(say("gm_refused", why="not_started", game=game.name))
     rules = turns.rules_of(game)
     undone: list[dict[str, object]] = []
     while True:
         last = store.last_resolved_turn(session, game)
         if last is None:
-            raise Refused(f"{game.name} has no resolved turn to roll back")
+            raise Refused(say("gm_refused", why="nothing_to_roll_back", game=game.name))
         undone.append(_undo_resolution(ctx, last))
         # A turn that needs no orders (Racecraft's final sprint) would be resolved again at
         # once: go back to the last turn where the players had a say.
@@ -958,7 +956,7 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     following = session.scalar(select(Turn).where(Turn.game_id == resolved.game_id, Turn.number == resolved.number + 1))
     if following is not None:
         if following.resolved_at is not None:
-            raise Refused(f"turn {following.number} is resolved as well; roll that back first")
+            raise Refused(say("gm_refused", why="next_resolved", number=following.number))
         subs = list(
             session.scalars(
                 select(OrderSubmission).where(OrderSubmission.turn_id == following.id).order_by(OrderSubmission.id)
@@ -1120,7 +1118,7 @@ def _recount_streaks(session: Session, game: Game, reopened: Turn) -> None:
 def open_signups(ctx: GmAction, args: tuple[str, ...]) -> str:
     game = ctx.game
     if game.status != GameStatus.SIGNUP:
-        raise Refused(f"{game.name} has started already ({game.status}); sign-ups are only before the start")
+        raise Refused(say("gm_refused", why="started_already", game=game.name, status=str(game.status)))
     rules = turns.rules_of(game)
     seats = store.active_seats(game)
     return say(
@@ -1137,7 +1135,7 @@ def open_signups(ctx: GmAction, args: tuple[str, ...]) -> str:
 def start(ctx: GmAction, args: tuple[str, ...]) -> str:
     game = ctx.game
     if game.status != GameStatus.SIGNUP:
-        raise Refused(f"{game.name} has started already")
+        raise Refused(say("gm_refused", why="started_already", game=game.name, status=None))
     turn = turns.start_game(ctx.shell, ctx.session, game)
     return say(
         "gm_start_done",
