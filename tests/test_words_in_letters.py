@@ -11,7 +11,7 @@ with literal text* when one of its arguments that is words (every positional one
 `text=`), or the value a handler returns, is words written in the code:
 
 * a string literal with a letter in it, an f-string with such a part, a sum, choice or `or` of
-  them, or a method of one ("...".format);
+  them, a method of one ("...".format), or a join of them (", ".join(f"{s} in {g}" ...));
 * a name the function assigned such words to (anywhere in it);
 * a call of a function of the same module that returns a *sentence* (words with a space in
   them: "the GM of " + name), directly or through another;
@@ -78,8 +78,8 @@ class Words:
 def literal_words(node: ast.expr, known: Words = Words(), *, sentence: bool = False) -> bool:
     """Whether `node` is words written in the code: a string literal with a letter in it, an
     f-string with such a part, a sum, choice or `or` of them, a method of one ("...".format), a
-    name assigned words, a call of a function of the module that returns words (`known`), or
-    `say(...)` given words (a sentence) as a fact."""
+    join or a comprehension of them, a name assigned words, a call of a function of the module
+    that returns words (`known`), or `say(...)` given words (a sentence) as a fact."""
     if isinstance(node, ast.Constant):
         return isinstance(node.value, str) and _is_words(node.value, sentence=sentence)
     if isinstance(node, ast.JoinedStr):
@@ -97,8 +97,14 @@ def literal_words(node: ast.expr, known: Words = Words(), *, sentence: bool = Fa
         return any(literal_words(value, known, sentence=sentence) for value in node.values)
     if isinstance(node, ast.Name):
         return node.id in (known.sentences if sentence else known.names)
+    if isinstance(node, ast.GeneratorExp | ast.ListComp):
+        return literal_words(node.elt, known, sentence=sentence)
     if isinstance(node, ast.Call):
         if isinstance(node.func, ast.Attribute):
+            if isinstance(node.func.value, ast.Constant) and node.func.attr == "join":  # ", ".join(words)
+                return literal_words(node.func.value, known, sentence=sentence) or any(
+                    literal_words(arg, known, sentence=sentence) for arg in node.args
+                )
             return literal_words(node.func.value, known, sentence=sentence)
         if isinstance(node.func, ast.Name):
             if node.func.id in known.helpers:
@@ -246,6 +252,8 @@ def test_the_detector_finds_literal_words_and_passes_words_from_templates() -> N
     assert answers_with_literal_words('Notice(to, x if ok else "Refused", y)') == [1]
     assert answers_with_literal_words('Notice(to, say("intake_late_title", turn=t), say("intake_late"))') == []
     assert answers_with_literal_words('Notice(to, title, "\\n\\n".join(parts), kind="late")') == []
+    assert answers_with_literal_words('Notice(to, t, ", ".join(f"{s} in {g}" for s, g in seats))') == [1]
+    assert answers_with_literal_words('Notice(to, t, ", ".join(s.name for s in seats))') == []
     # A refusal mails its detail back, unless it carries an answer of its own.
     assert answers_with_literal_words('raise Refused(f"{game} is not paused")') == [1]
     assert answers_with_literal_words('raise Refused(say("gm_refused", why="not_paused", game=game))') == []
