@@ -24,8 +24,8 @@ a rendered template instead: any other call's result is never literal text, what
 arguments.
 
 `ALLOWED` lists modules still allowed such answers, by module, with how many: only the
-domain's refusals of a bad time, schedule or game are left. A module may not gain one, and one
-listed that loses some must be listed with fewer, so the list only shrinks.
+domain's refusals of a bad time or schedule, and a restore's, are left. A module may not gain
+one, and one listed that loses some must be listed with fewer, so the list only shrinks.
 """
 
 from __future__ import annotations
@@ -59,9 +59,8 @@ REFUSALS = frozenset({"Refused", "GameError", "DeadlineError", "SeasonRequestErr
 SAY = "say"
 
 # Answers with literal text still allowed, by module, with how many: the domain's refusals of a
-# bad time, schedule or game (also the command line's and the configuration's words).
+# bad time or schedule (also the command line's and the configuration's words) and a restore's.
 ALLOWED: dict[str, int] = {
-    "bot/games/turns.py": 9,
     "bot/ops/backup.py": 2,
     "bot/schedules.py": 18,
 }
