@@ -398,7 +398,7 @@ class GmAudit(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     game_id: Mapped[int | None] = mapped_column(ForeignKey("game.id"), nullable=True, index=True)
     actor: Mapped[str] = mapped_column(String(320))
-    via: Mapped[str] = mapped_column(String(16))  # mail | cli
+    via: Mapped[str] = mapped_column(String(16))  # mail | cli | auto | deadline (bot.games.audit: the bot's own)
     message_id: Mapped[str] = mapped_column(String(998), default="")
     command: Mapped[str] = mapped_column(Text)
     outcome: Mapped[str] = mapped_column(Text)
