@@ -154,6 +154,23 @@ def _zones_found(timezone: str | None, players: Sequence[PlayerSpec]) -> tuple[s
     )
 
 
+def _player_count(rules: AnyGame, count: int, *, game: str | None = None, robots: bool = False) -> GameError:
+    """The refusal of `count` players (robots among them or not) where the game takes
+    `rules.min_players` to `rules.max_players`: for a new game, or for `game` at its start."""
+    return GameError(
+        say(
+            "game_refused",
+            why="players",
+            title=rules.title,
+            least=rules.min_players,
+            most=rules.max_players,
+            count=count,
+            game=game,
+            robots=robots,
+        )
+    )
+
+
 def _check_addresses(gm_address: str, players: Sequence[PlayerSpec]) -> None:
     """Refused when the GM's address or a player's is one no relay takes."""
     for seat, address in [(None, gm_address), *((p.seat, p.address) for p in players)]:  # None: the GM's
@@ -207,18 +224,7 @@ def create_game(
     if not signup:
         count = len(players) + len(robot_names)
         if not rules.min_players <= count <= rules.max_players:
-            raise GameError(
-                say(
-                    "game_refused",
-                    why="players",
-                    title=rules.title,
-                    least=rules.min_players,
-                    most=rules.max_players,
-                    count=count,
-                    game=None,
-                    robots=bool(robot_names),
-                )
-            )
+            raise _player_count(rules, count, robots=bool(robot_names))
         # Options are checked by the rules now, so a bad option fails here, not at START.
         rules.new_game(seat_names + robot_names, options, random.Random(0))
     game = Game(
@@ -275,17 +281,7 @@ def start_game(shell: Shell, session: Session, game: Game, *, note: str | None =
     rules = rules_of(game)
     seats = store.active_seats(game)
     if not rules.min_players <= len(seats) <= rules.max_players:
-        raise GameError(
-            say(
-                "game_refused",
-                why="players",
-                title=rules.title,
-                least=rules.min_players,
-                most=rules.max_players,
-                count=len(seats),
-                game=game.name,
-            )
-        )
+        raise _player_count(rules, len(seats), game=game.name)
     state = rules.new_game([s.name for s in seats], game.options, random.Random(turn_seed(game.seed, 0)))
     game.status = GameStatus.ACTIVE
     turn = _open(shell, session, game, rules, 1, state)
