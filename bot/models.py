@@ -632,7 +632,7 @@ class SeatOffer(Base):
 
 
 class RatingKind(Base):
-    """What the stored ratings of a kind of game count (migration 0023_ratings2_cache): `races`
+    """What the stored ratings of a kind of game count (migration 0024_ratings2_cache): `races`
     rated races, `digest` the SHA-256 of their game numbers in the order they ended
     (`bot.games.ratings`). The stored ratings of the kind stand for the record only while the
     record's rated races give the same digest; otherwise they are worked out again."""
@@ -645,7 +645,7 @@ class RatingKind(Base):
 
 class StoredRating(Base):
     """A person's rating in a kind of game after the rated races `RatingKind` counts (migration
-    0023_ratings2_cache): openskill's mu and sigma, and the rated races counted. Updated at each
+    0024_ratings2_cache): openskill's mu and sigma, and the rated races counted. Updated at each
     rated final, worked out again from the archived results by `flagman rating rebuild` (and
     at a ROLLBACK of a finished race)."""
 
