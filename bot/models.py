@@ -17,6 +17,7 @@ from sqlalchemy import (
     Boolean,
     Date,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     LargeBinary,
@@ -398,7 +399,7 @@ class GmAudit(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     game_id: Mapped[int | None] = mapped_column(ForeignKey("game.id"), nullable=True, index=True)
     actor: Mapped[str] = mapped_column(String(320))
-    via: Mapped[str] = mapped_column(String(16))  # mail | cli
+    via: Mapped[str] = mapped_column(String(16))  # mail | cli | auto | deadline (bot.games.audit: the bot's own)
     message_id: Mapped[str] = mapped_column(String(998), default="")
     command: Mapped[str] = mapped_column(Text)
     outcome: Mapped[str] = mapped_column(Text)
@@ -508,8 +509,48 @@ class Season(Base):
     edition: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     promote: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     relegate: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Newcomers (migration 0023_season4_draw): the least field of the tier's next race, filled
+    # with robots when the draw gives it fewer drivers (0: no robots added), and whether the
+    # bench volunteers of the series' kind are drawn into its lowest tier as newcomers.
+    min_field: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    bench_newcomers: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     races: Mapped[list[SeasonRace]] = relationship(back_populates="season", order_by="SeasonRace.round")
+
+
+class SeasonDraw(Base):
+    """A series' next season as drawn when it was first shown (migration 0023_season4_draw): the
+    draw confirmed is this one, never a recomputation. `edition` is the next season's number in
+    the series; `drawn` each tier's drivers in grid order (top tier first), each
+    ``{"driver", "came_from", "move", "place"}``; `basis` what the draw was drawn from (each tier's
+    races: game id, status, corrections), so that a correction since shows it stale; `made_at`
+    when it was confirmed and made (NULL: waiting)."""
+
+    __tablename__ = "season_draw"
+    __table_args__ = (UniqueConstraint("series", "edition"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    series: Mapped[str] = mapped_column(String(40), index=True)
+    edition: Mapped[int] = mapped_column(Integer)
+    drawn: Mapped[list[list[dict[str, Any]]]] = mapped_column(JSON)
+    basis: Mapped[list[list[Any]]] = mapped_column(JSON)
+    # The tiers whose GM confirmed it by mail, when the tiers have different GMs (the draw is
+    # made once every tier's GM has).
+    confirmed: Mapped[list[int]] = mapped_column(JSON, default=list)
+    shown_at: Mapped[datetime] = mapped_column(_utc())
+    made_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+
+
+class SeriesEntry(Base):
+    """A person who joined a series for its next season (``JOIN <series>`` with no race open,
+    migration 0023_season4_draw): drawn into its lowest tier as a newcomer, and the entry gone
+    once that season is made."""
+
+    __tablename__ = "series_entry"
+    __table_args__ = (UniqueConstraint("series", "player_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    series: Mapped[str] = mapped_column(String(40), index=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"), index=True)
+    since: Mapped[datetime] = mapped_column(_utc())
 
 
 class SeasonRace(Base):
@@ -588,3 +629,29 @@ class SeatOffer(Base):
     status: Mapped[str] = mapped_column(String(16), default=OfferStatus.OPEN, index=True)
     taken_by: Mapped[int | None] = mapped_column(ForeignKey("player.id"), nullable=True)
     taken_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+
+
+class RatingKind(Base):
+    """What the stored ratings of a kind of game count (migration 0023_ratings2_cache): `races`
+    rated races, `digest` the SHA-256 of their game numbers in the order they ended
+    (`bot.games.ratings`). The stored ratings of the kind stand for the record only while the
+    record's rated races give the same digest; otherwise they are worked out again."""
+
+    __tablename__ = "rating_kind"
+    kind: Mapped[str] = mapped_column(String(40), primary_key=True)  # the rules registry key
+    races: Mapped[int] = mapped_column(Integer)
+    digest: Mapped[str] = mapped_column(String(64))
+
+
+class StoredRating(Base):
+    """A person's rating in a kind of game after the rated races `RatingKind` counts (migration
+    0023_ratings2_cache): openskill's mu and sigma, and the rated races counted. Updated at each
+    rated final, worked out again from the archived results by `flagman rating rebuild` (and
+    at a ROLLBACK of a finished race)."""
+
+    __tablename__ = "stored_rating"
+    kind: Mapped[str] = mapped_column(String(40), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"), primary_key=True, index=True)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    races: Mapped[int] = mapped_column(Integer)

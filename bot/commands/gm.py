@@ -29,7 +29,7 @@ from bot import dice, letters, outlook, store
 from bot.clock import as_utc
 from bot.facts import Claims, Counts, Kept
 from bot.fate import Refused
-from bot.games import carried, reliability, reminders, robots, turns
+from bot.games import carried, ratings, reliability, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
 from bot.games.seats import (
@@ -49,7 +49,18 @@ from bot.mail_in.auth import new_secret
 from bot.mail_out import calendar as ical
 from bot.mail_out.compose import CalendarPart
 from bot.mail_out.render import RenderedMail
-from bot.models import ChangeWhy, CommitmentFate, Game, GameStatus, GmAudit, OrderSubmission, Outbox, Seat, Turn
+from bot.models import (
+    ChangeWhy,
+    CommitmentFate,
+    Game,
+    GameStatus,
+    GmAudit,
+    OrderSubmission,
+    Outbox,
+    Player,
+    Seat,
+    Turn,
+)
 from bot.safe_text import echo
 from bot.schedules import (
     add,
@@ -652,37 +663,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     old_player = seat.player
     # A new player without a zone of their own gets the game's, as at game new.
     new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.game.timezone)
-    ctx.undo = {
-        "seat": seat.name,
-        "player": old_player.address,
-        "secret": seat.secret,
-        "nmr_streak": seat.nmr_streak,
-        "gm_plot": seat.gm_plot,
-        "handed_over": seat.handed_over,
-    }
-    plot_cleared = seat.gm_plot
-    seat.gm_plot = None  # the GM's plot was for the player who leaves (docs/DESIGN.md, "The GM's plot")
-    # To the former holder at their address, without the seat's signed reply address: it would
-    # act for the seat's new holder (bot.letters: ToAddress).
-    letters.notice(
-        ctx.shell,
-        ctx.session,
-        ToAddress(old_player.address, old_player.name),
-        say("commands_seat_replaced_title", game=ctx.game.name),
-        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False),
-        kind="replaced",
-        game=ctx.game,
-    )
-    if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
-        reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
-    seat.player_id = new_player.id
-    seat.robot = False
-    seat.handed_over = True  # the letters show it as "<seat> (<new holder's name>)"
-    seat.secret = new_secret()
-    seat.reply_salt = new_secret()  # the old holder's reply address stops working
-    seat.nmr_streak = 0
-    ctx.session.flush()
-    ctx.session.refresh(seat)
+    plot_cleared = _hand_over(ctx, seat, new_player)
     if ctx.game.status == GameStatus.SIGNUP:
         send_welcome(ctx.shell, ctx.session, ctx.game, seat)
         return (
@@ -725,6 +706,47 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
             else ""
         )
     )
+
+
+def _hand_over(ctx: GmAction, seat: Seat, new_player: Player) -> str | None:
+    """`seat` handed to `new_player` (REPLACE): the former holder told at their own address, the
+    change of holder in the reliability record once the game is under way, a new password and
+    reply address (the old holder's stop working), no NMR streak, and the GM's plot cleared (it
+    was for the player who leaves: docs/DESIGN.md, "The GM's plot"), which is returned. What it
+    changed is the undo."""
+    old_player = seat.player
+    ctx.undo = {
+        "seat": seat.name,
+        "player": old_player.address,
+        "secret": seat.secret,
+        "nmr_streak": seat.nmr_streak,
+        "gm_plot": seat.gm_plot,
+        "handed_over": seat.handed_over,
+    }
+    plot_cleared = seat.gm_plot
+    seat.gm_plot = None
+    # Without the seat's signed reply address: it would act for the seat's new holder
+    # (bot.letters: ToAddress).
+    letters.notice(
+        ctx.shell,
+        ctx.session,
+        ToAddress(old_player.address, old_player.name),
+        say("commands_seat_replaced_title", game=ctx.game.name),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False),
+        kind="replaced",
+        game=ctx.game,
+    )
+    if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
+        reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
+    seat.player_id = new_player.id
+    seat.robot = False
+    seat.handed_over = True  # the letters show it as "<seat> (<new holder's name>)"
+    seat.secret = new_secret()
+    seat.reply_salt = new_secret()
+    seat.nmr_streak = 0
+    ctx.session.flush()
+    ctx.session.refresh(seat)
+    return plot_cleared
 
 
 def _robot_level(words: list[str]) -> RobotLevel:
@@ -843,6 +865,18 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
     return text + " They were told, and so were the other players."
 
 
+def _pause_reopened(session: Session, game: Game) -> None:
+    """A game a ROLLBACK reopened is paused: with every order on file the next tick would
+    resolve it again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or
+    PROCESSes. A finished race no longer counts for ratings: its kind's stored ratings are
+    worked out again without it."""
+    finished = game.status == GameStatus.FINISHED
+    game.status = GameStatus.PAUSED
+    game.finished_at = None
+    if finished:
+        ratings.rebuild(session, game.kind)
+
+
 def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     game, session = ctx.game, ctx.session
     if game.status == GameStatus.SIGNUP:
@@ -854,33 +888,18 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         if last is None:
             raise Refused(f"{game.name} has no resolved turn to roll back")
         undone.append(_undo_resolution(ctx, last))
-        # A turn that needs no orders (Racecraft's final sprint) would be resolved again at
-        # once: go back to the last turn where the players had a say.
+        # A turn that needs no orders (Racecraft's final sprint) would resolve again at once: go on.
         if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
             break
     turn = last
     kept, gone = _kept_orders(turn, undone)
     turn.carried = [k.to_json() for k in kept] or None
     turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent
-    # Reopened paused: with every order on file the next tick would resolve it
-    # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
-    game.status = GameStatus.PAUSED
-    game.finished_at = None
+    _pause_reopened(session, game)
     # The turn is restored exactly (state, seed, the orders on file); only its deadline is
     # renewed when the old one has passed, or the tick would resolve it again at once.
-    deadline = as_utc(turn.deadline) if turn.deadline is not None else None
-    if deadline is None or deadline <= ctx.now:
-        deadline = next_deadline(parse_schedule(game.deadline_spec), ctx.now, game.timezone)
-    _set_deadline(ctx, turn, deadline)
-    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
-    _recount_streaks(session, game, turn)
-    _robots_drive(ctx, rules, turn)
-    _draw_again(ctx, rules, turn)
-    ctx.undo = {
-        "undone": undone,
-        "kept": [k.to_json() for k in kept],
-        "withdrawn": [{**k.to_json(), "label": label} for k, label in gone],
-    }
+    _restore(ctx, rules, turn)
+    ctx.undo = _undo_of_rollback(undone, kept, gone)
     next_label = _next_label(undone, turn)
     for k in kept:
         announce(
@@ -898,17 +917,9 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
             kind="rollback",
             to=k.seat,
         )
-    # A seat closed (DROP, RESIGN, NMR limit) after the resolution is still in the restored
-    # state: the GM decides whether it should run this turn again.
-    closed = [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
-    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn)
-    dice_facts = (
-        {"seq": turn_dice["seq"], "draw_word": turn_dice["draw_word"], "commitment": turn_dice["commitment"]}
-        if turn_dice is not None
-        else None
-    )
-    # Each seat is told what stands for it now, from the outlook: its own orders where it has
-    # some on file for the reopened turn, else what it gets if nothing arrives.
+    closed = _closed_seats_in_the_race(game, rules, turn)
+    dice_facts = _dice_facts(session, game, rules, turn)
+    # Each seat is told what stands for it now, from the outlook (its orders, or what it gets).
     state = rules.load_state(turn.state)
     subs = store.turn_submissions(session, turn)
     wanted = set(rules.expected_players(state))
@@ -943,6 +954,47 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
             else ""
         )
     )
+
+
+def _dice_facts(session: Session, game: Game, rules: AnyGame, turn: Turn) -> dict[str, object] | None:
+    """What a seat's notice of the reopened `turn` says of its dice: the draw committed to (its
+    sequence number, the word for it, the commitment), or None when the turn has none."""
+    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn)
+    if turn_dice is None:
+        return None
+    return {"seq": turn_dice["seq"], "draw_word": turn_dice["draw_word"], "commitment": turn_dice["commitment"]}
+
+
+def _restore(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:
+    """The reopened `turn` as it was (its streaks recounted, its robots' orders and dice drawn
+    again), with a new deadline when the old one has passed, and its calendar event cancelled
+    (the game is paused)."""
+    deadline = as_utc(turn.deadline) if turn.deadline is not None else None
+    if deadline is None or deadline <= ctx.now:
+        deadline = next_deadline(parse_schedule(ctx.game.deadline_spec), ctx.now, ctx.game.timezone)
+    _set_deadline(ctx, turn, deadline)
+    turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # paused: its event is cancelled
+    _recount_streaks(ctx.session, ctx.game, turn)
+    _robots_drive(ctx, rules, turn)
+    _draw_again(ctx, rules, turn)
+
+
+def _undo_of_rollback(
+    undone: list[dict[str, object]], kept: Sequence[Kept], gone: Sequence[tuple[Kept, str]]
+) -> dict[str, object]:
+    """What the audit log keeps of a ROLLBACK: each resolution undone, the orders kept, and
+    those withdrawn with the label of the turn they were for."""
+    return {
+        "undone": undone,
+        "kept": [k.to_json() for k in kept],
+        "withdrawn": [{**k.to_json(), "label": label} for k, label in gone],
+    }
+
+
+def _closed_seats_in_the_race(game: Game, rules: AnyGame, turn: Turn) -> list[str]:
+    """The seats closed (DROP, RESIGN, NMR limit) after the resolution a ROLLBACK undid, still in
+    the race in the restored state: the GM decides whether they run this turn again."""
+    return [s.name for s in game.seats if not s.active and s.name in rules.players(rules.load_state(turn.state))]
 
 
 def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:

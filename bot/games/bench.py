@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session
 from bot import letters, store
 from bot.fate import Refused
 from bot.games import reliability, robots, turns
+from bot.games.audit import done_by_the_bot
 from bot.letters import ToAddress, ToGm, ToSeat, notices
 from bot.letters.words import say
 from bot.mail_in import tokens
@@ -37,7 +38,6 @@ from bot.models import (
     ChangeWhy,
     Game,
     GameStatus,
-    GmAudit,
     OfferStatus,
     Player,
     Seat,
@@ -50,7 +50,6 @@ from rules.reliability import admits
 
 log = logging.getLogger("flagman.bench")
 
-ACTOR = "flagman"  # the audit log's actor of the bench's own actions
 MAX_BENCH = 500  # people offered one seat at most (the first to have sat on the bench)
 
 
@@ -178,21 +177,10 @@ def _audit_and_tell_gm(
     title_and_kind: tuple[str, str],
     seat: Seat,
 ) -> None:
-    """What the bench did with a seat, in the GM's audit log (done by the bot, as `command`)
+    """What the bench did with a seat, in the GM's audit log (`done_by_the_bot`, as `command`)
     and in a notice to the GM titled by the words `title_and_kind[0]`, of that kind of mail."""
     title, kind = title_and_kind
-    session.add(
-        GmAudit(
-            game_id=game.id,
-            actor=ACTOR,
-            via="auto",
-            message_id="",
-            command=command,
-            outcome="done: " + text,
-            created_at=now,
-            undo=None,
-        )
-    )
+    done_by_the_bot(session, game, command, "done: " + text, now)
     letters.notice(shell, session, ToGm(game), say(title, seat=seat.name), text, kind=kind)
 
 

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from bot import letters, outlook, store
 from bot.fate import Refused
 from bot.games import bench, reliability, turns
+from bot.games.audit import done_by_the_bot
 from bot.letters import ToAddress, ToGm, ToSeat, notices
 from bot.letters.context import due_by
 from bot.letters.words import say
@@ -36,8 +37,6 @@ from bot.mail_out.render import RenderedMail
 from bot.models import ChangeWhy, Game, GameStatus, GmAudit, Player, Seat, Turn
 from bot.shell import Shell
 from rules.api import AnyGame, GameState
-
-ROBOT = "flagman"  # the actor of automatic actions (NMR limit)
 
 
 def under_way(session: Session, game: Game) -> tuple[AnyGame, GameState, Turn]:
@@ -147,107 +146,104 @@ def enforce_nmr_limit(shell: Shell, session: Session, game: Game) -> int:
         if done is not None:
             continue
         if seat.nmr_streak >= limit:
-            now = shell.now()
-            undo: dict[str, object] | None = None
-            old, streak = seat.player, seat.nmr_streak
-            if bench.offer(shell, session, game, seat, ChangeWhy.NMR_LIMIT, turn.number):
-                text = say("bench_offered_text", seat=seat.name)
-                letters.notice(
-                    shell,
-                    session,
-                    ToAddress(old.address, old.name),  # the seat's reply address is the robot's now
-                    say("nmr_dropped_title", game=game.name),
-                    say("nmr_dropped", streak=streak, text=text),
-                    kind="nmr_dropped",
-                    game=game,
-                )
-            elif game.nmr_action == "drop":
-                text, undo = drop_seat(session, game, seat, ChangeWhy.NMR_LIMIT, now)
-                letters.notice(
-                    shell,
-                    session,
-                    ToSeat(seat),
-                    say("nmr_dropped_title", game=game.name),
-                    say("nmr_dropped", streak=seat.nmr_streak, text=text),
-                    kind="nmr_dropped",
-                    game=game,
-                )
-            else:
-                old = seat.player
-                holder = player_for(session, game.gm_address, "GM", now, game.timezone)
-                letters.notice(
-                    shell,
-                    session,
-                    ToSeat(seat),
-                    say("nmr_handed_title", game=game.name),
-                    say("nmr_handed", streak=seat.nmr_streak),
-                    kind="nmr_handed",
-                    game=game,
-                )
-                undo = {"seat": seat.name, "player": old.address, "secret": seat.secret}
-                reliability.note_change(session, seat, turn.number, ChangeWhy.NMR_LIMIT, holder, now)
-                seat.player_id = holder.id
-                seat.secret = new_secret()
-                seat.reply_salt = new_secret()  # the old holder's reply address stops working
-                session.flush()
-                session.refresh(seat)
-                turns.queue_seat_mail(shell, session, game, seat, "turn_sheet")
-                text = say("nmr_handed_gm", seat=seat.name, address=old.address)
-            session.add(
-                GmAudit(
-                    game_id=game.id,
-                    actor=ROBOT,
-                    via="auto",
-                    message_id="",
-                    command=key,
-                    outcome="done: " + text,
-                    created_at=now,
-                    undo=undo,
-                )
-            )
-            letters.notice(shell, session, ToGm(game), say("nmr_limit_title", seat=seat.name), text, kind="nmr_limit")
+            _act_at_limit(shell, session, game, seat, turn, key)
             acted += 1
         elif (
             seat.nmr_streak == limit - 1
             and seat.nmr_streak > 0
             and not outlook.on_vacation(seat.player, turn.deadline or shell.now())
         ):  # no warning while on vacation
-            deadline = due_by(shell, game, turn, seat.player.timezone)
-            letters.notice(
-                shell,
-                session,
-                ToSeat(seat),
-                say("nmr_warning_title", streak=seat.nmr_streak),
-                say(
-                    "nmr_warning",
-                    streak=seat.nmr_streak,
-                    game=game.name,
-                    turn=turn.label,
-                    deadline=deadline,
-                    drop=game.nmr_action == "drop",
-                ),
-                kind="nmr_warning",
-                error=True,
-                game=game,
-            )
-            session.add(
-                GmAudit(
-                    game_id=game.id,
-                    actor=ROBOT,
-                    via="auto",
-                    message_id="",
-                    command=key,
-                    outcome=f"warned {seat.player.address}",
-                    created_at=shell.now(),
-                    undo=None,
-                )
-            )
+            _warn(shell, session, game, seat, turn, key)
             acted += 1
     return acted
 
 
+def _act_at_limit(shell: Shell, session: Session, game: Game, seat: Seat, turn: Turn, key: str) -> None:
+    """A seat at the NMR limit: offered to the bench, else dropped (``"drop"``) or handed to the
+    GM (``"gm"``); its player and the GM told, the audit log's row `key` written."""
+    now = shell.now()
+    undo: dict[str, object] | None = None
+    old, streak = seat.player, seat.nmr_streak
+    if bench.offer(shell, session, game, seat, ChangeWhy.NMR_LIMIT, turn.number):
+        text = say("bench_offered_text", seat=seat.name)
+        letters.notice(
+            shell,
+            session,
+            ToAddress(old.address, old.name),  # the seat's reply address is the robot's now
+            say("nmr_dropped_title", game=game.name),
+            say("nmr_dropped", streak=streak, text=text),
+            kind="nmr_dropped",
+            game=game,
+        )
+    elif game.nmr_action == "drop":
+        text, undo = drop_seat(session, game, seat, ChangeWhy.NMR_LIMIT, now)
+        letters.notice(
+            shell,
+            session,
+            ToSeat(seat),
+            say("nmr_dropped_title", game=game.name),
+            say("nmr_dropped", streak=seat.nmr_streak, text=text),
+            kind="nmr_dropped",
+            game=game,
+        )
+    else:
+        text, undo = _hand_to_gm(shell, session, game, seat, turn, now)
+    done_by_the_bot(session, game, key, "done: " + text, now, undo=undo)
+    letters.notice(shell, session, ToGm(game), say("nmr_limit_title", seat=seat.name), text, kind="nmr_limit")
+
+
+def _hand_to_gm(
+    shell: Shell, session: Session, game: Game, seat: Seat, turn: Turn, now: datetime
+) -> tuple[str, dict[str, object]]:
+    """The NMR limit's ``"gm"``: the GM's address takes the seat (a new password and reply
+    address: the old holder's stop working) and gets its turn sheet; what the GM is told, and
+    the undo."""
+    old = seat.player
+    holder = player_for(session, game.gm_address, "GM", now, game.timezone)
+    letters.notice(
+        shell,
+        session,
+        ToSeat(seat),
+        say("nmr_handed_title", game=game.name),
+        say("nmr_handed", streak=seat.nmr_streak),
+        kind="nmr_handed",
+        game=game,
+    )
+    undo: dict[str, object] = {"seat": seat.name, "player": old.address, "secret": seat.secret}
+    reliability.note_change(session, seat, turn.number, ChangeWhy.NMR_LIMIT, holder, now)
+    seat.player_id = holder.id
+    seat.secret = new_secret()
+    seat.reply_salt = new_secret()  # the old holder's reply address stops working
+    session.flush()
+    session.refresh(seat)
+    turns.queue_seat_mail(shell, session, game, seat, "turn_sheet")
+    return say("nmr_handed_gm", seat=seat.name, address=old.address), undo
+
+
+def _warn(shell: Shell, session: Session, game: Game, seat: Seat, turn: Turn, key: str) -> None:
+    """A seat one miss from the NMR limit: its player warned, the audit log's row `key` written."""
+    deadline = due_by(shell, game, turn, seat.player.timezone)
+    letters.notice(
+        shell,
+        session,
+        ToSeat(seat),
+        say("nmr_warning_title", streak=seat.nmr_streak),
+        say(
+            "nmr_warning",
+            streak=seat.nmr_streak,
+            game=game.name,
+            turn=turn.label,
+            deadline=deadline,
+            drop=game.nmr_action == "drop",
+        ),
+        kind="nmr_warning",
+        error=True,
+        game=game,
+    )
+    done_by_the_bot(session, game, key, f"warned {seat.player.address}", shell.now())
+
+
 __all__ = [
-    "ROBOT",
     "drop_seat",
     "enforce_nmr_limit",
     "player_for",

@@ -29,6 +29,7 @@ from bot.clock import as_utc
 from bot.facts import Kept, Recheck, Withdrawn
 from bot.games import carried as carried_orders
 from bot.games import observers, ratings, robots, seasons
+from bot.games.audit import done_by_the_bot
 from bot.letters import sheets
 from bot.letters.cache import LetterCache
 from bot.letters.context import seat_labels
@@ -40,7 +41,6 @@ from bot.models import (
     CommitmentFate,
     Game,
     GameStatus,
-    GmAudit,
     OrderSubmission,
     Player,
     PressMode,
@@ -59,14 +59,12 @@ from bot.schedules import (
 from bot.settings import PracticeSettings
 from bot.shell import Shell
 from rules import fair, find_game
-from rules.api import AnyGame, GameState, turn_seed
+from rules.api import AnyGame, GameState, RobotLevel, turn_seed
 
 log = logging.getLogger("flagman.games")
 
 # The audit log's row of the orders kept across a ROLLBACK that the turn's resolution withdrew:
 # the bot did it, at the deadline (or the GM's PROCESS), not a GM command.
-AUDIT_ACTOR = "flagman"
-AUDIT_VIA = "deadline"
 AUDIT_COMMAND = "WITHDRAWN after ROLLBACK"
 
 
@@ -133,6 +131,39 @@ def validate_name(kind: str, name: str) -> str:
     return name
 
 
+def _robot_specs(robot_seats: Sequence[str]) -> list[tuple[str, RobotLevel]]:
+    """The robot seats of a new game, each ``NAME`` or ``NAME:LEVEL``, as (name, level)."""
+    specs = []
+    for text in robot_seats:
+        try:
+            robot_name, level = robots.parse_robot(text)
+        except ValueError as error:
+            raise GameError(str(error)) from None
+        specs.append((validate_name("robot", robot_name), level))
+    return specs
+
+
+def _zones_found(timezone: str | None, players: Sequence[PlayerSpec]) -> tuple[str | None, list[PlayerSpec]]:
+    """The game's zone and the players' as the zone database names them (refused in one line
+    for a zone it does not know, not a traceback at the first deadline shown)."""
+    for zone in [timezone, *(p.timezone for p in players)]:
+        problem = zone_problem(zone) if zone else None
+        if problem is not None:
+            raise GameError(problem)
+    return (
+        find_zone(timezone) if timezone else None,
+        [dataclasses.replace(p, timezone=find_zone(p.timezone)) if p.timezone else p for p in players],
+    )
+
+
+def _check_addresses(gm_address: str, players: Sequence[PlayerSpec]) -> None:
+    """Refused when the GM's address or a player's is one no relay takes."""
+    for who, address in [("the GM", gm_address), *((f"player {p.seat}", p.address) for p in players)]:
+        problem = address_problem(address.strip().lower())
+        if problem is not None:
+            raise GameError(f"the address of {who} is {problem}")
+
+
 def create_game(
     shell: Shell,
     session: Session,
@@ -169,24 +200,10 @@ def create_game(
     grace_minutes = int(parse_duration(grace).total_seconds() // 60) if grace else 0
     options = {str(k): str(v) for k, v in (options or {}).items()}
     seat_names = [validate_name("seat", p.seat) for p in players]
-    robot_specs = []
-    for text in robot_seats:
-        try:
-            robot_name, level = robots.parse_robot(text)
-        except ValueError as error:
-            raise GameError(str(error)) from None
-        robot_specs.append((validate_name("robot", robot_name), level))
+    robot_specs = _robot_specs(robot_seats)
     robot_names = [robot_name for robot_name, _ in robot_specs]
-    for zone in [timezone, *(p.timezone for p in players)]:
-        problem = zone_problem(zone) if zone else None
-        if problem is not None:  # one line, not a traceback at the first deadline shown
-            raise GameError(problem)
-    timezone = find_zone(timezone) if timezone else None
-    players = [dataclasses.replace(p, timezone=find_zone(p.timezone)) if p.timezone else p for p in players]
-    for who, address in [("the GM", gm_address), *((f"player {p.seat}", p.address) for p in players)]:
-        problem = address_problem(address.strip().lower())
-        if problem is not None:
-            raise GameError(f"the address of {who} is {problem}")
+    timezone, players = _zones_found(timezone, players)
+    _check_addresses(gm_address, players)
     if len(set(seat_names + robot_names)) != len(seat_names) + len(robot_names):
         raise GameError("two seats have the same name" if robot_names else "two players have the same seat name")
     if not signup:
@@ -421,6 +438,7 @@ class TurnWrites:
     # new state: the rows of those that stand (no turn id yet), and what became of each.
     carried: tuple[Mapping[str, object], ...] = ()
     recheck: Recheck = Recheck()
+    rating_writes: ratings.RatingWrites | None = None  # a rated final: its kind's ratings stored with it
 
 
 def _set_columns(
@@ -485,6 +503,48 @@ def _recheck_carried(
     return recheck
 
 
+def _next_turn(
+    shell: Shell,
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    turn: Turn,
+    new_state: GameState,
+    cache: LetterCache,
+    now: datetime,
+) -> tuple[dict[str, object], Turn, dice.Entry | None]:
+    """The row of the turn opened after `turn`, that turn as the mails show it (not added to
+    `session`), and its entry in the game's commitment log: made now, and added to the log as
+    the letters quote it (`cache`)."""
+    log = cache.log_of(session, game.id)
+    withdrawn = [c.secret for c in log if c.number == turn.number + 1 and c.secret is not None]
+    next_row = _new_turn(shell, game, rules, turn.number + 1, new_state, withdrawn[-1] if withdrawn else None)
+    next_turn = Turn(**next_row)
+    opening = None
+    if next_turn.secret is not None:
+        opening = dice.next_entry(
+            game, dice.end_of(log), next_turn.number, next_turn.label, next_turn.secret, now, "opened"
+        )
+        cache.log[game.id] = [*log, Commitment(**opening.row())]
+    return next_row, next_turn, opening
+
+
+def _filed_for_next(
+    rules: AnyGame, game: Game, next_turn: Turn | None, new_state: GameState, recheck: Recheck, now: datetime
+) -> tuple[list[dict[str, object]], list[dict[str, object]], store.BySeat]:
+    """The orders on file as the next turn opens (none when the game is over): its robots'
+    (bot.games.robots) and those a ROLLBACK kept for it that stand against the new state
+    (bot.games.carried), as rows (no turn id yet) and by seat, as the letters read them."""
+    if next_turn is None:
+        return [], [], {}
+    robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now)
+    carried_rows = carried_orders.rows(game, recheck, now)
+    filed: dict[int, list[OrderSubmission]] = {}
+    for row in [*robot_rows, *carried_rows]:
+        filed.setdefault(int(str(row["seat_id"])), []).append(OrderSubmission(**row))
+    return robot_rows, carried_rows, filed
+
+
 def work_out(
     shell: Shell, session: Session, game: Game, turn: Turn, *, cache: LetterCache, subs: store.BySeat | None = None
 ) -> TurnWrites:
@@ -510,47 +570,29 @@ def work_out(
     }
     finished_at = now if rules.is_finished(new_state) else None
     _set_columns(game, turn, resolved=resolved, finished_at=finished_at, streaks=streaks)
-    # The game's commitment log as the letters quote it: the next turn's entry is made now.
-    log = cache.log_of(session, game.id)
-    withdrawn = [c.secret for c in log if c.number == turn.number + 1 and c.secret is not None]
-    next_row = (
-        None
+    next_row, next_turn, opening = (
+        (None, None, None)
         if finished_at is not None
-        else _new_turn(shell, game, rules, turn.number + 1, new_state, withdrawn[-1] if withdrawn else None)
+        else _next_turn(shell, session, game, rules, turn, new_state, cache, now)
     )
-    next_turn = Turn(**next_row) if next_row is not None else None  # for the mails only: not added here
-    opening = None
-    if next_turn is not None and next_turn.secret is not None:
-        opening = dice.next_entry(
-            game, dice.end_of(log), next_turn.number, next_turn.label, next_turn.secret, now, "opened"
-        )
-        cache.log[game.id] = [*log, Commitment(**opening.row())]
     kind = "final" if next_turn is None else "results"
     # A next turn that needs no orders runs at once (Racecraft's final sprint): this turn's
     # results then go out with its own, in one letter a seat reads once, not two a second apart.
     # The GM's copy likewise; the observers' public results are sent as always.
     held_for_next = next_turn is not None and game.status == GameStatus.ACTIVE and not rules.expected_players(new_state)
     before = None if rules.expected_players(state) else _turn_before(session, game, rules, turn)
-    # A turn just opened has no orders on file yet but its robots' (bot.games.robots), and the
-    # orders a ROLLBACK kept for it that stand against the new state (bot.games.carried).
-    robot_rows = robots.orders_for(rules, game, next_turn.number, new_state, game.seats, now) if next_turn else []
     kept = carried_orders.of_turn(turn)
     recheck = _recheck_carried(rules, game, turn, next_turn, new_state, kept)
-    carried_rows = carried_orders.rows(game, recheck, now) if next_turn is not None else []
-    filed: dict[int, list[OrderSubmission]] = {}
-    for row in [*robot_rows, *carried_rows]:
-        filed.setdefault(int(str(row["seat_id"])), []).append(OrderSubmission(**row))
-    no_subs: store.BySeat = filed
+    robot_rows, carried_rows, no_subs = _filed_for_next(rules, game, next_turn, new_state, recheck, now)
     if kept:
         resolved["carried"] = None
         turn.carried = None
     season = seasons.for_letters(session, game, rules, new_state, turn, finished=next_turn is None)
     shown_after = shell.settings.ratings.shown_after
-    rated = (
-        ratings.changes_shown(session, game, rules, new_state, shown_after)
-        if game.status == GameStatus.FINISHED
-        else {}
+    changes, rating_writes = (
+        ratings.final_changes(session, game, rules, new_state) if game.status == GameStatus.FINISHED else ([], None)
     )
+    rated = ratings.changes_shown(changes, game, shown_after)
     letters = TurnLetters(
         rules,
         new_state,
@@ -580,6 +622,7 @@ def work_out(
         opening,
         tuple(carried_rows),
         recheck,
+        rating_writes,
     )
 
 
@@ -606,6 +649,8 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
         session.execute(
             update(Game).where(Game.id == game.id).values(status=GameStatus.FINISHED, finished_at=writes.finished_at)
         )
+    if writes.rating_writes is not None:
+        ratings.write(session, writes.rating_writes)
     if writes.streaks:
         session.execute(
             update(Seat), [{"id": seat_id, "nmr_streak": streak} for seat_id, streak in writes.streaks.items()]
@@ -622,21 +667,19 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
     if writes.recheck.withdrawn:  # the audit log keeps what was withdrawn, as it keeps a ROLLBACK's
         withdrawn_at = writes.resolved["resolved_at"]
         assert isinstance(withdrawn_at, datetime)
-        session.add(
-            GmAudit(
-                game_id=game.id,
-                actor=AUDIT_ACTOR,
-                via=AUDIT_VIA,
-                command=f"{AUDIT_COMMAND} {game.name} {turn.label}",
-                outcome="; ".join(f"{w.kept.seat}: {w.kept.text!r} withdrawn" for w in writes.recheck.withdrawn),
-                created_at=withdrawn_at,
-                undo={
-                    "withdrawn": [
-                        {**w.kept.to_json(), "label": w.label, "reason": w.reason} for w in writes.recheck.withdrawn
-                    ],
-                    "refiled": [r.kept.to_json() for r in writes.recheck.refiled],
-                },
-            )
+        done_by_the_bot(
+            session,
+            game,
+            f"{AUDIT_COMMAND} {game.name} {turn.label}",
+            "; ".join(f"{w.kept.seat}: {w.kept.text!r} withdrawn" for w in writes.recheck.withdrawn),
+            withdrawn_at,
+            via="deadline",
+            undo={
+                "withdrawn": [
+                    {**w.kept.to_json(), "label": w.label, "reason": w.reason} for w in writes.recheck.withdrawn
+                ],
+                "refiled": [r.kept.to_json() for r in writes.recheck.refiled],
+            },
         )
     if writes.opening is not None:
         dice.write_entry(session, writes.opening)

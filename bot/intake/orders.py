@@ -35,7 +35,7 @@ from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import AttentionKind, Game, GameStatus, GmAudit, Outbox, Reason, Seat, Turn
-from bot.outlook import what_counts
+from bot.outlook import Counts, what_counts
 from bot.safe_text import echo
 from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, Parsed, ProblemKind
@@ -624,35 +624,9 @@ def _orders_confirmed(
         # Filed as the whole set it makes, so that the tick's fold (`store.orders_on_file`)
         # reads the same set.
         filed = rules.format_orders(merged)
-    # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
-    # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
-    # complete without the lines not understood says which lines those were (a
-    # bad PATH line dropped must not leave "a complete set" unexplained).
-    # The receipt of the set on file as the dice digest it (bot.dice.used: in the game's normal
-    # form): the results list the receipt of the set used, so the player sees that what was
-    # used is what they sent.
-    receipt, receipt_of = dice.receipt_of(game.name, turn, rules, state, seat.name, merged)
-    complete = rules.is_complete(state, seat.name, merged)
-    # What the deadline will use: the set, each missing part filled as the
-    # resolution fills it, named line by line.
     counting = what_counts(rules, state, seat, merged)
-    ctx.update(
-        {
-            **_against_the_set_on_file(rules, earlier, parsed.orders, merged),
-            "understood": canonical,
-            "on_file": counting.text,
-            "filled": "\n".join(counting.filled),
-            "later": list(counting.later),
-            "receipt": receipt,
-            "receipt_of": receipt_of,
-            "complete": complete,
-            "missing": list(rules.missing_orders(state, seat.name, merged)),
-            **_left_out_of(rules, state, seat.name, shown, merged, order_help),
-            # What the set will cost, where the game can say so ("this plot
-            # costs 2 wear and a top speed test").
-            "consequences": list(rules.consequences(state, seat.name, merged)),
-        }
-    )
+    ctx.update(_set_facts(turn, rules, state, seat, earlier, parsed, merged, counting, shown, order_help))
+    ctx["understood"] = canonical
     # The last orders of a turn that resolves early: it is resolved as this mail's answers are
     # queued (the pipeline), so the confirmation says so, not until when orders may change.
     last = batch.resolves_with(session, game, turn, seat, filed)
@@ -679,6 +653,46 @@ def _orders_confirmed(
         seat=seat,
         submission=Submission(turn.id, seat.id, filed),
     )
+
+
+def _set_facts(
+    turn: Turn,
+    rules: AnyGame,
+    state: GameState,
+    seat: Seat,
+    earlier: tuple[GameOrder, ...] | None,
+    parsed: Parsed[GameOrder],
+    merged: tuple[GameOrder, ...],
+    counting: Counts,
+    shown: Sequence[OrderProblem],
+    order_help: str,
+) -> dict[str, object]:
+    """What the confirmation says of the set now on file (`merged`, of which `counting` is what
+    the deadline will use: each missing part filled as the resolution fills it, named line by
+    line), but the orders understood (the caller's ``understood``, the mail's own lines)."""
+    # The contract (rules.api): a full set is `is_complete`; no need to parse the merged set again.
+    # An incomplete set says what it lacks (the game's words, `missing_orders`); a set
+    # complete without the lines not understood says which lines those were (a
+    # bad PATH line dropped must not leave "a complete set" unexplained).
+    # The receipt of the set on file as the dice digest it (bot.dice.used: in the game's normal
+    # form): the results list the receipt of the set used, so the player sees that what was
+    # used is what they sent.
+    receipt, receipt_of = dice.receipt_of(seat.game.name, turn, rules, state, seat.name, merged)
+    complete = rules.is_complete(state, seat.name, merged)
+    return {
+        **_against_the_set_on_file(rules, earlier, parsed.orders, merged),
+        "on_file": counting.text,
+        "filled": "\n".join(counting.filled),
+        "later": list(counting.later),
+        "receipt": receipt,
+        "receipt_of": receipt_of,
+        "complete": complete,
+        "missing": list(rules.missing_orders(state, seat.name, merged)),
+        **_left_out_of(rules, state, seat.name, shown, merged, order_help),
+        # What the set will cost, where the game can say so ("this plot
+        # costs 2 wear and a top speed test").
+        "consequences": list(rules.consequences(state, seat.name, merged)),
+    }
 
 
 def _with_the_rest(

@@ -35,7 +35,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from bot.commands.grammar import ForTheGm, for_the_gm, is_courtesy
-from rules.api import AnyGame, GameState, OrderProblem, ProblemKind
+from rules.api import AnyGame, GameOrder, GameState, OrderProblem, Parsed, ProblemKind
 
 MAX_PHRASE_WORDS = 6  # the longest order a sentence is searched for (SPEEDPHREAKZ: ROUND 3 F1 L F1 ...)
 MAX_LINE_CHARS = 300  # a longer line is not searched (it is not a sentence with an order in it)
@@ -315,8 +315,25 @@ def _alternatives(
 _JOINING = frozenset({"and", "also", "plus", "with", "then", "too"})
 
 
+class _Said:
+    """The phrase of the clause before, as written (`text`), and what the game reads it as alone
+    (`parsed`): parsed once, when first asked, however many of the clause's phrases are
+    compared with it (`_same_kind`) and whether the clause goes on with it (`_continued`)."""
+
+    __slots__ = ("_parsed", "rules", "seat", "state", "text")
+
+    def __init__(self, rules: AnyGame, state: GameState, seat: str, text: str) -> None:
+        self.rules, self.state, self.seat, self.text = rules, state, seat, text
+        self._parsed: Parsed[GameOrder] | None = None
+
+    def parsed(self) -> Parsed[GameOrder]:
+        if self._parsed is None:
+            self._parsed = self.rules.parse_orders(self.state, self.seat, _as_order(_words(self.text)))
+        return self._parsed
+
+
 def _continued(
-    rules: AnyGame, state: GameState, seat: str, said: str, words: Sequence[str], budget: _Budget
+    rules: AnyGame, state: GameState, seat: str, said: _Said, words: Sequence[str], budget: _Budget
 ) -> tuple[str, str] | None:
     """A clause with no order of its own that goes on with the phrase `said` of the clause
     before it ("bid wear 2, maybe skill 1": BID WEAR 2 SKILL 1): the phrase alone and the
@@ -327,20 +344,20 @@ def _continued(
     if not numbered or not budget.spend():
         return None
     rest = rest[: numbered[-1] + 1]  # "top 1 please": the words up to its last number
-    alone = rules.parse_orders(state, seat, _as_order(_words(said)))
+    alone = said.parsed()
     if len(alone.orders) != 1 or alone.problems or not budget.spend():
         return None
-    longer = rules.parse_orders(state, seat, _as_order([*_words(said), *rest]))
+    longer = rules.parse_orders(state, seat, _as_order([*_words(said.text), *rest]))
     if len(longer.orders) != 1 or longer.problems or longer.orders == alone.orders:
         return None
     return rules.format_orders(alone.orders), rules.format_orders(longer.orders)
 
 
-def _same_kind(rules: AnyGame, state: GameState, seat: str, said: str, phrase: str, budget: _Budget) -> bool:
+def _same_kind(rules: AnyGame, state: GameState, seat: str, said: _Said, phrase: str, budget: _Budget) -> bool:
     """Whether `phrase` is, alone, one order of the same kind as the phrase `said` is."""
     if not budget.spend():
         return False
-    earlier = rules.parse_orders(state, seat, _as_order(_words(said))).orders
+    earlier = said.parsed().orders
     alone = rules.parse_orders(state, seat, phrase).orders
     return len(earlier) == 1 and len(alone) == 1 and type(earlier[0]) is type(alone[0])
 
@@ -445,6 +462,192 @@ def _is_note(line: str, orders: Collection[str], letters: Collection[str] = ()) 
     return not any(_SPELLINGS.get(w.upper(), w.upper()) in orders for w in _words(line))
 
 
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    """What one mail's lines are read against: the game, its state, the seat, the order words
+    (those of one letter apart: `letters`, those the game takes alone as an order) and what is
+    left of the mail's budget."""
+
+    rules: AnyGame
+    state: GameState
+    seat: str
+    orders: frozenset[str]
+    letters: frozenset[str]
+    budget: _Budget
+
+
+@dataclass
+class _Clauses:
+    """What the clauses of one line were read as so far, clause by clause (`take`)."""
+
+    applied: list[str] = field(default_factory=list)
+    offered: list[str] = field(default_factory=list)
+    negated: list[str] = field(default_factory=list)
+    passed: list[str] = field(default_factory=list)  # clauses with words not read as any order
+    corrected: list[str] = field(
+        default_factory=list
+    )  # applied before a correction ("no wait"): replaced by what follows
+    not_offered: list[tuple[str, str]] = field(default_factory=list)  # hedged longer readings the game refuses, and why
+    correcting: bool = False
+    signing: bool = False  # the clause before was a courtesy ("Cheers"): a name may follow it
+    said_last: str = ""  # the last phrase of the line's clauses so far, as written
+
+    def take(self, reader: _Reader, clause: str, line: str) -> None:
+        """Read one clause of `line`."""
+        rules, state, seat, budget = reader.rules, reader.state, reader.seat, reader.budget
+        words = _words(clause)
+        self.correcting = self.correcting or bool(_CORRECTION.match(clause))
+        found = _phrases(rules, state, seat, words, reader.orders, budget, reader.letters)
+        # A clause goes on with the order before it when no phrase of it is an order on its
+        # own, or each is an order of the same kind ("design skill 1, maybe top 1": TOP 1
+        # alone is a DESIGN order too, and a set holds one DESIGN).
+        said = _Said(rules, state, seat, self.said_last)  # the phrase before, parsed once for the clause
+        same_kind = bool(said.text and found) and all(
+            _same_kind(rules, state, seat, said, phrase, budget) for _, _, phrase in found
+        )
+        more = (
+            _continued(rules, state, seat, said, words, budget)
+            if said.text
+            and (same_kind or not any(_takes(rules, state, seat, phrase, budget) for _, _, phrase in found))
+            else None
+        )
+        if more is None and same_kind and {_normal(w) for w in words} & HEDGES:
+            # The hedged longer reading the game refuses: not read, and why it is not offered.
+            self.passed.append(" ".join(words))
+            self._not_offered(reader, words)
+        elif more is not None:
+            self._goes_on(words, *more)
+        elif not found:
+            self._no_phrase(reader, clause, words)
+        else:
+            self.said_last = " ".join(words[found[-1][0] : found[-1][1]])
+            self._phrases_of(reader, clause, line, words, found)
+
+    def _not_offered(self, reader: _Reader, words: Sequence[str]) -> None:
+        refused = _refused_reading(reader.rules, reader.state, reader.seat, self.said_last, words, reader.budget)
+        self.not_offered += [refused] if refused is not None else []
+
+    def _goes_on(self, words: Sequence[str], earlier: str, longer: str) -> None:
+        """ "bid wear 2, maybe skill 1": the clause goes on with the order before it; a hedge
+        offers both readings, else the two clauses are the one order."""
+        if {_normal(w) for w in words} & HEDGES:
+            self.applied = [p for p in self.applied if p != earlier]
+            self.offered += [earlier, longer]
+        else:
+            self.applied = [longer if p == earlier else p for p in self.applied]
+            self.offered = [longer if p == earlier else p for p in self.offered]
+        self.said_last = ""
+
+    def _no_phrase(self, reader: _Reader, clause: str, words: Sequence[str]) -> None:
+        """A clause with no order in it: a courtesy, a name signing off after one, a correction
+        to come, or words not read (with the refused longer reading of a hedge, and why)."""
+        courtesy = bool(words) and is_courtesy(clause)
+        # "Cheers, Seb": the name that signs off after a courtesy is no word unread.
+        signed = self.signing and 0 < len(words) <= 2 and all(w.isalpha() and w[:1].isupper() for w in words)
+        if words and not courtesy and not signed and not _CORRECTION.match(clause):
+            self.passed.append(" ".join(words))
+            if self.said_last and {_normal(w) for w in words} & HEDGES:
+                self._not_offered(reader, words)
+        self.signing = courtesy
+
+    def _phrases_of(
+        self, reader: _Reader, clause: str, line: str, words: Sequence[str], found: list[tuple[int, int, str]]
+    ) -> None:
+        """A clause with order phrases: negated, offered (more than one, a hedge, a question,
+        other words that look like parts of orders) or its one phrase applied."""
+        self.signing = False
+        if self.correcting and self.applied:
+            self.corrected += self.applied
+            self.applied = []
+        self.correcting = False
+        before = {_normal(w) for w in words[: found[0][0]]}
+        if (marker := _CORRECTION.match(clause)) is not None:  # "no wait, use 1" negates nothing
+            before -= {_normal(w) for w in _words(marker.group(0))}
+        lowered = {_normal(w) for w in words}
+        covered = {i for start, end, _ in found for i in range(start, end)}
+        # Other words that look like parts of orders (a number, an order word): the phrase
+        # may not be all the player meant ("USE 3 4"), so it is offered, not applied.
+        unsure = any(
+            i not in covered and (any(c.isdigit() for c in w) or w.upper() in reader.orders)
+            for i, w in enumerate(words)
+        )
+        found += _alternatives(reader.rules, reader.state, reader.seat, words, found, reader.budget)
+        if before & NEGATIONS:
+            self.negated += [phrase for _, _, phrase in found]
+        elif len(found) > 1 or lowered & HEDGES or "?" in line or unsure:
+            self.offered += [phrase for _, _, phrase in found]
+        else:
+            self.applied.append(found[0][2])
+
+
+def _note(number: int, original: str, for_gm: ForTheGm | None) -> tuple[Reading, list[str]]:
+    """A line read as a note: passed over, its place kept (the lines after it keep their numbers)."""
+    return Reading(number, original.strip(), note=True, for_gm=for_gm), [""]
+
+
+def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> tuple[Reading | None, list[str]]:
+    """How one line the parser did not understand is read (None: not read as prose, the
+    parser's reason stands), and the lines that take its place."""
+    original = line
+    adding = _ADDING.search(line) is not None
+    line = _ADDING.sub("", line) if adding else line
+    keeps_rest = bool(_KEEP_REST.search(line))
+    if keeps_rest:  # read as what it says of the set on file, the rest of the line as prose
+        result.keeps_rest = True
+        line = _KEEP_REST.sub("", line)
+        if not _words(line) or is_courtesy(line.strip(" ,.;:!-")):
+            return Reading(number, original.strip(), keeps_rest=True), [""]
+    if _is_note(line, reader.orders, reader.letters):
+        return _note(number, original, for_the_gm(line))
+    if "?" in line and _ASKS.match(line):
+        # "What does round 2 mean?": a question about the game, for the GM; its order words
+        # are no orders offered back.
+        return _note(number, original, ForTheGm.QUESTION)
+    fallback = _with_fallback(reader.rules, reader.state, reader.seat, line, reader.orders, reader.budget)
+    if fallback is not None:
+        return dataclasses.replace(fallback, line_no=number), _order_lines(fallback.applied)
+    clauses = _Clauses()
+    for clause in _CLAUSE.split(line):
+        clauses.take(reader, clause, line)
+    applied, offered, negated = clauses.applied, clauses.offered, clauses.negated
+    if not (applied or offered or negated):
+        words_for_gm = for_the_gm(line)
+        if words_for_gm is not None:
+            # No order in it, and words for the GM (a question, a farewell): passed on, not refused.
+            return _note(number, original, words_for_gm)
+        return None, [line]  # an order word, but no order: the parser's reason stands
+    if negated or offered:
+        offered, applied = offered + applied, []  # a line that also negates or hedges applies nothing itself
+        # Only an order the game takes now is offered as a one-tap link ("COLOUR IS" is none).
+        offered = [
+            phrase
+            for phrase in dict.fromkeys(offered)
+            if _takes(reader.rules, reader.state, reader.seat, phrase, reader.budget)
+        ]
+        if not (offered or negated) and (words_for_gm := for_the_gm(line)) is not None:
+            return _note(number, original, words_for_gm)
+    if adding and applied:  # "Oh and PUSH YES": an addition to the set on file
+        keeps_rest = result.keeps_rest = True
+    reading = Reading(
+        number,
+        original.strip(),
+        tuple(applied),
+        tuple(offered),
+        tuple(negated),
+        unread=tuple(clauses.passed),
+        not_offered=tuple(clauses.not_offered),
+        corrected=tuple(clauses.corrected) if applied else (),
+        keeps_rest=keeps_rest,
+    )
+    return reading, _order_lines(applied)
+
+
+def _order_lines(applied: Sequence[str]) -> list[str]:
+    """The lines that take the place of a line read as the orders `applied` (one empty line
+    when none is: the lines after it keep their numbers)."""
+    return [part for order_line in applied or [""] for part in order_line.splitlines()]
+
+
 def read(
     rules: AnyGame, state: GameState, seat: str, text: str, problems: Sequence[OrderProblem], orders: Collection[str]
 ) -> ProseResult:
@@ -457,161 +660,19 @@ def read(
     unread = {n: unread[n] for n in sorted(unread)[:MAX_PROSE_LINES]}
     budget = _Budget()
     letters = frozenset(w for w in orders if len(w) == 1 and unread and _an_order(rules, state, seat, w, budget))
-    orders = frozenset(w for w in orders if len(w) > 1)
+    reader = _Reader(rules, state, seat, frozenset(w for w in orders if len(w) > 1), letters, budget)
     out: list[str] = []
     result = ProseResult("")
-
-    def keep(text_line: str, number: int) -> None:
-        out.append(text_line)
-        result.numbers.append(number)
-
     for number, line in enumerate(text.splitlines(), start=1):
-        if number not in unread or len(line) > MAX_LINE_CHARS:
-            keep(line, number)
-            continue
-        original = line
-        adding = _ADDING.search(line) is not None
-        line = _ADDING.sub("", line) if adding else line
-        keeps_rest = bool(_KEEP_REST.search(line))
-        if keeps_rest:  # read as what it says of the set on file, the rest of the line as prose
-            result.keeps_rest = True
-            line = _KEEP_REST.sub("", line)
-            if not _words(line) or is_courtesy(line.strip(" ,.;:!-")):
-                result.readings.append(Reading(number, original.strip(), keeps_rest=True))
-                keep("", number)
-                continue
-        if _is_note(line, orders, letters):
-            result.readings.append(Reading(number, original.strip(), note=True, for_gm=for_the_gm(line)))
-            keep("", number)  # the line keeps its place: the lines after it keep their numbers
-            continue
-        if "?" in line and _ASKS.match(line):
-            # "What does round 2 mean?": a question about the game, for the GM; its order words
-            # are no orders offered back.
-            result.readings.append(Reading(number, original.strip(), note=True, for_gm=ForTheGm.QUESTION))
-            keep("", number)
-            continue
-        fallback = _with_fallback(rules, state, seat, line, orders, budget)
-        if fallback is not None:
-            result.readings.append(dataclasses.replace(fallback, line_no=number))
-            for order_line in fallback.applied or [""]:
-                for part in order_line.splitlines():
-                    keep(part, number)
-            continue
-        applied: list[str] = []
-        offered: list[str] = []
-        negated: list[str] = []
-        passed: list[str] = []
-        corrected: list[str] = []  # applied before a correction ("no wait"): replaced by what follows
-        correcting = False
-        signing = False  # the clause before was a courtesy ("Cheers"): a name may follow it
-        said_last = ""  # the last phrase of the line's clauses so far, as written
-        not_offered: list[tuple[str, str]] = []  # hedged longer readings the game refuses, and why
-        for clause in _CLAUSE.split(line):
-            words = _words(clause)
-            correcting = correcting or bool(_CORRECTION.match(clause))
-            found = _phrases(rules, state, seat, words, orders, budget, letters)
-            # A clause goes on with the order before it when no phrase of it is an order on its
-            # own, or each is an order of the same kind ("design skill 1, maybe top 1": TOP 1
-            # alone is a DESIGN order too, and a set holds one DESIGN).
-            same_kind = bool(said_last and found) and all(
-                _same_kind(rules, state, seat, said_last, phrase, budget) for _, _, phrase in found
-            )
-            more = (
-                _continued(rules, state, seat, said_last, words, budget)
-                if said_last
-                and (same_kind or not any(_takes(rules, state, seat, phrase, budget) for _, _, phrase in found))
-                else None
-            )
-            if more is None and same_kind and {_normal(w) for w in words} & HEDGES:
-                # The hedged longer reading the game refuses: not read, and why it is not offered.
-                passed.append(" ".join(words))
-                refused = _refused_reading(rules, state, seat, said_last, words, budget)
-                not_offered += [refused] if refused is not None else []
-                continue
-            if more is not None:
-                # "bid wear 2, maybe skill 1": the clause goes on with the order before it; a
-                # hedge offers both readings, else the two clauses are the one order.
-                earlier, longer = more
-                if {_normal(w) for w in words} & HEDGES:
-                    applied = [p for p in applied if p != earlier]
-                    offered += [earlier, longer]
-                else:
-                    applied = [longer if p == earlier else p for p in applied]
-                    offered = [longer if p == earlier else p for p in offered]
-                said_last = ""
-                continue
-            if found:
-                said_last = " ".join(words[found[-1][0] : found[-1][1]])
-            if not found:
-                courtesy = bool(words) and is_courtesy(clause)
-                # "Cheers, Seb": the name that signs off after a courtesy is no word unread.
-                signed = signing and 0 < len(words) <= 2 and all(w.isalpha() and w[:1].isupper() for w in words)
-                if words and not courtesy and not signed and not _CORRECTION.match(clause):
-                    passed.append(" ".join(words))
-                    if said_last and {_normal(w) for w in words} & HEDGES:
-                        refused = _refused_reading(rules, state, seat, said_last, words, budget)
-                        not_offered += [refused] if refused is not None else []
-                signing = courtesy
-                continue
-            signing = False
-            if correcting and applied:
-                corrected += applied
-                applied = []
-            correcting = False
-            before = {_normal(w) for w in words[: found[0][0]]}
-            if (marker := _CORRECTION.match(clause)) is not None:  # "no wait, use 1" negates nothing
-                before -= {_normal(w) for w in _words(marker.group(0))}
-            lowered = {_normal(w) for w in words}
-            covered = {i for start, end, _ in found for i in range(start, end)}
-            # Other words that look like parts of orders (a number, an order word): the phrase
-            # may not be all the player meant ("USE 3 4"), so it is offered, not applied.
-            unsure = any(
-                i not in covered and (any(c.isdigit() for c in w) or w.upper() in orders) for i, w in enumerate(words)
-            )
-            found += _alternatives(rules, state, seat, words, found, budget)
-            if before & NEGATIONS:
-                negated += [phrase for _, _, phrase in found]
-            elif len(found) > 1 or lowered & HEDGES or "?" in line or unsure:
-                offered += [phrase for _, _, phrase in found]
-            else:
-                applied.append(found[0][2])
-        if not (applied or offered or negated):
-            words_for_gm = for_the_gm(line)
-            if words_for_gm is not None:
-                # No order in it, and words for the GM (a question, a farewell): passed on, not refused.
-                result.readings.append(Reading(number, original.strip(), note=True, for_gm=words_for_gm))
-                keep("", number)
-                continue
-            keep(line, number)  # an order word, but no order: the parser's reason stands
-            continue
-        if negated or offered:
-            offered, applied = offered + applied, []  # a line that also negates or hedges applies nothing itself
-            # Only an order the game takes now is offered as a one-tap link ("COLOUR IS" is none).
-            offered = [phrase for phrase in dict.fromkeys(offered) if _takes(rules, state, seat, phrase, budget)]
-            if not (offered or negated):
-                words_for_gm = for_the_gm(line)
-                if words_for_gm is not None:
-                    result.readings.append(Reading(number, original.strip(), note=True, for_gm=words_for_gm))
-                    keep("", number)
-                    continue
-        if adding and applied:  # "Oh and PUSH YES": an addition to the set on file
-            keeps_rest = result.keeps_rest = True
-        result.readings.append(
-            Reading(
-                number,
-                original.strip(),
-                tuple(applied),
-                tuple(offered),
-                tuple(negated),
-                unread=tuple(passed),
-                not_offered=tuple(not_offered),
-                corrected=tuple(corrected) if applied else (),
-                keeps_rest=keeps_rest,
-            )
+        reading, lines = (
+            (None, [line])
+            if number not in unread or len(line) > MAX_LINE_CHARS
+            else _read_line(reader, result, number, line)
         )
-        for order_line in applied or [""]:
-            for part in order_line.splitlines():
-                keep(part, number)
+        if reading is not None:
+            result.readings.append(reading)
+        out += lines
+        result.numbers += [number] * len(lines)
     result.text = "\n".join(out)
     return result
 

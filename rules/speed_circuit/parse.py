@@ -8,7 +8,7 @@ every other line optional); every bad line is reported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from rules.api import (
     IllegalOrderError,
@@ -70,6 +70,136 @@ def _int(word: str, what: str) -> int:
         raise InvalidOrderError(f"{what} must be a whole number, not {word!r}") from None
 
 
+def _speed(args: list[str], line: str) -> Order:
+    if len(args) == 2 and args[1] == "MPH":
+        args = args[:1]
+    if len(args) != 1:
+        raise InvalidOrderError("SPEED takes one value: a speed in mph (a multiple of 20) or MPS")
+    if args[0] == "MPS":
+        return SpeedOrder(None)
+    mph = _int(args[0].removesuffix("MPH"), "SPEED")
+    if mph < 0 or mph % 20:
+        raise InvalidOrderError(f"SPEED {mph}: speeds are 0 or more, in steps of 20 mph")
+    return SpeedOrder(mph)
+
+
+def _path(args: list[str], line: str) -> Order:
+    if not args:
+        raise InvalidOrderError("PATH needs the lane of each space entered, e.g. PATH B B A A")
+    lanes = [c for word in args for c in word]
+    return PathOrder(PathKind.LANES, tuple(_lane(c) for c in lanes))
+
+
+def _lane_order(args: list[str], line: str) -> Order:
+    if len(args) != 1:
+        raise InvalidOrderError("LANE takes one lane: A, B or C")
+    return PathOrder(PathKind.LANE, (_lane(args[0]),))
+
+
+def _line(args: list[str], line: str) -> Order:
+    if args:
+        raise InvalidOrderError("LINE takes nothing (follow the racing lines)")
+    return PathOrder(PathKind.LINE)
+
+
+def _pay(args: list[str], line: str) -> Order:
+    if args not in (["WEAR"], ["ROLL"]):
+        raise InvalidOrderError("PAY takes WEAR (use wear where a chart allows it) or ROLL")
+    return PayOrder(args[0] == "WEAR")
+
+
+def _skill(args: list[str], line: str) -> Order:
+    names: set[SkillTable] = set()
+    for word in args:
+        if word in ("NONE", "NO"):
+            continue
+        if word == "ALL":
+            names.update(SkillTable)
+            continue
+        if word == "TESTS":
+            names.update((SkillTable.ACCEL, SkillTable.TOP, SkillTable.START, SkillTable.BRAKES))
+            continue
+        try:
+            names.add(SkillTable(word.removesuffix("S") if word == "BRAKE" else word))
+        except ValueError:
+            known = " ".join(t.value for t in SkillTable)
+            raise InvalidOrderError(f"SKILL: unknown table {word!r}; tables: {known}, ALL, TESTS, NONE") from None
+    return SkillOrder(tuple(t for t in SKILL_ORDER if t in names))
+
+
+def _push(args: list[str], line: str) -> Order:
+    if len(args) != 1:
+        raise InvalidOrderError("PUSH takes YES or NO")
+    return PushOrder(_yes_no(args[0], line))
+
+
+def _slip(args: list[str], line: str) -> Order:
+    if len(args) != 1 or args[0] not in ("0", "1", "2"):
+        raise InvalidOrderError("SLIP takes 0, 1 or 2 (spaces of slipstream to take)")
+    return SlipOrder(int(args[0]))
+
+
+def _pass(args: list[str], line: str) -> Order:
+    if len(args) != 1:
+        raise InvalidOrderError("PASS takes YES or NO")
+    return PassOrder(_yes_no(args[0], line))
+
+
+def _pit(args: list[str], line: str) -> Order:
+    if len(args) != 1 or args[0] not in ("PRIME", "OPTION"):
+        raise InvalidOrderError("PIT takes the tyres to fit: PRIME or OPTION")
+    return PitOrder(Tyre(args[0]))
+
+
+def _design(args: list[str], line: str) -> Order:
+    if len(args) % 2:
+        raise InvalidOrderError("DESIGN takes pairs, e.g. DESIGN ACC 1 DEC 0 TOP 1 START 0 PRIME 0 OPTION 0 SKILL 0")
+    levels = dict.fromkeys(DESIGN_FIELDS, 0)
+    aliases = {"ACCEL": "ACC", "DECEL": "DEC", "SS": "START", "TS": "TOP"}
+    for name, value in zip(args[::2], args[1::2], strict=True):
+        key = aliases.get(name, name)
+        if key not in levels:
+            raise InvalidOrderError(f"DESIGN: unknown row {name!r}; rows: {' '.join(DESIGN_FIELDS)}")
+        levels[key] = _int(value.replace("+", ""), f"DESIGN {key}")
+    return DesignOrder(Design(*(levels[f] for f in DESIGN_FIELDS)))
+
+
+def _tyres(args: list[str], line: str) -> Order:
+    if len(args) != 1 or args[0] not in ("PRIME", "OPTION"):
+        raise InvalidOrderError("TYRES takes the starting set: PRIME or OPTION")
+    return TyresOrder(Tyre(args[0]))
+
+
+def _bid(args: list[str], line: str) -> Order:
+    pairs = dict(zip(args[::2], args[1::2], strict=False))
+    if len(args) % 2 or set(pairs) - {"WEAR", "SKILL"}:
+        raise InvalidOrderError("BID takes WEAR n and/or SKILL n, e.g. BID WEAR 2 SKILL 1")
+    wear = _int(pairs.get("WEAR", "0"), "BID WEAR")
+    skill = _int(pairs.get("SKILL", "0"), "BID SKILL")
+    if wear < 0 or skill < 0:
+        raise InvalidOrderError("a bid cannot be negative")
+    return BidOrder(wear, skill)
+
+
+# Each order word and how the rest of its line is read (the words after it, the line as written
+# for the messages that quote it).
+_LINE_PARSERS: dict[str, Callable[[list[str], str], Order]] = {
+    "SPEED": _speed,
+    "PATH": _path,
+    "LANE": _lane_order,
+    "LINE": _line,
+    "PAY": _pay,
+    "SKILL": _skill,
+    "PUSH": _push,
+    "SLIP": _slip,
+    "PASS": _pass,
+    "PIT": _pit,
+    "DESIGN": _design,
+    **dict.fromkeys(("TYRES", "TIRES", "TYRE", "TIRE"), _tyres),
+    "BID": _bid,
+}
+
+
 def parse_line(line: str, phase: Phase | None = None) -> Order:
     """One order line, syntax only (raises InvalidOrderError). A word that is no order is
     answered with the orders of `phase` when it is given (every order when not)."""
@@ -77,96 +207,12 @@ def parse_line(line: str, phase: Phase | None = None) -> Order:
     if not words:
         raise InvalidOrderError("empty line")
     head, args = words[0], words[1:]
-    if head == "SPEED":
-        if len(args) == 2 and args[1] == "MPH":
-            args = args[:1]
-        if len(args) != 1:
-            raise InvalidOrderError("SPEED takes one value: a speed in mph (a multiple of 20) or MPS")
-        if args[0] == "MPS":
-            return SpeedOrder(None)
-        mph = _int(args[0].removesuffix("MPH"), "SPEED")
-        if mph < 0 or mph % 20:
-            raise InvalidOrderError(f"SPEED {mph}: speeds are 0 or more, in steps of 20 mph")
-        return SpeedOrder(mph)
     if head == "MPS" and not args:
         return SpeedOrder(None)
-    if head == "PATH":
-        if not args:
-            raise InvalidOrderError("PATH needs the lane of each space entered, e.g. PATH B B A A")
-        lanes = [c for word in args for c in word]
-        return PathOrder(PathKind.LANES, tuple(_lane(c) for c in lanes))
-    if head == "LANE":
-        if len(args) != 1:
-            raise InvalidOrderError("LANE takes one lane: A, B or C")
-        return PathOrder(PathKind.LANE, (_lane(args[0]),))
-    if head == "LINE":
-        if args:
-            raise InvalidOrderError("LINE takes nothing (follow the racing lines)")
-        return PathOrder(PathKind.LINE)
-    if head == "PAY":
-        if args not in (["WEAR"], ["ROLL"]):
-            raise InvalidOrderError("PAY takes WEAR (use wear where a chart allows it) or ROLL")
-        return PayOrder(args[0] == "WEAR")
-    if head == "SKILL":
-        names: set[SkillTable] = set()
-        for word in args:
-            if word in ("NONE", "NO"):
-                continue
-            if word == "ALL":
-                names.update(SkillTable)
-                continue
-            if word == "TESTS":
-                names.update((SkillTable.ACCEL, SkillTable.TOP, SkillTable.START, SkillTable.BRAKES))
-                continue
-            try:
-                names.add(SkillTable(word.removesuffix("S") if word == "BRAKE" else word))
-            except ValueError:
-                known = " ".join(t.value for t in SkillTable)
-                raise InvalidOrderError(f"SKILL: unknown table {word!r}; tables: {known}, ALL, TESTS, NONE") from None
-        return SkillOrder(tuple(t for t in SKILL_ORDER if t in names))
-    if head == "PUSH":
-        if len(args) != 1:
-            raise InvalidOrderError("PUSH takes YES or NO")
-        return PushOrder(_yes_no(args[0], line))
-    if head == "SLIP":
-        if len(args) != 1 or args[0] not in ("0", "1", "2"):
-            raise InvalidOrderError("SLIP takes 0, 1 or 2 (spaces of slipstream to take)")
-        return SlipOrder(int(args[0]))
-    if head == "PASS":
-        if len(args) != 1:
-            raise InvalidOrderError("PASS takes YES or NO")
-        return PassOrder(_yes_no(args[0], line))
-    if head == "PIT":
-        if len(args) != 1 or args[0] not in ("PRIME", "OPTION"):
-            raise InvalidOrderError("PIT takes the tyres to fit: PRIME or OPTION")
-        return PitOrder(Tyre(args[0]))
-    if head == "DESIGN":
-        if len(args) % 2:
-            raise InvalidOrderError(
-                "DESIGN takes pairs, e.g. DESIGN ACC 1 DEC 0 TOP 1 START 0 PRIME 0 OPTION 0 SKILL 0"
-            )
-        levels = dict.fromkeys(DESIGN_FIELDS, 0)
-        aliases = {"ACCEL": "ACC", "DECEL": "DEC", "SS": "START", "TS": "TOP"}
-        for name, value in zip(args[::2], args[1::2], strict=True):
-            key = aliases.get(name, name)
-            if key not in levels:
-                raise InvalidOrderError(f"DESIGN: unknown row {name!r}; rows: {' '.join(DESIGN_FIELDS)}")
-            levels[key] = _int(value.replace("+", ""), f"DESIGN {key}")
-        return DesignOrder(Design(*(levels[f] for f in DESIGN_FIELDS)))
-    if head in ("TYRES", "TIRES", "TYRE", "TIRE"):
-        if len(args) != 1 or args[0] not in ("PRIME", "OPTION"):
-            raise InvalidOrderError("TYRES takes the starting set: PRIME or OPTION")
-        return TyresOrder(Tyre(args[0]))
-    if head == "BID":
-        pairs = dict(zip(args[::2], args[1::2], strict=False))
-        if len(args) % 2 or set(pairs) - {"WEAR", "SKILL"}:
-            raise InvalidOrderError("BID takes WEAR n and/or SKILL n, e.g. BID WEAR 2 SKILL 1")
-        wear = _int(pairs.get("WEAR", "0"), "BID WEAR")
-        skill = _int(pairs.get("SKILL", "0"), "BID SKILL")
-        if wear < 0 or skill < 0:
-            raise InvalidOrderError("a bid cannot be negative")
-        return BidOrder(wear, skill)
-    raise InvalidOrderError(f"{words[0]!r} is not an order; {_ORDERS_OF.get(phase, _EVERY_ORDER)}")
+    parser = _LINE_PARSERS.get(head)
+    if parser is None:
+        raise InvalidOrderError(f"{words[0]!r} is not an order; {_ORDERS_OF.get(phase, _EVERY_ORDER)}")
+    return parser(args, line)
 
 
 _RACE_ORDER_WORDS = "race orders: SPEED, PATH, LANE, LINE, PAY, SKILL, PUSH, SLIP, PASS, PIT"

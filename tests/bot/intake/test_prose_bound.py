@@ -7,6 +7,7 @@ timed."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -64,3 +65,18 @@ def test_a_mail_past_the_hourly_limit_is_not_read_as_prose(rc: App, parses: list
         patch.setattr(prose, "read", counted)
         player_says(rc, "anna", "please put me down for use 3")
     assert read == []
+
+
+def test_the_phrase_before_a_clause_is_parsed_once_for_it(parses: list[str]) -> None:
+    """A clause is compared with the phrase of the clause before it (whether its own phrases are
+    orders of the same kind, whether it goes on with that phrase): that phrase is read by the
+    game's parser once for the clause, not once for each question asked of it."""
+    game = Racecraft()
+    state = game.new_game(["a", "b", "c", "d", "e"], {}, random.Random(1))
+    line = "use 1, use 2"
+    problems = game.parse_orders(state, "a", line).problems
+    parses.clear()
+    prose.read(game, state, "a", line, problems, {"USE"})
+    # USE 1: once as the first clause's phrase is found, once as the second looks back at it
+    # (asking both whether USE 2 is an order of its kind and whether the clause goes on with it).
+    assert parses.count("USE 1") == 2, parses
