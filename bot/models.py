@@ -125,6 +125,7 @@ class RequestKind(enum.StrEnum):
     JOIN = "join"  # a seat for the address that sent JOIN, once it answers
     ADDRESS = "address"  # seats moved to a new address, once it answers (and the old one had time to stop it)
     PRACTICE = "practice"  # a practice game for the address that sent PRACTICE (`name`: the kind), once it answers
+    SERIES = "series"  # a newcomer in a series' next season (`name`: the name chosen), once it answers
 
 
 class RequestStatus(enum.StrEnum):
@@ -632,7 +633,7 @@ class SeatOffer(Base):
 
 
 class RatingKind(Base):
-    """What the stored ratings of a kind of game count (migration 0023_ratings2_cache): `races`
+    """What the stored ratings of a kind of game count (migration 0024_ratings2_cache): `races`
     rated races, `digest` the SHA-256 of their game numbers in the order they ended
     (`bot.games.ratings`). The stored ratings of the kind stand for the record only while the
     record's rated races give the same digest; otherwise they are worked out again."""
@@ -645,7 +646,7 @@ class RatingKind(Base):
 
 class StoredRating(Base):
     """A person's rating in a kind of game after the rated races `RatingKind` counts (migration
-    0023_ratings2_cache): openskill's mu and sigma, and the rated races counted. Updated at each
+    0024_ratings2_cache): openskill's mu and sigma, and the rated races counted. Updated at each
     rated final, worked out again from the archived results by `flagman rating rebuild` (and
     at a ROLLBACK of a finished race)."""
 

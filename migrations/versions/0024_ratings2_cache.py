@@ -7,7 +7,7 @@
 Both start empty: until a kind's next rated final (or `flagman rating rebuild`), its ratings
 are worked out from the archived results as before.
 
-Revision ID: 0023_ratings2
+Revision ID: 0024_ratings2
 Revises: 0023_season4
 Create Date: 2026-12-06 22:30:00
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0023_ratings2"
+revision = "0024_ratings2"
 down_revision = "0023_season4"
 branch_labels = None
 depends_on = None
