@@ -166,8 +166,8 @@ class SeasonTable:
 
 @dataclass(frozen=True, slots=True)
 class DrawnDriver:
-    """A driver in the next season's tiers: their name, `move` ("up", "down" or "stays") and
-    the tier they come from."""
+    """A driver in the next season's tiers: their name, `move` ("up", "down", "stays" or "new":
+    a newcomer to the series) and the tier they come from (0: a newcomer)."""
 
     name: str
     move: str
@@ -177,18 +177,22 @@ class DrawnDriver:
 @dataclass(frozen=True, slots=True)
 class DrawnTier:
     """One tier of a series' next season as drawn (`bot.games.season_tiers`): its number, the
-    season it becomes (its name), its drivers in its first grid's order."""
+    season it becomes (its name), its drivers in its first grid's order, and the robots' seats
+    behind them (the tier's least field filled; none unless the GM set one)."""
 
     tier: int
     season: str
     drivers: tuple[DrawnDriver, ...]
+    robots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class SeriesDraw:
     """A series' next season drawn from the final tables of its last one: `edition` the next
     season's number in the series, `leavers` the drivers not going on, `confirm_game` a race the
-    GM may name in ``SEASON <game> NEXT CONFIRM``, `made` whether it is made (confirmed)."""
+    GM may name in ``SEASON <game> NEXT CONFIRM``, `made` whether it is made (confirmed),
+    `stale` whether a result it was drawn from was corrected since it was first shown (confirming
+    it is refused until the GM draws again)."""
 
     series: str
     title: str
@@ -197,6 +201,11 @@ class SeriesDraw:
     leavers: tuple[str, ...]
     confirm_game: str
     made: bool
+    stale: bool = False
+    # Whether its tiers have different GMs (each confirms the tiers they run; it is made once all
+    # have), and the tiers whose GM has confirmed it so far.
+    several_gms: bool = False
+    confirmed: tuple[int, ...] = ()
 
 
 __all__ = [

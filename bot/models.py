@@ -508,8 +508,48 @@ class Season(Base):
     edition: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     promote: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     relegate: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Newcomers (migration 0023_season4_draw): the least field of the tier's next race, filled
+    # with robots when the draw gives it fewer drivers (0: no robots added), and whether the
+    # bench volunteers of the series' kind are drawn into its lowest tier as newcomers.
+    min_field: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    bench_newcomers: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     races: Mapped[list[SeasonRace]] = relationship(back_populates="season", order_by="SeasonRace.round")
+
+
+class SeasonDraw(Base):
+    """A series' next season as drawn when it was first shown (migration 0023_season4_draw): the
+    draw confirmed is this one, never a recomputation. `edition` is the next season's number in
+    the series; `drawn` each tier's drivers in grid order (top tier first), each
+    ``{"driver", "came_from", "move", "place"}``; `basis` what the draw was drawn from (each tier's
+    races: game id, status, corrections), so that a correction since shows it stale; `made_at`
+    when it was confirmed and made (NULL: waiting)."""
+
+    __tablename__ = "season_draw"
+    __table_args__ = (UniqueConstraint("series", "edition"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    series: Mapped[str] = mapped_column(String(40), index=True)
+    edition: Mapped[int] = mapped_column(Integer)
+    drawn: Mapped[list[list[dict[str, Any]]]] = mapped_column(JSON)
+    basis: Mapped[list[list[Any]]] = mapped_column(JSON)
+    # The tiers whose GM confirmed it by mail, when the tiers have different GMs (the draw is
+    # made once every tier's GM has).
+    confirmed: Mapped[list[int]] = mapped_column(JSON, default=list)
+    shown_at: Mapped[datetime] = mapped_column(_utc())
+    made_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+
+
+class SeriesEntry(Base):
+    """A person who joined a series for its next season (``JOIN <series>`` with no race open,
+    migration 0023_season4_draw): drawn into its lowest tier as a newcomer, and the entry gone
+    once that season is made."""
+
+    __tablename__ = "series_entry"
+    __table_args__ = (UniqueConstraint("series", "player_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    series: Mapped[str] = mapped_column(String(40), index=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"), index=True)
+    since: Mapped[datetime] = mapped_column(_utc())
 
 
 class SeasonRace(Base):

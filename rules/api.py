@@ -285,6 +285,16 @@ class Placing:
 
 
 @dataclass(frozen=True, slots=True)
+class Honour:
+    """A distinction of one race that the game itself defines beside the finishing order (Speed
+    Circuit: the pole, won by the qualifying bid), and the seat that holds it; a season may give
+    bonus points for it (`Game.honours` names those a game defines)."""
+
+    kind: str
+    player: PlayerId
+
+
+@dataclass(frozen=True, slots=True)
 class TableRow:
     """One line of the public table: the player, their place and a cell per `View.columns`."""
 
@@ -316,6 +326,8 @@ class View(Mapping[str, object]):
     events: tuple[str, ...]
     private: tuple[str, ...]
     summary: str
+    honours: tuple[Honour, ...] = ()
+    """The race's honours so far (`Honour`): empty for a game that defines none."""
 
     def __getitem__(self, key: str) -> object:
         if key in _field_names(type(self)):
@@ -362,6 +374,9 @@ class Game(Protocol[S, O]):
     max_players: ClassVar[int]
     early_resolution: ClassVar[bool]
     """Whether the shell may resolve a turn before its deadline once every order is in."""
+    honours: ClassVar[tuple[str, ...]]
+    """The honours of a race the game's own text defines (`Honour.kind`: ``pole``,
+    ``lap-leader``, ``fastest-lap``), which its views report; () for none."""
     later_replaces: ClassVar[bool]
     """Whether a later valid set replaces the earlier whole: ``merge_orders(earlier, later)``
     is ``later`` whenever ``later`` holds an order (and ``earlier`` when it holds none). The

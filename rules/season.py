@@ -11,6 +11,8 @@ Scoring (docs/championships.md):
 
 * a finisher scores the table's points for their place (a place shared in the race: each of
   them scores that place's points); past the end of the table, nothing;
+* the holder of a race's honour (the pole ...) scores the table's bonus for it, whatever their
+  outcome, as part of that race's score (dropped with it);
 * a driver classified "did not finish" by the game scores nothing;
 * a no-show (a seat that never sent orders) scores nothing and loses `no_show_penalty` points;
 * a driver put out by the NMR limit scores nothing and loses `nmr_penalty` points;
@@ -51,12 +53,22 @@ class Preset(enum.StrEnum):
     CUSTOM = "custom"
 
 
+HONOURS = ("pole", "lap-leader", "fastest-lap")  # the bonus points a scoring table may give
+MAX_BONUS = 100  # points an honour may score
+
+
 @dataclass(frozen=True, slots=True)
 class ScoringTable:
-    """Points by place (1-based); `LINEAR` has no fixed table: it counts the race's field."""
+    """Points by place (1-based); `LINEAR` has no fixed table: it counts the race's field.
+    `bonus`: points for a race's honours (``("pole", 1)``: one point for the pole), each
+    written after the table, ``f1+pole:1``."""
 
     preset: Preset
     points: tuple[int, ...] = ()
+    bonus: tuple[tuple[str, int], ...] = ()
+
+    def bonus_for(self, honour: str) -> int:
+        return dict(self.bonus).get(honour, 0)
 
     def for_place(self, place: int, field: int) -> int:
         if self.preset is Preset.LINEAR:
@@ -64,15 +76,34 @@ class ScoringTable:
         return self.points[place - 1] if 1 <= place <= len(self.points) else 0
 
     def shown(self) -> str:
-        """The table as the CLI and the mails write it: ``f1``, ``linear``, ``custom:5,3,1``."""
-        if self.preset is Preset.CUSTOM:
-            return "custom:" + ",".join(str(p) for p in self.points)
-        return self.preset.value
+        """The table as the CLI and the mails write it: ``f1``, ``linear``, ``custom:5,3,1``,
+        then its bonus points, ``f1+pole:1``."""
+        base = "custom:" + ",".join(str(p) for p in self.points) if self.preset is Preset.CUSTOM else self.preset.value
+        return base + "".join(f"+{honour}:{points}" for honour, points in self.bonus)
 
     @staticmethod
     def parse(text: str) -> ScoringTable:
-        """``f1``, ``cfr``, ``linear`` or ``custom:25,18,15`` (points for 1st, 2nd ..., none rising)."""
-        word, _, rest = text.strip().lower().partition(":")
+        """``f1``, ``cfr``, ``linear`` or ``custom:25,18,15`` (points for 1st, 2nd ..., none
+        rising), then any bonus points for a race's honours, each ``+<honour>:<points>``
+        (``f1+pole:1+fastest-lap:1``; the honours are `HONOURS`, each given once)."""
+        table, *extras = text.strip().lower().split("+")
+        bonus: list[tuple[str, int]] = []
+        for extra in extras:
+            honour, _, points = extra.strip().partition(":")
+            if honour not in HONOURS or any(honour == known for known, _ in bonus):
+                raise SeasonError(
+                    "bonus points are +<honour>:<points> after the table, each honour once, e.g. f1+pole:1; "
+                    "the honours: " + ", ".join(HONOURS)
+                )
+            if not points.isdigit() or len(points) > 3 or int(points) > MAX_BONUS:
+                raise SeasonError(f"a bonus is a whole number of points from 0 to {MAX_BONUS}, e.g. +pole:1")
+            bonus.append((honour, int(points)))
+        found = ScoringTable._table(table)
+        return ScoringTable(found.preset, found.points, tuple(bonus))
+
+    @staticmethod
+    def _table(text: str) -> ScoringTable:
+        word, _, rest = text.strip().partition(":")
         if word == Preset.F1 and not rest:
             return ScoringTable(Preset.F1, F1_POINTS)
         if word == Preset.CFR and not rest:
@@ -129,6 +160,7 @@ class RaceResult:
     race: int
     correction: int
     finishes: tuple[Finish, ...]
+    honours: tuple[tuple[str, Driver], ...] = ()  # (honour, driver): the race's honours the game reported
 
     @property
     def field(self) -> int:
@@ -140,9 +172,10 @@ class RaceScore:
     race: int
     outcome: Outcome
     place: int  # 0 unless FINISHED
-    points: int  # before penalties
+    points: int  # before penalties, the bonus included
     penalty: int
     dropped: bool
+    bonus: int = 0  # of `points`, those for the race's honours
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,8 +200,14 @@ def counted(results: Iterable[RaceResult]) -> tuple[RaceResult, ...]:
     return tuple(best[race] for race in sorted(best))
 
 
-def _rank(result: RaceResult) -> tuple[int, tuple[tuple[str, str, int], ...]]:
-    return (result.correction, tuple(sorted((f.driver, f.outcome.value, f.place) for f in result.finishes)))
+def _rank(
+    result: RaceResult,
+) -> tuple[int, tuple[tuple[str, str, int], ...], tuple[tuple[str, str], ...]]:
+    return (
+        result.correction,
+        tuple(sorted((f.driver, f.outcome.value, f.place) for f in result.finishes)),
+        tuple(sorted(result.honours)),
+    )
 
 
 def race_scores(rules: SeasonRules, result: RaceResult) -> dict[Driver, RaceScore]:
@@ -178,7 +217,10 @@ def race_scores(rules: SeasonRules, result: RaceResult) -> dict[Driver, RaceScor
         points = rules.table.for_place(finish.place, result.field) if finish.outcome is Outcome.FINISHED else 0
         penalty = {Outcome.NO_SHOW: rules.no_show_penalty, Outcome.NMR_OUT: rules.nmr_penalty}.get(finish.outcome, 0)
         place = finish.place if finish.outcome is Outcome.FINISHED else 0
-        scores[finish.driver] = RaceScore(result.race, finish.outcome, place, points, penalty, dropped=False)
+        bonus = sum(rules.table.bonus_for(honour) for honour, holder in result.honours if holder == finish.driver)
+        scores[finish.driver] = RaceScore(
+            result.race, finish.outcome, place, points + bonus, penalty, dropped=False, bonus=bonus
+        )
     return scores
 
 
@@ -187,7 +229,7 @@ def _with_drops(scores: Sequence[RaceScore], drop: int) -> tuple[RaceScore, ...]
     lowest = sorted(scores, key=lambda s: (s.points, s.race))[:drop]
     gone = {s.race for s in lowest}
     return tuple(
-        RaceScore(s.race, s.outcome, s.place, s.points, s.penalty, dropped=s.race in gone)
+        RaceScore(s.race, s.outcome, s.place, s.points, s.penalty, dropped=s.race in gone, bonus=s.bonus)
         for s in sorted(scores, key=lambda s: s.race)
     )
 
@@ -262,6 +304,7 @@ class Move(enum.StrEnum):
     UP = "up"
     DOWN = "down"
     STAYS = "stays"
+    NEW = "new"  # a newcomer to the series, drawn into its lowest tier
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,9 +313,9 @@ class Drawn:
 
     driver: Driver
     tier: int
-    came_from: int
+    came_from: int  # 0: a newcomer, from no tier
     move: Move
-    place: int  # their final place in their tier's table (ties settled)
+    place: int  # their final place in their tier's table (ties settled); a newcomer: their turn in line
 
 
 def final_order(season: TierSeason, lot: random.Random) -> tuple[Driver, ...]:
@@ -293,14 +336,20 @@ def final_order(season: TierSeason, lot: random.Random) -> tuple[Driver, ...]:
     return tuple(row.driver for row in sorted(rows, key=lambda row: (row.place, recent(row.driver), draws[row.driver])))
 
 
-def draw_tiers(seasons: Sequence[TierSeason], lot: random.Random) -> tuple[tuple[Drawn, ...], ...]:
+def draw_tiers(
+    seasons: Sequence[TierSeason], lot: random.Random, newcomers: Sequence[Driver] = (), room: int | None = None
+) -> tuple[tuple[Drawn, ...], ...]:
     """The next season's tiers, top first, each in its first grid's order (those come down
-    first, then those who stay, then those come up, each group in its table order):
+    first, then those who stay, then those come up, each group in its table order, then the
+    newcomers):
 
     * tier k's bottom `down` go down to tier k+1, tier k+1's top `up` go up to tier k;
     * leavers (not `staying`) leave, are never moved, and are not counted: the next driver in
       the table moves in their place; a tier with leavers is that much smaller next season;
-    * a tier moves at most its stayers: promotion first, then relegation from those left.
+    * a tier moves at most its stayers: promotion first, then relegation from those left;
+    * `newcomers` (in line, first come first) go into the lowest tier, behind everyone, while it
+      has `room` (the most drivers a race seats; None: no limit); one already drawn, or given
+      twice, is drawn once.
 
     `seasons` are the tiers 1..T of one series, in any order; SeasonError if they are not."""
     ordered = sorted(seasons, key=lambda s: s.tier)
@@ -323,12 +372,21 @@ def draw_tiers(seasons: Sequence[TierSeason], lot: random.Random) -> tuple[tuple
                 tiers[index + 1].append(Drawn(driver, season.tier + 1, season.tier, Move.DOWN, place))
             else:
                 tiers[index].append(Drawn(driver, season.tier, season.tier, Move.STAYS, place))
-    return tuple(tuple(sorted(tier, key=lambda d: (d.came_from, d.place))) for tier in tiers)
+    ordered_tiers = [sorted(tier, key=lambda d: (d.came_from, d.place)) for tier in tiers]
+    drawn = {d.driver for tier in ordered_tiers for d in tier}
+    lowest = ordered_tiers[-1] if ordered_tiers else []
+    line = [d for d in dict.fromkeys(newcomers) if d not in drawn]
+    for n, driver in enumerate(line):
+        if room is not None and len(lowest) >= room:
+            break
+        lowest.append(Drawn(driver, bottom, 0, Move.NEW, n + 1))
+    return tuple(tuple(tier) for tier in ordered_tiers)
 
 
 __all__ = [
     "CFR_POINTS",
     "F1_POINTS",
+    "HONOURS",
     "Driver",
     "Drawn",
     "Finish",

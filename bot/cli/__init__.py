@@ -246,8 +246,9 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _seat_shown(seat: Seat, on_file: str) -> tuple[dict[str, object], str]:
-    """One seat as `flagman game show` shows it: its entry in the JSON, and its line."""
+def _seat_shown(seat: Seat, on_file: str, label: str) -> tuple[dict[str, object], str]:
+    """One seat as `flagman game show` shows it: its entry in the JSON, and its line; a person's
+    seat by `label`, as the letters name it ("anna (Kim McDonald)" for a seat handed over)."""
     status = "" if seat.active else " (out)"
     player = seat.player
     vacation = (
@@ -257,6 +258,7 @@ def _seat_shown(seat: Seat, on_file: str) -> tuple[dict[str, object], str]:
     )
     entry: dict[str, object] = {
         "seat": seat.name,
+        "shown": label,
         "robot": seat.robot_level if seat.robot else None,
         "address": None if seat.robot else player.address,
         "active": bool(seat.active),
@@ -270,7 +272,7 @@ def _seat_shown(seat: Seat, on_file: str) -> tuple[dict[str, object], str]:
         return entry, f"  {seat.name:<12} {driver:<32}{status}  {on_file}"
     away = f"  vacation {vacation[0]} to {vacation[1]}" if vacation else ""
     return entry, (
-        f"  {seat.name:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
+        f"  {label:<12} {player.address:<32} NMR streak {seat.nmr_streak}{status}  {on_file}"
         f"  zone {player.timezone}{away}"
     )
 
@@ -278,9 +280,7 @@ def _seat_shown(seat: Seat, on_file: str) -> tuple[dict[str, object], str]:
 def _cmd_game_show(args: argparse.Namespace) -> int:
     from bot import outlook, store
     from bot.games import observers, turns
-    from bot.games.robots import robot_names
-    from bot.games.robots import shown as robot_shown
-    from bot.letters.context import deadline_text
+    from bot.letters.context import deadline_text, seat_labels
 
     with open_app(args) as app, app.db.read() as session:
         game = store.find_game_row(session, args.name)
@@ -304,6 +304,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             if turn is not None and state is not None
             else None
         )
+        labels = seat_labels(game.seats)
         for seat in game.seats:
             on_file = ""
             if seen is not None and state is not None and seat.name in rules.expected_players(state):
@@ -312,13 +313,12 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
                     outlook.Status.INCOMPLETE: "incomplete orders (the turn waits)",
                     outlook.Status.NONE: "no orders yet",
                 }[seen.status(seat.name)]
-            entry, line = _seat_shown(seat, on_file)
+            entry, line = _seat_shown(seat, on_file, labels.get(seat.name, seat.name))
             seats.append(entry)
             lines.append(line)
         standings: list[list[str]] = []
         if state is not None:
-            named = robot_names(game.seats)
-            standings = [[robot_shown(name, named) for name in place] for place in rules.standings(state)]
+            standings = [[labels.get(name, name) for name in place] for place in rules.standings(state)]
             lines.extend("    " + ", ".join(place) for place in standings)
     if args.json:
         shown = {

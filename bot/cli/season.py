@@ -38,6 +38,8 @@ def _cmd_new(args: argparse.Namespace) -> int:
             tier=args.tier,
             promote=args.up,
             relegate=args.down,
+            min_field=args.min_field,
+            bench_newcomers=args.bench_newcomers,
         )
         try:
             with app.db.transaction() as session:
@@ -57,6 +59,8 @@ def _cmd_new(args: argparse.Namespace) -> int:
                     tier=season.tier,
                     promote=season.promote,
                     relegate=season.relegate,
+                    min_field=season.min_field,
+                    bench_newcomers=season.bench_newcomers,
                 )
         except seasons.SeasonRequestError as refused:
             print(say("season_cli_refused", verb="new", reason=str(refused)), file=sys.stderr)
@@ -114,10 +118,14 @@ def _cmd_next(args: argparse.Namespace) -> int:
                 series = season_tiers.series_of(session, args.series)
                 if series is None:
                     raise seasons.SeasonRequestError(say("season_none", season=args.series[:40]))
+                if args.confirm and args.redraw:
+                    raise seasons.SeasonRequestError(say("season_redraw_or_confirm"))
                 if args.confirm:
                     draw = season_tiers.confirm_next(app.shell, session, series)
+                elif args.redraw:
+                    draw = season_tiers.redraw(session, series, app.shell.now())[0]
                 else:
-                    found = season_tiers.draw_of(session, series)
+                    found = season_tiers.show_draw(session, series, app.shell.now())
                     if found is None:
                         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
                     draw = found[0]
@@ -166,7 +174,8 @@ def register(sub: Subcommands) -> None:
     p.add_argument(
         "--scoring",
         default="f1",
-        help="f1 (25-18-15-12-10-8-6-4-2-1, the default), cfr, linear, or custom:10,6,4,3,2,1",
+        help="f1 (25-18-15-12-10-8-6-4-2-1, the default), cfr, linear, or custom:10,6,4,3,2,1; then any bonus "
+        "points, e.g. f1+pole:1 (Speed Circuit's pole)",
     )
     p.add_argument("--drop", type=int, default=0, help="each driver's lowest race scores left out (default 0)")
     p.add_argument("--no-show-penalty", type=int, default=0, help="points a no-show loses (default 0)")
@@ -178,6 +187,17 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--tier", type=int, default=1, help="its tier in the series, 1 the top (default 1)")
     p.add_argument("--up", type=int, default=0, help="how many of its top go up a tier for the next season")
     p.add_argument("--down", type=int, default=0, help="how many of its bottom go down a tier for the next season")
+    p.add_argument(
+        "--min-field",
+        type=int,
+        default=0,
+        help="the least field of the tier's next race: robots fill it when the draw gives fewer drivers (default 0: none)",
+    )
+    p.add_argument(
+        "--bench-newcomers",
+        action="store_true",
+        help="draw the substitutes bench of the kind into the series' lowest tier as newcomers",
+    )
     p.set_defaults(func=_cmd_new)
     p = season.add_parser("add", help="add an existing game as a season's next race")
     p.add_argument("name", help="the season")
@@ -192,11 +212,16 @@ def register(sub: Subcommands) -> None:
         help="a series' next season: its tiers as drawn from the last one's tables; --confirm makes it",
         description="Show the next season of SERIES (or of the series season SERIES belongs to), its tiers drawn "
         "from the final tables of the last season: the top of each tier up, the bottom down, as each tier's "
-        "--up and --down say. Nothing is made until --confirm: then each tier's season is made with the "
-        "settings of the tier it follows, and its first race started with the drawn drivers.",
+        "--up and --down say. The draw is stored when first shown (here, by mail or in the GM's digest), and "
+        "that draw is the one made. Nothing is made until --confirm: then each tier's season is made with the "
+        "settings of the tier it follows, and its first race started with the drawn drivers. A race result "
+        "corrected after the draw was shown makes it stale: --redraw draws it again from the tables now.",
     )
     p.add_argument("series", help="the series (or one of its seasons)")
     p.add_argument("--confirm", action="store_true", help="make the next season as drawn and start its first races")
+    p.add_argument(
+        "--redraw", action="store_true", help="draw the next season again (after a correction made it stale)"
+    )
     p.set_defaults(func=_cmd_next)
     p = season.add_parser(
         "archive",

@@ -30,7 +30,7 @@ from bot.commands.grammar import (
 )
 from bot.commands.handlers import CommandContext, Reply
 from bot.fate import Letter, Notice, Refused
-from bot.games import bench, observers, practice, reliability, requests, seats, signups, turns
+from bot.games import bench, observers, practice, reliability, requests, season_tiers, seats, signups, turns
 from bot.letters import ToAddress, notices
 from bot.letters.context import deadline_text, game_context
 from bot.letters.words import say
@@ -249,6 +249,10 @@ def code_stands(ctx: CommandContext, text: str) -> bool:
         )
     if code.kind == tokens.OFFER:
         return bench.offer_of(ctx.shell, ctx.session, text, ctx.inbound.sender) is not None
+    if code.kind == tokens.SERIES:
+        return season_tiers.series_of(ctx.session, code.ref) == code.ref and tokens.verify(
+            code, ctx.shell.secrets_in_force, ctx.shell.now(), ctx.inbound.sender
+        )
     return requests.standing(ctx.shell, ctx.session, text, ctx.inbound.sender) is not None
 
 
@@ -271,7 +275,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
         request = requests.standing(ctx.shell, ctx.session, command.code, ctx.inbound.sender)
         assert request is not None  # code_stands
         if code.kind == tokens.PRACTICE:
-            label, answer = practice.confirm(ctx.shell, ctx.session, request)
+            label, answer = practice.confirm(ctx.shell, ctx.session, request, sender_name=_name_in_from(ctx))
             return Reply((answer,) if answer is not None else (), label=label)  # else: the first sheet
         if code.kind == tokens.JOIN:
             label, answer = signups.confirm_join(ctx.shell, ctx.session, request)
@@ -298,6 +302,8 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
         kind = bench.kind_named(code.ref)
         assert kind is not None  # code_stands
         return _sit(ctx, kind, label="CONFIRM SUBSTITUTE")
+    if code.kind == tokens.SERIES:
+        return _enter_series(ctx, code.ref)
     session, sender = ctx.session, ctx.inbound.sender
     game = store.find_game_row(session, code.ref)
     if game is None or game.status == GameStatus.FINISHED:
@@ -335,6 +341,12 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
     )
 
 
+def _name_in_from(ctx: CommandContext) -> str:
+    """The name the mail's From gives its sender: its display name, else its address's local
+    part as written (case kept)."""
+    return ctx.inbound.sender_name or ctx.inbound.sender_local
+
+
 def practice_(ctx: CommandContext, command: Practice) -> Reply:
     """PRACTICE <game kind> in mail that proved its sender's registered address (a player's or
     a GM's): the practice game at once, at that address (a stranger's PRACTICE is the intake's:
@@ -346,7 +358,14 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
             kind="practice",
             label="PRACTICE refused",
         )
-    name = practice.start_now(ctx.shell, ctx.session, ctx.address.strip().lower(), command.kind, command.level)
+    name = practice.start_now(
+        ctx.shell,
+        ctx.session,
+        ctx.address.strip().lower(),
+        command.kind,
+        command.level,
+        sender_name=_name_in_from(ctx),
+    )
     return Reply((), label=f"PRACTICE {name}")  # the answer: its first sheet, the welcome at its top
 
 
@@ -363,6 +382,32 @@ def _take_offer(ctx: CommandContext, code: str) -> Reply:
         ) from None
     notice = Notice(ToAddress(address), say("bench_take_title", seat=seat.name), text, kind="seat_taken", error=False)
     return Reply((notice,), label=f"OFFER {seat.game.name} {seat.name} taken")
+
+
+def _enter_series(ctx: CommandContext, series: str) -> Reply:
+    """The code of a JOIN <series> came back from its address: that person is in the series'
+    next season (refused if a race of it has opened for sign-ups since: JOIN that race)."""
+    person = seats.player_for(ctx.session, ctx.address.strip().lower(), "", ctx.shell.now(), "UTC")
+    entered = season_tiers.enter_series(ctx.session, series, person, ctx.shell.now())
+    if entered is None:
+        raise ctx.refuse(
+            say("join_season_closed_title", season=series),
+            say("series_open_now", series=series),
+            kind="join",
+            label="CONFIRM refused",
+        )
+    return Reply(
+        (
+            Notice(
+                ctx.to,
+                say("series_entered_title", series=entered),
+                say("series_entered", series=entered),
+                kind="join",
+                error=False,
+            ),
+        ),
+        label=f"CONFIRM JOIN {entered}: the next season",
+    )
 
 
 def _sit(ctx: CommandContext, kind: str, *, label: str) -> Reply:

@@ -761,7 +761,7 @@ class Start(GmCommand):
 class SeasonCommand(GmCommand):
     verb: ClassVar[str] = "SEASON"
     syntax: ClassVar[str] = (
-        "SEASON <game> NEW <season> [SCORING f1|cfr|linear|custom:...] [DROP n] ... | ADD <season> | NEXT [CONFIRM]"
+        "SEASON <game> NEW <season> [SCORING f1|cfr|linear|custom:...] [DROP n] ... | ADD <season> | NEXT [CONFIRM|REDRAW]"
     )
     summary: ClassVar[str] = (
         "make a championship season with this game as race 1, add it to yours, or draw (and confirm) the next season"

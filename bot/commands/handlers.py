@@ -26,7 +26,9 @@ from bot.shell import Shell
 @dataclass(frozen=True, slots=True)
 class CommandContext:
     """The mail a command came in: the shell, the batch's session, the mail, whom it proved,
-    and the game and seat it acts in (None where the mail does not settle one)."""
+    and the game and seat it acts in (None where the mail does not settle one); `orders_follow`:
+    the mail carries orders for `seat` too, taken after its commands (their confirmation then
+    says what the turn does next, once the whole mail is applied)."""
 
     shell: Shell
     session: Session
@@ -34,6 +36,7 @@ class CommandContext:
     who: Who
     game: Game | None
     seat: Seat | None
+    orders_follow: bool = False
 
     @property
     def stranger(self) -> bool:

@@ -33,7 +33,7 @@ from bot.commands.grammar import (
 from bot.commands.handlers import CommandContext, Reply, which_game
 from bot.facts import Claims
 from bot.fate import Letter, Notice, Refused
-from bot.games import attention, signups, summary, turns
+from bot.games import attention, season_tiers, signups, summary, turns
 from bot.letters import Addressee, ToGm, ToSeat, claims
 from bot.letters.context import (
     bot_context,
@@ -46,7 +46,7 @@ from bot.letters.context import (
 )
 from bot.letters.defaults import gets
 from bot.letters.words import say
-from bot.models import Game, GameStatus, OrderSubmission, Outbox, Seat, Turn
+from bot.models import Game, GameStatus, OrderSubmission, Outbox, Player, Seat, Turn
 from bot.outlook import what_counts
 from bot.schedules import format_local
 from rules.api import AnyGame, Event, GameState, Resolution, Viewer
@@ -446,7 +446,9 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
     others = any(
         store.holds(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game) if s.id != seat.id
     )
-    text = say("commands_nowait", held=True, others=others, turn=turn.label, game=game.name)
+    # With orders in the same mail, what the turn does next is their confirmation's to say.
+    then = not ctx.orders_follow or ctx.seat is None or ctx.seat.id != seat.id
+    text = say("commands_nowait", held=True, others=others, then=then, turn=turn.label, game=game.name)
     return Reply(
         (Notice(ToSeat(seat), say("commands_nowait_title", held=True), text, kind="orders", error=False),),
         label=f"NOWAIT {game.name}",
@@ -504,7 +506,29 @@ def resend(ctx: CommandContext, command: Resend) -> Reply:
 
 def join(ctx: CommandContext, command: Join) -> Reply:
     """JOIN in mail that proved its sender's registered address: a seat at once, at that
-    address (a stranger's JOIN is the intake's: a code first, `signups.ask_to_join`)."""
+    address (a stranger's JOIN is the intake's: a code first, `signups.ask_to_join`). JOIN of a
+    series in tiers (or one of its seasons) with no race of it open for sign-ups joins the
+    series' next season: a newcomer, drawn into its lowest tier (`season_tiers.enter_series`)."""
+    if store.find_game_row(ctx.session, command.game) is None:
+        person = ctx.player() or ctx.session.scalar(select(Player).where(Player.address == ctx.address))
+        series = (
+            season_tiers.enter_series(ctx.session, command.game, person, ctx.shell.now())
+            if person is not None
+            else None
+        )
+        if series is not None:
+            return Reply(
+                (
+                    Notice(
+                        ctx.to,
+                        say("series_entered_title", series=series),
+                        say("series_entered", series=series),
+                        kind="join",
+                        error=False,
+                    ),
+                ),
+                label=f"JOIN {series}: the next season",
+            )
     seat, welcome = signups.join_now(ctx.shell, ctx.session, command.game, ctx.address, command.name)
     return Reply((welcome,), label=f"JOIN {seat.game.name}: seat {seat.name}")
 

@@ -297,6 +297,7 @@ def execute(
             "text": text,
             "via": via,
             "when": format_local(action.now, game.timezone),
+            "timezone": game.timezone,
             "actor": actor,
         },
     )

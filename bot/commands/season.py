@@ -1,8 +1,8 @@
 """``SEASON <game> NEW <season> [settings]``, ``SEASON <game> ADD <season>`` and ``SEASON <game>
-NEXT [CONFIRM]``: a GM makes a championship season by mail, with the game named as its first
+NEXT [CONFIRM|REDRAW]``: a GM makes a championship season by mail, with the game named as its first
 race, adds the game to a season of theirs as its next race, or sees (and with CONFIRM makes) the
-next season of the series the game's season belongs to, its tiers drawn by the bot
-(docs/championships.md). The game named proves the GM: only
+next season of the series the game's season belongs to, its tiers drawn by the bot (and with
+REDRAW draws it again after a correction made the draw shown stale) (docs/championships.md). The game named proves the GM: only
 the holder of that game's GM power may use it, and only a season whose GM is that game's GM
 takes it."""
 
@@ -26,8 +26,10 @@ SETTINGS = {
     "TIER": "tier",
     "UP": "promote",
     "DOWN": "relegate",
+    "FIELD": "min_field",
+    "BENCH": "bench_newcomers",
 }
-_NUMBERS = frozenset({"drop", "no_show_penalty", "nmr_penalty", "races", "tier", "promote", "relegate"})
+_NUMBERS = frozenset({"drop", "no_show_penalty", "nmr_penalty", "races", "tier", "promote", "relegate", "min_field"})
 
 
 def season(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -41,22 +43,27 @@ def season(ctx: GmAction, args: tuple[str, ...]) -> str:
             raise seasons.SeasonRequestError(say("season_none_of_yours", season=echo(rest[0], 40)))
         race = seasons.add_race(ctx.session, found, ctx.game.name)
         return say("season_race_added", season=found.name, game=ctx.game.name, round=race.round)
-    if what == "NEXT" and len(rest) <= 1 and (not rest or rest[0].upper() == "CONFIRM"):
-        return _next(ctx, confirm=bool(rest))
+    if what == "NEXT" and len(rest) <= 1 and (not rest or rest[0].upper() in ("CONFIRM", "REDRAW")):
+        return _next(ctx, then=rest[0].upper() if rest else "")
     raise seasons.SeasonRequestError(say("season_mail_syntax", game=ctx.game.name))
 
 
-def _next(ctx: GmAction, *, confirm: bool) -> str:
-    """The next season of the series the game's season belongs to: the draw, or (CONFIRM) the
-    draw made. Only the GM of the game's season, and of every tier, may see or confirm it."""
+def _next(ctx: GmAction, *, then: str) -> str:
+    """The next season of the series the game's season belongs to: the draw (stored the first
+    time it is shown), the draw drawn again (REDRAW), or the draw made (CONFIRM). Only the GM of
+    the game's season may see, redraw or confirm it: a GM confirms the tiers they run, the draw
+    made once every tier's GM has."""
     raced = seasons.season_of(ctx.session, ctx.game)
     gm = ctx.game.gm_address.strip().lower()
     if raced is None or raced[0].gm_address != gm:
         raise seasons.SeasonRequestError(say("season_not_a_race", game=ctx.game.name))
     series = raced[0].series
-    if confirm:
+    if then == "CONFIRM":
         return say("season_draw", draw=season_tiers.confirm_next(ctx.shell, ctx.session, series, gm_address=gm))
-    found = season_tiers.draw_of(ctx.session, series)
+    if then == "REDRAW":
+        season_tiers.gm_of_a_tier(ctx.session, series, gm)
+        return say("season_draw", draw=season_tiers.redraw(ctx.session, series, ctx.shell.now(), gm)[0])
+    found = season_tiers.show_draw(ctx.session, series, ctx.shell.now(), gm)
     if found is None:
         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
     return say("season_draw", draw=found[0])
@@ -76,6 +83,10 @@ def _new(ctx: GmAction, name: str, words: list[str]) -> str:
             given[field] = int(value)
         elif field == "tracks":
             given[field] = tuple(value.split(","))
+        elif field == "bench_newcomers":
+            if value.upper() not in ("ON", "OFF"):
+                raise seasons.SeasonRequestError(say("season_mail_on_off", word=key.upper(), value=echo(value, 20)))
+            given[field] = value.upper() == "ON"
         else:
             given[field] = value
     settings = seasons.SeasonSettings(
@@ -101,6 +112,8 @@ def _new(ctx: GmAction, name: str, words: list[str]) -> str:
         tier=made.tier,
         promote=made.promote,
         relegate=made.relegate,
+        min_field=made.min_field,
+        bench_newcomers=made.bench_newcomers,
     )
 
 

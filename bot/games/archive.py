@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 from bot import dice, pictures
 from bot.games import record, seasons
 from bot.letters.cache import DrawnPictures
+from bot.letters.context import seat_labels
 from bot.letters.reveal import ordinal
 from bot.letters.words import say
 from bot.mail_out.render import Renderer
@@ -104,10 +105,11 @@ def write_archive(
     wanted = set(range(1, len(rows) + 2)) if turns is None else {n + d for n in turns for d in (-1, 0, 1)}
     common = {
         "game": {"name": game.name, "title": rules.title, "kind": game.kind, "status": str(game.status)},
-        "robots": [seat.name for seat in game.seats if seat.robot],
+        # The seats as the letters name them (robots, seats handed to another person).
+        "robots": seat_labels(game.seats),
         "utc": shown_time,
         "ordinal": ordinal,
-    }  # shown as robots
+    }
     # The record of the dice, first: each turn's page shows its part (which draw, the GM's hand).
     kept = record.build(session, game)
     dice_of = {t["number"]: t for t in kept["turns"]}

@@ -58,6 +58,7 @@ from bot.models import (
     Seat,
     Turn,
 )
+from bot.safe_text import echo_name
 from bot.shell import Shell
 from rules import UnknownGameError, find_game, game_names
 from rules.api import AnyGame, RobotLevel
@@ -170,16 +171,24 @@ def _free_name(session: Session) -> str:
 
 
 def start(
-    shell: Shell, session: Session, address: str, rules: AnyGame, level: RobotLevel = RobotLevel.NORMAL
+    shell: Shell,
+    session: Session,
+    address: str,
+    rules: AnyGame,
+    level: RobotLevel = RobotLevel.NORMAL,
+    *,
+    sender_name: str = "",
 ) -> tuple[Game, Seat]:
     """A practice game of `rules` for `address` (checked by `check`), its robots driving at
     `level` (`PRACTICE <game> EASY`), started: its first sheet
     is queued to the person's seat, the welcome at its top (the welcome comes before the sheet,
-    in the same mail)."""
+    in the same mail). The person is named as before if the address has played, else by
+    `sender_name` (what the mail's From calls them, its case kept), else by the address's
+    local part."""
     field = max(rules.min_players - 1, min(ROBOTS, rules.max_players - 1))
     robots = list(ROBOT_NAMES[:field])
     player = session.scalar(select(Player).where(Player.address == address))
-    display = player.name if player is not None else address.partition("@")[0]
+    display = player.name if player is not None else echo_name(sender_name) or address.partition("@")[0]
     seat_name = seat_name_for(display, address, set(robots))
     name = _free_name(session)
     terms = shell.settings.practice
@@ -209,11 +218,19 @@ def start(
     return game, seat
 
 
-def start_now(shell: Shell, session: Session, address: str, kind: str, level: RobotLevel = RobotLevel.NORMAL) -> str:
+def start_now(
+    shell: Shell,
+    session: Session,
+    address: str,
+    kind: str,
+    level: RobotLevel = RobotLevel.NORMAL,
+    *,
+    sender_name: str = "",
+) -> str:
     """PRACTICE from a proven address: the game at once; its first sheet, the welcome at its
     top, is the answer (nothing else is mailed). Returns the game's name."""
     rules = check(session, shell, address, kind)
-    game, _ = start(shell, session, address, rules, level)
+    game, _ = start(shell, session, address, rules, level, sender_name=sender_name)
     return game.name
 
 
@@ -238,10 +255,13 @@ def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLeve
     return Done("PRACTICE asked", Reason.FOR_ANYONE, (Letter(ToAddress(sender), rendered, "practice_confirm"),))
 
 
-def confirm(shell: Shell, session: Session, request: PendingRequest) -> tuple[str, Answer | None]:
-    """The code of a PRACTICE came back from its address: the game starts (if the caps still
-    allow), its first sheet with the welcome at its top the only mail (None: no other answer).
-    Returns the label for the record and the answer."""
+def confirm(
+    shell: Shell, session: Session, request: PendingRequest, *, sender_name: str = ""
+) -> tuple[str, Answer | None]:
+    """The code of a PRACTICE came back from its address (`sender_name`: what that mail's From
+    calls its sender): the game starts (if the caps still allow), its first sheet with the
+    welcome at its top the only mail (None: no other answer). Returns the label for the record
+    and the answer."""
     requests.close(shell, request, RequestStatus.DONE)
     kind, _, asked = request.name.partition(":")
     level = RobotLevel.EASY if asked == RobotLevel.EASY.value else RobotLevel.NORMAL
@@ -250,7 +270,7 @@ def confirm(shell: Shell, session: Session, request: PendingRequest) -> tuple[st
     except Refused as refused:
         assert refused.answer is not None
         return "PRACTICE refused", refused.answer
-    game, _ = start(shell, session, request.address, rules, level)
+    game, _ = start(shell, session, request.address, rules, level, sender_name=sender_name)
     return f"PRACTICE {game.name}", None
 
 

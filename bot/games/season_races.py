@@ -12,7 +12,7 @@ the next tick makes it then (its round is the season's next one, never a second 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -65,7 +65,8 @@ def _advance(shell: Shell, session: Session, season: Season) -> str | None:
     by_driver = {seasons.driver_of(seat): seat for seat in people}
     seated = [(by_driver[driver].name, by_driver[driver].player) for driver in order]
     robots = [f"{seat.name}:{seat.robot_level}" for seat in last.seats if seat.robot]
-    return make_race(shell, session, season, round_, last, seated, robots).name
+    handed = {seat.name for seat in people if seat.handed_over}
+    return make_race(shell, session, season, round_, last, seated, robots, handed).name
 
 
 def make_race(
@@ -76,11 +77,14 @@ def make_race(
     last: Game,
     seated: Sequence[tuple[str, Player]],
     robots: Sequence[str] = (),
+    handed: Collection[str] = (),
 ) -> Game:
     """Race `round_` of `season`, made and started now with the settings of the race `last`
     (deadlines, zone, grace, early resolution, press, reminders, NMR limit, options) and the
     track of the rotation; its seats `seated` (seat name, person) in grid order, then the
-    `robots` (``NAME:LEVEL``) at the back."""
+    `robots` (``NAME:LEVEL``) at the back. The seats named in `handed` keep a name that was
+    another person's (a seat taken over from the bench, or by REPLACE): they are marked handed
+    over, so the letters show them with their holder's name, "anna (Kim)", as in the race before."""
     options = {k: str(v) for k, v in (last.options or {}).items()}
     options.update(seasons.track_for(season, round_))
     name = _free_name(session, season.name, round_)
@@ -106,8 +110,11 @@ def make_race(
         early_resolution=last.early_resolution,
         press=PressMode(last.press),
         robot_seats=robots,
-        note=note,
+        signup=True,  # started below, once the seats taken over are marked
     )
+    for seat in game.seats:
+        seat.handed_over = seat.name in handed and not seat.robot
+    turns.start_game(shell, session, game, note=note)
     game.nmr_limit, game.nmr_action, game.reminder_spec = last.nmr_limit, last.nmr_action, last.reminder_spec
     session.add(SeasonRace(season_id=season.id, round=round_, game_id=game.id))
     session.flush()

@@ -69,6 +69,8 @@ class SeasonSettings:
     tier: int = 1
     promote: int = 0  # how many of its top go up when the series' next season is drawn
     relegate: int = 0  # how many of its bottom go down
+    min_field: int = 0  # the least field of the tier's next race, robots filling it (0: none)
+    bench_newcomers: bool = False  # the bench volunteers of the kind drawn in as newcomers
 
 
 def season_rules(season: Season) -> SeasonRules:
@@ -127,6 +129,11 @@ def create_season(shell: Shell, session: Session, settings: SeasonSettings) -> S
         SeasonRules(table, settings.drop, settings.no_show_penalty, settings.nmr_penalty)
     except SeasonError as error:
         raise SeasonRequestError(say("season_bad_setting", reason=str(error))) from None
+    for honour, _ in table.bonus:
+        if honour not in rules.honours:
+            raise SeasonRequestError(
+                say("season_no_honour", title=rules.title, honour=honour, honours=list(rules.honours))
+            )
     if not 1 <= settings.races <= MAX_RACES:
         raise SeasonRequestError(say("season_bad_races", most=MAX_RACES))
     if settings.drop >= settings.races:
@@ -162,6 +169,8 @@ def create_season(shell: Shell, session: Session, settings: SeasonSettings) -> S
         edition=edition,
         promote=settings.promote,
         relegate=settings.relegate,
+        min_field=settings.min_field,
+        bench_newcomers=settings.bench_newcomers,
     )
     session.add(season)
     session.flush()
@@ -180,6 +189,8 @@ def _series_place(session: Session, settings: SeasonSettings, name: str, kind: s
         raise SeasonRequestError(say("season_bad_tier", most=MAX_TIERS))
     if not (0 <= settings.promote <= MAX_MOVERS and 0 <= settings.relegate <= MAX_MOVERS):
         raise SeasonRequestError(say("season_bad_movers", most=MAX_MOVERS))
+    if not 0 <= settings.min_field <= find_game(kind).max_players:
+        raise SeasonRequestError(say("season_bad_field", most=find_game(kind).max_players))
     known = list(session.scalars(select(Season).where(Season.series == series)))
     edition = max((s.edition for s in known), default=1)
     for other in known:
@@ -258,7 +269,10 @@ def result_from(
             finishes.append(Finish(driver_of(seat), Outcome.DID_NOT_FINISH))
     scored = {finish.driver for finish in finishes}
     finishes += [Finish(str(p), outcome) for p, outcome in sorted((left or {}).items()) if str(p) not in scored]
-    return RaceResult(round_, correction, tuple(finishes))
+    # A race's honours (the pole ...) go to whoever holds the seat at the end, as its place does.
+    holders = {seat.name: driver_of(seat) for seat in game.seats if not seat.robot}
+    honours = tuple((h.kind, holders[h.player]) for h in view.honours if h.player in holders)
+    return RaceResult(round_, correction, tuple(finishes), honours)
 
 
 def left_seats(session: Session, game: Game) -> dict[int, Outcome]:
@@ -306,8 +320,10 @@ def results_of(session: Session, season: Season) -> list[RaceResult]:
     return [result for result in found if result is not None]
 
 
-def _cell(points: int, penalty: int, dropped: bool) -> str:
-    shown = f"({points})" if dropped else str(points)
+def _cell(points: int, penalty: int, dropped: bool, bonus: int = 0) -> str:
+    """A race's cell: ``18``, ``18+1`` (a bonus of 1 in it), ``(18)`` dropped, ``0-3`` a penalty."""
+    scored = f"{points - bonus}+{bonus}" if bonus else str(points)
+    shown = f"({scored})" if dropped else scored
     return f"{shown}-{penalty}" if penalty else shown
 
 
@@ -337,7 +353,7 @@ def _row(
 ) -> SeasonRow:
     by_race = {score.race: score for score in row.races}
     cells = tuple(
-        _cell(by_race[n].points, by_race[n].penalty, by_race[n].dropped) if n in by_race else "-"
+        _cell(by_race[n].points, by_race[n].penalty, by_race[n].dropped, by_race[n].bonus) if n in by_race else "-"
         for n in range(1, planned + 1)
     )
     shared = sum(1 for other in rows if other.place == row.place) > 1

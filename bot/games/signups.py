@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 
 from bot import letters, store
 from bot.fate import Answer, Done, Ignored, Letter, Notice, Refused
-from bot.games import bench, reliability, requests, seasons, turns
+from bot.games import bench, reliability, requests, season_tiers, seasons, turns
 from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat, notices
@@ -196,6 +196,17 @@ def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str
     sender = inbound.sender.strip().lower()
     if not sender:
         raise Ignored("JOIN without a sender address", reason=Reason.NO_SENDER)
+    series = (
+        season_tiers.open_to_newcomers(session, game_name) if store.find_game_row(session, game_name) is None else None
+    )
+    if series is not None:
+        # JOIN <series> between seasons: the code first, as for a game (double opt-in); the
+        # entry is made when it comes back from this address (`bot.commands.anyone.confirm`).
+        code = tokens.make(shell.settings.secrets.site_secret, tokens.SERIES, series, shell.now(), sender)
+        rendered = notices.series_confirm(
+            shell, series, code=code, subject_tag=tokens.subject_tag(code), valid_days=tokens.VALID_DAYS
+        )
+        return Done(f"JOIN {series} asked", Reason.JOIN_ASKED, (Letter(ToAddress(sender), rendered, "series_confirm"),))
     game = _open_game(session, game_name, sender, name)
     request = requests.open_join(shell, session, game, sender, name.strip())
     code = requests.code(shell, request)

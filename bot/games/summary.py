@@ -20,10 +20,8 @@ from bot import outlook, store
 from bot.clock import as_utc
 from bot.games import carried, observers, turns
 from bot.games.attention import Attention
-from bot.games.robots import robot_names
-from bot.games.robots import shown as robot_shown
 from bot.letters import claims
-from bot.letters.context import deadline_text
+from bot.letters.context import deadline_text, seat_labels
 from bot.models import Game, GameStatus, GmDigest
 from bot.schedules import format_local
 from bot.shell import Shell
@@ -33,6 +31,13 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
     """A game's block of the digest and of the GM's STATUS: the values its template shows, and
     under "claims" what they claim of the open turn (`bot.facts.Claims`: its deadline)."""
     rules = turns.rules_of(game)
+    # The seats as the letters name them: "robo (robot)", "anna (Kim McDonald)" for a seat
+    # handed to another person (docs/DESIGN.md, "Seats that change hands").
+    labels = seat_labels(game.seats)
+
+    def shown(name: str) -> str:
+        return labels.get(name, name)
+
     out: dict[str, Any] = {
         "name": game.name,
         "title": rules.title,
@@ -53,12 +58,12 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         "early": game.early_resolution,
         "nmr_limit": game.nmr_limit,
         "nmr_action": game.nmr_action,
-        "out": [s.name for s in game.seats if not s.active],
+        "out": [shown(s.name) for s in game.seats if not s.active],
         "press": game.press,
         "observers": len(observers.observers_of(session, game)),
         # VACATION: the seats away now or later, with their days (a missed turn then is no NMR).
         "vacations": [
-            f"{s.name} {s.player.vacation_from.isoformat()} to {s.player.vacation_to.isoformat()}"
+            f"{shown(s.name)} {s.player.vacation_from.isoformat()} to {s.player.vacation_to.isoformat()}"
             for s in store.active_seats(game)
             if s.player.vacation_from is not None
             and s.player.vacation_to is not None
@@ -68,7 +73,6 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
     out["players"] = [
         f"{s.name} (robot)" if s.robot else f"{s.name} <{s.player.address}>" for s in store.active_seats(game)
     ]
-    shown = robot_names(game.seats)  # robots shown as robots
     if game.status == GameStatus.SIGNUP:
         return out
     rules, state, turn = turns.current_state(session, game)
@@ -78,24 +82,22 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         # A paused game has no deadline running (the tick leaves it be until RESUME).
         out["deadline"] = None if game.status == GameStatus.PAUSED else deadline_text(turn, zone)
         # Orders a ROLLBACK kept for the turn after this one: not on file for any turn yet.
-        out["kept"] = [
-            robot_shown(k.seat, shown) + (" (your ORDER)" if k.source == "gm" else "") for k in carried.of_turn(turn)
-        ]
+        out["kept"] = [shown(k.seat) + (" (your ORDER)" if k.source == "gm" else "") for k in carried.of_turn(turn)]
         by_seat = store.turn_submissions(session, turn)
         seen = outlook.of_turn(game, rules, state, by_seat)
         for name in sorted(rules.expected_players(state)):
             seat = store.seat_named(game, name)
             if seat is not None and store.holds(by_seat.get(seat.id, ())):  # WAIT: who holds the turn
-                out["held"].append(name)
+                out["held"].append(shown(name))
             {
                 outlook.Status.COMPLETE: out["ordered"],
                 outlook.Status.INCOMPLETE: out["incomplete"],
                 outlook.Status.NONE: out["missing"],
-            }[seen.status(name)].append(robot_shown(name, shown))
+            }[seen.status(name)].append(shown(name))
     else:
-        out["result"] = [", ".join(robot_shown(name, shown) for name in place) for place in rules.standings(state)]
-    out["streaks"] = [f"{s.name} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
-    out["plots"] = [s.name for s in store.active_seats(game) if s.gm_plot]
+        out["result"] = [", ".join(shown(name) for name in place) for place in rules.standings(state)]
+    out["streaks"] = [f"{shown(s.name)} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
+    out["plots"] = [shown(s.name) for s in store.active_seats(game) if s.gm_plot]
     return out
 
 

@@ -18,6 +18,7 @@ with several GMs each sees the site's oddities.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -53,6 +54,7 @@ from bot.shell import Shell
 log = logging.getLogger("flagman.digest")
 
 MAX_ITEMS = 25  # per list; the rest is counted
+ANSWER_LINES = 12  # of a GM command's answer, quoted under it; the rest is counted
 FAILED_LOOKBACK = timedelta(days=1)  # a send fails for good up to ~2 hours after it was queued
 
 
@@ -167,8 +169,20 @@ _WITHHELD_WORDS = {
 }
 
 
-def _clip(items: list[str]) -> dict[str, object]:
+def _clip(items: Sequence[object]) -> dict[str, object]:
     return {"items": items[:MAX_ITEMS], "more": max(0, len(items) - MAX_ITEMS)}
+
+
+def _answer_lines(outcome: str) -> dict[str, object]:
+    """A GM command's answer as the digest quotes it, line by line as it was given: each line
+    echoed (at most `LINE_CAP` characters, its indent kept up to 8 spaces), at most
+    `ANSWER_LINES` of them (``more``: how many more); an answer of one line is ``said`` beside
+    the command instead."""
+    lines = [line for line in outcome.splitlines() if line.strip()]
+    shown = [" " * min(8, len(line) - len(line.lstrip(" "))) + echo(line) for line in lines[:ANSWER_LINES]]
+    if len(lines) == 1:
+        return {"said": shown[0], "lines": [], "more": 0}
+    return {"said": "", "lines": shown, "more": max(0, len(lines) - ANSWER_LINES)}
 
 
 def _inbound(
@@ -245,8 +259,12 @@ def happenings(session: Session, game_ids: list[int], since: datetime, zone: str
     ]
     # Every use of the GM's powers (mail or CLI), from the audit log: what `gm audit` lists.
     gm_actions = [
-        f"{format_local(as_utc(a.created_at), zone)} [{names.get(a.game_id or 0, '?')}] {echo(a.command, 200)}"
-        f" ({a.via}): {echo(a.outcome, 200)}"
+        {
+            "head": f"{format_local(as_utc(a.created_at), zone)} [{names.get(a.game_id or 0, '?')}] "
+            f"{echo(a.command, 200)} ({a.via})",
+            "game": names.get(a.game_id or 0, "?"),
+            **_answer_lines(a.outcome),
+        }
         for a in session.scalars(
             select(GmAudit).where(GmAudit.created_at > since, GmAudit.game_id.in_(game_ids)).order_by(GmAudit.id)
         )

@@ -158,6 +158,7 @@ def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
             "bot": bot_context(shell),
             "greeting": letters.greeting(answers[0].to),
             "game_name": game_name,
+            "timezone": letters.zone(answers[0].to) if game_name else "",
             "error": any(p["error"] for p in parts),
             "count": len(parts),
             "sections": sections,

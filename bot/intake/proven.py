@@ -198,7 +198,8 @@ def _run_player_commands(
     handled: list[str],
 ) -> None:
     """The mail's player commands, each answered, in order."""
-    context = CommandContext(batch.shell, session, mail.inbound, who, game, who.seat)
+    orders_follow = who.seat is not None and bool(commands.orders_text.strip())
+    context = CommandContext(batch.shell, session, mail.inbound, who, game, who.seat, orders_follow)
     for command in commands.player:
         reply = registry.run(context, command)
         mail.answers.extend(reply.answers)

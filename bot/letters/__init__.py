@@ -32,6 +32,7 @@ from bot.letters.addressing import (
     notice,
     post,
     queue_rows,
+    zone,
 )
 
 __all__ = [
@@ -49,4 +50,5 @@ __all__ = [
     "notice",
     "post",
     "queue_rows",
+    "zone",
 ]

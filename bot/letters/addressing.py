@@ -95,6 +95,16 @@ def greeting(addressee: Addressee) -> str:
     return echo_name(addressee.name)
 
 
+def zone(addressee: Addressee) -> str:
+    """The time zone a letter to `addressee` shows its times in, as its sign-off says: the
+    seat's player's, the game's for its GM; none for another address."""
+    if isinstance(addressee, ToSeat):
+        return addressee.seat.player.timezone
+    if isinstance(addressee, ToGm):
+        return addressee.game.timezone
+    return ""
+
+
 def list_headers(
     shell: Shell, addressee: Addressee, kind: str, game: Game | None, in_reply_to: str
 ) -> ListHeaders | None:
@@ -212,6 +222,7 @@ def notice(
             "text": text,
             "error": error,
             "greeting": greeting(addressee),
+            "timezone": zone(addressee) if about is not None else "",
         },
     ).claiming(*claims)
     post(shell, session, addressee, rendered, kind=kind, game=game, in_reply_to=in_reply_to, into=into)
@@ -231,4 +242,5 @@ __all__ = [
     "list_headers",
     "notice",
     "post",
+    "zone",
 ]

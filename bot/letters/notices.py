@@ -139,6 +139,19 @@ def seat_offer(
     return shell.renderer.render("seat_offer", values, game=game.kind)
 
 
+def series_confirm(shell: Shell, series: str, *, code: str, subject_tag: str, valid_days: int) -> RenderedMail:
+    """The code mail of a stranger's JOIN <series> between seasons: reply to it to be in the
+    series' next season."""
+    values = {
+        "bot": bot_context(shell),
+        "series": series,
+        "code": code,
+        "subject_tag": subject_tag,
+        "valid_days": valid_days,
+    }
+    return shell.renderer.render("series_confirm", values)
+
+
 def bench_confirm(shell: Shell, title: str, *, code: str, subject_tag: str, valid_days: int) -> RenderedMail:
     """The code mail of a stranger's SUBSTITUTE ON: reply to it to be on the bench of `title`."""
     values = {

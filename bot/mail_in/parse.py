@@ -137,6 +137,9 @@ class Inbound:
     reply_text: str = ""
     # What could not be read and was skipped (undecodable body, HTML too large, ...): for the log.
     defects: tuple[str, ...] = ()
+    # The local part of the From address as written, its case kept ("" without a usable From):
+    # what names a person whose From gives no display name.
+    sender_local: str = ""
 
 
 # --- limits ---------------------------------------------------------------------------------
@@ -1525,4 +1528,5 @@ def _parse(
         truncated=truncated,
         reply_text=own_text,
         defects=tuple(defects),
+        sender_local=echo_name(from_addr.rpartition("@")[0]) if sender else "",
     )

@@ -38,7 +38,8 @@ STOP = "stop"
 PRACTICE = "practice"  # a stranger's PRACTICE: the game starts when the code comes back
 OFFER = "offer"  # a seat offered to the substitutes bench: the first to send it back takes it
 BENCH = "bench"  # a stranger's SUBSTITUTE ON: on the bench when the code comes back
-KINDS = (OBSERVE, ADDRESS, JOIN, STOP, PRACTICE, OFFER, BENCH)
+SERIES = "series"  # a stranger's JOIN <series> with no race open: in its next season when it comes back
+KINDS = (OBSERVE, ADDRESS, JOIN, STOP, PRACTICE, OFFER, BENCH, SERIES)
 VALID_DAYS = 3  # a code made on day d is good on days d .. d+3 (UTC)
 _EPOCH = date(1970, 1, 1)
 _SUBJECT = re.compile(r"\[confirm\s+(" + CONFIRM_CODE.pattern + r")\]", re.I)
@@ -103,6 +104,7 @@ def subject_tag(code: str) -> str:
 __all__ = [
     "ADDRESS",
     "BENCH",
+    "SERIES",
     "CONFIRM_CODE",
     "JOIN",
     "KINDS",

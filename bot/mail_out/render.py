@@ -243,7 +243,19 @@ class Renderer:
         if not sep or not head.startswith("Subject:"):
             raise TemplateError(f"template {name!r} must start with 'Subject: ...' and a blank line")
         subject = " ".join(head.removeprefix("Subject:").split())
-        # Trailing blanks go, except in the "-- " line that opens a signature (RFC 3676 4.3),
-        # which mail clients and our own quote stripper need with its space.
-        body = "\n".join(line if line == "-- " else line.rstrip() for line in body.strip("\n").splitlines()) + "\n"
-        return RenderedMail(subject, body)
+        return RenderedMail(subject, tidy(body))
+
+
+def tidy(body: str) -> str:
+    """A letter's text as it is sent: no blanks at the end of a line, except in the "-- " line
+    that opens a signature (RFC 3676 4.3), which mail clients and our own quote stripper need
+    with its space; no blank line at its start or end; and never two blank lines in a row (a
+    part a template leaves out leaves no gap), so one blank line always parts two blocks."""
+    lines: list[str] = []
+    for line in body.strip("\n").splitlines():
+        line = line if line == "-- " else line.rstrip()
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines) + "\n"

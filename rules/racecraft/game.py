@@ -64,6 +64,7 @@ class Racecraft:
     min_players: ClassVar[int] = MIN_PLAYERS
     max_players: ClassVar[int] = MAX_PLAYERS
     early_resolution: ClassVar[bool] = True
+    honours: ClassVar[tuple[str, ...]] = ()  # the text defines no pole, lap leader or fastest lap
     later_replaces: ClassVar[bool] = True
     chance: ClassVar[bool] = False  # no dice at all (racecraft.md)
 

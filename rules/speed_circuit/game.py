@@ -67,6 +67,7 @@ class SpeedCircuit:
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 9
     early_resolution: ClassVar[bool] = True
+    honours: ClassVar[tuple[str, ...]] = ("pole",)  # the qualifying bid's winner (seed 003, P31)
     later_replaces: ClassVar[bool] = False  # a set that only adds the line a set on file lacks is an addition
     chance: ClassVar[bool] = True
 

@@ -159,6 +159,8 @@ class RaceState:
     phase: Phase = Phase.DESIGN
     race_turn: int = 0
     """Race turns resolved so far (0 during set-up)."""
+    pole: str | None = None
+    """Who won the pole: first on the grid the qualifying bid drew (None before it)."""
 
     @property
     def laps(self) -> int:

@@ -143,14 +143,42 @@ class CornerAhead:
     posted: tuple[int, ...]
     lines: tuple[tuple[str, int], ...]
     paid: int
+    goes_on: bool = False  # the rows shown stop inside the corner: `last_row` is the last shown
+    past_rows_shown: bool = False  # the corner starts after the last row shown: no row is named
+
+    def rows(self, track_rows: int) -> tuple[int, ...]:
+        """The corner's rows from `first_row` to `last_row`, in the order the race meets them."""
+        return tuple(
+            (self.first_row - 1 + k) % track_rows + 1
+            for k in range(_ahead_rows(track_rows, self.first_row, self.last_row) + 1)
+        )
+
+    def shown_in(self, shown: tuple[int, ...], track_rows: int) -> CornerAhead:
+        """The corner as the excerpt of the track `shown` (its rows, from the car's) shows it:
+        the rows it names are rows of the excerpt."""
+        mine = [row for row in self.rows(track_rows) if row in shown]
+        if not mine:
+            return replace(self, past_rows_shown=True)
+        return replace(self, first_row=mine[0], last_row=mine[-1], goes_on=mine[-1] != self.last_row)
 
     def describe(self) -> str:
         speeds: list[int] = []
         for mph in self.posted:
             if not speeds or speeds[-1] != mph:
                 speeds.append(mph)
-        where = "you are in it" if self.rows_ahead == 0 else f"{self.rows_ahead} rows ahead"
-        text = f"Corner {self.corner}, rows {self.first_row}-{self.last_row} ({where}): limit {' then '.join(map(str, speeds))} mph"
+        where = (
+            "you are in it"
+            if self.rows_ahead == 0
+            else f"{self.rows_ahead} row{'s' if self.rows_ahead != 1 else ''} ahead"
+        )
+        if self.past_rows_shown:
+            named = f"past the rows shown ({where})"
+        else:
+            rows = (
+                f"row {self.first_row}" if self.first_row == self.last_row else f"rows {self.first_row}-{self.last_row}"
+            )
+            named = f"{rows}{' and on' if self.goes_on else ''} ({where})"
+        text = f"Corner {self.corner}, {named}: limit {' then '.join(map(str, speeds))} mph"
         if self.lines:
             text += "; racing line " + ", ".join(f"{line} +{bonus}" for line, bonus in self.lines)
         if self.paid:
@@ -215,15 +243,21 @@ def plot_options(state: RaceState, player: str) -> PlotOptions | None:
     here = track.space(car.space).row
     far = max((_ahead(track, here, track.space(r.space).row) for c in choices for r in c.reaches), default=0)
     span = far + 2
-    if corner is not None and corner.rows_ahead <= EXCERPT_ROWS:
-        span = max(span, corner.rows_ahead + min(3, (corner.last_row - corner.first_row) % track.rows + 1))
+    if corner is not None and corner.rows_ahead <= EXCERPT_ROWS:  # the whole corner, if it fits
+        span = max(span, corner.rows_ahead + len(corner.rows(track.rows)))
     span = min(max(span, 6), EXCERPT_ROWS, track.rows)
     rows = tuple((here - 1 + k) % track.rows + 1 for k in range(span))
+    if corner is not None:
+        corner = corner.shown_in(rows, track.rows)
     return PlotOptions(player, car.space, car.speed, lim.describe(), choices, corner, rows, staying, gone)
 
 
 def _ahead(track: Track, here: int, row: int) -> int:
-    return (row - here) % track.rows
+    return _ahead_rows(track.rows, here, row)
+
+
+def _ahead_rows(track_rows: int, here: int, row: int) -> int:
+    return (row - here) % track_rows
 
 
 # -- one speed -----------------------------------------------------------------------------

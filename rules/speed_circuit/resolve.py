@@ -179,7 +179,9 @@ def resolve_qualifying(
         cars[player] = car
         placed.append(f"{slot + 1}. {player} ({space.id})")
     events.append(Event("grid", "Starting grid: " + ", ".join(placed), tuple(ranking)))
-    return Resolution(replace(state, cars=tuple(cars[c.player] for c in state.cars), phase=Phase.RACE), tuple(events))
+    pole = ranking[0] if ranking else None
+    cars_now = tuple(cars[c.player] for c in state.cars)
+    return Resolution(replace(state, cars=cars_now, phase=Phase.RACE, pole=pole), tuple(events))
 
 
 # -- the race turn -------------------------------------------------------------------------

@@ -137,6 +137,7 @@ def dump_state(state: RaceState) -> dict[str, Any]:
         "phase": state.phase.value,
         "race_turn": state.race_turn,
         "cars": [dump_car(c) for c in state.cars],
+        **({"pole": state.pole} if state.pole is not None else {}),
     }
 
 
@@ -172,6 +173,7 @@ def load_state(data: Mapping[str, Any]) -> RaceState:
             cars=tuple(load_car(c, version) for c in data["cars"]),
             phase=Phase(data["phase"]),
             race_turn=int(data["race_turn"]),
+            pole=str(data["pole"]) if data.get("pole") is not None else None,
         )
     except (KeyError, TypeError, ValueError, IndexError, TrackError) as error:
         raise StateError(f"Speed Circuit state cannot be read: {error!r}") from error

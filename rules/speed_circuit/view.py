@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rules.api import PlayerId, Resolution, Standings, TableRow, View, Viewer, placings
+from rules.api import Honour, PlayerId, Resolution, Standings, TableRow, View, Viewer, placings
 from rules.speed_circuit.car import Car, PitStage, Status
 from rules.speed_circuit.model import Phase, RaceState, TyreRule
 from rules.speed_circuit.move import movement_key
@@ -204,6 +204,7 @@ def build_view(
         events=() if resolution is None else tuple(e.text for e in resolution.events),
         private=tuple(private),
         summary=summary(state),
+        honours=(Honour("pole", state.pole),) if state.pole is not None else (),
         track=plan_track(track),
         cars=tuple(cars),
         track_name=state.track.name,

@@ -93,6 +93,7 @@ class SpeedPhreakz:
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = len(LETTERS)
     early_resolution: ClassVar[bool] = True
+    honours: ClassVar[tuple[str, ...]] = ()  # the text defines no pole, lap leader or fastest lap
     later_replaces: ClassVar[bool] = False
     chance: ClassVar[bool] = True
 

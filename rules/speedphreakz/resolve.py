@@ -450,8 +450,11 @@ def resolve_round(
     events: list[Event] = []
     allowed = {car.player: race.allowed_rounds(car.player) for car in race.cars}
     race = dataclasses.replace(race, arrivals=arrivals_after(race, allowed, submitted))
-    cars = _set_up(race, orders, events) if race.set_up else list(race.cars)
-    _recolour(cars, orders, events)
+    if race.set_up:  # the set-up gives each car its colour, once
+        cars = _set_up(race, orders, events)
+    else:
+        cars = list(race.cars)
+        _recolour(cars, orders, events)
     _restarts(race, cars, orders, events)
     cars = [_queue(race, car, orders.get(car.player, ()), allowed[car.player]) for car in cars]
 

@@ -231,3 +231,48 @@ def test_the_last_points_over_races_are_the_table(archived: list[RaceResult], dr
     over = progression(rules, archived)
     assert {row.driver: row.points for row in standings(rules, archived)} == {d: p[-1] for d, p in over.items()}
     assert {len(p) for p in over.values()} <= {len({r.race for r in archived})}
+
+
+# -- bonus points ---------------------------------------------------------------------------------
+
+
+def test_bonus_points_are_written_after_the_table_and_refused_unless_known() -> None:
+    """docs/championships.md, "Bonus points": "+pole:1 after the table gives the pole one point"."""
+    scoring = ScoringTable.parse("f1+pole:1+fastest-lap:2")
+    assert scoring.bonus == (("pole", 1), ("fastest-lap", 2)) and scoring.shown() == "f1+pole:1+fastest-lap:2"
+    assert ScoringTable.parse("custom:3,1+lap-leader:1").shown() == "custom:3,1+lap-leader:1"
+    for text in ("f1+pole", "f1+pole:x", "f1+pole:1+pole:2", "f1+podium:1", "f1+pole:101"):
+        with pytest.raises(SeasonError):
+            ScoringTable.parse(text)
+
+
+def test_the_pole_scores_its_bonus_for_its_holder_whatever_their_finish_and_is_dropped_with_the_race() -> None:
+    rules = SeasonRules(ScoringTable.parse("custom:10,6,4+pole:2"), drop=1)
+    first = RaceResult(1, 0, race(1, "a", "b", c=Outcome.DID_NOT_FINISH).finishes, (("pole", "c"),))
+    second = RaceResult(2, 0, race(2, "c", "a", "b").finishes, (("pole", "a"),))
+    rows = {row.driver: row for row in standings(rules, [first, second])}
+    assert [(s.points, s.bonus, s.dropped) for s in rows["c"].races] == [(2, 2, True), (10, 0, False)]
+    assert [(s.points, s.bonus, s.dropped) for s in rows["a"].races] == [(10, 0, False), (8, 2, True)]
+    assert (rows["a"].points, rows["c"].points, rows["b"].points) == (10, 10, 6)
+    assert rows["a"].countback[:2] == (1, 1), "countback counts places, not bonuses"
+
+
+@given(
+    st.lists(st.permutations(["a", "b", "c", "d"]), min_size=1, max_size=4),
+    st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=4, max_size=4),
+    st.integers(0, 5),
+)
+def test_bonus_points_add_exactly_the_bonus_to_each_holder(
+    orders: list[list[str]], poles: list[str], bonus: int
+) -> None:
+    """Without dropped results, each driver's points with a pole bonus are their points without
+    it plus the bonus times the poles they held."""
+    plain = SeasonRules(ScoringTable.parse("f1"))
+    with_bonus = SeasonRules(ScoringTable.parse(f"f1+pole:{bonus}"))
+    results = [
+        RaceResult(n, 0, race(n, *order).finishes, (("pole", poles[n - 1]),)) for n, order in enumerate(orders, 1)
+    ]
+    before = {row.driver: row.points for row in standings(plain, results)}
+    after = {row.driver: row.points for row in standings(with_bonus, results)}
+    for driver, points in before.items():
+        assert after[driver] == points + bonus * poles[: len(orders)].count(driver)

@@ -161,3 +161,38 @@ def test_every_driver_is_in_one_tier_sizes_kept_and_the_moves_as_set(seasons: li
                 if a.move is Move.UP and b.move is not Move.UP or a.move is not Move.DOWN and b.move is Move.DOWN:
                     assert a.place < b.place
     assert drawn == draw_tiers(list(reversed(seasons)), random.Random(seed)), "the same draw for the same seed"
+
+
+# -- newcomers ------------------------------------------------------------------------------------
+
+
+def test_newcomers_go_into_the_lowest_tier_behind_everyone_while_a_race_has_room() -> None:
+    """docs/championships.md, "Newcomers": "people who joined the series ... are drawn into the
+    next season's lowest tier, behind its drivers, first come first, while its race has room"."""
+    one = tier(1, race(1, "a", "b", "c"), down=1)
+    two = tier(2, race(1, "d", "e"), up=1)
+    drawn = draw_tiers([one, two], random.Random(0), newcomers=("x", "a", "y", "x", "z"), room=5)
+    assert names(drawn) == [["a", "b", "d"], ["c", "e", "x", "y", "z"]], "one already drawn is not a newcomer"
+    assert [(d.move, d.came_from, d.place) for d in drawn[1][2:]] == [
+        (Move.NEW, 0, 1),
+        (Move.NEW, 0, 2),
+        (Move.NEW, 0, 3),
+    ]
+    full = draw_tiers([one, two], random.Random(0), newcomers=("x", "y", "z"), room=4)
+    assert names(full)[1] == ["c", "e", "x", "y"], "no room: the last in line waits"
+
+
+@given(series(), st.lists(st.sampled_from([f"n{i}" for i in range(6)] + ["t1d0", "t2d1"])), st.integers(0, 9))
+def test_newcomers_never_displace_a_driver_and_are_drawn_once_into_the_lowest_tier(
+    seasons: list[TierSeason], newcomers: list[str], room: int
+) -> None:
+    without = draw_tiers(seasons, random.Random(1))
+    drawn = draw_tiers(seasons, random.Random(1), newcomers=newcomers, room=room)
+    assert [t[: len(w)] for t, w in zip(drawn, without, strict=True)] == list(without), "the rest untouched"
+    new = [d for t in drawn for d in t if d.move is Move.NEW]
+    assert all(d in drawn[-1] and d.came_from == 0 for d in new), "newcomers in the lowest tier only"
+    everyone = [d.driver for t in drawn for d in t]
+    assert len(everyone) == len(set(everyone)), "nobody drawn twice"
+    assert len(drawn[-1]) <= max(room, len(without[-1])), "never past the room of the lowest tier's race"
+    waiting = [d for d in dict.fromkeys(newcomers) if d not in {x.driver for t in without for x in t}]
+    assert [d.driver for d in new] == waiting[: max(0, room - len(without[-1]))], "first come first"

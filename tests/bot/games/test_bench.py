@@ -349,3 +349,48 @@ def test_a_seat_taken_from_the_bench_reads_with_its_takers_name(rc: App) -> None
     assert sheet and f'You run as "{label}".' in sheet[-1]
     a_turn(rc)
     assert label in body_of(last(rc, ADDRESS["seb"]))
+
+
+def test_in_a_season_the_bench_taker_of_a_seat_at_the_nmr_limit_drives_it_on_under_its_name_and_scores(
+    rc: App,
+) -> None:
+    """docs/championships.md, "Scoring": "out by the NMR limit (the seat ... went on without
+    them, to the substitutes bench): nothing, and the NMR penalty taken away ... Whoever holds a
+    seat when the race ends scores its place"; "A substitute in the next races": the seat goes on
+    into the season's next race under its name, shown with its holder's, "anna (<taker>)"."""
+    from bot.games import seasons
+    from rules.season import Outcome
+    from tests.bot.gm_helpers import to_the_finish
+
+    on_bench(rc, SUB1)
+    with rc.db.transaction() as session:
+        seasons.create_season(
+            rc.shell, session, seasons.SeasonSettings("spring", "racecraft", GM, nmr_penalty=3, games=("rc1",))
+        )
+    to_the_nmr_limit(rc)
+    rc.inbox.deliver(reply_to(offers_to(rc, SUB1)[0], "mine", sender=SUB1))  # type: ignore[attr-defined]
+    cycle(rc)
+    sheet = [m for m in mails(rc, SUB1) if "[rc1]" in str(m["Subject"]) and "from the substitutes bench" in body_of(m)]
+    rc.inbox.deliver(reply_to(sheet[-1], "USE 1", sender=SUB1))  # type: ignore[attr-defined]
+    cycle(rc)
+    to_the_finish(rc, "rc1")
+    rc.service.tick()  # the next race, made by the bot
+    rc.service.send()
+    with rc.db.read() as session:
+        taker = session.scalar(select(Player).where(Player.address == SUB1))
+        assert taker is not None
+        season = seasons.find_season(session, "spring")
+        assert season is not None and len(season.races) == 2
+        second = season.races[1].game
+        seat = next(s for s in second.seats if s.player.address == SUB1)
+        assert (seat.name, seat.handed_over) == ("anna", True), "the leaver's seat name, marked as taken over"
+        assert not any(s.player.address == ADDRESS["anna"] for s in second.seats), "the leaver is out"
+        table = {row.name: row for row in seasons.table_of(session, season).rows}
+        first = seasons.race_result(session, season.races[0].game, 1)
+        assert first is not None
+    mine = next(f for f in first.finishes if f.driver == str(taker.id))
+    assert mine.outcome is Outcome.FINISHED, "the taker drove it to the end"
+    assert table[taker.name].races[0] == str((25, 18, 15, 12, 10)[mine.place - 1]), "the taker scores the place"
+    assert table["Anna"].races[0] == "0-3" and table["Anna"].points == -3, "the leaver: the NMR penalty"
+    sheets = [body_of(m) for m in mails(rc, SUB1) if "[spring-r2]" in str(m["Subject"])]
+    assert sheets and f'You run as "anna ({taker.name})".' in sheets[0]

@@ -78,3 +78,25 @@ def test_the_gms_order_that_completes_the_turn_resolves_it_and_says_so(rc: App) 
     told = _flat(body_of(last(rc, ADDRESS["anna"])))
     assert "so the turn is resolved and the results follow" in told, told
     assert "unless you send others" not in told
+
+
+def test_nowait_with_the_last_orders_in_one_mail_says_once_that_the_turn_is_resolved(rc: App) -> None:
+    """NOWAIT with the last orders in one mail was answered "It resolves as soon as every order
+    is in" just before "Yours were the last orders: the turn is resolved". The answer makes one
+    statement of what the turn does next, the true one: the confirmation's, made once the whole
+    mail is applied. NOWAIT alone still says when the turn resolves."""
+    player_says(rc, "kelly", "WAIT")
+    for seat in ("seb", "steve", "roger", "anna"):
+        player_says(rc, seat, "USE 3")
+    before = len(mails(rc, ADDRESS["kelly"]))
+    player_says(rc, "kelly", "USE 2\nNOWAIT")
+    assert turns(rc)[0].resolved_at is not None
+    answer = mails(rc, ADDRESS["kelly"])[before]
+    text = _flat(body_of(answer))
+    assert "You no longer hold Turn 1 of 5: start of rc1." in text, text
+    assert "Yours were the last orders: the turn is resolved, and the results follow." in text, text
+    assert "resolves as soon as every order is in" not in text, text
+    assert "waits for its deadline" not in text, text
+    player_says(rc, "kelly", "WAIT")
+    player_says(rc, "kelly", "NOWAIT")
+    assert "It resolves as soon as every order is in, or at its deadline." in _flat(body_of(last(rc, ADDRESS["kelly"])))

@@ -504,3 +504,25 @@ def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: Ap
     body = " ".join(body_of(last(gapp, PAT)).split())
     assert "is closed" in body and "PRACTICE racecraft" in body, body
     assert "<game>" not in body, body
+
+
+def test_a_practice_player_is_named_by_the_display_name_of_their_from_case_kept(gapp: App) -> None:
+    """A practice player's name came from the address's local part, lower-cased ("Hello pat,"):
+    names keep their case, and the display name of the From is the person's name when there is
+    one ("Hello Pat McKay,"); the seat is named after it as a JOIN's name names its seat. A From
+    without a display name names the person by its local part as written ("Hello Sam.Jones,")."""
+    who = "Pat McKay <Pat@Example.net>"
+    stranger_says(gapp, who, "PRACTICE racecraft")
+    code_mail = last(gapp, PAT)
+    gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=who))  # type: ignore[attr-defined]
+    cycle(gapp)
+    sheet = next(m for m in mails(gapp, PAT) if str(m["Subject"]).startswith("[practice1]"))
+    assert body_of(sheet).startswith("Hello Pat McKay,"), body_of(sheet)
+    (person,) = [s for s in _game(gapp).seats if not s.robot]
+    assert person.player.name == "Pat McKay" and person.name == "pat-mckay", (person.player.name, person.name)
+    other = "Sam.Jones@example.net"
+    stranger_says(gapp, other, "PRACTICE racecraft")
+    gapp.inbox.deliver(reply_to(last(gapp, other.lower()), "Yes please", sender=other))  # type: ignore[attr-defined]
+    cycle(gapp)
+    sheet = next(m for m in mails(gapp, other.lower()) if str(m["Subject"]).startswith("[practice2]"))
+    assert body_of(sheet).startswith("Hello Sam.Jones,"), body_of(sheet)  # no display name: the local part

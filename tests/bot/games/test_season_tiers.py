@@ -17,9 +17,20 @@ from bot.app import App
 from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
-from bot.models import Game, GmAudit, Season
-from bot.testing import body_of
-from tests.bot.gm_helpers import GM, bodies, gm_says, mails, new_app, player_says, to_the_finish
+from bot.models import Game, GmAudit, Player, Season, SeasonDraw, SeriesEntry, Substitute
+from bot.testing import body_of, reply_to
+from tests.bot.gm_helpers import (
+    GM,
+    bodies,
+    cycle,
+    game_row,
+    gm_says,
+    last,
+    mails,
+    new_app,
+    player_says,
+    to_the_finish,
+)
 
 TOP = tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", "anna"))
 LOW = tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed"))
@@ -62,6 +73,10 @@ def tiers(tmp_path: Path) -> Iterator[App]:
     app.service.tick()
     yield app
     app.close()
+
+
+def last_body(app: App) -> str:
+    return body_of(last(app, GM))
 
 
 def _tables(app: App) -> dict[str, list[str]]:
@@ -203,3 +218,258 @@ def test_a_driver_without_a_seat_at_the_end_leaves_and_the_next_moves_in_their_p
     draw = found[0]
     assert draw.leavers == (low[0],)
     assert [[d.name for d in t.drivers] for t in draw.tiers] == [[*top[:4], low[1]], [top[4], *low[2:]]]
+
+
+def test_the_draw_is_stored_when_first_shown_and_confirming_makes_the_stored_draw(tiers: App) -> None:
+    """docs/championships.md, "The GM confirms": "the draw shown is the draw made": the draw is
+    stored when it is first shown, and confirming makes that draw, not a recomputation."""
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(SeasonDraw)) == 0, "not shown yet: nothing stored"
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    with tiers.db.transaction() as session:
+        stored = session.scalars(select(SeasonDraw)).one()
+        assert (stored.series, stored.edition, stored.made_at) == ("cup", 2, None)
+        # Swap the two tiers' lists in the stored draw: confirming must make the draw stored.
+        stored.drawn = [stored.drawn[1], stored.drawn[0]]
+        swapped = [[d["driver"] for d in tier] for tier in stored.drawn]
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(SeasonDraw)) == 1, "shown again: the same draw"
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    with tiers.db.read() as session:
+        made = {s.tier: s for s in session.scalars(select(Season).where(Season.edition == 2))}
+        seated = [[seasons.driver_of(seat) for seat in made[t].races[0].game.seats] for t in (1, 2)]
+        assert seated == swapped
+        assert session.scalars(select(SeasonDraw)).one().made_at is not None
+
+
+def test_a_correction_after_the_draw_is_shown_makes_it_stale_until_the_gm_draws_again(tiers: App) -> None:
+    """docs/championships.md, "The GM confirms": a race result corrected after the draw was
+    shown makes the draw stale; the digest and SEASON <game> NEXT say so, confirming is refused,
+    and the GM draws again (NEXT REDRAW) once the race has its result again."""
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    assert "stale" not in bodies(tiers, GM)
+    gm_says(tiers, "ROLLBACK a1", game="a1")
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None and found[0].stale, "a race reopened: the draw shown is stale"
+    gm_says(tiers, "SEASON b1 NEXT REDRAW", game="b1")
+    assert "cannot be drawn again yet: a race of its last season is reopened" in last_body(tiers)
+    gm_says(tiers, "PROCESS a1", game="a1")
+    with tiers.db.read() as session:
+        assert str(game_row(tiers, "a1").status) == "finished"
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None and found[0].stale, "resolved again: still the draw shown, still stale"
+    assert digest.send_due_digests(tiers.shell, force=True) == 1
+    tiers.service.send()
+    text = [body_of(m) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
+    assert "This draw is stale" in text and "SEASON b1 NEXT REDRAW" in text
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    assert "the draw shown for its next season is stale" in last_body(tiers)
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Season)) == 2, "nothing made"
+    gm_says(tiers, "SEASON b1 NEXT REDRAW", game="b1")
+    assert "the draw for season 2" in last_body(tiers) and "stale" not in last_body(tiers)
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None and not found[0].stale
+        assert session.scalar(select(func.count()).select_from(SeasonDraw)) == 1
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    assert "season 2 is made" in last_body(tiers)
+
+
+def test_season_next_redraw_by_cli(tiers: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from bot.cli import init_dir, main
+
+    config = init_dir(tmp_path / "site", "flagman@example.org")
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('"sqlite:///flagman.sqlite"', f'"{tiers.settings.database_url}"'), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--config", str(config), "season", "next", "cup"]) == 0
+    with tiers.db.transaction() as session:
+        stored = session.scalars(select(SeasonDraw)).one()
+        first = stored.drawn
+        stored.drawn = [first[1], first[0]]  # a draw that the tables now would not give
+    assert main(["--config", str(config), "season", "next", "cup", "--redraw", "--confirm"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["--config", str(config), "season", "next", "cup", "--redraw"]) == 0
+    assert "the draw for season 2" in capsys.readouterr().out
+    with tiers.db.read() as session:
+        assert session.scalars(select(SeasonDraw)).one().drawn == first, "drawn again, stored in its place"
+
+
+def test_newcomers_who_joined_and_the_bench_opted_in_go_to_the_lowest_tier_and_robots_fill_a_least_field(
+    tiers: App,
+) -> None:
+    """docs/championships.md, "Newcomers and robots": a known player's JOIN <series> with no race
+    open enters the next season; the bench volunteers of the kind too when the lowest tier takes
+    them (BENCH ON); they are drawn into the lowest tier behind its drivers; robots fill a tier's
+    first race only up to the least field its GM set, and the draw names them as robots."""
+    newcomer = PlayerSpec("nia", "nia@example.org", "Nia", "UTC")
+    volunteer = PlayerSpec("oli", "oli@example.org", "Oli", "UTC")
+    with tiers.db.transaction() as session:
+        create_game(
+            tiers.shell, session, kind="racecraft", name="x1", gm_address=GM, seed=5, deadline="24h",
+            players=[*(PlayerSpec(s, a, s.title(), "UTC") for s, a in TOP[:3]), newcomer, volunteer],
+        )  # fmt: skip
+    tiers.service.send()
+    player_says(tiers, "nia", "JOIN cup Nia", game="x1", address=newcomer.address)
+    assert "You have joined series cup for its next season" in bodies(tiers, newcomer.address)
+    player_says(tiers, "nia", "JOIN top1", game="x1", address=newcomer.address)  # a season names its series
+    with tiers.db.transaction() as session:
+        assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 1, "one entry, joined twice"
+        oli = session.scalar(select(Player).where(Player.address == volunteer.address))
+        assert oli is not None
+        session.add(Substitute(player_id=oli.id, kind="racecraft", since=tiers.shell.now()))
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None
+    assert [d.name for d in found[0].tiers[1].drivers][-1] == "Nia", "the bench is not drawn in unless opted in"
+    with tiers.db.transaction() as session:
+        low = seasons.find_season(session, "low1")
+        assert low is not None
+        low.bench_newcomers, low.min_field = True, 8
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    text = body_of(last(tiers, GM))
+    assert "Nia (new to the series), Oli (new to the series), robot-1 (a robot)." in text
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    with tiers.db.read() as session:
+        second = next(s for s in session.scalars(select(Season).where(Season.edition == 2)) if s.tier == 2)
+        seats = second.races[0].game.seats
+        assert [(s.name, s.robot) for s in seats][-3:] == [("nia", False), ("oli", False), ("robot-1", True)]
+        assert len(seats) == 8 and (second.min_field, second.bench_newcomers) == (8, True), "settings go on"
+        assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 0, "drawn in: the entry is done"
+        first = next(s for s in session.scalars(select(Season).where(Season.edition == 2)) if s.tier == 1)
+        assert not any(s.robot for s in first.races[0].game.seats), "no least field set: no robots"
+
+
+def test_a_join_after_the_draw_is_shown_makes_it_stale(tiers: App) -> None:
+    """docs/championships.md: a newcomer joining after the draw was shown makes it stale."""
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    with tiers.db.transaction() as session:
+        kim = Player(address="kim@example.org", name="Kim", timezone="UTC", created_at=tiers.shell.now())
+        session.add(kim)
+        session.flush()
+        assert season_tiers.enter_series(session, "cup", kim, tiers.shell.now()) == "cup"
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None and found[0].stale
+    gm_says(tiers, "SEASON b1 NEXT REDRAW", game="b1")
+    assert "Kim (new to the series)." in body_of(last(tiers, GM))
+
+
+def test_season_new_takes_a_least_field_and_the_bench_by_mail_and_cli(tmp_path: Path) -> None:
+    from tests.bot.conftest import RACERS
+
+    app = new_app(tmp_path)
+    try:
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, seed=7)
+        app.service.send()
+        gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 FIELD 9")
+        assert "A least field (FIELD, --min-field) is 0 (no robots) to 8" in body_of(last(app, GM))
+        gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 BENCH yes")
+        assert "BENCH takes ON or OFF" in body_of(last(app, GM))
+        gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 FIELD 6 BENCH ON")
+        assert "robots fill its next race to 6 drivers; the substitutes bench drawn in" in body_of(last(app, GM))
+        with app.db.read() as session:
+            season = seasons.find_season(session, "low")
+            assert season is not None and (season.min_field, season.bench_newcomers) == (6, True)
+    finally:
+        app.close()
+
+
+GM2 = "gm2@example.org"
+
+
+def _second_gm_runs_tier_2(app: App) -> None:
+    with app.db.transaction() as session:
+        low = seasons.find_season(session, "low1")
+        b1 = session.scalar(select(Game).where(Game.name == "b1"))
+        assert low is not None and b1 is not None
+        low.gm_address = b1.gm_address = GM2
+
+
+def test_tiers_with_different_gms_each_confirm_by_mail_and_the_draw_is_made_when_all_have(tiers: App) -> None:
+    """docs/championships.md, "The GM confirms": "each tier's GM gets the draw in their own
+    digest and confirms it by mail ...; the draw is made when the GMs of every tier have
+    confirmed it"."""
+    _second_gm_runs_tier_2(tiers)
+    assert digest.send_due_digests(tiers.shell, force=True) == 2, "each tier's GM gets the draw in a digest"
+    tiers.service.send()
+    for address, race in ((GM2, "b1"), (GM, "a1")):
+        text = [body_of(m) for m in mails(tiers, address) if "GM digest" in str(m["Subject"])][-1]
+        assert "Its tiers have different GMs" in text and f"SEASON {race} NEXT CONFIRM" in text, address
+        assert "No tier's GM has confirmed it yet." in text
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
+    answer = body_of(last(tiers, GM2))
+    assert "Confirmed so far by the GM of tier 2; waiting for the GM of tier 1." in answer
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Season)) == 2, "one tier confirmed: nothing made"
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
+    assert "waiting for the GM of tier 1" in body_of(last(tiers, GM2)), "confirming twice changes nothing"
+    gm_says(tiers, "SEASON a1 NEXT CONFIRM", game="a1")
+    assert "season 2 is made" in body_of(last(tiers, GM))
+    with tiers.db.read() as session:
+        made = {s.tier: s.gm_address for s in session.scalars(select(Season).where(Season.edition == 2))}
+        assert made == {1: GM, 2: GM2}, "each tier keeps its GM"
+
+
+def test_a_redraw_starts_the_confirmations_again_and_a_gm_of_no_tier_is_refused(tiers: App) -> None:
+    _second_gm_runs_tier_2(tiers)
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
+    with tiers.db.transaction() as session:
+        assert session.scalars(select(SeasonDraw)).one().confirmed == [2]
+        with pytest.raises(seasons.SeasonRequestError, match="You run no season called cup"):
+            season_tiers.confirm_next(tiers.shell, session, "cup", gm_address="other@example.org")
+    gm_says(tiers, "SEASON a1 NEXT REDRAW", game="a1")
+    assert "No tier's GM has confirmed it yet." in body_of(last(tiers, GM))
+    gm_says(tiers, "SEASON a1 NEXT CONFIRM", game="a1")
+    assert "waiting for the GM of tier 2" in body_of(last(tiers, GM))
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(Season)) == 2
+
+
+def test_bonus_points_only_for_an_honour_the_game_defines(tmp_path: Path) -> None:
+    """docs/championships.md, "Bonus points": Speed Circuit's races have a pole, Racecraft's
+    none: a Racecraft season with +pole is refused, saying what the game has."""
+    from tests.bot.conftest import RACERS
+
+    app = new_app(tmp_path)
+    try:
+        with app.db.transaction() as session:
+            create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, seed=7)
+        app.service.send()
+        gm_says(app, "SEASON rc1 NEW spring SCORING f1+pole:1")
+        assert "Racecraft reports no pole: its races have no honour to give bonus points for" in body_of(last(app, GM))
+        with app.db.transaction() as session:
+            made = seasons.create_season(
+                app.shell, session, seasons.SeasonSettings("sc", "speed-circuit", GM, scoring="cfr+pole:2")
+            )
+            assert made.scoring == "cfr+pole:2"
+    finally:
+        app.close()
+
+
+def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in(tiers: App) -> None:
+    """docs/championships.md, "Newcomers and robots": a stranger's JOIN <series> gets a code
+    first, and is in the next season only once the code comes back from that address."""
+    from tests.bot.gm_helpers import stranger_says
+
+    stranger_says(tiers, "kim@example.net", "JOIN cup Kim")
+    code_mail = last(tiers, "kim@example.net")
+    assert "[confirm series." in str(code_mail["Subject"]) and "series cup" in str(code_mail["Subject"])
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 0, "nothing before the code"
+    tiers.inbox.deliver(reply_to(code_mail, "Yes please", sender="kim@example.net"))  # type: ignore[attr-defined]
+    cycle(tiers)
+    assert "You have joined series cup for its next season" in body_of(last(tiers, "kim@example.net"))
+    with tiers.db.read() as session:
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None
+    assert [d.name for d in found[0].tiers[1].drivers][-1] == "kim"
+    # A forged or stale code does nothing: another address sending it back is refused.
+    tiers.inbox.deliver(reply_to(code_mail, "Yes", sender="eve@example.net"))  # type: ignore[attr-defined]
+    cycle(tiers)
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 1

@@ -306,3 +306,44 @@ def test_a_digest_with_nothing_to_list_says_so_under_its_heading(rc: App) -> Non
         for i, line in enumerate(lines):
             if line.endswith(":") and not line.startswith(" "):
                 assert lines[i + 1].strip(), f"heading {line!r} over nothing:\n{text}"
+
+
+def test_what_you_did_quotes_a_gm_commands_answer_line_by_line_and_bounded(rc: App) -> None:
+    """The digest's "What you did": an answer of several lines keeps its lines, each quoted
+    under the command ("> USE 2" and "kelly was told." were one flattened line); an answer of
+    one line stays beside the command; a long answer is cut to its first lines and says how
+    many more `flagman gm audit` has."""
+    from bot.models import GmAudit
+
+    gm_says(rc, "ORDER rc1 kelly USE 2")
+    gm_says(rc, "SET rc1 roger ep 12")
+    with rc.db.transaction() as session:
+        row = find_game_row(session, "rc1")
+        assert row is not None
+        session.add(
+            GmAudit(
+                game_id=row.id,
+                actor=GM,
+                via="cli",
+                message_id="",
+                command="NOTE rc1",
+                outcome="done: many lines:\n" + "\n".join(f"line {n}" for n in range(1, 40)) + "\n" + "x" * 5000,
+                created_at=moving_clock(rc).now(),
+            )
+        )
+    send(rc, force=True)
+    text = digests(rc)[-1].replace("\r\n", "\n")
+    actions = text.split("What you did with the GM commands", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    order = actions.index(next(a for a in actions if "ORDER rc1 kelly USE 2 (mail):" in a))
+    assert actions[order].endswith("ORDER rc1 kelly USE 2 (mail):"), actions
+    quoted = actions[order + 1 : actions.index(next(a for a in actions if "SET rc1 roger ep 12" in a))]
+    assert quoted[0].startswith("      > done: entered for kelly"), quoted
+    assert "      >     > USE 2" in quoted and "      > kelly was told." in quoted, quoted
+    assert all(line.startswith("      > ") for line in quoted), quoted
+    assert next(a for a in actions if "SET rc1 roger ep 12" in a).endswith(
+        "(mail): refused: ep must be a whole number from 0 to 10, not '12'"
+    )
+    long = actions[actions.index(next(a for a in actions if "NOTE rc1 (cli):" in a)) + 1 :]
+    assert long[: digest.ANSWER_LINES] == ["      > done: many lines:"] + [f"      > line {n}" for n in range(1, 12)]
+    assert long[digest.ANSWER_LINES] == "      > [29 more lines: flagman gm audit rc1]", long
+    assert all(len(line) <= 210 for line in actions), actions

@@ -127,3 +127,22 @@ def test_a_resume_that_resolves_at_once_sends_the_results_alone(rc: App) -> None
     gm_says(rc, "RESUME rc1")
     subjects = [str(m["Subject"]) for m in mails(rc, ADDRESS["kelly"])[before:]]
     assert len(subjects) == 1 and "Results of Turn 1" in subjects[0], subjects
+
+
+def test_preview_lays_out_each_seat_as_its_lines_then_one_blank_line(rc: App) -> None:
+    """PREVIEW's "Orders used": each seat's line, its orders and, for a seat with the GM's plot,
+    "(the GM's plot; the game's own default would be: USE 5)" right under them, then one blank
+    line before the next seat (the note never stands apart after a blank line)."""
+    player_says(rc, "seb", "USE 4")
+    gm_says(rc, "PLOT rc1 kelly USE 2")
+    gm_says(rc, "PREVIEW rc1")
+    preview = body_of(mails(rc, GM)[-1]).replace("\r\n", "\n")
+    block = preview.split("Orders used (the whole set that counts for each seat):\n", 1)[1]
+    seats = block.split("\nDefaulted:", 1)[0].rstrip("\n").split("\n\n")
+    assert [s.split()[0] for s in seats] == sorted(ADDRESS), preview
+    assert seats[sorted(ADDRESS).index("kelly")].splitlines() == [
+        "  kelly            (plot)",
+        "    > USE 2",
+        "    (the GM's plot; the game's own default would be: USE 5)",
+    ], preview
+    assert seats[sorted(ADDRESS).index("seb")].splitlines() == ["  seb              (on file)", "    > USE 4"], preview

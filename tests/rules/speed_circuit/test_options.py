@@ -6,6 +6,7 @@ drawn is what the resolver does."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import replace
 
 from hypothesis import example, given, settings
@@ -26,6 +27,7 @@ from rules.speed_circuit.options import (
 )
 from rules.speed_circuit.plot import limits
 from rules.speed_circuit.resolve import STOPPED_TURNS
+from rules.speed_circuit.track import bundled_tracks
 from tests.rules.speed_circuit.helpers import bundled, car, race
 from tests.rules.speed_circuit.strategies import NAMES, order_text
 
@@ -168,6 +170,39 @@ def test_the_corner_ahead_and_its_limit() -> None:
     corner = options_of(race(HARBOUR, [inside], laps=3), "ann").corner
     assert corner is not None and corner.rows_ahead == 0 and corner.paid == 20 and corner.first_row == 12
     assert "you are in it" in corner.describe() and "paid for +20" in corner.describe()
+
+
+_TRACKS = {name: bundled(name) for name in bundled_tracks()}
+
+
+@settings(max_examples=150)
+@given(st.sampled_from(sorted(_TRACKS)), st.data(), st.sampled_from(range(0, 181, 20)))
+@example("harbour_loop", None, 0)  # on the grid, T1 (rows 11-14) 11 rows ahead
+def test_every_row_the_corner_ahead_names_is_a_row_of_the_map(
+    name: str, data: st.DataObject | None, speed: int
+) -> None:
+    """ "an excerpt of the track ahead of the car as a text map with coordinates (lane letters,
+    row numbers)" and "the corner limit ahead": the corner's words name rows of that map
+    ("Corner T1, rows 11-14" over a map that stopped at row 13 did not); a corner that goes on
+    past the map says so ("and on"), one past it names no row."""
+    track = _TRACKS[name]
+    spaces = sorted(track.spaces)
+    space = "B74" if data is None else data.draw(st.sampled_from(spaces), label="space")
+    options = plot_options(race(track, [car("ann", space, track, speed=speed)], laps=3), "ann")
+    assert options is not None and options.corner is not None
+    text = options.corner.describe()
+    found = re.match(r"Corner \w+, rows? (\d+)(?:-(\d+))?", text)
+    named = [int(n) for n in found.groups() if n] if found else []
+    assert all(row in options.rows for row in named), (text, options.rows)
+    map_rows = [int(line.split()[0]) for line in options_text(track, options, {}) if re.match(r"\s+\d+  ", line)]
+    assert all(row in map_rows for row in named), (text, map_rows)
+    corner_rows = {s.row for s in track.corner_spaces(options.corner.corner)}
+    assert all(row in corner_rows for row in named), (text, sorted(corner_rows))
+    if data is None:
+        assert text.startswith("Corner T1, rows 11-14 (11 rows ahead)"), text
+    assert bool(named) is not options.corner.past_rows_shown
+    assert not re.search(r"rows (\d+)-\1\b|\b1 rows", text), text  # one row is "row 41", "1 row ahead"
+    assert ("and on" in text) is options.corner.goes_on
 
 
 def test_no_options_outside_the_race_or_in_the_pits_or_off_the_track() -> None:

@@ -156,3 +156,29 @@ def test_bad_options_are_refused() -> None:
     for options in ({"track": "monza"}, {"laps": "0"}, {"lane_change": "sideways"}, {"colour": "red"}):
         with pytest.raises(OptionError):
             GAME.new_game(PLAYERS, options, random.Random(0))
+
+
+def test_the_pole_is_the_qualifying_bids_winner_and_the_view_reports_it_to_the_end() -> None:
+    """Seed 003 Starting Grid: "The driver who has bid the most chips gets the pole": the
+    views report it as the race's honour (`Honour("pole", ...)`) from the grid on, and a state
+    stored and read back keeps it."""
+    from rules.api import Honour, Viewer
+
+    state = design_turn(new(), {})
+    assert GAME.view(state, None, Viewer.PUBLIC).honours == (), "no pole before the bid"
+    texts = {"ann": "BID WEAR 1 SKILL 1", "bob": "BID WEAR 0 SKILL 3", "cat": "BID WEAR 1"}
+    orders = {p: GAME.parse_orders(state, p, t).orders for p, t in texts.items()}
+    after = GAME.resolve(state, orders, ScriptedDice()).state
+    assert after.pole == "bob"
+    assert GAME.view(after, None, Viewer.PUBLIC).honours == (Honour("pole", "bob"),)
+    assert GAME.load_state(GAME.dump_state(after)).pole == "bob"
+    assert "pole" not in GAME.dump_state(state), "a state before the bid is stored as before"
+    assert GAME.honours == ("pole",)
+
+
+def test_racecraft_and_speedphreakz_define_no_honour() -> None:
+    """docs/championships.md, "Bonus points": neither game's text has a pole, a lap leader or a
+    fastest lap."""
+    from rules import find_game
+
+    assert find_game("racecraft").honours == () and find_game("speedphreakz").honours == ()

@@ -141,6 +141,19 @@ def test_a_colour_another_seat_asked_for_at_the_set_up_is_taken() -> None:
     assert GAME.taken(state, "bob", GAME.parse_orders(state, "bob", "COLOUR red").orders, others) == ()
 
 
+def test_a_colour_asked_twice_at_the_set_up_is_said_taken_once() -> None:
+    """S13: "at the resolution a colour asked twice, by a GM's ORDER, goes by seat order": the
+    later seat gets a free colour, and what happened says "bob asked for green, already taken."
+    once, not once for the set-up and again for the colours asked in the round."""
+    state = ring_set_up()
+    orders = {p: GAME.parse_orders(state, p, "COLOUR green").orders for p in ("ann", "bob")}
+    resolution = GAME.resolve(state, orders, random.Random(1))
+    said = [e.text for e in resolution.events if e.kind == "colour"]
+    assert said == ["bob asked for green, already taken."]
+    assert resolution.state.car("ann").colour == "green"
+    assert resolution.state.car("bob").colour not in (None, "green")
+
+
 def test_start_only_at_the_set_up() -> None:
     """§4.2 Start is the set-up; later a crashed car uses RESTART."""
     state = race([car("ann", (3, 3))])
