@@ -93,7 +93,7 @@ def environment(props: list[tuple[str, str]], prefix: Path) -> dict[str, str]:
     env: dict[str, str] = {}
     for key, value in props:
         if key == "Environment":
-            env.update(word.split("=", 1) for word in shlex.split(value))  # type: ignore[arg-type]
+            env.update(dict(word.split("=", 1) for word in shlex.split(value)))
     env["FLAGMAN_CONFIG"] = str(under(prefix, env["FLAGMAN_CONFIG"]))
     return env
 

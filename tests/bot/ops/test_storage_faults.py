@@ -15,6 +15,7 @@ import os
 import shutil
 import sqlite3
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,7 @@ def inbox_waiting(root: Path) -> int:
     return len(list((root / "mail" / "inbox" / "new").iterdir()))
 
 
-def assert_told(done, status: int, *words: str) -> None:  # a CompletedProcess
+def assert_told(done: subprocess.CompletedProcess[str], status: int, *words: str) -> None:
     """Exit `status`, at most two lines on stderr holding `words`, no traceback."""
     assert done.returncode == status, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout, done.stderr
