@@ -14,7 +14,9 @@ Figures over the held-out races (lower is better):
   order), the rating's P from openskill's Plackett-Luce (`order_probability` of the two), Elo's
   1 / (1 + 10^(-(R_i - R_j) / 400));
 * ``order`` (the rating alone): the mean over races of -ln P(the whole finishing order), by
-  the Plackett-Luce probability, per runner; a coin's would be ln(n!) / n.
+  the Plackett-Luce probability, per runner; a coin's would be ln(n!) / n;
+* ``pairwise_by_beta``: the rating's pairwise figure with each beta of `BETAS` (trained and
+  predicting with it), to show where `bot.ratings.BETA` stands among them.
 
 Elo is multiplayer Elo as leagues run it: every race is each pair of its runners as a game,
 K / (n - 1) a pair, ratings from 1500; its K is the best of `ELO_KS` on the last quarter of the
@@ -43,6 +45,9 @@ SEED = 42
 SEEDS = (42, 7, 1, 2, 3, 4, 5, 6)
 ELO_KS = (4.0, 8.0, 16.0, 24.0, 32.0, 48.0, 64.0)
 OPENSKILL_BETA = 25.0 / 6.0  # openskill's default, for comparison
+# The betas the held-out log-loss is reported for (`pairwise_by_beta`): openskill's default, its
+# double, ours (`bot.ratings.BETA`), and two wider.
+BETAS = (OPENSKILL_BETA, 25.0 / 3.0, 12.5, 16.0, 25.0)
 
 
 def simulate(races: int, seed: int = SEED) -> tuple[list[float], list[list[int]]]:
@@ -121,6 +126,7 @@ def one(train: int, test: int, seed: int) -> dict[str, Any]:
         "truth": sum(truth) / len(truth),
         "order_rating_per_runner": per_runner,
         "order_coin_per_runner": coin,
+        "rating_by_beta": {f"{b:.4g}": rating_pairwise(rate(races, beta=b), held, beta=b) for b in BETAS},
     }
 
 
@@ -132,6 +138,7 @@ def run(train: int = TRAIN, test: int = TEST, seeds: Sequence[int] = SEEDS) -> d
     def mean(key: str) -> float:
         return sum(float(f[key]) for f in fields) / len(fields)
 
+    by_beta = {b: sum(float(f["rating_by_beta"][b]) for f in fields) / len(fields) for b in fields[0]["rating_by_beta"]}
     wins = sum(1 for f in fields if f["rating"] < f["elo"])
     met = mean("rating") < mean("elo")
     line = (
@@ -139,7 +146,9 @@ def run(train: int = TRAIN, test: int = TEST, seeds: Sequence[int] = SEEDS) -> d
         f"the rating (Plackett-Luce, beta {BETA:g}) vs {mean('elo'):.4f} Elo (K chosen on the training races); "
         f"the rating lower in {wins} of {len(fields)}; openskill's default beta {mean('rating_openskill_default_beta'):.4f}; "
         f"the truth {mean('truth'):.4f}; order log-loss a runner {mean('order_rating_per_runner'):.4f} "
-        f"vs {mean('order_coin_per_runner'):.4f} a coin's; {DRIVERS} drivers, {train} races trained, {test} held out; "
+        f"vs {mean('order_coin_per_runner'):.4f} a coin's; by beta "
+        + ", ".join(f"{b} {v:.4f}" for b, v in by_beta.items())
+        + f"; {DRIVERS} drivers, {train} races trained, {test} held out; "
         f"{cpu:.1f} s CPU; target rating < Elo: {'met' if met else 'MISSED'}"
     )
     return {
@@ -152,6 +161,7 @@ def run(train: int = TRAIN, test: int = TEST, seeds: Sequence[int] = SEEDS) -> d
         "pairwise_rating": mean("rating"),
         "pairwise_elo": mean("elo"),
         "pairwise_truth": mean("truth"),
+        "pairwise_by_beta": by_beta,
         "rating_lower_in": wins,
         "cpu_seconds": cpu,
         "target_met": met,

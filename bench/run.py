@@ -3,10 +3,11 @@
 Starts its own servers on 127.0.0.1 (Dovecot, an SMTP sink, and PostgreSQL with
 ``--db postgresql``), runs the benchmarks asked for, prints one line per figure with its
 ratio against the reference measured in the same run, and writes bench/results/<time>.json.
-``hostile`` (the parser on hostile header sections), ``robots`` (the robot drivers'
+``hostile`` (the parser on hostile header sections), ``budgets`` (the costs the tests used to
+time: a picture, the deadline and mail parsers), ``robots`` (the robot drivers'
 strength), ``practice`` (live practice games: a new one's cost, the tick's per game, on
 SQLite in this process) and ``retention`` (a year of games, the database's size) need no mail
-servers: ``--only hostile``, ``--only robots``, ``--only practice``, ``--only retention`` start
+servers: ``--only hostile``, ``--only budgets``, ``--only robots``, ``--only practice``, ``--only retention`` start
 none (``retention`` with ``--db postgresql`` starts its own PostgreSQL).
 The exit status is 0 when every benchmark ran (targets met or not: the figures say so), 1
 when one failed to run.
@@ -25,14 +26,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import deadline, hostile, ingest, latency, practice, ratings, retention, robots, scale
+from bench import budgets, deadline, hostile, ingest, latency, practice, ratings, retention, robots, scale
 from bench.burn import burners
 from bench.overrides import overrides
 from bench.world import world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "robots", "practice", "retention", "ratings")
+ALL = ("ingest", "deadline", "latency", "scale", "hostile", "budgets", "robots", "practice", "retention", "ratings")
 DEFAULT = ("ingest", "deadline", "latency")
-SERVERLESS = ("hostile", "robots", "practice", "retention", "ratings")
+SERVERLESS = ("hostile", "budgets", "robots", "practice", "retention", "ratings")
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
@@ -44,7 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         default=",".join(DEFAULT),
         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-        "scale and retention take long and run only when named; hostile, robots, practice and retention need no mail servers)",
+        "scale and retention take long and run only when named; hostile, budgets, robots, practice and retention need no mail servers)",
     )
     parser.add_argument(
         "--size",
@@ -76,8 +77,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--runs",
         type=int,
-        default=hostile.RUNS,
-        help=f"hostile: parses of each mail, the median counts (default {hostile.RUNS})",
+        default=None,
+        help=f"hostile: parses of each mail, the median counts (default {hostile.RUNS}); "
+        f"budgets: runs of each figure, the least CPU counts (default {budgets.RUNS})",
     )
     parser.add_argument(
         "--profile",
@@ -152,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             try:
                 if name == "hostile":
-                    result = hostile.run(max(1, args.runs))
+                    result = hostile.run(max(1, args.runs or hostile.RUNS))
+                elif name == "budgets":
+                    result = budgets.run(max(1, args.runs or budgets.RUNS))
                 elif name == "robots":
                     races = args.races if args.races is not None else robots.FULL_RACES if args.full else robots.RACES
                     result = robots.run(max(1, races), jobs=args.jobs)

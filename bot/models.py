@@ -17,6 +17,7 @@ from sqlalchemy import (
     Boolean,
     Date,
     DateTime,
+    Float,
     ForeignKey,
     Integer,
     LargeBinary,
@@ -124,6 +125,7 @@ class RequestKind(enum.StrEnum):
     JOIN = "join"  # a seat for the address that sent JOIN, once it answers
     ADDRESS = "address"  # seats moved to a new address, once it answers (and the old one had time to stop it)
     PRACTICE = "practice"  # a practice game for the address that sent PRACTICE (`name`: the kind), once it answers
+    SERIES = "series"  # a newcomer in a series' next season (`name`: the name chosen), once it answers
 
 
 class RequestStatus(enum.StrEnum):
@@ -628,3 +630,29 @@ class SeatOffer(Base):
     status: Mapped[str] = mapped_column(String(16), default=OfferStatus.OPEN, index=True)
     taken_by: Mapped[int | None] = mapped_column(ForeignKey("player.id"), nullable=True)
     taken_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+
+
+class RatingKind(Base):
+    """What the stored ratings of a kind of game count (migration 0024_ratings2_cache): `races`
+    rated races, `digest` the SHA-256 of their game numbers in the order they ended
+    (`bot.games.ratings`). The stored ratings of the kind stand for the record only while the
+    record's rated races give the same digest; otherwise they are worked out again."""
+
+    __tablename__ = "rating_kind"
+    kind: Mapped[str] = mapped_column(String(40), primary_key=True)  # the rules registry key
+    races: Mapped[int] = mapped_column(Integer)
+    digest: Mapped[str] = mapped_column(String(64))
+
+
+class StoredRating(Base):
+    """A person's rating in a kind of game after the rated races `RatingKind` counts (migration
+    0024_ratings2_cache): openskill's mu and sigma, and the rated races counted. Updated at each
+    rated final, worked out again from the archived results by `flagman rating rebuild` (and
+    at a ROLLBACK of a finished race)."""
+
+    __tablename__ = "stored_rating"
+    kind: Mapped[str] = mapped_column(String(40), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("player.id"), primary_key=True, index=True)
+    mu: Mapped[float] = mapped_column(Float)
+    sigma: Mapped[float] = mapped_column(Float)
+    races: Mapped[int] = mapped_column(Integer)

@@ -1,5 +1,5 @@
 """Ratings: a Plackett-Luce rating over finishing orders (openskill's Weng-Lin model), per
-kind of game, worked out again from the finished, rated races each time it is asked for.
+kind of game, worked out from the finished, rated races in the order they ended.
 
 Pure arithmetic, nothing of the database: the caller (`bot.games.ratings`) feeds the rated
 races of one kind of game in the order they ended; the same races in the same order always
@@ -109,19 +109,24 @@ def _rate_one(model: PlackettLuce, ratings: dict[str, Rating], race: RatedRace) 
     return changes
 
 
-def rate(races: Iterable[RatedRace], *, beta: float = BETA) -> dict[str, Rating]:
-    """Every person's rating after `races`, in the order given (the order they ended); `beta`:
-    the spread of a race's performance (the bench tries others)."""
-    model, ratings = _model(beta), dict[str, Rating]()
+def rate(
+    races: Iterable[RatedRace], *, beta: float = BETA, start: Mapping[str, Rating] | None = None
+) -> dict[str, Rating]:
+    """Every person's rating after `races`, in the order given (the order they ended), from
+    `start` (the ratings before them; none: everyone new); `beta`: the spread of a race's
+    performance (the bench tries others)."""
+    model, ratings = _model(beta), dict(start or {})
     for race in races:
         _rate_one(model, ratings, race)
     return ratings
 
 
-def changes_of(races: Sequence[RatedRace], game: str) -> tuple[dict[str, Rating], list[Change]]:
-    """The ratings after `races`, and what the race of `game` among them did (empty if it is not
-    one of them)."""
-    model, ratings = _model(), dict[str, Rating]()
+def changes_of(
+    races: Sequence[RatedRace], game: str, *, start: Mapping[str, Rating] | None = None
+) -> tuple[dict[str, Rating], list[Change]]:
+    """The ratings after `races` (from `start`, as `rate`), and what the race of `game` among
+    them did (empty if it is not one of them)."""
+    model, ratings = _model(), dict(start or {})
     found: list[Change] = []
     for race in races:
         changes = _rate_one(model, ratings, race)

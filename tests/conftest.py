@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 try:
     from tests.extra_data import EXTRA_DATA
@@ -62,9 +62,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # Hypothesis: `tests/run` (and so CI) gives the same verdict on every run of the same tree, the
 # examples derived from each test's name ("settled"); a developer's plain pytest, or
-# FLAGMAN_HYPOTHESIS=explore, draws fresh examples each run to look for new failures.
-settings.register_profile("settled", derandomize=True, print_blob=True)
-settings.register_profile("explore", print_blob=True)
+# FLAGMAN_HYPOTHESIS=explore, draws fresh examples each run to look for new failures. No profile
+# decides by the clock: no per-example deadline and no too-slow health check, so a busy machine
+# changes how long a property takes, never its verdict.
+_UNTIMED = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("settled", _UNTIMED, derandomize=True, print_blob=True)
+settings.register_profile("explore", _UNTIMED, print_blob=True)
 settings.load_profile(os.environ.get("FLAGMAN_HYPOTHESIS", "explore"))
 
 

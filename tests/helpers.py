@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -131,6 +133,67 @@ def flagman_process(config: Path, *args: str, unprivileged: bool = False, env: d
         text=True,
         timeout=300,
     )
+
+
+@dataclass(frozen=True)
+class Done:
+    """What a command run in this process left: its exit status, stdout and stderr (as
+    `subprocess.CompletedProcess` has them, `args` the command's arguments)."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def flagman_command(config: Path | None, *args: str, env: dict[str, str] | None = None) -> Done:
+    """`flagman [--config CONFIG] ARGS...` run in this process (`bot.cli.main`), as
+    `flagman_process` runs it in one of its own, without the cost of starting Python: the same
+    environment (the FLAGMAN_ variables but FLAGMAN_CONFIG left out, `env` added), its stdout
+    and stderr captured, the log set up as the command sets it up (on its stdout), the status
+    it returns or exits with; an exception it lets out is a traceback on stderr and status 1, as
+    Python's own. For what a command says and its status; what only a process shows (file modes
+    without root's override, the interpreter's start, signals) stays with `flagman_process`."""
+    import contextlib
+    import io
+    import logging
+    import traceback
+
+    from bot.cli import main
+
+    saved_env = dict(os.environ)
+    root = logging.getLogger()
+    saved_handlers, saved_level = root.handlers[:], root.level
+    quietened = [logging.getLogger(name) for name in ("alembic", "apscheduler", "imapclient", "sqlalchemy")]
+    saved_levels = [logger.level for logger in quietened]  # the command sets them for its process
+    out, err = io.StringIO(), io.StringIO()
+    argv = [*(["--config", str(config)] if config is not None else []), *args]
+    try:
+        for key in [k for k in os.environ if k.startswith("FLAGMAN_") and k != "FLAGMAN_CONFIG"]:
+            del os.environ[key]
+        os.environ.pop("JOURNAL_STREAM", None)
+        os.environ.update(env or {})
+        root.handlers = []  # the command's own log on its stdout, as in its process
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+                if not isinstance(exc.code, int | None):
+                    print(exc.code, file=sys.stderr)
+            except Exception:  # noqa: BLE001 - what the interpreter would print, and its status
+                traceback.print_exc()
+                code = 1
+    finally:
+        for handler in root.handlers:
+            if handler not in saved_handlers:
+                handler.close()
+        root.handlers, root.level = saved_handlers, saved_level
+        for logger, level in zip(quietened, saved_levels, strict=True):
+            logger.setLevel(level)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return Done(["flagman", *argv], code, out.getvalue(), err.getvalue())
 
 
 class SmallDisk:

@@ -26,6 +26,7 @@ from bot.cli import archive as cli_archive
 from bot.cli import durations, logs
 from bot.cli import gm as cli_gm
 from bot.cli import ops as cli_ops
+from bot.cli import rating as cli_rating
 from bot.cli import season as cli_season
 from bot.cli.context import counted, load, need_database, need_secret, one_line, open_app
 from bot.cli.init import cmd_init, cmd_migrate, init_dir
@@ -604,6 +605,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_ops.register(sub)
     cli_archive.register(sub)
     cli_season.register(sub)
+    cli_rating.register(sub)
     cli_archive.register_verify(sub)
     return parser
 

@@ -35,7 +35,7 @@ from bot.letters import ToAddress, notices
 from bot.letters.context import deadline_text, game_context
 from bot.letters.words import say
 from bot.mail_in import tokens
-from bot.models import Game, GameStatus, Observer, Player
+from bot.models import Game, GameStatus, Observer, Player, RequestStatus
 from rules import find_game
 from rules.reliability import Reliability
 
@@ -250,8 +250,9 @@ def code_stands(ctx: CommandContext, text: str) -> bool:
     if code.kind == tokens.OFFER:
         return bench.offer_of(ctx.shell, ctx.session, text, ctx.inbound.sender) is not None
     if code.kind == tokens.SERIES:
-        return season_tiers.series_of(ctx.session, code.ref) == code.ref and tokens.verify(
-            code, ctx.shell.secrets_in_force, ctx.shell.now(), ctx.inbound.sender
+        return (
+            season_tiers.series_of(ctx.session, code.ref) == code.ref
+            and requests.series_standing(ctx.shell, ctx.session, text, ctx.inbound.sender) is not None
         )
     return requests.standing(ctx.shell, ctx.session, text, ctx.inbound.sender) is not None
 
@@ -303,7 +304,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
         assert kind is not None  # code_stands
         return _sit(ctx, kind, label="CONFIRM SUBSTITUTE")
     if code.kind == tokens.SERIES:
-        return _enter_series(ctx, code.ref)
+        return _enter_series(ctx, code.ref, command.code)
     session, sender = ctx.session, ctx.inbound.sender
     game = store.find_game_row(session, code.ref)
     if game is None or game.status == GameStatus.FINISHED:
@@ -384,10 +385,14 @@ def _take_offer(ctx: CommandContext, code: str) -> Reply:
     return Reply((notice,), label=f"OFFER {seat.game.name} {seat.name} taken")
 
 
-def _enter_series(ctx: CommandContext, series: str) -> Reply:
+def _enter_series(ctx: CommandContext, series: str, code: str) -> Reply:
     """The code of a JOIN <series> came back from its address: that person is in the series'
-    next season (refused if a race of it has opened for sign-ups since: JOIN that race)."""
-    person = seats.player_for(ctx.session, ctx.address.strip().lower(), "", ctx.shell.now(), "UTC")
+    next season, under the name they gave (refused if a race of it has opened for sign-ups
+    since: JOIN that race)."""
+    request = requests.series_standing(ctx.shell, ctx.session, code, ctx.inbound.sender)
+    assert request is not None  # code_stands
+    requests.close(ctx.shell, request, RequestStatus.DONE)
+    person = seats.player_for(ctx.session, ctx.address.strip().lower(), request.name, ctx.shell.now(), "UTC")
     entered = season_tiers.enter_series(ctx.session, series, person, ctx.shell.now())
     if entered is None:
         raise ctx.refuse(

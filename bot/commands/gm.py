@@ -29,7 +29,7 @@ from bot import dice, letters, outlook, store
 from bot.clock import as_utc
 from bot.facts import Claims, Counts, Kept
 from bot.fate import Refused
-from bot.games import carried, reliability, reminders, robots, turns
+from bot.games import carried, ratings, reliability, reminders, robots, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
 from bot.games.seats import (
@@ -865,6 +865,18 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
     return text + " They were told, and so were the other players."
 
 
+def _pause_reopened(session: Session, game: Game) -> None:
+    """A game a ROLLBACK reopened is paused: with every order on file the next tick would
+    resolve it again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or
+    PROCESSes. A finished race no longer counts for ratings: its kind's stored ratings are
+    worked out again without it."""
+    finished = game.status == GameStatus.FINISHED
+    game.status = GameStatus.PAUSED
+    game.finished_at = None
+    if finished:
+        ratings.rebuild(session, game.kind)
+
+
 def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     game, session = ctx.game, ctx.session
     if game.status == GameStatus.SIGNUP:
@@ -883,10 +895,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     kept, gone = _kept_orders(turn, undone)
     turn.carried = [k.to_json() for k in kept] or None
     turn.corrections = (turn.corrections or 0) + 1  # its next results replace the ones sent
-    # Reopened paused: with every order on file the next tick would resolve it
-    # again at once; the GM sets it right (ORDER, SET, DROP ...), then RESUMEs or PROCESSes.
-    game.status = GameStatus.PAUSED
-    game.finished_at = None
+    _pause_reopened(session, game)
     # The turn is restored exactly (state, seed, the orders on file); only its deadline is
     # renewed when the old one has passed, or the tick would resolve it again at once.
     _restore(ctx, rules, turn)

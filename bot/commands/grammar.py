@@ -419,10 +419,17 @@ class Calendar(_OnOff):
 @dataclass(frozen=True, slots=True)
 class Rating(_OnOff):
     verb: ClassVar[str] = "RATING"
-    syntax: ClassVar[str] = "RATING ON|OFF"
-    summary: ClassVar[str] = "your rating in your results (all kinds of game)"
+    syntax: ClassVar[str] = "RATING [ON|OFF]"
+    summary: ClassVar[str] = "your ratings; ON: in results and the ratings page"
     example: ClassVar[str] = "RATING ON"
-    on: bool
+    on: bool | None  # None: RATING alone, the person's own ratings asked for
+
+    @classmethod
+    def parse(cls, line: str) -> PlayerCommand | CommandProblem | None:
+        words = line.upper().split()
+        if len(words) == 1:
+            return cls(None)
+        return cls(_ON_OFF[words[1]]) if len(words) == 2 and words[1] in _ON_OFF else _syntax(cls, line)
 
 
 @dataclass(frozen=True, slots=True)

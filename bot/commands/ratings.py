@@ -1,43 +1,37 @@
-"""RATING ON|OFF (mail-interface.md, "Player commands"; docs/championships.md, "Ratings"):
-whether a player's rating is shown to them, in their own results letters. The answer says what
-it is now in each kind of game they have rated races of (shown once they have finished
-`[ratings] shown_after` of them)."""
+"""RATING [ON|OFF] (mail-interface.md, "Player commands"; docs/championships.md, "Ratings"):
+whether a player's rating is shown, in their own results letters and on the archive's ratings
+page; RATING alone asks for it. The answer says what it is now in each kind of game they have
+rated races of (shown once they have finished `[ratings] shown_after` of them)."""
 
 from __future__ import annotations
-
-from sqlalchemy import select
 
 from bot.commands.grammar import Rating
 from bot.commands.handlers import CommandContext, Reply
 from bot.fate import Notice
 from bot.games import preferences
-from bot.games.ratings import ratings_of
+from bot.games.ratings import ratings_of_person
 from bot.letters.words import say
-from bot.models import Game, Player
+from bot.models import Player
 from rules import find_game
 
 
 def _now_rated(ctx: CommandContext, player: Player) -> list[dict[str, object]]:
-    kinds = sorted(set(ctx.session.scalars(select(Game.kind).distinct())))
     shown_after = ctx.shell.settings.ratings.shown_after
-    found: list[dict[str, object]] = []
-    for kind in kinds:
-        mine = ratings_of(ctx.session, kind).get(str(player.id))
-        if mine is None:
-            continue
-        found.append(
-            {
-                "game": find_game(kind).title,
-                "rating": mine.shown,
-                "races": mine.races,
-                "shown": mine.races >= shown_after,
-                "more": max(0, shown_after - mine.races),
-            }
-        )
-    return found
+    return [
+        {
+            "game": find_game(mine.kind).title,
+            "rating": mine.rating.shown,
+            "races": mine.rating.races,
+            "shown": mine.rating.races >= shown_after,
+            "more": max(0, shown_after - mine.rating.races),
+        }
+        for mine in ratings_of_person(ctx.session, player, shown_after)
+    ]
 
 
 def rating(ctx: CommandContext, command: Rating) -> Reply:
+    """RATING ON|OFF: the preference, confirmed with the ratings so far; RATING alone: the
+    ratings so far. Answered to the registered address of the player the mail proved alone."""
     player = ctx.player()
     if player is None:
         raise ctx.refuse(
@@ -46,13 +40,34 @@ def rating(ctx: CommandContext, command: Rating) -> Reply:
             kind="rating",
             label="RATING refused",
         )
+    settings = ctx.shell.settings
+    page = (
+        settings.bot.public_url.rstrip("/") + "/_ratings/"
+        if settings.bot.public_url and settings.bot.archive_dir
+        else ""
+    )
+    if command.on is None:
+        text = say(
+            "commands_rating_asked",
+            on=bool(player.rating),
+            shown_after=settings.ratings.shown_after,
+            rated=_now_rated(ctx, player),
+            page=page,
+            archive=bool(settings.bot.archive_dir),
+        )
+        return Reply(
+            (Notice(ctx.to, say("commands_rating_title", on=None), text, kind="rating", error=False),),
+            label="RATING",
+        )
     changed = preferences.set_rating(player, command.on)
     text = say(
         "commands_rating",
         on=command.on,
         changed=changed,
-        shown_after=ctx.shell.settings.ratings.shown_after,
+        shown_after=settings.ratings.shown_after,
         rated=_now_rated(ctx, player) if command.on else [],
+        page=page,
+        archive=bool(settings.bot.archive_dir),
     )
     return Reply(
         (Notice(ctx.to, say("commands_rating_title", on=command.on), text, kind="rating", error=False),),

@@ -31,7 +31,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from bot import dice, pictures
-from bot.games import record, seasons
+from bot.games import ratings, record, seasons
 from bot.letters.cache import DrawnPictures
 from bot.letters.context import seat_labels
 from bot.letters.reveal import ordinal
@@ -295,6 +295,82 @@ def write_season_archive(db: Database, name: str, directory: Path, renderer: Ren
         return write_season_page(session, season, directory, renderer)
 
 
+# -- the ratings page ------------------------------------------------------------------------
+
+RATINGS_DIR = "_ratings"  # under the archive: no game's name starts with "_"
+
+
+@dataclass(frozen=True, slots=True)
+class RatingsShown:
+    """What the ratings page shows: for each kind of game with a finished game, its title and
+    the people whose rating is shown (RATING ON, `shown_after` rated races finished)."""
+
+    shown_after: int
+    kinds: tuple[tuple[str, tuple[ratings.Rated, ...]], ...]
+
+
+def ratings_shown(session: Session, shown_after: int) -> RatingsShown:
+    return RatingsShown(
+        shown_after,
+        tuple(
+            (find_game(kind).title, tuple(ratings.standings(session, kind, shown_after, shown_only=True)))
+            for kind in ratings.kinds_raced(session)
+        ),
+    )
+
+
+def write_ratings_page(session: Session, directory: Path, shown_after: int, renderer: Renderer | None = None) -> Path:
+    """The ratings page in `directory` (``index.html`` and ``style.css``): in each kind of game,
+    the ratings of the people who asked for theirs to be shown (RATING ON) and have finished
+    `shown_after` rated races of it, best first; nobody else's. Returns the path of the page."""
+    return write_ratings_shown(ratings_shown(session, shown_after), directory, renderer or Renderer())
+
+
+def write_ratings_shown(shown: RatingsShown, directory: Path, renderer: Renderer) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    kinds = [
+        {
+            "title": title,
+            "rows": [
+                {"place": r.place, "name": r.name, "rating": r.rating.shown, "races": r.rating.races} for r in rows
+            ],
+        }
+        for title, rows in shown.kinds
+    ]
+    _write(
+        directory / "index.html", _render(renderer, "ratings.html", {"kinds": kinds, "shown_after": shown.shown_after})
+    )
+    _write(directory / "style.css", _render(renderer, "style.css", {}))
+    return directory / "index.html"
+
+
+# What this process last wrote on each archive's ratings page: written again only when it changes.
+_ratings_written: dict[Path, RatingsShown] = {}
+
+
+def _publish_ratings(shell: Shell, root: Path) -> None:
+    """The archive's ratings page, written when what it shows changed since this process last
+    wrote it (a rated race finished or rolled back, a RATING ON or OFF): one read of the
+    ratings at each publish, the page rendered only when it differs. A kind whose stored
+    ratings no longer count the record's rated races (after an upgrade, or two finals of a
+    kind written side by side) is worked out again and stored first."""
+    with shell.db.read() as reader:
+        stale = [kind for kind in ratings.kinds_raced(reader) if not ratings.current(reader, kind)]
+    for kind in stale:  # stored ratings that no longer count the record's races: stored anew
+        with shell.db.transaction() as writer:
+            ratings.rebuild(writer, kind)
+    with shell.db.read() as reader:
+        shown = ratings_shown(reader, shell.settings.ratings.shown_after)
+    if _ratings_written.get(root) == shown:
+        return
+    try:
+        write_ratings_shown(shown, root / RATINGS_DIR, shell.renderer)
+    except OSError as exc:  # written again at the next publish
+        log.error("the ratings page not written: %s", exc)
+        return
+    _ratings_written[root] = shown
+
+
 # -- after every turn ------------------------------------------------------------------------
 
 
@@ -366,3 +442,4 @@ def publish(shell: Shell, resolved: Iterable[NewTurn]) -> None:
                 .where(Commitment.game_id == game_id, Commitment.published_at.is_(None), Commitment.seq <= written)
                 .values(published_at=shell.now())
             )
+    _publish_ratings(shell, root)

@@ -1,4 +1,4 @@
-"""Requests that wait for an address to answer a code: JOIN and ADDRESS.
+"""Requests that wait for an address to answer a code: JOIN (of a game or a series), PRACTICE and ADDRESS.
 
 Both act for an address that has not yet proved it is willing, so nothing is done until it
 answers a code mailed to it (`bot.mail_in.tokens`); the request waits in `pending_request`
@@ -8,6 +8,9 @@ meanwhile (its id is the code's `ref`):
   a code; the seat is made, under the name given, when the answer comes back from that
   address (`confirm_join`). A forged From gets one short mail, which greets nobody and repeats
   nothing of the forger's.
+* **JOIN <series>** between seasons (a stranger's): the name given waits here, and the person
+  is entered in the series' next season under it when the code comes back (`open_series`; the
+  code's `ref` is the series, its MAC covers the request).
 * **ADDRESS**: moves what its proof covers (`open_address`): the seat of the reply address it
   came through, the seats whose passwords it carries, or every seat of the player when our
   receiving server vouched for the From itself (DMARC). The new address gets a code; the old
@@ -126,6 +129,49 @@ def open_join(shell: Shell, session: Session, game: Game, address: str, name: st
     session.add(request)
     session.flush()
     return request
+
+
+def open_series(shell: Shell, session: Session, address: str, name: str) -> PendingRequest:
+    """A stranger's JOIN <series> waiting for `address` to answer its code; `name` (checked by
+    `signups.name_problem`, or empty: named after the address) is the name they are entered under."""
+    request = PendingRequest(
+        kind=RequestKind.SERIES,
+        status=RequestStatus.WAITING,
+        game_id=None,
+        seat_ids=[],
+        address=address,
+        name=name,
+        created_at=shell.now(),
+    )
+    session.add(request)
+    session.flush()
+    return request
+
+
+def series_code(shell: Shell, request: PendingRequest, series: str) -> str:
+    """The code of a JOIN <series> request: the series is its `ref`, the request its MAC covers,
+    so that it stands for that request alone, for the address it was mailed to."""
+    return tokens.make(
+        shell.settings.secrets.site_secret, tokens.SERIES, series, shell.now(), request.address, str(request.id)
+    )
+
+
+def series_standing(shell: Shell, session: Session, code_text: str, sender: str) -> PendingRequest | None:
+    """The JOIN <series> request a series code stands for now, or None: a code of ours sent back
+    from the address it was mailed to, not older than `tokens.VALID_DAYS`, for a request of that
+    address still waiting."""
+    parsed = tokens.parse(code_text)
+    if parsed is None or parsed.kind != tokens.SERIES:
+        return None
+    waiting = session.scalars(
+        select(PendingRequest).where(
+            PendingRequest.kind == RequestKind.SERIES,
+            PendingRequest.status == RequestStatus.WAITING,
+            PendingRequest.address == sender,
+        )
+    )
+    secrets, now = shell.secrets_in_force, shell.now()
+    return next((r for r in waiting if tokens.verify(parsed, secrets, now, sender, str(r.id))), None)
 
 
 def open_practice(shell: Shell, session: Session, address: str, kind: str) -> PendingRequest:
@@ -384,9 +430,12 @@ __all__ = [
     "open_address",
     "open_join",
     "open_practice",
+    "open_series",
     "player_seats",
     "requests_today",
     "seats_of",
+    "series_code",
+    "series_standing",
     "standing",
     "stop",
     "stop_code",

@@ -190,6 +190,17 @@ def _season_race_open(session: Session, season_name: str, address: str) -> Game 
     return open_race
 
 
+def newcomer_name(chosen: str, from_name: str) -> str:
+    """The name a newcomer is entered under: the one given with JOIN (checked by `name_problem`),
+    else the display name of their mail's From when it reads as a name, else none (named after
+    the address). Case kept."""
+    given = echo_name(chosen.strip())
+    if given:
+        return given
+    shown = echo_name(from_name.strip())
+    return shown if shown and name_problem(shown) is None else ""
+
+
 def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str, name: str) -> Done:
     """A stranger's JOIN: no seat yet, a code to the From (a forged From gets one short mail that
     names no player and says nothing of the forger's). Refusals raise `Refused`."""
@@ -201,8 +212,19 @@ def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str
     )
     if series is not None:
         # JOIN <series> between seasons: the code first, as for a game (double opt-in); the
-        # entry is made when it comes back from this address (`bot.commands.anyone.confirm`).
-        code = tokens.make(shell.settings.secrets.site_secret, tokens.SERIES, series, shell.now(), sender)
+        # entry is made when it comes back from this address (`bot.commands.anyone.confirm`),
+        # under the name given, checked as a game's JOIN checks it (else the From's name).
+        problem = name_problem(name.strip())
+        if problem is not None:
+            raise _refuse(
+                None,
+                sender,
+                say("join_bad_name_title"),
+                say("join_bad_name", game=series, problem=problem),
+                "name",
+            )
+        request = requests.open_series(shell, session, sender, newcomer_name(name, inbound.sender_name))
+        code = requests.series_code(shell, request, series)
         rendered = notices.series_confirm(
             shell, series, code=code, subject_tag=tokens.subject_tag(code), valid_days=tokens.VALID_DAYS
         )
@@ -360,6 +382,7 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
 __all__ = [
     "MAX_NAME",
     "ask_to_join",
+    "newcomer_name",
     "confirm_join",
     "join",
     "join_now",

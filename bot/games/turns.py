@@ -438,6 +438,7 @@ class TurnWrites:
     # new state: the rows of those that stand (no turn id yet), and what became of each.
     carried: tuple[Mapping[str, object], ...] = ()
     recheck: Recheck = Recheck()
+    rating_writes: ratings.RatingWrites | None = None  # a rated final: its kind's ratings stored with it
 
 
 def _set_columns(
@@ -588,11 +589,10 @@ def work_out(
         turn.carried = None
     season = seasons.for_letters(session, game, rules, new_state, turn, finished=next_turn is None)
     shown_after = shell.settings.ratings.shown_after
-    rated = (
-        ratings.changes_shown(session, game, rules, new_state, shown_after)
-        if game.status == GameStatus.FINISHED
-        else {}
+    changes, rating_writes = (
+        ratings.final_changes(session, game, rules, new_state) if game.status == GameStatus.FINISHED else ([], None)
     )
+    rated = ratings.changes_shown(changes, game, shown_after)
     letters = TurnLetters(
         rules,
         new_state,
@@ -622,6 +622,7 @@ def work_out(
         opening,
         tuple(carried_rows),
         recheck,
+        rating_writes,
     )
 
 
@@ -648,6 +649,8 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
         session.execute(
             update(Game).where(Game.id == game.id).values(status=GameStatus.FINISHED, finished_at=writes.finished_at)
         )
+    if writes.rating_writes is not None:
+        ratings.write(session, writes.rating_writes)
     if writes.streaks:
         session.execute(
             update(Seat), [{"id": seat_id, "nmr_streak": streak} for seat_id, streak in writes.streaks.items()]

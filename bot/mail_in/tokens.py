@@ -12,7 +12,8 @@ was made, so it is good for that address only, for `VALID_DAYS`, and for nothing
     <kind>.<ref>.<day>.<mac>     observe.rc1.20460.k3j2...   address.42.20460.x7q...
 
 `ref` is the game (OBSERVE) or the id of the request waiting for the answer (JOIN, ADDRESS:
-`bot.games.requests`; an ADDRESS code's MAC also covers the address the player has now). A
+`bot.games.requests`; an ADDRESS code's MAC also covers the address the player has now); a
+SERIES code's is the series, its MAC covering the request waiting (`requests.series_code`). A
 ``STOP <code>`` (kind ``stop``) goes to the old address of an ADDRESS request, and stops it
 before it takes effect. A code is a capability for the address it was mailed to, and goes
 nowhere else (bot.letters). Pure: the secret and the time are given.

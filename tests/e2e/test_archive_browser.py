@@ -2,7 +2,8 @@
 from the file system, shows a turn page with its text, and every image on it loads.
 
 Chromium is Debian's `chromium` package. Without it the tests FAIL (testing.md: a test that
-needs a server the machine lacks fails loudly; it is never silently skipped).
+needs a server the machine lacks fails loudly; it is never silently skipped). One Chromium
+serves every page of a test process (tests/e2e/browser.py).
 
 Also every game's HTML mails at 360 px: headless Chromium lays each out in a
 360 px frame and a script measures every element, so "nothing clipped" is checked as a
@@ -13,8 +14,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
-import subprocess
 import urllib.parse
 from dataclasses import replace
 from email.message import EmailMessage
@@ -31,6 +30,7 @@ from bot.mail_out.render import Renderer
 from bot.testing import FakeClock, FakeInbox, FakeMailer
 from rules import find_game
 from tests.bot.conftest import GM, make_settings
+from tests.e2e.browser import chromium, run_browser
 from tests.helpers import migrated
 
 pytestmark = pytest.mark.e2e
@@ -53,33 +53,6 @@ window.addEventListener("load", function () {
 });
 </script>
 """
-
-
-def chromium() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    pytest.fail("headless Chromium is not installed (apt-get install chromium)", pytrace=False)
-
-
-def run_browser(binary: str, profile: Path, *args: str) -> str:
-    command = [
-        binary,
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={profile}",
-        "--disable-dev-shm-usage",
-        *args,
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, f"chromium failed ({done.returncode}): {done.stderr[-2000:]}"
-    return done.stdout
 
 
 def bot_site(
@@ -159,24 +132,21 @@ def text_of(dom: str) -> str:
 def test_a_turn_page_of_the_archive_renders_in_chromium_with_every_image(tmp_path: Path) -> None:
     """The archive works from a file system: the turn page shows its report, its
     style sheet applies and every image loads; a screenshot of it is taken (kept in tmp)."""
-    binary = chromium()
+    chromium()  # there, or the test fails
     site = build_site(tmp_path)
     page = site / "turn-002.html"
     assert page.exists()
-    profile = tmp_path / "profile"
 
     # 1. A screenshot of the page, as a reader would see it.
     shot = tmp_path / "turn-002.png"
-    run_browser(
-        binary, profile, f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}", "--hide-scrollbars", page.as_uri()
-    )
+    run_browser(f"--screenshot={shot}", f"--window-size={WIDTH},{HEIGHT}", "--hide-scrollbars", page.as_uri())
     image = Image.open(io.BytesIO(shot.read_bytes()))
     assert image.size == (WIDTH, HEIGHT)
     colours = image.convert("RGB").getcolors(maxcolors=1 << 16)
     assert colours is None or len(colours) > 50, "the screenshot is (nearly) blank"
 
     # 2. The page's text, after the browser parsed it.
-    dom = run_browser(binary, profile, "--dump-dom", page.as_uri())
+    dom = run_browser("--dump-dom", page.as_uri())
     text = text_of(dom)
     assert "Turn 2 of 5: tactical" in text
     assert "What happened" in text and "Place" in text and "EP" in text
@@ -189,7 +159,7 @@ def test_a_turn_page_of_the_archive_renders_in_chromium_with_every_image(tmp_pat
     probe = site / "probe-turn-002.html"
     probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
     try:
-        dom = run_browser(binary, profile, "--dump-dom", "--virtual-time-budget=10000", probe.as_uri())
+        dom = run_browser("--dump-dom", "--virtual-time-budget=10000", probe.as_uri())
     finally:
         probe.unlink()
     seen = re.search(r'data-images="([^"]*)"', dom)
@@ -238,7 +208,7 @@ def _fake_app(tmp_path: Path) -> App:
 def test_a_results_mail_fits_a_phone_screen(tmp_path: Path, kind: str) -> None:
     """The HTML part is laid out for phone screens: at 360 px nothing makes the
     mail wider than the screen (wide tables scroll inside), and the picture scales down."""
-    binary = chromium()
+    chromium()  # there, or the test fails
     app = _fake_app(tmp_path)
     try:
         count = max(find_game(kind).min_players, 4)
@@ -273,8 +243,6 @@ def test_a_results_mail_fits_a_phone_screen(tmp_path: Path, kind: str) -> None:
     (tmp_path / "mail.html").write_text(source, encoding="utf-8")
     (tmp_path / "phone.html").write_text(PHONE, encoding="utf-8")
     dom = run_browser(
-        binary,
-        tmp_path / "profile",
         "--allow-file-access-from-files",
         "--dump-dom",
         "--virtual-time-budget=10000",
@@ -395,15 +363,13 @@ def test_every_mail_of_a_game_fits_360_px_with_nothing_clipped(tmp_path: Path, k
     element of a results mail, a turn sheet (at the start and in the race) or the GM's copy
     reaches past the screen or holds more than it is wide, and every picture is shown whole,
     scaled to the screen."""
-    binary = chromium()
+    chromium()  # there, or the test fails
     mails = _mails_of(tmp_path, kind)
     for label, msg in mails.items():
         name = _write_mail(tmp_path, label.replace(" ", "-"), msg)
         page = tmp_path / f"measure-{name}"
         page.write_text(MEASURE % name, encoding="utf-8")
         dom = run_browser(
-            binary,
-            tmp_path / "profile",
             "--allow-file-access-from-files",
             "--dump-dom",
             "--virtual-time-budget=10000",
@@ -455,7 +421,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
     from bot.games import turns
     from bot.intake import orders_in_subject
 
-    binary = chromium()
+    chromium()  # there, or the test fails
     app = _fake_app(tmp_path)
     try:
         rules = find_game(kind)
@@ -490,7 +456,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
             name = _write_mail(tmp_path, label, msg)
             page = tmp_path / name
             page.write_text(page.read_text(encoding="utf-8").replace("</body>", LINKS + "</body>"), encoding="utf-8")
-            dom = run_browser(binary, tmp_path / "profile", "--dump-dom", "--virtual-time-budget=5000", page.as_uri())
+            dom = run_browser("--dump-dom", "--virtual-time-budget=5000", page.as_uri())
             found = re.search(r'data-links="([^"]*)"', dom)
             assert found is not None, f"{label}: the probe did not run"
             seen[label] = [
@@ -526,7 +492,7 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
 
     from bot import pictures
 
-    binary = chromium()
+    chromium()  # there, or the test fails
     module = importlib.import_module(f"bot.pictures.{kind}")
     drawn: dict[bytes, pictures.Picture] = {}
     options: set[bytes] = set()
@@ -555,8 +521,6 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
             encoding="utf-8",
         )
         dom = run_browser(
-            binary,
-            tmp_path / "profile",
             "--allow-file-access-from-files",
             "--dump-dom",
             "--virtual-time-budget=10000",
@@ -604,7 +568,7 @@ def test_the_archive_dice_and_standings_fit_the_screen(tmp_path: Path, page: str
     or holds more than it is wide (the dice page's hashes overflowed their card; the standings
     were cut off with no cue): on a narrow screen the standings are one card a car, each figure
     with its heading. The dice page's times are in UTC, to the second, and labelled so."""
-    binary = chromium()
+    chromium()  # there, or the test fails
     site = _speed_circuit_site(tmp_path)
     source = (site / page).read_text(encoding="utf-8")
     if page == "dice.html":
@@ -614,8 +578,6 @@ def test_the_archive_dice_and_standings_fit_the_screen(tmp_path: Path, page: str
     frame = MEASURE.replace('width="360"', f'width="{width}"').replace('height="6000"', 'height="30000"')
     probe.write_text(frame % page, encoding="utf-8")
     dom = run_browser(
-        binary,
-        tmp_path / "profile",
         "--allow-file-access-from-files",
         "--dump-dom",
         "--virtual-time-budget=10000",

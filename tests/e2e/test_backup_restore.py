@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Any
 
 import dkim as dkimpy
 import nacl.encoding
@@ -34,6 +35,7 @@ from bot.mail_in.inbox import deliver_to_maildir
 from bot.ops.backup import kept_backups, replay_game
 from bot.testing import reply_to
 from tests.e2e.test_service_signals import NotifySocket, Service
+from tests.helpers import flagman_command
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -76,17 +78,23 @@ def notify(tmp_path: Path) -> Iterator[NotifySocket]:
         sock.close()
 
 
-def flagman(machine: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """A flagman command on `machine`, as the unit runs it: its configuration and credentials."""
-    env = {"PATH": "/usr/bin:/bin", "CREDENTIALS_DIRECTORY": str(machine / "etc" / "credentials")}
-    done = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "--config", str(machine / "etc" / "flagman.toml"), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=ROOT,
-    )
+def flagman(machine: Path, *args: str, process: bool = False) -> Any:
+    """A flagman command on `machine` with the unit's configuration and credentials: in the
+    test's process (`tests.helpers.flagman_command`), or as a process of its own (`process`,
+    as the timer runs it beside the running service)."""
+    config = machine / "etc" / "flagman.toml"
+    credentials = {"CREDENTIALS_DIRECTORY": str(machine / "etc" / "credentials")}
+    if not process:
+        done = flagman_command(config, *args, env=credentials)
+    else:
+        done = subprocess.run(
+            [sys.executable, "-m", "bot.cli", "--config", str(config), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={"PATH": "/usr/bin:/bin", **credentials},
+            cwd=ROOT,
+        )
     assert done.returncode == 0, (args, done.stdout, done.stderr)
     return done
 
@@ -141,7 +149,7 @@ def test_a_fresh_machine_restored_from_the_kept_files_plays_on(
         for seat in ("kelly", "seb"):
             answer(a, a, seat, "USE 1")
             service.wait_log(f"applied game=rc1 seat={seat}")
-        flagman(a, "backup", "--keep", "14", str(a / "var" / "backups"))  # the timer's run, while it runs
+        flagman(a, "backup", "--keep", "14", str(a / "var" / "backups"), process=True)  # the timer's run, while it runs
     finally:
         code, _ = service.stop()
     assert code == 0, service.log

@@ -342,3 +342,32 @@ def test_the_practice_benchmark_runs_from_the_bench_command_without_servers(
     assert result["new_game_cpu_ms"] > 0 and result["first_sheet_kb"] > 0
     assert result["target_ms_per_game"] == 0.5 and isinstance(result["met"], bool)
     assert "practice 3 live games: new game " in printed and "ms a game (target <= 0.5 ms)" in printed
+
+
+def test_the_budgets_benchmark_runs_without_servers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m bench --only budgets`: the costs the tests do not time (a picture of each game,
+    the deadline parsers on hostile text, a 100,000-line mail, the mail fixtures' throughput,
+    the poll of a 100,000-line mail and of 500 auto-replies),
+    each with its target, from the one bench command with no server started. Not timed: only
+    that every figure is there, positive, and judged against its target."""
+    out = tmp_path / "budgets.json"
+    assert main(["--only", "budgets", "--runs", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "no servers" in printed
+    result = json.loads(out.read_text())["benchmarks"]["budgets"]
+    assert "error" not in result, result.get("error")
+    names = [figure["figure"] for figure in result["figures"]]
+    assert names == [
+        "picture racecraft",
+        "picture speed_circuit",
+        "picture speedphreakz",
+        "deadline-text",
+        "long-mail",
+        "fixtures",
+        "poll long-mail",
+        "poll auto-replies",
+    ]
+    for figure in result["figures"]:
+        assert figure["value"] >= 0 and figure["target"] and isinstance(figure["met"], bool), figure
+        assert f"budgets  {figure['figure']}" in printed
+    assert result["figures"][-1]["value"] > 0 and isinstance(result["met"], bool)

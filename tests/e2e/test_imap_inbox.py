@@ -393,29 +393,33 @@ def test_mail_flagged_deleted_is_skipped_and_looked_past(
 def test_idle_wakes_on_delivery_before_the_idle_cycle_ends(
     dovecot: Dovecot, user: str, make_inbox: Callable[..., ImapInbox]
 ) -> None:
-    """wait() returns True soon after an LMTP delivery, and False after a quiet timeout.
-
-    The bounds in these IDLE tests are far from the failures they catch, so a busy machine
-    cannot trip them: a wake that waited for the cycle's end would come ~4.7 s after the
-    delivery here; a dead socket missed would hang until wait()'s 30 s (detected within one
-    2 s cycle below, with a few seconds of slack)."""
-    inbox = make_inbox(idle_cycle=5)
+    """wait() returns True on an LMTP delivery made while it idles, told by the server within
+    the IDLE round (its idle_check returns the EXISTS), not at the round's end; and False
+    after a quiet timeout. The IDLE tests decide by what the client saw, never by the clock."""
+    inbox = make_inbox(idle_cycle=5, idle_check=0)
     assert inbox.has_idle
     assert inbox.wait(0.3) is False
-    delivered: list[float] = []
+    client = inbox._client
+    assert client is not None
+    real_idle, real_check = client.idle, client.idle_check
+    checks: list[tuple[float | None, list[Any]]] = []
 
-    def deliver() -> None:
-        dovecot.deliver(user, make_mail(1))
-        delivered.append(time.monotonic())
+    def idle_then_deliver() -> Any:
+        started = real_idle()  # the server said "+ idling": the delivery comes during the round
+        if not checks:
+            dovecot.deliver(user, make_mail(1))
+        return started
 
-    timer = threading.Timer(0.3, deliver)
-    timer.start()
-    try:
-        assert inbox.wait(10) is True
-        woke = time.monotonic()
-    finally:
-        timer.join()
-    assert woke - delivered[0] < 3.0  # the 5 s cycle would end ~4.7 s after the delivery
+    def recorded_check(timeout: float | None = None) -> Any:
+        responses = real_check(timeout=timeout)
+        checks.append((timeout, list(responses)))
+        return responses
+
+    client.idle = idle_then_deliver
+    client.idle_check = recorded_check
+    assert inbox.wait(10) is True
+    assert len(checks) == 1, checks  # one round: woken within it, not at its end (5 s)
+    assert any(isinstance(r, tuple) and r[1:2] == (b"EXISTS",) for r in checks[0][1]), checks
     assert len(inbox.fetch_new()) == 1
 
 
@@ -427,18 +431,25 @@ def test_a_long_wait_is_cut_into_idle_cycles_each_closed_with_done(
     inbox.connect()
     client = inbox._client
     assert client is not None
-    dones: list[float] = []
-    real_done = client.idle_done
+    rounds: list[str] = []
+    real_idle, real_check, real_done = client.idle, client.idle_check, client.idle_done
+
+    def counting_idle() -> Any:
+        rounds.append("idle")
+        return real_idle()
+
+    def counting_check(timeout: float | None = None) -> Any:
+        assert timeout is not None and 0 < timeout <= 0.2, timeout  # no round longer than its cycle
+        rounds.append("check")
+        return real_check(timeout=timeout)
 
     def counting_done() -> Any:
-        dones.append(time.monotonic())
+        rounds.append("done")
         return real_done()
 
-    client.idle_done = counting_done
-    start = time.monotonic()
+    client.idle, client.idle_check, client.idle_done = counting_idle, counting_check, counting_done
     assert inbox.wait(0.7) is False
-    assert 0.6 < time.monotonic() - start < 5.0  # an IDLE round that never ended would hang
-    assert len(dones) >= 3
+    assert len(rounds) >= 9 and rounds == ["idle", "check", "done"] * (len(rounds) // 3), rounds
     assert inbox.fetch_new() == []  # the connection is still in a usable state
 
 
@@ -559,13 +570,21 @@ def test_dovecot_killed_during_idle_raises_then_recovers(
         sleep=lambda s: sleeps.append(s),
     )
     inbox.connect()
-    killer = threading.Timer(0.3, dc.kill)
-    start = time.monotonic()
-    killer.start()
+    client = inbox._client
+    assert client is not None
+    rounds: list[str] = []
+    real_idle = client.idle
+
+    def idle_then_kill() -> Any:
+        started = real_idle()
+        rounds.append("idle")
+        dc.kill()  # killed mid-IDLE
+        return started
+
+    client.idle = idle_then_kill
     with pytest.raises(ImapUnavailable, match="unreachable after 3 attempts"):
         inbox.wait(30)
-    killer.join()
-    assert time.monotonic() - start < 2 + 5  # within one 2 s IDLE cycle (5 s of slack), not at 30 s
+    assert rounds == ["idle"]  # noticed at the end of the round it died in (2 s), not at wait()'s 30 s
     assert sleeps == [0.05, 0.1]  # exponential backoff between the 3 attempts
 
     dc.restart()
@@ -587,19 +606,22 @@ def test_dovecot_restarted_during_idle_reconnects_within_a_cycle(
         backoff_max=0.4,
     )
     inbox.connect()
+    client = inbox._client
+    assert client is not None
+    rounds: list[str] = []
+    real_idle = client.idle
 
-    def crash_and_come_back() -> None:
+    def idle_then_crash_and_come_back() -> Any:
+        started = real_idle()
+        rounds.append("idle")
         dc.kill()
         dc.restart()
+        return started
 
-    bounce = threading.Timer(0.3, crash_and_come_back)
-    start = time.monotonic()
-    bounce.start()
-    try:
-        assert inbox.wait(30) is True
-    finally:
-        bounce.join()
-    assert time.monotonic() - start < 2 + 6  # a cycle and the backoff (6 s of slack), not wait()'s 30 s
+    client.idle = idle_then_crash_and_come_back
+    assert inbox.wait(30) is True
+    assert rounds == ["idle"]  # reconnected after the round the server died in, not at wait()'s 30 s
+    assert inbox._client is not client  # a new connection
     dc.deliver("bot@flagman.test", make_mail(7))
     assert [message_id(m) for m in inbox.fetch_new()] == ["<order-7@players.test>"]
 

@@ -14,7 +14,8 @@ from bot.games import seasons
 from bot.games.archive import write_season_page
 from bot.games.turns import PlayerSpec, create_game
 from bot.testing import FakeMailer
-from tests.e2e.test_archive_browser import MEASURE, _fake_app, _write_mail, chromium, run_browser
+from tests.e2e.browser import chromium, run_browser
+from tests.e2e.test_archive_browser import MEASURE, _fake_app, _write_mail
 
 pytestmark = pytest.mark.e2e
 
@@ -22,12 +23,10 @@ pytestmark = pytest.mark.e2e
 NAMES = ("Wolfgang von Trips-Berghe", "Emerson", "Jo", "Ronnie Peterson", "Clay")
 
 
-def _measure(binary: str, folder: Path, name: str) -> None:
+def _measure(folder: Path, name: str) -> None:
     page = folder / f"measure-{name}"
     page.write_text(MEASURE % name, encoding="utf-8")
     dom = run_browser(
-        binary,
-        folder / "profile",
         "--allow-file-access-from-files",
         "--dump-dom",
         "--virtual-time-budget=10000",
@@ -68,14 +67,12 @@ window.addEventListener("load", function () {
 """
 
 
-def _chart(binary: str, folder: Path) -> tuple[list[int], int, float, int]:
+def _chart(folder: Path) -> tuple[list[int], int, float, int]:
     """The season page's chart at 360 px: its box (left, right, height), how many labels, the
     smallest label's size in screen pixels, how many lines."""
     page = folder / "chart-probe.html"
     page.write_text(CHART_PROBE % "index.html", encoding="utf-8")
     dom = run_browser(
-        binary,
-        folder / "profile",
         "--allow-file-access-from-files",
         "--dump-dom",
         "--virtual-time-budget=10000",
@@ -90,7 +87,7 @@ def _chart(binary: str, folder: Path) -> tuple[list[int], int, float, int]:
 
 
 def test_a_season_page_and_a_season_final_result_fit_360_px(tmp_path: Path) -> None:
-    binary = chromium()
+    chromium()  # there, or the test fails
     app = _fake_app(tmp_path)
     try:
         people = [PlayerSpec(f"p{i}", f"p{i}@example.org", name, "UTC") for i, name in enumerate(NAMES)]
@@ -127,13 +124,12 @@ def test_a_season_page_and_a_season_final_result_fit_360_px(tmp_path: Path) -> N
         app.close()
     html = page.read_text(encoding="utf-8")
     assert re.search(r"after \d+ of 30 races", html) and "Wolfgang von Trips-Berghe" in html
-    (tmp_path / "site" / "profile").mkdir()
-    _measure(binary, tmp_path / "site", "index.html")
+    _measure(tmp_path / "site", "index.html")
     # The chart of points over races: on the screen, a line a driver, its labels 10 px or more.
-    (left, right, height), labels, smallest, lines = _chart(binary, tmp_path / "site")
+    (left, right, height), labels, smallest, lines = _chart(tmp_path / "site")
     assert 0 <= left and right <= 360 and height > 100, (left, right, height)
     assert lines == len(NAMES) and labels > len(NAMES) + 10
     assert smallest >= 10, f"the chart's smallest label is {smallest} px at 360 px"
     name = _write_mail(tmp_path, "final", final)
     assert "long-season" in (tmp_path / name).read_text(encoding="utf-8")
-    _measure(binary, tmp_path, name)
+    _measure(tmp_path, name)

@@ -4,14 +4,20 @@ points broken by countback, to the final table").
 
 Eight drivers race three Racecraft races of a season (scoring custom:10,6,4: the top three
 score, so the drivers behind them are level on points and placed by countback; one result
-dropped; a no-show loses 3 points). One driver never orders in race 1 (the no-show); in race 2
-the GM hands a seat to a substitute by mail (REPLACE), who drives it on and into race 3. The bot
-makes races 2 and 3 itself as the one before ends, seats them in grid order from the table, and
-every final result carries the table; the last one's table is the one worked out from the three
-races' final results as the players were mailed them.
+dropped; a no-show loses 3 points, a driver out by the NMR limit 2). One driver never orders in
+race 1 (the no-show); in race 2 the GM hands a seat to a substitute by mail (REPLACE), who drives
+it on and into race 3. In race 3 (NMR limit 1, the seat then dropped) a driver misses the first
+turn: the seat is offered by mail to the substitutes bench, whose volunteer takes it by replying
+and drives it to the end (docs/championships.md, "Scoring": the driver put out loses the NMR
+penalty, the taker scores the seat's place; the taker's record credits the seat taken over).
+The bot makes races 2 and 3 itself as the one before ends, seats them in grid order from the
+table, and every final result carries the table; the last one's table is the one worked out from
+the three races' final results as the players were mailed them.
 
 The second test runs two tiers of four (Speed Circuit) to the next season's tiers, drawn by the
-bot and confirmed by the GM's reply to the digest, with a substitute from the bench: a stranger
+bot and confirmed by the GM's reply to the digest, tier 2 scored F1 with a point for the pole
+(`f1+pole:1`: the pole's holder's cell reads "25+1" when they also win, and the totals count
+it), with a substitute from the bench: a stranger
 mails SUBSTITUTE ON speed-circuit before the season; in tier 2's race 2 a driver RESIGNs by mail,
 the bench is offered the seat by mail and the substitute takes it by replying, and drives it to
 the end of that race and through race 3. The table counts the leaver as not finishing race 2 (no
@@ -27,7 +33,7 @@ from email.message import EmailMessage
 
 from sqlalchemy import select
 
-from bot.games import season_tiers, seasons
+from bot.games import reliability, season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Player, Season, SeasonDraw
 from bot.testing import FakeClock, body_of, plain_mail, reply_to
@@ -39,6 +45,7 @@ from tests.e2e.test_game_by_mail import cycle, read_inbox
 DRIVERS = ("ada", "ben", "cyd", "dov", "eli", "fay", "gus", "hal")
 NO_SHOW = "hal"  # never orders in race 1
 REPLACED, SUBSTITUTE = "gus", "sub"  # race 2: gus's seat to sub
+NMR_ROUND, PUT_OUT, VOLUNTEER = 3, "ben", "vol"  # race 3: ben out by the NMR limit, his seat to vol from the bench
 
 
 def _sheets(world: MailWorld, address: str, game: str) -> list[EmailMessage]:
@@ -67,10 +74,11 @@ def _final_places(text: str, handed: dict[str, str] | None = None) -> list[tuple
 
 def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> None:
     tag = world.domain.split(".")[0]
-    address = {d: world.player(f"{d}-{tag}") for d in (*DRIVERS, SUBSTITUTE)}
+    address = {d: world.player(f"{d}-{tag}") for d in (*DRIVERS, SUBSTITUTE, VOLUNTEER)}
     gm = world.player(f"gm-{tag}")
     clock = world.app.clock
     assert isinstance(clock, FakeClock)
+    _sit_on_the_bench(world, address[VOLUNTEER], "racecraft")
     with world.app.db.transaction() as session:
         create_game(
             world.app.shell, session, kind="racecraft", name="cup-r1", gm_address=gm, deadline="48h", seed=11,
@@ -86,6 +94,7 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
                 scoring="custom:10,6,4",
                 drop=1,
                 no_show_penalty=3,
+                nmr_penalty=2,
                 races=3,
                 games=("cup-r1",),
             ),  # fmt: skip
@@ -101,6 +110,11 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
             assert row is not None and len(row.races) == round_, f"race {round_} made by the bot"
             seats = {s.name: s.player.address for s in row.races[-1].game.seats}
         seat_of_round[round_] = {seat: next(d for d, a in address.items() if a == addr) for seat, addr in seats.items()}
+        if round_ == NMR_ROUND:  # the GM's settings for the last race (`flagman gm configure`)
+            with world.app.db.transaction() as session:
+                row = seasons.find_season(session, "cup")
+                assert row is not None
+                row.races[-1].game.nmr_limit, row.races[-1].game.nmr_action = 1, "drop"
         for turn in (1, 2):
             if round_ == 2 and turn == 2:  # the GM hands gus's seat to a substitute, by mail
                 copy = [m for m in read_inbox(world, gm) if f"[{game}]" in str(m["Subject"])][-1]
@@ -110,14 +124,17 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
                 cycle(world)
                 holder[REPLACED] = SUBSTITUTE
                 seat_of_round[round_][REPLACED] = SUBSTITUTE
+            if round_ == NMR_ROUND and turn == 2:  # ben's seat, put out, taken from the bench by mail
+                _taken_from_the_bench(world, address[PUT_OUT], address[VOLUNTEER], game)
+                seat_of_round[round_][PUT_OUT] = VOLUNTEER
             for seat, driver in seat_of_round[round_].items():
-                if round_ == 1 and driver == NO_SHOW:
+                if (round_, driver) in ((1, NO_SHOW), (NMR_ROUND, PUT_OUT)):
                     continue
                 sheet = _sheets(world, address[driver], game)[-1]
                 orders = f"USE {(DRIVERS.index(seat) * (round_ + 2)) % 8}" if turn == 1 else "CRUISE"
                 world.dovecot.deliver(world.bot, reply_to(sheet, orders, sender=address[driver]))
                 cycle(world)
-            if round_ == 1:  # the no-show's deadline
+            if round_ == 1 or (round_, turn) == (NMR_ROUND, 1):  # the no-show's, the NMR's deadline
                 clock.advance(timedelta(hours=49))
                 cycle(world)
         cycle(world)  # the final sprint needs no orders
@@ -127,7 +144,10 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
         text = body_of(final[0])
         assert f"Season cup (Racecraft), after {round_} of 3 races" in text
         # The seat handed over reads "gus (Sub)" in the race it changed hands in and the next ones.
-        mailed[round_] = _final_places(text, {REPLACED: SUBSTITUTE.title()} if round_ >= 2 else None)
+        handed = {REPLACED: SUBSTITUTE.title()} if round_ >= 2 else {}
+        if round_ == NMR_ROUND:
+            handed[PUT_OUT] = _name_of(world, address[VOLUNTEER])
+        mailed[round_] = _final_places(text, handed)
 
     # The season's table as the last final result mailed it ...
     last_text = body_of(
@@ -135,7 +155,7 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
     )
     table_text = last_text.replace("\r\n", "\n").split("Season cup (Racecraft)", 1)[1]
     shown = re.findall(r"^(\d+)([=*]?)\s+(\S+)\s+(-?\d+)  (.+)$", table_text, re.M)
-    assert len(shown) == len(DRIVERS) + 1, table_text  # eight drivers and the substitute
+    assert len(shown) == len(DRIVERS) + 2, table_text  # eight drivers, the substitute and the volunteer
 
     # ... is the one worked out from the three races' final results as mailed.
     results = []
@@ -150,15 +170,22 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
                     finishes.append(
                         Finish(driver, Outcome.DID_NOT_FINISH) if dnf else Finish(driver, Outcome.FINISHED, place)
                     )
+        if round_ == NMR_ROUND:  # put out by the NMR limit, their seat gone on to the bench
+            finishes.append(Finish(PUT_OUT, Outcome.NMR_OUT))
         results.append(RaceResult(round_, 0, tuple(finishes)))
-    expected = standings(SeasonRules(ScoringTable.parse("custom:10,6,4"), drop=1, no_show_penalty=3), results)
-    assert sorted((str(r.place), r.driver.title(), str(r.points)) for r in expected) == sorted(
+    rules = SeasonRules(ScoringTable.parse("custom:10,6,4"), drop=1, no_show_penalty=3, nmr_penalty=2)
+    expected = standings(rules, results)
+    name_of = {d: d.title() for d in address} | {VOLUNTEER: _name_of(world, address[VOLUNTEER])}
+    assert sorted((str(r.place), name_of[r.driver], str(r.points)) for r in expected) == sorted(
         (place, name, points) for place, _, name, points, _ in shown
     )
     by = {name: cells for _, _, name, _, cells in shown}
     assert by["Hal"].split()[0] in ("0-3", "(0)-3"), "the no-show lost 3 points in race 1 (its 0 may be dropped)"
     assert by["Sub"].split()[0] == "-" and by["Sub"].split()[1] != "-", "the substitute from race 2"
     assert by["Gus"].split()[1:] == ["-", "-"], "gus's seat went to the substitute in race 2"
+    assert by["Ben"].split()[2] in ("0-2", "(0)-2"), "out by the NMR limit in race 3: 2 points lost"
+    taker = by[name_of[VOLUNTEER]].split()
+    assert taker[:2] == ["-", "-"] and taker[2] != "-" and "-" not in taker[2].strip("()"), "the seat's place"
     assert any("(" in cells for cells in by.values()), "a dropped result"
     # A tie on points broken by countback: level drivers at different places.
     level = [r for r in expected if r.tied and sum(1 for o in expected if o.place == r.place) == 1]
@@ -167,26 +194,43 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
     with world.app.db.read() as session:
         season = seasons.find_season(session, "cup")
         assert season is not None and season.status == "finished" and len(season.races) == 3
+        for who, line in ((VOLUNTEER, (1, 0)), (PUT_OUT, (0, 1))):  # the seat taken over; the game left
+            person = session.scalars(select(Player).where(Player.address == address[who])).one()
+            found = reliability.record(session, person)
+            assert (found.substitute, found.abandoned) == line, who
+
+
+def _taken_from_the_bench(world: MailWorld, leaver: str, volunteer: str, game: str) -> None:
+    """The seat `leaver` held in `game`, dropped at the NMR limit, is offered by mail to the bench,
+    whose `volunteer` takes it by replying; their sheet says so."""
+    assert "offered to the substitutes bench" in body_of(read_inbox(world, leaver)[-1])
+    offer = [m for m in read_inbox(world, volunteer) if "A seat to take over" in str(m["Subject"])]
+    assert len(offer) == 1 and f"in {game}" in str(offer[0]["Subject"])
+    world.dovecot.deliver(world.bot, reply_to(offer[0], "Mine", sender=volunteer))
+    cycle(world)
+    assert any("from the substitutes bench" in body_of(m) for m in _sheets(world, volunteer, game))
 
 
 # -- two tiers, promotion and relegation ------------------------------------------------------------
 
 TIERS = {"cup-a": ("ada", "ben", "cyd", "dov"), "cup-b": ("eli", "fay", "gus", "hal")}
 TIER_NO_SHOW = "hal"  # tier 2, never orders in race 1
-TIER_SCORING = "custom:3,1"  # two scoring places of four: level drivers, placed by countback
+# Tier 1: two scoring places of four, so level drivers, placed by countback; tier 2: F1 points
+# and a point for the pole (Speed Circuit's qualifying bid's winner), "25+1" in its cell.
+TIER_SCORING = {"cup-a": "custom:3,1", "cup-b": "f1+pole:1"}
 BENCH_ROUND, LEAVER, BENCH = 2, "gus", "sub"  # tier 2, race 2: gus resigns, sub takes his seat from the bench
 
 
-def _sit_on_the_bench(world: MailWorld, address: str) -> None:
-    """`address`, a stranger to the bot, on the Speed Circuit bench by mail: SUBSTITUTE ON, then
-    the code sent back."""
-    world.dovecot.deliver(world.bot, plain_mail(address, world.bot, "bench", "SUBSTITUTE ON speed-circuit"))
+def _sit_on_the_bench(world: MailWorld, address: str, kind: str = "speed-circuit") -> None:
+    """`address`, a stranger to the bot, on the bench of `kind` by mail: SUBSTITUTE ON, then the
+    code sent back."""
+    world.dovecot.deliver(world.bot, plain_mail(address, world.bot, "bench", f"SUBSTITUTE ON {kind}"))
     cycle(world)
     code_mail = read_inbox(world, address)[-1]
     assert "[confirm bench." in str(code_mail["Subject"])
     world.dovecot.deliver(world.bot, reply_to(code_mail, "Yes", sender=address))
     cycle(world)
-    assert "You are on the substitutes bench of Speed Circuit" in body_of(read_inbox(world, address)[-1])
+    assert f"You are on the substitutes bench of {find_game(kind).title}" in body_of(read_inbox(world, address)[-1])
 
 
 def _bench_substitute(world: MailWorld, address: dict[str, str], game: str, round_: int) -> None:
@@ -217,6 +261,30 @@ def _deliver_all(world: MailWorld, address: dict[str, str], game: str, orders: s
     cycle(world)
 
 
+def _pole(inbox: list[EmailMessage], game: str) -> str:
+    """The seat first on `game`'s starting grid, as the results of its qualifying turn mailed it."""
+    for mail in inbox:
+        if f"[{game}]" in str(mail["Subject"]):
+            found = re.search(r"Starting grid: 1\. ([a-z]+)", body_of(mail))
+            if found:
+                return found.group(1)
+    raise AssertionError(f"no starting grid of {game} in the inbox")
+
+
+def _total(cells: list[str]) -> int:
+    """A driver's points as their cells of a table read (docs/championships.md, "The table"):
+    each race's points and bonus (`18+1`) unless dropped (`(18+1)`), less every penalty (`-3`)."""
+    total = 0
+    for cell in cells:
+        if cell == "-":
+            continue
+        found = re.fullmatch(r"(\()?(\d+)(?:\+(\d+))?\)?(?:-(\d+))?", cell)
+        assert found, cell
+        dropped, points, bonus, penalty = found.groups()
+        total += (0 if dropped else int(points) + int(bonus or 0)) - int(penalty or 0)
+    return total
+
+
 def _seats(world: MailWorld, game: str) -> dict[str, str]:
     from bot.store import find_game_row
 
@@ -240,8 +308,8 @@ def _finished(world: MailWorld, game: str) -> bool:
 
 
 def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: MailWorld) -> None:
-    """Eight drivers in two tiers of four (Speed Circuit, one lap; scoring custom:3,1, one result
-    dropped, a no-show loses 3), three races each, made by the bot; the seasons made by the GM's
+    """Eight drivers in two tiers of four (Speed Circuit, one lap; scoring custom:3,1 in tier 1,
+    f1+pole:1 in tier 2; one result dropped, a no-show loses 3), three races each, made by the bot; the seasons made by the GM's
     mail (SERIES cup, TIER, UP 1 / DOWN 1); then the draw in the GM's digest, confirmed by
     replying SEASON <game> NEXT CONFIRM, makes the next season's tiers as worked out from the
     final tables mailed: the top of tier 2 up, the bottom of tier 1 down."""
@@ -269,7 +337,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     for tier, season in enumerate(TIERS, start=1):
         copy = [m for m in read_inbox(world, gm) if f"[{season}-r1]" in str(m["Subject"])][-1]
         moves = "DOWN 1" if tier == 1 else "UP 1"
-        command = f"SEASON {season}-r1 NEW {season} SCORING {TIER_SCORING} DROP 1 NOSHOW 3 RACES 3 SERIES cup TIER {tier} {moves}"
+        command = f"SEASON {season}-r1 NEW {season} SCORING {TIER_SCORING[season]} DROP 1 NOSHOW 3 RACES 3 SERIES cup TIER {tier} {moves}"
         world.dovecot.deliver(world.bot, reply_to(copy, command, sender=gm))
         cycle(world)
     answers = "\n".join(body_of(m) for m in read_inbox(world, gm) if "GM:" in str(m["Subject"]))
@@ -278,6 +346,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     mailed: dict[str, dict[int, list[tuple[int, list[str], bool]]]] = {s: {} for s in TIERS}
     driver_at = {a: d for d, a in address.items()}
     holders: dict[str, dict[int, dict[str, str]]] = {s: {} for s in TIERS}  # seat -> its driver at the end
+    poles: dict[str, dict[int, str]] = {s: {} for s in TIERS}  # the seat first on the grid
     for round_ in (1, 2, 3):
         games = {season: f"{season}-r{round_}" for season in TIERS}
         for game in games.values():
@@ -292,14 +361,15 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             cycle(world)
         cycle(world)  # the next races, made at the tick after
         for season, game in games.items():
-            final = [m for m in read_inbox(world, address["ada"] if season == "cup-a" else address["eli"])]
-            final = [m for m in final if f"[{game}] Final result" in str(m["Subject"])]
+            inbox = read_inbox(world, address["ada"] if season == "cup-a" else address["eli"])
+            final = [m for m in inbox if f"[{game}] Final result" in str(m["Subject"])]
             assert len(final) == 1, game
             text = body_of(final[0])
             assert f"Season {season} (Speed Circuit), after {round_} of 3 races" in text
             # The seat taken from the bench reads "gus (<its holder>)" from then on.
             handed = {LEAVER: _name_of(world, address[BENCH])} if season == "cup-b" and round_ >= BENCH_ROUND else None
             mailed[season][round_] = _final_places(text, handed)
+            poles[season][round_] = _pole(inbox, game)
             holders[season][round_] = {seat: driver_at[a] for seat, a in _seats(world, game).items()}
     cycle(world)  # the seasons end
 
@@ -333,8 +403,10 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
                         )
             if season == "cup-b" and round_ == BENCH_ROUND:  # resigned, their seat gone on: did not finish
                 finishes.append(Finish(LEAVER, Outcome.DID_NOT_FINISH))
-            results.append(RaceResult(round_, 0, tuple(finishes)))
-        rules = SeasonRules(ScoringTable.parse(TIER_SCORING), drop=1, no_show_penalty=3)
+            # The pole's holder at the end of the race scores its bonus (docs/championships.md).
+            honours = (("pole", holders[season][round_][poles[season][round_]]),)
+            results.append(RaceResult(round_, 0, tuple(finishes), honours))
+        rules = SeasonRules(ScoringTable.parse(TIER_SCORING[season]), drop=1, no_show_penalty=3)
         expected = standings(rules, results)
         assert sorted((str(r.place), name_of[r.driver], str(r.points)) for r in expected) == sorted(
             (place, name, points) for place, _, name, points, _ in shown
@@ -342,6 +414,14 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
         by = {name: cells.split() for _, _, name, _, cells in shown}
         if season == "cup-b":
             assert by["Hal"][0] in ("0-3", "(0)-3"), "the no-show lost 3 points in race 1"
+            # The pole's bonus, in its holder's cell of each race and in their total (the
+            # qualifying bid's winner won the race at least once: "25+1").
+            assert f"after 3 of 3 races; scoring {TIER_SCORING[season]}, 1 dropped." in text
+            pole_cells = [by[name_of[holders[season][r][poles[season][r]]]][r - 1] for r in (1, 2, 3)]
+            assert all(c.strip("()").endswith("+1") for c in pole_cells), pole_cells
+            assert "25+1" in pole_cells, pole_cells
+            for _, _, name, points, cells in shown:
+                assert int(points) == _total(cells.split()), (name, points, cells)
             # The leaver did not finish the race they resigned from (no penalty) and ran no more;
             # the substitute scored the seat's places from that race on.
             assert by[name_of[LEAVER]][BENCH_ROUND - 1 :] == ["(0)", "-"] or by[name_of[LEAVER]][1:] == ["0", "-"]

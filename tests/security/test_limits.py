@@ -4,7 +4,6 @@ cheaply, and never a reply that could feed a loop."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -86,17 +85,16 @@ def test_header_section_is_capped_and_ends_at_the_blank_line() -> None:
     assert header_section(b"X: " + b"y" * 100, cap=10) == b"X: yyyyyyy"
 
 
-def test_a_100000_line_mail_is_cut_at_the_line_cap_and_answered_quickly(bot: Bot) -> None:
-    """[limits] max_lines: a mail of 100,000 lines costs little, and the answer stays small."""
+def test_a_100000_line_mail_is_cut_at_the_line_cap_and_answered_small(bot: Bot) -> None:
+    """[limits] max_lines: a mail of 100,000 lines is cut at the cap and applied, and the answer
+    stays small. What its poll costs (under 20 s) is `python -m bench --only budgets`, "poll
+    long-mail" (the same mail)."""
     body = "USE 2\n" + "".join(f"> {n}\n" for n in range(50_000)) + "x\n" * 50_000
     bot.deliver(plain_mail(ADDRESS["seb"], bot.signed("seb"), "orders", body, message_id="<lines@client.example>"))
-    started = time.monotonic()
     bot.poll()
-    elapsed = time.monotonic() - started
     (row,) = bot.rows()
     assert row.status == "applied", row.detail
     assert len(row.text.splitlines()) <= bot.app.settings.limits.max_lines
-    assert elapsed < 20, f"{elapsed:.1f} s for one long mail"
     (answer,) = bot.outbox()
     assert len(answer.data) < 400_000, "the reply to a huge mail stays small"
 
@@ -128,8 +126,9 @@ def test_deeply_nested_mime_has_a_clear_outcome(bot: Bot) -> None:
     assert bot.recipients() == [ADDRESS["seb"]]
 
 
-def test_an_auto_reply_storm_of_500_mails_in_one_batch_is_cheap_and_never_answered(bot: Bot) -> None:
-    """Gap (d): 500 out-of-office replies to the signed address in one batch: all ignored, no mail, fast."""
+def test_an_auto_reply_storm_of_500_mails_in_one_batch_is_never_answered(bot: Bot) -> None:
+    """500 out-of-office replies to the signed address in one batch: all ignored, no mail. What
+    the poll costs (under 30 s) is `python -m bench --only budgets`, "poll auto-replies"."""
     for n in range(500):
         bot.deliver(
             plain_mail(
@@ -141,12 +140,9 @@ def test_an_auto_reply_storm_of_500_mails_in_one_batch_is_cheap_and_never_answer
                 headers={"Auto-Submitted": "auto-replied"},
             )
         )
-    started = time.monotonic()
     report = bot.poll()
-    elapsed = time.monotonic() - started
     assert report.fetched == 500 and report.outcomes == {"ignored": 500}
     assert bot.recipients() == []
-    assert elapsed < 30, f"{elapsed:.1f} s for 500 auto-replies"
 
 
 def test_a_responder_without_auto_headers_is_stopped_by_the_rate_limit(bot: Bot) -> None:

@@ -16,9 +16,11 @@ from bot.app import App
 from bot.cli import init_dir, main
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.testing import reply_to
+from tests.helpers import flagman_command
 
 
 def flagman(config: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
+    """`flagman` as a process of its own, with nothing of this environment but PATH."""
     argv = [sys.executable, "-m", "bot.cli"] + (["--config", str(config)] if config else []) + list(args)
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, env={"PATH": "/usr/bin:/bin"})
 
@@ -74,13 +76,14 @@ def test_init_game_poll_tick_send_on_the_embedded_default(tmp_path: Path) -> Non
 
 
 def test_bad_usage_exits_2_with_a_clear_message(tmp_path: Path) -> None:
-    flagman(None, "init", str(tmp_path))
+    """Each refusal in this process (`flagman_command`), the last also as a process of its own."""
+    assert flagman_command(None, "init", str(tmp_path)).returncode == 0
     config = tmp_path / "flagman.toml"
-    done = flagman(config, "game", "new", "racecraft", "--name", "x1", "--player", "a=a@x.example")
+    done = flagman_command(config, "game", "new", "racecraft", "--name", "x1", "--player", "a=a@x.example")
     assert done.returncode == 2 and "takes 5 to 8 players" in done.stderr
-    done = flagman(config, "game", "new", "chess", "--name", "x1")
+    done = flagman_command(config, "game", "new", "chess", "--name", "x1")
     assert done.returncode == 2 and "unknown game" in done.stderr
-    done = flagman(
+    done = flagman_command(
         config,
         "game",
         "new",
@@ -92,6 +95,8 @@ def test_bad_usage_exits_2_with_a_clear_message(tmp_path: Path) -> None:
         *[f"--player=p{i}=p{i}@x.example" for i in range(5)],
     )
     assert done.returncode == 2 and "is not a schedule" in done.stderr
+    done = flagman_command(tmp_path / "missing.toml", "poll")
+    assert done.returncode == 2 and "no configuration" in done.stderr
     done = flagman(tmp_path / "missing.toml", "poll")
     assert done.returncode == 2 and "no configuration" in done.stderr
 
@@ -157,9 +162,10 @@ def test_flagman_tick_names_a_turn_as_the_players_know_it(tmp_path: Path) -> Non
     from bot.cli import _labels
     from bot.settings import load_settings
 
-    assert flagman(None, "init", str(tmp_path), "--address", "bot@club.example").returncode == 0
+    assert flagman_command(None, "init", str(tmp_path), "--address", "bot@club.example").returncode == 0
     config = tmp_path / "flagman.toml"
     players = [f"--player={n}={n.lower()}@club.example" for n in ("Kelly", "Seb", "Steve", "Roger", "Anna")]
-    assert flagman(config, "game", "new", "racecraft", "--name", "rc1", *players, "--option", "turns=4").returncode == 0
+    made = flagman_command(config, "game", "new", "racecraft", "--name", "rc1", *players, "--option", "turns=4")
+    assert made.returncode == 0, made.stderr
     with build_app(load_settings(config, env={})) as app:
         assert _labels(app, [("rc1", 1)]) == [("rc1", "Turn 1 of 4: start")]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import shutil
 import socket
 import socketserver
 import subprocess
@@ -29,6 +30,7 @@ from bot.models import GmAudit, Outbox, OutboxStatus
 from bot.settings import load_settings
 from bot.store import find_game_row
 from bot.testing import plain_mail
+from tests.helpers import flagman_command
 
 ROOT = Path(__file__).resolve().parents[3]
 FLAGMAN = Path(sys.executable).parent / "flagman"  # the console script of the installed package
@@ -91,12 +93,21 @@ def closed_pipe() -> int:
     return write
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Path:
-    """The embedded default with Racecraft `rc1` (GM gm@example.org, 48h turns) started."""
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+@pytest.fixture(scope="module")
+def made_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The embedded default with Racecraft `rc1` (GM gm@example.org, 48h turns) started, made
+    once for the module (`site` copies it)."""
+    config = init_dir(tmp_path_factory.mktemp("made") / "site", "flagman@example.org")
     assert flagman(config, "game", "new", "racecraft", "--name", "rc1", "--gm", GM, *PLAYERS) == 0
     return config
+
+
+@pytest.fixture
+def site(made_site: Path, tmp_path: Path) -> Path:
+    """The embedded default with Racecraft `rc1` started, the test's own: a copy of `made_site`
+    (its configuration names its files relative to itself)."""
+    shutil.copytree(made_site.parent, tmp_path / "site")
+    return tmp_path / "site" / made_site.name
 
 
 def database(config: Path) -> Database:
@@ -437,24 +448,26 @@ def test_a_closed_stdout_does_not_stop_the_work_nor_fill_stderr_with_logging_err
 
 
 def test_a_gm_command_prints_its_result_once(site: Path) -> None:
-    """`flagman gm extend rc1 24h` as a process: the result once on stdout (its log line left out)."""
-    done = run("--config", site, "gm", "extend", "rc1", "24h", "--no-send")
+    """`flagman gm extend rc1 24h` (its stdout and log as in its own process, `flagman_command`):
+    the result once on stdout (its log line left out)."""
+    done = flagman_command(site, "gm", "extend", "rc1", "24h", "--no-send")
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("the deadline moved") == 1, done.stdout
     assert done.stdout.count("EXTEND rc1: done") == 1
 
 
 def test_a_game_made_is_said_once(tmp_path: Path) -> None:
-    """`flagman game new` as a process: one line saying the game was made (not a log line too)."""
+    """`flagman game new` (its stdout and log as in its own process, `flagman_command`): one
+    line saying the game was made (not a log line too)."""
     config = init_dir(tmp_path / "site")
-    done = run("--config", config, "game", "new", "racecraft", "--name", "rc1", *PLAYERS)
+    done = flagman_command(config, "game", "new", "racecraft", "--name", "rc1", *PLAYERS)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["game rc1 (racecraft) created: 5 players, status active"]
 
 
 def test_verbose_still_logs_the_gm_decision(site: Path) -> None:
     """With --verbose the log keeps every decision, the GM's included."""
-    done = run("--verbose", "--config", site, "gm", "pause", "rc1", "--no-send")
+    done = flagman_command(site, "--verbose", "gm", "pause", "rc1", "--no-send")
     assert done.returncode == 0, done.stderr
     assert "flagman.gm" in done.stdout and "PAUSE rc1: done" in done.stdout
 

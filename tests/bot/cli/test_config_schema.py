@@ -1,23 +1,29 @@
 """A configuration that cannot be wrong: every command reads it through one schema,
 and a wrong one is refused in one line on stderr with status 2, never a traceback, never a run
-that spins or falls back to a mailbox or database nobody chose. Each command runs as a process
-of its own, as an operator runs it."""
+that spins or falls back to a mailbox or database nobody chose. `run` (the service) and a command
+that meets file modes run as processes of their own, as an operator runs them; the others in the
+test's process (`tests.helpers.flagman_command`: the same status, stdout and stderr)."""
 
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bot.cli import init_dir
-from tests.helpers import ROOT, flagman_process
+from tests.helpers import ROOT, flagman_command, flagman_process
 
 
-def refused_in_one_line(done: subprocess.CompletedProcess[str], *words: str) -> None:
+def flagman(config: Path, *command: str) -> Any:
+    """`run` as a process of its own (the service), any other command in this process."""
+    return (flagman_process if command[0] == "run" else flagman_command)(config, *command)
+
+
+def refused_in_one_line(done: Any, *words: str) -> None:
     """Status 2 and one line on stderr; `flagman doctor` tells it as its one config PROBLEM
-    (status 1, its findings on stdout)."""
+    (status 1, its findings on stdout). `done`: a process's `CompletedProcess` or a `Done`."""
     assert "Traceback" not in done.stderr + done.stdout, done.stderr
     if "doctor" in done.args:
         assert done.returncode == 1, (done.returncode, done.stdout, done.stderr)
@@ -59,7 +65,7 @@ def test_a_setting_out_of_range_stops_every_command_in_one_line_with_status_2(
     """Every setting's range and type is checked when the config is read: a negative interval
     (`poll_seconds = -5`) or `digest_time = "25:99"` stops every command in one line, exit 2."""
     config = with_option(init_dir(tmp_path / "site"), section, line)
-    done = flagman_process(config, *command)
+    done = flagman(config, *command)
     refused_in_one_line(done, *words)
 
 
@@ -69,7 +75,7 @@ def test_a_configuration_without_the_bots_address_is_refused_by_doctor_and_run(t
     config = init_dir(tmp_path / "site", "flagman@example.org")
     config.write_text(config.read_text(encoding="utf-8").replace('address = "flagman@example.org"\n', ""))
     for command in (("doctor",), ("run",)):
-        refused_in_one_line(flagman_process(config, *command), "[bot] address is required")
+        refused_in_one_line(flagman(config, *command), "[bot] address is required")
 
 
 def test_a_configuration_cut_at_a_section_boundary_is_refused(tmp_path: Path) -> None:
@@ -90,7 +96,7 @@ def test_a_database_other_than_sqlite_or_postgresql_is_refused_in_one_line(tmp_p
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace('url = "sqlite:///flagman.sqlite"', f'url = "{scheme}://u:hush@db/f"'))
     for command in (("migrate",), ("game", "list")):
-        done = flagman_process(config, *command)
+        done = flagman(config, *command)
         refused_in_one_line(done, f"[database] url: '{scheme}' is not a database Flagman opens")
         assert "hush" not in done.stderr
 
@@ -101,7 +107,7 @@ def test_postgres_spelled_as_libpq_spells_it_reaches_postgresql(tmp_path: Path) 
     config = init_dir(tmp_path / "site")
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace('url = "sqlite:///flagman.sqlite"', 'url = "postgres://u@127.0.0.1:9/f"'))
-    done = flagman_process(config, "game", "list")
+    done = flagman(config, "game", "list")
     assert done.returncode == 3, (done.returncode, done.stderr)
     assert "Traceback" not in done.stderr and "cannot use the database" in done.stderr, done.stderr
 

@@ -5,6 +5,7 @@ on the embedded default made by `flagman init`."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +20,10 @@ from bot.settings import load_settings
 from bot.store import find_game_row
 
 
-@pytest.fixture
-def site(tmp_path: Path) -> Path:
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+@pytest.fixture(scope="module")
+def made_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`flagman init` and a Racecraft game of five made once for the module (`site` copies it)."""
+    config = init_dir(tmp_path_factory.mktemp("made") / "site", "flagman@example.org")
     args = [
         "--config",
         str(config),
@@ -41,6 +43,14 @@ def site(tmp_path: Path) -> Path:
         args += ["--player", f"{name}={name}@example.org"]
     assert main(args) == 0
     return config
+
+
+@pytest.fixture
+def site(made_site: Path, tmp_path: Path) -> Path:
+    """A site of its own for the test: a copy of `made_site` (its configuration names its files
+    relative to itself), as `flagman init` and `flagman game new` left it."""
+    shutil.copytree(made_site.parent, tmp_path / "site")
+    return tmp_path / "site" / made_site.name
 
 
 def flagman(config: Path, *args: str) -> int:

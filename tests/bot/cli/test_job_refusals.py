@@ -1,7 +1,8 @@
 """The jobs run by hand (`poll`, `tick`, `send`) refuse what they cannot work on, rather than
 report nothing done ("`flagman poll` prints "fetched 0" and exits 0 on an unusable
-database ... a vanished Maildir is silently recreated"). Each command runs as a process of its
-own, as an operator (or a timer) runs it."""
+database ... a vanished Maildir is silently recreated"). `run` (the service) runs as a process
+of its own, as an operator runs it; the jobs in the test's process (`tests.helpers.flagman_command`:
+the same status, stdout and stderr)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import init_dir
-from tests.helpers import damage_header, flagman_process
+from tests.helpers import damage_header, flagman_command, flagman_process
 
 
 @pytest.mark.parametrize("command", ["poll", "tick", "send"])
@@ -19,7 +20,7 @@ def test_a_job_on_a_database_that_is_not_there_is_refused_and_none_is_made(tmp_p
     config = init_dir(tmp_path / "site")
     database = tmp_path / "site" / "flagman.sqlite"
     database.unlink()
-    done = flagman_process(config, command)
+    done = flagman_command(config, command)
     assert done.returncode != 0 and "fetched 0" not in done.stdout, (done.returncode, done.stdout)
     (line,) = done.stderr.strip().splitlines()
     assert f"no database at {database}" in line and "flagman migrate" in line, line
@@ -32,7 +33,7 @@ def test_a_job_on_an_empty_database_says_migrate(tmp_path: Path, command: str) -
     database = tmp_path / "site" / "flagman.sqlite"
     database.unlink()
     database.touch()
-    done = flagman_process(config, command)
+    done = flagman_command(config, command)
     assert done.returncode != 0 and "fetched 0" not in done.stdout, (done.returncode, done.stdout)
     (line,) = done.stderr.strip().splitlines()
     assert "no schema" in line and "flagman migrate" in line, line
@@ -41,7 +42,7 @@ def test_a_job_on_an_empty_database_says_migrate(tmp_path: Path, command: str) -
 def test_poll_on_a_damaged_database_with_an_empty_inbox_is_status_4(tmp_path: Path) -> None:
     config = init_dir(tmp_path / "site")
     damage_header(tmp_path / "site" / "flagman.sqlite")
-    done = flagman_process(config, "poll")
+    done = flagman_command(config, "poll")
     assert done.returncode == 4 and "fetched" not in done.stdout, (done.returncode, done.stdout)
     assert "is damaged" in done.stderr
 
@@ -56,9 +57,9 @@ def test_a_vanished_inbox_maildir_is_reported_not_made_again(tmp_path: Path, com
     config = init_dir(tmp_path / "site")
     inbox = tmp_path / "site" / "mail" / "inbox"
     deliver_to_maildir(inbox, plain_mail("p@players.test", "flagman@localhost", "hi", "HELP", message_id="<v1@p.test>"))
-    assert flagman_process(config, "poll").returncode == 0
+    assert flagman_command(config, "poll").returncode == 0
     shutil.rmtree(inbox)
-    done = flagman_process(config, command)
+    done = (flagman_process if command == "run" else flagman_command)(config, command)
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     (line,) = done.stderr.strip().splitlines()
     assert f"the inbox Maildir {inbox} is not there" in line, line
@@ -69,6 +70,6 @@ def test_a_maildir_inbox_never_used_is_made_on_first_use(tmp_path: Path) -> None
     config = init_dir(tmp_path / "site")
     inbox = tmp_path / "site" / "mail" / "inbox"
     shutil.rmtree(inbox)
-    done = flagman_process(config, "poll")
+    done = flagman_command(config, "poll")
     assert done.returncode == 0 and "fetched 0" in done.stdout, done.stderr
     assert (inbox / "new").is_dir()

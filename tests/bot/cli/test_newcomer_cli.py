@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import init_dir, main
-from tests.bot.cli.test_cli_friendly import GM, PLAYERS, flagman, site  # noqa: F401 - the fixture
+from tests.bot.cli.test_cli_friendly import GM, PLAYERS, flagman, made_site, site  # noqa: F401 - the fixtures
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -36,5 +36,5 @@ def test_rating_is_off_until_asked_and_rating_on_and_off_are_confirmed(rc: App) 
 def test_rating_with_a_word_not_on_or_off_is_refused_with_the_syntax(rc: App) -> None:
     player_says(rc, "roger", "RATING PLEASE\u202e")
     answer = body_of(mails(rc, ADDRESS["roger"])[-1])
-    assert "RATING ON|OFF" in answer
+    assert "RATING [ON|OFF]" in answer
     assert rating_of(rc, "roger") is False

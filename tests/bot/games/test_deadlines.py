@@ -427,10 +427,10 @@ def test_next_deadline_past_the_year_9999_is_a_deadline_error() -> None:
         next_deadline(DAILY_18, late, "Europe/London")
 
 
-def test_parsing_100000_characters_is_fast() -> None:
-    """Linear time: no backtracking regular expression over hostile input."""
-    import time
-
+def test_parsing_100000_characters_is_refused() -> None:
+    """Hostile texts of 100,000 characters are refused by every deadline parser. That each is
+    read in linear time (no backtracking regular expression; the 28 parses in under a second)
+    is measured by `python -m bench --only budgets` (bench.budgets.DEADLINE_TEXTS, the same texts)."""
     texts = [
         "1" * 100_000,
         "1d" * 50_000,
@@ -440,12 +440,10 @@ def test_parsing_100000_characters_is_fast() -> None:
         " " * 99_999 + "1h",
         "1 " * 50_000,
     ]
-    started = time.perf_counter()
     for text in texts:
         for parse in (parse_duration, parse_schedule, parse_grace, lambda t: parse_when(t, NOW, "UTC")):
             with pytest.raises(DeadlineError):
                 parse(text)
-    assert time.perf_counter() - started < 1.0
 
 
 # Hypothesis: on any text a parser returns a value within the cap or raises DeadlineError --

@@ -158,3 +158,8 @@ def test_the_ratings_benchmark_runs_from_the_bench_command_without_servers(
     assert "error" not in result, result.get("error")
     assert len(result["fields"]) == 8 and result["target_met"] is True
     assert result["pairwise_rating"] < result["pairwise_elo"]
+    # bench/README.md, "Ratings": the held-out log-loss for each beta tried, ours among them.
+    by_beta = result["pairwise_by_beta"]
+    assert list(by_beta) == ["4.167", "8.333", "12.5", "16", "25"] and "by beta 4.167 " in printed
+    assert math.isclose(by_beta["12.5"], result["pairwise_rating"])
+    assert by_beta["4.167"] > by_beta["12.5"] < by_beta["25"], "the default trusts each race too much, 25 too little"

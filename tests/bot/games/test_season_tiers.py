@@ -451,10 +451,15 @@ def test_bonus_points_only_for_an_honour_the_game_defines(tmp_path: Path) -> Non
         app.close()
 
 
-def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in(tiers: App) -> None:
+def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in_under_the_name_given(tiers: App) -> None:
     """docs/championships.md, "Newcomers and robots": a stranger's JOIN <series> gets a code
-    first, and is in the next season only once the code comes back from that address."""
+    first, and is in the next season only once the code comes back from that address; they are
+    named as JOIN <game> names them: the name given after the series (case kept; refused, with
+    no code, when it does not read as a name), else the name of their mail's From, else their
+    address's first part."""
+    from bot.testing import plain_mail
     from tests.bot.gm_helpers import stranger_says
+    from tests.helpers import fake_inbox
 
     stranger_says(tiers, "kim@example.net", "JOIN cup Kim")
     code_mail = last(tiers, "kim@example.net")
@@ -464,12 +469,50 @@ def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in(tiers: Ap
     tiers.inbox.deliver(reply_to(code_mail, "Yes please", sender="kim@example.net"))  # type: ignore[attr-defined]
     cycle(tiers)
     assert "You have joined series cup for its next season" in body_of(last(tiers, "kim@example.net"))
-    with tiers.db.read() as session:
-        found = season_tiers.draw_of(session, "cup")
-        assert found is not None
-    assert [d.name for d in found[0].tiers[1].drivers][-1] == "kim"
     # A forged or stale code does nothing: another address sending it back is refused.
     tiers.inbox.deliver(reply_to(code_mail, "Yes", sender="eve@example.net"))  # type: ignore[attr-defined]
     cycle(tiers)
     with tiers.db.read() as session:
         assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 1
+    stranger_says(tiers, "spam@example.net", "JOIN cup http://buy.example")
+    refused = last(tiers, "spam@example.net")
+    assert "must be a name, not a link or an address" in body_of(refused)
+    assert "buy.example" not in body_of(refused) and "[confirm" not in str(refused["Subject"])
+    for sender, text in (
+        ("Ann-Marie O'Neil <amo@example.net>", "JOIN cup"),  # the From's name
+        ("kdv@example.net", "JOIN cup Kim de Vries"),  # the name given
+        ("Robin <x@example.net>", "JOIN cup Xu"),  # the name given, before the From's
+        ("<lee@example.net>", "JOIN cup"),  # no name: the address's first part
+    ):
+        fake_inbox(tiers).deliver(plain_mail(sender, "flagman@example.org", "hello", text))
+        cycle(tiers)
+    address = ("amo@example.net", "kdv@example.net", "x@example.net", "lee@example.net")
+    codes = {a: last(tiers, a) for a in address}
+    assert all("[confirm series." in str(m["Subject"]) for m in codes.values())
+    # Each code stands for its own request: kdv's, sent back by x, enters nobody.
+    tiers.inbox.deliver(reply_to(codes["kdv@example.net"], "Yes", sender="x@example.net"))  # type: ignore[attr-defined]
+    cycle(tiers)
+    with tiers.db.read() as session:
+        assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 1, "kim alone"
+    for a in address:
+        tiers.inbox.deliver(reply_to(codes[a], "Yes", sender=a))  # type: ignore[attr-defined]
+        cycle(tiers)
+        assert "You have joined series cup for its next season" in body_of(last(tiers, a)), a
+    # A code once used stands no more.
+    tiers.inbox.deliver(reply_to(codes["lee@example.net"], "Yes", sender="lee@example.net"))  # type: ignore[attr-defined]
+    cycle(tiers)
+    assert "You have joined" not in body_of(last(tiers, "lee@example.net"))
+    with tiers.db.read() as session:
+        names = {p.address: p.name for p in session.scalars(select(Player).where(Player.address.in_(address)))}
+        found = season_tiers.draw_of(session, "cup")
+        assert found is not None
+    assert names == {
+        "amo@example.net": "Ann-Marie O'Neil",
+        "kdv@example.net": "Kim de Vries",
+        "x@example.net": "Xu",
+        "lee@example.net": "lee",
+    }
+    # The draw names them so, first come first while the lowest tier's race has room.
+    joined = ["Kim", "Ann-Marie O'Neil", "Kim de Vries", "Xu", "lee"]
+    drawn = [d.name for d in found[0].tiers[1].drivers if d.name in joined]
+    assert drawn and drawn == joined[: len(drawn)], drawn

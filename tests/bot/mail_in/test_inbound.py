@@ -505,16 +505,15 @@ def test_deeply_nested_mime_keeps_the_headers() -> None:
 # Timing tests measure this process's CPU time, not wall time: the machine is shared.
 
 
-def test_hundred_thousand_lines_well_under_a_second() -> None:
-    """performance.md / testing.md: a 100,000-line mail must not stall the poll."""
+def test_hundred_thousand_lines_are_cut_and_the_quote_left_out() -> None:
+    """performance.md / testing.md: a 100,000-line mail must not stall the poll: its text is cut
+    (and flagged) at 2,000 lines, its quoted lines left out. Its cost (0.5 s of CPU at most) is
+    `python -m bench --only budgets` (bench.budgets.long_mail, the same mail)."""
     body = "USE 2\n> USE 3\n" * 50_000
     raw = mail(PLAIN_HEADERS, body)
-    start = time.process_time()
     inbound = parse_inbound(raw, own_addresses=OWN)
-    elapsed = time.process_time() - start
     assert inbound.truncated and inbound.text.count("\n") == 1999
     assert "USE 3" not in inbound.text
-    assert elapsed < 0.5, elapsed
 
 
 def test_hundred_thousand_quoted_lines_then_a_bottom_post() -> None:
@@ -563,17 +562,8 @@ def test_five_megabyte_mails() -> None:
     assert parse_inbound(markup, own_addresses=OWN).truncated
 
 
-def test_throughput_on_the_fixtures() -> None:
-    """performance.md: the whole bot must ingest well over 1,000 mails/s, so parsing alone must
-    be far faster (best of three runs over every fixture, to ride out a noisy machine)."""
-    raws = [p.read_bytes() for p in sorted(MAIL.glob("*.eml"))] * 10
-    best = float("inf")
-    for _ in range(3):
-        start = time.process_time()
-        for raw in raws:
-            parse_inbound(raw, own_addresses=OWN)
-        best = min(best, time.process_time() - start)
-    assert len(raws) / best > 1000, f"{len(raws) / best:.0f} mails/s"
+# The parser's throughput on these fixtures (over 1,000 mails a second: performance.md, the whole
+# bot must ingest well over that) is `python -m bench --only budgets`, figure "fixtures".
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,9 @@ cannot be reached, 4 storage (a damaged database, something this user may not wr
 read-only file system, a full disk). Each fault is made as it happens on a machine: a SQLite
 file overwritten by the test, files of mode 0444 met by a command without root's override of
 file modes, a tmpfs of a few hundred KiB filled to its last byte or remounted read-only, a
-PostgreSQL server stopped. Each command runs as a process of its own, as an operator runs it.
+PostgreSQL server stopped. A command that meets file modes (run without root's override), the
+unit's `migrate` and `run` run as processes of their own, as an operator runs them; the others
+run in this process (`tests.helpers.flagman_command`: the same status, stdout and stderr).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import plain_mail
-from tests.helpers import SmallDisk, damage_header, damage_pages, flagman_process
+from tests.helpers import SmallDisk, damage_header, damage_pages, flagman_command, flagman_process
 
 ADDRESS = "flagman@disk.test"
 PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
@@ -68,7 +70,7 @@ def test_init_makes_the_database_readable_by_its_owner_only(tmp_path: Path) -> N
     """`flagman init` makes the database 0600 (every player's address in it is for the
     service alone), and SQLite's -wal and -shm files follow its mode."""
     config = make_site(tmp_path / "site", mails=1)
-    assert flagman_process(config, "poll").returncode == 0
+    assert flagman_command(config, "poll").returncode == 0
     database = tmp_path / "site" / "flagman.sqlite"
     with sqlite3.connect(database) as conn:  # while a connection is open, the -wal and -shm are there
         conn.execute("select count(*) from game").fetchone()
@@ -99,7 +101,9 @@ def test_a_damaged_database_file_is_one_refusal_with_status_4(
     `poll` and `backup` each say it is damaged and how to restore, status 4; no backup is
     written; the mail stays in the inbox."""
     target = tmp_path / "backups" / "b.sqlite"
-    done = flagman_process(damaged_header, *(str(target) if a == "BACKUP" else a for a in argv))
+    # `migrate` as the unit's pre-start step runs it, a process; the others in this one.
+    command = flagman_process if argv[0] == "migrate" else flagman_command
+    done = command(damaged_header, *(str(target) if a == "BACKUP" else a for a in argv))
     assert_told(done, 4, "is damaged", "file is not a database", "restore")
     assert not target.exists()
     if target.parent.exists():
@@ -113,20 +117,20 @@ def test_damaged_pages_are_found_by_doctor_and_refused_by_backup(tmp_path: Path)
     stays the one to restore."""
     config = make_site(tmp_path / "site")
     good = tmp_path / "backups" / "good.sqlite"
-    assert flagman_process(config, "backup", str(good)).returncode == 0
+    assert flagman_command(config, "backup", str(good)).returncode == 0
     damage_pages(tmp_path / "site" / "flagman.sqlite")
-    doctor = flagman_process(config, "doctor")
+    doctor = flagman_command(config, "doctor")
     assert doctor.returncode == 1, doctor.stdout
     problems = [line for line in doctor.stdout.splitlines() if line.startswith("PROBLEM")]
     assert problems and all(" database " in p for p in problems), doctor.stdout
     assert "damaged" in doctor.stdout and "flagmanctl restore" in doctor.stdout
-    done = flagman_process(config, "backup", str(tmp_path / "backups" / "bad.sqlite"))
+    done = flagman_command(config, "backup", str(tmp_path / "backups" / "bad.sqlite"))
     assert_told(done, 4, "is damaged", "no backup written")
     assert sorted(p.name for p in good.parent.iterdir()) == ["good.sqlite"]
     # The backup taken before puts it right.
-    restored = flagman_process(config, "restore", str(good))
+    restored = flagman_command(config, "restore", str(good))
     assert restored.returncode == 0, restored.stderr
-    assert flagman_process(config, "doctor").returncode == 0
+    assert flagman_command(config, "doctor").returncode == 0
 
 
 # -- files this user may not write ---------------------------------------------------------------
@@ -195,7 +199,7 @@ def test_a_read_only_file_system_is_said_as_such(tmp_path: Path) -> None:
     with SmallDisk(tmp_path / "disk", 4096) as disk:
         config = make_site(disk.root / "site")
         disk.remount(read_only=True)
-        done = flagman_process(config, "poll")
+        done = flagman_command(config, "poll")
         assert_told(done, 4, "mounted read-only")
         assert inbox_waiting(disk.root / "site") == 3
 
@@ -212,14 +216,14 @@ def test_a_full_disk_is_a_full_disk_with_status_4_not_a_database_url_with_status
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         conn.close()
         disk.fill()
-        done = flagman_process(config, "poll")
+        done = flagman_command(config, "poll")
         assert_told(done, 4, "the disk is full", f"df -h {root}")
         assert "[database] url" not in done.stderr
         assert inbox_waiting(root) == 3
-        doctor = flagman_process(config, "doctor")
+        doctor = flagman_command(config, "doctor")
         assert doctor.returncode == 1 and "PROBLEM  disk" in doctor.stdout, doctor.stdout
         disk.free()
-        assert flagman_process(config, "poll").returncode == 0
+        assert flagman_command(config, "poll").returncode == 0
         assert inbox_waiting(root) == 0
 
 
@@ -227,14 +231,14 @@ def test_a_full_maildir_outbox_is_a_full_disk_and_the_mail_waits(tmp_path: Path)
     """The Maildir outbox on a disk of its own, full: `send` names the file it could not write and
     says the disk is full, status 4; the mail stays queued and goes once there is room."""
     config = make_site(tmp_path / "site", mails=2)
-    assert flagman_process(config, "poll").returncode == 0  # two answers queued
+    assert flagman_command(config, "poll").returncode == 0  # two answers queued
     with SmallDisk(tmp_path / "outbox-disk", 256) as disk:
         config.write_text(config.read_text().replace('path = "mail/outbox"', f'path = "{disk.root / "outbox"}"'))
         disk.fill()
-        done = flagman_process(config, "send")
+        done = flagman_command(config, "send")
         assert_told(done, 4, "the disk is full", f"cannot write {disk.root}/outbox/", f"df -h {disk.root}/outbox")
         disk.free()
-        done = flagman_process(config, "send")
+        done = flagman_command(config, "send")
         assert done.returncode == 0 and "sent 2, retrying 0, failed 0" in done.stdout, (done.stdout, done.stderr)
 
 
@@ -255,7 +259,7 @@ def test_poll_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> 
         migrate(url)
         config.write_text(config.read_text().replace('url = "sqlite:///flagman.sqlite"', f'url = "{url}"'))
         server.stop()
-        done = flagman_process(config, "poll")
+        done = flagman_command(config, "poll")
     assert_told(done, 3, "cannot use the database postgresql", "Connection refused", "PostgreSQL runs")
 
 
@@ -266,13 +270,13 @@ def test_poll_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> 
 def backed_up(tmp_path: Path) -> tuple[Path, Path]:
     config = make_site(tmp_path / "site", mails=0)
     backup = tmp_path / "backups" / "b.sqlite"
-    assert flagman_process(config, "backup", str(backup)).returncode == 0
+    assert flagman_command(config, "backup", str(backup)).returncode == 0
     return config, backup
 
 
 def test_restore_of_a_missing_file_says_there_is_none(backed_up: tuple[Path, Path], tmp_path: Path) -> None:
     config, _ = backed_up
-    done = flagman_process(config, "restore", str(tmp_path / "backups" / "nosuch.sqlite"))
+    done = flagman_command(config, "restore", str(tmp_path / "backups" / "nosuch.sqlite"))
     assert_told(done, 2, "no file at")
     assert "not a flagman" not in done.stderr
 
@@ -316,7 +320,7 @@ def test_restore_of_something_else_says_what_it_is(
     config, _ = backed_up
     other = tmp_path / "other.file"
     other.write_bytes(content)
-    assert_told(flagman_process(config, "restore", str(other)), 2, says)
+    assert_told(flagman_command(config, "restore", str(other)), 2, says)
 
 
 def test_restore_of_an_sqlite_file_that_is_not_flagmans_says_so(backed_up: tuple[Path, Path], tmp_path: Path) -> None:
@@ -325,7 +329,7 @@ def test_restore_of_an_sqlite_file_that_is_not_flagmans_says_so(backed_up: tuple
     with sqlite3.connect(other) as conn:
         conn.execute("create table t (x)")
     conn.close()
-    assert_told(flagman_process(config, "restore", str(other)), 2, "not flagman's")
+    assert_told(flagman_command(config, "restore", str(other)), 2, "not flagman's")
 
 
 def test_restore_puts_back_a_damaged_database(backed_up: tuple[Path, Path]) -> None:
@@ -334,11 +338,11 @@ def test_restore_puts_back_a_damaged_database(backed_up: tuple[Path, Path]) -> N
     config, backup = backed_up
     database = config.parent / "flagman.sqlite"
     damage_header(database)
-    done = flagman_process(config, "restore", str(backup))
+    done = flagman_command(config, "restore", str(backup))
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(database.stat().st_mode) == 0o600
-    assert flagman_process(config, "doctor").returncode == 0
-    listed = flagman_process(config, "game", "list")
+    assert flagman_command(config, "doctor").returncode == 0
+    listed = flagman_command(config, "game", "list")
     assert listed.returncode == 0 and "rc1" in listed.stdout
 
 
@@ -363,7 +367,7 @@ def test_pg_dump_command_says_how_the_password_is_given(tmp_path: Path) -> None:
             'url = "postgresql+psycopg://flagman:{password}@db.example:5432/flagman"',
         )
     )
-    done = flagman_process(config, "backup", str(tmp_path / "f.dump"), env={"FLAGMAN_DB_PASSWORD": "pw-zz-91"})
+    done = flagman_command(config, "backup", str(tmp_path / "f.dump"), env={"FLAGMAN_DB_PASSWORD": "pw-zz-91"})
     assert done.returncode == 1
     assert 'PGPASSWORD="$(cat /etc/flagman/credentials/db-password)" pg_dump' in done.stderr
     assert "pw-zz-91" not in done.stderr + done.stdout
@@ -400,13 +404,13 @@ def test_a_failed_backup_is_an_error_line_and_a_metric_that_keeps_the_last_succe
     metrics_file = tmp_path / "metrics" / "flagman.prom"
     config.write_text(config.read_text() + f'\n[metrics]\nfile = "{metrics_file}"\n')
     backups = tmp_path / "backups"
-    assert flagman_process(config, "backup", "--keep", "3", str(backups)).returncode == 0
+    assert flagman_command(config, "backup", "--keep", "3", str(backups)).returncode == 0
     figures = backup_figures(tmp_path / "metrics" / "flagman-backup.prom")
     assert figures["flagman_backup_ok"] == 1 and figures["flagman_backup_bytes"] > 0
     success = figures["flagman_backup_last_success_time_seconds"]
     assert success == figures["flagman_backup_last_attempt_time_seconds"]
     damage_pages(tmp_path / "site" / "flagman.sqlite")
-    done = flagman_process(config, "backup", "--keep", "3", str(backups))
+    done = flagman_command(config, "backup", "--keep", "3", str(backups))
     assert_told(done, 4, "is damaged", "no backup written")
     figures = backup_figures(tmp_path / "metrics" / "flagman-backup.prom")
     assert figures["flagman_backup_ok"] == 0
@@ -422,16 +426,16 @@ def test_check_backup_says_whether_a_file_is_a_good_backup(tmp_path: Path) -> No
 
     config = make_site(tmp_path / "site", mails=0)
     good = tmp_path / "backups" / "good.sqlite"
-    assert flagman_process(config, "backup", str(good)).returncode == 0
+    assert flagman_command(config, "backup", str(good)).returncode == 0
     before = (tmp_path / "site" / "flagman.sqlite").read_bytes()
-    done = flagman_process(config, "check-backup", str(good))
+    done = flagman_command(config, "check-backup", str(good))
     assert done.returncode == 0, done.stderr
     assert f"{good}: a good flagman backup" in done.stdout and f"at revision {head_revision()}, 1 game" in done.stdout
     bad = tmp_path / "backups" / "bad.sqlite"
     bad.write_bytes(good.read_bytes())
     damage_pages(bad)
-    assert_told(flagman_process(config, "check-backup", str(bad)), 2, "is not a good flagman backup", "malformed")
+    assert_told(flagman_command(config, "check-backup", str(bad)), 2, "is not a good flagman backup", "malformed")
     junk = tmp_path / "backups" / "junk.sqlite"
     junk.write_bytes(b"not a database at all")
-    assert_told(flagman_process(config, "check-backup", str(junk)), 2, "not an SQLite database file")
+    assert_told(flagman_command(config, "check-backup", str(junk)), 2, "not an SQLite database file")
     assert (tmp_path / "site" / "flagman.sqlite").read_bytes() == before

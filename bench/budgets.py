@@ -1,0 +1,305 @@
+"""budgets: the costs the code is held to that only a clock can tell, each against its target.
+
+The test suite checks what these pieces do (the picture drawn, the parser's outcome on the
+same inputs); how long they take is measured here, in CPU seconds of this process
+(`time.process_time`: on a shared machine wall time also counts other people's work). No
+servers, no database. Each figure is the best of `runs` (3 by default).
+
+- ``picture``: one public picture of a turn of each game (the largest field: Racecraft 8
+  cars after 4 turns, its chart with every frame; Speed Circuit 9 cars after 6; SpeedPhreakz 4
+  after 5), drawn again after a first drawing warmed the caches (fonts, the track, stamps).
+  Target: <= 30 ms a picture (one picture a game and turn at a deadline of 500 games).
+- ``deadline-text``: the four deadline parsers (`parse_duration`, `parse_schedule`,
+  `parse_grace`, `parse_when`) on seven texts of 100,000 characters built to make a pattern
+  backtrack, each refused. Target: < 1 s for the 28 parses (linear time).
+- ``long-mail``: `parse_inbound` on a plain mail of 100,000 lines (50,000 of them quoted).
+  Target: <= 0.5 s (performance.md: a 100,000-line mail must not stall the poll).
+- ``fixtures``: `parse_inbound` over every mail of tests/data/mail ten times: mails a second.
+  Target: > 1,000 (the whole bot must ingest well over 1,000 mails a second).
+- ``poll long-mail``: `Service.poll` (SQLite, a Racecraft game of five, parsing in the service's
+  process) of one order mail of 100,000 lines from a player to the seat's signed address:
+  applied, its answer queued. Target: < 20 s.
+- ``poll auto-replies``: the same poll of 500 out-of-office replies (Auto-Submitted) to the
+  signed address in one batch: every one ignored, none answered. Target: < 30 s.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+RUNS = 3
+MAIL = Path(__file__).resolve().parents[1] / "tests" / "data" / "mail"
+OWN = ("flagman@example.org",)
+PICTURE_SIZES = {"racecraft": (8, 4), "speed_circuit": (9, 6), "speedphreakz": (4, 5)}
+PICTURE_MS = 30.0
+DEADLINE_TEXT_SECONDS = 1.0
+LONG_MAIL_SECONDS = 0.5
+POLL_LONG_MAIL_SECONDS = 20.0
+POLL_AUTO_REPLIES_SECONDS = 30.0
+FIXTURE_MAILS_PER_SECOND = 1000.0
+_NAMES = ("kelly", "seb", "steve", "roger", "anna", "mika", "lewis", "nigel", "ayrton")
+
+
+def best_cpu(work: Callable[[], object], runs: int) -> float:
+    """The least CPU seconds of `runs` calls of `work`."""
+    best = float("inf")
+    for _ in range(runs):
+        start = time.process_time()
+        work()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def _candidates(kind: str, game: Any, state: Any, player: str, rng: random.Random) -> list[str]:
+    """Order texts worth trying for a lively race (the first that parses cleanly is used)."""
+    if kind == "racecraft":
+        return [rng.choice(["CRUISE", "OVERTAKE", f"USE {rng.randint(0, 6)}"]), f"USE {rng.randint(0, 3)}"]
+    if kind == "speed_circuit":
+        return [f"SPEED {speed}\nPUSH YES\nLANE {rng.choice('ABC')}" for speed in (160, 140, 120, 100, 80, 60, 40, 20)]
+    base = game.format_orders(game.default_orders(state, player))
+    moves = ("F1", "F2", "F3", "VL", "VR")
+    return [
+        re.sub(
+            r"ROUND (\d+):\s*$",
+            lambda m: m.group(0) + " " + " ".join(rng.choice(moves) for _ in range(rng.randint(1, 3))),
+            base,
+            flags=re.M,
+        )
+        for _ in range(5)
+    ]
+
+
+def scene(kind: str, count: int, turns: int, seed: int = 1) -> Any:
+    """The picture's scene after `turns` turns of a game of `count` played with lively legal orders."""
+    from bot import pictures
+    from rules import find_game
+    from rules.api import Viewer
+
+    game = find_game(kind)
+    rng = random.Random(seed)
+    state = game.new_game(list(_NAMES[:count]), {}, random.Random(seed))
+    frames = [game.view(state, None, Viewer.PUBLIC)]
+    events: list[dict[str, Any]] = []
+    for _ in range(turns):
+        if game.is_finished(state):
+            break
+        orders = {}
+        for player in sorted(game.expected_players(state)):
+            chosen = game.default_orders(state, player)
+            for text in _candidates(kind, game, state, player, rng):
+                parsed = game.parse_orders(state, player, text)
+                if parsed.ok and parsed.orders:
+                    chosen = parsed.orders
+                    break
+            orders[player] = chosen
+        resolution = game.resolve(state, orders, random.Random(rng.random()))
+        state = resolution.state
+        frames.append(game.view(state, None, Viewer.PUBLIC))
+        events = [e.to_json() for e in resolution.events]
+    keep = frames if pictures.needs_history(kind) else frames[-2:]
+    return pictures.Scene(tuple(keep), tuple(events))
+
+
+def picture_ms(kind: str, runs: int) -> float:
+    """CPU milliseconds of one picture of `kind` (PICTURE_SIZES), best of `runs` after a warm-up."""
+    from bot import pictures
+
+    count, turns = PICTURE_SIZES[kind]
+    drawn = scene(kind, count, turns)
+    pictures.draw(kind, drawn)  # warm the caches: not timed
+    return best_cpu(lambda: pictures.draw(kind, drawn), runs) * 1000
+
+
+DEADLINE_TEXTS = (
+    "1" * 100_000,
+    "1d" * 50_000,
+    "a," * 50_000 + " 18:00",
+    "daily " + "1" * 100_000,
+    "+" + "9" * 100_000,
+    " " * 99_999 + "1h",
+    "1 " * 50_000,
+)
+
+
+def deadline_text_seconds(runs: int) -> float:
+    """CPU seconds of the four deadline parsers on each of DEADLINE_TEXTS (every one refused)."""
+    from bot.schedules import DeadlineError, parse_duration, parse_grace, parse_schedule, parse_when
+
+    now = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+    parsers: tuple[Callable[[str], object], ...] = (
+        parse_duration,
+        parse_schedule,
+        parse_grace,
+        lambda text: parse_when(text, now, "UTC"),
+    )
+
+    def all_refused() -> None:
+        for text in DEADLINE_TEXTS:
+            for parse in parsers:
+                try:
+                    parse(text)
+                except DeadlineError:
+                    continue
+                raise AssertionError(f"a hostile deadline text of {len(text)} characters was accepted")
+
+    return best_cpu(all_refused, runs)
+
+
+def long_mail() -> bytes:
+    """A plain order mail of 100,000 lines, every other one quoted."""
+    headers = "From: Roger <roger@example.net>\nTo: flagman@example.org\nSubject: orders\nMessage-ID: <m1@example.net>"
+    return (headers + "\n\n" + "USE 2\n> USE 3\n" * 50_000).replace("\n", "\r\n").encode("utf-8")
+
+
+def long_mail_seconds(runs: int) -> float:
+    from bot.mail_in.parse import parse_inbound
+
+    raw = long_mail()
+    return best_cpu(lambda: parse_inbound(raw, own_addresses=OWN), runs)
+
+
+def fixture_mails_per_second(runs: int) -> tuple[int, float]:
+    """How many mails (the fixtures, ten times over) and how many a second the parser reads."""
+    from bot.mail_in.parse import parse_inbound
+
+    raws = [p.read_bytes() for p in sorted(MAIL.glob("*.eml"))] * 10
+    if not raws:
+        raise RuntimeError(f"no mail fixtures in {MAIL}")
+
+    def parse_all() -> None:
+        for raw in raws:
+            parse_inbound(raw, own_addresses=OWN)
+
+    return len(raws), len(raws) / best_cpu(parse_all, runs)
+
+
+def _polled_mails() -> dict[str, list[bytes]]:
+    """The mails of each poll figure, to the seat's signed address of game rc1."""
+    from bench.world import SECRET
+    from bot.mail_in.auth import signed_address
+    from bot.testing import plain_mail
+
+    seb = signed_address(BOT, SECRET, "rc1", "seb")
+    body = "USE 2\n" + "".join(f"> {n}\n" for n in range(50_000)) + "x\n" * 50_000
+    away = [
+        plain_mail(
+            "seb@players.bench.test",
+            seb,
+            "Automatic reply: [rc1] Turn 1",
+            "I am away",
+            message_id=f"<ooo-{n}@client.example>",
+            headers={"Auto-Submitted": "auto-replied"},
+        )
+        for n in range(500)
+    ]
+    return {
+        "poll long-mail": [
+            plain_mail("seb@players.bench.test", seb, "orders", body, message_id="<lines@client.example>")
+        ],
+        "poll auto-replies": away,
+    }
+
+
+BOT = "flagman@bench.test"
+
+
+def poll_seconds(runs: int) -> dict[str, tuple[float, dict[str, int]]]:
+    """CPU seconds of each poll figure (best of `runs`, each on a fresh copy of the database) and
+    the outcomes of its mails."""
+    import shutil
+    import tempfile
+
+    from bench.tick import spec_for
+    from bench.world import load_settings
+    from bot.app import build_app
+    from bot.clock import FixedClock
+    from bot.db import migrate
+    from bot.games.turns import PlayerSpec, create_game
+    from bot.testing import FakeInbox, FakeMailer
+
+    root = Path(tempfile.mkdtemp(prefix="fm-budgets-"))
+    try:
+        url = f"sqlite:///{root / 'work.sqlite'}"
+        migrate(url)
+        spec = spec_for(root, url)
+        spec["data"]["inbox"]["parse_workers"] = 0
+        clock = FixedClock(datetime(2026, 12, 1, 9, 30, tzinfo=UTC))
+        players = [
+            PlayerSpec(n, f"{n}@players.bench.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")
+        ]
+        with build_app(load_settings(spec), clock=clock, inbox=FakeInbox(), mailer=FakeMailer()) as app:
+            with app.db.transaction() as session:
+                create_game(
+                    app.shell, session, kind="racecraft", name="rc1", players=players, gm_address="gm@bench.test"
+                )
+        shutil.copy(root / "work.sqlite", root / "pristine.sqlite")
+        figures: dict[str, tuple[float, dict[str, int]]] = {}
+        for name, mails in _polled_mails().items():
+            best, outcomes = float("inf"), {}
+            for _ in range(runs):
+                shutil.copy(root / "pristine.sqlite", root / "work.sqlite")
+                inbox = FakeInbox(max_size=32 * 1024 * 1024)
+                for mail in mails:
+                    inbox.deliver(mail)
+                with build_app(load_settings(spec), clock=clock, inbox=inbox, mailer=FakeMailer()) as app:
+                    start = time.process_time()
+                    report = app.service.poll()
+                    best = min(best, time.process_time() - start)
+                    outcomes = dict(report.outcomes)
+            figures[name] = (best, outcomes)
+        return figures
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def run(runs: int = RUNS) -> dict[str, Any]:
+    """Every budget, best of `runs`; one line a figure."""
+    figures: list[dict[str, Any]] = []
+
+    def figure(name: str, value: float, unit: str, target: str, met: bool) -> None:
+        figures.append({"figure": name, "value": value, "unit": unit, "target": target, "met": met})
+
+    for kind in sorted(PICTURE_SIZES):
+        ms = picture_ms(kind, runs)
+        figure(f"picture {kind}", ms, "ms CPU a picture", f"<= {PICTURE_MS:g} ms", ms <= PICTURE_MS)
+    seconds = deadline_text_seconds(runs)
+    target = f"< {DEADLINE_TEXT_SECONDS:g} s"
+    figure("deadline-text", seconds, "s CPU, 28 hostile parses", target, seconds < DEADLINE_TEXT_SECONDS)
+    seconds = long_mail_seconds(runs)
+    figure("long-mail", seconds, "s CPU, 100,000 lines", f"<= {LONG_MAIL_SECONDS:g} s", seconds <= LONG_MAIL_SECONDS)
+    mails, rate = fixture_mails_per_second(runs)
+    target = f"> {FIXTURE_MAILS_PER_SECOND:,.0f}"
+    figure("fixtures", rate, f"mails/s CPU ({mails} mails)", target, rate > FIXTURE_MAILS_PER_SECOND)
+    polls = poll_seconds(runs)
+    for name, bound, expected in (
+        ("poll long-mail", POLL_LONG_MAIL_SECONDS, {"applied": 1}),
+        ("poll auto-replies", POLL_AUTO_REPLIES_SECONDS, {"ignored": 500}),
+    ):
+        seconds, outcomes = polls[name]
+        if outcomes != expected:
+            raise RuntimeError(f"{name}: the poll's outcomes were {outcomes}, not {expected}")
+        figure(name, seconds, "s CPU, the poll", f"< {bound:g} s", seconds < bound)
+    lines = [
+        f"budgets  {f['figure']:<22} {f['value']:10.4g} {f['unit']} (target {f['target']}) "
+        f"{'OK' if f['met'] else 'MISSED'}"
+        for f in figures
+    ]
+    return {
+        "benchmark": "budgets",
+        "runs": runs,
+        "figures": figures,
+        "met": all(f["met"] for f in figures),
+        "line": "\n".join(lines),
+    }
+
+
+if __name__ == "__main__":  # python -m bench.budgets [RUNS]
+    import sys
+
+    print(run(int(sys.argv[1]) if len(sys.argv) > 1 else RUNS)["line"])
