@@ -165,7 +165,8 @@ class Counts:
     """The orders that count for a seat if nothing else arrives, as the mails say it: the
     orders and their text (canonical lines), where they come from, the lines the game's default
     adds to the seat's own set (`filled`: `Game.filled_orders`, the very fill its resolution
-    makes), and the parts still open that a later turn fills (`later`, in the game's words).
+    makes), and the parts still missing that a later turn's resolution fills (`later`, in the
+    game's words: SpeedPhreakz's next round, which cannot be sent once this turn is resolved).
 
     The deadline resolves with the set on file as it is (`of_turn`); a property of the rules
     (tests/rules/test_missing_orders.py) proves the filled set gives the same resolution, so

@@ -478,7 +478,8 @@ class Game(Protocol[S, O]):
         what will be used. A default that only the resolution can settle (a free start square,
         placed once every START is in) is filled with the order that asks for it; a part that
         a later turn's resolution fills (a program for a later round) is left out, and
-        `missing_orders` of the filled set still names it."""
+        `missing_orders` of the filled set still names it: it is still wanted by this turn's
+        deadline when this turn's resolution locks it (SpeedPhreakz's next round)."""
         ...
 
     def normal_orders(self, state: S, player: PlayerId, orders: Sequence[O]) -> tuple[O, ...]:

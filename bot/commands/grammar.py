@@ -852,6 +852,12 @@ def split_gm_args(command: type[GmCommand], words: list[str]) -> tuple[str, ...]
     return command.split(words)
 
 
+def _is_gm_command(line: str, gm_games: Collection[str]) -> bool:
+    """Whether `line` is a GM command (its verb, then one of `gm_games`)."""
+    words = line.split()
+    return len(words) >= 2 and words[0].upper() in GM_VERBS and words[1].lower() in gm_games
+
+
 def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands:
     """Sort the lines of a mail into player commands, GM commands and orders."""
     player: list[PlayerCommand] = []
@@ -879,12 +885,17 @@ def parse_commands(text: str, *, gm_games: Collection[str] = ()) -> MailCommands
             continue
         if isinstance(command, Press):
             # The lines under PRESS are its message, up to ENDPRESS (or the end of the mail):
-            # never commands, never orders.
+            # never commands, never orders. In a GM's mail a GM command of the GM's games ends
+            # it too, and is read as the command it is (a reply to the digest: PRESS, then more
+            # commands), never sent to the player as press.
             message: list[str] = []
             while index < len(lines) and not _END_PRESS.fullmatch(lines[index].strip()):
+                if _is_gm_command(lines[index], gm_games):
+                    break
                 message.append(lines[index].rstrip())
                 index += 1
-            index += 1  # the ENDPRESS line
+            else:
+                index += 1  # the ENDPRESS line
             command = command.with_lines(message)
         if command is not None:
             player.append(command)

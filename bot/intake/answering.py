@@ -20,6 +20,7 @@ from bot.intake.batch import Batch, Mail, MailKey
 from bot.intake.limits import Limiter
 from bot.letters import ToGm, ToSeat
 from bot.letters.context import bot_context
+from bot.letters.words import say
 from bot.mail_in.auth import strip_password_lines
 from bot.models import AnswerFate, Game, InboundStatus, Reason, Seat
 from bot.safe_text import echo
@@ -54,7 +55,13 @@ def answer_part(shell: Shell, answer: Answer) -> dict[str, object]:
     lines = body.splitlines()
     if "-- " in lines:  # the signature (RFC 3676 4.3): the combined letter signs once
         lines = lines[: len(lines) - 1 - lines[::-1].index("-- ")]
-    return {"heading": _TAGS.sub("", rendered.subject), "body": "\n".join(lines).strip("\n"), "error": error}
+    return {
+        "heading": _TAGS.sub("", rendered.subject),
+        "body": "\n".join(lines).strip("\n"),
+        "error": error,
+        # A confirmation that refused a line still filed the rest: done in part, never "not done".
+        "in_part": error and isinstance(answer, Letter) and answer.kind == "confirmation",
+    }
 
 
 def send(batch: Batch, session: Session, mail: Mail, *, withhold: AnswerFate | None = None) -> None:
@@ -124,7 +131,8 @@ def _post(batch: Batch, session: Session, mail: Mail, answer: Answer) -> None:
 
 def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
     """Several answers to one addressee as one letter: each under its own heading, the ones
-    that did what was asked first, then the ones that refused something."""
+    that did what was asked first, then the ones that did it in part (orders filed beside a
+    line refused), then the ones that refused it."""
     shell = batch.shell
     parts = [answer_part(shell, answer) for answer in answers]
     # Every game the answers speak of: a GM's mail that touched several games is answered
@@ -147,8 +155,9 @@ def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
     sections = [
         {"title": title, "parts": chosen}
         for title, chosen in (
-            ("Done", [p for p in parts if not p["error"]]),
-            ("Not done", [p for p in parts if p["error"]]),
+            (say("answers_done"), [p for p in parts if not p["error"]]),
+            (say("answers_done_in_part"), [p for p in parts if p["in_part"]]),
+            (say("answers_not_done"), [p for p in parts if p["error"] and not p["in_part"]]),
         )
         if chosen
     ]

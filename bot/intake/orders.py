@@ -619,7 +619,10 @@ def _orders_confirmed(
     canonical = rules.format_orders(parsed.orders)
     filed = canonical
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
-    if read is not None and read.keeps_rest and earlier:
+    if earlier and (
+        (read is not None and read.keeps_rest)
+        or (merged == parsed.orders and _adds_a_part(rules, state, seat.name, earlier, parsed.orders))
+    ):
         merged = _with_the_rest(rules, state, seat.name, earlier, merged)
         # Filed as the whole set it makes, so that the tick's fold (`store.orders_on_file`)
         # reads the same set.
@@ -695,6 +698,20 @@ def _set_facts(
     }
 
 
+def _adds_a_part(
+    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], sent: tuple[GameOrder, ...]
+) -> bool:
+    """Whether a mail the game's merge files alone adds to the complete set on file: it lacks
+    what the turn needs (the set on file has it) and names no kind of order the set on file names
+    ("TYRES OPTION" after a whole DESIGN). `_with_the_rest` keeps the set on file only where the
+    game takes both together now."""
+    return (
+        rules.is_complete(state, seat, earlier)
+        and not rules.is_complete(state, seat, sent)
+        and not {type(order) for order in earlier} & {type(order) for order in sent}
+    )
+
+
 def _with_the_rest(
     rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], merged: tuple[GameOrder, ...]
 ) -> tuple[GameOrder, ...]:
@@ -767,6 +784,17 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
                     orders=reading.applied,
                     refused=reading.first_choice,
                     reason=reading.refused_because,
+                    **said(),
+                )
+            )
+        elif reading.applied and reading.fallback_refused:  # neither the first choice nor the fallback
+            parts.append(
+                say(
+                    "intake_reading",
+                    how="fallback_refused",
+                    orders=reading.applied,
+                    fallback=reading.fallback,
+                    reason=reading.fallback_refused,
                     **said(),
                 )
             )

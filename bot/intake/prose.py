@@ -144,6 +144,7 @@ class Reading:
     fallback: str = ""  # the fallback a line gave ("otherwise 80"), when it gave one
     first_choice: str = ""  # the first choice the game refuses now, when the fallback was taken
     refused_because: str = ""  # the game's reason for refusing it
+    fallback_refused: str = ""  # the game's reason for refusing the fallback too (the first is refused)
     corrected: tuple[str, ...] = ()  # orders the line took back ("Use 2. No wait, use 1.": USE 2)
     keeps_rest: bool = False  # "keep the rest": the set on file stands but for what the mail changes
 
@@ -408,11 +409,19 @@ def _with_fallback(
     start, end, first = found[0]
     alternative = _as_order([*words[start : end - 1], match["alt"]])
     parsed_alt = rules.parse_orders(state, seat, alternative)
+    if {_normal(w) for w in words[:start]} & NEGATIONS:
+        return None
+    if parsed_alt.problems and _IF_ALLOWED.search(match["first"]):
+        # Understood but not allowed now, and the first choice neither: the first choice is
+        # taken to the game, which refuses it with its reason; the reading says the fallback
+        # was read, and why it is not allowed either.
+        refused = [p for p in parsed_alt.problems if p.kind is ProblemKind.ILLEGAL]
+        parsed_first = rules.parse_orders(state, seat, first)
+        if len(refused) == len(parsed_alt.problems) and parsed_first.problems:
+            return Reading(0, line.strip(), applied=(first,), fallback=alternative, fallback_refused=refused[0].reason)
     if not parsed_alt.orders or parsed_alt.problems:
         return None
     fallback = rules.format_orders(parsed_alt.orders)
-    if {_normal(w) for w in words[:start]} & NEGATIONS:
-        return None
     if not _IF_ALLOWED.search(match["first"]):
         return Reading(0, line.strip(), offered=(first, fallback))
     parsed_first = rules.parse_orders(state, seat, first)

@@ -17,14 +17,14 @@ from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, regist
 from bot.commands.grammar import Process, is_courtesy
 from bot.commands.handlers import CommandContext, which_game
 from bot.fate import Done, Ignored, Notice, Refused
-from bot.games import deadline, turns
+from bot.games import attention, deadline, turns
 from bot.games.archive import NewTurn
 from bot.games.identity import Who
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
-from bot.letters import ToSeat, claims
+from bot.letters import ToGm, ToSeat, claims
 from bot.letters.words import say
-from bot.models import Game, Reason
+from bot.models import AttentionKind, Game, Reason, Seat
 from bot.outlook import what_counts
 from bot.safe_text import echo, quote_lines
 from bot.shell import Shell
@@ -127,6 +127,7 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
         # The mail gave the seat up (RESIGN): the rest of its words are a farewell, not orders
         # of a seat that has none to send any more (one answer per mail: the RESIGN's).
         log.info("mail %s: words beside a RESIGN not read as orders", inbound.message_id)
+        _pass_on_farewell(batch, session, mail, seat, commands.orders_text)
         commands = dataclasses.replace(commands, orders_text="")
     problems = list(commands.problems)
     _say_what_was_not_run(mail, who, game, commands)
@@ -207,6 +208,27 @@ def _run_player_commands(
         if reply.label:
             handled.append(reply.label)
         handled.append(type(command).__name__.upper())
+
+
+def _pass_on_farewell(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> None:
+    """The words beside a RESIGN, passed on to the GM (docs/DESIGN.md 10: a farewell is words for
+    the GM): in the GM's answer to the mail, beside the resignation, and under "Needs your
+    attention" in the digest. A practice race has no GM: nobody."""
+    game = seat.game
+    if game.practice or not text.strip():
+        return
+    attention.add(session, game, AttentionKind.NOTE, text, at=batch.shell.now(), seat=seat)
+    facts = {"seat": seat.name, "player": echo(seat.player.name, 80), "game": game.name}
+    mail.answers.append(
+        Notice(
+            ToGm(game),
+            say("intake_farewell_title", **facts),
+            say("intake_farewell", quoted=quote_lines(text, most=10), **facts),
+            kind="intake_farewell",
+            error=False,
+            game=game,
+        )
+    )
 
 
 def _say_what_was_not_run(mail: Mail, who: Who, game: Game | None, commands: MailCommands) -> None:

@@ -165,7 +165,8 @@ def private_lines(state: RaceState, car: Car) -> list[str]:
 def summary(state: RaceState) -> str:
     order = standings(state)
     if state.phase in (Phase.DESIGN, Phase.QUALIFYING):
-        return f"{len(state.cars)} cars preparing for {state.laps} laps of {state.track.name}"
+        laps = "1 lap" if state.laps == 1 else f"{state.laps} laps"
+        return f"{len(state.cars)} cars preparing for {laps} of {state.track.name}"
     leader = state.car(order[0][0])
     if state.phase is Phase.FINISHED:
         if leader.status is not Status.FINISHED:

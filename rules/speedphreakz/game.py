@@ -215,8 +215,9 @@ class SpeedPhreakz:
         and the program of the round resolved now, when the set should name it (the set-up,
         a crashed car), the empty program (or, with option nmr=repeat, the previous one).
 
-        The program of a later round is not filled: it stays open, and is filled when its
-        own round is resolved (`missing_orders` still names it). A crashed car's missing
+        The program of the next round is not filled: this turn's resolution locks what was
+        sent for it (§5 Pipeline), and a round without a program runs as the empty one when it
+        is resolved (`missing_orders` still names it: it cannot be sent after this turn). A crashed car's missing
         RESTART is left to S10, whose square depends on where the others restart."""
         if self.is_complete(state, player, orders):
             return tuple(orders)

@@ -144,10 +144,12 @@ def check(race: Race, player: PlayerId, order: Order) -> None:
             raise IllegalOrderError(problem)
 
 
-def colour_taken(colour: str, owner: PlayerId, held: set[str | None]) -> str:
-    """The reason a colour is refused: who has it and the colours still free."""
+def colour_taken(colour: str, owner: PlayerId, held: set[str | None], *, set_up: bool = False) -> str:
+    """The reason a colour is refused: who has it and the colours still free; at the set-up,
+    what a car without a COLOUR gets (S13, `resolve`: a colour nobody asked for)."""
     free = " ".join(c for c in COLOURS if c not in held and c != colour)
-    return f"{colour} is taken by {owner}; free: {free or 'none'}"
+    without = "; without a COLOUR line the car gets a colour nobody asked for" if set_up else ""
+    return f"{colour} is taken by {owner}; free: {free or 'none'}{without}"
 
 
 def around(car: Car) -> tuple[Square, ...]:
@@ -168,7 +170,7 @@ def taken(
     }
     held = {c.colour for c in race.cars if c.player != player} | set(asked)
     return tuple(
-        (o, colour_taken(o.colour, asked[o.colour], held))
+        (o, colour_taken(o.colour, asked[o.colour], held, set_up=True))
         for o in orders
         if isinstance(o, Colour) and o.colour in asked
     )

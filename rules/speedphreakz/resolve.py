@@ -346,17 +346,29 @@ def _set_up(race: Race, orders: Mapping[PlayerId, Sequence[Order]], events: list
         if car.status is not CarStatus.OUT  # dropped before the start
     }
     starts = starting_grid(race, asked)
+    # S13: a colour is one car's, the first seat's to ask for it; a seat that asked for none
+    # gets one nobody asked for (never the colour a later seat asked for).
+    wanted: dict[int, str] = {}
     taken: set[str] = set()
+    for seat, car in enumerate(cars):
+        if seat in starts:
+            wanted_colour = next(
+                (o.colour for o in reversed(orders.get(car.player, ())) if isinstance(o, Colour)), None
+            )
+            if wanted_colour is not None:
+                wanted[seat] = wanted_colour
     for seat, car in enumerate(cars):
         if seat not in starts:
             continue
-        mine = orders.get(car.player, ())
-        colour = next((o.colour for o in reversed(mine) if isinstance(o, Colour)), None)
+        colour = wanted.get(seat)
         if colour is not None and colour in taken:
             events.append(Event("colour", f"{car.player} asked for {colour}, already taken.", (car.player,)))
             colour = None
         if colour is None:
-            colour = next(c for c in (*COLOURS, *(f"car {n}" for n in range(1, 20))) if c not in taken)
+            asked_for = {c for s, c in wanted.items() if s > seat}
+            colour = next(
+                c for c in (*COLOURS, *(f"car {n}" for n in range(1, 20))) if c not in taken and c not in asked_for
+            )
         taken.add(colour)
         start = starts[seat]
         how = "" if asked[seat].square == start.square else " (a start square no one chose)"
@@ -639,12 +651,14 @@ def _car_after_round(race: Race, car: Car, run: _Run, control: int, events: list
         )
     elif run.crashed:
         # S9: the queued program for the next round is scrapped; it is sent again. Said in the
-        # results (never silently), without its actions: a program is its player's secret.
-        for scrapped in (p for p in car.programs if race.round < p.round <= keep_from):
+        # results (never silently), without its actions: a program is its player's secret. An
+        # empty program (S14's default, or a hold) loses nothing: nothing is said of it. Queued,
+        # not "sent": the rules cannot tell a player's program from a default (nmr=repeat).
+        for scrapped in (p for p in car.programs if race.round < p.round <= keep_from and p.actions):
             events.append(
                 Event(
                     "scrapped",
-                    f"{car.player}'s program for round {scrapped.round}, sent before the crash, is scrapped "
+                    f"{car.player}'s queued program for round {scrapped.round} is scrapped "
                     f"(a crashed car's queued orders are): {car.player} sends RESTART and the programs again.",
                     (car.player,),
                 )

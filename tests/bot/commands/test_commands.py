@@ -224,6 +224,27 @@ def test_the_lines_under_press_are_its_message_up_to_endpress() -> None:
     assert to_the_end.player == (Press("rc1", "kelly", "see you\nUSE 9"),) and to_the_end.orders_text == "USE 2"
 
 
+def test_a_gm_command_line_ends_the_gms_press_message() -> None:
+    """A GM's reply to the digest: PLOT, a one-line PRESS, then more GM commands. The press is
+    its own line; the GM commands under it (of the GM's games) are commands, run and answered,
+    never press sent to the player (the REPLACE's new address with them)."""
+    text = (
+        "PLOT rca seb USE 3\nPRESS rca seb Sure, I set a plot.\nEXTEND scc 12h\nPAUSE rcb\nREPLACE rca steve zoe@x.org"
+    )
+    parsed = parse_commands(text, gm_games={"rca", "rcb", "scc"})
+    assert parsed.player == (Press("rca", "seb", "Sure, I set a plot."),)
+    assert [(c.verb, c.game) for c in parsed.gm] == [
+        ("PLOT", "rca"),
+        ("EXTEND", "scc"),
+        ("PAUSE", "rcb"),
+        ("REPLACE", "rca"),
+    ]
+    # A player's press (no GM games) keeps every line under it, whatever it reads like.
+    as_player = parse_commands(text)
+    press = as_player.player[0]
+    assert isinstance(press, Press) and "EXTEND scc 12h" in press.message
+
+
 @given(lines=st.lists(st.text(max_size=300), max_size=200))
 def test_a_press_message_is_capped_and_never_leaks_into_the_orders(lines: list[str]) -> None:
     """Property: whatever follows PRESS (text from a mail: any length, any characters), the

@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from bot.app import App
-from bot.models import InboundMessage
+from bot.models import GmAttention, InboundMessage
 from bot.testing import plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, GM, body_of, cycle, gm_says, last, mails, player_says
@@ -39,6 +39,20 @@ def test_resign_with_a_friendly_line_gets_one_answer(rc: App) -> None:
     player_says(rc, "kelly", "RESIGN rc1\nSorry all, it was fun. Thanks!")
     answers = mails(rc, ADDRESS["kelly"])[before:]
     assert [str(m["Subject"]) for m in answers] == ["[rc1] You have resigned from rc1"]
+
+
+def test_a_farewell_beside_resign_reaches_the_gm(rc: App) -> None:
+    """docs/DESIGN.md 10, words for the GM: a farewell is passed on to the GM. "RESIGN rc1" with
+    "Sorry all, it was fun." was answered once (above) and the words reached nobody: the GM's
+    mail about the resignation carries them, and the digest lists them."""
+    before = len(mails(rc, GM))
+    player_says(rc, "kelly", "RESIGN rc1\nSorry all, it was fun.\nThanks!")
+    told = " ".join(" ".join(body_of(m).split()) for m in mails(rc, GM)[before:])
+    assert "resigned" in told, told
+    assert "> Sorry all, it was fun." in told, told
+    with rc.db.read() as session:
+        notes = list(session.scalars(select(GmAttention.text)))
+    assert any("Sorry all, it was fun." in note for note in notes), notes
 
 
 def test_a_command_without_its_game_is_told_what_it_needs_not_that_it_was_not_understood(rc: App) -> None:

@@ -517,8 +517,11 @@ def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: App) -> 
     body = body_of(last(gapp, "p0@example.org"))
     assert "That is a complete set without what line 2 (PATH) would have said:" in body
     assert "That is a complete set." not in body
+    # The PATH sent again alone completes the plot on file (tests/bot/intake/test_part_only.py):
+    # SPEED 40 stands beside it.
     player_says(gapp, "p0", "PATH A A", game="g1", address="p0@example.org")
-    assert "the speed: a SPEED line (SPEED n in steps of 20, or SPEED MPS" in body_of(last(gapp, "p0@example.org"))
+    again = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    assert "Added to the set you had on file, which stands: > SPEED 40" in again, again
 
 
 def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default(gapp: App) -> None:
@@ -630,14 +633,20 @@ def test_a_speedphreakz_sheet_says_the_round_its_orders_are_for(gapp: App) -> No
     assert "Your orders for Round 2" not in body, body
 
 
-def test_a_part_wanted_only_later_is_not_also_listed_as_lacking_now(gapp: App) -> None:
-    """Played by mail (playfix M6): a SpeedPhreakz set-up with START and ROUND 1 was told "That set
-    is not complete. It lacks: - the program for round 2" and, a line later, that round 2 is "Not
-    needed before a later turn". A part a later turn fills is said once, as such."""
+def test_a_program_locked_at_this_turns_resolution_is_lacking_now(gapp: App) -> None:
+    """speedphreakz.md §5 Pipeline: turn 1 "takes rounds 1 and 2 and resolves round 1"; round 2's
+    program is locked then (a ROUND 2 sent after is refused). A set-up with START and ROUND 1 was
+    told "That set is complete for Set-up and round 1. Not needed before a later turn, and filled
+    then with the game's default: the program for round 2" -- and round 2 ran as an empty
+    program. It lacks round 2 now, said once, with why it cannot wait."""
     _game(gapp, "speedphreakz", 2)
     player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1", game="g1", address="p0@example.org")
     body = body_of(last(gapp, "p0@example.org"))
+    flat = " ".join(body.split())
     assert body.count("the program for round 2") == 1, body
-    assert "That set is not complete" not in body, body
-    assert "That set is complete for Set-up and round 1." in body, body
-    assert "Not needed before a later turn" in body
+    assert "That set is not complete. It lacks: - the program for round 2" in flat, body
+    assert "complete for Set-up and round 1" not in flat and "later turn" not in flat, body
+    assert (
+        "That part cannot be sent once this turn is resolved: send it by the deadline, or the game's "
+        "default runs in its place." in flat
+    ), body

@@ -135,7 +135,8 @@ def test_racecraft_mail_carries_no_dice_and_no_empty_receipts(rc: App) -> None:
 def test_preview_shows_every_part_the_default_fills_in_and_the_plots_default(gapp: App) -> None:
     """speedphreakz.md §5: a set-up set without START is placed on "a start square no one
     chose", and a round's program left out is the empty one when that round is resolved. PREVIEW's
-    orders used show the start the default fills in now, the program a later turn fills, and,
+    orders used show the start the default fills in now, the program still missing (locked when
+    this turn resolves, speedphreakz.md §5 Pipeline), and,
     for a seat with the GM's plot, the game's own default it replaces."""
     from tests.bot.commands.test_self_service import _game
     from tests.bot.gm_helpers import GM
@@ -146,7 +147,7 @@ def test_preview_shows_every_part_the_default_fills_in_and_the_plots_default(gap
     gm_says(gapp, "PREVIEW g1", game="g1")
     preview = body_of(last(gapp, GM)).replace("\r\n", "\n")
     assert re.search(r"fills in what the seat's set lacks:\n    > START FREE FACING \w+", preview), preview
-    assert "not needed before a later turn" in preview
+    assert "still missing, and not to be sent once this turn is resolved" in preview
     assert "- the program for round 2: a ROUND 2 line with up to 12 actions" in preview
     assert "(the GM's plot; the game's own default would be: START FREE FACING" in preview
 

@@ -239,6 +239,22 @@ def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: App) ->
     assert deadline_of(rc) == rc.clock.now() + timedelta(hours=48)
 
 
+def test_an_extend_while_paused_tells_the_players_when_the_turn_is_due_once_resumed(rc: App) -> None:
+    """EXTEND of a paused game: RESUME keeps a deadline the GM set since the pause (above), so the
+    players are told it. They were told "The GM has extended the deadline of Turn 1 of 5: start
+    by 12h." and "no deadline runs" -- extended to when, they could not tell."""
+    gm_says(rc, "PAUSE rc1")
+    gm_says(rc, "EXTEND rc1 12h")
+    told = " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    assert "no deadline runs until the GM resumes the game" in told, told
+    assert "When the GM resumes the game, Turn 1 of 5: start is due Wed 7 Jan 2026 21:00 UTC" in told, told
+    gm_says(rc, "RESUME rc1")
+    assert "is now due Wed 7 Jan 2026 21:00 UTC" in " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    # A PAUSE alone names no deadline for later: RESUME restarts the clock from then.
+    gm_says(rc, "PAUSE rc1")
+    assert "When the GM resumes" not in body_of(last(rc, ADDRESS["anna"]))
+
+
 # -- figures -----------------------------------------------------------------------------------
 
 
@@ -320,6 +336,19 @@ def test_drop_takes_the_player_out_of_the_race(rc: App) -> None:
     rows = turns(rc)
     assert rows[0].resolved_at is not None, "early resolution once the four remaining are in"
     assert "steve" not in RACECRAFT.players(RACECRAFT.load_state(rows[1].state))
+
+
+def test_replace_of_a_seat_out_of_the_race_says_why_it_cannot_be_handed_over(rc: App) -> None:
+    """Played by mail (playtest M6): "REPLACE rc1 seb ROBOT" after seb's RESIGN was refused
+    "seat seb of rc1 is out of the game", no reason a GM understands. DROP and RESIGN take the
+    car out of the race (rules.drop_player): there is no car left to hand over; REPLACE hands
+    over a seat before its player leaves."""
+    player_says(rc, "seb", "RESIGN rc1")
+    gm_says(rc, "REPLACE rc1 seb ROBOT")
+    answer = " ".join(body_of(last(rc, GM)).split())
+    assert "Refused, nothing was changed" in answer, answer
+    assert "seb's car left the race with the seat" in answer, answer
+    assert "REPLACE hands over a seat still in the race" in answer, answer
 
 
 # -- rollback ------------------------------------------------------------------------------------

@@ -102,6 +102,23 @@ def test_design_skill_alone_completes_the_tyres_on_file(gapp: App) -> None:
     assert "That is a complete set" in text and "No longer on file" not in text
 
 
+def test_the_tyres_alone_are_added_to_the_complete_design_on_file(gapp: App) -> None:
+    """Played by mail (playtest M1): "DESIGN TOP 1 SKILL 1" (a complete set), then "TYRES OPTION"
+    alone: the design was no longer on file and the default design raced. A mail that lacks the
+    part the turn needs, names nothing the complete set on file names, and makes a legal set with
+    it is an addition: the design stands, and the confirmation says so."""
+    _design_turn(gapp)
+    player_says(gapp, "kelly", "DESIGN TOP 1 SKILL 1", game="sc1")
+    player_says(gapp, "kelly", "TYRES OPTION", game="sc1")
+    assert _filed(gapp).splitlines() == ["DESIGN ACC 0 DEC 0 TOP 1 START 0 PRIME 0 OPTION 0 SKILL 1", "TYRES OPTION"]
+    text = _flat(gapp)
+    assert "Added to the set you had on file, which stands: > DESIGN ACC 0 DEC 0 TOP 1" in text, text
+    assert "No longer on file" not in text and "That is a complete set" in text, text
+    # A second complete set still replaces the first whole (§8: the last valid plot counts).
+    player_says(gapp, "kelly", "DESIGN ACC 1", game="sc1")
+    assert _filed(gapp) == "DESIGN ACC 1 DEC 0 TOP 0 START 0 PRIME 0 OPTION 0 SKILL 0"
+
+
 def test_the_forgotten_speed_is_added_to_the_plot_on_file(gapp: App) -> None:
     """The race: a plot without its SPEED, then "Oops, forgot: SPEED 40": the PATH and the PAY
     line are still on file, and the confirmation names them."""

@@ -136,6 +136,19 @@ def test_the_stated_fallback_is_taken_with_the_reading_echoed(gapp: App) -> None
     assert "read as SPEED 40, the fallback you gave: SPEED 100 is not allowed now" in text
 
 
+def test_a_fallback_not_allowed_either_is_said_with_its_reason(gapp: App) -> None:
+    """docs/DESIGN.md 9: "the first choice is applied when the game allows it now, else the
+    fallback when it does". From a standstill neither 100 nor 80 is allowed (80 needs PUSH
+    YES): the answer listed 'not read as an order: "otherwise 80"', as if the fallback had not
+    been read. It says the fallback was read and why it is not allowed either."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "seb", "speed 100 if legal, otherwise 80", game="sc1")
+    assert _filed(gapp) == []
+    text = _flat(body_of(last(gapp, ADDRESS["seb"])))
+    assert "read as SPEED 100; the fallback you gave, SPEED 80, is not allowed now either (" in text, text
+    assert 'not read as an order: "otherwise 80"' not in text, text
+
+
 def test_the_first_choice_is_taken_when_it_is_allowed(gapp: App) -> None:
     one_lap_race(gapp, ("kelly", "seb"))
     player_says(gapp, "kelly", "speed 40 if possible, otherwise 20", game="sc1")

@@ -70,3 +70,22 @@ def test_a_path_the_car_cannot_drive_is_refused_at_intake(gapp: App) -> None:
     assert _filed(gapp)[-1] == "SPEED 40"
     text = _flat(body_of(last(gapp, ADDRESS["kelly"])))
     assert "PATH C C cannot be driven: from A74 the 1st space entered is in lane A or B, not C" in text, text
+
+
+def test_orders_taken_beside_a_refused_line_are_answered_as_done_in_part(gapp: App) -> None:
+    """mail-interface.md, one answer in sections: "what was done, what was not understood (with
+    the reason)". kelly's set-up with a colour seb holds and a NOWAIT: her START and ROUND 1 are
+    on file, so her confirmation is not filed under "Not done" (it was, beside the NOWAIT's
+    "Nothing to lift" under "Done") but under "Done in part", with the line refused in it."""
+    _speedphreakz(gapp)
+    player_says(gapp, "seb", "COLOUR GREEN", game="sp1")
+    player_says(gapp, "kelly", "COLOUR green\nSTART 3,5 FACING N\nROUND 1: F3\nNOWAIT", game="sp1")
+    assert _filed(gapp)[-1] == "START 3,5 FACING N\nROUND 1: F3"
+    answer = last(gapp, ADDRESS["kelly"])
+    body = body_of(answer)
+    assert str(answer["Subject"]).endswith("Answers to your mail"), answer["Subject"]
+    done, _, rest = body.partition("== Done in part ==")
+    assert "--- Nothing to lift ---" in done
+    assert "--- Orders received for Set-up and round 1 (1 line not allowed now) ---" in rest, body
+    assert "green is taken by seb" in _flat(rest)
+    assert "== Not done ==" not in body, body

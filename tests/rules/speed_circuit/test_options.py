@@ -347,3 +347,13 @@ def test_what_the_options_say_a_plot_costs_is_what_it_costs(
                 )
             else:
                 assert _mine(resolution.events, me.player, ("roll", "spin", "crash", "out", "damage")), (text, target)
+
+
+def test_a_one_lap_race_is_one_lap_in_the_summary() -> None:
+    """Option laps (speed-circuit.md: "laps, default 3"): "4 cars preparing for 1 laps of Harbour
+    Loop" read in every design and qualifying sheet of a one-lap race (the table's summary line);
+    one lap is "1 lap"."""
+    from rules.speed_circuit.view import summary
+
+    assert " preparing for 1 lap of " in summary(GAME.new_game(["ann", "bob"], {"laps": "1"}, turn_rng(1, 0)))
+    assert " preparing for 3 laps of " in summary(GAME.new_game(["ann", "bob"], {}, turn_rng(1, 0)))

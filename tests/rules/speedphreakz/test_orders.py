@@ -130,12 +130,17 @@ def test_a_colour_another_seat_asked_for_at_the_set_up_is_taken() -> None:
     """§4.2 "players choose a colour": at the set-up no car has one yet, so main's check let
     two seats ask for green and the resolution gave it by seat order ("kelly asked for green,
     already taken" for the seat that asked first). The first to ask has it: `taken` names the
-    seat whose set on file holds it and the colours free; a seat's own colour is no conflict."""
+    seat whose set on file holds it and the colours free, and what a car without a COLOUR gets
+    (resolve: one nobody asked for); a seat's own colour is no conflict."""
     state = ring_set_up()
     green = GAME.parse_orders(state, "bob", "COLOUR green").orders
     others = {"ann": GAME.parse_orders(state, "ann", "COLOUR green\nROUND 1: F1").orders, "cat": ()}
     assert GAME.taken(state, "bob", green, others) == (
-        (green[0], "green is taken by ann; free: red blue yellow orange purple white black pink silver"),
+        (
+            green[0],
+            "green is taken by ann; free: red blue yellow orange purple white black pink silver; "
+            "without a COLOUR line the car gets a colour nobody asked for",
+        ),
     )
     assert GAME.taken(state, "ann", green, others) == ()
     assert GAME.taken(state, "bob", GAME.parse_orders(state, "bob", "COLOUR red").orders, others) == ()

@@ -667,6 +667,22 @@ def test_start_squares_may_be_shared() -> None:
     assert len(kinds(held, "crash")) == 2
 
 
+def test_a_colour_asked_for_is_never_given_to_an_earlier_seat_that_asked_for_none() -> None:
+    """S13: "A colour is one car's: at the set-up the first seat to ask for it has it". ann (the
+    first seat) asks for no colour, bob asks for red, the first colour of the list: ann was given
+    red by default and bob told "asked for red, already taken". A seat that asked for no colour
+    gets one nobody asked for."""
+    state = _set_up(["ann", "bob"])
+    mails = {
+        "ann": "START 1,3 FACING N\nROUND 1: F1\nROUND 2: F1",
+        "bob": "COLOUR red\nSTART 1,3 FACING N\nROUND 1: F1\nROUND 2: F1",
+    }
+    resolution = play(state, [control(150)], texts=mails)
+    assert at(resolution, "bob").colour == "red"
+    assert at(resolution, "ann").colour not in (None, "red")
+    assert kinds(resolution, "colour") == []
+
+
 def _ring_set_up(players: list[str]) -> Race:
     """The bundled ring, at the set-up: start squares 1,5 2,5 3,5, the line faces N."""
     import random
@@ -825,7 +841,19 @@ def test_a_crash_scraps_the_queued_program_and_the_results_say_so() -> None:
     assert at(crashed, "ann").programs == ()
     [scrapped] = kinds(crashed, "scrapped")
     assert scrapped.players == ("ann",)
-    assert "ann's program for round 3, sent before the crash, is scrapped" in scrapped.text
+    assert "ann's queued program for round 3 is scrapped" in scrapped.text
     assert "F2" not in scrapped.text
     calm = play(race([car("ann", (1, 3))], programs={"ann": "F1"}), [control(150)], texts={"ann": "ROUND 3: F1"})
     assert kinds(calm, "scrapped") == []
+
+
+def test_a_crash_with_only_the_empty_default_queued_scraps_nothing_said() -> None:
+    """S14: a seat that sent nothing for the next round gets the empty program; S9 scraps the
+    queued round at a crash. The results named it "ann's program for round 3, sent before the
+    crash, is scrapped" to every player, of a program ann never sent: an empty program loses
+    nothing, so nothing is said (the crash and what to send are)."""
+    state = race([car("ann", (1, 1), "N")], programs={"ann": "F1"})
+    crashed = play(state, [control(150)], texts={"ann": GAME.format_orders(GAME.default_orders(state, "ann"))})
+    assert at(crashed, "ann").status is CarStatus.CRASHED
+    assert kinds(crashed, "scrapped") == []
+    assert not any("sent before the crash" in event.text for event in crashed.events)
