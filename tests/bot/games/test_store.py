@@ -59,7 +59,7 @@ def test_the_large_columns_are_compressed_with_lz4_on_postgresql(postgres: Postg
     """Migration 0007 (bench: deadline): a results mail is about 30 KB, which PostgreSQL
     compresses before storing it; lz4 costs the server less than half of pglz's time. Down
     again, the columns are back to pglz; the other columns keep the server's default. The mail
-    bodies moved to a table of their own (0023_outbox) keep lz4 there, and again in
+    bodies moved to a table of their own (0025_outbox) keep lz4 there, and again in
     outbox.data when moved back."""
     url = fresh_database("postgresql", tmp_path, postgres)
     engine = create_engine(url)

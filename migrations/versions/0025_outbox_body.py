@@ -10,7 +10,7 @@
 
 Down again, outbox.data is filled back from outbox_body (empty where there is none).
 
-Revision ID: 0023_outbox
+Revision ID: 0025_outbox
 Revises: 0024_ratings2
 Create Date: 2026-12-06 22:40:00
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0023_outbox"
+revision = "0025_outbox"
 down_revision = "0024_ratings2"
 branch_labels = None
 depends_on = None
