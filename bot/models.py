@@ -395,7 +395,7 @@ class Outbox(Base):
 
 class OutboxBody(Base):
     """The bytes of an outbox row's mail, exactly as they are sent (and resent, with the same
-    Message-ID), in a table of their own (migration 0025_outbox): an outcome's update of the
+    Message-ID), in a table of their own (migration 0025): an outcome's update of the
     outbox row (status, attempts) writes a small row, not the ~30 kB of a results mail again
     (SQLite rewrites a whole row on update). No row: the body was pruned ([retention]
     sent_mail_days); a pending mail always has its body."""
