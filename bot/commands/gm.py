@@ -464,9 +464,13 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.resolved.append(resolved)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
-    text = (
-        "The game was paused: it goes on. " if resumed else ""
-    ) + f"{turn.label} resolved; defaulted: {', '.join(outcome.defaulted) or 'nobody'}."
+    text = say(
+        "gm_process_resolved",
+        resumed=resumed,
+        turn=turn.label,
+        defaulted=[name for name in outcome.defaulted if outcome.filled.get(name) != "plot"],
+        plotted=[name for name in outcome.defaulted if outcome.filled.get(name) == "plot"],
+    )
     kept = carried_words.in_gm_results(writes.recheck, following.label if following is not None else turn.label)
     if following is None:
         return text + " The game is over." + (f"\n\n{kept}" if kept else "")
@@ -516,7 +520,8 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
             "robots": seat_labels(ctx.game.seats),
             "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
             "orders": orders,
-            "defaulted": list(outcome.defaulted),
+            "defaulted": [name for name in outcome.defaulted if outcome.filled.get(name) != "plot"],
+            "plotted": [name for name in outcome.defaulted if outcome.filled.get(name) == "plot"],
             "throwaway": throwaway,
             "timezone": ctx.game.timezone,
         }
