@@ -534,7 +534,7 @@ def join(ctx: CommandContext, command: Join) -> Reply:
 
 
 def resign(ctx: CommandContext, command: Resign) -> Reply:
-    seat, text = signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game)
+    seat, text = signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game, farewell=ctx.words)
     # Departures are told to everyone, as the GM's DROP is.
     gm.tell_players(
         ctx.shell,
