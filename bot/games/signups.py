@@ -364,7 +364,7 @@ def resign(
     letters.notice(
         shell,
         session,
-        ToAddress(leaving.address, leaving.name),
+        ToAddress(leaving.address, leaving.name, leaving.timezone),
         say("resigned_title", game=game.name),
         say("resigned", seat=seat.name, game=game.name, text=text),
         error=False,
