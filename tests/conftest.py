@@ -22,9 +22,10 @@ try:
     from tests.helpers import unavailable as _unavailable
     from tests.servers import Dovecot, Postgres, ServerError, SmtpSink
 except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout)
-    from extra_data import EXTRA_DATA  # type: ignore[no-redef]
-    from helpers import unavailable as _unavailable  # type: ignore[no-redef]
-    from servers import Dovecot, Postgres, ServerError, SmtpSink  # type: ignore[no-redef]
+    # mypy reads tests/ as the package `tests` only: these top-level names are not found there
+    from extra_data import EXTRA_DATA  # type: ignore[no-redef,import-not-found]
+    from helpers import unavailable as _unavailable  # type: ignore[no-redef,import-not-found]
+    from servers import Dovecot, Postgres, ServerError, SmtpSink  # type: ignore[no-redef,import-not-found]
 
 
 Server = TypeVar("Server", Dovecot, SmtpSink, Postgres)

@@ -12,6 +12,7 @@ with the tail of the server's log if it does not. See shared/design/testing.md.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import email.parser
@@ -30,7 +31,11 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # imported where a server starts: the tests' own dependencies
+    from aiosmtpd.smtp import SMTP, AuthResult, Envelope, Session
+    from imapclient import IMAPClient
 
 START_TIMEOUT = 20.0
 UNPRIVILEGED_USER = os.environ.get("FLAGMAN_TEST_SERVER_USER", "nobody")
@@ -540,7 +545,7 @@ class Dovecot:
             with contextlib.suppress(smtplib.SMTPException, OSError):
                 conn.quit()
 
-    def imap_client(self, user: str, *, folder: str | None = "INBOX"):
+    def imap_client(self, user: str, *, folder: str | None = "INBOX") -> IMAPClient:
         """An IMAPClient logged in as `user` (with `folder` selected, unless None)."""
         from imapclient import IMAPClient
 
@@ -682,12 +687,13 @@ class SmtpSink:
         class QuietController(Controller):
             # aiosmtpd warns on every connection when AUTH is allowed without STARTTLS
             # (it does not count implicit TLS); deliberate here, so keep the output clean.
-            def factory(self):
+            def factory(self) -> SMTP:
                 import warnings
 
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
-                    return super().factory()
+                    # aiosmtpd leaves Controller.factory unannotated (it returns the SMTP it made)
+                    return super().factory()  # type: ignore[no-untyped-call,no-any-return]
 
         options: dict[str, Any] = {}
         if self.security != "none":
@@ -722,7 +728,9 @@ class SmtpSink:
         self._controller = controller
         return self
 
-    def _authenticate(self, server, session, envelope, mechanism, auth_data):
+    def _authenticate(
+        self, server: SMTP, session: Session, envelope: Envelope, mechanism: str, auth_data: object
+    ) -> AuthResult:
         from aiosmtpd.smtp import AuthResult, LoginPassword
 
         ok = (
@@ -834,19 +842,23 @@ class _SinkHandler:
     def __init__(self, sink: SmtpSink) -> None:
         self.sink = sink
 
-    async def handle_EHLO(self, server, session, envelope, hostname, responses):  # noqa: N802 - aiosmtpd's hook names
+    async def handle_EHLO(  # noqa: N802 - aiosmtpd's hook names
+        self, server: SMTP, session: Session, envelope: Envelope, hostname: str, responses: list[str]
+    ) -> list[str]:
         with self.sink._lock:
             self.sink.greetings += 1
         session.host_name = hostname
         return responses
 
-    async def handle_HELO(self, server, session, envelope, hostname):  # noqa: N802 - aiosmtpd's hook names
+    async def handle_HELO(self, server: SMTP, session: Session, envelope: Envelope, hostname: str) -> str:  # noqa: N802 - aiosmtpd's hook names
         with self.sink._lock:
             self.sink.greetings += 1
         session.host_name = hostname
         return f"250 {server.hostname}"
 
-    async def handle_MAIL(self, server, session, envelope, address, mail_options):  # noqa: N802 - aiosmtpd's hook names
+    async def handle_MAIL(  # noqa: N802 - aiosmtpd's hook names
+        self, server: SMTP, session: Session, envelope: Envelope, address: str, mail_options: list[str]
+    ) -> str:
         fault = self.sink._take_fault("mail", [])
         if fault is not None:
             return _apply(server, fault)
@@ -854,20 +866,22 @@ class _SinkHandler:
         envelope.mail_options.extend(mail_options)
         return "250 OK"
 
-    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):  # noqa: N802 - aiosmtpd's hook names
+    async def handle_RCPT(  # noqa: N802 - aiosmtpd's hook names
+        self, server: SMTP, session: Session, envelope: Envelope, address: str, rcpt_options: list[str]
+    ) -> str:
         fault = self.sink._take_fault("rcpt", [address])
         if fault is not None:
             return _apply(server, fault)
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook names
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:  # noqa: N802 - aiosmtpd's hook names
         fault = self.sink._take_fault("data", envelope.rcpt_tos)
         if fault is not None:
             return _apply(server, fault)
-        data = envelope.original_content or envelope.content
-        if isinstance(data, str):
-            data = data.encode("utf-8", "surrogateescape")
+        content = envelope.original_content or envelope.content
+        assert content is not None, "DATA without content"
+        data = content.encode("utf-8", "surrogateescape") if isinstance(content, str) else content
         mail = ReceivedMail(
             mail_from=envelope.mail_from or "",
             rcpt_tos=tuple(envelope.rcpt_tos),
@@ -881,9 +895,10 @@ class _SinkHandler:
         return "250 Message accepted for delivery"
 
 
-def _apply(server, fault: Fault) -> str:
+def _apply(server: SMTP, fault: Fault) -> str:
     if fault.drop:
         # abort() resets the TCP connection at once: the client sees a dead peer.
+        assert isinstance(server.transport, asyncio.Transport), server.transport
         server.transport.abort()
         return "421 4.4.2 connection dropped (test fault)"
     assert fault.reply is not None
@@ -950,8 +965,8 @@ class LmtpRelay:
             reply = f"{code} {text.decode('utf-8', 'replace')}"
         except smtplib.SMTPResponseException as exc:
             error = exc.smtp_error
-            text = error.decode("utf-8", "replace") if isinstance(error, bytes) else str(error)
-            reply = f"{exc.smtp_code} {text}"
+            said = error.decode("utf-8", "replace") if isinstance(error, bytes) else str(error)
+            reply = f"{exc.smtp_code} {said}"
         except (smtplib.SMTPException, OSError) as exc:
             reply = f"451 4.4.0 LMTP delivery failed: {exc!r}"
         else:
@@ -965,12 +980,12 @@ class _RelayHandler:
     def __init__(self, relay: LmtpRelay) -> None:
         self.relay = relay
 
-    async def handle_DATA(self, server, session, envelope):  # noqa: N802 - aiosmtpd's hook names
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:  # noqa: N802 - aiosmtpd's hook names
         import asyncio
 
-        data = envelope.original_content or envelope.content
-        if isinstance(data, str):
-            data = data.encode("utf-8", "surrogateescape")
+        content = envelope.original_content or envelope.content
+        assert content is not None, "DATA without content"
+        data = content.encode("utf-8", "surrogateescape") if isinstance(content, str) else content
         # LMTP blocks; run it off the event loop.
         return await asyncio.get_running_loop().run_in_executor(
             None, self.relay.hand_over, envelope.mail_from or "", tuple(envelope.rcpt_tos), bytes(data)

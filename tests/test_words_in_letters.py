@@ -2,73 +2,251 @@
 "letters decide how it reads"): an answer built with literal text elsewhere fails this test.
 
 The code of `bot/` outside `bot/letters/` is read with `ast`. An *answer* is a call of
-`Notice(...)` (bot.fate), `notice(...)` (bot.letters.notice) or a command's `refuse(...)`
-(bot.commands.handlers: it builds a Notice); it is *built with literal text* when one of its
-arguments that is words (every positional one, and `title=` / `text=`) is a string literal with
-a letter in it, an f-string with such a part, or a sum or choice of them. The words come from
-`bot.letters.words.say(kind, **facts)` (a template per kind of fact) or from a rendered
-template instead: a call's result is never literal text, whatever its arguments.
+`Notice(...)` (bot.fate), `notice(...)` (bot.letters.notice), a command's `refuse(...)`
+(bot.commands.handlers: it builds a Notice), a `Refused(detail)` raised without an answer of its
+own (its detail is mailed back: a GM command's refusal) and the domain's refusals a GM command's
+answer carries (`GameError`, `DeadlineError`, `SeasonRequestError`), a GM command's `announce(...)` or
+`News(...)` (what the players are told), and what a command's handler returns (the handlers of
+`bot.commands.registry`: a GM command's confirmation, a player command's `Reply`). It is *built
+with literal text* when one of its arguments that is words (every positional one, and `title=` /
+`text=`), or the value a handler returns, is words written in the code:
 
-`ALLOWED` lists modules still allowed such answers, by module, with how many; it is empty:
-every answer of `bot/` takes its words from a template. A module may not gain one, and one
-listed that loses some must be listed with fewer, so the list only shrinks.
+* a string literal with a letter in it, an f-string with such a part, a sum, choice or `or` of
+  them, a method of one ("...".format), or a join of them (", ".join(f"{s} in {g}" ...));
+* a name the function assigned such words to (anywhere in it);
+* a call of a function of the same module that returns a *sentence* (words with a space in
+  them: "the GM of " + name), directly or through another;
+* `say(kind, ...)` given a sentence as a fact: the template's facts are values (names, labels,
+  numbers, tokens such as "on" or "gm"), never the words themselves.
+
+The words come from `bot.letters.words.say(kind, **facts)` (a template per kind of fact) or from
+a rendered template instead: any other call's result is never literal text, whatever its
+arguments.
+
+`ALLOWED` lists modules still allowed such answers, by module, with how many: only the
+domain's refusals of a bad time or schedule, and a restore's, are left. A module may not gain
+one, and one listed that loses some must be listed with fewer, so the list only shrinks.
 """
 
 from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BOT = REPO / "bot"
 
-ANSWERS = frozenset({"Notice", "notice", "refuse"})
+# The calls that make an answer, with the positions of their arguments that are words (None:
+# every positional one): a GM command's `announce(ctx, title, text, kind=...)` and its
+# `News(title, text, kind, ...)`.
+ANSWERS: dict[str, tuple[int, ...] | None] = {
+    "Notice": None,
+    "notice": None,
+    "refuse": None,
+    "announce": (1, 2),
+    "News": (0, 1),
+}
 WORD_KEYWORDS = frozenset({"title", "text"})
+# A refusal (`bot.fate.Refused(detail)`) without an answer of its own: its detail is mailed back
+# as it is (a GM command's refusal), so it is words; with an answer, the detail is the record's.
+# So are the domain's own refusals a GM command's answer carries (`bot.commands.registry`'s
+# `_GM_REFUSALS`: a game that cannot be made or started, a bad time or schedule, a season).
+REFUSALS = frozenset({"Refused", "GameError", "DeadlineError", "SeasonRequestError"})
+SAY = "say"
 
-# Answers with literal text still allowed, by module: none.
-ALLOWED: dict[str, int] = {}
+# Answers with literal text still allowed, by module, with how many: the domain's refusals of a
+# bad time or schedule (also the command line's and the configuration's words) and a restore's.
+ALLOWED: dict[str, int] = {
+    "bot/ops/backup.py": 2,
+    "bot/schedules.py": 18,
+}
 
 
-def literal_words(node: ast.expr) -> bool:
+def _is_words(text: str, *, sentence: bool) -> bool:
+    """Whether a literal is words: a letter in it (a sentence: and a space, so that a token
+    such as "on" or "gm" handed to a template as a fact is not words)."""
+    return any(c.isalpha() for c in text) and (not sentence or any(c.isspace() for c in text))
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """What carries words in one function: the names assigned words (`names`; `sentences`:
+    those assigned a sentence) and the module's functions that return a sentence (`helpers`)."""
+
+    names: frozenset[str] = frozenset()
+    sentences: frozenset[str] = frozenset()
+    helpers: frozenset[str] = frozenset()
+
+
+def literal_words(node: ast.expr, known: Words = Words(), *, sentence: bool = False) -> bool:
     """Whether `node` is words written in the code: a string literal with a letter in it, an
-    f-string with such a part, a sum or a choice of them, or a method of one ("...".format)."""
+    f-string with such a part, a sum, choice or `or` of them, a method of one ("...".format), a
+    join or a comprehension of them, a name assigned words, a call of a function of the module
+    that returns words (`known`), or `say(...)` given words (a sentence) as a fact."""
     if isinstance(node, ast.Constant):
-        return isinstance(node.value, str) and any(c.isalpha() for c in node.value)
+        return isinstance(node.value, str) and _is_words(node.value, sentence=sentence)
     if isinstance(node, ast.JoinedStr):
-        return any(literal_words(part) for part in node.values if isinstance(part, ast.Constant))
+        return any(
+            isinstance(part, ast.Constant) and isinstance(part.value, str) and _is_words(part.value, sentence=sentence)
+            for part in node.values
+        )
     if isinstance(node, ast.BinOp):
-        return literal_words(node.left) or literal_words(node.right)
+        return literal_words(node.left, known, sentence=sentence) or literal_words(node.right, known, sentence=sentence)
     if isinstance(node, ast.IfExp):
-        return literal_words(node.body) or literal_words(node.orelse)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        return literal_words(node.func.value)
+        return literal_words(node.body, known, sentence=sentence) or literal_words(
+            node.orelse, known, sentence=sentence
+        )
+    if isinstance(node, ast.BoolOp):
+        return any(literal_words(value, known, sentence=sentence) for value in node.values)
+    if isinstance(node, ast.Name):
+        return node.id in (known.sentences if sentence else known.names)
+    if isinstance(node, ast.GeneratorExp | ast.ListComp):
+        return literal_words(node.elt, known, sentence=sentence)
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute):
+            if isinstance(node.func.value, ast.Constant) and node.func.attr == "join":  # ", ".join(words)
+                return literal_words(node.func.value, known, sentence=sentence) or any(
+                    literal_words(arg, known, sentence=sentence) for arg in node.args
+                )
+            return literal_words(node.func.value, known, sentence=sentence)
+        if isinstance(node.func, ast.Name):
+            if node.func.id in known.helpers:
+                return True
+            if node.func.id == SAY:
+                return any(literal_words(k.value, known, sentence=True) for k in node.keywords)
     return False
 
 
-def answers_with_literal_words(source: str) -> list[int]:
-    """The lines of `source` where an answer is built with literal words."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.Call):
+def _scopes(tree: ast.Module) -> Iterator[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef]:
+    yield tree
+    yield from (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef))
+
+
+@cache
+def _own(scope: ast.AST) -> tuple[ast.AST, ...]:
+    """The nodes of `scope` outside the functions defined in it, in the order of the source."""
+    found: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        func = node.func
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name not in ANSWERS:
+        found.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return tuple(sorted(found, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))))
+
+
+def _assigned(scope: ast.AST, known: Words, *, sentence: bool) -> frozenset[str]:
+    """The names `scope` assigns words to (a sentence, with `sentence`), anywhere in it: a name
+    once assigned words is words."""
+    names: set[str] = set()
+    for _ in range(2):  # a name assigned from one that is assigned words further down, in a loop
+        for node in _own(scope):
+            if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                current = (
+                    Words(known.names, frozenset(names), known.helpers)
+                    if sentence
+                    else Words(frozenset(names), known.sentences, known.helpers)
+                )
+                if literal_words(node.value, current, sentence=sentence):
+                    names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return frozenset(names)
+
+
+def _known(scope: ast.AST, helpers: frozenset[str]) -> Words:
+    """What carries words in `scope`, given the module's `helpers`."""
+    sentences = _assigned(scope, Words(helpers=helpers), sentence=True)
+    return Words(_assigned(scope, Words(sentences=sentences, helpers=helpers), sentence=False), sentences, helpers)
+
+
+def _returns_words(function: ast.FunctionDef | ast.AsyncFunctionDef, known: Words, *, sentence: bool) -> bool:
+    return any(
+        isinstance(node, ast.Return) and node.value is not None and literal_words(node.value, known, sentence=sentence)
+        for node in _own(function)
+    )
+
+
+def _helpers(tree: ast.Module) -> frozenset[str]:
+    """The module's own functions that return words (a sentence), directly or from another."""
+    functions = [node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
+    helpers: frozenset[str] = frozenset()
+    while True:
+        more = frozenset(f.name for f in functions if _returns_words(f, _known(f, helpers), sentence=True))
+        if more == helpers:
+            return helpers
+        helpers = more
+
+
+def answers_with_literal_words(source: str, handlers: Collection[str] = ()) -> list[int]:
+    """The lines of `source` where an answer is built with literal words: an answer's call
+    (`ANSWERS`) given words, or a return of one of `handlers` (command handlers, by name) that is
+    words."""
+    tree = ast.parse(source)
+    helpers = _helpers(tree)
+    found: set[int] = set()
+    for scope in _scopes(tree):
+        known = _known(scope, helpers)
+        for node in _own(scope):
+            name = _name(node.func) if isinstance(node, ast.Call) else None
+            if (
+                isinstance(node, ast.Call)
+                and name in REFUSALS
+                and len(node.args) == 1
+                and not any(k.arg == "answer" for k in node.keywords)
+                and literal_words(node.args[0], known)
+            ):
+                found.add(node.lineno)
+            if isinstance(node, ast.Call) and name in ANSWERS:
+                places = ANSWERS[name]
+                given = [arg for i, arg in enumerate(node.args) if places is None or i in places]
+                words = [*given, *(k.value for k in node.keywords if k.arg in WORD_KEYWORDS)]
+                if any(literal_words(arg, known) for arg in words):
+                    found.add(node.lineno)
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and scope.name in handlers:
+            found.update(
+                node.lineno
+                for node in _own(scope)
+                if isinstance(node, ast.Return) and node.value is not None and literal_words(node.value, known)
+            )
+    return sorted(found)
+
+
+def _name(func: ast.expr) -> str | None:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def handlers() -> dict[str, frozenset[str]]:
+    """The command handlers, by module path: the values of `bot.commands.registry`'s
+    PLAYER_HANDLERS and GM_HANDLERS (``module.function``, a module of bot/commands/)."""
+    tree = ast.parse((BOT / "commands" / "registry.py").read_text(encoding="utf-8"))
+    found: dict[str, set[str]] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.AnnAssign):
             continue
-        words = [*node.args, *(k.value for k in node.keywords if k.arg in WORD_KEYWORDS)]
-        if any(literal_words(arg) for arg in words):
-            found.append(node.lineno)
-    return found
+        if isinstance(node.target, ast.Name) and node.target.id in {"PLAYER_HANDLERS", "GM_HANDLERS"}:
+            assert isinstance(node.value, ast.Dict)
+            for value in node.value.values:
+                assert isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name), ast.dump(value)
+                path = f"bot/commands/{value.value.id}.py"
+                assert (REPO / path).is_file(), path
+                found.setdefault(path, set()).add(value.attr)
+    assert len(found) >= 5, found
+    return {path: frozenset(names) for path, names in found.items()}
 
 
 def offenders() -> Counter[str]:
     counts: Counter[str] = Counter()
+    by_module = handlers()
     for path in sorted(BOT.rglob("*.py")):
         relative = path.relative_to(REPO).as_posix()
         if relative.startswith("bot/letters/"):
             continue
-        lines = answers_with_literal_words(path.read_text(encoding="utf-8"))
+        lines = answers_with_literal_words(path.read_text(encoding="utf-8"), by_module.get(relative, ()))
         if lines:
             counts[relative] = len(lines)
     return counts
@@ -81,6 +259,75 @@ def test_the_detector_finds_literal_words_and_passes_words_from_templates() -> N
     assert answers_with_literal_words('Notice(to, x if ok else "Refused", y)') == [1]
     assert answers_with_literal_words('Notice(to, say("intake_late_title", turn=t), say("intake_late"))') == []
     assert answers_with_literal_words('Notice(to, title, "\\n\\n".join(parts), kind="late")') == []
+    assert answers_with_literal_words('Notice(to, t, ", ".join(f"{s} in {g}" for s, g in seats))') == [1]
+    assert answers_with_literal_words('Notice(to, t, ", ".join(s.name for s in seats))') == []
+    # A refusal mails its detail back, unless it carries an answer of its own.
+    assert answers_with_literal_words('raise Refused(f"{game} is not paused")') == [1]
+    assert answers_with_literal_words('raise Refused(say("gm_refused", why="not_paused", game=game))') == []
+    assert answers_with_literal_words('raise Refused("which game?", which_game(mail), label="x")') == []
+
+
+# A GM command's handler as the GM's module had them: its announcement to the players and the
+# answer it returns are words written in the code, one through a name, one through a helper.
+WORDS_IN_CODE = """
+def _due(turn):
+    return deadline_text(turn) or "at the GM's call"
+
+def pause(ctx, args):
+    announce(ctx, f"{ctx.game.name} is paused", "The GM has paused the game.", kind="pause")
+    text = f"{ctx.game.name} is paused"
+    return text + "; the players were told."
+
+def start(ctx, args):
+    return say("gm_started", game=ctx.game.name, due=_due(ctx.turn))
+
+def ping(ctx, command):
+    text = say("commands_ping", whom="the GM of " + name)
+    return Reply((Notice(ctx.to, say("commands_ping_title"), text),))
+"""
+
+# The same with the words in templates: facts only (names, labels, tokens such as "on").
+WORDS_IN_TEMPLATES = """
+def _on(value):
+    return "on" if value else "off"
+
+def pause(ctx, args):
+    announce(ctx, say("gm_paused_title", game=ctx.game.name), say("gm_paused"), kind="pause")
+    return say("gm_paused_done", game=ctx.game.name, label=turn.label)
+
+def start(ctx, args):
+    text = say("gm_started", game=ctx.game.name, due=deadline_text(ctx.turn), how=_on(True), kind="gm")
+    return text
+
+def ping(ctx, command):
+    text = say("commands_ping", whom=ctx.who.name, proof=ctx.who.proof)
+    return Reply((Notice(ctx.to, say("commands_ping_title"), text),))
+
+def resign(ctx, command):
+    ctx.news.append(News(say("resigned_players_title"), say("resigned_players"), "resign"))
+
+def helper_not_a_handler(ctx):
+    return f"{ctx.game.name} is paused"
+"""
+
+
+def test_the_detector_finds_words_in_announcements_and_in_the_answers_handlers_return() -> None:
+    """An announcement given words, a handler returning words (itself, through a name assigned
+    them or through a helper of its module that returns them) and a template given a sentence
+    as a fact are found; the same built from templates passes, and a function that is no
+    handler may return what it likes (it is no answer)."""
+    handlers = {"pause", "start", "ping", "resign"}
+    assert answers_with_literal_words(WORDS_IN_CODE, handlers) == [6, 8, 11, 15]
+    assert answers_with_literal_words(WORDS_IN_TEMPLATES, handlers) == []
+    assert answers_with_literal_words(WORDS_IN_CODE) == [6, 15]  # no handlers named: the calls alone
+
+
+def test_the_handlers_are_read_from_the_registry() -> None:
+    """The handlers the test knows are the registry's, GM and player commands alike."""
+    found = handlers()
+    assert {"extend", "rollback", "replace_seat", "start"} <= found["bot/commands/gm.py"]
+    assert {"status", "resign", "wait"} <= found["bot/commands/player.py"]
+    assert "ping" in found["bot/commands/streams.py"]
 
 
 def test_no_answer_outside_letters_is_built_with_literal_words() -> None:

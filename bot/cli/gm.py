@@ -107,13 +107,14 @@ def _execute(app: App, session: Session, args: argparse.Namespace) -> GmResult:
     from bot.commands import GM_VERBS, gm, registry
     from bot.fate import Refused
     from bot.intake import proven
+    from bot.letters.words import say
 
     command = GM_VERBS[args.verb]  # the VERB subcommands are made from the same table
     robot = getattr(args, "robot", None)
     words = list(args.args) + ([f"ROBOT {robot}"] if robot else [])
     parsed = command.split(words)
     if parsed is None:
-        raise Refused(f"write {command.syntax}, e.g. {command.example}")
+        raise Refused(say("gm_refused", why="syntax", syntax=command.syntax, example=command.example))
     result = registry.execute(
         app.shell,
         session,

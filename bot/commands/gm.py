@@ -116,10 +116,10 @@ def _open(ctx: GmAction) -> tuple[AnyGame, GameState, Turn]:
 def _seat(ctx: GmAction, name: str, *, active: bool = True) -> Seat:
     seat = store.seat_named(ctx.game, name.lower())
     if seat is None:
-        seats = ", ".join(s.name for s in ctx.game.seats if s.active) or "none"
-        raise Refused(f"{ctx.game.name} has no seat {name!r}; its seats: {seats}")
+        seats = [s.name for s in ctx.game.seats if s.active]
+        raise Refused(say("gm_refused", why="no_seat", game=ctx.game.name, quoted=repr(name), seats=seats))
     if active and not seat.active:
-        raise Refused(f"seat {seat.name} of {ctx.game.name} is out of the game")
+        raise Refused(say("gm_refused", why="seat_out", seat=seat.name, game=ctx.game.name))
     return seat
 
 
@@ -137,15 +137,14 @@ def _parse_for(rules: AnyGame, state: GameState, seat: Seat, text: str) -> tuple
 
 def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[GameOrder]) -> Refused:
     """The refusal of orders the game's parser did not take, with its reasons and the grammar."""
-    reasons = "; ".join(f'"{p.line}": {p.reason}' for p in parsed.problems) or "no orders in it"
-    return Refused(
-        f"not valid orders for {seat.name}: {reasons}\n\nWhat {seat.name} can order now:\n"
-        + rules.order_help(state, seat.name)
-    )
+    problems = [(p.line, p.reason) for p in parsed.problems]
+    said = say("gm_refused", why="not_valid", seat=seat.name, problems=problems)
+    return Refused("\n".join((said, rules.order_help(state, seat.name))))
 
 
 def _deadline_words(turn: Turn | None, zone: str) -> str:
-    return deadline_text(turn, zone) or "at the GM's call (no fixed deadline)"
+    """When `turn` is due, in `zone`, or that it waits for the GM's call."""
+    return say("gm_due", deadline=deadline_text(turn, zone))
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,10 +252,7 @@ def _not_too_soon(ctx: GmAction, new: datetime, force: bool, line: str) -> None:
     """Refuse a deadline less than `SOON` from now unless forced (by mail as on the
     command line): the players could not answer in time."""
     if new - ctx.now < SOON and not force:
-        raise Refused(
-            f"the deadline would be {format_local(new, ctx.game.timezone)}, less than an hour from now: "
-            f"the players could hardly answer. To set it all the same, send {line} FORCE"
-        )
+        raise Refused(say("gm_refused", why="too_soon", when=format_local(new, ctx.game.timezone), line=line))
 
 
 def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -264,13 +260,18 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     duration, force = _forced(args)
     delta = parse_duration(duration)
     if turn.deadline is None:
-        raise Refused(f"{turn.label} has no deadline (manual schedule); set one with DEADLINE {ctx.game.name} <when>")
+        raise Refused(say("gm_refused", why="no_deadline", label=turn.label, game=ctx.game.name))
     old = as_utc(turn.deadline)
     new = add(old, delta)  # many EXTENDs in a row must not run the calendar out (year 9999)
     if new <= ctx.now:
         raise Refused(
-            f"the deadline would still be in the past ({format_local(new, ctx.game.timezone)}); "
-            f"use DEADLINE {ctx.game.name} +{duration} to set one from now"
+            say(
+                "gm_refused",
+                why="still_past",
+                when=format_local(new, ctx.game.timezone),
+                game=ctx.game.name,
+                duration=duration,
+            )
         )
     _not_too_soon(ctx, new, force, f"EXTEND {ctx.game.name} {duration}")
     _set_deadline(ctx, turn, new)
@@ -278,15 +279,17 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.undo = {"deadline": old.isoformat()}
     announce(
         ctx,
-        f"Deadline extended for {turn.label}",
-        f"The GM has extended the deadline of {turn.label} by {duration}.",
+        say("gm_extend_title", label=turn.label),
+        say("gm_extend", label=turn.label, duration=duration),
         kind="extend",
         calendar=True,
     )
     ctx.claims.append(claims.of_turn(ctx.game, turn))
-    return (
-        f"{turn.label}: the deadline moved from {format_local(old, ctx.game.timezone)} to "
-        f"{format_local(new, ctx.game.timezone)}; the players were told."
+    return say(
+        "gm_extend_done",
+        label=turn.label,
+        old=format_local(old, ctx.game.timezone),
+        new=format_local(new, ctx.game.timezone),
     )
 
 
@@ -295,9 +298,7 @@ def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
     when, force = _forced(args)
     new = parse_when(when, ctx.now, ctx.game.timezone)
     if new <= ctx.now:
-        raise Refused(
-            f"{format_local(new, ctx.game.timezone)} is in the past; to resolve now, send PROCESS {ctx.game.name}"
-        )
+        raise Refused(say("gm_refused", why="in_past", when=format_local(new, ctx.game.timezone), game=ctx.game.name))
     _not_too_soon(ctx, new, force, f"DEADLINE {ctx.game.name} {when}")
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     _set_deadline(ctx, turn, new)
@@ -305,15 +306,17 @@ def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.undo = {"deadline": old.isoformat() if old else None}
     announce(
         ctx,
-        f"New deadline for {turn.label}",
-        f"The GM has set a new deadline for {turn.label}.",
+        say("gm_deadline_title", label=turn.label),
+        say("gm_deadline", label=turn.label),
         kind="deadline",
         calendar=True,
     )
     ctx.claims.append(claims.of_turn(ctx.game, turn))
-    return (
-        f"{turn.label}: the deadline is now {format_local(new, ctx.game.timezone)} (was "
-        f"{format_local(old, ctx.game.timezone) if old else 'none'}); the players were told."
+    return say(
+        "gm_deadline_done",
+        label=turn.label,
+        new=format_local(new, ctx.game.timezone),
+        old=format_local(old, ctx.game.timezone) if old else None,
     )
 
 
@@ -321,7 +324,7 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     seat = _seat(ctx, args[0])
     if seat.name not in rules.expected_players(state):
-        raise Refused(f"{seat.name} has no orders to give for {turn.label}")
+        raise Refused(say("gm_refused", why="no_orders_to_give", seat=seat.name, label=turn.label))
     orders = _parse_for(rules, state, seat, args[1])
     canonical = rules.format_orders(orders)
     ctx.session.add(
@@ -344,7 +347,7 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
     # the receipt of what is on file now; every ORDER is in the turn's results and record.
     announce(
         ctx,
-        f"The GM entered orders for you in {turn.label}",
+        say("gm_order_entered_title", label=turn.label),
         say(
             "gm_order_entered",
             seat=seat.name,
@@ -357,18 +360,13 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="gm_order",
         to=seat.name,
     )
-    told = (
-        f"{seat.name} is a robot seat: nobody is told, but the turn's results and its record in the "
-        "archive say that the GM entered its orders, and when."
-        if seat.robot
-        else f"{seat.name} was told."
-    )
-    return (
-        f"entered for {seat.name}, {turn.label}:\n"
-        + orders_block(canonical)
-        + f"\n\nOn file for {seat.name} now:\n"
-        + orders_block(now_on_file)
-        + f"\n\n{told}"
+    return say(
+        "gm_order_done",
+        seat=seat.name,
+        label=turn.label,
+        entered=orders_block(canonical),
+        on_file=orders_block(now_on_file),
+        robot=seat.robot,
     )
 
 
@@ -385,7 +383,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     old = seat.gm_plot
     if args[1].strip().upper() == "CLEAR":
         if old is None:
-            return f"{seat.name} has no GM plot: the game's own default applies already."
+            return say("gm_plot_none", seat=seat.name)
         seat.gm_plot = None
         ctx.undo = {"seat": seat.name, "gm_plot": old}
         _claim_what_counts(ctx, rules, state, turn, seat)
@@ -394,16 +392,14 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         )
         announce(
             ctx,
-            "The GM's plot for you is cleared",
-            "The GM has cleared the plot that stood for you when no orders of yours arrive. From now "
-            "on the game's own default is used instead"
-            + (f"; in {turn.label} it is:\n\n{orders_block(default)}" if default else "."),
+            say("gm_plot_cleared_title"),
+            say("gm_plot_cleared", label=turn.label, default=orders_block(default) if default else None),
             kind="gm_plot",
             to=seat.name,
         )
-        return f"the GM plot of {seat.name} is cleared: the game's own default applies. {seat.name} was told."
+        return say("gm_plot_cleared_done", seat=seat.name)
     if seat.name not in rules.players(state):
-        raise Refused(f"{seat.name} is no longer in the race")
+        raise Refused(say("gm_refused", why="not_in_race", seat=seat.name))
     text = _orders_text(args[1])
     parsed = rules.parse_orders(state, seat.name, text)
     standing = rules.plot_orders(state, seat.name, text)
@@ -426,32 +422,28 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     seat.gm_plot = stored
     ctx.undo = {"seat": seat.name, "gm_plot": old}
     _claim_what_counts(ctx, rules, state, turn, seat)
-    answer = (
-        f"GM plot for {seat.name} (used whenever nothing is on file at a deadline, while it is legal, "
-        f"until PLOT {ctx.game.name} {seat.name} CLEAR or the seat changes hands):\n" + orders_block(stored)
-    )
-    stands = ""
+    # In the open turn the plot stands for what the game makes of it, or (not allowed yet) the
+    # game's own default stands until a turn allows it.
+    stands = None
     if standing is not None and rules.format_orders(standing) != stored:
-        stands = f"\n\nIn {turn.label} it stands for:\n" + orders_block(rules.format_orders(standing))
+        stands = say("gm_plot_stands", label=turn.label, standing=orders_block(rules.format_orders(standing)))
     elif standing is None and not_yet:
         default = rules.format_orders(rules.default_orders(state, seat.name))
-        stands = (
-            f"\n\nIt is not allowed in {turn.label} ({not_yet}): until a turn allows it, the game's own "
-            "default is used" + (f"; in {turn.label} it is:\n" + orders_block(default) if default else ".")
+        stands = say(
+            "gm_plot_stands",
+            label=turn.label,
+            standing=None,
+            not_yet=not_yet,
+            default=orders_block(default) if default else None,
         )
     announce(
         ctx,
-        "The GM has set a plot for you",
-        "The GM has set a plot for your seat: it is used in place of the game's default whenever no "
-        "orders of yours are on file at a deadline, "
-        + ("in the turns that allow it" if not_yet else "this turn and the next ones")
-        + ", until the GM clears it. Orders you send always come first.\n\n"
-        + orders_block(stored)
-        + stands,
+        say("gm_plot_title"),
+        say("gm_plot", plot=orders_block(stored), not_yet=bool(not_yet), stands=stands),
         kind="gm_plot",
         to=seat.name,
     )
-    return answer + stands + f"\n\n{seat.name} was told."
+    return say("gm_plot_done", seat=seat.name, game=ctx.game.name, plot=orders_block(stored), stands=stands)
 
 
 def process(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -464,20 +456,15 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.resolved.append(resolved)
     enforce_nmr_limit(ctx.shell, ctx.session, ctx.game)
     following = store.open_turn(ctx.session, ctx.game)
-    text = say(
-        "gm_process_resolved",
+    return say(
+        "gm_process_done",
         resumed=resumed,
-        turn=turn.label,
+        label=turn.label,
         defaulted=[name for name in outcome.defaulted if outcome.filled.get(name) != "plot"],
         plotted=[name for name in outcome.defaulted if outcome.filled.get(name) == "plot"],
-    )
-    kept = carried_words.in_gm_results(writes.recheck, following.label if following is not None else turn.label)
-    if following is None:
-        return text + " The game is over." + (f"\n\n{kept}" if kept else "")
-    return (
-        text
-        + f" Next: {following.label}, due {_deadline_words(following, ctx.game.timezone)}."
-        + (f"\n\n{kept}" if kept else "")
+        next=following.label if following is not None else None,
+        due=_deadline_words(following, ctx.game.timezone) if following is not None else None,
+        kept=carried_words.in_gm_results(writes.recheck, following.label if following is not None else turn.label),
     )
 
 
@@ -529,26 +516,24 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.mail = ctx.shell.renderer.render("gm_preview", mail_ctx, game=ctx.game.kind)
     ctx.claims.append(claims.of_turn(ctx.game, turn, *said))
     ctx.extra = ctx.mail.body
-    return f"preview of {turn.label} mailed to the GM; nothing was stored" + (
-        "; its dice are a throwaway draw, not the turn's." if throwaway else "."
-    )
+    return say("gm_preview_done", label=turn.label, throwaway=bool(throwaway))
 
 
 def pause(ctx: GmAction, args: tuple[str, ...]) -> str:
     _rules, _state, turn = _open(ctx)
     if ctx.game.status == GameStatus.PAUSED:
-        raise Refused(f"{ctx.game.name} is paused already; RESUME {ctx.game.name} restarts it")
+        raise Refused(say("gm_refused", why="paused_already", game=ctx.game.name))
     ctx.game.status = GameStatus.PAUSED
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the deadline's event is cancelled
     announce(
         ctx,
-        f"{ctx.game.name} is paused",
-        "The GM has paused the game. Orders sent now are kept.",  # the letter says once what runs
+        say("gm_pause_title", game=ctx.game.name),
+        say("gm_pause"),  # the letter says once what runs
         kind="pause",
         calendar=True,
     )
     ctx.claims.append(claims.of_turn(ctx.game, turn))
-    return f"{ctx.game.name} is paused at {turn.label}; the players were told."
+    return say("gm_pause_done", game=ctx.game.name, label=turn.label)
 
 
 def _deadline_set_while_paused(ctx: GmAction) -> bool:
@@ -579,7 +564,7 @@ def _deadline_set_while_paused(ctx: GmAction) -> bool:
 def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
     if ctx.game.status != GameStatus.PAUSED:
-        raise Refused(f"{ctx.game.name} is not paused")
+        raise Refused(say("gm_refused", why="not_paused", game=ctx.game.name))
     ctx.game.status = GameStatus.ACTIVE
     old = as_utc(turn.deadline) if turn.deadline is not None else None
     if rules.expected_players(state):
@@ -601,17 +586,21 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
         # Every order is in (and the turn resolves as soon as they are): it resolves at once,
         # and its results are the players' news; a "resumes" mail seconds before them is not.
         ctx.claims.append(claims.of_turn(ctx.game, turn, resolved=True))
-        return (
-            f"{ctx.game.name} resumes at {turn.label}; every order is in, so it resolves now and the "
-            "results go to the players."
-        )
+        return say("gm_resume_done", game=ctx.game.name, label=turn.label, resolved=True)
     announce(
-        ctx, f"{ctx.game.name} resumes", f"The GM has resumed the game at {turn.label}.", kind="resume", calendar=moved
+        ctx,
+        say("gm_resume_title", game=ctx.game.name),
+        say("gm_resume", label=turn.label),
+        kind="resume",
+        calendar=moved,
     )
     ctx.claims.append(claims.of_turn(ctx.game, turn))
-    return (
-        f"{ctx.game.name} resumes at {turn.label}, due {_deadline_words(turn, ctx.game.timezone)}; "
-        "the players were told."
+    return say(
+        "gm_resume_done",
+        game=ctx.game.name,
+        label=turn.label,
+        resolved=False,
+        due=_deadline_words(turn, ctx.game.timezone),
     )
 
 
@@ -623,34 +612,37 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn.state = rules.dump_state(new_state)
     ctx.undo = {"turn": turn.number, "state": old}
     robots.refile(ctx.session, rules, ctx.game, turn, new_state, ctx.now)  # the robots drive on from the new state
-    text = (
-        f"{seat.name}: {args[1]} set to {args[2]}. Figures now: "
-        + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items())
-        + "."
-    )
+    figures = list(rules.figures(new_state, seat.name).items())
     stale = []
     for other in store.active_seats(ctx.game):
         subs = store.sent(store.submissions(ctx.session, turn, other))
         if any(not rules.parse_orders(new_state, other.name, s.text).ok for s in subs):
             stale.append(other.name)
-    if stale:
-        text += (
-            " Warning: orders on file for " + ", ".join(stale) + " are no longer legal after this change; "
-            f"enter new ones with ORDER {ctx.game.name} <seat> <orders>."
-        )
     if seat.active:
         announce(
             ctx,
-            f"The GM changed your {args[1]}",
-            f"The GM has set your {args[1]} to {args[2]} in {turn.label}. Your figures now: "
-            + ", ".join(f"{k} {v}" for k, v in rules.figures(new_state, seat.name).items())
-            + "."
-            + (" Your orders on file are no longer legal: send new ones." if seat.name in stale else ""),
+            say("gm_set_title", what=args[1]),
+            say(
+                "gm_set",
+                what=args[1],
+                value=args[2],
+                label=turn.label,
+                figures=figures,
+                stale=seat.name in stale,
+            ),
             kind="gm_set",
             to=seat.name,
         )
-        text += f" {seat.name} was told."
-    return text
+    return say(
+        "gm_set_done",
+        seat=seat.name,
+        game=ctx.game.name,
+        what=args[1],
+        value=args[2],
+        figures=figures,
+        stale=stale,
+        told=seat.active,
+    )
 
 
 def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -664,23 +656,28 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     address = address.strip("<>").lower()
     problem = address_problem(address)
     if problem is not None:  # an address no relay takes would stall the outbox
-        raise Refused(f"the new address is {problem}")
+        raise Refused(say("gm_refused", why="bad_address", problem=problem))
     if any(s.player.address == address for s in store.active_seats(ctx.game)):
-        raise Refused(f"{address} already has a seat in {ctx.game.name}")
+        raise Refused(say("gm_refused", why="has_seat", address=address, game=ctx.game.name))
     if ctx.game.status == GameStatus.FINISHED:
-        raise Refused(f"{ctx.game.name} is over")
+        raise Refused(say("gm_refused", why="over", game=ctx.game.name))
     old_player = seat.player
     # A new player without a zone of their own gets the game's, as at game new.
     new_player = player_for(ctx.session, address, name.strip(), ctx.now, ctx.game.timezone)
     plot_cleared = _hand_over(ctx, seat, new_player)
     if ctx.game.status == GameStatus.SIGNUP:
         send_welcome(ctx.shell, ctx.session, ctx.game, seat)
-        return (
-            f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was "
-            f"{old_player.address}); they got the welcome and a new seat password."
+        return say(
+            "gm_replace_done",
+            seat=seat.name,
+            holder=new_player.name,
+            address=new_player.address,
+            old=old_player.address,
+            robot=False,
+            signup=True,
         )
     _rules, _state, turn = under_way(ctx.session, ctx.game)
-    where = f"from {turn.label}" if turn is not None else "for what is left"
+    label = turn.label if turn is not None else None  # the new holder drives from it, or for what is left
     # The predecessor's orders are said to stand only where they sent some for this turn.
     on_file = turn is not None and bool(store.sent(store.submissions(ctx.session, turn, seat)))
     turns.queue_seat_mail(
@@ -694,26 +691,26 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
             seat=seat.name,
             game=ctx.game.name,
             predecessor=old_player.name,
-            where=where,
+            label=label,
             on_file=on_file,
         ),
     )
     announce(
         ctx,
-        f"{seat.name} changes hands",
-        f"The GM has handed seat {seat.name} to {new_player.name}, who drives it on {where}.",
+        say("gm_replace_title", seat=seat.name),
+        say("gm_replace", seat=seat.name, robot=False, holder=new_player.name, label=label),
         kind="replace",
         about=seat.name,
     )
-    return (
-        f"seat {seat.name} now belongs to {new_player.name} <{new_player.address}> (was {old_player.address}); "
-        "they got a fresh turn sheet, saying whose seat they take over, and a new seat password; the other "
-        "players were told."
-        + (
-            f" The GM plot of {seat.name} ({_one_line(plot_cleared)}) is cleared: it was for the player who left."
-            if plot_cleared
-            else ""
-        )
+    return say(
+        "gm_replace_done",
+        seat=seat.name,
+        holder=new_player.name,
+        address=new_player.address,
+        old=old_player.address,
+        robot=False,
+        signup=False,
+        plot=_one_line(plot_cleared) if plot_cleared else None,
     )
 
 
@@ -782,13 +779,13 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
     on, at `level`. The outgoing player is told as for any REPLACE; the robot's orders for the
     open turn are filed now (bot.games.robots), the seat's own from then on."""
     if seat.robot:
-        raise Refused(f"seat {seat.name} of {ctx.game.name} is a robot already")
+        raise Refused(say("gm_refused", why="robot_already", seat=seat.name, game=ctx.game.name))
     if ctx.game.status == GameStatus.FINISHED:
-        raise Refused(f"{ctx.game.name} is over")
+        raise Refused(say("gm_refused", why="over", game=ctx.game.name))
     if ctx.game.status != GameStatus.SIGNUP:
         rules_now, state, _turn = under_way(ctx.session, ctx.game)
         if seat.name not in rules_now.players(state):  # the mails would say a robot drives it on
-            raise Refused(f"{seat.name} is out of the race in {ctx.game.name}: there is nothing for a robot to drive")
+            raise Refused(say("gm_refused", why="nothing_to_drive", seat=seat.name, game=ctx.game.name))
     old_player = seat.player
     ctx.undo = {
         "seat": seat.name,
@@ -818,24 +815,20 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
     seat.gm_plot = None  # a robot drives itself
     ctx.session.flush()
     ctx.session.refresh(seat)
-    filed = ""
+    filed = None  # the label of the open turn the robot's orders are on file for
     turn = store.open_turn(ctx.session, ctx.game) if ctx.game.status != GameStatus.SIGNUP else None
     if turn is not None:
         rules = turns.rules_of(ctx.game)
         if robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), [seat], ctx.now):
-            filed = f" Its orders for {turn.label} are on file."
+            filed = turn.label
     announce(
         ctx,
-        f"{seat.name} changes hands",
-        f"The GM has handed seat {seat.name} to a robot driver, which drives it on "
-        + (f"from {turn.label}." if turn is not None else "for what is left."),
+        say("gm_replace_title", seat=seat.name),
+        say("gm_replace", seat=seat.name, robot=True, label=turn.label if turn is not None else None),
         kind="replace",
         about=seat.name,
     )
-    return (
-        f"seat {seat.name} is now driven by a robot (was {old_player.address}); it is never mailed; the other "
-        f"players were told.{filed}"
-    )
+    return say("gm_replace_done", seat=seat.name, old=old_player.address, robot=True, filed=filed)
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:
@@ -852,9 +845,9 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
         # A closed seat may still be in the race after a ROLLBACK reopened an older turn.
         _rules, state, _turn = _open(ctx)
         if seat.name not in _rules.players(state):
-            raise Refused(f"{seat.name} is out of {ctx.game.name} already")
-        return _drop_seat(ctx, seat)
-    text = _drop_seat(ctx, seat)
+            raise Refused(say("gm_refused", why="out_already", seat=seat.name, game=ctx.game.name))
+        return say("gm_drop_done", dropped=_drop_seat(ctx, seat), told=False)
+    dropped = _drop_seat(ctx, seat)
     letters.notice(
         ctx.shell,
         ctx.session,
@@ -866,12 +859,12 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
     )
     announce(
         ctx,
-        f"{seat.name} is out of the race",
-        f"The GM has taken {seat.name} out of {ctx.game.name}: {text}",
+        say("gm_drop_title", seat=seat.name),
+        say("gm_drop", seat=seat.name, game=ctx.game.name, dropped=dropped),
         kind="drop",
         about=seat.name,
     )
-    return text + " They were told, and so were the other players."
+    return say("gm_drop_done", dropped=dropped, told=True)
 
 
 def _pause_reopened(session: Session, game: Game) -> None:
@@ -889,13 +882,13 @@ def _pause_reopened(session: Session, game: Game) -> None:
 def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     game, session = ctx.game, ctx.session
     if game.status == GameStatus.SIGNUP:
-        raise Refused(f"{game.name} has not started")
+        raise Refused(say("gm_refused", why="not_started", game=game.name))
     rules = turns.rules_of(game)
     undone: list[dict[str, object]] = []
     while True:
         last = store.last_resolved_turn(session, game)
         if last is None:
-            raise Refused(f"{game.name} has no resolved turn to roll back")
+            raise Refused(say("gm_refused", why="nothing_to_roll_back", game=game.name))
         undone.append(_undo_resolution(ctx, last))
         # A turn that needs no orders (Racecraft's final sprint) would resolve again at once: go on.
         if rules.expected_players(rules.load_state(last.state)) or store.last_resolved_turn(session, game) is None:
@@ -913,7 +906,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     for k in kept:
         announce(
             ctx,
-            f"Your orders for {next_label} are kept",
+            say("rollback_kept_title", label=next_label),
             carried_words.kept_to_seat(k, next_label=next_label, reopened=turn.label),
             kind="rollback",
             to=k.seat,
@@ -921,7 +914,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     for k, label in gone:
         announce(
             ctx,
-            f"Your orders for {label} are withdrawn",
+            say("rollback_withdrawn_title", label=label),
             carried_words.withdrawn_to_seat(k, label=label, reopened=turn.label),
             kind="rollback",
             to=k.seat,
@@ -936,7 +929,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
         announce(
             ctx,
-            f"{turn.label} is reopened",
+            say("rollback_reopened_title", label=turn.label),
             carried_words.reopened_to_seat(
                 outlook.what_counts(rules, state, seat, on_file),
                 reopened=turn.label,
@@ -947,21 +940,12 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
             calendar=True,
             to=seat.name,
         )
-    return (
-        f"rolled back to {turn.label}; it is open again and the game is paused: set right what needs it, "
-        f"then RESUME {game.name} (a new deadline) or PROCESS {game.name} (resolve it now). What was "
-        "discarded is kept in the audit log."
-        + (
-            "\n\n" + said
-            if (said := carried_words.rollback_to_gm(kept, gone, next_label=next_label, reopened=turn.label))
-            else ""
-        )
-        + (
-            f" Closed seats still in the race at this turn: {', '.join(closed)}; send DROP {game.name} <seat> "
-            "to take them out again."
-            if closed
-            else ""
-        )
+    return say(
+        "gm_rollback_done",
+        label=turn.label,
+        game=game.name,
+        carried=carried_words.rollback_to_gm(kept, gone, next_label=next_label, reopened=turn.label),
+        closed=closed,
     )
 
 
@@ -1030,7 +1014,7 @@ def _undo_resolution(ctx: GmAction, resolved: Turn) -> dict[str, object]:
     following = session.scalar(select(Turn).where(Turn.game_id == resolved.game_id, Turn.number == resolved.number + 1))
     if following is not None:
         if following.resolved_at is not None:
-            raise Refused(f"turn {following.number} is resolved as well; roll that back first")
+            raise Refused(say("gm_refused", why="next_resolved", number=following.number))
         subs = list(
             session.scalars(
                 select(OrderSubmission).where(OrderSubmission.turn_id == following.id).order_by(OrderSubmission.id)
@@ -1095,7 +1079,7 @@ def _kept_orders(reopened: Turn, undone: Sequence[dict[str, object]]) -> tuple[l
         if isinstance(before, list) and before:
             # Kept for the turn after the discarded one, by an earlier ROLLBACK: that turn is gone.
             gone.extend(
-                (Kept.from_json(row), f"the turn after {following.get('label')}")
+                (Kept.from_json(row), say("turn_after", label=following.get("label")))
                 for row in before
                 if isinstance(row, dict)
             )
@@ -1108,7 +1092,7 @@ def _next_label(undone: Sequence[dict[str, object]], reopened: Turn) -> str:
         following = entry.get("next_turn")
         if isinstance(following, dict) and following.get("number") == reopened.number + 1:
             return str(following.get("label"))
-    return f"the turn after {reopened.label}"
+    return say("turn_after", label=reopened.label)
 
 
 def _withdraw(ctx: GmAction, discarded: Turn) -> None:
@@ -1137,9 +1121,8 @@ def _draw_again(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:
         receipt, text = dice.receipt_of(ctx.game.name, turn, rules, state, seat.name, on_file)
         announce(
             ctx,
-            f"A new receipt for your orders in {turn.label}",
-            f"The turn's secret is new, so the receipt your confirmation carried no longer stands. The "
-            f"receipt of the orders on file for you now is {receipt}, of:\n\n{orders_block(text)}",
+            say("rollback_receipt_title", label=turn.label),
+            say("rollback_receipt", receipt=receipt, orders=orders_block(text)),
             kind="rollback",
             to=seat.name,
         )
@@ -1193,26 +1176,31 @@ def _recount_streaks(session: Session, game: Game, reopened: Turn) -> None:
 def open_signups(ctx: GmAction, args: tuple[str, ...]) -> str:
     game = ctx.game
     if game.status != GameStatus.SIGNUP:
-        raise Refused(f"{game.name} has started already ({game.status}); sign-ups are only before the start")
+        raise Refused(say("gm_refused", why="started_already", game=game.name, status=str(game.status)))
     rules = turns.rules_of(game)
     seats = store.active_seats(game)
-    return (
-        f"{game.name} ({rules.title}) is open for sign-ups: {len(seats)} joined "
-        f"({', '.join(s.name for s in seats) or 'nobody yet'}); it takes {rules.min_players} to "
-        f"{rules.max_players}. Players join by mailing JOIN {game.name} <their name> to "
-        f"{ctx.shell.settings.bot.address}; it starts by itself at {rules.max_players}, or when you send "
-        f"START {game.name}."
+    return say(
+        "gm_open_done",
+        game=game.name,
+        title=rules.title,
+        seats=[s.name for s in seats],
+        least=rules.min_players,
+        most=rules.max_players,
+        address=ctx.shell.settings.bot.address,
     )
 
 
 def start(ctx: GmAction, args: tuple[str, ...]) -> str:
     game = ctx.game
     if game.status != GameStatus.SIGNUP:
-        raise Refused(f"{game.name} has started already")
+        raise Refused(say("gm_refused", why="started_already", game=game.name, status=None))
     turn = turns.start_game(ctx.shell, ctx.session, game)
-    return (
-        f"{game.name} started with {len(store.active_seats(game))} players: {turn.label}, due "
-        f"{_deadline_words(turn, game.timezone)}. Everyone got a turn sheet."
+    return say(
+        "gm_start_done",
+        game=game.name,
+        players=len(store.active_seats(game)),
+        label=turn.label,
+        due=_deadline_words(turn, game.timezone),
     )
 
 

@@ -542,8 +542,8 @@ def resign(ctx: CommandContext, command: Resign) -> Reply:
         seat.game,
         [
             gm.News(
-                f"{seat.name} has resigned",
-                f"{seat.name} has given up the seat in {seat.game.name}: {text}",
+                say("resigned_players_title", seat=seat.name),
+                say("resigned_players", seat=seat.name, game=seat.game.name, dropped=text),
                 "resign",
                 about=seat.name,
             )

@@ -209,10 +209,10 @@ def execute_words(
     """A GM command given as words (the CLI): checked against the same syntax as by mail."""
     command = GM_VERBS.get(verb.upper())
     if command is None:
-        raise Refused(f"unknown GM command {verb!r}; known: {', '.join(GM_VERBS)}")
+        raise Refused(say("gm_refused", why="unknown_command", verb=repr(verb), known=list(GM_VERBS)))
     args = command.split(words)
     if args is None:
-        raise Refused(f"write {command.syntax}, e.g. {command.example}")
+        raise Refused(say("gm_refused", why="syntax", syntax=command.syntax, example=command.example))
     line = " ".join([command.verb, game, *words])
     return execute(shell, session, command.verb, game.lower(), args, actor=actor, via=via, line=line)
 
@@ -224,7 +224,7 @@ def _carry_out(session: Session, action: gm.GmAction, verb: str, args: tuple[str
     savepoint = session.begin_nested()
     try:
         if command is None:
-            raise Refused(f"unknown GM command {verb}")
+            raise Refused(say("gm_refused", why="unknown_command", verb=verb, known=[]))
         text = GM_HANDLERS[command](action, args)
         savepoint.commit()
         return True, text
@@ -277,7 +277,7 @@ def execute(
     line = line or " ".join([verb, game_name, *args])
     game = store.find_game_row(session, game_name)
     if game is None:
-        text = f"there is no game called {game_name}"
+        text = say("gm_refused", why="no_game", game=game_name)
         session.add(_audit(None, actor, via, message_id, line, "refused: " + text, shell.now(), None))
         return GmResult(False, verb, game_name, text)
     action = gm.GmAction(shell, session, game, shell.now(), actor, via)

@@ -39,39 +39,13 @@ from bot.schedules import format_local
 # -- PING ----------------------------------------------------------------------------------------
 
 
-def _as_whom(who: Who) -> str:
-    if who.seat is not None:
-        return f"{who.seat.name} in {who.seat.game.name}"
-    if who.gm_of:
-        return "the GM of " + ", ".join(sorted(g.name for g in who.gm_of))
-    return "your seats in " + ", ".join(sorted(g.name for g in who.games))
-
-
-def _proof_words(ctx: CommandContext) -> str:
-    proof, inbound, settings = ctx.who.proof, ctx.inbound, ctx.shell.settings
-    if proof == Proof.SIGNED:
-        return (
-            "through the signed reply address of your seat (the Reply-To of the bot's mail you answered): "
-            "it signs you in from any address"
-        )
-    if proof == Proof.GM_FROM:
-        return "through your GM reply address, sent from your registered address (GM commands need both)"
-    if proof == Proof.GM_PASSWORD:
-        return "through your GM reply address, with your GM password in the mail"
-    if proof == Proof.PASSWORD:
-        return "by the password in the mail (a PASSWORD line), from your registered address"
-    if proof == Proof.SUBJECT:
-        return "by the signed tag in the subject, from your registered address"
-    verdict = describe_authentication(inbound.auth_results, settings.auth.authserv_id, inbound.sender)
-    return (
-        f"from your registered address, as your mail provider's signature proved it: the receiving server "
-        f"{echo(settings.auth.authserv_id, 80)} says {verdict}"
-    )
+# The proofs PING names without the receiving server's verdict (the others are a DMARC or DKIM pass).
+_PROOFS_OF_OURS = frozenset({Proof.SIGNED, Proof.GM_FROM, Proof.GM_PASSWORD, Proof.PASSWORD, Proof.SUBJECT})
 
 
 def ping(ctx: CommandContext, command: Ping) -> Reply:
     """The answer to PING from whom the mail proved (the intake answers the others)."""
-    now = ctx.shell.now()
+    now, settings = ctx.shell.now(), ctx.shell.settings
     player = ctx.player()
     zone = player.timezone if player is not None else (ctx.who.gm_of[0].timezone if ctx.who.gm_of else "UTC")
     seat = ctx.seat
@@ -79,8 +53,15 @@ def ping(ctx: CommandContext, command: Ping) -> Reply:
     text = say(
         "commands_ping",
         now=format_local(now, zone),
-        whom=_as_whom(ctx.who),
-        proof=_proof_words(ctx),
+        seat=ctx.who.seat.name if ctx.who.seat is not None else None,
+        seat_game=ctx.who.seat.game.name if ctx.who.seat is not None else None,
+        gm_of=sorted(g.name for g in ctx.who.gm_of),
+        games=sorted(g.name for g in ctx.who.games),
+        proof=ctx.who.proof.name,
+        server=echo(settings.auth.authserv_id, 80),
+        verdict=None
+        if ctx.who.proof in _PROOFS_OF_OURS
+        else describe_authentication(ctx.inbound.auth_results, settings.auth.authserv_id, ctx.inbound.sender),
         turn=turn.label if turn is not None else "",
         game=seat.game.name if seat is not None else "",
         paused=seat is not None and seat.game.status == GameStatus.PAUSED,
@@ -95,34 +76,17 @@ def refused_text(ctx: CommandContext, inbound: Inbound, who: Who) -> str:
     settings = ctx.shell.settings
     accept = settings.auth.accept
     tag = tag_in_recipients(settings.bot.address, inbound.recipients)
-    reasons = []
-    if tag is not None and parse_tag(tag) is not None:
-        reasons.append(
-            "it went to a reply address that is not valid (any more): a seat handed to another player gets a new one"
-        )
-    else:
-        reasons.append(
-            f"it went to the bot's plain address {settings.bot.address}, not to the signed reply "
-            "address of a mail for your seat"
-        )
-    reasons.append(
-        "it had no PASSWORD line with your seat password (or the password was wrong)"
-        if "password" in accept
-        else "passwords are not accepted here"
-    )
-    if "dmarc" in accept:
-        verdict = describe_authentication(inbound.auth_results, settings.auth.authserv_id, inbound.sender)
-        reasons.append(f"your mail provider's signature did not prove it: the receiving server says {verdict}")
-    else:
-        reasons.append("a provider's DMARC or DKIM pass is not accepted here")
-    whom = ", ".join(sorted({s.game.name for s in who.claimed} | {g.name for g in who.claimed_gm}))
-    return (
-        f"A PING from your address reached the bot, but it was not accepted as you ({whom}), so orders or "
-        "commands sent that way would not be either. Why:\n\n"
-        + "\n".join(f"  - {r}" for r in reasons)
-        + "\n\nTo be accepted, reply to any mail of your game (its reply address signs you in), or put the "
-        "line PASSWORD <your seat password> in the mail. If you did not send it, you need do nothing: the "
-        "GM sees it in the daily digest. (This note comes at most once a day.)"
+    dmarc = "dmarc" in accept
+    return say(
+        "commands_ping_refused",
+        games=sorted({s.game.name for s in who.claimed} | {g.name for g in who.claimed_gm}),
+        stale_tag=tag is not None and parse_tag(tag) is not None,
+        address=settings.bot.address,
+        password="password" in accept,
+        dmarc=dmarc,
+        verdict=describe_authentication(inbound.auth_results, settings.auth.authserv_id, inbound.sender)
+        if dmarc
+        else None,
     )
 
 

@@ -38,7 +38,7 @@ from bot.clock import as_utc
 from bot.games import turns
 from bot.games.preferences import reminders_wanted
 from bot.letters import ToGm, ToSeat, notices
-from bot.letters.context import deadline_text
+from bot.letters.context import deadline_text, time_in_words
 from bot.letters.words import say
 from bot.models import Game, GameStatus, Turn
 from bot.outlook import what_counts
@@ -184,23 +184,13 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
             seat,
             on_file=on_file,
             counting=counting,
-            left=_left(deadline - now),
+            left=time_in_words(deadline - now),
             early=game.early_resolution and not store.turn_held(session, turn),
         )
         letters.post(shell, session, ToSeat(seat), rendered, kind="reminder")
         sent += 1
     log.info("game %s %s: %d reminder(s) (%s before the deadline)", game.name, turn.label, sent, mark_name(min(due)))
     return sent
-
-
-def _left(delta: timedelta) -> str:
-    minutes = max(0, int(delta.total_seconds()) // 60)
-    hours, minutes = divmod(minutes, 60)
-    if hours >= 48:
-        return f"{hours // 24} days"
-    if hours:
-        return f"{hours} hour{'s' if hours != 1 else ''}" + (f" {minutes} min" if minutes and hours < 10 else "")
-    return f"{minutes} min"
 
 
 # -- late resolutions -------------------------------------------------------------------
@@ -215,7 +205,7 @@ def tell_late(shell: Shell, session: Session, game: Game, number: int, lateness:
         "deadline_late",
         label=label,
         game=game.name,
-        late=_left(lateness),
+        late=time_in_words(lateness),
         next=turn.label if turn is not None else None,
         due=deadline_text(turn, game.timezone) if turn is not None else None,
     )

@@ -268,12 +268,12 @@ def taken_problem(session: Session, player: Player, seats: Sequence[Seat], new: 
     """Why `seats` cannot move to `new`, or None: a GM's address, or one that holds a seat in
     one of their games already."""
     if session.scalar(select(Game.id).where(Game.gm_address == new, Game.status != GameStatus.FINISHED)) is not None:
-        return f"{new} is a GM's address here"
+        return say("address_taken", new=new, games=[])
     owner = session.scalar(select(Player).where(Player.address == new))
     if owner is None or owner.id == player.id:
         return None
     clash = sorted({s.game.name for s in seats if any(o.active and o.player_id == owner.id for o in s.game.seats)})
-    return f"{new} has a seat in {', '.join(clash)} already" if clash else None
+    return say("address_taken", new=new, games=clash) if clash else None
 
 
 def confirm_address(shell: Shell, session: Session, request: PendingRequest) -> str:
@@ -286,11 +286,7 @@ def confirm_address(shell: Shell, session: Session, request: PendingRequest) -> 
     if effective <= now:
         return move(shell, session, request)
     when = format_local(effective, player.timezone)
-    return (
-        f"Confirmed: {request.address} answered. The move is made at {when}, unless it is stopped from "
-        f"{request.old_address} before then (the old address was told when the change was asked, so that a "
-        "change nobody asked for can be stopped). Until then the bot writes to the old address."
-    )
+    return say("address_confirmed", new=request.address, when=when, old=request.old_address)
 
 
 def move(shell: Shell, session: Session, request: PendingRequest) -> str:
@@ -304,11 +300,11 @@ def move(shell: Shell, session: Session, request: PendingRequest) -> str:
     seats = seats_of(session, request)
     close(shell, request, RequestStatus.DONE)
     if not seats:
-        return "Nothing was moved: the seats the change was for are no longer yours (resigned, or the game is over)."
+        return say("address_move_done", no_seats=True)
     problem = taken_problem(session, player, seats, new)
     if problem is not None:
         close(shell, request, RequestStatus.STOPPED)
-        return f"Nothing was moved: {problem} now."
+        return say("address_move_done", no_seats=False, problem=problem)
     everything = {s.id for s in player_seats(session, player)} == {s.id for s in seats}
     owner = session.scalar(select(Player).where(Player.address == new))
     if everything and owner is None:
@@ -337,7 +333,7 @@ def move(shell: Shell, session: Session, request: PendingRequest) -> str:
     session.flush()
     for seat in seats:
         session.refresh(seat)
-    names = ", ".join(f"{s.name} in {s.game.name}" for s in seats)
+    names = ", ".join(say("commands_seat_in_game", seat=s.name, game=s.game.name) for s in seats)
     stays = ", ".join(sorted({s.game.name for s in player_seats(session, player)})) if not everything else ""
     when = format_local(now, player.timezone)
     letters.notice(
@@ -360,7 +356,7 @@ def move(shell: Shell, session: Session, request: PendingRequest) -> str:
                 kind="address_gm",
             )
     log.info("ADDRESS request %s: %s moved from %s to %s", request.id, names, old, new)
-    return f"Done: the bot writes to {new} from now on, for {names}. {old} was told."
+    return say("address_move_done", no_seats=False, problem=None, new=new, names=names, old=old)
 
 
 def due_moves(shell: Shell) -> int:
@@ -414,11 +410,7 @@ def stop(shell: Shell, session: Session, request: PendingRequest) -> str:
             ),
             kind="address_gm",
         )
-    return (
-        f"Stopped: the seats stay at {request.old_address}, and {request.address} gets nothing. If you did not "
-        "ask for the change, someone has the reply address of your seat (a turn sheet forwarded or seen): "
-        "your GM can give the seat a new one, and was told."
-    )
+    return say("address_stop_done", old=request.old_address, new=request.address)
 
 
 __all__ = [

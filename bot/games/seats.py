@@ -43,12 +43,12 @@ def under_way(session: Session, game: Game) -> tuple[AnyGame, GameState, Turn]:
     """The rules, the state now and the open turn of a game under way; refused when it has not
     started, is over, or has no open turn."""
     if game.status == GameStatus.SIGNUP:
-        raise Refused(f"{game.name} has not started (sign-ups are open); START {game.name} first")
+        raise Refused(say("game_refused", why="signup", game=game.name))
     if game.status == GameStatus.FINISHED:
-        raise Refused(f"{game.name} is over")
+        raise Refused(say("game_refused", why="over", game=game.name))
     rules, state, turn = turns.current_state(session, game)
     if turn is None:
-        raise Refused(f"{game.name} has no open turn")
+        raise Refused(say("game_refused", why="no_open_turn", game=game.name))
     return rules, state, turn
 
 
@@ -59,31 +59,31 @@ def drop_seat(
     seat's holder leaves it for `why` (the reliability record's `SeatChange`) when the game is
     under way.
 
-    Returns what was done, in a sentence, and what the drop replaced for the audit log's
+    Returns what was done, in a sentence (`seat_dropped`), and what the drop replaced for the audit log's
     `GmAudit.undo` (the turn's state), None when no state changed."""
     if game.status == GameStatus.FINISHED:
-        raise Refused(f"{game.name} is over")
+        raise Refused(say("game_refused", why="over", game=game.name))
     if game.status == GameStatus.SIGNUP:
         seat.active = False
-        return f"{seat.name} left the sign-up list of {game.name}.", None
+        return say("seat_dropped", seat=seat.name, game=game.name, signup=True), None
     rules, state, turn = under_way(session, game)
     if seat.name not in rules.players(state):
         seat.active = False
-        return f"{seat.name} was no longer in the race; the seat is closed.", None
+        return say("seat_dropped", seat=seat.name, game=game.name, signup=False, label=None), None
     new_state = rules.drop_player(state, seat.name)
     undo: dict[str, object] = {"turn": turn.number, "state": turn.state, "seat": seat.name}
     reliability.note_change(session, seat, turn.number, why, None, now)
     turn.state = rules.dump_state(new_state)
     turn.label = rules.turn_label(new_state)
     seat.active = False
-    return f"{seat.name} is out of {game.name} from {turn.label} on.", undo
+    return say("seat_dropped", seat=seat.name, game=game.name, signup=False, label=turn.label), undo
 
 
 def player_for(session: Session, address: str, name: str, now: datetime, default_zone: str) -> Player:
     address = address.strip().lower()
     problem = address_problem(address)
     if problem is not None:  # the doors check first (bot.mail_in.addresses); this is the last
-        raise Refused(f"that address is {problem}")
+        raise Refused(say("game_refused", why="bad_address", problem=problem))
     player = session.scalar(select(Player).where(Player.address == address))
     if player is None:
         player = Player(address=address, name=name or address.partition("@")[0], timezone=default_zone, created_at=now)

@@ -34,6 +34,7 @@ from bot.letters import sheets
 from bot.letters.cache import LetterCache
 from bot.letters.context import seat_labels
 from bot.letters.turn import TurnLetters
+from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.models import (
@@ -99,7 +100,7 @@ def state_with(session: Session, game: Game, turn: Turn | None) -> tuple[AnyGame
         return rules, rules.load_state(turn.state), turn
     last = store.last_resolved_turn(session, game)
     if last is None or last.state_after is None:
-        raise GameError(f"game {game.name} has not started")
+        raise GameError(say("game_refused", why="not_started", game=game.name))
     return rules, rules.load_state(last.state_after), None
 
 
@@ -110,7 +111,7 @@ def _player(session: Session, address: str, name: str, timezone: str | None, now
     address = address.strip().lower()
     problem = address_problem(address)
     if problem is not None:  # every door checks first (bot.mail_in.addresses); this is the last
-        raise GameError(f"a seat's address is {problem}")
+        raise GameError(say("game_refused", why="bad_seat_address", problem=problem))
     player = session.scalar(select(Player).where(Player.address == address))
     if player is None:
         player = Player(address=address, name=name, timezone=timezone or default_tz, created_at=now)
@@ -124,10 +125,7 @@ def _player(session: Session, address: str, name: str, timezone: str | None, now
 def validate_name(kind: str, name: str) -> str:
     name = name.strip().lower()
     if not NAME_RE.match(name) or name == GM_SEAT:
-        raise GameError(
-            f"{kind} name {name!r}: use 1-30 letters, digits, '-' or '_', starting with a letter or digit"
-            + (" (and not 'gm')" if name == GM_SEAT else "")
-        )
+        raise GameError(say("game_refused", why="bad_name", kind=kind, quoted=repr(name), gm=name == GM_SEAT))
     return name
 
 
@@ -156,12 +154,29 @@ def _zones_found(timezone: str | None, players: Sequence[PlayerSpec]) -> tuple[s
     )
 
 
+def _player_count(rules: AnyGame, count: int, *, game: str | None = None, robots: bool = False) -> GameError:
+    """The refusal of `count` players (robots among them or not) where the game takes
+    `rules.min_players` to `rules.max_players`: for a new game, or for `game` at its start."""
+    return GameError(
+        say(
+            "game_refused",
+            why="players",
+            title=rules.title,
+            least=rules.min_players,
+            most=rules.max_players,
+            count=count,
+            game=game,
+            robots=robots,
+        )
+    )
+
+
 def _check_addresses(gm_address: str, players: Sequence[PlayerSpec]) -> None:
     """Refused when the GM's address or a player's is one no relay takes."""
-    for who, address in [("the GM", gm_address), *((f"player {p.seat}", p.address) for p in players)]:
+    for seat, address in [(None, gm_address), *((p.seat, p.address) for p in players)]:  # None: the GM's
         problem = address_problem(address.strip().lower())
         if problem is not None:
-            raise GameError(f"the address of {who} is {problem}")
+            raise GameError(say("game_refused", why="bad_address_of", seat=seat, problem=problem))
 
 
 def create_game(
@@ -192,10 +207,10 @@ def create_game(
     now = shell.now()
     rules = find_game(kind)
     if early_resolution and not rules.early_resolution:
-        raise GameError(f"{rules.title} does not allow early resolution")
+        raise GameError(say("game_refused", why="no_early_resolution", title=rules.title))
     name = validate_name("game", name)
     if store.find_game_row(session, name) is not None:
-        raise GameError(f"a game called {name} exists already")
+        raise GameError(say("game_refused", why="exists", game=name))
     parse_schedule(deadline)
     grace_minutes = int(parse_duration(grace).total_seconds() // 60) if grace else 0
     options = {str(k): str(v) for k, v in (options or {}).items()}
@@ -205,14 +220,11 @@ def create_game(
     timezone, players = _zones_found(timezone, players)
     _check_addresses(gm_address, players)
     if len(set(seat_names + robot_names)) != len(seat_names) + len(robot_names):
-        raise GameError("two seats have the same name" if robot_names else "two players have the same seat name")
+        raise GameError(say("game_refused", why="same_seat_name", robots=bool(robot_names)))
     if not signup:
         count = len(players) + len(robot_names)
         if not rules.min_players <= count <= rules.max_players:
-            raise GameError(
-                f"{rules.title} takes {rules.min_players} to {rules.max_players} players, not {count}"
-                + (" (robots included)" if robot_names else "")
-            )
+            raise _player_count(rules, count, robots=bool(robot_names))
         # Options are checked by the rules now, so a bad option fails here, not at START.
         rules.new_game(seat_names + robot_names, options, random.Random(0))
     game = Game(
@@ -269,9 +281,7 @@ def start_game(shell: Shell, session: Session, game: Game, *, note: str | None =
     rules = rules_of(game)
     seats = store.active_seats(game)
     if not rules.min_players <= len(seats) <= rules.max_players:
-        raise GameError(
-            f"{rules.title} takes {rules.min_players} to {rules.max_players} players; {game.name} has {len(seats)}"
-        )
+        raise _player_count(rules, len(seats), game=game.name)
     state = rules.new_game([s.name for s in seats], game.options, random.Random(turn_seed(game.seed, 0)))
     game.status = GameStatus.ACTIVE
     turn = _open(shell, session, game, rules, 1, state)

@@ -7,6 +7,7 @@ with a ``bot`` is built here and nowhere else (a test checks it)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 
 from bot.clock import as_utc
@@ -62,6 +63,18 @@ def deadline_text(turn: Turn | None, zone: str) -> str | None:
     if turn is None or turn.deadline is None:
         return None
     return format_local(as_utc(turn.deadline), zone)
+
+
+def time_in_words(delta: timedelta) -> str:
+    """A stretch of time as the letters write it: "3 days" from 48 hours on, else hours (with
+    the minutes under 10 hours, "1 hour 30 min"), else minutes; never below 0."""
+    minutes = max(0, int(delta.total_seconds()) // 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours >= 48:
+        return f"{hours // 24} days"
+    if hours:
+        return f"{hours} hour{'s' if hours != 1 else ''}" + (f" {minutes} min" if minutes and hours < 10 else "")
+    return f"{minutes} min"
 
 
 def orders_block(text: str) -> str:

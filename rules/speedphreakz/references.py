@@ -5,7 +5,9 @@ at its seat sees.
 * `greedy`: every round the program that gets furthest round the circuit (the most
   checkpoints, then the fewest squares to the next, then facing the way) within the control
   that is never lost (cost 101 or less, §4.2), and where that crosses the line sooner, up
-  to 150; it pays no heed to the other cars. The set-up and restarts as the robot's.
+  to 150 (over the line, the cheapest crossing in either band); it pays no heed to the
+  other cars. It starts on its seat's place round the start squares, facing the race
+  direction; restarts as the robot's.
 """
 
 from __future__ import annotations

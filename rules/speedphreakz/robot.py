@@ -21,8 +21,10 @@ action):
 * It stays in the band that never loses control (cost 101 or less: `Band.IN_CONTROL`),
   because a program sent one round ahead cannot know the deficit the round before may
   leave, and a deficit on a first action adds recklessness and a crash surcharge chases
-  it. It reaches into the next band (`Band.RISKY`, up to 150) only where that passes a
-  checkpoint or crosses the line the safe band cannot reach this round. Of its `LOOKAHEAD`
+  it. It reaches into the next band (`Band.RISKY`, up to 150) only where that crosses the
+  line the safe band cannot reach this round; over the line, in either band, it takes the
+  cheapest crossing (S12, S16: more control left at the crossing wins a crossing in the
+  same round), and a crossing is never passed over for one that costs more. Of its `LOOKAHEAD`
   furthest programs it takes the one from whose end the best program of the round after
   gets furthest (`_next_best`), then the furthest.
 * It expects the other cars to move (§4.5: cars that end a round on one square crash, and
@@ -38,9 +40,12 @@ action):
   ending there counts as `RISK` squares shorter. Fields of
   robots race without a crash (a test). It never ends a round on oil (§4.6: the next first
   action would be rolled).
-* At the set-up it takes the start square fewest others are likely to take (its place in
-  the seating order round the start squares), facing the race direction; after a crash it
-  restarts where S10 puts it, facing the next checkpoint.
+* At the set-up (S13: start squares may be shared) it takes, of every start square facing
+  the race direction or 45 degrees off it, the one from which its round 1 (planned as
+  above, the robots seated before it given way to) ends furthest round, then from whose
+  end round 2 gets furthest, then its own place in the seating order round the start
+  squares (`_start`; every robot reads the same choice from the field's plan); after a
+  crash it restarts where S10 puts it, facing the next checkpoint.
 """
 
 from __future__ import annotations
@@ -128,15 +133,21 @@ def orders_in_style(
     circuit = race.circuit
     cap = race.options.max_actions
     placing: Order | None = None
+    plan = _expected(race, player, robots) if style.careful else None
+    ends = (plan.keep[0][plan.me], plan.keep[1][plan.me]) if plan is not None else (_Keep(), _Keep())
     if race.set_up:
         seat = [c.player for c in race.cars].index(player)
-        placing = Start(circuit.start_squares[seat % len(circuit.start_squares)], circuit.finish_direction)
+        chosen = plan.starts[plan.me] if plan is not None else None
+        placing = (
+            Start(*chosen)
+            if chosen is not None
+            else Start(circuit.start_squares[seat % len(circuit.start_squares)], circuit.finish_direction)
+        )
         assert placing.square is not None
         car = dataclasses.replace(car, square=placing.square, heading=placing.heading)
     elif car.status is CarStatus.CRASHED:
         placing = _restart(race, car)
         car = dataclasses.replace(car, square=placing.square, heading=placing.heading)
-    ends = _expected_ends(race, player, robots) if style.careful else (_Keep(), _Keep())
     if placing is not None:
         # the round in hand and the next: from the start (or restart) square, what it carries
         # on the first action of the first (S9), nothing known yet on the second
@@ -170,16 +181,26 @@ class _Keep:
 _Place = tuple[Square | None, Heading, Progress, CarStatus]
 
 
-def _expected_ends(race: Race, player: str, robots: frozenset[str] | None) -> tuple[_Keep, _Keep]:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Expected:
+    """The field's plan (`_field_plan`) and the seat of the robot reading it (`me`)."""
+
+    me: int
+    keep: tuple[tuple[_Keep, ...], tuple[_Keep, ...]]
+    starts: tuple[tuple[Square, Heading] | None, ...]
+
+
+def _expected(race: Race, player: str, robots: frozenset[str] | None) -> _Expected:
     """What to keep off at the end of the round in hand and of the next (§4.5: two cars
-    ending a round on one square both crash; a car next to a crash crashes too), from what
-    anyone can see: the squares, headings, progress and status of the cars, and which seats
-    are robots (`_field_plan`; None: every seat counted a robot)."""
+    ending a round on one square both crash; a car next to a crash crashes too), and at the
+    set-up where to start, from what anyone can see: the squares, headings, progress and
+    status of the cars, and which seats are robots (`_field_plan`; None: every seat counted
+    a robot)."""
     places = tuple((c.square, c.heading, c.progress, c.status) for c in race.cars)
     driven = tuple(robots is None or c.player in robots or c.player == player for c in race.cars)
     plan = _field_plan(race.circuit, race.options.max_actions, race.set_up, places, driven)
     me = [c.player for c in race.cars].index(player)
-    return plan.keep[0][me], plan.keep[1][me]
+    return _Expected(me, plan.keep, plan.starts)
 
 
 def _ring(squares: Iterable[Square]) -> frozenset[Square]:
@@ -223,6 +244,7 @@ class _FieldPlan:
 
     ends: tuple[tuple[Square, Square] | None, ...]
     keep: tuple[tuple[_Keep, ...], tuple[_Keep, ...]]
+    starts: tuple[tuple[Square, Heading] | None, ...] = ()
 
 
 @functools.lru_cache(maxsize=256)
@@ -250,6 +272,7 @@ def _field_plan(
     )
     ends: list[list[Square]] = [[] for _ in places]
     keeps: list[tuple[_Keep, ...]] = []
+    starts: list[tuple[Square, Heading] | None] = [None for _ in places]
     for _round in (0, 1):
         hazards = _hazards(circuit, cap, places)
         keep: list[_Keep] = []
@@ -265,7 +288,10 @@ def _field_plan(
                     ends[seat].append(square)
                     before.append(square)
                 continue
-            if robots[seat]:
+            if robots[seat] and set_up and _round == 0:
+                square, heading, program = _start(circuit, cap, seat, progress, keep[-1])
+                starts[seat] = (square, heading)
+            elif robots[seat]:
                 program = _plan(circuit, cap, square, heading, progress, 0, keep[-1], random.Random(0), NORMAL)
             else:
                 program = _plan(circuit, cap, square, heading, progress, 0, _Keep(), random.Random(0), GREEDY)
@@ -275,7 +301,48 @@ def _field_plan(
             (before if robots[seat] else others).append(end)
         keeps.append(tuple(keep))
         places = tuple(after)
-    return _FieldPlan(tuple((e[0], e[1]) if e else None for e in ends), (keeps[0], keeps[1]))
+    return _FieldPlan(tuple((e[0], e[1]) if e else None for e in ends), (keeps[0], keeps[1]), tuple(starts))
+
+
+START_TURNS = (0, 1, -1)
+"""The headings a robot may start with, in eighths of a turn from the race direction: a
+start facing back round the course looks short on the distance map but costs the turns."""
+
+
+def _start(
+    circuit: Circuit, cap: int, seat: int, progress: Progress, keep: _Keep
+) -> tuple[Square, Heading, tuple[str, ...]]:
+    """Where a robot starts (S13: any start square, shared or not, any heading) and its
+    round 1: of every start square and heading, the one whose round 1 (planned as `_plan`
+    plans it, keeping off `keep`) ends furthest round, a square at risk counted `RISK`
+    short; then the one from whose end the round after gets furthest; then its seat's own
+    square round the start squares, facing the race direction."""
+    squares = circuit.start_squares
+    own = squares[seat % len(squares)]
+    headings = [circuit.finish_direction.turned(k) for k in START_TURNS]
+    maps: dict[int, Mapping[Square, int]] = {}
+    best: tuple[tuple[int, ...], Square, Heading, tuple[str, ...]] | None = None
+    for index, square in enumerate(squares):
+        for turn, heading in enumerate(headings):
+            program = _plan(circuit, cap, square, heading, progress, 0, keep, random.Random(0), NORMAL)
+            end, facing, done = _walk(circuit, square, heading, progress, program)
+            lap, cp, here, away = _progress_key(circuit, maps, end, facing, done)
+            onward = _next_best(circuit, cap, end, facing, done)
+            key = (
+                lap,
+                cp,
+                here + RISK * (end in keep.risk),
+                *onward,
+                away,
+                int(end in keep.clear),
+                int(square != own),
+                turn,
+                index,
+            )
+            if best is None or key < best[0]:
+                best = (key, square, heading, program)
+    assert best is not None
+    return best[1], best[2], best[3]
 
 
 def _seen(race: Race, player: str) -> Race:
@@ -359,11 +426,12 @@ def _plan(
             safe.append((key, option.program))
         elif done.lap >= circuit.laps:
             risky.append((key, option.program))  # it crosses the line: worth the risk
-    pool = risky or safe
+    # over the line in either band, the cheapest crossing (a crossing's key comes first)
+    pool = safe + risky
     if not pool:
         return ()
     best = min(pool)
-    if style.lookahead and not risky:
+    if style.lookahead and best[0][0] > -circuit.laps:  # not over the line this round
         # the furthest few, ranked by how far the best program of the round after gets from
         # where each ends (its risk penalty kept), then as before
         ranked = sorted(pool)[:LOOKAHEAD]

@@ -127,7 +127,7 @@ def player_says(app: App, seat: str, text: str, *, game: str = "rc1", address: s
             address or ADDRESS[seat],
             to,
             f"[{game}] orders",
-            text,  # type: ignore[attr-defined]
+            text,
             message_id=_mid(),
         )
     )

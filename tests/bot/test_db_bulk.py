@@ -121,25 +121,24 @@ def test_among_agrees_with_a_filter_in_python(db_url: str, texts: list[str], pic
     db = Database(db_url)
     try:
         with db.read() as session:  # rolled back at the end: each example starts from nothing
-            ids = [
-                i
-                for (i,) in insert_many(
-                    session,
-                    Quarantine,
-                    [
-                        {
-                            "mailbox_key": t,
-                            "message_id": "",
-                            "raw": b"",
-                            "error": "",
-                            "created_at": T0,
-                            "reported": False,
-                        }
-                        for t in texts
-                    ],
-                    ("id",),
-                )
-            ]
+            returned = insert_many(
+                session,
+                Quarantine,
+                [
+                    {
+                        "mailbox_key": t,
+                        "message_id": "",
+                        "raw": b"",
+                        "error": "",
+                        "created_at": T0,
+                        "reported": False,
+                    }
+                    for t in texts
+                ],
+                ("id",),
+            )
+            ids = [i for (i,) in returned if isinstance(i, int)]
+            assert len(ids) == len(returned), returned  # the ids are whole numbers
             wanted = [texts[p] for p in picks if p < len(texts)] + ["not there"]
             got = sorted(
                 i for (i,) in among(session, select(Quarantine.id), (Quarantine.mailbox_key,), [(w,) for w in wanted])

@@ -38,11 +38,13 @@ def order(app: App, seat: str, text: str, *, message_id: str | None = None) -> E
     """`seat` replies to its latest mail with `text`; the bot polls and sends; the answer."""
     inbox = app.inbox
     assert isinstance(inbox, FakeInbox)
-    before = len(app.mailer.messages(ADDRESS[seat]))  # type: ignore[attr-defined]
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    before = len(mailer.messages(ADDRESS[seat]))
     inbox.deliver(reply_to(last_to(app, ADDRESS[seat]), text, sender=ADDRESS[seat], message_id=message_id))
     app.service.poll()
     app.service.send()
-    after = app.mailer.messages(ADDRESS[seat])  # type: ignore[attr-defined]
+    after = mailer.messages(ADDRESS[seat])
     assert len(after) > before, "no answer"
     return after[-1]
 
@@ -144,6 +146,7 @@ def test_a_missing_order_gets_the_nmr_default_at_the_deadline(racecraft: App) ->
     body = body_of(last_to(racecraft, ADDRESS["anna"]))
     assert "No orders from you arrived in time" in body
     game = find_game("racecraft")
+    assert turn1.state_after is not None
     state = game.load_state(turn1.state_after)
     assert game.figures(state, "anna") == {"ep": 5}
 

@@ -73,7 +73,7 @@ def test_the_secret_file_is_the_last_resort(tmp_path: Path) -> None:
         ({"auth": {"accept": ["dmarc"]}}, "authserv_id is empty"),
     ],
 )
-def test_a_wrong_configuration_says_what_is_wrong(tmp_path: Path, data: dict, message: str) -> None:
+def test_a_wrong_configuration_says_what_is_wrong(tmp_path: Path, data: dict[str, object], message: str) -> None:
     with pytest.raises(SettingsError, match=re.escape(message)):
         parse_settings(data, env={}, base_dir=tmp_path, source="t")
 

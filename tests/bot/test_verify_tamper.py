@@ -96,7 +96,8 @@ def test_the_untouched_archive_verifies_and_prints_every_commitment_and_receipt(
 
 
 def _turn(record: Record, index: int) -> Record:
-    return record["turns"][index]
+    turn: Record = record["turns"][index]
+    return turn
 
 
 def _reroll(record: Record, index: int) -> None:
@@ -315,7 +316,8 @@ def _drop_dice_card(record: Record, folder: Path) -> None:
 
 
 def _middle(record: Record) -> Record:
-    return record["turns"][len(record["turns"]) // 2]
+    turn: Record = record["turns"][len(record["turns"]) // 2]
+    return turn
 
 
 def _hexflip(value: str) -> str:

@@ -7,7 +7,7 @@ of tests/e2e/conftest.py).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
@@ -50,11 +50,23 @@ class Rig:
         self.deliver_at(data, when)
 
     def mail(
-        self, sender: str, to: str, text: str, subject: str = "orders", *, when: datetime | None = None, **headers: str
+        self,
+        sender: str,
+        to: str,
+        text: str,
+        subject: str = "orders",
+        *,
+        when: datetime | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.deliver(
             plain_mail(
-                sender, to, subject, text, message_id=f"<t{next(self._n)}@client.example>", headers=headers or None
+                sender,
+                to,
+                subject,
+                text,
+                message_id=f"<t{next(self._n)}@client.example>",
+                headers=dict(headers) if headers else None,
             ),
             when,
         )

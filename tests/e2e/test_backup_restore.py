@@ -35,7 +35,7 @@ from bot.mail_in.inbox import deliver_to_maildir
 from bot.ops.backup import kept_backups, replay_game
 from bot.testing import reply_to
 from tests.e2e.test_service_signals import NotifySocket, Service
-from tests.helpers import flagman_command
+from tests.helpers import Done, flagman_command
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -85,7 +85,7 @@ def flagman(machine: Path, *args: str, process: bool = False) -> Any:
     config = machine / "etc" / "flagman.toml"
     credentials = {"CREDENTIALS_DIRECTORY": str(machine / "etc" / "credentials")}
     if not process:
-        done = flagman_command(config, *args, env=credentials)
+        done: Done | subprocess.CompletedProcess[str] = flagman_command(config, *args, env=credentials)
     else:
         done = subprocess.run(
             [sys.executable, "-m", "bot.cli", "--config", str(config), *args],

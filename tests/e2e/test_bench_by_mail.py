@@ -102,9 +102,9 @@ def test_a_seat_at_the_nmr_limit_is_taken_from_the_bench_by_real_mail(world: Mai
     gm_mail = "\n".join(body_of(m) for m in read_inbox(world, gm))
     assert "offered to the 2 people of the substitutes bench" in gm_mail and sub in gm_mail
     with world.app.db.read() as session:
-        game = find_game_row(session, "rb1")
-        assert game is not None
-        assert next(s for s in game.seats if s.name == "steve").player.address == sub
+        rb1 = find_game_row(session, "rb1")
+        assert rb1 is not None
+        assert next(s for s in rb1.seats if s.name == "steve").player.address == sub
         taker = session.scalar(select(Player).where(Player.address == sub))
         assert taker is not None
         found = reliability.record(session, taker)

@@ -12,6 +12,7 @@ import email.policy
 import json
 import os
 import random
+import secrets
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +24,8 @@ from hypothesis import strategies as st
 
 from bench.burn import burners
 from bench.mails import STYLES, Seat, order_mail
-from bench.run import main, overrides
+from bench.overrides import overrides
+from bench.run import main
 from bot.mail_out import compose as mailout
 from bot.mail_out.render import RenderedMail
 from bot.settings import parse_settings
@@ -43,7 +45,7 @@ def _compose_both(
 
     def run() -> list[bytes]:
         counter = iter(range(10**9))
-        monkeypatch.setattr(mailout.secrets, "token_hex", lambda n: f"{next(counter):016x}")
+        monkeypatch.setattr(secrets, "token_hex", lambda n: f"{next(counter):016x}")
         random.seed(7)  # the stdlib's MIME boundaries
         return [mailout.compose(config, now, **case)[2] for _ in range(2) for case in cases]  # type: ignore[arg-type]
 

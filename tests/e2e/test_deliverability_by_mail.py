@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -99,7 +99,7 @@ def start_game(world: MailWorld) -> dict[str, str]:
     return addresses
 
 
-def dnsfunc(server: DnsServer):  # dkimpy's lookup signature
+def dnsfunc(server: DnsServer) -> Callable[[bytes | str, float], bytes | None]:  # dkimpy's lookup signature
     resolver = dns.resolver.Resolver(configure=False)
     resolver.nameservers, resolver.port, resolver.lifetime = [server.host], server.port, 5.0
 
@@ -162,7 +162,9 @@ def test_the_turn_sheets_calendar_invitation_is_the_deadline(signed_world: MailW
     addresses = start_game(signed_world)
     msg = sheet(signed_world, addresses["steve"])
     [part] = [p for p in msg.walk() if p.get_content_type() == "text/calendar"]
-    cal = icalendar.Calendar.from_ical(part.get_payload(decode=True))
+    payload = part.get_payload(decode=True)
+    assert isinstance(payload, bytes)
+    cal = icalendar.Calendar.from_ical(payload)
     event = next(iter(cal.walk("VEVENT")))
     assert str(cal["METHOD"]) == "REQUEST"
     with signed_world.app.db.read() as session:
@@ -171,6 +173,7 @@ def test_the_turn_sheets_calendar_invitation_is_the_deadline(signed_world: MailW
         from bot.models import Turn
 
         deadline = session.scalars(select(Turn.deadline)).one()
+    assert deadline is not None
     assert event.decoded("DTSTART") == deadline.replace(tzinfo=UTC)
     assert "America/Chicago" in str(event["DESCRIPTION"]) and "CST" in str(event["DESCRIPTION"])
 

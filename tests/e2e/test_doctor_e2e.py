@@ -22,7 +22,7 @@ import pytest
 from bot.host.unit import CREDENTIALS_DIR
 from bot.ops.doctor import run_doctor
 from tests.helpers import fresh_database
-from tests.servers import Dovecot, SmtpSink
+from tests.servers import Dovecot, Postgres, SmtpSink
 
 pytestmark = pytest.mark.e2e
 
@@ -176,7 +176,7 @@ def test_an_unreachable_database_is_reported_and_the_mail_checks_still_run(site:
 
 
 def test_a_missing_postgresql_database_says_to_create_it(
-    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres: Postgres
 ) -> None:
     """The server runs but has no such database: the fix is createdb, not "check the password"."""
     site = Site(tmp_path, dovecot, smtp_sink.host, smtp_sink.port, postgres.url.rsplit("/", 1)[0] + "/no_such_db")
@@ -204,7 +204,7 @@ def test_a_mail_from_the_future_shows_our_clock_is_slow(site: Site) -> None:
 
 
 def test_on_postgresql_the_clock_is_compared_with_the_server(
-    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres: Postgres
 ) -> None:
     """With PostgreSQL the database server's now() is the reference clock."""
     site = Site(tmp_path, dovecot, smtp_sink.host, smtp_sink.port, fresh_database("postgresql", tmp_path, postgres))
@@ -372,7 +372,7 @@ def test_each_way_a_server_fails_gets_its_own_finding_and_fix(site: Site, ports:
 
 
 def test_a_read_only_postgresql_database_is_a_problem(
-    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres
+    tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, postgres: Postgres
 ) -> None:
     """A database that answers but takes no write (default_transaction_read_only, as on a
     standby): reachable was not enough; the write probe finds it, with the fix."""

@@ -275,7 +275,8 @@ def mailbox_counts(dovecot: Dovecot, user: str) -> dict[str, int]:
 
 def normalise(snap: dict[str, object], domain: str) -> dict[str, object]:
     """The same run in another mailbox differs only in its domain name."""
-    return eval(repr(snap).replace(domain, "DOMAIN"))  # our own repr of plain values
+    normalised: dict[str, object] = eval(repr(snap).replace(domain, "DOMAIN"))  # our own repr of plain values
+    return normalised
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from email.message import EmailMessage
 
 import pytest
 from sqlalchemy import text
+from sqlalchemy.pool import QueuePool
 
 from bot.games.turns import PlayerSpec, create_game
 from bot.testing import body_of, reply_to
@@ -111,6 +112,7 @@ def test_the_send_leaves_no_connection_changed_behind_it(world: MailWorld) -> No
     report = world.app.service.send()
     assert report.sent == len(SEATS) + 1 and report.failed == report.retrying == 0  # a turn sheet each, the GM's
     engine = world.app.db.engine
+    assert isinstance(engine.pool, QueuePool)
     pooled = engine.pool.checkedin()
     assert pooled >= 1
     conns = [engine.connect() for _ in range(pooled)]

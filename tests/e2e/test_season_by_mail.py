@@ -161,8 +161,8 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
     results = []
     for round_, places in mailed.items():
         finishes = []
-        for place, seats, dnf in places:
-            for seat in seats:
+        for place, placed, dnf in places:
+            for seat in placed:
                 driver = seat_of_round[round_][seat]
                 if round_ == 1 and driver == NO_SHOW:
                     finishes.append(Finish(driver, Outcome.NO_SHOW))
@@ -465,11 +465,11 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             race.game.gm_address = gm2
     assert digest.send_due_digests(world.app.shell, force=True) == 2
     world.app.service.send()
-    for who, race in ((gm2, "cup-b-r3"), (gm, "cup-a-r3")):
+    for who, race_name in ((gm2, "cup-b-r3"), (gm, "cup-a-r3")):
         sheet = [m for m in read_inbox(world, who) if str(m["Subject"]).startswith("[GM digest]")][-1]
         text = body_of(sheet)
-        assert "Its tiers have different GMs" in text and f"SEASON {race} NEXT CONFIRM" in text, who
-        world.dovecot.deliver(world.bot, reply_to(sheet, f"SEASON {race} NEXT CONFIRM", sender=who))
+        assert "Its tiers have different GMs" in text and f"SEASON {race_name} NEXT CONFIRM" in text, who
+        world.dovecot.deliver(world.bot, reply_to(sheet, f"SEASON {race_name} NEXT CONFIRM", sender=who))
         cycle(world)
         if who == gm2:
             assert "waiting for the GM of tier 1" in body_of(read_inbox(world, gm2)[-1])
@@ -483,13 +483,13 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
         made = {s.tier: s for s in session.scalars(select(Season).where(Season.series == "cup", Season.edition == 2))}
         assert sorted(made) == [1, 2]
         for tier, drawn in enumerate(want, start=1):
-            race = made[tier].races[0].game
+            opening = made[tier].races[0].game
             # Who holds each seat (a seat keeps the name it had in the last race: the substitute's
             # is the leaver's).
-            held = sorted(driver_at[seat.player.address] for seat in race.seats)
+            held = sorted(driver_at[seat.player.address] for seat in opening.seats)
             assert held == sorted(d.driver for d in drawn), f"tier {tier}"
-            assert sorted(str(seat.player_id) for seat in race.seats) == sorted(shown[tier - 1]), "the stored draw"
-            assert race.status == "active"
+            assert sorted(str(seat.player_id) for seat in opening.seats) == sorted(shown[tier - 1]), "the stored draw"
+            assert opening.status == "active"
     moved = {d.driver: d.move.value for t in want for d in t if d.move.value in ("up", "down")}
     assert sorted(moved.values()) == ["down", "up"]
     for driver in moved:

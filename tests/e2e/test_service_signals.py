@@ -30,6 +30,7 @@ from bot.ops.backup import replay_game
 from bot.settings import load_settings
 from bot.testing import reply_to
 from tests.helpers import as_unprivileged
+from tests.servers import Postgres
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -192,7 +193,7 @@ def make_site(root: Path, games: int, *, interval: float = 0.3, batch: int = 5) 
                 reply_to(
                     msg,
                     orders,
-                    sender=spec.address,  # type: ignore[arg-type]
+                    sender=spec.address,
                     message_id=f"<{spec.seat}.{spec.address}@client.test>",
                 ),
             )
@@ -350,7 +351,7 @@ def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify
 
 
 def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
-    tmp_path: Path, notify: NotifySocket, postgres
+    tmp_path: Path, notify: NotifySocket, postgres: Postgres
 ) -> None:
     """PostgreSQL failover: the holder's lock session is killed (as when its host vanishes); the
     standby gets the advisory lock, and the old holder notices within seconds and exits 1."""

@@ -79,7 +79,7 @@ def test_forged_mail_from_a_player_does_not_lock_out_the_player_or_the_gm(rig: R
             rig.bot,
             "I am out of the office",
             subject=f"Auto: away {i}",
-            **{"Auto-Submitted": "auto-replied"},
+            headers={"Auto-Submitted": "auto-replied"},
         )
         rig.mail(rig.gm, rig.bot, "EXTEND rc1 99h")  # forged GM mail without proof
     rig.cycle()
@@ -183,7 +183,9 @@ def test_dmarc_for_another_domain_and_two_from_headers_authenticate_no_one(rig: 
     """ "Authentication-Results accepted only when its header.from equals the one From
     the bot parsed (a mail with two From headers authenticates no one)"."""
     seb = rig.players["seb"]
-    rig.mail(seb, rig.bot, "USE 2", **{"Authentication-Results": "mx.trust.test; dmarc=pass header.from=evil.test"})
+    rig.mail(
+        seb, rig.bot, "USE 2", headers={"Authentication-Results": "mx.trust.test; dmarc=pass header.from=evil.test"}
+    )
     two = plain_mail(
         "mallory@evil.test",
         rig.bot,
@@ -198,7 +200,9 @@ def test_dmarc_for_another_domain_and_two_from_headers_authenticate_no_one(rig: 
     assert "mallory@evil.test" not in [r for r, _ in rig.sent()]
     # The control: aligned DMARC of our own server admits the player.
     domain = seb.rpartition("@")[2]
-    rig.mail(seb, rig.bot, "USE 2", **{"Authentication-Results": f"mx.trust.test; dmarc=pass header.from={domain}"})
+    rig.mail(
+        seb, rig.bot, "USE 2", headers={"Authentication-Results": f"mx.trust.test; dmarc=pass header.from={domain}"}
+    )
     rig.cycle()
     assert rig.orders() == ["USE 2"]
 

@@ -227,13 +227,13 @@ def test_a_forged_join_gets_one_code_mail_and_makes_no_seat(rig: Rig) -> None:
 def test_dkim_for_a_public_suffix_proves_nobody(rig: Rig) -> None:
     """Case 8: "a DKIM pass for d=test counts as aligned with kelly@x.test"."""
     auth = "mx.trust.test; dkim=pass header.d=test"
-    rig.mail(rig.players["kelly"], rig.bot, "USE 2", **{"Authentication-Results": auth})
+    rig.mail(rig.players["kelly"], rig.bot, "USE 2", headers={"Authentication-Results": auth})
     domain = rig.players["kelly"].partition("@")[2]
     rig.mail(
         rig.players["seb"],
         rig.bot,
         "USE 3",
-        **{"Authentication-Results": f"mx.trust.test; dkim=pass header.d={domain}"},
+        headers={"Authentication-Results": f"mx.trust.test; dkim=pass header.d={domain}"},
     )
     rig.cycle()
     assert rig.orders() == ["USE 3"]

@@ -35,7 +35,10 @@ def make_race(
 ) -> Race:
     """A race set up by hand: positions front first; EP per runner (or one for all)."""
     names = [name for position in positions for name in position]
-    ep_of = (lambda name: ep) if isinstance(ep, int) else (lambda name: ep[name])
+
+    def ep_of(name: str) -> int:
+        return ep if isinstance(ep, int) else ep[name]
+
     return Race(
         runners=tuple(Runner(name, ep_of(name)) for name in names),
         positions=tuple(tuple(sorted(position)) for position in positions),
@@ -46,7 +49,7 @@ def make_race(
 
 def legal_orders(race: Race, player: str) -> list[Order]:
     """Every order `player` may give now, as the game's own parser accepts them."""
-    candidates: list[Order] = [Use(n) for n in range(0, 11)] + [Cruise(), Overtake()]
+    candidates: list[Order] = [*(Use(n) for n in range(0, 11)), Cruise(), Overtake()]
     return [order for order in candidates if GAME.parse_orders(race, player, GAME.format_orders([order])).ok]
 
 

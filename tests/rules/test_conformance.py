@@ -144,12 +144,22 @@ def no_clock_no_global_random() -> Iterator[None]:
         raise ClockRead("the rules read the clock or the global random")
 
     class Clockless(datetime.datetime):
-        now = classmethod(forbidden)
-        utcnow = classmethod(forbidden)
-        today = classmethod(forbidden)
+        @classmethod
+        def now(cls, *_args: object, **_kwargs: object) -> typing.NoReturn:
+            forbidden()
+
+        @classmethod
+        def utcnow(cls, *_args: object, **_kwargs: object) -> typing.NoReturn:
+            forbidden()
+
+        @classmethod
+        def today(cls, *_args: object, **_kwargs: object) -> typing.NoReturn:
+            forbidden()
 
     class Dateless(datetime.date):
-        today = classmethod(forbidden)
+        @classmethod
+        def today(cls, *_args: object, **_kwargs: object) -> typing.NoReturn:
+            forbidden()
 
     clocks = ("time", "time_ns", "monotonic", "monotonic_ns", "perf_counter", "perf_counter_ns", "localtime", "gmtime")
     chances = (
@@ -451,10 +461,8 @@ def test_no_view_shows_a_players_pending_orders_to_anyone_else(name: str, which:
                 orders[player] = parsed.orders
         resolution = game.resolve(state, orders, turn_rng(3, turn))
         state = resolution.state
-        seen = {
-            viewer: " | ".join(texts(game.view(state, resolution, viewer)))
-            for viewer in (Viewer.PUBLIC, Viewer.GM, *game.players(state))
-        }
+        viewers: tuple[PlayerId | Viewer, ...] = (Viewer.PUBLIC, Viewer.GM, *game.players(state))
+        seen = {viewer: " | ".join(texts(game.view(state, resolution, viewer))) for viewer in viewers}
         for owner, token in tokens.items():
             if token in seen[Viewer.PUBLIC] or token not in seen.get(owner, ""):
                 continue  # resolved and reported, or dropped (a crashed car's queue): not pending

@@ -11,14 +11,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 
 # racecraft.md's worked example, with a fifth runner (zed) at the back: the game needs five.
+WORKED_TURNS = [
+    {"kelly": "USE 0", "seb": "USE 2", "steve": "USE 2", "roger": "USE 5", "zed": "0"},
+    {"roger": "CRUISE", "seb": "USE 3", "steve": "OVERTAKE", "kelly": "USE 2", "zed": "cruise"},
+]
 WORKED_EXAMPLE = {
     "players": ["kelly", "seb", "steve", "roger", "zed"],
     "options": {"turns": 5},
     "seed": 1,
-    "turns": [
-        {"kelly": "USE 0", "seb": "USE 2", "steve": "USE 2", "roger": "USE 5", "zed": "0"},
-        {"roger": "CRUISE", "seb": "USE 3", "steve": "OVERTAKE", "kelly": "USE 2", "zed": "cruise"},
-    ],
+    "turns": WORKED_TURNS,
 }
 
 
@@ -61,7 +62,7 @@ def test_play_runs_the_sprint_and_prints_the_result() -> None:
 def test_an_illegal_order_exits_2_naming_turn_player_and_reason() -> None:
     """ "An order that does not parse or is illegal exits with status 2 and a message naming
     the turn, the player and the reason."""
-    script = {**WORKED_EXAMPLE, "turns": [WORKED_EXAMPLE["turns"][0], {"seb": "USE 9"}]}
+    script = {**WORKED_EXAMPLE, "turns": [WORKED_TURNS[0], {"seb": "USE 9"}]}
     done = flagman_play(script)
     assert done.returncode == 2
     assert done.stdout == ""

@@ -42,7 +42,8 @@ def worked_example() -> tuple[Any, Any]:
 
 def test_racecraft_is_registered_and_is_a_game() -> None:
     """`rules.find_game("racecraft")` is this game, and it implements the Game protocol."""
-    assert find_game("Racecraft") is GAME
+    registered: object = GAME
+    assert find_game("Racecraft") is registered
     assert isinstance(GAME, Game)
     assert (GAME.name, GAME.title, GAME.min_players, GAME.max_players) == ("racecraft", "Racecraft", 5, 8)
 
@@ -152,6 +153,7 @@ def test_a_view_reads_as_a_mapping_of_its_fields() -> None:
     ``view.get("x")`` and ``dict(view)``; nothing but the fields is a key."""
     _one, two = worked_example()
     view = GAME.view(two.state, two, Viewer.PUBLIC)
+    assert isinstance(view, RacecraftView)
     assert view["summary"] == view.summary and view.get("finished") is False
     assert list(view) == [f.name for f in dataclasses.fields(view)]
     assert dict(view)["runners"] is view.runners

@@ -9,7 +9,7 @@ import pytest
 
 from rules.api import IllegalOrderError, OptionError, Placing, ProblemKind, Resolution
 from rules.racecraft import GAME
-from rules.racecraft.model import Cruise, Overtake, Race, Stage, Use, score_text
+from rules.racecraft.model import Cruise, Order, Overtake, Race, Stage, Use, score_text
 from rules.racecraft.resolve import TurnReport, run_turn
 from tests.rules.racecraft_strategies import make_race
 
@@ -17,7 +17,7 @@ RNG = random.Random(0)
 FIVE = ["kelly", "seb", "steve", "roger", "zed"]
 
 
-def orders_of(race: Race, texts: dict[str, str]) -> dict[str, tuple]:
+def orders_of(race: Race, texts: dict[str, str]) -> dict[str, tuple[Order, ...]]:
     """Parse each player's mail with the game's parser; every one must be accepted."""
     orders = {}
     for player, text in texts.items():
@@ -184,9 +184,9 @@ def test_use_deducts_and_scores_the_ep_used() -> None:
     race = make_race([["a"], ["b"], ["c"]], {"a": 4, "b": 6, "c": 3})
     report = trace(race, {"a": "USE 0", "b": "USE 6", "c": "USE 2"})
     legs = {leg.name: leg for leg in report.legs}
-    assert (legs["b"].spent, legs["b"].score) == (6, 6)
-    assert (legs["c"].spent, legs["c"].score) == (2, 2)
-    assert (legs["a"].spent, legs["a"].score) == (0, 0)
+    assert (legs["b"].spent, legs["b"].score) == (6, Fraction(6))
+    assert (legs["c"].spent, legs["c"].score) == (2, Fraction(2))
+    assert (legs["a"].spent, legs["a"].score) == (0, Fraction(0))
 
 
 def test_use_more_than_you_have_is_refused_naming_the_maximum() -> None:
@@ -255,7 +255,7 @@ def test_overtake_costs_one_ep_and_scores_one_in_the_cruise_average() -> None:
     race = make_race([["a"], ["b"], ["c"]], 5)
     report = trace(race, {"a": "USE 4", "b": "CRUISE", "c": "OVERTAKE"})
     legs = {leg.name: leg for leg in report.legs}
-    assert (legs["c"].spent, legs["c"].score) == (1, 1)
+    assert (legs["c"].spent, legs["c"].score) == (1, Fraction(1))
     assert report.cruise_average == Fraction(5, 2)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, ClassVar
 
 import pytest
@@ -12,12 +12,18 @@ import pytest
 from rules import UnknownGameError
 from rules.api import (
     Event,
+    FigureError,
     InvalidOrderError,
+    OneLineOrder,
     OrderProblem,
     Parsed,
     Resolution,
+    RobotLevel,
     Roll,
+    Stall,
+    View,
     Viewer,
+    placings,
     turn_rng,
 )
 from rules.script import ScriptError, play_script, run_script
@@ -195,6 +201,9 @@ class DashGame:
     min_players: ClassVar[int] = 2
     max_players: ClassVar[int] = 3
     early_resolution: ClassVar[bool] = True
+    later_replaces: ClassVar[bool] = True
+    chance: ClassVar[bool] = True
+    honours: ClassVar[tuple[str, ...]] = ()
 
     def new_game(self, players: Sequence[str], options: Mapping[str, str], rng: random.Random) -> Dash:
         turns = int(options.get("turns", "2"))
@@ -245,8 +254,85 @@ class DashGame:
     def figures(self, state: Dash, player: str) -> dict[str, int]:
         return {"distance": state.distance[player], "start_roll": state.start_roll}
 
-    def view(self, state: Dash, resolution: Resolution[Dash] | None, viewer: str | Viewer) -> dict[str, Any]:
-        return {}
+    def view(self, state: Dash, resolution: Resolution[Dash] | None, viewer: str | Viewer) -> View:
+        return View(
+            title=self.title,
+            turn_label=self.turn_label(state),
+            finished=self.is_finished(state),
+            standings=placings(self.standings(state)),
+            columns=(),
+            table=(),
+            events=(),
+            private=(),
+            summary="",
+        )
+
+    # The rest of the protocol, which a script never asks for: the plainest answers.
+    def option_help(self) -> str:
+        return "turns: how many turns (default 2)"
+
+    def rules_summary(self) -> str:
+        return "Each turn, GO rolls a die and moves that far; the farthest wins."
+
+    def orders_label(self, state: Dash, player: str) -> str:
+        return self.turn_label(state)
+
+    def format_orders(self, orders: Sequence[Go]) -> str:
+        return "GO" if orders else "REST"
+
+    def plot_orders(self, state: Dash, player: str, plot: str) -> tuple[Go, ...] | None:
+        return self.parse_orders(state, player, plot).orders
+
+    def is_complete(self, state: Dash, player: str, orders: Sequence[Go]) -> bool:
+        return True
+
+    def missing_orders(self, state: Dash, player: str, orders: Sequence[Go]) -> tuple[str, ...]:
+        return ()
+
+    def filled_orders(self, state: Dash, player: str, orders: Sequence[Go]) -> tuple[Go, ...]:
+        return tuple(orders)
+
+    def normal_orders(self, state: Dash, player: str, orders: Sequence[Go]) -> tuple[Go, ...]:
+        return tuple(orders)
+
+    def consequences(self, state: Dash, player: str, orders: Sequence[Go]) -> tuple[str, ...]:
+        return ()
+
+    def taken(
+        self, state: Dash, player: str, orders: Sequence[Go], others: Mapping[str, Sequence[Go]]
+    ) -> tuple[tuple[Go, str], ...]:
+        return ()
+
+    def one_line_orders(self, state: Dash, player: str) -> tuple[OneLineOrder, ...]:
+        return ()
+
+    def order_help(self, state: Dash, player: str) -> str:
+        return "GO or REST"
+
+    def robot_orders(
+        self,
+        state: Dash,
+        player: str,
+        rng: random.Random,
+        level: RobotLevel = RobotLevel.NORMAL,
+        robots: frozenset[str] | None = None,
+    ) -> tuple[Go, ...]:
+        return (Go(),)
+
+    def stall(self, state: Dash) -> Stall | None:
+        return None
+
+    def set_figure(self, state: Dash, player: str, name: str, value: str) -> Dash:
+        raise FigureError("Dash has no figures to set")
+
+    def drop_player(self, state: Dash, player: str) -> Dash:
+        return replace(state, players=tuple(p for p in state.players if p != player))
+
+    def dump_state(self, state: Dash) -> dict[str, Any]:
+        return {"version": 1, **asdict(state)}
+
+    def load_state(self, data: Mapping[str, Any]) -> Dash:
+        return Dash(tuple(data["players"]), dict(data["distance"]), data["turn"], data["turns"], data["start_roll"])
 
 
 def test_any_game_can_be_scripted_with_per_turn_rngs() -> None:

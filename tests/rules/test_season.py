@@ -127,7 +127,7 @@ OUTCOMES = (Outcome.DID_NOT_FINISH, Outcome.NO_SHOW, Outcome.NMR_OUT)
 def race_results(draw: st.DrawFn, number: int, correction: int) -> RaceResult:
     entrants = draw(st.lists(st.sampled_from(DRIVERS), min_size=1, unique=True))
     finishers = draw(st.integers(0, len(entrants)))
-    finishes = []
+    finishes: list[Finish] = []
     place = 1
     for i, driver in enumerate(entrants[:finishers]):
         if i and draw(st.booleans()):  # shares the place before

@@ -24,7 +24,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.mail_out.render import Renderer
 from bot.models import Game, InboundMessage, OrderSubmission, Outbox, Quarantine, Seat
-from bot.service import PollReport
+from bot.service import PollReport, Service
 from bot.settings import (
     AuthSettings,
     BotSettings,
@@ -100,7 +100,7 @@ class Bot:
     baseline: int  # the last outbox row of the template (the turn sheets of turn 1)
 
     @property
-    def service(self):  # bot.service.Service
+    def service(self) -> Service:
         return self.app.service
 
     def deliver(self, data: bytes | str) -> str:

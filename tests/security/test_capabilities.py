@@ -34,6 +34,7 @@ from bot.games.turns import create_game
 from bot.gm import digest
 from bot.mail_in.auth import GM_SEAT, parse_tag, verify_tag
 from bot.mail_out import queue as mailout
+from bot.mail_out.compose import compose as compose_mail
 from bot.models import Game, Seat
 from bot.testing import plain_mail
 from tests.security.conftest import ADDRESS, BOT, GM, MAX_MAIL_BYTES, OLD_SECRET, SITE_SECRET, Bot
@@ -100,7 +101,7 @@ class Watch:
 @pytest.fixture
 def watch(monkeypatch: pytest.MonkeyPatch) -> Iterator[Watch]:
     watch = Watch()
-    original_queue, original_compose = mailout.queue, mailout.compose
+    original_queue, original_compose = mailout.queue, compose_mail
     sessions: list[Session] = []
 
     def queue(session: Session, *args: Any, **kwargs: Any) -> Any:

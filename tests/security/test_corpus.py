@@ -51,7 +51,8 @@ def check_outgoing(row: Outbox, *, holder_wrote: bool = False) -> EmailMessage:
     assert [a.addr_spec for a in to] == [row.recipient]
     for name in ("Cc", "Bcc", "Resent-To", "Resent-Bcc"):
         assert msg[name] is None, f"{name} in a mail the bot wrote"
-    assert msg.get_all("To") and len(msg.get_all("To")) == 1
+    to_fields = msg.get_all("To")
+    assert to_fields and len(to_fields) == 1
     for name, value in msg.items():
         assert "\r" not in str(value) and "\n" not in str(value), f"a line break in {name}"
     assert msg["X-Injected"] is None

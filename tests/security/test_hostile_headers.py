@@ -15,6 +15,7 @@ No time limits here (a machine may be slow or busy): bench/hostile.py times the 
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from email import message_from_bytes, policy
 
 import pytest
@@ -102,7 +103,7 @@ def assert_safe_outgoing(bot: Bot) -> None:
     [auth_results_2mb, cc_140000, long_name, long_subject, medium_name],
     ids=["auth-results-2mb", "cc-140000", "name-100000", "subject-100000", "name-2900"],
 )
-def test_a_hostile_header_section_does_not_hold_up_the_order_behind_it(bot: Bot, make) -> None:
+def test_a_hostile_header_section_does_not_hold_up_the_order_behind_it(bot: Bot, make: Callable[[], bytes]) -> None:
     """The stranger's mail ends ignored or refused (never quarantined); the player's
     on-time order delivered after it is applied and confirmed in the same poll."""
     bot.inbox.max_size = WHOLE_MAILS
@@ -119,7 +120,8 @@ def test_a_hostile_header_section_does_not_hold_up_the_order_behind_it(bot: Bot,
     assert order.status == "applied", order.detail
     assert bot.orders() == 1 and bot.quarantined() == []
     confirmation = bot.mailer.messages(ADDRESS["seb"])[-1]
-    assert "USE 2" in confirmation.get_body(("plain",)).get_content()
+    plain = confirmation.get_body(("plain",))
+    assert plain is not None and "USE 2" in plain.get_content()
     # The stranger gets at most the one short notice, at the From it wrote; no one else is mailed.
     assert set(bot.recipients()) <= {ADDRESS["seb"], MALLORY}
     assert bot.recipients().count(MALLORY) <= 1
@@ -209,4 +211,5 @@ def test_a_mail_with_two_from_fields_authenticates_no_one(bot: Bot, to: str) -> 
     assert bot.orders() == 1 and bot.quarantined() == []
     assert bot.recipients() == [ADDRESS["seb"]]  # the confirmation of the real order only
     confirmation = message_from_bytes(bot.outbox()[-1].data, policy=policy.default)
-    assert "USE 2" in confirmation.get_body(("plain",)).get_content()
+    plain = confirmation.get_body(("plain",))
+    assert plain is not None and "USE 2" in plain.get_content()

@@ -9,6 +9,7 @@ SQLite file); tests/e2e/test_volume_abuse.py runs them through Maildir and Dovec
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from email import message_from_bytes, policy
 
 from hypothesis import HealthCheck, given, settings
@@ -498,7 +499,7 @@ _SENDERS = st.sampled_from(["stranger@else.example", ADDRESS["kelly"], ADDRESS["
     )
 )
 def test_hostile_mail_gets_answers_under_the_caps_and_one_recorded_outcome_each(
-    make_bot, mails: list[tuple[str, str, list[tuple[str, int]]]]
+    make_bot: Callable[..., Bot], mails: list[tuple[str, str, list[tuple[str, int]]]]
 ) -> None:  # a fixture factory
     """Property: whatever the mail, every answer is under its cap (an unproven sender's
     under the stranger cap), no answer is bigger than the mail that caused it plus a sheet's worth,

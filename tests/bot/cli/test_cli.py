@@ -97,8 +97,8 @@ def test_bad_usage_exits_2_with_a_clear_message(tmp_path: Path) -> None:
     assert done.returncode == 2 and "is not a schedule" in done.stderr
     done = flagman_command(tmp_path / "missing.toml", "poll")
     assert done.returncode == 2 and "no configuration" in done.stderr
-    done = flagman(tmp_path / "missing.toml", "poll")
-    assert done.returncode == 2 and "no configuration" in done.stderr
+    in_its_own = flagman(tmp_path / "missing.toml", "poll")
+    assert in_its_own.returncode == 2 and "no configuration" in in_its_own.stderr
 
 
 def closes_counted(monkeypatch: pytest.MonkeyPatch) -> list[App]:

@@ -43,6 +43,7 @@ def test_the_demo_plays_a_whole_game_by_mail_and_prints_every_mail(tmp_path: Pat
         turn3 = conn.execute(text("select state from turn where number = 3")).scalar()
     # Anna forgot turn 3: racecraft.md NMR, "half their remaining EP, rounded down".
     game = find_game("racecraft")
+    assert turn3 is not None
     anna_ep = game.figures(game.load_state(json.loads(turn3) if isinstance(turn3, str) else turn3), "anna")["ep"]
     assert isinstance(anna_ep, int)
     assert defaults == [f"USE {anna_ep // 2}"]

@@ -51,7 +51,7 @@ def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: App) -> 
     fake_inbox(rc).deliver(
         plain_mail(
             "seb-phone@else.example",
-            signed_address(BOT, "test-site-secret", "rc1", "seb"),  # type: ignore[attr-defined]
+            signed_address(BOT, "test-site-secret", "rc1", "seb"),
             "resend",
             "RESEND",
         )

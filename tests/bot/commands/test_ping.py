@@ -50,7 +50,7 @@ def ping(app: App, sender: str, to: str = BOT, text: str = "PING", **headers: st
             sender,
             to,
             "testing my new phone",
-            text,  # type: ignore[attr-defined]
+            text,
             message_id=f"<ping-{len(mails(app))}-{sender}@client.example>",
             headers=headers or None,
         )

@@ -39,6 +39,7 @@ from tests.bot.gm_helpers import (
     stranger_joins,
     stranger_says,
 )
+from tests.helpers import fake_inbox, moving_clock
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 KIM = "kim@else.example"
@@ -136,7 +137,7 @@ def test_rules_gives_the_summary_and_the_order_syntax_and_never_echoes_an_unknow
     assert "Racecraft is a middle-distance track race" in body and "USE n" in body
     assert "Early resolution: on" in body and "Press (PRESS rc2 ALL|<seat>): allowed, signed" in body
     assert "JOIN rc2 [your name]" in body
-    site.clock.advance(days=1, hours=1)  # past the few answers a day
+    moving_clock(site).advance(days=1, hours=1)  # past the few answers a day
     stranger_says(site, KIM, "RULES buy-cheap-watches")
     refusal = last(site, KIM)
     assert "No game by that name" in str(refusal["Subject"]) and "watches" not in str(refusal)
@@ -152,7 +153,7 @@ def test_observe_starts_only_when_its_confirmation_comes_back(site: App) -> None
     assert "CONFIRM observe.rc1." in body_of(ask)
     all_order(site)  # early resolution: turn 1 resolves; the address is no observer yet
     assert not [m for m in mails(site, KIM) if "observer copy" in str(m["Subject"])]
-    site.inbox.deliver(reply_to(ask, "", sender=KIM))  # type: ignore[attr-defined]
+    fake_inbox(site).deliver(reply_to(ask, "", sender=KIM))
     cycle(site)
     assert "You observe rc1" in str(last(site, KIM)["Subject"])
     all_order(site, text="CRUISE")  # turn 2 resolves
@@ -179,11 +180,11 @@ def test_a_code_counts_only_from_its_address_and_only_for_a_few_days(site: App) 
     from any other address, or after `VALID_DAYS`, it stands for nothing."""
     stranger_says(site, KIM, "OBSERVE rc1")
     ask = last(site, KIM)
-    site.inbox.deliver(reply_to(ask, "", sender="mallory@evil.example"))  # type: ignore[attr-defined]
+    fake_inbox(site).deliver(reply_to(ask, "", sender="mallory@evil.example"))
     cycle(site)
     assert "Confirmation not valid" in str(last(site, "mallory@evil.example")["Subject"])
-    site.clock.advance(days=tokens.VALID_DAYS + 1)
-    site.inbox.deliver(reply_to(ask, "", sender=KIM))  # type: ignore[attr-defined]
+    moving_clock(site).advance(days=tokens.VALID_DAYS + 1)
+    fake_inbox(site).deliver(reply_to(ask, "", sender=KIM))
     cycle(site)
     assert "Confirmation not valid" in str(last(site, KIM)["Subject"])
     with site.db.read() as session:
@@ -193,7 +194,7 @@ def test_a_code_counts_only_from_its_address_and_only_for_a_few_days(site: App) 
 def test_unobserve_stops_the_results(site: App) -> None:
     """UNOBSERVE rc1 (or UNOBSERVE, for every game): no more results to the address."""
     stranger_says(site, KIM, "OBSERVE rc1")
-    site.inbox.deliver(reply_to(last(site, KIM), "", sender=KIM))  # type: ignore[attr-defined]
+    fake_inbox(site).deliver(reply_to(last(site, KIM), "", sender=KIM))
     cycle(site)
     stranger_says(site, KIM, "UNOBSERVE rc1")
     assert "You no longer observe rc1" in str(last(site, KIM)["Subject"])
@@ -211,7 +212,7 @@ def test_a_stranger_gets_a_few_answers_a_day_whatever_it_asks_but_a_code_of_ours
     for text in ("LIST", "HELP", "RULES rc1", "LIST", "what is this?", "JOIN nosuch"):
         stranger_says(site, KIM, text)
     assert len(mails(site, KIM)) == 3
-    site.inbox.deliver(reply_to(ask, "", sender=KIM))  # type: ignore[attr-defined]
+    fake_inbox(site).deliver(reply_to(ask, "", sender=KIM))
     cycle(site)
     assert len(mails(site, KIM)) == 4 and "You observe rc1" in str(last(site, KIM)["Subject"])
     with site.db.read() as session:
@@ -316,14 +317,14 @@ def test_address_moves_only_once_confirmed_from_the_new_address_and_the_old_one_
     assert str(ask["Subject"]).startswith("[confirm address.") and carries_nothing_signed(ask)
     assert "STOP" not in body_of(ask)  # the stop code is the old address's alone
     assert game_row(site).seats[0].player.address == ADDRESS["kelly"]
-    site.inbox.deliver(reply_to(ask, "", sender="mallory@evil.example"))  # type: ignore[attr-defined]
+    fake_inbox(site).deliver(reply_to(ask, "", sender="mallory@evil.example"))
     cycle(site)
     assert game_row(site).seats[0].player.address == ADDRESS["kelly"]
-    site.inbox.deliver(reply_to(ask, "yes, that is me", sender=new))  # type: ignore[attr-defined]
+    fake_inbox(site).deliver(reply_to(ask, "yes, that is me", sender=new))
     cycle(site)
     assert "The move is made at Tue 6 Jan 2026 09:00" in body_of(last(site, new))
     assert game_row(site).seats[0].player.address == ADDRESS["kelly"]  # the hold is not over
-    site.clock.advance(hours=24)
+    moving_clock(site).advance(hours=24)
     cycle(site)
     assert game_row(site).seats[0].player.address == new
     told = [m for m in mails(site, ADDRESS["kelly"]) if "Your address has changed" in str(m["Subject"])][-1]
@@ -351,13 +352,13 @@ def test_vacation_defaults_do_not_count_towards_the_nmr_limit_and_the_gm_is_told
     assert "kelly of rc1: vacation" in bodies(site, GM)
     for seat in ("seb", "steve", "roger", "anna"):
         player_says(site, seat, "USE 2")
-    site.clock.advance(hours=49)  # turn 1 closes on Wed 7 Jan: on vacation
+    moving_clock(site).advance(hours=49)  # turn 1 closes on Wed 7 Jan: on vacation
     cycle(site)
     seats = {s.name: s for s in game_row(site).seats}
     assert seats["kelly"].nmr_streak == 0
     for seat in ("seb", "steve", "roger", "anna"):
         player_says(site, seat, "CRUISE")
-    site.clock.advance(hours=49)  # turn 2 closes on Fri 9 Jan: back home
+    moving_clock(site).advance(hours=49)  # turn 2 closes on Fri 9 Jan: back home
     cycle(site)
     assert {s.name: s for s in game_row(site).seats}["kelly"].nmr_streak == 1
 
@@ -415,7 +416,7 @@ def test_a_command_naming_no_game_says_which_games_it_could_be(gapp: App) -> Non
         for seat in session.scalars(select(Seat).where(Seat.player_id == multi.id)):
             seat.secret = password = "same-for-both"
     gapp.service.send()
-    gapp.inbox.deliver(plain_mail("multi@example.org", BOT, "orders", f"PASSWORD {password}\nRESIGN\nUSE 3"))  # type: ignore[attr-defined]
+    fake_inbox(gapp).deliver(plain_mail("multi@example.org", BOT, "orders", f"PASSWORD {password}\nRESIGN\nUSE 3"))
     cycle(gapp)
     answer = last(gapp, "multi@example.org")  # one answer, in sections
     text = body_of(answer)
@@ -457,7 +458,7 @@ def test_early_resolution_off_waits_for_the_deadline(gapp: App) -> None:
     assert "Orders received" in str(last(gapp, ADDRESS["kelly"])["Subject"])
     assert "resolves as soon as every order is in" not in body_of(last(gapp, ADDRESS["kelly"]))
     assert len(gm_helpers.turns(gapp)) == 1
-    gapp.clock.advance(timedelta(hours=49))
+    moving_clock(gapp).advance(timedelta(hours=49))
     cycle(gapp)
     assert len(gm_helpers.turns(gapp)) == 2
 
@@ -510,7 +511,7 @@ def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: App) -> 
     set'": the confirmation now names the line left out, and that its default stands."""
     _game(gapp, "speed_circuit", 2)
     for _ in ("design", "qualifying"):
-        gapp.clock.advance(timedelta(hours=49))
+        moving_clock(gapp).advance(timedelta(hours=49))
         cycle(gapp)
     player_says(gapp, "p0", "SPEED 40\nPATH Q Q Q", game="g1", address="p0@example.org")
     body = body_of(last(gapp, "p0@example.org"))
@@ -530,7 +531,7 @@ def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default
     was left out and the SKILL on file stands; no default is claimed for it."""
     _game(gapp, "speed_circuit", 2)
     for _ in ("design", "qualifying"):
-        gapp.clock.advance(timedelta(hours=49))
+        moving_clock(gapp).advance(timedelta(hours=49))
         cycle(gapp)
     player_says(gapp, "p0", "SPEED 40\nSKILL ALL\nSKILL NONE", game="g1", address="p0@example.org")
     body = " ".join(body_of(last(gapp, "p0@example.org")).split())
@@ -547,7 +548,7 @@ def test_no_line_of_the_self_service_mail_is_an_order_line(site: App) -> None:
 
     stranger_says(site, KIM, "HELP\nLIST\nRULES rc1")
     stranger_says(site, KIM, "OBSERVE rc1")
-    site.inbox.deliver(reply_to(last(site, KIM), "", sender=KIM))  # type: ignore[attr-defined]
+    fake_inbox(site).deliver(reply_to(last(site, KIM), "", sender=KIM))
     player_says(site, "seb", "PRESS rc1 ALL\nUSE 3\nCRUISE\nOVERTAKE\nENDPRESS")
     player_says(site, "kelly", "TIMEZONE UTC\nVACATION 2026-01-05 2026-01-06\nADDRESS kelly@new.example")
     all_order(site)
@@ -580,7 +581,7 @@ def test_a_speed_circuit_confirmation_says_what_the_plot_costs(gapp: App) -> Non
     dice decide (PAY ROLL) is not priced."""
     _game(gapp, "speed_circuit", 2)
     for _ in ("design", "qualifying"):
-        gapp.clock.advance(timedelta(hours=49))
+        moving_clock(gapp).advance(timedelta(hours=49))
         cycle(gapp)
     player_says(gapp, "p0", "SPEED 20\nPATH B", game="g1", address="p0@example.org")
     body = body_of(last(gapp, "p0@example.org")).replace("\r\n", "\n")

@@ -186,7 +186,9 @@ def test_the_archive_shows_nothing_private(
     def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Any:
         data = dict(original(self, state, resolution, viewer))
         if not isinstance(viewer, Viewer):
-            data["private"] = [*data["private"], f"SECRET-LINE-OF-{viewer}"]
+            private = data["private"]
+            assert isinstance(private, list | tuple)
+            data["private"] = [*private, f"SECRET-LINE-OF-{viewer}"]
         return data
 
     monkeypatch.setattr(game_type, "view", view)

@@ -10,6 +10,7 @@ sees it in the digest; the taker is credited."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from email.message import EmailMessage
 
 import pytest
 from hypothesis import given
@@ -28,6 +29,7 @@ from bot.testing import reply_to
 from rules.reliability import Reliability
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, audit, body_of, cycle, gm_says, last, mails, player_says, stranger_says
+from tests.helpers import fake_inbox
 
 gapp = gm_helpers.gapp
 rc = gm_helpers.rc
@@ -56,7 +58,7 @@ def on_bench(app: App, address: str, kind: str = "racecraft") -> None:
     stranger_says(app, address, f"SUBSTITUTE ON {kind}")
     code_mail = last(app, address)
     assert "[confirm bench." in str(code_mail["Subject"]), str(code_mail["Subject"])
-    app.inbox.deliver(reply_to(code_mail, "yes", sender=address))  # type: ignore[attr-defined]
+    fake_inbox(app).deliver(reply_to(code_mail, "yes", sender=address))
     cycle(app)
     assert "You are on the substitutes bench of Racecraft" in body_of(last(app, address))
 
@@ -78,7 +80,7 @@ def to_the_nmr_limit(app: App) -> None:
     a_turn(app)
 
 
-def offers_to(app: App, address: str) -> list[object]:
+def offers_to(app: App, address: str) -> list[EmailMessage]:
     return [m for m in mails(app, address) if "A seat to take over" in str(m["Subject"])]
 
 
@@ -115,14 +117,14 @@ def test_a_seat_at_the_nmr_limit_goes_to_a_robot_and_is_offered_to_the_bench(rc:
     gm_mail = bodies_of(rc, GM)
     assert "offered to the 2 people of the substitutes bench" in gm_mail
     # The first answer takes the seat, as REPLACE hands one over.
-    rc.inbox.deliver(reply_to(offer, "I'll take it", sender=SUB1))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(reply_to(offer, "I'll take it", sender=SUB1))
     cycle(rc)
     assert seat_of(rc, "anna") == (SUB1, False)
     sheet = [m for m in mails(rc, SUB1) if "from the substitutes bench" in body_of(m)]
     assert sheet, "the taker gets the turn sheet"
     assert "took over seat anna" in body_of(last(rc, ADDRESS["seb"]))
     # The second is told clearly that it has gone, and nothing changes.
-    rc.inbox.deliver(reply_to(offers_to(rc, SUB2)[0], "me too", sender=SUB2))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(reply_to(offers_to(rc, SUB2)[0], "me too", sender=SUB2))
     cycle(rc)
     assert "no longer on offer" in body_of(last(rc, SUB2))
     assert seat_of(rc, "anna") == (SUB1, False)
@@ -134,7 +136,7 @@ def test_a_seat_at_the_nmr_limit_goes_to_a_robot_and_is_offered_to_the_bench(rc:
     sent = body_of(last(rc, GM))
     assert "OFFER rc1 anna" in sent and "SUBSTITUTE rc1 anna" in sent and SUB1 in sent
     # The taker plays the turn, answering the sheet they got.
-    rc.inbox.deliver(reply_to(sheet[-1], "USE 1", sender=SUB1))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(reply_to(sheet[-1], "USE 1", sender=SUB1))
     cycle(rc)
     assert "USE 1" in body_of(last(rc, SUB1))
     a_turn(rc)
@@ -151,7 +153,7 @@ def test_two_answers_at_once_give_the_seat_to_one_and_a_clear_answer_to_the_othe
     on_bench(rc, SUB2)
     to_the_nmr_limit(rc)
     for address in (SUB2, SUB1):  # in the same poll: one batch
-        rc.inbox.deliver(reply_to(offers_to(rc, address)[0], "mine", sender=address))  # type: ignore[attr-defined]
+        fake_inbox(rc).deliver(reply_to(offers_to(rc, address)[0], "mine", sender=address))
     cycle(rc)
     holder, robot = seat_of(rc, "anna")
     assert not robot and holder in (SUB1, SUB2)
@@ -287,7 +289,7 @@ def test_each_turn_of_a_seat_has_one_holder_in_the_order_the_seat_changed_hands(
     seen = [reliability.holder_at(seat, changes, n)[0] for n in range(0, 41)]
     walked = [p for i, p in enumerate(seen) if i == 0 or p != seen[i - 1]]
     assert all(p in chain for p in walked)
-    positions = []
+    positions: list[int] = []
     for p in walked:  # each new holder comes later in the chain than the one before
         start = positions[-1] + 1 if positions else 0
         positions.append(chain.index(p, start))
@@ -311,7 +313,7 @@ def test_in_a_season_the_driver_put_out_keeps_the_nmr_penalty_when_the_bench_tak
             seasons.SeasonSettings("spring", "racecraft", GM, nmr_penalty=3, games=("rc1",)),
         )
     to_the_nmr_limit(rc)
-    rc.inbox.deliver(reply_to(offers_to(rc, SUB1)[0], "mine", sender=SUB1))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(reply_to(offers_to(rc, SUB1)[0], "mine", sender=SUB1))
     cycle(rc)
     with rc.db.read() as session:
         game = find_game_row(session, "rc1")
@@ -337,7 +339,7 @@ def test_a_seat_taken_from_the_bench_reads_with_its_takers_name(rc: App) -> None
     name>)" in the taker's turn sheet and in the next results, as after REPLACE."""
     on_bench(rc, SUB1)
     to_the_nmr_limit(rc)
-    rc.inbox.deliver(reply_to(offers_to(rc, SUB1)[0], "I'll take it", sender=SUB1))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(reply_to(offers_to(rc, SUB1)[0], "I'll take it", sender=SUB1))
     cycle(rc)
     with rc.db.read() as session:
         taker = session.scalar(select(Player).where(Player.address == SUB1))

@@ -42,6 +42,7 @@ from bot.models import Game, Outbox, Turn
 from bot.testing import plain_mail
 from rules import find_game
 from tests.bot.gm_helpers import BOT, GM, cycle, gm_says, new_app, player_says
+from tests.helpers import fake_inbox, moving_clock
 from tests.settled import examples
 
 
@@ -169,8 +170,8 @@ def _act(app: App, deck: Deck, step: Step) -> None:
             assert game is not None
             turn = store.open_turn(session, game)
             closing = closing_time(game, turn) if turn is not None else None
-        if closing is not None and closing > app.clock.now():  # type: ignore[attr-defined]
-            app.clock.advance(closing - app.clock.now() + timedelta(minutes=1))  # type: ignore[attr-defined]
+        if closing is not None and closing > app.clock.now():
+            moving_clock(app).advance(closing - app.clock.now() + timedelta(minutes=1))
         _deliver(app, seat, "\n".join(deck.lines[i] for i in picks), "[g1] orders")
         app.service.poll()
         app.service.send()
@@ -194,7 +195,7 @@ def _act(app: App, deck: Deck, step: Step) -> None:
     elif what in ("clear", "wait", "nowait", "orders", "status"):
         player_says(app, seat, what.upper(), game="g1", address=address)
     elif what == "tick":
-        app.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
+        moving_clock(app).advance(timedelta(hours=49))
         cycle(app)
     elif what == "plot":
         gm_says(app, f"PLOT g1 {seat} {line}", game="g1")
@@ -226,11 +227,11 @@ def _deliver(app: App, seat: str, text: str, subject: str, in_reply_to: str | No
     headers = (
         {"In-Reply-To": in_reply_to if in_reply_to.startswith("<") else f"<{in_reply_to}>"} if in_reply_to else None
     )
-    app.inbox.deliver(
+    fake_inbox(app).deliver(
         plain_mail(
             f"{seat}@example.org", to, subject, text, message_id=f"<{next(_MAIL)}@client.example>", headers=headers
         )
-    )  # type: ignore[attr-defined]
+    )
 
 
 _MAIL = itertools.count(1)

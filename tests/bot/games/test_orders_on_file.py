@@ -73,4 +73,4 @@ def test_a_seat_holds_the_turn_while_its_last_wait_is_not_lifted(sources: list[s
     """WAIT holds the turn until the same seat's NOWAIT; nothing else lifts or sets it."""
     subs = [SimpleNamespace(source=s, text="") for s in sources]
     flags = [s for s in sources if s in ("wait", "nowait")]
-    assert holds(subs) == (bool(flags) and flags[-1] == "wait")  # type: ignore[arg-type]
+    assert holds(subs) == (bool(flags) and flags[-1] == "wait")

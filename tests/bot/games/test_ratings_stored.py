@@ -29,11 +29,11 @@ from tests.bot.gm_helpers import (
     cycle,
     gm_says,
     mails,
-    moving_clock,
     new_app,
     player_says,
     to_the_finish,
 )
+from tests.helpers import moving_clock
 from tests.settled import examples
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)

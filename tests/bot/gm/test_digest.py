@@ -96,7 +96,7 @@ def world(rc: App) -> App:
         plain_mail(
             "MAILER-DAEMON@mx.example.com",
             BOT,
-            "Undelivered Mail Returned to Sender",  # type: ignore[attr-defined]
+            "Undelivered Mail Returned to Sender",
             "Your message could not be delivered.",
         )
     )

@@ -30,6 +30,7 @@ from tests.bot.gm_helpers import (
     player_says,
     turns,
 )
+from tests.helpers import fake_inbox, moving_clock
 
 RACECRAFT = find_game("racecraft")
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
@@ -123,7 +124,7 @@ def test_plot_is_stored_canonical_and_is_the_seats_nmr_default(rc: App) -> None:
         assert game is not None
         kelly = seat_named(game, "kelly")
         assert kelly is not None and kelly.gm_plot == "USE 2"
-    rc.clock.advance(hours=49)
+    moving_clock(rc).advance(hours=49)
     cycle(rc)
     assert ("kelly", "plot", "USE 2") in submissions(rc, 1)
     assert ("seb", "default", "USE 5") in submissions(rc, 1)
@@ -146,10 +147,10 @@ def test_a_plot_not_allowed_this_turn_is_kept_for_the_turns_that_allow_it(rc: Ap
     assert "It is not allowed in Turn 1 of 5: start" in answer and "> USE 5" in answer, answer
     told = " ".join(body_of(last(rc, ADDRESS["seb"])).split())
     assert "in the turns that allow it" in told and "It is not allowed in Turn 1 of 5: start" in told, told
-    rc.clock.advance(hours=49)
+    moving_clock(rc).advance(hours=49)
     cycle(rc)
     assert ("seb", "default", "USE 5") in submissions(rc, 1)
-    rc.clock.advance(hours=49)
+    moving_clock(rc).advance(hours=49)
     cycle(rc)
     assert ("seb", "plot", "CRUISE") in submissions(rc, 2)
 
@@ -221,7 +222,7 @@ def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: App
     gm_says(rc, "PAUSE rc1")
     assert game_row(rc).status == GameStatus.PAUSED
     assert "paused" in body_of(last(rc, ADDRESS["anna"]))
-    rc.clock.advance(days=5)
+    moving_clock(rc).advance(days=5)
     cycle(rc)
     assert turns(rc)[0].resolved_at is None
     gm_says(rc, "RESUME rc1")
@@ -237,7 +238,7 @@ def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: App) ->
     then set the turn due two days later. A deadline the GM set (DEADLINE, EXTEND) since the
     game was paused is the GM's choice for the resumed turn: RESUME keeps it."""
     gm_says(rc, "PAUSE rc1")
-    rc.clock.advance(hours=1)
+    moving_clock(rc).advance(hours=1)
     gm_says(rc, "DEADLINE rc1 +2h\nRESUME rc1")
     assert game_row(rc).status == GameStatus.ACTIVE
     assert deadline_of(rc) == rc.clock.now() + timedelta(hours=2)
@@ -322,7 +323,7 @@ def test_replace_hands_the_seat_to_a_new_player_with_a_fresh_turn_sheet(rc: App)
     # The new player orders for the seat with the password they were given.
     from bot.testing import plain_mail
 
-    rc.inbox.deliver(plain_mail("kim@example.org", BOT, "[rc1]", f"PASSWORD {seat.secret}\nUSE 6"))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(plain_mail("kim@example.org", BOT, "[rc1]", f"PASSWORD {seat.secret}\nUSE 6"))
     cycle(rc)
     assert ("anna", "mail", "USE 6") in submissions(rc, 1)
 

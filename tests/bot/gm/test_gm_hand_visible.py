@@ -75,8 +75,8 @@ def test_replace_tells_the_new_holder_whose_seat_in_the_games_zone_and_clears_th
     with rc.db.read() as session:
         game = find_game_row(session, "rc1")
         assert game is not None
-        seat = seat_named(game, "steve")
-        assert seat is not None and seat.gm_plot is None and seat.player.timezone == "America/New_York"
+        steve = seat_named(game, "steve")
+        assert steve is not None and steve.gm_plot is None and steve.player.timezone == "America/New_York"
 
 
 # -- ROLLBACK, PAUSE and the calendar -----------------------------------------------------------

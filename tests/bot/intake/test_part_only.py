@@ -14,21 +14,21 @@ from bot.app import App
 from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import OrderSubmission
 from bot.store import find_game_row, orders_on_file
-from rules import find_game
+from rules import speed_circuit
 from rules.speed_circuit.parse import parse_orders
-from rules.speed_circuit.plot import SpeedOrder
+from rules.speed_circuit.plot import Order, SpeedOrder
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, body_of, last, one_lap_race, player_says
 from tests.rules.speed_circuit.test_options import _race_state
 
 gapp = gm_helpers.gapp
 
-GAME = find_game("speed_circuit")
+GAME = speed_circuit.GAME  # the object `find_game` returns, with its own types: the tests look inside orders
 RACE = _race_state(1, 3, 2, "harbour_loop", False)
 SEAT = sorted(GAME.expected_players(RACE))[0]
 
 
-def _orders(text: str) -> tuple[object, ...]:
+def _orders(text: str) -> tuple[Order, ...]:
     parsed = parse_orders(RACE, SEAT, text)
     assert not parsed.problems, parsed.problems
     return parsed.orders

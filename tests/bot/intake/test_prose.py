@@ -71,7 +71,7 @@ def test_what_is_no_order_phrase_is_not_read_into_one(line: str) -> None:
 
 
 SPEED_CIRCUIT = find_game("speed_circuit")
-SC_STATE = _race_state(1, 3, 2, "harbour_loop", False)
+SC_STATE = GameState(_race_state(1, 3, 2, "harbour_loop", False))  # as the shell holds it
 SC_SEAT = sorted(SPEED_CIRCUIT.expected_players(SC_STATE))[0]
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from bot.app import App
 from bot.intake import orders, prose
+from rules import find_game
 from rules.racecraft.game import Racecraft
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import body_of, last, player_says
@@ -71,7 +72,7 @@ def test_the_phrase_before_a_clause_is_parsed_once_for_it(parses: list[str]) -> 
     """A clause is compared with the phrase of the clause before it (whether its own phrases are
     orders of the same kind, whether it goes on with that phrase): that phrase is read by the
     game's parser once for the clause, not once for each question asked of it."""
-    game = Racecraft()
+    game = find_game("racecraft")  # a Racecraft, as the shell holds it
     state = game.new_game(["a", "b", "c", "d", "e"], {}, random.Random(1))
     line = "use 1, use 2"
     problems = game.parse_orders(state, "a", line).problems

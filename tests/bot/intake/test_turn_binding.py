@@ -18,13 +18,14 @@ from bot.models import InboundMessage, OrderSubmission
 from bot.testing import body_of, plain_mail, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, cycle, last, mails, player_says, turns
+from tests.helpers import fake_inbox, moving_clock
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 SEATS = ("kelly", "seb", "steve", "roger", "anna")
 
 
 def _resolve_turn_1(app: App) -> None:
-    app.clock.advance(timedelta(minutes=30))  # type: ignore[attr-defined]  # the sheets went out at the start
+    moving_clock(app).advance(timedelta(minutes=30))  # the sheets went out at the start
     for seat in SEATS:
         player_says(app, seat, "USE 2")  # every order in: the turn resolves early
     assert turns(app)[0].resolved_at is not None and len(turns(app)) == 2
@@ -48,7 +49,7 @@ def test_a_late_reply_to_the_turn_1_sheet_is_not_taken_for_turn_2(rc: App) -> No
     and a one-tap link carries the same orders for the open turn."""
     sheet = next(m for m in mails(rc, ADDRESS["steve"]) if "Turn 1 of 5" in str(m["Subject"]))
     _resolve_turn_1(rc)
-    rc.inbox.deliver(reply_to(sheet, "USE 8", sender=ADDRESS["steve"]))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(reply_to(sheet, "USE 8", sender=ADDRESS["steve"]))
     cycle(rc)
     assert _steve_orders(rc) == []
     answer = last(rc, ADDRESS["steve"])
@@ -64,12 +65,12 @@ def test_a_late_reply_to_the_turn_1_sheet_is_not_taken_for_turn_2(rc: App) -> No
         row = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
         assert row is not None and (row.status, row.reason) == ("refused", "answers a resolved turn")
     # The tap: a new mail with the order in its subject, naming no turn: for the open turn.
-    rc.inbox.deliver(
+    fake_inbox(rc).deliver(
         plain_mail(
             ADDRESS["steve"],
             urllib.parse.unquote(address),
             "USE 8",
-            "",  # type: ignore[attr-defined]
+            "",
             message_id="<tap@phone.example>",
         )
     )
@@ -81,7 +82,7 @@ def test_a_reply_to_the_results_orders_for_the_turn_they_open(rc: App) -> None:
     """The results of Turn 1 come with the sheet of Turn 2: a reply to them is for Turn 2."""
     _resolve_turn_1(rc)
     results = next(m for m in mails(rc, ADDRESS["steve"]) if "Results of Turn 1" in str(m["Subject"]))
-    rc.inbox.deliver(reply_to(results, "USE 8", sender=ADDRESS["steve"]))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(reply_to(results, "USE 8", sender=ADDRESS["steve"]))
     cycle(rc)
     assert [turn for turn, _ in _steve_orders(rc)] == [turns(rc)[1].id]
 
@@ -90,10 +91,10 @@ def test_the_turn_label_in_a_replys_subject_binds_it_when_the_headers_are_gone(r
     """A client that dropped In-Reply-To and References: the subject still names Turn 1."""
     subject = next(str(m["Subject"]) for m in mails(rc, ADDRESS["steve"]) if "Turn 1 of 5" in str(m["Subject"]))
     _resolve_turn_1(rc)
-    rc.inbox.deliver(
+    fake_inbox(rc).deliver(
         plain_mail(
             ADDRESS["steve"],
-            signed_address(BOT, "test-site-secret", "rc1", "steve"),  # type: ignore[attr-defined]
+            signed_address(BOT, "test-site-secret", "rc1", "steve"),
             "Re: " + subject,
             "USE 8",
             message_id="<noheaders@x>",
@@ -106,10 +107,10 @@ def test_the_turn_label_in_a_replys_subject_binds_it_when_the_headers_are_gone(r
 def test_a_mail_that_names_no_turn_goes_to_the_open_turn(rc: App) -> None:
     """A new mail to the reply address, no reply headers, no turn in its subject: the open turn."""
     _resolve_turn_1(rc)
-    rc.inbox.deliver(
+    fake_inbox(rc).deliver(
         plain_mail(
             ADDRESS["steve"],
-            signed_address(BOT, "test-site-secret", "rc1", "steve"),  # type: ignore[attr-defined]
+            signed_address(BOT, "test-site-secret", "rc1", "steve"),
             "my orders",
             "USE 8",
             message_id="<fresh@x>",
@@ -125,8 +126,8 @@ def test_a_reply_to_a_confirmation_of_the_open_turn_is_taken(rc: App) -> None:
     player_says(rc, "steve", "USE 3")
     confirmation = last(rc, ADDRESS["steve"])
     assert "Orders received for Turn 2 of 5" in str(confirmation["Subject"])
-    rc.clock.advance(timedelta(minutes=5))  # type: ignore[attr-defined]
-    rc.inbox.deliver(reply_to(confirmation, "USE 8", sender=ADDRESS["steve"]))  # type: ignore[attr-defined]
+    moving_clock(rc).advance(timedelta(minutes=5))
+    fake_inbox(rc).deliver(reply_to(confirmation, "USE 8", sender=ADDRESS["steve"]))
     cycle(rc)
     assert [turn for turn, _ in _steve_orders(rc)] == [turns(rc)[1].id]
 
@@ -143,7 +144,7 @@ def test_a_reply_to_the_confirmation_that_completed_a_turn_is_not_taken_for_the_
     assert turns(rc)[0].resolved_at is not None and len(turns(rc)) == 2
     confirmation = next(m for m in mails(rc, ADDRESS["anna"]) if "Orders received" in str(m["Subject"]))
     assert "Yours were the last orders" in " ".join(body_of(confirmation).split())
-    rc.inbox.deliver(reply_to(confirmation, "USE 8", sender=ADDRESS["anna"]))  # type: ignore[attr-defined]
+    fake_inbox(rc).deliver(reply_to(confirmation, "USE 8", sender=ADDRESS["anna"]))
     cycle(rc)
     with rc.db.read() as session:
         filed = list(session.scalars(select(OrderSubmission.turn_id).where(OrderSubmission.text == "USE 8")))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 
@@ -98,16 +98,25 @@ def test_every_corpus_file_parses(path: Path) -> None:
 # --- pbem_synthetic/expected.json ----------------------------------------------------------
 
 
-def synthetic_cases() -> list[dict[str, object]]:
+class SyntheticCase(TypedDict, total=False):
+    """One message of pbem_synthetic/expected.json: its file, and what the gate makes of it."""
+
+    file: str
+    expect: str  # "ignore" or "reject"; absent: the mail is read
+    orders: list[str]  # lines the text keeps, each as a line
+    leak_markers: list[str]  # words of the quoted history the text must not keep
+
+
+def synthetic_cases() -> list[SyntheticCase]:
     path = CORPUS / "pbem_synthetic" / "expected.json"
     if not path.is_file():
         return []
-    cases: list[dict[str, object]] = json.loads(path.read_text(encoding="utf-8"))
+    cases: list[SyntheticCase] = json.loads(path.read_text(encoding="utf-8"))
     return cases
 
 
 @pytest.mark.parametrize("case", cases(synthetic_cases(), "synthetic"), ids=lambda c: str(c["file"]))
-def test_synthetic_replies(case: dict[str, object]) -> None:
+def test_synthetic_replies(case: SyntheticCase) -> None:
     """Expected order lines present (each as a line), leak markers absent, gate verdict held:
     "ignore" is an ignore here; "reject" (DMARC-fail spoof) is not, but its topmost
     Authentication-Results says dmarc=fail."""
@@ -125,9 +134,9 @@ def test_synthetic_replies(case: dict[str, object]) -> None:
         return
     assert verdict is None, f"unknown verdict {verdict!r}"
     lines = [line.strip() for line in inbound.text.split("\n")]
-    for order in case["orders"]:  # type: ignore[union-attr]
+    for order in case["orders"]:
         assert order in lines, f"order {order!r} missing from {inbound.text!r}"
-    for marker in case["leak_markers"]:  # type: ignore[union-attr]
+    for marker in case["leak_markers"]:
         assert marker not in inbound.text, f"leak {marker!r} in {inbound.text!r}"
 
 

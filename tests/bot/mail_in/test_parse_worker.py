@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def mails(count: int) -> list[RawMail]:
 
 
 @pytest.fixture
-def worker() -> WorkerParser:
+def worker() -> Iterator[WorkerParser]:
     parser = WorkerParser()
     yield parser
     parser.close()

@@ -168,7 +168,9 @@ def _with_secrets(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Mapping[str, Any]:
         data = dict(original(self, state, resolution, viewer))
         if not isinstance(viewer, Viewer):
-            data["private"] = [*data["private"], f"SECRET-LINE-OF-{viewer}"]
+            private = data["private"]
+            assert isinstance(private, list | tuple)
+            data["private"] = [*private, f"SECRET-LINE-OF-{viewer}"]
         return data
 
     monkeypatch.setattr(game_type, "view", view)
@@ -243,7 +245,9 @@ def _encoded_text_part(data: bytes) -> bytes:
     msg = message_from_bytes(data, policy=policy.default)
     part = msg.get_body(("plain",))
     assert part is not None
-    return part.get_payload(decode=False).encode()  # type: ignore[no-any-return]
+    payload = part.get_payload(decode=False)
+    assert isinstance(payload, str)
+    return payload.encode()
 
 
 def test_compose_keeps_the_text_part_and_adds_html_only_when_given() -> None:

@@ -14,6 +14,7 @@ from email.message import EmailMessage
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from bot.app import App
 from bot.games import observers
@@ -58,10 +59,12 @@ def observing(app: App) -> set[tuple[str, str]]:
         return {(row.address, find_name(session, row.game_id)) for row in session.scalars(select(Observer))}
 
 
-def find_name(session: object, game_id: int) -> str:
+def find_name(session: Session, game_id: int) -> str:
     from bot.models import Game
 
-    return session.get(Game, game_id).name  # type: ignore[attr-defined]
+    game = session.get(Game, game_id)
+    assert game is not None
+    return game.name
 
 
 def reminders(app: App, seat: str) -> list[EmailMessage]:
@@ -120,7 +123,7 @@ def test_the_code_is_the_proof_whoever_sends_it_and_the_answer_goes_to_the_seat(
     fake_inbox(rc).deliver(
         unsubscribe_mail(
             reminders(rc, "steve")[-1],
-            "other@elsewhere.example",  # type: ignore[attr-defined]
+            "other@elsewhere.example",
             "<unsub-2@client.example>",
         )
     )
@@ -147,7 +150,7 @@ def test_a_code_changed_or_of_a_seat_handed_on_stops_nothing(rc: App) -> None:
             ADDRESS["roger"],
             BOT,
             f"unsubscribe {forged}",
-            "",  # type: ignore[attr-defined]
+            "",
             message_id="<forged@client.example>",
         )
     )

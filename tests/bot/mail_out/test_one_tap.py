@@ -20,7 +20,8 @@ from bot.mail_in.auth import signed_address
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.testing import body_of, plain_mail
 from rules import find_game
-from rules.api import turn_rng
+from rules.api import AnyGame, GameState, turn_rng
+from rules.speed_circuit import SpeedCircuit
 from rules.speed_circuit.plot import limits
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, START, cycle, mails, turns
@@ -30,6 +31,7 @@ from tests.rules.speed_circuit.test_options import _race_state
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 RACECRAFT = find_game("racecraft")
 SPEED_CIRCUIT = find_game("speed_circuit")
+SPEED_CIRCUIT_GAME = SpeedCircuit()  # its own types: its states, orders and views as the game makes them
 SIGNED = signed_address(BOT, "test-site-secret", "rc1", "kelly")
 # RFC 6068 2: our mailto URLs hold unreserved characters and percent-encoded octets only.
 MAILTO = re.compile(r"mailto:[A-Za-z0-9._~%-]+@[A-Za-z0-9._~%-]+\?subject=[A-Za-z0-9._~%-]*")
@@ -42,7 +44,7 @@ def reply(app: App, seat: str, subject: str, text: str = "", *, n: list[int] = [
             ADDRESS[seat],
             signed_address(BOT, "test-site-secret", "rc1", seat),
             subject,
-            text,  # type: ignore[attr-defined]
+            text,
             message_id=f"<tap-{n[0]}@phone.example>",
         )
     )
@@ -112,14 +114,14 @@ def _decoded(link: str) -> tuple[str, str]:
     return urllib.parse.unquote(url.path), query["subject"][0]
 
 
-def _every_link_is_a_legal_order(rules: object, state: object, seat: str) -> int:
-    offered = one_tap_orders(rules, state, seat)  # type: ignore[arg-type]
+def _every_link_is_a_legal_order(rules: AnyGame, state: GameState, seat: str) -> int:
+    offered = one_tap_orders(rules, state, seat)
     for label, line in offered:
         address, subject = _decoded(mailto_link(SIGNED, line))
         assert address == SIGNED and label and "\n" not in line
         text = orders_in_subject("Re: [rc1] " + subject)
-        parsed = rules.parse_orders(state, seat, text)  # type: ignore[attr-defined]
-        assert parsed.ok and parsed.orders and rules.is_complete(state, seat, parsed.orders), (line, parsed.problems)  # type: ignore[attr-defined]
+        parsed = rules.parse_orders(state, seat, text)
+        assert parsed.ok and parsed.orders and rules.is_complete(state, seat, parsed.orders), (line, parsed.problems)
     return len(offered)
 
 
@@ -161,20 +163,20 @@ def test_every_speed_circuit_link_decodes_to_a_legal_plot_with_its_cost(
     options give for its cheapest path ("free", "1 wear", ...), its link a legal plot; a car
     in the pits is offered every speed it may plot there (0 to the pit limit)."""
     state = _race_state(seed, players, turns_played, "harbour_loop", False)
-    for player in sorted(SPEED_CIRCUIT.expected_players(state)):
-        _every_link_is_a_legal_order(SPEED_CIRCUIT, state, player)
-        options = SPEED_CIRCUIT.view(state, None, player).options
-        offered = one_tap_orders(SPEED_CIRCUIT, state, player)
+    for player in sorted(SPEED_CIRCUIT_GAME.expected_players(state)):
+        _every_link_is_a_legal_order(SPEED_CIRCUIT, GameState(state), player)
+        options = SPEED_CIRCUIT_GAME.view(state, None, player).options
+        offered = one_tap_orders(SPEED_CIRCUIT, GameState(state), player)
         car = state.car(player)
         if car.pit is not None:
             safe = limits(car, state.track).safe
             assert [line for _, line in offered] == [f"SPEED {n}" for n in range(0, safe + 1, 20)]
         if options is None:
             continue
-        speeds = [c for c in options.choices if c.cheapest is not None]
-        assert [label.split(":")[0] for label, _ in offered] == [f"{c.speed} mph" for c in speeds]
-        for (label, _), choice in zip(offered, speeds, strict=True):
-            assert label.endswith(choice.cheapest.describe())
+        speeds = [(c.speed, c.cheapest) for c in options.choices if c.cheapest is not None]
+        assert [label.split(":")[0] for label, _ in offered] == [f"{speed} mph" for speed, _ in speeds]
+        for (label, _), (_, cheapest) in zip(offered, speeds, strict=True):
+            assert label.endswith(cheapest.describe())
 
 
 def test_speedphreakz_has_no_one_line_orders() -> None:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import secrets
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -269,7 +270,7 @@ def verified(data: bytes, zone: DnsServer, index: int = 0) -> bool:
 def test_every_mail_is_signed_and_verifies_as_a_receiver_would(zone: DnsServer, tmp_path: Path, kind: str) -> None:
     """Each form of key signs; the record the doctor asks for verifies the signature (dkimpy,
     the key looked up in DNS); a changed body or an added From fails."""
-    text = {
+    makers: dict[str, Callable[[], str]] = {
         "ed25519": ed25519_key,
         "ed25519-pem": lambda: openssl_key(tmp_path, "-algorithm", "ed25519"),
         "rsa": lambda: rsa_key(tmp_path),
@@ -278,7 +279,8 @@ def test_every_mail_is_signed_and_verifies_as_a_receiver_would(zone: DnsServer, 
                 ["openssl", "rsa", "-traditional"], input=rsa_key(tmp_path), capture_output=True, text=True, check=True
             ).stdout
         ),
-    }[kind]()
+    }
+    text = makers[kind]()
     settings = site(zone, {"fm1": text})
     key = dkim.load_key("fm1", text)
     zone.set_txt(f"fm1._domainkey.{DOMAIN}", key.record())
@@ -304,7 +306,7 @@ def test_two_keys_during_a_rotation_give_two_signatures_each_verifying(zone: Dns
 
 def test_without_keys_the_mail_is_byte_for_byte_what_it_was(zone: DnsServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """DKIM is off by default, and then compose writes exactly the bytes it wrote before."""
-    monkeypatch.setattr(mailout.secrets, "token_hex", lambda n: "0" * 16)
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "0" * 16)  # the module compose draws its tokens from
     unsigned = compose(site(zone))
     plain = parse_settings(
         {"bot": {"address": f"flagman@{DOMAIN}"}}, env={"FLAGMAN_SECRET": "x"}, base_dir=Path("."), source="t"

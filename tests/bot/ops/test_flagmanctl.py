@@ -23,7 +23,7 @@ import pytest
 
 from bot.ops import deploy
 from tests.bot.ops.test_ops_deploy import fake_venv, need, under
-from tests.helpers import flagman_command
+from tests.helpers import Done, flagman_command
 
 PLAYERS = ("kelly", "seb", "steve", "roger", "anna")
 OLD_FOUR = ("site-secret", "imap-password", "smtp-password", "db-password")  # the list flagmanctl used to pass
@@ -94,7 +94,7 @@ def environment(props: list[tuple[str, str]], prefix: Path) -> dict[str, str]:
     env: dict[str, str] = {}
     for key, value in props:
         if key == "Environment":
-            env.update(word.split("=", 1) for word in shlex.split(value))  # type: ignore[arg-type]
+            env.update(dict(word.split("=", 1) for word in shlex.split(value)))
     env["FLAGMAN_CONFIG"] = str(under(prefix, env["FLAGMAN_CONFIG"]))
     return env
 
@@ -169,7 +169,9 @@ def test_with_dkim_selectors_set_flagmanctl_hands_the_key_to_its_commands(tmp_pa
     }
     players = [arg for seat in PLAYERS for arg in ("--player", f"{seat}={seat}@example.org")]
     for args in (["migrate"], ["game", "new", "racecraft", "--name", "rc1", *players], ["game", "list"]):
-        done = flagman_command(None, *args, env={**env, "CREDENTIALS_DIRECTORY": str(credentials)})
+        done: Done | subprocess.CompletedProcess[str] = flagman_command(
+            None, *args, env={**env, "CREDENTIALS_DIRECTORY": str(credentials)}
+        )
         assert done.returncode == 0, (args, done.stdout, done.stderr)
     done = flagman(env, credentials, "send")  # as the unit runs it: a process of its own
     assert done.returncode == 0, (done.stdout, done.stderr)

@@ -21,6 +21,7 @@ from bot.host.instance import (
     wait_for_lock,
 )
 from bot.settings import parse_settings
+from tests.servers import Postgres
 
 
 def test_a_second_file_lock_is_refused_until_the_first_is_released(tmp_path: Path) -> None:
@@ -107,7 +108,7 @@ def test_advisory_keys_differ_per_mailbox_and_fit_bigint() -> None:
 
 
 @pytest.mark.e2e
-def test_postgres_advisory_lock_is_single_and_freed_with_its_session(postgres) -> None:
+def test_postgres_advisory_lock_is_single_and_freed_with_its_session(postgres: Postgres) -> None:
     """pg_try_advisory_lock: one holder; the server frees it when the holder's session ends."""
     url = postgres.create_database("lock_test")
     first, second = PostgresLock(url, "mbox"), PostgresLock(url, "mbox")

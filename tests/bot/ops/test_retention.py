@@ -82,7 +82,7 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
         session.execute(
             update(Outbox).where(Outbox.id == first).values(status=OutboxStatus.PENDING, created_at=long_ago)
         )
-        sent = session.scalar(select(func.count()).select_from(Outbox))
+        sent = session.scalars(select(func.count()).select_from(Outbox)).one()
         turns_before = session.scalar(select(func.count()).select_from(Turn))
     processed = root / "mail" / "inbox" / ".Processed"
     old = deliver_to_maildir(processed, b"Subject: old\r\n\r\nx", clock_ns=time.time_ns() - 40 * 86400 * 10**9)
@@ -92,7 +92,9 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
     assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mail of the Processed folder" in done.stdout
     with db.read() as session:
         assert session.scalar(select(func.count()).select_from(Outbox)) == sent, "the rows stay"
-        assert session.scalar(select(func.length(Outbox.data)).where(Outbox.id == first)) > 0, "pending mail kept"
+        assert session.scalars(select(func.length(Outbox.data)).where(Outbox.id == first)).one() > 0, (
+            "pending mail kept"
+        )
         assert session.scalar(select(func.count()).select_from(Outbox).where(func.length(Outbox.data) > 0)) == 1
         assert session.scalar(select(func.count()).select_from(Turn)) == turns_before
     db.dispose()

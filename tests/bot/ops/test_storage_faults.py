@@ -17,6 +17,7 @@ import os
 import shutil
 import sqlite3
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import plain_mail
-from tests.helpers import SmallDisk, damage_header, damage_pages, flagman_command, flagman_process
+from tests.helpers import Done, SmallDisk, damage_header, damage_pages, flagman_command, flagman_process
 
 ADDRESS = "flagman@disk.test"
 PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
@@ -55,7 +56,7 @@ def inbox_waiting(root: Path) -> int:
     return len(list((root / "mail" / "inbox" / "new").iterdir()))
 
 
-def assert_told(done, status: int, *words: str) -> None:  # a CompletedProcess
+def assert_told(done: Done | subprocess.CompletedProcess[str], status: int, *words: str) -> None:
     """Exit `status`, at most two lines on stderr holding `words`, no traceback."""
     assert done.returncode == status, (done.returncode, done.stdout, done.stderr)
     assert "Traceback" not in done.stderr and "Traceback" not in done.stdout, done.stderr

@@ -244,7 +244,7 @@ def test_speedphreakz_car_moved_changes_pixels_at_both_squares() -> None:
     now = frames[-1]
     assert isinstance(now, SpeedPhreakzView)
     grid = now.circuit.grid
-    frames = sp_picture.map_frames(now)
+    bands = sp_picture.map_frames(now)
     player, square = next((c.player, c.square) for c in now.cars if c.square is not None)
     taken = {c.square for c in now.cars}
     target = next(
@@ -257,8 +257,8 @@ def test_speedphreakz_car_moved_changes_pixels_at_both_squares() -> None:
     a = pictures.draw("speedphreakz", Scene((now,), ()))
     b = pictures.draw("speedphreakz", Scene((moved,), ()))
     assert a is not None and b is not None
-    assert diff_pixels(a.png, b.png, *sp_picture.frame_of(frames, square).centre(square)) > 10
-    assert diff_pixels(a.png, b.png, *sp_picture.frame_of(frames, target).centre(target)) > 10
+    assert diff_pixels(a.png, b.png, *sp_picture.frame_of(bands, square).centre(square)) > 10
+    assert diff_pixels(a.png, b.png, *sp_picture.frame_of(bands, target).centre(target)) > 10
 
 
 def test_speedphreakz_heading_and_path_are_drawn() -> None:

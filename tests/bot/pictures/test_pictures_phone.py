@@ -25,7 +25,9 @@ from bot import pictures
 from bot.pictures import LEGIBLE, PHONE_WIDTH, Scene
 from bot.pictures.common import KeyEntry, Sheet, font, key_lines, lay_key
 from rules import find_game
-from rules.api import Viewer
+from rules.api import View, Viewer
+from rules.speed_circuit import GAME as SPEED_CIRCUIT
+from rules.speed_circuit import SpeedCircuitView
 from tests.bot.pictures.test_pictures import candidates
 
 
@@ -38,7 +40,7 @@ def ink_width(text: str, size: int) -> int:
     return 0 if box is None else box[2] - box[0]
 
 
-def race(names: list[str], seed: int) -> list[object]:
+def race(names: list[str], seed: int) -> list[View]:
     """Every public frame of a whole Racecraft race played with random legal orders."""
     game = find_game("racecraft")
     rng = random.Random(seed)
@@ -256,6 +258,7 @@ def test_a_long_name_in_the_speed_circuit_legend_is_shortened_and_its_status_kep
     names = [letter * 30 for letter in "ab"]
     game = find_game("speed_circuit")
     view = game.view(game.new_game(names, {}, random.Random(1)), None, Viewer.PUBLIC)
+    assert isinstance(view, SpeedCircuitView)
     car = dataclasses.replace(view.cars[0], status=Status.OUT)
     room = 140
     label = sc_picture._car_label(Sheet(1, 1), car, room)
@@ -270,7 +273,7 @@ def test_speed_circuit_cases_a_search_found_stay_inside_the_picture() -> None:
     from tests.rules.speed_circuit.helpers import bundled, car, race
 
     track = bundled("harbour_loop")
-    game = find_game("speed_circuit")
+    game = SPEED_CIRCUIT
     for leader in [letter * length for letter in "dmw" for length in range(12, 31)]:
         state = race(track, [car(leader, "B8", track, speed=100), car("b", "B2", track)], laps=3)
         legible(pictures.draw("speed_circuit", Scene((game.view(state, None, Viewer.PUBLIC),))), f"title {leader}")

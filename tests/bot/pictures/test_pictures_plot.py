@@ -34,6 +34,7 @@ from bot.pictures.common import (
 )
 from rules import find_game
 from rules.api import Viewer
+from rules.speed_circuit import GAME as SPEED_CIRCUIT
 from rules.speed_circuit import Cost, Reach, SpeedCircuitView
 from rules.speedphreakz import Band, SpeedPhreakzView, Square
 from tests.bot.pictures.test_pictures import SIZES, play
@@ -51,7 +52,11 @@ def inks(image: Image.Image, box: tuple[float, float, float, float]) -> set[int]
     """The palette indices used inside `box`."""
     x0, y0, x1, y1 = (round(v) for v in box)
     region = image.crop((x0, y0, x1, y1))
-    return {index for count, index in region.getcolors(maxcolors=256) or []}
+    found: set[int] = set()
+    for _count, index in region.getcolors(maxcolors=256) or []:
+        assert isinstance(index, int), index  # a palette image: its colours are indices
+        found.add(index)
+    return found
 
 
 def sc_frames() -> tuple[SpeedCircuitView, SpeedCircuitView, tuple[dict[str, object], ...]]:
@@ -68,7 +73,7 @@ def sc_view(name: str) -> SpeedCircuitView:
     """The public view of a race on the bundled track `name`, two cars on the grid."""
     track = bundled(name)
     state = race(track, [car("ann", track.grid[0], track, lap=0), car("bob", track.grid[1], track, lap=0)], laps=3)
-    view = find_game("speed_circuit").view(state, None, Viewer.PUBLIC)
+    view = SPEED_CIRCUIT.view(state, None, Viewer.PUBLIC)
     assert isinstance(view, SpeedCircuitView)
     return view
 
@@ -261,8 +266,8 @@ def test_the_map_has_x_y_on_its_edges_and_numbered_checkpoints_with_the_way_roun
     for cells in view.circuit.checkpoints:
         for square in cells:
             frame = sp_picture.frame_of(frames, square)
-            x, y = frame.corner(square)
-            assert BLUE in inks(image, (x, y, x + frame.cell, y + frame.cell)), square
+            left, top = frame.corner(square)
+            assert BLUE in inks(image, (left, top, left + frame.cell, top + frame.cell)), square
     assert [m.number for m in view.course] == list(range(len(view.circuit.checkpoints) + 1))
     for mark in view.course:
         frame = sp_picture.frame_of(frames, mark.square)
@@ -367,7 +372,7 @@ def test_the_speed_circuit_options_picture_marks_every_space_a_speed_ends_in() -
     that cost's fill; the public view has no options to draw."""
     track = bundled("harbour_loop")
     state = race(track, [car("ann", "B8", track, speed=100), car("bob", "B2", track, speed=40)], laps=3)
-    game = find_game("speed_circuit")
+    game = SPEED_CIRCUIT
     mine = game.view(state, None, "ann")
     assert isinstance(mine, SpeedCircuitView) and mine.options is not None
     picture = pictures.draw_options("speed_circuit", mine)

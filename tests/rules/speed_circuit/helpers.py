@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from rules.api import Event, Resolution
 from rules.speed_circuit import GAME
@@ -43,6 +43,14 @@ def scenario_track(name: str) -> Track:
 
 def bundled(name: str) -> Track:
     return load_track(bundled_track_text(name))
+
+
+class CarFields(TypedDict, total=False):
+    """Fields of a `car` a scenario sets beside its place and speed (those of `Car`)."""
+
+    wear: int
+    skill: int
+    tyres: Tyre
 
 
 def car(player: str, space: str, track: Track, *, lap: int = 1, speed: int = 0, **fields: Any) -> Car:

@@ -4,21 +4,24 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Unpack
 
+from rules.api import Resolution
 from rules.speed_circuit import GAME
 from rules.speed_circuit.car import CornerRun, Status, Tyre
+from rules.speed_circuit.model import RaceState
 from rules.speed_circuit.plot import limits
-from tests.rules.speed_circuit.helpers import car, kinds, race, scenario_track, texts, turn
+from tests.rules.speed_circuit.helpers import CarFields, car, kinds, race, scenario_track, texts, turn
 
 TRACK = scenario_track("corner_test")  # T1: rows 6-8 posted 60; red line A5 A6 A7 A8
 RADIUS = scenario_track("radius_test")  # T1: 100 100 60 60 (rows 6-9); T2: 60 60 100 100, green line
 
 
-def rolls(resolution) -> list[int]:
+def rolls(resolution: Resolution[RaceState]) -> list[int]:
     return [e.roll.total for e in resolution.events if e.roll is not None]
 
 
-def run_corner(speed: int, plot: str = "", *faces: int, **fields):
+def run_corner(speed: int, plot: str = "", *faces: int, **fields: Unpack[CarFields]) -> Resolution[RaceState]:
     """A car in lane B running into T1 at `speed` (it starts far enough back to reach B6)."""
     start = {80: "B3", 100: "B2", 120: "B2", 140: "B1"}[speed]
     fields.setdefault("wear", 9)

@@ -25,7 +25,8 @@ PUBLIC_KEYS = {"title", "turn_label", "finished", "standings", "columns", "table
 
 def test_registered_and_implements_the_protocol() -> None:
     """rules/__init__.py GAMES lists the game; GAME implements rules.api.Game."""
-    assert find_game("speed-circuit") is GAME
+    registered: object = GAME
+    assert find_game("speed-circuit") is registered
     assert isinstance(GAME, Game)
 
 
@@ -325,6 +326,7 @@ def test_flagman_play_a_whole_three_lap_race_with_eight_cars(track: str) -> None
         resolution = GAME.resolve(state, orders, turn_rng(7, turns))
         state = resolution.state
         picture = GAME.view(state, resolution, Viewer.PUBLIC)["track_text"]
+        assert isinstance(picture, str)
         for c in state.cars:
             if c.status is Status.RACING and (c.space is not None or c.pit is not None):
                 assert f"[{c.player[:5]}]" in picture, (turns, c)

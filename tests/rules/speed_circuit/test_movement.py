@@ -3,6 +3,8 @@ diagonal moves (P32), blocked paths (another lane, else emergency braking: P14, 
 
 from __future__ import annotations
 
+from rules.api import Resolution
+from rules.speed_circuit.model import RaceState
 from rules.speed_circuit.track import LANES
 from tests.rules.speed_circuit.helpers import car, kinds, race, scenario_track, texts, turn
 
@@ -10,7 +12,7 @@ TRACK = scenario_track("corner_test")
 RADIUS = scenario_track("radius_test")
 
 
-def order_event(resolution) -> tuple[str, ...]:
+def order_event(resolution: Resolution[RaceState]) -> tuple[str, ...]:
     return next(e.players for e in resolution.events if e.kind == "order")
 
 
@@ -65,6 +67,7 @@ def test_blocked_lane_takes_another_lane() -> None:
     state = race(TRACK, [car("ann", "B10", TRACK, speed=80), car("bob", "B14", TRACK, speed=0)])
     resolution = turn(state, {"ann": "SPEED 80", "bob": "SPEED 0"})
     ann = resolution.state.car("ann")
+    assert ann.space is not None  # on the track
     assert TRACK.space(ann.space).row == 14 and ann.space != "B14"
     assert "path" in kinds(resolution.events)
 
@@ -76,6 +79,7 @@ def test_boxed_in_car_emergency_brakes_to_the_usable_distance() -> None:
     state = race(TRACK, [car("ann", "B10", TRACK, speed=80, wear=5), *wall])
     resolution = turn(state, {"ann": "SPEED 80", "x": "SPEED 0", "y": "SPEED 0", "z": "SPEED 0"})
     ann = resolution.state.car("ann")
+    assert ann.space is not None  # on the track
     assert TRACK.space(ann.space).row == 13
     assert ann.speed == 60  # the new speed is next turn's base (P14)
     assert ann.wear == 4  # 20 over: 1 wear (PAY WEAR)

@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from rules.speed_circuit import GAME
-from rules.speed_circuit.car import LineRun, Status
-from rules.speed_circuit.model import OffTrackRemoval
+from rules.speed_circuit.car import Car, LineRun, Status
+from rules.speed_circuit.model import OffTrackRemoval, RaceState
 from rules.speed_circuit.plot import limits
-from tests.rules.speed_circuit.helpers import car, race, scenario_track, texts, turn
+from tests.rules.speed_circuit.helpers import CarFields, car, race, scenario_track, texts, turn
 
 TRACK = scenario_track("corner_test")
 
 
-def walled(*rows: int, ann_space: str = "B10", ann_speed: int = 80, **ann: object) -> list:
+def walled(*rows: int, ann_space: str = "B10", ann_speed: int = 80, **ann: Unpack[CarFields]) -> list[Car]:
     """ann behind a wall of parked cars filling every lane of `rows`."""
     names = iter(("bob", "cat", "dan", "eve", "fay", "gus"))
-    cars = [car("ann", ann_space, TRACK, speed=ann_speed, **ann)]  # type: ignore[arg-type]
+    cars = [car("ann", ann_space, TRACK, speed=ann_speed, **ann)]
     for row in rows:
         for lane in "ABC":
             cars.append(car(next(names), f"{lane}{row}", TRACK, speed=0))
     return cars
 
 
-def parked(state) -> dict[str, str]:
+def parked(state: RaceState) -> dict[str, str]:
     return {c.player: "SPEED 0" for c in state.cars if c.player != "ann"}
 
 

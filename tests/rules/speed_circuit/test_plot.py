@@ -7,6 +7,7 @@ import pytest
 
 from rules.api import ProblemKind
 from rules.speed_circuit import GAME
+from rules.speed_circuit.model import RaceState
 from rules.speed_circuit.plot import (
     PathKind,
     PathOrder,
@@ -25,8 +26,8 @@ TRACK = scenario_track("corner_test")
 RADIUS = scenario_track("radius_test")
 
 
-def one(speed: int = 100, space: str = "B12", **fields):
-    return race(TRACK, [car("ann", space, TRACK, speed=speed, **fields)])
+def one(speed: int = 100, space: str = "B12") -> RaceState:
+    return race(TRACK, [car("ann", space, TRACK, speed=speed)])
 
 
 def test_full_plot_parses_into_typed_orders_in_canonical_order() -> None:

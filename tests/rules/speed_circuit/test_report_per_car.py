@@ -10,13 +10,13 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules import find_game
-from rules.api import robot_rng
+from rules.api import PlayerId, Resolution, robot_rng
+from rules.speed_circuit import GAME as RULES  # what `find_game("speed_circuit")` returns, with its own types
+from rules.speed_circuit.model import RaceState
+from rules.speed_circuit.plot import Order
 
-RULES = find_game("speed_circuit")
 
-
-def _race(seed: int, turns: int) -> list[tuple[object, object, object]]:
+def _race(seed: int, turns: int) -> list[tuple[RaceState, dict[PlayerId, tuple[Order, ...]], Resolution[RaceState]]]:
     state = RULES.new_game(["ann", "bob", "cat"], {}, random.Random(seed))
     played = []
     for t in range(turns):
@@ -35,6 +35,7 @@ def test_each_car_that_moves_is_said_with_its_speed_start_end_and_path() -> None
         (player,) = event.players
         start = before.car(player).space
         end = resolution.state.car(player).space
+        assert end is not None, player  # a car that moved is on the track
         assert event.text.startswith(f"{player} {resolution.state.car(player).speed} mph: {start} -> {end}")
         assert "(entered " in event.text and event.text.rstrip(")").endswith(end)
 

@@ -10,18 +10,19 @@ import pytest
 from rules.api import OptionError, ProblemKind
 from rules.speed_circuit import GAME
 from rules.speed_circuit.car import Design, Tyre
-from rules.speed_circuit.model import Phase
+from rules.speed_circuit.model import Phase, RaceState
+from rules.speed_circuit.plot import Order
 from tests.rules.speed_circuit.helpers import ScriptedDice
 
 PLAYERS = ["ann", "bob", "cat"]
 
 
-def new(**options: str):
+def new(**options: str) -> RaceState:
     return GAME.new_game(PLAYERS, options, random.Random(0))
 
 
-def design_turn(state, texts: dict[str, str]):
-    orders = {}
+def design_turn(state: RaceState, texts: dict[str, str]) -> RaceState:
+    orders: dict[str, tuple[Order, ...]] = {}
     for p in GAME.expected_players(state):
         if p in texts:
             parsed = GAME.parse_orders(state, p, texts[p])

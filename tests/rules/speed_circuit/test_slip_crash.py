@@ -107,6 +107,7 @@ def test_optional_rule_lets_a_slip_enter_a_corner_paying_cornering() -> None:
     state = race(TRACK, cars, laps=3, optional_slip=True)
     after = turn(state, {"bob": "SPEED 120", "ann": "SPEED 120\nSLIP 2\nSKILL CHANCE"})
     ann = after.state.car("ann")
+    assert ann.space is not None  # on the track
     assert TRACK.space(ann.space).corner == "T1"
     assert ann.wear == 7 and ann.skill == 4
 

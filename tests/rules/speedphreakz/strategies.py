@@ -57,7 +57,7 @@ def mail(draw: st.DrawFn, state: Race, player: str) -> tuple[Order, ...]:
             orders.append(Start(draw(st.sampled_from(state.circuit.start_squares)), draw(headings)))
     elif car.status is CarStatus.CRASHED:
         squares = restart_squares(state, car)
-        if squares and draw(st.booleans()):
+        if len(squares) > 0 and draw(st.booleans()):
             orders.append(Restart(draw(st.sampled_from(squares)), draw(headings)))
     for round_no in state.allowed_rounds(player):
         if draw(st.integers(0, 4)) > 0:

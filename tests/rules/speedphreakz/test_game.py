@@ -15,18 +15,19 @@ from hypothesis import strategies as st
 from rules import find_game
 from rules.api import FigureError, Game, OptionError, Placing, StateError, Viewer, turn_seed
 from rules.speedphreakz import GAME, SpeedPhreakzView
-from rules.speedphreakz.model import CarStatus, Heading, NoOrders, Program, Progress, Square
+from rules.speedphreakz.model import CarStatus, Heading, NoOrders, Program, Progress, Race, Square
 from tests.rules.speedphreakz.helpers import car, control, play, race
 
 VIEW_KEYS = {"title", "turn_label", "finished", "standings", "columns", "table", "events", "private", "summary"}
 
 
-def new(players: tuple[str, ...] = ("ann", "bob", "cat"), **options: str) -> Any:
+def new(players: tuple[str, ...] = ("ann", "bob", "cat"), **options: str) -> Race:
     return GAME.new_game(list(players), options, random.Random(0))
 
 
 def test_registered_and_implements_the_protocol() -> None:
-    assert find_game("speedphreakz") is GAME and find_game("SpeedPhreakz") is GAME
+    registered: object = GAME
+    assert find_game("speedphreakz") is registered and find_game("SpeedPhreakz") is registered
     assert isinstance(GAME, Game)
     assert (GAME.name, GAME.title, GAME.min_players, GAME.max_players) == ("speedphreakz", "SpeedPhreakz", 2, 8)
 
@@ -39,7 +40,7 @@ def test_options() -> None:
     assert new().options.max_actions == 12 and new().circuit.name == "Tin Can Ring"
     for bad in ({"map": "moon"}, {"max_actions": "0"}, {"max_actions": "x"}, {"nmr": "maybe"}, {"laps": "3"}):
         with pytest.raises(OptionError):
-            new(**bad)
+            GAME.new_game(["ann", "bob", "cat"], bad, random.Random(0))
     for line in ("map:", "max_actions:", "nmr:", "max_rounds:"):
         assert line in GAME.option_help()
 
@@ -122,7 +123,9 @@ def test_the_views() -> None:
 
 def test_the_map_marks_shared_squares_and_wrecks() -> None:
     state = race([car("ann", (3, 3)), car("bob", (3, 3)), car("cat", (6, 2), status=CarStatus.CRASHED)])
-    rows = GAME.view(state, None, Viewer.PUBLIC).map_lines
+    view = GAME.view(state, None, Viewer.PUBLIC)
+    assert isinstance(view, SpeedPhreakzView)
+    rows = view.map_lines
     assert rows[2 + 3][4 + 3] == "*" and rows[2 + 2][4 + 6] == "c"
 
 

@@ -10,7 +10,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.speedphreakz import GAME
+from rules.speedphreakz import GAME, SpeedPhreakzView
 from rules.speedphreakz.data import chart
 from rules.speedphreakz.model import CarStatus, Heading, Program, Race, Square
 from rules.speedphreakz.options import (
@@ -129,6 +129,7 @@ def test_none_at_the_set_up_and_once_the_round_in_hand_crashes() -> None:
     state = race([car("ann", (11, 3), "E"), car("bob", (3, 5), "E")], programs={"ann": "F3 F3", "bob": ""})
     assert program_options(state, "ann") is None
     view = GAME.view(state, None, "ann")
+    assert isinstance(view, SpeedPhreakzView)
     assert view.options is None and any("runs into a solid" in line for line in view.plot_map)
 
 
