@@ -81,6 +81,7 @@ def help_(ctx: CommandContext, command: Help) -> Reply:
             game_help=rules.order_help(state, seat.name)
             if seat.name in rules.expected_players(state)
             else "You have no orders to send now.",
+            timezone=letters.zone(to),
         )
     return Reply((Letter(to, ctx.shell.renderer.render("help", values), "help", game=seat.game if seat else None),))
 

@@ -157,10 +157,11 @@ def test_every_letter_of_one_game_signs_off_alike(rc: App) -> None:
     before = {who: len(mails(rc, ADDRESS[who])) for who in ("seb", "kelly")}
     gm_before = len(mails(rc, GM))
     player_says(rc, "seb", "RESIGN rc1")
+    player_says(rc, "kelly", "HELP")
     gm_says(rc, "STATUS rc1")
     letters = [*mails(rc, ADDRESS["seb"])[before["seb"] :], *mails(rc, ADDRESS["kelly"])[before["kelly"] :]]
     letters += mails(rc, GM)[gm_before:]
-    assert len(letters) >= 4, [str(m["Subject"]) for m in letters]
+    assert len(letters) >= 5, [str(m["Subject"]) for m in letters]
     for mail in letters:
         signature = body_of(mail).replace("\r\n", "\n").split("\n-- \n", 1)[1].strip()
         assert signature.startswith("Flagman, race director for rc1. Times are shown in "), (
