@@ -59,7 +59,7 @@ def export_sent(spec: dict[str, Any], path: Path) -> list[dict[str, Any]]:
     from sqlalchemy import select
 
     from bot.db import Database
-    from bot.models import Outbox, OutboxStatus
+    from bot.models import Outbox, OutboxBody, OutboxStatus
 
     settings = load_settings(spec)
     db = Database(settings.database_url)
@@ -68,7 +68,8 @@ def export_sent(spec: dict[str, Any], path: Path) -> list[dict[str, Any]]:
         path.mkdir(exist_ok=True)
         with db.read() as session:
             rows = session.execute(
-                select(Outbox.envelope_from, Outbox.recipient, Outbox.data)
+                select(Outbox.envelope_from, Outbox.recipient, OutboxBody.data)
+                .join(OutboxBody, OutboxBody.id == Outbox.id)
                 .where(Outbox.status == OutboxStatus.SENT, Outbox.kind.in_(("results", "results_gm")))
                 .order_by(Outbox.id)
             )

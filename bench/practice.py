@@ -61,7 +61,7 @@ def start_games(spec: dict[str, Any], root: Path, games: int) -> dict[str, float
     from sqlalchemy import func, select, update
 
     from bot.games import practice
-    from bot.models import Outbox, OutboxStatus
+    from bot.models import Outbox, OutboxBody, OutboxStatus
     from rules import game_names
 
     kinds = game_names()
@@ -78,7 +78,11 @@ def start_games(spec: dict[str, Any], root: Path, games: int) -> dict[str, float
             if number < SAMPLE:
                 cpu.append(time.process_time() - c0)
                 with app.db.read() as session:
-                    data = session.scalar(select(Outbox.data).where(Outbox.recipient == address))
+                    data = session.scalar(
+                        select(OutboxBody.data)
+                        .join(Outbox, Outbox.id == OutboxBody.id)
+                        .where(Outbox.recipient == address)
+                    )
                     sheet_bytes.append(len(data or b""))
         with app.db.transaction() as session:
             session.execute(update(Outbox).values(status=OutboxStatus.SENT))

@@ -30,7 +30,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.host.instance import sqlite_path
 from bot.mail_in.auth import signed_address
 from bot.mail_out.render import Renderer
-from bot.models import Game, GameStatus, GmAudit, InboundMessage, OrderSubmission, Outbox, Turn
+from bot.models import Game, GameStatus, GmAudit, InboundMessage, OrderSubmission, Outbox, OutboxBody, Turn
 from bot.ops.metrics import database_bytes
 from bot.ops.retention import prune_database
 from bot.settings import AuthSettings, BotSettings, DatabaseSettings, RetentionSettings, Secrets, Settings
@@ -143,10 +143,10 @@ def play(app: App, season: Season) -> dict[str, int]:
             "mails_read": int(session.scalar(select(func.count()).select_from(InboundMessage)) or 0),
             "orders": int(session.scalar(select(func.count()).select_from(OrderSubmission)) or 0),
             "audit": int(session.scalar(select(func.count()).select_from(GmAudit)) or 0),
-            "bodies_kept": int(
-                session.scalar(select(func.count()).select_from(Outbox).where(func.length(Outbox.data) > 0)) or 0
+            "bodies_kept": int(session.scalar(select(func.count()).select_from(OutboxBody)) or 0),
+            "body_bytes_kept": int(
+                session.scalar(select(func.coalesce(func.sum(func.length(OutboxBody.data)), 0))) or 0
             ),
-            "body_bytes_kept": int(session.scalar(select(func.coalesce(func.sum(func.length(Outbox.data)), 0))) or 0),
         }
 
 

@@ -68,13 +68,14 @@ def spec_for(root: Path, url: str) -> dict[str, Any]:
 def outbox_digest(app: Any) -> tuple[int, str]:
     from sqlalchemy import select
 
-    from bot.models import Outbox, OutboxStatus
+    from bot.models import Outbox, OutboxBody, OutboxStatus
 
     digest = hashlib.sha256()
     count = 0
     with app.db.read() as session:
         for kind, recipient, data in session.execute(
-            select(Outbox.kind, Outbox.recipient, Outbox.data)
+            select(Outbox.kind, Outbox.recipient, OutboxBody.data)
+            .join(OutboxBody, OutboxBody.id == Outbox.id)
             .where(Outbox.status == OutboxStatus.PENDING)
             .order_by(Outbox.id)
         ):
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
                 entropy=SeededEntropy(2026),
             )
             try:
-                profiler = cProfile.Profile() if args.profile and run == args.runs - 1 else None
+                profiler = cProfile.Profile(time.process_time) if args.profile and run == args.runs - 1 else None
                 c0, w0, k0 = time.process_time(), time.perf_counter(), _children_cpu()
                 if profiler is not None:
                     profiler.enable()

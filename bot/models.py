@@ -366,7 +366,6 @@ class Outbox(Base):
     recipient: Mapped[str] = mapped_column(String(320))
     envelope_from: Mapped[str] = mapped_column(String(320))
     subject: Mapped[str] = mapped_column(String(998))
-    data: Mapped[bytes] = mapped_column(LargeBinary)
     status: Mapped[str] = mapped_column(String(16), default=OutboxStatus.PENDING, index=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(_utc())
@@ -382,6 +381,28 @@ class Outbox(Base):
     def claimed(self) -> list[dict[str, Any]]:
         """The letter's claims, decoded (none: [])."""
         return list(json.loads(self.claims)) if self.claims else []
+
+    # The mail's bytes, in a row of their own (`OutboxBody`): loaded only when read.
+    body: Mapped[OutboxBody | None] = relationship(cascade="all, delete-orphan", passive_deletes=True)
+
+    @property
+    def data(self) -> bytes:
+        """The mail's bytes (its `body`, read from the database if not loaded yet: a query of
+        its own, so many rows' bodies are read with `selectinload(Outbox.body)`); b"" once
+        pruned."""
+        return self.body.data if self.body is not None else b""
+
+
+class OutboxBody(Base):
+    """The bytes of an outbox row's mail, exactly as they are sent (and resent, with the same
+    Message-ID), in a table of their own (migration 0025_outbox): an outcome's update of the
+    outbox row (status, attempts) writes a small row, not the ~30 kB of a results mail again
+    (SQLite rewrites a whole row on update). No row: the body was pruned ([retention]
+    sent_mail_days); a pending mail always has its body."""
+
+    __tablename__ = "outbox_body"
+    id: Mapped[int] = mapped_column(ForeignKey("outbox.id", ondelete="CASCADE"), primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
 
 
 class Quarantine(Base):

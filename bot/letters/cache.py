@@ -1,5 +1,6 @@
 """What the letters of one piece of work draw or render once and use many times, passed down as
-a value (never kept in a database session): the pictures drawn and the public reports rendered.
+a value (never kept in a database session): the pictures drawn, the public reports rendered,
+the seats' labels.
 
 One `LetterCache` serves the letters of one turn at the deadline (its pictures go back with the
 turn to the service, to be archived: `bot.games.archive.NewTurn`), or of one transaction
@@ -8,14 +9,16 @@ elsewhere (a game's start, a sheet sent on its own); a new one for each.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.orm import Session
 
 from bot import dice
+from bot.letters.context import seat_labels
 from bot.mail_out.render import Fragments, PublicReport
-from bot.models import Commitment
+from bot.models import Commitment, Game
 from bot.outlook import Outcome
 from bot.pictures import Picture
 from rules.api import GameState, Resolution
@@ -47,6 +50,16 @@ class LetterCache:
     revealed: dict[tuple[int, int, str, int, bool], tuple[Outcome, dict[str, Any]]] = field(default_factory=dict)
     # The parts of the letters' text the same in each of them, rendered once (templates' `once`).
     fragments: Fragments = field(default_factory=dict)
+    # Each game's seats' labels (`bot.letters.context.seat_labels`, the templates' ``robots``),
+    # by game id: worked out once for the letters of the work, whose seats do not change under it.
+    labels: dict[int, Mapping[str, str]] = field(default_factory=dict)
+
+    def labels_of(self, game: Game) -> Mapping[str, str]:
+        """`game`'s seats' labels (`bot.letters.context.seat_labels`), worked out on first use."""
+        found = self.labels.get(game.id)
+        if found is None:
+            found = self.labels[game.id] = seat_labels(game.seats)
+        return found
 
     def log_of(self, session: Session, game_id: int) -> list[Commitment]:
         if game_id not in self.log:

@@ -19,7 +19,7 @@ from bot.letters import carried as carried_words
 from bot.letters import claims, reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
-from bot.letters.context import deadline_text, game_context, practice_terms, seat_labels
+from bot.letters.context import deadline_text, game_context, practice_terms
 from bot.letters.defaults import gets
 from bot.letters.pictures import html_body
 from bot.letters.reports import public_report
@@ -37,12 +37,6 @@ from bot.ratings import Change
 from bot.shell import Shell
 from bot.store import orders_on_file
 from rules.api import AnyGame, GameState, View, Viewer
-
-
-def robot_seats(game: Game) -> dict[str, str]:
-    """How the letters name the game's robot seats and the seats that changed hands, for the
-    templates' ``robots`` (`bot.letters.context.seat_labels`)."""
-    return seat_labels(game.seats)
 
 
 def _filled_by(outcome: Outcome | None, seat: str) -> str:
@@ -73,7 +67,7 @@ def _before(
 ) -> dict[str, Any] | None:
     if before is None:
         return None
-    report = public_report(shell.renderer, cache, rules, before.state, before.outcome, robot_seats(game))
+    report = public_report(shell.renderer, cache, rules, before.state, before.outcome, cache.labels_of(game))
     outcome = before.outcome
     return {
         "label": before.turn.label,
@@ -136,6 +130,7 @@ def seat_context(
         said = (claims.of_turn(game, turn, claims.counts(seat.name, counting)),)
     elif turn is not None and turn.resolved_at is None and rules.expected_players(state):
         said = (claims.of_turn(game, turn),)  # a turn that needs no orders is run at once: no claim
+    labels = cache.labels_of(game)
     ctx = game_context(shell, game, rules)
     ctx.update(
         {
@@ -143,11 +138,11 @@ def seat_context(
                 "name": seat.name,
                 "display": seat.player.name,
                 "address": seat.player.address,
-                "shown": seat_labels([seat]).get(seat.name, seat.name),
+                "shown": labels.get(seat.name, seat.name),
             },
             "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
-            "report": public_report(shell.renderer, cache, rules, state, outcome, robot_seats(game)),
-            "robots": robot_seats(game),
+            "report": public_report(shell.renderer, cache, rules, state, outcome, labels),
+            "robots": labels,
             "turn": {
                 "number": turn.number if turn else None,
                 "label": turn.label if turn else None,
@@ -208,8 +203,8 @@ def gm_context(
     ctx.update(
         {
             "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
-            "report": public_report(shell.renderer, cache, rules, state, outcome, robot_seats(game)),
-            "robots": robot_seats(game),
+            "report": public_report(shell.renderer, cache, rules, state, outcome, cache.labels_of(game)),
+            "robots": cache.labels_of(game),
             "turn": {
                 "number": turn.number if turn else None,
                 "label": turn.label if turn else None,

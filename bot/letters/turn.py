@@ -61,6 +61,7 @@ def render(
     the seats', the GM's, the observers' and the stall notice, in that order."""
     rules, state, outcome, next_turn = plan.rules, plan.state, plan.outcome, plan.next_turn
     reveal.read_gm_orders(session, cache, game, turn, plan.resolved_subs)  # the results say the GM's ORDERs
+    cache.labels.setdefault(game.id, plan.robots)  # the seats' labels, worked out with the turn
     mails: mailout.NewRows = []
     for seat in () if plan.held_for_next else store.mailed_seats(game):
         sheets.post_seat_letter(

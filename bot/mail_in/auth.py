@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
 import hmac
 import re
 import secrets
@@ -45,9 +44,13 @@ def new_secret() -> str:
 
 
 def mac(secret: str, game: str, seat: str, salt: str = "") -> str:
+    """The first 12 base32 characters of HMAC-SHA256(secret, "game.seat[.salt]"), lower case.
+    Base32 writes each 5 bytes as 8 characters of their own, so the digest's first 10 bytes
+    give those 12 characters (the whole digest is not encoded, a mail's letters ask for it
+    twice a seat)."""
     message = f"{game}.{seat}" + (f".{salt}" if salt else "")
-    digest = hmac.new(secret.encode(), message.encode(), hashlib.sha256).digest()
-    return base64.b32encode(digest).decode("ascii")[:12].lower()
+    digest = hmac.digest(secret.encode(), message.encode(), "sha256")
+    return base64.b32encode(digest[:10]).decode("ascii")[:12].lower()
 
 
 def signed_tag(secret: str, game: str, seat: str, salt: str = "") -> str:

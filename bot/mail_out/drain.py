@@ -20,7 +20,7 @@ from bot.clock import Clock, as_utc
 from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
-from bot.models import Outbox, OutboxStatus
+from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.settings import Settings
 
 if TYPE_CHECKING:
@@ -194,7 +194,8 @@ class _Outcomes:
 
 
 def _due(db: Database, now: datetime, batch_size: int) -> list[_Sending]:
-    """The next pending rows due by `now`, oldest first, at most `batch_size`."""
+    """The next pending rows due by `now`, oldest first, at most `batch_size`, each with its
+    body (`OutboxBody`)."""
     with db.read() as session:
         return list(
             session.execute(
@@ -203,10 +204,11 @@ def _due(db: Database, now: datetime, batch_size: int) -> list[_Sending]:
                     Outbox.message_id,
                     Outbox.envelope_from,
                     Outbox.recipient,
-                    Outbox.data,
+                    OutboxBody.data,
                     Outbox.attempts,
                     Outbox.kind,
                 )
+                .join(OutboxBody, OutboxBody.id == Outbox.id)
                 .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
                 .order_by(Outbox.id)
                 .limit(batch_size)

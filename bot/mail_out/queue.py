@@ -16,7 +16,7 @@ from bot.db import insert_many
 from bot.mail_out.compose import CalendarPart, HtmlBody, Recipient, compose
 from bot.mail_out.lists import ListHeaders
 from bot.mail_out.render import RenderedMail
-from bot.models import Outbox, OutboxStatus
+from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.settings import Settings
 
 log = logging.getLogger("flagman.mail")
@@ -83,7 +83,8 @@ def queue(
     if into is not None:
         into.append(values)
     else:
-        session.add(Outbox(**values))
+        body = OutboxBody(data=values.pop("data"))
+        session.add(Outbox(**values, body=body))
 
 
 def _fit(
@@ -115,7 +116,10 @@ def _fit(
 
 
 def insert_rows(session: Session, rows: NewRows) -> None:
-    """Insert the rows `queue` collected, in one statement (`insert_many`), and forget them."""
+    """Insert the rows `queue` collected, and forget them: the outbox rows in one statement
+    (`insert_many`), their bodies (`OutboxBody`, under the ids it returns) in another."""
     if rows:
-        insert_many(session, Outbox, rows)
+        heads = [{key: value for key, value in row.items() if key != "data"} for row in rows]
+        ids = {message_id: id_ for message_id, id_ in insert_many(session, Outbox, heads, ("message_id", "id"))}
+        insert_many(session, OutboxBody, [{"id": ids[row["message_id"]], "data": row["data"]} for row in rows])
         rows.clear()

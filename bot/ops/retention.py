@@ -3,10 +3,10 @@
 What only operations need is kept for a while, then pruned; what a game is made of is kept for
 ever. Pruned, each after its own number of days (0: never):
 
-- the body of every mail sent or given up (`outbox.data`, most of the database: a turn's results
-  mail with its picture is 10 to 30 kB). The row stays (its Message-ID is what a late reply
-  answers, its recipient and subject what the digest and `flagman doctor` read): only the
-  body is emptied. Mail still to be sent is never touched.
+- the body of every mail sent or given up (`outbox_body`, most of the database: a turn's results
+  mail with its picture is 10 to 30 kB). The outbox row stays (its Message-ID is what a late
+  reply answers, its recipient and subject what the digest and `flagman doctor` read): only
+  its body row is deleted. Mail still to be sent is never touched.
 - the text kept of each mail read (`inbound_message.text`; the row stays, so that the same
   mail coming again is still known as a duplicate), and raw mail kept in quarantine once a GM
   digest has reported it;
@@ -77,15 +77,15 @@ def _cutoff(now: datetime, days: int) -> datetime | None:
 
 def _predicates(before: Before) -> dict[str, tuple[ColumnElement[bool], ...]]:
     """What the prune takes of each kind (before its own cutoff): one definition, for the prune
-    and for `overdue` (`flagman doctor`)."""
-    from sqlalchemy import func
+    and for `overdue` (`flagman doctor`). A sent mail's conditions join its outbox row and its
+    body (`OutboxBody`)."""
 
-    from bot.models import GmAudit, InboundMessage, Outbox, OutboxStatus, Quarantine
+    from bot.models import GmAudit, InboundMessage, Outbox, OutboxBody, OutboxStatus, Quarantine
 
     found: dict[str, tuple[ColumnElement[bool], ...]] = {}
     if before.sent is not None:
         done = (OutboxStatus.SENT, OutboxStatus.FAILED)
-        found["sent"] = (Outbox.status.in_(done), Outbox.created_at < before.sent, func.length(Outbox.data) > 0)
+        found["sent"] = (OutboxBody.id == Outbox.id, Outbox.status.in_(done), Outbox.created_at < before.sent)
     if before.read is not None:
         found["read"] = (InboundMessage.received_at < before.read, InboundMessage.text != "")
         found["quarantine"] = (Quarantine.created_at < before.read, Quarantine.reported.is_(True))
@@ -118,7 +118,7 @@ def prune_database(db: Database, settings: Settings, now: datetime) -> Pruned:
     """Prune the database as [retention] says (see the module's docstring)."""
     from sqlalchemy import delete, func, select, update
 
-    from bot.models import GmAudit, InboundMessage, Outbox, Quarantine
+    from bot.models import GmAudit, InboundMessage, OutboxBody, Quarantine
 
     where = _predicates(Before.of(settings, now))
     bodies = body_bytes = texts = quarantined = audit = 0
@@ -126,11 +126,11 @@ def prune_database(db: Database, settings: Settings, now: datetime) -> Pruned:
         while True:
             with db.transaction() as session:
                 rows = session.execute(
-                    select(Outbox.id, func.length(Outbox.data)).where(*where["sent"]).limit(CHUNK)
+                    select(OutboxBody.id, func.length(OutboxBody.data)).where(*where["sent"]).limit(CHUNK)
                 ).all()
                 if not rows:
                     break
-                session.execute(update(Outbox).where(Outbox.id.in_([r[0] for r in rows])).values(data=b""))
+                session.execute(delete(OutboxBody).where(OutboxBody.id.in_([r[0] for r in rows])))
             bodies += len(rows)
             body_bytes += sum(int(r[1] or 0) for r in rows)
     if "read" in where:
@@ -148,7 +148,7 @@ def prune_database(db: Database, settings: Settings, now: datetime) -> Pruned:
             audit = _count(session.execute(delete(GmAudit).where(*where["audit"])))
     pruned = Pruned(bodies, body_bytes, texts, quarantined, audit)
     if pruned.anything and not db.url.startswith("sqlite"):
-        _vacuum(db, ("outbox", "inbound_message", "quarantine", "gm_audit"))
+        _vacuum(db, ("outbox_body", "inbound_message", "quarantine", "gm_audit"))
     return pruned
 
 

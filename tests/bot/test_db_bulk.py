@@ -9,10 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
+from sqlalchemy.orm import selectinload
 
 from bot.clock import as_utc
 from bot.db import Database, among, insert_many
-from bot.models import Outbox, OutboxStatus, Quarantine
+from bot.models import Outbox, OutboxBody, OutboxStatus, Quarantine
 
 pytestmark = pytest.mark.both_databases  # the store's own behaviour: SQLite and PostgreSQL
 
@@ -47,9 +48,12 @@ def test_insert_many_writes_every_row_in_order_and_returns_what_is_asked(db_url:
     rows[9]["sent_at"] = T0
     try:
         with db.transaction() as session:
-            returned = insert_many(session, Outbox, rows, ("id", "message_id"))
+            heads = [{k: v for k, v in row.items() if k != "data"} for row in rows]
+            returned = insert_many(session, Outbox, heads, ("id", "message_id"))
+            ids = {m: i for i, m in returned}
+            insert_many(session, OutboxBody, [{"id": ids[r["message_id"]], "data": r["data"]} for r in rows])
         with db.read() as session:
-            stored = list(session.scalars(select(Outbox).order_by(Outbox.id)))
+            stored = list(session.scalars(select(Outbox).options(selectinload(Outbox.body)).order_by(Outbox.id)))
     finally:
         db.dispose()
     # Ids follow the rows' order (the outbox is sent in id order).

@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from bot import db as db_module
 from bot.db import Database, migrate
-from bot.models import Outbox, OutboxStatus
+from bot.models import Outbox, OutboxBody, OutboxStatus
 
 T0 = datetime(2026, 12, 6, 20, 0, tzinfo=UTC)
 PATIENCE = 30  # seconds an event is waited for before the test fails (never reached when it passes)
@@ -26,7 +26,7 @@ def _row(n: int) -> Outbox:
         recipient=f"p{n}@players.test",
         envelope_from="bot@flagman.test",
         subject=f"Mail {n}",
-        data=b"x" * 30_000,
+        body=OutboxBody(data=b"x" * 30_000),
         status=OutboxStatus.PENDING,
         attempts=0,
         next_attempt_at=T0,

@@ -21,7 +21,7 @@ from bot.app import App, build_app
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.mail_in.inbox import deliver_to_maildir
-from bot.models import Game, InboundMessage, OrderSubmission, Outbox, OutboxStatus, Quarantine, Turn
+from bot.models import Game, InboundMessage, OrderSubmission, Outbox, OutboxBody, OutboxStatus, Quarantine, Turn
 from bot.settings import parse_settings
 from bot.testing import FakeClock, plain_mail
 from tests.helpers import migrated
@@ -82,7 +82,8 @@ class Rig:
         """(recipient, mail) of every mail that left the bot, in order."""
         with self.app.db.read() as session:
             rows = session.execute(
-                select(Outbox.id, Outbox.recipient, Outbox.data)
+                select(Outbox.id, Outbox.recipient, OutboxBody.data)
+                .join(OutboxBody, OutboxBody.id == Outbox.id)
                 .where(Outbox.status == OutboxStatus.SENT, Outbox.id > since)
                 .order_by(Outbox.id)
             ).all()

@@ -23,7 +23,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.letters import STRANGER_ANSWER_BYTES, ToAddress
 from bot.mail_in.auth import GM_SEAT, signed_address
 from bot.mail_out import lists
-from bot.models import Game, Outbox, OutboxStatus, Player, Seat
+from bot.models import Game, Outbox, OutboxBody, OutboxStatus, Player, Seat
 from tests.e2e.rig import SECRET, Rig, text_of
 from tests.servers import SmtpSink
 
@@ -33,7 +33,11 @@ LONG = "x" * 61 + "@" + ".".join(["a" * 60] * 4) + ".example"  # 313 characters
 
 def _sent_sizes(rig: Rig, start: int) -> list[tuple[str, int, EmailMessage]]:
     with rig.app.db.read() as session:
-        sizes = dict(session.execute(select(Outbox.id, Outbox.data).where(Outbox.id > start)).all())
+        sizes = dict(
+            session.execute(
+                select(Outbox.id, OutboxBody.data).join(OutboxBody, OutboxBody.id == Outbox.id).where(Outbox.id > start)
+            ).all()
+        )
     return [
         (recipient, len(data), msg) for (recipient, msg), data in zip(rig.sent(start), sizes.values(), strict=False)
     ]

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
+from sqlalchemy.orm import selectinload
 
 from bot.app import App
 from bot.db import Database, migrate
@@ -143,7 +144,10 @@ class Bot:
         with self.app.db.read() as session:
             rows = list(
                 session.scalars(
-                    select(Outbox).where(Outbox.id > (self.baseline if since_start else 0)).order_by(Outbox.id)
+                    select(Outbox)
+                    .options(selectinload(Outbox.body))
+                    .where(Outbox.id > (self.baseline if since_start else 0))
+                    .order_by(Outbox.id)
                 )
             )
             session.expunge_all()

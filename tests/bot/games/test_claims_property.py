@@ -31,6 +31,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
+from sqlalchemy.orm import selectinload
 
 from bot import store
 from bot.app import App
@@ -476,7 +477,7 @@ def test_late_and_stale_refusals_and_the_gms_plot_and_order_answers_carry_their_
                 _act(app, deck, step)
                 _check(app, ledger, step, before)
             with app.db.read() as session:
-                rows = list(session.scalars(select(Outbox).order_by(Outbox.id)))
+                rows = list(session.scalars(select(Outbox).options(selectinload(Outbox.body)).order_by(Outbox.id)))
         finally:
             app.close()
     made: dict[str, list[dict[str, object]]] = {}

@@ -18,7 +18,7 @@ from sqlalchemy import func, select
 
 from bench.retention import Season, bytes_in_use, play, retention_app
 from bot.db import Database
-from bot.models import Game, GameStatus, Outbox, Turn
+from bot.models import Game, GameStatus, Outbox, OutboxBody, Turn
 from bot.settings import RetentionSettings
 from tests.helpers import fresh_database
 
@@ -40,7 +40,9 @@ def test_ten_days_of_three_games_stay_within_the_retention_policy(
         size = bytes_in_use(app)
         end = app.clock.now()
         with app.db.read() as session:
-            oldest_body = session.scalar(select(func.min(Outbox.created_at)).where(func.length(Outbox.data) > 0))
+            oldest_body = session.scalar(
+                select(func.min(Outbox.created_at)).join(OutboxBody, OutboxBody.id == Outbox.id)
+            )
             unresolved = session.scalar(
                 select(func.count())
                 .select_from(Turn)
@@ -92,10 +94,10 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
     assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mail of the Processed folder" in done.stdout
     with db.read() as session:
         assert session.scalar(select(func.count()).select_from(Outbox)) == sent, "the rows stay"
-        assert session.scalars(select(func.length(Outbox.data)).where(Outbox.id == first)).one() > 0, (
+        assert session.scalars(select(func.length(OutboxBody.data)).where(OutboxBody.id == first)).one() > 0, (
             "pending mail kept"
         )
-        assert session.scalar(select(func.count()).select_from(Outbox).where(func.length(Outbox.data) > 0)) == 1
+        assert session.scalar(select(func.count()).select_from(OutboxBody)) == 1, "the sent mails' bodies are gone"
         assert session.scalar(select(func.count()).select_from(Turn)) == turns_before
     db.dispose()
     assert not old.exists() and new.exists()

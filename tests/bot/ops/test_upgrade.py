@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 from alembic.script import ScriptDirectory
-from sqlalchemy import MetaData, create_engine, insert, select, text
+from sqlalchemy import FromClause, MetaData, create_engine, func, insert, select, text
 
 from bot.cli import init_dir, main
 from bot.db import Database, alembic_config, current_revision, head_revision, make_engine, migrate
@@ -87,9 +87,15 @@ def games_in_progress(tmp_path: Path) -> Path:
     return config
 
 
+# Columns an earlier schema kept in a table that this version keeps in a table of its own,
+# keyed by the row's id: (table, column) -> the table that holds the column now (no row: empty).
+MOVED = {("outbox", "data"): "outbox_body"}
+
+
 def copy_into_schema(source_url: str, target_url: str, revision: str) -> None:
     """A database at `revision` (as that release's `alembic upgrade` made it), holding the rows
-    of `source_url` in that schema: the columns it has, nothing else."""
+    of `source_url` in that schema: the columns it has (a column moved since read from where it
+    is now, `MOVED`), nothing else."""
     migrate(target_url, revision)
     source, target = make_engine(source_url), make_engine(target_url)
     try:
@@ -101,13 +107,23 @@ def copy_into_schema(source_url: str, target_url: str, revision: str) -> None:
                 if table.name == "alembic_version":
                     continue
                 assert table.name in new.tables, f"{table.name}: a table this version dropped (copy it by hand)"
-                have = set(new.tables[table.name].columns.keys())
+                here = new.tables[table.name]
+                moved = {
+                    column: new.tables[holder]
+                    for (name, column), holder in MOVED.items()
+                    if name == table.name and column in table.columns and column not in here.columns
+                }
+                have = set(here.columns.keys()) | set(moved)
                 needed = {
                     c.name for c in table.columns if not c.nullable and c.server_default is None and not c.primary_key
                 }
                 assert needed <= have, f"{table.name}: {needed - have} are needed by revision {revision}"
                 columns = [c for c in table.columns.keys() if c in have]
-                rows = [dict(r._mapping) for r in reading.execute(select(*new.tables[table.name].c[tuple(columns)]))]
+                source_table: FromClause = here
+                for holder in moved.values():
+                    source_table = source_table.outerjoin(holder, holder.c.id == here.c.id)
+                read = [func.coalesce(moved[c].c[c], b"").label(c) if c in moved else here.c[c] for c in columns]
+                rows = [dict(r._mapping) for r in reading.execute(select(*read).select_from(source_table))]
                 if rows:
                     writing.execute(insert(table), rows)
                 if target.dialect.name == "postgresql" and "id" in table.columns:
