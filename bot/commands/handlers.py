@@ -37,6 +37,7 @@ class CommandContext:
     game: Game | None
     seat: Seat | None
     orders_follow: bool = False
+    words: str = ""  # the mail's words beside its commands (a RESIGN passes them on to the GM)
 
     @property
     def stranger(self) -> bool:

@@ -81,6 +81,7 @@ def help_(ctx: CommandContext, command: Help) -> Reply:
             game_help=rules.order_help(state, seat.name)
             if seat.name in rules.expected_players(state)
             else "You have no orders to send now.",
+            timezone=letters.zone(to),
         )
     return Reply((Letter(to, ctx.shell.renderer.render("help", values), "help", game=seat.game if seat else None),))
 
@@ -534,7 +535,7 @@ def join(ctx: CommandContext, command: Join) -> Reply:
 
 
 def resign(ctx: CommandContext, command: Resign) -> Reply:
-    seat, text = signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game)
+    seat, text = signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game, farewell=ctx.words)
     # Departures are told to everyone, as the GM's DROP is.
     gm.tell_players(
         ctx.shell,

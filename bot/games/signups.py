@@ -39,7 +39,7 @@ from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.parse import Inbound
 from bot.models import ChangeWhy, Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
-from bot.safe_text import echo_name
+from bot.safe_text import echo_name, quote_lines
 from bot.shell import Shell
 
 log = logging.getLogger("flagman.signups")
@@ -310,9 +310,13 @@ def join_now(shell: Shell, session: Session, game_name: str, address: str, name:
 # -- RESIGN ----------------------------------------------------------------------------------
 
 
-def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name: str) -> tuple[Seat, str]:
+def resign(
+    shell: Shell, session: Session, inbound: Inbound, who: Who, game_name: str, *, farewell: str = ""
+) -> tuple[Seat, str]:
     """RESIGN <game>: the seat is given up (as the GM's DROP). The player and the GM are told;
-    a refusal raises `Refused` with its answer. Returns the seat and what was done, in a sentence."""
+    the GM in one mail that quotes `farewell`, the mail's words beside the RESIGN of the seat it
+    proved (none in a practice race). A refusal raises `Refused` with its answer. Returns the
+    seat and what was done, in a sentence."""
     game = store.find_game_row(session, game_name)
     seat: Seat | None = None
     if game is not None and any(g.id == game.id for g in who.games):
@@ -360,7 +364,7 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
     letters.notice(
         shell,
         session,
-        ToAddress(leaving.address, leaving.name),
+        ToAddress(leaving.address, leaving.name, leaving.timezone),
         say("resigned_title", game=game.name),
         say("resigned", seat=seat.name, game=game.name, text=text),
         error=False,
@@ -373,7 +377,15 @@ def resign(shell: Shell, session: Session, inbound: Inbound, who: Who, game_name
         session,
         ToGm(game),
         say("resigned_gm_title", seat=seat.name, game=game.name),
-        say("resigned_gm", player=leaving.name, address=leaving.address, text=text),
+        say(
+            "resigned_gm",
+            player=leaving.name,
+            address=leaving.address,
+            text=text,
+            farewell=quote_lines(farewell, most=10)
+            if farewell.strip() and not game.practice and who.seat is not None and who.seat.id == seat.id
+            else "",
+        ),
         kind="resigned_gm",
     )
     return seat, text

@@ -441,7 +441,8 @@ def _parsed(
 ) -> tuple[Parsed[GameOrder], prose.ProseResult | None]:
     """The orders in `text` as the game parses them; the lines it did not understand read as a
     GM reads prose, within the bound set before the reading starts (`prose_to_read`),
-    and the text so read parsed again (its problems numbered as the mail's lines)."""
+    and the text so read parsed again (its problems numbered as the mail's lines; a line not read
+    whose order word comes after other words has the reason for the line from that word on)."""
     parsed = rules.parse_orders(state, seat.name, text)
     read: prose.ProseResult | None = None
     to_read = prose_to_read(mail, parsed.problems)
@@ -451,6 +452,16 @@ def _parsed(
             again = rules.parse_orders(state, seat.name, read.text)
             parsed = dataclasses.replace(
                 again, problems=tuple(dataclasses.replace(p, line_no=read.line_no(p.line_no)) for p in again.problems)
+            )
+        if read.reasons:
+            parsed = dataclasses.replace(
+                parsed,
+                problems=tuple(
+                    dataclasses.replace(p, reason=read.reasons[p.line_no])
+                    if p.kind is ProblemKind.INVALID and p.line_no in read.reasons
+                    else p
+                    for p in parsed.problems
+                ),
             )
     return parsed, read
 

@@ -159,6 +159,10 @@ class ProseResult:
     readings: list[Reading] = field(default_factory=list)
     numbers: list[int] = field(default_factory=list)  # line of `text` (from 0) -> its line in the mail
     keeps_rest: bool = False  # a line said "keep the rest": the mail changes part of the set on file
+    # A line not read whose order word is not its first word ("Oops, forgot: TYRES 1"): the
+    # game's reason for the line from that word on, said in place of the reason for the line's
+    # first word (mail's line number -> reason).
+    reasons: dict[int, str] = field(default_factory=dict)
 
     def line_no(self, line_no: int) -> int:
         return self.numbers[line_no - 1] if 0 < line_no <= len(self.numbers) else line_no
@@ -624,7 +628,10 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
         if words_for_gm is not None:
             # No order in it, and words for the GM (a question, a farewell): passed on, not refused.
             return _note(number, original, words_for_gm)
-        return None, [line]  # an order word, but no order: the parser's reason stands
+        reason = _reason_from_order_word(reader, line)
+        if reason:
+            result.reasons[number] = reason
+        return None, [line]  # an order word, but no order: the game's reason stands
     if negated or offered:
         offered, applied = offered + applied, []  # a line that also negates or hedges applies nothing itself
         # Only an order the game takes now is offered as a one-tap link ("COLOUR IS" is none).
@@ -649,6 +656,26 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
         keeps_rest=keeps_rest,
     )
     return reading, _order_lines(applied)
+
+
+def _reason_from_order_word(reader: _Reader, line: str) -> str:
+    """The game's reason for `line` read from its first order word (or word in capitals: an
+    order of another turn) on, when that word is not the line's first ("Oops, forgot: TYRES 1":
+    the reason for TYRES 1, not for "Oops"); empty when the line starts with it or the game
+    gives no reason."""
+    words = _words(line)
+    first = next(
+        (
+            i
+            for i, w in enumerate(words)
+            if _SPELLINGS.get(w.upper(), w.upper()) in reader.orders or _ORDER_WORD.fullmatch(w)
+        ),
+        None,
+    )
+    if not first or not reader.budget.spend():
+        return ""
+    parsed = reader.rules.parse_orders(reader.state, reader.seat, " ".join(words[first:]))
+    return parsed.problems[0].reason if parsed.problems else ""
 
 
 def _order_lines(applied: Sequence[str]) -> list[str]:

@@ -22,7 +22,7 @@ from bot.games.archive import NewTurn
 from bot.games.identity import Who
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
-from bot.letters import ToGm, ToSeat, claims
+from bot.letters import ToSeat, claims
 from bot.letters.words import say
 from bot.models import AttentionKind, Game, Reason, Seat
 from bot.outlook import what_counts
@@ -200,7 +200,9 @@ def _run_player_commands(
 ) -> None:
     """The mail's player commands, each answered, in order."""
     orders_follow = who.seat is not None and bool(commands.orders_text.strip())
-    context = CommandContext(batch.shell, session, mail.inbound, who, game, who.seat, orders_follow)
+    context = CommandContext(
+        batch.shell, session, mail.inbound, who, game, who.seat, orders_follow, words=commands.orders_text
+    )
     for command in commands.player:
         reply = registry.run(context, command)
         mail.answers.extend(reply.answers)
@@ -212,23 +214,12 @@ def _run_player_commands(
 
 def _pass_on_farewell(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> None:
     """The words beside a RESIGN, passed on to the GM (docs/DESIGN.md 10: a farewell is words for
-    the GM): in the GM's answer to the mail, beside the resignation, and under "Needs your
-    attention" in the digest. A practice race has no GM: nobody."""
+    the GM): the GM's one mail about the resignation quotes them (`bot.games.signups.resign`),
+    and the digest lists them under "Needs your attention". A practice race has no GM: nobody."""
     game = seat.game
     if game.practice or not text.strip():
         return
     attention.add(session, game, AttentionKind.NOTE, text, at=batch.shell.now(), seat=seat)
-    facts = {"seat": seat.name, "player": echo(seat.player.name, 80), "game": game.name}
-    mail.answers.append(
-        Notice(
-            ToGm(game),
-            say("intake_farewell_title", **facts),
-            say("intake_farewell", quoted=quote_lines(text, most=10), **facts),
-            kind="intake_farewell",
-            error=False,
-            game=game,
-        )
-    )
 
 
 def _say_what_was_not_run(mail: Mail, who: Who, game: Game | None, commands: MailCommands) -> None:

@@ -57,6 +57,7 @@ class ToAddress:
 
     address: str
     name: str = ""
+    zone: str = ""  # the zone its times are in, when the address is a known person's (a letter about a game says it)
 
 
 Addressee = ToSeat | ToGm | ToAddress
@@ -97,12 +98,13 @@ def greeting(addressee: Addressee) -> str:
 
 def zone(addressee: Addressee) -> str:
     """The time zone a letter to `addressee` shows its times in, as its sign-off says: the
-    seat's player's, the game's for its GM; none for another address."""
+    seat's player's, the game's for its GM, the person's for the address of a known person
+    (one who has left a seat); none for another address."""
     if isinstance(addressee, ToSeat):
         return addressee.seat.player.timezone
     if isinstance(addressee, ToGm):
         return addressee.game.timezone
-    return ""
+    return addressee.zone
 
 
 def list_headers(

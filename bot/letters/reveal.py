@@ -24,6 +24,7 @@ from bot.clock import as_utc
 from bot.letters.cache import LetterCache
 from bot.models import Commitment, Game, GmAudit, OrderSubmission, Seat, Turn
 from bot.outlook import Outcome
+from bot.schedules import format_local
 from rules import fair
 from rules.api import AnyGame
 
@@ -82,6 +83,15 @@ def gm_orders(session: Session, cache: LetterCache, game: Game, turn: Turn) -> l
     return cache.gm_orders[turn.id]
 
 
+def gm_orders_in(session: Session, cache: LetterCache, game: Game, turn: Turn, zone: str) -> list[dict[str, object]]:
+    """`gm_orders` as a letter to someone in `zone` says them: each time in that zone, as every
+    letter writes a time (`bot.schedules.format_local`)."""
+    return [
+        {**g, "at": format_local(when, zone) if isinstance(when := g["when"], datetime) else g["at"]}
+        for g in gm_orders(session, cache, game, turn)
+    ]
+
+
 def read_gm_orders(
     session: Session, cache: LetterCache, game: Game, turn: Turn, subs: Mapping[int, Sequence[OrderSubmission]]
 ) -> None:
@@ -128,7 +138,8 @@ def _described(session: Session, game: Game, rows: Sequence[tuple[int, datetime,
             {
                 "seat": seat.name if seat is not None else str(seat_id),
                 "robot": bool(seat is not None and seat.robot),
-                "at": utc_text(at),
+                "at": utc_text(at),  # as the game's record and archive write it
+                "when": as_utc(at),
                 "by": "by mail" if via == "mail" else "on the server's command line",
                 "then_own": then_own,
             }
@@ -212,4 +223,4 @@ def _revealed_to_all(
     }
 
 
-__all__ = ["committed", "gm_orders", "ordinal", "read_gm_orders", "revealed", "utc_text"]
+__all__ = ["committed", "gm_orders", "gm_orders_in", "ordinal", "read_gm_orders", "revealed", "utc_text"]

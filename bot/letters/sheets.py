@@ -163,7 +163,7 @@ def seat_context(
                 "you_defaulted_by": _filled_by(outcome, seat.name),
                 "correction": bool(resolved.corrections),
                 "dice": reveal.revealed(session, cache, game, rules, resolved, outcome, seat.name, final=turn is None),
-                "gm_orders": reveal.gm_orders(session, cache, game, resolved),
+                "gm_orders": reveal.gm_orders_in(session, cache, game, resolved, zone),
             }
             if resolved
             else None,
@@ -226,7 +226,7 @@ def gm_context(
                 if outcome
                 else [],
                 "dice": reveal.revealed(session, cache, game, rules, resolved, outcome, None, final=turn is None),
-                "gm_orders": reveal.gm_orders(session, cache, game, resolved),
+                "gm_orders": reveal.gm_orders_in(session, cache, game, resolved, game.timezone),
             }
             if resolved
             else None,

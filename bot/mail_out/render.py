@@ -250,10 +250,13 @@ def tidy(body: str) -> str:
     """A letter's text as it is sent: no blanks at the end of a line, except in the "-- " line
     that opens a signature (RFC 3676 4.3), which mail clients and our own quote stripper need
     with its space; no blank line at its start or end; and never two blank lines in a row (a
-    part a template leaves out leaves no gap), so one blank line always parts two blocks."""
+    part a template leaves out leaves no gap), so one blank line always parts two blocks; the
+    signature follows the letter's last line, with no blank line before its "-- "."""
     lines: list[str] = []
     for line in body.strip("\n").splitlines():
         line = line if line == "-- " else line.rstrip()
+        if line == "-- " and lines and not lines[-1]:
+            lines.pop()
         if line or (lines and lines[-1]):
             lines.append(line)
     while lines and not lines[-1]:

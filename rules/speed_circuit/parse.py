@@ -212,7 +212,18 @@ def parse_line(line: str, phase: Phase | None = None) -> Order:
     parser = _LINE_PARSERS.get(head)
     if parser is None:
         raise InvalidOrderError(f"{words[0]!r} is not an order; {_ORDERS_OF.get(phase, _EVERY_ORDER)}")
-    return parser(args, line)
+    if phase not in _WORDS_OF or head in _WORDS_OF[phase]:
+        return parser(args, line)
+    try:
+        return parser(args, line)  # a well-formed order of another turn: the check says this turn takes none
+    except InvalidOrderError:
+        # A word of another turn, not written as that order either: what this turn takes.
+        pits = (
+            "; tyres are changed in the pits: PIT PRIME|OPTION" if phase is Phase.RACE and head in _TYRE_WORDS else ""
+        )
+        raise InvalidOrderError(
+            f"{head} is not an order of this turn; {_ORDERS_OF.get(phase, _EVERY_ORDER)}{pits}"
+        ) from None
 
 
 _RACE_ORDER_WORDS = "race orders: SPEED, PATH, LANE, LINE, PAY, SKILL, PUSH, SLIP, PASS, PIT"
@@ -221,6 +232,12 @@ _ORDERS_OF: dict[Phase | None, str] = {
     Phase.DESIGN: f"this turn takes DESIGN (rows {' '.join(DESIGN_FIELDS)}) and TYRES, e.g. DESIGN TOP 1 ACC 1",
     Phase.QUALIFYING: "this turn takes BID, e.g. BID WEAR 2 SKILL 1",
     Phase.RACE: _RACE_ORDER_WORDS,
+}
+_TYRE_WORDS = frozenset({"TYRES", "TIRES", "TYRE", "TIRE"})
+_WORDS_OF: dict[Phase, frozenset[str]] = {
+    Phase.DESIGN: frozenset({"DESIGN", *_TYRE_WORDS}),
+    Phase.QUALIFYING: frozenset({"BID"}),
+    Phase.RACE: frozenset({"SPEED", "PATH", "LANE", "LINE", "PAY", "SKILL", "PUSH", "SLIP", "PASS", "PIT"}),
 }
 _DESIGN_ROWS = frozenset({*DESIGN_FIELDS, "ACCEL", "DECEL", "SS", "TS"})
 

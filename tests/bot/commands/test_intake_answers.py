@@ -44,12 +44,14 @@ def test_resign_with_a_friendly_line_gets_one_answer(rc: App) -> None:
 def test_a_farewell_beside_resign_reaches_the_gm(rc: App) -> None:
     """docs/DESIGN.md 10, words for the GM: a farewell is passed on to the GM. "RESIGN rc1" with
     "Sorry all, it was fun." was answered once (above) and the words reached nobody: the GM's
-    mail about the resignation carries them, and the digest lists them."""
+    mail about the resignation carries them (one mail: it came as a second mail beside "kelly
+    resigned from rc1"), and the digest lists them."""
     before = len(mails(rc, GM))
     player_says(rc, "kelly", "RESIGN rc1\nSorry all, it was fun.\nThanks!")
-    told = " ".join(" ".join(body_of(m).split()) for m in mails(rc, GM)[before:])
-    assert "resigned" in told, told
-    assert "> Sorry all, it was fun." in told, told
+    new = mails(rc, GM)[before:]
+    assert [str(m["Subject"]) for m in new] == ["[rc1] kelly resigned from rc1"], [str(m["Subject"]) for m in new]
+    told = " ".join(body_of(new[0]).split())
+    assert "resigned: kelly is out of rc1" in told and "> Sorry all, it was fun." in told, told
     with rc.db.read() as session:
         notes = list(session.scalars(select(GmAttention.text)))
     assert any("Sorry all, it was fun." in note for note in notes), notes

@@ -506,6 +506,19 @@ def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: Ap
     assert "<game>" not in body, body
 
 
+def test_the_closing_of_a_practice_race_names_its_game_as_players_write_it(gapp: App) -> None:
+    """README: "a practice race (`racecraft`, `speed-circuit`, `speedphreakz`)". The closing letter of a Speed Circuit practice said
+    "Send PRACTICE speed_circuit for a new one" (the name the code stores); it writes the
+    game's name as players write it."""
+    stranger_says(gapp, PAT, "PRACTICE speed-circuit")
+    _confirm(gapp)
+    assert isinstance(gapp.clock, FakeClock)
+    gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days + 1))
+    cycle(gapp)
+    body = " ".join(body_of(last(gapp, PAT)).split())
+    assert "is closed" in body and "Send PRACTICE speed-circuit for a new one" in body, body
+
+
 def test_a_practice_player_is_named_by_the_display_name_of_their_from_case_kept(gapp: App) -> None:
     """A practice player's name came from the address's local part, lower-cased ("Hello pat,"):
     names keep their case, and the display name of the From is the person's name when there is

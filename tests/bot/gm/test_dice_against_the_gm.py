@@ -98,7 +98,7 @@ def test_the_gms_order_for_a_robot_is_in_the_results_and_the_record(sc: App) -> 
     gm_says(sc, "PROCESS sc1", game="sc1")
     results = _text(last(sc, KELLY))
     assert re.search(
-        r"The GM entered orders in Race turn 1 .* for:\s+robo \(robot\), 2026-\d\d-\d\d \d\d:\d\d UTC \(by mail\)",
+        r"The GM entered orders in Race turn 1 .* for:\s+robo \(robot\), \w{3} \d+ \w{3} 2026 \d\d:\d\d \w+ \(by mail\)",
         results,
         re.S,
     )

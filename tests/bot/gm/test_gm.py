@@ -176,6 +176,19 @@ def test_process_resolves_now_with_defaults_for_the_missing(rc: App) -> None:
     assert "defaulted: anna, kelly, roger, steve" in body
 
 
+def test_a_seat_given_the_gms_plot_is_named_as_such_not_as_defaulted(rc: App) -> None:
+    """docs/design/mail-interface.md: "PLOT <game> <seat> <orders> (the GM plot: that seat's NMR
+    default)". PROCESS and PREVIEW listed a seat given the GM's plot as
+    "defaulted"; they name it under "the GM's plot", apart from the seats given the default."""
+    gm_says(rc, "PLOT rc1 seb USE 3")
+    gm_says(rc, "PREVIEW rc1")
+    preview = " ".join(body_of(last(rc, GM)).split())
+    assert "Defaulted: anna, kelly, roger, steve. The GM's plot: seb." in preview, preview
+    gm_says(rc, "PROCESS rc1")
+    body = " ".join((body_of(mails(rc, GM)[-2]) + body_of(last(rc, GM))).split())
+    assert "resolved; defaulted: anna, kelly, roger, steve; the GM's plot: seb." in body, body
+
+
 def test_preview_mails_the_gm_only_and_stores_nothing(rc: App) -> None:
     """PREVIEW <game>: resolved on a copy; results to the GM only; no turn, order or state stored."""
     player_says(rc, "seb", "USE 7")

@@ -163,8 +163,23 @@ def test_results_say_when_the_player_sent_orders_after_the_gms(rc: App) -> None:
     gm_says(rc, "PROCESS rc1")
     results = next(m for m in reversed(mails(rc, ADDRESS["anna"])) if "Results of" in str(m["Subject"]))
     text = " ".join(body_of(results).split())
-    assert "kelly, 2026-01-05 09:00 UTC (by mail); the player sent orders of their own after it" in text, text
-    assert "seb, 2026-01-05 09:00 UTC (by mail) " in text + " " and "seb, 2026-01-05 09:00 UTC (by mail);" not in text
+    assert "kelly, Mon 5 Jan 2026 09:00 UTC (by mail); the player sent orders of their own after it" in text, text
+    assert (
+        "seb, Mon 5 Jan 2026 09:00 UTC (by mail) " in text + " "
+        and "seb, Mon 5 Jan 2026 09:00 UTC (by mail);" not in text
+    )
+
+
+def test_the_gms_hand_is_told_at_the_time_in_the_readers_zone(rc: App) -> None:
+    """Every time a letter shows is in its reader's zone, as the letter's deadlines are (its
+    sign-off says the zone): the GM's copy of rc1 (Europe/London) said "seb, 2026-01-05 09:00
+    UTC (by mail)"; it says "seb, Mon 5 Jan 2026 09:00 GMT (by mail)"."""
+    gm_says(rc, "ORDER rc1 seb USE 3")
+    gm_says(rc, "PROCESS rc1")
+    copy = next(m for m in reversed(mails(rc, GM)) if "The GM entered orders in" in body_of(m))
+    text = " ".join(body_of(copy).split())
+    assert "seb, Mon 5 Jan 2026 09:00 GMT (by mail)" in text, text
+    assert "Times are shown in Europe/London" in text and "UTC (by mail)" not in text, text
 
 
 def test_replace_says_the_predecessors_orders_stand_only_where_there_are_some(rc: App) -> None:

@@ -146,3 +146,25 @@ def test_preview_lays_out_each_seat_as_its_lines_then_one_blank_line(rc: App) ->
         "    (the GM's plot; the game's own default would be: USE 5)",
     ], preview
     assert seats[sorted(ADDRESS).index("seb")].splitlines() == ["  seb              (on file)", "    > USE 4"], preview
+
+
+def test_every_letter_of_one_game_signs_off_alike(rc: App) -> None:
+    """templates/_common/_signoff.txt: "A letter about a game signs as that game's race
+    director ... a letter that shows times says the zone they are in." Played by mail, rc1's
+    letters signed three ways: "Flagman, race director for rc1." (the resignation to seb),
+    "... Times are shown in Europe/London." and the GM's STATUS "Flagman <...>. Times are shown
+    in Europe/London.". Each letter of the game signs as its race director, in its reader's zone."""
+    before = {who: len(mails(rc, ADDRESS[who])) for who in ("seb", "kelly")}
+    gm_before = len(mails(rc, GM))
+    player_says(rc, "seb", "RESIGN rc1")
+    player_says(rc, "kelly", "HELP")
+    gm_says(rc, "STATUS rc1")
+    letters = [*mails(rc, ADDRESS["seb"])[before["seb"] :], *mails(rc, ADDRESS["kelly"])[before["kelly"] :]]
+    letters += mails(rc, GM)[gm_before:]
+    assert len(letters) >= 5, [str(m["Subject"]) for m in letters]
+    for mail in letters:
+        signature = body_of(mail).replace("\r\n", "\n").split("\n-- \n", 1)[1].strip()
+        assert signature.startswith("Flagman, race director for rc1. Times are shown in "), (
+            str(mail["Subject"]),
+            signature,
+        )

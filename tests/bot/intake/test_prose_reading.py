@@ -178,3 +178,14 @@ def test_any_mail_is_read_within_its_bounds(text: str) -> None:
     assert calls <= prose.MAX_PARSES
     assert len(result.readings) <= prose.MAX_PROSE_LINES
     assert all(not (r.applied and r.negated) for r in result.readings)
+
+
+def test_an_order_word_of_another_turn_in_prose_is_the_word_named(gapp: App) -> None:
+    """speed-circuit.md: tyres are chosen on the design turn (TYRES) and changed with PIT. In a
+    race turn "Oops, forgot: TYRES 1" was refused with "'OOPS' is not an order", naming the
+    word of the prose; the answer names the order word and the game's reason for it."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "kelly", "Oops, forgot: TYRES 1", game="sc1")
+    text = _flat(body_of(last(gapp, ADDRESS["kelly"])))
+    assert "'OOPS'" not in text, text
+    assert "TYRES" in text.split('not understood: "Oops, forgot: TYRES 1"', 1)[1], text

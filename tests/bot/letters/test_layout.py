@@ -31,10 +31,11 @@ def _text(mail: object) -> str:
 @pytest.mark.parametrize("kind", sorted(_GAMES))
 def test_no_letter_of_a_whole_game_has_two_blank_lines_in_a_row_or_ends_blank(tmp_path: Path, kind: str) -> None:
     """Stray blank lines were the playtest's finding: "Results of ...:\\n\\n\\nWhat happened", three
-    after "You are its GM.". Every mail of a game played to its final result (turn sheets,
-    confirmations, STATUS, results, the GM's copies, the digest, the final result) has at most
-    one blank line between two blocks and none at its end; the final result, the players' and
-    the GM's, lists its places one a line under "Final result:"."""
+    after "You are its GM.", one before the signature's "-- " of results, STATUS and PREVIEW.
+    Every mail of a game played to its final result (turn sheets, confirmations, STATUS,
+    results, the GM's copies, the digest, the final result) has at most one blank line between
+    two blocks, none before its signature and none at its end; the final result, the players'
+    and the GM's, lists its places one a line under "Final result:"."""
     options, people, robots, orders = _GAMES[kind]
     app = new_app(tmp_path)
     with app.db.transaction() as session:
@@ -66,6 +67,7 @@ def test_no_letter_of_a_whole_game_has_two_blank_lines_in_a_row_or_ends_blank(tm
         assert not re.search(r"\n[ \t]*\n[ \t]*\n", text), f"two blank lines in a row in {where}:\n{text}"
         assert text.endswith("\n") and not text.endswith("\n\n"), f"blank end of {where}:\n{text}"
         assert not text.startswith("\n"), where
+        assert "\n\n-- \n" not in text, f"a blank line before the signature of {where}:\n{text}"
     for mail in finals:
         text = _text(mail)
         table = text.split("\nFinal result:\n", 1)[1].split("\n\n", 1)[0].splitlines()
@@ -81,7 +83,7 @@ _LINES = st.lists(st.sampled_from(["", " ", "\t", "-- ", "a", "  b c  ", "> d "]
 def test_tidy_keeps_every_word_and_at_most_one_blank_line_between_blocks(lines: list[str]) -> None:
     """A letter's text as sent: the same lines of words in the same order (blanks at a line's
     end dropped, the signature's "-- " kept), one blank line where the template left one or
-    more, none at the start or the end."""
+    more, none at the start or the end, and none before the signature's "-- "."""
     text = tidy("\n".join(lines))
     if not any(line.strip() or line == "-- " for line in lines):
         assert text == "\n"
@@ -93,4 +95,5 @@ def test_tidy_keeps_every_word_and_at_most_one_blank_line_between_blocks(lines: 
     assert [line for line in out if line] == [line for line in words if line]
     assert all(line == "-- " or line == line.rstrip() for line in out)
     assert not any(a == b == "" for a, b in zip(out, out[1:], strict=False))
+    assert not any(a == "" and b == "-- " for a, b in zip(out, out[1:], strict=False))
     assert out[0] != "" and out[-1] != ""

@@ -69,6 +69,11 @@ def test_mps_keeps_the_present_speed() -> None:
         ("SKILL LUCK", "unknown table"),
         ("SLIP 3", "SLIP takes 0, 1 or 2"),
         ("FLY AWAY", "is not an order"),
+        # speed-circuit.md: tyres are chosen with TYRES on the design turn and changed in the
+        # pits (PIT PRIME|OPTION); a set-up word in a race turn is named with what this turn takes.
+        ("TYRES 1", "TYRES is not an order of this turn; race orders: SPEED"),
+        ("TYRES 1", "tyres are changed in the pits: PIT PRIME|OPTION"),
+        ("BID 3", "BID is not an order of this turn; race orders: SPEED"),
     ],
 )
 def test_bad_lines_are_invalid_with_a_reason(line: str, reason: str) -> None:
