@@ -115,12 +115,14 @@ def standing(shell: Shell, session: Session, code_text: str, sender: str) -> Pen
 # -- JOIN --------------------------------------------------------------------------------------
 
 
-def open_join(shell: Shell, session: Session, game: Game, address: str, name: str) -> PendingRequest:
-    """A JOIN waiting for `address` to answer its code; `name` has been checked (`signups.name_problem`)."""
+def _waiting(
+    shell: Shell, session: Session, kind: RequestKind, address: str, name: str, game_id: int | None = None
+) -> PendingRequest:
+    """A request of `kind` waiting for `address` to answer its code, written (flushed: it has its id)."""
     request = PendingRequest(
-        kind=RequestKind.JOIN,
+        kind=kind,
         status=RequestStatus.WAITING,
-        game_id=game.id,
+        game_id=game_id,
         seat_ids=[],
         address=address,
         name=name,
@@ -129,23 +131,17 @@ def open_join(shell: Shell, session: Session, game: Game, address: str, name: st
     session.add(request)
     session.flush()
     return request
+
+
+def open_join(shell: Shell, session: Session, game: Game, address: str, name: str) -> PendingRequest:
+    """A JOIN waiting for `address` to answer its code; `name` has been checked (`signups.name_problem`)."""
+    return _waiting(shell, session, RequestKind.JOIN, address, name, game_id=game.id)
 
 
 def open_series(shell: Shell, session: Session, address: str, name: str) -> PendingRequest:
     """A stranger's JOIN <series> waiting for `address` to answer its code; `name` (checked by
     `signups.name_problem`, or empty: named after the address) is the name they are entered under."""
-    request = PendingRequest(
-        kind=RequestKind.SERIES,
-        status=RequestStatus.WAITING,
-        game_id=None,
-        seat_ids=[],
-        address=address,
-        name=name,
-        created_at=shell.now(),
-    )
-    session.add(request)
-    session.flush()
-    return request
+    return _waiting(shell, session, RequestKind.SERIES, address, name)
 
 
 def series_code(shell: Shell, request: PendingRequest, series: str) -> str:
@@ -176,18 +172,7 @@ def series_standing(shell: Shell, session: Session, code_text: str, sender: str)
 
 def open_practice(shell: Shell, session: Session, address: str, kind: str) -> PendingRequest:
     """A PRACTICE waiting for `address` to answer its code (bot.games.practice)."""
-    request = PendingRequest(
-        kind=RequestKind.PRACTICE,
-        status=RequestStatus.WAITING,
-        game_id=None,
-        seat_ids=[],
-        address=address,
-        name=kind,
-        created_at=shell.now(),
-    )
-    session.add(request)
-    session.flush()
-    return request
+    return _waiting(shell, session, RequestKind.PRACTICE, address, kind)
 
 
 def close(shell: Shell, request: PendingRequest, status: RequestStatus) -> None:
