@@ -93,6 +93,10 @@ _BUILD = policy.default.clone(header_factory=_REGISTRY)
 # subjects moves the whole value to a continuation line, which some readers show with a
 # leading space).
 _POLICY = _WirePolicy(header_factory=_REGISTRY, max_line_length=998, linesep="\r\n")
+# A mail to an address with a non-ASCII local part goes out only by SMTPUTF8 (bot.mail_out.smtp
+# refuses it otherwise), so its headers are written in UTF-8 (RFC 6532): an encoded word is not
+# allowed in an address, and would name another mailbox.
+_POLICY_UTF8 = _POLICY.clone(utf8=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,7 +459,7 @@ def _written_by_the_stdlib(
         _make_alternative(msg, html, calendars)
     # The body was encoded (quoted-printable, 76-character lines) by set_content above; the
     # serialising policy only decides how headers are folded.
-    return msg.as_bytes(policy=_POLICY)
+    return msg.as_bytes(policy=_POLICY if to.address.isascii() else _POLICY_UTF8)
 
 
 def _signed(settings: Settings, data: bytes) -> bytes:

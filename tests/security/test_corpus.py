@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable
-from email import message_from_bytes, policy
+from email import message_from_bytes, message_from_string, policy
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,13 @@ def check_outgoing(row: Outbox, *, holder_wrote: bool = False) -> EmailMessage:
     `holder_wrote`: the mail answered carried the recipient's own capability (their signed reply
     address or password), so its lines may be quoted back to them, spam included; to anyone else
     a stranger's words never travel."""
-    msg = message_from_bytes(row.data, policy=policy.default)
+    head = row.data.partition(b"\r\n\r\n")[0]
+    # A mail to a non-ASCII address carries UTF-8 headers (RFC 6532, sent by SMTPUTF8 only).
+    msg = (
+        message_from_bytes(row.data, policy=policy.default)
+        if head.isascii()
+        else message_from_string(row.data.decode("utf-8"), policy=policy.default)
+    )
     assert isinstance(msg, EmailMessage)
     assert not msg.defects, msg.defects
     to = msg["To"].addresses
