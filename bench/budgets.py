@@ -33,6 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rules.api import View, Viewer
+
 RUNS = 3
 MAIL = Path(__file__).resolve().parents[1] / "tests" / "data" / "mail"
 OWN = ("flagman@example.org",)
@@ -43,7 +45,7 @@ LONG_MAIL_SECONDS = 0.5
 POLL_LONG_MAIL_SECONDS = 20.0
 POLL_AUTO_REPLIES_SECONDS = 30.0
 FIXTURE_MAILS_PER_SECOND = 1000.0
-_NAMES = ("kelly", "seb", "steve", "roger", "anna", "mika", "lewis", "nigel", "ayrton")
+NAMES = ("kelly", "seb", "steve", "roger", "anna", "mika", "lewis", "nigel", "ayrton")
 
 
 def best_cpu(work: Callable[[], object], runs: int) -> float:
@@ -56,43 +58,44 @@ def best_cpu(work: Callable[[], object], runs: int) -> float:
     return best
 
 
-def _candidates(kind: str, game: Any, state: Any, player: str, rng: random.Random) -> list[str]:
+def candidates(kind: str, game: Any, state: Any, player: str, rng: random.Random) -> list[str]:
     """Order texts worth trying for a lively race (the first that parses cleanly is used)."""
     if kind == "racecraft":
         return [rng.choice(["CRUISE", "OVERTAKE", f"USE {rng.randint(0, 6)}"]), f"USE {rng.randint(0, 3)}"]
     if kind == "speed_circuit":
         return [f"SPEED {speed}\nPUSH YES\nLANE {rng.choice('ABC')}" for speed in (160, 140, 120, 100, 80, 60, 40, 20)]
-    base = game.format_orders(game.default_orders(state, player))
-    moves = ("F1", "F2", "F3", "VL", "VR")
-    return [
-        re.sub(
-            r"ROUND (\d+):\s*$",
-            lambda m: m.group(0) + " " + " ".join(rng.choice(moves) for _ in range(rng.randint(1, 3))),
-            base,
-            flags=re.M,
-        )
-        for _ in range(5)
-    ]
+    if kind == "speedphreakz":
+        base = game.format_orders(game.default_orders(state, player))
+        moves = ("F1", "F2", "F3", "VL", "VR")
+        return [
+            re.sub(
+                r"ROUND (\d+):\s*$",
+                lambda m: m.group(0) + " " + " ".join(rng.choice(moves) for _ in range(rng.randint(1, 3))),
+                base,
+                flags=re.M,
+            )
+            for _ in range(5)
+        ]
+    return []
 
 
-def scene(kind: str, count: int, turns: int, seed: int = 1) -> Any:
-    """The picture's scene after `turns` turns of a game of `count` played with lively legal orders."""
-    from bot import pictures
+def play(kind: str, count: int, turns: int, seed: int = 1) -> tuple[list[View], list[dict[str, Any]]]:
+    """Public views after each turn of a game of `count` played with lively legal orders (the
+    pictures' tests and their budget draw the same races), and the last turn's events."""
     from rules import find_game
-    from rules.api import Viewer
 
     game = find_game(kind)
     rng = random.Random(seed)
-    state = game.new_game(list(_NAMES[:count]), {}, random.Random(seed))
+    state = game.new_game(list(NAMES[:count]), {}, random.Random(seed))
     frames = [game.view(state, None, Viewer.PUBLIC)]
     events: list[dict[str, Any]] = []
     for _ in range(turns):
         if game.is_finished(state):
             break
         orders = {}
-        for player in sorted(game.expected_players(state)):
+        for player in sorted(game.expected_players(state)):  # a frozenset: drawn in a fixed order
             chosen = game.default_orders(state, player)
-            for text in _candidates(kind, game, state, player, rng):
+            for text in candidates(kind, game, state, player, rng):
                 parsed = game.parse_orders(state, player, text)
                 if parsed.ok and parsed.orders:
                     chosen = parsed.orders
@@ -102,6 +105,14 @@ def scene(kind: str, count: int, turns: int, seed: int = 1) -> Any:
         state = resolution.state
         frames.append(game.view(state, None, Viewer.PUBLIC))
         events = [e.to_json() for e in resolution.events]
+    return frames, events
+
+
+def scene(kind: str, count: int, turns: int, seed: int = 1) -> Any:
+    """The picture's scene after `turns` turns of `play`."""
+    from bot import pictures
+
+    frames, events = play(kind, count, turns, seed)
     keep = frames if pictures.needs_history(kind) else frames[-2:]
     return pictures.Scene(tuple(keep), tuple(events))
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import random
-import re
 from typing import Any
 
 import pytest
@@ -14,68 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageChops
 
+from bench.budgets import NAMES, play
 from bot import pictures
 from bot.pictures import Scene, column, typed_view
 from bot.pictures import speed_circuit as sc_picture
 from bot.pictures import speedphreakz as sp_picture
 from bot.pictures.common import SHAPES, _marker_sprite
 from rules import find_game, game_names
-from rules.api import View, Viewer
 from rules.racecraft import RacecraftView
 from rules.speed_circuit import PitStage, SpeedCircuitView
 from rules.speedphreakz import Heading, SpeedPhreakzView, Square
-
-NAMES = ("kelly", "seb", "steve", "roger", "anna", "mika", "lewis", "nigel", "ayrton")
-
-
-def candidates(kind: str, game: Any, state: Any, player: str, rng: random.Random) -> list[str]:
-    """Order texts worth trying for a lively race (the first that parses cleanly is used)."""
-    if kind == "racecraft":
-        return [rng.choice(["CRUISE", "OVERTAKE", f"USE {rng.randint(0, 6)}"]), f"USE {rng.randint(0, 3)}"]
-    if kind == "speed_circuit":
-        return [f"SPEED {speed}\nPUSH YES\nLANE {rng.choice('ABC')}" for speed in (160, 140, 120, 100, 80, 60, 40, 20)]
-    if kind == "speedphreakz":
-        base = game.format_orders(game.default_orders(state, player))
-        return [
-            re.sub(
-                r"ROUND (\d+):\s*$",
-                lambda m: (
-                    m.group(0)
-                    + " "
-                    + " ".join(rng.choice(["F1", "F2", "F3", "VL", "VR"]) for _ in range(rng.randint(1, 3)))
-                ),
-                base,
-                flags=re.M,
-            )
-            for _ in range(5)
-        ]
-    return []
-
-
-def play(kind: str, count: int, turns: int, seed: int = 1) -> tuple[list[View], list[dict[str, Any]]]:
-    """Public views after each turn of a game played with lively legal orders, and the last events."""
-    game = find_game(kind)
-    rng = random.Random(seed)
-    state = game.new_game(list(NAMES[:count]), {}, random.Random(seed))
-    frames = [game.view(state, None, Viewer.PUBLIC)]
-    events: list[dict[str, Any]] = []
-    for _ in range(turns):
-        if game.is_finished(state):
-            break
-        orders = {}
-        for player in sorted(game.expected_players(state)):  # a frozenset: drawn in a fixed order
-            chosen = game.default_orders(state, player)
-            for text in candidates(kind, game, state, player, rng):
-                parsed = game.parse_orders(state, player, text)
-                if parsed.ok and parsed.orders:
-                    chosen = parsed.orders
-                    break
-            orders[player] = chosen
-        resolution = game.resolve(state, orders, random.Random(rng.random()))
-        state = resolution.state
-        frames.append(game.view(state, None, Viewer.PUBLIC))
-        events = [e.to_json() for e in resolution.events]
-    return frames, events
 
 
 def decode(png: bytes) -> Image.Image:

@@ -8,10 +8,10 @@ from typing import Any
 
 from PIL import Image
 
+from bench.budgets import play
 from bot import pictures
 from bot.pictures import Scene
 from rules.speedphreakz import SpeedPhreakzView, Square
-from tests.bot.pictures.test_pictures import play
 
 
 def pixels(png: bytes) -> Any:

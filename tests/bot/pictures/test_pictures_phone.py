@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, ImageDraw
 
+from bench.budgets import candidates
 from bot import pictures
 from bot.pictures import LEGIBLE, PHONE_WIDTH, Scene
 from bot.pictures.common import KeyEntry, Sheet, font, key_lines, lay_key
@@ -28,7 +29,6 @@ from rules import find_game
 from rules.api import View, Viewer
 from rules.speed_circuit import GAME as SPEED_CIRCUIT
 from rules.speed_circuit import SpeedCircuitView
-from tests.bot.pictures.test_pictures import candidates
 
 
 def ink_width(text: str, size: int) -> int:

@@ -14,6 +14,7 @@ import random
 import pytest
 from PIL import Image
 
+from bench.budgets import play
 from bot import pictures
 from bot.pictures import LEGIBLE, PHONE_WIDTH, Scene
 from bot.pictures import speed_circuit as sc_picture
@@ -37,7 +38,7 @@ from rules.api import Viewer
 from rules.speed_circuit import GAME as SPEED_CIRCUIT
 from rules.speed_circuit import Cost, Reach, SpeedCircuitView
 from rules.speedphreakz import Band, SpeedPhreakzView, Square
-from tests.bot.pictures.test_pictures import SIZES, play
+from tests.bot.pictures.test_pictures import SIZES
 from tests.rules.speed_circuit.helpers import bundled, car, race
 
 
