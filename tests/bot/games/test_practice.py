@@ -173,10 +173,11 @@ def test_game_list_and_show_mark_a_practice_game(tmp_path: Path, capsys: pytest.
     """ "practice games are marked as such (subject tag, `game list`)": `flagman game list` ends its
     line with [practice], `game show` says so, and its robots are shown as robots."""
     from bot.app import build_app
-    from bot.cli import init_dir, main
+    from bot.cli import main
     from bot.settings import load_settings
+    from tests.helpers import init_site
 
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     with build_app(load_settings(config, env={})) as app, app.db.transaction() as session:
         rules = practice.check(session, app.shell, PAT, "speed-circuit")
         practice.start(app.shell, session, PAT, rules)

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import App
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.db import Database
 from bot.games import seasons
 from bot.games.turns import PlayerSpec, create_game, current_state
@@ -23,6 +23,7 @@ from bot.testing import body_of
 from rules.api import Viewer
 from rules.season import F1_POINTS
 from tests.bot.gm_helpers import GM, RACERS, bodies, gm_says, mails, new_app, player_says, to_the_finish
+from tests.helpers import init_site
 
 
 @pytest.fixture
@@ -46,7 +47,7 @@ def rc(gapp: App) -> App:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     for name in ("sc1", "sc2"):
         args = ["--config", str(config), "game", "new", "speed-circuit", "--name", name, "--gm", GM]
         args += ["--player", "kelly=kelly@example.org", "--player", "seb=seb@example.org"]

@@ -23,12 +23,11 @@ from pathlib import Path
 import pytest
 
 from bot.app import build_app
-from bot.cli import init_dir
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import plain_mail
-from tests.helpers import Done, SmallDisk, damage_header, damage_pages, flagman_command, flagman_process
+from tests.helpers import Done, SmallDisk, damage_header, damage_pages, flagman_command, flagman_process, init_site
 
 ADDRESS = "flagman@disk.test"
 PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
@@ -36,7 +35,7 @@ PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb
 
 def make_site(root: Path, *, mails: int = 3) -> Path:
     """`flagman init`, a Racecraft game, its turn sheets sent, and `mails` mails in the inbox."""
-    config = init_dir(root, ADDRESS)
+    config = init_site(root, ADDRESS)
     app = build_app(load_settings(config, env={}))
     try:
         with app.db.transaction() as session:
@@ -253,7 +252,7 @@ def test_poll_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> 
     from bot.db import migrate
     from tests.servers import Postgres
 
-    config = init_dir(tmp_path / "site", ADDRESS)
+    config = init_site(tmp_path / "site", ADDRESS)
     with Postgres() as server:
         url = server.create_database("down")
         migrate(url)
@@ -360,7 +359,7 @@ def test_the_backup_is_verified_and_never_half_written(backed_up: tuple[Path, Pa
 def test_pg_dump_command_says_how_the_password_is_given(tmp_path: Path) -> None:
     """The printed pg_dump command takes the password from the db-password
     credential (never printing it), when the configured url reads it from there."""
-    config = init_dir(tmp_path / "site", ADDRESS)
+    config = init_site(tmp_path / "site", ADDRESS)
     config.write_text(
         config.read_text().replace(
             'url = "sqlite:///flagman.sqlite"',

@@ -28,12 +28,12 @@ import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import FromClause, MetaData, create_engine, func, insert, select, text
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.db import Database, alembic_config, current_revision, head_revision, make_engine, migrate
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import reply_to
-from tests.helpers import flagman_command
+from tests.helpers import flagman_command, init_site
 
 REVISIONS = [
     r.revision for r in reversed(list(ScriptDirectory.from_config(alembic_config("sqlite://")).walk_revisions()))
@@ -69,7 +69,7 @@ def reply(config: Path, seat: str, orders: str) -> None:
 def play_to_the_middle(site: Path) -> Path:
     """A site on this version's schema with two games in the middle: rc1 (Racecraft) at turn 2
     with two orders in of five, sc1 (Speed Circuit) at turn 2 with none."""
-    config = init_dir(site, "flagman@race.test")
+    config = init_site(site, "flagman@race.test")
     for kind, name in (("racecraft", "rc1"), ("speed_circuit", "sc1")):
         args = ["game", "new", kind, "--name", name, "--gm", "gm@race.test", "--deadline", "48h"]
         for seat in PLAYERS:
@@ -370,7 +370,7 @@ def test_a_database_from_a_newer_flagman_is_refused_in_one_line(
 ) -> None:
     """A revision this version does not know (a newer flagman migrated it): nothing is done,
     one line says to install that version again; exit 1."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     url = load_settings(config, env={}).database_url
     engine = create_engine(url)
     with engine.begin() as conn:
@@ -390,7 +390,7 @@ def test_an_unreachable_database_is_one_line_and_exit_3(tmp_path: Path, capsys: 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     point_at(config, f"postgresql+psycopg://flagman@127.0.0.1:{port}/flagman")
     capsys.readouterr()
     assert flagman(config, "migrate") == 3
@@ -401,7 +401,7 @@ def test_an_unreachable_database_is_one_line_and_exit_3(tmp_path: Path, capsys: 
 
 
 def test_an_unknown_revision_is_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     capsys.readouterr()
     assert flagman(config, "migrate", "nosuch") == 2
     assert "no revision 'nosuch'" in capsys.readouterr().err
