@@ -103,6 +103,11 @@ class DeadlineError(ValueError):
         super().__init__(problem)
         self.problem = problem
 
+    def __str__(self) -> str:
+        """For a log line: the reason and what was read, the text quoted as `shown` quotes it
+        (at most `SHOW_CHARS` characters of it, one line), never the words a person reads."""
+        return f"{self.problem.why.value} ({self.problem.reading.value}): {shown(self.problem.text)}"
+
 
 class _NotADuration(DeadlineError):  # noqa: N818 - named for what happened, as Refused
     """The text is not written as a duration at all (as opposed to one out of range)."""

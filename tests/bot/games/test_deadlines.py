@@ -229,9 +229,12 @@ def words(error: DeadlineError) -> str:
 
 
 def assert_clear(error: DeadlineError, reason: str = "") -> None:
-    """One line, saying `reason`, and at most ~40 characters of the input quoted back."""
+    """One line, saying `reason`, and at most ~40 characters of the input quoted back; the
+    error's own text (a log line's) is as short, and is no refusal's words."""
     message = words(error)
     assert reason in message, message
+    logged = str(error)
+    assert len(logged.splitlines()) == 1 and len(logged) < 500 and logged.startswith(error.problem.why.value)
     assert message and len(message.splitlines()) == 1 and "\n" not in message
     assert "9" * 41 not in message and "1" * 41 not in message and "x" * 41 not in message
 
