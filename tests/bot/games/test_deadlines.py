@@ -3,6 +3,7 @@ resolution on and off, and a service that was down across a deadline (the backlo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -429,6 +430,55 @@ def test_parse_grace_refuses_with_a_clear_deadline_error(text: str, reason: str)
     with pytest.raises(DeadlineError) as caught:
         parse_grace(text)
     assert_clear(caught.value, reason)
+
+
+def _when(text: str) -> object:
+    return parse_when(text, NOW, "Europe/London")
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "expected"),
+    [
+        (
+            parse_duration,
+            "1" * 101,
+            "'" + "1" * 40 + "'... is too long for a duration; write e.g. 24h, 2d, 1d12h or 90m",
+        ),
+        (parse_grace, "525601", "'525601' is too long: a grace period is at most 365 days"),
+        (parse_duration, " ", "no duration given; write e.g. 24h, 2d, 1d12h or 90m"),
+        (_when, "", "no time given; write 2026-12-01 18:00 (the game's time zone) or +24h"),
+        (parse_duration, "24", "'24' is not a duration; write e.g. 24h, 2d, 1d12h or 90m"),
+        (
+            parse_schedule,
+            "soon",
+            "'soon' is not a schedule; use a turn length (48h, 3d, 1d12h), fixed times (daily 18:00, mon,thu 18:00) or manual",
+        ),
+        (_when, "tomorrow", "'tomorrow' is not a time; write 2026-12-01 18:00 (the game's time zone) or +24h"),
+        (parse_duration, "0h", "a duration must be longer than zero"),
+        (parse_schedule, "daily 25:00", "25:00 is not a time of day"),
+        (parse_schedule, ", 18:00", "', 18:00' names no day; days are mon, tue, wed, thu, fri, sat, sun"),
+        (
+            parse_schedule,
+            "moon 18:00",
+            "unknown day 'moon' in 'moon 18:00'; days are mon, tue, wed, thu, fri, sat, sun",
+        ),
+        (_when, "2027-06-01 18:00", "'2027-06-01 18:00' is too far ahead: a deadline is at most 365 days from now"),
+        (
+            _when,
+            "2026-02-30 18:00",
+            "'2026-02-30 18:00' is not a date and time: day is out of range for month; "
+            "write 2026-12-01 18:00 (the game's time zone) or +24h",
+        ),
+    ],
+)
+def test_a_refusal_reads_word_for_word_as_the_gm_has_always_read_it(
+    parse: Callable[[str], object], text: str, expected: str
+) -> None:
+    """The words of each kind of refusal (deadline_refused, from the error's facts), byte for
+    byte: the GM's answer to a bad EXTEND or DEADLINE and the operator's to a bad --deadline."""
+    with pytest.raises(DeadlineError) as caught:
+        parse(text)
+    assert words(caught.value) == expected
 
 
 def test_next_deadline_past_the_year_9999_is_a_deadline_error() -> None:
