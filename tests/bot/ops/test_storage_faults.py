@@ -68,6 +68,9 @@ def assert_told(done: Done | subprocess.CompletedProcess[str], status: int, *wor
 def test_init_makes_the_database_readable_by_its_owner_only(tmp_path: Path) -> None:
     """`flagman init` makes the database 0600 (every player's address in it is for the
     service alone), and SQLite's -wal and -shm files follow its mode."""
+    from bot.cli import init_dir
+
+    init_dir(tmp_path / "site", ADDRESS)  # init's own database, which make_site then keeps
     config = make_site(tmp_path / "site", mails=1)
     assert flagman_command(config, "poll").returncode == 0
     database = tmp_path / "site" / "flagman.sqlite"
