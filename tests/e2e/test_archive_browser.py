@@ -23,11 +23,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bot.app import App
 from bot.db import Database
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import Renderer
-from bot.testing import FakeClock, FakeInbox, FakeMailer
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp
 from rules import find_game
 from tests.bot.conftest import GM, make_settings
 from tests.e2e.browser import chromium, run_browser
@@ -69,7 +68,7 @@ def bot_site(
     settings = make_settings(tmp_path)
     settings = replace(settings, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
     migrated(settings.database_url)
-    app = App(
+    app = TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
@@ -92,7 +91,7 @@ def bot_site(
                 options=options or {},
             )
         for _ in range(deadlines):
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
     finally:
         app.close()
@@ -190,11 +189,11 @@ window.addEventListener("load", function () {
 """
 
 
-def _fake_app(tmp_path: Path) -> App:
+def _fake_app(tmp_path: Path) -> TestApp:
     """The shell on a fresh SQLite database with the fake inbox, mailer and clock."""
     settings = make_settings(tmp_path)
     migrated(settings.database_url)
-    return App(
+    return TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
@@ -224,7 +223,7 @@ def test_a_results_mail_fits_a_phone_screen(tmp_path: Path, kind: str) -> None:
                 players=[PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i}", "UTC") for i in range(count)],
             )
         for _ in range(3):
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
         app.service.send()
         mailer = app.mailer
@@ -324,7 +323,7 @@ def _mails_of(tmp_path: Path, kind: str) -> dict[str, EmailMessage]:
         assert isinstance(mailer, FakeMailer)
         first = mailer.messages("tyrrell@example.org")[0]
         for _ in range(3):
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
         app.service.send()
         results = mailer.messages("tyrrell@example.org")[-1]
@@ -441,7 +440,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
             )
         app.service.send()
         for _ in range(2 if kind == "speed_circuit" else 0):  # the design and qualifying turns
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
             app.service.send()
         mailer = app.mailer

@@ -405,10 +405,9 @@ def test_smtp_451_550_and_dropped_connections_retry_then_fail_for_good(world: Ma
             deadline="48h",
             seed=1,
         )
-    clock = world.app.clock
     for _ in range(4):
         world.app.service.send()
-        clock.advance(minutes=10)  # type: ignore[attr-defined]
+        world.clock.advance(minutes=10)
     sink.clear_faults()
     with world.app.db.read() as session:
         rows = {r.recipient: r for r in session.scalars(sa_select(Outbox))}

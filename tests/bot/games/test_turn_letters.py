@@ -9,12 +9,12 @@ from datetime import timedelta
 
 import pytest
 
-from bot.app import App
 from bot.games import turns
 from bot.letters import turn as turn_letters
 from bot.letters.cache import LetterCache
 from bot.mail_out.render import Renderer
 from bot.store import find_game_row, open_turn
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM
 
@@ -22,7 +22,7 @@ gapp, rc = gm_helpers.gapp, gm_helpers.rc
 
 
 def test_work_out_renders_no_letter_and_the_letters_step_renders_them_all(
-    rc: App, monkeypatch: pytest.MonkeyPatch
+    rc: TestApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rendered: list[str] = []
     render = Renderer.render
@@ -32,7 +32,7 @@ def test_work_out_renders_no_letter_and_the_letters_step_renders_them_all(
         return render(self, template, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Renderer, "render", counting)
-    rc.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
+    rc.clock.advance(timedelta(hours=49))
     with rc.db.read() as session:
         game = find_game_row(session, "rc1", with_seats=True)
         assert game is not None

@@ -13,8 +13,8 @@ from dataclasses import replace
 
 import pytest
 
-from bot.app import App
 from bot.intake import orders, prose
+from bot.testing import TestApp
 from rules import find_game
 from rules.racecraft.game import Racecraft
 from tests.bot import gm_helpers
@@ -39,7 +39,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     yield calls
 
 
-def test_two_thousand_lines_of_prose_are_read_within_the_bound(rc: App, parses: list[str]) -> None:
+def test_two_thousand_lines_of_prose_are_read_within_the_bound(rc: TestApp, parses: list[str]) -> None:
     player_says(rc, "anna", PROSE)
     # Each line holds one order word, so each line read costs at most MAX_PHRASE_WORDS parses
     # (a mail of any words: at most MAX_PROSE_WORDS * MAX_PHRASE_WORDS), beside the few parses
@@ -50,7 +50,7 @@ def test_two_thousand_lines_of_prose_are_read_within_the_bound(rc: App, parses: 
     assert len(answer.encode()) < 32_000
 
 
-def test_a_mail_past_the_hourly_limit_is_not_read_as_prose(rc: App, parses: list[str]) -> None:
+def test_a_mail_past_the_hourly_limit_is_not_read_as_prose(rc: TestApp, parses: list[str]) -> None:
     limit = 2
     rc.use_settings(replace(rc.settings, limits=replace(rc.settings.limits, mails_per_sender_per_hour=limit)))
     for _ in range(limit):

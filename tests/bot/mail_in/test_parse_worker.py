@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.db import Database
 from bot.mail_in.inbox import Folder, RawMail
 from bot.mail_in.parse_worker import (
@@ -35,7 +34,7 @@ from bot.mail_in.parse_worker import (
 from bot.mail_out.render import Renderer
 from bot.models import InboundMessage, Outbox
 from bot.settings import DatabaseSettings, InboxSettings
-from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
 from tests.helpers import fresh_database
 
@@ -135,7 +134,7 @@ def _handled(tmp_path: Path, parser_name: str) -> tuple[list[tuple[str, str, str
     )
     parser = WorkerParser() if parser_name == "worker" else InlineParser()
     inbox = FakeInbox(max_size=settings.limits.max_mail_bytes)
-    app = App(
+    app = TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
