@@ -190,9 +190,10 @@ def _the_fake(kind: type[_Fake], value: object, name: str) -> _Fake:
     return value
 
 
-def body_of(msg: EmailMessage) -> str:
-    part = msg.get_body(("plain",))
-    assert part is not None
+def body_of(msg: EmailMessage, kind: str = "plain") -> str:
+    """The text of `msg`'s body part of that kind ("plain" or "html"); the test fails if it has none."""
+    part = msg.get_body((kind,))
+    assert part is not None, f"no text/{kind} part"
     content: str = part.get_content()
     return content
 

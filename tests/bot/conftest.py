@@ -12,7 +12,7 @@ from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import Renderer
-from bot.settings import AuthSettings, BotSettings, DatabaseSettings, Secrets, Settings
+from bot.settings import BotSettings, DatabaseSettings, Secrets, Settings
 from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp
 from tests.helpers import fresh_database
 
@@ -27,11 +27,10 @@ GM = "gm@example.org"
 BOT = "flagman@example.org"
 
 
-def make_settings(tmp_path: Path, **auth: object) -> Settings:
+def make_settings(tmp_path: Path) -> Settings:
     return Settings(
         bot=BotSettings(address=BOT, timezone="Europe/London"),
         database=DatabaseSettings(url=f"sqlite:///{tmp_path / 'flagman.sqlite'}"),
-        auth=AuthSettings(**auth),  # type: ignore[arg-type]
         secrets=Secrets(site_secret="test-site-secret"),
         base_dir=tmp_path,
     )

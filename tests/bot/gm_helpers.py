@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
@@ -17,6 +18,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.mail_out.render import Renderer
 from bot.models import Game, GmAudit, Turn
+from bot.settings import AuthSettings, BotSettings, RatingSettings
 from bot.store import find_game_row
 from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp, body_of, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
@@ -53,12 +55,22 @@ START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # a Monday
 _ids = itertools.count(1)
 
 
-def new_app(tmp_path: Path, *, start: datetime = START, **settings_changes: object) -> TestApp:
-    from dataclasses import replace
-
+def new_app(
+    tmp_path: Path,
+    *,
+    start: datetime = START,
+    bot: BotSettings | None = None,
+    ratings: RatingSettings | None = None,
+    auth: AuthSettings | None = None,
+) -> TestApp:
+    """A TestApp on a fresh SQLite file at `start`, with the given settings in place of the tests' own."""
     settings = make_settings(tmp_path)
-    if settings_changes:
-        settings = replace(settings, **settings_changes)  # type: ignore[arg-type]
+    settings = replace(
+        settings,
+        bot=settings.bot if bot is None else bot,
+        ratings=settings.ratings if ratings is None else ratings,
+        auth=settings.auth if auth is None else auth,
+    )
     migrated(settings.database_url)
     return TestApp(
         settings=settings,

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from email.message import EmailMessage
 
 import pytest
 from sqlalchemy import event, func, select
+from sqlalchemy.orm import Session
 
+from bot.fate import Done
+from bot.intake.batch import Batch, Mail
 from bot.mail_in.auth import signed_address
-from bot.mail_in.inbox import Folder
+from bot.mail_in.inbox import Folder, RawMail
 from bot.models import (
     InboundMessage,
     InboundStatus,
@@ -56,7 +60,7 @@ def orders_fail_for(monkeypatch: pytest.MonkeyPatch, seat_name: str) -> list[str
     real = orders.take_orders
     calls: list[str] = []
 
-    def explode(batch, session, mail, seat, text):  # type: ignore[no-untyped-def]
+    def explode(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
         calls.append(seat.name)
         if seat.name == seat_name:
             raise RuntimeError("boom")
@@ -181,7 +185,7 @@ class CrashingInbox(FakeInbox):
 
     crashed = False
 
-    def mark_done(self, keys, folder=Folder.PROCESSED):  # type: ignore[no-untyped-def]
+    def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
         if not self.crashed:
             self.crashed = True
             raise ConnectionError("killed before the move")
@@ -646,7 +650,9 @@ def test_a_seats_loop_limit_counts_its_mails_of_earlier_batches(racecraft: TestA
 
 
 @pytest.mark.both_databases  # what a commit keeps
-def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_nothing(racecraft: TestApp) -> None:
+def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_nothing(
+    racecraft: TestApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The read-ahead (work per batch): while a batch is handled the next one is read;
     a batch is moved out only once that read is over. A read that fails is raised after the
     batch in hand is committed and moved: nothing is handled twice, nothing is lost."""
@@ -655,13 +661,13 @@ def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_not
     reads: list[tuple[int, frozenset[str]]] = []
     real = inbox.fetch_new
 
-    def fetch_new(limit: int = 100, *, skip=frozenset()):  # type: ignore[no-untyped-def]
+    def fetch_new(limit: int = 100, *, skip: Collection[str] = frozenset()) -> list[RawMail]:
         reads.append((len(inbox.pending), frozenset(skip)))
         if len(reads) == 3:
             raise ConnectionError("the IMAP server went away")
         return real(limit, skip=skip)
 
-    inbox.fetch_new = fetch_new  # type: ignore[method-assign]
+    monkeypatch.setattr(inbox, "fetch_new", fetch_new)
     batch = racecraft.settings.inbox.batch_size
     for n in range(batch + 1):
         inbox.deliver(plain_mail(f"p{n}@players.test", BOT, "hello", "HELP", message_id=f"<ra{n}@players.test>"))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import re
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import replace
 from email.message import EmailMessage
 from html.parser import HTMLParser
@@ -120,6 +121,12 @@ class Text(HTMLParser):
     def handle_data(self, data: str) -> None:
         if not self.skip:
             self.parts.append(data)
+
+
+def _link(item: str) -> tuple[str, str]:
+    """One mailto link the LINKS probe saw, "<address> <subject>" each quoted: the two, unquoted."""
+    address, subject = (urllib.parse.unquote(part) for part in item.split(" "))
+    return address, subject
 
 
 def text_of(dom: str) -> str:
@@ -458,11 +465,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
             dom = run_browser("--dump-dom", "--virtual-time-budget=5000", page.as_uri())
             found = re.search(r'data-links="([^"]*)"', dom)
             assert found is not None, f"{label}: the probe did not run"
-            seen[label] = [
-                tuple(urllib.parse.unquote(part) for part in item.split(" "))  # type: ignore[misc]
-                for item in found.group(1).split("|")
-                if item
-            ]
+            seen[label] = [_link(item) for item in found.group(1).split("|") if item]
         assert seen["gm"] == [], "the GM's copy offers no player's orders"
         links = seen["sheet"]
         assert len(links) >= (5 if kind == "racecraft" else 2), links
@@ -496,8 +499,8 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
     drawn: dict[bytes, pictures.Picture] = {}
     options: set[bytes] = set()
 
-    def keeping(real, into_options: bool):  # type: ignore[no-untyped-def]
-        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def keeping(real: Callable[..., pictures.Picture], into_options: bool) -> Callable[..., pictures.Picture]:
+        def wrapper(*args: object, **kwargs: object) -> pictures.Picture:
             picture = real(*args, **kwargs)
             drawn[picture.png] = picture
             if into_options:

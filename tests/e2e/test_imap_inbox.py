@@ -13,11 +13,7 @@ import pytest
 
 from bot.mail_in.imap import ImapInbox, ImapLoginError, ImapUnavailable
 from bot.mail_in.inbox import Folder, RawMail, ReadAhead
-
-try:
-    from tests.servers import Dovecot, free_port
-except ImportError:  # tests/ itself on sys.path
-    from servers import Dovecot, free_port  # type: ignore[no-redef,import-not-found]
+from tests.servers import Dovecot, free_port
 
 pytestmark = pytest.mark.e2e
 

@@ -51,11 +51,13 @@ RACERS = (
 ADDRESS = {p.seat: p.address for p in RACERS}
 
 
-def security_settings(tmp_path: Path, url: str, **auth: object) -> Settings:
+def security_settings(
+    tmp_path: Path, url: str, *, accept: tuple[str, ...] = ("password", "dmarc"), authserv_id: str = AUTHSERV
+) -> Settings:
     return Settings(
         bot=BotSettings(address=BOT, timezone="Europe/London"),
         database=DatabaseSettings(url=url),
-        auth=AuthSettings(**{"accept": ("password", "dmarc"), "authserv_id": AUTHSERV, **auth}),  # type: ignore[arg-type]
+        auth=AuthSettings(accept=accept, authserv_id=authserv_id),
         limits=LimitSettings(max_mail_bytes=MAX_MAIL_BYTES),
         secrets=Secrets(site_secret=SITE_SECRET, previous_secrets=(OLD_SECRET,)),
         base_dir=tmp_path,
@@ -189,11 +191,11 @@ def renderer() -> Renderer:
 def make_bot(template_db: Path, tmp_path: Path, renderer: Renderer) -> Iterator[Callable[..., Bot]]:
     made: list[TestApp] = []
 
-    def make(**auth: object) -> Bot:
+    def make(*, accept: tuple[str, ...] = ("password", "dmarc"), authserv_id: str = AUTHSERV) -> Bot:
         path = tmp_path / f"bot-{len(made)}.sqlite"
         shutil.copyfile(template_db, path)
         url = f"sqlite:///{path}"
-        settings = security_settings(tmp_path, url, **auth)
+        settings = security_settings(tmp_path, url, accept=accept, authserv_id=authserv_id)
         settings = replace(settings, database=DatabaseSettings(url=url))
         clock = FakeClock()
         inbox = FakeInbox(max_size=MAX_MAIL_BYTES)

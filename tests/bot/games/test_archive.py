@@ -20,7 +20,7 @@ from sqlalchemy import select
 from bot.cli import init_dir, main
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Turn
-from bot.testing import FakeMailer, TestApp
+from bot.testing import FakeMailer, TestApp, body_of
 from rules import find_game, game_names
 from rules.api import Viewer
 from tests.bot import gm_helpers
@@ -141,8 +141,8 @@ def test_the_bot_keeps_the_archive_after_every_turn(app: TestApp, tmp_path: Path
     )
     # The results mails link the archive (text and HTML).
     last = list(results.values())[-1]
-    assert "https://races.example.org/g1/" in last.get_body(("plain",)).get_content()  # type: ignore[union-attr]
-    assert 'href="https://races.example.org/g1/"' in last.get_body(("html",)).get_content()  # type: ignore[union-attr]
+    assert "https://races.example.org/g1/" in body_of(last)
+    assert 'href="https://races.example.org/g1/"' in body_of(last, "html")
 
 
 def test_the_cli_writes_the_same_site(app: TestApp, tmp_path: Path) -> None:

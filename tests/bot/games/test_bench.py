@@ -261,10 +261,11 @@ def test_the_entry_gate_refuses_a_join_below_it_with_the_figure_and_lets_a_newco
 
 @pytest.mark.parametrize("verb", [["game", "new", "racecraft", "--name", "rc9"], ["gm", "configure", "rc1"]])
 def test_the_cli_refuses_a_gate_outside_0_to_1(verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code: int | str | None
     try:
         code = cli_main([*verb, "--min-reliability", "1.5"])
     except SystemExit as exit_:
-        code = exit_.code  # type: ignore[assignment]
+        code = exit_.code
     assert code == 2
     assert "from 0 to 1" in capsys.readouterr().err
 

@@ -26,6 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -479,7 +480,7 @@ def test_late_and_stale_refusals_and_the_gms_plot_and_order_answers_carry_their_
                 rows = list(session.scalars(select(Outbox).options(selectinload(Outbox.body)).order_by(Outbox.id)))
         finally:
             app.close()
-    made: dict[str, list[dict[str, object]]] = {}
+    made: dict[str, list[dict[str, Any]]] = {}  # Outbox.claimed, as stored
     for row in rows:
         kind = f"{row.kind} to the GM" if row.recipient == GM else row.kind
         made.setdefault(kind, []).extend(row.claimed)
@@ -494,6 +495,6 @@ def test_late_and_stale_refusals_and_the_gms_plot_and_order_answers_carry_their_
         "gm_order to the GM": "p1",
     }.items():
         assert made.get(kind), (f"no claim in a {kind} letter", sorted(made))
-        assert all([c["seat"] for c in claim["counts"]] == [seat] for claim in made[kind]), (kind, made[kind])  # type: ignore[attr-defined]
-    assert [c["why"] for claim in made["gm_plot to the GM"] for c in claim["counts"]] == ["plot"]  # type: ignore[attr-defined]
+        assert all([c["seat"] for c in claim["counts"]] == [seat] for claim in made[kind]), (kind, made[kind])
+    assert [c["why"] for claim in made["gm_plot to the GM"] for c in claim["counts"]] == ["plot"]
     assert ledger.checked >= 2 * len(deck.people), ledger  # turn 1, resolved twice: every person's claims

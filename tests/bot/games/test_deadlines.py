@@ -149,7 +149,9 @@ def test_orders_within_the_grace_period_count_and_the_turn_waits_for_it(rc: Test
     """With a 30-minute grace, orders 10 minutes after the deadline are taken; the turn resolves
     only after the grace has passed."""
     set_game(rc, grace_minutes=30)
-    deadline = as_utc(turns(rc)[0].deadline)  # type: ignore[arg-type]
+    stored = turns(rc)[0].deadline
+    assert stored is not None
+    deadline = as_utc(stored)
     moving_clock(rc).set(deadline + timedelta(minutes=10))
     player_says(rc, "seb", "USE 4")
     assert "[ERROR]" not in str(last(rc, ADDRESS["seb"])["Subject"])
@@ -202,7 +204,7 @@ def test_after_downtime_one_turn_is_resolved_the_next_gets_a_full_turn_and_the_g
     cycle(app)
     rows = turns(app)
     assert [t.resolved_at is not None for t in rows] == [True, False]
-    assert as_utc(rows[1].deadline) == app.clock.now() + timedelta(hours=48)  # type: ignore[arg-type]
+    assert rows[1].deadline is not None and as_utc(rows[1].deadline) == app.clock.now() + timedelta(hours=48)
     notice = last(app, GM)
     assert "resolved late" in str(notice["Subject"])
     assert "8 days after its deadline" in body_of(notice)

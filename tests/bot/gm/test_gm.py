@@ -3,7 +3,7 @@ confirmation, its audit row, its announcement, and its refusals."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 
@@ -36,7 +36,7 @@ RACECRAFT = find_game("racecraft")
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def deadline_of(app: TestApp) -> object:
+def deadline_of(app: TestApp) -> datetime:
     turn = turns(app)[-1]
     assert turn.deadline is not None
     return as_utc(turn.deadline)
@@ -51,7 +51,7 @@ def submissions(app: TestApp, turn_number: int) -> list[tuple[str, str, str]]:
             .where(Turn.number == turn_number)
             .order_by(OrderSubmission.id)
         ).all()
-    return [tuple(r) for r in rows]  # type: ignore[misc]
+    return [(name, source, text) for name, source, text in rows]
 
 
 # -- deadlines ---------------------------------------------------------------------------------
@@ -62,7 +62,7 @@ def test_extend_moves_the_deadline_and_tells_every_player_in_their_zone(rc: Test
     the GM gets a confirmation, and the audit row names the mail it came from."""
     before = deadline_of(rc)
     mid = gm_says(rc, "EXTEND rc1 24h")
-    assert deadline_of(rc) == before + timedelta(hours=24)  # type: ignore[operator]
+    assert deadline_of(rc) == before + timedelta(hours=24)
     kelly = body_of(last(rc, ADDRESS["kelly"]))
     steve = body_of(last(rc, ADDRESS["steve"]))
     assert "extended" in kelly and "Thu 8 Jan 2026 09:00 GMT" in kelly
@@ -78,7 +78,7 @@ def test_deadline_sets_a_time_in_the_games_zone_and_refuses_the_past(rc: TestApp
     """DEADLINE <game> <when>: game time; a time in the past is refused and changes nothing."""
     gm_says(rc, "DEADLINE rc1 2026-06-10 18:00")
     moment = deadline_of(rc)
-    assert moment.isoformat() == "2026-06-10T17:00:00+00:00"  # type: ignore[attr-defined]  # BST
+    assert moment.isoformat() == "2026-06-10T17:00:00+00:00"  # BST
     assert "Wed 10 Jun 2026 18:00 BST" in body_of(last(rc, ADDRESS["kelly"]))
     gm_says(rc, "DEADLINE rc1 2025-01-01 12:00")
     assert deadline_of(rc) == moment
@@ -392,7 +392,7 @@ def test_rollback_restores_the_turn_and_re_resolving_gives_the_same_result(rc: T
     assert discarded["next_turn"]["submissions"][0]["text"] == "CRUISE"
     assert {d["seat"] for d in discarded["defaults"]} == {"anna", "roger", "steve"}
     assert "reopened" in str(last(rc, ADDRESS["anna"])["Subject"])
-    assert as_utc(rows[0].deadline) > rc.clock.now()  # type: ignore[arg-type]
+    assert rows[0].deadline is not None and as_utc(rows[0].deadline) > rc.clock.now()
     gm_says(rc, "PROCESS rc1")
     again = turns(rc)
     assert again[0].state_after == after and again[0].events == events

@@ -5,6 +5,7 @@ as the bot with its address."""
 from __future__ import annotations
 
 import re
+from email.message import EmailMessage
 
 from bot.testing import TestApp
 from tests.bot import gm_helpers
@@ -13,8 +14,8 @@ from tests.bot.gm_helpers import ADDRESS, GM, body_of, gm_says, mails, player_sa
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def _signoff(mail: object) -> str:
-    lines = body_of(mail).replace("\r\n", "\n").rstrip("\n").split("\n")  # type: ignore[arg-type]
+def _signoff(mail: EmailMessage) -> str:
+    lines = body_of(mail).replace("\r\n", "\n").rstrip("\n").split("\n")
     assert "-- " in lines, lines
     return "\n".join(lines[len(lines) - lines[::-1].index("-- ") :])
 

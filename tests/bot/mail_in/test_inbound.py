@@ -56,8 +56,8 @@ def assert_linear(small: PatternWork, big: PatternWork) -> None:
     assert big.chars <= 2 * small.chars + ENDS * big.longest, (small, big)
 
 
-def parse_fixture(name: str, **kwargs: object) -> Inbound:
-    return parse_inbound((MAIL / name).read_bytes(), own_addresses=OWN, **kwargs)  # type: ignore[arg-type]
+def parse_fixture(name: str, *, loop_value: str | None = None) -> Inbound:
+    return parse_inbound((MAIL / name).read_bytes(), own_addresses=OWN, loop_value=loop_value)
 
 
 def mail(headers: str, body: str = "USE 2\n") -> bytes:

@@ -26,7 +26,7 @@ from bot.mail_out import html as mail_html
 from bot.mail_out.render import RenderedMail
 from bot.models import Seat, Turn
 from bot.settings import Settings
-from bot.testing import FakeMailer, TestApp
+from bot.testing import FakeMailer, TestApp, body_of
 from rules import find_game, game_names
 from rules.api import Viewer
 from tests.bot.conftest import GM
@@ -138,7 +138,7 @@ def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(a
             picture = Image.open(io.BytesIO(data))
             assert picture.format == "PNG" and len(data) < pictures.MAX_BYTES
         # Everything the text part says about the race, the HTML says too.
-        text = msg.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+        text = body_of(msg)
         shown = " ".join(" ".join(page.text).split())
         for line in re.findall(r"^  - (.+)$", text, flags=re.M)[:3]:
             assert " ".join(line.split())[:40] in shown
@@ -279,8 +279,8 @@ def test_compose_keeps_the_text_part_and_adds_html_only_when_given() -> None:
     image = next(p for p in msg.walk() if p.get_content_type() == "image/png")
     assert image["Content-ID"] == "<p@example.org>" and image.get_content() == png.png
     # (The wire has CRLF line ends, which the stdlib parser keeps in decoded text.)
-    assert msg.get_body(("html",)).get_content().replace("\r\n", "\n") == markup  # type: ignore[union-attr]
-    assert msg.get_body(("plain",)).get_content().replace("\r\n", "\n") == rendered.body  # type: ignore[union-attr]
+    assert body_of(msg, "html").replace("\r\n", "\n") == markup
+    assert body_of(msg).replace("\r\n", "\n") == rendered.body
     assert all(len(line) <= 78 for line in both.split(b"\r\n"))
     assert b"\r\n" in both and b"\n" not in both.replace(b"\r\n", b"")
 
@@ -306,7 +306,7 @@ def test_the_first_turn_sheet_tells_its_seat_password_in_html_too(app: TestApp) 
     mailer = app.mailer
     assert isinstance(mailer, FakeMailer)
     sheet = mailer.messages("p0@example.org")[0]
-    assert secret in sheet.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    assert secret in body_of(sheet)
     assert secret in parse_html(sheet)[0]
 
 
@@ -344,7 +344,7 @@ def test_the_text_part_holds_the_map_to_plot_from(app: TestApp, kind: str) -> No
     run_turns(app, 3)
     mailer = app.mailer
     assert isinstance(mailer, FakeMailer)
-    text = mailer.messages(f"{seats[0]}@example.org")[-1].get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    text = body_of(mailer.messages(f"{seats[0]}@example.org")[-1])
     text = text.replace("\r\n", "\n")
     if kind == "speed_circuit":
         assert "Where you can get this turn" in text

@@ -174,7 +174,7 @@ def test_each_poll_batch_counts_as_progress_for_the_watchdog(config: Path) -> No
     app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer())
     stamps: list[float] = []
 
-    class Recording(dict):  # type: ignore[type-arg]
+    class Recording(dict[str, float]):
         def __setitem__(self, key: str, value: float) -> None:
             stamps.append(value)
             super().__setitem__(key, value)
@@ -573,8 +573,9 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
 
     def job(name: str) -> Callable[[], None]:
         def run() -> None:
-            if failure[name] is not None:
-                raise failure[name]  # type: ignore[misc]
+            error = failure[name]
+            if error is not None:
+                raise error
 
         return runner._guard(name, run)
 
@@ -628,7 +629,9 @@ def test_mail_that_comes_while_the_poll_job_runs_is_read_by_that_job(config: Pat
     assert not runner.poll_wanted.is_set()
 
 
-def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(config: Path) -> None:
+def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The send job is woken as each batch is committed (its answers in the outbox),
     after the AFTER_COMMIT crash point and before the batch is moved out of the inbox and the
     next one handled, not once after the whole inbox."""
@@ -660,8 +663,10 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
     app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer(), faults=Points())
     try:
         runner = Runner(app)
-        runner.want_send = lambda: events.append(  # type: ignore[method-assign]
-            f"send wanted: {committed_rows()} answers committed, {moved()} mails moved"
+        monkeypatch.setattr(
+            runner,
+            "want_send",
+            lambda: events.append(f"send wanted: {committed_rows()} answers committed, {moved()} mails moved"),
         )
         runner.poll()
     finally:
