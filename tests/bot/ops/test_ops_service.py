@@ -9,7 +9,6 @@ import sqlite3
 import stat
 import sys
 import threading
-import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -103,11 +102,13 @@ def test_poll_stops_after_the_batch_in_progress(config: Path) -> None:
 
 
 def test_watchdog_health_follows_the_jobs(app: App) -> None:
-    """Healthy while poll and tick finish within interval + grace; a hung job makes it unhealthy."""
-    runner = Runner(app)
-    runner.started_at = time.monotonic()
+    """Healthy while poll and tick finish within interval + grace; a hung job makes it unhealthy
+    (on the runner's clock, which the test moves)."""
+    clock = SteppedClock()
+    runner = Runner(app, monotonic=clock)
+    runner.started_at = clock.now
     assert runner.healthy(grace=10)
-    now = time.monotonic()
+    now = clock.now
     runner.finished = {"poll": now, "tick": now - 60 - 11}  # tick overdue by more than the grace
     assert not runner.healthy(grace=10)
     runner.finished["tick"] = now
