@@ -177,6 +177,32 @@ class WorkerPool:
             worker.waiting.append(pending)
             return pending
 
+    def start(self, function: Callable[..., object], *args: object, kept: bool = False) -> bool:
+        """Every worker spawned now rather than on first use, each made ready by one piece of
+        work, ``function(*args)`` (``function(kept, *args)`` with `kept`, as `submit_kept`),
+        waited for: what a worker's start costs (a fresh interpreter, its imports, what the
+        piece builds and keeps) is then paid before the first real piece of work, not by it.
+        True when every worker is ready; False when the pool is not usable or has failed
+        meanwhile (logged once, as any failure)."""
+        pending: list[Pending[object]] = []
+        with self._lock:
+            if not self.usable:
+                return False
+            try:
+                for worker in self._started():
+                    worker.conn.send((function, args, kept))
+                    pending.append(Pending(self, worker))
+                    worker.waiting.append(pending[-1])
+            except Exception as exc:  # noqa: BLE001 - as `submit`: the pool is given up, the caller goes on
+                self.give_up(exc)
+                return False
+        try:
+            for one in pending:
+                one.result()
+        except WorkerFailed:
+            return False
+        return True
+
     def _started(self) -> list[_Worker]:
         if self._workers is None:
             context = multiprocessing.get_context("spawn")
