@@ -20,7 +20,7 @@ from bench.world import (
     deliver_all,
     inbox_count,
     move_back,
-    run_worker,
+    run_beside,
     setup_games,
 )
 
@@ -65,7 +65,8 @@ def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[
         if attempt:
             move_back(world.dovecot, prep["ref_box"])
         refs.append(
-            run_worker(
+            run_beside(
+                world,
                 "ingest-ref",
                 {
                     "host": world.dovecot.host,
@@ -77,8 +78,8 @@ def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[
         )
     ref = sorted(refs, key=lambda r: r["seconds"])[len(refs) // 2]
     ref["runs_seconds"] = [r["seconds"] for r in refs]
-    bot = run_worker(
-        "ingest-bot", {"settings": prep["spec"], "log_file": str(world.root / "ingest-bot.log")}, profile=profile
+    bot = run_beside(
+        world, "ingest-bot", {"settings": prep["spec"], "log_file": str(world.root / "ingest-bot.log")}, profile=profile
     )
     left = inbox_count(world.dovecot, prep["bot_box"])
     processed = inbox_count(world.dovecot, prep["bot_box"], "Processed")
