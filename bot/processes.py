@@ -2,11 +2,12 @@
 parse of the batch read ahead (`bot.mail_in.parse_worker`) and the working out of due turns
 (`bot.games.workers`).
 
-A `WorkerPool` is a convenience, never a dependency. Its processes are spawned on first use
-(a fresh interpreter: none of the service's threads, connections or locks is copied into
-it), each outlives the service that started it by a second at most however the service
-ends, and once one fails (it died, it could not be started, a piece of work failed in it)
-the pool is given up for good, logged once, and its user does the work in its own process.
+A `WorkerPool` is a convenience, never a dependency. Its processes are spawned on first use,
+or ahead of it when asked (`start`), each a fresh interpreter (none of the service's threads,
+connections or locks is copied into it); each outlives the service that started it by a
+second at most however the service ends, and once one fails (it died, it could not be
+started, a piece of work failed in it) the pool is given up for good, logged once, and its
+user does the work in its own process.
 
 Each worker is one process and one pipe, not a `concurrent.futures.ProcessPoolExecutor`:
 waiting for a result waits on the pipe and on the process's end together, so a worker that
