@@ -303,7 +303,7 @@ def test_a_worker_started_ahead_works_out_the_next_tick_and_nothing_before(tmp_p
     assert worker.start(app.shell)
     (pid,) = worker.worker_pids()
     assert rows() == before
-    app.clock.advance(hours=25)  # type: ignore[attr-defined]
+    app.clock.advance(hours=25)
     assert len(app.service.tick()) == 3
     assert worker.worker_pids() == (pid,)
     assert rows()[1] == before[1] + 3
