@@ -30,6 +30,7 @@ from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
 from bot.models import GameStatus, PendingRequest, Player, Seat
+from bot.outlook import timing
 from bot.schedules import closest_zones, find_zone, format_local
 
 MAX_VACATION_DAYS = 62  # one VACATION: at most about two months; the GM can do more
@@ -67,7 +68,7 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     examples = []
     for seat in seats[:3]:
         turn = store.open_turn(ctx.session, seat.game)
-        shown = deadline_text(turn, zone)
+        shown = deadline_text(timing(seat.game, turn), zone)
         if shown:
             examples.append({"game": seat.game.name, "deadline": shown})
     text = say("commands_zone_set", zone=zone, examples=examples)

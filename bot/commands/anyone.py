@@ -36,6 +36,7 @@ from bot.letters.context import deadline_text, game_context
 from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.models import Game, GameStatus, Observer, Player, RequestStatus
+from bot.outlook import timing
 from rules import find_game
 from rules.reliability import Reliability
 
@@ -93,8 +94,8 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
             facts.update(
                 open=False,
                 turn=turn.label if turn is not None else "",
-                paused=game.status == GameStatus.PAUSED,
-                due=(deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-",
+                paused=timing(game, turn).paused,
+                due=(deadline_text(timing(game, turn), zone) or say("at_gm_call")) if turn is not None else "-",
             )
         listed.append(facts)
     finished = [g.name for g in games if g.status == GameStatus.FINISHED][-MAX_FINISHED:]

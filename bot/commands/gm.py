@@ -142,9 +142,9 @@ def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[Game
     return Refused("\n".join((said, rules.order_help(state, seat.name))))
 
 
-def _deadline_words(turn: Turn | None, zone: str) -> str:
-    """When `turn` is due, in `zone`, or that it waits for the GM's call."""
-    return say("gm_due", deadline=deadline_text(turn, zone))
+def _deadline_words(when: outlook.Timing, zone: str) -> str:
+    """When the turn of the outlook's `when` is due, in `zone`, or that it waits for the GM's call."""
+    return say("gm_due", deadline=deadline_text(when, zone))
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,8 +202,10 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
             {
                 "seat": {"name": seat.name, "display": seat.player.name},
                 "items": [{"title": n.title, "text": n.text} for n in told],
-                "turn": {"label": turn.label, "deadline": deadline_text(turn, zone)} if turn is not None else None,
-                "paused": game.status == GameStatus.PAUSED,
+                "turn": {"label": turn.label, "deadline": deadline_text(outlook.timing(game, turn), zone)}
+                if turn is not None
+                else None,
+                "paused": outlook.timing(game, turn).paused,
                 "moved": any(n.calendar for n in told),  # the deadline moved: "now due", else "unchanged"
                 # A deadline the GM set while paused is the one RESUME keeps (`resume`): said.
                 "set_for_resume": any(n.kind in ("extend", "deadline") for n in told),
@@ -463,7 +465,7 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
         defaulted=[name for name in outcome.defaulted if outcome.filled.get(name) != "plot"],
         plotted=[name for name in outcome.defaulted if outcome.filled.get(name) == "plot"],
         next=following.label if following is not None else None,
-        due=_deadline_words(following, ctx.game.timezone) if following is not None else None,
+        due=_deadline_words(outlook.timing(ctx.game, following), ctx.game.timezone) if following is not None else None,
         kept=carried_words.in_gm_results(writes.recheck, following.label if following is not None else turn.label),
     )
 
@@ -505,7 +507,10 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
         {
             "view": view,
             "robots": seat_labels(ctx.game.seats),
-            "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
+            "turn": {
+                "label": turn.label,
+                "deadline": _deadline_words(outlook.timing(ctx.game, turn), ctx.game.timezone),
+            },
             "orders": orders,
             "defaulted": [name for name in outcome.defaulted if outcome.filled.get(name) != "plot"],
             "plotted": [name for name in outcome.defaulted if outcome.filled.get(name) == "plot"],
@@ -600,7 +605,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
         game=ctx.game.name,
         label=turn.label,
         resolved=False,
-        due=_deadline_words(turn, ctx.game.timezone),
+        due=_deadline_words(outlook.timing(ctx.game, turn), ctx.game.timezone),
     )
 
 
@@ -1200,7 +1205,7 @@ def start(ctx: GmAction, args: tuple[str, ...]) -> str:
         game=game.name,
         players=len(store.active_seats(game)),
         label=turn.label,
-        due=_deadline_words(turn, game.timezone),
+        due=_deadline_words(outlook.timing(game, turn), game.timezone),
     )
 
 

@@ -139,8 +139,8 @@ def status(ctx: CommandContext, command: Status) -> Reply:
         {
             "view": rules.view(state, None, seat.name if seat else Viewer.GM),
             # A paused game has no deadline running: its turn resolves when the GM resumes it.
-            "deadline": None if game.status == GameStatus.PAUSED else deadline_text(turn, zone),
-            "paused": game.status == GameStatus.PAUSED,
+            "deadline": None if outlook.timing(game, turn).paused else deadline_text(outlook.timing(game, turn), zone),
+            "paused": outlook.timing(game, turn).paused,
             "practice": practice_terms(ctx.shell, game),
             "soonest": turns.soonest_text(ctx.shell, game, turn, zone) if turn is not None else None,
             "ordered": ordered,
@@ -198,8 +198,8 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
                 "commands_orders_on_file",
                 expected=True,
                 turn=turn.label,
-                paused=seat.game.status == GameStatus.PAUSED,
-                deadline=due_by(ctx.shell, seat.game, turn, seat.player.timezone),
+                paused=outlook.timing(seat.game, turn).paused,
+                deadline=due_by(ctx.shell, outlook.timing(seat.game, turn), seat.player.timezone),
                 on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else None,
                 gets=gets(counting),
                 # what is missing is named with the default that fills it.
@@ -347,8 +347,8 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
             "commands_cleared",
             turn=turn.label,
             game=seat.game.name,
-            paused=seat.game.status == GameStatus.PAUSED,
-            deadline=due_by(ctx.shell, seat.game, turn, seat.player.timezone),
+            paused=outlook.timing(seat.game, turn).paused,
+            deadline=due_by(ctx.shell, outlook.timing(seat.game, turn), seat.player.timezone),
             plot=source == "plot",
             default=orders_block(rules.format_orders(default)),
         )
@@ -387,7 +387,11 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
     game = seat.game
     _no_hold_in_practice(ctx, seat, turn, "WAIT")
-    facts = {"turn": turn.label, "game": game.name, "deadline": due_by(ctx.shell, game, turn, seat.player.timezone)}
+    facts = {
+        "turn": turn.label,
+        "game": game.name,
+        "deadline": due_by(ctx.shell, outlook.timing(game, turn), seat.player.timezone),
+    }
     if not game.early_resolution:
         return Reply(
             (

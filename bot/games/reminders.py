@@ -207,6 +207,6 @@ def tell_late(shell: Shell, session: Session, game: Game, number: int, lateness:
         game=game.name,
         late=time_in_words(lateness),
         next=turn.label if turn is not None else None,
-        due=deadline_text(turn, game.timezone) if turn is not None else None,
+        due=deadline_text(outlook.timing(game, turn), game.timezone) if turn is not None else None,
     )
     letters.notice(shell, session, ToGm(game), say("deadline_late_subject", label=label), text, kind="late")

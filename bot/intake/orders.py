@@ -35,7 +35,7 @@ from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import AttentionKind, Game, GameStatus, GmAudit, Outbox, Reason, Seat, Turn
-from bot.outlook import Counts, what_counts
+from bot.outlook import Counts, timing, what_counts
 from bot.safe_text import echo
 from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, Parsed, ProblemKind
@@ -278,8 +278,8 @@ def _stale(
                 "rollback_stale_reply",
                 answered=answered,
                 reopened=open_turn.label,
-                paused=game.status == GameStatus.PAUSED,
-                deadline=deadline_text(open_turn, seat.player.timezone),
+                paused=timing(game, open_turn).paused,
+                deadline=deadline_text(timing(game, open_turn), seat.player.timezone),
             )
             + "\n\n"
             + say(
@@ -296,7 +296,7 @@ def _stale(
             "intake_stale",
             answered=answered,
             open=open_turn.label,
-            deadline=due_by(batch.shell, game, open_turn, seat.player.timezone),
+            deadline=due_by(batch.shell, timing(game, open_turn), seat.player.timezone),
             link=link,
             quoted=quoted,
             help="" if link else rules.order_help(state, seat.name),
@@ -412,7 +412,7 @@ def _refuse_unless_expected(
             Notice(
                 to,
                 say("intake_late_title", turn=turn.label),
-                say("intake_late", turn=turn.label, deadline=deadline_text(turn, zone)),
+                say("intake_late", turn=turn.label, deadline=deadline_text(timing(game, turn), zone)),
                 kind="late",
                 claims=said(),
             ),
@@ -559,9 +559,9 @@ def _answer_context(
             "seat": {"name": seat.name, "display": seat.player.name},
             "turn": {
                 "label": turn.label,
-                "deadline": deadline_text(turn, zone),
+                "deadline": deadline_text(timing(game, turn), zone),
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
-                "paused": game.status == GameStatus.PAUSED,
+                "paused": timing(game, turn).paused,
                 "practice": practice_terms(shell, game),
                 # A practice turn's pace, as the tick applies it (`turns.is_due`): when it may
                 # resolve, in the player's zone, if that is still to come.
@@ -883,8 +883,8 @@ def _stands(
         expected=True,
         game=seat.game.name,
         turn=turn.label,
-        paused=seat.game.status == GameStatus.PAUSED,
-        deadline=due_by(shell, seat.game, turn, seat.player.timezone),
+        paused=timing(seat.game, turn).paused,
+        deadline=due_by(shell, timing(seat.game, turn), seat.player.timezone),
         on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else "",
         filled=orders_block("\n".join(standing.filled)) if on_file is not None and standing.filled else "",
         gets=gets(standing),

@@ -31,7 +31,7 @@ from bot.mail_out.html import html_template
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.mail_out.render import sharing
 from bot.models import Game, GameStatus, Seat, Turn
-from bot.outlook import Outcome
+from bot.outlook import Outcome, timing
 from bot.pictures import draw_options
 from bot.ratings import Change
 from bot.shell import Shell
@@ -148,7 +148,7 @@ def seat_context(
                 "label": turn.label if turn else None,
                 # what the orders are for: the turn, or the round a program runs ahead to
                 "orders_for": rules.orders_label(state, seat.name) if expected else None,
-                "deadline": deadline_text(turn, zone),
+                "deadline": deadline_text(timing(game, turn), zone),
                 "expected": expected,
                 "early": game.early_resolution,
                 "practice": practice_terms(shell, game),
@@ -208,7 +208,7 @@ def gm_context(
             "turn": {
                 "number": turn.number if turn else None,
                 "label": turn.label if turn else None,
-                "deadline": deadline_text(turn, game.timezone),
+                "deadline": deadline_text(timing(game, turn), game.timezone),
                 "expected": False,
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
                 "dice": reveal.committed(session, cache, game, rules, turn),
