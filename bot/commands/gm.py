@@ -389,9 +389,8 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         seat.gm_plot = None
         ctx.undo = {"seat": seat.name, "gm_plot": old}
         _claim_what_counts(ctx, rules, state, turn, seat)
-        default = (
-            rules.format_orders(rules.default_orders(state, seat.name)) if seat.name in rules.players(state) else ""
-        )
+        # What counts for the seat if nothing of its own arrives, now that no plot stands.
+        default = outlook.what_counts(rules, state, seat, None).text if seat.name in rules.players(state) else ""
         announce(
             ctx,
             say("gm_plot_cleared_title"),
@@ -425,12 +424,14 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.undo = {"seat": seat.name, "gm_plot": old}
     _claim_what_counts(ctx, rules, state, turn, seat)
     # In the open turn the plot stands for what the game makes of it, or (not allowed yet) the
-    # game's own default stands until a turn allows it.
+    # game's own default stands until a turn allows it: what counts if nothing of the seat's
+    # own arrives, as the outlook says it (`what_counts`, the deadline's `nmr_default`).
+    counting = outlook.what_counts(rules, state, seat, None)
     stands = None
-    if standing is not None and rules.format_orders(standing) != stored:
-        stands = say("gm_plot_stands", label=turn.label, standing=orders_block(rules.format_orders(standing)))
-    elif standing is None and not_yet:
-        default = rules.format_orders(rules.default_orders(state, seat.name))
+    if counting.source is outlook.Source.PLOT and counting.text != stored:
+        stands = say("gm_plot_stands", label=turn.label, standing=orders_block(counting.text))
+    elif counting.source is not outlook.Source.PLOT and not_yet:
+        default = counting.text
         stands = say(
             "gm_plot_stands",
             label=turn.label,

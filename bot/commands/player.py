@@ -334,7 +334,7 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     (the GM's plot, if any) until new orders arrive."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "CLEAR")
     _note(ctx, seat, turn, store.CLEAR, "CLEAR")
-    default, source = outlook.nmr_default(rules, state, seat)
+    counting = what_counts(rules, state, seat, None)  # what counts now that nothing is on file
     text = (
         say(
             "practice_cleared",
@@ -349,13 +349,11 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
             game=seat.game.name,
             paused=outlook.timing(seat.game, turn).paused,
             deadline=due_by(ctx.shell, outlook.timing(seat.game, turn), seat.player.timezone),
-            plot=source == "plot",
-            default=orders_block(rules.format_orders(default)),
+            plot=counting.source is outlook.Source.PLOT,
+            default=orders_block(counting.text),
         )
     )
-    said = claims.of_turn(
-        seat.game, turn, claims.counts(seat.name, outlook.Counts(default, rules.format_orders(default), source))
-    )
+    said = claims.of_turn(seat.game, turn, claims.counts(seat.name, counting))
     return Reply(
         (Notice(ToSeat(seat), say("commands_cleared_title"), text, kind="orders", error=False, claims=(said,)),),
         label=f"CLEAR {seat.game.name}",

@@ -138,12 +138,10 @@ def send_reminders(shell: Shell) -> int:
 def _marks_to_note(game: Game, turn: Turn, now: datetime) -> tuple[list[timedelta], list[timedelta]] | None:
     """The reminder marks of `turn` to remind for now and to skip silently (`marks_due`);
     None when there is nothing to note (none reached, or the turn has closed)."""
-    if game.status != GameStatus.ACTIVE or turn.deadline is None:
+    when = outlook.timing(game, turn)
+    if game.status != GameStatus.ACTIVE or when.due is None or when.closes is None or now >= when.closes:
         return None
-    closing = turns.closing_time(game, turn)
-    if closing is not None and now >= closing:
-        return None
-    due, skipped = marks_due(_marks_of(game), _done(turn), as_utc(turn.deadline), as_utc(turn.opened_at), now)
+    due, skipped = marks_due(_marks_of(game), _done(turn), when.due, as_utc(turn.opened_at), now)
     return (due, skipped) if due or skipped else None
 
 
@@ -155,7 +153,9 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
     if marks is None:
         return 0
     due, skipped = marks
-    deadline = as_utc(turn.deadline)
+    deadline = outlook.timing(game, turn).due
+    if deadline is None:
+        return 0
     done = _done(turn)
     turn.reminded = ",".join(sorted(done | {mark_name(m) for m in (*due, *skipped)}))
     if not due:
