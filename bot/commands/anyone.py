@@ -70,7 +70,7 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
     )  # practice games are their person's alone
     running = sorted(
         (g for g in games if g.status != GameStatus.FINISHED),
-        key=lambda g: (g.status != GameStatus.SIGNUP, g.status == GameStatus.PAUSED, g.name),
+        key=lambda g: (g.status != GameStatus.SIGNUP, timing(g, None).paused, g.name),
     )
     open_turns = store.open_turns(session, [g for g in running if g.status != GameStatus.SIGNUP])
     player = ctx.player()

@@ -261,9 +261,9 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     _rules, _state, turn = _open(ctx)
     duration, force = _forced(args)
     delta = parse_duration(duration)
-    if turn.deadline is None:
+    old = outlook.timing(ctx.game, turn).due
+    if old is None:
         raise Refused(say("gm_refused", why="no_deadline", label=turn.label, game=ctx.game.name))
-    old = as_utc(turn.deadline)
     new = add(old, delta)  # many EXTENDs in a row must not run the calendar out (year 9999)
     if new <= ctx.now:
         raise Refused(
@@ -302,7 +302,7 @@ def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
     if new <= ctx.now:
         raise Refused(say("gm_refused", why="in_past", when=format_local(new, ctx.game.timezone), game=ctx.game.name))
     _not_too_soon(ctx, new, force, f"DEADLINE {ctx.game.name} {when}")
-    old = as_utc(turn.deadline) if turn.deadline is not None else None
+    old = outlook.timing(ctx.game, turn).due
     _set_deadline(ctx, turn, new)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
@@ -451,7 +451,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
-    resumed = ctx.game.status == GameStatus.PAUSED
+    resumed = outlook.timing(ctx.game, None).paused
     if resumed:  # PROCESS resolves the turn now, and the game goes on from there
         ctx.game.status = GameStatus.ACTIVE
     writes, resolved = resolve_writes(ctx.shell, ctx.session, ctx.game, turn)
@@ -584,7 +584,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
             fresh = old
         _set_deadline(ctx, turn, fresh if fresh is not None else old)
     # The pause cancelled the deadline's calendar event: it is sent again, moved or not.
-    moved = turn.deadline is not None
+    moved = outlook.timing(ctx.game, turn).due is not None
     if moved:
         turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}

@@ -46,7 +46,7 @@ def for_seat(
 ) -> tuple[Claims, ...]:
     """A letter to `seat` about the open `turn`: what counts for it (when the turn expects its
     orders) and the deadline; nothing without an open turn."""
-    if turn is None or turn.resolved_at is not None:
+    if turn is None or timing(game, turn).resolved:
         return ()
     if seat.name not in rules.expected_players(state):
         return (of_turn(game, turn),)

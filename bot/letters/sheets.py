@@ -128,7 +128,7 @@ def seat_context(
         counting = outlook.what_counts(rules, state, seat, on_file)
         gets_text = gets(counting) if on_file is None else None
         said = (claims.of_turn(game, turn, claims.counts(seat.name, counting)),)
-    elif turn is not None and turn.resolved_at is None and rules.expected_players(state):
+    elif turn is not None and not timing(game, turn).resolved and rules.expected_players(state):
         said = (claims.of_turn(game, turn),)  # a turn that needs no orders is run at once: no claim
     labels = cache.labels_of(game)
     ctx = game_context(shell, game, rules)
