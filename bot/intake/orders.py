@@ -601,7 +601,8 @@ def _orders_refused(
     rendered = batch.shell.renderer.render("refused", ctx, game=game.kind)
     claimed = claims.of_turn(game, turn, claims.counts(seat.name, standing))  # what stands, from the outlook
     return Refused(
-        "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
+        # The record's detail (the GM's digest lists it): each line's rule reason, as a fact.
+        say("orders_refused_detail", problems=[(p.line_no, p.reason) for p in shown]),
         Letter(ToSeat(seat), rendered.claiming(claimed), "refused"),
         reason=Reason.ORDERS_REFUSED,
         game=game,
