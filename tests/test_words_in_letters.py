@@ -245,7 +245,7 @@ def answers_with_literal_words(
                 passed = [k.value for k in node.keywords if k.arg in PASSED_KEYWORDS]
                 if any(literal_words(arg, known) for arg in passed):
                     found.add(node.lineno)
-            if isinstance(node, ast.Call) and name in reaching and name not in ANSWERS and name != SAY:
+            if isinstance(node, ast.Call) and name is not None and name in reaching and name not in ANSWERS:
                 reach = reaching[name]
                 # A method called on its object: its first parameter (self) is not among the arguments.
                 shift = 1 if isinstance(node.func, ast.Attribute) and reach.method else 0
@@ -287,7 +287,7 @@ def _answer_words(node: ast.Call, reaching: Mapping[str, Reach]) -> list[ast.exp
         found += [k.value for k in node.keywords if k.arg in WORD_KEYWORDS]
     if name in REFUSALS and len(node.args) == 1 and not any(k.arg == "answer" for k in node.keywords):
         found.append(node.args[0])
-    if name in reaching and name not in ANSWERS and name != SAY:
+    if name is not None and name in reaching and name not in ANSWERS and name != SAY:
         reach = reaching[name]
         shift = 1 if isinstance(node.func, ast.Attribute) and reach.method else 0
         found += [arg for i, arg in enumerate(node.args) if i + shift in reach.positions]
