@@ -105,13 +105,16 @@ class Timing:
     says it: its deadline as it stands (`due`; None: the turn has none, it waits for the GM's
     call or, in a practice race, for its person's orders), when the deadline resolves it
     (`closes`: `due` and the game's grace), whether it is paused (no deadline runs: the GM's
-    RESUME sets one), resolved, and of a practice race."""
+    RESUME sets one), resolved, of a practice race, and whether it resolves as soon as every
+    person's orders are in (`early`: the game's early resolution; a seat's WAIT may hold it,
+    `bot.store.turn_held`)."""
 
     due: datetime | None = None
     closes: datetime | None = None
     paused: bool = False
     resolved: bool = False
     practice: bool = False
+    early: bool = False
 
     @property
     def running(self) -> datetime | None:
@@ -123,7 +126,7 @@ def timing(game: Game, turn: Turn | None) -> Timing:
     """`turn`'s `Timing` in `game` (no turn: none, as the game stands)."""
     paused = game.status == GameStatus.PAUSED
     if turn is None:
-        return Timing(paused=paused, practice=bool(game.practice))
+        return Timing(paused=paused, practice=bool(game.practice), early=bool(game.early_resolution))
     due = as_utc(turn.deadline) if turn.deadline is not None else None
     return Timing(
         due,
@@ -131,6 +134,7 @@ def timing(game: Game, turn: Turn | None) -> Timing:
         paused,
         turn.resolved_at is not None,
         bool(game.practice),
+        bool(game.early_resolution),
     )
 
 

@@ -7,7 +7,7 @@ what happens next come from the outlook, never recomputed beside it").
 
 The code is read with `ast`. A *recomputation* is a read of one of the turn's or the seat's own
 columns that decide those facts (`FACT_COLUMNS`: `Turn.deadline`, `Turn.resolved_at`,
-`Seat.gm_plot`, `Game.grace_minutes`), a test of `GameStatus.PAUSED`, or a call of the rules'
+`Seat.gm_plot`, `Game.grace_minutes`, `Game.early_resolution`), a test of `GameStatus.PAUSED`, or a call of the rules'
 own default or plot (`default_orders`, `plot_orders`, `filled_orders`) or of the deadline's
 closing time (`closing_time`, which is the outlook's `Timing.closes`):
 
@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 BOT = REPO / "bot"
 
 # The columns that decide the deadline, the resolution and the default (read by bot/outlook.py).
-FACT_COLUMNS = frozenset({"deadline", "resolved_at", "gm_plot", "grace_minutes"})
+FACT_COLUMNS = frozenset({"deadline", "resolved_at", "gm_plot", "grace_minutes", "early_resolution"})
 # `GameStatus.PAUSED`: whether a deadline runs (the outlook's `Timing.paused`).
 FACT_CONSTANTS = frozenset({"PAUSED"})
 # The rules' own statement of the default or of a plot, and the deadline's closing time.

@@ -121,7 +121,7 @@ def rules(ctx: CommandContext, command: ShowRules) -> Reply:
             "players": len(store.active_seats(game)),
             "deadline_spec": game.deadline_spec,
             "game_timezone": game.timezone,
-            "early": game.early_resolution,
+            "early": timing(game, None).early,
             "press": game.press,
         }
     )

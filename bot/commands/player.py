@@ -148,7 +148,7 @@ def status(ctx: CommandContext, command: Status) -> Reply:
             "incomplete": incomplete,
             "own_incomplete": seat is not None and seat.name in incomplete,
             "timezone": zone,
-            "held": turn is not None and game.early_resolution and store.turn_held(session, turn),
+            "held": turn is not None and outlook.timing(game, turn).early and store.turn_held(session, turn),
             "robots": seat_labels(game.seats),
         }
     )
@@ -390,7 +390,7 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
         "game": game.name,
         "deadline": due_by(ctx.shell, outlook.timing(game, turn), seat.player.timezone),
     }
-    if not game.early_resolution:
+    if not outlook.timing(game, turn).early:
         return Reply(
             (
                 Notice(

@@ -185,7 +185,7 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
             on_file=on_file,
             counting=counting,
             left=time_in_words(deadline - now),
-            early=game.early_resolution and not store.turn_held(session, turn),
+            early=outlook.timing(game, turn).early and not store.turn_held(session, turn),
         )
         letters.post(shell, session, ToSeat(seat), rendered, kind="reminder")
         sent += 1

@@ -55,7 +55,7 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         "min_players": rules.min_players,
         "max_players": rules.max_players,
         "grace": game.grace_minutes,
-        "early": game.early_resolution,
+        "early": outlook.timing(game, None).early,
         "nmr_limit": game.nmr_limit,
         "nmr_action": game.nmr_action,
         "out": [shown(s.name) for s in game.seats if not s.active],

@@ -394,7 +394,7 @@ def is_due(
     # Early resolution waits for the people: a turn only robots order in waits for its deadline
     # (or the GM), not one tick after another (bot.games.robots).
     return (
-        game.early_resolution
+        outlook.timing(game, turn).early
         and robots.people_expected(game, state, rules)
         and all_orders_in(session, game, rules, state, turn, subs)
     )

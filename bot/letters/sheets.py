@@ -150,7 +150,7 @@ def seat_context(
                 "orders_for": rules.orders_label(state, seat.name) if expected else None,
                 "deadline": deadline_text(timing(game, turn), zone),
                 "expected": expected,
-                "early": game.early_resolution,
+                "early": timing(game, turn).early,
                 "practice": practice_terms(shell, game),
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
                 "dice": reveal.committed(session, cache, game, rules, turn),
