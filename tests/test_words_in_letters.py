@@ -13,7 +13,9 @@ with literal text* when one of its arguments that is words (every positional one
 a call into another function, to become an answer there, are caught where they are most often
 passed: a keyword argument named `text`, `title`, `reason`, `body`, `summary`, `description` or
 `note` given words, in a call of any function but `say` (whose facts are checked as below) and
-argparse's (the command line's help). Words are:
+argparse's (the command line's help); and words given, by position or by name, to a parameter
+that becomes an answer's words in the function called (`reaching_parameters`: a module's own
+function, or another module's public one, through one function or several). Words are:
 
 * a string literal with a letter in it, an f-string with such a part, a sum, choice or `or` of
   them, a method of one ("...".format), or a join of them (", ".join(f"{s} in {g}" ...));
@@ -39,7 +41,11 @@ as the rule's reason (docs/DESIGN.md, "Words live in letters"): where `bot/` cat
 error by name (or by a tuple of names that holds one), the error is handed only to
 `bot.letters.refusals.refusal` or as a fact to `say(kind, reason=...)`, logged, chained
 (``raise ... from error``) or tested with `isinstance`; never given words of the code's own
-(`GameError(f"bad option: {error}")`). `rule_text_outside_templates` finds the rest.
+(`GameError(f"bad option: {error}")`). `rule_text_outside_templates` finds the rest. A rule's
+reason read without an exception (a parse's `Problem.reason`) is never put in an f-string, a
+sum or a join with words either (`reason_in_words`: a refused set's record detail, listed in
+the GM's digest, is `say("orders_refused_detail", ...)`); `flagman verify` (bot/verify.py, a
+program any player runs, its one line at the terminal) is the command line's, out of scope.
 
 Out of scope: the command line's own output to the operator at the terminal (bot/cli/: `print`,
 argparse's help and errors, the `flagman play` front end) is no letter, and its words stay in
