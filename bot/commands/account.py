@@ -68,9 +68,11 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     examples = []
     for seat in seats[:3]:
         turn = store.open_turn(ctx.session, seat.game)
-        shown = deadline_text(timing(seat.game, turn), zone)
-        if shown:
-            examples.append({"game": seat.game.name, "deadline": shown})
+        when = timing(seat.game, turn)
+        if when.paused:  # no deadline runs: RESUME sets one
+            examples.append({"game": seat.game.name, "deadline": None, "paused": True})
+        elif (shown := deadline_text(when, zone)) is not None:
+            examples.append({"game": seat.game.name, "deadline": shown, "paused": False})
     text = say("commands_zone_set", zone=zone, examples=examples)
     return Reply(
         (Notice(ctx.to, say("commands_zone_set_title", zone=zone), text, kind="timezone", error=False),),
