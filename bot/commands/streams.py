@@ -65,6 +65,7 @@ def ping(ctx: CommandContext, command: Ping) -> Reply:
         turn=turn.label if turn is not None else "",
         game=seat.game.name if seat is not None else "",
         paused=seat is not None and timing(seat.game, turn).paused,
+        practice=seat is not None and timing(seat.game, turn).practice,
         deadline=deadline_text(timing(seat.game, turn), zone) if seat is not None else None,
     )
     return Reply((Notice(ctx.to, say("commands_ping_title"), text, kind="ping", error=False),), label="PING")
