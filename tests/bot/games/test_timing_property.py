@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from bot import store
-from bot.app import App
 from bot.clock import as_utc
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Game, Outbox, Turn
+from bot.testing import TestApp
 from tests.bot.games.test_claims_property import _used
 from tests.bot.gm_helpers import GM, cycle, gm_says, new_app, player_says
 from tests.helpers import moving_clock
@@ -38,7 +38,7 @@ PEOPLE = ("p0", "p1")
 MOVES = ("pause", "resume", "extend", "deadline", "plot", "plot_clear", "orders0", "orders1", "bad0", "clear0")
 
 
-def _game(app: App, grace_minutes: int, early: bool) -> None:
+def _game(app: TestApp, grace_minutes: int, early: bool) -> None:
     with app.db.transaction() as session:
         create_game(
             app.shell,
@@ -56,7 +56,7 @@ def _game(app: App, grace_minutes: int, early: bool) -> None:
     app.service.send()
 
 
-def _move(app: App, move: str) -> None:
+def _move(app: TestApp, move: str) -> None:
     def says(seat: str, text: str) -> None:
         player_says(app, seat, text, game="g1", address=f"{seat}@example.org")
 
@@ -82,7 +82,7 @@ def _move(app: App, move: str) -> None:
         says("p0", "CLEAR")
 
 
-def _last_claim(app: App, seat: str) -> dict[str, object]:
+def _last_claim(app: TestApp, seat: str) -> dict[str, object]:
     """The claim of the last letter to `seat` (its answer to ORDERS) about the open turn."""
     with app.db.read() as session:
         row = session.scalars(
@@ -92,7 +92,7 @@ def _last_claim(app: App, seat: str) -> dict[str, object]:
         return dict(row.claimed[-1])
 
 
-def _turn(app: App, number: int) -> Turn:
+def _turn(app: TestApp, number: int) -> Turn:
     """Turn `number` of the game."""
     with app.db.read() as session:
         game = store.find_game_row(session, "g1")
