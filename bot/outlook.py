@@ -5,8 +5,12 @@ the GM's plot, or the game's default -- and the order in which the final sets ar
 This is the one place that says, seat by seat, which orders a turn is resolved with: the
 deadline (`bot.games.deadline`), PREVIEW, the results letters (who was defaulted, and how) and
 the reminders all read it from here; `what_counts` says it for one seat before the deadline,
-each missing part with the default that fills it (confirmations, ORDERS, refusals, reminders). It reads nothing from the database: the caller hands it
-the turn's submissions (`bot.store.turn_submissions`).
+each missing part with the default that fills it (confirmations, ORDERS, refusals, reminders).
+`timing` says when the turn resolves: its deadline as it stands, its closing time, whether it is
+paused or resolved, whether it resolves as soon as the orders are in; the deadline's own test
+(`bot.games.turns.is_due`) and every letter read it (tests/test_claims_from_outlook.py). It
+reads nothing from the database: the caller hands it the turn's submissions
+(`bot.store.turn_submissions`).
 """
 
 from __future__ import annotations
