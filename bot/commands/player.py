@@ -141,7 +141,7 @@ def status(ctx: CommandContext, command: Status) -> Reply:
             # A paused game has no deadline running: its turn resolves when the GM resumes it.
             "deadline": None if outlook.timing(game, turn).paused else deadline_text(outlook.timing(game, turn), zone),
             "paused": outlook.timing(game, turn).paused,
-            "practice": practice_terms(ctx.shell, game),
+            "practice": practice_terms(ctx.shell, outlook.timing(game, turn)),
             "soonest": turns.soonest_text(ctx.shell, game, turn, zone) if turn is not None else None,
             "ordered": ordered,
             "missing": missing,

@@ -562,7 +562,7 @@ def _answer_context(
                 "deadline": deadline_text(timing(game, turn), zone),
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
                 "paused": timing(game, turn).paused,
-                "practice": practice_terms(shell, game),
+                "practice": practice_terms(shell, timing(game, turn)),
                 # A practice turn's pace, as the tick applies it (`turns.is_due`): when it may
                 # resolve, in the player's zone, if that is still to come.
                 "soonest": turns.soonest_text(shell, game, turn, zone),

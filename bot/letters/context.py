@@ -35,11 +35,12 @@ def game_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
     }
 
 
-def practice_terms(shell: Shell, game: Game) -> dict[str, int] | None:
-    """What a practice race has in place of a GM and a deadline, as its letters say it (`[practice]`
-    settings, the ones the tick applies): the days without the person's orders after which it is
-    closed, and the minutes a turn stays open at the least. None for any other game."""
-    if not game.practice:
+def practice_terms(shell: Shell, when: Timing) -> dict[str, int] | None:
+    """What a practice race has in place of a GM and a deadline (`when`: the outlook's `Timing`
+    of its turn), as its letters say it (`[practice]` settings, the ones the tick applies): the
+    days without the person's orders after which it is closed, and the minutes a turn stays open
+    at the least. None for any other game."""
+    if not when.practice:
         return None
     terms = shell.settings.practice
     return {"idle_days": terms.idle_days, "turn_minutes": terms.turn_minutes}
@@ -53,9 +54,9 @@ def due_by(shell: Shell, when: Timing, zone: str) -> str:
     text = deadline_text(when, zone)
     if text is not None:
         return text
-    if when.practice:
-        terms = shell.settings.practice
-        return say("practice_due", idle_days=terms.idle_days, turn_minutes=terms.turn_minutes)
+    terms = practice_terms(shell, when)
+    if terms is not None:
+        return say("practice_due", **terms)
     return say("gm_call")
 
 

@@ -151,7 +151,7 @@ def seat_context(
                 "deadline": deadline_text(timing(game, turn), zone),
                 "expected": expected,
                 "early": timing(game, turn).early,
-                "practice": practice_terms(shell, game),
+                "practice": practice_terms(shell, timing(game, turn)),
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
                 "dice": reveal.committed(session, cache, game, rules, turn),
             },
