@@ -494,6 +494,18 @@ def test_a_practice_status_says_when_the_turn_resolves_at_the_soonest(gapp: Test
     ) in body, body
 
 
+def test_a_practice_ping_says_no_gm_and_no_deadline(gapp: TestApp) -> None:
+    """PING from a practice race's seat says where its game stands: a practice race has no GM
+    and no deadline, so never "due at the GM call"."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "PING", sender=PAT, quote=False))
+    cycle(gapp)
+    body = " ".join(body_of(last(gapp, PAT)).split())
+    assert "GM call" not in body, body
+    assert "a practice race: it has no GM and no deadline, and the turn resolves as soon as your orders are in" in body
+
+
 def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: TestApp) -> None:
     """Played by mail (playfix m2): the closing letter said "Send PRACTICE <game> for a new one";
     PRACTICE takes a kind of game (mail-interface.md: "`PRACTICE <game kind>`"): it names the
