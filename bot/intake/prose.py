@@ -16,6 +16,10 @@ parser did not understand:
 * a clause that **hedges** ("maybe", "perhaps", "might", "or", a question mark) or holds more
   than one phrase is not applied either: its phrases are offered back as one-tap links, and
   the player decides;
+* a clause with a number or an order word beside its phrases that no phrase takes ("round 2
+  should be F2", "ROUND 3: F1 L F1", "bid 2 wear") is **not read**: the phrase is not all the
+  player wrote, and a tap on it would file orders without the rest; the game's own reason for
+  the line stands;
 * otherwise each clause's one phrase is **applied**, and the answer echoes the reading
   ("Read as: USE 3"), so that a wrong reading is seen at once and can be sent again;
 * a line with no digit, no word in capitals and no order word is a **note** ("Good luck,
@@ -502,6 +506,7 @@ class _Clauses:
     )  # applied before a correction ("no wait"): replaced by what follows
     not_offered: list[tuple[str, str]] = field(default_factory=list)  # hedged longer readings the game refuses, and why
     correcting: bool = False
+    hedged: bool = False  # a clause not read hedges: the line applies nothing itself
     signing: bool = False  # the clause before was a courtesy ("Cheers"): a name may follow it
     said_last: str = ""  # the last phrase of the line's clauses so far, as written
 
@@ -577,17 +582,22 @@ class _Clauses:
         if (marker := _CORRECTION.match(clause)) is not None:  # "no wait, use 1" negates nothing
             before -= {_normal(w) for w in _words(marker.group(0))}
         lowered = {_normal(w) for w in words}
+        found += _alternatives(reader.rules, reader.state, reader.seat, words, found, reader.budget)
         covered = {i for start, end, _ in found for i in range(start, end)}
-        # Other words that look like parts of orders (a number, an order word): the phrase
-        # may not be all the player meant ("USE 3 4"), so it is offered, not applied.
-        unsure = any(
+        # Other words that look like parts of orders (a number, an order word, an action such
+        # as F2) beside the phrases: the phrase is not all the player wrote ("round 2 should be
+        # F2", "bid 2 wear", "ROUND 3: F1 L F1"), so it is neither applied nor offered -- a tap
+        # would file orders without the words it left out. The clause is a part not read.
+        cut_short = any(
             i not in covered and (any(c.isdigit() for c in w) or w.upper() in reader.orders)
             for i, w in enumerate(words)
         )
-        found += _alternatives(reader.rules, reader.state, reader.seat, words, found, reader.budget)
         if before & NEGATIONS:
             self.negated += [phrase for _, _, phrase in found]
-        elif len(found) > 1 or lowered & HEDGES or "?" in line or unsure:
+        elif cut_short:
+            self.passed.append(" ".join(words))
+            self.hedged = self.hedged or bool(lowered & HEDGES) or "?" in line
+        elif len(found) > 1 or lowered & HEDGES or "?" in line:
             self.offered += [phrase for _, _, phrase in found]
         else:
             self.applied.append(found[0][2])
@@ -632,7 +642,7 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
         if reason:
             result.reasons[number] = reason
         return None, [line]  # an order word, but no order: the game's reason stands
-    if negated or offered:
+    if negated or offered or clauses.hedged:
         offered, applied = offered + applied, []  # a line that also negates or hedges applies nothing itself
         # Only an order the game takes now is offered as a one-tap link ("COLOUR IS" is none).
         offered = [
