@@ -79,6 +79,7 @@ def season_rules(season: Season) -> SeasonRules:
         drop=season.drop_results,
         no_show_penalty=season.no_show_penalty,
         nmr_penalty=season.nmr_penalty,
+        races=season.races_planned,
     )
 
 
