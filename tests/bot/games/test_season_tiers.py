@@ -343,6 +343,28 @@ def test_newcomers_who_joined_and_the_bench_opted_in_go_to_the_lowest_tier_and_r
         assert not any(s.robot for s in first.races[0].game.seats), "no least field set: no robots"
 
 
+def test_a_stale_draw_with_a_race_still_reopened_names_that_race_and_waits_for_its_result(tiers: App) -> None:
+    """docs/championships.md, "The GM confirms": the draw is drawn again "once every race has its
+    result". Played by mail (playtest3): while the other tier's race was reopened, the digest,
+    SEASON <game> NEXT and the refused CONFIRM told the GM to REDRAW now -- refused in turn --
+    without naming the race they wait for."""
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    gm_says(tiers, "ROLLBACK b1", game="b1")
+    gm_says(tiers, "SEASON a1 NEXT", game="a1")
+    text = " ".join(last_body(tiers).split())
+    assert "This draw is stale" in text and "b1 of tier 2, reopened by its GM with a ROLLBACK" in text
+    assert "can be drawn again only once that race has a result again" in text
+    gm_says(tiers, "SEASON a1 NEXT CONFIRM", game="a1")
+    text = " ".join(last_body(tiers).split())
+    assert "is stale" in text and "b1 of tier 2" in text and "once that race has a result again" in text
+    gm_says(tiers, "SEASON a1 NEXT REDRAW", game="a1")
+    assert "reopened (a ROLLBACK: b1 of tier 2)" in " ".join(last_body(tiers).split())
+    gm_says(tiers, "PROCESS b1", game="b1")
+    gm_says(tiers, "SEASON a1 NEXT", game="a1")
+    text = " ".join(last_body(tiers).split())
+    assert "This draw is stale: a race result it was drawn from was corrected" in text and "b1 of tier" not in text
+
+
 def test_a_join_after_the_draw_is_shown_makes_it_stale(tiers: App) -> None:
     """docs/championships.md: a newcomer joining after the draw was shown makes it stale."""
     gm_says(tiers, "SEASON b1 NEXT", game="b1")
