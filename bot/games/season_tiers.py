@@ -401,7 +401,7 @@ def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str
         try:
             level = next((seat.robot_level for seat in old.races[-1].game.seats if seat.robot), "normal")
             robots = [f"{name}:{level}" for name in tier.robots]
-            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated, robots, handed)
+            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated, robots, handed, tier)
         except turns.GameError as refused:
             raise seasons.SeasonRequestError(say("season_next_refused", tier=tier.tier, reason=str(refused))) from None
     stored.made_at = shell.now()

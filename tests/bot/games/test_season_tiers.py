@@ -126,6 +126,26 @@ def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_conf
     assert sheet and "This is race 1 of 1 of season cup-2-t" in body_of(sheet[0])
 
 
+def test_a_new_seasons_first_sheet_says_the_grid_is_the_draw_and_who_moved(tiers: App) -> None:
+    """docs/championships.md: "the first sheet of a race of a new season (after a draw) says the
+    same for that season" -- which race it is and the grid, here the draw's ("those coming down
+    first, then those staying, then those coming up"). Played by mail (playtest3): it said "The
+    grid is drawn from the season's table" of a season with no race yet, and the promoted and
+    the relegated were never told they had moved."""
+    tables = _tables(tiers)
+    top, low = tables["top1"], tables["low1"]
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    address = {name: f"{name.lower()}@example.org" for name in (*top, *low)}
+    up = [m for m in mails(tiers, address[low[0]]) if "[cup-2-t1-r1]" in str(m["Subject"])]
+    text = " ".join(body_of(up[0]).split())
+    assert "This is race 1 of 1 of season cup-2-t1: tier 1 of series cup's season 2." in text
+    assert f"{low[0]} (up from tier 2)" in text and "drawn from the season's table" not in text
+    down = [m for m in mails(tiers, address[top[4]]) if "[cup-2-t2-r1]" in str(m["Subject"])]
+    text = " ".join(body_of(down[0]).split())
+    assert "The grid is the draw from the last season's final tables" in text
+    assert f"{top[4]} (down from tier 1), {low[1]}" in text
+
+
 def test_a_second_confirm_and_a_confirm_by_another_gm_are_refused(tiers: App) -> None:
     with tiers.db.transaction() as session:
         game = session.scalar(select(Game).where(Game.name == "a1"))
