@@ -68,6 +68,13 @@ _HEADINGS = {
 # "the green car": a colour named by what it colours, where the game takes a COLOUR order.
 _COLOURED = frozenset({"car", "one", "colour", "color", "livery"})
 _SPELLINGS = {"COLOR": "COLOUR"}  # the order word as some write it
+# A number written as a word after an order word ("use five"): the number it names.
+_NUMBERS = {
+    word: str(n)
+    for n, word in enumerate(
+        ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+    )
+}
 _CLAUSE = re.compile(r"[.!;,]+(?:\s+|$)|\?")
 _WORD = re.compile(r"\S+")  # words are what white space separates: "2=ZZ" is one word, not an order's number
 _EDGES = "\"'()[]{}.,!?;:"
@@ -223,13 +230,13 @@ class _Budget:
 def _as_order(words: Sequence[str]) -> str:
     """A run of words as an order line: its order word as the game writes it, the filler words
     after it left out, a compass word after FACING as its heading ("Start on 3,5 facing north":
-    START 3,5 FACING N)."""
+    START 3,5 FACING N), a number written as a word as its digits ("use five": USE 5)."""
     out = [_SPELLINGS.get(words[0].upper(), words[0].upper())]
     for word in words[1:]:
         low = word.lower()
         if low in _FILLERS:
             continue
-        out.append(_HEADINGS.get(low, word) if out[-1].upper() == "FACING" else word)
+        out.append(_HEADINGS.get(low, word) if out[-1].upper() == "FACING" else _NUMBERS.get(low, word))
     return " ".join(out).upper()
 
 
