@@ -68,6 +68,11 @@ _HEADINGS = {
 # "the green car": a colour named by what it colours, where the game takes a COLOUR order.
 _COLOURED = frozenset({"car", "one", "colour", "color", "livery"})
 _SPELLINGS = {"COLOR": "COLOUR"}  # the order word as some write it
+# An order word as a sentence writes it ("starting at 2,5 facing north"): read where the game
+# takes the order word, never making a line with no order word in it orders (a note stays one).
+_FORMS = {"STARTING": "START"}
+# "Blue please": a colour alone in its clause, but for these words, where the game takes COLOUR.
+_POLITE = frozenset({"please", "for", "me", "thanks", "thank", "you", "pls"})
 # A number written as a word after an order word ("use five"): the number it names.
 _NUMBERS = {
     word: str(n)
@@ -231,7 +236,8 @@ def _as_order(words: Sequence[str]) -> str:
     """A run of words as an order line: its order word as the game writes it, the filler words
     after it left out, a compass word after FACING as its heading ("Start on 3,5 facing north":
     START 3,5 FACING N), a number written as a word as its digits ("use five": USE 5)."""
-    out = [_SPELLINGS.get(words[0].upper(), words[0].upper())]
+    first = words[0].upper()
+    out = [_FORMS.get(first, _SPELLINGS.get(first, first))]
     for word in words[1:]:
         low = word.lower()
         if low in _FILLERS:
@@ -270,6 +276,19 @@ def _phrases(
     index = 0
     while index < len(words):
         word = _SPELLINGS.get(words[index].upper(), words[index].upper())
+        word = _FORMS.get(word, word) if _FORMS.get(word) in orders else word
+        if (
+            index == 0
+            and "COLOUR" in orders
+            and word not in orders
+            and words[0].isalpha()
+            and 0 < len(words) <= 4
+            and all(w.lower() in _POLITE for w in words[1:])
+        ):
+            colour = tried(f"COLOUR {words[0]}")
+            if colour is not None and colour[1]:
+                found.append((0, len(words), colour[0]))
+                break
         if (
             "COLOUR" in orders
             and word not in orders

@@ -45,6 +45,19 @@ def test_the_colour_and_the_start_are_read_with_the_rounds() -> None:
     assert reading.applied == ("COLOUR green", "START 3,5 FACING N", "ROUND 1: F3 TL F1")
 
 
+def test_a_colour_alone_and_a_start_written_as_starting_are_read() -> None:
+    """Played by mail (playtest3): "Blue please, starting at 2,5 facing north." read only the
+    rounds; the colour and the start were "not read as an order", and the start defaulted."""
+    line = "Blue please, starting at 2,5 facing north. Round 1: F2. Round 2: F1 F1"
+    (reading,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", line).readings
+    assert reading.applied == ("COLOUR blue", "START 2,5 FACING N", "ROUND 1: F2", "ROUND 2: F1 F1")
+    assert reading.unread == ()
+    # A word that is no colour, and "starting" where no order is meant, are no orders.
+    for note in ("Thanks please", "I'm starting to enjoy this", "Lovely, thanks"):
+        assert not [r for r in _read(SPEEDPHREAKZ, SP_STATE, "ann", note).readings if r.applied or r.offered]
+    assert not [r for r in _read(RACECRAFT, RC_STATE, "a", "Blue please").readings if r.applied or r.offered]
+
+
 def test_what_was_not_read_is_kept_to_be_said() -> None:
     (reading,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", "Round 1 F1, and I hope the weather holds").readings
     assert reading.applied == ("ROUND 1: F1",) and reading.unread == ("and I hope the weather holds",)
