@@ -777,3 +777,74 @@ def test_the_detector_finds_words_handed_positionally_to_a_parameter_that_become
     seed = reaching_parameters(("def tell(shell, session, to, words):\n    notice(shell, session, to, t, words)\n",))
     assert answers_with_literal_words('letters.tell(shell, s, to, "Hello there")', (), seed) == [1]
     assert answers_with_literal_words('letters.tell(shell, s, to, say("hello"))', (), seed) == []
+
+
+# -- the record's detail ------------------------------------------------------------------------
+
+# The calls that write a mail's record (`bot.models.InboundMessage.detail`: the GM reads it in the
+# digest and `flagman gm audit`): a refusal's or an ignored mail's detail (`bot.fate.Refused`,
+# `Ignored`), a mail acted on (`Done`), and the row itself. Their detail is its first positional
+# argument or `detail=`.
+RECORDS = frozenset({"Refused", "Ignored", "Done", "InboundMessage"})
+
+
+def record_details_with_literal_words(source: str) -> list[int]:
+    """The lines of `source` where a record's detail (`RECORDS`) is given words written in the
+    code (as `literal_words` reads them, a name assigned words and the module's helpers that
+    return a sentence included), rather than `say("mail_record", why=..., ...)` from the letters."""
+    tree = ast.parse(source)
+    helpers = _helpers(tree)
+    found: set[int] = set()
+    for scope in _scopes(tree):
+        known = _known(scope, helpers)
+        for node in _own(scope):
+            if not isinstance(node, ast.Call) or _name(node.func) not in RECORDS:
+                continue
+            given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "detail")]
+            if any(literal_words(arg, known) for arg in given):
+                found.add(node.lineno)
+    return sorted(found)
+
+
+DETAILS_IN_WORDS = """
+def refuse(inbound, limit, note):
+    raise Ignored(f"rate limit: over {limit} mails in an hour", reason=Reason.RATE_LIMIT)
+    raise Refused("empty mail", Notice(to, say("t"), say("x")), reason=Reason.EMPTY)
+    detail = "unknown sender: already told today"
+    raise Ignored(detail, reason=Reason.UNKNOWN_SENDER)
+    return Done("orders taken for " + seat.name, Reason.ORDERS)
+    session.add(InboundMessage(status=status, detail=f"oversize: {note}"))
+"""
+DETAILS_AS_FACTS = """
+def refuse(inbound, limit, note):
+    raise Ignored(say("mail_record", why="rate_limit", limit=limit), reason=Reason.RATE_LIMIT)
+    raise Refused(say("mail_record", why="empty"), Notice(to, say("t"), say("x")), reason=Reason.EMPTY)
+    detail = say("mail_record", why="stranger_told_today")
+    raise Ignored(detail, reason=Reason.UNKNOWN_SENDER)
+    return Done(say("mail_record", why="orders", seat=seat.name), Reason.ORDERS)
+    session.add(InboundMessage(status=status, detail=say("mail_record", why="oversize", note=note)))
+    raise Refused(exc.detail, answer, reason=exc.reason)
+"""
+
+
+def test_the_detector_finds_a_record_detail_in_words() -> None:
+    """A refusal's, an ignored mail's or an applied mail's detail, and the row's `detail=`, given
+    words (a literal, an f-string, a sum, a name assigned words) is found; from `say` or handed
+    on from another record, it passes."""
+    assert record_details_with_literal_words(DETAILS_IN_WORDS) == [3, 4, 6, 7, 8]
+    assert record_details_with_literal_words(DETAILS_AS_FACTS) == []
+
+
+def test_no_record_detail_outside_letters_is_written_in_words() -> None:
+    """Every detail a mail's record carries (the digest's and `flagman gm audit`'s line) is built
+    in the letters (`templates/_common/words/mail_record.txt`) from the record's facts; a module of
+    bot/ planted with one is found."""
+    found = {}
+    for path in sorted(BOT.rglob("*.py")):
+        relative = path.relative_to(REPO).as_posix()
+        if relative.startswith("bot/letters/"):
+            continue
+        lines = record_details_with_literal_words(path.read_text(encoding="utf-8"))
+        if lines:
+            found[relative] = lines
+    assert not found, f"a record's detail in words outside the letters (say('mail_record', why=...)): {found}"

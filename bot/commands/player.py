@@ -216,7 +216,11 @@ def _game_of(ctx: CommandContext, name: str, verb: str) -> Game:
     GM's role in it; else the command is refused."""
     game = store.find_game_row(ctx.session, name, with_seats=True) if name else ctx.game
     if game is None and not name:
-        raise Refused("which game?", which_game(ctx.inbound, ctx.who), label=f"{verb} refused")
+        raise Refused(
+            say("mail_record", why="which_game", ambiguous=False),
+            which_game(ctx.inbound, ctx.who),
+            label=f"{verb} refused",
+        )
     if game is None or (ctx.seat_in(game) is None and not any(g.id == game.id for g in ctx.who.gm_of)):
         raise ctx.refuse(
             say("commands_not_your_game_title", verb=verb),

@@ -88,9 +88,10 @@ def kind_of(text: str) -> AnyGame | None:
         return None
 
 
-def _refuse(address: str, why: str, detail: str, **facts: object) -> Refused:
+def _refuse(address: str, why: str, what: str, **facts: object) -> Refused:
+    """A PRACTICE refused: the answer `why` (a template) and the record's `what` (a token)."""
     return Refused(
-        "PRACTICE refused: " + detail,
+        say("mail_record", why="practice_refused", what=what),
         Notice(ToAddress(address), say(f"{why}_title", **facts), say(why, **facts), kind="practice"),
         label="PRACTICE refused",
     )
@@ -113,7 +114,7 @@ def check(session: Session, shell: Shell, address: str, kind: str) -> AnyGame:
     (`is_stranger`: a practice player too), and on the whole bot (`[practice] running_max`)."""
     rules = kind_of(kind)
     if rules is None:
-        raise _refuse(address, "practice_no_such_game", "unknown game", kinds=kinds())
+        raise _refuse(address, "practice_no_such_game", "unknown_game", kinds=kinds())
     terms = shell.settings.practice
     running_all = (
         session.scalar(
@@ -122,7 +123,7 @@ def check(session: Session, shell: Shell, address: str, kind: str) -> AnyGame:
         or 0
     )
     if running_all >= terms.running_max:
-        raise _refuse(address, "practice_full", "the bot is full", idle_days=terms.idle_days)
+        raise _refuse(address, "practice_full", "full", idle_days=terms.idle_days)
     box = mailbox(address) or address
     since = shell.now() - timedelta(days=1)
     people = (
@@ -138,12 +139,10 @@ def check(session: Session, shell: Shell, address: str, kind: str) -> AnyGame:
     ]
     running = sum(1 for _, status, _ in mine if status == GameStatus.ACTIVE)
     if running >= OPEN_PER_ADDRESS:
-        raise _refuse(
-            address, "practice_enough_running", "too many running", running=running, idle_days=terms.idle_days
-        )
+        raise _refuse(address, "practice_enough_running", "running", running=running, idle_days=terms.idle_days)
     today = sum(1 for _, _, created in mine if as_utc(created) >= since)
     if today >= STARTED_PER_DAY:
-        raise _refuse(address, "practice_enough_today", "too many today", today=today)
+        raise _refuse(address, "practice_enough_today", "today", today=today)
     host = domain(address)
     if host and is_stranger(session, address):
         at_domain = session.scalar(
@@ -159,7 +158,7 @@ def check(session: Session, shell: Shell, address: str, kind: str) -> AnyGame:
             )
         )
         if (at_domain or 0) >= STARTED_PER_DOMAIN_PER_DAY:
-            raise _refuse(address, "practice_enough_at_domain", "too many today at the domain")
+            raise _refuse(address, "practice_enough_at_domain", "at_domain")
     return rules
 
 
@@ -239,7 +238,7 @@ def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLeve
     request keeps the game kind and, for easy robots, the level: ``racecraft:easy``."""
     sender = sender.strip().lower()
     if not sender:
-        raise Ignored("PRACTICE without a sender address", reason=Reason.NO_SENDER)
+        raise Ignored(say("mail_record", why="no_sender", verb="PRACTICE"), reason=Reason.NO_SENDER)
     rules = check(session, shell, sender, kind)
     asked = rules.name if level is RobotLevel.NORMAL else f"{rules.name}:{level.value}"
     request = requests.open_practice(shell, session, sender, asked)
@@ -252,7 +251,11 @@ def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLeve
         valid_days=tokens.VALID_DAYS,
         idle_days=shell.settings.practice.idle_days,
     )
-    return Done("PRACTICE asked", Reason.FOR_ANYONE, (Letter(ToAddress(sender), rendered, "practice_confirm"),))
+    return Done(
+        say("mail_record", why="practice_asked"),
+        Reason.FOR_ANYONE,
+        (Letter(ToAddress(sender), rendered, "practice_confirm"),),
+    )
 
 
 def confirm(

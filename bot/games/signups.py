@@ -89,11 +89,11 @@ def seat_name_for(name: str, address: str, taken: set[str]) -> str:
     return candidate
 
 
-def _refuse(game: Game | None, address: str, title: str, text: str, detail: str) -> Refused:
+def _refuse(game: Game | None, address: str, title: str, text: str, what: str) -> Refused:
     # The answer greets nobody by name and repeats none of the mail's words (a forged
     # JOIN must not carry spam to a third party).
     return Refused(
-        "JOIN refused: " + detail,
+        say("mail_record", why="join_refused", what=what),
         Notice(ToAddress(address), title, text, kind="join_refused", game=game),
         reason=Reason.JOIN_REFUSED,
         label="JOIN refused",
@@ -115,7 +115,7 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
             address,
             say("join_no_game_title"),
             say("join_no_game", open_games=open_games),
-            "unknown game",
+            "unknown_game",
         )
     rules = turns.rules_of(game)
     mine = next((s for s in game.seats if s.active and s.player.address == address), None)
@@ -125,7 +125,7 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
             address,
             say("join_already_title", game=game.name),
             say("join_already", game=game.name, seat=mine.name),
-            "already joined",
+            "already_joined",
         )
     if game.status != GameStatus.SIGNUP:
         raise _refuse(
@@ -157,7 +157,7 @@ def _open_game(session: Session, game_name: str, address: str, name: str) -> Gam
                 on_time=found.on_time,
                 turns=found.turns,
             ),
-            "below the entry gate",
+            "below_gate",
         )
     problem = name_problem(name)
     if problem is not None:
@@ -185,7 +185,7 @@ def _season_race_open(session: Session, season_name: str, address: str) -> Game 
             address,
             say("join_season_closed_title", season=found.name),
             say("join_season_closed", season=found.name),
-            "season closed",
+            "season_closed",
         )
     return open_race
 
@@ -206,7 +206,7 @@ def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str
     names no player and says nothing of the forger's). Refusals raise `Refused`."""
     sender = inbound.sender.strip().lower()
     if not sender:
-        raise Ignored("JOIN without a sender address", reason=Reason.NO_SENDER)
+        raise Ignored(say("mail_record", why="no_sender", verb="JOIN"), reason=Reason.NO_SENDER)
     series = (
         season_tiers.open_to_newcomers(session, game_name) if store.find_game_row(session, game_name) is None else None
     )
@@ -228,7 +228,11 @@ def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str
         rendered = notices.series_confirm(
             shell, series, code=code, subject_tag=tokens.subject_tag(code), valid_days=tokens.VALID_DAYS
         )
-        return Done(f"JOIN {series} asked", Reason.JOIN_ASKED, (Letter(ToAddress(sender), rendered, "series_confirm"),))
+        return Done(
+            say("mail_record", why="join_asked", game=series),
+            Reason.JOIN_ASKED,
+            (Letter(ToAddress(sender), rendered, "series_confirm"),),
+        )
     game = _open_game(session, game_name, sender, name)
     request = requests.open_join(shell, session, game, sender, name.strip())
     code = requests.code(shell, request)
@@ -236,7 +240,7 @@ def ask_to_join(shell: Shell, session: Session, inbound: Inbound, game_name: str
         shell, game, turns.rules_of(game), code=code, subject_tag=tokens.subject_tag(code), valid_days=tokens.VALID_DAYS
     )
     return Done(
-        f"JOIN {game.name} asked",
+        say("mail_record", why="join_asked", game=game.name),
         Reason.JOIN_ASKED,
         (Letter(ToAddress(sender), rendered, "join_confirm", game=game),),
         game=game,
@@ -333,7 +337,7 @@ def resign(
             seat = next((s for s in game.seats if s.active and s.player.address == inbound.sender), None)
     if game is None or seat is None or not seat.active:
         raise Refused(
-            "RESIGN refused",
+            say("mail_record", why="resign_refused"),
             Notice(
                 who.holder(inbound),
                 say("resign_no_seat_title", game=game_name),
@@ -352,7 +356,7 @@ def resign(
             text, undo = drop_seat(session, game, seat, ChangeWhy.RESIGNED, now)
     except Refused as exc:
         raise Refused(
-            "RESIGN refused",
+            say("mail_record", why="resign_refused"),
             Notice(ToSeat(seat), say("resign_refused_title", game=game.name), str(exc), kind="resign_refused"),
             label="RESIGN refused",
         ) from None

@@ -303,9 +303,7 @@ def _stale(
         )
         title = say("intake_stale_title", answered=answered)
     return Refused(
-        f"orders for {answered}, "
-        + ("rolled back" if rolled_back else "resolved already")
-        + f" (open: {open_turn.label})",
+        say("mail_record", why="stale", answered=answered, rolled_back=rolled_back, open=open_turn.label),
         Notice(ToSeat(seat), title, text, kind="stale_turn", claims=said),
         reason=Reason.RESOLVED_TURN,
         game=game,
@@ -367,7 +365,7 @@ def _refuse_unless_running(game: Game, seat: Seat) -> None:
     to = ToSeat(seat)
     if game.status == GameStatus.SIGNUP:
         raise Refused(
-            "orders before the start",
+            say("mail_record", why="not_started"),
             Notice(to, say("intake_not_started_title"), say("intake_not_started", game=game.name)),
             reason=Reason.NOT_STARTED,
             game=game,
@@ -375,7 +373,7 @@ def _refuse_unless_running(game: Game, seat: Seat) -> None:
         )
     if game.status == GameStatus.FINISHED:
         raise Refused(
-            "orders after the end",
+            say("mail_record", why="finished"),
             Notice(to, say("intake_game_over_title"), say("game_over", game=game.name)),
             reason=Reason.FINISHED,
             game=game,
@@ -408,7 +406,7 @@ def _refuse_unless_expected(
 
     if closing is not None and arrival(batch, mail.raw) >= closing and expected and game.status == GameStatus.ACTIVE:
         raise Refused(
-            "after the deadline",
+            say("mail_record", why="late"),
             Notice(
                 to,
                 say("intake_late_title", turn=turn.label),
@@ -428,7 +426,7 @@ def _refuse_unless_expected(
         raise _stale(batch, seat, answered.label, turn, rules, state, text, said=said())
     if seat.name not in expected:
         raise Refused(
-            "not expected this turn",
+            say("mail_record", why="not_expected"),
             Notice(to, say("intake_not_expected_title"), say("intake_not_expected", turn=turn.label)),
             reason=Reason.NOT_EXPECTED,
             game=game,
@@ -655,12 +653,11 @@ def _orders_confirmed(
     if last:
         mail.resolves.append((game.id, turn.id))
     return Done(
-        "orders"
-        + (f" ({len(parsed.problems)} line(s) ignored)" if parsed.problems else "")
-        + (
-            "; words for the GM in a practice race: no GM, passed to nobody"
-            if game.practice and read and read.for_gm
-            else ""
+        say(
+            "mail_record",
+            why="orders",
+            ignored=len(parsed.problems),
+            no_gm=bool(game.practice and read and read.for_gm),
         ),
         Reason.ORDERS,
         (confirmation, *_pass_on(batch, session, seat, read)),
@@ -927,7 +924,7 @@ def _nothing_taken(
     to_gm = _pass_on(batch, session, seat, read)
     if read.offered or read.negated:
         return Done(
-            "orders offered back, none taken",
+            say("mail_record", why="offered"),
             Reason.ORDERS_OFFERED,
             (
                 Notice(
@@ -946,11 +943,7 @@ def _nothing_taken(
     for_gm = bool(to_gm)
     no_gm = seat.game.practice and bool(read.for_gm)  # words for a GM a practice race does not have
     return Done(
-        "words for the GM: passed on"
-        if for_gm
-        else "words for the GM in a practice race: no GM, passed to nobody"
-        if no_gm
-        else "a note: no orders",
+        say("mail_record", why="note", for_gm=for_gm, no_gm=no_gm),
         Reason.NOTE,
         (
             Notice(

@@ -72,7 +72,8 @@ def _seat_or_gm(batch: Batch, session: Session, head: Inbound, sender: str) -> t
 def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> MailFate | None:
     """Record a mail over the size limit (None: the same one was recorded already)."""
     shell, settings = batch.shell, batch.settings
-    detail = f"over the size limit ({raw.size} bytes)"
+    policy: str | None = None  # the ignore policy's verdict, and what it says, for the record
+    ignored, told = "", False  # told: the holder was told
     head = (
         parse_inbound(
             raw.headers,
@@ -94,7 +95,7 @@ def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> M
     sender = head.sender if head is not None else ""
     status, game, answer = InboundStatus.IGNORED, None, AnswerFate.NONE
     if head is not None and head.ignore is not None:
-        detail += f"; {head.ignore.value}: {head.ignore_detail}"
+        policy, ignored = head.ignore.value, head.ignore_detail
     elif head is not None and sender:
         seat, game = _seat_or_gm(batch, session, head, sender)
         if game is not None and limits.told_today(session, Reason.OVERSIZE, sender=sender):
@@ -118,7 +119,8 @@ def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> M
                 kind="oversize",
                 in_reply_to=f"<{head.message_id}>",
             )
-            status, detail, answer = InboundStatus.REFUSED, detail + "; the player was told", AnswerFate.HOLDER
+            status, told, answer = InboundStatus.REFUSED, True, AnswerFate.HOLDER
+    detail = say("mail_record", why="oversize", size=raw.size, policy=policy, detail=ignored, told=told)
     session.add(
         InboundMessage(
             message_id=message_id,

@@ -33,6 +33,7 @@ from bot.games.identity import Who, identify
 from bot.intake import answering, oversize, proven, strangers
 from bot.intake.batch import Batch, Mail
 from bot.intake.limits import Limiter
+from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.inbox import RawMail
 from bot.mail_in.parse import Inbound
@@ -220,12 +221,21 @@ class Intake:
         inbound = mail.inbound
         if inbound.ignore is None:
             return
-        detail, game = f"{inbound.ignore.value}: {inbound.ignore_detail}", None
+        detail, game = (
+            say("mail_record", why="ignored", policy=inbound.ignore.value, detail=inbound.ignore_detail),
+            None,
+        )
         bounced = self._bounced_mail(session, inbound)
         if bounced is not None:
             # VERP: the bounce came back to the envelope sender of one outbox mail, so it
             # names the recipient (and the game) whose mail did not arrive.
-            detail = f"bounce of our {bounced.kind} mail to {bounced.recipient}: {inbound.ignore_detail}"
+            detail = say(
+                "mail_record",
+                why="bounce",
+                kind=bounced.kind,
+                recipient=bounced.recipient,
+                detail=inbound.ignore_detail,
+            )
             game = session.get(Game, bounced.game_id) if bounced.game_id else None
         raise Ignored(detail, reason=Reason(inbound.ignore.value), game=game)
 

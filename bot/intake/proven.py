@@ -139,7 +139,7 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
         if seat is None:
             if who.gm_of and not who.seat:
                 raise Refused(
-                    "GM mail with lines not understood",
+                    say("mail_record", why="gm_lines"),
                     Notice(
                         who.holder(inbound),
                         say("intake_gm_lines_title"),
@@ -153,7 +153,11 @@ def act(batch: Batch, session: Session, mail: Mail, who: Who, commands: MailComm
                     reason=Reason.NOT_UNDERSTOOD,
                     game=game,
                 )
-            raise Refused("which game? ambiguous", which_game(inbound, who), reason=Reason.AMBIGUOUS_GAME)
+            raise Refused(
+                say("mail_record", why="which_game", ambiguous=True),
+                which_game(inbound, who),
+                reason=Reason.AMBIGUOUS_GAME,
+            )
         return orders.take_orders(batch, session, mail, seat, commands.orders_text)
     return _no_orders(batch, session, mail, who, game, handled, bool(problems))
 
@@ -273,7 +277,7 @@ def _no_orders(
         # it!"): what stands, said again. (A mail with no readable text at all is refused below:
         # its sender may believe it carried orders.)
         return Done(
-            "a note: no orders",
+            say("mail_record", why="note", for_gm=False, no_gm=False),
             Reason.NOTE,
             (
                 Notice(
@@ -296,16 +300,22 @@ def _no_orders(
         )
     if not handled and not problems and seat is None and inbound.text.strip():
         # A GM's "thanks!" and nothing else: words to a person, nothing to answer.
-        raise Ignored("a GM's courtesy line: nothing to do", reason=Reason.NOTE, game=game)
+        raise Ignored(say("mail_record", why="gm_courtesy"), reason=Reason.NOTE, game=game)
     if not handled and not problems:
         raise Refused(
-            "empty mail",
+            say("mail_record", why="empty"),
             Notice(who.holder(inbound), say("intake_empty_title"), say("intake_empty"), game=game),
             reason=Reason.EMPTY,
             game=game,
             seat=seat,
         )
-    return Done("commands: " + ", ".join(handled), Reason.COMMANDS, game=game, seat=seat, refused=bool(problems))
+    return Done(
+        say("mail_record", why="commands", handled=handled),
+        Reason.COMMANDS,
+        game=game,
+        seat=seat,
+        refused=bool(problems),
+    )
 
 
 def _with_a_gap(hints: str) -> str:

@@ -40,8 +40,6 @@ from bot.mail_in.auth import passwords_in_text
 from bot.models import AnswerFate, Reason
 
 MAX_STRANGER_COMMANDS = 5  # commands for anyone answered in one mail that proved nobody
-_STRANGER_TOLD = "unknown sender: one notice sent"
-_ANYONE = "for anyone: "
 
 
 def _is_code(context: CommandContext, command: PlayerCommand) -> bool:
@@ -63,7 +61,7 @@ def unauthenticated(
     if mail.over_limit and not codes:
         limit = batch.settings.limits.mails_per_sender_per_hour
         raise Ignored(
-            f"rate limit: over {limit} mails in an hour", reason=Reason.RATE_LIMIT, answer=AnswerFate.RATE_LIMIT
+            say("mail_record", why="rate_limit", limit=limit), reason=Reason.RATE_LIMIT, answer=AnswerFate.RATE_LIMIT
         )
     joins = [c for c in commands.player if isinstance(c, Join)]
     if joins and not codes and not who.claimed and not who.claimed_gm:
@@ -73,7 +71,9 @@ def unauthenticated(
         fate = limits.stranger_cap(session, inbound.sender)
         if fate is not None:
             raise Ignored(
-                f"unknown sender: JOIN not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER, answer=fate
+                say("mail_record", why="not_answered", verbs=["JOIN"], fate=fate.value),
+                reason=Reason.UNKNOWN_SENDER,
+                answer=fate,
             )
         return signups.ask_to_join(batch.shell, session, inbound, joins[0].game, joins[0].name)
     asked = [c for c in commands.player if isinstance(c, Practice)]
@@ -83,7 +83,9 @@ def unauthenticated(
         fate = limits.stranger_cap(session, inbound.sender)
         if fate is not None:
             raise Ignored(
-                f"unknown sender: PRACTICE not answered ({fate.value})", reason=Reason.UNKNOWN_SENDER, answer=fate
+                say("mail_record", why="not_answered", verbs=["PRACTICE"], fate=fate.value),
+                reason=Reason.UNKNOWN_SENDER,
+                answer=fate,
             )
         return practice.ask(batch.shell, session, inbound.sender, asked[0].kind, asked[0].level)
     if (who.claimed or who.claimed_gm) and not codes:
@@ -96,20 +98,20 @@ def unauthenticated(
     # A stranger: at most one short notice per address a day, and a global cap an hour
     # (no backscatter storms from many forged Froms).
     if not inbound.sender:
-        raise Ignored("unknown sender: no sender address", reason=Reason.NO_SENDER)
+        raise Ignored(say("mail_record", why="no_sender", verb=None), reason=Reason.NO_SENDER)
     if limits.answered_today(session, inbound.sender) > 0:
         raise Ignored(
-            "unknown sender: already told today", reason=Reason.UNKNOWN_SENDER, answer=AnswerFate.STRANGER_DAY
+            say("mail_record", why="stranger_told_today"), reason=Reason.UNKNOWN_SENDER, answer=AnswerFate.STRANGER_DAY
         )
     cap = batch.settings.limits.answers_to_strangers_per_hour
     if limits.stranger_answers_this_hour(session) >= cap:
         raise Ignored(
-            f"unknown sender: over {cap} answers to unknown senders this hour",
+            say("mail_record", why="stranger_hour", cap=cap),
             reason=Reason.UNKNOWN_SENDER,
             answer=AnswerFate.STRANGER_HOUR,
         )
     raise Refused(
-        _STRANGER_TOLD,
+        say("mail_record", why="stranger_told"),
         Notice(ToAddress(inbound.sender), say("intake_stranger_title"), say("intake_stranger"), kind="stranger"),
         reason=Reason.UNKNOWN_SENDER,
     )
@@ -134,12 +136,12 @@ def _for_anyone(
     `bot.letters.STRANGER_ANSWER_BYTES`."""
     sender = mail.inbound.sender
     if not sender:
-        raise Ignored("unknown sender: no sender address", reason=Reason.NO_SENDER)
+        raise Ignored(say("mail_record", why="no_sender", verb=None), reason=Reason.NO_SENDER)
     others = [c for c in asked if c not in codes]
     fate = limits.stranger_cap(session, sender) if others else None
     if fate is not None and not codes:
         raise Ignored(
-            f"unknown sender: {', '.join(c.verb for c in others)} not answered ({fate.value})",
+            say("mail_record", why="not_answered", verbs=[c.verb for c in others], fate=fate.value),
             reason=Reason.UNKNOWN_SENDER,
             answer=fate,
         )
@@ -158,7 +160,7 @@ def _for_anyone(
     if fate is not None:
         # The codes were used; the rest of the mail is not answered (recorded: `fate`).
         mail.answer = fate
-        return Done(_ANYONE + "; ".join(labels) + f"; the rest not answered ({fate.value})", Reason.FOR_ANYONE)
+        return Done(say("mail_record", why="for_anyone", labels=labels, fate=fate.value), Reason.FOR_ANYONE)
     players_only = sorted({c.verb for c in commands.player if not c.for_anyone})
     # Words around a code sent back ("Yes please") are what people write: not "not understood".
     lines = 0 if codes else len([line for line in commands.orders_text.splitlines() if line.strip()])
@@ -178,7 +180,7 @@ def _for_anyone(
         to = mail.answers[0].to if mail.answers else ToAddress(sender)
         mail.answers.append(Notice(to, say("intake_stranger_not_done_title"), text, kind="stranger"))
         refused = True
-    return Done(_ANYONE + "; ".join(labels), Reason.FOR_ANYONE, refused=refused)
+    return Done(say("mail_record", why="for_anyone", labels=labels, fate=None), Reason.FOR_ANYONE, refused=refused)
 
 
 def claimed_without_proof(
@@ -193,22 +195,24 @@ def claimed_without_proof(
     holder: Addressee = ToSeat(who.claimed[0]) if who.claimed else ToGm(who.claimed_gm[0])
     # Once a day per registered address: a seat's is the From itself; the GM's role is
     # claimed from any address (its reply address), so it is counted per game.
-    reason, detail = (
-        (Reason.AUTH_FAILED, "authentication failed for a registered address")
-        if who.claimed
-        else (Reason.AUTH_FAILED_GM, f"authentication failed for the GM's role of {game.name}")
-    )
+    reason = Reason.AUTH_FAILED if who.claimed else Reason.AUTH_FAILED_GM
+    role = None if who.claimed else game.name  # the GM's role of that game, or a registered address
     told = (
         limits.told_today(session, reason, sender=mail.inbound.sender)
         if who.claimed
         else limits.told_today(session, reason, game=game)
     )
     if told:
-        raise Ignored(f"{detail}; already told today", reason=reason, game=game, answer=AnswerFate.TOLD_TODAY)
+        raise Ignored(
+            say("mail_record", why="auth_failed", game=role, wrong=False, told_today=True),
+            reason=reason,
+            game=game,
+            answer=AnswerFate.TOLD_TODAY,
+        )
     if ping:
         context = CommandContext(batch.shell, session, mail.inbound, who, None, None)
         raise Refused(
-            detail,
+            say("mail_record", why="auth_failed", game=role, wrong=False, told_today=False),
             Notice(
                 holder,
                 say("intake_ping_refused_title"),
@@ -225,10 +229,8 @@ def claimed_without_proof(
     # A player with seats in several games: this notice signs in for one; the others are named.
     others = sorted({s.game.name for s in who.claimed[1:]} - {game.name}) if who.claimed else []
     text = say(kind, wrong_password=wrong, game=game.name, others=others)
-    if wrong:
-        detail += " (a wrong PASSWORD)"
     raise Refused(
-        detail,
+        say("mail_record", why="auth_failed", game=role, wrong=wrong, told_today=False),
         Notice(holder, say("intake_auth_refused_title"), text, kind="auth_refused"),
         reason=reason,
         game=game,
