@@ -47,6 +47,11 @@ sum or a join with words either (`reason_in_words`: a refused set's record detai
 the GM's digest, is `say("orders_refused_detail", ...)`); `flagman verify` (bot/verify.py, a
 program any player runs, its one line at the terminal) is the command line's, out of scope.
 
+A mail's record (`InboundMessage.detail`, the GM's digest and `flagman gm audit` list it) is
+words a person reads too: the detail of a `Refused(`, `Ignored(`, `Done(` or `InboundMessage(`
+(`RECORDS`; its first argument or `detail=`) is `say("mail_record", why=..., ...)`, never words
+written in the code (`record_details_with_literal_words`).
+
 Out of scope: the command line's own output to the operator at the terminal (bot/cli/: `print`,
 argparse's help and errors, the `flagman play` front end) is no letter, and its words stay in
 bot/cli/ and bot/ops/. What the command line prints of a letter's refusal (a GM command's
