@@ -842,8 +842,8 @@ def test_the_detector_finds_a_record_detail_in_words() -> None:
 
 def test_no_record_detail_outside_letters_is_written_in_words() -> None:
     """Every detail a mail's record carries (the digest's and `flagman gm audit`'s line) is built
-    in the letters (`templates/_common/words/mail_record.txt`) from the record's facts; a module of
-    bot/ planted with one is found."""
+    in the letters (`templates/_common/words/mail_record.txt`) from the record's facts; the intake's
+    own module with a late mail's detail put back in words is found."""
     found = {}
     for path in sorted(BOT.rglob("*.py")):
         relative = path.relative_to(REPO).as_posix()
@@ -853,3 +853,6 @@ def test_no_record_detail_outside_letters_is_written_in_words() -> None:
         if lines:
             found[relative] = lines
     assert not found, f"a record's detail in words outside the letters (say('mail_record', why=...)): {found}"
+    orders = (BOT / "intake" / "orders.py").read_text(encoding="utf-8")
+    assert 'say("mail_record", why="late")' in orders
+    assert record_details_with_literal_words(orders.replace('say("mail_record", why="late")', '"after the deadline"'))
