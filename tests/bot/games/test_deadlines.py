@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.app import App
 from bot.clock import as_utc
 from bot.games.turns import create_game
 from bot.letters.refusals import deadline_refused
@@ -29,6 +28,7 @@ from bot.schedules import (
     parse_when,
 )
 from bot.store import find_game_row
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     ADDRESS,
@@ -50,7 +50,7 @@ LONDON = ZoneInfo("Europe/London")
 DAILY_18 = parse_schedule("daily 18:00")
 
 
-def set_game(app: App, **values: object) -> None:
+def set_game(app: TestApp, **values: object) -> None:
     with app.db.transaction() as session:
         game = find_game_row(session, "rc1")
         assert game is not None
@@ -147,11 +147,13 @@ def test_autumn_change_seen_by_a_player_in_paris_and_new_york(tmp_path: Path) ->
 # -- grace and early resolution -------------------------------------------------------------------
 
 
-def test_orders_within_the_grace_period_count_and_the_turn_waits_for_it(rc: App) -> None:
+def test_orders_within_the_grace_period_count_and_the_turn_waits_for_it(rc: TestApp) -> None:
     """With a 30-minute grace, orders 10 minutes after the deadline are taken; the turn resolves
     only after the grace has passed."""
     set_game(rc, grace_minutes=30)
-    deadline = as_utc(turns(rc)[0].deadline)  # type: ignore[arg-type]
+    stored = turns(rc)[0].deadline
+    assert stored is not None
+    deadline = as_utc(stored)
     moving_clock(rc).set(deadline + timedelta(minutes=10))
     player_says(rc, "seb", "USE 4")
     assert "[ERROR]" not in str(last(rc, ADDRESS["seb"])["Subject"])
@@ -162,7 +164,7 @@ def test_orders_within_the_grace_period_count_and_the_turn_waits_for_it(rc: App)
     assert turns(rc)[0].resolved_at is not None
 
 
-def test_early_resolution_off_waits_for_the_deadline_with_every_order_in(rc: App) -> None:
+def test_early_resolution_off_waits_for_the_deadline_with_every_order_in(rc: TestApp) -> None:
     """Early resolution off: all orders in does not resolve the turn before its deadline."""
     set_game(rc, early_resolution=False)
     for seat in ADDRESS:
@@ -173,7 +175,7 @@ def test_early_resolution_off_waits_for_the_deadline_with_every_order_in(rc: App
     assert turns(rc)[0].resolved_at is not None
 
 
-def test_early_resolution_on_resolves_once_every_order_is_in(rc: App) -> None:
+def test_early_resolution_on_resolves_once_every_order_is_in(rc: TestApp) -> None:
     for seat in ADDRESS:
         player_says(rc, seat, "USE 3")
     assert turns(rc)[0].resolved_at is not None
@@ -204,14 +206,14 @@ def test_after_downtime_one_turn_is_resolved_the_next_gets_a_full_turn_and_the_g
     cycle(app)
     rows = turns(app)
     assert [t.resolved_at is not None for t in rows] == [True, False]
-    assert as_utc(rows[1].deadline) == app.clock.now() + timedelta(hours=48)  # type: ignore[arg-type]
+    assert rows[1].deadline is not None and as_utc(rows[1].deadline) == app.clock.now() + timedelta(hours=48)
     notice = last(app, GM)
     assert "resolved late" in str(notice["Subject"])
     assert "8 days after its deadline" in body_of(notice)
     app.close()
 
 
-def test_a_turn_resolved_on_time_brings_no_late_notice(rc: App) -> None:
+def test_a_turn_resolved_on_time_brings_no_late_notice(rc: TestApp) -> None:
     moving_clock(rc).set(START + timedelta(hours=48, minutes=1))
     cycle(rc)
     assert turns(rc)[0].resolved_at is not None
