@@ -62,11 +62,11 @@ def name_problem(name: str) -> str | None:
     if not name:
         return None
     if len(name) > MAX_NAME or len(name.split()) > MAX_NAME_WORDS:
-        return f"a name of at most {MAX_NAME} characters and {MAX_NAME_WORDS} words"
+        return say("join_name_rule", why="long", most=MAX_NAME, words=MAX_NAME_WORDS)
     if _LINK.search(name):
-        return "a name, not a link or an address"
+        return say("join_name_rule", why="link")
     if any(not (unicodedata.category(c)[0] in "LMN" or c in _NAME_PUNCTUATION) for c in name):
-        return "a name of letters, digits, spaces, hyphens, apostrophes and dots"
+        return say("join_name_rule", why="letters")
     return None
 
 

@@ -13,7 +13,7 @@ from bot.letters.defaults import gets
 from bot.mail_out.lists import mailto_link
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, Seat, Turn
-from bot.outlook import Counts
+from bot.outlook import Counts, timing
 from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState
 
@@ -41,7 +41,7 @@ def reminder(
             "turn": {
                 "label": turn.label,
                 "orders_for": rules.orders_label(state, seat.name),
-                "deadline": deadline_text(turn, zone),
+                "deadline": deadline_text(timing(game, turn), zone),
                 "early": early,
             },
             "left": left,

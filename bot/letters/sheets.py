@@ -31,7 +31,7 @@ from bot.mail_out.html import html_template
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.mail_out.render import sharing
 from bot.models import Game, GameStatus, Seat, Turn
-from bot.outlook import Outcome
+from bot.outlook import Outcome, timing
 from bot.pictures import draw_options
 from bot.ratings import Change
 from bot.shell import Shell
@@ -128,7 +128,7 @@ def seat_context(
         counting = outlook.what_counts(rules, state, seat, on_file)
         gets_text = gets(counting) if on_file is None else None
         said = (claims.of_turn(game, turn, claims.counts(seat.name, counting)),)
-    elif turn is not None and turn.resolved_at is None and rules.expected_players(state):
+    elif turn is not None and not timing(game, turn).resolved and rules.expected_players(state):
         said = (claims.of_turn(game, turn),)  # a turn that needs no orders is run at once: no claim
     labels = cache.labels_of(game)
     ctx = game_context(shell, game, rules)
@@ -148,10 +148,10 @@ def seat_context(
                 "label": turn.label if turn else None,
                 # what the orders are for: the turn, or the round a program runs ahead to
                 "orders_for": rules.orders_label(state, seat.name) if expected else None,
-                "deadline": deadline_text(turn, zone),
+                "deadline": deadline_text(timing(game, turn), zone),
                 "expected": expected,
-                "early": game.early_resolution,
-                "practice": practice_terms(shell, game),
+                "early": timing(game, turn).early,
+                "practice": practice_terms(shell, timing(game, turn)),
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
                 "dice": reveal.committed(session, cache, game, rules, turn),
             },
@@ -208,7 +208,7 @@ def gm_context(
             "turn": {
                 "number": turn.number if turn else None,
                 "label": turn.label if turn else None,
-                "deadline": deadline_text(turn, game.timezone),
+                "deadline": deadline_text(timing(game, turn), game.timezone),
                 "expected": False,
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
                 "dice": reveal.committed(session, cache, game, rules, turn),

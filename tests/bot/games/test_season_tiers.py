@@ -140,9 +140,10 @@ def test_a_second_confirm_and_a_confirm_by_another_gm_are_refused(tiers: TestApp
 def test_season_next_by_cli_shows_the_draw_and_makes_it_with_confirm(
     tiers: TestApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.cli import init_dir, main
+    from bot.cli import main
+    from tests.helpers import init_site
 
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace('"sqlite:///flagman.sqlite"', f'"{tiers.settings.database_url}"'), encoding="utf-8")
     capsys.readouterr()
@@ -278,9 +279,10 @@ def test_a_correction_after_the_draw_is_shown_makes_it_stale_until_the_gm_draws_
 
 
 def test_season_next_redraw_by_cli(tiers: TestApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from bot.cli import init_dir, main
+    from bot.cli import main
+    from tests.helpers import init_site
 
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace('"sqlite:///flagman.sqlite"', f'"{tiers.settings.database_url}"'), encoding="utf-8")
     capsys.readouterr()

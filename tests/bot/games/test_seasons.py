@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.db import Database
 from bot.games import seasons
 from bot.games.turns import PlayerSpec, create_game, current_state
@@ -22,6 +22,7 @@ from bot.testing import TestApp, body_of
 from rules.api import Viewer
 from rules.season import F1_POINTS
 from tests.bot.gm_helpers import GM, RACERS, bodies, gm_says, mails, new_app, player_says, to_the_finish
+from tests.helpers import init_site
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def rc(gapp: TestApp) -> TestApp:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     for name in ("sc1", "sc2"):
         args = ["--config", str(config), "game", "new", "speed-circuit", "--name", name, "--gm", GM]
         args += ["--player", "kelly=kelly@example.org", "--player", "seb=seb@example.org"]
