@@ -29,7 +29,7 @@ from bot import dice, letters, outlook, store
 from bot.clock import as_utc
 from bot.facts import Claims, Counts, Kept
 from bot.fate import Refused
-from bot.games import carried, ratings, reliability, reminders, robots, turns
+from bot.games import carried, ratings, reliability, reminders, robots, seasons, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
 from bot.games.seats import (
@@ -699,6 +699,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
             predecessor=old_player.name,
             label=label,
             on_file=on_file,
+            season_part=seasons.seat_goes_on(ctx.session, ctx.game, "taker"),
         ),
     )
     announce(

@@ -310,6 +310,13 @@ def join_now(shell: Shell, session: Session, game_name: str, address: str, name:
 # -- RESIGN ----------------------------------------------------------------------------------
 
 
+def _resigned_words(session: Session, game: Game, seat: Seat, text: str) -> str:
+    """The answer to a RESIGN: the seat given up, what became of it (`text`) and, in a race of a
+    season, that the leaver runs no more races of it."""
+    part = seasons.seat_goes_on(session, game, "leaver")
+    return say("resigned", seat=seat.name, game=game.name, text=text, season_part=part)
+
+
 def resign(
     shell: Shell, session: Session, inbound: Inbound, who: Who, game_name: str, *, farewell: str = ""
 ) -> tuple[Seat, str]:
@@ -366,7 +373,7 @@ def resign(
         session,
         ToAddress(leaving.address, leaving.name, leaving.timezone),
         say("resigned_title", game=game.name),
-        say("resigned", seat=seat.name, game=game.name, text=text),
+        _resigned_words(session, game, seat, text),
         error=False,
         game=game,
         kind="resigned",

@@ -121,6 +121,7 @@ def seat_offer(
     code: str,
     subject_tag: str,
     valid_days: int,
+    season_part: str = "",
 ) -> RenderedMail:
     """A seat offered to one person of the substitutes bench: reply (or the one-tap link, or
     ``CONFIRM <code>``) to take it over. The code is that person's alone."""
@@ -133,6 +134,7 @@ def seat_offer(
             "code": code,
             "subject_tag": subject_tag,
             "valid_days": valid_days,
+            "season_part": season_part,
             "link": mailto_link(shell.settings.bot.address, f"{subject_tag} Take over {seat} in {game.name}"),
         }
     )

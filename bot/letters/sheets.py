@@ -55,6 +55,17 @@ class TurnBefore:
     outcome: Outcome
 
 
+def _corrected(resolved: Turn, before: TurnBefore | None) -> str:
+    """The label of the turn this letter's results replace after a ROLLBACK ("" none): the turn
+    resolved, or the one resolved just before it in the same letter (a ROLLBACK of a Racecraft
+    race's last tactical turn is resolved again with the final sprint after it)."""
+    if resolved.corrections:
+        return resolved.label
+    if before is not None and before.turn.corrections:
+        return before.turn.label
+    return ""
+
+
 def _before(
     shell: Shell,
     session: Session,
@@ -161,7 +172,7 @@ def seat_context(
                 "defaulted": list(outcome.defaulted) if outcome else [],
                 "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
                 "you_defaulted_by": _filled_by(outcome, seat.name),
-                "correction": bool(resolved.corrections),
+                "correction": _corrected(resolved, before),
                 "dice": reveal.revealed(session, cache, game, rules, resolved, outcome, seat.name, final=turn is None),
                 "gm_orders": reveal.gm_orders_in(session, cache, game, resolved, zone),
             }
@@ -218,7 +229,7 @@ def gm_context(
                 "label": resolved.label,
                 "defaulted": list(outcome.defaulted) if outcome else [],
                 "you_defaulted": False,
-                "correction": bool(resolved.corrections),
+                "correction": _corrected(resolved, before),
                 "defaulted_by": [
                     {"seat": name, "by": _filled_by(outcome, name), "orders": rules.format_orders(outcome.orders[name])}
                     for name in outcome.defaulted
