@@ -72,7 +72,8 @@ def _before(
     return {
         "label": before.turn.label,
         "report": report,
-        "defaulted": list(outcome.defaulted),
+        "defaulted": list(outcome.given_the_default),
+        "plotted": list(outcome.given_the_plot),
         "you_defaulted": seat is not None and seat in outcome.defaulted,
         "you_defaulted_by": _filled_by(outcome, seat) if seat is not None else "",
         "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, final=True),
@@ -158,7 +159,8 @@ def seat_context(
             "resolved": {
                 "number": resolved.number,
                 "label": resolved.label,
-                "defaulted": list(outcome.defaulted) if outcome else [],
+                "defaulted": list(outcome.given_the_default) if outcome else [],
+                "plotted": list(outcome.given_the_plot) if outcome else [],
                 "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
                 "you_defaulted_by": _filled_by(outcome, seat.name),
                 "correction": bool(resolved.corrections),
@@ -216,7 +218,8 @@ def gm_context(
             "resolved": {
                 "number": resolved.number,
                 "label": resolved.label,
-                "defaulted": list(outcome.defaulted) if outcome else [],
+                "defaulted": list(outcome.given_the_default) if outcome else [],
+                "plotted": list(outcome.given_the_plot) if outcome else [],
                 "you_defaulted": False,
                 "correction": bool(resolved.corrections),
                 "defaulted_by": [
