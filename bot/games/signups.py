@@ -340,7 +340,7 @@ def resign(
     open_turn = store.open_turn(session, game) if game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) else None
     try:
         if open_turn is not None and bench.offer(shell, session, game, seat, ChangeWhy.RESIGNED, open_turn.number):
-            text, undo = say("bench_offered_text", seat=seat.name), None
+            text, undo = say("bench_offered_text", seat=seat.name, kind=game.kind), None
         else:
             text, undo = drop_seat(session, game, seat, ChangeWhy.RESIGNED, now)
     except Refused as exc:

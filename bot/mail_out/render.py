@@ -21,6 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from bot.facts import Claims
+from bot.mail_out import vocabulary
 from bot.resources import templates_path
 from rules.api import View
 
@@ -201,6 +202,8 @@ class Renderer:
         )
         env.filters["wrap"] = _wrap
         env.globals["once"] = _once
+        # A game's own words for how a seat takes part ("run" in Racecraft, "drive" in the others).
+        env.globals["game_words"] = vocabulary.Reader(self.root)
         # A seat's name as standings and results show it: "robo (robot)" for a robot, "anna
         # (Kim McDonald)" for a seat handed to another person (bot.letters.context.seat_labels).
         env.filters["robot"] = _labelled
