@@ -698,7 +698,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     announce(
         ctx,
         say("gm_replace_title", seat=seat.name),
-        say("gm_replace", seat=seat.name, robot=False, holder=new_player.name, label=label),
+        say("gm_replace", seat=seat.name, robot=False, holder=new_player.name, label=label, kind=ctx.game.kind),
         kind="replace",
         about=seat.name,
     )
@@ -738,7 +738,7 @@ def _hand_over(ctx: GmAction, seat: Seat, new_player: Player) -> str | None:
         ctx.session,
         ToAddress(old_player.address, old_player.name),
         say("commands_seat_replaced_title", game=ctx.game.name),
-        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False, kind=ctx.game.kind),
         kind="replaced",
         game=ctx.game,
     )
@@ -785,7 +785,7 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
     if ctx.game.status != GameStatus.SIGNUP:
         rules_now, state, _turn = under_way(ctx.session, ctx.game)
         if seat.name not in rules_now.players(state):  # the mails would say a robot drives it on
-            raise Refused(say("gm_refused", why="nothing_to_drive", seat=seat.name, game=ctx.game.name))
+            raise Refused(say("gm_refused", why="nothing_to_drive", seat=seat.name, game=ctx.game.name, kind=ctx.game.kind))
     old_player = seat.player
     ctx.undo = {
         "seat": seat.name,
@@ -799,7 +799,7 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
         ctx.session,
         ToAddress(old_player.address, old_player.name),
         say("commands_seat_replaced_title", game=ctx.game.name),
-        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=True),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=True, kind=ctx.game.kind),
         kind="replaced",
         game=ctx.game,
     )
@@ -824,11 +824,11 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
     announce(
         ctx,
         say("gm_replace_title", seat=seat.name),
-        say("gm_replace", seat=seat.name, robot=True, label=turn.label if turn is not None else None),
+        say("gm_replace", seat=seat.name, robot=True, label=turn.label if turn is not None else None, kind=ctx.game.kind),
         kind="replace",
         about=seat.name,
     )
-    return say("gm_replace_done", seat=seat.name, old=old_player.address, robot=True, filed=filed)
+    return say("gm_replace_done", seat=seat.name, old=old_player.address, robot=True, filed=filed, kind=ctx.game.kind)
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:
@@ -952,7 +952,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
 def _dice_facts(session: Session, game: Game, rules: AnyGame, turn: Turn) -> dict[str, object] | None:
     """What a seat's notice of the reopened `turn` says of its dice: the draw committed to (its
     sequence number, the word for it, the commitment), or None when the turn has none."""
-    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn)
+    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn, game.timezone)
     if turn_dice is None:
         return None
     return {"seq": turn_dice["seq"], "draw_word": turn_dice["draw_word"], "commitment": turn_dice["commitment"]}

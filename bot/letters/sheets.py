@@ -62,6 +62,7 @@ def _before(
     rules: AnyGame,
     before: TurnBefore | None,
     seat: str | None,
+    zone: str,
     *,
     cache: LetterCache,
 ) -> dict[str, Any] | None:
@@ -76,7 +77,7 @@ def _before(
         "plotted": list(outcome.given_the_plot),
         "you_defaulted": seat is not None and seat in outcome.defaulted,
         "you_defaulted_by": _filled_by(outcome, seat) if seat is not None else "",
-        "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, final=True),
+        "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, zone, final=True),
     }
 
 
@@ -154,7 +155,7 @@ def seat_context(
                 "early": game.early_resolution,
                 "practice": practice_terms(shell, game),
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
-                "dice": reveal.committed(session, cache, game, rules, turn),
+                "dice": reveal.committed(session, cache, game, rules, turn, zone),
             },
             "resolved": {
                 "number": resolved.number,
@@ -164,7 +165,9 @@ def seat_context(
                 "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
                 "you_defaulted_by": _filled_by(outcome, seat.name),
                 "correction": bool(resolved.corrections),
-                "dice": reveal.revealed(session, cache, game, rules, resolved, outcome, seat.name, final=turn is None),
+                "dice": reveal.revealed(
+                    session, cache, game, rules, resolved, outcome, seat.name, zone, final=turn is None
+                ),
                 "gm_orders": reveal.gm_orders_in(session, cache, game, resolved, zone),
             }
             if resolved
@@ -172,7 +175,7 @@ def seat_context(
             "help": rules.order_help(state, seat.name) if expected else "",
             "on_file": on_file_text,
             "gets": gets_text,
-            "before": _before(shell, session, game, rules, before, seat.name, cache=cache),
+            "before": _before(shell, session, game, rules, before, seat.name, zone, cache=cache),
             "timezone": zone,
             "claims": said,
         }
@@ -213,7 +216,7 @@ def gm_context(
                 "deadline": deadline_text(turn, game.timezone),
                 "expected": False,
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
-                "dice": reveal.committed(session, cache, game, rules, turn),
+                "dice": reveal.committed(session, cache, game, rules, turn, game.timezone),
             },
             "resolved": {
                 "number": resolved.number,
@@ -228,13 +231,15 @@ def gm_context(
                 ]
                 if outcome
                 else [],
-                "dice": reveal.revealed(session, cache, game, rules, resolved, outcome, None, final=turn is None),
+                "dice": reveal.revealed(
+                    session, cache, game, rules, resolved, outcome, None, game.timezone, final=turn is None
+                ),
                 "gm_orders": reveal.gm_orders_in(session, cache, game, resolved, game.timezone),
             }
             if resolved
             else None,
             "missing": missing,
-            "before": _before(shell, session, game, rules, before, None, cache=cache),
+            "before": _before(shell, session, game, rules, before, None, game.timezone, cache=cache),
             "seats": [
                 {
                     "name": s.name,
