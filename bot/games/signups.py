@@ -38,7 +38,7 @@ from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.parse import Inbound
-from bot.models import ChangeWhy, Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
+from bot.models import ChangeWhy, Game, GameStatus, GmAudit, PendingRequest, PressMode, Reason, RequestStatus, Seat
 from bot.safe_text import echo_name, quote_lines
 from bot.shell import Shell
 
@@ -310,13 +310,20 @@ def join_now(shell: Shell, session: Session, game_name: str, address: str, name:
 # -- RESIGN ----------------------------------------------------------------------------------
 
 
+# A farewell passed on is at most this many lines, each echoed (one line, printable, at most
+# `bot.safe_text.LINE_CAP` characters): the rest is counted, not shown.
+FAREWELL_LINES = 12
+
+
 def resign(
     shell: Shell, session: Session, inbound: Inbound, who: Who, game_name: str, *, farewell: str = ""
-) -> tuple[Seat, str]:
+) -> tuple[Seat, str, str]:
     """RESIGN <game>: the seat is given up (as the GM's DROP). The player and the GM are told;
     the GM in one mail that quotes `farewell`, the mail's words beside the RESIGN of the seat it
-    proved (none in a practice race). A refusal raises `Refused` with its answer. Returns the
-    seat and what was done, in a sentence."""
+    proved (none in a practice race), and says whether the other players are told it: they
+    are where the game's press is on (the GM's setting says whether players see each other's
+    words), not where it is off. A refusal raises `Refused` with its answer. Returns the seat,
+    what was done, in a sentence, and the farewell quoted for the other players ("": none)."""
     game = store.find_game_row(session, game_name)
     seat: Seat | None = None
     if game is not None and any(g.id == game.id for g in who.games):
@@ -372,6 +379,12 @@ def resign(
         kind="resigned",
         in_reply_to=f"<{inbound.message_id}>",
     )
+    quoted = (
+        quote_lines(farewell, most=FAREWELL_LINES)
+        if farewell.strip() and not game.practice and who.seat is not None and who.seat.id == seat.id
+        else ""
+    )
+    passed_on = bool(quoted) and game.press != PressMode.NONE
     letters.notice(
         shell,
         session,
@@ -382,16 +395,16 @@ def resign(
             player=leaving.name,
             address=leaving.address,
             text=text,
-            farewell=quote_lines(farewell, most=10)
-            if farewell.strip() and not game.practice and who.seat is not None and who.seat.id == seat.id
-            else "",
+            farewell=quoted,
+            passed_on=passed_on,
         ),
         kind="resigned_gm",
     )
-    return seat, text
+    return seat, text, quoted if passed_on else ""
 
 
 __all__ = [
+    "FAREWELL_LINES",
     "MAX_NAME",
     "ask_to_join",
     "newcomer_name",

@@ -44,9 +44,23 @@ class RenderedMail:
         return dataclasses.replace(self, claims=(*self.claims, *claims)) if claims else self
 
 
+# A line that is a link and nothing else (a one-tap ``mailto:``, a page's address): never broken.
+BARE_LINK = re.compile(r"\s*(?:mailto:|https?://)\S+")
+# A line quoted from a mail ("    > ..."): laid out as it came, never refilled.
+_QUOTE = re.compile(r"\s+>")
+
+
 def _wrap(text: str, width: int = 72, indent: str = "") -> str:
+    """Each line of `text` filled to `width`; a line that is a bare link is left whole, on its
+    own line (a link broken in two cannot be tapped), and so is a quoted line."""
     return "\n".join(
-        textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent) if line.strip() else ""
+        (
+            indent + line
+            if BARE_LINK.fullmatch(line) or _QUOTE.match(line)
+            else textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent)
+        )
+        if line.strip()
+        else ""
         for line in str(text).splitlines()
     )
 
@@ -249,19 +263,59 @@ class Renderer:
         return RenderedMail(subject, tidy(body))
 
 
+# The widest line of running text a letter sends (a bare link alone may be wider: it is never broken).
+LINE_WIDTH = 78
+
+
+# An item of a list as the letters write one: up to three spaces, "-" or "*", a space.
+_ITEM = re.compile(r"( {0,3}[-*] )\S")
+
+
+def is_running_text(line: str) -> bool:
+    """Whether `line` of a letter is running text, which `tidy` fills to `LINE_WIDTH`: a line
+    that is not indented, or an item of a list ("  - ..."); never a quote, an order block, a
+    map or the syntax (indented further: laid out as they are), a table's row (columns are
+    parted by three spaces or more) or a bare link."""
+    item = _ITEM.match(line)
+    text = line[item.end(1) :] if item else line
+    return (
+        bool(text) and not text[0].isspace() and text[0] != ">" and "   " not in text and not BARE_LINK.fullmatch(line)
+    )
+
+
+def _filled(line: str) -> list[str]:
+    """A line of running text longer than `LINE_WIDTH` filled to it, its words whole (a link in
+    it ends on a line of its own if it must); an item of a list goes on under its first word."""
+    if len(line) <= LINE_WIDTH or not is_running_text(line):
+        return [line]
+    item = _ITEM.match(line)
+    lead = item.group(1) if item else ""
+    return textwrap.wrap(
+        line[len(lead) :],
+        LINE_WIDTH,
+        initial_indent=lead,
+        subsequent_indent=" " * len(lead),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
 def tidy(body: str) -> str:
     """A letter's text as it is sent: no blanks at the end of a line, except in the "-- " line
     that opens a signature (RFC 3676 4.3), which mail clients and our own quote stripper need
-    with its space; no blank line at its start or end; and never two blank lines in a row (a
-    part a template leaves out leaves no gap), so one blank line always parts two blocks; the
-    signature follows the letter's last line, with no blank line before its "-- "."""
+    with its space; no line of running text wider than `LINE_WIDTH` (`is_running_text`; the
+    signature is left as it is); no blank line at its start or end; and never two blank lines
+    in a row (a part a template leaves out leaves no gap), so one blank line always parts two
+    blocks; the signature follows the letter's last line, with no blank line before its "-- "."""
     lines: list[str] = []
+    signed = False
     for line in body.strip("\n").splitlines():
         line = line if line == "-- " else line.rstrip()
         if line == "-- " and lines and not lines[-1]:
             lines.pop()
+        signed = signed or line == "-- "
         if line or (lines and lines[-1]):
-            lines.append(line)
+            lines.extend([line] if signed else _filled(line))
     while lines and not lines[-1]:
         lines.pop()
     return "\n".join(lines) + "\n"

@@ -22,7 +22,7 @@ def test_rollback_order_process_in_one_mail_tells_the_reopening_before_the_corre
         got = mails(rc, ADDRESS[seat])[before[seat] :]
         subjects = [str(m["Subject"]) for m in got]
         results = [i for i, s in enumerate(subjects) if "Corrected results of Turn 1" in s]
-        reopened = [i for i, s in enumerate(subjects) if "is reopened" in s]
+        reopened = [i for i, s in enumerate(subjects) if "reopened by the GM" in s]
         assert len(results) == 1 and len(reopened) == 1, subjects
         assert reopened[0] < results[0], subjects
         # Nothing after the corrected results says the turn is open or the game paused.
