@@ -154,7 +154,13 @@ def offer(shell: Shell, session: Session, game: Game, seat: Seat, why: ChangeWhy
         )
     names = ", ".join(p.name for p in bench)
     text = say(
-        "bench_offered_gm", seat=seat.name, game=game.name, why=why.value, people=names, count=len(bench), kind=game.kind
+        "bench_offered_gm",
+        seat=seat.name,
+        game=game.name,
+        why=why.value,
+        people=names,
+        count=len(bench),
+        kind=game.kind,
     )
     _audit_and_tell_gm(
         shell,

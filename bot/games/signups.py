@@ -38,7 +38,18 @@ from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.parse import Inbound
-from bot.models import ChangeWhy, Game, GameStatus, GmAudit, PendingRequest, PressMode, Reason, RequestStatus, Seat
+from bot.models import (
+    ChangeWhy,
+    Game,
+    GameStatus,
+    GmAudit,
+    PendingRequest,
+    Player,
+    PressMode,
+    Reason,
+    RequestStatus,
+    Seat,
+)
 from bot.safe_text import echo_name, quote_lines
 from bot.shell import Shell
 
@@ -384,6 +395,15 @@ def resign(
         if farewell.strip() and not game.practice and who.seat is not None and who.seat.id == seat.id
         else ""
     )
+    return seat, text, _tell_the_gm(shell, session, game, seat, leaving, text, quoted)
+
+
+def _tell_the_gm(
+    shell: Shell, session: Session, game: Game, seat: Seat, leaving: Player, text: str, quoted: str
+) -> str:
+    """The GM's one mail of a resignation (`text`: what was done), with the farewell `quoted`
+    and whether the other players are told it: they are where the game's press is on. Returns
+    the farewell as they are told it ("": not told)."""
     passed_on = bool(quoted) and game.press != PressMode.NONE
     letters.notice(
         shell,
@@ -391,16 +411,11 @@ def resign(
         ToGm(game),
         say("resigned_gm_title", seat=seat.name, game=game.name),
         say(
-            "resigned_gm",
-            player=leaving.name,
-            address=leaving.address,
-            text=text,
-            farewell=quoted,
-            passed_on=passed_on,
+            "resigned_gm", player=leaving.name, address=leaving.address, text=text, farewell=quoted, passed_on=passed_on
         ),
         kind="resigned_gm",
     )
-    return seat, text, quoted if passed_on else ""
+    return quoted if passed_on else ""
 
 
 __all__ = [

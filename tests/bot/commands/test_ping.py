@@ -60,7 +60,7 @@ def ping(app: App, sender: str, to: str = BOT, text: str = "PING", **headers: st
 
 def answer(app: App, address: str) -> tuple[str, str]:
     msg = mails(app, address)[-1]
-    return str(msg["Subject"]), body_of(msg)
+    return str(msg["Subject"]), " ".join(body_of(msg).split())  # its words, wrapping aside
 
 
 def password_of(app: App, seat: str) -> str:

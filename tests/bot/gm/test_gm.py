@@ -651,7 +651,7 @@ def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc
     """`EXTNED rc1 24h`, `PROCES rc1` and `EXTEND 24h` (no game) are answered with what
     they most likely meant and the syntax, not only "not understood"; nothing is done."""
     gm_says(rc, "EXTNED rc1 24h\nPROCES rc1\nEXTEND 24h")
-    body = body_of(last(rc, GM))
+    body = " ".join(body_of(last(rc, GM)).split())
     assert "did you mean EXTEND? (EXTEND <game> <duration> [FORCE], e.g. EXTEND rc1 24h)" in body
     assert "did you mean PROCESS?" in body
     assert "EXTEND names the game first" in body and "your games: rc1" in body

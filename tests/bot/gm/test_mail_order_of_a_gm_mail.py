@@ -30,6 +30,6 @@ def test_rollback_order_process_in_one_mail_tells_the_reopening_before_the_corre
             text = " ".join(body_of(later).split())
             assert "is open again" not in text and "The game is paused" not in text, text
     kelly = mails(rc, ADDRESS["kelly"])[before["kelly"] :]
-    entered = [i for i, m in enumerate(kelly) if "The GM entered orders for you" in str(m["Subject"])]
+    entered = [i for i, m in enumerate(kelly) if "== The GM entered orders for you" in body_of(m)]
     corrected = [i for i, m in enumerate(kelly) if "Corrected results" in str(m["Subject"])]
     assert entered and entered[0] < corrected[0]

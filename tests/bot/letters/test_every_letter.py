@@ -22,7 +22,6 @@ from bot.games.turns import create_game
 from bot.testing import reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
-    ADDRESS,
     BOT,
     GM,
     body_of,
@@ -88,7 +87,12 @@ def test_every_letter_signs_off_and_keeps_its_running_text_within_78_columns(rc:
     every = mails(rc)
     assert len(every) > 100
     kinds = {str(m["Subject"]) for m in every}
-    for wanted in ("Confirm: observe rc1", "Confirm: a seat in rc2", "reopened by the GM", "A seat to take over: roger in rc1"):
+    for wanted in (
+        "Confirm: observe rc1",
+        "Confirm: a seat in rc2",
+        "reopened by the GM",
+        "A seat to take over: roger in rc1",
+    ):
         assert any(wanted in subject for subject in kinds), (wanted, sorted(kinds))
     for mail in every:
         lines = _lines(mail)

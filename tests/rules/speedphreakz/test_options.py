@@ -129,8 +129,8 @@ def test_the_head_of_the_options_never_nests_parentheses() -> None:
     head = " ".join(options_text(state, options_of(state, "ann"))[:2])
     assert "from 5,3 facing E, if you restart there (the default). RESTART may instead name" in head, head
     holding = race([car("ann", (3, 3), "E"), car("bob", (3, 5), "E")], programs={"ann": "", "bob": ""})
-    for state, player in ((state, "ann"), (holding, "ann"), (holding, "bob")):
-        text = " ".join(options_text(state, options_of(state, player))[:3])
+    for shown, player in ((state, "ann"), (holding, "ann"), (holding, "bob")):
+        text = " ".join(options_text(shown, options_of(shown, player))[:3])
         assert _nesting(text) <= 1, text
 
 
