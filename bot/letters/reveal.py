@@ -167,16 +167,22 @@ def revealed(
     if outcome is None or resolved.secret is None:
         return None
     # What every seat's letter shows alike (the receipts, the digest, the log's entry) is worked
-    # out once for the turn, outcome and zone in hand; each letter adds its own seat's orders.
-    key = (game.id, resolved.number, resolved.secret, id(outcome), final, zone)
+    # out once for the turn and outcome in hand, its times once for each zone its readers are
+    # in; each letter adds its own seat's orders.
+    key = (game.id, resolved.number, resolved.secret, id(outcome), final)
     shared = cache.revealed.get(key)
     if shared is None or shared[0] is not outcome:
-        shared = (outcome, _revealed_to_all(session, cache, game, rules, resolved, outcome, zone, final=final))
+        shared = (outcome, _revealed_to_all(session, cache, game, rules, resolved, outcome, final=final))
         cache.revealed[key] = shared
+        cache.revealed_in.clear()
+    zoned = cache.revealed_in.get((key, zone))
+    if zoned is None:
+        every = shared[1]
+        zoned = cache.revealed_in[(key, zone)] = {**every, "earlier": _earlier(every["earlier"], zone)}
     texts = outcome.used
     return {
-        **shared[1],
-        "shared": shared[1],  # one value for all the turn's letters: the templates render it once
+        **zoned,
+        "shared": zoned,  # one value for all the turn's letters in a zone: the templates render it once
         "yours": {"seat": seat, "text": texts[seat]} if seat is not None and seat in texts else None,
     }
 
@@ -188,10 +194,11 @@ def _revealed_to_all(
     rules: AnyGame,
     resolved: Turn,
     outcome: Outcome,
-    zone: str,
     *,
     final: bool,
 ) -> dict[str, Any]:
+    """What every seat's letter shows alike of `resolved`'s dice and receipts; ``earlier`` holds
+    the earlier draws' log entries, which `revealed` writes in each reader's zone."""
     secret = resolved.secret
     assert secret is not None  # revealed() returns before a turn without one
     turn_key = dice.key(game.name, resolved)
@@ -213,7 +220,7 @@ def _revealed_to_all(
         "head": entry.head if entry is not None else None,
         "draw": draw.count,
         "draw_word": ordinal(draw.count),
-        "earlier": _earlier(draw.earlier, zone),
+        "earlier": draw.earlier,
         "receipts": [
             {
                 "seat": name,

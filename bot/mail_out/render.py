@@ -283,15 +283,9 @@ def is_running_text(line: str) -> bool:
     )
 
 
-def _filled(line: str) -> list[str]:
-    """A line of running text longer than `LINE_WIDTH` filled to it, its words whole (a link in
-    it ends on a line of its own if it must); an item of a list goes on under its first word."""
-    if len(line) <= LINE_WIDTH or not is_running_text(line):
-        return [line]
-    item = _ITEM.match(line)
-    lead = item.group(1) if item else ""
+def _fill(text: str, lead: str = "") -> list[str]:
     return textwrap.wrap(
-        line[len(lead) :],
+        text,
         LINE_WIDTH,
         initial_indent=lead,
         subsequent_indent=" " * len(lead),
@@ -300,22 +294,53 @@ def _filled(line: str) -> list[str]:
     )
 
 
+def _filled(lines: list[str]) -> list[str]:
+    """`lines` with every paragraph of running text that has a line wider than `LINE_WIDTH`
+    filled to it, its words whole (a link in it ends on a line of its own if it must): a
+    paragraph is a run of plain lines of running text, filled as one (a template's own line
+    breaks in it would leave it ragged), or one item of a list, which goes on under its first
+    word. Any other line is as it was."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def end_run() -> None:
+        if any(len(line) > LINE_WIDTH for line in run):
+            out.extend(_fill(" ".join(run)))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for line in lines:
+        item = _ITEM.match(line)
+        if is_running_text(line) and not item:
+            run.append(line)
+            continue
+        end_run()
+        if item and len(line) > LINE_WIDTH and is_running_text(line):
+            out.extend(_fill(line[len(item.group(1)) :], item.group(1)))
+        else:
+            out.append(line)
+    end_run()
+    return out
+
+
 def tidy(body: str) -> str:
     """A letter's text as it is sent: no blanks at the end of a line, except in the "-- " line
     that opens a signature (RFC 3676 4.3), which mail clients and our own quote stripper need
-    with its space; no line of running text wider than `LINE_WIDTH` (`is_running_text`; the
-    signature is left as it is); no blank line at its start or end; and never two blank lines
-    in a row (a part a template leaves out leaves no gap), so one blank line always parts two
-    blocks; the signature follows the letter's last line, with no blank line before its "-- "."""
+    with its space; no line of running text wider than `LINE_WIDTH` (`is_running_text`,
+    `_filled`; the signature is left as it is); no blank line at its start or end; and never
+    two blank lines in a row (a part a template leaves out leaves no gap), so one blank line
+    always parts two blocks; the signature follows the letter's last line, with no blank line
+    before its "-- "."""
     lines: list[str] = []
-    signed = False
     for line in body.strip("\n").splitlines():
         line = line if line == "-- " else line.rstrip()
         if line == "-- " and lines and not lines[-1]:
             lines.pop()
-        signed = signed or line == "-- "
         if line or (lines and lines[-1]):
-            lines.extend([line] if signed else _filled(line))
+            lines.append(line)
     while lines and not lines[-1]:
         lines.pop()
+    signature = lines.index("-- ") if "-- " in lines else len(lines)
+    lines = _filled(lines[:signature]) + lines[signature:]
     return "\n".join(lines) + "\n"
